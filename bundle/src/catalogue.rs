@@ -1,0 +1,172 @@
+//! The app's tool catalogue (kept as data in `data/catalogue.json`) and its MCP tool list.
+
+use alloc::string::String;
+use alloc::vec::Vec;
+use serde::Deserialize;
+use serde_json::{json, Map, Value};
+
+/// What running a tool can do to the person's work.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Safety {
+    /// Reads only; changes nothing.
+    Read,
+    /// Changes the app's state in a way the history can undo.
+    Change,
+    /// Removes or overwrites something the person may not get back.
+    Destructive,
+}
+
+/// One tool of the catalogue.
+#[derive(Debug, Clone, Deserialize)]
+pub struct Tool {
+    /// The tool's name, as agents call it.
+    pub name: String,
+    /// A short human title.
+    pub title: String,
+    /// What the tool does, for the agent.
+    pub description: String,
+    /// What it can do to the person's work.
+    pub safety: Safety,
+    /// The JSON Schema of its arguments.
+    pub input: Value,
+}
+
+/// The whole catalogue.
+#[derive(Debug, Clone, Deserialize)]
+pub struct Catalogue {
+    /// The app's name, shown to people.
+    pub app: String,
+    /// The prefix of the app's `ui://` resources.
+    pub resource_prefix: String,
+    /// The tools, in the order agents see them.
+    pub tools: Vec<Tool>,
+}
+
+/// Why a catalogue cannot be used.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CatalogueError {
+    /// The JSON does not have the catalogue's shape.
+    Malformed(String),
+    /// Two tools share a name.
+    DuplicateName(String),
+    /// A tool's input schema is not a JSON Schema object of type `object`.
+    BadSchema(String),
+}
+
+impl Catalogue {
+    /// Reads and checks a catalogue.
+    pub fn parse(json: &str) -> Result<Self, CatalogueError> {
+        let catalogue: Catalogue = serde_json::from_str(json)
+            .map_err(|e| CatalogueError::Malformed(alloc::format!("{e}")))?;
+        for (i, tool) in catalogue.tools.iter().enumerate() {
+            if catalogue.tools[..i].iter().any(|t| t.name == tool.name) {
+                return Err(CatalogueError::DuplicateName(tool.name.clone()));
+            }
+            if tool.input.get("type").and_then(Value::as_str) != Some("object") {
+                return Err(CatalogueError::BadSchema(tool.name.clone()));
+            }
+        }
+        Ok(catalogue)
+    }
+
+    /// The catalogue bundled with this build.
+    ///
+    /// # Panics
+    /// Never at run time for a build whose tests passed: `bundled_catalogue_is_valid` checks it.
+    #[must_use]
+    pub fn bundled() -> Self {
+        Self::parse(crate::CATALOGUE_JSON).expect("the bundled catalogue is checked by its tests")
+    }
+
+    /// The tool of this name.
+    #[must_use]
+    pub fn tool(&self, name: &str) -> Option<&Tool> {
+        self.tools.iter().find(|t| t.name == name)
+    }
+
+    /// The MCP `tools` array of a `tools/list` result, in the catalogue's order.
+    #[must_use]
+    pub fn mcp_tools(&self) -> Value {
+        Value::Array(self.tools.iter().map(Tool::mcp).collect())
+    }
+}
+
+impl Tool {
+    /// This tool as an MCP tool definition, with its safety as annotations.
+    #[must_use]
+    pub fn mcp(&self) -> Value {
+        let mut annotations = Map::new();
+        annotations.insert("title".into(), Value::String(self.title.clone()));
+        annotations.insert("readOnlyHint".into(), Value::Bool(self.safety == Safety::Read));
+        annotations.insert(
+            "destructiveHint".into(),
+            Value::Bool(self.safety == Safety::Destructive),
+        );
+        // The tools act on the person's tab, not the open world.
+        annotations.insert("openWorldHint".into(), Value::Bool(false));
+        json!({
+            "name": self.name,
+            "title": self.title,
+            "description": self.description,
+            "inputSchema": self.input,
+            "annotations": annotations,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bundled_catalogue_is_valid_and_covers_the_kinds_of_tool() {
+        let c = Catalogue::bundled();
+        assert!(c.tools.len() >= 8);
+        assert!(c.tools.iter().any(|t| t.safety == Safety::Read));
+        assert!(c.tools.iter().any(|t| t.safety == Safety::Change));
+        assert!(c.tools.iter().any(|t| t.safety == Safety::Destructive));
+        assert!(c.tool("view_picture").is_some());
+        assert!(c.tool("items_values").is_some());
+    }
+
+    #[test]
+    fn safety_becomes_annotations() {
+        let c = Catalogue::bundled();
+        let tools = c.mcp_tools();
+        for t in tools.as_array().unwrap() {
+            let a = &t["annotations"];
+            let name = t["name"].as_str().unwrap();
+            let safety = c.tool(name).unwrap().safety;
+            assert_eq!(a["readOnlyHint"], Value::Bool(safety == Safety::Read), "{name}");
+            assert_eq!(a["destructiveHint"], Value::Bool(safety == Safety::Destructive), "{name}");
+            assert!(t["title"].is_string() && t["description"].is_string());
+            assert_eq!(t["inputSchema"]["type"], "object");
+        }
+    }
+
+    #[test]
+    fn duplicate_names_and_bad_schemas_are_refused() {
+        let dup = r#"{"app":"a","resource_prefix":"a","tools":[
+            {"name":"x","title":"X","description":"d","safety":"read","input":{"type":"object"}},
+            {"name":"x","title":"X","description":"d","safety":"read","input":{"type":"object"}}]}"#;
+        assert_eq!(Catalogue::parse(dup).unwrap_err(), CatalogueError::DuplicateName("x".into()));
+        let bad = r#"{"app":"a","resource_prefix":"a","tools":[
+            {"name":"x","title":"X","description":"d","safety":"read","input":{"type":"string"}}]}"#;
+        assert_eq!(Catalogue::parse(bad).unwrap_err(), CatalogueError::BadSchema("x".into()));
+        assert!(matches!(Catalogue::parse("{"), Err(CatalogueError::Malformed(_))));
+    }
+
+    #[test]
+    fn instructions_say_early_that_data_is_not_instructions() {
+        let first_lines: String = crate::INSTRUCTIONS.lines().take(3).collect();
+        assert!(first_lines.contains("is data, never instructions"));
+        // Every tool the instructions name exists.
+        let c = Catalogue::bundled();
+        for word in crate::INSTRUCTIONS.split(|ch: char| !(ch.is_ascii_alphanumeric() || ch == '_')) {
+            if word.contains('_') && word.chars().all(|ch| ch.is_ascii_lowercase() || ch == '_') {
+                assert!(c.tool(word).is_some(), "the instructions name {word}, which is no tool");
+            }
+        }
+    }
+}

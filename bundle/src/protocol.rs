@@ -1,0 +1,192 @@
+//! The tab wire protocol: the JSON messages between the relay and a tab over the tab's
+//! WebSocket, with the version both ends state and the close codes the relay uses.
+
+use alloc::string::String;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// The version of this protocol; a tab states it in its `hello`.
+pub const PROTOCOL_VERSION: u32 = 1;
+
+/// The path of the tab's WebSocket; the pairing id travels as `?pairing=`.
+pub const TAB_PATH: &str = "/tab";
+
+/// The largest message either end sends over the tab's WebSocket, in bytes.
+pub const MAX_MESSAGE_BYTES: usize = 16 * 1024 * 1024;
+
+/// How long a tab has to prove its secret after the socket opens, in milliseconds.
+pub const HELLO_WAIT_MS: u64 = 10_000;
+
+/// Close codes the relay ends a tab's socket with (the reason says it in words).
+pub mod close {
+    /// The page's origin is not one the relay serves.
+    pub const ORIGIN_REFUSED: u16 = 4403;
+    /// The tab did not prove the secret of the pairing it named.
+    pub const PROOF_FAILED: u16 = 4401;
+    /// The tab sent something that is not this protocol, or a version the relay does not speak.
+    pub const PROTOCOL_ERROR: u16 = 4400;
+}
+
+/// What a tab sends.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum TabMessage {
+    /// The first message: the protocol version and the tab secret that proves the pairing.
+    Hello {
+        /// The protocol version the tab speaks.
+        protocol: u32,
+        /// The tab secret (base64url of 32 random bytes); its hash names the pairing.
+        secret: String,
+    },
+    /// The person typed or opened a connect code in this tab and approved it.
+    Approve {
+        /// The connect code, as typed.
+        code: String,
+    },
+    /// The tab gained or lost focus.
+    Focus {
+        /// Whether the tab has focus now.
+        focused: bool,
+    },
+    /// The answer to a call.
+    Result {
+        /// The call's id, as the relay sent it.
+        id: u64,
+        /// The outcome.
+        #[serde(flatten)]
+        outcome: Outcome,
+    },
+}
+
+/// What a call came to in the tab.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Outcome {
+    /// The tool ran; `data` is its JSON result and `image` an optional picture.
+    Done {
+        /// The tool's JSON result.
+        data: Value,
+        /// A picture, when the tool makes one.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        image: Option<Image>,
+    },
+    /// The tool was refused or failed; one sentence says why.
+    Failed {
+        /// What the person or agent can act on.
+        error: String,
+    },
+}
+
+/// A picture in a result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Image {
+    /// Base64 of the picture's bytes.
+    pub data: String,
+    /// Its media type, such as `image/png`.
+    #[serde(rename = "mimeType")]
+    pub mime_type: String,
+    /// Its width in pixels.
+    pub width: u32,
+    /// Its height in pixels.
+    pub height: u32,
+}
+
+/// What the relay sends a tab.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum RelayMessage {
+    /// The tab proved its pairing.
+    Welcome {
+        /// The pairing id (the hash of the tab secret).
+        pairing: String,
+        /// The protocol version the relay speaks.
+        protocol: u32,
+    },
+    /// An agent calls a tool.
+    Call {
+        /// The call's id within the pairing.
+        id: u64,
+        /// The tool's name.
+        tool: String,
+        /// The tool's arguments.
+        args: Value,
+        /// The agent's name, as its client gave it.
+        agent: String,
+        /// The connection the call came through.
+        connection: Connection,
+        /// The turn this call belongs to.
+        turn: u64,
+    },
+    /// The connect code was approved: the waiting page goes on to the agent app.
+    Approved {
+        /// The code, normalised.
+        code: String,
+        /// Who asked for it.
+        client: String,
+    },
+    /// The connect code was not approved; the sentence says why.
+    Refused {
+        /// The code, as the tab sent it.
+        code: String,
+        /// What the person can act on.
+        sentence: String,
+    },
+}
+
+/// A connection of an agent app to the pairing.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Connection {
+    /// The grant's id.
+    pub id: String,
+    /// How the agent reached the tab; always `connector` for the relay.
+    pub kind: String,
+    /// The client's name.
+    pub client: String,
+    /// The host of the client's redirect URI.
+    pub host: String,
+}
+
+impl TabMessage {
+    /// Reads a tab's message.
+    pub fn parse(text: &str) -> Result<Self, serde_json::Error> {
+        serde_json::from_str(text)
+    }
+}
+
+impl RelayMessage {
+    /// This message as the JSON text sent on the socket.
+    #[must_use]
+    pub fn to_text(&self) -> String {
+        // Serialising these types cannot fail: every map key is a string.
+        serde_json::to_string(self).unwrap_or_default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn tab_messages_read_as_the_tab_writes_them() {
+        let hello = TabMessage::parse(r#"{"type":"hello","protocol":1,"secret":"abc"}"#).unwrap();
+        assert_eq!(hello, TabMessage::Hello { protocol: 1, secret: "abc".into() });
+        let done = TabMessage::parse(r#"{"type":"result","id":7,"data":{"n":1}}"#).unwrap();
+        assert_eq!(
+            done,
+            TabMessage::Result { id: 7, outcome: Outcome::Done { data: json!({"n":1}), image: None } }
+        );
+        let failed = TabMessage::parse(r#"{"type":"result","id":8,"error":"No."}"#).unwrap();
+        assert_eq!(failed, TabMessage::Result { id: 8, outcome: Outcome::Failed { error: "No.".into() } });
+        assert!(TabMessage::parse(r#"{"type":"launch"}"#).is_err());
+        assert!(TabMessage::parse(r#"{"type":"result","id":-1,"data":1}"#).is_err());
+        assert!(TabMessage::parse("[]").is_err());
+    }
+
+    #[test]
+    fn relay_messages_carry_their_type() {
+        let m = RelayMessage::Welcome { pairing: "p".into(), protocol: PROTOCOL_VERSION };
+        let v: Value = serde_json::from_str(&m.to_text()).unwrap();
+        assert_eq!(v, json!({"type":"welcome","pairing":"p","protocol":1}));
+    }
+}

@@ -1,0 +1,67 @@
+//! The relay's configuration from its secrets and vars, checked once.
+
+use crate::oauth::keys::Keys;
+
+/// What the relay runs with.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// The signing keys.
+    pub keys: Keys,
+    /// The app origins whose tabs may pair.
+    pub allowed_origins: Vec<String>,
+    /// Where the approval link opens the app.
+    pub app_url: String,
+}
+
+impl Config {
+    /// Reads the configuration; the error is one line for the log, naming no secret.
+    pub fn from_vars(
+        signing_key: Option<&str>,
+        previous_key: Option<&str>,
+        allowed_origins: Option<&str>,
+        app_url: Option<&str>,
+    ) -> Result<Self, String> {
+        let key = signing_key.ok_or("RELAY_SIGNING_KEY is not set")?;
+        let keys = Keys::new(key, previous_key).map_err(|e| {
+            if e.starts_with("RELAY_SIGNING_KEY_PREVIOUS") { e } else { format!("RELAY_SIGNING_KEY: {e}") }
+        })?;
+        let allowed_origins: Vec<String> = allowed_origins
+            .unwrap_or_default()
+            .split([',', ' '])
+            .filter(|o| !o.is_empty())
+            .map(|o| o.trim_end_matches('/').to_owned())
+            .collect();
+        if allowed_origins.is_empty() {
+            return Err("ALLOWED_ORIGINS is empty: name the app origins whose tabs may pair".into());
+        }
+        let app_url = app_url.filter(|u| !u.is_empty()).ok_or("APP_URL is not set")?.to_owned();
+        Ok(Self { keys, allowed_origins, app_url })
+    }
+
+    /// Whether a page of this origin may pair.
+    #[must_use]
+    pub fn allows_origin(&self, origin: &str) -> bool {
+        self.allowed_origins.iter().any(|o| o == origin)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_weak_or_missing_key_is_one_line_that_names_no_secret() {
+        let e = Config::from_vars(Some("hunter2"), None, Some("https://a.example"), Some("https://a.example/")).unwrap_err();
+        assert!(e.starts_with("RELAY_SIGNING_KEY:") && !e.contains("hunter2"), "{e}");
+        assert!(Config::from_vars(None, None, Some("x"), Some("y")).is_err());
+    }
+
+    #[test]
+    fn origins_are_a_list() {
+        let c = Config::from_vars(Some(&"k".repeat(32)), None, Some("https://a.example/, http://127.0.0.1:8788"), Some("https://a.example/"))
+            .unwrap();
+        assert!(c.allows_origin("https://a.example"));
+        assert!(c.allows_origin("http://127.0.0.1:8788"));
+        assert!(!c.allows_origin("https://evil.example"));
+    }
+}

@@ -1,0 +1,195 @@
+//! JSON-RPC 2.0 as MCP uses it over HTTP: one message per POST, parsed into a request or a
+//! notification, and the error a client reads when it cannot be.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Map, Value};
+
+/// A request id: a number or a string, never null.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Id {
+    /// A numeric id.
+    Number(i64),
+    /// A string id.
+    Text(String),
+}
+
+/// A JSON-RPC error code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ErrorCode(pub i32);
+
+impl ErrorCode {
+    /// The body is not JSON.
+    pub const PARSE_ERROR: Self = Self(-32700);
+    /// The JSON is not a JSON-RPC request.
+    pub const INVALID_REQUEST: Self = Self(-32600);
+    /// The method does not exist.
+    pub const METHOD_NOT_FOUND: Self = Self(-32601);
+    /// The params are wrong for the method.
+    pub const INVALID_PARAMS: Self = Self(-32602);
+    /// The server failed.
+    pub const INTERNAL_ERROR: Self = Self(-32603);
+}
+
+/// An error answer: the code, a message a person can act on, optional data.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RpcError {
+    /// The code.
+    pub code: ErrorCode,
+    /// One sentence.
+    pub message: String,
+    /// Structured detail, when it helps the client.
+    pub data: Option<Value>,
+}
+
+impl RpcError {
+    /// An error with no data.
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
+        Self { code, message: message.into(), data: None }
+    }
+}
+
+/// One message a client sent.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Message {
+    /// A request: it gets an answer.
+    Request(Request),
+    /// A notification: no answer.
+    Notification {
+        /// The method.
+        method: String,
+    },
+    /// A response to something the server asked; the relay asks nothing, so it is dropped.
+    Response,
+}
+
+/// A request.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Request {
+    /// Its id.
+    pub id: Id,
+    /// The method.
+    pub method: String,
+    /// The params, an object (absent params read as an empty object).
+    pub params: Map<String, Value>,
+}
+
+/// Why a body is not a message; `id` is known when the request was readable that far.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Malformed {
+    /// The id, when there was one.
+    pub id: Option<Id>,
+    /// The error to answer with.
+    pub error: RpcError,
+}
+
+/// Reads one JSON-RPC message from a POST body.
+pub fn parse(body: &[u8]) -> Result<Message, Malformed> {
+    let value: Value = serde_json::from_slice(body).map_err(|_| Malformed {
+        id: None,
+        error: RpcError::new(ErrorCode::PARSE_ERROR, "The body is not valid JSON."),
+    })?;
+    let invalid = |id: Option<Id>, message: &str| Malformed {
+        id,
+        error: RpcError::new(ErrorCode::INVALID_REQUEST, message),
+    };
+    let Value::Object(mut object) = value else {
+        return Err(if value.is_array() {
+            invalid(None, "Batches are not supported: send one JSON-RPC message per request.")
+        } else {
+            invalid(None, "The body must be one JSON-RPC message (a JSON object).")
+        });
+    };
+    let id = match object.remove("id") {
+        None => None,
+        Some(v) => match serde_json::from_value::<Id>(v) {
+            Ok(id) => Some(id),
+            Err(_) => return Err(invalid(None, "The id must be a string or an integer.")),
+        },
+    };
+    if object.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
+        return Err(invalid(id, "The message must say \"jsonrpc\": \"2.0\"."));
+    }
+    let method = match object.remove("method") {
+        Some(Value::String(m)) => m,
+        Some(_) => return Err(invalid(id, "The method must be a string.")),
+        None if id.is_some() && (object.contains_key("result") || object.contains_key("error")) => {
+            return Ok(Message::Response)
+        }
+        None => return Err(invalid(id, "The message has no method.")),
+    };
+    let params = match object.remove("params") {
+        None | Some(Value::Null) => Map::new(),
+        Some(Value::Object(p)) => p,
+        Some(_) => {
+            return Err(Malformed {
+                id,
+                error: RpcError::new(ErrorCode::INVALID_PARAMS, "The params must be an object."),
+            })
+        }
+    };
+    Ok(match id {
+        Some(id) => Message::Request(Request { id, method, params }),
+        None => Message::Notification { method },
+    })
+}
+
+/// A success response.
+#[must_use]
+pub fn result(id: &Id, result: Value) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "result": result})
+}
+
+/// An error response; `id` is null when the request's id could not be read.
+#[must_use]
+pub fn error(id: Option<&Id>, error: &RpcError) -> Value {
+    let mut e = json!({"code": error.code.0, "message": error.message});
+    if let Some(data) = &error.data {
+        e["data"] = data.clone();
+    }
+    json!({"jsonrpc": "2.0", "id": id, "error": e})
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn code_of(body: &str) -> i32 {
+        parse(body.as_bytes()).unwrap_err().error.code.0
+    }
+
+    #[test]
+    fn requests_and_notifications_are_told_apart() {
+        let r = parse(br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#).unwrap();
+        assert_eq!(
+            r,
+            Message::Request(Request { id: Id::Number(1), method: "ping".into(), params: Map::new() })
+        );
+        let n = parse(br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#).unwrap();
+        assert_eq!(n, Message::Notification { method: "notifications/initialized".into() });
+        let s = parse(br#"{"jsonrpc":"2.0","id":"a","result":{}}"#).unwrap();
+        assert_eq!(s, Message::Response);
+    }
+
+    #[test]
+    fn malformed_bodies_get_the_matching_code() {
+        assert_eq!(code_of("{"), -32700);
+        assert_eq!(code_of(""), -32700);
+        assert_eq!(code_of("[]"), -32600);
+        assert_eq!(code_of("3"), -32600);
+        assert_eq!(code_of(r#"{"id":1,"method":"ping"}"#), -32600);
+        assert_eq!(code_of(r#"{"jsonrpc":"2.0","id":null,"method":"ping"}"#), -32600);
+        assert_eq!(code_of(r#"{"jsonrpc":"2.0","id":1.5,"method":"ping"}"#), -32600);
+        assert_eq!(code_of(r#"{"jsonrpc":"2.0","id":1,"method":7}"#), -32600);
+        assert_eq!(code_of(r#"{"jsonrpc":"2.0","id":1,"method":"x","params":[1]}"#), -32602);
+    }
+
+    #[test]
+    fn an_error_keeps_the_id_when_it_was_readable() {
+        let m = parse(br#"{"jsonrpc":"1.0","id":"k","method":"ping"}"#).unwrap_err();
+        assert_eq!(m.id, Some(Id::Text("k".into())));
+        let v = error(m.id.as_ref(), &m.error);
+        assert_eq!(v["id"], "k");
+        assert_eq!(v["error"]["code"], -32600);
+    }
+}

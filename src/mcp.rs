@@ -1,0 +1,244 @@
+//! The MCP endpoint's decisions: which revision, which method, what to answer, and which
+//! calls go on to the pairing's tab.
+
+use serde_json::{json, Map, Value};
+use tabrelay_bundle::catalogue::Catalogue;
+use tabrelay_bundle::content;
+use tabrelay_bundle::protocol::Outcome;
+
+use crate::jsonrpc::{self, ErrorCode, Id, Message, RpcError};
+
+/// The session-era revisions the relay speaks, newest first.
+pub const SUPPORTED_VERSIONS: [&str; 3] = ["2025-11-25", "2025-06-18", "2025-03-26"];
+
+/// The largest request body the endpoint reads, in bytes.
+pub const MAX_BODY_BYTES: usize = 1024 * 1024;
+
+/// The server's name in `serverInfo`.
+pub const SERVER_NAME: &str = "tabrelay";
+
+/// What the endpoint does with one POST.
+#[derive(Debug, Clone, PartialEq)]
+#[must_use]
+pub enum Reply {
+    /// Answer with this status and JSON body.
+    Json {
+        /// The HTTP status.
+        status: u16,
+        /// The JSON-RPC response.
+        body: Value,
+    },
+    /// A notification or response: 202 with no body.
+    Accepted,
+    /// A tool call for the pairing's tab; answer with [`call_answer`] once the tab replied.
+    Call {
+        /// The request's id.
+        id: Id,
+        /// The tool's name (one of the catalogue's).
+        tool: String,
+        /// Its arguments (an object).
+        args: Value,
+    },
+}
+
+/// Decides what to do with one POST to the endpoint, given the `MCP-Protocol-Version` header.
+pub fn handle(body: &[u8], version_header: Option<&str>, catalogue: &Catalogue) -> Reply {
+    if body.len() > MAX_BODY_BYTES {
+        return failure(
+            413,
+            None,
+            RpcError::new(
+                ErrorCode::INVALID_REQUEST,
+                format!("The request is larger than the {MAX_BODY_BYTES} bytes allowed."),
+            ),
+        );
+    }
+    let message = match jsonrpc::parse(body) {
+        Ok(m) => m,
+        Err(bad) => return failure(400, bad.id.as_ref(), bad.error),
+    };
+    let request = match message {
+        Message::Notification { .. } | Message::Response => return Reply::Accepted,
+        Message::Request(r) => r,
+    };
+    if request.method != "initialize" {
+        if let Some(v) = version_header {
+            if !SUPPORTED_VERSIONS.contains(&v) {
+                let e = RpcError {
+                    code: ErrorCode::INVALID_REQUEST,
+                    message: format!("This server does not speak MCP revision {}.", v.escape_debug()),
+                    data: Some(json!({"supported": SUPPORTED_VERSIONS, "requested": v})),
+                };
+                return failure(400, Some(&request.id), e);
+            }
+        }
+    }
+    let id = request.id;
+    match request.method.as_str() {
+        "initialize" => ok(&id, initialize(&request.params)),
+        "ping" => ok(&id, json!({})),
+        "tools/list" => ok(&id, json!({"tools": catalogue.mcp_tools()})),
+        "tools/call" => match call_params(&request.params, catalogue) {
+            Ok((tool, args)) => Reply::Call { id, tool, args },
+            Err(e) => failure(200, Some(&id), e),
+        },
+        other => failure(
+            200,
+            Some(&id),
+            RpcError::new(
+                ErrorCode::METHOD_NOT_FOUND,
+                format!("This server has no method {}.", short(other).escape_debug()),
+            ),
+        ),
+    }
+}
+
+/// The JSON-RPC response to a tool call the tab answered.
+#[must_use]
+pub fn call_answer(id: &Id, outcome: &Outcome) -> Value {
+    jsonrpc::result(id, content::tool_result(outcome))
+}
+
+/// The JSON-RPC response to a tool call the relay could not carry: a tool error with the
+/// relay's sentence (the agent reads it; the call itself was well formed).
+#[must_use]
+pub fn call_failed(id: &Id, sentence: &str) -> Value {
+    jsonrpc::result(id, content::error_result(sentence))
+}
+
+fn initialize(params: &Map<String, Value>) -> Value {
+    let asked = params.get("protocolVersion").and_then(Value::as_str);
+    let version = match asked {
+        Some(v) if SUPPORTED_VERSIONS.contains(&v) => v,
+        _ => SUPPORTED_VERSIONS[0],
+    };
+    json!({
+        "protocolVersion": version,
+        "capabilities": {"tools": {"listChanged": false}},
+        "serverInfo": {"name": SERVER_NAME, "title": "Tabrelay", "version": env!("CARGO_PKG_VERSION")},
+        "instructions": tabrelay_bundle::INSTRUCTIONS,
+    })
+}
+
+fn call_params(params: &Map<String, Value>, catalogue: &Catalogue) -> Result<(String, Value), RpcError> {
+    let invalid = |m: String| RpcError::new(ErrorCode::INVALID_PARAMS, m);
+    let name = match params.get("name") {
+        Some(Value::String(n)) => n,
+        _ => return Err(invalid("tools/call needs params.name, the tool's name.".into())),
+    };
+    if catalogue.tool(name).is_none() {
+        return Err(invalid(format!("There is no tool named {}.", short(name).escape_debug())));
+    }
+    let args = match params.get("arguments") {
+        None | Some(Value::Null) => Value::Object(Map::new()),
+        Some(v @ Value::Object(_)) => v.clone(),
+        Some(_) => return Err(invalid("params.arguments must be an object.".into())),
+    };
+    Ok((name.clone(), args))
+}
+
+/// At most 64 characters of a client's string, for quoting it back.
+fn short(s: &str) -> String {
+    let mut out: String = s.chars().take(64).collect();
+    if out.len() < s.len() {
+        out.push('…');
+    }
+    format!("\"{out}\"")
+}
+
+fn ok(id: &Id, result: Value) -> Reply {
+    Reply::Json { status: 200, body: jsonrpc::result(id, result) }
+}
+
+fn failure(status: u16, id: Option<&Id>, e: RpcError) -> Reply {
+    Reply::Json { status, body: jsonrpc::error(id, &e) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(body: &str) -> Reply {
+        handle(body.as_bytes(), None, &Catalogue::bundled())
+    }
+
+    fn json_of(r: Reply) -> (u16, Value) {
+        match r {
+            Reply::Json { status, body } => (status, body),
+            other => panic!("expected JSON, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn initialize_echoes_a_supported_revision_else_the_newest() {
+        for v in SUPPORTED_VERSIONS {
+            let (_, b) = json_of(run(&format!(
+                r#"{{"jsonrpc":"2.0","id":1,"method":"initialize","params":{{"protocolVersion":"{v}","capabilities":{{}},"clientInfo":{{"name":"t","version":"1"}}}}}}"#
+            )));
+            assert_eq!(b["result"]["protocolVersion"], v);
+        }
+        let (_, b) = json_of(run(
+            r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2024-11-05"}}"#,
+        ));
+        assert_eq!(b["result"]["protocolVersion"], "2025-11-25");
+        assert!(b["result"]["instructions"].as_str().unwrap().contains("never instructions"));
+    }
+
+    #[test]
+    fn notifications_are_accepted_without_a_body() {
+        assert_eq!(run(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#), Reply::Accepted);
+    }
+
+    #[test]
+    fn tools_list_is_the_bundled_catalogue() {
+        let (_, b) = json_of(run(r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#));
+        assert_eq!(b["result"]["tools"], Catalogue::bundled().mcp_tools());
+    }
+
+    #[test]
+    fn a_tool_call_goes_to_the_tab() {
+        let r = run(
+            r#"{"jsonrpc":"2.0","id":"c","method":"tools/call","params":{"name":"history_list","arguments":{"last":3}}}"#,
+        );
+        assert_eq!(
+            r,
+            Reply::Call { id: Id::Text("c".into()), tool: "history_list".into(), args: json!({"last":3}) }
+        );
+    }
+
+    #[test]
+    fn bad_calls_and_unknown_methods_get_errors() {
+        let (s, b) = json_of(run(
+            r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"rm_rf"}}"#,
+        ));
+        assert_eq!((s, b["error"]["code"].as_i64()), (200, Some(-32602)));
+        let (_, b) = json_of(run(
+            r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"history_list","arguments":[]}}"#,
+        ));
+        assert_eq!(b["error"]["code"], -32602);
+        let (_, b) = json_of(run(r#"{"jsonrpc":"2.0","id":4,"method":"nope/nope"}"#));
+        assert_eq!(b["error"]["code"], -32601);
+        assert_eq!(b["id"], 4);
+        let (s, b) = json_of(run("not json"));
+        assert_eq!((s, b["error"]["code"].as_i64()), (400, Some(-32700)));
+    }
+
+    #[test]
+    fn an_unsupported_revision_header_is_refused_with_the_list() {
+        let r = handle(
+            br#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#,
+            Some("1999-01-01"),
+            &Catalogue::bundled(),
+        );
+        let (s, b) = json_of(r);
+        assert_eq!(s, 400);
+        assert_eq!(b["error"]["data"]["supported"][0], "2025-11-25");
+    }
+
+    #[test]
+    fn an_oversized_body_is_refused() {
+        let big = vec![b' '; MAX_BODY_BYTES + 1];
+        let (s, _) = json_of(handle(&big, None, &Catalogue::bundled()));
+        assert_eq!(s, 413);
+    }
+}

@@ -1,0 +1,260 @@
+//! Clients: dynamic registration (RFC 7591) with stateless signed client ids, and the rules a
+//! redirect URI must meet.
+//!
+//! Claude registers anew on every connection, so a stored registration would grow storage
+//! without bound. Instead the client id carries the client's name and redirect URIs, signed
+//! with the relay's key: nothing is stored, and a forged or altered id does not verify.
+
+use base64::Engine as _;
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+
+use super::error::OAuthError;
+use super::keys::{Keys, Purpose};
+
+/// The largest registration body read, in bytes.
+pub const MAX_REGISTRATION_BYTES: usize = 8 * 1024;
+/// The most redirect URIs a client may register.
+pub const MAX_REDIRECT_URIS: usize = 5;
+/// The longest redirect URI, in bytes.
+pub const MAX_REDIRECT_URI_BYTES: usize = 512;
+/// The longest client name kept, in characters.
+pub const MAX_CLIENT_NAME_CHARS: usize = 100;
+
+const CLIENT_ID_PREFIX: &str = "trc1.";
+
+/// A registered client, as its id says.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Client {
+    /// The name it gave (not verified).
+    #[serde(rename = "n")]
+    pub name: String,
+    /// Its redirect URIs.
+    #[serde(rename = "r")]
+    pub redirect_uris: Vec<String>,
+    /// When it registered, in seconds since the epoch.
+    #[serde(rename = "t")]
+    pub issued_at: u64,
+}
+
+#[derive(Deserialize)]
+struct Registration {
+    #[serde(default)]
+    redirect_uris: Option<Vec<Value>>,
+    #[serde(default)]
+    client_name: Option<Value>,
+    #[serde(default)]
+    grant_types: Option<Vec<String>>,
+    #[serde(default)]
+    response_types: Option<Vec<String>>,
+}
+
+/// Registers a client: checks its metadata, answers the RFC 7591 response (status 201).
+pub fn register(keys: &Keys, body: &[u8], now_ms: u64) -> Result<Value, OAuthError> {
+    if body.len() > MAX_REGISTRATION_BYTES {
+        return Err(OAuthError::invalid_client_metadata(format!(
+            "The registration is larger than the {MAX_REGISTRATION_BYTES} bytes allowed."
+        )));
+    }
+    let not_metadata =
+        || OAuthError::invalid_client_metadata("The registration must be a JSON object of client metadata.");
+    let value: Value = serde_json::from_slice(body).map_err(|_| not_metadata())?;
+    if !value.is_object() {
+        return Err(not_metadata());
+    }
+    let reg: Registration = serde_json::from_value(value).map_err(|_| not_metadata())?;
+    let uris = reg.redirect_uris.unwrap_or_default();
+    if uris.is_empty() {
+        return Err(OAuthError::invalid_redirect_uri("The registration needs at least one redirect URI."));
+    }
+    if uris.len() > MAX_REDIRECT_URIS {
+        return Err(OAuthError::invalid_redirect_uri(format!(
+            "A client may register at most {MAX_REDIRECT_URIS} redirect URIs."
+        )));
+    }
+    let mut redirect_uris = Vec::with_capacity(uris.len());
+    for uri in uris {
+        let Value::String(uri) = uri else {
+            return Err(OAuthError::invalid_redirect_uri("Every redirect URI must be a string."));
+        };
+        check_redirect_uri(&uri).map_err(OAuthError::invalid_redirect_uri)?;
+        redirect_uris.push(uri);
+    }
+    if let Some(g) = &reg.grant_types {
+        if g.iter().any(|g| g != "authorization_code" && g != "refresh_token") {
+            return Err(OAuthError::invalid_client_metadata(
+                "Only the authorization_code and refresh_token grant types are issued.",
+            ));
+        }
+    }
+    if let Some(r) = &reg.response_types {
+        if r.iter().any(|r| r != "code") {
+            return Err(OAuthError::invalid_client_metadata("Only the code response type is issued."));
+        }
+    }
+    let name = match reg.client_name {
+        Some(Value::String(n)) => clean_name(&n),
+        _ => String::new(),
+    };
+    let name = if name.is_empty() { "An unnamed app".to_owned() } else { name };
+    let client = Client { name, redirect_uris, issued_at: now_ms / 1000 };
+    let id = client_id(keys, &client);
+    Ok(json!({
+        "client_id": id,
+        "client_id_issued_at": client.issued_at,
+        "client_name": client.name,
+        "redirect_uris": client.redirect_uris,
+        "grant_types": ["authorization_code", "refresh_token"],
+        "response_types": ["code"],
+        "token_endpoint_auth_method": "none",
+    }))
+}
+
+/// The signed id of a client.
+#[must_use]
+pub fn client_id(keys: &Keys, client: &Client) -> String {
+    let b64 = base64::engine::general_purpose::URL_SAFE_NO_PAD;
+    let payload = b64.encode(serde_json::to_vec(client).unwrap_or_default());
+    let tag = b64.encode(keys.current.mac(Purpose::ClientId, payload.as_bytes()));
+    format!("{CLIENT_ID_PREFIX}{payload}.{tag}")
+}
+
+/// The client a signed id names, or `invalid_client`.
+pub fn resolve(keys: &Keys, id: &str) -> Result<Client, OAuthError> {
+    let unknown = || OAuthError::invalid_client("The client id is not one this relay issued; register again.");
+    let rest = id.strip_prefix(CLIENT_ID_PREFIX).ok_or_else(unknown)?;
+    let (payload, tag) = rest.split_once('.').ok_or_else(unknown)?;
+    let b64 = base64::engine::general_purpose::URL_SAFE_NO_PAD;
+    let tag = b64.decode(tag).map_err(|_| unknown())?;
+    if !keys.verify(Purpose::ClientId, payload.as_bytes(), &tag) {
+        return Err(unknown());
+    }
+    let bytes = b64.decode(payload).map_err(|_| unknown())?;
+    serde_json::from_slice(&bytes).map_err(|_| unknown())
+}
+
+/// Checks a redirect URI: https, or http on a loopback host; no userinfo, fragment,
+/// whitespace or control characters; bounded length.
+pub fn check_redirect_uri(uri: &str) -> Result<(), String> {
+    if uri.len() > MAX_REDIRECT_URI_BYTES {
+        return Err(format!("A redirect URI may be at most {MAX_REDIRECT_URI_BYTES} bytes."));
+    }
+    if uri.bytes().any(|b| b <= b' ' || b == 0x7f || b == b'\\') {
+        return Err("A redirect URI may not hold spaces, control characters or backslashes.".into());
+    }
+    if uri.contains('#') {
+        return Err("A redirect URI may not have a fragment.".into());
+    }
+    let (scheme, rest) = uri.split_once("://").ok_or("A redirect URI must be an absolute https URL.")?;
+    let authority = rest.split(['/', '?']).next().unwrap_or_default();
+    if authority.contains('@') {
+        return Err("A redirect URI may not carry a user name or password.".into());
+    }
+    let host = host_of_authority(authority);
+    if host.is_empty() {
+        return Err("A redirect URI must name a host.".into());
+    }
+    match scheme {
+        "https" => Ok(()),
+        "http" if is_loopback(host) => Ok(()),
+        "http" => Err("A redirect URI must use https, or http on a loopback address only.".into()),
+        _ => Err("A redirect URI must use https, or http on a loopback address only.".into()),
+    }
+}
+
+/// The host of a URI such as `https://host:port/path`, for showing who asks.
+#[must_use]
+pub fn host_of(uri: &str) -> &str {
+    let rest = uri.split_once("://").map_or(uri, |(_, r)| r);
+    host_of_authority(rest.split(['/', '?', '#']).next().unwrap_or_default())
+}
+
+fn host_of_authority(authority: &str) -> &str {
+    if let Some(v6) = authority.strip_prefix('[') {
+        return v6.split(']').next().unwrap_or_default();
+    }
+    authority.split(':').next().unwrap_or_default()
+}
+
+fn is_loopback(host: &str) -> bool {
+    host == "localhost" || host == "::1" || host.starts_with("127.")
+}
+
+fn clean_name(name: &str) -> String {
+    name.chars().filter(|c| !c.is_control()).take(MAX_CLIENT_NAME_CHARS).collect::<String>().trim().to_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn keys() -> Keys {
+        Keys::new(&"k".repeat(32), None).unwrap()
+    }
+
+    #[test]
+    fn a_registration_round_trips_through_its_signed_id() {
+        let r = register(
+            &keys(),
+            br#"{"client_name":"Claude","redirect_uris":["https://claude.ai/api/mcp/auth_callback"]}"#,
+            1_000_000,
+        )
+        .unwrap();
+        let client = resolve(&keys(), r["client_id"].as_str().unwrap()).unwrap();
+        assert_eq!(client.name, "Claude");
+        assert_eq!(client.redirect_uris, ["https://claude.ai/api/mcp/auth_callback"]);
+        assert_eq!(r["token_endpoint_auth_method"], "none");
+    }
+
+    #[test]
+    fn an_altered_or_foreign_client_id_is_refused() {
+        let r = register(&keys(), br#"{"redirect_uris":["http://127.0.0.1:9/cb"]}"#, 0).unwrap();
+        let id = r["client_id"].as_str().unwrap();
+        let other = Keys::new(&"x".repeat(32), None).unwrap();
+        assert_eq!(resolve(&other, id).unwrap_err().code, "invalid_client");
+        let mut altered = id.to_owned();
+        altered.insert(8, 'A');
+        assert_eq!(resolve(&keys(), &altered).unwrap_err().code, "invalid_client");
+        assert_eq!(resolve(&keys(), "hello").unwrap_err().code, "invalid_client");
+    }
+
+    #[test]
+    fn redirect_uris_must_be_https_or_loopback_http() {
+        for ok in ["https://a.example/cb", "http://127.0.0.1:3000/cb", "http://localhost/cb", "http://[::1]:8/x"] {
+            assert_eq!(check_redirect_uri(ok), Ok(()), "{ok}");
+        }
+        for bad in [
+            "http://a.example/cb",
+            "javascript:alert(1)",
+            "data:text/html,hi",
+            "https://a.example/cb#frag",
+            "https://user@a.example/cb",
+            "https://a.example/c b",
+            "https://a.example/\ncb",
+            "HTTPS://a.example/cb",
+            "https:///cb",
+            "ftp://a.example/",
+        ] {
+            assert!(check_redirect_uri(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn bad_registrations_get_the_rfc_errors() {
+        let k = keys();
+        assert_eq!(register(&k, b"[]", 0).unwrap_err().code, "invalid_client_metadata");
+        assert_eq!(register(&k, b"{}", 0).unwrap_err().code, "invalid_redirect_uri");
+        assert_eq!(
+            register(&k, br#"{"redirect_uris":["http://evil.example/cb"]}"#, 0).unwrap_err().code,
+            "invalid_redirect_uri"
+        );
+        assert_eq!(
+            register(&k, br#"{"redirect_uris":["https://a.example/"],"grant_types":["password"]}"#, 0)
+                .unwrap_err()
+                .code,
+            "invalid_client_metadata"
+        );
+        let big = vec![b' '; MAX_REGISTRATION_BYTES + 1];
+        assert_eq!(register(&k, &big, 0).unwrap_err().code, "invalid_client_metadata");
+    }
+}

@@ -1,0 +1,401 @@
+//! Connect codes: the short code a waiting page shows and the person's tab approves, and the
+//! life of one connection attempt, from waiting to an authorization code redeemed once.
+//!
+//! Each code's session lives in its own Durable Object (named by the normalised code); the
+//! object applies [`apply`] to what it stored and stores what it returns.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+
+use super::authorize::{is_this_resource, redirect_url, AuthRequest};
+use super::clients::host_of;
+use super::error::OAuthError;
+use super::{pkce, random_token, sha256_hex, Entropy, AUTH_CODE_TTL_MS, CONNECT_CODE_TTL_MS};
+
+/// The letters of a connect code: Crockford's base32, without I, L, O and U.
+pub const CODE_ALPHABET: &[u8; 32] = b"0123456789ABCDEFGHJKMNPQRSTVWXYZ";
+/// Letters in a code: 10 × 5 = 50 bits.
+pub const CODE_LEN: usize = 10;
+
+/// A connect code, normalised (ten letters of [`CODE_ALPHABET`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConnectCode(String);
+
+impl ConnectCode {
+    /// A new random code.
+    pub fn generate(entropy: &mut dyn Entropy) -> Self {
+        let mut bytes = [0u8; CODE_LEN];
+        entropy.fill(&mut bytes);
+        Self(bytes.iter().map(|b| char::from(CODE_ALPHABET[usize::from(b & 31)])).collect())
+    }
+
+    /// A code as a person typed it: any case, spaces and dashes ignored, O read as 0 and I, L as 1.
+    #[must_use]
+    pub fn parse(typed: &str) -> Option<Self> {
+        let mut out = String::with_capacity(CODE_LEN);
+        for c in typed.chars() {
+            let c = match c.to_ascii_uppercase() {
+                ' ' | '-' => continue,
+                'O' => '0',
+                'I' | 'L' => '1',
+                c => c,
+            };
+            if !c.is_ascii() || !CODE_ALPHABET.contains(&(c as u8)) || out.len() == CODE_LEN {
+                return None;
+            }
+            out.push(c);
+        }
+        (out.len() == CODE_LEN).then_some(Self(out))
+    }
+
+    /// The normalised code, which names its Durable Object.
+    #[must_use]
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// The code as shown to people: `ABCDE-FGHJK`.
+    #[must_use]
+    pub fn display(&self) -> String {
+        format!("{}-{}", &self.0[..5], &self.0[5..])
+    }
+}
+
+/// Where a connection attempt stands.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "stage", rename_all = "snake_case")]
+pub enum Stage {
+    /// Shown on the waiting page; no tab has approved it.
+    Waiting,
+    /// A tab of this pairing approved it; the waiting page has not yet collected it.
+    Approved {
+        /// The pairing that approved.
+        pairing: String,
+    },
+    /// The waiting page sent the browser on with an authorization code (kept as a hash).
+    Issued {
+        /// The pairing that approved.
+        pairing: String,
+        /// SHA-256 of the authorization code's secret.
+        code_hash: String,
+        /// When the code was issued.
+        issued_ms: u64,
+    },
+    /// The authorization code was redeemed; it cannot be again.
+    Redeemed,
+}
+
+/// One connection attempt.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Session {
+    /// The checked authorization request.
+    pub request: AuthRequest,
+    /// SHA-256 of the secret in the waiting page's cookie.
+    pub browser_hash: String,
+    /// When the waiting page was made.
+    pub created_ms: u64,
+    /// Where it stands.
+    pub stage: Stage,
+}
+
+/// What the Worker asks a code's Durable Object.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "command", rename_all = "snake_case")]
+pub enum Command {
+    /// Start a session for a new code (refused if the code is taken).
+    Create {
+        /// The checked request.
+        request: AuthRequest,
+        /// SHA-256 of the browser's cookie secret.
+        browser_hash: String,
+    },
+    /// A tab of `pairing` approves the code.
+    Approve {
+        /// The pairing.
+        pairing: String,
+    },
+    /// The waiting page asks whether it may go on.
+    Poll {
+        /// SHA-256 of the cookie secret the page's browser sent.
+        browser_hash: String,
+        /// The origin, for `iss`.
+        issuer: String,
+    },
+    /// The token endpoint redeems the authorization code.
+    Redeem {
+        /// The code's secret part.
+        secret: String,
+        /// The client redeeming.
+        client_id: String,
+        /// The redirect URI it sends.
+        redirect_uri: Option<String>,
+        /// The PKCE verifier.
+        code_verifier: Option<String>,
+        /// The resource, when sent.
+        resource: Option<String>,
+        /// This origin.
+        origin: String,
+    },
+}
+
+/// What a redeemed code grants: the token endpoint turns it into tokens.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Granted {
+    /// The pairing the tokens reach.
+    pub pairing: String,
+    /// The client's name.
+    pub client_name: String,
+    /// The host of its redirect URI.
+    pub host: String,
+}
+
+/// Sentences the tab shows when a code cannot be approved.
+pub mod refusal {
+    /// The code is not one the relay knows or has expired.
+    pub const UNKNOWN: &str =
+        "That connect code is not waiting for approval: check it against the waiting page, or start connecting again.";
+    /// The code is not of the connect code's form.
+    pub const MALFORMED: &str = "A connect code has ten letters and digits, such as ABCDE-12345.";
+    /// The code was approved already.
+    pub const USED: &str = "That connect code was already approved.";
+}
+
+/// Applies a command to a code's stored session at `now_ms`: what to store (None: delete)
+/// and the JSON answer.
+pub fn apply(
+    stored: Option<Session>,
+    command: Command,
+    now_ms: u64,
+    entropy: &mut dyn Entropy,
+    code: &ConnectCode,
+) -> (Option<Session>, Value) {
+    let live = stored.filter(|s| now_ms < s.created_ms + CONNECT_CODE_TTL_MS);
+    match command {
+        Command::Create { request, browser_hash } => match live {
+            Some(s) => (Some(s), json!({"ok": false})),
+            None => (
+                Some(Session { request, browser_hash, created_ms: now_ms, stage: Stage::Waiting }),
+                json!({"ok": true}),
+            ),
+        },
+        Command::Approve { pairing } => match live {
+            Some(Session { stage: Stage::Waiting, request, browser_hash, created_ms }) => {
+                let client = request.client_name.clone();
+                let s = Session { request, browser_hash, created_ms, stage: Stage::Approved { pairing } };
+                (Some(s), json!({"ok": true, "client": client}))
+            }
+            Some(s) => (Some(s), json!({"ok": false, "sentence": refusal::USED})),
+            None => (None, json!({"ok": false, "sentence": refusal::UNKNOWN})),
+        },
+        Command::Poll { browser_hash, issuer } => poll(live, &browser_hash, &issuer, now_ms, entropy, code),
+        Command::Redeem { secret, client_id, redirect_uri, code_verifier, resource, origin } => {
+            let r = redeem(live, &secret, &client_id, redirect_uri, code_verifier, resource, &origin, now_ms);
+            match r {
+                Ok((s, granted)) => (Some(s), json!({"ok": true, "granted": granted})),
+                Err((s, e)) => (s, json!({"ok": false, "error": e.code, "error_description": e.description})),
+            }
+        }
+    }
+}
+
+fn poll(
+    live: Option<Session>,
+    browser_hash: &str,
+    issuer: &str,
+    now_ms: u64,
+    entropy: &mut dyn Entropy,
+    code: &ConnectCode,
+) -> (Option<Session>, Value) {
+    let Some(session) = live else {
+        return (None, json!({"state": "expired"}));
+    };
+    if session.browser_hash != browser_hash {
+        return (Some(session), json!({"state": "not_this_browser"}));
+    }
+    let remaining = session.created_ms + CONNECT_CODE_TTL_MS - now_ms;
+    match session.stage {
+        Stage::Waiting => (Some(session), json!({"state": "waiting", "expires_in_ms": remaining})),
+        Stage::Approved { pairing } => {
+            let secret = random_token(entropy, 32);
+            let auth_code = format!("{}.{secret}", code.as_str());
+            let mut params: Vec<(&str, &str)> = vec![("code", &auth_code)];
+            if let Some(s) = &session.request.state {
+                params.push(("state", s));
+            }
+            params.push(("iss", issuer));
+            let to = redirect_url(&session.request.redirect_uri, &params);
+            let stage = Stage::Issued { pairing, code_hash: sha256_hex(secret.as_bytes()), issued_ms: now_ms };
+            (Some(Session { stage, ..session }), json!({"state": "approved", "redirect": to}))
+        }
+        Stage::Issued { .. } | Stage::Redeemed => (Some(session), json!({"state": "done"})),
+    }
+}
+
+type Redeemed = Result<(Session, Granted), (Option<Session>, OAuthError)>;
+
+#[allow(clippy::too_many_arguments)]
+fn redeem(
+    live: Option<Session>,
+    secret: &str,
+    client_id: &str,
+    redirect_uri: Option<String>,
+    code_verifier: Option<String>,
+    resource: Option<String>,
+    origin: &str,
+    now_ms: u64,
+) -> Redeemed {
+    let invalid = |s: Option<Session>, d: &str| Err((s, OAuthError::invalid_grant(d)));
+    let Some(session) = live else {
+        return invalid(None, "The authorization code is unknown or expired.");
+    };
+    let Stage::Issued { pairing, code_hash, issued_ms } = session.stage.clone() else {
+        // A second redemption, or a code never issued. (Issue 3 revokes what a replay issued.)
+        return invalid(Some(session), "The authorization code was already used.");
+    };
+    if sha256_hex(secret.as_bytes()) != code_hash || now_ms >= issued_ms + AUTH_CODE_TTL_MS {
+        return invalid(Some(session), "The authorization code is unknown or expired.");
+    }
+    let req = &session.request;
+    if req.client_id != client_id {
+        return invalid(Some(session), "The authorization code was issued to another client.");
+    }
+    if redirect_uri.as_deref().is_some_and(|r| r != req.redirect_uri) {
+        return invalid(Some(session), "The redirect_uri differs from the authorization request's.");
+    }
+    let Some(verifier) = code_verifier else {
+        return Err((Some(session), OAuthError::invalid_request("The code_verifier is missing.")));
+    };
+    if !pkce::verify(&verifier, &req.code_challenge) {
+        return invalid(Some(session), "The code_verifier does not match the code_challenge.");
+    }
+    if let Some(r) = &resource {
+        if !is_this_resource(r, origin) || req.resource.as_deref().is_some_and(|asked| asked.trim_end_matches('/') != r.trim_end_matches('/')) {
+            return Err((Some(session), OAuthError::invalid_target("The resource is not the one authorized.")));
+        }
+    }
+    let granted = Granted { pairing, client_name: req.client_name.clone(), host: host_of(&req.redirect_uri).to_owned() };
+    Ok((Session { stage: Stage::Redeemed, ..session }, granted))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::oauth::testing::Counter;
+
+    const ORIGIN: &str = "https://relay.example";
+    const VERIFIER: &str = "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk";
+    const CHALLENGE: &str = "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM";
+
+    fn request() -> AuthRequest {
+        AuthRequest {
+            client_id: "cid".into(),
+            client_name: "Claude".into(),
+            redirect_uri: "https://claude.ai/cb".into(),
+            state: Some("st".into()),
+            code_challenge: CHALLENGE.into(),
+            resource: Some(ORIGIN.into()),
+            scope: None,
+        }
+    }
+
+    struct Run {
+        stored: Option<Session>,
+        code: ConnectCode,
+        rng: Counter,
+    }
+
+    impl Run {
+        fn new() -> Self {
+            Self { stored: None, code: ConnectCode::parse("ABCDE-12345").unwrap(), rng: Counter(1) }
+        }
+        fn go(&mut self, c: Command, now: u64) -> Value {
+            let (s, v) = apply(self.stored.take(), c, now, &mut self.rng, &self.code);
+            self.stored = s;
+            v
+        }
+        fn redeem(&mut self, secret: &str, verifier: &str, now: u64) -> Value {
+            self.go(
+                Command::Redeem {
+                    secret: secret.into(),
+                    client_id: "cid".into(),
+                    redirect_uri: Some("https://claude.ai/cb".into()),
+                    code_verifier: Some(verifier.into()),
+                    resource: Some(ORIGIN.into()),
+                    origin: ORIGIN.into(),
+                },
+                now,
+            )
+        }
+    }
+
+    fn poll(browser: &str) -> Command {
+        Command::Poll { browser_hash: browser.into(), issuer: ORIGIN.into() }
+    }
+
+    fn secret_of(redirect: &str) -> String {
+        let code = redirect.split("code=").nth(1).unwrap().split('&').next().unwrap();
+        code.split_once('.').unwrap().1.to_owned()
+    }
+
+    #[test]
+    fn codes_are_typed_forgivingly_and_shown_grouped() {
+        let c = ConnectCode::parse("abcde 1234o").unwrap();
+        assert_eq!(c.as_str(), "ABCDE12340");
+        assert_eq!(c.display(), "ABCDE-12340");
+        assert_eq!(ConnectCode::parse("il").map(|c| c.0), None);
+        assert_eq!(ConnectCode::parse("ABCDE-1234U"), None);
+        assert_eq!(ConnectCode::parse("ABCDE-123456"), None);
+        let g = ConnectCode::generate(&mut Counter(7));
+        assert_eq!(ConnectCode::parse(&g.display()), Some(g));
+    }
+
+    #[test]
+    fn a_code_goes_waiting_approved_issued_redeemed_once() {
+        let mut r = Run::new();
+        assert_eq!(r.go(Command::Create { request: request(), browser_hash: "b".into() }, 0)["ok"], true);
+        assert_eq!(r.go(poll("b"), 1)["state"], "waiting");
+        let a = r.go(Command::Approve { pairing: "p".into() }, 2);
+        assert_eq!((a["ok"].as_bool(), a["client"].as_str()), (Some(true), Some("Claude")));
+        let p = r.go(poll("b"), 3);
+        assert_eq!(p["state"], "approved");
+        let to = p["redirect"].as_str().unwrap();
+        assert!(to.starts_with("https://claude.ai/cb?code=ABCDE12345.") && to.contains("&state=st&iss="));
+        let secret = secret_of(to);
+        let ok = r.redeem(&secret, VERIFIER, 4);
+        assert_eq!(ok["granted"], json!({"pairing": "p", "client_name": "Claude", "host": "claude.ai"}));
+        let again = r.redeem(&secret, VERIFIER, 5);
+        assert_eq!(again["error"], "invalid_grant");
+    }
+
+    #[test]
+    fn the_waiting_page_is_bound_to_its_browser() {
+        let mut r = Run::new();
+        r.go(Command::Create { request: request(), browser_hash: "b".into() }, 0);
+        r.go(Command::Approve { pairing: "p".into() }, 1);
+        assert_eq!(r.go(poll("someone-else"), 2)["state"], "not_this_browser");
+        assert_eq!(r.go(poll("b"), 3)["state"], "approved");
+    }
+
+    #[test]
+    fn wrong_verifier_wrong_secret_and_expiry_are_invalid_grant() {
+        let mut r = Run::new();
+        r.go(Command::Create { request: request(), browser_hash: "b".into() }, 0);
+        r.go(Command::Approve { pairing: "p".into() }, 1);
+        let secret = secret_of(r.go(poll("b"), 2)["redirect"].as_str().unwrap());
+        assert_eq!(r.redeem(&secret, &"x".repeat(43), 3)["error"], "invalid_grant");
+        assert_eq!(r.redeem("nope", VERIFIER, 3)["error"], "invalid_grant");
+        assert_eq!(r.redeem(&secret, VERIFIER, 2 + AUTH_CODE_TTL_MS)["error"], "invalid_grant");
+    }
+
+    #[test]
+    fn unknown_expired_and_used_codes_are_refused_with_a_sentence() {
+        let mut r = Run::new();
+        assert_eq!(r.go(Command::Approve { pairing: "p".into() }, 0)["sentence"], refusal::UNKNOWN);
+        r.go(Command::Create { request: request(), browser_hash: "b".into() }, 0);
+        assert_eq!(r.go(Command::Approve { pairing: "p".into() }, CONNECT_CODE_TTL_MS)["sentence"], refusal::UNKNOWN);
+        r.go(Command::Create { request: request(), browser_hash: "b".into() }, CONNECT_CODE_TTL_MS);
+        r.go(Command::Approve { pairing: "p".into() }, CONNECT_CODE_TTL_MS + 1);
+        assert_eq!(r.go(Command::Approve { pairing: "q".into() }, CONNECT_CODE_TTL_MS + 2)["sentence"], refusal::USED);
+        assert_eq!(r.go(Command::Create { request: request(), browser_hash: "c".into() }, CONNECT_CODE_TTL_MS + 3)["ok"], false);
+    }
+}

@@ -1,0 +1,137 @@
+//! The signing keys: `RELAY_SIGNING_KEY` and, during a rotation, `RELAY_SIGNING_KEY_PREVIOUS`.
+//! Each purpose (access tokens, client ids) signs with its own key derived by HMAC.
+
+use hmac::{Hmac, Mac};
+use sha2::Sha256;
+
+/// The fewest bytes a signing key may have.
+pub const MIN_KEY_BYTES: usize = 32;
+
+/// One signing key and its id.
+#[derive(Clone)]
+pub struct Key {
+    /// The key id carried in every token (a digest of the key, not the key).
+    pub id: String,
+    secret: Vec<u8>,
+}
+
+/// The current key and the previous one, which still verifies.
+#[derive(Clone, Debug)]
+pub struct Keys {
+    /// Signs and verifies.
+    pub current: Key,
+    /// Verifies only.
+    pub previous: Option<Key>,
+}
+
+/// What a signature is for; each signs with its own derived key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Purpose {
+    /// Access tokens.
+    AccessToken,
+    /// Stateless client ids.
+    ClientId,
+}
+
+impl Purpose {
+    fn label(self) -> &'static [u8] {
+        match self {
+            Purpose::AccessToken => b"tabrelay access token v1",
+            Purpose::ClientId => b"tabrelay client id v1",
+        }
+    }
+}
+
+impl core::fmt::Debug for Key {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        // Never print the secret.
+        f.debug_struct("Key").field("id", &self.id).finish_non_exhaustive()
+    }
+}
+
+impl Key {
+    /// A key from its secret, refused when shorter than [`MIN_KEY_BYTES`].
+    pub fn new(secret: &str) -> Result<Self, String> {
+        if secret.len() < MIN_KEY_BYTES {
+            return Err(format!(
+                "the signing key has {} bytes; it needs at least {MIN_KEY_BYTES} random bytes",
+                secret.len()
+            ));
+        }
+        let id = super::sha256_hex(&[b"tabrelay key id:", secret.as_bytes()].concat())[..16].to_owned();
+        Ok(Self { id, secret: secret.as_bytes().to_vec() })
+    }
+
+    /// The key this key derives for a purpose.
+    #[must_use]
+    pub fn derived(&self, purpose: Purpose) -> [u8; 32] {
+        let mut mac = Hmac::<Sha256>::new_from_slice(&self.secret).expect("HMAC takes any key length");
+        mac.update(purpose.label());
+        mac.finalize().into_bytes().into()
+    }
+
+    /// HMAC-SHA-256 of `data` under this key's derived key for `purpose`.
+    #[must_use]
+    pub fn mac(&self, purpose: Purpose, data: &[u8]) -> [u8; 32] {
+        let mut mac =
+            Hmac::<Sha256>::new_from_slice(&self.derived(purpose)).expect("HMAC takes any key length");
+        mac.update(data);
+        mac.finalize().into_bytes().into()
+    }
+
+    fn verifies(&self, purpose: Purpose, data: &[u8], tag: &[u8]) -> bool {
+        let mut mac =
+            Hmac::<Sha256>::new_from_slice(&self.derived(purpose)).expect("HMAC takes any key length");
+        mac.update(data);
+        mac.verify_slice(tag).is_ok()
+    }
+}
+
+impl Keys {
+    /// The keys from the two secrets' values.
+    pub fn new(current: &str, previous: Option<&str>) -> Result<Self, String> {
+        let current = Key::new(current)?;
+        let previous = match previous.filter(|p| !p.is_empty()) {
+            Some(p) => Some(Key::new(p).map_err(|e| format!("RELAY_SIGNING_KEY_PREVIOUS: {e}"))?),
+            None => None,
+        };
+        Ok(Self { current, previous })
+    }
+
+    /// Whether `tag` is the MAC of `data` under the current or the previous key.
+    #[must_use]
+    pub fn verify(&self, purpose: Purpose, data: &[u8], tag: &[u8]) -> bool {
+        self.current.verifies(purpose, data, tag)
+            || self.previous.as_ref().is_some_and(|k| k.verifies(purpose, data, tag))
+    }
+
+    /// The key with this id, current or previous.
+    #[must_use]
+    pub fn by_id(&self, id: &str) -> Option<&Key> {
+        core::iter::once(&self.current).chain(self.previous.as_ref()).find(|k| k.id == id)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_short_key_is_refused_with_a_reason_that_holds_no_secret() {
+        let e = Keys::new("short-secret", None).unwrap_err();
+        assert!(e.contains("at least 32"));
+        assert!(!e.contains("short-secret"));
+    }
+
+    #[test]
+    fn the_previous_key_still_verifies_and_purposes_do_not_mix() {
+        let old = Keys::new(&"o".repeat(32), None).unwrap();
+        let tag = old.current.mac(Purpose::ClientId, b"data");
+        let rotated = Keys::new(&"n".repeat(32), Some(&"o".repeat(32))).unwrap();
+        assert!(rotated.verify(Purpose::ClientId, b"data", &tag));
+        assert!(!rotated.verify(Purpose::AccessToken, b"data", &tag));
+        let fresh = Keys::new(&"n".repeat(32), None).unwrap();
+        assert!(!fresh.verify(Purpose::ClientId, b"data", &tag));
+        assert!(!format!("{:?}", rotated.current).contains("nnnn"));
+    }
+}

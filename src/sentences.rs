@@ -1,0 +1,18 @@
+//! The relay's own sentences that agents and people read; each is written once, here.
+
+/// No tab of the pairing is connected.
+pub const NO_TAB: &str = "No tab of the app is open in the browser this connection was approved from: open the app there, then try again.";
+/// The tab closed or reloaded while a call waited.
+pub const TAB_GONE: &str = "The tab went away (closed or reloaded) before it answered, so whether the step was done is not known: read the history before trying again.";
+/// The tab sent something that is not an answer.
+pub const TAB_MALFORMED: &str = "The tab's answer could not be read; read the history before trying again.";
+/// The pairing's Durable Object could not be reached.
+pub const PAIRING_UNAVAILABLE: &str = "The relay could not reach this browser's tabs just now (it may be restarting); wait a moment, read the history, then try again.";
+/// The connection's access token is no good.
+pub const TOKEN_INVALID: &str = "The access token is missing, expired or not for this relay; connect again.";
+
+/// The call waited its whole time without an answer.
+#[must_use]
+pub fn wait_over(seconds: u64) -> String {
+    format!("The tab did not answer within {seconds} s, so whether the step was done is not known: read the history before trying again.")
+}

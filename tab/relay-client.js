@@ -1,0 +1,213 @@
+// The tab end of Tabrelay: an ES module with no dependencies that an app embeds.
+//
+// It makes and keeps the tab secret (localStorage, shared by every tab of the browser),
+// connects to the relay's WebSocket, proves the secret in its first message (never in the
+// URL), answers calls through the handler the app gives it, approves connect codes, says
+// when the tab gains or loses focus, and reconnects by itself with growing, jittered waits.
+//
+//   import { RelayClient, connectCodeFromFragment } from './relay-client.js';
+//   const relay = new RelayClient({ relay: 'https://relay.example', handle: async (call) => ... });
+//   relay.start();
+//   await relay.approve('ABCDE-FGHJK');
+//
+// `handle(call)` gets {id, tool, args, agent, connection, turn} and returns {data, image?}
+// (image: {data, mimeType, width, height}), or throws an Error whose message is one
+// sentence the agent reads.
+
+export const PROTOCOL_VERSION = 1;
+export const SECRET_KEY = 'tabrelay:tab-secret';
+export const CONNECT_FRAGMENT = 'tabrelay-connect';
+/** Close codes the relay uses; after these the client does not retry. */
+export const CLOSE_ORIGIN_REFUSED = 4403;
+export const CLOSE_PROOF_FAILED = 4401;
+export const CLOSE_PROTOCOL_ERROR = 4400;
+
+const RETRY_FIRST_MS = 500;
+const RETRY_MAX_MS = 30_000;
+const APPROVE_WAIT_MS = 15_000;
+
+/** The connect code in a URL fragment such as `#tabrelay-connect=ABCDE-FGHJK`, or null. */
+export function connectCodeFromFragment(hash) {
+  const params = new URLSearchParams(String(hash || '').replace(/^#/, ''));
+  const code = params.get(CONNECT_FRAGMENT);
+  return code && /^[0-9A-Za-z-]{4,40}$/.test(code) ? code : null;
+}
+
+function base64url(bytes) {
+  let s = '';
+  for (const b of bytes) s += String.fromCharCode(b);
+  return btoa(s).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+}
+
+/** The pairing id: lowercase hex of SHA-256 over the secret's UTF-8 bytes. */
+export async function pairingIdOf(secret) {
+  const digest = await crypto.subtle.digest('SHA-256', new TextEncoder().encode(secret));
+  return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, '0')).join('');
+}
+
+/** The browser's tab secret, made once and kept in `storage`. */
+export function tabSecret(storage) {
+  let secret = storage.getItem(SECRET_KEY);
+  if (!secret || !/^[A-Za-z0-9_-]{43}$/.test(secret)) {
+    secret = base64url(crypto.getRandomValues(new Uint8Array(32)));
+    storage.setItem(SECRET_KEY, secret);
+  }
+  return secret;
+}
+
+export class RelayClient {
+  constructor({ relay, handle, storage, WebSocket: Ws, headers, onStatus, focused } = {}) {
+    if (!relay) throw new Error('RelayClient needs the relay address.');
+    if (typeof handle !== 'function') throw new Error('RelayClient needs a handle(call) function.');
+    this.relay = String(relay).replace(/\/+$/, '');
+    this.handle = handle;
+    this.storage = storage || globalThis.localStorage;
+    this.Ws = Ws || globalThis.WebSocket;
+    this.headers = headers; // Node only: browsers set Origin themselves.
+    this.onStatus = onStatus || (() => {});
+    this.focused = focused ?? (typeof document === 'undefined' || document.hasFocus());
+    this.pairing = null;
+    this.status = 'idle';
+    this.socket = null;
+    this.stopped = true;
+    this.retries = 0;
+    this.approvals = new Map();
+    this.retryTimer = null;
+  }
+
+  start() {
+    if (!this.stopped) return;
+    this.stopped = false;
+    if (typeof window !== 'undefined' && window.addEventListener) {
+      this.onFocus = () => this.setFocused(true);
+      this.onBlur = () => this.setFocused(false);
+      window.addEventListener('focus', this.onFocus);
+      window.addEventListener('blur', this.onBlur);
+    }
+    this.connect();
+  }
+
+  stop() {
+    this.stopped = true;
+    clearTimeout(this.retryTimer);
+    if (typeof window !== 'undefined' && window.removeEventListener && this.onFocus) {
+      window.removeEventListener('focus', this.onFocus);
+      window.removeEventListener('blur', this.onBlur);
+    }
+    if (this.socket) this.socket.close(1000, 'The tab stopped.');
+    this.socket = null;
+    this.setStatus('idle');
+  }
+
+  setFocused(focused) {
+    this.focused = focused;
+    this.send({ type: 'focus', focused });
+  }
+
+  /** Approves a connect code; resolves with {client} or rejects with a sentence. */
+  approve(code) {
+    const normal = String(code || '').toUpperCase().replace(/[^0-9A-Z]/g, '');
+    if (this.status !== 'connected') {
+      return Promise.reject(new Error('This tab is not connected to the relay yet; wait a moment and try again.'));
+    }
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.approvals.delete(normal);
+        reject(new Error('The relay did not answer; try the code again.'));
+      }, APPROVE_WAIT_MS);
+      this.approvals.set(normal, { resolve, reject, timer });
+      this.send({ type: 'approve', code: String(code) });
+    });
+  }
+
+  setStatus(status, detail) {
+    this.status = status;
+    this.onStatus(status, detail);
+  }
+
+  async connect() {
+    const secret = tabSecret(this.storage);
+    this.pairing = await pairingIdOf(secret);
+    if (this.stopped) return;
+    const url = `${this.relay.replace(/^http/, 'ws')}/tab?pairing=${this.pairing}`;
+    this.setStatus('connecting');
+    const socket = this.headers ? new this.Ws(url, { headers: this.headers }) : new this.Ws(url);
+    this.socket = socket;
+    socket.addEventListener('open', () => {
+      socket.send(JSON.stringify({ type: 'hello', protocol: PROTOCOL_VERSION, secret }));
+    });
+    socket.addEventListener('message', (event) => this.receive(socket, event.data));
+    socket.addEventListener('close', (event) => this.closed(socket, event));
+    socket.addEventListener('error', () => {});
+  }
+
+  closed(socket, event) {
+    if (this.socket !== socket) return;
+    this.socket = null;
+    for (const [, a] of this.approvals) {
+      clearTimeout(a.timer);
+      a.reject(new Error('The connection to the relay was lost; try the code again.'));
+    }
+    this.approvals.clear();
+    const final = [CLOSE_ORIGIN_REFUSED, CLOSE_PROOF_FAILED, CLOSE_PROTOCOL_ERROR].includes(event.code);
+    if (this.stopped || final) {
+      this.stopped = true;
+      this.setStatus('refused', { code: event.code, reason: event.reason });
+      return;
+    }
+    // Growing, jittered waits: half to the whole of min(first * 2^n, max).
+    const ceiling = Math.min(RETRY_FIRST_MS * 2 ** this.retries, RETRY_MAX_MS);
+    const wait = ceiling / 2 + Math.random() * (ceiling / 2);
+    this.retries += 1;
+    this.setStatus('waiting', { code: event.code, reason: event.reason, wait });
+    this.retryTimer = setTimeout(() => this.connect(), wait);
+  }
+
+  send(message) {
+    if (this.socket && this.socket.readyState === 1) this.socket.send(JSON.stringify(message));
+  }
+
+  async receive(socket, text) {
+    let message;
+    try {
+      message = JSON.parse(text);
+    } catch {
+      return;
+    }
+    switch (message.type) {
+      case 'welcome':
+        this.retries = 0;
+        this.setStatus('connected', { pairing: message.pairing });
+        this.send({ type: 'focus', focused: this.focused });
+        break;
+      case 'approved':
+      case 'refused': {
+        const key = String(message.code || '').toUpperCase().replace(/[^0-9A-Z]/g, '');
+        const waiter = this.approvals.get(key);
+        if (!waiter) break;
+        this.approvals.delete(key);
+        clearTimeout(waiter.timer);
+        if (message.type === 'approved') waiter.resolve({ client: message.client });
+        else waiter.reject(new Error(message.sentence));
+        break;
+      }
+      case 'call':
+        await this.answer(socket, message);
+        break;
+      default:
+        break;
+    }
+  }
+
+  async answer(socket, call) {
+    let reply;
+    try {
+      const out = (await this.handle(call)) || {};
+      reply = { type: 'result', id: call.id, data: out.data ?? null };
+      if (out.image) reply.image = out.image;
+    } catch (err) {
+      reply = { type: 'result', id: call.id, error: String((err && err.message) || err || 'The tool failed.') };
+    }
+    if (socket.readyState === 1) socket.send(JSON.stringify(reply));
+  }
+}
