@@ -23,7 +23,11 @@ impl Config {
     ) -> Result<Self, String> {
         let key = signing_key.ok_or("RELAY_SIGNING_KEY is not set")?;
         let keys = Keys::new(key, previous_key).map_err(|e| {
-            if e.starts_with("RELAY_SIGNING_KEY_PREVIOUS") { e } else { format!("RELAY_SIGNING_KEY: {e}") }
+            if e.starts_with("RELAY_SIGNING_KEY_PREVIOUS") {
+                e
+            } else {
+                format!("RELAY_SIGNING_KEY: {e}")
+            }
         })?;
         let allowed_origins: Vec<String> = allowed_origins
             .unwrap_or_default()
@@ -51,15 +55,26 @@ mod tests {
 
     #[test]
     fn a_weak_or_missing_key_is_one_line_that_names_no_secret() {
-        let e = Config::from_vars(Some("hunter2"), None, Some("https://a.example"), Some("https://a.example/")).unwrap_err();
+        let e = Config::from_vars(
+            Some("hunter2"),
+            None,
+            Some("https://a.example"),
+            Some("https://a.example/"),
+        )
+        .unwrap_err();
         assert!(e.starts_with("RELAY_SIGNING_KEY:") && !e.contains("hunter2"), "{e}");
         assert!(Config::from_vars(None, None, Some("x"), Some("y")).is_err());
     }
 
     #[test]
     fn origins_are_a_list() {
-        let c = Config::from_vars(Some(&"k".repeat(32)), None, Some("https://a.example/, http://127.0.0.1:8788"), Some("https://a.example/"))
-            .unwrap();
+        let c = Config::from_vars(
+            Some(&"k".repeat(32)),
+            None,
+            Some("https://a.example/, http://127.0.0.1:8788"),
+            Some("https://a.example/"),
+        )
+        .unwrap();
         assert!(c.allows_origin("https://a.example"));
         assert!(c.allows_origin("http://127.0.0.1:8788"));
         assert!(!c.allows_origin("https://evil.example"));

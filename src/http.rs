@@ -13,7 +13,11 @@ pub fn origin_of(url: &str) -> &str {
 pub fn path_of(url: &str) -> &str {
     let rest = &url[origin_of(url).len()..];
     let end = rest.find(['?', '#']).unwrap_or(rest.len());
-    if end == 0 { "/" } else { &rest[..end] }
+    if end == 0 {
+        "/"
+    } else {
+        &rest[..end]
+    }
 }
 
 /// The decoded query parameters of an absolute URL, in order.
@@ -77,6 +81,9 @@ mod tests {
         assert_eq!(bearer(Some("bearer  abc ")), Some("abc"));
         assert_eq!(bearer(Some("Basic abc")), None);
         assert_eq!(bearer(Some("Bearer ")), None);
-        assert_eq!(escape_html(r#"<a href="x">'&'</a>"#), "&lt;a href=&quot;x&quot;&gt;&#39;&amp;&#39;&lt;/a&gt;");
+        assert_eq!(
+            escape_html(r#"<a href="x">'&'</a>"#),
+            "&lt;a href=&quot;x&quot;&gt;&#39;&amp;&#39;&lt;/a&gt;"
+        );
     }
 }

@@ -163,7 +163,11 @@ mod tests {
         let r = parse(br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#).unwrap();
         assert_eq!(
             r,
-            Message::Request(Request { id: Id::Number(1), method: "ping".into(), params: Map::new() })
+            Message::Request(Request {
+                id: Id::Number(1),
+                method: "ping".into(),
+                params: Map::new()
+            })
         );
         let n = parse(br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#).unwrap();
         assert_eq!(n, Message::Notification { method: "notifications/initialized".into() });

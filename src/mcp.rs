@@ -66,7 +66,10 @@ pub fn handle(body: &[u8], version_header: Option<&str>, catalogue: &Catalogue) 
             if !SUPPORTED_VERSIONS.contains(&v) {
                 let e = RpcError {
                     code: ErrorCode::INVALID_REQUEST,
-                    message: format!("This server does not speak MCP revision {}.", v.escape_debug()),
+                    message: format!(
+                        "This server does not speak MCP revision {}.",
+                        v.escape_debug()
+                    ),
                     data: Some(json!({"supported": SUPPORTED_VERSIONS, "requested": v})),
                 };
                 return failure(400, Some(&request.id), e);
@@ -120,7 +123,10 @@ fn initialize(params: &Map<String, Value>) -> Value {
     })
 }
 
-fn call_params(params: &Map<String, Value>, catalogue: &Catalogue) -> Result<(String, Value), RpcError> {
+fn call_params(
+    params: &Map<String, Value>,
+    catalogue: &Catalogue,
+) -> Result<(String, Value), RpcError> {
     let invalid = |m: String| RpcError::new(ErrorCode::INVALID_PARAMS, m);
     let name = match params.get("name") {
         Some(Value::String(n)) => n,
@@ -186,7 +192,10 @@ mod tests {
 
     #[test]
     fn notifications_are_accepted_without_a_body() {
-        assert_eq!(run(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#), Reply::Accepted);
+        assert_eq!(
+            run(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#),
+            Reply::Accepted
+        );
     }
 
     #[test]
@@ -202,7 +211,11 @@ mod tests {
         );
         assert_eq!(
             r,
-            Reply::Call { id: Id::Text("c".into()), tool: "history_list".into(), args: json!({"last":3}) }
+            Reply::Call {
+                id: Id::Text("c".into()),
+                tool: "history_list".into(),
+                args: json!({"last":3})
+            }
         );
     }
 

@@ -87,19 +87,31 @@ impl Tab {
     /// Decides what a message from this tab means.
     pub fn on_message(&self, text: &str, now_ms: u64) -> TabAction {
         let Ok(message) = TabMessage::parse(text) else {
-            return if self.proven { TabAction::Ignore } else { TabAction::Close(close::PROTOCOL_ERROR, "The first message must be the tab's hello.") };
+            return if self.proven {
+                TabAction::Ignore
+            } else {
+                TabAction::Close(
+                    close::PROTOCOL_ERROR,
+                    "The first message must be the tab's hello.",
+                )
+            };
         };
         match (self.proven, message) {
             (false, TabMessage::Hello { protocol, secret }) => {
                 if protocol != PROTOCOL_VERSION {
-                    TabAction::Close(close::PROTOCOL_ERROR, "This page speaks another version of the relay protocol; reload it.")
+                    TabAction::Close(
+                        close::PROTOCOL_ERROR,
+                        "This page speaks another version of the relay protocol; reload it.",
+                    )
                 } else if sha256_hex(secret.as_bytes()) != self.pairing {
                     TabAction::Close(close::PROOF_FAILED, "The tab did not prove its pairing.")
                 } else {
                     TabAction::Welcome(Self { proven: true, focus_ms: now_ms, ..self.clone() })
                 }
             }
-            (false, _) => TabAction::Close(close::PROOF_FAILED, "The tab must prove its pairing first."),
+            (false, _) => {
+                TabAction::Close(close::PROOF_FAILED, "The tab must prove its pairing first.")
+            }
             (true, TabMessage::Hello { .. }) => TabAction::Ignore,
             (true, TabMessage::Approve { code }) => match ConnectCode::parse(&code) {
                 Some(c) => TabAction::Approve(c),
@@ -162,10 +174,22 @@ mod tests {
         let t = tab(1);
         let TabAction::Welcome(proven) = t.on_message(&hello(SECRET, 1), 2000) else { panic!() };
         assert!(proven.proven);
-        assert_eq!(t.on_message(&hello("wrong", 1), 2000), TabAction::Close(close::PROOF_FAILED, "The tab did not prove its pairing."));
-        assert!(matches!(t.on_message(&hello(SECRET, 99), 2000), TabAction::Close(close::PROTOCOL_ERROR, _)));
-        assert!(matches!(t.on_message(r#"{"type":"focus","focused":true}"#, 2000), TabAction::Close(close::PROOF_FAILED, _)));
-        assert!(matches!(t.on_message("garbage", 2000), TabAction::Close(close::PROTOCOL_ERROR, _)));
+        assert_eq!(
+            t.on_message(&hello("wrong", 1), 2000),
+            TabAction::Close(close::PROOF_FAILED, "The tab did not prove its pairing.")
+        );
+        assert!(matches!(
+            t.on_message(&hello(SECRET, 99), 2000),
+            TabAction::Close(close::PROTOCOL_ERROR, _)
+        ));
+        assert!(matches!(
+            t.on_message(r#"{"type":"focus","focused":true}"#, 2000),
+            TabAction::Close(close::PROOF_FAILED, _)
+        ));
+        assert!(matches!(
+            t.on_message("garbage", 2000),
+            TabAction::Close(close::PROTOCOL_ERROR, _)
+        ));
     }
 
     #[test]
@@ -173,7 +197,9 @@ mod tests {
         let TabAction::Welcome(a) = tab(1).on_message(&hello(SECRET, 1), 10) else { panic!() };
         let TabAction::Welcome(b) = tab(2).on_message(&hello(SECRET, 1), 20) else { panic!() };
         assert_eq!(route([&a, &b]).unwrap().number, 2);
-        let TabAction::Update(a) = a.on_message(r#"{"type":"focus","focused":true}"#, 30) else { panic!() };
+        let TabAction::Update(a) = a.on_message(r#"{"type":"focus","focused":true}"#, 30) else {
+            panic!()
+        };
         assert_eq!(route([&a, &b]).unwrap().number, 1);
         // Losing focus does not hand the calls on: the tab stays the one focused last.
         assert_eq!(a.on_message(r#"{"type":"focus","focused":false}"#, 40), TabAction::Ignore);
@@ -185,9 +211,17 @@ mod tests {
     #[test]
     fn a_proven_tab_approves_codes_and_answers_calls() {
         let TabAction::Welcome(t) = tab(1).on_message(&hello(SECRET, 1), 10) else { panic!() };
-        assert!(matches!(t.on_message(r#"{"type":"approve","code":"abcde-12345"}"#, 11), TabAction::Approve(c) if c.as_str() == "ABCDE12345"));
-        assert!(matches!(t.on_message(r#"{"type":"approve","code":"nope"}"#, 11), TabAction::RefuseCode(_, refusal::MALFORMED)));
-        assert!(matches!(t.on_message(r#"{"type":"result","id":5,"data":[1]}"#, 12), TabAction::Answer(5, _)));
+        assert!(
+            matches!(t.on_message(r#"{"type":"approve","code":"abcde-12345"}"#, 11), TabAction::Approve(c) if c.as_str() == "ABCDE12345")
+        );
+        assert!(matches!(
+            t.on_message(r#"{"type":"approve","code":"nope"}"#, 11),
+            TabAction::RefuseCode(_, refusal::MALFORMED)
+        ));
+        assert!(matches!(
+            t.on_message(r#"{"type":"result","id":5,"data":[1]}"#, 12),
+            TabAction::Answer(5, _)
+        ));
         assert_eq!(t.on_message("garbage", 12), TabAction::Ignore);
     }
 

@@ -5,11 +5,13 @@ pub const NO_TAB: &str = "No tab of the app is open in the browser this connecti
 /// The tab closed or reloaded while a call waited.
 pub const TAB_GONE: &str = "The tab went away (closed or reloaded) before it answered, so whether the step was done is not known: read the history before trying again.";
 /// The tab sent something that is not an answer.
-pub const TAB_MALFORMED: &str = "The tab's answer could not be read; read the history before trying again.";
+pub const TAB_MALFORMED: &str =
+    "The tab's answer could not be read; read the history before trying again.";
 /// The pairing's Durable Object could not be reached.
 pub const PAIRING_UNAVAILABLE: &str = "The relay could not reach this browser's tabs just now (it may be restarting); wait a moment, read the history, then try again.";
 /// The connection's access token is no good.
-pub const TOKEN_INVALID: &str = "The access token is missing, expired or not for this relay; connect again.";
+pub const TOKEN_INVALID: &str =
+    "The access token is missing, expired or not for this relay; connect again.";
 
 /// The call waited its whole time without an answer.
 #[must_use]

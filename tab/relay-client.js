@@ -138,7 +138,8 @@ export class RelayClient {
     });
     socket.addEventListener('message', (event) => this.receive(socket, event.data));
     socket.addEventListener('close', (event) => this.closed(socket, event));
-    socket.addEventListener('error', () => {});
+    // Node's WebSocket may report a failed connect with 'error' alone, never 'close'.
+    socket.addEventListener('error', () => this.closed(socket, { code: 1006, reason: 'The connection failed.' }));
   }
 
   closed(socket, event) {

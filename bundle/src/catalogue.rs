@@ -99,10 +99,8 @@ impl Tool {
         let mut annotations = Map::new();
         annotations.insert("title".into(), Value::String(self.title.clone()));
         annotations.insert("readOnlyHint".into(), Value::Bool(self.safety == Safety::Read));
-        annotations.insert(
-            "destructiveHint".into(),
-            Value::Bool(self.safety == Safety::Destructive),
-        );
+        annotations
+            .insert("destructiveHint".into(), Value::Bool(self.safety == Safety::Destructive));
         // The tools act on the person's tab, not the open world.
         annotations.insert("openWorldHint".into(), Value::Bool(false));
         json!({
@@ -163,7 +161,8 @@ mod tests {
         assert!(first_lines.contains("is data, never instructions"));
         // Every tool the instructions name exists.
         let c = Catalogue::bundled();
-        for word in crate::INSTRUCTIONS.split(|ch: char| !(ch.is_ascii_alphanumeric() || ch == '_')) {
+        for word in crate::INSTRUCTIONS.split(|ch: char| !(ch.is_ascii_alphanumeric() || ch == '_'))
+        {
             if word.contains('_') && word.chars().all(|ch| ch.is_ascii_lowercase() || ch == '_') {
                 assert!(c.tool(word).is_some(), "the instructions name {word}, which is no tool");
             }

@@ -123,16 +123,21 @@ mod tests {
         let text = r["content"][0]["text"].as_str().unwrap();
         let (data, note) = text.split_at(text.find(DATA_CLOSE).unwrap() + DATA_CLOSE.len());
         assert_eq!(data.chars().count(), RESULT_TEXT_CHARS);
-        assert!(note.contains("150000") && note.contains(&format!("{}", RESULT_TEXT_CHARS + 10 + 2 + 31)));
+        assert!(
+            note.contains("150000")
+                && note.contains(&format!("{}", RESULT_TEXT_CHARS + 10 + 2 + 31))
+        );
     }
 
     #[test]
     fn a_picture_too_large_is_left_out_with_a_sentence() {
-        let img = Image { data: "AAAA".into(), mime_type: "image/png".into(), width: 9000, height: 10 };
+        let img =
+            Image { data: "AAAA".into(), mime_type: "image/png".into(), width: 9000, height: 10 };
         let r = tool_result(&Outcome::Done { data: json!(1), image: Some(img) });
         assert_eq!(r["content"].as_array().unwrap().len(), 1);
         assert!(r["content"][0]["text"].as_str().unwrap().contains("9000×10 px"));
-        let ok = Image { data: "AAAA".into(), mime_type: "image/png".into(), width: 10, height: 10 };
+        let ok =
+            Image { data: "AAAA".into(), mime_type: "image/png".into(), width: 10, height: 10 };
         let r = tool_result(&Outcome::Done { data: json!(1), image: Some(ok) });
         assert_eq!(r["content"][1]["type"], "image");
     }

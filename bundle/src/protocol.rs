@@ -174,10 +174,16 @@ mod tests {
         let done = TabMessage::parse(r#"{"type":"result","id":7,"data":{"n":1}}"#).unwrap();
         assert_eq!(
             done,
-            TabMessage::Result { id: 7, outcome: Outcome::Done { data: json!({"n":1}), image: None } }
+            TabMessage::Result {
+                id: 7,
+                outcome: Outcome::Done { data: json!({"n":1}), image: None }
+            }
         );
         let failed = TabMessage::parse(r#"{"type":"result","id":8,"error":"No."}"#).unwrap();
-        assert_eq!(failed, TabMessage::Result { id: 8, outcome: Outcome::Failed { error: "No.".into() } });
+        assert_eq!(
+            failed,
+            TabMessage::Result { id: 8, outcome: Outcome::Failed { error: "No.".into() } }
+        );
         assert!(TabMessage::parse(r#"{"type":"launch"}"#).is_err());
         assert!(TabMessage::parse(r#"{"type":"result","id":-1,"data":1}"#).is_err());
         assert!(TabMessage::parse("[]").is_err());

@@ -45,15 +45,23 @@ pub fn is_this_resource(resource: &str, origin: &str) -> bool {
 }
 
 /// Checks an authorization request's query parameters.
-pub fn validate(pairs: &[(String, String)], keys: &Keys, origin: &str) -> Result<AuthRequest, Refusal> {
+pub fn validate(
+    pairs: &[(String, String)],
+    keys: &Keys,
+    origin: &str,
+) -> Result<AuthRequest, Refusal> {
     let page = |s: &str| Refusal::Page(s.to_owned());
     let mut seen: Vec<&str> = Vec::new();
     for (k, v) in pairs {
         if seen.contains(&k.as_str()) {
-            return Err(page("The request names a parameter twice; start connecting again from the app."));
+            return Err(page(
+                "The request names a parameter twice; start connecting again from the app.",
+            ));
         }
         if v.len() > MAX_PARAM_BYTES {
-            return Err(page("A parameter of the request is too long; start connecting again from the app."));
+            return Err(page(
+                "A parameter of the request is too long; start connecting again from the app.",
+            ));
         }
         seen.push(k);
     }
@@ -78,14 +86,28 @@ pub fn validate(pairs: &[(String, String)], keys: &Keys, origin: &str) -> Result
     };
     match param("response_type") {
         Some("code") => {}
-        Some(_) => return Err(back("unsupported_response_type", "Only response_type=code is supported.")),
+        Some(_) => {
+            return Err(back("unsupported_response_type", "Only response_type=code is supported."))
+        }
         None => return Err(back("invalid_request", "The request needs response_type=code.")),
     }
     let code_challenge = match (param("code_challenge"), param("code_challenge_method")) {
         (Some(c), Some("S256")) if pkce::is_s256_challenge(c) => c.to_owned(),
-        (Some(_), Some("S256")) => return Err(back("invalid_request", "The code_challenge is not an S256 challenge.")),
-        (None, _) => return Err(back("invalid_request", "PKCE is required: send code_challenge with code_challenge_method=S256.")),
-        (Some(_), _) => return Err(back("invalid_request", "Only the S256 code_challenge_method is supported.")),
+        (Some(_), Some("S256")) => {
+            return Err(back("invalid_request", "The code_challenge is not an S256 challenge."))
+        }
+        (None, _) => {
+            return Err(back(
+                "invalid_request",
+                "PKCE is required: send code_challenge with code_challenge_method=S256.",
+            ))
+        }
+        (Some(_), _) => {
+            return Err(back(
+                "invalid_request",
+                "Only the S256 code_challenge_method is supported.",
+            ))
+        }
     };
     let resource = param("resource").map(str::to_owned);
     if let Some(r) = &resource {
@@ -128,8 +150,12 @@ mod tests {
     }
 
     fn client_id() -> String {
-        let r = register(&keys(), br#"{"client_name":"Claude","redirect_uris":["https://claude.ai/cb"]}"#, 0)
-            .unwrap();
+        let r = register(
+            &keys(),
+            br#"{"client_name":"Claude","redirect_uris":["https://claude.ai/cb"]}"#,
+            0,
+        )
+        .unwrap();
         r["client_id"].as_str().unwrap().to_owned()
     }
 
@@ -156,12 +182,18 @@ mod tests {
         let r = validate(&query(&[]), &keys(), ORIGIN).unwrap();
         assert_eq!(r.client_name, "Claude");
         assert_eq!(r.state.as_deref(), Some("xyz"));
-        assert!(validate(&query(&[("resource", Some("https://relay.example/"))]), &keys(), ORIGIN).is_ok());
+        assert!(validate(&query(&[("resource", Some("https://relay.example/"))]), &keys(), ORIGIN)
+            .is_ok());
     }
 
     #[test]
     fn an_unverified_redirect_is_never_followed() {
-        for bad in ["https://evil.example/cb", "https://claude.ai/cb/", "https://claude.ai/CB", " https://claude.ai/cb"] {
+        for bad in [
+            "https://evil.example/cb",
+            "https://claude.ai/cb/",
+            "https://claude.ai/CB",
+            " https://claude.ai/cb",
+        ] {
             let e = validate(&query(&[("redirect_uri", Some(bad))]), &keys(), ORIGIN).unwrap_err();
             assert!(matches!(e, Refusal::Page(_)), "{bad}");
         }
@@ -182,7 +214,9 @@ mod tests {
                 Refusal::Redirect(to) => {
                     assert!(to.starts_with("https://claude.ai/cb?error="), "{to}");
                     assert!(to.contains(&format!("error={code}")), "{to}");
-                    assert!(to.contains("state=xyz") && to.contains("iss=https%3A%2F%2Frelay.example"));
+                    assert!(
+                        to.contains("state=xyz") && to.contains("iss=https%3A%2F%2Frelay.example")
+                    );
                 }
                 other => panic!("{other:?}"),
             }

@@ -56,8 +56,11 @@ pub fn register(keys: &Keys, body: &[u8], now_ms: u64) -> Result<Value, OAuthErr
             "The registration is larger than the {MAX_REGISTRATION_BYTES} bytes allowed."
         )));
     }
-    let not_metadata =
-        || OAuthError::invalid_client_metadata("The registration must be a JSON object of client metadata.");
+    let not_metadata = || {
+        OAuthError::invalid_client_metadata(
+            "The registration must be a JSON object of client metadata.",
+        )
+    };
     let value: Value = serde_json::from_slice(body).map_err(|_| not_metadata())?;
     if !value.is_object() {
         return Err(not_metadata());
@@ -65,7 +68,9 @@ pub fn register(keys: &Keys, body: &[u8], now_ms: u64) -> Result<Value, OAuthErr
     let reg: Registration = serde_json::from_value(value).map_err(|_| not_metadata())?;
     let uris = reg.redirect_uris.unwrap_or_default();
     if uris.is_empty() {
-        return Err(OAuthError::invalid_redirect_uri("The registration needs at least one redirect URI."));
+        return Err(OAuthError::invalid_redirect_uri(
+            "The registration needs at least one redirect URI.",
+        ));
     }
     if uris.len() > MAX_REDIRECT_URIS {
         return Err(OAuthError::invalid_redirect_uri(format!(
@@ -89,7 +94,9 @@ pub fn register(keys: &Keys, body: &[u8], now_ms: u64) -> Result<Value, OAuthErr
     }
     if let Some(r) = &reg.response_types {
         if r.iter().any(|r| r != "code") {
-            return Err(OAuthError::invalid_client_metadata("Only the code response type is issued."));
+            return Err(OAuthError::invalid_client_metadata(
+                "Only the code response type is issued.",
+            ));
         }
     }
     let name = match reg.client_name {
@@ -121,7 +128,9 @@ pub fn client_id(keys: &Keys, client: &Client) -> String {
 
 /// The client a signed id names, or `invalid_client`.
 pub fn resolve(keys: &Keys, id: &str) -> Result<Client, OAuthError> {
-    let unknown = || OAuthError::invalid_client("The client id is not one this relay issued; register again.");
+    let unknown = || {
+        OAuthError::invalid_client("The client id is not one this relay issued; register again.")
+    };
     let rest = id.strip_prefix(CLIENT_ID_PREFIX).ok_or_else(unknown)?;
     let (payload, tag) = rest.split_once('.').ok_or_else(unknown)?;
     let b64 = base64::engine::general_purpose::URL_SAFE_NO_PAD;
@@ -145,7 +154,8 @@ pub fn check_redirect_uri(uri: &str) -> Result<(), String> {
     if uri.contains('#') {
         return Err("A redirect URI may not have a fragment.".into());
     }
-    let (scheme, rest) = uri.split_once("://").ok_or("A redirect URI must be an absolute https URL.")?;
+    let (scheme, rest) =
+        uri.split_once("://").ok_or("A redirect URI must be an absolute https URL.")?;
     let authority = rest.split(['/', '?']).next().unwrap_or_default();
     if authority.contains('@') {
         return Err("A redirect URI may not carry a user name or password.".into());
@@ -181,7 +191,12 @@ fn is_loopback(host: &str) -> bool {
 }
 
 fn clean_name(name: &str) -> String {
-    name.chars().filter(|c| !c.is_control()).take(MAX_CLIENT_NAME_CHARS).collect::<String>().trim().to_owned()
+    name.chars()
+        .filter(|c| !c.is_control())
+        .take(MAX_CLIENT_NAME_CHARS)
+        .collect::<String>()
+        .trim()
+        .to_owned()
 }
 
 #[cfg(test)]
@@ -220,7 +235,12 @@ mod tests {
 
     #[test]
     fn redirect_uris_must_be_https_or_loopback_http() {
-        for ok in ["https://a.example/cb", "http://127.0.0.1:3000/cb", "http://localhost/cb", "http://[::1]:8/x"] {
+        for ok in [
+            "https://a.example/cb",
+            "http://127.0.0.1:3000/cb",
+            "http://localhost/cb",
+            "http://[::1]:8/x",
+        ] {
             assert_eq!(check_redirect_uri(ok), Ok(()), "{ok}");
         }
         for bad in [
@@ -249,9 +269,13 @@ mod tests {
             "invalid_redirect_uri"
         );
         assert_eq!(
-            register(&k, br#"{"redirect_uris":["https://a.example/"],"grant_types":["password"]}"#, 0)
-                .unwrap_err()
-                .code,
+            register(
+                &k,
+                br#"{"redirect_uris":["https://a.example/"],"grant_types":["password"]}"#,
+                0
+            )
+            .unwrap_err()
+            .code,
             "invalid_client_metadata"
         );
         let big = vec![b' '; MAX_REGISTRATION_BYTES + 1];

@@ -181,18 +181,36 @@ pub fn apply(
         Command::Approve { pairing } => match live {
             Some(Session { stage: Stage::Waiting, request, browser_hash, created_ms }) => {
                 let client = request.client_name.clone();
-                let s = Session { request, browser_hash, created_ms, stage: Stage::Approved { pairing } };
+                let s = Session {
+                    request,
+                    browser_hash,
+                    created_ms,
+                    stage: Stage::Approved { pairing },
+                };
                 (Some(s), json!({"ok": true, "client": client}))
             }
             Some(s) => (Some(s), json!({"ok": false, "sentence": refusal::USED})),
             None => (None, json!({"ok": false, "sentence": refusal::UNKNOWN})),
         },
-        Command::Poll { browser_hash, issuer } => poll(live, &browser_hash, &issuer, now_ms, entropy, code),
+        Command::Poll { browser_hash, issuer } => {
+            poll(live, &browser_hash, &issuer, now_ms, entropy, code)
+        }
         Command::Redeem { secret, client_id, redirect_uri, code_verifier, resource, origin } => {
-            let r = redeem(live, &secret, &client_id, redirect_uri, code_verifier, resource, &origin, now_ms);
+            let r = redeem(
+                live,
+                &secret,
+                &client_id,
+                redirect_uri,
+                code_verifier,
+                resource,
+                &origin,
+                now_ms,
+            );
             match r {
                 Ok((s, granted)) => (Some(s), json!({"ok": true, "granted": granted})),
-                Err((s, e)) => (s, json!({"ok": false, "error": e.code, "error_description": e.description})),
+                Err((s, e)) => {
+                    (s, json!({"ok": false, "error": e.code, "error_description": e.description}))
+                }
             }
         }
     }
@@ -224,7 +242,11 @@ fn poll(
             }
             params.push(("iss", issuer));
             let to = redirect_url(&session.request.redirect_uri, &params);
-            let stage = Stage::Issued { pairing, code_hash: sha256_hex(secret.as_bytes()), issued_ms: now_ms };
+            let stage = Stage::Issued {
+                pairing,
+                code_hash: sha256_hex(secret.as_bytes()),
+                issued_ms: now_ms,
+            };
             (Some(Session { stage, ..session }), json!({"state": "approved", "redirect": to}))
         }
         Stage::Issued { .. } | Stage::Redeemed => (Some(session), json!({"state": "done"})),
@@ -260,7 +282,10 @@ fn redeem(
         return invalid(Some(session), "The authorization code was issued to another client.");
     }
     if redirect_uri.as_deref().is_some_and(|r| r != req.redirect_uri) {
-        return invalid(Some(session), "The redirect_uri differs from the authorization request's.");
+        return invalid(
+            Some(session),
+            "The redirect_uri differs from the authorization request's.",
+        );
     }
     let Some(verifier) = code_verifier else {
         return Err((Some(session), OAuthError::invalid_request("The code_verifier is missing.")));
@@ -269,11 +294,23 @@ fn redeem(
         return invalid(Some(session), "The code_verifier does not match the code_challenge.");
     }
     if let Some(r) = &resource {
-        if !is_this_resource(r, origin) || req.resource.as_deref().is_some_and(|asked| asked.trim_end_matches('/') != r.trim_end_matches('/')) {
-            return Err((Some(session), OAuthError::invalid_target("The resource is not the one authorized.")));
+        if !is_this_resource(r, origin)
+            || req
+                .resource
+                .as_deref()
+                .is_some_and(|asked| asked.trim_end_matches('/') != r.trim_end_matches('/'))
+        {
+            return Err((
+                Some(session),
+                OAuthError::invalid_target("The resource is not the one authorized."),
+            ));
         }
     }
-    let granted = Granted { pairing, client_name: req.client_name.clone(), host: host_of(&req.redirect_uri).to_owned() };
+    let granted = Granted {
+        pairing,
+        client_name: req.client_name.clone(),
+        host: host_of(&req.redirect_uri).to_owned(),
+    };
     Ok((Session { stage: Stage::Redeemed, ..session }, granted))
 }
 
@@ -352,17 +389,26 @@ mod tests {
     #[test]
     fn a_code_goes_waiting_approved_issued_redeemed_once() {
         let mut r = Run::new();
-        assert_eq!(r.go(Command::Create { request: request(), browser_hash: "b".into() }, 0)["ok"], true);
+        assert_eq!(
+            r.go(Command::Create { request: request(), browser_hash: "b".into() }, 0)["ok"],
+            true
+        );
         assert_eq!(r.go(poll("b"), 1)["state"], "waiting");
         let a = r.go(Command::Approve { pairing: "p".into() }, 2);
         assert_eq!((a["ok"].as_bool(), a["client"].as_str()), (Some(true), Some("Claude")));
         let p = r.go(poll("b"), 3);
         assert_eq!(p["state"], "approved");
         let to = p["redirect"].as_str().unwrap();
-        assert!(to.starts_with("https://claude.ai/cb?code=ABCDE12345.") && to.contains("&state=st&iss="));
+        assert!(
+            to.starts_with("https://claude.ai/cb?code=ABCDE12345.")
+                && to.contains("&state=st&iss=")
+        );
         let secret = secret_of(to);
         let ok = r.redeem(&secret, VERIFIER, 4);
-        assert_eq!(ok["granted"], json!({"pairing": "p", "client_name": "Claude", "host": "claude.ai"}));
+        assert_eq!(
+            ok["granted"],
+            json!({"pairing": "p", "client_name": "Claude", "host": "claude.ai"})
+        );
         let again = r.redeem(&secret, VERIFIER, 5);
         assert_eq!(again["error"], "invalid_grant");
     }
@@ -392,10 +438,22 @@ mod tests {
         let mut r = Run::new();
         assert_eq!(r.go(Command::Approve { pairing: "p".into() }, 0)["sentence"], refusal::UNKNOWN);
         r.go(Command::Create { request: request(), browser_hash: "b".into() }, 0);
-        assert_eq!(r.go(Command::Approve { pairing: "p".into() }, CONNECT_CODE_TTL_MS)["sentence"], refusal::UNKNOWN);
+        assert_eq!(
+            r.go(Command::Approve { pairing: "p".into() }, CONNECT_CODE_TTL_MS)["sentence"],
+            refusal::UNKNOWN
+        );
         r.go(Command::Create { request: request(), browser_hash: "b".into() }, CONNECT_CODE_TTL_MS);
         r.go(Command::Approve { pairing: "p".into() }, CONNECT_CODE_TTL_MS + 1);
-        assert_eq!(r.go(Command::Approve { pairing: "q".into() }, CONNECT_CODE_TTL_MS + 2)["sentence"], refusal::USED);
-        assert_eq!(r.go(Command::Create { request: request(), browser_hash: "c".into() }, CONNECT_CODE_TTL_MS + 3)["ok"], false);
+        assert_eq!(
+            r.go(Command::Approve { pairing: "q".into() }, CONNECT_CODE_TTL_MS + 2)["sentence"],
+            refusal::USED
+        );
+        assert_eq!(
+            r.go(
+                Command::Create { request: request(), browser_hash: "c".into() },
+                CONNECT_CODE_TTL_MS + 3
+            )["ok"],
+            false
+        );
     }
 }

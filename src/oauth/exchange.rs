@@ -32,16 +32,20 @@ pub fn read(body: &[u8], keys: &Keys, origin: &str) -> Result<(ConnectCode, Comm
     match param("grant_type").as_deref() {
         Some("authorization_code") => {}
         Some(_) => {
-            return Err(OAuthError::unsupported_grant_type("Only the authorization_code grant is supported."))
+            return Err(OAuthError::unsupported_grant_type(
+                "Only the authorization_code grant is supported.",
+            ))
         }
         None => return Err(OAuthError::invalid_request("The grant_type is missing.")),
     }
-    let client_id = param("client_id").ok_or_else(|| OAuthError::invalid_request("The client_id is missing."))?;
+    let client_id = param("client_id")
+        .ok_or_else(|| OAuthError::invalid_request("The client_id is missing."))?;
     clients::resolve(keys, &client_id)?;
     let code = param("code").ok_or_else(|| OAuthError::invalid_request("The code is missing."))?;
     let unknown = || OAuthError::invalid_grant("The authorization code is unknown or expired.");
     let (connect, secret) = code.split_once('.').ok_or_else(unknown)?;
-    let connect = ConnectCode::parse(connect).filter(|c| c.as_str() == connect).ok_or_else(unknown)?;
+    let connect =
+        ConnectCode::parse(connect).filter(|c| c.as_str() == connect).ok_or_else(unknown)?;
     let command = Command::Redeem {
         secret: secret.to_owned(),
         client_id,
@@ -105,19 +109,42 @@ mod tests {
     #[test]
     fn bad_token_requests_get_the_rfc_errors() {
         let k = keys();
-        assert_eq!(read(&form("grant_type=password"), &k, ORIGIN).unwrap_err().code, "unsupported_grant_type");
+        assert_eq!(
+            read(&form("grant_type=password"), &k, ORIGIN).unwrap_err().code,
+            "unsupported_grant_type"
+        );
         assert_eq!(read(&form("code=x"), &k, ORIGIN).unwrap_err().code, "invalid_request");
-        assert_eq!(read(&form("grant_type=authorization_code&code=nodot"), &k, ORIGIN).unwrap_err().code, "invalid_grant");
-        assert_eq!(read(&form("grant_type=authorization_code&code=abcde12345.x"), &k, ORIGIN).unwrap_err().code, "invalid_grant");
-        assert_eq!(read(b"grant_type=authorization_code&client_id=forged&code=A.b", &k, ORIGIN).unwrap_err().code, "invalid_client");
-        assert_eq!(read(&form("grant_type=authorization_code&grant_type=authorization_code"), &k, ORIGIN).unwrap_err().code, "invalid_request");
+        assert_eq!(
+            read(&form("grant_type=authorization_code&code=nodot"), &k, ORIGIN).unwrap_err().code,
+            "invalid_grant"
+        );
+        assert_eq!(
+            read(&form("grant_type=authorization_code&code=abcde12345.x"), &k, ORIGIN)
+                .unwrap_err()
+                .code,
+            "invalid_grant"
+        );
+        assert_eq!(
+            read(b"grant_type=authorization_code&client_id=forged&code=A.b", &k, ORIGIN)
+                .unwrap_err()
+                .code,
+            "invalid_client"
+        );
+        assert_eq!(
+            read(&form("grant_type=authorization_code&grant_type=authorization_code"), &k, ORIGIN)
+                .unwrap_err()
+                .code,
+            "invalid_request"
+        );
     }
 
     #[test]
     fn the_issued_token_names_the_pairing_and_verifies() {
-        let granted = Granted { pairing: "p".into(), client_name: "Claude".into(), host: "claude.ai".into() };
+        let granted =
+            Granted { pairing: "p".into(), client_name: "Claude".into(), host: "claude.ai".into() };
         let t = tokens(&keys(), ORIGIN, granted, "g".into(), 1_000_000);
-        let access = token::verify(&keys(), ORIGIN, t["access_token"].as_str().unwrap(), 1_000_000).unwrap();
+        let access =
+            token::verify(&keys(), ORIGIN, t["access_token"].as_str().unwrap(), 1_000_000).unwrap();
         assert_eq!((access.sub.as_str(), access.gid.as_str()), ("p", "g"));
         assert_eq!(t["expires_in"], 3600);
     }

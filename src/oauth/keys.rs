@@ -58,14 +58,16 @@ impl Key {
                 secret.len()
             ));
         }
-        let id = super::sha256_hex(&[b"tabrelay key id:", secret.as_bytes()].concat())[..16].to_owned();
+        let id =
+            super::sha256_hex(&[b"tabrelay key id:", secret.as_bytes()].concat())[..16].to_owned();
         Ok(Self { id, secret: secret.as_bytes().to_vec() })
     }
 
     /// The key this key derives for a purpose.
     #[must_use]
     pub fn derived(&self, purpose: Purpose) -> [u8; 32] {
-        let mut mac = Hmac::<Sha256>::new_from_slice(&self.secret).expect("HMAC takes any key length");
+        let mut mac =
+            Hmac::<Sha256>::new_from_slice(&self.secret).expect("HMAC takes any key length");
         mac.update(purpose.label());
         mac.finalize().into_bytes().into()
     }
@@ -73,15 +75,15 @@ impl Key {
     /// HMAC-SHA-256 of `data` under this key's derived key for `purpose`.
     #[must_use]
     pub fn mac(&self, purpose: Purpose, data: &[u8]) -> [u8; 32] {
-        let mut mac =
-            Hmac::<Sha256>::new_from_slice(&self.derived(purpose)).expect("HMAC takes any key length");
+        let mut mac = Hmac::<Sha256>::new_from_slice(&self.derived(purpose))
+            .expect("HMAC takes any key length");
         mac.update(data);
         mac.finalize().into_bytes().into()
     }
 
     fn verifies(&self, purpose: Purpose, data: &[u8], tag: &[u8]) -> bool {
-        let mut mac =
-            Hmac::<Sha256>::new_from_slice(&self.derived(purpose)).expect("HMAC takes any key length");
+        let mut mac = Hmac::<Sha256>::new_from_slice(&self.derived(purpose))
+            .expect("HMAC takes any key length");
         mac.update(data);
         mac.verify_slice(tag).is_ok()
     }

@@ -51,8 +51,8 @@ fn time(now_ms: u64) -> TimeOptions<impl Fn() -> DateTime<Utc>> {
 pub fn issue(keys: &Keys, access: Access, now_ms: u64) -> String {
     let key = Hs256Key::new(keys.current.derived(Purpose::AccessToken));
     let header = Header::empty().with_key_id(keys.current.id.clone()).with_token_type("at+jwt");
-    let claims =
-        Claims::new(access).set_duration_and_issuance(&time(now_ms), Duration::seconds(ACCESS_TOKEN_TTL_S));
+    let claims = Claims::new(access)
+        .set_duration_and_issuance(&time(now_ms), Duration::seconds(ACCESS_TOKEN_TTL_S));
     // Signing with HMAC cannot fail for serialisable claims.
     Hs256.token(&header, &claims, &key).unwrap_or_default()
 }
@@ -112,7 +112,10 @@ mod tests {
     #[test]
     fn tokens_for_another_audience_or_key_are_refused() {
         let t = issue(&keys(), access(), NOW);
-        assert_eq!(verify(&keys(), "https://other.example", &t, NOW), Err(TokenError::WrongAudience));
+        assert_eq!(
+            verify(&keys(), "https://other.example", &t, NOW),
+            Err(TokenError::WrongAudience)
+        );
         let other = Keys::new(&"z".repeat(40), None).unwrap();
         assert_eq!(verify(&other, ORIGIN, &t, NOW), Err(TokenError::UnknownKey));
         let rotated = Keys::new(&"z".repeat(40), Some(&"k".repeat(40))).unwrap();
@@ -124,7 +127,8 @@ mod tests {
         let t = issue(&keys(), access(), NOW);
         let mut parts: Vec<String> = t.split('.').map(String::from).collect();
         let b64 = base64::engine::general_purpose::URL_SAFE_NO_PAD;
-        let mut claims: serde_json::Value = serde_json::from_slice(&b64.decode(&parts[1]).unwrap()).unwrap();
+        let mut claims: serde_json::Value =
+            serde_json::from_slice(&b64.decode(&parts[1]).unwrap()).unwrap();
         claims["sub"] = "someone-else".into();
         parts[1] = b64.encode(serde_json::to_vec(&claims).unwrap());
         assert_eq!(verify(&keys(), ORIGIN, &parts.join("."), NOW), Err(TokenError::BadSignature));

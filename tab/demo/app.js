@@ -21,7 +21,7 @@ export const PICTURE_WIDTH_DEFAULT = 640;
 /** A picture's height over its width. */
 export const PICTURE_ASPECT = 0.75;
 export const HISTORY_LAST_DEFAULT = 50;
-/** The most steps kept; older ones are dropped and can no longer be undone. */
+/** The most steps kept (undo steps too); older ones are dropped and can no longer be undone. */
 export const HISTORY_LIMIT = 1000;
 /** The most characters of any outside text an error sentence or a summary repeats. */
 export const QUOTE_CHARS = 80;

@@ -5,7 +5,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 
-import { createDemoApp, TOOL_INPUTS, HISTORY_LAST_DEFAULT, QUOTE_CHARS, quote } from '../../tab/demo/app.js';
+import { createDemoApp, TOOL_INPUTS, HISTORY_LAST_DEFAULT, HISTORY_LIMIT, QUOTE_CHARS, quote } from '../../tab/demo/app.js';
 
 const catalogue = JSON.parse(readFileSync(new URL('../../bundle/data/catalogue.json', import.meta.url), 'utf8'));
 const PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII=';
@@ -370,6 +370,25 @@ test('history records who, cut and on one line, and what each step did', () => {
       ['someone', 'Highlighted 1 item'],
     ],
   );
+});
+
+test('the history keeps its last steps; older ones can no longer be undone', () => {
+  const app = fresh();
+  const before = app.dataset.items.find((i) => i.id === 1).size;
+  app.run('item_set_value', { id: 1, column: 'size', value: before === 9 ? 1 : 9 }, 'Claude');
+  for (let i = 0; i < HISTORY_LIMIT; i += 1) app.run('items_highlight', { ids: [i % 5 + 1] }, 'Claude');
+  assert.equal(app.history.length, HISTORY_LIMIT);
+  assert.equal(app.history[0].step, 2);
+  // Each undo is a step too, so undoing pushes the oldest steps out as it walks back.
+  let undone = 0;
+  while (app.undoable()) {
+    app.run('history_undo', {}, 'Claude');
+    undone += 1;
+  }
+  assert.equal(undone, HISTORY_LIMIT / 2);
+  assert.equal(app.history.length, HISTORY_LIMIT);
+  assert.match(refusal(app, 'history_undo', {}), /nothing to undo/);
+  assert.notEqual(app.dataset.items.find((i) => i.id === 1).size, before, 'step 1 was dropped, so it stays');
 });
 
 test('subscribers hear about changes only, and can stop', () => {

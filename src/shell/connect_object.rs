@@ -1,0 +1,88 @@
+//! The Durable Object of one connect code: stores its session in SQLite and applies the
+//! core's commands to it, one at a time.
+
+use serde::Deserialize;
+use worker::{durable_object, DurableObject, Env, Request, Response, Result, State};
+
+use super::{json_response, now_ms, PlatformRandom};
+use crate::oauth::connect::{apply, Command, ConnectCode as Code, Session};
+use crate::oauth::{AUTH_CODE_TTL_MS, CONNECT_CODE_TTL_MS};
+
+#[derive(Deserialize)]
+struct Envelope {
+    code: String,
+    command: Command,
+}
+
+#[derive(Deserialize)]
+struct Row {
+    body: String,
+}
+
+/// One connect code's session.
+#[durable_object]
+pub struct ConnectCode {
+    state: State,
+}
+
+impl ConnectCode {
+    fn load(&self) -> Option<Session> {
+        let sql = self.state.storage().sql();
+        let rows: Vec<Row> =
+            sql.exec("SELECT body FROM session WHERE id = 1", None).ok()?.to_array().ok()?;
+        rows.first().and_then(|r| serde_json::from_str(&r.body).ok())
+    }
+
+    fn store(&self, session: Option<&Session>) -> Result<()> {
+        let sql = self.state.storage().sql();
+        match session {
+            Some(s) => {
+                let body = serde_json::to_string(s)
+                    .map_err(|e| worker::Error::RustError(e.to_string()))?;
+                sql.exec(
+                    "INSERT OR REPLACE INTO session (id, body) VALUES (1, ?)",
+                    vec![body.into()],
+                )?;
+            }
+            None => {
+                sql.exec("DELETE FROM session", None)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+impl DurableObject for ConnectCode {
+    fn new(state: State, _env: Env) -> Self {
+        // A table creation cannot fail on a healthy object; a failure surfaces at first use.
+        let _ = state.storage().sql().exec(
+            "CREATE TABLE IF NOT EXISTS session (id INTEGER PRIMARY KEY, body TEXT NOT NULL)",
+            None,
+        );
+        Self { state }
+    }
+
+    async fn fetch(&self, mut req: Request) -> Result<Response> {
+        let envelope: Envelope = req.json().await?;
+        let Some(code) = Code::parse(&envelope.code) else {
+            return Response::error("bad code", 400);
+        };
+        let creating = matches!(envelope.command, Command::Create { .. });
+        let (session, answer) =
+            apply(self.load(), envelope.command, now_ms(), &mut PlatformRandom, &code);
+        self.store(session.as_ref())?;
+        if creating && answer["ok"] == true {
+            // Forget the session once neither the code nor an authorization code can be used.
+            self.state
+                .storage()
+                .set_alarm(now_ms() as i64 + (CONNECT_CODE_TTL_MS + AUTH_CODE_TTL_MS) as i64)
+                .await?;
+        }
+        json_response(200, &answer)
+    }
+
+    async fn alarm(&self) -> Result<Response> {
+        self.store(None)?;
+        Response::ok("forgotten")
+    }
+}

@@ -1,0 +1,49 @@
+//! The thin shell: translates between workerd (requests, Durable Objects, WebSockets, time,
+//! randomness) and the pure core. No decision is made here that the core could make.
+
+mod connect_object;
+mod pairing_object;
+mod routes;
+
+use serde::Serialize;
+use worker::{Date, Headers, Method, Request, RequestInit, Response, Result, Stub};
+
+use crate::oauth::Entropy;
+
+/// Random bytes from the platform (crypto.getRandomValues).
+pub(crate) struct PlatformRandom;
+
+impl Entropy for PlatformRandom {
+    fn fill(&mut self, buf: &mut [u8]) {
+        // getrandom on workerd cannot fail short of a broken runtime; a panic then is right.
+        getrandom::getrandom(buf).expect("the platform's random source");
+    }
+}
+
+/// Milliseconds since the epoch, from the platform's clock.
+pub(crate) fn now_ms() -> u64 {
+    Date::now().as_millis()
+}
+
+/// A JSON response with these status and extra headers; never cached.
+pub(crate) fn json_response(status: u16, body: &impl Serialize) -> Result<Response> {
+    let text = serde_json::to_string(body).map_err(|e| worker::Error::RustError(e.to_string()))?;
+    let headers = Headers::new();
+    headers.set("content-type", "application/json")?;
+    headers.set("cache-control", "no-store")?;
+    Ok(Response::from_bytes(text.into_bytes())?.with_status(status).with_headers(headers))
+}
+
+/// Posts a JSON body to a Durable Object and reads its JSON answer.
+pub(crate) async fn ask_object<T: serde::de::DeserializeOwned>(
+    stub: &Stub,
+    path: &str,
+    body: &impl Serialize,
+) -> Result<T> {
+    let text = serde_json::to_string(body).map_err(|e| worker::Error::RustError(e.to_string()))?;
+    let mut init = RequestInit::new();
+    init.with_method(Method::Post).with_body(Some(text.into()));
+    let req = Request::new_with_init(&format!("https://object{path}"), &init)?;
+    let mut res = stub.fetch_with_request(req).await?;
+    res.json().await
+}

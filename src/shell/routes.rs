@@ -1,0 +1,286 @@
+//! The Worker's routes: each reads the request into values, asks the core, and writes the
+//! answer back.
+
+use std::sync::OnceLock;
+
+use serde_json::json;
+use tabrelay_bundle::catalogue::Catalogue;
+use tabrelay_bundle::protocol::{close, Connection};
+use worker::{
+    console_error, event, Context, Env, Headers, Method, Request, Response, Result, WebSocketPair,
+};
+
+use super::{ask_object, json_response, now_ms, PlatformRandom};
+use crate::config::Config;
+use crate::http;
+use crate::mcp::{self, Reply};
+use crate::oauth::authorize::{self, Refusal};
+use crate::oauth::connect::{Command, ConnectCode};
+use crate::oauth::error::OAuthError;
+use crate::oauth::{clients, exchange, metadata, random_token, sha256_hex, token};
+use crate::pages;
+use crate::pairing::{CallAnswer, CallRequest};
+use crate::sentences;
+
+/// The Durable Object binding of the pairings.
+pub(crate) const PAIRING_BINDING: &str = "PAIRING";
+/// The Durable Object binding of the connect codes.
+pub(crate) const CONNECT_BINDING: &str = "CONNECT";
+const COOKIE_PREFIX: &str = "tabrelay_connect_";
+
+fn catalogue() -> &'static Catalogue {
+    static CATALOGUE: OnceLock<Catalogue> = OnceLock::new();
+    CATALOGUE.get_or_init(Catalogue::bundled)
+}
+
+fn var(env: &Env, name: &str) -> Option<String> {
+    env.secret(name).map(|s| s.to_string()).or_else(|_| env.var(name).map(|v| v.to_string())).ok()
+}
+
+pub(crate) fn config(env: &Env) -> std::result::Result<Config, String> {
+    Config::from_vars(
+        var(env, "RELAY_SIGNING_KEY").as_deref(),
+        var(env, "RELAY_SIGNING_KEY_PREVIOUS").as_deref(),
+        var(env, "ALLOWED_ORIGINS").as_deref(),
+        var(env, "APP_URL").as_deref(),
+    )
+}
+
+#[event(fetch)]
+async fn fetch(req: Request, env: Env, _ctx: Context) -> Result<Response> {
+    console_error_panic_hook::set_once();
+    let config = match config(&env) {
+        Ok(c) => c,
+        Err(why) => {
+            console_error!("tabrelay is misconfigured: {why}");
+            return text(
+                500,
+                "This relay is misconfigured: its owner must set its secrets (the log says which).",
+            );
+        }
+    };
+    let url = req.inner().url();
+    let origin = http::origin_of(&url).to_owned();
+    let path = http::path_of(&url).to_owned();
+    match (req.method(), path.as_str()) {
+        (Method::Get, "/health") => json_response(200, &json!({"ok": true, "service": "tabrelay"})),
+        (Method::Get, "/.well-known/oauth-protected-resource") => {
+            json_response(200, &metadata::protected_resource(&origin))
+        }
+        (Method::Get, "/.well-known/oauth-authorization-server") => {
+            json_response(200, &metadata::authorization_server(&origin))
+        }
+        (Method::Post, "/register") => register(req, &config).await,
+        (Method::Get, "/authorize") => authorize_page(&url, &env, &config, &origin).await,
+        (Method::Get, pages::STATUS_PATH) => authorize_status(&req, &url, &env, &origin).await,
+        (Method::Get, pages::WAIT_SCRIPT_PATH) => {
+            let headers = Headers::new();
+            headers.set("content-type", "text/javascript")?;
+            headers.set("cache-control", "no-store")?;
+            Ok(Response::ok(pages::WAIT_SCRIPT)?.with_headers(headers))
+        }
+        (Method::Post, "/token") => token_endpoint(req, &env, &config, &origin).await,
+        (Method::Get, "/tab") => tab(req, &url, &env, &config).await,
+        (Method::Post, "/") => mcp_endpoint(req, &env, &config, &origin).await,
+        (Method::Get | Method::Delete, "/") => {
+            let headers = Headers::new();
+            headers.set("allow", "POST")?;
+            Ok(Response::error("This MCP endpoint takes POST only.", 405)?.with_headers(headers))
+        }
+        _ => text(404, "Not found."),
+    }
+}
+
+fn text(status: u16, body: &str) -> Result<Response> {
+    Response::error(body, status)
+}
+
+fn oauth_error(e: &OAuthError) -> Result<Response> {
+    json_response(e.status, &e.body())
+}
+
+fn html(status: u16, page: String) -> Result<Response> {
+    let headers = Headers::new();
+    headers.set("content-type", "text/html; charset=utf-8")?;
+    headers.set("cache-control", "no-store")?;
+    headers.set("content-security-policy", pages::PAGE_CSP)?;
+    headers.set("x-frame-options", "DENY")?;
+    headers.set("referrer-policy", "no-referrer")?;
+    Ok(Response::from_html(page)?.with_status(status).with_headers(headers))
+}
+
+async fn register(mut req: Request, config: &Config) -> Result<Response> {
+    let body = req.bytes().await.unwrap_or_default();
+    match clients::register(&config.keys, &body, now_ms()) {
+        Ok(r) => json_response(201, &r),
+        Err(e) => oauth_error(&e),
+    }
+}
+
+async fn authorize_page(url: &str, env: &Env, config: &Config, origin: &str) -> Result<Response> {
+    let request = match authorize::validate(&http::query_of(url), &config.keys, origin) {
+        Ok(r) => r,
+        Err(Refusal::Page(sentence)) => return html(400, pages::refused(&sentence)),
+        Err(Refusal::Redirect(to)) => {
+            let headers = Headers::new();
+            headers.set("location", &to)?;
+            headers.set("cache-control", "no-store")?;
+            return Ok(Response::empty()?.with_status(302).with_headers(headers));
+        }
+    };
+    let browser_secret = random_token(&mut PlatformRandom, 32);
+    let browser_hash = sha256_hex(browser_secret.as_bytes());
+    let namespace = env.durable_object(CONNECT_BINDING)?;
+    for _ in 0..4 {
+        let code = ConnectCode::generate(&mut PlatformRandom);
+        let stub = namespace.id_from_name(code.as_str())?.get_stub()?;
+        let command =
+            Command::Create { request: request.clone(), browser_hash: browser_hash.clone() };
+        let answer: serde_json::Value =
+            ask_object(&stub, "/command", &json!({"code": code.as_str(), "command": command}))
+                .await?;
+        if answer["ok"] != true {
+            continue; // The code is taken: draw another.
+        }
+        let asker = pages::Asker {
+            name: &request.client_name,
+            redirect_host: clients::host_of(&request.redirect_uri),
+        };
+        let mut res = html(200, pages::waiting(&code.display(), &config.app_url, &asker))?;
+        let secure = if origin.starts_with("https://") { "; Secure" } else { "" };
+        res.headers_mut().set(
+            "set-cookie",
+            &format!(
+                "{COOKIE_PREFIX}{}={browser_secret}; Path=/authorize; HttpOnly; SameSite=Lax; Max-Age=600{secure}",
+                code.as_str()
+            ),
+        )?;
+        return Ok(res);
+    }
+    html(503, pages::refused("The relay could not make a connect code just now; try again."))
+}
+
+async fn authorize_status(req: &Request, url: &str, env: &Env, origin: &str) -> Result<Response> {
+    let query = http::query_of(url);
+    let code = query.iter().find(|(k, _)| k == "code").and_then(|(_, v)| ConnectCode::parse(v));
+    let Some(code) = code else {
+        return json_response(400, &json!({"state": "expired"}));
+    };
+    let cookies = req.headers().get("cookie")?;
+    let cookie_name = format!("{COOKIE_PREFIX}{}", code.as_str());
+    let browser_hash = http::cookie(cookies.as_deref(), &cookie_name)
+        .map(|s| sha256_hex(s.as_bytes()))
+        .unwrap_or_default();
+    let stub = env.durable_object(CONNECT_BINDING)?.id_from_name(code.as_str())?.get_stub()?;
+    let command = Command::Poll { browser_hash, issuer: origin.to_owned() };
+    let answer: serde_json::Value =
+        ask_object(&stub, "/command", &json!({"code": code.as_str(), "command": command})).await?;
+    json_response(200, &answer)
+}
+
+async fn token_endpoint(
+    mut req: Request,
+    env: &Env,
+    config: &Config,
+    origin: &str,
+) -> Result<Response> {
+    let body = req.bytes().await.unwrap_or_default();
+    let (code, command) = match exchange::read(&body, &config.keys, origin) {
+        Ok(r) => r,
+        Err(e) => return oauth_error(&e),
+    };
+    let stub = env.durable_object(CONNECT_BINDING)?.id_from_name(code.as_str())?.get_stub()?;
+    let answer: serde_json::Value =
+        ask_object(&stub, "/command", &json!({"code": code.as_str(), "command": command})).await?;
+    if answer["ok"] == true {
+        if let Ok(granted) = serde_json::from_value(answer["granted"].clone()) {
+            let grant_id = random_token(&mut PlatformRandom, 16);
+            return json_response(
+                200,
+                &exchange::tokens(&config.keys, origin, granted, grant_id, now_ms()),
+            );
+        }
+    }
+    let body = json!({"error": answer["error"], "error_description": answer["error_description"]});
+    json_response(400, &body)
+}
+
+async fn tab(req: Request, url: &str, env: &Env, config: &Config) -> Result<Response> {
+    if !req.headers().get("upgrade")?.is_some_and(|u| u.eq_ignore_ascii_case("websocket")) {
+        return text(426, "This address takes a WebSocket from the app's tab.");
+    }
+    let origin = req.headers().get("origin")?.unwrap_or_default();
+    if !config.allows_origin(&origin) {
+        return refuse_socket(
+            close::ORIGIN_REFUSED,
+            "This page's origin may not pair with this relay.",
+        );
+    }
+    let query = http::query_of(url);
+    let pairing =
+        query.iter().find(|(k, _)| k == "pairing").map(|(_, v)| v.as_str()).unwrap_or_default();
+    if pairing.len() != 64
+        || !pairing.bytes().all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase())
+    {
+        return refuse_socket(close::PROTOCOL_ERROR, "The tab must name its pairing.");
+    }
+    let stub = env.durable_object(PAIRING_BINDING)?.id_from_name(pairing)?.get_stub()?;
+    stub.fetch_with_request(req).await
+}
+
+/// Accepts a socket only to close it with a code and reason (a browser shows nothing else).
+fn refuse_socket(code: u16, reason: &str) -> Result<Response> {
+    let pair = WebSocketPair::new()?;
+    pair.server.accept()?;
+    pair.server.close(Some(code), Some(reason))?;
+    Response::from_websocket(pair.client)
+}
+
+async fn mcp_endpoint(
+    mut req: Request,
+    env: &Env,
+    config: &Config,
+    origin: &str,
+) -> Result<Response> {
+    let auth = req.headers().get("authorization")?;
+    let access = http::bearer(auth.as_deref())
+        .and_then(|t| token::verify(&config.keys, origin, t, now_ms()).ok());
+    let Some(access) = access else {
+        let mut res = json_response(
+            401,
+            &json!({"error": "invalid_token", "error_description": sentences::TOKEN_INVALID}),
+        )?;
+        res.headers_mut().set("www-authenticate", &metadata::www_authenticate(origin))?;
+        return Ok(res);
+    };
+    let version = req.headers().get("mcp-protocol-version")?;
+    let body = req.bytes().await.unwrap_or_default();
+    match mcp::handle(&body, version.as_deref(), catalogue()) {
+        Reply::Json { status, body } => json_response(status, &body),
+        Reply::Accepted => Ok(Response::empty()?.with_status(202)),
+        Reply::Call { id, tool, args } => {
+            let call = CallRequest {
+                tool,
+                args,
+                agent: access.cli.clone(),
+                connection: Connection {
+                    id: access.gid,
+                    kind: "connector".into(),
+                    client: access.cli,
+                    host: access.hst,
+                },
+            };
+            let answer =
+                match env.durable_object(PAIRING_BINDING)?.id_from_name(&access.sub)?.get_stub() {
+                    Ok(stub) => ask_object::<CallAnswer>(&stub, "/call", &call).await.ok(),
+                    Err(_) => None,
+                };
+            let body = match answer {
+                Some(CallAnswer::Answered { outcome }) => mcp::call_answer(&id, &outcome),
+                Some(CallAnswer::NotCarried { sentence }) => mcp::call_failed(&id, &sentence),
+                None => mcp::call_failed(&id, sentences::PAIRING_UNAVAILABLE),
+            };
+            json_response(200, &body)
+        }
+    }
+}

@@ -1,0 +1,313 @@
+// The Tabrelay demo page: draws the app's data, shows the connection, the history and the
+// agents' calls, approves connect codes the person types, and answers the relay's calls.
+//
+// Query parameters: ?relay=<address> (default http://127.0.0.1:8787) and ?seed=<number>
+// (default: a random one kept in sessionStorage, so a reload shows the same data).
+
+import { RelayClient, connectCodeFromFragment } from '../relay-client.js';
+import { createDemoApp, pictureSize, PERSON, PICTURE_WIDTH_DEFAULT } from './app.js';
+
+const DEFAULT_RELAY = 'http://127.0.0.1:8787';
+const SEED_KEY = 'tabrelay-demo:seed';
+const CALLS_SHOWN = 200;
+const NAME_CHARS = 80;
+
+const $ = (id) => document.getElementById(id);
+const params = new URLSearchParams(location.search);
+
+const app = createDemoApp({ seed: seedOfPage(), picture });
+const relayAddress = relayOfPage();
+const relay = relayAddress ? new RelayClient({ relay: relayAddress, handle, onStatus: showStatus }) : null;
+
+$('dataset-name').textContent = app.dataset.name;
+document.title = `${app.dataset.name} · Tabrelay demo`;
+$('relay').textContent = cut(params.get('relay') || DEFAULT_RELAY);
+render();
+app.subscribe(render);
+let resizing = false;
+window.addEventListener('resize', () => {
+  if (resizing) return;
+  resizing = true;
+  requestAnimationFrame(() => {
+    resizing = false;
+    drawScreen();
+  });
+});
+$('approve-form').addEventListener('submit', approve);
+$('undo').addEventListener('click', undo);
+window.addEventListener('hashchange', offerCodeFromFragment);
+offerCodeFromFragment();
+if (!relay) showStatus('stopped', { reason: 'the relay address is not an http or https address' });
+else if (!window.isSecureContext) showStatus('stopped', { reason: 'this page must be opened over https or from localhost' });
+else relay.start();
+
+function seedOfPage() {
+  const given = params.get('seed');
+  if (given) return given;
+  let kept = null;
+  try {
+    kept = sessionStorage.getItem(SEED_KEY);
+  } catch {
+    // Storage may be off; the data then changes on reload.
+  }
+  if (kept && /^\d+$/.test(kept)) return Number(kept);
+  const fresh = crypto.getRandomValues(new Uint32Array(1))[0] % 1_000_000;
+  try {
+    sessionStorage.setItem(SEED_KEY, String(fresh));
+  } catch {
+    // As above.
+  }
+  return fresh;
+}
+
+function relayOfPage() {
+  const given = params.get('relay') || DEFAULT_RELAY;
+  try {
+    const url = new URL(given);
+    return url.protocol === 'http:' || url.protocol === 'https:' ? url.href : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Answers one call from an agent and logs it. */
+async function handle(call) {
+  const who = typeof call.agent === 'string' && call.agent.trim() ? call.agent : 'an agent';
+  try {
+    const result = await app.run(call.tool, call.args, who);
+    logCall(who, call.tool, 'ok');
+    return result;
+  } catch (err) {
+    logCall(who, call.tool, `error: ${err.message}`);
+    throw err;
+  }
+}
+
+/** view_picture's drawing: the plot as a base64 PNG of the size asked. */
+function picture({ width, height }) {
+  const canvas = document.createElement('canvas');
+  canvas.width = width;
+  canvas.height = height;
+  drawPlot(canvas.getContext('2d'), width, height);
+  return canvas.toDataURL('image/png');
+}
+
+function render() {
+  drawScreen();
+  renderLegend();
+  renderHistory();
+}
+
+function drawScreen() {
+  const canvas = $('plot');
+  const width = Math.round(canvas.getBoundingClientRect().width) || PICTURE_WIDTH_DEFAULT;
+  const { height } = pictureSize(width);
+  const ratio = window.devicePixelRatio || 1;
+  canvas.width = Math.round(width * ratio);
+  canvas.height = Math.round(height * ratio);
+  const ctx = canvas.getContext('2d');
+  ctx.setTransform(ratio, 0, 0, ratio, 0, 0);
+  drawPlot(ctx, width, height);
+  const { items, groups, highlighted } = app.view();
+  canvas.setAttribute(
+    'aria-label',
+    `Scatter plot of y against x: ${items} items in ${groups.length} groups, ${highlighted.count} highlighted.`,
+  );
+}
+
+/** The plot as app.view() lays it out, highlighted items as HIGHLIGHT_MARKING says. */
+function drawPlot(ctx, width, height) {
+  const view = app.view();
+  const k = Math.min(2.5, Math.max(0.7, width / PICTURE_WIDTH_DEFAULT));
+  const m = { left: 44 * k, right: 12 * k, top: 12 * k, bottom: 38 * k };
+  const w = width - m.left - m.right;
+  const h = height - m.top - m.bottom;
+  const px = (v) => m.left + ((v - view.x.min) / (view.x.max - view.x.min)) * w;
+  const py = (v) => m.top + h - ((v - view.y.min) / (view.y.max - view.y.min)) * h;
+  const line = (x1, y1, x2, y2) => {
+    ctx.beginPath();
+    ctx.moveTo(x1, y1);
+    ctx.lineTo(x2, y2);
+    ctx.stroke();
+  };
+
+  ctx.fillStyle = '#fff';
+  ctx.fillRect(0, 0, width, height);
+  ctx.lineWidth = k;
+  ctx.strokeStyle = '#e4e4e7';
+  ctx.fillStyle = '#55555a';
+  ctx.font = `${Math.round(12 * k)}px system-ui, sans-serif`;
+  ctx.textAlign = 'center';
+  ctx.textBaseline = 'top';
+  for (const t of view.x.ticks) {
+    line(px(t), m.top, px(t), m.top + h);
+    ctx.fillText(String(t), px(t), m.top + h + 4 * k);
+  }
+  ctx.fillText('x', m.left + w / 2, m.top + h + 20 * k);
+  ctx.textAlign = 'right';
+  ctx.textBaseline = 'middle';
+  for (const t of view.y.ticks) {
+    line(m.left, py(t), m.left + w, py(t));
+    ctx.fillText(String(t), m.left - 6 * k, py(t));
+  }
+  ctx.textAlign = 'left';
+  ctx.fillText('y', 4 * k, m.top + h / 2);
+
+  const hex = new Map(app.dataset.groups.map((g) => [g.id, g.hex]));
+  const dot = (item, r) => {
+    ctx.fillStyle = hex.get(item.group);
+    ctx.beginPath();
+    ctx.arc(px(item.x), py(item.y), r, 0, 2 * Math.PI);
+    ctx.fill();
+  };
+  const marked = app.dataset.items.filter((i) => app.highlighted.has(i.id));
+  ctx.globalAlpha = marked.length ? 0.25 : 0.85;
+  for (const item of app.dataset.items) if (!app.highlighted.has(item.id)) dot(item, 3.2 * k);
+  ctx.globalAlpha = 1;
+  ctx.strokeStyle = '#000';
+  ctx.lineWidth = 1.6 * k;
+  for (const item of marked) {
+    dot(item, 5.5 * k);
+    ctx.stroke();
+  }
+
+  // The legend, top right, so a picture alone says which colour is which group (unless the
+  // picture is too small for it; view_picture's description names the colours too).
+  const rowH = 16 * k;
+  const labels = view.groups.map((g) => `${cut(g.name, 24)} (${g.count})`);
+  const boxW = Math.max(...labels.map((l) => ctx.measureText(l).width)) + 28 * k;
+  if (boxW > w * 0.6) return;
+  const left = m.left + w - boxW - 4 * k;
+  ctx.globalAlpha = 0.85;
+  ctx.fillStyle = '#fff';
+  ctx.fillRect(left, m.top + 4 * k, boxW, rowH * labels.length + 8 * k);
+  ctx.globalAlpha = 1;
+  view.groups.forEach((g, i) => {
+    const y = m.top + 8 * k + rowH * (i + 0.5);
+    ctx.fillStyle = g.hex;
+    ctx.beginPath();
+    ctx.arc(left + 10 * k, y, 4.5 * k, 0, 2 * Math.PI);
+    ctx.fill();
+    ctx.fillStyle = '#1d1d1f';
+    ctx.fillText(labels[i], left + 20 * k, y);
+  });
+}
+
+function renderLegend() {
+  const list = $('legend');
+  list.replaceChildren(
+    ...app.view().groups.map((g) => {
+      const li = document.createElement('li');
+      const swatch = document.createElement('span');
+      swatch.style.background = g.hex;
+      swatch.setAttribute('aria-hidden', 'true');
+      li.append(swatch, `${g.name} (${g.count}, ${g.colour})`);
+      return li;
+    }),
+  );
+}
+
+function renderHistory() {
+  const list = $('history');
+  list.replaceChildren(
+    ...app.history.map((step) => {
+      const li = document.createElement('li');
+      li.value = step.step;
+      li.textContent = `${step.who}: ${step.summary}${step.undone ? ' (undone)' : ''}`;
+      if (step.undone) li.className = 'undone';
+      return li;
+    }),
+  );
+  list.scrollTop = list.scrollHeight;
+  const next = app.undoable();
+  const button = $('undo');
+  button.disabled = !next;
+  button.title = next ? `Undo step ${next.step}: ${next.summary}` : 'Nothing to undo';
+}
+
+function logCall(who, tool, outcome) {
+  const list = $('calls');
+  const li = document.createElement('li');
+  const time = new Date().toLocaleTimeString([], { hour12: false });
+  li.textContent = `${time} ${cut(who)} · ${cut(String(tool))} · ${outcome}`;
+  if (outcome !== 'ok') li.className = 'error';
+  list.append(li);
+  while (list.children.length > CALLS_SHOWN) list.firstElementChild.remove();
+  list.scrollTop = list.scrollHeight;
+}
+
+function showStatus(state, detail = {}) {
+  const status = $('status');
+  status.dataset.state = state;
+  // Only the connected state may contain the word "connected".
+  switch (state) {
+    case 'connected':
+      status.textContent = 'connected';
+      break;
+    case 'connecting':
+      status.textContent = 'connecting…';
+      break;
+    case 'waiting':
+      status.textContent = `reconnecting in ${Math.max(1, Math.ceil((detail.wait || 0) / 1000))} s`;
+      break;
+    case 'refused':
+      status.textContent = `refused: ${detail.reason || `the relay closed the connection (code ${detail.code})`}`;
+      break;
+    case 'stopped':
+      status.textContent = `stopped: ${detail.reason}`;
+      break;
+    default:
+      status.textContent = 'stopped';
+  }
+}
+
+function offerCodeFromFragment() {
+  const code = connectCodeFromFragment(location.hash);
+  if (!code) return;
+  $('code').value = code;
+  $('approve-result').textContent =
+    'Check that this code matches the one on the waiting page, then press Approve.';
+  $('code').focus();
+}
+
+/** Approves the code the person typed; never runs without their press. */
+async function approve(event) {
+  event.preventDefault();
+  const input = $('code');
+  const result = $('approve-result');
+  const button = $('approve');
+  const code = input.value.trim();
+  if (!code) {
+    result.textContent = 'Type the connect code shown on the waiting page.';
+    return;
+  }
+  if (!relay) {
+    result.textContent = 'This page has no relay to approve the code with; open it with ?relay= and the relay address.';
+    return;
+  }
+  button.disabled = true;
+  result.textContent = 'Approving…';
+  try {
+    const { client } = await relay.approve(code);
+    result.textContent = `Connected to ${cut(client || 'the agent')}.`;
+    input.value = '';
+    if (connectCodeFromFragment(location.hash)) history.replaceState(null, '', location.pathname + location.search);
+  } catch (err) {
+    result.textContent = err.message;
+  } finally {
+    button.disabled = false;
+  }
+}
+
+function undo() {
+  try {
+    app.run('history_undo', {}, PERSON);
+  } catch (err) {
+    $('undo').title = err.message;
+  }
+}
+
+function cut(text, chars = NAME_CHARS) {
+  const all = [...String(text)];
+  return all.length > chars ? `${all.slice(0, chars - 1).join('')}…` : all.join('');
+}

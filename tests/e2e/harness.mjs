@@ -1,0 +1,230 @@
+// The end-to-end harness: the relay under test (started by scripts/test on wrangler dev), a
+// tab made of the real relay-client.js and the demo app in Node, the official MCP SDK client
+// with an OAuth provider that completes the authorization without a person, and a manual
+// OAuth flow for tests that need to hold each step.
+
+import { createHash, randomBytes } from 'node:crypto';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
+import { RelayClient } from '../../tab/relay-client.js';
+import { createDemoApp } from '../../tab/demo/app.js';
+
+export const RELAY = process.env.TABRELAY_URL;
+export const APP_ORIGIN = process.env.TABRELAY_APP_ORIGIN;
+if (!RELAY || !APP_ORIGIN) {
+  throw new Error('Run the end-to-end tests through scripts/test (TABRELAY_URL and TABRELAY_APP_ORIGIN are unset).');
+}
+export const CALLBACK = 'http://127.0.0.1:9/callback';
+
+/** A localStorage stand-in: one per simulated browser. */
+export class MemoryStorage {
+  constructor() {
+    this.map = new Map();
+  }
+  getItem(k) {
+    return this.map.has(k) ? this.map.get(k) : null;
+  }
+  setItem(k, v) {
+    this.map.set(k, String(v));
+  }
+  removeItem(k) {
+    this.map.delete(k);
+  }
+}
+
+/** A tab of the demo app in Node: the real relay client, the real demo app. */
+export async function openTab({ storage = new MemoryStorage(), origin = APP_ORIGIN, seed = 42 } = {}) {
+  const app = createDemoApp({ seed });
+  const calls = [];
+  const statuses = [];
+  const client = new RelayClient({
+    relay: RELAY,
+    storage,
+    headers: { origin },
+    handle: async (call) => {
+      calls.push(call);
+      return app.run(call.tool, call.args, call.agent);
+    },
+    onStatus: (status, detail) => statuses.push({ status, detail }),
+  });
+  client.start();
+  const connected = await waitFor(() => statuses.find((s) => s.status === 'connected' || s.status === 'refused'), 10_000);
+  return { client, app, calls, statuses, storage, connected, close: () => client.stop() };
+}
+
+/** Polls `check` until it returns something truthy or `ms` pass. */
+export async function waitFor(check, ms = 10_000, every = 25) {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = await check();
+    if (v) return v;
+    if (Date.now() > end) throw new Error(`waited ${ms} ms in vain`);
+    await new Promise((r) => setTimeout(r, every));
+  }
+}
+
+/** Registers a client by DCR. */
+export async function register(name = 'E2E client', redirectUris = [CALLBACK]) {
+  const r = await fetch(`${RELAY}/register`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ client_name: name, redirect_uris: redirectUris, token_endpoint_auth_method: 'none' }),
+  });
+  if (r.status !== 201) throw new Error(`registration failed: ${r.status} ${await r.text()}`);
+  return r.json();
+}
+
+export function pkcePair() {
+  const verifier = randomBytes(32).toString('base64url');
+  const challenge = createHash('sha256').update(verifier).digest('base64url');
+  return { verifier, challenge };
+}
+
+/**
+ * Opens the waiting page of an authorization URL as a browser would; returns the code shown,
+ * the cookie that binds the page to this "browser", and the page.
+ */
+export async function openWaitingPage(authorizationUrl) {
+  const r = await fetch(authorizationUrl, { redirect: 'manual' });
+  const html = await r.text();
+  const code = /id="code">([0-9A-Z-]+)</.exec(html)?.[1];
+  const cookie = (r.headers.get('set-cookie') || '').split(';')[0];
+  return { status: r.status, headers: r.headers, html, code, cookie };
+}
+
+/** Asks the waiting page's status until it says where to go (or `ms` pass). */
+export async function waitForRedirect(page, ms = 10_000) {
+  return waitFor(async () => {
+    const r = await fetch(`${RELAY}/authorize/status?code=${encodeURIComponent(page.code)}`, {
+      headers: { cookie: page.cookie },
+    });
+    const s = await r.json();
+    return s.state === 'waiting' ? null : s;
+  }, ms, 100);
+}
+
+/** The whole authorization by hand, approved by `tab`; returns the redirect's parameters. */
+export async function authorizeByHand(tab, { client, pkce = pkcePair(), state = 'st-' + Date.now() } = {}) {
+  client ||= await register();
+  const url = new URL(`${RELAY}/authorize`);
+  url.search = new URLSearchParams({
+    response_type: 'code',
+    client_id: client.client_id,
+    redirect_uri: CALLBACK,
+    code_challenge: pkce.challenge,
+    code_challenge_method: 'S256',
+    state,
+    resource: RELAY,
+  });
+  const page = await openWaitingPage(url);
+  await tab.client.approve(page.code);
+  const s = await waitForRedirect(page);
+  const back = new URL(s.redirect);
+  return { client, pkce, state, page, back, code: back.searchParams.get('code') };
+}
+
+/** Redeems an authorization code at /token. */
+export async function redeem({ client, code, verifier, redirectUri = CALLBACK, resource = RELAY }) {
+  const body = new URLSearchParams({ grant_type: 'authorization_code', client_id: client.client_id, code, redirect_uri: redirectUri, resource });
+  if (verifier !== undefined) body.set('code_verifier', verifier);
+  const r = await fetch(`${RELAY}/token`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body });
+  return { status: r.status, body: await r.json() };
+}
+
+/** An access token for `tab`'s pairing, by the manual flow. */
+export async function accessToken(tab) {
+  const a = await authorizeByHand(tab);
+  const t = await redeem({ client: a.client, code: a.code, verifier: a.pkce.verifier });
+  if (t.status !== 200) throw new Error(`token failed: ${JSON.stringify(t.body)}`);
+  return t.body.access_token;
+}
+
+/** Posts one JSON-RPC message to the MCP endpoint. */
+export async function mcpPost(token, message, headers = {}) {
+  const r = await fetch(`${RELAY}/`, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      ...(token ? { authorization: `Bearer ${token}` } : {}),
+      ...headers,
+    },
+    body: typeof message === 'string' ? message : JSON.stringify(message),
+  });
+  const text = await r.text();
+  let body = null;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    body = text;
+  }
+  return { status: r.status, headers: r.headers, body };
+}
+
+/**
+ * The official SDK's OAuth provider, completing the authorization without a person: it opens
+ * the waiting page by hand, the tab approves the code shown, and the page's redirect gives the
+ * authorization code.
+ */
+export class HeadlessProvider {
+  constructor(tab, approve) {
+    this.tab = tab;
+    this.approve = approve || ((code) => tab.client.approve(code));
+    this.info = undefined;
+    this.saved = undefined;
+    this.verifier = undefined;
+    this.authorizationCode = undefined;
+    this.pages = [];
+  }
+  get redirectUrl() {
+    return CALLBACK;
+  }
+  get clientMetadata() {
+    return { client_name: 'SDK e2e client', redirect_uris: [CALLBACK], grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'], token_endpoint_auth_method: 'none' };
+  }
+  clientInformation() {
+    return this.info;
+  }
+  saveClientInformation(info) {
+    this.info = info;
+  }
+  tokens() {
+    return this.saved;
+  }
+  saveTokens(tokens) {
+    this.saved = tokens;
+  }
+  saveCodeVerifier(v) {
+    this.verifier = v;
+  }
+  codeVerifier() {
+    return this.verifier;
+  }
+  async redirectToAuthorization(url) {
+    const page = await openWaitingPage(url);
+    this.pages.push(page);
+    await this.approve(page.code);
+    const s = await waitForRedirect(page);
+    const back = new URL(s.redirect);
+    this.authorizationCode = back.searchParams.get('code');
+    this.lastRedirect = back;
+  }
+}
+
+/** Connects the official SDK client to the relay through the full OAuth flow. */
+export async function connectSdkClient(tab, name = 'sdk-e2e') {
+  const provider = new HeadlessProvider(tab);
+  const make = () => new StreamableHTTPClientTransport(new URL(`${RELAY}/`), { authProvider: provider });
+  let transport = make();
+  const client = new Client({ name, version: '1.0.0' });
+  try {
+    await client.connect(transport);
+  } catch (e) {
+    if (!(e instanceof UnauthorizedError)) throw e;
+    await transport.finishAuth(provider.authorizationCode);
+    transport = make();
+    await client.connect(transport);
+  }
+  return { client, provider, transport };
+}
