@@ -1,0 +1,34 @@
+# Sourced by scripts/test and scripts/bench: starts the demo app's server and the relay on
+# wrangler dev, each on a free port, with a fresh signing key and fresh storage, and stops
+# them on exit. Exports TABRELAY_URL, TABRELAY_APP_ORIGIN and TABRELAY_WRANGLER_LOG.
+relay_work="$(mktemp -d)"
+relay_port="$(node "$ROOT/scripts/free-port.mjs")"
+app_port="$(node "$ROOT/scripts/free-port.mjs")"
+while [ "$app_port" = "$relay_port" ]; do app_port="$(node "$ROOT/scripts/free-port.mjs")"; done
+export TABRELAY_URL="http://127.0.0.1:$relay_port"
+export TABRELAY_APP_ORIGIN="http://127.0.0.1:$app_port"
+export TABRELAY_WRANGLER_LOG="$relay_work/wrangler.log"
+relay_key="$(node -e "console.log(require('crypto').randomBytes(48).toString('base64url'))")"
+node "$ROOT/scripts/serve-tab.mjs" --port "$app_port" --host 127.0.0.1 > "$relay_work/demo.log" 2>&1 &
+demo_pid=$!
+wrangler dev --ip 127.0.0.1 --port "$relay_port" --persist-to "$relay_work/state" --show-interactive-dev-session=false \
+  --var "RELAY_SIGNING_KEY:$relay_key" --var "ALLOWED_ORIGINS:$TABRELAY_APP_ORIGIN" --var "APP_URL:$TABRELAY_APP_ORIGIN/demo/" \
+  > "$TABRELAY_WRANGLER_LOG" 2>&1 &
+relay_pid=$!
+unset relay_key
+relay_down() {
+  kill "$relay_pid" "$demo_pid" 2>/dev/null || true
+  wait "$relay_pid" "$demo_pid" 2>/dev/null || true
+  rm -rf "$relay_work"
+}
+trap relay_down EXIT
+for _ in $(seq 1 120); do
+  curl -fs "$TABRELAY_URL/health" > /dev/null 2>&1 && break
+  kill -0 "$relay_pid" 2>/dev/null || break
+  sleep 0.5
+done
+if ! curl -fs "$TABRELAY_URL/health" > /dev/null 2>&1; then
+  echo "the relay did not start:" >&2
+  cat "$TABRELAY_WRANGLER_LOG" >&2
+  exit 1
+fi
