@@ -196,19 +196,17 @@ pub fn apply(
             poll(live, &browser_hash, &issuer, now_ms, entropy, code)
         }
         Command::Redeem { secret, client_id, redirect_uri, code_verifier, resource, origin } => {
-            let r = redeem(
-                live,
-                &secret,
-                &client_id,
-                redirect_uri,
-                code_verifier,
-                resource,
-                &origin,
-                now_ms,
-            );
-            match r {
-                Ok((s, granted)) => (Some(s), json!({"ok": true, "granted": granted})),
-                Err((s, e)) => {
+            let r = Redemption {
+                secret: &secret,
+                client_id: &client_id,
+                redirect_uri: redirect_uri.as_deref(),
+                code_verifier: code_verifier.as_deref(),
+                resource: resource.as_deref(),
+                origin: &origin,
+            };
+            match redeem(live, &r, now_ms) {
+                (s, Ok(granted)) => (s, json!({"ok": true, "granted": granted})),
+                (s, Err(e)) => {
                     (s, json!({"ok": false, "error": e.code, "error_description": e.description}))
                 }
             }
@@ -253,65 +251,73 @@ fn poll(
     }
 }
 
-type Redeemed = Result<(Session, Granted), (Option<Session>, OAuthError)>;
+/// What a redemption asks, read from the token request.
+struct Redemption<'a> {
+    secret: &'a str,
+    client_id: &'a str,
+    redirect_uri: Option<&'a str>,
+    code_verifier: Option<&'a str>,
+    resource: Option<&'a str>,
+    origin: &'a str,
+}
 
-#[allow(clippy::too_many_arguments)]
+/// Redeems the authorization code: the session moves to `Redeemed` only when every check passes.
 fn redeem(
     live: Option<Session>,
-    secret: &str,
-    client_id: &str,
-    redirect_uri: Option<String>,
-    code_verifier: Option<String>,
-    resource: Option<String>,
-    origin: &str,
+    r: &Redemption<'_>,
     now_ms: u64,
-) -> Redeemed {
-    let invalid = |s: Option<Session>, d: &str| Err((s, OAuthError::invalid_grant(d)));
+) -> (Option<Session>, Result<Granted, OAuthError>) {
     let Some(session) = live else {
-        return invalid(None, "The authorization code is unknown or expired.");
+        return (
+            None,
+            Err(OAuthError::invalid_grant("The authorization code is unknown or expired.")),
+        );
     };
-    let Stage::Issued { pairing, code_hash, issued_ms } = session.stage.clone() else {
+    match check_redemption(&session, r, now_ms) {
+        Ok(granted) => (Some(Session { stage: Stage::Redeemed, ..session }), Ok(granted)),
+        Err(e) => (Some(session), Err(e)),
+    }
+}
+
+fn check_redemption(
+    session: &Session,
+    r: &Redemption<'_>,
+    now_ms: u64,
+) -> Result<Granted, OAuthError> {
+    let invalid = |d: &str| Err(OAuthError::invalid_grant(d));
+    let Stage::Issued { pairing, code_hash, issued_ms } = &session.stage else {
         // A second redemption, or a code never issued. (Issue 3 revokes what a replay issued.)
-        return invalid(Some(session), "The authorization code was already used.");
+        return invalid("The authorization code was already used.");
     };
-    if sha256_hex(secret.as_bytes()) != code_hash || now_ms >= issued_ms + AUTH_CODE_TTL_MS {
-        return invalid(Some(session), "The authorization code is unknown or expired.");
+    if sha256_hex(r.secret.as_bytes()) != *code_hash || now_ms >= issued_ms + AUTH_CODE_TTL_MS {
+        return invalid("The authorization code is unknown or expired.");
     }
     let req = &session.request;
-    if req.client_id != client_id {
-        return invalid(Some(session), "The authorization code was issued to another client.");
+    if req.client_id != r.client_id {
+        return invalid("The authorization code was issued to another client.");
     }
-    if redirect_uri.as_deref().is_some_and(|r| r != req.redirect_uri) {
-        return invalid(
-            Some(session),
-            "The redirect_uri differs from the authorization request's.",
-        );
+    if r.redirect_uri.is_some_and(|u| u != req.redirect_uri) {
+        return invalid("The redirect_uri differs from the authorization request's.");
     }
-    let Some(verifier) = code_verifier else {
-        return Err((Some(session), OAuthError::invalid_request("The code_verifier is missing.")));
+    let Some(verifier) = r.code_verifier else {
+        return Err(OAuthError::invalid_request("The code_verifier is missing."));
     };
-    if !pkce::verify(&verifier, &req.code_challenge) {
-        return invalid(Some(session), "The code_verifier does not match the code_challenge.");
+    if !pkce::verify(verifier, &req.code_challenge) {
+        return invalid("The code_verifier does not match the code_challenge.");
     }
-    if let Some(r) = &resource {
-        if !is_this_resource(r, origin)
-            || req
-                .resource
-                .as_deref()
-                .is_some_and(|asked| asked.trim_end_matches('/') != r.trim_end_matches('/'))
+    if let Some(resource) = r.resource {
+        let asked = req.resource.as_deref().map(|a| a.trim_end_matches('/'));
+        if !is_this_resource(resource, r.origin)
+            || asked.is_some_and(|a| a != resource.trim_end_matches('/'))
         {
-            return Err((
-                Some(session),
-                OAuthError::invalid_target("The resource is not the one authorized."),
-            ));
+            return Err(OAuthError::invalid_target("The resource is not the one authorized."));
         }
     }
-    let granted = Granted {
-        pairing,
+    Ok(Granted {
+        pairing: pairing.clone(),
         client_name: req.client_name.clone(),
         host: host_of(&req.redirect_uri).to_owned(),
-    };
-    Ok((Session { stage: Stage::Redeemed, ..session }, granted))
+    })
 }
 
 #[cfg(test)]

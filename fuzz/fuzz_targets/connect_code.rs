@@ -1,0 +1,52 @@
+//! `ConnectCode::parse` on anything a person types, and `oauth::token::verify` on any bearer
+//! token. Checks that a code shows as it parses, that only this relay's tokens verify, and
+//! that a token it issues for any claims verifies to the same claims, until it expires.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use tabrelay::oauth::connect::{ConnectCode, CODE_ALPHABET, CODE_LEN};
+use tabrelay::oauth::token::{self, Access, TokenError};
+use tabrelay_fuzz::{keys, NOW, ORIGIN};
+
+fuzz_target!(|data: &[u8]| {
+    let text = String::from_utf8_lossy(data);
+    if let Some(code) = ConnectCode::parse(&text) {
+        let s = code.as_str();
+        assert_eq!(s.len(), CODE_LEN);
+        assert!(s.bytes().all(|b| CODE_ALPHABET.contains(&b)));
+        let shown = code.display();
+        assert_eq!(shown.len(), CODE_LEN + 1);
+        assert_eq!(ConnectCode::parse(&shown).as_ref(), Some(&code), "{shown} re-parses");
+        assert_eq!(ConnectCode::parse(s).as_ref(), Some(&code));
+        // Case does not matter, and only ASCII was typed.
+        assert!(text.is_ascii());
+        assert_eq!(ConnectCode::parse(&text.to_ascii_lowercase()).as_ref(), Some(&code));
+        let typed = text.chars().filter(|c| !matches!(c, ' ' | '-')).count();
+        assert_eq!(typed, CODE_LEN);
+    }
+
+    let keys = keys();
+    if let Ok(access) = token::verify(&keys, ORIGIN, &text, NOW) {
+        assert_eq!((access.iss.as_str(), access.aud.as_str()), (ORIGIN, ORIGIN));
+    }
+
+    // A token issued for claims made of the input verifies to those claims, and only here.
+    let mut parts = text.splitn(4, '\n').map(str::to_owned);
+    let mut next = || parts.next().unwrap_or_default();
+    let access = Access {
+        iss: ORIGIN.into(),
+        aud: ORIGIN.into(),
+        sub: next(),
+        gid: next(),
+        cli: next(),
+        hst: next(),
+    };
+    let issued = token::issue(&keys, access.clone(), NOW);
+    assert_eq!(token::verify(&keys, ORIGIN, &issued, NOW), Ok(access.clone()));
+    assert_eq!(token::verify(&keys, ORIGIN, &issued, NOW + 3_599_000), Ok(access));
+    assert_eq!(token::verify(&keys, ORIGIN, &issued, NOW + 3_601_000), Err(TokenError::Expired));
+    assert_eq!(
+        token::verify(&keys, "https://other.example", &issued, NOW),
+        Err(TokenError::WrongAudience)
+    );
+});

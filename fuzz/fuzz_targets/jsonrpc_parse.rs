@@ -1,0 +1,55 @@
+//! `jsonrpc::parse` on any POST body: never panics, picks the code its input deserves, keeps
+//! what it read, and a message it accepted reads the same when written out again.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use serde_json::{json, Value};
+use tabrelay::jsonrpc::{self, ErrorCode, Message};
+
+fuzz_target!(|data: &[u8]| {
+    let parsed = jsonrpc::parse(data);
+    assert_eq!(parsed, jsonrpc::parse(data), "parsing is deterministic");
+    let is_json = serde_json::from_slice::<Value>(data).is_ok();
+    match parsed {
+        Err(bad) => {
+            let code = bad.error.code;
+            assert_eq!(code == ErrorCode::PARSE_ERROR, !is_json, "-32700 exactly when not JSON");
+            assert!(
+                [ErrorCode::PARSE_ERROR, ErrorCode::INVALID_REQUEST, ErrorCode::INVALID_PARAMS]
+                    .contains(&code),
+                "unexpected code {code:?}"
+            );
+            if code == ErrorCode::PARSE_ERROR {
+                assert!(bad.id.is_none());
+            }
+            assert!(!bad.error.message.is_empty());
+            let answer = jsonrpc::error(bad.id.as_ref(), &bad.error);
+            assert_eq!(answer["jsonrpc"], "2.0");
+            assert_eq!(answer["error"]["code"], code.0);
+            assert_eq!(answer["id"], serde_json::to_value(&bad.id).unwrap());
+        }
+        Ok(message) => {
+            assert!(is_json);
+            match message {
+                Message::Request(r) => {
+                    let again = json!({"jsonrpc": "2.0", "id": r.id, "method": r.method, "params": r.params});
+                    let text = serde_json::to_vec(&again).unwrap();
+                    let Ok(Message::Request(back)) = jsonrpc::parse(&text) else {
+                        panic!("a request written out does not read back: {again}");
+                    };
+                    assert_eq!((&back.id, &back.method), (&r.id, &r.method));
+                    if !tabrelay_fuzz::has_float(&Value::Object(r.params.clone())) {
+                        assert_eq!(back.params, r.params);
+                    }
+                    assert_eq!(jsonrpc::result(&r.id, json!({}))["id"], again["id"]);
+                }
+                Message::Notification { method } => {
+                    let text = serde_json::to_vec(&json!({"jsonrpc": "2.0", "method": method}))
+                        .unwrap();
+                    assert_eq!(jsonrpc::parse(&text), Ok(Message::Notification { method }));
+                }
+                Message::Response => {}
+            }
+        }
+    }
+});

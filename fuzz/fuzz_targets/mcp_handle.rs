@@ -1,0 +1,83 @@
+//! `mcp::handle` on any POST body, with or without an `MCP-Protocol-Version` header: the
+//! input's first line (when it has one, and it is UTF-8) is the header, the rest the body.
+//! Checks that each reply agrees with `jsonrpc::parse` and has the shape a client reads.
+#![no_main]
+
+use std::sync::OnceLock;
+
+use libfuzzer_sys::fuzz_target;
+use serde_json::Value;
+use tabrelay::jsonrpc::{self, ErrorCode, Message};
+use tabrelay::mcp::{self, Reply, MAX_BODY_BYTES, SUPPORTED_VERSIONS};
+use tabrelay_bundle::catalogue::Catalogue;
+
+fuzz_target!(|data: &[u8]| {
+    let (header, body) = match data.iter().position(|&b| b == b'\n') {
+        Some(i) => (core::str::from_utf8(&data[..i]).ok(), &data[i + 1..]),
+        None => (None, data),
+    };
+    // Read once: parsing the bundled catalogue on every input would dominate the run.
+    static CATALOGUE: OnceLock<Catalogue> = OnceLock::new();
+    let catalogue = CATALOGUE.get_or_init(Catalogue::bundled);
+    let reply = mcp::handle(body, header, catalogue);
+    let parsed = (body.len() <= MAX_BODY_BYTES).then(|| jsonrpc::parse(body));
+    match reply {
+        Reply::Accepted => assert!(matches!(
+            parsed,
+            Some(Ok(Message::Notification { .. } | Message::Response))
+        )),
+        Reply::Call { id, tool, args } => {
+            let Some(Ok(Message::Request(r))) = parsed else { panic!("a call from no request") };
+            assert_eq!((r.id, r.method.as_str()), (id, "tools/call"));
+            assert!(catalogue.tool(&tool).is_some(), "a call to a tool not in the catalogue");
+            assert!(args.is_object());
+            if let Some(v) = header {
+                assert!(SUPPORTED_VERSIONS.contains(&v), "a call under an unsupported revision");
+            }
+        }
+        Reply::Json { status, body: answer } => {
+            assert!([200, 400, 413].contains(&status), "status {status}");
+            assert_eq!(answer["jsonrpc"], "2.0");
+            let (result, error) = (answer.get("result"), answer.get("error"));
+            assert!(result.is_some() != error.is_some(), "exactly one of result and error");
+            match &parsed {
+                None => assert_eq!(status, 413),
+                Some(Err(bad)) => {
+                    assert_eq!(status, 400);
+                    assert_eq!(answer["error"]["code"], bad.error.code.0);
+                }
+                Some(Ok(Message::Request(r))) => {
+                    assert_eq!(answer["id"], serde_json::to_value(&r.id).unwrap());
+                    if status == 400 {
+                        assert_ne!(r.method, "initialize");
+                        assert_eq!(answer["error"]["code"], ErrorCode::INVALID_REQUEST.0);
+                        assert!(header.is_some_and(|v| !SUPPORTED_VERSIONS.contains(&v)));
+                    } else {
+                        assert_eq!(status, 200);
+                    }
+                    if let Some(result) = result {
+                        check_result(&r.method, result, catalogue);
+                    } else {
+                        let code = answer["error"]["code"].as_i64().unwrap();
+                        assert!([-32600, -32601, -32602].contains(&code), "code {code}");
+                        assert!(answer["error"]["message"].as_str().is_some_and(|m| !m.is_empty()));
+                    }
+                }
+                Some(Ok(_)) => panic!("a notification or response was answered"),
+            }
+        }
+    }
+});
+
+fn check_result(method: &str, result: &Value, catalogue: &Catalogue) {
+    match method {
+        "initialize" => {
+            let v = result["protocolVersion"].as_str().unwrap();
+            assert!(SUPPORTED_VERSIONS.contains(&v));
+            assert_eq!(result["serverInfo"]["name"], mcp::SERVER_NAME);
+        }
+        "tools/list" => assert_eq!(result["tools"], catalogue.mcp_tools()),
+        "ping" => assert_eq!(result, &serde_json::json!({})),
+        other => panic!("a result for method {other:?}"),
+    }
+}

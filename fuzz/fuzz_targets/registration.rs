@@ -1,0 +1,62 @@
+//! Dynamic client registration on any body, `clients::resolve` on any client id and
+//! `clients::check_redirect_uri` on any URI. Checks that a registration's signed id names
+//! exactly the client it answered with, and that an accepted redirect URI meets every rule.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use tabrelay::oauth::clients::{self, Client};
+use tabrelay_fuzz::{keys, NOW};
+
+fuzz_target!(|data: &[u8]| {
+    let keys = keys();
+    match clients::register(&keys, data, NOW) {
+        Ok(answer) => {
+            let id = answer["client_id"].as_str().expect("a client id");
+            let client = clients::resolve(&keys, id).expect("a registered client resolves");
+            assert_eq!(clients::client_id(&keys, &client), id, "the id is deterministic");
+            assert_eq!(answer["client_name"], client.name.as_str());
+            assert_eq!(answer["redirect_uris"], serde_json::json!(client.redirect_uris));
+            assert_eq!(answer["client_id_issued_at"], NOW / 1000);
+            assert_eq!(client.issued_at, NOW / 1000);
+            assert!(!client.name.is_empty() && client.name == client.name.trim());
+            assert!(client.name.chars().count() <= clients::MAX_CLIENT_NAME_CHARS);
+            assert!(!client.name.chars().any(char::is_control));
+            let n = client.redirect_uris.len();
+            assert!((1..=clients::MAX_REDIRECT_URIS).contains(&n));
+            for uri in &client.redirect_uris {
+                assert_eq!(clients::check_redirect_uri(uri), Ok(()));
+            }
+            let text = serde_json::to_string(&client).unwrap();
+            assert_eq!(serde_json::from_str::<Client>(&text).ok().as_ref(), Some(&client));
+        }
+        Err(e) => {
+            assert!(["invalid_client_metadata", "invalid_redirect_uri"].contains(&e.code));
+            assert_eq!(e.status, 400);
+        }
+    }
+
+    let text = String::from_utf8_lossy(data);
+    if let Ok(client) = clients::resolve(&keys, &text) {
+        // Only this relay signs ids, so a resolved one came from a registration's answer.
+        for uri in &client.redirect_uris {
+            assert_eq!(clients::check_redirect_uri(uri), Ok(()));
+        }
+    }
+
+    if clients::check_redirect_uri(&text).is_ok() {
+        let uri: &str = &text;
+        assert!(uri.len() <= clients::MAX_REDIRECT_URI_BYTES);
+        assert!(!uri.bytes().any(|b| b <= b' ' || b == 0x7f || b == b'\\'));
+        assert!(!uri.contains('#'));
+        let host = clients::host_of(uri);
+        assert!(!host.is_empty());
+        if let Some(rest) = uri.strip_prefix("http://") {
+            let loopback = host == "localhost" || host == "::1" || host.starts_with("127.");
+            assert!(loopback, "plain http to {host:?} was accepted");
+            assert!(!rest.split(['/', '?']).next().unwrap_or_default().contains('@'));
+        } else {
+            let rest = uri.strip_prefix("https://").expect("only http and https are accepted");
+            assert!(!rest.split(['/', '?']).next().unwrap_or_default().contains('@'));
+        }
+    }
+});

@@ -1,0 +1,76 @@
+//! `content::tool_result` on any outcome a tab can send (the input, when it reads as one).
+//! Checks what `bundle/src/content.rs` guarantees: a `Done` text opens with the data tag and
+//! closes it exactly once (nothing in the data can close it), stays within the text limit,
+//! and carries the picture only when it is within bounds; a `Failed` one is the sentence.
+//! An input starting with a tab also runs the outcome with its data repeated past the text
+//! limit, so the cut is fuzzed too without libFuzzer writing 150 000-character inputs.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use serde_json::Value;
+use tabrelay::jsonrpc::Id;
+use tabrelay::mcp;
+use tabrelay_bundle::content::{
+    self, DATA_CLOSE, DATA_OPEN, RESULT_IMAGE_MAX_BYTES, RESULT_IMAGE_MAX_SIDE, RESULT_TEXT_CHARS,
+};
+use tabrelay_bundle::protocol::Outcome;
+
+fuzz_target!(|data: &[u8]| {
+    let Ok(outcome) = serde_json::from_slice::<Outcome>(data) else { return };
+    check(&outcome);
+    if data.first() == Some(&b'\t') {
+        if let Outcome::Done { data, image } = &outcome {
+            let one = serde_json::to_string(data).unwrap().chars().count() + 1;
+            let copies = RESULT_TEXT_CHARS / one + 2;
+            let long = Value::Array(vec![data.clone(); copies]);
+            check(&Outcome::Done { data: long, image: image.clone() });
+        }
+    }
+    let answer = mcp::call_answer(&Id::Number(1), &outcome);
+    assert_eq!(answer["result"], content::tool_result(&outcome));
+});
+
+fn check(outcome: &Outcome) {
+    let result = content::tool_result(outcome);
+    let content = result["content"].as_array().expect("a content array");
+    assert_eq!(content[0]["type"], "text");
+    let text = content[0]["text"].as_str().expect("a text");
+    match outcome {
+        Outcome::Failed { error } => {
+            assert_eq!(result["isError"], true);
+            assert_eq!(content.len(), 1);
+            assert_eq!(text, error);
+        }
+        Outcome::Done { data, image } => {
+            assert_eq!(result["isError"], false);
+            assert!(text.starts_with(DATA_OPEN), "{text:.80}");
+            assert_eq!(text.matches(DATA_CLOSE).count(), 1, "{text:.80}");
+            // Every `<` inside the data is escaped, and the relay's notes have none.
+            assert_eq!(text.matches('<').count(), 2);
+            let end = text.find(DATA_CLOSE).unwrap() + DATA_CLOSE.len();
+            let (tagged, notes) = text.split_at(end);
+            assert!(tagged.chars().count() <= RESULT_TEXT_CHARS);
+            let inner = &tagged[DATA_OPEN.len()..tagged.len() - DATA_CLOSE.len()];
+            if notes.contains("was cut") {
+                assert_eq!(tagged.chars().count(), RESULT_TEXT_CHARS);
+            } else if !tabrelay_fuzz::has_float(data) {
+                let back: Value = serde_json::from_str(inner).expect("the data reads back");
+                assert_eq!(&back, data);
+            }
+            let fits = image.as_ref().is_some_and(|i| {
+                i.width <= RESULT_IMAGE_MAX_SIDE
+                    && i.height <= RESULT_IMAGE_MAX_SIDE
+                    && i.data.len() <= RESULT_IMAGE_MAX_BYTES
+            });
+            assert_eq!(content.len(), if fits { 2 } else { 1 });
+            if let (true, Some(img)) = (fits, image) {
+                assert_eq!(content[1]["type"], "image");
+                assert_eq!(content[1]["data"], img.data.as_str());
+                assert_eq!(content[1]["mimeType"], img.mime_type.as_str());
+            }
+            if image.is_some() && !fits {
+                assert!(notes.contains("The picture"), "a left-out picture without a note");
+            }
+        }
+    }
+}

@@ -1,0 +1,86 @@
+//! `TabMessage::parse` and `Tab::on_message` on any text a tab's socket delivers, for a tab
+//! that has not proved its pairing yet and for one that has. Checks that only the right
+//! hello proves a tab, that a proven tab is never closed or welcomed again, and that a
+//! message the relay accepts reads the same when written out again.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use tabrelay::oauth::connect::{refusal, ConnectCode};
+use tabrelay::oauth::sha256_hex;
+use tabrelay::pairing::{Tab, TabAction};
+use tabrelay_bundle::protocol::{close, Outcome, TabMessage, PROTOCOL_VERSION};
+
+/// The tab secret of the seeds' hello.
+const SECRET: &str = "k5Hn0Nd3e1oDqJ7b6v1wQm0Kc9eYtq2ZpW8xR4sLfA0";
+const OPENED: u64 = 1_000;
+const NOW: u64 = 2_000;
+
+fuzz_target!(|data: &[u8]| {
+    let text = String::from_utf8_lossy(data);
+    let parsed = TabMessage::parse(&text);
+    if let Ok(m) = &parsed {
+        if !has_float(m) {
+            let written = serde_json::to_string(m).unwrap();
+            let back = TabMessage::parse(&written);
+            assert_eq!(back.as_ref().ok(), Some(m), "{written} reads back differently");
+        }
+    }
+
+    let opened = Tab::opened(sha256_hex(SECRET.as_bytes()), 3, OPENED);
+    match opened.on_message(&text, NOW) {
+        TabAction::Welcome(t) => {
+            let Ok(TabMessage::Hello { protocol, secret }) = &parsed else {
+                panic!("welcomed without a hello")
+            };
+            assert_eq!(*protocol, PROTOCOL_VERSION);
+            assert_eq!(sha256_hex(secret.as_bytes()), opened.pairing, "welcomed a wrong secret");
+            assert_eq!(t, Tab { proven: true, focus_ms: NOW, ..opened.clone() });
+        }
+        TabAction::Close(code, reason) => {
+            assert!([close::PROTOCOL_ERROR, close::PROOF_FAILED].contains(&code));
+            assert!(!reason.is_empty());
+            if parsed.is_err() {
+                assert_eq!(code, close::PROTOCOL_ERROR);
+            }
+        }
+        other => panic!("an unproven tab got {other:?}"),
+    }
+
+    let proven = Tab { proven: true, ..opened };
+    match proven.on_message(&text, NOW) {
+        TabAction::Ignore => assert!(matches!(
+            parsed,
+            Err(_) | Ok(TabMessage::Hello { .. } | TabMessage::Focus { focused: false })
+        )),
+        TabAction::Approve(c) => {
+            let Ok(TabMessage::Approve { code }) = &parsed else { panic!("approved no code") };
+            assert_eq!(ConnectCode::parse(code).as_ref(), Some(&c));
+        }
+        TabAction::RefuseCode(shown, sentence) => {
+            let Ok(TabMessage::Approve { code }) = &parsed else { panic!("refused no code") };
+            assert!(ConnectCode::parse(code).is_none());
+            assert_eq!(sentence, refusal::MALFORMED);
+            assert!(shown.chars().count() <= 40 && code.starts_with(&shown));
+        }
+        TabAction::Update(t) => {
+            assert!(matches!(parsed, Ok(TabMessage::Focus { focused: true })));
+            assert_eq!(t, Tab { focus_ms: NOW, ..proven.clone() });
+        }
+        TabAction::Answer(id, outcome) => {
+            let Ok(TabMessage::Result { id: i, outcome: o }) = &parsed else {
+                panic!("an answer from no result")
+            };
+            assert_eq!((id, &outcome), (*i, o));
+        }
+        other => panic!("a proven tab got {other:?}"),
+    }
+});
+
+fn has_float(m: &TabMessage) -> bool {
+    match m {
+        TabMessage::Result { outcome: Outcome::Done { data, .. }, .. } => {
+            tabrelay_fuzz::has_float(data)
+        }
+        _ => false,
+    }
+}

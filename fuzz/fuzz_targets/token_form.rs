@@ -1,0 +1,57 @@
+//! `oauth::exchange::read` on any token request body. Checks that only a well-formed
+//! authorization_code request from a client this relay signed is read, that what it asks
+//! the code's Durable Object is what the form said, and that the command survives the JSON
+//! trip to the Durable Object.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use tabrelay::oauth::connect::{Command, ConnectCode, CODE_ALPHABET, CODE_LEN};
+use tabrelay::oauth::{clients, exchange};
+use tabrelay_fuzz::{has_duplicate_key, keys, ORIGIN};
+
+fuzz_target!(|data: &[u8]| {
+    let keys = keys();
+    let pairs: Vec<(String, String)> = form_urlencoded::parse(data).into_owned().collect();
+    let param = |name: &str| pairs.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone());
+    match exchange::read(data, &keys, ORIGIN) {
+        Ok((code, command)) => {
+            assert!(data.len() <= exchange::MAX_FORM_BYTES);
+            assert!(!has_duplicate_key(&pairs), "a parameter sent twice was read");
+            assert_eq!(param("grant_type").as_deref(), Some("authorization_code"));
+            assert_eq!(code.as_str().len(), CODE_LEN);
+            assert!(code.as_str().bytes().all(|b| CODE_ALPHABET.contains(&b)));
+            assert_eq!(ConnectCode::parse(code.as_str()).as_ref(), Some(&code));
+            let text = serde_json::to_string(&command).unwrap();
+            assert_eq!(serde_json::from_str::<Command>(&text).ok().as_ref(), Some(&command));
+            let Command::Redeem {
+                secret,
+                client_id,
+                redirect_uri,
+                code_verifier,
+                resource,
+                origin,
+            } = command
+            else {
+                panic!("a token request read as {command:?}")
+            };
+            assert_eq!(origin, ORIGIN);
+            assert!(clients::resolve(&keys, &client_id).is_ok(), "an unsigned client was read");
+            assert_eq!(param("client_id"), Some(client_id));
+            assert_eq!(param("code"), Some(format!("{}.{secret}", code.as_str())));
+            assert_eq!(param("redirect_uri"), redirect_uri);
+            assert_eq!(param("code_verifier"), code_verifier);
+            assert_eq!(param("resource"), resource);
+        }
+        Err(e) => {
+            assert!(
+                ["invalid_request", "unsupported_grant_type", "invalid_client", "invalid_grant"]
+                    .contains(&e.code),
+                "code {}",
+                e.code
+            );
+            assert_eq!(e.status, if e.code == "invalid_client" { 401 } else { 400 });
+            assert!(!e.description.is_empty());
+            assert_eq!(e.body()["error"], e.code);
+        }
+    }
+});
