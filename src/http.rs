@@ -1,5 +1,23 @@
 //! Small pure helpers over HTTP values: a URL's origin, path and query, cookies, the bearer.
 
+/// CORS headers for the MCP endpoint and the OAuth endpoints a browser-based client calls.
+/// They authenticate by bearer header, never by cookie, so any origin may read them.
+pub const CORS_HEADERS: [(&str, &str); 4] = [
+    ("access-control-allow-origin", "*"),
+    ("access-control-allow-methods", "GET, POST, DELETE, OPTIONS"),
+    (
+        "access-control-allow-headers",
+        "authorization, content-type, accept, mcp-protocol-version, mcp-session-id, mcp-method, mcp-name, last-event-id",
+    ),
+    ("access-control-expose-headers", "www-authenticate, mcp-session-id, mcp-protocol-version"),
+];
+
+/// Whether a path's answers carry [`CORS_HEADERS`]: the API routes, not the pages or the tab.
+#[must_use]
+pub fn is_cors_path(path: &str) -> bool {
+    matches!(path, "/" | "/register" | "/token" | "/health") || path.starts_with("/.well-known/")
+}
+
 /// The origin (`scheme://host[:port]`) of an absolute URL.
 #[must_use]
 pub fn origin_of(url: &str) -> &str {

@@ -60,9 +60,26 @@ async fn fetch(req: Request, env: Env, _ctx: Context) -> Result<Response> {
         }
     };
     let url = req.inner().url();
-    let origin = http::origin_of(&url).to_owned();
     let path = http::path_of(&url).to_owned();
-    match (req.method(), path.as_str()) {
+    let mut res = route(req, &url, &path, &env, &config).await?;
+    if http::is_cors_path(&path) {
+        for (k, v) in http::CORS_HEADERS {
+            res.headers_mut().set(k, v)?;
+        }
+    }
+    Ok(res)
+}
+
+async fn route(
+    req: Request,
+    url: &str,
+    path: &str,
+    env: &Env,
+    config: &Config,
+) -> Result<Response> {
+    let origin = http::origin_of(url).to_owned();
+    match (req.method(), path) {
+        (Method::Options, p) if http::is_cors_path(p) => Ok(Response::empty()?.with_status(204)),
         (Method::Get, "/health") => json_response(200, &json!({"ok": true, "service": "tabrelay"})),
         (Method::Get, "/.well-known/oauth-protected-resource") => {
             json_response(200, &metadata::protected_resource(&origin))
@@ -70,18 +87,18 @@ async fn fetch(req: Request, env: Env, _ctx: Context) -> Result<Response> {
         (Method::Get, "/.well-known/oauth-authorization-server") => {
             json_response(200, &metadata::authorization_server(&origin))
         }
-        (Method::Post, "/register") => register(req, &config).await,
-        (Method::Get, "/authorize") => authorize_page(&url, &env, &config, &origin).await,
-        (Method::Get, pages::STATUS_PATH) => authorize_status(&req, &url, &env, &origin).await,
+        (Method::Post, "/register") => register(req, config).await,
+        (Method::Get, "/authorize") => authorize_page(url, env, config, &origin).await,
+        (Method::Get, pages::STATUS_PATH) => authorize_status(&req, url, env, &origin).await,
         (Method::Get, pages::WAIT_SCRIPT_PATH) => {
             let headers = Headers::new();
             headers.set("content-type", "text/javascript")?;
             headers.set("cache-control", "no-store")?;
             Ok(Response::ok(pages::WAIT_SCRIPT)?.with_headers(headers))
         }
-        (Method::Post, "/token") => token_endpoint(req, &env, &config, &origin).await,
-        (Method::Get, "/tab") => tab(req, &url, &env, &config).await,
-        (Method::Post, "/") => mcp_endpoint(req, &env, &config, &origin).await,
+        (Method::Post, "/token") => token_endpoint(req, env, config, &origin).await,
+        (Method::Get, "/tab") => tab(req, url, env, config).await,
+        (Method::Post, "/") => mcp_endpoint(req, env, config, &origin).await,
         (Method::Get | Method::Delete, "/") => {
             let headers = Headers::new();
             headers.set("allow", "POST")?;
