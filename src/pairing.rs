@@ -1,16 +1,25 @@
-//! The pairing's call routing: which tab gets a call, how a tab proves itself, how calls are
-//! grouped into turns, and the messages between the Worker and the pairing's Durable Object.
+//! The pairing's call routing: which tab gets a call, how a tab proves itself, which calls are
+//! waiting and on what, how calls are grouped into turns, and the messages between the Worker
+//! and the pairing's Durable Object.
+
+use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use tabrelay_bundle::protocol::{close, Connection, Outcome, TabMessage, PROTOCOL_VERSION};
+use tabrelay_bundle::content::quoted;
+use tabrelay_bundle::protocol::{
+    close, Connection, Outcome, TabMessage, MAX_PENDING_CALLS, MAX_TABS_PER_PAIRING,
+    PROTOCOL_VERSION,
+};
+use tabrelay_bundle::BUNDLE_DIGEST;
 
 use crate::oauth::connect::{refusal, ConnectCode};
 use crate::oauth::sha256_hex;
+use crate::sentences;
 
 /// How long a call waits for the tab, in milliseconds (under Claude's 240 s).
 pub const TAB_CALL_WAIT_MS: u64 = 225_000;
-/// A connection's calls share a turn until someone else calls or this long passes.
+/// A connection's calls share a turn until someone else steps or this long passes.
 pub const AGENT_TURN_IDLE_MS: u64 = 120_000;
 
 /// What the Worker asks the pairing to do with a tool call.
@@ -24,6 +33,8 @@ pub struct CallRequest {
     pub agent: String,
     /// The connection it came through.
     pub connection: Connection,
+    /// How long the caller waits, in milliseconds (at most [`TAB_CALL_WAIT_MS`]).
+    pub wait_ms: u64,
 }
 
 /// What the pairing answers.
@@ -40,6 +51,14 @@ pub enum CallAnswer {
         /// For the agent.
         sentence: String,
     },
+}
+
+impl CallAnswer {
+    /// A call the relay could not carry, with its sentence.
+    #[must_use]
+    pub fn not_carried(sentence: impl Into<String>) -> Self {
+        Self::NotCarried { sentence: sentence.into() }
+    }
 }
 
 /// What the pairing keeps about one tab, in its socket's attachment (survives hibernation).
@@ -71,17 +90,33 @@ pub enum TabAction {
     RefuseCode(String, &'static str),
     /// Store the tab's new state (focus changed).
     Update(Tab),
+    /// The person is being asked about this call.
+    Asking(u64, String),
+    /// The person answered about this call.
+    Answered(u64),
+    /// The person took a step: the agents' turn ends.
+    PersonStep,
     /// Deliver the answer to the waiting call.
     Answer(u64, Outcome),
     /// Nothing to do.
     Ignore,
 }
 
+/// Why a tab is refused before its hello: the close code and reason.
+pub type Refusal = (u16, &'static str);
+
 impl Tab {
-    /// A tab whose socket just opened for `pairing`.
-    #[must_use]
-    pub fn opened(pairing: String, number: u64, now_ms: u64) -> Self {
-        Self { pairing, number, proven: false, opened_ms: now_ms, focus_ms: now_ms }
+    /// A tab whose socket just opened for `pairing`, or the refusal when the pairing is full.
+    pub fn admit(
+        pairing: String,
+        number: u64,
+        now_ms: u64,
+        tabs_open: usize,
+    ) -> Result<Self, Refusal> {
+        if tabs_open >= MAX_TABS_PER_PAIRING {
+            return Err((close::TOO_MANY_TABS, "Too many tabs of the app are open in this browser; close some, then reload this one."));
+        }
+        Ok(Self { pairing, number, proven: false, opened_ms: now_ms, focus_ms: now_ms })
     }
 
     /// Decides what a message from this tab means.
@@ -97,14 +132,11 @@ impl Tab {
             };
         };
         match (self.proven, message) {
-            (false, TabMessage::Hello { protocol, secret }) => {
-                if protocol != PROTOCOL_VERSION {
-                    TabAction::Close(
-                        close::PROTOCOL_ERROR,
-                        "This page speaks another version of the relay protocol; reload it.",
-                    )
-                } else if sha256_hex(secret.as_bytes()) != self.pairing {
+            (false, TabMessage::Hello { protocol, secret, bundle }) => {
+                if sha256_hex(secret.as_bytes()) != self.pairing {
                     TabAction::Close(close::PROOF_FAILED, "The tab did not prove its pairing.")
+                } else if protocol != PROTOCOL_VERSION || bundle != BUNDLE_DIGEST {
+                    TabAction::Close(close::OUTDATED, sentences::TAB_OUTDATED)
                 } else {
                     TabAction::Welcome(Self { proven: true, focus_ms: now_ms, ..self.clone() })
                 }
@@ -117,13 +149,14 @@ impl Tab {
                 Some(c) => TabAction::Approve(c),
                 None => TabAction::RefuseCode(code.chars().take(40).collect(), refusal::MALFORMED),
             },
-            (true, TabMessage::Focus { focused }) => {
-                if focused {
-                    TabAction::Update(Self { focus_ms: now_ms, ..self.clone() })
-                } else {
-                    TabAction::Ignore
-                }
+            (true, TabMessage::Focus { focused: true }) => {
+                TabAction::Update(Self { focus_ms: now_ms, ..self.clone() })
             }
+            // Losing focus hands nothing on: the tab stays the one focused last.
+            (true, TabMessage::Focus { focused: false }) => TabAction::Ignore,
+            (true, TabMessage::Asking { id, sentence }) => TabAction::Asking(id, sentence),
+            (true, TabMessage::Answered { id }) => TabAction::Answered(id),
+            (true, TabMessage::Step) => TabAction::PersonStep,
             (true, TabMessage::Result { id, outcome }) => TabAction::Answer(id, outcome),
         }
     }
@@ -135,9 +168,92 @@ pub fn route<'a>(tabs: impl IntoIterator<Item = &'a Tab>) -> Option<&'a Tab> {
     tabs.into_iter().filter(|t| t.proven).max_by_key(|t| (t.focus_ms, t.number))
 }
 
-/// The turns of a pairing: a connection's calls share one until another connection calls or
-/// [`AGENT_TURN_IDLE_MS`] passes.
+/// One call waiting for its tab.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Pending {
+    tab: u64,
+    asking: Option<String>,
+}
+
+/// The calls a pairing is waiting on: which tab each went to and whether the person is being
+/// asked about it. Only the tab a call went to can answer it.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Calls {
+    pending: BTreeMap<u64, Pending>,
+    next: u64,
+}
+
+impl Calls {
+    /// Starts a call to `tab`: its id, or the sentence when the pairing has too many waiting.
+    /// Ids grow with time (`now_ms`), so they stay unique across a restart of the object.
+    pub fn start(&mut self, tab: u64, now_ms: u64) -> Result<u64, String> {
+        if self.pending.len() >= MAX_PENDING_CALLS {
+            return Err(sentences::too_many_calls(MAX_PENDING_CALLS));
+        }
+        let id = self.next.max(now_ms.saturating_mul(1024));
+        self.next = id + 1;
+        self.pending.insert(id, Pending { tab, asking: None });
+        Ok(id)
+    }
+
+    /// The person is being asked about call `id` (told by `tab`).
+    pub fn asking(&mut self, id: u64, tab: u64, sentence: String) {
+        if let Some(p) = self.pending.get_mut(&id).filter(|p| p.tab == tab) {
+            p.asking = Some(sentence);
+        }
+    }
+
+    /// The person answered about call `id`.
+    pub fn answered(&mut self, id: u64, tab: u64) {
+        if let Some(p) = self.pending.get_mut(&id).filter(|p| p.tab == tab) {
+            p.asking = None;
+        }
+    }
+
+    /// `tab` answered call `id`: whether that answer is the call's (and the call is done).
+    pub fn finish(&mut self, id: u64, tab: u64) -> bool {
+        let mine = self.pending.get(&id).is_some_and(|p| p.tab == tab);
+        if mine {
+            self.pending.remove(&id);
+        }
+        mine
+    }
+
+    /// `tab` went away: the calls that waited on it, now failed.
+    pub fn tab_gone(&mut self, tab: u64) -> Vec<u64> {
+        let gone: Vec<u64> =
+            self.pending.iter().filter(|(_, p)| p.tab == tab).map(|(id, _)| *id).collect();
+        for id in &gone {
+            self.pending.remove(id);
+        }
+        gone
+    }
+
+    /// The wait for call `id` ran out: the sentence for the agent (the person may still be
+    /// being asked; the tab keeps the question open).
+    pub fn give_up(&mut self, id: u64, waited_ms: u64) -> String {
+        match self.pending.remove(&id).and_then(|p| p.asking) {
+            Some(card) => sentences::still_asking(&quoted(&card)),
+            None => sentences::wait_over(waited_ms / 1000),
+        }
+    }
+
+    /// How many calls wait.
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.pending.len()
+    }
+
+    /// Whether no call waits.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.pending.is_empty()
+    }
+}
+
+/// The turns of a pairing: a connection's calls share one until another connection calls, the
+/// person takes a step, or [`AGENT_TURN_IDLE_MS`] passes. Kept in storage across hibernation.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Turns {
     last: Option<(String, u64)>,
     turn: u64,
@@ -153,6 +269,11 @@ impl Turns {
         self.last = Some((connection.to_owned(), now_ms));
         self.turn
     }
+
+    /// The person took a step: the next call starts a new turn.
+    pub fn person_stepped(&mut self) {
+        self.last = None;
+    }
 }
 
 #[cfg(test)]
@@ -162,26 +283,31 @@ mod tests {
     const SECRET: &str = "k5Hn0Nd3e1oDqJ7b6v1wQm0Kc9eYtq2ZpW8xR4sLfA0";
 
     fn tab(number: u64) -> Tab {
-        Tab::opened(sha256_hex(SECRET.as_bytes()), number, 1000)
+        Tab::admit(sha256_hex(SECRET.as_bytes()), number, 1000, 0).unwrap()
     }
 
-    fn hello(secret: &str, protocol: u32) -> String {
-        format!(r#"{{"type":"hello","protocol":{protocol},"secret":"{secret}"}}"#)
+    fn hello(secret: &str, protocol: u32, bundle: &str) -> String {
+        format!(
+            r#"{{"type":"hello","protocol":{protocol},"secret":"{secret}","bundle":"{bundle}"}}"#
+        )
+    }
+
+    fn proven(number: u64, at: u64) -> Tab {
+        let TabAction::Welcome(t) = tab(number).on_message(&hello(SECRET, 1, BUNDLE_DIGEST), at)
+        else {
+            panic!("the hello should be welcome")
+        };
+        t
     }
 
     #[test]
     fn a_tab_proves_its_pairing_with_the_secret_in_its_first_message() {
         let t = tab(1);
-        let TabAction::Welcome(proven) = t.on_message(&hello(SECRET, 1), 2000) else { panic!() };
-        assert!(proven.proven);
+        assert!(proven(1, 2000).proven);
         assert_eq!(
-            t.on_message(&hello("wrong", 1), 2000),
+            t.on_message(&hello("wrong", 1, BUNDLE_DIGEST), 2000),
             TabAction::Close(close::PROOF_FAILED, "The tab did not prove its pairing.")
         );
-        assert!(matches!(
-            t.on_message(&hello(SECRET, 99), 2000),
-            TabAction::Close(close::PROTOCOL_ERROR, _)
-        ));
         assert!(matches!(
             t.on_message(r#"{"type":"focus","focused":true}"#, 2000),
             TabAction::Close(close::PROOF_FAILED, _)
@@ -193,24 +319,49 @@ mod tests {
     }
 
     #[test]
+    fn a_page_of_another_version_or_bundle_is_told_to_reload() {
+        let t = tab(1);
+        for h in [hello(SECRET, 99, BUNDLE_DIGEST), hello(SECRET, 1, "0000000000000000")] {
+            assert_eq!(
+                t.on_message(&h, 2000),
+                TabAction::Close(close::OUTDATED, sentences::TAB_OUTDATED)
+            );
+        }
+        assert!(sentences::TAB_OUTDATED.contains("reload"));
+    }
+
+    #[test]
+    fn a_pairing_holds_a_bounded_number_of_tabs() {
+        assert!(Tab::admit("p".into(), 1, 0, MAX_TABS_PER_PAIRING - 1).is_ok());
+        assert_eq!(
+            Tab::admit("p".into(), 1, 0, MAX_TABS_PER_PAIRING).unwrap_err().0,
+            close::TOO_MANY_TABS
+        );
+    }
+
+    #[test]
     fn calls_go_to_the_tab_focused_last_ties_to_the_newest() {
-        let TabAction::Welcome(a) = tab(1).on_message(&hello(SECRET, 1), 10) else { panic!() };
-        let TabAction::Welcome(b) = tab(2).on_message(&hello(SECRET, 1), 20) else { panic!() };
+        let a = proven(1, 10);
+        let b = proven(2, 20);
         assert_eq!(route([&a, &b]).unwrap().number, 2);
         let TabAction::Update(a) = a.on_message(r#"{"type":"focus","focused":true}"#, 30) else {
             panic!()
         };
         assert_eq!(route([&a, &b]).unwrap().number, 1);
-        // Losing focus does not hand the calls on: the tab stays the one focused last.
         assert_eq!(a.on_message(r#"{"type":"focus","focused":false}"#, 40), TabAction::Ignore);
         let same = Tab { focus_ms: 30, ..b.clone() };
-        assert_eq!(route([&a, &same]).unwrap().number, 2);
+        assert_eq!(route([&a, &same]).unwrap().number, 2, "a tie goes to the newest tab");
+        assert_eq!(
+            route([&same, &a]).unwrap().number,
+            2,
+            "whatever the order the tabs are listed in"
+        );
         assert!(route([&tab(3)]).is_none(), "an unproven tab gets no calls");
     }
 
     #[test]
-    fn a_proven_tab_approves_codes_and_answers_calls() {
-        let TabAction::Welcome(t) = tab(1).on_message(&hello(SECRET, 1), 10) else { panic!() };
+    fn a_proven_tab_approves_codes_asks_and_answers() {
+        let t = proven(1, 10);
         assert!(
             matches!(t.on_message(r#"{"type":"approve","code":"abcde-12345"}"#, 11), TabAction::Approve(c) if c.as_str() == "ABCDE12345")
         );
@@ -222,11 +373,73 @@ mod tests {
             t.on_message(r#"{"type":"result","id":5,"data":[1]}"#, 12),
             TabAction::Answer(5, _)
         ));
+        assert_eq!(
+            t.on_message(r#"{"type":"asking","id":5,"sentence":"Delete?"}"#, 12),
+            TabAction::Asking(5, "Delete?".into())
+        );
+        assert_eq!(t.on_message(r#"{"type":"answered","id":5}"#, 12), TabAction::Answered(5));
+        assert_eq!(t.on_message(r#"{"type":"step"}"#, 12), TabAction::PersonStep);
         assert_eq!(t.on_message("garbage", 12), TabAction::Ignore);
     }
 
     #[test]
-    fn a_connections_calls_share_a_turn_until_another_calls_or_time_passes() {
+    fn only_the_tab_a_call_went_to_can_answer_it() {
+        let mut calls = Calls::default();
+        let id = calls.start(1, 5).unwrap();
+        assert!(!calls.finish(id, 2));
+        assert!(calls.finish(id, 1));
+        assert!(!calls.finish(id, 1), "an answer comes once");
+    }
+
+    #[test]
+    fn call_ids_are_unique_and_grow_across_a_restart() {
+        let mut calls = Calls::default();
+        let a = calls.start(1, 5).unwrap();
+        let b = calls.start(1, 5).unwrap();
+        assert_ne!(a, b);
+        let mut restarted = Calls::default();
+        assert!(restarted.start(1, 6).unwrap() > b);
+    }
+
+    #[test]
+    fn a_tab_going_away_fails_its_calls_only() {
+        let mut calls = Calls::default();
+        let a = calls.start(1, 5).unwrap();
+        let b = calls.start(2, 5).unwrap();
+        assert_eq!(calls.tab_gone(1), vec![a]);
+        assert_eq!(calls.len(), 1);
+        assert!(calls.finish(b, 2));
+    }
+
+    #[test]
+    fn a_wait_that_runs_out_while_the_person_is_asked_says_so() {
+        let mut calls = Calls::default();
+        let id = calls.start(1, 5).unwrap();
+        calls.asking(id, 2, "ignored: another tab".into());
+        calls.asking(id, 1, "Delete 3 items?".into());
+        let s = calls.give_up(id, TAB_CALL_WAIT_MS);
+        assert!(
+            s.contains("being asked") && s.contains("Delete 3 items?") && s.contains("history"),
+            "{s}"
+        );
+        let id = calls.start(1, 6).unwrap();
+        calls.asking(id, 1, "Delete?".into());
+        calls.answered(id, 1);
+        assert!(calls.give_up(id, 225_000).contains("within 225 s"));
+        assert!(calls.is_empty());
+    }
+
+    #[test]
+    fn too_many_waiting_calls_get_a_sentence() {
+        let mut calls = Calls::default();
+        for _ in 0..MAX_PENDING_CALLS {
+            calls.start(1, 5).unwrap();
+        }
+        assert!(calls.start(1, 5).unwrap_err().contains(&MAX_PENDING_CALLS.to_string()));
+    }
+
+    #[test]
+    fn a_connections_calls_share_a_turn_until_another_steps_or_time_passes() {
         let mut turns = Turns::default();
         let a1 = turns.of_call("a", 0);
         assert_eq!(turns.of_call("a", 1000), a1);
@@ -235,5 +448,12 @@ mod tests {
         let a2 = turns.of_call("a", 3000);
         assert_ne!(a2, b);
         assert_ne!(turns.of_call("a", 3000 + AGENT_TURN_IDLE_MS), a2);
+        let a3 = turns.of_call("a", 3001 + AGENT_TURN_IDLE_MS);
+        turns.person_stepped();
+        assert_ne!(
+            turns.of_call("a", 3002 + AGENT_TURN_IDLE_MS),
+            a3,
+            "the person's step ends the turn"
+        );
     }
 }

@@ -18,3 +18,19 @@ pub const TOKEN_INVALID: &str =
 pub fn wait_over(seconds: u64) -> String {
     format!("The tab did not answer within {seconds} s, so whether the step was done is not known: read the history before trying again.")
 }
+
+/// The page was built for another version of the relay protocol or bundle.
+pub const TAB_OUTDATED: &str =
+    "This page was built for another version of the relay: reload it to connect.";
+
+/// The pairing already carries as many calls as it may.
+#[must_use]
+pub fn too_many_calls(limit: usize) -> String {
+    format!("The tab already has {limit} calls waiting; wait for some to finish, then try again.")
+}
+
+/// The wait ran out while the person was still being asked (`card` is marked as data).
+#[must_use]
+pub fn still_asking(card: &str) -> String {
+    format!("The person is being asked about this step in their tab ({card}) and has not answered yet; the question stays open there. Read the history once they have answered, before trying again.")
+}

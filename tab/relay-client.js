@@ -12,15 +12,21 @@
 //
 // `handle(call)` gets {id, tool, args, agent, connection, turn} and returns {data, image?}
 // (image: {data, mimeType, width, height}), or throws an Error whose message is one
-// sentence the agent reads.
+// sentence the agent reads. While the person is asked about a call, the app calls
+// `relay.asking(call.id, sentence)` and, once they answered, `relay.answered(call.id)`; a step
+// the person takes themselves is `relay.step()`. `onCancel(id)` hears of calls no longer waited
+// for (drop their card).
+//
+// The protocol version, bundle digest, close codes and ping come from ./generated/bundle.js,
+// written from the relay's own bundle crate (scripts/bundle), so both ends agree.
 
-export const PROTOCOL_VERSION = 1;
+import { PROTOCOL_VERSION, BUNDLE_DIGEST, CLOSE, PING, PING_EVERY_MS } from './generated/bundle.js';
+
+export { PROTOCOL_VERSION, BUNDLE_DIGEST, CLOSE };
 export const SECRET_KEY = 'tabrelay:tab-secret';
 export const CONNECT_FRAGMENT = 'tabrelay-connect';
-/** Close codes the relay uses; after these the client does not retry. */
-export const CLOSE_ORIGIN_REFUSED = 4403;
-export const CLOSE_PROOF_FAILED = 4401;
-export const CLOSE_PROTOCOL_ERROR = 4400;
+/** After these close codes the client does not retry: retrying cannot help. */
+const FINAL_CLOSES = [CLOSE.ORIGIN_REFUSED, CLOSE.PROOF_FAILED, CLOSE.PROTOCOL_ERROR, CLOSE.OUTDATED];
 
 const RETRY_FIRST_MS = 500;
 const RETRY_MAX_MS = 30_000;
@@ -56,7 +62,7 @@ export function tabSecret(storage) {
 }
 
 export class RelayClient {
-  constructor({ relay, handle, storage, WebSocket: Ws, headers, onStatus, focused } = {}) {
+  constructor({ relay, handle, storage, WebSocket: Ws, headers, onStatus, onCancel, focused, bundle } = {}) {
     if (!relay) throw new Error('RelayClient needs the relay address.');
     if (typeof handle !== 'function') throw new Error('RelayClient needs a handle(call) function.');
     this.relay = String(relay).replace(/\/+$/, '');
@@ -65,6 +71,9 @@ export class RelayClient {
     this.Ws = Ws || globalThis.WebSocket;
     this.headers = headers; // Node only: browsers set Origin themselves.
     this.onStatus = onStatus || (() => {});
+    this.onCancel = onCancel || (() => {});
+    this.bundle = bundle || BUNDLE_DIGEST;
+    this.pingTimer = null;
     this.focused = focused ?? (typeof document === 'undefined' || document.hasFocus());
     this.pairing = null;
     this.status = 'idle';
@@ -90,6 +99,7 @@ export class RelayClient {
   stop() {
     this.stopped = true;
     clearTimeout(this.retryTimer);
+    clearInterval(this.pingTimer);
     if (typeof window !== 'undefined' && window.removeEventListener && this.onFocus) {
       window.removeEventListener('focus', this.onFocus);
       window.removeEventListener('blur', this.onBlur);
@@ -102,6 +112,21 @@ export class RelayClient {
   setFocused(focused) {
     this.focused = focused;
     this.send({ type: 'focus', focused });
+  }
+
+  /** The person is being asked about call `id`; `sentence` is what their card says. */
+  asking(id, sentence) {
+    this.send({ type: 'asking', id, sentence: String(sentence) });
+  }
+
+  /** The person answered about call `id` (its result follows through `handle`). */
+  answered(id) {
+    this.send({ type: 'answered', id });
+  }
+
+  /** The person took a step in the app themselves: the agents' turn ends. */
+  step() {
+    this.send({ type: 'step' });
   }
 
   /** Approves a connect code; resolves with {client} or rejects with a sentence. */
@@ -134,7 +159,10 @@ export class RelayClient {
     const socket = this.headers ? new this.Ws(url, { headers: this.headers }) : new this.Ws(url);
     this.socket = socket;
     socket.addEventListener('open', () => {
-      socket.send(JSON.stringify({ type: 'hello', protocol: PROTOCOL_VERSION, secret }));
+      socket.send(JSON.stringify({ type: 'hello', protocol: PROTOCOL_VERSION, secret, bundle: this.bundle }));
+      // Answered by the relay's runtime without waking the pairing; keeps the socket alive.
+      clearInterval(this.pingTimer);
+      this.pingTimer = setInterval(() => socket.readyState === 1 && socket.send(PING), PING_EVERY_MS);
     });
     socket.addEventListener('message', (event) => this.receive(socket, event.data));
     socket.addEventListener('close', (event) => this.closed(socket, event));
@@ -145,12 +173,13 @@ export class RelayClient {
   closed(socket, event) {
     if (this.socket !== socket) return;
     this.socket = null;
+    clearInterval(this.pingTimer);
     for (const [, a] of this.approvals) {
       clearTimeout(a.timer);
       a.reject(new Error('The connection to the relay was lost; try the code again.'));
     }
     this.approvals.clear();
-    const final = [CLOSE_ORIGIN_REFUSED, CLOSE_PROOF_FAILED, CLOSE_PROTOCOL_ERROR].includes(event.code);
+    const final = FINAL_CLOSES.includes(event.code);
     if (this.stopped || final) {
       this.stopped = true;
       this.setStatus('refused', { code: event.code, reason: event.reason });
@@ -170,6 +199,7 @@ export class RelayClient {
 
   async receive(socket, text) {
     let message;
+    if (text === 'pong') return;
     try {
       message = JSON.parse(text);
     } catch {
@@ -194,6 +224,9 @@ export class RelayClient {
       }
       case 'call':
         await this.answer(socket, message);
+        break;
+      case 'cancel':
+        this.onCancel(message.id);
         break;
       default:
         break;

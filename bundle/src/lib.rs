@@ -8,7 +8,11 @@ extern crate alloc;
 
 pub mod catalogue;
 pub mod content;
+mod digest;
 pub mod protocol;
+pub mod tab_module;
+
+pub use digest::BUNDLE_DIGEST;
 
 /// The instructions the relay gives every agent (MCP `instructions`).
 pub const INSTRUCTIONS: &str = include_str!("../data/instructions.md");

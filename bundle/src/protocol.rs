@@ -17,14 +17,31 @@ pub const MAX_MESSAGE_BYTES: usize = 16 * 1024 * 1024;
 /// How long a tab has to prove its secret after the socket opens, in milliseconds.
 pub const HELLO_WAIT_MS: u64 = 10_000;
 
+/// What a tab sends to keep its socket alive; the relay's runtime answers [`PONG`] without
+/// waking the pairing (WebSocket auto-response), so an idle tab costs nothing.
+pub const PING: &str = "ping";
+/// The answer to [`PING`].
+pub const PONG: &str = "pong";
+/// How often a tab pings (under the ~100 s at which idle sockets are seen cut).
+pub const PING_EVERY_MS: u64 = 30_000;
+
+/// The most tabs one pairing holds; another is refused with [`close::TOO_MANY_TABS`].
+pub const MAX_TABS_PER_PAIRING: usize = 16;
+/// The most calls one pairing carries at once; another is answered with a sentence.
+pub const MAX_PENDING_CALLS: usize = 64;
+
 /// Close codes the relay ends a tab's socket with (the reason says it in words).
 pub mod close {
     /// The page's origin is not one the relay serves.
     pub const ORIGIN_REFUSED: u16 = 4403;
     /// The tab did not prove the secret of the pairing it named.
     pub const PROOF_FAILED: u16 = 4401;
-    /// The tab sent something that is not this protocol, or a version the relay does not speak.
+    /// The tab sent something that is not this protocol.
     pub const PROTOCOL_ERROR: u16 = 4400;
+    /// The page was built for another protocol version or bundle: reloading it fixes that.
+    pub const OUTDATED: u16 = 4426;
+    /// The pairing already holds as many tabs as it may.
+    pub const TOO_MANY_TABS: u16 = 4429;
 }
 
 /// What a tab sends.
@@ -37,7 +54,25 @@ pub enum TabMessage {
         protocol: u32,
         /// The tab secret (base64url of 32 random bytes); its hash names the pairing.
         secret: String,
+        /// The digest of the bundle the page was built with ([`crate::BUNDLE_DIGEST`]); a page
+        /// too old to send one is told to reload.
+        #[serde(default)]
+        bundle: String,
     },
+    /// The person is being asked about a call; `sentence` is what the tab's card says.
+    Asking {
+        /// The call's id.
+        id: u64,
+        /// The card's sentence.
+        sentence: String,
+    },
+    /// The person answered the question about a call (the result follows).
+    Answered {
+        /// The call's id.
+        id: u64,
+    },
+    /// The person took a step in the app themselves: agents' turns end.
+    Step,
     /// The person typed or opened a connect code in this tab and approved it.
     Approve {
         /// The connect code, as typed.
@@ -124,6 +159,11 @@ pub enum RelayMessage {
         /// Who asked for it.
         client: String,
     },
+    /// The call is no longer waited for (the agent cancelled it or gave up): drop its card.
+    Cancel {
+        /// The call's id.
+        id: u64,
+    },
     /// The connect code was not approved; the sentence says why.
     Refused {
         /// The code, as the tab sent it.
@@ -169,8 +209,19 @@ mod tests {
 
     #[test]
     fn tab_messages_read_as_the_tab_writes_them() {
-        let hello = TabMessage::parse(r#"{"type":"hello","protocol":1,"secret":"abc"}"#).unwrap();
-        assert_eq!(hello, TabMessage::Hello { protocol: 1, secret: "abc".into() });
+        let hello =
+            TabMessage::parse(r#"{"type":"hello","protocol":1,"secret":"abc","bundle":"d"}"#)
+                .unwrap();
+        assert_eq!(
+            hello,
+            TabMessage::Hello { protocol: 1, secret: "abc".into(), bundle: "d".into() }
+        );
+        let asking = TabMessage::parse(r#"{"type":"asking","id":3,"sentence":"Delete 2 items?"}"#);
+        assert_eq!(
+            asking.unwrap(),
+            TabMessage::Asking { id: 3, sentence: "Delete 2 items?".into() }
+        );
+        assert_eq!(TabMessage::parse(r#"{"type":"step"}"#).unwrap(), TabMessage::Step);
         let done = TabMessage::parse(r#"{"type":"result","id":7,"data":{"n":1}}"#).unwrap();
         assert_eq!(
             done,

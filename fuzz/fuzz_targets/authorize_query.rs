@@ -36,9 +36,10 @@ fuzz_target!(|data: &[u8]| {
         Err(Refusal::Page(sentence)) => assert!(!sentence.is_empty()),
         Err(Refusal::Redirect(to)) => {
             let client = client.expect("redirected for an unregistered client");
-            let registered = client.redirect_uris.iter().any(|r| {
-                to.strip_prefix(r.as_str()).is_some_and(|q| q.starts_with(['?', '&']))
-            });
+            let registered = client
+                .redirect_uris
+                .iter()
+                .any(|r| to.strip_prefix(r.as_str()).is_some_and(|q| q.starts_with(['?', '&'])));
             assert!(registered, "a refusal went to {to:?}, not a registered redirect URI");
             assert!(to.contains("error=") && to.contains("&iss="));
         }

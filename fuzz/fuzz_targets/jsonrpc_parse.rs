@@ -44,8 +44,8 @@ fuzz_target!(|data: &[u8]| {
                     assert_eq!(jsonrpc::result(&r.id, json!({}))["id"], again["id"]);
                 }
                 Message::Notification { method } => {
-                    let text = serde_json::to_vec(&json!({"jsonrpc": "2.0", "method": method}))
-                        .unwrap();
+                    let text =
+                        serde_json::to_vec(&json!({"jsonrpc": "2.0", "method": method})).unwrap();
                     assert_eq!(jsonrpc::parse(&text), Ok(Message::Notification { method }));
                 }
                 Message::Response => {}

@@ -22,10 +22,9 @@ fuzz_target!(|data: &[u8]| {
     let reply = mcp::handle(body, header, catalogue);
     let parsed = (body.len() <= MAX_BODY_BYTES).then(|| jsonrpc::parse(body));
     match reply {
-        Reply::Accepted => assert!(matches!(
-            parsed,
-            Some(Ok(Message::Notification { .. } | Message::Response))
-        )),
+        Reply::Accepted => {
+            assert!(matches!(parsed, Some(Ok(Message::Notification { .. } | Message::Response))))
+        }
         Reply::Call { id, tool, args } => {
             let Some(Ok(Message::Request(r))) = parsed else { panic!("a call from no request") };
             assert_eq!((r.id, r.method.as_str()), (id, "tools/call"));

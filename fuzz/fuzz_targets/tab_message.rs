@@ -1,5 +1,5 @@
 //! `TabMessage::parse` and `Tab::on_message` on any text a tab's socket delivers, for a tab
-//! that has not proved its pairing yet and for one that has. Checks that only the right
+//! just admitted (`Tab::admit`, not yet proven) and for one that has proved its pairing. Checks that only the right
 //! hello proves a tab, that a proven tab is never closed or welcomed again, and that a
 //! message the relay accepts reads the same when written out again.
 #![no_main]
@@ -9,6 +9,7 @@ use tabrelay::oauth::connect::{refusal, ConnectCode};
 use tabrelay::oauth::sha256_hex;
 use tabrelay::pairing::{Tab, TabAction};
 use tabrelay_bundle::protocol::{close, Outcome, TabMessage, PROTOCOL_VERSION};
+use tabrelay_bundle::BUNDLE_DIGEST;
 
 /// The tab secret of the seeds' hello.
 const SECRET: &str = "k5Hn0Nd3e1oDqJ7b6v1wQm0Kc9eYtq2ZpW8xR4sLfA0";
@@ -26,21 +27,23 @@ fuzz_target!(|data: &[u8]| {
         }
     }
 
-    let opened = Tab::opened(sha256_hex(SECRET.as_bytes()), 3, OPENED);
+    let opened = Tab::admit(sha256_hex(SECRET.as_bytes()), 3, OPENED, 0).expect("room for a tab");
+    let good_hello = |m: &TabMessage| matches!(m, TabMessage::Hello { secret, .. } if sha256_hex(secret.as_bytes()) == opened.pairing);
     match opened.on_message(&text, NOW) {
         TabAction::Welcome(t) => {
-            let Ok(TabMessage::Hello { protocol, secret }) = &parsed else {
+            let Ok(TabMessage::Hello { protocol, secret, bundle }) = &parsed else {
                 panic!("welcomed without a hello")
             };
-            assert_eq!(*protocol, PROTOCOL_VERSION);
+            assert_eq!((*protocol, bundle.as_str()), (PROTOCOL_VERSION, BUNDLE_DIGEST));
             assert_eq!(sha256_hex(secret.as_bytes()), opened.pairing, "welcomed a wrong secret");
             assert_eq!(t, Tab { proven: true, focus_ms: NOW, ..opened.clone() });
         }
         TabAction::Close(code, reason) => {
-            assert!([close::PROTOCOL_ERROR, close::PROOF_FAILED].contains(&code));
             assert!(!reason.is_empty());
-            if parsed.is_err() {
-                assert_eq!(code, close::PROTOCOL_ERROR);
+            match &parsed {
+                Err(_) => assert_eq!(code, close::PROTOCOL_ERROR),
+                Ok(m) if good_hello(m) => assert_eq!(code, close::OUTDATED),
+                Ok(_) => assert_eq!(code, close::PROOF_FAILED),
             }
         }
         other => panic!("an unproven tab got {other:?}"),
@@ -62,6 +65,11 @@ fuzz_target!(|data: &[u8]| {
             assert_eq!(sentence, refusal::MALFORMED);
             assert!(shown.chars().count() <= 40 && code.starts_with(&shown));
         }
+        TabAction::Asking(id, sentence) => {
+            assert_eq!(parsed.ok(), Some(TabMessage::Asking { id, sentence }));
+        }
+        TabAction::Answered(id) => assert_eq!(parsed.ok(), Some(TabMessage::Answered { id })),
+        TabAction::PersonStep => assert_eq!(parsed.ok(), Some(TabMessage::Step)),
         TabAction::Update(t) => {
             assert!(matches!(parsed, Ok(TabMessage::Focus { focused: true })));
             assert_eq!(t, Tab { focus_ms: NOW, ..proven.clone() });

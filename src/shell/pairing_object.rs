@@ -1,41 +1,49 @@
 //! The Durable Object of one pairing: holds its tabs' hibernatable WebSockets, sends each call
 //! to the tab the core routes it to, and carries the answer back to the waiting request.
 
-use std::cell::{Cell, RefCell};
+use std::cell::RefCell;
 use std::collections::HashMap;
 use std::time::Duration;
 
 use futures::channel::oneshot;
 use futures::future::{select, Either};
+use serde::Deserialize;
 use serde_json::json;
 use tabrelay_bundle::protocol::{
-    close, RelayMessage, HELLO_WAIT_MS, MAX_MESSAGE_BYTES, PROTOCOL_VERSION,
+    close, RelayMessage, HELLO_WAIT_MS, MAX_MESSAGE_BYTES, PING, PONG, PROTOCOL_VERSION,
 };
+use worker::worker_sys::WebSocketRequestResponsePair;
 use worker::{
-    durable_object, Delay, DurableObject, Env, Request, Response, Result, State, WebSocket,
-    WebSocketIncomingMessage, WebSocketPair,
+    console_log, durable_object, Delay, DurableObject, Env, Request, Response, Result, State,
+    WebSocket, WebSocketIncomingMessage, WebSocketPair,
 };
 
 use super::routes::CONNECT_BINDING;
 use super::{ask_object, json_response, now_ms};
 use crate::http;
-use crate::pairing::{route, CallAnswer, CallRequest, Tab, TabAction, Turns, TAB_CALL_WAIT_MS};
+use crate::oauth::connect::{refusal, Command, ConnectCode};
+use crate::oauth::sha256_hex;
+use crate::pairing::{
+    route, CallAnswer, CallRequest, Calls, Tab, TabAction, Turns, TAB_CALL_WAIT_MS,
+};
 use crate::sentences;
-
-struct Waiting {
-    tab: u64,
-    reply: oneshot::Sender<CallAnswer>,
-}
 
 /// One browser's pairing.
 #[durable_object]
 pub struct Pairing {
     state: State,
     env: Env,
-    waiting: RefCell<HashMap<u64, Waiting>>,
-    next_call: Cell<u64>,
-    next_tab: Cell<u64>,
-    turns: RefCell<Turns>,
+    /// Which calls wait on which tab (the pure core's registry).
+    calls: RefCell<Calls>,
+    /// Where each waiting call's answer goes.
+    replies: RefCell<HashMap<u64, oneshot::Sender<CallAnswer>>>,
+    /// The last tab number given, so numbers grow even within one millisecond.
+    last_tab: RefCell<u64>,
+}
+
+#[derive(Deserialize)]
+struct Row {
+    v: String,
 }
 
 fn tab_of(ws: &WebSocket) -> Option<Tab> {
@@ -56,36 +64,66 @@ impl Pairing {
         let _ = ws.send_with_str(message.to_text());
     }
 
+    fn turns(&self) -> Turns {
+        let sql = self.state.storage().sql();
+        let rows: Vec<Row> = sql
+            .exec("SELECT v FROM meta WHERE k = 'turns'", None)
+            .and_then(|c| c.to_array())
+            .unwrap_or_default();
+        rows.first().and_then(|r| serde_json::from_str(&r.v).ok()).unwrap_or_default()
+    }
+
+    fn store_turns(&self, turns: &Turns) {
+        let v = serde_json::to_string(turns).unwrap_or_default();
+        // Losing a turn boundary is harmless; the call goes on.
+        let _ = self
+            .state
+            .storage()
+            .sql()
+            .exec("INSERT OR REPLACE INTO meta (k, v) VALUES ('turns', ?)", vec![v.into()]);
+    }
+
     fn accept_tab(&self, url: &str) -> Result<Response> {
         let query = http::query_of(url);
         let pairing =
             query.into_iter().find(|(k, _)| k == "pairing").map(|(_, v)| v).unwrap_or_default();
         let pair = WebSocketPair::new()?;
-        self.state.accept_web_socket(&pair.server);
         let now = now_ms();
-        // Tab numbers grow with time, so they stay ordered across an eviction.
-        let number = (now * 1024).max(self.next_tab.get());
-        self.next_tab.set(number + 1);
-        pair.server.serialize_attachment(Tab::opened(pairing, number, now))?;
+        let number = {
+            let mut last = self.last_tab.borrow_mut();
+            *last = (*last + 1).max(now * 1024);
+            *last
+        };
+        let open = self.state.get_websockets().len();
+        match Tab::admit(pairing, number, now, open) {
+            Ok(tab) => {
+                self.state.accept_web_socket(&pair.server);
+                pair.server.serialize_attachment(tab)?;
+            }
+            Err((code, reason)) => {
+                pair.server.accept()?;
+                pair.server.close(Some(code), Some(reason))?;
+            }
+        }
         Response::from_websocket(pair.client)
     }
 
     async fn call(&self, call: CallRequest) -> Result<Response> {
         let tabs = self.tabs();
-        let Some((ws, tab)) =
-            route(tabs.iter().map(|(_, t)| t)).and_then(|t| tabs.iter().find(|(_, x)| x == t))
-        else {
-            return json_response(
-                200,
-                &CallAnswer::NotCarried { sentence: sentences::NO_TAB.into() },
-            );
+        let chosen = route(tabs.iter().map(|(_, t)| t)).map(|t| t.number);
+        let Some((ws, tab)) = chosen.and_then(|n| tabs.iter().find(|(_, t)| t.number == n)) else {
+            return json_response(200, &CallAnswer::not_carried(sentences::NO_TAB));
         };
         let now = now_ms();
-        let id = self.next_call.get().max(now * 1024);
-        self.next_call.set(id + 1);
-        let turn = self.turns.borrow_mut().of_call(&call.connection.id, now);
+        let id = match self.calls.borrow_mut().start(tab.number, now) {
+            Ok(id) => id,
+            Err(sentence) => return json_response(200, &CallAnswer::not_carried(sentence)),
+        };
+        let mut turns = self.turns();
+        let turn = turns.of_call(&call.connection.id, now);
+        self.store_turns(&turns);
         let (reply, answer) = oneshot::channel();
-        self.waiting.borrow_mut().insert(id, Waiting { tab: tab.number, reply });
+        self.replies.borrow_mut().insert(id, reply);
         Self::send(
             ws,
             &RelayMessage::Call {
@@ -97,51 +135,37 @@ impl Pairing {
                 turn,
             },
         );
-        let timeout = Box::pin(Delay::from(Duration::from_millis(TAB_CALL_WAIT_MS)));
+        let wait = call.wait_ms.min(TAB_CALL_WAIT_MS);
+        let timeout = Box::pin(Delay::from(Duration::from_millis(wait)));
         let answer = match select(answer, timeout).await {
             Either::Left((Ok(answer), _)) => answer,
-            Either::Left((Err(_), _)) => {
-                CallAnswer::NotCarried { sentence: sentences::TAB_GONE.into() }
-            }
-            Either::Right(_) => {
-                CallAnswer::NotCarried { sentence: sentences::wait_over(TAB_CALL_WAIT_MS / 1000) }
-            }
+            Either::Left((Err(_), _)) => CallAnswer::not_carried(sentences::TAB_GONE),
+            Either::Right(_) => CallAnswer::not_carried(self.calls.borrow_mut().give_up(id, wait)),
         };
-        self.waiting.borrow_mut().remove(&id);
+        self.replies.borrow_mut().remove(&id);
         json_response(200, &answer)
     }
 
     /// Fails every call waiting on this tab: it went away, so nothing will answer them.
     fn tab_gone(&self, ws: &WebSocket) {
         let Some(tab) = tab_of(ws) else { return };
-        let gone: Vec<u64> = self
-            .waiting
-            .borrow()
-            .iter()
-            .filter(|(_, w)| w.tab == tab.number)
-            .map(|(id, _)| *id)
-            .collect();
+        let gone = self.calls.borrow_mut().tab_gone(tab.number);
         for id in gone {
-            if let Some(w) = self.waiting.borrow_mut().remove(&id) {
-                let _ =
-                    w.reply.send(CallAnswer::NotCarried { sentence: sentences::TAB_GONE.into() });
+            let reply = self.replies.borrow_mut().remove(&id);
+            if let Some(reply) = reply {
+                let _ = reply.send(CallAnswer::not_carried(sentences::TAB_GONE));
             }
         }
     }
 
-    async fn approve(
-        &self,
-        ws: &WebSocket,
-        tab: &Tab,
-        code: crate::oauth::connect::ConnectCode,
-    ) -> Result<()> {
+    async fn approve(&self, tab: &Tab, code: &ConnectCode) -> Result<RelayMessage> {
         let stub =
             self.env.durable_object(CONNECT_BINDING)?.id_from_name(code.as_str())?.get_stub()?;
-        let command = crate::oauth::connect::Command::Approve { pairing: tab.pairing.clone() };
+        let command = Command::Approve { pairing: tab.pairing.clone() };
         let answer: serde_json::Value =
             ask_object(&stub, "/command", &json!({"code": code.as_str(), "command": command}))
                 .await?;
-        let message = if answer["ok"] == true {
+        Ok(if answer["ok"] == true {
             RelayMessage::Approved {
                 code: code.as_str().into(),
                 client: answer["client"].as_str().unwrap_or_default().into(),
@@ -149,26 +173,38 @@ impl Pairing {
         } else {
             RelayMessage::Refused {
                 code: code.as_str().into(),
-                sentence: answer["sentence"]
-                    .as_str()
-                    .unwrap_or(crate::oauth::connect::refusal::UNKNOWN)
-                    .into(),
+                sentence: answer["sentence"].as_str().unwrap_or(refusal::UNKNOWN).into(),
             }
-        };
-        Self::send(ws, &message);
-        Ok(())
+        })
     }
 }
 
 impl DurableObject for Pairing {
     fn new(state: State, env: Env) -> Self {
+        // Pings are answered by the runtime without waking the object: idle tabs cost nothing.
+        if let Ok(pair) = WebSocketRequestResponsePair::new(PING, PONG) {
+            state.set_websocket_auto_response(&pair);
+        }
+        // A table creation cannot fail on a healthy object; a failure surfaces at first use.
+        let _ = state
+            .storage()
+            .sql()
+            .exec("CREATE TABLE IF NOT EXISTS meta (k TEXT PRIMARY KEY, v TEXT NOT NULL)", None);
+        let sockets = state.get_websockets();
+        if let Some(tab) = sockets.iter().find_map(tab_of) {
+            // A hash of the pairing id names it in the log without naming it.
+            console_log!(
+                "pairing {} woke with {} tabs",
+                &sha256_hex(tab.pairing.as_bytes())[..8],
+                sockets.len()
+            );
+        }
         Self {
             state,
             env,
-            waiting: RefCell::new(HashMap::new()),
-            next_call: Cell::new(0),
-            next_tab: Cell::new(0),
-            turns: RefCell::new(Turns::default()),
+            calls: RefCell::new(Calls::default()),
+            replies: RefCell::new(HashMap::new()),
+            last_tab: RefCell::new(0),
         }
     }
 
@@ -220,31 +256,32 @@ impl DurableObject for Pairing {
                 let _ = ws.close(Some(code), Some(reason));
             }
             TabAction::Approve(code) => {
-                if self.approve(&ws, &tab, code.clone()).await.is_err() {
-                    Self::send(
-                        &ws,
-                        &RelayMessage::Refused {
-                            code: code.as_str().into(),
-                            sentence: sentences::PAIRING_UNAVAILABLE.into(),
-                        },
-                    );
-                }
+                let message =
+                    self.approve(&tab, &code).await.unwrap_or_else(|_| RelayMessage::Refused {
+                        code: code.as_str().into(),
+                        sentence: sentences::PAIRING_UNAVAILABLE.into(),
+                    });
+                Self::send(&ws, &message);
             }
             TabAction::RefuseCode(code, sentence) => {
-                Self::send(&ws, &RelayMessage::Refused { code, sentence: sentence.into() })
+                Self::send(&ws, &RelayMessage::Refused { code, sentence: sentence.into() });
             }
             TabAction::Update(tab) => ws.serialize_attachment(&tab)?,
+            TabAction::Asking(id, sentence) => {
+                self.calls.borrow_mut().asking(id, tab.number, sentence)
+            }
+            TabAction::Answered(id) => self.calls.borrow_mut().answered(id, tab.number),
+            TabAction::PersonStep => {
+                let mut turns = self.turns();
+                turns.person_stepped();
+                self.store_turns(&turns);
+            }
             TabAction::Answer(id, outcome) => {
-                let waiting = self.waiting.borrow_mut().remove(&id);
-                match waiting {
-                    Some(w) if w.tab == tab.number => {
-                        let _ = w.reply.send(CallAnswer::Answered { outcome });
+                if self.calls.borrow_mut().finish(id, tab.number) {
+                    let reply = self.replies.borrow_mut().remove(&id);
+                    if let Some(reply) = reply {
+                        let _ = reply.send(CallAnswer::Answered { outcome });
                     }
-                    // An answer from another tab than the one asked is not this call's answer.
-                    Some(w) => {
-                        self.waiting.borrow_mut().insert(id, w);
-                    }
-                    None => {}
                 }
             }
             TabAction::Ignore => {}

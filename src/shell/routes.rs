@@ -280,6 +280,7 @@ async fn mcp_endpoint(
                 tool,
                 args,
                 agent: access.cli.clone(),
+                wait_ms: crate::pairing::TAB_CALL_WAIT_MS,
                 connection: Connection {
                     id: access.gid,
                     kind: "connector".into(),

@@ -16,6 +16,8 @@
 // `undone: true`, and appends its own step with `undoes: <step number>`. An undo cannot itself
 // be undone (there is no redo): undoing again walks further back.
 
+import { CATALOGUE } from '../generated/bundle.js';
+
 export const PERSON = 'the person';
 export const PICTURE_WIDTH_DEFAULT = 640;
 /** A picture's height over its width. */
@@ -51,42 +53,8 @@ export const GROUP_COLOURS = Object.freeze([
 const DATASET_KINDS = ['Survey', 'Field study', 'Trial', 'Census'];
 const GROUP_NAMES = ['Alder', 'Birch', 'Cedar', 'Elm', 'Hazel', 'Larch', 'Maple', 'Oak', 'Rowan', 'Willow'];
 
-const ids = (maxItems, minItems) => ({
-  type: 'array',
-  items: { type: 'integer', minimum: 0 },
-  ...(minItems === undefined ? {} : { minItems }),
-  maxItems,
-});
-const names = (maxItems) => ({ type: 'array', items: { type: 'string' }, maxItems });
-const object = (properties, required) => ({
-  type: 'object',
-  properties,
-  ...(required ? { required } : {}),
-  additionalProperties: false,
-});
-
-/**
- * The input schemas of the catalogue's tools without their descriptions: a copy of
- * bundle/data/catalogue.json (the tests check that the two agree).
- */
-export const TOOL_INPUTS = Object.freeze({
-  dataset_describe: object({}),
-  groups_summary: object({ column: { type: 'string' }, groups: names(50) }, ['column']),
-  items_values: object({ ids: ids(200, 1), columns: names(20) }, ['ids']),
-  view_picture: object({ width: { type: 'integer', minimum: 100, maximum: 1600 } }),
-  items_highlight: object({ ids: ids(1000), groups: names(50) }),
-  item_set_value: object(
-    { id: { type: 'integer', minimum: 0 }, column: { type: 'string' }, value: { type: 'number' } },
-    ['id', 'column', 'value'],
-  ),
-  group_rename: object(
-    { group: { type: 'string' }, name: { type: 'string', minLength: 1, maxLength: 80 } },
-    ['group', 'name'],
-  ),
-  items_delete: object({ ids: ids(1000, 1) }, ['ids']),
-  history_list: object({ last: { type: 'integer', minimum: 1, maximum: 200 } }),
-  history_undo: object({}),
-});
+/** The input schemas of the catalogue's tools, from the tab's copy of the bundle. */
+export const TOOL_INPUTS = Object.freeze(Object.fromEntries(CATALOGUE.tools.map((t) => [t.name, t.input])));
 
 export function createDemoApp({ seed, picture } = {}) {
   if (picture !== undefined && picture !== null && typeof picture !== 'function') {

@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { openTab, RELAY, APP_ORIGIN, MemoryStorage, waitFor } from './harness.mjs';
-import { pairingIdOf, SECRET_KEY } from '../../tab/relay-client.js';
+import { pairingIdOf, SECRET_KEY, BUNDLE_DIGEST, CLOSE } from '../../tab/relay-client.js';
 
 function rawSocket(pairing, origin) {
   const ws = new WebSocket(`${RELAY.replace('http', 'ws')}/tab?pairing=${pairing}`, { headers: { origin } });
@@ -35,7 +35,7 @@ test('a tab that cannot prove the pairing’s secret is refused with 4401', asyn
   victim.close();
 });
 
-test('a tab must say hello first, and a page of another protocol version is told to reload', async () => {
+test('a tab must say hello first, and a page of another protocol version or bundle is told to reload', async () => {
   const storage = new MemoryStorage();
   const tab = await openTab({ storage });
   const secret = storage.getItem(SECRET_KEY);
@@ -46,10 +46,14 @@ test('a tab must say hello first, and a page of another protocol version is told
   assert.equal((await a.closed).code, 4401);
   const b = rawSocket(pairing, APP_ORIGIN);
   await b.opened;
-  b.ws.send(JSON.stringify({ type: 'hello', protocol: 999, secret }));
+  b.ws.send(JSON.stringify({ type: 'hello', protocol: 999, secret, bundle: BUNDLE_DIGEST }));
   const closed = await b.closed;
-  assert.equal(closed.code, 4400);
+  assert.equal(closed.code, CLOSE.OUTDATED);
   assert.match(closed.reason, /reload/);
+  const c = rawSocket(pairing, APP_ORIGIN);
+  await c.opened;
+  c.ws.send(JSON.stringify({ type: 'hello', protocol: 1, secret, bundle: '0123456789abcdef' }));
+  assert.equal((await c.closed).code, CLOSE.OUTDATED, 'a page built from another bundle is told to reload');
   tab.close();
 });
 
