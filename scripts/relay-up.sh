@@ -8,11 +8,13 @@ while [ "$app_port" = "$relay_port" ]; do app_port="$(node "$ROOT/scripts/free-p
 export TABRELAY_URL="http://127.0.0.1:$relay_port"
 export TABRELAY_APP_ORIGIN="http://127.0.0.1:$app_port"
 export TABRELAY_WRANGLER_LOG="$relay_work/wrangler.log"
+# Calls wait 6 s in the tests (225 s by default) so a test can see a wait run out.
+export TABRELAY_CALL_WAIT_MS="${TABRELAY_CALL_WAIT_MS:-6000}"
 relay_key="$(node -e "console.log(require('crypto').randomBytes(48).toString('base64url'))")"
 node "$ROOT/scripts/serve-tab.mjs" --port "$app_port" --host 127.0.0.1 > "$relay_work/demo.log" 2>&1 &
 demo_pid=$!
 wrangler dev --ip 127.0.0.1 --port "$relay_port" --persist-to "$relay_work/state" --show-interactive-dev-session=false \
-  --var "RELAY_SIGNING_KEY:$relay_key" --var "ALLOWED_ORIGINS:$TABRELAY_APP_ORIGIN" --var "APP_URL:$TABRELAY_APP_ORIGIN/demo/" \
+  --var "RELAY_SIGNING_KEY:$relay_key" --var "ALLOWED_ORIGINS:$TABRELAY_APP_ORIGIN" --var "APP_URL:$TABRELAY_APP_ORIGIN/demo/" --var "CALL_WAIT_MS:${TABRELAY_CALL_WAIT_MS:-6000}" \
   > "$TABRELAY_WRANGLER_LOG" 2>&1 &
 relay_pid=$!
 unset relay_key

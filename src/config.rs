@@ -1,6 +1,7 @@
 //! The relay's configuration from its secrets and vars, checked once.
 
 use crate::oauth::keys::Keys;
+use crate::pairing::TAB_CALL_WAIT_MS;
 
 /// What the relay runs with.
 #[derive(Debug, Clone)]
@@ -11,6 +12,8 @@ pub struct Config {
     pub allowed_origins: Vec<String>,
     /// Where the approval link opens the app.
     pub app_url: String,
+    /// How long a call waits for the tab (`CALL_WAIT_MS`, at most [`TAB_CALL_WAIT_MS`]).
+    pub call_wait_ms: u64,
 }
 
 impl Config {
@@ -20,6 +23,7 @@ impl Config {
         previous_key: Option<&str>,
         allowed_origins: Option<&str>,
         app_url: Option<&str>,
+        call_wait_ms: Option<&str>,
     ) -> Result<Self, String> {
         let key = signing_key.ok_or("RELAY_SIGNING_KEY is not set")?;
         let keys = Keys::new(key, previous_key).map_err(|e| {
@@ -39,7 +43,18 @@ impl Config {
             return Err("ALLOWED_ORIGINS is empty: name the app origins whose tabs may pair".into());
         }
         let app_url = app_url.filter(|u| !u.is_empty()).ok_or("APP_URL is not set")?.to_owned();
-        Ok(Self { keys, allowed_origins, app_url })
+        let call_wait_ms = match call_wait_ms.filter(|w| !w.is_empty()) {
+            None => TAB_CALL_WAIT_MS,
+            Some(w) => match w.parse::<u64>() {
+                Ok(ms) if (1000..=TAB_CALL_WAIT_MS).contains(&ms) => ms,
+                _ => {
+                    return Err(format!(
+                        "CALL_WAIT_MS must be milliseconds from 1000 to {TAB_CALL_WAIT_MS}"
+                    ))
+                }
+            },
+        };
+        Ok(Self { keys, allowed_origins, app_url, call_wait_ms })
     }
 
     /// Whether a page of this origin may pair.
@@ -60,10 +75,11 @@ mod tests {
             None,
             Some("https://a.example"),
             Some("https://a.example/"),
+            None,
         )
         .unwrap_err();
         assert!(e.starts_with("RELAY_SIGNING_KEY:") && !e.contains("hunter2"), "{e}");
-        assert!(Config::from_vars(None, None, Some("x"), Some("y")).is_err());
+        assert!(Config::from_vars(None, None, Some("x"), Some("y"), None).is_err());
     }
 
     #[test]
@@ -73,10 +89,28 @@ mod tests {
             None,
             Some("https://a.example/, http://127.0.0.1:8788"),
             Some("https://a.example/"),
+            None,
         )
         .unwrap();
+        assert_eq!(c.call_wait_ms, TAB_CALL_WAIT_MS);
         assert!(c.allows_origin("https://a.example"));
         assert!(c.allows_origin("http://127.0.0.1:8788"));
         assert!(!c.allows_origin("https://evil.example"));
+    }
+
+    #[test]
+    fn the_call_wait_may_be_shortened_never_lengthened() {
+        let with = |w| {
+            Config::from_vars(
+                Some(&"k".repeat(32)),
+                None,
+                Some("https://a.example"),
+                Some("https://a.example/"),
+                Some(w),
+            )
+        };
+        assert_eq!(with("5000").unwrap().call_wait_ms, 5000);
+        assert!(with("300000").is_err());
+        assert!(with("soon").is_err());
     }
 }

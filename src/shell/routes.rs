@@ -43,6 +43,7 @@ pub(crate) fn config(env: &Env) -> std::result::Result<Config, String> {
         var(env, "RELAY_SIGNING_KEY_PREVIOUS").as_deref(),
         var(env, "ALLOWED_ORIGINS").as_deref(),
         var(env, "APP_URL").as_deref(),
+        var(env, "CALL_WAIT_MS").as_deref(),
     )
 }
 
@@ -280,7 +281,7 @@ async fn mcp_endpoint(
                 tool,
                 args,
                 agent: access.cli.clone(),
-                wait_ms: crate::pairing::TAB_CALL_WAIT_MS,
+                wait_ms: config.call_wait_ms,
                 connection: Connection {
                     id: access.gid,
                     kind: "connector".into(),

@@ -228,3 +228,22 @@ export async function connectSdkClient(tab, name = 'sdk-e2e') {
   }
   return { client, provider, transport };
 }
+
+/** How long the relay under test lets a call wait (scripts/relay-up.sh sets it). */
+export const CALL_WAIT_MS = Number(process.env.TABRELAY_CALL_WAIT_MS || 225_000);
+
+/** Calls `tool` through the relay with `token`; the JSON-RPC result (or error). */
+export async function callTool(token, tool, args = {}, id = 1) {
+  const r = await mcpPost(token, { jsonrpc: '2.0', id, method: 'tools/call', params: { name: tool, arguments: args } });
+  if (r.status !== 200) throw new Error(`tools/call answered ${r.status}: ${JSON.stringify(r.body)}`);
+  return r.body.result ?? r.body;
+}
+
+/** The JSON between the data tags of a tool result's text. */
+export function dataOf(result) {
+  const text = result.content[0].text;
+  const open = '<tabrelay-data>';
+  const close = '</tabrelay-data>';
+  if (!text.startsWith(open)) throw new Error(`not data: ${text.slice(0, 120)}`);
+  return JSON.parse(text.slice(open.length, text.indexOf(close)));
+}

@@ -1,0 +1,58 @@
+// A tab that closes or reloads mid-call fails its calls at once with the page-gone sentence,
+// never a wait; the next call goes to a tab still open; a dropped tab reconnects by itself.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { openTab, accessToken, callTool, MemoryStorage, waitFor, dataOf } from './harness.mjs';
+import { SECRET_KEY } from '../../tab/relay-client.js';
+
+test('a tab closed mid-call fails the call at once; the other tab takes the next', async () => {
+  const storage = new MemoryStorage();
+  const stays = await openTab({ storage });
+  const leaves = await openTab({ storage }); // opened last: it gets the calls
+  const token = await accessToken(leaves);
+  let reached = false;
+  leaves.client.handle = () => {
+    reached = true;
+    return new Promise(() => {}); // the person never answers
+  };
+  const pending = callTool(token, 'history_list');
+  await waitFor(() => reached, 5000);
+  const closedAt = Date.now();
+  leaves.close();
+  const result = await pending;
+  assert.ok(Date.now() - closedAt < 3000, `failed after ${Date.now() - closedAt} ms`);
+  assert.equal(result.isError, true);
+  assert.match(result.content[0].text, /went away/);
+  assert.match(result.content[0].text, /whether the step was done is not known/);
+  assert.match(result.content[0].text, /read the history/);
+  const next = await callTool(token, 'dataset_describe');
+  assert.equal(next.isError, false);
+  assert.equal(dataOf(next).name, stays.app.dataset.name);
+  stays.close();
+});
+
+test('a pairing with no tab open answers with a sentence saying to open the app', async () => {
+  const tab = await openTab();
+  const token = await accessToken(tab);
+  tab.close();
+  await new Promise((r) => setTimeout(r, 300));
+  const started = Date.now();
+  const result = await callTool(token, 'history_list');
+  assert.ok(Date.now() - started < 3000);
+  assert.equal(result.isError, true);
+  assert.match(result.content[0].text, /No tab of the app is open.*open the app/);
+});
+
+test('a dropped tab reconnects with growing waits and receives new calls; its URL holds no secret', async () => {
+  const storage = new MemoryStorage();
+  const tab = await openTab({ storage });
+  const token = await accessToken(tab);
+  assert.ok(!tab.client.socket.url.includes(storage.getItem(SECRET_KEY)));
+  tab.client.socket.close(4000, 'test drop');
+  await waitFor(() => tab.statuses.filter((s) => s.status === 'connected').length >= 2, 10_000);
+  const waiting = tab.statuses.find((s) => s.status === 'waiting');
+  assert.ok(waiting.detail.wait >= 250 && waiting.detail.wait <= 500, `first wait ${waiting.detail.wait} ms`);
+  const result = await callTool(token, 'history_list');
+  assert.equal(result.isError, false);
+  tab.close();
+});
