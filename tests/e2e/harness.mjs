@@ -10,12 +10,17 @@ import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 import { RelayClient } from '../../tab/relay-client.js';
 import { createDemoApp } from '../../tab/demo/app.js';
 
-export const RELAY = process.env.TABRELAY_URL;
+export let RELAY = process.env.TABRELAY_URL;
 export const APP_ORIGIN = process.env.TABRELAY_APP_ORIGIN;
 if (!RELAY || !APP_ORIGIN) {
   throw new Error('Run the end-to-end tests through scripts/test (TABRELAY_URL and TABRELAY_APP_ORIGIN are unset).');
 }
 export const CALLBACK = 'http://127.0.0.1:9/callback';
+
+/** Points this file's tests at another relay (a test that starts its own, say). */
+export function useRelay(url) {
+  RELAY = url;
+}
 
 /** A localStorage stand-in: one per simulated browser. */
 export class MemoryStorage {
@@ -34,12 +39,12 @@ export class MemoryStorage {
 }
 
 /** A tab of the demo app in Node: the real relay client, the real demo app. */
-export async function openTab({ storage = new MemoryStorage(), origin = APP_ORIGIN, seed = 42 } = {}) {
+export async function openTab({ storage = new MemoryStorage(), origin = APP_ORIGIN, seed = 42, relay = RELAY } = {}) {
   const app = createDemoApp({ seed });
   const calls = [];
   const statuses = [];
   const client = new RelayClient({
-    relay: RELAY,
+    relay,
     storage,
     headers: { origin },
     handle: async (call) => {
