@@ -12,7 +12,7 @@ pub mod pkce;
 pub mod token;
 
 /// How long an access token lives, in seconds.
-pub const ACCESS_TOKEN_TTL_S: i64 = 3600;
+pub const ACCESS_TOKEN_TTL_S: u64 = 3600;
 /// How long an authorization code may wait to be redeemed, in milliseconds.
 pub const AUTH_CODE_TTL_MS: u64 = 60_000;
 /// How long a connect code (and its waiting page) lives, in milliseconds.

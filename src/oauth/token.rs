@@ -1,9 +1,11 @@
 //! Access tokens: HS256 JWTs with a key id, `aud` = this origin, naming the pairing and grant.
+//! One shape only, signed and checked here over HMAC-SHA-256 (see Cargo.toml for why).
 
-use chrono::{DateTime, Duration, Utc};
-use jwt_compact::alg::{Hs256, Hs256Key};
-use jwt_compact::{AlgorithmExt as _, Claims, Header, TimeOptions, UntrustedToken};
+use base64::engine::general_purpose::URL_SAFE_NO_PAD as B64;
+use base64::Engine as _;
+use hmac::{Hmac, Mac};
 use serde::{Deserialize, Serialize};
+use sha2::Sha256;
 
 use super::keys::{Keys, Purpose};
 use super::ACCESS_TOKEN_TTL_S;
@@ -40,48 +42,91 @@ pub enum TokenError {
     WrongAudience,
 }
 
-fn time(now_ms: u64) -> TimeOptions<impl Fn() -> DateTime<Utc>> {
-    let now = DateTime::<Utc>::from_timestamp_millis(i64::try_from(now_ms).unwrap_or(i64::MAX))
-        .unwrap_or_default();
-    TimeOptions::new(Duration::seconds(0), move || now)
+const ALG: &str = "HS256";
+const TYP: &str = "at+jwt";
+
+#[derive(Serialize, Deserialize)]
+struct Header {
+    alg: String,
+    #[serde(default)]
+    kid: Option<String>,
+    #[serde(default)]
+    typ: Option<String>,
+}
+
+#[derive(Serialize, Deserialize)]
+struct Claims {
+    iat: u64,
+    exp: u64,
+    iss: String,
+    aud: String,
+    sub: String,
+    gid: String,
+    cli: String,
+    hst: String,
+}
+
+fn mac(key: &[u8; 32], signing_input: &str) -> Hmac<Sha256> {
+    let mut mac = Hmac::<Sha256>::new_from_slice(key).expect("HMAC takes any key length");
+    mac.update(signing_input.as_bytes());
+    mac
+}
+
+fn part(value: &impl Serialize) -> String {
+    B64.encode(serde_json::to_vec(value).unwrap_or_default())
 }
 
 /// Signs an access token with the current key.
 #[must_use]
 pub fn issue(keys: &Keys, access: Access, now_ms: u64) -> String {
-    let key = Hs256Key::new(keys.current.derived(Purpose::AccessToken));
-    let header = Header::empty().with_key_id(keys.current.id.clone()).with_token_type("at+jwt");
-    let claims = Claims::new(access)
-        .set_duration_and_issuance(&time(now_ms), Duration::seconds(ACCESS_TOKEN_TTL_S));
-    // Signing with HMAC cannot fail for serialisable claims.
-    Hs256.token(&header, &claims, &key).unwrap_or_default()
+    let header =
+        Header { alg: ALG.into(), kid: Some(keys.current.id.clone()), typ: Some(TYP.into()) };
+    let iat = now_ms / 1000;
+    let Access { iss, aud, sub, gid, cli, hst } = access;
+    let claims = Claims { iat, exp: iat + ACCESS_TOKEN_TTL_S, iss, aud, sub, gid, cli, hst };
+    let mut token = format!("{}.{}", part(&header), part(&claims));
+    let signature =
+        mac(&keys.current.derived(Purpose::AccessToken), &token).finalize().into_bytes();
+    token.push('.');
+    token.push_str(&B64.encode(signature));
+    token
 }
 
 /// Verifies an access token for this origin at `now_ms`.
 pub fn verify(keys: &Keys, origin: &str, token: &str, now_ms: u64) -> Result<Access, TokenError> {
-    let untrusted = UntrustedToken::new(token).map_err(|_| TokenError::Malformed)?;
-    if untrusted.algorithm() != "HS256" {
+    let (signing_input, signature) = token.rsplit_once('.').ok_or(TokenError::Malformed)?;
+    let (header, claims) = signing_input.split_once('.').ok_or(TokenError::Malformed)?;
+    let header: Header = B64
+        .decode(header)
+        .ok()
+        .and_then(|h| serde_json::from_slice(&h).ok())
+        .ok_or(TokenError::Malformed)?;
+    if header.alg != ALG {
         return Err(TokenError::UnknownKey);
     }
-    let kid = untrusted.header().key_id.as_deref().ok_or(TokenError::UnknownKey)?;
-    let key = keys.by_id(kid).ok_or(TokenError::UnknownKey)?;
-    let key = Hs256Key::new(key.derived(Purpose::AccessToken));
-    let token = Hs256.validator::<Access>(&key).validate(&untrusted).map_err(|e| match e {
-        jwt_compact::ValidationError::InvalidSignature => TokenError::BadSignature,
-        _ => TokenError::Malformed,
-    })?;
-    let claims = token.claims();
-    claims.validate_expiration(&time(now_ms)).map_err(|_| TokenError::Expired)?;
-    if claims.custom.aud != origin || claims.custom.iss != origin {
+    let key =
+        header.kid.as_deref().and_then(|kid| keys.by_id(kid)).ok_or(TokenError::UnknownKey)?;
+    let signature = B64.decode(signature).map_err(|_| TokenError::Malformed)?;
+    mac(&key.derived(Purpose::AccessToken), signing_input)
+        .verify_slice(&signature)
+        .map_err(|_| TokenError::BadSignature)?;
+    let claims: Claims = B64
+        .decode(claims)
+        .ok()
+        .and_then(|c| serde_json::from_slice(&c).ok())
+        .ok_or(TokenError::Malformed)?;
+    if claims.exp <= now_ms / 1000 {
+        return Err(TokenError::Expired);
+    }
+    if claims.aud != origin || claims.iss != origin {
         return Err(TokenError::WrongAudience);
     }
-    Ok(claims.custom.clone())
+    let Claims { iss, aud, sub, gid, cli, hst, .. } = claims;
+    Ok(Access { iss, aud, sub, gid, cli, hst })
 }
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use base64::Engine as _;
 
     const ORIGIN: &str = "https://relay.example";
     const NOW: u64 = 1_790_000_000_000;

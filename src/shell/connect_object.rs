@@ -4,7 +4,7 @@
 use serde::Deserialize;
 use worker::{durable_object, DurableObject, Env, Request, Response, Result, State};
 
-use super::{json_response, now_ms, PlatformRandom};
+use super::{json_response, now_ms, read_json, PlatformRandom};
 use crate::oauth::connect::{apply, Command, ConnectCode as Code, Session};
 use crate::oauth::{AUTH_CODE_TTL_MS, CONNECT_CODE_TTL_MS};
 
@@ -63,7 +63,7 @@ impl DurableObject for ConnectCode {
     }
 
     async fn fetch(&self, mut req: Request) -> Result<Response> {
-        let envelope: Envelope = req.json().await?;
+        let envelope: Envelope = read_json(&req.text().await?)?;
         let Some(code) = Code::parse(&envelope.code) else {
             return Response::error("bad code", 400);
         };

@@ -6,7 +6,7 @@ mod pairing_object;
 mod routes;
 
 use serde::Serialize;
-use worker::{Date, Headers, Method, Request, RequestInit, Response, Result, Stub};
+use worker::{Date, Headers, Request, Response, Result, Stub};
 
 use crate::oauth::Entropy;
 
@@ -41,9 +41,18 @@ pub(crate) async fn ask_object<T: serde::de::DeserializeOwned>(
     body: &impl Serialize,
 ) -> Result<T> {
     let text = serde_json::to_string(body).map_err(|e| worker::Error::RustError(e.to_string()))?;
-    let mut init = RequestInit::new();
-    init.with_method(Method::Post).with_body(Some(text.into()));
-    let req = Request::new_with_init(&format!("https://object{path}"), &init)?;
-    let mut res = stub.fetch_with_request(req).await?;
-    res.json().await
+    // web_sys's RequestInit directly: worker's converts `cf` properties too (11 KB of wasm).
+    let init = worker::web_sys::RequestInit::new();
+    init.set_method("POST");
+    init.set_body(&text.into());
+    let req =
+        worker::web_sys::Request::new_with_str_and_init(&format!("https://object{path}"), &init)?;
+    let mut res = stub.fetch_with_request(Request::from(req)).await?;
+    read_json(&res.text().await?)
+}
+
+/// Reads a JSON body already taken as text (serde_json directly: smaller than worker's
+/// JS-object route).
+pub(crate) fn read_json<T: serde::de::DeserializeOwned>(text: &str) -> Result<T> {
+    serde_json::from_str(text).map_err(|e| worker::Error::RustError(e.to_string()))
 }

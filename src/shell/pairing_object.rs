@@ -19,7 +19,7 @@ use worker::{
 };
 
 use super::routes::CONNECT_BINDING;
-use super::{ask_object, json_response, now_ms};
+use super::{ask_object, json_response, now_ms, read_json};
 use crate::http;
 use crate::oauth::connect::{refusal, Command, ConnectCode};
 use crate::oauth::sha256_hex;
@@ -46,8 +46,14 @@ struct Row {
     v: String,
 }
 
+/// A tab's state from its socket's attachment (kept as JSON text: smaller than a JS object).
 fn tab_of(ws: &WebSocket) -> Option<Tab> {
-    ws.deserialize_attachment().ok().flatten()
+    let text: String = ws.deserialize_attachment().ok().flatten()?;
+    serde_json::from_str(&text).ok()
+}
+
+fn attach(ws: &WebSocket, tab: &Tab) -> Result<()> {
+    ws.serialize_attachment(serde_json::to_string(tab).unwrap_or_default())
 }
 
 impl Pairing {
@@ -98,7 +104,7 @@ impl Pairing {
         match Tab::admit(pairing, number, now, open) {
             Ok(tab) => {
                 self.state.accept_web_socket(&pair.server);
-                pair.server.serialize_attachment(tab)?;
+                attach(&pair.server, &tab)?;
             }
             Err((code, reason)) => {
                 pair.server.accept()?;
@@ -219,7 +225,7 @@ impl DurableObject for Pairing {
                 }
                 Ok(res)
             }
-            "/call" => match req.json::<CallRequest>().await {
+            "/call" => match read_json::<CallRequest>(&req.text().await?) {
                 Ok(call) => self.call(call).await,
                 Err(_) => Response::error("bad call", 400),
             },
@@ -246,7 +252,7 @@ impl DurableObject for Pairing {
         let Some(tab) = tab_of(&ws) else { return Ok(()) };
         match tab.on_message(&text, now_ms()) {
             TabAction::Welcome(tab) => {
-                ws.serialize_attachment(&tab)?;
+                attach(&ws, &tab)?;
                 Self::send(
                     &ws,
                     &RelayMessage::Welcome { pairing: tab.pairing, protocol: PROTOCOL_VERSION },
@@ -266,7 +272,7 @@ impl DurableObject for Pairing {
             TabAction::RefuseCode(code, sentence) => {
                 Self::send(&ws, &RelayMessage::Refused { code, sentence: sentence.into() });
             }
-            TabAction::Update(tab) => ws.serialize_attachment(&tab)?,
+            TabAction::Update(tab) => attach(&ws, &tab)?,
             TabAction::Asking(id, sentence) => {
                 self.calls.borrow_mut().asking(id, tab.number, sentence)
             }

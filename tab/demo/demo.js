@@ -1,23 +1,40 @@
 // The Tabrelay demo page: draws the app's data, shows the connection, the history and the
 // agents' calls, approves connect codes the person types, and answers the relay's calls.
+// A call to a destructive tool (the catalogue's safety) waits for the person's Allow on a card;
+// cards queue oldest first, and one the agent stops waiting for goes away without running.
 //
 // Query parameters: ?relay=<address> (default http://127.0.0.1:8787) and ?seed=<number>
 // (default: a random one kept in sessionStorage, so a reload shows the same data).
 
 import { RelayClient, connectCodeFromFragment } from '../relay-client.js';
+import { CATALOGUE } from '../generated/bundle.js';
 import { createDemoApp, pictureSize, PERSON, PICTURE_WIDTH_DEFAULT } from './app.js';
 
 const DEFAULT_RELAY = 'http://127.0.0.1:8787';
 const SEED_KEY = 'tabrelay-demo:seed';
 const CALLS_SHOWN = 200;
 const NAME_CHARS = 80;
+/** What a call's agent is called when it gave no name. */
+const SOME_AGENT = 'an agent';
+/** A new card's buttons wait this long, so a click meant for the card before cannot answer it. */
+const CARD_ARM_MS = 350;
+/** Tool name → "read", "change" or "destructive". */
+const SAFETY = new Map(CATALOGUE.tools.map((t) => [t.name, t.safety]));
+/** Line breaks, control characters and direction marks: shown as spaces in a card. */
+const UNSHOWN = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
 
 const $ = (id) => document.getElementById(id);
 const params = new URLSearchParams(location.search);
 
 const app = createDemoApp({ seed: seedOfPage(), picture });
 const relayAddress = relayOfPage();
-const relay = relayAddress ? new RelayClient({ relay: relayAddress, handle, onStatus: showStatus }) : null;
+const relay = relayAddress
+  ? new RelayClient({ relay: relayAddress, handle, onStatus: showStatus, onCancel: cancelCard })
+  : null;
+/** The calls waiting for the person's answer, oldest first; the card shows the first. */
+const cards = [];
+/** What had the focus before the card took it, to give it back. */
+let focusBeforeCard = null;
 
 $('dataset-name').textContent = app.dataset.name;
 document.title = `${app.dataset.name} · Tabrelay demo`;
@@ -35,6 +52,8 @@ window.addEventListener('resize', () => {
 });
 $('approve-form').addEventListener('submit', approve);
 $('undo').addEventListener('click', undo);
+$('confirm-allow').addEventListener('click', () => answerCard(true));
+$('confirm-deny').addEventListener('click', () => answerCard(false));
 window.addEventListener('hashchange', offerCodeFromFragment);
 offerCodeFromFragment();
 if (!relay) showStatus('stopped', { reason: 'the relay address is not an http or https address' });
@@ -70,17 +89,108 @@ function relayOfPage() {
   }
 }
 
-/** Answers one call from an agent and logs it. */
+/** A call that did not run: the person declined it, or the agent stopped waiting for it. */
+class NotRun extends Error {
+  constructor(sentence, outcome) {
+    super(sentence);
+    this.outcome = outcome;
+  }
+}
+
+/** Answers one call from an agent (after the person's Allow, if the tool is destructive) and logs it. */
 async function handle(call) {
-  const who = typeof call.agent === 'string' && call.agent.trim() ? call.agent : 'an agent';
+  const who = typeof call.agent === 'string' && call.agent.trim() ? call.agent : SOME_AGENT;
   try {
+    if (SAFETY.get(call.tool) === 'destructive') await askPerson(call, who);
     const result = await app.run(call.tool, call.args, who);
     logCall(who, call.tool, 'ok');
     return result;
   } catch (err) {
-    logCall(who, call.tool, `error: ${err.message}`);
+    logCall(who, call.tool, err instanceof NotRun ? err.outcome : `error: ${err.message}`);
     throw err;
   }
+}
+
+/** Queues a card for `call`; resolves on Allow, rejects with a NotRun on Deny or cancellation. */
+function askPerson(call, who) {
+  const action = actionOf(call.tool, call.args);
+  const asker = who === SOME_AGENT ? 'An agent' : shown(who);
+  return new Promise((resolve, reject) => {
+    cards.push({
+      id: call.id,
+      sentence: `${asker} asks to ${action}. Allow?`,
+      declined: `The person declined to let the agent ${action}, so nothing was changed.`,
+      shown: false,
+      resolve,
+      reject,
+    });
+    showCard();
+  });
+}
+
+/** What a destructive call would do, in words, every part from outside cut to 80 characters. */
+function actionOf(tool, args) {
+  const ids = tool === 'items_delete' && Array.isArray(args?.ids) ? [...new Set(args.ids)] : [];
+  if (ids.length === 1) return `delete item ${shown(ids[0])}`;
+  if (ids.length > 1) return `delete ${ids.length} items (ids ${shown(ids.map(shown).join(', '))})`;
+  return `use ${shown(tool)} with ${shown(JSON.stringify(args ?? {}))}`;
+}
+
+/** Text from outside as a card shows it: one line, no direction marks, at most 80 characters. */
+function shown(text) {
+  return cut(String(text).replace(UNSHOWN, ' '));
+}
+
+/** Shows the oldest waiting card (telling the relay the person is asked), or hides the card. */
+function showCard() {
+  const box = $('confirm');
+  const card = cards[0];
+  const more = $('confirm-waiting');
+  more.hidden = cards.length < 2;
+  more.textContent = cards.length < 2 ? '' : `${cards.length - 1} more waiting after this one.`;
+  if (!card) {
+    const hadFocus = box.contains(document.activeElement);
+    box.hidden = true;
+    $('confirm-text').textContent = '';
+    if (hadFocus) {
+      const back = focusBeforeCard && focusBeforeCard.isConnected ? focusBeforeCard : $('code');
+      back.focus();
+    }
+    focusBeforeCard = null;
+    return;
+  }
+  if (card.shown) return;
+  card.shown = true;
+  if (box.hidden) focusBeforeCard = document.activeElement;
+  $('confirm-text').textContent = card.sentence;
+  box.hidden = false;
+  const buttons = [$('confirm-allow'), $('confirm-deny')];
+  for (const b of buttons) b.disabled = true;
+  setTimeout(() => {
+    if (cards[0] !== card) return;
+    for (const b of buttons) b.disabled = false;
+    $('confirm-deny').focus(); // The safe answer takes the focus.
+  }, CARD_ARM_MS);
+  relay?.asking(card.id, card.sentence);
+}
+
+/** The person pressed Allow or Deny on the card shown. */
+function answerCard(allowed) {
+  const card = cards.shift();
+  if (!card) return;
+  relay?.answered(card.id);
+  if (allowed) card.resolve();
+  else card.reject(new NotRun(card.declined, 'declined by the person'));
+  showCard();
+}
+
+/** The agent no longer waits for call `id`: its card goes away and the tool does not run. */
+function cancelCard(id) {
+  const at = cards.findIndex((c) => String(c.id) === String(id));
+  if (at < 0) return;
+  const [card] = cards.splice(at, 1);
+  card.reject(new NotRun('The call was cancelled: the agent stopped waiting for it, so nothing was changed.', 'cancelled: the agent stopped waiting'));
+  showCard();
 }
 
 /** view_picture's drawing: the plot as a base64 PNG of the size asked. */
@@ -302,6 +412,7 @@ async function approve(event) {
 function undo() {
   try {
     app.run('history_undo', {}, PERSON);
+    relay?.step();
   } catch (err) {
     $('undo').title = err.message;
   }
