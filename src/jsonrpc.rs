@@ -1,17 +1,29 @@
 //! JSON-RPC 2.0 as MCP uses it over HTTP: one message per POST, parsed into a request or a
 //! notification, and the error a client reads when it cannot be.
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::{json, Map, Value};
 
 /// A request id: a number or a string, never null.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(untagged)]
 pub enum Id {
     /// A numeric id.
     Number(i64),
     /// A string id.
     Text(String),
+}
+
+impl Id {
+    /// The id a JSON value holds: an integer or a string.
+    #[must_use]
+    pub fn of(value: &Value) -> Option<Self> {
+        match value {
+            Value::String(s) => Some(Id::Text(s.clone())),
+            Value::Number(n) => n.as_i64().map(Id::Number),
+            _ => None,
+        }
+    }
 }
 
 /// A JSON-RPC error code.
@@ -102,9 +114,9 @@ pub fn parse(body: &[u8]) -> Result<Message, Malformed> {
     };
     let id = match object.remove("id") {
         None => None,
-        Some(v) => match serde_json::from_value::<Id>(v) {
-            Ok(id) => Some(id),
-            Err(_) => return Err(invalid(None, "The id must be a string or an integer.")),
+        Some(v) => match Id::of(&v) {
+            Some(id) => Some(id),
+            None => return Err(invalid(None, "The id must be a string or an integer.")),
         },
     };
     if object.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {

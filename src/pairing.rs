@@ -39,7 +39,7 @@ pub struct CallRequest {
 
 /// What the pairing answers.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
+#[serde(rename_all = "snake_case")]
 pub enum CallAnswer {
     /// The tab answered.
     Answered {

@@ -3,7 +3,7 @@
 
 use alloc::string::String;
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 /// The version of this protocol; a tab states it in its `hello`.
 pub const PROTOCOL_VERSION: u32 = 1;
@@ -44,8 +44,9 @@ pub mod close {
     pub const TOO_MANY_TABS: u16 = 4429;
 }
 
-/// What a tab sends.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// What a tab sends. Read by [`TabMessage::parse`] (by hand from a JSON value: serde's
+/// internally tagged enums cost the Worker about 50 KB of wasm).
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum TabMessage {
     /// The first message: the protocol version and the tab secret that proves the pairing.
@@ -93,8 +94,8 @@ pub enum TabMessage {
     },
 }
 
-/// What a call came to in the tab.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// What a call came to in the tab: `{"data": …, "image"?: …}` or `{"error": "…"}`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(untagged)]
 pub enum Outcome {
     /// The tool ran; `data` is its JSON result and `image` an optional picture.
@@ -186,10 +187,68 @@ pub struct Connection {
     pub host: String,
 }
 
+/// A message that is not this protocol.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NotProtocol;
+
 impl TabMessage {
     /// Reads a tab's message.
-    pub fn parse(text: &str) -> Result<Self, serde_json::Error> {
-        serde_json::from_str(text)
+    pub fn parse(text: &str) -> Result<Self, NotProtocol> {
+        let Ok(Value::Object(mut m)) = serde_json::from_str::<Value>(text) else {
+            return Err(NotProtocol);
+        };
+        let string = |m: &Map<String, Value>, k: &str| {
+            m.get(k).and_then(Value::as_str).map(String::from).ok_or(NotProtocol)
+        };
+        let id = |m: &Map<String, Value>| m.get("id").and_then(Value::as_u64).ok_or(NotProtocol);
+        let kind = string(&m, "type")?;
+        Ok(match kind.as_str() {
+            "hello" => TabMessage::Hello {
+                protocol: m
+                    .get("protocol")
+                    .and_then(Value::as_u64)
+                    .and_then(|p| u32::try_from(p).ok())
+                    .ok_or(NotProtocol)?,
+                secret: string(&m, "secret")?,
+                bundle: string(&m, "bundle").unwrap_or_default(),
+            },
+            "asking" => TabMessage::Asking { id: id(&m)?, sentence: string(&m, "sentence")? },
+            "answered" => TabMessage::Answered { id: id(&m)? },
+            "step" => TabMessage::Step,
+            "approve" => TabMessage::Approve { code: string(&m, "code")? },
+            "focus" => TabMessage::Focus {
+                focused: m.get("focused").and_then(Value::as_bool).ok_or(NotProtocol)?,
+            },
+            "result" => TabMessage::Result { id: id(&m)?, outcome: Outcome::take(&mut m)? },
+            _ => return Err(NotProtocol),
+        })
+    }
+}
+
+impl Outcome {
+    /// The outcome held by a result message's fields.
+    fn take(m: &mut Map<String, Value>) -> Result<Self, NotProtocol> {
+        if let Some(data) = m.remove("data") {
+            let image = match m.remove("image") {
+                None | Some(Value::Null) => None,
+                Some(v) => Some(serde_json::from_value(v).map_err(|_| NotProtocol)?),
+            };
+            return Ok(Outcome::Done { data, image });
+        }
+        match m.remove("error") {
+            Some(Value::String(error)) => Ok(Outcome::Failed { error }),
+            _ => Err(NotProtocol),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Outcome {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        match Value::deserialize(d)? {
+            Value::Object(mut m) => Outcome::take(&mut m),
+            _ => Err(NotProtocol),
+        }
+        .map_err(|_| serde::de::Error::custom("an outcome has data or an error"))
     }
 }
 
@@ -236,6 +295,14 @@ mod tests {
             TabMessage::Result { id: 8, outcome: Outcome::Failed { error: "No.".into() } }
         );
         assert!(TabMessage::parse(r#"{"type":"launch"}"#).is_err());
+        assert!(TabMessage::parse(r#"{"type":"result","id":8}"#).is_err());
+        assert!(TabMessage::parse(r#"{"type":"result","id":8,"error":3}"#).is_err());
+        assert!(TabMessage::parse(r#"{"type":"hello","protocol":1}"#).is_err());
+        let image = r#"{"type":"result","id":9,"data":1,"image":{"data":"AA","mimeType":"image/png","width":1,"height":1}}"#;
+        assert!(matches!(
+            TabMessage::parse(image),
+            Ok(TabMessage::Result { outcome: Outcome::Done { image: Some(_), .. }, .. })
+        ));
         assert!(TabMessage::parse(r#"{"type":"result","id":-1,"data":1}"#).is_err());
         assert!(TabMessage::parse("[]").is_err());
     }

@@ -63,7 +63,7 @@ impl ConnectCode {
 
 /// Where a connection attempt stands.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "stage", rename_all = "snake_case")]
+#[serde(rename_all = "snake_case")]
 pub enum Stage {
     /// Shown on the waiting page; no tab has approved it.
     Waiting,
@@ -100,7 +100,7 @@ pub struct Session {
 
 /// What the Worker asks a code's Durable Object.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "command", rename_all = "snake_case")]
+#[serde(rename_all = "snake_case")]
 pub enum Command {
     /// Start a session for a new code (refused if the code is taken).
     Create {

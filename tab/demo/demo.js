@@ -136,7 +136,7 @@ function actionOf(tool, args) {
   return `use ${shown(tool)} with ${shown(JSON.stringify(args ?? {}))}`;
 }
 
-/** Text from outside as a card shows it: one line, no direction marks, at most 80 characters. */
+/** Text from outside as the page shows it: one line, no direction marks, at most 80 characters. */
 function shown(text) {
   return cut(String(text).replace(UNSHOWN, ' '));
 }
@@ -339,7 +339,7 @@ function logCall(who, tool, outcome) {
   const list = $('calls');
   const li = document.createElement('li');
   const time = new Date().toLocaleTimeString([], { hour12: false });
-  li.textContent = `${time} ${cut(who)} · ${cut(String(tool))} · ${outcome}`;
+  li.textContent = `${time} ${shown(who)} · ${shown(tool)} · ${outcome}`;
   if (outcome !== 'ok') li.className = 'error';
   list.append(li);
   while (list.children.length > CALLS_SHOWN) list.firstElementChild.remove();

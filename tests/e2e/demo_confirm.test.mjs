@@ -1,0 +1,167 @@
+// The demo page in a real headless Chromium asks the person before a destructive tool runs:
+// a card with one sentence, Allow runs the tool, Deny gives the agent a tool error, waiting
+// cards queue oldest first, and a call the agent cancels loses its card and never runs.
+// Each test can run alone (--test-name-pattern): they share one page and one SDK client,
+// made by the first test that needs them.
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { chromium } from 'playwright-core';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
+import { RELAY, APP_ORIGIN, HeadlessProvider, CALL_WAIT_MS } from './harness.mjs';
+
+const CHROMIUM = process.env.TABRELAY_CHROMIUM || '/usr/bin/chromium';
+/** How long the card may take to appear or go: well under the relay's wait for a call. */
+const CARD_MS = Math.min(4_000, CALL_WAIT_MS / 2);
+/** A cancelled call's request must end this soon, long before the relay's wait would end it. */
+const SETTLE_MS = 3_000;
+
+let browser;
+let shared;
+
+after(async () => {
+  const opened = shared && (await shared.catch(() => null));
+  if (opened) {
+    await opened.client.close().catch(() => {});
+    await opened.page.close().catch(() => {});
+  }
+  await browser?.close();
+});
+
+/** The demo page, paired and connected, and the SDK client the person approved in it. */
+function session() {
+  shared ||= open();
+  return shared;
+}
+
+async function open() {
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+  const page = await browser.newPage();
+  await page.goto(`${APP_ORIGIN}/demo/?relay=${encodeURIComponent(RELAY)}&seed=11`);
+  await page.waitForFunction(() => document.getElementById('status').textContent.includes('connected'), null, { timeout: 15_000 });
+  const provider = new HeadlessProvider(null, async (code) => {
+    await page.fill('#code', code);
+    await page.click('#approve');
+    await page.waitForFunction(() => /Connected to/.test(document.getElementById('approve-result').textContent), null, { timeout: 10_000 });
+  });
+  const make = () => new StreamableHTTPClientTransport(new URL(`${RELAY}/`), { authProvider: provider });
+  const client = new Client({ name: 'demo-confirm-e2e', version: '1.0.0' });
+  try {
+    await client.connect(make());
+  } catch (e) {
+    if (!(e instanceof UnauthorizedError)) throw e;
+  }
+  assert.ok(provider.authorizationCode, 'the waiting page redirected with a code');
+  await make().finishAuth(provider.authorizationCode);
+  await client.connect(make());
+  return { page, client, provider };
+}
+
+/** Waits until the card shows a sentence matching `pattern`; returns the sentence. */
+async function cardSays(page, pattern) {
+  await page.waitForFunction(
+    (source) => {
+      const card = document.getElementById('confirm');
+      return !card.hidden && new RegExp(source).test(document.getElementById('confirm-text').textContent);
+    },
+    pattern.source,
+    { timeout: CARD_MS },
+  );
+  return page.textContent('#confirm-text');
+}
+
+async function cardGone(page) {
+  await page.waitForFunction(() => document.getElementById('confirm').hidden, null, { timeout: CARD_MS });
+}
+
+function textOf(result) {
+  return result.content.map((c) => c.text || '').join('\n');
+}
+
+test('a destructive call waits for the person’s Allow, then runs', async () => {
+  const { page, client } = await session();
+  const call = client.callTool({ name: 'items_delete', arguments: { ids: [1, 2, 3] } });
+  const sentence = await cardSays(page, /asks to delete 3 items \(ids 1, 2, 3\)\. Allow\?$/);
+  assert.match(sentence, /^SDK e2e client asks/, 'the agent is named');
+  assert.equal(await page.getAttribute('#confirm', 'role'), 'alertdialog');
+  assert.doesNotMatch(await page.textContent('#history'), /Deleted 3 items/, 'nothing runs before the answer');
+  await page.click('#confirm-allow');
+  const result = await call;
+  assert.equal(result.isError, false, textOf(result));
+  await cardGone(page);
+  assert.match(await page.textContent('#history'), /SDK e2e client: Deleted 3 items \(1, 2 and 3\)/);
+  assert.match(await page.textContent('#calls'), /items_delete · ok/);
+});
+
+test('Deny gives the agent a tool error saying the person declined, and nothing changes', async () => {
+  const { page, client } = await session();
+  const call = client.callTool({ name: 'items_delete', arguments: { ids: [4] } });
+  await cardSays(page, /asks to delete item 4\. Allow\?$/);
+  await page.click('#confirm-deny');
+  const result = await call;
+  assert.equal(result.isError, true);
+  assert.match(textOf(result), /declined/);
+  await cardGone(page);
+  assert.doesNotMatch(await page.textContent('#history'), /Deleted item 4/);
+  assert.match(await page.textContent('#calls'), /items_delete · declined/);
+  const still = await client.callTool({ name: 'items_values', arguments: { ids: [4] } });
+  assert.equal(still.isError, false, textOf(still));
+});
+
+test('cards queue: one at a time, oldest first', async () => {
+  const { page, client } = await session();
+  const first = client.callTool({ name: 'items_delete', arguments: { ids: [7] } });
+  await cardSays(page, /delete item 7\./);
+  const second = client.callTool({ name: 'items_delete', arguments: { ids: [8] } });
+  await page.waitForFunction(() => /1 more waiting/.test(document.getElementById('confirm-waiting').textContent), null, { timeout: CARD_MS });
+  assert.match(await page.textContent('#confirm-text'), /delete item 7\./, 'the oldest stays shown');
+  await page.click('#confirm-deny');
+  assert.equal((await first).isError, true);
+  await cardSays(page, /delete item 8\./);
+  assert.equal(await page.isHidden('#confirm-waiting'), true);
+  await page.click('#confirm-deny');
+  assert.equal((await second).isError, true);
+  await cardGone(page);
+});
+
+test('a call the agent cancels loses its card, never runs, and its request ends', async () => {
+  const { page, client, provider } = await session();
+  const token = provider.tokens().access_token;
+  const post = (message) =>
+    fetch(`${RELAY}/`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization: `Bearer ${token}` },
+      body: JSON.stringify(message),
+    });
+  const call = post({ jsonrpc: '2.0', id: 77, method: 'tools/call', params: { name: 'items_delete', arguments: { ids: [5, 6] } } }).then(
+    async (r) => ({ status: r.status, text: await r.text() }),
+  );
+  await cardSays(page, /asks to delete 2 items \(ids 5, 6\)\. Allow\?$/);
+  const cancelledAt = Date.now();
+  const cancel = await post({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 77, reason: 'test' } });
+  assert.ok(cancel.status >= 200 && cancel.status < 300, `the notification was accepted (${cancel.status} ${await cancel.text()})`);
+  await cardGone(page);
+  await page.waitForFunction(() => /cancelled/.test(document.getElementById('calls').textContent), null, { timeout: CARD_MS });
+
+  const settled = await Promise.race([call, new Promise((r) => setTimeout(() => r(null), SETTLE_MS))]);
+  assert.ok(settled, `the cancelled call’s request ended within ${SETTLE_MS} ms`);
+  assert.ok(Date.now() - cancelledAt < SETTLE_MS + 500);
+  if (settled.status === 200 && settled.text) {
+    // A response may still come (or none: 202); it must not say the step was done.
+    let body = null;
+    try {
+      body = JSON.parse(settled.text.replace(/^(?:event: .*\n)?data: /, ''));
+    } catch {
+      body = null;
+    }
+    assert.notEqual(body?.result?.isError, false, `no success for a cancelled call: ${settled.text.slice(0, 300)}`);
+  }
+
+  assert.doesNotMatch(await page.textContent('#history'), /Deleted 2 items \(5 and 6\)/);
+  const still = await client.callTool({ name: 'items_values', arguments: { ids: [5, 6] } });
+  assert.equal(still.isError, false, `items 5 and 6 are still there: ${textOf(still)}`);
+});
