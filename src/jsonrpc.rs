@@ -70,6 +70,8 @@ pub enum Message {
     Notification {
         /// The method.
         method: String,
+        /// The params (an empty object when absent).
+        params: Map<String, Value>,
     },
     /// A response to something the server asked; the relay asks nothing, so it is dropped.
     Response,
@@ -142,7 +144,7 @@ pub fn parse(body: &[u8]) -> Result<Message, Malformed> {
     };
     Ok(match id {
         Some(id) => Message::Request(Request { id, method, params }),
-        None => Message::Notification { method },
+        None => Message::Notification { method, params },
     })
 }
 
@@ -182,7 +184,13 @@ mod tests {
             })
         );
         let n = parse(br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#).unwrap();
-        assert_eq!(n, Message::Notification { method: "notifications/initialized".into() });
+        assert_eq!(
+            n,
+            Message::Notification {
+                method: "notifications/initialized".into(),
+                params: Map::new()
+            }
+        );
         let s = parse(br#"{"jsonrpc":"2.0","id":"a","result":{}}"#).unwrap();
         assert_eq!(s, Message::Response);
     }

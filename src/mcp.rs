@@ -38,7 +38,39 @@ pub enum Reply {
         tool: String,
         /// Its arguments (an object).
         args: Value,
+        /// The client's progress token, when it asked for progress.
+        progress_token: Option<Value>,
     },
+    /// The client cancelled its request with this id: tell the pairing, answer 202.
+    Cancel {
+        /// The cancelled request's id.
+        request_id: Id,
+    },
+}
+
+/// The comment a stream sends while it waits, so no proxy cuts it as idle.
+pub const KEEP_ALIVE: &str = ": keep-alive\n\n";
+
+/// Whether the client listens to a stream (its `Accept` names `text/event-stream`).
+#[must_use]
+pub fn accepts_stream(accept: Option<&str>) -> bool {
+    accept.is_some_and(|a| a.split(',').any(|t| t.trim().starts_with("text/event-stream")))
+}
+
+/// One JSON-RPC message as a server-sent event.
+#[must_use]
+pub fn sse_event(message: &Value) -> String {
+    format!("event: message\ndata: {message}\n\n")
+}
+
+/// A progress notification carrying a sentence (the `progress` count grows with each).
+#[must_use]
+pub fn progress(token: &Value, count: u64, message: &str) -> Value {
+    json!({
+        "jsonrpc": "2.0",
+        "method": "notifications/progress",
+        "params": {"progressToken": token, "progress": count, "message": message},
+    })
 }
 
 /// Decides what to do with one POST to the endpoint, given the `MCP-Protocol-Version` header.
@@ -58,6 +90,12 @@ pub fn handle(body: &[u8], version_header: Option<&str>, catalogue: &Catalogue) 
         Err(bad) => return failure(400, bad.id.as_ref(), bad.error),
     };
     let request = match message {
+        Message::Notification { method, params } if method == "notifications/cancelled" => {
+            return match params.get("requestId").and_then(Id::of) {
+                Some(request_id) => Reply::Cancel { request_id },
+                None => Reply::Accepted,
+            };
+        }
         Message::Notification { .. } | Message::Response => return Reply::Accepted,
         Message::Request(r) => r,
     };
@@ -82,7 +120,15 @@ pub fn handle(body: &[u8], version_header: Option<&str>, catalogue: &Catalogue) 
         "ping" => ok(&id, json!({})),
         "tools/list" => ok(&id, json!({"tools": catalogue.mcp_tools()})),
         "tools/call" => match call_params(&request.params, catalogue) {
-            Ok((tool, args)) => Reply::Call { id, tool, args },
+            Ok((tool, args)) => {
+                let progress_token = request
+                    .params
+                    .get("_meta")
+                    .and_then(|m| m.get("progressToken"))
+                    .filter(|t| t.is_string() || t.is_i64() || t.is_u64())
+                    .cloned();
+                Reply::Call { id, tool, args, progress_token }
+            }
             Err(e) => failure(200, Some(&id), e),
         },
         other => failure(
@@ -199,6 +245,27 @@ mod tests {
     }
 
     #[test]
+    fn a_cancellation_names_the_request_it_cancels() {
+        let r = run(
+            r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7,"reason":"x"}}"#,
+        );
+        assert_eq!(r, Reply::Cancel { request_id: Id::Number(7) });
+        let r = run(r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{}}"#);
+        assert_eq!(r, Reply::Accepted);
+    }
+
+    #[test]
+    fn streams_carry_events_progress_and_keep_alives() {
+        assert!(accepts_stream(Some("application/json, text/event-stream")));
+        assert!(!accepts_stream(Some("application/json")));
+        assert!(!accepts_stream(None));
+        let e = sse_event(&progress(&json!("t"), 1, "Delete?"));
+        assert!(e.starts_with("event: message\ndata: {") && e.ends_with("}\n\n"));
+        assert!(e.contains(r#""progressToken":"t""#) && e.contains(r#""message":"Delete?""#));
+        assert!(KEEP_ALIVE.starts_with(':'));
+    }
+
+    #[test]
     fn tools_list_is_the_bundled_catalogue() {
         let (_, b) = json_of(run(r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#));
         assert_eq!(b["result"]["tools"], Catalogue::bundled().mcp_tools());
@@ -214,9 +281,14 @@ mod tests {
             Reply::Call {
                 id: Id::Text("c".into()),
                 tool: "history_list".into(),
-                args: json!({"last":3})
+                args: json!({"last":3}),
+                progress_token: None
             }
         );
+        let r = run(
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"history_list","_meta":{"progressToken":"p1"}}}"#,
+        );
+        assert!(matches!(r, Reply::Call { progress_token: Some(t), .. } if t == "p1"));
     }
 
     #[test]

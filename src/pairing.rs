@@ -8,8 +8,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tabrelay_bundle::content::quoted;
 use tabrelay_bundle::protocol::{
-    close, Connection, Outcome, TabMessage, MAX_PENDING_CALLS, MAX_TABS_PER_PAIRING,
-    PROTOCOL_VERSION,
+    close, Connection, Outcome, TabMessage, MAX_CARD_CHARS, MAX_PENDING_CALLS,
+    MAX_TABS_PER_PAIRING, PROTOCOL_VERSION,
 };
 use tabrelay_bundle::BUNDLE_DIGEST;
 
@@ -21,6 +21,8 @@ use crate::sentences;
 pub const TAB_CALL_WAIT_MS: u64 = 225_000;
 /// A connection's calls share a turn until someone else steps or this long passes.
 pub const AGENT_TURN_IDLE_MS: u64 = 120_000;
+/// How often a streamed call says it is still waiting (SSE keep-alive), in milliseconds.
+pub const KEEP_ALIVE_MS: u64 = 15_000;
 
 /// What the Worker asks the pairing to do with a tool call.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -35,6 +37,38 @@ pub struct CallRequest {
     pub connection: Connection,
     /// How long the caller waits, in milliseconds (at most [`TAB_CALL_WAIT_MS`]).
     pub wait_ms: u64,
+    /// The request's key within the pairing ([`request_key`]), by which it can be cancelled.
+    pub request: String,
+    /// Whether to answer as a stream of [`CallEvent`] lines (the client listens to SSE).
+    pub stream: bool,
+}
+
+/// The key of a client's request within a pairing: its connection (grant) and JSON-RPC id, so
+/// one connection can never cancel another's call.
+#[must_use]
+pub fn request_key(connection: &str, id: &crate::jsonrpc::Id) -> String {
+    format!("{connection} {}", serde_json::to_string(id).unwrap_or_default())
+}
+
+/// What the Worker asks the pairing to cancel.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CancelRequest {
+    /// The request's key ([`request_key`]).
+    pub request: String,
+}
+
+/// One line of a streamed call's answer, from the pairing to the Worker.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CallEvent {
+    /// The person is being asked; the sentence is the card's.
+    Asking(String),
+    /// The person answered; the step runs.
+    Answered,
+    /// Still waiting (every [`KEEP_ALIVE_MS`]).
+    Tick,
+    /// The end: the answer.
+    Done(CallAnswer),
 }
 
 /// What the pairing answers.
@@ -172,7 +206,19 @@ pub fn route<'a>(tabs: impl IntoIterator<Item = &'a Tab>) -> Option<&'a Tab> {
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Pending {
     tab: u64,
+    request: String,
     asking: Option<String>,
+}
+
+/// A call the relay stops waiting for, and what to tell whom.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[must_use]
+pub struct GaveUp {
+    /// The sentence for the agent.
+    pub sentence: String,
+    /// The tab to tell to drop the call: set unless the person is being asked about it (then
+    /// the question stays open in the tab).
+    pub cancel_in: Option<u64>,
 }
 
 /// The calls a pairing is waiting on: which tab each went to and whether the person is being
@@ -186,28 +232,45 @@ pub struct Calls {
 impl Calls {
     /// Starts a call to `tab`: its id, or the sentence when the pairing has too many waiting.
     /// Ids grow with time (`now_ms`), so they stay unique across a restart of the object.
-    pub fn start(&mut self, tab: u64, now_ms: u64) -> Result<u64, String> {
+    pub fn start(&mut self, tab: u64, now_ms: u64, request: String) -> Result<u64, String> {
         if self.pending.len() >= MAX_PENDING_CALLS {
             return Err(sentences::too_many_calls(MAX_PENDING_CALLS));
         }
         let id = self.next.max(now_ms.saturating_mul(1024));
         self.next = id + 1;
-        self.pending.insert(id, Pending { tab, asking: None });
+        self.pending.insert(id, Pending { tab, request, asking: None });
         Ok(id)
     }
 
-    /// The person is being asked about call `id` (told by `tab`).
-    pub fn asking(&mut self, id: u64, tab: u64, sentence: String) {
-        if let Some(p) = self.pending.get_mut(&id).filter(|p| p.tab == tab) {
-            p.asking = Some(sentence);
+    /// The person is being asked about call `id` (told by `tab`): the card's sentence, cut to
+    /// [`MAX_CARD_CHARS`], when the call is this tab's.
+    pub fn asking(&mut self, id: u64, tab: u64, sentence: &str) -> Option<String> {
+        let p = self.pending.get_mut(&id).filter(|p| p.tab == tab)?;
+        let card: String = sentence.chars().take(MAX_CARD_CHARS).collect();
+        p.asking = Some(card.clone());
+        Some(card)
+    }
+
+    /// The person answered about call `id`: whether the call is this tab's.
+    pub fn answered(&mut self, id: u64, tab: u64) -> bool {
+        match self.pending.get_mut(&id).filter(|p| p.tab == tab) {
+            Some(p) => {
+                p.asking = None;
+                true
+            }
+            None => false,
         }
     }
 
-    /// The person answered about call `id`.
-    pub fn answered(&mut self, id: u64, tab: u64) {
-        if let Some(p) = self.pending.get_mut(&id).filter(|p| p.tab == tab) {
-            p.asking = None;
-        }
+    /// The agent cancelled its request: the call's id and the tab to tell, if it still waits.
+    pub fn cancel(&mut self, request: &str) -> Option<(u64, u64)> {
+        let id = self.pending.iter().find(|(_, p)| p.request == request).map(|(id, _)| *id)?;
+        self.pending.remove(&id).map(|p| (id, p.tab))
+    }
+
+    /// The agent stopped listening (its stream closed): the tab to tell, if the call still waits.
+    pub fn abandon(&mut self, id: u64) -> Option<u64> {
+        self.pending.remove(&id).map(|p| p.tab)
     }
 
     /// `tab` answered call `id`: whether that answer is the call's (and the call is done).
@@ -229,12 +292,17 @@ impl Calls {
         gone
     }
 
-    /// The wait for call `id` ran out: the sentence for the agent (the person may still be
-    /// being asked; the tab keeps the question open).
-    pub fn give_up(&mut self, id: u64, waited_ms: u64) -> String {
-        match self.pending.remove(&id).and_then(|p| p.asking) {
-            Some(card) => sentences::still_asking(&quoted(&card)),
-            None => sentences::wait_over(waited_ms / 1000),
+    /// The wait for call `id` ran out. While the person is being asked, the tab keeps the
+    /// question open and the agent is told so; otherwise the tab is told to drop the call.
+    pub fn give_up(&mut self, id: u64, waited_ms: u64) -> GaveUp {
+        match self.pending.remove(&id) {
+            Some(Pending { asking: Some(card), .. }) => {
+                GaveUp { sentence: sentences::still_asking(&quoted(&card)), cancel_in: None }
+            }
+            Some(Pending { tab, .. }) => {
+                GaveUp { sentence: sentences::wait_over(waited_ms / 1000), cancel_in: Some(tab) }
+            }
+            None => GaveUp { sentence: sentences::wait_over(waited_ms / 1000), cancel_in: None },
         }
     }
 
@@ -385,7 +453,7 @@ mod tests {
     #[test]
     fn only_the_tab_a_call_went_to_can_answer_it() {
         let mut calls = Calls::default();
-        let id = calls.start(1, 5).unwrap();
+        let id = calls.start(1, 5, "r".into()).unwrap();
         assert!(!calls.finish(id, 2));
         assert!(calls.finish(id, 1));
         assert!(!calls.finish(id, 1), "an answer comes once");
@@ -394,18 +462,18 @@ mod tests {
     #[test]
     fn call_ids_are_unique_and_grow_across_a_restart() {
         let mut calls = Calls::default();
-        let a = calls.start(1, 5).unwrap();
-        let b = calls.start(1, 5).unwrap();
+        let a = calls.start(1, 5, "a".into()).unwrap();
+        let b = calls.start(1, 5, "b".into()).unwrap();
         assert_ne!(a, b);
         let mut restarted = Calls::default();
-        assert!(restarted.start(1, 6).unwrap() > b);
+        assert!(restarted.start(1, 6, "c".into()).unwrap() > b);
     }
 
     #[test]
     fn a_tab_going_away_fails_its_calls_only() {
         let mut calls = Calls::default();
-        let a = calls.start(1, 5).unwrap();
-        let b = calls.start(2, 5).unwrap();
+        let a = calls.start(1, 5, "a".into()).unwrap();
+        let b = calls.start(2, 5, "b".into()).unwrap();
         assert_eq!(calls.tab_gone(1), vec![a]);
         assert_eq!(calls.len(), 1);
         assert!(calls.finish(b, 2));
@@ -414,28 +482,56 @@ mod tests {
     #[test]
     fn a_wait_that_runs_out_while_the_person_is_asked_says_so() {
         let mut calls = Calls::default();
-        let id = calls.start(1, 5).unwrap();
-        calls.asking(id, 2, "ignored: another tab".into());
-        calls.asking(id, 1, "Delete 3 items?".into());
-        let s = calls.give_up(id, TAB_CALL_WAIT_MS);
+        let id = calls.start(1, 5, "a".into()).unwrap();
+        assert_eq!(calls.asking(id, 2, "ignored: another tab"), None);
+        assert_eq!(calls.asking(id, 1, "Delete 3 items?").as_deref(), Some("Delete 3 items?"));
+        let gave_up = calls.give_up(id, TAB_CALL_WAIT_MS);
+        let s = &gave_up.sentence;
         assert!(
             s.contains("being asked") && s.contains("Delete 3 items?") && s.contains("history"),
             "{s}"
         );
-        let id = calls.start(1, 6).unwrap();
-        calls.asking(id, 1, "Delete?".into());
-        calls.answered(id, 1);
-        assert!(calls.give_up(id, 225_000).contains("within 225 s"));
+        assert_eq!(gave_up.cancel_in, None, "the question stays open in the tab");
+        let id = calls.start(1, 6, "b".into()).unwrap();
+        calls.asking(id, 1, "Delete?");
+        assert!(calls.answered(id, 1));
+        let gave_up = calls.give_up(id, 225_000);
+        assert!(gave_up.sentence.contains("within 225 s"));
+        assert_eq!(gave_up.cancel_in, Some(1), "the tab is told to drop a call nobody waits for");
         assert!(calls.is_empty());
+    }
+
+    #[test]
+    fn a_cards_sentence_is_kept_bounded() {
+        let mut calls = Calls::default();
+        let id = calls.start(1, 5, "a".into()).unwrap();
+        let card = calls.asking(id, 1, &"é".repeat(MAX_CARD_CHARS + 50)).unwrap();
+        assert_eq!(card.chars().count(), MAX_CARD_CHARS);
+    }
+
+    #[test]
+    fn a_connection_cancels_its_own_request_only() {
+        use crate::jsonrpc::Id;
+        let mut calls = Calls::default();
+        let mine = request_key("grant-a", &Id::Number(7));
+        let id = calls.start(3, 5, mine.clone()).unwrap();
+        assert_eq!(calls.cancel(&request_key("grant-b", &Id::Number(7))), None);
+        assert_eq!(calls.cancel(&request_key("grant-a", &Id::Text("7".into()))), None);
+        assert_eq!(calls.cancel(&mine), Some((id, 3)));
+        assert_eq!(calls.cancel(&mine), None, "cancelled once");
+        assert!(!calls.finish(id, 3), "a late answer goes nowhere");
     }
 
     #[test]
     fn too_many_waiting_calls_get_a_sentence() {
         let mut calls = Calls::default();
-        for _ in 0..MAX_PENDING_CALLS {
-            calls.start(1, 5).unwrap();
+        for i in 0..MAX_PENDING_CALLS {
+            calls.start(1, 5, i.to_string()).unwrap();
         }
-        assert!(calls.start(1, 5).unwrap_err().contains(&MAX_PENDING_CALLS.to_string()));
+        assert!(calls
+            .start(1, 5, "x".into())
+            .unwrap_err()
+            .contains(&MAX_PENDING_CALLS.to_string()));
     }
 
     #[test]

@@ -34,3 +34,10 @@ pub fn too_many_calls(limit: usize) -> String {
 pub fn still_asking(card: &str) -> String {
     format!("The person is being asked about this step in their tab ({card}) and has not answered yet; the question stays open there. Read the history once they have answered, before trying again.")
 }
+
+/// The agent cancelled the call before the tab answered.
+pub const CANCELLED: &str =
+    "The call was cancelled before the tab answered; the tab was told to drop it.";
+
+/// Progress: the person answered the question; the step runs.
+pub const PERSON_ANSWERED: &str = "The person answered; the step runs in their tab.";

@@ -32,7 +32,9 @@ fuzz_target!(|data: &[u8]| {
             assert!(is_json);
             match message {
                 Message::Request(r) => {
-                    let again = json!({"jsonrpc": "2.0", "id": r.id, "method": r.method, "params": r.params});
+                    let (id, method, params) = (&r.id, &r.method, &r.params);
+                    let again =
+                        json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
                     let text = serde_json::to_vec(&again).unwrap();
                     let Ok(Message::Request(back)) = jsonrpc::parse(&text) else {
                         panic!("a request written out does not read back: {again}");
@@ -43,10 +45,17 @@ fuzz_target!(|data: &[u8]| {
                     }
                     assert_eq!(jsonrpc::result(&r.id, json!({}))["id"], again["id"]);
                 }
-                Message::Notification { method } => {
-                    let text =
-                        serde_json::to_vec(&json!({"jsonrpc": "2.0", "method": method})).unwrap();
-                    assert_eq!(jsonrpc::parse(&text), Ok(Message::Notification { method }));
+                Message::Notification { method, params } => {
+                    let again = json!({"jsonrpc": "2.0", "method": method, "params": params});
+                    let text = serde_json::to_vec(&again).unwrap();
+                    let Ok(Message::Notification { method: m, params: p }) = jsonrpc::parse(&text)
+                    else {
+                        panic!("a notification written out does not read back: {again}");
+                    };
+                    assert_eq!(m, method);
+                    if !tabrelay_fuzz::has_float(&Value::Object(params.clone())) {
+                        assert_eq!(p, params);
+                    }
                 }
                 Message::Response => {}
             }

@@ -7,7 +7,7 @@ use std::sync::OnceLock;
 
 use libfuzzer_sys::fuzz_target;
 use serde_json::Value;
-use tabrelay::jsonrpc::{self, ErrorCode, Message};
+use tabrelay::jsonrpc::{self, ErrorCode, Id, Message};
 use tabrelay::mcp::{self, Reply, MAX_BODY_BYTES, SUPPORTED_VERSIONS};
 use tabrelay_bundle::catalogue::Catalogue;
 
@@ -20,23 +20,44 @@ fuzz_target!(|data: &[u8]| {
     static CATALOGUE: OnceLock<Catalogue> = OnceLock::new();
     let catalogue = CATALOGUE.get_or_init(Catalogue::bundled);
     let reply = mcp::handle(body, header, catalogue);
+    // The header line doubles as an `Accept` header.
+    let _ = mcp::accepts_stream(header);
     let parsed = (body.len() <= MAX_BODY_BYTES).then(|| jsonrpc::parse(body));
     match reply {
-        Reply::Accepted => {
-            assert!(matches!(parsed, Some(Ok(Message::Notification { .. } | Message::Response))))
+        Reply::Accepted => match &parsed {
+            Some(Ok(Message::Notification { method, params })) => {
+                let cancels = params.get("requestId").and_then(Id::of).is_some();
+                assert!(!(method == "notifications/cancelled" && cancels), "a cancel was dropped");
+            }
+            other => assert!(matches!(other, Some(Ok(Message::Response))), "accepted {other:?}"),
+        },
+        Reply::Cancel { request_id } => {
+            let Some(Ok(Message::Notification { method, params })) = &parsed else {
+                panic!("a cancel from no notification")
+            };
+            assert_eq!(method, "notifications/cancelled");
+            assert_eq!(params.get("requestId").and_then(Id::of), Some(request_id));
         }
-        Reply::Call { id, tool, args } => {
+        Reply::Call { id, tool, args, progress_token } => {
             let Some(Ok(Message::Request(r))) = parsed else { panic!("a call from no request") };
-            assert_eq!((r.id, r.method.as_str()), (id, "tools/call"));
+            assert_eq!((&r.id, r.method.as_str()), (&id, "tools/call"));
             assert!(catalogue.tool(&tool).is_some(), "a call to a tool not in the catalogue");
             assert!(args.is_object());
             if let Some(v) = header {
                 assert!(SUPPORTED_VERSIONS.contains(&v), "a call under an unsupported revision");
             }
+            if let Some(t) = &progress_token {
+                assert!(t.is_string() || t.is_i64() || t.is_u64(), "progress token {t}");
+                assert_eq!(r.params.get("_meta").and_then(|m| m.get("progressToken")), Some(t));
+            }
         }
         Reply::Json { status, body: answer } => {
             assert!([200, 400, 413].contains(&status), "status {status}");
             assert_eq!(answer["jsonrpc"], "2.0");
+            // As a server-sent event the answer is one `data:` line, whatever it holds.
+            let event = mcp::sse_event(&answer);
+            assert!(event.starts_with("event: message\ndata: ") && event.ends_with("}\n\n"));
+            assert_eq!(event.matches('\n').count(), 3, "a line break inside the data");
             let (result, error) = (answer.get("result"), answer.get("error"));
             assert!(result.is_some() != error.is_some(), "exactly one of result and error");
             match &parsed {

@@ -40,6 +40,16 @@ pub(crate) async fn ask_object<T: serde::de::DeserializeOwned>(
     path: &str,
     body: &impl Serialize,
 ) -> Result<T> {
+    let mut res = post_object(stub, path, body).await?;
+    read_json(&res.text().await?)
+}
+
+/// Posts a JSON body to a Durable Object; its response as it comes (it may stream).
+pub(crate) async fn post_object(
+    stub: &Stub,
+    path: &str,
+    body: &impl Serialize,
+) -> Result<Response> {
     let text = serde_json::to_string(body).map_err(|e| worker::Error::RustError(e.to_string()))?;
     // web_sys's RequestInit directly: worker's converts `cf` properties too (11 KB of wasm).
     let init = worker::web_sys::RequestInit::new();
@@ -47,8 +57,7 @@ pub(crate) async fn ask_object<T: serde::de::DeserializeOwned>(
     init.set_body(&text.into());
     let req =
         worker::web_sys::Request::new_with_str_and_init(&format!("https://object{path}"), &init)?;
-    let mut res = stub.fetch_with_request(Request::from(req)).await?;
-    read_json(&res.text().await?)
+    stub.fetch_with_request(Request::from(req)).await
 }
 
 /// Reads a JSON body already taken as text (serde_json directly: smaller than worker's

@@ -3,10 +3,12 @@
 
 use std::cell::RefCell;
 use std::collections::HashMap;
+use std::rc::Rc;
 use std::time::Duration;
 
-use futures::channel::oneshot;
+use futures::channel::mpsc;
 use futures::future::{select, Either};
+use futures::StreamExt as _;
 use serde::Deserialize;
 use serde_json::json;
 use tabrelay_bundle::protocol::{
@@ -24,7 +26,8 @@ use crate::http;
 use crate::oauth::connect::{refusal, Command, ConnectCode};
 use crate::oauth::sha256_hex;
 use crate::pairing::{
-    route, CallAnswer, CallRequest, Calls, Tab, TabAction, Turns, TAB_CALL_WAIT_MS,
+    route, CallAnswer, CallEvent, CallRequest, Calls, CancelRequest, Tab, TabAction, Turns,
+    KEEP_ALIVE_MS, TAB_CALL_WAIT_MS,
 };
 use crate::sentences;
 
@@ -33,17 +36,118 @@ use crate::sentences;
 pub struct Pairing {
     state: State,
     env: Env,
-    /// Which calls wait on which tab (the pure core's registry).
-    calls: RefCell<Calls>,
-    /// Where each waiting call's answer goes.
-    replies: RefCell<HashMap<u64, oneshot::Sender<CallAnswer>>>,
+    /// The waiting calls, shared with their waiters (a streamed answer outlives `fetch`).
+    shared: Rc<Shared>,
     /// The last tab number given, so numbers grow even within one millisecond.
     last_tab: RefCell<u64>,
+}
+
+/// What the object and its calls' waiters share.
+#[derive(Default)]
+struct Shared {
+    /// Which calls wait on which tab (the pure core's registry).
+    calls: RefCell<Calls>,
+    /// Where each waiting call's updates go.
+    updates: RefCell<HashMap<u64, mpsc::UnboundedSender<CallEvent>>>,
+}
+
+impl Shared {
+    /// Sends an update to call `id`'s waiter; `Done` is its last.
+    fn update(&self, id: u64, event: CallEvent) {
+        let done = matches!(event, CallEvent::Done(_));
+        let sender = if done {
+            self.updates.borrow_mut().remove(&id)
+        } else {
+            self.updates.borrow().get(&id).cloned()
+        };
+        if let Some(sender) = sender {
+            let _ = sender.unbounded_send(event);
+        }
+    }
+}
+
+/// One call waiting for its tab, from the request's side. Dropped before its answer (the agent
+/// stopped listening), it tells the tab to drop the call.
+struct Waiter {
+    id: u64,
+    tab: WebSocket,
+    shared: Rc<Shared>,
+    events: mpsc::UnboundedReceiver<CallEvent>,
+    deadline_ms: u64,
+    wait_ms: u64,
+    finished: bool,
+}
+
+impl Waiter {
+    /// The next event: an update from the tab, a tick every [`KEEP_ALIVE_MS`] when `ticking`,
+    /// or at the deadline the relay's answer.
+    async fn next(&mut self, ticking: bool) -> CallEvent {
+        let left = self.deadline_ms.saturating_sub(now_ms());
+        let timer = if ticking { left.min(KEEP_ALIVE_MS) } else { left };
+        let event =
+            match select(self.events.next(), Box::pin(Delay::from(Duration::from_millis(timer))))
+                .await
+            {
+                Either::Left((Some(event), _)) => event,
+                Either::Left((None, _)) => {
+                    CallEvent::Done(CallAnswer::not_carried(sentences::TAB_GONE))
+                }
+                Either::Right(_) if timer < left => CallEvent::Tick,
+                Either::Right(_) => {
+                    let gave_up = self.shared.calls.borrow_mut().give_up(self.id, self.wait_ms);
+                    self.shared.updates.borrow_mut().remove(&self.id);
+                    if gave_up.cancel_in.is_some() {
+                        Pairing::send(&self.tab, &RelayMessage::Cancel { id: self.id });
+                    }
+                    CallEvent::Done(CallAnswer::not_carried(gave_up.sentence))
+                }
+            };
+        self.finished = matches!(event, CallEvent::Done(_));
+        event
+    }
+
+    /// The answer, ignoring what comes before it.
+    async fn answer(mut self) -> CallAnswer {
+        loop {
+            if let CallEvent::Done(answer) = self.next(false).await {
+                return answer;
+            }
+        }
+    }
+}
+
+impl Drop for Waiter {
+    fn drop(&mut self) {
+        if !self.finished {
+            self.shared.updates.borrow_mut().remove(&self.id);
+            if self.shared.calls.borrow_mut().abandon(self.id).is_some() {
+                Pairing::send(&self.tab, &RelayMessage::Cancel { id: self.id });
+            }
+        }
+    }
 }
 
 #[derive(Deserialize)]
 struct Row {
     v: String,
+}
+
+/// One event as a line of the streamed answer.
+fn event_line(event: &CallEvent) -> Vec<u8> {
+    let mut line = serde_json::to_vec(event).unwrap_or_default();
+    line.push(b'\n');
+    line
+}
+
+/// An answer given without waiting for a tab: one line when the Worker reads a stream.
+fn answer_now(stream: bool, answer: CallAnswer) -> Result<Response> {
+    if stream {
+        let mut res = Response::from_bytes(event_line(&CallEvent::Done(answer)))?;
+        res.headers_mut().set("content-type", "application/x-ndjson")?;
+        Ok(res)
+    } else {
+        json_response(200, &answer)
+    }
 }
 
 /// A tab's state from its socket's attachment (kept as JSON text: smaller than a JS object).
@@ -118,18 +222,19 @@ impl Pairing {
         let tabs = self.tabs();
         let chosen = route(tabs.iter().map(|(_, t)| t)).map(|t| t.number);
         let Some((ws, tab)) = chosen.and_then(|n| tabs.iter().find(|(_, t)| t.number == n)) else {
-            return json_response(200, &CallAnswer::not_carried(sentences::NO_TAB));
+            return answer_now(call.stream, CallAnswer::not_carried(sentences::NO_TAB));
         };
         let now = now_ms();
-        let id = match self.calls.borrow_mut().start(tab.number, now) {
+        let started = self.shared.calls.borrow_mut().start(tab.number, now, call.request.clone());
+        let id = match started {
             Ok(id) => id,
-            Err(sentence) => return json_response(200, &CallAnswer::not_carried(sentence)),
+            Err(sentence) => return answer_now(call.stream, CallAnswer::not_carried(sentence)),
         };
         let mut turns = self.turns();
         let turn = turns.of_call(&call.connection.id, now);
         self.store_turns(&turns);
-        let (reply, answer) = oneshot::channel();
-        self.replies.borrow_mut().insert(id, reply);
+        let (updates, events) = mpsc::unbounded();
+        self.shared.updates.borrow_mut().insert(id, updates);
         Self::send(
             ws,
             &RelayMessage::Call {
@@ -141,26 +246,48 @@ impl Pairing {
                 turn,
             },
         );
-        let wait = call.wait_ms.min(TAB_CALL_WAIT_MS);
-        let timeout = Box::pin(Delay::from(Duration::from_millis(wait)));
-        let answer = match select(answer, timeout).await {
-            Either::Left((Ok(answer), _)) => answer,
-            Either::Left((Err(_), _)) => CallAnswer::not_carried(sentences::TAB_GONE),
-            Either::Right(_) => CallAnswer::not_carried(self.calls.borrow_mut().give_up(id, wait)),
+        let wait_ms = call.wait_ms.min(TAB_CALL_WAIT_MS);
+        let waiter = Waiter {
+            id,
+            tab: ws.clone(),
+            shared: Rc::clone(&self.shared),
+            events,
+            deadline_ms: now + wait_ms,
+            wait_ms,
+            finished: false,
         };
-        self.replies.borrow_mut().remove(&id);
-        json_response(200, &answer)
+        if !call.stream {
+            return json_response(200, &waiter.answer().await);
+        }
+        // One JSON line per event until the answer; the Worker turns them into SSE.
+        let lines = futures::stream::unfold(Some(waiter), |waiter| async move {
+            let mut waiter = waiter?;
+            let event = waiter.next(true).await;
+            let rest = if matches!(event, CallEvent::Done(_)) { None } else { Some(waiter) };
+            Some((Ok::<_, worker::Error>(event_line(&event)), rest))
+        });
+        let mut res = Response::from_stream(lines)?;
+        res.headers_mut().set("content-type", "application/x-ndjson")?;
+        Ok(res)
+    }
+
+    /// The agent cancelled a request: the tab drops the call, the waiter answers at once.
+    fn cancel(&self, cancel: &CancelRequest) {
+        let found = self.shared.calls.borrow_mut().cancel(&cancel.request);
+        if let Some((id, tab)) = found {
+            if let Some((ws, _)) = self.tabs().into_iter().find(|(_, t)| t.number == tab) {
+                Self::send(&ws, &RelayMessage::Cancel { id });
+            }
+            self.shared.update(id, CallEvent::Done(CallAnswer::not_carried(sentences::CANCELLED)));
+        }
     }
 
     /// Fails every call waiting on this tab: it went away, so nothing will answer them.
     fn tab_gone(&self, ws: &WebSocket) {
         let Some(tab) = tab_of(ws) else { return };
-        let gone = self.calls.borrow_mut().tab_gone(tab.number);
+        let gone = self.shared.calls.borrow_mut().tab_gone(tab.number);
         for id in gone {
-            let reply = self.replies.borrow_mut().remove(&id);
-            if let Some(reply) = reply {
-                let _ = reply.send(CallAnswer::not_carried(sentences::TAB_GONE));
-            }
+            self.shared.update(id, CallEvent::Done(CallAnswer::not_carried(sentences::TAB_GONE)));
         }
     }
 
@@ -205,13 +332,7 @@ impl DurableObject for Pairing {
                 sockets.len()
             );
         }
-        Self {
-            state,
-            env,
-            calls: RefCell::new(Calls::default()),
-            replies: RefCell::new(HashMap::new()),
-            last_tab: RefCell::new(0),
-        }
+        Self { state, env, shared: Rc::new(Shared::default()), last_tab: RefCell::new(0) }
     }
 
     async fn fetch(&self, mut req: Request) -> Result<Response> {
@@ -228,6 +349,13 @@ impl DurableObject for Pairing {
             "/call" => match read_json::<CallRequest>(&req.text().await?) {
                 Ok(call) => self.call(call).await,
                 Err(_) => Response::error("bad call", 400),
+            },
+            "/cancel" => match read_json::<CancelRequest>(&req.text().await?) {
+                Ok(cancel) => {
+                    self.cancel(&cancel);
+                    Ok(Response::empty()?.with_status(202))
+                }
+                Err(_) => Response::error("bad cancel", 400),
             },
             _ => Response::error("Not found.", 404),
         }
@@ -274,20 +402,24 @@ impl DurableObject for Pairing {
             }
             TabAction::Update(tab) => attach(&ws, &tab)?,
             TabAction::Asking(id, sentence) => {
-                self.calls.borrow_mut().asking(id, tab.number, sentence)
+                let card = self.shared.calls.borrow_mut().asking(id, tab.number, &sentence);
+                if let Some(card) = card {
+                    self.shared.update(id, CallEvent::Asking(card));
+                }
             }
-            TabAction::Answered(id) => self.calls.borrow_mut().answered(id, tab.number),
+            TabAction::Answered(id) => {
+                if self.shared.calls.borrow_mut().answered(id, tab.number) {
+                    self.shared.update(id, CallEvent::Answered);
+                }
+            }
             TabAction::PersonStep => {
                 let mut turns = self.turns();
                 turns.person_stepped();
                 self.store_turns(&turns);
             }
             TabAction::Answer(id, outcome) => {
-                if self.calls.borrow_mut().finish(id, tab.number) {
-                    let reply = self.replies.borrow_mut().remove(&id);
-                    if let Some(reply) = reply {
-                        let _ = reply.send(CallAnswer::Answered { outcome });
-                    }
+                if self.shared.calls.borrow_mut().finish(id, tab.number) {
+                    self.shared.update(id, CallEvent::Done(CallAnswer::Answered { outcome }));
                 }
             }
             TabAction::Ignore => {}

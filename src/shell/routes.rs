@@ -3,23 +3,26 @@
 
 use std::sync::OnceLock;
 
+use futures::StreamExt as _;
 use serde_json::json;
 use tabrelay_bundle::catalogue::Catalogue;
 use tabrelay_bundle::protocol::{close, Connection};
 use worker::{
-    console_error, event, Context, Env, Headers, Method, Request, Response, Result, WebSocketPair,
+    console_error, event, ByteStream, Context, Env, Headers, Method, Request, Response, Result,
+    WebSocketPair,
 };
 
-use super::{ask_object, json_response, now_ms, PlatformRandom};
+use super::{ask_object, json_response, now_ms, post_object, read_json, PlatformRandom};
 use crate::config::Config;
 use crate::http;
+use crate::jsonrpc::Id;
 use crate::mcp::{self, Reply};
 use crate::oauth::authorize::{self, Refusal};
 use crate::oauth::connect::{Command, ConnectCode};
 use crate::oauth::error::OAuthError;
 use crate::oauth::{clients, exchange, metadata, random_token, sha256_hex, token};
 use crate::pages;
-use crate::pairing::{CallAnswer, CallRequest};
+use crate::pairing::{request_key, CallAnswer, CallEvent, CallRequest, CancelRequest};
 use crate::sentences;
 
 /// The Durable Object binding of the pairings.
@@ -272,16 +275,30 @@ async fn mcp_endpoint(
         return Ok(res);
     };
     let version = req.headers().get("mcp-protocol-version")?;
+    let accept = req.headers().get("accept")?;
     let body = req.bytes().await.unwrap_or_default();
     match mcp::handle(&body, version.as_deref(), catalogue()) {
         Reply::Json { status, body } => json_response(status, &body),
         Reply::Accepted => Ok(Response::empty()?.with_status(202)),
-        Reply::Call { id, tool, args } => {
+        Reply::Cancel { request_id } => {
+            let cancel = CancelRequest { request: request_key(&access.gid, &request_id) };
+            if let Ok(stub) =
+                env.durable_object(PAIRING_BINDING)?.id_from_name(&access.sub)?.get_stub()
+            {
+                // Nothing to tell the client either way: a cancellation has no answer.
+                let _ = post_object(&stub, "/cancel", &cancel).await;
+            }
+            Ok(Response::empty()?.with_status(202))
+        }
+        Reply::Call { id, tool, args, progress_token } => {
+            let stream = mcp::accepts_stream(accept.as_deref());
             let call = CallRequest {
                 tool,
                 args,
                 agent: access.cli.clone(),
                 wait_ms: config.call_wait_ms,
+                request: request_key(&access.gid, &id),
+                stream,
                 connection: Connection {
                     id: access.gid,
                     kind: "connector".into(),
@@ -289,17 +306,101 @@ async fn mcp_endpoint(
                     host: access.hst,
                 },
             };
-            let answer =
-                match env.durable_object(PAIRING_BINDING)?.id_from_name(&access.sub)?.get_stub() {
-                    Ok(stub) => ask_object::<CallAnswer>(&stub, "/call", &call).await.ok(),
-                    Err(_) => None,
-                };
-            let body = match answer {
-                Some(CallAnswer::Answered { outcome }) => mcp::call_answer(&id, &outcome),
-                Some(CallAnswer::NotCarried { sentence }) => mcp::call_failed(&id, &sentence),
-                None => mcp::call_failed(&id, sentences::PAIRING_UNAVAILABLE),
+            let stub = env.durable_object(PAIRING_BINDING)?.id_from_name(&access.sub)?.get_stub();
+            let res = match stub {
+                Ok(stub) => post_object(&stub, "/call", &call).await.ok(),
+                Err(_) => None,
             };
-            json_response(200, &body)
+            match res {
+                Some(res) if stream => sse_answer(id, progress_token, res),
+                Some(mut res) => {
+                    let answer =
+                        read_json::<CallAnswer>(&res.text().await.unwrap_or_default()).ok();
+                    json_response(200, &answer_body(&id, answer))
+                }
+                None => json_response(200, &answer_body(&id, None)),
+            }
+        }
+    }
+}
+
+/// The JSON-RPC response to a call, from the pairing's answer (None: the pairing could not be
+/// reached or answered nonsense).
+fn answer_body(id: &Id, answer: Option<CallAnswer>) -> serde_json::Value {
+    match answer {
+        Some(CallAnswer::Answered { outcome }) => mcp::call_answer(id, &outcome),
+        Some(CallAnswer::NotCarried { sentence }) => mcp::call_failed(id, &sentence),
+        None => mcp::call_failed(id, sentences::PAIRING_UNAVAILABLE),
+    }
+}
+
+/// Where a streamed call's translation stands.
+struct SseState {
+    id: Id,
+    progress_token: Option<serde_json::Value>,
+    lines: ByteStream,
+    buffer: Vec<u8>,
+    progress: u64,
+    done: bool,
+}
+
+/// A call answered as server-sent events: the pairing's event lines become progress
+/// notifications (when the client sent a progress token) and keep-alive comments, then the
+/// result. A stream that ends without an answer ends with the relay's sentence.
+fn sse_answer(
+    id: Id,
+    progress_token: Option<serde_json::Value>,
+    mut res: Response,
+) -> Result<Response> {
+    let lines = res.stream()?;
+    let state =
+        SseState { id, progress_token, lines, buffer: Vec::new(), progress: 0, done: false };
+    let events = futures::stream::unfold(state, |mut st| async move {
+        if st.done {
+            return None;
+        }
+        loop {
+            if let Some(end) = st.buffer.iter().position(|b| *b == b'\n') {
+                let line: Vec<u8> = st.buffer.drain(..=end).collect();
+                let Ok(event) = serde_json::from_slice::<CallEvent>(&line[..end]) else { continue };
+                let text = match event {
+                    CallEvent::Done(answer) => {
+                        st.done = true;
+                        mcp::sse_event(&answer_body(&st.id, Some(answer)))
+                    }
+                    CallEvent::Asking(card) => st.progress_event(&card),
+                    CallEvent::Answered => st.progress_event(sentences::PERSON_ANSWERED),
+                    CallEvent::Tick => mcp::KEEP_ALIVE.to_owned(),
+                };
+                return Some((Ok::<_, worker::Error>(text.into_bytes()), st));
+            }
+            match st.lines.next().await {
+                Some(Ok(chunk)) => st.buffer.extend_from_slice(&chunk),
+                _ => {
+                    st.done = true;
+                    let text = mcp::sse_event(&answer_body(&st.id, None));
+                    return Some((Ok(text.into_bytes()), st));
+                }
+            }
+        }
+    });
+    let mut res = Response::from_stream(events)?;
+    let headers = res.headers_mut();
+    headers.set("content-type", "text/event-stream")?;
+    headers.set("cache-control", "no-cache, no-store")?;
+    headers.set("x-accel-buffering", "no")?;
+    Ok(res)
+}
+
+impl SseState {
+    /// A progress notification with `message`, or a keep-alive when the client asked none.
+    fn progress_event(&mut self, message: &str) -> String {
+        match &self.progress_token {
+            Some(token) => {
+                self.progress += 1;
+                mcp::sse_event(&mcp::progress(token, self.progress, message))
+            }
+            None => mcp::KEEP_ALIVE.to_owned(),
         }
     }
 }

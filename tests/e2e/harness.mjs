@@ -158,6 +158,12 @@ export async function mcpPost(token, message, headers = {}) {
     body: typeof message === 'string' ? message : JSON.stringify(message),
   });
   const text = await r.text();
+  if ((r.headers.get('content-type') || '').startsWith('text/event-stream')) {
+    // A streamed answer: every event's JSON, and the response (the message with an id) as body.
+    const events = sseEvents(text);
+    const body = events.find((m) => m.id !== undefined && (m.result !== undefined || m.error !== undefined)) ?? null;
+    return { status: r.status, headers: r.headers, body, events, raw: text };
+  }
   let body = null;
   try {
     body = JSON.parse(text);
@@ -165,6 +171,15 @@ export async function mcpPost(token, message, headers = {}) {
     body = text;
   }
   return { status: r.status, headers: r.headers, body };
+}
+
+/** The JSON messages of a server-sent event stream's text. */
+export function sseEvents(text) {
+  return text
+    .split('\n\n')
+    .map((block) => block.split('\n').filter((l) => l.startsWith('data:')).map((l) => l.slice(5).trimStart()).join('\n'))
+    .filter(Boolean)
+    .map((data) => JSON.parse(data));
 }
 
 /**
