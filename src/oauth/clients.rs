@@ -186,8 +186,15 @@ fn host_of_authority(authority: &str) -> &str {
     authority.split(':').next().unwrap_or_default()
 }
 
+/// `localhost`, `::1`, or an IPv4 address in 127.0.0.0/8 (four numbers, not a name that
+/// merely starts with `127.`).
 fn is_loopback(host: &str) -> bool {
-    host == "localhost" || host == "::1" || host.starts_with("127.")
+    let octets: Vec<&str> = host.split('.').collect();
+    host == "localhost"
+        || host == "::1"
+        || (octets.len() == 4
+            && octets[0] == "127"
+            && octets.iter().all(|o| !o.is_empty() && o.len() <= 3 && o.parse::<u8>().is_ok()))
 }
 
 fn clean_name(name: &str) -> String {
@@ -245,6 +252,9 @@ mod tests {
         }
         for bad in [
             "http://a.example/cb",
+            "http://127.attacker.example/cb",
+            "http://127.0.0.1.example/cb",
+            "http://127.0.0.256/cb",
             "javascript:alert(1)",
             "data:text/html,hi",
             "https://a.example/cb#frag",

@@ -1,0 +1,85 @@
+// A call the agent cancels (notifications/cancelled, or closing its response stream) is
+// cancelled in the tab; its request ends at once; a late answer from the tab goes nowhere and
+// breaks nothing; one connection cannot cancel another's call.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { openTab, accessToken, mcpPost, callTool, waitFor, MemoryStorage, RELAY, CALL_WAIT_MS } from './harness.mjs';
+
+const cancelled = (requestId) => ({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId, reason: 'the user stopped it' } });
+
+function heldTab(tab) {
+  const held = [];
+  const run = tab.client.handle;
+  tab.client.handle = (c) => new Promise((resolve) => held.push({ c, answer: () => resolve(run(c)) }));
+  const cancels = [];
+  tab.client.onCancel = (id) => cancels.push(id);
+  return { held, cancels, release: () => (tab.client.handle = run) };
+}
+
+test('notifications/cancelled cancels the call in the tab and ends the request at once', async () => {
+  const tab = await openTab();
+  const token = await accessToken(tab);
+  const { held, cancels, release } = heldTab(tab);
+  const pending = mcpPost(token, { jsonrpc: '2.0', id: 41, method: 'tools/call', params: { name: 'items_delete', arguments: { ids: [2] } } });
+  await waitFor(() => held.length === 1, 5000);
+  const sent = Date.now();
+  const ack = await mcpPost(token, cancelled(41));
+  assert.equal(ack.status, 202);
+  const r = await pending;
+  assert.ok(Date.now() - sent < 3000, `ended after ${Date.now() - sent} ms`);
+  assert.equal(r.body.result.isError, true);
+  assert.match(r.body.result.content[0].text, /cancelled/);
+  await waitFor(() => cancels.length === 1, 3000);
+  assert.equal(cancels[0], held[0].c.id, 'the tab was told which call');
+  held[0].answer(); // a late answer goes nowhere…
+  release();
+  const next = await callTool(token, 'history_list', {}, 42); // …and breaks nothing
+  assert.equal(next.isError, false);
+  tab.close();
+});
+
+test('another connection cannot cancel the call', async () => {
+  const storage = new MemoryStorage();
+  const tab = await openTab({ storage });
+  const [mine, theirs] = [await accessToken(tab), await accessToken(tab)];
+  const { held, cancels } = heldTab(tab);
+  const pending = mcpPost(mine, { jsonrpc: '2.0', id: 51, method: 'tools/call', params: { name: 'history_list', arguments: {} } });
+  await waitFor(() => held.length === 1, 5000);
+  assert.equal((await mcpPost(theirs, cancelled(51))).status, 202);
+  await new Promise((r) => setTimeout(r, 300));
+  assert.equal(cancels.length, 0);
+  held[0].answer();
+  const r = await pending;
+  assert.equal(r.body.result.isError, false, 'the call went on and was answered');
+  tab.close();
+});
+
+test('closing the response stream cancels the call in the tab', async () => {
+  const tab = await openTab();
+  const token = await accessToken(tab);
+  const { held, cancels } = heldTab(tab);
+  const abort = new AbortController();
+  const res = await fetch(`${RELAY}/`, {
+    method: 'POST',
+    signal: abort.signal,
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 61, method: 'tools/call', params: { name: 'history_list', arguments: {} } }),
+  });
+  assert.match(res.headers.get('content-type'), /event-stream/);
+  await waitFor(() => held.length === 1, 5000);
+  abort.abort();
+  await waitFor(() => cancels.length === 1, 10_000);
+  assert.equal(cancels[0], held[0].c.id);
+  tab.close();
+});
+
+test('a wait that runs out with nobody asked tells the tab to drop the call', { timeout: CALL_WAIT_MS + 20_000 }, async () => {
+  const tab = await openTab();
+  const token = await accessToken(tab);
+  const { held, cancels } = heldTab(tab);
+  const r = await callTool(token, 'history_list');
+  assert.match(r.content[0].text, /did not answer within/);
+  await waitFor(() => cancels.length === 1, 3000);
+  assert.equal(cancels[0], held[0].c.id);
+  tab.close();
+});
