@@ -15,7 +15,8 @@ pub const CORS_HEADERS: [(&str, &str); 4] = [
 /// Whether a path's answers carry [`CORS_HEADERS`]: the API routes, not the pages or the tab.
 #[must_use]
 pub fn is_cors_path(path: &str) -> bool {
-    matches!(path, "/" | "/register" | "/token" | "/health") || path.starts_with("/.well-known/")
+    matches!(path, "/" | "/register" | "/token" | "/revoke" | "/health")
+        || path.starts_with("/.well-known/")
 }
 
 /// The origin (`scheme://host[:port]`) of an absolute URL.

@@ -4,6 +4,7 @@
 #![warn(missing_docs)]
 
 pub mod config;
+pub mod grants;
 pub mod http;
 pub mod jsonrpc;
 pub mod mcp;

@@ -71,6 +71,67 @@ pub enum CallEvent {
     Done(CallAnswer),
 }
 
+/// What the Worker asks the pairing when a code is redeemed: a new grant for this client.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GrantRequest {
+    /// The client's id.
+    pub client_id: String,
+    /// The client's name.
+    pub client_name: String,
+    /// The host of its redirect URI.
+    pub host: String,
+}
+
+/// A new grant: its id and first refresh token's secret.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GrantAnswer {
+    /// The grant's id.
+    pub grant: String,
+    /// The refresh token's secret part.
+    pub secret: String,
+}
+
+/// What the Worker asks the pairing when a client refreshes.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RefreshRequest {
+    /// The grant the token names.
+    pub grant: String,
+    /// The token's secret part.
+    pub secret: String,
+    /// The client refreshing.
+    pub client_id: String,
+}
+
+/// What a refresh comes to, for the Worker.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RefreshAnswer {
+    /// New tokens may be issued for this grant.
+    Rotated {
+        /// The new refresh token's secret part.
+        secret: String,
+        /// The client's name.
+        client_name: String,
+        /// Its redirect host.
+        host: String,
+    },
+    /// Refused (`invalid_grant`), with the sentence.
+    Refused {
+        /// Why.
+        description: String,
+    },
+}
+
+/// What the Worker asks the pairing to revoke (RFC 7009): a grant, proven by one of its
+/// refresh tokens or by a valid access token naming it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RevokeRequest {
+    /// The grant.
+    pub grant: String,
+    /// A refresh token's secret part; None when an access token was verified instead.
+    pub secret: Option<String>,
+}
+
 /// What the pairing answers.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -130,6 +191,10 @@ pub enum TabAction {
     Answered(u64),
     /// The person took a step: the agents' turn ends.
     PersonStep,
+    /// Send the tab the pairing's connections.
+    ListConnections,
+    /// Forget this connection, then send the list.
+    Forget(String),
     /// Deliver the answer to the waiting call.
     Answer(u64, Outcome),
     /// Nothing to do.
@@ -191,6 +256,8 @@ impl Tab {
             (true, TabMessage::Asking { id, sentence }) => TabAction::Asking(id, sentence),
             (true, TabMessage::Answered { id }) => TabAction::Answered(id),
             (true, TabMessage::Step) => TabAction::PersonStep,
+            (true, TabMessage::Connections) => TabAction::ListConnections,
+            (true, TabMessage::Forget { id }) => TabAction::Forget(id),
             (true, TabMessage::Result { id, outcome }) => TabAction::Answer(id, outcome),
         }
     }
@@ -447,6 +514,15 @@ mod tests {
         );
         assert_eq!(t.on_message(r#"{"type":"answered","id":5}"#, 12), TabAction::Answered(5));
         assert_eq!(t.on_message(r#"{"type":"step"}"#, 12), TabAction::PersonStep);
+        assert_eq!(t.on_message(r#"{"type":"connections"}"#, 12), TabAction::ListConnections);
+        assert_eq!(
+            t.on_message(r#"{"type":"forget","id":"g"}"#, 12),
+            TabAction::Forget("g".into())
+        );
+        assert_eq!(
+            tab(2).on_message(r#"{"type":"connections"}"#, 12),
+            TabAction::Close(close::PROOF_FAILED, "The tab must prove its pairing first.")
+        );
         assert_eq!(t.on_message("garbage", 12), TabAction::Ignore);
     }
 

@@ -11,7 +11,7 @@ pub const TAB_MALFORMED: &str =
 pub const PAIRING_UNAVAILABLE: &str = "The relay could not reach this browser's tabs just now (it may be restarting); wait a moment, read the history, then try again.";
 /// The connection's access token is no good.
 pub const TOKEN_INVALID: &str =
-    "The access token is missing, expired or not for this relay; connect again.";
+    "The access token is missing, expired, revoked or not for this relay; connect again.";
 
 /// The call waited its whole time without an answer.
 #[must_use]
@@ -41,3 +41,10 @@ pub const CANCELLED: &str =
 
 /// Progress: the person answered the question; the step runs.
 pub const PERSON_ANSWERED: &str = "The person answered; the step runs in their tab.";
+
+/// A refresh token that is not (or no longer) valid.
+pub const REFRESH_REFUSED: &str =
+    "The refresh token is not valid (it was used, revoked or forgotten in the tab); connect again.";
+/// An old refresh token was used again: the whole connection was revoked.
+pub const REFRESH_REUSED: &str =
+    "That refresh token was already used, so the connection was revoked to be safe; connect again.";

@@ -81,6 +81,7 @@ export class RelayClient {
     this.stopped = true;
     this.retries = 0;
     this.approvals = new Map();
+    this.listWaiters = [];
     this.retryTimer = null;
   }
 
@@ -127,6 +128,33 @@ export class RelayClient {
   /** The person took a step in the app themselves: the agents' turn ends. */
   step() {
     this.send({ type: 'step' });
+  }
+
+  /**
+   * The pairing's connections (agent apps approved in this browser): resolves with
+   * [{id, client, host, created_ms, used_ms}], oldest first.
+   */
+  connections() {
+    return this.askList({ type: 'connections' });
+  }
+
+  /** Forgets a connection: its tokens stop at once. Resolves with the remaining list. */
+  forget(id) {
+    return this.askList({ type: 'forget', id: String(id) });
+  }
+
+  askList(message) {
+    if (this.status !== 'connected') {
+      return Promise.reject(new Error('This tab is not connected to the relay yet; wait a moment and try again.'));
+    }
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.listWaiters = this.listWaiters.filter((w) => w.resolve !== resolve);
+        reject(new Error('The relay did not answer; try again.'));
+      }, APPROVE_WAIT_MS);
+      this.listWaiters.push({ resolve, timer });
+      this.send(message);
+    });
   }
 
   /** Approves a connect code; resolves with {client} or rejects with a sentence. */
@@ -228,6 +256,15 @@ export class RelayClient {
       case 'cancel':
         this.onCancel(message.id);
         break;
+      case 'connections': {
+        const waiters = this.listWaiters;
+        this.listWaiters = [];
+        for (const w of waiters) {
+          clearTimeout(w.timer);
+          w.resolve(message.list || []);
+        }
+        break;
+      }
       default:
         break;
     }

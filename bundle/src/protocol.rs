@@ -2,6 +2,7 @@
 //! WebSocket, with the version both ends state and the close codes the relay uses.
 
 use alloc::string::String;
+use alloc::vec::Vec;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
@@ -76,6 +77,13 @@ pub enum TabMessage {
     },
     /// The person took a step in the app themselves: agents' turns end.
     Step,
+    /// The tab asks for the pairing's connections (to show and forget them).
+    Connections,
+    /// The person forgets a connection: its tokens stop at once.
+    Forget {
+        /// The connection's id.
+        id: String,
+    },
     /// The person typed or opened a connect code in this tab and approved it.
     Approve {
         /// The connect code, as typed.
@@ -162,6 +170,11 @@ pub enum RelayMessage {
         /// Who asked for it.
         client: String,
     },
+    /// The pairing's connections (answering `connections` and `forget`).
+    Connections {
+        /// Every connection, oldest first.
+        list: Vec<ConnectionInfo>,
+    },
     /// The call is no longer waited for (the agent cancelled it or gave up): drop its card.
     Cancel {
         /// The call's id.
@@ -174,6 +187,21 @@ pub enum RelayMessage {
         /// What the person can act on.
         sentence: String,
     },
+}
+
+/// A connection as the tab lists it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ConnectionInfo {
+    /// The connection's (grant's) id.
+    pub id: String,
+    /// The client's name.
+    pub client: String,
+    /// Its redirect host.
+    pub host: String,
+    /// When it was made, in milliseconds since the epoch.
+    pub created_ms: u64,
+    /// When it was last used.
+    pub used_ms: u64,
 }
 
 /// A connection of an agent app to the pairing.
@@ -217,6 +245,8 @@ impl TabMessage {
             "asking" => TabMessage::Asking { id: id(&m)?, sentence: string(&m, "sentence")? },
             "answered" => TabMessage::Answered { id: id(&m)? },
             "step" => TabMessage::Step,
+            "connections" => TabMessage::Connections,
+            "forget" => TabMessage::Forget { id: string(&m, "id")? },
             "approve" => TabMessage::Approve { code: string(&m, "code")? },
             "focus" => TabMessage::Focus {
                 focused: m.get("focused").and_then(Value::as_bool).ok_or(NotProtocol)?,
@@ -283,6 +313,14 @@ mod tests {
             TabMessage::Asking { id: 3, sentence: "Delete 2 items?".into() }
         );
         assert_eq!(TabMessage::parse(r#"{"type":"step"}"#).unwrap(), TabMessage::Step);
+        assert_eq!(
+            TabMessage::parse(r#"{"type":"connections"}"#).unwrap(),
+            TabMessage::Connections
+        );
+        assert_eq!(
+            TabMessage::parse(r#"{"type":"forget","id":"g1"}"#).unwrap(),
+            TabMessage::Forget { id: "g1".into() }
+        );
         let done = TabMessage::parse(r#"{"type":"result","id":7,"data":{"n":1}}"#).unwrap();
         assert_eq!(
             done,

@@ -6,6 +6,7 @@
 
 use libfuzzer_sys::fuzz_target;
 use tabrelay::oauth::connect::{Command, ConnectCode, CODE_ALPHABET, CODE_LEN};
+use tabrelay::oauth::exchange::TokenRequest;
 use tabrelay::oauth::{clients, exchange};
 use tabrelay_fuzz::{has_duplicate_key, keys, ORIGIN};
 
@@ -14,7 +15,18 @@ fuzz_target!(|data: &[u8]| {
     let pairs: Vec<(String, String)> = form_urlencoded::parse(data).into_owned().collect();
     let param = |name: &str| pairs.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone());
     match exchange::read(data, &keys, ORIGIN) {
-        Ok((code, command)) => {
+        Ok(TokenRequest::Refresh { pairing, request }) => {
+            assert!(!has_duplicate_key(&pairs), "a parameter sent twice was read");
+            assert_eq!(param("grant_type").as_deref(), Some("refresh_token"));
+            assert!(
+                clients::resolve(&keys, &request.client_id).is_ok(),
+                "an unsigned client was read"
+            );
+            assert_eq!(param("client_id"), Some(request.client_id));
+            let token = param("refresh_token").expect("a refresh token was sent");
+            assert_eq!(token, format!("{pairing}.{}.{}", request.grant, request.secret));
+        }
+        Ok(TokenRequest::Code(code, command)) => {
             assert!(data.len() <= exchange::MAX_FORM_BYTES);
             assert!(!has_duplicate_key(&pairs), "a parameter sent twice was read");
             assert_eq!(param("grant_type").as_deref(), Some("authorization_code"));
@@ -44,8 +56,14 @@ fuzz_target!(|data: &[u8]| {
         }
         Err(e) => {
             assert!(
-                ["invalid_request", "unsupported_grant_type", "invalid_client", "invalid_grant"]
-                    .contains(&e.code),
+                [
+                    "invalid_request",
+                    "unsupported_grant_type",
+                    "invalid_client",
+                    "invalid_grant",
+                    "invalid_target"
+                ]
+                .contains(&e.code),
                 "code {}",
                 e.code
             );

@@ -19,6 +19,18 @@ pub fn keys() -> Keys {
     Keys::new(&"k".repeat(32), None).expect("32 bytes is a long enough key")
 }
 
+/// Random bytes for the fuzz targets: a fixed, repeatable sequence.
+pub struct Fixed(pub u8);
+
+impl tabrelay::oauth::Entropy for Fixed {
+    fn fill(&mut self, buf: &mut [u8]) {
+        for b in buf {
+            *b = self.0;
+            self.0 = self.0.wrapping_add(41);
+        }
+    }
+}
+
 /// Whether a JSON value holds a floating-point number anywhere. serde_json without its
 /// `float_roundtrip` feature (the relay's build) may read a float back one ulp off, so
 /// round-trip checks skip such values rather than assert what the code does not promise.

@@ -154,6 +154,7 @@ mod tests {
             &keys(),
             br#"{"client_name":"Claude","redirect_uris":["https://claude.ai/cb"]}"#,
             0,
+            &mut crate::oauth::testing::Counter(1),
         )
         .unwrap();
         r["client_id"].as_str().unwrap().to_owned()

@@ -11,6 +11,7 @@ use serde_json::{json, Value};
 
 use super::error::OAuthError;
 use super::keys::{Keys, Purpose};
+use super::{random_token, Entropy};
 
 /// The largest registration body read, in bytes.
 pub const MAX_REGISTRATION_BYTES: usize = 8 * 1024;
@@ -35,6 +36,9 @@ pub struct Client {
     /// When it registered, in seconds since the epoch.
     #[serde(rename = "t")]
     pub issued_at: u64,
+    /// Random: every registration is a client of its own, even with the same metadata.
+    #[serde(rename = "i")]
+    pub instance: String,
 }
 
 #[derive(Deserialize)]
@@ -50,7 +54,12 @@ struct Registration {
 }
 
 /// Registers a client: checks its metadata, answers the RFC 7591 response (status 201).
-pub fn register(keys: &Keys, body: &[u8], now_ms: u64) -> Result<Value, OAuthError> {
+pub fn register(
+    keys: &Keys,
+    body: &[u8],
+    now_ms: u64,
+    entropy: &mut dyn Entropy,
+) -> Result<Value, OAuthError> {
     if body.len() > MAX_REGISTRATION_BYTES {
         return Err(OAuthError::invalid_client_metadata(format!(
             "The registration is larger than the {MAX_REGISTRATION_BYTES} bytes allowed."
@@ -104,7 +113,8 @@ pub fn register(keys: &Keys, body: &[u8], now_ms: u64) -> Result<Value, OAuthErr
         _ => String::new(),
     };
     let name = if name.is_empty() { "An unnamed app".to_owned() } else { name };
-    let client = Client { name, redirect_uris, issued_at: now_ms / 1000 };
+    let instance = random_token(entropy, 6);
+    let client = Client { name, redirect_uris, issued_at: now_ms / 1000, instance };
     let id = client_id(keys, &client);
     Ok(json!({
         "client_id": id,
@@ -209,18 +219,25 @@ fn clean_name(name: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::oauth::testing::Counter;
 
     fn keys() -> Keys {
         Keys::new(&"k".repeat(32), None).unwrap()
     }
 
     #[test]
+    fn two_registrations_of_the_same_metadata_are_two_clients() {
+        let body = br#"{"redirect_uris":["https://a.example/cb"]}"#;
+        let mut rng = Counter(1);
+        let a = register(&keys(), body, 0, &mut rng).unwrap();
+        let b = register(&keys(), body, 0, &mut rng).unwrap();
+        assert_ne!(a["client_id"], b["client_id"]);
+    }
+
+    #[test]
     fn a_registration_round_trips_through_its_signed_id() {
-        let r = register(
-            &keys(),
-            br#"{"client_name":"Claude","redirect_uris":["https://claude.ai/api/mcp/auth_callback"]}"#,
-            1_000_000,
-        )
+        let r = register(&keys(),
+            br#"{"client_name":"Claude","redirect_uris":["https://claude.ai/api/mcp/auth_callback"]}"#, 1_000_000, &mut Counter(1))
         .unwrap();
         let client = resolve(&keys(), r["client_id"].as_str().unwrap()).unwrap();
         assert_eq!(client.name, "Claude");
@@ -230,7 +247,13 @@ mod tests {
 
     #[test]
     fn an_altered_or_foreign_client_id_is_refused() {
-        let r = register(&keys(), br#"{"redirect_uris":["http://127.0.0.1:9/cb"]}"#, 0).unwrap();
+        let r = register(
+            &keys(),
+            br#"{"redirect_uris":["http://127.0.0.1:9/cb"]}"#,
+            0,
+            &mut Counter(1),
+        )
+        .unwrap();
         let id = r["client_id"].as_str().unwrap();
         let other = Keys::new(&"x".repeat(32), None).unwrap();
         assert_eq!(resolve(&other, id).unwrap_err().code, "invalid_client");
@@ -272,23 +295,35 @@ mod tests {
     #[test]
     fn bad_registrations_get_the_rfc_errors() {
         let k = keys();
-        assert_eq!(register(&k, b"[]", 0).unwrap_err().code, "invalid_client_metadata");
-        assert_eq!(register(&k, b"{}", 0).unwrap_err().code, "invalid_redirect_uri");
         assert_eq!(
-            register(&k, br#"{"redirect_uris":["http://evil.example/cb"]}"#, 0).unwrap_err().code,
+            register(&k, b"[]", 0, &mut Counter(1)).unwrap_err().code,
+            "invalid_client_metadata"
+        );
+        assert_eq!(
+            register(&k, b"{}", 0, &mut Counter(1)).unwrap_err().code,
+            "invalid_redirect_uri"
+        );
+        assert_eq!(
+            register(&k, br#"{"redirect_uris":["http://evil.example/cb"]}"#, 0, &mut Counter(1))
+                .unwrap_err()
+                .code,
             "invalid_redirect_uri"
         );
         assert_eq!(
             register(
                 &k,
                 br#"{"redirect_uris":["https://a.example/"],"grant_types":["password"]}"#,
-                0
+                0,
+                &mut Counter(1)
             )
             .unwrap_err()
             .code,
             "invalid_client_metadata"
         );
         let big = vec![b' '; MAX_REGISTRATION_BYTES + 1];
-        assert_eq!(register(&k, &big, 0).unwrap_err().code, "invalid_client_metadata");
+        assert_eq!(
+            register(&k, &big, 0, &mut Counter(1)).unwrap_err().code,
+            "invalid_client_metadata"
+        );
     }
 }

@@ -2,6 +2,7 @@
 
 use serde_json::{json, Value};
 
+use super::authorize::is_this_resource;
 use super::clients;
 use super::connect::{Command, ConnectCode, Granted};
 use super::error::OAuthError;
@@ -9,12 +10,29 @@ use super::keys::Keys;
 use super::metadata::SCOPE;
 use super::token::{self, Access};
 use super::ACCESS_TOKEN_TTL_S;
+use crate::grants::{parse_refresh_token, refresh_token};
+use crate::pairing::{RefreshRequest, RevokeRequest};
+use crate::sentences;
 
 /// The largest token request body read, in bytes.
 pub const MAX_FORM_BYTES: usize = 8 * 1024;
 
-/// Reads a token request: the code's Durable Object and what to ask it.
-pub fn read(body: &[u8], keys: &Keys, origin: &str) -> Result<(ConnectCode, Command), OAuthError> {
+/// A token request, read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TokenRequest {
+    /// Redeem an authorization code: ask the code's Durable Object.
+    Code(ConnectCode, Command),
+    /// Use a refresh token: ask the pairing it names.
+    Refresh {
+        /// The pairing.
+        pairing: String,
+        /// What to ask it.
+        request: RefreshRequest,
+    },
+}
+
+/// Reads a token request.
+pub fn read(body: &[u8], keys: &Keys, origin: &str) -> Result<TokenRequest, OAuthError> {
     if body.len() > MAX_FORM_BYTES {
         return Err(OAuthError::invalid_request(format!(
             "The request is larger than the {MAX_FORM_BYTES} bytes allowed."
@@ -29,18 +47,38 @@ pub fn read(body: &[u8], keys: &Keys, origin: &str) -> Result<(ConnectCode, Comm
         seen.push(k);
     }
     let param = |name: &str| pairs.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone());
-    match param("grant_type").as_deref() {
-        Some("authorization_code") => {}
+    let refresh = match param("grant_type").as_deref() {
+        Some("authorization_code") => false,
+        Some("refresh_token") => true,
         Some(_) => {
             return Err(OAuthError::unsupported_grant_type(
-                "Only the authorization_code grant is supported.",
+                "Only the authorization_code and refresh_token grants are supported.",
             ))
         }
         None => return Err(OAuthError::invalid_request("The grant_type is missing.")),
-    }
+    };
     let client_id = param("client_id")
         .ok_or_else(|| OAuthError::invalid_request("The client_id is missing."))?;
     clients::resolve(keys, &client_id)?;
+    if refresh {
+        let token = param("refresh_token")
+            .ok_or_else(|| OAuthError::invalid_request("The refresh_token is missing."))?;
+        if let Some(r) = param("resource") {
+            if !is_this_resource(&r, origin) {
+                return Err(OAuthError::invalid_target("The resource is not this relay."));
+            }
+        }
+        let (pairing, grant, secret) = parse_refresh_token(&token)
+            .ok_or_else(|| OAuthError::invalid_grant(sentences::REFRESH_REFUSED))?;
+        return Ok(TokenRequest::Refresh {
+            pairing: pairing.to_owned(),
+            request: RefreshRequest {
+                grant: grant.to_owned(),
+                secret: secret.to_owned(),
+                client_id,
+            },
+        });
+    }
     let code = param("code").ok_or_else(|| OAuthError::invalid_request("The code is missing."))?;
     let unknown = || OAuthError::invalid_grant("The authorization code is unknown or expired.");
     let (connect, secret) = code.split_once('.').ok_or_else(unknown)?;
@@ -54,17 +92,50 @@ pub fn read(body: &[u8], keys: &Keys, origin: &str) -> Result<(ConnectCode, Comm
         resource: param("resource"),
         origin: origin.to_owned(),
     };
-    Ok((connect, command))
+    Ok(TokenRequest::Code(connect, command))
 }
 
-/// The token response for a redeemed code.
+/// What a revocation request (RFC 7009) asks: the pairing and what to tell it; None when the
+/// token is none of ours (the answer is 200 either way, as the RFC says).
+pub fn revocation(
+    body: &[u8],
+    keys: &Keys,
+    origin: &str,
+    now_ms: u64,
+) -> Result<Option<(String, RevokeRequest)>, OAuthError> {
+    if body.len() > MAX_FORM_BYTES {
+        return Err(OAuthError::invalid_request("The request is too large."));
+    }
+    let token = form_urlencoded::parse(body)
+        .find(|(k, _)| k == "token")
+        .map(|(_, v)| v.into_owned())
+        .ok_or_else(|| OAuthError::invalid_request("The token to revoke is missing."))?;
+    if let Some((pairing, grant, secret)) = parse_refresh_token(&token) {
+        let request = RevokeRequest { grant: grant.to_owned(), secret: Some(secret.to_owned()) };
+        return Ok(Some((pairing.to_owned(), request)));
+    }
+    Ok(token::verify(keys, origin, &token, now_ms)
+        .ok()
+        .map(|a| (a.sub, RevokeRequest { grant: a.gid, secret: None })))
+}
+
+/// The token response for a grant: an access token, and the refresh token (`secret` of grant
+/// `grant_id` of the granted pairing).
 #[must_use]
-pub fn tokens(keys: &Keys, origin: &str, granted: Granted, grant_id: String, now_ms: u64) -> Value {
+pub fn tokens(
+    keys: &Keys,
+    origin: &str,
+    granted: Granted,
+    grant_id: &str,
+    secret: &str,
+    now_ms: u64,
+) -> Value {
+    let refresh = refresh_token(&granted.pairing, grant_id, secret);
     let access = Access {
         iss: origin.to_owned(),
         aud: origin.to_owned(),
         sub: granted.pairing,
-        gid: grant_id,
+        gid: grant_id.to_owned(),
         cli: granted.client_name,
         hst: granted.host,
     };
@@ -72,6 +143,7 @@ pub fn tokens(keys: &Keys, origin: &str, granted: Granted, grant_id: String, now
         "access_token": token::issue(keys, access, now_ms),
         "token_type": "Bearer",
         "expires_in": ACCESS_TOKEN_TTL_S,
+        "refresh_token": refresh,
         "scope": SCOPE,
     })
 }
@@ -88,19 +160,27 @@ mod tests {
     }
 
     fn form(extra: &str) -> Vec<u8> {
-        let r = register(&keys(), br#"{"redirect_uris":["https://a.example/cb"]}"#, 0).unwrap();
+        let r = register(
+            &keys(),
+            br#"{"redirect_uris":["https://a.example/cb"]}"#,
+            0,
+            &mut crate::oauth::testing::Counter(1),
+        )
+        .unwrap();
         let id = r["client_id"].as_str().unwrap();
         format!("client_id={id}&{extra}").into_bytes()
     }
 
     #[test]
     fn a_token_request_names_the_code_and_carries_the_proof() {
-        let (code, cmd) = read(
+        let TokenRequest::Code(code, cmd) = read(
             &form("grant_type=authorization_code&code=ABCDE12345.s3cret&code_verifier=v&redirect_uri=https%3A%2F%2Fa.example%2Fcb"),
             &keys(),
             ORIGIN,
         )
-        .unwrap();
+        .unwrap() else {
+            panic!("a code request")
+        };
         assert_eq!(code.as_str(), "ABCDE12345");
         assert!(matches!(cmd, Command::Redeem { ref secret, ref redirect_uri, .. }
             if secret == "s3cret" && redirect_uri.as_deref() == Some("https://a.example/cb")));
@@ -139,10 +219,50 @@ mod tests {
     }
 
     #[test]
+    fn a_refresh_request_names_its_pairing_and_grant() {
+        let p = "b".repeat(64);
+        let r = read(
+            &form(&format!("grant_type=refresh_token&refresh_token={p}.g1.s")),
+            &keys(),
+            ORIGIN,
+        );
+        let TokenRequest::Refresh { pairing, request } = r.unwrap() else { panic!("a refresh") };
+        assert_eq!(
+            (pairing.as_str(), request.grant.as_str(), request.secret.as_str()),
+            (p.as_str(), "g1", "s")
+        );
+        let bad = read(&form("grant_type=refresh_token&refresh_token=nonsense"), &keys(), ORIGIN);
+        assert_eq!(bad.unwrap_err().code, "invalid_grant");
+        let none = read(&form("grant_type=refresh_token"), &keys(), ORIGIN);
+        assert_eq!(none.unwrap_err().code, "invalid_request");
+    }
+
+    #[test]
+    fn a_revocation_names_the_grant_by_refresh_or_access_token() {
+        let p = "c".repeat(64);
+        let (pairing, r) = revocation(format!("token={p}.g2.sec").as_bytes(), &keys(), ORIGIN, 0)
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            (pairing.as_str(), r.grant.as_str(), r.secret.as_deref()),
+            (p.as_str(), "g2", Some("sec"))
+        );
+        let granted = Granted { pairing: p.clone(), client_name: "C".into(), host: "h".into() };
+        let t = tokens(&keys(), ORIGIN, granted, "g3", "s", 1_000_000);
+        let body =
+            format!("token={}&token_type_hint=access_token", t["access_token"].as_str().unwrap());
+        let (_, r) = revocation(body.as_bytes(), &keys(), ORIGIN, 1_000_000).unwrap().unwrap();
+        assert_eq!((r.grant.as_str(), r.secret), ("g3", None));
+        assert_eq!(revocation(b"token=nothing-of-ours", &keys(), ORIGIN, 0).unwrap(), None);
+        assert_eq!(revocation(b"", &keys(), ORIGIN, 0).unwrap_err().code, "invalid_request");
+    }
+
+    #[test]
     fn the_issued_token_names_the_pairing_and_verifies() {
         let granted =
             Granted { pairing: "p".into(), client_name: "Claude".into(), host: "claude.ai".into() };
-        let t = tokens(&keys(), ORIGIN, granted, "g".into(), 1_000_000);
+        let t = tokens(&keys(), ORIGIN, granted, "g", "sec", 1_000_000);
+        assert_eq!(t["refresh_token"], "p.g.sec");
         let access =
             token::verify(&keys(), ORIGIN, t["access_token"].as_str().unwrap(), 1_000_000).unwrap();
         assert_eq!((access.sub.as_str(), access.gid.as_str()), ("p", "g"));

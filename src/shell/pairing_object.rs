@@ -21,15 +21,20 @@ use worker::{
 };
 
 use super::routes::CONNECT_BINDING;
-use super::{ask_object, json_response, now_ms, read_json};
+use super::{ask_object, json_response, now_ms, read_json, PlatformRandom};
+use crate::grants::{self, Grant, Refreshed};
 use crate::http;
 use crate::oauth::connect::{refusal, Command, ConnectCode};
 use crate::oauth::sha256_hex;
 use crate::pairing::{
-    route, CallAnswer, CallEvent, CallRequest, Calls, CancelRequest, Tab, TabAction, Turns,
-    KEEP_ALIVE_MS, TAB_CALL_WAIT_MS,
+    route, CallAnswer, CallEvent, CallRequest, Calls, CancelRequest, GrantAnswer, GrantRequest,
+    RefreshAnswer, RefreshRequest, RevokeRequest, Tab, TabAction, Turns, KEEP_ALIVE_MS,
+    TAB_CALL_WAIT_MS,
 };
 use crate::sentences;
+
+/// How often a connection's "last used" time is written (a write per call would cost more).
+const USED_GRANULARITY_MS: u64 = 60_000;
 
 /// One browser's pairing.
 #[durable_object]
@@ -193,6 +198,94 @@ impl Pairing {
             .exec("INSERT OR REPLACE INTO meta (k, v) VALUES ('turns', ?)", vec![v.into()]);
     }
 
+    fn grants(&self) -> Vec<Grant> {
+        let rows: Vec<Row> = self
+            .state
+            .storage()
+            .sql()
+            .exec("SELECT body AS v FROM grants ORDER BY rowid", None)
+            .and_then(|c| c.to_array())
+            .unwrap_or_default();
+        rows.iter().filter_map(|r| serde_json::from_str(&r.v).ok()).collect()
+    }
+
+    fn grant(&self, id: &str) -> Option<Grant> {
+        let rows: Vec<Row> = self
+            .state
+            .storage()
+            .sql()
+            .exec("SELECT body AS v FROM grants WHERE id = ?", vec![id.into()])
+            .and_then(|c| c.to_array())
+            .ok()?;
+        rows.first().and_then(|r| serde_json::from_str(&r.v).ok())
+    }
+
+    fn store_grant(&self, grant: &Grant) -> Result<()> {
+        let body = serde_json::to_string(grant).unwrap_or_default();
+        self.state.storage().sql().exec(
+            "INSERT INTO grants (id, body) VALUES (?1, ?2) ON CONFLICT(id) DO UPDATE SET body = ?2",
+            vec![grant.id.as_str().into(), body.into()],
+        )?;
+        Ok(())
+    }
+
+    fn delete_grant(&self, id: &str) -> Result<()> {
+        self.state.storage().sql().exec("DELETE FROM grants WHERE id = ?", vec![id.into()])?;
+        Ok(())
+    }
+
+    /// A new grant for a redeemed code; it replaces the same client's and the least used.
+    fn new_grant(&self, request: GrantRequest) -> Result<GrantAnswer> {
+        let (grant, secret) = Grant::new(
+            request.client_id,
+            request.client_name,
+            request.host,
+            now_ms(),
+            &mut PlatformRandom,
+        );
+        for id in grants::replaced_by(&self.grants(), &grant) {
+            self.delete_grant(&id)?;
+        }
+        self.store_grant(&grant)?;
+        Ok(GrantAnswer { grant: grant.id, secret })
+    }
+
+    /// A refresh, serialised here: rotation, the retry grace, and reuse revoking the grant.
+    fn refresh(&self, request: RefreshRequest) -> Result<RefreshAnswer> {
+        let refused = |d: &str| RefreshAnswer::Refused { description: d.to_owned() };
+        let Some(grant) = self.grant(&request.grant).filter(|g| g.client_id == request.client_id)
+        else {
+            return Ok(refused(sentences::REFRESH_REFUSED));
+        };
+        Ok(match grant.refresh(&request.secret, now_ms(), &mut PlatformRandom) {
+            Refreshed::Rotated { grant, secret } => {
+                self.store_grant(&grant)?;
+                RefreshAnswer::Rotated { secret, client_name: grant.client_name, host: grant.host }
+            }
+            Refreshed::Reused => {
+                self.delete_grant(&request.grant)?;
+                refused(sentences::REFRESH_REUSED)
+            }
+            Refreshed::Unknown => refused(sentences::REFRESH_REFUSED),
+        })
+    }
+
+    fn revoke(&self, request: &RevokeRequest) -> Result<()> {
+        let known = self.grant(&request.grant).is_some_and(|g| match &request.secret {
+            Some(secret) => g.issued(secret),
+            None => true, // an access token naming it was verified by the Worker
+        });
+        if known {
+            self.delete_grant(&request.grant)?;
+        }
+        Ok(())
+    }
+
+    fn send_connections(&self, ws: &WebSocket) {
+        let list = self.grants().iter().map(Grant::info).collect();
+        Self::send(ws, &RelayMessage::Connections { list });
+    }
+
     fn accept_tab(&self, url: &str) -> Result<Response> {
         let query = http::query_of(url);
         let pairing =
@@ -219,6 +312,14 @@ impl Pairing {
     }
 
     async fn call(&self, call: CallRequest) -> Result<Response> {
+        // A forgotten or revoked connection's access token stops at once.
+        let Some(mut grant) = self.grant(&call.connection.id) else {
+            return Ok(Response::empty()?.with_status(401));
+        };
+        if now_ms() >= grant.used_ms + USED_GRANULARITY_MS {
+            grant.used_ms = now_ms();
+            self.store_grant(&grant)?;
+        }
         let tabs = self.tabs();
         let chosen = route(tabs.iter().map(|(_, t)| t)).map(|t| t.number);
         let Some((ws, tab)) = chosen.and_then(|n| tabs.iter().find(|(_, t)| t.number == n)) else {
@@ -319,10 +420,13 @@ impl DurableObject for Pairing {
             state.set_websocket_auto_response(&pair);
         }
         // A table creation cannot fail on a healthy object; a failure surfaces at first use.
-        let _ = state
-            .storage()
-            .sql()
-            .exec("CREATE TABLE IF NOT EXISTS meta (k TEXT PRIMARY KEY, v TEXT NOT NULL)", None);
+        let sql = state.storage().sql();
+        for table in [
+            "CREATE TABLE IF NOT EXISTS meta (k TEXT PRIMARY KEY, v TEXT NOT NULL)",
+            "CREATE TABLE IF NOT EXISTS grants (id TEXT PRIMARY KEY, body TEXT NOT NULL)",
+        ] {
+            let _ = sql.exec(table, None);
+        }
         let sockets = state.get_websockets();
         if let Some(tab) = sockets.iter().find_map(tab_of) {
             // A hash of the pairing id names it in the log without naming it.
@@ -349,6 +453,21 @@ impl DurableObject for Pairing {
             "/call" => match read_json::<CallRequest>(&req.text().await?) {
                 Ok(call) => self.call(call).await,
                 Err(_) => Response::error("bad call", 400),
+            },
+            "/grant" => match read_json::<GrantRequest>(&req.text().await?) {
+                Ok(request) => json_response(200, &self.new_grant(request)?),
+                Err(_) => Response::error("bad grant", 400),
+            },
+            "/refresh" => match read_json::<RefreshRequest>(&req.text().await?) {
+                Ok(request) => json_response(200, &self.refresh(request)?),
+                Err(_) => Response::error("bad refresh", 400),
+            },
+            "/revoke" => match read_json::<RevokeRequest>(&req.text().await?) {
+                Ok(request) => {
+                    self.revoke(&request)?;
+                    Ok(Response::empty()?.with_status(200))
+                }
+                Err(_) => Response::error("bad revoke", 400),
             },
             "/cancel" => match read_json::<CancelRequest>(&req.text().await?) {
                 Ok(cancel) => {
@@ -411,6 +530,11 @@ impl DurableObject for Pairing {
                 if self.shared.calls.borrow_mut().answered(id, tab.number) {
                     self.shared.update(id, CallEvent::Answered);
                 }
+            }
+            TabAction::ListConnections => self.send_connections(&ws),
+            TabAction::Forget(id) => {
+                self.delete_grant(&id)?;
+                self.send_connections(&ws);
             }
             TabAction::PersonStep => {
                 let mut turns = self.turns();

@@ -18,11 +18,16 @@ use crate::http;
 use crate::jsonrpc::Id;
 use crate::mcp::{self, Reply};
 use crate::oauth::authorize::{self, Refusal};
+use crate::oauth::connect::Granted;
 use crate::oauth::connect::{Command, ConnectCode};
 use crate::oauth::error::OAuthError;
+use crate::oauth::exchange::TokenRequest;
 use crate::oauth::{clients, exchange, metadata, random_token, sha256_hex, token};
 use crate::pages;
-use crate::pairing::{request_key, CallAnswer, CallEvent, CallRequest, CancelRequest};
+use crate::pairing::{
+    request_key, CallAnswer, CallEvent, CallRequest, CancelRequest, GrantAnswer, GrantRequest,
+    RefreshAnswer,
+};
 use crate::sentences;
 
 /// The Durable Object binding of the pairings.
@@ -101,6 +106,7 @@ async fn route(
             Ok(Response::ok(pages::WAIT_SCRIPT)?.with_headers(headers))
         }
         (Method::Post, "/token") => token_endpoint(req, env, config, &origin).await,
+        (Method::Post, "/revoke") => revoke(req, env, config, &origin).await,
         (Method::Get, "/tab") => tab(req, url, env, config).await,
         (Method::Post, "/") => mcp_endpoint(req, env, config, &origin).await,
         (Method::Get | Method::Delete, "/") => {
@@ -132,7 +138,7 @@ fn html(status: u16, page: String) -> Result<Response> {
 
 async fn register(mut req: Request, config: &Config) -> Result<Response> {
     let body = req.bytes().await.unwrap_or_default();
-    match clients::register(&config.keys, &body, now_ms()) {
+    match clients::register(&config.keys, &body, now_ms(), &mut PlatformRandom) {
         Ok(r) => json_response(201, &r),
         Err(e) => oauth_error(&e),
     }
@@ -206,24 +212,75 @@ async fn token_endpoint(
     origin: &str,
 ) -> Result<Response> {
     let body = req.bytes().await.unwrap_or_default();
-    let (code, command) = match exchange::read(&body, &config.keys, origin) {
+    let request = match exchange::read(&body, &config.keys, origin) {
         Ok(r) => r,
         Err(e) => return oauth_error(&e),
     };
-    let stub = env.durable_object(CONNECT_BINDING)?.id_from_name(code.as_str())?.get_stub()?;
-    let answer: serde_json::Value =
-        ask_object(&stub, "/command", &json!({"code": code.as_str(), "command": command})).await?;
-    if answer["ok"] == true {
-        if let Ok(granted) = serde_json::from_value(answer["granted"].clone()) {
-            let grant_id = random_token(&mut PlatformRandom, 16);
-            return json_response(
-                200,
-                &exchange::tokens(&config.keys, origin, granted, grant_id, now_ms()),
+    let pairings = env.durable_object(PAIRING_BINDING)?;
+    match request {
+        TokenRequest::Code(code, command) => {
+            let client_id = match &command {
+                Command::Redeem { client_id, .. } => client_id.clone(),
+                _ => String::new(),
+            };
+            let stub =
+                env.durable_object(CONNECT_BINDING)?.id_from_name(code.as_str())?.get_stub()?;
+            let answer: serde_json::Value =
+                ask_object(&stub, "/command", &json!({"code": code.as_str(), "command": command}))
+                    .await?;
+            let granted: Option<Granted> = (answer["ok"] == true)
+                .then(|| serde_json::from_value(answer["granted"].clone()).ok())
+                .flatten();
+            let Some(granted) = granted else {
+                let body = json!({"error": answer["error"], "error_description": answer["error_description"]});
+                return json_response(400, &body);
+            };
+            let pairing = pairings.id_from_name(&granted.pairing)?.get_stub()?;
+            let request = GrantRequest {
+                client_id,
+                client_name: granted.client_name.clone(),
+                host: granted.host.clone(),
+            };
+            let grant: GrantAnswer = ask_object(&pairing, "/grant", &request).await?;
+            let tokens = exchange::tokens(
+                &config.keys,
+                origin,
+                granted,
+                &grant.grant,
+                &grant.secret,
+                now_ms(),
             );
+            json_response(200, &tokens)
+        }
+        TokenRequest::Refresh { pairing, request } => {
+            let stub = pairings.id_from_name(&pairing)?.get_stub()?;
+            let grant = request.grant.clone();
+            match ask_object::<RefreshAnswer>(&stub, "/refresh", &request).await? {
+                RefreshAnswer::Rotated { secret, client_name, host } => {
+                    let granted = Granted { pairing, client_name, host };
+                    let tokens =
+                        exchange::tokens(&config.keys, origin, granted, &grant, &secret, now_ms());
+                    json_response(200, &tokens)
+                }
+                RefreshAnswer::Refused { description } => {
+                    oauth_error(&OAuthError::invalid_grant(description))
+                }
+            }
         }
     }
-    let body = json!({"error": answer["error"], "error_description": answer["error_description"]});
-    json_response(400, &body)
+}
+
+async fn revoke(mut req: Request, env: &Env, config: &Config, origin: &str) -> Result<Response> {
+    let body = req.bytes().await.unwrap_or_default();
+    match exchange::revocation(&body, &config.keys, origin, now_ms()) {
+        Err(e) => oauth_error(&e),
+        Ok(None) => Ok(Response::empty()?.with_status(200)),
+        Ok(Some((pairing, request))) => {
+            let stub = env.durable_object(PAIRING_BINDING)?.id_from_name(&pairing)?.get_stub()?;
+            post_object(&stub, "/revoke", &request).await?;
+            Ok(Response::empty()?.with_status(200))
+        }
+    }
 }
 
 async fn tab(req: Request, url: &str, env: &Env, config: &Config) -> Result<Response> {
@@ -267,12 +324,7 @@ async fn mcp_endpoint(
     let access = http::bearer(auth.as_deref())
         .and_then(|t| token::verify(&config.keys, origin, t, now_ms()).ok());
     let Some(access) = access else {
-        let mut res = json_response(
-            401,
-            &json!({"error": "invalid_token", "error_description": sentences::TOKEN_INVALID}),
-        )?;
-        res.headers_mut().set("www-authenticate", &metadata::www_authenticate(origin))?;
-        return Ok(res);
+        return unauthorized(origin);
     };
     let version = req.headers().get("mcp-protocol-version")?;
     let accept = req.headers().get("accept")?;
@@ -312,6 +364,7 @@ async fn mcp_endpoint(
                 Err(_) => None,
             };
             match res {
+                Some(res) if res.status_code() == 401 => unauthorized(origin),
                 Some(res) if stream => sse_answer(id, progress_token, res),
                 Some(mut res) => {
                     let answer =
@@ -322,6 +375,14 @@ async fn mcp_endpoint(
             }
         }
     }
+}
+
+/// 401 with the header that tells a client where to authorize.
+fn unauthorized(origin: &str) -> Result<Response> {
+    let body = json!({"error": "invalid_token", "error_description": sentences::TOKEN_INVALID});
+    let mut res = json_response(401, &body)?;
+    res.headers_mut().set("www-authenticate", &metadata::www_authenticate(origin))?;
+    Ok(res)
 }
 
 /// The JSON-RPC response to a call, from the pairing's answer (None: the pairing could not be

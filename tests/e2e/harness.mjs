@@ -267,3 +267,29 @@ export function dataOf(result) {
   if (!text.startsWith(open)) throw new Error(`not data: ${text.slice(0, 120)}`);
   return JSON.parse(text.slice(open.length, text.indexOf(close)));
 }
+
+/** Posts a form to the relay (the token and revocation endpoints). */
+export async function postForm(path, fields) {
+  const r = await fetch(`${RELAY}${path}`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(fields) });
+  const text = await r.text();
+  let body = null;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    body = text;
+  }
+  return { status: r.status, body };
+}
+
+/** A whole grant for `tab`'s pairing by the manual flow: the client and the token response. */
+export async function connectByHand(tab) {
+  const a = await authorizeByHand(tab);
+  const t = await redeem({ client: a.client, code: a.code, verifier: a.pkce.verifier });
+  if (t.status !== 200) throw new Error(`token failed: ${JSON.stringify(t.body)}`);
+  return { client: a.client, tokens: t.body };
+}
+
+/** Uses a refresh token. */
+export function refresh(client, refreshToken) {
+  return postForm('/token', { grant_type: 'refresh_token', client_id: client.client_id, refresh_token: refreshToken });
+}

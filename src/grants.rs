@@ -1,0 +1,277 @@
+//! Grants: one per connection of an agent app to a pairing, kept in the pairing's storage.
+//! Refresh tokens rotate on every use; the previous one stays valid until the new one is first
+//! used (so a retry after a lost answer works); an older one revokes the whole grant. Every
+//! decision is here, over plain values; the pairing's Durable Object stores what it returns.
+
+use serde::{Deserialize, Serialize};
+
+use tabrelay_bundle::protocol::ConnectionInfo;
+
+use crate::oauth::{random_token, sha256_hex, Entropy};
+
+/// How long a refresh token lives unused, in milliseconds (30 days).
+pub const REFRESH_TOKEN_TTL_MS: u64 = 30 * 24 * 3600 * 1000;
+/// How many retired refresh tokens a grant remembers, to recognise their reuse.
+pub const RETIRED_KEPT: usize = 16;
+/// The most grants (connections) one pairing keeps; the least recently used goes first.
+pub const MAX_GRANTS: usize = 50;
+
+/// One connection, as stored. Refresh tokens are kept as hashes only.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Grant {
+    /// The grant's id (named in its access tokens).
+    pub id: String,
+    /// The client's id.
+    pub client_id: String,
+    /// The client's name.
+    pub client_name: String,
+    /// The host of the client's redirect URI.
+    pub host: String,
+    /// When the connection was made.
+    pub created_ms: u64,
+    /// When it last refreshed or called.
+    pub used_ms: u64,
+    /// SHA-256 of the newest refresh token.
+    current: String,
+    /// SHA-256 of the one before, valid until `current` is first used.
+    previous: Option<String>,
+    /// SHA-256 of older ones: using one means a token leaked.
+    retired: Vec<String>,
+}
+
+/// What a refresh comes to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[must_use]
+pub enum Refreshed {
+    /// A new refresh token (the grant to store holds its hash).
+    Rotated {
+        /// The grant, updated.
+        grant: Grant,
+        /// The new refresh token's secret part.
+        secret: String,
+    },
+    /// An old token was used again: the whole grant is revoked (delete it).
+    Reused,
+    /// Not a token of this grant, or expired: refused, nothing changes.
+    Unknown,
+}
+
+impl Grant {
+    /// A new grant and its first refresh token's secret.
+    pub fn new(
+        client_id: String,
+        client_name: String,
+        host: String,
+        now_ms: u64,
+        entropy: &mut dyn Entropy,
+    ) -> (Self, String) {
+        let id = random_token(entropy, 12);
+        let secret = random_token(entropy, 32);
+        let grant = Self {
+            id,
+            client_id,
+            client_name,
+            host,
+            created_ms: now_ms,
+            used_ms: now_ms,
+            current: sha256_hex(secret.as_bytes()),
+            previous: None,
+            retired: Vec::new(),
+        };
+        (grant, secret)
+    }
+
+    /// Uses refresh token `secret` at `now_ms`.
+    pub fn refresh(mut self, secret: &str, now_ms: u64, entropy: &mut dyn Entropy) -> Refreshed {
+        let hash = sha256_hex(secret.as_bytes());
+        if now_ms >= self.used_ms + REFRESH_TOKEN_TTL_MS {
+            return Refreshed::Unknown;
+        }
+        if hash == self.current {
+            // The newest token's first use: the one before it is retired.
+            if let Some(p) = self.previous.take() {
+                self.retire(p);
+            }
+            self.previous = Some(hash);
+        } else if self.previous.as_deref() == Some(hash.as_str()) {
+            // A retry with the token before: the unused newest one is retired instead.
+            let unused = core::mem::take(&mut self.current);
+            self.retire(unused);
+        } else if self.retired.contains(&hash) {
+            return Refreshed::Reused;
+        } else {
+            return Refreshed::Unknown;
+        }
+        let fresh = random_token(entropy, 32);
+        self.current = sha256_hex(fresh.as_bytes());
+        self.used_ms = now_ms;
+        Refreshed::Rotated { grant: self, secret: fresh }
+    }
+
+    fn retire(&mut self, hash: String) {
+        self.retired.push(hash);
+        if self.retired.len() > RETIRED_KEPT {
+            self.retired.remove(0);
+        }
+    }
+}
+
+/// A refresh token as the client holds it: the pairing, the grant and the secret.
+#[must_use]
+pub fn refresh_token(pairing: &str, grant: &str, secret: &str) -> String {
+    format!("{pairing}.{grant}.{secret}")
+}
+
+/// The parts of a refresh token, when it has their form.
+#[must_use]
+pub fn parse_refresh_token(token: &str) -> Option<(&str, &str, &str)> {
+    let mut parts = token.splitn(3, '.');
+    let (pairing, grant, secret) = (parts.next()?, parts.next()?, parts.next()?);
+    let ok = pairing.len() == 64
+        && pairing.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+        && !grant.is_empty()
+        && grant.len() <= 32
+        && !secret.is_empty()
+        && secret.len() <= 64;
+    ok.then_some((pairing, grant, secret))
+}
+
+impl Grant {
+    /// The connection as the tab lists it.
+    #[must_use]
+    pub fn info(&self) -> ConnectionInfo {
+        ConnectionInfo {
+            id: self.id.clone(),
+            client: self.client_name.clone(),
+            host: self.host.clone(),
+            created_ms: self.created_ms,
+            used_ms: self.used_ms,
+        }
+    }
+
+    /// Whether `secret` is any refresh token this grant issued (to revoke it by, RFC 7009).
+    #[must_use]
+    pub fn issued(&self, secret: &str) -> bool {
+        let hash = sha256_hex(secret.as_bytes());
+        hash == self.current
+            || self.previous.as_ref() == Some(&hash)
+            || self.retired.contains(&hash)
+    }
+}
+
+/// Which stored grants a new one replaces: the same client's (authorizing again replaces the
+/// old grant), then the least recently used beyond [`MAX_GRANTS`].
+#[must_use]
+pub fn replaced_by(stored: &[Grant], new: &Grant) -> Vec<String> {
+    let mut gone: Vec<String> =
+        stored.iter().filter(|g| g.client_id == new.client_id).map(|g| g.id.clone()).collect();
+    let mut kept: Vec<&Grant> = stored.iter().filter(|g| !gone.contains(&g.id)).collect();
+    kept.sort_by_key(|g| (g.used_ms, g.id.clone()));
+    let over = (kept.len() + 1).saturating_sub(MAX_GRANTS);
+    gone.extend(kept.iter().take(over).map(|g| g.id.clone()));
+    gone
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::oauth::testing::Counter;
+
+    fn grant() -> (Grant, String, Counter) {
+        let mut rng = Counter(3);
+        let (g, s) = Grant::new("cid".into(), "Claude".into(), "claude.ai".into(), 1000, &mut rng);
+        (g, s, rng)
+    }
+
+    fn rotate(g: Grant, secret: &str, now: u64, rng: &mut Counter) -> (Grant, String) {
+        match g.refresh(secret, now, rng) {
+            Refreshed::Rotated { grant, secret } => (grant, secret),
+            other => panic!("expected a rotation, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_refresh_token_rotates_on_every_use() {
+        let (g, s0, mut rng) = grant();
+        let (g, s1) = rotate(g, &s0, 2000, &mut rng);
+        assert_ne!(s0, s1);
+        let (g, s2) = rotate(g, &s1, 3000, &mut rng);
+        assert_eq!(g.used_ms, 3000);
+        assert_ne!(s1, s2);
+    }
+
+    #[test]
+    fn the_previous_token_works_until_the_new_one_is_used() {
+        let (g, s0, mut rng) = grant();
+        let (g, s1) = rotate(g, &s0, 2000, &mut rng);
+        // The answer carrying s1 was lost: the client retries with s0.
+        let (g, s1b) = rotate(g, &s0, 2100, &mut rng);
+        // s1 was never used and is now retired; s1b is the newest.
+        let (g, s2) = rotate(g, &s1b, 2200, &mut rng);
+        // Now s0 is old: its use revokes everything.
+        assert_eq!(g.clone().refresh(&s0, 2300, &mut rng), Refreshed::Reused);
+        assert_eq!(g.clone().refresh(&s1, 2300, &mut rng), Refreshed::Reused);
+        let _ = rotate(g, &s2, 2400, &mut rng);
+    }
+
+    #[test]
+    fn an_old_token_revokes_the_grant_and_a_stranger_changes_nothing() {
+        let (g, s0, mut rng) = grant();
+        let (g, s1) = rotate(g, &s0, 2000, &mut rng);
+        let (g, _s2) = rotate(g, &s1, 3000, &mut rng);
+        assert_eq!(g.clone().refresh(&s0, 4000, &mut rng), Refreshed::Reused);
+        assert_eq!(g.clone().refresh("made-up", 4000, &mut rng), Refreshed::Unknown);
+    }
+
+    #[test]
+    fn a_token_unused_for_its_lifetime_expires() {
+        let (g, s0, mut rng) = grant();
+        assert_eq!(g.refresh(&s0, 1000 + REFRESH_TOKEN_TTL_MS, &mut rng), Refreshed::Unknown);
+    }
+
+    #[test]
+    fn refresh_tokens_read_back_and_strangers_do_not() {
+        let p = "a".repeat(64);
+        let t = refresh_token(&p, "g1", "s3cret");
+        assert_eq!(parse_refresh_token(&t), Some((p.as_str(), "g1", "s3cret")));
+        assert_eq!(parse_refresh_token("x.y.z"), None);
+        assert_eq!(parse_refresh_token(&format!("{}.g", p)), None);
+        assert_eq!(parse_refresh_token(&format!("{}.g.s", "A".repeat(64))), None);
+    }
+
+    #[test]
+    fn a_grant_knows_every_token_it_issued() {
+        let (g, s0, mut rng) = grant();
+        let (g, s1) = rotate(g, &s0, 2000, &mut rng);
+        let (g, s2) = rotate(g, &s1, 3000, &mut rng);
+        assert!(g.issued(&s0) && g.issued(&s1) && g.issued(&s2));
+        assert!(!g.issued("other"));
+    }
+
+    #[test]
+    fn a_new_grant_replaces_the_same_clients_and_the_least_used_past_the_bound() {
+        let mut rng = Counter(9);
+        let mut stored: Vec<Grant> = (0..MAX_GRANTS as u64)
+            .map(|i| Grant::new(format!("c{i}"), "n".into(), "h".into(), 100 + i, &mut rng).0)
+            .collect();
+        let (again, _) = Grant::new("c7".into(), "n".into(), "h".into(), 9000, &mut rng);
+        assert_eq!(replaced_by(&stored, &again), vec![stored[7].id.clone()]);
+        let (fresh, _) = Grant::new("new".into(), "n".into(), "h".into(), 9000, &mut rng);
+        assert_eq!(
+            replaced_by(&stored, &fresh),
+            vec![stored[0].id.clone()],
+            "the least recently used goes"
+        );
+        stored.truncate(3);
+        assert!(replaced_by(&stored, &fresh).is_empty());
+    }
+
+    #[test]
+    fn retired_tokens_are_bounded() {
+        let (mut g, mut s, mut rng) = grant();
+        for i in 0..(RETIRED_KEPT as u64 + 5) {
+            (g, s) = rotate(g, &s, 2000 + i, &mut rng);
+        }
+        assert!(g.retired.len() <= RETIRED_KEPT);
+    }
+}
