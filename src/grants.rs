@@ -46,7 +46,7 @@ pub enum Refreshed {
     /// A new refresh token (the grant to store holds its hash).
     Rotated {
         /// The grant, updated.
-        grant: Grant,
+        grant: Box<Grant>,
         /// The new refresh token's secret part.
         secret: String,
     },
@@ -105,7 +105,7 @@ impl Grant {
         let fresh = random_token(entropy, 32);
         self.current = sha256_hex(fresh.as_bytes());
         self.used_ms = now_ms;
-        Refreshed::Rotated { grant: self, secret: fresh }
+        Refreshed::Rotated { grant: Box::new(self), secret: fresh }
     }
 
     fn retire(&mut self, hash: String) {
@@ -185,7 +185,7 @@ mod tests {
 
     fn rotate(g: Grant, secret: &str, now: u64, rng: &mut Counter) -> (Grant, String) {
         match g.refresh(secret, now, rng) {
-            Refreshed::Rotated { grant, secret } => (grant, secret),
+            Refreshed::Rotated { grant, secret } => (*grant, secret),
             other => panic!("expected a rotation, got {other:?}"),
         }
     }
