@@ -7,10 +7,8 @@ use serde::{Deserialize, Serialize};
 
 use tabrelay_bundle::protocol::ConnectionInfo;
 
-use crate::oauth::{random_token, sha256_hex, Entropy};
+use crate::oauth::{random_token, sha256_hex, Entropy, REFRESH_TOKEN_TTL_MS};
 
-/// How long a refresh token lives unused, in milliseconds (30 days).
-pub const REFRESH_TOKEN_TTL_MS: u64 = 30 * 24 * 3600 * 1000;
 /// How many retired refresh tokens a grant remembers, to recognise their reuse.
 pub const RETIRED_KEPT: usize = 16;
 /// The most grants (connections) one pairing keeps; the least recently used goes first.

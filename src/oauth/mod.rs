@@ -17,6 +17,8 @@ pub const ACCESS_TOKEN_TTL_S: u64 = 3600;
 pub const AUTH_CODE_TTL_MS: u64 = 60_000;
 /// How long a connect code (and its waiting page) lives, in milliseconds.
 pub const CONNECT_CODE_TTL_MS: u64 = 10 * 60_000;
+/// How long a refresh token lives unused, in milliseconds (30 days).
+pub const REFRESH_TOKEN_TTL_MS: u64 = 30 * 24 * 3600 * 1000;
 
 /// Where random bytes come from: the shell draws them from the platform, tests from a seed.
 pub trait Entropy {
