@@ -27,7 +27,10 @@ const tab = await openTab({ seed: 1 });
 const token = await accessToken(tab);
 const call = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'history_list', arguments: { last: 1 } } });
 const list = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' });
-const mcp = (body) => ({ method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body });
+const JSON_ONLY = 'application/json';
+const SSE = 'application/json, text/event-stream';
+const mcp = (body, accept = JSON_ONLY) => ({ method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept }, body });
+const resultOf = (text) => JSON.parse(text.startsWith('event:') ? text.split('\ndata: ')[1].split('\n')[0] : text).result;
 
 async function timed(url, init) {
   const t = performance.now();
@@ -35,7 +38,7 @@ async function timed(url, init) {
   const text = await r.text();
   const dt = performance.now() - t;
   if (r.status !== 200) throw new Error(`${r.status}: ${text.slice(0, 200)}`);
-  if (init && init.body === call && JSON.parse(text).result.isError) throw new Error(`call failed: ${text.slice(0, 200)}`);
+  if (init && init.body === call && resultOf(text).isError) throw new Error(`call failed: ${text.slice(0, 200)}`);
   return dt;
 }
 
@@ -45,11 +48,13 @@ for (let i = 0; i < 50; i++) {
 }
 const health = [];
 const calls = [];
+const streamed = [];
 const lists = [];
 for (let i = 0; i < CALLS; i++) {
   health.push(await timed(`${RELAY}/health`));
   lists.push(await timed(`${RELAY}/`, mcp(list)));
   calls.push(await timed(`${RELAY}/`, mcp(call)));
+  streamed.push(await timed(`${RELAY}/`, mcp(call, SSE)));
 }
 
 async function throughput(make) {
@@ -62,6 +67,7 @@ async function throughput(make) {
 }
 const healthRate = await throughput(() => timed(`${RELAY}/health`));
 const callRate = await throughput(() => timed(`${RELAY}/`, mcp(call)));
+const streamRate = await throughput(() => timed(`${RELAY}/`, mcp(call, SSE)));
 tab.close();
 
 const wasm = readFileSync('build/index_bg.wasm');
@@ -80,9 +86,11 @@ const rows = [
   ['GET /health (plain route)', pct(health, 50), pct(health, 99)],
   ['POST / tools/list (token check)', pct(lists, 50), pct(lists, 99)],
   ['POST / tools/call through the tab', pct(calls, 50), pct(calls, 99)],
+  ['  the same, answered as SSE', pct(streamed, 50), pct(streamed, 99)],
 ];
 console.log(`\nTabrelay benchmark: ${CALLS} interleaved requests each, on ${RELAY} (wrangler dev)\n`);
 for (const [name, p50, p99] of rows) console.log(`${name.padEnd(36)} p50 ${ms(p50).padStart(10)}   p99 ${ms(p99).padStart(10)}`);
 console.log(`${'tools/call minus /health'.padEnd(36)} p50 ${ms(pct(calls, 50) - pct(health, 50)).padStart(10)}   p99 ${ms(pct(calls, 99) - pct(health, 99)).padStart(10)}`);
-console.log(`\nthroughput at ${CONCURRENCY}-way (${BURST} requests): /health ${healthRate.toFixed(0)}/s, tools/call ${callRate.toFixed(0)}/s (${((100 * callRate) / healthRate).toFixed(0)} % of /health)`);
+console.log(`${'SSE tools/call minus /health'.padEnd(36)} p50 ${ms(pct(streamed, 50) - pct(health, 50)).padStart(10)}   p99 ${ms(pct(streamed, 99) - pct(health, 99)).padStart(10)}`);
+console.log(`\nthroughput at ${CONCURRENCY}-way (${BURST} requests): /health ${healthRate.toFixed(0)}/s, tools/call ${callRate.toFixed(0)}/s (${((100 * callRate) / healthRate).toFixed(0)} % of /health), as SSE ${streamRate.toFixed(0)}/s`);
 console.log(`wasm: ${(wasm.length / 1024).toFixed(1)} KiB raw, ${(gzipSync(wasm, { level: 9 }).length / 1024).toFixed(1)} KiB gzip; wrangler upload: ${upload}`);

@@ -2,6 +2,7 @@
 // agents' calls, approves connect codes the person types, and answers the relay's calls.
 // A call to a destructive tool (the catalogue's safety) waits for the person's Allow on a card;
 // cards queue oldest first, and one the agent stops waiting for goes away without running.
+// The person sees the agent apps connected to this tab and forgets one with a press.
 //
 // Query parameters: ?relay=<address> (default http://127.0.0.1:8787) and ?seed=<number>
 // (default: a random one kept in sessionStorage, so a reload shows the same data).
@@ -22,6 +23,12 @@ const CARD_ARM_MS = 350;
 const SAFETY = new Map(CATALOGUE.tools.map((t) => [t.name, t.safety]));
 /** Line breaks, control characters and direction marks: shown as spaces in a card. */
 const UNSHOWN = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
+/** "5 min ago", in the person's locale. */
+const RELATIVE = new Intl.RelativeTimeFormat(undefined, { numeric: 'auto', style: 'short' });
+/** Each unit of a relative time and how many of it make the next. */
+const TIME_UNITS = [['second', 60], ['minute', 60], ['hour', 24], ['day', 30], ['month', 12], ['year', Infinity]];
+/** The connections' relative times are written again this often. */
+const CONNECTIONS_AGE_MS = 60_000;
 
 const $ = (id) => document.getElementById(id);
 const params = new URLSearchParams(location.search);
@@ -35,6 +42,8 @@ const relay = relayAddress
 const cards = [];
 /** What had the focus before the card took it, to give it back. */
 let focusBeforeCard = null;
+/** The connections as the relay last listed them, oldest first; null before the first list. */
+let connections = null;
 
 $('dataset-name').textContent = app.dataset.name;
 document.title = `${app.dataset.name} · Tabrelay demo`;
@@ -54,6 +63,15 @@ $('approve-form').addEventListener('submit', approve);
 $('undo').addEventListener('click', undo);
 $('confirm-allow').addEventListener('click', () => answerCard(true));
 $('confirm-deny').addEventListener('click', () => answerCard(false));
+$('connections-refresh').addEventListener('click', () => {
+  $('connections-result').textContent = '';
+  refreshConnections();
+});
+$('connections').addEventListener('click', (event) => {
+  const button = event.target.closest('button.forget');
+  if (button) forgetConnection(button);
+});
+setInterval(() => connections && renderConnections(connections), CONNECTIONS_AGE_MS);
 window.addEventListener('hashchange', offerCodeFromFragment);
 offerCodeFromFragment();
 if (!relay) showStatus('stopped', { reason: 'the relay address is not an http or https address' });
@@ -100,6 +118,8 @@ class NotRun extends Error {
 /** Answers one call from an agent (after the person's Allow, if the tool is destructive) and logs it. */
 async function handle(call) {
   const who = typeof call.agent === 'string' && call.agent.trim() ? call.agent : SOME_AGENT;
+  // A connection made after the last list (its code was redeemed after the approve): list again.
+  if (connections && !connections.some((c) => c.id === call.connection?.id)) refreshConnections();
   try {
     if (SAFETY.get(call.tool) === 'destructive') await askPerson(call, who);
     const result = await app.run(call.tool, call.args, who);
@@ -353,6 +373,7 @@ function showStatus(state, detail = {}) {
   switch (state) {
     case 'connected':
       status.textContent = 'connected';
+      refreshConnections();
       break;
     case 'connecting':
       status.textContent = 'connecting…';
@@ -401,12 +422,97 @@ async function approve(event) {
     const { client } = await relay.approve(code);
     result.textContent = `Connected to ${cut(client || 'the agent')}.`;
     input.value = '';
+    refreshConnections();
     if (connectCodeFromFragment(location.hash)) history.replaceState(null, '', location.pathname + location.search);
   } catch (err) {
     result.textContent = err.message;
   } finally {
     button.disabled = false;
   }
+}
+
+/** Asks the relay for this tab's connections and shows them. */
+async function refreshConnections() {
+  if (!relay) {
+    $('connections-result').textContent = 'This page has no relay to ask; open it with ?relay= and the relay address.';
+    return;
+  }
+  try {
+    renderConnections(await relay.connections());
+  } catch (err) {
+    $('connections-result').textContent = err.message;
+  }
+}
+
+/** The person pressed a connection's Forget: it goes at once, and the outcome is said. */
+async function forgetConnection(button) {
+  const id = button.dataset.id;
+  const name = shown(connections?.find((c) => c.id === id)?.client || 'the agent app');
+  const at = [...$('connections').querySelectorAll('button.forget')].indexOf(button);
+  button.disabled = true;
+  try {
+    renderConnections(await relay.forget(id));
+    $('connections-result').textContent = `Forgot ${name}: it can no longer act in this tab.`;
+    // The pressed button is gone: the focus goes to the next one, or to Refresh.
+    const left = $('connections').querySelectorAll('button.forget');
+    (left[Math.min(at, left.length - 1)] || $('connections-refresh')).focus();
+  } catch (err) {
+    button.disabled = false;
+    $('connections-result').textContent = `${name} was not forgotten: ${err.message}`;
+  }
+}
+
+/** Shows `list` (oldest first), keeping the focus on the Forget button that had it. */
+function renderConnections(list) {
+  connections = Array.isArray(list) ? list : [];
+  const ul = $('connections');
+  const focusedId = ul.contains(document.activeElement) ? document.activeElement.dataset.id : null;
+  ul.replaceChildren(
+    ...connections.map((c) => {
+      const li = document.createElement('li');
+      const who = document.createElement('span');
+      who.className = 'who';
+      const name = document.createElement('strong');
+      name.textContent = shown(c.client || 'An agent app');
+      const unverified = document.createElement('span');
+      unverified.className = 'unverified';
+      unverified.textContent = '(name given by the app, not verified)';
+      const when = document.createElement('span');
+      when.className = 'when';
+      when.textContent = `redirects to ${shown(c.host)} · connected ${ago(c.created_ms)} · last used ${ago(c.used_ms)}`;
+      when.title = `Connected ${localTime(c.created_ms)}, last used ${localTime(c.used_ms)}`;
+      who.append(name, ' ', unverified, when);
+      const forget = document.createElement('button');
+      forget.type = 'button';
+      forget.className = 'forget quiet small';
+      forget.dataset.id = c.id;
+      forget.textContent = 'Forget';
+      forget.setAttribute('aria-label', `Forget ${name.textContent} (${shown(c.host)})`);
+      li.append(who, forget);
+      return li;
+    }),
+  );
+  const empty = $('connections-empty');
+  empty.hidden = connections.length > 0;
+  empty.textContent = 'No agent app is connected to this tab.';
+  const again = [...ul.querySelectorAll('button.forget')].find((b) => b.dataset.id === focusedId);
+  again?.focus();
+}
+
+/** How long ago `ms` (milliseconds since the epoch) was, e.g. "5 min. ago", in the person's locale. */
+function ago(ms) {
+  if (!Number.isFinite(ms)) return 'at an unknown time';
+  let n = Math.round((ms - Date.now()) / 1000);
+  if (n > -45) return RELATIVE.format(0, 'second');
+  for (const [unit, next] of TIME_UNITS) {
+    if (Math.abs(n) < next) return RELATIVE.format(n, unit);
+    n = Math.round(n / next);
+  }
+  return RELATIVE.format(n, 'year');
+}
+
+function localTime(ms) {
+  return Number.isFinite(ms) ? new Date(ms).toLocaleString() : 'at an unknown time';
 }
 
 function undo() {

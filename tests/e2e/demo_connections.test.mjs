@@ -1,0 +1,103 @@
+// The demo page in a real headless Chromium lists the agent apps connected to the tab, and the
+// person's press of Forget ends one at once: the official SDK client's next call is refused,
+// and it is not let back in without the person approving a new code.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { chromium } from 'playwright-core';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
+import { RELAY, APP_ORIGIN, HeadlessProvider } from './harness.mjs';
+
+const CHROMIUM = process.env.TABRELAY_CHROMIUM || '/usr/bin/chromium';
+let browser;
+
+before(async () => {
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+});
+after(async () => {
+  await browser?.close();
+});
+
+/**
+ * Approves through the page while `approving`; after that only records that it was asked. Drops
+ * its tokens when the SDK says they are refused, as a real client does, so the SDK goes on to
+ * ask for a new authorization rather than retrying the dead refresh token.
+ */
+class OnceProvider extends HeadlessProvider {
+  constructor(approve) {
+    super(null, approve);
+    this.approving = true;
+    this.askedAgain = [];
+  }
+  invalidateCredentials(scope) {
+    if (scope === 'all' || scope === 'tokens') this.saved = undefined;
+    if (scope === 'all') this.info = undefined;
+  }
+  async redirectToAuthorization(url) {
+    if (!this.approving) {
+      this.askedAgain.push(url);
+      return;
+    }
+    await super.redirectToAuthorization(url);
+  }
+}
+
+test('the person sees the SDK client among the connections and forgets it; its next call is refused', async () => {
+  const page = await browser.newPage();
+  await page.goto(`${APP_ORIGIN}/demo/?relay=${encodeURIComponent(RELAY)}&seed=11`);
+  await page.waitForFunction(() => document.getElementById('status').textContent.includes('connected'), null, { timeout: 15_000 });
+  // A fresh browser profile: a fresh pairing with no connections yet.
+  await page.waitForFunction(() => /No agent app/.test(document.getElementById('connections-empty').textContent), null, { timeout: 10_000 });
+  assert.equal(await page.locator('#connections li').count(), 0);
+
+  const provider = new OnceProvider(async (code) => {
+    await page.fill('#code', code);
+    await page.click('#approve');
+    await page.waitForFunction(() => /Connected to/.test(document.getElementById('approve-result').textContent), null, { timeout: 10_000 });
+  });
+  const make = () => new StreamableHTTPClientTransport(new URL(`${RELAY}/`), { authProvider: provider });
+  const client = new Client({ name: 'demo-connections-e2e', version: '1.0.0' });
+  try {
+    await client.connect(make());
+  } catch (e) {
+    if (!(e instanceof UnauthorizedError)) throw e;
+  }
+  assert.ok(provider.authorizationCode, 'the waiting page redirected with a code');
+  await make().finishAuth(provider.authorizationCode);
+  await client.connect(make());
+  provider.approving = false;
+
+  await page.click('#connections-refresh');
+  await page.waitForFunction(() => /SDK e2e client/.test(document.getElementById('connections').textContent), null, { timeout: 10_000 });
+  const items = page.locator('#connections li');
+  assert.equal(await items.count(), 1);
+  const shown = await items.first().textContent();
+  assert.match(shown, /SDK e2e client/);
+  assert.match(shown, /not verified/);
+  assert.match(shown, /127\.0\.0\.1/);
+  assert.ok(await page.isHidden('#connections-empty'));
+  assert.ok(await items.first().locator('button.forget').getAttribute('data-id'));
+
+  const described = await client.callTool({ name: 'dataset_describe', arguments: {} });
+  assert.equal(described.isError, false);
+
+  await page.click('#connections button.forget');
+  await page.waitForFunction(() => /Forgot SDK e2e client: it can no longer act in this tab\./.test(document.getElementById('connections-result').textContent), null, { timeout: 10_000 });
+  assert.equal(await items.count(), 0);
+  assert.ok(await page.isVisible('#connections-empty'));
+  assert.equal(await page.evaluate(() => document.activeElement?.id), 'connections-refresh', 'the focus is not lost with the button');
+
+  const approvals = provider.pages.length;
+  // The relay answers 401, the refresh token is refused too, and the SDK asks for a new
+  // authorization, which nobody gives: the call fails.
+  await assert.rejects(client.callTool({ name: 'dataset_describe', arguments: {} }), UnauthorizedError);
+  assert.equal(provider.askedAgain.length, 1, 'the SDK needed a new authorization');
+  assert.equal(provider.pages.length, approvals, 'no new code was approved');
+
+  await client.close();
+  await page.close();
+});
