@@ -5,13 +5,9 @@
 // made by the first test that needs them.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { chromium } from 'playwright-core';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
-import { RELAY, APP_ORIGIN, HeadlessProvider, CALL_WAIT_MS } from './harness.mjs';
+import { RELAY, CALL_WAIT_MS } from './harness.mjs';
+import { launchChromium, openDemo, connectThroughPage } from './demo_harness.mjs';
 
-const CHROMIUM = process.env.TABRELAY_CHROMIUM || '/usr/bin/chromium';
 /** How long the card may take to appear or go: well under the relay's wait for a call. */
 const CARD_MS = Math.min(4_000, CALL_WAIT_MS / 2);
 /** A cancelled call's request must end this soon, long before the relay's wait would end it. */
@@ -36,28 +32,9 @@ function session() {
 }
 
 async function open() {
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
-  const page = await browser.newPage();
-  await page.goto(`${APP_ORIGIN}/demo/?relay=${encodeURIComponent(RELAY)}&seed=11`);
-  await page.waitForFunction(() => document.getElementById('status').textContent.includes('connected'), null, { timeout: 15_000 });
-  const provider = new HeadlessProvider(null, async (code) => {
-    await page.fill('#code', code);
-    await page.click('#approve');
-    await page.waitForFunction(() => /Connected to/.test(document.getElementById('approve-result').textContent), null, { timeout: 10_000 });
-  });
-  const make = () => new StreamableHTTPClientTransport(new URL(`${RELAY}/`), { authProvider: provider });
-  const client = new Client({ name: 'demo-confirm-e2e', version: '1.0.0' });
-  try {
-    await client.connect(make());
-  } catch (e) {
-    if (!(e instanceof UnauthorizedError)) throw e;
-  }
-  assert.ok(provider.authorizationCode, 'the waiting page redirected with a code');
-  await make().finishAuth(provider.authorizationCode);
-  await client.connect(make());
+  browser = await launchChromium();
+  const page = await openDemo(browser);
+  const { client, provider } = await connectThroughPage(page, 'demo-confirm-e2e');
   return { page, client, provider };
 }
 

@@ -3,20 +3,14 @@
 // and it is not let back in without the person approving a new code.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { chromium } from 'playwright-core';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
-import { RELAY, APP_ORIGIN, HeadlessProvider } from './harness.mjs';
+import { HeadlessProvider } from './harness.mjs';
+import { launchChromium, openDemo, approveIn, connectThroughPage } from './demo_harness.mjs';
 
-const CHROMIUM = process.env.TABRELAY_CHROMIUM || '/usr/bin/chromium';
 let browser;
 
 before(async () => {
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
+  browser = await launchChromium();
 });
 after(async () => {
   await browser?.close();
@@ -47,28 +41,12 @@ class OnceProvider extends HeadlessProvider {
 }
 
 test('the person sees the SDK client among the connections and forgets it; its next call is refused', async () => {
-  const page = await browser.newPage();
-  await page.goto(`${APP_ORIGIN}/demo/?relay=${encodeURIComponent(RELAY)}&seed=11`);
-  await page.waitForFunction(() => document.getElementById('status').textContent.includes('connected'), null, { timeout: 15_000 });
+  const page = await openDemo(browser);
   // A fresh browser profile: a fresh pairing with no connections yet.
   await page.waitForFunction(() => /No agent app/.test(document.getElementById('connections-empty').textContent), null, { timeout: 10_000 });
   assert.equal(await page.locator('#connections li').count(), 0);
 
-  const provider = new OnceProvider(async (code) => {
-    await page.fill('#code', code);
-    await page.click('#approve');
-    await page.waitForFunction(() => /Connected to/.test(document.getElementById('approve-result').textContent), null, { timeout: 10_000 });
-  });
-  const make = () => new StreamableHTTPClientTransport(new URL(`${RELAY}/`), { authProvider: provider });
-  const client = new Client({ name: 'demo-connections-e2e', version: '1.0.0' });
-  try {
-    await client.connect(make());
-  } catch (e) {
-    if (!(e instanceof UnauthorizedError)) throw e;
-  }
-  assert.ok(provider.authorizationCode, 'the waiting page redirected with a code');
-  await make().finishAuth(provider.authorizationCode);
-  await client.connect(make());
+  const { client, provider } = await connectThroughPage(page, 'demo-connections-e2e', new OnceProvider(approveIn(page)));
   provider.approving = false;
 
   await page.click('#connections-refresh');
