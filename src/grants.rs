@@ -57,13 +57,13 @@ pub enum Refreshed {
 impl Grant {
     /// A new grant and its first refresh token's secret.
     pub fn new(
+        id: String,
         client_id: String,
         client_name: String,
         host: String,
         now_ms: u64,
         entropy: &mut dyn Entropy,
     ) -> (Self, String) {
-        let id = random_token(entropy, 12);
         let secret = random_token(entropy, 32);
         let grant = Self {
             id,
@@ -177,7 +177,14 @@ mod tests {
 
     fn grant() -> (Grant, String, Counter) {
         let mut rng = Counter(3);
-        let (g, s) = Grant::new("cid".into(), "Claude".into(), "claude.ai".into(), 1000, &mut rng);
+        let (g, s) = Grant::new(
+            "g0".into(),
+            "cid".into(),
+            "Claude".into(),
+            "claude.ai".into(),
+            1000,
+            &mut rng,
+        );
         (g, s, rng)
     }
 
@@ -250,11 +257,23 @@ mod tests {
     fn a_new_grant_replaces_the_same_clients_and_the_least_used_past_the_bound() {
         let mut rng = Counter(9);
         let mut stored: Vec<Grant> = (0..MAX_GRANTS as u64)
-            .map(|i| Grant::new(format!("c{i}"), "n".into(), "h".into(), 100 + i, &mut rng).0)
+            .map(|i| {
+                Grant::new(
+                    format!("g{i}"),
+                    format!("c{i}"),
+                    "n".into(),
+                    "h".into(),
+                    100 + i,
+                    &mut rng,
+                )
+                .0
+            })
             .collect();
-        let (again, _) = Grant::new("c7".into(), "n".into(), "h".into(), 9000, &mut rng);
+        let (again, _) =
+            Grant::new("again".into(), "c7".into(), "n".into(), "h".into(), 9000, &mut rng);
         assert_eq!(replaced_by(&stored, &again), vec![stored[7].id.clone()]);
-        let (fresh, _) = Grant::new("new".into(), "n".into(), "h".into(), 9000, &mut rng);
+        let (fresh, _) =
+            Grant::new("fresh".into(), "new".into(), "n".into(), "h".into(), 9000, &mut rng);
         assert_eq!(
             replaced_by(&stored, &fresh),
             vec![stored[0].id.clone()],

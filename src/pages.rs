@@ -75,8 +75,8 @@ pub const WAIT_SCRIPT: &str = r#"(() => {
       el.textContent = 'Cannot reach the relay; still trying…';
       return setTimeout(ask, 3000);
     }
-    if (state.state === 'approved' && state.redirect) {
-      el.textContent = 'Approved. Going back to the app…';
+    if ((state.state === 'approved' || state.state === 'denied') && state.redirect) {
+      el.textContent = state.state === 'approved' ? 'Approved. Going back to the app…' : 'Denied in your tab. Going back to the app…';
       location.replace(state.redirect);
     } else if (state.state === 'waiting') {
       setTimeout(ask, 1500);

@@ -74,6 +74,8 @@ pub enum CallEvent {
 /// What the Worker asks the pairing when a code is redeemed: a new grant for this client.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct GrantRequest {
+    /// The grant's id (chosen when the code was redeemed).
+    pub id: String,
     /// The client's id.
     pub client_id: String,
     /// The client's name.
@@ -179,8 +181,12 @@ pub enum TabAction {
     Welcome(Tab),
     /// Close the socket with this code and reason.
     Close(u16, &'static str),
+    /// Ask the code's Durable Object who asks for it.
+    Describe(ConnectCode),
     /// Ask the code's Durable Object to approve it for this pairing.
     Approve(ConnectCode),
+    /// Ask the code's Durable Object to deny it.
+    Deny(ConnectCode),
     /// Tell the tab its code was refused, with this sentence.
     RefuseCode(String, &'static str),
     /// Store the tab's new state (focus changed).
@@ -244,10 +250,9 @@ impl Tab {
                 TabAction::Close(close::PROOF_FAILED, "The tab must prove its pairing first.")
             }
             (true, TabMessage::Hello { .. }) => TabAction::Ignore,
-            (true, TabMessage::Approve { code }) => match ConnectCode::parse(&code) {
-                Some(c) => TabAction::Approve(c),
-                None => TabAction::RefuseCode(code.chars().take(40).collect(), refusal::MALFORMED),
-            },
+            (true, TabMessage::Describe { code }) => Self::with_code(code, TabAction::Describe),
+            (true, TabMessage::Approve { code }) => Self::with_code(code, TabAction::Approve),
+            (true, TabMessage::Deny { code }) => Self::with_code(code, TabAction::Deny),
             (true, TabMessage::Focus { focused: true }) => {
                 TabAction::Update(Self { focus_ms: now_ms, ..self.clone() })
             }
@@ -260,6 +265,40 @@ impl Tab {
             (true, TabMessage::Forget { id }) => TabAction::Forget(id),
             (true, TabMessage::Result { id, outcome }) => TabAction::Answer(id, outcome),
         }
+    }
+}
+
+impl Tab {
+    fn with_code(typed: String, action: fn(ConnectCode) -> TabAction) -> TabAction {
+        match ConnectCode::parse(&typed) {
+            Some(code) => action(code),
+            None => TabAction::RefuseCode(typed.chars().take(40).collect(), refusal::MALFORMED),
+        }
+    }
+}
+
+/// How many codes a pairing may get wrong per [`WRONG_CODE_WINDOW_MS`].
+pub const WRONG_CODES_ALLOWED: usize = 5;
+/// The window of [`WRONG_CODES_ALLOWED`].
+pub const WRONG_CODE_WINDOW_MS: u64 = 60_000;
+
+/// A pairing's recent wrong connect codes: a few a minute, then every code is refused until
+/// the minute passes (so no tab can search the code space). Kept in storage.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WrongCodes {
+    at: Vec<u64>,
+}
+
+impl WrongCodes {
+    /// Whether the pairing may try a code at `now_ms`.
+    pub fn allows(&mut self, now_ms: u64) -> bool {
+        self.at.retain(|t| now_ms < t + WRONG_CODE_WINDOW_MS);
+        self.at.len() < WRONG_CODES_ALLOWED
+    }
+
+    /// A code the pairing tried was wrong.
+    pub fn record(&mut self, now_ms: u64) {
+        self.at.push(now_ms);
     }
 }
 
@@ -608,6 +647,17 @@ mod tests {
             .start(1, 5, "x".into())
             .unwrap_err()
             .contains(&MAX_PENDING_CALLS.to_string()));
+    }
+
+    #[test]
+    fn a_pairing_gets_a_few_wrong_codes_a_minute() {
+        let mut wrong = WrongCodes::default();
+        for i in 0..WRONG_CODES_ALLOWED as u64 {
+            assert!(wrong.allows(i));
+            wrong.record(i);
+        }
+        assert!(!wrong.allows(10));
+        assert!(wrong.allows(WRONG_CODE_WINDOW_MS + 1), "a minute later it may try again");
     }
 
     #[test]

@@ -48,3 +48,6 @@ pub const REFRESH_REFUSED: &str =
 /// An old refresh token was used again: the whole connection was revoked.
 pub const REFRESH_REUSED: &str =
     "That refresh token was already used, so the connection was revoked to be safe; connect again.";
+
+/// The pairing got too many connect codes wrong in the last minute.
+pub const TOO_MANY_WRONG_CODES: &str = "Too many wrong connect codes were tried in this browser in the last minute; wait a minute, then check the code against the waiting page.";

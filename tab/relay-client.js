@@ -157,8 +157,22 @@ export class RelayClient {
     });
   }
 
+  /** Who asks for a connect code: resolves with {client, host} or rejects with a sentence. */
+  describe(code) {
+    return this.codeRequest('describe', code);
+  }
+
   /** Approves a connect code; resolves with {client} or rejects with a sentence. */
   approve(code) {
+    return this.codeRequest('approve', code);
+  }
+
+  /** Denies a connect code (the waiting page returns a refusal); rejects with a sentence. */
+  deny(code) {
+    return this.codeRequest('deny', code);
+  }
+
+  codeRequest(type, code) {
     const normal = String(code || '').toUpperCase().replace(/[^0-9A-Z]/g, '');
     if (this.status !== 'connected') {
       return Promise.reject(new Error('This tab is not connected to the relay yet; wait a moment and try again.'));
@@ -169,7 +183,7 @@ export class RelayClient {
         reject(new Error('The relay did not answer; try the code again.'));
       }, APPROVE_WAIT_MS);
       this.approvals.set(normal, { resolve, reject, timer });
-      this.send({ type: 'approve', code: String(code) });
+      this.send({ type, code: String(code) });
     });
   }
 
@@ -239,6 +253,8 @@ export class RelayClient {
         this.setStatus('connected', { pairing: message.pairing });
         this.send({ type: 'focus', focused: this.focused });
         break;
+      case 'described':
+      case 'denied':
       case 'approved':
       case 'refused': {
         const key = String(message.code || '').toUpperCase().replace(/[^0-9A-Z]/g, '');
@@ -246,8 +262,8 @@ export class RelayClient {
         if (!waiter) break;
         this.approvals.delete(key);
         clearTimeout(waiter.timer);
-        if (message.type === 'approved') waiter.resolve({ client: message.client });
-        else waiter.reject(new Error(message.sentence));
+        if (message.type === 'refused') waiter.reject(new Error(message.sentence));
+        else waiter.resolve({ client: message.client, host: message.host });
         break;
       }
       case 'call':

@@ -84,8 +84,18 @@ pub enum TabMessage {
         /// The connection's id.
         id: String,
     },
-    /// The person typed or opened a connect code in this tab and approved it.
+    /// The person typed or opened a connect code: who asks for it?
+    Describe {
+        /// The connect code, as typed.
+        code: String,
+    },
+    /// The person approved a connect code in this tab.
     Approve {
+        /// The connect code, as typed.
+        code: String,
+    },
+    /// The person denied a connect code in this tab.
+    Deny {
         /// The connect code, as typed.
         code: String,
     },
@@ -162,6 +172,20 @@ pub enum RelayMessage {
         connection: Connection,
         /// The turn this call belongs to.
         turn: u64,
+    },
+    /// Who asks for a connect code (answering `describe`).
+    Described {
+        /// The code, normalised.
+        code: String,
+        /// The client's name, as it registered (not verified).
+        client: String,
+        /// The host its browser returns to.
+        host: String,
+    },
+    /// The connect code was denied: the waiting page returns to the agent app with a refusal.
+    Denied {
+        /// The code, normalised.
+        code: String,
     },
     /// The connect code was approved: the waiting page goes on to the agent app.
     Approved {
@@ -247,7 +271,9 @@ impl TabMessage {
             "step" => TabMessage::Step,
             "connections" => TabMessage::Connections,
             "forget" => TabMessage::Forget { id: string(&m, "id")? },
+            "describe" => TabMessage::Describe { code: string(&m, "code")? },
             "approve" => TabMessage::Approve { code: string(&m, "code")? },
+            "deny" => TabMessage::Deny { code: string(&m, "code")? },
             "focus" => TabMessage::Focus {
                 focused: m.get("focused").and_then(Value::as_bool).ok_or(NotProtocol)?,
             },

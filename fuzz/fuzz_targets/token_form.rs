@@ -8,13 +8,13 @@ use libfuzzer_sys::fuzz_target;
 use tabrelay::oauth::connect::{Command, ConnectCode, CODE_ALPHABET, CODE_LEN};
 use tabrelay::oauth::exchange::TokenRequest;
 use tabrelay::oauth::{clients, exchange};
-use tabrelay_fuzz::{has_duplicate_key, keys, ORIGIN};
+use tabrelay_fuzz::{has_duplicate_key, keys, Fixed, ORIGIN};
 
 fuzz_target!(|data: &[u8]| {
     let keys = keys();
     let pairs: Vec<(String, String)> = form_urlencoded::parse(data).into_owned().collect();
     let param = |name: &str| pairs.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone());
-    match exchange::read(data, &keys, ORIGIN) {
+    match exchange::read(data, &keys, ORIGIN, &mut Fixed(3)) {
         Ok(TokenRequest::Refresh { pairing, request }) => {
             assert!(!has_duplicate_key(&pairs), "a parameter sent twice was read");
             assert_eq!(param("grant_type").as_deref(), Some("refresh_token"));
@@ -42,11 +42,13 @@ fuzz_target!(|data: &[u8]| {
                 code_verifier,
                 resource,
                 origin,
+                grant,
             } = command
             else {
                 panic!("a token request read as {command:?}")
             };
             assert_eq!(origin, ORIGIN);
+            assert!(!grant.is_empty(), "a redemption names the grant it will make");
             assert!(clients::resolve(&keys, &client_id).is_ok(), "an unsigned client was read");
             assert_eq!(param("client_id"), Some(client_id));
             assert_eq!(param("code"), Some(format!("{}.{secret}", code.as_str())));

@@ -81,9 +81,21 @@ pub enum Stage {
         /// When the code was issued.
         issued_ms: u64,
     },
-    /// The authorization code was redeemed; it cannot be again.
-    Redeemed,
+    /// The person denied it in their tab; the waiting page returns `access_denied`.
+    Denied,
+    /// The authorization code was redeemed; it cannot be again, and a replay revokes the grant.
+    Redeemed {
+        /// The pairing it reached.
+        pairing: String,
+        /// The grant it made.
+        grant: String,
+        /// SHA-256 of the code's secret, to know a replay.
+        code_hash: String,
+    },
 }
+
+/// How many times a tab may describe, approve or deny one code before it is dead.
+pub const MAX_CODE_TRIES: u32 = 5;
 
 /// One connection attempt.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -96,6 +108,9 @@ pub struct Session {
     pub created_ms: u64,
     /// Where it stands.
     pub stage: Stage,
+    /// How many times tabs described, approved or denied it.
+    #[serde(default)]
+    pub tries: u32,
 }
 
 /// What the Worker asks a code's Durable Object.
@@ -109,11 +124,15 @@ pub enum Command {
         /// SHA-256 of the browser's cookie secret.
         browser_hash: String,
     },
+    /// A tab asks who is asking for the code.
+    Describe,
     /// A tab of `pairing` approves the code.
     Approve {
         /// The pairing.
         pairing: String,
     },
+    /// A tab denies the code.
+    Deny,
     /// The waiting page asks whether it may go on.
     Poll {
         /// SHA-256 of the cookie secret the page's browser sent.
@@ -135,6 +154,8 @@ pub enum Command {
         resource: Option<String>,
         /// This origin.
         origin: String,
+        /// The id the grant will have (chosen by the token endpoint), for a replay to revoke.
+        grant: String,
     },
 }
 
@@ -156,8 +177,11 @@ pub mod refusal {
         "That connect code is not waiting for approval: check it against the waiting page, or start connecting again.";
     /// The code is not of the connect code's form.
     pub const MALFORMED: &str = "A connect code has ten letters and digits, such as ABCDE-12345.";
-    /// The code was approved already.
-    pub const USED: &str = "That connect code was already approved.";
+    /// The code was approved or denied already.
+    pub const USED: &str = "That connect code was already approved or denied.";
+    /// Tabs tried the code too often; it is dead.
+    pub const TOO_MANY_TRIES: &str =
+        "That connect code was tried too often and no longer works; start connecting again.";
 }
 
 /// Applies a command to a code's stored session at `now_ms`: what to store (None: delete)
@@ -173,29 +197,44 @@ pub fn apply(
     match command {
         Command::Create { request, browser_hash } => match live {
             Some(s) => (Some(s), json!({"ok": false})),
-            None => (
-                Some(Session { request, browser_hash, created_ms: now_ms, stage: Stage::Waiting }),
-                json!({"ok": true}),
-            ),
-        },
-        Command::Approve { pairing } => match live {
-            Some(Session { stage: Stage::Waiting, request, browser_hash, created_ms }) => {
-                let client = request.client_name.clone();
-                let s = Session {
-                    request,
-                    browser_hash,
-                    created_ms,
-                    stage: Stage::Approved { pairing },
-                };
-                (Some(s), json!({"ok": true, "client": client}))
+            None => {
+                let stage = Stage::Waiting;
+                let s = Session { request, browser_hash, created_ms: now_ms, stage, tries: 0 };
+                (Some(s), json!({"ok": true}))
             }
-            Some(s) => (Some(s), json!({"ok": false, "sentence": refusal::USED})),
-            None => (None, json!({"ok": false, "sentence": refusal::UNKNOWN})),
         },
+        Command::Describe | Command::Approve { .. } | Command::Deny => {
+            let Some(mut session) = live else {
+                return (None, json!({"ok": false, "sentence": refusal::UNKNOWN}));
+            };
+            session.tries += 1;
+            if session.tries > MAX_CODE_TRIES {
+                return (None, json!({"ok": false, "sentence": refusal::TOO_MANY_TRIES}));
+            }
+            if session.stage != Stage::Waiting {
+                return (Some(session), json!({"ok": false, "sentence": refusal::USED}));
+            }
+            let client = session.request.client_name.clone();
+            let host = host_of(&session.request.redirect_uri).to_owned();
+            match command {
+                Command::Approve { pairing } => session.stage = Stage::Approved { pairing },
+                Command::Deny => session.stage = Stage::Denied,
+                _ => {}
+            }
+            (Some(session), json!({"ok": true, "client": client, "host": host}))
+        }
         Command::Poll { browser_hash, issuer } => {
             poll(live, &browser_hash, &issuer, now_ms, entropy, code)
         }
-        Command::Redeem { secret, client_id, redirect_uri, code_verifier, resource, origin } => {
+        Command::Redeem {
+            secret,
+            client_id,
+            redirect_uri,
+            code_verifier,
+            resource,
+            origin,
+            grant,
+        } => {
             let r = Redemption {
                 secret: &secret,
                 client_id: &client_id,
@@ -203,11 +242,22 @@ pub fn apply(
                 code_verifier: code_verifier.as_deref(),
                 resource: resource.as_deref(),
                 origin: &origin,
+                grant: &grant,
             };
             match redeem(live, &r, now_ms) {
                 (s, Ok(granted)) => (s, json!({"ok": true, "granted": granted})),
                 (s, Err(e)) => {
-                    (s, json!({"ok": false, "error": e.code, "error_description": e.description}))
+                    let mut answer =
+                        json!({"ok": false, "error": e.code, "error_description": e.description});
+                    // A replay of a redeemed code revokes what it issued.
+                    if let Some(Stage::Redeemed { pairing, grant, code_hash }) =
+                        s.as_ref().map(|s| &s.stage)
+                    {
+                        if *code_hash == sha256_hex(secret.as_bytes()) {
+                            answer["revoke"] = json!({"pairing": pairing, "grant": grant});
+                        }
+                    }
+                    (s, answer)
                 }
             }
         }
@@ -247,7 +297,19 @@ fn poll(
             };
             (Some(Session { stage, ..session }), json!({"state": "approved", "redirect": to}))
         }
-        Stage::Issued { .. } | Stage::Redeemed => (Some(session), json!({"state": "done"})),
+        Stage::Denied => {
+            let mut params: Vec<(&str, &str)> = vec![
+                ("error", "access_denied"),
+                ("error_description", "The person denied the connection in their tab."),
+            ];
+            if let Some(s) = &session.request.state {
+                params.push(("state", s));
+            }
+            params.push(("iss", issuer));
+            let to = redirect_url(&session.request.redirect_uri, &params);
+            (None, json!({"state": "denied", "redirect": to}))
+        }
+        Stage::Issued { .. } | Stage::Redeemed { .. } => (Some(session), json!({"state": "done"})),
     }
 }
 
@@ -259,6 +321,7 @@ struct Redemption<'a> {
     code_verifier: Option<&'a str>,
     resource: Option<&'a str>,
     origin: &'a str,
+    grant: &'a str,
 }
 
 /// Redeems the authorization code: the session moves to `Redeemed` only when every check passes.
@@ -274,7 +337,15 @@ fn redeem(
         );
     };
     match check_redemption(&session, r, now_ms) {
-        Ok(granted) => (Some(Session { stage: Stage::Redeemed, ..session }), Ok(granted)),
+        Ok(granted) => {
+            let code_hash = sha256_hex(r.secret.as_bytes());
+            let stage = Stage::Redeemed {
+                pairing: granted.pairing.clone(),
+                grant: r.grant.to_owned(),
+                code_hash,
+            };
+            (Some(Session { stage, ..session }), Ok(granted))
+        }
         Err(e) => (Some(session), Err(e)),
     }
 }
@@ -365,6 +436,7 @@ mod tests {
                     code_verifier: Some(verifier.into()),
                     resource: Some(ORIGIN.into()),
                     origin: ORIGIN.into(),
+                    grant: "g1".into(),
                 },
                 now,
             )
@@ -417,6 +489,61 @@ mod tests {
         );
         let again = r.redeem(&secret, VERIFIER, 5);
         assert_eq!(again["error"], "invalid_grant");
+    }
+
+    #[test]
+    fn a_replayed_code_names_the_grant_to_revoke() {
+        let mut r = Run::new();
+        r.go(Command::Create { request: request(), browser_hash: "b".into() }, 0);
+        r.go(Command::Approve { pairing: "p".into() }, 1);
+        let secret = secret_of(r.go(poll("b"), 2)["redirect"].as_str().unwrap());
+        assert_eq!(r.redeem(&secret, VERIFIER, 3)["ok"], true);
+        let replay = r.redeem(&secret, VERIFIER, 4);
+        assert_eq!(replay["error"], "invalid_grant");
+        assert_eq!(replay["revoke"], json!({"pairing": "p", "grant": "g1"}));
+        assert!(
+            r.redeem("guess", VERIFIER, 5).get("revoke").is_none(),
+            "only the code's holder revokes"
+        );
+    }
+
+    #[test]
+    fn a_tab_describes_then_denies_and_the_page_returns_access_denied() {
+        let mut r = Run::new();
+        r.go(Command::Create { request: request(), browser_hash: "b".into() }, 0);
+        let d = r.go(Command::Describe, 1);
+        assert_eq!((d["client"].as_str(), d["host"].as_str()), (Some("Claude"), Some("claude.ai")));
+        assert_eq!(r.go(Command::Deny, 2)["ok"], true);
+        assert_eq!(r.go(Command::Approve { pairing: "p".into() }, 3)["sentence"], refusal::USED);
+        let p = r.go(poll("b"), 4);
+        assert_eq!(p["state"], "denied");
+        let to = p["redirect"].as_str().unwrap();
+        assert!(
+            to.starts_with("https://claude.ai/cb?error=access_denied&") && to.contains("state=st"),
+            "{to}"
+        );
+        assert_eq!(
+            r.go(poll("b"), 5)["state"],
+            "expired",
+            "a denied code is gone once the page knows"
+        );
+    }
+
+    #[test]
+    fn a_code_tried_too_often_dies() {
+        let mut r = Run::new();
+        r.go(Command::Create { request: request(), browser_hash: "b".into() }, 0);
+        for i in 0..MAX_CODE_TRIES {
+            assert_eq!(r.go(Command::Describe, u64::from(i))["ok"], true);
+        }
+        assert_eq!(
+            r.go(Command::Approve { pairing: "p".into() }, 9)["sentence"],
+            refusal::TOO_MANY_TRIES
+        );
+        assert_eq!(
+            r.go(Command::Approve { pairing: "p".into() }, 10)["sentence"],
+            refusal::UNKNOWN
+        );
     }
 
     #[test]

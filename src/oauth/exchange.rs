@@ -9,7 +9,7 @@ use super::error::OAuthError;
 use super::keys::Keys;
 use super::metadata::SCOPE;
 use super::token::{self, Access};
-use super::ACCESS_TOKEN_TTL_S;
+use super::{random_token, Entropy, ACCESS_TOKEN_TTL_S};
 use crate::grants::{parse_refresh_token, refresh_token};
 use crate::pairing::{RefreshRequest, RevokeRequest};
 use crate::sentences;
@@ -32,7 +32,15 @@ pub enum TokenRequest {
 }
 
 /// Reads a token request.
-pub fn read(body: &[u8], keys: &Keys, origin: &str) -> Result<TokenRequest, OAuthError> {
+///
+/// A code redemption names the id its grant will get (drawn from `entropy`), so that the code's
+/// Durable Object can revoke that grant if the code is ever replayed.
+pub fn read(
+    body: &[u8],
+    keys: &Keys,
+    origin: &str,
+    entropy: &mut dyn Entropy,
+) -> Result<TokenRequest, OAuthError> {
     if body.len() > MAX_FORM_BYTES {
         return Err(OAuthError::invalid_request(format!(
             "The request is larger than the {MAX_FORM_BYTES} bytes allowed."
@@ -91,6 +99,7 @@ pub fn read(body: &[u8], keys: &Keys, origin: &str) -> Result<TokenRequest, OAut
         code_verifier: param("code_verifier"),
         resource: param("resource"),
         origin: origin.to_owned(),
+        grant: random_token(entropy, 12),
     };
     Ok(TokenRequest::Code(connect, command))
 }
@@ -159,6 +168,10 @@ mod tests {
         Keys::new(&"k".repeat(32), None).unwrap()
     }
 
+    fn read_(body: &[u8], keys: &Keys, origin: &str) -> Result<TokenRequest, OAuthError> {
+        read(body, keys, origin, &mut crate::oauth::testing::Counter(5))
+    }
+
     fn form(extra: &str) -> Vec<u8> {
         let r = register(
             &keys(),
@@ -173,7 +186,7 @@ mod tests {
 
     #[test]
     fn a_token_request_names_the_code_and_carries_the_proof() {
-        let TokenRequest::Code(code, cmd) = read(
+        let TokenRequest::Code(code, cmd) = read_(
             &form("grant_type=authorization_code&code=ABCDE12345.s3cret&code_verifier=v&redirect_uri=https%3A%2F%2Fa.example%2Fcb"),
             &keys(),
             ORIGIN,
@@ -190,28 +203,28 @@ mod tests {
     fn bad_token_requests_get_the_rfc_errors() {
         let k = keys();
         assert_eq!(
-            read(&form("grant_type=password"), &k, ORIGIN).unwrap_err().code,
+            read_(&form("grant_type=password"), &k, ORIGIN).unwrap_err().code,
             "unsupported_grant_type"
         );
-        assert_eq!(read(&form("code=x"), &k, ORIGIN).unwrap_err().code, "invalid_request");
+        assert_eq!(read_(&form("code=x"), &k, ORIGIN).unwrap_err().code, "invalid_request");
         assert_eq!(
-            read(&form("grant_type=authorization_code&code=nodot"), &k, ORIGIN).unwrap_err().code,
+            read_(&form("grant_type=authorization_code&code=nodot"), &k, ORIGIN).unwrap_err().code,
             "invalid_grant"
         );
         assert_eq!(
-            read(&form("grant_type=authorization_code&code=abcde12345.x"), &k, ORIGIN)
+            read_(&form("grant_type=authorization_code&code=abcde12345.x"), &k, ORIGIN)
                 .unwrap_err()
                 .code,
             "invalid_grant"
         );
         assert_eq!(
-            read(b"grant_type=authorization_code&client_id=forged&code=A.b", &k, ORIGIN)
+            read_(b"grant_type=authorization_code&client_id=forged&code=A.b", &k, ORIGIN)
                 .unwrap_err()
                 .code,
             "invalid_client"
         );
         assert_eq!(
-            read(&form("grant_type=authorization_code&grant_type=authorization_code"), &k, ORIGIN)
+            read_(&form("grant_type=authorization_code&grant_type=authorization_code"), &k, ORIGIN)
                 .unwrap_err()
                 .code,
             "invalid_request"
@@ -221,7 +234,7 @@ mod tests {
     #[test]
     fn a_refresh_request_names_its_pairing_and_grant() {
         let p = "b".repeat(64);
-        let r = read(
+        let r = read_(
             &form(&format!("grant_type=refresh_token&refresh_token={p}.g1.s")),
             &keys(),
             ORIGIN,
@@ -231,9 +244,9 @@ mod tests {
             (pairing.as_str(), request.grant.as_str(), request.secret.as_str()),
             (p.as_str(), "g1", "s")
         );
-        let bad = read(&form("grant_type=refresh_token&refresh_token=nonsense"), &keys(), ORIGIN);
+        let bad = read_(&form("grant_type=refresh_token&refresh_token=nonsense"), &keys(), ORIGIN);
         assert_eq!(bad.unwrap_err().code, "invalid_grant");
-        let none = read(&form("grant_type=refresh_token"), &keys(), ORIGIN);
+        let none = read_(&form("grant_type=refresh_token"), &keys(), ORIGIN);
         assert_eq!(none.unwrap_err().code, "invalid_request");
     }
 

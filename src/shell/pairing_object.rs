@@ -24,11 +24,11 @@ use super::routes::CONNECT_BINDING;
 use super::{ask_object, json_response, now_ms, read_json, PlatformRandom};
 use crate::grants::{self, Grant, Refreshed};
 use crate::http;
-use crate::oauth::connect::{refusal, Command, ConnectCode};
+use crate::oauth::connect::{refusal, Command};
 use crate::oauth::sha256_hex;
 use crate::pairing::{
     route, CallAnswer, CallEvent, CallRequest, Calls, CancelRequest, GrantAnswer, GrantRequest,
-    RefreshAnswer, RefreshRequest, RevokeRequest, Tab, TabAction, Turns, KEEP_ALIVE_MS,
+    RefreshAnswer, RefreshRequest, RevokeRequest, Tab, TabAction, Turns, WrongCodes, KEEP_ALIVE_MS,
     TAB_CALL_WAIT_MS,
 };
 use crate::sentences;
@@ -179,23 +179,34 @@ impl Pairing {
         let _ = ws.send_with_str(message.to_text());
     }
 
-    fn turns(&self) -> Turns {
-        let sql = self.state.storage().sql();
-        let rows: Vec<Row> = sql
-            .exec("SELECT v FROM meta WHERE k = 'turns'", None)
+    /// A small value kept in the pairing's storage under `key`.
+    fn meta<T: serde::de::DeserializeOwned>(&self, key: &str) -> Option<T> {
+        let rows: Vec<Row> = self
+            .state
+            .storage()
+            .sql()
+            .exec("SELECT v FROM meta WHERE k = ?", vec![key.into()])
             .and_then(|c| c.to_array())
-            .unwrap_or_default();
-        rows.first().and_then(|r| serde_json::from_str(&r.v).ok()).unwrap_or_default()
+            .ok()?;
+        rows.first().and_then(|r| serde_json::from_str(&r.v).ok())
     }
 
-    fn store_turns(&self, turns: &Turns) {
-        let v = serde_json::to_string(turns).unwrap_or_default();
-        // Losing a turn boundary is harmless; the call goes on.
+    fn store_meta(&self, key: &str, value: &impl serde::Serialize) {
+        let v = serde_json::to_string(value).unwrap_or_default();
+        // Losing a turn boundary or a wrong-code count is harmless; the call goes on.
         let _ = self
             .state
             .storage()
             .sql()
-            .exec("INSERT OR REPLACE INTO meta (k, v) VALUES ('turns', ?)", vec![v.into()]);
+            .exec("INSERT OR REPLACE INTO meta (k, v) VALUES (?, ?)", vec![key.into(), v.into()]);
+    }
+
+    fn turns(&self) -> Turns {
+        self.meta("turns").unwrap_or_default()
+    }
+
+    fn store_turns(&self, turns: &Turns) {
+        self.store_meta("turns", turns);
     }
 
     fn grants(&self) -> Vec<Grant> {
@@ -237,6 +248,7 @@ impl Pairing {
     /// A new grant for a redeemed code; it replaces the same client's and the least used.
     fn new_grant(&self, request: GrantRequest) -> Result<GrantAnswer> {
         let (grant, secret) = Grant::new(
+            request.id,
             request.client_id,
             request.client_name,
             request.host,
@@ -392,23 +404,46 @@ impl Pairing {
         }
     }
 
-    async fn approve(&self, tab: &Tab, code: &ConnectCode) -> Result<RelayMessage> {
+    fn wrong_codes(&self) -> WrongCodes {
+        self.meta("wrong_codes").unwrap_or_default()
+    }
+
+    /// Asks a connect code's Durable Object to describe, approve or deny it for this pairing,
+    /// within the pairing's allowance of wrong codes; the message for the tab.
+    async fn code_command(&self, tab: &Tab, action: &TabAction) -> Result<RelayMessage> {
+        let (code, command) = match action {
+            TabAction::Describe(code) => (code, Command::Describe),
+            TabAction::Approve(code) => (code, Command::Approve { pairing: tab.pairing.clone() }),
+            TabAction::Deny(code) => (code, Command::Deny),
+            _ => return Err(worker::Error::RustError("not a code action".into())),
+        };
+        let refused = |sentence: &str| RelayMessage::Refused {
+            code: code.as_str().into(),
+            sentence: sentence.into(),
+        };
+        let mut wrong = self.wrong_codes();
+        if !wrong.allows(now_ms()) {
+            return Ok(refused(sentences::TOO_MANY_WRONG_CODES));
+        }
         let stub =
             self.env.durable_object(CONNECT_BINDING)?.id_from_name(code.as_str())?.get_stub()?;
-        let command = Command::Approve { pairing: tab.pairing.clone() };
         let answer: serde_json::Value =
             ask_object(&stub, "/command", &json!({"code": code.as_str(), "command": command}))
                 .await?;
-        Ok(if answer["ok"] == true {
-            RelayMessage::Approved {
+        if answer["ok"] != true {
+            wrong.record(now_ms());
+            self.store_meta("wrong_codes", &wrong);
+            return Ok(refused(answer["sentence"].as_str().unwrap_or(refusal::UNKNOWN)));
+        }
+        let text = |k: &str| answer[k].as_str().unwrap_or_default().to_owned();
+        Ok(match action {
+            TabAction::Describe(_) => RelayMessage::Described {
                 code: code.as_str().into(),
-                client: answer["client"].as_str().unwrap_or_default().into(),
-            }
-        } else {
-            RelayMessage::Refused {
-                code: code.as_str().into(),
-                sentence: answer["sentence"].as_str().unwrap_or(refusal::UNKNOWN).into(),
-            }
+                client: text("client"),
+                host: text("host"),
+            },
+            TabAction::Deny(_) => RelayMessage::Denied { code: code.as_str().into() },
+            _ => RelayMessage::Approved { code: code.as_str().into(), client: text("client") },
         })
     }
 }
@@ -508,12 +543,17 @@ impl DurableObject for Pairing {
             TabAction::Close(code, reason) => {
                 let _ = ws.close(Some(code), Some(reason));
             }
-            TabAction::Approve(code) => {
-                let message =
-                    self.approve(&tab, &code).await.unwrap_or_else(|_| RelayMessage::Refused {
+            action @ (TabAction::Describe(_) | TabAction::Approve(_) | TabAction::Deny(_)) => {
+                let message = self.code_command(&tab, &action).await.unwrap_or_else(|_| {
+                    let code = match &action {
+                        TabAction::Describe(c) | TabAction::Approve(c) | TabAction::Deny(c) => c,
+                        _ => unreachable!("matched above"),
+                    };
+                    RelayMessage::Refused {
                         code: code.as_str().into(),
                         sentence: sentences::PAIRING_UNAVAILABLE.into(),
-                    });
+                    }
+                });
                 Self::send(&ws, &message);
             }
             TabAction::RefuseCode(code, sentence) => {

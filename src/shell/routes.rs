@@ -26,7 +26,7 @@ use crate::oauth::{clients, exchange, metadata, random_token, sha256_hex, token}
 use crate::pages;
 use crate::pairing::{
     request_key, CallAnswer, CallEvent, CallRequest, CancelRequest, GrantAnswer, GrantRequest,
-    RefreshAnswer,
+    RefreshAnswer, RevokeRequest,
 };
 use crate::sentences;
 
@@ -212,16 +212,16 @@ async fn token_endpoint(
     origin: &str,
 ) -> Result<Response> {
     let body = req.bytes().await.unwrap_or_default();
-    let request = match exchange::read(&body, &config.keys, origin) {
+    let request = match exchange::read(&body, &config.keys, origin, &mut PlatformRandom) {
         Ok(r) => r,
         Err(e) => return oauth_error(&e),
     };
     let pairings = env.durable_object(PAIRING_BINDING)?;
     match request {
         TokenRequest::Code(code, command) => {
-            let client_id = match &command {
-                Command::Redeem { client_id, .. } => client_id.clone(),
-                _ => String::new(),
+            let (client_id, grant_id) = match &command {
+                Command::Redeem { client_id, grant, .. } => (client_id.clone(), grant.clone()),
+                _ => (String::new(), String::new()),
             };
             let stub =
                 env.durable_object(CONNECT_BINDING)?.id_from_name(code.as_str())?.get_stub()?;
@@ -232,11 +232,20 @@ async fn token_endpoint(
                 .then(|| serde_json::from_value(answer["granted"].clone()).ok())
                 .flatten();
             let Some(granted) = granted else {
+                if let (Some(pairing), Some(grant)) =
+                    (answer["revoke"]["pairing"].as_str(), answer["revoke"]["grant"].as_str())
+                {
+                    // The code was replayed: what it issued is revoked.
+                    let stub = pairings.id_from_name(pairing)?.get_stub()?;
+                    let revoke = RevokeRequest { grant: grant.to_owned(), secret: None };
+                    post_object(&stub, "/revoke", &revoke).await?;
+                }
                 let body = json!({"error": answer["error"], "error_description": answer["error_description"]});
                 return json_response(400, &body);
             };
             let pairing = pairings.id_from_name(&granted.pairing)?.get_stub()?;
             let request = GrantRequest {
+                id: grant_id,
                 client_id,
                 client_name: granted.client_name.clone(),
                 host: granted.host.clone(),

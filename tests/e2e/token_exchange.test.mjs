@@ -24,7 +24,7 @@ test('a wrong or missing PKCE verifier gets invalid_grant / invalid_request and 
   assert.equal(ok.body.expires_in, 3600);
 });
 
-test('an authorization code works once', async () => {
+test('an authorization code works once; a replay revokes what it issued', async () => {
   const a = await authorizeByHand(tab);
   const first = await redeem({ client: a.client, code: a.code, verifier: a.pkce.verifier });
   assert.equal(first.status, 200);
@@ -32,6 +32,11 @@ test('an authorization code works once', async () => {
   assert.equal(replay.status, 400);
   assert.equal(replay.body.error, 'invalid_grant');
   assert.equal(replay.body.access_token, undefined);
+  // The replay revoked what the code issued: its tokens stop.
+  const call = await mcpPost(first.body.access_token, { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'history_list', arguments: {} } });
+  assert.equal(call.status, 401);
+  const r = await fetch(`${process.env.TABRELAY_URL}/token`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ grant_type: 'refresh_token', client_id: a.client.client_id, refresh_token: first.body.refresh_token }) });
+  assert.equal((await r.json()).error, 'invalid_grant');
 });
 
 test('a code redeemed by another client or for another redirect URI is refused', async () => {
