@@ -124,6 +124,14 @@ pub enum RefreshAnswer {
     },
 }
 
+/// What the Worker asks the pairing before answering a request that does not reach a tab:
+/// is this grant still live?
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CheckRequest {
+    /// The grant the access token names.
+    pub grant: String,
+}
+
 /// What the Worker asks the pairing to revoke (RFC 7009): a grant, proven by one of its
 /// refresh tokens or by a valid access token naming it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -32,6 +32,15 @@ const RETRY_FIRST_MS = 500;
 const RETRY_MAX_MS = 30_000;
 const APPROVE_WAIT_MS = 15_000;
 
+/** A connect code as the relay reads it: upper case, no separators, O as 0, I and L as 1. */
+export function normalCode(code) {
+  return String(code || '')
+    .toUpperCase()
+    .replace(/[^0-9A-Z]/g, '')
+    .replace(/O/g, '0')
+    .replace(/[IL]/g, '1');
+}
+
 /** The connect code in a URL fragment such as `#tabrelay-connect=ABCDE-FGHJK`, or null. */
 export function connectCodeFromFragment(hash) {
   const params = new URLSearchParams(String(hash || '').replace(/^#/, ''));
@@ -173,7 +182,7 @@ export class RelayClient {
   }
 
   codeRequest(type, code) {
-    const normal = String(code || '').toUpperCase().replace(/[^0-9A-Z]/g, '');
+    const normal = normalCode(code);
     if (this.status !== 'connected') {
       return Promise.reject(new Error('This tab is not connected to the relay yet; wait a moment and try again.'));
     }
@@ -257,7 +266,7 @@ export class RelayClient {
       case 'denied':
       case 'approved':
       case 'refused': {
-        const key = String(message.code || '').toUpperCase().replace(/[^0-9A-Z]/g, '');
+        const key = normalCode(message.code);
         const waiter = this.approvals.get(key);
         if (!waiter) break;
         this.approvals.delete(key);

@@ -44,7 +44,7 @@ pub struct Client {
 #[derive(Deserialize)]
 struct Registration {
     #[serde(default)]
-    redirect_uris: Option<Vec<Value>>,
+    redirect_uris: Option<Value>,
     #[serde(default)]
     client_name: Option<Value>,
     #[serde(default)]
@@ -75,7 +75,13 @@ pub fn register(
         return Err(not_metadata());
     }
     let reg: Registration = serde_json::from_value(value).map_err(|_| not_metadata())?;
-    let uris = reg.redirect_uris.unwrap_or_default();
+    let uris = match reg.redirect_uris {
+        None | Some(Value::Null) => Vec::new(),
+        Some(Value::Array(uris)) => uris,
+        Some(_) => {
+            return Err(OAuthError::invalid_redirect_uri("redirect_uris must be an array of URIs."))
+        }
+    };
     if uris.is_empty() {
         return Err(OAuthError::invalid_redirect_uri(
             "The registration needs at least one redirect URI.",

@@ -21,9 +21,10 @@ impl OAuthError {
     pub fn invalid_request(d: impl Into<String>) -> Self {
         Self::new("invalid_request", 400, d)
     }
-    /// The client is unknown or its id does not verify.
+    /// The client is unknown or its id does not verify. 400, not 401: public clients
+    /// authenticate with no scheme a 401 could name (RFC 6749 §5.2 leaves 401 optional).
     pub fn invalid_client(d: impl Into<String>) -> Self {
-        Self::new("invalid_client", 401, d)
+        Self::new("invalid_client", 400, d)
     }
     /// The code, verifier or refresh token is wrong, used or expired.
     pub fn invalid_grant(d: impl Into<String>) -> Self {

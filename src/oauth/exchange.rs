@@ -46,7 +46,9 @@ pub fn read(
             "The request is larger than the {MAX_FORM_BYTES} bytes allowed."
         )));
     }
-    let pairs: Vec<(String, String)> = form_urlencoded::parse(body).into_owned().collect();
+    // A parameter sent without a value is treated as omitted (RFC 6749 §3.2).
+    let pairs: Vec<(String, String)> =
+        form_urlencoded::parse(body).into_owned().filter(|(_, v)| !v.is_empty()).collect();
     let mut seen: Vec<&str> = Vec::new();
     for (k, _) in &pairs {
         if seen.contains(&k.as_str()) {
@@ -229,6 +231,17 @@ mod tests {
                 .code,
             "invalid_request"
         );
+    }
+
+    #[test]
+    fn an_empty_parameter_is_an_omitted_one() {
+        assert_eq!(
+            read_(&form("grant_type="), &keys(), ORIGIN).unwrap_err().code,
+            "invalid_request"
+        );
+        let e = read_(b"grant_type=authorization_code&client_id=&code=A.b", &keys(), ORIGIN)
+            .unwrap_err();
+        assert_eq!((e.code, e.status), ("invalid_request", 400));
     }
 
     #[test]

@@ -37,8 +37,10 @@ pub fn authorization_server(origin: &str) -> Value {
     })
 }
 
-/// The `WWW-Authenticate` header of a 401 from the MCP endpoint.
+/// The `WWW-Authenticate` header of a 401 from the MCP endpoint; it names the error when the
+/// request carried a token (RFC 6750 §3.1).
 #[must_use]
-pub fn www_authenticate(origin: &str) -> String {
-    format!("Bearer resource_metadata=\"{origin}/.well-known/oauth-protected-resource\"")
+pub fn www_authenticate(origin: &str, token_presented: bool) -> String {
+    let error = if token_presented { "error=\"invalid_token\", " } else { "" };
+    format!("Bearer {error}resource_metadata=\"{origin}/.well-known/oauth-protected-resource\"")
 }

@@ -27,9 +27,9 @@ use crate::http;
 use crate::oauth::connect::{refusal, Command};
 use crate::oauth::sha256_hex;
 use crate::pairing::{
-    route, CallAnswer, CallEvent, CallRequest, Calls, CancelRequest, GrantAnswer, GrantRequest,
-    RefreshAnswer, RefreshRequest, RevokeRequest, Tab, TabAction, Turns, WrongCodes, KEEP_ALIVE_MS,
-    TAB_CALL_WAIT_MS,
+    route, CallAnswer, CallEvent, CallRequest, Calls, CancelRequest, CheckRequest, GrantAnswer,
+    GrantRequest, RefreshAnswer, RefreshRequest, RevokeRequest, Tab, TabAction, Turns, WrongCodes,
+    KEEP_ALIVE_MS, TAB_CALL_WAIT_MS,
 };
 use crate::sentences;
 
@@ -488,6 +488,13 @@ impl DurableObject for Pairing {
             "/call" => match read_json::<CallRequest>(&req.text().await?) {
                 Ok(call) => self.call(call).await,
                 Err(_) => Response::error("bad call", 400),
+            },
+            "/check" => match read_json::<CheckRequest>(&req.text().await?) {
+                Ok(check) if self.grant(&check.grant).is_some() => {
+                    Ok(Response::empty()?.with_status(204))
+                }
+                Ok(_) => Ok(Response::empty()?.with_status(401)),
+                Err(_) => Response::error("bad check", 400),
             },
             "/grant" => match read_json::<GrantRequest>(&req.text().await?) {
                 Ok(request) => json_response(200, &self.new_grant(request)?),

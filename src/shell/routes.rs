@@ -25,8 +25,8 @@ use crate::oauth::exchange::TokenRequest;
 use crate::oauth::{clients, exchange, metadata, random_token, sha256_hex, token};
 use crate::pages;
 use crate::pairing::{
-    request_key, CallAnswer, CallEvent, CallRequest, CancelRequest, GrantAnswer, GrantRequest,
-    RefreshAnswer, RevokeRequest,
+    request_key, CallAnswer, CallEvent, CallRequest, CancelRequest, CheckRequest, GrantAnswer,
+    GrantRequest, RefreshAnswer, RevokeRequest,
 };
 use crate::sentences;
 
@@ -330,15 +330,25 @@ async fn mcp_endpoint(
     origin: &str,
 ) -> Result<Response> {
     let auth = req.headers().get("authorization")?;
-    let access = http::bearer(auth.as_deref())
-        .and_then(|t| token::verify(&config.keys, origin, t, now_ms()).ok());
+    let presented = http::bearer(auth.as_deref());
+    let access = presented.and_then(|t| token::verify(&config.keys, origin, t, now_ms()).ok());
     let Some(access) = access else {
-        return unauthorized(origin);
+        return unauthorized(origin, presented.is_some());
     };
     let version = req.headers().get("mcp-protocol-version")?;
     let accept = req.headers().get("accept")?;
     let body = req.bytes().await.unwrap_or_default();
     match mcp::handle(&body, version.as_deref(), catalogue()) {
+        Reply::Json { status: 200, body } => {
+            // A forgotten or revoked connection stops at once, on every method.
+            let stub =
+                env.durable_object(PAIRING_BINDING)?.id_from_name(&access.sub)?.get_stub()?;
+            let check = CheckRequest { grant: access.gid.clone() };
+            match post_object(&stub, "/check", &check).await {
+                Ok(res) if res.status_code() == 401 => unauthorized(origin, true),
+                _ => json_response(200, &body),
+            }
+        }
         Reply::Json { status, body } => json_response(status, &body),
         Reply::Accepted => Ok(Response::empty()?.with_status(202)),
         Reply::Cancel { request_id } => {
@@ -373,7 +383,7 @@ async fn mcp_endpoint(
                 Err(_) => None,
             };
             match res {
-                Some(res) if res.status_code() == 401 => unauthorized(origin),
+                Some(res) if res.status_code() == 401 => unauthorized(origin, true),
                 Some(res) if stream => sse_answer(id, progress_token, res),
                 Some(mut res) => {
                     let answer =
@@ -387,10 +397,11 @@ async fn mcp_endpoint(
 }
 
 /// 401 with the header that tells a client where to authorize.
-fn unauthorized(origin: &str) -> Result<Response> {
+fn unauthorized(origin: &str, token_presented: bool) -> Result<Response> {
     let body = json!({"error": "invalid_token", "error_description": sentences::TOKEN_INVALID});
     let mut res = json_response(401, &body)?;
-    res.headers_mut().set("www-authenticate", &metadata::www_authenticate(origin))?;
+    res.headers_mut()
+        .set("www-authenticate", &metadata::www_authenticate(origin, token_presented))?;
     Ok(res)
 }
 

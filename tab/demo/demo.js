@@ -1,5 +1,7 @@
 // The Tabrelay demo page: draws the app's data, shows the connection, the history and the
 // agents' calls, approves connect codes the person types, and answers the relay's calls.
+// Once a whole connect code is typed (or opened with the waiting page's link), the page asks
+// the relay once who wants it and says so; the person approves or denies the code.
 // A call to a destructive tool (the catalogue's safety) waits for the person's Allow on a card;
 // cards queue oldest first, and one the agent stops waiting for goes away without running.
 // The person sees the agent apps connected to this tab and forgets one with a press.
@@ -29,6 +31,10 @@ const RELATIVE = new Intl.RelativeTimeFormat(undefined, { numeric: 'auto', style
 const TIME_UNITS = [['second', 60], ['minute', 60], ['hour', 24], ['day', 30], ['month', 12], ['year', Infinity]];
 /** The connections' relative times are written again this often. */
 const CONNECTIONS_AGE_MS = 60_000;
+/** A connect code's letters and digits (dashes and spaces aside). */
+const CODE_CHARS = 10;
+/** A whole code is described once typing has paused this long. */
+const DESCRIBE_AFTER_MS = 300;
 
 const $ = (id) => document.getElementById(id);
 const params = new URLSearchParams(location.search);
@@ -44,6 +50,17 @@ const cards = [];
 let focusBeforeCard = null;
 /** The connections as the relay last listed them, oldest first; null before the first list. */
 let connections = null;
+/**
+ * The codes described (normalized) and what the relay said: {client, host}, {sentence}, or
+ * null while it is asked. Each describe is one of a code's few tries, so a code is asked once.
+ */
+const described = new Map();
+/** The pending describe of the code being typed. */
+let describeTimer = null;
+/** Counts the person's Approve and Deny presses, so a late description does not talk over them. */
+let decisions = 0;
+/** The code requests (describe, approve, deny) one after another: the relay client keeps one per code. */
+let codeTurn = Promise.resolve();
 
 $('dataset-name').textContent = app.dataset.name;
 document.title = `${app.dataset.name} · Tabrelay demo`;
@@ -60,6 +77,8 @@ window.addEventListener('resize', () => {
   });
 });
 $('approve-form').addEventListener('submit', approve);
+$('deny').addEventListener('click', deny);
+$('code').addEventListener('input', () => codeEdited(false));
 $('undo').addEventListener('click', undo);
 $('confirm-allow').addEventListener('click', () => answerCard(true));
 $('confirm-deny').addEventListener('click', () => answerCard(false));
@@ -374,6 +393,7 @@ function showStatus(state, detail = {}) {
     case 'connected':
       status.textContent = 'connected';
       refreshConnections();
+      describeCode(); // A code typed or linked before the tab was connected.
       break;
     case 'connecting':
       status.textContent = 'connecting…';
@@ -396,9 +416,117 @@ function offerCodeFromFragment() {
   const code = connectCodeFromFragment(location.hash);
   if (!code) return;
   $('code').value = code;
+  delete $('approve-result').dataset.code;
   $('approve-result').textContent =
     'Check that this code matches the one on the waiting page, then press Approve.';
   $('code').focus();
+  codeEdited(true);
+}
+
+/**
+ * A whole code as the relay reads it (capitals, no dashes or spaces, O as 0, I and L as 1), or
+ * null. The relay answers with this form, and the relay client matches answers by it.
+ */
+function wholeCode(text) {
+  const normal = String(text).replace(/[-\s]/g, '').toUpperCase().replace(/O/g, '0').replace(/[IL]/g, '1');
+  return normal.length === CODE_CHARS && /^[0-9A-Z]+$/.test(normal) ? normal : null;
+}
+
+/** The code field changed: what was said about another code goes; a whole code is described soon (or `now`). */
+function codeEdited(now) {
+  clearTimeout(describeTimer);
+  const code = wholeCode($('code').value);
+  const asker = $('code-asker');
+  if (asker.dataset.code !== code) {
+    asker.textContent = '';
+    delete asker.dataset.code;
+  }
+  const result = $('approve-result');
+  if (result.dataset.code && result.dataset.code !== code) {
+    result.textContent = '';
+    delete result.dataset.code;
+  }
+  if (!code) return;
+  if (now) describeCode();
+  else describeTimer = setTimeout(describeCode, DESCRIBE_AFTER_MS);
+}
+
+/** Says who asks for the code in the field: from what the relay said, or by asking it once. */
+async function describeCode() {
+  clearTimeout(describeTimer);
+  const code = wholeCode($('code').value);
+  if (!code) return;
+  if (described.has(code)) {
+    showDescription(code, described.get(code));
+    return;
+  }
+  if (!relay || relay.status !== 'connected') return; // Asked once the tab is connected.
+  described.set(code, null);
+  const asked = decisions;
+  let said;
+  try {
+    const { client, host } = await inTurn(() => relay.describe(code));
+    said = { client, host };
+  } catch (err) {
+    // A request lost with the connection may not have reached the relay: ask again once connected.
+    if (relay.status !== 'connected') {
+      described.delete(code);
+      return;
+    }
+    said = { sentence: err.message };
+  }
+  described.set(code, said);
+  if (asked === decisions) showDescription(code, said);
+}
+
+/** Shows what the relay said about `code` if the field still holds it. */
+function showDescription(code, said) {
+  if (!said || wholeCode($('code').value) !== code) return;
+  const asker = $('code-asker');
+  const result = $('approve-result');
+  if (said.sentence) {
+    asker.textContent = '';
+    delete asker.dataset.code;
+    result.textContent = said.sentence;
+    result.dataset.code = code;
+    return;
+  }
+  const who = said.client
+    ? `“${shown(said.client)}” (name given by the app, not verified)`
+    : 'An agent app that gave no name';
+  const back = said.host ? `; you will be sent back to ${shown(said.host)}` : '';
+  asker.textContent = `${who} asks to act in this tab${back}.`;
+  asker.dataset.code = code;
+  if (result.dataset.code) {
+    result.textContent = '';
+    delete result.dataset.code;
+  }
+}
+
+/** Runs `request` once the code requests before it have settled. */
+function inTurn(request) {
+  const turn = codeTurn.then(request);
+  codeTurn = turn.catch(() => {});
+  return turn;
+}
+
+/** The person pressed Approve or Deny: no description is asked or shown for this press's code. */
+function decided() {
+  clearTimeout(describeTimer);
+  decisions += 1;
+  delete $('approve-result').dataset.code;
+}
+
+/**
+ * `code` is decided: the field, what was said about it and the waiting page's link go; typed
+ * again, the relay is asked again (and says the code is spent).
+ */
+function codeDone(code) {
+  described.delete(wholeCode(code));
+  $('code').value = '';
+  $('code-asker').textContent = '';
+  delete $('code-asker').dataset.code;
+  if (connectCodeFromFragment(location.hash)) history.replaceState(null, '', location.pathname + location.search);
 }
 
 /** Approves the code the person typed; never runs without their press. */
@@ -416,18 +544,51 @@ async function approve(event) {
     result.textContent = 'This page has no relay to approve the code with; open it with ?relay= and the relay address.';
     return;
   }
+  decided();
   button.disabled = true;
+  $('deny').disabled = true;
   result.textContent = 'Approving…';
   try {
-    const { client } = await relay.approve(code);
+    const { client } = await inTurn(() => relay.approve(wholeCode(code) ?? code));
     result.textContent = `Connected to ${cut(client || 'the agent')}.`;
-    input.value = '';
+    codeDone(code);
     refreshConnections();
-    if (connectCodeFromFragment(location.hash)) history.replaceState(null, '', location.pathname + location.search);
   } catch (err) {
     result.textContent = err.message;
   } finally {
     button.disabled = false;
+    $('deny').disabled = false;
+  }
+}
+
+/** Denies the code the person typed: the waiting page sends the agent app back refused. */
+async function deny() {
+  const input = $('code');
+  const result = $('approve-result');
+  const button = $('deny');
+  const code = input.value.trim();
+  if (!code) {
+    result.textContent = 'Type the connect code shown on the waiting page.';
+    return;
+  }
+  if (!relay) {
+    result.textContent = 'This page has no relay to deny the code with; open it with ?relay= and the relay address.';
+    return;
+  }
+  decided();
+  button.disabled = true;
+  $('approve').disabled = true;
+  result.textContent = 'Denying…';
+  try {
+    await inTurn(() => relay.deny(wholeCode(code) ?? code));
+    const client = described.get(wholeCode(code))?.client;
+    result.textContent = `Denied: ${client ? shown(client) : 'the agent app'} was refused.`;
+    codeDone(code);
+  } catch (err) {
+    result.textContent = err.message;
+  } finally {
+    button.disabled = false;
+    $('approve').disabled = false;
   }
 }
 

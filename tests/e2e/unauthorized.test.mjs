@@ -30,7 +30,11 @@ test('a forged, malformed or other-scheme token gets the same 401', async () => 
   for (const auth of [`Bearer ${header}.${claims}.`, 'Bearer not-a-token', 'Basic dXNlcjpwYXNz']) {
     const r = await fetch(`${RELAY}/`, { method: 'POST', headers: { authorization: auth, 'content-type': 'application/json' }, body: JSON.stringify(initialize) });
     assert.equal(r.status, 401, auth);
-    assert.ok(r.headers.get('www-authenticate').startsWith('Bearer resource_metadata='));
+    const header = r.headers.get('www-authenticate');
+    assert.ok(header.startsWith('Bearer '));
+    assert.match(header, new RegExp(`resource_metadata="${RELAY}/.well-known/oauth-protected-resource"`));
+    if (auth.startsWith('Bearer ')) assert.match(header, /error="invalid_token"/, 'a presented token is named invalid');
+    else assert.doesNotMatch(header, /error=/, 'no bearer token, no error');
     const text = await r.text();
     assert.ok(!text.includes('not-a-token'), 'the token is never echoed');
   }
