@@ -70,7 +70,9 @@ pub fn validate(
     let client: Client = clients::resolve(keys, client_id)
         .map_err(|_| page("The app asking is not registered with this relay; start connecting again from the app."))?;
     let redirect_uri = match param("redirect_uri") {
-        Some(uri) if client.redirect_uris.iter().any(|r| r == uri) => uri.to_owned(),
+        Some(uri) if client.redirect_uris.iter().any(|r| clients::redirect_matches(r, uri)) => {
+            uri.to_owned()
+        }
         Some(_) => return Err(page("The address to return to is not one the app registered, so the relay will not send you there.")),
         None if client.redirect_uris.len() == 1 => client.redirect_uris[0].clone(),
         None => return Err(page("The request does not say where to return to.")),

@@ -188,6 +188,26 @@ pub fn check_redirect_uri(uri: &str) -> Result<(), String> {
     }
 }
 
+/// Whether redirect URI `asked` is the registered one: exactly, except that a loopback http
+/// redirect may change its port (RFC 8252 §7.3: native apps listen on whatever port is free).
+#[must_use]
+pub fn redirect_matches(registered: &str, asked: &str) -> bool {
+    if registered == asked {
+        return true;
+    }
+    let split = |uri: &str| -> Option<(String, String)> {
+        let rest = uri.strip_prefix("http://")?;
+        let cut = rest.find(['/', '?']).unwrap_or(rest.len());
+        let (authority, tail) = rest.split_at(cut);
+        let host = host_of_authority(authority);
+        is_loopback(host).then(|| (host.to_owned(), tail.to_owned()))
+    };
+    match (split(registered), split(asked)) {
+        (Some(r), Some(a)) => r == a && check_redirect_uri(asked).is_ok(),
+        _ => false,
+    }
+}
+
 /// The host of a URI such as `https://host:port/path`, for showing who asks.
 #[must_use]
 pub fn host_of(uri: &str) -> &str {
@@ -296,6 +316,20 @@ mod tests {
         ] {
             assert!(check_redirect_uri(bad).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn a_loopback_redirect_may_change_its_port_and_nothing_else() {
+        let reg = "http://127.0.0.1:3000/callback";
+        assert!(redirect_matches(reg, reg));
+        assert!(redirect_matches(reg, "http://127.0.0.1:51234/callback"));
+        assert!(redirect_matches(reg, "http://127.0.0.1/callback"));
+        assert!(!redirect_matches(reg, "http://127.0.0.1:51234/other"));
+        assert!(!redirect_matches(reg, "http://localhost:3000/callback"), "the host stays");
+        assert!(!redirect_matches(reg, "http://127.0.0.1:3000/callback?x=1"));
+        assert!(!redirect_matches(reg, "http://127.0.0.1:3000@evil.example/callback"));
+        let https = "https://claude.ai/cb";
+        assert!(!redirect_matches(https, "https://claude.ai:8443/cb"), "only loopback ports move");
     }
 
     #[test]

@@ -58,3 +58,14 @@ test('other errors go back to the client with error, state and iss', async () =>
     assert.equal(to.searchParams.get('iss'), RELAY);
   }
 });
+
+test('a loopback redirect may change its port (RFC 8252), nothing else about it', async () => {
+  const client = await register('Native app', ['http://127.0.0.1:9/callback']);
+  const ok = await fetch(await authorizeUrl({ client, redirect_uri: 'http://127.0.0.1:51234/callback' }), { redirect: 'manual' });
+  assert.equal(ok.status, 200, 'another port: the waiting page');
+  for (const redirect_uri of ['http://127.0.0.1:51234/other', 'http://localhost:9/callback']) {
+    const r = await fetch(await authorizeUrl({ client, redirect_uri }), { redirect: 'manual' });
+    assert.equal(r.status, 400, redirect_uri);
+    assert.equal(r.headers.get('location'), null);
+  }
+});
