@@ -3,6 +3,7 @@
 // with an OAuth provider that completes the authorization without a person, and a manual
 // OAuth flow for tests that need to hold each step.
 
+import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -292,4 +293,16 @@ export async function connectByHand(tab) {
 /** Uses a refresh token. */
 export function refresh(client, refreshToken) {
   return postForm('/token', { grant_type: 'refresh_token', client_id: client.client_id, refresh_token: refreshToken });
+}
+
+/** Asserts a waiting page's status is a denial sent back to the client: access_denied, its
+ * state, the issuer, and no code. */
+export function assertDenied(status, state) {
+  assert.equal(status.state, 'denied');
+  const back = new URL(status.redirect);
+  assert.equal(`${back.origin}${back.pathname}`, CALLBACK);
+  assert.equal(back.searchParams.get('error'), 'access_denied');
+  assert.equal(back.searchParams.get('state'), state);
+  assert.equal(back.searchParams.get('iss'), RELAY);
+  assert.equal(back.searchParams.get('code'), null, 'nothing issued');
 }
