@@ -34,6 +34,18 @@ pub(crate) fn json_response(status: u16, body: &impl Serialize) -> Result<Respon
     Ok(Response::from_bytes(text.into_bytes())?.with_status(status).with_headers(headers))
 }
 
+/// Applies a command to a connect code's session in its Durable Object; the core's answer.
+pub(crate) async fn ask_code(
+    env: &worker::Env,
+    code: &crate::oauth::connect::ConnectCode,
+    command: crate::oauth::connect::Command,
+) -> Result<serde_json::Value> {
+    let stub =
+        env.durable_object(routes::CONNECT_BINDING)?.id_from_name(code.as_str())?.get_stub()?;
+    let envelope = serde_json::json!({"code": code.as_str(), "command": command});
+    ask_object(&stub, "/command", &envelope).await
+}
+
 /// Posts a JSON body to a Durable Object and reads its JSON answer.
 pub(crate) async fn ask_object<T: serde::de::DeserializeOwned>(
     stub: &Stub,

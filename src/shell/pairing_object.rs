@@ -10,7 +10,6 @@ use futures::channel::mpsc;
 use futures::future::{select, Either};
 use futures::StreamExt as _;
 use serde::Deserialize;
-use serde_json::json;
 use tabrelay_bundle::protocol::{
     close, RelayMessage, HELLO_WAIT_MS, MAX_MESSAGE_BYTES, PING, PONG, PROTOCOL_VERSION,
 };
@@ -20,8 +19,7 @@ use worker::{
     WebSocket, WebSocketIncomingMessage, WebSocketPair,
 };
 
-use super::routes::CONNECT_BINDING;
-use super::{ask_object, json_response, now_ms, read_json, PlatformRandom};
+use super::{ask_code, json_response, now_ms, read_json, PlatformRandom};
 use crate::grants::{self, Grant, Refreshed};
 use crate::http;
 use crate::oauth::connect::{refusal, Command};
@@ -425,11 +423,7 @@ impl Pairing {
         if !wrong.allows(now_ms()) {
             return Ok(refused(sentences::TOO_MANY_WRONG_CODES));
         }
-        let stub =
-            self.env.durable_object(CONNECT_BINDING)?.id_from_name(code.as_str())?.get_stub()?;
-        let answer: serde_json::Value =
-            ask_object(&stub, "/command", &json!({"code": code.as_str(), "command": command}))
-                .await?;
+        let answer = ask_code(&self.env, code, command).await?;
         if answer["ok"] != true {
             wrong.record(now_ms());
             self.store_meta("wrong_codes", &wrong);

@@ -12,7 +12,7 @@ use worker::{
     WebSocketPair,
 };
 
-use super::{ask_object, json_response, now_ms, post_object, read_json, PlatformRandom};
+use super::{ask_code, ask_object, json_response, now_ms, post_object, read_json, PlatformRandom};
 use crate::config::Config;
 use crate::http;
 use crate::jsonrpc::Id;
@@ -157,15 +157,11 @@ async fn authorize_page(url: &str, env: &Env, config: &Config, origin: &str) -> 
     };
     let browser_secret = random_token(&mut PlatformRandom, 32);
     let browser_hash = sha256_hex(browser_secret.as_bytes());
-    let namespace = env.durable_object(CONNECT_BINDING)?;
     for _ in 0..4 {
         let code = ConnectCode::generate(&mut PlatformRandom);
-        let stub = namespace.id_from_name(code.as_str())?.get_stub()?;
         let command =
             Command::Create { request: request.clone(), browser_hash: browser_hash.clone() };
-        let answer: serde_json::Value =
-            ask_object(&stub, "/command", &json!({"code": code.as_str(), "command": command}))
-                .await?;
+        let answer = ask_code(env, &code, command).await?;
         if answer["ok"] != true {
             continue; // The code is taken: draw another.
         }
@@ -198,10 +194,8 @@ async fn authorize_status(req: &Request, url: &str, env: &Env, origin: &str) -> 
     let browser_hash = http::cookie(cookies.as_deref(), &cookie_name)
         .map(|s| sha256_hex(s.as_bytes()))
         .unwrap_or_default();
-    let stub = env.durable_object(CONNECT_BINDING)?.id_from_name(code.as_str())?.get_stub()?;
     let command = Command::Poll { browser_hash, issuer: origin.to_owned() };
-    let answer: serde_json::Value =
-        ask_object(&stub, "/command", &json!({"code": code.as_str(), "command": command})).await?;
+    let answer = ask_code(env, &code, command).await?;
     json_response(200, &answer)
 }
 
@@ -223,11 +217,7 @@ async fn token_endpoint(
                 Command::Redeem { client_id, grant, .. } => (client_id.clone(), grant.clone()),
                 _ => (String::new(), String::new()),
             };
-            let stub =
-                env.durable_object(CONNECT_BINDING)?.id_from_name(code.as_str())?.get_stub()?;
-            let answer: serde_json::Value =
-                ask_object(&stub, "/command", &json!({"code": code.as_str(), "command": command}))
-                    .await?;
+            let answer = ask_code(env, &code, command).await?;
             let granted: Option<Granted> = (answer["ok"] == true)
                 .then(|| serde_json::from_value(answer["granted"].clone()).ok())
                 .flatten();
