@@ -15,8 +15,8 @@ use tabrelay_bundle::protocol::{
 };
 use worker::worker_sys::WebSocketRequestResponsePair;
 use worker::{
-    console_log, durable_object, Delay, DurableObject, Env, Request, Response, Result, State,
-    WebSocket, WebSocketIncomingMessage, WebSocketPair,
+    console_log, durable_object, Delay, DurableObject, Env, Request, Response, Result,
+    SqlStorageValue, State, WebSocket, WebSocketIncomingMessage, WebSocketPair,
 };
 
 use super::{ask_code, json_response, now_ms, read_json, PlatformRandom};
@@ -177,16 +177,25 @@ impl Pairing {
         let _ = ws.send_with_str(message.to_text());
     }
 
-    /// A small value kept in the pairing's storage under `key`.
-    fn meta<T: serde::de::DeserializeOwned>(&self, key: &str) -> Option<T> {
+    /// The JSON values a query selects as `v`, read; rows that do not read are skipped.
+    fn values<T: serde::de::DeserializeOwned>(
+        &self,
+        query: &str,
+        bindings: Vec<SqlStorageValue>,
+    ) -> Vec<T> {
         let rows: Vec<Row> = self
             .state
             .storage()
             .sql()
-            .exec("SELECT v FROM meta WHERE k = ?", vec![key.into()])
+            .exec(query, bindings)
             .and_then(|c| c.to_array())
-            .ok()?;
-        rows.first().and_then(|r| serde_json::from_str(&r.v).ok())
+            .unwrap_or_default();
+        rows.iter().filter_map(|r| serde_json::from_str(&r.v).ok()).collect()
+    }
+
+    /// A small value kept in the pairing's storage under `key`.
+    fn meta<T: serde::de::DeserializeOwned>(&self, key: &str) -> Option<T> {
+        self.values("SELECT v FROM meta WHERE k = ?", vec![key.into()]).pop()
     }
 
     fn store_meta(&self, key: &str, value: &impl serde::Serialize) {
@@ -208,25 +217,11 @@ impl Pairing {
     }
 
     fn grants(&self) -> Vec<Grant> {
-        let rows: Vec<Row> = self
-            .state
-            .storage()
-            .sql()
-            .exec("SELECT body AS v FROM grants ORDER BY rowid", None)
-            .and_then(|c| c.to_array())
-            .unwrap_or_default();
-        rows.iter().filter_map(|r| serde_json::from_str(&r.v).ok()).collect()
+        self.values("SELECT body AS v FROM grants ORDER BY rowid", Vec::new())
     }
 
     fn grant(&self, id: &str) -> Option<Grant> {
-        let rows: Vec<Row> = self
-            .state
-            .storage()
-            .sql()
-            .exec("SELECT body AS v FROM grants WHERE id = ?", vec![id.into()])
-            .and_then(|c| c.to_array())
-            .ok()?;
-        rows.first().and_then(|r| serde_json::from_str(&r.v).ok())
+        self.values("SELECT body AS v FROM grants WHERE id = ?", vec![id.into()]).pop()
     }
 
     fn store_grant(&self, grant: &Grant) -> Result<()> {

@@ -262,10 +262,14 @@ export async function callTool(token, tool, args = {}, id = 1) {
 
 /** The JSON between the data tags of a tool result's text. */
 export function dataOf(result) {
-  const text = result.content[0].text;
+  return dataOfText(result.content[0].text);
+}
+
+/** The JSON between the data tags of a text. */
+export function dataOfText(text) {
   const open = '<tabrelay-data>';
   const close = '</tabrelay-data>';
-  if (!text.startsWith(open)) throw new Error(`not data: ${text.slice(0, 120)}`);
+  if (!text.startsWith(open) || !text.includes(close)) throw new Error(`not data: ${text.slice(0, 200)}`);
   return JSON.parse(text.slice(open.length, text.indexOf(close)));
 }
 

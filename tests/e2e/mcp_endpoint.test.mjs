@@ -39,15 +39,3 @@ test('malformed JSON, batches, unknown methods and bad params get their codes', 
   assert.equal(version.status, 400);
   assert.ok(version.body.error.data.supported.includes('2025-11-25'));
 });
-
-test('a call to a pairing with no tab open answers with a sentence at once', async () => {
-  const lonely = await openTab();
-  const lonelyToken = await accessToken(lonely);
-  lonely.close();
-  await new Promise((r) => setTimeout(r, 200));
-  const started = Date.now();
-  const r = await mcpPost(lonelyToken, { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'history_list', arguments: {} } });
-  assert.ok(Date.now() - started < 5000);
-  assert.equal(r.body.result.isError, true);
-  assert.match(r.body.result.content[0].text, /No tab of the app is open/);
-});
