@@ -62,6 +62,14 @@ impl Config {
     pub fn allows_origin(&self, origin: &str) -> bool {
         self.allowed_origins.iter().any(|o| o == origin)
     }
+
+    /// Whether a request to the MCP endpoint with this browser `Origin` may be served: none
+    /// (not a browser), the relay's own, or an app's. Any other is a page elsewhere reaching
+    /// the endpoint through the browser (DNS rebinding), refused.
+    #[must_use]
+    pub fn allows_caller(&self, origin: Option<&str>, own: &str) -> bool {
+        origin.is_none_or(|o| o == own || self.allows_origin(o))
+    }
 }
 
 #[cfg(test)]
@@ -96,6 +104,11 @@ mod tests {
         assert!(c.allows_origin("https://a.example"));
         assert!(c.allows_origin("http://127.0.0.1:8788"));
         assert!(!c.allows_origin("https://evil.example"));
+        assert!(c.allows_caller(None, "https://relay.example"));
+        assert!(c.allows_caller(Some("https://relay.example"), "https://relay.example"));
+        assert!(c.allows_caller(Some("https://a.example"), "https://relay.example"));
+        assert!(!c.allows_caller(Some("http://evil.example.com"), "https://relay.example"));
+        assert!(!c.allows_caller(Some("null"), "https://relay.example"));
     }
 
     #[test]

@@ -51,3 +51,7 @@ pub const REFRESH_REUSED: &str =
 
 /// The pairing got too many connect codes wrong in the last minute.
 pub const TOO_MANY_WRONG_CODES: &str = "Too many wrong connect codes were tried in this browser in the last minute; wait a minute, then check the code against the waiting page.";
+
+/// A web page elsewhere tried to reach the MCP endpoint through the person's browser.
+pub const ORIGIN_REFUSED: &str =
+    "Requests from this web page's origin are refused (the relay serves its own origin and the app's).";

@@ -1,6 +1,7 @@
-//! `mcp::handle` on any POST body, with or without an `MCP-Protocol-Version` header: the
-//! input's first line (when it has one, and it is UTF-8) is the header, the rest the body.
-//! Checks that each reply agrees with `jsonrpc::parse` and has the shape a client reads.
+//! `mcp::handle` on any POST body, with or without the routing headers: the input's first
+//! line (when it has one, and it is UTF-8) holds the headers `MCP-Protocol-Version`,
+//! `Mcp-Method` and `Mcp-Name` separated by tabs, the rest is the body. Checks that each reply
+//! agrees with `jsonrpc::parse` and has the shape a client reads.
 #![no_main]
 
 use std::sync::OnceLock;
@@ -8,7 +9,7 @@ use std::sync::OnceLock;
 use libfuzzer_sys::fuzz_target;
 use serde_json::Value;
 use tabrelay::jsonrpc::{self, ErrorCode, Id, Message};
-use tabrelay::mcp::{self, Reply, MAX_BODY_BYTES, SUPPORTED_VERSIONS};
+use tabrelay::mcp::{self, Headers, Reply, ALL_VERSIONS, MAX_BODY_BYTES, SUPPORTED_VERSIONS};
 use tabrelay_bundle::catalogue::Catalogue;
 
 fuzz_target!(|data: &[u8]| {
@@ -16,10 +17,20 @@ fuzz_target!(|data: &[u8]| {
         Some(i) => (core::str::from_utf8(&data[..i]).ok(), &data[i + 1..]),
         None => (None, data),
     };
+    let mut parts = header.unwrap_or_default().split('\t').map(Some);
+    let headers = match header {
+        None => Headers::default(),
+        Some(_) => Headers {
+            version: parts.next().flatten(),
+            method: parts.next().flatten(),
+            name: parts.next().flatten(),
+        },
+    };
+    let header = headers.version;
     // Read once: parsing the bundled catalogue on every input would dominate the run.
     static CATALOGUE: OnceLock<Catalogue> = OnceLock::new();
     let catalogue = CATALOGUE.get_or_init(Catalogue::bundled);
-    let reply = mcp::handle(body, header, catalogue);
+    let reply = mcp::handle(body, &headers, catalogue, "https://app.example/");
     // The header line doubles as an `Accept` header.
     let _ = mcp::accepts_stream(header);
     let parsed = (body.len() <= MAX_BODY_BYTES).then(|| jsonrpc::parse(body));
@@ -38,21 +49,27 @@ fuzz_target!(|data: &[u8]| {
             assert_eq!(method, "notifications/cancelled");
             assert_eq!(params.get("requestId").and_then(Id::of), Some(request_id));
         }
-        Reply::Call { id, tool, args, progress_token } => {
+        Reply::Listen { id, .. } => {
+            let Some(Ok(Message::Request(r))) = parsed else { panic!("a listen from no request") };
+            assert_eq!((&r.id, r.method.as_str()), (&id, "subscriptions/listen"));
+            assert_eq!(header, Some(mcp::STATELESS_VERSION), "a listen outside 2026-07-28");
+        }
+        Reply::Call { id, tool, args, progress_token, era } => {
             let Some(Ok(Message::Request(r))) = parsed else { panic!("a call from no request") };
             assert_eq!((&r.id, r.method.as_str()), (&id, "tools/call"));
             assert!(catalogue.tool(&tool).is_some(), "a call to a tool not in the catalogue");
             assert!(args.is_object());
             if let Some(v) = header {
-                assert!(SUPPORTED_VERSIONS.contains(&v), "a call under an unsupported revision");
+                assert!(ALL_VERSIONS.contains(&v.trim()), "a call under an unsupported revision");
             }
+            assert_eq!(era.is_stateless(), header.is_some_and(|v| v.trim() == mcp::STATELESS_VERSION));
             if let Some(t) = &progress_token {
                 assert!(t.is_string() || t.is_i64() || t.is_u64(), "progress token {t}");
                 assert_eq!(r.params.get("_meta").and_then(|m| m.get("progressToken")), Some(t));
             }
         }
         Reply::Json { status, body: answer } => {
-            assert!([200, 400, 413].contains(&status), "status {status}");
+            assert!([200, 400, 404, 413].contains(&status), "status {status}");
             assert_eq!(answer["jsonrpc"], "2.0");
             // As a server-sent event the answer is one `data:` line, whatever it holds.
             let event = mcp::sse_event(&answer);
@@ -68,18 +85,25 @@ fuzz_target!(|data: &[u8]| {
                 }
                 Some(Ok(Message::Request(r))) => {
                     assert_eq!(answer["id"], serde_json::to_value(&r.id).unwrap());
+                    let code = answer["error"]["code"].as_i64().unwrap_or(0);
                     if status == 400 {
-                        assert_ne!(r.method, "initialize");
-                        assert_eq!(answer["error"]["code"], ErrorCode::INVALID_REQUEST.0);
-                        assert!(header.is_some_and(|v| !SUPPORTED_VERSIONS.contains(&v)));
+                        // Only a revision's own rules refuse with 400: its headers and _meta.
+                        assert!(header.is_some_and(|v| !SUPPORTED_VERSIONS.contains(&v.trim()))
+                            || r.params.contains_key("_meta"), "400 without headers");
+                        assert!([-32020, -32022, -32602].contains(&code), "code {code}");
+                    } else if status == 404 {
+                        assert_eq!(code, ErrorCode::METHOD_NOT_FOUND.0 as i64);
+                        assert_eq!(header.map(str::trim), Some(mcp::STATELESS_VERSION));
                     } else {
                         assert_eq!(status, 200);
                     }
                     if let Some(result) = result {
                         check_result(&r.method, result, catalogue);
+                        let stateless = header.is_some_and(|v| v.trim() == mcp::STATELESS_VERSION);
+                        assert_eq!(result.get("resultType").is_some(), stateless && result.is_object());
                     } else {
                         let code = answer["error"]["code"].as_i64().unwrap();
-                        assert!([-32600, -32601, -32602].contains(&code), "code {code}");
+                        assert!([-32600, -32601, -32602, -32020, -32022].contains(&code), "code {code}");
                         assert!(answer["error"]["message"].as_str().is_some_and(|m| !m.is_empty()));
                     }
                 }
@@ -98,6 +122,10 @@ fn check_result(method: &str, result: &Value, catalogue: &Catalogue) {
         }
         "tools/list" => assert_eq!(result["tools"], catalogue.mcp_tools()),
         "ping" => assert_eq!(result, &serde_json::json!({})),
+        "server/discover" => assert_eq!(result["supportedVersions"], serde_json::json!(ALL_VERSIONS)),
+        "resources/list" | "resources/templates/list" | "resources/read" => {
+            assert!(result.is_object());
+        }
         other => panic!("a result for method {other:?}"),
     }
 }

@@ -15,7 +15,7 @@ use worker::{
 use super::{ask_code, ask_object, json_response, now_ms, post_object, read_json, PlatformRandom};
 use crate::config::Config;
 use crate::http;
-use crate::jsonrpc::Id;
+use crate::jsonrpc::{self, ErrorCode, Id, RpcError};
 use crate::mcp::{self, Reply};
 use crate::oauth::authorize::{self, Refusal};
 use crate::oauth::connect::Granted;
@@ -319,22 +319,33 @@ async fn mcp_endpoint(
     config: &Config,
     origin: &str,
 ) -> Result<Response> {
+    let caller = req.headers().get("origin")?;
+    if !config.allows_caller(caller.as_deref(), origin) {
+        let e = RpcError::new(ErrorCode::INVALID_REQUEST, sentences::ORIGIN_REFUSED);
+        return json_response(403, &jsonrpc::error(None, &e));
+    }
     let auth = req.headers().get("authorization")?;
     let presented = http::bearer(auth.as_deref());
     let access = presented.and_then(|t| token::verify(&config.keys, origin, t, now_ms()).ok());
     let Some(access) = access else {
         return unauthorized(origin, presented.is_some());
     };
-    let version = req.headers().get("mcp-protocol-version")?;
-    let accept = req.headers().get("accept")?;
+    let h = req.headers();
+    let (version, method, name) =
+        (h.get("mcp-protocol-version")?, h.get("mcp-method")?, h.get("mcp-name")?);
+    let accept = h.get("accept")?;
+    let headers = mcp::Headers {
+        version: version.as_deref(),
+        method: method.as_deref(),
+        name: name.as_deref(),
+    };
     let body = req.bytes().await.unwrap_or_default();
-    match mcp::handle(&body, version.as_deref(), catalogue()) {
+    let pairing = || env.durable_object(PAIRING_BINDING)?.id_from_name(&access.sub)?.get_stub();
+    match mcp::handle(&body, &headers, catalogue(), &config.app_url) {
         Reply::Json { status: 200, body } => {
             // A forgotten or revoked connection stops at once, on every method.
-            let stub =
-                env.durable_object(PAIRING_BINDING)?.id_from_name(&access.sub)?.get_stub()?;
             let check = CheckRequest { grant: access.gid.clone() };
-            match post_object(&stub, "/check", &check).await {
+            match post_object(&pairing()?, "/check", &check).await {
                 Ok(res) if res.status_code() == 401 => unauthorized(origin, true),
                 _ => json_response(200, &body),
             }
@@ -343,21 +354,34 @@ async fn mcp_endpoint(
         Reply::Accepted => Ok(Response::empty()?.with_status(202)),
         Reply::Cancel { request_id } => {
             let cancel = CancelRequest { request: request_key(&access.gid, &request_id) };
-            if let Ok(stub) =
-                env.durable_object(PAIRING_BINDING)?.id_from_name(&access.sub)?.get_stub()
-            {
+            if let Ok(stub) = pairing() {
                 // Nothing to tell the client either way: a cancellation has no answer.
                 let _ = post_object(&stub, "/cancel", &cancel).await;
             }
             Ok(Response::empty()?.with_status(202))
         }
-        Reply::Call { id, tool, args, progress_token } => {
+        Reply::Listen { id, tools } => {
+            let stub = pairing()?;
+            let check = CheckRequest { grant: access.gid.clone() };
+            match post_object(&stub, "/check", &check).await {
+                Ok(res) if res.status_code() == 401 => return unauthorized(origin, true),
+                _ => {}
+            }
+            let res = post_object(&stub, "/listen", &check).await.ok();
+            listen_stream(id, tools, res)
+        }
+        Reply::Call { id, tool, args, progress_token, era } => {
             let stream = mcp::accepts_stream(accept.as_deref());
+            let told = match &era {
+                mcp::Era::Stateless { client_name, .. } => client_name.as_deref(),
+                mcp::Era::Session => None,
+            };
+            let wait_ms = mcp::clients::wait_ms(config.call_wait_ms, &[told, Some(&access.cli)]);
             let call = CallRequest {
                 tool,
                 args,
                 agent: access.cli.clone(),
-                wait_ms: config.call_wait_ms,
+                wait_ms,
                 request: request_key(&access.gid, &id),
                 stream,
                 connection: Connection {
@@ -367,23 +391,91 @@ async fn mcp_endpoint(
                     host: access.hst,
                 },
             };
-            let stub = env.durable_object(PAIRING_BINDING)?.id_from_name(&access.sub)?.get_stub();
-            let res = match stub {
+            let res = match pairing() {
                 Ok(stub) => post_object(&stub, "/call", &call).await.ok(),
                 Err(_) => None,
             };
             match res {
                 Some(res) if res.status_code() == 401 => unauthorized(origin, true),
-                Some(res) if stream => sse_answer(id, progress_token, res),
+                Some(res) if stream => sse_answer(id, era, progress_token, res),
                 Some(mut res) => {
                     let answer =
                         read_json::<CallAnswer>(&res.text().await.unwrap_or_default()).ok();
-                    json_response(200, &answer_body(&id, answer))
+                    json_response(200, &answer_body(&id, &era, answer))
                 }
-                None => json_response(200, &answer_body(&id, None)),
+                None => json_response(200, &answer_body(&id, &era, None)),
             }
         }
     }
+}
+
+/// The headers of every event stream the endpoint answers with.
+fn event_stream(mut res: Response) -> Result<Response> {
+    let headers = res.headers_mut();
+    headers.set("content-type", "text/event-stream")?;
+    headers.set("cache-control", "no-cache, no-store")?;
+    headers.set("x-accel-buffering", "no")?;
+    Ok(res)
+}
+
+/// The lines of a pairing's streamed answer (NDJSON), read as they come.
+struct Lines {
+    stream: Option<ByteStream>,
+    buffer: Vec<u8>,
+}
+
+impl Lines {
+    fn of(res: Option<Response>) -> Self {
+        let stream = res.filter(|r| r.status_code() == 200).and_then(|mut r| r.stream().ok());
+        Self { stream, buffer: Vec::new() }
+    }
+
+    /// The next line, or None once the stream ended or failed.
+    async fn next(&mut self) -> Option<Vec<u8>> {
+        loop {
+            if let Some(end) = self.buffer.iter().position(|b| *b == b'\n') {
+                let mut line: Vec<u8> = self.buffer.drain(..=end).collect();
+                line.pop();
+                return Some(line);
+            }
+            match self.stream.as_mut()?.next().await {
+                Some(Ok(chunk)) => self.buffer.extend_from_slice(&chunk),
+                _ => {
+                    self.stream = None;
+                    return None;
+                }
+            }
+        }
+    }
+}
+
+/// `subscriptions/listen` as server-sent events: the acknowledgement first, then each change
+/// the pairing reports (as asked) and keep-alives, and a complete result when it ends.
+fn listen_stream(id: Id, tools: bool, res: Option<Response>) -> Result<Response> {
+    let first = mcp::sse_event(&mcp::listen_acknowledged(&id, tools));
+    let state = (id, Lines::of(res), Some(first), false);
+    let events = futures::stream::unfold(state, move |(id, mut lines, first, done)| async move {
+        if let Some(first) = first {
+            return Some((Ok::<_, worker::Error>(first.into_bytes()), (id, lines, None, false)));
+        }
+        if done {
+            return None;
+        }
+        let text = match lines.next().await {
+            Some(line) if tools && line.starts_with(br#"{"tools_changed""#) => {
+                mcp::sse_event(&mcp::tools_changed(&id))
+            }
+            Some(_) => mcp::KEEP_ALIVE.to_owned(),
+            None => {
+                let era =
+                    mcp::Era::Stateless { capabilities: Default::default(), client_name: None };
+                let end = jsonrpc::result(&id, mcp::complete(&era, json!({})));
+                return Some((Ok(mcp::sse_event(&end).into_bytes()), (id, lines, None, true)));
+            }
+        };
+        Some((Ok(text.into_bytes()), (id, lines, None, false)))
+    });
+    event_stream(Response::from_stream(events)?)
 }
 
 /// 401 with the header that tells a client where to authorize.
@@ -397,20 +489,20 @@ fn unauthorized(origin: &str, token_presented: bool) -> Result<Response> {
 
 /// The JSON-RPC response to a call, from the pairing's answer (None: the pairing could not be
 /// reached or answered nonsense).
-fn answer_body(id: &Id, answer: Option<CallAnswer>) -> serde_json::Value {
+fn answer_body(id: &Id, era: &mcp::Era, answer: Option<CallAnswer>) -> serde_json::Value {
     match answer {
-        Some(CallAnswer::Answered { outcome }) => mcp::call_answer(id, &outcome),
-        Some(CallAnswer::NotCarried { sentence }) => mcp::call_failed(id, &sentence),
-        None => mcp::call_failed(id, sentences::PAIRING_UNAVAILABLE),
+        Some(CallAnswer::Answered { outcome }) => mcp::call_answer(id, era, &outcome),
+        Some(CallAnswer::NotCarried { sentence }) => mcp::call_failed(id, era, &sentence),
+        None => mcp::call_failed(id, era, sentences::PAIRING_UNAVAILABLE),
     }
 }
 
 /// Where a streamed call's translation stands.
 struct SseState {
     id: Id,
+    era: mcp::Era,
     progress_token: Option<serde_json::Value>,
-    lines: ByteStream,
-    buffer: Vec<u8>,
+    lines: Lines,
     progress: u64,
     done: bool,
 }
@@ -420,47 +512,36 @@ struct SseState {
 /// result. A stream that ends without an answer ends with the relay's sentence.
 fn sse_answer(
     id: Id,
+    era: mcp::Era,
     progress_token: Option<serde_json::Value>,
-    mut res: Response,
+    res: Response,
 ) -> Result<Response> {
-    let lines = res.stream()?;
-    let state =
-        SseState { id, progress_token, lines, buffer: Vec::new(), progress: 0, done: false };
+    let lines = Lines::of(Some(res));
+    let state = SseState { id, era, progress_token, lines, progress: 0, done: false };
     let events = futures::stream::unfold(state, |mut st| async move {
         if st.done {
             return None;
         }
         loop {
-            if let Some(end) = st.buffer.iter().position(|b| *b == b'\n') {
-                let line: Vec<u8> = st.buffer.drain(..=end).collect();
-                let Ok(event) = serde_json::from_slice::<CallEvent>(&line[..end]) else { continue };
-                let text = match event {
-                    CallEvent::Done(answer) => {
-                        st.done = true;
-                        mcp::sse_event(&answer_body(&st.id, Some(answer)))
-                    }
-                    CallEvent::Asking(card) => st.progress_event(&card),
-                    CallEvent::Answered => st.progress_event(sentences::PERSON_ANSWERED),
-                    CallEvent::Tick => mcp::KEEP_ALIVE.to_owned(),
-                };
+            let Some(line) = st.lines.next().await else {
+                st.done = true;
+                let text = mcp::sse_event(&answer_body(&st.id, &st.era, None));
                 return Some((Ok::<_, worker::Error>(text.into_bytes()), st));
-            }
-            match st.lines.next().await {
-                Some(Ok(chunk)) => st.buffer.extend_from_slice(&chunk),
-                _ => {
+            };
+            let Ok(event) = serde_json::from_slice::<CallEvent>(&line) else { continue };
+            let text = match event {
+                CallEvent::Done(answer) => {
                     st.done = true;
-                    let text = mcp::sse_event(&answer_body(&st.id, None));
-                    return Some((Ok(text.into_bytes()), st));
+                    mcp::sse_event(&answer_body(&st.id, &st.era, Some(answer)))
                 }
-            }
+                CallEvent::Asking(card) => st.progress_event(&card),
+                CallEvent::Answered => st.progress_event(sentences::PERSON_ANSWERED),
+                CallEvent::Tick => mcp::KEEP_ALIVE.to_owned(),
+            };
+            return Some((Ok(text.into_bytes()), st));
         }
     });
-    let mut res = Response::from_stream(events)?;
-    let headers = res.headers_mut();
-    headers.set("content-type", "text/event-stream")?;
-    headers.set("cache-control", "no-cache, no-store")?;
-    headers.set("x-accel-buffering", "no")?;
-    Ok(res)
+    event_stream(Response::from_stream(events)?)
 }
 
 impl SseState {

@@ -61,13 +61,7 @@ function recordingFetch(exchanges) {
   };
 }
 
-// The relay does not serve the 2026-07-28 era yet (it is being built in the Rust core): today
-// it answers server/discover with 400 and -32600, the client falls back to initialize, and the
-// era assertions fail. Until then the test runs as a todo, its failure shown without failing the
-// suite; drop the `todo` when the era lands.
-const ERA_PENDING = 'the relay does not serve 2026-07-28 yet: server/discover is refused, the client falls back to initialize';
-
-test('the SDK v2 client authorizes through the tab and calls a tool in the 2026-07-28 era', { todo: ERA_PENDING }, async () => {
+test('the SDK v2 client authorizes through the tab and calls a tool in the 2026-07-28 era', async () => {
   const tab = await openTab({ seed: 62 });
   assert.equal(tab.connected.status, 'connected');
   const provider = new V2Provider(tab);

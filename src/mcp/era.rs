@@ -1,0 +1,278 @@
+//! Which revision a request speaks, read from its `MCP-Protocol-Version` header and its
+//! `params._meta`, never from its method name: the session era (2025-03-26 to 2025-11-25,
+//! `initialize` first) or the stateless 2026-07-28 revision (every request carries its
+//! revision, its client's capabilities and routing headers).
+
+use base64::Engine as _;
+use serde_json::{json, Map, Value};
+
+use crate::jsonrpc::{ErrorCode, RpcError};
+
+/// The stateless revision.
+pub const STATELESS_VERSION: &str = "2026-07-28";
+/// The session-era revisions the relay speaks, newest first.
+pub const SESSION_VERSIONS: [&str; 3] = ["2025-11-25", "2025-06-18", "2025-03-26"];
+/// Every revision the relay speaks, newest first (what `server/discover` lists and an
+/// unsupported revision is told).
+pub const ALL_VERSIONS: [&str; 4] = [STATELESS_VERSION, "2025-11-25", "2025-06-18", "2025-03-26"];
+
+/// The `_meta` keys of the stateless revision.
+pub mod meta {
+    /// The request's revision.
+    pub const PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
+    /// The client's capabilities.
+    pub const CLIENT_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
+    /// The client's name and version.
+    pub const CLIENT_INFO: &str = "io.modelcontextprotocol/clientInfo";
+    /// The server's name and version, on results.
+    pub const SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
+    /// The listen request a notification belongs to.
+    pub const SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
+}
+
+/// Error codes of the stateless revision.
+pub mod codes {
+    use crate::jsonrpc::ErrorCode;
+    /// A routing header is missing or disagrees with the body.
+    pub const HEADER_MISMATCH: ErrorCode = ErrorCode(-32020);
+    /// The request needs a client capability the client did not declare.
+    pub const MISSING_CAPABILITY: ErrorCode = ErrorCode(-32021);
+    /// The revision asked for is not one the relay speaks.
+    pub const UNSUPPORTED_VERSION: ErrorCode = ErrorCode(-32022);
+}
+
+/// The headers that say how to read a request.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Headers<'a> {
+    /// `MCP-Protocol-Version`.
+    pub version: Option<&'a str>,
+    /// `Mcp-Method`.
+    pub method: Option<&'a str>,
+    /// `Mcp-Name`.
+    pub name: Option<&'a str>,
+}
+
+/// What a request said about its revision and client.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Era {
+    /// The session era: `initialize` negotiated the revision (absent header: 2025-03-26).
+    Session,
+    /// The stateless revision: the request carried everything.
+    Stateless {
+        /// The client's declared capabilities.
+        capabilities: Map<String, Value>,
+        /// The client's name, when it said (`clientInfo.name`).
+        client_name: Option<String>,
+    },
+}
+
+impl Era {
+    /// Whether this is the stateless revision.
+    #[must_use]
+    pub fn is_stateless(&self) -> bool {
+        matches!(self, Era::Stateless { .. })
+    }
+
+    /// Whether the client declared a capability (always true in the session era, where the
+    /// relay asks the client nothing).
+    #[must_use]
+    pub fn declared(&self, capability: &str) -> bool {
+        match self {
+            Era::Session => true,
+            Era::Stateless { capabilities, .. } => capabilities.contains_key(capability),
+        }
+    }
+}
+
+/// A refusal: the HTTP status and the JSON-RPC error.
+pub type Refused = (u16, RpcError);
+
+/// Reads the era of a request from its headers and params; a request that breaks its
+/// revision's rules is refused with that revision's status and code.
+pub fn read(
+    headers: &Headers<'_>,
+    method: &str,
+    params: &Map<String, Value>,
+) -> Result<Era, Refused> {
+    let meta = params.get("_meta");
+    let meta_version = meta.and_then(|m| m.get(meta::PROTOCOL_VERSION));
+    let version = match headers.version.map(str::trim) {
+        Some(v) if SESSION_VERSIONS.contains(&v) => return Ok(Era::Session),
+        Some(STATELESS_VERSION) => STATELESS_VERSION,
+        Some(other) => return Err(unsupported(other)),
+        // No header: a stateless request still says its revision in `_meta`.
+        None => match meta_version.and_then(Value::as_str) {
+            None => return Ok(Era::Session),
+            Some(_) => {
+                return Err(mismatch("The MCP-Protocol-Version header is required.".into()));
+            }
+        },
+    };
+    let invalid = |m: &str| (400, RpcError::new(ErrorCode::INVALID_PARAMS, m));
+    let Some(Value::Object(meta)) = meta else {
+        return Err(invalid("A 2026-07-28 request needs params._meta with its revision and the client's capabilities."));
+    };
+    let Some(Value::String(stated)) = meta.get(meta::PROTOCOL_VERSION) else {
+        return Err(invalid("params._meta needs \"io.modelcontextprotocol/protocolVersion\"."));
+    };
+    let Some(Value::Object(capabilities)) = meta.get(meta::CLIENT_CAPABILITIES) else {
+        return Err(invalid(
+            "params._meta needs \"io.modelcontextprotocol/clientCapabilities\" (an object).",
+        ));
+    };
+    if stated != version {
+        return Err(mismatch(format!(
+            "The MCP-Protocol-Version header says {version} but params._meta says {}.",
+            quote(stated)
+        )));
+    }
+    match headers.method.map(str::trim) {
+        Some(m) if m == method => {}
+        Some(m) => {
+            return Err(mismatch(format!(
+                "The Mcp-Method header says {} but the body's method is {}.",
+                quote(m),
+                quote(method)
+            )))
+        }
+        None => return Err(mismatch("The Mcp-Method header is required.".into())),
+    }
+    if let Some(field) = named_by(method) {
+        let Some(Value::String(body_name)) = params.get(field) else {
+            return Err(invalid(&format!("{method} needs params.{field}.")));
+        };
+        match headers.name.map(decode_name) {
+            Some(Some(h)) if h == *body_name => {}
+            Some(_) => {
+                return Err(mismatch(format!("The Mcp-Name header does not match params.{field}.")))
+            }
+            None => return Err(mismatch(format!("{method} needs the Mcp-Name header."))),
+        }
+    }
+    let client_name = meta
+        .get(meta::CLIENT_INFO)
+        .and_then(|i| i.get("name"))
+        .and_then(Value::as_str)
+        .map(|n| n.chars().take(100).collect());
+    Ok(Era::Stateless { capabilities: capabilities.clone(), client_name })
+}
+
+/// The params field a method's `Mcp-Name` header mirrors.
+fn named_by(method: &str) -> Option<&'static str> {
+    match method {
+        "tools/call" | "prompts/get" => Some("name"),
+        "resources/read" => Some("uri"),
+        _ => None,
+    }
+}
+
+/// An `Mcp-Name` value: surrounding whitespace dropped, `=?base64?…?=` decoded.
+fn decode_name(raw: &str) -> Option<String> {
+    let v = raw.trim_matches([' ', '\t']);
+    match v.strip_prefix("=?base64?").and_then(|r| r.strip_suffix("?=")) {
+        Some(b64) => {
+            let bytes = base64::engine::general_purpose::STANDARD.decode(b64).ok()?;
+            String::from_utf8(bytes).ok()
+        }
+        None => Some(v.to_owned()),
+    }
+}
+
+fn mismatch(message: String) -> Refused {
+    (400, RpcError::new(codes::HEADER_MISMATCH, message))
+}
+
+/// The refusal of a revision the relay does not speak, with the ones it does.
+#[must_use]
+pub fn unsupported(requested: &str) -> Refused {
+    (
+        400,
+        RpcError {
+            code: codes::UNSUPPORTED_VERSION,
+            message: format!("This server does not speak MCP revision {}.", quote(requested)),
+            data: Some(json!({"supported": ALL_VERSIONS, "requested": requested})),
+        },
+    )
+}
+
+/// At most 64 characters of a client's string, quoted, for saying it back.
+#[must_use]
+pub fn quote(s: &str) -> String {
+    let mut out: String = s.chars().take(64).collect();
+    if out.len() < s.len() {
+        out.push('…');
+    }
+    format!("{:?}", out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn meta(version: &str) -> Map<String, Value> {
+        let v = json!({"name": "x", "_meta": {
+            meta::PROTOCOL_VERSION: version,
+            meta::CLIENT_CAPABILITIES: {"elicitation": {}},
+            meta::CLIENT_INFO: {"name": "probe", "version": "1"},
+        }});
+        v.as_object().unwrap().clone()
+    }
+
+    fn modern<'a>(method: &'a str, name: Option<&'a str>) -> Headers<'a> {
+        Headers { version: Some(STATELESS_VERSION), method: Some(method), name }
+    }
+
+    fn code(r: Result<Era, Refused>) -> (u16, i32) {
+        let (s, e) = r.unwrap_err();
+        (s, e.code.0)
+    }
+
+    #[test]
+    fn the_session_era_is_the_default_and_its_headers() {
+        assert_eq!(read(&Headers::default(), "tools/list", &Map::new()), Ok(Era::Session));
+        for v in SESSION_VERSIONS {
+            let h = Headers { version: Some(v), ..Headers::default() };
+            assert_eq!(read(&h, "tools/list", &meta(STATELESS_VERSION)), Ok(Era::Session));
+        }
+    }
+
+    #[test]
+    fn a_stateless_request_says_everything() {
+        let era = read(&modern("tools/call", Some("x")), "tools/call", &meta(STATELESS_VERSION));
+        let Ok(Era::Stateless { capabilities, client_name }) = era else { panic!("{era:?}") };
+        assert!(capabilities.contains_key("elicitation"));
+        assert_eq!(client_name.as_deref(), Some("probe"));
+        // Whitespace around the name and base64 both read.
+        let ok = |n: &str| {
+            read(&modern("tools/call", Some(n)), "tools/call", &meta(STATELESS_VERSION)).is_ok()
+        };
+        assert!(ok("  x\t") && ok("=?base64?eA==?="));
+        assert!(!ok("y") && !ok("=?base64?!!?="));
+    }
+
+    #[test]
+    fn broken_rules_get_their_codes() {
+        let p = meta(STATELESS_VERSION);
+        assert_eq!(code(read(&modern("tools/call", None), "tools/call", &p)), (400, -32020));
+        assert_eq!(code(read(&modern("tools/list", None), "tools/call", &p)), (400, -32020));
+        let no_method = Headers { method: None, ..modern("tools/list", None) };
+        assert_eq!(code(read(&no_method, "tools/list", &p)), (400, -32020));
+        assert_eq!(
+            code(read(&modern("tools/list", None), "tools/list", &meta("v9"))),
+            (400, -32020)
+        );
+        assert_eq!(
+            code(read(&modern("tools/list", None), "tools/list", &Map::new())),
+            (400, -32602)
+        );
+        let mut no_caps = meta(STATELESS_VERSION);
+        no_caps["_meta"].as_object_mut().unwrap().remove(meta::CLIENT_CAPABILITIES);
+        assert_eq!(code(read(&modern("tools/list", None), "tools/list", &no_caps)), (400, -32602));
+        // Stated in _meta but no header.
+        assert_eq!(code(read(&Headers::default(), "tools/list", &p)), (400, -32020));
+        let odd = Headers { version: Some("v999.0.0"), ..modern("server/discover", None) };
+        let (s, e) = read(&odd, "server/discover", &meta("v999.0.0")).unwrap_err();
+        assert_eq!((s, e.code.0), (400, -32022));
+        assert_eq!(e.data.unwrap()["requested"], "v999.0.0");
+    }
+}

@@ -1,0 +1,548 @@
+//! The MCP endpoint's decisions: which revision, which method, what to answer, and which
+//! calls go on to the pairing's tab.
+
+pub mod clients;
+pub mod era;
+pub mod view;
+
+use serde_json::{json, Map, Value};
+use tabrelay_bundle::catalogue::Catalogue;
+use tabrelay_bundle::content;
+use tabrelay_bundle::protocol::Outcome;
+
+pub use era::{Era, Headers, ALL_VERSIONS, SESSION_VERSIONS, STATELESS_VERSION};
+
+use crate::jsonrpc::{self, ErrorCode, Id, Message, RpcError};
+use era::quote;
+
+/// The session-era revisions the relay speaks, newest first.
+pub const SUPPORTED_VERSIONS: [&str; 3] = SESSION_VERSIONS;
+
+/// The largest request body the endpoint reads, in bytes.
+pub const MAX_BODY_BYTES: usize = 1024 * 1024;
+
+/// The server's name in `serverInfo`.
+pub const SERVER_NAME: &str = "tabrelay";
+
+/// How long a client may keep a tool list: it follows the focused tab, and a listening
+/// client is told when it changes.
+pub const TOOLS_TTL_MS: u64 = 0;
+/// How long a client may keep the resource list and the view card (they change only with a
+/// new version of the relay).
+pub const RESOURCES_TTL_MS: u64 = 3_600_000;
+
+/// What the endpoint does with one POST.
+#[derive(Debug, Clone, PartialEq)]
+#[must_use]
+pub enum Reply {
+    /// Answer with this status and JSON body.
+    Json {
+        /// The HTTP status.
+        status: u16,
+        /// The JSON-RPC response.
+        body: Value,
+    },
+    /// A notification or response: 202 with no body.
+    Accepted,
+    /// A tool call for the pairing's tab; answer with [`call_answer`] once the tab replied.
+    Call {
+        /// The request's id.
+        id: Id,
+        /// The tool's name (one of the catalogue's).
+        tool: String,
+        /// Its arguments (an object).
+        args: Value,
+        /// The client's progress token, when it asked for progress.
+        progress_token: Option<Value>,
+        /// The revision the call came in (its answer is shaped by it).
+        era: Era,
+    },
+    /// The client cancelled its request with this id: tell the pairing, answer 202.
+    Cancel {
+        /// The cancelled request's id.
+        request_id: Id,
+    },
+    /// `subscriptions/listen` (2026-07-28): a stream acknowledged at once, then the
+    /// notifications asked for, until the client closes it.
+    Listen {
+        /// The listen request's id (every message on the stream names it).
+        id: Id,
+        /// Whether the client asked to hear that the tool list changed.
+        tools: bool,
+    },
+}
+
+/// The comment a stream sends while it waits, so no proxy cuts it as idle.
+pub const KEEP_ALIVE: &str = ": keep-alive\n\n";
+
+/// Whether the client listens to a stream (its `Accept` names `text/event-stream`).
+#[must_use]
+pub fn accepts_stream(accept: Option<&str>) -> bool {
+    accept.is_some_and(|a| a.split(',').any(|t| t.trim().starts_with("text/event-stream")))
+}
+
+/// One JSON-RPC message as a server-sent event.
+#[must_use]
+pub fn sse_event(message: &Value) -> String {
+    format!("event: message\ndata: {message}\n\n")
+}
+
+/// A progress notification carrying a sentence (the `progress` count grows with each).
+#[must_use]
+pub fn progress(token: &Value, count: u64, message: &str) -> Value {
+    json!({
+        "jsonrpc": "2.0",
+        "method": "notifications/progress",
+        "params": {"progressToken": token, "progress": count, "message": message},
+    })
+}
+
+/// The server's name and version.
+fn server_info() -> Value {
+    json!({"name": SERVER_NAME, "title": "Tabrelay", "version": env!("CARGO_PKG_VERSION")})
+}
+
+/// A result as its revision shapes it: in 2026-07-28 it says it is complete and who
+/// answered.
+#[must_use]
+pub fn complete(era: &Era, mut result: Value) -> Value {
+    if era.is_stateless() {
+        if let Value::Object(r) = &mut result {
+            r.insert("resultType".into(), "complete".into());
+            let meta = r.entry("_meta").or_insert_with(|| Value::Object(Map::new()));
+            if let Value::Object(m) = meta {
+                m.insert(era::meta::SERVER_INFO.into(), server_info());
+            }
+        }
+    }
+    result
+}
+
+/// A list or read result with how long, and for whom, a client may cache it (2026-07-28).
+fn cacheable(era: &Era, mut result: Value, ttl_ms: u64, public: bool) -> Value {
+    if era.is_stateless() {
+        result["ttlMs"] = ttl_ms.into();
+        result["cacheScope"] = if public { "public" } else { "private" }.into();
+    }
+    complete(era, result)
+}
+
+/// The first message on a listen stream: which notifications it will carry.
+#[must_use]
+pub fn listen_acknowledged(id: &Id, tools: bool) -> Value {
+    let mut notifications = Map::new();
+    if tools {
+        notifications.insert("toolsListChanged".into(), true.into());
+    }
+    json!({
+        "jsonrpc": "2.0",
+        "method": "notifications/subscriptions/acknowledged",
+        "params": {"notifications": notifications, "_meta": {era::meta::SUBSCRIPTION_ID: id}},
+    })
+}
+
+/// The notification on a listen stream that the tool list changed.
+#[must_use]
+pub fn tools_changed(id: &Id) -> Value {
+    json!({
+        "jsonrpc": "2.0",
+        "method": "notifications/tools/list_changed",
+        "params": {"_meta": {era::meta::SUBSCRIPTION_ID: id}},
+    })
+}
+
+/// Decides what to do with one POST to the endpoint, given its headers; `app_url` is where
+/// the view card's Open in the app goes.
+pub fn handle(body: &[u8], headers: &Headers<'_>, catalogue: &Catalogue, app_url: &str) -> Reply {
+    if body.len() > MAX_BODY_BYTES {
+        return failure(
+            413,
+            None,
+            RpcError::new(
+                ErrorCode::INVALID_REQUEST,
+                format!("The request is larger than the {MAX_BODY_BYTES} bytes allowed."),
+            ),
+        );
+    }
+    let message = match jsonrpc::parse(body) {
+        Ok(m) => m,
+        Err(bad) => return failure(400, bad.id.as_ref(), bad.error),
+    };
+    let request = match message {
+        Message::Notification { method, params } if method == "notifications/cancelled" => {
+            return match params.get("requestId").and_then(Id::of) {
+                Some(request_id) => Reply::Cancel { request_id },
+                None => Reply::Accepted,
+            };
+        }
+        Message::Notification { .. } | Message::Response => return Reply::Accepted,
+        Message::Request(r) => r,
+    };
+    let id = request.id;
+    let params = &request.params;
+    let method = request.method.as_str();
+    // `initialize` negotiates its own revision; every other request is read by its headers.
+    let era = if method == "initialize" && headers.version.is_none_or(|v| v != STATELESS_VERSION) {
+        Era::Session
+    } else {
+        match era::read(headers, method, params) {
+            Ok(era) => era,
+            Err((status, e)) => return failure(status, Some(&id), e),
+        }
+    };
+    let stateless = era.is_stateless();
+    match method {
+        "initialize" | "ping" if !stateless => {
+            ok(&id, if method == "ping" { json!({}) } else { initialize(params) })
+        }
+        "server/discover" => ok(&id, complete(&era, discover())),
+        "tools/list" => {
+            ok(&id, cacheable(&era, json!({"tools": catalogue.mcp_tools()}), TOOLS_TTL_MS, false))
+        }
+        "tools/call" => match call_params(params, catalogue) {
+            Ok((tool, args)) => {
+                let progress_token = params
+                    .get("_meta")
+                    .and_then(|m| m.get("progressToken"))
+                    .filter(|t| t.is_string() || t.is_i64() || t.is_u64())
+                    .cloned();
+                Reply::Call { id, tool, args, progress_token, era }
+            }
+            Err(e) => failure(200, Some(&id), e),
+        },
+        "resources/list" => ok(
+            &id,
+            cacheable(&era, json!({"resources": [view::listing()]}), RESOURCES_TTL_MS, true),
+        ),
+        "resources/templates/list" => {
+            ok(&id, cacheable(&era, json!({"resourceTemplates": []}), RESOURCES_TTL_MS, true))
+        }
+        "resources/read" => match params.get("uri").and_then(Value::as_str) {
+            Some(view::VIEW_URI) => ok(
+                &id,
+                cacheable(
+                    &era,
+                    json!({"contents": [view::contents(app_url)]}),
+                    RESOURCES_TTL_MS,
+                    true,
+                ),
+            ),
+            Some(uri) => failure(
+                200,
+                Some(&id),
+                RpcError {
+                    code: ErrorCode::INVALID_PARAMS,
+                    message: format!("There is no resource {}.", quote(uri)),
+                    data: Some(json!({"uri": uri})),
+                },
+            ),
+            None => failure(
+                200,
+                Some(&id),
+                RpcError::new(ErrorCode::INVALID_PARAMS, "resources/read needs params.uri."),
+            ),
+        },
+        "subscriptions/listen" if stateless => {
+            let tools = params
+                .get("notifications")
+                .and_then(|n| n.get("toolsListChanged"))
+                .and_then(Value::as_bool)
+                .unwrap_or(false);
+            Reply::Listen { id, tools }
+        }
+        other => failure(
+            // 2026-07-28 says an unknown method with 404; the session era with 200.
+            if stateless { 404 } else { 200 },
+            Some(&id),
+            RpcError::new(
+                ErrorCode::METHOD_NOT_FOUND,
+                format!("This server has no method {}.", quote(other)),
+            ),
+        ),
+    }
+}
+
+/// The JSON-RPC response to a tool call the tab answered.
+#[must_use]
+pub fn call_answer(id: &Id, era: &Era, outcome: &Outcome) -> Value {
+    jsonrpc::result(id, complete(era, content::tool_result(outcome)))
+}
+
+/// The JSON-RPC response to a tool call the relay could not carry: a tool error with the
+/// relay's sentence (the agent reads it; the call itself was well formed).
+#[must_use]
+pub fn call_failed(id: &Id, era: &Era, sentence: &str) -> Value {
+    jsonrpc::result(id, complete(era, content::error_result(sentence)))
+}
+
+/// What the relay is, for `initialize`'s and `server/discover`'s results.
+fn capabilities() -> Value {
+    json!({
+        "tools": {"listChanged": true},
+        "resources": {"listChanged": false},
+        "extensions": {"io.modelcontextprotocol/ui": {"mimeTypes": [view::VIEW_MIME]}},
+    })
+}
+
+fn discover() -> Value {
+    json!({
+        "supportedVersions": ALL_VERSIONS,
+        "capabilities": capabilities(),
+        "serverInfo": server_info(),
+        "instructions": tabrelay_bundle::INSTRUCTIONS,
+        "ttlMs": RESOURCES_TTL_MS,
+        "cacheScope": "public",
+    })
+}
+
+fn initialize(params: &Map<String, Value>) -> Value {
+    let asked = params.get("protocolVersion").and_then(Value::as_str);
+    let version = match asked {
+        Some(v) if SESSION_VERSIONS.contains(&v) => v,
+        _ => SESSION_VERSIONS[0],
+    };
+    json!({
+        "protocolVersion": version,
+        "capabilities": capabilities(),
+        "serverInfo": server_info(),
+        "instructions": tabrelay_bundle::INSTRUCTIONS,
+    })
+}
+
+fn call_params(
+    params: &Map<String, Value>,
+    catalogue: &Catalogue,
+) -> Result<(String, Value), RpcError> {
+    let invalid = |m: String| RpcError::new(ErrorCode::INVALID_PARAMS, m);
+    let name = match params.get("name") {
+        Some(Value::String(n)) => n,
+        _ => return Err(invalid("tools/call needs params.name, the tool's name.".into())),
+    };
+    if catalogue.tool(name).is_none() {
+        return Err(invalid(format!("There is no tool named {}.", quote(name))));
+    }
+    let args = match params.get("arguments") {
+        None | Some(Value::Null) => Value::Object(Map::new()),
+        Some(v @ Value::Object(_)) => v.clone(),
+        Some(_) => return Err(invalid("params.arguments must be an object.".into())),
+    };
+    Ok((name.clone(), args))
+}
+
+fn ok(id: &Id, result: Value) -> Reply {
+    Reply::Json { status: 200, body: jsonrpc::result(id, result) }
+}
+
+fn failure(status: u16, id: Option<&Id>, e: RpcError) -> Reply {
+    Reply::Json { status, body: jsonrpc::error(id, &e) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(body: &str) -> Reply {
+        handle(body.as_bytes(), &Headers::default(), &Catalogue::bundled(), APP)
+    }
+
+    const APP: &str = "https://app.example/";
+
+    /// A 2026-07-28 request with every header and `_meta` it needs.
+    fn modern(method: &str, name: Option<&str>, params: Value) -> Reply {
+        let mut params = params;
+        params["_meta"] = json!({
+            era::meta::PROTOCOL_VERSION: STATELESS_VERSION,
+            era::meta::CLIENT_CAPABILITIES: {},
+        });
+        let body = json!({"jsonrpc": "2.0", "id": 9, "method": method, "params": params});
+        let headers = Headers { version: Some(STATELESS_VERSION), method: Some(method), name };
+        handle(body.to_string().as_bytes(), &headers, &Catalogue::bundled(), APP)
+    }
+
+    fn json_of(r: Reply) -> (u16, Value) {
+        match r {
+            Reply::Json { status, body } => (status, body),
+            other => panic!("expected JSON, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn initialize_echoes_a_supported_revision_else_the_newest() {
+        for v in SUPPORTED_VERSIONS {
+            let (_, b) = json_of(run(&format!(
+                r#"{{"jsonrpc":"2.0","id":1,"method":"initialize","params":{{"protocolVersion":"{v}","capabilities":{{}},"clientInfo":{{"name":"t","version":"1"}}}}}}"#
+            )));
+            assert_eq!(b["result"]["protocolVersion"], v);
+        }
+        let (_, b) = json_of(run(
+            r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2024-11-05"}}"#,
+        ));
+        assert_eq!(b["result"]["protocolVersion"], "2025-11-25");
+        assert!(b["result"]["instructions"].as_str().unwrap().contains("never instructions"));
+    }
+
+    #[test]
+    fn notifications_are_accepted_without_a_body() {
+        assert_eq!(
+            run(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#),
+            Reply::Accepted
+        );
+    }
+
+    #[test]
+    fn a_cancellation_names_the_request_it_cancels() {
+        let r = run(
+            r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7,"reason":"x"}}"#,
+        );
+        assert_eq!(r, Reply::Cancel { request_id: Id::Number(7) });
+        let r = run(r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{}}"#);
+        assert_eq!(r, Reply::Accepted);
+    }
+
+    #[test]
+    fn streams_carry_events_progress_and_keep_alives() {
+        assert!(accepts_stream(Some("application/json, text/event-stream")));
+        assert!(!accepts_stream(Some("application/json")));
+        assert!(!accepts_stream(None));
+        let e = sse_event(&progress(&json!("t"), 1, "Delete?"));
+        assert!(e.starts_with("event: message\ndata: {") && e.ends_with("}\n\n"));
+        assert!(e.contains(r#""progressToken":"t""#) && e.contains(r#""message":"Delete?""#));
+        assert!(KEEP_ALIVE.starts_with(':'));
+    }
+
+    #[test]
+    fn tools_list_is_the_bundled_catalogue() {
+        let (_, b) = json_of(run(r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#));
+        assert_eq!(b["result"]["tools"], Catalogue::bundled().mcp_tools());
+        assert!(b["result"].get("resultType").is_none(), "the session era has no resultType");
+    }
+
+    #[test]
+    fn the_stateless_revision_discovers_and_marks_every_result() {
+        let (s, b) = json_of(modern("server/discover", None, json!({})));
+        assert_eq!(s, 200);
+        let r = &b["result"];
+        assert_eq!(r["supportedVersions"], json!(ALL_VERSIONS));
+        assert_eq!(r["resultType"], "complete");
+        assert_eq!(r["_meta"][era::meta::SERVER_INFO]["name"], SERVER_NAME);
+        assert!(r["capabilities"]["tools"].is_object());
+        let (_, b) = json_of(modern("tools/list", None, json!({})));
+        assert_eq!(b["result"]["resultType"], "complete");
+        assert_eq!(
+            (b["result"]["ttlMs"].as_u64(), b["result"]["cacheScope"].as_str()),
+            (Some(0), Some("private"))
+        );
+        let r = modern("tools/call", Some("history_list"), json!({"name": "history_list"}));
+        assert!(matches!(r, Reply::Call { era: Era::Stateless { .. }, .. }));
+    }
+
+    #[test]
+    fn the_stateless_revision_has_no_session_methods() {
+        for m in ["initialize", "ping", "logging/setLevel", "resources/subscribe", "un/known"] {
+            let (s, b) = json_of(modern(m, None, json!({})));
+            assert_eq!(
+                (s, b["error"]["code"].as_i64(), b["id"].as_i64()),
+                (404, Some(-32601), Some(9)),
+                "{m}"
+            );
+        }
+        // The session era keeps them, and answers an unknown method with 200.
+        let (s, _) = json_of(run(r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#));
+        assert_eq!(s, 200);
+    }
+
+    #[test]
+    fn the_view_card_is_the_one_resource() {
+        let (_, b) = json_of(modern("resources/list", None, json!({})));
+        assert_eq!(b["result"]["resources"][0]["uri"], view::VIEW_URI);
+        assert_eq!(b["result"]["cacheScope"], "public");
+        let (_, b) =
+            json_of(modern("resources/read", Some(view::VIEW_URI), json!({"uri": view::VIEW_URI})));
+        assert_eq!(b["result"]["contents"][0]["mimeType"], view::VIEW_MIME);
+        assert!(b["result"]["contents"][0]["text"].as_str().unwrap().contains(APP));
+        let (_, b) =
+            json_of(modern("resources/read", Some("test://nope"), json!({"uri": "test://nope"})));
+        assert_eq!(b["error"]["code"], -32602);
+        let (_, b) = json_of(modern("resources/templates/list", None, json!({})));
+        assert_eq!(b["result"]["resourceTemplates"], json!([]));
+    }
+
+    #[test]
+    fn a_listen_is_acknowledged_with_what_it_asked() {
+        let r = modern(
+            "subscriptions/listen",
+            None,
+            json!({"notifications": {"toolsListChanged": true}}),
+        );
+        assert_eq!(r, Reply::Listen { id: Id::Number(9), tools: true });
+        let ack = listen_acknowledged(&Id::Number(9), true);
+        assert_eq!(ack["params"]["_meta"][era::meta::SUBSCRIPTION_ID], 9);
+        assert_eq!(ack["params"]["notifications"]["toolsListChanged"], true);
+        let filtered = listen_acknowledged(&Id::Number(9), false);
+        assert_eq!(filtered["params"]["notifications"], json!({}));
+        assert_eq!(tools_changed(&Id::Number(9))["params"]["_meta"][era::meta::SUBSCRIPTION_ID], 9);
+        // Not in the session era.
+        let (_, b) = json_of(run(r#"{"jsonrpc":"2.0","id":1,"method":"subscriptions/listen"}"#));
+        assert_eq!(b["error"]["code"], -32601);
+    }
+
+    #[test]
+    fn a_tool_call_goes_to_the_tab() {
+        let r = run(
+            r#"{"jsonrpc":"2.0","id":"c","method":"tools/call","params":{"name":"history_list","arguments":{"last":3}}}"#,
+        );
+        assert_eq!(
+            r,
+            Reply::Call {
+                id: Id::Text("c".into()),
+                tool: "history_list".into(),
+                args: json!({"last":3}),
+                progress_token: None,
+                era: Era::Session,
+            }
+        );
+        let r = run(
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"history_list","_meta":{"progressToken":"p1"}}}"#,
+        );
+        assert!(matches!(r, Reply::Call { progress_token: Some(t), .. } if t == "p1"));
+    }
+
+    #[test]
+    fn bad_calls_and_unknown_methods_get_errors() {
+        let (s, b) = json_of(run(
+            r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"rm_rf"}}"#,
+        ));
+        assert_eq!((s, b["error"]["code"].as_i64()), (200, Some(-32602)));
+        let (_, b) = json_of(run(
+            r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"history_list","arguments":[]}}"#,
+        ));
+        assert_eq!(b["error"]["code"], -32602);
+        let (_, b) = json_of(run(r#"{"jsonrpc":"2.0","id":4,"method":"nope/nope"}"#));
+        assert_eq!(b["error"]["code"], -32601);
+        assert_eq!(b["id"], 4);
+        let (s, b) = json_of(run("not json"));
+        assert_eq!((s, b["error"]["code"].as_i64()), (400, Some(-32700)));
+    }
+
+    #[test]
+    fn an_unsupported_revision_header_is_refused_with_the_list() {
+        let headers = Headers { version: Some("1999-01-01"), ..Headers::default() };
+        let r = handle(
+            br#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#,
+            &headers,
+            &Catalogue::bundled(),
+            APP,
+        );
+        let (s, b) = json_of(r);
+        assert_eq!((s, b["error"]["code"].as_i64()), (400, Some(-32022)));
+        assert_eq!(b["error"]["data"]["supported"], json!(ALL_VERSIONS));
+        assert_eq!(b["error"]["data"]["requested"], "1999-01-01");
+    }
+
+    #[test]
+    fn an_oversized_body_is_refused() {
+        let big = vec![b' '; MAX_BODY_BYTES + 1];
+        let (s, _) = json_of(handle(&big, &Headers::default(), &Catalogue::bundled(), APP));
+        assert_eq!(s, 413);
+    }
+}
