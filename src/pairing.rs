@@ -41,6 +41,9 @@ pub struct CallRequest {
     pub request: String,
     /// Whether to answer as a stream of [`CallEvent`] lines (the client listens to SSE).
     pub stream: bool,
+    /// A retried call's input for the tab ([`tabrelay_bundle::protocol::RelayMessage::Call`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input: Option<Value>,
 }
 
 /// The key of a client's request within a pairing: its connection (grant) and JSON-RPC id, so

@@ -298,9 +298,17 @@ export class RelayClient {
   async answer(socket, call) {
     let reply;
     try {
+      // A call retried with the agent app's answers carries them as `call.input`
+      // ({responses, state}); a handler that needs such answers returns
+      // {inputRequired: {key: {method, params}}, state?} instead of data.
       const out = (await this.handle(call)) || {};
-      reply = { type: 'result', id: call.id, data: out.data ?? null };
-      if (out.image) reply.image = out.image;
+      if (out.inputRequired) {
+        reply = { type: 'result', id: call.id, input_required: out.inputRequired };
+        if (out.state !== undefined) reply.state = out.state;
+      } else {
+        reply = { type: 'result', id: call.id, data: out.data ?? null };
+        if (out.image) reply.image = out.image;
+      }
     } catch (err) {
       reply = { type: 'result', id: call.id, error: String((err && err.message) || err || 'The tool failed.') };
     }

@@ -37,6 +37,9 @@ pub fn quoted(name: &str) -> String {
     data_text(&Value::String(name.into()))
 }
 
+/// What the agent reads when the tab needs input its client cannot be asked for.
+pub const INPUT_NOT_POSSIBLE: &str = "The app needs an answer from the agent's app that this client cannot give (it needs MCP 2026-07-28 and the capability the app asks for); ask the person to do this step in the app.";
+
 /// The MCP `CallToolResult` for a tab's outcome.
 #[must_use]
 pub fn tool_result(outcome: &Outcome) -> Value {
@@ -68,6 +71,8 @@ pub fn tool_result(outcome: &Outcome) -> Value {
             json!({"content": content, "isError": false})
         }
         Outcome::Failed { error } => error_result(error),
+        // Only a 2026-07-28 client can be asked; the relay answers the others with this.
+        Outcome::InputRequired { .. } => error_result(INPUT_NOT_POSSIBLE),
     }
 }
 

@@ -131,7 +131,29 @@ pub enum Outcome {
         /// What the person or agent can act on.
         error: String,
     },
+    /// The tool needs input from the agent's app before it can finish (2026-07-28's
+    /// multi-round-trip requests): `{"input_required": {key: request, …}, "state"?: …}`. The
+    /// relay passes the requests on and, when the client retries, sends the same call again
+    /// with the client's responses and this state.
+    InputRequired {
+        /// The requests by key, each `{"method": …, "params": …}` as MCP says.
+        requests: Map<String, Value>,
+        /// The tab's own state for the next round, when it keeps one.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        state: Option<Value>,
+    },
 }
+
+/// The methods a tab may ask the client through [`Outcome::InputRequired`], each with the
+/// client capability it needs.
+pub const INPUT_METHODS: [(&str, &str); 3] = [
+    ("elicitation/create", "elicitation"),
+    ("sampling/createMessage", "sampling"),
+    ("roots/list", "roots"),
+];
+
+/// The most input requests in one answer.
+pub const MAX_INPUT_REQUESTS: usize = 8;
 
 /// A picture in a result.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -172,6 +194,11 @@ pub enum RelayMessage {
         connection: Connection,
         /// The turn this call belongs to.
         turn: u64,
+        /// A retried call's input (2026-07-28): `{"responses": {key: response, …}, "state"?:
+        /// …}`, the client's answers to the tab's [`Outcome::InputRequired`] and the state the
+        /// tab gave with it.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        input: Option<Value>,
     },
     /// Who asks for a connect code (answering `describe`).
     Described {
@@ -293,6 +320,21 @@ impl Outcome {
             };
             return Ok(Outcome::Done { data, image });
         }
+        if let Some(requests) = m.remove("input_required") {
+            let Value::Object(requests) = requests else { return Err(NotProtocol) };
+            let known = |r: &Value| {
+                let method = r.get("method").and_then(Value::as_str);
+                INPUT_METHODS.iter().any(|(m, _)| Some(*m) == method)
+            };
+            if requests.is_empty()
+                || requests.len() > MAX_INPUT_REQUESTS
+                || !requests.values().all(known)
+            {
+                return Err(NotProtocol);
+            }
+            let state = m.remove("state").filter(|s| !s.is_null());
+            return Ok(Outcome::InputRequired { requests, state });
+        }
         match m.remove("error") {
             Some(Value::String(error)) => Ok(Outcome::Failed { error }),
             _ => Err(NotProtocol),
@@ -370,6 +412,17 @@ mod tests {
             Ok(TabMessage::Result { outcome: Outcome::Done { image: Some(_), .. }, .. })
         ));
         assert!(TabMessage::parse(r#"{"type":"result","id":-1,"data":1}"#).is_err());
+        let asks = TabMessage::parse(
+            r#"{"type":"result","id":3,"input_required":{"q":{"method":"elicitation/create","params":{}}},"state":{"n":1}}"#,
+        );
+        assert!(matches!(
+            asks,
+            Ok(TabMessage::Result { outcome: Outcome::InputRequired { state: Some(_), .. }, .. })
+        ));
+        for bad in [r#"{}"#, r#"{"q":{"method":"tools/call"}}"#, r#"[1]"#] {
+            let text = alloc::format!(r#"{{"type":"result","id":3,"input_required":{bad}}}"#);
+            assert!(TabMessage::parse(&text).is_err(), "{bad}");
+        }
         assert!(TabMessage::parse("[]").is_err());
     }
 

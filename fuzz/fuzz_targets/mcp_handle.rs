@@ -54,7 +54,10 @@ fuzz_target!(|data: &[u8]| {
             assert_eq!((&r.id, r.method.as_str()), (&id, "subscriptions/listen"));
             assert_eq!(header, Some(mcp::STATELESS_VERSION), "a listen outside 2026-07-28");
         }
-        Reply::Call { id, tool, args, progress_token, era } => {
+        Reply::Call { id, tool, args, progress_token, era, retry } => {
+            if retry.is_some() {
+                assert!(era.is_stateless(), "a retry outside 2026-07-28");
+            }
             let Some(Ok(Message::Request(r))) = parsed else { panic!("a call from no request") };
             assert_eq!((&r.id, r.method.as_str()), (&id, "tools/call"));
             assert!(catalogue.tool(&tool).is_some(), "a call to a tool not in the catalogue");

@@ -26,7 +26,7 @@ fuzz_target!(|data: &[u8]| {
             check(&Outcome::Done { data: long, image: image.clone() });
         }
     }
-    let answer = mcp::call_answer(&Id::Number(1), &outcome);
+    let answer = mcp::call_answer(&Id::Number(1), &mcp::Era::Session, &outcome);
     assert_eq!(answer["result"], content::tool_result(&outcome));
 });
 
@@ -36,6 +36,10 @@ fn check(outcome: &Outcome) {
     assert_eq!(content[0]["type"], "text");
     let text = content[0]["text"].as_str().expect("a text");
     match outcome {
+        Outcome::InputRequired { .. } => {
+            assert_eq!(result["isError"], true);
+            assert_eq!(text, content::INPUT_NOT_POSSIBLE);
+        }
         Outcome::Failed { error } => {
             assert_eq!(result["isError"], true);
             assert_eq!(content.len(), 1);

@@ -3,6 +3,7 @@
 
 pub mod clients;
 pub mod era;
+pub mod input;
 pub mod view;
 
 use serde_json::{json, Map, Value};
@@ -56,6 +57,8 @@ pub enum Reply {
         progress_token: Option<Value>,
         /// The revision the call came in (its answer is shaped by it).
         era: Era,
+        /// A retried call's answers to the input it was asked for (2026-07-28).
+        retry: Option<Retry>,
     },
     /// The client cancelled its request with this id: tell the pairing, answer 202.
     Cancel {
@@ -70,6 +73,16 @@ pub enum Reply {
         /// Whether the client asked to hear that the tool list changed.
         tools: bool,
     },
+}
+
+/// A retried call's `requestState` and `inputResponses`, still sealed ([`input::resume`]
+/// opens them).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Retry {
+    /// `params.requestState`, as the relay gave it.
+    pub state: String,
+    /// `params.inputResponses`.
+    pub responses: Value,
 }
 
 /// The comment a stream sends while it waits, so no proxy cuts it as idle.
@@ -114,6 +127,15 @@ pub fn complete(era: &Era, mut result: Value) -> Value {
                 m.insert(era::meta::SERVER_INFO.into(), server_info());
             }
         }
+    }
+    result
+}
+
+/// An `input_required` result (it says its own `resultType`) with who answered.
+#[must_use]
+pub fn complete_input(mut result: Value) -> Value {
+    if let Value::Object(r) = &mut result {
+        r.insert("_meta".into(), json!({era::meta::SERVER_INFO: server_info()}));
     }
     result
 }
@@ -206,7 +228,14 @@ pub fn handle(body: &[u8], headers: &Headers<'_>, catalogue: &Catalogue, app_url
                     .and_then(|m| m.get("progressToken"))
                     .filter(|t| t.is_string() || t.is_i64() || t.is_u64())
                     .cloned();
-                Reply::Call { id, tool, args, progress_token, era }
+                let retry = match params.get("requestState") {
+                    Some(Value::String(state)) if stateless => Some(Retry {
+                        state: state.clone(),
+                        responses: params.get("inputResponses").cloned().unwrap_or(json!({})),
+                    }),
+                    _ => None,
+                };
+                Reply::Call { id, tool, args, progress_token, era, retry }
             }
             Err(e) => failure(200, Some(&id), e),
         },
@@ -499,6 +528,7 @@ mod tests {
                 args: json!({"last":3}),
                 progress_token: None,
                 era: Era::Session,
+                retry: None,
             }
         );
         let r = run(

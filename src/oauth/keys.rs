@@ -31,6 +31,8 @@ pub enum Purpose {
     AccessToken,
     /// Stateless client ids.
     ClientId,
+    /// The `requestState` of a call that needs the client's input (2026-07-28).
+    RequestState,
 }
 
 impl Purpose {
@@ -38,6 +40,7 @@ impl Purpose {
         match self {
             Purpose::AccessToken => b"tabrelay access token v1",
             Purpose::ClientId => b"tabrelay client id v1",
+            Purpose::RequestState => b"tabrelay request state v1",
         }
     }
 }

@@ -350,6 +350,7 @@ impl Pairing {
                 agent: call.agent,
                 connection: call.connection,
                 turn,
+                input: call.input,
             },
         );
         let wait_ms = call.wait_ms.min(TAB_CALL_WAIT_MS);

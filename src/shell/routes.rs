@@ -6,7 +6,7 @@ use std::sync::OnceLock;
 use futures::StreamExt as _;
 use serde_json::json;
 use tabrelay_bundle::catalogue::Catalogue;
-use tabrelay_bundle::protocol::{close, Connection};
+use tabrelay_bundle::protocol::{close, Connection, Outcome};
 use worker::{
     console_error, event, ByteStream, Context, Env, Headers, Method, Request, Response, Result,
     WebSocketPair,
@@ -16,12 +16,13 @@ use super::{ask_code, ask_object, json_response, now_ms, post_object, read_json,
 use crate::config::Config;
 use crate::http;
 use crate::jsonrpc::{self, ErrorCode, Id, RpcError};
-use crate::mcp::{self, Reply};
+use crate::mcp::{self, input, Reply};
 use crate::oauth::authorize::{self, Refusal};
 use crate::oauth::connect::Granted;
 use crate::oauth::connect::{Command, ConnectCode};
 use crate::oauth::error::OAuthError;
 use crate::oauth::exchange::TokenRequest;
+use crate::oauth::keys::Keys;
 use crate::oauth::{clients, exchange, metadata, random_token, sha256_hex, token};
 use crate::pages;
 use crate::pairing::{
@@ -370,13 +371,31 @@ async fn mcp_endpoint(
             let res = post_object(&stub, "/listen", &check).await.ok();
             listen_stream(id, tools, res)
         }
-        Reply::Call { id, tool, args, progress_token, era } => {
+        Reply::Call { id, tool, args, progress_token, era, retry } => {
             let stream = mcp::accepts_stream(accept.as_deref());
             let told = match &era {
                 mcp::Era::Stateless { client_name, .. } => client_name.as_deref(),
                 mcp::Era::Session => None,
             };
             let wait_ms = mcp::clients::wait_ms(config.call_wait_ms, &[told, Some(&access.cli)]);
+            let identity = input::CallIdentity { grant: &access.gid, tool: &tool, args: &args };
+            let input = match retry {
+                None => None,
+                Some(r) => {
+                    match input::resume(&config.keys, identity, &r.state, r.responses, now_ms()) {
+                        Ok(resume) => Some(resume.for_tab()),
+                        Err(e) => return json_response(200, &jsonrpc::error(Some(&id), &e)),
+                    }
+                }
+            };
+            let ctx = CallContext {
+                id: id.clone(),
+                era,
+                keys: config.keys.clone(),
+                grant: access.gid.clone(),
+                tool: tool.clone(),
+                args: args.clone(),
+            };
             let call = CallRequest {
                 tool,
                 args,
@@ -390,6 +409,7 @@ async fn mcp_endpoint(
                     client: access.cli,
                     host: access.hst,
                 },
+                input,
             };
             let res = match pairing() {
                 Ok(stub) => post_object(&stub, "/call", &call).await.ok(),
@@ -397,13 +417,27 @@ async fn mcp_endpoint(
             };
             match res {
                 Some(res) if res.status_code() == 401 => unauthorized(origin, true),
-                Some(res) if stream => sse_answer(id, era, progress_token, res),
+                Some(res) if stream => {
+                    // An answer that comes at once goes as plain JSON (with its own status);
+                    // one that takes longer as a stream that opens with its first event.
+                    let mut lines = Lines::of(Some(res));
+                    let first = lines.next().await;
+                    let done = first.as_deref().and_then(|l| match serde_json::from_slice(l) {
+                        Ok(CallEvent::Done(answer)) => Some(answer),
+                        _ => None,
+                    });
+                    match (first, done) {
+                        (_, Some(answer)) => ctx.respond(Some(answer)),
+                        (None, None) => ctx.respond(None),
+                        (Some(first), None) => sse_answer(ctx, progress_token, first, lines),
+                    }
+                }
                 Some(mut res) => {
                     let answer =
                         read_json::<CallAnswer>(&res.text().await.unwrap_or_default()).ok();
-                    json_response(200, &answer_body(&id, &era, answer))
+                    ctx.respond(answer)
                 }
-                None => json_response(200, &answer_body(&id, &era, None)),
+                None => ctx.respond(None),
             }
         }
     }
@@ -487,52 +521,88 @@ fn unauthorized(origin: &str, token_presented: bool) -> Result<Response> {
     Ok(res)
 }
 
-/// The JSON-RPC response to a call, from the pairing's answer (None: the pairing could not be
-/// reached or answered nonsense).
-fn answer_body(id: &Id, era: &mcp::Era, answer: Option<CallAnswer>) -> serde_json::Value {
-    match answer {
-        Some(CallAnswer::Answered { outcome }) => mcp::call_answer(id, era, &outcome),
-        Some(CallAnswer::NotCarried { sentence }) => mcp::call_failed(id, era, &sentence),
-        None => mcp::call_failed(id, era, sentences::PAIRING_UNAVAILABLE),
+/// What the answer to a call needs to know of it.
+struct CallContext {
+    id: Id,
+    era: mcp::Era,
+    keys: Keys,
+    grant: String,
+    tool: String,
+    args: serde_json::Value,
+}
+
+impl CallContext {
+    /// The HTTP status and JSON-RPC response to a call, from the pairing's answer (None: the
+    /// pairing could not be reached or answered nonsense).
+    fn answer(&self, answer: Option<CallAnswer>) -> (u16, serde_json::Value) {
+        let (id, era) = (&self.id, &self.era);
+        let body = match answer {
+            Some(CallAnswer::Answered { outcome: Outcome::InputRequired { requests, state } })
+                if era.is_stateless() =>
+            {
+                let call =
+                    input::CallIdentity { grant: &self.grant, tool: &self.tool, args: &self.args };
+                match input::ask(&self.keys, era, call, &requests, state.as_ref(), now_ms()) {
+                    Ok(result) => jsonrpc::result(id, mcp::complete_input(result)),
+                    Err((status, e)) => return (status, jsonrpc::error(Some(id), &e)),
+                }
+            }
+            Some(CallAnswer::Answered { outcome }) => mcp::call_answer(id, era, &outcome),
+            Some(CallAnswer::NotCarried { sentence }) => mcp::call_failed(id, era, &sentence),
+            None => mcp::call_failed(id, era, sentences::PAIRING_UNAVAILABLE),
+        };
+        (200, body)
+    }
+
+    fn respond(&self, answer: Option<CallAnswer>) -> Result<Response> {
+        let (status, body) = self.answer(answer);
+        json_response(status, &body)
     }
 }
 
 /// Where a streamed call's translation stands.
 struct SseState {
-    id: Id,
-    era: mcp::Era,
+    ctx: CallContext,
     progress_token: Option<serde_json::Value>,
+    first: Option<Vec<u8>>,
     lines: Lines,
     progress: u64,
     done: bool,
 }
 
-/// A call answered as server-sent events: the pairing's event lines become progress
-/// notifications (when the client sent a progress token) and keep-alive comments, then the
-/// result. A stream that ends without an answer ends with the relay's sentence.
+/// A call answered as server-sent events: the pairing's event lines (`first`, then the rest)
+/// become progress notifications (when the client sent a progress token) and keep-alive
+/// comments, then the result. A stream that ends without an answer ends with the relay's
+/// sentence.
 fn sse_answer(
-    id: Id,
-    era: mcp::Era,
+    ctx: CallContext,
     progress_token: Option<serde_json::Value>,
-    res: Response,
+    first: Vec<u8>,
+    lines: Lines,
 ) -> Result<Response> {
-    let lines = Lines::of(Some(res));
-    let state = SseState { id, era, progress_token, lines, progress: 0, done: false };
+    let state =
+        SseState { ctx, progress_token, first: Some(first), lines, progress: 0, done: false };
     let events = futures::stream::unfold(state, |mut st| async move {
         if st.done {
             return None;
         }
         loop {
-            let Some(line) = st.lines.next().await else {
-                st.done = true;
-                let text = mcp::sse_event(&answer_body(&st.id, &st.era, None));
-                return Some((Ok::<_, worker::Error>(text.into_bytes()), st));
+            let line = match st.first.take() {
+                Some(line) => line,
+                None => match st.lines.next().await {
+                    Some(line) => line,
+                    None => {
+                        st.done = true;
+                        let text = mcp::sse_event(&st.ctx.answer(None).1);
+                        return Some((Ok::<_, worker::Error>(text.into_bytes()), st));
+                    }
+                },
             };
             let Ok(event) = serde_json::from_slice::<CallEvent>(&line) else { continue };
             let text = match event {
                 CallEvent::Done(answer) => {
                     st.done = true;
-                    mcp::sse_event(&answer_body(&st.id, &st.era, Some(answer)))
+                    mcp::sse_event(&st.ctx.answer(Some(answer)).1)
                 }
                 CallEvent::Asking(card) => st.progress_event(&card),
                 CallEvent::Answered => st.progress_event(sentences::PERSON_ANSWERED),

@@ -1,0 +1,229 @@
+//! Calls that need the client's input (2026-07-28's multi-round-trip requests): a tab answers
+//! with the requests it needs answered; the relay passes on those the client can answer, with a
+//! `requestState` it seals (HMAC over the connection, the call and an expiry, holding the tab's
+//! own state), and opens that state again when the client retries the call with its answers.
+
+use base64::Engine as _;
+use serde_json::{json, Map, Value};
+use sha2::{Digest, Sha256};
+use tabrelay_bundle::protocol::INPUT_METHODS;
+
+use super::era::{codes, Era};
+use crate::jsonrpc::{ErrorCode, RpcError};
+use crate::oauth::keys::{Keys, Purpose};
+
+/// How long a client has to answer and retry, in milliseconds.
+pub const STATE_LIFETIME_MS: u64 = 10 * 60 * 1000;
+/// The largest `requestState` the relay issues or reads, in bytes.
+pub const MAX_STATE_BYTES: usize = 32 * 1024;
+
+/// The call a state belongs to: its connection, tool and arguments.
+#[derive(Debug, Clone, Copy)]
+pub struct CallIdentity<'a> {
+    /// The connection (grant) id.
+    pub grant: &'a str,
+    /// The tool's name.
+    pub tool: &'a str,
+    /// Its arguments.
+    pub args: &'a Value,
+}
+
+impl CallIdentity<'_> {
+    fn digest(&self) -> String {
+        let mut h = Sha256::new();
+        h.update(self.grant.as_bytes());
+        h.update([0]);
+        h.update(self.tool.as_bytes());
+        h.update([0]);
+        h.update(self.args.to_string().as_bytes());
+        h.finalize().iter().map(|b| format!("{b:02x}")).collect()
+    }
+}
+
+/// The result that asks the client for input: the requests it declared it can answer, and the
+/// sealed state. A request the client cannot answer is left out; when none is left, the
+/// refusal names the capabilities the call needs (-32021, HTTP 400).
+pub fn ask(
+    keys: &Keys,
+    era: &Era,
+    call: CallIdentity<'_>,
+    requests: &Map<String, Value>,
+    tab_state: Option<&Value>,
+    now_ms: u64,
+) -> Result<Value, (u16, RpcError)> {
+    let mut kept = Map::new();
+    let mut missing = Map::new();
+    for (key, request) in requests {
+        let method = request.get("method").and_then(Value::as_str).unwrap_or_default();
+        let capability = INPUT_METHODS.iter().find(|(m, _)| *m == method).map_or("", |(_, c)| *c);
+        if era.declared(capability) {
+            kept.insert(key.clone(), request.clone());
+        } else {
+            missing.insert(capability.into(), json!({}));
+        }
+    }
+    if kept.is_empty() {
+        let names: Vec<&str> = missing.keys().map(String::as_str).collect();
+        return Err((
+            400,
+            RpcError {
+                code: codes::MISSING_CAPABILITY,
+                message: format!(
+                    "This call needs the client capability {} to go on; the client did not declare it.",
+                    names.join(", ")
+                ),
+                data: Some(json!({"requiredCapabilities": missing})),
+            },
+        ));
+    }
+    let sealed = json!({
+        "c": call.digest(),
+        "e": now_ms + STATE_LIFETIME_MS,
+        "s": tab_state.cloned().unwrap_or(Value::Null),
+    })
+    .to_string();
+    let b64 = base64::engine::general_purpose::URL_SAFE_NO_PAD;
+    let tag = b64.encode(keys.current.mac(Purpose::RequestState, sealed.as_bytes()));
+    let state = format!("{}.{tag}", b64.encode(sealed));
+    if state.len() > MAX_STATE_BYTES {
+        return Err((
+            200,
+            RpcError::new(
+                ErrorCode::INTERNAL_ERROR,
+                "The app's state for this call is too large to hand to the client.",
+            ),
+        ));
+    }
+    Ok(json!({"resultType": "input_required", "inputRequests": kept, "requestState": state}))
+}
+
+/// What a retried call carries back: the client's responses and the tab's state.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Resume {
+    /// `params.inputResponses`.
+    pub responses: Value,
+    /// The tab's state (null when it kept none).
+    pub tab_state: Value,
+}
+
+impl Resume {
+    /// What the tab receives with the call again.
+    #[must_use]
+    pub fn for_tab(&self) -> Value {
+        let mut v = json!({"responses": self.responses});
+        if !self.tab_state.is_null() {
+            v["state"] = self.tab_state.clone();
+        }
+        v
+    }
+}
+
+/// Opens a retried call's `requestState`: it must be the relay's, for this connection and this
+/// very call, and not expired. Any other is refused (-32602) and the tab is never asked.
+pub fn resume(
+    keys: &Keys,
+    call: CallIdentity<'_>,
+    state: &str,
+    responses: Value,
+    now_ms: u64,
+) -> Result<Resume, RpcError> {
+    let refused = || {
+        RpcError::new(
+            ErrorCode::INVALID_PARAMS,
+            "The requestState is not one this relay gave for this call, or it expired: call the tool again without it.",
+        )
+    };
+    if state.len() > MAX_STATE_BYTES {
+        return Err(refused());
+    }
+    let b64 = base64::engine::general_purpose::URL_SAFE_NO_PAD;
+    let (payload, tag) = state.split_once('.').ok_or_else(refused)?;
+    let payload = b64.decode(payload).map_err(|_| refused())?;
+    let tag = b64.decode(tag).map_err(|_| refused())?;
+    if !keys.verify(Purpose::RequestState, &payload, &tag) {
+        return Err(refused());
+    }
+    let sealed: Value = serde_json::from_slice(&payload).map_err(|_| refused())?;
+    let fits = sealed["c"].as_str() == Some(call.digest().as_str())
+        && sealed["e"].as_u64().is_some_and(|e| now_ms <= e);
+    if !fits {
+        return Err(refused());
+    }
+    if !responses.is_object() {
+        return Err(RpcError::new(
+            ErrorCode::INVALID_PARAMS,
+            "params.inputResponses must be an object.",
+        ));
+    }
+    Ok(Resume { responses, tab_state: sealed["s"].clone() })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn keys() -> Keys {
+        Keys::new(&"k".repeat(32), None).unwrap()
+    }
+
+    fn era(caps: Value) -> Era {
+        Era::Stateless { capabilities: caps.as_object().unwrap().clone(), client_name: None }
+    }
+
+    fn requests() -> Map<String, Value> {
+        json!({
+            "name": {"method": "elicitation/create", "params": {"message": "Name?"}},
+            "draft": {"method": "sampling/createMessage", "params": {}},
+        })
+        .as_object()
+        .unwrap()
+        .clone()
+    }
+
+    const ARGS: &str = r#"{"a":1}"#;
+
+    fn call(args: &Value) -> CallIdentity<'_> {
+        CallIdentity { grant: "g1", tool: "t", args }
+    }
+
+    #[test]
+    fn only_what_the_client_can_answer_is_asked() {
+        let args: Value = serde_json::from_str(ARGS).unwrap();
+        let r =
+            ask(&keys(), &era(json!({"sampling": {}})), call(&args), &requests(), None, 0).unwrap();
+        assert_eq!(r["resultType"], "input_required");
+        assert_eq!(r["inputRequests"].as_object().unwrap().keys().collect::<Vec<_>>(), ["draft"]);
+        let (status, e) =
+            ask(&keys(), &era(json!({})), call(&args), &requests(), None, 0).unwrap_err();
+        assert_eq!((status, e.code.0), (400, -32021));
+        let needed = &e.data.unwrap()["requiredCapabilities"];
+        assert!(needed["sampling"].is_object() && needed["elicitation"].is_object());
+    }
+
+    #[test]
+    fn the_state_comes_back_only_for_the_same_call_in_time() {
+        let args: Value = serde_json::from_str(ARGS).unwrap();
+        let caps = era(json!({"elicitation": {}}));
+        let tab_state = json!({"round": 2});
+        let r = ask(&keys(), &caps, call(&args), &requests(), Some(&tab_state), 1000).unwrap();
+        let state = r["requestState"].as_str().unwrap();
+        let back = resume(&keys(), call(&args), state, json!({"name": {}}), 2000).unwrap();
+        assert_eq!(back.tab_state, tab_state);
+        assert_eq!(back.for_tab()["state"], tab_state);
+        // Another call, another connection, too late, tampered, another key: refused.
+        let other: Value = json!({"a": 2});
+        assert!(resume(&keys(), call(&other), state, json!({}), 2000).is_err());
+        let elsewhere = CallIdentity { grant: "g2", tool: "t", args: &args };
+        assert!(resume(&keys(), elsewhere, state, json!({}), 2000).is_err());
+        assert!(
+            resume(&keys(), call(&args), state, json!({}), 1000 + STATE_LIFETIME_MS + 1).is_err()
+        );
+        let mut tampered = state.to_owned();
+        tampered.insert(3, 'x');
+        assert!(resume(&keys(), call(&args), &tampered, json!({}), 2000).is_err());
+        let other_key = Keys::new(&"z".repeat(32), None).unwrap();
+        assert!(resume(&other_key, call(&args), state, json!({}), 2000).is_err());
+        assert!(resume(&keys(), call(&args), "garbage", json!({}), 2000).is_err());
+        assert!(resume(&keys(), call(&args), state, json!([1]), 2000).is_err());
+    }
+}
