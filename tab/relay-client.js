@@ -308,6 +308,8 @@ export class RelayClient {
       } else {
         reply = { type: 'result', id: call.id, data: out.data ?? null };
         if (out.image) reply.image = out.image;
+        if (out.audio) reply.audio = out.audio;
+        if (out.resource) reply.resource = out.resource;
       }
     } catch (err) {
       reply = { type: 'result', id: call.id, error: String((err && err.message) || err || 'The tool failed.') };

@@ -125,6 +125,12 @@ pub enum Outcome {
         /// A picture, when the tool makes one.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         image: Option<Image>,
+        /// A sound, when the tool makes one.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        audio: Option<Audio>,
+        /// A document the tool hands over whole (an embedded text resource).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        resource: Option<Embedded>,
     },
     /// The tool was refused or failed; one sentence says why.
     Failed {
@@ -167,6 +173,28 @@ pub struct Image {
     pub width: u32,
     /// Its height in pixels.
     pub height: u32,
+}
+
+/// A sound in a result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Audio {
+    /// Base64 of the sound's bytes.
+    pub data: String,
+    /// Its media type, such as `audio/wav`.
+    #[serde(rename = "mimeType")]
+    pub mime_type: String,
+}
+
+/// A text document in a result (an MCP embedded resource).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Embedded {
+    /// Its address, as the app names it.
+    pub uri: String,
+    /// Its media type, such as `text/plain`.
+    #[serde(rename = "mimeType")]
+    pub mime_type: String,
+    /// Its text.
+    pub text: String,
 }
 
 /// What the relay sends a tab.
@@ -314,11 +342,12 @@ impl Outcome {
     /// The outcome held by a result message's fields.
     fn take(m: &mut Map<String, Value>) -> Result<Self, NotProtocol> {
         if let Some(data) = m.remove("data") {
-            let image = match m.remove("image") {
-                None | Some(Value::Null) => None,
-                Some(v) => Some(serde_json::from_value(v).map_err(|_| NotProtocol)?),
-            };
-            return Ok(Outcome::Done { data, image });
+            return Ok(Outcome::Done {
+                data,
+                image: optional(m, "image")?,
+                audio: optional(m, "audio")?,
+                resource: optional(m, "resource")?,
+            });
         }
         if let Some(requests) = m.remove("input_required") {
             let Value::Object(requests) = requests else { return Err(NotProtocol) };
@@ -339,6 +368,17 @@ impl Outcome {
             Some(Value::String(error)) => Ok(Outcome::Failed { error }),
             _ => Err(NotProtocol),
         }
+    }
+}
+
+/// An optional field of a result, read as its type when present.
+fn optional<T: serde::de::DeserializeOwned>(
+    m: &mut Map<String, Value>,
+    key: &str,
+) -> Result<Option<T>, NotProtocol> {
+    match m.remove(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(v) => serde_json::from_value(v).map(Some).map_err(|_| NotProtocol),
     }
 }
 
@@ -394,7 +434,12 @@ mod tests {
             done,
             TabMessage::Result {
                 id: 7,
-                outcome: Outcome::Done { data: json!({"n":1}), image: None }
+                outcome: Outcome::Done {
+                    data: json!({"n":1}),
+                    image: None,
+                    audio: None,
+                    resource: None
+                }
             }
         );
         let failed = TabMessage::parse(r#"{"type":"result","id":8,"error":"No."}"#).unwrap();

@@ -65,7 +65,10 @@ fuzz_target!(|data: &[u8]| {
             if let Some(v) = header {
                 assert!(ALL_VERSIONS.contains(&v.trim()), "a call under an unsupported revision");
             }
-            assert_eq!(era.is_stateless(), header.is_some_and(|v| v.trim() == mcp::STATELESS_VERSION));
+            assert_eq!(
+                era.is_stateless(),
+                header.is_some_and(|v| v.trim() == mcp::STATELESS_VERSION)
+            );
             if let Some(t) = &progress_token {
                 assert!(t.is_string() || t.is_i64() || t.is_u64(), "progress token {t}");
                 assert_eq!(r.params.get("_meta").and_then(|m| m.get("progressToken")), Some(t));
@@ -91,8 +94,11 @@ fuzz_target!(|data: &[u8]| {
                     let code = answer["error"]["code"].as_i64().unwrap_or(0);
                     if status == 400 {
                         // Only a revision's own rules refuse with 400: its headers and _meta.
-                        assert!(header.is_some_and(|v| !SUPPORTED_VERSIONS.contains(&v.trim()))
-                            || r.params.contains_key("_meta"), "400 without headers");
+                        assert!(
+                            header.is_some_and(|v| !SUPPORTED_VERSIONS.contains(&v.trim()))
+                                || r.params.contains_key("_meta"),
+                            "400 without headers"
+                        );
                         assert!([-32020, -32022, -32602].contains(&code), "code {code}");
                     } else if status == 404 {
                         assert_eq!(code, ErrorCode::METHOD_NOT_FOUND.0 as i64);
@@ -103,10 +109,16 @@ fuzz_target!(|data: &[u8]| {
                     if let Some(result) = result {
                         check_result(&r.method, result, catalogue);
                         let stateless = header.is_some_and(|v| v.trim() == mcp::STATELESS_VERSION);
-                        assert_eq!(result.get("resultType").is_some(), stateless && result.is_object());
+                        assert_eq!(
+                            result.get("resultType").is_some(),
+                            stateless && result.is_object()
+                        );
                     } else {
                         let code = answer["error"]["code"].as_i64().unwrap();
-                        assert!([-32600, -32601, -32602, -32020, -32022].contains(&code), "code {code}");
+                        assert!(
+                            [-32600, -32601, -32602, -32020, -32022].contains(&code),
+                            "code {code}"
+                        );
                         assert!(answer["error"]["message"].as_str().is_some_and(|m| !m.is_empty()));
                     }
                 }
@@ -125,7 +137,9 @@ fn check_result(method: &str, result: &Value, catalogue: &Catalogue) {
         }
         "tools/list" => assert_eq!(result["tools"], catalogue.mcp_tools()),
         "ping" => assert_eq!(result, &serde_json::json!({})),
-        "server/discover" => assert_eq!(result["supportedVersions"], serde_json::json!(ALL_VERSIONS)),
+        "server/discover" => {
+            assert_eq!(result["supportedVersions"], serde_json::json!(ALL_VERSIONS))
+        }
         "resources/list" | "resources/templates/list" | "resources/read" => {
             assert!(result.is_object());
         }

@@ -19,11 +19,11 @@ fuzz_target!(|data: &[u8]| {
     let Ok(outcome) = serde_json::from_slice::<Outcome>(data) else { return };
     check(&outcome);
     if data.first() == Some(&b'\t') {
-        if let Outcome::Done { data, image } = &outcome {
+        if let Outcome::Done { data, image, .. } = &outcome {
             let one = serde_json::to_string(data).unwrap().chars().count() + 1;
             let copies = RESULT_TEXT_CHARS / one + 2;
             let long = Value::Array(vec![data.clone(); copies]);
-            check(&Outcome::Done { data: long, image: image.clone() });
+            check(&Outcome::Done { data: long, image: image.clone(), audio: None, resource: None });
         }
     }
     let answer = mcp::call_answer(&Id::Number(1), &mcp::Era::Session, &outcome);
@@ -45,7 +45,7 @@ fn check(outcome: &Outcome) {
             assert_eq!(content.len(), 1);
             assert_eq!(text, error);
         }
-        Outcome::Done { data, image } => {
+        Outcome::Done { data, image, audio, resource } => {
             assert_eq!(result["isError"], false);
             assert!(text.starts_with(DATA_OPEN), "{text:.80}");
             assert_eq!(text.matches(DATA_CLOSE).count(), 1, "{text:.80}");
@@ -66,7 +66,25 @@ fn check(outcome: &Outcome) {
                     && i.height <= RESULT_IMAGE_MAX_SIDE
                     && i.data.len() <= RESULT_IMAGE_MAX_BYTES
             });
-            assert_eq!(content.len(), if fits { 2 } else { 1 });
+            // After the text: the picture, the sound and the document, each when it fits.
+            let extra: Vec<&str> =
+                content[1..].iter().map(|c| c["type"].as_str().unwrap()).collect();
+            let expected: Vec<&str> = [
+                fits.then_some("image"),
+                audio.as_ref().filter(|_| !notes.contains("The sound")).map(|_| "audio"),
+                resource.as_ref().filter(|_| !notes.contains("The document")).map(|_| "resource"),
+            ]
+            .into_iter()
+            .flatten()
+            .collect();
+            assert_eq!(extra, expected);
+            for block in &content[1..] {
+                if block["type"] == "resource" {
+                    let t = block["resource"]["text"].as_str().unwrap();
+                    assert!(t.starts_with(DATA_OPEN) && t.ends_with(DATA_CLOSE));
+                    assert_eq!(t.matches('<').count(), 2, "a document can close its tags");
+                }
+            }
             if let (true, Some(img)) = (fits, image) {
                 assert_eq!(content[1]["type"], "image");
                 assert_eq!(content[1]["data"], img.data.as_str());
