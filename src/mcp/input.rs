@@ -119,14 +119,23 @@ impl Resume {
 }
 
 /// Opens a retried call's `requestState`: it must be the relay's, for this connection and this
-/// very call, and not expired. Any other is refused (-32602) and the tab is never asked.
+/// very call, and not expired. Any other is refused (-32602) and the tab is never asked. A
+/// retry without a state hands the tab the responses alone (the tab trusts them no more than
+/// any argument).
 pub fn resume(
     keys: &Keys,
     call: CallIdentity<'_>,
-    state: &str,
+    state: Option<&str>,
     responses: Value,
     now_ms: u64,
 ) -> Result<Resume, RpcError> {
+    if !responses.is_object() {
+        return Err(RpcError::new(
+            ErrorCode::INVALID_PARAMS,
+            "params.inputResponses must be an object.",
+        ));
+    }
+    let Some(state) = state else { return Ok(Resume { responses, tab_state: Value::Null }) };
     let refused = || {
         RpcError::new(
             ErrorCode::INVALID_PARAMS,
@@ -207,23 +216,25 @@ mod tests {
         let tab_state = json!({"round": 2});
         let r = ask(&keys(), &caps, call(&args), &requests(), Some(&tab_state), 1000).unwrap();
         let state = r["requestState"].as_str().unwrap();
-        let back = resume(&keys(), call(&args), state, json!({"name": {}}), 2000).unwrap();
+        let back = resume(&keys(), call(&args), Some(state), json!({"name": {}}), 2000).unwrap();
         assert_eq!(back.tab_state, tab_state);
         assert_eq!(back.for_tab()["state"], tab_state);
         // Another call, another connection, too late, tampered, another key: refused.
         let other: Value = json!({"a": 2});
-        assert!(resume(&keys(), call(&other), state, json!({}), 2000).is_err());
+        assert!(resume(&keys(), call(&other), Some(state), json!({}), 2000).is_err());
         let elsewhere = CallIdentity { grant: "g2", tool: "t", args: &args };
-        assert!(resume(&keys(), elsewhere, state, json!({}), 2000).is_err());
-        assert!(
-            resume(&keys(), call(&args), state, json!({}), 1000 + STATE_LIFETIME_MS + 1).is_err()
-        );
+        assert!(resume(&keys(), elsewhere, Some(state), json!({}), 2000).is_err());
+        assert!(resume(&keys(), call(&args), Some(state), json!({}), 1000 + STATE_LIFETIME_MS + 1)
+            .is_err());
         let mut tampered = state.to_owned();
         tampered.insert(3, 'x');
-        assert!(resume(&keys(), call(&args), &tampered, json!({}), 2000).is_err());
+        assert!(resume(&keys(), call(&args), Some(&tampered), json!({}), 2000).is_err());
         let other_key = Keys::new(&"z".repeat(32), None).unwrap();
-        assert!(resume(&other_key, call(&args), state, json!({}), 2000).is_err());
-        assert!(resume(&keys(), call(&args), "garbage", json!({}), 2000).is_err());
-        assert!(resume(&keys(), call(&args), state, json!([1]), 2000).is_err());
+        assert!(resume(&other_key, call(&args), Some(state), json!({}), 2000).is_err());
+        assert!(resume(&keys(), call(&args), Some("garbage"), json!({}), 2000).is_err());
+        assert!(resume(&keys(), call(&args), Some(state), json!([1]), 2000).is_err());
+        // Without a state the responses go alone.
+        let alone = resume(&keys(), call(&args), None, json!({"name": {}}), 2000).unwrap();
+        assert_eq!(alone.for_tab(), json!({"responses": {"name": {}}}));
     }
 }

@@ -79,8 +79,9 @@ pub enum Reply {
 /// opens them).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Retry {
-    /// `params.requestState`, as the relay gave it.
-    pub state: String,
+    /// `params.requestState`, as the relay gave it (a client may retry without it: the tab
+    /// then gets the responses alone).
+    pub state: Option<String>,
     /// `params.inputResponses`.
     pub responses: Value,
 }
@@ -228,12 +229,23 @@ pub fn handle(body: &[u8], headers: &Headers<'_>, catalogue: &Catalogue, app_url
                     .and_then(|m| m.get("progressToken"))
                     .filter(|t| t.is_string() || t.is_i64() || t.is_u64())
                     .cloned();
-                let retry = match params.get("requestState") {
-                    Some(Value::String(state)) if stateless => Some(Retry {
-                        state: state.clone(),
-                        responses: params.get("inputResponses").cloned().unwrap_or(json!({})),
+                let state = params.get("requestState");
+                let responses = params.get("inputResponses");
+                let retry = match (state, responses) {
+                    _ if !stateless => None,
+                    (None, None) => None,
+                    (Some(Value::String(s)), r) => Some(Retry {
+                        state: Some(s.clone()),
+                        responses: r.cloned().unwrap_or_else(|| json!({})),
                     }),
-                    _ => None,
+                    (None, Some(r)) => Some(Retry { state: None, responses: r.clone() }),
+                    (Some(_), _) => {
+                        let e = RpcError::new(
+                            ErrorCode::INVALID_PARAMS,
+                            "params.requestState must be the string the relay gave.",
+                        );
+                        return failure(200, Some(&id), e);
+                    }
                 };
                 Reply::Call { id, tool, args, progress_token, era, retry }
             }

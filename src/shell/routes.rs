@@ -382,7 +382,13 @@ async fn mcp_endpoint(
             let input = match retry {
                 None => None,
                 Some(r) => {
-                    match input::resume(&config.keys, identity, &r.state, r.responses, now_ms()) {
+                    match input::resume(
+                        &config.keys,
+                        identity,
+                        r.state.as_deref(),
+                        r.responses,
+                        now_ms(),
+                    ) {
                         Ok(resume) => Some(resume.for_tab()),
                         Err(e) => return json_response(200, &jsonrpc::error(Some(&id), &e)),
                     }
