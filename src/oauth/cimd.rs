@@ -87,7 +87,7 @@ impl CimdError {
     /// The sentence a person reads, naming the document's domain where it helps.
     #[must_use]
     pub fn sentence(&self, domain: &str) -> String {
-        let fix = "tell the app's makers, or connect with a registered app";
+        let fix = "tell the app's makers";
         match self {
             Self::NotHttps => format!("The app's client id is an address that is not https, so the relay cannot verify who is asking; {fix}."),
             Self::HostRefused => format!("The app's client id points at a numeric or local address, which the relay does not fetch; {fix}."),
