@@ -44,8 +44,10 @@ fuzz_target!(|data: &[u8]| {
         let doc: serde_json::Value = serde_json::from_slice(body).expect("a JSON document");
         assert_eq!(doc["client_id"].as_str(), Some(url.as_str()));
         assert!(doc.get("client_secret").is_none());
-        assert!(matches!(doc.get("token_endpoint_auth_method"), None | Some(serde_json::Value::Null))
-            || doc["token_endpoint_auth_method"] == "none");
+        assert!(
+            matches!(doc.get("token_endpoint_auth_method"), None | Some(serde_json::Value::Null))
+                || doc["token_endpoint_auth_method"] == "none"
+        );
         assert_eq!(client.domain, url.domain());
         let n = client.redirect_uris.len();
         assert!((1..=clients::MAX_REDIRECT_URIS).contains(&n));
