@@ -17,33 +17,61 @@ pub const STATUS_PATH: &str = "/authorize/status";
 
 /// Who asks, as the waiting page shows it.
 pub struct Asker<'a> {
-    /// The client's registered name (not verified).
+    /// The client's name (registered, or from its metadata document; not verified).
     pub name: &'a str,
+    /// The domain that published its metadata document (verified), for such a client.
+    pub verified_domain: Option<&'a str>,
     /// The host of its redirect URI.
     pub redirect_host: &'a str,
 }
 
+impl Asker<'_> {
+    /// Who asks, as HTML: a verified domain (and the name it gives, when another), or the name
+    /// marked as not verified.
+    fn who(&self) -> (String, String) {
+        let name = escape_html(self.name);
+        match self.verified_domain {
+            Some(domain) => {
+                let domain = escape_html(domain);
+                let calls = if name == domain {
+                    String::new()
+                } else {
+                    format!(", which calls itself “{name}”,")
+                };
+                let who = format!("<strong>{domain}</strong> <span class=\"verified\" id=\"verified\">(verified domain: it publishes this app's client metadata)</span>{calls}");
+                (domain, who)
+            }
+            None => {
+                let who = format!("<strong>{name}</strong> <span class=\"muted\" id=\"unverified\">(name given by the app, not verified)</span>");
+                (name, who)
+            }
+        }
+    }
+}
+
 const STYLE: &str = "body{font:16px/1.5 system-ui,sans-serif;max-width:34rem;margin:3rem auto;padding:0 1rem;color:#1d2330}\
 .code{font:600 2.2rem/1.2 ui-monospace,monospace;letter-spacing:.12em;padding:.6rem 1rem;border:2px solid #3b5bdb;border-radius:.5rem;display:inline-block}\
-.muted{color:#5c6370}a.button{display:inline-block;margin:.5rem 0;padding:.5rem 1rem;background:#3b5bdb;color:#fff;border-radius:.4rem;text-decoration:none}";
+.muted{color:#5c6370}.verified{color:#2b8a3e}a.button{display:inline-block;margin:.5rem 0;padding:.5rem 1rem;background:#3b5bdb;color:#fff;border-radius:.4rem;text-decoration:none}";
 
 /// The waiting page: the code to type in the app's tab, the link that opens it there, who asks.
 #[must_use]
 pub fn waiting(code_display: &str, app_url: &str, asker: &Asker<'_>) -> String {
     let link = format!("{}#{CONNECT_FRAGMENT}={}", app_url, code_display);
+    let (title, who) = asker.who();
     format!(
         "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width\">\
 <title>Connect to your tab</title><style>{STYLE}</style></head><body>\
-<h1>Connect {name} to your tab</h1>\
-<p><strong>{name}</strong> <span class=\"muted\">(name given by the app, not verified)</span> asks to act in your open tab of the app. \
-After approval you will be sent back to <strong>{host}</strong>.</p>\
+<h1>Connect {title} to your tab</h1>\
+<p>{who} asks to act in your open tab of the app. \
+After approval you will be sent back to <strong id=\"redirect-host\">{host}</strong>.</p>\
 <p>In your tab of the app, enter this code and approve it:</p>\
 <p class=\"code\" id=\"code\">{code}</p>\
 <p><a class=\"button\" href=\"{link}\" target=\"_blank\" rel=\"noopener\">Open the app with this code</a></p>\
 <p id=\"status\" role=\"status\" data-code=\"{code}\" data-status=\"{status}\">Waiting for approval in your tab…</p>\
 <p class=\"muted\">The code works once and for ten minutes. If you did not start this, close this page.</p>\
 <script src=\"{script}\"></script></body></html>",
-        name = escape_html(asker.name),
+        title = title,
+        who = who,
         host = escape_html(asker.redirect_host),
         code = escape_html(code_display),
         link = escape_html(&link),
@@ -52,12 +80,14 @@ After approval you will be sent back to <strong>{host}</strong>.</p>\
     )
 }
 
-/// A page that says why a request cannot go on and what to do.
+/// A page that says why a request cannot go on and what to do; `error` is the OAuth error
+/// code, for a program reading the page.
 #[must_use]
-pub fn refused(sentence: &str) -> String {
+pub fn refused(error: &str, sentence: &str) -> String {
     format!(
         "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>Cannot connect</title><style>{STYLE}</style></head>\
-<body><h1>This connection cannot go on</h1><p id=\"reason\">{}</p></body></html>",
+<body><h1>This connection cannot go on</h1><p id=\"reason\" data-error=\"{}\">{}</p></body></html>",
+        escape_html(error),
         escape_html(sentence)
     )
 }
@@ -97,11 +127,37 @@ mod tests {
         let page = waiting(
             "ABCDE-12345",
             "https://app.example/",
-            &Asker { name: "<script>alert(1)</script>", redirect_host: "a\"b.example" },
+            &Asker {
+                name: "<script>alert(1)</script>",
+                verified_domain: None,
+                redirect_host: "a\"b.example",
+            },
         );
+        assert!(page.contains("not verified"));
         assert!(!page.contains("<script>alert"));
         assert!(page.contains("&lt;script&gt;alert(1)&lt;/script&gt;"));
         assert!(page.contains("a&quot;b.example"));
         assert!(page.contains("https://app.example/#tabrelay-connect=ABCDE-12345"));
+    }
+
+    #[test]
+    fn a_document_client_is_shown_by_its_verified_domain() {
+        let asker =
+            |name| Asker { name, verified_domain: Some("claude.ai"), redirect_host: "claude.ai" };
+        let page = waiting("ABCDE-12345", "https://app.example/", &asker("Claude"));
+        assert!(page.contains("Connect claude.ai to your tab"), "{page}");
+        assert!(page.contains("verified domain") && !page.contains("not verified"));
+        assert!(page.contains("calls itself “Claude”"));
+        let page = waiting("ABCDE-12345", "https://app.example/", &asker("claude.ai"));
+        assert!(!page.contains("calls itself"), "a name that is the domain is said once");
+        let page = waiting("ABCDE-12345", "https://app.example/", &asker("<b>"));
+        assert!(page.contains("&lt;b&gt;") && !page.contains("<b>"));
+    }
+
+    #[test]
+    fn a_refusal_page_names_the_oauth_error() {
+        let page = refused("invalid_client", "Can't <fetch>.");
+        assert!(page.contains(r#"data-error="invalid_client""#));
+        assert!(page.contains("Can&#39;t &lt;fetch&gt;."));
     }
 }

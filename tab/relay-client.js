@@ -166,7 +166,11 @@ export class RelayClient {
     });
   }
 
-  /** Who asks for a connect code: resolves with {client, host} or rejects with a sentence. */
+  /**
+   * Who asks for a connect code: resolves with {client, host, verified} or rejects with a
+   * sentence. `verified` is the domain that published the client's metadata document (the relay
+   * fetched it from there); undefined for a client that registered, whose name is not verified.
+   */
   describe(code) {
     return this.codeRequest('describe', code);
   }
@@ -272,7 +276,7 @@ export class RelayClient {
         this.approvals.delete(key);
         clearTimeout(waiter.timer);
         if (message.type === 'refused') waiter.reject(new Error(message.sentence));
-        else waiter.resolve({ client: message.client, host: message.host });
+        else waiter.resolve({ client: message.client, host: message.host, verified: message.verified });
         break;
       }
       case 'call':

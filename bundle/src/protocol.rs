@@ -232,10 +232,14 @@ pub enum RelayMessage {
     Described {
         /// The code, normalised.
         code: String,
-        /// The client's name, as it registered (not verified).
+        /// The client's name, as it registered or its metadata document says (not verified).
         client: String,
         /// The host its browser returns to.
         host: String,
+        /// The domain that published the client's metadata document (verified by the relay
+        /// fetching it); absent for a client that registered.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        verified: Option<String>,
     },
     /// The connect code was denied: the waiting page returns to the agent app with a refusal.
     Denied {

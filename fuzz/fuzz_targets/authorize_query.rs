@@ -1,26 +1,43 @@
-//! `oauth::authorize::validate` on the query pairs of any input, and the `http` helpers
+//! `oauth::authorize::client_named` then `validate` on the query pairs of any input (a
+//! metadata document client standing for a fixed document), and the `http` helpers
 //! (`query_of`, `origin_of`, `path_of`, `cookie`, `bearer`) on the input as a string.
 //! Checks above all that a refusal is only ever redirected to a URI the client registered.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 use tabrelay::http;
-use tabrelay::oauth::authorize::{self, AuthRequest, Refusal};
-use tabrelay::oauth::{clients, pkce};
+use tabrelay::oauth::authorize::{self, Asking, AuthRequest, Named, Refusal};
+use tabrelay::oauth::cimd::MetadataClient;
+use tabrelay::oauth::{pkce, sha256_hex};
 use tabrelay_fuzz::{has_duplicate_key, is_slice_of, keys, ORIGIN};
 
 fuzz_target!(|data: &[u8]| {
     let keys = keys();
     let pairs: Vec<(String, String)> = form_urlencoded::parse(data).into_owned().collect();
     let param = |name: &str| pairs.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str());
-    let client = param("client_id").and_then(|id| clients::resolve(&keys, id).ok());
-    match authorize::validate(&pairs, &keys, ORIGIN) {
+    let client: Asking = match authorize::client_named(&pairs, &keys) {
+        Ok(Named::Registered(c)) => c.into(),
+        Ok(Named::Document(url)) => {
+            assert_eq!(Some(url.as_str()), param("client_id"));
+            // What a fetched document would say; the fetch itself is the shell's.
+            let uris =
+                vec!["https://claude.ai/cb".to_owned(), "http://127.0.0.1:9/callback".to_owned()];
+            let name = (sha256_hex(data).as_bytes()[0] % 2 == 0).then(|| "Claude".to_owned());
+            MetadataClient { domain: url.domain().to_owned(), name, redirect_uris: uris }.into()
+        }
+        Err(e) => {
+            assert!(!e.description.is_empty());
+            assert!(["invalid_request", "invalid_client"].contains(&e.code));
+            return;
+        }
+    };
+    match authorize::validate(&pairs, client.clone(), ORIGIN) {
         Ok(req) => {
-            let client = client.expect("accepted for an unregistered client");
             assert!(!has_duplicate_key(&pairs));
             assert!(pairs.iter().all(|(_, v)| v.len() <= authorize::MAX_PARAM_BYTES));
             assert_eq!(Some(req.client_id.as_str()), param("client_id"));
             assert_eq!(req.client_name, client.name);
+            assert_eq!(req.verified_domain, client.verified_domain);
             assert!(client.redirect_uris.contains(&req.redirect_uri), "an unregistered redirect");
             assert_eq!(param("response_type"), Some("code"));
             assert_eq!(param("code_challenge_method"), Some("S256"));
@@ -33,9 +50,8 @@ fuzz_target!(|data: &[u8]| {
             let text = serde_json::to_string(&req).unwrap();
             assert_eq!(serde_json::from_str::<AuthRequest>(&text).ok().as_ref(), Some(&req));
         }
-        Err(Refusal::Page(sentence)) => assert!(!sentence.is_empty()),
+        Err(Refusal::Page(e)) => assert!(!e.description.is_empty()),
         Err(Refusal::Redirect(to)) => {
-            let client = client.expect("redirected for an unregistered client");
             let registered = client
                 .redirect_uris
                 .iter()

@@ -3,7 +3,9 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::cimd::{self, MetadataClient, MetadataUrl};
 use super::clients::{self, Client};
+use super::error::OAuthError;
 use super::keys::Keys;
 use super::pkce;
 
@@ -15,8 +17,12 @@ pub const MAX_PARAM_BYTES: usize = 2048;
 pub struct AuthRequest {
     /// The client's id.
     pub client_id: String,
-    /// The client's name (as registered, not verified).
+    /// The client's name (as registered or as its metadata document says; not verified).
     pub client_name: String,
+    /// The domain that published the client's metadata document (verified by fetching it);
+    /// None for a registered client.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verified_domain: Option<String>,
     /// The redirect URI, one of the client's.
     pub redirect_uri: String,
     /// The client's state, returned as sent.
@@ -32,10 +38,44 @@ pub struct AuthRequest {
 /// A refused authorization request.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Refusal {
-    /// Shown on the page: the redirect URI could not be verified, so nothing is redirected.
-    Page(String),
+    /// Shown on the page (the error and its sentence): the redirect URI could not be
+    /// verified, so nothing is redirected.
+    Page(OAuthError),
     /// Sent to the client's verified redirect URI.
     Redirect(String),
+}
+
+/// Who a request names as its client.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Named {
+    /// A registered client: its signed id verified.
+    Registered(Client),
+    /// A client id metadata document: the shell fetches and checks it, then calls [`validate`].
+    Document(MetadataUrl),
+}
+
+/// The client asking, as the rest of the request is checked against it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Asking {
+    /// Its name.
+    pub name: String,
+    /// The verified domain of a metadata document client.
+    pub verified_domain: Option<String>,
+    /// Its redirect URIs.
+    pub redirect_uris: Vec<String>,
+}
+
+impl From<Client> for Asking {
+    fn from(c: Client) -> Self {
+        Self { name: c.name, verified_domain: None, redirect_uris: c.redirect_uris }
+    }
+}
+
+impl From<MetadataClient> for Asking {
+    fn from(c: MetadataClient) -> Self {
+        let name = c.name.unwrap_or_else(|| c.domain.clone());
+        Self { name, verified_domain: Some(c.domain), redirect_uris: c.redirect_uris }
+    }
 }
 
 /// Whether `resource` names this origin (with or without the trailing slash).
@@ -44,13 +84,28 @@ pub fn is_this_resource(resource: &str, origin: &str) -> bool {
     resource == origin || resource.strip_suffix('/') == Some(origin)
 }
 
-/// Checks an authorization request's query parameters.
-pub fn validate(
-    pairs: &[(String, String)],
-    keys: &Keys,
-    origin: &str,
-) -> Result<AuthRequest, Refusal> {
-    let page = |s: &str| Refusal::Page(s.to_owned());
+/// The first check of an authorization request: its parameters are each sent once and
+/// bounded, and it names a client that is registered or a metadata document to fetch.
+/// Every refusal here is shown on the page: no redirect URI is verified yet.
+pub fn client_named(pairs: &[(String, String)], keys: &Keys) -> Result<Named, OAuthError> {
+    check_pairs(pairs)?;
+    let client_id = param(pairs, "client_id").ok_or_else(no_client)?;
+    if cimd::is_url(client_id) {
+        return MetadataUrl::parse(client_id).map(Named::Document).map_err(|e| e.oauth(""));
+    }
+    clients::resolve(keys, client_id).map(Named::Registered).map_err(|_| {
+        OAuthError::invalid_client(
+            "The app asking is not registered with this relay; start connecting again from the app.",
+        )
+    })
+}
+
+fn no_client() -> OAuthError {
+    OAuthError::invalid_request("The request names no client.")
+}
+
+fn check_pairs(pairs: &[(String, String)]) -> Result<(), OAuthError> {
+    let page = OAuthError::invalid_request;
     let mut seen: Vec<&str> = Vec::new();
     for (k, v) in pairs {
         if seen.contains(&k.as_str()) {
@@ -65,10 +120,24 @@ pub fn validate(
         }
         seen.push(k);
     }
-    let param = |name: &str| pairs.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str());
-    let client_id = param("client_id").ok_or_else(|| page("The request names no client."))?;
-    let client: Client = clients::resolve(keys, client_id)
-        .map_err(|_| page("The app asking is not registered with this relay; start connecting again from the app."))?;
+    Ok(())
+}
+
+fn param<'a>(pairs: &'a [(String, String)], name: &str) -> Option<&'a str> {
+    pairs.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str())
+}
+
+/// Checks the rest of an authorization request against the client it names (as
+/// [`client_named`] found it, its document fetched when it has one).
+pub fn validate(
+    pairs: &[(String, String)],
+    client: Asking,
+    origin: &str,
+) -> Result<AuthRequest, Refusal> {
+    check_pairs(pairs).map_err(Refusal::Page)?;
+    let page = |s: &str| Refusal::Page(OAuthError::invalid_request(s));
+    let param = |name: &str| param(pairs, name);
+    let client_id = param("client_id").ok_or_else(|| Refusal::Page(no_client()))?;
     let redirect_uri = match param("redirect_uri") {
         Some(uri) if client.redirect_uris.iter().any(|r| clients::redirect_matches(r, uri)) => {
             uri.to_owned()
@@ -120,6 +189,7 @@ pub fn validate(
     Ok(AuthRequest {
         client_id: client_id.to_owned(),
         client_name: client.name,
+        verified_domain: client.verified_domain,
         redirect_uri,
         state,
         code_challenge,
@@ -162,6 +232,18 @@ mod tests {
         r["client_id"].as_str().unwrap().to_owned()
     }
 
+    /// Both steps, for a registered client (a document client has none to look up here).
+    fn check(
+        pairs: &[(String, String)],
+        keys: &Keys,
+        origin: &str,
+    ) -> Result<AuthRequest, Refusal> {
+        match client_named(pairs, keys).map_err(Refusal::Page)? {
+            Named::Registered(c) => validate(pairs, c.into(), origin),
+            Named::Document(u) => panic!("a document client {u:?}"),
+        }
+    }
+
     fn query(over: &[(&str, Option<&str>)]) -> Vec<(String, String)> {
         let id = client_id();
         let mut base: Vec<(&str, Option<&str>)> = vec![
@@ -182,11 +264,12 @@ mod tests {
 
     #[test]
     fn a_good_request_is_accepted() {
-        let r = validate(&query(&[]), &keys(), ORIGIN).unwrap();
+        let r = check(&query(&[]), &keys(), ORIGIN).unwrap();
         assert_eq!(r.client_name, "Claude");
         assert_eq!(r.state.as_deref(), Some("xyz"));
-        assert!(validate(&query(&[("resource", Some("https://relay.example/"))]), &keys(), ORIGIN)
-            .is_ok());
+        assert!(
+            check(&query(&[("resource", Some("https://relay.example/"))]), &keys(), ORIGIN).is_ok()
+        );
     }
 
     #[test]
@@ -197,10 +280,10 @@ mod tests {
             "https://claude.ai/CB",
             " https://claude.ai/cb",
         ] {
-            let e = validate(&query(&[("redirect_uri", Some(bad))]), &keys(), ORIGIN).unwrap_err();
+            let e = check(&query(&[("redirect_uri", Some(bad))]), &keys(), ORIGIN).unwrap_err();
             assert!(matches!(e, Refusal::Page(_)), "{bad}");
         }
-        let e = validate(&query(&[("client_id", Some("forged"))]), &keys(), ORIGIN).unwrap_err();
+        let e = check(&query(&[("client_id", Some("forged"))]), &keys(), ORIGIN).unwrap_err();
         assert!(matches!(e, Refusal::Page(_)));
     }
 
@@ -213,7 +296,7 @@ mod tests {
             (query(&[("resource", Some("https://other.example"))]), "invalid_target"),
         ];
         for (q, code) in cases {
-            match validate(&q, &keys(), ORIGIN).unwrap_err() {
+            match check(&q, &keys(), ORIGIN).unwrap_err() {
                 Refusal::Redirect(to) => {
                     assert!(to.starts_with("https://claude.ai/cb?error="), "{to}");
                     assert!(to.contains(&format!("error={code}")), "{to}");
@@ -224,5 +307,50 @@ mod tests {
                 other => panic!("{other:?}"),
             }
         }
+    }
+
+    const CIMD: &str = "https://claude.ai/oauth/mcp-oauth-client-metadata";
+
+    fn document_client(name: Option<&str>) -> MetadataClient {
+        MetadataClient {
+            domain: "claude.ai".into(),
+            name: name.map(str::to_owned),
+            redirect_uris: vec!["https://claude.ai/cb".into()],
+        }
+    }
+
+    #[test]
+    fn a_url_client_id_names_a_document_to_fetch() {
+        let q = query(&[("client_id", Some(CIMD))]);
+        let Named::Document(url) = client_named(&q, &keys()).unwrap() else { panic!("a document") };
+        assert_eq!((url.as_str(), url.domain()), (CIMD, "claude.ai"));
+        let r = validate(&q, document_client(Some("Claude")).into(), ORIGIN).unwrap();
+        assert_eq!(r.client_id, CIMD);
+        assert_eq!(r.client_name, "Claude");
+        assert_eq!(r.verified_domain.as_deref(), Some("claude.ai"));
+        let unnamed = validate(&q, document_client(None).into(), ORIGIN).unwrap();
+        assert_eq!(unnamed.client_name, "claude.ai", "a document without a name is its domain");
+    }
+
+    #[test]
+    fn a_bad_client_id_url_is_refused_on_the_page_before_any_fetch() {
+        for bad in [
+            "http://claude.ai/oauth/x",
+            "https://127.0.0.1/x",
+            "https://localhost:8443/x",
+            "https://claude.ai/",
+            "https://u@claude.ai/x",
+        ] {
+            let e = client_named(&query(&[("client_id", Some(bad))]), &keys()).unwrap_err();
+            assert_eq!(e.code, "invalid_client", "{bad}");
+        }
+    }
+
+    #[test]
+    fn a_redirect_the_document_does_not_list_is_never_followed() {
+        let q =
+            query(&[("client_id", Some(CIMD)), ("redirect_uri", Some("https://evil.example/cb"))]);
+        let e = validate(&q, document_client(None).into(), ORIGIN).unwrap_err();
+        assert!(matches!(e, Refusal::Page(ref e) if e.code == "invalid_request"), "{e:?}");
     }
 }

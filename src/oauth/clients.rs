@@ -233,7 +233,8 @@ fn is_loopback(host: &str) -> bool {
             && octets.iter().all(|o| !o.is_empty() && o.len() <= 3 && o.parse::<u8>().is_ok()))
 }
 
-fn clean_name(name: &str) -> String {
+/// A name as shown: control characters dropped, at most [`MAX_CLIENT_NAME_CHARS`], trimmed.
+pub(crate) fn clean_name(name: &str) -> String {
     name.chars()
         .filter(|c| !c.is_control())
         .take(MAX_CLIENT_NAME_CHARS)

@@ -216,12 +216,14 @@ pub fn apply(
             }
             let client = session.request.client_name.clone();
             let host = host_of(&session.request.redirect_uri).to_owned();
+            let verified = session.request.verified_domain.clone();
             match command {
                 Command::Approve { pairing } => session.stage = Stage::Approved { pairing },
                 Command::Deny => session.stage = Stage::Denied,
                 _ => {}
             }
-            (Some(session), json!({"ok": true, "client": client, "host": host}))
+            let answer = json!({"ok": true, "client": client, "host": host, "verified": verified});
+            (Some(session), answer)
         }
         Command::Poll { browser_hash, issuer } => {
             poll(live, &browser_hash, &issuer, now_ms, entropy, code)
@@ -404,6 +406,7 @@ mod tests {
         AuthRequest {
             client_id: "cid".into(),
             client_name: "Claude".into(),
+            verified_domain: None,
             redirect_uri: "https://claude.ai/cb".into(),
             state: Some("st".into()),
             code_challenge: CHALLENGE.into(),
@@ -508,11 +511,22 @@ mod tests {
     }
 
     #[test]
+    fn a_document_client_is_described_by_its_verified_domain() {
+        let mut r = Run::new();
+        let request = AuthRequest { verified_domain: Some("claude.ai".into()), ..request() };
+        r.go(Command::Create { request, browser_hash: "b".into() }, 0);
+        let d = r.go(Command::Describe, 1);
+        assert_eq!(d["verified"], "claude.ai");
+        assert_eq!(d["host"], "claude.ai");
+    }
+
+    #[test]
     fn a_tab_describes_then_denies_and_the_page_returns_access_denied() {
         let mut r = Run::new();
         r.go(Command::Create { request: request(), browser_hash: "b".into() }, 0);
         let d = r.go(Command::Describe, 1);
         assert_eq!((d["client"].as_str(), d["host"].as_str()), (Some("Claude"), Some("claude.ai")));
+        assert_eq!(d["verified"], Value::Null, "a registered client's name is not verified");
         assert_eq!(r.go(Command::Deny, 2)["ok"], true);
         assert_eq!(r.go(Command::Approve { pairing: "p".into() }, 3)["sentence"], refusal::USED);
         let p = r.go(poll("b"), 4);

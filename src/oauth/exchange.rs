@@ -3,6 +3,7 @@
 use serde_json::{json, Value};
 
 use super::authorize::is_this_resource;
+use super::cimd::{self, MetadataUrl};
 use super::clients;
 use super::connect::{Command, ConnectCode, Granted};
 use super::error::OAuthError;
@@ -69,7 +70,7 @@ pub fn read(
     };
     let client_id = param("client_id")
         .ok_or_else(|| OAuthError::invalid_request("The client_id is missing."))?;
-    clients::resolve(keys, &client_id)?;
+    known_client(keys, &client_id)?;
     if refresh {
         let token = param("refresh_token")
             .ok_or_else(|| OAuthError::invalid_request("The refresh_token is missing."))?;
@@ -104,6 +105,16 @@ pub fn read(
         grant: random_token(entropy, 12),
     };
     Ok(TokenRequest::Code(connect, command))
+}
+
+/// Checks the client id of a token request: a signed id must verify; a metadata document URL
+/// must meet the URL rules, and is not fetched again: the code (or grant) it redeems is bound
+/// to that id, which /authorize checked against its document.
+fn known_client(keys: &Keys, client_id: &str) -> Result<(), OAuthError> {
+    if cimd::is_url(client_id) {
+        return MetadataUrl::parse(client_id).map(drop).map_err(|e| e.oauth(""));
+    }
+    clients::resolve(keys, client_id).map(drop)
 }
 
 /// What a revocation request (RFC 7009) asks: the pairing and what to tell it; None when the
@@ -231,6 +242,22 @@ mod tests {
                 .code,
             "invalid_request"
         );
+    }
+
+    #[test]
+    fn a_document_client_redeems_by_its_url_without_a_fetch() {
+        let cimd = "client_id=https%3A%2F%2Fclaude.ai%2Foauth%2Fmcp-oauth-client-metadata";
+        let body = format!("{cimd}&grant_type=authorization_code&code=ABCDE12345.s");
+        let TokenRequest::Code(_, Command::Redeem { client_id, .. }) =
+            read_(body.as_bytes(), &keys(), ORIGIN).unwrap()
+        else {
+            panic!("a code request")
+        };
+        assert_eq!(client_id, "https://claude.ai/oauth/mcp-oauth-client-metadata");
+        for bad in ["http%3A%2F%2Fclaude.ai%2Fx", "https%3A%2F%2F127.0.0.1%2Fx"] {
+            let body = format!("client_id={bad}&grant_type=authorization_code&code=ABCDE12345.s");
+            assert_eq!(read_(body.as_bytes(), &keys(), ORIGIN).unwrap_err().code, "invalid_client");
+        }
     }
 
     #[test]

@@ -18,7 +18,9 @@ pub fn protected_resource(origin: &str) -> Value {
     })
 }
 
-/// `/.well-known/oauth-authorization-server`.
+/// `/.well-known/oauth-authorization-server`. It advertises Client ID Metadata Documents with
+/// the public-client method `none`: Claude and ChatGPT then use a URL as their client id
+/// instead of registering.
 #[must_use]
 pub fn authorization_server(origin: &str) -> Value {
     json!({
@@ -34,6 +36,7 @@ pub fn authorization_server(origin: &str) -> Value {
         "token_endpoint_auth_methods_supported": ["none"],
         "scopes_supported": [SCOPE],
         "authorization_response_iss_parameter_supported": true,
+        "client_id_metadata_document_supported": true,
     })
 }
 

@@ -2,6 +2,7 @@
 //! consent screen, and tokens. Every function here is pure: time and randomness come in.
 
 pub mod authorize;
+pub mod cimd;
 pub mod clients;
 pub mod connect;
 pub mod error;

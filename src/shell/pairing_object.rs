@@ -431,6 +431,7 @@ impl Pairing {
                 code: code.as_str().into(),
                 client: text("client"),
                 host: text("host"),
+                verified: answer["verified"].as_str().map(str::to_owned),
             },
             TabAction::Deny(_) => RelayMessage::Denied { code: code.as_str().into() },
             _ => RelayMessage::Approved { code: code.as_str().into(), client: text("client") },

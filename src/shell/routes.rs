@@ -12,12 +12,13 @@ use worker::{
     WebSocketPair,
 };
 
+use super::client_metadata;
 use super::{ask_code, ask_object, json_response, now_ms, post_object, read_json, PlatformRandom};
 use crate::config::Config;
 use crate::http;
 use crate::jsonrpc::{self, ErrorCode, Id, RpcError};
 use crate::mcp::{self, input, Reply};
-use crate::oauth::authorize::{self, Refusal};
+use crate::oauth::authorize::{self, Named, Refusal};
 use crate::oauth::connect::Granted;
 use crate::oauth::connect::{Command, ConnectCode};
 use crate::oauth::error::OAuthError;
@@ -146,9 +147,20 @@ async fn register(mut req: Request, config: &Config) -> Result<Response> {
 }
 
 async fn authorize_page(url: &str, env: &Env, config: &Config, origin: &str) -> Result<Response> {
-    let request = match authorize::validate(&http::query_of(url), &config.keys, origin) {
+    let refused = |e: &OAuthError| html(400, pages::refused(e.code, &e.description));
+    let pairs = http::query_of(url);
+    let asking: authorize::Asking = match authorize::client_named(&pairs, &config.keys) {
+        Ok(Named::Registered(client)) => client.into(),
+        // Refused on the page: the redirect URI is not verified until the document is.
+        Ok(Named::Document(doc)) => match client_metadata::client(&doc, origin).await {
+            Ok(client) => client.into(),
+            Err(e) => return refused(&e.oauth(doc.domain())),
+        },
+        Err(e) => return refused(&e),
+    };
+    let request = match authorize::validate(&pairs, asking, origin) {
         Ok(r) => r,
-        Err(Refusal::Page(sentence)) => return html(400, pages::refused(&sentence)),
+        Err(Refusal::Page(e)) => return refused(&e),
         Err(Refusal::Redirect(to)) => {
             let headers = Headers::new();
             headers.set("location", &to)?;
@@ -168,6 +180,7 @@ async fn authorize_page(url: &str, env: &Env, config: &Config, origin: &str) -> 
         }
         let asker = pages::Asker {
             name: &request.client_name,
+            verified_domain: request.verified_domain.as_deref(),
             redirect_host: clients::host_of(&request.redirect_uri),
         };
         let mut res = html(200, pages::waiting(&code.display(), &config.app_url, &asker))?;
@@ -181,7 +194,8 @@ async fn authorize_page(url: &str, env: &Env, config: &Config, origin: &str) -> 
         )?;
         return Ok(res);
     }
-    html(503, pages::refused("The relay could not make a connect code just now; try again."))
+    let sentence = "The relay could not make a connect code just now; try again.";
+    html(503, pages::refused("temporarily_unavailable", sentence))
 }
 
 async fn authorize_status(req: &Request, url: &str, env: &Env, origin: &str) -> Result<Response> {

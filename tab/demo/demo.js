@@ -465,8 +465,8 @@ async function describeCode() {
   const asked = decisions;
   let said;
   try {
-    const { client, host } = await inTurn(() => relay.describe(code));
-    said = { client, host };
+    const { client, host, verified } = await inTurn(() => relay.describe(code));
+    said = { client, host, verified };
   } catch (err) {
     // A request lost with the connection may not have reached the relay: ask again once connected.
     if (relay.status !== 'connected') {
@@ -491,9 +491,12 @@ function showDescription(code, said) {
     result.dataset.code = code;
     return;
   }
-  const who = said.client
-    ? `“${shown(said.client)}” (name given by the app, not verified)`
-    : 'An agent app that gave no name';
+  const calls = said.client && said.client !== said.verified ? `, which calls itself “${shown(said.client)}”,` : '';
+  const who = said.verified
+    ? `${shown(said.verified)} (verified domain: it publishes this app's client metadata)${calls}`
+    : said.client
+      ? `“${shown(said.client)}” (name given by the app, not verified)`
+      : 'An agent app that gave no name';
   const back = said.host ? `; you will be sent back to ${shown(said.host)}` : '';
   asker.textContent = `${who} asks to act in this tab${back}.`;
   asker.dataset.code = code;

@@ -276,6 +276,23 @@ const pageCases = [
   ['a state over 2,048 bytes', 'claude', { state: 's'.repeat(2049) }],
   ['a client_id over 2,048 bytes', 'claude', { client_id: `trc1.${'A'.repeat(2100)}.x` }],
   ['an unknown parameter over 2,048 bytes', 'claude', {}, [['x', 'y'.repeat(4096)]]],
+  // Client ID Metadata Document URLs the rules refuse before any fetch (SSRF and spoofing).
+  ['a CIMD client_id over http', 'claude', { client_id: 'http://claude.ai/oauth/mcp-oauth-client-metadata' }],
+  ['a CIMD client_id with an upper-case scheme', 'claude', { client_id: 'HTTPS://claude.ai/oauth/mcp-oauth-client-metadata' }],
+  ['a file: client_id', 'claude', { client_id: 'file:///etc/passwd' }],
+  ['a CIMD client_id on 127.0.0.1', 'claude', { client_id: 'https://127.0.0.1/client.json' }],
+  ['a CIMD client_id on a decimal IPv4 (2130706433)', 'claude', { client_id: 'https://2130706433/client.json' }],
+  ['a CIMD client_id on a hex IPv4 (0x7f.1)', 'claude', { client_id: 'https://0x7f.1/client.json' }],
+  ['a CIMD client_id on the cloud metadata address', 'claude', { client_id: 'https://169.254.169.254/latest/meta-data/' }],
+  ['a CIMD client_id on [::1]', 'claude', { client_id: 'https://[::1]/client.json' }],
+  ['a CIMD client_id on localhost', 'claude', { client_id: 'https://localhost:8787/client.json' }],
+  ['a CIMD client_id on a *.localhost name', 'claude', { client_id: 'https://relay.localhost/client.json' }],
+  ['a CIMD client_id on a *.internal name', 'claude', { client_id: 'https://metadata.google.internal/computeMetadata/v1/' }],
+  ['a CIMD client_id with userinfo', 'claude', { client_id: 'https://claude.ai@evil.example/oauth/mcp-oauth-client-metadata' }],
+  ['a CIMD client_id with a fragment', 'claude', { client_id: 'https://claude.ai/oauth/mcp-oauth-client-metadata#x' }],
+  ['a CIMD client_id without a path', 'claude', { client_id: 'https://claude.ai/' }],
+  ['a CIMD client_id with a dot-segment path', 'claude', { client_id: 'https://claude.ai/oauth/../evil' }],
+  ['a CIMD client_id on a name that does not resolve', 'claude', { client_id: 'https://tabrelay-battery.invalid/client.json' }],
 ];
 
 const clientOf = { claude: claudeClient, loopback: loopbackClient, two: twoUriClient };
@@ -448,6 +465,10 @@ const tokenCases = [
   ['a refresh_token of a pairing that does not exist', (id) => ({ grant_type: 'refresh_token', client_id: id, refresh_token: `${pairingHex}.grant.secret` }), 400, 'invalid_grant'],
   ['a refresh_token with an upper-case pairing', (id) => ({ grant_type: 'refresh_token', client_id: id, refresh_token: `${'AB'.repeat(32)}.grant.secret` }), 400, 'invalid_grant'],
   ['an access-token-shaped refresh_token', (id) => ({ grant_type: 'refresh_token', client_id: id, refresh_token: 'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ4In0.c2ln' }), 400, 'invalid_grant'],
+  ['a CIMD client_id over http', () => ({ grant_type: 'authorization_code', client_id: 'http://claude.ai/oauth/mcp-oauth-client-metadata', code: 'ABCDE12345.x' }), 400, 'invalid_client'],
+  ['a CIMD client_id on an IP literal', () => ({ grant_type: 'authorization_code', client_id: 'https://127.0.0.1/client.json', code: 'ABCDE12345.x' }), 400, 'invalid_client'],
+  ['a CIMD client_id refreshing from localhost', () => ({ grant_type: 'refresh_token', client_id: 'https://localhost/client.json', refresh_token: `${pairingHex}.g.s` }), 400, 'invalid_client'],
+  ['a CIMD client_id redeeming a code never made', () => ({ grant_type: 'authorization_code', client_id: 'https://claude.ai/oauth/mcp-oauth-client-metadata', code: `ZZZZZZZZZZ.${'s'.repeat(43)}`, code_verifier: 'v'.repeat(43) }), 400, 'invalid_grant'],
   ['a refresh with a resource of another origin', (id) => ({ grant_type: 'refresh_token', client_id: id, refresh_token: `${pairingHex}.g.s`, resource: 'https://evil.example' }), 400, 'invalid_target'],
 ];
 

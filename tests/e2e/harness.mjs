@@ -234,8 +234,7 @@ export class HeadlessProvider {
 }
 
 /** Connects the official SDK client to the relay through the full OAuth flow. */
-export async function connectSdkClient(tab, name = 'sdk-e2e') {
-  const provider = new HeadlessProvider(tab);
+export async function connectSdkClient(tab, name = 'sdk-e2e', provider = new HeadlessProvider(tab)) {
   const make = () => new StreamableHTTPClientTransport(new URL(`${RELAY}/`), { authProvider: provider });
   let transport = make();
   const client = new Client({ name, version: '1.0.0' });

@@ -1,0 +1,514 @@
+//! Client ID Metadata Documents: an https URL as `client_id`, the rules that URL meets, and
+//! the check of the document fetched from it.
+//!
+//! A client that publishes its metadata at an https URL uses that URL as its client id; the
+//! relay fetches the document (the shell does, within [`FETCH_TIMEOUT_MS`] and
+//! [`MAX_DOCUMENT_BYTES`]), and the client is then known by the URL's domain, which is verified:
+//! only whoever controls that domain can publish the document that names it.
+//!
+//! The URL rules are about the name only: the core cannot resolve names. IP literals (in every
+//! form a URL parser reads as one) and names reserved for this machine or a local network are
+//! refused; any other name is resolved by the platform, which on Cloudflare resolves public DNS
+//! from the edge and reaches no private network.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::clients::{check_redirect_uri, clean_name, MAX_REDIRECT_URIS};
+use super::error::OAuthError;
+
+/// The largest document read, in bytes.
+pub const MAX_DOCUMENT_BYTES: usize = 5 * 1024;
+/// How long the fetch of a document may take, in milliseconds.
+pub const FETCH_TIMEOUT_MS: u64 = 5_000;
+/// The longest client id URL, in bytes.
+pub const MAX_URL_BYTES: usize = 512;
+/// The shortest time a checked document is kept, in seconds (also when it asks for none).
+pub const CACHE_MIN_S: u64 = 5 * 60;
+/// The longest time a checked document is kept, in seconds.
+pub const CACHE_MAX_S: u64 = 24 * 3600;
+/// How long a checked document is kept when its response names no max-age, in seconds.
+pub const CACHE_DEFAULT_S: u64 = 3600;
+
+/// Names that mean this machine or a local network (RFC 6761, RFC 6762, RFC 8375), refused
+/// with every name under them.
+const LOCAL_NAMES: [&str; 5] = ["localhost", "local", "internal", "home.arpa", "localdomain"];
+
+/// Whether a client id names a metadata document (it is a URL) rather than being a signed id.
+/// Any `scheme://` counts, so that an http one is refused with a reason instead of as unknown.
+#[must_use]
+pub fn is_url(client_id: &str) -> bool {
+    client_id.split_once("://").is_some_and(|(scheme, _)| {
+        !scheme.is_empty() && scheme.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'+')
+    })
+}
+
+/// A client id URL that meets the rules; the only way to ask for a document.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MetadataUrl {
+    url: String,
+    host_end: usize,
+}
+
+/// Why a client id URL or its document is refused.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CimdError {
+    /// The URL is not https.
+    NotHttps,
+    /// The URL names an IP address or a local name.
+    HostRefused,
+    /// The URL breaks another rule (the reason says which).
+    BadUrl(&'static str),
+    /// The fetch failed (no answer, a TLS or DNS failure).
+    Unreachable,
+    /// The fetch took longer than [`FETCH_TIMEOUT_MS`].
+    TooSlow,
+    /// The server answered with a redirect, which is not followed.
+    Redirected,
+    /// The server answered with another status than 200.
+    Status(u16),
+    /// The document is larger than [`MAX_DOCUMENT_BYTES`].
+    TooLarge,
+    /// The document is not a JSON object.
+    NotJson,
+    /// The document's `client_id` is not the URL it was fetched from.
+    Mismatch,
+    /// A redirect URI is missing or breaks the rules (the reason says which).
+    BadRedirect(String),
+    /// The document asks for a token endpoint authentication method other than `none`.
+    NotPublic,
+    /// The document holds a client secret.
+    HasSecret,
+    /// A field has the wrong type (the field is named).
+    BadField(&'static str),
+}
+
+impl CimdError {
+    /// The sentence a person reads, naming the document's domain where it helps.
+    #[must_use]
+    pub fn sentence(&self, domain: &str) -> String {
+        let fix = "tell the app's makers";
+        match self {
+            Self::NotHttps => format!("The app's client id is an address that is not https, so the relay cannot verify who is asking; {fix}."),
+            Self::HostRefused => format!("The app's client id points at a numeric or local address, which the relay does not fetch; {fix}."),
+            Self::BadUrl(why) => format!("The app's client id is not a usable address of its client metadata ({why}); {fix}."),
+            Self::Unreachable => format!("The relay could not fetch the app's client metadata from {domain}; try again in a moment, or {fix}."),
+            Self::TooSlow => format!("{domain} did not send the app's client metadata within {} s; try again in a moment.", FETCH_TIMEOUT_MS / 1000),
+            Self::Redirected => format!("{domain} answered with a redirect instead of the app's client metadata, and the relay does not follow it; {fix}."),
+            Self::Status(status) => format!("{domain} answered HTTP {status} instead of the app's client metadata; try again later, or {fix}."),
+            Self::TooLarge => format!("The app's client metadata at {domain} is larger than the {} KB allowed; {fix}.", MAX_DOCUMENT_BYTES / 1024),
+            Self::NotJson => format!("The app's client metadata at {domain} is not a JSON object; {fix}."),
+            Self::Mismatch => format!("The client metadata at {domain} names another client id than the address it was fetched from, so it cannot be trusted; {fix}."),
+            Self::BadRedirect(why) => format!("The app's client metadata at {domain} lists no acceptable redirect URIs ({}); {fix}.", why.trim_end_matches('.')),
+            Self::NotPublic => format!("The app's client metadata at {domain} asks for client authentication, and this relay serves public clients only (token_endpoint_auth_method none); {fix}."),
+            Self::HasSecret => format!("The app's client metadata at {domain} holds a client secret, which a published document must never hold; {fix}."),
+            Self::BadField(field) => format!("The app's client metadata at {domain} has a {field} of the wrong type; {fix}."),
+        }
+    }
+
+    /// The OAuth error a client reads (RFC 6749 §5.2: the client cannot be established).
+    #[must_use]
+    pub fn oauth(&self, domain: &str) -> OAuthError {
+        OAuthError::invalid_client(self.sentence(domain))
+    }
+}
+
+impl MetadataUrl {
+    /// Checks a client id URL: https; a host that is a name, lower case, not an IP address in
+    /// any form and not local; an optional port; no user name, password or fragment; a path
+    /// other than `/` without `.` or `..` segments; at most [`MAX_URL_BYTES`].
+    pub fn parse(url: &str) -> Result<Self, CimdError> {
+        if url.len() > MAX_URL_BYTES {
+            return Err(CimdError::BadUrl("it is longer than 512 bytes"));
+        }
+        if !url.bytes().all(|b| b.is_ascii_graphic() && b != b'\\') {
+            return Err(CimdError::BadUrl("it holds spaces, control characters or backslashes"));
+        }
+        let rest = url.strip_prefix("https://").ok_or(CimdError::NotHttps)?;
+        if url.contains('#') {
+            return Err(CimdError::BadUrl("it has a fragment"));
+        }
+        let authority_len = rest.find(['/', '?']).unwrap_or(rest.len());
+        let (authority, tail) = rest.split_at(authority_len);
+        if authority.contains('@') {
+            return Err(CimdError::BadUrl("it carries a user name or password"));
+        }
+        if authority.starts_with('[') {
+            return Err(CimdError::HostRefused);
+        }
+        let (host, port) = match authority.split_once(':') {
+            Some((h, p)) => (h, Some(p)),
+            None => (authority, None),
+        };
+        if let Some(p) = port {
+            if p.is_empty() || p.len() > 5 || !p.bytes().all(|b| b.is_ascii_digit()) {
+                return Err(CimdError::BadUrl("its port is not a number"));
+            }
+            if !matches!(p.parse::<u16>(), Ok(1..)) {
+                return Err(CimdError::BadUrl("its port is out of range"));
+            }
+        }
+        check_host(host)?;
+        let path = tail.split('?').next().unwrap_or_default();
+        if path.is_empty() || path == "/" {
+            return Err(CimdError::BadUrl("it has no path"));
+        }
+        if path.split('/').any(|s| s == "." || s == "..") {
+            return Err(CimdError::BadUrl("its path has . or .. segments"));
+        }
+        Ok(Self { url: url.to_owned(), host_end: "https://".len() + host.len() })
+    }
+
+    /// The URL, exactly as given.
+    #[must_use]
+    pub fn as_str(&self) -> &str {
+        &self.url
+    }
+
+    /// The host: the domain the client is known by.
+    #[must_use]
+    pub fn domain(&self) -> &str {
+        &self.url["https://".len()..self.host_end]
+    }
+}
+
+/// A host name: labels of `a-z`, `0-9` and `-`; not an IPv4 address in any form a URL parser
+/// reads as one (its last label numeric, decimal or `0x` hex); not a local name.
+fn check_host(host: &str) -> Result<(), CimdError> {
+    if host.is_empty() {
+        return Err(CimdError::BadUrl("it names no host"));
+    }
+    if host.len() > 253 {
+        return Err(CimdError::BadUrl("its host name is too long"));
+    }
+    let labels: Vec<&str> = host.split('.').collect();
+    for label in &labels {
+        let allowed = |b: u8| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-';
+        if label.is_empty()
+            || label.len() > 63
+            || !label.bytes().all(allowed)
+            || label.starts_with('-')
+            || label.ends_with('-')
+        {
+            return Err(CimdError::BadUrl("its host is not a lower-case domain name"));
+        }
+    }
+    let last = labels.last().copied().unwrap_or_default();
+    let numeric = last.bytes().all(|b| b.is_ascii_digit())
+        || last.strip_prefix("0x").is_some_and(|h| h.bytes().all(|b| b.is_ascii_hexdigit()));
+    if numeric {
+        return Err(CimdError::HostRefused);
+    }
+    let local = LOCAL_NAMES
+        .iter()
+        .any(|n| host == *n || host.strip_suffix(n).is_some_and(|h| h.ends_with('.')));
+    if local {
+        return Err(CimdError::HostRefused);
+    }
+    Ok(())
+}
+
+/// A client known by its metadata document, checked.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MetadataClient {
+    /// The domain that published the document (verified: it served the document).
+    pub domain: String,
+    /// The name the document gives, when it gives one (not verified).
+    pub name: Option<String>,
+    /// Its redirect URIs.
+    pub redirect_uris: Vec<String>,
+}
+
+/// Checks a fetched document against the URL it came from.
+pub fn check_document(url: &MetadataUrl, body: &[u8]) -> Result<MetadataClient, CimdError> {
+    if body.len() > MAX_DOCUMENT_BYTES {
+        return Err(CimdError::TooLarge);
+    }
+    // Read as a JSON value field by field (a derived Deserialize costs wasm for no gain here).
+    let value: Value = serde_json::from_slice(body).map_err(|_| CimdError::NotJson)?;
+    let Value::Object(mut doc) = value else { return Err(CimdError::NotJson) };
+    if doc.contains_key("client_secret") || doc.contains_key("client_secret_expires_at") {
+        return Err(CimdError::HasSecret);
+    }
+    match doc.get("client_id") {
+        Some(Value::String(id)) if id == url.as_str() => {}
+        _ => return Err(CimdError::Mismatch),
+    }
+    match doc.get("token_endpoint_auth_method") {
+        None | Some(Value::Null) => {}
+        Some(Value::String(m)) if m == "none" => {}
+        Some(Value::String(_)) => return Err(CimdError::NotPublic),
+        Some(_) => return Err(CimdError::BadField("token_endpoint_auth_method")),
+    }
+    let name = match doc.get("client_name") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(n)) => Some(clean_name(n)).filter(|n| !n.is_empty()),
+        Some(_) => return Err(CimdError::BadField("client_name")),
+    };
+    let uris = match doc.remove("redirect_uris") {
+        Some(Value::Array(uris)) if !uris.is_empty() => uris,
+        Some(Value::Array(_) | Value::Null) | None => {
+            return Err(CimdError::BadRedirect("it lists none".into()))
+        }
+        Some(_) => return Err(CimdError::BadField("redirect_uris")),
+    };
+    if uris.len() > MAX_REDIRECT_URIS {
+        return Err(CimdError::BadRedirect(format!("it lists more than {MAX_REDIRECT_URIS}")));
+    }
+    let mut redirect_uris = Vec::with_capacity(uris.len());
+    for uri in uris {
+        let Value::String(uri) = uri else {
+            return Err(CimdError::BadField("redirect_uris"));
+        };
+        check_redirect_uri(&uri).map_err(CimdError::BadRedirect)?;
+        redirect_uris.push(uri);
+    }
+    Ok(MetadataClient { domain: url.domain().to_owned(), name, redirect_uris })
+}
+
+/// How long to keep a checked document, in seconds, from its response's `Cache-Control`: its
+/// max-age within [[`CACHE_MIN_S`], [`CACHE_MAX_S`]]; the least for `no-store` or `no-cache`
+/// (the relay does not fetch one document more often); [`CACHE_DEFAULT_S`] without either.
+#[must_use]
+pub fn cache_seconds(cache_control: Option<&str>) -> u64 {
+    let Some(cc) = cache_control else { return CACHE_DEFAULT_S };
+    let mut max_age = None;
+    for directive in cc.split(',') {
+        let d = directive.trim().to_ascii_lowercase();
+        if d == "no-store" || d == "no-cache" {
+            return CACHE_MIN_S;
+        }
+        if let Some(v) = d.strip_prefix("max-age=") {
+            max_age = Some(v.trim_matches('"').parse::<u64>().unwrap_or(0));
+        }
+    }
+    max_age.map_or(CACHE_DEFAULT_S, |s| s.clamp(CACHE_MIN_S, CACHE_MAX_S))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const CLAUDE: &str = "https://claude.ai/oauth/mcp-oauth-client-metadata";
+
+    fn url(s: &str) -> MetadataUrl {
+        MetadataUrl::parse(s).unwrap()
+    }
+
+    fn doc(client_id: &str, extra: &str) -> Vec<u8> {
+        format!(r#"{{"client_id":"{client_id}","redirect_uris":["https://claude.ai/api/mcp/auth_callback"]{extra}}}"#).into_bytes()
+    }
+
+    #[test]
+    fn a_client_id_url_is_told_from_a_signed_id() {
+        assert!(is_url(CLAUDE));
+        assert!(is_url("http://a.example/x"), "an http one is refused later, with a reason");
+        assert!(!is_url("trc1.eyJuIjoiQyJ9.tag"));
+        assert!(!is_url("://x"));
+        assert!(!is_url("claude"));
+    }
+
+    #[test]
+    fn claudes_client_id_is_accepted_and_known_by_its_domain() {
+        let u = url(CLAUDE);
+        assert_eq!(u.domain(), "claude.ai");
+        assert_eq!(u.as_str(), CLAUDE);
+        assert_eq!(url("https://vm:8443/client.json").domain(), "vm");
+        assert_eq!(url("https://a.example/c?v=2").domain(), "a.example");
+    }
+
+    #[test]
+    fn only_https_is_fetched() {
+        for bad in ["http://claude.ai/oauth/x", "HTTPS://claude.ai/x", "ftp://a.example/x"] {
+            assert_eq!(MetadataUrl::parse(bad), Err(CimdError::NotHttps), "{bad}");
+        }
+    }
+
+    #[test]
+    fn ip_literals_in_every_form_are_refused() {
+        for bad in [
+            "https://127.0.0.1/x",
+            "https://10.0.0.1:8443/x",
+            "https://169.254.169.254/latest",
+            "https://[::1]/x",
+            "https://[fe80::1]:443/x",
+            "https://2130706433/x",
+            "https://0x7f000001/x",
+            "https://0x7f.1/x",
+            "https://127.1/x",
+            "https://a.b.0/x",
+        ] {
+            assert_eq!(MetadataUrl::parse(bad), Err(CimdError::HostRefused), "{bad}");
+        }
+    }
+
+    #[test]
+    fn local_names_are_refused() {
+        for bad in [
+            "https://localhost/x",
+            "https://localhost:8443/x",
+            "https://app.localhost/x",
+            "https://printer.local/x",
+            "https://metadata.google.internal/x",
+            "https://router.home.arpa/x",
+            "https://box.localdomain/x",
+        ] {
+            assert_eq!(MetadataUrl::parse(bad), Err(CimdError::HostRefused), "{bad}");
+        }
+        assert!(MetadataUrl::parse("https://notlocalhost.example/x").is_ok());
+        assert!(MetadataUrl::parse("https://local.example/x").is_ok());
+    }
+
+    #[test]
+    fn userinfo_fragments_root_paths_and_odd_hosts_are_refused() {
+        for bad in [
+            "https://user@claude.ai/x",
+            "https://user:pw@claude.ai/x",
+            "https://claude.ai/x#frag",
+            "https://claude.ai",
+            "https://claude.ai/",
+            "https://claude.ai?x=1",
+            "https://claude.ai/a/../b",
+            "https://claude.ai/./b",
+            "https://Claude.ai/x",
+            "https://claude..ai/x",
+            "https://claude.ai./x",
+            "https://-claude.ai/x",
+            "https://clau_de.ai/x",
+            "https://claude.ai:/x",
+            "https://claude.ai:0/x",
+            "https://claude.ai:99999/x",
+            "https://claude.ai:8a/x",
+            "https:///x",
+            "https://claude.ai/a b",
+            "https://claude.ai/a\\b",
+            "https://claudé.ai/x",
+        ] {
+            assert!(
+                matches!(MetadataUrl::parse(bad), Err(CimdError::BadUrl(_))),
+                "{bad}: {:?}",
+                MetadataUrl::parse(bad)
+            );
+        }
+        let long = format!("https://a.example/{}", "x".repeat(MAX_URL_BYTES));
+        assert!(matches!(MetadataUrl::parse(&long), Err(CimdError::BadUrl(_))));
+    }
+
+    #[test]
+    fn claudes_document_is_accepted() {
+        let body = format!(
+            r#"{{"client_id":"{CLAUDE}","client_name":"Claude","client_uri":"https://claude.ai",
+            "redirect_uris":["https://claude.ai/api/mcp/auth_callback","https://claude.com/api/mcp/auth_callback"],
+            "grant_types":["authorization_code","refresh_token"],"response_types":["code"],
+            "token_endpoint_auth_method":"none"}}"#
+        );
+        let c = check_document(&url(CLAUDE), body.as_bytes()).unwrap();
+        assert_eq!(c.domain, "claude.ai");
+        assert_eq!(c.name.as_deref(), Some("Claude"));
+        assert_eq!(c.redirect_uris.len(), 2);
+    }
+
+    #[test]
+    fn the_document_must_name_exactly_its_own_url() {
+        let u = url(CLAUDE);
+        for other in [
+            "https://claude.ai/oauth/mcp-oauth-client-metadata/",
+            "https://evil.example/oauth/mcp-oauth-client-metadata",
+            "https://CLAUDE.ai/oauth/mcp-oauth-client-metadata",
+        ] {
+            assert_eq!(check_document(&u, &doc(other, "")), Err(CimdError::Mismatch), "{other}");
+        }
+        let no_id = br#"{"redirect_uris":["https://claude.ai/cb"]}"#;
+        assert_eq!(check_document(&u, no_id), Err(CimdError::Mismatch));
+        let numeric = br#"{"client_id":5,"redirect_uris":["https://claude.ai/cb"]}"#;
+        assert_eq!(check_document(&u, numeric), Err(CimdError::Mismatch));
+    }
+
+    #[test]
+    fn a_document_over_5_kb_or_not_a_json_object_is_refused() {
+        let u = url(CLAUDE);
+        let pad =
+            format!(r#","client_uri":"https://claude.ai/{}""#, "x".repeat(MAX_DOCUMENT_BYTES));
+        assert_eq!(check_document(&u, &doc(CLAUDE, &pad)), Err(CimdError::TooLarge));
+        for bad in [&b"[]"[..], b"\"x\"", b"{", b"", b"null", b"\xff"] {
+            assert_eq!(check_document(&u, bad), Err(CimdError::NotJson));
+        }
+    }
+
+    #[test]
+    fn redirect_uris_follow_the_registration_rules() {
+        let u = url(CLAUDE);
+        let with = |uris: &str| {
+            check_document(
+                &u,
+                format!(r#"{{"client_id":"{CLAUDE}","redirect_uris":{uris}}}"#).as_bytes(),
+            )
+        };
+        assert!(with(r#"["http://127.0.0.1:33418/cb"]"#).is_ok());
+        assert!(matches!(with("[]"), Err(CimdError::BadRedirect(_))));
+        assert!(matches!(with("null"), Err(CimdError::BadRedirect(_))));
+        assert!(matches!(with(r#"["http://evil.example/cb"]"#), Err(CimdError::BadRedirect(_))));
+        assert!(matches!(with(r#"["javascript:alert(1)"]"#), Err(CimdError::BadRedirect(_))));
+        assert!(matches!(with(r#"["https://a.example/cb#x"]"#), Err(CimdError::BadRedirect(_))));
+        assert!(matches!(
+            with(
+                r#"["https://a.example/1","https://a.example/2","https://a.example/3","https://a.example/4","https://a.example/5","https://a.example/6"]"#
+            ),
+            Err(CimdError::BadRedirect(_))
+        ));
+        assert_eq!(with(r#""https://a.example/cb""#), Err(CimdError::BadField("redirect_uris")));
+        assert_eq!(with("[5]"), Err(CimdError::BadField("redirect_uris")));
+        let missing = format!(r#"{{"client_id":"{CLAUDE}"}}"#);
+        assert!(matches!(check_document(&u, missing.as_bytes()), Err(CimdError::BadRedirect(_))));
+    }
+
+    #[test]
+    fn only_public_clients_without_secrets_are_accepted() {
+        let u = url(CLAUDE);
+        for method in ["client_secret_basic", "client_secret_post", "private_key_jwt"] {
+            let extra = format!(r#","token_endpoint_auth_method":"{method}""#);
+            assert_eq!(check_document(&u, &doc(CLAUDE, &extra)), Err(CimdError::NotPublic));
+        }
+        assert!(check_document(&u, &doc(CLAUDE, r#","token_endpoint_auth_method":"none""#)).is_ok());
+        for secret in [r#","client_secret":"s3cret""#, r#","client_secret_expires_at":0"#] {
+            assert_eq!(check_document(&u, &doc(CLAUDE, secret)), Err(CimdError::HasSecret));
+        }
+    }
+
+    #[test]
+    fn the_name_is_optional_bounded_and_a_string() {
+        let u = url(CLAUDE);
+        assert_eq!(check_document(&u, &doc(CLAUDE, "")).unwrap().name, None);
+        assert_eq!(check_document(&u, &doc(CLAUDE, r#","client_name":"  ""#)).unwrap().name, None);
+        let long = format!(r#","client_name":"{}""#, "n".repeat(300));
+        let name = check_document(&u, &doc(CLAUDE, &long)).unwrap().name.unwrap();
+        assert_eq!(name.chars().count(), crate::oauth::clients::MAX_CLIENT_NAME_CHARS);
+        let control = check_document(&u, &doc(CLAUDE, r#","client_name":"A\u0007B\nC""#));
+        assert_eq!(control.unwrap().name.as_deref(), Some("ABC"));
+        assert_eq!(
+            check_document(&u, &doc(CLAUDE, r#","client_name":["x"]"#)),
+            Err(CimdError::BadField("client_name"))
+        );
+    }
+
+    #[test]
+    fn the_cache_time_is_the_documents_max_age_within_bounds() {
+        assert_eq!(cache_seconds(None), CACHE_DEFAULT_S);
+        assert_eq!(cache_seconds(Some("public, max-age=7200")), 7200);
+        assert_eq!(cache_seconds(Some("max-age=10")), CACHE_MIN_S);
+        assert_eq!(cache_seconds(Some("max-age=31536000")), CACHE_MAX_S);
+        assert_eq!(cache_seconds(Some("max-age=nonsense")), CACHE_MIN_S);
+        assert_eq!(cache_seconds(Some("no-store")), CACHE_MIN_S);
+        assert_eq!(cache_seconds(Some("Max-Age=\"600\"")), 600);
+        assert_eq!(cache_seconds(Some("public")), CACHE_DEFAULT_S);
+    }
+
+    #[test]
+    fn every_refusal_is_an_invalid_client_with_a_sentence_naming_the_domain() {
+        let e = CimdError::Status(404).oauth("claude.ai");
+        assert_eq!((e.code, e.status), ("invalid_client", 400));
+        assert!(e.description.contains("claude.ai") && e.description.contains("404"));
+        assert!(CimdError::TooSlow.sentence("a.example").contains("5 s"));
+        assert!(CimdError::TooLarge.sentence("a.example").contains("5 KB"));
+    }
+}

@@ -1,0 +1,112 @@
+//! Fetches a client id metadata document for the core to check: within 5 s, at most 5 KB, no
+//! redirect followed; the checked client is kept in the Workers cache for the time the core says.
+
+use core::time::Duration;
+
+use futures::future::{select, Either};
+use futures::StreamExt as _;
+use worker::wasm_bindgen::JsCast as _;
+use worker::{js_sys, web_sys, AbortController, Cache, Delay, Headers, Response};
+
+use crate::oauth::cimd::{
+    cache_seconds, check_document, CimdError, MetadataClient, MetadataUrl, FETCH_TIMEOUT_MS,
+    MAX_DOCUMENT_BYTES,
+};
+use crate::oauth::sha256_hex;
+
+/// The client a metadata document URL names: from the cache, else fetched and checked.
+///
+/// The cache key is under this relay's own origin (the Cache API keeps a zone's entries; a key
+/// on another host costs a lookup), named by the URL's hash, so no document can collide with
+/// another or with a route.
+pub(crate) async fn client(url: &MetadataUrl, origin: &str) -> Result<MetadataClient, CimdError> {
+    let key = format!("{origin}/client-metadata/{}", sha256_hex(url.as_str().as_bytes()));
+    let cache = Cache::default();
+    if let Ok(Some(mut hit)) = cache.get(key.as_str(), false).await {
+        if let Ok(Ok(client)) = hit.text().await.map(|t| serde_json::from_str::<MetadataClient>(&t))
+        {
+            return Ok(client);
+        }
+    }
+    let (client, seconds) = fetch_checked(url).await?;
+    // A failure to cache costs only a fetch next time.
+    if let Ok(entry) = cache_entry(&client, seconds) {
+        let _ = cache.put(key.as_str(), entry).await;
+    }
+    Ok(client)
+}
+
+fn cache_entry(client: &MetadataClient, seconds: u64) -> worker::Result<Response> {
+    let body =
+        serde_json::to_string(client).map_err(|e| worker::Error::RustError(e.to_string()))?;
+    let headers = Headers::new();
+    headers.set("content-type", "application/json")?;
+    headers.set("cache-control", &format!("max-age={seconds}"))?;
+    Ok(Response::ok(body)?.with_headers(headers))
+}
+
+/// Fetches and checks the document, racing a 5 s timer (which aborts the fetch); the client and
+/// how long to keep it.
+async fn fetch_checked(url: &MetadataUrl) -> Result<(MetadataClient, u64), CimdError> {
+    let controller = AbortController::default();
+    let signal = controller.signal();
+    let work = async {
+        let mut res = fetch(url.as_str(), &signal).await?;
+        let status = res.status_code();
+        if (300..400).contains(&status) {
+            return Err(CimdError::Redirected);
+        }
+        if status != 200 {
+            return Err(CimdError::Status(status));
+        }
+        let header = |name: &str| res.headers().get(name).ok().flatten();
+        let declared = header("content-length").and_then(|l| l.trim().parse::<u64>().ok());
+        if declared.is_some_and(|l| l > MAX_DOCUMENT_BYTES as u64) {
+            return Err(CimdError::TooLarge);
+        }
+        let seconds = cache_seconds(header("cache-control").as_deref());
+        let body = read_capped(&mut res).await?;
+        Ok((check_document(url, &body)?, seconds))
+    };
+    let timer = Delay::from(Duration::from_millis(FETCH_TIMEOUT_MS));
+    futures::pin_mut!(work);
+    match select(work, timer).await {
+        Either::Left((outcome, _)) => outcome,
+        Either::Right(_) => {
+            controller.abort();
+            Err(CimdError::TooSlow)
+        }
+    }
+}
+
+/// A GET that does not follow redirects (a redirect could lead anywhere the URL rules refuse).
+async fn fetch(url: &str, signal: &worker::AbortSignal) -> Result<Response, CimdError> {
+    let init = web_sys::RequestInit::new();
+    init.set_method("GET");
+    init.set_redirect(web_sys::RequestRedirect::Manual);
+    init.set_signal(Some(signal));
+    let headers = web_sys::Headers::new().map_err(|_| CimdError::Unreachable)?;
+    headers.set("accept", "application/json").map_err(|_| CimdError::Unreachable)?;
+    init.set_headers(&headers);
+    let global: web_sys::WorkerGlobalScope = js_sys::global().unchecked_into();
+    let promise = global.fetch_with_str_and_init(url, &init);
+    let res = worker::wasm_bindgen_futures::JsFuture::from(promise)
+        .await
+        .map_err(|_| CimdError::Unreachable)?;
+    let res: web_sys::Response = res.dyn_into().map_err(|_| CimdError::Unreachable)?;
+    Ok(Response::from(res))
+}
+
+/// The body, read until it passes the cap (then refused without reading on).
+async fn read_capped(res: &mut Response) -> Result<Vec<u8>, CimdError> {
+    let mut body = Vec::new();
+    let Ok(mut stream) = res.stream() else { return Ok(body) };
+    while let Some(chunk) = stream.next().await {
+        let chunk = chunk.map_err(|_| CimdError::Unreachable)?;
+        if body.len() + chunk.len() > MAX_DOCUMENT_BYTES {
+            return Err(CimdError::TooLarge);
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(body)
+}

@@ -1,0 +1,124 @@
+// A scripted tab for the conformance suite's `server` mode: it states the suite's fixture
+// tools as its own tool list (the relay lists the focused tab's tools) and answers them as
+// the suite's reference server does, through the real relay client. Test-only: the product's
+// tools are the app's (tab/demo); these exist so the suite's scenarios reach a tab.
+
+import { openTab } from './harness.mjs';
+
+/** A 1×1 red PNG and a tiny silent WAV, base64. */
+const PNG =
+  'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==';
+const WAV = 'UklGRiYAAABXQVZFZm10IBAAAAABAAEAQB8AAEAfAAABAAgAZGF0YQIAAACAgA==';
+const image = { data: PNG, mimeType: 'image/png', width: 1, height: 1 };
+
+const elicit = (message, properties, required) => ({
+  method: 'elicitation/create',
+  params: { message, requestedSchema: { type: 'object', properties, required } },
+});
+const sample = (text, maxTokens) => ({
+  method: 'sampling/createMessage',
+  params: { messages: [{ role: 'user', content: { type: 'text', text } }], maxTokens },
+});
+const roots = { method: 'roots/list', params: {} };
+const userName = elicit('What is your name?', { name: { type: 'string' } }, ['name']);
+
+/** What each fixture does with a call: returns the relay client's answer shape. */
+function fixtures(tab) {
+  let changes = 0;
+  const responses = (call) => call.input?.responses ?? null;
+  const has = (call, ...keys) => keys.every((k) => responses(call) && k in responses(call));
+  return {
+    test_simple_text: () => ({ data: 'This is a simple text response for testing.' }),
+    test_image_content: () => ({ data: 'A 1×1 red pixel.', image }),
+    test_audio_content: () => ({ data: 'A short silence.', audio: { data: WAV, mimeType: 'audio/wav' } }),
+    test_embedded_resource: () => ({
+      data: 'An embedded resource.',
+      resource: { uri: 'test://embedded-resource', mimeType: 'text/plain', text: 'This is an embedded resource content.' },
+    }),
+    test_multiple_content_types: () => ({
+      data: 'Multiple content types test:',
+      image,
+      resource: { uri: 'test://mixed-content-resource', mimeType: 'application/json', text: '{"test":"data","value":123}' },
+    }),
+    test_error_handling: () => {
+      throw new Error('This tool intentionally returns an error for testing');
+    },
+    // The relay's progress is what the tab reports while it works: here two steps, then done.
+    test_tool_with_progress: async (call) => {
+      for (const step of ['Step 1 of 2.', 'Step 2 of 2.']) {
+        tab.client.asking(call.id, step);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      tab.client.answered(call.id);
+      return { data: 'Progress test finished.' };
+    },
+    test_logging_tool: () => ({ data: 'Logging tool ran (the relay sends no log messages).' }),
+    test_missing_capability: (call) =>
+      has(call, 'answer') ? { data: 'Sampled.' } : { inputRequired: { answer: sample('Say hello', 10) } },
+    test_streaming_elicitation: (call) =>
+      has(call, 'user_name') ? { data: 'Thanks.' } : { inputRequired: { user_name: userName } },
+    test_trigger_tool_change: () => {
+      changes += 1;
+      tab.client.setTools(definitions(changes));
+      return { data: 'The tool list changed.' };
+    },
+    test_input_required_result_elicitation: (call) => {
+      const name = responses(call)?.user_name?.content?.name;
+      return name ? { data: `Hello, ${name}!` } : { inputRequired: { user_name: userName } };
+    },
+    test_input_required_result_sampling: (call) => {
+      const r = responses(call)?.capital_question;
+      return r ? { data: `The model said: ${r.content?.text ?? ''}` } : { inputRequired: { capital_question: sample('What is the capital of France?', 100) } };
+    },
+    test_input_required_result_list_roots: (call) => {
+      const r = responses(call)?.client_roots;
+      return r ? { data: `Roots: ${(r.roots ?? []).map((x) => x.uri).join(', ')}` } : { inputRequired: { client_roots: roots } };
+    },
+    test_input_required_result_request_state: (call) =>
+      has(call, 'confirm') && call.input?.state?.round === 1
+        ? { data: 'state-ok: confirmed.' }
+        : { inputRequired: { confirm: elicit('Please confirm', { ok: { type: 'boolean' } }, ['ok']) }, state: { round: 1 } },
+    test_input_required_result_multiple_inputs: (call) =>
+      has(call, 'user_name', 'greeting', 'client_roots')
+        ? { data: 'All three answers arrived.' }
+        : { inputRequired: { user_name: userName, greeting: sample('Generate a greeting', 50), client_roots: roots }, state: { round: 1 } },
+    test_input_required_result_multi_round: (call) => {
+      const round = call.input?.state?.round ?? 0;
+      if (round === 1 && has(call, 'step1')) {
+        return { inputRequired: { step2: elicit('Step 2: What is your favorite color?', { color: { type: 'string' } }, ['color']) }, state: { round: 2 } };
+      }
+      if (round === 2 && has(call, 'step2')) return { data: 'Both steps answered.' };
+      return { inputRequired: { step1: elicit('Step 1: What is your name?', { name: { type: 'string' } }, ['name']) }, state: { round: 1 } };
+    },
+    test_input_required_result_tampered_state: (call) =>
+      has(call, 'confirm') ? { data: 'Confirmed.' } : { inputRequired: { confirm: elicit('Please confirm', { ok: { type: 'boolean' } }, ['ok']) }, state: { round: 1 } },
+    test_input_required_result_capabilities: (call) =>
+      responses(call)
+        ? { data: 'Answered.' }
+        : { inputRequired: { user_name: userName, draft: sample('Draft a greeting', 50) } },
+  };
+}
+
+/** The fixture tools as MCP definitions with the person's setting (all run without asking). */
+function definitions(changes = 0) {
+  const names = Object.keys(fixtures({ client: null }));
+  const tools = names.map((name) => ({
+    name,
+    description: `The conformance suite's fixture ${name}.`,
+    inputSchema: { type: 'object', properties: {} },
+    setting: 'runs',
+  }));
+  // Each change adds one more tool, so the list really differs.
+  for (let i = 1; i <= changes; i += 1) {
+    tools.push({ name: `test_added_${i}`, description: 'Added by test_trigger_tool_change.', inputSchema: { type: 'object' }, setting: 'runs' });
+  }
+  return tools;
+}
+
+/** Opens the fixture tab; resolves to the harness's tab with the fixtures answering. */
+export async function openFixtureTab() {
+  const holder = {};
+  const tab = await openTab({ tools: definitions(), handle: (call) => holder.fixtures[call.tool]?.(call) ?? { data: null } });
+  holder.fixtures = fixtures(tab);
+  return tab;
+}
