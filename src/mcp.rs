@@ -4,9 +4,11 @@
 use serde_json::{json, Map, Value};
 use tabrelay_bundle::catalogue::Catalogue;
 use tabrelay_bundle::content;
-use tabrelay_bundle::protocol::Outcome;
+use tabrelay_bundle::protocol::{valid_tool_name, Outcome, ToolList, STATUS_TOOL};
 
 use crate::jsonrpc::{self, ErrorCode, Id, Message, RpcError};
+use crate::pairing::TabsStatus;
+use crate::{sentences, tools};
 
 /// The session-era revisions the relay speaks, newest first.
 pub const SUPPORTED_VERSIONS: [&str; 3] = ["2025-11-25", "2025-06-18", "2025-03-26"];
@@ -30,11 +32,23 @@ pub enum Reply {
     },
     /// A notification or response: 202 with no body.
     Accepted,
+    /// `tools/list`: ask the pairing for its focused tab's list (with the grant's check), then
+    /// answer with [`tools_list`].
+    ListTools {
+        /// The request's id.
+        id: Id,
+    },
+    /// A call of the relay's own `status` tool: ask the pairing (with the grant's check), then
+    /// answer with [`status_answer`].
+    Status {
+        /// The request's id.
+        id: Id,
+    },
     /// A tool call for the pairing's tab; answer with [`call_answer`] once the tab replied.
     Call {
         /// The request's id.
         id: Id,
-        /// The tool's name (one of the catalogue's).
+        /// The tool's name (valid by the rule; the pairing checks it is in the list).
         tool: String,
         /// Its arguments (an object).
         args: Value,
@@ -74,7 +88,7 @@ pub fn progress(token: &Value, count: u64, message: &str) -> Value {
 }
 
 /// Decides what to do with one POST to the endpoint, given the `MCP-Protocol-Version` header.
-pub fn handle(body: &[u8], version_header: Option<&str>, catalogue: &Catalogue) -> Reply {
+pub fn handle(body: &[u8], version_header: Option<&str>) -> Reply {
     if body.len() > MAX_BODY_BYTES {
         return failure(
             413,
@@ -118,8 +132,9 @@ pub fn handle(body: &[u8], version_header: Option<&str>, catalogue: &Catalogue) 
     match request.method.as_str() {
         "initialize" => ok(&id, initialize(&request.params)),
         "ping" => ok(&id, json!({})),
-        "tools/list" => ok(&id, json!({"tools": catalogue.mcp_tools()})),
-        "tools/call" => match call_params(&request.params, catalogue) {
+        "tools/list" => Reply::ListTools { id },
+        "tools/call" => match call_params(&request.params) {
+            Ok((tool, _)) if tool == STATUS_TOOL => Reply::Status { id },
             Ok((tool, args)) => {
                 let progress_token = request
                     .params
@@ -136,10 +151,30 @@ pub fn handle(body: &[u8], version_header: Option<&str>, catalogue: &Catalogue) 
             Some(&id),
             RpcError::new(
                 ErrorCode::METHOD_NOT_FOUND,
-                format!("This server has no method {}.", short(other).escape_debug()),
+                format!("This server has no method {}.", short(other)),
             ),
         ),
     }
+}
+
+/// The JSON-RPC response to `tools/list`: the focused tab's stated list, else the bundled
+/// catalogue (see [`tools::list`]).
+#[must_use]
+pub fn tools_list(id: &Id, stated: Option<&ToolList>, catalogue: &Catalogue) -> Value {
+    jsonrpc::result(id, json!({"tools": tools::list(stated, catalogue)}))
+}
+
+/// The JSON-RPC response to a `status` call (None: the pairing could not say).
+#[must_use]
+pub fn status_answer(id: &Id, status: Option<&TabsStatus>) -> Value {
+    jsonrpc::result(id, status.map_or_else(tools::status_unavailable, tools::status_result))
+}
+
+/// The JSON-RPC error for a call of a tool not in the list agents see.
+#[must_use]
+pub fn no_such_tool(id: &Id, name: &str) -> Value {
+    let message = sentences::no_such_tool(&short(name));
+    jsonrpc::error(Some(id), &RpcError::new(ErrorCode::INVALID_PARAMS, message))
 }
 
 /// The JSON-RPC response to a tool call the tab answered.
@@ -169,17 +204,14 @@ fn initialize(params: &Map<String, Value>) -> Value {
     })
 }
 
-fn call_params(
-    params: &Map<String, Value>,
-    catalogue: &Catalogue,
-) -> Result<(String, Value), RpcError> {
+fn call_params(params: &Map<String, Value>) -> Result<(String, Value), RpcError> {
     let invalid = |m: String| RpcError::new(ErrorCode::INVALID_PARAMS, m);
     let name = match params.get("name") {
         Some(Value::String(n)) => n,
         _ => return Err(invalid("tools/call needs params.name, the tool's name.".into())),
     };
-    if catalogue.tool(name).is_none() {
-        return Err(invalid(format!("There is no tool named {}.", short(name).escape_debug())));
+    if !valid_tool_name(name) {
+        return Err(invalid(sentences::no_such_tool(&short(name))));
     }
     let args = match params.get("arguments") {
         None | Some(Value::Null) => Value::Object(Map::new()),
@@ -195,7 +227,7 @@ fn short(s: &str) -> String {
     if out.len() < s.len() {
         out.push('…');
     }
-    format!("\"{out}\"")
+    format!("\"{}\"", out.escape_debug())
 }
 
 fn ok(id: &Id, result: Value) -> Reply {
@@ -211,7 +243,7 @@ mod tests {
     use super::*;
 
     fn run(body: &str) -> Reply {
-        handle(body.as_bytes(), None, &Catalogue::bundled())
+        handle(body.as_bytes(), None)
     }
 
     fn json_of(r: Reply) -> (u16, Value) {
@@ -266,9 +298,28 @@ mod tests {
     }
 
     #[test]
-    fn tools_list_is_the_bundled_catalogue() {
-        let (_, b) = json_of(run(r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#));
-        assert_eq!(b["result"]["tools"], Catalogue::bundled().mcp_tools());
+    fn tools_list_and_status_ask_the_pairing() {
+        let r = run(r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#);
+        assert_eq!(r, Reply::ListTools { id: Id::Number(2) });
+        let b = tools_list(&Id::Number(2), None, &Catalogue::bundled());
+        assert_eq!(b["result"]["tools"], tools::list(None, &Catalogue::bundled()));
+        let r = run(
+            r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"status","arguments":{}}}"#,
+        );
+        assert_eq!(r, Reply::Status { id: Id::Number(3) });
+        let b = status_answer(&Id::Number(3), None);
+        assert_eq!(b["result"]["isError"], true);
+        let b = no_such_tool(&Id::Number(4), "format_disk");
+        assert_eq!(b["error"]["code"], -32602);
+        assert!(b["error"]["message"].as_str().unwrap().contains("\"format_disk\""));
+    }
+
+    #[test]
+    fn a_call_of_a_tabs_own_tool_goes_on_to_the_pairing() {
+        let r = run(
+            r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"test_simple_text"}}"#,
+        );
+        assert!(matches!(r, Reply::Call { tool, .. } if tool == "test_simple_text"));
     }
 
     #[test]
@@ -294,7 +345,7 @@ mod tests {
     #[test]
     fn bad_calls_and_unknown_methods_get_errors() {
         let (s, b) = json_of(run(
-            r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"rm_rf"}}"#,
+            r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"rm -rf"}}"#,
         ));
         assert_eq!((s, b["error"]["code"].as_i64()), (200, Some(-32602)));
         let (_, b) = json_of(run(
@@ -310,11 +361,7 @@ mod tests {
 
     #[test]
     fn an_unsupported_revision_header_is_refused_with_the_list() {
-        let r = handle(
-            br#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#,
-            Some("1999-01-01"),
-            &Catalogue::bundled(),
-        );
+        let r = handle(br#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#, Some("1999-01-01"));
         let (s, b) = json_of(r);
         assert_eq!(s, 400);
         assert_eq!(b["error"]["data"]["supported"][0], "2025-11-25");
@@ -323,7 +370,7 @@ mod tests {
     #[test]
     fn an_oversized_body_is_refused() {
         let big = vec![b' '; MAX_BODY_BYTES + 1];
-        let (s, _) = json_of(handle(&big, None, &Catalogue::bundled()));
+        let (s, _) = json_of(handle(&big, None));
         assert_eq!(s, 413);
     }
 }

@@ -1,18 +1,20 @@
 //! The Worker's routes: each reads the request into values, asks the core, and writes the
 //! answer back.
 
-use std::sync::OnceLock;
+use std::time::Duration;
 
+use futures::future::{select, Either};
 use futures::StreamExt as _;
 use serde_json::json;
-use tabrelay_bundle::catalogue::Catalogue;
-use tabrelay_bundle::protocol::{close, Connection};
+use tabrelay_bundle::protocol::{close, Connection, ToolList};
 use worker::{
-    console_error, event, ByteStream, Context, Env, Headers, Method, Request, Response, Result,
-    WebSocketPair,
+    console_error, event, ByteStream, Context, Delay, Env, Headers, Method, Request, Response,
+    Result, Stub, WebSocketPair,
 };
 
-use super::{ask_code, ask_object, json_response, now_ms, post_object, read_json, PlatformRandom};
+use super::{
+    ask_code, ask_object, catalogue, json_response, now_ms, post_object, read_json, PlatformRandom,
+};
 use crate::config::Config;
 use crate::http;
 use crate::jsonrpc::Id;
@@ -26,7 +28,7 @@ use crate::oauth::{clients, exchange, metadata, random_token, sha256_hex, token}
 use crate::pages;
 use crate::pairing::{
     request_key, CallAnswer, CallEvent, CallRequest, CancelRequest, CheckRequest, GrantAnswer,
-    GrantRequest, RefreshAnswer, RevokeRequest,
+    GrantRequest, RefreshAnswer, RevokeRequest, TabsStatus, ToolsAnswer, Want, TOOL_LIST_WAIT_MS,
 };
 use crate::sentences;
 
@@ -35,11 +37,6 @@ pub(crate) const PAIRING_BINDING: &str = "PAIRING";
 /// The Durable Object binding of the connect codes.
 pub(crate) const CONNECT_BINDING: &str = "CONNECT";
 const COOKIE_PREFIX: &str = "tabrelay_connect_";
-
-fn catalogue() -> &'static Catalogue {
-    static CATALOGUE: OnceLock<Catalogue> = OnceLock::new();
-    CATALOGUE.get_or_init(Catalogue::bundled)
-}
 
 fn var(env: &Env, name: &str) -> Option<String> {
     env.secret(name).map(|s| s.to_string()).or_else(|_| env.var(name).map(|v| v.to_string())).ok()
@@ -328,16 +325,39 @@ async fn mcp_endpoint(
     let version = req.headers().get("mcp-protocol-version")?;
     let accept = req.headers().get("accept")?;
     let body = req.bytes().await.unwrap_or_default();
-    match mcp::handle(&body, version.as_deref(), catalogue()) {
+    let check = |want: Want| CheckRequest { grant: access.gid.clone(), want };
+    match mcp::handle(&body, version.as_deref()) {
         Reply::Json { status: 200, body } => {
             // A forgotten or revoked connection stops at once, on every method.
             let stub =
                 env.durable_object(PAIRING_BINDING)?.id_from_name(&access.sub)?.get_stub()?;
-            let check = CheckRequest { grant: access.gid.clone() };
-            match post_object(&stub, "/check", &check).await {
+            match post_object(&stub, "/check", &check(Want::Nothing)).await {
                 Ok(res) if res.status_code() == 401 => unauthorized(origin, true),
                 _ => json_response(200, &body),
             }
+        }
+        Reply::ListTools { id } => {
+            // The grant's check and the focused tab's list in one round trip, within a short
+            // wait; a pairing that cannot answer in time gets the bundled list.
+            let stub =
+                env.durable_object(PAIRING_BINDING)?.id_from_name(&access.sub)?.get_stub()?;
+            let answer = match ask_within(&stub, &check(Want::Tools), TOOL_LIST_WAIT_MS).await {
+                Checked::Revoked => return unauthorized(origin, true),
+                Checked::Answer(text) => read_json::<ToolsAnswer>(&text).ok(),
+                Checked::Unknown => None,
+            };
+            let stated = answer.and_then(|a| a.tools).and_then(|v| ToolList::read(&v).ok());
+            json_response(200, &mcp::tools_list(&id, stated.as_ref(), catalogue()))
+        }
+        Reply::Status { id } => {
+            let stub =
+                env.durable_object(PAIRING_BINDING)?.id_from_name(&access.sub)?.get_stub()?;
+            let status = match ask_within(&stub, &check(Want::Status), TOOL_LIST_WAIT_MS).await {
+                Checked::Revoked => return unauthorized(origin, true),
+                Checked::Answer(text) => read_json::<TabsStatus>(&text).ok(),
+                Checked::Unknown => None,
+            };
+            json_response(200, &mcp::status_answer(&id, status.as_ref()))
         }
         Reply::Json { status, body } => json_response(status, &body),
         Reply::Accepted => Ok(Response::empty()?.with_status(202)),
@@ -386,6 +406,33 @@ async fn mcp_endpoint(
     }
 }
 
+/// What the pairing said to a check that wants an answer.
+enum Checked {
+    /// The grant is gone: 401.
+    Revoked,
+    /// Its answer, as JSON text.
+    Answer(String),
+    /// No answer in time, or none that reads.
+    Unknown,
+}
+
+/// Asks the pairing `check` and waits at most `wait_ms` for its answer.
+async fn ask_within(stub: &Stub, check: &CheckRequest, wait_ms: u64) -> Checked {
+    let ask = async {
+        let mut res = post_object(stub, "/check", check).await.ok()?;
+        match res.status_code() {
+            401 => Some(Checked::Revoked),
+            200 => res.text().await.ok().map(Checked::Answer),
+            _ => None,
+        }
+    };
+    let timer = Delay::from(Duration::from_millis(wait_ms));
+    match select(Box::pin(ask), Box::pin(timer)).await {
+        Either::Left((Some(checked), _)) => checked,
+        _ => Checked::Unknown,
+    }
+}
+
 /// 401 with the header that tells a client where to authorize.
 fn unauthorized(origin: &str, token_presented: bool) -> Result<Response> {
     let body = json!({"error": "invalid_token", "error_description": sentences::TOKEN_INVALID});
@@ -401,6 +448,7 @@ fn answer_body(id: &Id, answer: Option<CallAnswer>) -> serde_json::Value {
     match answer {
         Some(CallAnswer::Answered { outcome }) => mcp::call_answer(id, &outcome),
         Some(CallAnswer::NotCarried { sentence }) => mcp::call_failed(id, &sentence),
+        Some(CallAnswer::NoSuchTool { tool }) => mcp::no_such_tool(id, &tool),
         None => mcp::call_failed(id, sentences::PAIRING_UNAVAILABLE),
     }
 }
