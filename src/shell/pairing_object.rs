@@ -684,7 +684,11 @@ impl DurableObject for Pairing {
                 Ok(_) => Ok(Response::empty()?.with_status(401)),
                 Err(_) => Response::error("bad check", 400),
             },
-            "/listen" => self.listen(),
+            "/listen" => match read_json::<CheckRequest>(&req.text().await?) {
+                Ok(check) if self.grant(&check.grant).is_some() => self.listen(),
+                Ok(_) => Ok(Response::empty()?.with_status(401)),
+                Err(_) => Response::error("bad listen", 400),
+            },
             "/grant" => match read_json::<GrantRequest>(&req.text().await?) {
                 Ok(request) => json_response(200, &self.new_grant(request)?),
                 Err(_) => Response::error("bad grant", 400),

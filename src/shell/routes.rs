@@ -106,6 +106,7 @@ async fn route(
         (Method::Post, "/revoke") => revoke(req, env, config, &origin).await,
         (Method::Get, "/tab") => tab(req, url, env, config).await,
         (Method::Post, "/") => mcp_endpoint(req, env, config, &origin).await,
+        (Method::Get, "/listen") => listen(&req, env, config, &origin).await,
         (Method::Get | Method::Delete, "/") => {
             let headers = Headers::new();
             headers.set("allow", "POST")?;
@@ -404,6 +405,32 @@ async fn mcp_endpoint(
             }
         }
     }
+}
+
+/// The pairing's change stream for a connection (bearer token): NDJSON lines, `{"tick":true}`
+/// at once and every 15 s, `{"tools_changed":true}` whenever the focused tab's tool list
+/// changes; it ends when the client goes away. What MCP `subscriptions/listen` is built on.
+async fn listen(req: &Request, env: &Env, config: &Config, origin: &str) -> Result<Response> {
+    let auth = req.headers().get("authorization")?;
+    let presented = http::bearer(auth.as_deref());
+    let access = presented.and_then(|t| token::verify(&config.keys, origin, t, now_ms()).ok());
+    let Some(access) = access else {
+        return unauthorized(origin, presented.is_some());
+    };
+    let stub = env.durable_object(PAIRING_BINDING)?.id_from_name(&access.sub)?.get_stub()?;
+    let check = CheckRequest { grant: access.gid, want: Want::Nothing };
+    let mut res = post_object(&stub, "/listen", &check).await?;
+    match res.status_code() {
+        401 => return unauthorized(origin, true),
+        200 => {}
+        _ => return text(503, sentences::PAIRING_UNAVAILABLE),
+    }
+    let mut out = Response::from_stream(res.stream()?)?;
+    let headers = out.headers_mut();
+    headers.set("content-type", "application/x-ndjson")?;
+    headers.set("cache-control", "no-cache, no-store")?;
+    headers.set("x-accel-buffering", "no")?;
+    Ok(out)
 }
 
 /// What the pairing said to a check that wants an answer.
