@@ -2,12 +2,10 @@
 //! calls go on to the pairing's tab.
 
 use serde_json::{json, Map, Value};
-use tabrelay_bundle::catalogue::Catalogue;
 use tabrelay_bundle::content;
-use tabrelay_bundle::protocol::{valid_tool_name, Outcome, ToolList, STATUS_TOOL};
+use tabrelay_bundle::protocol::{valid_tool_name, Outcome, STATUS_TOOL};
 
 use crate::jsonrpc::{self, ErrorCode, Id, Message, RpcError};
-use crate::pairing::TabsStatus;
 use crate::{sentences, tools};
 
 /// The session-era revisions the relay speaks, newest first.
@@ -157,17 +155,18 @@ pub fn handle(body: &[u8], version_header: Option<&str>) -> Reply {
     }
 }
 
-/// The JSON-RPC response to `tools/list`: the focused tab's stated list, else the bundled
-/// catalogue (see [`tools::list`]).
+/// The JSON-RPC response to `tools/list` with the `tools` array the pairing gave (see
+/// [`tools::list`]).
 #[must_use]
-pub fn tools_list(id: &Id, stated: Option<&ToolList>, catalogue: &Catalogue) -> Value {
-    jsonrpc::result(id, json!({"tools": tools::list(stated, catalogue)}))
+pub fn tools_list(id: &Id, tools: Value) -> Value {
+    jsonrpc::result(id, json!({ "tools": tools }))
 }
 
-/// The JSON-RPC response to a `status` call (None: the pairing could not say).
+/// The JSON-RPC response to a `status` call with the pairing's result (see
+/// [`tools::status_result`]); None: the pairing could not say.
 #[must_use]
-pub fn status_answer(id: &Id, status: Option<&TabsStatus>) -> Value {
-    jsonrpc::result(id, status.map_or_else(tools::status_unavailable, tools::status_result))
+pub fn status_answer(id: &Id, result: Option<Value>) -> Value {
+    jsonrpc::result(id, result.unwrap_or_else(tools::status_unavailable))
 }
 
 /// The JSON-RPC error for a call of a tool not in the list agents see.
@@ -241,6 +240,7 @@ fn failure(status: u16, id: Option<&Id>, e: RpcError) -> Reply {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use tabrelay_bundle::catalogue::Catalogue;
 
     fn run(body: &str) -> Reply {
         handle(body.as_bytes(), None)
@@ -301,8 +301,8 @@ mod tests {
     fn tools_list_and_status_ask_the_pairing() {
         let r = run(r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#);
         assert_eq!(r, Reply::ListTools { id: Id::Number(2) });
-        let b = tools_list(&Id::Number(2), None, &Catalogue::bundled());
-        assert_eq!(b["result"]["tools"], tools::list(None, &Catalogue::bundled()));
+        let b = tools_list(&Id::Number(2), tools::list(None, &Catalogue::bundled()));
+        assert_eq!(b["result"]["tools"][0]["name"], "dataset_describe");
         let r = run(
             r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"status","arguments":{}}}"#,
         );

@@ -129,41 +129,18 @@ pub enum RefreshAnswer {
 }
 
 /// What the Worker asks the pairing before answering a request that does not reach a tab:
-/// is this grant still live? (A 401 when not.) With it, in the same round trip, what the
-/// answer needs from the tabs.
+/// is this grant still live? (A 401 when not.) Posted to `/check` (204), `/tools` (200 with the
+/// MCP `tools` array agents see, from the focused tab's list or the bundled catalogue: see
+/// [`crate::tools::list`]) or `/status` (200 with the `status` tool's result), so a `tools/list`
+/// or a `status` call costs one round trip to the pairing, as the check alone did.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CheckRequest {
     /// The grant the access token names.
     pub grant: String,
-    /// What else to answer (204 for nothing, else 200 with JSON).
-    #[serde(default)]
-    pub want: Want,
-}
-
-/// What a [`CheckRequest`] wants besides the grant's check.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Want {
-    /// Nothing: 204.
-    #[default]
-    Nothing,
-    /// The focused tab's tool list: a [`ToolsAnswer`].
-    Tools,
-    /// The tabs' status: a [`TabsStatus`].
-    Status,
-}
-
-/// The focused tab's tool list as the tab stated it (its JSON, read by
-/// [`ToolList::read`]), or None when no tab is connected or the focused one stated none (then
-/// agents get the bundled catalogue).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ToolsAnswer {
-    /// The list's JSON.
-    pub tools: Option<Value>,
 }
 
 /// What the `status` tool says: the pairing's tabs, the one calls go to, what it shows.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct TabsStatus {
     /// How many tabs are connected (proven).
     pub tabs: usize,
@@ -185,9 +162,10 @@ impl TabsStatus {
         list: Option<&ToolList>,
         dataset: Option<String>,
     ) -> Self {
-        let mut proven: Vec<&Tab> = tabs.into_iter().filter(|t| t.proven).collect();
-        proven.sort_by_key(|t| t.number);
+        let proven: Vec<&Tab> = tabs.into_iter().filter(|t| t.proven).collect();
         let Some(focused) = route(proven.iter().copied()) else { return Self::default() };
+        // Its place in the order the tabs connected (numbers grow with each tab).
+        let position = proven.iter().filter(|t| t.number <= focused.number).count();
         let refused = list.map_or_else(Vec::new, |l| {
             l.tools()
                 .iter()
@@ -197,7 +175,7 @@ impl TabsStatus {
         });
         Self {
             tabs: proven.len(),
-            focused: proven.iter().position(|t| t.number == focused.number).map(|i| i + 1),
+            focused: Some(position),
             dataset,
             stated: list.is_some(),
             refused,
@@ -715,14 +693,6 @@ mod tests {
             let v: Value = serde_json::from_str(line).unwrap();
             assert_eq!(v, serde_json::json!({ key: true }));
         }
-    }
-
-    #[test]
-    fn a_check_wants_nothing_unless_it_says() {
-        let old: CheckRequest = serde_json::from_str(r#"{"grant":"g"}"#).unwrap();
-        assert_eq!(old.want, Want::Nothing);
-        let tools: CheckRequest = serde_json::from_str(r#"{"grant":"g","want":"tools"}"#).unwrap();
-        assert_eq!(tools.want, Want::Tools);
     }
 
     #[test]

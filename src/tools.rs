@@ -4,7 +4,7 @@
 use serde_json::{json, Map, Value};
 use tabrelay_bundle::catalogue::Catalogue;
 use tabrelay_bundle::content::{self, quoted};
-use tabrelay_bundle::protocol::{Setting, ToolList, STATUS_TOOL};
+use tabrelay_bundle::protocol::{Setting, ToolList};
 
 use crate::pairing::TabsStatus;
 use crate::sentences;
@@ -34,8 +34,13 @@ pub fn list(stated: Option<&ToolList>, catalogue: &Catalogue) -> Value {
         None => catalogue.tools.iter().map(tabrelay_bundle::catalogue::Tool::mcp).collect(),
     };
     tools.push(status_tool());
-    tools.sort_by(|a, b| name_of(a).cmp(name_of(b)));
-    Value::Array(tools)
+    // Names are distinct (the list and the catalogue are checked, and `status` is reserved), so
+    // a map by name sorts them (serde_json's map is ordered; a sort would add its own code).
+    let mut by_name = Map::new();
+    for tool in tools {
+        by_name.insert(name_of(&tool).to_owned(), tool);
+    }
+    Value::Array(by_name.into_iter().map(|(_, t)| t).collect())
 }
 
 /// Whether `name` is a tool of the list agents see (a tool the person refused included: the
@@ -48,22 +53,20 @@ pub fn known(stated: Option<&ToolList>, catalogue: &Catalogue, name: &str) -> bo
     }
 }
 
-/// The relay's own tool: what the pairing's tabs are and which one calls go to.
+/// The relay's own tool: what the pairing's tabs are and which one calls go to (kept as JSON
+/// text: smaller in the Worker than the code that would build it).
+const STATUS_TOOL_JSON: &str = r#"{
+  "name": "status",
+  "title": "Tab status",
+  "description": "Whether a tab of the app is open and connected in the person's browser, how many, which one gets the calls (the one focused last), the dataset it shows, and which tools the person's settings refuse. Answered by the relay without asking the tab; use it when a call says no tab is open, or to check which dataset the calls will act on.",
+  "inputSchema": {"type": "object", "properties": {}, "additionalProperties": false},
+  "annotations": {"title": "Tab status", "readOnlyHint": true, "destructiveHint": false, "idempotentHint": true, "openWorldHint": false}
+}"#;
+
+/// The `status` tool's definition.
 #[must_use]
 pub fn status_tool() -> Value {
-    json!({
-        "name": STATUS_TOOL,
-        "title": "Tab status",
-        "description": "Whether a tab of the app is open and connected in the person's browser, how many, which one gets the calls (the one focused last), the dataset it shows, and which tools the person's settings refuse. Answered by the relay without asking the tab; use it when a call says no tab is open, or to check which dataset the calls will act on.",
-        "inputSchema": {"type": "object", "properties": {}, "additionalProperties": false},
-        "annotations": {
-            "title": "Tab status",
-            "readOnlyHint": true,
-            "destructiveHint": false,
-            "idempotentHint": true,
-            "openWorldHint": false,
-        },
-    })
+    serde_json::from_str(STATUS_TOOL_JSON).unwrap_or(Value::Null)
 }
 
 /// The `status` tool's result: the relay's sentence, with what came from the page (the
@@ -108,6 +111,7 @@ fn name_of(tool: &Value) -> &str {
 mod tests {
     use super::*;
     use crate::pairing::Tab;
+    use tabrelay_bundle::protocol::STATUS_TOOL;
 
     fn stated(tools: &Value) -> ToolList {
         ToolList::read(tools).unwrap()
@@ -157,6 +161,7 @@ mod tests {
     #[test]
     fn status_is_read_only_and_says_when_no_tab_is_connected() {
         let t = status_tool();
+        assert_eq!(t["name"], STATUS_TOOL);
         assert_eq!(t["annotations"]["readOnlyHint"], true);
         assert_eq!(t["inputSchema"]["type"], "object");
         let r = status_result(&TabsStatus::default());

@@ -28,8 +28,7 @@ use crate::oauth::sha256_hex;
 use crate::pairing::{
     route, CallAnswer, CallEvent, CallRequest, Calls, CancelRequest, CheckRequest, GrantAnswer,
     GrantRequest, ListenEvent, RefreshAnswer, RefreshRequest, RevokeRequest, Tab, TabAction,
-    TabsStatus, ToolsAnswer, Turns, Want, WrongCodes, KEEP_ALIVE_MS, MAX_LISTENERS,
-    TAB_CALL_WAIT_MS,
+    TabsStatus, Turns, WrongCodes, KEEP_ALIVE_MS, MAX_LISTENERS, TAB_CALL_WAIT_MS,
 };
 use crate::{sentences, tools};
 
@@ -247,7 +246,8 @@ impl Pairing {
     /// The dataset tab `number` said it shows.
     fn dataset_of(&self, number: u64) -> Option<String> {
         let query = "SELECT dataset AS v FROM tab_state WHERE tab = ? AND dataset IS NOT NULL";
-        self.values(query, vec![number.to_string().into()]).pop()
+        let said: Option<Value> = self.values(query, vec![number.to_string().into()]).pop();
+        said.and_then(|v| v.as_str().map(str::to_owned))
     }
 
     /// The focused tab's tool list, read (None: no tab, or it stated none).
@@ -266,8 +266,9 @@ impl Pairing {
         let sql = self.state.storage().sql();
         sql.exec(query, vec![number.to_string().into(), json.into()])?;
         let live: Vec<u64> = self.tabs().iter().map(|(_, t)| t.number).collect();
-        let kept: Vec<u64> = self.values("SELECT tab AS v FROM tab_state", Vec::new());
-        for gone in kept.into_iter().filter(|n| !live.contains(n)) {
+        // Read as JSON values, as the rest of what tabs state (one reader less in the Worker).
+        let kept: Vec<Value> = self.values("SELECT tab AS v FROM tab_state", Vec::new());
+        for gone in kept.iter().filter_map(Value::as_u64).filter(|n| !live.contains(n)) {
             self.forget_tab_state(gone);
         }
         Ok(())
@@ -282,22 +283,20 @@ impl Pairing {
             .exec("DELETE FROM tab_state WHERE tab = ?", vec![number.to_string().into()]);
     }
 
-    /// The pairing's answer to a check that wants more than the grant.
-    fn check_answer(&self, want: Want) -> Result<Response> {
+    /// The pairing's answer to a check of a live grant: nothing (`/check`), the tool list
+    /// agents see (`/tools`), or the `status` tool's result (`/status`).
+    fn check_answer(&self, path: &str) -> Result<Response> {
         let focused = self.focused(None);
-        match want {
-            Want::Nothing => Ok(Response::empty()?.with_status(204)),
-            Want::Tools => {
-                let tools = focused.and_then(|t| self.tools_of(t.number));
-                json_response(200, &ToolsAnswer { tools })
-            }
-            Want::Status => {
-                let list = self.focused_list(focused.as_ref());
-                let dataset = focused.and_then(|t| self.dataset_of(t.number));
+        let list = || self.focused_list(focused.as_ref());
+        match path {
+            "/tools" => json_response(200, &tools::list(list().as_ref(), catalogue())),
+            "/status" => {
+                let dataset = focused.as_ref().and_then(|t| self.dataset_of(t.number));
                 let tabs = self.tabs();
-                let status = TabsStatus::of(tabs.iter().map(|(_, t)| t), list.as_ref(), dataset);
-                json_response(200, &status)
+                let status = TabsStatus::of(tabs.iter().map(|(_, t)| t), list().as_ref(), dataset);
+                json_response(200, &tools::status_result(&status))
             }
+            _ => Ok(Response::empty()?.with_status(204)),
         }
     }
 
@@ -323,7 +322,10 @@ impl Pairing {
             Some((Ok::<_, worker::Error>(event.line().as_bytes().to_vec()), (events, false)))
         });
         let mut res = Response::from_stream(lines)?;
-        res.headers_mut().set("content-type", "application/x-ndjson")?;
+        let headers = res.headers_mut();
+        headers.set("content-type", "application/x-ndjson")?;
+        headers.set("cache-control", "no-cache, no-store")?;
+        headers.set("x-accel-buffering", "no")?;
         Ok(res)
     }
 
@@ -679,11 +681,13 @@ impl DurableObject for Pairing {
                 Ok(call) => self.call(call).await,
                 Err(_) => Response::error("bad call", 400),
             },
-            "/check" => match read_json::<CheckRequest>(&req.text().await?) {
-                Ok(check) if self.grant(&check.grant).is_some() => self.check_answer(check.want),
-                Ok(_) => Ok(Response::empty()?.with_status(401)),
-                Err(_) => Response::error("bad check", 400),
-            },
+            path @ ("/check" | "/tools" | "/status") => {
+                match read_json::<CheckRequest>(&req.text().await?) {
+                    Ok(check) if self.grant(&check.grant).is_some() => self.check_answer(path),
+                    Ok(_) => Ok(Response::empty()?.with_status(401)),
+                    Err(_) => Response::error("bad check", 400),
+                }
+            }
             "/listen" => match read_json::<CheckRequest>(&req.text().await?) {
                 Ok(check) if self.grant(&check.grant).is_some() => self.listen(),
                 Ok(_) => Ok(Response::empty()?.with_status(401)),

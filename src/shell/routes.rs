@@ -6,7 +6,7 @@ use std::time::Duration;
 use futures::future::{select, Either};
 use futures::StreamExt as _;
 use serde_json::json;
-use tabrelay_bundle::protocol::{close, Connection, ToolList};
+use tabrelay_bundle::protocol::{close, Connection};
 use worker::{
     console_error, event, ByteStream, Context, Delay, Env, Headers, Method, Request, Response,
     Result, Stub, WebSocketPair,
@@ -28,9 +28,9 @@ use crate::oauth::{clients, exchange, metadata, random_token, sha256_hex, token}
 use crate::pages;
 use crate::pairing::{
     request_key, CallAnswer, CallEvent, CallRequest, CancelRequest, CheckRequest, GrantAnswer,
-    GrantRequest, RefreshAnswer, RevokeRequest, TabsStatus, ToolsAnswer, Want, TOOL_LIST_WAIT_MS,
+    GrantRequest, RefreshAnswer, RevokeRequest, TOOL_LIST_WAIT_MS,
 };
-use crate::sentences;
+use crate::{sentences, tools};
 
 /// The Durable Object binding of the pairings.
 pub(crate) const PAIRING_BINDING: &str = "PAIRING";
@@ -326,39 +326,36 @@ async fn mcp_endpoint(
     let version = req.headers().get("mcp-protocol-version")?;
     let accept = req.headers().get("accept")?;
     let body = req.bytes().await.unwrap_or_default();
-    let check = |want: Want| CheckRequest { grant: access.gid.clone(), want };
+    let check = CheckRequest { grant: access.gid.clone() };
     match mcp::handle(&body, version.as_deref()) {
         Reply::Json { status: 200, body } => {
             // A forgotten or revoked connection stops at once, on every method.
             let stub =
                 env.durable_object(PAIRING_BINDING)?.id_from_name(&access.sub)?.get_stub()?;
-            match post_object(&stub, "/check", &check(Want::Nothing)).await {
+            match post_object(&stub, "/check", &check).await {
                 Ok(res) if res.status_code() == 401 => unauthorized(origin, true),
                 _ => json_response(200, &body),
             }
         }
-        Reply::ListTools { id } => {
-            // The grant's check and the focused tab's list in one round trip, within a short
-            // wait; a pairing that cannot answer in time gets the bundled list.
+        reply @ (Reply::ListTools { .. } | Reply::Status { .. }) => {
+            // The grant's check and the answer in one round trip, within a short wait; a
+            // pairing that cannot answer in time gets the bundled list (or, for status, says so).
             let stub =
                 env.durable_object(PAIRING_BINDING)?.id_from_name(&access.sub)?.get_stub()?;
-            let answer = match ask_within(&stub, &check(Want::Tools), TOOL_LIST_WAIT_MS).await {
+            let path = if matches!(reply, Reply::ListTools { .. }) { "/tools" } else { "/status" };
+            let answer = match ask_within(&stub, path, &check, TOOL_LIST_WAIT_MS).await {
                 Checked::Revoked => return unauthorized(origin, true),
-                Checked::Answer(text) => read_json::<ToolsAnswer>(&text).ok(),
+                Checked::Answer(text) => read_json::<serde_json::Value>(&text).ok(),
                 Checked::Unknown => None,
             };
-            let stated = answer.and_then(|a| a.tools).and_then(|v| ToolList::read(&v).ok());
-            json_response(200, &mcp::tools_list(&id, stated.as_ref(), catalogue()))
-        }
-        Reply::Status { id } => {
-            let stub =
-                env.durable_object(PAIRING_BINDING)?.id_from_name(&access.sub)?.get_stub()?;
-            let status = match ask_within(&stub, &check(Want::Status), TOOL_LIST_WAIT_MS).await {
-                Checked::Revoked => return unauthorized(origin, true),
-                Checked::Answer(text) => read_json::<TabsStatus>(&text).ok(),
-                Checked::Unknown => None,
+            let body = match reply {
+                Reply::ListTools { id } => {
+                    mcp::tools_list(&id, answer.unwrap_or_else(|| tools::list(None, catalogue())))
+                }
+                Reply::Status { id } => mcp::status_answer(&id, answer),
+                _ => unreachable!("matched above"),
             };
-            json_response(200, &mcp::status_answer(&id, status.as_ref()))
+            json_response(200, &body)
         }
         Reply::Json { status, body } => json_response(status, &body),
         Reply::Accepted => Ok(Response::empty()?.with_status(202)),
@@ -418,19 +415,13 @@ async fn listen(req: &Request, env: &Env, config: &Config, origin: &str) -> Resu
         return unauthorized(origin, presented.is_some());
     };
     let stub = env.durable_object(PAIRING_BINDING)?.id_from_name(&access.sub)?.get_stub()?;
-    let check = CheckRequest { grant: access.gid, want: Want::Nothing };
-    let mut res = post_object(&stub, "/listen", &check).await?;
+    let check = CheckRequest { grant: access.gid };
+    let res = post_object(&stub, "/listen", &check).await?;
     match res.status_code() {
-        401 => return unauthorized(origin, true),
-        200 => {}
-        _ => return text(503, sentences::PAIRING_UNAVAILABLE),
+        401 => unauthorized(origin, true),
+        200 => Ok(res), // the pairing's stream, as it comes
+        _ => text(503, sentences::PAIRING_UNAVAILABLE),
     }
-    let mut out = Response::from_stream(res.stream()?)?;
-    let headers = out.headers_mut();
-    headers.set("content-type", "application/x-ndjson")?;
-    headers.set("cache-control", "no-cache, no-store")?;
-    headers.set("x-accel-buffering", "no")?;
-    Ok(out)
 }
 
 /// What the pairing said to a check that wants an answer.
@@ -443,10 +434,10 @@ enum Checked {
     Unknown,
 }
 
-/// Asks the pairing `check` and waits at most `wait_ms` for its answer.
-async fn ask_within(stub: &Stub, check: &CheckRequest, wait_ms: u64) -> Checked {
+/// Asks the pairing `check` at `path` and waits at most `wait_ms` for its answer.
+async fn ask_within(stub: &Stub, path: &str, check: &CheckRequest, wait_ms: u64) -> Checked {
     let ask = async {
-        let mut res = post_object(stub, "/check", check).await.ok()?;
+        let mut res = post_object(stub, path, check).await.ok()?;
         match res.status_code() {
             401 => Some(Checked::Revoked),
             200 => res.text().await.ok().map(Checked::Answer),
