@@ -255,8 +255,8 @@ impl Pairing {
         focused.and_then(|t| self.tools_of(t.number)).and_then(|v| ToolList::read(&v).ok())
     }
 
-    /// Keeps what a tab stated (`column` is `tools` or `dataset`; `json` its JSON text), and
-    /// drops what tabs no longer connected stated.
+    /// Keeps what a tab stated (its tool list when `tools`, else its dataset's name; `json` is
+    /// its JSON text), and drops what tabs no longer connected stated.
     fn store_tab_state(&self, number: u64, tools: bool, json: String) -> Result<()> {
         let query = if tools {
             "INSERT INTO tab_state (tab, tools) VALUES (?1, ?2) ON CONFLICT(tab) DO UPDATE SET tools = ?2"
