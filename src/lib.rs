@@ -12,6 +12,7 @@ pub mod oauth;
 pub mod pages;
 pub mod pairing;
 pub mod sentences;
+pub mod tools;
 
 #[cfg(target_arch = "wasm32")]
 mod shell;

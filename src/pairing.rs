@@ -8,8 +8,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tabrelay_bundle::content::quoted;
 use tabrelay_bundle::protocol::{
-    close, Connection, Outcome, TabMessage, MAX_CARD_CHARS, MAX_PENDING_CALLS,
-    MAX_TABS_PER_PAIRING, PROTOCOL_VERSION,
+    close, Connection, Outcome, TabMessage, ToolList, MAX_CARD_CHARS, MAX_DATASET_NAME_CHARS,
+    MAX_PENDING_CALLS, MAX_TABS_PER_PAIRING, PROTOCOL_VERSION,
 };
 use tabrelay_bundle::BUNDLE_DIGEST;
 
@@ -23,6 +23,10 @@ pub const TAB_CALL_WAIT_MS: u64 = 225_000;
 pub const AGENT_TURN_IDLE_MS: u64 = 120_000;
 /// How often a streamed call says it is still waiting (SSE keep-alive), in milliseconds.
 pub const KEEP_ALIVE_MS: u64 = 15_000;
+/// How long the Worker waits for the pairing's tool list before answering with the bundled one.
+pub const TOOL_LIST_WAIT_MS: u64 = 2_000;
+/// The most `/listen` streams one pairing holds at once.
+pub const MAX_LISTENERS: usize = 32;
 
 /// What the Worker asks the pairing to do with a tool call.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -128,11 +132,81 @@ pub enum RefreshAnswer {
 }
 
 /// What the Worker asks the pairing before answering a request that does not reach a tab:
-/// is this grant still live?
+/// is this grant still live? (A 401 when not.) Posted to `/check` (204), `/tools` (200 with the
+/// MCP `tools` array agents see, from the focused tab's list or the bundled catalogue: see
+/// [`crate::tools::list`]) or `/status` (200 with the `status` tool's result), so a `tools/list`
+/// or a `status` call costs one round trip to the pairing, as the check alone did.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CheckRequest {
     /// The grant the access token names.
     pub grant: String,
+}
+
+/// What the `status` tool says: the pairing's tabs, the one calls go to, what it shows.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TabsStatus {
+    /// How many tabs are connected (proven).
+    pub tabs: usize,
+    /// The position (from 1, in the order they connected) of the tab calls go to.
+    pub focused: Option<usize>,
+    /// The dataset that tab shows, as it said (page content: quote it as data).
+    pub dataset: Option<String>,
+    /// Whether that tab stated its own tool list.
+    pub stated: bool,
+    /// The tools its person's settings refuse, by name.
+    pub refused: Vec<String>,
+}
+
+impl TabsStatus {
+    /// The status of `tabs`, with what the focused one stated (its list and dataset).
+    #[must_use]
+    pub fn of<'a>(
+        tabs: impl IntoIterator<Item = &'a Tab>,
+        list: Option<&ToolList>,
+        dataset: Option<String>,
+    ) -> Self {
+        let proven: Vec<&Tab> = tabs.into_iter().filter(|t| t.proven).collect();
+        let Some(focused) = route(proven.iter().copied()) else { return Self::default() };
+        // Its place in the order the tabs connected (numbers grow with each tab).
+        let position = proven.iter().filter(|t| t.number <= focused.number).count();
+        let refused = list.map_or_else(Vec::new, |l| {
+            l.tools()
+                .iter()
+                .filter(|t| t.setting == tabrelay_bundle::protocol::Setting::Refused)
+                .map(|t| t.name.clone())
+                .collect()
+        });
+        Self {
+            tabs: proven.len(),
+            focused: Some(position),
+            dataset,
+            stated: list.is_some(),
+            refused,
+        }
+    }
+}
+
+/// One line of the pairing's `/listen` stream (NDJSON): a keep-alive at once and every
+/// [`KEEP_ALIVE_MS`], and a line each time the focused tab's tool list changes (a new list, focus
+/// moving to a tab whose list differs, the focused tab going away). It ends when the listener
+/// goes away.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ListenEvent {
+    /// `{"tools_changed":true}`: ask for the tool list again.
+    ToolsChanged,
+    /// `{"tick":true}`: still listening.
+    Tick,
+}
+
+impl ListenEvent {
+    /// The event as its line of the stream, newline included.
+    #[must_use]
+    pub fn line(self) -> &'static str {
+        match self {
+            Self::ToolsChanged => "{\"tools_changed\":true}\n",
+            Self::Tick => "{\"tick\":true}\n",
+        }
+    }
 }
 
 /// What the Worker asks the pairing to revoke (RFC 7009): a grant, proven by one of its
@@ -158,6 +232,12 @@ pub enum CallAnswer {
     NotCarried {
         /// For the agent.
         sentence: String,
+    },
+    /// No tool of this name is in the list agents see (the focused tab's, else the bundled
+    /// catalogue): a JSON-RPC error, not a tool error.
+    NoSuchTool {
+        /// The name called.
+        tool: String,
     },
 }
 
@@ -214,6 +294,12 @@ pub enum TabAction {
     Forget(String),
     /// Deliver the answer to the waiting call.
     Answer(u64, Outcome),
+    /// Keep this list as the tab's (replacing the one before).
+    Tools(ToolList),
+    /// Tell the tab its list was refused, with this sentence (its previous list stays).
+    RefuseTools(String),
+    /// Keep this as the name of the dataset the tab shows (cut to [`MAX_DATASET_NAME_CHARS`]).
+    View(String),
     /// Nothing to do.
     Ignore,
 }
@@ -275,6 +361,11 @@ impl Tab {
             (true, TabMessage::Connections) => TabAction::ListConnections,
             (true, TabMessage::Forget { id }) => TabAction::Forget(id),
             (true, TabMessage::Result { id, outcome }) => TabAction::Answer(id, outcome),
+            (true, TabMessage::Tools { tools }) => TabAction::Tools(tools),
+            (true, TabMessage::BadTools { why }) => TabAction::RefuseTools(why.sentence()),
+            (true, TabMessage::View { dataset }) => {
+                TabAction::View(dataset.chars().take(MAX_DATASET_NAME_CHARS).collect())
+            }
         }
     }
 }
@@ -574,6 +665,37 @@ mod tests {
             TabAction::Close(close::PROOF_FAILED, "The tab must prove its pairing first.")
         );
         assert_eq!(t.on_message("garbage", 12), TabAction::Ignore);
+    }
+
+    #[test]
+    fn a_proven_tab_states_its_tools_and_view_and_hears_why_a_list_is_refused() {
+        let t = proven(1, 10);
+        let list = r#"{"type":"tools","tools":[{"name":"a","inputSchema":{"type":"object"},"setting":"asks"}]}"#;
+        assert!(matches!(t.on_message(list, 11), TabAction::Tools(l) if l.tool("a").is_some()));
+        let TabAction::RefuseTools(sentence) =
+            t.on_message(r#"{"type":"tools","tools":[{"name":"status","inputSchema":{"type":"object"},"setting":"runs"}]}"#, 11)
+        else {
+            panic!("a list naming status is refused")
+        };
+        assert!(sentence.contains("relay's own tool"), "{sentence}");
+        let long =
+            format!(r#"{{"type":"view","dataset":"{}"}}"#, "é".repeat(MAX_DATASET_NAME_CHARS + 5));
+        assert!(
+            matches!(t.on_message(&long, 11), TabAction::View(d) if d.chars().count() == MAX_DATASET_NAME_CHARS)
+        );
+        assert!(matches!(tab(2).on_message(list, 11), TabAction::Close(close::PROOF_FAILED, _)));
+    }
+
+    #[test]
+    fn listen_lines_are_one_json_object_each() {
+        for (event, key) in
+            [(ListenEvent::ToolsChanged, "tools_changed"), (ListenEvent::Tick, "tick")]
+        {
+            let line = event.line();
+            assert!(line.ends_with('\n') && line.matches('\n').count() == 1);
+            let v: Value = serde_json::from_str(line).unwrap();
+            assert_eq!(v, serde_json::json!({ key: true }));
+        }
     }
 
     #[test]

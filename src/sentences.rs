@@ -55,3 +55,52 @@ pub const TOO_MANY_WRONG_CODES: &str = "Too many wrong connect codes were tried 
 /// A web page elsewhere tried to reach the MCP endpoint through the person's browser.
 pub const ORIGIN_REFUSED: &str =
     "Requests from this web page's origin are refused (the relay serves its own origin and the app's).";
+
+/// What a tool's description says when the person's settings ask them before each call.
+pub const SETTING_ASKS: &str =
+    "The person's settings: each call asks them in their tab first, and they may decline.";
+/// What a tool's description says when the person's settings let calls run without asking.
+pub const SETTING_RUNS: &str = "The person's settings: calls run in their tab without asking.";
+
+/// What the `status` tool says when no tab is connected.
+pub const STATUS_NO_TAB: &str = "No tab of the app is connected in the browser this connection was approved from, so every tool but status fails until the person opens the app there.";
+
+/// What the `status` tool says about connected tabs: `dataset` and each of `refused` are
+/// already marked as data (they come from the page).
+#[must_use]
+pub fn status(
+    tabs: usize,
+    focused: usize,
+    dataset: Option<&str>,
+    stated: bool,
+    refused: &[String],
+) -> String {
+    let connected = if tabs == 1 {
+        "1 tab of the app is connected".to_owned()
+    } else {
+        format!("{tabs} tabs of the app are connected")
+    };
+    let shows = dataset.map_or_else(
+        || "which has not said what it shows".to_owned(),
+        |d| format!("which shows the dataset {d}"),
+    );
+    let list = if !stated {
+        "Its tool list is the app's bundled one.".to_owned()
+    } else if refused.is_empty() {
+        "Its tool list is its own, and the person's settings refuse none of its tools.".to_owned()
+    } else {
+        format!(
+            "Its tool list is its own; the person's settings refuse {} (left out of the tool list): ask them to allow a tool in their tab if it is needed.",
+            refused.join(", ")
+        )
+    };
+    format!(
+        "{connected}; calls go to tab {focused} of {tabs} (the one focused last), {shows}. {list}"
+    )
+}
+
+/// A tool call names no tool in the list agents see.
+#[must_use]
+pub fn no_such_tool(quoted_name: &str) -> String {
+    format!("There is no tool named {quoted_name}; tools/list names the tools.")
+}

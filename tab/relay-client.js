@@ -10,6 +10,16 @@
 //   relay.start();
 //   await relay.approve('ABCDE-FGHJK');
 //
+// The tab states its tools: full MCP tool definitions, each with what the person's settings
+// make of it (`setting`: 'asks', 'runs' or 'refused'). By default the bundle catalogue's tools
+// (destructive ones ask); an app with its own tools or settings passes `tools` or calls
+// `relay.setTools(tools)` whenever they change, and `relay.setView({ dataset })` when the shown
+// dataset changes (the relay quotes its name to agents as data). The relay leaves refused tools
+// out of the agents' list; a call to one anyway is refused here with TOOL_REFUSED, without
+// reaching `handle`. Asking the person before a tool whose setting is 'asks' is the app's part
+// (see `asking` below). A list the relay refuses comes back through `onToolsRefused(sentence)`
+// (the relay keeps the list before it).
+//
 // `handle(call)` gets {id, tool, args, agent, connection, turn} and returns {data, image?}
 // (image: {data, mimeType, width, height}), or throws an Error whose message is one
 // sentence the agent reads. While the person is asked about a call, the app calls
@@ -20,9 +30,11 @@
 // The protocol version, bundle digest, close codes and ping come from ./generated/bundle.js,
 // written from the relay's own bundle crate (scripts/bundle), so both ends agree.
 
-import { PROTOCOL_VERSION, BUNDLE_DIGEST, CLOSE, PING, PING_EVERY_MS } from './generated/bundle.js';
+import { PROTOCOL_VERSION, BUNDLE_DIGEST, CLOSE, PING, PING_EVERY_MS, CATALOGUE, TOOL_REFUSED } from './generated/bundle.js';
 
-export { PROTOCOL_VERSION, BUNDLE_DIGEST, CLOSE };
+export { PROTOCOL_VERSION, BUNDLE_DIGEST, CLOSE, TOOL_REFUSED };
+/** What the person's settings may make of a tool. */
+export const SETTINGS = Object.freeze(['asks', 'runs', 'refused']);
 export const SECRET_KEY = 'tabrelay:tab-secret';
 export const CONNECT_FRAGMENT = 'tabrelay-connect';
 /** After these close codes the client does not retry: retrying cannot help. */
@@ -48,6 +60,31 @@ export function connectCodeFromFragment(hash) {
   return code && /^[0-9A-Za-z-]{4,40}$/.test(code) ? code : null;
 }
 
+/** A catalogue tool's setting when the person chose none: destructive tools ask, others run. */
+export function defaultSetting(tool) {
+  return tool.safety === 'destructive' ? 'asks' : 'runs';
+}
+
+/**
+ * The bundle catalogue's tools as MCP tool definitions, each with its setting from `settings`
+ * (tool name → 'asks' | 'runs' | 'refused'), else its default.
+ */
+export function catalogueTools(settings = {}) {
+  return CATALOGUE.tools.map((t) => ({
+    name: t.name,
+    title: t.title,
+    description: t.description,
+    inputSchema: t.input,
+    annotations: {
+      title: t.title,
+      readOnlyHint: t.safety === 'read',
+      destructiveHint: t.safety === 'destructive',
+      openWorldHint: false,
+    },
+    setting: SETTINGS.includes(settings[t.name]) ? settings[t.name] : defaultSetting(t),
+  }));
+}
+
 function base64url(bytes) {
   let s = '';
   for (const b of bytes) s += String.fromCharCode(b);
@@ -71,7 +108,7 @@ export function tabSecret(storage) {
 }
 
 export class RelayClient {
-  constructor({ relay, handle, storage, WebSocket: Ws, headers, onStatus, onCancel, focused, bundle } = {}) {
+  constructor({ relay, handle, storage, WebSocket: Ws, headers, onStatus, onCancel, focused, bundle, tools, dataset, onToolsRefused, onRefused } = {}) {
     if (!relay) throw new Error('RelayClient needs the relay address.');
     if (typeof handle !== 'function') throw new Error('RelayClient needs a handle(call) function.');
     this.relay = String(relay).replace(/\/+$/, '');
@@ -92,6 +129,29 @@ export class RelayClient {
     this.approvals = new Map();
     this.listWaiters = [];
     this.retryTimer = null;
+    this.tools = tools || catalogueTools();
+    this.dataset = dataset ?? null;
+    this.toolsRefused = null;
+    this.onToolsRefused = onToolsRefused || (() => {});
+    this.onRefused = onRefused || (() => {});
+  }
+
+  /** States the tab's tools (MCP definitions, each with `setting`); sent now and on every reconnect. */
+  setTools(tools) {
+    this.tools = Array.isArray(tools) ? tools : [];
+    this.toolsRefused = null;
+    this.send({ type: 'tools', tools: this.tools });
+  }
+
+  /** States what the tab shows: `{ dataset }`, the shown dataset's name. */
+  setView({ dataset } = {}) {
+    this.dataset = dataset == null ? null : String(dataset);
+    if (this.dataset !== null) this.send({ type: 'view', dataset: this.dataset });
+  }
+
+  /** The setting this tab stated for tool `name` ('asks', 'runs', 'refused'), or undefined. */
+  settingOf(name) {
+    return this.tools.find((t) => t && t.name === name)?.setting;
   }
 
   start() {
@@ -263,8 +323,14 @@ export class RelayClient {
     switch (message.type) {
       case 'welcome':
         this.retries = 0;
-        this.setStatus('connected', { pairing: message.pairing });
         this.send({ type: 'focus', focused: this.focused });
+        this.send({ type: 'tools', tools: this.tools });
+        if (this.dataset !== null) this.send({ type: 'view', dataset: this.dataset });
+        this.setStatus('connected', { pairing: message.pairing });
+        break;
+      case 'tools_refused':
+        this.toolsRefused = String(message.sentence);
+        this.onToolsRefused(this.toolsRefused);
         break;
       case 'described':
       case 'denied':
@@ -301,6 +367,13 @@ export class RelayClient {
 
   async answer(socket, call) {
     let reply;
+    if (this.settingOf(call.tool) === 'refused') {
+      // The relay leaves the tool out of the agents' list; an agent may still call it by name.
+      reply = { type: 'result', id: call.id, error: TOOL_REFUSED };
+      if (socket.readyState === 1) socket.send(JSON.stringify(reply));
+      this.onRefused(call);
+      return;
+    }
     try {
       // A call retried with the agent app's answers carries them as `call.input`
       // ({responses, state}); a handler that needs such answers returns

@@ -126,6 +126,8 @@ mod tests {
         assert!(c.tools.iter().any(|t| t.safety == Safety::Destructive));
         assert!(c.tool("view_picture").is_some());
         assert!(c.tool("items_values").is_some());
+        assert!(c.tool(crate::protocol::STATUS_TOOL).is_none(), "the relay answers status itself");
+        assert!(c.tools.iter().all(|t| crate::protocol::valid_tool_name(&t.name)));
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! The tab wire protocol: the JSON messages between the relay and a tab over the tab's
 //! WebSocket, with the version both ends state and the close codes the relay uses.
 
+use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
 use serde::{Deserialize, Serialize};
@@ -32,6 +33,28 @@ pub const MAX_TABS_PER_PAIRING: usize = 16;
 pub const MAX_CARD_CHARS: usize = 300;
 /// The most calls one pairing carries at once; another is answered with a sentence.
 pub const MAX_PENDING_CALLS: usize = 64;
+
+/// The most tools a tab may state ([`TabMessage::Tools`]).
+pub const MAX_TOOLS: usize = 100;
+/// The most bytes a tab's whole tool list may take, written as JSON.
+pub const MAX_TOOL_LIST_BYTES: usize = 256 * 1024;
+/// The most bytes one tool's definition may take, written as JSON (its schemas mostly).
+pub const MAX_TOOL_BYTES: usize = 32 * 1024;
+/// The most characters of a tool's name. The MCP specification (2025-11-25) allows 128, but
+/// agent apps put a prefix before it and model APIs stop at 64, so a longer name can break them.
+pub const MAX_TOOL_NAME_CHARS: usize = 64;
+/// The most characters of a tool's title.
+pub const MAX_TOOL_TITLE_CHARS: usize = 200;
+/// The most characters of a tool's description.
+pub const MAX_TOOL_DESCRIPTION_CHARS: usize = 4000;
+/// The most characters of the shown dataset's name the relay keeps ([`TabMessage::View`]).
+pub const MAX_DATASET_NAME_CHARS: usize = 200;
+/// The tool the relay answers itself (whether tabs are connected, which one is focused, what
+/// it shows); a tab may not state a tool of this name.
+pub const STATUS_TOOL: &str = "status";
+/// What a tab answers a call to a tool the person's settings refuse (the relay's tool list
+/// leaves such tools out; an agent may still call one by name).
+pub const TOOL_REFUSED: &str = "The person's settings in their tab refuse this tool, so nothing was done; ask them to allow it there if it is needed.";
 
 /// Close codes the relay ends a tab's socket with (the reason says it in words).
 pub mod close {
@@ -103,6 +126,25 @@ pub enum TabMessage {
     Focus {
         /// Whether the tab has focus now.
         focused: bool,
+    },
+    /// The tab's tool list: full MCP tool definitions, each with the person's setting. Sent
+    /// after the welcome and whenever the list or the settings change; the latest replaces the
+    /// one before. A tab that never sends one gets the bundled catalogue.
+    Tools {
+        /// The tools, as read and checked by [`ToolList::read`].
+        tools: ToolList,
+    },
+    /// A tool list the relay refuses, and why (it keeps the tab's previous list). Never sent
+    /// by a tab: what [`TabMessage::parse`] makes of a `tools` message it cannot take.
+    #[serde(skip_serializing)]
+    BadTools {
+        /// What is wrong with the list.
+        why: ToolsError,
+    },
+    /// What the tab shows: the dataset's name (page content, so quoted to agents as data).
+    View {
+        /// The shown dataset's name.
+        dataset: String,
     },
     /// The answer to a call.
     Result {
@@ -270,6 +312,64 @@ pub enum RelayMessage {
         /// What the person can act on.
         sentence: String,
     },
+    /// The tab's tool list was refused (the relay keeps its previous one); the sentence says
+    /// which tool and what is wrong.
+    ToolsRefused {
+        /// For the app's developer.
+        sentence: String,
+    },
+}
+
+/// What the person's settings make of a tool.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Setting {
+    /// Each call asks the person in the tab first.
+    Asks,
+    /// Calls run without asking.
+    Runs,
+    /// Calls are refused.
+    Refused,
+}
+
+/// One tool a tab states: its MCP tool definition and the person's setting for it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StatedTool {
+    /// The tool's name (also in `definition`).
+    pub name: String,
+    /// What the person's settings make of it.
+    pub setting: Setting,
+    /// The MCP tool definition: `name`, `inputSchema` and those of `title`, `description`,
+    /// `outputSchema`, `annotations` and `_meta` the tab gave (other keys are dropped).
+    pub definition: Map<String, Value>,
+}
+
+/// A tab's tool list, checked: at most [`MAX_TOOLS`] tools of distinct valid names, within
+/// [`MAX_TOOL_LIST_BYTES`]. Written out as the tab wrote it (each definition and `setting`).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ToolList(Vec<StatedTool>);
+
+/// Why a tab's tool list is refused.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ToolsError {
+    /// `tools` is not an array.
+    NotAList,
+    /// More tools than [`MAX_TOOLS`].
+    TooMany(usize),
+    /// The list is larger than [`MAX_TOOL_LIST_BYTES`].
+    TooLarge(usize),
+    /// The tool at this position is not an object.
+    NotAnObject(usize),
+    /// The tool at this position has no name by the rule ([`valid_tool_name`]).
+    BadName(usize),
+    /// A name the relay keeps for its own tool ([`STATUS_TOOL`]).
+    Reserved(String),
+    /// Two tools share a name.
+    Duplicate(String),
+    /// One of the tool's fields is missing, of the wrong kind, or too long.
+    BadField(String, &'static str),
+    /// The tool's definition is larger than [`MAX_TOOL_BYTES`].
+    ToolTooLarge(String),
 }
 
 /// A connection as the tab lists it.
@@ -337,6 +437,11 @@ impl TabMessage {
                 focused: m.get("focused").and_then(Value::as_bool).ok_or(NotProtocol)?,
             },
             "result" => TabMessage::Result { id: id(&m)?, outcome: Outcome::take(&mut m)? },
+            "tools" => match ToolList::read(m.get("tools").unwrap_or(&Value::Null)) {
+                Ok(tools) => TabMessage::Tools { tools },
+                Err(why) => TabMessage::BadTools { why },
+            },
+            "view" => TabMessage::View { dataset: string(&m, "dataset")? },
             _ => return Err(NotProtocol),
         })
     }
@@ -396,6 +501,159 @@ impl<'de> Deserialize<'de> for Outcome {
     }
 }
 
+/// Whether `name` is a tool name by the rule: 1 to [`MAX_TOOL_NAME_CHARS`] of ASCII letters,
+/// digits, `_`, `-` and `.` (the MCP specification's characters).
+#[must_use]
+pub fn valid_tool_name(name: &str) -> bool {
+    (1..=MAX_TOOL_NAME_CHARS).contains(&name.len())
+        && name.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'))
+}
+
+impl ToolList {
+    /// Reads and checks the `tools` array of a tab's `tools` message.
+    pub fn read(tools: &Value) -> Result<Self, ToolsError> {
+        let Value::Array(items) = tools else { return Err(ToolsError::NotAList) };
+        if items.len() > MAX_TOOLS {
+            return Err(ToolsError::TooMany(items.len()));
+        }
+        let bytes = json_len(tools);
+        if bytes > MAX_TOOL_LIST_BYTES {
+            return Err(ToolsError::TooLarge(bytes));
+        }
+        let mut list: Vec<StatedTool> = Vec::with_capacity(items.len());
+        for (i, item) in items.iter().enumerate() {
+            let tool = StatedTool::read(i, item)?;
+            if list.iter().any(|t| t.name == tool.name) {
+                return Err(ToolsError::Duplicate(tool.name));
+            }
+            list.push(tool);
+        }
+        Ok(Self(list))
+    }
+
+    /// The tools, in the tab's order.
+    #[must_use]
+    pub fn tools(&self) -> &[StatedTool] {
+        &self.0
+    }
+
+    /// The tool of this name.
+    #[must_use]
+    pub fn tool(&self, name: &str) -> Option<&StatedTool> {
+        self.0.iter().find(|t| t.name == name)
+    }
+
+    /// The list as the tab wrote it (read back by [`ToolList::read`]).
+    #[must_use]
+    pub fn to_value(&self) -> Value {
+        Value::Array(self.0.iter().map(StatedTool::to_value).collect())
+    }
+}
+
+impl StatedTool {
+    /// The keys of an MCP tool definition the relay carries.
+    const KEPT: [&'static str; 5] =
+        ["title", "description", "outputSchema", "annotations", "_meta"];
+
+    fn read(position: usize, item: &Value) -> Result<Self, ToolsError> {
+        let Value::Object(m) = item else { return Err(ToolsError::NotAnObject(position)) };
+        let name = match m.get("name") {
+            Some(Value::String(n)) if valid_tool_name(n) => n.clone(),
+            _ => return Err(ToolsError::BadName(position)),
+        };
+        if name == STATUS_TOOL {
+            return Err(ToolsError::Reserved(name));
+        }
+        let bad = |field: &'static str| ToolsError::BadField(name.clone(), field);
+        let setting = match m.get("setting").and_then(Value::as_str) {
+            Some("asks") => Setting::Asks,
+            Some("runs") => Setting::Runs,
+            Some("refused") => Setting::Refused,
+            _ => return Err(bad("setting")),
+        };
+        let mut definition = Map::new();
+        definition.insert("name".into(), Value::String(name.clone()));
+        match m.get("inputSchema") {
+            Some(schema) if is_object_schema(schema) => {
+                definition.insert("inputSchema".into(), schema.clone());
+            }
+            _ => return Err(bad("inputSchema")),
+        }
+        for key in Self::KEPT {
+            let Some(v) = m.get(key) else { continue };
+            let fits = match (key, v) {
+                ("title", Value::String(t)) => t.chars().count() <= MAX_TOOL_TITLE_CHARS,
+                ("description", Value::String(d)) => {
+                    d.chars().count() <= MAX_TOOL_DESCRIPTION_CHARS
+                }
+                ("outputSchema", schema) => is_object_schema(schema),
+                ("annotations" | "_meta", Value::Object(_)) => true,
+                _ => false,
+            };
+            if !fits {
+                return Err(bad(key));
+            }
+            definition.insert(key.into(), v.clone());
+        }
+        let tool = Self { name, setting, definition };
+        if json_len(&tool.to_value()) > MAX_TOOL_BYTES {
+            return Err(ToolsError::ToolTooLarge(tool.name));
+        }
+        Ok(tool)
+    }
+
+    /// The tool as the tab wrote it: its definition and `setting`.
+    #[must_use]
+    pub fn to_value(&self) -> Value {
+        let mut m = self.definition.clone();
+        let setting = match self.setting {
+            Setting::Asks => "asks",
+            Setting::Runs => "runs",
+            Setting::Refused => "refused",
+        };
+        m.insert("setting".into(), Value::String(setting.into()));
+        Value::Object(m)
+    }
+}
+
+/// Whether a JSON Schema describes an object (`"type": "object"`), as MCP requires of a
+/// tool's input and output schemas.
+fn is_object_schema(schema: &Value) -> bool {
+    schema.get("type").and_then(Value::as_str) == Some("object")
+}
+
+/// The length of a value written as JSON, in bytes.
+fn json_len(v: &Value) -> usize {
+    serde_json::to_vec(v).map(|b| b.len()).unwrap_or(usize::MAX)
+}
+
+impl ToolsError {
+    /// One sentence for the app's developer: which tool, what is wrong, the limit.
+    #[must_use]
+    pub fn sentence(&self) -> String {
+        match self {
+            Self::NotAList => "The tool list was refused: `tools` must be an array of tool definitions.".into(),
+            Self::TooMany(n) => format!("The tool list was refused: it has {n} tools, over the {MAX_TOOLS} allowed."),
+            Self::TooLarge(n) => format!("The tool list was refused: it takes {n} bytes as JSON, over the {MAX_TOOL_LIST_BYTES} allowed."),
+            Self::NotAnObject(i) => format!("The tool list was refused: tool {} is not an object.", i + 1),
+            Self::BadName(i) => format!("The tool list was refused: tool {} has no valid name (1 to {MAX_TOOL_NAME_CHARS} of A-Z, a-z, 0-9, _, - and .).", i + 1),
+            Self::Reserved(n) => format!("The tool list was refused: the name {n} is the relay's own tool."),
+            Self::Duplicate(n) => format!("The tool list was refused: two tools are named {n}."),
+            Self::BadField(n, "setting") => format!("The tool list was refused: tool {n} needs a setting of asks, runs or refused."),
+            Self::BadField(n, field @ ("inputSchema" | "outputSchema")) => format!("The tool list was refused: the {field} of tool {n} must be a JSON Schema object with \"type\": \"object\"."),
+            Self::BadField(n, field @ ("annotations" | "_meta")) => format!("The tool list was refused: the {field} of tool {n} must be an object."),
+            Self::BadField(n, field) => format!("The tool list was refused: the {field} of tool {n} must be text of at most {} characters.", if *field == "title" { MAX_TOOL_TITLE_CHARS } else { MAX_TOOL_DESCRIPTION_CHARS }),
+            Self::ToolTooLarge(n) => format!("The tool list was refused: tool {n} takes over the {MAX_TOOL_BYTES} bytes one tool may."),
+        }
+    }
+}
+
+impl Serialize for ToolList {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.to_value().serialize(s)
+    }
+}
+
 impl RelayMessage {
     /// This message as the JSON text sent on the socket.
     #[must_use]
@@ -408,6 +666,7 @@ impl RelayMessage {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use alloc::string::ToString;
     use serde_json::json;
 
     #[test]
@@ -473,6 +732,103 @@ mod tests {
             assert!(TabMessage::parse(&text).is_err(), "{bad}");
         }
         assert!(TabMessage::parse("[]").is_err());
+    }
+
+    fn tool(name: &str, setting: &str) -> Value {
+        json!({"name": name, "title": "T", "description": "D", "inputSchema": {"type": "object"},
+               "annotations": {"readOnlyHint": true}, "_meta": {"x/y": 1}, "icons": [], "setting": setting})
+    }
+
+    fn tools_message(tools: &Value) -> Result<TabMessage, NotProtocol> {
+        TabMessage::parse(&json!({"type": "tools", "tools": tools}).to_string())
+    }
+
+    #[test]
+    fn a_tool_list_reads_with_its_settings_and_writes_back_the_same() {
+        let m = tools_message(&json!([
+            tool("b.x", "asks"),
+            tool("a-1", "runs"),
+            tool("c_", "refused")
+        ]))
+        .unwrap();
+        let TabMessage::Tools { tools } = m else { panic!("not a list: {m:?}") };
+        let names: Vec<&str> = tools.tools().iter().map(|t| t.name.as_str()).collect();
+        assert_eq!(names, ["b.x", "a-1", "c_"], "the tab's order is kept");
+        assert_eq!(tools.tool("c_").unwrap().setting, Setting::Refused);
+        let def = &tools.tool("a-1").unwrap().definition;
+        assert!(def.get("icons").is_none(), "keys beyond the carried ones are dropped");
+        assert_eq!(def["_meta"], json!({"x/y": 1}));
+        assert_eq!(ToolList::read(&tools.to_value()).unwrap(), tools);
+        let text = serde_json::to_string(&TabMessage::Tools { tools: tools.clone() }).unwrap();
+        assert_eq!(TabMessage::parse(&text).unwrap(), TabMessage::Tools { tools });
+        assert_eq!(
+            TabMessage::parse(r#"{"type":"view","dataset":"Survey 4"}"#).unwrap(),
+            TabMessage::View { dataset: "Survey 4".into() }
+        );
+        assert!(TabMessage::parse(r#"{"type":"view"}"#).is_err());
+    }
+
+    #[test]
+    fn tool_names_follow_the_rule() {
+        for ok in ["a", "test_simple_text", "admin.tools.list", "A-9", &"x".repeat(64)] {
+            assert!(valid_tool_name(ok), "{ok}");
+        }
+        for bad in ["", "a b", "a/b", "é", "a<b", &"x".repeat(65)] {
+            assert!(!valid_tool_name(bad), "{bad}");
+        }
+    }
+
+    #[test]
+    fn a_bad_tool_list_is_refused_with_its_cause() {
+        let bad = |tools: Value| match tools_message(&tools) {
+            Ok(TabMessage::BadTools { why }) => why,
+            other => panic!("not refused: {other:?}"),
+        };
+        assert_eq!(bad(json!({})), ToolsError::NotAList);
+        assert_eq!(bad(json!([1])), ToolsError::NotAnObject(0));
+        assert_eq!(bad(json!([tool("a", "runs"), tool("a b", "runs")])), ToolsError::BadName(1));
+        assert_eq!(bad(json!([tool("status", "runs")])), ToolsError::Reserved("status".into()));
+        assert_eq!(
+            bad(json!([tool("a", "runs"), tool("a", "asks")])),
+            ToolsError::Duplicate("a".into())
+        );
+        assert_eq!(
+            bad(json!([tool("a", "sometimes")])),
+            ToolsError::BadField("a".into(), "setting")
+        );
+        let mut t = tool("a", "runs");
+        t["inputSchema"] = json!({"type": "string"});
+        assert_eq!(bad(json!([t])), ToolsError::BadField("a".into(), "inputSchema"));
+        let mut t = tool("a", "runs");
+        t["description"] = json!("d".repeat(MAX_TOOL_DESCRIPTION_CHARS + 1));
+        assert_eq!(bad(json!([t])), ToolsError::BadField("a".into(), "description"));
+        let mut t = tool("a", "runs");
+        t["outputSchema"] = json!(3);
+        assert_eq!(bad(json!([t])), ToolsError::BadField("a".into(), "outputSchema"));
+        let mut t = tool("a", "runs");
+        t["inputSchema"]["description"] = json!("s".repeat(MAX_TOOL_BYTES));
+        assert_eq!(bad(json!([t])), ToolsError::ToolTooLarge("a".into()));
+        let many: Vec<Value> = (0..=MAX_TOOLS).map(|i| tool(&format!("t{i}"), "runs")).collect();
+        assert_eq!(bad(Value::Array(many)), ToolsError::TooMany(MAX_TOOLS + 1));
+        let big: Vec<Value> = (0..MAX_TOOLS)
+            .map(|i| {
+                let mut t = tool(&format!("t{i}"), "runs");
+                t["description"] = json!("d".repeat(MAX_TOOL_DESCRIPTION_CHARS));
+                t["_meta"] = json!({"pad": "p".repeat(MAX_TOOL_BYTES / 2)});
+                t
+            })
+            .collect();
+        assert!(matches!(bad(Value::Array(big)), ToolsError::TooLarge(_)));
+        for why in [
+            ToolsError::NotAList,
+            ToolsError::BadField("a".into(), "title"),
+            ToolsError::BadName(2),
+        ] {
+            let s = why.sentence();
+            assert!(s.starts_with("The tool list was refused") && s.ends_with('.'), "{s}");
+        }
+        assert!(TabMessage::parse(r#"{"type":"tools"}"#)
+            .is_ok_and(|m| matches!(m, TabMessage::BadTools { .. })));
     }
 
     #[test]

@@ -9,7 +9,9 @@ use libfuzzer_sys::fuzz_target;
 use tabrelay::oauth::connect::{refusal, ConnectCode};
 use tabrelay::oauth::sha256_hex;
 use tabrelay::pairing::{Tab, TabAction};
-use tabrelay_bundle::protocol::{close, Outcome, TabMessage, PROTOCOL_VERSION};
+use tabrelay_bundle::protocol::{
+    close, Outcome, TabMessage, MAX_DATASET_NAME_CHARS, PROTOCOL_VERSION,
+};
 use tabrelay_bundle::BUNDLE_DIGEST;
 
 /// The tab secret of the seeds' hello.
@@ -21,7 +23,7 @@ fuzz_target!(|data: &[u8]| {
     let text = String::from_utf8_lossy(data);
     let parsed = TabMessage::parse(&text);
     if let Ok(m) = &parsed {
-        if !has_float(m) {
+        if !has_float(m) && !matches!(m, TabMessage::BadTools { .. }) {
             let written = serde_json::to_string(m).unwrap();
             let back = TabMessage::parse(&written);
             assert_eq!(back.as_ref().ok(), Some(m), "{written} reads back differently");
@@ -78,6 +80,18 @@ fuzz_target!(|data: &[u8]| {
             assert!(matches!(parsed, Ok(TabMessage::Focus { focused: true })));
             assert_eq!(t, Tab { focus_ms: NOW, ..proven.clone() });
         }
+        TabAction::Tools(list) => {
+            let Ok(TabMessage::Tools { tools }) = &parsed else { panic!("a list from no tools") };
+            assert_eq!(&list, tools);
+        }
+        TabAction::RefuseTools(sentence) => {
+            let Ok(TabMessage::BadTools { why }) = &parsed else { panic!("refused no list") };
+            assert_eq!(sentence, why.sentence());
+        }
+        TabAction::View(dataset) => {
+            let Ok(TabMessage::View { dataset: said }) = &parsed else { panic!("no view") };
+            assert!(dataset.chars().count() <= MAX_DATASET_NAME_CHARS && said.starts_with(&dataset));
+        }
         TabAction::Answer(id, outcome) => {
             let Ok(TabMessage::Result { id: i, outcome: o }) = &parsed else {
                 panic!("an answer from no result")
@@ -93,6 +107,7 @@ fn has_float(m: &TabMessage) -> bool {
         TabMessage::Result { outcome: Outcome::Done { data, .. }, .. } => {
             tabrelay_fuzz::has_float(data)
         }
+        TabMessage::Tools { tools } => tabrelay_fuzz::has_float(&tools.to_value()),
         _ => false,
     }
 }

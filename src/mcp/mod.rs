@@ -7,13 +7,13 @@ pub mod input;
 pub mod view;
 
 use serde_json::{json, Map, Value};
-use tabrelay_bundle::catalogue::Catalogue;
 use tabrelay_bundle::content;
-use tabrelay_bundle::protocol::Outcome;
+use tabrelay_bundle::protocol::{valid_tool_name, Outcome, STATUS_TOOL};
 
 pub use era::{Era, Headers, ALL_VERSIONS, SESSION_VERSIONS, STATELESS_VERSION};
 
 use crate::jsonrpc::{self, ErrorCode, Id, Message, RpcError};
+use crate::{sentences, tools};
 use era::quote;
 
 /// The session-era revisions the relay speaks, newest first.
@@ -45,11 +45,27 @@ pub enum Reply {
     },
     /// A notification or response: 202 with no body.
     Accepted,
+    /// `tools/list`: ask the pairing for its focused tab's list (with the grant's check), then
+    /// answer with [`tools_list`].
+    ListTools {
+        /// The request's id.
+        id: Id,
+        /// The revision it came in.
+        era: Era,
+    },
+    /// A call of the relay's own `status` tool: ask the pairing (with the grant's check), then
+    /// answer with [`status_answer`].
+    Status {
+        /// The request's id.
+        id: Id,
+        /// The revision it came in.
+        era: Era,
+    },
     /// A tool call for the pairing's tab; answer with [`call_answer`] once the tab replied.
     Call {
         /// The request's id.
         id: Id,
-        /// The tool's name (one of the catalogue's).
+        /// The tool's name (valid by the rule; the pairing checks it is in the list).
         tool: String,
         /// Its arguments (an object).
         args: Value,
@@ -176,7 +192,7 @@ pub fn tools_changed(id: &Id) -> Value {
 
 /// Decides what to do with one POST to the endpoint, given its headers; `app_url` is where
 /// the view card's Open in the app goes.
-pub fn handle(body: &[u8], headers: &Headers<'_>, catalogue: &Catalogue, app_url: &str) -> Reply {
+pub fn handle(body: &[u8], headers: &Headers<'_>, app_url: &str) -> Reply {
     if body.len() > MAX_BODY_BYTES {
         return failure(
             413,
@@ -219,10 +235,9 @@ pub fn handle(body: &[u8], headers: &Headers<'_>, catalogue: &Catalogue, app_url
             ok(&id, if method == "ping" { json!({}) } else { initialize(params) })
         }
         "server/discover" => ok(&id, complete(&era, discover())),
-        "tools/list" => {
-            ok(&id, cacheable(&era, json!({"tools": catalogue.mcp_tools()}), TOOLS_TTL_MS, false))
-        }
-        "tools/call" => match call_params(params, catalogue) {
+        "tools/list" => Reply::ListTools { id, era },
+        "tools/call" => match call_params(params) {
+            Ok((tool, _)) if tool == STATUS_TOOL => Reply::Status { id, era },
             Ok((tool, args)) => {
                 let progress_token = params
                     .get("_meta")
@@ -303,6 +318,27 @@ pub fn handle(body: &[u8], headers: &Headers<'_>, catalogue: &Catalogue, app_url
     }
 }
 
+/// The JSON-RPC response to `tools/list` with the `tools` array the pairing gave (see
+/// [`tools::list`]).
+#[must_use]
+pub fn tools_list(id: &Id, era: &Era, tools: Value) -> Value {
+    jsonrpc::result(id, cacheable(era, json!({ "tools": tools }), TOOLS_TTL_MS, false))
+}
+
+/// The JSON-RPC response to a `status` call with the pairing's result (see
+/// [`tools::status_result`]); None: the pairing could not say.
+#[must_use]
+pub fn status_answer(id: &Id, era: &Era, result: Option<Value>) -> Value {
+    jsonrpc::result(id, complete(era, result.unwrap_or_else(tools::status_unavailable)))
+}
+
+/// The JSON-RPC error for a call of a tool not in the list agents see.
+#[must_use]
+pub fn no_such_tool(id: &Id, name: &str) -> Value {
+    let message = sentences::no_such_tool(&quote(name));
+    jsonrpc::error(Some(id), &RpcError::new(ErrorCode::INVALID_PARAMS, message))
+}
+
 /// The JSON-RPC response to a tool call the tab answered.
 #[must_use]
 pub fn call_answer(id: &Id, era: &Era, outcome: &Outcome) -> Value {
@@ -316,10 +352,12 @@ pub fn call_failed(id: &Id, era: &Era, sentence: &str) -> Value {
     jsonrpc::result(id, complete(era, content::error_result(sentence)))
 }
 
-/// What the relay is, for `initialize`'s and `server/discover`'s results.
-fn capabilities() -> Value {
+/// What the relay is, for `initialize`'s and `server/discover`'s results. Only 2026-07-28
+/// clients can hear that the tool list changed (`subscriptions/listen`); the session era has
+/// no stream to say it on.
+fn capabilities(stateless: bool) -> Value {
     json!({
-        "tools": {"listChanged": true},
+        "tools": {"listChanged": stateless},
         "resources": {"listChanged": false},
         "extensions": {"io.modelcontextprotocol/ui": {"mimeTypes": [view::VIEW_MIME]}},
     })
@@ -328,7 +366,7 @@ fn capabilities() -> Value {
 fn discover() -> Value {
     json!({
         "supportedVersions": ALL_VERSIONS,
-        "capabilities": capabilities(),
+        "capabilities": capabilities(true),
         "serverInfo": server_info(),
         "instructions": tabrelay_bundle::INSTRUCTIONS,
         "ttlMs": RESOURCES_TTL_MS,
@@ -344,23 +382,20 @@ fn initialize(params: &Map<String, Value>) -> Value {
     };
     json!({
         "protocolVersion": version,
-        "capabilities": capabilities(),
+        "capabilities": capabilities(false),
         "serverInfo": server_info(),
         "instructions": tabrelay_bundle::INSTRUCTIONS,
     })
 }
 
-fn call_params(
-    params: &Map<String, Value>,
-    catalogue: &Catalogue,
-) -> Result<(String, Value), RpcError> {
+fn call_params(params: &Map<String, Value>) -> Result<(String, Value), RpcError> {
     let invalid = |m: String| RpcError::new(ErrorCode::INVALID_PARAMS, m);
     let name = match params.get("name") {
         Some(Value::String(n)) => n,
         _ => return Err(invalid("tools/call needs params.name, the tool's name.".into())),
     };
-    if catalogue.tool(name).is_none() {
-        return Err(invalid(format!("There is no tool named {}.", quote(name))));
+    if !valid_tool_name(name) {
+        return Err(invalid(sentences::no_such_tool(&quote(name))));
     }
     let args = match params.get("arguments") {
         None | Some(Value::Null) => Value::Object(Map::new()),
@@ -381,9 +416,10 @@ fn failure(status: u16, id: Option<&Id>, e: RpcError) -> Reply {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use tabrelay_bundle::catalogue::Catalogue;
 
     fn run(body: &str) -> Reply {
-        handle(body.as_bytes(), &Headers::default(), &Catalogue::bundled(), APP)
+        handle(body.as_bytes(), &Headers::default(), APP)
     }
 
     const APP: &str = "https://app.example/";
@@ -397,7 +433,7 @@ mod tests {
         });
         let body = json!({"jsonrpc": "2.0", "id": 9, "method": method, "params": params});
         let headers = Headers { version: Some(STATELESS_VERSION), method: Some(method), name };
-        handle(body.to_string().as_bytes(), &headers, &Catalogue::bundled(), APP)
+        handle(body.to_string().as_bytes(), &headers, APP)
     }
 
     fn json_of(r: Reply) -> (u16, Value) {
@@ -452,10 +488,29 @@ mod tests {
     }
 
     #[test]
-    fn tools_list_is_the_bundled_catalogue() {
-        let (_, b) = json_of(run(r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#));
-        assert_eq!(b["result"]["tools"], Catalogue::bundled().mcp_tools());
+    fn tools_list_and_status_ask_the_pairing() {
+        let r = run(r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#);
+        assert_eq!(r, Reply::ListTools { id: Id::Number(2), era: Era::Session });
+        let b = tools_list(&Id::Number(2), &Era::Session, tools::list(None, &Catalogue::bundled()));
+        assert_eq!(b["result"]["tools"][0]["name"], "dataset_describe");
         assert!(b["result"].get("resultType").is_none(), "the session era has no resultType");
+        let r = run(
+            r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"status","arguments":{}}}"#,
+        );
+        assert_eq!(r, Reply::Status { id: Id::Number(3), era: Era::Session });
+        let b = status_answer(&Id::Number(3), &Era::Session, None);
+        assert_eq!(b["result"]["isError"], true);
+        let b = no_such_tool(&Id::Number(4), "format_disk");
+        assert_eq!(b["error"]["code"], -32602);
+        assert!(b["error"]["message"].as_str().unwrap().contains("\"format_disk\""));
+    }
+
+    #[test]
+    fn a_call_of_a_tabs_own_tool_goes_on_to_the_pairing() {
+        let r = run(
+            r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"test_simple_text"}}"#,
+        );
+        assert!(matches!(r, Reply::Call { tool, .. } if tool == "test_simple_text"));
     }
 
     #[test]
@@ -467,7 +522,9 @@ mod tests {
         assert_eq!(r["resultType"], "complete");
         assert_eq!(r["_meta"][era::meta::SERVER_INFO]["name"], SERVER_NAME);
         assert!(r["capabilities"]["tools"].is_object());
-        let (_, b) = json_of(modern("tools/list", None, json!({})));
+        let r = modern("tools/list", None, json!({}));
+        let Reply::ListTools { id, era } = r else { panic!("{r:?}") };
+        let b = tools_list(&id, &era, json!([]));
         assert_eq!(b["result"]["resultType"], "complete");
         assert_eq!(
             (b["result"]["ttlMs"].as_u64(), b["result"]["cacheScope"].as_str()),
@@ -552,7 +609,7 @@ mod tests {
     #[test]
     fn bad_calls_and_unknown_methods_get_errors() {
         let (s, b) = json_of(run(
-            r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"rm_rf"}}"#,
+            r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"rm -rf"}}"#,
         ));
         assert_eq!((s, b["error"]["code"].as_i64()), (200, Some(-32602)));
         let (_, b) = json_of(run(
@@ -569,12 +626,7 @@ mod tests {
     #[test]
     fn an_unsupported_revision_header_is_refused_with_the_list() {
         let headers = Headers { version: Some("1999-01-01"), ..Headers::default() };
-        let r = handle(
-            br#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#,
-            &headers,
-            &Catalogue::bundled(),
-            APP,
-        );
+        let r = handle(br#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#, &headers, APP);
         let (s, b) = json_of(r);
         assert_eq!((s, b["error"]["code"].as_i64()), (400, Some(-32022)));
         assert_eq!(b["error"]["data"]["supported"], json!(ALL_VERSIONS));
@@ -584,7 +636,7 @@ mod tests {
     #[test]
     fn an_oversized_body_is_refused() {
         let big = vec![b' '; MAX_BODY_BYTES + 1];
-        let (s, _) = json_of(handle(&big, &Headers::default(), &Catalogue::bundled(), APP));
+        let (s, _) = json_of(handle(&big, &Headers::default(), APP));
         assert_eq!(s, 413);
     }
 }

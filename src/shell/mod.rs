@@ -78,3 +78,10 @@ pub(crate) async fn post_object(
 pub(crate) fn read_json<T: serde::de::DeserializeOwned>(text: &str) -> Result<T> {
     serde_json::from_str(text).map_err(|e| worker::Error::RustError(e.to_string()))
 }
+
+/// The catalogue bundled with this build, read once.
+pub(crate) fn catalogue() -> &'static tabrelay_bundle::catalogue::Catalogue {
+    static CATALOGUE: std::sync::OnceLock<tabrelay_bundle::catalogue::Catalogue> =
+        std::sync::OnceLock::new();
+    CATALOGUE.get_or_init(tabrelay_bundle::catalogue::Catalogue::bundled)
+}

@@ -10,8 +10,9 @@ use futures::channel::mpsc;
 use futures::future::{select, Either};
 use futures::StreamExt as _;
 use serde::Deserialize;
+use serde_json::Value;
 use tabrelay_bundle::protocol::{
-    close, RelayMessage, HELLO_WAIT_MS, MAX_MESSAGE_BYTES, PING, PONG, PROTOCOL_VERSION,
+    close, RelayMessage, ToolList, HELLO_WAIT_MS, MAX_MESSAGE_BYTES, PING, PONG, PROTOCOL_VERSION,
 };
 use worker::worker_sys::WebSocketRequestResponsePair;
 use worker::{
@@ -19,17 +20,17 @@ use worker::{
     SqlStorageValue, State, WebSocket, WebSocketIncomingMessage, WebSocketPair,
 };
 
-use super::{ask_code, json_response, now_ms, read_json, PlatformRandom};
+use super::{ask_code, catalogue, json_response, now_ms, read_json, PlatformRandom};
 use crate::grants::{self, Grant, Refreshed};
 use crate::http;
 use crate::oauth::connect::{refusal, Command};
 use crate::oauth::sha256_hex;
 use crate::pairing::{
     route, CallAnswer, CallEvent, CallRequest, Calls, CancelRequest, CheckRequest, GrantAnswer,
-    GrantRequest, RefreshAnswer, RefreshRequest, RevokeRequest, Tab, TabAction, Turns, WrongCodes,
-    KEEP_ALIVE_MS, TAB_CALL_WAIT_MS,
+    GrantRequest, ListenEvent, RefreshAnswer, RefreshRequest, RevokeRequest, Tab, TabAction,
+    TabsStatus, Turns, WrongCodes, KEEP_ALIVE_MS, MAX_LISTENERS, TAB_CALL_WAIT_MS,
 };
-use crate::sentences;
+use crate::{sentences, tools};
 
 /// How often a connection's "last used" time is written (a write per call would cost more).
 const USED_GRANULARITY_MS: u64 = 60_000;
@@ -52,9 +53,23 @@ struct Shared {
     calls: RefCell<Calls>,
     /// Where each waiting call's updates go.
     updates: RefCell<HashMap<u64, mpsc::UnboundedSender<CallEvent>>>,
+    /// The `/listen` streams, told when the focused tab's tool list changes.
+    listeners: RefCell<Vec<mpsc::UnboundedSender<ListenEvent>>>,
 }
 
 impl Shared {
+    /// Whether anyone listens for changes (streams whose listener went away are dropped).
+    fn listening(&self) -> bool {
+        let mut listeners = self.listeners.borrow_mut();
+        listeners.retain(|l| !l.is_closed());
+        !listeners.is_empty()
+    }
+
+    /// Tells every listener the focused tab's tool list changed.
+    fn tools_changed(&self) {
+        self.listeners.borrow_mut().retain(|l| l.unbounded_send(ListenEvent::ToolsChanged).is_ok());
+    }
+
     /// Sends an update to call `id`'s waiter; `Done` is its last.
     fn update(&self, id: u64, event: CallEvent) {
         let done = matches!(event, CallEvent::Done(_));
@@ -216,6 +231,104 @@ impl Pairing {
         self.store_meta("turns", turns);
     }
 
+    /// The tab focused last, leaving out the one whose socket is closing.
+    fn focused(&self, leaving: Option<u64>) -> Option<Tab> {
+        let tabs = self.tabs();
+        route(tabs.iter().map(|(_, t)| t).filter(|t| Some(t.number) != leaving)).cloned()
+    }
+
+    /// The tool list tab `number` stated, as its JSON.
+    fn tools_of(&self, number: u64) -> Option<Value> {
+        let query = "SELECT tools AS v FROM tab_state WHERE tab = ? AND tools IS NOT NULL";
+        self.values(query, vec![number.to_string().into()]).pop()
+    }
+
+    /// The dataset tab `number` said it shows.
+    fn dataset_of(&self, number: u64) -> Option<String> {
+        let query = "SELECT dataset AS v FROM tab_state WHERE tab = ? AND dataset IS NOT NULL";
+        let said: Option<Value> = self.values(query, vec![number.to_string().into()]).pop();
+        said.and_then(|v| v.as_str().map(str::to_owned))
+    }
+
+    /// The focused tab's tool list, read (None: no tab, or it stated none).
+    fn focused_list(&self, focused: Option<&Tab>) -> Option<ToolList> {
+        focused.and_then(|t| self.tools_of(t.number)).and_then(|v| ToolList::read(&v).ok())
+    }
+
+    /// Keeps what a tab stated (its tool list when `tools`, else its dataset's name; `json` is
+    /// its JSON text), and drops what tabs no longer connected stated.
+    fn store_tab_state(&self, number: u64, tools: bool, json: String) -> Result<()> {
+        let query = if tools {
+            "INSERT INTO tab_state (tab, tools) VALUES (?1, ?2) ON CONFLICT(tab) DO UPDATE SET tools = ?2"
+        } else {
+            "INSERT INTO tab_state (tab, dataset) VALUES (?1, ?2) ON CONFLICT(tab) DO UPDATE SET dataset = ?2"
+        };
+        let sql = self.state.storage().sql();
+        sql.exec(query, vec![number.to_string().into(), json.into()])?;
+        let live: Vec<u64> = self.tabs().iter().map(|(_, t)| t.number).collect();
+        // Read as JSON values, as the rest of what tabs state (one reader less in the Worker).
+        let kept: Vec<Value> = self.values("SELECT tab AS v FROM tab_state", Vec::new());
+        for gone in kept.iter().filter_map(Value::as_u64).filter(|n| !live.contains(n)) {
+            self.forget_tab_state(gone);
+        }
+        Ok(())
+    }
+
+    fn forget_tab_state(&self, number: u64) {
+        // A row left behind is dropped at the next write; nothing reads a gone tab's row.
+        let _ = self
+            .state
+            .storage()
+            .sql()
+            .exec("DELETE FROM tab_state WHERE tab = ?", vec![number.to_string().into()]);
+    }
+
+    /// The pairing's answer to a check of a live grant: nothing (`/check`), the tool list
+    /// agents see (`/tools`), or the `status` tool's result (`/status`).
+    fn check_answer(&self, path: &str) -> Result<Response> {
+        let focused = self.focused(None);
+        let list = || self.focused_list(focused.as_ref());
+        match path {
+            "/tools" => json_response(200, &tools::list(list().as_ref(), catalogue())),
+            "/status" => {
+                let dataset = focused.as_ref().and_then(|t| self.dataset_of(t.number));
+                let tabs = self.tabs();
+                let status = TabsStatus::of(tabs.iter().map(|(_, t)| t), list().as_ref(), dataset);
+                json_response(200, &tools::status_result(&status))
+            }
+            _ => Ok(Response::empty()?.with_status(204)),
+        }
+    }
+
+    /// A stream of [`ListenEvent`] lines: a keep-alive at once and every [`KEEP_ALIVE_MS`], and
+    /// a line each time the focused tab's tool list changes, until the listener goes away.
+    fn listen(&self) -> Result<Response> {
+        if self.shared.listening() && self.shared.listeners.borrow().len() >= MAX_LISTENERS {
+            return Response::error("Too many listeners.", 429);
+        }
+        let (sender, events) = mpsc::unbounded();
+        self.shared.listeners.borrow_mut().push(sender);
+        let lines = futures::stream::unfold((events, true), |(mut events, first)| async move {
+            let event = if first {
+                ListenEvent::Tick
+            } else {
+                let tick = Box::pin(Delay::from(Duration::from_millis(KEEP_ALIVE_MS)));
+                match select(events.next(), tick).await {
+                    Either::Left((Some(event), _)) => event,
+                    Either::Left((None, _)) => return None,
+                    Either::Right(_) => ListenEvent::Tick,
+                }
+            };
+            Some((Ok::<_, worker::Error>(event.line().as_bytes().to_vec()), (events, false)))
+        });
+        let mut res = Response::from_stream(lines)?;
+        let headers = res.headers_mut();
+        headers.set("content-type", "application/x-ndjson")?;
+        headers.set("cache-control", "no-cache, no-store")?;
+        headers.set("x-accel-buffering", "no")?;
+        Ok(res)
+    }
+
     fn grants(&self) -> Vec<Grant> {
         self.values("SELECT body AS v FROM grants ORDER BY rowid", Vec::new())
     }
@@ -326,7 +439,12 @@ impl Pairing {
             self.store_grant(&grant)?;
         }
         let tabs = self.tabs();
-        let chosen = route(tabs.iter().map(|(_, t)| t)).map(|t| t.number);
+        let chosen = route(tabs.iter().map(|(_, t)| t));
+        let stated = self.focused_list(chosen);
+        if !tools::known(stated.as_ref(), catalogue(), &call.tool) {
+            return answer_now(call.stream, CallAnswer::NoSuchTool { tool: call.tool });
+        }
+        let chosen = chosen.map(|t| t.number);
         let Some((ws, tab)) = chosen.and_then(|n| tabs.iter().find(|(_, t)| t.number == n)) else {
             return answer_now(call.stream, CallAnswer::not_carried(sentences::NO_TAB));
         };
@@ -392,10 +510,92 @@ impl Pairing {
     /// Fails every call waiting on this tab: it went away, so nothing will answer them.
     fn tab_gone(&self, ws: &WebSocket) {
         let Some(tab) = tab_of(ws) else { return };
+        let before = self.shared.listening().then(|| self.focused_tools_seen(None));
+        self.forget_tab_state(tab.number);
+        if before.is_some_and(|b| b != self.focused_tools_seen(Some(tab.number))) {
+            self.shared.tools_changed();
+        }
         let gone = self.shared.calls.borrow_mut().tab_gone(tab.number);
         for id in gone {
             self.shared.update(id, CallEvent::Done(CallAnswer::not_carried(sentences::TAB_GONE)));
         }
+    }
+
+    /// The focused tab's list as agents see it (None: the bundled one), to tell a change.
+    fn focused_tools_seen(&self, leaving: Option<u64>) -> Option<Value> {
+        self.focused(leaving).and_then(|t| self.tools_of(t.number))
+    }
+
+    /// Does what a tab's message means.
+    async fn act(&self, ws: &WebSocket, tab: Tab, action: TabAction) -> Result<()> {
+        match action {
+            TabAction::Welcome(tab) => {
+                attach(ws, &tab)?;
+                Self::send(
+                    ws,
+                    &RelayMessage::Welcome { pairing: tab.pairing, protocol: PROTOCOL_VERSION },
+                );
+            }
+            TabAction::Close(code, reason) => {
+                let _ = ws.close(Some(code), Some(reason));
+            }
+            action @ (TabAction::Describe(_) | TabAction::Approve(_) | TabAction::Deny(_)) => {
+                let message = self.code_command(&tab, &action).await.unwrap_or_else(|_| {
+                    let code = match &action {
+                        TabAction::Describe(c) | TabAction::Approve(c) | TabAction::Deny(c) => c,
+                        _ => unreachable!("matched above"),
+                    };
+                    RelayMessage::Refused {
+                        code: code.as_str().into(),
+                        sentence: sentences::PAIRING_UNAVAILABLE.into(),
+                    }
+                });
+                Self::send(ws, &message);
+            }
+            TabAction::RefuseCode(code, sentence) => {
+                Self::send(ws, &RelayMessage::Refused { code, sentence: sentence.into() });
+            }
+            TabAction::Update(tab) => attach(ws, &tab)?,
+            TabAction::Asking(id, sentence) => {
+                let card = self.shared.calls.borrow_mut().asking(id, tab.number, &sentence);
+                if let Some(card) = card {
+                    self.shared.update(id, CallEvent::Asking(card));
+                }
+            }
+            TabAction::Answered(id) => {
+                if self.shared.calls.borrow_mut().answered(id, tab.number) {
+                    self.shared.update(id, CallEvent::Answered);
+                }
+            }
+            TabAction::ListConnections => self.send_connections(ws),
+            TabAction::Forget(id) => {
+                self.delete_grant(&id)?;
+                self.send_connections(ws);
+            }
+            TabAction::PersonStep => {
+                let mut turns = self.turns();
+                turns.person_stepped();
+                self.store_turns(&turns);
+            }
+            TabAction::Answer(id, outcome) => {
+                if self.shared.calls.borrow_mut().finish(id, tab.number) {
+                    self.shared.update(id, CallEvent::Done(CallAnswer::Answered { outcome }));
+                }
+            }
+            TabAction::Tools(list) => {
+                let json = serde_json::to_string(&list).unwrap_or_default();
+                self.store_tab_state(tab.number, true, json)?;
+            }
+            TabAction::RefuseTools(sentence) => {
+                Self::send(ws, &RelayMessage::ToolsRefused { sentence });
+            }
+            TabAction::View(dataset) => {
+                let json = serde_json::to_string(&dataset).unwrap_or_default();
+                self.store_tab_state(tab.number, false, json)?;
+            }
+            TabAction::Ignore => {}
+        }
+        Ok(())
     }
 
     fn wrong_codes(&self) -> WrongCodes {
@@ -450,6 +650,9 @@ impl DurableObject for Pairing {
         for table in [
             "CREATE TABLE IF NOT EXISTS meta (k TEXT PRIMARY KEY, v TEXT NOT NULL)",
             "CREATE TABLE IF NOT EXISTS grants (id TEXT PRIMARY KEY, body TEXT NOT NULL)",
+            // What each tab stated (its tool list, its dataset's name), by tab number: too
+            // large for a socket attachment, and it must survive hibernation.
+            "CREATE TABLE IF NOT EXISTS tab_state (tab TEXT PRIMARY KEY, tools TEXT, dataset TEXT)",
         ] {
             let _ = sql.exec(table, None);
         }
@@ -480,12 +683,17 @@ impl DurableObject for Pairing {
                 Ok(call) => self.call(call).await,
                 Err(_) => Response::error("bad call", 400),
             },
-            "/check" => match read_json::<CheckRequest>(&req.text().await?) {
-                Ok(check) if self.grant(&check.grant).is_some() => {
-                    Ok(Response::empty()?.with_status(204))
+            path @ ("/check" | "/tools" | "/status") => {
+                match read_json::<CheckRequest>(&req.text().await?) {
+                    Ok(check) if self.grant(&check.grant).is_some() => self.check_answer(path),
+                    Ok(_) => Ok(Response::empty()?.with_status(401)),
+                    Err(_) => Response::error("bad check", 400),
                 }
+            }
+            "/listen" => match read_json::<CheckRequest>(&req.text().await?) {
+                Ok(check) if self.grant(&check.grant).is_some() => self.listen(),
                 Ok(_) => Ok(Response::empty()?.with_status(401)),
-                Err(_) => Response::error("bad check", 400),
+                Err(_) => Response::error("bad listen", 400),
             },
             "/grant" => match read_json::<GrantRequest>(&req.text().await?) {
                 Ok(request) => json_response(200, &self.new_grant(request)?),
@@ -530,61 +738,14 @@ impl DurableObject for Pairing {
             }
         };
         let Some(tab) = tab_of(&ws) else { return Ok(()) };
-        match tab.on_message(&text, now_ms()) {
-            TabAction::Welcome(tab) => {
-                attach(&ws, &tab)?;
-                Self::send(
-                    &ws,
-                    &RelayMessage::Welcome { pairing: tab.pairing, protocol: PROTOCOL_VERSION },
-                );
-            }
-            TabAction::Close(code, reason) => {
-                let _ = ws.close(Some(code), Some(reason));
-            }
-            action @ (TabAction::Describe(_) | TabAction::Approve(_) | TabAction::Deny(_)) => {
-                let message = self.code_command(&tab, &action).await.unwrap_or_else(|_| {
-                    let code = match &action {
-                        TabAction::Describe(c) | TabAction::Approve(c) | TabAction::Deny(c) => c,
-                        _ => unreachable!("matched above"),
-                    };
-                    RelayMessage::Refused {
-                        code: code.as_str().into(),
-                        sentence: sentences::PAIRING_UNAVAILABLE.into(),
-                    }
-                });
-                Self::send(&ws, &message);
-            }
-            TabAction::RefuseCode(code, sentence) => {
-                Self::send(&ws, &RelayMessage::Refused { code, sentence: sentence.into() });
-            }
-            TabAction::Update(tab) => attach(&ws, &tab)?,
-            TabAction::Asking(id, sentence) => {
-                let card = self.shared.calls.borrow_mut().asking(id, tab.number, &sentence);
-                if let Some(card) = card {
-                    self.shared.update(id, CallEvent::Asking(card));
-                }
-            }
-            TabAction::Answered(id) => {
-                if self.shared.calls.borrow_mut().answered(id, tab.number) {
-                    self.shared.update(id, CallEvent::Answered);
-                }
-            }
-            TabAction::ListConnections => self.send_connections(&ws),
-            TabAction::Forget(id) => {
-                self.delete_grant(&id)?;
-                self.send_connections(&ws);
-            }
-            TabAction::PersonStep => {
-                let mut turns = self.turns();
-                turns.person_stepped();
-                self.store_turns(&turns);
-            }
-            TabAction::Answer(id, outcome) => {
-                if self.shared.calls.borrow_mut().finish(id, tab.number) {
-                    self.shared.update(id, CallEvent::Done(CallAnswer::Answered { outcome }));
-                }
-            }
-            TabAction::Ignore => {}
+        let action = tab.on_message(&text, now_ms());
+        // Only what can move the focus or change a list is worth comparing.
+        let may_change =
+            matches!(action, TabAction::Welcome(_) | TabAction::Update(_) | TabAction::Tools(_));
+        let before = (may_change && self.shared.listening()).then(|| self.focused_tools_seen(None));
+        self.act(&ws, tab, action).await?;
+        if before.is_some_and(|b| b != self.focused_tools_seen(None)) {
+            self.shared.tools_changed();
         }
         Ok(())
     }

@@ -1,19 +1,21 @@
 //! The Worker's routes: each reads the request into values, asks the core, and writes the
 //! answer back.
 
-use std::sync::OnceLock;
+use std::time::Duration;
 
+use futures::future::{select, Either};
 use futures::StreamExt as _;
 use serde_json::json;
-use tabrelay_bundle::catalogue::Catalogue;
 use tabrelay_bundle::protocol::{close, Connection, Outcome};
 use worker::{
-    console_error, event, ByteStream, Context, Env, Headers, Method, Request, Response, Result,
-    WebSocketPair,
+    console_error, event, ByteStream, Context, Delay, Env, Headers, Method, Request, Response,
+    Result, Stub, WebSocketPair,
 };
 
 use super::client_metadata;
-use super::{ask_code, ask_object, json_response, now_ms, post_object, read_json, PlatformRandom};
+use super::{
+    ask_code, ask_object, catalogue, json_response, now_ms, post_object, read_json, PlatformRandom,
+};
 use crate::config::Config;
 use crate::http;
 use crate::jsonrpc::{self, ErrorCode, Id, RpcError};
@@ -28,20 +30,15 @@ use crate::oauth::{clients, exchange, metadata, random_token, sha256_hex, token}
 use crate::pages;
 use crate::pairing::{
     request_key, CallAnswer, CallEvent, CallRequest, CancelRequest, CheckRequest, GrantAnswer,
-    GrantRequest, RefreshAnswer, RevokeRequest,
+    GrantRequest, RefreshAnswer, RevokeRequest, TOOL_LIST_WAIT_MS,
 };
-use crate::sentences;
+use crate::{sentences, tools};
 
 /// The Durable Object binding of the pairings.
 pub(crate) const PAIRING_BINDING: &str = "PAIRING";
 /// The Durable Object binding of the connect codes.
 pub(crate) const CONNECT_BINDING: &str = "CONNECT";
 const COOKIE_PREFIX: &str = "tabrelay_connect_";
-
-fn catalogue() -> &'static Catalogue {
-    static CATALOGUE: OnceLock<Catalogue> = OnceLock::new();
-    CATALOGUE.get_or_init(Catalogue::bundled)
-}
 
 fn var(env: &Env, name: &str) -> Option<String> {
     env.secret(name).map(|s| s.to_string()).or_else(|_| env.var(name).map(|v| v.to_string())).ok()
@@ -110,6 +107,7 @@ async fn route(
         (Method::Post, "/token") => token_endpoint(req, env, config, &origin).await,
         (Method::Post, "/revoke") => revoke(req, env, config, &origin).await,
         (Method::Get, "/tab") => tab(req, url, env, config).await,
+        (Method::Get, "/listen") => listen(&req, env, config, &origin).await,
         (Method::Post, "/") => mcp_endpoint(req, env, config, &origin).await,
         (Method::Get | Method::Delete, "/") => {
             let headers = Headers::new();
@@ -356,7 +354,7 @@ async fn mcp_endpoint(
     };
     let body = req.bytes().await.unwrap_or_default();
     let pairing = || env.durable_object(PAIRING_BINDING)?.id_from_name(&access.sub)?.get_stub();
-    match mcp::handle(&body, &headers, catalogue(), &config.app_url) {
+    match mcp::handle(&body, &headers, &config.app_url) {
         Reply::Json { status: 200, body } => {
             // A forgotten or revoked connection stops at once, on every method.
             let check = CheckRequest { grant: access.gid.clone() };
@@ -364,6 +362,27 @@ async fn mcp_endpoint(
                 Ok(res) if res.status_code() == 401 => unauthorized(origin, true),
                 _ => json_response(200, &body),
             }
+        }
+        reply @ (Reply::ListTools { .. } | Reply::Status { .. }) => {
+            // The grant's check and the answer in one round trip, within a short wait; a
+            // pairing that cannot answer in time gets the bundled list (or, for status, says so).
+            let path = if matches!(reply, Reply::ListTools { .. }) { "/tools" } else { "/status" };
+            let check = CheckRequest { grant: access.gid.clone() };
+            let answer = match ask_within(&pairing()?, path, &check, TOOL_LIST_WAIT_MS).await {
+                Checked::Revoked => return unauthorized(origin, true),
+                Checked::Answer(text) => read_json::<serde_json::Value>(&text).ok(),
+                Checked::Unknown => None,
+            };
+            let body = match reply {
+                Reply::ListTools { id, era } => mcp::tools_list(
+                    &id,
+                    &era,
+                    answer.unwrap_or_else(|| tools::list(None, catalogue())),
+                ),
+                Reply::Status { id, era } => mcp::status_answer(&id, &era, answer),
+                _ => unreachable!("matched above"),
+            };
+            json_response(200, &body)
         }
         Reply::Json { status, body } => json_response(status, &body),
         Reply::Accepted => Ok(Response::empty()?.with_status(202)),
@@ -376,13 +395,11 @@ async fn mcp_endpoint(
             Ok(Response::empty()?.with_status(202))
         }
         Reply::Listen { id, tools } => {
-            let stub = pairing()?;
             let check = CheckRequest { grant: access.gid.clone() };
-            match post_object(&stub, "/check", &check).await {
-                Ok(res) if res.status_code() == 401 => return unauthorized(origin, true),
-                _ => {}
+            let res = post_object(&pairing()?, "/listen", &check).await.ok();
+            if res.as_ref().is_some_and(|r| r.status_code() == 401) {
+                return unauthorized(origin, true);
             }
-            let res = post_object(&stub, "/listen", &check).await.ok();
             listen_stream(id, tools, res)
         }
         Reply::Call { id, tool, args, progress_token, era, retry } => {
@@ -532,6 +549,53 @@ fn listen_stream(id: Id, tools: bool, res: Option<Response>) -> Result<Response>
     event_stream(Response::from_stream(events)?)
 }
 
+/// The pairing's change stream for a connection (bearer token): NDJSON lines, `{"tick":true}`
+/// at once and every 15 s, `{"tools_changed":true}` whenever the focused tab's tool list
+/// changes; it ends when the client goes away. What MCP `subscriptions/listen` is built on.
+async fn listen(req: &Request, env: &Env, config: &Config, origin: &str) -> Result<Response> {
+    let auth = req.headers().get("authorization")?;
+    let presented = http::bearer(auth.as_deref());
+    let access = presented.and_then(|t| token::verify(&config.keys, origin, t, now_ms()).ok());
+    let Some(access) = access else {
+        return unauthorized(origin, presented.is_some());
+    };
+    let stub = env.durable_object(PAIRING_BINDING)?.id_from_name(&access.sub)?.get_stub()?;
+    let check = CheckRequest { grant: access.gid };
+    let res = post_object(&stub, "/listen", &check).await?;
+    match res.status_code() {
+        401 => unauthorized(origin, true),
+        200 => Ok(res), // the pairing's stream, as it comes
+        _ => text(503, sentences::PAIRING_UNAVAILABLE),
+    }
+}
+
+/// What the pairing said to a check that wants an answer.
+enum Checked {
+    /// The grant is gone: 401.
+    Revoked,
+    /// Its answer, as JSON text.
+    Answer(String),
+    /// No answer in time, or none that reads.
+    Unknown,
+}
+
+/// Asks the pairing `check` at `path` and waits at most `wait_ms` for its answer.
+async fn ask_within(stub: &Stub, path: &str, check: &CheckRequest, wait_ms: u64) -> Checked {
+    let ask = async {
+        let mut res = post_object(stub, path, check).await.ok()?;
+        match res.status_code() {
+            401 => Some(Checked::Revoked),
+            200 => res.text().await.ok().map(Checked::Answer),
+            _ => None,
+        }
+    };
+    let timer = Delay::from(Duration::from_millis(wait_ms));
+    match select(Box::pin(ask), Box::pin(timer)).await {
+        Either::Left((Some(checked), _)) => checked,
+        _ => Checked::Unknown,
+    }
+}
+
 /// 401 with the header that tells a client where to authorize.
 fn unauthorized(origin: &str, token_presented: bool) -> Result<Response> {
     let body = json!({"error": "invalid_token", "error_description": sentences::TOKEN_INVALID});
@@ -569,6 +633,7 @@ impl CallContext {
             }
             Some(CallAnswer::Answered { outcome }) => mcp::call_answer(id, era, &outcome),
             Some(CallAnswer::NotCarried { sentence }) => mcp::call_failed(id, era, &sentence),
+            Some(CallAnswer::NoSuchTool { tool }) => mcp::no_such_tool(id, &tool),
             None => mcp::call_failed(id, era, sentences::PAIRING_UNAVAILABLE),
         };
         (200, body)

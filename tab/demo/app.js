@@ -72,6 +72,28 @@ export function seedOf(seed) {
   throw new Error('createDemoApp needs a seed: a number or a string.');
 }
 
+/** What the person's settings may make of a tool (as the relay client states them). */
+export const TOOL_SETTINGS = Object.freeze(['asks', 'runs', 'refused']);
+
+/**
+ * The person's tool settings kept as JSON text (tool name → 'asks' | 'runs' | 'refused'): only
+ * the catalogue's tools and known settings are read, anything else is left out (its default then).
+ */
+export function toolSettings(text) {
+  let kept;
+  try {
+    kept = JSON.parse(text || '{}');
+  } catch {
+    return {};
+  }
+  if (!kept || typeof kept !== 'object' || Array.isArray(kept)) return {};
+  const out = {};
+  for (const [name, setting] of Object.entries(kept)) {
+    if (Object.hasOwn(TOOL_INPUTS, name) && TOOL_SETTINGS.includes(setting)) out[name] = setting;
+  }
+  return out;
+}
+
 /** A name from outside, safe to put in a sentence: a JSON string literal of at most 80 characters. */
 export function quote(text) {
   return JSON.stringify(cut(String(text))).replace(

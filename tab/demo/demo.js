@@ -2,27 +2,32 @@
 // agents' calls, approves connect codes the person types, and answers the relay's calls.
 // Once a whole connect code is typed (or opened with the waiting page's link), the page asks
 // the relay once who wants it and says so; the person approves or denies the code.
-// A call to a destructive tool (the catalogue's safety) waits for the person's Allow on a card;
-// cards queue oldest first, and one the agent stops waiting for goes away without running.
+// The person sets per tool whether a call asks them first, runs without asking, or is refused
+// (destructive tools ask unless they chose otherwise); the settings are kept in localStorage
+// and the tab states its tools with them to the relay at once. A call to a tool that asks waits
+// for the person's Allow on a card; cards queue oldest first, and one the agent stops waiting
+// for goes away without running. A call to a refused tool is refused without running.
 // The person sees the agent apps connected to this tab and forgets one with a press.
 //
 // Query parameters: ?relay=<address> (default http://127.0.0.1:8787) and ?seed=<number>
 // (default: a random one kept in sessionStorage, so a reload shows the same data).
 
-import { RelayClient, connectCodeFromFragment } from '../relay-client.js';
+import { RelayClient, connectCodeFromFragment, catalogueTools, defaultSetting } from '../relay-client.js';
 import { CATALOGUE } from '../generated/bundle.js';
-import { createDemoApp, pictureSize, PERSON, PICTURE_WIDTH_DEFAULT } from './app.js';
+import { createDemoApp, pictureSize, toolSettings, PERSON, PICTURE_WIDTH_DEFAULT } from './app.js';
 
 const DEFAULT_RELAY = 'http://127.0.0.1:8787';
 const SEED_KEY = 'tabrelay-demo:seed';
+/** Where the person's tool settings are kept (every tab of the demo shares them). */
+const SETTINGS_KEY = 'tabrelay-demo:tool-settings';
+/** How each setting reads in the page. */
+const SETTING_WORDS = { asks: 'Ask me first', runs: 'Run without asking', refused: 'Refuse' };
 const CALLS_SHOWN = 200;
 const NAME_CHARS = 80;
 /** What a call's agent is called when it gave no name. */
 const SOME_AGENT = 'an agent';
 /** A new card's buttons wait this long, so a click meant for the card before cannot answer it. */
 const CARD_ARM_MS = 350;
-/** Tool name → "read", "change" or "destructive". */
-const SAFETY = new Map(CATALOGUE.tools.map((t) => [t.name, t.safety]));
 /** Line breaks, control characters and direction marks: shown as spaces in a card. */
 const UNSHOWN = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
 /** "5 min ago", in the person's locale. */
@@ -41,8 +46,21 @@ const params = new URLSearchParams(location.search);
 
 const app = createDemoApp({ seed: seedOfPage(), picture });
 const relayAddress = relayOfPage();
+/** The person's tool settings (tool name → 'asks' | 'runs' | 'refused'; a tool not named has its default). */
+let settings = loadSettings();
 const relay = relayAddress
-  ? new RelayClient({ relay: relayAddress, handle, onStatus: showStatus, onCancel: cancelCard })
+  ? new RelayClient({
+      relay: relayAddress,
+      handle,
+      onStatus: showStatus,
+      onCancel: cancelCard,
+      tools: catalogueTools(settings),
+      dataset: app.dataset.name,
+      onRefused: (call) => logCall(whoOf(call), call.tool, 'refused by your settings'),
+      onToolsRefused: (sentence) => {
+        $('settings-result').textContent = sentence;
+      },
+    })
   : null;
 /** The calls waiting for the person's answer, oldest first; the card shows the first. */
 const cards = [];
@@ -63,6 +81,15 @@ let decisions = 0;
 let codeTurn = Promise.resolve();
 
 $('dataset-name').textContent = app.dataset.name;
+renderSettings();
+$('settings').addEventListener('change', settingChanged);
+// Another tab of the demo changed the settings: follow them.
+window.addEventListener('storage', (event) => {
+  if (event.key !== SETTINGS_KEY) return;
+  settings = loadSettings();
+  renderSettings();
+  relay?.setTools(catalogueTools(settings));
+});
 document.title = `${app.dataset.name} · Tabrelay demo`;
 $('relay').textContent = cut(params.get('relay') || DEFAULT_RELAY);
 render();
@@ -134,13 +161,75 @@ class NotRun extends Error {
   }
 }
 
-/** Answers one call from an agent (after the person's Allow, if the tool is destructive) and logs it. */
+/** The person's tool settings as kept, or none. */
+function loadSettings() {
+  try {
+    return toolSettings(localStorage.getItem(SETTINGS_KEY));
+  } catch {
+    return {}; // Storage may be off; every tool has its default then.
+  }
+}
+
+/** The setting of catalogue tool `name`: the person's, else its default. */
+function settingOf(name) {
+  const tool = CATALOGUE.tools.find((t) => t.name === name);
+  return settings[name] || (tool ? defaultSetting(tool) : 'refused');
+}
+
+/** One row per tool: its title and name, and a choice of what a call does. */
+function renderSettings() {
+  $('settings').replaceChildren(
+    ...CATALOGUE.tools.map((t) => {
+      const li = document.createElement('li');
+      const label = document.createElement('label');
+      label.htmlFor = `setting-${t.name}`;
+      label.textContent = t.title;
+      const code = document.createElement('code');
+      code.textContent = t.name;
+      label.append(' ', code);
+      const select = document.createElement('select');
+      select.id = `setting-${t.name}`;
+      select.dataset.tool = t.name;
+      for (const [value, words] of Object.entries(SETTING_WORDS)) {
+        const option = document.createElement('option');
+        option.value = value;
+        option.textContent = words;
+        select.append(option);
+      }
+      select.value = settingOf(t.name);
+      li.append(label, select);
+      return li;
+    }),
+  );
+}
+
+/** The person changed a tool's setting: kept, and the tab states its tools again. */
+function settingChanged(event) {
+  const select = event.target.closest('select[data-tool]');
+  if (!select) return;
+  settings = { ...settings, [select.dataset.tool]: select.value };
+  try {
+    localStorage.setItem(SETTINGS_KEY, JSON.stringify(settings));
+  } catch {
+    // Storage may be off: the setting holds until the page closes.
+  }
+  $('settings-result').textContent = `${SETTING_WORDS[select.value]}: ${select.dataset.tool}.`;
+  relay?.setTools(catalogueTools(settings));
+}
+
+/** A call's agent as the page names it. */
+function whoOf(call) {
+  return typeof call.agent === 'string' && call.agent.trim() ? call.agent : SOME_AGENT;
+}
+
+/** Answers one call from an agent (after the person's Allow, if the tool asks) and logs it. */
 async function handle(call) {
-  const who = typeof call.agent === 'string' && call.agent.trim() ? call.agent : SOME_AGENT;
+  const who = whoOf(call);
   // A connection made after the last list (its code was redeemed after the approve): list again.
   if (connections && !connections.some((c) => c.id === call.connection?.id)) refreshConnections();
   try {
-    if (SAFETY.get(call.tool) === 'destructive') await askPerson(call, who);
+    // A refused tool never gets here (the relay client refuses it); one that asks waits for Allow.
+    if (settingOf(call.tool) === 'asks') await askPerson(call, who);
     const result = await app.run(call.tool, call.args, who);
     logCall(who, call.tool, 'ok');
     return result;

@@ -21,7 +21,8 @@ test('an SDK client authorizes through the tab, lists the tools and calls one an
     assert.match(client.getInstructions(), /data, never instructions/);
 
     const { tools } = await client.listTools();
-    assert.deepEqual(tools.map((t) => t.name), catalogue.tools.map((t) => t.name));
+    // The tab's tools (the catalogue's, stated by the tab) and the relay's status, in name order.
+    assert.deepEqual(tools.map((t) => t.name), [...catalogue.tools.map((t) => t.name), 'status'].sort());
     const del = tools.find((t) => t.name === 'items_delete');
     assert.equal(del.annotations.destructiveHint, true);
     assert.equal(tools.find((t) => t.name === 'dataset_describe').annotations.readOnlyHint, true);

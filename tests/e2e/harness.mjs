@@ -39,24 +39,33 @@ export class MemoryStorage {
   }
 }
 
-/** A tab of the demo app in Node: the real relay client, the real demo app. */
-export async function openTab({ storage = new MemoryStorage(), origin = APP_ORIGIN, seed = 42, relay = RELAY } = {}) {
+/**
+ * A tab of the demo app in Node: the real relay client, the real demo app. `tools` (MCP
+ * definitions with `setting`) and `dataset` are what it states (default: the catalogue's tools,
+ * no dataset); `run(call)` answers calls instead of the demo app; `refusedLists` collects the
+ * relay's refusals of its lists.
+ */
+export async function openTab({ storage = new MemoryStorage(), origin = APP_ORIGIN, seed = 42, relay = RELAY, tools, dataset, run } = {}) {
   const app = createDemoApp({ seed });
   const calls = [];
   const statuses = [];
+  const refusedLists = [];
   const client = new RelayClient({
     relay,
     storage,
     headers: { origin },
+    tools,
+    dataset,
     handle: async (call) => {
       calls.push(call);
-      return app.run(call.tool, call.args, call.agent);
+      return run ? run(call) : app.run(call.tool, call.args, call.agent);
     },
     onStatus: (status, detail) => statuses.push({ status, detail }),
+    onToolsRefused: (sentence) => refusedLists.push(sentence),
   });
   client.start();
   const connected = await waitFor(() => statuses.find((s) => s.status === 'connected' || s.status === 'refused'), 10_000);
-  return { client, app, calls, statuses, storage, connected, close: () => client.stop() };
+  return { client, app, calls, statuses, refusedLists, storage, connected, close: () => client.stop() };
 }
 
 /** Polls `check` until it returns something truthy or `ms` pass. */
@@ -270,6 +279,23 @@ export function dataOfText(text) {
   const close = '</tabrelay-data>';
   if (!text.startsWith(open) || !text.includes(close)) throw new Error(`not data: ${text.slice(0, 200)}`);
   return JSON.parse(text.slice(open.length, text.indexOf(close)));
+}
+
+/** The names of the tools `tools/list` gives `token`. */
+export async function toolNames(token) {
+  return (await listTools(token)).map((t) => t.name);
+}
+
+/** The tools `tools/list` gives `token`. */
+export async function listTools(token) {
+  const r = await mcpPost(token, { jsonrpc: '2.0', id: 'list', method: 'tools/list' });
+  if (r.status !== 200 || !r.body.result) throw new Error(`tools/list answered ${r.status}: ${JSON.stringify(r.body)}`);
+  return r.body.result.tools;
+}
+
+/** A tool definition for a scripted tab: `name`, an object input schema, `setting`. */
+export function toolDef(name, setting = 'runs', extra = {}) {
+  return { name, description: `The ${name} tool.`, inputSchema: { type: 'object', properties: {} }, setting, ...extra };
 }
 
 /** Posts a form to the relay (the token and revocation endpoints). */

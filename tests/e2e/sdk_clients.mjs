@@ -73,7 +73,8 @@ export async function checkClientFlow({ name, command, args = [], env = {}, seed
 
     assert.equal(codes.length, 1, 'one connect code, approved once');
     assert.equal(result.authorizations, 1, 'no new authorization was needed for the refresh');
-    assert.deepEqual(result.tools, catalogue.tools.map((t) => t.name));
+    // The tab's tools (the catalogue's) and the relay's status, in name order.
+    assert.deepEqual(result.tools, [...catalogue.tools.map((t) => t.name), 'status'].sort());
 
     assert.equal(result.describe.is_error, false);
     assert.equal(dataOfText(result.describe.text).name, tab.app.dataset.name);

@@ -403,3 +403,21 @@ test('subscribers hear about changes only, and can stop', () => {
   app.run('items_highlight', { ids: [1] }, 'Claude');
   assert.equal(heard.length, 2);
 });
+
+test('tool settings read back only the catalogue’s tools and known settings', async () => {
+  const { toolSettings } = await import('../../tab/demo/app.js');
+  const { catalogueTools, defaultSetting } = await import('../../tab/relay-client.js');
+  assert.deepEqual(toolSettings('{"items_delete":"refused","group_rename":"asks"}'), { items_delete: 'refused', group_rename: 'asks' });
+  assert.deepEqual(toolSettings('{"nope":"runs","items_delete":"sometimes","__proto__":"runs"}'), {});
+  assert.deepEqual(toolSettings('not json'), {});
+  assert.deepEqual(toolSettings('[1]'), {});
+  assert.deepEqual(toolSettings(null), {});
+  const tools = catalogueTools({ items_delete: 'refused' });
+  assert.equal(tools.find((t) => t.name === 'items_delete').setting, 'refused');
+  for (const t of tools.filter((t) => t.name !== 'items_delete')) {
+    assert.equal(t.setting, t.annotations.destructiveHint ? 'asks' : 'runs', t.name);
+    assert.equal(t.inputSchema.type, 'object');
+  }
+  assert.equal(defaultSetting({ safety: 'destructive' }), 'asks');
+  assert.equal(defaultSetting({ safety: 'read' }), 'runs');
+});
