@@ -185,6 +185,7 @@ pub enum Outcome {
     /// with the client's responses and this state.
     InputRequired {
         /// The requests by key, each `{"method": …, "params": …}` as MCP says.
+        #[serde(rename = "input_required")]
         requests: Map<String, Value>,
         /// The tab's own state for the next round, when it keeps one.
         #[serde(skip_serializing_if = "Option::is_none")]
@@ -727,6 +728,12 @@ mod tests {
             asks,
             Ok(TabMessage::Result { outcome: Outcome::InputRequired { state: Some(_), .. }, .. })
         ));
+        // Written as it was read (the pairing hands it to the Worker this way).
+        if let Ok(TabMessage::Result { outcome, .. }) = asks {
+            let back: Outcome =
+                serde_json::from_value(serde_json::to_value(&outcome).unwrap()).unwrap();
+            assert_eq!(back, outcome);
+        }
         for bad in [r#"{}"#, r#"{"q":{"method":"tools/call"}}"#, r#"[1]"#] {
             let text = alloc::format!(r#"{{"type":"result","id":3,"input_required":{bad}}}"#);
             assert!(TabMessage::parse(&text).is_err(), "{bad}");

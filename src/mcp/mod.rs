@@ -231,9 +231,9 @@ pub fn handle(body: &[u8], headers: &Headers<'_>, app_url: &str) -> Reply {
     };
     let stateless = era.is_stateless();
     match method {
-        "initialize" | "ping" if !stateless => {
-            ok(&id, if method == "ping" { json!({}) } else { initialize(params) })
-        }
+        "initialize" if !stateless => ok(&id, initialize(params)),
+        // The relay sends no log messages, so any level is accepted and changes nothing.
+        "ping" | "logging/setLevel" if !stateless => ok(&id, json!({})),
         "server/discover" => ok(&id, complete(&era, discover())),
         "tools/list" => Reply::ListTools { id, era },
         "tools/call" => match call_params(params) {
@@ -356,11 +356,15 @@ pub fn call_failed(id: &Id, era: &Era, sentence: &str) -> Value {
 /// clients can hear that the tool list changed (`subscriptions/listen`); the session era has
 /// no stream to say it on.
 fn capabilities(stateless: bool) -> Value {
-    json!({
+    let mut c = json!({
         "tools": {"listChanged": stateless},
         "resources": {"listChanged": false},
         "extensions": {"io.modelcontextprotocol/ui": {"mimeTypes": [view::VIEW_MIME]}},
-    })
+    });
+    if !stateless {
+        c["logging"] = json!({});
+    }
+    c
 }
 
 fn discover() -> Value {

@@ -92,6 +92,7 @@ function fixtures(tab) {
     },
     test_input_required_result_tampered_state: (call) =>
       has(call, 'confirm') ? { data: 'Confirmed.' } : { inputRequired: { confirm: elicit('Please confirm', { ok: { type: 'boolean' } }, ['ok']) }, state: { round: 1 } },
+    json_schema_2020_12_tool: () => ({ data: 'The schema came through whole.' }),
     test_input_required_result_capabilities: (call) =>
       responses(call)
         ? { data: 'Answered.' }
@@ -99,13 +100,32 @@ function fixtures(tab) {
   };
 }
 
+/** A JSON Schema 2020-12 input schema with the keywords the suite checks are kept whole. */
+const SCHEMA_2020_12 = {
+  $schema: 'https://json-schema.org/draft/2020-12/schema',
+  type: 'object',
+  $defs: { address: { $anchor: 'addressDef', type: 'object', properties: { street: { type: 'string' }, city: { type: 'string' } } } },
+  properties: {
+    name: { type: 'string' },
+    address: { $ref: '#/$defs/address' },
+    contactMethod: { type: 'string', enum: ['phone', 'email'] },
+    phone: { type: 'string' },
+    email: { type: 'string' },
+  },
+  allOf: [{ anyOf: [{ required: ['phone'] }, { required: ['email'] }] }],
+  if: { properties: { contactMethod: { const: 'phone' } }, required: ['contactMethod'] },
+  then: { required: ['phone'] },
+  else: { required: ['email'] },
+  additionalProperties: false,
+};
+
 /** The fixture tools as MCP definitions with the person's setting (all run without asking). */
 function definitions(changes = 0) {
   const names = Object.keys(fixtures({ client: null }));
   const tools = names.map((name) => ({
     name,
     description: `The conformance suite's fixture ${name}.`,
-    inputSchema: { type: 'object', properties: {} },
+    inputSchema: name === 'json_schema_2020_12_tool' ? SCHEMA_2020_12 : { type: 'object', properties: {} },
     setting: 'runs',
   }));
   // Each change adds one more tool, so the list really differs.
@@ -118,7 +138,7 @@ function definitions(changes = 0) {
 /** Opens the fixture tab; resolves to the harness's tab with the fixtures answering. */
 export async function openFixtureTab() {
   const holder = {};
-  const tab = await openTab({ tools: definitions(), handle: (call) => holder.fixtures[call.tool]?.(call) ?? { data: null } });
+  const tab = await openTab({ tools: definitions(), run: (call) => holder.fixtures[call.tool]?.(call) ?? { data: null } });
   holder.fixtures = fixtures(tab);
   return tab;
 }
