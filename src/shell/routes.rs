@@ -107,7 +107,6 @@ async fn route(
         (Method::Post, "/token") => token_endpoint(req, env, config, &origin).await,
         (Method::Post, "/revoke") => revoke(req, env, config, &origin).await,
         (Method::Get, "/tab") => tab(req, url, env, config).await,
-        (Method::Get, "/listen") => listen(&req, env, config, &origin).await,
         (Method::Post, "/") => mcp_endpoint(req, env, config, &origin).await,
         (Method::Get | Method::Delete, "/") => {
             let headers = Headers::new();
@@ -547,26 +546,6 @@ fn listen_stream(id: Id, tools: bool, res: Option<Response>) -> Result<Response>
         Some((Ok(text.into_bytes()), (id, lines, None, false)))
     });
     event_stream(Response::from_stream(events)?)
-}
-
-/// The pairing's change stream for a connection (bearer token): NDJSON lines, `{"tick":true}`
-/// at once and every 15 s, `{"tools_changed":true}` whenever the focused tab's tool list
-/// changes; it ends when the client goes away. What MCP `subscriptions/listen` is built on.
-async fn listen(req: &Request, env: &Env, config: &Config, origin: &str) -> Result<Response> {
-    let auth = req.headers().get("authorization")?;
-    let presented = http::bearer(auth.as_deref());
-    let access = presented.and_then(|t| token::verify(&config.keys, origin, t, now_ms()).ok());
-    let Some(access) = access else {
-        return unauthorized(origin, presented.is_some());
-    };
-    let stub = env.durable_object(PAIRING_BINDING)?.id_from_name(&access.sub)?.get_stub()?;
-    let check = CheckRequest { grant: access.gid };
-    let res = post_object(&stub, "/listen", &check).await?;
-    match res.status_code() {
-        401 => unauthorized(origin, true),
-        200 => Ok(res), // the pairing's stream, as it comes
-        _ => text(503, sentences::PAIRING_UNAVAILABLE),
-    }
 }
 
 /// What the pairing said to a check that wants an answer.

@@ -1,18 +1,34 @@
-// The pairing's change stream (GET /listen with the connection's bearer token): a keep-alive
-// line at once, then {"tools_changed":true} when the focused tab states a new list, when focus
-// moves to a tab whose list differs (not when it is the same), and when the focused tab goes
-// away; it needs a live token.
+// MCP subscriptions/listen (2026-07-28) on the pairing's change stream: the acknowledgement at
+// once, then notifications/tools/list_changed (with the listen request's id) when the focused
+// tab states a new list, when focus moves to a tab whose list differs (not when it is the
+// same), and when the focused tab goes away; it needs a live token.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { RELAY, openTab, accessToken, MemoryStorage, toolDef, waitFor } from './harness.mjs';
 
-/** Reads the stream's lines into `lines` as they come; `stop()` ends the request. */
-async function listen(token) {
+const META = {
+  'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+  'io.modelcontextprotocol/clientCapabilities': {},
+};
+
+/** Opens subscriptions/listen and reads its events into `events` as they come. */
+async function listen(token, notifications = { toolsListChanged: true }) {
   const abort = new AbortController();
-  const r = await fetch(`${RELAY}/listen`, { headers: { authorization: `Bearer ${token}` }, signal: abort.signal });
+  const r = await fetch(RELAY, {
+    method: 'POST',
+    signal: abort.signal,
+    headers: {
+      authorization: `Bearer ${token}`,
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'mcp-protocol-version': '2026-07-28',
+      'mcp-method': 'subscriptions/listen',
+    },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 'sub-1', method: 'subscriptions/listen', params: { notifications, _meta: META } }),
+  });
   assert.equal(r.status, 200);
-  assert.match(r.headers.get('content-type'), /ndjson/);
-  const lines = [];
+  assert.match(r.headers.get('content-type'), /text\/event-stream/);
+  const events = [];
   const reader = r.body.getReader();
   const decoder = new TextDecoder();
   let buffer = '';
@@ -23,27 +39,30 @@ async function listen(token) {
         if (done) return;
         buffer += decoder.decode(value, { stream: true });
         let at;
-        while ((at = buffer.indexOf('\n')) >= 0) {
-          lines.push(JSON.parse(buffer.slice(0, at)));
-          buffer = buffer.slice(at + 1);
+        while ((at = buffer.indexOf('\n\n')) >= 0) {
+          const data = buffer.slice(0, at).split('\n').find((l) => l.startsWith('data: '));
+          if (data) events.push(JSON.parse(data.slice(6)));
+          buffer = buffer.slice(at + 2);
         }
       }
     } catch {
       // aborted
     }
   })();
-  return { lines, changes: () => lines.filter((l) => l.tools_changed).length, stop: () => (abort.abort(), reading) };
+  const changes = () => events.filter((e) => e.method === 'notifications/tools/list_changed').length;
+  return { events, changes, stop: () => (abort.abort(), reading) };
 }
 
 const quiet = () => new Promise((r) => setTimeout(r, 400));
 
-test('/listen says when the focused tab’s list changes', async () => {
+test('subscriptions/listen says when the focused tab’s list changes', async () => {
   const storage = new MemoryStorage();
   const a = await openTab({ storage, tools: [toolDef('one')] });
   const token = await accessToken(a);
   const s = await listen(token);
-  await waitFor(() => s.lines.length >= 1);
-  assert.deepEqual(s.lines[0], { tick: true }, 'a keep-alive at once');
+  await waitFor(() => s.events.length >= 1);
+  assert.equal(s.events[0].method, 'notifications/subscriptions/acknowledged', 'the acknowledgement at once');
+  assert.deepEqual(s.events[0].params.notifications, { toolsListChanged: true });
 
   a.client.setTools([toolDef('one'), toolDef('two')]);
   await waitFor(() => s.changes() === 1);
@@ -74,11 +93,29 @@ test('/listen says when the focused tab’s list changes', async () => {
   await waitFor(() => s.changes() === settled + 2);
   a.close();
   await waitFor(() => s.changes() === settled + 3);
+  for (const e of s.events) assert.equal(e.params._meta['io.modelcontextprotocol/subscriptionId'], 'sub-1');
   await s.stop();
 });
 
-test('/listen needs a live token', async () => {
-  const r = await fetch(`${RELAY}/listen`, { headers: { authorization: 'Bearer nope' } });
+test('a listener that did not ask for tool changes hears none', async () => {
+  const a = await openTab({ tools: [toolDef('one')] });
+  const token = await accessToken(a);
+  const s = await listen(token, {});
+  await waitFor(() => s.events.length >= 1);
+  assert.deepEqual(s.events[0].params.notifications, {});
+  a.client.setTools([toolDef('one'), toolDef('two')]);
+  await quiet();
+  assert.equal(s.changes(), 0);
+  await s.stop();
+  a.close();
+});
+
+test('subscriptions/listen needs a live token', async () => {
+  const r = await fetch(RELAY, {
+    method: 'POST',
+    headers: { authorization: 'Bearer nope', 'content-type': 'application/json', 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'subscriptions/listen' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'subscriptions/listen', params: { _meta: META } }),
+  });
   assert.equal(r.status, 401);
   assert.match(r.headers.get('www-authenticate'), /Bearer/);
 });
