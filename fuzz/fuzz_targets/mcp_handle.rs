@@ -25,6 +25,21 @@ fuzz_target!(|data: &[u8]| {
         },
     };
     let header = headers.version;
+    match mcp::batch(body, &headers) {
+        mcp::Batch::One => {}
+        mcp::Batch::Many(items) => {
+            assert!(
+                matches!(header.map(str::trim), None | Some("2025-03-26")),
+                "a batch under {header:?}"
+            );
+            assert!((1..=mcp::MAX_BATCH).contains(&items.len()));
+            for item in &items {
+                assert!(serde_json::from_slice::<Value>(item).is_ok());
+                let _ = mcp::handle(item, &headers, "https://app.example/");
+            }
+        }
+        mcp::Batch::Refused(r) => assert!(matches!(r, Reply::Json { status: 400, .. })),
+    }
     let reply = mcp::handle(body, &headers, "https://app.example/");
     // The header line doubles as an `Accept` header.
     let _ = mcp::accepts_stream(header);
@@ -78,7 +93,10 @@ fuzz_target!(|data: &[u8]| {
                 other => panic!("the pairing asked for {other}"),
             }
             if let Some(v) = header {
-                assert!(ALL_VERSIONS.contains(&v.trim()), "an answer under an unsupported revision");
+                assert!(
+                    ALL_VERSIONS.contains(&v.trim()),
+                    "an answer under an unsupported revision"
+                );
             }
         }
         Reply::Json { status, body: answer } => {

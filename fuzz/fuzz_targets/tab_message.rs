@@ -90,7 +90,9 @@ fuzz_target!(|data: &[u8]| {
         }
         TabAction::View(dataset) => {
             let Ok(TabMessage::View { dataset: said }) = &parsed else { panic!("no view") };
-            assert!(dataset.chars().count() <= MAX_DATASET_NAME_CHARS && said.starts_with(&dataset));
+            assert!(
+                dataset.chars().count() <= MAX_DATASET_NAME_CHARS && said.starts_with(&dataset)
+            );
         }
         TabAction::Answer(id, outcome) => {
             let Ok(TabMessage::Result { id: i, outcome: o }) = &parsed else {

@@ -29,7 +29,10 @@ fuzz_target!(|data: &[u8]| {
         }
     };
     assert!(list.tools().len() <= MAX_TOOLS);
-    assert!(data.len() >= MAX_TOOL_LIST_BYTES || serde_json::to_vec(&value).unwrap().len() <= MAX_TOOL_LIST_BYTES);
+    assert!(
+        data.len() >= MAX_TOOL_LIST_BYTES
+            || serde_json::to_vec(&value).unwrap().len() <= MAX_TOOL_LIST_BYTES
+    );
     for (i, t) in list.tools().iter().enumerate() {
         assert!(valid_tool_name(&t.name) && t.name != STATUS_TOOL, "{:?}", t.name);
         assert!(list.tools()[..i].iter().all(|o| o.name != t.name), "{} twice", t.name);

@@ -190,6 +190,50 @@ pub fn tools_changed(id: &Id) -> Value {
     })
 }
 
+/// The most messages one batch may hold (2025-03-26, the one revision with batches).
+pub const MAX_BATCH: usize = 16;
+
+/// How a POST's body is to be read: one message, or a batch of them.
+#[derive(Debug, Clone, PartialEq)]
+#[must_use]
+pub enum Batch {
+    /// One message (or something to refuse as one): [`handle`] it.
+    One,
+    /// A batch under 2025-03-26: [`handle`] each, answer with the array of their answers.
+    Many(Vec<Vec<u8>>),
+    /// A batch this revision forbids, or one too large or empty: answer with this.
+    Refused(Reply),
+}
+
+/// Whether a POST's body is a batch, and whether its revision allows one: only 2025-03-26
+/// (the header absent or naming it) had batches; later revisions take one message a request.
+pub fn batch(body: &[u8], headers: &Headers<'_>) -> Batch {
+    if body.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'[') || body.len() > MAX_BODY_BYTES
+    {
+        return Batch::One;
+    }
+    let Ok(Value::Array(items)) = serde_json::from_slice::<Value>(body) else { return Batch::One };
+    let refuse = |m: String| {
+        Batch::Refused(failure(400, None, RpcError::new(ErrorCode::INVALID_REQUEST, m)))
+    };
+    match headers.version.map(str::trim) {
+        None | Some("2025-03-26") => {}
+        Some(v) => {
+            return refuse(format!(
+                "MCP revision {} takes one JSON-RPC message per request (batches ended with 2025-06-18).",
+                quote(v)
+            ))
+        }
+    }
+    if items.is_empty() || items.len() > MAX_BATCH {
+        return refuse(format!(
+            "A batch holds 1 to {MAX_BATCH} messages; this one has {}.",
+            items.len()
+        ));
+    }
+    Batch::Many(items.iter().map(|v| v.to_string().into_bytes()).collect())
+}
+
 /// Decides what to do with one POST to the endpoint, given its headers; `app_url` is where
 /// the view card's Open in the app goes.
 pub fn handle(body: &[u8], headers: &Headers<'_>, app_url: &str) -> Reply {
@@ -635,6 +679,34 @@ mod tests {
         assert_eq!((s, b["error"]["code"].as_i64()), (400, Some(-32022)));
         assert_eq!(b["error"]["data"]["supported"], json!(ALL_VERSIONS));
         assert_eq!(b["error"]["data"]["requested"], "1999-01-01");
+    }
+
+    #[test]
+    fn batches_only_where_2025_03_26_allows_them() {
+        let body = br#"[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","method":"notifications/initialized"}]"#;
+        let Batch::Many(items) = batch(body, &Headers::default()) else { panic!("not a batch") };
+        assert_eq!(items.len(), 2);
+        assert_eq!(json_of(handle(&items[0], &Headers::default(), APP)).1["result"], json!({}));
+        let old = Headers { version: Some("2025-03-26"), ..Headers::default() };
+        assert!(matches!(batch(body, &old), Batch::Many(_)));
+        for v in ["2025-06-18", "2025-11-25", STATELESS_VERSION] {
+            let h = Headers { version: Some(v), ..Headers::default() };
+            let Batch::Refused(r) = batch(body, &h) else { panic!("{v} took a batch") };
+            let (s, b) = json_of(r);
+            assert_eq!((s, b["error"]["code"].as_i64()), (400, Some(-32600)));
+            assert!(b["error"]["message"].as_str().unwrap().contains("one JSON-RPC message"));
+        }
+        assert!(matches!(batch(b"[]", &Headers::default()), Batch::Refused(_)));
+        let many = format!(
+            "[{}]",
+            vec![r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#; MAX_BATCH + 1].join(",")
+        );
+        assert!(matches!(batch(many.as_bytes(), &Headers::default()), Batch::Refused(_)));
+        assert_eq!(
+            batch(br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#, &Headers::default()),
+            Batch::One
+        );
+        assert_eq!(batch(b"[1,", &Headers::default()), Batch::One, "not JSON: refused as one");
     }
 
     #[test]

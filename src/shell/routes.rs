@@ -352,8 +352,44 @@ async fn mcp_endpoint(
         name: name.as_deref(),
     };
     let body = req.bytes().await.unwrap_or_default();
+    let stream = mcp::accepts_stream(accept.as_deref());
+    let items = match mcp::batch(&body, &headers) {
+        mcp::Batch::One => {
+            return answer_message(&body, &headers, stream, &access, env, config, origin).await
+        }
+        mcp::Batch::Refused(Reply::Json { status, body }) => return json_response(status, &body),
+        mcp::Batch::Refused(_) => return text(400, "Bad batch."),
+        mcp::Batch::Many(items) => items,
+    };
+    // A 2025-03-26 batch: each message answered in turn (calls as JSON), the answers together.
+    let mut answers = Vec::new();
+    for item in items {
+        let mut res = answer_message(&item, &headers, false, &access, env, config, origin).await?;
+        match res.status_code() {
+            401 => return Ok(res),
+            202 => {}
+            _ => answers.extend(read_json::<serde_json::Value>(&res.text().await?).ok()),
+        }
+    }
+    if answers.is_empty() {
+        return Ok(Response::empty()?.with_status(202));
+    }
+    json_response(200, &serde_json::Value::Array(answers))
+}
+
+/// The answer to one JSON-RPC message from a client whose token checked out.
+async fn answer_message(
+    body: &[u8],
+    headers: &mcp::Headers<'_>,
+    stream: bool,
+    access: &token::Access,
+    env: &Env,
+    config: &Config,
+    origin: &str,
+) -> Result<Response> {
+    let access = access.clone();
     let pairing = || env.durable_object(PAIRING_BINDING)?.id_from_name(&access.sub)?.get_stub();
-    match mcp::handle(&body, &headers, &config.app_url) {
+    match mcp::handle(body, headers, &config.app_url) {
         Reply::Json { status: 200, body } => {
             // A forgotten or revoked connection stops at once, on every method.
             let check = CheckRequest { grant: access.gid.clone() };
@@ -402,7 +438,6 @@ async fn mcp_endpoint(
             listen_stream(id, tools, res)
         }
         Reply::Call { id, tool, args, progress_token, era, retry } => {
-            let stream = mcp::accepts_stream(accept.as_deref());
             let told = match &era {
                 mcp::Era::Stateless { client_name, .. } => client_name.as_deref(),
                 mcp::Era::Session => None,

@@ -26,7 +26,8 @@ test('malformed JSON, batches, unknown methods and bad params get their codes', 
   const parse = await mcpPost(token, '{"jsonrpc":');
   assert.equal(parse.status, 400);
   assert.equal(parse.body.error.code, -32700);
-  const batch = await mcpPost(token, [{ jsonrpc: '2.0', id: 1, method: 'ping' }]);
+  const batch = await mcpPost(token, [{ jsonrpc: '2.0', id: 1, method: 'ping' }], { 'mcp-protocol-version': '2025-11-25' });
+  assert.equal(batch.status, 400);
   assert.equal(batch.body.error.code, -32600);
   const unknown = await mcpPost(token, { jsonrpc: '2.0', id: 9, method: 'tools/destroy' });
   assert.equal(unknown.body.error.code, -32601);
