@@ -229,7 +229,7 @@ export class RelayClient {
   /**
    * Who asks for a connect code: resolves with {client, host, verified} or rejects with a
    * sentence. `verified` is the domain that published the client's metadata document (the relay
-   * fetched it from there); undefined for a client that registered, whose name is not verified.
+   * fetched it from there); absent for a client that registered, whose name is not verified.
    */
   describe(code) {
     return this.codeRequest('describe', code);
@@ -342,7 +342,7 @@ export class RelayClient {
         this.approvals.delete(key);
         clearTimeout(waiter.timer);
         if (message.type === 'refused') waiter.reject(new Error(message.sentence));
-        else waiter.resolve({ client: message.client, host: message.host, verified: message.verified });
+        else waiter.resolve({ client: message.client, host: message.host, ...(message.verified ? { verified: message.verified } : {}) });
         break;
       }
       case 'call':

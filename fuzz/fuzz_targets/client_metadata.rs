@@ -32,7 +32,8 @@ fuzz_target!(|data: &[u8]| {
         assert!(!domain.is_empty());
         let last = domain.rsplit('.').next().unwrap_or_default();
         assert!(!last.bytes().all(|b| b.is_ascii_digit()), "an IPv4 literal: {domain}");
-        assert!(!last.starts_with("0x"), "a hex IPv4 literal: {domain}");
+        let hex = last.strip_prefix("0x").is_some_and(|h| h.bytes().all(|b| b.is_ascii_hexdigit()));
+        assert!(!hex, "a hex IPv4 literal: {domain}");
         assert!(domain != "localhost" && !domain.ends_with(".localhost"));
         let path = rest[authority.len()..].split('?').next().unwrap_or_default();
         assert!(path.starts_with('/') && path != "/");

@@ -180,6 +180,9 @@ pub fn check_redirect_uri(uri: &str) -> Result<(), String> {
     if host.is_empty() {
         return Err("A redirect URI must name a host.".into());
     }
+    if !port_is_valid(authority) {
+        return Err("A redirect URI's port must be a number from 0 to 65535.".into());
+    }
     match scheme {
         "https" => Ok(()),
         "http" if is_loopback(host) => Ok(()),
@@ -220,6 +223,23 @@ fn host_of_authority(authority: &str) -> &str {
         return v6.split(']').next().unwrap_or_default();
     }
     authority.split(':').next().unwrap_or_default()
+}
+
+/// Whether what follows the host in `authority` is nothing or `:` and a port number (a
+/// browser would not parse anything else, and the host read here would not be the one it
+/// reads).
+fn port_is_valid(authority: &str) -> bool {
+    let after_host = match authority.strip_prefix('[') {
+        Some(v6) => v6.split_once(']').map(|(_, rest)| rest),
+        None => Some(authority.find(':').map_or("", |i| &authority[i..])),
+    };
+    match after_host {
+        Some("") => true,
+        Some(port) => port
+            .strip_prefix(':')
+            .is_some_and(|p| !p.is_empty() && p.len() <= 5 && p.parse::<u16>().is_ok()),
+        None => false,
+    }
 }
 
 /// `localhost`, `::1`, or an IPv4 address in 127.0.0.0/8 (four numbers, not a name that
@@ -297,6 +317,7 @@ mod tests {
             "http://127.0.0.1:3000/cb",
             "http://localhost/cb",
             "http://[::1]:8/x",
+            "https://a.example:8443/cb",
         ] {
             assert_eq!(check_redirect_uri(ok), Ok(()), "{ok}");
         }
@@ -311,6 +332,12 @@ mod tests {
             "https://user@a.example/cb",
             "https://a.example/c b",
             "https://a.example/\ncb",
+            "http://127.0.0.1:9x/cb",
+            "http://127.0.0.1:6274\u{fffd}oauth/cb",
+            "http://127.0.0.1:/cb",
+            "http://127.0.0.1:99999/cb",
+            "http://[::1/cb",
+            "http://[::1]x/cb",
             "HTTPS://a.example/cb",
             "https:///cb",
             "ftp://a.example/",
@@ -329,6 +356,8 @@ mod tests {
         assert!(!redirect_matches(reg, "http://localhost:3000/callback"), "the host stays");
         assert!(!redirect_matches(reg, "http://127.0.0.1:3000/callback?x=1"));
         assert!(!redirect_matches(reg, "http://127.0.0.1:3000@evil.example/callback"));
+        assert!(!redirect_matches(reg, "http://127.0.0.1:3000.evil.example/callback"));
+        assert!(!redirect_matches(reg, "http://127.0.0.1:3\u{fffd}x/callback"));
         let https = "https://claude.ai/cb";
         assert!(!redirect_matches(https, "https://claude.ai:8443/cb"), "only loopback ports move");
     }

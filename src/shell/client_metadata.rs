@@ -45,8 +45,7 @@ fn cache_entry(client: &MetadataClient, seconds: u64) -> worker::Result<Response
     Ok(Response::ok(body)?.with_headers(headers))
 }
 
-/// Fetches and checks the document, racing a 5 s timer (which aborts the fetch); the client and
-/// how long to keep it.
+/// Fetches and checks the document, racing a 5 s timer; the client and how long to keep it.
 async fn fetch_checked(url: &MetadataUrl) -> Result<(MetadataClient, u64), CimdError> {
     let controller = AbortController::default();
     let signal = controller.signal();
@@ -70,13 +69,13 @@ async fn fetch_checked(url: &MetadataUrl) -> Result<(MetadataClient, u64), CimdE
     };
     let timer = Delay::from(Duration::from_millis(FETCH_TIMEOUT_MS));
     futures::pin_mut!(work);
-    match select(work, timer).await {
+    let outcome = match select(work, timer).await {
         Either::Left((outcome, _)) => outcome,
-        Either::Right(_) => {
-            controller.abort();
-            Err(CimdError::TooSlow)
-        }
-    }
+        Either::Right(_) => Err(CimdError::TooSlow),
+    };
+    // Nothing more is read either way: a slow fetch or a body refused half-read is cut off.
+    controller.abort();
+    outcome
 }
 
 /// A GET that does not follow redirects (a redirect could lead anywhere the URL rules refuse).

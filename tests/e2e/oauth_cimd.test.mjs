@@ -66,6 +66,12 @@ function serve(req, res) {
   if (path === '/secret.json') return json(documentFor(docUrl(path), { client_secret: 's3cret' }));
   if (path === '/confidential.json') return json(documentFor(docUrl(path), { token_endpoint_auth_method: 'client_secret_basic' }));
   if (path === '/big.json') return json(documentFor(docUrl(path), { client_uri: `https://${HOST}/${'x'.repeat(6000)}` }));
+  if (path === '/declared-big.json') {
+    // A Content-Length over 5 KB and a body that never comes: refused on the header alone.
+    res.writeHead(200, { 'content-type': 'application/json', 'content-length': '6000' });
+    res.write('{"client_id":');
+    return;
+  }
   if (path === '/endless.json') {
     // No Content-Length, and a body that never ends: the relay must stop reading at 5 KB.
     res.writeHead(200, { 'content-type': 'application/json' });
@@ -250,6 +256,9 @@ test('CIMD refusals are shown on the page with one sentence, never redirected', 
   await assertRefusedOnPage(docUrl('/missing.json'), 'invalid_client', /answered HTTP 404/);
   await assertRefusedOnPage(docUrl('/big.json'), 'invalid_client', /larger than the 5 KB allowed/);
   let started = Date.now();
+  await assertRefusedOnPage(docUrl('/declared-big.json'), 'invalid_client', /larger than the 5 KB allowed/);
+  assert.ok(Date.now() - started < 3000, `a Content-Length over 5 KB was waited on for ${Date.now() - started} ms`);
+  started = Date.now();
   await assertRefusedOnPage(docUrl('/endless.json'), 'invalid_client', /larger than the 5 KB allowed/);
   assert.ok(Date.now() - started < 4000, `an endless body was read for ${Date.now() - started} ms`);
   await assertRefusedOnPage(docUrl('/mismatch.json'), 'invalid_client', /names another client id/);
