@@ -14,7 +14,7 @@ relay_key="$(node -e "console.log(require('crypto').randomBytes(48).toString('ba
 node "$ROOT/scripts/serve-tab.mjs" --port "$app_port" --host 127.0.0.1 > "$relay_work/demo.log" 2>&1 &
 demo_pid=$!
 wrangler dev --ip 127.0.0.1 --port "$relay_port" --persist-to "$relay_work/state" --show-interactive-dev-session=false \
-  --var "RELAY_SIGNING_KEY:$relay_key" --var "ALLOWED_ORIGINS:$TABRELAY_APP_ORIGIN" --var "APP_URL:$TABRELAY_APP_ORIGIN/demo/" --var "CALL_WAIT_MS:${TABRELAY_CALL_WAIT_MS:-6000}" \
+  --var "RELAY_SIGNING_KEY:$relay_key" --var "ALLOWED_ORIGINS:$TABRELAY_APP_ORIGIN" --var "APP_URL:$TABRELAY_APP_ORIGIN/demo/" --var "CALL_WAIT_MS:${TABRELAY_CALL_WAIT_MS:-6000}" --var "CLIENT_ORIGINS:http://localhost:6274" \
   > "$TABRELAY_WRANGLER_LOG" 2>&1 &
 relay_pid=$!
 unset relay_key

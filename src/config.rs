@@ -14,6 +14,18 @@ pub struct Config {
     pub app_url: String,
     /// How long a call waits for the tab (`CALL_WAIT_MS`, at most [`TAB_CALL_WAIT_MS`]).
     pub call_wait_ms: u64,
+    /// The origins of browser-based agent apps whose pages may call the MCP endpoint
+    /// (`CLIENT_ORIGINS`; none by default).
+    pub client_origins: Vec<String>,
+}
+
+/// A comma- or space-separated list of origins, without trailing slashes.
+fn origins(list: Option<&str>) -> Vec<String> {
+    list.unwrap_or_default()
+        .split([',', ' '])
+        .filter(|o| !o.is_empty())
+        .map(|o| o.trim_end_matches('/').to_owned())
+        .collect()
 }
 
 impl Config {
@@ -33,12 +45,7 @@ impl Config {
                 format!("RELAY_SIGNING_KEY: {e}")
             }
         })?;
-        let allowed_origins: Vec<String> = allowed_origins
-            .unwrap_or_default()
-            .split([',', ' '])
-            .filter(|o| !o.is_empty())
-            .map(|o| o.trim_end_matches('/').to_owned())
-            .collect();
+        let allowed_origins = origins(allowed_origins);
         if allowed_origins.is_empty() {
             return Err("ALLOWED_ORIGINS is empty: name the app origins whose tabs may pair".into());
         }
@@ -54,7 +61,14 @@ impl Config {
                 }
             },
         };
-        Ok(Self { keys, allowed_origins, app_url, call_wait_ms })
+        Ok(Self { keys, allowed_origins, app_url, call_wait_ms, client_origins: Vec::new() })
+    }
+
+    /// The configuration with the browser-based agent apps' origins (`CLIENT_ORIGINS`).
+    #[must_use]
+    pub fn with_client_origins(mut self, list: Option<&str>) -> Self {
+        self.client_origins = origins(list);
+        self
     }
 
     /// Whether a page of this origin may pair.
@@ -64,11 +78,14 @@ impl Config {
     }
 
     /// Whether a request to the MCP endpoint with this browser `Origin` may be served: none
-    /// (not a browser), the relay's own, or an app's. Any other is a page elsewhere reaching
-    /// the endpoint through the browser (DNS rebinding), refused.
+    /// (not a browser), the relay's own, an app's, or a browser-based agent app's the owner
+    /// named. Any other is a page elsewhere reaching the endpoint through the browser (DNS
+    /// rebinding), refused.
     #[must_use]
     pub fn allows_caller(&self, origin: Option<&str>, own: &str) -> bool {
-        origin.is_none_or(|o| o == own || self.allows_origin(o))
+        origin.is_none_or(|o| {
+            o == own || self.allows_origin(o) || self.client_origins.iter().any(|c| c == o)
+        })
     }
 }
 
@@ -109,6 +126,9 @@ mod tests {
         assert!(c.allows_caller(Some("https://a.example"), "https://relay.example"));
         assert!(!c.allows_caller(Some("http://evil.example.com"), "https://relay.example"));
         assert!(!c.allows_caller(Some("null"), "https://relay.example"));
+        let c = c.with_client_origins(Some("http://localhost:6274/"));
+        assert!(c.allows_caller(Some("http://localhost:6274"), "https://relay.example"));
+        assert!(!c.allows_caller(Some("http://localhost:6275"), "https://relay.example"));
     }
 
     #[test]

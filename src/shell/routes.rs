@@ -52,6 +52,7 @@ pub(crate) fn config(env: &Env) -> std::result::Result<Config, String> {
         var(env, "APP_URL").as_deref(),
         var(env, "CALL_WAIT_MS").as_deref(),
     )
+    .map(|c| c.with_client_origins(var(env, "CLIENT_ORIGINS").as_deref()))
 }
 
 #[event(fetch)]
@@ -489,18 +490,26 @@ async fn answer_message(
             match res {
                 Some(res) if res.status_code() == 401 => unauthorized(origin, true),
                 Some(res) if stream => {
-                    // An answer that comes at once goes as plain JSON (with its own status);
-                    // one that takes longer as a stream that opens with its first event.
+                    // An answer that comes at once goes as plain JSON (with its own status, so a
+                    // missing capability is a 400); anything else opens the stream.
                     let mut lines = Lines::of(Some(res));
-                    let first = lines.next().await;
-                    let done = first.as_deref().and_then(|l| match serde_json::from_slice(l) {
-                        Ok(CallEvent::Done(answer)) => Some(answer),
-                        _ => None,
+                    let first = {
+                        let timer = Delay::from(Duration::from_millis(mcp::FIRST_EVENT_WAIT_MS));
+                        match select(Box::pin(lines.next()), Box::pin(timer)).await {
+                            Either::Left((line, _)) => Some(line),
+                            Either::Right(_) => None, // nothing yet: the stream opens now
+                        }
+                    };
+                    let done = first.as_ref().and_then(|line| match line {
+                        Some(l) => match serde_json::from_slice(l) {
+                            Ok(CallEvent::Done(answer)) => Some(Some(answer)),
+                            _ => None,
+                        },
+                        None => Some(None), // the pairing's stream ended without an answer
                     });
-                    match (first, done) {
-                        (_, Some(answer)) => ctx.respond(Some(answer)),
-                        (None, None) => ctx.respond(None),
-                        (Some(first), None) => sse_answer(ctx, progress_token, first, lines),
+                    match done {
+                        Some(answer) => ctx.respond(answer),
+                        None => sse_answer(ctx, progress_token, first.flatten(), lines),
                     }
                 }
                 Some(mut res) => {
@@ -676,11 +685,10 @@ struct SseState {
 fn sse_answer(
     ctx: CallContext,
     progress_token: Option<serde_json::Value>,
-    first: Vec<u8>,
+    first: Option<Vec<u8>>,
     lines: Lines,
 ) -> Result<Response> {
-    let state =
-        SseState { ctx, progress_token, first: Some(first), lines, progress: 0, done: false };
+    let state = SseState { ctx, progress_token, first, lines, progress: 0, done: false };
     let events = futures::stream::unfold(state, |mut st| async move {
         if st.done {
             return None;

@@ -1,5 +1,7 @@
 // A browser-based MCP client (MCP Inspector's web UI, say) can discover, register, redeem and
-// call from its own origin: the API routes answer CORS preflights and expose the auth header.
+// call from its own origin once the owner names it in CLIENT_ORIGINS (scripts/relay-up.sh names
+// the Inspector's, http://localhost:6274): the API routes answer CORS preflights and expose the
+// auth header. Other pages' origins are refused (tests/e2e/origin_refused.test.mjs).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { RELAY } from './harness.mjs';

@@ -5,7 +5,6 @@
 // server/discover instead of initialize, no session, MCP-Protocol-Version / Mcp-Method /
 // Mcp-Name on every POST, the per-request _meta envelope, and results carrying resultType.
 // The relay's own replies (recorded through the client's fetch) are what is checked.
-// (tests/clients/v2_probe.mjs records what this client sends against small local servers.)
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
