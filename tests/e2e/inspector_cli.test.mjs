@@ -105,7 +105,7 @@ function resultOf(run) {
 test('the Inspector CLI lists the relay’s tools with a bearer header', async () => {
   const run = await inspector(token, ['--method', 'tools/list']);
   const { tools } = resultOf(run);
-  assert.deepEqual(tools.map((t) => t.name), catalogue.tools.map((t) => t.name));
+  assert.deepEqual(tools.map((t) => t.name), [...catalogue.tools.map((t) => t.name), 'status'].sort(), 'the bundled tools and status, by name');
   assert.equal(tools.find((t) => t.name === 'items_delete').annotations.destructiveHint, true);
   assertOnlyRelay(run.net);
   // initialize, notifications/initialized and tools/list were answered; the GET for a standalone

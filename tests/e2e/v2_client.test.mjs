@@ -86,7 +86,7 @@ test('the SDK v2 client authorizes through the tab and calls a tool in the 2026-
     const era = { era: client.getProtocolEra(), version: client.getNegotiatedProtocolVersion() };
 
     const { tools } = await client.listTools();
-    assert.deepEqual(tools.map((t) => t.name), catalogue.tools.map((t) => t.name));
+    assert.deepEqual(tools.map((t) => t.name), [...catalogue.tools.map((t) => t.name), 'status'].sort(), 'the bundled tools and status, by name');
 
     // With onprogress the call carries a progress token (the tab answers at once: none comes).
     const result = await client.callTool({ name: 'dataset_describe', arguments: {} }, { onprogress: () => {} });
