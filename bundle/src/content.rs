@@ -107,26 +107,26 @@ fn image_refusal(img: &Image) -> Option<String> {
             "The picture ({}×{} px) was left out: pictures may be at most {RESULT_IMAGE_MAX_SIDE} px a side.",
             img.width, img.height
         ))
-    } else if img.data.len() > RESULT_IMAGE_MAX_BYTES {
-        Some(format!(
-            "The picture was left out: it is {} bytes of base64, over the {RESULT_IMAGE_MAX_BYTES} allowed.",
-            img.data.len()
-        ))
     } else {
-        None
+        too_large("picture", &img.data)
     }
+}
+
+/// The sentence for a picture or sound over [`RESULT_IMAGE_MAX_BYTES`] of base64.
+fn too_large(what: &str, data: &str) -> Option<String> {
+    (data.len() > RESULT_IMAGE_MAX_BYTES).then(|| {
+        format!(
+            "The {what} was left out: it is {} bytes of base64, over the {RESULT_IMAGE_MAX_BYTES} allowed.",
+            data.len()
+        )
+    })
 }
 
 fn audio_refusal(a: &Audio) -> Option<String> {
     if !a.mime_type.starts_with("audio/") || a.mime_type.len() > 100 {
         Some("The sound was left out: its media type is not an audio type.".into())
-    } else if a.data.len() > RESULT_IMAGE_MAX_BYTES {
-        Some(format!(
-            "The sound was left out: it is {} bytes of base64, over the {RESULT_IMAGE_MAX_BYTES} allowed.",
-            a.data.len()
-        ))
     } else {
-        None
+        too_large("sound", &a.data)
     }
 }
 
