@@ -104,6 +104,18 @@ pub struct Resume {
     pub responses: Value,
     /// The tab's state (null when it kept none).
     pub tab_state: Value,
+    /// The state's one use: its key and expiry, for the pairing to mark it used (a state
+    /// comes back once; a replay is refused). None when the retry came without a state.
+    pub once: Option<Once>,
+}
+
+/// A `requestState`'s single use, kept by the pairing until it expires.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Once {
+    /// A hash of the state.
+    pub key: String,
+    /// When it expires, in milliseconds since the epoch.
+    pub expires_ms: u64,
 }
 
 impl Resume {
@@ -135,7 +147,9 @@ pub fn resume(
             "params.inputResponses must be an object.",
         ));
     }
-    let Some(state) = state else { return Ok(Resume { responses, tab_state: Value::Null }) };
+    let Some(state) = state else {
+        return Ok(Resume { responses, tab_state: Value::Null, once: None });
+    };
     let refused = || {
         RpcError::new(
             ErrorCode::INVALID_PARAMS,
@@ -153,18 +167,21 @@ pub fn resume(
         return Err(refused());
     }
     let sealed: Value = serde_json::from_slice(&payload).map_err(|_| refused())?;
-    let fits = sealed["c"].as_str() == Some(call.digest().as_str())
-        && sealed["e"].as_u64().is_some_and(|e| now_ms <= e);
-    if !fits {
+    let expires_ms = sealed["e"].as_u64().unwrap_or(0);
+    if sealed["c"].as_str() != Some(call.digest().as_str()) || now_ms > expires_ms {
         return Err(refused());
     }
-    if !responses.is_object() {
-        return Err(RpcError::new(
-            ErrorCode::INVALID_PARAMS,
-            "params.inputResponses must be an object.",
-        ));
-    }
-    Ok(Resume { responses, tab_state: sealed["s"].clone() })
+    let key = Sha256::digest(state.as_bytes()).iter().map(|b| format!("{b:02x}")).collect();
+    Ok(Resume { responses, tab_state: sealed["s"].clone(), once: Some(Once { key, expires_ms }) })
+}
+
+/// The refusal of a state that already came back once.
+#[must_use]
+pub fn replayed() -> RpcError {
+    RpcError::new(
+        ErrorCode::INVALID_PARAMS,
+        "This requestState was already used; call the tool again without it.",
+    )
 }
 
 #[cfg(test)]
@@ -218,6 +235,8 @@ mod tests {
         let state = r["requestState"].as_str().unwrap();
         let back = resume(&keys(), call(&args), Some(state), json!({"name": {}}), 2000).unwrap();
         assert_eq!(back.tab_state, tab_state);
+        let once = back.once.clone().unwrap();
+        assert_eq!((once.key.len(), once.expires_ms), (64, 1000 + STATE_LIFETIME_MS));
         assert_eq!(back.for_tab()["state"], tab_state);
         // Another call, another connection, too late, tampered, another key: refused.
         let other: Value = json!({"a": 2});
@@ -236,5 +255,6 @@ mod tests {
         // Without a state the responses go alone.
         let alone = resume(&keys(), call(&args), None, json!({"name": {}}), 2000).unwrap();
         assert_eq!(alone.for_tab(), json!({"responses": {"name": {}}}));
+        assert_eq!(alone.once, None);
     }
 }

@@ -208,6 +208,19 @@ impl Pairing {
         rows.iter().filter_map(|r| serde_json::from_str(&r.v).ok()).collect()
     }
 
+    /// Whether a requestState (by its key) comes back for the first time; it is kept as used
+    /// until it expires. Expired ones are dropped first.
+    fn first_use(&self, key: &str, expires_ms: u64) -> bool {
+        let sql = self.state.storage().sql();
+        let now = now_ms() as i64;
+        let _ = sql.exec("DELETE FROM used_states WHERE expires < ?", vec![now.into()]);
+        let inserted = sql.exec(
+            "INSERT INTO used_states (key, expires) VALUES (?, ?) ON CONFLICT DO NOTHING RETURNING key",
+            vec![key.into(), (expires_ms as i64).into()],
+        );
+        inserted.and_then(|c| c.to_array::<serde_json::Value>()).is_ok_and(|rows| rows.len() == 1)
+    }
+
     /// A small value kept in the pairing's storage under `key`.
     fn meta<T: serde::de::DeserializeOwned>(&self, key: &str) -> Option<T> {
         self.values("SELECT v FROM meta WHERE k = ?", vec![key.into()]).pop()
@@ -653,6 +666,8 @@ impl DurableObject for Pairing {
             // What each tab stated (its tool list, its dataset's name), by tab number: too
             // large for a socket attachment, and it must survive hibernation.
             "CREATE TABLE IF NOT EXISTS tab_state (tab TEXT PRIMARY KEY, tools TEXT, dataset TEXT)",
+            // The requestStates that came back (each may once), until they expire.
+            "CREATE TABLE IF NOT EXISTS used_states (key TEXT PRIMARY KEY, expires INTEGER NOT NULL)",
         ] {
             let _ = sql.exec(table, None);
         }
@@ -694,6 +709,16 @@ impl DurableObject for Pairing {
                 Ok(check) if self.grant(&check.grant).is_some() => self.listen(),
                 Ok(_) => Ok(Response::empty()?.with_status(401)),
                 Err(_) => Response::error("bad listen", 400),
+            },
+            "/state" => match read_json::<serde_json::Value>(&req.text().await?) {
+                Ok(mark) => match (mark["key"].as_str(), mark["expires"].as_u64()) {
+                    (Some(key), Some(expires)) if self.first_use(key, expires) => {
+                        Ok(Response::empty()?.with_status(200))
+                    }
+                    (Some(_), Some(_)) => Ok(Response::empty()?.with_status(409)),
+                    _ => Response::error("bad state", 400),
+                },
+                Err(_) => Response::error("bad state", 400),
             },
             "/grant" => match read_json::<GrantRequest>(&req.text().await?) {
                 Ok(request) => json_response(200, &self.new_grant(request)?),

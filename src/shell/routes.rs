@@ -448,16 +448,29 @@ async fn answer_message(
             let input = match retry {
                 None => None,
                 Some(r) => {
-                    match input::resume(
+                    let resume = match input::resume(
                         &config.keys,
                         identity,
                         r.state.as_deref(),
                         r.responses,
                         now_ms(),
                     ) {
-                        Ok(resume) => Some(resume.for_tab()),
+                        Ok(resume) => resume,
                         Err(e) => return json_response(200, &jsonrpc::error(Some(&id), &e)),
+                    };
+                    // A state comes back once: the pairing marks it used, or says it was.
+                    if let Some(once) = &resume.once {
+                        let mark = json!({"key": once.key, "expires": once.expires_ms});
+                        let first = match pairing() {
+                            Ok(stub) => post_object(&stub, "/state", &mark).await.ok(),
+                            Err(_) => None,
+                        };
+                        if first.is_none_or(|r| r.status_code() != 200) {
+                            let e = input::replayed();
+                            return json_response(200, &jsonrpc::error(Some(&id), &e));
+                        }
                     }
+                    Some(resume.for_tab())
                 }
             };
             let ctx = CallContext {

@@ -1,6 +1,7 @@
 // A tab that needs the agent app's input (2026-07-28 multi-round-trip requests): the relay
 // passes on what the client can answer with a sealed requestState, the retried call reaches the
-// tab with the client's responses and the tab's own state; a forged state never reaches the tab;
+// tab with the client's responses and the tab's own state, once; a forged or replayed state
+// never reaches the tab;
 // a client that declared nothing is told which capability is missing; a session-era client
 // gets a sentence instead.
 import { test, before, after } from 'node:test';
@@ -43,6 +44,12 @@ test('the request goes to the client and the retry back to the tab with its stat
   assert.equal(second.body.result.resultType, 'complete');
   assert.match(second.body.result.content[0].text, /Hello, Ada/);
   assert.deepEqual(seen.at(-1).input, { responses: { who: { action: 'accept', content: { name: 'Ada' } } }, state: { round: 1 } });
+  // A state comes back once: the same retry again is refused and never reaches the tab.
+  const asked = seen.length;
+  const again = await modern(8, { inputResponses: { who: { action: 'accept', content: { name: 'Ada' } } }, requestState: r.requestState });
+  assert.equal(again.body.error.code, -32602);
+  assert.match(again.body.error.message, /already used/);
+  assert.equal(seen.length, asked);
 });
 
 test('a forged, altered or foreign state never reaches the tab', async () => {
