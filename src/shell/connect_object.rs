@@ -4,7 +4,7 @@
 use serde::Deserialize;
 use worker::{durable_object, DurableObject, Env, Request, Response, Result, State};
 
-use super::{json_response, now_ms, read_json, PlatformRandom};
+use super::{from_json, json_response, now_ms, read_json, PlatformRandom};
 use crate::oauth::connect::{apply, Command, ConnectCode as Code, Session};
 use crate::oauth::{AUTH_CODE_TTL_MS, CONNECT_CODE_TTL_MS};
 
@@ -30,7 +30,7 @@ impl ConnectCode {
         let sql = self.state.storage().sql();
         let rows: Vec<Row> =
             sql.exec("SELECT body FROM session WHERE id = 1", None).ok()?.to_array().ok()?;
-        rows.first().and_then(|r| serde_json::from_str(&r.body).ok())
+        rows.first().and_then(|r| from_json(r.body.as_bytes()).ok())
     }
 
     fn store(&self, session: Option<&Session>) -> Result<()> {

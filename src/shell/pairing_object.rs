@@ -20,7 +20,7 @@ use worker::{
     SqlStorageValue, State, WebSocket, WebSocketIncomingMessage, WebSocketPair,
 };
 
-use super::{ask_code, catalogue, json_response, now_ms, read_json, PlatformRandom};
+use super::{ask_code, catalogue, from_json, json_response, now_ms, read_json, PlatformRandom};
 use crate::grants::{self, Grant, Refreshed};
 use crate::http;
 use crate::oauth::connect::{refusal, Command};
@@ -171,7 +171,7 @@ fn answer_now(stream: bool, answer: CallAnswer) -> Result<Response> {
 /// A tab's state from its socket's attachment (kept as JSON text: smaller than a JS object).
 fn tab_of(ws: &WebSocket) -> Option<Tab> {
     let text: String = ws.deserialize_attachment().ok().flatten()?;
-    serde_json::from_str(&text).ok()
+    from_json(text.as_bytes()).ok()
 }
 
 fn attach(ws: &WebSocket, tab: &Tab) -> Result<()> {
@@ -205,7 +205,7 @@ impl Pairing {
             .exec(query, bindings)
             .and_then(|c| c.to_array())
             .unwrap_or_default();
-        rows.iter().filter_map(|r| serde_json::from_str(&r.v).ok()).collect()
+        rows.iter().filter_map(|r| from_json(r.v.as_bytes()).ok()).collect()
     }
 
     /// A small value kept in the pairing's storage under `key`.

@@ -14,7 +14,8 @@ use worker::{
 
 use super::client_metadata;
 use super::{
-    ask_code, ask_object, catalogue, json_response, now_ms, post_object, read_json, PlatformRandom,
+    ask_code, ask_object, catalogue, from_json, json_response, now_ms, post_object, read_json,
+    PlatformRandom,
 };
 use crate::config::Config;
 use crate::http;
@@ -501,7 +502,7 @@ async fn answer_message(
                         }
                     };
                     let done = first.as_ref().and_then(|line| match line {
-                        Some(l) => match serde_json::from_slice(l) {
+                        Some(l) => match from_json(l) {
                             Ok(CallEvent::Done(answer)) => Some(Some(answer)),
                             _ => None,
                         },
@@ -705,7 +706,7 @@ fn sse_answer(
                     }
                 },
             };
-            let Ok(event) = serde_json::from_slice::<CallEvent>(&line) else { continue };
+            let Ok(event) = from_json::<CallEvent>(&line) else { continue };
             let text = match event {
                 CallEvent::Done(answer) => {
                     st.done = true;
