@@ -57,7 +57,7 @@ pub enum CatalogueError {
 impl Catalogue {
     /// Reads and checks a catalogue.
     pub fn parse(json: &str) -> Result<Self, CatalogueError> {
-        let catalogue: Catalogue = serde_json::from_str(json)
+        let catalogue: Catalogue = crate::from_json(json.as_bytes())
             .map_err(|e| CatalogueError::Malformed(alloc::format!("{e}")))?;
         for (i, tool) in catalogue.tools.iter().enumerate() {
             if catalogue.tools[..i].iter().any(|t| t.name == tool.name) {

@@ -408,7 +408,7 @@ pub struct NotProtocol;
 impl TabMessage {
     /// Reads a tab's message.
     pub fn parse(text: &str) -> Result<Self, NotProtocol> {
-        let Ok(Value::Object(mut m)) = serde_json::from_str::<Value>(text) else {
+        let Ok(Value::Object(mut m)) = serde_json::from_slice::<Value>(text.as_bytes()) else {
             return Err(NotProtocol);
         };
         let string = |m: &Map<String, Value>, k: &str| {

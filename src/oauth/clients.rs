@@ -155,7 +155,7 @@ pub fn resolve(keys: &Keys, id: &str) -> Result<Client, OAuthError> {
         return Err(unknown());
     }
     let bytes = b64.decode(payload).map_err(|_| unknown())?;
-    serde_json::from_slice(&bytes).map_err(|_| unknown())
+    tabrelay_bundle::from_json(&bytes).map_err(|_| unknown())
 }
 
 /// Checks a redirect URI: https, or http on a loopback host; no userinfo, fragment,

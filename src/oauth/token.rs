@@ -99,7 +99,7 @@ pub fn verify(keys: &Keys, origin: &str, token: &str, now_ms: u64) -> Result<Acc
     let header: Header = B64
         .decode(header)
         .ok()
-        .and_then(|h| serde_json::from_slice(&h).ok())
+        .and_then(|h| tabrelay_bundle::from_json(&h).ok())
         .ok_or(TokenError::Malformed)?;
     if header.alg != ALG {
         return Err(TokenError::UnknownKey);
@@ -113,7 +113,7 @@ pub fn verify(keys: &Keys, origin: &str, token: &str, now_ms: u64) -> Result<Acc
     let claims: Claims = B64
         .decode(claims)
         .ok()
-        .and_then(|c| serde_json::from_slice(&c).ok())
+        .and_then(|c| tabrelay_bundle::from_json(&c).ok())
         .ok_or(TokenError::Malformed)?;
     if claims.exp <= now_ms / 1000 {
         return Err(TokenError::Expired);

@@ -9,6 +9,8 @@ mod routes;
 use serde::Serialize;
 use worker::{Date, Headers, Request, Response, Result, Stub};
 
+pub(crate) use tabrelay_bundle::from_json;
+
 use crate::oauth::Entropy;
 
 /// Random bytes from the platform (crypto.getRandomValues).
@@ -77,13 +79,6 @@ pub(crate) async fn post_object(
 /// JS-object route).
 pub(crate) fn read_json<T: serde::de::DeserializeOwned>(text: &str) -> Result<T> {
     from_json(text.as_bytes()).map_err(|e| worker::Error::RustError(e.to_string()))
-}
-
-/// Reads JSON into `T` through a `serde_json::Value`: the parser is compiled once for `Value`
-/// and each `T` only reads a tree, instead of a parser compiled for every `T` (tens of KiB of
-/// wasm across the relay's message types).
-pub(crate) fn from_json<T: serde::de::DeserializeOwned>(bytes: &[u8]) -> serde_json::Result<T> {
-    serde_json::from_slice::<serde_json::Value>(bytes).and_then(T::deserialize)
 }
 
 /// The catalogue bundled with this build, read once.
