@@ -9,6 +9,7 @@ extern crate alloc;
 pub mod catalogue;
 pub mod content;
 mod digest;
+pub mod fields;
 pub mod protocol;
 pub mod tab_module;
 

@@ -7,6 +7,8 @@ use alloc::vec::Vec;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use crate::fields::{Fields, FromValue};
+
 /// The version of this protocol; a tab states it in its `hello`.
 pub const PROTOCOL_VERSION: u32 = 1;
 
@@ -389,7 +391,7 @@ pub struct ConnectionInfo {
 }
 
 /// A connection of an agent app to the pairing.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Connection {
     /// The grant's id.
     pub id: String,
@@ -501,6 +503,21 @@ impl<'de> Deserialize<'de> for Outcome {
         .map_err(|_| serde::de::Error::custom("an outcome has data or an error"))
     }
 }
+
+impl FromValue for Connection {
+    const WHAT: &'static str = "a connection";
+    fn from_value(value: Value) -> Option<Self> {
+        let mut f = Fields::of(value)?;
+        Some(Self {
+            id: f.string("id")?,
+            kind: f.string("kind")?,
+            client: f.string("client")?,
+            host: f.string("host")?,
+        })
+    }
+}
+
+crate::deserialize_by_fields!(Connection);
 
 /// Whether `name` is a tool name by the rule: 1 to [`MAX_TOOL_NAME_CHARS`] of ASCII letters,
 /// digits, `_`, `-` and `.` (the MCP specification's characters).
