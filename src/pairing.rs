@@ -736,6 +736,7 @@ tabrelay_bundle::deserialize_by_fields!(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::oauth::testing::round_trip;
 
     const SECRET: &str = "k5Hn0Nd3e1oDqJ7b6v1wQm0Kc9eYtq2ZpW8xR4sLfA0";
 
@@ -755,14 +756,6 @@ mod tests {
             panic!("the hello should be welcome")
         };
         t
-    }
-
-    /// Each message reads back as written (they are read by hand, not by a derived serde).
-    fn round_trip<T: Serialize + serde::de::DeserializeOwned + PartialEq + std::fmt::Debug>(
-        value: &T,
-    ) {
-        let text = serde_json::to_vec(value).unwrap();
-        assert_eq!(&tabrelay_bundle::from_json::<T>(&text).unwrap(), value);
     }
 
     #[test]

@@ -8,6 +8,7 @@
 use base64::Engine as _;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
+use tabrelay_bundle::fields::{Fields, FromValue};
 
 use super::error::OAuthError;
 use super::keys::{Keys, Purpose};
@@ -25,7 +26,7 @@ pub const MAX_CLIENT_NAME_CHARS: usize = 100;
 const CLIENT_ID_PREFIX: &str = "trc1.";
 
 /// A registered client, as its id says.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Client {
     /// The name it gave (not verified).
     #[serde(rename = "n")]
@@ -262,6 +263,21 @@ pub(crate) fn clean_name(name: &str) -> String {
         .trim()
         .to_owned()
 }
+
+impl FromValue for Client {
+    const WHAT: &'static str = "a client";
+    fn from_value(value: Value) -> Option<Self> {
+        let mut f = Fields::of(value)?;
+        Some(Self {
+            name: f.string("n")?,
+            redirect_uris: f.strings("r")?,
+            issued_at: f.u64("t")?,
+            instance: f.string("i")?,
+        })
+    }
+}
+
+tabrelay_bundle::deserialize_by_fields!(Client);
 
 #[cfg(test)]
 mod tests {

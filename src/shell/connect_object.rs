@@ -2,17 +2,27 @@
 //! core's commands to it, one at a time.
 
 use serde::Deserialize;
+use tabrelay_bundle::fields::{Fields, FromValue};
 use worker::{durable_object, DurableObject, Env, Request, Response, Result, State};
 
 use super::{from_json, json_response, now_ms, read_json, PlatformRandom};
 use crate::oauth::connect::{apply, Command, ConnectCode as Code, Session};
 use crate::oauth::{AUTH_CODE_TTL_MS, CONNECT_CODE_TTL_MS};
 
-#[derive(Deserialize)]
 struct Envelope {
     code: String,
     command: Command,
 }
+
+impl FromValue for Envelope {
+    const WHAT: &'static str = "a command for a code";
+    fn from_value(value: serde_json::Value) -> Option<Self> {
+        let mut f = Fields::of(value)?;
+        Some(Self { code: f.string("code")?, command: f.read("command")? })
+    }
+}
+
+tabrelay_bundle::deserialize_by_fields!(Envelope);
 
 #[derive(Deserialize)]
 struct Row {
