@@ -26,6 +26,12 @@ impl Fields {
         }
     }
 
+    /// Whether the field is there (null or not).
+    #[must_use]
+    pub fn has(&self, key: &str) -> bool {
+        self.0.contains_key(key)
+    }
+
     /// The field as it is (any JSON value).
     pub fn value(&mut self, key: &str) -> Option<Value> {
         self.0.remove(key)
@@ -62,10 +68,24 @@ impl Fields {
         }
     }
 
+    /// A field of strings that may be missing or null (the outer None: of another type).
+    pub fn optional_strings(&mut self, key: &str) -> Option<Option<Vec<String>>> {
+        match self.0.get(key) {
+            None | Some(Value::Null) => Some(None),
+            Some(_) => self.strings(key).map(Some),
+        }
+    }
+
     /// A whole number field (0 or more).
     #[must_use]
     pub fn u64(&self, key: &str) -> Option<u64> {
         self.0.get(key).and_then(Value::as_u64)
+    }
+
+    /// A whole number field that fits 32 bits.
+    #[must_use]
+    pub fn u32(&self, key: &str) -> Option<u32> {
+        self.u64(key).and_then(|n| u32::try_from(n).ok())
     }
 
     /// A true or false field.

@@ -207,7 +207,7 @@ pub const INPUT_METHODS: [(&str, &str); 3] = [
 pub const MAX_INPUT_REQUESTS: usize = 8;
 
 /// A picture in a result.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Image {
     /// Base64 of the picture's bytes.
     pub data: String,
@@ -221,7 +221,7 @@ pub struct Image {
 }
 
 /// A sound in a result.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Audio {
     /// Base64 of the sound's bytes.
     pub data: String,
@@ -231,7 +231,7 @@ pub struct Audio {
 }
 
 /// A text document in a result (an MCP embedded resource).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Embedded {
     /// Its address, as the app names it.
     pub uri: String,
@@ -484,13 +484,10 @@ impl Outcome {
 }
 
 /// An optional field of a result, read as its type when present.
-fn optional<T: serde::de::DeserializeOwned>(
-    m: &mut Map<String, Value>,
-    key: &str,
-) -> Result<Option<T>, NotProtocol> {
+fn optional<T: FromValue>(m: &mut Map<String, Value>, key: &str) -> Result<Option<T>, NotProtocol> {
     match m.remove(key) {
         None | Some(Value::Null) => Ok(None),
-        Some(v) => serde_json::from_value(v).map(Some).map_err(|_| NotProtocol),
+        Some(v) => T::from_value(v).map(Some).ok_or(NotProtocol),
     }
 }
 
@@ -501,6 +498,39 @@ impl<'de> Deserialize<'de> for Outcome {
             _ => Err(NotProtocol),
         }
         .map_err(|_| serde::de::Error::custom("an outcome has data or an error"))
+    }
+}
+
+impl FromValue for Image {
+    const WHAT: &'static str = "a picture";
+    fn from_value(value: Value) -> Option<Self> {
+        let mut f = Fields::of(value)?;
+        Some(Self {
+            data: f.string("data")?,
+            mime_type: f.string("mimeType")?,
+            width: f.u32("width")?,
+            height: f.u32("height")?,
+        })
+    }
+}
+
+impl FromValue for Audio {
+    const WHAT: &'static str = "a sound";
+    fn from_value(value: Value) -> Option<Self> {
+        let mut f = Fields::of(value)?;
+        Some(Self { data: f.string("data")?, mime_type: f.string("mimeType")? })
+    }
+}
+
+impl FromValue for Embedded {
+    const WHAT: &'static str = "a text document";
+    fn from_value(value: Value) -> Option<Self> {
+        let mut f = Fields::of(value)?;
+        Some(Self {
+            uri: f.string("uri")?,
+            mime_type: f.string("mimeType")?,
+            text: f.string("text")?,
+        })
     }
 }
 
@@ -517,7 +547,7 @@ impl FromValue for Connection {
     }
 }
 
-crate::deserialize_by_fields!(Connection);
+crate::deserialize_by_fields!(Image, Audio, Embedded, Connection);
 
 /// Whether `name` is a tool name by the rule: 1 to [`MAX_TOOL_NAME_CHARS`] of ASCII letters,
 /// digits, `_`, `-` and `.` (the MCP specification's characters).

@@ -421,10 +421,7 @@ impl FromValue for Session {
     const WHAT: &'static str = "a session";
     fn from_value(value: Value) -> Option<Self> {
         let mut f = Fields::of(value)?;
-        let tries = match f.value("tries") {
-            None => 0,
-            Some(n) => u32::try_from(n.as_u64()?).ok()?,
-        };
+        let tries = if f.has("tries") { f.u32("tries")? } else { 0 };
         Some(Self {
             request: f.read("request")?,
             browser_hash: f.string("browser_hash")?,
