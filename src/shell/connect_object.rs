@@ -1,11 +1,10 @@
 //! The Durable Object of one connect code: stores its session in SQLite and applies the
 //! core's commands to it, one at a time.
 
-use serde::Deserialize;
 use tabrelay_bundle::fields::{Fields, FromValue};
 use worker::{durable_object, DurableObject, Env, Request, Response, Result, State};
 
-use super::{from_json, json_response, now_ms, read_json, PlatformRandom};
+use super::{from_json, json_response, now_ms, read_json, texts, PlatformRandom};
 use crate::oauth::connect::{apply, Command, ConnectCode as Code, Session};
 use crate::oauth::{AUTH_CODE_TTL_MS, CONNECT_CODE_TTL_MS};
 
@@ -24,11 +23,6 @@ impl FromValue for Envelope {
 
 tabrelay_bundle::deserialize_by_fields!(Envelope);
 
-#[derive(Deserialize)]
-struct Row {
-    body: String,
-}
-
 /// One connect code's session.
 #[durable_object]
 pub struct ConnectCode {
@@ -38,9 +32,8 @@ pub struct ConnectCode {
 impl ConnectCode {
     fn load(&self) -> Option<Session> {
         let sql = self.state.storage().sql();
-        let rows: Vec<Row> =
-            sql.exec("SELECT body FROM session WHERE id = 1", None).ok()?.to_array().ok()?;
-        rows.first().and_then(|r| from_json(r.body.as_bytes()).ok())
+        let rows = texts(sql.exec("SELECT body FROM session WHERE id = 1", None).ok()?, "body");
+        rows.first().and_then(|body| from_json(body.as_bytes()).ok())
     }
 
     fn store(&self, session: Option<&Session>) -> Result<()> {

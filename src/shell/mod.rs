@@ -81,6 +81,14 @@ pub(crate) fn read_json<T: serde::de::DeserializeOwned>(text: &str) -> Result<T>
     from_json(text.as_bytes()).map_err(|e| worker::Error::RustError(e.to_string()))
 }
 
+/// The text in `column` of each row a query selected (read from the JS rows directly: worker's
+/// typed reading through serde-wasm-bindgen costs KiBs of wasm).
+pub(crate) fn texts(rows: worker::SqlCursor, column: &str) -> Vec<String> {
+    let column = worker::wasm_bindgen::JsValue::from_str(column);
+    rows.filter_map(|row| worker::js_sys::Reflect::get(&row.ok()?, &column).ok()?.as_string())
+        .collect()
+}
+
 /// The catalogue bundled with this build, read once.
 pub(crate) fn catalogue() -> &'static tabrelay_bundle::catalogue::Catalogue {
     static CATALOGUE: std::sync::OnceLock<tabrelay_bundle::catalogue::Catalogue> =
