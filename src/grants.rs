@@ -190,8 +190,6 @@ impl FromValue for Grant {
     }
 }
 
-tabrelay_bundle::deserialize_by_fields!(Grant);
-
 #[cfg(test)]
 mod tests {
     use super::*;

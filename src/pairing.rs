@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::Value;
 use tabrelay_bundle::content::quoted;
 use tabrelay_bundle::fields::{variant, Fields, FromValue};
@@ -669,9 +669,7 @@ impl FromValue for CallAnswer {
         let (name, f) = variant(value)?;
         let mut f = f?;
         match name.as_str() {
-            "answered" => {
-                Some(Self::Answered { outcome: Outcome::deserialize(f.value("outcome")?).ok()? })
-            }
+            "answered" => Some(Self::Answered { outcome: f.read("outcome")? }),
             "not_carried" => Some(Self::NotCarried { sentence: f.string("sentence")? }),
             "no_such_tool" => Some(Self::NoSuchTool { tool: f.string("tool")? }),
             _ => None,
@@ -716,22 +714,6 @@ impl FromValue for Turns {
         Some(Self { last, turn: f.u64("turn")? })
     }
 }
-
-tabrelay_bundle::deserialize_by_fields!(
-    CallRequest,
-    CancelRequest,
-    CallEvent,
-    GrantRequest,
-    GrantAnswer,
-    RefreshRequest,
-    RefreshAnswer,
-    CheckRequest,
-    RevokeRequest,
-    CallAnswer,
-    Tab,
-    WrongCodes,
-    Turns,
-);
 
 #[cfg(test)]
 mod tests {

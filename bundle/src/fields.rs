@@ -1,15 +1,14 @@
-//! The relay's own JSON messages read field by field from a `serde_json::Value`, without a
-//! derived `Deserialize`: each derived one costs a few KiB of wasm, these readers are shared.
+//! The relay's own JSON messages read field by field from a `serde_json::Value`, without
+//! serde's `Deserialize`: each derived one costs a few KiB of wasm, these readers are shared.
 //!
-//! A type implements [`FromValue`] and gets its `Deserialize` from [`deserialize_by_fields!`].
-//! Each reader is None when its field is missing or not of its type, as a derived
-//! `Deserialize` refuses them; `optional_string` takes a missing or null field as None, as a
-//! derived `Option` field does.
+//! A type implements [`FromValue`]; [`crate::from_json`] reads it from JSON text. Each reader
+//! is None when its field is missing or not of its type, as a derived `Deserialize` refuses
+//! them; `optional_string` takes a missing or null field as None, as a derived `Option` field
+//! does.
 
 use alloc::string::String;
 use alloc::vec::Vec;
 
-use serde::Deserialize;
 use serde_json::{Map, Value};
 
 /// A JSON object's fields, each taken once by name.
@@ -123,27 +122,9 @@ pub fn variant(value: Value) -> Option<(String, Option<Fields>)> {
     }
 }
 
-/// `Deserialize::deserialize` for a [`FromValue`] type: through a `Value`, the one
-/// deserialization the types share.
-///
-/// # Errors
-/// What `d` holds does not read as the type.
-pub fn deserialize<'de, D, T>(d: D) -> Result<T, D::Error>
-where
-    D: serde::Deserializer<'de>,
-    T: FromValue,
-{
-    T::from_value(Value::deserialize(d)?).ok_or_else(|| serde::de::Error::custom(T::WHAT))
-}
-
-/// Implements `serde::Deserialize` for [`FromValue`] types.
-#[macro_export]
-macro_rules! deserialize_by_fields {
-    ($($t:ty),+ $(,)?) => {$(
-        impl<'de> serde::Deserialize<'de> for $t {
-            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-                $crate::fields::deserialize(d)
-            }
-        }
-    )+};
+impl FromValue for Value {
+    const WHAT: &'static str = "JSON";
+    fn from_value(value: Value) -> Option<Self> {
+        Some(value)
+    }
 }

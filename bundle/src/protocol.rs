@@ -243,7 +243,7 @@ pub struct Embedded {
 }
 
 /// What the relay sends a tab.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum RelayMessage {
     /// The tab proved its pairing.
@@ -491,13 +491,13 @@ fn optional<T: FromValue>(m: &mut Map<String, Value>, key: &str) -> Result<Optio
     }
 }
 
-impl<'de> Deserialize<'de> for Outcome {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        match Value::deserialize(d)? {
-            Value::Object(mut m) => Outcome::take(&mut m),
-            _ => Err(NotProtocol),
+impl FromValue for Outcome {
+    const WHAT: &'static str = "an outcome (data or an error)";
+    fn from_value(value: Value) -> Option<Self> {
+        match value {
+            Value::Object(mut m) => Outcome::take(&mut m).ok(),
+            _ => None,
         }
-        .map_err(|_| serde::de::Error::custom("an outcome has data or an error"))
     }
 }
 
@@ -546,8 +546,6 @@ impl FromValue for Connection {
         })
     }
 }
-
-crate::deserialize_by_fields!(Image, Audio, Embedded, Connection);
 
 /// Whether `name` is a tool name by the rule: 1 to [`MAX_TOOL_NAME_CHARS`] of ASCII letters,
 /// digits, `_`, `-` and `.` (the MCP specification's characters).
@@ -777,8 +775,7 @@ mod tests {
         ));
         // Written as it was read (the pairing hands it to the Worker this way).
         if let Ok(TabMessage::Result { outcome, .. }) = asks {
-            let back: Outcome =
-                serde_json::from_value(serde_json::to_value(&outcome).unwrap()).unwrap();
+            let back = Outcome::from_value(serde_json::to_value(&outcome).unwrap()).unwrap();
             assert_eq!(back, outcome);
         }
         for bad in [r#"{}"#, r#"{"q":{"method":"tools/call"}}"#, r#"[1]"#] {

@@ -228,8 +228,6 @@ impl FromValue for AuthRequest {
     }
 }
 
-tabrelay_bundle::deserialize_by_fields!(AuthRequest);
-
 #[cfg(test)]
 mod tests {
     use super::*;

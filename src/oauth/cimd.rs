@@ -298,8 +298,6 @@ impl FromValue for MetadataClient {
     }
 }
 
-tabrelay_bundle::deserialize_by_fields!(MetadataClient);
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -162,7 +162,7 @@ pub fn resolve(keys: &Keys, id: &str) -> Result<Client, OAuthError> {
         return Err(unknown());
     }
     let bytes = b64.decode(payload).map_err(|_| unknown())?;
-    tabrelay_bundle::from_json(&bytes).map_err(|_| unknown())
+    tabrelay_bundle::from_json(&bytes).ok_or_else(unknown)
 }
 
 /// Checks a redirect URI: https, or http on a loopback host; no userinfo, fragment,
@@ -282,8 +282,6 @@ impl FromValue for Client {
         })
     }
 }
-
-tabrelay_bundle::deserialize_by_fields!(Client);
 
 #[cfg(test)]
 mod tests {

@@ -474,8 +474,6 @@ impl FromValue for Granted {
     }
 }
 
-tabrelay_bundle::deserialize_by_fields!(Stage, Session, Command, Granted);
-
 #[cfg(test)]
 mod tests {
     use super::*;

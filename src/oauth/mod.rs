@@ -57,7 +57,7 @@ pub(crate) mod testing {
     /// through `tabrelay_bundle::fields`, not by a derived `Deserialize`).
     pub fn round_trip<T>(value: &T)
     where
-        T: serde::Serialize + serde::de::DeserializeOwned + PartialEq + std::fmt::Debug,
+        T: serde::Serialize + tabrelay_bundle::fields::FromValue + PartialEq + std::fmt::Debug,
     {
         let text = serde_json::to_vec(value).unwrap();
         assert_eq!(&tabrelay_bundle::from_json::<T>(&text).unwrap(), value);

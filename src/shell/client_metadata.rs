@@ -23,7 +23,7 @@ pub(crate) async fn client(url: &MetadataUrl, origin: &str) -> Result<MetadataCl
     let key = format!("{origin}/client-metadata/{}", sha256_hex(url.as_str().as_bytes()));
     let cache = Cache::default();
     if let Ok(Some(mut hit)) = cache.get(key.as_str(), false).await {
-        if let Ok(Ok(client)) =
+        if let Ok(Some(client)) =
             hit.text().await.map(|t| super::from_json::<MetadataClient>(t.as_bytes()))
         {
             return Ok(client);

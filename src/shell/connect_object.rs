@@ -21,8 +21,6 @@ impl FromValue for Envelope {
     }
 }
 
-tabrelay_bundle::deserialize_by_fields!(Envelope);
-
 /// One connect code's session.
 #[durable_object]
 pub struct ConnectCode {
@@ -33,7 +31,7 @@ impl ConnectCode {
     fn load(&self) -> Option<Session> {
         let sql = self.state.storage().sql();
         let rows = texts(sql.exec("SELECT body FROM session WHERE id = 1", None).ok()?, "body");
-        rows.first().and_then(|body| from_json(body.as_bytes()).ok())
+        rows.first().and_then(|body| from_json(body.as_bytes()))
     }
 
     fn store(&self, session: Option<&Session>) -> Result<()> {

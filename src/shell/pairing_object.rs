@@ -10,6 +10,7 @@ use futures::channel::mpsc;
 use futures::future::{select, Either};
 use futures::StreamExt as _;
 use serde_json::Value;
+use tabrelay_bundle::fields::FromValue;
 use tabrelay_bundle::protocol::{
     close, RelayMessage, ToolList, HELLO_WAIT_MS, MAX_MESSAGE_BYTES, PING, PONG, PROTOCOL_VERSION,
 };
@@ -169,7 +170,7 @@ fn answer_now(stream: bool, answer: CallAnswer) -> Result<Response> {
 /// read and written as a JS string directly, not through worker's serde-wasm-bindgen).
 fn tab_of(ws: &WebSocket) -> Option<Tab> {
     let text = ws.as_ref().deserialize_attachment().ok()?.as_string()?;
-    from_json(text.as_bytes()).ok()
+    from_json(text.as_bytes())
 }
 
 fn attach(ws: &WebSocket, tab: &Tab) -> Result<()> {
@@ -192,17 +193,13 @@ impl Pairing {
     }
 
     /// The JSON values a query selects as `v`, read; rows that do not read are skipped.
-    fn values<T: serde::de::DeserializeOwned>(
-        &self,
-        query: &str,
-        bindings: Vec<SqlStorageValue>,
-    ) -> Vec<T> {
+    fn values<T: FromValue>(&self, query: &str, bindings: Vec<SqlStorageValue>) -> Vec<T> {
         let rows = self.state.storage().sql().exec(query, bindings).map(|c| texts(c, "v"));
-        rows.unwrap_or_default().iter().filter_map(|v| from_json(v.as_bytes()).ok()).collect()
+        rows.unwrap_or_default().iter().filter_map(|v| from_json(v.as_bytes())).collect()
     }
 
     /// A small value kept in the pairing's storage under `key`.
-    fn meta<T: serde::de::DeserializeOwned>(&self, key: &str) -> Option<T> {
+    fn meta<T: FromValue>(&self, key: &str) -> Option<T> {
         self.values("SELECT v FROM meta WHERE k = ?", vec![key.into()]).pop()
     }
 

@@ -6,6 +6,7 @@ use std::time::Duration;
 use futures::future::{select, Either};
 use futures::StreamExt as _;
 use serde_json::json;
+use tabrelay_bundle::fields::FromValue as _;
 use tabrelay_bundle::protocol::{close, Connection, Outcome};
 use worker::{
     console_error, event, ByteStream, Context, Delay, Env, Headers, Method, Request, Response,
@@ -233,7 +234,7 @@ async fn token_endpoint(
             };
             let answer = ask_code(env, &code, command).await?;
             let granted: Option<Granted> = (answer["ok"] == true)
-                .then(|| serde_json::from_value(answer["granted"].clone()).ok())
+                .then(|| Granted::from_value(answer["granted"].clone()))
                 .flatten();
             let Some(granted) = granted else {
                 if let (Some(pairing), Some(grant)) =
@@ -503,7 +504,7 @@ async fn answer_message(
                     };
                     let done = first.as_ref().and_then(|line| match line {
                         Some(l) => match from_json(l) {
-                            Ok(CallEvent::Done(answer)) => Some(Some(answer)),
+                            Some(CallEvent::Done(answer)) => Some(Some(answer)),
                             _ => None,
                         },
                         None => Some(None), // the pairing's stream ended without an answer
@@ -706,7 +707,7 @@ fn sse_answer(
                     }
                 },
             };
-            let Ok(event) = from_json::<CallEvent>(&line) else { continue };
+            let Some(event) = from_json::<CallEvent>(&line) else { continue };
             let text = match event {
                 CallEvent::Done(answer) => {
                     st.done = true;
