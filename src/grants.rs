@@ -3,8 +3,10 @@
 //! used (so a retry after a lost answer works); an older one revokes the whole grant. Every
 //! decision is here, over plain values; the pairing's Durable Object stores what it returns.
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
+use serde_json::Value;
 
+use tabrelay_bundle::fields::{Fields, FromValue};
 use tabrelay_bundle::protocol::ConnectionInfo;
 
 use crate::oauth::{random_token, sha256_hex, Entropy, REFRESH_TOKEN_TTL_MS};
@@ -15,7 +17,7 @@ pub const RETIRED_KEPT: usize = 16;
 pub const MAX_GRANTS: usize = 50;
 
 /// One connection, as stored. Refresh tokens are kept as hashes only.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Grant {
     /// The grant's id (named in its access tokens).
     pub id: String,
@@ -170,10 +172,28 @@ pub fn replaced_by(stored: &[Grant], new: &Grant) -> Vec<String> {
     gone
 }
 
+impl FromValue for Grant {
+    const WHAT: &'static str = "a grant";
+    fn from_value(value: Value) -> Option<Self> {
+        let mut f = Fields::of(value)?;
+        Some(Self {
+            id: f.string("id")?,
+            client_id: f.string("client_id")?,
+            client_name: f.string("client_name")?,
+            host: f.string("host")?,
+            created_ms: f.u64("created_ms")?,
+            used_ms: f.u64("used_ms")?,
+            current: f.string("current")?,
+            previous: f.optional_string("previous")?,
+            retired: f.strings("retired")?,
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::oauth::testing::Counter;
+    use crate::oauth::testing::{round_trip, Counter};
 
     fn grant() -> (Grant, String, Counter) {
         let mut rng = Counter(3);
@@ -193,6 +213,15 @@ mod tests {
             Refreshed::Rotated { grant, secret } => (*grant, secret),
             other => panic!("expected a rotation, got {other:?}"),
         }
+    }
+
+    #[test]
+    fn a_grant_reads_back_as_written() {
+        let (g, s0, mut rng) = grant();
+        round_trip(&g);
+        let (g, s1) = rotate(g, &s0, 2000, &mut rng);
+        let (g, _) = rotate(g, &s1, 3000, &mut rng);
+        round_trip(&g);
     }
 
     #[test]

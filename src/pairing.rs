@@ -4,9 +4,10 @@
 
 use std::collections::BTreeMap;
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::Value;
 use tabrelay_bundle::content::quoted;
+use tabrelay_bundle::fields::{variant, Fields, FromValue};
 use tabrelay_bundle::protocol::{
     close, Connection, Outcome, TabMessage, ToolList, MAX_CARD_CHARS, MAX_DATASET_NAME_CHARS,
     MAX_PENDING_CALLS, MAX_TABS_PER_PAIRING, PROTOCOL_VERSION,
@@ -29,7 +30,7 @@ pub const TOOL_LIST_WAIT_MS: u64 = 2_000;
 pub const MAX_LISTENERS: usize = 32;
 
 /// What the Worker asks the pairing to do with a tool call.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct CallRequest {
     /// The tool.
     pub tool: String,
@@ -58,14 +59,14 @@ pub fn request_key(connection: &str, id: &crate::jsonrpc::Id) -> String {
 }
 
 /// What the Worker asks the pairing to cancel.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct CancelRequest {
     /// The request's key ([`request_key`]).
     pub request: String,
 }
 
 /// One line of a streamed call's answer, from the pairing to the Worker.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum CallEvent {
     /// The person is being asked; the sentence is the card's.
@@ -79,7 +80,7 @@ pub enum CallEvent {
 }
 
 /// What the Worker asks the pairing when a code is redeemed: a new grant for this client.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct GrantRequest {
     /// The grant's id (chosen when the code was redeemed).
     pub id: String,
@@ -92,7 +93,7 @@ pub struct GrantRequest {
 }
 
 /// A new grant: its id and first refresh token's secret.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct GrantAnswer {
     /// The grant's id.
     pub grant: String,
@@ -101,7 +102,7 @@ pub struct GrantAnswer {
 }
 
 /// What the Worker asks the pairing when a client refreshes.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct RefreshRequest {
     /// The grant the token names.
     pub grant: String,
@@ -112,7 +113,7 @@ pub struct RefreshRequest {
 }
 
 /// What a refresh comes to, for the Worker.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RefreshAnswer {
     /// New tokens may be issued for this grant.
@@ -136,7 +137,7 @@ pub enum RefreshAnswer {
 /// MCP `tools` array agents see, from the focused tab's list or the bundled catalogue: see
 /// [`crate::tools::list`]) or `/status` (200 with the `status` tool's result), so a `tools/list`
 /// or a `status` call costs one round trip to the pairing, as the check alone did.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct CheckRequest {
     /// The grant the access token names.
     pub grant: String,
@@ -211,7 +212,7 @@ impl ListenEvent {
 
 /// What the Worker asks the pairing to revoke (RFC 7009): a grant, proven by one of its
 /// refresh tokens or by a valid access token naming it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct RevokeRequest {
     /// The grant.
     pub grant: String,
@@ -220,7 +221,7 @@ pub struct RevokeRequest {
 }
 
 /// What the pairing answers.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum CallAnswer {
     /// The tab answered.
@@ -250,7 +251,7 @@ impl CallAnswer {
 }
 
 /// What the pairing keeps about one tab, in its socket's attachment (survives hibernation).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Tab {
     /// The pairing the tab named when it connected.
     pub pairing: String,
@@ -386,7 +387,7 @@ pub const WRONG_CODE_WINDOW_MS: u64 = 60_000;
 
 /// A pairing's recent wrong connect codes: a few a minute, then every code is refused until
 /// the minute passes (so no tab can search the code space). Kept in storage.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct WrongCodes {
     at: Vec<u64>,
 }
@@ -529,7 +530,7 @@ impl Calls {
 
 /// The turns of a pairing: a connection's calls share one until another connection calls, the
 /// person takes a step, or [`AGENT_TURN_IDLE_MS`] passes. Kept in storage across hibernation.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct Turns {
     last: Option<(String, u64)>,
     turn: u64,
@@ -552,9 +553,172 @@ impl Turns {
     }
 }
 
+// The messages between the Worker and the pairing, read by hand (see `tabrelay_bundle::fields`).
+
+impl FromValue for CallRequest {
+    const WHAT: &'static str = "a call request";
+    fn from_value(value: Value) -> Option<Self> {
+        let mut f = Fields::of(value)?;
+        Some(Self {
+            tool: f.string("tool")?,
+            args: f.value("args")?,
+            agent: f.string("agent")?,
+            connection: f.read("connection")?,
+            wait_ms: f.u64("wait_ms")?,
+            request: f.string("request")?,
+            stream: f.bool("stream")?,
+            input: f.value("input").filter(|v| !v.is_null()),
+        })
+    }
+}
+
+impl FromValue for CancelRequest {
+    const WHAT: &'static str = "a cancel request";
+    fn from_value(value: Value) -> Option<Self> {
+        Some(Self { request: Fields::of(value)?.string("request")? })
+    }
+}
+
+impl FromValue for CallEvent {
+    const WHAT: &'static str = "a call event";
+    fn from_value(value: Value) -> Option<Self> {
+        match value {
+            Value::String(name) => match name.as_str() {
+                "answered" => Some(Self::Answered),
+                "tick" => Some(Self::Tick),
+                _ => None,
+            },
+            Value::Object(m) if m.len() == 1 => match m.into_iter().next()? {
+                (name, Value::String(sentence)) if name == "asking" => Some(Self::Asking(sentence)),
+                (name, answer) if name == "done" => CallAnswer::from_value(answer).map(Self::Done),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+}
+
+impl FromValue for GrantRequest {
+    const WHAT: &'static str = "a grant request";
+    fn from_value(value: Value) -> Option<Self> {
+        let mut f = Fields::of(value)?;
+        Some(Self {
+            id: f.string("id")?,
+            client_id: f.string("client_id")?,
+            client_name: f.string("client_name")?,
+            host: f.string("host")?,
+        })
+    }
+}
+
+impl FromValue for GrantAnswer {
+    const WHAT: &'static str = "a grant";
+    fn from_value(value: Value) -> Option<Self> {
+        let mut f = Fields::of(value)?;
+        Some(Self { grant: f.string("grant")?, secret: f.string("secret")? })
+    }
+}
+
+impl FromValue for RefreshRequest {
+    const WHAT: &'static str = "a refresh request";
+    fn from_value(value: Value) -> Option<Self> {
+        let mut f = Fields::of(value)?;
+        Some(Self {
+            grant: f.string("grant")?,
+            secret: f.string("secret")?,
+            client_id: f.string("client_id")?,
+        })
+    }
+}
+
+impl FromValue for RefreshAnswer {
+    const WHAT: &'static str = "a refresh answer";
+    fn from_value(value: Value) -> Option<Self> {
+        let (name, f) = variant(value)?;
+        let mut f = f?;
+        match name.as_str() {
+            "rotated" => Some(Self::Rotated {
+                secret: f.string("secret")?,
+                client_name: f.string("client_name")?,
+                host: f.string("host")?,
+            }),
+            "refused" => Some(Self::Refused { description: f.string("description")? }),
+            _ => None,
+        }
+    }
+}
+
+impl FromValue for CheckRequest {
+    const WHAT: &'static str = "a check request";
+    fn from_value(value: Value) -> Option<Self> {
+        Some(Self { grant: Fields::of(value)?.string("grant")? })
+    }
+}
+
+impl FromValue for RevokeRequest {
+    const WHAT: &'static str = "a revoke request";
+    fn from_value(value: Value) -> Option<Self> {
+        let mut f = Fields::of(value)?;
+        Some(Self { grant: f.string("grant")?, secret: f.optional_string("secret")? })
+    }
+}
+
+impl FromValue for CallAnswer {
+    const WHAT: &'static str = "a call answer";
+    fn from_value(value: Value) -> Option<Self> {
+        let (name, f) = variant(value)?;
+        let mut f = f?;
+        match name.as_str() {
+            "answered" => Some(Self::Answered { outcome: f.read("outcome")? }),
+            "not_carried" => Some(Self::NotCarried { sentence: f.string("sentence")? }),
+            "no_such_tool" => Some(Self::NoSuchTool { tool: f.string("tool")? }),
+            _ => None,
+        }
+    }
+}
+
+impl FromValue for Tab {
+    const WHAT: &'static str = "a tab";
+    fn from_value(value: Value) -> Option<Self> {
+        let mut f = Fields::of(value)?;
+        Some(Self {
+            pairing: f.string("pairing")?,
+            number: f.u64("number")?,
+            proven: f.bool("proven")?,
+            opened_ms: f.u64("opened_ms")?,
+            focus_ms: f.u64("focus_ms")?,
+        })
+    }
+}
+
+impl FromValue for WrongCodes {
+    const WHAT: &'static str = "wrong codes";
+    fn from_value(value: Value) -> Option<Self> {
+        let at = Fields::of(value)?.value("at")?;
+        Some(Self { at: at.as_array()?.iter().map(Value::as_u64).collect::<Option<_>>()? })
+    }
+}
+
+impl FromValue for Turns {
+    const WHAT: &'static str = "turns";
+    fn from_value(value: Value) -> Option<Self> {
+        let mut f = Fields::of(value)?;
+        let last = match f.value("last") {
+            None | Some(Value::Null) => None,
+            Some(Value::Array(pair)) => match pair.as_slice() {
+                [Value::String(c), at] => Some((c.clone(), at.as_u64()?)),
+                _ => return None,
+            },
+            Some(_) => return None,
+        };
+        Some(Self { last, turn: f.u64("turn")? })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::oauth::testing::round_trip;
 
     const SECRET: &str = "k5Hn0Nd3e1oDqJ7b6v1wQm0Kc9eYtq2ZpW8xR4sLfA0";
 
@@ -574,6 +738,73 @@ mod tests {
             panic!("the hello should be welcome")
         };
         t
+    }
+
+    #[test]
+    fn the_messages_between_the_worker_and_the_pairing_read_back_as_written() {
+        let connection = Connection {
+            id: "g1".into(),
+            kind: "connector".into(),
+            client: "Claude".into(),
+            host: "claude.ai".into(),
+        };
+        let call = CallRequest {
+            tool: "add".into(),
+            args: serde_json::json!({"a": 1}),
+            agent: "Claude".into(),
+            connection,
+            wait_ms: 1000,
+            request: "g1 7".into(),
+            stream: true,
+            input: None,
+        };
+        round_trip(&call);
+        round_trip(&CallRequest { input: Some(serde_json::json!({"x": [1]})), ..call });
+        round_trip(&CancelRequest { request: "g1 7".into() });
+        let outcome = Outcome::Failed { error: "no".into() };
+        let answers = [
+            CallAnswer::Answered { outcome },
+            CallAnswer::not_carried("gone"),
+            CallAnswer::NoSuchTool { tool: "x".into() },
+        ];
+        for answer in answers {
+            round_trip(&CallEvent::Done(answer.clone()));
+            round_trip(&answer);
+        }
+        for event in [CallEvent::Asking("May I?".into()), CallEvent::Answered, CallEvent::Tick] {
+            round_trip(&event);
+        }
+        round_trip(&GrantRequest {
+            id: "g".into(),
+            client_id: "c".into(),
+            client_name: "n".into(),
+            host: "h".into(),
+        });
+        round_trip(&GrantAnswer { grant: "g".into(), secret: "s".into() });
+        round_trip(&RefreshRequest {
+            grant: "g".into(),
+            secret: "s".into(),
+            client_id: "c".into(),
+        });
+        round_trip(&RefreshAnswer::Rotated {
+            secret: "s".into(),
+            client_name: "n".into(),
+            host: "h".into(),
+        });
+        round_trip(&RefreshAnswer::Refused { description: "d".into() });
+        round_trip(&CheckRequest { grant: "g".into() });
+        round_trip(&RevokeRequest { grant: "g".into(), secret: None });
+        round_trip(&RevokeRequest { grant: "g".into(), secret: Some("s".into()) });
+        round_trip(&proven(3, 2000));
+        let mut wrong = WrongCodes::default();
+        round_trip(&wrong);
+        wrong.allows(5);
+        wrong.record(5);
+        round_trip(&wrong);
+        let mut turns = Turns::default();
+        round_trip(&turns);
+        turns.of_call("g1", 10);
+        round_trip(&turns);
     }
 
     #[test]

@@ -66,7 +66,8 @@ const STATUS_TOOL_JSON: &str = r#"{
 /// The `status` tool's definition; it shows the view card (MCP Apps) where the agent's app can.
 #[must_use]
 pub fn status_tool() -> Value {
-    let mut tool: Value = serde_json::from_str(STATUS_TOOL_JSON).unwrap_or(Value::Null);
+    let mut tool: Value =
+        serde_json::from_slice(STATUS_TOOL_JSON.as_bytes()).unwrap_or(Value::Null);
     tool["_meta"] = crate::mcp::view::tool_meta();
     tool
 }

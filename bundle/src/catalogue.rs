@@ -2,12 +2,12 @@
 
 use alloc::string::String;
 use alloc::vec::Vec;
-use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
+use crate::fields::Fields;
+
 /// What running a tool can do to the person's work.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Safety {
     /// Reads only; changes nothing.
     Read,
@@ -18,7 +18,7 @@ pub enum Safety {
 }
 
 /// One tool of the catalogue.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone)]
 pub struct Tool {
     /// The tool's name, as agents call it.
     pub name: String,
@@ -33,7 +33,7 @@ pub struct Tool {
 }
 
 /// The whole catalogue.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone)]
 pub struct Catalogue {
     /// The app's name, shown to people.
     pub app: String,
@@ -57,8 +57,9 @@ pub enum CatalogueError {
 impl Catalogue {
     /// Reads and checks a catalogue.
     pub fn parse(json: &str) -> Result<Self, CatalogueError> {
-        let catalogue: Catalogue = serde_json::from_str(json)
+        let value: Value = serde_json::from_slice(json.as_bytes())
             .map_err(|e| CatalogueError::Malformed(alloc::format!("{e}")))?;
+        let catalogue = Self::read(value)?;
         for (i, tool) in catalogue.tools.iter().enumerate() {
             if catalogue.tools[..i].iter().any(|t| t.name == tool.name) {
                 return Err(CatalogueError::DuplicateName(tool.name.clone()));
@@ -79,6 +80,32 @@ impl Catalogue {
         Self::parse(crate::CATALOGUE_JSON).expect("the bundled catalogue is checked by its tests")
     }
 
+    /// The catalogue's fields, read (not yet checked).
+    fn read(value: Value) -> Result<Self, CatalogueError> {
+        let malformed = |what: &str| CatalogueError::Malformed(what.into());
+        let mut f = Fields::of(value).ok_or_else(|| malformed("not a JSON object"))?;
+        let app = f.string("app").ok_or_else(|| malformed("`app` must be a string"))?;
+        let resource_prefix = f
+            .string("resource_prefix")
+            .ok_or_else(|| malformed("`resource_prefix` must be a string"))?;
+        let Some(Value::Array(items)) = f.value("tools") else {
+            return Err(malformed("`tools` must be a list"));
+        };
+        let tools = items
+            .into_iter()
+            .enumerate()
+            .map(|(i, item)| {
+                Tool::read(item).ok_or_else(|| {
+                    CatalogueError::Malformed(alloc::format!(
+                        "tool {i} needs a string `name`, `title` and `description`, a `safety` \
+                         of read, change or destructive, and an `input` schema"
+                    ))
+                })
+            })
+            .collect::<Result<Vec<Tool>, CatalogueError>>()?;
+        Ok(Self { app, resource_prefix, tools })
+    }
+
     /// The tool of this name.
     #[must_use]
     pub fn tool(&self, name: &str) -> Option<&Tool> {
@@ -93,6 +120,23 @@ impl Catalogue {
 }
 
 impl Tool {
+    fn read(value: Value) -> Option<Self> {
+        let mut f = Fields::of(value)?;
+        let safety = match f.string("safety")?.as_str() {
+            "read" => Safety::Read,
+            "change" => Safety::Change,
+            "destructive" => Safety::Destructive,
+            _ => return None,
+        };
+        Some(Self {
+            name: f.string("name")?,
+            title: f.string("title")?,
+            description: f.string("description")?,
+            safety,
+            input: f.value("input")?,
+        })
+    }
+
     /// This tool as an MCP tool definition, with its safety as annotations.
     #[must_use]
     pub fn mcp(&self) -> Value {
@@ -155,6 +199,10 @@ mod tests {
             {"name":"x","title":"X","description":"d","safety":"read","input":{"type":"string"}}]}"#;
         assert_eq!(Catalogue::parse(bad).unwrap_err(), CatalogueError::BadSchema("x".into()));
         assert!(matches!(Catalogue::parse("{"), Err(CatalogueError::Malformed(_))));
+        let unsafe_ = r#"{"app":"a","resource_prefix":"ui://a/","tools":[{"name":"x","title":"X","description":"d","safety":"maybe","input":{"type":"object"}}]}"#;
+        assert!(
+            matches!(Catalogue::parse(unsafe_), Err(CatalogueError::Malformed(m)) if m.starts_with("tool 0"))
+        );
     }
 
     #[test]

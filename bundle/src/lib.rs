@@ -9,10 +9,21 @@ extern crate alloc;
 pub mod catalogue;
 pub mod content;
 mod digest;
+pub mod fields;
 pub mod protocol;
 pub mod tab_module;
 
 pub use digest::BUNDLE_DIGEST;
+
+/// Reads JSON into `T` through a `serde_json::Value`: the parser is compiled once, for `Value`,
+/// and each `T` only reads a tree ([`fields`]), where `serde_json::from_slice::<T>` compiles a
+/// parser for every `T` (tens of KiB of wasm across the relay's message types). Text is read
+/// with `serde_json::from_slice::<Value>` everywhere too, never `from_str`, a second parser.
+/// None when the text is not JSON or not the shape of `T`.
+#[must_use]
+pub fn from_json<T: fields::FromValue>(bytes: &[u8]) -> Option<T> {
+    T::from_value(serde_json::from_slice(bytes).ok()?)
+}
 
 /// The instructions the relay gives every agent (MCP `instructions`).
 pub const INSTRUCTIONS: &str = include_str!("../data/instructions.md");

@@ -7,6 +7,8 @@ use alloc::vec::Vec;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use crate::fields::{Fields, FromValue};
+
 /// The version of this protocol; a tab states it in its `hello`.
 pub const PROTOCOL_VERSION: u32 = 1;
 
@@ -205,7 +207,7 @@ pub const INPUT_METHODS: [(&str, &str); 3] = [
 pub const MAX_INPUT_REQUESTS: usize = 8;
 
 /// A picture in a result.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Image {
     /// Base64 of the picture's bytes.
     pub data: String,
@@ -219,7 +221,7 @@ pub struct Image {
 }
 
 /// A sound in a result.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Audio {
     /// Base64 of the sound's bytes.
     pub data: String,
@@ -229,7 +231,7 @@ pub struct Audio {
 }
 
 /// A text document in a result (an MCP embedded resource).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Embedded {
     /// Its address, as the app names it.
     pub uri: String,
@@ -241,7 +243,7 @@ pub struct Embedded {
 }
 
 /// What the relay sends a tab.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum RelayMessage {
     /// The tab proved its pairing.
@@ -389,7 +391,7 @@ pub struct ConnectionInfo {
 }
 
 /// A connection of an agent app to the pairing.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Connection {
     /// The grant's id.
     pub id: String,
@@ -408,7 +410,7 @@ pub struct NotProtocol;
 impl TabMessage {
     /// Reads a tab's message.
     pub fn parse(text: &str) -> Result<Self, NotProtocol> {
-        let Ok(Value::Object(mut m)) = serde_json::from_str::<Value>(text) else {
+        let Ok(Value::Object(mut m)) = serde_json::from_slice::<Value>(text.as_bytes()) else {
             return Err(NotProtocol);
         };
         let string = |m: &Map<String, Value>, k: &str| {
@@ -482,23 +484,66 @@ impl Outcome {
 }
 
 /// An optional field of a result, read as its type when present.
-fn optional<T: serde::de::DeserializeOwned>(
-    m: &mut Map<String, Value>,
-    key: &str,
-) -> Result<Option<T>, NotProtocol> {
+fn optional<T: FromValue>(m: &mut Map<String, Value>, key: &str) -> Result<Option<T>, NotProtocol> {
     match m.remove(key) {
         None | Some(Value::Null) => Ok(None),
-        Some(v) => serde_json::from_value(v).map(Some).map_err(|_| NotProtocol),
+        Some(v) => T::from_value(v).map(Some).ok_or(NotProtocol),
     }
 }
 
-impl<'de> Deserialize<'de> for Outcome {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        match Value::deserialize(d)? {
-            Value::Object(mut m) => Outcome::take(&mut m),
-            _ => Err(NotProtocol),
+impl FromValue for Outcome {
+    const WHAT: &'static str = "an outcome (data or an error)";
+    fn from_value(value: Value) -> Option<Self> {
+        match value {
+            Value::Object(mut m) => Outcome::take(&mut m).ok(),
+            _ => None,
         }
-        .map_err(|_| serde::de::Error::custom("an outcome has data or an error"))
+    }
+}
+
+impl FromValue for Image {
+    const WHAT: &'static str = "a picture";
+    fn from_value(value: Value) -> Option<Self> {
+        let mut f = Fields::of(value)?;
+        Some(Self {
+            data: f.string("data")?,
+            mime_type: f.string("mimeType")?,
+            width: f.u32("width")?,
+            height: f.u32("height")?,
+        })
+    }
+}
+
+impl FromValue for Audio {
+    const WHAT: &'static str = "a sound";
+    fn from_value(value: Value) -> Option<Self> {
+        let mut f = Fields::of(value)?;
+        Some(Self { data: f.string("data")?, mime_type: f.string("mimeType")? })
+    }
+}
+
+impl FromValue for Embedded {
+    const WHAT: &'static str = "a text document";
+    fn from_value(value: Value) -> Option<Self> {
+        let mut f = Fields::of(value)?;
+        Some(Self {
+            uri: f.string("uri")?,
+            mime_type: f.string("mimeType")?,
+            text: f.string("text")?,
+        })
+    }
+}
+
+impl FromValue for Connection {
+    const WHAT: &'static str = "a connection";
+    fn from_value(value: Value) -> Option<Self> {
+        let mut f = Fields::of(value)?;
+        Some(Self {
+            id: f.string("id")?,
+            kind: f.string("kind")?,
+            client: f.string("client")?,
+            host: f.string("host")?,
+        })
     }
 }
 
@@ -730,8 +775,7 @@ mod tests {
         ));
         // Written as it was read (the pairing hands it to the Worker this way).
         if let Ok(TabMessage::Result { outcome, .. }) = asks {
-            let back: Outcome =
-                serde_json::from_value(serde_json::to_value(&outcome).unwrap()).unwrap();
+            let back = Outcome::from_value(serde_json::to_value(&outcome).unwrap()).unwrap();
             assert_eq!(back, outcome);
         }
         for bad in [r#"{}"#, r#"{"q":{"method":"tools/call"}}"#, r#"[1]"#] {

@@ -11,7 +11,7 @@ use crate::protocol::{self, close};
 #[must_use]
 pub fn text() -> String {
     let catalogue: serde_json::Value =
-        serde_json::from_str(crate::CATALOGUE_JSON).unwrap_or(serde_json::Value::Null);
+        serde_json::from_slice(crate::CATALOGUE_JSON.as_bytes()).unwrap_or(serde_json::Value::Null);
     let catalogue = serde_json::to_string_pretty(&catalogue).unwrap_or_default();
     let instructions = serde_json::to_string(crate::INSTRUCTIONS).unwrap_or_default();
     format!(

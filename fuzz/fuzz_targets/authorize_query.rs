@@ -50,7 +50,10 @@ fuzz_target!(|data: &[u8]| {
                 assert!(authorize::is_this_resource(r, ORIGIN));
             }
             let text = serde_json::to_string(&req).unwrap();
-            assert_eq!(serde_json::from_str::<AuthRequest>(&text).ok().as_ref(), Some(&req));
+            assert_eq!(
+                tabrelay_bundle::from_json::<AuthRequest>(text.as_bytes()).as_ref(),
+                Some(&req)
+            );
         }
         Err(Refusal::Page(e)) => assert!(!e.description.is_empty()),
         Err(Refusal::Redirect(to)) => {

@@ -27,7 +27,10 @@ fuzz_target!(|data: &[u8]| {
                 assert_eq!(clients::check_redirect_uri(uri), Ok(()));
             }
             let text = serde_json::to_string(&client).unwrap();
-            assert_eq!(serde_json::from_str::<Client>(&text).ok().as_ref(), Some(&client));
+            assert_eq!(
+                tabrelay_bundle::from_json::<Client>(text.as_bytes()).as_ref(),
+                Some(&client)
+            );
         }
         Err(e) => {
             assert!(["invalid_client_metadata", "invalid_redirect_uri"].contains(&e.code));

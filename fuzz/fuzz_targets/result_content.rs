@@ -16,7 +16,7 @@ use tabrelay_bundle::content::{
 use tabrelay_bundle::protocol::Outcome;
 
 fuzz_target!(|data: &[u8]| {
-    let Ok(outcome) = serde_json::from_slice::<Outcome>(data) else { return };
+    let Some(outcome) = tabrelay_bundle::from_json::<Outcome>(data) else { return };
     check(&outcome);
     if data.first() == Some(&b'\t') {
         if let Outcome::Done { data, image, .. } = &outcome {

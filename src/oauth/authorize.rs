@@ -1,7 +1,9 @@
 //! The authorization request: every check made before the waiting page is shown, and where
 //! each refusal goes (the page, when the redirect URI is not verified; else the client).
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
+use serde_json::Value;
+use tabrelay_bundle::fields::{Fields, FromValue};
 
 use super::cimd::{self, MetadataClient, MetadataUrl};
 use super::clients::{self, Client};
@@ -13,7 +15,7 @@ use super::pkce;
 pub const MAX_PARAM_BYTES: usize = 2048;
 
 /// A checked authorization request.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct AuthRequest {
     /// The client's id.
     pub client_id: String,
@@ -207,6 +209,23 @@ pub fn redirect_url(uri: &str, params: &[(&str, &str)]) -> String {
     }
     let sep = if uri.contains('?') { '&' } else { '?' };
     format!("{uri}{sep}{}", query.finish())
+}
+
+impl FromValue for AuthRequest {
+    const WHAT: &'static str = "an authorization request";
+    fn from_value(value: Value) -> Option<Self> {
+        let mut f = Fields::of(value)?;
+        Some(Self {
+            client_id: f.string("client_id")?,
+            client_name: f.string("client_name")?,
+            verified_domain: f.optional_string("verified_domain")?,
+            redirect_uri: f.string("redirect_uri")?,
+            state: f.optional_string("state")?,
+            code_challenge: f.string("code_challenge")?,
+            resource: f.optional_string("resource")?,
+            scope: f.optional_string("scope")?,
+        })
+    }
 }
 
 #[cfg(test)]

@@ -11,8 +11,9 @@
 //! refused; any other name is resolved by the platform, which on Cloudflare resolves public DNS
 //! from the edge and reaches no private network.
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::Value;
+use tabrelay_bundle::fields::{Fields, FromValue};
 
 use super::clients::{check_redirect_uri, clean_name, MAX_REDIRECT_URIS};
 use super::error::OAuthError;
@@ -209,7 +210,7 @@ fn check_host(host: &str) -> Result<(), CimdError> {
 }
 
 /// A client known by its metadata document, checked.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct MetadataClient {
     /// The domain that published the document (verified: it served the document).
     pub domain: String,
@@ -283,6 +284,18 @@ pub fn cache_seconds(cache_control: Option<&str>) -> u64 {
         }
     }
     max_age.map_or(CACHE_DEFAULT_S, |s| s.clamp(CACHE_MIN_S, CACHE_MAX_S))
+}
+
+impl FromValue for MetadataClient {
+    const WHAT: &'static str = "a metadata client";
+    fn from_value(value: Value) -> Option<Self> {
+        let mut f = Fields::of(value)?;
+        Some(Self {
+            domain: f.string("domain")?,
+            name: f.optional_string("name")?,
+            redirect_uris: f.strings("redirect_uris")?,
+        })
+    }
 }
 
 #[cfg(test)]

@@ -6,8 +6,9 @@
 //! with the relay's key: nothing is stored, and a forged or altered id does not verify.
 
 use base64::Engine as _;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::{json, Value};
+use tabrelay_bundle::fields::{Fields, FromValue};
 
 use super::error::OAuthError;
 use super::keys::{Keys, Purpose};
@@ -25,7 +26,7 @@ pub const MAX_CLIENT_NAME_CHARS: usize = 100;
 const CLIENT_ID_PREFIX: &str = "trc1.";
 
 /// A registered client, as its id says.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Client {
     /// The name it gave (not verified).
     #[serde(rename = "n")]
@@ -41,16 +42,25 @@ pub struct Client {
     pub instance: String,
 }
 
-#[derive(Deserialize)]
+/// The client metadata the relay reads from a registration (the rest is ignored).
 struct Registration {
-    #[serde(default)]
     redirect_uris: Option<Value>,
-    #[serde(default)]
     client_name: Option<Value>,
-    #[serde(default)]
     grant_types: Option<Vec<String>>,
-    #[serde(default)]
     response_types: Option<Vec<String>>,
+}
+
+impl Registration {
+    /// The metadata, unless a list of types is not a list of strings.
+    fn read(value: Value) -> Option<Self> {
+        let mut f = Fields::of(value)?;
+        Some(Self {
+            redirect_uris: f.value("redirect_uris").filter(|v| !v.is_null()),
+            client_name: f.value("client_name").filter(|v| !v.is_null()),
+            grant_types: f.optional_strings("grant_types")?,
+            response_types: f.optional_strings("response_types")?,
+        })
+    }
 }
 
 /// Registers a client: checks its metadata, answers the RFC 7591 response (status 201).
@@ -71,10 +81,7 @@ pub fn register(
         )
     };
     let value: Value = serde_json::from_slice(body).map_err(|_| not_metadata())?;
-    if !value.is_object() {
-        return Err(not_metadata());
-    }
-    let reg: Registration = serde_json::from_value(value).map_err(|_| not_metadata())?;
+    let reg = Registration::read(value).ok_or_else(not_metadata)?;
     let uris = match reg.redirect_uris {
         None | Some(Value::Null) => Vec::new(),
         Some(Value::Array(uris)) => uris,
@@ -155,7 +162,7 @@ pub fn resolve(keys: &Keys, id: &str) -> Result<Client, OAuthError> {
         return Err(unknown());
     }
     let bytes = b64.decode(payload).map_err(|_| unknown())?;
-    serde_json::from_slice(&bytes).map_err(|_| unknown())
+    tabrelay_bundle::from_json(&bytes).ok_or_else(unknown)
 }
 
 /// Checks a redirect URI: https, or http on a loopback host; no userinfo, fragment,
@@ -261,6 +268,19 @@ pub(crate) fn clean_name(name: &str) -> String {
         .collect::<String>()
         .trim()
         .to_owned()
+}
+
+impl FromValue for Client {
+    const WHAT: &'static str = "a client";
+    fn from_value(value: Value) -> Option<Self> {
+        let mut f = Fields::of(value)?;
+        Some(Self {
+            name: f.string("n")?,
+            redirect_uris: f.strings("r")?,
+            issued_at: f.u64("t")?,
+            instance: f.string("i")?,
+        })
+    }
 }
 
 #[cfg(test)]

@@ -4,8 +4,9 @@
 //! Each code's session lives in its own Durable Object (named by the normalised code); the
 //! object applies [`apply`] to what it stored and stores what it returns.
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::{json, Value};
+use tabrelay_bundle::fields::{variant, Fields, FromValue};
 
 use super::authorize::{is_this_resource, redirect_url, AuthRequest};
 use super::clients::host_of;
@@ -62,7 +63,7 @@ impl ConnectCode {
 }
 
 /// Where a connection attempt stands.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Stage {
     /// Shown on the waiting page; no tab has approved it.
@@ -98,7 +99,7 @@ pub enum Stage {
 pub const MAX_CODE_TRIES: u32 = 5;
 
 /// One connection attempt.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Session {
     /// The checked authorization request.
     pub request: AuthRequest,
@@ -114,7 +115,7 @@ pub struct Session {
 }
 
 /// What the Worker asks a code's Durable Object.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Command {
     /// Start a session for a new code (refused if the code is taken).
@@ -160,7 +161,7 @@ pub enum Command {
 }
 
 /// What a redeemed code grants: the token endpoint turns it into tokens.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Granted {
     /// The pairing the tokens reach.
     pub pairing: String,
@@ -393,10 +394,90 @@ fn check_redemption(
     })
 }
 
+impl FromValue for Stage {
+    const WHAT: &'static str = "a stage";
+    fn from_value(value: Value) -> Option<Self> {
+        let (name, f) = variant(value)?;
+        match (name.as_str(), f) {
+            ("waiting", None) => Some(Self::Waiting),
+            ("denied", None) => Some(Self::Denied),
+            ("approved", Some(mut f)) => Some(Self::Approved { pairing: f.string("pairing")? }),
+            ("issued", Some(mut f)) => Some(Self::Issued {
+                pairing: f.string("pairing")?,
+                code_hash: f.string("code_hash")?,
+                issued_ms: f.u64("issued_ms")?,
+            }),
+            ("redeemed", Some(mut f)) => Some(Self::Redeemed {
+                pairing: f.string("pairing")?,
+                grant: f.string("grant")?,
+                code_hash: f.string("code_hash")?,
+            }),
+            _ => None,
+        }
+    }
+}
+
+impl FromValue for Session {
+    const WHAT: &'static str = "a session";
+    fn from_value(value: Value) -> Option<Self> {
+        let mut f = Fields::of(value)?;
+        let tries = if f.has("tries") { f.u32("tries")? } else { 0 };
+        Some(Self {
+            request: f.read("request")?,
+            browser_hash: f.string("browser_hash")?,
+            created_ms: f.u64("created_ms")?,
+            stage: f.read("stage")?,
+            tries,
+        })
+    }
+}
+
+impl FromValue for Command {
+    const WHAT: &'static str = "a command";
+    fn from_value(value: Value) -> Option<Self> {
+        let (name, f) = variant(value)?;
+        match (name.as_str(), f) {
+            ("describe", None) => Some(Self::Describe),
+            ("deny", None) => Some(Self::Deny),
+            ("create", Some(mut f)) => Some(Self::Create {
+                request: f.read("request")?,
+                browser_hash: f.string("browser_hash")?,
+            }),
+            ("approve", Some(mut f)) => Some(Self::Approve { pairing: f.string("pairing")? }),
+            ("poll", Some(mut f)) => Some(Self::Poll {
+                browser_hash: f.string("browser_hash")?,
+                issuer: f.string("issuer")?,
+            }),
+            ("redeem", Some(mut f)) => Some(Self::Redeem {
+                secret: f.string("secret")?,
+                client_id: f.string("client_id")?,
+                redirect_uri: f.optional_string("redirect_uri")?,
+                code_verifier: f.optional_string("code_verifier")?,
+                resource: f.optional_string("resource")?,
+                origin: f.string("origin")?,
+                grant: f.string("grant")?,
+            }),
+            _ => None,
+        }
+    }
+}
+
+impl FromValue for Granted {
+    const WHAT: &'static str = "a grant";
+    fn from_value(value: Value) -> Option<Self> {
+        let mut f = Fields::of(value)?;
+        Some(Self {
+            pairing: f.string("pairing")?,
+            client_name: f.string("client_name")?,
+            host: f.string("host")?,
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::oauth::testing::Counter;
+    use crate::oauth::testing::{round_trip, Counter};
 
     const ORIGIN: &str = "https://relay.example";
     const VERIFIER: &str = "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk";
@@ -413,6 +494,47 @@ mod tests {
             resource: Some(ORIGIN.into()),
             scope: None,
         }
+    }
+
+    #[test]
+    fn sessions_and_commands_read_back_as_written() {
+        let commands = [
+            Command::Create { request: request(), browser_hash: "b".into() },
+            Command::Describe,
+            Command::Approve { pairing: "p".into() },
+            Command::Deny,
+            Command::Poll { browser_hash: "b".into(), issuer: ORIGIN.into() },
+            Command::Redeem {
+                secret: "s".into(),
+                client_id: "cid".into(),
+                redirect_uri: None,
+                code_verifier: Some(VERIFIER.into()),
+                resource: None,
+                origin: ORIGIN.into(),
+                grant: "g1".into(),
+            },
+        ];
+        for command in &commands {
+            round_trip(command);
+        }
+        let stages = [
+            Stage::Waiting,
+            Stage::Approved { pairing: "p".into() },
+            Stage::Issued { pairing: "p".into(), code_hash: "h".into(), issued_ms: 5 },
+            Stage::Denied,
+            Stage::Redeemed { pairing: "p".into(), grant: "g".into(), code_hash: "h".into() },
+        ];
+        let verified = AuthRequest { verified_domain: Some("claude.ai".into()), ..request() };
+        for stage in stages {
+            round_trip(&Session {
+                request: verified.clone(),
+                browser_hash: "b".into(),
+                created_ms: 7,
+                stage,
+                tries: 2,
+            });
+        }
+        round_trip(&Granted { pairing: "p".into(), client_name: "n".into(), host: "h".into() });
     }
 
     struct Run {

@@ -50,8 +50,18 @@ pub fn sha256_hex(data: &[u8]) -> String {
 
 #[cfg(test)]
 pub(crate) mod testing {
-    //! A seeded source of bytes for reproducible tests.
+    //! Test helpers: a seeded source of bytes for reproducible tests, a JSON round trip.
     use super::Entropy;
+
+    /// Asserts that `value` reads back as written (the relay's own messages are read by hand,
+    /// through `tabrelay_bundle::fields`, not by a derived `Deserialize`).
+    pub fn round_trip<T>(value: &T)
+    where
+        T: serde::Serialize + tabrelay_bundle::fields::FromValue + PartialEq + std::fmt::Debug,
+    {
+        let text = serde_json::to_vec(value).unwrap();
+        assert_eq!(&tabrelay_bundle::from_json::<T>(&text).unwrap(), value);
+    }
 
     /// Counts up from a seed: reproducible, and different on every draw.
     pub struct Counter(pub u8);

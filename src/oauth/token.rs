@@ -5,7 +5,9 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD as B64;
 use base64::Engine as _;
 use hmac::{Hmac, Mac};
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
 use sha2::Sha256;
+use tabrelay_bundle::fields::{Fields, FromValue};
 
 use super::keys::{Keys, Purpose};
 use super::ACCESS_TOKEN_TTL_S;
@@ -45,7 +47,7 @@ pub enum TokenError {
 const ALG: &str = "HS256";
 const TYP: &str = "at+jwt";
 
-#[derive(Serialize, Deserialize)]
+#[derive(Serialize)]
 struct Header {
     alg: String,
     #[serde(default)]
@@ -54,7 +56,7 @@ struct Header {
     typ: Option<String>,
 }
 
-#[derive(Serialize, Deserialize)]
+#[derive(Serialize)]
 struct Claims {
     iat: u64,
     exp: u64,
@@ -99,7 +101,7 @@ pub fn verify(keys: &Keys, origin: &str, token: &str, now_ms: u64) -> Result<Acc
     let header: Header = B64
         .decode(header)
         .ok()
-        .and_then(|h| serde_json::from_slice(&h).ok())
+        .and_then(|h| tabrelay_bundle::from_json(&h))
         .ok_or(TokenError::Malformed)?;
     if header.alg != ALG {
         return Err(TokenError::UnknownKey);
@@ -113,7 +115,7 @@ pub fn verify(keys: &Keys, origin: &str, token: &str, now_ms: u64) -> Result<Acc
     let claims: Claims = B64
         .decode(claims)
         .ok()
-        .and_then(|c| serde_json::from_slice(&c).ok())
+        .and_then(|c| tabrelay_bundle::from_json(&c))
         .ok_or(TokenError::Malformed)?;
     if claims.exp <= now_ms / 1000 {
         return Err(TokenError::Expired);
@@ -124,6 +126,35 @@ pub fn verify(keys: &Keys, origin: &str, token: &str, now_ms: u64) -> Result<Acc
     let Claims { iss, aud, sub, gid, cli, hst, .. } = claims;
     Ok(Access { iss, aud, sub, gid, cli, hst })
 }
+impl FromValue for Header {
+    const WHAT: &'static str = "a JWT header";
+    fn from_value(value: Value) -> Option<Self> {
+        let mut f = Fields::of(value)?;
+        Some(Self {
+            alg: f.string("alg")?,
+            kid: f.optional_string("kid")?,
+            typ: f.optional_string("typ")?,
+        })
+    }
+}
+
+impl FromValue for Claims {
+    const WHAT: &'static str = "a JWT's claims";
+    fn from_value(value: Value) -> Option<Self> {
+        let mut f = Fields::of(value)?;
+        Some(Self {
+            iat: f.u64("iat")?,
+            exp: f.u64("exp")?,
+            iss: f.string("iss")?,
+            aud: f.string("aud")?,
+            sub: f.string("sub")?,
+            gid: f.string("gid")?,
+            cli: f.string("cli")?,
+            hst: f.string("hst")?,
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

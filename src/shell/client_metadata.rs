@@ -23,7 +23,8 @@ pub(crate) async fn client(url: &MetadataUrl, origin: &str) -> Result<MetadataCl
     let key = format!("{origin}/client-metadata/{}", sha256_hex(url.as_str().as_bytes()));
     let cache = Cache::default();
     if let Ok(Some(mut hit)) = cache.get(key.as_str(), false).await {
-        if let Ok(Ok(client)) = hit.text().await.map(|t| serde_json::from_str::<MetadataClient>(&t))
+        if let Ok(Some(client)) =
+            hit.text().await.map(|t| super::from_json::<MetadataClient>(t.as_bytes()))
         {
             return Ok(client);
         }

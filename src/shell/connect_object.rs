@@ -1,22 +1,24 @@
 //! The Durable Object of one connect code: stores its session in SQLite and applies the
 //! core's commands to it, one at a time.
 
-use serde::Deserialize;
+use tabrelay_bundle::fields::{Fields, FromValue};
 use worker::{durable_object, DurableObject, Env, Request, Response, Result, State};
 
-use super::{json_response, now_ms, read_json, PlatformRandom};
+use super::{from_json, json_response, now_ms, read_json, texts, PlatformRandom};
 use crate::oauth::connect::{apply, Command, ConnectCode as Code, Session};
 use crate::oauth::{AUTH_CODE_TTL_MS, CONNECT_CODE_TTL_MS};
 
-#[derive(Deserialize)]
 struct Envelope {
     code: String,
     command: Command,
 }
 
-#[derive(Deserialize)]
-struct Row {
-    body: String,
+impl FromValue for Envelope {
+    const WHAT: &'static str = "a command for a code";
+    fn from_value(value: serde_json::Value) -> Option<Self> {
+        let mut f = Fields::of(value)?;
+        Some(Self { code: f.string("code")?, command: f.read("command")? })
+    }
 }
 
 /// One connect code's session.
@@ -28,9 +30,8 @@ pub struct ConnectCode {
 impl ConnectCode {
     fn load(&self) -> Option<Session> {
         let sql = self.state.storage().sql();
-        let rows: Vec<Row> =
-            sql.exec("SELECT body FROM session WHERE id = 1", None).ok()?.to_array().ok()?;
-        rows.first().and_then(|r| serde_json::from_str(&r.body).ok())
+        let rows = texts(sql.exec("SELECT body FROM session WHERE id = 1", None).ok()?, "body");
+        rows.first().and_then(|body| from_json(body.as_bytes()))
     }
 
     fn store(&self, session: Option<&Session>) -> Result<()> {

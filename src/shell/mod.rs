@@ -9,6 +9,9 @@ mod routes;
 use serde::Serialize;
 use worker::{Date, Headers, Request, Response, Result, Stub};
 
+use tabrelay_bundle::fields::FromValue;
+pub(crate) use tabrelay_bundle::from_json;
+
 use crate::oauth::Entropy;
 
 /// Random bytes from the platform (crypto.getRandomValues).
@@ -48,7 +51,7 @@ pub(crate) async fn ask_code(
 }
 
 /// Posts a JSON body to a Durable Object and reads its JSON answer.
-pub(crate) async fn ask_object<T: serde::de::DeserializeOwned>(
+pub(crate) async fn ask_object<T: FromValue>(
     stub: &Stub,
     path: &str,
     body: &impl Serialize,
@@ -75,8 +78,16 @@ pub(crate) async fn post_object(
 
 /// Reads a JSON body already taken as text (serde_json directly: smaller than worker's
 /// JS-object route).
-pub(crate) fn read_json<T: serde::de::DeserializeOwned>(text: &str) -> Result<T> {
-    serde_json::from_str(text).map_err(|e| worker::Error::RustError(e.to_string()))
+pub(crate) fn read_json<T: FromValue>(text: &str) -> Result<T> {
+    from_json(text.as_bytes()).ok_or_else(|| worker::Error::RustError(format!("not {}", T::WHAT)))
+}
+
+/// The text in `column` of each row a query selected (read from the JS rows directly: worker's
+/// typed reading through serde-wasm-bindgen costs KiBs of wasm).
+pub(crate) fn texts(rows: worker::SqlCursor, column: &str) -> Vec<String> {
+    let column = worker::wasm_bindgen::JsValue::from_str(column);
+    rows.filter_map(|row| worker::js_sys::Reflect::get(&row.ok()?, &column).ok()?.as_string())
+        .collect()
 }
 
 /// The catalogue bundled with this build, read once.

@@ -9,18 +9,21 @@ use std::time::Duration;
 use futures::channel::mpsc;
 use futures::future::{select, Either};
 use futures::StreamExt as _;
-use serde::Deserialize;
 use serde_json::Value;
+use tabrelay_bundle::fields::FromValue;
 use tabrelay_bundle::protocol::{
     close, RelayMessage, ToolList, HELLO_WAIT_MS, MAX_MESSAGE_BYTES, PING, PONG, PROTOCOL_VERSION,
 };
+use worker::worker_sys::ext::WebSocketExt as _;
 use worker::worker_sys::WebSocketRequestResponsePair;
 use worker::{
     console_log, durable_object, Delay, DurableObject, Env, Request, Response, Result,
     SqlStorageValue, State, WebSocket, WebSocketIncomingMessage, WebSocketPair,
 };
 
-use super::{ask_code, catalogue, json_response, now_ms, read_json, PlatformRandom};
+use super::{
+    ask_code, catalogue, from_json, json_response, now_ms, read_json, texts, PlatformRandom,
+};
 use crate::grants::{self, Grant, Refreshed};
 use crate::http;
 use crate::oauth::connect::{refusal, Command};
@@ -145,11 +148,6 @@ impl Drop for Waiter {
     }
 }
 
-#[derive(Deserialize)]
-struct Row {
-    v: String,
-}
-
 /// One event as a line of the streamed answer.
 fn event_line(event: &CallEvent) -> Vec<u8> {
     let mut line = serde_json::to_vec(event).unwrap_or_default();
@@ -168,14 +166,16 @@ fn answer_now(stream: bool, answer: CallAnswer) -> Result<Response> {
     }
 }
 
-/// A tab's state from its socket's attachment (kept as JSON text: smaller than a JS object).
+/// A tab's state from its socket's attachment (kept as JSON text: smaller than a JS object;
+/// read and written as a JS string directly, not through worker's serde-wasm-bindgen).
 fn tab_of(ws: &WebSocket) -> Option<Tab> {
-    let text: String = ws.deserialize_attachment().ok().flatten()?;
-    serde_json::from_str(&text).ok()
+    let text = ws.as_ref().deserialize_attachment().ok()?.as_string()?;
+    from_json(text.as_bytes())
 }
 
 fn attach(ws: &WebSocket, tab: &Tab) -> Result<()> {
-    ws.serialize_attachment(serde_json::to_string(tab).unwrap_or_default())
+    let text = serde_json::to_string(tab).unwrap_or_default();
+    ws.as_ref().serialize_attachment(text.into()).map_err(worker::Error::from)
 }
 
 impl Pairing {
@@ -193,19 +193,9 @@ impl Pairing {
     }
 
     /// The JSON values a query selects as `v`, read; rows that do not read are skipped.
-    fn values<T: serde::de::DeserializeOwned>(
-        &self,
-        query: &str,
-        bindings: Vec<SqlStorageValue>,
-    ) -> Vec<T> {
-        let rows: Vec<Row> = self
-            .state
-            .storage()
-            .sql()
-            .exec(query, bindings)
-            .and_then(|c| c.to_array())
-            .unwrap_or_default();
-        rows.iter().filter_map(|r| serde_json::from_str(&r.v).ok()).collect()
+    fn values<T: FromValue>(&self, query: &str, bindings: Vec<SqlStorageValue>) -> Vec<T> {
+        let rows = self.state.storage().sql().exec(query, bindings).map(|c| texts(c, "v"));
+        rows.unwrap_or_default().iter().filter_map(|v| from_json(v.as_bytes())).collect()
     }
 
     /// Whether a requestState (by its key) comes back for the first time; it is kept as used
@@ -222,7 +212,7 @@ impl Pairing {
     }
 
     /// A small value kept in the pairing's storage under `key`.
-    fn meta<T: serde::de::DeserializeOwned>(&self, key: &str) -> Option<T> {
+    fn meta<T: FromValue>(&self, key: &str) -> Option<T> {
         self.values("SELECT v FROM meta WHERE k = ?", vec![key.into()]).pop()
     }
 

@@ -6,6 +6,7 @@ use std::time::Duration;
 use futures::future::{select, Either};
 use futures::StreamExt as _;
 use serde_json::json;
+use tabrelay_bundle::fields::FromValue as _;
 use tabrelay_bundle::protocol::{close, Connection, Outcome};
 use worker::{
     console_error, event, ByteStream, Context, Delay, Env, Headers, Method, Request, Response,
@@ -14,7 +15,8 @@ use worker::{
 
 use super::client_metadata;
 use super::{
-    ask_code, ask_object, catalogue, json_response, now_ms, post_object, read_json, PlatformRandom,
+    ask_code, ask_object, catalogue, from_json, json_response, now_ms, post_object, read_json,
+    PlatformRandom,
 };
 use crate::config::Config;
 use crate::http;
@@ -232,7 +234,7 @@ async fn token_endpoint(
             };
             let answer = ask_code(env, &code, command).await?;
             let granted: Option<Granted> = (answer["ok"] == true)
-                .then(|| serde_json::from_value(answer["granted"].clone()).ok())
+                .then(|| Granted::from_value(answer["granted"].clone()))
                 .flatten();
             let Some(granted) = granted else {
                 if let (Some(pairing), Some(grant)) =
@@ -514,8 +516,8 @@ async fn answer_message(
                         }
                     };
                     let done = first.as_ref().and_then(|line| match line {
-                        Some(l) => match serde_json::from_slice(l) {
-                            Ok(CallEvent::Done(answer)) => Some(Some(answer)),
+                        Some(l) => match from_json(l) {
+                            Some(CallEvent::Done(answer)) => Some(Some(answer)),
                             _ => None,
                         },
                         None => Some(None), // the pairing's stream ended without an answer
@@ -718,7 +720,7 @@ fn sse_answer(
                     }
                 },
             };
-            let Ok(event) = serde_json::from_slice::<CallEvent>(&line) else { continue };
+            let Some(event) = from_json::<CallEvent>(&line) else { continue };
             let text = match event {
                 CallEvent::Done(answer) => {
                     st.done = true;
