@@ -208,7 +208,7 @@ impl Pairing {
             "INSERT INTO used_states (key, expires) VALUES (?, ?) ON CONFLICT DO NOTHING RETURNING key",
             vec![key.into(), (expires_ms as i64).into()],
         );
-        inserted.and_then(|c| c.to_array::<serde_json::Value>()).is_ok_and(|rows| rows.len() == 1)
+        inserted.is_ok_and(|rows| texts(rows, "key").len() == 1)
     }
 
     /// A small value kept in the pairing's storage under `key`.
