@@ -7,28 +7,16 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { RELAY, register, openTab, openWaitingPage, waitForRedirect, waitFor } from './harness.mjs';
+import { RELAY, register, openTab, openWaitingPage, waitForRedirect, waitFor, freePort } from './harness.mjs';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const TOOL = join(ROOT, 'node_modules', '@modelcontextprotocol', 'conformance', 'dist', 'index.js');
 const EXPECTED = join(ROOT, 'tests', 'conformance', 'auth-expected-failures.yml');
 const SCENARIOS = ['authorization-server-metadata-endpoint', 'authorization-code-grant'];
 
-/** A free TCP port on 127.0.0.1 (as scripts/free-port.mjs). */
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.on('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address();
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 /**
  * The `authorization:` entries of the baseline file, each with its reason: the comment lines

@@ -4,6 +4,7 @@
 // OAuth flow for tests that need to hold each step.
 
 import assert from 'node:assert/strict';
+import { createServer as createNetServer } from 'node:net';
 import { createHash, randomBytes } from 'node:crypto';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -334,4 +335,16 @@ export function assertDenied(status, state) {
   assert.equal(back.searchParams.get('state'), state);
   assert.equal(back.searchParams.get('iss'), RELAY);
   assert.equal(back.searchParams.get('code'), null, 'nothing issued');
+}
+
+/** A free TCP port on 127.0.0.1, for a test that starts a server of its own. */
+export function freePort() {
+  return new Promise((resolve, reject) => {
+    const s = createNetServer();
+    s.on('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address();
+      s.close(() => resolve(port));
+    });
+  });
 }

@@ -11,14 +11,12 @@ import assert from 'node:assert/strict';
 import { spawn, execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer as createHttpsServer } from 'node:https';
-import { createServer as createNetServer } from 'node:net';
 import { tmpdir, hostname } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import {
   openTab, useRelay, waitFor, pkcePair, openWaitingPage, waitForRedirect, redeem, mcpPost,
-  HeadlessProvider, connectSdkClient, APP_ORIGIN, CALLBACK,
-} from './harness.mjs';
+  HeadlessProvider, connectSdkClient, APP_ORIGIN, CALLBACK, freePort } from './harness.mjs';
 
 const root = new URL('../../', import.meta.url).pathname;
 const work = mkdtempSync(join(tmpdir(), 'tabrelay-cimd-'));
@@ -92,16 +90,6 @@ function serve(req, res) {
   res.end('not found');
 }
 
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const s = createNetServer();
-    s.on('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address();
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 before(async () => {
   assert.equal(hostname(), HOST, `this test expects the machine's name to be ${HOST}`);
