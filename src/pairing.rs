@@ -208,6 +208,14 @@ impl ListenEvent {
             Self::Tick => "{\"tick\":true}\n",
         }
     }
+
+    /// A line of the stream read back (without its newline), as [`ListenEvent::line`] wrote it.
+    #[must_use]
+    pub fn read(line: &[u8]) -> Option<Self> {
+        [Self::ToolsChanged, Self::Tick]
+            .into_iter()
+            .find(|e| e.line().trim_end().as_bytes() == line)
+    }
 }
 
 /// What the Worker asks the pairing to revoke (RFC 7009): a grant, proven by one of its
@@ -926,7 +934,9 @@ mod tests {
             assert!(line.ends_with('\n') && line.matches('\n').count() == 1);
             let v: Value = serde_json::from_str(line).unwrap();
             assert_eq!(v, serde_json::json!({ key: true }));
+            assert_eq!(ListenEvent::read(line.trim_end().as_bytes()), Some(event));
         }
+        assert_eq!(ListenEvent::read(b"{\"tools_changed\":false}"), None);
     }
 
     #[test]

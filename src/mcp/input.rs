@@ -4,8 +4,10 @@
 //! own state), and opens that state again when the client retries the call with its answers.
 
 use base64::Engine as _;
+use serde::Serialize;
 use serde_json::{json, Map, Value};
 use sha2::{Digest, Sha256};
+use tabrelay_bundle::fields::{Fields, FromValue};
 use tabrelay_bundle::protocol::INPUT_METHODS;
 
 use super::era::{codes, Era};
@@ -109,8 +111,9 @@ pub struct Resume {
     pub once: Option<Once>,
 }
 
-/// A `requestState`'s single use, kept by the pairing until it expires.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// A `requestState`'s single use, kept by the pairing until it expires (what the Worker posts
+/// to the pairing's `/state`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Once {
     /// A hash of the state.
     pub key: String,
@@ -175,6 +178,14 @@ pub fn resume(
     Ok(Resume { responses, tab_state: sealed["s"].clone(), once: Some(Once { key, expires_ms }) })
 }
 
+impl FromValue for Once {
+    const WHAT: &'static str = "a state's use";
+    fn from_value(value: Value) -> Option<Self> {
+        let mut f = Fields::of(value)?;
+        Some(Self { key: f.string("key")?, expires_ms: f.u64("expires_ms")? })
+    }
+}
+
 /// The refusal of a state that already came back once.
 #[must_use]
 pub fn replayed() -> RpcError {
@@ -237,6 +248,8 @@ mod tests {
         assert_eq!(back.tab_state, tab_state);
         let once = back.once.clone().unwrap();
         assert_eq!((once.key.len(), once.expires_ms), (64, 1000 + STATE_LIFETIME_MS));
+        let sent = serde_json::to_vec(&once).unwrap();
+        assert_eq!(tabrelay_bundle::from_json::<Once>(&sent), Some(once.clone()));
         assert_eq!(back.for_tab()["state"], tab_state);
         // Another call, another connection, too late, tampered, another key: refused.
         let other: Value = json!({"a": 2});

@@ -13,6 +13,8 @@ use tabrelay_bundle::protocol::{valid_tool_name, Outcome, STATUS_TOOL};
 pub use era::{Era, Headers, ALL_VERSIONS, SESSION_VERSIONS, STATELESS_VERSION};
 
 use crate::jsonrpc::{self, ErrorCode, Id, Message, RpcError};
+use crate::oauth::keys::Keys;
+use crate::pairing::CallAnswer;
 use crate::{sentences, tools};
 use era::quote;
 
@@ -182,6 +184,15 @@ pub fn listen_acknowledged(id: &Id, tools: bool) -> Value {
         "method": "notifications/subscriptions/acknowledged",
         "params": {"notifications": notifications, "_meta": {era::meta::SUBSCRIPTION_ID: id}},
     })
+}
+
+/// The result that ends a listen stream (the pairing stopped listening).
+#[must_use]
+pub fn listen_ended(id: &Id) -> Value {
+    jsonrpc::result(
+        id,
+        json!({"resultType": "complete", "_meta": {era::meta::SERVER_INFO: server_info()}}),
+    )
 }
 
 /// The notification on a listen stream that the tool list changed.
@@ -385,6 +396,35 @@ pub fn status_answer(id: &Id, era: &Era, result: Option<Value>) -> Value {
 pub fn no_such_tool(id: &Id, name: &str) -> Value {
     let message = sentences::no_such_tool(&quote(name));
     jsonrpc::error(Some(id), &RpcError::new(ErrorCode::INVALID_PARAMS, message))
+}
+
+/// The HTTP status and JSON-RPC response to a call from what the pairing answered (None: the
+/// pairing could not be reached or answered nonsense). A tab's request for input goes to a
+/// 2026-07-28 client as `input_required` (sealed with `keys`); older clients get a sentence.
+#[must_use]
+pub fn call_reply(
+    id: &Id,
+    era: &Era,
+    keys: &Keys,
+    call: input::CallIdentity<'_>,
+    answer: Option<CallAnswer>,
+    now_ms: u64,
+) -> (u16, Value) {
+    let body = match answer {
+        Some(CallAnswer::Answered { outcome: Outcome::InputRequired { requests, state } })
+            if era.is_stateless() =>
+        {
+            match input::ask(keys, era, call, &requests, state.as_ref(), now_ms) {
+                Ok(result) => jsonrpc::result(id, complete_input(result)),
+                Err((status, e)) => return (status, jsonrpc::error(Some(id), &e)),
+            }
+        }
+        Some(CallAnswer::Answered { outcome }) => call_answer(id, era, &outcome),
+        Some(CallAnswer::NotCarried { sentence }) => call_failed(id, era, &sentence),
+        Some(CallAnswer::NoSuchTool { tool }) => no_such_tool(id, &tool),
+        None => call_failed(id, era, sentences::PAIRING_UNAVAILABLE),
+    };
+    (200, body)
 }
 
 /// The JSON-RPC response to a tool call the tab answered.
@@ -683,6 +723,38 @@ mod tests {
         assert_eq!((s, b["error"]["code"].as_i64()), (400, Some(-32022)));
         assert_eq!(b["error"]["data"]["supported"], json!(ALL_VERSIONS));
         assert_eq!(b["error"]["data"]["requested"], "1999-01-01");
+    }
+
+    #[test]
+    fn a_call_is_answered_as_its_revision_can_take_it() {
+        let keys = Keys::new(&"k".repeat(32), None).unwrap();
+        let args = json!({});
+        let call = input::CallIdentity { grant: "g", tool: "t", args: &args };
+        let asks = || {
+            let requests = json!({"who": {"method": "elicitation/create", "params": {}}});
+            let requests = requests.as_object().unwrap().clone();
+            Some(CallAnswer::Answered { outcome: Outcome::InputRequired { requests, state: None } })
+        };
+        let caps = |c: Value| Era::Stateless {
+            capabilities: c.as_object().unwrap().clone(),
+            client_name: None,
+        };
+        let id = Id::Number(1);
+        let (s, b) = call_reply(&id, &caps(json!({"elicitation": {}})), &keys, call, asks(), 0);
+        assert_eq!((s, b["result"]["resultType"].as_str()), (200, Some("input_required")));
+        assert!(b["result"]["_meta"][era::meta::SERVER_INFO].is_object());
+        let (s, b) = call_reply(&id, &caps(json!({})), &keys, call, asks(), 0);
+        assert_eq!((s, b["error"]["code"].as_i64()), (400, Some(-32021)));
+        let (s, b) = call_reply(&id, &Era::Session, &keys, call, asks(), 0);
+        assert_eq!(
+            (s, b["result"]["content"][0]["text"].as_str()),
+            (200, Some(content::INPUT_NOT_POSSIBLE))
+        );
+        let (_, b) = call_reply(&id, &Era::Session, &keys, call, None, 0);
+        assert_eq!(b["result"]["content"][0]["text"], sentences::PAIRING_UNAVAILABLE);
+        let gone = Some(CallAnswer::NoSuchTool { tool: "x".into() });
+        assert_eq!(call_reply(&id, &Era::Session, &keys, call, gone, 0).1["error"]["code"], -32602);
+        assert_eq!(listen_ended(&id)["result"]["resultType"], "complete");
     }
 
     #[test]

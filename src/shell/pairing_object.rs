@@ -26,6 +26,7 @@ use super::{
 };
 use crate::grants::{self, Grant, Refreshed};
 use crate::http;
+use crate::mcp::input::Once;
 use crate::oauth::connect::{refusal, Command};
 use crate::oauth::sha256_hex;
 use crate::pairing::{
@@ -700,14 +701,11 @@ impl DurableObject for Pairing {
                 Ok(_) => Ok(Response::empty()?.with_status(401)),
                 Err(_) => Response::error("bad listen", 400),
             },
-            "/state" => match read_json::<serde_json::Value>(&req.text().await?) {
-                Ok(mark) => match (mark["key"].as_str(), mark["expires"].as_u64()) {
-                    (Some(key), Some(expires)) if self.first_use(key, expires) => {
-                        Ok(Response::empty()?.with_status(200))
-                    }
-                    (Some(_), Some(_)) => Ok(Response::empty()?.with_status(409)),
-                    _ => Response::error("bad state", 400),
-                },
+            "/state" => match read_json::<Once>(&req.text().await?) {
+                Ok(once) if self.first_use(&once.key, once.expires_ms) => {
+                    Ok(Response::empty()?.with_status(200))
+                }
+                Ok(_) => Ok(Response::empty()?.with_status(409)),
                 Err(_) => Response::error("bad state", 400),
             },
             "/grant" => match read_json::<GrantRequest>(&req.text().await?) {

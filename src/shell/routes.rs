@@ -7,7 +7,7 @@ use futures::future::{select, Either};
 use futures::StreamExt as _;
 use serde_json::json;
 use tabrelay_bundle::fields::FromValue as _;
-use tabrelay_bundle::protocol::{close, Connection, Outcome};
+use tabrelay_bundle::protocol::{close, Connection};
 use worker::{
     console_error, event, ByteStream, Context, Delay, Env, Headers, Method, Request, Response,
     Result, Stub, WebSocketPair,
@@ -32,7 +32,7 @@ use crate::oauth::{clients, exchange, metadata, random_token, sha256_hex, token}
 use crate::pages;
 use crate::pairing::{
     request_key, CallAnswer, CallEvent, CallRequest, CancelRequest, CheckRequest, GrantAnswer,
-    GrantRequest, RefreshAnswer, RevokeRequest, TOOL_LIST_WAIT_MS,
+    GrantRequest, ListenEvent, RefreshAnswer, RevokeRequest, TOOL_LIST_WAIT_MS,
 };
 use crate::{sentences, tools};
 
@@ -462,9 +462,8 @@ async fn answer_message(
                     };
                     // A state comes back once: the pairing marks it used, or says it was.
                     if let Some(once) = &resume.once {
-                        let mark = json!({"key": once.key, "expires": once.expires_ms});
                         let first = match pairing() {
-                            Ok(stub) => post_object(&stub, "/state", &mark).await.ok(),
+                            Ok(stub) => post_object(&stub, "/state", once).await.ok(),
                             Err(_) => None,
                         };
                         if first.is_none_or(|r| r.status_code() != 200) {
@@ -590,16 +589,14 @@ fn listen_stream(id: Id, tools: bool, res: Option<Response>) -> Result<Response>
         if done {
             return None;
         }
-        let text = match lines.next().await {
-            Some(line) if tools && line.starts_with(br#"{"tools_changed""#) => {
+        let text = match lines.next().await.map(|l| ListenEvent::read(&l)) {
+            Some(Some(ListenEvent::ToolsChanged)) if tools => {
                 mcp::sse_event(&mcp::tools_changed(&id))
             }
             Some(_) => mcp::KEEP_ALIVE.to_owned(),
             None => {
-                let era =
-                    mcp::Era::Stateless { capabilities: Default::default(), client_name: None };
-                let end = jsonrpc::result(&id, mcp::complete(&era, json!({})));
-                return Some((Ok(mcp::sse_event(&end).into_bytes()), (id, lines, None, true)));
+                let end = mcp::sse_event(&mcp::listen_ended(&id));
+                return Some((Ok(end.into_bytes()), (id, lines, None, true)));
             }
         };
         Some((Ok(text.into_bytes()), (id, lines, None, false)))
@@ -654,27 +651,10 @@ struct CallContext {
 }
 
 impl CallContext {
-    /// The HTTP status and JSON-RPC response to a call, from the pairing's answer (None: the
-    /// pairing could not be reached or answered nonsense).
+    /// The HTTP status and JSON-RPC response to the call from the pairing's answer.
     fn answer(&self, answer: Option<CallAnswer>) -> (u16, serde_json::Value) {
-        let (id, era) = (&self.id, &self.era);
-        let body = match answer {
-            Some(CallAnswer::Answered { outcome: Outcome::InputRequired { requests, state } })
-                if era.is_stateless() =>
-            {
-                let call =
-                    input::CallIdentity { grant: &self.grant, tool: &self.tool, args: &self.args };
-                match input::ask(&self.keys, era, call, &requests, state.as_ref(), now_ms()) {
-                    Ok(result) => jsonrpc::result(id, mcp::complete_input(result)),
-                    Err((status, e)) => return (status, jsonrpc::error(Some(id), &e)),
-                }
-            }
-            Some(CallAnswer::Answered { outcome }) => mcp::call_answer(id, era, &outcome),
-            Some(CallAnswer::NotCarried { sentence }) => mcp::call_failed(id, era, &sentence),
-            Some(CallAnswer::NoSuchTool { tool }) => mcp::no_such_tool(id, &tool),
-            None => mcp::call_failed(id, era, sentences::PAIRING_UNAVAILABLE),
-        };
-        (200, body)
+        let call = input::CallIdentity { grant: &self.grant, tool: &self.tool, args: &self.args };
+        mcp::call_reply(&self.id, &self.era, &self.keys, call, answer, now_ms())
     }
 
     fn respond(&self, answer: Option<CallAnswer>) -> Result<Response> {
