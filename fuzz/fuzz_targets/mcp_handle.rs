@@ -7,7 +7,7 @@
 use libfuzzer_sys::fuzz_target;
 use serde_json::Value;
 use tabrelay::jsonrpc::{self, ErrorCode, Id, Message};
-use tabrelay::mcp::{self, Headers, Reply, ALL_VERSIONS, MAX_BODY_BYTES, SUPPORTED_VERSIONS};
+use tabrelay::mcp::{self, Headers, Reply, ALL_VERSIONS, MAX_BODY_BYTES, SESSION_VERSIONS};
 use tabrelay_bundle::protocol::{valid_tool_name, STATUS_TOOL};
 
 fuzz_target!(|data: &[u8]| {
@@ -120,7 +120,7 @@ fuzz_target!(|data: &[u8]| {
                     if status == 400 {
                         // Only a revision's own rules refuse with 400: its headers and _meta.
                         assert!(
-                            header.is_some_and(|v| !SUPPORTED_VERSIONS.contains(&v.trim()))
+                            header.is_some_and(|v| !SESSION_VERSIONS.contains(&v.trim()))
                                 || r.params.contains_key("_meta"),
                             "400 without headers"
                         );
@@ -157,7 +157,7 @@ fn check_result(method: &str, result: &Value) {
     match method {
         "initialize" => {
             let v = result["protocolVersion"].as_str().unwrap();
-            assert!(SUPPORTED_VERSIONS.contains(&v));
+            assert!(SESSION_VERSIONS.contains(&v));
             assert_eq!(result["serverInfo"]["name"], mcp::SERVER_NAME);
         }
         "ping" | "logging/setLevel" => assert_eq!(result, &serde_json::json!({})),

@@ -18,9 +18,6 @@ use crate::pairing::CallAnswer;
 use crate::{sentences, tools};
 use era::quote;
 
-/// The session-era revisions the relay speaks, newest first.
-pub const SUPPORTED_VERSIONS: [&str; 3] = SESSION_VERSIONS;
-
 /// The largest request body the endpoint reads, in bytes.
 pub const MAX_BODY_BYTES: usize = 1024 * 1024;
 
@@ -537,7 +534,7 @@ mod tests {
 
     #[test]
     fn initialize_echoes_a_supported_revision_else_the_newest() {
-        for v in SUPPORTED_VERSIONS {
+        for v in SESSION_VERSIONS {
             let (_, b) = json_of(run(&format!(
                 r#"{{"jsonrpc":"2.0","id":1,"method":"initialize","params":{{"protocolVersion":"{v}","capabilities":{{}},"clientInfo":{{"name":"t","version":"1"}}}}}}"#
             )));

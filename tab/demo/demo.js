@@ -622,65 +622,52 @@ function codeDone(code) {
 }
 
 /** Approves the code the person typed; never runs without their press. */
-async function approve(event) {
+function approve(event) {
   event.preventDefault();
-  const input = $('code');
-  const result = $('approve-result');
-  const button = $('approve');
-  const code = input.value.trim();
-  if (!code) {
-    result.textContent = 'Type the connect code shown on the waiting page.';
-    return;
-  }
-  if (!relay) {
-    result.textContent = 'This page has no relay to approve the code with; open it with ?relay= and the relay address.';
-    return;
-  }
-  decided();
-  button.disabled = true;
-  $('deny').disabled = true;
-  result.textContent = 'Approving…';
-  try {
-    const { client } = await inTurn(() => relay.approve(wholeCode(code) ?? code));
-    result.textContent = `Connected to ${cut(client || 'the agent')}.`;
-    codeDone(code);
+  return decide('approve', 'Approving…', async (code) => {
+    const { client } = await relay.approve(code);
     refreshConnections();
-  } catch (err) {
-    result.textContent = err.message;
-  } finally {
-    button.disabled = false;
-    $('deny').disabled = false;
-  }
+    return `Connected to ${cut(client || 'the agent')}.`;
+  });
 }
 
 /** Denies the code the person typed: the waiting page sends the agent app back refused. */
-async function deny() {
-  const input = $('code');
+function deny() {
+  return decide('deny', 'Denying…', async (code) => {
+    await relay.deny(code);
+    const client = described.get(code)?.client;
+    return `Denied: ${client ? shown(client) : 'the agent app'} was refused.`;
+  });
+}
+
+/**
+ * The person's decision on the typed code (`action` is 'approve' or 'deny'): both buttons off
+ * while the relay is asked, `run(code)` with the whole code, and its sentence (or the error's)
+ * shown.
+ */
+async function decide(action, doing, run) {
   const result = $('approve-result');
-  const button = $('deny');
-  const code = input.value.trim();
-  if (!code) {
+  const typed = $('code').value.trim();
+  if (!typed) {
     result.textContent = 'Type the connect code shown on the waiting page.';
     return;
   }
   if (!relay) {
-    result.textContent = 'This page has no relay to deny the code with; open it with ?relay= and the relay address.';
+    result.textContent = `This page has no relay to ${action} the code with; open it with ?relay= and the relay address.`;
     return;
   }
   decided();
-  button.disabled = true;
   $('approve').disabled = true;
-  result.textContent = 'Denying…';
+  $('deny').disabled = true;
+  result.textContent = doing;
   try {
-    await inTurn(() => relay.deny(wholeCode(code) ?? code));
-    const client = described.get(wholeCode(code))?.client;
-    result.textContent = `Denied: ${client ? shown(client) : 'the agent app'} was refused.`;
-    codeDone(code);
+    result.textContent = await inTurn(() => run(wholeCode(typed) ?? typed));
+    codeDone(typed);
   } catch (err) {
     result.textContent = err.message;
   } finally {
-    button.disabled = false;
     $('approve').disabled = false;
+    $('deny').disabled = false;
   }
 }
 
