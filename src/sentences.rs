@@ -39,6 +39,13 @@ pub fn still_asking(card: &str) -> String {
 pub const CANCELLED: &str =
     "The call was cancelled before the tab answered; the tab was told to drop it.";
 
+/// Progress: the person is being asked about the call; `card` is what their card says, in the
+/// tab's own words (marked as data).
+#[must_use]
+pub fn person_asked(card: &str) -> String {
+    format!("The person is being asked about this step in their tab; the card says {card}.")
+}
+
 /// Progress: the person answered the question; the step runs.
 pub const PERSON_ANSWERED: &str = "The person answered; the step runs in their tab.";
 

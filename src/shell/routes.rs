@@ -6,6 +6,7 @@ use std::time::Duration;
 use futures::future::{select, Either};
 use futures::StreamExt as _;
 use serde_json::json;
+use tabrelay_bundle::content::quoted;
 use tabrelay_bundle::fields::FromValue as _;
 use tabrelay_bundle::protocol::{close, Connection};
 use worker::{
@@ -706,7 +707,9 @@ fn sse_answer(
                     st.done = true;
                     mcp::sse_event(&st.ctx.answer(Some(answer)).1)
                 }
-                CallEvent::Asking(card) => st.progress_event(&card),
+                CallEvent::Asking(card) => {
+                    st.progress_event(&sentences::person_asked(&quoted(&card)))
+                }
                 CallEvent::Answered => st.progress_event(sentences::PERSON_ANSWERED),
                 CallEvent::Tick => mcp::KEEP_ALIVE.to_owned(),
             };

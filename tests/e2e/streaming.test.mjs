@@ -28,7 +28,8 @@ test('progress carries the card’s sentence while the person is asked, then the
   assert.equal(progress.length, 2, r.raw);
   assert.deepEqual(progress.map((p) => p.params.progressToken), ['tok-1', 'tok-1']);
   assert.deepEqual(progress.map((p) => p.params.progress), [1, 2], 'progress grows');
-  assert.equal(progress[0].params.message, 'Delete item 4?');
+  assert.match(progress[0].params.message, /being asked/);
+  assert.ok(progress[0].params.message.includes('<tabrelay-data>"Delete item 4?"</tabrelay-data>'), progress[0].params.message);
   assert.match(progress[1].params.message, /answered/);
   assert.equal(r.body.id, 5);
   assert.equal(r.body.result.isError, false);
