@@ -762,7 +762,7 @@ mod tests {
         let real = codes[0].as_str();
         let mut made_up = 0;
         for c in CODE_ALPHABET.iter().map(|b| char::from(*b)) {
-            let tail: String = core::iter::repeat(c).take(CODE_CHECK_LEN).collect();
+            let tail: String = core::iter::repeat_n(c, CODE_CHECK_LEN).collect();
             let code = ConnectCode::parse(&format!("{}{tail}", &real[..CODE_RANDOM_LEN])).unwrap();
             made_up += usize::from(code.as_str() != real && code.is_issued(&keys));
         }
