@@ -94,6 +94,18 @@ fn check_letters(key: &super::keys::Key, random: &str) -> String {
 /// The most characters of a place kept (the platform's city and country are short).
 pub const MAX_PLACE_CHARS: usize = 80;
 
+/// Where the platform says a request to the relay at `origin` came from, as the consent shows
+/// it. Only a relay served over https (Cloudflare's edge) is told: `wrangler dev` serves http
+/// and makes up a placeholder (Austin, US), so there the place is not known.
+#[must_use]
+pub fn place_said(origin: &str, city: Option<&str>, country: Option<&str>) -> Option<String> {
+    if origin.starts_with("https://") {
+        place(city, country)
+    } else {
+        None
+    }
+}
+
 /// A place as the consent shows it, from the platform's city and two-letter country:
 /// "Lisbon, PT", "PT", or None when it said neither.
 #[must_use]
@@ -800,6 +812,9 @@ mod tests {
         let long = "x".repeat(500);
         assert_eq!(place(Some(&long), Some("PT")).unwrap().chars().count(), MAX_PLACE_CHARS);
         assert_eq!(place(Some("A\nB"), None).as_deref(), Some("AB"));
+        let said = |origin| place_said(origin, Some("Austin"), Some("US"));
+        assert_eq!(said("https://relay.example").as_deref(), Some("Austin, US"));
+        assert_eq!(said("http://127.0.0.1:8787"), None, "wrangler dev's made-up place");
     }
 
     #[test]

@@ -219,7 +219,7 @@ async fn authorize_code(
     let Some(request) = authorize::unseal(&config.keys, &sealed, now_ms()) else {
         return stale();
     };
-    let place = place_of(&req);
+    let place = place_of(&req, origin);
     let browser_secret = random_token(&mut PlatformRandom, 32);
     let browser_hash = sha256_hex(browser_secret.as_bytes());
     for _ in 0..4 {
@@ -252,13 +252,13 @@ async fn authorize_code(
     )
 }
 
-/// Where the request came from, as the platform says (its `cf` data on Cloudflare; none under
-/// `wrangler dev`): "City, CC", or None.
-fn place_of(req: &Request) -> Option<String> {
+/// Where the request came from, as the platform says (its `cf` data on Cloudflare; not
+/// known under `wrangler dev`): "City, CC", or None.
+fn place_of(req: &Request, origin: &str) -> Option<String> {
     use worker::js_sys::Reflect;
     let cf = Reflect::get(req.inner(), &"cf".into()).ok().filter(|v| v.is_object())?;
     let field = |k: &str| Reflect::get(&cf, &k.into()).ok().and_then(|v| v.as_string());
-    connect::place(field("city").as_deref(), field("country").as_deref())
+    connect::place_said(origin, field("city").as_deref(), field("country").as_deref())
 }
 
 async fn authorize_status(
