@@ -242,12 +242,7 @@ pub fn wants_json(accept: Option<&str>) -> bool {
     for part in accept.unwrap_or_default().split(',') {
         let mut items = part.split(';');
         let media = items.next().unwrap_or_default().trim().to_ascii_lowercase();
-        let q = items
-            .filter_map(|p| p.trim().strip_prefix("q="))
-            .find_map(|q| q.trim().parse::<f32>().ok())
-            .unwrap_or(1.0);
-        // Thousandths, so the comparison is exact.
-        let q = (q.clamp(0.0, 1.0) * 1000.0) as u16;
+        let q = items.find_map(|p| p.trim().strip_prefix("q=")).map_or(1000, thousandths);
         if media == "application/json" || media.ends_with("+json") {
             json = json.max(q);
         } else if media == "text/html" || media == "*/*" || media == "text/*" {
@@ -255,6 +250,24 @@ pub fn wants_json(accept: Option<&str>) -> bool {
         }
     }
     json > html
+}
+
+/// A quality value (`0`, `0.5`, `1.000`) in thousandths, read without floating point (which
+/// would cost the wasm its float parser); anything else reads as 0.
+fn thousandths(q: &str) -> u16 {
+    let (whole, fraction) = q.trim().split_once('.').unwrap_or((q.trim(), ""));
+    let mut value: u16 = match whole {
+        "0" => 0,
+        "1" => 1000,
+        _ => return 0,
+    };
+    for (digit, scale) in fraction.bytes().zip([100, 10, 1]) {
+        if !digit.is_ascii_digit() {
+            return 0;
+        }
+        value += u16::from(digit - b'0') * scale;
+    }
+    value.min(1000)
 }
 
 /// `uri` with `params` added to its query.
@@ -454,6 +467,9 @@ mod tests {
         assert!(!wants_json(Some("*/*")));
         assert!(!wants_json(Some("application/json;q=0.5, text/html")));
         assert!(!wants_json(Some("application/json, */*")));
+        assert!(wants_json(Some("application/json;q=0.9, text/html;q=0.85")));
+        assert!(!wants_json(Some("application/json;q=bad, text/html;q=0.1")));
+        assert_eq!((thousandths("1"), thousandths("0.5"), thousandths("0.125")), (1000, 500, 125));
     }
 
     #[test]

@@ -53,8 +53,26 @@ pub fn resembles(name: &str) -> Option<&'static str> {
 #[must_use]
 pub fn fold(name: &str) -> String {
     let mut out = String::with_capacity(name.len());
-    for c in name.chars().flat_map(char::to_lowercase) {
-        let c = match c {
+    // ASCII case is folded by hand, with the upper case look-alikes below: Unicode's lower-case
+    // tables would cost the wasm KiBs.
+    for c in name.chars() {
+        let c = match c.to_ascii_lowercase() {
+            'О' | 'Ο' => 'o',
+            'І' | 'Ι' | 'Ӏ' => 'l',
+            'Е' | 'Ε' => 'e',
+            'А' | 'Α' => 'a',
+            'Ѕ' => 's',
+            'В' | 'Β' => 'b',
+            'Т' | 'Τ' => 't',
+            'С' | 'Ϲ' => 'c',
+            'Р' | 'Ρ' => 'p',
+            'Х' | 'Χ' => 'x',
+            'У' | 'Υ' => 'y',
+            'К' | 'Κ' => 'k',
+            'М' | 'Μ' => 'm',
+            'Н' | 'Η' => 'h',
+            'Ν' => 'n',
+            'Ζ' => 'z',
             '0' | 'ο' | 'о' | 'ө' | 'º' | '°' => 'o',
             '1' | 'i' | 'l' | '|' | '!' | 'ı' | 'і' | 'ӏ' | 'ι' | 'ǀ' | 'í' | 'ì' | 'ï' => {
                 'l'
