@@ -73,7 +73,7 @@ After approval you will be sent back to <strong id=\"redirect-host\">{host}</str
 <p class=\"code\" id=\"code\">…</p>\
 <p><a class=\"button\" id=\"link\" hidden target=\"_blank\" rel=\"noopener\">Open the app with this code</a></p>\
 <p id=\"status\" role=\"status\" data-request=\"{sealed}\" data-code-path=\"{code_path}\" data-status=\"{status}\">Making a connect code…</p>\
-<p class=\"muted\">The code works once and for ten minutes. If the app asks for its last characters, they are the last four here. If you did not start this, close this page.</p>\
+<p class=\"muted\">The code works once and for ten minutes. If the app asks for its last characters, they are the last {tail} here. If you did not start this, close this page.</p>\
 <script src=\"{script}\"></script></body></html>",
         title = title,
         who = who,
@@ -82,6 +82,7 @@ After approval you will be sent back to <strong id=\"redirect-host\">{host}</str
         code_path = CODE_PATH,
         status = STATUS_PATH,
         script = WAIT_SCRIPT_PATH,
+        tail = tabrelay_bundle::protocol::consent::TAIL_CHARS,
     )
 }
 

@@ -745,6 +745,13 @@ mod tests {
     use serde_json::json;
 
     #[test]
+    fn the_consent_asks_for_as_many_characters_as_it_checks() {
+        let chars = consent::TAIL_CHARS.to_string();
+        assert!(consent::TAIL_ASK.contains(&alloc::format!("last {chars} characters")));
+        assert!(consent::LOOKALIKE.contains("{app}"));
+    }
+
+    #[test]
     fn tab_messages_read_as_the_tab_writes_them() {
         let hello =
             TabMessage::parse(r#"{"type":"hello","protocol":1,"secret":"abc","bundle":"d"}"#)
