@@ -39,11 +39,14 @@ async function stateOf(page) {
   return (await r.json()).state;
 }
 
-/** The connections the demo page lists, after asking the relay again. */
-async function listed(page) {
+/**
+ * The connections the demo page lists after asking the pairing again, once the list shows
+ * `expected` (or 5 s passed: then whatever it shows, for the assertion to name).
+ */
+async function listed(page, expected) {
   await page.click('#connections-refresh');
-  await page.waitForFunction(() => document.getElementById('connections-result').textContent === '' && (document.getElementById('connections').children.length > 0 || !document.getElementById('connections-empty').hidden), null, { timeout: 10_000 });
-  await new Promise((r) => setTimeout(r, 300)); // the list's answer, after the press
+  const shows = (n) => document.querySelectorAll('#connections li').length === n && !/show here once/.test(document.getElementById('connections-empty').textContent);
+  await page.waitForFunction(shows, expected, { timeout: 5_000 }).catch(() => {});
   return page.locator('#connections li').count();
 }
 
@@ -67,7 +70,7 @@ test('the consent says how old the request is, from where, where it returns, and
 test('a linked code of an unverified client needs its last characters typed; a wrong tail approves nothing', { timeout: 60_000 }, async () => {
   const { client, pkce, page: waiting } = await attackerPage('Claude Code');
   const page = await openDemo(browser, `#tabrelay-connect=${waiting.code}`);
-  assert.equal(await listed(page), 0, 'a fresh browser: no connection');
+  assert.equal(await listed(page, 0), 0, 'a fresh browser: no connection');
 
   await page.waitForFunction(() => document.getElementById('code-asker').textContent.trim() !== '', null, { timeout: 10_000 });
   assert.equal(await page.inputValue('#code'), `${waiting.code.slice(0, 7)}••••`, 'the last characters are hidden');
@@ -91,7 +94,8 @@ test('a linked code of an unverified client needs its last characters typed; a w
   await page.click('#approve');
   assert.equal(await page.textContent('#approve-result'), CONSENT.TAIL_WRONG);
   assert.equal(await stateOf(waiting), 'waiting', 'the relay recorded no approval');
-  assert.equal(await listed(page), 0, 'no connection was made');
+  await new Promise((r) => setTimeout(r, 500));
+  assert.equal(await listed(page, 0), 0, 'no connection was made');
 
   // The person holding the waiting page types the right tail: approved.
   await page.fill('#code-tail', right.toLowerCase());
@@ -101,7 +105,7 @@ test('a linked code of an unverified client needs its last characters typed; a w
   assert.equal(s.state, 'approved');
   const t = await redeem({ client, code: new URL(s.redirect).searchParams.get('code'), verifier: pkce.verifier, redirectUri: LOOPBACK });
   assert.equal(t.status, 200, JSON.stringify(t.body));
-  assert.equal(await listed(page), 1);
+  assert.equal(await listed(page, 1), 1, 'the connection the person approved');
   await page.close();
 });
 
