@@ -2,6 +2,12 @@
 //! Refresh tokens rotate on every use; the previous one stays valid until the new one is first
 //! used (so a retry after a lost answer works); an older one revokes the whole grant. Every
 //! decision is here, over plain values; the pairing's Durable Object stores what it returns.
+//!
+//! Approving never removes another connection (every Claude user shares one client id, so
+//! "the same client replaces" would let a phished approval push out the person's own). A
+//! connection unused for [`UNUSED_EXPIRY_MS`] (its refresh token's life: it can no longer be
+//! used anyway) is dropped when the list is read or a grant made; past [`MAX_GRANTS`] live ones
+//! a new approval is refused with a sentence saying to forget one.
 
 use serde::Serialize;
 use serde_json::Value;
@@ -13,8 +19,10 @@ use crate::oauth::{random_token, sha256_hex, Entropy, REFRESH_TOKEN_TTL_MS};
 
 /// How many retired refresh tokens a grant remembers, to recognise their reuse.
 pub const RETIRED_KEPT: usize = 16;
-/// The most grants (connections) one pairing keeps; the least recently used goes first.
+/// The most grants (connections) one pairing keeps; another is refused until one is forgotten.
 pub const MAX_GRANTS: usize = 50;
+/// A connection unused this long is dropped (its refresh token expired with it).
+pub const UNUSED_EXPIRY_MS: u64 = REFRESH_TOKEN_TTL_MS;
 
 /// One connection, as stored. Refresh tokens are kept as hashes only.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -31,6 +39,8 @@ pub struct Grant {
     pub created_ms: u64,
     /// When it last refreshed or called.
     pub used_ms: u64,
+    /// Where the browser that asked for it was, when the platform said ("City, CC").
+    pub place: Option<String>,
     /// SHA-256 of the newest refresh token.
     current: String,
     /// SHA-256 of the one before, valid until `current` is first used.
@@ -74,6 +84,7 @@ impl Grant {
             host,
             created_ms: now_ms,
             used_ms: now_ms,
+            place: None,
             current: sha256_hex(secret.as_bytes()),
             previous: None,
             retired: Vec::new(),
@@ -146,7 +157,14 @@ impl Grant {
             host: self.host.clone(),
             created_ms: self.created_ms,
             used_ms: self.used_ms,
+            place: self.place.clone(),
         }
+    }
+
+    /// Whether the connection went unused for [`UNUSED_EXPIRY_MS`] and is to be dropped.
+    #[must_use]
+    pub fn expired(&self, now_ms: u64) -> bool {
+        now_ms >= self.used_ms.saturating_add(UNUSED_EXPIRY_MS)
     }
 
     /// Whether `secret` is any refresh token this grant issued (to revoke it by, RFC 7009).
@@ -159,17 +177,17 @@ impl Grant {
     }
 }
 
-/// Which stored grants a new one replaces: the same client's (authorizing again replaces the
-/// old grant), then the least recently used beyond [`MAX_GRANTS`].
+/// The stored grants that expired by `now_ms` (to delete).
 #[must_use]
-pub fn replaced_by(stored: &[Grant], new: &Grant) -> Vec<String> {
-    let mut gone: Vec<String> =
-        stored.iter().filter(|g| g.client_id == new.client_id).map(|g| g.id.clone()).collect();
-    let mut kept: Vec<&Grant> = stored.iter().filter(|g| !gone.contains(&g.id)).collect();
-    kept.sort_by_key(|g| (g.used_ms, g.id.clone()));
-    let over = (kept.len() + 1).saturating_sub(MAX_GRANTS);
-    gone.extend(kept.iter().take(over).map(|g| g.id.clone()));
-    gone
+pub fn expired(stored: &[Grant], now_ms: u64) -> Vec<String> {
+    stored.iter().filter(|g| g.expired(now_ms)).map(|g| g.id.clone()).collect()
+}
+
+/// Whether a pairing holding `stored` has room for another connection at `now_ms` (expired
+/// ones do not count: they are dropped first). Never makes room by removing one.
+#[must_use]
+pub fn has_room(stored: &[Grant], now_ms: u64) -> bool {
+    stored.iter().filter(|g| !g.expired(now_ms)).count() < MAX_GRANTS
 }
 
 impl FromValue for Grant {
@@ -183,6 +201,7 @@ impl FromValue for Grant {
             host: f.string("host")?,
             created_ms: f.u64("created_ms")?,
             used_ms: f.u64("used_ms")?,
+            place: f.optional_string("place")?,
             current: f.string("current")?,
             previous: f.optional_string("previous")?,
             retired: f.strings("retired")?,
@@ -283,33 +302,35 @@ mod tests {
     }
 
     #[test]
-    fn a_new_grant_replaces_the_same_clients_and_the_least_used_past_the_bound() {
+    fn approving_never_removes_a_connection_and_the_bound_refuses_instead() {
         let mut rng = Counter(9);
-        let mut stored: Vec<Grant> = (0..MAX_GRANTS as u64)
+        let mut stored: Vec<Grant> = (0..MAX_GRANTS as u64 - 1)
             .map(|i| {
-                Grant::new(
-                    format!("g{i}"),
-                    format!("c{i}"),
-                    "n".into(),
-                    "h".into(),
-                    100 + i,
-                    &mut rng,
-                )
-                .0
+                let client = if i < 2 { "claude".to_owned() } else { format!("c{i}") };
+                Grant::new(format!("g{i}"), client, "n".into(), "h".into(), 100 + i, &mut rng).0
             })
             .collect();
-        let (again, _) =
-            Grant::new("again".into(), "c7".into(), "n".into(), "h".into(), 9000, &mut rng);
-        assert_eq!(replaced_by(&stored, &again), vec![stored[7].id.clone()]);
+        assert!(has_room(&stored, 200), "a second connection of the same client id is room too");
+        assert!(expired(&stored, 200).is_empty(), "nothing is pushed out");
+        let (last, _) =
+            Grant::new("last".into(), "claude".into(), "n".into(), "h".into(), 300, &mut rng);
+        stored.push(last);
+        assert!(!has_room(&stored, 400), "at the bound a new approval is refused");
+    }
+
+    #[test]
+    fn a_connection_unused_for_its_refresh_tokens_life_expires() {
+        let (mut g, _, mut rng) = grant();
+        g.place = Some("Lisbon, PT".into());
         let (fresh, _) =
-            Grant::new("fresh".into(), "new".into(), "n".into(), "h".into(), 9000, &mut rng);
-        assert_eq!(
-            replaced_by(&stored, &fresh),
-            vec![stored[0].id.clone()],
-            "the least recently used goes"
-        );
-        stored.truncate(3);
-        assert!(replaced_by(&stored, &fresh).is_empty());
+            Grant::new("g1".into(), "cid".into(), "n".into(), "h".into(), 5000, &mut rng);
+        let stored = vec![g.clone(), fresh];
+        assert!(expired(&stored, 1000 + UNUSED_EXPIRY_MS - 1).is_empty());
+        assert_eq!(expired(&stored, 1000 + UNUSED_EXPIRY_MS), vec!["g0".to_owned()]);
+        let full: Vec<Grant> = (0..MAX_GRANTS).map(|_| g.clone()).collect();
+        assert!(has_room(&full, 1000 + UNUSED_EXPIRY_MS), "expired ones make no count");
+        assert_eq!(g.info().place.as_deref(), Some("Lisbon, PT"));
+        round_trip(&g);
     }
 
     #[test]

@@ -15,6 +15,10 @@ pub const WAIT_SCRIPT_PATH: &str = "/authorize/wait.js";
 /// The path the waiting page asks whether it may go on.
 pub const STATUS_PATH: &str = "/authorize/status";
 
+/// The path the waiting page's script posts its sealed request to, for its connect code: no
+/// code exists until the page runs in a browser.
+pub const CODE_PATH: &str = "/authorize/code";
+
 /// Who asks, as the waiting page shows it.
 pub struct Asker<'a> {
     /// The client's name (registered, or from its metadata document; not verified).
@@ -53,10 +57,11 @@ const STYLE: &str = "body{font:16px/1.5 system-ui,sans-serif;max-width:34rem;mar
 .code{font:600 2.2rem/1.2 ui-monospace,monospace;letter-spacing:.12em;padding:.6rem 1rem;border:2px solid #3b5bdb;border-radius:.5rem;display:inline-block}\
 .muted{color:#5c6370}.verified{color:#2b8a3e}a.button{display:inline-block;margin:.5rem 0;padding:.5rem 1rem;background:#3b5bdb;color:#fff;border-radius:.4rem;text-decoration:none}";
 
-/// The waiting page: the code to type in the app's tab, the link that opens it there, who asks.
+/// The waiting page: who asks and where it returns; its script then asks the relay for the
+/// connect code with `sealed` (the checked request) and shows the code and the link that opens
+/// the app with it.
 #[must_use]
-pub fn waiting(code_display: &str, app_url: &str, asker: &Asker<'_>) -> String {
-    let link = format!("{}#{CONNECT_FRAGMENT}={}", app_url, code_display);
+pub fn waiting(sealed: &str, asker: &Asker<'_>) -> String {
     let (title, who) = asker.who();
     format!(
         "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width\">\
@@ -65,19 +70,26 @@ pub fn waiting(code_display: &str, app_url: &str, asker: &Asker<'_>) -> String {
 <p>{who} asks to act in your open tab of the app. \
 After approval you will be sent back to <strong id=\"redirect-host\">{host}</strong>.</p>\
 <p>In your tab of the app, enter this code and approve it:</p>\
-<p class=\"code\" id=\"code\">{code}</p>\
-<p><a class=\"button\" href=\"{link}\" target=\"_blank\" rel=\"noopener\">Open the app with this code</a></p>\
-<p id=\"status\" role=\"status\" data-code=\"{code}\" data-status=\"{status}\">Waiting for approval in your tab…</p>\
-<p class=\"muted\">The code works once and for ten minutes. If you did not start this, close this page.</p>\
+<p class=\"code\" id=\"code\">…</p>\
+<p><a class=\"button\" id=\"link\" hidden target=\"_blank\" rel=\"noopener\">Open the app with this code</a></p>\
+<p id=\"status\" role=\"status\" data-request=\"{sealed}\" data-code-path=\"{code_path}\" data-status=\"{status}\">Making a connect code…</p>\
+<p class=\"muted\">The code works once and for ten minutes. If the app asks for its last characters, they are the last {tail} here. If you did not start this, close this page.</p>\
 <script src=\"{script}\"></script></body></html>",
         title = title,
         who = who,
         host = escape_html(asker.redirect_host),
-        code = escape_html(code_display),
-        link = escape_html(&link),
+        sealed = escape_html(sealed),
+        code_path = CODE_PATH,
         status = STATUS_PATH,
         script = WAIT_SCRIPT_PATH,
+        tail = tabrelay_bundle::protocol::consent::TAIL_CHARS,
     )
+}
+
+/// The approval link for a code: the app, with the code in the fragment.
+#[must_use]
+pub fn approval_link(app_url: &str, code_display: &str) -> String {
+    format!("{app_url}#{CONNECT_FRAGMENT}={code_display}")
 }
 
 /// A page that says why a request cannot go on and what to do; `error` is the OAuth error
@@ -92,10 +104,31 @@ pub fn refused(error: &str, sentence: &str) -> String {
     )
 }
 
-/// The waiting page's script: asks every 1.5 s whether the code was approved, then goes on.
+/// The waiting page's script: asks once for its connect code (handing back the sealed
+/// request), shows it, then asks every 1.5 s whether the code was approved, then goes on.
 pub const WAIT_SCRIPT: &str = r#"(() => {
   const el = document.getElementById('status');
-  const code = el.dataset.code;
+  let code = null;
+  const stop = (sentence) => { el.textContent = sentence || 'This code can no longer be used; start connecting again from the app.'; };
+  const start = async () => {
+    let made;
+    try {
+      const r = await fetch(el.dataset.codePath, { method: 'POST', body: el.dataset.request, credentials: 'same-origin', cache: 'no-store' });
+      made = await r.json();
+    } catch {
+      el.textContent = 'Cannot reach the relay; still trying…';
+      return setTimeout(start, 3000);
+    }
+    if (!made.code) return stop(made.sentence);
+    code = made.code;
+    document.getElementById('code').textContent = code;
+    const link = document.getElementById('link');
+    link.href = made.link;
+    link.hidden = false;
+    el.dataset.code = code;
+    el.textContent = 'Waiting for approval in your tab…';
+    setTimeout(ask, 1000);
+  };
   const ask = async () => {
     let state;
     try {
@@ -111,10 +144,10 @@ pub const WAIT_SCRIPT: &str = r#"(() => {
     } else if (state.state === 'waiting') {
       setTimeout(ask, 1500);
     } else {
-      el.textContent = state.sentence || 'This code can no longer be used; start connecting again from the app.';
+      stop(state.sentence);
     }
   };
-  setTimeout(ask, 1000);
+  start();
 })();
 "#;
 
@@ -125,8 +158,7 @@ mod tests {
     #[test]
     fn every_client_supplied_string_is_escaped() {
         let page = waiting(
-            "ABCDE-12345",
-            "https://app.example/",
+            "seal.\"tag<",
             &Asker {
                 name: "<script>alert(1)</script>",
                 verified_domain: None,
@@ -137,20 +169,24 @@ mod tests {
         assert!(!page.contains("<script>alert"));
         assert!(page.contains("&lt;script&gt;alert(1)&lt;/script&gt;"));
         assert!(page.contains("a&quot;b.example"));
-        assert!(page.contains("https://app.example/#tabrelay-connect=ABCDE-12345"));
+        assert!(page.contains("data-request=\"seal.&quot;tag&lt;\""), "{page}");
+        assert_eq!(
+            approval_link("https://app.example/", "ABCDE-12345"),
+            "https://app.example/#tabrelay-connect=ABCDE-12345"
+        );
     }
 
     #[test]
     fn a_document_client_is_shown_by_its_verified_domain() {
         let asker =
             |name| Asker { name, verified_domain: Some("claude.ai"), redirect_host: "claude.ai" };
-        let page = waiting("ABCDE-12345", "https://app.example/", &asker("Claude"));
+        let page = waiting("s.t", &asker("Claude"));
         assert!(page.contains("Connect claude.ai to your tab"), "{page}");
         assert!(page.contains("verified domain") && !page.contains("not verified"));
         assert!(page.contains("calls itself “Claude”"));
-        let page = waiting("ABCDE-12345", "https://app.example/", &asker("claude.ai"));
+        let page = waiting("s.t", &asker("claude.ai"));
         assert!(!page.contains("calls itself"), "a name that is the domain is said once");
-        let page = waiting("ABCDE-12345", "https://app.example/", &asker("<b>"));
+        let page = waiting("s.t", &asker("<b>"));
         assert!(page.contains("&lt;b&gt;") && !page.contains("<b>"));
     }
 

@@ -90,6 +90,9 @@ pub struct GrantRequest {
     pub client_name: String,
     /// The host of its redirect URI.
     pub host: String,
+    /// Where the browser that asked was, when the platform said.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub place: Option<String>,
 }
 
 /// A new grant: its id and first refresh token's secret.
@@ -615,6 +618,7 @@ impl FromValue for GrantRequest {
             client_id: f.string("client_id")?,
             client_name: f.string("client_name")?,
             host: f.string("host")?,
+            place: f.optional_string("place")?,
         })
     }
 }
@@ -787,6 +791,7 @@ mod tests {
             client_id: "c".into(),
             client_name: "n".into(),
             host: "h".into(),
+            place: Some("Lisbon, PT".into()),
         });
         round_trip(&GrantAnswer { grant: "g".into(), secret: "s".into() });
         round_trip(&RefreshRequest {

@@ -58,6 +58,11 @@ pub const REFRESH_REUSED: &str =
 
 /// The pairing got too many connect codes wrong in the last minute.
 pub const TOO_MANY_WRONG_CODES: &str = "Too many wrong connect codes were tried in this browser in the last minute; wait a minute, then check the code against the waiting page.";
+/// The tab refuses to approve a code: the pairing holds the most connections it keeps.
+pub const TOO_MANY_CONNECTIONS: &str = "This tab already has the most connections it keeps, so nothing was approved: forget one you no longer use under Connections, then approve the code again.";
+/// The token endpoint's refusal when the pairing filled up between the approval and the
+/// redemption.
+pub const GRANT_REFUSED_FULL: &str = "The person's tab holds the most connections it keeps; they must forget one in the tab, then connect again.";
 
 /// A web page elsewhere tried to reach the MCP endpoint through the person's browser.
 pub const ORIGIN_REFUSED: &str =

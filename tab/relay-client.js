@@ -30,9 +30,9 @@
 // The protocol version, bundle digest, close codes and ping come from ./generated/bundle.js,
 // written from the relay's own bundle crate (scripts/bundle), so both ends agree.
 
-import { PROTOCOL_VERSION, BUNDLE_DIGEST, CLOSE, PING, PING_EVERY_MS, CATALOGUE, TOOL_REFUSED } from './generated/bundle.js';
+import { PROTOCOL_VERSION, BUNDLE_DIGEST, CLOSE, PING, PING_EVERY_MS, CATALOGUE, TOOL_REFUSED, CONSENT } from './generated/bundle.js';
 
-export { PROTOCOL_VERSION, BUNDLE_DIGEST, CLOSE, TOOL_REFUSED };
+export { PROTOCOL_VERSION, BUNDLE_DIGEST, CLOSE, TOOL_REFUSED, CONSENT };
 /** What the person's settings may make of a tool. */
 export const SETTINGS = Object.freeze(['asks', 'runs', 'refused']);
 export const SECRET_KEY = 'tabrelay:tab-secret';
@@ -58,6 +58,30 @@ export function connectCodeFromFragment(hash) {
   const params = new URLSearchParams(String(hash || '').replace(/^#/, ''));
   const code = params.get(CONNECT_FRAGMENT);
   return code && /^[0-9A-Za-z-]{4,40}$/.test(code) ? code : null;
+}
+
+/**
+ * A connect code opened from a link, for a client whose name nobody verified, is not approved
+ * with one click: the tab shows it with its last CONSENT.TAIL_CHARS characters hidden
+ * (`maskedCode`) and the person types them from the waiting page they opened (`tailMatches`).
+ * Someone who sent them the link holds that page; they do not.
+ */
+export function maskedCode(code, hidden = CONSENT.TAIL_CHARS) {
+  const normal = normalCode(code);
+  const masked = normal.slice(0, Math.max(0, normal.length - hidden)) + '•'.repeat(Math.min(hidden, normal.length));
+  return masked.length > 5 ? `${masked.slice(0, 5)}-${masked.slice(5)}` : masked;
+}
+
+/** Whether `typed` is the last CONSENT.TAIL_CHARS characters of `code` (read as codes are). */
+export function tailMatches(code, typed, chars = CONSENT.TAIL_CHARS) {
+  const normal = normalCode(code);
+  const tail = normalCode(typed);
+  return normal.length > chars && tail.length === chars && normal.endsWith(tail);
+}
+
+/** The relay's warning for an unverified name that looks like `app`'s. */
+export function lookalikeSentence(app) {
+  return CONSENT.LOOKALIKE.replaceAll('{app}', String(app));
 }
 
 /** A catalogue tool's setting when the person chose none: destructive tools ask, others run. */
@@ -227,9 +251,13 @@ export class RelayClient {
   }
 
   /**
-   * Who asks for a connect code: resolves with {client, host, verified} or rejects with a
-   * sentence. `verified` is the domain that published the client's metadata document (the relay
-   * fetched it from there); absent for a client that registered, whose name is not verified.
+   * Who asks for a connect code: resolves with {client, host, verified, age_ms, place,
+   * lookalike} or rejects with a sentence. `verified` is the domain that published the client's
+   * metadata document (the relay fetched it from there); absent for a client that registered,
+   * whose name is not verified. `age_ms`: how long ago the request started; `place`: where its
+   * browser was ("City, CC"), absent when the relay's platform did not say (show
+   * CONSENT.PLACE_UNKNOWN); `lookalike`: the well-known app an unverified name looks like
+   * (show `lookalikeSentence(lookalike)`). Show CONSENT.APPROVE_ONLY_YOURS with every request.
    */
   describe(code) {
     return this.codeRequest('describe', code);
@@ -342,7 +370,11 @@ export class RelayClient {
         this.approvals.delete(key);
         clearTimeout(waiter.timer);
         if (message.type === 'refused') waiter.reject(new Error(message.sentence));
-        else waiter.resolve({ client: message.client, host: message.host, ...(message.verified ? { verified: message.verified } : {}) });
+        else {
+          const said = { client: message.client, host: message.host };
+          for (const k of ['verified', 'age_ms', 'place', 'lookalike']) if (message[k] != null) said[k] = message[k];
+          waiter.resolve(said);
+        }
         break;
       }
       case 'call':

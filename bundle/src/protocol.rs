@@ -285,6 +285,15 @@ pub enum RelayMessage {
         /// fetching it); absent for a client that registered.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         verified: Option<String>,
+        /// How long ago the request started (its connect code was made), in milliseconds.
+        age_ms: u64,
+        /// Where the browser that started it was ("City, CC"), when the platform said; absent
+        /// when it did not (the tab then says [`consent::PLACE_UNKNOWN`]).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        place: Option<String>,
+        /// The well-known agent app an unverified name looks like (see [`consent::LOOKALIKE`]).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        lookalike: Option<String>,
     },
     /// The connect code was denied: the waiting page returns to the agent app with a refusal.
     Denied {
@@ -388,6 +397,26 @@ pub struct ConnectionInfo {
     pub created_ms: u64,
     /// When it was last used.
     pub used_ms: u64,
+    /// Where the browser that asked for it was ("City, CC"), when the platform said.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub place: Option<String>,
+}
+
+/// What the tab's consent says beside who asks, in the relay's words (the tab's copy of the
+/// bundle carries them), and the confirmation a linked code of an unverified client needs.
+pub mod consent {
+    /// Said with every request to approve.
+    pub const APPROVE_ONLY_YOURS: &str = "Approve only a request you started yourself just now, from an app you use. If someone sent you this link or code, or you did not just start connecting, Deny it.";
+    /// Where the request came from is not known (the platform did not say).
+    pub const PLACE_UNKNOWN: &str = "Where this request came from is not known.";
+    /// An unverified name like a well-known app's; `{app}` is that app's name.
+    pub const LOOKALIKE: &str = "This name looks like {app}'s, but nobody verified it: any app can call itself {app}. Approve only if you started this yourself just now.";
+    /// How many characters at a linked code's end the person types from the waiting page.
+    pub const TAIL_CHARS: usize = 4;
+    /// Asks for those characters.
+    pub const TAIL_ASK: &str = "This app's name is not verified, so confirm the request is yours: type the last 4 characters of the code shown on the waiting page you opened.";
+    /// The typed characters are not the code's.
+    pub const TAIL_WRONG: &str = "Those are not the last characters of this code, so it was not approved. If you do not have the waiting page in front of you, Deny it.";
 }
 
 /// A connection of an agent app to the pairing.
@@ -714,6 +743,13 @@ mod tests {
     use super::*;
     use alloc::string::ToString;
     use serde_json::json;
+
+    #[test]
+    fn the_consent_asks_for_as_many_characters_as_it_checks() {
+        let chars = consent::TAIL_CHARS.to_string();
+        assert!(consent::TAIL_ASK.contains(&alloc::format!("last {chars} characters")));
+        assert!(consent::LOOKALIKE.contains("{app}"));
+    }
 
     #[test]
     fn tab_messages_read_as_the_tab_writes_them() {

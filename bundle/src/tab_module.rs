@@ -33,6 +33,7 @@ export const STATUS_TOOL = '{status}';\n\
 export const TOOL_REFUSED = {refused};\n\
 export const DATA_OPEN = '{open}';\n\
 export const DATA_CLOSE = '{close_tag}';\n\
+export const CONSENT = Object.freeze({{ APPROVE_ONLY_YOURS: {yours}, PLACE_UNKNOWN: {place}, LOOKALIKE: {lookalike}, TAIL_CHARS: {tail}, TAIL_ASK: {tail_ask}, TAIL_WRONG: {tail_wrong} }});\n\
 export const INSTRUCTIONS = {instructions};\n\
 export const CATALOGUE = Object.freeze({catalogue});\n",
         version = protocol::PROTOCOL_VERSION,
@@ -55,7 +56,18 @@ export const CATALOGUE = Object.freeze({catalogue});\n",
         refused = serde_json::to_string(protocol::TOOL_REFUSED).unwrap_or_default(),
         open = crate::content::DATA_OPEN,
         close_tag = crate::content::DATA_CLOSE,
+        yours = js_string(protocol::consent::APPROVE_ONLY_YOURS),
+        place = js_string(protocol::consent::PLACE_UNKNOWN),
+        lookalike = js_string(protocol::consent::LOOKALIKE),
+        tail = protocol::consent::TAIL_CHARS,
+        tail_ask = js_string(protocol::consent::TAIL_ASK),
+        tail_wrong = js_string(protocol::consent::TAIL_WRONG),
     )
+}
+
+/// A sentence as a JavaScript string literal.
+fn js_string(s: &str) -> String {
+    serde_json::to_string(s).unwrap_or_default()
 }
 
 #[cfg(test)]

@@ -8,11 +8,15 @@ use tabrelay_bundle::fields::{Fields, FromValue};
 use super::cimd::{self, MetadataClient, MetadataUrl};
 use super::clients::{self, Client};
 use super::error::OAuthError;
-use super::keys::Keys;
+use super::keys::{Keys, Purpose};
 use super::pkce;
 
 /// The longest value of any authorization parameter, in bytes.
 pub const MAX_PARAM_BYTES: usize = 2048;
+
+/// How long the waiting page may take to ask for its connect code with the sealed request it
+/// was given, in milliseconds (it asks as soon as it runs).
+pub const SEAL_TTL_MS: u64 = 5 * 60_000;
 
 /// A checked authorization request.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -200,6 +204,72 @@ pub fn validate(
     })
 }
 
+/// The checked request sealed for the waiting page to hand back when it asks for its connect
+/// code: `base64url(JSON).base64url(HMAC)`, good for [`SEAL_TTL_MS`]. No code and no Durable
+/// Object exist until then, so a client that only probes `/authorize` makes none.
+#[must_use]
+pub fn seal(keys: &Keys, request: &AuthRequest, now_ms: u64) -> String {
+    use base64::Engine as _;
+    let b64 = base64::engine::general_purpose::URL_SAFE_NO_PAD;
+    let body = serde_json::json!({"request": request, "expires_ms": now_ms + SEAL_TTL_MS});
+    let body = b64.encode(serde_json::to_vec(&body).unwrap_or_default());
+    let tag = b64.encode(keys.current.mac(Purpose::AuthorizeSeal, body.as_bytes()));
+    format!("{body}.{tag}")
+}
+
+/// The request a seal carries, when the seal is this relay's (current or previous key) and
+/// has not expired.
+#[must_use]
+pub fn unseal(keys: &Keys, sealed: &str, now_ms: u64) -> Option<AuthRequest> {
+    use base64::Engine as _;
+    let b64 = base64::engine::general_purpose::URL_SAFE_NO_PAD;
+    let (body, tag) = sealed.trim().split_once('.')?;
+    let tag = b64.decode(tag).ok()?;
+    if !keys.verify(Purpose::AuthorizeSeal, body.as_bytes(), &tag) {
+        return None;
+    }
+    let mut f = Fields::of(serde_json::from_slice(&b64.decode(body).ok()?).ok()?)?;
+    let expires_ms = f.u64("expires_ms")?;
+    (now_ms < expires_ms).then_some(())?;
+    f.read("request")
+}
+
+/// Whether an `Accept` header prefers JSON to HTML (a program probing, not a browser): a
+/// JSON type (`application/json` or `*+json`) weighs more than `text/html` (or `*/*`).
+#[must_use]
+pub fn wants_json(accept: Option<&str>) -> bool {
+    let (mut json, mut html) = (0u16, 0u16);
+    for part in accept.unwrap_or_default().split(',') {
+        let mut items = part.split(';');
+        let media = items.next().unwrap_or_default().trim().to_ascii_lowercase();
+        let q = items.find_map(|p| p.trim().strip_prefix("q=")).map_or(1000, thousandths);
+        if media == "application/json" || media.ends_with("+json") {
+            json = json.max(q);
+        } else if media == "text/html" || media == "*/*" || media == "text/*" {
+            html = html.max(q);
+        }
+    }
+    json > html
+}
+
+/// A quality value (`0`, `0.5`, `1.000`) in thousandths, read without floating point (which
+/// would cost the wasm its float parser); anything else reads as 0.
+fn thousandths(q: &str) -> u16 {
+    let (whole, fraction) = q.trim().split_once('.').unwrap_or((q.trim(), ""));
+    let mut value: u16 = match whole {
+        "0" => 0,
+        "1" => 1000,
+        _ => return 0,
+    };
+    for (digit, scale) in fraction.bytes().zip([100, 10, 1]) {
+        if !digit.is_ascii_digit() {
+            return 0;
+        }
+        value += u16::from(digit - b'0') * scale;
+    }
+    value.min(1000)
+}
+
 /// `uri` with `params` added to its query.
 #[must_use]
 pub fn redirect_url(uri: &str, params: &[(&str, &str)]) -> String {
@@ -363,6 +433,43 @@ mod tests {
             let e = client_named(&query(&[("client_id", Some(bad))]), &keys()).unwrap_err();
             assert_eq!(e.code, "invalid_client", "{bad}");
         }
+    }
+
+    #[test]
+    fn a_sealed_request_comes_back_only_unchanged_in_time_and_from_this_relay() {
+        let r = check(&query(&[]), &keys(), ORIGIN).unwrap();
+        let sealed = seal(&keys(), &r, 1000);
+        assert_eq!(unseal(&keys(), &sealed, 1001), Some(r.clone()));
+        assert_eq!(unseal(&keys(), &sealed, 1000 + SEAL_TTL_MS), None, "expired");
+        let rotated = Keys::new(&"n".repeat(32), Some(&"k".repeat(32))).unwrap();
+        assert_eq!(unseal(&rotated, &sealed, 1001), Some(r), "the previous key still opens it");
+        let other = Keys::new(&"o".repeat(32), None).unwrap();
+        assert_eq!(unseal(&other, &sealed, 1001), None);
+        let (body, tag) = sealed.split_once('.').unwrap();
+        let mut forged = body.as_bytes().to_vec();
+        forged[5] ^= 1;
+        let forged = format!("{}.{tag}", String::from_utf8(forged).unwrap());
+        assert_eq!(unseal(&keys(), &forged, 1001), None);
+        for junk in ["", ".", "a.b", "x", &"a".repeat(5000)] {
+            assert_eq!(unseal(&keys(), junk, 1001), None);
+        }
+    }
+
+    #[test]
+    fn json_is_answered_only_when_preferred_to_html() {
+        assert!(wants_json(Some("application/json")));
+        assert!(wants_json(Some("application/json, text/html;q=0.5")));
+        assert!(wants_json(Some("text/html;q=0.1, application/problem+json")));
+        assert!(!wants_json(None));
+        assert!(!wants_json(Some(
+            "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"
+        )));
+        assert!(!wants_json(Some("*/*")));
+        assert!(!wants_json(Some("application/json;q=0.5, text/html")));
+        assert!(!wants_json(Some("application/json, */*")));
+        assert!(wants_json(Some("application/json;q=0.9, text/html;q=0.85")));
+        assert!(!wants_json(Some("application/json;q=bad, text/html;q=0.1")));
+        assert_eq!((thousandths("1"), thousandths("0.5"), thousandths("0.125")), (1000, 500, 125));
     }
 
     #[test]

@@ -11,23 +11,43 @@ use tabrelay_bundle::fields::{variant, Fields, FromValue};
 use super::authorize::{is_this_resource, redirect_url, AuthRequest};
 use super::clients::host_of;
 use super::error::OAuthError;
+use super::keys::{Keys, Purpose};
+use super::lookalike;
 use super::{pkce, random_token, sha256_hex, Entropy, AUTH_CODE_TTL_MS, CONNECT_CODE_TTL_MS};
 
 /// The letters of a connect code: Crockford's base32, without I, L, O and U.
 pub const CODE_ALPHABET: &[u8; 32] = b"0123456789ABCDEFGHJKMNPQRSTVWXYZ";
 /// Letters in a code: 10 × 5 = 50 bits.
 pub const CODE_LEN: usize = 10;
+/// Of those, the random ones (35 bits: a live code is one of 2^35 a guesser cannot aim at);
+/// the rest are the keyed check ([`CODE_CHECK_LEN`]).
+pub const CODE_RANDOM_LEN: usize = 7;
+/// The check letters at a code's end: an HMAC (relay key) of the random ones, so a made-up
+/// code is refused before any Durable Object is addressed; 15 bits: one made-up code in
+/// 32,768 passes the check (and then finds nothing stored).
+pub const CODE_CHECK_LEN: usize = CODE_LEN - CODE_RANDOM_LEN;
 
 /// A connect code, normalised (ten letters of [`CODE_ALPHABET`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ConnectCode(String);
 
 impl ConnectCode {
-    /// A new random code.
-    pub fn generate(entropy: &mut dyn Entropy) -> Self {
-        let mut bytes = [0u8; CODE_LEN];
+    /// A new random code, its check letters made with the current key.
+    pub fn generate(entropy: &mut dyn Entropy, keys: &Keys) -> Self {
+        let mut bytes = [0u8; CODE_RANDOM_LEN];
         entropy.fill(&mut bytes);
-        Self(bytes.iter().map(|b| char::from(CODE_ALPHABET[usize::from(b & 31)])).collect())
+        let random: String =
+            bytes.iter().map(|b| char::from(CODE_ALPHABET[usize::from(b & 31)])).collect();
+        let check = check_letters(&keys.current, &random);
+        Self(random + &check)
+    }
+
+    /// Whether this relay issued the code: its check letters are those of its random ones
+    /// under the current key or (during a rotation) the previous one.
+    #[must_use]
+    pub fn is_issued(&self, keys: &Keys) -> bool {
+        let (random, check) = self.0.split_at(CODE_RANDOM_LEN);
+        keys.all().any(|k| check_letters(k, random) == check)
     }
 
     /// A code as a person typed it: any case, spaces and dashes ignored, O read as 0 and I, L as 1.
@@ -60,6 +80,47 @@ impl ConnectCode {
     pub fn display(&self) -> String {
         format!("{}-{}", &self.0[..5], &self.0[5..])
     }
+}
+
+/// The check letters of a code's random part under `key`.
+fn check_letters(key: &super::keys::Key, random: &str) -> String {
+    let mac = key.mac(Purpose::ConnectCode, random.as_bytes());
+    mac.iter()
+        .take(CODE_CHECK_LEN)
+        .map(|b| char::from(CODE_ALPHABET[usize::from(b & 31)]))
+        .collect()
+}
+
+/// The most characters of a place kept (the platform's city and country are short).
+pub const MAX_PLACE_CHARS: usize = 80;
+
+/// Where the platform says a request to the relay at `origin` came from, as the consent shows
+/// it. Only a relay served over https (Cloudflare's edge) is told: `wrangler dev` serves http
+/// and makes up a placeholder (Austin, US), so there the place is not known.
+#[must_use]
+pub fn place_said(origin: &str, city: Option<&str>, country: Option<&str>) -> Option<String> {
+    if origin.starts_with("https://") {
+        place(city, country)
+    } else {
+        None
+    }
+}
+
+/// A place as the consent shows it, from the platform's city and two-letter country:
+/// "Lisbon, PT", "PT", or None when it said neither.
+#[must_use]
+pub fn place(city: Option<&str>, country: Option<&str>) -> Option<String> {
+    let clean = |s: Option<&str>| {
+        s.map(|s| s.chars().filter(|c| !c.is_control()).collect::<String>())
+            .map(|s| s.trim().to_owned())
+            .filter(|s| !s.is_empty())
+    };
+    let joined = match (clean(city), clean(country)) {
+        (Some(city), Some(country)) => format!("{city}, {country}"),
+        (Some(one), None) | (None, Some(one)) => one,
+        (None, None) => return None,
+    };
+    Some(joined.chars().take(MAX_PLACE_CHARS).collect())
 }
 
 /// Where a connection attempt stands.
@@ -112,6 +173,10 @@ pub struct Session {
     /// How many times tabs described, approved or denied it.
     #[serde(default)]
     pub tries: u32,
+    /// Where the waiting page's browser was, as the platform said ("City, CC"); None when it
+    /// did not say (as under `wrangler dev`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub place: Option<String>,
 }
 
 /// What the Worker asks a code's Durable Object.
@@ -124,6 +189,9 @@ pub enum Command {
         request: AuthRequest,
         /// SHA-256 of the browser's cookie secret.
         browser_hash: String,
+        /// Where the waiting page's browser is, when the platform says.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        place: Option<String>,
     },
     /// A tab asks who is asking for the code.
     Describe,
@@ -169,6 +237,9 @@ pub struct Granted {
     pub client_name: String,
     /// The host of its redirect URI.
     pub host: String,
+    /// Where the browser that asked was, when the platform said.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub place: Option<String>,
 }
 
 /// Sentences the tab shows when a code cannot be approved.
@@ -196,11 +267,12 @@ pub fn apply(
 ) -> (Option<Session>, Value) {
     let live = stored.filter(|s| now_ms < s.created_ms + CONNECT_CODE_TTL_MS);
     match command {
-        Command::Create { request, browser_hash } => match live {
+        Command::Create { request, browser_hash, place } => match live {
             Some(s) => (Some(s), json!({"ok": false})),
             None => {
                 let stage = Stage::Waiting;
-                let s = Session { request, browser_hash, created_ms: now_ms, stage, tries: 0 };
+                let s =
+                    Session { request, browser_hash, created_ms: now_ms, stage, tries: 0, place };
                 (Some(s), json!({"ok": true}))
             }
         },
@@ -218,12 +290,22 @@ pub fn apply(
             let client = session.request.client_name.clone();
             let host = host_of(&session.request.redirect_uri).to_owned();
             let verified = session.request.verified_domain.clone();
+            // Only a name nobody verified can pretend to be a well-known app.
+            let lookalike = verified.is_none().then(|| lookalike::resembles(&client)).flatten();
             match command {
                 Command::Approve { pairing } => session.stage = Stage::Approved { pairing },
                 Command::Deny => session.stage = Stage::Denied,
                 _ => {}
             }
-            let answer = json!({"ok": true, "client": client, "host": host, "verified": verified});
+            let answer = json!({
+                "ok": true,
+                "client": client,
+                "host": host,
+                "verified": verified,
+                "age_ms": now_ms.saturating_sub(session.created_ms),
+                "place": session.place,
+                "lookalike": lookalike,
+            });
             (Some(session), answer)
         }
         Command::Poll { browser_hash, issuer } => {
@@ -391,6 +473,7 @@ fn check_redemption(
         pairing: pairing.clone(),
         client_name: req.client_name.clone(),
         host: host_of(&req.redirect_uri).to_owned(),
+        place: session.place.clone(),
     })
 }
 
@@ -428,6 +511,7 @@ impl FromValue for Session {
             created_ms: f.u64("created_ms")?,
             stage: f.read("stage")?,
             tries,
+            place: f.optional_string("place")?,
         })
     }
 }
@@ -442,6 +526,7 @@ impl FromValue for Command {
             ("create", Some(mut f)) => Some(Self::Create {
                 request: f.read("request")?,
                 browser_hash: f.string("browser_hash")?,
+                place: f.optional_string("place")?,
             }),
             ("approve", Some(mut f)) => Some(Self::Approve { pairing: f.string("pairing")? }),
             ("poll", Some(mut f)) => Some(Self::Poll {
@@ -470,6 +555,7 @@ impl FromValue for Granted {
             pairing: f.string("pairing")?,
             client_name: f.string("client_name")?,
             host: f.string("host")?,
+            place: f.optional_string("place")?,
         })
     }
 }
@@ -499,7 +585,7 @@ mod tests {
     #[test]
     fn sessions_and_commands_read_back_as_written() {
         let commands = [
-            Command::Create { request: request(), browser_hash: "b".into() },
+            Command::Create { request: request(), browser_hash: "b".into(), place: None },
             Command::Describe,
             Command::Approve { pairing: "p".into() },
             Command::Deny,
@@ -532,9 +618,15 @@ mod tests {
                 created_ms: 7,
                 stage,
                 tries: 2,
+                place: Some("Lisbon, PT".into()),
             });
         }
-        round_trip(&Granted { pairing: "p".into(), client_name: "n".into(), host: "h".into() });
+        round_trip(&Granted {
+            pairing: "p".into(),
+            client_name: "n".into(),
+            host: "h".into(),
+            place: None,
+        });
     }
 
     struct Run {
@@ -585,15 +677,17 @@ mod tests {
         assert_eq!(ConnectCode::parse("il").map(|c| c.0), None);
         assert_eq!(ConnectCode::parse("ABCDE-1234U"), None);
         assert_eq!(ConnectCode::parse("ABCDE-123456"), None);
-        let g = ConnectCode::generate(&mut Counter(7));
+        let keys = Keys::new(&"k".repeat(32), None).unwrap();
+        let g = ConnectCode::generate(&mut Counter(7), &keys);
         assert_eq!(ConnectCode::parse(&g.display()), Some(g));
     }
 
     #[test]
     fn a_code_goes_waiting_approved_issued_redeemed_once() {
         let mut r = Run::new();
+        let place = Some("Lisbon, PT".to_owned());
         assert_eq!(
-            r.go(Command::Create { request: request(), browser_hash: "b".into() }, 0)["ok"],
+            r.go(Command::Create { request: request(), browser_hash: "b".into(), place }, 0)["ok"],
             true
         );
         assert_eq!(r.go(poll("b"), 1)["state"], "waiting");
@@ -610,7 +704,7 @@ mod tests {
         let ok = r.redeem(&secret, VERIFIER, 4);
         assert_eq!(
             ok["granted"],
-            json!({"pairing": "p", "client_name": "Claude", "host": "claude.ai"})
+            json!({"pairing": "p", "client_name": "Claude", "host": "claude.ai", "place": "Lisbon, PT"})
         );
         let again = r.redeem(&secret, VERIFIER, 5);
         assert_eq!(again["error"], "invalid_grant");
@@ -619,7 +713,7 @@ mod tests {
     #[test]
     fn a_replayed_code_names_the_grant_to_revoke() {
         let mut r = Run::new();
-        r.go(Command::Create { request: request(), browser_hash: "b".into() }, 0);
+        r.go(Command::Create { request: request(), browser_hash: "b".into(), place: None }, 0);
         r.go(Command::Approve { pairing: "p".into() }, 1);
         let secret = secret_of(r.go(poll("b"), 2)["redirect"].as_str().unwrap());
         assert_eq!(r.redeem(&secret, VERIFIER, 3)["ok"], true);
@@ -636,7 +730,7 @@ mod tests {
     fn a_document_client_is_described_by_its_verified_domain() {
         let mut r = Run::new();
         let request = AuthRequest { verified_domain: Some("claude.ai".into()), ..request() };
-        r.go(Command::Create { request, browser_hash: "b".into() }, 0);
+        r.go(Command::Create { request, browser_hash: "b".into(), place: None }, 0);
         let d = r.go(Command::Describe, 1);
         assert_eq!(d["verified"], "claude.ai");
         assert_eq!(d["host"], "claude.ai");
@@ -645,7 +739,7 @@ mod tests {
     #[test]
     fn a_tab_describes_then_denies_and_the_page_returns_access_denied() {
         let mut r = Run::new();
-        r.go(Command::Create { request: request(), browser_hash: "b".into() }, 0);
+        r.go(Command::Create { request: request(), browser_hash: "b".into(), place: None }, 0);
         let d = r.go(Command::Describe, 1);
         assert_eq!((d["client"].as_str(), d["host"].as_str()), (Some("Claude"), Some("claude.ai")));
         assert_eq!(d["verified"], Value::Null, "a registered client's name is not verified");
@@ -666,9 +760,67 @@ mod tests {
     }
 
     #[test]
+    fn a_code_carries_a_keyed_check_that_made_up_codes_fail() {
+        let keys = Keys::new(&"k".repeat(32), None).unwrap();
+        let mut rng = Counter(11);
+        let codes: Vec<ConnectCode> =
+            (0..50).map(|_| ConnectCode::generate(&mut rng, &keys)).collect();
+        assert!(codes.iter().all(|c| c.is_issued(&keys)));
+        let rotated = Keys::new(&"n".repeat(32), Some(&"k".repeat(32))).unwrap();
+        assert!(codes.iter().all(|c| c.is_issued(&rotated)), "the previous key still checks");
+        let other = Keys::new(&"o".repeat(32), None).unwrap();
+        assert!(codes.iter().filter(|c| c.is_issued(&other)).count() <= 1);
+        // A made-up code: the random part of an issued one with other check letters.
+        let real = codes[0].as_str();
+        let mut made_up = 0;
+        for c in CODE_ALPHABET.iter().map(|b| char::from(*b)) {
+            let tail: String = core::iter::repeat_n(c, CODE_CHECK_LEN).collect();
+            let code = ConnectCode::parse(&format!("{}{tail}", &real[..CODE_RANDOM_LEN])).unwrap();
+            made_up += usize::from(code.as_str() != real && code.is_issued(&keys));
+        }
+        assert_eq!(made_up, 0);
+        assert_eq!(ConnectCode::parse("ABCDE-12345").map(|c| c.is_issued(&keys)), Some(false));
+    }
+
+    #[test]
+    fn the_describe_says_how_old_from_where_and_what_a_name_imitates() {
+        let mut r = Run::new();
+        let asking = AuthRequest { client_name: "Claude Code".into(), ..request() };
+        let place = Some("Lisbon, PT".to_owned());
+        r.go(Command::Create { request: asking, browser_hash: "b".into(), place }, 1000);
+        let d = r.go(Command::Describe, 61_000);
+        assert_eq!(d["age_ms"], 60_000);
+        assert_eq!(d["place"], "Lisbon, PT");
+        assert_eq!(d["lookalike"], "Claude");
+        let mut r = Run::new();
+        let verified = AuthRequest {
+            client_name: "Claude".into(),
+            verified_domain: Some("claude.ai".into()),
+            ..request()
+        };
+        r.go(Command::Create { request: verified, browser_hash: "b".into(), place: None }, 0);
+        let d = r.go(Command::Describe, 5);
+        assert_eq!((d["place"].clone(), d["lookalike"].clone()), (Value::Null, Value::Null));
+    }
+
+    #[test]
+    fn a_place_is_city_and_country_when_said() {
+        assert_eq!(place(Some("Lisbon"), Some("PT")).as_deref(), Some("Lisbon, PT"));
+        assert_eq!(place(None, Some("PT")).as_deref(), Some("PT"));
+        assert_eq!(place(Some(" "), None), None);
+        assert_eq!(place(None, None), None);
+        let long = "x".repeat(500);
+        assert_eq!(place(Some(&long), Some("PT")).unwrap().chars().count(), MAX_PLACE_CHARS);
+        assert_eq!(place(Some("A\nB"), None).as_deref(), Some("AB"));
+        let said = |origin| place_said(origin, Some("Austin"), Some("US"));
+        assert_eq!(said("https://relay.example").as_deref(), Some("Austin, US"));
+        assert_eq!(said("http://127.0.0.1:8787"), None, "wrangler dev's made-up place");
+    }
+
+    #[test]
     fn a_code_tried_too_often_dies() {
         let mut r = Run::new();
-        r.go(Command::Create { request: request(), browser_hash: "b".into() }, 0);
+        r.go(Command::Create { request: request(), browser_hash: "b".into(), place: None }, 0);
         for i in 0..MAX_CODE_TRIES {
             assert_eq!(r.go(Command::Describe, u64::from(i))["ok"], true);
         }
@@ -685,7 +837,7 @@ mod tests {
     #[test]
     fn the_waiting_page_is_bound_to_its_browser() {
         let mut r = Run::new();
-        r.go(Command::Create { request: request(), browser_hash: "b".into() }, 0);
+        r.go(Command::Create { request: request(), browser_hash: "b".into(), place: None }, 0);
         r.go(Command::Approve { pairing: "p".into() }, 1);
         assert_eq!(r.go(poll("someone-else"), 2)["state"], "not_this_browser");
         assert_eq!(r.go(poll("b"), 3)["state"], "approved");
@@ -694,7 +846,7 @@ mod tests {
     #[test]
     fn wrong_verifier_wrong_secret_and_expiry_are_invalid_grant() {
         let mut r = Run::new();
-        r.go(Command::Create { request: request(), browser_hash: "b".into() }, 0);
+        r.go(Command::Create { request: request(), browser_hash: "b".into(), place: None }, 0);
         r.go(Command::Approve { pairing: "p".into() }, 1);
         let secret = secret_of(r.go(poll("b"), 2)["redirect"].as_str().unwrap());
         assert_eq!(r.redeem(&secret, &"x".repeat(43), 3)["error"], "invalid_grant");
@@ -706,12 +858,15 @@ mod tests {
     fn unknown_expired_and_used_codes_are_refused_with_a_sentence() {
         let mut r = Run::new();
         assert_eq!(r.go(Command::Approve { pairing: "p".into() }, 0)["sentence"], refusal::UNKNOWN);
-        r.go(Command::Create { request: request(), browser_hash: "b".into() }, 0);
+        r.go(Command::Create { request: request(), browser_hash: "b".into(), place: None }, 0);
         assert_eq!(
             r.go(Command::Approve { pairing: "p".into() }, CONNECT_CODE_TTL_MS)["sentence"],
             refusal::UNKNOWN
         );
-        r.go(Command::Create { request: request(), browser_hash: "b".into() }, CONNECT_CODE_TTL_MS);
+        r.go(
+            Command::Create { request: request(), browser_hash: "b".into(), place: None },
+            CONNECT_CODE_TTL_MS,
+        );
         r.go(Command::Approve { pairing: "p".into() }, CONNECT_CODE_TTL_MS + 1);
         assert_eq!(
             r.go(Command::Approve { pairing: "q".into() }, CONNECT_CODE_TTL_MS + 2)["sentence"],
@@ -719,7 +874,7 @@ mod tests {
         );
         assert_eq!(
             r.go(
-                Command::Create { request: request(), browser_hash: "c".into() },
+                Command::Create { request: request(), browser_hash: "c".into(), place: None },
                 CONNECT_CODE_TTL_MS + 3
             )["ok"],
             false

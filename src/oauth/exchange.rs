@@ -300,7 +300,8 @@ mod tests {
             (pairing.as_str(), r.grant.as_str(), r.secret.as_deref()),
             (p.as_str(), "g2", Some("sec"))
         );
-        let granted = Granted { pairing: p.clone(), client_name: "C".into(), host: "h".into() };
+        let granted =
+            Granted { pairing: p.clone(), client_name: "C".into(), host: "h".into(), place: None };
         let t = tokens(&keys(), ORIGIN, granted, "g3", "s", 1_000_000);
         let body =
             format!("token={}&token_type_hint=access_token", t["access_token"].as_str().unwrap());
@@ -312,8 +313,12 @@ mod tests {
 
     #[test]
     fn the_issued_token_names_the_pairing_and_verifies() {
-        let granted =
-            Granted { pairing: "p".into(), client_name: "Claude".into(), host: "claude.ai".into() };
+        let granted = Granted {
+            pairing: "p".into(),
+            client_name: "Claude".into(),
+            host: "claude.ai".into(),
+            place: None,
+        };
         let t = tokens(&keys(), ORIGIN, granted, "g", "sec", 1_000_000);
         assert_eq!(t["refresh_token"], "p.g.sec");
         let access =

@@ -33,6 +33,10 @@ pub enum Purpose {
     ClientId,
     /// The `requestState` of a call that needs the client's input (2026-07-28).
     RequestState,
+    /// The check characters at the end of a connect code.
+    ConnectCode,
+    /// The sealed authorization request the waiting page hands back for its connect code.
+    AuthorizeSeal,
 }
 
 impl Purpose {
@@ -41,6 +45,8 @@ impl Purpose {
             Purpose::AccessToken => b"tabrelay access token v1",
             Purpose::ClientId => b"tabrelay client id v1",
             Purpose::RequestState => b"tabrelay request state v1",
+            Purpose::ConnectCode => b"tabrelay connect code v1",
+            Purpose::AuthorizeSeal => b"tabrelay authorize seal v1",
         }
     }
 }
@@ -108,6 +114,11 @@ impl Keys {
     pub fn verify(&self, purpose: Purpose, data: &[u8], tag: &[u8]) -> bool {
         self.current.verifies(purpose, data, tag)
             || self.previous.as_ref().is_some_and(|k| k.verifies(purpose, data, tag))
+    }
+
+    /// The current key, then the previous one during a rotation.
+    pub fn all(&self) -> impl Iterator<Item = &Key> {
+        core::iter::once(&self.current).chain(self.previous.as_ref())
     }
 
     /// The key with this id, current or previous.

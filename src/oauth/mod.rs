@@ -8,6 +8,7 @@ pub mod connect;
 pub mod error;
 pub mod exchange;
 pub mod keys;
+pub mod lookalike;
 pub mod metadata;
 pub mod pkce;
 pub mod token;

@@ -1,5 +1,6 @@
 //! The Durable Object of one connect code: stores its session in SQLite and applies the
-//! core's commands to it, one at a time.
+//! core's commands to it, one at a time. Its table is made on its first write (the code's
+//! creation), so a command for a code never created writes nothing.
 
 use tabrelay_bundle::fields::{Fields, FromValue};
 use worker::{durable_object, DurableObject, Env, Request, Response, Result, State};
@@ -28,26 +29,34 @@ pub struct ConnectCode {
 }
 
 impl ConnectCode {
+    /// The stored session; None when there is none (or no table: nothing was ever written).
     fn load(&self) -> Option<Session> {
         let sql = self.state.storage().sql();
         let rows = texts(sql.exec("SELECT body FROM session WHERE id = 1", None).ok()?, "body");
         rows.first().and_then(|body| from_json(body.as_bytes()))
     }
 
-    fn store(&self, session: Option<&Session>) -> Result<()> {
+    /// Stores what the core returned; `had` says whether a session was stored before (when
+    /// neither was nor is, nothing is touched).
+    fn store(&self, had: bool, session: Option<&Session>) -> Result<()> {
         let sql = self.state.storage().sql();
         match session {
             Some(s) => {
                 let body = serde_json::to_string(s)
                     .map_err(|e| worker::Error::RustError(e.to_string()))?;
                 sql.exec(
+                    "CREATE TABLE IF NOT EXISTS session (id INTEGER PRIMARY KEY, body TEXT NOT NULL)",
+                    None,
+                )?;
+                sql.exec(
                     "INSERT OR REPLACE INTO session (id, body) VALUES (1, ?)",
                     vec![body.into()],
                 )?;
             }
-            None => {
+            None if had => {
                 sql.exec("DELETE FROM session", None)?;
             }
+            None => {}
         }
         Ok(())
     }
@@ -55,11 +64,6 @@ impl ConnectCode {
 
 impl DurableObject for ConnectCode {
     fn new(state: State, _env: Env) -> Self {
-        // A table creation cannot fail on a healthy object; a failure surfaces at first use.
-        let _ = state.storage().sql().exec(
-            "CREATE TABLE IF NOT EXISTS session (id INTEGER PRIMARY KEY, body TEXT NOT NULL)",
-            None,
-        );
         Self { state }
     }
 
@@ -69,9 +73,11 @@ impl DurableObject for ConnectCode {
             return Response::error("bad code", 400);
         };
         let creating = matches!(envelope.command, Command::Create { .. });
+        let stored = self.load();
+        let had = stored.is_some();
         let (session, answer) =
-            apply(self.load(), envelope.command, now_ms(), &mut PlatformRandom, &code);
-        self.store(session.as_ref())?;
+            apply(stored, envelope.command, now_ms(), &mut PlatformRandom, &code);
+        self.store(had, session.as_ref())?;
         if creating && answer["ok"] == true {
             // Forget the session once neither the code nor an authorization code can be used.
             self.state
@@ -83,7 +89,7 @@ impl DurableObject for ConnectCode {
     }
 
     async fn alarm(&self) -> Result<Response> {
-        self.store(None)?;
+        self.store(true, None)?;
         Response::ok("forgotten")
     }
 }

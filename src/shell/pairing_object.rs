@@ -22,7 +22,7 @@ use worker::{
 };
 
 use super::{
-    ask_code, catalogue, from_json, json_response, now_ms, read_json, texts, PlatformRandom,
+    ask_code, catalogue, from_json, json_response, now_ms, read_json, routes, texts, PlatformRandom,
 };
 use crate::grants::{self, Grant, Refreshed};
 use crate::http;
@@ -355,9 +355,24 @@ impl Pairing {
         Ok(())
     }
 
-    /// A new grant for a redeemed code; it replaces the same client's and the least used.
-    fn new_grant(&self, request: GrantRequest) -> Result<GrantAnswer> {
-        let (grant, secret) = Grant::new(
+    /// The stored grants, those unused for too long dropped first.
+    fn live_grants(&self) -> Result<Vec<Grant>> {
+        let mut stored = self.grants();
+        let gone = grants::expired(&stored, now_ms());
+        for id in &gone {
+            self.delete_grant(id)?;
+        }
+        stored.retain(|g| !gone.contains(&g.id));
+        Ok(stored)
+    }
+
+    /// A new grant for a redeemed code; it removes no other. None: the pairing holds the most
+    /// it keeps.
+    fn new_grant(&self, request: GrantRequest) -> Result<Option<GrantAnswer>> {
+        if !grants::has_room(&self.live_grants()?, now_ms()) {
+            return Ok(None);
+        }
+        let (mut grant, secret) = Grant::new(
             request.id,
             request.client_id,
             request.client_name,
@@ -365,11 +380,9 @@ impl Pairing {
             now_ms(),
             &mut PlatformRandom,
         );
-        for id in grants::replaced_by(&self.grants(), &grant) {
-            self.delete_grant(&id)?;
-        }
+        grant.place = request.place;
         self.store_grant(&grant)?;
-        Ok(GrantAnswer { grant: grant.id, secret })
+        Ok(Some(GrantAnswer { grant: grant.id, secret }))
     }
 
     /// A refresh, serialised here: rotation, the retry grace, and reuse revoking the grant.
@@ -404,7 +417,7 @@ impl Pairing {
     }
 
     fn send_connections(&self, ws: &WebSocket) {
-        let list = self.grants().iter().map(Grant::info).collect();
+        let list = self.live_grants().unwrap_or_default().iter().map(Grant::info).collect();
         Self::send(ws, &RelayMessage::Connections { list });
     }
 
@@ -623,6 +636,19 @@ impl Pairing {
         if !wrong.allows(now_ms()) {
             return Ok(refused(sentences::TOO_MANY_WRONG_CODES));
         }
+        // A code this relay did not make is wrong without asking any code's Durable Object.
+        let issued = routes::config(&self.env).is_ok_and(|c| code.is_issued(&c.keys));
+        if !issued {
+            wrong.record(now_ms());
+            self.store_meta("wrong_codes", &wrong);
+            return Ok(refused(refusal::UNKNOWN));
+        }
+        if matches!(command, Command::Approve { .. })
+            && !grants::has_room(&self.live_grants()?, now_ms())
+        {
+            // Approving never pushes out a connection: the person forgets one first.
+            return Ok(refused(sentences::TOO_MANY_CONNECTIONS));
+        }
         let answer = ask_code(&self.env, code, command).await?;
         if answer["ok"] != true {
             wrong.record(now_ms());
@@ -636,6 +662,9 @@ impl Pairing {
                 client: text("client"),
                 host: text("host"),
                 verified: answer["verified"].as_str().map(str::to_owned),
+                age_ms: answer["age_ms"].as_u64().unwrap_or_default(),
+                place: answer["place"].as_str().map(str::to_owned),
+                lookalike: answer["lookalike"].as_str().map(str::to_owned),
             },
             TabAction::Deny(_) => RelayMessage::Denied { code: code.as_str().into() },
             _ => RelayMessage::Approved { code: code.as_str().into(), client: text("client") },
@@ -709,7 +738,10 @@ impl DurableObject for Pairing {
                 Err(_) => Response::error("bad state", 400),
             },
             "/grant" => match read_json::<GrantRequest>(&req.text().await?) {
-                Ok(request) => json_response(200, &self.new_grant(request)?),
+                Ok(request) => match self.new_grant(request)? {
+                    Some(answer) => json_response(200, &answer),
+                    None => Response::error(sentences::GRANT_REFUSED_FULL, 409),
+                },
                 Err(_) => Response::error("bad grant", 400),
             },
             "/refresh" => match read_json::<RefreshRequest>(&req.text().await?) {

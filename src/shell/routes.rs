@@ -25,7 +25,7 @@ use crate::jsonrpc::{self, ErrorCode, Id, RpcError};
 use crate::mcp::{self, input, Reply};
 use crate::oauth::authorize::{self, Named, Refusal};
 use crate::oauth::connect::Granted;
-use crate::oauth::connect::{Command, ConnectCode};
+use crate::oauth::connect::{self, Command, ConnectCode};
 use crate::oauth::error::OAuthError;
 use crate::oauth::exchange::TokenRequest;
 use crate::oauth::keys::Keys;
@@ -100,8 +100,11 @@ async fn route(
             json_response(200, &metadata::authorization_server(&origin))
         }
         (Method::Post, "/register") => register(req, config).await,
-        (Method::Get, "/authorize") => authorize_page(url, env, config, &origin).await,
-        (Method::Get, pages::STATUS_PATH) => authorize_status(&req, url, env, &origin).await,
+        (Method::Get, "/authorize") => authorize_page(&req, url, config, &origin).await,
+        (Method::Post, pages::CODE_PATH) => authorize_code(req, env, config, &origin).await,
+        (Method::Get, pages::STATUS_PATH) => {
+            authorize_status(&req, url, env, config, &origin).await
+        }
         (Method::Get, pages::WAIT_SCRIPT_PATH) => {
             let headers = Headers::new();
             headers.set("content-type", "text/javascript")?;
@@ -147,8 +150,22 @@ async fn register(mut req: Request, config: &Config) -> Result<Response> {
     }
 }
 
-async fn authorize_page(url: &str, env: &Env, config: &Config, origin: &str) -> Result<Response> {
-    let refused = |e: &OAuthError| html(400, pages::refused(e.code, &e.description));
+async fn authorize_page(
+    req: &Request,
+    url: &str,
+    config: &Config,
+    origin: &str,
+) -> Result<Response> {
+    // A program probing (it asks for JSON) reads an OAuth error; a person, the page.
+    let json = authorize::wants_json(req.headers().get("accept")?.as_deref());
+    let refused = |e: &OAuthError| {
+        if json {
+            let status = if e.code == "invalid_client" { 401 } else { 400 };
+            json_response(status, &e.body())
+        } else {
+            html(400, pages::refused(e.code, &e.description))
+        }
+    };
     let pairs = http::query_of(url);
     let asking: authorize::Asking = match authorize::client_named(&pairs, &config.keys) {
         Ok(Named::Registered(client)) => client.into(),
@@ -169,22 +186,57 @@ async fn authorize_page(url: &str, env: &Env, config: &Config, origin: &str) -> 
             return Ok(Response::empty()?.with_status(302).with_headers(headers));
         }
     };
+    // No connect code yet: the page's script asks for one with the sealed request.
+    let asker = pages::Asker {
+        name: &request.client_name,
+        verified_domain: request.verified_domain.as_deref(),
+        redirect_host: clients::host_of(&request.redirect_uri),
+    };
+    html(200, pages::waiting(&authorize::seal(&config.keys, &request, now_ms()), &asker))
+}
+
+/// The longest sealed request the waiting page posts back, in bytes.
+const MAX_SEAL_BYTES: usize = 32 * 1024;
+
+/// The waiting page, running in a browser, asks for its connect code with its sealed request:
+/// the code's Durable Object is made now, and the browser's cookie binds the page to it.
+async fn authorize_code(
+    mut req: Request,
+    env: &Env,
+    config: &Config,
+    origin: &str,
+) -> Result<Response> {
+    let stale = || {
+        json_response(
+            400,
+            &json!({"sentence": "This waiting page is too old to use; start connecting again from the app."}),
+        )
+    };
+    let body = req.bytes().await.unwrap_or_default();
+    if body.len() > MAX_SEAL_BYTES {
+        return stale();
+    }
+    let sealed = String::from_utf8_lossy(&body);
+    let Some(request) = authorize::unseal(&config.keys, &sealed, now_ms()) else {
+        return stale();
+    };
+    let place = place_of(&req, origin);
     let browser_secret = random_token(&mut PlatformRandom, 32);
     let browser_hash = sha256_hex(browser_secret.as_bytes());
     for _ in 0..4 {
-        let code = ConnectCode::generate(&mut PlatformRandom);
-        let command =
-            Command::Create { request: request.clone(), browser_hash: browser_hash.clone() };
+        let code = ConnectCode::generate(&mut PlatformRandom, &config.keys);
+        let command = Command::Create {
+            request: request.clone(),
+            browser_hash: browser_hash.clone(),
+            place: place.clone(),
+        };
         let answer = ask_code(env, &code, command).await?;
         if answer["ok"] != true {
             continue; // The code is taken: draw another.
         }
-        let asker = pages::Asker {
-            name: &request.client_name,
-            verified_domain: request.verified_domain.as_deref(),
-            redirect_host: clients::host_of(&request.redirect_uri),
-        };
-        let mut res = html(200, pages::waiting(&code.display(), &config.app_url, &asker))?;
+        let display = code.display();
+        let link = pages::approval_link(&config.app_url, &display);
+        let mut res = json_response(200, &json!({"code": display, "link": link}))?;
         let secure = if origin.starts_with("https://") { "; Secure" } else { "" };
         res.headers_mut().set(
             "set-cookie",
@@ -195,14 +247,32 @@ async fn authorize_page(url: &str, env: &Env, config: &Config, origin: &str) -> 
         )?;
         return Ok(res);
     }
-    let sentence = "The relay could not make a connect code just now; try again.";
-    html(503, pages::refused("temporarily_unavailable", sentence))
+    json_response(
+        503,
+        &json!({"sentence": "The relay could not make a connect code just now; reload this page."}),
+    )
 }
 
-async fn authorize_status(req: &Request, url: &str, env: &Env, origin: &str) -> Result<Response> {
+/// Where the request came from, as the platform says (its `cf` data on Cloudflare; not
+/// known under `wrangler dev`): "City, CC", or None.
+fn place_of(req: &Request, origin: &str) -> Option<String> {
+    use worker::js_sys::Reflect;
+    let cf = Reflect::get(req.inner(), &"cf".into()).ok().filter(|v| v.is_object())?;
+    let field = |k: &str| Reflect::get(&cf, &k.into()).ok().and_then(|v| v.as_string());
+    connect::place_said(origin, field("city").as_deref(), field("country").as_deref())
+}
+
+async fn authorize_status(
+    req: &Request,
+    url: &str,
+    env: &Env,
+    config: &Config,
+    origin: &str,
+) -> Result<Response> {
     let query = http::query_of(url);
     let code = query.iter().find(|(k, _)| k == "code").and_then(|(_, v)| ConnectCode::parse(v));
-    let Some(code) = code else {
+    // A code this relay did not make is refused before any Durable Object is addressed.
+    let Some(code) = code.filter(|c| c.is_issued(&config.keys)) else {
         return json_response(400, &json!({"state": "expired"}));
     };
     let cookies = req.headers().get("cookie")?;
@@ -228,6 +298,10 @@ async fn token_endpoint(
     };
     let pairings = env.durable_object(PAIRING_BINDING)?;
     match request {
+        TokenRequest::Code(code, _) if !code.is_issued(&config.keys) => {
+            // Not a code this relay made: refused before any Durable Object is addressed.
+            oauth_error(&OAuthError::invalid_grant("The authorization code is unknown or expired."))
+        }
         TokenRequest::Code(code, command) => {
             let (client_id, grant_id) = match &command {
                 Command::Redeem { client_id, grant, .. } => (client_id.clone(), grant.clone()),
@@ -255,8 +329,14 @@ async fn token_endpoint(
                 client_id,
                 client_name: granted.client_name.clone(),
                 host: granted.host.clone(),
+                place: granted.place.clone(),
             };
-            let grant: GrantAnswer = ask_object(&pairing, "/grant", &request).await?;
+            let mut made = post_object(&pairing, "/grant", &request).await?;
+            if made.status_code() == 409 {
+                // The pairing filled up between the approval and now: it removes none.
+                return oauth_error(&OAuthError::invalid_grant(sentences::GRANT_REFUSED_FULL));
+            }
+            let grant: GrantAnswer = read_json(&made.text().await?)?;
             let tokens = exchange::tokens(
                 &config.keys,
                 origin,
@@ -272,7 +352,7 @@ async fn token_endpoint(
             let grant = request.grant.clone();
             match ask_object::<RefreshAnswer>(&stub, "/refresh", &request).await? {
                 RefreshAnswer::Rotated { secret, client_name, host } => {
-                    let granted = Granted { pairing, client_name, host };
+                    let granted = Granted { pairing, client_name, host, place: None };
                     let tokens =
                         exchange::tokens(&config.keys, origin, granted, &grant, &secret, now_ms());
                     json_response(200, &tokens)

@@ -1,7 +1,10 @@
 // The Tabrelay demo page: draws the app's data, shows the connection, the history and the
 // agents' calls, approves connect codes the person types, and answers the relay's calls.
 // Once a whole connect code is typed (or opened with the waiting page's link), the page asks
-// the relay once who wants it and says so; the person approves or denies the code.
+// the relay once who wants it and says so (how long ago and from where the request started, a
+// warning when an unverified name looks like a well-known app's, in the relay's words); the
+// person approves or denies the code. A code opened from a link for an unverified client is
+// shown with its last characters hidden, and Approve needs them typed from the waiting page.
 // The person sets per tool whether a call asks them first, runs without asking, or is refused
 // (destructive tools ask unless they chose otherwise); the settings are kept in localStorage
 // and the tab states its tools with them to the relay at once. A call to a tool that asks waits
@@ -12,7 +15,7 @@
 // Query parameters: ?relay=<address> (default http://127.0.0.1:8787) and ?seed=<number>
 // (default: a random one kept in sessionStorage, so a reload shows the same data).
 
-import { RelayClient, connectCodeFromFragment, catalogueTools, defaultSetting } from '../relay-client.js';
+import { RelayClient, connectCodeFromFragment, catalogueTools, defaultSetting, normalCode, maskedCode, tailMatches, lookalikeSentence, CONSENT } from '../relay-client.js';
 import { CATALOGUE } from '../generated/bundle.js';
 import { createDemoApp, pictureSize, toolSettings, PERSON, PICTURE_WIDTH_DEFAULT } from './app.js';
 
@@ -79,6 +82,11 @@ let describeTimer = null;
 let decisions = 0;
 /** The code requests (describe, approve, deny) one after another: the relay client keeps one per code. */
 let codeTurn = Promise.resolve();
+/**
+ * The code opened from the waiting page's link (normalized), shown masked in the field: the
+ * person confirms its last characters unless the relay says its client is verified.
+ */
+let linked = null;
 
 $('dataset-name').textContent = app.dataset.name;
 renderSettings();
@@ -103,9 +111,19 @@ window.addEventListener('resize', () => {
     drawScreen();
   });
 });
+$('code-hint').textContent = `An agent that asks to use this tab shows a connect code on its waiting page. ${CONSENT.APPROVE_ONLY_YOURS}`;
+$('code-tail-label').textContent = CONSENT.TAIL_ASK;
 $('approve-form').addEventListener('submit', approve);
 $('deny').addEventListener('click', deny);
-$('code').addEventListener('input', () => codeEdited(false));
+$('code').addEventListener('input', () => {
+  // Typing in the field leaves the linked code: a whole code typed needs no extra step.
+  if (linked) {
+    linked = null;
+    $('code').value = '';
+    showTail(false);
+  }
+  codeEdited(false);
+});
 $('undo').addEventListener('click', undo);
 $('confirm-allow').addEventListener('click', () => answerCard(true));
 $('confirm-deny').addEventListener('click', () => answerCard(false));
@@ -504,12 +522,26 @@ function showStatus(state, detail = {}) {
 function offerCodeFromFragment() {
   const code = connectCodeFromFragment(location.hash);
   if (!code) return;
-  $('code').value = code;
+  linked = wholeCode(code);
+  // Hidden until the relay says the client is verified: the person types them from the page.
+  $('code').value = linked ? maskedCode(linked) : code;
+  showTail(Boolean(linked));
   delete $('approve-result').dataset.code;
   $('approve-result').textContent =
     'Check that this code matches the one on the waiting page, then press Approve.';
   $('code').focus();
   codeEdited(true);
+}
+
+/** Shows or hides the field for the linked code's last characters. */
+function showTail(show) {
+  $('tail-box').hidden = !show;
+  if (!show) $('code-tail').value = '';
+}
+
+/** The whole code the field stands for: the linked one, or the one typed. */
+function fieldCode() {
+  return linked ?? wholeCode($('code').value);
 }
 
 /**
@@ -524,7 +556,7 @@ function wholeCode(text) {
 /** The code field changed: what was said about another code goes; a whole code is described soon (or `now`). */
 function codeEdited(now) {
   clearTimeout(describeTimer);
-  const code = wholeCode($('code').value);
+  const code = fieldCode();
   const asker = $('code-asker');
   if (asker.dataset.code !== code) {
     asker.textContent = '';
@@ -543,7 +575,7 @@ function codeEdited(now) {
 /** Says who asks for the code in the field: from what the relay said, or by asking it once. */
 async function describeCode() {
   clearTimeout(describeTimer);
-  const code = wholeCode($('code').value);
+  const code = fieldCode();
   if (!code) return;
   if (described.has(code)) {
     showDescription(code, described.get(code));
@@ -554,8 +586,7 @@ async function describeCode() {
   const asked = decisions;
   let said;
   try {
-    const { client, host, verified } = await inTurn(() => relay.describe(code));
-    said = { client, host, verified };
+    said = await inTurn(() => relay.describe(code));
   } catch (err) {
     // A request lost with the connection may not have reached the relay: ask again once connected.
     if (relay.status !== 'connected') {
@@ -570,9 +601,17 @@ async function describeCode() {
 
 /** Shows what the relay said about `code` if the field still holds it. */
 function showDescription(code, said) {
-  if (!said || wholeCode($('code').value) !== code) return;
+  if (!said || fieldCode() !== code) return;
   const asker = $('code-asker');
   const result = $('approve-result');
+  const lookalike = $('code-lookalike');
+  lookalike.hidden = !said.lookalike;
+  lookalike.textContent = said.lookalike ? lookalikeSentence(shown(said.lookalike)) : '';
+  if (linked === code) {
+    // A verified client's link keeps one click; an unverified one's needs the last characters.
+    if (said.verified) $('code').value = code.slice(0, 5) + '-' + code.slice(5);
+    showTail(!said.verified);
+  }
   if (said.sentence) {
     asker.textContent = '';
     delete asker.dataset.code;
@@ -587,7 +626,9 @@ function showDescription(code, said) {
       ? `“${shown(said.client)}” (name given by the app, not verified)`
       : 'An agent app that gave no name';
   const back = said.host ? `; you will be sent back to ${shown(said.host)}` : '';
-  asker.textContent = `${who} asks to act in this tab${back}.`;
+  const started = Number.isFinite(said.age_ms) ? `It started ${ago(Date.now() - said.age_ms)}` : 'It started at an unknown time';
+  const where = said.place ? `, from ${shown(said.place)}.` : `. ${CONSENT.PLACE_UNKNOWN}`;
+  asker.textContent = `${who} asks to act in this tab${back}. ${started}${where}`;
   asker.dataset.code = code;
   if (result.dataset.code) {
     result.textContent = '';
@@ -614,16 +655,27 @@ function decided() {
  * again, the relay is asked again (and says the code is spent).
  */
 function codeDone(code) {
-  described.delete(wholeCode(code));
+  described.delete(wholeCode(code) ?? code);
+  linked = null;
+  showTail(false);
   $('code').value = '';
   $('code-asker').textContent = '';
   delete $('code-asker').dataset.code;
+  $('code-lookalike').hidden = true;
+  $('code-lookalike').textContent = '';
   if (connectCodeFromFragment(location.hash)) history.replaceState(null, '', location.pathname + location.search);
 }
 
 /** Approves the code the person typed; never runs without their press. */
 function approve(event) {
   event.preventDefault();
+  const code = fieldCode();
+  if (linked && code === linked && !described.get(code)?.verified && !tailMatches(code, $('code-tail').value)) {
+    // Nothing is sent: only the person holding the waiting page knows these characters.
+    $('approve-result').textContent = $('code-tail').value.trim() ? CONSENT.TAIL_WRONG : CONSENT.TAIL_ASK;
+    $('code-tail').focus();
+    return undefined;
+  }
   return decide('approve', 'Approving…', async (code) => {
     const { client } = await relay.approve(code);
     refreshConnections();
@@ -647,7 +699,7 @@ function deny() {
  */
 async function decide(action, doing, run) {
   const result = $('approve-result');
-  const typed = $('code').value.trim();
+  const typed = linked ?? $('code').value.trim();
   if (!typed) {
     result.textContent = 'Type the connect code shown on the waiting page.';
     return;
@@ -719,7 +771,8 @@ function renderConnections(list) {
       unverified.textContent = '(name given by the app, not verified)';
       const when = document.createElement('span');
       when.className = 'when';
-      when.textContent = `redirects to ${shown(c.host)} · connected ${ago(c.created_ms)} · last used ${ago(c.used_ms)}`;
+      const from = c.place ? `from ${shown(c.place)}` : 'from a place not known';
+      when.textContent = `redirects to ${shown(c.host)} · connected ${ago(c.created_ms)} ${from} · last used ${ago(c.used_ms)}`;
       when.title = `Connected ${localTime(c.created_ms)}, last used ${localTime(c.used_ms)}`;
       who.append(name, ' ', unverified, when);
       const forget = document.createElement('button');

@@ -1,7 +1,8 @@
 """The official MCP Python SDK (mcp 2.3.0) against the relay, without a person.
 
 It connects to ${TABRELAY_URL}/ with the SDK's OAuthClientProvider (dynamic registration, PKCE,
-in-memory token storage). Its redirect handler opens the /authorize URL as a browser would,
+in-memory token storage). Its redirect handler opens the /authorize URL as a browser would
+(the page, then its script's POST of the sealed request to /authorize/code for the code),
 reads the connect code and the cookie from the waiting page, prints `CODE <code>` on stdout for
 the approver (tests/e2e/python_sdk.test.mjs, whose tab approves it), and polls
 /authorize/status with that cookie until the page says where to go; the callback handler
@@ -72,11 +73,15 @@ class HeadlessBrowser:
         self.authorizations += 1
         async with httpx2.AsyncClient(follow_redirects=False, timeout=15) as http:
             page = await http.get(authorization_url)
-            match = re.search(r'id="code">([0-9A-Z-]+)<', page.text)
-            if page.status_code != 200 or not match:
-                raise RuntimeError(f"no connect code on the waiting page ({page.status_code}): {page.text[:300]}")
-            code = match.group(1)
-            cookie = (page.headers.get("set-cookie") or "").split(";")[0]
+            # What the page's script does: post the sealed request back for the connect code.
+            sealed = re.search(r'data-request="([^"]*)"', page.text)
+            if page.status_code != 200 or not sealed:
+                raise RuntimeError(f"no waiting page ({page.status_code}): {page.text[:300]}")
+            made = await http.post(f"{RELAY}/authorize/code", content=sealed.group(1))
+            code = made.json().get("code") if made.status_code == 200 else None
+            if not code:
+                raise RuntimeError(f"no connect code ({made.status_code}): {made.text[:300]}")
+            cookie = (made.headers.get("set-cookie") or "").split(";")[0]
             # The approver (the tab) reads this line and approves the code.
             print(f"CODE {code}", flush=True)
             deadline = time.monotonic() + APPROVAL_WAIT_S

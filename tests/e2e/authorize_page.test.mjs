@@ -16,17 +16,19 @@ async function authorizeUrl(over = {}) {
   return url;
 }
 
-test('the waiting page shows the code, who asks (escaped), and is locked down', async () => {
+test('the waiting page shows who asks (escaped), is locked down, and its script gets the code', async () => {
   const page = await openWaitingPage(await authorizeUrl());
   assert.equal(page.status, 200);
   assert.match(page.code, /^[0-9A-HJKMNP-TV-Z]{5}-[0-9A-HJKMNP-TV-Z]{5}$/);
   assert.ok(page.html.includes('Page test &lt;b&gt;app&lt;/b&gt;'), 'the client name is escaped');
   assert.ok(!page.html.includes('<b>app</b>'));
   assert.ok(page.html.includes('not verified'));
-  assert.ok(page.html.includes(`#tabrelay-connect=${page.code}`), 'the link carries the code in the fragment');
+  assert.equal(page.headers.get('set-cookie'), null, 'the page alone makes no code and sets no cookie');
+  assert.ok(!page.html.includes(page.code), 'the page alone shows no code');
+  assert.ok(page.link.endsWith(`#tabrelay-connect=${page.code}`), 'the link carries the code in the fragment');
   assert.match(page.headers.get('content-security-policy'), /frame-ancestors 'none'/);
   assert.equal(page.headers.get('cache-control'), 'no-store');
-  assert.match(page.headers.get('set-cookie'), /HttpOnly/);
+  assert.match(page.made.headers.get('set-cookie'), /HttpOnly/);
   // Another browser (no cookie) cannot collect this page's approval.
   const r = await fetch(`${RELAY}/authorize/status?code=${page.code}`);
   assert.equal((await r.json()).state, 'not_this_browser');

@@ -57,6 +57,7 @@ test('the person sees the SDK client among the connections and forgets it; its n
   assert.match(shown, /SDK e2e client/);
   assert.match(shown, /not verified/);
   assert.match(shown, /127\.0\.0\.1/);
+  assert.match(shown, /from a place not known/, 'where it was made (wrangler dev does not say)');
   assert.ok(await page.isHidden('#connections-empty'));
   assert.ok(await items.first().locator('button.forget').getAttribute('data-id'));
 

@@ -57,10 +57,10 @@ test('the person types the code, sees who asks, and denies it; the agent app is 
 test('the waiting page’s link shows who asks without a press, and approves nothing', async () => {
   const waiting = await waitingPage('Linked app');
   const page = await openDemo(browser, `#tabrelay-connect=${waiting.code}`);
-  assert.equal(await page.inputValue('#code'), waiting.code);
+  assert.equal(await page.inputValue('#code'), `${waiting.code.slice(0, 7)}••••`, 'an unverified client’s linked code is shown without its last characters');
 
   const asker = await askerSays(page);
-  assert.match(asker, /“Linked app” \(name given by the app, not verified\) asks to act in this tab; you will be sent back to 127\.0\.0\.1\./);
+  assert.match(asker, /“Linked app” \(name given by the app, not verified\) asks to act in this tab; you will be sent back to 127\.0\.0\.1\. It started .+\. Where this request came from is not known\./);
   assert.doesNotMatch(await page.textContent('#approve-result'), /Connected|Denied/);
   const r = await fetch(`${RELAY}/authorize/status?code=${encodeURIComponent(waiting.code)}`, { headers: { cookie: waiting.cookie } });
   assert.equal((await r.json()).state, 'waiting', 'still the person’s to decide');

@@ -42,8 +42,11 @@ test('the person approves the code in the demo page and the agent’s calls are 
 
 test('the waiting page’s link opens the app with the code filled in, never approved by itself', async () => {
   const page = await openDemo(browser, '#tabrelay-connect=ABCDE-12345');
-  assert.equal(await page.inputValue('#code'), 'ABCDE-12345');
+  assert.equal(await page.inputValue('#code'), 'ABCDE-1••••', 'filled in, its last characters hidden until the client is known verified');
   assert.doesNotMatch(await page.textContent('#approve-result'), /Connected/);
+  // The relay knows no such code: the page says so without a press.
+  await page.waitForFunction(() => /not waiting for approval/.test(document.getElementById('approve-result').textContent), null, { timeout: 10_000 });
+  await page.fill('#code-tail', '2345');
   await page.click('#approve');
   await page.waitForFunction(() => /not waiting for approval/.test(document.getElementById('approve-result').textContent), null, { timeout: 10_000 });
   await page.close();

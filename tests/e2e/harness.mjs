@@ -97,16 +97,36 @@ export function pkcePair() {
   return { verifier, challenge };
 }
 
+/** Where the waiting page's script posts its sealed request for a connect code. */
+export const CODE_PATH = '/authorize/code';
+
 /**
- * Opens the waiting page of an authorization URL as a browser would; returns the code shown,
- * the cookie that binds the page to this "browser", and the page.
+ * Opens the waiting page of an authorization URL as a browser would: the page, then what its
+ * script does, posting the sealed request for the connect code. Returns the code, the link,
+ * the cookie that binds the page to this "browser", the page (`status`, `headers`, `html`) and
+ * the code's answer (`made`: its `status`, `headers`, `body`).
  */
 export async function openWaitingPage(authorizationUrl) {
   const r = await fetch(authorizationUrl, { redirect: 'manual' });
   const html = await r.text();
-  const code = /id="code">([0-9A-Z-]+)</.exec(html)?.[1];
+  const sealed = /data-request="([^"]*)"/.exec(html)?.[1];
+  if (!sealed) return { status: r.status, headers: r.headers, html, code: undefined, cookie: '' };
+  const made = await askForCode(new URL(authorizationUrl).origin, sealed);
+  return { status: r.status, headers: r.headers, html, code: made.body.code, link: made.body.link, cookie: made.cookie, made };
+}
+
+/** What the waiting page's script does first: posts the sealed request, gets the code. */
+export async function askForCode(relay, sealed, headers = {}) {
+  const r = await fetch(`${relay}${CODE_PATH}`, { method: 'POST', body: sealed, headers });
+  const text = await r.text();
+  let body = null;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    body = text;
+  }
   const cookie = (r.headers.get('set-cookie') || '').split(';')[0];
-  return { status: r.status, headers: r.headers, html, code, cookie };
+  return { status: r.status, headers: r.headers, body, cookie };
 }
 
 /** Asks the waiting page's status until it says where to go (or `ms` pass). */

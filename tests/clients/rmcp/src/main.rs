@@ -2,8 +2,9 @@
 //!
 //! It connects to `${TABRELAY_URL}/` with rmcp's `OAuthState` (discovery, dynamic
 //! registration, PKCE, an in-memory credential store that counts its saves): it opens the
-//! authorization URL as a browser would (one GET, no redirects followed), reads the connect code
-//! and the cookie from the waiting page, prints `CODE <code>` on stdout for the approver
+//! authorization URL as a browser would (one GET, no redirects followed, then the page script's
+//! POST of the sealed request to `/authorize/code`), reads the connect code and the cookie from
+//! that answer, prints `CODE <code>` on stdout for the approver
 //! (tests/e2e/rmcp_client.test.mjs, whose tab approves it), and polls `/authorize/status` with
 //! that cookie until the page says where to go; that redirect URL goes to
 //! `OAuthState::handle_callback_url`.
@@ -117,24 +118,34 @@ async fn headless_browser(relay: &str, authorization_url: &str) -> Result<String
         .build()?;
     let page = http.get(authorization_url).send().await?;
     let status = page.status();
-    let cookie = page
+    let text = page.text().await?;
+    // What the page's script does: post the sealed request back for the connect code.
+    let sealed = text
+        .split_once("data-request=\"")
+        .and_then(|(_, rest)| rest.split_once('"'))
+        .map(|(sealed, _)| sealed.to_string());
+    let Some(sealed) = sealed.filter(|_| status.is_success()) else {
+        let head: String = text.chars().take(300).collect();
+        return Err(format!("no waiting page ({status}): {head}").into());
+    };
+    let made = http.post(format!("{relay}/authorize/code")).body(sealed).send().await?;
+    let cookie = made
         .headers()
         .get(reqwest::header::SET_COOKIE)
         .and_then(|v| v.to_str().ok())
         .map(|v| v.split(';').next().unwrap_or("").to_string())
         .unwrap_or_default();
-    let text = page.text().await?;
-    let code = text
-        .split_once("id=\"code\">")
-        .and_then(|(_, rest)| rest.split_once('<'))
-        .map(|(code, _)| code.to_string())
+    let made: Value = serde_json::from_str(&made.text().await?)?;
+    let code = made
+        .get("code")
+        .and_then(Value::as_str)
         .filter(|c| {
             !c.is_empty()
                 && c.chars().all(|ch| ch.is_ascii_digit() || ch.is_ascii_uppercase() || ch == '-')
-        });
-    let Some(code) = code.filter(|_| status.is_success()) else {
-        let head: String = text.chars().take(300).collect();
-        return Err(format!("no connect code on the waiting page ({status}): {head}").into());
+        })
+        .map(str::to_owned);
+    let Some(code) = code else {
+        return Err(format!("no connect code: {made}").into());
     };
     // The approver (the tab) reads this line and approves the code.
     println!("CODE {code}");
