@@ -33,6 +33,8 @@ pub enum Purpose {
     ClientId,
     /// The `requestState` of a call that needs the client's input (2026-07-28).
     RequestState,
+    /// The tag of a refresh token, checked before any pairing is asked about it.
+    RefreshToken,
 }
 
 impl Purpose {
@@ -41,6 +43,7 @@ impl Purpose {
             Purpose::AccessToken => b"tabrelay access token v1",
             Purpose::ClientId => b"tabrelay client id v1",
             Purpose::RequestState => b"tabrelay request state v1",
+            Purpose::RefreshToken => b"tabrelay refresh token v1",
         }
     }
 }
