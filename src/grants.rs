@@ -33,6 +33,15 @@ pub const PREVIOUS_TOKEN_GRACE_MS: u64 = 2 * 60_000;
 /// is kept that long and the late creation refused; ten minutes leave ample room.
 pub const REPLAYED_KEPT_MS: u64 = 10 * 60_000;
 
+/// Whether grant `id` may be made at `now_ms`, given the replays of authorization codes the
+/// pairing recorded (`(grant id, kept until)`): not when a replay of its code revoked it first.
+/// A replay's revocation names the grant id its first redemption chose, so the two orders come
+/// to the same: made then revoked, or revoked then refused.
+#[must_use]
+pub fn may_make(id: &str, replayed: &[(String, u64)], now_ms: u64) -> bool {
+    !replayed.iter().any(|(r, until)| r == id && now_ms < *until)
+}
+
 /// One connection, as stored. Refresh tokens are kept as hashes only.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Grant {
@@ -386,6 +395,18 @@ mod tests {
         v.as_object_mut().unwrap().remove("rotated_ms");
         let read = Grant::from_value(v).unwrap();
         assert_eq!(read.rotated_ms, 5000);
+    }
+
+    #[test]
+    fn a_grant_whose_code_was_replayed_first_is_not_made_while_the_replay_is_kept() {
+        // The replay's revocation reached the pairing at 1000, before the first redemption's
+        // creation of grant g1.
+        let replayed = vec![("g1".to_owned(), 1000 + REPLAYED_KEPT_MS)];
+        assert!(!may_make("g1", &replayed, 1001));
+        assert!(!may_make("g1", &replayed, 1000 + REPLAYED_KEPT_MS - 1));
+        assert!(may_make("g2", &replayed, 1001), "another grant is made");
+        assert!(may_make("g1", &[], 1001));
+        assert!(may_make("g1", &replayed, 1000 + REPLAYED_KEPT_MS), "a record is dropped in time");
     }
 
     #[test]

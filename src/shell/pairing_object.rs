@@ -386,11 +386,11 @@ impl Pairing {
         Ok(())
     }
 
-    /// Whether grant `id` was revoked by a replay of its authorization code (and may not be made).
-    fn replayed(&self, id: &str) -> bool {
-        let query = "SELECT until AS v FROM replayed WHERE id = ? AND until > ?";
-        let found: Vec<Value> = self.values(query, vec![id.into(), (now_ms() as i64).into()]);
-        !found.is_empty()
+    /// The grants revoked by a replay of their authorization code, with the time each is kept.
+    fn replayed(&self, id: &str) -> Vec<(String, u64)> {
+        let query = "SELECT CAST(until AS TEXT) AS v FROM replayed WHERE id = ?";
+        let found: Vec<Value> = self.values(query, vec![id.into()]);
+        found.iter().filter_map(Value::as_u64).map(|until| (id.to_owned(), until)).collect()
     }
 
     /// The authorization code that makes grant `id` was replayed: the grant is revoked now, and
@@ -410,7 +410,7 @@ impl Pairing {
     /// A new grant for a redeemed code; it replaces the same client's and the least used. None
     /// when its code was replayed first (see [`Self::revoke_replayed`]).
     fn new_grant(&self, request: GrantRequest) -> Result<Option<GrantAnswer>> {
-        if self.replayed(&request.id) {
+        if !grants::may_make(&request.id, &self.replayed(&request.id), now_ms()) {
             return Ok(None);
         }
         let (grant, secret) = Grant::new(
