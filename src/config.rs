@@ -17,6 +17,10 @@ pub struct Config {
     /// The origins of browser-based agent apps whose pages may call the MCP endpoint
     /// (`CLIENT_ORIGINS`; none by default).
     pub client_origins: Vec<String>,
+    /// Single-label names the relay may fetch client metadata documents from
+    /// (`LOCAL_METADATA_HOSTS`; none by default: for local development and tests only, see
+    /// [`crate::oauth::cimd::check_fetchable`]).
+    pub local_metadata_hosts: Vec<String>,
 }
 
 /// A comma- or space-separated list of origins, without trailing slashes.
@@ -61,13 +65,28 @@ impl Config {
                 }
             },
         };
-        Ok(Self { keys, allowed_origins, app_url, call_wait_ms, client_origins: Vec::new() })
+        Ok(Self {
+            keys,
+            allowed_origins,
+            app_url,
+            call_wait_ms,
+            client_origins: Vec::new(),
+            local_metadata_hosts: Vec::new(),
+        })
     }
 
     /// The configuration with the browser-based agent apps' origins (`CLIENT_ORIGINS`).
     #[must_use]
     pub fn with_client_origins(mut self, list: Option<&str>) -> Self {
         self.client_origins = origins(list);
+        self
+    }
+
+    /// The configuration with the single-label names client metadata may be fetched from
+    /// (`LOCAL_METADATA_HOSTS`, comma- or space-separated).
+    #[must_use]
+    pub fn with_local_metadata_hosts(mut self, list: Option<&str>) -> Self {
+        self.local_metadata_hosts = origins(list);
         self
     }
 
@@ -126,6 +145,8 @@ mod tests {
         assert!(c.allows_caller(Some("https://a.example"), "https://relay.example"));
         assert!(!c.allows_caller(Some("http://evil.example.com"), "https://relay.example"));
         assert!(!c.allows_caller(Some("null"), "https://relay.example"));
+        let c = c.with_local_metadata_hosts(Some("vm, devbox"));
+        assert_eq!(c.local_metadata_hosts, ["vm", "devbox"]);
         let c = c.with_client_origins(Some("http://localhost:6274/"));
         assert!(c.allows_caller(Some("http://localhost:6274"), "https://relay.example"));
         assert!(!c.allows_caller(Some("http://localhost:6275"), "https://relay.example"));

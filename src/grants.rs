@@ -1,7 +1,10 @@
 //! Grants: one per connection of an agent app to a pairing, kept in the pairing's storage.
-//! Refresh tokens rotate on every use; the previous one stays valid until the new one is first
-//! used (so a retry after a lost answer works); an older one revokes the whole grant. Every
-//! decision is here, over plain values; the pairing's Durable Object stores what it returns.
+//! Refresh tokens rotate on every use; the previous one stays valid for a short grace after the
+//! rotation while the new one is unused (so a retry after a lost answer works); an older one, or
+//! the previous one after its grace, revokes the whole grant. A refresh token carries a tag
+//! keyed by the relay, so one the relay did not issue is refused before any pairing is asked.
+//! Every decision is here, over plain values; the pairing's Durable Object stores what it
+//! returns.
 //!
 //! Approving never removes another connection (every Claude user shares one client id, so
 //! "the same client replaces" would let a phished approval push out the person's own). A
@@ -15,6 +18,10 @@ use serde_json::Value;
 use tabrelay_bundle::fields::{Fields, FromValue};
 use tabrelay_bundle::protocol::ConnectionInfo;
 
+use base64::engine::general_purpose::URL_SAFE_NO_PAD as B64;
+use base64::Engine as _;
+
+use crate::oauth::keys::{Keys, Purpose};
 use crate::oauth::{random_token, sha256_hex, Entropy, REFRESH_TOKEN_TTL_MS};
 
 /// How many retired refresh tokens a grant remembers, to recognise their reuse.
@@ -23,6 +30,25 @@ pub const RETIRED_KEPT: usize = 16;
 pub const MAX_GRANTS: usize = 50;
 /// A connection unused this long is dropped (its refresh token expired with it).
 pub const UNUSED_EXPIRY_MS: u64 = REFRESH_TOKEN_TTL_MS;
+/// How long after a rotation the refresh token before the newest may still be presented (as a
+/// retry, while the newest is unused), in milliseconds. A client whose token response was lost
+/// retries within seconds; a previous token presented later is more likely a copy in someone
+/// else's hands than a retry, so it is then treated as reuse and revokes the grant.
+pub const PREVIOUS_TOKEN_GRACE_MS: u64 = 2 * 60_000;
+/// How long a pairing refuses to make a grant revoked by a replay of its authorization code, in
+/// milliseconds. The replay's revocation can reach the pairing before the first redemption's
+/// creation of the grant (both follow the code's single use within moments), so the revocation
+/// is kept that long and the late creation refused; ten minutes leave ample room.
+pub const REPLAYED_KEPT_MS: u64 = 10 * 60_000;
+
+/// Whether grant `id` may be made at `now_ms`, given the replays of authorization codes the
+/// pairing recorded (`(grant id, kept until)`): not when a replay of its code revoked it first.
+/// A replay's revocation names the grant id its first redemption chose, so the two orders come
+/// to the same: made then revoked, or revoked then refused.
+#[must_use]
+pub fn may_make(id: &str, replayed: &[(String, u64)], now_ms: u64) -> bool {
+    !replayed.iter().any(|(r, until)| r == id && now_ms < *until)
+}
 
 /// One connection, as stored. Refresh tokens are kept as hashes only.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -43,8 +69,11 @@ pub struct Grant {
     pub place: Option<String>,
     /// SHA-256 of the newest refresh token.
     current: String,
-    /// SHA-256 of the one before, valid until `current` is first used.
+    /// SHA-256 of the one before, valid until `current` is first used, and only within
+    /// [`PREVIOUS_TOKEN_GRACE_MS`] of `rotated_ms`.
     previous: Option<String>,
+    /// When `previous` was rotated away (a retry with it does not move this).
+    rotated_ms: u64,
     /// SHA-256 of older ones: using one means a token leaked.
     retired: Vec<String>,
 }
@@ -87,6 +116,7 @@ impl Grant {
             place: None,
             current: sha256_hex(secret.as_bytes()),
             previous: None,
+            rotated_ms: now_ms,
             retired: Vec::new(),
         };
         (grant, secret)
@@ -104,7 +134,12 @@ impl Grant {
                 self.retire(p);
             }
             self.previous = Some(hash);
+            self.rotated_ms = now_ms;
         } else if self.previous.as_deref() == Some(hash.as_str()) {
+            if now_ms >= self.rotated_ms + PREVIOUS_TOKEN_GRACE_MS {
+                // Past the grace: not a retry but a copy of a token already rotated.
+                return Refreshed::Reused;
+            }
             // A retry with the token before: the unused newest one is retired instead.
             let unused = core::mem::take(&mut self.current);
             self.retire(unused);
@@ -127,24 +162,33 @@ impl Grant {
     }
 }
 
-/// A refresh token as the client holds it: the pairing, the grant and the secret.
+/// A refresh token as the client holds it: the pairing, the grant, the secret and a tag (HMAC
+/// with the relay's current key over the three), `pairing.grant.secret.tag`.
 #[must_use]
-pub fn refresh_token(pairing: &str, grant: &str, secret: &str) -> String {
-    format!("{pairing}.{grant}.{secret}")
+pub fn refresh_token(keys: &Keys, pairing: &str, grant: &str, secret: &str) -> String {
+    let body = format!("{pairing}.{grant}.{secret}");
+    let tag = B64.encode(keys.current.mac(Purpose::RefreshToken, body.as_bytes()));
+    format!("{body}.{tag}")
 }
 
-/// The parts of a refresh token, when it has their form.
+/// The pairing, grant and secret of a refresh token the relay issued: it has their form and its
+/// tag verifies under the current or the previous key. Anything else is None, so a made-up or
+/// altered token never reaches a pairing.
 #[must_use]
-pub fn parse_refresh_token(token: &str) -> Option<(&str, &str, &str)> {
-    let mut parts = token.splitn(3, '.');
+pub fn parse_refresh_token<'t>(keys: &Keys, token: &'t str) -> Option<(&'t str, &'t str, &'t str)> {
+    let (body, tag) = token.rsplit_once('.')?;
+    let mut parts = body.splitn(3, '.');
     let (pairing, grant, secret) = (parts.next()?, parts.next()?, parts.next()?);
     let ok = pairing.len() == 64
         && pairing.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
         && !grant.is_empty()
         && grant.len() <= 32
         && !secret.is_empty()
-        && secret.len() <= 64;
-    ok.then_some((pairing, grant, secret))
+        && secret.len() <= 64
+        && !secret.contains('.')
+        && tag.len() == 43;
+    let tag = B64.decode(tag).ok().filter(|_| ok)?;
+    keys.verify(Purpose::RefreshToken, body.as_bytes(), &tag).then_some((pairing, grant, secret))
 }
 
 impl Grant {
@@ -204,6 +248,8 @@ impl FromValue for Grant {
             place: f.optional_string("place")?,
             current: f.string("current")?,
             previous: f.optional_string("previous")?,
+            // Grants stored before the grace was bounded: their last use stands in.
+            rotated_ms: f.u64("rotated_ms").or(f.u64("used_ms"))?,
             retired: f.strings("retired")?,
         })
     }
@@ -282,14 +328,104 @@ mod tests {
         assert_eq!(g.refresh(&s0, 1000 + REFRESH_TOKEN_TTL_MS, &mut rng), Refreshed::Unknown);
     }
 
+    fn keys(current: &str, previous: Option<&str>) -> Keys {
+        Keys::new(&current.repeat(32), previous.map(|p| p.repeat(32)).as_deref()).unwrap()
+    }
+
     #[test]
     fn refresh_tokens_read_back_and_strangers_do_not() {
+        let k = keys("k", None);
         let p = "a".repeat(64);
-        let t = refresh_token(&p, "g1", "s3cret");
-        assert_eq!(parse_refresh_token(&t), Some((p.as_str(), "g1", "s3cret")));
-        assert_eq!(parse_refresh_token("x.y.z"), None);
-        assert_eq!(parse_refresh_token(&format!("{}.g", p)), None);
-        assert_eq!(parse_refresh_token(&format!("{}.g.s", "A".repeat(64))), None);
+        let t = refresh_token(&k, &p, "g1", "s3cret");
+        assert_eq!(parse_refresh_token(&k, &t), Some((p.as_str(), "g1", "s3cret")));
+        for bad in ["x.y.z", "x.y.z.w", "", "...", &format!("{p}.g"), &format!("{p}.g.s")] {
+            assert_eq!(parse_refresh_token(&k, bad), None, "{bad}");
+        }
+        let upper = refresh_token(&k, &"A".repeat(64), "g", "s");
+        assert_eq!(parse_refresh_token(&k, &upper), None, "the form is checked too");
+    }
+
+    #[test]
+    fn a_made_up_or_altered_refresh_token_is_refused_by_its_tag() {
+        let k = keys("k", None);
+        let p = "a".repeat(64);
+        let t = refresh_token(&k, &p, "g1", "s3cret");
+        let (body, tag) = t.rsplit_once('.').unwrap();
+        // Each part changed, the tag kept: refused.
+        for altered in [
+            t.replacen("g1", "g2", 1),
+            t.replacen("s3cret", "s3creT", 1),
+            t.replacen(&p, &"b".repeat(64), 1),
+        ] {
+            assert_eq!(parse_refresh_token(&k, &altered), None, "{altered}");
+        }
+        // A tag flipped, cut, padded, or made with another key: refused.
+        let flipped =
+            format!("{body}.{}{}", if tag.starts_with('A') { 'B' } else { 'A' }, &tag[1..]);
+        let another = refresh_token(&keys("z", None), &p, "g1", "s3cret");
+        for bad in [flipped, format!("{body}.{}", &tag[1..]), format!("{t}A"), another] {
+            assert_eq!(parse_refresh_token(&k, &bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn during_a_key_rotation_the_previous_key_still_verifies() {
+        let old = keys("o", None);
+        let t = refresh_token(&old, &"c".repeat(64), "g", "s");
+        assert!(parse_refresh_token(&keys("n", Some("o")), &t).is_some());
+        assert!(parse_refresh_token(&keys("n", None), &t).is_none());
+        // What the rotated relay issues verifies with its current key.
+        let rotated = keys("n", Some("o"));
+        let fresh = refresh_token(&rotated, &"c".repeat(64), "g", "s");
+        assert!(parse_refresh_token(&keys("n", None), &fresh).is_some());
+    }
+
+    #[test]
+    fn the_previous_token_is_a_retry_only_within_its_grace() {
+        let (g, s0, mut rng) = grant();
+        let (g, _s1) = rotate(g, &s0, 2000, &mut rng);
+        // Just inside the grace: a retry, which rotates again.
+        let last = 2000 + PREVIOUS_TOKEN_GRACE_MS - 1;
+        let (retried, s1b) = rotate(g.clone(), &s0, last, &mut rng);
+        // A retry does not restart the grace: at its end s0 is reuse, though s1b is unused.
+        let end = 2000 + PREVIOUS_TOKEN_GRACE_MS;
+        assert_eq!(retried.clone().refresh(&s0, end, &mut rng), Refreshed::Reused);
+        let _ = rotate(retried, &s1b, end, &mut rng);
+        // Past the grace with the newest unused: reuse, which revokes the grant.
+        assert_eq!(g.refresh(&s0, end, &mut rng), Refreshed::Reused);
+    }
+
+    #[test]
+    fn the_grace_runs_from_each_rotation() {
+        let (g, s0, mut rng) = grant();
+        let (g, s1) = rotate(g, &s0, 2000, &mut rng);
+        let later = 2000 + 10 * PREVIOUS_TOKEN_GRACE_MS;
+        let (g, _s2) = rotate(g, &s1, later, &mut rng);
+        // s1 was rotated away at `later`: a retry with it works within the grace from then.
+        let _ = rotate(g.clone(), &s1, later + PREVIOUS_TOKEN_GRACE_MS - 1, &mut rng);
+        assert_eq!(g.refresh(&s1, later + PREVIOUS_TOKEN_GRACE_MS, &mut rng), Refreshed::Reused);
+    }
+
+    #[test]
+    fn a_grant_stored_before_the_grace_reads_with_its_last_use_as_the_rotation() {
+        let (g, s0, mut rng) = grant();
+        let (g, _) = rotate(g, &s0, 5000, &mut rng);
+        let mut v = serde_json::to_value(&g).unwrap();
+        v.as_object_mut().unwrap().remove("rotated_ms");
+        let read = Grant::from_value(v).unwrap();
+        assert_eq!(read.rotated_ms, 5000);
+    }
+
+    #[test]
+    fn a_grant_whose_code_was_replayed_first_is_not_made_while_the_replay_is_kept() {
+        // The replay's revocation reached the pairing at 1000, before the first redemption's
+        // creation of grant g1.
+        let replayed = vec![("g1".to_owned(), 1000 + REPLAYED_KEPT_MS)];
+        assert!(!may_make("g1", &replayed, 1001));
+        assert!(!may_make("g1", &replayed, 1000 + REPLAYED_KEPT_MS - 1));
+        assert!(may_make("g2", &replayed, 1001), "another grant is made");
+        assert!(may_make("g1", &[], 1001));
+        assert!(may_make("g1", &replayed, 1000 + REPLAYED_KEPT_MS), "a record is dropped in time");
     }
 
     #[test]

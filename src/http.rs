@@ -1,10 +1,40 @@
-//! Small pure helpers over HTTP values: a URL's origin, path and query, cookies, the bearer.
+//! Small pure helpers over HTTP values: the routes and their methods, a URL's origin, path and
+//! query, cookies, the bearer.
 
-/// CORS headers for the MCP endpoint and the OAuth endpoints a browser-based client calls.
-/// They authenticate by bearer header, never by cookie, so any origin may read them.
-pub const CORS_HEADERS: [(&str, &str); 4] = [
+use crate::pages::{CODE_PATH, STATUS_PATH, WAIT_SCRIPT_PATH};
+
+/// Every route and the methods it takes: the one source of a 405's `Allow` and of the CORS
+/// `Access-Control-Allow-Methods` (see [`allow`]), so the two never disagree. A path not here
+/// is a 404. The MCP endpoint takes POST only: it offers no GET stream and no session to DELETE
+/// (Streamable HTTP lets a server answer both with 405). OPTIONS, the CORS preflight, is
+/// answered on every [`is_cors_path`] besides these.
+pub const ROUTES: [(&str, &[&str]); 12] = [
+    ("/", &["POST"]),
+    ("/health", &["GET"]),
+    ("/.well-known/oauth-protected-resource", &["GET"]),
+    ("/.well-known/oauth-authorization-server", &["GET"]),
+    ("/register", &["POST"]),
+    ("/authorize", &["GET"]),
+    (STATUS_PATH, &["GET"]),
+    (CODE_PATH, &["POST"]),
+    (WAIT_SCRIPT_PATH, &["GET"]),
+    ("/token", &["POST"]),
+    ("/revoke", &["POST"]),
+    ("/tab", &["GET"]),
+];
+
+/// The methods a route takes, as an `Allow` (and `Access-Control-Allow-Methods`) value; None
+/// for a path that is no route.
+#[must_use]
+pub fn allow(path: &str) -> Option<String> {
+    ROUTES.iter().find(|(p, _)| *p == path).map(|(_, methods)| methods.join(", "))
+}
+
+/// CORS headers for the MCP endpoint and the OAuth endpoints a browser-based client calls
+/// (`Access-Control-Allow-Methods` comes from [`allow`], per path). They authenticate by bearer
+/// header, never by cookie, so any origin may read them.
+pub const CORS_HEADERS: [(&str, &str); 3] = [
     ("access-control-allow-origin", "*"),
-    ("access-control-allow-methods", "GET, POST, DELETE, OPTIONS"),
     (
         "access-control-allow-headers",
         "authorization, content-type, accept, mcp-protocol-version, mcp-session-id, mcp-method, mcp-name, last-event-id",
@@ -81,6 +111,41 @@ pub fn escape_html(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn each_route_says_its_methods_and_other_paths_none() {
+        assert_eq!(allow("/").as_deref(), Some("POST"));
+        for post in ["/register", "/token", "/revoke"] {
+            assert_eq!(allow(post).as_deref(), Some("POST"), "{post}");
+        }
+        for get in [
+            "/authorize",
+            "/.well-known/oauth-protected-resource",
+            "/.well-known/oauth-authorization-server",
+            "/health",
+            "/tab",
+            STATUS_PATH,
+            WAIT_SCRIPT_PATH,
+        ] {
+            assert_eq!(allow(get).as_deref(), Some("GET"), "{get}");
+        }
+        for none in ["/nope", "/token/", "/.well-known/other", "", "/Token"] {
+            assert_eq!(allow(none), None, "{none}");
+        }
+    }
+
+    #[test]
+    fn the_routes_are_distinct_and_every_cors_path_is_one_but_the_unknown_well_knowns() {
+        for (i, (path, methods)) in ROUTES.iter().enumerate() {
+            assert!(ROUTES[..i].iter().all(|(p, _)| p != path), "{path} twice");
+            assert!(!methods.is_empty() && !methods.contains(&"OPTIONS"), "{path}");
+        }
+        for path in ["/", "/register", "/token", "/revoke", "/health"] {
+            assert!(is_cors_path(path) && allow(path).is_some(), "{path}");
+        }
+        assert!(!is_cors_path("/authorize") && !is_cors_path("/tab"), "pages stay closed");
+        assert!(CORS_HEADERS.iter().all(|(k, _)| *k != "access-control-allow-methods"));
+    }
 
     #[test]
     fn urls_split_into_origin_path_and_query() {

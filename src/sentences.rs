@@ -116,3 +116,12 @@ pub fn status(
 pub fn no_such_tool(quoted_name: &str) -> String {
     format!("There is no tool named {quoted_name}; tools/list names the tools.")
 }
+
+/// A route asked with a method it does not take (`methods` as in its `Allow` header).
+#[must_use]
+pub fn method_not_allowed(methods: &str) -> String {
+    format!("This address takes {methods} only.")
+}
+
+/// An authorization code was redeemed twice: the connection it made is revoked.
+pub const CODE_REPLAYED: &str = "The authorization code was used more than once, so the connection it made was revoked to be safe; connect again.";

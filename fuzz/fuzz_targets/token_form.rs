@@ -1,7 +1,8 @@
 //! `oauth::exchange::read` on any token request body. Checks that only a well-formed
 //! authorization_code request from a client this relay signed is read, that what it asks
 //! the code's Durable Object is what the form said, and that the command survives the JSON
-//! trip to the Durable Object.
+//! trip to the Durable Object; that a refresh is read only for a token whose tag verifies; and
+//! that `invalid_client` alone is a 401.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
@@ -25,7 +26,11 @@ fuzz_target!(|data: &[u8]| {
             );
             assert_eq!(param("client_id"), Some(request.client_id));
             let token = param("refresh_token").expect("a refresh token was sent");
-            assert_eq!(token, format!("{pairing}.{}.{}", request.grant, request.secret));
+            assert_eq!(
+                tabrelay::grants::parse_refresh_token(&keys, &token),
+                Some((pairing.as_str(), request.grant.as_str(), request.secret.as_str())),
+                "a refresh token whose tag does not verify was read"
+            );
         }
         Ok(TokenRequest::Code(code, command)) => {
             assert!(data.len() <= exchange::MAX_FORM_BYTES);
@@ -73,7 +78,7 @@ fuzz_target!(|data: &[u8]| {
                 "code {}",
                 e.code
             );
-            assert_eq!(e.status, 400);
+            assert_eq!(e.status, if e.code == "invalid_client" { 401 } else { 400 });
             assert!(!e.description.is_empty());
             assert_eq!(e.body()["error"], e.code);
         }

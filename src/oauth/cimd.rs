@@ -7,9 +7,15 @@
 //! only whoever controls that domain can publish the document that names it.
 //!
 //! The URL rules are about the name only: the core cannot resolve names. IP literals (in every
-//! form a URL parser reads as one) and names reserved for this machine or a local network are
-//! refused; any other name is resolved by the platform, which on Cloudflare resolves public DNS
-//! from the edge and reaches no private network.
+//! form a URL parser reads as one), names reserved for this machine or a local network and the
+//! suffixes private networks commonly use are refused, and the fetcher also refuses single-label
+//! names (which only a local resolver answers; see [`check_fetchable`]); any other name is
+//! resolved by the platform, which on Cloudflare resolves public DNS from the edge and reaches
+//! no private network.
+//!
+//! A failed fetch reads the same from outside, whatever failed (see [`CimdError::sentence`]):
+//! telling the requester why would let them probe what the relay's network reaches. The detail
+//! goes to the log only ([`CimdError::detail`]).
 
 use serde::Serialize;
 use serde_json::Value;
@@ -31,9 +37,22 @@ pub const CACHE_MAX_S: u64 = 24 * 3600;
 /// How long a checked document is kept when its response names no max-age, in seconds.
 pub const CACHE_DEFAULT_S: u64 = 3600;
 
-/// Names that mean this machine or a local network (RFC 6761, RFC 6762, RFC 8375), refused
-/// with every name under them.
-const LOCAL_NAMES: [&str; 5] = ["localhost", "local", "internal", "home.arpa", "localdomain"];
+/// Names that mean this machine or a local network (RFC 6761, RFC 6762, RFC 8375) and the
+/// suffixes private networks commonly use (RFC 6762 Appendix G), refused with every name under
+/// them.
+const LOCAL_NAMES: [&str; 11] = [
+    "localhost",
+    "local",
+    "internal",
+    "home.arpa",
+    "localdomain",
+    "lan",
+    "home",
+    "corp",
+    "intranet",
+    "private",
+    "invalid",
+];
 
 /// Whether a client id names a metadata document (it is a URL) rather than being a signed id.
 /// Any `scheme://` counts, so that an http one is refused with a reason instead of as unknown.
@@ -93,18 +112,34 @@ impl CimdError {
             Self::NotHttps => format!("The app's client id is an address that is not https, so the relay cannot verify who is asking; {fix}."),
             Self::HostRefused => format!("The app's client id points at a numeric or local address, which the relay does not fetch; {fix}."),
             Self::BadUrl(why) => format!("The app's client id is not a usable address of its client metadata ({why}); {fix}."),
-            Self::Unreachable => format!("The relay could not fetch the app's client metadata from {domain}; try again in a moment, or {fix}."),
-            Self::TooSlow => format!("{domain} did not send the app's client metadata within {} s; try again in a moment.", FETCH_TIMEOUT_MS / 1000),
-            Self::Redirected => format!("{domain} answered with a redirect instead of the app's client metadata, and the relay does not follow it; {fix}."),
-            Self::Status(status) => format!("{domain} answered HTTP {status} instead of the app's client metadata; try again later, or {fix}."),
-            Self::TooLarge => format!("The app's client metadata at {domain} is larger than the {} KB allowed; {fix}.", MAX_DOCUMENT_BYTES / 1024),
-            Self::NotJson => format!("The app's client metadata at {domain} is not a JSON object; {fix}."),
+            // Whatever failed, one sentence (the detail is logged): see the module's doc.
+            Self::Unreachable
+            | Self::TooSlow
+            | Self::Redirected
+            | Self::Status(_)
+            | Self::TooLarge
+            | Self::NotJson => format!("The relay could not read the client's metadata document from {domain}; try again in a moment, or {fix}."),
             Self::Mismatch => format!("The client metadata at {domain} names another client id than the address it was fetched from, so it cannot be trusted; {fix}."),
             Self::BadRedirect(why) => format!("The app's client metadata at {domain} lists no acceptable redirect URIs ({}); {fix}.", why.trim_end_matches('.')),
             Self::NotPublic => format!("The app's client metadata at {domain} asks for client authentication, and this relay serves public clients only (token_endpoint_auth_method none); {fix}."),
             Self::HasSecret => format!("The app's client metadata at {domain} holds a client secret, which a published document must never hold; {fix}."),
             Self::BadField(field) => format!("The app's client metadata at {domain} has a {field} of the wrong type; {fix}."),
         }
+    }
+
+    /// What failed, for the log (never for the requester: see [`Self::sentence`]); None for a
+    /// refusal the sentence already states in full.
+    #[must_use]
+    pub fn detail(&self) -> Option<String> {
+        Some(match self {
+            Self::Unreachable => "no answer (a connection, TLS or DNS failure)".to_owned(),
+            Self::TooSlow => format!("no document within {FETCH_TIMEOUT_MS} ms"),
+            Self::Redirected => "a redirect, not followed".to_owned(),
+            Self::Status(status) => format!("HTTP {status}"),
+            Self::TooLarge => format!("more than {MAX_DOCUMENT_BYTES} bytes"),
+            Self::NotJson => "not a JSON object".to_owned(),
+            _ => return None,
+        })
     }
 
     /// The OAuth error a client reads (RFC 6749 §5.2: the client cannot be established).
@@ -207,6 +242,19 @@ fn check_host(host: &str) -> Result<(), CimdError> {
         return Err(CimdError::HostRefused);
     }
     Ok(())
+}
+
+/// Whether the fetcher may fetch this URL: its host has more than one label (a single-label
+/// name, like a machine's own, is answered only by a local resolver), unless it is one of
+/// `local_hosts` (`LOCAL_METADATA_HOSTS`: names an owner lets the relay fetch from for local
+/// development and tests; never an IP address or a name [`MetadataUrl::parse`] refuses).
+pub fn check_fetchable(url: &MetadataUrl, local_hosts: &[String]) -> Result<(), CimdError> {
+    let host = url.domain();
+    if host.contains('.') || local_hosts.iter().any(|h| h == host) {
+        Ok(())
+    } else {
+        Err(CimdError::HostRefused)
+    }
 }
 
 /// A client known by its metadata document, checked.
@@ -365,11 +413,34 @@ mod tests {
             "https://metadata.google.internal/x",
             "https://router.home.arpa/x",
             "https://box.localdomain/x",
+            "https://nas.lan/x",
+            "https://printer.home/x",
+            "https://wiki.corp/x",
+            "https://portal.intranet/x",
+            "https://db.private/x",
+            "https://a.b.corp/x",
+            "https://x.invalid/x",
         ] {
             assert_eq!(MetadataUrl::parse(bad), Err(CimdError::HostRefused), "{bad}");
         }
         assert!(MetadataUrl::parse("https://notlocalhost.example/x").is_ok());
         assert!(MetadataUrl::parse("https://local.example/x").is_ok());
+        assert!(MetadataUrl::parse("https://lan.example/x").is_ok());
+        assert!(MetadataUrl::parse("https://corp.example.com/x").is_ok());
+        assert!(MetadataUrl::parse("https://myhome/x").is_ok(), "the fetcher refuses it");
+    }
+
+    #[test]
+    fn single_label_names_are_not_fetched_unless_the_owner_names_them() {
+        let none: &[String] = &[];
+        for bad in ["https://vm/x", "https://vm:8443/x", "https://wpad/x", "https://ai/x"] {
+            assert_eq!(check_fetchable(&url(bad), none), Err(CimdError::HostRefused), "{bad}");
+        }
+        assert_eq!(check_fetchable(&url(CLAUDE), none), Ok(()));
+        assert_eq!(check_fetchable(&url("https://a.b.example/x"), none), Ok(()));
+        let named = ["vm".to_owned()];
+        assert_eq!(check_fetchable(&url("https://vm:8443/x"), &named), Ok(()));
+        assert_eq!(check_fetchable(&url("https://vm2/x"), &named), Err(CimdError::HostRefused));
     }
 
     #[test]
@@ -519,9 +590,44 @@ mod tests {
     #[test]
     fn every_refusal_is_an_invalid_client_with_a_sentence_naming_the_domain() {
         let e = CimdError::Status(404).oauth("claude.ai");
-        assert_eq!((e.code, e.status), ("invalid_client", 400));
-        assert!(e.description.contains("claude.ai") && e.description.contains("404"));
-        assert!(CimdError::TooSlow.sentence("a.example").contains("5 s"));
-        assert!(CimdError::TooLarge.sentence("a.example").contains("5 KB"));
+        assert_eq!((e.code, e.status), ("invalid_client", 401));
+        assert!(e.description.contains("claude.ai"));
+        assert!(CimdError::Mismatch.sentence("a.example").contains("a.example"));
+    }
+
+    #[test]
+    fn every_failed_fetch_reads_the_same_and_only_the_log_says_why() {
+        let failed = [
+            CimdError::Unreachable,
+            CimdError::TooSlow,
+            CimdError::Redirected,
+            CimdError::Status(404),
+            CimdError::Status(500),
+            CimdError::TooLarge,
+            CimdError::NotJson,
+        ];
+        let one = CimdError::Unreachable.sentence("a.example");
+        assert!(one.contains("could not read the client's metadata document"), "{one}");
+        let mut details = Vec::new();
+        for e in &failed {
+            assert_eq!(e.sentence("a.example"), one, "{e:?}");
+            let detail = e.detail().expect("a detail for the log");
+            assert!(!details.contains(&detail), "{detail}");
+            details.push(detail);
+        }
+        assert!(CimdError::Status(404).detail().unwrap().contains("404"));
+        // Refusals about the document's content, or the URL, say what is wrong, as before.
+        for e in [
+            CimdError::Mismatch,
+            CimdError::BadRedirect("it lists none".into()),
+            CimdError::NotPublic,
+            CimdError::HasSecret,
+            CimdError::BadField("client_name"),
+            CimdError::HostRefused,
+            CimdError::NotHttps,
+        ] {
+            assert_ne!(e.sentence("a.example"), one, "{e:?}");
+            assert_eq!(e.detail(), None, "{e:?}");
+        }
     }
 }

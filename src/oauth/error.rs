@@ -2,6 +2,9 @@
 
 use serde_json::{json, Value};
 
+/// The challenge of an `invalid_client` answer.
+pub const CLIENT_CHALLENGE: &str = r#"Basic realm="tabrelay""#;
+
 /// An OAuth error: the code a client understands and a sentence a person can act on.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct OAuthError {
@@ -21,10 +24,12 @@ impl OAuthError {
     pub fn invalid_request(d: impl Into<String>) -> Self {
         Self::new("invalid_request", 400, d)
     }
-    /// The client is unknown or its id does not verify. 400, not 401: public clients
-    /// authenticate with no scheme a 401 could name (RFC 6749 §5.2 leaves 401 optional).
+    /// The client is unknown or its id does not verify (after a key rotation, say). 401, which
+    /// RFC 6749 §5.2 allows: clients such as Claude register again only on a 401, and a 400
+    /// would leave them retrying a client id that can never work. Answered with
+    /// [`Self::challenge`].
     pub fn invalid_client(d: impl Into<String>) -> Self {
-        Self::new("invalid_client", 400, d)
+        Self::new("invalid_client", 401, d)
     }
     /// The code, verifier or refresh token is wrong, used or expired.
     pub fn invalid_grant(d: impl Into<String>) -> Self {
@@ -46,9 +51,39 @@ impl OAuthError {
     pub fn invalid_client_metadata(d: impl Into<String>) -> Self {
         Self::new("invalid_client_metadata", 400, d)
     }
+    /// The `WWW-Authenticate` header a 401 carries (RFC 9110 §15.5.2 requires one): the Basic
+    /// scheme RFC 6749 §2.3.1 names for client authentication. Public clients send no
+    /// credentials; the header only says which scheme the endpoint would take. Browsers show no
+    /// prompt for it: a CORS response never prompts, and the relay's own pages do not call the
+    /// token endpoint.
+    #[must_use]
+    pub fn challenge(&self) -> Option<&'static str> {
+        (self.status == 401).then_some(CLIENT_CHALLENGE)
+    }
     /// The JSON body.
     #[must_use]
     pub fn body(&self) -> Value {
         json!({"error": self.code, "error_description": self.description})
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn invalid_client_is_a_401_with_a_challenge_and_the_rest_are_400s_without() {
+        let e = OAuthError::invalid_client("Register again.");
+        assert_eq!((e.status, e.challenge()), (401, Some(CLIENT_CHALLENGE)));
+        for e in [
+            OAuthError::invalid_request("x"),
+            OAuthError::invalid_grant("x"),
+            OAuthError::unsupported_grant_type("x"),
+            OAuthError::invalid_target("x"),
+            OAuthError::invalid_redirect_uri("x"),
+            OAuthError::invalid_client_metadata("x"),
+        ] {
+            assert_eq!((e.status, e.challenge()), (400, None), "{}", e.code);
+        }
     }
 }

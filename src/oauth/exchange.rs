@@ -79,7 +79,8 @@ pub fn read(
                 return Err(OAuthError::invalid_target("The resource is not this relay."));
             }
         }
-        let (pairing, grant, secret) = parse_refresh_token(&token)
+        // Checked by its tag here: a token the relay did not issue reaches no pairing.
+        let (pairing, grant, secret) = parse_refresh_token(keys, &token)
             .ok_or_else(|| OAuthError::invalid_grant(sentences::REFRESH_REFUSED))?;
         return Ok(TokenRequest::Refresh {
             pairing: pairing.to_owned(),
@@ -118,7 +119,9 @@ fn known_client(keys: &Keys, client_id: &str) -> Result<(), OAuthError> {
 }
 
 /// What a revocation request (RFC 7009) asks: the pairing and what to tell it; None when the
-/// token is none of ours (the answer is 200 either way, as the RFC says).
+/// token is none of ours (a refresh token whose tag does not verify, an access token whose
+/// signature does not), so that nothing is asked of any pairing (the answer is 200 either way,
+/// as the RFC says).
 pub fn revocation(
     body: &[u8],
     keys: &Keys,
@@ -132,7 +135,7 @@ pub fn revocation(
         .find(|(k, _)| k == "token")
         .map(|(_, v)| v.into_owned())
         .ok_or_else(|| OAuthError::invalid_request("The token to revoke is missing."))?;
-    if let Some((pairing, grant, secret)) = parse_refresh_token(&token) {
+    if let Some((pairing, grant, secret)) = parse_refresh_token(keys, &token) {
         let request = RevokeRequest { grant: grant.to_owned(), secret: Some(secret.to_owned()) };
         return Ok(Some((pairing.to_owned(), request)));
     }
@@ -152,7 +155,7 @@ pub fn tokens(
     secret: &str,
     now_ms: u64,
 ) -> Value {
-    let refresh = refresh_token(&granted.pairing, grant_id, secret);
+    let refresh = refresh_token(keys, &granted.pairing, grant_id, secret);
     let access = Access {
         iss: origin.to_owned(),
         aud: origin.to_owned(),
@@ -274,8 +277,9 @@ mod tests {
     #[test]
     fn a_refresh_request_names_its_pairing_and_grant() {
         let p = "b".repeat(64);
+        let token = refresh_token(&keys(), &p, "g1", "s");
         let r = read_(
-            &form(&format!("grant_type=refresh_token&refresh_token={p}.g1.s")),
+            &form(&format!("grant_type=refresh_token&refresh_token={token}")),
             &keys(),
             ORIGIN,
         );
@@ -286,6 +290,11 @@ mod tests {
         );
         let bad = read_(&form("grant_type=refresh_token&refresh_token=nonsense"), &keys(), ORIGIN);
         assert_eq!(bad.unwrap_err().code, "invalid_grant");
+        let untagged = format!("grant_type=refresh_token&refresh_token={p}.g1.s");
+        assert_eq!(read_(&form(&untagged), &keys(), ORIGIN).unwrap_err().code, "invalid_grant");
+        let other = refresh_token(&Keys::new(&"z".repeat(32), None).unwrap(), &p, "g1", "s");
+        let forged = format!("grant_type=refresh_token&refresh_token={other}");
+        assert_eq!(read_(&form(&forged), &keys(), ORIGIN).unwrap_err().code, "invalid_grant");
         let none = read_(&form("grant_type=refresh_token"), &keys(), ORIGIN);
         assert_eq!(none.unwrap_err().code, "invalid_request");
     }
@@ -293,9 +302,9 @@ mod tests {
     #[test]
     fn a_revocation_names_the_grant_by_refresh_or_access_token() {
         let p = "c".repeat(64);
-        let (pairing, r) = revocation(format!("token={p}.g2.sec").as_bytes(), &keys(), ORIGIN, 0)
-            .unwrap()
-            .unwrap();
+        let token = refresh_token(&keys(), &p, "g2", "sec");
+        let (pairing, r) =
+            revocation(format!("token={token}").as_bytes(), &keys(), ORIGIN, 0).unwrap().unwrap();
         assert_eq!(
             (pairing.as_str(), r.grant.as_str(), r.secret.as_deref()),
             (p.as_str(), "g2", Some("sec"))
@@ -308,7 +317,20 @@ mod tests {
         let (_, r) = revocation(body.as_bytes(), &keys(), ORIGIN, 1_000_000).unwrap().unwrap();
         assert_eq!((r.grant.as_str(), r.secret), ("g3", None));
         assert_eq!(revocation(b"token=nothing-of-ours", &keys(), ORIGIN, 0).unwrap(), None);
+        // Made up in the right form, or altered: none of ours, so no pairing is asked.
+        let made_up = format!("token={p}.g2.sec");
+        assert_eq!(revocation(made_up.as_bytes(), &keys(), ORIGIN, 0).unwrap(), None);
+        let altered = format!("token={}", token.replacen("g2", "g3", 1));
+        assert_eq!(revocation(altered.as_bytes(), &keys(), ORIGIN, 0).unwrap(), None);
+        let other_key = Keys::new(&"z".repeat(32), None).unwrap();
+        let t = tokens(&other_key, ORIGIN, granted_for(&p), "g3", "s", 1_000_000);
+        let forged = format!("token={}", t["access_token"].as_str().unwrap());
+        assert_eq!(revocation(forged.as_bytes(), &keys(), ORIGIN, 1_000_000).unwrap(), None);
         assert_eq!(revocation(b"", &keys(), ORIGIN, 0).unwrap_err().code, "invalid_request");
+    }
+
+    fn granted_for(pairing: &str) -> Granted {
+        Granted { pairing: pairing.into(), client_name: "C".into(), host: "h".into(), place: None }
     }
 
     #[test]
@@ -320,7 +342,7 @@ mod tests {
             place: None,
         };
         let t = tokens(&keys(), ORIGIN, granted, "g", "sec", 1_000_000);
-        assert_eq!(t["refresh_token"], "p.g.sec");
+        assert_eq!(t["refresh_token"], refresh_token(&keys(), "p", "g", "sec"));
         let access =
             token::verify(&keys(), ORIGIN, t["access_token"].as_str().unwrap(), 1_000_000).unwrap();
         assert_eq!((access.sub.as_str(), access.gid.as_str()), ("p", "g"));

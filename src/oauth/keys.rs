@@ -37,6 +37,8 @@ pub enum Purpose {
     ConnectCode,
     /// The sealed authorization request the waiting page hands back for its connect code.
     AuthorizeSeal,
+    /// The tag of a refresh token, checked before any pairing is asked about it.
+    RefreshToken,
 }
 
 impl Purpose {
@@ -47,6 +49,7 @@ impl Purpose {
             Purpose::RequestState => b"tabrelay request state v1",
             Purpose::ConnectCode => b"tabrelay connect code v1",
             Purpose::AuthorizeSeal => b"tabrelay authorize seal v1",
+            Purpose::RefreshToken => b"tabrelay refresh token v1",
         }
     }
 }

@@ -1,16 +1,19 @@
 //! Fetches a client id metadata document for the core to check: within 5 s, at most 5 KB, no
-//! redirect followed; the checked client is kept in the Workers cache for the time the core says.
+//! redirect followed, never from a single-label name the owner did not name; the checked client
+//! is kept in the Workers cache for the time the core says. Why a fetch failed is logged, never
+//! told to the requester (the core's sentence is the same for every failure).
 
 use core::time::Duration;
 
 use futures::future::{select, Either};
 use futures::StreamExt as _;
 use worker::wasm_bindgen::JsCast as _;
-use worker::{js_sys, web_sys, AbortController, Cache, Delay, Headers, Response};
+use worker::{console_log, js_sys, web_sys, AbortController, Cache, Delay, Headers, Response};
 
+use crate::config::Config;
 use crate::oauth::cimd::{
-    cache_seconds, check_document, CimdError, MetadataClient, MetadataUrl, FETCH_TIMEOUT_MS,
-    MAX_DOCUMENT_BYTES,
+    cache_seconds, check_document, check_fetchable, CimdError, MetadataClient, MetadataUrl,
+    FETCH_TIMEOUT_MS, MAX_DOCUMENT_BYTES,
 };
 use crate::oauth::sha256_hex;
 
@@ -19,7 +22,12 @@ use crate::oauth::sha256_hex;
 /// The cache key is under this relay's own origin (the Cache API keeps a zone's entries; a key
 /// on another host costs a lookup), named by the URL's hash, so no document can collide with
 /// another or with a route.
-pub(crate) async fn client(url: &MetadataUrl, origin: &str) -> Result<MetadataClient, CimdError> {
+pub(crate) async fn client(
+    url: &MetadataUrl,
+    origin: &str,
+    config: &Config,
+) -> Result<MetadataClient, CimdError> {
+    check_fetchable(url, &config.local_metadata_hosts)?;
     let key = format!("{origin}/client-metadata/{}", sha256_hex(url.as_str().as_bytes()));
     let cache = Cache::default();
     if let Ok(Some(mut hit)) = cache.get(key.as_str(), false).await {
@@ -29,7 +37,12 @@ pub(crate) async fn client(url: &MetadataUrl, origin: &str) -> Result<MetadataCl
             return Ok(client);
         }
     }
-    let (client, seconds) = fetch_checked(url).await?;
+    let (client, seconds) = fetch_checked(url).await.inspect_err(|e| {
+        if let Some(detail) = e.detail() {
+            // The document's URL is the client's public id: no secret in this line.
+            console_log!("client metadata from {} not read: {detail}", url.domain());
+        }
+    })?;
     // A failure to cache costs only a fetch next time.
     if let Ok(entry) = cache_entry(&client, seconds) {
         let _ = cache.put(key.as_str(), entry).await;

@@ -1,7 +1,7 @@
 //! The Durable Object of one pairing: holds its tabs' hibernatable WebSockets, sends each call
 //! to the tab the core routes it to, and carries the answer back to the waiting request.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::rc::Rc;
 use std::time::Duration;
@@ -17,7 +17,7 @@ use tabrelay_bundle::protocol::{
 use worker::worker_sys::ext::WebSocketExt as _;
 use worker::worker_sys::WebSocketRequestResponsePair;
 use worker::{
-    console_log, durable_object, Delay, DurableObject, Env, Request, Response, Result,
+    console_log, durable_object, Delay, DurableObject, Env, Request, Response, Result, SqlStorage,
     SqlStorageValue, State, WebSocket, WebSocketIncomingMessage, WebSocketPair,
 };
 
@@ -36,8 +36,32 @@ use crate::pairing::{
 };
 use crate::{sentences, tools};
 
+/// Why the pairing made no grant for a redeemed code.
+enum GrantRefused {
+    /// It holds the most connections it keeps.
+    Full,
+    /// A replay of the code revoked the grant before it was made.
+    Replayed,
+}
+
 /// How often a connection's "last used" time is written (a write per call would cost more).
 const USED_GRANULARITY_MS: u64 = 60_000;
+
+/// The pairing's tables. They are made on the object's first write, not when it starts, so an
+/// object that is only asked about what it never stored (a revocation or refresh of an unknown
+/// grant) stores nothing; a read of a table not made yet fails, which reads as nothing stored.
+const TABLES: [&str; 5] = [
+    "CREATE TABLE IF NOT EXISTS meta (k TEXT PRIMARY KEY, v TEXT NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS grants (id TEXT PRIMARY KEY, body TEXT NOT NULL)",
+    // What each tab stated (its tool list, its dataset's name), by tab number: too large for a
+    // socket attachment, and it must survive hibernation.
+    "CREATE TABLE IF NOT EXISTS tab_state (tab TEXT PRIMARY KEY, tools TEXT, dataset TEXT)",
+    // The requestStates that came back (each may once), until they expire.
+    "CREATE TABLE IF NOT EXISTS used_states (key TEXT PRIMARY KEY, expires INTEGER NOT NULL)",
+    // Grant ids revoked because their authorization code was replayed, until `until`: a grant
+    // the first redemption creates after the replay's revocation reached the pairing is refused.
+    "CREATE TABLE IF NOT EXISTS replayed (id TEXT PRIMARY KEY, until INTEGER NOT NULL)",
+];
 
 /// One browser's pairing.
 #[durable_object]
@@ -48,6 +72,8 @@ pub struct Pairing {
     shared: Rc<Shared>,
     /// The last tab number given, so numbers grow even within one millisecond.
     last_tab: RefCell<u64>,
+    /// Whether [`TABLES`] were made (or found made) by this instance.
+    tables: Cell<bool>,
 }
 
 /// What the object and its calls' waiters share.
@@ -193,7 +219,21 @@ impl Pairing {
         let _ = ws.send_with_str(message.to_text());
     }
 
-    /// The JSON values a query selects as `v`, read; rows that do not read are skipped.
+    /// The storage to write to, its tables made first if this instance has not yet: every write
+    /// goes through here, so the tables come with the first write and never before.
+    fn writable(&self) -> Result<SqlStorage> {
+        let sql = self.state.storage().sql();
+        if !self.tables.get() {
+            for table in TABLES {
+                sql.exec(table, None)?;
+            }
+            self.tables.set(true);
+        }
+        Ok(sql)
+    }
+
+    /// The JSON values a query selects as `v`, read; rows that do not read are skipped (and a
+    /// table not made yet reads as no rows).
     fn values<T: FromValue>(&self, query: &str, bindings: Vec<SqlStorageValue>) -> Vec<T> {
         let rows = self.state.storage().sql().exec(query, bindings).map(|c| texts(c, "v"));
         rows.unwrap_or_default().iter().filter_map(|v| from_json(v.as_bytes())).collect()
@@ -202,7 +242,7 @@ impl Pairing {
     /// Whether a requestState (by its key) comes back for the first time; it is kept as used
     /// until it expires. Expired ones are dropped first.
     fn first_use(&self, key: &str, expires_ms: u64) -> bool {
-        let sql = self.state.storage().sql();
+        let Ok(sql) = self.writable() else { return false };
         let now = now_ms() as i64;
         let _ = sql.exec("DELETE FROM used_states WHERE expires < ?", vec![now.into()]);
         let inserted = sql.exec(
@@ -220,11 +260,9 @@ impl Pairing {
     fn store_meta(&self, key: &str, value: &impl serde::Serialize) {
         let v = serde_json::to_string(value).unwrap_or_default();
         // Losing a turn boundary or a wrong-code count is harmless; the call goes on.
-        let _ = self
-            .state
-            .storage()
-            .sql()
-            .exec("INSERT OR REPLACE INTO meta (k, v) VALUES (?, ?)", vec![key.into(), v.into()]);
+        let _ = self.writable().and_then(|sql| {
+            sql.exec("INSERT OR REPLACE INTO meta (k, v) VALUES (?, ?)", vec![key.into(), v.into()])
+        });
     }
 
     fn turns(&self) -> Turns {
@@ -267,7 +305,7 @@ impl Pairing {
         } else {
             "INSERT INTO tab_state (tab, dataset) VALUES (?1, ?2) ON CONFLICT(tab) DO UPDATE SET dataset = ?2"
         };
-        let sql = self.state.storage().sql();
+        let sql = self.writable()?;
         sql.exec(query, vec![number.to_string().into(), json.into()])?;
         let live: Vec<u64> = self.tabs().iter().map(|(_, t)| t.number).collect();
         // Read as JSON values, as the rest of what tabs state (one reader less in the Worker).
@@ -279,7 +317,8 @@ impl Pairing {
     }
 
     fn forget_tab_state(&self, number: u64) {
-        // A row left behind is dropped at the next write; nothing reads a gone tab's row.
+        // A row left behind is dropped at the next write; nothing reads a gone tab's row. With
+        // no tables made yet there is no row (the delete fails harmlessly).
         let _ = self
             .state
             .storage()
@@ -343,7 +382,7 @@ impl Pairing {
 
     fn store_grant(&self, grant: &Grant) -> Result<()> {
         let body = serde_json::to_string(grant).unwrap_or_default();
-        self.state.storage().sql().exec(
+        self.writable()?.exec(
             "INSERT INTO grants (id, body) VALUES (?1, ?2) ON CONFLICT(id) DO UPDATE SET body = ?2",
             vec![grant.id.as_str().into(), body.into()],
         )?;
@@ -351,7 +390,7 @@ impl Pairing {
     }
 
     fn delete_grant(&self, id: &str) -> Result<()> {
-        self.state.storage().sql().exec("DELETE FROM grants WHERE id = ?", vec![id.into()])?;
+        self.writable()?.exec("DELETE FROM grants WHERE id = ?", vec![id.into()])?;
         Ok(())
     }
 
@@ -366,11 +405,35 @@ impl Pairing {
         Ok(stored)
     }
 
-    /// A new grant for a redeemed code; it removes no other. None: the pairing holds the most
-    /// it keeps.
-    fn new_grant(&self, request: GrantRequest) -> Result<Option<GrantAnswer>> {
+    /// The grants revoked by a replay of their authorization code, with the time each is kept.
+    fn replayed(&self, id: &str) -> Vec<(String, u64)> {
+        let query = "SELECT CAST(until AS TEXT) AS v FROM replayed WHERE id = ?";
+        let found: Vec<Value> = self.values(query, vec![id.into()]);
+        found.iter().filter_map(Value::as_u64).map(|until| (id.to_owned(), until)).collect()
+    }
+
+    /// The authorization code that makes grant `id` was replayed: the grant is revoked now, and
+    /// refused if its creation (by the first redemption, racing this) comes later.
+    fn revoke_replayed(&self, id: &str) -> Result<()> {
+        let sql = self.writable()?;
+        let now = now_ms() as i64;
+        sql.exec("DELETE FROM replayed WHERE until <= ?", vec![now.into()])?;
+        let until = now + grants::REPLAYED_KEPT_MS as i64;
+        sql.exec(
+            "INSERT OR REPLACE INTO replayed (id, until) VALUES (?, ?)",
+            vec![id.into(), until.into()],
+        )?;
+        self.delete_grant(id)
+    }
+
+    /// A new grant for a redeemed code; it removes no other. Refused when the pairing holds the
+    /// most it keeps, or when its code was replayed first (see [`Self::revoke_replayed`]).
+    fn new_grant(&self, request: GrantRequest) -> Result<Result<GrantAnswer, GrantRefused>> {
+        if !grants::may_make(&request.id, &self.replayed(&request.id), now_ms()) {
+            return Ok(Err(GrantRefused::Replayed));
+        }
         if !grants::has_room(&self.live_grants()?, now_ms()) {
-            return Ok(None);
+            return Ok(Err(GrantRefused::Full));
         }
         let (mut grant, secret) = Grant::new(
             request.id,
@@ -382,7 +445,7 @@ impl Pairing {
         );
         grant.place = request.place;
         self.store_grant(&grant)?;
-        Ok(Some(GrantAnswer { grant: grant.id, secret }))
+        Ok(Ok(GrantAnswer { grant: grant.id, secret }))
     }
 
     /// A refresh, serialised here: rotation, the retry grace, and reuse revoking the grant.
@@ -678,19 +741,7 @@ impl DurableObject for Pairing {
         if let Ok(pair) = WebSocketRequestResponsePair::new(PING, PONG) {
             state.set_websocket_auto_response(&pair);
         }
-        // A table creation cannot fail on a healthy object; a failure surfaces at first use.
-        let sql = state.storage().sql();
-        for table in [
-            "CREATE TABLE IF NOT EXISTS meta (k TEXT PRIMARY KEY, v TEXT NOT NULL)",
-            "CREATE TABLE IF NOT EXISTS grants (id TEXT PRIMARY KEY, body TEXT NOT NULL)",
-            // What each tab stated (its tool list, its dataset's name), by tab number: too
-            // large for a socket attachment, and it must survive hibernation.
-            "CREATE TABLE IF NOT EXISTS tab_state (tab TEXT PRIMARY KEY, tools TEXT, dataset TEXT)",
-            // The requestStates that came back (each may once), until they expire.
-            "CREATE TABLE IF NOT EXISTS used_states (key TEXT PRIMARY KEY, expires INTEGER NOT NULL)",
-        ] {
-            let _ = sql.exec(table, None);
-        }
+        // The tables are made on the first write (see TABLES), not here.
         let sockets = state.get_websockets();
         if let Some(tab) = sockets.iter().find_map(tab_of) {
             // A hash of the pairing id names it in the log without naming it.
@@ -700,7 +751,13 @@ impl DurableObject for Pairing {
                 sockets.len()
             );
         }
-        Self { state, env, shared: Rc::new(Shared::default()), last_tab: RefCell::new(0) }
+        Self {
+            state,
+            env,
+            shared: Rc::new(Shared::default()),
+            last_tab: RefCell::new(0),
+            tables: Cell::new(false),
+        }
     }
 
     async fn fetch(&self, mut req: Request) -> Result<Response> {
@@ -739,8 +796,10 @@ impl DurableObject for Pairing {
             },
             "/grant" => match read_json::<GrantRequest>(&req.text().await?) {
                 Ok(request) => match self.new_grant(request)? {
-                    Some(answer) => json_response(200, &answer),
-                    None => Response::error(sentences::GRANT_REFUSED_FULL, 409),
+                    Ok(answer) => json_response(200, &answer),
+                    Err(GrantRefused::Full) => Response::error(sentences::GRANT_REFUSED_FULL, 409),
+                    // Its code was replayed: the grant was revoked before it was made.
+                    Err(GrantRefused::Replayed) => Ok(Response::empty()?.with_status(410)),
                 },
                 Err(_) => Response::error("bad grant", 400),
             },
@@ -751,6 +810,13 @@ impl DurableObject for Pairing {
             "/revoke" => match read_json::<RevokeRequest>(&req.text().await?) {
                 Ok(request) => {
                     self.revoke(&request)?;
+                    Ok(Response::empty()?.with_status(200))
+                }
+                Err(_) => Response::error("bad revoke", 400),
+            },
+            "/replayed" => match read_json::<RevokeRequest>(&req.text().await?) {
+                Ok(request) => {
+                    self.revoke_replayed(&request.grant)?;
                     Ok(Response::empty()?.with_status(200))
                 }
                 Err(_) => Response::error("bad revoke", 400),

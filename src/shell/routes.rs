@@ -56,6 +56,7 @@ pub(crate) fn config(env: &Env) -> std::result::Result<Config, String> {
         var(env, "CALL_WAIT_MS").as_deref(),
     )
     .map(|c| c.with_client_origins(var(env, "CLIENT_ORIGINS").as_deref()))
+    .map(|c| c.with_local_metadata_hosts(var(env, "LOCAL_METADATA_HOSTS").as_deref()))
 }
 
 #[event(fetch)]
@@ -77,6 +78,9 @@ async fn fetch(req: Request, env: Env, _ctx: Context) -> Result<Response> {
     if http::is_cors_path(&path) {
         for (k, v) in http::CORS_HEADERS {
             res.headers_mut().set(k, v)?;
+        }
+        if let Some(methods) = http::allow(&path) {
+            res.headers_mut().set("access-control-allow-methods", &methods)?;
         }
     }
     Ok(res)
@@ -115,12 +119,16 @@ async fn route(
         (Method::Post, "/revoke") => revoke(req, env, config, &origin).await,
         (Method::Get, "/tab") => tab(req, url, env, config).await,
         (Method::Post, "/") => mcp_endpoint(req, env, config, &origin).await,
-        (Method::Get | Method::Delete, "/") => {
-            let headers = Headers::new();
-            headers.set("allow", "POST")?;
-            Ok(Response::error("This MCP endpoint takes POST only.", 405)?.with_headers(headers))
-        }
-        _ => text(404, "Not found."),
+        // A route asked with another method: 405 naming the ones it takes (http::ROUTES).
+        _ => match http::allow(path) {
+            Some(methods) => {
+                let headers = Headers::new();
+                headers.set("allow", &methods)?;
+                let sentence = sentences::method_not_allowed(&methods);
+                Ok(Response::error(sentence, 405)?.with_headers(headers))
+            }
+            None => text(404, "Not found."),
+        },
     }
 }
 
@@ -129,7 +137,11 @@ fn text(status: u16, body: &str) -> Result<Response> {
 }
 
 fn oauth_error(e: &OAuthError) -> Result<Response> {
-    json_response(e.status, &e.body())
+    let mut res = json_response(e.status, &e.body())?;
+    if let Some(challenge) = e.challenge() {
+        res.headers_mut().set("www-authenticate", challenge)?;
+    }
+    Ok(res)
 }
 
 fn html(status: u16, page: String) -> Result<Response> {
@@ -170,7 +182,7 @@ async fn authorize_page(
     let asking: authorize::Asking = match authorize::client_named(&pairs, &config.keys) {
         Ok(Named::Registered(client)) => client.into(),
         // Refused on the page: the redirect URI is not verified until the document is.
-        Ok(Named::Document(doc)) => match client_metadata::client(&doc, origin).await {
+        Ok(Named::Document(doc)) => match client_metadata::client(&doc, origin, config).await {
             Ok(client) => client.into(),
             Err(e) => return refused(&e.oauth(doc.domain())),
         },
@@ -315,10 +327,11 @@ async fn token_endpoint(
                 if let (Some(pairing), Some(grant)) =
                     (answer["revoke"]["pairing"].as_str(), answer["revoke"]["grant"].as_str())
                 {
-                    // The code was replayed: what it issued is revoked.
+                    // The code was replayed: what it issued is revoked, and refused should the
+                    // first redemption's creation of it reach the pairing after this.
                     let stub = pairings.id_from_name(pairing)?.get_stub()?;
                     let revoke = RevokeRequest { grant: grant.to_owned(), secret: None };
-                    post_object(&stub, "/revoke", &revoke).await?;
+                    post_object(&stub, "/replayed", &revoke).await?;
                 }
                 let body = json!({"error": answer["error"], "error_description": answer["error_description"]});
                 return json_response(400, &body);
@@ -335,6 +348,10 @@ async fn token_endpoint(
             if made.status_code() == 409 {
                 // The pairing filled up between the approval and now: it removes none.
                 return oauth_error(&OAuthError::invalid_grant(sentences::GRANT_REFUSED_FULL));
+            }
+            if made.status_code() == 410 {
+                // Its code was replayed meanwhile: the grant was revoked before it was made.
+                return oauth_error(&OAuthError::invalid_grant(sentences::CODE_REPLAYED));
             }
             let grant: GrantAnswer = read_json(&made.text().await?)?;
             let tokens = exchange::tokens(

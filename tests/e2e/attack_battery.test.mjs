@@ -1,6 +1,8 @@
 // An attack battery: well over a hundred distinct bad requests against the running relay, each
 // with the exact answer it must get (status, OAuth error, page or redirect) and proof that
-// nothing was issued: no client id, no connect code, no authorization code, no token.
+// nothing was issued: no client id, no connect code, no authorization code, no token in the
+// answer, and, read from the relay's state, no connection made (the paired tab's list of
+// connections) and no call reaching the tab.
 // A case whose right answer the relay does not give yet is marked `todo` with the reason.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -153,6 +155,7 @@ function rawPost(path, headers, body) {
 }
 
 const callMsg = { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'history_list', arguments: {} } };
+let callsBeforeMcpCases;
 
 /** An authorization approved in the tab and collected by its browser: the code and its proof. */
 async function approvedCode({ client, pkce = pkcePair(), redirectUri, resource = RELAY } = {}) {
@@ -420,6 +423,10 @@ test('waiting page: a code denied in the tab returns access_denied and nothing c
 // 5. The token endpoint, without a code: the request itself is wrong.
 
 const formClient = once(() => register('Form'));
+let grantsBeforeTokenCases;
+test('token: the connections the tab lists before the bad token requests', async () => {
+  grantsBeforeTokenCases = await grantCount();
+});
 const otherKeyClientId = () => {
   const payload = b64({ n: 'Evil', r: [CALLBACK], t: Math.floor(Date.now() / 1000), i: 'abcdefgh' });
   return `trc1.${payload}.${createHmac('sha256', randomBytes(32)).update(payload).digest('base64url')}`;
@@ -442,11 +449,11 @@ const tokenCases = [
   ['grant_type jwt-bearer', (id) => ({ grant_type: 'urn:ietf:params:oauth:grant-type:jwt-bearer', client_id: id, assertion: 'x.y.z' }), 400, 'unsupported_grant_type'],
   ['grant_type AUTHORIZATION_CODE', (id) => ({ grant_type: 'AUTHORIZATION_CODE', client_id: id, code: 'ABCDE12345.x' }), 400, 'unsupported_grant_type'],
   ['no client_id', () => ({ grant_type: 'authorization_code', code: 'ABCDE12345.x', code_verifier: 'v'.repeat(43) }), 400, 'invalid_request'],
-  ['a forged client_id', () => ({ grant_type: 'authorization_code', client_id: 'trc1.forged.sig', code: 'ABCDE12345.x' }), 400, 'invalid_client'],
-  ['a client_id without the prefix', () => ({ grant_type: 'authorization_code', client_id: 'claude', code: 'ABCDE12345.x' }), 400, 'invalid_client'],
-  ['a tampered client_id', (id) => ({ grant_type: 'authorization_code', client_id: tamperedClientId(id), code: 'ABCDE12345.x' }), 400, 'invalid_client'],
-  ['a client_id signed with another key', () => ({ grant_type: 'authorization_code', client_id: otherKeyClientId(), code: 'ABCDE12345.x' }), 400, 'invalid_client'],
-  ['a forged client_id refreshing', () => ({ grant_type: 'refresh_token', client_id: 'trc1.forged.sig', refresh_token: `${pairingHex}.g.s` }), 400, 'invalid_client'],
+  ['a forged client_id', () => ({ grant_type: 'authorization_code', client_id: 'trc1.forged.sig', code: 'ABCDE12345.x' }), 401, 'invalid_client'],
+  ['a client_id without the prefix', () => ({ grant_type: 'authorization_code', client_id: 'claude', code: 'ABCDE12345.x' }), 401, 'invalid_client'],
+  ['a tampered client_id', (id) => ({ grant_type: 'authorization_code', client_id: tamperedClientId(id), code: 'ABCDE12345.x' }), 401, 'invalid_client'],
+  ['a client_id signed with another key', () => ({ grant_type: 'authorization_code', client_id: otherKeyClientId(), code: 'ABCDE12345.x' }), 401, 'invalid_client'],
+  ['a forged client_id refreshing', () => ({ grant_type: 'refresh_token', client_id: 'trc1.forged.sig', refresh_token: `${pairingHex}.g.s` }), 401, 'invalid_client'],
   ['no code', (id) => ({ grant_type: 'authorization_code', client_id: id, code_verifier: 'v'.repeat(43) }), 400, 'invalid_request'],
   ['a code without a dot', (id) => ({ grant_type: 'authorization_code', client_id: id, code: 'ABCDE12345' }), 400, 'invalid_grant'],
   ['a code with a lower-case connect part', (id) => ({ grant_type: 'authorization_code', client_id: id, code: 'abcde12345.secret' }), 400, 'invalid_grant'],
@@ -465,9 +472,9 @@ const tokenCases = [
   ['a refresh_token of a pairing that does not exist', (id) => ({ grant_type: 'refresh_token', client_id: id, refresh_token: `${pairingHex}.grant.secret` }), 400, 'invalid_grant'],
   ['a refresh_token with an upper-case pairing', (id) => ({ grant_type: 'refresh_token', client_id: id, refresh_token: `${'AB'.repeat(32)}.grant.secret` }), 400, 'invalid_grant'],
   ['an access-token-shaped refresh_token', (id) => ({ grant_type: 'refresh_token', client_id: id, refresh_token: 'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ4In0.c2ln' }), 400, 'invalid_grant'],
-  ['a CIMD client_id over http', () => ({ grant_type: 'authorization_code', client_id: 'http://claude.ai/oauth/mcp-oauth-client-metadata', code: 'ABCDE12345.x' }), 400, 'invalid_client'],
-  ['a CIMD client_id on an IP literal', () => ({ grant_type: 'authorization_code', client_id: 'https://127.0.0.1/client.json', code: 'ABCDE12345.x' }), 400, 'invalid_client'],
-  ['a CIMD client_id refreshing from localhost', () => ({ grant_type: 'refresh_token', client_id: 'https://localhost/client.json', refresh_token: `${pairingHex}.g.s` }), 400, 'invalid_client'],
+  ['a CIMD client_id over http', () => ({ grant_type: 'authorization_code', client_id: 'http://claude.ai/oauth/mcp-oauth-client-metadata', code: 'ABCDE12345.x' }), 401, 'invalid_client'],
+  ['a CIMD client_id on an IP literal', () => ({ grant_type: 'authorization_code', client_id: 'https://127.0.0.1/client.json', code: 'ABCDE12345.x' }), 401, 'invalid_client'],
+  ['a CIMD client_id refreshing from localhost', () => ({ grant_type: 'refresh_token', client_id: 'https://localhost/client.json', refresh_token: `${pairingHex}.g.s` }), 401, 'invalid_client'],
   ['a CIMD client_id redeeming a code never made', () => ({ grant_type: 'authorization_code', client_id: 'https://claude.ai/oauth/mcp-oauth-client-metadata', code: `ZZZZZZZZZZ.${'s'.repeat(43)}`, code_verifier: 'v'.repeat(43) }), 400, 'invalid_grant'],
   ['a refresh with a resource of another origin', (id) => ({ grant_type: 'refresh_token', client_id: id, refresh_token: `${pairingHex}.g.s`, resource: 'https://evil.example' }), 400, 'invalid_target'],
 ];
@@ -494,10 +501,14 @@ test('token: an empty client_id is treated as omitted → 400 invalid_request', 
   assertOAuthError(await tokenForm({ grant_type: 'authorization_code', client_id: '', code: 'ABCDE12345.x' }), 400, 'invalid_request', 'empty client_id');
 });
 
-test('token: invalid_client is a 400, since a public client has no scheme a 401 could challenge', async () => {
+test('token: invalid_client is a 401 with a challenge, so that a client registers again', async () => {
   const r = await tokenRaw(new URLSearchParams({ grant_type: 'authorization_code', client_id: 'trc1.forged.sig', code: 'ABCDE12345.x' }));
-  assertOAuthError(r, 400, 'invalid_client', 'forged client');
-  assert.equal(r.headers.get('www-authenticate'), null);
+  assertOAuthError(r, 401, 'invalid_client', 'forged client');
+  assert.equal(r.headers.get('www-authenticate'), 'Basic realm="tabrelay"');
+});
+
+test('token: none of the bad token requests above made a connection (the tab lists as many as before)', async () => {
+  assert.equal(await grantCount(), grantsBeforeTokenCases);
 });
 
 // =============================================================================================
@@ -583,6 +594,11 @@ const parts = async () => {
 };
 const sign = (input, key) => createHmac('sha256', key).update(input).digest('base64url');
 const flip = (s) => s.slice(0, 10) + (s[10] === 'A' ? 'B' : 'A') + s.slice(11);
+
+test('mcp: the calls the tab got before the bad bearers', async () => {
+  await live();
+  callsBeforeMcpCases = tab.calls.length;
+});
 
 const mcpCases = [
   ['no Authorization header', async () => null],
@@ -695,6 +711,10 @@ test('mcp: a real token sent to another origin of the relay (another Host) → 4
   assertUnauthorized(r, 'another audience', WWW_AUTH(true, `http://${other}`));
 });
 
+test('mcp: no call with a refused token reached the tab', async () => {
+  assert.equal(tab.calls.length, callsBeforeMcpCases, 'the tab got no call');
+});
+
 test('mcp: the live token itself works (the cases above are refused for their flaw alone)', async () => {
   const r = await mcpPost((await live()).tokens.access_token, { jsonrpc: '2.0', id: 1, method: 'ping' });
   assert.equal(r.status, 200);
@@ -725,9 +745,12 @@ test('refresh: a refresh token used by another client → invalid_grant, and the
 
 test('refresh: the right grant with a made-up secret → invalid_grant, the real token still works', async () => {
   const { client, tokens } = await connection('Made up');
-  const [p, g] = tokens.refresh_token.split('.');
-  assertOAuthError(await refresh(client, `${p}.${g}.${randomBytes(32).toString('base64url')}`), 400, 'invalid_grant', 'made-up secret');
-  assertOAuthError(await refresh(client, `${p}.other-grant.${tokens.refresh_token.split('.')[2]}`), 400, 'invalid_grant', 'another grant id');
+  const [p, g, sec, tag] = tokens.refresh_token.split('.');
+  const made = randomBytes(32).toString('base64url');
+  assertOAuthError(await refresh(client, `${p}.${g}.${made}.${tag}`), 400, 'invalid_grant', 'made-up secret, the real tag');
+  assertOAuthError(await refresh(client, `${p}.${g}.${made}`), 400, 'invalid_grant', 'made-up secret, no tag');
+  assertOAuthError(await refresh(client, `${p}.other-grant.${sec}.${tag}`), 400, 'invalid_grant', 'another grant id');
+  assertOAuthError(await refresh(client, `${p}.${g}.${sec}.${made}`), 400, 'invalid_grant', 'a made-up tag');
   assert.equal((await refresh(client, tokens.refresh_token)).status, 200);
 });
 

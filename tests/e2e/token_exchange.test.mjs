@@ -59,7 +59,7 @@ test('unknown grant types and forged clients get their RFC errors', async () => 
   };
   assert.equal((await post(form({ grant_type: 'password', client_id: client.client_id }))).body.error, 'unsupported_grant_type');
   const forged = await post(form({ grant_type: 'authorization_code', client_id: 'trc1.forged.sig', code: 'ABCDE12345.x' }));
-  assert.equal(forged.status, 400);
+  assert.equal(forged.status, 401, 'a 401, so that a client registers again');
   assert.equal(forged.body.error, 'invalid_client');
 });
 

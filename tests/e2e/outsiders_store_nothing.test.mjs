@@ -1,0 +1,201 @@
+// Nothing an outsider can create: made-up refresh tokens and access tokens (at /revoke, at
+// /token, as bearers of MCP calls) are refused by the Worker before any pairing's Durable Object
+// is addressed, and a pairing asked about something it never stored stores nothing.
+//
+// What the runtime writes, measured on wrangler dev: every Durable Object that is addressed at
+// all gets a SQLite file under the state directory (miniflare keeps its name in it), whether or
+// not it writes; an object that makes its tables holds them there too. So the count of the
+// Pairing class's *.sqlite files says whether an object was addressed, and their tables say
+// whether it stored anything. The second half forges tokens the relay would have issued (this
+// file runs a relay of its own, with a signing key it knows) to reach objects that never stored
+// anything, as a token of a pairing whose storage is gone would.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { createHash, createHmac, randomBytes } from 'node:crypto';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
+import { openTab, useRelay, waitFor, connectByHand, refresh, postForm, mcpPost, APP_ORIGIN, freePort } from './harness.mjs';
+
+const root = new URL('../../', import.meta.url).pathname;
+const work = mkdtempSync(join(tmpdir(), 'tabrelay-outsiders-'));
+const pairingDir = join(work, 'state', 'v3', 'do', 'tabrelay-Pairing');
+const KEY = randomBytes(48).toString('base64url');
+let relay;
+let relayUrl;
+let tab;
+let owner; // a real connection of the tab's pairing
+
+before(async () => {
+  const port = await freePort();
+  relayUrl = `http://127.0.0.1:${port}`;
+  relay = spawn('wrangler', ['dev', '--ip', '127.0.0.1', '--port', String(port), '--persist-to', join(work, 'state'), '--show-interactive-dev-session=false',
+    '--var', `RELAY_SIGNING_KEY:${KEY}`, '--var', `ALLOWED_ORIGINS:${APP_ORIGIN}`, '--var', `APP_URL:${APP_ORIGIN}/demo/`],
+  { cwd: root, detached: true, stdio: 'ignore' });
+  await waitFor(async () => (await fetch(`${relayUrl}/health`).catch(() => null))?.ok, 60_000, 200);
+  useRelay(relayUrl);
+  tab = await openTab({ relay: relayUrl, seed: 71 });
+  assert.equal(tab.connected.status, 'connected');
+  owner = await connectByHand(tab);
+});
+
+after(() => {
+  tab?.close();
+  try {
+    process.kill(-relay.pid, 'SIGKILL'); // wrangler and its workerd
+  } catch {
+    // Already gone.
+  }
+  rmSync(work, { recursive: true, force: true });
+});
+
+// ---------------------------------------------------------------------------------------------
+// What is stored.
+
+/** The Pairing objects' database files (miniflare's own index, metadata.sqlite, left out). */
+function pairingFiles() {
+  let names = [];
+  try {
+    names = readdirSync(pairingDir);
+  } catch {
+    return [];
+  }
+  return names.filter((n) => n.endsWith('.sqlite') && n !== 'metadata.sqlite').sort();
+}
+
+/** The tables a database holds besides miniflare's and the runtime's own. */
+function tablesOf(file) {
+  const db = new DatabaseSync(join(pairingDir, file), { readOnly: true });
+  try {
+    return db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").all().map((r) => r.name)
+      .filter((n) => !n.startsWith('__miniflare') && !n.startsWith('_cf_') && !n.startsWith('sqlite_'));
+  } finally {
+    db.close();
+  }
+}
+
+/** Every row of every table of the pairing's database, as text (to tell whether anything was written). */
+function contentOf(file) {
+  const db = new DatabaseSync(join(pairingDir, file), { readOnly: true });
+  try {
+    return tablesOf(file).map((t) => `${t}: ${JSON.stringify(db.prepare(`SELECT * FROM "${t}" ORDER BY rowid`).all())}`).join('\n');
+  } finally {
+    db.close();
+  }
+}
+
+/** Runs `requests` (functions returning a promise of a Response-like) eight at a time. */
+async function all(requests) {
+  const answers = [];
+  for (let i = 0; i < requests.length; i += 8) answers.push(...(await Promise.all(requests.slice(i, i + 8).map((r) => r()))));
+  return answers;
+}
+
+const settle = () => new Promise((r) => setTimeout(r, 1500));
+const hex = () => randomBytes(32).toString('hex');
+const b64 = (v) => Buffer.from(typeof v === 'string' ? v : JSON.stringify(v)).toString('base64url');
+const secret = () => randomBytes(32).toString('base64url');
+const call = { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'history_list', arguments: {} } };
+
+/** A JWT in the relay's access token shape for `sub`/`gid`, signed with `key` (HS256, under `kid`). */
+function jwt(key, { sub = hex(), gid = 'g', kid = 'ffffffffffffffff', alg = 'HS256' } = {}) {
+  const now = Math.floor(Date.now() / 1000);
+  const h = b64({ alg, kid, typ: 'at+jwt' });
+  const c = b64({ iat: now, exp: now + 3600, iss: relayUrl, aud: relayUrl, sub, gid, cli: 'Forged', hst: 'evil.example' });
+  return `${h}.${c}.${createHmac('sha256', key).update(`${h}.${c}`).digest('base64url')}`;
+}
+
+// ---------------------------------------------------------------------------------------------
+// 1. Made up by someone who holds no key: no object is addressed.
+
+test('a few hundred made-up tokens at /revoke, /token and the MCP endpoint address no pairing', { timeout: 120_000 }, async () => {
+  await settle();
+  const before = pairingFiles();
+  assert.ok(before.length >= 1, 'the tab\'s own pairing is stored');
+  const real = owner.tokens.refresh_token;
+  const [p, g, s, tag] = real.split('.');
+  const requests = [];
+  for (let i = 0; i < 100; i++) {
+    // A refresh token of the right form, made up, revoked (RFC 7009: 200 either way).
+    const token = i % 2 ? `${hex()}.${secret().slice(0, 16)}.${secret()}.${secret()}` : `${hex()}.g.s`;
+    requests.push(() => postForm('/revoke', { token, token_type_hint: 'refresh_token' }).then((r) => ['revoke refresh', r.status, 200]));
+  }
+  for (let i = 0; i < 50; i++) {
+    requests.push(() => postForm('/revoke', { token: jwt(randomBytes(32)), token_type_hint: 'access_token' }).then((r) => ['revoke access', r.status, 200]));
+  }
+  const altered = [
+    `${hex()}.${g}.${s}.${tag}`, // another pairing, the real tag
+    `${p}.${g}x.${s}.${tag}`, // another grant
+    `${p}.${g}.${secret()}.${tag}`, // another secret
+    `${p}.${g}.${s}`, // no tag
+    `${p}.${g}.${s}.${secret()}`, // a made-up tag
+  ];
+  for (let i = 0; i < 100; i++) {
+    const token = i < 50 ? altered[i % altered.length] : `${hex()}.${secret().slice(0, 16)}.${secret()}.${secret()}`;
+    requests.push(() => refresh(owner.client, token).then((r) => ['refresh', r.status === 400 && r.body.error === 'invalid_grant' ? 'invalid_grant' : r.status, 'invalid_grant']));
+  }
+  for (let i = 0; i < 100; i++) {
+    const bearer = [
+      () => jwt(randomBytes(32)),
+      () => jwt(Buffer.alloc(0)),
+      () => jwt(randomBytes(32), { alg: 'none' }),
+      () => `${hex()}.g.s.${secret()}`,
+      () => randomBytes(24).toString('base64url'),
+    ][i % 5]();
+    requests.push(() => mcpPost(bearer, call).then((r) => ['mcp', r.status, 401]));
+  }
+  const answers = await all(requests);
+  assert.ok(requests.length >= 350);
+  for (const [what, got, want] of answers) assert.equal(got, want, what);
+  await settle();
+  assert.deepEqual(pairingFiles(), before, 'no pairing object was addressed');
+  // The owner's connection is untouched by all of it.
+  assert.equal((await refresh(owner.client, real)).status, 200, 'the real refresh token still works');
+});
+
+// ---------------------------------------------------------------------------------------------
+// 2. Tokens the relay would have issued, for pairings that never stored anything, and unknown
+//    grants of a pairing that did: the objects are asked, and store nothing.
+
+const derived = (label) => createHmac('sha256', Buffer.from(KEY)).update(label).digest();
+const KID = createHash('sha256').update(Buffer.concat([Buffer.from('tabrelay key id:'), Buffer.from(KEY)])).digest('hex').slice(0, 16);
+/** A refresh token with a good tag (src/grants.rs refresh_token). */
+function issuedRefresh(pairing, grant, sec) {
+  const body = `${pairing}.${grant}.${sec}`;
+  return `${body}.${createHmac('sha256', derived('tabrelay refresh token v1')).update(body).digest('base64url')}`;
+}
+/** An access token with a good signature (src/oauth/token.rs). */
+const issuedAccess = (sub, gid = 'g') => jwt(derived('tabrelay access token v1'), { sub, gid, kid: KID });
+
+test('a pairing asked about grants it never stored, by tokens with good tags, stores nothing', { timeout: 120_000 }, async () => {
+  // The forged tokens do reach the relay's checks: a good one for the real grant works.
+  const [p, g] = owner.tokens.refresh_token.split('.');
+  await settle();
+  const before = new Set(pairingFiles());
+  const mine = [...before].filter((f) => tablesOf(f).length > 0);
+  assert.equal(mine.length, 1, 'one pairing stores something: the tab\'s');
+  const content = contentOf(mine[0]);
+  const requests = [];
+  for (let i = 0; i < 20; i++) {
+    const stranger = hex();
+    requests.push(() => postForm('/revoke', { token: issuedRefresh(stranger, 'g', secret()) }).then((r) => ['revoke', r.status, 200]));
+    requests.push(() => refresh(owner.client, issuedRefresh(hex(), 'g', secret())).then((r) => ['refresh', r.body?.error, 'invalid_grant']));
+    requests.push(() => postForm('/revoke', { token: issuedAccess(hex()) }).then((r) => ['revoke access', r.status, 200]));
+    requests.push(() => mcpPost(issuedAccess(hex()), call).then((r) => ['mcp call', r.status, 401]));
+    requests.push(() => mcpPost(issuedAccess(hex()), { jsonrpc: '2.0', id: 2, method: 'tools/list' }).then((r) => ['mcp list', r.status, 401]));
+    // The tab's own pairing, asked about grants it does not hold.
+    requests.push(() => postForm('/revoke', { token: issuedRefresh(p, `x${i}`, secret()) }).then((r) => ['revoke unknown grant', r.status, 200]));
+    requests.push(() => postForm('/revoke', { token: issuedRefresh(p, g, secret()) }).then((r) => ['revoke unknown secret', r.status, 200]));
+    requests.push(() => refresh(owner.client, issuedRefresh(p, `x${i}`, secret())).then((r) => ['refresh unknown grant', r.body?.error, 'invalid_grant']));
+    requests.push(() => postForm('/revoke', { token: issuedAccess(p, `x${i}`) }).then((r) => ['revoke unknown access', r.status, 200]));
+  }
+  for (const [what, got, want] of await all(requests)) assert.equal(got, want, what);
+  await settle();
+  const added = pairingFiles().filter((f) => !before.has(f));
+  assert.ok(added.length >= 80, `the forged tokens reached ${added.length} objects`);
+  for (const f of added) assert.deepEqual(tablesOf(f), [], `${f}: a pairing only asked stores no table`);
+  assert.equal(contentOf(mine[0]), content, 'the tab\'s pairing wrote nothing for unknown grants');
+  assert.equal((await tab.client.connections()).length, 1, 'its connection is still there');
+});
