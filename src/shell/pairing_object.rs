@@ -12,7 +12,7 @@ use futures::StreamExt as _;
 use serde_json::Value;
 use tabrelay_bundle::fields::FromValue;
 use tabrelay_bundle::protocol::{
-    close, RelayMessage, ToolList, HELLO_WAIT_MS, MAX_MESSAGE_BYTES, PING, PONG, PROTOCOL_VERSION,
+    close, RelayMessage, ToolList, MAX_MESSAGE_BYTES, PING, PONG, PROTOCOL_VERSION, TAB_KEY_PARAM,
 };
 use worker::worker_sys::ext::WebSocketExt as _;
 use worker::worker_sys::WebSocketRequestResponsePair;
@@ -30,9 +30,10 @@ use crate::mcp::input::Once;
 use crate::oauth::connect::{refusal, Command};
 use crate::oauth::sha256_hex;
 use crate::pairing::{
-    route, CallAnswer, CallEvent, CallRequest, Calls, CancelRequest, CheckRequest, GrantAnswer,
-    GrantRequest, ListenEvent, RefreshAnswer, RefreshRequest, RevokeRequest, Tab, TabAction,
-    TabsStatus, Turns, WrongCodes, KEEP_ALIVE_MS, MAX_LISTENERS, TAB_CALL_WAIT_MS,
+    hello_deadline, route, CallAnswer, CallEvent, CallRequest, Calls, CancelRequest, CheckRequest,
+    GrantAnswer, GrantRequest, ListenEvent, PairingKey, RefreshAnswer, RefreshRequest,
+    RevokeRequest, Tab, TabAction, TabsStatus, Turns, WrongCodes, KEEP_ALIVE_MS, MADE_ROOM,
+    MAX_LISTENERS, NOT_PROVEN_IN_TIME, TAB_CALL_WAIT_MS,
 };
 use crate::{sentences, tools};
 
@@ -186,6 +187,26 @@ impl Pairing {
             .into_iter()
             .filter_map(|ws| tab_of(&ws).map(|t| (ws, t)))
             .collect()
+    }
+
+    /// The tabs whose sockets are open (not closing): what the bounds count.
+    fn open_tabs(&self) -> Vec<(WebSocket, Tab)> {
+        let mut tabs = self.tabs();
+        tabs.retain(|(ws, _)| ws.as_ref().ready_state() == worker::web_sys::WebSocket::OPEN);
+        tabs
+    }
+
+    /// Makes sure the alarm rings by the time the next socket still to prove itself runs out
+    /// of time.
+    async fn watch_hellos(&self) -> Result<()> {
+        let tabs = self.tabs();
+        let Some(deadline) = hello_deadline(tabs.iter().map(|(_, t)| t)) else { return Ok(()) };
+        let storage = self.state.storage();
+        let set = storage.get_alarm().await?;
+        if set.is_none_or(|at| at > deadline as i64) {
+            storage.set_alarm(deadline as i64).await?;
+        }
+        Ok(())
     }
 
     fn send(ws: &WebSocket, message: &RelayMessage) {
@@ -408,29 +429,63 @@ impl Pairing {
         Self::send(ws, &RelayMessage::Connections { list });
     }
 
+    /// Takes a tab's socket: its first message is a fresh challenge, and the oldest socket
+    /// still to prove itself makes room when too many wait.
     fn accept_tab(&self, url: &str) -> Result<Response> {
         let query = http::query_of(url);
-        let pairing =
-            query.into_iter().find(|(k, _)| k == "pairing").map(|(_, v)| v).unwrap_or_default();
+        let key =
+            query.iter().find(|(k, _)| k == TAB_KEY_PARAM).and_then(|(_, v)| PairingKey::read(v));
         let pair = WebSocketPair::new()?;
+        let Some(key) = key else {
+            // The Worker checked the key before naming this object by it.
+            pair.server.accept()?;
+            pair.server
+                .close(Some(close::PROTOCOL_ERROR), Some("The tab must name its pairing key."))?;
+            return Response::from_websocket(pair.client);
+        };
         let now = now_ms();
         let number = {
             let mut last = self.last_tab.borrow_mut();
             *last = (*last + 1).max(now * 1024);
             *last
         };
-        let open = self.state.get_websockets().len();
-        match Tab::admit(pairing, number, now, open) {
-            Ok(tab) => {
-                self.state.accept_web_socket(&pair.server);
-                attach(&pair.server, &tab)?;
-            }
-            Err((code, reason)) => {
-                pair.server.accept()?;
-                pair.server.close(Some(code), Some(reason))?;
-            }
+        let open = self.open_tabs();
+        let admitted = Tab::admit(
+            &key,
+            http::origin_of(url),
+            number,
+            now,
+            open.iter().map(|(_, t)| t),
+            &mut PlatformRandom,
+        );
+        if let Some((ws, _)) = open.iter().find(|(_, t)| Some(t.number) == admitted.make_room) {
+            let _ = ws.close(Some(MADE_ROOM.0), Some(MADE_ROOM.1));
         }
+        self.state.accept_web_socket(&pair.server);
+        attach(&pair.server, &admitted.tab)?;
+        Self::send(&pair.server, &admitted.first);
         Response::from_websocket(pair.client)
+    }
+
+    /// Checks a hello's proof (the runtime's WebCrypto), then what the core makes of the answer.
+    async fn prove(
+        &self,
+        ws: &WebSocket,
+        checking: Tab,
+        proof: crate::pairing::Proof,
+    ) -> Result<TabAction> {
+        // The challenge is used before the check: a second hello meanwhile proves nothing.
+        attach(ws, &checking)?;
+        let valid = super::webcrypto::verify(&proof).await;
+        if ws.as_ref().ready_state() != worker::web_sys::WebSocket::OPEN {
+            return Ok(TabAction::Ignore); // closed meanwhile (it made room, say)
+        }
+        let proven = self
+            .open_tabs()
+            .iter()
+            .filter(|(_, t)| t.proven && t.number != checking.number)
+            .count();
+        Ok(checking.proved(valid, now_ms(), proven))
     }
 
     async fn call(&self, call: CallRequest) -> Result<Response> {
@@ -543,6 +598,8 @@ impl Pairing {
             TabAction::Close(code, reason) => {
                 let _ = ws.close(Some(code), Some(reason));
             }
+            // Checked by `prove` before acting; a proof never reaches here.
+            TabAction::Verify(..) => {}
             action @ (TabAction::Describe(_) | TabAction::Approve(_) | TabAction::Deny(_)) => {
                 let message = self.code_command(&tab, &action).await.unwrap_or_else(|_| {
                     let code = match &action {
@@ -679,10 +736,8 @@ impl DurableObject for Pairing {
         match http::path_of(&url) {
             "/tab" => {
                 let res = self.accept_tab(&url)?;
-                // Close a tab that never proves itself.
-                if self.state.storage().get_alarm().await?.is_none() {
-                    self.state.storage().set_alarm(now_ms() as i64 + HELLO_WAIT_MS as i64).await?;
-                }
+                // Close a socket that never proves itself.
+                self.watch_hellos().await?;
                 Ok(res)
             }
             "/call" => match read_json::<CallRequest>(&req.text().await?) {
@@ -751,7 +806,10 @@ impl DurableObject for Pairing {
             }
         };
         let Some(tab) = tab_of(&ws) else { return Ok(()) };
-        let action = tab.on_message(&text, now_ms());
+        let mut action = tab.on_message(&text, now_ms());
+        if let TabAction::Verify(checking, proof) = action {
+            action = self.prove(&ws, checking, proof).await?;
+        }
         // Only what can move the focus or change a list is worth comparing.
         let may_change =
             matches!(action, TabAction::Welcome(_) | TabAction::Update(_) | TabAction::Tools(_));
@@ -782,21 +840,16 @@ impl DurableObject for Pairing {
 
     async fn alarm(&self) -> Result<Response> {
         let now = now_ms();
-        let mut unproven_left = false;
         for (ws, tab) in self.tabs() {
-            if !tab.proven {
-                if now >= tab.opened_ms + HELLO_WAIT_MS {
-                    let _ = ws.close(
-                        Some(close::PROOF_FAILED),
-                        Some("The tab did not prove its pairing in time."),
-                    );
-                } else {
-                    unproven_left = true;
-                }
+            if tab.overdue(now) {
+                let _ = ws.close(Some(NOT_PROVEN_IN_TIME.0), Some(NOT_PROVEN_IN_TIME.1));
             }
         }
-        if unproven_left {
-            self.state.storage().set_alarm(now as i64 + HELLO_WAIT_MS as i64).await?;
+        // The next socket still to prove itself (the ones just closed leave as they close).
+        let tabs = self.open_tabs();
+        let waiting = tabs.iter().map(|(_, t)| t).filter(|t| !t.overdue(now));
+        if let Some(deadline) = hello_deadline(waiting) {
+            self.state.storage().set_alarm(deadline as i64).await?;
         }
         Response::ok("checked")
     }
