@@ -24,10 +24,27 @@ export function useRelay(url) {
   RELAY = url;
 }
 
-/** A localStorage stand-in: one per simulated browser. */
+/**
+ * The pairing keys of a simulated browser, in memory (the relay client's `keys`; a browser
+ * keeps them in IndexedDB). `put` keeps the pair stored first for an origin, as IndexedDB's does.
+ */
+export class MemoryKeys {
+  constructor() {
+    this.map = new Map();
+  }
+  async get(origin) {
+    return this.map.get(origin) ?? null;
+  }
+  async put(origin, keyPair) {
+    if (!this.map.has(origin)) this.map.set(origin, keyPair);
+  }
+}
+
+/** A localStorage stand-in and the browser's pairing keys (`keys`): one per simulated browser. */
 export class MemoryStorage {
   constructor() {
     this.map = new Map();
+    this.keys = new MemoryKeys();
   }
   getItem(k) {
     return this.map.has(k) ? this.map.get(k) : null;
@@ -44,16 +61,19 @@ export class MemoryStorage {
  * A tab of the demo app in Node: the real relay client, the real demo app. `tools` (MCP
  * definitions with `setting`) and `dataset` are what it states (default: the catalogue's tools,
  * no dataset); `run(call)` answers calls instead of the demo app; `refusedLists` collects the
- * relay's refusals of its lists.
+ * relay's refusals of its lists. `storage` is the simulated browser (its pairing keys in
+ * `storage.keys` unless `keys` is given); other options go to the RelayClient as they are.
  */
-export async function openTab({ storage = new MemoryStorage(), origin = APP_ORIGIN, seed = 42, relay = RELAY, tools, dataset, run } = {}) {
+export async function openTab({ storage = new MemoryStorage(), keys = storage.keys, origin = APP_ORIGIN, seed = 42, relay = RELAY, tools, dataset, run, ...options } = {}) {
   const app = createDemoApp({ seed });
   const calls = [];
   const statuses = [];
   const refusedLists = [];
   const client = new RelayClient({
+    ...options,
     relay,
     storage,
+    keys,
     headers: { origin },
     tools,
     dataset,
