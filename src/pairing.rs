@@ -390,8 +390,7 @@ pub const NOT_PROVEN: Refusal = (close::PROOF_FAILED, "The tab did not prove its
 pub const NOT_PROVEN_IN_TIME: Refusal =
     (close::PROOF_FAILED, "The tab did not prove its pairing in time.");
 
-/// A socket just opened: its tab, what to send it first, and the older socket to close to
-/// make room (its number), if any.
+/// A socket just opened: its tab and what to send it first.
 #[derive(Debug, Clone, PartialEq)]
 #[must_use]
 pub struct Admitted {
@@ -399,29 +398,21 @@ pub struct Admitted {
     pub tab: Tab,
     /// Its first message: the challenge to sign.
     pub first: RelayMessage,
-    /// The oldest socket still to prove itself, closed with [`MADE_ROOM`] when
-    /// [`MAX_UNPROVEN_SOCKETS`] already wait.
-    pub make_room: Option<u64>,
 }
 
 impl Tab {
-    /// A socket just opened for `key` on the relay's `origin`, beside the pairing's `open`
-    /// sockets. It is always taken, with a fresh challenge of [`CHALLENGE_BYTES`] random
-    /// bytes; sockets still to prove themselves have their own bound, apart from proven tabs,
-    /// and a newer one makes room by closing the oldest (so silent sockets cannot keep a tab
-    /// of the browser out). Whether a proven tab fits is decided once it proves ([`Tab::proved`]).
-    pub fn admit<'a>(
+    /// A socket just opened for `key` on the relay's `origin`, with a fresh challenge of
+    /// [`CHALLENGE_BYTES`] random bytes. It is always taken: sockets still to prove themselves
+    /// have their own bound, apart from proven tabs, kept by [`sockets_to_close`] (the oldest
+    /// make room, so silent sockets cannot keep a tab of the browser out); whether a proven tab
+    /// fits is decided once it proves ([`Tab::proved`]).
+    pub fn admit(
         key: &PairingKey,
         origin: &str,
         number: u64,
         now_ms: u64,
-        open: impl IntoIterator<Item = &'a Tab>,
         entropy: &mut dyn Entropy,
     ) -> Admitted {
-        let waiting: Vec<&Tab> = open.into_iter().filter(|t| !t.proven).collect();
-        let make_room = (waiting.len() >= MAX_UNPROVEN_SOCKETS)
-            .then(|| waiting.iter().map(|t| t.number).min())
-            .flatten();
         let challenge = random_token(entropy, CHALLENGE_BYTES);
         let tab = Self {
             pairing: key.pairing(),
@@ -433,7 +424,7 @@ impl Tab {
             opened_ms: now_ms,
             focus_ms: now_ms,
         };
-        Admitted { tab, first: RelayMessage::Challenge { challenge }, make_room }
+        Admitted { tab, first: RelayMessage::Challenge { challenge } }
     }
 
     /// Decides what a message from this tab means. Before the tab has proven its pairing, a
@@ -527,10 +518,34 @@ impl Tab {
     }
 }
 
-/// When the next of these sockets still to prove itself runs out of time (None: none waits).
+/// The sockets to close among a pairing's `open` ones at `now_ms`, by number, each with why:
+/// every one still to prove itself after its [`HELLO_WAIT_MS`], and the oldest of those still
+/// in time beyond [`MAX_UNPROVEN_SOCKETS`] (newer ones made room).
 #[must_use]
-pub fn hello_deadline<'a>(tabs: impl IntoIterator<Item = &'a Tab>) -> Option<u64> {
-    tabs.into_iter().filter(|t| !t.proven).map(|t| t.opened_ms.saturating_add(HELLO_WAIT_MS)).min()
+pub fn sockets_to_close<'a>(
+    open: impl IntoIterator<Item = &'a Tab>,
+    now_ms: u64,
+) -> Vec<(u64, Refusal)> {
+    let mut waiting: Vec<&Tab> = open.into_iter().filter(|t| !t.proven).collect();
+    waiting.sort_by_key(|t| t.number);
+    let (late, mut in_time): (Vec<&Tab>, Vec<&Tab>) =
+        waiting.into_iter().partition(|t| t.overdue(now_ms));
+    let excess = in_time.len().saturating_sub(MAX_UNPROVEN_SOCKETS);
+    let mut close: Vec<(u64, Refusal)> =
+        late.iter().map(|t| (t.number, NOT_PROVEN_IN_TIME)).collect();
+    close.extend(in_time.drain(..excess).map(|t| (t.number, MADE_ROOM)));
+    close
+}
+
+/// When the pairing's alarm should next ring for its `open` sockets still to prove themselves:
+/// at once when some are to close ([`sockets_to_close`]), else when the next runs out of time
+/// (None: none waits).
+#[must_use]
+pub fn next_check<'a>(open: impl IntoIterator<Item = &'a Tab> + Clone, now_ms: u64) -> Option<u64> {
+    if !sockets_to_close(open.clone(), now_ms).is_empty() {
+        return Some(now_ms);
+    }
+    open.into_iter().filter(|t| !t.proven).map(|t| t.opened_ms.saturating_add(HELLO_WAIT_MS)).min()
 }
 
 impl Tab {
@@ -902,7 +917,7 @@ mod tests {
     }
 
     fn tab(number: u64) -> Tab {
-        Tab::admit(&key(), ORIGIN, number, 1000, [], &mut Counter(number as u8)).tab
+        Tab::admit(&key(), ORIGIN, number, 1000, &mut Counter(number as u8)).tab
     }
 
     fn hello(signature: &str, protocol: u32, bundle: &str) -> String {
@@ -1025,8 +1040,8 @@ mod tests {
 
     #[test]
     fn each_socket_gets_a_fresh_challenge_first() {
-        let a = Tab::admit(&key(), ORIGIN, 1, 1000, [], &mut Counter(1));
-        let b = Tab::admit(&key(), ORIGIN, 2, 1000, [], &mut Counter(2));
+        let a = Tab::admit(&key(), ORIGIN, 1, 1000, &mut Counter(1));
+        let b = Tab::admit(&key(), ORIGIN, 2, 1000, &mut Counter(2));
         let RelayMessage::Challenge { challenge } = &a.first else { panic!("{:?}", a.first) };
         assert_eq!(a.tab.challenge.as_ref(), Some(challenge));
         assert_eq!(
@@ -1038,7 +1053,7 @@ mod tests {
             (a.tab.pairing.as_str(), a.tab.origin.as_str()),
             (key().pairing().as_str(), ORIGIN)
         );
-        assert!(!a.tab.proven && a.make_room.is_none());
+        assert!(!a.tab.proven);
         round_trip(&a.tab);
     }
 
@@ -1138,10 +1153,12 @@ mod tests {
     #[test]
     fn proven_tabs_and_sockets_still_to_prove_have_their_own_bounds() {
         let full: Vec<Tab> = (1..=MAX_TABS_PER_PAIRING as u64).map(|n| proven(n, 10)).collect();
-        let newcomer = Tab::admit(&key(), ORIGIN, 100, 20, &full, &mut Counter(3));
-        assert_eq!(newcomer.make_room, None, "proven tabs leave the unproven sockets' room");
+        let newcomer = Tab::admit(&key(), ORIGIN, 100, 20, &mut Counter(3)).tab;
+        let mut open = full.clone();
+        open.push(newcomer.clone());
+        assert_eq!(sockets_to_close(&open, 21), [], "proven tabs leave the unproven sockets' room");
         let TabAction::Verify(checking, _) =
-            newcomer.tab.on_message(&hello(&signature(), PROTOCOL_VERSION, BUNDLE_DIGEST), 21)
+            newcomer.on_message(&hello(&signature(), PROTOCOL_VERSION, BUNDLE_DIGEST), 21)
         else {
             panic!()
         };
@@ -1153,22 +1170,32 @@ mod tests {
             checking.proved(true, 22, MAX_TABS_PER_PAIRING - 1),
             TabAction::Welcome(_)
         ));
+        // Silent sockets beyond the bound: the oldest make room, at once.
         let mut open = full.clone();
-        open.extend((200..200 + MAX_UNPROVEN_SOCKETS as u64).map(tab));
-        let next = Tab::admit(&key(), ORIGIN, 300, 30, &open, &mut Counter(4));
-        assert_eq!(next.make_room, Some(200), "the oldest silent socket makes room");
+        open.extend((200..202 + MAX_UNPROVEN_SOCKETS as u64).rev().map(tab));
+        assert_eq!(sockets_to_close(&open, 1001), [(200, MADE_ROOM), (201, MADE_ROOM)]);
+        assert_eq!(next_check(&open, 1001), Some(1001));
         assert_eq!(MADE_ROOM.0, close::TOO_MANY_TABS, "a tab that made room tries again");
+        let kept: Vec<Tab> = open.into_iter().filter(|t| t.number >= 202).collect();
+        assert_eq!(sockets_to_close(&kept, 1001), []);
+        assert_eq!(next_check(&kept, 1001), Some(1000 + HELLO_WAIT_MS));
     }
 
     #[test]
-    fn a_socket_that_does_not_prove_itself_in_time_is_overdue() {
+    fn a_socket_that_does_not_prove_itself_in_time_is_closed() {
         let t = tab(1); // opened at 1000
         assert!(!t.overdue(1000 + HELLO_WAIT_MS - 1));
         assert!(t.overdue(1000 + HELLO_WAIT_MS));
         assert!(!proven(2, 5).overdue(u64::MAX));
         let later = Tab { opened_ms: 4000, ..tab(3) };
-        assert_eq!(hello_deadline([&later, &proven(2, 5), &t]), Some(1000 + HELLO_WAIT_MS));
-        assert_eq!(hello_deadline([&proven(2, 5)]), None);
+        let open = [later.clone(), proven(2, 5), t.clone()];
+        assert_eq!(next_check(&open, 1500), Some(1000 + HELLO_WAIT_MS));
+        assert_eq!(sockets_to_close(&open, 1000 + HELLO_WAIT_MS), [(1, NOT_PROVEN_IN_TIME)]);
+        assert_eq!(
+            next_check(&[later, proven(2, 5)], 1000 + HELLO_WAIT_MS),
+            Some(4000 + HELLO_WAIT_MS)
+        );
+        assert_eq!(next_check(&[proven(2, 5)], 0), None);
         for refusal in [MADE_ROOM, NOT_PROVEN, NOT_PROVEN_IN_TIME] {
             assert!(refusal.1.len() <= 123, "a close reason fits a close frame: {}", refusal.1);
         }

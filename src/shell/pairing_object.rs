@@ -30,10 +30,10 @@ use crate::mcp::input::Once;
 use crate::oauth::connect::{refusal, Command};
 use crate::oauth::sha256_hex;
 use crate::pairing::{
-    hello_deadline, route, CallAnswer, CallEvent, CallRequest, Calls, CancelRequest, CheckRequest,
-    GrantAnswer, GrantRequest, ListenEvent, PairingKey, RefreshAnswer, RefreshRequest,
-    RevokeRequest, Tab, TabAction, TabsStatus, Turns, WrongCodes, KEEP_ALIVE_MS, MADE_ROOM,
-    MAX_LISTENERS, NOT_PROVEN_IN_TIME, TAB_CALL_WAIT_MS,
+    next_check, route, sockets_to_close, CallAnswer, CallEvent, CallRequest, Calls, CancelRequest,
+    CheckRequest, GrantAnswer, GrantRequest, ListenEvent, PairingKey, RefreshAnswer,
+    RefreshRequest, RevokeRequest, Tab, TabAction, TabsStatus, Turns, WrongCodes, KEEP_ALIVE_MS,
+    MAX_LISTENERS, TAB_CALL_WAIT_MS,
 };
 use crate::{sentences, tools};
 
@@ -180,6 +180,12 @@ fn attach(ws: &WebSocket, tab: &Tab) -> Result<()> {
     ws.as_ref().serialize_attachment(text.into()).map_err(worker::Error::from)
 }
 
+/// An alarm time `at_ms` (since the epoch). worker's `set_alarm` takes a bare number as an
+/// offset from now, not a time: the first hello deadline was set that way, decades ahead.
+fn alarm_at(at_ms: u64) -> worker::ScheduledTime {
+    worker::ScheduledTime::new(worker::js_sys::Date::new(&(at_ms as f64).into()))
+}
+
 impl Pairing {
     fn tabs(&self) -> Vec<(WebSocket, Tab)> {
         self.state
@@ -196,15 +202,13 @@ impl Pairing {
         tabs
     }
 
-    /// Makes sure the alarm rings by the time the next socket still to prove itself runs out
-    /// of time.
+    /// Makes sure the alarm rings when the sockets still to prove themselves next need it.
     async fn watch_hellos(&self) -> Result<()> {
-        let tabs = self.tabs();
-        let Some(deadline) = hello_deadline(tabs.iter().map(|(_, t)| t)) else { return Ok(()) };
+        let tabs = self.open_tabs();
+        let Some(at) = next_check(tabs.iter().map(|(_, t)| t), now_ms()) else { return Ok(()) };
         let storage = self.state.storage();
-        let set = storage.get_alarm().await?;
-        if set.is_none_or(|at| at > deadline as i64) {
-            storage.set_alarm(deadline as i64).await?;
+        if storage.get_alarm().await?.is_none_or(|set| set > at as i64) {
+            storage.set_alarm(alarm_at(at)).await?;
         }
         Ok(())
     }
@@ -449,18 +453,7 @@ impl Pairing {
             *last = (*last + 1).max(now * 1024);
             *last
         };
-        let open = self.open_tabs();
-        let admitted = Tab::admit(
-            &key,
-            http::origin_of(url),
-            number,
-            now,
-            open.iter().map(|(_, t)| t),
-            &mut PlatformRandom,
-        );
-        if let Some((ws, _)) = open.iter().find(|(_, t)| Some(t.number) == admitted.make_room) {
-            let _ = ws.close(Some(MADE_ROOM.0), Some(MADE_ROOM.1));
-        }
+        let admitted = Tab::admit(&key, http::origin_of(url), number, now, &mut PlatformRandom);
         self.state.accept_web_socket(&pair.server);
         attach(&pair.server, &admitted.tab)?;
         Self::send(&pair.server, &admitted.first);
@@ -736,7 +729,8 @@ impl DurableObject for Pairing {
         match http::path_of(&url) {
             "/tab" => {
                 let res = self.accept_tab(&url)?;
-                // Close a socket that never proves itself.
+                // The alarm closes what is beyond the bound of sockets still to prove
+                // themselves (at once), and each one not proven in time.
                 self.watch_hellos().await?;
                 Ok(res)
             }
@@ -840,16 +834,17 @@ impl DurableObject for Pairing {
 
     async fn alarm(&self) -> Result<Response> {
         let now = now_ms();
-        for (ws, tab) in self.tabs() {
-            if tab.overdue(now) {
-                let _ = ws.close(Some(NOT_PROVEN_IN_TIME.0), Some(NOT_PROVEN_IN_TIME.1));
+        let mut open = self.open_tabs();
+        let closing = sockets_to_close(open.iter().map(|(_, t)| t), now);
+        open.retain(|(ws, t)| match closing.iter().find(|(n, _)| *n == t.number) {
+            Some((_, (code, reason))) => {
+                let _ = ws.close(Some(*code), Some(*reason));
+                false
             }
-        }
-        // The next socket still to prove itself (the ones just closed leave as they close).
-        let tabs = self.open_tabs();
-        let waiting = tabs.iter().map(|(_, t)| t).filter(|t| !t.overdue(now));
-        if let Some(deadline) = hello_deadline(waiting) {
-            self.state.storage().set_alarm(deadline as i64).await?;
+            None => true,
+        });
+        if let Some(at) = next_check(open.iter().map(|(_, t)| t), now) {
+            self.state.storage().set_alarm(alarm_at(at)).await?;
         }
         Response::ok("checked")
     }

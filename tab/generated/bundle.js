@@ -12,6 +12,9 @@ export function proofText(origin, challenge) {
 }
 export const MAX_MESSAGE_BYTES = 16777216;
 export const MAX_UNPROVEN_MESSAGE_BYTES = 4096;
+export const MAX_UNPROVEN_SOCKETS = 4;
+export const MAX_TABS_PER_PAIRING = 16;
+export const HELLO_WAIT_MS = 10000;
 export const PING = 'ping';
 export const PONG = 'pong';
 export const PING_EVERY_MS = 30000;

@@ -9,7 +9,8 @@ import { createHash, randomBytes } from 'node:crypto';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
-import { RelayClient } from '../../tab/relay-client.js';
+import { RelayClient, signProof, PROTOCOL_VERSION, BUNDLE_DIGEST } from '../../tab/relay-client.js';
+import { TAB_PATH, TAB_KEY_PARAM } from '../../tab/generated/bundle.js';
 import { createDemoApp } from '../../tab/demo/app.js';
 
 export let RELAY = process.env.TABRELAY_URL;
@@ -87,6 +88,53 @@ export async function openTab({ storage = new MemoryStorage(), keys = storage.ke
   client.start();
   const connected = await waitFor(() => statuses.find((s) => s.status === 'connected' || s.status === 'refused'), 10_000);
   return { client, app, calls, statuses, refusedLists, storage, connected, close: () => client.stop() };
+}
+
+/** The public pairing key (base64url) a connected tab's socket named. */
+export function keyOf(tab) {
+  return new URL(tab.client.socket.url).searchParams.get(TAB_KEY_PARAM);
+}
+
+/**
+ * A raw socket to the relay's tab channel, as an outsider opens one: `query` is the URL's query
+ * (`key=…`); it collects what the relay sends (`messages`), `challenge` resolves with the first
+ * challenge, `closed` with the close code and reason.
+ */
+export function rawTabSocket(query, { origin = APP_ORIGIN, relay = RELAY } = {}) {
+  const ws = new WebSocket(`${relay.replace(/^http/, 'ws')}${TAB_PATH}?${query}`, { headers: { origin } });
+  const messages = [];
+  let heard;
+  const challenge = new Promise((resolve) => (heard = resolve));
+  ws.addEventListener('message', (e) => {
+    let m = null;
+    try {
+      m = JSON.parse(e.data);
+    } catch {
+      return;
+    }
+    messages.push(m);
+    if (m.type === 'challenge') heard(m.challenge);
+  });
+  const closed = new Promise((resolve) => ws.addEventListener('close', (e) => resolve({ code: e.code, reason: e.reason, at: Date.now() })));
+  const opened = new Promise((resolve) => ws.addEventListener('open', () => resolve(Date.now())));
+  return { ws, messages, challenge, closed, opened };
+}
+
+/** A hello as the tab sends it: `keyPair`'s proof over `challenge` for `relayOrigin`. */
+export async function helloFor(keyPair, challenge, relayOrigin = new URL(RELAY).origin, extra = {}) {
+  const signature = await signProof(keyPair, relayOrigin, challenge);
+  return JSON.stringify({ type: 'hello', protocol: PROTOCOL_VERSION, bundle: BUNDLE_DIGEST, signature, ...extra });
+}
+
+/** How many proven tabs the pairing of `token` holds, as its `status` tool says. */
+export async function connectedTabs(token) {
+  const text = (await callTool(token, 'status')).content[0].text;
+  return Number(/^(\d+) tabs? of the app (?:is|are) connected/.exec(text)?.[1] ?? 0);
+}
+
+/** The pairing id an access token names (its `sub`). */
+export function subOf(accessToken) {
+  return JSON.parse(Buffer.from(accessToken.split('.')[1], 'base64url').toString()).sub;
 }
 
 /** Polls `check` until it returns something truthy or `ms` pass. */
