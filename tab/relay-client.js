@@ -7,7 +7,8 @@
 // worthless anywhere else or later), answers calls through the handler the app gives it,
 // approves connect codes, says when the tab gains or loses focus, and reconnects by itself
 // with growing, jittered waits. `keys` ({get(origin), put(origin, keyPair)}) replaces the
-// IndexedDB store (Node has none; tests pass one in memory).
+// IndexedDB store (Node has none; tests pass one in memory); `relayOrigin` (default: the relay
+// address's origin) is what the key is kept by and the proofs name.
 //
 //   import { RelayClient, connectCodeFromFragment } from './relay-client.js';
 //   const relay = new RelayClient({ relay: 'https://relay.example', handle: async (call) => ... });
