@@ -526,14 +526,24 @@ pub fn sockets_to_close<'a>(
     open: impl IntoIterator<Item = &'a Tab>,
     now_ms: u64,
 ) -> Vec<(u64, Refusal)> {
-    let mut waiting: Vec<&Tab> = open.into_iter().filter(|t| !t.proven).collect();
-    waiting.sort_by_key(|t| t.number);
-    let (late, mut in_time): (Vec<&Tab>, Vec<&Tab>) =
-        waiting.into_iter().partition(|t| t.overdue(now_ms));
-    let excess = in_time.len().saturating_sub(MAX_UNPROVEN_SOCKETS);
-    let mut close: Vec<(u64, Refusal)> =
-        late.iter().map(|t| (t.number, NOT_PROVEN_IN_TIME)).collect();
-    close.extend(in_time.drain(..excess).map(|t| (t.number, MADE_ROOM)));
+    let waiting: Vec<&Tab> = open.into_iter().filter(|t| !t.proven).collect();
+    let mut close: Vec<(u64, Refusal)> = Vec::new();
+    let mut in_time: Vec<u64> = Vec::new();
+    for t in waiting {
+        if t.overdue(now_ms) {
+            close.push((t.number, NOT_PROVEN_IN_TIME));
+        } else {
+            in_time.push(t.number);
+        }
+    }
+    // The oldest (lowest numbers) beyond the bound; a handful at most, so no sort.
+    while in_time.len() > MAX_UNPROVEN_SOCKETS {
+        let Some((i, oldest)) = in_time.iter().copied().enumerate().min_by_key(|(_, n)| *n) else {
+            break;
+        };
+        in_time.swap_remove(i);
+        close.push((oldest, MADE_ROOM));
+    }
     close
 }
 

@@ -109,8 +109,8 @@ test('the pairing id an access token carries opens no socket', async () => {
   for (const [query, code] of [[`pairing=${sub}`, CLOSE.OUTDATED], [`key=${sub}`, CLOSE.PROTOCOL_ERROR]]) {
     const s = rawTabSocket(query);
     const closed = await s.closed;
+    assert.equal(s.messages.length, 0, `not even a challenge: ${query}`);
     assert.equal(closed.code, code, query);
-    assert.equal(s.messages.length, 0, 'not even a challenge');
   }
   assert.equal(await connectedTabs(token), 1);
   assert.equal(tab.calls.length, 0);
