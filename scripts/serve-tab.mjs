@@ -56,7 +56,7 @@ function options(args) {
     const [flag, value] = [args[i], args[i + 1]];
     if (flag === '--port' && /^\d{1,5}$/.test(value ?? '') && Number(value) <= 65535) out.port = Number(value);
     else if (flag === '--host' && value) out.host = value;
-    else if (flag === '--relay' && relayOrigin(value)) out.relay = relayOrigin(value);
+    else if (flag === '--relay') out.relay = relayOrigin(value) || fail(`serve-tab: --relay needs the relay's http(s) address, not ${JSON.stringify(value ?? '')}; ${USAGE}`);
     else fail(flag === '--help' || flag === '-h' ? USAGE : `serve-tab: ${JSON.stringify(flag)} is not understood; ${USAGE}`);
   }
   return out;
