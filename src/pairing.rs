@@ -12,7 +12,7 @@ use tabrelay_bundle::protocol::{
     close, proof_text, Connection, Outcome, RelayMessage, TabMessage, ToolList, CHALLENGE_BYTES,
     HELLO_WAIT_MS, MAX_CARD_CHARS, MAX_DATASET_NAME_CHARS, MAX_PENDING_CALLS, MAX_TABS_PER_PAIRING,
     MAX_UNPROVEN_MESSAGE_BYTES, MAX_UNPROVEN_SOCKETS, PAIRING_KEY_BYTES, PROTOCOL_VERSION,
-    SIGNATURE_BYTES,
+    SIGNATURE_BYTES, TAB_KEY_PARAM,
 };
 use tabrelay_bundle::BUNDLE_DIGEST;
 
@@ -260,8 +260,7 @@ impl CallAnswer {
     }
 }
 
-/// A browser's pairing key as a tab's socket names it
-/// ([`tabrelay_bundle::protocol::TAB_KEY_PARAM`]): the raw,
+/// A browser's pairing key as a tab's socket names it ([`TAB_KEY_PARAM`]): the raw,
 /// uncompressed P-256 public key of the browser's non-extractable key pair. Only its shape is
 /// read here (the runtime's WebCrypto refuses a point off the curve when the proof is checked).
 /// The pairing id derives from it; the key itself is never in a token or a stored grant.
@@ -296,6 +295,18 @@ impl PairingKey {
     pub fn text(&self) -> String {
         use base64::Engine as _;
         base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(&self.0)
+    }
+}
+
+/// The pairing key a tab's socket names in its query ([`TAB_KEY_PARAM`]), or why the socket
+/// is refused. A page of the first protocol named the pairing id (`?pairing=`), which tokens
+/// carry and which opens nothing now: it is told to reload (the new page names its key).
+pub fn socket_key(query: &[(String, String)]) -> Result<PairingKey, Refusal> {
+    let named = |name: &str| query.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str());
+    match named(TAB_KEY_PARAM).and_then(PairingKey::read) {
+        Some(key) => Ok(key),
+        None if named("pairing").is_some() => Err((close::OUTDATED, sentences::TAB_OUTDATED)),
+        None => Err((close::PROTOCOL_ERROR, "The tab must name its pairing key.")),
     }
 }
 
@@ -1045,6 +1056,23 @@ mod tests {
             String::new(),
         ] {
             assert_eq!(PairingKey::read(&bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn a_socket_names_its_key_and_the_pairing_id_opens_nothing() {
+        let q = |pairs: &[(&str, &str)]| -> Vec<(String, String)> {
+            pairs.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect()
+        };
+        let k = key();
+        assert_eq!(socket_key(&q(&[("key", &k.text())])), Ok(k.clone()));
+        assert_eq!(
+            socket_key(&q(&[("pairing", &k.pairing())])).unwrap_err().0,
+            close::OUTDATED,
+            "a first-protocol page (or a token's id) is told to reload"
+        );
+        for bad in [q(&[("key", &k.pairing())]), q(&[("key", "x")]), q(&[])] {
+            assert_eq!(socket_key(&bad).unwrap_err().0, close::PROTOCOL_ERROR, "{bad:?}");
         }
     }
 

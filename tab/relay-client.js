@@ -35,7 +35,7 @@
 // The protocol version, bundle digest, close codes and ping come from ./generated/bundle.js,
 // written from the relay's own bundle crate (scripts/bundle), so both ends agree.
 
-import { PROTOCOL_VERSION, BUNDLE_DIGEST, CLOSE, PING, PING_EVERY_MS, CATALOGUE, TOOL_REFUSED, TAB_PATH, TAB_KEY_PARAM, proofText } from './generated/bundle.js';
+import { PROTOCOL_VERSION, BUNDLE_DIGEST, CLOSE, PING, PING_EVERY_MS, CATALOGUE, TOOL_REFUSED, TAB_PATH, TAB_KEY_PARAM, CHALLENGE_BYTES, proofText } from './generated/bundle.js';
 
 export { PROTOCOL_VERSION, BUNDLE_DIGEST, CLOSE, TOOL_REFUSED, proofText };
 /** What the person's settings may make of a tool. */
@@ -47,6 +47,8 @@ export const KEY_DB = 'tabrelay';
 export const KEY_STORE = 'pairing-keys';
 const KEY_ALGORITHM = Object.freeze({ name: 'ECDSA', namedCurve: 'P-256' });
 const SIGNATURE_ALGORITHM = Object.freeze({ name: 'ECDSA', hash: 'SHA-256' });
+/** A challenge as the relay makes it: base64url (no padding) of CHALLENGE_BYTES random bytes. */
+const CHALLENGE = new RegExp(`^[A-Za-z0-9_-]{${Math.ceil((CHALLENGE_BYTES * 4) / 3)}}$`);
 export const CONNECT_FRAGMENT = 'tabrelay-connect';
 /** After these close codes the client does not retry: retrying cannot help. */
 const FINAL_CLOSES = [CLOSE.ORIGIN_REFUSED, CLOSE.PROOF_FAILED, CLOSE.PROTOCOL_ERROR, CLOSE.OUTDATED];
@@ -398,8 +400,11 @@ export class RelayClient {
     }
     switch (message.type) {
       case 'challenge': {
-        // The relay's first message: sign its challenge, bound to its origin, as the hello.
-        const signature = await signProof(this.keyPair, this.origin, String(message.challenge));
+        // The relay's first message: sign its challenge, bound to its origin, as the hello
+        // (only a challenge of the relay's shape, once per socket).
+        if (socket !== this.socket || this.challenged === socket || !CHALLENGE.test(String(message.challenge))) break;
+        this.challenged = socket;
+        const signature = await signProof(this.keyPair, this.origin, message.challenge);
         if (socket.readyState === 1) socket.send(JSON.stringify({ type: 'hello', protocol: PROTOCOL_VERSION, bundle: this.bundle, signature }));
         break;
       }

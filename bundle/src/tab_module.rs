@@ -22,6 +22,7 @@ export const BUNDLE_DIGEST = '{digest}';\n\
 export const TAB_PATH = '{tab_path}';\n\
 export const TAB_KEY_PARAM = '{key_param}';\n\
 export const PROOF_CONTEXT = '{proof_context}';\n\
+export const CHALLENGE_BYTES = {challenge_bytes};\n\
 /** The text a tab signs to prove its pairing (bundle/src/protocol.rs `proof_text`). */\n\
 export function proofText(origin, challenge) {{\n  return [PROOF_CONTEXT, origin, challenge].join({proof_separator});\n}}\n\
 export const MAX_MESSAGE_BYTES = {max_message};\n\
@@ -48,6 +49,7 @@ export const CATALOGUE = Object.freeze({catalogue});\n",
         tab_path = protocol::TAB_PATH,
         key_param = protocol::TAB_KEY_PARAM,
         proof_context = protocol::PROOF_CONTEXT,
+        challenge_bytes = protocol::CHALLENGE_BYTES,
         proof_separator = serde_json::to_string(protocol::PROOF_SEPARATOR).unwrap_or_default(),
         max_unproven = protocol::MAX_UNPROVEN_MESSAGE_BYTES,
         max_unproven_sockets = protocol::MAX_UNPROVEN_SOCKETS,

@@ -1,17 +1,18 @@
 //! `TabMessage::parse` and `Tab::on_message` on any text a tab's socket delivers, for a socket
 //! just admitted (`Tab::admit`: its challenge sent, not yet proven), for one whose hello is
-//! being checked, and for one that has proved its pairing key; `PairingKey::read` on the same
-//! text as a socket's `?key=`; and the bounds of sockets still to prove themselves on timings
-//! taken from the input. Checks that a message over the first-message limit is refused unread,
-//! that only a current hello becomes a proof to check and then over exactly the relay's origin
-//! and this socket's challenge, that only a holding proof welcomes a tab, that a proven tab is
-//! never closed or welcomed again, that each action matches the message read, and that a
-//! message the relay accepts reads the same when written out again.
+//! being checked, and for one that has proved its pairing key; `PairingKey::read` and
+//! `socket_key` on the same bytes as a socket's `?key=` and query; and the bounds of sockets
+//! still to prove themselves on timings taken from the input. Checks that a message over the
+//! first-message limit is refused unread, that only a current hello becomes a proof to check
+//! and then over exactly the relay's origin and this socket's challenge, that only a holding
+//! proof welcomes a tab, that a proven tab is never closed or welcomed again, that each action
+//! matches the message read, and that a message the relay accepts reads the same when written
+//! out again.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 use tabrelay::oauth::connect::{refusal, ConnectCode};
-use tabrelay::pairing::{next_check, sockets_to_close, PairingKey, Tab, TabAction};
+use tabrelay::pairing::{next_check, socket_key, sockets_to_close, PairingKey, Tab, TabAction};
 use tabrelay_bundle::protocol::{
     close, proof_text, Outcome, TabMessage, HELLO_WAIT_MS, MAX_DATASET_NAME_CHARS,
     MAX_UNPROVEN_MESSAGE_BYTES, MAX_UNPROVEN_SOCKETS, PAIRING_KEY_BYTES, PROTOCOL_VERSION,
@@ -39,13 +40,24 @@ fuzz_target!(|data: &[u8]| {
     if let Some(k) = PairingKey::read(&text) {
         assert_eq!((k.text(), k.raw().len(), k.raw()[0]), (text.to_string(), PAIRING_KEY_BYTES, 4));
     }
+    // The same bytes as a socket's query.
+    let query: Vec<(String, String)> = form_urlencoded::parse(data).into_owned().collect();
+    match socket_key(&query) {
+        Ok(k) => assert!(query.iter().any(|(n, v)| n == "key" && *v == k.text())),
+        Err((code, reason)) => {
+            assert!(matches!(code, close::OUTDATED | close::PROTOCOL_ERROR) && !reason.is_empty())
+        }
+    }
 
     let key = PairingKey::read(KEY).expect("the seeds' key has a key's shape");
     let opened = Tab::admit(&key, ORIGIN, 3, OPENED, &mut Fixed(7)).tab;
     let challenge = opened.challenge.clone().expect("a fresh socket has its challenge");
     match opened.on_message(&text, NOW) {
         TabAction::Verify(checking, proof) => {
-            assert!(text.len() <= MAX_UNPROVEN_MESSAGE_BYTES, "read a first message over the limit");
+            assert!(
+                text.len() <= MAX_UNPROVEN_MESSAGE_BYTES,
+                "read a first message over the limit"
+            );
             let Ok(TabMessage::Hello { protocol, signature, bundle }) = &parsed else {
                 panic!("a proof from no hello")
             };
@@ -56,10 +68,18 @@ fuzz_target!(|data: &[u8]| {
             assert!(!signature.is_empty());
             assert_eq!(checking, Tab { challenge: None, ..opened.clone() });
             // Only a holding proof welcomes it; a second hello proves nothing.
-            assert!(matches!(checking.proved(false, NOW, 0), TabAction::Close(close::PROOF_FAILED, _)));
-            let TabAction::Welcome(t) = checking.proved(true, NOW, 0) else { panic!("not welcomed") };
+            assert!(matches!(
+                checking.proved(false, NOW, 0),
+                TabAction::Close(close::PROOF_FAILED, _)
+            ));
+            let TabAction::Welcome(t) = checking.proved(true, NOW, 0) else {
+                panic!("not welcomed")
+            };
             assert_eq!(t, Tab { proven: true, focus_ms: NOW, ..checking.clone() });
-            assert!(matches!(checking.on_message(&text, NOW), TabAction::Close(close::PROOF_FAILED, _)));
+            assert!(matches!(
+                checking.on_message(&text, NOW),
+                TabAction::Close(close::PROOF_FAILED, _)
+            ));
         }
         TabAction::Close(code, reason) => {
             assert!(!reason.is_empty() && reason.len() <= 123);

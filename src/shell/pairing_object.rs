@@ -12,7 +12,7 @@ use futures::StreamExt as _;
 use serde_json::Value;
 use tabrelay_bundle::fields::FromValue;
 use tabrelay_bundle::protocol::{
-    close, RelayMessage, ToolList, MAX_MESSAGE_BYTES, PING, PONG, PROTOCOL_VERSION, TAB_KEY_PARAM,
+    close, RelayMessage, ToolList, MAX_MESSAGE_BYTES, PING, PONG, PROTOCOL_VERSION,
 };
 use worker::worker_sys::ext::WebSocketExt as _;
 use worker::worker_sys::WebSocketRequestResponsePair;
@@ -30,8 +30,8 @@ use crate::mcp::input::Once;
 use crate::oauth::connect::{refusal, Command};
 use crate::oauth::sha256_hex;
 use crate::pairing::{
-    next_check, route, sockets_to_close, CallAnswer, CallEvent, CallRequest, Calls, CancelRequest,
-    CheckRequest, GrantAnswer, GrantRequest, ListenEvent, PairingKey, RefreshAnswer,
+    next_check, route, socket_key, sockets_to_close, CallAnswer, CallEvent, CallRequest, Calls,
+    CancelRequest, CheckRequest, GrantAnswer, GrantRequest, ListenEvent, RefreshAnswer,
     RefreshRequest, RevokeRequest, Tab, TabAction, TabsStatus, Turns, WrongCodes, KEEP_ALIVE_MS,
     MAX_LISTENERS, TAB_CALL_WAIT_MS,
 };
@@ -433,19 +433,18 @@ impl Pairing {
         Self::send(ws, &RelayMessage::Connections { list });
     }
 
-    /// Takes a tab's socket: its first message is a fresh challenge, and the oldest socket
-    /// still to prove itself makes room when too many wait.
+    /// Takes a tab's socket: its first message is a fresh challenge. (The alarm closes the
+    /// oldest of the sockets still to prove themselves when too many wait.)
     fn accept_tab(&self, url: &str) -> Result<Response> {
-        let query = http::query_of(url);
-        let key =
-            query.iter().find(|(k, _)| k == TAB_KEY_PARAM).and_then(|(_, v)| PairingKey::read(v));
         let pair = WebSocketPair::new()?;
-        let Some(key) = key else {
-            // The Worker checked the key before naming this object by it.
-            pair.server.accept()?;
-            pair.server
-                .close(Some(close::PROTOCOL_ERROR), Some("The tab must name its pairing key."))?;
-            return Response::from_websocket(pair.client);
+        let key = match socket_key(&http::query_of(url)) {
+            Ok(key) => key,
+            Err((code, reason)) => {
+                // The Worker checked the key before naming this object by it.
+                pair.server.accept()?;
+                pair.server.close(Some(code), Some(reason))?;
+                return Response::from_websocket(pair.client);
+            }
         };
         let now = now_ms();
         let number = {

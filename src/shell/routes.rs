@@ -7,7 +7,7 @@ use futures::future::{select, Either};
 use futures::StreamExt as _;
 use serde_json::json;
 use tabrelay_bundle::fields::FromValue as _;
-use tabrelay_bundle::protocol::{close, Connection, TAB_KEY_PARAM};
+use tabrelay_bundle::protocol::{close, Connection};
 use worker::{
     console_error, event, ByteStream, Context, Delay, Env, Headers, Method, Request, Response,
     Result, Stub, WebSocketPair,
@@ -31,8 +31,8 @@ use crate::oauth::keys::Keys;
 use crate::oauth::{clients, exchange, metadata, random_token, sha256_hex, token};
 use crate::pages;
 use crate::pairing::{
-    request_key, CallAnswer, CallEvent, CallRequest, CancelRequest, CheckRequest, GrantAnswer,
-    GrantRequest, ListenEvent, PairingKey, RefreshAnswer, RevokeRequest, TOOL_LIST_WAIT_MS,
+    request_key, socket_key, CallAnswer, CallEvent, CallRequest, CancelRequest, CheckRequest,
+    GrantAnswer, GrantRequest, ListenEvent, RefreshAnswer, RevokeRequest, TOOL_LIST_WAIT_MS,
 };
 use crate::{sentences, tools};
 
@@ -310,15 +310,9 @@ async fn tab(req: Request, url: &str, env: &Env, config: &Config) -> Result<Resp
     }
     // The socket names the browser's public pairing key, never the pairing id (which tokens
     // carry): the object is named by the id derived here, and the key's signature proves it.
-    let query = http::query_of(url);
-    let named = |name: &str| query.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str());
-    let Some(key) = named(TAB_KEY_PARAM).and_then(PairingKey::read) else {
-        return if named("pairing").is_some() {
-            // A page of the first protocol (it named the pairing id): reloading gets this one.
-            refuse_socket(close::OUTDATED, sentences::TAB_OUTDATED)
-        } else {
-            refuse_socket(close::PROTOCOL_ERROR, "The tab must name its pairing key.")
-        };
+    let key = match socket_key(&http::query_of(url)) {
+        Ok(key) => key,
+        Err((code, reason)) => return refuse_socket(code, reason),
     };
     let stub = env.durable_object(PAIRING_BINDING)?.id_from_name(&key.pairing())?.get_stub()?;
     stub.fetch_with_request(req).await

@@ -6,6 +6,7 @@ export const BUNDLE_DIGEST = '6efbb704893001d1';
 export const TAB_PATH = '/tab';
 export const TAB_KEY_PARAM = 'key';
 export const PROOF_CONTEXT = 'tabrelay-tab-proof/v1';
+export const CHALLENGE_BYTES = 32;
 /** The text a tab signs to prove its pairing (bundle/src/protocol.rs `proof_text`). */
 export function proofText(origin, challenge) {
   return [PROOF_CONTEXT, origin, challenge].join("\n");
