@@ -11,7 +11,7 @@ export TABRELAY_WRANGLER_LOG="$relay_work/wrangler.log"
 # Calls wait 6 s in the tests (225 s by default) so a test can see a wait run out.
 export TABRELAY_CALL_WAIT_MS="${TABRELAY_CALL_WAIT_MS:-6000}"
 relay_key="$(node -e "console.log(require('crypto').randomBytes(48).toString('base64url'))")"
-node "$ROOT/scripts/serve-tab.mjs" --port "$app_port" --host 127.0.0.1 > "$relay_work/demo.log" 2>&1 &
+node "$ROOT/scripts/serve-tab.mjs" --port "$app_port" --host 127.0.0.1 --relay "$TABRELAY_URL" > "$relay_work/demo.log" 2>&1 &
 demo_pid=$!
 wrangler dev --ip 127.0.0.1 --port "$relay_port" --persist-to "$relay_work/state" --show-interactive-dev-session=false \
   --var "RELAY_SIGNING_KEY:$relay_key" --var "ALLOWED_ORIGINS:$TABRELAY_APP_ORIGIN" --var "APP_URL:$TABRELAY_APP_ORIGIN/demo/" --var "CALL_WAIT_MS:${TABRELAY_CALL_WAIT_MS:-6000}" --var "CLIENT_ORIGINS:http://localhost:6274" \

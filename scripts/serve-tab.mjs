@@ -1,9 +1,11 @@
 #!/usr/bin/env node
 // Serves the tab/ folder (the relay client and the demo page) for local runs, with no dependencies.
 //
-//   node scripts/serve-tab.mjs --port 8788 [--host 127.0.0.1]
+//   node scripts/serve-tab.mjs --port 8788 [--host 127.0.0.1] [--relay http://127.0.0.1:8787]
 //
 // `/` redirects to `/demo/` (keeping the query), nothing outside tab/ is served, nothing is cached.
+// `--relay` fixes the relay the demo app pairs with: `/demo/config.js` (the page's configuration)
+// is then served naming that relay's origin instead of the file's default. A query cannot change it.
 
 import { createServer } from 'node:http';
 import { createReadStream } from 'node:fs';
@@ -21,9 +23,11 @@ const TYPES = {
   '.png': 'image/png',
   '.svg': 'image/svg+xml',
 };
-const USAGE = 'usage: node scripts/serve-tab.mjs --port 8788 [--host 127.0.0.1]';
+const USAGE = 'usage: node scripts/serve-tab.mjs --port 8788 [--host 127.0.0.1] [--relay http://127.0.0.1:8787]';
+/** The demo app's configuration, served for `--relay`. */
+const CONFIG_PATH = '/demo/config.js';
 
-const { port, host } = options(process.argv.slice(2));
+const { port, host, relay } = options(process.argv.slice(2));
 const server = createServer((req, res) => {
   serve(req, res).catch(() => send(res, 500, 'The file could not be read.'));
 });
@@ -52,9 +56,20 @@ function options(args) {
     const [flag, value] = [args[i], args[i + 1]];
     if (flag === '--port' && /^\d{1,5}$/.test(value ?? '') && Number(value) <= 65535) out.port = Number(value);
     else if (flag === '--host' && value) out.host = value;
+    else if (flag === '--relay') out.relay = relayOrigin(value) || fail(`serve-tab: --relay needs the relay's http(s) address, not ${JSON.stringify(value ?? '')}; ${USAGE}`);
     else fail(flag === '--help' || flag === '-h' ? USAGE : `serve-tab: ${JSON.stringify(flag)} is not understood; ${USAGE}`);
   }
   return out;
+}
+
+/** The origin of an http(s) relay address, or null. */
+function relayOrigin(value) {
+  try {
+    const url = new URL(value);
+    return url.protocol === 'http:' || url.protocol === 'https:' ? url.origin : null;
+  } catch {
+    return null;
+  }
 }
 
 function fail(message) {
@@ -75,6 +90,15 @@ async function serve(req, res) {
     return send(res, 400, 'The path is not valid.');
   }
   if (path === '/') return redirect(res, `/demo/${url.search}`);
+  if (path === CONFIG_PATH && relay) {
+    const text = `// Written by scripts/serve-tab.mjs --relay.\nexport const RELAY = ${JSON.stringify(relay)};\n`;
+    res.writeHead(200, {
+      'Content-Type': TYPES['.js'],
+      'Cache-Control': 'no-store',
+      'X-Content-Type-Options': 'nosniff',
+    });
+    return res.end(req.method === 'HEAD' ? undefined : text);
+  }
   // No NUL, no backslash, no `..` (even encoded): the path names a file under tab/.
   const parts = path.split('/');
   const file = resolve(ROOT, `.${path}`);

@@ -9,13 +9,15 @@ use serde_json::Value;
 use tabrelay_bundle::content::quoted;
 use tabrelay_bundle::fields::{variant, Fields, FromValue};
 use tabrelay_bundle::protocol::{
-    close, Connection, Outcome, TabMessage, ToolList, MAX_CARD_CHARS, MAX_DATASET_NAME_CHARS,
-    MAX_PENDING_CALLS, MAX_TABS_PER_PAIRING, PROTOCOL_VERSION,
+    close, proof_text, Connection, Outcome, RelayMessage, TabMessage, ToolList, CHALLENGE_BYTES,
+    HELLO_WAIT_MS, MAX_CARD_CHARS, MAX_DATASET_NAME_CHARS, MAX_PENDING_CALLS, MAX_TABS_PER_PAIRING,
+    MAX_UNPROVEN_MESSAGE_BYTES, MAX_UNPROVEN_SOCKETS, PAIRING_KEY_BYTES, PROTOCOL_VERSION,
+    SIGNATURE_BYTES, TAB_KEY_PARAM,
 };
 use tabrelay_bundle::BUNDLE_DIGEST;
 
 use crate::oauth::connect::{refusal, ConnectCode};
-use crate::oauth::sha256_hex;
+use crate::oauth::{random_token, sha256_hex, Entropy};
 use crate::sentences;
 
 /// How long a call waits for the tab, in milliseconds (under Claude's 240 s).
@@ -261,14 +263,83 @@ impl CallAnswer {
     }
 }
 
+/// A browser's pairing key as a tab's socket names it ([`TAB_KEY_PARAM`]): the raw,
+/// uncompressed P-256 public key of the browser's non-extractable key pair. Only its shape is
+/// read here (the runtime's WebCrypto refuses a point off the curve when the proof is checked).
+/// The pairing id derives from it; the key itself is never in a token or a stored grant.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PairingKey(Vec<u8>);
+
+impl PairingKey {
+    /// The key named by base64url text (no padding, canonical), when it has a key's shape:
+    /// [`PAIRING_KEY_BYTES`] bytes, `0x04` first.
+    #[must_use]
+    pub fn read(text: &str) -> Option<Self> {
+        use base64::Engine as _;
+        let raw = base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(text).ok()?;
+        (raw.len() == PAIRING_KEY_BYTES && raw.first() == Some(&0x04)).then_some(Self(raw))
+    }
+
+    /// The pairing id: the lowercase hex SHA-256 of the raw key. Tokens name the pairing by it;
+    /// a hash cannot open the pairing's socket, which takes the key and its signature.
+    #[must_use]
+    pub fn pairing(&self) -> String {
+        sha256_hex(&self.0)
+    }
+
+    /// The raw key, as WebCrypto imports it (`raw`).
+    #[must_use]
+    pub fn raw(&self) -> &[u8] {
+        &self.0
+    }
+
+    /// The key as the socket's query names it (base64url).
+    #[must_use]
+    pub fn text(&self) -> String {
+        use base64::Engine as _;
+        base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(&self.0)
+    }
+}
+
+/// The pairing key a tab's socket names in its query ([`TAB_KEY_PARAM`]), or why the socket
+/// is refused. A page of the first protocol named the pairing id (`?pairing=`), which tokens
+/// carry and which opens nothing now: it is told to reload (the new page names its key).
+pub fn socket_key(query: &[(String, String)]) -> Result<PairingKey, Refusal> {
+    let named = |name: &str| query.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str());
+    match named(TAB_KEY_PARAM).and_then(PairingKey::read) {
+        Some(key) => Ok(key),
+        None if named("pairing").is_some() => Err((close::OUTDATED, sentences::TAB_OUTDATED)),
+        None => Err((close::PROTOCOL_ERROR, "The tab must name its pairing key.")),
+    }
+}
+
+/// A signature to check: whether `signature` is the pairing key's ECDSA P-256 signature over
+/// SHA-256 of `text` (P1363 form). The shell checks it with the runtime's WebCrypto and gives
+/// the answer to [`Tab::proved`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Proof {
+    /// The raw public key ([`PairingKey::raw`]).
+    pub key: Vec<u8>,
+    /// What was signed: [`proof_text`] of the relay's origin and the socket's challenge.
+    pub text: String,
+    /// The signature, [`SIGNATURE_BYTES`] bytes.
+    pub signature: Vec<u8>,
+}
+
 /// What the pairing keeps about one tab, in its socket's attachment (survives hibernation).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Tab {
-    /// The pairing the tab named when it connected.
+    /// The pairing id the socket's key names ([`PairingKey::pairing`]).
     pub pairing: String,
+    /// The pairing key the socket named (base64url), which its hello must prove.
+    pub key: String,
+    /// The relay's origin as the tab addressed it (the socket request's), which the proof names.
+    pub origin: String,
+    /// The challenge sent to the socket (base64url), until a hello uses it: one hello per socket.
+    pub challenge: Option<String>,
     /// The tab's number within the pairing (later tabs have higher numbers).
     pub number: u64,
-    /// Whether it proved the pairing's secret.
+    /// Whether it proved the pairing key (a signature over its challenge).
     pub proven: bool,
     /// When its socket opened.
     pub opened_ms: u64,
@@ -282,6 +353,9 @@ pub struct Tab {
 pub enum TabAction {
     /// The tab proved the pairing: store the new state and welcome it.
     Welcome(Tab),
+    /// Store the tab's new state (its challenge used), check the proof, and give the answer
+    /// to [`Tab::proved`].
+    Verify(Tab, Proof),
     /// Close the socket with this code and reason.
     Close(u16, &'static str),
     /// Ask the code's Durable Object who asks for it.
@@ -316,25 +390,67 @@ pub enum TabAction {
     Ignore,
 }
 
-/// Why a tab is refused before its hello: the close code and reason.
+/// Why a socket is closed: the close code and reason (at most 123 bytes, as WebSocket allows).
 pub type Refusal = (u16, &'static str);
 
+/// The socket closed to make room for a newer one when [`MAX_UNPROVEN_SOCKETS`] wait to prove.
+pub const MADE_ROOM: Refusal = (
+    close::TOO_MANY_TABS,
+    "Too many sockets were waiting to prove this pairing; this one made room for a newer one.",
+);
+/// A proof that does not hold (a wrong signature, key or challenge).
+pub const NOT_PROVEN: Refusal = (close::PROOF_FAILED, "The tab did not prove its pairing.");
+/// A socket that did not prove itself within [`HELLO_WAIT_MS`].
+pub const NOT_PROVEN_IN_TIME: Refusal =
+    (close::PROOF_FAILED, "The tab did not prove its pairing in time.");
+
+/// A socket just opened: its tab and what to send it first.
+#[derive(Debug, Clone, PartialEq)]
+#[must_use]
+pub struct Admitted {
+    /// The new socket's tab, not yet proven.
+    pub tab: Tab,
+    /// Its first message: the challenge to sign.
+    pub first: RelayMessage,
+}
+
 impl Tab {
-    /// A tab whose socket just opened for `pairing`, or the refusal when the pairing is full.
+    /// A socket just opened for `key` on the relay's `origin`, with a fresh challenge of
+    /// [`CHALLENGE_BYTES`] random bytes. It is always taken: sockets still to prove themselves
+    /// have their own bound, apart from proven tabs, kept by [`sockets_to_close`] (the oldest
+    /// make room, so silent sockets cannot keep a tab of the browser out); whether a proven tab
+    /// fits is decided once it proves ([`Tab::proved`]).
     pub fn admit(
-        pairing: String,
+        key: &PairingKey,
+        origin: &str,
         number: u64,
         now_ms: u64,
-        tabs_open: usize,
-    ) -> Result<Self, Refusal> {
-        if tabs_open >= MAX_TABS_PER_PAIRING {
-            return Err((close::TOO_MANY_TABS, "Too many tabs of the app are open in this browser; close some, then reload this one."));
-        }
-        Ok(Self { pairing, number, proven: false, opened_ms: now_ms, focus_ms: now_ms })
+        entropy: &mut dyn Entropy,
+    ) -> Admitted {
+        let challenge = random_token(entropy, CHALLENGE_BYTES);
+        let tab = Self {
+            pairing: key.pairing(),
+            key: key.text(),
+            origin: origin.to_owned(),
+            challenge: Some(challenge.clone()),
+            number,
+            proven: false,
+            opened_ms: now_ms,
+            focus_ms: now_ms,
+        };
+        Admitted { tab, first: RelayMessage::Challenge { challenge } }
     }
 
-    /// Decides what a message from this tab means.
+    /// Decides what a message from this tab means. Before the tab has proven its pairing, a
+    /// message over [`MAX_UNPROVEN_MESSAGE_BYTES`] is refused unread, and only a hello that
+    /// answers the challenge is taken: it becomes a proof to check ([`TabAction::Verify`]).
     pub fn on_message(&self, text: &str, now_ms: u64) -> TabAction {
+        if !self.proven && text.len() > MAX_UNPROVEN_MESSAGE_BYTES {
+            return TabAction::Close(
+                close::PROTOCOL_ERROR,
+                "A tab's messages before it proves its pairing must be short; this one is too long.",
+            );
+        }
         let Ok(message) = TabMessage::parse(text) else {
             return if self.proven {
                 TabAction::Ignore
@@ -346,14 +462,8 @@ impl Tab {
             };
         };
         match (self.proven, message) {
-            (false, TabMessage::Hello { protocol, secret, bundle }) => {
-                if sha256_hex(secret.as_bytes()) != self.pairing {
-                    TabAction::Close(close::PROOF_FAILED, "The tab did not prove its pairing.")
-                } else if protocol != PROTOCOL_VERSION || bundle != BUNDLE_DIGEST {
-                    TabAction::Close(close::OUTDATED, sentences::TAB_OUTDATED)
-                } else {
-                    TabAction::Welcome(Self { proven: true, focus_ms: now_ms, ..self.clone() })
-                }
+            (false, TabMessage::Hello { protocol, signature, bundle }) => {
+                self.hello(protocol, &signature, &bundle)
             }
             (false, _) => {
                 TabAction::Close(close::PROOF_FAILED, "The tab must prove its pairing first.")
@@ -380,6 +490,86 @@ impl Tab {
             }
         }
     }
+
+    /// An unproven tab's hello: a proof to check, once per socket.
+    fn hello(&self, protocol: u32, signature: &str, bundle: &str) -> TabAction {
+        use base64::Engine as _;
+        let Some(challenge) = &self.challenge else {
+            return TabAction::Close(close::PROOF_FAILED, "A tab proves its pairing once.");
+        };
+        if protocol != PROTOCOL_VERSION || bundle != BUNDLE_DIGEST {
+            return TabAction::Close(close::OUTDATED, sentences::TAB_OUTDATED);
+        }
+        let signature = base64::engine::general_purpose::URL_SAFE_NO_PAD
+            .decode(signature)
+            .ok()
+            .filter(|s| s.len() == SIGNATURE_BYTES);
+        match (PairingKey::read(&self.key), signature) {
+            (Some(key), Some(signature)) => TabAction::Verify(
+                Self { challenge: None, ..self.clone() },
+                Proof { key: key.0, text: proof_text(&self.origin, challenge), signature },
+            ),
+            _ => TabAction::Close(NOT_PROVEN.0, NOT_PROVEN.1),
+        }
+    }
+
+    /// The answer to this tab's [`Proof`] (`valid`: the signature holds), with `proven_tabs`
+    /// other tabs of the pairing proven: welcome it, or close it.
+    pub fn proved(&self, valid: bool, now_ms: u64, proven_tabs: usize) -> TabAction {
+        if self.proven || self.challenge.is_some() || !valid {
+            return TabAction::Close(NOT_PROVEN.0, NOT_PROVEN.1);
+        }
+        if proven_tabs >= MAX_TABS_PER_PAIRING {
+            return TabAction::Close(close::TOO_MANY_TABS, "Too many tabs of the app are open in this browser; close some, then reload this one.");
+        }
+        TabAction::Welcome(Self { proven: true, focus_ms: now_ms, ..self.clone() })
+    }
+
+    /// Whether this socket has had its [`HELLO_WAIT_MS`] to prove itself, in vain.
+    #[must_use]
+    pub fn overdue(&self, now_ms: u64) -> bool {
+        !self.proven && now_ms >= self.opened_ms.saturating_add(HELLO_WAIT_MS)
+    }
+}
+
+/// The sockets to close among a pairing's `open` ones at `now_ms`, by number, each with why:
+/// every one still to prove itself after its [`HELLO_WAIT_MS`], and the oldest of those still
+/// in time beyond [`MAX_UNPROVEN_SOCKETS`] (newer ones made room).
+#[must_use]
+pub fn sockets_to_close<'a>(
+    open: impl IntoIterator<Item = &'a Tab>,
+    now_ms: u64,
+) -> Vec<(u64, Refusal)> {
+    let waiting: Vec<&Tab> = open.into_iter().filter(|t| !t.proven).collect();
+    let mut close: Vec<(u64, Refusal)> = Vec::new();
+    let mut in_time: Vec<u64> = Vec::new();
+    for t in waiting {
+        if t.overdue(now_ms) {
+            close.push((t.number, NOT_PROVEN_IN_TIME));
+        } else {
+            in_time.push(t.number);
+        }
+    }
+    // The oldest (lowest numbers) beyond the bound; a handful at most, so no sort.
+    while in_time.len() > MAX_UNPROVEN_SOCKETS {
+        let Some((i, oldest)) = in_time.iter().copied().enumerate().min_by_key(|(_, n)| *n) else {
+            break;
+        };
+        in_time.swap_remove(i);
+        close.push((oldest, MADE_ROOM));
+    }
+    close
+}
+
+/// When the pairing's alarm should next ring for its `open` sockets still to prove themselves:
+/// at once when some are to close ([`sockets_to_close`]), else when the next runs out of time
+/// (None: none waits).
+#[must_use]
+pub fn next_check<'a>(open: impl IntoIterator<Item = &'a Tab> + Clone, now_ms: u64) -> Option<u64> {
+    if !sockets_to_close(open.clone(), now_ms).is_empty() {
+        return Some(now_ms);
+    }
+    open.into_iter().filter(|t| !t.proven).map(|t| t.opened_ms.saturating_add(HELLO_WAIT_MS)).min()
 }
 
 impl Tab {
@@ -695,6 +885,9 @@ impl FromValue for Tab {
         let mut f = Fields::of(value)?;
         Some(Self {
             pairing: f.string("pairing")?,
+            key: f.string("key")?,
+            origin: f.string("origin")?,
+            challenge: f.optional_string("challenge")?,
             number: f.u64("number")?,
             proven: f.bool("proven")?,
             opened_ms: f.u64("opened_ms")?,
@@ -732,23 +925,53 @@ mod tests {
     use super::*;
     use crate::oauth::testing::round_trip;
 
-    const SECRET: &str = "k5Hn0Nd3e1oDqJ7b6v1wQm0Kc9eYtq2ZpW8xR4sLfA0";
+    use crate::oauth::testing::Counter;
+    use base64::Engine as _;
 
-    fn tab(number: u64) -> Tab {
-        Tab::admit(sha256_hex(SECRET.as_bytes()), number, 1000, 0).unwrap()
+    const ORIGIN: &str = "https://relay.example";
+
+    fn b64(bytes: &[u8]) -> String {
+        base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes)
     }
 
-    fn hello(secret: &str, protocol: u32, bundle: &str) -> String {
+    /// A key of the right shape (the core never checks the curve: WebCrypto does).
+    fn key() -> PairingKey {
+        let mut raw = vec![7u8; PAIRING_KEY_BYTES];
+        raw[0] = 0x04;
+        PairingKey::read(&b64(&raw)).unwrap()
+    }
+
+    fn tab(number: u64) -> Tab {
+        Tab::admit(&key(), ORIGIN, number, 1000, &mut Counter(number as u8)).tab
+    }
+
+    fn hello(signature: &str, protocol: u32, bundle: &str) -> String {
         format!(
-            r#"{{"type":"hello","protocol":{protocol},"secret":"{secret}","bundle":"{bundle}"}}"#
+            r#"{{"type":"hello","protocol":{protocol},"signature":"{signature}","bundle":"{bundle}"}}"#
         )
     }
 
+    impl TabAction {
+        fn unwrap_close(self) -> Refusal {
+            match self {
+                TabAction::Close(code, reason) => (code, reason),
+                other => panic!("not closed: {other:?}"),
+            }
+        }
+    }
+
+    fn signature() -> String {
+        b64(&[9u8; SIGNATURE_BYTES])
+    }
+
+    /// A tab whose hello's proof held at `at`.
     fn proven(number: u64, at: u64) -> Tab {
-        let TabAction::Welcome(t) = tab(number).on_message(&hello(SECRET, 1, BUNDLE_DIGEST), at)
+        let TabAction::Verify(t, _) =
+            tab(number).on_message(&hello(&signature(), PROTOCOL_VERSION, BUNDLE_DIGEST), at)
         else {
-            panic!("the hello should be welcome")
+            panic!("the hello should be checked")
         };
+        let TabAction::Welcome(t) = t.proved(true, at, 0) else { panic!("the proof held") };
         t
     }
 
@@ -821,13 +1044,103 @@ mod tests {
     }
 
     #[test]
-    fn a_tab_proves_its_pairing_with_the_secret_in_its_first_message() {
-        let t = tab(1);
-        assert!(proven(1, 2000).proven);
+    fn a_socket_names_its_pairing_by_the_shape_of_a_public_key() {
+        let k = key();
+        assert_eq!(k.pairing(), sha256_hex(k.raw()), "the pairing id is the key's hash");
+        assert_eq!(PairingKey::read(&k.text()), Some(k.clone()));
+        let mut compressed = k.raw().to_vec();
+        compressed[0] = 0x02;
+        let padded = format!("{}=", k.text());
+        for bad in [
+            b64(&compressed),
+            b64(&k.raw()[..64]),
+            b64(&[k.raw(), &[1]].concat()),
+            padded,
+            k.text().replace('B', "+"),
+            k.pairing(),
+            String::new(),
+        ] {
+            assert_eq!(PairingKey::read(&bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn a_socket_names_its_key_and_the_pairing_id_opens_nothing() {
+        let q = |pairs: &[(&str, &str)]| -> Vec<(String, String)> {
+            pairs.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect()
+        };
+        let k = key();
+        assert_eq!(socket_key(&q(&[("key", &k.text())])), Ok(k.clone()));
         assert_eq!(
-            t.on_message(&hello("wrong", 1, BUNDLE_DIGEST), 2000),
+            socket_key(&q(&[("pairing", &k.pairing())])).unwrap_err().0,
+            close::OUTDATED,
+            "a first-protocol page (or a token's id) is told to reload"
+        );
+        for bad in [q(&[("key", &k.pairing())]), q(&[("key", "x")]), q(&[])] {
+            assert_eq!(socket_key(&bad).unwrap_err().0, close::PROTOCOL_ERROR, "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn each_socket_gets_a_fresh_challenge_first() {
+        let a = Tab::admit(&key(), ORIGIN, 1, 1000, &mut Counter(1));
+        let b = Tab::admit(&key(), ORIGIN, 2, 1000, &mut Counter(2));
+        let RelayMessage::Challenge { challenge } = &a.first else { panic!("{:?}", a.first) };
+        assert_eq!(a.tab.challenge.as_ref(), Some(challenge));
+        assert_eq!(
+            base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(challenge).unwrap().len(),
+            CHALLENGE_BYTES
+        );
+        assert_ne!(a.tab.challenge, b.tab.challenge);
+        assert_eq!(
+            (a.tab.pairing.as_str(), a.tab.origin.as_str()),
+            (key().pairing().as_str(), ORIGIN)
+        );
+        assert!(!a.tab.proven);
+        round_trip(&a.tab);
+    }
+
+    #[test]
+    fn a_hello_is_a_proof_over_the_relays_origin_and_this_sockets_challenge() {
+        let t = tab(1);
+        let challenge = t.challenge.clone().unwrap();
+        let TabAction::Verify(checking, proof) =
+            t.on_message(&hello(&signature(), PROTOCOL_VERSION, BUNDLE_DIGEST), 2000)
+        else {
+            panic!("a hello is checked")
+        };
+        assert_eq!(
+            proof,
+            Proof {
+                key: key().raw().to_vec(),
+                text: proof_text(ORIGIN, &challenge),
+                signature: vec![9u8; SIGNATURE_BYTES],
+            }
+        );
+        assert_eq!(checking.challenge, None, "the challenge is used once");
+        assert_eq!(
+            checking.on_message(&hello(&signature(), PROTOCOL_VERSION, BUNDLE_DIGEST), 2001),
+            TabAction::Close(close::PROOF_FAILED, "A tab proves its pairing once.")
+        );
+        assert_eq!(
+            checking.proved(false, 2002, 0),
             TabAction::Close(close::PROOF_FAILED, "The tab did not prove its pairing.")
         );
+        assert_eq!(
+            checking.proved(true, 2002, 0),
+            TabAction::Welcome(Tab { proven: true, focus_ms: 2002, ..checking.clone() })
+        );
+        assert!(
+            matches!(t.proved(true, 2002, 0), TabAction::Close(close::PROOF_FAILED, _)),
+            "no answer proves a tab whose hello was not checked"
+        );
+        for bad in [b64(&[9u8; SIGNATURE_BYTES - 1]), "!!".into(), String::new()] {
+            assert_eq!(
+                t.on_message(&hello(&bad, PROTOCOL_VERSION, BUNDLE_DIGEST), 2000),
+                TabAction::Close(close::PROOF_FAILED, "The tab did not prove its pairing."),
+                "{bad}"
+            );
+        }
         assert!(matches!(
             t.on_message(r#"{"type":"focus","focused":true}"#, 2000),
             TabAction::Close(close::PROOF_FAILED, _)
@@ -836,12 +1149,42 @@ mod tests {
             t.on_message("garbage", 2000),
             TabAction::Close(close::PROTOCOL_ERROR, _)
         ));
+        assert!(
+            matches!(
+                t.on_message(r#"{"type":"hello","protocol":1,"secret":"s","bundle":"b"}"#, 2000),
+                TabAction::Close(close::PROTOCOL_ERROR, _)
+            ),
+            "a first-version hello proves nothing"
+        );
+    }
+
+    #[test]
+    fn a_message_before_the_proof_is_bounded_before_it_is_read() {
+        let t = tab(1);
+        let padded = format!(
+            r#"{{"type":"hello","protocol":{PROTOCOL_VERSION},"signature":"{}","bundle":"{BUNDLE_DIGEST}","pad":"{}"}}"#,
+            signature(),
+            "p".repeat(MAX_UNPROVEN_MESSAGE_BYTES)
+        );
+        assert!(
+            matches!(t.on_message(&padded, 2000), TabAction::Close(close::PROTOCOL_ERROR, r) if r.contains("too long"))
+        );
+        let trimmed = padded.replacen(&"p".repeat(MAX_UNPROVEN_MESSAGE_BYTES), "", 1);
+        assert!(matches!(t.on_message(&trimmed, 2000), TabAction::Verify(..)));
+        let long = format!(r#"{{"type":"view","dataset":"{}"}}"#, "d".repeat(8000));
+        assert!(
+            matches!(proven(1, 10).on_message(&long, 11), TabAction::View(_)),
+            "a proven tab's messages have the larger bound"
+        );
     }
 
     #[test]
     fn a_page_of_another_version_or_bundle_is_told_to_reload() {
         let t = tab(1);
-        for h in [hello(SECRET, 99, BUNDLE_DIGEST), hello(SECRET, 1, "0000000000000000")] {
+        for h in [
+            hello(&signature(), 99, BUNDLE_DIGEST),
+            hello(&signature(), PROTOCOL_VERSION, "0000000000000000"),
+        ] {
             assert_eq!(
                 t.on_message(&h, 2000),
                 TabAction::Close(close::OUTDATED, sentences::TAB_OUTDATED)
@@ -851,12 +1194,54 @@ mod tests {
     }
 
     #[test]
-    fn a_pairing_holds_a_bounded_number_of_tabs() {
-        assert!(Tab::admit("p".into(), 1, 0, MAX_TABS_PER_PAIRING - 1).is_ok());
+    fn proven_tabs_and_sockets_still_to_prove_have_their_own_bounds() {
+        let full: Vec<Tab> = (1..=MAX_TABS_PER_PAIRING as u64).map(|n| proven(n, 10)).collect();
+        let newcomer = Tab::admit(&key(), ORIGIN, 100, 20, &mut Counter(3)).tab;
+        let mut open = full.clone();
+        open.push(newcomer.clone());
+        assert_eq!(sockets_to_close(&open, 21), [], "proven tabs leave the unproven sockets' room");
+        let TabAction::Verify(checking, _) =
+            newcomer.on_message(&hello(&signature(), PROTOCOL_VERSION, BUNDLE_DIGEST), 21)
+        else {
+            panic!()
+        };
         assert_eq!(
-            Tab::admit("p".into(), 1, 0, MAX_TABS_PER_PAIRING).unwrap_err().0,
+            checking.proved(true, 22, MAX_TABS_PER_PAIRING).unwrap_close().0,
             close::TOO_MANY_TABS
         );
+        assert!(matches!(
+            checking.proved(true, 22, MAX_TABS_PER_PAIRING - 1),
+            TabAction::Welcome(_)
+        ));
+        // Silent sockets beyond the bound: the oldest make room, at once.
+        let mut open = full.clone();
+        open.extend((200..202 + MAX_UNPROVEN_SOCKETS as u64).rev().map(tab));
+        assert_eq!(sockets_to_close(&open, 1001), [(200, MADE_ROOM), (201, MADE_ROOM)]);
+        assert_eq!(next_check(&open, 1001), Some(1001));
+        assert_eq!(MADE_ROOM.0, close::TOO_MANY_TABS, "a tab that made room tries again");
+        let kept: Vec<Tab> = open.into_iter().filter(|t| t.number >= 202).collect();
+        assert_eq!(sockets_to_close(&kept, 1001), []);
+        assert_eq!(next_check(&kept, 1001), Some(1000 + HELLO_WAIT_MS));
+    }
+
+    #[test]
+    fn a_socket_that_does_not_prove_itself_in_time_is_closed() {
+        let t = tab(1); // opened at 1000
+        assert!(!t.overdue(1000 + HELLO_WAIT_MS - 1));
+        assert!(t.overdue(1000 + HELLO_WAIT_MS));
+        assert!(!proven(2, 5).overdue(u64::MAX));
+        let later = Tab { opened_ms: 4000, ..tab(3) };
+        let open = [later.clone(), proven(2, 5), t.clone()];
+        assert_eq!(next_check(&open, 1500), Some(1000 + HELLO_WAIT_MS));
+        assert_eq!(sockets_to_close(&open, 1000 + HELLO_WAIT_MS), [(1, NOT_PROVEN_IN_TIME)]);
+        assert_eq!(
+            next_check(&[later, proven(2, 5)], 1000 + HELLO_WAIT_MS),
+            Some(4000 + HELLO_WAIT_MS)
+        );
+        assert_eq!(next_check(&[proven(2, 5)], 0), None);
+        for refusal in [MADE_ROOM, NOT_PROVEN, NOT_PROVEN_IN_TIME] {
+            assert!(refusal.1.len() <= 123, "a close reason fits a close frame: {}", refusal.1);
+        }
     }
 
     #[test]
@@ -877,6 +1262,12 @@ mod tests {
             "whatever the order the tabs are listed in"
         );
         assert!(route([&tab(3)]).is_none(), "an unproven tab gets no calls");
+        let TabAction::Verify(checking, _) =
+            tab(4).on_message(&hello(&signature(), PROTOCOL_VERSION, BUNDLE_DIGEST), 50)
+        else {
+            panic!()
+        };
+        assert!(route([&checking]).is_none(), "nor one whose proof is being checked");
     }
 
     #[test]

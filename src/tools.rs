@@ -177,6 +177,9 @@ mod tests {
     fn status_marks_what_came_from_the_page_as_data() {
         let tab = |number, focus_ms| Tab {
             pairing: "p".into(),
+            key: "k".into(),
+            origin: "https://relay.example".into(),
+            challenge: None,
             number,
             proven: true,
             opened_ms: 0,

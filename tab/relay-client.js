@@ -1,9 +1,14 @@
 // The tab end of Tabrelay: an ES module with no dependencies that an app embeds.
 //
-// It makes and keeps the tab secret (localStorage, shared by every tab of the browser),
-// connects to the relay's WebSocket, proves the secret in its first message (never in the
-// URL), answers calls through the handler the app gives it, approves connect codes, says
-// when the tab gains or loses focus, and reconnects by itself with growing, jittered waits.
+// It makes and keeps the browser's pairing key: a non-extractable ECDSA P-256 WebCrypto key
+// pair, one per relay origin, kept in IndexedDB and shared by every tab of the browser (script
+// on the page can use it, never read it). It connects to the relay's WebSocket naming the
+// public key, signs the relay's fresh challenge bound to the relay's origin (so a proof is
+// worthless anywhere else or later), answers calls through the handler the app gives it,
+// approves connect codes, says when the tab gains or loses focus, and reconnects by itself
+// with growing, jittered waits. `keys` ({get(origin), put(origin, keyPair)}) replaces the
+// IndexedDB store (Node has none; tests pass one in memory); `relayOrigin` (default: the relay
+// address's origin) is what the key is kept by and the proofs name.
 //
 //   import { RelayClient, connectCodeFromFragment } from './relay-client.js';
 //   const relay = new RelayClient({ relay: 'https://relay.example', handle: async (call) => ... });
@@ -30,12 +35,20 @@
 // The protocol version, bundle digest, close codes and ping come from ./generated/bundle.js,
 // written from the relay's own bundle crate (scripts/bundle), so both ends agree.
 
-import { PROTOCOL_VERSION, BUNDLE_DIGEST, CLOSE, PING, PING_EVERY_MS, CATALOGUE, TOOL_REFUSED, CONSENT } from './generated/bundle.js';
+import { PROTOCOL_VERSION, BUNDLE_DIGEST, CLOSE, PING, PING_EVERY_MS, CATALOGUE, TOOL_REFUSED, CONSENT, TAB_PATH, TAB_KEY_PARAM, CHALLENGE_BYTES, proofText } from './generated/bundle.js';
 
-export { PROTOCOL_VERSION, BUNDLE_DIGEST, CLOSE, TOOL_REFUSED, CONSENT };
+export { PROTOCOL_VERSION, BUNDLE_DIGEST, CLOSE, TOOL_REFUSED, CONSENT, proofText };
 /** What the person's settings may make of a tool. */
 export const SETTINGS = Object.freeze(['asks', 'runs', 'refused']);
-export const SECRET_KEY = 'tabrelay:tab-secret';
+/** Where the first protocol kept a bearer tab secret; removed when found. */
+export const OLD_SECRET_KEY = 'tabrelay:tab-secret';
+/** The IndexedDB database and store of the pairing keys (key: the relay's origin). */
+export const KEY_DB = 'tabrelay';
+export const KEY_STORE = 'pairing-keys';
+const KEY_ALGORITHM = Object.freeze({ name: 'ECDSA', namedCurve: 'P-256' });
+const SIGNATURE_ALGORITHM = Object.freeze({ name: 'ECDSA', hash: 'SHA-256' });
+/** A challenge as the relay makes it: base64url (no padding) of CHALLENGE_BYTES random bytes. */
+const CHALLENGE = new RegExp(`^[A-Za-z0-9_-]{${Math.ceil((CHALLENGE_BYTES * 4) / 3)}}$`);
 export const CONNECT_FRAGMENT = 'tabrelay-connect';
 /** After these close codes the client does not retry: retrying cannot help. */
 const FINAL_CLOSES = [CLOSE.ORIGIN_REFUSED, CLOSE.PROOF_FAILED, CLOSE.PROTOCOL_ERROR, CLOSE.OUTDATED];
@@ -111,32 +124,83 @@ export function catalogueTools(settings = {}) {
 
 function base64url(bytes) {
   let s = '';
-  for (const b of bytes) s += String.fromCharCode(b);
+  for (const b of new Uint8Array(bytes)) s += String.fromCharCode(b);
   return btoa(s).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
 }
 
-/** The pairing id: lowercase hex of SHA-256 over the secret's UTF-8 bytes. */
-export async function pairingIdOf(secret) {
-  const digest = await crypto.subtle.digest('SHA-256', new TextEncoder().encode(secret));
+/** One IndexedDB request as a promise. */
+function done(request) {
+  return new Promise((resolve, reject) => {
+    request.onsuccess = () => resolve(request.result);
+    request.onerror = () => reject(request.error);
+  });
+}
+
+/**
+ * The browser's pairing keys in IndexedDB, by relay origin. `put` keeps the pair stored first
+ * for an origin (two tabs starting at once then agree on one).
+ */
+export function indexedDbKeys(idb = globalThis.indexedDB) {
+  let db = null;
+  const open = () => {
+    if (!idb) return Promise.reject(new Error('This browser keeps no IndexedDB, so the tab cannot keep its pairing key.'));
+    if (!db) {
+      const request = idb.open(KEY_DB, 1);
+      request.onupgradeneeded = () => request.result.createObjectStore(KEY_STORE);
+      db = done(request);
+    }
+    return db;
+  };
+  const store = async (mode) => (await open()).transaction(KEY_STORE, mode).objectStore(KEY_STORE);
+  return {
+    async get(origin) {
+      return (await done((await store('readonly')).get(origin))) || null;
+    },
+    async put(origin, keyPair) {
+      const s = await store('readwrite');
+      if (!(await done(s.get(origin)))) await done(s.add(keyPair, origin));
+    },
+  };
+}
+
+/**
+ * The browser's pairing key pair for the relay at `origin`, made once (ECDSA P-256, the
+ * private key not extractable, for signing only) and kept in `keys`.
+ */
+export async function pairingKey(keys, origin) {
+  const kept = await keys.get(origin);
+  if (kept) return kept;
+  const made = await crypto.subtle.generateKey(KEY_ALGORITHM, false, ['sign']);
+  await keys.put(origin, made);
+  return (await keys.get(origin)) || made;
+}
+
+/** The raw (uncompressed, 65-byte) public key of a pairing key pair. */
+export async function publicKeyOf(keyPair) {
+  return new Uint8Array(await crypto.subtle.exportKey('raw', keyPair.publicKey));
+}
+
+/** The pairing id: lowercase hex of SHA-256 over the raw public key (what tokens name). */
+export async function pairingIdOf(publicKey) {
+  const digest = await crypto.subtle.digest('SHA-256', publicKey);
   return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, '0')).join('');
 }
 
-/** The browser's tab secret, made once and kept in `storage`. */
-export function tabSecret(storage) {
-  let secret = storage.getItem(SECRET_KEY);
-  if (!secret || !/^[A-Za-z0-9_-]{43}$/.test(secret)) {
-    secret = base64url(crypto.getRandomValues(new Uint8Array(32)));
-    storage.setItem(SECRET_KEY, secret);
-  }
-  return secret;
+/** The tab's proof: the pairing key's signature over the proof text, base64url. */
+export async function signProof(keyPair, origin, challenge) {
+  const text = new TextEncoder().encode(proofText(origin, challenge));
+  return base64url(await crypto.subtle.sign(SIGNATURE_ALGORITHM, keyPair.privateKey, text));
 }
 
 export class RelayClient {
-  constructor({ relay, handle, storage, WebSocket: Ws, headers, onStatus, onCancel, focused, bundle, tools, dataset, onToolsRefused, onRefused } = {}) {
+  constructor({ relay, handle, keys, storage, relayOrigin, WebSocket: Ws, headers, onStatus, onCancel, focused, bundle, tools, dataset, onToolsRefused, onRefused } = {}) {
     if (!relay) throw new Error('RelayClient needs the relay address.');
     if (typeof handle !== 'function') throw new Error('RelayClient needs a handle(call) function.');
     this.relay = String(relay).replace(/\/+$/, '');
+    /** The relay's origin as this tab addresses it: what its key is kept by and its proofs name. */
+    this.origin = relayOrigin || new URL(this.relay).origin;
     this.handle = handle;
+    this.keys = keys || indexedDbKeys();
     this.storage = storage || globalThis.localStorage;
     this.Ws = Ws || globalThis.WebSocket;
     this.headers = headers; // Node only: browsers set Origin themselves.
@@ -181,6 +245,11 @@ export class RelayClient {
   start() {
     if (!this.stopped) return;
     this.stopped = false;
+    try {
+      this.storage?.removeItem(OLD_SECRET_KEY);
+    } catch {
+      // Storage may be off; there is then no old secret either.
+    }
     if (typeof window !== 'undefined' && window.addEventListener) {
       this.onFocus = () => this.setFocused(true);
       this.onBlur = () => this.setFocused(false);
@@ -294,15 +363,24 @@ export class RelayClient {
   }
 
   async connect() {
-    const secret = tabSecret(this.storage);
-    this.pairing = await pairingIdOf(secret);
+    let keyPair;
+    let publicKey;
+    try {
+      keyPair = await pairingKey(this.keys, this.origin);
+      publicKey = await publicKeyOf(keyPair);
+      this.pairing = await pairingIdOf(publicKey);
+    } catch (err) {
+      this.stopped = true;
+      this.setStatus('refused', { code: 0, reason: `This browser cannot keep the tab's pairing key: ${(err && err.message) || err}` });
+      return;
+    }
     if (this.stopped) return;
-    const url = `${this.relay.replace(/^http/, 'ws')}/tab?pairing=${this.pairing}`;
+    const url = `${this.relay.replace(/^http/, 'ws')}${TAB_PATH}?${TAB_KEY_PARAM}=${base64url(publicKey)}`;
     this.setStatus('connecting');
     const socket = this.headers ? new this.Ws(url, { headers: this.headers }) : new this.Ws(url);
     this.socket = socket;
+    this.keyPair = keyPair;
     socket.addEventListener('open', () => {
-      socket.send(JSON.stringify({ type: 'hello', protocol: PROTOCOL_VERSION, secret, bundle: this.bundle }));
       // Answered by the relay's runtime without waking the pairing; keeps the socket alive.
       clearInterval(this.pingTimer);
       this.pingTimer = setInterval(() => socket.readyState === 1 && socket.send(PING), PING_EVERY_MS);
@@ -349,6 +427,15 @@ export class RelayClient {
       return;
     }
     switch (message.type) {
+      case 'challenge': {
+        // The relay's first message: sign its challenge, bound to its origin, as the hello
+        // (only a challenge of the relay's shape, once per socket).
+        if (socket !== this.socket || this.challenged === socket || !CHALLENGE.test(String(message.challenge))) break;
+        this.challenged = socket;
+        const signature = await signProof(this.keyPair, this.origin, message.challenge);
+        if (socket.readyState === 1) socket.send(JSON.stringify({ type: 'hello', protocol: PROTOCOL_VERSION, bundle: this.bundle, signature }));
+        break;
+      }
       case 'welcome':
         this.retries = 0;
         this.send({ type: 'focus', focused: this.focused });

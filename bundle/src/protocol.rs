@@ -9,16 +9,49 @@ use serde_json::{Map, Value};
 
 use crate::fields::{Fields, FromValue};
 
-/// The version of this protocol; a tab states it in its `hello`.
-pub const PROTOCOL_VERSION: u32 = 1;
+/// The version of this protocol; a tab states it in its `hello`. Version 2: the tab proves its
+/// pairing by a signature over the relay's challenge ([`proof_text`]), not by a secret.
+pub const PROTOCOL_VERSION: u32 = 2;
 
-/// The path of the tab's WebSocket; the pairing id travels as `?pairing=`.
+/// The path of the tab's WebSocket; the browser's public pairing key travels as
+/// `?`[`TAB_KEY_PARAM`]`=` (never the pairing id, which tokens carry).
 pub const TAB_PATH: &str = "/tab";
+/// The query parameter of [`TAB_PATH`] that carries the browser's pairing key: base64url (no
+/// padding) of the raw, uncompressed P-256 public key ([`PAIRING_KEY_BYTES`] bytes, `0x04` first).
+/// The pairing id is the lowercase hex SHA-256 of those bytes.
+pub const TAB_KEY_PARAM: &str = "key";
+/// The length of a raw uncompressed P-256 public key: `0x04`, then x and y of 32 bytes each.
+pub const PAIRING_KEY_BYTES: usize = 65;
+/// The length of the relay's challenge, in random bytes (sent as base64url).
+pub const CHALLENGE_BYTES: usize = 32;
+/// The length of a tab's signature: ECDSA P-256 over SHA-256 in the IEEE P1363 form WebCrypto
+/// gives (r then s, 32 bytes each), sent as base64url.
+pub const SIGNATURE_BYTES: usize = 64;
+/// What the tab's signature is over, before the relay's origin and the challenge: names the
+/// purpose and its version, so the pairing key's signature means this and nothing else.
+pub const PROOF_CONTEXT: &str = "tabrelay-tab-proof/v1";
+/// What separates the parts of [`proof_text`].
+pub const PROOF_SEPARATOR: &str = "\n";
+
+/// The text a tab signs to prove its pairing: [`PROOF_CONTEXT`], the relay's origin as the
+/// tab addressed it (`https://relay.example`: no path, no trailing slash) and the relay's
+/// challenge (base64url), each after a [`PROOF_SEPARATOR`]. A proof made for one relay origin
+/// or one challenge is worth nothing for another. `tab/generated/bundle.js` writes the same.
+#[must_use]
+pub fn proof_text(origin: &str, challenge: &str) -> String {
+    [PROOF_CONTEXT, origin, challenge].join(PROOF_SEPARATOR)
+}
 
 /// The largest message either end sends over the tab's WebSocket, in bytes.
 pub const MAX_MESSAGE_BYTES: usize = 16 * 1024 * 1024;
+/// The largest message a socket may send before it has proven its pairing (its hello), in
+/// bytes; a longer one is refused before it is read.
+pub const MAX_UNPROVEN_MESSAGE_BYTES: usize = 4 * 1024;
+/// The most sockets of one pairing still to prove themselves at once, apart from its proven
+/// tabs ([`MAX_TABS_PER_PAIRING`]); another one makes room by closing the oldest of them.
+pub const MAX_UNPROVEN_SOCKETS: usize = 4;
 
-/// How long a tab has to prove its secret after the socket opens, in milliseconds.
+/// How long a socket has to prove its pairing after it opens, in milliseconds.
 pub const HELLO_WAIT_MS: u64 = 10_000;
 
 /// What a tab sends to keep its socket alive; the relay's runtime answers [`PONG`] without
@@ -62,13 +95,15 @@ pub const TOOL_REFUSED: &str = "The person's settings in their tab refuse this t
 pub mod close {
     /// The page's origin is not one the relay serves.
     pub const ORIGIN_REFUSED: u16 = 4403;
-    /// The tab did not prove the secret of the pairing it named.
+    /// The tab did not prove the pairing key it named (a signature over this socket's
+    /// challenge), or not in time.
     pub const PROOF_FAILED: u16 = 4401;
     /// The tab sent something that is not this protocol.
     pub const PROTOCOL_ERROR: u16 = 4400;
     /// The page was built for another protocol version or bundle: reloading it fixes that.
     pub const OUTDATED: u16 = 4426;
-    /// The pairing already holds as many tabs as it may.
+    /// The pairing already holds as many tabs as it may (or as many sockets still to prove
+    /// themselves: the oldest of those makes room).
     pub const TOO_MANY_TABS: u16 = 4429;
 }
 
@@ -77,12 +112,14 @@ pub mod close {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum TabMessage {
-    /// The first message: the protocol version and the tab secret that proves the pairing.
+    /// The first message, answering [`RelayMessage::Challenge`]: the protocol version and the
+    /// proof of the pairing key the socket named.
     Hello {
         /// The protocol version the tab speaks.
         protocol: u32,
-        /// The tab secret (base64url of 32 random bytes); its hash names the pairing.
-        secret: String,
+        /// The pairing key's signature over [`proof_text`] of the relay's origin and this
+        /// socket's challenge: base64url of [`SIGNATURE_BYTES`] bytes.
+        signature: String,
         /// The digest of the bundle the page was built with ([`crate::BUNDLE_DIGEST`]); a page
         /// too old to send one is told to reload.
         #[serde(default)]
@@ -246,9 +283,15 @@ pub struct Embedded {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum RelayMessage {
+    /// The relay's first message on a tab's socket: a fresh challenge (base64url of
+    /// [`CHALLENGE_BYTES`] random bytes) for the tab to sign ([`proof_text`]).
+    Challenge {
+        /// The challenge.
+        challenge: String,
+    },
     /// The tab proved its pairing.
     Welcome {
-        /// The pairing id (the hash of the tab secret).
+        /// The pairing id (the hex SHA-256 of the pairing key).
         pairing: String,
         /// The protocol version the relay speaks.
         protocol: u32,
@@ -454,7 +497,7 @@ impl TabMessage {
                     .and_then(Value::as_u64)
                     .and_then(|p| u32::try_from(p).ok())
                     .ok_or(NotProtocol)?,
-                secret: string(&m, "secret")?,
+                signature: string(&m, "signature")?,
                 bundle: string(&m, "bundle").unwrap_or_default(),
             },
             "asking" => TabMessage::Asking { id: id(&m)?, sentence: string(&m, "sentence")? },
@@ -754,11 +797,15 @@ mod tests {
     #[test]
     fn tab_messages_read_as_the_tab_writes_them() {
         let hello =
-            TabMessage::parse(r#"{"type":"hello","protocol":1,"secret":"abc","bundle":"d"}"#)
+            TabMessage::parse(r#"{"type":"hello","protocol":2,"signature":"abc","bundle":"d"}"#)
                 .unwrap();
         assert_eq!(
             hello,
-            TabMessage::Hello { protocol: 1, secret: "abc".into(), bundle: "d".into() }
+            TabMessage::Hello { protocol: 2, signature: "abc".into(), bundle: "d".into() }
+        );
+        assert!(
+            TabMessage::parse(r#"{"type":"hello","protocol":1,"secret":"abc"}"#).is_err(),
+            "a first-version hello (a secret) is not this protocol"
         );
         let asking = TabMessage::parse(r#"{"type":"asking","id":3,"sentence":"Delete 2 items?"}"#);
         assert_eq!(
@@ -795,7 +842,7 @@ mod tests {
         assert!(TabMessage::parse(r#"{"type":"launch"}"#).is_err());
         assert!(TabMessage::parse(r#"{"type":"result","id":8}"#).is_err());
         assert!(TabMessage::parse(r#"{"type":"result","id":8,"error":3}"#).is_err());
-        assert!(TabMessage::parse(r#"{"type":"hello","protocol":1}"#).is_err());
+        assert!(TabMessage::parse(r#"{"type":"hello","protocol":2}"#).is_err());
         let image = r#"{"type":"result","id":9,"data":1,"image":{"data":"AA","mimeType":"image/png","width":1,"height":1}}"#;
         assert!(matches!(
             TabMessage::parse(image),
@@ -922,6 +969,20 @@ mod tests {
     fn relay_messages_carry_their_type() {
         let m = RelayMessage::Welcome { pairing: "p".into(), protocol: PROTOCOL_VERSION };
         let v: Value = serde_json::from_str(&m.to_text()).unwrap();
-        assert_eq!(v, json!({"type":"welcome","pairing":"p","protocol":1}));
+        assert_eq!(v, json!({"type":"welcome","pairing":"p","protocol":2}));
+        let m = RelayMessage::Challenge { challenge: "c".into() };
+        let v: Value = serde_json::from_str(&m.to_text()).unwrap();
+        assert_eq!(v, json!({"type":"challenge","challenge":"c"}));
+    }
+
+    #[test]
+    fn the_proof_text_names_its_purpose_the_relay_and_the_challenge() {
+        // The same vector is checked against the tab's copy in tests/js/proof_text.test.mjs.
+        assert_eq!(
+            proof_text("https://relay.example", "AAEC"),
+            "tabrelay-tab-proof/v1\nhttps://relay.example\nAAEC"
+        );
+        assert_ne!(proof_text("https://a.example", "c"), proof_text("https://b.example", "c"));
+        assert_ne!(proof_text("https://a.example", "c"), proof_text("https://a.example", "d"));
     }
 }

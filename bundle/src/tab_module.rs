@@ -1,6 +1,6 @@
 //! The tab's copy of the bundle: an ES module (`tab/generated/bundle.js`) written from this
 //! crate, so the tab client and the app read the same protocol version, digest, close codes,
-//! limits and catalogue as the relay. `scripts/bundle` writes it; a test fails while it is stale.
+//! limits, proof text and catalogue as the relay. `scripts/bundle` writes it; a test fails while it is stale.
 
 use alloc::format;
 use alloc::string::String;
@@ -20,7 +20,16 @@ pub fn text() -> String {
 export const PROTOCOL_VERSION = {version};\n\
 export const BUNDLE_DIGEST = '{digest}';\n\
 export const TAB_PATH = '{tab_path}';\n\
+export const TAB_KEY_PARAM = '{key_param}';\n\
+export const PROOF_CONTEXT = '{proof_context}';\n\
+export const CHALLENGE_BYTES = {challenge_bytes};\n\
+/** The text a tab signs to prove its pairing (bundle/src/protocol.rs `proof_text`). */\n\
+export function proofText(origin, challenge) {{\n  return [PROOF_CONTEXT, origin, challenge].join({proof_separator});\n}}\n\
 export const MAX_MESSAGE_BYTES = {max_message};\n\
+export const MAX_UNPROVEN_MESSAGE_BYTES = {max_unproven};\n\
+export const MAX_UNPROVEN_SOCKETS = {max_unproven_sockets};\n\
+export const MAX_TABS_PER_PAIRING = {max_tabs};\n\
+export const HELLO_WAIT_MS = {hello_wait};\n\
 export const PING = '{ping}';\n\
 export const PONG = '{pong}';\n\
 export const PING_EVERY_MS = {ping_every};\n\
@@ -39,6 +48,14 @@ export const CATALOGUE = Object.freeze({catalogue});\n",
         version = protocol::PROTOCOL_VERSION,
         digest = crate::BUNDLE_DIGEST,
         tab_path = protocol::TAB_PATH,
+        key_param = protocol::TAB_KEY_PARAM,
+        proof_context = protocol::PROOF_CONTEXT,
+        challenge_bytes = protocol::CHALLENGE_BYTES,
+        proof_separator = serde_json::to_string(protocol::PROOF_SEPARATOR).unwrap_or_default(),
+        max_unproven = protocol::MAX_UNPROVEN_MESSAGE_BYTES,
+        max_unproven_sockets = protocol::MAX_UNPROVEN_SOCKETS,
+        max_tabs = protocol::MAX_TABS_PER_PAIRING,
+        hello_wait = protocol::HELLO_WAIT_MS,
         max_message = protocol::MAX_MESSAGE_BYTES,
         ping = protocol::PING,
         pong = protocol::PONG,

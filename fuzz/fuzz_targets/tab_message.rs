@@ -1,21 +1,29 @@
-//! `TabMessage::parse` and `Tab::on_message` on any text a tab's socket delivers, for a tab
-//! just admitted (`Tab::admit`, not yet proven) and for one that has proved its pairing.
-//! Checks that only the right hello proves a tab, that a proven tab is never closed or
-//! welcomed again, that each action matches the message read, and that a message the relay
-//! accepts reads the same when written out again.
+//! `TabMessage::parse` and `Tab::on_message` on any text a tab's socket delivers, for a socket
+//! just admitted (`Tab::admit`: its challenge sent, not yet proven), for one whose hello is
+//! being checked, and for one that has proved its pairing key; `PairingKey::read` and
+//! `socket_key` on the same bytes as a socket's `?key=` and query; and the bounds of sockets
+//! still to prove themselves on timings taken from the input. Checks that a message over the
+//! first-message limit is refused unread, that only a current hello becomes a proof to check
+//! and then over exactly the relay's origin and this socket's challenge, that only a holding
+//! proof welcomes a tab, that a proven tab is never closed or welcomed again, that each action
+//! matches the message read, and that a message the relay accepts reads the same when written
+//! out again.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 use tabrelay::oauth::connect::{refusal, ConnectCode};
-use tabrelay::oauth::sha256_hex;
-use tabrelay::pairing::{Tab, TabAction};
+use tabrelay::pairing::{next_check, socket_key, sockets_to_close, PairingKey, Tab, TabAction};
 use tabrelay_bundle::protocol::{
-    close, Outcome, TabMessage, MAX_DATASET_NAME_CHARS, PROTOCOL_VERSION,
+    close, proof_text, Outcome, TabMessage, HELLO_WAIT_MS, MAX_DATASET_NAME_CHARS,
+    MAX_UNPROVEN_MESSAGE_BYTES, MAX_UNPROVEN_SOCKETS, PAIRING_KEY_BYTES, PROTOCOL_VERSION,
+    SIGNATURE_BYTES,
 };
 use tabrelay_bundle::BUNDLE_DIGEST;
+use tabrelay_fuzz::{Fixed, ORIGIN};
 
-/// The tab secret of the seeds' hello.
-const SECRET: &str = "k5Hn0Nd3e1oDqJ7b6v1wQm0Kc9eYtq2ZpW8xR4sLfA0";
+/// The pairing key of the seeds' socket (base64url of 0x04 and 64 bytes of 0x07).
+const KEY: &str =
+    "BAcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwc";
 const OPENED: u64 = 1_000;
 const NOW: u64 = 2_000;
 
@@ -29,33 +37,69 @@ fuzz_target!(|data: &[u8]| {
             assert_eq!(back.as_ref().ok(), Some(m), "{written} reads back differently");
         }
     }
+    if let Some(k) = PairingKey::read(&text) {
+        assert_eq!((k.text(), k.raw().len(), k.raw()[0]), (text.to_string(), PAIRING_KEY_BYTES, 4));
+    }
+    // The same bytes as a socket's query.
+    let query: Vec<(String, String)> = form_urlencoded::parse(data).into_owned().collect();
+    match socket_key(&query) {
+        Ok(k) => assert!(query.iter().any(|(n, v)| n == "key" && *v == k.text())),
+        Err((code, reason)) => {
+            assert!(matches!(code, close::OUTDATED | close::PROTOCOL_ERROR) && !reason.is_empty())
+        }
+    }
 
-    let opened = Tab::admit(sha256_hex(SECRET.as_bytes()), 3, OPENED, 0).expect("room for a tab");
-    let proves = |m: &TabMessage| match m {
-        TabMessage::Hello { secret, .. } => sha256_hex(secret.as_bytes()) == opened.pairing,
-        _ => false,
-    };
+    let key = PairingKey::read(KEY).expect("the seeds' key has a key's shape");
+    let opened = Tab::admit(&key, ORIGIN, 3, OPENED, &mut Fixed(7)).tab;
+    let challenge = opened.challenge.clone().expect("a fresh socket has its challenge");
     match opened.on_message(&text, NOW) {
-        TabAction::Welcome(t) => {
-            let Ok(TabMessage::Hello { protocol, secret, bundle }) = &parsed else {
-                panic!("welcomed without a hello")
+        TabAction::Verify(checking, proof) => {
+            assert!(
+                text.len() <= MAX_UNPROVEN_MESSAGE_BYTES,
+                "read a first message over the limit"
+            );
+            let Ok(TabMessage::Hello { protocol, signature, bundle }) = &parsed else {
+                panic!("a proof from no hello")
             };
             assert_eq!((*protocol, bundle.as_str()), (PROTOCOL_VERSION, BUNDLE_DIGEST));
-            assert_eq!(sha256_hex(secret.as_bytes()), opened.pairing, "welcomed a wrong secret");
-            assert_eq!(t, Tab { proven: true, focus_ms: NOW, ..opened.clone() });
+            assert_eq!(proof.text, proof_text(ORIGIN, &challenge));
+            assert_eq!(proof.key, key.raw());
+            assert_eq!(proof.signature.len(), SIGNATURE_BYTES);
+            assert!(!signature.is_empty());
+            assert_eq!(checking, Tab { challenge: None, ..opened.clone() });
+            // Only a holding proof welcomes it; a second hello proves nothing.
+            assert!(matches!(
+                checking.proved(false, NOW, 0),
+                TabAction::Close(close::PROOF_FAILED, _)
+            ));
+            let TabAction::Welcome(t) = checking.proved(true, NOW, 0) else {
+                panic!("not welcomed")
+            };
+            assert_eq!(t, Tab { proven: true, focus_ms: NOW, ..checking.clone() });
+            assert!(matches!(
+                checking.on_message(&text, NOW),
+                TabAction::Close(close::PROOF_FAILED, _)
+            ));
         }
         TabAction::Close(code, reason) => {
-            assert!(!reason.is_empty());
+            assert!(!reason.is_empty() && reason.len() <= 123);
             match &parsed {
+                _ if text.len() > MAX_UNPROVEN_MESSAGE_BYTES => {
+                    assert_eq!(code, close::PROTOCOL_ERROR)
+                }
                 Err(_) => assert_eq!(code, close::PROTOCOL_ERROR),
-                Ok(m) if proves(m) => assert_eq!(code, close::OUTDATED),
+                Ok(TabMessage::Hello { protocol, bundle, .. })
+                    if (*protocol, bundle.as_str()) != (PROTOCOL_VERSION, BUNDLE_DIGEST) =>
+                {
+                    assert_eq!(code, close::OUTDATED)
+                }
                 Ok(_) => assert_eq!(code, close::PROOF_FAILED),
             }
         }
-        other => panic!("an unproven tab got {other:?}"),
+        other => panic!("an unproven socket got {other:?}"),
     }
 
-    let proven = Tab { proven: true, ..opened };
+    let proven = Tab { proven: true, challenge: None, ..opened.clone() };
     match proven.on_message(&text, NOW) {
         TabAction::Ignore => assert!(matches!(
             parsed,
@@ -101,6 +145,31 @@ fuzz_target!(|data: &[u8]| {
             assert_eq!((id, &outcome), (*i, o));
         }
         other => panic!("a proven tab got {other:?}"),
+    }
+
+    // Sockets opened at times taken from the input (every third one proven), checked at `now`.
+    let now = OPENED + u64::from(data.first().copied().unwrap_or(0)) * 100;
+    let tabs: Vec<Tab> = data
+        .iter()
+        .take(32)
+        .enumerate()
+        .map(|(i, b)| Tab {
+            number: i as u64,
+            opened_ms: OPENED + u64::from(*b) * 50,
+            proven: i % 3 == 2,
+            ..opened.clone()
+        })
+        .filter(|t| t.opened_ms <= now)
+        .collect();
+    let closing = sockets_to_close(&tabs, now);
+    let left: Vec<&Tab> =
+        tabs.iter().filter(|t| !closing.iter().any(|(n, _)| *n == t.number)).collect();
+    assert!(closing.iter().all(|(n, _)| tabs.iter().any(|t| t.number == *n && !t.proven)));
+    assert!(left.iter().filter(|t| !t.proven).count() <= MAX_UNPROVEN_SOCKETS);
+    assert!(left.iter().all(|t| !t.overdue(now)), "every late socket closes");
+    match next_check(left.iter().copied(), now) {
+        Some(at) => assert!(at > now && at <= now + HELLO_WAIT_MS),
+        None => assert!(left.iter().all(|t| t.proven)),
     }
 });
 

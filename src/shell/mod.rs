@@ -5,6 +5,7 @@ mod client_metadata;
 mod connect_object;
 mod pairing_object;
 mod routes;
+mod webcrypto;
 
 use serde::Serialize;
 use worker::{Date, Headers, Request, Response, Result, Stub};

@@ -12,7 +12,7 @@ use futures::StreamExt as _;
 use serde_json::Value;
 use tabrelay_bundle::fields::FromValue;
 use tabrelay_bundle::protocol::{
-    close, RelayMessage, ToolList, HELLO_WAIT_MS, MAX_MESSAGE_BYTES, PING, PONG, PROTOCOL_VERSION,
+    close, RelayMessage, ToolList, MAX_MESSAGE_BYTES, PING, PONG, PROTOCOL_VERSION,
 };
 use worker::worker_sys::ext::WebSocketExt as _;
 use worker::worker_sys::WebSocketRequestResponsePair;
@@ -30,9 +30,10 @@ use crate::mcp::input::Once;
 use crate::oauth::connect::{refusal, Command};
 use crate::oauth::sha256_hex;
 use crate::pairing::{
-    route, CallAnswer, CallEvent, CallRequest, Calls, CancelRequest, CheckRequest, GrantAnswer,
-    GrantRequest, ListenEvent, RefreshAnswer, RefreshRequest, RevokeRequest, Tab, TabAction,
-    TabsStatus, Turns, WrongCodes, KEEP_ALIVE_MS, MAX_LISTENERS, TAB_CALL_WAIT_MS,
+    next_check, route, socket_key, sockets_to_close, CallAnswer, CallEvent, CallRequest, Calls,
+    CancelRequest, CheckRequest, GrantAnswer, GrantRequest, ListenEvent, RefreshAnswer,
+    RefreshRequest, RevokeRequest, Tab, TabAction, TabsStatus, Turns, WrongCodes, KEEP_ALIVE_MS,
+    MAX_LISTENERS, TAB_CALL_WAIT_MS,
 };
 use crate::{sentences, tools};
 
@@ -205,6 +206,12 @@ fn attach(ws: &WebSocket, tab: &Tab) -> Result<()> {
     ws.as_ref().serialize_attachment(text.into()).map_err(worker::Error::from)
 }
 
+/// An alarm time `at_ms` (since the epoch). worker's `set_alarm` takes a bare number as an
+/// offset from now, not a time: the first hello deadline was set that way, decades ahead.
+fn alarm_at(at_ms: u64) -> worker::ScheduledTime {
+    worker::ScheduledTime::new(worker::js_sys::Date::new(&(at_ms as f64).into()))
+}
+
 impl Pairing {
     fn tabs(&self) -> Vec<(WebSocket, Tab)> {
         self.state
@@ -212,6 +219,24 @@ impl Pairing {
             .into_iter()
             .filter_map(|ws| tab_of(&ws).map(|t| (ws, t)))
             .collect()
+    }
+
+    /// The tabs whose sockets are open (not closing): what the bounds count.
+    fn open_tabs(&self) -> Vec<(WebSocket, Tab)> {
+        let mut tabs = self.tabs();
+        tabs.retain(|(ws, _)| ws.as_ref().ready_state() == worker::web_sys::WebSocket::OPEN);
+        tabs
+    }
+
+    /// Makes sure the alarm rings when the sockets still to prove themselves next need it.
+    async fn watch_hellos(&self) -> Result<()> {
+        let tabs = self.open_tabs();
+        let Some(at) = next_check(tabs.iter().map(|(_, t)| t), now_ms()) else { return Ok(()) };
+        let storage = self.state.storage();
+        if storage.get_alarm().await?.is_none_or(|set| set > at as i64) {
+            storage.set_alarm(alarm_at(at)).await?;
+        }
+        Ok(())
     }
 
     fn send(ws: &WebSocket, message: &RelayMessage) {
@@ -484,29 +509,51 @@ impl Pairing {
         Self::send(ws, &RelayMessage::Connections { list });
     }
 
+    /// Takes a tab's socket: its first message is a fresh challenge. (The alarm closes the
+    /// oldest of the sockets still to prove themselves when too many wait.)
     fn accept_tab(&self, url: &str) -> Result<Response> {
-        let query = http::query_of(url);
-        let pairing =
-            query.into_iter().find(|(k, _)| k == "pairing").map(|(_, v)| v).unwrap_or_default();
         let pair = WebSocketPair::new()?;
+        let key = match socket_key(&http::query_of(url)) {
+            Ok(key) => key,
+            Err((code, reason)) => {
+                // The Worker checked the key before naming this object by it.
+                pair.server.accept()?;
+                pair.server.close(Some(code), Some(reason))?;
+                return Response::from_websocket(pair.client);
+            }
+        };
         let now = now_ms();
         let number = {
             let mut last = self.last_tab.borrow_mut();
             *last = (*last + 1).max(now * 1024);
             *last
         };
-        let open = self.state.get_websockets().len();
-        match Tab::admit(pairing, number, now, open) {
-            Ok(tab) => {
-                self.state.accept_web_socket(&pair.server);
-                attach(&pair.server, &tab)?;
-            }
-            Err((code, reason)) => {
-                pair.server.accept()?;
-                pair.server.close(Some(code), Some(reason))?;
-            }
-        }
+        let admitted = Tab::admit(&key, http::origin_of(url), number, now, &mut PlatformRandom);
+        self.state.accept_web_socket(&pair.server);
+        attach(&pair.server, &admitted.tab)?;
+        Self::send(&pair.server, &admitted.first);
         Response::from_websocket(pair.client)
+    }
+
+    /// Checks a hello's proof (the runtime's WebCrypto), then what the core makes of the answer.
+    async fn prove(
+        &self,
+        ws: &WebSocket,
+        checking: Tab,
+        proof: crate::pairing::Proof,
+    ) -> Result<TabAction> {
+        // The challenge is used before the check: a second hello meanwhile proves nothing.
+        attach(ws, &checking)?;
+        let valid = super::webcrypto::verify(&proof).await;
+        if ws.as_ref().ready_state() != worker::web_sys::WebSocket::OPEN {
+            return Ok(TabAction::Ignore); // closed meanwhile (it made room, say)
+        }
+        let proven = self
+            .open_tabs()
+            .iter()
+            .filter(|(_, t)| t.proven && t.number != checking.number)
+            .count();
+        Ok(checking.proved(valid, now_ms(), proven))
     }
 
     async fn call(&self, call: CallRequest) -> Result<Response> {
@@ -619,6 +666,8 @@ impl Pairing {
             TabAction::Close(code, reason) => {
                 let _ = ws.close(Some(code), Some(reason));
             }
+            // Checked by `prove` before acting; a proof never reaches here.
+            TabAction::Verify(..) => {}
             action @ (TabAction::Describe(_) | TabAction::Approve(_) | TabAction::Deny(_)) => {
                 let message = self.code_command(&tab, &action).await.unwrap_or_else(|_| {
                     let code = match &action {
@@ -765,10 +814,9 @@ impl DurableObject for Pairing {
         match http::path_of(&url) {
             "/tab" => {
                 let res = self.accept_tab(&url)?;
-                // Close a tab that never proves itself.
-                if self.state.storage().get_alarm().await?.is_none() {
-                    self.state.storage().set_alarm(now_ms() as i64 + HELLO_WAIT_MS as i64).await?;
-                }
+                // The alarm closes what is beyond the bound of sockets still to prove
+                // themselves (at once), and each one not proven in time.
+                self.watch_hellos().await?;
                 Ok(res)
             }
             "/call" => match read_json::<CallRequest>(&req.text().await?) {
@@ -849,7 +897,10 @@ impl DurableObject for Pairing {
             }
         };
         let Some(tab) = tab_of(&ws) else { return Ok(()) };
-        let action = tab.on_message(&text, now_ms());
+        let mut action = tab.on_message(&text, now_ms());
+        if let TabAction::Verify(checking, proof) = action {
+            action = self.prove(&ws, checking, proof).await?;
+        }
         // Only what can move the focus or change a list is worth comparing.
         let may_change =
             matches!(action, TabAction::Welcome(_) | TabAction::Update(_) | TabAction::Tools(_));
@@ -880,21 +931,17 @@ impl DurableObject for Pairing {
 
     async fn alarm(&self) -> Result<Response> {
         let now = now_ms();
-        let mut unproven_left = false;
-        for (ws, tab) in self.tabs() {
-            if !tab.proven {
-                if now >= tab.opened_ms + HELLO_WAIT_MS {
-                    let _ = ws.close(
-                        Some(close::PROOF_FAILED),
-                        Some("The tab did not prove its pairing in time."),
-                    );
-                } else {
-                    unproven_left = true;
-                }
+        let mut open = self.open_tabs();
+        let closing = sockets_to_close(open.iter().map(|(_, t)| t), now);
+        open.retain(|(ws, t)| match closing.iter().find(|(n, _)| *n == t.number) {
+            Some((_, (code, reason))) => {
+                let _ = ws.close(Some(*code), Some(*reason));
+                false
             }
-        }
-        if unproven_left {
-            self.state.storage().set_alarm(now as i64 + HELLO_WAIT_MS as i64).await?;
+            None => true,
+        });
+        if let Some(at) = next_check(open.iter().map(|(_, t)| t), now) {
+            self.state.storage().set_alarm(alarm_at(at)).await?;
         }
         Response::ok("checked")
     }

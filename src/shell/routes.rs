@@ -32,8 +32,8 @@ use crate::oauth::keys::Keys;
 use crate::oauth::{clients, exchange, metadata, random_token, sha256_hex, token};
 use crate::pages;
 use crate::pairing::{
-    request_key, CallAnswer, CallEvent, CallRequest, CancelRequest, CheckRequest, GrantAnswer,
-    GrantRequest, ListenEvent, RefreshAnswer, RevokeRequest, TOOL_LIST_WAIT_MS,
+    request_key, socket_key, CallAnswer, CallEvent, CallRequest, CancelRequest, CheckRequest,
+    GrantAnswer, GrantRequest, ListenEvent, RefreshAnswer, RevokeRequest, TOOL_LIST_WAIT_MS,
 };
 use crate::{sentences, tools};
 
@@ -406,15 +406,13 @@ async fn tab(req: Request, url: &str, env: &Env, config: &Config) -> Result<Resp
             "This page's origin may not pair with this relay.",
         );
     }
-    let query = http::query_of(url);
-    let pairing =
-        query.iter().find(|(k, _)| k == "pairing").map(|(_, v)| v.as_str()).unwrap_or_default();
-    if pairing.len() != 64
-        || !pairing.bytes().all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase())
-    {
-        return refuse_socket(close::PROTOCOL_ERROR, "The tab must name its pairing.");
-    }
-    let stub = env.durable_object(PAIRING_BINDING)?.id_from_name(pairing)?.get_stub()?;
+    // The socket names the browser's public pairing key, never the pairing id (which tokens
+    // carry): the object is named by the id derived here, and the key's signature proves it.
+    let key = match socket_key(&http::query_of(url)) {
+        Ok(key) => key,
+        Err((code, reason)) => return refuse_socket(code, reason),
+    };
+    let stub = env.durable_object(PAIRING_BINDING)?.id_from_name(&key.pairing())?.get_stub()?;
     stub.fetch_with_request(req).await
 }
 

@@ -12,14 +12,16 @@
 // for goes away without running. A call to a refused tool is refused without running.
 // The person sees the agent apps connected to this tab and forgets one with a press.
 //
-// Query parameters: ?relay=<address> (default http://127.0.0.1:8787) and ?seed=<number>
-// (default: a random one kept in sessionStorage, so a reload shows the same data).
+// The relay it pairs with is its configuration's (./config.js, written by whoever serves the
+// page), never a query parameter: a link cannot point the page at another relay. Query
+// parameter: ?seed=<number> (default: a random one kept in sessionStorage, so a reload shows
+// the same data).
 
 import { RelayClient, connectCodeFromFragment, catalogueTools, defaultSetting, normalCode, maskedCode, tailMatches, lookalikeSentence, CONSENT } from '../relay-client.js';
 import { CATALOGUE } from '../generated/bundle.js';
 import { createDemoApp, pictureSize, toolSettings, PERSON, PICTURE_WIDTH_DEFAULT } from './app.js';
+import { RELAY } from './config.js';
 
-const DEFAULT_RELAY = 'http://127.0.0.1:8787';
 const SEED_KEY = 'tabrelay-demo:seed';
 /** Where the person's tool settings are kept (every tab of the demo shares them). */
 const SETTINGS_KEY = 'tabrelay-demo:tool-settings';
@@ -99,7 +101,7 @@ window.addEventListener('storage', (event) => {
   relay?.setTools(catalogueTools(settings));
 });
 document.title = `${app.dataset.name} · Tabrelay demo`;
-$('relay').textContent = cut(params.get('relay') || DEFAULT_RELAY);
+$('relay').textContent = cut(String(RELAY));
 render();
 app.subscribe(render);
 let resizing = false;
@@ -161,10 +163,10 @@ function seedOfPage() {
   return fresh;
 }
 
+/** The configured relay's address, when it is an http(s) URL. */
 function relayOfPage() {
-  const given = params.get('relay') || DEFAULT_RELAY;
   try {
-    const url = new URL(given);
+    const url = new URL(RELAY);
     return url.protocol === 'http:' || url.protocol === 'https:' ? url.href : null;
   } catch {
     return null;
@@ -705,7 +707,7 @@ async function decide(action, doing, run) {
     return;
   }
   if (!relay) {
-    result.textContent = `This page has no relay to ${action} the code with; open it with ?relay= and the relay address.`;
+    result.textContent = `This page has no relay to ${action} the code with; its configuration (demo/config.js) names no valid relay address.`;
     return;
   }
   decided();
@@ -726,7 +728,7 @@ async function decide(action, doing, run) {
 /** Asks the relay for this tab's connections and shows them. */
 async function refreshConnections() {
   if (!relay) {
-    $('connections-result').textContent = 'This page has no relay to ask; open it with ?relay= and the relay address.';
+    $('connections-result').textContent = 'This page has no relay to ask; its configuration (demo/config.js) names no valid relay address.';
     return;
   }
   try {

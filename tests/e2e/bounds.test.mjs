@@ -15,7 +15,7 @@ test('a pairing holds 16 tabs; the 17th is refused with a reason', async () => {
   assert.ok(tabs.every((t) => t.connected.status === 'connected'));
   // The 17th is closed with a reason, and keeps trying (with growing waits) in case one closes.
   const statuses = [];
-  const extra = new RelayClient({ relay: RELAY, storage, headers: { origin: APP_ORIGIN }, handle: async () => ({ data: null }), onStatus: (status, detail) => statuses.push({ status, detail }) });
+  const extra = new RelayClient({ relay: RELAY, storage, keys: storage.keys, headers: { origin: APP_ORIGIN }, handle: async () => ({ data: null }), onStatus: (status, detail) => statuses.push({ status, detail }) });
   extra.start();
   const refused = await waitFor(() => statuses.find((s) => s.detail && s.detail.code === CLOSE.TOO_MANY_TABS), 10_000);
   assert.match(refused.detail.reason, /Too many tabs/);

@@ -18,10 +18,13 @@ export function launchChromium() {
   });
 }
 
-/** A new page of the demo app (seed 11), once it says it is connected to the relay. */
-export async function openDemo(browser, hash = '') {
+/**
+ * A new page of the demo app (seed 11; `query` adds to its query), once it says it is
+ * connected to the relay (the one scripts/relay-up.sh configured it with).
+ */
+export async function openDemo(browser, hash = '', query = '') {
   const page = await browser.newPage();
-  await page.goto(`${APP_ORIGIN}/demo/?relay=${encodeURIComponent(RELAY)}&seed=11${hash}`);
+  await page.goto(`${APP_ORIGIN}/demo/?seed=11${query}${hash}`);
   await page.waitForFunction(() => document.getElementById('status').textContent.includes('connected'), null, { timeout: 15_000 });
   return page;
 }

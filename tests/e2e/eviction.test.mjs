@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { openTab, accessToken, callTool, MemoryStorage, dataOf, toolNames, waitFor } from './harness.mjs';
-import { pairingIdOf, SECRET_KEY, catalogueTools } from '../../tab/relay-client.js';
+import { catalogueTools } from '../../tab/relay-client.js';
 
 const LOG = process.env.TABRELAY_WRANGLER_LOG;
 
@@ -17,7 +17,7 @@ test('a call after the pairing was evicted reaches the tab', { timeout: 240_000 
   const token = await accessToken(tab);
   await waitFor(async () => !(await toolNames(token)).includes('history_undo'));
   assert.equal(dataOf(await callTool(token, 'dataset_describe')).name, tab.app.dataset.name);
-  const pairing = await pairingIdOf(storage.getItem(SECRET_KEY));
+  const pairing = tab.client.pairing;
   const tag = createHash('sha256').update(pairing).digest('hex').slice(0, 8);
   const wakes = () => (readFileSync(LOG, 'utf8').match(new RegExp(`pairing ${tag} woke with 1 tabs`, 'g')) || []).length;
   assert.equal(wakes(), 0);

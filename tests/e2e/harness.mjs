@@ -9,7 +9,8 @@ import { createHash, randomBytes } from 'node:crypto';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
-import { RelayClient } from '../../tab/relay-client.js';
+import { RelayClient, signProof, PROTOCOL_VERSION, BUNDLE_DIGEST } from '../../tab/relay-client.js';
+import { TAB_PATH, TAB_KEY_PARAM } from '../../tab/generated/bundle.js';
 import { createDemoApp } from '../../tab/demo/app.js';
 
 export let RELAY = process.env.TABRELAY_URL;
@@ -24,10 +25,27 @@ export function useRelay(url) {
   RELAY = url;
 }
 
-/** A localStorage stand-in: one per simulated browser. */
+/**
+ * The pairing keys of a simulated browser, in memory (the relay client's `keys`; a browser
+ * keeps them in IndexedDB). `put` keeps the pair stored first for an origin, as IndexedDB's does.
+ */
+export class MemoryKeys {
+  constructor() {
+    this.map = new Map();
+  }
+  async get(origin) {
+    return this.map.get(origin) ?? null;
+  }
+  async put(origin, keyPair) {
+    if (!this.map.has(origin)) this.map.set(origin, keyPair);
+  }
+}
+
+/** A localStorage stand-in and the browser's pairing keys (`keys`): one per simulated browser. */
 export class MemoryStorage {
   constructor() {
     this.map = new Map();
+    this.keys = new MemoryKeys();
   }
   getItem(k) {
     return this.map.has(k) ? this.map.get(k) : null;
@@ -44,16 +62,19 @@ export class MemoryStorage {
  * A tab of the demo app in Node: the real relay client, the real demo app. `tools` (MCP
  * definitions with `setting`) and `dataset` are what it states (default: the catalogue's tools,
  * no dataset); `run(call)` answers calls instead of the demo app; `refusedLists` collects the
- * relay's refusals of its lists.
+ * relay's refusals of its lists. `storage` is the simulated browser (its pairing keys in
+ * `storage.keys` unless `keys` is given); other options go to the RelayClient as they are.
  */
-export async function openTab({ storage = new MemoryStorage(), origin = APP_ORIGIN, seed = 42, relay = RELAY, tools, dataset, run } = {}) {
+export async function openTab({ storage = new MemoryStorage(), keys = storage.keys, origin = APP_ORIGIN, seed = 42, relay = RELAY, tools, dataset, run, ...options } = {}) {
   const app = createDemoApp({ seed });
   const calls = [];
   const statuses = [];
   const refusedLists = [];
   const client = new RelayClient({
+    ...options,
     relay,
     storage,
+    keys,
     headers: { origin },
     tools,
     dataset,
@@ -67,6 +88,53 @@ export async function openTab({ storage = new MemoryStorage(), origin = APP_ORIG
   client.start();
   const connected = await waitFor(() => statuses.find((s) => s.status === 'connected' || s.status === 'refused'), 10_000);
   return { client, app, calls, statuses, refusedLists, storage, connected, close: () => client.stop() };
+}
+
+/** The public pairing key (base64url) a connected tab's socket named. */
+export function keyOf(tab) {
+  return new URL(tab.client.socket.url).searchParams.get(TAB_KEY_PARAM);
+}
+
+/**
+ * A raw socket to the relay's tab channel, as an outsider opens one: `query` is the URL's query
+ * (`key=…`); it collects what the relay sends (`messages`), `challenge` resolves with the first
+ * challenge, `closed` with the close code and reason.
+ */
+export function rawTabSocket(query, { origin = APP_ORIGIN, relay = RELAY } = {}) {
+  const ws = new WebSocket(`${relay.replace(/^http/, 'ws')}${TAB_PATH}?${query}`, { headers: { origin } });
+  const messages = [];
+  let heard;
+  const challenge = new Promise((resolve) => (heard = resolve));
+  ws.addEventListener('message', (e) => {
+    let m = null;
+    try {
+      m = JSON.parse(e.data);
+    } catch {
+      return;
+    }
+    messages.push(m);
+    if (m.type === 'challenge') heard(m.challenge);
+  });
+  const closed = new Promise((resolve) => ws.addEventListener('close', (e) => resolve({ code: e.code, reason: e.reason, at: Date.now() })));
+  const opened = new Promise((resolve) => ws.addEventListener('open', () => resolve(Date.now())));
+  return { ws, messages, challenge, closed, opened };
+}
+
+/** A hello as the tab sends it: `keyPair`'s proof over `challenge` for `relayOrigin`. */
+export async function helloFor(keyPair, challenge, relayOrigin = new URL(RELAY).origin, extra = {}) {
+  const signature = await signProof(keyPair, relayOrigin, challenge);
+  return JSON.stringify({ type: 'hello', protocol: PROTOCOL_VERSION, bundle: BUNDLE_DIGEST, signature, ...extra });
+}
+
+/** How many proven tabs the pairing of `token` holds, as its `status` tool says. */
+export async function connectedTabs(token) {
+  const text = (await callTool(token, 'status')).content[0].text;
+  return Number(/^(\d+) tabs? of the app (?:is|are) connected/.exec(text)?.[1] ?? 0);
+}
+
+/** The pairing id an access token names (its `sub`). */
+export function subOf(accessToken) {
+  return JSON.parse(Buffer.from(accessToken.split('.')[1], 'base64url').toString()).sub;
 }
 
 /** Polls `check` until it returns something truthy or `ms` pass. */

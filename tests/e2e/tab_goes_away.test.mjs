@@ -3,7 +3,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { openTab, accessToken, callTool, MemoryStorage, waitFor, dataOf } from './harness.mjs';
-import { SECRET_KEY } from '../../tab/relay-client.js';
 
 test('a tab closed mid-call fails the call at once; the other tab takes the next', async () => {
   const storage = new MemoryStorage();
@@ -43,11 +42,11 @@ test('a pairing with no tab open answers with a sentence saying to open the app'
   assert.match(result.content[0].text, /No tab of the app is open.*open the app/);
 });
 
-test('a dropped tab reconnects with growing waits and receives new calls; its URL holds no secret', async () => {
+test('a dropped tab reconnects with growing waits and receives new calls; its URL names no pairing id', async () => {
   const storage = new MemoryStorage();
   const tab = await openTab({ storage });
   const token = await accessToken(tab);
-  assert.ok(!tab.client.socket.url.includes(storage.getItem(SECRET_KEY)));
+  assert.ok(!tab.client.socket.url.includes(tab.client.pairing), 'the socket names the public key, tokens the pairing id');
   tab.client.socket.close(4000, 'test drop');
   await waitFor(() => tab.statuses.filter((s) => s.status === 'connected').length >= 2, 10_000);
   const waiting = tab.statuses.find((s) => s.status === 'waiting');

@@ -1,16 +1,11 @@
-// The tab channel refuses a page from a foreign origin and a tab that does not prove its
-// secret, each with a close code and a reason; the secret never travels in the URL.
+// The tab channel refuses a page from a foreign origin, a socket that names no pairing key, a
+// page of the first protocol (it named the pairing id) and a tab that does not prove its key,
+// each with a close code and a reason.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { openTab, RELAY, APP_ORIGIN, MemoryStorage } from './harness.mjs';
-import { pairingIdOf, SECRET_KEY, BUNDLE_DIGEST, CLOSE } from '../../tab/relay-client.js';
-
-function rawSocket(pairing, origin) {
-  const ws = new WebSocket(`${RELAY.replace('http', 'ws')}/tab?pairing=${pairing}`, { headers: { origin } });
-  const closed = new Promise((resolve) => ws.addEventListener('close', (e) => resolve({ code: e.code, reason: e.reason })));
-  const opened = new Promise((resolve) => ws.addEventListener('open', resolve));
-  return { ws, closed, opened };
-}
+import { randomBytes } from 'node:crypto';
+import { openTab, MemoryStorage, rawTabSocket, keyOf, helloFor } from './harness.mjs';
+import { BUNDLE_DIGEST, CLOSE, PROTOCOL_VERSION } from '../../tab/relay-client.js';
 
 test('a tab from a foreign origin is refused with 4403 and a reason', async () => {
   const tab = await openTab({ origin: 'https://evil.example' });
@@ -20,16 +15,17 @@ test('a tab from a foreign origin is refused with 4403 and a reason', async () =
   tab.close();
 });
 
-test('a tab that cannot prove the pairing’s secret is refused with 4401', async () => {
-  const storage = new MemoryStorage();
-  const victim = await openTab({ storage });
-  const pairing = await pairingIdOf(storage.getItem(SECRET_KEY));
-  const s = rawSocket(pairing, APP_ORIGIN);
-  await s.opened;
-  s.ws.send(JSON.stringify({ type: 'hello', protocol: 1, secret: 'A'.repeat(43) }));
+test('a socket whose hello is not the pairing key’s signature over its challenge is refused with 4401', async () => {
+  const victim = await openTab();
+  const s = rawTabSocket(`key=${keyOf(victim)}`);
+  const challenge = await s.challenge;
+  assert.match(challenge, /^[A-Za-z0-9_-]{43}$/, 'a fresh challenge of 32 bytes comes first');
+  const signature = randomBytes(64).toString('base64url');
+  s.ws.send(JSON.stringify({ type: 'hello', protocol: PROTOCOL_VERSION, bundle: BUNDLE_DIGEST, signature }));
   const closed = await s.closed;
-  assert.equal(closed.code, 4401);
+  assert.equal(closed.code, CLOSE.PROOF_FAILED);
   assert.match(closed.reason, /did not prove/);
+  assert.deepEqual(s.messages.map((m) => m.type), ['challenge'], 'no welcome');
   // The real tab is unaffected.
   assert.equal(victim.client.status, 'connected');
   victim.close();
@@ -38,27 +34,32 @@ test('a tab that cannot prove the pairing’s secret is refused with 4401', asyn
 test('a tab must say hello first, and a page of another protocol version or bundle is told to reload', async () => {
   const storage = new MemoryStorage();
   const tab = await openTab({ storage });
-  const secret = storage.getItem(SECRET_KEY);
-  const pairing = await pairingIdOf(secret);
-  const a = rawSocket(pairing, APP_ORIGIN);
-  await a.opened;
+  const keyPair = await storage.keys.get(tab.client.origin);
+  const a = rawTabSocket(`key=${keyOf(tab)}`);
+  await a.challenge;
   a.ws.send(JSON.stringify({ type: 'result', id: 1, data: 'sneaky' }));
-  assert.equal((await a.closed).code, 4401);
-  const b = rawSocket(pairing, APP_ORIGIN);
-  await b.opened;
-  b.ws.send(JSON.stringify({ type: 'hello', protocol: 999, secret, bundle: BUNDLE_DIGEST }));
+  assert.equal((await a.closed).code, CLOSE.PROOF_FAILED);
+  const b = rawTabSocket(`key=${keyOf(tab)}`);
+  b.ws.send(await helloFor(keyPair, await b.challenge, undefined, { protocol: 999 }));
   const closed = await b.closed;
   assert.equal(closed.code, CLOSE.OUTDATED);
   assert.match(closed.reason, /reload/);
-  const c = rawSocket(pairing, APP_ORIGIN);
-  await c.opened;
-  c.ws.send(JSON.stringify({ type: 'hello', protocol: 1, secret, bundle: '0123456789abcdef' }));
+  const c = rawTabSocket(`key=${keyOf(tab)}`);
+  c.ws.send(await helloFor(keyPair, await c.challenge, undefined, { bundle: '0123456789abcdef' }));
   assert.equal((await c.closed).code, CLOSE.OUTDATED, 'a page built from another bundle is told to reload');
   tab.close();
 });
 
-test('a tab naming no valid pairing is refused', async () => {
-  const s = rawSocket('not-a-pairing', APP_ORIGIN);
-  const closed = await s.closed;
-  assert.equal(closed.code, 4400);
+test('a socket naming no valid pairing key is refused; a page of the first protocol is told to reload', async () => {
+  for (const query of ['key=not-a-key', `key=${Buffer.concat([Buffer.from([2]), randomBytes(64)]).toString("base64url")}`, '']) {
+    const s = rawTabSocket(query);
+    const closed = await s.closed;
+    assert.equal(closed.code, CLOSE.PROTOCOL_ERROR, query);
+    assert.match(closed.reason, /pairing key/);
+    assert.equal(s.messages.length, 0, 'no challenge');
+  }
+  const old = rawTabSocket(`pairing=${'ab'.repeat(32)}`);
+  const closed = await old.closed;
+  assert.equal(closed.code, CLOSE.OUTDATED);
+  assert.match(closed.reason, /reload/);
 });
