@@ -80,10 +80,9 @@ impl DurableObject for ConnectCode {
         self.store(had, session.as_ref())?;
         if creating && answer["ok"] == true {
             // Forget the session once neither the code nor an authorization code can be used.
-            self.state
-                .storage()
-                .set_alarm(now_ms() as i64 + (CONNECT_CODE_TTL_MS + AUTH_CODE_TTL_MS) as i64)
-                .await?;
+            // worker's `set_alarm` reads a bare number as an offset from now, not as a time.
+            let keep = std::time::Duration::from_millis(CONNECT_CODE_TTL_MS + AUTH_CODE_TTL_MS);
+            self.state.storage().set_alarm(keep).await?;
         }
         json_response(200, &answer)
     }
