@@ -1,7 +1,8 @@
 //! `content::tool_result` on any outcome a tab can send (the input, when it reads as one).
 //! Checks what `bundle/src/content.rs` guarantees: a `Done` text opens with the data tag and
 //! closes it exactly once (nothing in the data can close it), stays within the text limit,
-//! and carries the picture only when it is within bounds; a `Failed` one is the sentence.
+//! and carries the picture only when it is within bounds; a `Failed` one quotes the tab's
+//! words as data, cut, with the relay's sentence after.
 //! An input starting with a tab also runs the outcome with its data repeated past the text
 //! limit, so the cut is fuzzed too without libFuzzer writing 150 000-character inputs.
 #![no_main]
@@ -12,8 +13,9 @@ use tabrelay::jsonrpc::Id;
 use tabrelay::mcp;
 use tabrelay_bundle::content::{
     self, DATA_CLOSE, DATA_OPEN, RESULT_IMAGE_MAX_BYTES, RESULT_IMAGE_MAX_SIDE, RESULT_TEXT_CHARS,
+    TAB_ERROR_CHARS,
 };
-use tabrelay_bundle::protocol::Outcome;
+use tabrelay_bundle::protocol::{Outcome, TOOL_REFUSED};
 
 fuzz_target!(|data: &[u8]| {
     let Some(outcome) = tabrelay_bundle::from_json::<Outcome>(data) else { return };
@@ -40,10 +42,23 @@ fn check(outcome: &Outcome) {
             assert_eq!(result["isError"], true);
             assert_eq!(text, content::INPUT_NOT_POSSIBLE);
         }
+        Outcome::Failed { error } if error == TOOL_REFUSED => {
+            assert_eq!(result["isError"], true);
+            assert_eq!(text, TOOL_REFUSED);
+        }
         Outcome::Failed { error } => {
+            // The tab's words are quoted as data (cut), never able to close the tags, and the
+            // relay's sentence follows.
             assert_eq!(result["isError"], true);
             assert_eq!(content.len(), 1);
-            assert_eq!(text, error);
+            assert!(text.starts_with(DATA_OPEN), "{text:.80}");
+            assert_eq!(text.matches(DATA_CLOSE).count(), 1, "{text:.80}");
+            assert_eq!(text.matches('<').count(), 2);
+            let end = text.find(DATA_CLOSE).unwrap();
+            let quoted: String = serde_json::from_str(&text[DATA_OPEN.len()..end]).unwrap();
+            let kept: String = error.chars().take(TAB_ERROR_CHARS).collect();
+            assert_eq!(quoted, kept);
+            assert!(text[end..].contains(content::TAB_ERROR_SAID));
         }
         Outcome::Done { data, image, audio, resource } => {
             assert_eq!(result["isError"], false);

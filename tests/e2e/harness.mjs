@@ -186,13 +186,7 @@ export async function openWaitingPage(authorizationUrl) {
 /** What the waiting page's script does first: posts the sealed request, gets the code. */
 export async function askForCode(relay, sealed, headers = {}) {
   const r = await fetch(`${relay}${CODE_PATH}`, { method: 'POST', body: sealed, headers });
-  const text = await r.text();
-  let body = null;
-  try {
-    body = JSON.parse(text);
-  } catch {
-    body = text;
-  }
+  const body = jsonOrText(await r.text());
   const cookie = (r.headers.get('set-cookie') || '').split(';')[0];
   return { status: r.status, headers: r.headers, body, cookie };
 }
@@ -263,13 +257,16 @@ export async function mcpPost(token, message, headers = {}) {
     const body = events.find((m) => m.id !== undefined && (m.result !== undefined || m.error !== undefined)) ?? null;
     return { status: r.status, headers: r.headers, body, events, raw: text };
   }
-  let body = null;
+  return { status: r.status, headers: r.headers, body: jsonOrText(text) };
+}
+
+/** A response body as JSON when it reads as JSON, else as its text. */
+function jsonOrText(text) {
   try {
-    body = JSON.parse(text);
+    return JSON.parse(text);
   } catch {
-    body = text;
+    return text;
   }
-  return { status: r.status, headers: r.headers, body };
 }
 
 /** The JSON messages of a server-sent event stream's text. */
@@ -390,14 +387,7 @@ export function toolDef(name, setting = 'runs', extra = {}) {
 /** Posts a form to the relay (the token and revocation endpoints). */
 export async function postForm(path, fields) {
   const r = await fetch(`${RELAY}${path}`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(fields) });
-  const text = await r.text();
-  let body = null;
-  try {
-    body = JSON.parse(text);
-  } catch {
-    body = text;
-  }
-  return { status: r.status, body };
+  return { status: r.status, body: jsonOrText(await r.text()) };
 }
 
 /** A whole grant for `tab`'s pairing by the manual flow: the client and the token response. */
