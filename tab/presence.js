@@ -231,12 +231,18 @@ export function createPresence({ app, storage, store, tools = [], confirmKinds =
 
   const presence = {
     store: permissions,
+    /** Whether the app gave an undo hook (Undo turn is offered only then). */
+    canUndo: typeof undoTurn === 'function',
     onAsking: () => {},
     onAnswered: () => {},
     settings: () => permissions.settings(),
     questions: () => [...questions],
     lines: () => [...lines.values()].map(publicLine),
     grantsOf: (connection) => [...(grants.get(String(connection)) || [])],
+    /** Every kind a call here can have: the base kinds, then the app's confirm kinds. */
+    kinds: () => [...new Set([...BASE_KINDS, ...Object.values(confirmKinds).flat()])],
+    /** Why a kind asks, in words. */
+    wordsOf: (kind) => words[kind] || kind,
     /** The tool list setting the relay states for `name`. */
     settingOf(name) {
       const tool = byName.get(name);

@@ -1,0 +1,30 @@
+// Declarations of the presence's elements (./presence-elements.js), checked by the TypeScript
+// compiler in tests/js/package_types.test.mjs. Importing the module defines the elements.
+
+import type { Presence, PresenceCall } from './presence.js';
+
+export const CARD_ARM_MS: number;
+export const NAME_CHARS: number;
+export const DECISION_WORDS: Readonly<Record<'allow' | 'ask' | 'deny', string>>;
+export function shown(text: unknown, chars?: number): string;
+export function askerOf(call: Pick<PresenceCall, 'agent' | 'connection'>): string;
+
+declare class PresenceElement extends HTMLElement {
+  presence: Presence | null;
+  render(): void;
+}
+/** `<tabrelay-confirm-card>`: parts card, what, who, why, details, args, choices, once, connection, always, deny, more. */
+export class ConfirmCard extends PresenceElement {}
+/** `<tabrelay-activity>`: parts lines, line (acting or done), text, buttons, stop, undo, dismiss. */
+export class ActivityLines extends PresenceElement {}
+/** `<tabrelay-permissions>`: parts mode-row, mode, kinds, kind-rows, kind-row, kind. */
+export class PermissionSettings extends PresenceElement {}
+
+declare global {
+  interface HTMLElementTagNameMap {
+    'tabrelay-confirm-card': ConfirmCard;
+    'tabrelay-activity': ActivityLines;
+    'tabrelay-permissions': PermissionSettings;
+  }
+}
+export {};

@@ -1,0 +1,311 @@
+// The person's side, drawn: custom elements over a presence (./presence.js), each in an open
+// shadow root with stable `part`s an app styles (`tabrelay-confirm-card::part(deny)`).
+//
+//   import { createPresence } from './presence.js';
+//   import './presence-elements.js';
+//   document.querySelector('tabrelay-confirm-card').presence = presence;
+//   document.querySelector('tabrelay-activity').presence = presence;
+//   document.querySelector('tabrelay-permissions').presence = presence;
+//
+// <tabrelay-confirm-card>: the oldest question: who asks (the agent, its connection, verified
+// domain or not), what (the tool's title; its arguments under Details), why (each kind asked
+// about); Allow once, This connection, Always, Deny. Its buttons wait CARD_ARM_MS so a click
+// meant for something else cannot answer it; the first card takes the focus unless the person
+// is typing; Escape denies. A question withdrawn (the agent cancelled, Stop, another dataset,
+// the tab closing) takes its card away and gives the focus back.
+// <tabrelay-activity>: one line per agent turn: what runs and Stop; once done with steps,
+// Undo turn and Dismiss.
+// <tabrelay-permissions>: the mode and each kind's Ask / Allow / Deny.
+
+import { CHOICES, MODES, DECISIONS, modeDecision } from './presence.js';
+
+/** A new card's buttons wait this long, so a click meant for the card before cannot answer it. */
+export const CARD_ARM_MS = 350;
+/** The most characters of a name from outside a card shows. */
+export const NAME_CHARS = 80;
+/** How each decision reads in the permissions. */
+export const DECISION_WORDS = Object.freeze({ allow: 'Allow', ask: 'Ask', deny: 'Deny' });
+/** Line breaks, control characters and direction marks: shown as spaces. */
+const UNSHOWN = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
+
+/** Text from outside as the elements show it: one line, no direction marks, cut. */
+export function shown(text, chars = NAME_CHARS) {
+  const all = [...String(text ?? '').replace(UNSHOWN, ' ')];
+  return all.length > chars ? `${all.slice(0, chars - 1).join('')}…` : all.join('');
+}
+
+/** Who asks, in words: the agent, its connection's app and host, verified or not. */
+export function askerOf(call) {
+  const agent = shown(call.agent || 'An agent');
+  const c = call.connection;
+  if (!c) return agent;
+  const app = c.client && c.client !== call.agent ? ` via ${shown(c.client)}` : '';
+  const where = c.verified ? `verified domain ${shown(c.verified)}` : `${c.host ? `returns to ${shown(c.host)}, ` : ''}name not verified`;
+  return `${agent}${app} (${where})`;
+}
+
+const BASE_CSS = `
+  :host { display: block; }
+  :host([hidden]) { display: none; }
+  button { font: inherit; padding: .35rem .8rem; border-radius: .3rem; border: 1px solid #0b5cad; background: #fff; color: #0b5cad; cursor: pointer; }
+  button:disabled { opacity: .5; cursor: default; }
+  button:focus-visible, select:focus-visible, summary:focus-visible { outline: 3px solid #f2a900; outline-offset: 2px; }
+`;
+
+const Base = globalThis.HTMLElement || class {};
+
+/** Shared: a `presence` property that redraws on every change. */
+class PresenceElement extends Base {
+  #presence = null;
+  #unsubscribe = null;
+  get presence() {
+    return this.#presence;
+  }
+  set presence(presence) {
+    this.#unsubscribe?.();
+    this.#presence = presence;
+    this.#unsubscribe = presence ? presence.subscribe(() => this.render()) : null;
+    this.render();
+  }
+  disconnectedCallback() {
+    this.#unsubscribe?.();
+    this.#unsubscribe = null;
+  }
+  connectedCallback() {
+    if (this.#presence && !this.#unsubscribe) this.#unsubscribe = this.#presence.subscribe(() => this.render());
+    this.render();
+  }
+  render() {}
+}
+
+export class ConfirmCard extends PresenceElement {
+  #shownId = null;
+  #focusBefore = null;
+  #root;
+  constructor() {
+    super();
+    this.#root = this.attachShadow({ mode: 'open' });
+    this.#root.innerHTML = `<style>${BASE_CSS}
+      [part=card] { padding: .75rem; border: 2px solid #b3261e; border-radius: .4rem; background: #fff8f7; }
+      h3 { margin: 0 0 .25rem; font-size: 1rem; }
+      p, ul { margin: 0 0 .5rem; overflow-wrap: anywhere; }
+      ul { padding-left: 1.2rem; }
+      pre { white-space: pre-wrap; overflow-wrap: anywhere; font-size: .85rem; margin: .25rem 0 0; }
+      [part=choices] { display: flex; flex-wrap: wrap; gap: .5rem; justify-content: flex-end; }
+      [part=once] { background: #b3261e; border-color: #b3261e; color: #fff; }
+      [part=more] { color: #5b5b60; font-size: .9rem; margin: .5rem 0 0; }
+    </style>
+    <div part="card" role="alertdialog" aria-modal="false" aria-labelledby="what" aria-describedby="who why">
+      <h3 part="what" id="what"></h3>
+      <p part="who" id="who"></p>
+      <div id="why"><p>Asked because:</p><ul part="why"></ul></div>
+      <details part="details"><summary>Details</summary><pre part="args"></pre></details>
+      <div part="choices">
+        <button part="deny" type="button" data-choice="deny"></button>
+        <button part="connection" type="button" data-choice="connection"></button>
+        <button part="always" type="button" data-choice="always"></button>
+        <button part="once" type="button" data-choice="once"></button>
+      </div>
+      <p part="more" aria-live="polite"></p>
+    </div>`;
+    for (const b of this.#root.querySelectorAll('button')) b.textContent = CHOICES[b.dataset.choice];
+    this.#root.addEventListener('click', (event) => {
+      const button = event.target.closest?.('button[data-choice]');
+      if (button && !button.disabled) this.#answer(button.dataset.choice);
+    });
+    this.addEventListener('keydown', (event) => {
+      if (event.key === 'Escape' && this.#shownId != null) {
+        event.preventDefault();
+        this.#answer('deny');
+      }
+    });
+  }
+
+  #answer(choice) {
+    if (this.#shownId != null) this.presence?.answer(this.#shownId, choice);
+  }
+
+  render() {
+    const q = this.presence?.questions()[0];
+    if (!q) {
+      const hadFocus = this.matches(':focus-within');
+      this.hidden = true;
+      this.#shownId = null;
+      if (hadFocus) {
+        const back = this.#focusBefore?.isConnected ? this.#focusBefore : null;
+        back?.focus?.();
+        if (!back) this.blur?.();
+      }
+      this.#focusBefore = null;
+      return;
+    }
+    const more = this.presence.questions().length - 1;
+    this.#root.querySelector('[part=more]').textContent = more > 0 ? `${more} more waiting after this one.` : '';
+    if (q.id === this.#shownId) return;
+    const first = this.#shownId == null;
+    this.#shownId = q.id;
+    this.#root.querySelector('[part=what]').textContent = `${shown(q.call.agent || 'An agent')} asks to: ${shown(q.title)}`;
+    this.#root.querySelector('[part=who]').textContent = `Who asks: ${askerOf(q.call)}`;
+    this.#root.querySelector('[part=why]').replaceChildren(
+      ...q.why.map((w) => {
+        const li = document.createElement('li');
+        li.textContent = w;
+        return li;
+      }),
+    );
+    this.#root.querySelector('[part=args]').textContent = JSON.stringify(q.call.args ?? {}, null, 2);
+    this.#root.querySelector('[part=details]').open = false;
+    const canGrant = q.call.connection?.id != null;
+    this.#root.querySelector('[part=connection]').hidden = !canGrant;
+    this.hidden = false;
+    const buttons = [...this.#root.querySelectorAll('button')];
+    for (const b of buttons) b.disabled = true;
+    const active = document.activeElement;
+    const typing = !this.contains(active) && active && (active.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(active.tagName));
+    if (first) this.#focusBefore = active;
+    setTimeout(() => {
+      if (this.#shownId !== q.id) return;
+      for (const b of buttons) b.disabled = false;
+      // The first card takes the focus unless the person is typing; Deny, the safe answer.
+      if ((first && !typing) || this.matches(':focus-within')) this.#root.querySelector('[part=deny]').focus();
+    }, CARD_ARM_MS);
+  }
+}
+
+export class ActivityLines extends PresenceElement {
+  #root;
+  constructor() {
+    super();
+    this.#root = this.attachShadow({ mode: 'open' });
+    this.#root.innerHTML = `<style>${BASE_CSS}
+      ul { list-style: none; margin: 0; padding: 0; }
+      li { display: flex; flex-wrap: wrap; gap: .25rem .75rem; align-items: center; justify-content: space-between; padding: .4rem 0; border-top: 1px solid #d8d8dc; }
+      li:first-child { border-top: 0; }
+      [part~=text] { overflow-wrap: anywhere; }
+      [part~=buttons] { display: flex; gap: .5rem; }
+    </style><ul part="lines" aria-live="polite" aria-label="What agents are doing"></ul>`;
+    this.#root.addEventListener('click', (event) => {
+      const b = event.target.closest?.('button[data-line]');
+      if (!b || !this.presence) return;
+      const key = b.dataset.line;
+      if (b.dataset.act === 'stop') this.presence.stop(key);
+      if (b.dataset.act === 'undo') this.presence.undoTurn(key);
+      if (b.dataset.act === 'dismiss') this.presence.dismiss(key);
+    });
+  }
+
+  render() {
+    const ul = this.#root.querySelector('[part=lines]');
+    const lines = this.presence?.lines() || [];
+    const focused = this.#root.activeElement;
+    const focusedAt = focused ? `${focused.dataset.line}|${focused.dataset.act}` : null;
+    this.hidden = !lines.length;
+    ul.replaceChildren(
+      ...lines.map((line) => {
+        const li = document.createElement('li');
+        li.setAttribute('part', `line ${line.done ? 'done' : 'acting'}`);
+        li.dataset.line = line.key;
+        const text = document.createElement('span');
+        text.setAttribute('part', 'text');
+        const who = askerOf({ agent: line.agent, connection: line.connection });
+        const steps = line.steps.length === 1 ? '1 step' : `${line.steps.length} steps`;
+        const state = line.stopped
+          ? `stopped${line.steps.length ? ` after ${steps}` : ''}`
+          : !line.done
+            ? line.running
+              ? `running ${shown(line.running)}`
+              : 'waiting'
+            : line.undone
+              ? `${steps}, undone`
+              : `done, ${steps}`;
+        text.textContent = `${who}: ${state}`;
+        const buttons = document.createElement('span');
+        buttons.setAttribute('part', 'buttons');
+        const button = (act, words, label) => {
+          const b = document.createElement('button');
+          b.type = 'button';
+          b.dataset.line = line.key;
+          b.dataset.act = act;
+          b.setAttribute('part', act);
+          b.textContent = words;
+          b.setAttribute('aria-label', `${words}: ${label}`);
+          buttons.append(b);
+        };
+        const label = `${shown(line.agent)}, turn ${line.turn ?? ''}`;
+        if (!line.done) button('stop', 'Stop', label);
+        else {
+          if (line.steps.length && !line.undone && this.presence.canUndo) button('undo', 'Undo turn', label);
+          button('dismiss', 'Dismiss', label);
+        }
+        li.append(text, buttons);
+        return li;
+      }),
+    );
+    if (focusedAt) {
+      const again = [...ul.querySelectorAll('button')].find((b) => `${b.dataset.line}|${b.dataset.act}` === focusedAt) || ul.querySelector('button');
+      again?.focus();
+    }
+  }
+}
+
+export class PermissionSettings extends PresenceElement {
+  #root;
+  constructor() {
+    super();
+    this.#root = this.attachShadow({ mode: 'open' });
+    this.#root.innerHTML = `<style>${BASE_CSS}
+      label { display: flex; flex-wrap: wrap; gap: .25rem .75rem; align-items: center; justify-content: space-between; padding: .3rem 0; }
+      select { font: inherit; padding: .2rem .3rem; border: 1px solid #8a8a90; border-radius: .3rem; background: #fff; }
+      [part=kinds] { margin: .25rem 0 0; padding: 0; border: 0; }
+      legend { padding: 0; font-weight: 600; }
+    </style>
+    <label part="mode-row">Mode <select part="mode" data-mode></select></label>
+    <fieldset part="kinds"><legend>Each kind of call</legend><div part="kind-rows"></div></fieldset>`;
+    const mode = this.#root.querySelector('[part=mode]');
+    for (const [value, preset] of Object.entries(MODES)) mode.append(new Option(preset.title, value));
+    this.#root.addEventListener('change', (event) => {
+      const select = event.target;
+      if (!this.presence) return;
+      if (select.dataset.mode !== undefined) this.presence.store.setMode(select.value);
+      else if (select.dataset.kind) this.presence.store.setKind(select.dataset.kind, select.value);
+    });
+  }
+
+  render() {
+    if (!this.presence) return;
+    const settings = this.presence.settings();
+    this.#root.querySelector('[part=mode]').value = settings.mode;
+    const rows = this.#root.querySelector('[part=kind-rows]');
+    const kinds = this.presence.kinds();
+    if (rows.children.length !== kinds.length) {
+      rows.replaceChildren(
+        ...kinds.map((kind) => {
+          const label = document.createElement('label');
+          label.setAttribute('part', 'kind-row');
+          const words = document.createElement('span');
+          words.textContent = `${kind}: ${this.presence.wordsOf(kind)}`;
+          const select = document.createElement('select');
+          select.dataset.kind = kind;
+          select.setAttribute('part', 'kind');
+          for (const d of DECISIONS) select.append(new Option(DECISION_WORDS[d], d));
+          label.append(words, select);
+          return label;
+        }),
+      );
+    }
+    for (const select of rows.querySelectorAll('select')) {
+      const d = settings.kinds[select.dataset.kind];
+      select.value = d ?? modeDecision(settings.mode, select.dataset.kind);
+    }
+  }
+}
+
+if (globalThis.customElements) {
+  for (const [name, cls] of [
+    ['tabrelay-confirm-card', ConfirmCard],
+    ['tabrelay-activity', ActivityLines],
+    ['tabrelay-permissions', PermissionSettings],
+  ]) {
+    if (!customElements.get(name)) customElements.define(name, cls);
+  }
+}
