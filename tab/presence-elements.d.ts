@@ -13,7 +13,7 @@ declare class PresenceElement extends HTMLElement {
   presence: Presence | null;
   render(): void;
 }
-/** `<tabrelay-confirm-card>`: parts card, what, who, why, details, args, choices, once, connection, always, deny, more. */
+/** `<tabrelay-confirm-card>`: parts card, what, tool, who, why, details, args, choices, once, connection, always, deny, more. */
 export class ConfirmCard extends PresenceElement {}
 /** `<tabrelay-activity>`: parts lines, line (acting or done), text, buttons, stop, undo, dismiss. */
 export class ActivityLines extends PresenceElement {}

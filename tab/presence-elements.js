@@ -97,6 +97,7 @@ export class ConfirmCard extends PresenceElement {
     </style>
     <div part="card" role="alertdialog" aria-modal="false" aria-labelledby="what" aria-describedby="who why">
       <h3 part="what" id="what"></h3>
+      <p part="tool"></p>
       <p part="who" id="who"></p>
       <div id="why"><p>Asked because:</p><ul part="why"></ul></div>
       <details part="details"><summary>Details</summary><pre part="args"></pre></details>
@@ -144,7 +145,8 @@ export class ConfirmCard extends PresenceElement {
     if (q.id === this.#shownId) return;
     const first = this.#shownId == null;
     this.#shownId = q.id;
-    this.#root.querySelector('[part=what]').textContent = `${shown(q.call.agent || 'An agent')} asks to: ${shown(q.title)}`;
+    this.#root.querySelector('[part=what]').textContent = shown(q.sentence, 400);
+    this.#root.querySelector('[part=tool]').textContent = `Tool: ${shown(q.title)}`;
     this.#root.querySelector('[part=who]').textContent = `Who asks: ${askerOf(q.call)}`;
     this.#root.querySelector('[part=why]').replaceChildren(
       ...q.why.map((w) => {

@@ -76,6 +76,7 @@ export interface Question {
   id: number;
   call: PresenceCall;
   title: string;
+  action: string;
   kinds: string[];
   why: string[];
   lineKey: string;
@@ -128,5 +129,6 @@ export interface PresenceOptions {
   estimate?(call: PresenceCall): number | null;
   undoTurn?(steps: unknown[], line: ActivityLine): unknown;
   stepOf?(result: unknown): unknown;
+  actionOf?(call: PresenceCall): string | null;
 }
 export function createPresence(options: PresenceOptions): Presence;

@@ -88,7 +88,7 @@ export function readSettings(text) {
   for (const part of ['kinds', 'tools']) {
     const given = kept[part];
     if (!given || typeof given !== 'object') continue;
-    for (const [name, d] of Object.entries(given)) if (DECISIONS.includes(d)) out[part][name] = d;
+    for (const [name, d] of Object.entries(given)) if (DECISIONS.includes(d) && name !== '__proto__') out[part][name] = d;
   }
   return out;
 }
@@ -213,10 +213,11 @@ export class NotRun extends Error {
  * and keeps the activity lines. `tools`: the tool definitions ({name, title, safety});
  * `confirmKinds`: tool name → kinds; `kindWords`: kind → why, in words; `estimate(call)`: the
  * app's estimate in milliseconds, or null; `undoTurn(steps)`: the app's undo of a turn's steps
- * (newest first); `stepOf(result)`: the step a result made, or null. Hooks the app or the relay
+ * (newest first); `stepOf(result)`: the step a result made, or null; `actionOf(call)`: what the
+ * call would do, in words ("delete item 4"; default: the tool's title). Hooks the app or the relay
  * client sets: `onAsking(question)`, `onAnswered(question)`; `subscribe(fn)` hears every change.
  */
-export function createPresence({ app, storage, store, tools = [], confirmKinds = {}, kindWords = {}, estimate = () => null, undoTurn = null, stepOf = () => null } = {}) {
+export function createPresence({ app, storage, store, tools = [], confirmKinds = {}, kindWords = {}, estimate = () => null, undoTurn = null, stepOf = () => null, actionOf = null } = {}) {
   const permissions = store || createPermissionStore({ app, storage });
   const words = { ...KIND_WORDS, ...kindWords };
   const byName = new Map(tools.map((t) => [t.name, t]));
@@ -393,6 +394,7 @@ export function createPresence({ app, storage, store, tools = [], confirmKinds =
   function ask(call, tool, kinds, line, entry) {
     return new Promise((resolve, reject) => {
       const title = tool.title || tool.name;
+      const action = (actionOf && actionOf(call)) || `${title.charAt(0).toLowerCase()}${title.slice(1)}`;
       const q = {
         id: nextQuestion++,
         call,
@@ -400,7 +402,8 @@ export function createPresence({ app, storage, store, tools = [], confirmKinds =
         kinds,
         why: kinds.map((k) => (k === 'tool' ? 'you chose to be asked before this tool' : words[k] || k)),
         lineKey: line.key,
-        sentence: `${call.agent || 'An agent'} asks to ${title.charAt(0).toLowerCase()}${title.slice(1)}. Allow?`,
+        action,
+        sentence: `${call.agent || 'An agent'} asks to ${action}. Allow?`,
         entry,
         resolve,
         reject,

@@ -404,14 +404,22 @@ test('subscribers hear about changes only, and can stop', () => {
   assert.equal(heard.length, 2);
 });
 
-test('tool settings read back only the catalogue’s tools and known settings', async () => {
-  const { toolSettings } = await import('../../tab/demo/app.js');
+test('Undo turn undoes a turn’s steps that can still be undone, as one step naming them', () => {
+  const app = fresh();
+  const a = app.run('item_set_value', { id: 1, column: 'score', value: 1 }, 'Claude').data.step;
+  const before = app.run('items_values', { ids: [2] }, 'Claude').data.items[0].score;
+  const b = app.run('item_set_value', { id: 2, column: 'score', value: 2 }, 'Claude').data.step;
+  const c = app.run('items_delete', { ids: [3] }, 'Claude').data.step;
+  app.run('history_undo', {}, 'the person'); // undoes c
+  const step = app.undoSteps([c, b, a], 'the person');
+  assert.deepEqual(step.undoes, [a, b]);
+  assert.equal(step.summary, `Undid an agent's turn: steps ${a} and ${b}`);
+  assert.equal(app.run('items_values', { ids: [2] }, 'x').data.items[0].score, before);
+  assert.throws(() => app.undoSteps([a, b], 'the person'), /Nothing of that turn can be undone/);
+});
+
+test('the catalogue’s tools carry the settings given, else their defaults', async () => {
   const { catalogueTools, defaultSetting } = await import('../../tab/relay-client.js');
-  assert.deepEqual(toolSettings('{"items_delete":"refused","group_rename":"asks"}'), { items_delete: 'refused', group_rename: 'asks' });
-  assert.deepEqual(toolSettings('{"nope":"runs","items_delete":"sometimes","__proto__":"runs"}'), {});
-  assert.deepEqual(toolSettings('not json'), {});
-  assert.deepEqual(toolSettings('[1]'), {});
-  assert.deepEqual(toolSettings(null), {});
   const tools = catalogueTools({ items_delete: 'refused' });
   assert.equal(tools.find((t) => t.name === 'items_delete').setting, 'refused');
   for (const t of tools.filter((t) => t.name !== 'items_delete')) {
