@@ -88,6 +88,7 @@ test('a grant for a connection allows what asks, for that connection only, never
 
 test('kept settings are read strictly: unknown modes and decisions are left out', () => {
   assert.deepEqual(readSettings('{"mode":"yolo","kinds":{"change":"maybe","heavy":"deny"},"tools":{"x":"allow"}}'), { mode: 'careful', kinds: { heavy: 'deny' }, tools: { x: 'allow' } });
+  assert.deepEqual(readSettings('{"tools":{"__proto__":"allow"}}').tools, {});
   assert.deepEqual(readSettings('not json'), { mode: 'careful', kinds: {}, tools: {} });
   assert.deepEqual(readSettings('[1]'), { mode: 'careful', kinds: {}, tools: {} });
 });
