@@ -102,6 +102,7 @@ export interface Presence {
   readonly canUndo: boolean;
   onAsking(question: Question): void;
   onAnswered(question: Question): void;
+  onStopped(line: ActivityLine): void;
   settings(): Settings;
   questions(): Question[];
   lines(): ActivityLine[];

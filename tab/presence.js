@@ -215,7 +215,8 @@ export class NotRun extends Error {
  * app's estimate in milliseconds, or null; `undoTurn(steps)`: the app's undo of a turn's steps
  * (newest first); `stepOf(result)`: the step a result made, or null; `actionOf(call)`: what the
  * call would do, in words ("delete item 4"; default: the tool's title). Hooks the app or the relay
- * client sets: `onAsking(question)`, `onAnswered(question)`; `subscribe(fn)` hears every change.
+ * client sets: `onAsking(question)`, `onAnswered(question)`, `onStopped(line)` (end the agents' turn: the relay client's
+ * `step()`); `subscribe(fn)` hears every change.
  */
 export function createPresence({ app, storage, store, tools = [], confirmKinds = {}, kindWords = {}, estimate = () => null, undoTurn = null, stepOf = () => null, actionOf = null } = {}) {
   const permissions = store || createPermissionStore({ app, storage });
@@ -236,6 +237,7 @@ export function createPresence({ app, storage, store, tools = [], confirmKinds =
     canUndo: typeof undoTurn === 'function',
     onAsking: () => {},
     onAnswered: () => {},
+    onStopped: () => {},
     settings: () => permissions.settings(),
     questions: () => [...questions],
     lines: () => [...lines.values()].map(publicLine),
@@ -344,6 +346,7 @@ export function createPresence({ app, storage, store, tools = [], confirmKinds =
         drop(q);
         q.reject(new NotRun(SENTENCES.STOPPED, 'stopped by the person'));
       }
+      presence.onStopped(publicLine(line));
       emit();
     },
 

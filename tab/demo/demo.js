@@ -84,6 +84,8 @@ const relay = relayAddress
   : null;
 presence.onAsking = (q) => relay?.asking(q.call.id, q.sentence);
 presence.onAnswered = (q) => relay?.answered(q.call.id);
+// Stop ends the agents' turn: the agent's next call starts a new one.
+presence.onStopped = () => relay?.step();
 $('confirm').presence = presence;
 $('activity').presence = presence;
 $('permissions').presence = presence;
