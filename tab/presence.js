@@ -382,6 +382,8 @@ export function createPresence({ app, storage, store, tools = [], confirmKinds =
   function emit() {
     for (const fn of listeners) fn(presence);
   }
+  // A change of the permissions (here or in another tab) is a change of the presence.
+  permissions.subscribe(emit);
 
   function lineOf(call) {
     const key = lineKeyOf(call);

@@ -223,3 +223,12 @@ test('calls the settings deny never run and say why', async () => {
   assert.deepEqual(await runOf(call('read')), { step: 1 });
   assert.deepEqual(steps, [1]);
 });
+
+test('the presence’s listeners hear a change of the permissions, so what shows them follows', () => {
+  const { presence } = presenceOf();
+  let heard = 0;
+  presence.subscribe(() => (heard += 1));
+  presence.store.setMode('undoable');
+  assert.equal(heard, 1);
+  assert.equal(presence.settingOf('edit'), 'runs');
+});
