@@ -91,7 +91,7 @@ export class ConfirmCard extends PresenceElement {
       p, ul { margin: 0 0 .5rem; overflow-wrap: anywhere; }
       ul { padding-left: 1.2rem; }
       pre { white-space: pre-wrap; overflow-wrap: anywhere; font-size: .85rem; margin: .25rem 0 0; }
-      [part=choices] { display: flex; flex-wrap: wrap; gap: .5rem; justify-content: flex-end; }
+      [part=choices] { display: grid; grid-template-columns: repeat(auto-fit, minmax(7.5rem, 1fr)); gap: .5rem; margin-top: .5rem; }
       [part=once] { background: #b3261e; border-color: #b3261e; color: #fff; }
       [part=more] { color: #5b5b60; font-size: .9rem; margin: .5rem 0 0; }
     </style>
@@ -214,9 +214,7 @@ export class ActivityLines extends PresenceElement {
         const state = line.stopped
           ? `stopped${line.steps.length ? ` after ${steps}` : ''}`
           : !line.done
-            ? line.running
-              ? `running ${shown(line.running)}`
-              : 'waiting'
+            ? `${line.running ? `running ${shown(line.running)}` : 'waiting'}${line.steps.length ? ` (${steps} so far)` : ''}`
             : line.undone
               ? `${steps}, undone`
               : `done, ${steps}`;
@@ -256,7 +254,7 @@ export class PermissionSettings extends PresenceElement {
     super();
     this.#root = this.attachShadow({ mode: 'open' });
     this.#root.innerHTML = `<style>${BASE_CSS}
-      label { display: flex; flex-wrap: wrap; gap: .25rem .75rem; align-items: center; justify-content: space-between; padding: .3rem 0; }
+      label { display: grid; grid-template-columns: minmax(0, 1fr) auto; gap: .25rem .75rem; align-items: center; padding: .3rem 0; }
       select { font: inherit; padding: .2rem .3rem; border: 1px solid #8a8a90; border-radius: .3rem; background: #fff; }
       [part=kinds] { margin: .25rem 0 0; padding: 0; border: 0; }
       legend { padding: 0; font-weight: 600; }
