@@ -2,6 +2,7 @@
 // compiler in tests/js/package_types.test.mjs. Importing the module defines the elements.
 
 import type { Presence, PresenceCall } from './presence.js';
+import type { DataSwitch } from './data-guard.js';
 
 export const CARD_ARM_MS: number;
 export const NAME_CHARS: number;
@@ -19,12 +20,19 @@ export class ConfirmCard extends PresenceElement {}
 export class ActivityLines extends PresenceElement {}
 /** `<tabrelay-permissions>`: parts mode-row, mode, kinds, kind-rows, kind-row, kind. */
 export class PermissionSettings extends PresenceElement {}
+/** `<tabrelay-data-switch>`: parts switch-row, switch, now, notice, notice-text, got-it, caveat. */
+export class DataSwitchElement extends HTMLElement {
+  dataSwitch: DataSwitch | null;
+  datasetId: string | null;
+  render(): void;
+}
 
 declare global {
   interface HTMLElementTagNameMap {
     'tabrelay-confirm-card': ConfirmCard;
     'tabrelay-activity': ActivityLines;
     'tabrelay-permissions': PermissionSettings;
+    'tabrelay-data-switch': DataSwitchElement;
   }
 }
 export {};

@@ -16,8 +16,13 @@
 // <tabrelay-activity>: one line per agent turn: what runs and Stop; once done with steps,
 // Undo turn and Dismiss.
 // <tabrelay-permissions>: the mode and each kind's Ask / Allow / Deny.
+// <tabrelay-data-switch>: the dataset's switch "Agents see names and summaries only" (the
+// person's alone), the notice of what agents are sent (once per dataset, until Got it) and
+// that summaries of very small groups can still reveal values. Set `dataSwitch` (from
+// ./data-guard.js createDataSwitch) and `datasetId` (the shown dataset's identity).
 
 import { CHOICES, MODES, DECISIONS, modeDecision } from './presence.js';
+import { DATA_SENTENCES } from './data-guard.js';
 
 /** A new card's buttons wait this long, so a click meant for the card before cannot answer it. */
 export const CARD_ARM_MS = 350;
@@ -300,11 +305,71 @@ export class PermissionSettings extends PresenceElement {
   }
 }
 
+export class DataSwitchElement extends Base {
+  #root;
+  #dataSwitch = null;
+  #dataset = null;
+  #unsubscribe = null;
+  constructor() {
+    super();
+    this.#root = this.attachShadow({ mode: 'open' });
+    this.#root.innerHTML = `<style>${BASE_CSS}
+      label { display: flex; gap: .5rem; align-items: flex-start; font-weight: 600; }
+      input { margin-top: .3rem; width: 1.1rem; height: 1.1rem; }
+      input:focus-visible { outline: 3px solid #f2a900; outline-offset: 2px; }
+      p { margin: .5rem 0 0; font-size: .9rem; color: #5b5b60; }
+      [part=notice] { padding: .5rem .6rem; border-left: 4px solid #0b5cad; background: #f2f7fd; color: #1d1d1f; }
+      [part=notice] button { margin-top: .4rem; display: block; }
+    </style>
+    <label part="switch-row"><input part="switch" type="checkbox" aria-describedby="now caveat"><span></span></label>
+    <p part="now" id="now"></p>
+    <div part="notice" role="note"><span part="notice-text"></span><button part="got-it" type="button">Got it</button></div>
+    <p part="caveat" id="caveat"></p>`;
+    this.#root.querySelector('label span').textContent = DATA_SENTENCES.SWITCH;
+    this.#root.querySelector('[part=caveat]').textContent = DATA_SENTENCES.CAVEAT;
+    this.#root.querySelector('[part=switch]').addEventListener('change', (event) => {
+      if (this.#dataSwitch && this.#dataset != null) this.#dataSwitch.set(this.#dataset, event.target.checked);
+    });
+    this.#root.querySelector('[part=got-it]').addEventListener('click', () => {
+      if (this.#dataSwitch && this.#dataset != null) this.#dataSwitch.seeNotice(this.#dataset);
+      this.#root.querySelector('[part=switch]').focus();
+    });
+  }
+  get dataSwitch() {
+    return this.#dataSwitch;
+  }
+  set dataSwitch(value) {
+    this.#unsubscribe?.();
+    this.#dataSwitch = value;
+    this.#unsubscribe = value ? value.subscribe(() => this.render()) : null;
+    this.render();
+  }
+  get datasetId() {
+    return this.#dataset;
+  }
+  set datasetId(value) {
+    this.#dataset = value == null ? null : String(value);
+    this.render();
+  }
+  render() {
+    const on = Boolean(this.#dataSwitch && this.#dataset != null && this.#dataSwitch.isOn(this.#dataset));
+    this.#root.querySelector('[part=switch]').checked = on;
+    this.#root.querySelector('[part=switch]').disabled = !this.#dataSwitch || this.#dataset == null;
+    const said = on ? DATA_SENTENCES.NOTICE_ON : DATA_SENTENCES.NOTICE;
+    this.#root.querySelector('[part=now]').textContent = said;
+    this.#root.querySelector('[part=notice-text]').textContent = said;
+    const seen = !this.#dataSwitch || this.#dataset == null || this.#dataSwitch.noticeSeen(this.#dataset);
+    this.#root.querySelector('[part=notice]').hidden = seen;
+    this.#root.querySelector('[part=now]').hidden = !seen;
+  }
+}
+
 if (globalThis.customElements) {
   for (const [name, cls] of [
     ['tabrelay-confirm-card', ConfirmCard],
     ['tabrelay-activity', ActivityLines],
     ['tabrelay-permissions', PermissionSettings],
+    ['tabrelay-data-switch', DataSwitchElement],
   ]) {
     if (!customElements.get(name)) customElements.define(name, cls);
   }

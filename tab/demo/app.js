@@ -494,13 +494,18 @@ function round(value, places) {
   return Math.round(value * f) / f + 0;
 }
 
-/** Count, mean and sample standard deviation (n − 1); null where there are too few values. */
+/**
+ * Count, mean, sample standard deviation (n − 1), minimum, median and maximum; null where there
+ * are too few values.
+ */
 function summary(values) {
   const n = values.length;
-  if (n === 0) return { count: 0, mean: null, sd: null };
+  if (n === 0) return { count: 0, mean: null, sd: null, min: null, median: null, max: null };
   const mean = values.reduce((a, b) => a + b, 0) / n;
   const sd = n < 2 ? null : Math.sqrt(values.reduce((a, v) => a + (v - mean) ** 2, 0) / (n - 1));
-  return { count: n, mean: round(mean, 4), sd: sd === null ? null : round(sd, 4) };
+  const sorted = [...values].sort((a, b) => a - b);
+  const median = n % 2 ? sorted[(n - 1) / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
+  return { count: n, mean: round(mean, 4), sd: sd === null ? null : round(sd, 4), min: sorted[0], median: round(median, 4), max: sorted[n - 1] };
 }
 
 /** An axis over `values`: a range ending on round numbers, and its ticks. */

@@ -21,6 +21,7 @@
 
 import { RelayClient, connectCodeFromFragment, catalogueTools, normalCode, maskedCode, tailMatches, lookalikeSentence, CONSENT } from '../relay-client.js';
 import { createPresence, NotRun } from '../presence.js';
+import { createDataSwitch, guardCall } from '../data-guard.js';
 import '../presence-elements.js';
 import { CATALOGUE } from '../generated/bundle.js';
 import { createDemoApp, pictureSize, PERSON, PICTURE_WIDTH_DEFAULT } from './app.js';
@@ -82,6 +83,11 @@ const relay = relayAddress
       },
     })
   : null;
+/** The person's switch "Agents see names and summaries only", kept per dataset (its name). */
+const dataSwitch = createDataSwitch({ app: CATALOGUE.resource_prefix });
+dataSwitch.follow(window);
+$('data-switch').dataSwitch = dataSwitch;
+$('data-switch').datasetId = app.dataset.name;
 presence.onAsking = (q) => relay?.asking(q.call.id, q.sentence);
 presence.onAnswered = (q) => relay?.answered(q.call.id);
 // Stop ends the agents' turn: the agent's next call starts a new one.
@@ -242,7 +248,9 @@ async function handle(call) {
   if (connections && !connections.some((c) => c.id === call.connection?.id)) refreshConnections();
   try {
     // A refused tool never gets here (the relay client refuses it); the presence asks when a kind asks.
-    const result = await presence.run(call, () => app.run(call.tool, call.args, who));
+    // The dataset's switch first (a read it refuses never asks the person), then the permissions.
+    const tool = CATALOGUE.tools.find((t) => t.name === call.tool);
+    const result = await guardCall({ tool, dataset: app.dataset.name, dataSwitch }, () => presence.run(call, () => app.run(call.tool, call.args, who)));
     logCall(who, call.tool, 'ok');
     return result;
   } catch (err) {

@@ -2,7 +2,7 @@
 // protocol). Do not edit: change bundle/ and run scripts/bundle.
 
 export const PROTOCOL_VERSION = 2;
-export const BUNDLE_DIGEST = 'e6930e4bfb18f945';
+export const BUNDLE_DIGEST = 'c6d5a364af4f11ab';
 export const TAB_PATH = '/tab';
 export const TAB_KEY_PARAM = 'key';
 export const PROOF_CONTEXT = 'tabrelay-tab-proof/v1';
@@ -48,7 +48,7 @@ export const CATALOGUE = Object.freeze({
     },
     {
       "data": "summaries",
-      "description": "For one numeric column, the count, mean and standard deviation of each group (or of the items in the given groups only).",
+      "description": "For one numeric column, the count, mean, standard deviation, minimum, median and maximum of each group (or of the items in the given groups only).",
       "input": {
         "additionalProperties": false,
         "properties": {

@@ -149,7 +149,7 @@ test('dataset_describe gives names and counts, never an item value', () => {
   assert.ok(!text.includes(String(item.x)) && !text.includes(String(item.score)), 'no item values');
 });
 
-test('groups_summary gives count, mean and sample sd per group', () => {
+test('groups_summary gives count, mean, sample sd, minimum, median and maximum per group', () => {
   const app = fresh();
   const { data } = app.run('groups_summary', { column: 'y' }, 'Claude');
   assert.equal(data.column, 'y');
@@ -161,6 +161,11 @@ test('groups_summary gives count, mean and sample sd per group', () => {
     const sd = Math.sqrt(v.reduce((a, x) => a + (x - mean) ** 2, 0) / (v.length - 1));
     assert.equal(row.count, v.length);
     assert.ok(Math.abs(row.mean - mean) < 1e-3 && Math.abs(row.sd - sd) < 1e-3, row.group);
+    const sorted = [...v].sort((a, b) => a - b);
+    assert.equal(row.min, sorted[0]);
+    assert.equal(row.max, sorted[sorted.length - 1]);
+    const mid = sorted.length % 2 ? sorted[(sorted.length - 1) / 2] : (sorted[sorted.length / 2 - 1] + sorted[sorted.length / 2]) / 2;
+    assert.ok(Math.abs(row.median - mid) < 1e-3, row.group);
   }
   const [, second] = app.dataset.groups;
   const only = app.run('groups_summary', { column: 'size', groups: [second.name, second.name] }, 'Claude');

@@ -3,6 +3,7 @@
 import { RelayClient, catalogueTools, connectCodeFromFragment, CONSENT, type Call, type CallResult } from '../../../tab/relay-client.js';
 import { createPresence, decide, readSettings, NotRun, MODES, type Question, type ActivityLine } from '../../../tab/presence.js';
 import { ConfirmCard, askerOf, CARD_ARM_MS } from '../../../tab/presence-elements.js';
+import { createDataSwitch, guardCall, DATA_SENTENCES } from '../../../tab/data-guard.js';
 
 const presence = createPresence({
   app: 'orders',
@@ -11,9 +12,16 @@ const presence = createPresence({
   estimate: () => null,
   undoTurn: (steps: unknown[]) => steps.length,
 });
+const dataSwitch = createDataSwitch({ app: 'orders' });
+const switchElement = document.querySelector('tabrelay-data-switch');
+if (switchElement) {
+  switchElement.dataSwitch = dataSwitch;
+  switchElement.datasetId = 'orders-2026';
+}
 const relay = new RelayClient({
   relay: 'https://relay.example',
-  handle: (call: Call): Promise<CallResult> => presence.run(call, async () => ({ data: { ok: true } })),
+  handle: (call: Call): Promise<CallResult> =>
+    guardCall({ tool: { name: call.tool, data: 'summaries' }, dataset: 'orders-2026', dataSwitch }, () => presence.run(call, async () => ({ data: { ok: true } }))),
   onCancel: (id: number) => presence.cancel(id),
   tools: catalogueTools({ orders_delete: presence.settingOf('orders_delete') }),
 });
@@ -31,4 +39,5 @@ const title: string = MODES['read-only'].title;
 const decided = decide({ kinds: ['change'], settings: readSettings(null) }).decision;
 const refused = new NotRun('no', 'declined').outcome;
 const who: string = askerOf({ agent: 'Claude', connection: { id: 'c', host: 'claude.ai' } });
-export { lines, code, tail, title, decided, refused, who };
+const caveat: string = DATA_SENTENCES.CAVEAT;
+export { lines, code, tail, title, decided, refused, who, caveat };
