@@ -2,7 +2,7 @@
 // client as the agent: Allow once runs that call only, This connection lets that connection's
 // next calls of the kind run (another connection is still asked), Always sets the kind to Allow
 // (the permissions show it, agents' list says the tool runs), Deny and Escape refuse. The first
-// card takes the focus on Deny.
+// card takes the focus on Deny, unless the person is typing elsewhere.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { waitFor } from './harness.mjs';
@@ -62,8 +62,15 @@ test('Allow once, This connection, Always and Deny each do what they say', async
   assert.equal(await page.isHidden('#confirm'), true, 'no card for the connection allowed');
   assert.match(await history(page), /Agent A: Deleted item 5/);
   const { client: other } = await connectThroughPage(page, 'choices-b', named(page, 'Agent B'));
+  // The person is typing elsewhere: the card does not take the focus from them.
+  await page.focus('#code');
+  await page.keyboard.type('AB');
   call = other.callTool({ name: 'items_delete', arguments: { ids: [6] } });
   await cardSays(page, /^Agent B asks to delete item 6\./);
+  await new Promise((r) => setTimeout(r, 600)); // past the card's arming
+  assert.equal(await page.evaluate(() => document.activeElement.id), 'code', 'the focus stays where the person types');
+  await page.keyboard.type('CD');
+  assert.equal(await page.inputValue('#code'), 'ABCD');
 
   // Always: the kind is set to Allow, shown in the permissions, and agents' list says it runs.
   await choose(page, 'always');
