@@ -12,6 +12,8 @@
 // (Allow once, This connection, Always, Deny; oldest first; withdrawn when the agent cancels,
 // the person presses Stop or the tab closes). The activity line shows each agent's turn with
 // Stop, then Undo turn (the history undoes the turn's steps) and Dismiss.
+// The dataset's switch "Agents see names and summaries only" (../data-guard.js) guards every
+// call before the permissions. The page shows the connector address to paste, with Copy.
 // The person sees the agent apps connected to this tab and forgets one with a press.
 //
 // The relay it pairs with is its configuration's (./config.js, written by whoever serves the
@@ -127,6 +129,11 @@ presence.store.subscribe(() => {
 window.addEventListener('pagehide', () => presence.withdrawAll('the tab is closing'));
 document.title = `${app.dataset.name} · Tabrelay demo`;
 $('relay').textContent = cut(String(RELAY));
+// The connector address agents are given: the relay's bare origin.
+const connectorAddress = relayAddress ? `${new URL(relayAddress).origin}/` : '';
+$('connector-address').textContent = connectorAddress || 'none (the configured relay is not an http or https address)';
+$('copy-address').disabled = !connectorAddress;
+$('copy-address').addEventListener('click', copyAddress);
 render();
 app.subscribe(render);
 let resizing = false;
@@ -747,6 +754,17 @@ function undo() {
     relay?.step();
   } catch (err) {
     $('undo').title = err.message;
+  }
+}
+
+/** Copies the connector address; where the browser refuses, selects it for the person to copy. */
+async function copyAddress() {
+  try {
+    await navigator.clipboard.writeText(connectorAddress);
+    $('copy-result').textContent = 'Copied.';
+  } catch {
+    getSelection().selectAllChildren($('connector-address'));
+    $('copy-result').textContent = 'Selected: press Ctrl+C (⌘C) to copy it.';
   }
 }
 
