@@ -114,7 +114,8 @@ test('a call the agent cancels loses its card, never runs, and its request ends'
     // JSON or a stream of events; every message in it is read.
     const messages = settled.text.trimStart().startsWith('{') ? [JSON.parse(settled.text)] : sseEvents(settled.text);
     const answer = messages.find((m) => m.id === 77);
-    if (answer) assert.ok(answer.error || answer.result?.isError === true, `no success for a cancelled call: ${settled.text.slice(0, 300)}`);
+    assert.ok(answer, `a body answers the call: ${settled.text.slice(0, 300)}`);
+    assert.ok(answer.error || answer.result?.isError === true, `no success for a cancelled call: ${settled.text.slice(0, 300)}`);
   }
 
   assert.doesNotMatch(await page.textContent('#history'), /Deleted 2 items \(5 and 6\)/);
