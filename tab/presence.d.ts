@@ -12,6 +12,7 @@ export const MODES: Readonly<Record<Mode, Readonly<{ title: string; change: Deci
 export const DEFAULT_MODE: Mode;
 export const CHOICES: Readonly<Record<Choice, string>>;
 export const KIND_WORDS: Readonly<Record<string, string>>;
+export const LINES_KEPT: number;
 export const PERMISSIONS_KEY: string;
 export const SENTENCES: Readonly<{ STOPPED: string; CANCELLED: string; WITHDRAWN: string }>;
 

@@ -35,6 +35,8 @@ export const KIND_WORDS = Object.freeze({
   change: 'it changes what the tab shows (undoable)',
   heavy: 'it may take a while on this device',
 });
+/** The most activity lines kept: beyond it, the oldest lines done acting leave by themselves. */
+export const LINES_KEPT = 20;
 /** Where a browser keeps an app's permissions (`${PERMISSIONS_KEY}:${app}`). */
 export const PERMISSIONS_KEY = 'tabrelay:permissions';
 /** Said to the agent for a call that did not run because of what the person did. */
@@ -290,7 +292,10 @@ export function createPresence({ app, storage, store, tools = [], confirmKinds =
       } finally {
         line.calls.splice(line.calls.indexOf(entry), 1);
         line.running = line.calls.find((e) => e.state === 'running') ? line.running : null;
-        if (!line.calls.length) line.done = true;
+        if (!line.calls.length) {
+          line.done = true;
+          trimLines();
+        }
         release();
         emit();
       }
@@ -384,6 +389,13 @@ export function createPresence({ app, storage, store, tools = [], confirmKinds =
   }
   // A change of the permissions (here or in another tab) is a change of the presence.
   permissions.subscribe(emit);
+
+  function trimLines() {
+    for (const [key, line] of lines) {
+      if (lines.size <= LINES_KEPT) break;
+      if (line.done) lines.delete(key);
+    }
+  }
 
   function lineOf(call) {
     const key = lineKeyOf(call);

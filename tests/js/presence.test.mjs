@@ -13,6 +13,7 @@ import {
   createPresence,
   NotRun,
   HEAVY_MS,
+  LINES_KEPT,
   MODES,
   SENTENCES,
 } from '../../tab/presence.js';
@@ -231,4 +232,12 @@ test('the presence’s listeners hear a change of the permissions, so what shows
   presence.store.setMode('undoable');
   assert.equal(heard, 1);
   assert.equal(presence.settingOf('edit'), 'runs');
+});
+
+test('the oldest lines done acting leave by themselves beyond LINES_KEPT', async () => {
+  const { presence, runOf } = presenceOf();
+  for (let turn = 1; turn <= LINES_KEPT + 5; turn += 1) await runOf(call('edit', { turn }));
+  const lines = presence.lines();
+  assert.equal(lines.length, LINES_KEPT);
+  assert.equal(lines[0].turn, 6, 'the oldest went first');
 });
