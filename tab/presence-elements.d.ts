@@ -3,10 +3,13 @@
 
 import type { Presence, PresenceCall } from './presence.js';
 import type { DataSwitch } from './data-guard.js';
+import type { RelayClient, ConnectionInfo } from './relay-client.js';
 
 export const CARD_ARM_MS: number;
 export const NAME_CHARS: number;
 export const DECISION_WORDS: Readonly<Record<'allow' | 'ask' | 'deny', string>>;
+export const CONNECTIONS_AGE_MS: number;
+export function ago(ms: number, now?: number): string;
 export function shown(text: unknown, chars?: number): string;
 export function askerOf(call: Pick<PresenceCall, 'agent' | 'connection'>): string;
 
@@ -20,6 +23,14 @@ export class ConfirmCard extends PresenceElement {}
 export class ActivityLines extends PresenceElement {}
 /** `<tabrelay-permissions>`: parts mode-row, mode, kinds, kind-rows, kind-row, kind. */
 export class PermissionSettings extends PresenceElement {}
+/** `<tabrelay-connections>`: parts head, refresh, list, item, who, unverified, when, forget, empty, result. */
+export class ConnectionsList extends HTMLElement {
+  relay: RelayClient | null;
+  readonly list: ConnectionInfo[] | null;
+  refresh(): Promise<void>;
+  render(list: ConnectionInfo[]): void;
+}
+
 /** `<tabrelay-data-switch>`: parts switch-row, switch, now, notice, notice-text, got-it, caveat. */
 export class DataSwitchElement extends HTMLElement {
   dataSwitch: DataSwitch | null;
@@ -33,6 +44,7 @@ declare global {
     'tabrelay-activity': ActivityLines;
     'tabrelay-permissions': PermissionSettings;
     'tabrelay-data-switch': DataSwitchElement;
+    'tabrelay-connections': ConnectionsList;
   }
 }
 export {};

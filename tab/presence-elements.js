@@ -16,6 +16,8 @@
 // <tabrelay-activity>: one line per agent turn: what runs and Stop; once done with steps,
 // Undo turn and Dismiss.
 // <tabrelay-permissions>: the mode and each kind's Ask / Allow / Deny.
+// <tabrelay-connections>: the agent apps connected to this browser (set `relay`, a RelayClient),
+// each with when and where it was made and Forget (its tokens stop at once); Refresh.
 // <tabrelay-data-switch>: the dataset's switch "Agents see names and summaries only" (the
 // person's alone), the notice of what agents are sent (once per dataset, until Got it) and
 // that summaries of very small groups can still reveal values. Set `dataSwitch` (from
@@ -32,6 +34,29 @@ export const NAME_CHARS = 80;
 export const DECISION_WORDS = Object.freeze({ allow: 'Allow', ask: 'Ask', deny: 'Deny' });
 /** Line breaks, control characters and direction marks: shown as spaces. */
 const UNSHOWN = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
+
+/** "5 min. ago", in the person's locale. */
+const RELATIVE = new Intl.RelativeTimeFormat(undefined, { numeric: 'auto', style: 'short' });
+/** Each unit of a relative time and how many of it make the next. */
+const TIME_UNITS = [['second', 60], ['minute', 60], ['hour', 24], ['day', 30], ['month', 12], ['year', Infinity]];
+/** The connections' relative times are written again this often. */
+export const CONNECTIONS_AGE_MS = 60_000;
+
+/** How long ago `ms` (milliseconds since the epoch) was, e.g. "5 min. ago", in the person's locale. */
+export function ago(ms, now = Date.now()) {
+  if (!Number.isFinite(ms)) return 'at an unknown time';
+  let n = Math.round((ms - now) / 1000);
+  if (n > -45) return RELATIVE.format(0, 'second');
+  for (const [unit, next] of TIME_UNITS) {
+    if (Math.abs(n) < next) return RELATIVE.format(n, unit);
+    n = Math.round(n / next);
+  }
+  return RELATIVE.format(n, 'year');
+}
+
+function localTime(ms) {
+  return Number.isFinite(ms) ? new Date(ms).toLocaleString() : 'at an unknown time';
+}
 
 /** Text from outside as the elements show it: one line, no direction marks, cut. */
 export function shown(text, chars = NAME_CHARS) {
@@ -305,6 +330,124 @@ export class PermissionSettings extends PresenceElement {
   }
 }
 
+export class ConnectionsList extends Base {
+  #root;
+  #relay = null;
+  #list = null;
+  #timer = null;
+  constructor() {
+    super();
+    this.#root = this.attachShadow({ mode: 'open' });
+    this.#root.innerHTML = `<style>${BASE_CSS}
+      [part=head] { display: flex; justify-content: space-between; align-items: baseline; gap: .5rem; }
+      h3 { margin: 0; font-size: 1rem; }
+      ul { list-style: none; margin: .5rem 0 0; padding: 0; font-size: .9rem; }
+      li { display: flex; flex-wrap: wrap; gap: .25rem .75rem; align-items: center; justify-content: space-between; padding: .4rem 0; border-top: 1px solid #d8d8dc; }
+      li:first-child { border-top: 0; }
+      [part=who] { overflow-wrap: anywhere; }
+      [part=unverified], [part=when] { display: block; color: #5b5b60; }
+      button { padding: .2rem .6rem; font-size: .9rem; }
+      p { margin: .5rem 0 0; color: #5b5b60; font-size: .9rem; min-height: 1.4em; }
+    </style>
+    <div part="head"><h3 id="title">Connections</h3><button part="refresh" type="button">Refresh</button></div>
+    <ul part="list" aria-labelledby="title"></ul>
+    <p part="empty">The agent apps connected to this tab show here once it is connected to the relay.</p>
+    <p part="result" aria-live="polite"></p>`;
+    this.#root.querySelector('[part=refresh]').addEventListener('click', () => {
+      this.#say('');
+      this.refresh();
+    });
+    this.#root.querySelector('[part=list]').addEventListener('click', (event) => {
+      const button = event.target.closest?.('button[part=forget]');
+      if (button) this.#forget(button);
+    });
+  }
+  get relay() {
+    return this.#relay;
+  }
+  set relay(value) {
+    this.#relay = value;
+  }
+  /** The connections as last listed, oldest first; null before the first list. */
+  get list() {
+    return this.#list;
+  }
+  connectedCallback() {
+    clearInterval(this.#timer);
+    this.#timer = setInterval(() => this.#list && this.render(this.#list), CONNECTIONS_AGE_MS);
+  }
+  disconnectedCallback() {
+    clearInterval(this.#timer);
+  }
+  #say(text) {
+    this.#root.querySelector('[part=result]').textContent = text;
+  }
+  /** Asks the relay for the connections and shows them. */
+  async refresh() {
+    if (!this.#relay) return this.#say('This page has no relay to ask.');
+    try {
+      this.render(await this.#relay.connections());
+    } catch (err) {
+      this.#say(err.message);
+    }
+    return undefined;
+  }
+  async #forget(button) {
+    const id = button.dataset.id;
+    const name = shown(this.#list?.find((c) => c.id === id)?.client || 'the agent app');
+    const ul = this.#root.querySelector('[part=list]');
+    const at = [...ul.querySelectorAll('button[part=forget]')].indexOf(button);
+    button.disabled = true;
+    try {
+      this.render(await this.#relay.forget(id));
+      this.#say(`Forgot ${name}: it can no longer act in this tab.`);
+      // The pressed button is gone: the focus goes to the next one, or to Refresh.
+      const left = ul.querySelectorAll('button[part=forget]');
+      (left[Math.min(at, left.length - 1)] || this.#root.querySelector('[part=refresh]')).focus();
+    } catch (err) {
+      button.disabled = false;
+      this.#say(`${name} was not forgotten: ${err.message}`);
+    }
+  }
+  /** Shows `list` (oldest first), keeping the focus on the Forget button that had it. */
+  render(list) {
+    this.#list = Array.isArray(list) ? list : [];
+    const ul = this.#root.querySelector('[part=list]');
+    const focusedId = this.#root.activeElement?.dataset?.id ?? null;
+    ul.replaceChildren(
+      ...this.#list.map((c) => {
+        const li = document.createElement('li');
+        li.setAttribute('part', 'item');
+        const who = document.createElement('span');
+        who.setAttribute('part', 'who');
+        const name = document.createElement('strong');
+        name.textContent = shown(c.client || 'An agent app');
+        const unverified = document.createElement('span');
+        unverified.setAttribute('part', 'unverified');
+        unverified.textContent = '(name given by the app, not verified)';
+        const when = document.createElement('span');
+        when.setAttribute('part', 'when');
+        const from = c.place ? `from ${shown(c.place)}` : 'from a place not known';
+        when.textContent = `redirects to ${shown(c.host)} · connected ${ago(c.created_ms)} ${from} · last used ${ago(c.used_ms)}`;
+        when.title = `Connected ${localTime(c.created_ms)}, last used ${localTime(c.used_ms)}`;
+        who.append(name, ' ', unverified, when);
+        const forget = document.createElement('button');
+        forget.type = 'button';
+        forget.setAttribute('part', 'forget');
+        forget.dataset.id = c.id;
+        forget.textContent = 'Forget';
+        forget.setAttribute('aria-label', `Forget ${name.textContent} (${shown(c.host)})`);
+        li.append(who, forget);
+        return li;
+      }),
+    );
+    const empty = this.#root.querySelector('[part=empty]');
+    empty.hidden = this.#list.length > 0;
+    empty.textContent = 'No agent app is connected to this tab.';
+    [...ul.querySelectorAll('button[part=forget]')].find((b) => b.dataset.id === focusedId)?.focus();
+  }
+}
+
 export class DataSwitchElement extends Base {
   #root;
   #dataSwitch = null;
@@ -370,6 +513,7 @@ if (globalThis.customElements) {
     ['tabrelay-activity', ActivityLines],
     ['tabrelay-permissions', PermissionSettings],
     ['tabrelay-data-switch', DataSwitchElement],
+    ['tabrelay-connections', ConnectionsList],
   ]) {
     if (!customElements.get(name)) customElements.define(name, cls);
   }

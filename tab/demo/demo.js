@@ -24,7 +24,7 @@
 import { RelayClient, connectCodeFromFragment, catalogueTools, normalCode, maskedCode, tailMatches, lookalikeSentence, CONSENT } from '../relay-client.js';
 import { createPresence, NotRun } from '../presence.js';
 import { createDataSwitch, guardCall } from '../data-guard.js';
-import '../presence-elements.js';
+import { ago } from '../presence-elements.js';
 import { CATALOGUE } from '../generated/bundle.js';
 import { createDemoApp, pictureSize, PERSON, PICTURE_WIDTH_DEFAULT } from './app.js';
 import { RELAY } from './config.js';
@@ -43,12 +43,6 @@ const NAME_CHARS = 80;
 const SOME_AGENT = 'an agent';
 /** Line breaks, control characters and direction marks: shown as spaces in a card. */
 const UNSHOWN = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
-/** "5 min ago", in the person's locale. */
-const RELATIVE = new Intl.RelativeTimeFormat(undefined, { numeric: 'auto', style: 'short' });
-/** Each unit of a relative time and how many of it make the next. */
-const TIME_UNITS = [['second', 60], ['minute', 60], ['hour', 24], ['day', 30], ['month', 12], ['year', Infinity]];
-/** The connections' relative times are written again this often. */
-const CONNECTIONS_AGE_MS = 60_000;
 /** A connect code's letters and digits (dashes and spaces aside). */
 const CODE_CHARS = 10;
 /** A whole code is described once typing has paused this long. */
@@ -90,6 +84,7 @@ const dataSwitch = createDataSwitch({ app: CATALOGUE.resource_prefix });
 dataSwitch.follow(window);
 $('data-switch').dataSwitch = dataSwitch;
 $('data-switch').datasetId = app.dataset.name;
+$('connections').relay = relay;
 presence.onAsking = (q) => relay?.asking(q.call.id, q.sentence);
 presence.onAnswered = (q) => relay?.answered(q.call.id);
 // Stop ends the agents' turn: the agent's next call starts a new one.
@@ -97,8 +92,6 @@ presence.onStopped = () => relay?.step();
 $('confirm').presence = presence;
 $('activity').presence = presence;
 $('permissions').presence = presence;
-/** The connections as the relay last listed them, oldest first; null before the first list. */
-let connections = null;
 /**
  * The codes described (normalized) and what the relay said: {client, host}, {sentence}, or
  * null while it is asked. Each describe is one of a code's few tries, so a code is asked once.
@@ -159,15 +152,6 @@ $('code').addEventListener('input', () => {
   codeEdited(false);
 });
 $('undo').addEventListener('click', undo);
-$('connections-refresh').addEventListener('click', () => {
-  $('connections-result').textContent = '';
-  refreshConnections();
-});
-$('connections').addEventListener('click', (event) => {
-  const button = event.target.closest('button.forget');
-  if (button) forgetConnection(button);
-});
-setInterval(() => connections && renderConnections(connections), CONNECTIONS_AGE_MS);
 window.addEventListener('hashchange', offerCodeFromFragment);
 offerCodeFromFragment();
 if (!relay) showStatus('stopped', { reason: 'the relay address is not an http or https address' });
@@ -252,6 +236,7 @@ function whoOf(call) {
 async function handle(call) {
   const who = whoOf(call);
   // A connection made after the last list (its code was redeemed after the approve): list again.
+  const connections = $('connections').list;
   if (connections && !connections.some((c) => c.id === call.connection?.id)) refreshConnections();
   try {
     // A refused tool never gets here (the relay client refuses it); the presence asks when a kind asks.
@@ -664,88 +649,8 @@ async function decide(action, doing, run) {
 }
 
 /** Asks the relay for this tab's connections and shows them. */
-async function refreshConnections() {
-  if (!relay) {
-    $('connections-result').textContent = 'This page has no relay to ask; its configuration (demo/config.js) names no valid relay address.';
-    return;
-  }
-  try {
-    renderConnections(await relay.connections());
-  } catch (err) {
-    $('connections-result').textContent = err.message;
-  }
-}
-
-/** The person pressed a connection's Forget: it goes at once, and the outcome is said. */
-async function forgetConnection(button) {
-  const id = button.dataset.id;
-  const name = shown(connections?.find((c) => c.id === id)?.client || 'the agent app');
-  const at = [...$('connections').querySelectorAll('button.forget')].indexOf(button);
-  button.disabled = true;
-  try {
-    renderConnections(await relay.forget(id));
-    $('connections-result').textContent = `Forgot ${name}: it can no longer act in this tab.`;
-    // The pressed button is gone: the focus goes to the next one, or to Refresh.
-    const left = $('connections').querySelectorAll('button.forget');
-    (left[Math.min(at, left.length - 1)] || $('connections-refresh')).focus();
-  } catch (err) {
-    button.disabled = false;
-    $('connections-result').textContent = `${name} was not forgotten: ${err.message}`;
-  }
-}
-
-/** Shows `list` (oldest first), keeping the focus on the Forget button that had it. */
-function renderConnections(list) {
-  connections = Array.isArray(list) ? list : [];
-  const ul = $('connections');
-  const focusedId = ul.contains(document.activeElement) ? document.activeElement.dataset.id : null;
-  ul.replaceChildren(
-    ...connections.map((c) => {
-      const li = document.createElement('li');
-      const who = document.createElement('span');
-      who.className = 'who';
-      const name = document.createElement('strong');
-      name.textContent = shown(c.client || 'An agent app');
-      const unverified = document.createElement('span');
-      unverified.className = 'unverified';
-      unverified.textContent = '(name given by the app, not verified)';
-      const when = document.createElement('span');
-      when.className = 'when';
-      const from = c.place ? `from ${shown(c.place)}` : 'from a place not known';
-      when.textContent = `redirects to ${shown(c.host)} · connected ${ago(c.created_ms)} ${from} · last used ${ago(c.used_ms)}`;
-      when.title = `Connected ${localTime(c.created_ms)}, last used ${localTime(c.used_ms)}`;
-      who.append(name, ' ', unverified, when);
-      const forget = document.createElement('button');
-      forget.type = 'button';
-      forget.className = 'forget quiet small';
-      forget.dataset.id = c.id;
-      forget.textContent = 'Forget';
-      forget.setAttribute('aria-label', `Forget ${name.textContent} (${shown(c.host)})`);
-      li.append(who, forget);
-      return li;
-    }),
-  );
-  const empty = $('connections-empty');
-  empty.hidden = connections.length > 0;
-  empty.textContent = 'No agent app is connected to this tab.';
-  const again = [...ul.querySelectorAll('button.forget')].find((b) => b.dataset.id === focusedId);
-  again?.focus();
-}
-
-/** How long ago `ms` (milliseconds since the epoch) was, e.g. "5 min. ago", in the person's locale. */
-function ago(ms) {
-  if (!Number.isFinite(ms)) return 'at an unknown time';
-  let n = Math.round((ms - Date.now()) / 1000);
-  if (n > -45) return RELATIVE.format(0, 'second');
-  for (const [unit, next] of TIME_UNITS) {
-    if (Math.abs(n) < next) return RELATIVE.format(n, unit);
-    n = Math.round(n / next);
-  }
-  return RELATIVE.format(n, 'year');
-}
-
-function localTime(ms) {
-  return Number.isFinite(ms) ? new Date(ms).toLocaleString() : 'at an unknown time';
+function refreshConnections() {
+  return $('connections').refresh();
 }
 
 function undo() {
