@@ -85,3 +85,10 @@ export function activityLines(page) {
 export function textOf(result) {
   return result.content.map((c) => c.text || '').join('\n');
 }
+
+/** An OAuth provider approving in `page` whose client calls itself `name`. */
+export function namedProvider(page, name) {
+  const provider = new HeadlessProvider(null, approveIn(page));
+  Object.defineProperty(provider, 'clientMetadata', { get: () => ({ ...HeadlessProvider.prototype.clientMetadata, client_name: name }) });
+  return provider;
+}

@@ -6,25 +6,18 @@
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { waitFor } from './harness.mjs';
-import { HeadlessProvider } from './harness.mjs';
-import { launchChromium, openDemo, connectThroughPage, approveIn, cardSays, cardGone, choose, textOf } from './demo_harness.mjs';
+import { launchChromium, openDemo, connectThroughPage, namedProvider, cardSays, cardGone, choose, textOf } from './demo_harness.mjs';
 
 let browser;
 after(async () => browser?.close());
 
-/** A provider whose client calls itself `name`. */
-function named(page, name) {
-  const provider = new HeadlessProvider(null, approveIn(page));
-  Object.defineProperty(provider, 'clientMetadata', { get: () => ({ ...HeadlessProvider.prototype.clientMetadata, client_name: name }) });
-  return provider;
-}
 
 const history = (page) => page.textContent('#history');
 
 test('Allow once, This connection, Always and Deny each do what they say', async () => {
   browser = await launchChromium();
   const page = await openDemo(browser);
-  const { client } = await connectThroughPage(page, 'choices-a', named(page, 'Agent A'));
+  const { client } = await connectThroughPage(page, 'choices-a', namedProvider(page, 'Agent A'));
 
   // Allow once: that call runs; the next one asks again. The card took the focus on Deny.
   let call = client.callTool({ name: 'items_delete', arguments: { ids: [1] } });
@@ -61,7 +54,7 @@ test('Allow once, This connection, Always and Deny each do what they say', async
   assert.equal(quiet.isError, false, textOf(quiet));
   assert.equal(await page.isHidden('#confirm'), true, 'no card for the connection allowed');
   assert.match(await history(page), /Agent A: Deleted item 5/);
-  const { client: other } = await connectThroughPage(page, 'choices-b', named(page, 'Agent B'));
+  const { client: other } = await connectThroughPage(page, 'choices-b', namedProvider(page, 'Agent B'));
   // The person is typing elsewhere: the card does not take the focus from them.
   await page.focus('#code');
   await page.keyboard.type('AB');

@@ -2,23 +2,17 @@
 // official SDK clients: each line names its agent, Stop on one leaves the other acting.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { HeadlessProvider } from './harness.mjs';
-import { launchChromium, openDemo, connectThroughPage, approveIn, cardSays, choose, activityLines, textOf, SHOW_MS } from './demo_harness.mjs';
+import { launchChromium, openDemo, connectThroughPage, namedProvider, cardSays, choose, activityLines, textOf, SHOW_MS } from './demo_harness.mjs';
 
 let browser;
 after(async () => browser?.close());
 
-function named(page, name) {
-  const provider = new HeadlessProvider(null, approveIn(page));
-  Object.defineProperty(provider, 'clientMetadata', { get: () => ({ ...HeadlessProvider.prototype.clientMetadata, client_name: name }) });
-  return provider;
-}
 
 test('two agents acting at once are two lines, each stopped on its own', async () => {
   browser = await launchChromium();
   const page = await openDemo(browser);
-  const { client: a } = await connectThroughPage(page, 'two-a', named(page, 'Agent A'));
-  const { client: b } = await connectThroughPage(page, 'two-b', named(page, 'Agent B'));
+  const { client: a } = await connectThroughPage(page, 'two-a', namedProvider(page, 'Agent A'));
+  const { client: b } = await connectThroughPage(page, 'two-b', namedProvider(page, 'Agent B'));
 
   const fromA = a.callTool({ name: 'items_delete', arguments: { ids: [1] } });
   await cardSays(page, /^Agent A asks to delete item 1\./);
