@@ -17,6 +17,17 @@ pub enum Safety {
     Destructive,
 }
 
+/// What a tool's result may carry of the data: what the tab's data switch ("Agents see names
+/// and summaries only") reads. A tool the catalogue leaves unclassified is refused while the
+/// switch is on, so one added later is guarded before anyone classifies it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DataClass {
+    /// Single items' values (or a picture that draws each item).
+    Cells,
+    /// Names, counts and summaries over groups.
+    Summaries,
+}
+
 /// One tool of the catalogue.
 #[derive(Debug, Clone)]
 pub struct Tool {
@@ -30,6 +41,9 @@ pub struct Tool {
     pub safety: Safety,
     /// The JSON Schema of its arguments.
     pub input: Value,
+    /// What its result carries of the data (`data`: `cells` or `summaries`); `None` when the
+    /// catalogue does not say.
+    pub data: Option<DataClass>,
 }
 
 /// The whole catalogue.
@@ -98,7 +112,8 @@ impl Catalogue {
                 Tool::read(item).ok_or_else(|| {
                     CatalogueError::Malformed(alloc::format!(
                         "tool {i} needs a string `name`, `title` and `description`, a `safety` \
-                         of read, change or destructive, and an `input` schema"
+                         of read, change or destructive, an `input` schema, and a `data` of \
+                         cells or summaries if any"
                     ))
                 })
             })
@@ -128,12 +143,19 @@ impl Tool {
             "destructive" => Safety::Destructive,
             _ => return None,
         };
+        let data = match f.optional_string("data")?.as_deref() {
+            None => None,
+            Some("cells") => Some(DataClass::Cells),
+            Some("summaries") => Some(DataClass::Summaries),
+            Some(_) => return None,
+        };
         Some(Self {
             name: f.string("name")?,
             title: f.string("title")?,
             description: f.string("description")?,
             safety,
             input: f.value("input")?,
+            data,
         })
     }
 
@@ -172,6 +194,39 @@ mod tests {
         assert!(c.tool("items_values").is_some());
         assert!(c.tool(crate::protocol::STATUS_TOOL).is_none(), "the relay answers status itself");
         assert!(c.tools.iter().all(|t| crate::protocol::valid_tool_name(&t.name)));
+    }
+
+    #[test]
+    fn every_bundled_tool_says_what_its_result_carries_of_the_data() {
+        let c = Catalogue::bundled();
+        let unclassified: Vec<&str> =
+            c.tools.iter().filter(|t| t.data.is_none()).map(|t| t.name.as_str()).collect();
+        assert!(unclassified.is_empty(), "classify as cells or summaries: {unclassified:?}");
+        assert_eq!(c.tool("items_values").unwrap().data, Some(DataClass::Cells));
+        assert_eq!(c.tool("view_picture").unwrap().data, Some(DataClass::Cells));
+        assert_eq!(c.tool("groups_summary").unwrap().data, Some(DataClass::Summaries));
+    }
+
+    #[test]
+    fn a_data_class_is_cells_or_summaries() {
+        let tool = |data: &str| {
+            alloc::format!(
+                r#"{{"app":"a","resource_prefix":"a","tools":[{{"name":"x","title":"X","description":"d","safety":"read","input":{{"type":"object"}}{data}}}]}}"#
+            )
+        };
+        assert_eq!(Catalogue::parse(&tool("")).unwrap().tools[0].data, None);
+        assert_eq!(
+            Catalogue::parse(&tool(r#","data":"cells""#)).unwrap().tools[0].data,
+            Some(DataClass::Cells)
+        );
+        assert!(matches!(
+            Catalogue::parse(&tool(r#","data":"everything""#)),
+            Err(CatalogueError::Malformed(_))
+        ));
+        assert!(matches!(
+            Catalogue::parse(&tool(r#","data":1"#)),
+            Err(CatalogueError::Malformed(_))
+        ));
     }
 
     #[test]

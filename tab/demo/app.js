@@ -72,28 +72,6 @@ export function seedOf(seed) {
   throw new Error('createDemoApp needs a seed: a number or a string.');
 }
 
-/** What the person's settings may make of a tool (as the relay client states them). */
-export const TOOL_SETTINGS = Object.freeze(['asks', 'runs', 'refused']);
-
-/**
- * The person's tool settings kept as JSON text (tool name → 'asks' | 'runs' | 'refused'): only
- * the catalogue's tools and known settings are read, anything else is left out (its default then).
- */
-export function toolSettings(text) {
-  let kept;
-  try {
-    kept = JSON.parse(text || '{}');
-  } catch {
-    return {};
-  }
-  if (!kept || typeof kept !== 'object' || Array.isArray(kept)) return {};
-  const out = {};
-  for (const [name, setting] of Object.entries(kept)) {
-    if (Object.hasOwn(TOOL_INPUTS, name) && TOOL_SETTINGS.includes(setting)) out[name] = setting;
-  }
-  return out;
-}
-
 /** A name from outside, safe to put in a sentence: a JSON string literal of at most 80 characters. */
 export function quote(text) {
   return JSON.stringify(cut(String(text))).replace(
@@ -147,6 +125,23 @@ class DemoApp {
   undoable() {
     const step = this.#undoTarget();
     return step ? publicStep(step) : null;
+  }
+
+  /**
+   * Undo turn: undoes the given steps (numbers, newest first) that can still be undone, as one
+   * step of `who` that lists them (`undoes`). Throws a sentence when none can.
+   */
+  undoSteps(numbers, who) {
+    const targets = numbers.map((n) => this.history.find((s) => s.step === n)).filter((s) => s && !s.undone && this.#reverts.has(s.step));
+    if (!targets.length) throw new Error('Nothing of that turn can be undone any more.');
+    for (const target of targets) {
+      this.#reverts.get(target.step)();
+      this.#reverts.delete(target.step);
+      target.undone = true;
+    }
+    const list = targets.map((t) => t.step).sort((a, b) => a - b);
+    const text = `Undid an agent's turn: ${list.length === 1 ? 'step' : 'steps'} ${listed(list)}`;
+    return publicStep(this.#record(whoOf(who), 'undo_turn', text, null, { undoes: list }));
   }
 
   /** What the plot shows: axes with their ranges and ticks, groups with colours, counts. */
@@ -499,13 +494,18 @@ function round(value, places) {
   return Math.round(value * f) / f + 0;
 }
 
-/** Count, mean and sample standard deviation (n − 1); null where there are too few values. */
+/**
+ * Count, mean, sample standard deviation (n − 1), minimum, median and maximum; null where there
+ * are too few values.
+ */
 function summary(values) {
   const n = values.length;
-  if (n === 0) return { count: 0, mean: null, sd: null };
+  if (n === 0) return { count: 0, mean: null, sd: null, min: null, median: null, max: null };
   const mean = values.reduce((a, b) => a + b, 0) / n;
   const sd = n < 2 ? null : Math.sqrt(values.reduce((a, v) => a + (v - mean) ** 2, 0) / (n - 1));
-  return { count: n, mean: round(mean, 4), sd: sd === null ? null : round(sd, 4) };
+  const sorted = [...values].sort((a, b) => a - b);
+  const median = n % 2 ? sorted[(n - 1) / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
+  return { count: n, mean: round(mean, 4), sd: sd === null ? null : round(sd, 4), min: sorted[0], median: round(median, 4), max: sorted[n - 1] };
 }
 
 /** An axis over `values`: a range ending on round numbers, and its ticks. */

@@ -5,11 +5,15 @@
 // warning when an unverified name looks like a well-known app's, in the relay's words); the
 // person approves or denies the code. A code opened from a link for an unverified client is
 // shown with its last characters hidden, and Approve needs them typed from the waiting page.
-// The person sets per tool whether a call asks them first, runs without asking, or is refused
-// (destructive tools ask unless they chose otherwise); the settings are kept in localStorage
-// and the tab states its tools with them to the relay at once. A call to a tool that asks waits
-// for the person's Allow on a card; cards queue oldest first, and one the agent stops waiting
-// for goes away without running. A call to a refused tool is refused without running.
+// The person's side comes from the tab end's presence (../presence.js) and its elements: the
+// mode and each kind's Ask / Allow / Deny (deleting items is a confirm kind of this app), a
+// tool asked about or refused on its own, kept in localStorage; the tab states its tools with
+// what they make of each to the relay at once. A call that asks waits on the confirm card
+// (Allow once, This connection, Always, Deny; oldest first; withdrawn when the agent cancels,
+// the person presses Stop or the tab closes). The activity line shows each agent's turn with
+// Stop, then Undo turn (the history undoes the turn's steps) and Dismiss.
+// The dataset's switch "Agents see names and summaries only" (../data-guard.js) guards every
+// call before the permissions. The page shows the connector address to paste, with Copy.
 // The person sees the agent apps connected to this tab and forgets one with a press.
 //
 // The relay it pairs with is its configuration's (./config.js, written by whoever serves the
@@ -17,30 +21,28 @@
 // parameter: ?seed=<number> (default: a random one kept in sessionStorage, so a reload shows
 // the same data).
 
-import { RelayClient, connectCodeFromFragment, catalogueTools, defaultSetting, normalCode, maskedCode, tailMatches, lookalikeSentence, CONSENT } from '../relay-client.js';
+import { RelayClient, connectCodeFromFragment, catalogueTools, normalCode, maskedCode, tailMatches, lookalikeSentence, CONSENT } from '../relay-client.js';
+import { createPresence, NotRun } from '../presence.js';
+import { createDataSwitch, guardCall } from '../data-guard.js';
+import { ago } from '../presence-elements.js';
 import { CATALOGUE } from '../generated/bundle.js';
-import { createDemoApp, pictureSize, toolSettings, PERSON, PICTURE_WIDTH_DEFAULT } from './app.js';
+import { createDemoApp, pictureSize, PERSON, PICTURE_WIDTH_DEFAULT } from './app.js';
 import { RELAY } from './config.js';
 
 const SEED_KEY = 'tabrelay-demo:seed';
-/** Where the person's tool settings are kept (every tab of the demo shares them). */
-const SETTINGS_KEY = 'tabrelay-demo:tool-settings';
-/** How each setting reads in the page. */
-const SETTING_WORDS = { asks: 'Ask me first', runs: 'Run without asking', refused: 'Refuse' };
+/** A tool's own choice, beside its kinds: none (its kinds decide), ask first, or refuse. */
+const TOOL_CHOICES = { kinds: 'As its kinds say', ask: 'Ask me first', deny: 'Refuse' };
+/** The demo's confirm kinds, per tool, and why each asks. */
+const CONFIRM_KINDS = { items_delete: ['deletes-items'] };
+const KIND_WORDS = { 'deletes-items': 'it deletes items (a reload loses them for good)' };
+/** What a tool's calls do now, in words. */
+const NOW_WORDS = { runs: 'runs without asking', asks: 'asks you first', refused: 'refused' };
 const CALLS_SHOWN = 200;
 const NAME_CHARS = 80;
 /** What a call's agent is called when it gave no name. */
 const SOME_AGENT = 'an agent';
-/** A new card's buttons wait this long, so a click meant for the card before cannot answer it. */
-const CARD_ARM_MS = 350;
 /** Line breaks, control characters and direction marks: shown as spaces in a card. */
 const UNSHOWN = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
-/** "5 min ago", in the person's locale. */
-const RELATIVE = new Intl.RelativeTimeFormat(undefined, { numeric: 'auto', style: 'short' });
-/** Each unit of a relative time and how many of it make the next. */
-const TIME_UNITS = [['second', 60], ['minute', 60], ['hour', 24], ['day', 30], ['month', 12], ['year', Infinity]];
-/** The connections' relative times are written again this often. */
-const CONNECTIONS_AGE_MS = 60_000;
 /** A connect code's letters and digits (dashes and spaces aside). */
 const CODE_CHARS = 10;
 /** A whole code is described once typing has paused this long. */
@@ -51,15 +53,25 @@ const params = new URLSearchParams(location.search);
 
 const app = createDemoApp({ seed: seedOfPage(), picture });
 const relayAddress = relayOfPage();
-/** The person's tool settings (tool name → 'asks' | 'runs' | 'refused'; a tool not named has its default). */
-let settings = loadSettings();
+const presence = createPresence({
+  app: CATALOGUE.resource_prefix,
+  tools: CATALOGUE.tools,
+  confirmKinds: CONFIRM_KINDS,
+  kindWords: KIND_WORDS,
+  stepOf: (result) => result?.data?.step ?? null,
+  undoTurn: (steps) => {
+    app.undoSteps(steps, PERSON);
+    relay?.step();
+  },
+  actionOf: (call) => actionOf(call.tool, call.args),
+});
 const relay = relayAddress
   ? new RelayClient({
       relay: relayAddress,
       handle,
       onStatus: showStatus,
-      onCancel: cancelCard,
-      tools: catalogueTools(settings),
+      onCancel: (id) => presence.cancel(id),
+      tools: toolsStated(),
       dataset: app.dataset.name,
       onRefused: (call) => logCall(whoOf(call), call.tool, 'refused by your settings'),
       onToolsRefused: (sentence) => {
@@ -67,12 +79,19 @@ const relay = relayAddress
       },
     })
   : null;
-/** The calls waiting for the person's answer, oldest first; the card shows the first. */
-const cards = [];
-/** What had the focus before the card took it, to give it back. */
-let focusBeforeCard = null;
-/** The connections as the relay last listed them, oldest first; null before the first list. */
-let connections = null;
+/** The person's switch "Agents see names and summaries only", kept per dataset (its name). */
+const dataSwitch = createDataSwitch({ app: CATALOGUE.resource_prefix });
+dataSwitch.follow(window);
+$('data-switch').dataSwitch = dataSwitch;
+$('data-switch').datasetId = app.dataset.name;
+$('connections').relay = relay;
+presence.onAsking = (q) => relay?.asking(q.call.id, q.sentence);
+presence.onAnswered = (q) => relay?.answered(q.call.id);
+// Stop ends the agents' turn: the agent's next call starts a new one.
+presence.onStopped = () => relay?.step();
+$('confirm').presence = presence;
+$('activity').presence = presence;
+$('permissions').presence = presence;
 /**
  * The codes described (normalized) and what the relay said: {client, host}, {sentence}, or
  * null while it is asked. Each describe is one of a code's few tries, so a code is asked once.
@@ -93,15 +112,21 @@ let linked = null;
 $('dataset-name').textContent = app.dataset.name;
 renderSettings();
 $('settings').addEventListener('change', settingChanged);
-// Another tab of the demo changed the settings: follow them.
-window.addEventListener('storage', (event) => {
-  if (event.key !== SETTINGS_KEY) return;
-  settings = loadSettings();
+// The person's permissions changed (here or in another tab of the demo): the list follows.
+presence.store.follow(window);
+presence.store.subscribe(() => {
   renderSettings();
-  relay?.setTools(catalogueTools(settings));
+  relay?.setTools(toolsStated());
 });
+// The tab closing makes every question moot.
+window.addEventListener('pagehide', () => presence.withdrawAll('the tab is closing'));
 document.title = `${app.dataset.name} · Tabrelay demo`;
 $('relay').textContent = cut(String(RELAY));
+// The connector address agents are given: the relay's bare origin.
+const connectorAddress = relayAddress ? `${new URL(relayAddress).origin}/` : '';
+$('connector-address').textContent = connectorAddress || 'none (the configured relay is not an http or https address)';
+$('copy-address').disabled = !connectorAddress;
+$('copy-address').addEventListener('click', copyAddress);
 render();
 app.subscribe(render);
 let resizing = false;
@@ -127,17 +152,6 @@ $('code').addEventListener('input', () => {
   codeEdited(false);
 });
 $('undo').addEventListener('click', undo);
-$('confirm-allow').addEventListener('click', () => answerCard(true));
-$('confirm-deny').addEventListener('click', () => answerCard(false));
-$('connections-refresh').addEventListener('click', () => {
-  $('connections-result').textContent = '';
-  refreshConnections();
-});
-$('connections').addEventListener('click', (event) => {
-  const button = event.target.closest('button.forget');
-  if (button) forgetConnection(button);
-});
-setInterval(() => connections && renderConnections(connections), CONNECTIONS_AGE_MS);
 window.addEventListener('hashchange', offerCodeFromFragment);
 offerCodeFromFragment();
 if (!relay) showStatus('stopped', { reason: 'the relay address is not an http or https address' });
@@ -173,30 +187,12 @@ function relayOfPage() {
   }
 }
 
-/** A call that did not run: the person declined it, or the agent stopped waiting for it. */
-class NotRun extends Error {
-  constructor(sentence, outcome) {
-    super(sentence);
-    this.outcome = outcome;
-  }
+/** The catalogue's tools with what the person's permissions make of each. */
+function toolsStated() {
+  return catalogueTools(Object.fromEntries(CATALOGUE.tools.map((t) => [t.name, presence.settingOf(t.name)])));
 }
 
-/** The person's tool settings as kept, or none. */
-function loadSettings() {
-  try {
-    return toolSettings(localStorage.getItem(SETTINGS_KEY));
-  } catch {
-    return {}; // Storage may be off; every tool has its default then.
-  }
-}
-
-/** The setting of catalogue tool `name`: the person's, else its default. */
-function settingOf(name) {
-  const tool = CATALOGUE.tools.find((t) => t.name === name);
-  return settings[name] || (tool ? defaultSetting(tool) : 'refused');
-}
-
-/** One row per tool: its title and name, and a choice of what a call does. */
+/** One row per tool: its title and name, the tool's own choice, and what a call does now. */
 function renderSettings() {
   $('settings').replaceChildren(
     ...CATALOGUE.tools.map((t) => {
@@ -210,31 +206,25 @@ function renderSettings() {
       const select = document.createElement('select');
       select.id = `setting-${t.name}`;
       select.dataset.tool = t.name;
-      for (const [value, words] of Object.entries(SETTING_WORDS)) {
-        const option = document.createElement('option');
-        option.value = value;
-        option.textContent = words;
-        select.append(option);
-      }
-      select.value = settingOf(t.name);
-      li.append(label, select);
+      for (const [value, words] of Object.entries(TOOL_CHOICES)) select.append(new Option(words, value));
+      select.value = presence.settings().tools[t.name] || 'kinds';
+      const now = document.createElement('span');
+      now.className = 'now';
+      now.id = `now-${t.name}`;
+      now.textContent = NOW_WORDS[presence.settingOf(t.name)];
+      select.setAttribute('aria-describedby', now.id);
+      li.append(label, select, now);
       return li;
     }),
   );
 }
 
-/** The person changed a tool's setting: kept, and the tab states its tools again. */
+/** The person changed a tool's own choice: kept, and the tab states its tools again. */
 function settingChanged(event) {
   const select = event.target.closest('select[data-tool]');
   if (!select) return;
-  settings = { ...settings, [select.dataset.tool]: select.value };
-  try {
-    localStorage.setItem(SETTINGS_KEY, JSON.stringify(settings));
-  } catch {
-    // Storage may be off: the setting holds until the page closes.
-  }
-  $('settings-result').textContent = `${SETTING_WORDS[select.value]}: ${select.dataset.tool}.`;
-  relay?.setTools(catalogueTools(settings));
+  presence.store.setTool(select.dataset.tool, select.value === 'kinds' ? null : select.value);
+  $('settings-result').textContent = `${select.dataset.tool} ${NOW_WORDS[presence.settingOf(select.dataset.tool)]}.`;
 }
 
 /** A call's agent as the page names it. */
@@ -246,34 +236,19 @@ function whoOf(call) {
 async function handle(call) {
   const who = whoOf(call);
   // A connection made after the last list (its code was redeemed after the approve): list again.
+  const connections = $('connections').list;
   if (connections && !connections.some((c) => c.id === call.connection?.id)) refreshConnections();
   try {
-    // A refused tool never gets here (the relay client refuses it); one that asks waits for Allow.
-    if (settingOf(call.tool) === 'asks') await askPerson(call, who);
-    const result = await app.run(call.tool, call.args, who);
+    // A refused tool never gets here (the relay client refuses it); the presence asks when a kind asks.
+    // The dataset's switch first (a read it refuses never asks the person), then the permissions.
+    const tool = CATALOGUE.tools.find((t) => t.name === call.tool);
+    const result = await guardCall({ tool, dataset: app.dataset.name, dataSwitch }, () => presence.run(call, () => app.run(call.tool, call.args, who)));
     logCall(who, call.tool, 'ok');
     return result;
   } catch (err) {
     logCall(who, call.tool, err instanceof NotRun ? err.outcome : `error: ${err.message}`);
     throw err;
   }
-}
-
-/** Queues a card for `call`; resolves on Allow, rejects with a NotRun on Deny or cancellation. */
-function askPerson(call, who) {
-  const action = actionOf(call.tool, call.args);
-  const asker = who === SOME_AGENT ? 'An agent' : shown(who);
-  return new Promise((resolve, reject) => {
-    cards.push({
-      id: call.id,
-      sentence: `${asker} asks to ${action}. Allow?`,
-      declined: `The person declined to let the agent ${action}, so nothing was changed.`,
-      shown: false,
-      resolve,
-      reject,
-    });
-    showCard();
-  });
 }
 
 /** What a destructive call would do, in words, every part from outside cut to 80 characters. */
@@ -287,58 +262,6 @@ function actionOf(tool, args) {
 /** Text from outside as the page shows it: one line, no direction marks, at most 80 characters. */
 function shown(text) {
   return cut(String(text).replace(UNSHOWN, ' '));
-}
-
-/** Shows the oldest waiting card (telling the relay the person is asked), or hides the card. */
-function showCard() {
-  const box = $('confirm');
-  const card = cards[0];
-  const more = $('confirm-waiting');
-  more.hidden = cards.length < 2;
-  more.textContent = cards.length < 2 ? '' : `${cards.length - 1} more waiting after this one.`;
-  if (!card) {
-    const hadFocus = box.contains(document.activeElement);
-    box.hidden = true;
-    $('confirm-text').textContent = '';
-    if (hadFocus) {
-      const back = focusBeforeCard && focusBeforeCard.isConnected ? focusBeforeCard : $('code');
-      back.focus();
-    }
-    focusBeforeCard = null;
-    return;
-  }
-  if (card.shown) return;
-  card.shown = true;
-  if (box.hidden) focusBeforeCard = document.activeElement;
-  $('confirm-text').textContent = card.sentence;
-  box.hidden = false;
-  const buttons = [$('confirm-allow'), $('confirm-deny')];
-  for (const b of buttons) b.disabled = true;
-  setTimeout(() => {
-    if (cards[0] !== card) return;
-    for (const b of buttons) b.disabled = false;
-    $('confirm-deny').focus(); // The safe answer takes the focus.
-  }, CARD_ARM_MS);
-  relay?.asking(card.id, card.sentence);
-}
-
-/** The person pressed Allow or Deny on the card shown. */
-function answerCard(allowed) {
-  const card = cards.shift();
-  if (!card) return;
-  relay?.answered(card.id);
-  if (allowed) card.resolve();
-  else card.reject(new NotRun(card.declined, 'declined by the person'));
-  showCard();
-}
-
-/** The agent no longer waits for call `id`: its card goes away and the tool does not run. */
-function cancelCard(id) {
-  const at = cards.findIndex((c) => String(c.id) === String(id));
-  if (at < 0) return;
-  const [card] = cards.splice(at, 1);
-  card.reject(new NotRun('The call was cancelled: the agent stopped waiting for it, so nothing was changed.', 'cancelled: the agent stopped waiting'));
-  showCard();
 }
 
 /** view_picture's drawing: the plot as a base64 PNG of the size asked. */
@@ -726,88 +649,8 @@ async function decide(action, doing, run) {
 }
 
 /** Asks the relay for this tab's connections and shows them. */
-async function refreshConnections() {
-  if (!relay) {
-    $('connections-result').textContent = 'This page has no relay to ask; its configuration (demo/config.js) names no valid relay address.';
-    return;
-  }
-  try {
-    renderConnections(await relay.connections());
-  } catch (err) {
-    $('connections-result').textContent = err.message;
-  }
-}
-
-/** The person pressed a connection's Forget: it goes at once, and the outcome is said. */
-async function forgetConnection(button) {
-  const id = button.dataset.id;
-  const name = shown(connections?.find((c) => c.id === id)?.client || 'the agent app');
-  const at = [...$('connections').querySelectorAll('button.forget')].indexOf(button);
-  button.disabled = true;
-  try {
-    renderConnections(await relay.forget(id));
-    $('connections-result').textContent = `Forgot ${name}: it can no longer act in this tab.`;
-    // The pressed button is gone: the focus goes to the next one, or to Refresh.
-    const left = $('connections').querySelectorAll('button.forget');
-    (left[Math.min(at, left.length - 1)] || $('connections-refresh')).focus();
-  } catch (err) {
-    button.disabled = false;
-    $('connections-result').textContent = `${name} was not forgotten: ${err.message}`;
-  }
-}
-
-/** Shows `list` (oldest first), keeping the focus on the Forget button that had it. */
-function renderConnections(list) {
-  connections = Array.isArray(list) ? list : [];
-  const ul = $('connections');
-  const focusedId = ul.contains(document.activeElement) ? document.activeElement.dataset.id : null;
-  ul.replaceChildren(
-    ...connections.map((c) => {
-      const li = document.createElement('li');
-      const who = document.createElement('span');
-      who.className = 'who';
-      const name = document.createElement('strong');
-      name.textContent = shown(c.client || 'An agent app');
-      const unverified = document.createElement('span');
-      unverified.className = 'unverified';
-      unverified.textContent = '(name given by the app, not verified)';
-      const when = document.createElement('span');
-      when.className = 'when';
-      const from = c.place ? `from ${shown(c.place)}` : 'from a place not known';
-      when.textContent = `redirects to ${shown(c.host)} · connected ${ago(c.created_ms)} ${from} · last used ${ago(c.used_ms)}`;
-      when.title = `Connected ${localTime(c.created_ms)}, last used ${localTime(c.used_ms)}`;
-      who.append(name, ' ', unverified, when);
-      const forget = document.createElement('button');
-      forget.type = 'button';
-      forget.className = 'forget quiet small';
-      forget.dataset.id = c.id;
-      forget.textContent = 'Forget';
-      forget.setAttribute('aria-label', `Forget ${name.textContent} (${shown(c.host)})`);
-      li.append(who, forget);
-      return li;
-    }),
-  );
-  const empty = $('connections-empty');
-  empty.hidden = connections.length > 0;
-  empty.textContent = 'No agent app is connected to this tab.';
-  const again = [...ul.querySelectorAll('button.forget')].find((b) => b.dataset.id === focusedId);
-  again?.focus();
-}
-
-/** How long ago `ms` (milliseconds since the epoch) was, e.g. "5 min. ago", in the person's locale. */
-function ago(ms) {
-  if (!Number.isFinite(ms)) return 'at an unknown time';
-  let n = Math.round((ms - Date.now()) / 1000);
-  if (n > -45) return RELATIVE.format(0, 'second');
-  for (const [unit, next] of TIME_UNITS) {
-    if (Math.abs(n) < next) return RELATIVE.format(n, unit);
-    n = Math.round(n / next);
-  }
-  return RELATIVE.format(n, 'year');
-}
-
-function localTime(ms) {
-  return Number.isFinite(ms) ? new Date(ms).toLocaleString() : 'at an unknown time';
+function refreshConnections() {
+  return $('connections').refresh();
 }
 
 function undo() {
@@ -816,6 +659,17 @@ function undo() {
     relay?.step();
   } catch (err) {
     $('undo').title = err.message;
+  }
+}
+
+/** Copies the connector address; where the browser refuses, selects it for the person to copy. */
+async function copyAddress() {
+  try {
+    await navigator.clipboard.writeText(connectorAddress);
+    $('copy-result').textContent = 'Copied.';
+  } catch {
+    getSelection().selectAllChildren($('connector-address'));
+    $('copy-result').textContent = 'Selected: press Ctrl+C (⌘C) to copy it.';
   }
 }
 

@@ -2,7 +2,7 @@
 // protocol). Do not edit: change bundle/ and run scripts/bundle.
 
 export const PROTOCOL_VERSION = 2;
-export const BUNDLE_DIGEST = '6efbb704893001d1';
+export const BUNDLE_DIGEST = 'c6d5a364af4f11ab';
 export const TAB_PATH = '/tab';
 export const TAB_KEY_PARAM = 'key';
 export const PROOF_CONTEXT = 'tabrelay-tab-proof/v1';
@@ -35,6 +35,7 @@ export const CATALOGUE = Object.freeze({
   "resource_prefix": "tabrelay-demo",
   "tools": [
     {
+      "data": "summaries",
       "description": "Names and summaries of the dataset shown in the tab: its name, how many items it has, its columns with their types, and its groups with their sizes. No single item's values.",
       "input": {
         "additionalProperties": false,
@@ -46,7 +47,8 @@ export const CATALOGUE = Object.freeze({
       "title": "Describe the dataset"
     },
     {
-      "description": "For one numeric column, the count, mean and standard deviation of each group (or of the items in the given groups only).",
+      "data": "summaries",
+      "description": "For one numeric column, the count, mean, standard deviation, minimum, median and maximum of each group (or of the items in the given groups only).",
       "input": {
         "additionalProperties": false,
         "properties": {
@@ -73,6 +75,7 @@ export const CATALOGUE = Object.freeze({
       "title": "Summarise a column by group"
     },
     {
+      "data": "cells",
       "description": "The values of single items: for each item id given, its group and the values of the requested columns (all columns when left out). At most 200 items per call.",
       "input": {
         "additionalProperties": false,
@@ -104,6 +107,7 @@ export const CATALOGUE = Object.freeze({
       "title": "Read items' values"
     },
     {
+      "data": "cells",
       "description": "A PNG picture of the scatter plot as the person sees it now, with the highlighted items marked.",
       "input": {
         "additionalProperties": false,
@@ -122,6 +126,7 @@ export const CATALOGUE = Object.freeze({
       "title": "Picture of the view"
     },
     {
+      "data": "summaries",
       "description": "Highlights items in the view, by id or by group, replacing the current highlight. An empty list clears it. Undoable.",
       "input": {
         "additionalProperties": false,
@@ -149,6 +154,7 @@ export const CATALOGUE = Object.freeze({
       "title": "Highlight items"
     },
     {
+      "data": "summaries",
       "description": "Sets one numeric column of one item to a new value. Undoable: history_undo restores the old value.",
       "input": {
         "additionalProperties": false,
@@ -176,6 +182,7 @@ export const CATALOGUE = Object.freeze({
       "title": "Change an item's value"
     },
     {
+      "data": "summaries",
       "description": "Gives a group a new name; its items keep their values. Undoable.",
       "input": {
         "additionalProperties": false,
@@ -202,6 +209,7 @@ export const CATALOGUE = Object.freeze({
       "title": "Rename a group"
     },
     {
+      "data": "summaries",
       "description": "Removes the given items from the dataset shown. history_undo brings them back while the page stays open; a reload loses them.",
       "input": {
         "additionalProperties": false,
@@ -226,6 +234,7 @@ export const CATALOGUE = Object.freeze({
       "title": "Delete items"
     },
     {
+      "data": "summaries",
       "description": "The steps taken in the tab so far, oldest first, each with who took it (the person or an agent) and what it did. Read it first after a call whose outcome is not known.",
       "input": {
         "additionalProperties": false,
@@ -244,6 +253,7 @@ export const CATALOGUE = Object.freeze({
       "title": "Read the history"
     },
     {
+      "data": "summaries",
       "description": "Undoes the most recent step in the history, whoever took it.",
       "input": {
         "additionalProperties": false,

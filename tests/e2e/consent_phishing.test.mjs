@@ -44,10 +44,13 @@ async function stateOf(page) {
  * `expected` (or 5 s passed: then whatever it shows, for the assertion to name).
  */
 async function listed(page, expected) {
-  await page.click('#connections-refresh');
-  const shows = (n) => document.querySelectorAll('#connections li').length === n && !/show here once/.test(document.getElementById('connections-empty').textContent);
+  await page.click('#connections [part=refresh]');
+  const shows = (n) => {
+    const root = document.getElementById('connections').shadowRoot;
+    return root.querySelectorAll('[part=item]').length === n && !/show here once/.test(root.querySelector('[part=empty]').textContent);
+  };
   await page.waitForFunction(shows, expected, { timeout: 5_000 }).catch(() => {});
-  return page.locator('#connections li').count();
+  return page.locator('#connections [part=item]').count();
 }
 
 test('the consent says how old the request is, from where, where it returns, and what its name imitates', async () => {

@@ -1,15 +1,14 @@
 // The demo page in a real headless Chromium asks the person before a destructive tool runs:
-// a card with one sentence, Allow runs the tool, Deny gives the agent a tool error, waiting
-// cards queue oldest first, and a call the agent cancels loses its card and never runs.
+// a card with one sentence (who, what, why), Allow once runs the tool, Deny gives the agent a
+// tool error, waiting cards queue oldest first, and a call the agent cancels loses its card,
+// never runs, and is not reported done.
 // Each test can run alone (--test-name-pattern): they share one page and one SDK client,
 // made by the first test that needs them.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { RELAY, CALL_WAIT_MS } from './harness.mjs';
-import { launchChromium, openDemo, connectThroughPage } from './demo_harness.mjs';
+import { RELAY, sseEvents } from './harness.mjs';
+import { launchChromium, openDemo, connectThroughPage, cardSays, cardGone, choose, textOf, SHOW_MS } from './demo_harness.mjs';
 
-/** How long the card may take to appear or go: well under the relay's wait for a call. */
-const CARD_MS = Math.min(4_000, CALL_WAIT_MS / 2);
 /** A cancelled call's request must end this soon, long before the relay's wait would end it. */
 const SETTLE_MS = 3_000;
 
@@ -38,35 +37,17 @@ async function open() {
   return { page, client, provider };
 }
 
-/** Waits until the card shows a sentence matching `pattern`; returns the sentence. */
-async function cardSays(page, pattern) {
-  await page.waitForFunction(
-    (source) => {
-      const card = document.getElementById('confirm');
-      return !card.hidden && new RegExp(source).test(document.getElementById('confirm-text').textContent);
-    },
-    pattern.source,
-    { timeout: CARD_MS },
-  );
-  return page.textContent('#confirm-text');
-}
-
-async function cardGone(page) {
-  await page.waitForFunction(() => document.getElementById('confirm').hidden, null, { timeout: CARD_MS });
-}
-
-function textOf(result) {
-  return result.content.map((c) => c.text || '').join('\n');
-}
-
 test('a destructive call waits for the person’s Allow, then runs', async () => {
   const { page, client } = await session();
   const call = client.callTool({ name: 'items_delete', arguments: { ids: [1, 2, 3] } });
   const sentence = await cardSays(page, /asks to delete 3 items \(ids 1, 2, 3\)\. Allow\?$/);
   assert.match(sentence, /^SDK e2e client asks/, 'the agent is named');
-  assert.equal(await page.getAttribute('#confirm', 'role'), 'alertdialog');
+  assert.equal(await page.getAttribute('#confirm [part=card]', 'role'), 'alertdialog');
+  assert.match(await page.textContent('#confirm [part=who]'), /returns to 127\.0\.0\.1.*name not verified/, 'its connection, not verified');
+  assert.match(await page.textContent('#confirm [part=why]'), /it deletes items/, 'why it asks');
+  assert.match(await page.textContent('#confirm [part=args]'), /"ids"/, 'the arguments under Details');
   assert.doesNotMatch(await page.textContent('#history'), /Deleted 3 items/, 'nothing runs before the answer');
-  await page.click('#confirm-allow');
+  await choose(page, 'once');
   const result = await call;
   assert.equal(result.isError, false, textOf(result));
   await cardGone(page);
@@ -78,7 +59,7 @@ test('Deny gives the agent a tool error saying the person declined, and nothing 
   const { page, client } = await session();
   const call = client.callTool({ name: 'items_delete', arguments: { ids: [4] } });
   await cardSays(page, /asks to delete item 4\. Allow\?$/);
-  await page.click('#confirm-deny');
+  await choose(page, 'deny');
   const result = await call;
   assert.equal(result.isError, true);
   assert.match(textOf(result), /declined/);
@@ -89,18 +70,19 @@ test('Deny gives the agent a tool error saying the person declined, and nothing 
   assert.equal(still.isError, false, textOf(still));
 });
 
-test('cards queue: one at a time, oldest first', async () => {
+test('cards come one at a time, oldest first', async () => {
   const { page, client } = await session();
   const first = client.callTool({ name: 'items_delete', arguments: { ids: [7] } });
   await cardSays(page, /delete item 7\./);
   const second = client.callTool({ name: 'items_delete', arguments: { ids: [8] } });
-  await page.waitForFunction(() => /1 more waiting/.test(document.getElementById('confirm-waiting').textContent), null, { timeout: CARD_MS });
-  assert.match(await page.textContent('#confirm-text'), /delete item 7\./, 'the oldest stays shown');
-  await page.click('#confirm-deny');
+  // One turn's calls run one after another: the second is asked once the first is answered.
+  await new Promise((r) => setTimeout(r, 500));
+  assert.match(await page.textContent('#confirm [part=what]'), /delete item 7\./, 'the oldest stays shown');
+  await choose(page, 'deny');
   assert.equal((await first).isError, true);
   await cardSays(page, /delete item 8\./);
-  assert.equal(await page.isHidden('#confirm-waiting'), true);
-  await page.click('#confirm-deny');
+  assert.equal(await page.textContent('#confirm [part=more]'), '');
+  await choose(page, 'deny');
   assert.equal((await second).isError, true);
   await cardGone(page);
 });
@@ -122,20 +104,18 @@ test('a call the agent cancels loses its card, never runs, and its request ends'
   const cancel = await post({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 77, reason: 'test' } });
   assert.ok(cancel.status >= 200 && cancel.status < 300, `the notification was accepted (${cancel.status} ${await cancel.text()})`);
   await cardGone(page);
-  await page.waitForFunction(() => /cancelled/.test(document.getElementById('calls').textContent), null, { timeout: CARD_MS });
+  await page.waitForFunction(() => /cancelled/.test(document.getElementById('calls').textContent), null, { timeout: SHOW_MS });
 
   const settled = await Promise.race([call, new Promise((r) => setTimeout(() => r(null), SETTLE_MS))]);
   assert.ok(settled, `the cancelled call’s request ended within ${SETTLE_MS} ms`);
   assert.ok(Date.now() - cancelledAt < SETTLE_MS + 500);
-  if (settled.status === 200 && settled.text) {
-    // A response may still come (or none: 202); it must not say the step was done.
-    let body = null;
-    try {
-      body = JSON.parse(settled.text.replace(/^(?:event: .*\n)?data: /, ''));
-    } catch {
-      body = null;
-    }
-    assert.notEqual(body?.result?.isError, false, `no success for a cancelled call: ${settled.text.slice(0, 300)}`);
+  if (settled.status === 200 && settled.text.trim()) {
+    // A response may still come (or none: 202); it must not say the step was done. The body is
+    // JSON or a stream of events; every message in it is read.
+    const messages = settled.text.trimStart().startsWith('{') ? [JSON.parse(settled.text)] : sseEvents(settled.text);
+    const answer = messages.find((m) => m.id === 77);
+    assert.ok(answer, `a body answers the call: ${settled.text.slice(0, 300)}`);
+    assert.ok(answer.error || answer.result?.isError === true, `no success for a cancelled call: ${settled.text.slice(0, 300)}`);
   }
 
   assert.doesNotMatch(await page.textContent('#history'), /Deleted 2 items \(5 and 6\)/);

@@ -43,32 +43,32 @@ class OnceProvider extends HeadlessProvider {
 test('the person sees the SDK client among the connections and forgets it; its next call is refused', async () => {
   const page = await openDemo(browser);
   // A fresh browser profile: a fresh pairing with no connections yet.
-  await page.waitForFunction(() => /No agent app/.test(document.getElementById('connections-empty').textContent), null, { timeout: 10_000 });
-  assert.equal(await page.locator('#connections li').count(), 0);
+  await page.locator('#connections [part=empty]', { hasText: 'No agent app' }).waitFor({ timeout: 10_000 });
+  assert.equal(await page.locator('#connections [part=item]').count(), 0);
 
   const { client, provider } = await connectThroughPage(page, 'demo-connections-e2e', new OnceProvider(approveIn(page)));
   provider.approving = false;
 
-  await page.click('#connections-refresh');
-  await page.waitForFunction(() => /SDK e2e client/.test(document.getElementById('connections').textContent), null, { timeout: 10_000 });
-  const items = page.locator('#connections li');
+  await page.click('#connections [part=refresh]');
+  const items = page.locator('#connections [part=item]');
+  await items.filter({ hasText: 'SDK e2e client' }).waitFor({ timeout: 10_000 });
   assert.equal(await items.count(), 1);
   const shown = await items.first().textContent();
   assert.match(shown, /SDK e2e client/);
   assert.match(shown, /not verified/);
   assert.match(shown, /127\.0\.0\.1/);
   assert.match(shown, /from a place not known/, 'where it was made (wrangler dev does not say)');
-  assert.ok(await page.isHidden('#connections-empty'));
-  assert.ok(await items.first().locator('button.forget').getAttribute('data-id'));
+  assert.ok(await page.isHidden('#connections [part=empty]'));
+  assert.ok(await items.first().locator('[part=forget]').getAttribute('data-id'));
 
   const described = await client.callTool({ name: 'dataset_describe', arguments: {} });
   assert.equal(described.isError, false);
 
-  await page.click('#connections button.forget');
-  await page.waitForFunction(() => /Forgot SDK e2e client: it can no longer act in this tab\./.test(document.getElementById('connections-result').textContent), null, { timeout: 10_000 });
+  await page.click('#connections [part=forget]');
+  await page.locator('#connections [part=result]', { hasText: 'Forgot SDK e2e client: it can no longer act in this tab.' }).waitFor({ timeout: 10_000 });
   assert.equal(await items.count(), 0);
-  assert.ok(await page.isVisible('#connections-empty'));
-  assert.equal(await page.evaluate(() => document.activeElement?.id), 'connections-refresh', 'the focus is not lost with the button');
+  assert.ok(await page.isVisible('#connections [part=empty]'));
+  assert.equal(await page.evaluate(() => document.activeElement?.shadowRoot?.activeElement?.getAttribute('part')), 'refresh', 'the focus is not lost with the button');
 
   const approvals = provider.pages.length;
   // The relay answers 401, the refresh token is refused too, and the SDK asks for a new

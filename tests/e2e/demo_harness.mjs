@@ -52,3 +52,43 @@ export async function connectThroughPage(page, name, provider = new HeadlessProv
   await client.connect(make());
   return { client, provider };
 }
+
+/** How long a card or a line may take to show or go: well under the relay's wait for a call. */
+export const SHOW_MS = 4_000;
+
+/** Waits until the page's confirm card shows a question matching `pattern`; returns its text. */
+export async function cardSays(page, pattern) {
+  const what = page.locator('#confirm [part=what]');
+  await what.filter({ hasText: pattern }).waitFor({ state: 'visible', timeout: SHOW_MS });
+  return what.textContent();
+}
+
+/** Presses a choice of the card ('once', 'connection', 'always' or 'deny') once it is armed. */
+export async function choose(page, choice) {
+  const button = page.locator(`#confirm [part=${choice}]`);
+  await button.waitFor({ state: 'visible', timeout: SHOW_MS });
+  await page.waitForFunction((c) => !document.querySelector('#confirm').shadowRoot.querySelector(`[part=${c}]`).disabled, choice, { timeout: SHOW_MS });
+  await button.click();
+}
+
+/** Waits until no card shows. */
+export async function cardGone(page) {
+  await page.waitForFunction(() => document.querySelector('#confirm').hidden, null, { timeout: SHOW_MS });
+}
+
+/** The activity lines' texts, as the person reads them. */
+export function activityLines(page) {
+  return page.locator('#activity [part~=line] [part=text]').allTextContents();
+}
+
+/** A tool result's text. */
+export function textOf(result) {
+  return result.content.map((c) => c.text || '').join('\n');
+}
+
+/** An OAuth provider approving in `page` whose client calls itself `name`. */
+export function namedProvider(page, name) {
+  const provider = new HeadlessProvider(null, approveIn(page));
+  Object.defineProperty(provider, 'clientMetadata', { get: () => ({ ...HeadlessProvider.prototype.clientMetadata, client_name: name }) });
+  return provider;
+}

@@ -3,6 +3,7 @@
 // SDK client's calls are answered by the page (its dataset, its picture, its history).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { RELAY, APP_ORIGIN } from './harness.mjs';
 import { launchChromium, openDemo, connectThroughPage } from './demo_harness.mjs';
 
 let browser;
@@ -49,5 +50,15 @@ test('the waiting page’s link opens the app with the code filled in, never app
   await page.fill('#code-tail', '2345');
   await page.click('#approve');
   await page.waitForFunction(() => /not waiting for approval/.test(document.getElementById('approve-result').textContent), null, { timeout: 10_000 });
+  await page.close();
+});
+
+test('the page shows the connector address to paste, and Copy puts it on the clipboard', async () => {
+  const page = await openDemo(browser);
+  await page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin: APP_ORIGIN });
+  assert.equal(await page.textContent('#connector-address'), `${RELAY}/`);
+  await page.getByRole('button', { name: 'Copy the connector address' }).click();
+  await page.waitForFunction(() => document.getElementById('copy-result').textContent === 'Copied.');
+  assert.equal(await page.evaluate(() => navigator.clipboard.readText()), `${RELAY}/`);
   await page.close();
 });

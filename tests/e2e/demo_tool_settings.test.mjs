@@ -1,12 +1,12 @@
-// The demo page in headless Chromium lets the person choose per tool: ask first, run without
-// asking, or refuse (destructive tools ask by default). A refused tool leaves the agent's tool
-// list and a call to it anyway is refused by the tab; the choice is kept across a reload, and
-// a tool set to ask shows the card.
+// The demo page in headless Chromium lets the person choose per tool, beside the kinds: as its
+// kinds say (deleting asks by default), ask first, or refuse. A refused tool leaves the agent's
+// tool list and a call to it anyway is refused by the tab; the choice is kept across a reload,
+// and a tool set to ask shows the card.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { TOOL_REFUSED, STATUS_TOOL } from '../../tab/generated/bundle.js';
 import { waitFor } from './harness.mjs';
-import { launchChromium, openDemo, connectThroughPage } from './demo_harness.mjs';
+import { launchChromium, openDemo, connectThroughPage, choose } from './demo_harness.mjs';
 
 let browser;
 after(async () => browser?.close());
@@ -17,8 +17,9 @@ test('a tool the person refuses leaves the list, a call to it is refused, and th
   browser = await launchChromium();
   const page = await openDemo(browser);
   const { client } = await connectThroughPage(page, 'demo-settings-e2e');
-  assert.equal(await page.inputValue('#setting-items_delete'), 'asks', 'destructive tools ask by default');
-  assert.equal(await page.inputValue('#setting-dataset_describe'), 'runs');
+  assert.equal(await page.inputValue('#setting-items_delete'), 'kinds');
+  assert.equal(await page.textContent('#now-items_delete'), 'asks you first', 'deleting asks by default');
+  assert.equal(await page.textContent('#now-dataset_describe'), 'runs without asking');
   const before = await waitFor(async () => {
     const tools = (await client.listTools()).tools;
     return tools.some((t) => t._meta?.['tabrelay/setting']) && tools;
@@ -27,7 +28,7 @@ test('a tool the person refuses leaves the list, a call to it is refused, and th
   assert.match(del.description, /each call asks them in their tab first/);
   assert.deepEqual(before.map((t) => t.name), [...before.map((t) => t.name)].sort());
 
-  await page.selectOption('#setting-items_delete', 'refused');
+  await page.selectOption('#setting-items_delete', 'deny');
   await waitFor(async () => !(await names(client)).includes('items_delete'));
   assert.ok((await names(client)).includes(STATUS_TOOL));
 
@@ -45,18 +46,17 @@ test('a tool the person refuses leaves the list, a call to it is refused, and th
 
   await page.reload();
   await page.waitForFunction(() => document.getElementById('status').textContent.includes('connected'), null, { timeout: 15_000 });
-  assert.equal(await page.inputValue('#setting-items_delete'), 'refused', 'the choice is kept');
+  assert.equal(await page.inputValue('#setting-items_delete'), 'deny', 'the choice is kept');
 
-  await page.selectOption('#setting-item_set_value', 'asks');
+  await page.selectOption('#setting-item_set_value', 'ask');
   await waitFor(async () => {
     const t = (await client.listTools()).tools.find((x) => x.name === 'item_set_value');
     return t?._meta?.['tabrelay/setting'] === 'asks';
   });
   const call = client.callTool({ name: 'item_set_value', arguments: { id: 2, column: 'score', value: 1 } });
-  await page.waitForFunction(() => !document.getElementById('confirm').hidden, null, { timeout: 4000 });
-  await page.click('#confirm-deny');
+  await choose(page, 'deny');
   assert.equal((await call).isError, true);
-  await page.selectOption('#setting-items_delete', 'asks');
+  await page.selectOption('#setting-items_delete', 'kinds');
   await waitFor(async () => (await names(client)).includes('items_delete'));
   await client.close();
 });

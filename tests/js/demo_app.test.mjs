@@ -149,7 +149,7 @@ test('dataset_describe gives names and counts, never an item value', () => {
   assert.ok(!text.includes(String(item.x)) && !text.includes(String(item.score)), 'no item values');
 });
 
-test('groups_summary gives count, mean and sample sd per group', () => {
+test('groups_summary gives count, mean, sample sd, minimum, median and maximum per group', () => {
   const app = fresh();
   const { data } = app.run('groups_summary', { column: 'y' }, 'Claude');
   assert.equal(data.column, 'y');
@@ -161,6 +161,11 @@ test('groups_summary gives count, mean and sample sd per group', () => {
     const sd = Math.sqrt(v.reduce((a, x) => a + (x - mean) ** 2, 0) / (v.length - 1));
     assert.equal(row.count, v.length);
     assert.ok(Math.abs(row.mean - mean) < 1e-3 && Math.abs(row.sd - sd) < 1e-3, row.group);
+    const sorted = [...v].sort((a, b) => a - b);
+    assert.equal(row.min, sorted[0]);
+    assert.equal(row.max, sorted[sorted.length - 1]);
+    const mid = sorted.length % 2 ? sorted[(sorted.length - 1) / 2] : (sorted[sorted.length / 2 - 1] + sorted[sorted.length / 2]) / 2;
+    assert.ok(Math.abs(row.median - mid) < 1e-3, row.group);
   }
   const [, second] = app.dataset.groups;
   const only = app.run('groups_summary', { column: 'size', groups: [second.name, second.name] }, 'Claude');
@@ -404,14 +409,22 @@ test('subscribers hear about changes only, and can stop', () => {
   assert.equal(heard.length, 2);
 });
 
-test('tool settings read back only the catalogue’s tools and known settings', async () => {
-  const { toolSettings } = await import('../../tab/demo/app.js');
+test('Undo turn undoes a turn’s steps that can still be undone, as one step naming them', () => {
+  const app = fresh();
+  const a = app.run('item_set_value', { id: 1, column: 'score', value: 1 }, 'Claude').data.step;
+  const before = app.run('items_values', { ids: [2] }, 'Claude').data.items[0].score;
+  const b = app.run('item_set_value', { id: 2, column: 'score', value: 2 }, 'Claude').data.step;
+  const c = app.run('items_delete', { ids: [3] }, 'Claude').data.step;
+  app.run('history_undo', {}, 'the person'); // undoes c
+  const step = app.undoSteps([c, b, a], 'the person');
+  assert.deepEqual(step.undoes, [a, b]);
+  assert.equal(step.summary, `Undid an agent's turn: steps ${a} and ${b}`);
+  assert.equal(app.run('items_values', { ids: [2] }, 'x').data.items[0].score, before);
+  assert.throws(() => app.undoSteps([a, b], 'the person'), /Nothing of that turn can be undone/);
+});
+
+test('the catalogue’s tools carry the settings given, else their defaults', async () => {
   const { catalogueTools, defaultSetting } = await import('../../tab/relay-client.js');
-  assert.deepEqual(toolSettings('{"items_delete":"refused","group_rename":"asks"}'), { items_delete: 'refused', group_rename: 'asks' });
-  assert.deepEqual(toolSettings('{"nope":"runs","items_delete":"sometimes","__proto__":"runs"}'), {});
-  assert.deepEqual(toolSettings('not json'), {});
-  assert.deepEqual(toolSettings('[1]'), {});
-  assert.deepEqual(toolSettings(null), {});
   const tools = catalogueTools({ items_delete: 'refused' });
   assert.equal(tools.find((t) => t.name === 'items_delete').setting, 'refused');
   for (const t of tools.filter((t) => t.name !== 'items_delete')) {

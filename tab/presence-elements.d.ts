@@ -1,0 +1,50 @@
+// Declarations of the presence's elements (./presence-elements.js), checked by the TypeScript
+// compiler in tests/js/package_types.test.mjs. Importing the module defines the elements.
+
+import type { Presence, PresenceCall } from './presence.js';
+import type { DataSwitch } from './data-guard.js';
+import type { RelayClient, ConnectionInfo } from './relay-client.js';
+
+export const CARD_ARM_MS: number;
+export const NAME_CHARS: number;
+export const DECISION_WORDS: Readonly<Record<'allow' | 'ask' | 'deny', string>>;
+export const CONNECTIONS_AGE_MS: number;
+export function ago(ms: number, now?: number): string;
+export function shown(text: unknown, chars?: number): string;
+export function askerOf(call: Pick<PresenceCall, 'agent' | 'connection'>): string;
+
+declare class PresenceElement extends HTMLElement {
+  presence: Presence | null;
+  render(): void;
+}
+/** `<tabrelay-confirm-card>`: parts card, what, tool, who, why, details, args, choices, once, connection, always, deny, more. */
+export class ConfirmCard extends PresenceElement {}
+/** `<tabrelay-activity>`: parts lines, line (acting or done), text, buttons, stop, undo, dismiss. */
+export class ActivityLines extends PresenceElement {}
+/** `<tabrelay-permissions>`: parts mode-row, mode, kinds, kind-rows, kind-row, kind. */
+export class PermissionSettings extends PresenceElement {}
+/** `<tabrelay-connections>`: parts head, refresh, list, item, who, unverified, when, forget, empty, result. */
+export class ConnectionsList extends HTMLElement {
+  relay: RelayClient | null;
+  readonly list: ConnectionInfo[] | null;
+  refresh(): Promise<void>;
+  render(list: ConnectionInfo[]): void;
+}
+
+/** `<tabrelay-data-switch>`: parts switch-row, switch, now, notice, notice-text, got-it, caveat. */
+export class DataSwitchElement extends HTMLElement {
+  dataSwitch: DataSwitch | null;
+  datasetId: string | null;
+  render(): void;
+}
+
+declare global {
+  interface HTMLElementTagNameMap {
+    'tabrelay-confirm-card': ConfirmCard;
+    'tabrelay-activity': ActivityLines;
+    'tabrelay-permissions': PermissionSettings;
+    'tabrelay-data-switch': DataSwitchElement;
+    'tabrelay-connections': ConnectionsList;
+  }
+}
+export {};

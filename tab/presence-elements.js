@@ -1,0 +1,520 @@
+// The person's side, drawn: custom elements over a presence (./presence.js), each in an open
+// shadow root with stable `part`s an app styles (`tabrelay-confirm-card::part(deny)`).
+//
+//   import { createPresence } from './presence.js';
+//   import './presence-elements.js';
+//   document.querySelector('tabrelay-confirm-card').presence = presence;
+//   document.querySelector('tabrelay-activity').presence = presence;
+//   document.querySelector('tabrelay-permissions').presence = presence;
+//
+// <tabrelay-confirm-card>: the oldest question: who asks (the agent, its connection, verified
+// domain or not), what (the tool's title; its arguments under Details), why (each kind asked
+// about); Allow once, This connection, Always, Deny. Its buttons wait CARD_ARM_MS so a click
+// meant for something else cannot answer it; the first card takes the focus unless the person
+// is typing; Escape denies. A question withdrawn (the agent cancelled, Stop, another dataset,
+// the tab closing) takes its card away and gives the focus back.
+// <tabrelay-activity>: one line per agent turn: what runs and Stop; once done with steps,
+// Undo turn and Dismiss.
+// <tabrelay-permissions>: the mode and each kind's Ask / Allow / Deny.
+// <tabrelay-connections>: the agent apps connected to this browser (set `relay`, a RelayClient),
+// each with when and where it was made and Forget (its tokens stop at once); Refresh.
+// <tabrelay-data-switch>: the dataset's switch "Agents see names and summaries only" (the
+// person's alone), the notice of what agents are sent (once per dataset, until Got it) and
+// that summaries of very small groups can still reveal values. Set `dataSwitch` (from
+// ./data-guard.js createDataSwitch) and `datasetId` (the shown dataset's identity).
+
+import { CHOICES, MODES, DECISIONS, modeDecision } from './presence.js';
+import { DATA_SENTENCES } from './data-guard.js';
+
+/** A new card's buttons wait this long, so a click meant for the card before cannot answer it. */
+export const CARD_ARM_MS = 350;
+/** The most characters of a name from outside a card shows. */
+export const NAME_CHARS = 80;
+/** How each decision reads in the permissions. */
+export const DECISION_WORDS = Object.freeze({ allow: 'Allow', ask: 'Ask', deny: 'Deny' });
+/** Line breaks, control characters and direction marks: shown as spaces. */
+const UNSHOWN = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
+
+/** "5 min. ago", in the person's locale. */
+const RELATIVE = new Intl.RelativeTimeFormat(undefined, { numeric: 'auto', style: 'short' });
+/** Each unit of a relative time and how many of it make the next. */
+const TIME_UNITS = [['second', 60], ['minute', 60], ['hour', 24], ['day', 30], ['month', 12], ['year', Infinity]];
+/** The connections' relative times are written again this often. */
+export const CONNECTIONS_AGE_MS = 60_000;
+
+/** How long ago `ms` (milliseconds since the epoch) was, e.g. "5 min. ago", in the person's locale. */
+export function ago(ms, now = Date.now()) {
+  if (!Number.isFinite(ms)) return 'at an unknown time';
+  let n = Math.round((ms - now) / 1000);
+  if (n > -45) return RELATIVE.format(0, 'second');
+  for (const [unit, next] of TIME_UNITS) {
+    if (Math.abs(n) < next) return RELATIVE.format(n, unit);
+    n = Math.round(n / next);
+  }
+  return RELATIVE.format(n, 'year');
+}
+
+function localTime(ms) {
+  return Number.isFinite(ms) ? new Date(ms).toLocaleString() : 'at an unknown time';
+}
+
+/** Text from outside as the elements show it: one line, no direction marks, cut. */
+export function shown(text, chars = NAME_CHARS) {
+  const all = [...String(text ?? '').replace(UNSHOWN, ' ')];
+  return all.length > chars ? `${all.slice(0, chars - 1).join('')}…` : all.join('');
+}
+
+/** Who asks, in words: the agent, its connection's app and host, verified or not. */
+export function askerOf(call) {
+  const agent = shown(call.agent || 'An agent');
+  const c = call.connection;
+  if (!c) return agent;
+  const app = c.client && c.client !== call.agent ? ` via ${shown(c.client)}` : '';
+  const where = c.verified ? `verified domain ${shown(c.verified)}` : `${c.host ? `returns to ${shown(c.host)}, ` : ''}name not verified`;
+  return `${agent}${app} (${where})`;
+}
+
+const BASE_CSS = `
+  :host { display: block; }
+  :host([hidden]) { display: none; }
+  button { font: inherit; padding: .35rem .8rem; border-radius: .3rem; border: 1px solid #0b5cad; background: #fff; color: #0b5cad; cursor: pointer; }
+  button:disabled { opacity: .5; cursor: default; }
+  button:focus-visible, select:focus-visible, summary:focus-visible { outline: 3px solid #f2a900; outline-offset: 2px; }
+`;
+
+const Base = globalThis.HTMLElement || class {};
+
+/** Shared: a `presence` property that redraws on every change. */
+class PresenceElement extends Base {
+  #presence = null;
+  #unsubscribe = null;
+  get presence() {
+    return this.#presence;
+  }
+  set presence(presence) {
+    this.#unsubscribe?.();
+    this.#presence = presence;
+    this.#unsubscribe = presence ? presence.subscribe(() => this.render()) : null;
+    this.render();
+  }
+  disconnectedCallback() {
+    this.#unsubscribe?.();
+    this.#unsubscribe = null;
+  }
+  connectedCallback() {
+    if (this.#presence && !this.#unsubscribe) this.#unsubscribe = this.#presence.subscribe(() => this.render());
+    this.render();
+  }
+  render() {}
+}
+
+export class ConfirmCard extends PresenceElement {
+  #shownId = null;
+  #focusBefore = null;
+  #root;
+  constructor() {
+    super();
+    this.#root = this.attachShadow({ mode: 'open' });
+    this.#root.innerHTML = `<style>${BASE_CSS}
+      [part=card] { padding: .75rem; border: 2px solid #b3261e; border-radius: .4rem; background: #fff8f7; }
+      h3 { margin: 0 0 .25rem; font-size: 1rem; }
+      p, ul { margin: 0 0 .5rem; overflow-wrap: anywhere; }
+      ul { padding-left: 1.2rem; }
+      pre { white-space: pre-wrap; overflow-wrap: anywhere; font-size: .85rem; margin: .25rem 0 0; }
+      [part=choices] { display: grid; grid-template-columns: repeat(auto-fit, minmax(7.5rem, 1fr)); gap: .5rem; margin-top: .5rem; }
+      [part=once] { background: #b3261e; border-color: #b3261e; color: #fff; }
+      [part=more] { color: #5b5b60; font-size: .9rem; margin: .5rem 0 0; }
+    </style>
+    <div part="card" role="alertdialog" aria-modal="false" aria-labelledby="what" aria-describedby="who why">
+      <h3 part="what" id="what"></h3>
+      <p part="tool"></p>
+      <p part="who" id="who"></p>
+      <div id="why"><p>Asked because:</p><ul part="why"></ul></div>
+      <details part="details"><summary>Details</summary><pre part="args"></pre></details>
+      <div part="choices">
+        <button part="deny" type="button" data-choice="deny"></button>
+        <button part="connection" type="button" data-choice="connection"></button>
+        <button part="always" type="button" data-choice="always"></button>
+        <button part="once" type="button" data-choice="once"></button>
+      </div>
+      <p part="more" aria-live="polite"></p>
+    </div>`;
+    for (const b of this.#root.querySelectorAll('button')) b.textContent = CHOICES[b.dataset.choice];
+    this.#root.addEventListener('click', (event) => {
+      const button = event.target.closest?.('button[data-choice]');
+      if (button && !button.disabled) this.#answer(button.dataset.choice);
+    });
+    this.addEventListener('keydown', (event) => {
+      if (event.key === 'Escape' && this.#shownId != null) {
+        event.preventDefault();
+        this.#answer('deny');
+      }
+    });
+  }
+
+  #answer(choice) {
+    if (this.#shownId != null) this.presence?.answer(this.#shownId, choice);
+  }
+
+  render() {
+    const q = this.presence?.questions()[0];
+    if (!q) {
+      const hadFocus = this.matches(':focus-within');
+      this.hidden = true;
+      this.#shownId = null;
+      if (hadFocus) {
+        const back = this.#focusBefore?.isConnected ? this.#focusBefore : null;
+        back?.focus?.();
+        if (!back) this.blur?.();
+      }
+      this.#focusBefore = null;
+      return;
+    }
+    const more = this.presence.questions().length - 1;
+    this.#root.querySelector('[part=more]').textContent = more > 0 ? `${more} more waiting after this one.` : '';
+    if (q.id === this.#shownId) return;
+    const first = this.#shownId == null;
+    this.#shownId = q.id;
+    this.#root.querySelector('[part=what]').textContent = shown(q.sentence, 400);
+    this.#root.querySelector('[part=tool]').textContent = `Tool: ${shown(q.title)}`;
+    this.#root.querySelector('[part=who]').textContent = `Who asks: ${askerOf(q.call)}`;
+    this.#root.querySelector('[part=why]').replaceChildren(
+      ...q.why.map((w) => {
+        const li = document.createElement('li');
+        li.textContent = w;
+        return li;
+      }),
+    );
+    this.#root.querySelector('[part=args]').textContent = JSON.stringify(q.call.args ?? {}, null, 2);
+    this.#root.querySelector('[part=details]').open = false;
+    const canGrant = q.call.connection?.id != null;
+    this.#root.querySelector('[part=connection]').hidden = !canGrant;
+    this.hidden = false;
+    const buttons = [...this.#root.querySelectorAll('button')];
+    for (const b of buttons) b.disabled = true;
+    const active = document.activeElement;
+    const typing = !this.contains(active) && active && (active.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(active.tagName));
+    if (first) this.#focusBefore = active;
+    setTimeout(() => {
+      if (this.#shownId !== q.id) return;
+      for (const b of buttons) b.disabled = false;
+      // The first card takes the focus unless the person is typing; Deny, the safe answer.
+      if ((first && !typing) || this.matches(':focus-within')) this.#root.querySelector('[part=deny]').focus();
+    }, CARD_ARM_MS);
+  }
+}
+
+export class ActivityLines extends PresenceElement {
+  #root;
+  constructor() {
+    super();
+    this.#root = this.attachShadow({ mode: 'open' });
+    this.#root.innerHTML = `<style>${BASE_CSS}
+      ul { list-style: none; margin: 0; padding: 0; }
+      li { display: flex; flex-wrap: wrap; gap: .25rem .75rem; align-items: center; justify-content: space-between; padding: .4rem 0; border-top: 1px solid #d8d8dc; }
+      li:first-child { border-top: 0; }
+      [part~=text] { overflow-wrap: anywhere; }
+      [part~=buttons] { display: flex; gap: .5rem; }
+    </style><ul part="lines" aria-live="polite" aria-label="What agents are doing"></ul>`;
+    this.#root.addEventListener('click', (event) => {
+      const b = event.target.closest?.('button[data-line]');
+      if (!b || !this.presence) return;
+      const key = b.dataset.line;
+      if (b.dataset.act === 'stop') this.presence.stop(key);
+      if (b.dataset.act === 'undo') this.presence.undoTurn(key);
+      if (b.dataset.act === 'dismiss') this.presence.dismiss(key);
+    });
+  }
+
+  render() {
+    const ul = this.#root.querySelector('[part=lines]');
+    const lines = this.presence?.lines() || [];
+    const focused = this.#root.activeElement;
+    const focusedAt = focused ? `${focused.dataset.line}|${focused.dataset.act}` : null;
+    this.hidden = !lines.length;
+    ul.replaceChildren(
+      ...lines.map((line) => {
+        const li = document.createElement('li');
+        li.setAttribute('part', `line ${line.done ? 'done' : 'acting'}`);
+        li.dataset.line = line.key;
+        const text = document.createElement('span');
+        text.setAttribute('part', 'text');
+        const who = askerOf({ agent: line.agent, connection: line.connection });
+        const steps = line.steps.length === 1 ? '1 step' : `${line.steps.length} steps`;
+        const state = line.stopped
+          ? `stopped${line.steps.length ? ` after ${steps}` : ''}`
+          : !line.done
+            ? `${line.running ? `running ${shown(line.running)}` : 'waiting'}${line.steps.length ? ` (${steps} so far)` : ''}`
+            : line.undone
+              ? `${steps}, undone`
+              : `done, ${steps}`;
+        text.textContent = `${who}: ${state}`;
+        const buttons = document.createElement('span');
+        buttons.setAttribute('part', 'buttons');
+        const button = (act, words, label) => {
+          const b = document.createElement('button');
+          b.type = 'button';
+          b.dataset.line = line.key;
+          b.dataset.act = act;
+          b.setAttribute('part', act);
+          b.textContent = words;
+          b.setAttribute('aria-label', `${words}: ${label}`);
+          buttons.append(b);
+        };
+        const label = `${shown(line.agent)}, turn ${line.turn ?? ''}`;
+        if (!line.done) button('stop', 'Stop', label);
+        else {
+          if (line.steps.length && !line.undone && this.presence.canUndo) button('undo', 'Undo turn', label);
+          button('dismiss', 'Dismiss', label);
+        }
+        li.append(text, buttons);
+        return li;
+      }),
+    );
+    if (focusedAt) {
+      const again = [...ul.querySelectorAll('button')].find((b) => `${b.dataset.line}|${b.dataset.act}` === focusedAt) || ul.querySelector('button');
+      again?.focus();
+    }
+  }
+}
+
+export class PermissionSettings extends PresenceElement {
+  #root;
+  constructor() {
+    super();
+    this.#root = this.attachShadow({ mode: 'open' });
+    this.#root.innerHTML = `<style>${BASE_CSS}
+      label { display: grid; grid-template-columns: minmax(0, 1fr) auto; gap: .25rem .75rem; align-items: center; padding: .3rem 0; }
+      select { font: inherit; padding: .2rem .3rem; border: 1px solid #8a8a90; border-radius: .3rem; background: #fff; }
+      [part=kinds] { margin: .25rem 0 0; padding: 0; border: 0; }
+      legend { padding: 0; font-weight: 600; }
+    </style>
+    <label part="mode-row">Mode <select part="mode" data-mode></select></label>
+    <fieldset part="kinds"><legend>Each kind of call</legend><div part="kind-rows"></div></fieldset>`;
+    const mode = this.#root.querySelector('[part=mode]');
+    for (const [value, preset] of Object.entries(MODES)) mode.append(new Option(preset.title, value));
+    this.#root.addEventListener('change', (event) => {
+      const select = event.target;
+      if (!this.presence) return;
+      if (select.dataset.mode !== undefined) this.presence.store.setMode(select.value);
+      else if (select.dataset.kind) this.presence.store.setKind(select.dataset.kind, select.value);
+    });
+  }
+
+  render() {
+    if (!this.presence) return;
+    const settings = this.presence.settings();
+    this.#root.querySelector('[part=mode]').value = settings.mode;
+    const rows = this.#root.querySelector('[part=kind-rows]');
+    const kinds = this.presence.kinds();
+    if (rows.children.length !== kinds.length) {
+      rows.replaceChildren(
+        ...kinds.map((kind) => {
+          const label = document.createElement('label');
+          label.setAttribute('part', 'kind-row');
+          const words = document.createElement('span');
+          words.textContent = `${kind}: ${this.presence.wordsOf(kind)}`;
+          const select = document.createElement('select');
+          select.dataset.kind = kind;
+          select.setAttribute('part', 'kind');
+          for (const d of DECISIONS) select.append(new Option(DECISION_WORDS[d], d));
+          label.append(words, select);
+          return label;
+        }),
+      );
+    }
+    for (const select of rows.querySelectorAll('select')) {
+      const d = settings.kinds[select.dataset.kind];
+      select.value = d ?? modeDecision(settings.mode, select.dataset.kind);
+    }
+  }
+}
+
+export class ConnectionsList extends Base {
+  #root;
+  #relay = null;
+  #list = null;
+  #timer = null;
+  constructor() {
+    super();
+    this.#root = this.attachShadow({ mode: 'open' });
+    this.#root.innerHTML = `<style>${BASE_CSS}
+      [part=head] { display: flex; justify-content: space-between; align-items: baseline; gap: .5rem; }
+      h3 { margin: 0; font-size: 1rem; }
+      ul { list-style: none; margin: .5rem 0 0; padding: 0; font-size: .9rem; }
+      li { display: flex; flex-wrap: wrap; gap: .25rem .75rem; align-items: center; justify-content: space-between; padding: .4rem 0; border-top: 1px solid #d8d8dc; }
+      li:first-child { border-top: 0; }
+      [part=who] { overflow-wrap: anywhere; }
+      [part=unverified], [part=when] { display: block; color: #5b5b60; }
+      button { padding: .2rem .6rem; font-size: .9rem; }
+      p { margin: .5rem 0 0; color: #5b5b60; font-size: .9rem; min-height: 1.4em; }
+    </style>
+    <div part="head"><h3 id="title">Connections</h3><button part="refresh" type="button">Refresh</button></div>
+    <ul part="list" aria-labelledby="title"></ul>
+    <p part="empty">The agent apps connected to this tab show here once it is connected to the relay.</p>
+    <p part="result" aria-live="polite"></p>`;
+    this.#root.querySelector('[part=refresh]').addEventListener('click', () => {
+      this.#say('');
+      this.refresh();
+    });
+    this.#root.querySelector('[part=list]').addEventListener('click', (event) => {
+      const button = event.target.closest?.('button[part=forget]');
+      if (button) this.#forget(button);
+    });
+  }
+  get relay() {
+    return this.#relay;
+  }
+  set relay(value) {
+    this.#relay = value;
+  }
+  /** The connections as last listed, oldest first; null before the first list. */
+  get list() {
+    return this.#list;
+  }
+  connectedCallback() {
+    clearInterval(this.#timer);
+    this.#timer = setInterval(() => this.#list && this.render(this.#list), CONNECTIONS_AGE_MS);
+  }
+  disconnectedCallback() {
+    clearInterval(this.#timer);
+  }
+  #say(text) {
+    this.#root.querySelector('[part=result]').textContent = text;
+  }
+  /** Asks the relay for the connections and shows them. */
+  async refresh() {
+    if (!this.#relay) return this.#say('This page has no relay to ask.');
+    try {
+      this.render(await this.#relay.connections());
+    } catch (err) {
+      this.#say(err.message);
+    }
+    return undefined;
+  }
+  async #forget(button) {
+    const id = button.dataset.id;
+    const name = shown(this.#list?.find((c) => c.id === id)?.client || 'the agent app');
+    const ul = this.#root.querySelector('[part=list]');
+    const at = [...ul.querySelectorAll('button[part=forget]')].indexOf(button);
+    button.disabled = true;
+    try {
+      this.render(await this.#relay.forget(id));
+      this.#say(`Forgot ${name}: it can no longer act in this tab.`);
+      // The pressed button is gone: the focus goes to the next one, or to Refresh.
+      const left = ul.querySelectorAll('button[part=forget]');
+      (left[Math.min(at, left.length - 1)] || this.#root.querySelector('[part=refresh]')).focus();
+    } catch (err) {
+      button.disabled = false;
+      this.#say(`${name} was not forgotten: ${err.message}`);
+    }
+  }
+  /** Shows `list` (oldest first), keeping the focus on the Forget button that had it. */
+  render(list) {
+    this.#list = Array.isArray(list) ? list : [];
+    const ul = this.#root.querySelector('[part=list]');
+    const focusedId = this.#root.activeElement?.dataset?.id ?? null;
+    ul.replaceChildren(
+      ...this.#list.map((c) => {
+        const li = document.createElement('li');
+        li.setAttribute('part', 'item');
+        const who = document.createElement('span');
+        who.setAttribute('part', 'who');
+        const name = document.createElement('strong');
+        name.textContent = shown(c.client || 'An agent app');
+        const unverified = document.createElement('span');
+        unverified.setAttribute('part', 'unverified');
+        unverified.textContent = '(name given by the app, not verified)';
+        const when = document.createElement('span');
+        when.setAttribute('part', 'when');
+        const from = c.place ? `from ${shown(c.place)}` : 'from a place not known';
+        when.textContent = `redirects to ${shown(c.host)} · connected ${ago(c.created_ms)} ${from} · last used ${ago(c.used_ms)}`;
+        when.title = `Connected ${localTime(c.created_ms)}, last used ${localTime(c.used_ms)}`;
+        who.append(name, ' ', unverified, when);
+        const forget = document.createElement('button');
+        forget.type = 'button';
+        forget.setAttribute('part', 'forget');
+        forget.dataset.id = c.id;
+        forget.textContent = 'Forget';
+        forget.setAttribute('aria-label', `Forget ${name.textContent} (${shown(c.host)})`);
+        li.append(who, forget);
+        return li;
+      }),
+    );
+    const empty = this.#root.querySelector('[part=empty]');
+    empty.hidden = this.#list.length > 0;
+    empty.textContent = 'No agent app is connected to this tab.';
+    [...ul.querySelectorAll('button[part=forget]')].find((b) => b.dataset.id === focusedId)?.focus();
+  }
+}
+
+export class DataSwitchElement extends Base {
+  #root;
+  #dataSwitch = null;
+  #dataset = null;
+  #unsubscribe = null;
+  constructor() {
+    super();
+    this.#root = this.attachShadow({ mode: 'open' });
+    this.#root.innerHTML = `<style>${BASE_CSS}
+      label { display: flex; gap: .5rem; align-items: flex-start; font-weight: 600; }
+      input { margin-top: .3rem; width: 1.1rem; height: 1.1rem; }
+      input:focus-visible { outline: 3px solid #f2a900; outline-offset: 2px; }
+      p { margin: .5rem 0 0; font-size: .9rem; color: #5b5b60; }
+      [part=notice] { padding: .5rem .6rem; border-left: 4px solid #0b5cad; background: #f2f7fd; color: #1d1d1f; }
+      [part=notice] button { margin-top: .4rem; display: block; }
+    </style>
+    <label part="switch-row"><input part="switch" type="checkbox" aria-describedby="now caveat"><span></span></label>
+    <p part="now" id="now"></p>
+    <div part="notice" role="note"><span part="notice-text"></span><button part="got-it" type="button">Got it</button></div>
+    <p part="caveat" id="caveat"></p>`;
+    this.#root.querySelector('label span').textContent = DATA_SENTENCES.SWITCH;
+    this.#root.querySelector('[part=caveat]').textContent = DATA_SENTENCES.CAVEAT;
+    this.#root.querySelector('[part=switch]').addEventListener('change', (event) => {
+      if (this.#dataSwitch && this.#dataset != null) this.#dataSwitch.set(this.#dataset, event.target.checked);
+    });
+    this.#root.querySelector('[part=got-it]').addEventListener('click', () => {
+      if (this.#dataSwitch && this.#dataset != null) this.#dataSwitch.seeNotice(this.#dataset);
+      this.#root.querySelector('[part=switch]').focus();
+    });
+  }
+  get dataSwitch() {
+    return this.#dataSwitch;
+  }
+  set dataSwitch(value) {
+    this.#unsubscribe?.();
+    this.#dataSwitch = value;
+    this.#unsubscribe = value ? value.subscribe(() => this.render()) : null;
+    this.render();
+  }
+  get datasetId() {
+    return this.#dataset;
+  }
+  set datasetId(value) {
+    this.#dataset = value == null ? null : String(value);
+    this.render();
+  }
+  render() {
+    const on = Boolean(this.#dataSwitch && this.#dataset != null && this.#dataSwitch.isOn(this.#dataset));
+    this.#root.querySelector('[part=switch]').checked = on;
+    this.#root.querySelector('[part=switch]').disabled = !this.#dataSwitch || this.#dataset == null;
+    const said = on ? DATA_SENTENCES.NOTICE_ON : DATA_SENTENCES.NOTICE;
+    this.#root.querySelector('[part=now]').textContent = said;
+    this.#root.querySelector('[part=notice-text]').textContent = said;
+    const seen = !this.#dataSwitch || this.#dataset == null || this.#dataSwitch.noticeSeen(this.#dataset);
+    this.#root.querySelector('[part=notice]').hidden = seen;
+    this.#root.querySelector('[part=now]').hidden = !seen;
+  }
+}
+
+if (globalThis.customElements) {
+  for (const [name, cls] of [
+    ['tabrelay-confirm-card', ConfirmCard],
+    ['tabrelay-activity', ActivityLines],
+    ['tabrelay-permissions', PermissionSettings],
+    ['tabrelay-data-switch', DataSwitchElement],
+    ['tabrelay-connections', ConnectionsList],
+  ]) {
+    if (!customElements.get(name)) customElements.define(name, cls);
+  }
+}

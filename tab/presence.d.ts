@@ -1,0 +1,136 @@
+// Declarations of the presence module (./presence.js), checked by the TypeScript compiler in
+// tests/js/package_types.test.mjs.
+
+export type Decision = 'allow' | 'ask' | 'deny';
+export type Mode = 'careful' | 'undoable' | 'read-only';
+export type Choice = 'once' | 'connection' | 'always' | 'deny';
+
+export const DECISIONS: readonly Decision[];
+export const BASE_KINDS: readonly ['change', 'heavy'];
+export const HEAVY_MS: number;
+export const MODES: Readonly<Record<Mode, Readonly<{ title: string; change: Decision; heavy: Decision; confirm: Decision }>>>;
+export const DEFAULT_MODE: Mode;
+export const CHOICES: Readonly<Record<Choice, string>>;
+export const KIND_WORDS: Readonly<Record<string, string>>;
+export const LINES_KEPT: number;
+export const PERMISSIONS_KEY: string;
+export const SENTENCES: Readonly<{ STOPPED: string; CANCELLED: string; WITHDRAWN: string }>;
+
+/** The person's permissions as kept. */
+export interface Settings {
+  mode: Mode;
+  kinds: Record<string, Decision>;
+  tools: Record<string, Decision>;
+}
+
+/** A tool as the presence reads it. */
+export interface PresenceTool {
+  name: string;
+  title?: string;
+  safety: 'read' | 'change' | 'destructive';
+}
+
+export interface Decided {
+  decision: Decision;
+  asked: string[];
+  denied: string[];
+}
+
+export function strictest(decisions: Iterable<Decision>): Decision;
+export function modeDecision(mode: Mode, kind: string): Decision;
+export function kindsOf(tool: PresenceTool, options?: { confirmKinds?: Record<string, string[]>; estimateMs?: number | null }): string[];
+export function readSettings(text: string | object | null): Settings;
+export function kindDecision(settings: Settings, kind: string): Decision;
+export function decide(input: { kinds: string[]; tool?: string; settings: Settings; connection?: string; grants?: Map<string, Set<string>> }): Decided;
+export function settingFor(tool: PresenceTool, settings: Settings, options?: { confirmKinds?: Record<string, string[]> }): 'runs' | 'asks' | 'refused';
+export function deniedSentence(title: string, kinds: string[], words?: Record<string, string>): string;
+
+/** The fields of a call the presence reads. */
+export interface PresenceCall {
+  id: number | string;
+  tool: string;
+  args?: unknown;
+  agent?: string;
+  connection?: { id: string; kind?: string; client?: string; host?: string; verified?: string } | null;
+  turn?: number | null;
+}
+export function lineKeyOf(call: PresenceCall): string;
+
+export interface PermissionStore {
+  readonly key: string;
+  settings(): Settings;
+  setMode(mode: Mode): void;
+  setKind(kind: string, decision: Decision): void;
+  setTool(name: string, decision: Decision | null): void;
+  subscribe(fn: (settings: Settings) => void): () => void;
+  follow(target: Pick<EventTarget, 'addEventListener' | 'removeEventListener'>): () => void;
+}
+export function createPermissionStore(options: { app: string; storage?: Pick<Storage, 'getItem' | 'setItem'> | null }): PermissionStore;
+
+export class NotRun extends Error {
+  constructor(sentence: string, outcome: string);
+  outcome: string;
+}
+
+/** A question to the person about one call. */
+export interface Question {
+  id: number;
+  call: PresenceCall;
+  title: string;
+  action: string;
+  kinds: string[];
+  why: string[];
+  lineKey: string;
+  sentence: string;
+}
+
+/** One activity line: an agent's turn. */
+export interface ActivityLine {
+  key: string;
+  agent: string;
+  connection: PresenceCall['connection'];
+  turn: number | null;
+  running: string | null;
+  waiting: number;
+  steps: unknown[];
+  stopped: boolean;
+  done: boolean;
+  undone: boolean;
+}
+
+export interface Presence {
+  readonly store: PermissionStore;
+  readonly canUndo: boolean;
+  onAsking(question: Question): void;
+  onAnswered(question: Question): void;
+  onStopped(line: ActivityLine): void;
+  settings(): Settings;
+  questions(): Question[];
+  lines(): ActivityLine[];
+  grantsOf(connection: string): string[];
+  kinds(): string[];
+  wordsOf(kind: string): string;
+  settingOf(name: string): 'runs' | 'asks' | 'refused';
+  subscribe(fn: (presence: Presence) => void): () => void;
+  run<T>(call: PresenceCall, fn: () => T | Promise<T>): Promise<T>;
+  answer(id: number, choice: Choice): boolean;
+  cancel(id: number | string): void;
+  stop(key: string): void;
+  withdrawAll(reason: string): void;
+  undoTurn(key: string): Promise<boolean>;
+  dismiss(key: string): boolean;
+}
+
+export interface PresenceOptions {
+  app?: string;
+  storage?: Pick<Storage, 'getItem' | 'setItem'> | null;
+  store?: PermissionStore;
+  tools?: PresenceTool[];
+  confirmKinds?: Record<string, string[]>;
+  kindWords?: Record<string, string>;
+  estimate?(call: PresenceCall): number | null;
+  undoTurn?(steps: unknown[], line: ActivityLine): unknown;
+  stepOf?(result: unknown): unknown;
+  actionOf?(call: PresenceCall): string | null;
+}
+export function createPresence(options: PresenceOptions): Presence;

@@ -1,0 +1,457 @@
+// The person's side of the tab end, without any UI: their permissions (pure decisions over
+// kinds, the three modes, kept per browser and per app), the questions a call asks them, and
+// the activity lines (one per agent turn, with Stop and Undo turn). No dependencies, no DOM:
+// it runs in Node and in browsers; ./presence-elements.js draws it.
+//
+//   import { createPresence } from './presence.js';
+//   const presence = createPresence({ app: 'orders', tools, confirmKinds: { orders_delete: ['deletes-saved'] } });
+//   const relay = new RelayClient({ relay, handle: (call) => presence.run(call, () => runAction(call)), onCancel: (id) => presence.cancel(id) });
+//   presence.onAsking = (q) => relay.asking(q.call.id, q.sentence); presence.onAnswered = (q) => relay.answered(q.call.id);
+//
+// Kinds: `change` (any tool that is not a read: an undoable step), `heavy` (a call the app
+// estimates at HEAVY_MS or longer, from its own measurements) and the confirm kinds the app
+// declares per tool (deletes-saved, writes-file, publishes, …). Each kind is Ask, Allow or
+// Deny; a call's strictest kind decides (deny over ask over allow). A mode is a preset of the
+// kinds; the person's own choice of a kind overrides it. Grants "for this connection" last
+// the page's life and never leave it.
+
+/** What the person may make of a kind, least strict first. */
+export const DECISIONS = Object.freeze(['allow', 'ask', 'deny']);
+/** The kinds every app has; confirm kinds are the app's own. */
+export const BASE_KINDS = Object.freeze(['change', 'heavy']);
+/** A call estimated at this many milliseconds or longer is heavy (the attention limit: ten seconds). */
+export const HEAVY_MS = 10_000;
+/** The modes: presets of each kind's decision (`confirm`: every confirm kind). */
+export const MODES = Object.freeze({
+  careful: Object.freeze({ title: 'Ask before heavy or irreversible', change: 'allow', heavy: 'ask', confirm: 'ask' }),
+  undoable: Object.freeze({ title: 'Allow everything undoable', change: 'allow', heavy: 'allow', confirm: 'ask' }),
+  'read-only': Object.freeze({ title: 'Read only', change: 'deny', heavy: 'ask', confirm: 'deny' }),
+});
+export const DEFAULT_MODE = 'careful';
+/** How a question's choices read, in the order the card shows them. */
+export const CHOICES = Object.freeze({ once: 'Allow once', connection: 'This connection', always: 'Always', deny: 'Deny' });
+/** The words for the base kinds (a card's "why"); an app gives words for its confirm kinds. */
+export const KIND_WORDS = Object.freeze({
+  change: 'it changes what the tab shows (undoable)',
+  heavy: 'it may take a while on this device',
+});
+/** The most activity lines kept: beyond it, the oldest lines done acting leave by themselves. */
+export const LINES_KEPT = 20;
+/** Where a browser keeps an app's permissions (`${PERMISSIONS_KEY}:${app}`). */
+export const PERMISSIONS_KEY = 'tabrelay:permissions';
+/** Said to the agent for a call that did not run because of what the person did. */
+export const SENTENCES = Object.freeze({
+  STOPPED: 'The person pressed Stop on this turn, so this call did not run; wait for them to ask again.',
+  CANCELLED: 'The call was cancelled: the agent stopped waiting for it, so nothing was changed.',
+  WITHDRAWN: 'The question about this call was withdrawn before the person answered ({reason}), so nothing was changed.',
+});
+/** Where each relay setting of a tool comes from: a decision without any grant. */
+const SETTING_OF = Object.freeze({ allow: 'runs', ask: 'asks', deny: 'refused' });
+
+/** The strictest of `decisions` (deny over ask over allow); allow for none. */
+export function strictest(decisions) {
+  let at = 0;
+  for (const d of decisions) at = Math.max(at, DECISIONS.indexOf(d));
+  return DECISIONS[at];
+}
+
+/** What `mode` makes of `kind` (a confirm kind: the mode's `confirm`). */
+export function modeDecision(mode, kind) {
+  const preset = MODES[mode] || MODES[DEFAULT_MODE];
+  return Object.hasOwn(preset, kind) && kind !== 'title' ? preset[kind] : preset.confirm;
+}
+
+/**
+ * The kinds of a call of `tool` ({name, safety}): `change` unless it reads, its confirm kinds
+ * (`confirmKinds`: tool name → kinds), and `heavy` when `estimateMs` reaches HEAVY_MS.
+ */
+export function kindsOf(tool, { confirmKinds = {}, estimateMs = null } = {}) {
+  const kinds = [];
+  if (tool && tool.safety !== 'read') kinds.push('change');
+  if (Number.isFinite(estimateMs) && estimateMs >= HEAVY_MS) kinds.push('heavy');
+  for (const k of (tool && confirmKinds[tool.name]) || []) if (!kinds.includes(k)) kinds.push(k);
+  return kinds;
+}
+
+/**
+ * The person's settings as kept: {mode, kinds: {kind: decision}, tools: {name: decision}}; what
+ * is not a known mode or decision is left out (its default then).
+ */
+export function readSettings(text) {
+  let kept = null;
+  try {
+    kept = typeof text === 'string' ? JSON.parse(text) : text;
+  } catch {
+    kept = null;
+  }
+  const out = { mode: DEFAULT_MODE, kinds: {}, tools: {} };
+  if (!kept || typeof kept !== 'object' || Array.isArray(kept)) return out;
+  if (Object.hasOwn(MODES, kept.mode)) out.mode = kept.mode;
+  for (const part of ['kinds', 'tools']) {
+    const given = kept[part];
+    if (!given || typeof given !== 'object') continue;
+    for (const [name, d] of Object.entries(given)) if (DECISIONS.includes(d) && name !== '__proto__') out[part][name] = d;
+  }
+  return out;
+}
+
+/** What the settings make of `kind`: the person's own choice, else the mode's. */
+export function kindDecision(settings, kind) {
+  return settings.kinds?.[kind] ?? modeDecision(settings.mode, kind);
+}
+
+/**
+ * Decides a call: each of its `kinds` (asked ones allowed for `connection` by `grants`, a Map
+ * of connection id → Set of kinds) and the person's choice for the tool itself, the strictest
+ * winning. Returns {decision, asked: the kinds that ask, denied: the kinds that deny}.
+ */
+export function decide({ kinds, tool, settings, connection, grants }) {
+  const granted = (connection != null && grants?.get(String(connection))) || new Set();
+  const asked = [];
+  const denied = [];
+  for (const kind of kinds) {
+    const d = kindDecision(settings, kind);
+    if (d === 'deny') denied.push(kind);
+    else if (d === 'ask' && !granted.has(kind)) asked.push(kind);
+  }
+  const own = tool != null ? settings.tools?.[tool] : undefined;
+  if (own === 'deny') denied.push('tool');
+  else if (own === 'ask' && !granted.has(`tool:${tool}`)) asked.push('tool');
+  const decision = denied.length ? 'deny' : asked.length ? 'ask' : 'allow';
+  return { decision, asked, denied };
+}
+
+/** What the settings make of a tool in the list agents see: 'runs', 'asks' or 'refused'. */
+export function settingFor(tool, settings, { confirmKinds = {} } = {}) {
+  return SETTING_OF[decide({ kinds: kindsOf(tool, { confirmKinds }), tool: tool.name, settings }).decision];
+}
+
+/** The sentence an agent reads for a call refused by the person's settings (`title`: the tool's). */
+export function deniedSentence(title, kinds, words = KIND_WORDS) {
+  const why = kinds.map((k) => (k === 'tool' ? 'this tool' : words[k] || k)).join('; ');
+  return `The person's settings refuse “${title}” (${why}), so it did not run. Ask the person in plain words if they want to allow it.`;
+}
+
+/** The key of an activity line: one per connection, agent and turn. */
+export function lineKeyOf(call) {
+  return `${call.connection?.id ?? ''}\u0000${call.agent ?? ''}\u0000${call.turn ?? ''}`;
+}
+
+/**
+ * The person's permissions kept for `app` in `storage` (localStorage): `settings()`, `setMode`,
+ * `setKind`, `setTool`, and `subscribe(fn)` to hear every change (another tab's too, once
+ * `follow(window)` listens to storage events). Storage that is off keeps them for the page.
+ */
+export function createPermissionStore({ app, storage = globalThis.localStorage } = {}) {
+  if (!app) throw new Error('createPermissionStore needs the app’s name: permissions are kept per app.');
+  const key = `${PERMISSIONS_KEY}:${app}`;
+  const listeners = new Set();
+  const load = () => {
+    try {
+      return readSettings(storage?.getItem(key) ?? null);
+    } catch {
+      return readSettings(null);
+    }
+  };
+  let current = load();
+  const changed = () => {
+    for (const fn of listeners) fn(current);
+  };
+  const save = (next) => {
+    current = readSettings(next);
+    try {
+      storage?.setItem(key, JSON.stringify(current));
+    } catch {
+      // Storage is off: kept for the page.
+    }
+    changed();
+  };
+  return {
+    key,
+    settings: () => current,
+    setMode(mode) {
+      if (!Object.hasOwn(MODES, mode)) throw new Error(`There is no mode “${mode}”; the modes are ${Object.keys(MODES).join(', ')}.`);
+      // A mode is a preset: choosing one clears the kinds chosen one by one.
+      save({ mode, kinds: {}, tools: current.tools });
+    },
+    setKind(kind, decision) {
+      if (!DECISIONS.includes(decision)) throw new Error(`A kind is allow, ask or deny, not “${decision}”.`);
+      save({ ...current, kinds: { ...current.kinds, [kind]: decision } });
+    },
+    setTool(name, decision) {
+      const tools = { ...current.tools };
+      if (decision == null) delete tools[name];
+      else if (!DECISIONS.includes(decision)) throw new Error(`A tool is allow, ask or deny, not “${decision}”.`);
+      else tools[name] = decision;
+      save({ ...current, tools });
+    },
+    subscribe(fn) {
+      listeners.add(fn);
+      return () => listeners.delete(fn);
+    },
+    /** Follows the changes other tabs of the browser make; returns a function that stops. */
+    follow(target) {
+      const onStorage = (event) => {
+        if (event.key !== key) return;
+        current = load();
+        changed();
+      };
+      target.addEventListener('storage', onStorage);
+      return () => target.removeEventListener('storage', onStorage);
+    },
+  };
+}
+
+/** A call that did not run because of the person (declined, stopped, withdrawn) or the agent. */
+export class NotRun extends Error {
+  constructor(sentence, outcome) {
+    super(sentence);
+    this.outcome = outcome;
+  }
+}
+
+/**
+ * The presence: runs each call through the person's permissions, asks them when a kind asks,
+ * and keeps the activity lines. `tools`: the tool definitions ({name, title, safety});
+ * `confirmKinds`: tool name → kinds; `kindWords`: kind → why, in words; `estimate(call)`: the
+ * app's estimate in milliseconds, or null; `undoTurn(steps)`: the app's undo of a turn's steps
+ * (newest first); `stepOf(result)`: the step a result made, or null; `actionOf(call)`: what the
+ * call would do, in words ("delete item 4"; default: the tool's title). Hooks the app or the relay
+ * client sets: `onAsking(question)`, `onAnswered(question)`, `onStopped(line)` (end the agents' turn: the relay client's
+ * `step()`); `subscribe(fn)` hears every change.
+ */
+export function createPresence({ app, storage, store, tools = [], confirmKinds = {}, kindWords = {}, estimate = () => null, undoTurn = null, stepOf = () => null, actionOf = null } = {}) {
+  const permissions = store || createPermissionStore({ app, storage });
+  const words = { ...KIND_WORDS, ...kindWords };
+  const byName = new Map(tools.map((t) => [t.name, t]));
+  /** Connection id → kinds allowed for the page's life. */
+  const grants = new Map();
+  /** The questions waiting, oldest first. */
+  const questions = [];
+  /** Line key → line. */
+  const lines = new Map();
+  const listeners = new Set();
+  let nextQuestion = 1;
+
+  const presence = {
+    store: permissions,
+    /** Whether the app gave an undo hook (Undo turn is offered only then). */
+    canUndo: typeof undoTurn === 'function',
+    onAsking: () => {},
+    onAnswered: () => {},
+    onStopped: () => {},
+    settings: () => permissions.settings(),
+    questions: () => [...questions],
+    lines: () => [...lines.values()].map(publicLine),
+    grantsOf: (connection) => [...(grants.get(String(connection)) || [])],
+    /** Every kind a call here can have: the base kinds, then the app's confirm kinds. */
+    kinds: () => [...new Set([...BASE_KINDS, ...Object.values(confirmKinds).flat()])],
+    /** Why a kind asks, in words. */
+    wordsOf: (kind) => words[kind] || kind,
+    /** The tool list setting the relay states for `name`. */
+    settingOf(name) {
+      const tool = byName.get(name);
+      return tool ? settingFor(tool, permissions.settings(), { confirmKinds }) : 'refused';
+    },
+    subscribe(fn) {
+      listeners.add(fn);
+      return () => listeners.delete(fn);
+    },
+
+    /**
+     * Runs `call` ({id, tool, args, agent, connection, turn}) with `fn` once the person's
+     * permissions let it: calls of one turn one after another. Rejects with a NotRun sentence
+     * when refused, denied, stopped or withdrawn.
+     */
+    async run(call, fn) {
+      const line = lineOf(call);
+      const entry = { call, state: 'queued', reject: null };
+      line.calls.push(entry);
+      const before = line.tail;
+      let release;
+      line.tail = new Promise((r) => (release = r));
+      emit();
+      try {
+        await before;
+        if (line.stopped) throw new NotRun(SENTENCES.STOPPED, 'stopped by the person');
+        if (entry.cancelled) throw new NotRun(SENTENCES.CANCELLED, 'cancelled: the agent stopped waiting');
+        const tool = byName.get(call.tool) || { name: call.tool, title: call.tool, safety: 'change' };
+        const kinds = kindsOf(tool, { confirmKinds, estimateMs: estimate(call) });
+        const decided = decide({ kinds, tool: call.tool, settings: permissions.settings(), connection: call.connection?.id, grants });
+        if (decided.decision === 'deny') {
+          throw new NotRun(deniedSentence(tool.title || tool.name, decided.denied, words), 'refused by the person’s settings');
+        }
+        if (decided.decision === 'ask') await ask(call, tool, decided.asked, line, entry);
+        entry.state = 'running';
+        line.running = tool.title || tool.name;
+        emit();
+        const result = await fn();
+        const step = stepOf(result);
+        if (step != null) line.steps.push(step);
+        return result;
+      } finally {
+        line.calls.splice(line.calls.indexOf(entry), 1);
+        line.running = line.calls.find((e) => e.state === 'running') ? line.running : null;
+        if (!line.calls.length) {
+          line.done = true;
+          trimLines();
+        }
+        release();
+        emit();
+      }
+    },
+
+    /** The person's answer to question `id`: 'once', 'connection', 'always' or 'deny'. */
+    answer(id, choice) {
+      const q = questions.find((x) => x.id === id);
+      if (!q || !Object.hasOwn(CHOICES, choice)) return false;
+      drop(q);
+      presence.onAnswered(q);
+      if (choice === 'deny') {
+        q.reject(new NotRun(`The person declined “${q.title}”, so nothing was changed.`, 'declined by the person'));
+        return true;
+      }
+      if (choice === 'connection' && q.call.connection?.id != null) {
+        const id = String(q.call.connection.id);
+        if (!grants.has(id)) grants.set(id, new Set());
+        for (const k of q.kinds) grants.get(id).add(k === 'tool' ? `tool:${q.call.tool}` : k);
+      }
+      if (choice === 'always') {
+        for (const k of q.kinds) {
+          if (k === 'tool') permissions.setTool(q.call.tool, 'allow');
+          else permissions.setKind(k, 'allow');
+        }
+      }
+      q.resolve();
+      return true;
+    },
+
+    /** The agent no longer waits for call `id` (the relay's cancel): its question or queued run goes. */
+    cancel(id) {
+      for (const line of lines.values()) {
+        for (const entry of line.calls) {
+          if (String(entry.call.id) !== String(id) || entry.state === 'running') continue;
+          entry.cancelled = true;
+          const q = questions.find((x) => x.entry === entry);
+          if (q) {
+            drop(q);
+            q.reject(new NotRun(SENTENCES.CANCELLED, 'cancelled: the agent stopped waiting'));
+          }
+        }
+      }
+      emit();
+    },
+
+    /** The person pressed Stop on line `key`: its question is withdrawn, its waiting calls refused. */
+    stop(key) {
+      const line = lines.get(key);
+      if (!line) return;
+      line.stopped = true;
+      for (const q of questions.filter((x) => x.lineKey === key)) {
+        drop(q);
+        q.reject(new NotRun(SENTENCES.STOPPED, 'stopped by the person'));
+      }
+      presence.onStopped(publicLine(line));
+      emit();
+    },
+
+    /** Every question is moot (another dataset shown, the tab closing): withdrawn with `reason`. */
+    withdrawAll(reason) {
+      for (const q of [...questions]) {
+        drop(q);
+        q.reject(new NotRun(SENTENCES.WITHDRAWN.replace('{reason}', reason), 'withdrawn'));
+      }
+      emit();
+    },
+
+    /** Undo turn: the app's hook takes back line `key`'s steps, newest first. */
+    async undoTurn(key) {
+      const line = lines.get(key);
+      if (!line || !undoTurn || !line.steps.length || line.undone) return false;
+      await undoTurn([...line.steps].reverse(), publicLine(line));
+      line.undone = true;
+      emit();
+      return true;
+    },
+
+    /** Dismiss: a line done acting leaves the activity. */
+    dismiss(key) {
+      const line = lines.get(key);
+      if (!line || line.calls.length) return false;
+      lines.delete(key);
+      emit();
+      return true;
+    },
+  };
+
+  function emit() {
+    for (const fn of listeners) fn(presence);
+  }
+  // A change of the permissions (here or in another tab) is a change of the presence.
+  permissions.subscribe(emit);
+
+  function trimLines() {
+    for (const [key, line] of lines) {
+      if (lines.size <= LINES_KEPT) break;
+      if (line.done) lines.delete(key);
+    }
+  }
+
+  function lineOf(call) {
+    const key = lineKeyOf(call);
+    let line = lines.get(key);
+    if (!line) {
+      line = { key, agent: call.agent || 'An agent', connection: call.connection || null, turn: call.turn ?? null, calls: [], steps: [], tail: Promise.resolve(), running: null, stopped: false, done: false, undone: false };
+      lines.set(key, line);
+    }
+    line.done = false;
+    return line;
+  }
+
+  function ask(call, tool, kinds, line, entry) {
+    return new Promise((resolve, reject) => {
+      const title = tool.title || tool.name;
+      const action = (actionOf && actionOf(call)) || `${title.charAt(0).toLowerCase()}${title.slice(1)}`;
+      const q = {
+        id: nextQuestion++,
+        call,
+        title,
+        kinds,
+        why: kinds.map((k) => (k === 'tool' ? 'you chose to be asked before this tool' : words[k] || k)),
+        lineKey: line.key,
+        action,
+        sentence: `${call.agent || 'An agent'} asks to ${action}. Allow?`,
+        entry,
+        resolve,
+        reject,
+      };
+      entry.state = 'asking';
+      questions.push(q);
+      presence.onAsking(q);
+      emit();
+    });
+  }
+
+  function drop(q) {
+    const at = questions.indexOf(q);
+    if (at >= 0) questions.splice(at, 1);
+  }
+
+  return presence;
+}
+
+/** A line as the UI reads it. */
+function publicLine(line) {
+  return {
+    key: line.key,
+    agent: line.agent,
+    connection: line.connection,
+    turn: line.turn,
+    running: line.running,
+    waiting: line.calls.length,
+    steps: [...line.steps],
+    stopped: line.stopped,
+    done: line.done,
+    undone: line.undone,
+  };
+}

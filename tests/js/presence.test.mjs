@@ -1,0 +1,243 @@
+// The person's permissions, decided without any page: kinds, the strictest winning, the three
+// modes, grants for a connection, choices kept per browser and per app; the questions a call
+// asks, withdrawn when moot; the activity lines with Stop and Undo turn.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import {
+  decide,
+  kindsOf,
+  strictest,
+  settingFor,
+  readSettings,
+  createPermissionStore,
+  createPresence,
+  NotRun,
+  HEAVY_MS,
+  LINES_KEPT,
+  MODES,
+  SENTENCES,
+} from '../../tab/presence.js';
+
+class Storage {
+  constructor() {
+    this.map = new Map();
+  }
+  getItem(k) {
+    return this.map.has(k) ? this.map.get(k) : null;
+  }
+  setItem(k, v) {
+    this.map.set(k, String(v));
+  }
+}
+
+const TOOLS = [
+  { name: 'read', title: 'Read values', safety: 'read' },
+  { name: 'edit', title: 'Edit a value', safety: 'change' },
+  { name: 'delete', title: 'Delete items', safety: 'destructive' },
+];
+const CONFIRM = { delete: ['deletes-saved'] };
+const settings = (given = {}) => readSettings(given);
+const call = (tool, extra = {}) => ({ id: extra.id ?? Math.random(), tool, args: {}, agent: 'Claude', connection: { id: 'c1', client: 'Claude', host: 'claude.ai' }, turn: 1, ...extra });
+const tick = () => new Promise((r) => setTimeout(r, 0));
+
+test('a call’s kinds: change unless it reads, heavy from the app’s estimate, the app’s confirm kinds', () => {
+  assert.deepEqual(kindsOf(TOOLS[0], { confirmKinds: CONFIRM }), []);
+  assert.deepEqual(kindsOf(TOOLS[1], { confirmKinds: CONFIRM }), ['change']);
+  assert.deepEqual(kindsOf(TOOLS[2], { confirmKinds: CONFIRM }), ['change', 'deletes-saved']);
+  assert.deepEqual(kindsOf(TOOLS[0], { estimateMs: HEAVY_MS - 1 }), []);
+  assert.deepEqual(kindsOf(TOOLS[0], { estimateMs: HEAVY_MS }), ['heavy']);
+});
+
+test('the strictest kind decides: deny over ask over allow', () => {
+  assert.equal(strictest([]), 'allow');
+  assert.equal(strictest(['allow', 'ask']), 'ask');
+  assert.equal(strictest(['ask', 'deny', 'allow']), 'deny');
+  const s = settings({ kinds: { change: 'allow', 'deletes-saved': 'ask' } });
+  assert.equal(decide({ kinds: ['change'], settings: s }).decision, 'allow');
+  assert.deepEqual(decide({ kinds: ['change', 'deletes-saved'], settings: s }), { decision: 'ask', asked: ['deletes-saved'], denied: [] });
+  const d = settings({ kinds: { change: 'deny', 'deletes-saved': 'allow' } });
+  assert.equal(decide({ kinds: ['change', 'deletes-saved'], settings: d }).decision, 'deny');
+  assert.equal(decide({ kinds: ['change'], tool: 'edit', settings: settings({ tools: { edit: 'deny' } }) }).decision, 'deny', 'a tool the person refuses');
+});
+
+test('the three modes as presets, and a kind the person chose over the mode', () => {
+  const careful = settings();
+  assert.equal(careful.mode, 'careful', 'the default: ask before heavy or irreversible');
+  assert.equal(decide({ kinds: ['change'], settings: careful }).decision, 'allow');
+  assert.equal(decide({ kinds: ['heavy'], settings: careful }).decision, 'ask');
+  assert.equal(decide({ kinds: ['change', 'publishes'], settings: careful }).decision, 'ask');
+  const undoable = settings({ mode: 'undoable' });
+  assert.equal(decide({ kinds: ['change', 'heavy'], settings: undoable }).decision, 'allow');
+  assert.equal(decide({ kinds: ['change', 'deletes-saved'], settings: undoable }).decision, 'ask');
+  const readOnly = settings({ mode: 'read-only' });
+  assert.equal(decide({ kinds: [], settings: readOnly }).decision, 'allow', 'reads run');
+  assert.equal(decide({ kinds: ['change'], settings: readOnly }).decision, 'deny');
+  assert.equal(settingFor(TOOLS[1], readOnly), 'refused');
+  assert.equal(settingFor(TOOLS[0], readOnly), 'runs');
+  assert.equal(settingFor(TOOLS[2], careful, { confirmKinds: CONFIRM }), 'asks');
+  assert.equal(decide({ kinds: ['change'], settings: settings({ mode: 'read-only', kinds: { change: 'allow' } }) }).decision, 'allow');
+  assert.deepEqual(Object.keys(MODES), ['careful', 'undoable', 'read-only']);
+});
+
+test('a grant for a connection allows what asks, for that connection only, never what is denied', () => {
+  const grants = new Map([['c1', new Set(['deletes-saved'])]]);
+  const s = settings();
+  assert.equal(decide({ kinds: ['change', 'deletes-saved'], settings: s, connection: 'c1', grants }).decision, 'allow');
+  assert.equal(decide({ kinds: ['change', 'deletes-saved'], settings: s, connection: 'c2', grants }).decision, 'ask');
+  assert.equal(decide({ kinds: ['deletes-saved'], settings: settings({ kinds: { 'deletes-saved': 'deny' } }), connection: 'c1', grants }).decision, 'deny');
+});
+
+test('kept settings are read strictly: unknown modes and decisions are left out', () => {
+  assert.deepEqual(readSettings('{"mode":"yolo","kinds":{"change":"maybe","heavy":"deny"},"tools":{"x":"allow"}}'), { mode: 'careful', kinds: { heavy: 'deny' }, tools: { x: 'allow' } });
+  assert.deepEqual(readSettings('{"tools":{"__proto__":"allow"}}').tools, {});
+  assert.deepEqual(readSettings('not json'), { mode: 'careful', kinds: {}, tools: {} });
+  assert.deepEqual(readSettings('[1]'), { mode: 'careful', kinds: {}, tools: {} });
+});
+
+test('the store keeps settings per browser and per app, and a mode clears the kinds chosen one by one', () => {
+  const storage = new Storage();
+  const a = createPermissionStore({ app: 'a', storage });
+  const heard = [];
+  a.subscribe((s) => heard.push(s.mode));
+  a.setKind('heavy', 'allow');
+  assert.equal(createPermissionStore({ app: 'a', storage }).settings().kinds.heavy, 'allow', 'kept in the browser');
+  assert.deepEqual(createPermissionStore({ app: 'b', storage }).settings().kinds, {}, 'another app keeps its own');
+  a.setMode('read-only');
+  assert.deepEqual(a.settings().kinds, {});
+  assert.deepEqual(heard, ['careful', 'read-only']);
+  assert.throws(() => a.setMode('everything'), /no mode/);
+  assert.throws(() => createPermissionStore({ storage }), /app/);
+  const off = createPermissionStore({ app: 'a', storage: { getItem() { throw new Error('off'); }, setItem() { throw new Error('off'); } } });
+  off.setKind('change', 'deny');
+  assert.equal(off.settings().kinds.change, 'deny', 'storage off: kept for the page');
+});
+
+function presenceOf(extra = {}) {
+  const steps = [];
+  const undone = [];
+  const presence = createPresence({
+    app: 'test',
+    storage: new Storage(),
+    tools: TOOLS,
+    confirmKinds: CONFIRM,
+    kindWords: { 'deletes-saved': 'it deletes items' },
+    stepOf: (r) => r?.step ?? null,
+    undoTurn: (list) => undone.push(...list),
+    ...extra,
+  });
+  const asked = [];
+  const answered = [];
+  presence.onAsking = (q) => asked.push(q);
+  presence.onAnswered = (q) => answered.push(q);
+  let n = 0;
+  const runOf = (c) => presence.run(c, async () => {
+    steps.push(++n);
+    return { step: n };
+  });
+  return { presence, asked, answered, steps, undone, runOf };
+}
+
+test('a question: who, what and why; Allow once runs, Deny refuses with a sentence, the relay is told both', async () => {
+  const { presence, asked, answered, runOf, steps } = presenceOf();
+  assert.deepEqual(await runOf(call('edit')), { step: 1 }, 'a change runs without asking by default');
+  const running = runOf(call('delete', { id: 5 }));
+  await tick();
+  assert.equal(asked.length, 1);
+  const [q] = presence.questions();
+  assert.equal(q.title, 'Delete items');
+  assert.deepEqual(q.why, ['it deletes items']);
+  assert.equal(q.sentence, 'Claude asks to delete items. Allow?');
+  presence.answer(q.id, 'once');
+  assert.deepEqual(await running, { step: 2 });
+  assert.equal(answered.length, 1);
+  const again = runOf(call('delete', { id: 6 }));
+  await tick();
+  assert.equal(presence.questions().length, 1, 'Allow once is for that call only');
+  presence.answer(presence.questions()[0].id, 'deny');
+  await assert.rejects(again, (e) => e instanceof NotRun && /declined “Delete items”/.test(e.message));
+  assert.deepEqual(steps, [1, 2]);
+});
+
+test('This connection allows the kind for that connection for the page’s life; Always sets it to Allow', async () => {
+  const { presence, runOf } = presenceOf();
+  const first = runOf(call('delete'));
+  await tick();
+  presence.answer(presence.questions()[0].id, 'connection');
+  await first;
+  await runOf(call('delete'));
+  assert.deepEqual(presence.grantsOf('c1'), ['deletes-saved']);
+  const other = runOf(call('delete', { connection: { id: 'c2' } }));
+  await tick();
+  assert.equal(presence.questions().length, 1, 'another connection is asked');
+  presence.answer(presence.questions()[0].id, 'always');
+  await other;
+  assert.equal(presence.settings().kinds['deletes-saved'], 'allow');
+  assert.equal(presence.settingOf('delete'), 'runs', 'the tool list follows');
+});
+
+test('a question is withdrawn when the agent cancels, when the person presses Stop, and when moot', async () => {
+  const { presence, runOf, steps } = presenceOf();
+  const cancelled = runOf(call('delete', { id: 'x' }));
+  await tick();
+  presence.cancel('x');
+  await assert.rejects(cancelled, new RegExp(SENTENCES.CANCELLED.slice(0, 20)));
+  assert.equal(presence.questions().length, 0);
+
+  const asking = runOf(call('delete', { turn: 2 }));
+  const queued = runOf(call('edit', { turn: 2 }));
+  await tick();
+  const [line] = presence.lines().filter((l) => l.turn === 2);
+  assert.equal(line.waiting, 2);
+  presence.stop(line.key);
+  await assert.rejects(asking, /pressed Stop/);
+  await assert.rejects(queued, /pressed Stop/, 'Stop refuses the turn’s queued calls too');
+  await assert.rejects(runOf(call('edit', { turn: 2 })), /pressed Stop/, 'and what the turn sends after');
+  assert.equal(presence.questions().length, 0);
+
+  const moot = runOf(call('delete', { turn: 3 }));
+  await tick();
+  presence.withdrawAll('another dataset is shown');
+  await assert.rejects(moot, /withdrawn .*another dataset is shown/);
+  assert.deepEqual(steps, []);
+});
+
+test('one activity line per connection, agent and turn; Undo turn gives the app the turn’s steps, newest first', async () => {
+  const { presence, runOf, undone } = presenceOf();
+  await runOf(call('edit'));
+  await runOf(call('edit'));
+  await runOf(call('edit', { agent: 'ChatGPT', connection: { id: 'c2' } }));
+  const lines = presence.lines();
+  assert.equal(lines.length, 2, 'two agents, two lines');
+  assert.deepEqual(lines[0].steps, [1, 2]);
+  assert.equal(lines[0].done, true);
+  assert.equal(await presence.undoTurn(lines[0].key), true);
+  assert.deepEqual(undone, [2, 1]);
+  assert.equal(await presence.undoTurn(lines[0].key), false, 'once');
+  assert.equal(presence.dismiss(lines[0].key), true);
+  assert.equal(presence.lines().length, 1);
+});
+
+test('calls the settings deny never run and say why', async () => {
+  const { presence, runOf, steps } = presenceOf();
+  presence.store.setMode('read-only');
+  await assert.rejects(runOf(call('edit')), /settings refuse “Edit a value” \(it changes what the tab shows/);
+  assert.deepEqual(await runOf(call('read')), { step: 1 });
+  assert.deepEqual(steps, [1]);
+});
+
+test('the presence’s listeners hear a change of the permissions, so what shows them follows', () => {
+  const { presence } = presenceOf();
+  let heard = 0;
+  presence.subscribe(() => (heard += 1));
+  presence.store.setMode('undoable');
+  assert.equal(heard, 1);
+  assert.equal(presence.settingOf('edit'), 'runs');
+});
+
+test('the oldest lines done acting leave by themselves beyond LINES_KEPT', async () => {
+  const { presence, runOf } = presenceOf();
+  for (let turn = 1; turn <= LINES_KEPT + 5; turn += 1) await runOf(call('edit', { turn }));
+  const lines = presence.lines();
+  assert.equal(lines.length, LINES_KEPT);
+  assert.equal(lines[0].turn, 6, 'the oldest went first');
+});

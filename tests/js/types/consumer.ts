@@ -1,0 +1,43 @@
+// An app's use of the tab end, as TypeScript sees it through the package's declarations: it
+// must compile under `strict` (tests/js/package_types.test.mjs).
+import { RelayClient, catalogueTools, connectCodeFromFragment, CONSENT, type Call, type CallResult } from '../../../tab/relay-client.js';
+import { createPresence, decide, readSettings, NotRun, MODES, type Question, type ActivityLine } from '../../../tab/presence.js';
+import { ConfirmCard, askerOf, CARD_ARM_MS } from '../../../tab/presence-elements.js';
+import { createDataSwitch, guardCall, DATA_SENTENCES } from '../../../tab/data-guard.js';
+
+const presence = createPresence({
+  app: 'orders',
+  tools: [{ name: 'orders_delete', title: 'Delete orders', safety: 'destructive' }],
+  confirmKinds: { orders_delete: ['deletes-saved'] },
+  estimate: () => null,
+  undoTurn: (steps: unknown[]) => steps.length,
+});
+const dataSwitch = createDataSwitch({ app: 'orders' });
+const switchElement = document.querySelector('tabrelay-data-switch');
+if (switchElement) {
+  switchElement.dataSwitch = dataSwitch;
+  switchElement.datasetId = 'orders-2026';
+}
+const relay = new RelayClient({
+  relay: 'https://relay.example',
+  handle: (call: Call): Promise<CallResult> =>
+    guardCall({ tool: { name: call.tool, data: 'summaries' }, dataset: 'orders-2026', dataSwitch }, () => presence.run(call, async () => ({ data: { ok: true } }))),
+  onCancel: (id: number) => presence.cancel(id),
+  tools: catalogueTools({ orders_delete: presence.settingOf('orders_delete') }),
+});
+presence.onAsking = (q: Question) => relay.asking(Number(q.call.id), q.sentence);
+presence.onAnswered = (q: Question) => relay.answered(Number(q.call.id));
+presence.store.subscribe(() => relay.setTools(catalogueTools()));
+relay.start();
+
+const card: ConfirmCard | null = document.querySelector('tabrelay-confirm-card');
+if (card) card.presence = presence;
+const lines: ActivityLine[] = presence.lines();
+const code: string | null = connectCodeFromFragment(location.hash);
+const tail: number = CONSENT.TAIL_CHARS + CARD_ARM_MS;
+const title: string = MODES['read-only'].title;
+const decided = decide({ kinds: ['change'], settings: readSettings(null) }).decision;
+const refused = new NotRun('no', 'declined').outcome;
+const who: string = askerOf({ agent: 'Claude', connection: { id: 'c', host: 'claude.ai' } });
+const caveat: string = DATA_SENTENCES.CAVEAT;
+export { lines, code, tail, title, decided, refused, who, caveat };
