@@ -96,7 +96,11 @@ async fn route(
     let origin = http::origin_of(url).to_owned();
     match (req.method(), path) {
         (Method::Options, p) if http::is_cors_path(p) => Ok(Response::empty()?.with_status(204)),
-        (Method::Get, "/health") => json_response(200, &json!({"ok": true, "service": "tabrelay"})),
+        (Method::Get, "/health") => json_response(
+            200,
+            // The version and the app say what answers here (the live check reads both).
+            &json!({"ok": true, "service": "tabrelay", "version": env!("CARGO_PKG_VERSION"), "app": config.app_url}),
+        ),
         (Method::Get, "/.well-known/oauth-protected-resource") => {
             json_response(200, &metadata::protected_resource(&origin))
         }
