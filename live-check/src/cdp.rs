@@ -55,6 +55,7 @@ impl Browser {
                 "--remote-debugging-port=0",
             ])
             .arg(format!("--user-data-dir={}", profile.display()))
+            .args(proxy_args())
             .arg("about:blank")
             // Its own process group: Ctrl-C in the terminal reaches the check, which then
             // forgets its connections in the tab before it closes the browser.
@@ -273,6 +274,15 @@ impl Drop for Browser {
         let _ = self.child.kill();
         let _ = self.child.wait();
         let _ = std::fs::remove_dir_all(&self.profile);
+    }
+}
+
+/// The tests record the browser's traffic too (loopback included), through the same proxy as
+/// the check's own requests; an owner's run has none.
+fn proxy_args() -> Vec<String> {
+    match std::env::var("TABRELAY_LIVE_CHECK_PROXY") {
+        Ok(proxy) => vec![format!("--proxy-server={proxy}"), "--proxy-bypass-list=<-loopback>".into()],
+        Err(_) => Vec::new(),
     }
 }
 
