@@ -281,7 +281,9 @@ impl Drop for Browser {
 /// the check's own requests; an owner's run has none.
 fn proxy_args() -> Vec<String> {
     match std::env::var("TABRELAY_LIVE_CHECK_PROXY") {
-        Ok(proxy) => vec![format!("--proxy-server={proxy}"), "--proxy-bypass-list=<-loopback>".into()],
+        Ok(proxy) => {
+            vec![format!("--proxy-server={proxy}"), "--proxy-bypass-list=<-loopback>".into()]
+        }
         Err(_) => Vec::new(),
     }
 }

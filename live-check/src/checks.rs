@@ -922,3 +922,23 @@ fn data_of(result: &Value) -> Option<Value> {
     let end = text[start..].find(DATA_CLOSE)? + start;
     serde_json::from_str(&text[start..end]).ok()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tabrelay_bundle::content::data_text;
+
+    #[test]
+    fn data_is_read_from_between_the_tags_with_the_relays_sentence_after() {
+        let text = format!("{} The relay's sentence.", data_text(&json!({"name": "a <b>"})));
+        let result = json!({"content": [{"type": "text", "text": text}]});
+        assert_eq!(data_of(&result), Some(json!({"name": "a <b>"})));
+        assert_eq!(data_of(&json!({"content": [{"type": "text", "text": "no tags"}]})), None);
+    }
+
+    #[test]
+    fn short_cuts_long_values() {
+        assert_eq!(short(&json!("x".repeat(150))), format!("{}…", "x".repeat(100)));
+        assert_eq!(short(&json!(401)), "401");
+    }
+}

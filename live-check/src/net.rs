@@ -163,8 +163,13 @@ pub fn random(n: usize) -> Result<String, String> {
 /// A PKCE verifier and its S256 challenge (RFC 7636).
 pub fn pkce() -> Result<(String, String), String> {
     let verifier = random(32)?;
-    let challenge = URL_SAFE_NO_PAD.encode(Sha256::digest(verifier.as_bytes()));
+    let challenge = s256(&verifier);
     Ok((verifier, challenge))
+}
+
+/// The S256 challenge of `verifier`.
+fn s256(verifier: &str) -> String {
+    URL_SAFE_NO_PAD.encode(Sha256::digest(verifier.as_bytes()))
 }
 
 /// The loopback address the browser comes back to, and what it brought (the query's pairs).
@@ -227,4 +232,24 @@ pub fn param<'a>(pairs: &'a [(String, String)], key: &str) -> Option<&'a str> {
 /// A JSON-RPC request.
 pub fn rpc(id: u64, method: &str, params: Value) -> Value {
     json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn s256_is_rfc7636_appendix_b() {
+        let v: Value =
+            serde_json::from_str(include_str!("../../tests/data/rfc7636_appendix_b.json")).unwrap();
+        assert_eq!(s256(v["code_verifier"].as_str().unwrap()), v["code_challenge"]);
+    }
+
+    #[test]
+    fn query_values_round_trip() {
+        for s in ["plain", "a b&c=d/é", "http://127.0.0.1:9/callback?x=1", "%", "%zz"] {
+            assert_eq!(decode(&encode(s)), s);
+        }
+        assert_eq!(decode("a+b%2Fc%"), "a b/c%");
+    }
 }
