@@ -123,6 +123,12 @@ async fn route(
         (Method::Post, "/revoke") => revoke(req, env, config, &origin).await,
         (Method::Get, "/tab") => tab(req, url, env, config).await,
         (Method::Post, "/") => mcp_endpoint(req, env, config, &origin).await,
+        // The connector address opened in a browser: a page saying what it is (MCP: 405).
+        (Method::Get, "/")
+            if http::asks_for_page(&req.headers().get("accept")?.unwrap_or_default()) =>
+        {
+            html(200, pages::connector(&format!("{origin}/"), &config.app_url))
+        }
         // A route asked with another method: 405 naming the ones it takes (http::ROUTES).
         _ => match http::allow(path) {
             Some(methods) => {
