@@ -138,7 +138,7 @@ impl Run<'_> {
 
     fn say_start(&self) {
         self.emit(
-            format!("live check of {} ", self.relay()),
+            format!("live check of {}", self.relay()),
             json!({"relay": self.relay(), "checker": env!("CARGO_PKG_VERSION")}),
         );
     }
@@ -381,12 +381,15 @@ impl Run<'_> {
         let app = self.app.clone();
         let b = self.browser()?;
         let page = b.open(&app)?;
-        b.wait_for(
+        if let Err(e) = b.wait_for(
             &page,
             "(document.getElementById('status')?.textContent || '').includes('connected')",
             UI_WAIT,
             "the app's page saying it is connected to the relay",
-        )?;
+        ) {
+            let says = b.text(&page, "status").unwrap_or_default();
+            return Err(format!("{e}; it says “{}”", says.trim()));
+        }
         self.page = Some(page.clone());
         Ok(page)
     }

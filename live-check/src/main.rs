@@ -69,8 +69,8 @@ fn options() -> Result<Options, String> {
         }
     }
     let relay = o.relay.trim_end_matches('/').to_owned();
-    if !(relay.starts_with("https://") || relay.starts_with("http://")) || relay[8..].contains('/')
-    {
+    let host = relay.strip_prefix("https://").or_else(|| relay.strip_prefix("http://"));
+    if host.is_none_or(|h| h.is_empty() || h.contains(['/', '?', '#'])) {
         return Err(format!("--relay must be the relay's origin (https://host), not {relay}"));
     }
     o.relay = relay;
