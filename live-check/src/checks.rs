@@ -619,7 +619,8 @@ impl Run<'_> {
 
     fn change(&mut self, token: Option<&str>) -> Result<String, String> {
         let token = token.ok_or("not tried: needs a token, which failed")?;
-        let (_, id, column) = self.dataset.clone().ok_or("no dataset")?;
+        let (_, id, column) =
+            self.dataset.clone().ok_or("not tried: needs the read, which failed")?;
         self.call_ok(token, CHANGE_TOOL, json!({"id": id, "column": column, "value": 0.5}))?;
         self.call_ok(token, UNDO_TOOL, json!({}))?;
         Ok(format!("{CHANGE_TOOL} set item {id}'s {column}, then {UNDO_TOOL} undid it"))
@@ -641,7 +642,7 @@ impl Run<'_> {
 
     fn status(&mut self, token: Option<&str>) -> Result<String, String> {
         let token = token.ok_or("not tried: needs a token, which failed")?;
-        let (name, ..) = self.dataset.clone().ok_or("no dataset")?;
+        let (name, ..) = self.dataset.clone().ok_or("not tried: needs the read, which failed")?;
         let r = self.call_ok(token, STATUS_TOOL, json!({}))?;
         let text = r["content"][0]["text"].as_str().unwrap_or_default();
         if !text.contains(&quoted(&name)) {
@@ -714,7 +715,7 @@ impl Run<'_> {
     fn tab_gone(&mut self, token: Option<&str>) -> Result<String, String> {
         let token = token.ok_or("not tried: needs a token, which failed")?.to_owned();
         let page = self.page()?;
-        let (_, id, _) = self.dataset.clone().ok_or("no dataset")?;
+        let (_, id, _) = self.dataset.clone().ok_or("not tried: needs the read, which failed")?;
         let http = self.http.clone();
         let endpoint = self.endpoint.clone();
         let pending = std::thread::spawn(move || {
@@ -797,8 +798,15 @@ impl Run<'_> {
         };
         let a = refresh(self, &r0)?;
         let first = self.tokens(&a).map_err(|e| format!("the first refresh: {e}"))?;
-        self.call_ok(&first.access, READ_TOOL, json!({}))
-            .map_err(|e| format!("the new access token: {e}"))?;
+        let works = self.http.mcp(
+            &self.endpoint,
+            Some(&first.access),
+            &rpc(7, "tools/list", json!({})),
+            &[("mcp-protocol-version", SESSION_REVISION)],
+        )?;
+        if works.status != 200 {
+            return Err(format!("the new access token answered {}", works.status));
+        }
         let a = refresh(self, &r0)?;
         let retry =
             self.tokens(&a).map_err(|e| format!("the previous refresh token as a retry: {e}"))?;

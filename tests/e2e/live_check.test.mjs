@@ -2,8 +2,9 @@
 // app: every check passes; it prints none of the secrets it handled (its traffic and its
 // browser's go through a recording proxy here, so the test knows each token, code and key);
 // it leaves nothing behind (every token it was given is dead afterwards, its browser and
-// profile are gone), also when Ctrl-C stops it; and against a relay with broken pieces, the
-// checks of those pieces FAIL with readable lines while the others pass.
+// profile are gone), also when Ctrl-C stops it; and against a relay with broken pieces, or a
+// tab that refuses a tool, the checks of those pieces FAIL with readable lines while the
+// others pass.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
@@ -13,6 +14,7 @@ import { existsSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { RELAY, APP_ORIGIN, postForm, mcpPost } from './harness.mjs';
+import { TOOL_REFUSED } from '../../tab/generated/bundle.js';
 
 const BINARY = new URL('../../target/debug/tabrelay-live-check', import.meta.url).pathname;
 const APP = `${APP_ORIGIN}/demo/`;
@@ -23,7 +25,7 @@ const CHECKS = ['health', 'discovery', 'registration', 'tab', 'consent-typed', '
  * one side and the relay and the app on the other, keeping the text of every exchange.
  * `breaks` (path → answer) answers some of the live check's requests itself.
  */
-async function recordingProxy(breaks = {}) {
+async function recordingProxy(breaks = {}, rewrites = {}) {
   const traffic = [];
   const server = http.createServer((req, res) => {
     const url = new URL(req.url);
@@ -42,9 +44,15 @@ async function recordingProxy(breaks = {}) {
         const back = [];
         up.on('data', (c) => back.push(c));
         up.on('end', () => {
-          const text = Buffer.concat(back);
+          let text = Buffer.concat(back);
           traffic.push(`${JSON.stringify(up.headers)}\n${text}`);
-          res.writeHead(up.statusCode, up.headers);
+          const headers = { ...up.headers };
+          if (rewrites[url.pathname]) {
+            text = Buffer.from(rewrites[url.pathname](String(text)));
+            delete headers['content-length'];
+            delete headers.etag;
+          }
+          res.writeHead(up.statusCode, headers);
           res.end(text);
         });
       });
@@ -183,6 +191,27 @@ test('a relay with broken pieces: those checks FAIL with what was seen, the othe
   for (const name of CHECKS.filter((n) => !['health', 'discovery', 'view-card'].includes(n))) assert.equal(checks[name].result, 'PASS', `${name}: ${checks[name].seen}`);
   assert.deepEqual(summary.failed, ['health', 'discovery', 'view-card']);
   assert.equal(summary.summary, 'FAIL');
+  const secrets = secretsIn(proxy.traffic);
+  assertNoSecret(run.output, secrets);
+  await assertNothingLeft(secrets);
+});
+
+test('a tab that refuses calls to the read tool: the checks that need it FAIL saying so, the others pass', { timeout: 180_000 }, async () => {
+  // The person's settings (kept in the browser) refuse dataset_describe: set before the page
+  // reads them, by the page's configuration as this proxy serves it.
+  const proxy = await recordingProxy({}, {
+    '/demo/config.js': (text) => `${text}\nlocalStorage.setItem('tabrelay-demo:tool-settings', JSON.stringify({ dataset_describe: 'refused' }));\n`,
+  });
+  proxies.push(proxy);
+  const run = await liveCheck(proxy, ['--json', '--idle', '1']);
+  const { checks, summary } = resultsOf(run.output);
+  assert.equal(run.code, 1);
+  assert.match(checks['tools-list'].seen, /missing \["dataset_describe"\]/);
+  assert.ok(checks['call-read'].seen.startsWith(`dataset_describe failed: ${TOOL_REFUSED.slice(0, 40)}`), checks['call-read'].seen);
+  for (const name of ['call-change', 'status-tool', 'tab-gone']) assert.match(checks[name].seen, /^not tried: needs the read, which failed$/, name);
+  const failing = ['tools-list', 'call-read', 'call-change', 'status-tool', 'revision-2026', 'tab-gone', 'idle-pairing'];
+  assert.deepEqual(summary.failed, failing);
+  for (const name of CHECKS.filter((n) => !failing.includes(n))) assert.equal(checks[name].result, 'PASS', `${name}: ${checks[name].seen}`);
   const secrets = secretsIn(proxy.traffic);
   assertNoSecret(run.output, secrets);
   await assertNothingLeft(secrets);
