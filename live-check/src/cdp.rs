@@ -1,6 +1,12 @@
 //! Chromium over the DevTools protocol: a headless browser with a fresh profile, its pages,
 //! and what a person does in them (type, click, read). The handful of commands the check needs
 //! over one WebSocket; the browser and its profile go when the `Browser` is dropped.
+//!
+//! Ten DevTools commands over `tungstenite` rather than a CDP crate, measured on the project's
+//! 2-core machine: `headless_chrome` 1.0.22 does not build from the registries alone (its build
+//! script downloads the protocol's JSON from GitHub), and `chromiumoxide` 0.7 (fetcher off)
+//! takes 244 s to build cold against 66 s for this whole crate, for generated types of the
+//! whole protocol where the check uses ten commands.
 
 use std::io::{BufRead, BufReader};
 use std::net::TcpStream;
