@@ -340,7 +340,7 @@ impl Run<'_> {
         }
         let id = a.body["client_id"].as_str().ok_or("no client_id")?.to_owned();
         self.client_id = Some(id);
-        Ok(format!("registered “{CLIENT_NAME}” with a loopback redirect ({} )", a.status))
+        Ok(format!("registered “{CLIENT_NAME}” with a loopback redirect ({})", a.status))
     }
 }
 
@@ -635,7 +635,7 @@ impl Run<'_> {
             .ok_or("no picture in the answer")?;
         let kib = image["data"].as_str().unwrap_or_default().len() * 3 / 4 / 1024;
         Ok(format!(
-            "{PICTURE_TOOL}: a {} of {kib} KiB",
+            "{PICTURE_TOOL}: a picture ({}) of {kib} KiB",
             image["mimeType"].as_str().unwrap_or("picture")
         ))
     }
