@@ -2,11 +2,11 @@
 //! and what a person does in them (type, click, read). The handful of commands the check needs
 //! over one WebSocket; the browser and its profile go when the `Browser` is dropped.
 //!
-//! Ten DevTools commands over `tungstenite` rather than a CDP crate, measured on the project's
+//! Eight DevTools commands over `tungstenite` rather than a CDP crate, measured on the project's
 //! 2-core machine: `headless_chrome` 1.0.22 does not build from the registries alone (its build
 //! script downloads the protocol's JSON from GitHub), and `chromiumoxide` 0.7 (fetcher off)
 //! takes 244 s to build cold against 66 s for this whole crate, for generated types of the
-//! whole protocol where the check uses ten commands.
+//! whole protocol where the check uses eight.
 
 use std::io::{BufRead, BufReader};
 use std::net::TcpStream;
@@ -181,14 +181,37 @@ impl Browser {
         Ok(Page { target, session })
     }
 
+    /// The tab another page opened (a link with `target=_blank`) whose address contains
+    /// `part`, once it shows up (within `within`).
+    pub fn opened(&mut self, part: &str, within: Duration) -> Result<Page, String> {
+        let deadline = Instant::now() + within;
+        loop {
+            let targets = self.command(None, "Target.getTargets", json!({}))?;
+            let found = targets["targetInfos"].as_array().and_then(|all| {
+                all.iter().find(|t| {
+                    t["type"] == json!("page")
+                        && t["url"].as_str().is_some_and(|u| u.contains(part))
+                })
+            });
+            if let Some(target) = found.and_then(|t| t["targetId"].as_str()).map(str::to_owned) {
+                let attached = self.command(
+                    None,
+                    "Target.attachToTarget",
+                    json!({"targetId": target, "flatten": true}),
+                )?;
+                let session = attached["sessionId"].as_str().ok_or("no session id")?.to_owned();
+                return Ok(Page { target, session });
+            }
+            if Instant::now() > deadline {
+                return Err(format!("no tab opened in {} s", within.as_secs()));
+            }
+            std::thread::sleep(POLL);
+        }
+    }
+
     /// Closes `page`'s tab, as a person closing it.
     pub fn close(&mut self, page: &Page) -> Result<(), String> {
         self.command(None, "Target.closeTarget", json!({"targetId": page.target})).map(|_| ())
-    }
-
-    /// Navigates `page` to `url` (only its fragment changes when that is all that differs).
-    pub fn navigate(&mut self, page: &Page, url: &str) -> Result<(), String> {
-        self.command(Some(page), "Page.navigate", json!({"url": url})).map(|_| ())
     }
 
     /// The value of `expression` in `page` (awaited when it is a promise).

@@ -237,7 +237,7 @@ impl Run<'_> {
             need(registered && r.page.is_some(), "registration and a paired tab")?;
             let (code, verifier) = r.consent(true)?;
             r.redeem(&code, &verifier)?;
-            Ok("opened from the waiting page's link with the last characters typed; approved; its code redeemed".into())
+            Ok("the waiting page's link opened the app in a new tab; the last characters typed there; approved; its code redeemed".into())
         });
         let t = token.clone();
         self.check("tab-gone", |r| r.tab_gone(t.as_deref()));
@@ -449,8 +449,22 @@ impl Run<'_> {
             });
         }
         let b = self.browser()?;
-        let approved = if linked {
-            b.navigate(&page, &link)?;
+        let (page, approved) = if linked {
+            // The person presses the waiting page's link: the app opens in a new tab with the
+            // code, and that tab is the one they keep (the previous one closes).
+            b.click(&waiting, "#link")?;
+            let fragment = link.split_once('#').map_or(link.as_str(), |(_, f)| f).to_owned();
+            let opened = b.opened(&fragment, UI_WAIT)?;
+            b.close(&page)?;
+            self.page = Some(opened.clone());
+            let b = self.browser()?;
+            let page = opened;
+            b.wait_for(
+                &page,
+                "(document.getElementById('status')?.textContent || '').includes('connected')",
+                UI_WAIT,
+                "the app opened from the link saying it is connected",
+            )?;
             b.wait_for(
                 &page,
                 "!document.getElementById('tail-box').hidden",
@@ -462,11 +476,12 @@ impl Run<'_> {
                 chars[chars.len().saturating_sub(TAIL_CHARS)..].iter().collect()
             };
             b.type_into(&page, "code-tail", &tail)?;
-            b.click(&page, "#approve")
+            (page.clone(), b.click(&page, "#approve"))
         } else {
             b.type_into(&page, "code", &code)?;
-            b.click(&page, "#approve")
+            (page.clone(), b.click(&page, "#approve"))
         };
+        let b = self.browser()?;
         let approved = approved.and_then(|()| {
             b.wait_for(
                 &page,
