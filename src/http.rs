@@ -49,6 +49,13 @@ pub fn is_cors_path(path: &str) -> bool {
         || path.starts_with("/.well-known/")
 }
 
+/// Whether a request's `Accept` asks for a page (a browser opening the connector address)
+/// rather than an MCP stream or JSON.
+#[must_use]
+pub fn asks_for_page(accept: &str) -> bool {
+    accept.contains("text/html") && !accept.contains("text/event-stream")
+}
+
 /// The origin (`scheme://host[:port]`) of an absolute URL.
 #[must_use]
 pub fn origin_of(url: &str) -> &str {
@@ -111,6 +118,16 @@ pub fn escape_html(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_browser_asks_for_a_page_and_an_mcp_client_does_not() {
+        let browser =
+            "text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,image/webp,*/*;q=0.8";
+        assert!(asks_for_page(browser));
+        for mcp in ["text/event-stream", "application/json, text/event-stream", "*/*", ""] {
+            assert!(!asks_for_page(mcp), "{mcp}");
+        }
+    }
 
     #[test]
     fn each_route_says_its_methods_and_other_paths_none() {

@@ -86,6 +86,29 @@ After approval you will be sent back to <strong id=\"redirect-host\">{host}</str
     )
 }
 
+/// The connector address opened in a browser: what it is and how to add it in the agent apps
+/// people use (MCP clients asking for a stream or JSON still get the endpoint's 405).
+#[must_use]
+pub fn connector(address: &str, app_url: &str) -> String {
+    format!(
+        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width\">\
+<title>Tabrelay connector</title><style>{STYLE}</style></head><body>\
+<h1>This is a connector address for agent apps</h1>\
+<p>Add <strong id=\"address\">{address}</strong> to an agent app and it can act in your open tab of \
+<a id=\"app\" href=\"{app}\">the app</a>, with your approval there. There is nothing to see here in a browser.</p>\
+<ul id=\"clients\">\
+<li><strong>Claude</strong> (web and desktop): Settings → Connectors → Add custom connector, with this address.</li>\
+<li><strong>ChatGPT</strong>: Settings → Apps &amp; Connectors → Advanced settings → Developer mode, then Create, with this address and OAuth.</li>\
+<li><strong>Claude Code</strong>: <code>claude mcp add --transport http tabrelay {address}</code>, then <code>/mcp</code> to sign in.</li>\
+<li><strong>MCP Inspector</strong>: <code>npx @modelcontextprotocol/inspector --transport http --server-url {address}</code>.</li>\
+</ul>\
+<p>The agent app then opens a page with a connect code: open the app, type the code there and approve it.</p>\
+</body></html>",
+        address = escape_html(address),
+        app = escape_html(app_url),
+    )
+}
+
 /// The approval link for a code: the app, with the code in the fragment.
 #[must_use]
 pub fn approval_link(app_url: &str, code_display: &str) -> String {
@@ -154,6 +177,15 @@ pub const WAIT_SCRIPT: &str = r#"(() => {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_connector_page_names_its_address_and_the_app_escaped() {
+        let page = connector("https://relay.example/", "https://app.example/?a=1&b=<2>");
+        assert!(page.contains("<strong id=\"address\">https://relay.example/</strong>"));
+        assert!(page.contains("--server-url https://relay.example/"));
+        assert!(page.contains("href=\"https://app.example/?a=1&amp;b=&lt;2&gt;\""));
+        assert!(!page.contains("<script"), "the page needs no script");
+    }
 
     #[test]
     fn every_client_supplied_string_is_escaped() {

@@ -1,9 +1,7 @@
 //! The relay's own sentences that agents and people read; each is written once, here.
 
-/// No tab of the pairing is connected.
-pub const NO_TAB: &str = "No tab of the app is open in the browser this connection was approved from: open the app there, then try again.";
-/// The tab closed or reloaded while a call waited.
-pub const TAB_GONE: &str = "The tab went away (closed or reloaded) before it answered, so whether the step was done is not known: read the history before trying again.";
+// The tab-gone and no-tab sentences live in the bundle: the live check reads them too.
+pub use tabrelay_bundle::agent::{NO_TAB, TAB_GONE};
 /// The tab sent something that is not an answer.
 pub const TAB_MALFORMED: &str =
     "The tab's answer could not be read; read the history before trying again.";

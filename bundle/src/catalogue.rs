@@ -186,12 +186,12 @@ mod tests {
     #[test]
     fn bundled_catalogue_is_valid_and_covers_the_kinds_of_tool() {
         let c = Catalogue::bundled();
-        assert!(c.tools.len() >= 8);
+        // Any app's catalogue (scripts/test builds a second, tests/sample-bundle/).
+        assert!(!c.tools.is_empty());
         assert!(c.tools.iter().any(|t| t.safety == Safety::Read));
         assert!(c.tools.iter().any(|t| t.safety == Safety::Change));
         assert!(c.tools.iter().any(|t| t.safety == Safety::Destructive));
-        assert!(c.tool("view_picture").is_some());
-        assert!(c.tool("items_values").is_some());
+        assert!(c.tools.iter().all(|t| c.tool(&t.name).is_some()));
         assert!(c.tool(crate::protocol::STATUS_TOOL).is_none(), "the relay answers status itself");
         assert!(c.tools.iter().all(|t| crate::protocol::valid_tool_name(&t.name)));
     }

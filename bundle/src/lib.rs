@@ -6,6 +6,7 @@
 
 extern crate alloc;
 
+pub mod agent;
 pub mod catalogue;
 pub mod content;
 mod digest;

@@ -5,10 +5,8 @@
 
 use serde_json::{json, Value};
 
-/// The view card's address.
-pub const VIEW_URI: &str = "ui://tabrelay/view";
-/// The MIME type of an MCP App.
-pub const VIEW_MIME: &str = "text/html;profile=mcp-app";
+// The card's address and type live in the bundle: the live check reads them too.
+pub use tabrelay_bundle::agent::{VIEW_MIME, VIEW_URI};
 /// The tool the card's Refresh calls.
 pub const REFRESH_TOOL: &str = "status";
 

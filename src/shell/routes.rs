@@ -96,7 +96,11 @@ async fn route(
     let origin = http::origin_of(url).to_owned();
     match (req.method(), path) {
         (Method::Options, p) if http::is_cors_path(p) => Ok(Response::empty()?.with_status(204)),
-        (Method::Get, "/health") => json_response(200, &json!({"ok": true, "service": "tabrelay"})),
+        (Method::Get, "/health") => json_response(
+            200,
+            // The version and the app say what answers here (the live check reads both).
+            &json!({"ok": true, "service": "tabrelay", "version": env!("CARGO_PKG_VERSION"), "app": config.app_url}),
+        ),
         (Method::Get, "/.well-known/oauth-protected-resource") => {
             json_response(200, &metadata::protected_resource(&origin))
         }
@@ -119,6 +123,12 @@ async fn route(
         (Method::Post, "/revoke") => revoke(req, env, config, &origin).await,
         (Method::Get, "/tab") => tab(req, url, env, config).await,
         (Method::Post, "/") => mcp_endpoint(req, env, config, &origin).await,
+        // The connector address opened in a browser: a page saying what it is (MCP: 405).
+        (Method::Get, "/")
+            if http::asks_for_page(&req.headers().get("accept")?.unwrap_or_default()) =>
+        {
+            html(200, pages::connector(&format!("{origin}/"), &config.app_url))
+        }
         // A route asked with another method: 405 naming the ones it takes (http::ROUTES).
         _ => match http::allow(path) {
             Some(methods) => {
