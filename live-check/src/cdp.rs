@@ -262,15 +262,21 @@ impl Browser {
 
     /// Clicks the middle of the element `selector` with the mouse.
     pub fn click(&mut self, page: &Page, selector: &str) -> Result<(), String> {
+        let element = format!("document.querySelector({})", json!(selector));
+        self.click_element(page, &element, selector)
+    }
+
+    /// Clicks the middle of the element the JavaScript expression `element` finds (one inside
+    /// a custom element's shadow root, say) with the mouse; `what` names it in an error.
+    pub fn click_element(&mut self, page: &Page, element: &str, what: &str) -> Result<(), String> {
         let at = self.eval(
             page,
             &format!(
-                "(() => {{ const e = document.querySelector({}); if (!e) return null; e.scrollIntoView({{block: 'center'}}); const r = e.getBoundingClientRect(); return [r.x + r.width / 2, r.y + r.height / 2]; }})()",
-                json!(selector)
+                "(() => {{ const e = {element}; if (!e) return null; e.scrollIntoView({{block: 'center'}}); const r = e.getBoundingClientRect(); return [r.x + r.width / 2, r.y + r.height / 2]; }})()"
             ),
         )?;
         let (Some(x), Some(y)) = (at[0].as_f64(), at[1].as_f64()) else {
-            return Err(format!("nothing to click at {selector}"));
+            return Err(format!("nothing to click at {what}"));
         };
         for kind in ["mousePressed", "mouseReleased"] {
             self.command(

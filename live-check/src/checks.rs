@@ -877,11 +877,13 @@ impl Run<'_> {
         let b = self.browser()?;
         b.interruptible = interruptible;
         let name = json!(CLIENT_NAME);
-        let index = format!("[...document.querySelectorAll('#connections li')].findIndex((li) => li.querySelector('strong')?.textContent === {name})");
-        b.click(&page, "#connections-refresh")?;
+        // The demo's connections list is the tab end's `<tabrelay-connections>` element.
+        let root = "document.getElementById('connections').shadowRoot";
+        let index = format!("[...{root}.querySelectorAll('[part=item]')].findIndex((li) => li.querySelector('strong')?.textContent === {name})");
+        b.click_element(&page, &format!("{root}.querySelector('[part=refresh]')"), "Refresh")?;
         b.wait_for(
             &page,
-            "!/show here once/.test(document.getElementById('connections-empty').textContent)",
+            &format!("!/show here once/.test({root}.querySelector('[part=empty]').textContent)"),
             UI_WAIT,
             "the tab listing its connections",
         )?;
@@ -891,10 +893,13 @@ impl Run<'_> {
             if at < 0 {
                 break;
             }
-            b.click(&page, &format!("#connections li:nth-child({}) button.forget", at + 1))?;
+            let button = format!(
+                "{root}.querySelectorAll('[part=item]')[{at}].querySelector('button[part=forget]')"
+            );
+            b.click_element(&page, &button, "Forget")?;
             let before = forgot;
-            b.wait_for(&page, &format!("(() => {{ const i = {index}; return i < 0 || /^Forgot/.test(document.getElementById('connections-result').textContent); }})()"), UI_WAIT, "the tab saying it forgot the connection")?;
-            b.eval(&page, "document.getElementById('connections-result').textContent = ''")?;
+            b.wait_for(&page, &format!("(() => {{ const i = {index}; return i < 0 || /^Forgot/.test({root}.querySelector('[part=result]').textContent); }})()"), UI_WAIT, "the tab saying it forgot the connection")?;
+            b.eval(&page, &format!("{root}.querySelector('[part=result]').textContent = ''"))?;
             forgot += 1;
             if forgot > before + 20 {
                 break;
