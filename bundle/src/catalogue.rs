@@ -202,9 +202,14 @@ mod tests {
         let unclassified: Vec<&str> =
             c.tools.iter().filter(|t| t.data.is_none()).map(|t| t.name.as_str()).collect();
         assert!(unclassified.is_empty(), "classify as cells or summaries: {unclassified:?}");
-        assert_eq!(c.tool("items_values").unwrap().data, Some(DataClass::Cells));
-        assert_eq!(c.tool("view_picture").unwrap().data, Some(DataClass::Cells));
-        assert_eq!(c.tool("groups_summary").unwrap().data, Some(DataClass::Summaries));
+        // The demo app's cell reads and picture are cells (another app's bundle has other tools).
+        for (name, class) in [
+            ("items_values", DataClass::Cells),
+            ("view_picture", DataClass::Cells),
+            ("groups_summary", DataClass::Summaries),
+        ] {
+            assert!(c.tool(name).is_none_or(|t| t.data == Some(class)), "{name}");
+        }
     }
 
     #[test]
