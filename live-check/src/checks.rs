@@ -757,7 +757,13 @@ impl Run<'_> {
         let after = at.saturating_duration_since(closed);
         let reopened = self.open_app().map(|_| ());
         let text = answer.body["result"]["content"][0]["text"].as_str().unwrap_or_default();
-        if answer.body["result"]["isError"] != json!(true) || !text.contains(TAB_GONE) {
+        // The tab end withdraws a question its closing makes moot and says so itself (quoted as
+        // the tab's words) as it goes; a tab that vanishes without a word gets the relay's
+        // sentence. Either way the call fails at once and nothing was done.
+        let withdrawn = text.starts_with(DATA_OPEN) && text.contains("withdrawn");
+        if answer.body["result"]["isError"] != json!(true)
+            || !(text.contains(TAB_GONE) || withdrawn)
+        {
             return Err(format!("the call answered {}", short(&answer.body)));
         }
         if after > GONE_WITHIN {
@@ -768,7 +774,9 @@ impl Run<'_> {
         }
         reopened
             .map_err(|e| format!("the call failed at once, but the app did not open again: {e}"))?;
-        Ok(format!("the call waiting on the person failed {} ms after the tab closed, with the tab-gone sentence; the app opened again", after.as_millis()))
+        let said =
+            if withdrawn { "the tab withdrawing its question" } else { "the tab-gone sentence" };
+        Ok(format!("the call waiting on the person failed {} ms after the tab closed, with {said}; the app opened again", after.as_millis()))
     }
 
     fn idle(&mut self, token: Option<&str>) -> Result<String, String> {

@@ -14,7 +14,8 @@ import { existsSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { RELAY, APP_ORIGIN, postForm, mcpPost } from './harness.mjs';
-import { TOOL_REFUSED } from '../../tab/generated/bundle.js';
+import { TOOL_REFUSED, CATALOGUE } from '../../tab/generated/bundle.js';
+import { PERMISSIONS_KEY } from '../../tab/presence.js';
 
 const BINARY = new URL('../../target/debug/tabrelay-live-check', import.meta.url).pathname;
 const APP = `${APP_ORIGIN}/demo/`;
@@ -197,10 +198,11 @@ test('a relay with broken pieces: those checks FAIL with what was seen, the othe
 });
 
 test('a tab that refuses calls to the read tool: the checks that need it FAIL saying so, the others pass', { timeout: 180_000 }, async () => {
-  // The person's settings (kept in the browser) refuse dataset_describe: set before the page
-  // reads them, by the page's configuration as this proxy serves it.
+  // The person's permissions (the tab end's presence store, kept in the browser) deny
+  // dataset_describe: set before the page reads them, by the page's configuration as this proxy
+  // serves it.
   const proxy = await recordingProxy({}, {
-    '/demo/config.js': (text) => `${text}\nlocalStorage.setItem('tabrelay-demo:tool-settings', JSON.stringify({ dataset_describe: 'refused' }));\n`,
+    '/demo/config.js': (text) => `${text}\nlocalStorage.setItem('${PERMISSIONS_KEY}:${CATALOGUE.resource_prefix}', JSON.stringify({ tools: { dataset_describe: 'deny' } }));\n`,
   });
   proxies.push(proxy);
   const run = await liveCheck(proxy, ['--json', '--idle', '1']);
