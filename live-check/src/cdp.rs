@@ -172,6 +172,11 @@ impl Browser {
     pub fn open(&mut self, url: &str) -> Result<Page, String> {
         let made = self.command(None, "Target.createTarget", json!({"url": url}))?;
         let target = made["targetId"].as_str().ok_or("no target id")?.to_owned();
+        self.attach(target)
+    }
+
+    /// A session on tab `target`, to send it commands.
+    fn attach(&mut self, target: String) -> Result<Page, String> {
         let attached = self.command(
             None,
             "Target.attachToTarget",
@@ -194,13 +199,7 @@ impl Browser {
                 })
             });
             if let Some(target) = found.and_then(|t| t["targetId"].as_str()).map(str::to_owned) {
-                let attached = self.command(
-                    None,
-                    "Target.attachToTarget",
-                    json!({"targetId": target, "flatten": true}),
-                )?;
-                let session = attached["sessionId"].as_str().ok_or("no session id")?.to_owned();
-                return Ok(Page { target, session });
+                return self.attach(target);
             }
             if Instant::now() > deadline {
                 return Err(format!("no tab opened in {} s", within.as_secs()));
