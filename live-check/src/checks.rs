@@ -31,6 +31,10 @@ const UI_WAIT: Duration = Duration::from_secs(20);
 /// How many times Forget is pressed for one connection before the check says it was not
 /// forgotten (a press may land while the list is drawn anew).
 const FORGET_PRESSES: u32 = 4;
+/// How long before pressing again a button that was not there.
+const POLL_AGAIN: Duration = Duration::from_millis(200);
+/// The most connections a pairing keeps (the relay's bound): the most Forget presses needed.
+const MAX_FORGOTTEN: usize = 50;
 /// A call to a tab that went away must fail within this.
 const GONE_WITHIN: Duration = Duration::from_secs(3);
 /// The idle wait against a loopback relay (workerd evicts an idle object after ~40 s; the
@@ -898,37 +902,36 @@ impl Run<'_> {
             UI_WAIT,
             "the tab listing its connections",
         )?;
+        // The check's connection by name, read afresh at each press (the list is drawn anew
+        // whenever the relay sends it).
+        let button = format!("[...{root}.querySelectorAll('[part=item]')].find((li) => li.querySelector('strong')?.textContent === {name})?.querySelector('button[part=forget]')");
+        let items = format!("{root}.querySelectorAll('[part=item]').length");
         let mut forgot = 0;
-        loop {
-            let at = b.eval(&page, &index)?.as_i64().unwrap_or(-1);
-            if at < 0 {
-                break;
-            }
-            let button = format!(
-                "{root}.querySelectorAll('[part=item]')[{at}].querySelector('button[part=forget]')"
-            );
-            let items = format!("{root}.querySelectorAll('[part=item]').length");
+        while b.eval(&page, &index)?.as_i64().unwrap_or(-1) >= 0 && forgot < MAX_FORGOTTEN {
             let shown = b.eval(&page, &items)?.as_i64().unwrap_or(0);
             let gone = format!("({items}) < {shown} || /^Forgot/.test({root}.querySelector('[part=result]').textContent)");
-            let before = forgot;
-            // A press that lands while the list is drawn anew finds no button: press again, as a
-            // person would, a few times before saying the tab did not forget.
-            let mut pressed = Ok(());
+            // A press that lands while the list is drawn anew finds no button, or one that is
+            // gone a moment later: press again, as a person would, a few times.
+            let mut pressed = Err("the tab's Forget button could not be pressed".to_owned());
             for _ in 0..FORGET_PRESSES {
-                b.click_element(&page, &button, "Forget")?;
                 let within = UI_WAIT / FORGET_PRESSES;
-                pressed =
-                    b.wait_for(&page, &gone, within, "the tab saying it forgot the connection");
-                if pressed.is_ok() {
+                pressed = match b.click_element(&page, &button, "Forget") {
+                    Ok(()) => {
+                        b.wait_for(&page, &gone, within, "the tab saying it forgot the connection")
+                    }
+                    Err(e) => {
+                        std::thread::sleep(POLL_AGAIN);
+                        Err(e)
+                    }
+                };
+                if pressed.is_ok() || b.eval(&page, &index)?.as_i64().unwrap_or(-1) < 0 {
+                    pressed = Ok(());
                     break;
                 }
             }
             pressed?;
             b.eval(&page, &format!("{root}.querySelector('[part=result]').textContent = ''"))?;
             forgot += 1;
-            if forgot > before + 20 {
-                break;
-            }
         }
         Ok(forgot)
     }
