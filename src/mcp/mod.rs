@@ -1,6 +1,7 @@
 //! The MCP endpoint's decisions: which revision, which method, what to answer, and which
 //! calls go on to the pairing's tab.
 
+pub mod call_path;
 pub mod clients;
 pub mod era;
 pub mod input;
@@ -100,10 +101,6 @@ pub struct Retry {
     /// `params.inputResponses`.
     pub responses: Value,
 }
-
-/// How long a streamed call's answer may take to still go as plain JSON (with its own HTTP
-/// status), in milliseconds; a later one goes on the stream, which opens then.
-pub const FIRST_EVENT_WAIT_MS: u64 = 500;
 
 /// The comment a stream sends while it waits, so no proxy cuts it as idle.
 pub const KEEP_ALIVE: &str = ": keep-alive\n\n";

@@ -6,7 +6,6 @@ use std::time::Duration;
 use futures::future::{select, Either};
 use futures::StreamExt as _;
 use serde_json::json;
-use tabrelay_bundle::content::quoted;
 use tabrelay_bundle::fields::FromValue as _;
 use tabrelay_bundle::protocol::{close, Connection};
 use worker::{
@@ -16,24 +15,25 @@ use worker::{
 
 use super::client_metadata;
 use super::{
-    ask_code, ask_object, catalogue, from_json, json_response, now_ms, post_object, read_json,
-    PlatformRandom,
+    ask_code, ask_object, catalogue, json_response, now_ms, post_object, read_json, PlatformRandom,
 };
 use crate::config::Config;
 use crate::http;
 use crate::jsonrpc::{self, ErrorCode, Id, RpcError};
+use crate::mcp::call_path::{
+    Call, CallIdentity, CallInput, CallOutput, Listen, FIRST_EVENT_WAIT_MS,
+};
 use crate::mcp::{self, input, Reply};
 use crate::oauth::authorize::{self, Named, Refusal};
 use crate::oauth::connect::Granted;
 use crate::oauth::connect::{self, Command, ConnectCode};
 use crate::oauth::error::OAuthError;
 use crate::oauth::exchange::TokenRequest;
-use crate::oauth::keys::Keys;
 use crate::oauth::{clients, exchange, metadata, random_token, sha256_hex, token};
 use crate::pages;
 use crate::pairing::{
-    request_key, socket_key, CallAnswer, CallEvent, CallRequest, CancelRequest, CheckRequest,
-    GrantAnswer, GrantRequest, ListenEvent, RefreshAnswer, RevokeRequest, TOOL_LIST_WAIT_MS,
+    request_key, socket_key, CallAnswer, CallRequest, CancelRequest, CheckRequest, GrantAnswer,
+    GrantRequest, RefreshAnswer, RevokeRequest, TOOL_LIST_WAIT_MS,
 };
 use crate::{sentences, tools};
 
@@ -583,7 +583,7 @@ async fn answer_message(
                     Some(resume.for_tab())
                 }
             };
-            let ctx = CallContext {
+            let who = CallIdentity {
                 id: id.clone(),
                 era,
                 keys: config.keys.clone(),
@@ -591,6 +591,7 @@ async fn answer_message(
                 tool: tool.clone(),
                 args: args.clone(),
             };
+            let mut answer = Call::new(who, stream, progress_token, now_ms());
             let call = CallRequest {
                 tool,
                 args,
@@ -612,38 +613,64 @@ async fn answer_message(
             };
             match res {
                 Some(res) if res.status_code() == 401 => unauthorized(origin, true),
-                Some(res) if stream => {
-                    // An answer that comes at once goes as plain JSON (with its own status, so a
-                    // missing capability is a 400); anything else opens the stream.
-                    let mut lines = Lines::of(Some(res));
-                    let first = {
-                        let timer = Delay::from(Duration::from_millis(mcp::FIRST_EVENT_WAIT_MS));
-                        match select(Box::pin(lines.next()), Box::pin(timer)).await {
-                            Either::Left((line, _)) => Some(line),
-                            Either::Right(_) => None, // nothing yet: the stream opens now
-                        }
-                    };
-                    let done = first.as_ref().and_then(|line| match line {
-                        Some(l) => match from_json(l) {
-                            Some(CallEvent::Done(answer)) => Some(Some(answer)),
-                            _ => None,
-                        },
-                        None => Some(None), // the pairing's stream ended without an answer
-                    });
-                    match done {
-                        Some(answer) => ctx.respond(answer),
-                        None => sse_answer(ctx, progress_token, first.flatten(), lines),
-                    }
-                }
+                Some(res) if stream => pump_call(answer, Lines::of(Some(res))).await,
                 Some(mut res) => {
-                    let answer =
-                        read_json::<CallAnswer>(&res.text().await.unwrap_or_default()).ok();
-                    ctx.respond(answer)
+                    let text = res.text().await.unwrap_or_default();
+                    respond(answer.whole(read_json::<CallAnswer>(&text).ok(), now_ms()))
                 }
-                None => ctx.respond(None),
+                None => respond(answer.whole(None, now_ms())),
             }
         }
     }
+}
+
+/// A call's JSON answer (the core said JSON).
+fn respond(output: CallOutput) -> Result<Response> {
+    match output {
+        CallOutput::Json { status, body } => json_response(status, &body),
+        _ => text(500, "The relay could not answer the call."),
+    }
+}
+
+/// Pumps the pairing's event lines into the call's core: until [`FIRST_EVENT_WAIT_MS`] the
+/// answer may still go as JSON; after that (or once the core sends anything) it is a stream.
+async fn pump_call(mut call: Call, mut lines: Lines) -> Result<Response> {
+    let mut timer = Box::pin(Delay::from(Duration::from_millis(FIRST_EVENT_WAIT_MS)));
+    let first = loop {
+        let input = match select(Box::pin(lines.next()), timer.as_mut()).await {
+            Either::Left((line, _)) => CallInput::of_line(line.as_deref()),
+            Either::Right(_) => CallInput::FirstWaitOver,
+        };
+        let output = call.input(input, now_ms());
+        if output != CallOutput::Wait || call.streaming() {
+            break output;
+        }
+    };
+    if let CallOutput::Json { status, body } = first {
+        return json_response(status, &body);
+    }
+    let events = futures::stream::unfold(
+        (call, lines, Some(first)),
+        |(mut call, mut lines, mut pending)| async move {
+            loop {
+                let output = match pending.take() {
+                    Some(output) => output,
+                    None if call.is_done() => return None,
+                    None => {
+                        let line = lines.next().await;
+                        call.input(CallInput::of_line(line.as_deref()), now_ms())
+                    }
+                };
+                let text = match output {
+                    CallOutput::Wait => continue,
+                    CallOutput::Send(text) | CallOutput::Last(text) => text,
+                    CallOutput::Json { body, .. } => mcp::sse_event(&body),
+                };
+                return Some((Ok::<_, worker::Error>(text.into_bytes()), (call, lines, None)));
+            }
+        },
+    );
+    event_stream(Response::from_stream(events)?)
 }
 
 /// The headers of every event stream the endpoint answers with.
@@ -686,30 +713,18 @@ impl Lines {
     }
 }
 
-/// `subscriptions/listen` as server-sent events: the acknowledgement first, then each change
-/// the pairing reports (as asked) and keep-alives, and a complete result when it ends.
+/// `subscriptions/listen` as server-sent events, pumped through the core's [`Listen`].
 fn listen_stream(id: Id, tools: bool, res: Option<Response>) -> Result<Response> {
-    let first = mcp::sse_event(&mcp::listen_acknowledged(&id, tools));
-    let state = (id, Lines::of(res), Some(first), false);
-    let events = futures::stream::unfold(state, move |(id, mut lines, first, done)| async move {
-        if let Some(first) = first {
-            return Some((Ok::<_, worker::Error>(first.into_bytes()), (id, lines, None, false)));
-        }
-        if done {
-            return None;
-        }
-        let text = match lines.next().await.map(|l| ListenEvent::read(&l)) {
-            Some(Some(ListenEvent::ToolsChanged)) if tools => {
-                mcp::sse_event(&mcp::tools_changed(&id))
-            }
-            Some(_) => mcp::KEEP_ALIVE.to_owned(),
-            None => {
-                let end = mcp::sse_event(&mcp::listen_ended(&id));
-                return Some((Ok(end.into_bytes()), (id, lines, None, true)));
-            }
-        };
-        Some((Ok(text.into_bytes()), (id, lines, None, false)))
-    });
+    let events = futures::stream::unfold(
+        (Listen::new(id, tools), Lines::of(res)),
+        |(mut listen, mut lines)| async move {
+            let text = match listen.start() {
+                Some(first) => first,
+                None => listen.input(lines.next().await.as_deref())?.0,
+            };
+            Some((Ok::<_, worker::Error>(text.into_bytes()), (listen, lines)))
+        },
+    );
     event_stream(Response::from_stream(events)?)
 }
 
@@ -747,95 +762,4 @@ fn unauthorized(origin: &str, token_presented: bool) -> Result<Response> {
     res.headers_mut()
         .set("www-authenticate", &metadata::www_authenticate(origin, token_presented))?;
     Ok(res)
-}
-
-/// What the answer to a call needs to know of it.
-struct CallContext {
-    id: Id,
-    era: mcp::Era,
-    keys: Keys,
-    grant: String,
-    tool: String,
-    args: serde_json::Value,
-}
-
-impl CallContext {
-    /// The HTTP status and JSON-RPC response to the call from the pairing's answer.
-    fn answer(&self, answer: Option<CallAnswer>) -> (u16, serde_json::Value) {
-        let call = input::CallIdentity { grant: &self.grant, tool: &self.tool, args: &self.args };
-        mcp::call_reply(&self.id, &self.era, &self.keys, call, answer, now_ms())
-    }
-
-    fn respond(&self, answer: Option<CallAnswer>) -> Result<Response> {
-        let (status, body) = self.answer(answer);
-        json_response(status, &body)
-    }
-}
-
-/// Where a streamed call's translation stands.
-struct SseState {
-    ctx: CallContext,
-    progress_token: Option<serde_json::Value>,
-    first: Option<Vec<u8>>,
-    lines: Lines,
-    progress: u64,
-    done: bool,
-}
-
-/// A call answered as server-sent events: the pairing's event lines (`first`, then the rest)
-/// become progress notifications (when the client sent a progress token) and keep-alive
-/// comments, then the result. A stream that ends without an answer ends with the relay's
-/// sentence.
-fn sse_answer(
-    ctx: CallContext,
-    progress_token: Option<serde_json::Value>,
-    first: Option<Vec<u8>>,
-    lines: Lines,
-) -> Result<Response> {
-    let state = SseState { ctx, progress_token, first, lines, progress: 0, done: false };
-    let events = futures::stream::unfold(state, |mut st| async move {
-        if st.done {
-            return None;
-        }
-        loop {
-            let line = match st.first.take() {
-                Some(line) => line,
-                None => match st.lines.next().await {
-                    Some(line) => line,
-                    None => {
-                        st.done = true;
-                        let text = mcp::sse_event(&st.ctx.answer(None).1);
-                        return Some((Ok::<_, worker::Error>(text.into_bytes()), st));
-                    }
-                },
-            };
-            let Some(event) = from_json::<CallEvent>(&line) else { continue };
-            let text = match event {
-                CallEvent::Done(answer) => {
-                    st.done = true;
-                    mcp::sse_event(&st.ctx.answer(Some(answer)).1)
-                }
-                CallEvent::Asking(card) => {
-                    st.progress_event(&sentences::person_asked(&quoted(&card)))
-                }
-                CallEvent::Answered => st.progress_event(sentences::PERSON_ANSWERED),
-                CallEvent::Tick => mcp::KEEP_ALIVE.to_owned(),
-            };
-            return Some((Ok(text.into_bytes()), st));
-        }
-    });
-    event_stream(Response::from_stream(events)?)
-}
-
-impl SseState {
-    /// A progress notification with `message`, or a keep-alive when the client asked none.
-    fn progress_event(&mut self, message: &str) -> String {
-        match &self.progress_token {
-            Some(token) => {
-                self.progress += 1;
-                mcp::sse_event(&mcp::progress(token, self.progress, message))
-            }
-            None => mcp::KEEP_ALIVE.to_owned(),
-        }
-    }
 }
