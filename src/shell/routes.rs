@@ -554,7 +554,11 @@ async fn answer_message(
                 mcp::Era::Stateless { client_name, .. } => client_name.as_deref(),
                 mcp::Era::Session => None,
             };
-            let wait_ms = mcp::clients::wait_ms(config.call_wait_ms, &[told, Some(&access.cli)]);
+            let wait_ms = mcp::clients::wait_ms(
+                config.call_wait_ms,
+                &[told, Some(&access.cli)],
+                progress_token.is_some(),
+            );
             let identity = input::CallIdentity { grant: &access.gid, tool: &tool, args: &args };
             let input = match retry {
                 None => None,
