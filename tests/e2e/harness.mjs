@@ -426,3 +426,28 @@ export function freePort() {
     });
   });
 }
+
+/**
+ * Starts a relay of the test's own on wrangler dev (a free port, `state` as its storage, a
+ * fresh signing key unless `key` is given, the test's app origin, and `vars` on top), and waits
+ * until it answers. Returns `{ url, key, stop }`; `stop` kills wrangler and its workerd.
+ */
+export async function startRelay({ state, key = randomBytes(48).toString('base64url'), vars = {}, env = process.env, stdio = 'ignore' }) {
+  const { spawn } = await import('node:child_process');
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const all = { RELAY_SIGNING_KEY: key, ALLOWED_ORIGINS: APP_ORIGIN, APP_URL: `${APP_ORIGIN}/demo/`, ...vars };
+  const args = ['dev', '--ip', '127.0.0.1', '--port', String(port), '--persist-to', state, '--show-interactive-dev-session=false'];
+  for (const [name, value] of Object.entries(all)) args.push('--var', `${name}:${value}`);
+  const root = new URL('../../', import.meta.url).pathname;
+  const relay = spawn('wrangler', args, { cwd: root, detached: true, stdio, env });
+  const stop = () => {
+    try {
+      process.kill(-relay.pid, 'SIGKILL'); // wrangler and its workerd
+    } catch {
+      // Already gone.
+    }
+  };
+  await waitFor(async () => (await fetch(`${url}/health`).catch(() => null))?.ok, 60_000, 200);
+  return { url, key, stop };
+}
