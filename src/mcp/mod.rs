@@ -5,6 +5,7 @@ pub mod call_path;
 pub mod clients;
 pub mod era;
 pub mod input;
+pub mod tasks;
 pub mod view;
 
 use serde_json::{json, Map, Value};
