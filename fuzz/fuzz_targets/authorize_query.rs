@@ -8,7 +8,8 @@ use libfuzzer_sys::fuzz_target;
 use tabrelay::http;
 use tabrelay::oauth::authorize::{self, Asking, AuthRequest, Named, Refusal};
 use tabrelay::oauth::cimd::MetadataClient;
-use tabrelay::oauth::{pkce, sha256_hex};
+use tabrelay::crypto::sha256_hex;
+use tabrelay::oauth::pkce;
 use tabrelay_fuzz::{has_duplicate_key, is_slice_of, keys, ORIGIN};
 
 fuzz_target!(|data: &[u8]| {

@@ -13,7 +13,7 @@ use worker::{Date, Headers, Request, Response, Result, Stub};
 use tabrelay_bundle::fields::FromValue;
 pub(crate) use tabrelay_bundle::from_json;
 
-use crate::oauth::Entropy;
+use crate::crypto::Entropy;
 
 /// Random bytes from the platform (crypto.getRandomValues).
 pub(crate) struct PlatformRandom;

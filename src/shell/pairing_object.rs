@@ -24,16 +24,16 @@ use worker::{
 use super::{
     ask_code, catalogue, from_json, json_response, now_ms, read_json, routes, texts, PlatformRandom,
 };
-use crate::grants::{self, Grant, Refreshed};
+use crate::crypto::sha256_hex;
 use crate::http;
+use crate::limits::{KEEP_ALIVE_MS, MAX_LISTENERS, TAB_CALL_WAIT_MS, USED_GRANULARITY_MS};
 use crate::mcp::input::Once;
 use crate::oauth::connect::{refusal, Command};
-use crate::oauth::sha256_hex;
+use crate::pairing::grants::{self, Grant, Refreshed};
 use crate::pairing::{
-    next_check, route, socket_key, sockets_to_close, CallAnswer, CallEvent, CallRequest, Calls,
-    CancelRequest, CheckRequest, GrantAnswer, GrantRequest, ListenEvent, RefreshAnswer,
-    RefreshRequest, RevokeRequest, Tab, TabAction, TabsStatus, Turns, WrongCodes, KEEP_ALIVE_MS,
-    MAX_LISTENERS, TAB_CALL_WAIT_MS,
+    next_check, route, socket_key, sockets_to_close, CallEvent, CallReply, CallRequest, Calls,
+    CancelRequest, CheckRequest, GrantReply, GrantRequest, ListenEvent, RefreshReply,
+    RefreshRequest, RevokeRequest, Tab, TabAction, TabsStatus, Turns, WrongCodes,
 };
 use crate::{sentences, tools};
 
@@ -44,9 +44,6 @@ enum GrantRefused {
     /// A replay of the code revoked the grant before it was made.
     Replayed,
 }
-
-/// How often a connection's "last used" time is written (a write per call would cost more).
-const USED_GRANULARITY_MS: u64 = 60_000;
 
 /// The pairing's tables. They are made on the object's first write, not when it starts, so an
 /// object that is only asked about what it never stored (a revocation or refresh of an unknown
@@ -139,7 +136,7 @@ impl Waiter {
             {
                 Either::Left((Some(event), _)) => event,
                 Either::Left((None, _)) => {
-                    CallEvent::Done(CallAnswer::not_carried(sentences::TAB_GONE))
+                    CallEvent::Done(CallReply::not_carried(sentences::TAB_GONE))
                 }
                 Either::Right(_) if timer < left => CallEvent::Tick,
                 Either::Right(_) => {
@@ -148,7 +145,7 @@ impl Waiter {
                     if gave_up.cancel_in.is_some() {
                         Pairing::send(&self.tab, &RelayMessage::Cancel { id: self.id });
                     }
-                    CallEvent::Done(CallAnswer::not_carried(gave_up.sentence))
+                    CallEvent::Done(CallReply::not_carried(gave_up.sentence))
                 }
             };
         self.finished = matches!(event, CallEvent::Done(_));
@@ -156,7 +153,7 @@ impl Waiter {
     }
 
     /// The answer, ignoring what comes before it.
-    async fn answer(mut self) -> CallAnswer {
+    async fn answer(mut self) -> CallReply {
         loop {
             if let CallEvent::Done(answer) = self.next(false).await {
                 return answer;
@@ -184,7 +181,7 @@ fn event_line(event: &CallEvent) -> Vec<u8> {
 }
 
 /// An answer given without waiting for a tab: one line when the Worker reads a stream.
-fn answer_now(stream: bool, answer: CallAnswer) -> Result<Response> {
+fn answer_now(stream: bool, answer: CallReply) -> Result<Response> {
     if stream {
         let mut res = Response::from_bytes(event_line(&CallEvent::Done(answer)))?;
         res.headers_mut().set("content-type", "application/x-ndjson")?;
@@ -453,7 +450,7 @@ impl Pairing {
 
     /// A new grant for a redeemed code; it removes no other. Refused when the pairing holds the
     /// most it keeps, or when its code was replayed first (see [`Self::revoke_replayed`]).
-    fn new_grant(&self, request: GrantRequest) -> Result<Result<GrantAnswer, GrantRefused>> {
+    fn new_grant(&self, request: GrantRequest) -> Result<Result<GrantReply, GrantRefused>> {
         if !grants::may_make(&request.id, &self.replayed(&request.id), now_ms()) {
             return Ok(Err(GrantRefused::Replayed));
         }
@@ -470,12 +467,12 @@ impl Pairing {
         );
         grant.place = request.place;
         self.store_grant(&grant)?;
-        Ok(Ok(GrantAnswer { grant: grant.id, secret }))
+        Ok(Ok(GrantReply { grant: grant.id, secret }))
     }
 
     /// A refresh, serialised here: rotation, the retry grace, and reuse revoking the grant.
-    fn refresh(&self, request: RefreshRequest) -> Result<RefreshAnswer> {
-        let refused = |d: &str| RefreshAnswer::Refused { description: d.to_owned() };
+    fn refresh(&self, request: RefreshRequest) -> Result<RefreshReply> {
+        let refused = |d: &str| RefreshReply::Refused { description: d.to_owned() };
         let Some(grant) = self.grant(&request.grant).filter(|g| g.client_id == request.client_id)
         else {
             return Ok(refused(sentences::REFRESH_REFUSED));
@@ -483,7 +480,7 @@ impl Pairing {
         Ok(match grant.refresh(&request.secret, now_ms(), &mut PlatformRandom) {
             Refreshed::Rotated { grant, secret } => {
                 self.store_grant(&grant)?;
-                RefreshAnswer::Rotated { secret, client_name: grant.client_name, host: grant.host }
+                RefreshReply::Rotated { secret, client_name: grant.client_name, host: grant.host }
             }
             Refreshed::Reused => {
                 self.delete_grant(&request.grant)?;
@@ -569,17 +566,17 @@ impl Pairing {
         let chosen = route(tabs.iter().map(|(_, t)| t));
         let stated = self.focused_list(chosen);
         if !tools::known(stated.as_ref(), catalogue(), &call.tool) {
-            return answer_now(call.stream, CallAnswer::NoSuchTool { tool: call.tool });
+            return answer_now(call.stream, CallReply::NoSuchTool { tool: call.tool });
         }
         let chosen = chosen.map(|t| t.number);
         let Some((ws, tab)) = chosen.and_then(|n| tabs.iter().find(|(_, t)| t.number == n)) else {
-            return answer_now(call.stream, CallAnswer::not_carried(sentences::NO_TAB));
+            return answer_now(call.stream, CallReply::not_carried(sentences::NO_TAB));
         };
         let now = now_ms();
         let started = self.shared.calls.borrow_mut().start(tab.number, now, call.request.clone());
         let id = match started {
             Ok(id) => id,
-            Err(sentence) => return answer_now(call.stream, CallAnswer::not_carried(sentence)),
+            Err(sentence) => return answer_now(call.stream, CallReply::not_carried(sentence)),
         };
         let mut turns = self.turns();
         let turn = turns.of_call(&call.connection.id, now);
@@ -630,7 +627,7 @@ impl Pairing {
             if let Some((ws, _)) = self.tabs().into_iter().find(|(_, t)| t.number == tab) {
                 Self::send(&ws, &RelayMessage::Cancel { id });
             }
-            self.shared.update(id, CallEvent::Done(CallAnswer::not_carried(sentences::CANCELLED)));
+            self.shared.update(id, CallEvent::Done(CallReply::not_carried(sentences::CANCELLED)));
         }
     }
 
@@ -644,7 +641,7 @@ impl Pairing {
         }
         let gone = self.shared.calls.borrow_mut().tab_gone(tab.number);
         for id in gone {
-            self.shared.update(id, CallEvent::Done(CallAnswer::not_carried(sentences::TAB_GONE)));
+            self.shared.update(id, CallEvent::Done(CallReply::not_carried(sentences::TAB_GONE)));
         }
     }
 
@@ -706,9 +703,9 @@ impl Pairing {
                 turns.person_stepped();
                 self.store_turns(&turns);
             }
-            TabAction::Answer(id, outcome) => {
+            TabAction::Result(id, outcome) => {
                 if self.shared.calls.borrow_mut().finish(id, tab.number) {
-                    self.shared.update(id, CallEvent::Done(CallAnswer::Answered { outcome }));
+                    self.shared.update(id, CallEvent::Done(CallReply::TabResult { outcome }));
                 }
             }
             TabAction::Tools(list) => {
