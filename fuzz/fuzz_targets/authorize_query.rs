@@ -35,7 +35,7 @@ fuzz_target!(|data: &[u8]| {
     match authorize::validate(&pairs, client.clone(), ORIGIN) {
         Ok(req) => {
             assert!(!has_duplicate_key(&pairs));
-            assert!(pairs.iter().all(|(_, v)| v.len() <= authorize::MAX_PARAM_BYTES));
+            assert!(pairs.iter().all(|(_, v)| v.len() <= tabrelay::limits::MAX_PARAM_BYTES));
             assert_eq!(Some(req.client_id.as_str()), param("client_id"));
             assert_eq!(req.client_name, client.name);
             assert_eq!(req.verified_domain, client.verified_domain);

@@ -1,10 +1,128 @@
-//! The messages between the Worker and the pairing's Durable Object, and how each is read.
+//! The messages between the Worker and the pairing's Durable Object: one [`Request`] per fetch,
+//! answered by [`Reply`] lines (one, or a stream of them for a streamed call or a listener),
+//! written and read here only ([`Request::encode`], [`Request::decode`], [`Reply::line`],
+//! [`Reply::decode`]). No path, no HTTP status carries an outcome.
 
-pub use crate::oauth::exchange::{RefreshRequest, RevokeRequest};
 use serde::Serialize;
 use serde_json::Value;
 use tabrelay_bundle::fields::{variant, Fields, FromValue};
 use tabrelay_bundle::protocol::{Connection, Outcome};
+
+pub use crate::oauth::exchange::{RefreshRequest, RevokeRequest};
+
+/// What the Worker asks a pairing's object.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Request {
+    /// Carry a tool call to the tab calls go to.
+    Call(CallRequest),
+    /// The agent cancelled its request (by its [`request_key`]).
+    Cancel {
+        /// The request's key.
+        request: String,
+    },
+    /// Whether this grant is live and, as asked, what agents see; answered within one round
+    /// trip, so a `tools/list` or a `status` call costs what the check alone did.
+    Check {
+        /// The grant the access token names.
+        grant: String,
+        /// What to say besides.
+        want: Want,
+    },
+    /// Listen for changes of the tool list agents see ([`Reply::Listen`] lines).
+    Listen {
+        /// The grant the access token names.
+        grant: String,
+    },
+    /// A `requestState` came back: mark it used (each may come back once).
+    UseState {
+        /// A hash of the state.
+        key: String,
+        /// When it expires, in milliseconds since the epoch.
+        expires_ms: u64,
+    },
+    /// Make a grant for a redeemed code.
+    Grant(GrantRequest),
+    /// A client refreshes.
+    Refresh(RefreshRequest),
+    /// Revoke a grant (RFC 7009).
+    Revoke(RevokeRequest),
+    /// The authorization code that makes this grant was replayed: revoke it, and refuse its
+    /// creation should that come later.
+    Replayed {
+        /// The grant's id.
+        grant: String,
+    },
+}
+
+/// What a [`Request::Check`] wants besides the grant's liveness.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Want {
+    /// Nothing: [`Reply::Done`].
+    Nothing,
+    /// The MCP `tools` array agents see ([`Reply::Tools`]; see [`crate::tools::list`]).
+    Tools,
+    /// The `status` tool's result ([`Reply::Status`]).
+    Status,
+}
+
+/// What a pairing's object replies: one line per reply (NDJSON), several for a stream.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Reply {
+    /// Done; nothing more to say.
+    Done,
+    /// The grant is not live (forgotten, revoked, expired, never made): the client's token no
+    /// longer reaches the pairing.
+    NoGrant,
+    /// The MCP `tools` array agents see.
+    Tools(Value),
+    /// The `status` tool's result.
+    Status(Value),
+    /// The `requestState` came back before: refused.
+    StateUsed,
+    /// What came of a [`Request::Grant`].
+    Grant(GrantReply),
+    /// What came of a [`Request::Refresh`].
+    Refresh(RefreshReply),
+    /// The pairing holds the most listeners it keeps.
+    TooManyListeners,
+    /// One event of a call; the last is [`CallEvent::Done`].
+    Call(CallEvent),
+    /// One event of a listener's stream.
+    Listen(ListenEvent),
+}
+
+impl Request {
+    /// The request as the body of the object's fetch.
+    #[must_use]
+    pub fn encode(&self) -> Vec<u8> {
+        serde_json::to_vec(self).unwrap_or_default()
+    }
+
+    /// A fetch's body read back; None when it is not a request.
+    #[must_use]
+    pub fn decode(body: &[u8]) -> Option<Self> {
+        tabrelay_bundle::from_json(body)
+    }
+}
+
+impl Reply {
+    /// The reply as its line, newline included.
+    #[must_use]
+    pub fn line(&self) -> Vec<u8> {
+        let mut line = serde_json::to_vec(self).unwrap_or_default();
+        line.push(b'\n');
+        line
+    }
+
+    /// A line read back (with or without its newline); None when it is not a reply.
+    #[must_use]
+    pub fn decode(line: &[u8]) -> Option<Self> {
+        tabrelay_bundle::from_json(line.strip_suffix(b"\n").unwrap_or(line))
+    }
+}
 
 /// What the Worker asks the pairing to do with a tool call.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -33,13 +151,6 @@ pub struct CallRequest {
 #[must_use]
 pub fn request_key(connection: &str, id: &crate::jsonrpc::Id) -> String {
     format!("{connection} {}", serde_json::to_string(id).unwrap_or_default())
-}
-
-/// What the Worker asks the pairing to cancel.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct CancelRequest {
-    /// The request's key ([`request_key`]).
-    pub request: String,
 }
 
 /// One line of a streamed call's reply, from the pairing to the Worker.
@@ -72,13 +183,21 @@ pub struct GrantRequest {
     pub place: Option<String>,
 }
 
-/// A new grant: its id and first refresh token's secret.
+/// What came of a grant's creation.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct GrantReply {
-    /// The grant's id.
-    pub grant: String,
-    /// The refresh token's secret part.
-    pub secret: String,
+#[serde(rename_all = "snake_case")]
+pub enum GrantReply {
+    /// Made: its id and first refresh token's secret.
+    Made {
+        /// The grant's id.
+        grant: String,
+        /// The refresh token's secret part.
+        secret: String,
+    },
+    /// Refused: the pairing holds the most connections it keeps (it removes none).
+    Full,
+    /// Refused: its authorization code was replayed, and the grant revoked before it was made.
+    Replayed,
 }
 
 /// What a refresh comes to, for the Worker.
@@ -101,46 +220,17 @@ pub enum RefreshReply {
     },
 }
 
-/// What the Worker asks the pairing before answering a request that does not reach a tab:
-/// is this grant still live? (A 401 when not.) Posted to `/check` (204), `/tools` (200 with the
-/// MCP `tools` array agents see, from the focused tab's list or the bundled catalogue: see
-/// [`crate::tools::list`]) or `/status` (200 with the `status` tool's result), so a `tools/list`
-/// or a `status` call costs one round trip to the pairing, as the check alone did.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct CheckRequest {
-    /// The grant the access token names.
-    pub grant: String,
-}
-
-/// One line of the pairing's `/listen` stream (NDJSON): a keep-alive at once and every
-/// [`crate::limits::KEEP_ALIVE_MS`], and a line each time the focused tab's tool list changes (a new list, focus
-/// moving to a tab whose list differs, the focused tab going away). It ends when the listener
-/// goes away.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// One event of a listener's stream: a keep-alive at once and every
+/// [`crate::limits::KEEP_ALIVE_MS`], and one each time the focused tab's tool list changes (a new
+/// list, focus moving to a tab whose list differs, the focused tab going away). It ends when the
+/// listener goes away.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
 pub enum ListenEvent {
-    /// `{"tools_changed":true}`: ask for the tool list again.
+    /// Ask for the tool list again.
     ToolsChanged,
-    /// `{"tick":true}`: still listening.
+    /// Still listening.
     Tick,
-}
-
-impl ListenEvent {
-    /// The event as its line of the stream, newline included.
-    #[must_use]
-    pub fn line(self) -> &'static str {
-        match self {
-            Self::ToolsChanged => "{\"tools_changed\":true}\n",
-            Self::Tick => "{\"tick\":true}\n",
-        }
-    }
-
-    /// A line of the stream read back (without its newline), as [`ListenEvent::line`] wrote it.
-    #[must_use]
-    pub fn read(line: &[u8]) -> Option<Self> {
-        [Self::ToolsChanged, Self::Tick]
-            .into_iter()
-            .find(|e| e.line().trim_end().as_bytes() == line)
-    }
 }
 
 /// What the pairing replies about a call.
@@ -192,13 +282,6 @@ impl FromValue for CallRequest {
     }
 }
 
-impl FromValue for CancelRequest {
-    const WHAT: &'static str = "a cancel request";
-    fn from_value(value: Value) -> Option<Self> {
-        Some(Self { request: Fields::of(value)?.string("request")? })
-    }
-}
-
 impl FromValue for CallEvent {
     const WHAT: &'static str = "a call event";
     fn from_value(value: Value) -> Option<Self> {
@@ -232,14 +315,6 @@ impl FromValue for GrantRequest {
     }
 }
 
-impl FromValue for GrantReply {
-    const WHAT: &'static str = "a grant";
-    fn from_value(value: Value) -> Option<Self> {
-        let mut f = Fields::of(value)?;
-        Some(Self { grant: f.string("grant")?, secret: f.string("secret")? })
-    }
-}
-
 impl FromValue for RefreshReply {
     const WHAT: &'static str = "a refresh reply";
     fn from_value(value: Value) -> Option<Self> {
@@ -257,13 +332,6 @@ impl FromValue for RefreshReply {
     }
 }
 
-impl FromValue for CheckRequest {
-    const WHAT: &'static str = "a check request";
-    fn from_value(value: Value) -> Option<Self> {
-        Some(Self { grant: Fields::of(value)?.string("grant")? })
-    }
-}
-
 impl FromValue for CallReply {
     const WHAT: &'static str = "a call reply";
     fn from_value(value: Value) -> Option<Self> {
@@ -278,80 +346,231 @@ impl FromValue for CallReply {
     }
 }
 
+impl FromValue for Request {
+    const WHAT: &'static str = "a request to the pairing";
+    fn from_value(value: Value) -> Option<Self> {
+        let (name, inner) = tagged(value)?;
+        if name == "call" {
+            return CallRequest::from_value(inner).map(Self::Call);
+        }
+        if name == "grant" {
+            return GrantRequest::from_value(inner).map(Self::Grant);
+        }
+        if name == "refresh" {
+            return RefreshRequest::from_value(inner).map(Self::Refresh);
+        }
+        if name == "revoke" {
+            return RevokeRequest::from_value(inner).map(Self::Revoke);
+        }
+        let mut f = Fields::of(inner)?;
+        match name.as_str() {
+            "cancel" => Some(Self::Cancel { request: f.string("request")? }),
+            "check" => Some(Self::Check { grant: f.string("grant")?, want: f.read("want")? }),
+            "listen" => Some(Self::Listen { grant: f.string("grant")? }),
+            "use_state" => {
+                Some(Self::UseState { key: f.string("key")?, expires_ms: f.u64("expires_ms")? })
+            }
+            "replayed" => Some(Self::Replayed { grant: f.string("grant")? }),
+            _ => None,
+        }
+    }
+}
+
+impl FromValue for Want {
+    const WHAT: &'static str = "what a check wants";
+    fn from_value(value: Value) -> Option<Self> {
+        match value.as_str()? {
+            "nothing" => Some(Self::Nothing),
+            "tools" => Some(Self::Tools),
+            "status" => Some(Self::Status),
+            _ => None,
+        }
+    }
+}
+
+impl FromValue for Reply {
+    const WHAT: &'static str = "a reply of the pairing";
+    fn from_value(value: Value) -> Option<Self> {
+        if let Value::String(name) = &value {
+            return match name.as_str() {
+                "done" => Some(Self::Done),
+                "no_grant" => Some(Self::NoGrant),
+                "state_used" => Some(Self::StateUsed),
+                "too_many_listeners" => Some(Self::TooManyListeners),
+                _ => None,
+            };
+        }
+        let (name, inner) = tagged(value)?;
+        match name.as_str() {
+            "tools" => Some(Self::Tools(inner)),
+            "status" => Some(Self::Status(inner)),
+            "grant" => GrantReply::from_value(inner).map(Self::Grant),
+            "refresh" => RefreshReply::from_value(inner).map(Self::Refresh),
+            "call" => CallEvent::from_value(inner).map(Self::Call),
+            "listen" => ListenEvent::from_value(inner).map(Self::Listen),
+            _ => None,
+        }
+    }
+}
+
+impl FromValue for GrantReply {
+    const WHAT: &'static str = "a grant reply";
+    fn from_value(value: Value) -> Option<Self> {
+        match variant(value)? {
+            (name, None) if name == "full" => Some(Self::Full),
+            (name, None) if name == "replayed" => Some(Self::Replayed),
+            (name, Some(mut f)) if name == "made" => {
+                Some(Self::Made { grant: f.string("grant")?, secret: f.string("secret")? })
+            }
+            _ => None,
+        }
+    }
+}
+
+impl FromValue for ListenEvent {
+    const WHAT: &'static str = "a listener's event";
+    fn from_value(value: Value) -> Option<Self> {
+        match value.as_str()? {
+            "tools_changed" => Some(Self::ToolsChanged),
+            "tick" => Some(Self::Tick),
+            _ => None,
+        }
+    }
+}
+
+/// An externally tagged variant with a payload (`{"name": payload}`): its name and payload.
+fn tagged(value: Value) -> Option<(String, Value)> {
+    match value {
+        Value::Object(m) if m.len() == 1 => m.into_iter().next(),
+        _ => None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::crypto::testing::round_trip;
 
-    #[test]
-    fn the_messages_between_the_worker_and_the_pairing_read_back_as_written() {
-        let connection = Connection {
-            id: "g1".into(),
-            kind: "connector".into(),
-            client: "Claude".into(),
-            host: "claude.ai".into(),
-        };
-        let call = CallRequest {
+    fn call() -> CallRequest {
+        CallRequest {
             tool: "add".into(),
             args: serde_json::json!({"a": 1}),
             agent: "Claude".into(),
-            connection,
+            connection: Connection {
+                id: "g1".into(),
+                kind: "connector".into(),
+                client: "Claude".into(),
+                host: "claude.ai".into(),
+            },
             wait_ms: 1000,
             request: "g1 7".into(),
             stream: true,
             input: None,
-        };
-        round_trip(&call);
-        round_trip(&CallRequest { input: Some(serde_json::json!({"x": [1]})), ..call });
-        round_trip(&CancelRequest { request: "g1 7".into() });
+        }
+    }
+
+    /// Every request the Worker sends.
+    pub(crate) fn requests() -> Vec<Request> {
+        vec![
+            Request::Call(call()),
+            Request::Call(CallRequest { input: Some(serde_json::json!({"x": [1]})), ..call() }),
+            Request::Cancel { request: "g1 7".into() },
+            Request::Check { grant: "g".into(), want: Want::Nothing },
+            Request::Check { grant: "g".into(), want: Want::Tools },
+            Request::Check { grant: "g".into(), want: Want::Status },
+            Request::Listen { grant: "g".into() },
+            Request::UseState { key: "k".into(), expires_ms: 5 },
+            Request::Grant(GrantRequest {
+                id: "g".into(),
+                client_id: "c".into(),
+                client_name: "n".into(),
+                host: "h".into(),
+                place: Some("Lisbon, PT".into()),
+            }),
+            Request::Grant(GrantRequest {
+                id: "g".into(),
+                client_id: "c".into(),
+                client_name: "n".into(),
+                host: "h".into(),
+                place: None,
+            }),
+            Request::Refresh(RefreshRequest {
+                grant: "g".into(),
+                secret: "s".into(),
+                client_id: "c".into(),
+            }),
+            Request::Revoke(RevokeRequest { grant: "g".into(), secret: None }),
+            Request::Revoke(RevokeRequest { grant: "g".into(), secret: Some("s".into()) }),
+            Request::Replayed { grant: "g".into() },
+        ]
+    }
+
+    /// Every reply the object sends.
+    pub(crate) fn replies() -> Vec<Reply> {
         let outcome = Outcome::Failed { error: "no".into() };
-        let answers = [
+        let mut replies = vec![
+            Reply::Done,
+            Reply::NoGrant,
+            Reply::Tools(serde_json::json!([{"name": "a"}])),
+            Reply::Status(serde_json::json!({"content": []})),
+            Reply::StateUsed,
+            Reply::Grant(GrantReply::Made { grant: "g".into(), secret: "s".into() }),
+            Reply::Grant(GrantReply::Full),
+            Reply::Grant(GrantReply::Replayed),
+            Reply::Refresh(RefreshReply::Rotated {
+                secret: "s".into(),
+                client_name: "n".into(),
+                host: "h".into(),
+            }),
+            Reply::Refresh(RefreshReply::Refused { description: "d".into() }),
+            Reply::TooManyListeners,
+            Reply::Listen(ListenEvent::ToolsChanged),
+            Reply::Listen(ListenEvent::Tick),
+        ];
+        for event in [CallEvent::Asking("May I?".into()), CallEvent::Answered, CallEvent::Tick] {
+            replies.push(Reply::Call(event));
+        }
+        for reply in [
             CallReply::TabResult { outcome },
             CallReply::not_carried("gone"),
             CallReply::NoSuchTool { tool: "x".into() },
-        ];
-        for answer in answers {
-            round_trip(&CallEvent::Done(answer.clone()));
-            round_trip(&answer);
+        ] {
+            replies.push(Reply::Call(CallEvent::Done(reply)));
         }
-        for event in [CallEvent::Asking("May I?".into()), CallEvent::Answered, CallEvent::Tick] {
-            round_trip(&event);
-        }
-        round_trip(&GrantRequest {
-            id: "g".into(),
-            client_id: "c".into(),
-            client_name: "n".into(),
-            host: "h".into(),
-            place: Some("Lisbon, PT".into()),
-        });
-        round_trip(&GrantReply { grant: "g".into(), secret: "s".into() });
-        round_trip(&RefreshRequest {
-            grant: "g".into(),
-            secret: "s".into(),
-            client_id: "c".into(),
-        });
-        round_trip(&RefreshReply::Rotated {
-            secret: "s".into(),
-            client_name: "n".into(),
-            host: "h".into(),
-        });
-        round_trip(&RefreshReply::Refused { description: "d".into() });
-        round_trip(&CheckRequest { grant: "g".into() });
-        round_trip(&RevokeRequest { grant: "g".into(), secret: None });
-        round_trip(&RevokeRequest { grant: "g".into(), secret: Some("s".into()) });
+        replies
     }
 
     #[test]
-    fn listen_lines_are_one_json_object_each() {
-        for (event, key) in
-            [(ListenEvent::ToolsChanged, "tools_changed"), (ListenEvent::Tick, "tick")]
-        {
-            let line = event.line();
-            assert!(line.ends_with('\n') && line.matches('\n').count() == 1);
-            let v: Value = serde_json::from_str(line).unwrap();
-            assert_eq!(v, serde_json::json!({ key: true }));
-            assert_eq!(ListenEvent::read(line.trim_end().as_bytes()), Some(event));
+    fn every_request_and_reply_reads_back_as_written() {
+        for request in requests() {
+            round_trip(&request);
+            assert_eq!(Request::decode(&request.encode()), Some(request));
         }
-        assert_eq!(ListenEvent::read(b"{\"tools_changed\":false}"), None);
+        for reply in replies() {
+            round_trip(&reply);
+            let line = reply.line();
+            assert!(line.ends_with(b"\n") && line.iter().filter(|b| **b == b'\n').count() == 1);
+            assert_eq!(Reply::decode(&line), Some(reply.clone()));
+            assert_eq!(Reply::decode(line.trim_ascii_end()), Some(reply));
+        }
+    }
+
+    #[test]
+    fn what_is_not_a_request_or_a_reply_reads_as_none() {
+        for bad in [
+            &b""[..],
+            b"{}",
+            b"null",
+            b"\"call\"",
+            b"{\"call\":{}}",
+            b"{\"check\":{\"grant\":\"g\",\"want\":\"everything\"}}",
+            b"{\"cancel\":{\"request\":1}}",
+            b"{\"listen\":{\"grant\":\"g\"},\"cancel\":{\"request\":\"r\"}}",
+        ] {
+            assert_eq!(Request::decode(bad), None, "{}", String::from_utf8_lossy(bad));
+        }
+        for bad in [&b""[..], b"\"tools\"", b"{\"call\":\"done\"}", b"{\"listen\":true}"] {
+            assert_eq!(Reply::decode(bad), None, "{}", String::from_utf8_lossy(bad));
+        }
     }
 }
