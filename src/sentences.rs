@@ -7,6 +7,14 @@ pub const TAB_MALFORMED: &str =
     "The tab's answer could not be read; read the history before trying again.";
 /// The pairing's Durable Object could not be reached.
 pub const PAIRING_UNAVAILABLE: &str = "The relay could not reach this browser's tabs just now (it may be restarting); wait a moment, read the history, then try again.";
+/// The waiting page's sealed request is too old, altered or not this relay's.
+pub const SEAL_STALE: &str =
+    "This waiting page is too old to use; start connecting again from the app.";
+/// The waiting page's sealed request already made its connect code (a page posts it once).
+pub const SEAL_USED: &str = "This waiting page already has its connect code; if it does not show it, start connecting again from the app.";
+/// No free connect code could be drawn.
+pub const CODE_NOT_MADE: &str =
+    "The relay could not make a connect code just now; reload this page.";
 /// The connection's access token is no good.
 pub const TOKEN_INVALID: &str =
     "The access token is missing, expired, revoked or not for this relay; connect again.";

@@ -198,6 +198,12 @@ pub fn validate(
     })
 }
 
+/// Which sealed request it is: SHA-256 of the seal's body. One seal makes one connect code
+/// ([`super::connect::ConnectCode::for_seal`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(transparent)]
+pub struct SealId(pub String);
+
 /// The checked request sealed for the waiting page to hand back when it asks for its connect
 /// code: `base64url(JSON).base64url(HMAC)`, good for [`SEAL_TTL_MS`]. No code and no Durable
 /// Object exist until then, so a client that only probes `/authorize` makes none.
@@ -211,10 +217,10 @@ pub fn seal(keys: &Keys, request: &AuthRequest, now_ms: u64) -> String {
     format!("{body}.{tag}")
 }
 
-/// The request a seal carries, when the seal is this relay's (current or previous key) and
-/// has not expired.
+/// The request a seal carries and the seal's id (which makes its one connect code), when the
+/// seal is this relay's (current or previous key) and has not expired.
 #[must_use]
-pub fn unseal(keys: &Keys, sealed: &str, now_ms: u64) -> Option<AuthRequest> {
+pub fn unseal(keys: &Keys, sealed: &str, now_ms: u64) -> Option<(AuthRequest, SealId)> {
     use base64::Engine as _;
     let b64 = base64::engine::general_purpose::URL_SAFE_NO_PAD;
     let (body, tag) = sealed.trim().split_once('.')?;
@@ -225,7 +231,7 @@ pub fn unseal(keys: &Keys, sealed: &str, now_ms: u64) -> Option<AuthRequest> {
     let mut f = Fields::of(serde_json::from_slice(&b64.decode(body).ok()?).ok()?)?;
     let expires_ms = f.u64("expires_ms")?;
     (now_ms < expires_ms).then_some(())?;
-    f.read("request")
+    Some((f.read("request")?, SealId(super::sha256_hex(body.as_bytes()))))
 }
 
 /// Whether an `Accept` header prefers JSON to HTML (a program probing, not a browser): a
@@ -433,10 +439,18 @@ mod tests {
     fn a_sealed_request_comes_back_only_unchanged_in_time_and_from_this_relay() {
         let r = check(&query(&[]), &keys(), ORIGIN).unwrap();
         let sealed = seal(&keys(), &r, 1000);
-        assert_eq!(unseal(&keys(), &sealed, 1001), Some(r.clone()));
+        let (opened, id) = unseal(&keys(), &sealed, 1001).unwrap();
+        assert_eq!(opened, r);
+        let again = seal(&keys(), &r, 1002);
+        assert_ne!(unseal(&keys(), &again, 1003).unwrap().1, id, "each seal has its own id");
+        assert_eq!(unseal(&keys(), &sealed, 1004).unwrap().1, id, "and keeps it");
         assert_eq!(unseal(&keys(), &sealed, 1000 + SEAL_TTL_MS), None, "expired");
         let rotated = Keys::new(&"n".repeat(32), Some(&"k".repeat(32))).unwrap();
-        assert_eq!(unseal(&rotated, &sealed, 1001), Some(r), "the previous key still opens it");
+        assert_eq!(
+            unseal(&rotated, &sealed, 1001).map(|u| u.0),
+            Some(r),
+            "the previous key still opens it"
+        );
         let other = Keys::new(&"o".repeat(32), None).unwrap();
         assert_eq!(unseal(&other, &sealed, 1001), None);
         let (body, tag) = sealed.split_once('.').unwrap();

@@ -8,7 +8,7 @@ use serde::Serialize;
 use serde_json::{json, Value};
 use tabrelay_bundle::fields::{variant, Fields, FromValue};
 
-use super::authorize::{is_this_resource, redirect_url, AuthRequest};
+use super::authorize::{is_this_resource, redirect_url, AuthRequest, SealId};
 use super::clients::host_of;
 use super::error::OAuthError;
 use super::keys::{Keys, Purpose};
@@ -36,6 +36,23 @@ impl ConnectCode {
     pub fn generate(entropy: &mut dyn Entropy, keys: &Keys) -> Self {
         let mut bytes = [0u8; CODE_RANDOM_LEN];
         entropy.fill(&mut bytes);
+        Self::of_letters(&bytes, keys)
+    }
+
+    /// The code a sealed request makes on its `attempt`-th draw (0, then 1… when a code is
+    /// taken by another request): its letters are a keyed hash of the seal, so posting one
+    /// seal again addresses the same code's object, which answers that its code was made
+    /// ([`Command::Create`]) instead of a new object being made for every post. Nobody without
+    /// the relay's key can tell a seal's code from the seal.
+    #[must_use]
+    pub fn for_seal(keys: &Keys, seal: &SealId, attempt: u8) -> Self {
+        let mut data = seal.0.as_bytes().to_vec();
+        data.push(attempt);
+        let drawn = keys.current.mac(Purpose::ConnectCodeDraw, &data);
+        Self::of_letters(&drawn[..CODE_RANDOM_LEN], keys)
+    }
+
+    fn of_letters(bytes: &[u8], keys: &Keys) -> Self {
         let random: String =
             bytes.iter().map(|b| char::from(CODE_ALPHABET[usize::from(b & 31)])).collect();
         let check = check_letters(&keys.current, &random);
@@ -166,6 +183,8 @@ pub struct Session {
     pub request: AuthRequest,
     /// SHA-256 of the secret in the waiting page's cookie.
     pub browser_hash: String,
+    /// The sealed request that made the code.
+    pub seal: SealId,
     /// When the waiting page was made.
     pub created_ms: u64,
     /// Where it stands.
@@ -183,10 +202,13 @@ pub struct Session {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Command {
-    /// Start a session for a new code (refused if the code is taken).
+    /// Start a session for a new code (refused if the code is taken; when the same seal took
+    /// it, the answer says the code was made already).
     Create {
         /// The checked request.
         request: AuthRequest,
+        /// The sealed request it came in.
+        seal: SealId,
         /// SHA-256 of the browser's cookie secret.
         browser_hash: String,
         /// Where the waiting page's browser is, when the platform says.
@@ -267,12 +289,13 @@ pub fn apply(
 ) -> (Option<Session>, Value) {
     let live = stored.filter(|s| now_ms < s.created_ms + CONNECT_CODE_TTL_MS);
     match command {
-        Command::Create { request, browser_hash, place } => match live {
+        Command::Create { request, seal, browser_hash, place } => match live {
+            Some(s) if s.seal == seal => (Some(s), json!({"ok": false, "made": true})),
             Some(s) => (Some(s), json!({"ok": false})),
             None => {
                 let stage = Stage::Waiting;
-                let s =
-                    Session { request, browser_hash, created_ms: now_ms, stage, tries: 0, place };
+                let created_ms = now_ms;
+                let s = Session { request, browser_hash, seal, created_ms, stage, tries: 0, place };
                 (Some(s), json!({"ok": true}))
             }
         },
@@ -508,6 +531,7 @@ impl FromValue for Session {
         Some(Self {
             request: f.read("request")?,
             browser_hash: f.string("browser_hash")?,
+            seal: SealId(f.string("seal")?),
             created_ms: f.u64("created_ms")?,
             stage: f.read("stage")?,
             tries,
@@ -525,6 +549,7 @@ impl FromValue for Command {
             ("deny", None) => Some(Self::Deny),
             ("create", Some(mut f)) => Some(Self::Create {
                 request: f.read("request")?,
+                seal: SealId(f.string("seal")?),
                 browser_hash: f.string("browser_hash")?,
                 place: f.optional_string("place")?,
             }),
@@ -569,6 +594,10 @@ mod tests {
     const VERIFIER: &str = "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk";
     const CHALLENGE: &str = "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM";
 
+    fn seal() -> SealId {
+        SealId("seal-1".into())
+    }
+
     fn request() -> AuthRequest {
         AuthRequest {
             client_id: "cid".into(),
@@ -585,7 +614,12 @@ mod tests {
     #[test]
     fn sessions_and_commands_read_back_as_written() {
         let commands = [
-            Command::Create { request: request(), browser_hash: "b".into(), place: None },
+            Command::Create {
+                request: request(),
+                seal: seal(),
+                browser_hash: "b".into(),
+                place: None,
+            },
             Command::Describe,
             Command::Approve { pairing: "p".into() },
             Command::Deny,
@@ -615,6 +649,7 @@ mod tests {
             round_trip(&Session {
                 request: verified.clone(),
                 browser_hash: "b".into(),
+                seal: seal(),
                 created_ms: 7,
                 stage,
                 tries: 2,
@@ -687,7 +722,15 @@ mod tests {
         let mut r = Run::new();
         let place = Some("Lisbon, PT".to_owned());
         assert_eq!(
-            r.go(Command::Create { request: request(), browser_hash: "b".into(), place }, 0)["ok"],
+            r.go(
+                Command::Create {
+                    request: request(),
+                    seal: seal(),
+                    browser_hash: "b".into(),
+                    place
+                },
+                0
+            )["ok"],
             true
         );
         assert_eq!(r.go(poll("b"), 1)["state"], "waiting");
@@ -713,7 +756,15 @@ mod tests {
     #[test]
     fn a_replayed_code_names_the_grant_to_revoke() {
         let mut r = Run::new();
-        r.go(Command::Create { request: request(), browser_hash: "b".into(), place: None }, 0);
+        r.go(
+            Command::Create {
+                request: request(),
+                seal: seal(),
+                browser_hash: "b".into(),
+                place: None,
+            },
+            0,
+        );
         r.go(Command::Approve { pairing: "p".into() }, 1);
         let secret = secret_of(r.go(poll("b"), 2)["redirect"].as_str().unwrap());
         assert_eq!(r.redeem(&secret, VERIFIER, 3)["ok"], true);
@@ -730,7 +781,7 @@ mod tests {
     fn a_document_client_is_described_by_its_verified_domain() {
         let mut r = Run::new();
         let request = AuthRequest { verified_domain: Some("claude.ai".into()), ..request() };
-        r.go(Command::Create { request, browser_hash: "b".into(), place: None }, 0);
+        r.go(Command::Create { request, seal: seal(), browser_hash: "b".into(), place: None }, 0);
         let d = r.go(Command::Describe, 1);
         assert_eq!(d["verified"], "claude.ai");
         assert_eq!(d["host"], "claude.ai");
@@ -739,7 +790,15 @@ mod tests {
     #[test]
     fn a_tab_describes_then_denies_and_the_page_returns_access_denied() {
         let mut r = Run::new();
-        r.go(Command::Create { request: request(), browser_hash: "b".into(), place: None }, 0);
+        r.go(
+            Command::Create {
+                request: request(),
+                seal: seal(),
+                browser_hash: "b".into(),
+                place: None,
+            },
+            0,
+        );
         let d = r.go(Command::Describe, 1);
         assert_eq!((d["client"].as_str(), d["host"].as_str()), (Some("Claude"), Some("claude.ai")));
         assert_eq!(d["verified"], Value::Null, "a registered client's name is not verified");
@@ -787,7 +846,10 @@ mod tests {
         let mut r = Run::new();
         let asking = AuthRequest { client_name: "Claude Code".into(), ..request() };
         let place = Some("Lisbon, PT".to_owned());
-        r.go(Command::Create { request: asking, browser_hash: "b".into(), place }, 1000);
+        r.go(
+            Command::Create { request: asking, seal: seal(), browser_hash: "b".into(), place },
+            1000,
+        );
         let d = r.go(Command::Describe, 61_000);
         assert_eq!(d["age_ms"], 60_000);
         assert_eq!(d["place"], "Lisbon, PT");
@@ -798,7 +860,15 @@ mod tests {
             verified_domain: Some("claude.ai".into()),
             ..request()
         };
-        r.go(Command::Create { request: verified, browser_hash: "b".into(), place: None }, 0);
+        r.go(
+            Command::Create {
+                request: verified,
+                seal: seal(),
+                browser_hash: "b".into(),
+                place: None,
+            },
+            0,
+        );
         let d = r.go(Command::Describe, 5);
         assert_eq!((d["place"].clone(), d["lookalike"].clone()), (Value::Null, Value::Null));
     }
@@ -820,7 +890,15 @@ mod tests {
     #[test]
     fn a_code_tried_too_often_dies() {
         let mut r = Run::new();
-        r.go(Command::Create { request: request(), browser_hash: "b".into(), place: None }, 0);
+        r.go(
+            Command::Create {
+                request: request(),
+                seal: seal(),
+                browser_hash: "b".into(),
+                place: None,
+            },
+            0,
+        );
         for i in 0..MAX_CODE_TRIES {
             assert_eq!(r.go(Command::Describe, u64::from(i))["ok"], true);
         }
@@ -837,7 +915,15 @@ mod tests {
     #[test]
     fn the_waiting_page_is_bound_to_its_browser() {
         let mut r = Run::new();
-        r.go(Command::Create { request: request(), browser_hash: "b".into(), place: None }, 0);
+        r.go(
+            Command::Create {
+                request: request(),
+                seal: seal(),
+                browser_hash: "b".into(),
+                place: None,
+            },
+            0,
+        );
         r.go(Command::Approve { pairing: "p".into() }, 1);
         assert_eq!(r.go(poll("someone-else"), 2)["state"], "not_this_browser");
         assert_eq!(r.go(poll("b"), 3)["state"], "approved");
@@ -846,7 +932,15 @@ mod tests {
     #[test]
     fn wrong_verifier_wrong_secret_and_expiry_are_invalid_grant() {
         let mut r = Run::new();
-        r.go(Command::Create { request: request(), browser_hash: "b".into(), place: None }, 0);
+        r.go(
+            Command::Create {
+                request: request(),
+                seal: seal(),
+                browser_hash: "b".into(),
+                place: None,
+            },
+            0,
+        );
         r.go(Command::Approve { pairing: "p".into() }, 1);
         let secret = secret_of(r.go(poll("b"), 2)["redirect"].as_str().unwrap());
         assert_eq!(r.redeem(&secret, &"x".repeat(43), 3)["error"], "invalid_grant");
@@ -858,13 +952,26 @@ mod tests {
     fn unknown_expired_and_used_codes_are_refused_with_a_sentence() {
         let mut r = Run::new();
         assert_eq!(r.go(Command::Approve { pairing: "p".into() }, 0)["sentence"], refusal::UNKNOWN);
-        r.go(Command::Create { request: request(), browser_hash: "b".into(), place: None }, 0);
+        r.go(
+            Command::Create {
+                request: request(),
+                seal: seal(),
+                browser_hash: "b".into(),
+                place: None,
+            },
+            0,
+        );
         assert_eq!(
             r.go(Command::Approve { pairing: "p".into() }, CONNECT_CODE_TTL_MS)["sentence"],
             refusal::UNKNOWN
         );
         r.go(
-            Command::Create { request: request(), browser_hash: "b".into(), place: None },
+            Command::Create {
+                request: request(),
+                seal: seal(),
+                browser_hash: "b".into(),
+                place: None,
+            },
             CONNECT_CODE_TTL_MS,
         );
         r.go(Command::Approve { pairing: "p".into() }, CONNECT_CODE_TTL_MS + 1);
@@ -874,10 +981,49 @@ mod tests {
         );
         assert_eq!(
             r.go(
-                Command::Create { request: request(), browser_hash: "c".into(), place: None },
+                Command::Create {
+                    request: request(),
+                    seal: seal(),
+                    browser_hash: "c".into(),
+                    place: None
+                },
                 CONNECT_CODE_TTL_MS + 3
             )["ok"],
             false
         );
+    }
+
+    #[test]
+    fn one_seal_makes_one_code_and_another_seal_finds_it_taken() {
+        let mut r = Run::new();
+        let create = |seal: &str, browser: &str| Command::Create {
+            request: request(),
+            seal: SealId(seal.into()),
+            browser_hash: browser.into(),
+            place: None,
+        };
+        assert_eq!(r.go(create("seal-1", "b"), 0), json!({"ok": true}));
+        // The same seal posted again (by anyone): the code was made; nothing else is.
+        assert_eq!(r.go(create("seal-1", "x"), 10), json!({"ok": false, "made": true}));
+        // Another seal drawing the same letters finds the code taken and draws again.
+        assert_eq!(r.go(create("seal-2", "y"), 20), json!({"ok": false}));
+        let stored = r.stored.as_ref().expect("the first session stays");
+        assert_eq!(stored.browser_hash, "b", "the first browser keeps the code");
+    }
+
+    #[test]
+    fn a_seal_draws_the_same_code_each_time_and_others_draw_others() {
+        let keys = Keys::new(&"k".repeat(32), None).unwrap();
+        let a = SealId("a".into());
+        assert_eq!(ConnectCode::for_seal(&keys, &a, 0), ConnectCode::for_seal(&keys, &a, 0));
+        assert_ne!(ConnectCode::for_seal(&keys, &a, 0), ConnectCode::for_seal(&keys, &a, 1));
+        assert_ne!(
+            ConnectCode::for_seal(&keys, &a, 0),
+            ConnectCode::for_seal(&keys, &SealId("b".into()), 0)
+        );
+        let code = ConnectCode::for_seal(&keys, &a, 0);
+        assert!(code.is_issued(&keys), "a drawn code carries its check letters");
+        let other = Keys::new(&"m".repeat(32), None).unwrap();
+        assert_ne!(code, ConnectCode::for_seal(&other, &a, 0), "only the key's holder can draw it");
     }
 }

@@ -35,6 +35,8 @@ pub enum Purpose {
     RequestState,
     /// The check characters at the end of a connect code.
     ConnectCode,
+    /// The letters of the code a sealed request makes.
+    ConnectCodeDraw,
     /// The sealed authorization request the waiting page hands back for its connect code.
     AuthorizeSeal,
     /// The tag of a refresh token, checked before any pairing is asked about it.
@@ -48,6 +50,7 @@ impl Purpose {
             Purpose::ClientId => b"tabrelay client id v1",
             Purpose::RequestState => b"tabrelay request state v1",
             Purpose::ConnectCode => b"tabrelay connect code v1",
+            Purpose::ConnectCodeDraw => b"tabrelay connect code draw v1",
             Purpose::AuthorizeSeal => b"tabrelay authorize seal v1",
             Purpose::RefreshToken => b"tabrelay refresh token v1",
         }

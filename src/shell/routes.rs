@@ -219,6 +219,9 @@ async fn authorize_page(
 
 /// The longest sealed request the waiting page posts back, in bytes.
 const MAX_SEAL_BYTES: usize = 32 * 1024;
+/// How many codes a seal may draw before the relay gives up (each further draw is needed only
+/// when another live request holds the drawn letters: one in 2^35 per live code).
+const MAX_CODE_DRAWS: u8 = 4;
 
 /// The waiting page, running in a browser, asks for its connect code with its sealed request:
 /// the code's Durable Object is made now, and the browser's cookie binds the page to it.
@@ -228,33 +231,36 @@ async fn authorize_code(
     config: &Config,
     origin: &str,
 ) -> Result<Response> {
-    let stale = || {
-        json_response(
-            400,
-            &json!({"sentence": "This waiting page is too old to use; start connecting again from the app."}),
-        )
-    };
+    let answer =
+        |status: u16, sentence: &str| json_response(status, &json!({"sentence": sentence}));
     let body = req.bytes().await.unwrap_or_default();
     if body.len() > MAX_SEAL_BYTES {
-        return stale();
+        return answer(400, sentences::SEAL_STALE);
     }
     let sealed = String::from_utf8_lossy(&body);
-    let Some(request) = authorize::unseal(&config.keys, &sealed, now_ms()) else {
-        return stale();
+    let Some((request, seal)) = authorize::unseal(&config.keys, &sealed, now_ms()) else {
+        return answer(400, sentences::SEAL_STALE);
     };
     let place = place_of(&req, origin);
     let browser_secret = random_token(&mut PlatformRandom, 32);
     let browser_hash = sha256_hex(browser_secret.as_bytes());
-    for _ in 0..4 {
-        let code = ConnectCode::generate(&mut PlatformRandom, &config.keys);
+    // The seal's code is drawn from the seal: posting it again reaches the same object, which
+    // says its code was made, so one seal makes at most one code (and one object) whoever
+    // posts it however often. Another seal holding the drawn letters makes the next draw.
+    for attempt in 0..MAX_CODE_DRAWS {
+        let code = ConnectCode::for_seal(&config.keys, &seal, attempt);
         let command = Command::Create {
             request: request.clone(),
+            seal: seal.clone(),
             browser_hash: browser_hash.clone(),
             place: place.clone(),
         };
-        let answer = ask_code(env, &code, command).await?;
-        if answer["ok"] != true {
-            continue; // The code is taken: draw another.
+        let made = ask_code(env, &code, command).await?;
+        if made["made"] == true {
+            return answer(409, sentences::SEAL_USED);
+        }
+        if made["ok"] != true {
+            continue; // Another request holds these letters: draw again.
         }
         let display = code.display();
         let link = pages::approval_link(&config.app_url, &display);
@@ -269,10 +275,7 @@ async fn authorize_code(
         )?;
         return Ok(res);
     }
-    json_response(
-        503,
-        &json!({"sentence": "The relay could not make a connect code just now; reload this page."}),
-    )
+    answer(503, sentences::CODE_NOT_MADE)
 }
 
 /// Where the request came from, as the platform says (its `cf` data on Cloudflare; not

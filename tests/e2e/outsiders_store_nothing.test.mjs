@@ -17,11 +17,12 @@ import { createHash, createHmac, randomBytes } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
-import { openTab, useRelay, waitFor, connectByHand, refresh, postForm, mcpPost, APP_ORIGIN, freePort } from './harness.mjs';
+import { openTab, useRelay, waitFor, connectByHand, refresh, postForm, mcpPost, APP_ORIGIN, freePort, register, pkcePair, askForCode, CALLBACK } from './harness.mjs';
 
 const root = new URL('../../', import.meta.url).pathname;
 const work = mkdtempSync(join(tmpdir(), 'tabrelay-outsiders-'));
 const pairingDir = join(work, 'state', 'v3', 'do', 'tabrelay-Pairing');
+const codeDir = join(work, 'state', 'v3', 'do', 'tabrelay-ConnectCode');
 const KEY = randomBytes(48).toString('base64url');
 let relay;
 let relayUrl;
@@ -54,20 +55,21 @@ after(() => {
 // ---------------------------------------------------------------------------------------------
 // What is stored.
 
-/** The Pairing objects' database files (miniflare's own index, metadata.sqlite, left out). */
-function pairingFiles() {
+/** The database files of one class's objects (miniflare's own index, metadata.sqlite, left out). */
+function objectFiles(dir) {
   let names = [];
   try {
-    names = readdirSync(pairingDir);
+    names = readdirSync(dir);
   } catch {
     return [];
   }
   return names.filter((n) => n.endsWith('.sqlite') && n !== 'metadata.sqlite').sort();
 }
+const pairingFiles = () => objectFiles(pairingDir);
 
 /** The tables a database holds besides miniflare's and the runtime's own. */
-function tablesOf(file) {
-  const db = new DatabaseSync(join(pairingDir, file), { readOnly: true });
+function tablesOf(file, dir = pairingDir) {
+  const db = new DatabaseSync(join(dir, file), { readOnly: true });
   try {
     return db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").all().map((r) => r.name)
       .filter((n) => !n.startsWith('__miniflare') && !n.startsWith('_cf_') && !n.startsWith('sqlite_'));
@@ -198,4 +200,41 @@ test('a pairing asked about grants it never stored, by tokens with good tags, st
   for (const f of added) assert.deepEqual(tablesOf(f), [], `${f}: a pairing only asked stores no table`);
   assert.equal(contentOf(mine[0]), content, 'the tab\'s pairing wrote nothing for unknown grants');
   assert.equal((await tab.client.connections()).length, 1, 'its connection is still there');
+});
+
+// ---------------------------------------------------------------------------------------------
+// 3. A waiting page's sealed request, taken and posted again and again: one code, one object.
+
+test('one waiting page\'s sealed request posted 40 times makes one connect code and one object', { timeout: 120_000 }, async () => {
+  const client = await register('Seal reposter');
+  const url = new URL(`${relayUrl}/authorize`);
+  url.search = new URLSearchParams({
+    response_type: 'code', client_id: client.client_id, redirect_uri: CALLBACK,
+    code_challenge: pkcePair().challenge, code_challenge_method: 'S256', state: 's',
+  });
+  const page = await (await fetch(url)).text();
+  const sealed = /data-request="([^"]*)"/.exec(page)?.[1];
+  assert.ok(sealed, 'the waiting page carries its sealed request');
+  await settle();
+  const before = new Set(objectFiles(codeDir));
+  const first = await askForCode(relayUrl, sealed);
+  assert.equal(first.status, 200);
+  assert.match(first.body.code, /^[0-9A-Z]{5}-[0-9A-Z]{5}$/);
+  // The rest: one after another, then eight at a time.
+  const again = [];
+  for (let i = 0; i < 8; i++) again.push(await askForCode(relayUrl, sealed));
+  again.push(...(await all(Array.from({ length: 31 }, () => () => askForCode(relayUrl, sealed)))));
+  for (const made of again) {
+    assert.equal(made.status, 409);
+    assert.match(made.body.sentence, /already has its connect code/);
+    assert.equal(made.body.code, undefined, 'no second code');
+    assert.equal(made.cookie, '', 'no other browser is bound to the code');
+  }
+  await settle();
+  const added = objectFiles(codeDir).filter((f) => !before.has(f));
+  assert.equal(added.length, 1, `one connect code object, not ${added.length}`);
+  assert.deepEqual(tablesOf(added[0], codeDir), ['session']);
+  // The first browser still waits on its code.
+  const status = await fetch(`${relayUrl}/authorize/status?code=${encodeURIComponent(first.body.code)}`, { headers: { cookie: first.cookie } });
+  assert.equal((await status.json()).state, 'waiting');
 });
