@@ -25,6 +25,11 @@ pub const CACHE_MAX_S: u64 = 24 * 3600;
 pub const CACHE_DEFAULT_S: u64 = 3600;
 /// The longest value of any authorization parameter, in bytes.
 pub const MAX_PARAM_BYTES: usize = 2048;
+/// The longest sealed request the waiting page posts back, in bytes.
+pub const MAX_SEAL_BYTES: usize = 32 * 1024;
+/// How many codes a seal may draw before the relay gives up (each further draw is needed only
+/// when another live request holds the drawn letters: one in 2^35 per live code).
+pub const MAX_CODE_DRAWS: u8 = 4;
 /// How long the waiting page may take to ask for its connect code with the sealed request it
 /// was given, in milliseconds (it asks as soon as it runs).
 pub const SEAL_TTL_MS: u64 = 5 * 60_000;
@@ -38,6 +43,10 @@ pub const AUTH_CODE_TTL_MS: u64 = 60_000;
 pub const CONNECT_CODE_TTL_MS: u64 = 10 * 60_000;
 /// How long a refresh token lives unused, in milliseconds (30 days).
 pub const REFRESH_TOKEN_TTL_MS: u64 = 30 * 24 * 3600 * 1000;
+/// The most characters of a place kept (the platform's city and country are short).
+pub const MAX_PLACE_CHARS: usize = 80;
+/// How many times a tab may describe, approve or deny one code before it is dead.
+pub const MAX_CODE_TRIES: u32 = 5;
 
 // Grants (connections) a pairing keeps.
 /// How many retired refresh tokens a grant remembers, to recognise their reuse.

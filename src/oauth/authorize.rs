@@ -231,7 +231,7 @@ pub fn unseal(keys: &Keys, sealed: &str, now_ms: u64) -> Option<(AuthRequest, Se
     let mut f = Fields::of(serde_json::from_slice(&b64.decode(body).ok()?).ok()?)?;
     let expires_ms = f.u64("expires_ms")?;
     (now_ms < expires_ms).then_some(())?;
-    Some((f.read("request")?, SealId(super::sha256_hex(body.as_bytes()))))
+    Some((f.read("request")?, SealId(crate::crypto::sha256_hex(body.as_bytes()))))
 }
 
 /// Whether an `Accept` header prefers JSON to HTML (a program probing, not a browser): a

@@ -13,10 +13,3 @@ pub mod metadata;
 pub mod pkce;
 pub mod refresh;
 pub mod token;
-
-// Until connect.rs takes them from `crate::limits` and `crate::crypto` itself (it changes on
-// main meanwhile).
-#[cfg(test)]
-pub(crate) use crate::crypto::testing;
-pub(crate) use crate::crypto::{random_token, sha256_hex, Entropy};
-pub(crate) use crate::limits::{AUTH_CODE_TTL_MS, CONNECT_CODE_TTL_MS};

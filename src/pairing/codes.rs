@@ -1,6 +1,10 @@
-//! The pairing's allowance of wrong connect codes.
+//! Connect codes as a pairing's tabs decide them: the allowance of wrong codes, and what a tab
+//! is told of a code's reply.
+
+use tabrelay_bundle::protocol::RelayMessage;
 
 use crate::limits::{WRONG_CODES_ALLOWED, WRONG_CODE_WINDOW_MS};
+use crate::oauth::connect::{refusal, CodeReply, Command, ConnectCode};
 use serde::Serialize;
 use serde_json::Value;
 use tabrelay_bundle::fields::{Fields, FromValue};
@@ -25,6 +29,33 @@ impl WrongCodes {
     }
 }
 
+/// What a tab is told of the reply of `code`'s object to its `command` (a describe, an approve
+/// or a deny), and whether the code counts as a wrong one.
+#[must_use]
+pub fn told(code: &ConnectCode, command: &Command, reply: CodeReply) -> (RelayMessage, bool) {
+    let code = code.as_str().to_owned();
+    match (command, reply) {
+        (Command::Approve { .. }, CodeReply::Described(d)) => {
+            (RelayMessage::Approved { code, client: d.client }, false)
+        }
+        (Command::Deny, CodeReply::Described(_)) => (RelayMessage::Denied { code }, false),
+        (_, CodeReply::Described(d)) => (
+            RelayMessage::Described {
+                code,
+                client: d.client,
+                host: d.host,
+                verified: d.verified,
+                age_ms: d.age_ms,
+                place: d.place,
+                lookalike: d.lookalike,
+            },
+            false,
+        ),
+        (_, CodeReply::Refused { sentence }) => (RelayMessage::Refused { code, sentence }, true),
+        _ => (RelayMessage::Refused { code, sentence: refusal::UNKNOWN.into() }, true),
+    }
+}
+
 impl FromValue for WrongCodes {
     const WHAT: &'static str = "wrong codes";
     fn from_value(value: Value) -> Option<Self> {
@@ -37,6 +68,42 @@ impl FromValue for WrongCodes {
 mod tests {
     use super::*;
     use crate::crypto::testing::round_trip;
+
+    #[test]
+    fn a_tab_is_told_what_its_code_came_to_and_a_refusal_counts_as_wrong() {
+        let code = ConnectCode::parse("ABCDE-12345").unwrap();
+        let described = CodeReply::Described(crate::oauth::connect::Description {
+            client: "Claude".into(),
+            host: "claude.ai".into(),
+            verified: None,
+            age_ms: 5,
+            place: None,
+            lookalike: Some("Claude".into()),
+        });
+        let c = || "ABCDE12345".to_owned();
+        let approve = Command::Approve { pairing: "p".into() };
+        assert_eq!(
+            told(&code, &approve, described.clone()),
+            (RelayMessage::Approved { code: c(), client: "Claude".into() }, false)
+        );
+        assert_eq!(
+            told(&code, &Command::Deny, described.clone()),
+            (RelayMessage::Denied { code: c() }, false)
+        );
+        assert!(matches!(
+            told(&code, &Command::Describe, described),
+            (RelayMessage::Described { lookalike: Some(_), age_ms: 5, .. }, false)
+        ));
+        let refused = CodeReply::Refused { sentence: refusal::USED.into() };
+        assert_eq!(
+            told(&code, &approve, refused),
+            (RelayMessage::Refused { code: c(), sentence: refusal::USED.into() }, true)
+        );
+        assert_eq!(
+            told(&code, &approve, CodeReply::Created),
+            (RelayMessage::Refused { code: c(), sentence: refusal::UNKNOWN.into() }, true)
+        );
+    }
 
     #[test]
     fn wrong_codes_read_back_as_written() {
