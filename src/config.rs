@@ -1,7 +1,7 @@
 //! The relay's configuration from its secrets and vars, checked once.
 
+use crate::limits::TAB_CALL_WAIT_MS;
 use crate::oauth::keys::Keys;
-use crate::pairing::TAB_CALL_WAIT_MS;
 
 /// What the relay runs with.
 #[derive(Debug, Clone)]

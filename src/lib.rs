@@ -4,9 +4,10 @@
 #![warn(missing_docs)]
 
 pub mod config;
-pub mod grants;
+pub mod crypto;
 pub mod http;
 pub mod jsonrpc;
+pub mod limits;
 pub mod mcp;
 pub mod oauth;
 pub mod pages;

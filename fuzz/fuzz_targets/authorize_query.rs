@@ -8,7 +8,8 @@ use libfuzzer_sys::fuzz_target;
 use tabrelay::http;
 use tabrelay::oauth::authorize::{self, Asking, AuthRequest, Named, Refusal};
 use tabrelay::oauth::cimd::MetadataClient;
-use tabrelay::oauth::{pkce, sha256_hex};
+use tabrelay::crypto::sha256_hex;
+use tabrelay::oauth::pkce;
 use tabrelay_fuzz::{has_duplicate_key, is_slice_of, keys, ORIGIN};
 
 fuzz_target!(|data: &[u8]| {
@@ -34,7 +35,7 @@ fuzz_target!(|data: &[u8]| {
     match authorize::validate(&pairs, client.clone(), ORIGIN) {
         Ok(req) => {
             assert!(!has_duplicate_key(&pairs));
-            assert!(pairs.iter().all(|(_, v)| v.len() <= authorize::MAX_PARAM_BYTES));
+            assert!(pairs.iter().all(|(_, v)| v.len() <= tabrelay::limits::MAX_PARAM_BYTES));
             assert_eq!(Some(req.client_id.as_str()), param("client_id"));
             assert_eq!(req.client_name, client.name);
             assert_eq!(req.verified_domain, client.verified_domain);

@@ -21,7 +21,7 @@ fuzz_target!(|data: &[u8]| {
         let u = url.as_str();
         assert_eq!(u, first.as_ref());
         assert!(cimd::is_url(u));
-        assert!(u.len() <= cimd::MAX_URL_BYTES);
+        assert!(u.len() <= tabrelay::limits::MAX_URL_BYTES);
         assert!(u.bytes().all(|b| b.is_ascii_graphic() && b != b'\\'));
         assert!(!u.contains('#'));
         let rest = u.strip_prefix("https://").expect("https only");
@@ -41,7 +41,7 @@ fuzz_target!(|data: &[u8]| {
 
     let url = parsed.unwrap_or_else(|_| MetadataUrl::parse(FALLBACK).expect("the fallback"));
     if let Ok(client) = cimd::check_document(&url, body) {
-        assert!(body.len() <= cimd::MAX_DOCUMENT_BYTES);
+        assert!(body.len() <= tabrelay::limits::MAX_DOCUMENT_BYTES);
         let doc: serde_json::Value = serde_json::from_slice(body).expect("a JSON document");
         assert_eq!(doc["client_id"].as_str(), Some(url.as_str()));
         assert!(doc.get("client_secret").is_none());
@@ -51,16 +51,16 @@ fuzz_target!(|data: &[u8]| {
         );
         assert_eq!(client.domain, url.domain());
         let n = client.redirect_uris.len();
-        assert!((1..=clients::MAX_REDIRECT_URIS).contains(&n));
+        assert!((1..=tabrelay::limits::MAX_REDIRECT_URIS).contains(&n));
         for uri in &client.redirect_uris {
             assert_eq!(clients::check_redirect_uri(uri), Ok(()));
         }
         if let Some(name) = &client.name {
-            assert!(!name.is_empty() && name.chars().count() <= clients::MAX_CLIENT_NAME_CHARS);
+            assert!(!name.is_empty() && name.chars().count() <= tabrelay::limits::MAX_CLIENT_NAME_CHARS);
             assert!(!name.chars().any(char::is_control));
         }
     }
 
     let seconds = cimd::cache_seconds(Some(&String::from_utf8_lossy(data)));
-    assert!((cimd::CACHE_MIN_S..=cimd::CACHE_MAX_S).contains(&seconds));
+    assert!((tabrelay::limits::CACHE_MIN_S..=tabrelay::limits::CACHE_MAX_S).contains(&seconds));
 });

@@ -36,10 +36,10 @@ fuzz_target!(|data: &[u8]| {
     let access = Access {
         iss: ORIGIN.into(),
         aud: ORIGIN.into(),
-        sub: next(),
-        gid: next(),
-        cli: next(),
-        hst: next(),
+        pairing: next(),
+        grant: next(),
+        client: next(),
+        host: next(),
     };
     let issued = token::issue(&keys, access.clone(), NOW);
     assert_eq!(token::verify(&keys, ORIGIN, &issued, NOW), Ok(access.clone()));

@@ -7,7 +7,8 @@
 use libfuzzer_sys::fuzz_target;
 use serde_json::Value;
 use tabrelay::jsonrpc::{self, ErrorCode, Id, Message};
-use tabrelay::mcp::{self, Headers, Reply, ALL_VERSIONS, MAX_BODY_BYTES, SESSION_VERSIONS};
+use tabrelay::limits::{MAX_BATCH, MAX_BODY_BYTES};
+use tabrelay::mcp::{self, Headers, Reply, ALL_VERSIONS, SESSION_VERSIONS};
 use tabrelay_bundle::protocol::{valid_tool_name, STATUS_TOOL};
 
 fuzz_target!(|data: &[u8]| {
@@ -32,7 +33,7 @@ fuzz_target!(|data: &[u8]| {
                 matches!(header.map(str::trim), None | Some("2025-03-26")),
                 "a batch under {header:?}"
             );
-            assert!((1..=mcp::MAX_BATCH).contains(&items.len()));
+            assert!((1..=MAX_BATCH).contains(&items.len()));
             for item in &items {
                 assert!(serde_json::from_slice::<Value>(item).is_ok());
                 let _ = mcp::handle(item, &headers, "https://app.example/");

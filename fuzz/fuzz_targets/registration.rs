@@ -19,10 +19,10 @@ fuzz_target!(|data: &[u8]| {
             assert_eq!(answer["client_id_issued_at"], NOW / 1000);
             assert_eq!(client.issued_at, NOW / 1000);
             assert!(!client.name.is_empty() && client.name == client.name.trim());
-            assert!(client.name.chars().count() <= clients::MAX_CLIENT_NAME_CHARS);
+            assert!(client.name.chars().count() <= tabrelay::limits::MAX_CLIENT_NAME_CHARS);
             assert!(!client.name.chars().any(char::is_control));
             let n = client.redirect_uris.len();
-            assert!((1..=clients::MAX_REDIRECT_URIS).contains(&n));
+            assert!((1..=tabrelay::limits::MAX_REDIRECT_URIS).contains(&n));
             for uri in &client.redirect_uris {
                 assert_eq!(clients::check_redirect_uri(uri), Ok(()));
             }
@@ -48,7 +48,7 @@ fuzz_target!(|data: &[u8]| {
 
     if clients::check_redirect_uri(&text).is_ok() {
         let uri: &str = &text;
-        assert!(uri.len() <= clients::MAX_REDIRECT_URI_BYTES);
+        assert!(uri.len() <= tabrelay::limits::MAX_REDIRECT_URI_BYTES);
         assert!(!uri.bytes().any(|b| b <= b' ' || b == 0x7f || b == b'\\'));
         assert!(!uri.contains('#'));
         let host = clients::host_of(uri);

@@ -138,7 +138,7 @@ fuzz_target!(|data: &[u8]| {
                 dataset.chars().count() <= MAX_DATASET_NAME_CHARS && said.starts_with(&dataset)
             );
         }
-        TabAction::Answer(id, outcome) => {
+        TabAction::Result(id, outcome) => {
             let Ok(TabMessage::Result { id: i, outcome: o }) = &parsed else {
                 panic!("an answer from no result")
             };

@@ -27,13 +27,13 @@ fuzz_target!(|data: &[u8]| {
             assert_eq!(param("client_id"), Some(request.client_id));
             let token = param("refresh_token").expect("a refresh token was sent");
             assert_eq!(
-                tabrelay::grants::parse_refresh_token(&keys, &token),
+                tabrelay::oauth::refresh::parse_refresh_token(&keys, &token),
                 Some((pairing.as_str(), request.grant.as_str(), request.secret.as_str())),
                 "a refresh token whose tag does not verify was read"
             );
         }
         Ok(TokenRequest::Code(code, command)) => {
-            assert!(data.len() <= exchange::MAX_FORM_BYTES);
+            assert!(data.len() <= tabrelay::limits::MAX_FORM_BYTES);
             assert!(!has_duplicate_key(&pairs), "a parameter sent twice was read");
             assert_eq!(param("grant_type").as_deref(), Some("authorization_code"));
             assert_eq!(code.as_str().len(), CODE_LEN);

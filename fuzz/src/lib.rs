@@ -22,7 +22,7 @@ pub fn keys() -> Keys {
 /// Random bytes for the fuzz targets: a fixed, repeatable sequence.
 pub struct Fixed(pub u8);
 
-impl tabrelay::oauth::Entropy for Fixed {
+impl tabrelay::crypto::Entropy for Fixed {
     fn fill(&mut self, buf: &mut [u8]) {
         for b in buf {
             *b = self.0;

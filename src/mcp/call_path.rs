@@ -9,46 +9,37 @@ use tabrelay_bundle::content::quoted;
 use super::{call_reply, input, listen_acknowledged, listen_ended, progress, sse_event};
 use super::{tools_changed, Era, KEEP_ALIVE};
 use crate::jsonrpc::Id;
+use crate::limits::{KEEP_ALIVE_MS, PROGRESS_AT_LEAST_EVERY_MS};
 use crate::oauth::keys::Keys;
-use crate::pairing::{CallAnswer, CallEvent, ListenEvent, KEEP_ALIVE_MS};
+use crate::pairing::wire::{CallEvent, CallReply as CallAnswer, ListenEvent, Reply};
 use crate::sentences;
-
-/// How long a streamed call's answer may take to still go as plain JSON (with its own HTTP
-/// status), in milliseconds; a later one goes on the stream, which opens then.
-pub const FIRST_EVENT_WAIT_MS: u64 = 500;
-
-/// The longest a client that gave a progress token goes without a progress notification
-/// while its call waits (clients that reset their timeout on progress, such as Claude Code,
-/// then never give up on a call the person is still deciding).
-pub const PROGRESS_AT_LEAST_EVERY_MS: u64 = 30_000;
 
 // The pairing ticks every KEEP_ALIVE_MS while a call waits; a tick is the chance to send
 // progress, so ticks must come at least as often as half the promise above.
 const _: () = assert!(2 * KEEP_ALIVE_MS <= PROGRESS_AT_LEAST_EVERY_MS);
 
-/// What happened: the pairing said something, or the clock ran.
+/// What happened: the pairing said something, or the clock ran ([`crate::limits::FIRST_EVENT_WAIT_MS`]).
 #[derive(Debug, Clone, PartialEq)]
 #[allow(clippy::large_enum_variant)] // one input at a time, moved straight in: boxing would only add an allocation
 pub enum CallInput {
     /// One event line from the pairing.
     Event(CallEvent),
-    /// A line that does not read as an event (skipped).
+    /// A reply that is not a call's event (skipped).
     Unreadable,
     /// The pairing's answer ended without its last event (it went away).
     Ended,
-    /// [`FIRST_EVENT_WAIT_MS`] passed with nothing from the pairing: the stream opens.
+    /// The first wait passed with nothing from the pairing: the stream opens.
     FirstWaitOver,
 }
 
 impl CallInput {
-    /// A line of the pairing's stream as an input; None (the stream ended) is [`Self::Ended`].
+    /// A reply of the pairing as an input; None (its replies ended) is [`Self::Ended`].
     #[must_use]
-    pub fn of_line(line: Option<&[u8]>) -> Self {
-        match line {
+    pub fn of_reply(reply: Option<Reply>) -> Self {
+        match reply {
             None => Self::Ended,
-            Some(l) => {
-                tabrelay_bundle::from_json::<CallEvent>(l).map_or(Self::Unreadable, Self::Event)
-            }
+            Some(Reply::Call(event)) => Self::Event(event),
+            Some(_) => Self::Unreadable,
         }
     }
 }
@@ -267,18 +258,18 @@ impl Listen {
         Some(sse_event(&listen_acknowledged(&self.id, self.tools)))
     }
 
-    /// Takes one line of the pairing's listen stream (None: it ended); what to send, and
-    /// whether it is the last. Nothing once ended.
-    pub fn input(&mut self, line: Option<&[u8]>) -> Option<(String, bool)> {
+    /// Takes one reply of the pairing's listen stream (None: it ended, or something other than
+    /// a listen event came); what to send, and whether it is the last. Nothing once ended.
+    pub fn input(&mut self, reply: Option<&Reply>) -> Option<(String, bool)> {
         if self.done {
             return None;
         }
-        let text = match line.map(ListenEvent::read) {
-            Some(Some(ListenEvent::ToolsChanged)) if self.tools => {
+        let text = match reply {
+            Some(Reply::Listen(ListenEvent::ToolsChanged)) if self.tools => {
                 sse_event(&tools_changed(&self.id))
             }
-            Some(_) => KEEP_ALIVE.to_owned(),
-            None => {
+            Some(Reply::Listen(_)) => KEEP_ALIVE.to_owned(),
+            _ => {
                 self.done = true;
                 return Some((sse_event(&listen_ended(&self.id)), true));
             }
@@ -290,7 +281,7 @@ impl Listen {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::pairing::TAB_CALL_WAIT_MS;
+    use crate::limits::{FIRST_EVENT_WAIT_MS, TAB_CALL_WAIT_MS};
     use serde_json::json;
     use tabrelay_bundle::protocol::Outcome;
 
@@ -308,7 +299,7 @@ mod tests {
     fn done() -> CallInput {
         let outcome =
             Outcome::Done { data: json!({"rows": 3}), image: None, audio: None, resource: None };
-        CallInput::Event(CallEvent::Done(CallAnswer::Answered { outcome }))
+        CallInput::Event(CallEvent::Done(CallAnswer::TabResult { outcome }))
     }
 
     /// The JSON-RPC message an event carries (None: a comment).
@@ -454,13 +445,14 @@ mod tests {
         let ack = message(&listen.start().unwrap()).unwrap();
         assert_eq!(ack["method"], "notifications/subscriptions/acknowledged");
         assert_eq!(listen.start(), None, "acknowledged once");
-        let changed = ListenEvent::ToolsChanged.line().trim_end().as_bytes();
-        let tick = ListenEvent::Tick.line().trim_end().as_bytes();
+        let changed = &Reply::Listen(ListenEvent::ToolsChanged);
+        let tick = &Reply::Listen(ListenEvent::Tick);
         let (text, last) = listen.input(Some(changed)).unwrap();
         assert_eq!(message(&text).unwrap()["method"], "notifications/tools/list_changed");
         assert!(!last);
         assert_eq!(listen.input(Some(tick)).unwrap(), (KEEP_ALIVE.to_owned(), false));
-        assert_eq!(listen.input(Some(b"junk")).unwrap(), (KEEP_ALIVE.to_owned(), false));
+        let (end_early, last) = Listen::new(Id::Number(5), true).input(Some(&Reply::Done)).unwrap();
+        assert!(last && message(&end_early).is_some(), "a reply that is no listen event ends it");
         let (end, last) = listen.input(None).unwrap();
         assert!(last);
         assert_eq!(message(&end).unwrap()["id"], 3);

@@ -12,12 +12,8 @@ use tabrelay_bundle::protocol::INPUT_METHODS;
 
 use super::era::{codes, Era};
 use crate::jsonrpc::{ErrorCode, RpcError};
+use crate::limits::{MAX_STATE_BYTES, STATE_LIFETIME_MS};
 use crate::oauth::keys::{Keys, Purpose};
-
-/// How long a client has to answer and retry, in milliseconds.
-pub const STATE_LIFETIME_MS: u64 = 10 * 60 * 1000;
-/// The largest `requestState` the relay issues or reads, in bytes.
-pub const MAX_STATE_BYTES: usize = 32 * 1024;
 
 /// The call a state belongs to: its connection, tool and arguments.
 #[derive(Debug, Clone, Copy)]

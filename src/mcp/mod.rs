@@ -15,23 +15,14 @@ use tabrelay_bundle::protocol::{valid_tool_name, Outcome, STATUS_TOOL};
 pub use era::{Era, Headers, ALL_VERSIONS, SESSION_VERSIONS, STATELESS_VERSION};
 
 use crate::jsonrpc::{self, ErrorCode, Id, Message, RpcError};
+use crate::limits::{MAX_BATCH, MAX_BODY_BYTES, RESOURCES_TTL_MS, TOOLS_TTL_MS};
 use crate::oauth::keys::Keys;
-use crate::pairing::CallAnswer;
+use crate::pairing::wire::CallReply;
 use crate::{sentences, tools};
 use era::quote;
 
-/// The largest request body the endpoint reads, in bytes.
-pub const MAX_BODY_BYTES: usize = 1024 * 1024;
-
 /// The server's name in `serverInfo`.
 pub const SERVER_NAME: &str = "tabrelay";
-
-/// How long a client may keep a tool list: it follows the focused tab, and a listening
-/// client is told when it changes.
-pub const TOOLS_TTL_MS: u64 = 0;
-/// How long a client may keep the resource list and the view card (they change only with a
-/// new version of the relay).
-pub const RESOURCES_TTL_MS: u64 = 3_600_000;
 
 /// What the endpoint does with one POST.
 #[derive(Debug, Clone, PartialEq)]
@@ -199,9 +190,6 @@ pub fn tools_changed(id: &Id) -> Value {
         "params": {"_meta": {era::meta::SUBSCRIPTION_ID: id}},
     })
 }
-
-/// The most messages one batch may hold (2025-03-26, the one revision with batches).
-pub const MAX_BATCH: usize = 16;
 
 /// How a POST's body is to be read: one message, or a batch of them.
 #[derive(Debug, Clone, PartialEq)]
@@ -402,11 +390,11 @@ pub fn call_reply(
     era: &Era,
     keys: &Keys,
     call: input::CallIdentity<'_>,
-    answer: Option<CallAnswer>,
+    answer: Option<CallReply>,
     now_ms: u64,
 ) -> (u16, Value) {
     let body = match answer {
-        Some(CallAnswer::Answered { outcome: Outcome::InputRequired { requests, state } })
+        Some(CallReply::TabResult { outcome: Outcome::InputRequired { requests, state } })
             if era.is_stateless() =>
         {
             match input::ask(keys, era, call, &requests, state.as_ref(), now_ms) {
@@ -414,9 +402,9 @@ pub fn call_reply(
                 Err((status, e)) => return (status, jsonrpc::error(Some(id), &e)),
             }
         }
-        Some(CallAnswer::Answered { outcome }) => call_answer(id, era, &outcome),
-        Some(CallAnswer::NotCarried { sentence }) => call_failed(id, era, &sentence),
-        Some(CallAnswer::NoSuchTool { tool }) => no_such_tool(id, &tool),
+        Some(CallReply::TabResult { outcome }) => call_answer(id, era, &outcome),
+        Some(CallReply::NotCarried { sentence }) => call_failed(id, era, &sentence),
+        Some(CallReply::NoSuchTool { tool }) => no_such_tool(id, &tool),
         None => call_failed(id, era, sentences::PAIRING_UNAVAILABLE),
     };
     (200, body)
@@ -732,7 +720,7 @@ mod tests {
         let asks = || {
             let requests = json!({"who": {"method": "elicitation/create", "params": {}}});
             let requests = requests.as_object().unwrap().clone();
-            Some(CallAnswer::Answered { outcome: Outcome::InputRequired { requests, state: None } })
+            Some(CallReply::TabResult { outcome: Outcome::InputRequired { requests, state: None } })
         };
         let caps = |c: Value| Era::Stateless {
             capabilities: c.as_object().unwrap().clone(),
@@ -751,7 +739,7 @@ mod tests {
         );
         let (_, b) = call_reply(&id, &Era::Session, &keys, call, None, 0);
         assert_eq!(b["result"]["content"][0]["text"], sentences::PAIRING_UNAVAILABLE);
-        let gone = Some(CallAnswer::NoSuchTool { tool: "x".into() });
+        let gone = Some(CallReply::NoSuchTool { tool: "x".into() });
         assert_eq!(call_reply(&id, &Era::Session, &keys, call, gone, 0).1["error"]["code"], -32602);
         assert_eq!(listen_ended(&id)["result"]["resultType"], "complete");
     }

@@ -10,13 +10,7 @@ use super::clients::{self, Client};
 use super::error::OAuthError;
 use super::keys::{Keys, Purpose};
 use super::pkce;
-
-/// The longest value of any authorization parameter, in bytes.
-pub const MAX_PARAM_BYTES: usize = 2048;
-
-/// How long the waiting page may take to ask for its connect code with the sealed request it
-/// was given, in milliseconds (it asks as soon as it runs).
-pub const SEAL_TTL_MS: u64 = 5 * 60_000;
+use crate::limits::{MAX_PARAM_BYTES, SEAL_TTL_MS};
 
 /// A checked authorization request.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -237,7 +231,7 @@ pub fn unseal(keys: &Keys, sealed: &str, now_ms: u64) -> Option<(AuthRequest, Se
     let mut f = Fields::of(serde_json::from_slice(&b64.decode(body).ok()?).ok()?)?;
     let expires_ms = f.u64("expires_ms")?;
     (now_ms < expires_ms).then_some(())?;
-    Some((f.read("request")?, SealId(super::sha256_hex(body.as_bytes()))))
+    Some((f.read("request")?, SealId(crate::crypto::sha256_hex(body.as_bytes()))))
 }
 
 /// Whether an `Accept` header prefers JSON to HTML (a program probing, not a browser): a
@@ -321,7 +315,7 @@ mod tests {
             &keys(),
             br#"{"client_name":"Claude","redirect_uris":["https://claude.ai/cb"]}"#,
             0,
-            &mut crate::oauth::testing::Counter(1),
+            &mut crate::crypto::testing::Counter(1),
         )
         .unwrap();
         r["client_id"].as_str().unwrap().to_owned()

@@ -21,21 +21,12 @@ use serde::Serialize;
 use serde_json::Value;
 use tabrelay_bundle::fields::{Fields, FromValue};
 
-use super::clients::{check_redirect_uri, clean_name, MAX_REDIRECT_URIS};
+use super::clients::{check_redirect_uri, clean_name};
 use super::error::OAuthError;
-
-/// The largest document read, in bytes.
-pub const MAX_DOCUMENT_BYTES: usize = 5 * 1024;
-/// How long the fetch of a document may take, in milliseconds.
-pub const FETCH_TIMEOUT_MS: u64 = 5_000;
-/// The longest client id URL, in bytes.
-pub const MAX_URL_BYTES: usize = 512;
-/// The shortest time a checked document is kept, in seconds (also when it asks for none).
-pub const CACHE_MIN_S: u64 = 5 * 60;
-/// The longest time a checked document is kept, in seconds.
-pub const CACHE_MAX_S: u64 = 24 * 3600;
-/// How long a checked document is kept when its response names no max-age, in seconds.
-pub const CACHE_DEFAULT_S: u64 = 3600;
+use crate::limits::{
+    CACHE_DEFAULT_S, CACHE_MAX_S, CACHE_MIN_S, FETCH_TIMEOUT_MS, MAX_DOCUMENT_BYTES,
+    MAX_REDIRECT_URIS, MAX_URL_BYTES,
+};
 
 /// Names that mean this machine or a local network (RFC 6761, RFC 6762, RFC 8375) and the
 /// suffixes private networks commonly use (RFC 6762 Appendix G), refused with every name under
@@ -566,7 +557,7 @@ mod tests {
         assert_eq!(check_document(&u, &doc(CLAUDE, r#","client_name":"  ""#)).unwrap().name, None);
         let long = format!(r#","client_name":"{}""#, "n".repeat(300));
         let name = check_document(&u, &doc(CLAUDE, &long)).unwrap().name.unwrap();
-        assert_eq!(name.chars().count(), crate::oauth::clients::MAX_CLIENT_NAME_CHARS);
+        assert_eq!(name.chars().count(), crate::limits::MAX_CLIENT_NAME_CHARS);
         let control = check_document(&u, &doc(CLAUDE, r#","client_name":"A\u0007B\nC""#));
         assert_eq!(control.unwrap().name.as_deref(), Some("ABC"));
         assert_eq!(

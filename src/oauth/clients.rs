@@ -12,16 +12,10 @@ use tabrelay_bundle::fields::{Fields, FromValue};
 
 use super::error::OAuthError;
 use super::keys::{Keys, Purpose};
-use super::{random_token, Entropy};
-
-/// The largest registration body read, in bytes.
-pub const MAX_REGISTRATION_BYTES: usize = 8 * 1024;
-/// The most redirect URIs a client may register.
-pub const MAX_REDIRECT_URIS: usize = 5;
-/// The longest redirect URI, in bytes.
-pub const MAX_REDIRECT_URI_BYTES: usize = 512;
-/// The longest client name kept, in characters.
-pub const MAX_CLIENT_NAME_CHARS: usize = 100;
+use crate::crypto::{random_token, Entropy};
+use crate::limits::{
+    MAX_CLIENT_NAME_CHARS, MAX_REDIRECT_URIS, MAX_REDIRECT_URI_BYTES, MAX_REGISTRATION_BYTES,
+};
 
 const CLIENT_ID_PREFIX: &str = "trc1.";
 
@@ -286,7 +280,7 @@ impl FromValue for Client {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::oauth::testing::Counter;
+    use crate::crypto::testing::Counter;
 
     fn keys() -> Keys {
         Keys::new(&"k".repeat(32), None).unwrap()

@@ -5,7 +5,7 @@
 //! object applies [`apply`] to what it stored and stores what it returns.
 
 use serde::Serialize;
-use serde_json::{json, Value};
+use serde_json::Value;
 use tabrelay_bundle::fields::{variant, Fields, FromValue};
 
 use super::authorize::{is_this_resource, redirect_url, AuthRequest, SealId};
@@ -13,7 +13,9 @@ use super::clients::host_of;
 use super::error::OAuthError;
 use super::keys::{Keys, Purpose};
 use super::lookalike;
-use super::{pkce, random_token, sha256_hex, Entropy, AUTH_CODE_TTL_MS, CONNECT_CODE_TTL_MS};
+use super::pkce;
+use crate::crypto::{random_token, sha256_hex, Entropy};
+use crate::limits::{AUTH_CODE_TTL_MS, CONNECT_CODE_TTL_MS, MAX_CODE_TRIES, MAX_PLACE_CHARS};
 
 /// The letters of a connect code: Crockford's base32, without I, L, O and U.
 pub const CODE_ALPHABET: &[u8; 32] = b"0123456789ABCDEFGHJKMNPQRSTVWXYZ";
@@ -108,9 +110,6 @@ fn check_letters(key: &super::keys::Key, random: &str) -> String {
         .collect()
 }
 
-/// The most characters of a place kept (the platform's city and country are short).
-pub const MAX_PLACE_CHARS: usize = 80;
-
 /// Where the platform says a request to the relay at `origin` came from, as the consent shows
 /// it. Only a relay served over https (Cloudflare's edge) is told: `wrangler dev` serves http
 /// and makes up a placeholder (Austin, US), so there the place is not known.
@@ -172,9 +171,6 @@ pub enum Stage {
         code_hash: String,
     },
 }
-
-/// How many times a tab may describe, approve or deny one code before it is dead.
-pub const MAX_CODE_TRIES: u32 = 5;
 
 /// One connection attempt.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -264,6 +260,140 @@ pub struct Granted {
     pub place: Option<String>,
 }
 
+/// What the Worker sends a code's Durable Object: the code (which names the object) and the
+/// command. Written and read here only ([`CodeRequest::encode`], [`CodeRequest::decode`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct CodeRequest {
+    /// The code, normalised.
+    pub code: String,
+    /// What to do.
+    pub command: Command,
+}
+
+impl CodeRequest {
+    /// The request as the body of the object's fetch.
+    #[must_use]
+    pub fn encode(&self) -> Vec<u8> {
+        serde_json::to_vec(self).unwrap_or_default()
+    }
+
+    /// A fetch's body read back; None when it is not a request (or names no code).
+    #[must_use]
+    pub fn decode(body: &[u8]) -> Option<(ConnectCode, Command)> {
+        let request: Self = tabrelay_bundle::from_json(body)?;
+        Some((ConnectCode::parse(&request.code)?, request.command))
+    }
+}
+
+/// What a code's Durable Object replies to a [`Command`]. Written and read here only
+/// ([`CodeReply::encode`], [`CodeReply::decode`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "reply", rename_all = "snake_case")]
+pub enum CodeReply {
+    /// [`Command::Create`]: the session is made.
+    Created,
+    /// [`Command::Create`]: this seal made the code already (a seal makes one code).
+    SealUsed,
+    /// [`Command::Create`]: another live request holds these letters.
+    Taken,
+    /// [`Command::Describe`], [`Command::Approve`] or [`Command::Deny`] went through: who asks.
+    Described(Description),
+    /// [`Command::Describe`], [`Command::Approve`] or [`Command::Deny`] refused, with the
+    /// sentence the tab shows.
+    Refused {
+        /// Why.
+        sentence: String,
+    },
+    /// [`Command::Poll`]: where the waiting page stands.
+    Poll(PollState),
+    /// [`Command::Redeem`]: what the code grants.
+    Redeemed {
+        /// The grant to make.
+        granted: Granted,
+    },
+    /// [`Command::Redeem`] refused.
+    RedeemRefused {
+        /// The OAuth error code.
+        error: String,
+        /// Its sentence.
+        error_description: String,
+        /// A replay of a redeemed code: the grant it made, to revoke.
+        revoke: Option<Revoke>,
+    },
+}
+
+/// Who asks for a code, as the tab shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Description {
+    /// The client's name.
+    pub client: String,
+    /// The host of its redirect URI.
+    pub host: String,
+    /// The domain that vouches for the name (a client metadata document), if any.
+    pub verified: Option<String>,
+    /// How long ago the waiting page was made.
+    pub age_ms: u64,
+    /// Where the waiting page's browser was, when the platform said.
+    pub place: Option<String>,
+    /// The well-known app an unverified name imitates, if any.
+    pub lookalike: Option<String>,
+}
+
+/// Where a waiting page stands, as the page reads it (`{"state": …}`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "state", rename_all = "snake_case")]
+pub enum PollState {
+    /// No live session: the page says to start again.
+    Expired,
+    /// The page's browser is not the one that made the code.
+    NotThisBrowser,
+    /// No tab decided yet.
+    Waiting {
+        /// How long the code has left.
+        expires_in_ms: u64,
+    },
+    /// Approved: the browser goes on with an authorization code.
+    Approved {
+        /// Where.
+        redirect: String,
+    },
+    /// Denied: the browser goes back with `access_denied`.
+    Denied {
+        /// Where.
+        redirect: String,
+    },
+    /// Collected already.
+    Done,
+}
+
+/// A grant to revoke: a replay of the authorization code that made it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Revoke {
+    /// The pairing that holds it.
+    pub pairing: String,
+    /// The grant.
+    pub grant: String,
+}
+
+impl CodeReply {
+    /// The reply as the object's response body.
+    #[must_use]
+    pub fn encode(&self) -> Vec<u8> {
+        serde_json::to_vec(self).unwrap_or_default()
+    }
+
+    /// A response body read back; None when it is not a reply.
+    #[must_use]
+    pub fn decode(body: &[u8]) -> Option<Self> {
+        tabrelay_bundle::from_json(body)
+    }
+
+    /// A refusal with the tab's sentence.
+    fn refused(sentence: &str) -> Self {
+        Self::Refused { sentence: sentence.to_owned() }
+    }
+}
+
 /// Sentences the tab shows when a code cannot be approved.
 pub mod refusal {
     /// The code is not one the relay knows or has expired.
@@ -279,36 +409,36 @@ pub mod refusal {
 }
 
 /// Applies a command to a code's stored session at `now_ms`: what to store (None: delete)
-/// and the JSON answer.
+/// and the reply.
 pub fn apply(
     stored: Option<Session>,
     command: Command,
     now_ms: u64,
     entropy: &mut dyn Entropy,
     code: &ConnectCode,
-) -> (Option<Session>, Value) {
+) -> (Option<Session>, CodeReply) {
     let live = stored.filter(|s| now_ms < s.created_ms + CONNECT_CODE_TTL_MS);
     match command {
         Command::Create { request, seal, browser_hash, place } => match live {
-            Some(s) if s.seal == seal => (Some(s), json!({"ok": false, "made": true})),
-            Some(s) => (Some(s), json!({"ok": false})),
+            Some(s) if s.seal == seal => (Some(s), CodeReply::SealUsed),
+            Some(s) => (Some(s), CodeReply::Taken),
             None => {
                 let stage = Stage::Waiting;
                 let created_ms = now_ms;
                 let s = Session { request, browser_hash, seal, created_ms, stage, tries: 0, place };
-                (Some(s), json!({"ok": true}))
+                (Some(s), CodeReply::Created)
             }
         },
         Command::Describe | Command::Approve { .. } | Command::Deny => {
             let Some(mut session) = live else {
-                return (None, json!({"ok": false, "sentence": refusal::UNKNOWN}));
+                return (None, CodeReply::refused(refusal::UNKNOWN));
             };
             session.tries += 1;
             if session.tries > MAX_CODE_TRIES {
-                return (None, json!({"ok": false, "sentence": refusal::TOO_MANY_TRIES}));
+                return (None, CodeReply::refused(refusal::TOO_MANY_TRIES));
             }
             if session.stage != Stage::Waiting {
-                return (Some(session), json!({"ok": false, "sentence": refusal::USED}));
+                return (Some(session), CodeReply::refused(refusal::USED));
             }
             let client = session.request.client_name.clone();
             let host = host_of(&session.request.redirect_uri).to_owned();
@@ -320,19 +450,19 @@ pub fn apply(
                 Command::Deny => session.stage = Stage::Denied,
                 _ => {}
             }
-            let answer = json!({
-                "ok": true,
-                "client": client,
-                "host": host,
-                "verified": verified,
-                "age_ms": now_ms.saturating_sub(session.created_ms),
-                "place": session.place,
-                "lookalike": lookalike,
-            });
-            (Some(session), answer)
+            let description = Description {
+                client,
+                host,
+                verified,
+                age_ms: now_ms.saturating_sub(session.created_ms),
+                place: session.place.clone(),
+                lookalike: lookalike.map(str::to_owned),
+            };
+            (Some(session), CodeReply::Described(description))
         }
         Command::Poll { browser_hash, issuer } => {
-            poll(live, &browser_hash, &issuer, now_ms, entropy, code)
+            let (session, state) = poll(live, &browser_hash, &issuer, now_ms, entropy, code);
+            (session, CodeReply::Poll(state))
         }
         Command::Redeem {
             secret,
@@ -353,19 +483,19 @@ pub fn apply(
                 grant: &grant,
             };
             match redeem(live, &r, now_ms) {
-                (s, Ok(granted)) => (s, json!({"ok": true, "granted": granted})),
+                (s, Ok(granted)) => (s, CodeReply::Redeemed { granted }),
                 (s, Err(e)) => {
-                    let mut answer =
-                        json!({"ok": false, "error": e.code, "error_description": e.description});
                     // A replay of a redeemed code revokes what it issued.
-                    if let Some(Stage::Redeemed { pairing, grant, code_hash }) =
-                        s.as_ref().map(|s| &s.stage)
-                    {
-                        if *code_hash == sha256_hex(secret.as_bytes()) {
-                            answer["revoke"] = json!({"pairing": pairing, "grant": grant});
+                    let revoke = match s.as_ref().map(|s| &s.stage) {
+                        Some(Stage::Redeemed { pairing, grant, code_hash })
+                            if *code_hash == sha256_hex(secret.as_bytes()) =>
+                        {
+                            Some(Revoke { pairing: pairing.clone(), grant: grant.clone() })
                         }
-                    }
-                    (s, answer)
+                        _ => None,
+                    };
+                    let (error, error_description) = (e.code.to_owned(), e.description);
+                    (s, CodeReply::RedeemRefused { error, error_description, revoke })
                 }
             }
         }
@@ -379,16 +509,16 @@ fn poll(
     now_ms: u64,
     entropy: &mut dyn Entropy,
     code: &ConnectCode,
-) -> (Option<Session>, Value) {
+) -> (Option<Session>, PollState) {
     let Some(session) = live else {
-        return (None, json!({"state": "expired"}));
+        return (None, PollState::Expired);
     };
     if session.browser_hash != browser_hash {
-        return (Some(session), json!({"state": "not_this_browser"}));
+        return (Some(session), PollState::NotThisBrowser);
     }
     let remaining = session.created_ms + CONNECT_CODE_TTL_MS - now_ms;
     match session.stage {
-        Stage::Waiting => (Some(session), json!({"state": "waiting", "expires_in_ms": remaining})),
+        Stage::Waiting => (Some(session), PollState::Waiting { expires_in_ms: remaining }),
         Stage::Approved { pairing } => {
             let secret = random_token(entropy, 32);
             let auth_code = format!("{}.{secret}", code.as_str());
@@ -403,7 +533,7 @@ fn poll(
                 code_hash: sha256_hex(secret.as_bytes()),
                 issued_ms: now_ms,
             };
-            (Some(Session { stage, ..session }), json!({"state": "approved", "redirect": to}))
+            (Some(Session { stage, ..session }), PollState::Approved { redirect: to })
         }
         Stage::Denied => {
             let mut params: Vec<(&str, &str)> = vec![
@@ -415,9 +545,9 @@ fn poll(
             }
             params.push(("iss", issuer));
             let to = redirect_url(&session.request.redirect_uri, &params);
-            (None, json!({"state": "denied", "redirect": to}))
+            (None, PollState::Denied { redirect: to })
         }
-        Stage::Issued { .. } | Stage::Redeemed { .. } => (Some(session), json!({"state": "done"})),
+        Stage::Issued { .. } | Stage::Redeemed { .. } => (Some(session), PollState::Done),
     }
 }
 
@@ -585,10 +715,75 @@ impl FromValue for Granted {
     }
 }
 
+impl FromValue for CodeRequest {
+    const WHAT: &'static str = "a command for a code";
+    fn from_value(value: Value) -> Option<Self> {
+        let mut f = Fields::of(value)?;
+        Some(Self { code: f.string("code")?, command: f.read("command")? })
+    }
+}
+
+impl FromValue for CodeReply {
+    const WHAT: &'static str = "a code's reply";
+    fn from_value(value: Value) -> Option<Self> {
+        let mut f = Fields::of(value.clone())?;
+        match f.string("reply")?.as_str() {
+            "created" => Some(Self::Created),
+            "seal_used" => Some(Self::SealUsed),
+            "taken" => Some(Self::Taken),
+            "described" => Some(Self::Described(Description {
+                client: f.string("client")?,
+                host: f.string("host")?,
+                verified: f.optional_string("verified")?,
+                age_ms: f.u64("age_ms")?,
+                place: f.optional_string("place")?,
+                lookalike: f.optional_string("lookalike")?,
+            })),
+            "refused" => Some(Self::Refused { sentence: f.string("sentence")? }),
+            "poll" => PollState::from_value(value).map(Self::Poll),
+            "redeemed" => Some(Self::Redeemed { granted: f.read("granted")? }),
+            "redeem_refused" => Some(Self::RedeemRefused {
+                error: f.string("error")?,
+                error_description: f.string("error_description")?,
+                revoke: match f.value("revoke") {
+                    None | Some(Value::Null) => None,
+                    Some(v) => Some(Revoke::from_value(v)?),
+                },
+            }),
+            _ => None,
+        }
+    }
+}
+
+impl FromValue for PollState {
+    const WHAT: &'static str = "a waiting page's state";
+    fn from_value(value: Value) -> Option<Self> {
+        let mut f = Fields::of(value)?;
+        match f.string("state")?.as_str() {
+            "expired" => Some(Self::Expired),
+            "not_this_browser" => Some(Self::NotThisBrowser),
+            "waiting" => Some(Self::Waiting { expires_in_ms: f.u64("expires_in_ms")? }),
+            "approved" => Some(Self::Approved { redirect: f.string("redirect")? }),
+            "denied" => Some(Self::Denied { redirect: f.string("redirect")? }),
+            "done" => Some(Self::Done),
+            _ => None,
+        }
+    }
+}
+
+impl FromValue for Revoke {
+    const WHAT: &'static str = "a grant to revoke";
+    fn from_value(value: Value) -> Option<Self> {
+        let mut f = Fields::of(value)?;
+        Some(Self { pairing: f.string("pairing")?, grant: f.string("grant")? })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::oauth::testing::{round_trip, Counter};
+    use crate::crypto::testing::{round_trip, Counter};
+    use serde_json::json;
 
     const ORIGIN: &str = "https://relay.example";
     const VERIFIER: &str = "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk";
@@ -636,7 +831,13 @@ mod tests {
         ];
         for command in &commands {
             round_trip(command);
+            let request = CodeRequest { code: "ABCDE12345".into(), command: command.clone() };
+            round_trip(&request);
+            let read = CodeRequest::decode(&request.encode());
+            assert_eq!(read, Some((ConnectCode::parse("ABCDE12345").unwrap(), command.clone())));
         }
+        let stranger = CodeRequest { code: "nope".into(), command: Command::Describe };
+        assert_eq!(CodeRequest::decode(&stranger.encode()), None, "a request names a code");
         let stages = [
             Stage::Waiting,
             Stage::Approved { pairing: "p".into() },
@@ -674,10 +875,12 @@ mod tests {
         fn new() -> Self {
             Self { stored: None, code: ConnectCode::parse("ABCDE-12345").unwrap(), rng: Counter(1) }
         }
+        /// The reply, as JSON to look into (and checked to read back as written).
         fn go(&mut self, c: Command, now: u64) -> Value {
-            let (s, v) = apply(self.stored.take(), c, now, &mut self.rng, &self.code);
+            let (s, reply) = apply(self.stored.take(), c, now, &mut self.rng, &self.code);
             self.stored = s;
-            v
+            assert_eq!(CodeReply::decode(&reply.encode()).as_ref(), Some(&reply));
+            serde_json::to_value(&reply).unwrap()
         }
         fn redeem(&mut self, secret: &str, verifier: &str, now: u64) -> Value {
             self.go(
@@ -730,12 +933,15 @@ mod tests {
                     place
                 },
                 0
-            )["ok"],
-            true
+            )["reply"],
+            "created"
         );
         assert_eq!(r.go(poll("b"), 1)["state"], "waiting");
         let a = r.go(Command::Approve { pairing: "p".into() }, 2);
-        assert_eq!((a["ok"].as_bool(), a["client"].as_str()), (Some(true), Some("Claude")));
+        assert_eq!(
+            (a["reply"].as_str(), a["client"].as_str()),
+            (Some("described"), Some("Claude"))
+        );
         let p = r.go(poll("b"), 3);
         assert_eq!(p["state"], "approved");
         let to = p["redirect"].as_str().unwrap();
@@ -767,12 +973,12 @@ mod tests {
         );
         r.go(Command::Approve { pairing: "p".into() }, 1);
         let secret = secret_of(r.go(poll("b"), 2)["redirect"].as_str().unwrap());
-        assert_eq!(r.redeem(&secret, VERIFIER, 3)["ok"], true);
+        assert_eq!(r.redeem(&secret, VERIFIER, 3)["reply"], "redeemed");
         let replay = r.redeem(&secret, VERIFIER, 4);
         assert_eq!(replay["error"], "invalid_grant");
         assert_eq!(replay["revoke"], json!({"pairing": "p", "grant": "g1"}));
         assert!(
-            r.redeem("guess", VERIFIER, 5).get("revoke").is_none(),
+            r.redeem("guess", VERIFIER, 5)["revoke"].is_null(),
             "only the code's holder revokes"
         );
     }
@@ -802,7 +1008,7 @@ mod tests {
         let d = r.go(Command::Describe, 1);
         assert_eq!((d["client"].as_str(), d["host"].as_str()), (Some("Claude"), Some("claude.ai")));
         assert_eq!(d["verified"], Value::Null, "a registered client's name is not verified");
-        assert_eq!(r.go(Command::Deny, 2)["ok"], true);
+        assert_eq!(r.go(Command::Deny, 2)["reply"], "described");
         assert_eq!(r.go(Command::Approve { pairing: "p".into() }, 3)["sentence"], refusal::USED);
         let p = r.go(poll("b"), 4);
         assert_eq!(p["state"], "denied");
@@ -900,7 +1106,7 @@ mod tests {
             0,
         );
         for i in 0..MAX_CODE_TRIES {
-            assert_eq!(r.go(Command::Describe, u64::from(i))["ok"], true);
+            assert_eq!(r.go(Command::Describe, u64::from(i))["reply"], "described");
         }
         assert_eq!(
             r.go(Command::Approve { pairing: "p".into() }, 9)["sentence"],
@@ -988,8 +1194,8 @@ mod tests {
                     place: None
                 },
                 CONNECT_CODE_TTL_MS + 3
-            )["ok"],
-            false
+            )["reply"],
+            "seal_used"
         );
     }
 
@@ -1002,11 +1208,11 @@ mod tests {
             browser_hash: browser.into(),
             place: None,
         };
-        assert_eq!(r.go(create("seal-1", "b"), 0), json!({"ok": true}));
+        assert_eq!(r.go(create("seal-1", "b"), 0), json!({"reply": "created"}));
         // The same seal posted again (by anyone): the code was made; nothing else is.
-        assert_eq!(r.go(create("seal-1", "x"), 10), json!({"ok": false, "made": true}));
+        assert_eq!(r.go(create("seal-1", "x"), 10), json!({"reply": "seal_used"}));
         // Another seal drawing the same letters finds the code taken and draws again.
-        assert_eq!(r.go(create("seal-2", "y"), 20), json!({"ok": false}));
+        assert_eq!(r.go(create("seal-2", "y"), 20), json!({"reply": "taken"}));
         let stored = r.stored.as_ref().expect("the first session stays");
         assert_eq!(stored.browser_hash, "b", "the first browser keeps the code");
     }

@@ -1,6 +1,8 @@
 //! The token endpoint: reading its form into a redemption, and answering with tokens.
 
+use serde::Serialize;
 use serde_json::{json, Value};
+use tabrelay_bundle::fields::{Fields, FromValue};
 
 use super::authorize::is_this_resource;
 use super::cimd::{self, MetadataUrl};
@@ -9,14 +11,32 @@ use super::connect::{Command, ConnectCode, Granted};
 use super::error::OAuthError;
 use super::keys::Keys;
 use super::metadata::SCOPE;
+use super::refresh::{parse_refresh_token, refresh_token};
 use super::token::{self, Access};
-use super::{random_token, Entropy, ACCESS_TOKEN_TTL_S};
-use crate::grants::{parse_refresh_token, refresh_token};
-use crate::pairing::{RefreshRequest, RevokeRequest};
+use crate::crypto::{random_token, Entropy};
+use crate::limits::{ACCESS_TOKEN_TTL_S, MAX_FORM_BYTES};
 use crate::sentences;
 
-/// The largest token request body read, in bytes.
-pub const MAX_FORM_BYTES: usize = 8 * 1024;
+/// What the token endpoint asks the grant's pairing when a client refreshes.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct RefreshRequest {
+    /// The grant the token names.
+    pub grant: String,
+    /// The token's secret part.
+    pub secret: String,
+    /// The client refreshing.
+    pub client_id: String,
+}
+
+/// What the revocation endpoint asks the grant's pairing to revoke (RFC 7009): a grant, proven by one of its
+/// refresh tokens or by a valid access token naming it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct RevokeRequest {
+    /// The grant.
+    pub grant: String,
+    /// A refresh token's secret part; None when an access token was verified instead.
+    pub secret: Option<String>,
+}
 
 /// A token request, read.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -141,7 +161,7 @@ pub fn revocation(
     }
     Ok(token::verify(keys, origin, &token, now_ms)
         .ok()
-        .map(|a| (a.sub, RevokeRequest { grant: a.gid, secret: None })))
+        .map(|a| (a.pairing, RevokeRequest { grant: a.grant, secret: None })))
 }
 
 /// The token response for a grant: an access token, and the refresh token (`secret` of grant
@@ -159,10 +179,10 @@ pub fn tokens(
     let access = Access {
         iss: origin.to_owned(),
         aud: origin.to_owned(),
-        sub: granted.pairing,
-        gid: grant_id.to_owned(),
-        cli: granted.client_name,
-        hst: granted.host,
+        pairing: granted.pairing,
+        grant: grant_id.to_owned(),
+        client: granted.client_name,
+        host: granted.host,
     };
     json!({
         "access_token": token::issue(keys, access, now_ms),
@@ -171,6 +191,28 @@ pub fn tokens(
         "refresh_token": refresh,
         "scope": SCOPE,
     })
+}
+
+// The requests to the grant's pairing, read by hand (see `tabrelay_bundle::fields`).
+
+impl FromValue for RefreshRequest {
+    const WHAT: &'static str = "a refresh request";
+    fn from_value(value: Value) -> Option<Self> {
+        let mut f = Fields::of(value)?;
+        Some(Self {
+            grant: f.string("grant")?,
+            secret: f.string("secret")?,
+            client_id: f.string("client_id")?,
+        })
+    }
+}
+
+impl FromValue for RevokeRequest {
+    const WHAT: &'static str = "a revoke request";
+    fn from_value(value: Value) -> Option<Self> {
+        let mut f = Fields::of(value)?;
+        Some(Self { grant: f.string("grant")?, secret: f.optional_string("secret")? })
+    }
 }
 
 #[cfg(test)]
@@ -185,7 +227,7 @@ mod tests {
     }
 
     fn read_(body: &[u8], keys: &Keys, origin: &str) -> Result<TokenRequest, OAuthError> {
-        read(body, keys, origin, &mut crate::oauth::testing::Counter(5))
+        read(body, keys, origin, &mut crate::crypto::testing::Counter(5))
     }
 
     fn form(extra: &str) -> Vec<u8> {
@@ -193,7 +235,7 @@ mod tests {
             &keys(),
             br#"{"redirect_uris":["https://a.example/cb"]}"#,
             0,
-            &mut crate::oauth::testing::Counter(1),
+            &mut crate::crypto::testing::Counter(1),
         )
         .unwrap();
         let id = r["client_id"].as_str().unwrap();
@@ -345,7 +387,7 @@ mod tests {
         assert_eq!(t["refresh_token"], refresh_token(&keys(), "p", "g", "sec"));
         let access =
             token::verify(&keys(), ORIGIN, t["access_token"].as_str().unwrap(), 1_000_000).unwrap();
-        assert_eq!((access.sub.as_str(), access.gid.as_str()), ("p", "g"));
+        assert_eq!((access.pairing.as_str(), access.grant.as_str()), ("p", "g"));
         assert_eq!(t["expires_in"], 3600);
     }
 }

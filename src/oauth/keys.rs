@@ -73,8 +73,9 @@ impl Key {
                 secret.len()
             ));
         }
-        let id =
-            super::sha256_hex(&[b"tabrelay key id:", secret.as_bytes()].concat())[..16].to_owned();
+        let id = crate::crypto::sha256_hex(&[b"tabrelay key id:", secret.as_bytes()].concat())
+            [..16]
+            .to_owned();
         Ok(Self { id, secret: secret.as_bytes().to_vec() })
     }
 

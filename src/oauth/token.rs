@@ -10,7 +10,7 @@ use sha2::Sha256;
 use tabrelay_bundle::fields::{Fields, FromValue};
 
 use super::keys::{Keys, Purpose};
-use super::ACCESS_TOKEN_TTL_S;
+use crate::limits::ACCESS_TOKEN_TTL_S;
 
 /// What an access token says.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -19,14 +19,14 @@ pub struct Access {
     pub iss: String,
     /// The audience: this origin.
     pub aud: String,
-    /// The pairing the token reaches.
-    pub sub: String,
-    /// The grant it belongs to.
-    pub gid: String,
-    /// The client's name.
-    pub cli: String,
-    /// The host of the client's redirect URI.
-    pub hst: String,
+    /// The pairing the token reaches (the `sub` claim).
+    pub pairing: String,
+    /// The grant it belongs to (`gid`).
+    pub grant: String,
+    /// The client's name (`cli`).
+    pub client: String,
+    /// The host of the client's redirect URI (`hst`).
+    pub host: String,
 }
 
 /// Why a token was refused (the client is told only that it is invalid).
@@ -84,8 +84,9 @@ pub fn issue(keys: &Keys, access: Access, now_ms: u64) -> String {
     let header =
         Header { alg: ALG.into(), kid: Some(keys.current.id.clone()), typ: Some(TYP.into()) };
     let iat = now_ms / 1000;
-    let Access { iss, aud, sub, gid, cli, hst } = access;
-    let claims = Claims { iat, exp: iat + ACCESS_TOKEN_TTL_S, iss, aud, sub, gid, cli, hst };
+    let Access { iss, aud, pairing, grant, client, host } = access;
+    let exp = iat + ACCESS_TOKEN_TTL_S;
+    let claims = Claims { iat, exp, iss, aud, sub: pairing, gid: grant, cli: client, hst: host };
     let mut token = format!("{}.{}", part(&header), part(&claims));
     let signature =
         mac(&keys.current.derived(Purpose::AccessToken), &token).finalize().into_bytes();
@@ -124,7 +125,7 @@ pub fn verify(keys: &Keys, origin: &str, token: &str, now_ms: u64) -> Result<Acc
         return Err(TokenError::WrongAudience);
     }
     let Claims { iss, aud, sub, gid, cli, hst, .. } = claims;
-    Ok(Access { iss, aud, sub, gid, cli, hst })
+    Ok(Access { iss, aud, pairing: sub, grant: gid, client: cli, host: hst })
 }
 impl FromValue for Header {
     const WHAT: &'static str = "a JWT header";
@@ -170,10 +171,10 @@ mod tests {
         Access {
             iss: ORIGIN.into(),
             aud: ORIGIN.into(),
-            sub: "pairing".into(),
-            gid: "grant".into(),
-            cli: "Claude".into(),
-            hst: "claude.ai".into(),
+            pairing: "pairing".into(),
+            grant: "grant".into(),
+            client: "Claude".into(),
+            host: "claude.ai".into(),
         }
     }
 

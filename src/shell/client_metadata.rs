@@ -11,11 +11,11 @@ use worker::wasm_bindgen::JsCast as _;
 use worker::{console_log, js_sys, web_sys, AbortController, Cache, Delay, Headers, Response};
 
 use crate::config::Config;
+use crate::crypto::sha256_hex;
+use crate::limits::{FETCH_TIMEOUT_MS, MAX_DOCUMENT_BYTES};
 use crate::oauth::cimd::{
     cache_seconds, check_document, check_fetchable, CimdError, MetadataClient, MetadataUrl,
-    FETCH_TIMEOUT_MS, MAX_DOCUMENT_BYTES,
 };
-use crate::oauth::sha256_hex;
 
 /// The client a metadata document URL names: from the cache, else fetched and checked.
 ///

@@ -2,25 +2,11 @@
 //! core's commands to it, one at a time. Its table is made on its first write (the code's
 //! creation), so a command for a code never created writes nothing.
 
-use tabrelay_bundle::fields::{Fields, FromValue};
 use worker::{durable_object, DurableObject, Env, Request, Response, Result, State};
 
-use super::{from_json, json_response, now_ms, read_json, texts, PlatformRandom};
-use crate::oauth::connect::{apply, Command, ConnectCode as Code, Session};
-use crate::oauth::{AUTH_CODE_TTL_MS, CONNECT_CODE_TTL_MS};
-
-struct Envelope {
-    code: String,
-    command: Command,
-}
-
-impl FromValue for Envelope {
-    const WHAT: &'static str = "a command for a code";
-    fn from_value(value: serde_json::Value) -> Option<Self> {
-        let mut f = Fields::of(value)?;
-        Some(Self { code: f.string("code")?, command: f.read("command")? })
-    }
-}
+use super::{from_json, now_ms, texts, PlatformRandom};
+use crate::limits::{AUTH_CODE_TTL_MS, CONNECT_CODE_TTL_MS};
+use crate::oauth::connect::{apply, CodeReply, CodeRequest, Session};
 
 /// One connect code's session.
 #[durable_object]
@@ -68,23 +54,20 @@ impl DurableObject for ConnectCode {
     }
 
     async fn fetch(&self, mut req: Request) -> Result<Response> {
-        let envelope: Envelope = read_json(&req.text().await?)?;
-        let Some(code) = Code::parse(&envelope.code) else {
-            return Response::error("bad code", 400);
+        let Some((code, command)) = CodeRequest::decode(&req.bytes().await?) else {
+            return Response::error("Not a request to a connect code.", 400);
         };
-        let creating = matches!(envelope.command, Command::Create { .. });
         let stored = self.load();
         let had = stored.is_some();
-        let (session, answer) =
-            apply(stored, envelope.command, now_ms(), &mut PlatformRandom, &code);
+        let (session, reply) = apply(stored, command, now_ms(), &mut PlatformRandom, &code);
         self.store(had, session.as_ref())?;
-        if creating && answer["ok"] == true {
+        if reply == CodeReply::Created {
             // Forget the session once neither the code nor an authorization code can be used.
             // worker's `set_alarm` reads a bare number as an offset from now, not as a time.
             let keep = std::time::Duration::from_millis(CONNECT_CODE_TTL_MS + AUTH_CODE_TTL_MS);
             self.state.storage().set_alarm(keep).await?;
         }
-        json_response(200, &answer)
+        Response::from_bytes(reply.encode())
     }
 
     async fn alarm(&self) -> Result<Response> {

@@ -7,13 +7,16 @@ mod pairing_object;
 mod routes;
 mod webcrypto;
 
+use futures::StreamExt as _;
 use serde::Serialize;
-use worker::{Date, Headers, Request, Response, Result, Stub};
+use worker::{ByteStream, Date, Headers, Request, Response, Result, Stub};
 
 use tabrelay_bundle::fields::FromValue;
 pub(crate) use tabrelay_bundle::from_json;
 
-use crate::oauth::Entropy;
+use crate::crypto::Entropy;
+use crate::oauth::connect::{CodeReply, CodeRequest, Command, ConnectCode};
+use crate::pairing::wire::{Reply, Request as PairingRequest};
 
 /// Random bytes from the platform (crypto.getRandomValues).
 pub(crate) struct PlatformRandom;
@@ -39,42 +42,78 @@ pub(crate) fn json_response(status: u16, body: &impl Serialize) -> Result<Respon
     Ok(Response::from_bytes(text.into_bytes())?.with_status(status).with_headers(headers))
 }
 
-/// Applies a command to a connect code's session in its Durable Object; the core's answer.
+/// Applies a command to a connect code's session in its Durable Object; its reply.
 pub(crate) async fn ask_code(
     env: &worker::Env,
-    code: &crate::oauth::connect::ConnectCode,
-    command: crate::oauth::connect::Command,
-) -> Result<serde_json::Value> {
+    code: &ConnectCode,
+    command: Command,
+) -> Result<CodeReply> {
     let stub =
         env.durable_object(routes::CONNECT_BINDING)?.id_from_name(code.as_str())?.get_stub()?;
-    let envelope = serde_json::json!({"code": code.as_str(), "command": command});
-    ask_object(&stub, "/command", &envelope).await
+    let request = CodeRequest { code: code.as_str().to_owned(), command };
+    let mut res = post_object(&stub, request.encode()).await?;
+    CodeReply::decode(&res.bytes().await?)
+        .ok_or_else(|| worker::Error::RustError("not a code's reply".into()))
 }
 
-/// Posts a JSON body to a Durable Object and reads its JSON answer.
-pub(crate) async fn ask_object<T: FromValue>(
-    stub: &Stub,
-    path: &str,
-    body: &impl Serialize,
-) -> Result<T> {
-    let mut res = post_object(stub, path, body).await?;
-    read_json(&res.text().await?)
+/// Sends a request to a pairing's object: its reply lines, read as they come (one, or a
+/// stream of them).
+pub(crate) async fn ask_pairing(stub: &Stub, request: &PairingRequest) -> Result<Replies> {
+    let res = post_object(stub, request.encode()).await?;
+    Ok(Replies::of(res))
 }
 
-/// Posts a JSON body to a Durable Object; its response as it comes (it may stream).
-pub(crate) async fn post_object(
+/// Sends a request to a pairing's object: its (first) reply; None when none read.
+pub(crate) async fn ask_pairing_once(
     stub: &Stub,
-    path: &str,
-    body: &impl Serialize,
-) -> Result<Response> {
-    let text = serde_json::to_string(body).map_err(|e| worker::Error::RustError(e.to_string()))?;
+    request: &PairingRequest,
+) -> Result<Option<Reply>> {
+    Ok(ask_pairing(stub, request).await?.next().await)
+}
+
+/// Posts a body to a Durable Object; its response as it comes (it may stream).
+async fn post_object(stub: &Stub, body: Vec<u8>) -> Result<Response> {
     // web_sys's RequestInit directly: worker's converts `cf` properties too (11 KB of wasm).
     let init = worker::web_sys::RequestInit::new();
     init.set_method("POST");
-    init.set_body(&text.into());
-    let req =
-        worker::web_sys::Request::new_with_str_and_init(&format!("https://object{path}"), &init)?;
+    let body = worker::js_sys::Uint8Array::from(body.as_slice());
+    init.set_body(&body.into());
+    let req = worker::web_sys::Request::new_with_str_and_init("https://object/", &init)?;
     stub.fetch_with_request(Request::from(req)).await
+}
+
+/// The reply lines of a pairing's object (NDJSON), read as they come.
+pub(crate) struct Replies {
+    stream: Option<ByteStream>,
+    buffer: Vec<u8>,
+}
+
+impl Replies {
+    fn of(mut res: Response) -> Self {
+        let stream = (res.status_code() == 200).then(|| res.stream().ok()).flatten();
+        Self { stream, buffer: Vec::new() }
+    }
+
+    /// The next reply, or None once the stream ended or failed (a line that does not read
+    /// is skipped).
+    pub(crate) async fn next(&mut self) -> Option<Reply> {
+        loop {
+            if let Some(end) = self.buffer.iter().position(|b| *b == b'\n') {
+                let line: Vec<u8> = self.buffer.drain(..=end).collect();
+                match Reply::decode(&line) {
+                    Some(reply) => return Some(reply),
+                    None => continue,
+                }
+            }
+            match self.stream.as_mut()?.next().await {
+                Some(Ok(chunk)) => self.buffer.extend_from_slice(&chunk),
+                _ => {
+                    self.stream = None;
+                    return None;
+                }
+            }
+        }
+    }
 }
 
 /// Reads a JSON body already taken as text (serde_json directly: smaller than worker's

@@ -17,36 +17,26 @@ use tabrelay_bundle::protocol::{
 use worker::worker_sys::ext::WebSocketExt as _;
 use worker::worker_sys::WebSocketRequestResponsePair;
 use worker::{
-    console_log, durable_object, Delay, DurableObject, Env, Request, Response, Result, SqlStorage,
+    console_log, durable_object, Delay, DurableObject, Env, Response, Result, SqlStorage,
     SqlStorageValue, State, WebSocket, WebSocketIncomingMessage, WebSocketPair,
 };
 
-use super::{
-    ask_code, catalogue, from_json, json_response, now_ms, read_json, routes, texts, PlatformRandom,
-};
-use crate::grants::{self, Grant, Refreshed};
+use super::{ask_code, catalogue, from_json, now_ms, routes, texts, PlatformRandom};
+use crate::crypto::sha256_hex;
 use crate::http;
-use crate::mcp::input::Once;
+use crate::limits::{KEEP_ALIVE_MS, MAX_LISTENERS, TAB_CALL_WAIT_MS, USED_GRANULARITY_MS};
 use crate::oauth::connect::{refusal, Command};
-use crate::oauth::sha256_hex;
+use crate::pairing::codes;
+use crate::pairing::grants::{self, Grant, Refreshed};
+use crate::pairing::wire::{
+    CallEvent, CallReply, CallRequest, GrantReply, GrantRequest, ListenEvent, RefreshReply,
+    RefreshRequest, Reply, Request, RevokeRequest, Want,
+};
 use crate::pairing::{
-    next_check, route, socket_key, sockets_to_close, CallAnswer, CallEvent, CallRequest, Calls,
-    CancelRequest, CheckRequest, GrantAnswer, GrantRequest, ListenEvent, RefreshAnswer,
-    RefreshRequest, RevokeRequest, Tab, TabAction, TabsStatus, Turns, WrongCodes, KEEP_ALIVE_MS,
-    MAX_LISTENERS, TAB_CALL_WAIT_MS,
+    next_check, route, socket_key, sockets_to_close, Calls, Tab, TabAction, TabsStatus, Turns,
+    WrongCodes,
 };
 use crate::{sentences, tools};
-
-/// Why the pairing made no grant for a redeemed code.
-enum GrantRefused {
-    /// It holds the most connections it keeps.
-    Full,
-    /// A replay of the code revoked the grant before it was made.
-    Replayed,
-}
-
-/// How often a connection's "last used" time is written (a write per call would cost more).
-const USED_GRANULARITY_MS: u64 = 60_000;
 
 /// The pairing's tables. They are made on the object's first write, not when it starts, so an
 /// object that is only asked about what it never stored (a revocation or refresh of an unknown
@@ -139,7 +129,7 @@ impl Waiter {
             {
                 Either::Left((Some(event), _)) => event,
                 Either::Left((None, _)) => {
-                    CallEvent::Done(CallAnswer::not_carried(sentences::TAB_GONE))
+                    CallEvent::Done(CallReply::not_carried(sentences::TAB_GONE))
                 }
                 Either::Right(_) if timer < left => CallEvent::Tick,
                 Either::Right(_) => {
@@ -148,7 +138,7 @@ impl Waiter {
                     if gave_up.cancel_in.is_some() {
                         Pairing::send(&self.tab, &RelayMessage::Cancel { id: self.id });
                     }
-                    CallEvent::Done(CallAnswer::not_carried(gave_up.sentence))
+                    CallEvent::Done(CallReply::not_carried(gave_up.sentence))
                 }
             };
         self.finished = matches!(event, CallEvent::Done(_));
@@ -156,7 +146,7 @@ impl Waiter {
     }
 
     /// The answer, ignoring what comes before it.
-    async fn answer(mut self) -> CallAnswer {
+    async fn answer(mut self) -> CallReply {
         loop {
             if let CallEvent::Done(answer) = self.next(false).await {
                 return answer;
@@ -176,22 +166,17 @@ impl Drop for Waiter {
     }
 }
 
-/// One event as a line of the streamed answer.
-fn event_line(event: &CallEvent) -> Vec<u8> {
-    let mut line = serde_json::to_vec(event).unwrap_or_default();
-    line.push(b'\n');
-    line
+/// A reply as the object's response: its one line.
+fn reply(reply: &Reply) -> Result<Response> {
+    lines_response(Response::from_bytes(reply.line())?)
 }
 
-/// An answer given without waiting for a tab: one line when the Worker reads a stream.
-fn answer_now(stream: bool, answer: CallAnswer) -> Result<Response> {
-    if stream {
-        let mut res = Response::from_bytes(event_line(&CallEvent::Done(answer)))?;
-        res.headers_mut().set("content-type", "application/x-ndjson")?;
-        Ok(res)
-    } else {
-        json_response(200, &answer)
-    }
+/// The headers of a response of reply lines (NDJSON), one or a stream of them.
+fn lines_response(mut res: Response) -> Result<Response> {
+    let headers = res.headers_mut();
+    headers.set("content-type", "application/x-ndjson")?;
+    headers.set("cache-control", "no-cache, no-store")?;
+    Ok(res)
 }
 
 /// A tab's state from its socket's attachment (kept as JSON text: smaller than a JS object;
@@ -351,20 +336,20 @@ impl Pairing {
             .exec("DELETE FROM tab_state WHERE tab = ?", vec![number.to_string().into()]);
     }
 
-    /// The pairing's answer to a check of a live grant: nothing (`/check`), the tool list
-    /// agents see (`/tools`), or the `status` tool's result (`/status`).
-    fn check_answer(&self, path: &str) -> Result<Response> {
+    /// The pairing's reply to a check of a live grant: nothing more, the tool list agents see,
+    /// or the `status` tool's result.
+    fn check_reply(&self, want: Want) -> Reply {
         let focused = self.focused(None);
         let list = || self.focused_list(focused.as_ref());
-        match path {
-            "/tools" => json_response(200, &tools::list(list().as_ref(), catalogue())),
-            "/status" => {
+        match want {
+            Want::Tools => Reply::Tools(tools::list(list().as_ref(), catalogue())),
+            Want::Status => {
                 let dataset = focused.as_ref().and_then(|t| self.dataset_of(t.number));
                 let tabs = self.tabs();
                 let status = TabsStatus::of(tabs.iter().map(|(_, t)| t), list().as_ref(), dataset);
-                json_response(200, &tools::status_result(&status))
+                Reply::Status(tools::status_result(&status))
             }
-            _ => Ok(Response::empty()?.with_status(204)),
+            Want::Nothing => Reply::Done,
         }
     }
 
@@ -372,7 +357,7 @@ impl Pairing {
     /// a line each time the focused tab's tool list changes, until the listener goes away.
     fn listen(&self) -> Result<Response> {
         if self.shared.listening() && self.shared.listeners.borrow().len() >= MAX_LISTENERS {
-            return Response::error("Too many listeners.", 429);
+            return reply(&Reply::TooManyListeners);
         }
         let (sender, events) = mpsc::unbounded();
         self.shared.listeners.borrow_mut().push(sender);
@@ -387,14 +372,9 @@ impl Pairing {
                     Either::Right(_) => ListenEvent::Tick,
                 }
             };
-            Some((Ok::<_, worker::Error>(event.line().as_bytes().to_vec()), (events, false)))
+            Some((Ok::<_, worker::Error>(Reply::Listen(event).line()), (events, false)))
         });
-        let mut res = Response::from_stream(lines)?;
-        let headers = res.headers_mut();
-        headers.set("content-type", "application/x-ndjson")?;
-        headers.set("cache-control", "no-cache, no-store")?;
-        headers.set("x-accel-buffering", "no")?;
-        Ok(res)
+        lines_response(Response::from_stream(lines)?)
     }
 
     fn grants(&self) -> Vec<Grant> {
@@ -443,7 +423,7 @@ impl Pairing {
         let sql = self.writable()?;
         let now = now_ms() as i64;
         sql.exec("DELETE FROM replayed WHERE until <= ?", vec![now.into()])?;
-        let until = now + grants::REPLAYED_KEPT_MS as i64;
+        let until = now + crate::limits::REPLAYED_KEPT_MS as i64;
         sql.exec(
             "INSERT OR REPLACE INTO replayed (id, until) VALUES (?, ?)",
             vec![id.into(), until.into()],
@@ -453,12 +433,12 @@ impl Pairing {
 
     /// A new grant for a redeemed code; it removes no other. Refused when the pairing holds the
     /// most it keeps, or when its code was replayed first (see [`Self::revoke_replayed`]).
-    fn new_grant(&self, request: GrantRequest) -> Result<Result<GrantAnswer, GrantRefused>> {
+    fn new_grant(&self, request: GrantRequest) -> Result<GrantReply> {
         if !grants::may_make(&request.id, &self.replayed(&request.id), now_ms()) {
-            return Ok(Err(GrantRefused::Replayed));
+            return Ok(GrantReply::Replayed);
         }
         if !grants::has_room(&self.live_grants()?, now_ms()) {
-            return Ok(Err(GrantRefused::Full));
+            return Ok(GrantReply::Full);
         }
         let (mut grant, secret) = Grant::new(
             request.id,
@@ -470,12 +450,12 @@ impl Pairing {
         );
         grant.place = request.place;
         self.store_grant(&grant)?;
-        Ok(Ok(GrantAnswer { grant: grant.id, secret }))
+        Ok(GrantReply::Made { grant: grant.id, secret })
     }
 
     /// A refresh, serialised here: rotation, the retry grace, and reuse revoking the grant.
-    fn refresh(&self, request: RefreshRequest) -> Result<RefreshAnswer> {
-        let refused = |d: &str| RefreshAnswer::Refused { description: d.to_owned() };
+    fn refresh(&self, request: RefreshRequest) -> Result<RefreshReply> {
+        let refused = |d: &str| RefreshReply::Refused { description: d.to_owned() };
         let Some(grant) = self.grant(&request.grant).filter(|g| g.client_id == request.client_id)
         else {
             return Ok(refused(sentences::REFRESH_REFUSED));
@@ -483,7 +463,7 @@ impl Pairing {
         Ok(match grant.refresh(&request.secret, now_ms(), &mut PlatformRandom) {
             Refreshed::Rotated { grant, secret } => {
                 self.store_grant(&grant)?;
-                RefreshAnswer::Rotated { secret, client_name: grant.client_name, host: grant.host }
+                RefreshReply::Rotated { secret, client_name: grant.client_name, host: grant.host }
             }
             Refreshed::Reused => {
                 self.delete_grant(&request.grant)?;
@@ -559,7 +539,7 @@ impl Pairing {
     async fn call(&self, call: CallRequest) -> Result<Response> {
         // A forgotten or revoked connection's access token stops at once.
         let Some(mut grant) = self.grant(&call.connection.id) else {
-            return Ok(Response::empty()?.with_status(401));
+            return reply(&Reply::NoGrant);
         };
         if now_ms() >= grant.used_ms + USED_GRANULARITY_MS {
             grant.used_ms = now_ms();
@@ -569,17 +549,19 @@ impl Pairing {
         let chosen = route(tabs.iter().map(|(_, t)| t));
         let stated = self.focused_list(chosen);
         if !tools::known(stated.as_ref(), catalogue(), &call.tool) {
-            return answer_now(call.stream, CallAnswer::NoSuchTool { tool: call.tool });
+            return reply(&Reply::Call(CallEvent::Done(CallReply::NoSuchTool { tool: call.tool })));
         }
         let chosen = chosen.map(|t| t.number);
         let Some((ws, tab)) = chosen.and_then(|n| tabs.iter().find(|(_, t)| t.number == n)) else {
-            return answer_now(call.stream, CallAnswer::not_carried(sentences::NO_TAB));
+            return reply(&Reply::Call(CallEvent::Done(CallReply::not_carried(sentences::NO_TAB))));
         };
         let now = now_ms();
         let started = self.shared.calls.borrow_mut().start(tab.number, now, call.request.clone());
         let id = match started {
             Ok(id) => id,
-            Err(sentence) => return answer_now(call.stream, CallAnswer::not_carried(sentence)),
+            Err(sentence) => {
+                return reply(&Reply::Call(CallEvent::Done(CallReply::not_carried(sentence))))
+            }
         };
         let mut turns = self.turns();
         let turn = turns.of_call(&call.connection.id, now);
@@ -609,28 +591,26 @@ impl Pairing {
             finished: false,
         };
         if !call.stream {
-            return json_response(200, &waiter.answer().await);
+            return reply(&Reply::Call(CallEvent::Done(waiter.answer().await)));
         }
         // One JSON line per event until the answer; the Worker turns them into SSE.
         let lines = futures::stream::unfold(Some(waiter), |waiter| async move {
             let mut waiter = waiter?;
             let event = waiter.next(true).await;
             let rest = if matches!(event, CallEvent::Done(_)) { None } else { Some(waiter) };
-            Some((Ok::<_, worker::Error>(event_line(&event)), rest))
+            Some((Ok::<_, worker::Error>(Reply::Call(event).line()), rest))
         });
-        let mut res = Response::from_stream(lines)?;
-        res.headers_mut().set("content-type", "application/x-ndjson")?;
-        Ok(res)
+        lines_response(Response::from_stream(lines)?)
     }
 
     /// The agent cancelled a request: the tab drops the call, the waiter answers at once.
-    fn cancel(&self, cancel: &CancelRequest) {
-        let found = self.shared.calls.borrow_mut().cancel(&cancel.request);
+    fn cancel(&self, request: &str) {
+        let found = self.shared.calls.borrow_mut().cancel(request);
         if let Some((id, tab)) = found {
             if let Some((ws, _)) = self.tabs().into_iter().find(|(_, t)| t.number == tab) {
                 Self::send(&ws, &RelayMessage::Cancel { id });
             }
-            self.shared.update(id, CallEvent::Done(CallAnswer::not_carried(sentences::CANCELLED)));
+            self.shared.update(id, CallEvent::Done(CallReply::not_carried(sentences::CANCELLED)));
         }
     }
 
@@ -644,7 +624,7 @@ impl Pairing {
         }
         let gone = self.shared.calls.borrow_mut().tab_gone(tab.number);
         for id in gone {
-            self.shared.update(id, CallEvent::Done(CallAnswer::not_carried(sentences::TAB_GONE)));
+            self.shared.update(id, CallEvent::Done(CallReply::not_carried(sentences::TAB_GONE)));
         }
     }
 
@@ -706,9 +686,9 @@ impl Pairing {
                 turns.person_stepped();
                 self.store_turns(&turns);
             }
-            TabAction::Answer(id, outcome) => {
+            TabAction::Result(id, outcome) => {
                 if self.shared.calls.borrow_mut().finish(id, tab.number) {
-                    self.shared.update(id, CallEvent::Done(CallAnswer::Answered { outcome }));
+                    self.shared.update(id, CallEvent::Done(CallReply::TabResult { outcome }));
                 }
             }
             TabAction::Tools(list) => {
@@ -761,26 +741,13 @@ impl Pairing {
             // Approving never pushes out a connection: the person forgets one first.
             return Ok(refused(sentences::TOO_MANY_CONNECTIONS));
         }
-        let answer = ask_code(&self.env, code, command).await?;
-        if answer["ok"] != true {
+        let reply = ask_code(&self.env, code, command.clone()).await?;
+        let (message, wrong_code) = codes::told(code, &command, reply);
+        if wrong_code {
             wrong.record(now_ms());
             self.store_meta("wrong_codes", &wrong);
-            return Ok(refused(answer["sentence"].as_str().unwrap_or(refusal::UNKNOWN)));
         }
-        let text = |k: &str| answer[k].as_str().unwrap_or_default().to_owned();
-        Ok(match action {
-            TabAction::Describe(_) => RelayMessage::Described {
-                code: code.as_str().into(),
-                client: text("client"),
-                host: text("host"),
-                verified: answer["verified"].as_str().map(str::to_owned),
-                age_ms: answer["age_ms"].as_u64().unwrap_or_default(),
-                place: answer["place"].as_str().map(str::to_owned),
-                lookalike: answer["lookalike"].as_str().map(str::to_owned),
-            },
-            TabAction::Deny(_) => RelayMessage::Denied { code: code.as_str().into() },
-            _ => RelayMessage::Approved { code: code.as_str().into(), client: text("client") },
-        })
+        Ok(message)
     }
 }
 
@@ -809,74 +776,43 @@ impl DurableObject for Pairing {
         }
     }
 
-    async fn fetch(&self, mut req: Request) -> Result<Response> {
-        let url = req.inner().url();
-        match http::path_of(&url) {
-            "/tab" => {
-                let res = self.accept_tab(&url)?;
-                // The alarm closes what is beyond the bound of sockets still to prove
-                // themselves (at once), and each one not proven in time.
-                self.watch_hellos().await?;
-                Ok(res)
+    async fn fetch(&self, mut req: worker::Request) -> Result<Response> {
+        if req.headers().get("upgrade")?.is_some() {
+            let res = self.accept_tab(&req.inner().url())?;
+            // The alarm closes what is beyond the bound of sockets still to prove themselves
+            // (at once), and each one not proven in time.
+            self.watch_hellos().await?;
+            return Ok(res);
+        }
+        let Some(request) = Request::decode(&req.bytes().await?) else {
+            return Response::error("Not a request to the pairing.", 400);
+        };
+        let live = |grant: &str| self.grant(grant).is_some();
+        match request {
+            Request::Call(call) => self.call(call).await,
+            Request::Check { grant, .. } | Request::Listen { grant } if !live(&grant) => {
+                reply(&Reply::NoGrant)
             }
-            "/call" => match read_json::<CallRequest>(&req.text().await?) {
-                Ok(call) => self.call(call).await,
-                Err(_) => Response::error("bad call", 400),
-            },
-            path @ ("/check" | "/tools" | "/status") => {
-                match read_json::<CheckRequest>(&req.text().await?) {
-                    Ok(check) if self.grant(&check.grant).is_some() => self.check_answer(path),
-                    Ok(_) => Ok(Response::empty()?.with_status(401)),
-                    Err(_) => Response::error("bad check", 400),
-                }
+            Request::Check { want, .. } => reply(&self.check_reply(want)),
+            Request::Listen { .. } => self.listen(),
+            Request::UseState { key, expires_ms } if self.first_use(&key, expires_ms) => {
+                reply(&Reply::Done)
             }
-            "/listen" => match read_json::<CheckRequest>(&req.text().await?) {
-                Ok(check) if self.grant(&check.grant).is_some() => self.listen(),
-                Ok(_) => Ok(Response::empty()?.with_status(401)),
-                Err(_) => Response::error("bad listen", 400),
-            },
-            "/state" => match read_json::<Once>(&req.text().await?) {
-                Ok(once) if self.first_use(&once.key, once.expires_ms) => {
-                    Ok(Response::empty()?.with_status(200))
-                }
-                Ok(_) => Ok(Response::empty()?.with_status(409)),
-                Err(_) => Response::error("bad state", 400),
-            },
-            "/grant" => match read_json::<GrantRequest>(&req.text().await?) {
-                Ok(request) => match self.new_grant(request)? {
-                    Ok(answer) => json_response(200, &answer),
-                    Err(GrantRefused::Full) => Response::error(sentences::GRANT_REFUSED_FULL, 409),
-                    // Its code was replayed: the grant was revoked before it was made.
-                    Err(GrantRefused::Replayed) => Ok(Response::empty()?.with_status(410)),
-                },
-                Err(_) => Response::error("bad grant", 400),
-            },
-            "/refresh" => match read_json::<RefreshRequest>(&req.text().await?) {
-                Ok(request) => json_response(200, &self.refresh(request)?),
-                Err(_) => Response::error("bad refresh", 400),
-            },
-            "/revoke" => match read_json::<RevokeRequest>(&req.text().await?) {
-                Ok(request) => {
-                    self.revoke(&request)?;
-                    Ok(Response::empty()?.with_status(200))
-                }
-                Err(_) => Response::error("bad revoke", 400),
-            },
-            "/replayed" => match read_json::<RevokeRequest>(&req.text().await?) {
-                Ok(request) => {
-                    self.revoke_replayed(&request.grant)?;
-                    Ok(Response::empty()?.with_status(200))
-                }
-                Err(_) => Response::error("bad revoke", 400),
-            },
-            "/cancel" => match read_json::<CancelRequest>(&req.text().await?) {
-                Ok(cancel) => {
-                    self.cancel(&cancel);
-                    Ok(Response::empty()?.with_status(202))
-                }
-                Err(_) => Response::error("bad cancel", 400),
-            },
-            _ => Response::error("Not found.", 404),
+            Request::UseState { .. } => reply(&Reply::StateUsed),
+            Request::Grant(request) => reply(&Reply::Grant(self.new_grant(request)?)),
+            Request::Refresh(request) => reply(&Reply::Refresh(self.refresh(request)?)),
+            Request::Revoke(request) => {
+                self.revoke(&request)?;
+                reply(&Reply::Done)
+            }
+            Request::Replayed { grant } => {
+                self.revoke_replayed(&grant)?;
+                reply(&Reply::Done)
+            }
+            Request::Cancel { request } => {
+                self.cancel(&request);
+                reply(&Reply::Done)
+            }
         }
     }
 

@@ -4,36 +4,35 @@
 use std::time::Duration;
 
 use futures::future::{select, Either};
-use futures::StreamExt as _;
 use serde_json::json;
-use tabrelay_bundle::fields::FromValue as _;
 use tabrelay_bundle::protocol::{close, Connection};
 use worker::{
-    console_error, event, ByteStream, Context, Delay, Env, Headers, Method, Request, Response,
-    Result, Stub, WebSocketPair,
+    console_error, event, Context, Delay, Env, Headers, Method, Request, Response, Result, Stub,
+    WebSocketPair,
 };
 
 use super::client_metadata;
 use super::{
-    ask_code, ask_object, catalogue, json_response, now_ms, post_object, read_json, PlatformRandom,
+    ask_code, ask_pairing, ask_pairing_once, catalogue, json_response, now_ms, read_json,
+    PlatformRandom, Replies,
 };
 use crate::config::Config;
+use crate::crypto::{random_token, sha256_hex};
 use crate::http;
 use crate::jsonrpc::{self, ErrorCode, Id, RpcError};
-use crate::mcp::call_path::{
-    Call, CallIdentity, CallInput, CallOutput, Listen, FIRST_EVENT_WAIT_MS,
-};
+use crate::limits::{FIRST_EVENT_WAIT_MS, MAX_CODE_DRAWS, MAX_SEAL_BYTES, TOOL_LIST_WAIT_MS};
+use crate::mcp::call_path::{Call, CallIdentity, CallInput, CallOutput, Listen};
 use crate::mcp::{self, input, Reply};
 use crate::oauth::authorize::{self, Named, Refusal};
-use crate::oauth::connect::Granted;
-use crate::oauth::connect::{self, Command, ConnectCode};
+use crate::oauth::connect::{self, CodeReply, Command, ConnectCode, Granted, PollState, Revoke};
 use crate::oauth::error::OAuthError;
 use crate::oauth::exchange::TokenRequest;
-use crate::oauth::{clients, exchange, metadata, random_token, sha256_hex, token};
+use crate::oauth::{clients, exchange, metadata, token};
 use crate::pages;
-use crate::pairing::{
-    request_key, socket_key, CallAnswer, CallRequest, CancelRequest, CheckRequest, GrantAnswer,
-    GrantRequest, RefreshAnswer, RevokeRequest, TOOL_LIST_WAIT_MS,
+use crate::pairing::socket_key;
+use crate::pairing::wire::{
+    request_key, CallRequest, GrantReply, GrantRequest, RefreshReply, Reply as PairingReply,
+    Request as PairingRequest, Want,
 };
 use crate::{sentences, tools};
 
@@ -217,12 +216,6 @@ async fn authorize_page(
     html(200, pages::waiting(&authorize::seal(&config.keys, &request, now_ms()), &asker))
 }
 
-/// The longest sealed request the waiting page posts back, in bytes.
-const MAX_SEAL_BYTES: usize = 32 * 1024;
-/// How many codes a seal may draw before the relay gives up (each further draw is needed only
-/// when another live request holds the drawn letters: one in 2^35 per live code).
-const MAX_CODE_DRAWS: u8 = 4;
-
 /// The waiting page, running in a browser, asks for its connect code with its sealed request:
 /// the code's Durable Object is made now, and the browser's cookie binds the page to it.
 async fn authorize_code(
@@ -255,12 +248,10 @@ async fn authorize_code(
             browser_hash: browser_hash.clone(),
             place: place.clone(),
         };
-        let made = ask_code(env, &code, command).await?;
-        if made["made"] == true {
-            return answer(409, sentences::SEAL_USED);
-        }
-        if made["ok"] != true {
-            continue; // Another request holds these letters: draw again.
+        match ask_code(env, &code, command).await? {
+            CodeReply::Created => {}
+            CodeReply::SealUsed => return answer(409, sentences::SEAL_USED),
+            _ => continue, // Another request holds these letters: draw again.
         }
         let display = code.display();
         let link = pages::approval_link(&config.app_url, &display);
@@ -306,8 +297,10 @@ async fn authorize_status(
         .map(|s| sha256_hex(s.as_bytes()))
         .unwrap_or_default();
     let command = Command::Poll { browser_hash, issuer: origin.to_owned() };
-    let answer = ask_code(env, &code, command).await?;
-    json_response(200, &answer)
+    match ask_code(env, &code, command).await? {
+        CodeReply::Poll(state) => json_response(200, &state),
+        _ => json_response(200, &PollState::Expired),
+    }
 }
 
 async fn token_endpoint(
@@ -332,22 +325,21 @@ async fn token_endpoint(
                 Command::Redeem { client_id, grant, .. } => (client_id.clone(), grant.clone()),
                 _ => (String::new(), String::new()),
             };
-            let answer = ask_code(env, &code, command).await?;
-            let granted: Option<Granted> = (answer["ok"] == true)
-                .then(|| Granted::from_value(answer["granted"].clone()))
-                .flatten();
-            let Some(granted) = granted else {
-                if let (Some(pairing), Some(grant)) =
-                    (answer["revoke"]["pairing"].as_str(), answer["revoke"]["grant"].as_str())
-                {
-                    // The code was replayed: what it issued is revoked, and refused should the
-                    // first redemption's creation of it reach the pairing after this.
-                    let stub = pairings.id_from_name(pairing)?.get_stub()?;
-                    let revoke = RevokeRequest { grant: grant.to_owned(), secret: None };
-                    post_object(&stub, "/replayed", &revoke).await?;
+            let granted = match ask_code(env, &code, command).await? {
+                CodeReply::Redeemed { granted } => granted,
+                CodeReply::RedeemRefused { error, error_description, revoke } => {
+                    if let Some(Revoke { pairing, grant }) = revoke {
+                        // The code was replayed: what it issued is revoked, and refused should
+                        // the first redemption's creation of it reach the pairing after this.
+                        let stub = pairings.id_from_name(&pairing)?.get_stub()?;
+                        ask_pairing_once(&stub, &PairingRequest::Replayed { grant }).await?;
+                    }
+                    let body = json!({"error": error, "error_description": error_description});
+                    return json_response(400, &body);
                 }
-                let body = json!({"error": answer["error"], "error_description": answer["error_description"]});
-                return json_response(400, &body);
+                other => {
+                    return Err(worker::Error::RustError(format!("not a redemption: {other:?}")))
+                }
             };
             let pairing = pairings.id_from_name(&granted.pairing)?.get_stub()?;
             let request = GrantRequest {
@@ -357,39 +349,41 @@ async fn token_endpoint(
                 host: granted.host.clone(),
                 place: granted.place.clone(),
             };
-            let mut made = post_object(&pairing, "/grant", &request).await?;
-            if made.status_code() == 409 {
+            let made = ask_pairing_once(&pairing, &PairingRequest::Grant(request)).await?;
+            let (grant, secret) = match made {
+                Some(PairingReply::Grant(GrantReply::Made { grant, secret })) => (grant, secret),
                 // The pairing filled up between the approval and now: it removes none.
-                return oauth_error(&OAuthError::invalid_grant(sentences::GRANT_REFUSED_FULL));
-            }
-            if made.status_code() == 410 {
+                Some(PairingReply::Grant(GrantReply::Full)) => {
+                    let e = OAuthError::invalid_grant(sentences::GRANT_REFUSED_FULL);
+                    return oauth_error(&e);
+                }
                 // Its code was replayed meanwhile: the grant was revoked before it was made.
-                return oauth_error(&OAuthError::invalid_grant(sentences::CODE_REPLAYED));
-            }
-            let grant: GrantAnswer = read_json(&made.text().await?)?;
-            let tokens = exchange::tokens(
-                &config.keys,
-                origin,
-                granted,
-                &grant.grant,
-                &grant.secret,
-                now_ms(),
-            );
+                Some(PairingReply::Grant(GrantReply::Replayed)) => {
+                    return oauth_error(&OAuthError::invalid_grant(sentences::CODE_REPLAYED));
+                }
+                other => return unexpected(other),
+            };
+            let tokens = exchange::tokens(&config.keys, origin, granted, &grant, &secret, now_ms());
             json_response(200, &tokens)
         }
         TokenRequest::Refresh { pairing, request } => {
             let stub = pairings.id_from_name(&pairing)?.get_stub()?;
             let grant = request.grant.clone();
-            match ask_object::<RefreshAnswer>(&stub, "/refresh", &request).await? {
-                RefreshAnswer::Rotated { secret, client_name, host } => {
+            match ask_pairing_once(&stub, &PairingRequest::Refresh(request)).await? {
+                Some(PairingReply::Refresh(RefreshReply::Rotated {
+                    secret,
+                    client_name,
+                    host,
+                })) => {
                     let granted = Granted { pairing, client_name, host, place: None };
                     let tokens =
                         exchange::tokens(&config.keys, origin, granted, &grant, &secret, now_ms());
                     json_response(200, &tokens)
                 }
-                RefreshAnswer::Refused { description } => {
+                Some(PairingReply::Refresh(RefreshReply::Refused { description })) => {
                     oauth_error(&OAuthError::invalid_grant(description))
                 }
+                other => unexpected(other),
             }
         }
     }
@@ -402,7 +396,7 @@ async fn revoke(mut req: Request, env: &Env, config: &Config, origin: &str) -> R
         Ok(None) => Ok(Response::empty()?.with_status(200)),
         Ok(Some((pairing, request))) => {
             let stub = env.durable_object(PAIRING_BINDING)?.id_from_name(&pairing)?.get_stub()?;
-            post_object(&stub, "/revoke", &request).await?;
+            ask_pairing_once(&stub, &PairingRequest::Revoke(request)).await?;
             Ok(Response::empty()?.with_status(200))
         }
     }
@@ -427,6 +421,11 @@ async fn tab(req: Request, url: &str, env: &Env, config: &Config) -> Result<Resp
     };
     let stub = env.durable_object(PAIRING_BINDING)?.id_from_name(&key.pairing())?.get_stub()?;
     stub.fetch_with_request(req).await
+}
+
+/// A reply of a pairing's object that does not answer what was asked: the request fails.
+fn unexpected(reply: Option<PairingReply>) -> Result<Response> {
+    Err(worker::Error::RustError(format!("unexpected reply of the pairing: {reply:?}")))
 }
 
 /// Accepts a socket only to close it with a code and reason (a browser shows nothing else).
@@ -500,25 +499,26 @@ async fn answer_message(
     origin: &str,
 ) -> Result<Response> {
     let access = access.clone();
-    let pairing = || env.durable_object(PAIRING_BINDING)?.id_from_name(&access.sub)?.get_stub();
+    let pairing = || env.durable_object(PAIRING_BINDING)?.id_from_name(&access.pairing)?.get_stub();
     match mcp::handle(body, headers, &config.app_url) {
         Reply::Json { status: 200, body } => {
             // A forgotten or revoked connection stops at once, on every method.
-            let check = CheckRequest { grant: access.gid.clone() };
-            match post_object(&pairing()?, "/check", &check).await {
-                Ok(res) if res.status_code() == 401 => unauthorized(origin, true),
+            let check = PairingRequest::Check { grant: access.grant.clone(), want: Want::Nothing };
+            match ask_pairing_once(&pairing()?, &check).await {
+                Ok(Some(PairingReply::NoGrant)) => unauthorized(origin, true),
                 _ => json_response(200, &body),
             }
         }
         reply @ (Reply::ListTools { .. } | Reply::Status { .. }) => {
             // The grant's check and the answer in one round trip, within a short wait; a
             // pairing that cannot answer in time gets the bundled list (or, for status, says so).
-            let path = if matches!(reply, Reply::ListTools { .. }) { "/tools" } else { "/status" };
-            let check = CheckRequest { grant: access.gid.clone() };
-            let answer = match ask_within(&pairing()?, path, &check, TOOL_LIST_WAIT_MS).await {
-                Checked::Revoked => return unauthorized(origin, true),
-                Checked::Answer(text) => read_json::<serde_json::Value>(&text).ok(),
-                Checked::Unknown => None,
+            let want =
+                if matches!(reply, Reply::ListTools { .. }) { Want::Tools } else { Want::Status };
+            let check = PairingRequest::Check { grant: access.grant.clone(), want };
+            let answer = match ask_within(&pairing()?, &check, TOOL_LIST_WAIT_MS).await {
+                Some(PairingReply::NoGrant) => return unauthorized(origin, true),
+                Some(PairingReply::Tools(v) | PairingReply::Status(v)) => Some(v),
+                _ => None,
             };
             let body = match reply {
                 Reply::ListTools { id, era } => mcp::tools_list(
@@ -534,20 +534,25 @@ async fn answer_message(
         Reply::Json { status, body } => json_response(status, &body),
         Reply::Accepted => Ok(Response::empty()?.with_status(202)),
         Reply::Cancel { request_id } => {
-            let cancel = CancelRequest { request: request_key(&access.gid, &request_id) };
+            let cancel =
+                PairingRequest::Cancel { request: request_key(&access.grant, &request_id) };
             if let Ok(stub) = pairing() {
                 // Nothing to tell the client either way: a cancellation has no answer.
-                let _ = post_object(&stub, "/cancel", &cancel).await;
+                let _ = ask_pairing_once(&stub, &cancel).await;
             }
             Ok(Response::empty()?.with_status(202))
         }
         Reply::Listen { id, tools } => {
-            let check = CheckRequest { grant: access.gid.clone() };
-            let res = post_object(&pairing()?, "/listen", &check).await.ok();
-            if res.as_ref().is_some_and(|r| r.status_code() == 401) {
+            let listen = PairingRequest::Listen { grant: access.grant.clone() };
+            let mut replies = ask_pairing(&pairing()?, &listen).await.ok();
+            let first = match replies.as_mut() {
+                Some(r) => r.next().await,
+                None => None,
+            };
+            if first == Some(PairingReply::NoGrant) {
                 return unauthorized(origin, true);
             }
-            listen_stream(id, tools, res)
+            listen_stream(id, tools, first, replies)
         }
         Reply::Call { id, tool, args, progress_token, era, retry } => {
             let told = match &era {
@@ -556,10 +561,10 @@ async fn answer_message(
             };
             let wait_ms = mcp::clients::wait_ms(
                 config.call_wait_ms,
-                &[told, Some(&access.cli)],
+                &[told, Some(&access.client)],
                 progress_token.is_some(),
             );
-            let identity = input::CallIdentity { grant: &access.gid, tool: &tool, args: &args };
+            let identity = input::CallIdentity { grant: &access.grant, tool: &tool, args: &args };
             let input = match retry {
                 None => None,
                 Some(r) => {
@@ -575,11 +580,14 @@ async fn answer_message(
                     };
                     // A state comes back once: the pairing marks it used, or says it was.
                     if let Some(once) = &resume.once {
+                        let key = once.key.clone();
+                        let use_state =
+                            PairingRequest::UseState { key, expires_ms: once.expires_ms };
                         let first = match pairing() {
-                            Ok(stub) => post_object(&stub, "/state", once).await.ok(),
+                            Ok(stub) => ask_pairing_once(&stub, &use_state).await.ok().flatten(),
                             Err(_) => None,
                         };
-                        if first.is_none_or(|r| r.status_code() != 200) {
+                        if first != Some(PairingReply::Done) {
                             let e = input::replayed();
                             return json_response(200, &jsonrpc::error(Some(&id), &e));
                         }
@@ -591,7 +599,7 @@ async fn answer_message(
                 id: id.clone(),
                 era,
                 keys: config.keys.clone(),
-                grant: access.gid.clone(),
+                grant: access.grant.clone(),
                 tool: tool.clone(),
                 args: args.clone(),
             };
@@ -599,31 +607,24 @@ async fn answer_message(
             let call = CallRequest {
                 tool,
                 args,
-                agent: access.cli.clone(),
+                agent: access.client.clone(),
                 wait_ms,
-                request: request_key(&access.gid, &id),
+                request: request_key(&access.grant, &id),
                 stream,
                 connection: Connection {
-                    id: access.gid,
+                    id: access.grant,
                     kind: "connector".into(),
-                    client: access.cli,
-                    host: access.hst,
+                    client: access.client,
+                    host: access.host,
                 },
                 input,
             };
-            let res = match pairing() {
-                Ok(stub) => post_object(&stub, "/call", &call).await.ok(),
+            let replies = match pairing() {
+                Ok(stub) => ask_pairing(&stub, &PairingRequest::Call(call)).await.ok(),
                 Err(_) => None,
             };
-            match res {
-                Some(res) if res.status_code() == 401 => unauthorized(origin, true),
-                Some(res) if stream => pump_call(answer, Lines::of(Some(res))).await,
-                Some(mut res) => {
-                    let text = res.text().await.unwrap_or_default();
-                    respond(answer.whole(read_json::<CallAnswer>(&text).ok(), now_ms()))
-                }
-                None => respond(answer.whole(None, now_ms())),
-            }
+            let Some(replies) = replies else { return respond(answer.whole(None, now_ms())) };
+            pump_call(answer, replies, stream, origin).await
         }
     }
 }
@@ -636,14 +637,29 @@ fn respond(output: CallOutput) -> Result<Response> {
     }
 }
 
-/// Pumps the pairing's event lines into the call's core: until [`FIRST_EVENT_WAIT_MS`] the
-/// answer may still go as JSON; after that (or once the core sends anything) it is a stream.
-async fn pump_call(mut call: Call, mut lines: Lines) -> Result<Response> {
+/// Pumps the pairing's replies into the call's core: until [`FIRST_EVENT_WAIT_MS`] the answer
+/// may still go as JSON; after that (or once the core sends anything) it is a stream. A client
+/// that takes no stream gets JSON when the answer comes.
+async fn pump_call(
+    mut call: Call,
+    mut replies: Replies,
+    stream: bool,
+    origin: &str,
+) -> Result<Response> {
     let mut timer = Box::pin(Delay::from(Duration::from_millis(FIRST_EVENT_WAIT_MS)));
     let first = loop {
-        let input = match select(Box::pin(lines.next()), timer.as_mut()).await {
-            Either::Left((line, _)) => CallInput::of_line(line.as_deref()),
-            Either::Right(_) => CallInput::FirstWaitOver,
+        let reply = if stream {
+            match select(Box::pin(replies.next()), timer.as_mut()).await {
+                Either::Left((reply, _)) => Some(reply),
+                Either::Right(_) => None,
+            }
+        } else {
+            Some(replies.next().await)
+        };
+        let input = match reply {
+            Some(Some(PairingReply::NoGrant)) => return unauthorized(origin, true),
+            Some(reply) => CallInput::of_reply(reply),
+            None => CallInput::FirstWaitOver,
         };
         let output = call.input(input, now_ms());
         if output != CallOutput::Wait || call.streaming() {
@@ -654,15 +670,15 @@ async fn pump_call(mut call: Call, mut lines: Lines) -> Result<Response> {
         return json_response(status, &body);
     }
     let events = futures::stream::unfold(
-        (call, lines, Some(first)),
-        |(mut call, mut lines, mut pending)| async move {
+        (call, replies, Some(first)),
+        |(mut call, mut replies, mut pending)| async move {
             loop {
                 let output = match pending.take() {
                     Some(output) => output,
                     None if call.is_done() => return None,
                     None => {
-                        let line = lines.next().await;
-                        call.input(CallInput::of_line(line.as_deref()), now_ms())
+                        let reply = replies.next().await;
+                        call.input(CallInput::of_reply(reply), now_ms())
                     }
                 };
                 let text = match output {
@@ -670,7 +686,7 @@ async fn pump_call(mut call: Call, mut lines: Lines) -> Result<Response> {
                     CallOutput::Send(text) | CallOutput::Last(text) => text,
                     CallOutput::Json { body, .. } => mcp::sse_event(&body),
                 };
-                return Some((Ok::<_, worker::Error>(text.into_bytes()), (call, lines, None)));
+                return Some((Ok::<_, worker::Error>(text.into_bytes()), (call, replies, None)));
             }
         },
     );
@@ -686,76 +702,42 @@ fn event_stream(mut res: Response) -> Result<Response> {
     Ok(res)
 }
 
-/// The lines of a pairing's streamed answer (NDJSON), read as they come.
-struct Lines {
-    stream: Option<ByteStream>,
-    buffer: Vec<u8>,
-}
-
-impl Lines {
-    fn of(res: Option<Response>) -> Self {
-        let stream = res.filter(|r| r.status_code() == 200).and_then(|mut r| r.stream().ok());
-        Self { stream, buffer: Vec::new() }
-    }
-
-    /// The next line, or None once the stream ended or failed.
-    async fn next(&mut self) -> Option<Vec<u8>> {
-        loop {
-            if let Some(end) = self.buffer.iter().position(|b| *b == b'\n') {
-                let mut line: Vec<u8> = self.buffer.drain(..=end).collect();
-                line.pop();
-                return Some(line);
-            }
-            match self.stream.as_mut()?.next().await {
-                Some(Ok(chunk)) => self.buffer.extend_from_slice(&chunk),
-                _ => {
-                    self.stream = None;
-                    return None;
-                }
-            }
-        }
-    }
-}
-
-/// `subscriptions/listen` as server-sent events, pumped through the core's [`Listen`].
-fn listen_stream(id: Id, tools: bool, res: Option<Response>) -> Result<Response> {
+/// `subscriptions/listen` as server-sent events, pumped through the core's [`Listen`] (`first`
+/// is the pairing's first reply, already read).
+fn listen_stream(
+    id: Id,
+    tools: bool,
+    first: Option<PairingReply>,
+    replies: Option<Replies>,
+) -> Result<Response> {
     let events = futures::stream::unfold(
-        (Listen::new(id, tools), Lines::of(res)),
-        |(mut listen, mut lines)| async move {
-            let text = match listen.start() {
-                Some(first) => first,
-                None => listen.input(lines.next().await.as_deref())?.0,
+        (Listen::new(id, tools), first, replies),
+        |(mut listen, first, mut replies)| async move {
+            let text = match (listen.start(), first) {
+                (Some(ack), first) => {
+                    return Some((Ok(ack.into_bytes()), (listen, first, replies)))
+                }
+                (None, Some(first)) => listen.input(Some(&first))?.0,
+                (None, None) => {
+                    let next = match replies.as_mut() {
+                        Some(r) => r.next().await,
+                        None => None,
+                    };
+                    listen.input(next.as_ref())?.0
+                }
             };
-            Some((Ok::<_, worker::Error>(text.into_bytes()), (listen, lines)))
+            Some((Ok::<_, worker::Error>(text.into_bytes()), (listen, None, replies)))
         },
     );
     event_stream(Response::from_stream(events)?)
 }
 
-/// What the pairing said to a check that wants an answer.
-enum Checked {
-    /// The grant is gone: 401.
-    Revoked,
-    /// Its answer, as JSON text.
-    Answer(String),
-    /// No answer in time, or none that reads.
-    Unknown,
-}
-
-/// Asks the pairing `check` at `path` and waits at most `wait_ms` for its answer.
-async fn ask_within(stub: &Stub, path: &str, check: &CheckRequest, wait_ms: u64) -> Checked {
-    let ask = async {
-        let mut res = post_object(stub, path, check).await.ok()?;
-        match res.status_code() {
-            401 => Some(Checked::Revoked),
-            200 => res.text().await.ok().map(Checked::Answer),
-            _ => None,
-        }
-    };
+/// Asks a pairing and waits at most `wait_ms` for its reply (None: none in time, or none read).
+async fn ask_within(stub: &Stub, request: &PairingRequest, wait_ms: u64) -> Option<PairingReply> {
     let timer = Delay::from(Duration::from_millis(wait_ms));
-    match select(Box::pin(ask), Box::pin(timer)).await {
-        Either::Left((Some(checked), _)) => checked,
-        _ => Checked::Unknown,
+    match select(Box::pin(ask_pairing_once(stub, request)), Box::pin(timer)).await {
+        Either::Left((Ok(reply), _)) => reply,
+        _ => None,
     }
 }
 

@@ -18,28 +18,10 @@ use serde_json::Value;
 use tabrelay_bundle::fields::{Fields, FromValue};
 use tabrelay_bundle::protocol::ConnectionInfo;
 
-use base64::engine::general_purpose::URL_SAFE_NO_PAD as B64;
-use base64::Engine as _;
-
-use crate::oauth::keys::{Keys, Purpose};
-use crate::oauth::{random_token, sha256_hex, Entropy, REFRESH_TOKEN_TTL_MS};
-
-/// How many retired refresh tokens a grant remembers, to recognise their reuse.
-pub const RETIRED_KEPT: usize = 16;
-/// The most grants (connections) one pairing keeps; another is refused until one is forgotten.
-pub const MAX_GRANTS: usize = 50;
-/// A connection unused this long is dropped (its refresh token expired with it).
-pub const UNUSED_EXPIRY_MS: u64 = REFRESH_TOKEN_TTL_MS;
-/// How long after a rotation the refresh token before the newest may still be presented (as a
-/// retry, while the newest is unused), in milliseconds. A client whose token response was lost
-/// retries within seconds; a previous token presented later is more likely a copy in someone
-/// else's hands than a retry, so it is then treated as reuse and revokes the grant.
-pub const PREVIOUS_TOKEN_GRACE_MS: u64 = 2 * 60_000;
-/// How long a pairing refuses to make a grant revoked by a replay of its authorization code, in
-/// milliseconds. The replay's revocation can reach the pairing before the first redemption's
-/// creation of the grant (both follow the code's single use within moments), so the revocation
-/// is kept that long and the late creation refused; ten minutes leave ample room.
-pub const REPLAYED_KEPT_MS: u64 = 10 * 60_000;
+use crate::crypto::{random_token, sha256_hex, Entropy};
+use crate::limits::{
+    MAX_GRANTS, PREVIOUS_TOKEN_GRACE_MS, REFRESH_TOKEN_TTL_MS, RETIRED_KEPT, UNUSED_EXPIRY_MS,
+};
 
 /// Whether grant `id` may be made at `now_ms`, given the replays of authorization codes the
 /// pairing recorded (`(grant id, kept until)`): not when a replay of its code revoked it first.
@@ -162,35 +144,6 @@ impl Grant {
     }
 }
 
-/// A refresh token as the client holds it: the pairing, the grant, the secret and a tag (HMAC
-/// with the relay's current key over the three), `pairing.grant.secret.tag`.
-#[must_use]
-pub fn refresh_token(keys: &Keys, pairing: &str, grant: &str, secret: &str) -> String {
-    let body = format!("{pairing}.{grant}.{secret}");
-    let tag = B64.encode(keys.current.mac(Purpose::RefreshToken, body.as_bytes()));
-    format!("{body}.{tag}")
-}
-
-/// The pairing, grant and secret of a refresh token the relay issued: it has their form and its
-/// tag verifies under the current or the previous key. Anything else is None, so a made-up or
-/// altered token never reaches a pairing.
-#[must_use]
-pub fn parse_refresh_token<'t>(keys: &Keys, token: &'t str) -> Option<(&'t str, &'t str, &'t str)> {
-    let (body, tag) = token.rsplit_once('.')?;
-    let mut parts = body.splitn(3, '.');
-    let (pairing, grant, secret) = (parts.next()?, parts.next()?, parts.next()?);
-    let ok = pairing.len() == 64
-        && pairing.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
-        && !grant.is_empty()
-        && grant.len() <= 32
-        && !secret.is_empty()
-        && secret.len() <= 64
-        && !secret.contains('.')
-        && tag.len() == 43;
-    let tag = B64.decode(tag).ok().filter(|_| ok)?;
-    keys.verify(Purpose::RefreshToken, body.as_bytes(), &tag).then_some((pairing, grant, secret))
-}
-
 impl Grant {
     /// The connection as the tab lists it.
     #[must_use]
@@ -258,7 +211,8 @@ impl FromValue for Grant {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::oauth::testing::{round_trip, Counter};
+    use crate::crypto::testing::{round_trip, Counter};
+    use crate::limits::REPLAYED_KEPT_MS;
 
     fn grant() -> (Grant, String, Counter) {
         let mut rng = Counter(3);
@@ -326,58 +280,6 @@ mod tests {
     fn a_token_unused_for_its_lifetime_expires() {
         let (g, s0, mut rng) = grant();
         assert_eq!(g.refresh(&s0, 1000 + REFRESH_TOKEN_TTL_MS, &mut rng), Refreshed::Unknown);
-    }
-
-    fn keys(current: &str, previous: Option<&str>) -> Keys {
-        Keys::new(&current.repeat(32), previous.map(|p| p.repeat(32)).as_deref()).unwrap()
-    }
-
-    #[test]
-    fn refresh_tokens_read_back_and_strangers_do_not() {
-        let k = keys("k", None);
-        let p = "a".repeat(64);
-        let t = refresh_token(&k, &p, "g1", "s3cret");
-        assert_eq!(parse_refresh_token(&k, &t), Some((p.as_str(), "g1", "s3cret")));
-        for bad in ["x.y.z", "x.y.z.w", "", "...", &format!("{p}.g"), &format!("{p}.g.s")] {
-            assert_eq!(parse_refresh_token(&k, bad), None, "{bad}");
-        }
-        let upper = refresh_token(&k, &"A".repeat(64), "g", "s");
-        assert_eq!(parse_refresh_token(&k, &upper), None, "the form is checked too");
-    }
-
-    #[test]
-    fn a_made_up_or_altered_refresh_token_is_refused_by_its_tag() {
-        let k = keys("k", None);
-        let p = "a".repeat(64);
-        let t = refresh_token(&k, &p, "g1", "s3cret");
-        let (body, tag) = t.rsplit_once('.').unwrap();
-        // Each part changed, the tag kept: refused.
-        for altered in [
-            t.replacen("g1", "g2", 1),
-            t.replacen("s3cret", "s3creT", 1),
-            t.replacen(&p, &"b".repeat(64), 1),
-        ] {
-            assert_eq!(parse_refresh_token(&k, &altered), None, "{altered}");
-        }
-        // A tag flipped, cut, padded, or made with another key: refused.
-        let flipped =
-            format!("{body}.{}{}", if tag.starts_with('A') { 'B' } else { 'A' }, &tag[1..]);
-        let another = refresh_token(&keys("z", None), &p, "g1", "s3cret");
-        for bad in [flipped, format!("{body}.{}", &tag[1..]), format!("{t}A"), another] {
-            assert_eq!(parse_refresh_token(&k, &bad), None, "{bad}");
-        }
-    }
-
-    #[test]
-    fn during_a_key_rotation_the_previous_key_still_verifies() {
-        let old = keys("o", None);
-        let t = refresh_token(&old, &"c".repeat(64), "g", "s");
-        assert!(parse_refresh_token(&keys("n", Some("o")), &t).is_some());
-        assert!(parse_refresh_token(&keys("n", None), &t).is_none());
-        // What the rotated relay issues verifies with its current key.
-        let rotated = keys("n", Some("o"));
-        let fresh = refresh_token(&rotated, &"c".repeat(64), "g", "s");
-        assert!(parse_refresh_token(&keys("n", None), &fresh).is_some());
     }
 
     #[test]

@@ -1,0 +1,30 @@
+//! The codecs between the Worker and its Durable Objects on any bytes: `pairing::wire`'s
+//! `Request::decode` (what a pairing's object reads from a fetch) and `Reply::decode` (what the
+//! Worker reads from each line the object sends back), and `oauth::connect`'s `CodeRequest` and
+//! `CodeReply` (a connect code's object). Never panics, and whatever reads, reads the same when
+//! written out again.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use tabrelay::oauth::connect::{CodeReply, CodeRequest};
+use tabrelay::pairing::wire::{Reply, Request};
+
+fuzz_target!(|data: &[u8]| {
+    if let Some(request) = Request::decode(data) {
+        assert_eq!(Request::decode(&request.encode()).as_ref(), Some(&request));
+    }
+    if let Some((code, command)) = CodeRequest::decode(data) {
+        let again = CodeRequest { code: code.as_str().into(), command: command.clone() };
+        assert_eq!(CodeRequest::decode(&again.encode()), Some((code, command)));
+    }
+    if let Some(reply) = CodeReply::decode(data) {
+        assert_eq!(CodeReply::decode(&reply.encode()).as_ref(), Some(&reply));
+    }
+    for line in data.split(|b| *b == b'\n') {
+        if let Some(reply) = Reply::decode(line) {
+            let written = reply.line();
+            assert_eq!(written.iter().filter(|b| **b == b'\n').count(), 1, "one line");
+            assert_eq!(Reply::decode(&written).as_ref(), Some(&reply));
+        }
+    }
+});

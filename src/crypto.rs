@@ -1,0 +1,58 @@
+//! Hashing and randomness shared by the OAuth server and the pairing (a leaf: it imports
+//! nothing of the relay). Randomness comes in through [`Entropy`]: the shell draws it from the
+//! platform, tests from a seed.
+
+/// Where random bytes come from: the shell draws them from the platform, tests from a seed.
+pub trait Entropy {
+    /// Fills `buf` with random bytes.
+    fn fill(&mut self, buf: &mut [u8]);
+}
+
+/// `n` random bytes as base64url without padding.
+pub fn random_token(entropy: &mut dyn Entropy, n: usize) -> String {
+    use base64::Engine as _;
+    let mut buf = vec![0u8; n];
+    entropy.fill(&mut buf);
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(buf)
+}
+
+/// Lowercase hex of SHA-256 over `data`.
+#[must_use]
+pub fn sha256_hex(data: &[u8]) -> String {
+    use sha2::Digest as _;
+    let digest = sha2::Sha256::digest(data);
+    let mut out = String::with_capacity(64);
+    for b in digest {
+        out.push(char::from(b"0123456789abcdef"[usize::from(b >> 4)]));
+        out.push(char::from(b"0123456789abcdef"[usize::from(b & 15)]));
+    }
+    out
+}
+
+#[cfg(test)]
+pub(crate) mod testing {
+    //! Test helpers: a seeded source of bytes for reproducible tests, a JSON round trip.
+    use super::Entropy;
+
+    /// Asserts that `value` reads back as written (the relay's own messages are read by hand,
+    /// through `tabrelay_bundle::fields`, not by a derived `Deserialize`).
+    pub fn round_trip<T>(value: &T)
+    where
+        T: serde::Serialize + tabrelay_bundle::fields::FromValue + PartialEq + std::fmt::Debug,
+    {
+        let text = serde_json::to_vec(value).unwrap();
+        assert_eq!(&tabrelay_bundle::from_json::<T>(&text).unwrap(), value);
+    }
+
+    /// Counts up from a seed: reproducible, and different on every draw.
+    pub struct Counter(pub u8);
+
+    impl Entropy for Counter {
+        fn fill(&mut self, buf: &mut [u8]) {
+            for b in buf {
+                *b = self.0;
+                self.0 = self.0.wrapping_add(37);
+            }
+        }
+    }
+}

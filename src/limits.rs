@@ -1,0 +1,108 @@
+//! Every tunable limit of the relay, in one place: sizes, counts and times. The bundle's
+//! protocol limits (what the tab and the relay both hold to) stay in `tabrelay_bundle::protocol`.
+//! Times are in milliseconds (`_MS`) or seconds (`_S`).
+
+// OAuth: registration, client metadata documents, authorization, tokens.
+/// The largest registration body read, in bytes.
+pub const MAX_REGISTRATION_BYTES: usize = 8 * 1024;
+/// The most redirect URIs a client may register.
+pub const MAX_REDIRECT_URIS: usize = 5;
+/// The longest redirect URI, in bytes.
+pub const MAX_REDIRECT_URI_BYTES: usize = 512;
+/// The longest client name kept, in characters.
+pub const MAX_CLIENT_NAME_CHARS: usize = 100;
+/// The largest client metadata document read, in bytes.
+pub const MAX_DOCUMENT_BYTES: usize = 5 * 1024;
+/// How long the fetch of a client metadata document may take, in milliseconds.
+pub const FETCH_TIMEOUT_MS: u64 = 5_000;
+/// The longest client id URL (a metadata document's address), in bytes.
+pub const MAX_URL_BYTES: usize = 512;
+/// The shortest time a checked client metadata document is kept, in seconds (also when it asks for none).
+pub const CACHE_MIN_S: u64 = 5 * 60;
+/// The longest time a checked client metadata document is kept, in seconds.
+pub const CACHE_MAX_S: u64 = 24 * 3600;
+/// How long a checked client metadata document is kept when its response names no max-age, in seconds.
+pub const CACHE_DEFAULT_S: u64 = 3600;
+/// The longest value of any authorization parameter, in bytes.
+pub const MAX_PARAM_BYTES: usize = 2048;
+/// The longest sealed request the waiting page posts back, in bytes.
+pub const MAX_SEAL_BYTES: usize = 32 * 1024;
+/// How many codes a seal may draw before the relay gives up (each further draw is needed only
+/// when another live request holds the drawn letters: one in 2^35 per live code).
+pub const MAX_CODE_DRAWS: u8 = 4;
+/// How long the waiting page may take to ask for its connect code with the sealed request it
+/// was given, in milliseconds (it asks as soon as it runs).
+pub const SEAL_TTL_MS: u64 = 5 * 60_000;
+/// The largest token request body read, in bytes.
+pub const MAX_FORM_BYTES: usize = 8 * 1024;
+/// How long an access token lives, in seconds.
+pub const ACCESS_TOKEN_TTL_S: u64 = 3600;
+/// How long an authorization code may wait to be redeemed, in milliseconds.
+pub const AUTH_CODE_TTL_MS: u64 = 60_000;
+/// How long a connect code (and its waiting page) lives, in milliseconds.
+pub const CONNECT_CODE_TTL_MS: u64 = 10 * 60_000;
+/// How long a refresh token lives unused, in milliseconds (30 days).
+pub const REFRESH_TOKEN_TTL_MS: u64 = 30 * 24 * 3600 * 1000;
+/// The most characters of a place kept (the platform's city and country are short).
+pub const MAX_PLACE_CHARS: usize = 80;
+/// How many times a tab may describe, approve or deny one code before it is dead.
+pub const MAX_CODE_TRIES: u32 = 5;
+
+// Grants (connections) a pairing keeps.
+/// How many retired refresh tokens a grant remembers, to recognise their reuse.
+pub const RETIRED_KEPT: usize = 16;
+/// The most grants (connections) one pairing keeps; another is refused until one is forgotten.
+pub const MAX_GRANTS: usize = 50;
+/// A connection unused this long is dropped (its refresh token expired with it).
+pub const UNUSED_EXPIRY_MS: u64 = REFRESH_TOKEN_TTL_MS;
+/// How long after a rotation the refresh token before the newest may still be presented (as a
+/// retry, while the newest is unused), in milliseconds. A client whose token response was lost
+/// retries within seconds; a previous token presented later is more likely a copy in someone
+/// else's hands than a retry, so it is then treated as reuse and revokes the grant.
+pub const PREVIOUS_TOKEN_GRACE_MS: u64 = 2 * 60_000;
+/// How long a pairing refuses to make a grant revoked by a replay of its authorization code, in
+/// milliseconds. The replay's revocation can reach the pairing before the first redemption's
+/// creation of the grant (both follow the code's single use within moments), so the revocation
+/// is kept that long and the late creation refused; ten minutes leave ample room.
+pub const REPLAYED_KEPT_MS: u64 = 10 * 60_000;
+
+// The MCP endpoint.
+/// The largest request body the endpoint reads, in bytes.
+pub const MAX_BODY_BYTES: usize = 1024 * 1024;
+/// The most messages one batch may hold (2025-03-26, the one revision with batches).
+pub const MAX_BATCH: usize = 16;
+/// How long a client may keep a tool list: it follows the focused tab, and a listening
+/// client is told when it changes.
+pub const TOOLS_TTL_MS: u64 = 0;
+/// How long a client may keep the resource list and the view card (they change only with a
+/// new version of the relay).
+pub const RESOURCES_TTL_MS: u64 = 3_600_000;
+/// How long a streamed call's answer may take to still go as plain JSON (with its own HTTP
+/// status), in milliseconds; a later one goes on the stream, which opens then.
+pub const FIRST_EVENT_WAIT_MS: u64 = 500;
+/// The longest a client that gave a progress token goes without a progress notification while
+/// its call waits (clients whose limit restarts on progress, such as Claude Code, then never
+/// give up on a call the person is still deciding).
+pub const PROGRESS_AT_LEAST_EVERY_MS: u64 = 30_000;
+/// How long a client has to answer and retry, in milliseconds.
+pub const STATE_LIFETIME_MS: u64 = 10 * 60 * 1000;
+/// The largest `requestState` the relay issues or reads, in bytes.
+pub const MAX_STATE_BYTES: usize = 32 * 1024;
+
+// The pairing: calls, turns, listeners, codes.
+/// How long a call waits for the tab, in milliseconds (under Claude's 240 s).
+pub const TAB_CALL_WAIT_MS: u64 = 225_000;
+/// A connection's calls share a turn until someone else steps or this long passes.
+pub const AGENT_TURN_IDLE_MS: u64 = 120_000;
+/// How often a streamed call says it is still waiting (SSE keep-alive), in milliseconds.
+pub const KEEP_ALIVE_MS: u64 = 15_000;
+/// How long the Worker waits for the pairing's tool list before answering with the bundled one.
+pub const TOOL_LIST_WAIT_MS: u64 = 2_000;
+/// The most `/listen` streams one pairing holds at once.
+pub const MAX_LISTENERS: usize = 32;
+/// How many codes a pairing may get wrong per [`WRONG_CODE_WINDOW_MS`].
+pub const WRONG_CODES_ALLOWED: usize = 5;
+/// The window of [`WRONG_CODES_ALLOWED`].
+pub const WRONG_CODE_WINDOW_MS: u64 = 60_000;
+/// How often a connection's "last used" time is written (a write per call would cost more).
+pub const USED_GRANULARITY_MS: u64 = 60_000;

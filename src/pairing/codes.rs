@@ -1,0 +1,127 @@
+//! Connect codes as a pairing's tabs decide them: the allowance of wrong codes, and what a tab
+//! is told of a code's reply.
+
+use tabrelay_bundle::protocol::RelayMessage;
+
+use crate::limits::{WRONG_CODES_ALLOWED, WRONG_CODE_WINDOW_MS};
+use crate::oauth::connect::{refusal, CodeReply, Command, ConnectCode};
+use serde::Serialize;
+use serde_json::Value;
+use tabrelay_bundle::fields::{Fields, FromValue};
+
+/// A pairing's recent wrong connect codes: a few a minute, then every code is refused until
+/// the minute passes (so no tab can search the code space). Kept in storage.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct WrongCodes {
+    at: Vec<u64>,
+}
+
+impl WrongCodes {
+    /// Whether the pairing may try a code at `now_ms`.
+    pub fn allows(&mut self, now_ms: u64) -> bool {
+        self.at.retain(|t| now_ms < t + WRONG_CODE_WINDOW_MS);
+        self.at.len() < WRONG_CODES_ALLOWED
+    }
+
+    /// A code the pairing tried was wrong.
+    pub fn record(&mut self, now_ms: u64) {
+        self.at.push(now_ms);
+    }
+}
+
+/// What a tab is told of the reply of `code`'s object to its `command` (a describe, an approve
+/// or a deny), and whether the code counts as a wrong one.
+#[must_use]
+pub fn told(code: &ConnectCode, command: &Command, reply: CodeReply) -> (RelayMessage, bool) {
+    let code = code.as_str().to_owned();
+    match (command, reply) {
+        (Command::Approve { .. }, CodeReply::Described(d)) => {
+            (RelayMessage::Approved { code, client: d.client }, false)
+        }
+        (Command::Deny, CodeReply::Described(_)) => (RelayMessage::Denied { code }, false),
+        (_, CodeReply::Described(d)) => (
+            RelayMessage::Described {
+                code,
+                client: d.client,
+                host: d.host,
+                verified: d.verified,
+                age_ms: d.age_ms,
+                place: d.place,
+                lookalike: d.lookalike,
+            },
+            false,
+        ),
+        (_, CodeReply::Refused { sentence }) => (RelayMessage::Refused { code, sentence }, true),
+        _ => (RelayMessage::Refused { code, sentence: refusal::UNKNOWN.into() }, true),
+    }
+}
+
+impl FromValue for WrongCodes {
+    const WHAT: &'static str = "wrong codes";
+    fn from_value(value: Value) -> Option<Self> {
+        let at = Fields::of(value)?.value("at")?;
+        Some(Self { at: at.as_array()?.iter().map(Value::as_u64).collect::<Option<_>>()? })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::crypto::testing::round_trip;
+
+    #[test]
+    fn a_tab_is_told_what_its_code_came_to_and_a_refusal_counts_as_wrong() {
+        let code = ConnectCode::parse("ABCDE-12345").unwrap();
+        let described = CodeReply::Described(crate::oauth::connect::Description {
+            client: "Claude".into(),
+            host: "claude.ai".into(),
+            verified: None,
+            age_ms: 5,
+            place: None,
+            lookalike: Some("Claude".into()),
+        });
+        let c = || "ABCDE12345".to_owned();
+        let approve = Command::Approve { pairing: "p".into() };
+        assert_eq!(
+            told(&code, &approve, described.clone()),
+            (RelayMessage::Approved { code: c(), client: "Claude".into() }, false)
+        );
+        assert_eq!(
+            told(&code, &Command::Deny, described.clone()),
+            (RelayMessage::Denied { code: c() }, false)
+        );
+        assert!(matches!(
+            told(&code, &Command::Describe, described),
+            (RelayMessage::Described { lookalike: Some(_), age_ms: 5, .. }, false)
+        ));
+        let refused = CodeReply::Refused { sentence: refusal::USED.into() };
+        assert_eq!(
+            told(&code, &approve, refused),
+            (RelayMessage::Refused { code: c(), sentence: refusal::USED.into() }, true)
+        );
+        assert_eq!(
+            told(&code, &approve, CodeReply::Created),
+            (RelayMessage::Refused { code: c(), sentence: refusal::UNKNOWN.into() }, true)
+        );
+    }
+
+    #[test]
+    fn wrong_codes_read_back_as_written() {
+        let mut wrong = WrongCodes::default();
+        round_trip(&wrong);
+        wrong.allows(5);
+        wrong.record(5);
+        round_trip(&wrong);
+    }
+
+    #[test]
+    fn a_pairing_gets_a_few_wrong_codes_a_minute() {
+        let mut wrong = WrongCodes::default();
+        for i in 0..WRONG_CODES_ALLOWED as u64 {
+            assert!(wrong.allows(i));
+            wrong.record(i);
+        }
+        assert!(!wrong.allows(10));
+        assert!(wrong.allows(WRONG_CODE_WINDOW_MS + 1), "a minute later it may try again");
+    }
+}

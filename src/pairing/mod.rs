@@ -1,0 +1,25 @@
+//! One browser's pairing, by job: [`wire`] (the messages between the Worker and the pairing's
+//! Durable Object), [`tabs`] (how a tab proves itself, what its messages mean, which tab gets a
+//! call), [`calls`] (the calls waiting on tabs), [`turns`] (how calls are grouped into turns),
+//! [`codes`] (the allowance of wrong connect codes) and [`grants`] (the connections of agent
+//! apps the pairing keeps).
+//!
+//! Words: the *tab's result* is what a tab sends back for a call
+//! ([`tabrelay_bundle::protocol::Outcome`]); the *person's answer* is their decision on a card
+//! the tab asked about ([`calls::Calls::answered`]); a *reply* is what the pairing's object
+//! says back to the Worker ([`wire::CallReply`] and the others).
+
+pub mod calls;
+pub mod codes;
+pub mod grants;
+pub mod tabs;
+pub mod turns;
+pub mod wire;
+
+pub use calls::{Calls, GaveUp};
+pub use codes::WrongCodes;
+pub use tabs::{
+    next_check, route, socket_key, sockets_to_close, Admitted, PairingKey, Proof, Refusal, Tab,
+    TabAction, TabsStatus,
+};
+pub use turns::Turns;

@@ -1,0 +1,576 @@
+//! The messages between the Worker and the pairing's Durable Object: one [`Request`] per fetch,
+//! answered by [`Reply`] lines (one, or a stream of them for a streamed call or a listener),
+//! written and read here only ([`Request::encode`], [`Request::decode`], [`Reply::line`],
+//! [`Reply::decode`]). No path, no HTTP status carries an outcome.
+
+use serde::Serialize;
+use serde_json::Value;
+use tabrelay_bundle::fields::{variant, Fields, FromValue};
+use tabrelay_bundle::protocol::{Connection, Outcome};
+
+pub use crate::oauth::exchange::{RefreshRequest, RevokeRequest};
+
+/// What the Worker asks a pairing's object.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Request {
+    /// Carry a tool call to the tab calls go to.
+    Call(CallRequest),
+    /// The agent cancelled its request (by its [`request_key`]).
+    Cancel {
+        /// The request's key.
+        request: String,
+    },
+    /// Whether this grant is live and, as asked, what agents see; answered within one round
+    /// trip, so a `tools/list` or a `status` call costs what the check alone did.
+    Check {
+        /// The grant the access token names.
+        grant: String,
+        /// What to say besides.
+        want: Want,
+    },
+    /// Listen for changes of the tool list agents see ([`Reply::Listen`] lines).
+    Listen {
+        /// The grant the access token names.
+        grant: String,
+    },
+    /// A `requestState` came back: mark it used (each may come back once).
+    UseState {
+        /// A hash of the state.
+        key: String,
+        /// When it expires, in milliseconds since the epoch.
+        expires_ms: u64,
+    },
+    /// Make a grant for a redeemed code.
+    Grant(GrantRequest),
+    /// A client refreshes.
+    Refresh(RefreshRequest),
+    /// Revoke a grant (RFC 7009).
+    Revoke(RevokeRequest),
+    /// The authorization code that makes this grant was replayed: revoke it, and refuse its
+    /// creation should that come later.
+    Replayed {
+        /// The grant's id.
+        grant: String,
+    },
+}
+
+/// What a [`Request::Check`] wants besides the grant's liveness.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Want {
+    /// Nothing: [`Reply::Done`].
+    Nothing,
+    /// The MCP `tools` array agents see ([`Reply::Tools`]; see [`crate::tools::list`]).
+    Tools,
+    /// The `status` tool's result ([`Reply::Status`]).
+    Status,
+}
+
+/// What a pairing's object replies: one line per reply (NDJSON), several for a stream.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Reply {
+    /// Done; nothing more to say.
+    Done,
+    /// The grant is not live (forgotten, revoked, expired, never made): the client's token no
+    /// longer reaches the pairing.
+    NoGrant,
+    /// The MCP `tools` array agents see.
+    Tools(Value),
+    /// The `status` tool's result.
+    Status(Value),
+    /// The `requestState` came back before: refused.
+    StateUsed,
+    /// What came of a [`Request::Grant`].
+    Grant(GrantReply),
+    /// What came of a [`Request::Refresh`].
+    Refresh(RefreshReply),
+    /// The pairing holds the most listeners it keeps.
+    TooManyListeners,
+    /// One event of a call; the last is [`CallEvent::Done`].
+    Call(CallEvent),
+    /// One event of a listener's stream.
+    Listen(ListenEvent),
+}
+
+impl Request {
+    /// The request as the body of the object's fetch.
+    #[must_use]
+    pub fn encode(&self) -> Vec<u8> {
+        serde_json::to_vec(self).unwrap_or_default()
+    }
+
+    /// A fetch's body read back; None when it is not a request.
+    #[must_use]
+    pub fn decode(body: &[u8]) -> Option<Self> {
+        tabrelay_bundle::from_json(body)
+    }
+}
+
+impl Reply {
+    /// The reply as its line, newline included.
+    #[must_use]
+    pub fn line(&self) -> Vec<u8> {
+        let mut line = serde_json::to_vec(self).unwrap_or_default();
+        line.push(b'\n');
+        line
+    }
+
+    /// A line read back (with or without its newline); None when it is not a reply.
+    #[must_use]
+    pub fn decode(line: &[u8]) -> Option<Self> {
+        tabrelay_bundle::from_json(line.strip_suffix(b"\n").unwrap_or(line))
+    }
+}
+
+/// What the Worker asks the pairing to do with a tool call.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CallRequest {
+    /// The tool.
+    pub tool: String,
+    /// Its arguments.
+    pub args: Value,
+    /// The agent's name.
+    pub agent: String,
+    /// The connection it came through.
+    pub connection: Connection,
+    /// How long the caller waits, in milliseconds (at most [`crate::limits::TAB_CALL_WAIT_MS`]).
+    pub wait_ms: u64,
+    /// The request's key within the pairing ([`request_key`]), by which it can be cancelled.
+    pub request: String,
+    /// Whether to answer as a stream of [`CallEvent`] lines (the client listens to SSE).
+    pub stream: bool,
+    /// A retried call's input for the tab ([`tabrelay_bundle::protocol::RelayMessage::Call`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input: Option<Value>,
+}
+
+/// The key of a client's request within a pairing: its connection (grant) and JSON-RPC id, so
+/// one connection can never cancel another's call.
+#[must_use]
+pub fn request_key(connection: &str, id: &crate::jsonrpc::Id) -> String {
+    format!("{connection} {}", serde_json::to_string(id).unwrap_or_default())
+}
+
+/// One line of a streamed call's reply, from the pairing to the Worker.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CallEvent {
+    /// The person is being asked; the sentence is the card's.
+    Asking(String),
+    /// The person answered; the step runs.
+    Answered,
+    /// Still waiting (every [`crate::limits::KEEP_ALIVE_MS`]).
+    Tick,
+    /// The end: the reply.
+    Done(CallReply),
+}
+
+/// What the Worker asks the pairing when a code is redeemed: a new grant for this client.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct GrantRequest {
+    /// The grant's id (chosen when the code was redeemed).
+    pub id: String,
+    /// The client's id.
+    pub client_id: String,
+    /// The client's name.
+    pub client_name: String,
+    /// The host of its redirect URI.
+    pub host: String,
+    /// Where the browser that asked was, when the platform said.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub place: Option<String>,
+}
+
+/// What came of a grant's creation.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum GrantReply {
+    /// Made: its id and first refresh token's secret.
+    Made {
+        /// The grant's id.
+        grant: String,
+        /// The refresh token's secret part.
+        secret: String,
+    },
+    /// Refused: the pairing holds the most connections it keeps (it removes none).
+    Full,
+    /// Refused: its authorization code was replayed, and the grant revoked before it was made.
+    Replayed,
+}
+
+/// What a refresh comes to, for the Worker.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RefreshReply {
+    /// New tokens may be issued for this grant.
+    Rotated {
+        /// The new refresh token's secret part.
+        secret: String,
+        /// The client's name.
+        client_name: String,
+        /// Its redirect host.
+        host: String,
+    },
+    /// Refused (`invalid_grant`), with the sentence.
+    Refused {
+        /// Why.
+        description: String,
+    },
+}
+
+/// One event of a listener's stream: a keep-alive at once and every
+/// [`crate::limits::KEEP_ALIVE_MS`], and one each time the focused tab's tool list changes (a new
+/// list, focus moving to a tab whose list differs, the focused tab going away). It ends when the
+/// listener goes away.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ListenEvent {
+    /// Ask for the tool list again.
+    ToolsChanged,
+    /// Still listening.
+    Tick,
+}
+
+/// What the pairing replies about a call.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CallReply {
+    /// The tab's result.
+    TabResult {
+        /// The result.
+        outcome: Outcome,
+    },
+    /// The relay could not carry the call; the sentence says why.
+    NotCarried {
+        /// For the agent.
+        sentence: String,
+    },
+    /// No tool of this name is in the list agents see (the focused tab's, else the bundled
+    /// catalogue): a JSON-RPC error, not a tool error.
+    NoSuchTool {
+        /// The name called.
+        tool: String,
+    },
+}
+
+impl CallReply {
+    /// A call the relay could not carry, with its sentence.
+    #[must_use]
+    pub fn not_carried(sentence: impl Into<String>) -> Self {
+        Self::NotCarried { sentence: sentence.into() }
+    }
+}
+
+// The messages between the Worker and the pairing, read by hand (see `tabrelay_bundle::fields`).
+
+impl FromValue for CallRequest {
+    const WHAT: &'static str = "a call request";
+    fn from_value(value: Value) -> Option<Self> {
+        let mut f = Fields::of(value)?;
+        Some(Self {
+            tool: f.string("tool")?,
+            args: f.value("args")?,
+            agent: f.string("agent")?,
+            connection: f.read("connection")?,
+            wait_ms: f.u64("wait_ms")?,
+            request: f.string("request")?,
+            stream: f.bool("stream")?,
+            input: f.value("input").filter(|v| !v.is_null()),
+        })
+    }
+}
+
+impl FromValue for CallEvent {
+    const WHAT: &'static str = "a call event";
+    fn from_value(value: Value) -> Option<Self> {
+        match value {
+            Value::String(name) => match name.as_str() {
+                "answered" => Some(Self::Answered),
+                "tick" => Some(Self::Tick),
+                _ => None,
+            },
+            Value::Object(m) if m.len() == 1 => match m.into_iter().next()? {
+                (name, Value::String(sentence)) if name == "asking" => Some(Self::Asking(sentence)),
+                (name, answer) if name == "done" => CallReply::from_value(answer).map(Self::Done),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+}
+
+impl FromValue for GrantRequest {
+    const WHAT: &'static str = "a grant request";
+    fn from_value(value: Value) -> Option<Self> {
+        let mut f = Fields::of(value)?;
+        Some(Self {
+            id: f.string("id")?,
+            client_id: f.string("client_id")?,
+            client_name: f.string("client_name")?,
+            host: f.string("host")?,
+            place: f.optional_string("place")?,
+        })
+    }
+}
+
+impl FromValue for RefreshReply {
+    const WHAT: &'static str = "a refresh reply";
+    fn from_value(value: Value) -> Option<Self> {
+        let (name, f) = variant(value)?;
+        let mut f = f?;
+        match name.as_str() {
+            "rotated" => Some(Self::Rotated {
+                secret: f.string("secret")?,
+                client_name: f.string("client_name")?,
+                host: f.string("host")?,
+            }),
+            "refused" => Some(Self::Refused { description: f.string("description")? }),
+            _ => None,
+        }
+    }
+}
+
+impl FromValue for CallReply {
+    const WHAT: &'static str = "a call reply";
+    fn from_value(value: Value) -> Option<Self> {
+        let (name, f) = variant(value)?;
+        let mut f = f?;
+        match name.as_str() {
+            "tab_result" => Some(Self::TabResult { outcome: f.read("outcome")? }),
+            "not_carried" => Some(Self::NotCarried { sentence: f.string("sentence")? }),
+            "no_such_tool" => Some(Self::NoSuchTool { tool: f.string("tool")? }),
+            _ => None,
+        }
+    }
+}
+
+impl FromValue for Request {
+    const WHAT: &'static str = "a request to the pairing";
+    fn from_value(value: Value) -> Option<Self> {
+        let (name, inner) = tagged(value)?;
+        if name == "call" {
+            return CallRequest::from_value(inner).map(Self::Call);
+        }
+        if name == "grant" {
+            return GrantRequest::from_value(inner).map(Self::Grant);
+        }
+        if name == "refresh" {
+            return RefreshRequest::from_value(inner).map(Self::Refresh);
+        }
+        if name == "revoke" {
+            return RevokeRequest::from_value(inner).map(Self::Revoke);
+        }
+        let mut f = Fields::of(inner)?;
+        match name.as_str() {
+            "cancel" => Some(Self::Cancel { request: f.string("request")? }),
+            "check" => Some(Self::Check { grant: f.string("grant")?, want: f.read("want")? }),
+            "listen" => Some(Self::Listen { grant: f.string("grant")? }),
+            "use_state" => {
+                Some(Self::UseState { key: f.string("key")?, expires_ms: f.u64("expires_ms")? })
+            }
+            "replayed" => Some(Self::Replayed { grant: f.string("grant")? }),
+            _ => None,
+        }
+    }
+}
+
+impl FromValue for Want {
+    const WHAT: &'static str = "what a check wants";
+    fn from_value(value: Value) -> Option<Self> {
+        match value.as_str()? {
+            "nothing" => Some(Self::Nothing),
+            "tools" => Some(Self::Tools),
+            "status" => Some(Self::Status),
+            _ => None,
+        }
+    }
+}
+
+impl FromValue for Reply {
+    const WHAT: &'static str = "a reply of the pairing";
+    fn from_value(value: Value) -> Option<Self> {
+        if let Value::String(name) = &value {
+            return match name.as_str() {
+                "done" => Some(Self::Done),
+                "no_grant" => Some(Self::NoGrant),
+                "state_used" => Some(Self::StateUsed),
+                "too_many_listeners" => Some(Self::TooManyListeners),
+                _ => None,
+            };
+        }
+        let (name, inner) = tagged(value)?;
+        match name.as_str() {
+            "tools" => Some(Self::Tools(inner)),
+            "status" => Some(Self::Status(inner)),
+            "grant" => GrantReply::from_value(inner).map(Self::Grant),
+            "refresh" => RefreshReply::from_value(inner).map(Self::Refresh),
+            "call" => CallEvent::from_value(inner).map(Self::Call),
+            "listen" => ListenEvent::from_value(inner).map(Self::Listen),
+            _ => None,
+        }
+    }
+}
+
+impl FromValue for GrantReply {
+    const WHAT: &'static str = "a grant reply";
+    fn from_value(value: Value) -> Option<Self> {
+        match variant(value)? {
+            (name, None) if name == "full" => Some(Self::Full),
+            (name, None) if name == "replayed" => Some(Self::Replayed),
+            (name, Some(mut f)) if name == "made" => {
+                Some(Self::Made { grant: f.string("grant")?, secret: f.string("secret")? })
+            }
+            _ => None,
+        }
+    }
+}
+
+impl FromValue for ListenEvent {
+    const WHAT: &'static str = "a listener's event";
+    fn from_value(value: Value) -> Option<Self> {
+        match value.as_str()? {
+            "tools_changed" => Some(Self::ToolsChanged),
+            "tick" => Some(Self::Tick),
+            _ => None,
+        }
+    }
+}
+
+/// An externally tagged variant with a payload (`{"name": payload}`): its name and payload.
+fn tagged(value: Value) -> Option<(String, Value)> {
+    match value {
+        Value::Object(m) if m.len() == 1 => m.into_iter().next(),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::crypto::testing::round_trip;
+
+    fn call() -> CallRequest {
+        CallRequest {
+            tool: "add".into(),
+            args: serde_json::json!({"a": 1}),
+            agent: "Claude".into(),
+            connection: Connection {
+                id: "g1".into(),
+                kind: "connector".into(),
+                client: "Claude".into(),
+                host: "claude.ai".into(),
+            },
+            wait_ms: 1000,
+            request: "g1 7".into(),
+            stream: true,
+            input: None,
+        }
+    }
+
+    /// Every request the Worker sends.
+    pub(crate) fn requests() -> Vec<Request> {
+        vec![
+            Request::Call(call()),
+            Request::Call(CallRequest { input: Some(serde_json::json!({"x": [1]})), ..call() }),
+            Request::Cancel { request: "g1 7".into() },
+            Request::Check { grant: "g".into(), want: Want::Nothing },
+            Request::Check { grant: "g".into(), want: Want::Tools },
+            Request::Check { grant: "g".into(), want: Want::Status },
+            Request::Listen { grant: "g".into() },
+            Request::UseState { key: "k".into(), expires_ms: 5 },
+            Request::Grant(GrantRequest {
+                id: "g".into(),
+                client_id: "c".into(),
+                client_name: "n".into(),
+                host: "h".into(),
+                place: Some("Lisbon, PT".into()),
+            }),
+            Request::Grant(GrantRequest {
+                id: "g".into(),
+                client_id: "c".into(),
+                client_name: "n".into(),
+                host: "h".into(),
+                place: None,
+            }),
+            Request::Refresh(RefreshRequest {
+                grant: "g".into(),
+                secret: "s".into(),
+                client_id: "c".into(),
+            }),
+            Request::Revoke(RevokeRequest { grant: "g".into(), secret: None }),
+            Request::Revoke(RevokeRequest { grant: "g".into(), secret: Some("s".into()) }),
+            Request::Replayed { grant: "g".into() },
+        ]
+    }
+
+    /// Every reply the object sends.
+    pub(crate) fn replies() -> Vec<Reply> {
+        let outcome = Outcome::Failed { error: "no".into() };
+        let mut replies = vec![
+            Reply::Done,
+            Reply::NoGrant,
+            Reply::Tools(serde_json::json!([{"name": "a"}])),
+            Reply::Status(serde_json::json!({"content": []})),
+            Reply::StateUsed,
+            Reply::Grant(GrantReply::Made { grant: "g".into(), secret: "s".into() }),
+            Reply::Grant(GrantReply::Full),
+            Reply::Grant(GrantReply::Replayed),
+            Reply::Refresh(RefreshReply::Rotated {
+                secret: "s".into(),
+                client_name: "n".into(),
+                host: "h".into(),
+            }),
+            Reply::Refresh(RefreshReply::Refused { description: "d".into() }),
+            Reply::TooManyListeners,
+            Reply::Listen(ListenEvent::ToolsChanged),
+            Reply::Listen(ListenEvent::Tick),
+        ];
+        for event in [CallEvent::Asking("May I?".into()), CallEvent::Answered, CallEvent::Tick] {
+            replies.push(Reply::Call(event));
+        }
+        for reply in [
+            CallReply::TabResult { outcome },
+            CallReply::not_carried("gone"),
+            CallReply::NoSuchTool { tool: "x".into() },
+        ] {
+            replies.push(Reply::Call(CallEvent::Done(reply)));
+        }
+        replies
+    }
+
+    #[test]
+    fn every_request_and_reply_reads_back_as_written() {
+        for request in requests() {
+            round_trip(&request);
+            assert_eq!(Request::decode(&request.encode()), Some(request));
+        }
+        for reply in replies() {
+            round_trip(&reply);
+            let line = reply.line();
+            assert!(line.ends_with(b"\n") && line.iter().filter(|b| **b == b'\n').count() == 1);
+            assert_eq!(Reply::decode(&line), Some(reply.clone()));
+            assert_eq!(Reply::decode(line.trim_ascii_end()), Some(reply));
+        }
+    }
+
+    #[test]
+    fn what_is_not_a_request_or_a_reply_reads_as_none() {
+        for bad in [
+            &b""[..],
+            b"{}",
+            b"null",
+            b"\"call\"",
+            b"{\"call\":{}}",
+            b"{\"check\":{\"grant\":\"g\",\"want\":\"everything\"}}",
+            b"{\"cancel\":{\"request\":1}}",
+            b"{\"listen\":{\"grant\":\"g\"},\"cancel\":{\"request\":\"r\"}}",
+        ] {
+            assert_eq!(Request::decode(bad), None, "{}", String::from_utf8_lossy(bad));
+        }
+        for bad in [&b""[..], b"\"tools\"", b"{\"call\":\"done\"}", b"{\"listen\":true}"] {
+            assert_eq!(Reply::decode(bad), None, "{}", String::from_utf8_lossy(bad));
+        }
+    }
+}
