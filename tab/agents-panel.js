@@ -17,7 +17,8 @@
 //   and Approve needs them typed from the waiting page; Approve and Deny;
 // - the connections (`<tabrelay-connections>`) with Forget;
 // - the data switch (`<tabrelay-data-switch>`), the mode and each kind (`<tabrelay-permissions>`)
-//   and each tool's own choice (as its kinds say, ask first, or refuse), with what its calls do now.
+//   and each tool's own choice (as its kinds say, ask first, or refuse), with what its calls do now
+//   (folded under Each tool unless the person has made one).
 // Every control has an accessible name and a visible focus. The relay's status comes from the
 // RelayClient itself (`relay.subscribe`); `showStatus(state, {reason})` says why it is stopped
 // when the app never started it. Nothing is approved without the person's press.
@@ -76,7 +77,7 @@ const CSS = `
   :host([hidden]) { display: none; }
   [part~=group] { background: #fff; border: 1px solid #d8d8dc; border-radius: .5rem; padding: 1rem; min-width: 0; }
   h2 { margin: 0 0 .5rem; font-size: 1.05rem; }
-  h3 { margin: .75rem 0 0; font-size: .95rem; }
+  summary { margin: .75rem 0 0; font-size: .95rem; font-weight: 600; cursor: pointer; }
   p { margin: .5rem 0 0; }
   code { font-family: ui-monospace, monospace; font-size: .9em; overflow-wrap: anywhere; }
   button { font: inherit; padding: .4rem .9rem; border-radius: .3rem; border: 1px solid #0b5cad; background: #0b5cad; color: #fff; cursor: pointer; }
@@ -91,6 +92,7 @@ const CSS = `
   [part=status][data-state=refused] { color: #b3261e; }
   .hint, [part=result], [part=tools-result] { color: #5b5b60; font-size: .9rem; }
   [part=result], [part=tools-result] { min-height: 1.4em; }
+  [part=tools-result]:empty { min-height: 0; margin: 0; }
   form { display: flex; flex-wrap: wrap; gap: .5rem; align-items: center; margin-top: .75rem; }
   form label { width: 100%; font-weight: 600; }
   [part=tail-box] { display: contents; }
@@ -159,8 +161,10 @@ export class AgentsPanel extends Base {
       <p part="rules-hint" class="hint">Choose a mode, or Ask, Allow or Deny for each kind of call; the strictest of a call's kinds decides. Agents see the tools you refuse as unavailable.</p>
       <tabrelay-data-switch part="data-switch" id="data-switch" exportparts="${exported('data')}"></tabrelay-data-switch>
       <tabrelay-permissions part="permissions" id="permissions" exportparts="${exported('permissions')}"></tabrelay-permissions>
-      <h3 part="tools-title" id="tools-title">Each tool</h3>
-      <ul part="tools" id="settings" aria-labelledby="tools-title"></ul>
+      <details part="tools-details" id="tools-details">
+        <summary part="tools-title" id="tools-title">Each tool</summary>
+        <ul part="tools" id="settings" aria-labelledby="tools-title"></ul>
+      </details>
       <p part="tools-result" id="settings-result" aria-live="polite"></p>
     </section>`;
     const $ = (id) => this.#root.getElementById(id);
@@ -329,6 +333,8 @@ export class AgentsPanel extends Base {
     }
     if (!presence) return;
     const settings = presence.settings();
+    // Each tool's own choice is folded away, unless the person has made one.
+    if (fresh) this.#el('tools-details').open = Object.keys(settings.tools).length > 0;
     for (const select of ul.querySelectorAll('select[data-tool]')) {
       const name = select.dataset.tool;
       const value = settings.tools[name] || 'kinds';

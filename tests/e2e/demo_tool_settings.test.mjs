@@ -25,6 +25,8 @@ test('a tool the person refuses leaves the list, a call to it is refused, and th
   assert.match(del.description, /each call asks them in their tab first/);
   assert.deepEqual(before.map((t) => t.name), [...before.map((t) => t.name)].sort());
 
+  assert.equal(await page.locator('#setting-items_delete').isVisible(), false, 'each tool’s choice is folded away at first');
+  await page.click('#tools-title');
   await page.selectOption('#setting-items_delete', 'deny');
   await waitFor(async () => !(await names(client)).includes('items_delete'));
   assert.ok((await names(client)).includes(STATUS_TOOL));
@@ -43,6 +45,7 @@ test('a tool the person refuses leaves the list, a call to it is refused, and th
 
   await reloadDemo(page);
   assert.equal(await page.inputValue('#setting-items_delete'), 'deny', 'the choice is kept');
+  assert.equal(await page.locator('#setting-items_delete').isVisible(), true, 'a choice made shows unfolded');
 
   await page.selectOption('#setting-item_set_value', 'ask');
   await waitFor(async () => {
