@@ -23,7 +23,7 @@ export function statusWords(state: string, detail?: { wait?: number; reason?: st
  * entry and approval, the connections with Forget, the data switch, the mode and each kind,
  * and each tool's own choice. Parts: group (with agents or rules), heading, status-line, relay,
  * status, address-row, address, copy, copy-result, code-form, code-label, code, tail-box,
- * tail-label, tail, approve, deny, asker, lookalike, code-hint, result, connections,
+ * tail-label, tail, decide, approve, deny, asker, lookalike, code-hint, result, connections,
  * rules-hint, data-switch, permissions, tools-details, tools-title, tools, tool-row, tool-choice, tool-now,
  * tools-result; the composed elements' parts prefixed `connections-`, `data-`, `permissions-`.
  */

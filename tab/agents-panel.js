@@ -95,6 +95,7 @@ const CSS = `
   [part=tools-result]:empty { min-height: 0; margin: 0; }
   form { display: flex; flex-wrap: wrap; gap: .5rem; align-items: center; margin-top: .75rem; }
   form label { width: 100%; font-weight: 600; }
+  [part=decide] { display: flex; gap: .5rem; }
   [part=tail-box] { display: contents; }
   [part=tail-box][hidden] { display: none; }
   [part=asker] { overflow-wrap: anywhere; }
@@ -147,8 +148,7 @@ export class AgentsPanel extends Base {
         <label part="code-label" for="code">Connect code</label>
         <input part="code" id="code" name="code" autocomplete="off" autocapitalize="characters" spellcheck="false" placeholder="ABCDE-FGHJK" aria-describedby="code-asker code-lookalike code-hint">
         <span part="tail-box" id="tail-box" hidden><label part="tail-label" for="code-tail" id="code-tail-label"></label><input part="tail" id="code-tail" name="code-tail" autocomplete="off" autocapitalize="characters" spellcheck="false" maxlength="8" placeholder="last characters"></span>
-        <button part="approve" id="approve" type="submit">Approve</button>
-        <button part="deny" id="deny" class="quiet" type="button">Deny</button>
+        <span part="decide"><button part="approve" id="approve" type="submit">Approve</button> <button part="deny" id="deny" class="quiet" type="button">Deny</button></span>
       </form>
       <p part="asker" id="code-asker" aria-live="polite"></p>
       <p part="lookalike" id="code-lookalike" role="alert" hidden></p>

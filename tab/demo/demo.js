@@ -217,7 +217,7 @@ function picture({ width, height }) {
   const canvas = document.createElement('canvas');
   canvas.width = width;
   canvas.height = height;
-  drawPlot(canvas.getContext('2d'), width, height);
+  drawPlot(canvas.getContext('2d'), width, height, { legend: true });
   return canvas.toDataURL('image/png');
 }
 
@@ -244,8 +244,12 @@ function drawScreen() {
   );
 }
 
-/** The plot as app.view() lays it out, highlighted items as HIGHLIGHT_MARKING says. */
-function drawPlot(ctx, width, height) {
+/**
+ * The plot as app.view() lays it out, highlighted items as HIGHLIGHT_MARKING says; `legend`:
+ * with the legend drawn in (a picture for an agent; the page has its own list below the plot,
+ * and a legend drawn over the screen's plot would hide the points under it).
+ */
+function drawPlot(ctx, width, height, { legend = false } = {}) {
   const view = app.view();
   const k = Math.min(2.5, Math.max(0.7, width / PICTURE_WIDTH_DEFAULT));
   const m = { left: 44 * k, right: 12 * k, top: 12 * k, bottom: 38 * k };
@@ -302,6 +306,7 @@ function drawPlot(ctx, width, height) {
 
   // The legend, top right, so a picture alone says which colour is which group (unless the
   // picture is too small for it; view_picture's description names the colours too).
+  if (!legend) return;
   const rowH = 16 * k;
   const labels = view.groups.map((g) => `${cut(g.name, 24)} (${g.count})`);
   const boxW = Math.max(...labels.map((l) => ctx.measureText(l).width)) + 28 * k;

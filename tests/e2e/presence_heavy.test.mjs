@@ -40,12 +40,12 @@ test('a heavy call asks under the default mode and runs under “Allow everythin
   assert.equal(await page.isHidden('#confirm'), true, 'no card: heavy calls are allowed in this mode');
   await waitFor(async () => /groups_compare · ok\s*$/.test(await page.textContent('#calls')), 90_000, 250);
   const result = await ran;
-  if (CALL_WAIT_MS > 90_000) {
-    assert.equal(result.isError, false, textOf(result));
-    assert.equal(dataOf(result).permutations, permutations);
-  } else {
-    // The relay under test waits CALL_WAIT_MS for a call (6 s): the agent was told to read the history.
+  if (result.isError) {
+    // Only the relay's own wait for a call (CALL_WAIT_MS, 6 s here) answers the agent first.
+    assert.ok(CALL_WAIT_MS < 60_000, textOf(result));
     assert.match(textOf(result), /did not answer within/);
+  } else {
+    assert.equal(dataOf(result).permutations, permutations);
   }
   await client.close();
 });
