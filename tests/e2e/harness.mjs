@@ -12,6 +12,7 @@ import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 import { RelayClient, signProof, PROTOCOL_VERSION, BUNDLE_DIGEST } from '../../tab/relay-client.js';
 import { TAB_PATH, TAB_KEY_PARAM } from '../../tab/generated/bundle.js';
 import { createDemoApp } from '../../tab/demo/app.js';
+import { MemoryStorage as PlainStorage } from '../js/memory_storage.mjs';
 
 export let RELAY = process.env.TABRELAY_URL;
 export const APP_ORIGIN = process.env.TABRELAY_APP_ORIGIN;
@@ -42,19 +43,10 @@ export class MemoryKeys {
 }
 
 /** A localStorage stand-in and the browser's pairing keys (`keys`): one per simulated browser. */
-export class MemoryStorage {
+export class MemoryStorage extends PlainStorage {
   constructor() {
-    this.map = new Map();
+    super();
     this.keys = new MemoryKeys();
-  }
-  getItem(k) {
-    return this.map.has(k) ? this.map.get(k) : null;
-  }
-  setItem(k, v) {
-    this.map.set(k, String(v));
-  }
-  removeItem(k) {
-    this.map.delete(k);
   }
 }
 
