@@ -683,9 +683,9 @@ tabrelay_bundle::read_json!(Revoke, "a grant to revoke", { pairing, grant });
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::Value;
     use crate::crypto::testing::{round_trip, Counter};
     use serde_json::json;
+    use serde_json::Value;
 
     const ORIGIN: &str = "https://relay.example";
     const VERIFIER: &str = "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk";
