@@ -14,7 +14,7 @@ export const CHOICES: Readonly<Record<Choice, string>>;
 export const KIND_WORDS: Readonly<Record<string, string>>;
 export const LINES_KEPT: number;
 export const PERMISSIONS_KEY: string;
-export const SENTENCES: Readonly<{ STOPPED: string; CANCELLED: string; WITHDRAWN: string }>;
+export const SENTENCES: Readonly<{ STOPPED: string; CANCELLED: string; STOPPED_RUNNING: string; CANCELLED_RUNNING: string; WITHDRAWN: string }>;
 
 /** The person's permissions as kept. */
 export interface Settings {
@@ -116,7 +116,7 @@ export interface Presence {
   wordsOf(kind: string): string;
   settingOf(name: string): 'runs' | 'asks' | 'refused';
   subscribe(fn: (presence: Presence) => void): () => void;
-  run<T>(call: PresenceCall, fn: () => T | Promise<T>): Promise<T>;
+  run<T>(call: PresenceCall, fn: (signal: AbortSignal) => T | Promise<T>): Promise<T>;
   answer(id: number, choice: Choice): boolean;
   cancel(id: number | string): void;
   stop(key: string): void;

@@ -6,7 +6,7 @@
 //
 //   import { createPresence } from './presence.js';
 //   const presence = createPresence({ app: 'orders', tools, confirmKinds: { orders_delete: ['deletes-saved'] } });
-//   const relay = new RelayClient({ relay, handle: (call) => presence.run(call, () => runAction(call)), onCancel: (id) => presence.cancel(id) });
+//   const relay = new RelayClient({ relay, handle: (call) => presence.run(call, (signal) => runAction(call, signal)), onCancel: (id) => presence.cancel(id) });
 //   presence.onAsking = (q) => relay.asking(q.call.id, q.sentence); presence.onAnswered = (q) => relay.answered(q.call.id);
 //
 // Kinds: `change` (any tool that is not a read: an undoable step), `heavy` (a call the app
@@ -47,6 +47,8 @@ export const PERMISSIONS_KEY = 'tabrelay:permissions';
 export const SENTENCES = Object.freeze({
   STOPPED: 'The person pressed Stop on this turn, so this call did not run; wait for them to ask again.',
   CANCELLED: 'The call was cancelled: the agent stopped waiting for it, so nothing was changed.',
+  STOPPED_RUNNING: 'The person pressed Stop while this call ran, so the app stopped it before it finished; read the history to see what it did, and wait for them to ask again.',
+  CANCELLED_RUNNING: 'The call was cancelled while it ran: the agent stopped waiting, so the app stopped it before it finished; read the history to see what it did.',
   /** The bundle's (bundle/src/agent.rs), so the live check knows it: `{reason}` says why. */
   WITHDRAWN,
 });
@@ -236,13 +238,15 @@ export function createPresence({ app, storage, store, tools = [], confirmKinds =
     },
 
     /**
-     * Runs `call` ({id, tool, args, agent, connection, turn}) with `fn` once the person's
+     * Runs `call` ({id, tool, args, agent, connection, turn}) with `fn(signal)` once the person's
      * permissions let it: calls of one turn one after another. Rejects with a NotRun sentence
-     * when refused, denied, stopped or withdrawn.
+     * when refused, denied, stopped or withdrawn. `signal` (an AbortSignal) aborts when the
+     * person presses Stop or the agent cancels while the call runs: an `fn` that stops on it
+     * rejects with the matching sentence; one that finishes anyway answers with its result.
      */
     async run(call, fn) {
       const line = lineOf(call);
-      const entry = { call, state: 'queued', reject: null };
+      const entry = { call, state: 'queued', reject: null, controller: new AbortController() };
       line.calls.push(entry);
       const before = line.tail;
       let release;
@@ -263,7 +267,12 @@ export function createPresence({ app, storage, store, tools = [], confirmKinds =
         entry.state = 'running';
         line.running = tool.title || tool.name;
         emit();
-        const result = await fn();
+        const { signal } = entry.controller;
+        const result = await Promise.resolve()
+          .then(() => fn(signal))
+          .catch((e) => {
+            throw signal.aborted ? signal.reason : e;
+          });
         const step = stepOf(result);
         if (step != null) line.steps.push(step);
         return result;
@@ -304,11 +313,18 @@ export function createPresence({ app, storage, store, tools = [], confirmKinds =
       return true;
     },
 
-    /** The agent no longer waits for call `id` (the relay's cancel): its question or queued run goes. */
+    /**
+     * The agent no longer waits for call `id` (the relay's cancel): its question or queued run
+     * goes, and a run under way is told to stop.
+     */
     cancel(id) {
       for (const line of lines.values()) {
         for (const entry of line.calls) {
-          if (String(entry.call.id) !== String(id) || entry.state === 'running') continue;
+          if (String(entry.call.id) !== String(id)) continue;
+          if (entry.state === 'running') {
+            entry.controller.abort(new NotRun(SENTENCES.CANCELLED_RUNNING, 'cancelled while it ran'));
+            continue;
+          }
           entry.cancelled = true;
           const q = questions.find((x) => x.entry === entry);
           if (q) {
@@ -320,11 +336,17 @@ export function createPresence({ app, storage, store, tools = [], confirmKinds =
       emit();
     },
 
-    /** The person pressed Stop on line `key`: its question is withdrawn, its waiting calls refused. */
+    /**
+     * The person pressed Stop on line `key`: its question is withdrawn, its waiting calls
+     * refused, and a call under way told to stop.
+     */
     stop(key) {
       const line = lines.get(key);
       if (!line) return;
       line.stopped = true;
+      for (const entry of line.calls) {
+        if (entry.state === 'running') entry.controller.abort(new NotRun(SENTENCES.STOPPED_RUNNING, 'stopped by the person while it ran'));
+      }
       for (const q of questions.filter((x) => x.lineKey === key)) {
         drop(q);
         q.reject(new NotRun(SENTENCES.STOPPED, 'stopped by the person'));

@@ -118,12 +118,12 @@ class DemoApp {
   }
 
   /** Runs one tool for `who` (the person or an agent's name): {data, image?}, or throws a sentence. */
-  run(tool, args, who) {
+  run(tool, args, who, signal) {
     if (typeof tool !== 'string' || !Object.hasOwn(TOOL_INPUTS, tool)) {
       throw new Error(`There is no tool ${quote(tool)} in this tab; its tools are ${Object.keys(TOOL_INPUTS).join(', ')}.`);
     }
     const checked = checkArgs(tool, TOOL_INPUTS[tool], args);
-    return this.#tools[tool](checked, whoOf(who));
+    return this.#tools[tool](checked, whoOf(who), signal);
   }
 
   /**
@@ -238,7 +238,7 @@ class DemoApp {
     },
 
     // Its arguments are refused at once; the comparison itself takes as long as it takes.
-    groups_compare: (args) => this.#compare(this.#compareInputs(args)),
+    groups_compare: (args, _who, signal) => this.#compare(this.#compareInputs(args), signal),
 
     items_values: ({ ids: wanted, columns }) => {
       const cols = columns ? unique(columns).map((c) => this.#column(c)) : COLUMNS;
@@ -392,8 +392,11 @@ class DemoApp {
     return this.dataset.groups[item.group];
   }
 
-  /** groups_compare: the permutation test, in slices, the page answering between them. */
-  async #compare({ col, first, second, a, b, permutations }) {
+  /**
+   * groups_compare: the permutation test, in slices, the page answering between them; it
+   * stops between slices once `signal` aborts (the person pressed Stop, the agent cancelled).
+   */
+  async #compare({ col, first, second, a, b, permutations }, signal) {
     const pooled = [...a, ...b];
     const observed = Math.abs(mean(a) - mean(b));
     const random = mulberry32(permutations ^ pooled.length);
@@ -412,6 +415,7 @@ class DemoApp {
       }
       busy += performance.now() - sliceStart;
       if (done < permutations) await new Promise((resolve) => setTimeout(resolve, 0));
+      if (signal?.aborted) throw signal.reason;
     }
     const ms = performance.now() - start;
     // A run long enough to time well measures the cost again.

@@ -186,7 +186,7 @@ async function handle(call) {
     // A refused tool never gets here (the relay client refuses it); the presence asks when a kind asks.
     // The dataset's switch first (a read it refuses never asks the person), then the permissions.
     const tool = CATALOGUE.tools.find((t) => t.name === call.tool);
-    const result = await guardCall({ tool, dataset: app.dataset.name, dataSwitch }, () => presence.run(call, () => app.run(call.tool, call.args, who)));
+    const result = await guardCall({ tool, dataset: app.dataset.name, dataSwitch }, () => presence.run(call, (signal) => app.run(call.tool, call.args, who, signal)));
     logCall(who, call.tool, 'ok');
     return result;
   } catch (err) {

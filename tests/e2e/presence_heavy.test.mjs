@@ -2,7 +2,8 @@
 // comparing two groups with many permutations is heavy by the app's own measurement of its
 // cost on this device. Under "Ask before heavy or irreversible" (the default) it asks first,
 // the card saying the estimate, and Deny refuses it; under "Allow everything undoable" a call
-// just over the heavy line by the same measurement runs without a card.
+// just over the heavy line by the same measurement runs without a card (and stops when the
+// relay, whose wait ran out first, tells the tab to drop it).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { HEAVY_MS } from '../../tab/presence.js';
@@ -38,14 +39,16 @@ test('a heavy call asks under the default mode and runs under “Allow everythin
   const ran = client.callTool({ name: 'groups_compare', arguments: { ...args, permutations } }, undefined, { timeout: 120_000 });
   await page.locator('#activity [part=text]', { hasText: 'running Compare two groups' }).waitFor({ timeout: SHOW_MS });
   assert.equal(await page.isHidden('#confirm'), true, 'no card: heavy calls are allowed in this mode');
-  await waitFor(async () => /groups_compare · ok\s*$/.test(await page.textContent('#calls')), 90_000, 250);
   const result = await ran;
   if (result.isError) {
-    // Only the relay's own wait for a call (CALL_WAIT_MS, 6 s here) answers the agent first.
+    // Only the relay's own wait for a call (CALL_WAIT_MS, 6 s here) answers the agent first;
+    // the relay then tells the tab to drop the call nobody waits for, and the app stops it.
     assert.ok(CALL_WAIT_MS < 60_000, textOf(result));
     assert.match(textOf(result), /did not answer within/);
+    await waitFor(async () => /groups_compare · cancelled while it ran\s*$/.test(await page.textContent('#calls')), 90_000, 250);
   } else {
     assert.equal(dataOf(result).permutations, permutations);
+    await waitFor(async () => /groups_compare · ok\s*$/.test(await page.textContent('#calls')), 90_000, 250);
   }
   await client.close();
 });

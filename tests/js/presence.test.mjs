@@ -191,6 +191,35 @@ test('a question is withdrawn when the agent cancels, when the person presses St
   assert.deepEqual(steps, []);
 });
 
+test('a call under way is told to stop by Stop and by the agent’s cancel; one that stops says so, one that cannot finishes', async () => {
+  const { presence } = presenceOf();
+  /** A run that waits until told to stop (like the demo's long comparison between slices). */
+  const stoppable = (started) => (signal) => new Promise((resolve, reject) => {
+    started();
+    signal.addEventListener('abort', () => reject(signal.reason));
+  });
+  let started = false;
+  const stopped = presence.run(call('read', { turn: 7 }), stoppable(() => (started = true)));
+  await tick();
+  assert.ok(started, 'the read runs without asking');
+  const [line] = presence.lines().filter((l) => l.turn === 7);
+  presence.stop(line.key);
+  await assert.rejects(stopped, (e) => e instanceof NotRun && e.message === SENTENCES.STOPPED_RUNNING);
+
+  const cancelled = presence.run(call('read', { id: 'r', turn: 8 }), stoppable(() => {}));
+  await tick();
+  presence.cancel('r');
+  await assert.rejects(cancelled, (e) => e instanceof NotRun && e.message === SENTENCES.CANCELLED_RUNNING);
+
+  // A run that does not listen finishes, and its result stands: nothing claims it stopped.
+  let finish;
+  const deaf = presence.run(call('read', { turn: 9 }), () => new Promise((r) => (finish = r)));
+  await tick();
+  presence.stop(presence.lines().find((l) => l.turn === 9).key);
+  finish({ data: 'done' });
+  assert.deepEqual(await deaf, { data: 'done' });
+});
+
 test('one activity line per connection, agent and turn; Undo turn gives the app the turn’s steps, newest first', async () => {
   const { presence, runOf, undone } = presenceOf();
   await runOf(call('edit'));
