@@ -1,5 +1,6 @@
 // scripts/bench-ab's measuring half: relay A (this tree's build, started by relay-up.sh) against
-// relay B (another build of it, started here on its own wrangler dev with the same settings).
+// relay B (another build of it, started here on its own wrangler dev with the same settings):
+// Worker CPU per call, latency over /health and 64-way throughput, each alternated A/B.
 //   node scripts/bench-ab.mjs OTHER_BUILD_DIR [--rounds 6] [--calls 300]
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync, rmSync } from 'node:fs';
@@ -58,7 +59,7 @@ async function side(url, pid) {
   const tab = await openTab({ seed: 1 });
   const token = await accessToken(tab);
   const init = { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json' }, body: call };
-  return { url, tab, init, workerd: workerdsUnder(pid, url), cpu: [], calls: [], health: [] };
+  return { url, tab, init, workerd: workerdsUnder(pid, url), cpu: [], calls: [], health: [], rates: [] };
 }
 const a = await side(A, Number(process.env.BENCH_RELAY_WRANGLER));
 const b = await side(B, wrangler.pid);
@@ -81,6 +82,15 @@ for (let round = 0; round < ROUNDS; round++) {
     for (let i = 0; i < CALLS; i++) await ok(`${s.url}/`, s.init);
     s.cpu.push((cpuMs(s.workerd.worker) - before) / CALLS);
   }
+  for (const s of round % 2 ? [a, b] : [b, a]) {
+    // 64-way: the pairing's Durable Object is one thread, so what each call holds it for shows.
+    let next = 0;
+    const t = performance.now();
+    await Promise.all(Array.from({ length: 64 }, async () => {
+      while (next++ < CALLS) await ok(`${s.url}/`, s.init);
+    }));
+    s.rates.push(CALLS / ((performance.now() - t) / 1000));
+  }
   for (let i = 0; i < 50; i++) {
     for (const s of [a, b]) {
       s.health.push(await timed(`${s.url}/health`));
@@ -90,9 +100,9 @@ for (let round = 0; round < ROUNDS; round++) {
 }
 a.tab.close();
 b.tab.close();
-const line = (name, s) => `${name.padEnd(24)} CPU per call least ${ms(Math.min(...s.cpu))}, median ${ms(pct(s.cpu, 50))} (${s.cpu.map((x) => x.toFixed(2)).join(' ')}); p50 over /health ${ms(pct(s.calls, 50) - pct(s.health, 50))}`;
+const line = (name, s) => `${name.padEnd(24)} CPU per call least ${ms(Math.min(...s.cpu))}, median ${ms(pct(s.cpu, 50))} (${s.cpu.map((x) => x.toFixed(2)).join(' ')}); p50 over /health ${ms(pct(s.calls, 50) - pct(s.health, 50))}; 64-way median ${pct(s.rates, 50).toFixed(0)}/s (${s.rates.map((x) => x.toFixed(0)).join(' ')})`;
 console.log(`\n${ROUNDS} rounds of ${CALLS} tools/call, alternated; ${a.calls.length} timed calls each, interleaved`);
 console.log(line('A (this tree)', a));
 console.log(line(`B (${other})`, b));
-console.log(`A - B: CPU least ${ms(Math.min(...a.cpu) - Math.min(...b.cpu))}, median ${ms(pct(a.cpu, 50) - pct(b.cpu, 50))}; latency p50 over /health ${ms(pct(a.calls, 50) - pct(a.health, 50) - (pct(b.calls, 50) - pct(b.health, 50)))}`);
+console.log(`A - B: CPU least ${ms(Math.min(...a.cpu) - Math.min(...b.cpu))}, median ${ms(pct(a.cpu, 50) - pct(b.cpu, 50))}; latency p50 over /health ${ms(pct(a.calls, 50) - pct(a.health, 50) - (pct(b.calls, 50) - pct(b.health, 50)))}; 64-way A/B ${(pct(a.rates, 50) / pct(b.rates, 50)).toFixed(2)} x`);
 process.exit(0);

@@ -114,18 +114,27 @@ for (let round = 0; round < CPU_ROUNDS; round++) {
 const least = (xs) => Math.min(...xs.map((x) => x.worker));
 
 // ---- throughput at 64-way -----------------------------------------------------------------------
-async function throughput(make) {
+// Beside each rate: the share of a core the bench process itself used (it also runs the relay's
+// tab and the hop's client: near 100 % it, not the Worker, sets the pace) and the Worker's CPU
+// per request under that load.
+async function throughput(make, w) {
   let next = 0;
   const t = performance.now();
+  const own = process.cpuUsage();
+  const worker = cpuMs(w.worker);
   await Promise.all(Array.from({ length: CONCURRENCY }, async () => {
     while (next++ < BURST) await make();
   }));
-  return BURST / ((performance.now() - t) / 1000);
+  const elapsed = performance.now() - t;
+  const used = process.cpuUsage(own);
+  return { rate: BURST / (elapsed / 1000), benchCpu: (used.user + used.system) / 1000 / elapsed, workerCpu: (cpuMs(w.worker) - worker) / BURST };
 }
-const hopRate = await throughput(() => fetched(`${HOP}/`, hop));
-const callRate = await throughput(() => fetched(`${RELAY}/`, mcp(call)));
-const healthRate = await throughput(() => fetched(`${RELAY}/health`));
-const streamRate = await throughput(() => fetched(`${RELAY}/`, mcp(call, SSE)));
+const hopLoad = await throughput(() => fetched(`${HOP}/`, hop), hopWorkerd);
+const callLoad = await throughput(() => fetched(`${RELAY}/`, mcp(call)), relayWorkerd);
+const healthRate = (await throughput(() => fetched(`${RELAY}/health`), relayWorkerd)).rate;
+const streamRate = (await throughput(() => fetched(`${RELAY}/`, mcp(call, SSE)), relayWorkerd)).rate;
+const hopRate = hopLoad.rate;
+const callRate = callLoad.rate;
 tab.close();
 client.close();
 
@@ -158,6 +167,8 @@ const rows = [
 ];
 for (const [name, xs] of rows) console.log(`${name.padEnd(40)} p50 ${ms(pct(xs, 50)).padStart(10)}   p99 ${ms(pct(xs, 99)).padStart(10)}`);
 console.log(`throughput at ${CONCURRENCY}-way (${BURST} requests): relay /health ${healthRate.toFixed(0)}/s, tools/call ${callRate.toFixed(0)}/s, as SSE ${streamRate.toFixed(0)}/s; hop ${hopRate.toFixed(0)}/s`);
+const load = (l) => `bench process ${(100 * l.benchCpu).toFixed(0)} % of a core, Worker CPU ${ms(l.workerCpu)} per request`;
+console.log(`  under that load: relay tools/call: ${load(callLoad)}; hop: ${load(hopLoad)}`);
 const cpus = (xs) => xs.map((x) => `${ms(x.worker)} (+${ms(x.proxy)} proxy)`).join(', ');
 console.log(`Worker CPU per request, its workerd's utime+stime (${CPU_ROUNDS} rounds of ${CPU_CALLS} in a row; wrangler's proxy's beside it):`);
 console.log(`  relay tools/call ${cpus(cpu.relay)}; /health ${cpus(cpu.relayHealth)}`);
