@@ -561,7 +561,6 @@ impl Room {
         self.grants.iter().any(|g| g.id == grant)
     }
 
-    #[allow(clippy::too_many_lines)]
     fn request(
         &mut self,
         asker: Asker,
@@ -740,12 +739,12 @@ mod tests {
     //! made-up clock, the effects checked as the object would carry them out.
     use super::*;
     use crate::crypto::testing::Counter;
-    use crate::limits::{KEEP_ALIVE_MS, WRONG_CODES_ALLOWED, WRONG_CODE_WINDOW_MS};
+    use crate::limits::{WRONG_CODES_ALLOWED, WRONG_CODE_WINDOW_MS};
     use crate::pairing::tabs::tests::{hello, key, signature, ORIGIN};
     use crate::pairing::wire::RevokeRequest;
     use serde_json::json;
     use tabrelay_bundle::protocol::{
-        Connection, Outcome, HELLO_WAIT_MS, MAX_TABS_PER_PAIRING, MAX_UNPROVEN_SOCKETS,
+        Connection, HELLO_WAIT_MS, MAX_TABS_PER_PAIRING, MAX_UNPROVEN_SOCKETS,
     };
     use tabrelay_bundle::BUNDLE_DIGEST;
 
@@ -1086,7 +1085,6 @@ mod tests {
             sim.go(Input::Deadline { call: id }).is_empty(),
             "a deadline after the end is nothing"
         );
-        let _ = KEEP_ALIVE_MS;
     }
 
     #[test]
@@ -1269,6 +1267,5 @@ mod tests {
             matches!(done(&effects, last), CallReply::NotCarried { sentence } if sentence.contains("64"))
         );
         assert_ne!(asker, last);
-        let _ = Outcome::Failed { error: String::new() };
     }
 }
