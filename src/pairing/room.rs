@@ -167,19 +167,6 @@ pub enum Stated {
     Dataset(String),
 }
 
-impl Reply {
-    /// Whether this reply is the last its request gets (a call's events and a listener's
-    /// lines come before the end).
-    #[must_use]
-    pub fn ends(&self) -> bool {
-        !matches!(
-            self,
-            Self::Call(CallEvent::Asking(_) | CallEvent::Answered | CallEvent::Tick)
-                | Self::Listen(_)
-        )
-    }
-}
-
 /// What a tab stated, held in memory.
 #[derive(Debug, Clone, Default)]
 struct Statement {
