@@ -11,8 +11,6 @@
 //! calls go to, the focused tab's tool list, and the grants (so a call's check of its grant and
 //! of the tool it names reads no storage).
 
-use std::collections::{BTreeMap, BTreeSet};
-
 use tabrelay_bundle::catalogue::Catalogue;
 use tabrelay_bundle::protocol::{
     close, RelayMessage, ToolList, MAX_MESSAGE_BYTES, PROTOCOL_VERSION,
@@ -167,6 +165,61 @@ pub enum Stated {
     Dataset(String),
 }
 
+/// A few values by number (tabs, what they stated, waiting calls: tens at most), in a vector:
+/// smaller in the Worker than a map of each kind.
+#[derive(Debug, Clone)]
+struct Slots<V>(Vec<(u64, V)>);
+
+impl<V> Default for Slots<V> {
+    fn default() -> Self {
+        Self(Vec::new())
+    }
+}
+
+impl<V> Slots<V> {
+    fn get(&self, key: &u64) -> Option<&V> {
+        self.0.iter().find(|(k, _)| k == key).map(|(_, v)| v)
+    }
+
+    fn contains_key(&self, key: &u64) -> bool {
+        self.get(key).is_some()
+    }
+
+    fn insert(&mut self, key: u64, value: V) {
+        match self.0.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, v)) => *v = value,
+            None => self.0.push((key, value)),
+        }
+    }
+
+    fn remove(&mut self, key: &u64) -> Option<V> {
+        let i = self.0.iter().position(|(k, _)| k == key)?;
+        Some(self.0.swap_remove(i).1)
+    }
+
+    fn values(&self) -> impl Iterator<Item = &V> + Clone {
+        self.0.iter().map(|(_, v)| v)
+    }
+
+    fn iter(&self) -> impl Iterator<Item = (&u64, &V)> {
+        self.0.iter().map(|(k, v)| (k, v))
+    }
+
+    fn entry_or_default(&mut self, key: u64) -> &mut V
+    where
+        V: Default,
+    {
+        let i = match self.0.iter().position(|(k, _)| *k == key) {
+            Some(i) => i,
+            None => {
+                self.0.push((key, V::default()));
+                self.0.len() - 1
+            }
+        };
+        &mut self.0[i].1
+    }
+}
+
 /// What a tab stated, held in memory.
 #[derive(Debug, Clone, Default)]
 struct Statement {
@@ -186,11 +239,11 @@ struct Waiter {
 pub struct Room {
     keys: Option<Keys>,
     catalogue: &'static Catalogue,
-    tabs: BTreeMap<u64, Tab>,
-    stated: BTreeMap<u64, Statement>,
+    tabs: Slots<Tab>,
+    stated: Slots<Statement>,
     calls: Calls,
-    waiters: BTreeMap<u64, Waiter>,
-    listeners: BTreeSet<Asker>,
+    waiters: Slots<Waiter>,
+    listeners: Vec<Asker>,
     turns: Turns,
     wrong_codes: WrongCodes,
     grants: Vec<Grant>,
@@ -205,11 +258,11 @@ impl Room {
         Self {
             keys,
             catalogue,
-            tabs: BTreeMap::new(),
-            stated: BTreeMap::new(),
+            tabs: Slots::default(),
+            stated: Slots::default(),
             calls: Calls::default(),
-            waiters: BTreeMap::new(),
-            listeners: BTreeSet::new(),
+            waiters: Slots::default(),
+            listeners: Vec::new(),
             turns: Turns::default(),
             wrong_codes: WrongCodes::default(),
             grants: Vec::new(),
@@ -280,7 +333,7 @@ impl Room {
                 }
             }
             Input::Gone { asker } => {
-                self.listeners.remove(&asker);
+                self.listeners.retain(|l| *l != asker);
                 let calls: Vec<u64> = self
                     .waiters
                     .iter()
@@ -461,14 +514,14 @@ impl Room {
             }
             TabAction::Tools(list) => {
                 let json = serde_json::to_string(&list).unwrap_or_default();
-                self.stated.entry(tab).or_default().tools = Some(list);
+                self.stated.entry_or_default(tab).tools = Some(list);
                 out.push(Effect::StoreStated(tab, Stated::Tools(json)));
             }
             TabAction::RefuseTools(sentence) => {
                 out.push(Effect::Send(tab, RelayMessage::ToolsRefused { sentence }));
             }
             TabAction::View(dataset) => {
-                self.stated.entry(tab).or_default().dataset = Some(dataset.clone());
+                self.stated.entry_or_default(tab).dataset = Some(dataset.clone());
                 out.push(Effect::StoreStated(tab, Stated::Dataset(dataset)));
             }
             TabAction::Ignore => {}
@@ -581,7 +634,7 @@ impl Room {
                 Reply::TooManyListeners
             }
             Request::Listen { .. } => {
-                self.listeners.insert(asker);
+                self.listeners.push(asker);
                 Reply::Listen(ListenEvent::Tick)
             }
             // Never given: the object answers it from its storage (a uniqueness its SQL keeps);
@@ -949,7 +1002,7 @@ mod tests {
         let a = sim.tab();
         sim.say(a, &tools_message(&[TOOL, "extra"]));
         sim.say(a, r#"{"type":"view","dataset":"Evicted set"}"#);
-        let tab = sim.room.tabs[&a].clone();
+        let tab = sim.room.tabs.get(&a).unwrap().clone();
         // The object is evicted; what it stored is read back by a new one.
         let stored = Stored {
             tabs: vec![tab],
