@@ -80,6 +80,10 @@ pub const RESOURCES_TTL_MS: u64 = 3_600_000;
 /// How long a streamed call's answer may take to still go as plain JSON (with its own HTTP
 /// status), in milliseconds; a later one goes on the stream, which opens then.
 pub const FIRST_EVENT_WAIT_MS: u64 = 500;
+/// The longest a client that gave a progress token goes without a progress notification while
+/// its call waits (clients whose limit restarts on progress, such as Claude Code, then never
+/// give up on a call the person is still deciding).
+pub const PROGRESS_AT_LEAST_EVERY_MS: u64 = 30_000;
 /// How long a client has to answer and retry, in milliseconds.
 pub const STATE_LIFETIME_MS: u64 = 10 * 60 * 1000;
 /// The largest `requestState` the relay issues or reads, in bytes.

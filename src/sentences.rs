@@ -55,6 +55,12 @@ pub fn person_asked(card: &str) -> String {
 /// Progress: the person answered the question; the step runs.
 pub const PERSON_ANSWERED: &str = "The person answered; the step runs in their tab.";
 
+/// Progress while the tab works on a call and nothing new happened.
+#[must_use]
+pub fn still_working(seconds: u64) -> String {
+    format!("The tab is still working on this step ({seconds} s so far); its answer comes here.")
+}
+
 /// A refresh token that is not (or no longer) valid.
 pub const REFRESH_REFUSED: &str =
     "The refresh token is not valid (it was used, revoked or forgotten in the tab); connect again.";

@@ -14,6 +14,8 @@
 // the data. The switch is the person's alone: no tool turns it off. Not anonymisation: a
 // summary of a very small group can still reveal its items' values (DATA_SENTENCES.CAVEAT).
 
+import { createKeptStore } from './kept-store.js';
+
 /** What a tool's result may carry of the data. */
 export const DATA_CLASSES = Object.freeze(['cells', 'summaries']);
 /** Statistics that are each one item's own value: left out of summaries while the switch is on. */
@@ -81,52 +83,33 @@ export function leaveOut(result, on) {
  */
 export function createDataSwitch({ app, storage = globalThis.localStorage } = {}) {
   if (!app) throw new Error('createDataSwitch needs the app’s name: switches are kept per app.');
-  const key = `${DATA_SWITCH_KEY}:${app}`;
-  const listeners = new Set();
-  const load = () => {
-    try {
-      const kept = JSON.parse(storage?.getItem(key) ?? '{}');
-      return kept && typeof kept === 'object' && !Array.isArray(kept) ? kept : {};
-    } catch {
-      return {};
-    }
+  const kept = createKeptStore({ key: `${DATA_SWITCH_KEY}:${app}`, storage, read: readSwitches });
+  const entry = (dataset) => {
+    const all = kept.get();
+    const one = Object.hasOwn(all, String(dataset)) ? all[String(dataset)] : null;
+    return one && typeof one === 'object' ? one : {};
   };
-  let kept = load();
-  const save = () => {
-    try {
-      storage?.setItem(key, JSON.stringify(kept));
-    } catch {
-      // Storage is off: kept for the page.
-    }
-    for (const fn of listeners) fn();
-  };
-  const entry = (dataset) => (Object.hasOwn(kept, String(dataset)) && kept[String(dataset)] && typeof kept[String(dataset)] === 'object' ? kept[String(dataset)] : {});
+  const update = (dataset, change) => kept.set({ ...kept.get(), [String(dataset)]: { ...entry(dataset), ...change } });
   return {
-    key,
+    key: kept.key,
     isOn: (dataset) => entry(dataset).on === true,
-    set(dataset, on) {
-      kept = { ...kept, [String(dataset)]: { ...entry(dataset), on: Boolean(on) } };
-      save();
-    },
+    set: (dataset, on) => update(dataset, { on: Boolean(on) }),
     noticeSeen: (dataset) => entry(dataset).seen === true,
-    seeNotice(dataset) {
-      kept = { ...kept, [String(dataset)]: { ...entry(dataset), seen: true } };
-      save();
-    },
-    subscribe(fn) {
-      listeners.add(fn);
-      return () => listeners.delete(fn);
-    },
-    follow(target) {
-      const onStorage = (event) => {
-        if (event.key !== key) return;
-        kept = load();
-        for (const fn of listeners) fn();
-      };
-      target.addEventListener('storage', onStorage);
-      return () => target.removeEventListener('storage', onStorage);
-    },
+    seeNotice: (dataset) => update(dataset, { seen: true }),
+    subscribe: (fn) => kept.subscribe(() => fn()),
+    follow: kept.follow,
   };
+}
+
+/** The switches as kept (dataset → {on, seen}): anything else is none. */
+function readSwitches(text) {
+  let kept = null;
+  try {
+    kept = typeof text === 'string' ? JSON.parse(text) : text;
+  } catch {
+    kept = null;
+  }
+  return kept && typeof kept === 'object' && !Array.isArray(kept) ? kept : {};
 }
 
 /**

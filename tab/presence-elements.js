@@ -74,6 +74,13 @@ export function askerOf(call) {
   return `${agent}${app} (${where})`;
 }
 
+/** The element that has the focus, inside shadow roots too (a field of the Agents panel, say). */
+function deepActive() {
+  let active = document.activeElement;
+  while (active?.shadowRoot?.activeElement) active = active.shadowRoot.activeElement;
+  return active;
+}
+
 const BASE_CSS = `
   :host { display: block; }
   :host([hidden]) { display: none; }
@@ -192,8 +199,8 @@ export class ConfirmCard extends PresenceElement {
     this.hidden = false;
     const buttons = [...this.#root.querySelectorAll('button')];
     for (const b of buttons) b.disabled = true;
-    const active = document.activeElement;
-    const typing = !this.contains(active) && active && (active.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(active.tagName));
+    const active = deepActive();
+    const typing = !this.contains(active) && !this.shadowRoot.contains(active) && active && (active.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(active.tagName));
     if (first) this.#focusBefore = active;
     setTimeout(() => {
       if (this.#shownId !== q.id) return;

@@ -82,6 +82,8 @@ export interface Question {
   why: string[];
   lineKey: string;
   sentence: string;
+  /** The app's estimate of the call in milliseconds, or null. */
+  estimateMs: number | null;
 }
 
 /** One activity line: an agent's turn. */
@@ -105,6 +107,8 @@ export interface Presence {
   onAnswered(question: Question): void;
   onStopped(line: ActivityLine): void;
   settings(): Settings;
+  /** The tool definitions, as given. */
+  tools(): PresenceTool[];
   questions(): Question[];
   lines(): ActivityLine[];
   grantsOf(connection: string): string[];
@@ -120,6 +124,9 @@ export interface Presence {
   undoTurn(key: string): Promise<boolean>;
   dismiss(key: string): boolean;
 }
+
+/** Why a heavy call asks, with the app's estimate in seconds. */
+export function heavyWords(words: string, estimateMs: number | null | undefined): string;
 
 export interface PresenceOptions {
   app?: string;

@@ -1,6 +1,7 @@
 // The person's side of the tab end, without any UI: their permissions (pure decisions over
 // kinds, the three modes, kept per browser and per app), the questions a call asks them, and
-// the activity lines (one per agent turn, with Stop and Undo turn). No dependencies, no DOM:
+// the activity lines (one per agent turn, with Stop and Undo turn). No dependencies but the
+// tab's copy of the bundle (the withdrawal's sentence), no DOM:
 // it runs in Node and in browsers; ./presence-elements.js draws it.
 //
 //   import { createPresence } from './presence.js';
@@ -14,6 +15,9 @@
 // Deny; a call's strictest kind decides (deny over ask over allow). A mode is a preset of the
 // kinds; the person's own choice of a kind overrides it. Grants "for this connection" last
 // the page's life and never leave it.
+
+import { WITHDRAWN } from './generated/bundle.js';
+import { createKeptStore } from './kept-store.js';
 
 /** What the person may make of a kind, least strict first. */
 export const DECISIONS = Object.freeze(['allow', 'ask', 'deny']);
@@ -43,7 +47,8 @@ export const PERMISSIONS_KEY = 'tabrelay:permissions';
 export const SENTENCES = Object.freeze({
   STOPPED: 'The person pressed Stop on this turn, so this call did not run; wait for them to ask again.',
   CANCELLED: 'The call was cancelled: the agent stopped waiting for it, so nothing was changed.',
-  WITHDRAWN: 'The question about this call was withdrawn before the person answered ({reason}), so nothing was changed.',
+  /** The bundle's (bundle/src/agent.rs), so the live check knows it: `{reason}` says why. */
+  WITHDRAWN,
 });
 /** Where each relay setting of a tool comes from: a decision without any grant. */
 const SETTING_OF = Object.freeze({ allow: 'runs', ask: 'asks', deny: 'refused' });
@@ -144,61 +149,31 @@ export function lineKeyOf(call) {
  */
 export function createPermissionStore({ app, storage = globalThis.localStorage } = {}) {
   if (!app) throw new Error('createPermissionStore needs the app’s name: permissions are kept per app.');
-  const key = `${PERMISSIONS_KEY}:${app}`;
-  const listeners = new Set();
-  const load = () => {
-    try {
-      return readSettings(storage?.getItem(key) ?? null);
-    } catch {
-      return readSettings(null);
-    }
-  };
-  let current = load();
-  const changed = () => {
-    for (const fn of listeners) fn(current);
-  };
-  const save = (next) => {
-    current = readSettings(next);
-    try {
-      storage?.setItem(key, JSON.stringify(current));
-    } catch {
-      // Storage is off: kept for the page.
-    }
-    changed();
-  };
+  const kept = createKeptStore({ key: `${PERMISSIONS_KEY}:${app}`, storage, read: readSettings });
   return {
-    key,
-    settings: () => current,
+    key: kept.key,
+    settings: kept.get,
     setMode(mode) {
       if (!Object.hasOwn(MODES, mode)) throw new Error(`There is no mode “${mode}”; the modes are ${Object.keys(MODES).join(', ')}.`);
       // A mode is a preset: choosing one clears the kinds chosen one by one.
-      save({ mode, kinds: {}, tools: current.tools });
+      kept.set({ mode, kinds: {}, tools: kept.get().tools });
     },
     setKind(kind, decision) {
       if (!DECISIONS.includes(decision)) throw new Error(`A kind is allow, ask or deny, not “${decision}”.`);
-      save({ ...current, kinds: { ...current.kinds, [kind]: decision } });
+      const current = kept.get();
+      kept.set({ ...current, kinds: { ...current.kinds, [kind]: decision } });
     },
     setTool(name, decision) {
+      const current = kept.get();
       const tools = { ...current.tools };
       if (decision == null) delete tools[name];
       else if (!DECISIONS.includes(decision)) throw new Error(`A tool is allow, ask or deny, not “${decision}”.`);
       else tools[name] = decision;
-      save({ ...current, tools });
+      kept.set({ ...current, tools });
     },
-    subscribe(fn) {
-      listeners.add(fn);
-      return () => listeners.delete(fn);
-    },
+    subscribe: kept.subscribe,
     /** Follows the changes other tabs of the browser make; returns a function that stops. */
-    follow(target) {
-      const onStorage = (event) => {
-        if (event.key !== key) return;
-        current = load();
-        changed();
-      };
-      target.addEventListener('storage', onStorage);
-      return () => target.removeEventListener('storage', onStorage);
-    },
+    follow: kept.follow,
   };
 }
 
@@ -241,6 +216,8 @@ export function createPresence({ app, storage, store, tools = [], confirmKinds =
     onAnswered: () => {},
     onStopped: () => {},
     settings: () => permissions.settings(),
+    /** The tool definitions, as given. */
+    tools: () => [...byName.values()],
     questions: () => [...questions],
     lines: () => [...lines.values()].map(publicLine),
     grantsOf: (connection) => [...(grants.get(String(connection)) || [])],
@@ -276,12 +253,13 @@ export function createPresence({ app, storage, store, tools = [], confirmKinds =
         if (line.stopped) throw new NotRun(SENTENCES.STOPPED, 'stopped by the person');
         if (entry.cancelled) throw new NotRun(SENTENCES.CANCELLED, 'cancelled: the agent stopped waiting');
         const tool = byName.get(call.tool) || { name: call.tool, title: call.tool, safety: 'change' };
-        const kinds = kindsOf(tool, { confirmKinds, estimateMs: estimate(call) });
+        const estimateMs = estimate(call);
+        const kinds = kindsOf(tool, { confirmKinds, estimateMs });
         const decided = decide({ kinds, tool: call.tool, settings: permissions.settings(), connection: call.connection?.id, grants });
         if (decided.decision === 'deny') {
           throw new NotRun(deniedSentence(tool.title || tool.name, decided.denied, words), 'refused by the person’s settings');
         }
-        if (decided.decision === 'ask') await ask(call, tool, decided.asked, line, entry);
+        if (decided.decision === 'ask') await ask(call, tool, decided.asked, line, entry, estimateMs);
         entry.state = 'running';
         line.running = tool.title || tool.name;
         emit();
@@ -408,7 +386,7 @@ export function createPresence({ app, storage, store, tools = [], confirmKinds =
     return line;
   }
 
-  function ask(call, tool, kinds, line, entry) {
+  function ask(call, tool, kinds, line, entry, estimateMs) {
     return new Promise((resolve, reject) => {
       const title = tool.title || tool.name;
       const action = (actionOf && actionOf(call)) || `${title.charAt(0).toLowerCase()}${title.slice(1)}`;
@@ -417,7 +395,8 @@ export function createPresence({ app, storage, store, tools = [], confirmKinds =
         call,
         title,
         kinds,
-        why: kinds.map((k) => (k === 'tool' ? 'you chose to be asked before this tool' : words[k] || k)),
+        why: kinds.map((k) => (k === 'tool' ? 'you chose to be asked before this tool' : k === 'heavy' ? heavyWords(words.heavy, estimateMs) : words[k] || k)),
+        estimateMs: Number.isFinite(estimateMs) ? estimateMs : null,
         lineKey: line.key,
         action,
         sentence: `${call.agent || 'An agent'} asks to ${action}. Allow?`,
@@ -438,6 +417,12 @@ export function createPresence({ app, storage, store, tools = [], confirmKinds =
   }
 
   return presence;
+}
+
+/** Why a heavy call asks, with the app's estimate: "… (about 40 s by this app's measurements)". */
+export function heavyWords(words, estimateMs) {
+  if (!Number.isFinite(estimateMs)) return words;
+  return `${words} (about ${Math.round(estimateMs / 1000)} s by this app’s measurements)`;
 }
 
 /** A line as the UI reads it. */

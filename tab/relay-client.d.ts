@@ -134,10 +134,14 @@ export class RelayClient {
   readonly relay: string;
   readonly origin: string;
   status: Status;
+  /** What came with the last status (`wait` in ms while waiting, `reason`, `code` once refused). */
+  statusDetail: Record<string, unknown>;
   pairing: string | null;
   tools: TabTool[];
   dataset: string | null;
   toolsRefused: string | null;
+  /** Calls `fn(relay)` after each change of `status` or `toolsRefused`; returns a function that stops it. */
+  subscribe(fn: (relay: RelayClient) => void): () => void;
   setTools(tools: TabTool[]): void;
   setView(view?: { dataset?: string | null }): void;
   settingOf(name: string): Setting | undefined;

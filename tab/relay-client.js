@@ -30,7 +30,8 @@
 // sentence the agent reads. While the person is asked about a call, the app calls
 // `relay.asking(call.id, sentence)` and, once they answered, `relay.answered(call.id)`; a step
 // the person takes themselves is `relay.step()`. `onCancel(id)` hears of calls no longer waited
-// for (drop their card).
+// for (drop their card). `subscribe(fn)` hears every change of `status` (and its
+// `statusDetail`) and of `toolsRefused`, for any number of listeners (the Agents panel is one).
 //
 // The protocol version, bundle digest, close codes and ping come from ./generated/bundle.js,
 // written from the relay's own bundle crate (scripts/bundle), so both ends agree.
@@ -222,12 +223,26 @@ export class RelayClient {
     this.toolsRefused = null;
     this.onToolsRefused = onToolsRefused || (() => {});
     this.onRefused = onRefused || (() => {});
+    this.statusDetail = {};
+    this.listeners = new Set();
+  }
+
+  /** Calls `fn(relay)` after each change of `status` or `toolsRefused`; returns a function that stops it. */
+  subscribe(fn) {
+    this.listeners.add(fn);
+    return () => this.listeners.delete(fn);
+  }
+
+  changed() {
+    for (const fn of this.listeners) fn(this);
   }
 
   /** States the tab's tools (MCP definitions, each with `setting`); sent now and on every reconnect. */
   setTools(tools) {
     this.tools = Array.isArray(tools) ? tools : [];
+    const refused = this.toolsRefused;
     this.toolsRefused = null;
+    if (refused) this.changed();
     this.send({ type: 'tools', tools: this.tools });
   }
 
@@ -359,7 +374,9 @@ export class RelayClient {
 
   setStatus(status, detail) {
     this.status = status;
+    this.statusDetail = detail || {};
     this.onStatus(status, detail);
+    this.changed();
   }
 
   async connect() {
@@ -446,6 +463,7 @@ export class RelayClient {
       case 'tools_refused':
         this.toolsRefused = String(message.sentence);
         this.onToolsRefused(this.toolsRefused);
+        this.changed();
         break;
       case 'described':
       case 'denied':

@@ -4,10 +4,10 @@
 use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::{Map, Value};
 
-use crate::fields::{Fields, FromValue};
+use crate::fields::FromValue;
 
 /// The version of this protocol; a tab states it in its `hello`. Version 2: the tab proves its
 /// pairing by a signature over the relay's challenge ([`proof_text`]), not by a secret.
@@ -376,7 +376,7 @@ pub enum RelayMessage {
 }
 
 /// What the person's settings make of a tool.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Setting {
     /// Each call asks the person in the tab first.
@@ -428,7 +428,7 @@ pub enum ToolsError {
 }
 
 /// A connection as the tab lists it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct ConnectionInfo {
     /// The connection's (grant's) id.
     pub id: String,
@@ -573,51 +573,13 @@ impl FromValue for Outcome {
     }
 }
 
-impl FromValue for Image {
-    const WHAT: &'static str = "a picture";
-    fn from_value(value: Value) -> Option<Self> {
-        let mut f = Fields::of(value)?;
-        Some(Self {
-            data: f.string("data")?,
-            mime_type: f.string("mimeType")?,
-            width: f.u32("width")?,
-            height: f.u32("height")?,
-        })
-    }
-}
-
-impl FromValue for Audio {
-    const WHAT: &'static str = "a sound";
-    fn from_value(value: Value) -> Option<Self> {
-        let mut f = Fields::of(value)?;
-        Some(Self { data: f.string("data")?, mime_type: f.string("mimeType")? })
-    }
-}
-
-impl FromValue for Embedded {
-    const WHAT: &'static str = "a text document";
-    fn from_value(value: Value) -> Option<Self> {
-        let mut f = Fields::of(value)?;
-        Some(Self {
-            uri: f.string("uri")?,
-            mime_type: f.string("mimeType")?,
-            text: f.string("text")?,
-        })
-    }
-}
-
-impl FromValue for Connection {
-    const WHAT: &'static str = "a connection";
-    fn from_value(value: Value) -> Option<Self> {
-        let mut f = Fields::of(value)?;
-        Some(Self {
-            id: f.string("id")?,
-            kind: f.string("kind")?,
-            client: f.string("client")?,
-            host: f.string("host")?,
-        })
-    }
-}
+crate::read_json!(Image, "a picture", { data, mime_type = "mimeType", width, height });
+crate::read_json!(Audio, "a sound", { data, mime_type = "mimeType" });
+crate::read_json!(Embedded, "a text document", { uri, mime_type = "mimeType", text });
+crate::read_json!(Connection, "a connection", { id, kind, client, host });
+crate::read_json!(ConnectionInfo, "a connection as the tab lists it", {
+    id, client, host, created_ms, used_ms, place
+});
 
 /// Whether `name` is a tool name by the rule: 1 to [`MAX_TOOL_NAME_CHARS`] of ASCII letters,
 /// digits, `_`, `-` and `.` (the MCP specification's characters).

@@ -42,6 +42,8 @@ export const STATUS_TOOL = '{status}';\n\
 export const TOOL_REFUSED = {refused};\n\
 export const DATA_OPEN = '{open}';\n\
 export const DATA_CLOSE = '{close_tag}';\n\
+/** The tab end's sentence for a call whose question became moot (`{{reason}}`: why, in words). */\n\
+export const WITHDRAWN = {withdrawn};\n\
 export const CONSENT = Object.freeze({{ APPROVE_ONLY_YOURS: {yours}, PLACE_UNKNOWN: {place}, LOOKALIKE: {lookalike}, TAIL_CHARS: {tail}, TAIL_ASK: {tail_ask}, TAIL_WRONG: {tail_wrong} }});\n\
 export const INSTRUCTIONS = {instructions};\n\
 export const CATALOGUE = Object.freeze({catalogue});\n",
@@ -79,6 +81,7 @@ export const CATALOGUE = Object.freeze({catalogue});\n",
         tail = protocol::consent::TAIL_CHARS,
         tail_ask = js_string(protocol::consent::TAIL_ASK),
         tail_wrong = js_string(protocol::consent::TAIL_WRONG),
+        withdrawn = js_string(crate::agent::WITHDRAWN),
     )
 }
 

@@ -253,9 +253,13 @@ impl Browser {
         }
     }
 
-    /// Types `text` into the element `#id` as a keyboard would (focus, then text input).
-    pub fn type_into(&mut self, page: &Page, id: &str, text: &str) -> Result<(), String> {
-        self.eval(page, &format!("(() => {{ const e = document.getElementById({}); e.focus(); e.select?.(); return true; }})()", json!(id)))?;
+    /// Types `text` into the element the JavaScript expression `element` finds (one inside a
+    /// custom element's shadow root, say) as a keyboard would (focus, then text input).
+    pub fn type_into(&mut self, page: &Page, element: &str, text: &str) -> Result<(), String> {
+        let found = self.eval(page, &format!("(() => {{ const e = {element}; if (!e) return false; e.focus(); e.select?.(); return true; }})()"))?;
+        if found != Value::Bool(true) {
+            return Err(format!("nothing to type into at {element}"));
+        }
         self.command(Some(page), "Input.insertText", json!({"text": text})).map(|_| ())
     }
 
@@ -285,6 +289,12 @@ impl Browser {
             )?;
         }
         Ok(())
+    }
+
+    /// The text of the element the JavaScript expression `element` finds (empty when none).
+    pub fn text_of(&mut self, page: &Page, element: &str) -> Result<String, String> {
+        let v = self.eval(page, &format!("({element})?.textContent ?? ''"))?;
+        Ok(v.as_str().unwrap_or_default().to_owned())
     }
 
     /// The text of the element `#id` (empty when there is none).

@@ -4,7 +4,7 @@
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
-use tabrelay_bundle::agent::{TAB_GONE, VIEW_MIME, VIEW_URI};
+use tabrelay_bundle::agent::{says_withdrawn, TAB_GONE, VIEW_MIME, VIEW_URI};
 use tabrelay_bundle::catalogue::Catalogue;
 use tabrelay_bundle::content::{quoted, DATA_CLOSE, DATA_OPEN};
 use tabrelay_bundle::protocol::{consent::TAIL_CHARS, STATUS_TOOL};
@@ -373,6 +373,15 @@ fn short(v: &Value) -> String {
     }
 }
 
+/// The app's Agents panel (`<tabrelay-agents>`): its shadow root, where the status, the code
+/// entry and the connections are.
+const PANEL: &str = "document.querySelector('tabrelay-agents')?.shadowRoot";
+
+/// The JavaScript expression finding the element `#id` in the Agents panel.
+fn panel(id: &str) -> String {
+    format!("{PANEL}?.getElementById({})", json!(id))
+}
+
 /// The person at the tab and the agent's calls.
 impl Run<'_> {
     fn browser(&mut self) -> Result<&mut Browser, String> {
@@ -390,11 +399,13 @@ impl Run<'_> {
         let page = b.open(&app)?;
         if let Err(e) = b.wait_for(
             &page,
-            "(document.getElementById('status')?.textContent || '').includes('connected')",
+            &format!(
+                "({PANEL}?.getElementById('status')?.textContent || '').includes('connected')"
+            ),
             UI_WAIT,
             "the app's page saying it is connected to the relay",
         ) {
-            let says = b.text(&page, "status").unwrap_or_default();
+            let says = b.text_of(&page, &panel("status")).unwrap_or_default();
             return Err(format!("{e}; it says “{}”", says.trim()));
         }
         self.page = Some(page.clone());
@@ -408,7 +419,7 @@ impl Run<'_> {
         }
         self.browser = Some(Browser::launch(&self.options.chromium)?);
         let page = self.open_app()?;
-        let status = self.browser()?.text(&page, "status")?;
+        let status = self.browser()?.text_of(&page, &panel("status"))?;
         Ok(format!("{} opened in Chromium; it says “{}”", self.app, status.trim()))
     }
 
@@ -468,13 +479,15 @@ impl Run<'_> {
             let page = opened;
             b.wait_for(
                 &page,
-                "(document.getElementById('status')?.textContent || '').includes('connected')",
+                &format!(
+                    "({PANEL}?.getElementById('status')?.textContent || '').includes('connected')"
+                ),
                 UI_WAIT,
                 "the app opened from the link saying it is connected",
             )?;
             b.wait_for(
                 &page,
-                "!document.getElementById('tail-box').hidden",
+                &format!("!{PANEL}?.getElementById('tail-box')?.hidden"),
                 UI_WAIT,
                 "the tab asking for the code's last characters",
             )?;
@@ -482,23 +495,25 @@ impl Run<'_> {
                 let chars: Vec<char> = code.chars().filter(char::is_ascii_alphanumeric).collect();
                 chars[chars.len().saturating_sub(TAIL_CHARS)..].iter().collect()
             };
-            b.type_into(&page, "code-tail", &tail)?;
-            (page.clone(), b.click(&page, "#approve"))
+            b.type_into(&page, &panel("code-tail"), &tail)?;
+            (page.clone(), b.click_element(&page, &panel("approve"), "Approve"))
         } else {
-            b.type_into(&page, "code", &code)?;
-            (page.clone(), b.click(&page, "#approve"))
+            b.type_into(&page, &panel("code"), &code)?;
+            (page.clone(), b.click_element(&page, &panel("approve"), "Approve"))
         };
         let b = self.browser()?;
         let approved = approved.and_then(|()| {
             b.wait_for(
                 &page,
-                "/Connected to/.test(document.getElementById('approve-result').textContent)",
+                &format!(
+                    "/Connected to/.test({PANEL}?.getElementById('approve-result')?.textContent)"
+                ),
                 UI_WAIT,
                 "the tab saying the code is approved",
             )
         });
         if let Err(e) = approved {
-            let said = b.text(&page, "approve-result").unwrap_or_default();
+            let said = b.text_of(&page, &panel("approve-result")).unwrap_or_default();
             let _ = b.close(&waiting);
             return Err(format!("{e}; the tab says “{}”", said.trim()));
         }
@@ -767,7 +782,7 @@ impl Run<'_> {
         // The tab end withdraws a question its closing makes moot and says so itself (quoted as
         // the tab's words) as it goes; a tab that vanishes without a word gets the relay's
         // sentence. Either way the call fails at once and nothing was done.
-        let withdrawn = text.starts_with(DATA_OPEN) && text.contains("withdrawn");
+        let withdrawn = text.starts_with(DATA_OPEN) && says_withdrawn(text);
         if answer.body["result"]["isError"] != json!(true)
             || !(text.contains(TAB_GONE) || withdrawn)
         {
@@ -893,7 +908,8 @@ impl Run<'_> {
         b.interruptible = interruptible;
         let name = json!(CLIENT_NAME);
         // The demo's connections list is the tab end's `<tabrelay-connections>` element.
-        let root = "document.getElementById('connections').shadowRoot";
+        // Without `?.`: one of these is assigned to below.
+        let root = "document.querySelector('tabrelay-agents').shadowRoot.getElementById('connections').shadowRoot";
         let index = format!("[...{root}.querySelectorAll('[part=item]')].findIndex((li) => li.querySelector('strong')?.textContent === {name})");
         b.click_element(&page, &format!("{root}.querySelector('[part=refresh]')"), "Refresh")?;
         b.wait_for(

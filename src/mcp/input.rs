@@ -7,7 +7,6 @@ use base64::Engine as _;
 use serde::Serialize;
 use serde_json::{json, Map, Value};
 use sha2::{Digest, Sha256};
-use tabrelay_bundle::fields::{Fields, FromValue};
 use tabrelay_bundle::protocol::INPUT_METHODS;
 
 use super::era::{codes, Era};
@@ -174,13 +173,7 @@ pub fn resume(
     Ok(Resume { responses, tab_state: sealed["s"].clone(), once: Some(Once { key, expires_ms }) })
 }
 
-impl FromValue for Once {
-    const WHAT: &'static str = "a state's use";
-    fn from_value(value: Value) -> Option<Self> {
-        let mut f = Fields::of(value)?;
-        Some(Self { key: f.string("key")?, expires_ms: f.u64("expires_ms")? })
-    }
-}
+tabrelay_bundle::read_json!(Once, "a state's use", { key, expires_ms });
 
 /// The refusal of a state that already came back once.
 #[must_use]

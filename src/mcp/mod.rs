@@ -1,9 +1,11 @@
 //! The MCP endpoint's decisions: which revision, which method, what to answer, and which
 //! calls go on to the pairing's tab.
 
+pub mod call_path;
 pub mod clients;
 pub mod era;
 pub mod input;
+pub mod tasks;
 pub mod view;
 
 use serde_json::{json, Map, Value};

@@ -2,8 +2,7 @@
 //! each refusal goes (the page, when the redirect URI is not verified; else the client).
 
 use serde::Serialize;
-use serde_json::Value;
-use tabrelay_bundle::fields::{Fields, FromValue};
+use tabrelay_bundle::fields::Fields;
 
 use super::cimd::{self, MetadataClient, MetadataUrl};
 use super::clients::{self, Client};
@@ -204,6 +203,8 @@ pub fn validate(
 #[serde(transparent)]
 pub struct SealId(pub String);
 
+tabrelay_bundle::read_json!(SealId, "a seal's id", (String));
+
 /// The checked request sealed for the waiting page to hand back when it asks for its connect
 /// code: `base64url(JSON).base64url(HMAC)`, good for [`SEAL_TTL_MS`]. No code and no Durable
 /// Object exist until then, so a client that only probes `/authorize` makes none.
@@ -281,22 +282,7 @@ pub fn redirect_url(uri: &str, params: &[(&str, &str)]) -> String {
     format!("{uri}{sep}{}", query.finish())
 }
 
-impl FromValue for AuthRequest {
-    const WHAT: &'static str = "an authorization request";
-    fn from_value(value: Value) -> Option<Self> {
-        let mut f = Fields::of(value)?;
-        Some(Self {
-            client_id: f.string("client_id")?,
-            client_name: f.string("client_name")?,
-            verified_domain: f.optional_string("verified_domain")?,
-            redirect_uri: f.string("redirect_uri")?,
-            state: f.optional_string("state")?,
-            code_challenge: f.string("code_challenge")?,
-            resource: f.optional_string("resource")?,
-            scope: f.optional_string("scope")?,
-        })
-    }
-}
+tabrelay_bundle::read_json!(AuthRequest, "an authorization request", { client_id, client_name, verified_domain, redirect_uri, state, code_challenge, resource, scope });
 
 #[cfg(test)]
 mod tests {

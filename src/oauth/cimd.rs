@@ -19,7 +19,6 @@
 
 use serde::Serialize;
 use serde_json::Value;
-use tabrelay_bundle::fields::{Fields, FromValue};
 
 use super::clients::{check_redirect_uri, clean_name};
 use super::error::OAuthError;
@@ -325,17 +324,7 @@ pub fn cache_seconds(cache_control: Option<&str>) -> u64 {
     max_age.map_or(CACHE_DEFAULT_S, |s| s.clamp(CACHE_MIN_S, CACHE_MAX_S))
 }
 
-impl FromValue for MetadataClient {
-    const WHAT: &'static str = "a metadata client";
-    fn from_value(value: Value) -> Option<Self> {
-        let mut f = Fields::of(value)?;
-        Some(Self {
-            domain: f.string("domain")?,
-            name: f.optional_string("name")?,
-            redirect_uris: f.strings("redirect_uris")?,
-        })
-    }
-}
+tabrelay_bundle::read_json!(MetadataClient, "a metadata client", { domain, name, redirect_uris });
 
 #[cfg(test)]
 mod tests {

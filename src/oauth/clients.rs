@@ -8,7 +8,7 @@
 use base64::Engine as _;
 use serde::Serialize;
 use serde_json::{json, Value};
-use tabrelay_bundle::fields::{Fields, FromValue};
+use tabrelay_bundle::fields::Fields;
 
 use super::error::OAuthError;
 use super::keys::{Keys, Purpose};
@@ -264,18 +264,7 @@ pub(crate) fn clean_name(name: &str) -> String {
         .to_owned()
 }
 
-impl FromValue for Client {
-    const WHAT: &'static str = "a client";
-    fn from_value(value: Value) -> Option<Self> {
-        let mut f = Fields::of(value)?;
-        Some(Self {
-            name: f.string("n")?,
-            redirect_uris: f.strings("r")?,
-            issued_at: f.u64("t")?,
-            instance: f.string("i")?,
-        })
-    }
-}
+tabrelay_bundle::read_json!(Client, "a client", { name = "n", redirect_uris = "r", issued_at = "t", instance = "i" });
 
 #[cfg(test)]
 mod tests {

@@ -5,8 +5,6 @@
 //! object applies [`apply`] to what it stored and stores what it returns.
 
 use serde::Serialize;
-use serde_json::Value;
-use tabrelay_bundle::fields::{variant, Fields, FromValue};
 
 use super::authorize::{is_this_resource, redirect_url, AuthRequest, SealId};
 use super::clients::host_of;
@@ -630,160 +628,64 @@ fn check_redemption(
     })
 }
 
-impl FromValue for Stage {
-    const WHAT: &'static str = "a stage";
-    fn from_value(value: Value) -> Option<Self> {
-        let (name, f) = variant(value)?;
-        match (name.as_str(), f) {
-            ("waiting", None) => Some(Self::Waiting),
-            ("denied", None) => Some(Self::Denied),
-            ("approved", Some(mut f)) => Some(Self::Approved { pairing: f.string("pairing")? }),
-            ("issued", Some(mut f)) => Some(Self::Issued {
-                pairing: f.string("pairing")?,
-                code_hash: f.string("code_hash")?,
-                issued_ms: f.u64("issued_ms")?,
-            }),
-            ("redeemed", Some(mut f)) => Some(Self::Redeemed {
-                pairing: f.string("pairing")?,
-                grant: f.string("grant")?,
-                code_hash: f.string("code_hash")?,
-            }),
-            _ => None,
-        }
-    }
-}
+tabrelay_bundle::read_json!(Stage, "a stage", enum {
+    "waiting" => Waiting,
+    "denied" => Denied,
+    "approved" => Approved { pairing },
+    "issued" => Issued { pairing, code_hash, issued_ms },
+    "redeemed" => Redeemed { pairing, grant, code_hash },
+});
 
-impl FromValue for Session {
-    const WHAT: &'static str = "a session";
-    fn from_value(value: Value) -> Option<Self> {
-        let mut f = Fields::of(value)?;
-        let tries = if f.has("tries") { f.u32("tries")? } else { 0 };
-        Some(Self {
-            request: f.read("request")?,
-            browser_hash: f.string("browser_hash")?,
-            seal: SealId(f.string("seal")?),
-            created_ms: f.u64("created_ms")?,
-            stage: f.read("stage")?,
-            tries,
-            place: f.optional_string("place")?,
-        })
-    }
-}
+tabrelay_bundle::read_json!(Session, "a session", {
+    request, browser_hash, seal, created_ms, stage, tries or 0, place
+});
 
-impl FromValue for Command {
-    const WHAT: &'static str = "a command";
-    fn from_value(value: Value) -> Option<Self> {
-        let (name, f) = variant(value)?;
-        match (name.as_str(), f) {
-            ("describe", None) => Some(Self::Describe),
-            ("deny", None) => Some(Self::Deny),
-            ("create", Some(mut f)) => Some(Self::Create {
-                request: f.read("request")?,
-                seal: SealId(f.string("seal")?),
-                browser_hash: f.string("browser_hash")?,
-                place: f.optional_string("place")?,
-            }),
-            ("approve", Some(mut f)) => Some(Self::Approve { pairing: f.string("pairing")? }),
-            ("poll", Some(mut f)) => Some(Self::Poll {
-                browser_hash: f.string("browser_hash")?,
-                issuer: f.string("issuer")?,
-            }),
-            ("redeem", Some(mut f)) => Some(Self::Redeem {
-                secret: f.string("secret")?,
-                client_id: f.string("client_id")?,
-                redirect_uri: f.optional_string("redirect_uri")?,
-                code_verifier: f.optional_string("code_verifier")?,
-                resource: f.optional_string("resource")?,
-                origin: f.string("origin")?,
-                grant: f.string("grant")?,
-            }),
-            _ => None,
-        }
-    }
-}
+tabrelay_bundle::read_json!(Command, "a command", enum {
+    "describe" => Describe,
+    "deny" => Deny,
+    "create" => Create { request, seal, browser_hash, place },
+    "approve" => Approve { pairing },
+    "poll" => Poll { browser_hash, issuer },
+    "redeem" => Redeem {
+        secret, client_id, redirect_uri, code_verifier, resource, origin, grant
+    },
+});
 
-impl FromValue for Granted {
-    const WHAT: &'static str = "a grant";
-    fn from_value(value: Value) -> Option<Self> {
-        let mut f = Fields::of(value)?;
-        Some(Self {
-            pairing: f.string("pairing")?,
-            client_name: f.string("client_name")?,
-            host: f.string("host")?,
-            place: f.optional_string("place")?,
-        })
-    }
-}
+tabrelay_bundle::read_json!(Granted, "a grant", { pairing, client_name, host, place });
 
-impl FromValue for CodeRequest {
-    const WHAT: &'static str = "a command for a code";
-    fn from_value(value: Value) -> Option<Self> {
-        let mut f = Fields::of(value)?;
-        Some(Self { code: f.string("code")?, command: f.read("command")? })
-    }
-}
+tabrelay_bundle::read_json!(CodeRequest, "a command for a code", { code, command });
 
-impl FromValue for CodeReply {
-    const WHAT: &'static str = "a code's reply";
-    fn from_value(value: Value) -> Option<Self> {
-        let mut f = Fields::of(value.clone())?;
-        match f.string("reply")?.as_str() {
-            "created" => Some(Self::Created),
-            "seal_used" => Some(Self::SealUsed),
-            "taken" => Some(Self::Taken),
-            "described" => Some(Self::Described(Description {
-                client: f.string("client")?,
-                host: f.string("host")?,
-                verified: f.optional_string("verified")?,
-                age_ms: f.u64("age_ms")?,
-                place: f.optional_string("place")?,
-                lookalike: f.optional_string("lookalike")?,
-            })),
-            "refused" => Some(Self::Refused { sentence: f.string("sentence")? }),
-            "poll" => PollState::from_value(value).map(Self::Poll),
-            "redeemed" => Some(Self::Redeemed { granted: f.read("granted")? }),
-            "redeem_refused" => Some(Self::RedeemRefused {
-                error: f.string("error")?,
-                error_description: f.string("error_description")?,
-                revoke: match f.value("revoke") {
-                    None | Some(Value::Null) => None,
-                    Some(v) => Some(Revoke::from_value(v)?),
-                },
-            }),
-            _ => None,
-        }
-    }
-}
+tabrelay_bundle::read_json!(CodeReply, "a code's reply", tag "reply" {
+    "created" => Created,
+    "seal_used" => SealUsed,
+    "taken" => Taken,
+    "described" => Described(Description),
+    "refused" => Refused { sentence },
+    "poll" => Poll(PollState),
+    "redeemed" => Redeemed { granted },
+    "redeem_refused" => RedeemRefused { error, error_description, revoke },
+});
+tabrelay_bundle::read_json!(Description, "who asks for a code", {
+    client, host, verified, age_ms, place, lookalike
+});
 
-impl FromValue for PollState {
-    const WHAT: &'static str = "a waiting page's state";
-    fn from_value(value: Value) -> Option<Self> {
-        let mut f = Fields::of(value)?;
-        match f.string("state")?.as_str() {
-            "expired" => Some(Self::Expired),
-            "not_this_browser" => Some(Self::NotThisBrowser),
-            "waiting" => Some(Self::Waiting { expires_in_ms: f.u64("expires_in_ms")? }),
-            "approved" => Some(Self::Approved { redirect: f.string("redirect")? }),
-            "denied" => Some(Self::Denied { redirect: f.string("redirect")? }),
-            "done" => Some(Self::Done),
-            _ => None,
-        }
-    }
-}
+tabrelay_bundle::read_json!(PollState, "a waiting page's state", tag "state" {
+    "expired" => Expired,
+    "not_this_browser" => NotThisBrowser,
+    "waiting" => Waiting { expires_in_ms },
+    "approved" => Approved { redirect },
+    "denied" => Denied { redirect },
+    "done" => Done,
+});
 
-impl FromValue for Revoke {
-    const WHAT: &'static str = "a grant to revoke";
-    fn from_value(value: Value) -> Option<Self> {
-        let mut f = Fields::of(value)?;
-        Some(Self { pairing: f.string("pairing")?, grant: f.string("grant")? })
-    }
-}
+tabrelay_bundle::read_json!(Revoke, "a grant to revoke", { pairing, grant });
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::crypto::testing::{round_trip, Counter};
     use serde_json::json;
+    use serde_json::Value;
 
     const ORIGIN: &str = "https://relay.example";
     const VERIFIER: &str = "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk";

@@ -2,7 +2,6 @@
 
 use serde::Serialize;
 use serde_json::{json, Value};
-use tabrelay_bundle::fields::{Fields, FromValue};
 
 use super::authorize::is_this_resource;
 use super::cimd::{self, MetadataUrl};
@@ -195,25 +194,9 @@ pub fn tokens(
 
 // The requests to the grant's pairing, read by hand (see `tabrelay_bundle::fields`).
 
-impl FromValue for RefreshRequest {
-    const WHAT: &'static str = "a refresh request";
-    fn from_value(value: Value) -> Option<Self> {
-        let mut f = Fields::of(value)?;
-        Some(Self {
-            grant: f.string("grant")?,
-            secret: f.string("secret")?,
-            client_id: f.string("client_id")?,
-        })
-    }
-}
+tabrelay_bundle::read_json!(RefreshRequest, "a refresh request", { grant, secret, client_id });
 
-impl FromValue for RevokeRequest {
-    const WHAT: &'static str = "a revoke request";
-    fn from_value(value: Value) -> Option<Self> {
-        let mut f = Fields::of(value)?;
-        Some(Self { grant: f.string("grant")?, secret: f.optional_string("secret")? })
-    }
-}
+tabrelay_bundle::read_json!(RevokeRequest, "a revoke request", { grant, secret });
 
 #[cfg(test)]
 mod tests {

@@ -4,16 +4,14 @@
 use base64::engine::general_purpose::URL_SAFE_NO_PAD as B64;
 use base64::Engine as _;
 use hmac::{Hmac, Mac};
-use serde::{Deserialize, Serialize};
-use serde_json::Value;
+use serde::Serialize;
 use sha2::Sha256;
-use tabrelay_bundle::fields::{Fields, FromValue};
 
 use super::keys::{Keys, Purpose};
 use crate::limits::ACCESS_TOKEN_TTL_S;
 
 /// What an access token says.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Access {
     /// The issuer: this origin.
     pub iss: String,
@@ -127,34 +125,9 @@ pub fn verify(keys: &Keys, origin: &str, token: &str, now_ms: u64) -> Result<Acc
     let Claims { iss, aud, sub, gid, cli, hst, .. } = claims;
     Ok(Access { iss, aud, pairing: sub, grant: gid, client: cli, host: hst })
 }
-impl FromValue for Header {
-    const WHAT: &'static str = "a JWT header";
-    fn from_value(value: Value) -> Option<Self> {
-        let mut f = Fields::of(value)?;
-        Some(Self {
-            alg: f.string("alg")?,
-            kid: f.optional_string("kid")?,
-            typ: f.optional_string("typ")?,
-        })
-    }
-}
+tabrelay_bundle::read_json!(Header, "a JWT header", { alg, kid, typ });
 
-impl FromValue for Claims {
-    const WHAT: &'static str = "a JWT's claims";
-    fn from_value(value: Value) -> Option<Self> {
-        let mut f = Fields::of(value)?;
-        Some(Self {
-            iat: f.u64("iat")?,
-            exp: f.u64("exp")?,
-            iss: f.string("iss")?,
-            aud: f.string("aud")?,
-            sub: f.string("sub")?,
-            gid: f.string("gid")?,
-            cli: f.string("cli")?,
-            hst: f.string("hst")?,
-        })
-    }
-}
+tabrelay_bundle::read_json!(Claims, "a JWT's claims", { iat, exp, iss, aud, sub, gid, cli, hst });
 
 #[cfg(test)]
 mod tests {

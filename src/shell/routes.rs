@@ -5,7 +5,6 @@ use std::time::Duration;
 
 use futures::future::{select, Either};
 use serde_json::json;
-use tabrelay_bundle::content::quoted;
 use tabrelay_bundle::protocol::{close, Connection};
 use worker::{
     console_error, event, Context, Delay, Env, Headers, Method, Request, Response, Result, Stub,
@@ -22,18 +21,18 @@ use crate::crypto::{random_token, sha256_hex};
 use crate::http;
 use crate::jsonrpc::{self, ErrorCode, Id, RpcError};
 use crate::limits::{FIRST_EVENT_WAIT_MS, MAX_CODE_DRAWS, MAX_SEAL_BYTES, TOOL_LIST_WAIT_MS};
+use crate::mcp::call_path::{Call, CallIdentity, CallInput, CallOutput, Listen};
 use crate::mcp::{self, input, Reply};
 use crate::oauth::authorize::{self, Named, Refusal};
 use crate::oauth::connect::{self, CodeReply, Command, ConnectCode, Granted, PollState, Revoke};
 use crate::oauth::error::OAuthError;
 use crate::oauth::exchange::TokenRequest;
-use crate::oauth::keys::Keys;
 use crate::oauth::{clients, exchange, metadata, token};
 use crate::pages;
 use crate::pairing::socket_key;
 use crate::pairing::wire::{
-    request_key, CallEvent, CallReply, CallRequest, GrantReply, GrantRequest, ListenEvent,
-    RefreshReply, Reply as PairingReply, Request as PairingRequest, Want,
+    request_key, CallRequest, GrantReply, GrantRequest, RefreshReply, Reply as PairingReply,
+    Request as PairingRequest, Want,
 };
 use crate::{sentences, tools};
 
@@ -558,7 +557,11 @@ async fn answer_message(
                 mcp::Era::Stateless { client_name, .. } => client_name.as_deref(),
                 mcp::Era::Session => None,
             };
-            let wait_ms = mcp::clients::wait_ms(config.call_wait_ms, &[told, Some(&access.client)]);
+            let wait_ms = mcp::clients::wait_ms(
+                config.call_wait_ms,
+                &[told, Some(&access.client)],
+                progress_token.is_some(),
+            );
             let identity = input::CallIdentity { grant: &access.grant, tool: &tool, args: &args };
             let input = match retry {
                 None => None,
@@ -590,7 +593,7 @@ async fn answer_message(
                     Some(resume.for_tab())
                 }
             };
-            let ctx = CallContext {
+            let who = CallIdentity {
                 id: id.clone(),
                 era,
                 keys: config.keys.clone(),
@@ -598,6 +601,7 @@ async fn answer_message(
                 tool: tool.clone(),
                 args: args.clone(),
             };
+            let mut answer = Call::new(who, stream, progress_token, now_ms());
             let call = CallRequest {
                 tool,
                 args,
@@ -617,33 +621,74 @@ async fn answer_message(
                 Ok(stub) => ask_pairing(&stub, &PairingRequest::Call(call)).await.ok(),
                 Err(_) => None,
             };
-            let Some(mut replies) = replies else { return ctx.respond(None) };
-            // An answer that comes at once goes as plain JSON (with its own status, so a missing
-            // capability is a 400); anything else opens the stream.
-            let first = if stream {
-                let timer = Delay::from(Duration::from_millis(FIRST_EVENT_WAIT_MS));
-                match select(Box::pin(replies.next()), Box::pin(timer)).await {
-                    Either::Left((reply, _)) => Some(reply),
-                    Either::Right(_) => None, // nothing yet: the stream opens now
-                }
-            } else {
-                Some(replies.next().await)
-            };
-            match first {
-                Some(Some(PairingReply::NoGrant)) => unauthorized(origin, true),
-                Some(Some(PairingReply::Call(CallEvent::Done(answer)))) => {
-                    ctx.respond(Some(answer))
-                }
-                // The pairing's stream ended without an answer.
-                Some(None) => ctx.respond(None),
-                Some(Some(PairingReply::Call(event))) if stream => {
-                    sse_answer(ctx, progress_token, Some(event), replies)
-                }
-                None if stream => sse_answer(ctx, progress_token, None, replies),
-                _ => ctx.respond(None),
-            }
+            let Some(replies) = replies else { return respond(answer.whole(None, now_ms())) };
+            pump_call(answer, replies, stream, origin).await
         }
     }
+}
+
+/// A call's JSON answer (the core said JSON).
+fn respond(output: CallOutput) -> Result<Response> {
+    match output {
+        CallOutput::Json { status, body } => json_response(status, &body),
+        _ => text(500, "The relay could not answer the call."),
+    }
+}
+
+/// Pumps the pairing's replies into the call's core: until [`FIRST_EVENT_WAIT_MS`] the answer
+/// may still go as JSON; after that (or once the core sends anything) it is a stream. A client
+/// that takes no stream gets JSON when the answer comes.
+async fn pump_call(
+    mut call: Call,
+    mut replies: Replies,
+    stream: bool,
+    origin: &str,
+) -> Result<Response> {
+    let mut timer = Box::pin(Delay::from(Duration::from_millis(FIRST_EVENT_WAIT_MS)));
+    let first = loop {
+        let reply = if stream {
+            match select(Box::pin(replies.next()), timer.as_mut()).await {
+                Either::Left((reply, _)) => Some(reply),
+                Either::Right(_) => None,
+            }
+        } else {
+            Some(replies.next().await)
+        };
+        let input = match reply {
+            Some(Some(PairingReply::NoGrant)) => return unauthorized(origin, true),
+            Some(reply) => CallInput::of_reply(reply),
+            None => CallInput::FirstWaitOver,
+        };
+        let output = call.input(input, now_ms());
+        if output != CallOutput::Wait || call.streaming() {
+            break output;
+        }
+    };
+    if let CallOutput::Json { status, body } = first {
+        return json_response(status, &body);
+    }
+    let events = futures::stream::unfold(
+        (call, replies, Some(first)),
+        |(mut call, mut replies, mut pending)| async move {
+            loop {
+                let output = match pending.take() {
+                    Some(output) => output,
+                    None if call.is_done() => return None,
+                    None => {
+                        let reply = replies.next().await;
+                        call.input(CallInput::of_reply(reply), now_ms())
+                    }
+                };
+                let text = match output {
+                    CallOutput::Wait => continue,
+                    CallOutput::Send(text) | CallOutput::Last(text) => text,
+                    CallOutput::Json { body, .. } => mcp::sse_event(&body),
+                };
+                return Some((Ok::<_, worker::Error>(text.into_bytes()), (call, replies, None)));
+            }
+        },
+    );
+    event_stream(Response::from_stream(events)?)
 }
 
 /// The headers of every event stream the endpoint answers with.
@@ -655,45 +700,33 @@ fn event_stream(mut res: Response) -> Result<Response> {
     Ok(res)
 }
 
-/// `subscriptions/listen` as server-sent events: the acknowledgement first, then each change
-/// the pairing reports (as asked; `first` is its first reply, already read) and keep-alives,
-/// and a complete result when it ends.
+/// `subscriptions/listen` as server-sent events, pumped through the core's [`Listen`] (`first`
+/// is the pairing's first reply, already read).
 fn listen_stream(
     id: Id,
     tools: bool,
     first: Option<PairingReply>,
     replies: Option<Replies>,
 ) -> Result<Response> {
-    let ack = mcp::sse_event(&mcp::listen_acknowledged(&id, tools));
-    let state = (id, replies, Some(ack), first, false);
-    let events =
-        futures::stream::unfold(state, move |(id, mut replies, ack, first, done)| async move {
-            if let Some(ack) = ack {
-                return Some((
-                    Ok::<_, worker::Error>(ack.into_bytes()),
-                    (id, replies, None, first, false),
-                ));
-            }
-            if done {
-                return None;
-            }
-            let next = match (first, replies.as_mut()) {
-                (Some(first), _) => Some(first),
-                (None, Some(replies)) => replies.next().await,
-                (None, None) => None,
-            };
-            let text = match next {
-                Some(PairingReply::Listen(ListenEvent::ToolsChanged)) if tools => {
-                    mcp::sse_event(&mcp::tools_changed(&id))
+    let events = futures::stream::unfold(
+        (Listen::new(id, tools), first, replies),
+        |(mut listen, first, mut replies)| async move {
+            let text = match (listen.start(), first) {
+                (Some(ack), first) => {
+                    return Some((Ok(ack.into_bytes()), (listen, first, replies)))
                 }
-                Some(PairingReply::Listen(_)) => mcp::KEEP_ALIVE.to_owned(),
-                _ => {
-                    let end = mcp::sse_event(&mcp::listen_ended(&id));
-                    return Some((Ok(end.into_bytes()), (id, replies, None, None, true)));
+                (None, Some(first)) => listen.input(Some(&first))?.0,
+                (None, None) => {
+                    let next = match replies.as_mut() {
+                        Some(r) => r.next().await,
+                        None => None,
+                    };
+                    listen.input(next.as_ref())?.0
                 }
             };
-            Some((Ok(text.into_bytes()), (id, replies, None, None, false)))
-        });
+            Some((Ok::<_, worker::Error>(text.into_bytes()), (listen, None, replies)))
+        },
+    );
     event_stream(Response::from_stream(events)?)
 }
 
@@ -713,95 +746,4 @@ fn unauthorized(origin: &str, token_presented: bool) -> Result<Response> {
     res.headers_mut()
         .set("www-authenticate", &metadata::www_authenticate(origin, token_presented))?;
     Ok(res)
-}
-
-/// What the answer to a call needs to know of it.
-struct CallContext {
-    id: Id,
-    era: mcp::Era,
-    keys: Keys,
-    grant: String,
-    tool: String,
-    args: serde_json::Value,
-}
-
-impl CallContext {
-    /// The HTTP status and JSON-RPC response to the call from the pairing's answer.
-    fn answer(&self, answer: Option<CallReply>) -> (u16, serde_json::Value) {
-        let call = input::CallIdentity { grant: &self.grant, tool: &self.tool, args: &self.args };
-        mcp::call_reply(&self.id, &self.era, &self.keys, call, answer, now_ms())
-    }
-
-    fn respond(&self, answer: Option<CallReply>) -> Result<Response> {
-        let (status, body) = self.answer(answer);
-        json_response(status, &body)
-    }
-}
-
-/// Where a streamed call's translation stands.
-struct SseState {
-    ctx: CallContext,
-    progress_token: Option<serde_json::Value>,
-    first: Option<CallEvent>,
-    replies: Replies,
-    progress: u64,
-    done: bool,
-}
-
-/// A call answered as server-sent events: the pairing's event lines (`first`, then the rest)
-/// become progress notifications (when the client sent a progress token) and keep-alive
-/// comments, then the result. A stream that ends without an answer ends with the relay's
-/// sentence.
-fn sse_answer(
-    ctx: CallContext,
-    progress_token: Option<serde_json::Value>,
-    first: Option<CallEvent>,
-    replies: Replies,
-) -> Result<Response> {
-    let state = SseState { ctx, progress_token, first, replies, progress: 0, done: false };
-    let events = futures::stream::unfold(state, |mut st| async move {
-        if st.done {
-            return None;
-        }
-        loop {
-            let event = match st.first.take() {
-                Some(event) => event,
-                None => match st.replies.next().await {
-                    Some(PairingReply::Call(event)) => event,
-                    Some(_) => continue,
-                    None => {
-                        st.done = true;
-                        let text = mcp::sse_event(&st.ctx.answer(None).1);
-                        return Some((Ok::<_, worker::Error>(text.into_bytes()), st));
-                    }
-                },
-            };
-            let text = match event {
-                CallEvent::Done(answer) => {
-                    st.done = true;
-                    mcp::sse_event(&st.ctx.answer(Some(answer)).1)
-                }
-                CallEvent::Asking(card) => {
-                    st.progress_event(&sentences::person_asked(&quoted(&card)))
-                }
-                CallEvent::Answered => st.progress_event(sentences::PERSON_ANSWERED),
-                CallEvent::Tick => mcp::KEEP_ALIVE.to_owned(),
-            };
-            return Some((Ok(text.into_bytes()), st));
-        }
-    });
-    event_stream(Response::from_stream(events)?)
-}
-
-impl SseState {
-    /// A progress notification with `message`, or a keep-alive when the client asked none.
-    fn progress_event(&mut self, message: &str) -> String {
-        match &self.progress_token {
-            Some(token) => {
-                self.progress += 1;
-                mcp::sse_event(&mcp::progress(token, self.progress, message))
-            }
-            None => mcp::KEEP_ALIVE.to_owned(),
-        }
-    }
 }

@@ -1,5 +1,5 @@
 // The Tabrelay demo app without its page: a dataset made from a seed, the highlight, the
-// history, and the ten tools of bundle/data/catalogue.json. A pure ES module (no DOM, no
+// history, and the eleven tools of bundle/data/catalogue.json. A pure ES module (no DOM, no
 // dependencies) that runs in Node and in browsers, so the tests drive the code the page runs.
 //
 //   import { createDemoApp } from './app.js';
@@ -29,6 +29,15 @@ export const HISTORY_LIMIT = 1000;
 export const QUOTE_CHARS = 80;
 /** The largest size of a value item_set_value accepts, so sums and plots stay finite. */
 export const VALUE_LIMIT = 1e9;
+/** groups_compare's permutations when none are asked. */
+export const PERMUTATIONS_DEFAULT = 10_000;
+/** How long the app first measures groups_compare on this device before estimating a call. */
+export const MEASURE_MS = 40;
+/** The measurement's rounds (at least this many) and each round's permutations. */
+const MEASURE_ROUNDS = 4;
+const MEASURE_PERMUTATIONS = 5_000;
+/** groups_compare works in slices this long, so the page answers between them (pings, Stop). */
+export const SLICE_MS = 20;
 /** How view_picture marks the highlighted items; demo.js draws them so. */
 export const HIGHLIGHT_MARKING = 'drawn larger with a black ring, the other items faded';
 
@@ -95,6 +104,8 @@ class DemoApp {
   #allIds;
   #subscribers = new Set();
   #nextStep = 1;
+  /** groups_compare's measured cost on this device: milliseconds per item and permutation. */
+  #msPerItemPermutation = null;
 
   constructor(dataset, picture) {
     /** Read it; change it only through `run`. */
@@ -113,6 +124,40 @@ class DemoApp {
     }
     const checked = checkArgs(tool, TOOL_INPUTS[tool], args);
     return this.#tools[tool](checked, whoOf(who));
+  }
+
+  /**
+   * How long a call would take on this device, in milliseconds, from the app's own
+   * measurements (groups_compare: its cost per item and permutation, measured the first time
+   * for MEASURE_MS and again by every run at least that long); null for a tool that takes no time to speak of, or
+   * arguments that would be refused.
+   */
+  estimateMs(tool, args) {
+    if (tool !== 'groups_compare') return null;
+    let a;
+    let b;
+    let permutations;
+    try {
+      ({ a, b, permutations } = this.#compareInputs(checkArgs(tool, TOOL_INPUTS[tool], args)));
+    } catch {
+      return null;
+    }
+    const n = a.length + b.length;
+    if (this.#msPerItemPermutation === null) {
+      // The fastest of a few rounds: the first run before the engine has compiled the loop.
+      const random = mulberry32(n);
+      const pooled = [...a, ...b];
+      const start = performance.now();
+      let best = Infinity;
+      for (let round = 0; round < MEASURE_ROUNDS || performance.now() - start < MEASURE_MS; round += 1) {
+        const t = performance.now();
+        permute(pooled, a.length, MEASURE_PERMUTATIONS, random, 0);
+        best = Math.min(best, (performance.now() - t) / MEASURE_PERMUTATIONS);
+        if (performance.now() - start > 10 * MEASURE_MS) break;
+      }
+      this.#msPerItemPermutation = best / Math.max(1, n);
+    }
+    return this.#msPerItemPermutation * n * permutations;
   }
 
   /** Calls `fn(step, app)` after each change; returns a function that stops it. */
@@ -191,6 +236,9 @@ class DemoApp {
         },
       };
     },
+
+    // Its arguments are refused at once; the comparison itself takes as long as it takes.
+    groups_compare: (args) => this.#compare(this.#compareInputs(args)),
 
     items_values: ({ ids: wanted, columns }) => {
       const cols = columns ? unique(columns).map((c) => this.#column(c)) : COLUMNS;
@@ -344,6 +392,57 @@ class DemoApp {
     return this.dataset.groups[item.group];
   }
 
+  /** groups_compare: the permutation test, in slices, the page answering between them. */
+  async #compare({ col, first, second, a, b, permutations }) {
+    const pooled = [...a, ...b];
+    const observed = Math.abs(mean(a) - mean(b));
+    const random = mulberry32(permutations ^ pooled.length);
+    const start = performance.now();
+    let done = 0;
+    let extreme = 0;
+    /** The time spent comparing, without the page's turns between slices. */
+    let busy = 0;
+    while (done < permutations) {
+      // A slice, then the page's turn: a long comparison never freezes the tab.
+      const sliceStart = performance.now();
+      while (done < permutations && performance.now() - sliceStart < SLICE_MS) {
+        const slice = permute(pooled, a.length, Math.min(1000, permutations - done), random, observed);
+        done += slice.done;
+        extreme += slice.extreme;
+      }
+      busy += performance.now() - sliceStart;
+      if (done < permutations) await new Promise((resolve) => setTimeout(resolve, 0));
+    }
+    const ms = performance.now() - start;
+    // A run long enough to time well measures the cost again.
+    if (busy >= MEASURE_MS) this.#msPerItemPermutation = busy / (permutations * Math.max(1, pooled.length));
+    return {
+      data: {
+        column: col.name,
+        groups: [
+          { group: first.name, count: a.length, mean: round(mean(a), 4) },
+          { group: second.name, count: b.length, mean: round(mean(b), 4) },
+        ],
+        difference: round(mean(a) - mean(b), 4),
+        permutations,
+        p_value: round((extreme + 1) / (permutations + 1), 6),
+        seconds: round(ms / 1000, 1),
+      },
+    };
+  }
+
+  /** groups_compare's checked arguments: the column, the two groups and their values. */
+  #compareInputs({ column, groups, permutations = PERMUTATIONS_DEFAULT }) {
+    const col = this.#column(column);
+    const [first, second] = groups.map((g) => this.#group(g));
+    if (first === second) throw new Error(`groups_compare needs two different groups, not ${quote(first.name)} twice.`);
+    const values = (g) => this.dataset.items.filter((i) => i.group === g.id).map((i) => i[col.name]);
+    const [a, b] = [values(first), values(second)];
+    const empty = [first, second].find((g, i) => ![a, b][i].length);
+    if (empty) throw new Error(`Group ${quote(empty.name)} has no items left to compare; history_undo can bring deleted items back.`);
+    return { col, first, second, a, b, permutations };
+  }
+
   #column(name) {
     const col = COLUMNS.find((c) => c.name === name);
     if (!col) throw new Error(`There is no column ${quote(name)}; the columns are x, y, score and size.`);
@@ -492,6 +591,33 @@ function listed(numbers) {
 function round(value, places) {
   const f = 10 ** places;
   return Math.round(value * f) / f + 0;
+}
+
+function mean(values) {
+  return values.reduce((x, y) => x + y, 0) / values.length;
+}
+
+/**
+ * `count` random relabellings of `pooled` (its first `split` items one group, the rest the
+ * other), shuffled in place: how many were done and how many had means at least `observed` apart.
+ */
+function permute(pooled, split, count, random, observed) {
+  const n = pooled.length;
+  const total = pooled.reduce((x, y) => x + y, 0);
+  let extreme = 0;
+  for (let k = 0; k < count; k += 1) {
+    let sum = 0;
+    for (let i = 0; i < split; i += 1) {
+      const j = i + Math.floor(random() * (n - i));
+      const v = pooled[j];
+      pooled[j] = pooled[i];
+      pooled[i] = v;
+      sum += v;
+    }
+    const diff = Math.abs(sum / split - (total - sum) / (n - split));
+    if (diff >= observed - 1e-12) extreme += 1;
+  }
+  return { done: count, extreme };
 }
 
 /**

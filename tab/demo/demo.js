@@ -1,66 +1,61 @@
-// The Tabrelay demo page: draws the app's data, shows the connection, the history and the
-// agents' calls, approves connect codes the person types, and answers the relay's calls.
-// Once a whole connect code is typed (or opened with the waiting page's link), the page asks
-// the relay once who wants it and says so (how long ago and from where the request started, a
-// warning when an unverified name looks like a well-known app's, in the relay's words); the
-// person approves or denies the code. A code opened from a link for an unverified client is
-// shown with its last characters hidden, and Approve needs them typed from the waiting page.
-// The person's side comes from the tab end's presence (../presence.js) and its elements: the
-// mode and each kind's Ask / Allow / Deny (deleting items is a confirm kind of this app), a
-// tool asked about or refused on its own, kept in localStorage; the tab states its tools with
-// what they make of each to the relay at once. A call that asks waits on the confirm card
-// (Allow once, This connection, Always, Deny; oldest first; withdrawn when the agent cancels,
-// the person presses Stop or the tab closes). The activity line shows each agent's turn with
-// Stop, then Undo turn (the history undoes the turn's steps) and Dismiss.
-// The dataset's switch "Agents see names and summaries only" (../data-guard.js) guards every
-// call before the permissions. The page shows the connector address to paste, with Copy.
-// The person sees the agent apps connected to this tab and forgets one with a press.
+// The Tabrelay demo page: draws the app's data, its history and the agents' calls, and answers
+// the relay's calls. The person's side is the tab end's, embedded as an app would:
+// - the Agents panel (../agents-panel.js, `<tabrelay-agents>`): the relay's status and the
+//   connector address with Copy, the connect code entry and approval (who asks, verified or
+//   not, how long ago and from where, the lookalike warning, the last characters of a linked
+//   code), the connections with Forget, the data switch, the mode and each kind, each tool;
+// - the confirm card and the activity line (../presence-elements.js) beside the chart.
+// The presence (../presence.js) runs every call through the person's permissions (deleting
+// items is a confirm kind of this app; comparing two groups with many permutations is heavy,
+// from the app's own measurement of its cost on this device) and the dataset's switch
+// "Agents see names and summaries only" (../data-guard.js) guards it first. "Another dataset"
+// shows a new dataset: every question waiting is withdrawn (the agent is told why).
 //
 // The relay it pairs with is its configuration's (./config.js, written by whoever serves the
 // page), never a query parameter: a link cannot point the page at another relay. Query
 // parameter: ?seed=<number> (default: a random one kept in sessionStorage, so a reload shows
 // the same data).
 
-import { RelayClient, connectCodeFromFragment, catalogueTools, normalCode, maskedCode, tailMatches, lookalikeSentence, CONSENT } from '../relay-client.js';
+import { RelayClient, catalogueTools } from '../relay-client.js';
 import { createPresence, NotRun } from '../presence.js';
 import { createDataSwitch, guardCall } from '../data-guard.js';
-import { ago } from '../presence-elements.js';
+import '../agents-panel.js';
 import { CATALOGUE } from '../generated/bundle.js';
-import { createDemoApp, pictureSize, PERSON, PICTURE_WIDTH_DEFAULT } from './app.js';
+import { createDemoApp, seedOf, pictureSize, PERSON, PICTURE_WIDTH_DEFAULT } from './app.js';
 import { RELAY } from './config.js';
 
 const SEED_KEY = 'tabrelay-demo:seed';
-/** A tool's own choice, beside its kinds: none (its kinds decide), ask first, or refuse. */
-const TOOL_CHOICES = { kinds: 'As its kinds say', ask: 'Ask me first', deny: 'Refuse' };
 /** The demo's confirm kinds, per tool, and why each asks. */
 const CONFIRM_KINDS = { items_delete: ['deletes-items'] };
 const KIND_WORDS = { 'deletes-items': 'it deletes items (a reload loses them for good)' };
-/** What a tool's calls do now, in words. */
-const NOW_WORDS = { runs: 'runs without asking', asks: 'asks you first', refused: 'refused' };
 const CALLS_SHOWN = 200;
 const NAME_CHARS = 80;
 /** What a call's agent is called when it gave no name. */
 const SOME_AGENT = 'an agent';
 /** Line breaks, control characters and direction marks: shown as spaces in a card. */
 const UNSHOWN = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
-/** A connect code's letters and digits (dashes and spaces aside). */
-const CODE_CHARS = 10;
-/** A whole code is described once typing has paused this long. */
-const DESCRIBE_AFTER_MS = 300;
+/** Why the questions waiting go when the person shows another dataset. */
+const ANOTHER_DATASET = 'the app showed another dataset';
 
 const $ = (id) => document.getElementById(id);
 const params = new URLSearchParams(location.search);
 
-const app = createDemoApp({ seed: seedOfPage(), picture });
+/** The shown dataset's seed. */
+let seed = seedOf(seedOfPage());
+let app = createDemoApp({ seed, picture });
+let unsubscribeApp = app.subscribe(render);
 const relayAddress = relayOfPage();
 const presence = createPresence({
   app: CATALOGUE.resource_prefix,
   tools: CATALOGUE.tools,
   confirmKinds: CONFIRM_KINDS,
   kindWords: KIND_WORDS,
-  stepOf: (result) => result?.data?.step ?? null,
+  // The app's own measurement of a call's cost on this device (groups_compare's permutations).
+  estimate: (call) => app.estimateMs(call.tool, call.args),
+  // A step is the dataset's: Undo turn takes back only the steps of the dataset shown.
+  stepOf: (result) => (result?.data?.step != null ? { app, step: result.data.step } : null),
   undoTurn: (steps) => {
-    app.undoSteps(steps, PERSON);
+    app.undoSteps(steps.filter((s) => s.app === app).map((s) => s.step), PERSON);
     relay?.step();
   },
   actionOf: (call) => actionOf(call.tool, call.args),
@@ -69,66 +64,29 @@ const relay = relayAddress
   ? new RelayClient({
       relay: relayAddress,
       handle,
-      onStatus: showStatus,
       onCancel: (id) => presence.cancel(id),
       tools: toolsStated(),
       dataset: app.dataset.name,
       onRefused: (call) => logCall(whoOf(call), call.tool, 'refused by your settings'),
-      onToolsRefused: (sentence) => {
-        $('settings-result').textContent = sentence;
-      },
     })
   : null;
 /** The person's switch "Agents see names and summaries only", kept per dataset (its name). */
 const dataSwitch = createDataSwitch({ app: CATALOGUE.resource_prefix });
 dataSwitch.follow(window);
-$('data-switch').dataSwitch = dataSwitch;
-$('data-switch').datasetId = app.dataset.name;
-$('connections').relay = relay;
 presence.onAsking = (q) => relay?.asking(q.call.id, q.sentence);
 presence.onAnswered = (q) => relay?.answered(q.call.id);
 // Stop ends the agents' turn: the agent's next call starts a new one.
 presence.onStopped = () => relay?.step();
 $('confirm').presence = presence;
 $('activity').presence = presence;
-$('permissions').presence = presence;
-/**
- * The codes described (normalized) and what the relay said: {client, host}, {sentence}, or
- * null while it is asked. Each describe is one of a code's few tries, so a code is asked once.
- */
-const described = new Map();
-/** The pending describe of the code being typed. */
-let describeTimer = null;
-/** Counts the person's Approve and Deny presses, so a late description does not talk over them. */
-let decisions = 0;
-/** The code requests (describe, approve, deny) one after another: the relay client keeps one per code. */
-let codeTurn = Promise.resolve();
-/**
- * The code opened from the waiting page's link (normalized), shown masked in the field: the
- * person confirms its last characters unless the relay says its client is verified.
- */
-let linked = null;
+Object.assign($('agents'), { relay, presence, dataSwitch, datasetId: app.dataset.name });
 
-$('dataset-name').textContent = app.dataset.name;
-renderSettings();
-$('settings').addEventListener('change', settingChanged);
-// The person's permissions changed (here or in another tab of the demo): the list follows.
+// The person's permissions changed (here or in another tab of the demo): the tools stated follow.
 presence.store.follow(window);
-presence.store.subscribe(() => {
-  renderSettings();
-  relay?.setTools(toolsStated());
-});
+presence.store.subscribe(() => relay?.setTools(toolsStated()));
 // The tab closing makes every question moot.
 window.addEventListener('pagehide', () => presence.withdrawAll('the tab is closing'));
-document.title = `${app.dataset.name} · Tabrelay demo`;
-$('relay').textContent = cut(String(RELAY));
-// The connector address agents are given: the relay's bare origin.
-const connectorAddress = relayAddress ? `${new URL(relayAddress).origin}/` : '';
-$('connector-address').textContent = connectorAddress || 'none (the configured relay is not an http or https address)';
-$('copy-address').disabled = !connectorAddress;
-$('copy-address').addEventListener('click', copyAddress);
-render();
-app.subscribe(render);
+showDataset();
 let resizing = false;
 window.addEventListener('resize', () => {
   if (resizing) return;
@@ -138,25 +96,49 @@ window.addEventListener('resize', () => {
     drawScreen();
   });
 });
-$('code-hint').textContent = `An agent that asks to use this tab shows a connect code on its waiting page. ${CONSENT.APPROVE_ONLY_YOURS}`;
-$('code-tail-label').textContent = CONSENT.TAIL_ASK;
-$('approve-form').addEventListener('submit', approve);
-$('deny').addEventListener('click', deny);
-$('code').addEventListener('input', () => {
-  // Typing in the field leaves the linked code: a whole code typed needs no extra step.
-  if (linked) {
-    linked = null;
-    $('code').value = '';
-    showTail(false);
-  }
-  codeEdited(false);
-});
 $('undo').addEventListener('click', undo);
-window.addEventListener('hashchange', offerCodeFromFragment);
-offerCodeFromFragment();
-if (!relay) showStatus('stopped', { reason: 'the relay address is not an http or https address' });
-else if (!window.isSecureContext) showStatus('stopped', { reason: 'this page must be opened over https or from localhost' });
+$('another-dataset').addEventListener('click', anotherDataset);
+if (!relay) $('agents').showStatus('stopped', { reason: 'the relay address is not an http or https address' });
+else if (!window.isSecureContext) $('agents').showStatus('stopped', { reason: 'this page must be opened over https or from localhost' });
 else relay.start();
+
+/** The dataset shown: its name in the page, the title and the plot. */
+function showDataset() {
+  $('dataset-name').textContent = app.dataset.name;
+  document.title = `${app.dataset.name} · Tabrelay demo`;
+  render();
+}
+
+/**
+ * The person shows another dataset (a new seed): every question waiting is withdrawn, the
+ * relay and the data switch follow the dataset, the history starts afresh.
+ */
+function anotherDataset() {
+  presence.withdrawAll(ANOTHER_DATASET);
+  seed = (seed + 1) % 1_000_000;
+  unsubscribeApp();
+  app = createDemoApp({ seed, picture });
+  unsubscribeApp = app.subscribe(render);
+  keepSeed(seed);
+  $('agents').datasetId = app.dataset.name;
+  relay?.setView({ dataset: app.dataset.name });
+  relay?.step();
+  showDataset();
+  $('dataset-said').textContent = `Now showing ${app.dataset.name}.`;
+}
+
+/** The seed shown, kept for a reload (in the address when it came from there). */
+function keepSeed(seed) {
+  if (params.has('seed')) {
+    params.set('seed', String(seed));
+    history.replaceState(null, '', `${location.pathname}?${params}${location.hash}`);
+  }
+  try {
+    sessionStorage.setItem(SEED_KEY, String(seed));
+  } catch {
+    // Storage may be off; the data then changes on reload.
+  }
+}
 
 function seedOfPage() {
   const given = params.get('seed');
@@ -192,41 +174,6 @@ function toolsStated() {
   return catalogueTools(Object.fromEntries(CATALOGUE.tools.map((t) => [t.name, presence.settingOf(t.name)])));
 }
 
-/** One row per tool: its title and name, the tool's own choice, and what a call does now. */
-function renderSettings() {
-  $('settings').replaceChildren(
-    ...CATALOGUE.tools.map((t) => {
-      const li = document.createElement('li');
-      const label = document.createElement('label');
-      label.htmlFor = `setting-${t.name}`;
-      label.textContent = t.title;
-      const code = document.createElement('code');
-      code.textContent = t.name;
-      label.append(' ', code);
-      const select = document.createElement('select');
-      select.id = `setting-${t.name}`;
-      select.dataset.tool = t.name;
-      for (const [value, words] of Object.entries(TOOL_CHOICES)) select.append(new Option(words, value));
-      select.value = presence.settings().tools[t.name] || 'kinds';
-      const now = document.createElement('span');
-      now.className = 'now';
-      now.id = `now-${t.name}`;
-      now.textContent = NOW_WORDS[presence.settingOf(t.name)];
-      select.setAttribute('aria-describedby', now.id);
-      li.append(label, select, now);
-      return li;
-    }),
-  );
-}
-
-/** The person changed a tool's own choice: kept, and the tab states its tools again. */
-function settingChanged(event) {
-  const select = event.target.closest('select[data-tool]');
-  if (!select) return;
-  presence.store.setTool(select.dataset.tool, select.value === 'kinds' ? null : select.value);
-  $('settings-result').textContent = `${select.dataset.tool} ${NOW_WORDS[presence.settingOf(select.dataset.tool)]}.`;
-}
-
 /** A call's agent as the page names it. */
 function whoOf(call) {
   return typeof call.agent === 'string' && call.agent.trim() ? call.agent : SOME_AGENT;
@@ -235,9 +182,6 @@ function whoOf(call) {
 /** Answers one call from an agent (after the person's Allow, if the tool asks) and logs it. */
 async function handle(call) {
   const who = whoOf(call);
-  // A connection made after the last list (its code was redeemed after the approve): list again.
-  const connections = $('connections').list;
-  if (connections && !connections.some((c) => c.id === call.connection?.id)) refreshConnections();
   try {
     // A refused tool never gets here (the relay client refuses it); the presence asks when a kind asks.
     // The dataset's switch first (a read it refuses never asks the person), then the permissions.
@@ -251,11 +195,15 @@ async function handle(call) {
   }
 }
 
-/** What a destructive call would do, in words, every part from outside cut to 80 characters. */
+/** What a call asked about would do, in words, every part from outside cut to 80 characters. */
 function actionOf(tool, args) {
   const ids = tool === 'items_delete' && Array.isArray(args?.ids) ? [...new Set(args.ids)] : [];
   if (ids.length === 1) return `delete item ${shown(ids[0])}`;
   if (ids.length > 1) return `delete ${ids.length} items (ids ${shown(ids.map(shown).join(', '))})`;
+  if (tool === 'groups_compare' && Array.isArray(args?.groups)) {
+    const [a, b] = args.groups.map((g) => shown(g));
+    return `compare ${shown(args.column)} between ${a} and ${b} (${Number(args.permutations ?? 10_000).toLocaleString('en')} permutations)`;
+  }
   return `use ${shown(tool)} with ${shown(JSON.stringify(args ?? {}))}`;
 }
 
@@ -269,7 +217,7 @@ function picture({ width, height }) {
   const canvas = document.createElement('canvas');
   canvas.width = width;
   canvas.height = height;
-  drawPlot(canvas.getContext('2d'), width, height);
+  drawPlot(canvas.getContext('2d'), width, height, { legend: true });
   return canvas.toDataURL('image/png');
 }
 
@@ -296,8 +244,12 @@ function drawScreen() {
   );
 }
 
-/** The plot as app.view() lays it out, highlighted items as HIGHLIGHT_MARKING says. */
-function drawPlot(ctx, width, height) {
+/**
+ * The plot as app.view() lays it out, highlighted items as HIGHLIGHT_MARKING says; `legend`:
+ * with the legend drawn in (a picture for an agent; the page has its own list below the plot,
+ * and a legend drawn over the screen's plot would hide the points under it).
+ */
+function drawPlot(ctx, width, height, { legend = false } = {}) {
   const view = app.view();
   const k = Math.min(2.5, Math.max(0.7, width / PICTURE_WIDTH_DEFAULT));
   const m = { left: 44 * k, right: 12 * k, top: 12 * k, bottom: 38 * k };
@@ -354,6 +306,7 @@ function drawPlot(ctx, width, height) {
 
   // The legend, top right, so a picture alone says which colour is which group (unless the
   // picture is too small for it; view_picture's description names the colours too).
+  if (!legend) return;
   const rowH = 16 * k;
   const labels = view.groups.map((g) => `${cut(g.name, 24)} (${g.count})`);
   const boxW = Math.max(...labels.map((l) => ctx.measureText(l).width)) + 28 * k;
@@ -417,259 +370,12 @@ function logCall(who, tool, outcome) {
   list.scrollTop = list.scrollHeight;
 }
 
-function showStatus(state, detail = {}) {
-  const status = $('status');
-  status.dataset.state = state;
-  // Only the connected state may contain the word "connected".
-  switch (state) {
-    case 'connected':
-      status.textContent = 'connected';
-      refreshConnections();
-      describeCode(); // A code typed or linked before the tab was connected.
-      break;
-    case 'connecting':
-      status.textContent = 'connecting…';
-      break;
-    case 'waiting':
-      status.textContent = `reconnecting in ${Math.max(1, Math.ceil((detail.wait || 0) / 1000))} s`;
-      break;
-    case 'refused':
-      status.textContent = `refused: ${detail.reason || `the relay closed the connection (code ${detail.code})`}`;
-      break;
-    case 'stopped':
-      status.textContent = `stopped: ${detail.reason}`;
-      break;
-    default:
-      status.textContent = 'stopped';
-  }
-}
-
-function offerCodeFromFragment() {
-  const code = connectCodeFromFragment(location.hash);
-  if (!code) return;
-  linked = wholeCode(code);
-  // Hidden until the relay says the client is verified: the person types them from the page.
-  $('code').value = linked ? maskedCode(linked) : code;
-  showTail(Boolean(linked));
-  delete $('approve-result').dataset.code;
-  $('approve-result').textContent =
-    'Check that this code matches the one on the waiting page, then press Approve.';
-  $('code').focus();
-  codeEdited(true);
-}
-
-/** Shows or hides the field for the linked code's last characters. */
-function showTail(show) {
-  $('tail-box').hidden = !show;
-  if (!show) $('code-tail').value = '';
-}
-
-/** The whole code the field stands for: the linked one, or the one typed. */
-function fieldCode() {
-  return linked ?? wholeCode($('code').value);
-}
-
-/**
- * A whole code as the relay reads it (capitals, no dashes or spaces, O as 0, I and L as 1), or
- * null. The relay answers with this form, and the relay client matches answers by it.
- */
-function wholeCode(text) {
-  const normal = String(text).replace(/[-\s]/g, '').toUpperCase().replace(/O/g, '0').replace(/[IL]/g, '1');
-  return normal.length === CODE_CHARS && /^[0-9A-Z]+$/.test(normal) ? normal : null;
-}
-
-/** The code field changed: what was said about another code goes; a whole code is described soon (or `now`). */
-function codeEdited(now) {
-  clearTimeout(describeTimer);
-  const code = fieldCode();
-  const asker = $('code-asker');
-  if (asker.dataset.code !== code) {
-    asker.textContent = '';
-    delete asker.dataset.code;
-  }
-  const result = $('approve-result');
-  if (result.dataset.code && result.dataset.code !== code) {
-    result.textContent = '';
-    delete result.dataset.code;
-  }
-  if (!code) return;
-  if (now) describeCode();
-  else describeTimer = setTimeout(describeCode, DESCRIBE_AFTER_MS);
-}
-
-/** Says who asks for the code in the field: from what the relay said, or by asking it once. */
-async function describeCode() {
-  clearTimeout(describeTimer);
-  const code = fieldCode();
-  if (!code) return;
-  if (described.has(code)) {
-    showDescription(code, described.get(code));
-    return;
-  }
-  if (!relay || relay.status !== 'connected') return; // Asked once the tab is connected.
-  described.set(code, null);
-  const asked = decisions;
-  let said;
-  try {
-    said = await inTurn(() => relay.describe(code));
-  } catch (err) {
-    // A request lost with the connection may not have reached the relay: ask again once connected.
-    if (relay.status !== 'connected') {
-      described.delete(code);
-      return;
-    }
-    said = { sentence: err.message };
-  }
-  described.set(code, said);
-  if (asked === decisions) showDescription(code, said);
-}
-
-/** Shows what the relay said about `code` if the field still holds it. */
-function showDescription(code, said) {
-  if (!said || fieldCode() !== code) return;
-  const asker = $('code-asker');
-  const result = $('approve-result');
-  const lookalike = $('code-lookalike');
-  lookalike.hidden = !said.lookalike;
-  lookalike.textContent = said.lookalike ? lookalikeSentence(shown(said.lookalike)) : '';
-  if (linked === code) {
-    // A verified client's link keeps one click; an unverified one's needs the last characters.
-    if (said.verified) $('code').value = code.slice(0, 5) + '-' + code.slice(5);
-    showTail(!said.verified);
-  }
-  if (said.sentence) {
-    asker.textContent = '';
-    delete asker.dataset.code;
-    result.textContent = said.sentence;
-    result.dataset.code = code;
-    return;
-  }
-  const calls = said.client && said.client !== said.verified ? `, which calls itself “${shown(said.client)}”,` : '';
-  const who = said.verified
-    ? `${shown(said.verified)} (verified domain: it publishes this app's client metadata)${calls}`
-    : said.client
-      ? `“${shown(said.client)}” (name given by the app, not verified)`
-      : 'An agent app that gave no name';
-  const back = said.host ? `; you will be sent back to ${shown(said.host)}` : '';
-  const started = Number.isFinite(said.age_ms) ? `It started ${ago(Date.now() - said.age_ms)}` : 'It started at an unknown time';
-  const where = said.place ? `, from ${shown(said.place)}.` : `. ${CONSENT.PLACE_UNKNOWN}`;
-  asker.textContent = `${who} asks to act in this tab${back}. ${started}${where}`;
-  asker.dataset.code = code;
-  if (result.dataset.code) {
-    result.textContent = '';
-    delete result.dataset.code;
-  }
-}
-
-/** Runs `request` once the code requests before it have settled. */
-function inTurn(request) {
-  const turn = codeTurn.then(request);
-  codeTurn = turn.catch(() => {});
-  return turn;
-}
-
-/** The person pressed Approve or Deny: no description is asked or shown for this press's code. */
-function decided() {
-  clearTimeout(describeTimer);
-  decisions += 1;
-  delete $('approve-result').dataset.code;
-}
-
-/**
- * `code` is decided: the field, what was said about it and the waiting page's link go; typed
- * again, the relay is asked again (and says the code is spent).
- */
-function codeDone(code) {
-  described.delete(wholeCode(code) ?? code);
-  linked = null;
-  showTail(false);
-  $('code').value = '';
-  $('code-asker').textContent = '';
-  delete $('code-asker').dataset.code;
-  $('code-lookalike').hidden = true;
-  $('code-lookalike').textContent = '';
-  if (connectCodeFromFragment(location.hash)) history.replaceState(null, '', location.pathname + location.search);
-}
-
-/** Approves the code the person typed; never runs without their press. */
-function approve(event) {
-  event.preventDefault();
-  const code = fieldCode();
-  if (linked && code === linked && !described.get(code)?.verified && !tailMatches(code, $('code-tail').value)) {
-    // Nothing is sent: only the person holding the waiting page knows these characters.
-    $('approve-result').textContent = $('code-tail').value.trim() ? CONSENT.TAIL_WRONG : CONSENT.TAIL_ASK;
-    $('code-tail').focus();
-    return undefined;
-  }
-  return decide('approve', 'Approving…', async (code) => {
-    const { client } = await relay.approve(code);
-    refreshConnections();
-    return `Connected to ${cut(client || 'the agent')}.`;
-  });
-}
-
-/** Denies the code the person typed: the waiting page sends the agent app back refused. */
-function deny() {
-  return decide('deny', 'Denying…', async (code) => {
-    await relay.deny(code);
-    const client = described.get(code)?.client;
-    return `Denied: ${client ? shown(client) : 'the agent app'} was refused.`;
-  });
-}
-
-/**
- * The person's decision on the typed code (`action` is 'approve' or 'deny'): both buttons off
- * while the relay is asked, `run(code)` with the whole code, and its sentence (or the error's)
- * shown.
- */
-async function decide(action, doing, run) {
-  const result = $('approve-result');
-  const typed = linked ?? $('code').value.trim();
-  if (!typed) {
-    result.textContent = 'Type the connect code shown on the waiting page.';
-    return;
-  }
-  if (!relay) {
-    result.textContent = `This page has no relay to ${action} the code with; its configuration (demo/config.js) names no valid relay address.`;
-    return;
-  }
-  decided();
-  $('approve').disabled = true;
-  $('deny').disabled = true;
-  result.textContent = doing;
-  try {
-    result.textContent = await inTurn(() => run(wholeCode(typed) ?? typed));
-    codeDone(typed);
-  } catch (err) {
-    result.textContent = err.message;
-  } finally {
-    $('approve').disabled = false;
-    $('deny').disabled = false;
-  }
-}
-
-/** Asks the relay for this tab's connections and shows them. */
-function refreshConnections() {
-  return $('connections').refresh();
-}
-
 function undo() {
   try {
     app.run('history_undo', {}, PERSON);
     relay?.step();
   } catch (err) {
     $('undo').title = err.message;
-  }
-}
-
-/** Copies the connector address; where the browser refuses, selects it for the person to copy. */
-async function copyAddress() {
-  try {
-    await navigator.clipboard.writeText(connectorAddress);
-    $('copy-result').textContent = 'Copied.';
-  } catch {
-    getSelection().selectAllChildren($('connector-address'));
-    $('copy-result').textContent = 'Selected: press Ctrl+C (⌘C) to copy it.';
   }
 }
 

@@ -46,7 +46,9 @@ test('another connection cannot cancel the call', async () => {
   const pending = mcpPost(mine, { jsonrpc: '2.0', id: 51, method: 'tools/call', params: { name: 'history_list', arguments: {} } });
   await waitFor(() => held.length === 1, 5000);
   assert.equal((await mcpPost(theirs, cancelled(51))).status, 202);
-  await new Promise((r) => setTimeout(r, 300));
+  // The relay answered 202 once the pairing took the cancellation; a round trip on the tab's
+  // socket after that comes back after any cancel the pairing sent the tab.
+  await tab.client.connections();
   assert.equal(cancels.length, 0);
   held[0].answer();
   const r = await pending;

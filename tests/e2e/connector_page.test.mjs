@@ -1,21 +1,15 @@
 // The connector address opened in a browser shows a page saying what it is and how to add it
 // in the agent apps, instead of a bare 405; an MCP client's GET (a stream, JSON, anything but
 // a page) still gets the endpoint's 405 naming POST.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { RELAY, APP_ORIGIN } from './harness.mjs';
-import { launchChromium } from './demo_harness.mjs';
+import { fileChromium } from './demo_harness.mjs';
 
-let browser;
-before(async () => {
-  browser = await launchChromium();
-});
-after(async () => {
-  await browser?.close();
-});
+const chromium = fileChromium();
 
 test('a browser opening the connector address sees what it is and how to add it', async () => {
-  const page = await browser.newPage();
+  const page = await (await chromium()).newPage();
   const r = await page.goto(`${RELAY}/`);
   assert.equal(r.status(), 200);
   assert.match(r.headers()['content-type'], /^text\/html/);

@@ -46,7 +46,7 @@ async function stateOf(page) {
 async function listed(page, expected) {
   await page.click('#connections [part=refresh]');
   const shows = (n) => {
-    const root = document.getElementById('connections').shadowRoot;
+    const root = document.querySelector('tabrelay-agents').shadowRoot.getElementById('connections').shadowRoot;
     return root.querySelectorAll('[part=item]').length === n && !/show here once/.test(root.querySelector('[part=empty]').textContent);
   };
   await page.waitForFunction(shows, expected, { timeout: 5_000 }).catch(() => {});
@@ -75,7 +75,7 @@ test('a linked code of an unverified client needs its last characters typed; a w
   const page = await openDemo(browser, `#tabrelay-connect=${waiting.code}`);
   assert.equal(await listed(page, 0), 0, 'a fresh browser: no connection');
 
-  await page.waitForFunction(() => document.getElementById('code-asker').textContent.trim() !== '', null, { timeout: 10_000 });
+  await page.waitForFunction(() => document.querySelector('tabrelay-agents').shadowRoot.getElementById('code-asker').textContent.trim() !== '', null, { timeout: 10_000 });
   assert.equal(await page.inputValue('#code'), `${waiting.code.slice(0, 7)}••••`, 'the last characters are hidden');
   assert.ok(await page.isVisible('#code-tail'), 'the field for them shows');
   assert.equal(await page.textContent('#code-tail-label'), CONSENT.TAIL_ASK);
@@ -103,7 +103,7 @@ test('a linked code of an unverified client needs its last characters typed; a w
   // The person holding the waiting page types the right tail: approved.
   await page.fill('#code-tail', right.toLowerCase());
   await page.click('#approve');
-  await page.waitForFunction(() => /Connected to/.test(document.getElementById('approve-result').textContent), null, { timeout: 10_000 });
+  await page.locator('#approve-result', { hasText: /Connected to/ }).waitFor({ timeout: 10_000 });
   const s = await waitForRedirect(waiting);
   assert.equal(s.state, 'approved');
   const t = await redeem({ client, code: new URL(s.redirect).searchParams.get('code'), verifier: pkce.verifier, redirectUri: LOOPBACK });
@@ -118,7 +118,7 @@ test('a whole code the person typed needs no extra step', async () => {
   await page.fill('#code', waiting.code);
   assert.ok(await page.isHidden('#tail-box'));
   await page.click('#approve');
-  await page.waitForFunction(() => /Connected to/.test(document.getElementById('approve-result').textContent), null, { timeout: 10_000 });
+  await page.locator('#approve-result', { hasText: /Connected to/ }).waitFor({ timeout: 10_000 });
   assert.equal(await stateOf(waiting), 'approved');
   await page.close();
 });

@@ -7,12 +7,12 @@
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { RELAY, sseEvents } from './harness.mjs';
-import { launchChromium, openDemo, connectThroughPage, cardSays, cardGone, choose, textOf, SHOW_MS } from './demo_harness.mjs';
+import { fileChromium, openDemo, connectThroughPage, cardSays, cardGone, choose, textOf, SHOW_MS } from './demo_harness.mjs';
 
 /** A cancelled call's request must end this soon, long before the relay's wait would end it. */
 const SETTLE_MS = 3_000;
 
-let browser;
+const chromium = fileChromium();
 let shared;
 
 after(async () => {
@@ -21,7 +21,6 @@ after(async () => {
     await opened.client.close().catch(() => {});
     await opened.page.close().catch(() => {});
   }
-  await browser?.close();
 });
 
 /** The demo page, paired and connected, and the SDK client the person approved in it. */
@@ -31,8 +30,7 @@ function session() {
 }
 
 async function open() {
-  browser = await launchChromium();
-  const page = await openDemo(browser);
+  const page = await openDemo(await chromium());
   const { client, provider } = await connectThroughPage(page, 'demo-confirm-e2e');
   return { page, client, provider };
 }

@@ -1,20 +1,13 @@
 // The demo page in a real headless Chromium lists the agent apps connected to the tab, and the
 // person's press of Forget ends one at once: the official SDK client's next call is refused,
 // and it is not let back in without the person approving a new code.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 import { HeadlessProvider } from './harness.mjs';
-import { launchChromium, openDemo, approveIn, connectThroughPage } from './demo_harness.mjs';
+import { fileChromium, openDemo, approveIn, connectThroughPage, focusedIn } from './demo_harness.mjs';
 
-let browser;
-
-before(async () => {
-  browser = await launchChromium();
-});
-after(async () => {
-  await browser?.close();
-});
+const chromium = fileChromium();
 
 /**
  * Approves through the page while `approving`; after that only records that it was asked. Drops
@@ -41,7 +34,7 @@ class OnceProvider extends HeadlessProvider {
 }
 
 test('the person sees the SDK client among the connections and forgets it; its next call is refused', async () => {
-  const page = await openDemo(browser);
+  const page = await openDemo(await chromium());
   // A fresh browser profile: a fresh pairing with no connections yet.
   await page.locator('#connections [part=empty]', { hasText: 'No agent app' }).waitFor({ timeout: 10_000 });
   assert.equal(await page.locator('#connections [part=item]').count(), 0);
@@ -68,7 +61,7 @@ test('the person sees the SDK client among the connections and forgets it; its n
   await page.locator('#connections [part=result]', { hasText: 'Forgot SDK e2e client: it can no longer act in this tab.' }).waitFor({ timeout: 10_000 });
   assert.equal(await items.count(), 0);
   assert.ok(await page.isVisible('#connections [part=empty]'));
-  assert.equal(await page.evaluate(() => document.activeElement?.shadowRoot?.activeElement?.getAttribute('part')), 'refresh', 'the focus is not lost with the button');
+  assert.equal(await focusedIn(page), 'refresh', 'the focus is not lost with the button');
 
   const approvals = provider.pages.length;
   // The relay answers 401, the refresh token is refused too, and the SDK asks for a new

@@ -2,22 +2,15 @@
 // decides: once the whole code is typed, or as soon as the waiting page's link opens it, it
 // names the app (as text, not verified) and the host the person goes back to; Deny sends the
 // waiting page back to the app with access_denied.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { register, pkcePair, openWaitingPage, waitForRedirect, assertDenied, RELAY, CALLBACK } from './harness.mjs';
-import { launchChromium, openDemo } from './demo_harness.mjs';
+import { fileChromium, openDemo } from './demo_harness.mjs';
 
 /** How long the page may take to describe a code: the debounce and one round trip. */
 const DESCRIBE_MS = 10_000;
 
-let browser;
-
-before(async () => {
-  browser = await launchChromium();
-});
-after(async () => {
-  await browser?.close();
-});
+const chromium = fileChromium();
 
 async function waitingPage(name, state = 'st-demo-decide') {
   const client = await register(name);
@@ -28,12 +21,12 @@ async function waitingPage(name, state = 'st-demo-decide') {
 
 /** Waits until `#code-asker` says something, and returns it. */
 async function askerSays(page) {
-  await page.waitForFunction(() => document.getElementById('code-asker').textContent.trim() !== '', null, { timeout: DESCRIBE_MS });
+  await page.waitForFunction(() => document.querySelector('tabrelay-agents').shadowRoot.getElementById('code-asker').textContent.trim() !== '', null, { timeout: DESCRIBE_MS });
   return page.textContent('#code-asker');
 }
 
 test('the person types the code, sees who asks, and denies it; the agent app is sent back refused', async () => {
-  const page = await openDemo(browser);
+  const page = await openDemo(await chromium());
   const waiting = await waitingPage('Decider <b>app</b>');
   assert.match(waiting.code, /^[0-9A-Z]{5}-[0-9A-Z]{5}$/);
   await page.locator('#code').pressSequentially(waiting.code.toLowerCase(), { delay: 20 });
@@ -46,7 +39,7 @@ test('the person types the code, sees who asks, and denies it; the agent app is 
   assert.doesNotMatch(await page.textContent('#approve-result'), /Connected|Denied/, 'nothing decided by typing');
 
   await page.click('#deny');
-  await page.waitForFunction(() => /Denied/.test(document.getElementById('approve-result').textContent), null, { timeout: 10_000 });
+  await page.locator('#approve-result', { hasText: /Denied/ }).waitFor({ timeout: 10_000 });
   assert.equal(await page.textContent('#approve-result'), 'Denied: Decider <b>app</b> was refused.');
   assert.equal(await page.inputValue('#code'), '', 'a denied code leaves the field');
 
@@ -56,7 +49,7 @@ test('the person types the code, sees who asks, and denies it; the agent app is 
 
 test('the waiting page’s link shows who asks without a press, and approves nothing', async () => {
   const waiting = await waitingPage('Linked app');
-  const page = await openDemo(browser, `#tabrelay-connect=${waiting.code}`);
+  const page = await openDemo(await chromium(), `#tabrelay-connect=${waiting.code}`);
   assert.equal(await page.inputValue('#code'), `${waiting.code.slice(0, 7)}••••`, 'an unverified client’s linked code is shown without its last characters');
 
   const asker = await askerSays(page);

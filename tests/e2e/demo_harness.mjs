@@ -2,6 +2,7 @@
 // the official SDK client connected through it, the person typing the connect code and
 // pressing Approve in the page.
 import assert from 'node:assert/strict';
+import { after } from 'node:test';
 import { chromium } from 'playwright-core';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -19,14 +20,38 @@ export function launchChromium() {
 }
 
 /**
+ * The file's Chromium, launched when first asked for and closed once the file's tests are
+ * done: `const chromium = fileChromium();` at the top of a test file, then `await chromium()`.
+ */
+export function fileChromium() {
+  let launched = null;
+  after(async () => {
+    const browser = await launched?.catch(() => null);
+    await browser?.close();
+  });
+  return () => (launched ||= launchChromium());
+}
+
+/** Waits until the demo page says it is connected to the relay. */
+export function connected(page) {
+  return page.locator('tabrelay-agents [part=status]', { hasText: /^connected$/ }).waitFor({ timeout: 15_000 });
+}
+
+/**
  * A new page of the demo app (seed 11; `query` adds to its query), once it says it is
  * connected to the relay (the one scripts/relay-up.sh configured it with).
  */
 export async function openDemo(browser, hash = '', query = '') {
   const page = await browser.newPage();
   await page.goto(`${APP_ORIGIN}/demo/?seed=11${query}${hash}`);
-  await page.waitForFunction(() => document.getElementById('status').textContent.includes('connected'), null, { timeout: 15_000 });
+  await connected(page);
   return page;
+}
+
+/** Reloads the demo page and waits until it is connected again. */
+export async function reloadDemo(page) {
+  await page.reload();
+  await connected(page);
 }
 
 /** The person's approval in `page`: types the code, presses Approve, waits for the answer. */
@@ -34,8 +59,18 @@ export function approveIn(page) {
   return async (code) => {
     await page.fill('#code', code);
     await page.click('#approve');
-    await page.waitForFunction(() => /Connected to/.test(document.getElementById('approve-result').textContent), null, { timeout: 10_000 });
+    await page.locator('#approve-result', { hasText: /Connected to/ }).waitFor({ timeout: 10_000 });
   };
+}
+
+/**
+ * A demo page of `browser` and the SDK client calling itself `name` that the person approved
+ * in it (`provider(page)`: its OAuth provider, approving in the page by default).
+ */
+export async function demoWithAgent(browser, name, provider) {
+  const page = await openDemo(browser);
+  const { client } = await connectThroughPage(page, name, provider?.(page));
+  return { page, client };
 }
 
 /** The SDK client connected through `page` (`provider` approves in it by default). */
@@ -69,6 +104,15 @@ export async function choose(page, choice) {
   await button.waitFor({ state: 'visible', timeout: SHOW_MS });
   await page.waitForFunction((c) => !document.querySelector('#confirm').shadowRoot.querySelector(`[part=${c}]`).disabled, choice, { timeout: SHOW_MS });
   await button.click();
+}
+
+/** The element with the focus, inside shadow roots too (the Agents panel's): its id, else its part. */
+export function focusedIn(page) {
+  return page.evaluate(() => {
+    let at = document.activeElement;
+    while (at?.shadowRoot?.activeElement) at = at.shadowRoot.activeElement;
+    return at?.id || at?.getAttribute('part') || at?.tagName.toLowerCase() || null;
+  });
 }
 
 /** Waits until no card shows. */

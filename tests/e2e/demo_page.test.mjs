@@ -1,22 +1,15 @@
 // The demo app in a real headless Chromium is the person's tab: it pairs with the relay, the
 // person types the connect code shown on the waiting page and approves it, and the official
 // SDK client's calls are answered by the page (its dataset, its picture, its history).
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { RELAY, APP_ORIGIN } from './harness.mjs';
-import { launchChromium, openDemo, connectThroughPage } from './demo_harness.mjs';
+import { fileChromium, openDemo, connectThroughPage } from './demo_harness.mjs';
 
-let browser;
-
-before(async () => {
-  browser = await launchChromium();
-});
-after(async () => {
-  await browser?.close();
-});
+const chromium = fileChromium();
 
 test('the person approves the code in the demo page and the agent’s calls are answered by it', async () => {
-  const page = await openDemo(browser);
+  const page = await openDemo(await chromium());
   const datasetName = await page.textContent('#dataset-name');
   // The person types the code the waiting page shows and presses Approve.
   const { client } = await connectThroughPage(page, 'demo-e2e');
@@ -42,23 +35,23 @@ test('the person approves the code in the demo page and the agent’s calls are 
 });
 
 test('the waiting page’s link opens the app with the code filled in, never approved by itself', async () => {
-  const page = await openDemo(browser, '#tabrelay-connect=ABCDE-12345');
+  const page = await openDemo(await chromium(), '#tabrelay-connect=ABCDE-12345');
   assert.equal(await page.inputValue('#code'), 'ABCDE-1••••', 'filled in, its last characters hidden until the client is known verified');
   assert.doesNotMatch(await page.textContent('#approve-result'), /Connected/);
   // The relay knows no such code: the page says so without a press.
-  await page.waitForFunction(() => /not waiting for approval/.test(document.getElementById('approve-result').textContent), null, { timeout: 10_000 });
+  await page.locator('#approve-result', { hasText: /not waiting for approval/ }).waitFor({ timeout: 10_000 });
   await page.fill('#code-tail', '2345');
   await page.click('#approve');
-  await page.waitForFunction(() => /not waiting for approval/.test(document.getElementById('approve-result').textContent), null, { timeout: 10_000 });
+  await page.locator('#approve-result', { hasText: /not waiting for approval/ }).waitFor({ timeout: 10_000 });
   await page.close();
 });
 
 test('the page shows the connector address to paste, and Copy puts it on the clipboard', async () => {
-  const page = await openDemo(browser);
+  const page = await openDemo(await chromium());
   await page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin: APP_ORIGIN });
   assert.equal(await page.textContent('#connector-address'), `${RELAY}/`);
   await page.getByRole('button', { name: 'Copy the connector address' }).click();
-  await page.waitForFunction(() => document.getElementById('copy-result').textContent === 'Copied.');
+  await page.locator('#copy-result', { hasText: /^Copied\.$/ }).waitFor();
   assert.equal(await page.evaluate(() => navigator.clipboard.readText()), `${RELAY}/`);
   await page.close();
 });

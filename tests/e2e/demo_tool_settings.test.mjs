@@ -2,21 +2,18 @@
 // kinds say (deleting asks by default), ask first, or refuse. A refused tool leaves the agent's
 // tool list and a call to it anyway is refused by the tab; the choice is kept across a reload,
 // and a tool set to ask shows the card.
-import { test, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { TOOL_REFUSED, STATUS_TOOL } from '../../tab/generated/bundle.js';
 import { waitFor } from './harness.mjs';
-import { launchChromium, openDemo, connectThroughPage, choose } from './demo_harness.mjs';
+import { fileChromium, demoWithAgent, choose, reloadDemo } from './demo_harness.mjs';
 
-let browser;
-after(async () => browser?.close());
+const chromium = fileChromium();
 
 const names = async (client) => (await client.listTools()).tools.map((t) => t.name);
 
 test('a tool the person refuses leaves the list, a call to it is refused, and the choice is kept', async () => {
-  browser = await launchChromium();
-  const page = await openDemo(browser);
-  const { client } = await connectThroughPage(page, 'demo-settings-e2e');
+  const { page, client } = await demoWithAgent(await chromium(), 'demo-settings-e2e');
   assert.equal(await page.inputValue('#setting-items_delete'), 'kinds');
   assert.equal(await page.textContent('#now-items_delete'), 'asks you first', 'deleting asks by default');
   assert.equal(await page.textContent('#now-dataset_describe'), 'runs without asking');
@@ -28,6 +25,8 @@ test('a tool the person refuses leaves the list, a call to it is refused, and th
   assert.match(del.description, /each call asks them in their tab first/);
   assert.deepEqual(before.map((t) => t.name), [...before.map((t) => t.name)].sort());
 
+  assert.equal(await page.locator('#setting-items_delete').isVisible(), false, 'each tool’s choice is folded away at first');
+  await page.click('#tools-title');
   await page.selectOption('#setting-items_delete', 'deny');
   await waitFor(async () => !(await names(client)).includes('items_delete'));
   assert.ok((await names(client)).includes(STATUS_TOOL));
@@ -44,9 +43,9 @@ test('a tool the person refuses leaves the list, a call to it is refused, and th
   const dataset = await page.textContent('#dataset-name');
   assert.ok(status.content[0].text.includes(JSON.stringify(dataset)), 'the shown dataset is named');
 
-  await page.reload();
-  await page.waitForFunction(() => document.getElementById('status').textContent.includes('connected'), null, { timeout: 15_000 });
+  await reloadDemo(page);
   assert.equal(await page.inputValue('#setting-items_delete'), 'deny', 'the choice is kept');
+  assert.equal(await page.locator('#setting-items_delete').isVisible(), true, 'a choice made shows unfolded');
 
   await page.selectOption('#setting-item_set_value', 'ask');
   await waitFor(async () => {

@@ -12,6 +12,7 @@ import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 import { RelayClient, signProof, PROTOCOL_VERSION, BUNDLE_DIGEST } from '../../tab/relay-client.js';
 import { TAB_PATH, TAB_KEY_PARAM } from '../../tab/generated/bundle.js';
 import { createDemoApp } from '../../tab/demo/app.js';
+import { MemoryStorage as PlainStorage } from '../js/memory_storage.mjs';
 
 export let RELAY = process.env.TABRELAY_URL;
 export const APP_ORIGIN = process.env.TABRELAY_APP_ORIGIN;
@@ -42,19 +43,10 @@ export class MemoryKeys {
 }
 
 /** A localStorage stand-in and the browser's pairing keys (`keys`): one per simulated browser. */
-export class MemoryStorage {
+export class MemoryStorage extends PlainStorage {
   constructor() {
-    this.map = new Map();
+    super();
     this.keys = new MemoryKeys();
-  }
-  getItem(k) {
-    return this.map.has(k) ? this.map.get(k) : null;
-  }
-  setItem(k, v) {
-    this.map.set(k, String(v));
-  }
-  removeItem(k) {
-    this.map.delete(k);
   }
 }
 
@@ -425,4 +417,29 @@ export function freePort() {
       s.close(() => resolve(port));
     });
   });
+}
+
+/**
+ * Starts a relay of the test's own on wrangler dev (a free port, `state` as its storage, a
+ * fresh signing key unless `key` is given, the test's app origin, and `vars` on top), and waits
+ * until it answers. Returns `{ url, key, stop }`; `stop` kills wrangler and its workerd.
+ */
+export async function startRelay({ state, key = randomBytes(48).toString('base64url'), vars = {}, env = process.env, stdio = 'ignore' }) {
+  const { spawn } = await import('node:child_process');
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const all = { RELAY_SIGNING_KEY: key, ALLOWED_ORIGINS: APP_ORIGIN, APP_URL: `${APP_ORIGIN}/demo/`, ...vars };
+  const args = ['dev', '--ip', '127.0.0.1', '--port', String(port), '--persist-to', state, '--show-interactive-dev-session=false'];
+  for (const [name, value] of Object.entries(all)) args.push('--var', `${name}:${value}`);
+  const root = new URL('../../', import.meta.url).pathname;
+  const relay = spawn('wrangler', args, { cwd: root, detached: true, stdio, env });
+  const stop = () => {
+    try {
+      process.kill(-relay.pid, 'SIGKILL'); // wrangler and its workerd
+    } catch {
+      // Already gone.
+    }
+  };
+  await waitFor(async () => (await fetch(`${url}/health`).catch(() => null))?.ok, 60_000, 200);
+  return { url, key, stop };
 }

@@ -1,5 +1,6 @@
 // Load (not timed): 2,000 calls from 64 concurrent clients across 50 pairings with two tabs
-// each, focus moving meanwhile; every answer reaches exactly its own caller and none is lost.
+// and three connections each (calls spread over the connections), focus moving meanwhile; every
+// answer reaches exactly its own caller and none is lost.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { openTab, accessToken, callTool, MemoryStorage, dataOf } from './harness.mjs';
@@ -8,15 +9,18 @@ import { createDemoApp } from '../../tab/demo/app.js';
 const PAIRINGS = 50;
 const CALLS = 2000;
 const CLIENTS = 64;
+const CONNECTIONS = 3;
 
-test('2,000 calls, 64 clients, 50 pairings × 2 tabs: every answer to its own caller', { timeout: 600_000 }, async () => {
+test('2,000 calls, 64 clients, 50 pairings × 2 tabs × 3 connections: every answer to its own caller', { timeout: 600_000 }, async () => {
   const started = Date.now();
   const pairings = [];
   for (let p = 0; p < PAIRINGS; p++) {
     const storage = new MemoryStorage();
     const seed = 1000 + p; // each pairing's data differs, so a misrouted answer shows
     const tabs = [await openTab({ storage, seed }), await openTab({ storage, seed })];
-    pairings.push({ seed, tabs, token: await accessToken(tabs[0]), expected: createDemoApp({ seed }) });
+    const tokens = [];
+    for (let c = 0; c < CONNECTIONS; c++) tokens.push(await accessToken(tabs[c % 2]));
+    pairings.push({ seed, tabs, tokens, expected: createDemoApp({ seed }) });
   }
   const setUp = Date.now() - started;
   let next = 0;
@@ -32,7 +36,10 @@ test('2,000 calls, 64 clients, 50 pairings × 2 tabs: every answer to its own ca
       if (n >= CALLS) return;
       const p = pairings[n % PAIRINGS];
       const id = 1 + ((n * 7919) % 280);
-      const result = await callTool(p.token, 'items_values', { ids: [id], columns: ['x', 'score'] }, n);
+      // Consecutive calls to a pairing come from its connections in turn, with the same JSON-RPC
+      // ids on each connection at once: an answer routed by id alone would reach the wrong one.
+      const token = p.tokens[Math.floor(n / PAIRINGS) % CONNECTIONS];
+      const result = await callTool(token, 'items_values', { ids: [id], columns: ['x', 'score'] }, Math.floor(n / (PAIRINGS * CONNECTIONS)));
       const item = result.isError ? null : dataOf(result).items[0];
       const want = p.expected.dataset.items.find((i) => i.id === id);
       if (!item || item.id !== id || item.x !== want.x || item.score !== want.score) wrong.push({ n, result });

@@ -11,15 +11,13 @@
 // anything, as a token of a pairing whose storage is gone would.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { createHash, createHmac, randomBytes } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
-import { openTab, useRelay, waitFor, connectByHand, refresh, postForm, mcpPost, APP_ORIGIN, freePort, register, pkcePair, askForCode, CALLBACK } from './harness.mjs';
+import { openTab, useRelay, connectByHand, refresh, postForm, mcpPost, startRelay, register, pkcePair, askForCode, CALLBACK } from './harness.mjs';
 
-const root = new URL('../../', import.meta.url).pathname;
 const work = mkdtempSync(join(tmpdir(), 'tabrelay-outsiders-'));
 const pairingDir = join(work, 'state', 'v3', 'do', 'tabrelay-Pairing');
 const codeDir = join(work, 'state', 'v3', 'do', 'tabrelay-ConnectCode');
@@ -30,12 +28,8 @@ let tab;
 let owner; // a real connection of the tab's pairing
 
 before(async () => {
-  const port = await freePort();
-  relayUrl = `http://127.0.0.1:${port}`;
-  relay = spawn('wrangler', ['dev', '--ip', '127.0.0.1', '--port', String(port), '--persist-to', join(work, 'state'), '--show-interactive-dev-session=false',
-    '--var', `RELAY_SIGNING_KEY:${KEY}`, '--var', `ALLOWED_ORIGINS:${APP_ORIGIN}`, '--var', `APP_URL:${APP_ORIGIN}/demo/`],
-  { cwd: root, detached: true, stdio: 'ignore' });
-  await waitFor(async () => (await fetch(`${relayUrl}/health`).catch(() => null))?.ok, 60_000, 200);
+  relay = await startRelay({ state: join(work, 'state'), key: KEY });
+  relayUrl = relay.url;
   useRelay(relayUrl);
   tab = await openTab({ relay: relayUrl, seed: 71 });
   assert.equal(tab.connected.status, 'connected');
@@ -44,11 +38,7 @@ before(async () => {
 
 after(() => {
   tab?.close();
-  try {
-    process.kill(-relay.pid, 'SIGKILL'); // wrangler and its workerd
-  } catch {
-    // Already gone.
-  }
+  relay?.stop();
   rmSync(work, { recursive: true, force: true });
 });
 

@@ -3,20 +3,17 @@
 // next calls of the kind run (another connection is still asked), Always sets the kind to Allow
 // (the permissions show it, agents' list says the tool runs), Deny and Escape refuse. The first
 // card takes the focus on Deny, unless the person is typing elsewhere.
-import { test, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { waitFor } from './harness.mjs';
-import { launchChromium, openDemo, connectThroughPage, namedProvider, cardSays, cardGone, choose, textOf } from './demo_harness.mjs';
+import { fileChromium, openDemo, connectThroughPage, namedProvider, cardSays, cardGone, choose, textOf, reloadDemo, focusedIn } from './demo_harness.mjs';
 
-let browser;
-after(async () => browser?.close());
-
+const chromium = fileChromium();
 
 const history = (page) => page.textContent('#history');
 
 test('Allow once, This connection, Always and Deny each do what they say', async () => {
-  browser = await launchChromium();
-  const page = await openDemo(browser);
+  const page = await openDemo(await chromium());
   const { client } = await connectThroughPage(page, 'choices-a', namedProvider(page, 'Agent A'));
 
   // Allow once: that call runs; the next one asks again. The card took the focus on Deny.
@@ -61,7 +58,7 @@ test('Allow once, This connection, Always and Deny each do what they say', async
   call = other.callTool({ name: 'items_delete', arguments: { ids: [6] } });
   await cardSays(page, /^Agent B asks to delete item 6\./);
   await new Promise((r) => setTimeout(r, 600)); // past the card's arming
-  assert.equal(await page.evaluate(() => document.activeElement.id), 'code', 'the focus stays where the person types');
+  assert.equal(await focusedIn(page), 'code', 'the focus stays where the person types');
   await page.keyboard.type('CD');
   assert.equal(await page.inputValue('#code'), 'ABCD');
 
@@ -74,8 +71,7 @@ test('Allow once, This connection, Always and Deny each do what they say', async
   const free = await other.callTool({ name: 'items_delete', arguments: { ids: [7] } });
   assert.equal(free.isError, false);
   assert.match(await history(page), /Agent B: Deleted item 7/);
-  await page.reload();
-  await page.waitForFunction(() => document.getElementById('status').textContent.includes('connected'), null, { timeout: 15_000 });
+  await reloadDemo(page);
   assert.equal(await page.locator('#permissions [part=kind][data-kind="deletes-items"]').inputValue(), 'allow', 'Always is kept');
   await client.close();
   await other.close();

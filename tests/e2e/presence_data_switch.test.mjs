@@ -4,18 +4,15 @@
 // sentence before they run, and a summary comes without its minimum, maximum and median, with a
 // sentence saying so. The notice says what agents are sent, and that small groups can reveal
 // values, until Got it; the switch is kept across a reload.
-import { test, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { dataOf, dataOfText } from './harness.mjs';
-import { launchChromium, openDemo, connectThroughPage, textOf } from './demo_harness.mjs';
+import { fileChromium, demoWithAgent, textOf, reloadDemo } from './demo_harness.mjs';
 
-let browser;
-after(async () => browser?.close());
+const chromium = fileChromium();
 
 test('the switch refuses a cell read and leaves out a minimum', async () => {
-  browser = await launchChromium();
-  const page = await openDemo(browser);
-  const { client } = await connectThroughPage(page, 'data-switch-e2e');
+  const { page, client } = await demoWithAgent(await chromium(), 'data-switch-e2e');
   const toggle = page.locator('#data-switch [part=switch]');
   assert.equal(await toggle.isChecked(), false, 'free reading is the default');
   assert.match(await page.textContent('#data-switch [part=notice]'), /single items’ values and pictures of the view/);
@@ -47,8 +44,7 @@ test('the switch refuses a cell read and leaves out a minimum', async () => {
 
   await page.locator('#data-switch [part=got-it]').click();
   assert.equal(await page.locator('#data-switch [part=notice]').isHidden(), true);
-  await page.reload();
-  await page.waitForFunction(() => document.getElementById('status').textContent.includes('connected'), null, { timeout: 15_000 });
+  await reloadDemo(page);
   assert.equal(await page.locator('#data-switch [part=switch]').isChecked(), true, 'kept for this dataset');
   assert.equal(await page.locator('#data-switch [part=notice]').isHidden(), true, 'the notice once per dataset');
   assert.equal((await client.callTool({ name: 'items_values', arguments: { ids: [1] } })).isError, true);

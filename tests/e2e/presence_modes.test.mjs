@@ -3,22 +3,19 @@
 // delete; "Read only" takes every change out of the agents' list and refuses a call to one
 // anyway while reads run; "Allow everything undoable" lets changes run and still asks before a
 // delete. The mode is kept across a reload.
-import { test, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { TOOL_REFUSED } from '../../tab/generated/bundle.js';
 import { waitFor } from './harness.mjs';
-import { launchChromium, openDemo, connectThroughPage, cardSays, choose } from './demo_harness.mjs';
+import { fileChromium, demoWithAgent, cardSays, choose, reloadDemo } from './demo_harness.mjs';
 
-let browser;
-after(async () => browser?.close());
+const chromium = fileChromium();
 
 const CHANGES = ['items_highlight', 'item_set_value', 'group_rename', 'items_delete', 'history_undo'];
 const settingsOf = async (client) => Object.fromEntries((await client.listTools()).tools.map((t) => [t.name, t._meta?.['tabrelay/setting']]));
 
 test('each mode decides what runs, what asks and what is refused', async () => {
-  browser = await launchChromium();
-  const page = await openDemo(browser);
-  const { client } = await connectThroughPage(page, 'modes-e2e');
+  const { page, client } = await demoWithAgent(await chromium(), 'modes-e2e');
   const mode = page.locator('#permissions [part=mode]');
   assert.equal(await mode.inputValue(), 'careful');
   assert.equal(await mode.locator('option:checked').textContent(), 'Ask before heavy or irreversible');
@@ -44,8 +41,7 @@ test('each mode decides what runs, what asks and what is refused', async () => {
   assert.doesNotMatch(await page.textContent('#history'), /Set score of item 1/);
   assert.equal(await page.locator('#permissions [part=kind][data-kind=change]').inputValue(), 'deny', 'the kinds show the mode');
 
-  await page.reload();
-  await page.waitForFunction(() => document.getElementById('status').textContent.includes('connected'), null, { timeout: 15_000 });
+  await reloadDemo(page);
   assert.equal(await page.locator('#permissions [part=mode]').inputValue(), 'read-only', 'the mode is kept');
 
   await page.locator('#permissions [part=mode]').selectOption('undoable');

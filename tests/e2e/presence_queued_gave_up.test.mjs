@@ -2,18 +2,15 @@
 // wait is given up (the relay cancels it in the tab), so it never runs later, when the person
 // answers the card ahead of it. The card's own call stays asked: it runs on Allow, and the agent
 // was told the person is being asked. Demo page in headless Chromium, the official SDK client.
-import { test, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { CALL_WAIT_MS, waitFor } from './harness.mjs';
-import { launchChromium, openDemo, connectThroughPage, cardSays, choose, cardGone, textOf } from './demo_harness.mjs';
+import { fileChromium, demoWithAgent, cardSays, choose, cardGone, textOf } from './demo_harness.mjs';
 
-let browser;
-after(async () => browser?.close());
+const chromium = fileChromium();
 
 test('a call queued behind a card past the relay’s wait never runs', async () => {
-  browser = await launchChromium();
-  const page = await openDemo(browser);
-  const { client } = await connectThroughPage(page, 'queued-e2e');
+  const { page, client } = await demoWithAgent(await chromium(), 'queued-e2e');
   const options = { timeout: CALL_WAIT_MS * 3 };
   const asked = client.callTool({ name: 'items_delete', arguments: { ids: [1] } }, undefined, options);
   await cardSays(page, /delete item 1\./);

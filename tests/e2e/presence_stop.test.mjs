@@ -2,18 +2,15 @@
 // SDK client as the agent: while a card of its turn waits and more calls of the turn queue
 // behind it, Stop withdraws the card and refuses every one of them, none runs, the line says
 // stopped, and the agent's next call (a new turn) runs.
-import { test, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { dataOf } from './harness.mjs';
-import { launchChromium, openDemo, connectThroughPage, cardSays, cardGone, activityLines, textOf, SHOW_MS } from './demo_harness.mjs';
+import { fileChromium, demoWithAgent, cardSays, cardGone, activityLines, textOf, SHOW_MS } from './demo_harness.mjs';
 
-let browser;
-after(async () => browser?.close());
+const chromium = fileChromium();
 
 test('Stop mid-turn withdraws the card and refuses the turn’s queued calls', async () => {
-  browser = await launchChromium();
-  const page = await openDemo(browser);
-  const { client } = await connectThroughPage(page, 'stop-e2e');
+  const { page, client } = await demoWithAgent(await chromium(), 'stop-e2e');
   const before = dataOf(await client.callTool({ name: 'items_values', arguments: { ids: [2] } })).items[0].score;
 
   const asked = client.callTool({ name: 'items_delete', arguments: { ids: [1] } });

@@ -1,16 +1,13 @@
 // Two agents at once are two activity lines, in the demo page in headless Chromium with two
 // official SDK clients: each line names its agent, Stop on one leaves the other acting.
-import { test, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { launchChromium, openDemo, connectThroughPage, namedProvider, cardSays, choose, activityLines, textOf, SHOW_MS } from './demo_harness.mjs';
+import { fileChromium, openDemo, connectThroughPage, namedProvider, cardSays, choose, activityLines, textOf, SHOW_MS } from './demo_harness.mjs';
 
-let browser;
-after(async () => browser?.close());
-
+const chromium = fileChromium();
 
 test('two agents acting at once are two lines, each stopped on its own', async () => {
-  browser = await launchChromium();
-  const page = await openDemo(browser);
+  const page = await openDemo(await chromium());
   const { client: a } = await connectThroughPage(page, 'two-a', namedProvider(page, 'Agent A'));
   const { client: b } = await connectThroughPage(page, 'two-b', namedProvider(page, 'Agent B'));
 

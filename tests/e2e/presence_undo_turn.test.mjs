@@ -2,18 +2,15 @@
 // once the agent's turn is done with steps, its activity line offers Undo turn; pressing it
 // restores the dataset as it was before the turn (the agent reads the old values back) and
 // the history says the turn was undone. Dismiss then takes the line away.
-import { test, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { dataOf, waitFor } from './harness.mjs';
-import { launchChromium, openDemo, connectThroughPage, activityLines, SHOW_MS } from './demo_harness.mjs';
+import { fileChromium, demoWithAgent, activityLines, SHOW_MS } from './demo_harness.mjs';
 
-let browser;
-after(async () => browser?.close());
+const chromium = fileChromium();
 
 test('Undo turn restores what the agent’s turn changed', async () => {
-  browser = await launchChromium();
-  const page = await openDemo(browser);
-  const { client } = await connectThroughPage(page, 'undo-e2e');
+  const { page, client } = await demoWithAgent(await chromium(), 'undo-e2e');
   const read = async () => dataOf(await client.callTool({ name: 'items_values', arguments: { ids: [1, 2, 3] } })).items;
   const describe = async () => dataOf(await client.callTool({ name: 'dataset_describe', arguments: {} }));
   const before = await read();

@@ -14,17 +14,21 @@ async function twoTabs() {
 
 const nameVia = async (token) => dataOf(await callTool(token, 'dataset_describe')).name;
 
+/** Tells the pairing `tab` is focused or not, and waits until the pairing has read it: a round
+ * trip on the same socket (the connection list) comes back only after the focus message. */
+async function focus(tab, focused) {
+  tab.client.setFocused(focused);
+  await tab.client.connections();
+}
+
 test('calls go to the tab focused last, the newest on a tie', async () => {
   const { a, b, token } = await twoTabs();
   assert.equal(await nameVia(token), b.app.dataset.name, 'the newest tab, neither focused since');
-  a.client.setFocused(true);
-  await new Promise((r) => setTimeout(r, 100));
+  await focus(a, true);
   assert.equal(await nameVia(token), a.app.dataset.name);
-  a.client.setFocused(false); // losing focus hands nothing on
-  await new Promise((r) => setTimeout(r, 100));
+  await focus(a, false); // losing focus hands nothing on
   assert.equal(await nameVia(token), a.app.dataset.name);
-  b.client.setFocused(true);
-  await new Promise((r) => setTimeout(r, 100));
+  await focus(b, true);
   assert.equal(await nameVia(token), b.app.dataset.name);
   a.close();
   b.close();
@@ -43,8 +47,7 @@ test('focus moving mid-call: the call is answered by its tab, the next goes to t
   };
   const pending = callTool(token, 'dataset_describe');
   await waitFor(() => entered, 5000);
-  a.client.setFocused(true);
-  await new Promise((r) => setTimeout(r, 100));
+  await focus(a, true);
   assert.equal(await nameVia(token), a.app.dataset.name, 'the next call goes to the newly focused tab');
   release();
   assert.equal(dataOf(await pending).name, b.app.dataset.name, 'the held call is answered by its own tab');

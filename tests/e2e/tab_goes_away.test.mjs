@@ -2,7 +2,7 @@
 // never a wait; the next call goes to a tab still open; a dropped tab reconnects by itself.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { openTab, accessToken, callTool, MemoryStorage, waitFor, dataOf } from './harness.mjs';
+import { openTab, accessToken, callTool, MemoryStorage, waitFor, dataOf, connectedTabs } from './harness.mjs';
 
 test('a tab closed mid-call fails the call at once; the other tab takes the next', async () => {
   const storage = new MemoryStorage();
@@ -34,7 +34,7 @@ test('a pairing with no tab open answers with a sentence saying to open the app'
   const tab = await openTab();
   const token = await accessToken(tab);
   tab.close();
-  await new Promise((r) => setTimeout(r, 300));
+  await waitFor(async () => (await connectedTabs(token)) === 0, 5000);
   const started = Date.now();
   const result = await callTool(token, 'history_list');
   assert.ok(Date.now() - started < 3000);

@@ -6,7 +6,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { RELAY } from './harness.mjs';
-import { launchChromium, openDemo } from './demo_harness.mjs';
+import { launchChromium, openDemo, reloadDemo } from './demo_harness.mjs';
 
 /** What the page can learn of its stored pairing key for `origin`. */
 function inspectKey(origin) {
@@ -65,8 +65,7 @@ test('the stored pairing key cannot be exported, and is the one the socket names
     assert.equal(seen.oldSecret, null, 'the old tab secret was removed');
     const named = new URL(sockets.at(-1)).searchParams.get('key');
     assert.equal(named, seen.publicB64, 'the socket names the stored pair’s public key');
-    await page.reload();
-    await page.waitForFunction(() => document.getElementById('status').textContent.includes('connected'), null, { timeout: 15_000 });
+    await reloadDemo(page);
     const again = await page.evaluate(inspectKey, new URL(RELAY).origin);
     assert.equal(again.publicB64, seen.publicB64, 'a reload keeps the key (and so the pairing)');
     assert.equal(new URL(sockets.at(-1)).searchParams.get('key'), seen.publicB64);

@@ -8,7 +8,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:net';
 import { openTab, accessToken, callTool, MemoryStorage, connectedTabs, RELAY, APP_ORIGIN } from './harness.mjs';
-import { launchChromium } from './demo_harness.mjs';
+import { launchChromium, connected } from './demo_harness.mjs';
 import { CLOSE } from '../../tab/relay-client.js';
 
 test('a proof signed for another relay origin is refused, even with the pairing’s own key', async () => {
@@ -47,7 +47,7 @@ test('a link naming another relay does not change where the demo app connects', 
     const sockets = [];
     page.on('websocket', (ws) => sockets.push(ws.url()));
     await page.goto(`${APP_ORIGIN}/demo/?relay=${encodeURIComponent(attacker)}&seed=11#tabrelay-connect=ABCDE-FGHJK`);
-    await page.waitForFunction(() => document.getElementById('status').textContent.includes('connected'), null, { timeout: 15_000 });
+    await connected(page);
     assert.equal(await page.textContent('#relay'), RELAY, 'the page shows its configured relay');
     await new Promise((r) => setTimeout(r, 500));
     assert.equal(reached, 0, 'nothing went to the relay the link named');

@@ -53,7 +53,15 @@ async function listen(token, notifications = { toolsListChanged: true }) {
   return { events, changes, stop: () => (abort.abort(), reading) };
 }
 
-const quiet = () => new Promise((r) => setTimeout(r, 400));
+/**
+ * Waits until the pairing has read everything `tabs` sent (a round trip on each tab's socket
+ * comes back after it), then a moment for a notification it wrote to cross the Worker: a change
+ * the step made would be on the stream by then. (The stream carries no marker to wait on.)
+ */
+async function quiet(...tabs) {
+  for (const tab of tabs) await tab.client.connections();
+  await new Promise((r) => setTimeout(r, 250));
+}
 
 test('subscriptions/listen says when the focused tab’s list changes', async () => {
   const storage = new MemoryStorage();
@@ -68,23 +76,23 @@ test('subscriptions/listen says when the focused tab’s list changes', async ()
   await waitFor(() => s.changes() === 1);
 
   a.client.setTools([toolDef('one'), toolDef('two')]);
-  await quiet();
+  await quiet(a);
   assert.equal(s.changes(), 1, 'the same list again is no change');
 
   const b = await openTab({ storage, tools: [toolDef('one'), toolDef('two')] });
-  await quiet();
+  await quiet(b);
   a.client.setFocused(true);
   b.client.setFocused(true);
-  await quiet();
+  await quiet(a, b);
   // b's welcome focused it before its list came (one change to the bundled list and one back at
   // most); moving focus between equal lists is none.
   const settled = s.changes();
   a.client.setFocused(true);
-  await quiet();
+  await quiet(a);
   assert.equal(s.changes(), settled, 'focus moving between equal lists is no change');
 
   b.client.setTools([toolDef('three')]);
-  await quiet();
+  await quiet(b);
   assert.equal(s.changes(), settled, 'a tab that is not focused changing its list is no change');
   b.client.setFocused(true);
   await waitFor(() => s.changes() === settled + 1);
@@ -104,7 +112,7 @@ test('a listener that did not ask for tool changes hears none', async () => {
   await waitFor(() => s.events.length >= 1);
   assert.deepEqual(s.events[0].params.notifications, {});
   a.client.setTools([toolDef('one'), toolDef('two')]);
-  await quiet();
+  await quiet(a);
   assert.equal(s.changes(), 0);
   await s.stop();
   a.close();

@@ -7,17 +7,7 @@ import assert from 'node:assert/strict';
 import { CATALOGUE } from '../../tab/generated/bundle.js';
 import { dataClassOf, refusalBefore, leaveOut, createDataSwitch, guardCall, DATA_SENTENCES } from '../../tab/data-guard.js';
 
-class Storage {
-  constructor() {
-    this.map = new Map();
-  }
-  getItem(k) {
-    return this.map.has(k) ? this.map.get(k) : null;
-  }
-  setItem(k, v) {
-    this.map.set(k, String(v));
-  }
-}
+import { MemoryStorage as Storage } from './memory_storage.mjs';
 
 test('every tool of the bundle’s catalogue is classified as cells or summaries', () => {
   const unclassified = CATALOGUE.tools.filter((t) => dataClassOf(t) === null).map((t) => t.name);

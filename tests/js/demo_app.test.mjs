@@ -28,6 +28,7 @@ function sampleArgs(app) {
   return {
     dataset_describe: {},
     groups_summary: { column: 'score', groups: [first.name] },
+    groups_compare: { column: 'score', groups: [first.name, second.name], permutations: 200 },
     items_values: { ids: [1, 2, 3], columns: ['x', 'y'] },
     view_picture: { width: 320 },
     items_highlight: { ids: [4], groups: [second.name] },
@@ -433,4 +434,27 @@ test('the catalogue’s tools carry the settings given, else their defaults', as
   }
   assert.equal(defaultSetting({ safety: 'destructive' }), 'asks');
   assert.equal(defaultSetting({ safety: 'read' }), 'runs');
+});
+
+test('groups_compare: a permutation test, and an estimate of its time from the app’s own measurements', async () => {
+  const app = fresh();
+  const [first, second] = app.dataset.groups;
+  const args = { column: 'score', groups: [first.name, second.name], permutations: 2000 };
+  assert.equal(app.estimateMs('groups_summary', { column: 'score' }), null, 'other tools take no time to speak of');
+  assert.equal(app.estimateMs('groups_compare', { column: 'nope', groups: [first.name, second.name] }), null, 'refused arguments: no estimate');
+  const once = app.estimateMs('groups_compare', args);
+  assert.ok(once > 0);
+  const many = app.estimateMs('groups_compare', { ...args, permutations: 2_000_000 });
+  assert.ok(Math.abs(many / once - 1000) < 1e-6, 'the estimate grows with the permutations asked');
+  const { data } = await app.run('groups_compare', args, 'Claude');
+  assert.equal(app.estimateMs('groups_compare', args), once, 'a run too short to time well leaves the measurement');
+  await app.run('groups_compare', { ...args, permutations: 400_000 }, 'Claude');
+  assert.deepEqual(data.groups.map((g) => g.group), [first.name, second.name]);
+  assert.equal(data.permutations, 2000);
+  assert.ok(data.p_value > 0 && data.p_value <= 1);
+  assert.equal(typeof data.difference, 'number');
+  assert.notEqual(app.estimateMs('groups_compare', args), once, 'a longer run measured the cost again');
+  assert.match(refusal(app, 'groups_compare', { column: 'score', groups: [first.name, first.name] }), /two different groups/);
+  assert.match(refusal(app, 'groups_compare', { column: 'score', groups: [first.name] }), /needs at least 2 items/);
+  assert.equal(app.history.length, 0, 'a read records nothing');
 });

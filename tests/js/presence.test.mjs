@@ -18,17 +18,7 @@ import {
   SENTENCES,
 } from '../../tab/presence.js';
 
-class Storage {
-  constructor() {
-    this.map = new Map();
-  }
-  getItem(k) {
-    return this.map.has(k) ? this.map.get(k) : null;
-  }
-  setItem(k, v) {
-    this.map.set(k, String(v));
-  }
-}
+import { MemoryStorage as Storage } from './memory_storage.mjs';
 
 const TOOLS = [
   { name: 'read', title: 'Read values', safety: 'read' },

@@ -4,6 +4,7 @@ import { RelayClient, catalogueTools, connectCodeFromFragment, CONSENT, type Cal
 import { createPresence, decide, readSettings, NotRun, MODES, type Question, type ActivityLine } from '../../../tab/presence.js';
 import { ConfirmCard, askerOf, CARD_ARM_MS } from '../../../tab/presence-elements.js';
 import { createDataSwitch, guardCall, DATA_SENTENCES } from '../../../tab/data-guard.js';
+import { AgentsPanel, statusWords } from '../../../tab/agents-panel.js';
 
 const presence = createPresence({
   app: 'orders',
@@ -29,6 +30,10 @@ presence.onAsking = (q: Question) => relay.asking(Number(q.call.id), q.sentence)
 presence.onAnswered = (q: Question) => relay.answered(Number(q.call.id));
 presence.store.subscribe(() => relay.setTools(catalogueTools()));
 relay.start();
+const panel: AgentsPanel | null = document.querySelector('tabrelay-agents');
+if (panel) Object.assign(panel, { relay, presence, dataSwitch, datasetId: 'orders-2026' });
+const unsubscribe: () => void = relay.subscribe((r) => statusWords(r.status, r.statusDetail));
+unsubscribe();
 
 const card: ConfirmCard | null = document.querySelector('tabrelay-confirm-card');
 if (card) card.presence = presence;

@@ -1,0 +1,465 @@
+//! The Worker's half of a tool call and of a listen stream, as state machines: what the client
+//! gets (the whole answer as JSON, or an event stream: which progress, which keep-alives, the
+//! final answer), decided from what the pairing says and the clock. The Worker only pumps: it
+//! hands each input in and writes out what comes back, so every rule here is tested natively.
+
+use serde_json::Value;
+use tabrelay_bundle::content::quoted;
+
+use super::{call_reply, input, listen_acknowledged, listen_ended, progress, sse_event};
+use super::{tools_changed, Era, KEEP_ALIVE};
+use crate::jsonrpc::Id;
+use crate::limits::{KEEP_ALIVE_MS, PROGRESS_AT_LEAST_EVERY_MS};
+use crate::oauth::keys::Keys;
+use crate::pairing::wire::{CallEvent, CallReply as CallAnswer, ListenEvent, Reply};
+use crate::sentences;
+
+// The pairing ticks every KEEP_ALIVE_MS while a call waits; a tick is the chance to send
+// progress, so ticks must come at least as often as half the promise above.
+const _: () = assert!(2 * KEEP_ALIVE_MS <= PROGRESS_AT_LEAST_EVERY_MS);
+
+/// What happened: the pairing said something, or the clock ran ([`crate::limits::FIRST_EVENT_WAIT_MS`]).
+#[derive(Debug, Clone, PartialEq)]
+#[allow(clippy::large_enum_variant)] // one input at a time, moved straight in: boxing would only add an allocation
+pub enum CallInput {
+    /// One event line from the pairing.
+    Event(CallEvent),
+    /// A reply that is not a call's event (skipped).
+    Unreadable,
+    /// The pairing's answer ended without its last event (it went away).
+    Ended,
+    /// The first wait passed with nothing from the pairing: the stream opens.
+    FirstWaitOver,
+}
+
+impl CallInput {
+    /// A reply of the pairing as an input; None (its replies ended) is [`Self::Ended`].
+    #[must_use]
+    pub fn of_reply(reply: Option<Reply>) -> Self {
+        match reply {
+            None => Self::Ended,
+            Some(Reply::Call(event)) => Self::Event(event),
+            Some(_) => Self::Unreadable,
+        }
+    }
+}
+
+/// What to do with the client's response.
+#[derive(Debug, Clone, PartialEq)]
+pub enum CallOutput {
+    /// Nothing yet: give the next input.
+    Wait,
+    /// The whole answer as one JSON response with this HTTP status (only before the stream
+    /// opened).
+    Json {
+        /// The HTTP status.
+        status: u16,
+        /// The JSON-RPC response.
+        body: Value,
+    },
+    /// Open the event stream if it is not open, and send this text.
+    Send(String),
+    /// Send this text and end the stream: the call is answered.
+    Last(String),
+}
+
+/// What a call's answer needs to know of the call.
+#[derive(Debug, Clone)]
+pub struct CallIdentity {
+    /// The JSON-RPC id.
+    pub id: Id,
+    /// The revision the client speaks.
+    pub era: Era,
+    /// The relay's keys (a 2026-07-28 `input_required` state is sealed with them).
+    pub keys: Keys,
+    /// The connection's grant.
+    pub grant: String,
+    /// The tool called.
+    pub tool: String,
+    /// Its arguments.
+    pub args: Value,
+}
+
+/// One tool call's answer to its client.
+#[derive(Debug)]
+pub struct Call {
+    who: CallIdentity,
+    /// The client listens to a stream (its `Accept` names it).
+    stream: bool,
+    progress_token: Option<Value>,
+    /// Progress notifications sent (the count each carries).
+    progress_sent: u64,
+    /// When the last progress went out (or the call began).
+    last_progress_ms: u64,
+    /// The person's card while they are being asked.
+    asking: Option<String>,
+    /// When the call began.
+    started_ms: u64,
+    open: bool,
+    done: bool,
+}
+
+impl Call {
+    /// A call that began at `now_ms`.
+    #[must_use]
+    pub fn new(
+        who: CallIdentity,
+        stream: bool,
+        progress_token: Option<Value>,
+        now_ms: u64,
+    ) -> Self {
+        Self {
+            who,
+            stream,
+            progress_token,
+            progress_sent: 0,
+            last_progress_ms: now_ms,
+            asking: None,
+            started_ms: now_ms,
+            open: false,
+            done: false,
+        }
+    }
+
+    /// Whether the client gets a stream: it accepts one, and the answer did not come at once.
+    #[must_use]
+    pub fn streaming(&self) -> bool {
+        self.open
+    }
+
+    /// Whether the call is answered (nothing more goes out).
+    #[must_use]
+    pub fn is_done(&self) -> bool {
+        self.done
+    }
+
+    /// The HTTP status and JSON-RPC response for the pairing's answer (None: none came).
+    #[must_use]
+    pub fn reply(&self, answer: Option<CallAnswer>, now_ms: u64) -> (u16, Value) {
+        let w = &self.who;
+        let call = input::CallIdentity { grant: &w.grant, tool: &w.tool, args: &w.args };
+        call_reply(&w.id, &w.era, &w.keys, call, answer, now_ms)
+    }
+
+    /// The client's response for the pairing's whole answer when the client takes no stream
+    /// (the pairing answered in one piece).
+    #[must_use]
+    pub fn whole(&mut self, answer: Option<CallAnswer>, now_ms: u64) -> CallOutput {
+        self.done = true;
+        let (status, body) = self.reply(answer, now_ms);
+        CallOutput::Json { status, body }
+    }
+
+    /// Takes one input at `now_ms`; says what goes to the client.
+    pub fn input(&mut self, input: CallInput, now_ms: u64) -> CallOutput {
+        if self.done {
+            return CallOutput::Wait;
+        }
+        let answer = match input {
+            CallInput::Event(CallEvent::Done(answer)) => Some(answer),
+            CallInput::Ended => None,
+            CallInput::Unreadable => return CallOutput::Wait,
+            CallInput::FirstWaitOver => {
+                if !self.stream || self.open {
+                    return CallOutput::Wait;
+                }
+                self.open = true;
+                return CallOutput::Wait;
+            }
+            CallInput::Event(CallEvent::Asking(card)) => {
+                let text = self.progress(now_ms, &sentences::person_asked(&quoted(&card)));
+                self.asking = Some(card);
+                return self.send(text);
+            }
+            CallInput::Event(CallEvent::Answered) => {
+                self.asking = None;
+                let text = self.progress(now_ms, sentences::PERSON_ANSWERED);
+                return self.send(text);
+            }
+            CallInput::Event(CallEvent::Tick) => {
+                // Progress when the last went out long enough ago that waiting for the next
+                // tick could break the promise; a keep-alive comment otherwise.
+                let due = now_ms.saturating_sub(self.last_progress_ms)
+                    >= PROGRESS_AT_LEAST_EVERY_MS - KEEP_ALIVE_MS;
+                let text = match (&self.progress_token, due) {
+                    (Some(_), true) => {
+                        let sentence = self.still_waiting(now_ms);
+                        self.progress(now_ms, &sentence)
+                    }
+                    _ => KEEP_ALIVE.to_owned(),
+                };
+                return self.send(text);
+            }
+        };
+        self.done = true;
+        let (status, body) = self.reply(answer, now_ms);
+        if self.open {
+            CallOutput::Last(sse_event(&body))
+        } else {
+            // The answer came before the stream opened: plain JSON, with its own status.
+            CallOutput::Json { status, body }
+        }
+    }
+
+    /// Text sent before the answer opens the stream (a client that takes none hears nothing
+    /// until the answer).
+    fn send(&mut self, text: String) -> CallOutput {
+        if !self.stream {
+            return CallOutput::Wait;
+        }
+        self.open = true;
+        CallOutput::Send(text)
+    }
+
+    /// A progress notification with `message`, or a keep-alive when the client asked none.
+    fn progress(&mut self, now_ms: u64, message: &str) -> String {
+        match &self.progress_token {
+            Some(token) => {
+                self.progress_sent += 1;
+                self.last_progress_ms = now_ms;
+                sse_event(&progress(token, self.progress_sent, message))
+            }
+            None => KEEP_ALIVE.to_owned(),
+        }
+    }
+
+    /// What a progress notification says while nothing new happened.
+    fn still_waiting(&self, now_ms: u64) -> String {
+        match &self.asking {
+            Some(card) => sentences::person_asked(&quoted(card)),
+            None => sentences::still_working(now_ms.saturating_sub(self.started_ms) / 1000),
+        }
+    }
+}
+
+/// A `subscriptions/listen` stream: the acknowledgement first, then each change the pairing
+/// reports (as asked) and keep-alives, and a complete result when the pairing stops.
+#[derive(Debug)]
+pub struct Listen {
+    id: Id,
+    tools: bool,
+    acknowledged: bool,
+    done: bool,
+}
+
+impl Listen {
+    /// A listen request `id`, asking for tool list changes when `tools`.
+    #[must_use]
+    pub fn new(id: Id, tools: bool) -> Self {
+        Self { id, tools, acknowledged: false, done: false }
+    }
+
+    /// What to send first (the acknowledgement), once; None afterwards.
+    pub fn start(&mut self) -> Option<String> {
+        if self.acknowledged {
+            return None;
+        }
+        self.acknowledged = true;
+        Some(sse_event(&listen_acknowledged(&self.id, self.tools)))
+    }
+
+    /// Takes one reply of the pairing's listen stream (None: it ended, or something other than
+    /// a listen event came); what to send, and whether it is the last. Nothing once ended.
+    pub fn input(&mut self, reply: Option<&Reply>) -> Option<(String, bool)> {
+        if self.done {
+            return None;
+        }
+        let text = match reply {
+            Some(Reply::Listen(ListenEvent::ToolsChanged)) if self.tools => {
+                sse_event(&tools_changed(&self.id))
+            }
+            Some(Reply::Listen(_)) => KEEP_ALIVE.to_owned(),
+            _ => {
+                self.done = true;
+                return Some((sse_event(&listen_ended(&self.id)), true));
+            }
+        };
+        Some((text, false))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::limits::{FIRST_EVENT_WAIT_MS, TAB_CALL_WAIT_MS};
+    use serde_json::json;
+    use tabrelay_bundle::protocol::Outcome;
+
+    fn who() -> CallIdentity {
+        CallIdentity {
+            id: Id::Number(7),
+            era: Era::Session,
+            keys: Keys::new(&"k".repeat(32), None).unwrap(),
+            grant: "g".into(),
+            tool: "history_list".into(),
+            args: json!({}),
+        }
+    }
+
+    fn done() -> CallInput {
+        let outcome =
+            Outcome::Done { data: json!({"rows": 3}), image: None, audio: None, resource: None };
+        CallInput::Event(CallEvent::Done(CallAnswer::TabResult { outcome }))
+    }
+
+    /// The JSON-RPC message an event carries (None: a comment).
+    fn message(text: &str) -> Option<Value> {
+        let data = text.strip_prefix("event: message\ndata: ")?;
+        Some(serde_json::from_str(data.trim_end()).unwrap())
+    }
+
+    #[test]
+    fn an_answer_before_the_first_wait_is_plain_json_even_to_a_streaming_client() {
+        let mut call = Call::new(who(), true, None, 0);
+        let CallOutput::Json { status, body } = call.input(done(), 100) else { panic!("json") };
+        assert_eq!(status, 200);
+        assert_eq!(body["id"], 7);
+        assert!(body["result"]["content"][0]["text"].as_str().unwrap().contains("rows"));
+        assert!(call.is_done() && !call.streaming());
+        assert_eq!(call.input(done(), 200), CallOutput::Wait, "nothing after the answer");
+    }
+
+    #[test]
+    fn after_the_first_wait_the_answer_ends_the_stream() {
+        let mut call = Call::new(who(), true, None, 0);
+        assert_eq!(call.input(CallInput::FirstWaitOver, FIRST_EVENT_WAIT_MS), CallOutput::Wait);
+        assert!(call.streaming(), "the stream opens with nothing to say yet");
+        assert_eq!(call.input(CallInput::Unreadable, 600), CallOutput::Wait, "skipped");
+        let CallOutput::Last(text) = call.input(done(), 700) else { panic!("last") };
+        assert_eq!(message(&text).unwrap()["id"], 7);
+        assert!(call.is_done());
+    }
+
+    #[test]
+    fn a_pairing_that_goes_away_ends_the_stream_with_the_relays_sentence() {
+        let mut call = Call::new(who(), true, None, 0);
+        call.input(CallInput::FirstWaitOver, 500);
+        let CallOutput::Last(text) = call.input(CallInput::Ended, 900) else { panic!("last") };
+        let body = message(&text).unwrap();
+        assert_eq!(body["result"]["isError"], true);
+        assert_eq!(body["result"]["content"][0]["text"], sentences::PAIRING_UNAVAILABLE);
+        // Before the stream opened, the same as JSON.
+        let mut early = Call::new(who(), true, None, 0);
+        assert!(matches!(early.input(CallInput::Ended, 10), CallOutput::Json { status: 200, .. }));
+    }
+
+    #[test]
+    fn the_person_being_asked_and_answering_are_progress_with_a_token_and_comments_without() {
+        let mut call = Call::new(who(), true, Some(json!("tok")), 0);
+        let CallOutput::Send(asked) =
+            call.input(CallInput::Event(CallEvent::Asking("Delete 3 rows?".into())), 100)
+        else {
+            panic!("send")
+        };
+        let asked = message(&asked).unwrap();
+        assert_eq!(asked["method"], "notifications/progress");
+        assert_eq!(asked["params"]["progressToken"], "tok");
+        assert_eq!(asked["params"]["progress"], 1);
+        let said = asked["params"]["message"].as_str().unwrap();
+        assert!(said.contains(&quoted("Delete 3 rows?")), "the card is quoted as data: {said}");
+        assert!(call.streaming(), "something was said: the stream opened before 500 ms");
+        let CallOutput::Send(answered) = call.input(CallInput::Event(CallEvent::Answered), 2000)
+        else {
+            panic!("send")
+        };
+        let answered = message(&answered).unwrap();
+        assert_eq!(answered["params"]["progress"], 2);
+        assert_eq!(answered["params"]["message"], sentences::PERSON_ANSWERED);
+
+        let mut quiet = Call::new(who(), true, None, 0);
+        let asking = CallInput::Event(CallEvent::Asking("x".into()));
+        assert_eq!(quiet.input(asking, 100), CallOutput::Send(KEEP_ALIVE.into()));
+    }
+
+    #[test]
+    fn a_client_that_takes_no_stream_hears_nothing_until_the_answer() {
+        let mut call = Call::new(who(), false, Some(json!(1)), 0);
+        assert_eq!(
+            call.input(CallInput::Event(CallEvent::Asking("x".into())), 10),
+            CallOutput::Wait
+        );
+        assert_eq!(call.input(CallInput::Event(CallEvent::Tick), 15_000), CallOutput::Wait);
+        assert_eq!(call.input(CallInput::FirstWaitOver, 500), CallOutput::Wait);
+        assert!(!call.streaming());
+        assert!(matches!(call.input(done(), 20_000), CallOutput::Json { status: 200, .. }));
+    }
+
+    #[test]
+    fn a_waiting_call_with_a_token_gets_progress_at_least_every_30_s_for_its_whole_wait() {
+        let mut call = Call::new(who(), true, Some(json!("t")), 0);
+        call.input(CallInput::FirstWaitOver, 500);
+        let mut last_progress = 0;
+        let mut count = 0;
+        let mut now = 0;
+        // The pairing ticks every KEEP_ALIVE_MS, a little late each time; the person is asked
+        // at 20 s and answers at 200 s.
+        while now < TAB_CALL_WAIT_MS {
+            now += KEEP_ALIVE_MS + 700;
+            let input = match now {
+                n if (20_000..20_000 + KEEP_ALIVE_MS).contains(&n) => {
+                    CallInput::Event(CallEvent::Asking("Delete?".into()))
+                }
+                n if (200_000..200_000 + KEEP_ALIVE_MS).contains(&n) => {
+                    CallInput::Event(CallEvent::Answered)
+                }
+                _ => CallInput::Event(CallEvent::Tick),
+            };
+            let CallOutput::Send(text) = call.input(input, now) else { panic!("send") };
+            if let Some(m) = message(&text) {
+                count += 1;
+                assert_eq!(m["params"]["progress"], count, "the count grows by one");
+                let said = m["params"]["message"].as_str().unwrap().to_owned();
+                if (30_000..200_000).contains(&now) {
+                    assert!(said.contains(&quoted("Delete?")), "while asked, the card: {said}");
+                }
+                last_progress = now;
+            }
+            assert!(
+                now - last_progress <= PROGRESS_AT_LEAST_EVERY_MS,
+                "{now}: no progress since {last_progress}"
+            );
+        }
+        assert!(count >= (TAB_CALL_WAIT_MS / PROGRESS_AT_LEAST_EVERY_MS) as i64);
+        // Without a token only comments go out (progress needs a token).
+        let mut plain = Call::new(who(), true, None, 0);
+        plain.input(CallInput::FirstWaitOver, 500);
+        assert_eq!(
+            plain.input(CallInput::Event(CallEvent::Tick), 60_000),
+            CallOutput::Send(KEEP_ALIVE.into())
+        );
+    }
+
+    #[test]
+    fn a_tick_soon_after_progress_is_a_comment() {
+        let mut call = Call::new(who(), true, Some(json!("t")), 0);
+        call.input(CallInput::Event(CallEvent::Asking("x".into())), 1000);
+        let tick = CallInput::Event(CallEvent::Tick);
+        assert_eq!(call.input(tick.clone(), 1000 + 5_000), CallOutput::Send(KEEP_ALIVE.into()));
+        let CallOutput::Send(text) = call.input(tick, 1000 + 15_000) else { panic!("send") };
+        assert!(message(&text).is_some(), "15 s after the last progress a tick is progress");
+    }
+
+    #[test]
+    fn a_listen_stream_acknowledges_once_passes_changes_asked_for_and_ends_with_a_result() {
+        let mut listen = Listen::new(Id::Number(3), true);
+        let ack = message(&listen.start().unwrap()).unwrap();
+        assert_eq!(ack["method"], "notifications/subscriptions/acknowledged");
+        assert_eq!(listen.start(), None, "acknowledged once");
+        let changed = &Reply::Listen(ListenEvent::ToolsChanged);
+        let tick = &Reply::Listen(ListenEvent::Tick);
+        let (text, last) = listen.input(Some(changed)).unwrap();
+        assert_eq!(message(&text).unwrap()["method"], "notifications/tools/list_changed");
+        assert!(!last);
+        assert_eq!(listen.input(Some(tick)).unwrap(), (KEEP_ALIVE.to_owned(), false));
+        let (end_early, last) = Listen::new(Id::Number(5), true).input(Some(&Reply::Done)).unwrap();
+        assert!(last && message(&end_early).is_some(), "a reply that is no listen event ends it");
+        let (end, last) = listen.input(None).unwrap();
+        assert!(last);
+        assert_eq!(message(&end).unwrap()["id"], 3);
+        assert_eq!(listen.input(Some(changed)), None, "nothing after the end");
+        // A listener that did not ask for tool changes gets comments instead.
+        let mut other = Listen::new(Id::Number(4), false);
+        other.start();
+        assert_eq!(other.input(Some(changed)).unwrap(), (KEEP_ALIVE.to_owned(), false));
+    }
+}

@@ -1,0 +1,47 @@
+// Declarations of the Agents panel (./agents-panel.js), checked by the TypeScript compiler in
+// tests/js/package_types.test.mjs. Importing the module defines `<tabrelay-agents>` (and the
+// elements of ./presence-elements.js it is made of).
+
+import type { Presence } from './presence.js';
+import type { DataSwitch } from './data-guard.js';
+import type { RelayClient } from './relay-client.js';
+import type { ConnectionsList } from './presence-elements.js';
+
+/** A tool's own choice beside its kinds, in words: `kinds` (none), `ask`, `deny`. */
+export const TOOL_CHOICES: Readonly<{ kinds: string; ask: string; deny: string }>;
+/** What a tool's calls do now, in words. */
+export const NOW_WORDS: Readonly<{ runs: string; asks: string; refused: string }>;
+export const CODE_CHARS: number;
+export const DESCRIBE_AFTER_MS: number;
+/** A whole connect code as the relay reads it, or null. */
+export function wholeCode(text: string | null | undefined): string | null;
+/** The status line's words for a relay status (`stopped` with `detail.reason` too). */
+export function statusWords(state: string, detail?: { wait?: number; reason?: string; code?: number }): string;
+
+/**
+ * `<tabrelay-agents>`: the relay's status and the connector address with Copy, the connect code
+ * entry and approval, the connections with Forget, the data switch, the mode and each kind,
+ * and each tool's own choice. Parts: group (with agents or rules), heading, status-line, relay,
+ * status, address-row, address, copy, copy-result, code-form, code-label, code, tail-box,
+ * tail-label, tail, decide, approve, deny, asker, lookalike, code-hint, result, connections,
+ * rules-hint, data-switch, permissions, tools-details, tools-title, tools, tool-row, tool-choice, tool-now,
+ * tools-result; the composed elements' parts prefixed `connections-`, `data-`, `permissions-`.
+ */
+export class AgentsPanel extends HTMLElement {
+  relay: RelayClient | null;
+  presence: Presence | null;
+  dataSwitch: DataSwitch | null;
+  datasetId: string | null;
+  readonly connections: ConnectionsList;
+  /** Says the relay is stopped and why, when the app did not start it. */
+  showStatus(state: 'stopped' | 'idle', detail?: { reason?: string }): void;
+  /** Fills in the code of the waiting page's link (`#tabrelay-connect=CODE`), if any. */
+  offerCodeFromFragment(): void;
+}
+
+declare global {
+  interface HTMLElementTagNameMap {
+    'tabrelay-agents': AgentsPanel;
+  }
+}
+export {};

@@ -1,0 +1,556 @@
+// The Agents panel: the person's whole side of the relay as one drop-in element,
+// `<tabrelay-agents>`, composed of the ready elements of ./presence-elements.js.
+//
+//   import { AgentsPanel } from './agents-panel.js';
+//   const panel = document.querySelector('tabrelay-agents');
+//   Object.assign(panel, { relay, presence, dataSwitch, datasetId: 'orders-2026' });
+//
+// It shows, in an open shadow root with stable `part`s an app styles
+// (`tabrelay-agents::part(group)`, `::part(approve)`, and the composed elements' parts with a
+// prefix: `::part(connections-forget)`, `::part(permissions-mode)`, `::part(data-switch)`):
+// - the relay's status line and the connector address to paste into Claude or ChatGPT, with Copy;
+// - the connect code entry and the approval dialog: once a whole code is typed (or opened with
+//   the waiting page's link, `#tabrelay-connect=CODE`), who asks (its verified domain, or its
+//   name as the app gave it, not verified), how long ago and from where the request started,
+//   a warning when an unverified name looks like a well-known app's, in the relay's words; a
+//   code opened from a link for an unverified client is shown with its last characters hidden
+//   and Approve needs them typed from the waiting page; Approve and Deny;
+// - the connections (`<tabrelay-connections>`) with Forget;
+// - the data switch (`<tabrelay-data-switch>`), the mode and each kind (`<tabrelay-permissions>`)
+//   and each tool's own choice (as its kinds say, ask first, or refuse), with what its calls do now
+//   (folded under Each tool unless the person has made one).
+// Every control has an accessible name and a visible focus. The relay's status comes from the
+// RelayClient itself (`relay.subscribe`); `showStatus(state, {reason})` says why it is stopped
+// when the app never started it. Nothing is approved without the person's press.
+
+import { connectCodeFromFragment, maskedCode, tailMatches, lookalikeSentence, CONSENT } from './relay-client.js';
+import { ago, shown } from './presence-elements.js';
+
+/** A tool's own choice beside its kinds: none (its kinds decide), ask first, or refuse. */
+export const TOOL_CHOICES = Object.freeze({ kinds: 'As its kinds say', ask: 'Ask me first', deny: 'Refuse' });
+/** What a tool's calls do now, in words. */
+export const NOW_WORDS = Object.freeze({ runs: 'runs without asking', asks: 'asks you first', refused: 'refused' });
+/** A connect code's letters and digits (dashes and spaces aside). */
+export const CODE_CHARS = 10;
+/** A whole code is described once typing has paused this long. */
+export const DESCRIBE_AFTER_MS = 300;
+
+/** The composed elements' parts, exported by the panel with a prefix. */
+const INNER_PARTS = {
+  connections: ['head', 'refresh', 'list', 'item', 'who', 'unverified', 'when', 'forget', 'empty', 'result'],
+  data: ['switch-row', 'switch', 'now', 'notice', 'notice-text', 'got-it', 'caveat'],
+  permissions: ['mode-row', 'mode', 'kinds', 'kind-rows', 'kind-row', 'kind'],
+};
+const exported = (prefix) => INNER_PARTS[prefix].map((p) => `${p}: ${prefix}-${p}`).join(', ');
+
+/**
+ * A whole code as the relay reads it (capitals, no dashes or spaces, O as 0, I and L as 1), or
+ * null. The relay answers with this form, and the relay client matches answers by it.
+ */
+export function wholeCode(text) {
+  const normal = String(text ?? '').replace(/[-\s]/g, '').toUpperCase().replace(/O/g, '0').replace(/[IL]/g, '1');
+  return normal.length === CODE_CHARS && /^[0-9A-Z]+$/.test(normal) ? normal : null;
+}
+
+/** The status line's words for a relay status (only the connected state says "connected"). */
+export function statusWords(state, detail = {}) {
+  switch (state) {
+    case 'connected':
+      return 'connected';
+    case 'connecting':
+      return 'connecting…';
+    case 'waiting':
+      return `reconnecting in ${Math.max(1, Math.ceil((detail.wait || 0) / 1000))} s`;
+    case 'refused':
+      return `refused: ${detail.reason || `the relay closed the connection (code ${detail.code})`}`;
+    case 'stopped':
+      return `stopped: ${detail.reason}`;
+    case 'idle':
+      return 'starting…';
+    default:
+      return 'stopped';
+  }
+}
+
+const CSS = `
+  :host { display: grid; gap: 1rem; align-content: start; color: #1d1d1f; }
+  :host([hidden]) { display: none; }
+  [part~=group] { background: #fff; border: 1px solid #d8d8dc; border-radius: .5rem; padding: 1rem; min-width: 0; }
+  h2 { margin: 0 0 .5rem; font-size: 1.05rem; }
+  summary { margin: .75rem 0 0; font-size: .95rem; font-weight: 600; cursor: pointer; }
+  p { margin: .5rem 0 0; }
+  code { font-family: ui-monospace, monospace; font-size: .9em; overflow-wrap: anywhere; }
+  button { font: inherit; padding: .4rem .9rem; border-radius: .3rem; border: 1px solid #0b5cad; background: #0b5cad; color: #fff; cursor: pointer; }
+  button:disabled { opacity: .5; cursor: default; }
+  button.quiet { background: #fff; color: #0b5cad; }
+  button.small { padding: .2rem .6rem; font-size: .9rem; }
+  :focus-visible { outline: 3px solid #f2a900; outline-offset: 2px; }
+  input { flex: 1 1 10rem; min-width: 0; font: inherit; font-family: ui-monospace, monospace; padding: .4rem .5rem; border: 1px solid #8a8a90; border-radius: .3rem; }
+  select { font: inherit; padding: .2rem .3rem; border: 1px solid #8a8a90; border-radius: .3rem; background: #fff; max-width: 100%; }
+  [part=status] { font-weight: 600; }
+  [part=status][data-state=connected] { color: #0a7a3d; }
+  [part=status][data-state=refused] { color: #b3261e; }
+  .hint, [part=result], [part=tools-result] { color: #5b5b60; font-size: .9rem; }
+  [part=result], [part=tools-result] { min-height: 1.4em; }
+  [part=tools-result]:empty { min-height: 0; margin: 0; }
+  form { display: flex; flex-wrap: wrap; gap: .5rem; align-items: center; margin-top: .75rem; }
+  form label { width: 100%; font-weight: 600; }
+  [part=decide] { display: flex; gap: .5rem; }
+  [part=tail-box] { display: contents; }
+  [part=tail-box][hidden] { display: none; }
+  [part=asker] { overflow-wrap: anywhere; }
+  [part=asker]:empty { margin: 0; }
+  [part=lookalike] { padding: .4rem .6rem; border-left: 4px solid #b3261e; background: #fff8f7; color: #7a1a14; }
+  tabrelay-connections { margin-top: 1rem; border-top: 1px solid #d8d8dc; padding-top: .75rem; }
+  tabrelay-data-switch { margin: .75rem 0; padding-bottom: .75rem; border-bottom: 1px solid #d8d8dc; }
+  tabrelay-permissions { font-size: .9rem; }
+  ul { list-style: none; margin: .5rem 0 0; padding: 0; font-size: .9rem; }
+  li { display: flex; flex-wrap: wrap; gap: .25rem .75rem; align-items: center; justify-content: space-between; padding: .3rem 0; border-top: 1px solid #d8d8dc; }
+  li:first-child { border-top: 0; }
+  li label { flex: 1 1 12rem; overflow-wrap: anywhere; }
+  [part=tool-now] { width: 100%; color: #5b5b60; font-size: .85rem; }
+`;
+
+const Base = globalThis.HTMLElement || class {};
+
+export class AgentsPanel extends Base {
+  #root;
+  #relay = null;
+  #presence = null;
+  #unsubscribe = [];
+  /** The state shown while the app has no relay to start (`showStatus`). */
+  #stopped = null;
+  /**
+   * The codes described (normalized) and what the relay said: {client, host, …}, {sentence},
+   * or null while it is asked. Each describe is one of a code's few tries: a code is asked once.
+   */
+  #described = new Map();
+  #describeTimer = null;
+  /** Counts Approve and Deny presses, so a late description does not talk over them. */
+  #decisions = 0;
+  /** The code requests one after another: the relay client keeps one per code. */
+  #codeTurn = Promise.resolve();
+  /** The code opened from the waiting page's link (normalized), shown masked in the field. */
+  #linked = null;
+  /** Connections calls came through that the list was refreshed for. */
+  #seen = new Set();
+  #onHash = () => this.offerCodeFromFragment();
+
+  constructor() {
+    super();
+    this.#root = this.attachShadow({ mode: 'open' });
+    this.#root.innerHTML = `<style>${CSS}</style>
+    <section part="group agents" aria-labelledby="agents-title">
+      <h2 part="heading" id="agents-title">Agents</h2>
+      <p part="status-line">Relay <code part="relay" id="relay"></code>: <span part="status" id="status" role="status">starting…</span></p>
+      <p part="address-row" class="hint">Add this tab to Claude or ChatGPT as a connector with this address: <code part="address" id="connector-address"></code> <button part="copy" id="copy-address" class="quiet small" type="button" aria-label="Copy the connector address">Copy</button> <span part="copy-result" id="copy-result" aria-live="polite"></span></p>
+      <form part="code-form" id="approve-form" aria-label="Approve or deny a connect code">
+        <label part="code-label" for="code">Connect code</label>
+        <input part="code" id="code" name="code" autocomplete="off" autocapitalize="characters" spellcheck="false" placeholder="ABCDE-FGHJK" aria-describedby="code-asker code-lookalike code-hint">
+        <span part="tail-box" id="tail-box" hidden><label part="tail-label" for="code-tail" id="code-tail-label"></label><input part="tail" id="code-tail" name="code-tail" autocomplete="off" autocapitalize="characters" spellcheck="false" maxlength="8" placeholder="last characters"></span>
+        <span part="decide"><button part="approve" id="approve" type="submit">Approve</button> <button part="deny" id="deny" class="quiet" type="button">Deny</button></span>
+      </form>
+      <p part="asker" id="code-asker" aria-live="polite"></p>
+      <p part="lookalike" id="code-lookalike" role="alert" hidden></p>
+      <p part="code-hint" id="code-hint" class="hint"></p>
+      <p part="result" id="approve-result" aria-live="polite"></p>
+      <tabrelay-connections part="connections" id="connections" exportparts="${exported('connections')}"></tabrelay-connections>
+    </section>
+    <section part="group rules" aria-labelledby="rules-title">
+      <h2 part="heading" id="rules-title">What agents may do</h2>
+      <p part="rules-hint" class="hint">Choose a mode, or Ask, Allow or Deny for each kind of call; the strictest of a call's kinds decides. Agents see the tools you refuse as unavailable.</p>
+      <tabrelay-data-switch part="data-switch" id="data-switch" exportparts="${exported('data')}"></tabrelay-data-switch>
+      <tabrelay-permissions part="permissions" id="permissions" exportparts="${exported('permissions')}"></tabrelay-permissions>
+      <details part="tools-details" id="tools-details">
+        <summary part="tools-title" id="tools-title">Each tool</summary>
+        <ul part="tools" id="settings" aria-labelledby="tools-title"></ul>
+      </details>
+      <p part="tools-result" id="settings-result" aria-live="polite"></p>
+    </section>`;
+    const $ = (id) => this.#root.getElementById(id);
+    $('code-hint').textContent = `An agent that asks to use this tab shows a connect code on its waiting page. ${CONSENT.APPROVE_ONLY_YOURS}`;
+    $('code-tail-label').textContent = CONSENT.TAIL_ASK;
+    $('approve-form').addEventListener('submit', (event) => this.#approve(event));
+    $('deny').addEventListener('click', () => this.#deny());
+    $('copy-address').addEventListener('click', () => this.#copyAddress());
+    $('code').addEventListener('input', () => {
+      // Typing in the field leaves the linked code: a whole code typed needs no extra step.
+      if (this.#linked) {
+        this.#linked = null;
+        $('code').value = '';
+        this.#showTail(false);
+      }
+      this.#codeEdited(false);
+    });
+    $('settings').addEventListener('change', (event) => this.#toolChanged(event));
+    this.#showAddress();
+  }
+
+  #el(id) {
+    return this.#root.getElementById(id);
+  }
+
+  /** The app's RelayClient: its status, its connections, and the codes it approves. */
+  get relay() {
+    return this.#relay;
+  }
+  set relay(relay) {
+    this.#unsubscribe.forEach((f) => f());
+    this.#unsubscribe = [];
+    this.#relay = relay || null;
+    this.#el('connections').relay = this.#relay;
+    this.#listen();
+    this.#showAddress();
+    this.#showRelay();
+  }
+
+  /** The app's presence (./presence.js): the permissions, the tools' own choices. */
+  get presence() {
+    return this.#presence;
+  }
+  set presence(presence) {
+    this.#presence = presence || null;
+    this.#el('permissions').presence = this.#presence;
+    this.#unsubscribe.forEach((f) => f());
+    this.#unsubscribe = [];
+    this.#listen();
+    this.#renderTools(true);
+  }
+
+  /** The app's data switch (./data-guard.js createDataSwitch). */
+  get dataSwitch() {
+    return this.#el('data-switch').dataSwitch;
+  }
+  set dataSwitch(value) {
+    this.#el('data-switch').dataSwitch = value;
+  }
+  /** The shown dataset's identity (the data switch is kept per dataset). */
+  get datasetId() {
+    return this.#el('data-switch').datasetId;
+  }
+  set datasetId(value) {
+    this.#el('data-switch').datasetId = value;
+  }
+  /** The connections list (`<tabrelay-connections>`). */
+  get connections() {
+    return this.#el('connections');
+  }
+
+  connectedCallback() {
+    window.addEventListener('hashchange', this.#onHash);
+    if (!this.#unsubscribe.length) this.#listen();
+    this.offerCodeFromFragment();
+  }
+  disconnectedCallback() {
+    window.removeEventListener('hashchange', this.#onHash);
+    this.#unsubscribe.forEach((f) => f());
+    this.#unsubscribe = [];
+  }
+
+  #listen() {
+    if (this.#relay?.subscribe) this.#unsubscribe.push(this.#relay.subscribe(() => this.#showRelay()));
+    if (this.#presence) {
+      this.#unsubscribe.push(
+        this.#presence.subscribe(() => {
+          this.#renderTools(false);
+          this.#noteConnections();
+        }),
+      );
+    }
+  }
+
+  /** Says the relay is stopped and why (the app did not start it: no address, not a secure page). */
+  showStatus(state, detail = {}) {
+    this.#stopped = { state, detail };
+    this.#showRelay();
+  }
+
+  #showAddress() {
+    const address = this.#relay ? `${new URL(this.#relay.relay).origin}/` : '';
+    this.#el('relay').textContent = this.#relay ? shown(this.#relay.relay) : 'none';
+    this.#el('connector-address').textContent = address || 'none (the page has no relay: its configured address is not an http or https address)';
+    this.#el('copy-address').disabled = !address;
+  }
+
+  #showRelay() {
+    const status = this.#el('status');
+    const relay = this.#relay;
+    const useRelay = relay && !(this.#stopped && relay.status === 'idle');
+    const state = useRelay ? relay.status : (this.#stopped?.state ?? 'idle');
+    const detail = useRelay ? relay.statusDetail || {} : (this.#stopped?.detail ?? {});
+    const was = status.dataset.state;
+    status.dataset.state = state;
+    status.textContent = statusWords(state, detail);
+    if (relay?.toolsRefused) this.#el('settings-result').textContent = relay.toolsRefused;
+    if (state === 'connected' && was !== 'connected') {
+      this.#el('connections').refresh();
+      this.#describeCode(); // A code typed or linked before the tab was connected.
+    }
+  }
+
+  /** A call came through a connection the list does not show (made after it was drawn): list again. */
+  #noteConnections() {
+    const list = this.#el('connections').list;
+    if (!list || !this.#presence || this.#relay?.status !== 'connected') return;
+    for (const line of this.#presence.lines()) {
+      const id = line.connection?.id;
+      if (id == null || this.#seen.has(id) || list.some((c) => c.id === id)) continue;
+      this.#seen.add(id);
+      this.#el('connections').refresh();
+      return;
+    }
+  }
+
+  /** One row per tool: its title and name, its own choice, and what a call does now. */
+  #renderTools(fresh) {
+    const ul = this.#el('settings');
+    const presence = this.#presence;
+    const tools = presence?.tools?.() ?? [];
+    if (fresh || ul.children.length !== tools.length) {
+      ul.replaceChildren(
+        ...tools.map((t) => {
+          const li = document.createElement('li');
+          li.setAttribute('part', 'tool-row');
+          const label = document.createElement('label');
+          label.htmlFor = `setting-${t.name}`;
+          label.textContent = shown(t.title || t.name);
+          const code = document.createElement('code');
+          code.textContent = t.name;
+          label.append(' ', code);
+          const select = document.createElement('select');
+          select.id = `setting-${t.name}`;
+          select.dataset.tool = t.name;
+          select.setAttribute('part', 'tool-choice');
+          for (const [value, words] of Object.entries(TOOL_CHOICES)) select.append(new Option(words, value));
+          const now = document.createElement('span');
+          now.setAttribute('part', 'tool-now');
+          now.id = `now-${t.name}`;
+          select.setAttribute('aria-describedby', now.id);
+          li.append(label, select, now);
+          return li;
+        }),
+      );
+    }
+    if (!presence) return;
+    const settings = presence.settings();
+    // Each tool's own choice is folded away, unless the person has made one.
+    if (fresh) this.#el('tools-details').open = Object.keys(settings.tools).length > 0;
+    for (const select of ul.querySelectorAll('select[data-tool]')) {
+      const name = select.dataset.tool;
+      const value = settings.tools[name] || 'kinds';
+      if (select.value !== value) select.value = value;
+      const now = this.#el(`now-${name}`);
+      const words = NOW_WORDS[presence.settingOf(name)];
+      if (now.textContent !== words) now.textContent = words;
+    }
+  }
+
+  /** The person changed a tool's own choice: kept (the app states its tools again on the store's change). */
+  #toolChanged(event) {
+    const select = event.target.closest('select[data-tool]');
+    if (!select || !this.#presence) return;
+    const name = select.dataset.tool;
+    this.#presence.store.setTool(name, select.value === 'kinds' ? null : select.value);
+    this.#el('settings-result').textContent = `${name} ${NOW_WORDS[this.#presence.settingOf(name)]}.`;
+  }
+
+  /** Fills in the code of the waiting page's link (`#tabrelay-connect=CODE`), if the page has one. */
+  offerCodeFromFragment() {
+    const code = connectCodeFromFragment(location.hash);
+    if (!code) return;
+    this.#linked = wholeCode(code);
+    // Hidden until the relay says the client is verified: the person types them from the page.
+    this.#el('code').value = this.#linked ? maskedCode(this.#linked) : code;
+    this.#showTail(Boolean(this.#linked));
+    delete this.#el('approve-result').dataset.code;
+    this.#el('approve-result').textContent = 'Check that this code matches the one on the waiting page, then press Approve.';
+    this.#el('code').focus();
+    this.#codeEdited(true);
+  }
+
+  #showTail(show) {
+    this.#el('tail-box').hidden = !show;
+    if (!show) this.#el('code-tail').value = '';
+  }
+
+  /** The whole code the field stands for: the linked one, or the one typed. */
+  #fieldCode() {
+    return this.#linked ?? wholeCode(this.#el('code').value);
+  }
+
+  /** The code field changed: what was said about another code goes; a whole code is described soon (or `now`). */
+  #codeEdited(now) {
+    clearTimeout(this.#describeTimer);
+    const code = this.#fieldCode();
+    const asker = this.#el('code-asker');
+    if (asker.dataset.code !== code) {
+      asker.textContent = '';
+      delete asker.dataset.code;
+    }
+    const result = this.#el('approve-result');
+    if (result.dataset.code && result.dataset.code !== code) {
+      result.textContent = '';
+      delete result.dataset.code;
+    }
+    if (!code) return;
+    if (now) this.#describeCode();
+    else this.#describeTimer = setTimeout(() => this.#describeCode(), DESCRIBE_AFTER_MS);
+  }
+
+  /** Says who asks for the code in the field: from what the relay said, or by asking it once. */
+  async #describeCode() {
+    clearTimeout(this.#describeTimer);
+    const code = this.#fieldCode();
+    if (!code) return;
+    if (this.#described.has(code)) {
+      this.#showDescription(code, this.#described.get(code));
+      return;
+    }
+    const relay = this.#relay;
+    if (!relay || relay.status !== 'connected') return; // Asked once the tab is connected.
+    this.#described.set(code, null);
+    const asked = this.#decisions;
+    let said;
+    try {
+      said = await this.#inTurn(() => relay.describe(code));
+    } catch (err) {
+      // A request lost with the connection may not have reached the relay: ask again once connected.
+      if (relay.status !== 'connected') {
+        this.#described.delete(code);
+        return;
+      }
+      said = { sentence: err.message };
+    }
+    this.#described.set(code, said);
+    if (asked === this.#decisions) this.#showDescription(code, said);
+  }
+
+  /** Shows what the relay said about `code` if the field still holds it. */
+  #showDescription(code, said) {
+    if (!said || this.#fieldCode() !== code) return;
+    const asker = this.#el('code-asker');
+    const result = this.#el('approve-result');
+    const lookalike = this.#el('code-lookalike');
+    lookalike.hidden = !said.lookalike;
+    lookalike.textContent = said.lookalike ? lookalikeSentence(shown(said.lookalike)) : '';
+    if (this.#linked === code) {
+      // A verified client's link keeps one click; an unverified one's needs the last characters.
+      if (said.verified) this.#el('code').value = `${code.slice(0, 5)}-${code.slice(5)}`;
+      this.#showTail(!said.verified);
+    }
+    if (said.sentence) {
+      asker.textContent = '';
+      delete asker.dataset.code;
+      result.textContent = said.sentence;
+      result.dataset.code = code;
+      return;
+    }
+    const calls = said.client && said.client !== said.verified ? `, which calls itself “${shown(said.client)}”,` : '';
+    const who = said.verified
+      ? `${shown(said.verified)} (verified domain: it publishes this app's client metadata)${calls}`
+      : said.client
+        ? `“${shown(said.client)}” (name given by the app, not verified)`
+        : 'An agent app that gave no name';
+    const back = said.host ? `; you will be sent back to ${shown(said.host)}` : '';
+    const started = Number.isFinite(said.age_ms) ? `It started ${ago(Date.now() - said.age_ms)}` : 'It started at an unknown time';
+    const where = said.place ? `, from ${shown(said.place)}.` : `. ${CONSENT.PLACE_UNKNOWN}`;
+    asker.textContent = `${who} asks to act in this tab${back}. ${started}${where}`;
+    asker.dataset.code = code;
+    if (result.dataset.code) {
+      result.textContent = '';
+      delete result.dataset.code;
+    }
+  }
+
+  /** Runs `request` once the code requests before it have settled. */
+  #inTurn(request) {
+    const turn = this.#codeTurn.then(request);
+    this.#codeTurn = turn.catch(() => {});
+    return turn;
+  }
+
+  /**
+   * `code` is decided: the field, what was said about it and the waiting page's link go; typed
+   * again, the relay is asked again (and says the code is spent).
+   */
+  #codeDone(code) {
+    this.#described.delete(wholeCode(code) ?? code);
+    this.#linked = null;
+    this.#showTail(false);
+    this.#el('code').value = '';
+    this.#el('code-asker').textContent = '';
+    delete this.#el('code-asker').dataset.code;
+    this.#el('code-lookalike').hidden = true;
+    this.#el('code-lookalike').textContent = '';
+    if (connectCodeFromFragment(location.hash)) history.replaceState(null, '', location.pathname + location.search);
+  }
+
+  /** Approves the code in the field; never runs without the person's press. */
+  #approve(event) {
+    event.preventDefault();
+    const code = this.#fieldCode();
+    if (this.#linked && code === this.#linked && !this.#described.get(code)?.verified && !tailMatches(code, this.#el('code-tail').value)) {
+      // Nothing is sent: only the person holding the waiting page knows these characters.
+      this.#el('approve-result').textContent = this.#el('code-tail').value.trim() ? CONSENT.TAIL_WRONG : CONSENT.TAIL_ASK;
+      this.#el('code-tail').focus();
+      return undefined;
+    }
+    return this.#decide('approve', 'Approving…', async (whole) => {
+      const { client } = await this.#relay.approve(whole);
+      this.#el('connections').refresh();
+      return `Connected to ${shown(client || 'the agent')}.`;
+    });
+  }
+
+  /** Denies the code in the field: the waiting page sends the agent app back refused. */
+  #deny() {
+    return this.#decide('deny', 'Denying…', async (whole) => {
+      await this.#relay.deny(whole);
+      const client = this.#described.get(whole)?.client;
+      return `Denied: ${client ? shown(client) : 'the agent app'} was refused.`;
+    });
+  }
+
+  /** The person's decision on the code (`action`: approve or deny): both buttons off while the relay is asked. */
+  async #decide(action, doing, run) {
+    const result = this.#el('approve-result');
+    const typed = this.#linked ?? this.#el('code').value.trim();
+    if (!typed) {
+      result.textContent = 'Type the connect code shown on the waiting page.';
+      return;
+    }
+    if (!this.#relay) {
+      result.textContent = `This page has no relay to ${action} the code with; its configuration names no valid relay address.`;
+      return;
+    }
+    clearTimeout(this.#describeTimer);
+    this.#decisions += 1;
+    delete result.dataset.code;
+    this.#el('approve').disabled = true;
+    this.#el('deny').disabled = true;
+    result.textContent = doing;
+    try {
+      result.textContent = await this.#inTurn(() => run(wholeCode(typed) ?? typed));
+      this.#codeDone(typed);
+    } catch (err) {
+      result.textContent = err.message;
+    } finally {
+      this.#el('approve').disabled = false;
+      this.#el('deny').disabled = false;
+    }
+  }
+
+  /** Copies the connector address; where the browser refuses, selects it for the person to copy. */
+  async #copyAddress() {
+    const address = this.#el('connector-address');
+    try {
+      await navigator.clipboard.writeText(address.textContent);
+      this.#el('copy-result').textContent = 'Copied.';
+    } catch {
+      getSelection().selectAllChildren(address);
+      this.#el('copy-result').textContent = 'Selected: press Ctrl+C (⌘C) to copy it.';
+    }
+  }
+}
+
+if (globalThis.customElements && !customElements.get('tabrelay-agents')) customElements.define('tabrelay-agents', AgentsPanel);
