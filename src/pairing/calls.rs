@@ -1,8 +1,6 @@
 //! The calls a pairing waits on: which tab each went to, whether the person is being asked,
 //! who may answer or cancel it, and what the agent is told when the wait runs out.
 
-use std::collections::BTreeMap;
-
 use tabrelay_bundle::content::quoted;
 use tabrelay_bundle::protocol::{MAX_CARD_CHARS, MAX_PENDING_CALLS};
 
@@ -11,6 +9,7 @@ use crate::sentences;
 /// One call waiting for its tab.
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Pending {
+    id: u64,
     tab: u64,
     request: String,
     asking: Option<String>,
@@ -31,7 +30,9 @@ pub struct GaveUp {
 /// asked about it. Only the tab a call went to can answer it.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Calls {
-    pending: BTreeMap<u64, Pending>,
+    /// In the order they started (a few tens at most: a vector is smaller in the Worker than a
+    /// map).
+    pending: Vec<Pending>,
     next: u64,
 }
 
@@ -44,14 +45,14 @@ impl Calls {
         }
         let id = self.next.max(now_ms.saturating_mul(1024));
         self.next = id + 1;
-        self.pending.insert(id, Pending { tab, request, asking: None });
+        self.pending.push(Pending { id, tab, request, asking: None });
         Ok(id)
     }
 
     /// The person is being asked about call `id` (told by `tab`): the card's sentence, cut to
     /// [`MAX_CARD_CHARS`], when the call is this tab's.
     pub fn asking(&mut self, id: u64, tab: u64, sentence: &str) -> Option<String> {
-        let p = self.pending.get_mut(&id).filter(|p| p.tab == tab)?;
+        let p = self.pending.iter_mut().find(|p| p.id == id && p.tab == tab)?;
         let card: String = sentence.chars().take(MAX_CARD_CHARS).collect();
         p.asking = Some(card.clone());
         Some(card)
@@ -59,7 +60,7 @@ impl Calls {
 
     /// The person answered about call `id`: whether the call is this tab's.
     pub fn answered(&mut self, id: u64, tab: u64) -> bool {
-        match self.pending.get_mut(&id).filter(|p| p.tab == tab) {
+        match self.pending.iter_mut().find(|p| p.id == id && p.tab == tab) {
             Some(p) => {
                 p.asking = None;
                 true
@@ -70,38 +71,36 @@ impl Calls {
 
     /// The agent cancelled its request: the call's id and the tab to tell, if it still waits.
     pub fn cancel(&mut self, request: &str) -> Option<(u64, u64)> {
-        let id = self.pending.iter().find(|(_, p)| p.request == request).map(|(id, _)| *id)?;
-        self.pending.remove(&id).map(|p| (id, p.tab))
+        let i = self.pending.iter().position(|p| p.request == request)?;
+        let p = self.pending.remove(i);
+        Some((p.id, p.tab))
     }
 
     /// The agent stopped listening (its stream closed): the tab to tell, if the call still waits.
     pub fn abandon(&mut self, id: u64) -> Option<u64> {
-        self.pending.remove(&id).map(|p| p.tab)
+        self.take(id).map(|p| p.tab)
     }
 
     /// `tab` answered call `id`: whether that answer is the call's (and the call is done).
     pub fn finish(&mut self, id: u64, tab: u64) -> bool {
-        let mine = self.pending.get(&id).is_some_and(|p| p.tab == tab);
+        let mine = self.pending.iter().any(|p| p.id == id && p.tab == tab);
         if mine {
-            self.pending.remove(&id);
+            self.take(id);
         }
         mine
     }
 
     /// `tab` went away: the calls that waited on it, now failed.
     pub fn tab_gone(&mut self, tab: u64) -> Vec<u64> {
-        let gone: Vec<u64> =
-            self.pending.iter().filter(|(_, p)| p.tab == tab).map(|(id, _)| *id).collect();
-        for id in &gone {
-            self.pending.remove(id);
-        }
+        let gone: Vec<u64> = self.pending.iter().filter(|p| p.tab == tab).map(|p| p.id).collect();
+        self.pending.retain(|p| p.tab != tab);
         gone
     }
 
     /// The wait for call `id` ran out. While the person is being asked, the tab keeps the
     /// question open and the agent is told so; otherwise the tab is told to drop the call.
     pub fn give_up(&mut self, id: u64, waited_ms: u64) -> GaveUp {
-        match self.pending.remove(&id) {
+        match self.take(id) {
             Some(Pending { asking: Some(card), .. }) => {
                 GaveUp { sentence: sentences::still_asking(&quoted(&card)), cancel_in: None }
             }
@@ -110,6 +109,11 @@ impl Calls {
             }
             None => GaveUp { sentence: sentences::wait_over(waited_ms / 1000), cancel_in: None },
         }
+    }
+
+    fn take(&mut self, id: u64) -> Option<Pending> {
+        let i = self.pending.iter().position(|p| p.id == id)?;
+        Some(self.pending.remove(i))
     }
 
     /// How many calls wait.

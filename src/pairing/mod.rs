@@ -1,4 +1,5 @@
-//! One browser's pairing, by job: [`wire`] (the messages between the Worker and the pairing's
+//! One browser's pairing, by job: [`room`] (the pairing as a state machine: inputs in, effects
+//! out, every decision of the pairing's object), [`wire`] (the messages between the Worker and the pairing's
 //! Durable Object), [`tabs`] (how a tab proves itself, what its messages mean, which tab gets a
 //! call), [`calls`] (the calls waiting on tabs), [`turns`] (how calls are grouped into turns),
 //! [`codes`] (the allowance of wrong connect codes) and [`grants`] (the connections of agent
@@ -12,6 +13,7 @@
 pub mod calls;
 pub mod codes;
 pub mod grants;
+pub mod room;
 pub mod tabs;
 pub mod turns;
 pub mod wire;

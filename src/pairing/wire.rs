@@ -109,6 +109,17 @@ impl Request {
 }
 
 impl Reply {
+    /// Whether this reply is the last its request gets (a call's events and a listener's
+    /// lines come before the end).
+    #[must_use]
+    pub fn ends(&self) -> bool {
+        !matches!(
+            self,
+            Self::Call(CallEvent::Asking(_) | CallEvent::Answered | CallEvent::Tick)
+                | Self::Listen(_)
+        )
+    }
+
     /// The reply as its line, newline included.
     #[must_use]
     pub fn line(&self) -> Vec<u8> {
@@ -553,6 +564,21 @@ mod tests {
             assert_eq!(Reply::decode(&line), Some(reply.clone()));
             assert_eq!(Reply::decode(line.trim_ascii_end()), Some(reply));
         }
+    }
+
+    #[test]
+    fn only_a_calls_events_and_a_listeners_lines_come_before_the_end() {
+        let before_end: Vec<Reply> = replies().into_iter().filter(|r| !r.ends()).collect();
+        assert_eq!(
+            before_end,
+            [
+                Reply::Listen(ListenEvent::ToolsChanged),
+                Reply::Listen(ListenEvent::Tick),
+                Reply::Call(CallEvent::Asking("May I?".into())),
+                Reply::Call(CallEvent::Answered),
+                Reply::Call(CallEvent::Tick),
+            ]
+        );
     }
 
     #[test]

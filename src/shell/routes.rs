@@ -337,9 +337,7 @@ async fn token_endpoint(
                     let body = json!({"error": error, "error_description": error_description});
                     return json_response(400, &body);
                 }
-                other => {
-                    return Err(worker::Error::RustError(format!("not a redemption: {other:?}")))
-                }
+                _ => return Err(worker::Error::RustError("not a redemption's reply".into())),
             };
             let pairing = pairings.id_from_name(&granted.pairing)?.get_stub()?;
             let request = GrantRequest {
@@ -424,8 +422,8 @@ async fn tab(req: Request, url: &str, env: &Env, config: &Config) -> Result<Resp
 }
 
 /// A reply of a pairing's object that does not answer what was asked: the request fails.
-fn unexpected(reply: Option<PairingReply>) -> Result<Response> {
-    Err(worker::Error::RustError(format!("unexpected reply of the pairing: {reply:?}")))
+fn unexpected(_reply: Option<PairingReply>) -> Result<Response> {
+    Err(worker::Error::RustError("a reply of the pairing that does not answer the request".into()))
 }
 
 /// Accepts a socket only to close it with a code and reason (a browser shows nothing else).

@@ -36,7 +36,7 @@ test('a second connection of the same client id keeps the first: both listed, bo
 test('at the bound a new approval is refused with a sentence, and no connection is removed', { timeout: 120_000 }, async () => {
   const tab = await openTab({ seed: 77 });
   const client = await register('Filler');
-  const MAX = 50; // src/grants.rs MAX_GRANTS
+  const MAX = 50; // src/limits.rs MAX_GRANTS
   for (let i = 0; i < MAX; i++) await connect(tab, client);
   const before = (await tab.client.connections()).map((c) => c.id);
   assert.equal(before.length, MAX);

@@ -153,7 +153,7 @@ test('a few hundred made-up tokens at /revoke, /token and the MCP endpoint addre
 
 const derived = (label) => createHmac('sha256', Buffer.from(KEY)).update(label).digest();
 const KID = createHash('sha256').update(Buffer.concat([Buffer.from('tabrelay key id:'), Buffer.from(KEY)])).digest('hex').slice(0, 16);
-/** A refresh token with a good tag (src/grants.rs refresh_token). */
+/** A refresh token with a good tag (src/oauth/refresh.rs refresh_token). */
 function issuedRefresh(pairing, grant, sec) {
   const body = `${pairing}.${grant}.${sec}`;
   return `${body}.${createHmac('sha256', derived('tabrelay refresh token v1')).update(body).digest('base64url')}`;

@@ -1,6 +1,6 @@
 // Refresh tokens rotate on every use; the previous one still works until the new one is first
 // used (a retry after a lost answer), within 2 minutes of the rotation (after that it counts as
-// reuse: tested natively with the clock passed in, src/grants.rs); an older one revokes the
+// reuse: tested natively with the clock passed in, src/pairing/grants.rs); an older one revokes the
 // whole grant, and then its access tokens stop at once.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';

@@ -1,0 +1,1311 @@
+//! The pairing as a state machine: [`Room`] takes one [`Input`] at a time with the time it
+//! happened (a tab's socket opening, a tab's message, a proof checked, a code's reply, a
+//! socket closing, a request of the Worker, a wait running out, a waiter gone, the alarm, the
+//! rows read back after a wake) and returns the [`Effect`]s the Durable Object carries out (send
+//! to a tab, close it, keep its state in its socket, reply to a waiting request, store or
+//! delete a row, set the alarm, check a proof, ask a code's object). The object keeps only
+//! sockets, SQL, timers and the translation of each to inputs and effects; every decision is
+//! here, tested natively with a made-up clock (see the tests at the end).
+//!
+//! What the hot path needs is held in memory once the rows are read back: the tabs and the one
+//! calls go to, the focused tab's tool list, and the grants (so a call's check of its grant and
+//! of the tool it names reads no storage).
+
+use tabrelay_bundle::catalogue::Catalogue;
+use tabrelay_bundle::protocol::{
+    close, RelayMessage, ToolList, MAX_MESSAGE_BYTES, PROTOCOL_VERSION,
+};
+
+use super::calls::Calls;
+use super::codes::{self, WrongCodes};
+use super::grants::{self, Grant, Refreshed};
+use super::tabs::{
+    next_check, route, sockets_to_close, PairingKey, Proof, Tab, TabAction, TabsStatus,
+};
+use super::turns::Turns;
+use super::wire::{
+    CallEvent, CallReply, CallRequest, GrantReply, GrantRequest, ListenEvent, RefreshReply, Reply,
+    Request, Want,
+};
+use crate::crypto::Entropy;
+use crate::limits::{MAX_LISTENERS, REPLAYED_KEPT_MS, TAB_CALL_WAIT_MS, USED_GRANULARITY_MS};
+use crate::oauth::connect::{refusal, CodeReply, Command, ConnectCode};
+use crate::oauth::keys::Keys;
+use crate::{sentences, tools};
+
+/// A request of the Worker waiting for its reply (the object's own number for its fetch).
+pub type Asker = u64;
+
+/// What storage holds, read back when the object starts (after a wake, say).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Stored {
+    /// The tabs, from their sockets' attachments.
+    pub tabs: Vec<Tab>,
+    /// What each tab stated: its number, its tool list (as JSON text) and its dataset's name.
+    pub stated: Vec<(u64, Option<String>, Option<String>)>,
+    /// The grants.
+    pub grants: Vec<Grant>,
+    /// The turns.
+    pub turns: Turns,
+    /// The recent wrong codes.
+    pub wrong_codes: WrongCodes,
+}
+
+/// One thing that happened to the pairing.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Input {
+    /// The object started: what storage holds.
+    Woke(Stored),
+    /// A tab's socket opened, numbered by [`Room::next_tab_number`].
+    Opened {
+        /// Its number.
+        number: u64,
+        /// The pairing key it named.
+        key: PairingKey,
+        /// The relay's origin as it addressed it.
+        origin: String,
+    },
+    /// A tab sent a message: its text (None: it was not text).
+    Message {
+        /// The tab.
+        tab: u64,
+        /// The text.
+        text: Option<String>,
+    },
+    /// A tab's proof was checked ([`Effect::Verify`]).
+    Proved {
+        /// The tab.
+        tab: u64,
+        /// Whether the signature holds.
+        valid: bool,
+    },
+    /// A code's object replied to a tab's command ([`Effect::AskCode`]); None: it could not be
+    /// reached.
+    CodeReplied {
+        /// The tab.
+        tab: u64,
+        /// The code.
+        code: ConnectCode,
+        /// The command.
+        command: Command,
+        /// The reply.
+        reply: Option<CodeReply>,
+    },
+    /// A tab's socket closed or failed.
+    Closed {
+        /// The tab.
+        tab: u64,
+    },
+    /// A request of the Worker. A grant's creation comes with the replays recorded for its id
+    /// (`replayed`, read back from storage).
+    Request {
+        /// Who waits for the reply.
+        asker: Asker,
+        /// What it asks.
+        request: Request,
+        /// For [`Request::Grant`]: the replays recorded for the grant's id, with until when each
+        /// is kept.
+        replayed: Vec<u64>,
+    },
+    /// The wait for a call ran out ([`Effect::Deadline`]).
+    Deadline {
+        /// The call.
+        call: u64,
+    },
+    /// A request stopped waiting (its stream was closed: the agent went away).
+    Gone {
+        /// Who.
+        asker: Asker,
+    },
+    /// The alarm rang.
+    Alarm,
+}
+
+/// What the object carries out.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Effect {
+    /// Send a tab this message.
+    Send(u64, RelayMessage),
+    /// Close a tab's socket with this code and reason (it is gone from the room already).
+    Close(u64, u16, &'static str),
+    /// Keep this state in the tab's socket (it survives hibernation).
+    Attach(Tab),
+    /// Check this proof of a tab, then give [`Input::Proved`].
+    Verify(u64, Proof),
+    /// Ask a code's object, then give [`Input::CodeReplied`].
+    AskCode(u64, ConnectCode, Command),
+    /// Reply to a waiting request; [`Reply::ends`] says whether it is its last.
+    Reply(Asker, Reply),
+    /// Give [`Input::Deadline`] for this request's call at this time.
+    Deadline(Asker, u64, u64),
+    /// Store what a tab stated: its tool list (JSON text) or its dataset's name.
+    StoreStated(u64, Stated),
+    /// Delete what a gone tab stated.
+    ForgetStated(u64),
+    /// Store the turns.
+    StoreTurns(Turns),
+    /// Store the wrong codes.
+    StoreWrongCodes(WrongCodes),
+    /// Store a grant.
+    StoreGrant(Grant),
+    /// Delete a grant.
+    DeleteGrant(String),
+    /// Record that the code making this grant was replayed, until this time.
+    RecordReplayed(String, u64),
+    /// Ring the alarm at this time (unless it rings sooner).
+    SetAlarm(u64),
+}
+
+/// What a tab stated, to store.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Stated {
+    /// Its tool list, as JSON text.
+    Tools(String),
+    /// Its dataset's name.
+    Dataset(String),
+}
+
+/// A few values by number (tabs, what they stated, waiting calls: tens at most), in a vector:
+/// smaller in the Worker than a map of each kind.
+#[derive(Debug, Clone)]
+struct Slots<V>(Vec<(u64, V)>);
+
+impl<V> Default for Slots<V> {
+    fn default() -> Self {
+        Self(Vec::new())
+    }
+}
+
+impl<V> Slots<V> {
+    fn get(&self, key: &u64) -> Option<&V> {
+        self.0.iter().find(|(k, _)| k == key).map(|(_, v)| v)
+    }
+
+    fn contains_key(&self, key: &u64) -> bool {
+        self.get(key).is_some()
+    }
+
+    fn insert(&mut self, key: u64, value: V) {
+        match self.0.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, v)) => *v = value,
+            None => self.0.push((key, value)),
+        }
+    }
+
+    fn remove(&mut self, key: &u64) -> Option<V> {
+        let i = self.0.iter().position(|(k, _)| k == key)?;
+        Some(self.0.swap_remove(i).1)
+    }
+
+    fn values(&self) -> impl Iterator<Item = &V> + Clone {
+        self.0.iter().map(|(_, v)| v)
+    }
+
+    fn iter(&self) -> impl Iterator<Item = (&u64, &V)> {
+        self.0.iter().map(|(k, v)| (k, v))
+    }
+
+    fn entry_or_default(&mut self, key: u64) -> &mut V
+    where
+        V: Default,
+    {
+        let i = match self.0.iter().position(|(k, _)| *k == key) {
+            Some(i) => i,
+            None => {
+                self.0.push((key, V::default()));
+                self.0.len() - 1
+            }
+        };
+        &mut self.0[i].1
+    }
+}
+
+/// What a tab stated, held in memory.
+#[derive(Debug, Clone, Default)]
+struct Statement {
+    tools: Option<ToolList>,
+    dataset: Option<String>,
+}
+
+/// A call's waiting request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Waiter {
+    asker: Asker,
+    stream: bool,
+    wait_ms: u64,
+}
+
+/// One browser's pairing.
+pub struct Room {
+    keys: Option<Keys>,
+    catalogue: &'static Catalogue,
+    tabs: Slots<Tab>,
+    stated: Slots<Statement>,
+    calls: Calls,
+    waiters: Slots<Waiter>,
+    listeners: Vec<Asker>,
+    turns: Turns,
+    wrong_codes: WrongCodes,
+    grants: Vec<Grant>,
+    last_tab: u64,
+}
+
+impl Room {
+    /// A room for a pairing whose codes are checked with `keys` (None: the relay's keys could
+    /// not be read, so no code is taken) and whose bundled tools are `catalogue`.
+    #[must_use]
+    pub fn new(keys: Option<Keys>, catalogue: &'static Catalogue) -> Self {
+        Self {
+            keys,
+            catalogue,
+            tabs: Slots::default(),
+            stated: Slots::default(),
+            calls: Calls::default(),
+            waiters: Slots::default(),
+            listeners: Vec::new(),
+            turns: Turns::default(),
+            wrong_codes: WrongCodes::default(),
+            grants: Vec::new(),
+            last_tab: 0,
+        }
+    }
+
+    /// The number of a tab opening at `now_ms` (numbers grow, even within one millisecond).
+    pub fn next_tab_number(&mut self, now_ms: u64) -> u64 {
+        self.last_tab = (self.last_tab + 1).max(now_ms.saturating_mul(1024));
+        self.last_tab
+    }
+
+    /// Takes one input at `now_ms`; what to carry out, in order.
+    pub fn handle(&mut self, input: Input, now_ms: u64, entropy: &mut dyn Entropy) -> Vec<Effect> {
+        let mut out = Vec::new();
+        // Only with listeners is a change of the list agents see worth telling.
+        let before = (!self.listeners.is_empty()).then(|| self.focused_list_seen());
+        match input {
+            Input::Woke(stored) => self.woke(stored, &mut out),
+            Input::Opened { number, key, origin } => {
+                let admitted = Tab::admit(&key, &origin, number, now_ms, entropy);
+                self.last_tab = self.last_tab.max(number);
+                out.push(Effect::Attach(admitted.tab.clone()));
+                out.push(Effect::Send(number, admitted.first));
+                self.tabs.insert(number, admitted.tab);
+                self.watch_hellos(now_ms, &mut out);
+            }
+            Input::Message { tab, text } => self.message(tab, text.as_deref(), now_ms, &mut out),
+            Input::Proved { tab, valid } => {
+                if let Some(t) = self.tabs.get(&tab) {
+                    let proven = self.tabs.values().filter(|o| o.proven && o.number != tab).count();
+                    let action = t.proved(valid, now_ms, proven);
+                    self.act(tab, action, now_ms, &mut out);
+                }
+            }
+            Input::CodeReplied { tab, code, command, reply } => {
+                let (message, wrong) = match reply {
+                    Some(reply) => codes::told(&code, &command, reply),
+                    None => (
+                        RelayMessage::Refused {
+                            code: code.as_str().into(),
+                            sentence: sentences::PAIRING_UNAVAILABLE.into(),
+                        },
+                        false,
+                    ),
+                };
+                if wrong {
+                    self.wrong_codes.record(now_ms);
+                    out.push(Effect::StoreWrongCodes(self.wrong_codes.clone()));
+                }
+                if self.tabs.contains_key(&tab) {
+                    out.push(Effect::Send(tab, message));
+                }
+            }
+            Input::Closed { tab } => self.tab_gone(tab, &mut out),
+            Input::Request { asker, request, replayed } => {
+                self.request(asker, request, &replayed, now_ms, entropy, &mut out);
+            }
+            Input::Deadline { call } => {
+                if let Some(waiter) = self.waiters.remove(&call) {
+                    let gave_up = self.calls.give_up(call, waiter.wait_ms);
+                    if let Some(tab) = gave_up.cancel_in {
+                        out.push(Effect::Send(tab, RelayMessage::Cancel { id: call }));
+                    }
+                    let reply = CallReply::not_carried(gave_up.sentence);
+                    out.push(Effect::Reply(waiter.asker, Reply::Call(CallEvent::Done(reply))));
+                }
+            }
+            Input::Gone { asker } => {
+                self.listeners.retain(|l| *l != asker);
+                let calls: Vec<u64> = self
+                    .waiters
+                    .iter()
+                    .filter(|(_, w)| w.asker == asker)
+                    .map(|(c, _)| *c)
+                    .collect();
+                for call in calls {
+                    self.waiters.remove(&call);
+                    if let Some(tab) = self.calls.abandon(call) {
+                        out.push(Effect::Send(tab, RelayMessage::Cancel { id: call }));
+                    }
+                }
+            }
+            Input::Alarm => {
+                for (tab, (code, reason)) in sockets_to_close(self.tabs.values(), now_ms) {
+                    self.close(tab, code, reason, &mut out);
+                }
+                if let Some(at) = next_check(self.tabs.values(), now_ms) {
+                    out.push(Effect::SetAlarm(at));
+                }
+            }
+        }
+        if before.is_some_and(|b| b != self.focused_list_seen()) {
+            for asker in &self.listeners {
+                out.push(Effect::Reply(*asker, Reply::Listen(ListenEvent::ToolsChanged)));
+            }
+        }
+        out
+    }
+
+    fn woke(&mut self, stored: Stored, out: &mut Vec<Effect>) {
+        for tab in stored.tabs {
+            self.last_tab = self.last_tab.max(tab.number);
+            self.tabs.insert(tab.number, tab);
+        }
+        for (number, tools, dataset) in stored.stated {
+            if !self.tabs.contains_key(&number) {
+                // A tab that went away while its close was not seen.
+                out.push(Effect::ForgetStated(number));
+                continue;
+            }
+            let tools = tools
+                .and_then(|t| serde_json::from_str(&t).ok())
+                .and_then(|v| ToolList::read(&v).ok());
+            self.stated.insert(number, Statement { tools, dataset });
+        }
+        self.grants = stored.grants;
+        self.turns = stored.turns;
+        self.wrong_codes = stored.wrong_codes;
+    }
+
+    /// The tab calls go to.
+    fn focused(&self) -> Option<&Tab> {
+        route(self.tabs.values())
+    }
+
+    /// The tool list the tab calls go to stated.
+    fn focused_list(&self) -> Option<&ToolList> {
+        self.focused().and_then(|t| self.stated.get(&t.number)).and_then(|s| s.tools.as_ref())
+    }
+
+    /// The list agents see, to tell a change (None: the bundled one).
+    fn focused_list_seen(&self) -> Option<ToolList> {
+        self.focused_list().cloned()
+    }
+
+    fn watch_hellos(&self, now_ms: u64, out: &mut Vec<Effect>) {
+        if let Some(at) = next_check(self.tabs.values(), now_ms) {
+            out.push(Effect::SetAlarm(at));
+        }
+    }
+
+    fn message(&mut self, tab: u64, text: Option<&str>, now_ms: u64, out: &mut Vec<Effect>) {
+        let Some(text) = text.filter(|t| t.len() <= MAX_MESSAGE_BYTES) else {
+            let reason = "Messages must be JSON text within the size limit.";
+            self.close(tab, close::PROTOCOL_ERROR, reason, out);
+            return;
+        };
+        let Some(t) = self.tabs.get(&tab) else { return };
+        let action = t.on_message(text, now_ms);
+        self.act(tab, action, now_ms, out);
+    }
+
+    /// Closes a tab's socket: it is gone at once.
+    fn close(&mut self, tab: u64, code: u16, reason: &'static str, out: &mut Vec<Effect>) {
+        if self.tabs.contains_key(&tab) {
+            out.push(Effect::Close(tab, code, reason));
+            self.tab_gone(tab, out);
+        }
+    }
+
+    /// A tab went away: its calls fail (nothing will answer them), what it stated goes.
+    fn tab_gone(&mut self, tab: u64, out: &mut Vec<Effect>) {
+        if self.tabs.remove(&tab).is_none() {
+            return;
+        }
+        if self.stated.remove(&tab).is_some() {
+            out.push(Effect::ForgetStated(tab));
+        }
+        for call in self.calls.tab_gone(tab) {
+            self.done(call, CallReply::not_carried(sentences::TAB_GONE), out);
+        }
+    }
+
+    /// The end of a call: its waiter gets the reply.
+    fn done(&mut self, call: u64, reply: CallReply, out: &mut Vec<Effect>) {
+        if let Some(waiter) = self.waiters.remove(&call) {
+            out.push(Effect::Reply(waiter.asker, Reply::Call(CallEvent::Done(reply))));
+        }
+    }
+
+    /// An event of a call before its end, for a waiter that reads a stream.
+    fn event(&self, call: u64, event: CallEvent, out: &mut Vec<Effect>) {
+        if let Some(waiter) = self.waiters.get(&call).filter(|w| w.stream) {
+            out.push(Effect::Reply(waiter.asker, Reply::Call(event)));
+        }
+    }
+
+    fn act(&mut self, tab: u64, action: TabAction, now_ms: u64, out: &mut Vec<Effect>) {
+        match action {
+            TabAction::Welcome(t) => {
+                let pairing = t.pairing.clone();
+                out.push(Effect::Attach(t.clone()));
+                self.tabs.insert(tab, t);
+                out.push(Effect::Send(
+                    tab,
+                    RelayMessage::Welcome { pairing, protocol: PROTOCOL_VERSION },
+                ));
+            }
+            TabAction::Verify(t, proof) => {
+                // The challenge is used before the check: a second hello meanwhile proves nothing.
+                out.push(Effect::Attach(t.clone()));
+                self.tabs.insert(tab, t);
+                out.push(Effect::Verify(tab, proof));
+            }
+            TabAction::Close(code, reason) => self.close(tab, code, reason, out),
+            TabAction::Describe(code) => {
+                self.code_command(tab, code, Command::Describe, now_ms, out)
+            }
+            TabAction::Approve(code) => {
+                let pairing = self.tabs.get(&tab).map(|t| t.pairing.clone()).unwrap_or_default();
+                self.code_command(tab, code, Command::Approve { pairing }, now_ms, out);
+            }
+            TabAction::Deny(code) => self.code_command(tab, code, Command::Deny, now_ms, out),
+            TabAction::RefuseCode(code, sentence) => {
+                out.push(Effect::Send(
+                    tab,
+                    RelayMessage::Refused { code, sentence: sentence.into() },
+                ));
+            }
+            TabAction::Update(t) => {
+                out.push(Effect::Attach(t.clone()));
+                self.tabs.insert(tab, t);
+            }
+            TabAction::Asking(call, sentence) => {
+                if let Some(card) = self.calls.asking(call, tab, &sentence) {
+                    self.event(call, CallEvent::Asking(card), out);
+                }
+            }
+            TabAction::Answered(call) => {
+                if self.calls.answered(call, tab) {
+                    self.event(call, CallEvent::Answered, out);
+                }
+            }
+            TabAction::PersonStep => {
+                self.turns.person_stepped();
+                out.push(Effect::StoreTurns(self.turns.clone()));
+            }
+            TabAction::ListConnections => self.send_connections(tab, now_ms, out),
+            TabAction::Forget(id) => {
+                self.delete_grant(&id, out);
+                self.send_connections(tab, now_ms, out);
+            }
+            TabAction::Result(call, outcome) => {
+                if self.calls.finish(call, tab) {
+                    self.done(call, CallReply::TabResult { outcome }, out);
+                }
+            }
+            TabAction::Tools(list) => {
+                let json = serde_json::to_string(&list).unwrap_or_default();
+                self.stated.entry_or_default(tab).tools = Some(list);
+                out.push(Effect::StoreStated(tab, Stated::Tools(json)));
+            }
+            TabAction::RefuseTools(sentence) => {
+                out.push(Effect::Send(tab, RelayMessage::ToolsRefused { sentence }));
+            }
+            TabAction::View(dataset) => {
+                self.stated.entry_or_default(tab).dataset = Some(dataset.clone());
+                out.push(Effect::StoreStated(tab, Stated::Dataset(dataset)));
+            }
+            TabAction::Ignore => {}
+        }
+    }
+
+    /// A tab's describe, approve or deny of a code: within the pairing's allowance of wrong
+    /// codes, a code this relay made, and (to approve) room for another connection, it goes to
+    /// the code's object.
+    fn code_command(
+        &mut self,
+        tab: u64,
+        code: ConnectCode,
+        command: Command,
+        now_ms: u64,
+        out: &mut Vec<Effect>,
+    ) {
+        let refused = |sentence: &str| {
+            Effect::Send(
+                tab,
+                RelayMessage::Refused { code: code.as_str().into(), sentence: sentence.into() },
+            )
+        };
+        if !self.wrong_codes.allows(now_ms) {
+            out.push(refused(sentences::TOO_MANY_WRONG_CODES));
+            return;
+        }
+        // A code this relay did not make is wrong without asking any code's object.
+        if !self.keys.as_ref().is_some_and(|k| code.is_issued(k)) {
+            self.wrong_codes.record(now_ms);
+            out.push(Effect::StoreWrongCodes(self.wrong_codes.clone()));
+            out.push(refused(refusal::UNKNOWN));
+            return;
+        }
+        if matches!(command, Command::Approve { .. }) && !self.has_room(now_ms, out) {
+            // Approving never pushes out a connection: the person forgets one first.
+            out.push(refused(sentences::TOO_MANY_CONNECTIONS));
+            return;
+        }
+        out.push(Effect::AskCode(tab, code, command));
+    }
+
+    /// The grants, those unused for too long dropped first.
+    fn live_grants(&mut self, now_ms: u64, out: &mut Vec<Effect>) -> &[Grant] {
+        for id in grants::expired(&self.grants, now_ms) {
+            self.delete_grant(&id, out);
+        }
+        &self.grants
+    }
+
+    fn has_room(&mut self, now_ms: u64, out: &mut Vec<Effect>) -> bool {
+        grants::has_room(self.live_grants(now_ms, out), now_ms)
+    }
+
+    fn delete_grant(&mut self, id: &str, out: &mut Vec<Effect>) {
+        let before = self.grants.len();
+        self.grants.retain(|g| g.id != id);
+        if self.grants.len() != before {
+            out.push(Effect::DeleteGrant(id.to_owned()));
+        }
+    }
+
+    fn store_grant(&mut self, grant: Grant, out: &mut Vec<Effect>) {
+        out.push(Effect::StoreGrant(grant.clone()));
+        match self.grants.iter_mut().find(|g| g.id == grant.id) {
+            Some(g) => *g = grant,
+            None => self.grants.push(grant),
+        }
+    }
+
+    fn send_connections(&mut self, tab: u64, now_ms: u64, out: &mut Vec<Effect>) {
+        let list = self.live_grants(now_ms, out).iter().map(Grant::info).collect();
+        out.push(Effect::Send(tab, RelayMessage::Connections { list }));
+    }
+
+    fn live(&self, grant: &str) -> bool {
+        self.grants.iter().any(|g| g.id == grant)
+    }
+
+    fn request(
+        &mut self,
+        asker: Asker,
+        request: Request,
+        replayed: &[u64],
+        now_ms: u64,
+        entropy: &mut dyn Entropy,
+        out: &mut Vec<Effect>,
+    ) {
+        let reply = match request {
+            Request::Call(call) => match self.call(asker, call, now_ms, out) {
+                Some(reply) => reply,
+                None => return, // it waits for the tab
+            },
+            Request::Check { grant, .. } | Request::Listen { grant } if !self.live(&grant) => {
+                Reply::NoGrant
+            }
+            Request::Check { want: Want::Nothing, .. } => Reply::Done,
+            Request::Check { want: Want::Tools, .. } => {
+                Reply::Tools(tools::list(self.focused_list(), self.catalogue))
+            }
+            Request::Check { want: Want::Status, .. } => {
+                let dataset = self
+                    .focused()
+                    .and_then(|t| self.stated.get(&t.number))
+                    .and_then(|s| s.dataset.clone());
+                let status = TabsStatus::of(self.tabs.values(), self.focused_list(), dataset);
+                Reply::Status(tools::status_result(&status))
+            }
+            Request::Listen { .. } if self.listeners.len() >= MAX_LISTENERS => {
+                Reply::TooManyListeners
+            }
+            Request::Listen { .. } => {
+                self.listeners.push(asker);
+                Reply::Listen(ListenEvent::Tick)
+            }
+            // Never given: the object answers it from its storage (a uniqueness its SQL keeps);
+            // refused here should it come.
+            Request::UseState { .. } => Reply::StateUsed,
+            Request::Grant(request) => {
+                Reply::Grant(self.new_grant(request, replayed, now_ms, entropy, out))
+            }
+            Request::Refresh(request) => {
+                let refused = |d: &str| RefreshReply::Refused { description: d.to_owned() };
+                let grant = self
+                    .grants
+                    .iter()
+                    .find(|g| g.id == request.grant && g.client_id == request.client_id);
+                Reply::Refresh(match grant.cloned() {
+                    None => refused(sentences::REFRESH_REFUSED),
+                    Some(grant) => match grant.refresh(&request.secret, now_ms, entropy) {
+                        Refreshed::Rotated { grant, secret } => {
+                            let (client_name, host) =
+                                (grant.client_name.clone(), grant.host.clone());
+                            self.store_grant(*grant, out);
+                            RefreshReply::Rotated { secret, client_name, host }
+                        }
+                        Refreshed::Reused => {
+                            self.delete_grant(&request.grant, out);
+                            refused(sentences::REFRESH_REUSED)
+                        }
+                        Refreshed::Unknown => refused(sentences::REFRESH_REFUSED),
+                    },
+                })
+            }
+            Request::Revoke(request) => {
+                let known = self.grants.iter().any(|g| {
+                    g.id == request.grant
+                        && match &request.secret {
+                            Some(secret) => g.issued(secret),
+                            None => true, // an access token naming it was verified by the Worker
+                        }
+                });
+                if known {
+                    self.delete_grant(&request.grant, out);
+                }
+                Reply::Done
+            }
+            Request::Replayed { grant } => {
+                out.push(Effect::RecordReplayed(grant.clone(), now_ms + REPLAYED_KEPT_MS));
+                self.delete_grant(&grant, out);
+                Reply::Done
+            }
+            Request::Cancel { request } => {
+                if let Some((call, tab)) = self.calls.cancel(&request) {
+                    out.push(Effect::Send(tab, RelayMessage::Cancel { id: call }));
+                    self.done(call, CallReply::not_carried(sentences::CANCELLED), out);
+                }
+                Reply::Done
+            }
+        };
+        out.push(Effect::Reply(asker, reply));
+    }
+
+    /// A new grant for a redeemed code; it removes no other.
+    fn new_grant(
+        &mut self,
+        request: GrantRequest,
+        replayed: &[u64],
+        now_ms: u64,
+        entropy: &mut dyn Entropy,
+        out: &mut Vec<Effect>,
+    ) -> GrantReply {
+        let replays: Vec<(String, u64)> =
+            replayed.iter().map(|u| (request.id.clone(), *u)).collect();
+        if !grants::may_make(&request.id, &replays, now_ms) {
+            return GrantReply::Replayed;
+        }
+        if !self.has_room(now_ms, out) {
+            return GrantReply::Full;
+        }
+        let (mut grant, secret) = Grant::new(
+            request.id,
+            request.client_id,
+            request.client_name,
+            request.host,
+            now_ms,
+            entropy,
+        );
+        grant.place = request.place;
+        let id = grant.id.clone();
+        self.store_grant(grant, out);
+        GrantReply::Made { grant: id, secret }
+    }
+
+    /// A tool call: to the tab calls go to, or answered at once (None: it waits).
+    fn call(
+        &mut self,
+        asker: Asker,
+        call: CallRequest,
+        now_ms: u64,
+        out: &mut Vec<Effect>,
+    ) -> Option<Reply> {
+        // A forgotten or revoked connection's access token stops at once.
+        let grant = self.grants.iter_mut().find(|g| g.id == call.connection.id);
+        let Some(grant) = grant else { return Some(Reply::NoGrant) };
+        if now_ms >= grant.used_ms + USED_GRANULARITY_MS {
+            grant.used_ms = now_ms;
+            out.push(Effect::StoreGrant(grant.clone()));
+        }
+        let done = |reply| Some(Reply::Call(CallEvent::Done(reply)));
+        if !tools::known(self.focused_list(), self.catalogue, &call.tool) {
+            return done(CallReply::NoSuchTool { tool: call.tool });
+        }
+        let Some(tab) = self.focused().map(|t| t.number) else {
+            return done(CallReply::not_carried(sentences::NO_TAB));
+        };
+        let id = match self.calls.start(tab, now_ms, call.request.clone()) {
+            Ok(id) => id,
+            Err(sentence) => return done(CallReply::not_carried(sentence)),
+        };
+        let turn = self.turns.of_call(&call.connection.id, now_ms);
+        out.push(Effect::StoreTurns(self.turns.clone()));
+        let wait_ms = call.wait_ms.min(TAB_CALL_WAIT_MS);
+        self.waiters.insert(id, Waiter { asker, stream: call.stream, wait_ms });
+        out.push(Effect::Send(
+            tab,
+            RelayMessage::Call {
+                id,
+                tool: call.tool,
+                args: call.args,
+                agent: call.agent,
+                connection: call.connection,
+                turn,
+                input: call.input,
+            },
+        ));
+        out.push(Effect::Deadline(asker, id, now_ms + wait_ms));
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! Simulations in the style of quinn-proto's: the room driven input by input with a
+    //! made-up clock, the effects checked as the object would carry them out.
+    use super::*;
+    use crate::crypto::testing::Counter;
+    use crate::limits::{WRONG_CODES_ALLOWED, WRONG_CODE_WINDOW_MS};
+    use crate::pairing::tabs::tests::{hello, key, signature, ORIGIN};
+    use crate::pairing::wire::RevokeRequest;
+    use serde_json::json;
+    use tabrelay_bundle::protocol::{
+        Connection, HELLO_WAIT_MS, MAX_TABS_PER_PAIRING, MAX_UNPROVEN_SOCKETS,
+    };
+    use tabrelay_bundle::BUNDLE_DIGEST;
+
+    const TOOL: &str = "dataset_describe";
+
+    fn keys() -> Keys {
+        Keys::new(&"k".repeat(32), None).unwrap()
+    }
+
+    /// A room, a clock, and what it said so far.
+    struct Sim {
+        room: Room,
+        now: u64,
+        rng: Counter,
+        next_asker: Asker,
+    }
+
+    impl Sim {
+        fn new() -> Self {
+            let catalogue: &'static Catalogue = Box::leak(Box::new(Catalogue::bundled()));
+            let mut sim = Self {
+                room: Room::new(Some(keys()), catalogue),
+                now: 1_000_000,
+                rng: Counter(1),
+                next_asker: 0,
+            };
+            sim.go(Input::Woke(Stored {
+                grants: vec![grant("g1"), grant("g2")],
+                ..Stored::default()
+            }));
+            sim
+        }
+
+        fn go(&mut self, input: Input) -> Vec<Effect> {
+            self.room.handle(input, self.now, &mut self.rng)
+        }
+
+        fn later(&mut self, ms: u64) {
+            self.now += ms;
+        }
+
+        /// A socket opens: its number.
+        fn open(&mut self) -> u64 {
+            let number = self.room.next_tab_number(self.now);
+            let effects = self.go(Input::Opened { number, key: key(), origin: ORIGIN.into() });
+            assert!(
+                matches!(&effects[..2], [Effect::Attach(_), Effect::Send(n, RelayMessage::Challenge { .. })] if *n == number)
+            );
+            number
+        }
+
+        /// A socket opens and proves the pairing: its number.
+        fn tab(&mut self) -> u64 {
+            let number = self.open();
+            let effects = self.say(number, &hello(&signature(), PROTOCOL_VERSION, BUNDLE_DIGEST));
+            assert!(
+                matches!(effects.last(), Some(Effect::Verify(n, _)) if *n == number),
+                "{effects:?}"
+            );
+            let effects = self.go(Input::Proved { tab: number, valid: true });
+            assert!(
+                effects.iter().any(
+                    |e| matches!(e, Effect::Send(n, RelayMessage::Welcome { .. }) if *n == number)
+                ),
+                "{effects:?}"
+            );
+            number
+        }
+
+        fn say(&mut self, tab: u64, text: &str) -> Vec<Effect> {
+            self.go(Input::Message { tab, text: Some(text.into()) })
+        }
+
+        fn ask(&mut self, request: Request) -> (Asker, Vec<Effect>) {
+            self.next_asker += 1;
+            let asker = self.next_asker;
+            (asker, self.go(Input::Request { asker, request, replayed: Vec::new() }))
+        }
+
+        fn call(
+            &mut self,
+            grant: &str,
+            id: u64,
+            stream: bool,
+            wait_ms: u64,
+        ) -> (Asker, Vec<Effect>) {
+            self.ask(Request::Call(CallRequest {
+                tool: TOOL.into(),
+                args: json!({}),
+                agent: "Claude".into(),
+                connection: Connection {
+                    id: grant.into(),
+                    kind: "connector".into(),
+                    client: "Claude".into(),
+                    host: "claude.ai".into(),
+                },
+                wait_ms,
+                request: format!("{grant} {id}"),
+                stream,
+                input: None,
+            }))
+        }
+    }
+
+    fn grant(id: &str) -> Grant {
+        Grant::new(
+            id.into(),
+            "cid".into(),
+            "Claude".into(),
+            "claude.ai".into(),
+            1_000_000,
+            &mut Counter(9),
+        )
+        .0
+    }
+
+    /// The call a tab was sent: its id and turn.
+    fn sent_call(effects: &[Effect], tab: u64) -> (u64, u64) {
+        effects
+            .iter()
+            .find_map(|e| match e {
+                Effect::Send(n, RelayMessage::Call { id, turn, .. }) if *n == tab => {
+                    Some((*id, *turn))
+                }
+                _ => None,
+            })
+            .unwrap_or_else(|| panic!("no call sent to tab {tab}: {effects:?}"))
+    }
+
+    /// The replies to `asker`.
+    fn replies(effects: &[Effect], asker: Asker) -> Vec<Reply> {
+        effects
+            .iter()
+            .filter_map(|e| match e {
+                Effect::Reply(a, r) if *a == asker => Some(r.clone()),
+                _ => None,
+            })
+            .collect()
+    }
+
+    fn done(effects: &[Effect], asker: Asker) -> CallReply {
+        match replies(effects, asker).pop() {
+            Some(Reply::Call(CallEvent::Done(reply))) => reply,
+            other => panic!("no end for {asker}: {other:?} in {effects:?}"),
+        }
+    }
+
+    fn tools_message(names: &[&str]) -> String {
+        let tools: Vec<_> = names
+            .iter()
+            .map(|n| json!({"name": n, "inputSchema": {"type": "object"}, "setting": "runs"}))
+            .collect();
+        json!({"type": "tools", "tools": tools}).to_string()
+    }
+
+    #[test]
+    fn calls_follow_the_tab_focused_last_and_the_newest_on_a_tie() {
+        let mut sim = Sim::new();
+        let a = sim.tab();
+        sim.later(10);
+        let b = sim.tab();
+        let (_, effects) = sim.call("g1", 1, false, 5000);
+        sent_call(&effects, b);
+        sim.later(10);
+        sim.say(a, r#"{"type":"focus","focused":true}"#);
+        let (_, effects) = sim.call("g1", 2, false, 5000);
+        sent_call(&effects, a);
+        sim.say(a, r#"{"type":"focus","focused":false}"#);
+        let (_, effects) = sim.call("g1", 3, false, 5000);
+        sent_call(&effects, a);
+        // An unproven socket gets no call.
+        let c = sim.open();
+        let (_, effects) = sim.call("g1", 4, false, 5000);
+        assert_ne!(sent_call(&effects, a).0, c);
+    }
+
+    #[test]
+    fn a_call_is_answered_by_its_tab_only_and_reads_no_storage() {
+        let mut sim = Sim::new();
+        let a = sim.tab();
+        let b = sim.tab();
+        let (asker, effects) = sim.call("g1", 1, false, 5000);
+        // The grant's check and the tool list come from memory: the only effects are the turn
+        // stored, the call sent and its deadline.
+        let (id, _) = sent_call(&effects, b);
+        assert_eq!(effects.len(), 3, "{effects:?}");
+        assert!(matches!(effects[0], Effect::StoreTurns(_)));
+        assert_eq!(effects[2], Effect::Deadline(asker, id, sim.now + 5000));
+        let result = format!(r#"{{"type":"result","id":{id},"data":[1]}}"#);
+        assert!(replies(&sim.say(a, &result), asker).is_empty(), "another tab cannot answer");
+        assert!(matches!(done(&sim.say(b, &result), asker), CallReply::TabResult { .. }));
+        assert!(sim.say(b, &result).is_empty(), "an answer comes once");
+    }
+
+    #[test]
+    fn a_connection_that_is_gone_or_a_tool_not_listed_is_answered_at_once() {
+        let mut sim = Sim::new();
+        let (asker, effects) = sim.call("nope", 1, false, 5000);
+        assert_eq!(replies(&effects, asker), [Reply::NoGrant]);
+        let (asker, effects) = sim.call("g1", 1, false, 5000);
+        assert_eq!(done(&effects, asker), CallReply::not_carried(sentences::NO_TAB));
+        let a = sim.tab();
+        sim.say(a, &tools_message(&["other"]));
+        let (asker, effects) = sim.call("g1", 2, false, 5000);
+        assert_eq!(done(&effects, asker), CallReply::NoSuchTool { tool: TOOL.into() });
+        // Forgotten from the tab: its token stops at once.
+        sim.say(a, r#"{"type":"forget","id":"g1"}"#);
+        let (asker, effects) = sim.call("g1", 3, false, 5000);
+        assert_eq!(replies(&effects, asker), [Reply::NoGrant]);
+    }
+
+    #[test]
+    fn after_a_wake_the_rows_read_back_route_the_call_and_list_the_tools() {
+        let mut sim = Sim::new();
+        let a = sim.tab();
+        sim.say(a, &tools_message(&[TOOL, "extra"]));
+        sim.say(a, r#"{"type":"view","dataset":"Evicted set"}"#);
+        let tab = sim.room.tabs.get(&a).unwrap().clone();
+        // The object is evicted; what it stored is read back by a new one.
+        let stored = Stored {
+            tabs: vec![tab],
+            stated: vec![
+                (
+                    a,
+                    Some(serde_json::to_string(sim.room.focused_list().unwrap()).unwrap()),
+                    Some("Evicted set".into()),
+                ),
+                (a - 1, None, None),
+            ],
+            grants: vec![grant("g1")],
+            turns: sim.room.turns.clone(),
+            wrong_codes: WrongCodes::default(),
+        };
+        let catalogue = sim.room.catalogue;
+        sim.room = Room::new(Some(keys()), catalogue);
+        let woke = sim.go(Input::Woke(stored));
+        assert_eq!(woke, [Effect::ForgetStated(a - 1)], "a gone tab's row is dropped");
+        let (asker, effects) = sim.ask(Request::Check { grant: "g1".into(), want: Want::Tools });
+        let [Reply::Tools(list)] = &replies(&effects, asker)[..] else { panic!("{effects:?}") };
+        assert!(list.to_string().contains("extra"), "the tab's list survived");
+        let (asker, effects) = sim.ask(Request::Check { grant: "g1".into(), want: Want::Status });
+        assert!(format!("{:?}", replies(&effects, asker)).contains("Evicted set"));
+        let (_, effects) = sim.call("g1", 1, false, 5000);
+        sent_call(&effects, a);
+        assert!(sim.room.next_tab_number(0) > a, "numbers keep growing");
+    }
+
+    #[test]
+    fn a_cancel_while_the_person_is_asked_ends_the_call_and_tells_the_tab() {
+        let mut sim = Sim::new();
+        let a = sim.tab();
+        let (asker, effects) = sim.call("g1", 7, true, 5000);
+        let (id, _) = sent_call(&effects, a);
+        let effects =
+            sim.say(a, &format!(r#"{{"type":"asking","id":{id},"sentence":"Delete 3 items?"}}"#));
+        assert_eq!(
+            replies(&effects, asker),
+            [Reply::Call(CallEvent::Asking("Delete 3 items?".into()))]
+        );
+        // Another connection's cancel of the same id does nothing.
+        let (_, effects) = sim.ask(Request::Cancel { request: "g2 7".into() });
+        assert!(replies(&effects, asker).is_empty());
+        let (_, effects) = sim.ask(Request::Cancel { request: "g1 7".into() });
+        assert!(effects.contains(&Effect::Send(a, RelayMessage::Cancel { id })));
+        assert_eq!(done(&effects, asker), CallReply::not_carried(sentences::CANCELLED));
+        let late = sim.say(a, &format!(r#"{{"type":"result","id":{id},"data":[1]}}"#));
+        assert!(replies(&late, asker).is_empty(), "a late result goes nowhere");
+    }
+
+    #[test]
+    fn a_tab_going_away_mid_call_fails_its_calls_only() {
+        let mut sim = Sim::new();
+        let a = sim.tab();
+        let (first, effects) = sim.call("g1", 1, false, 5000);
+        sent_call(&effects, a);
+        sim.later(5);
+        let b = sim.tab();
+        let (second, effects) = sim.call("g1", 2, false, 5000);
+        let (id_b, _) = sent_call(&effects, b);
+        let effects = sim.go(Input::Closed { tab: a });
+        assert_eq!(done(&effects, first), CallReply::not_carried(sentences::TAB_GONE));
+        assert!(replies(&effects, second).is_empty());
+        let effects = sim.say(b, &format!(r#"{{"type":"result","id":{id_b},"data":[2]}}"#));
+        assert!(matches!(done(&effects, second), CallReply::TabResult { .. }));
+        // A message too large closes the tab and fails its calls, never a hang.
+        let (third, effects) = sim.call("g1", 3, false, 5000);
+        sent_call(&effects, b);
+        let effects =
+            sim.go(Input::Message { tab: b, text: Some("x".repeat(MAX_MESSAGE_BYTES + 1)) });
+        assert!(matches!(effects[0], Effect::Close(n, close::PROTOCOL_ERROR, _) if n == b));
+        assert_eq!(done(&effects, third), CallReply::not_carried(sentences::TAB_GONE));
+    }
+
+    #[test]
+    fn a_connections_calls_share_a_turn_until_another_calls_or_the_person_steps() {
+        let mut sim = Sim::new();
+        let a = sim.tab();
+        let turn = |sim: &mut Sim, grant: &str, id: u64| {
+            let (_, effects) = sim.call(grant, id, false, 5000);
+            sent_call(&effects, a).1
+        };
+        let t1 = turn(&mut sim, "g1", 1);
+        assert_eq!(turn(&mut sim, "g1", 2), t1);
+        let t2 = turn(&mut sim, "g2", 3);
+        assert_ne!(t2, t1);
+        let t3 = turn(&mut sim, "g1", 4);
+        assert_ne!(t3, t2);
+        let effects = sim.say(a, r#"{"type":"step"}"#);
+        assert!(matches!(effects[..], [Effect::StoreTurns(_)]));
+        assert_ne!(turn(&mut sim, "g1", 5), t3, "the person's step ends the turn");
+    }
+
+    #[test]
+    fn the_wait_is_225_s_at_most_and_what_the_agent_is_told_depends_on_the_person() {
+        let mut sim = Sim::new();
+        let a = sim.tab();
+        let (asker, effects) = sim.call("g1", 1, false, 10 * TAB_CALL_WAIT_MS);
+        let (id, _) = sent_call(&effects, a);
+        assert!(effects.contains(&Effect::Deadline(asker, id, sim.now + 225_000)), "{effects:?}");
+        sim.later(225_000);
+        let effects = sim.go(Input::Deadline { call: id });
+        assert!(
+            effects.contains(&Effect::Send(a, RelayMessage::Cancel { id })),
+            "the tab drops it"
+        );
+        let CallReply::NotCarried { sentence } = done(&effects, asker) else { panic!() };
+        assert!(sentence.contains("225 s"), "{sentence}");
+        // While the person is asked, the question stays open and the agent is told so.
+        let (asker, effects) = sim.call("g1", 2, true, 60_000);
+        let (id, _) = sent_call(&effects, a);
+        sim.say(a, &format!(r#"{{"type":"asking","id":{id},"sentence":"Delete?"}}"#));
+        sim.later(60_000);
+        let effects = sim.go(Input::Deadline { call: id });
+        assert!(!effects.iter().any(|e| matches!(e, Effect::Send(..))), "{effects:?}");
+        let CallReply::NotCarried { sentence } = done(&effects, asker) else { panic!() };
+        assert!(sentence.contains("being asked") && sentence.contains("Delete?"), "{sentence}");
+        assert!(
+            sim.go(Input::Deadline { call: id }).is_empty(),
+            "a deadline after the end is nothing"
+        );
+    }
+
+    #[test]
+    fn an_agent_that_stops_listening_has_its_call_dropped_in_the_tab() {
+        let mut sim = Sim::new();
+        let a = sim.tab();
+        let (asker, effects) = sim.call("g1", 1, true, 5000);
+        let (id, _) = sent_call(&effects, a);
+        assert_eq!(sim.go(Input::Gone { asker }), [Effect::Send(a, RelayMessage::Cancel { id })]);
+        assert!(sim.go(Input::Deadline { call: id }).is_empty());
+    }
+
+    #[test]
+    fn listeners_hear_when_the_list_agents_see_changes_and_only_then() {
+        let mut sim = Sim::new();
+        let (_, effects) = sim.ask(Request::Listen { grant: "nope".into() });
+        assert!(matches!(effects[..], [Effect::Reply(_, Reply::NoGrant)]));
+        let (listener, effects) = sim.ask(Request::Listen { grant: "g1".into() });
+        assert_eq!(replies(&effects, listener), [Reply::Listen(ListenEvent::Tick)]);
+        let changed = |effects: &[Effect]| {
+            replies(effects, listener).contains(&Reply::Listen(ListenEvent::ToolsChanged))
+        };
+        let a = sim.tab();
+        assert!(
+            !changed(&sim.say(a, r#"{"type":"view","dataset":"d"}"#)),
+            "a tab without a list: the bundled one still"
+        );
+        assert!(changed(&sim.say(a, &tools_message(&["x"]))), "a new list");
+        assert!(!changed(&sim.say(a, &tools_message(&["x"]))), "the same list again");
+        sim.later(5);
+        let b = sim.tab();
+        assert!(changed(&sim.say(b, &tools_message(&["y"]))));
+        sim.later(5);
+        let effects = sim.say(a, r#"{"type":"focus","focused":true}"#);
+        assert!(changed(&effects), "focus moved to a tab with another list");
+        assert!(changed(&sim.go(Input::Closed { tab: a })), "the focused tab went away");
+        assert!(!changed(&sim.go(Input::Closed { tab: 12345 })));
+        sim.go(Input::Gone { asker: listener });
+        assert!(!changed(&sim.say(b, &tools_message(&["z"]))), "a listener gone hears nothing");
+        for _ in 0..MAX_LISTENERS {
+            sim.ask(Request::Listen { grant: "g1".into() });
+        }
+        let (extra, effects) = sim.ask(Request::Listen { grant: "g1".into() });
+        assert_eq!(replies(&effects, extra), [Reply::TooManyListeners]);
+    }
+
+    #[test]
+    fn a_pairing_gets_a_few_wrong_codes_a_minute_then_even_a_right_code_waits() {
+        let mut sim = Sim::new();
+        let a = sim.tab();
+        let refused = |effects: &[Effect]| {
+            effects.iter().find_map(|e| match e {
+                Effect::Send(_, RelayMessage::Refused { sentence, .. }) => Some(sentence.clone()),
+                _ => None,
+            })
+        };
+        let right = ConnectCode::generate(&mut Counter(3), &keys());
+        // A code the relay did not make is wrong without asking any code's object.
+        for _ in 0..WRONG_CODES_ALLOWED - 1 {
+            let effects = sim.say(a, r#"{"type":"approve","code":"ABCDE-12345"}"#);
+            assert_eq!(refused(&effects).as_deref(), Some(refusal::UNKNOWN));
+        }
+        // A made code that its object does not know is wrong too.
+        let approve = format!(r#"{{"type":"approve","code":"{}"}}"#, right.as_str());
+        let effects = sim.say(a, &approve);
+        let Some(Effect::AskCode(_, code, command)) = effects.last().cloned() else {
+            panic!("{effects:?}")
+        };
+        let effects = sim.go(Input::CodeReplied {
+            tab: a,
+            code,
+            command,
+            reply: Some(CodeReply::Refused { sentence: refusal::UNKNOWN.into() }),
+        });
+        assert!(effects.iter().any(|e| matches!(e, Effect::StoreWrongCodes(_))));
+        let effects = sim.say(a, &approve);
+        assert_eq!(refused(&effects).as_deref(), Some(sentences::TOO_MANY_WRONG_CODES));
+        sim.later(WRONG_CODE_WINDOW_MS);
+        assert!(
+            matches!(sim.say(a, &approve).last(), Some(Effect::AskCode(..))),
+            "a minute later it may"
+        );
+    }
+
+    #[test]
+    fn an_approval_at_the_bound_of_connections_is_refused_and_removes_none() {
+        let mut sim = Sim::new();
+        let a = sim.tab();
+        for i in 0..crate::limits::MAX_GRANTS {
+            let request = GrantRequest {
+                id: format!("n{i}"),
+                client_id: "c".into(),
+                client_name: "n".into(),
+                host: "h".into(),
+                place: None,
+            };
+            let (asker, effects) = sim.ask(Request::Grant(request));
+            let made =
+                matches!(replies(&effects, asker)[..], [Reply::Grant(GrantReply::Made { .. })]);
+            assert_eq!(made, i + 2 < crate::limits::MAX_GRANTS, "{i}");
+        }
+        let code = ConnectCode::generate(&mut Counter(3), &keys());
+        let effects = sim.say(a, &format!(r#"{{"type":"approve","code":"{}"}}"#, code.as_str()));
+        assert!(
+            matches!(&effects[..], [Effect::Send(_, RelayMessage::Refused { sentence, .. })] if sentence == sentences::TOO_MANY_CONNECTIONS),
+            "{effects:?}"
+        );
+        let (_, effects) =
+            sim.ask(Request::Revoke(RevokeRequest { grant: "g1".into(), secret: None }));
+        assert!(effects.contains(&Effect::DeleteGrant("g1".into())));
+        let effects = sim.say(a, &format!(r#"{{"type":"approve","code":"{}"}}"#, code.as_str()));
+        assert!(matches!(effects.last(), Some(Effect::AskCode(..))));
+    }
+
+    #[test]
+    fn a_grant_revoked_by_a_replay_is_refused_when_made_later() {
+        let mut sim = Sim::new();
+        let (_, effects) = sim.ask(Request::Replayed { grant: "late".into() });
+        let until = sim.now + REPLAYED_KEPT_MS;
+        assert!(effects.contains(&Effect::RecordReplayed("late".into(), until)));
+        let request = GrantRequest {
+            id: "late".into(),
+            client_id: "c".into(),
+            client_name: "n".into(),
+            host: "h".into(),
+            place: None,
+        };
+        sim.next_asker += 1;
+        let asker = sim.next_asker;
+        let effects = sim.go(Input::Request {
+            asker,
+            request: Request::Grant(request),
+            replayed: vec![until],
+        });
+        assert_eq!(replies(&effects, asker), [Reply::Grant(GrantReply::Replayed)]);
+    }
+
+    #[test]
+    fn tabs_and_sockets_still_to_prove_have_their_bounds() {
+        let mut sim = Sim::new();
+        for _ in 0..MAX_TABS_PER_PAIRING {
+            sim.tab();
+        }
+        let extra = sim.open();
+        sim.say(extra, &hello(&signature(), PROTOCOL_VERSION, BUNDLE_DIGEST));
+        let effects = sim.go(Input::Proved { tab: extra, valid: true });
+        assert!(
+            matches!(effects[..], [Effect::Close(n, close::TOO_MANY_TABS, _)] if n == extra),
+            "{effects:?}"
+        );
+        // Silent sockets: beyond their bound the oldest make room when the alarm rings, and
+        // each one not proven in time is closed.
+        let silent: Vec<u64> = (0..=MAX_UNPROVEN_SOCKETS).map(|_| sim.open()).collect();
+        let effects = sim.go(Input::Alarm);
+        assert_eq!(effects.iter().filter(|e| matches!(e, Effect::Close(..))).count(), 1);
+        assert!(matches!(effects[0], Effect::Close(n, close::TOO_MANY_TABS, _) if n == silent[0]));
+        sim.later(HELLO_WAIT_MS);
+        let effects = sim.go(Input::Alarm);
+        assert_eq!(
+            effects
+                .iter()
+                .filter(|e| matches!(e, Effect::Close(_, close::PROOF_FAILED, _)))
+                .count(),
+            MAX_UNPROVEN_SOCKETS
+        );
+        // A proof that does not hold closes the socket.
+        let bad = sim.open();
+        sim.say(bad, &hello(&signature(), PROTOCOL_VERSION, BUNDLE_DIGEST));
+        assert!(matches!(
+            sim.go(Input::Proved { tab: bad, valid: false })[..],
+            [Effect::Close(_, close::PROOF_FAILED, _)]
+        ));
+        // Too many waiting calls get a sentence.
+        let (asker, _) = sim.call("g1", 0, false, 5000);
+        for i in 1..tabrelay_bundle::protocol::MAX_PENDING_CALLS {
+            sim.call("g1", i as u64, false, 5000);
+        }
+        let (last, effects) = sim.call("g1", 999, false, 5000);
+        assert!(
+            matches!(done(&effects, last), CallReply::NotCarried { sentence } if sentence.contains("64"))
+        );
+        assert_ne!(asker, last);
+    }
+}
