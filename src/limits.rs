@@ -106,3 +106,8 @@ pub const WRONG_CODES_ALLOWED: usize = 5;
 pub const WRONG_CODE_WINDOW_MS: u64 = 60_000;
 /// How often a connection's "last used" time is written (a write per call would cost more).
 pub const USED_GRANULARITY_MS: u64 = 60_000;
+/// How often a turn that goes on is written again: a call that starts a turn is stored at once,
+/// the calls that continue it only this often (a write on every call was the hot path's largest
+/// cost). After an eviction the stored time of a turn's last call is at most this old, so a
+/// turn may end this much sooner than [`AGENT_TURN_IDLE_MS`] after it.
+pub const TURN_STORED_EVERY_MS: u64 = 30_000;

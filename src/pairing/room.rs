@@ -28,7 +28,9 @@ use super::wire::{
     Request, Want,
 };
 use crate::crypto::Entropy;
-use crate::limits::{MAX_LISTENERS, REPLAYED_KEPT_MS, TAB_CALL_WAIT_MS, USED_GRANULARITY_MS};
+use crate::limits::{
+    MAX_LISTENERS, REPLAYED_KEPT_MS, TAB_CALL_WAIT_MS, TURN_STORED_EVERY_MS, USED_GRANULARITY_MS,
+};
 use crate::oauth::connect::{refusal, CodeReply, Command, ConnectCode};
 use crate::oauth::keys::Keys;
 use crate::{sentences, tools};
@@ -245,6 +247,8 @@ pub struct Room {
     waiters: Slots<Waiter>,
     listeners: Vec<Asker>,
     turns: Turns,
+    /// The turn last stored, and when.
+    turns_stored: (u64, u64),
     wrong_codes: WrongCodes,
     grants: Vec<Grant>,
     last_tab: u64,
@@ -264,6 +268,7 @@ impl Room {
             waiters: Slots::default(),
             listeners: Vec::new(),
             turns: Turns::default(),
+            turns_stored: (0, 0),
             wrong_codes: WrongCodes::default(),
             grants: Vec::new(),
             last_tab: 0,
@@ -382,6 +387,8 @@ impl Room {
         }
         self.grants = stored.grants;
         self.turns = stored.turns;
+        // When it was stored is not known: the next call of the turn stores it again.
+        self.turns_stored = (self.turns.current(), 0);
         self.wrong_codes = stored.wrong_codes;
     }
 
@@ -500,6 +507,7 @@ impl Room {
             }
             TabAction::PersonStep => {
                 self.turns.person_stepped();
+                self.turns_stored = (self.turns.current(), now_ms);
                 out.push(Effect::StoreTurns(self.turns.clone()));
             }
             TabAction::ListConnections => self.send_connections(tab, now_ms, out),
@@ -753,7 +761,11 @@ impl Room {
             Err(sentence) => return done(CallReply::not_carried(sentence)),
         };
         let turn = self.turns.of_call(&call.connection.id, now_ms);
-        out.push(Effect::StoreTurns(self.turns.clone()));
+        let (stored_turn, stored_ms) = self.turns_stored;
+        if turn != stored_turn || now_ms >= stored_ms + TURN_STORED_EVERY_MS {
+            self.turns_stored = (turn, now_ms);
+            out.push(Effect::StoreTurns(self.turns.clone()));
+        }
         let wait_ms = call.wait_ms.min(TAB_CALL_WAIT_MS);
         self.waiters.insert(id, Waiter { asker, stream: call.stream, wait_ms });
         out.push(Effect::Send(
@@ -1076,6 +1088,25 @@ mod tests {
             sim.go(Input::Message { tab: b, text: Some("x".repeat(MAX_MESSAGE_BYTES + 1)) });
         assert!(matches!(effects[0], Effect::Close(n, close::PROTOCOL_ERROR, _) if n == b));
         assert_eq!(done(&effects, third), CallReply::not_carried(sentences::TAB_GONE));
+    }
+
+    #[test]
+    fn a_turn_is_stored_when_it_starts_and_then_only_every_so_often() {
+        let mut sim = Sim::new();
+        sim.tab();
+        let stores = |effects: &[Effect]| {
+            effects.iter().filter(|e| matches!(e, Effect::StoreTurns(_))).count()
+        };
+        let (_, effects) = sim.call("g1", 1, false, 5000);
+        assert_eq!(stores(&effects), 1, "a new turn is stored at once");
+        sim.later(1_000);
+        let (_, effects) = sim.call("g1", 2, false, 5000);
+        assert_eq!(stores(&effects), 0, "the same turn a second later: no write");
+        sim.later(TURN_STORED_EVERY_MS);
+        let (_, effects) = sim.call("g1", 3, false, 5000);
+        assert_eq!(stores(&effects), 1, "the same turn, long enough after: written again");
+        let (_, effects) = sim.call("g2", 4, false, 5000);
+        assert_eq!(stores(&effects), 1, "another connection's call starts a turn: stored");
     }
 
     #[test]

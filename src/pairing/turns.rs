@@ -24,6 +24,12 @@ impl Turns {
         self.turn
     }
 
+    /// The number of the latest turn (0: none yet).
+    #[must_use]
+    pub fn current(&self) -> u64 {
+        self.turn
+    }
+
     /// The person took a step: the next call starts a new turn.
     pub fn person_stepped(&mut self) {
         self.last = None;

@@ -58,10 +58,19 @@ pub(crate) fn config(env: &Env) -> std::result::Result<Config, String> {
     .map(|c| c.with_local_metadata_hosts(var(env, "LOCAL_METADATA_HOSTS").as_deref()))
 }
 
+/// The configuration, read once per isolate: the vars and secrets of a deployment do not
+/// change under a running isolate (a new deployment starts new ones). A misconfiguration is
+/// not kept, so it is read (and logged) again on the next request.
+static CONFIG: std::sync::OnceLock<Config> = std::sync::OnceLock::new();
+
 #[event(fetch)]
 async fn fetch(req: Request, env: Env, _ctx: Context) -> Result<Response> {
     console_error_panic_hook::set_once();
-    let config = match config(&env) {
+    let read = match CONFIG.get() {
+        Some(c) => Ok(c),
+        None => config(&env).map(|c| CONFIG.get_or_init(|| c)),
+    };
+    let config = match read {
         Ok(c) => c,
         Err(why) => {
             console_error!("tabrelay is misconfigured: {why}");
@@ -73,7 +82,7 @@ async fn fetch(req: Request, env: Env, _ctx: Context) -> Result<Response> {
     };
     let url = req.inner().url();
     let path = http::path_of(&url).to_owned();
-    let mut res = route(req, &url, &path, &env, &config).await?;
+    let mut res = route(req, &url, &path, &env, config).await?;
     if http::is_cors_path(&path) {
         for (k, v) in http::CORS_HEADERS {
             res.headers_mut().set(k, v)?;
