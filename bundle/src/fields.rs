@@ -151,6 +151,28 @@ impl Take for Vec<String> {
     }
 }
 
+impl Take for Vec<u64> {
+    fn take(f: &mut Fields, key: &str) -> Option<Self> {
+        match f.0.remove(key) {
+            Some(Value::Array(items)) => items.iter().map(Value::as_u64).collect(),
+            _ => None,
+        }
+    }
+}
+
+/// A pair written as a two-element array (`["g1", 1000]`).
+impl Take for (String, u64) {
+    fn take(f: &mut Fields, key: &str) -> Option<Self> {
+        match f.0.remove(key) {
+            Some(Value::Array(pair)) => match pair.as_slice() {
+                [Value::String(s), n] => Some((s.clone(), n.as_u64()?)),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+}
+
 impl<T: FromValue> Take for T {
     fn take(f: &mut Fields, key: &str) -> Option<Self> {
         f.read(key)
@@ -210,7 +232,8 @@ pub fn tagged(value: Value) -> Option<(String, Option<Value>)> {
 /// - a type around one value: `read_json!(SealId, "a seal", (String))`;
 /// - a struct: `read_json!(Image, "a picture", { data, mime_type = "mimeType", width })`:
 ///   each field read by its type ([`Take`]) under its own name or the key given;
-///   `field or expr` reads a missing field as `expr`;
+///   `field or expr` reads a missing field as `expr`, `field else "other"` as the field
+///   `other` (read before it by a reader that leaves it, as numbers do);
 /// - an enum written as serde writes it by default (`"name"` or `{"name": …}`):
 ///   `read_json!(Stage, "a stage", enum { "waiting" => Waiting, "approved" => Approved {
 ///   pairing }, "done" => Done(CallReply) })`: a bare name, named fields, or one value;
@@ -267,14 +290,21 @@ macro_rules! read_json {
         }
     };
     // The fields of a struct or a variant, into `$path { … }`.
-    (@fields $f:ident, [$($path:tt)*], $($field:ident $(= $key:literal)? $(or $default:expr)?),* $(,)?) => {
-        $($path)* { $($field: $crate::read_json!(@field $f, $field $(= $key)? $(or $default)?)),* }
+    (@fields $f:ident, [$($path:tt)*], $($field:ident $(= $key:literal)? $(else $fallback:literal)? $(or $default:expr)?),* $(,)?) => {
+        $($path)* { $($field: $crate::read_json!(@field $f, $field $(= $key)? $(else $fallback)? $(or $default)?)),* }
     };
     (@field $f:ident, $field:ident) => {
         $crate::fields::Take::take(&mut $f, stringify!($field))?
     };
     (@field $f:ident, $field:ident = $key:literal) => {
         $crate::fields::Take::take(&mut $f, $key)?
+    };
+    (@field $f:ident, $field:ident else $fallback:literal) => {
+        if $f.has(stringify!($field)) {
+            $crate::fields::Take::take(&mut $f, stringify!($field))?
+        } else {
+            $crate::fields::Take::take(&mut $f, $fallback)?
+        }
     };
     (@field $f:ident, $field:ident or $default:expr) => {
         if $f.has(stringify!($field)) {

@@ -6,8 +6,6 @@ use tabrelay_bundle::protocol::RelayMessage;
 use crate::limits::{WRONG_CODES_ALLOWED, WRONG_CODE_WINDOW_MS};
 use crate::oauth::connect::{refusal, CodeReply, Command, ConnectCode};
 use serde::Serialize;
-use serde_json::Value;
-use tabrelay_bundle::fields::{Fields, FromValue};
 
 /// A pairing's recent wrong connect codes: a few a minute, then every code is refused until
 /// the minute passes (so no tab can search the code space). Kept in storage.
@@ -56,13 +54,7 @@ pub fn told(code: &ConnectCode, command: &Command, reply: CodeReply) -> (RelayMe
     }
 }
 
-impl FromValue for WrongCodes {
-    const WHAT: &'static str = "wrong codes";
-    fn from_value(value: Value) -> Option<Self> {
-        let at = Fields::of(value)?.value("at")?;
-        Some(Self { at: at.as_array()?.iter().map(Value::as_u64).collect::<Option<_>>()? })
-    }
-}
+tabrelay_bundle::read_json!(WrongCodes, "wrong codes", { at });
 
 #[cfg(test)]
 mod tests {

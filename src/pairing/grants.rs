@@ -13,9 +13,7 @@
 //! a new approval is refused with a sentence saying to forget one.
 
 use serde::Serialize;
-use serde_json::Value;
 
-use tabrelay_bundle::fields::{Fields, FromValue};
 use tabrelay_bundle::protocol::ConnectionInfo;
 
 use crate::crypto::{random_token, sha256_hex, Entropy};
@@ -187,32 +185,18 @@ pub fn has_room(stored: &[Grant], now_ms: u64) -> bool {
     stored.iter().filter(|g| !g.expired(now_ms)).count() < MAX_GRANTS
 }
 
-impl FromValue for Grant {
-    const WHAT: &'static str = "a grant";
-    fn from_value(value: Value) -> Option<Self> {
-        let mut f = Fields::of(value)?;
-        Some(Self {
-            id: f.string("id")?,
-            client_id: f.string("client_id")?,
-            client_name: f.string("client_name")?,
-            host: f.string("host")?,
-            created_ms: f.u64("created_ms")?,
-            used_ms: f.u64("used_ms")?,
-            place: f.optional_string("place")?,
-            current: f.string("current")?,
-            previous: f.optional_string("previous")?,
-            // Grants stored before the grace was bounded: their last use stands in.
-            rotated_ms: f.u64("rotated_ms").or(f.u64("used_ms"))?,
-            retired: f.strings("retired")?,
-        })
-    }
-}
+// Grants stored before the grace was bounded have no `rotated_ms`: their last use stands in.
+tabrelay_bundle::read_json!(Grant, "a grant", {
+    id, client_id, client_name, host, created_ms, used_ms, place, current, previous,
+    rotated_ms else "used_ms", retired
+});
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::crypto::testing::{round_trip, Counter};
     use crate::limits::REPLAYED_KEPT_MS;
+    use tabrelay_bundle::fields::FromValue;
 
     fn grant() -> (Grant, String, Counter) {
         let mut rng = Counter(3);

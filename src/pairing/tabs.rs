@@ -2,8 +2,6 @@
 //! each message of a proven tab means, the bounds on sockets, and which tab gets a call.
 
 use serde::Serialize;
-use serde_json::Value;
-use tabrelay_bundle::fields::{Fields, FromValue};
 use tabrelay_bundle::protocol::{
     close, proof_text, Outcome, RelayMessage, TabMessage, ToolList, CHALLENGE_BYTES, HELLO_WAIT_MS,
     MAX_DATASET_NAME_CHARS, MAX_TABS_PER_PAIRING, MAX_UNPROVEN_MESSAGE_BYTES, MAX_UNPROVEN_SOCKETS,
@@ -383,22 +381,9 @@ pub fn route<'a>(tabs: impl IntoIterator<Item = &'a Tab>) -> Option<&'a Tab> {
     tabs.into_iter().filter(|t| t.proven).max_by_key(|t| (t.focus_ms, t.number))
 }
 
-impl FromValue for Tab {
-    const WHAT: &'static str = "a tab";
-    fn from_value(value: Value) -> Option<Self> {
-        let mut f = Fields::of(value)?;
-        Some(Self {
-            pairing: f.string("pairing")?,
-            key: f.string("key")?,
-            origin: f.string("origin")?,
-            challenge: f.optional_string("challenge")?,
-            number: f.u64("number")?,
-            proven: f.bool("proven")?,
-            opened_ms: f.u64("opened_ms")?,
-            focus_ms: f.u64("focus_ms")?,
-        })
-    }
-}
+tabrelay_bundle::read_json!(Tab, "a tab", {
+    pairing, key, origin, challenge, number, proven, opened_ms, focus_ms
+});
 
 #[cfg(test)]
 pub(crate) mod tests {

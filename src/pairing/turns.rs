@@ -1,8 +1,6 @@
 //! Turns: how a pairing groups the agents' calls, so the person can undo a turn at once.
 
 use serde::Serialize;
-use serde_json::Value;
-use tabrelay_bundle::fields::{Fields, FromValue};
 
 use crate::limits::AGENT_TURN_IDLE_MS;
 
@@ -36,21 +34,7 @@ impl Turns {
     }
 }
 
-impl FromValue for Turns {
-    const WHAT: &'static str = "turns";
-    fn from_value(value: Value) -> Option<Self> {
-        let mut f = Fields::of(value)?;
-        let last = match f.value("last") {
-            None | Some(Value::Null) => None,
-            Some(Value::Array(pair)) => match pair.as_slice() {
-                [Value::String(c), at] => Some((c.clone(), at.as_u64()?)),
-                _ => return None,
-            },
-            Some(_) => return None,
-        };
-        Some(Self { last, turn: f.u64("turn")? })
-    }
-}
+tabrelay_bundle::read_json!(Turns, "turns", { last, turn });
 
 #[cfg(test)]
 mod tests {

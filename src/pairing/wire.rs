@@ -5,7 +5,6 @@
 
 use serde::Serialize;
 use serde_json::Value;
-use tabrelay_bundle::fields::{variant, Fields, FromValue};
 use tabrelay_bundle::protocol::{Connection, Outcome};
 
 pub use crate::oauth::exchange::{RefreshRequest, RevokeRequest};
@@ -276,186 +275,64 @@ impl CallReply {
 
 // The messages between the Worker and the pairing, read by hand (see `tabrelay_bundle::fields`).
 
-impl FromValue for CallRequest {
-    const WHAT: &'static str = "a call request";
-    fn from_value(value: Value) -> Option<Self> {
-        let mut f = Fields::of(value)?;
-        Some(Self {
-            tool: f.string("tool")?,
-            args: f.value("args")?,
-            agent: f.string("agent")?,
-            connection: f.read("connection")?,
-            wait_ms: f.u64("wait_ms")?,
-            request: f.string("request")?,
-            stream: f.bool("stream")?,
-            input: f.value("input").filter(|v| !v.is_null()),
-        })
-    }
-}
-
-impl FromValue for CallEvent {
-    const WHAT: &'static str = "a call event";
-    fn from_value(value: Value) -> Option<Self> {
-        match value {
-            Value::String(name) => match name.as_str() {
-                "answered" => Some(Self::Answered),
-                "tick" => Some(Self::Tick),
-                _ => None,
-            },
-            Value::Object(m) if m.len() == 1 => match m.into_iter().next()? {
-                (name, Value::String(sentence)) if name == "asking" => Some(Self::Asking(sentence)),
-                (name, answer) if name == "done" => CallReply::from_value(answer).map(Self::Done),
-                _ => None,
-            },
-            _ => None,
-        }
-    }
-}
-
-impl FromValue for GrantRequest {
-    const WHAT: &'static str = "a grant request";
-    fn from_value(value: Value) -> Option<Self> {
-        let mut f = Fields::of(value)?;
-        Some(Self {
-            id: f.string("id")?,
-            client_id: f.string("client_id")?,
-            client_name: f.string("client_name")?,
-            host: f.string("host")?,
-            place: f.optional_string("place")?,
-        })
-    }
-}
-
-impl FromValue for RefreshReply {
-    const WHAT: &'static str = "a refresh reply";
-    fn from_value(value: Value) -> Option<Self> {
-        let (name, f) = variant(value)?;
-        let mut f = f?;
-        match name.as_str() {
-            "rotated" => Some(Self::Rotated {
-                secret: f.string("secret")?,
-                client_name: f.string("client_name")?,
-                host: f.string("host")?,
-            }),
-            "refused" => Some(Self::Refused { description: f.string("description")? }),
-            _ => None,
-        }
-    }
-}
-
-impl FromValue for CallReply {
-    const WHAT: &'static str = "a call reply";
-    fn from_value(value: Value) -> Option<Self> {
-        let (name, f) = variant(value)?;
-        let mut f = f?;
-        match name.as_str() {
-            "tab_result" => Some(Self::TabResult { outcome: f.read("outcome")? }),
-            "not_carried" => Some(Self::NotCarried { sentence: f.string("sentence")? }),
-            "no_such_tool" => Some(Self::NoSuchTool { tool: f.string("tool")? }),
-            _ => None,
-        }
-    }
-}
-
-impl FromValue for Request {
-    const WHAT: &'static str = "a request to the pairing";
-    fn from_value(value: Value) -> Option<Self> {
-        let (name, inner) = tagged(value)?;
-        if name == "call" {
-            return CallRequest::from_value(inner).map(Self::Call);
-        }
-        if name == "grant" {
-            return GrantRequest::from_value(inner).map(Self::Grant);
-        }
-        if name == "refresh" {
-            return RefreshRequest::from_value(inner).map(Self::Refresh);
-        }
-        if name == "revoke" {
-            return RevokeRequest::from_value(inner).map(Self::Revoke);
-        }
-        let mut f = Fields::of(inner)?;
-        match name.as_str() {
-            "cancel" => Some(Self::Cancel { request: f.string("request")? }),
-            "check" => Some(Self::Check { grant: f.string("grant")?, want: f.read("want")? }),
-            "listen" => Some(Self::Listen { grant: f.string("grant")? }),
-            "use_state" => {
-                Some(Self::UseState { key: f.string("key")?, expires_ms: f.u64("expires_ms")? })
-            }
-            "replayed" => Some(Self::Replayed { grant: f.string("grant")? }),
-            _ => None,
-        }
-    }
-}
-
-impl FromValue for Want {
-    const WHAT: &'static str = "what a check wants";
-    fn from_value(value: Value) -> Option<Self> {
-        match value.as_str()? {
-            "nothing" => Some(Self::Nothing),
-            "tools" => Some(Self::Tools),
-            "status" => Some(Self::Status),
-            _ => None,
-        }
-    }
-}
-
-impl FromValue for Reply {
-    const WHAT: &'static str = "a reply of the pairing";
-    fn from_value(value: Value) -> Option<Self> {
-        if let Value::String(name) = &value {
-            return match name.as_str() {
-                "done" => Some(Self::Done),
-                "no_grant" => Some(Self::NoGrant),
-                "state_used" => Some(Self::StateUsed),
-                "too_many_listeners" => Some(Self::TooManyListeners),
-                _ => None,
-            };
-        }
-        let (name, inner) = tagged(value)?;
-        match name.as_str() {
-            "tools" => Some(Self::Tools(inner)),
-            "status" => Some(Self::Status(inner)),
-            "grant" => GrantReply::from_value(inner).map(Self::Grant),
-            "refresh" => RefreshReply::from_value(inner).map(Self::Refresh),
-            "call" => CallEvent::from_value(inner).map(Self::Call),
-            "listen" => ListenEvent::from_value(inner).map(Self::Listen),
-            _ => None,
-        }
-    }
-}
-
-impl FromValue for GrantReply {
-    const WHAT: &'static str = "a grant reply";
-    fn from_value(value: Value) -> Option<Self> {
-        match variant(value)? {
-            (name, None) if name == "full" => Some(Self::Full),
-            (name, None) if name == "replayed" => Some(Self::Replayed),
-            (name, Some(mut f)) if name == "made" => {
-                Some(Self::Made { grant: f.string("grant")?, secret: f.string("secret")? })
-            }
-            _ => None,
-        }
-    }
-}
-
-impl FromValue for ListenEvent {
-    const WHAT: &'static str = "a listener's event";
-    fn from_value(value: Value) -> Option<Self> {
-        match value.as_str()? {
-            "tools_changed" => Some(Self::ToolsChanged),
-            "tick" => Some(Self::Tick),
-            _ => None,
-        }
-    }
-}
-
-/// An externally tagged variant with a payload (`{"name": payload}`): its name and payload.
-fn tagged(value: Value) -> Option<(String, Value)> {
-    match value {
-        Value::Object(m) if m.len() == 1 => m.into_iter().next(),
-        _ => None,
-    }
-}
+tabrelay_bundle::read_json!(CallRequest, "a call request", {
+    tool, args, agent, connection, wait_ms, request, stream, input
+});
+tabrelay_bundle::read_json!(CallEvent, "a call event", enum {
+    "answered" => Answered,
+    "tick" => Tick,
+    "asking" => Asking(String),
+    "done" => Done(CallReply),
+});
+tabrelay_bundle::read_json!(GrantRequest, "a grant request", {
+    id, client_id, client_name, host, place
+});
+tabrelay_bundle::read_json!(RefreshReply, "a refresh reply", enum {
+    "rotated" => Rotated { secret, client_name, host },
+    "refused" => Refused { description },
+});
+tabrelay_bundle::read_json!(CallReply, "a call reply", enum {
+    "tab_result" => TabResult { outcome },
+    "not_carried" => NotCarried { sentence },
+    "no_such_tool" => NoSuchTool { tool },
+});
+tabrelay_bundle::read_json!(Request, "a request to the pairing", enum {
+    "call" => Call(CallRequest),
+    "grant" => Grant(GrantRequest),
+    "refresh" => Refresh(RefreshRequest),
+    "revoke" => Revoke(RevokeRequest),
+    "cancel" => Cancel { request },
+    "check" => Check { grant, want },
+    "listen" => Listen { grant },
+    "use_state" => UseState { key, expires_ms },
+    "replayed" => Replayed { grant },
+});
+tabrelay_bundle::read_json!(Want, "what a check wants", enum {
+    "nothing" => Nothing,
+    "tools" => Tools,
+    "status" => Status,
+});
+tabrelay_bundle::read_json!(Reply, "a reply of the pairing", enum {
+    "done" => Done,
+    "no_grant" => NoGrant,
+    "state_used" => StateUsed,
+    "too_many_listeners" => TooManyListeners,
+    "tools" => Tools(Value),
+    "status" => Status(Value),
+    "grant" => Grant(GrantReply),
+    "refresh" => Refresh(RefreshReply),
+    "call" => Call(CallEvent),
+    "listen" => Listen(ListenEvent),
+});
+tabrelay_bundle::read_json!(GrantReply, "a grant reply", enum {
+    "full" => Full,
+    "replayed" => Replayed,
+    "made" => Made { grant, secret },
+});
+tabrelay_bundle::read_json!(ListenEvent, "a listener's event", enum {
+    "tools_changed" => ToolsChanged,
+    "tick" => Tick,
+});
 
 #[cfg(test)]
 mod tests {
