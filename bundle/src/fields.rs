@@ -115,6 +115,20 @@ pub trait FromValue: Sized {
     fn from_value(value: Value) -> Option<Self>;
 }
 
+/// A message between the Worker and one of its objects: written as JSON, read back through
+/// [`FromValue`] (one codec for every such message).
+pub trait Message: serde::Serialize + FromValue {
+    /// The message as a body.
+    fn encode(&self) -> Vec<u8> {
+        serde_json::to_vec(self).unwrap_or_default()
+    }
+
+    /// A body read back; None when it is not this message.
+    fn decode(body: &[u8]) -> Option<Self> {
+        crate::from_json(body)
+    }
+}
+
 /// A field read by its type: how [`read_json!`](crate::read_json) reads each field.
 pub trait Take: Sized {
     /// The field `key` of `f`, taken (None: missing, or not of this type).

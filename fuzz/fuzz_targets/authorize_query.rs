@@ -5,10 +5,10 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
+use tabrelay::crypto::sha256_hex;
 use tabrelay::http;
 use tabrelay::oauth::authorize::{self, Asking, AuthRequest, Named, Refusal};
 use tabrelay::oauth::cimd::MetadataClient;
-use tabrelay::crypto::sha256_hex;
 use tabrelay::oauth::pkce;
 use tabrelay_fuzz::{has_duplicate_key, is_slice_of, keys, ORIGIN};
 

@@ -56,7 +56,9 @@ fuzz_target!(|data: &[u8]| {
             assert_eq!(clients::check_redirect_uri(uri), Ok(()));
         }
         if let Some(name) = &client.name {
-            assert!(!name.is_empty() && name.chars().count() <= tabrelay::limits::MAX_CLIENT_NAME_CHARS);
+            assert!(
+                !name.is_empty() && name.chars().count() <= tabrelay::limits::MAX_CLIENT_NAME_CHARS
+            );
             assert!(!name.chars().any(char::is_control));
         }
     }

@@ -8,6 +8,7 @@
 use libfuzzer_sys::fuzz_target;
 use tabrelay::oauth::connect::{CodeReply, CodeRequest};
 use tabrelay::pairing::wire::{Reply, Request};
+use tabrelay_bundle::fields::Message as _;
 
 fuzz_target!(|data: &[u8]| {
     if let Some(request) = Request::decode(data) {

@@ -373,19 +373,9 @@ pub struct Revoke {
     pub grant: String,
 }
 
+impl tabrelay_bundle::fields::Message for CodeReply {}
+
 impl CodeReply {
-    /// The reply as the object's response body.
-    #[must_use]
-    pub fn encode(&self) -> Vec<u8> {
-        serde_json::to_vec(self).unwrap_or_default()
-    }
-
-    /// A response body read back; None when it is not a reply.
-    #[must_use]
-    pub fn decode(body: &[u8]) -> Option<Self> {
-        tabrelay_bundle::from_json(body)
-    }
-
     /// A refusal with the tab's sentence.
     fn refused(sentence: &str) -> Self {
         Self::Refused { sentence: sentence.to_owned() }
@@ -686,10 +676,16 @@ mod tests {
     use crate::crypto::testing::{round_trip, Counter};
     use serde_json::json;
     use serde_json::Value;
+    use tabrelay_bundle::fields::Message as _;
 
     const ORIGIN: &str = "https://relay.example";
     const VERIFIER: &str = "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk";
     const CHALLENGE: &str = "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM";
+
+    /// A code made for the usual request, seal and browser.
+    fn create() -> Command {
+        Command::Create { request: request(), seal: seal(), browser_hash: "b".into(), place: None }
+    }
 
     fn seal() -> SealId {
         SealId("seal-1".into())
@@ -711,12 +707,7 @@ mod tests {
     #[test]
     fn sessions_and_commands_read_back_as_written() {
         let commands = [
-            Command::Create {
-                request: request(),
-                seal: seal(),
-                browser_hash: "b".into(),
-                place: None,
-            },
+            create(),
             Command::Describe,
             Command::Approve { pairing: "p".into() },
             Command::Deny,
@@ -864,15 +855,7 @@ mod tests {
     #[test]
     fn a_replayed_code_names_the_grant_to_revoke() {
         let mut r = Run::new();
-        r.go(
-            Command::Create {
-                request: request(),
-                seal: seal(),
-                browser_hash: "b".into(),
-                place: None,
-            },
-            0,
-        );
+        r.go(create(), 0);
         r.go(Command::Approve { pairing: "p".into() }, 1);
         let secret = secret_of(r.go(poll("b"), 2)["redirect"].as_str().unwrap());
         assert_eq!(r.redeem(&secret, VERIFIER, 3)["reply"], "redeemed");
@@ -898,15 +881,7 @@ mod tests {
     #[test]
     fn a_tab_describes_then_denies_and_the_page_returns_access_denied() {
         let mut r = Run::new();
-        r.go(
-            Command::Create {
-                request: request(),
-                seal: seal(),
-                browser_hash: "b".into(),
-                place: None,
-            },
-            0,
-        );
+        r.go(create(), 0);
         let d = r.go(Command::Describe, 1);
         assert_eq!((d["client"].as_str(), d["host"].as_str()), (Some("Claude"), Some("claude.ai")));
         assert_eq!(d["verified"], Value::Null, "a registered client's name is not verified");
@@ -998,15 +973,7 @@ mod tests {
     #[test]
     fn a_code_tried_too_often_dies() {
         let mut r = Run::new();
-        r.go(
-            Command::Create {
-                request: request(),
-                seal: seal(),
-                browser_hash: "b".into(),
-                place: None,
-            },
-            0,
-        );
+        r.go(create(), 0);
         for i in 0..MAX_CODE_TRIES {
             assert_eq!(r.go(Command::Describe, u64::from(i))["reply"], "described");
         }
@@ -1023,15 +990,7 @@ mod tests {
     #[test]
     fn the_waiting_page_is_bound_to_its_browser() {
         let mut r = Run::new();
-        r.go(
-            Command::Create {
-                request: request(),
-                seal: seal(),
-                browser_hash: "b".into(),
-                place: None,
-            },
-            0,
-        );
+        r.go(create(), 0);
         r.go(Command::Approve { pairing: "p".into() }, 1);
         assert_eq!(r.go(poll("someone-else"), 2)["state"], "not_this_browser");
         assert_eq!(r.go(poll("b"), 3)["state"], "approved");
@@ -1040,15 +999,7 @@ mod tests {
     #[test]
     fn wrong_verifier_wrong_secret_and_expiry_are_invalid_grant() {
         let mut r = Run::new();
-        r.go(
-            Command::Create {
-                request: request(),
-                seal: seal(),
-                browser_hash: "b".into(),
-                place: None,
-            },
-            0,
-        );
+        r.go(create(), 0);
         r.go(Command::Approve { pairing: "p".into() }, 1);
         let secret = secret_of(r.go(poll("b"), 2)["redirect"].as_str().unwrap());
         assert_eq!(r.redeem(&secret, &"x".repeat(43), 3)["error"], "invalid_grant");
@@ -1060,28 +1011,12 @@ mod tests {
     fn unknown_expired_and_used_codes_are_refused_with_a_sentence() {
         let mut r = Run::new();
         assert_eq!(r.go(Command::Approve { pairing: "p".into() }, 0)["sentence"], refusal::UNKNOWN);
-        r.go(
-            Command::Create {
-                request: request(),
-                seal: seal(),
-                browser_hash: "b".into(),
-                place: None,
-            },
-            0,
-        );
+        r.go(create(), 0);
         assert_eq!(
             r.go(Command::Approve { pairing: "p".into() }, CONNECT_CODE_TTL_MS)["sentence"],
             refusal::UNKNOWN
         );
-        r.go(
-            Command::Create {
-                request: request(),
-                seal: seal(),
-                browser_hash: "b".into(),
-                place: None,
-            },
-            CONNECT_CODE_TTL_MS,
-        );
+        r.go(create(), CONNECT_CODE_TTL_MS);
         r.go(Command::Approve { pairing: "p".into() }, CONNECT_CODE_TTL_MS + 1);
         assert_eq!(
             r.go(Command::Approve { pairing: "q".into() }, CONNECT_CODE_TTL_MS + 2)["sentence"],

@@ -93,19 +93,8 @@ pub enum Reply {
     Listen(ListenEvent),
 }
 
-impl Request {
-    /// The request as the body of the object's fetch.
-    #[must_use]
-    pub fn encode(&self) -> Vec<u8> {
-        serde_json::to_vec(self).unwrap_or_default()
-    }
-
-    /// A fetch's body read back; None when it is not a request.
-    #[must_use]
-    pub fn decode(body: &[u8]) -> Option<Self> {
-        tabrelay_bundle::from_json(body)
-    }
-}
+/// The request as the body of the object's fetch, read back there.
+impl tabrelay_bundle::fields::Message for Request {}
 
 impl Reply {
     /// Whether this reply is the last its request gets (a call's events and a listener's
@@ -338,6 +327,7 @@ tabrelay_bundle::read_json!(ListenEvent, "a listener's event", enum {
 mod tests {
     use super::*;
     use crate::crypto::testing::round_trip;
+    use tabrelay_bundle::fields::Message as _;
 
     fn call() -> CallRequest {
         CallRequest {

@@ -2,6 +2,7 @@
 //! core's commands to it, one at a time. Its table is made on its first write (the code's
 //! creation), so a command for a code never created writes nothing.
 
+use tabrelay_bundle::fields::Message as _;
 use worker::{durable_object, DurableObject, Env, Request, Response, Result, State};
 
 use super::{from_json, now_ms, texts, PlatformRandom};

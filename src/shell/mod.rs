@@ -9,6 +9,7 @@ mod webcrypto;
 
 use futures::StreamExt as _;
 use serde::Serialize;
+use tabrelay_bundle::fields::Message as _;
 use worker::{ByteStream, Date, Headers, Request, Response, Result, Stub};
 
 use tabrelay_bundle::fields::FromValue;

@@ -7,6 +7,7 @@ use std::cell::{Cell, RefCell};
 use std::collections::{HashMap, VecDeque};
 use std::rc::Rc;
 use std::time::Duration;
+use tabrelay_bundle::fields::Message as _;
 
 use futures::channel::mpsc;
 use futures::future::{select, Either};
