@@ -6,17 +6,129 @@
 use serde_json::Value;
 use tabrelay_bundle::content::quoted;
 
-use super::{call_reply, input, listen_acknowledged, listen_ended, progress, sse_event};
-use super::{tools_changed, Era, KEEP_ALIVE};
-use crate::jsonrpc::Id;
+use super::{call_reply, clients, input, listen_acknowledged, listen_ended, progress, sse_event};
+use super::{tools_changed, Era, Retry, KEEP_ALIVE};
+use crate::config::Config;
+use crate::jsonrpc::{self, Id};
 use crate::limits::{KEEP_ALIVE_MS, PROGRESS_AT_LEAST_EVERY_MS};
 use crate::oauth::keys::Keys;
+use crate::oauth::token::Access;
+use crate::pairing::wire::{request_key, CallRequest};
 use crate::pairing::wire::{CallEvent, CallReply as CallAnswer, ListenEvent, Reply};
 use crate::sentences;
+use tabrelay_bundle::protocol::Connection;
 
 // The pairing ticks every KEEP_ALIVE_MS while a call waits; a tick is the chance to send
 // progress, so ticks must come at least as often as half the promise above.
 const _: () = assert!(2 * KEEP_ALIVE_MS <= PROGRESS_AT_LEAST_EVERY_MS);
+
+/// A `tools/call` as the MCP endpoint read it.
+#[derive(Debug, Clone)]
+pub struct Asked {
+    /// The request's id.
+    pub id: Id,
+    /// The tool.
+    pub tool: String,
+    /// Its arguments.
+    pub args: Value,
+    /// The client's progress token.
+    pub progress_token: Option<Value>,
+    /// The revision it came in.
+    pub era: Era,
+    /// A retried call's answers (2026-07-28).
+    pub retry: Option<Retry>,
+    /// Whether the client takes a stream.
+    pub stream: bool,
+}
+
+/// What a call becomes before the pairing is asked.
+#[derive(Debug)]
+#[allow(clippy::large_enum_variant)] // made once per call and taken apart at once
+pub enum Start {
+    /// Refused at once (a retried state that does not open): the JSON-RPC response.
+    Refused(Value),
+    /// The retried state's one use must be marked first (the pairing's `UseState` with this
+    /// key and expiry); then [`Starting::state_used`] says what follows.
+    MarkState {
+        /// The state's key.
+        key: String,
+        /// Until when the pairing keeps it.
+        expires_ms: u64,
+        /// The call, once the state is marked.
+        then: Box<Starting>,
+    },
+    /// Ask the pairing with this request; the client's answer comes through the [`Call`].
+    Ask(CallRequest, Call),
+}
+
+/// A call waiting for its retried state to be marked used.
+#[derive(Debug)]
+pub struct Starting {
+    request: CallRequest,
+    call: Call,
+}
+
+impl Starting {
+    /// Whether the pairing marked the state used now (false: it came back before, or the
+    /// pairing could not say): the call goes on, or is refused.
+    pub fn state_used(self, first: bool) -> Result<(CallRequest, Call), Value> {
+        if first {
+            Ok((self.request, self.call))
+        } else {
+            Err(jsonrpc::error(Some(&self.call.who.id), &input::replayed()))
+        }
+    }
+}
+
+/// What a call from connection `access` becomes at `now_ms`: its wait (the relay's, or less for
+/// a client known to give up sooner), a retried state opened (or refused) and marked used once,
+/// the request to the pairing and the answer's state machine.
+#[must_use]
+pub fn start(asked: Asked, access: &Access, config: &Config, now_ms: u64) -> Start {
+    let Asked { id, tool, args, progress_token, era, retry, stream } = asked;
+    let told = match &era {
+        Era::Stateless { client_name, .. } => client_name.as_deref(),
+        Era::Session => None,
+    };
+    let names = [told, Some(access.client.as_str())];
+    let wait_ms = clients::wait_ms(config.call_wait_ms, &names, progress_token.is_some());
+    let identity = input::CallIdentity { grant: &access.grant, tool: &tool, args: &args };
+    let (input, once) = match retry {
+        None => (None, None),
+        Some(r) => {
+            match input::resume(&config.keys, identity, r.state.as_deref(), r.responses, now_ms) {
+                Ok(resume) => (Some(resume.for_tab()), resume.once),
+                Err(e) => return Start::Refused(jsonrpc::error(Some(&id), &e)),
+            }
+        }
+    };
+    let request = CallRequest {
+        tool: tool.clone(),
+        args: args.clone(),
+        agent: access.client.clone(),
+        wait_ms,
+        request: request_key(&access.grant, &id),
+        stream,
+        connection: Connection {
+            id: access.grant.clone(),
+            kind: "connector".into(),
+            client: access.client.clone(),
+            host: access.host.clone(),
+        },
+        input,
+    };
+    let keys = config.keys.clone();
+    let who = CallIdentity { id, era, keys, grant: access.grant.clone(), tool, args };
+    let call = Call::new(who, stream, progress_token, now_ms);
+    match once {
+        Some(once) => Start::MarkState {
+            key: once.key,
+            expires_ms: once.expires_ms,
+            then: Box::new(Starting { request, call }),
+        },
+        None => Start::Ask(request, call),
+    }
+}
 
 /// What happened: the pairing said something, or the clock ran ([`crate::limits::FIRST_EVENT_WAIT_MS`]).
 #[derive(Debug, Clone, PartialEq)]
@@ -306,6 +418,93 @@ mod tests {
     fn message(text: &str) -> Option<Value> {
         let data = text.strip_prefix("event: message\ndata: ")?;
         Some(serde_json::from_str(data.trim_end()).unwrap())
+    }
+
+    fn access(client: &str) -> Access {
+        Access {
+            iss: "o".into(),
+            aud: "o".into(),
+            pairing: "p".into(),
+            grant: "g1".into(),
+            client: client.into(),
+            host: "claude.ai".into(),
+        }
+    }
+
+    fn config() -> Config {
+        Config::from_vars(
+            Some(&"k".repeat(32)),
+            None,
+            Some("https://app.example"),
+            Some("https://app.example/"),
+            None,
+        )
+        .unwrap()
+    }
+
+    fn asked(retry: Option<Retry>, progress_token: Option<Value>) -> Asked {
+        let args = json!({"ids": [1]});
+        let (id, tool, era) = (Id::Number(9), "items_delete".to_owned(), Era::Session);
+        Asked { id, tool, args, progress_token, era, retry, stream: true }
+    }
+
+    #[test]
+    fn a_call_asks_the_pairing_with_its_connection_and_the_wait_its_client_allows() {
+        let Start::Ask(request, call) = start(asked(None, None), &access("ChatGPT"), &config(), 0)
+        else {
+            panic!("ask")
+        };
+        assert_eq!(request.wait_ms, 54_000, "ChatGPT gives up at 60 s");
+        assert_eq!(request.connection.id, "g1");
+        assert_eq!(request.connection.host, "claude.ai");
+        assert_eq!(request.request, request_key("g1", &Id::Number(9)));
+        assert!(request.stream && request.input.is_none());
+        assert!(!call.streaming());
+        let Start::Ask(request, _) =
+            start(asked(None, Some(json!("t"))), &access("claude-code"), &config(), 0)
+        else {
+            panic!("ask")
+        };
+        assert_eq!(request.wait_ms, TAB_CALL_WAIT_MS, "progress keeps Claude Code waiting");
+    }
+
+    #[test]
+    fn a_retried_state_is_opened_marked_used_once_or_refused() {
+        let bad = Retry { state: Some("forged".into()), responses: json!({}) };
+        let Start::Refused(body) = start(asked(Some(bad), None), &access("x"), &config(), 0) else {
+            panic!("refused")
+        };
+        assert_eq!(body["error"]["code"], -32602);
+        assert_eq!(body["id"], 9);
+        // A state the relay sealed for this call.
+        let caps = json!({"elicitation": {}});
+        let era =
+            Era::Stateless { capabilities: caps.as_object().unwrap().clone(), client_name: None };
+        let args = json!({"ids": [1]});
+        let mut requests = serde_json::Map::new();
+        requests.insert("ok".into(), json!({"method": "elicitation/create", "params": {}}));
+        let identity = input::CallIdentity { grant: "g1", tool: "items_delete", args: &args };
+        let asked_for =
+            input::ask(&config().keys, &era, identity, &requests, Some(&json!({"n": 1})), 0)
+                .unwrap();
+        let state = asked_for["requestState"].as_str().unwrap().to_owned();
+        let retry =
+            || Retry { state: Some(state.clone()), responses: json!({"ok": {"action": "accept"}}) };
+        let Start::MarkState { then, .. } =
+            start(asked(Some(retry()), None), &access("x"), &config(), 10)
+        else {
+            panic!("mark the state first")
+        };
+        let (request, _) = then.state_used(true).unwrap();
+        assert_eq!(request.input.as_ref().unwrap()["responses"]["ok"]["action"], "accept");
+        assert_eq!(request.input.as_ref().unwrap()["state"], json!({"n": 1}));
+        let Start::MarkState { then, .. } =
+            start(asked(Some(retry()), None), &access("x"), &config(), 10)
+        else {
+            panic!("mark the state first")
+        };
+        let refused = then.state_used(false).unwrap_err();
+        assert_eq!(refused["error"]["code"], -32602, "a state that came back before: {refused}");
     }
 
     #[test]

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use futures::future::{select, Either};
 use serde_json::json;
-use tabrelay_bundle::protocol::{close, Connection};
+use tabrelay_bundle::protocol::close;
 use worker::{
     console_error, event, Context, Delay, Env, Headers, Method, Request, Response, Result, Stub,
     WebSocketPair,
@@ -21,8 +21,8 @@ use crate::crypto::{random_token, sha256_hex};
 use crate::http;
 use crate::jsonrpc::{self, ErrorCode, Id, RpcError};
 use crate::limits::{FIRST_EVENT_WAIT_MS, MAX_CODE_DRAWS, MAX_SEAL_BYTES, TOOL_LIST_WAIT_MS};
-use crate::mcp::call_path::{Call, CallIdentity, CallInput, CallOutput, Listen};
-use crate::mcp::{self, input, Reply};
+use crate::mcp::call_path::{self, Asked, Call, CallInput, CallOutput, Listen, Start};
+use crate::mcp::{self, Reply};
 use crate::oauth::authorize::{self, Named, Refusal};
 use crate::oauth::connect::{self, CodeReply, Command, ConnectCode, Granted, PollState, Revoke};
 use crate::oauth::error::OAuthError;
@@ -31,7 +31,7 @@ use crate::oauth::{clients, exchange, metadata, token};
 use crate::pages;
 use crate::pairing::socket_key;
 use crate::pairing::wire::{
-    request_key, CallRequest, GrantReply, GrantRequest, RefreshReply, Reply as PairingReply,
+    request_key, GrantReply, GrantRequest, RefreshReply, Reply as PairingReply,
     Request as PairingRequest, Want,
 };
 use crate::{sentences, tools};
@@ -562,69 +562,21 @@ async fn answer_message(
             listen_stream(id, tools, first, replies)
         }
         Reply::Call { id, tool, args, progress_token, era, retry } => {
-            let told = match &era {
-                mcp::Era::Stateless { client_name, .. } => client_name.as_deref(),
-                mcp::Era::Session => None,
-            };
-            let wait_ms = mcp::clients::wait_ms(
-                config.call_wait_ms,
-                &[told, Some(&access.client)],
-                progress_token.is_some(),
-            );
-            let identity = input::CallIdentity { grant: &access.grant, tool: &tool, args: &args };
-            let input = match retry {
-                None => None,
-                Some(r) => {
-                    let resume = match input::resume(
-                        &config.keys,
-                        identity,
-                        r.state.as_deref(),
-                        r.responses,
-                        now_ms(),
-                    ) {
-                        Ok(resume) => resume,
-                        Err(e) => return json_response(200, &jsonrpc::error(Some(&id), &e)),
+            let asked = Asked { id, tool, args, progress_token, era, retry, stream };
+            let (call, mut answer) = match call_path::start(asked, &access, config, now_ms()) {
+                Start::Refused(body) => return json_response(200, &body),
+                Start::Ask(call, answer) => (call, answer),
+                Start::MarkState { key, expires_ms, then } => {
+                    let use_state = PairingRequest::UseState { key, expires_ms };
+                    let first = match pairing() {
+                        Ok(stub) => ask_pairing_once(&stub, &use_state).await.ok().flatten(),
+                        Err(_) => None,
                     };
-                    // A state comes back once: the pairing marks it used, or says it was.
-                    if let Some(once) = &resume.once {
-                        let key = once.key.clone();
-                        let use_state =
-                            PairingRequest::UseState { key, expires_ms: once.expires_ms };
-                        let first = match pairing() {
-                            Ok(stub) => ask_pairing_once(&stub, &use_state).await.ok().flatten(),
-                            Err(_) => None,
-                        };
-                        if first != Some(PairingReply::Done) {
-                            let e = input::replayed();
-                            return json_response(200, &jsonrpc::error(Some(&id), &e));
-                        }
+                    match then.state_used(first == Some(PairingReply::Done)) {
+                        Ok(started) => started,
+                        Err(body) => return json_response(200, &body),
                     }
-                    Some(resume.for_tab())
                 }
-            };
-            let who = CallIdentity {
-                id: id.clone(),
-                era,
-                keys: config.keys.clone(),
-                grant: access.grant.clone(),
-                tool: tool.clone(),
-                args: args.clone(),
-            };
-            let mut answer = Call::new(who, stream, progress_token, now_ms());
-            let call = CallRequest {
-                tool,
-                args,
-                agent: access.client.clone(),
-                wait_ms,
-                request: request_key(&access.grant, &id),
-                stream,
-                connection: Connection {
-                    id: access.grant,
-                    kind: "connector".into(),
-                    client: access.client,
-                    host: access.host,
-                },
-                input,
             };
             let replies = match pairing() {
                 Ok(stub) => ask_pairing(&stub, &PairingRequest::Call(call)).await.ok(),
