@@ -800,7 +800,10 @@ mod tests {
     };
     use tabrelay_bundle::BUNDLE_DIGEST;
 
-    const TOOL: &str = "dataset_describe";
+    /// A tool of the bundled catalogue, whichever app's catalogue the relay is built with.
+    fn tool() -> String {
+        Catalogue::bundled().tools[0].name.clone()
+    }
 
     fn keys() -> Keys {
         Keys::new(&"k".repeat(32), None).unwrap()
@@ -884,7 +887,7 @@ mod tests {
             wait_ms: u64,
         ) -> (Asker, Vec<Effect>) {
             self.ask(Request::Call(CallRequest {
-                tool: TOOL.into(),
+                tool: tool(),
                 args: json!({}),
                 agent: "Claude".into(),
                 connection: Connection {
@@ -1001,7 +1004,7 @@ mod tests {
         let a = sim.tab();
         sim.say(a, &tools_message(&["other"]));
         let (asker, effects) = sim.call("g1", 2, false, 5000);
-        assert_eq!(done(&effects, asker), CallReply::NoSuchTool { tool: TOOL.into() });
+        assert_eq!(done(&effects, asker), CallReply::NoSuchTool { tool: tool() });
         // Forgotten from the tab: its token stops at once.
         sim.say(a, r#"{"type":"forget","id":"g1"}"#);
         let (asker, effects) = sim.call("g1", 3, false, 5000);
@@ -1012,7 +1015,7 @@ mod tests {
     fn after_a_wake_the_rows_read_back_route_the_call_and_list_the_tools() {
         let mut sim = Sim::new();
         let a = sim.tab();
-        sim.say(a, &tools_message(&[TOOL, "extra"]));
+        sim.say(a, &tools_message(&[&tool(), "extra"]));
         sim.say(a, r#"{"type":"view","dataset":"Evicted set"}"#);
         let tab = sim.room.tabs.get(&a).unwrap().clone();
         // The object is evicted; what it stored is read back by a new one.
