@@ -106,6 +106,11 @@ pub const WRONG_CODES_ALLOWED: usize = 5;
 pub const WRONG_CODE_WINDOW_MS: u64 = 60_000;
 /// How often a connection's "last used" time is written (a write per call would cost more).
 pub const USED_GRANULARITY_MS: u64 = 60_000;
+/// How many outcomes of calls nobody waited for a pairing keeps for its connections' `status`
+/// (in memory: an eviction forgets them).
+pub const AFTERWARDS_KEPT: usize = 16;
+/// The most of a late answer's data `status` repeats, in characters.
+pub const AFTERWARDS_DATA_CHARS: usize = 600;
 /// How often a turn that goes on is written again: a call that starts a turn is stored at once,
 /// the calls that continue it only this often (a write on every call was the hot path's largest
 /// cost). After an eviction the stored time of a turn's last call is at most this old, so a

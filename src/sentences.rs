@@ -38,8 +38,48 @@ pub fn too_many_calls(limit: usize) -> String {
 /// The wait ran out while the person was still being asked (`card` is marked as data).
 #[must_use]
 pub fn still_asking(card: &str) -> String {
-    format!("The person is being asked about this step in their tab ({card}) and has not answered yet; the question stays open there. Read the history once they have answered, before trying again.")
+    format!("The person is being asked about this step in their tab ({card}) and has not answered yet; the question stays open there. Read the history once they have answered, before trying again; `status` says what came of it.")
 }
+
+/// `status`: a call of this connection still open in the tab, the person being asked.
+#[must_use]
+pub fn left_asking(tool: &str, card: &str) -> String {
+    format!(
+        "Your call to {tool} still waits for the person, who is being asked in their tab ({card})."
+    )
+}
+
+/// `status`: a call of this connection the person allowed, still running.
+#[must_use]
+pub fn left_running(tool: &str) -> String {
+    format!("Your call to {tool}: the person answered and it is running in their tab.")
+}
+
+/// `status`: what came of a call of this connection nobody waited for.
+#[must_use]
+pub fn left_done(tool: &str, said: &str) -> String {
+    format!("Your earlier call to {tool}, after the relay stopped waiting: {said}")
+}
+
+/// What came of it: it ran; its answer follows (data).
+#[must_use]
+pub fn left_ran(data: &str) -> String {
+    format!("it ran; its answer: {data}")
+}
+
+/// What came of it: it did not run or failed; the tab's sentence follows (data).
+#[must_use]
+pub fn left_failed(error: &str) -> String {
+    format!("it did not run or failed; the tab said {error}")
+}
+
+/// What came of it: it needed the agent app's input, which nobody was there to give.
+pub const LEFT_NEEDS_INPUT: &str =
+    "it needed input from your app, which was no longer waiting; call the tool again.";
+
+/// What came of it: the tab closed first.
+pub const LEFT_TAB_CLOSED: &str =
+    "the tab closed before it finished; whether it ran is not known, so read the history.";
 
 /// The agent cancelled the call before the tab answered.
 pub const CANCELLED: &str =

@@ -4,6 +4,7 @@
 use tabrelay_bundle::content::quoted;
 use tabrelay_bundle::protocol::{MAX_CARD_CHARS, MAX_PENDING_CALLS};
 
+use crate::limits::AFTERWARDS_KEPT;
 use crate::sentences;
 
 /// One call waiting for its tab.
@@ -13,6 +14,48 @@ struct Pending {
     tab: u64,
     request: String,
     asking: Option<String>,
+    /// The connection that made it, and the tool.
+    grant: String,
+    tool: String,
+}
+
+/// A call the relay stopped waiting for while the person was being asked: the question stays
+/// open in the tab, and what comes of it is kept for the connection's `status`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Left {
+    id: u64,
+    tab: u64,
+    grant: String,
+    tool: String,
+    /// The card while the person is asked; None once they answered (the step runs).
+    asking: Option<String>,
+}
+
+/// What came of a call its agent no longer waited for, as `status` tells that connection.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Afterwards {
+    /// The connection.
+    pub grant: String,
+    /// The tool.
+    pub tool: String,
+    /// The relay's sentence, with what came from the tab marked as data.
+    pub said: String,
+}
+
+/// Whose answer a tab's result is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Finished {
+    /// A waiting call's: its waiter gets it.
+    Waited,
+    /// A call the relay stopped waiting for: kept for its connection's `status`.
+    Left {
+        /// The connection.
+        grant: String,
+        /// The tool.
+        tool: String,
+    },
+    /// No call of this tab's.
+    Not,
 }
 
 /// A call the relay stops waiting for, and what to tell whom.
@@ -33,33 +76,53 @@ pub struct Calls {
     /// In the order they started (a few tens at most: a vector is smaller in the Worker than a
     /// map).
     pending: Vec<Pending>,
+    /// Calls still open in their tab though nobody waits (at most [`MAX_PENDING_CALLS`]).
+    left: Vec<Left>,
+    /// What came of them, newest last (at most [`AFTERWARDS_KEPT`]).
+    afterwards: Vec<Afterwards>,
     next: u64,
 }
 
 impl Calls {
     /// Starts a call to `tab`: its id, or the sentence when the pairing has too many waiting.
     /// Ids grow with time (`now_ms`), so they stay unique across a restart of the object.
-    pub fn start(&mut self, tab: u64, now_ms: u64, request: String) -> Result<u64, String> {
+    pub fn start(
+        &mut self,
+        tab: u64,
+        now_ms: u64,
+        request: String,
+        grant: &str,
+        tool: &str,
+    ) -> Result<u64, String> {
         if self.pending.len() >= MAX_PENDING_CALLS {
             return Err(sentences::too_many_calls(MAX_PENDING_CALLS));
         }
         let id = self.next.max(now_ms.saturating_mul(1024));
         self.next = id + 1;
-        self.pending.push(Pending { id, tab, request, asking: None });
+        let (grant, tool) = (grant.to_owned(), tool.to_owned());
+        self.pending.push(Pending { id, tab, request, asking: None, grant, tool });
         Ok(id)
     }
 
     /// The person is being asked about call `id` (told by `tab`): the card's sentence, cut to
     /// [`MAX_CARD_CHARS`], when the call is this tab's.
     pub fn asking(&mut self, id: u64, tab: u64, sentence: &str) -> Option<String> {
-        let p = self.pending.iter_mut().find(|p| p.id == id && p.tab == tab)?;
         let card: String = sentence.chars().take(MAX_CARD_CHARS).collect();
+        if let Some(l) = self.left.iter_mut().find(|l| l.id == id && l.tab == tab) {
+            l.asking = Some(card);
+            return None; // nobody waits to hear it
+        }
+        let p = self.pending.iter_mut().find(|p| p.id == id && p.tab == tab)?;
         p.asking = Some(card.clone());
         Some(card)
     }
 
-    /// The person answered about call `id`: whether the call is this tab's.
+    /// The person answered about call `id`: whether the call is this tab's and waited on.
     pub fn answered(&mut self, id: u64, tab: u64) -> bool {
+        if let Some(l) = self.left.iter_mut().find(|l| l.id == id && l.tab == tab) {
+            l.asking = None;
+            return false;
+        }
         match self.pending.iter_mut().find(|p| p.id == id && p.tab == tab) {
             Some(p) => {
                 p.asking = None;
@@ -81,28 +144,71 @@ impl Calls {
         self.take(id).map(|p| p.tab)
     }
 
-    /// `tab` answered call `id`: whether that answer is the call's (and the call is done).
-    pub fn finish(&mut self, id: u64, tab: u64) -> bool {
-        let mine = self.pending.iter().any(|p| p.id == id && p.tab == tab);
-        if mine {
+    /// `tab` answered call `id`: whose answer it is (the call is done either way).
+    pub fn finish(&mut self, id: u64, tab: u64) -> Finished {
+        if self.pending.iter().any(|p| p.id == id && p.tab == tab) {
             self.take(id);
+            return Finished::Waited;
         }
-        mine
+        match self.left.iter().position(|l| l.id == id && l.tab == tab) {
+            Some(i) => {
+                let Left { grant, tool, .. } = self.left.remove(i);
+                Finished::Left { grant, tool }
+            }
+            None => Finished::Not,
+        }
     }
 
-    /// `tab` went away: the calls that waited on it, now failed.
+    /// What came of a call nobody waited for, kept for its connection (the oldest go first).
+    pub fn afterwards(&mut self, grant: String, tool: String, said: String) {
+        if self.afterwards.len() >= AFTERWARDS_KEPT {
+            self.afterwards.remove(0);
+        }
+        self.afterwards.push(Afterwards { grant, tool, said });
+    }
+
+    /// `tab` went away: the calls that waited on it, now failed (and those left open there
+    /// are told to their connections' `status`).
     pub fn tab_gone(&mut self, tab: u64) -> Vec<u64> {
         let gone: Vec<u64> = self.pending.iter().filter(|p| p.tab == tab).map(|p| p.id).collect();
         self.pending.retain(|p| p.tab != tab);
+        let (closed, kept): (Vec<Left>, Vec<Left>) =
+            core::mem::take(&mut self.left).into_iter().partition(|l| l.tab == tab);
+        self.left = kept;
+        for l in closed {
+            self.afterwards(l.grant, l.tool, sentences::LEFT_TAB_CLOSED.to_owned());
+        }
         gone
     }
 
+    /// What `status` tells connection `grant` of its calls nobody waits for any more: those
+    /// still open in the tab, then what came of the others, oldest first.
+    #[must_use]
+    pub fn told_to(&self, grant: &str) -> Vec<String> {
+        let open = self.left.iter().filter(|l| l.grant == grant).map(|l| match &l.asking {
+            Some(card) => sentences::left_asking(&quoted(&l.tool), &quoted(card)),
+            None => sentences::left_running(&quoted(&l.tool)),
+        });
+        let done = self
+            .afterwards
+            .iter()
+            .filter(|a| a.grant == grant)
+            .map(|a| sentences::left_done(&quoted(&a.tool), &a.said));
+        open.chain(done).collect()
+    }
+
     /// The wait for call `id` ran out. While the person is being asked, the tab keeps the
-    /// question open and the agent is told so; otherwise the tab is told to drop the call.
+    /// question open and the agent is told so (what comes of it, `status` tells later);
+    /// otherwise the tab is told to drop the call.
     pub fn give_up(&mut self, id: u64, waited_ms: u64) -> GaveUp {
         match self.take(id) {
-            Some(Pending { asking: Some(card), .. }) => {
-                GaveUp { sentence: sentences::still_asking(&quoted(&card)), cancel_in: None }
+            Some(Pending { id, tab, asking: Some(card), grant, tool, .. }) => {
+                if self.left.len() >= MAX_PENDING_CALLS {
+                    self.left.remove(0);
+                }
+                let sentence = sentences::still_asking(&quoted(&card));
+                self.left.push(Left { id, tab, grant, tool, asking: Some(card) });
+                GaveUp { sentence, cancel_in: None }
             }
             Some(Pending { tab, .. }) => {
                 GaveUp { sentence: sentences::wait_over(waited_ms / 1000), cancel_in: Some(tab) }
@@ -138,36 +244,36 @@ mod tests {
     #[test]
     fn only_the_tab_a_call_went_to_can_answer_it() {
         let mut calls = Calls::default();
-        let id = calls.start(1, 5, "r".into()).unwrap();
-        assert!(!calls.finish(id, 2));
-        assert!(calls.finish(id, 1));
-        assert!(!calls.finish(id, 1), "an answer comes once");
+        let id = calls.start(1, 5, "r".into(), "g1", "t").unwrap();
+        assert_eq!(calls.finish(id, 2), Finished::Not);
+        assert_eq!(calls.finish(id, 1), Finished::Waited);
+        assert_eq!(calls.finish(id, 1), Finished::Not, "an answer comes once");
     }
 
     #[test]
     fn call_ids_are_unique_and_grow_across_a_restart() {
         let mut calls = Calls::default();
-        let a = calls.start(1, 5, "a".into()).unwrap();
-        let b = calls.start(1, 5, "b".into()).unwrap();
+        let a = calls.start(1, 5, "a".into(), "g1", "t").unwrap();
+        let b = calls.start(1, 5, "b".into(), "g1", "t").unwrap();
         assert_ne!(a, b);
         let mut restarted = Calls::default();
-        assert!(restarted.start(1, 6, "c".into()).unwrap() > b);
+        assert!(restarted.start(1, 6, "c".into(), "g1", "t").unwrap() > b);
     }
 
     #[test]
     fn a_tab_going_away_fails_its_calls_only() {
         let mut calls = Calls::default();
-        let a = calls.start(1, 5, "a".into()).unwrap();
-        let b = calls.start(2, 5, "b".into()).unwrap();
+        let a = calls.start(1, 5, "a".into(), "g1", "t").unwrap();
+        let b = calls.start(2, 5, "b".into(), "g1", "t").unwrap();
         assert_eq!(calls.tab_gone(1), vec![a]);
         assert_eq!(calls.len(), 1);
-        assert!(calls.finish(b, 2));
+        assert_eq!(calls.finish(b, 2), Finished::Waited);
     }
 
     #[test]
     fn a_wait_that_runs_out_while_the_person_is_asked_says_so() {
         let mut calls = Calls::default();
-        let id = calls.start(1, 5, "a".into()).unwrap();
+        let id = calls.start(1, 5, "a".into(), "g1", "t").unwrap();
         assert_eq!(calls.asking(id, 2, "ignored: another tab"), None);
         assert_eq!(calls.asking(id, 1, "Delete 3 items?").as_deref(), Some("Delete 3 items?"));
         let gave_up = calls.give_up(id, TAB_CALL_WAIT_MS);
@@ -177,7 +283,7 @@ mod tests {
             "{s}"
         );
         assert_eq!(gave_up.cancel_in, None, "the question stays open in the tab");
-        let id = calls.start(1, 6, "b".into()).unwrap();
+        let id = calls.start(1, 6, "b".into(), "g1", "t").unwrap();
         calls.asking(id, 1, "Delete?");
         assert!(calls.answered(id, 1));
         let gave_up = calls.give_up(id, 225_000);
@@ -189,7 +295,7 @@ mod tests {
     #[test]
     fn a_cards_sentence_is_kept_bounded() {
         let mut calls = Calls::default();
-        let id = calls.start(1, 5, "a".into()).unwrap();
+        let id = calls.start(1, 5, "a".into(), "g1", "t").unwrap();
         let card = calls.asking(id, 1, &"é".repeat(MAX_CARD_CHARS + 50)).unwrap();
         assert_eq!(card.chars().count(), MAX_CARD_CHARS);
     }
@@ -199,23 +305,58 @@ mod tests {
         use crate::jsonrpc::Id;
         let mut calls = Calls::default();
         let mine = request_key("grant-a", &Id::Number(7));
-        let id = calls.start(3, 5, mine.clone()).unwrap();
+        let id = calls.start(3, 5, mine.clone(), "g1", "t").unwrap();
         assert_eq!(calls.cancel(&request_key("grant-b", &Id::Number(7))), None);
         assert_eq!(calls.cancel(&request_key("grant-a", &Id::Text("7".into()))), None);
         assert_eq!(calls.cancel(&mine), Some((id, 3)));
         assert_eq!(calls.cancel(&mine), None, "cancelled once");
-        assert!(!calls.finish(id, 3), "a late answer goes nowhere");
+        assert_eq!(calls.finish(id, 3), Finished::Not, "a late answer goes nowhere");
     }
 
     #[test]
     fn too_many_waiting_calls_get_a_sentence() {
         let mut calls = Calls::default();
         for i in 0..MAX_PENDING_CALLS {
-            calls.start(1, 5, i.to_string()).unwrap();
+            calls.start(1, 5, i.to_string(), "g1", "t").unwrap();
         }
         assert!(calls
-            .start(1, 5, "x".into())
+            .start(1, 5, "x".into(), "g1", "t")
             .unwrap_err()
             .contains(&MAX_PENDING_CALLS.to_string()));
+    }
+
+    #[test]
+    fn a_call_left_open_while_the_person_is_asked_is_told_to_its_connection_later() {
+        let mut calls = Calls::default();
+        let id = calls.start(1, 5, "a".into(), "g1", "items_delete").unwrap();
+        calls.asking(id, 1, "Delete 3 items?");
+        let gave_up = calls.give_up(id, 54_000);
+        assert!(gave_up.sentence.contains("`status`"), "{}", gave_up.sentence);
+        let told = calls.told_to("g1");
+        assert_eq!(told.len(), 1);
+        assert!(
+            told[0].contains("still waits for the person") && told[0].contains("Delete 3 items?")
+        );
+        assert!(calls.told_to("g2").is_empty(), "another connection hears nothing of it");
+        assert_eq!(calls.asking(id, 1, "Delete 3 items, really?"), None, "nobody waits to hear it");
+        assert!(!calls.answered(id, 1));
+        assert!(calls.told_to("g1")[0].contains("is running"), "{:?}", calls.told_to("g1"));
+        assert_eq!(calls.finish(id, 2), Finished::Not, "only its tab answers it");
+        let Finished::Left { grant, tool } = calls.finish(id, 1) else { panic!("left") };
+        calls.afterwards(grant, tool, "it ran".into());
+        assert_eq!(calls.finish(id, 1), Finished::Not, "an answer comes once");
+        let told = calls.told_to("g1");
+        assert_eq!(told.len(), 1);
+        assert!(told[0].contains("earlier call") && told[0].ends_with("it ran"), "{told:?}");
+        // A tab that closes first: its connection hears that, and the outcomes kept are bounded.
+        let other = calls.start(2, 6, "b".into(), "g1", "t").unwrap();
+        calls.asking(other, 2, "?");
+        let _ = calls.give_up(other, 54_000);
+        calls.tab_gone(2);
+        assert!(calls.told_to("g1").last().unwrap().contains("tab closed"));
+        for _ in 0..AFTERWARDS_KEPT + 3 {
+            calls.afterwards("g3".into(), "t".into(), "x".into());
+        }
+        assert_eq!(calls.told_to("g3").len(), AFTERWARDS_KEPT);
     }
 }

@@ -12,11 +12,12 @@
 //! of the tool it names reads no storage).
 
 use tabrelay_bundle::catalogue::Catalogue;
+use tabrelay_bundle::content::quoted;
 use tabrelay_bundle::protocol::{
-    close, RelayMessage, ToolList, MAX_MESSAGE_BYTES, PROTOCOL_VERSION,
+    close, Outcome as TabOutcome, RelayMessage, ToolList, MAX_MESSAGE_BYTES, PROTOCOL_VERSION,
 };
 
-use super::calls::Calls;
+use super::calls::{Calls, Finished};
 use super::codes::{self, WrongCodes};
 use super::grants::{self, Grant, Refreshed};
 use super::tabs::{
@@ -29,7 +30,8 @@ use super::wire::{
 };
 use crate::crypto::Entropy;
 use crate::limits::{
-    MAX_LISTENERS, REPLAYED_KEPT_MS, TAB_CALL_WAIT_MS, TURN_STORED_EVERY_MS, USED_GRANULARITY_MS,
+    AFTERWARDS_DATA_CHARS, MAX_LISTENERS, REPLAYED_KEPT_MS, TAB_CALL_WAIT_MS, TURN_STORED_EVERY_MS,
+    USED_GRANULARITY_MS,
 };
 use crate::oauth::connect::{refusal, CodeReply, Command, ConnectCode};
 use crate::oauth::keys::Keys;
@@ -515,11 +517,13 @@ impl Room {
                 self.delete_grant(&id, out);
                 self.send_connections(tab, now_ms, out);
             }
-            TabAction::Result(call, outcome) => {
-                if self.calls.finish(call, tab) {
-                    self.done(call, CallReply::TabResult { outcome }, out);
+            TabAction::Result(call, outcome) => match self.calls.finish(call, tab) {
+                Finished::Waited => self.done(call, CallReply::TabResult { outcome }, out),
+                Finished::Left { grant, tool } => {
+                    self.calls.afterwards(grant, tool, afterwards_said(&outcome));
                 }
-            }
+                Finished::Not => {}
+            },
             TabAction::Tools(list) => {
                 let json = serde_json::to_string(&list).unwrap_or_default();
                 self.stated.entry_or_default(tab).tools = Some(list);
@@ -630,13 +634,13 @@ impl Room {
             Request::Check { want: Want::Tools, .. } => {
                 Reply::Tools(tools::list(self.focused_list(), self.catalogue))
             }
-            Request::Check { want: Want::Status, .. } => {
+            Request::Check { want: Want::Status, grant } => {
                 let dataset = self
                     .focused()
                     .and_then(|t| self.stated.get(&t.number))
                     .and_then(|s| s.dataset.clone());
                 let status = TabsStatus::of(self.tabs.values(), self.focused_list(), dataset);
-                Reply::Status(tools::status_result(&status))
+                Reply::Status(tools::status_result(&status, &self.calls.told_to(&grant)))
             }
             Request::Listen { .. } if self.listeners.len() >= MAX_LISTENERS => {
                 Reply::TooManyListeners
@@ -756,7 +760,9 @@ impl Room {
         let Some(tab) = self.focused().map(|t| t.number) else {
             return done(CallReply::not_carried(sentences::NO_TAB));
         };
-        let id = match self.calls.start(tab, now_ms, call.request.clone()) {
+        let grant = &call.connection.id;
+        let started = self.calls.start(tab, now_ms, call.request.clone(), grant, &call.tool);
+        let id = match started {
             Ok(id) => id,
             Err(sentence) => return done(CallReply::not_carried(sentence)),
         };
@@ -782,6 +788,23 @@ impl Room {
         ));
         out.push(Effect::Deadline(asker, id, now_ms + wait_ms));
         None
+    }
+}
+
+/// What came of a call nobody waited for, in the relay's words with the tab's marked as data
+/// (its data cut to [`AFTERWARDS_DATA_CHARS`]).
+fn afterwards_said(outcome: &TabOutcome) -> String {
+    match outcome {
+        TabOutcome::Done { data, .. } => {
+            let json = serde_json::to_string(data).unwrap_or_default();
+            let cut: String = json.chars().take(AFTERWARDS_DATA_CHARS).collect();
+            sentences::left_ran(&quoted(&cut))
+        }
+        TabOutcome::Failed { error } => {
+            let cut: String = error.chars().take(AFTERWARDS_DATA_CHARS).collect();
+            sentences::left_failed(&quoted(&cut))
+        }
+        TabOutcome::InputRequired { .. } => sentences::LEFT_NEEDS_INPUT.to_owned(),
     }
 }
 
