@@ -187,6 +187,15 @@ impl Take for (String, u64) {
     }
 }
 
+impl<T: FromValue> Take for Vec<T> {
+    fn take(f: &mut Fields, key: &str) -> Option<Self> {
+        match f.0.remove(key) {
+            Some(Value::Array(items)) => items.into_iter().map(T::from_value).collect(),
+            _ => None,
+        }
+    }
+}
+
 impl<T: FromValue> Take for T {
     fn take(f: &mut Fields, key: &str) -> Option<Self> {
         f.read(key)

@@ -1,6 +1,7 @@
 //! The calls a pairing waits on: which tab each went to, whether the person is being asked,
 //! who may answer or cancel it, and what the agent is told when the wait runs out.
 
+use serde::Serialize;
 use tabrelay_bundle::content::quoted;
 use tabrelay_bundle::protocol::{MAX_CARD_CHARS, MAX_PENDING_CALLS};
 
@@ -21,7 +22,7 @@ struct Pending {
 
 /// A call the relay stopped waiting for while the person was being asked: the question stays
 /// open in the tab, and what comes of it is kept for the connection's `status`.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 struct Left {
     id: u64,
     tab: u64,
@@ -32,7 +33,7 @@ struct Left {
 }
 
 /// What came of a call its agent no longer waited for, as `status` tells that connection.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Afterwards {
     /// The connection.
     pub grant: String,
@@ -41,6 +42,21 @@ pub struct Afterwards {
     /// The relay's sentence, with what came from the tab marked as data.
     pub said: String,
 }
+
+tabrelay_bundle::read_json!(Left, "a call left open", { id, tab, grant, tool, asking });
+tabrelay_bundle::read_json!(Afterwards, "what came of a call", { grant, tool, said });
+
+/// The calls left open in their tabs and what came of others: kept in storage (a person may
+/// take longer to decide than the pairing's object stays in memory).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct LeftCalls {
+    /// Still open in their tabs (at most [`MAX_PENDING_CALLS`]).
+    left: Vec<Left>,
+    /// What came of them, newest last (at most [`AFTERWARDS_KEPT`]).
+    afterwards: Vec<Afterwards>,
+}
+
+tabrelay_bundle::read_json!(LeftCalls, "calls left open", { left, afterwards });
 
 /// Whose answer a tab's result is.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -76,10 +92,8 @@ pub struct Calls {
     /// In the order they started (a few tens at most: a vector is smaller in the Worker than a
     /// map).
     pending: Vec<Pending>,
-    /// Calls still open in their tab though nobody waits (at most [`MAX_PENDING_CALLS`]).
-    left: Vec<Left>,
-    /// What came of them, newest last (at most [`AFTERWARDS_KEPT`]).
-    afterwards: Vec<Afterwards>,
+    /// Calls still open in their tab though nobody waits, and what came of others.
+    open: LeftCalls,
     next: u64,
 }
 
@@ -108,7 +122,7 @@ impl Calls {
     /// [`MAX_CARD_CHARS`], when the call is this tab's.
     pub fn asking(&mut self, id: u64, tab: u64, sentence: &str) -> Option<String> {
         let card: String = sentence.chars().take(MAX_CARD_CHARS).collect();
-        if let Some(l) = self.left.iter_mut().find(|l| l.id == id && l.tab == tab) {
+        if let Some(l) = self.open.left.iter_mut().find(|l| l.id == id && l.tab == tab) {
             l.asking = Some(card);
             return None; // nobody waits to hear it
         }
@@ -119,7 +133,7 @@ impl Calls {
 
     /// The person answered about call `id`: whether the call is this tab's and waited on.
     pub fn answered(&mut self, id: u64, tab: u64) -> bool {
-        if let Some(l) = self.left.iter_mut().find(|l| l.id == id && l.tab == tab) {
+        if let Some(l) = self.open.left.iter_mut().find(|l| l.id == id && l.tab == tab) {
             l.asking = None;
             return false;
         }
@@ -150,9 +164,9 @@ impl Calls {
             self.take(id);
             return Finished::Waited;
         }
-        match self.left.iter().position(|l| l.id == id && l.tab == tab) {
+        match self.open.left.iter().position(|l| l.id == id && l.tab == tab) {
             Some(i) => {
-                let Left { grant, tool, .. } = self.left.remove(i);
+                let Left { grant, tool, .. } = self.open.left.remove(i);
                 Finished::Left { grant, tool }
             }
             None => Finished::Not,
@@ -161,10 +175,10 @@ impl Calls {
 
     /// What came of a call nobody waited for, kept for its connection (the oldest go first).
     pub fn afterwards(&mut self, grant: String, tool: String, said: String) {
-        if self.afterwards.len() >= AFTERWARDS_KEPT {
-            self.afterwards.remove(0);
+        if self.open.afterwards.len() >= AFTERWARDS_KEPT {
+            self.open.afterwards.remove(0);
         }
-        self.afterwards.push(Afterwards { grant, tool, said });
+        self.open.afterwards.push(Afterwards { grant, tool, said });
     }
 
     /// `tab` went away: the calls that waited on it, now failed (and those left open there
@@ -173,23 +187,35 @@ impl Calls {
         let gone: Vec<u64> = self.pending.iter().filter(|p| p.tab == tab).map(|p| p.id).collect();
         self.pending.retain(|p| p.tab != tab);
         let (closed, kept): (Vec<Left>, Vec<Left>) =
-            core::mem::take(&mut self.left).into_iter().partition(|l| l.tab == tab);
-        self.left = kept;
+            core::mem::take(&mut self.open.left).into_iter().partition(|l| l.tab == tab);
+        self.open.left = kept;
         for l in closed {
             self.afterwards(l.grant, l.tool, sentences::LEFT_TAB_CLOSED.to_owned());
         }
         gone
     }
 
+    /// The calls left open and what came of others, to store.
+    #[must_use]
+    pub fn left_calls(&self) -> &LeftCalls {
+        &self.open
+    }
+
+    /// The calls left open and what came of others, read back after a wake.
+    pub fn restore(&mut self, open: LeftCalls) {
+        self.open = open;
+    }
+
     /// What `status` tells connection `grant` of its calls nobody waits for any more: those
     /// still open in the tab, then what came of the others, oldest first.
     #[must_use]
     pub fn told_to(&self, grant: &str) -> Vec<String> {
-        let open = self.left.iter().filter(|l| l.grant == grant).map(|l| match &l.asking {
+        let open = self.open.left.iter().filter(|l| l.grant == grant).map(|l| match &l.asking {
             Some(card) => sentences::left_asking(&quoted(&l.tool), &quoted(card)),
             None => sentences::left_running(&quoted(&l.tool)),
         });
         let done = self
+            .open
             .afterwards
             .iter()
             .filter(|a| a.grant == grant)
@@ -203,11 +229,11 @@ impl Calls {
     pub fn give_up(&mut self, id: u64, waited_ms: u64) -> GaveUp {
         match self.take(id) {
             Some(Pending { id, tab, asking: Some(card), grant, tool, .. }) => {
-                if self.left.len() >= MAX_PENDING_CALLS {
-                    self.left.remove(0);
+                if self.open.left.len() >= MAX_PENDING_CALLS {
+                    self.open.left.remove(0);
                 }
                 let sentence = sentences::still_asking(&quoted(&card));
-                self.left.push(Left { id, tab, grant, tool, asking: Some(card) });
+                self.open.left.push(Left { id, tab, grant, tool, asking: Some(card) });
                 GaveUp { sentence, cancel_in: None }
             }
             Some(Pending { tab, .. }) => {

@@ -17,7 +17,7 @@ use tabrelay_bundle::protocol::{
     close, Outcome as TabOutcome, RelayMessage, ToolList, MAX_MESSAGE_BYTES, PROTOCOL_VERSION,
 };
 
-use super::calls::{Calls, Finished};
+use super::calls::{Calls, Finished, LeftCalls};
 use super::codes::{self, WrongCodes};
 use super::grants::{self, Grant, Refreshed};
 use super::tabs::{
@@ -53,6 +53,8 @@ pub struct Stored {
     pub turns: Turns,
     /// The recent wrong codes.
     pub wrong_codes: WrongCodes,
+    /// The calls left open in their tabs and what came of others.
+    pub left: LeftCalls,
 }
 
 /// One thing that happened to the pairing.
@@ -148,6 +150,8 @@ pub enum Effect {
     ForgetStated(u64),
     /// Store the turns.
     StoreTurns(Turns),
+    /// Store the calls left open and what came of others.
+    StoreLeft(LeftCalls),
     /// Store the wrong codes.
     StoreWrongCodes(WrongCodes),
     /// Store a grant.
@@ -332,8 +336,10 @@ impl Room {
             Input::Deadline { call } => {
                 if let Some(waiter) = self.waiters.remove(&call) {
                     let gave_up = self.calls.give_up(call, waiter.wait_ms);
-                    if let Some(tab) = gave_up.cancel_in {
-                        out.push(Effect::Send(tab, RelayMessage::Cancel { id: call }));
+                    match gave_up.cancel_in {
+                        Some(tab) => out.push(Effect::Send(tab, RelayMessage::Cancel { id: call })),
+                        // Left open in the tab: kept, for the connection's status.
+                        None => out.push(Effect::StoreLeft(self.calls.left_calls().clone())),
                     }
                     let reply = CallReply::not_carried(gave_up.sentence);
                     out.push(Effect::Reply(waiter.asker, Reply::Call(CallEvent::Done(reply))));
@@ -392,6 +398,7 @@ impl Room {
         // When it was stored is not known: the next call of the turn stores it again.
         self.turns_stored = (self.turns.current(), 0);
         self.wrong_codes = stored.wrong_codes;
+        self.calls.restore(stored.left);
     }
 
     /// The tab calls go to.
@@ -442,8 +449,17 @@ impl Room {
         if self.stated.remove(&tab).is_some() {
             out.push(Effect::ForgetStated(tab));
         }
+        let before = self.calls.left_calls().clone();
         for call in self.calls.tab_gone(tab) {
             self.done(call, CallReply::not_carried(sentences::TAB_GONE), out);
+        }
+        self.store_left_if_changed(&before, out);
+    }
+
+    /// Stores the calls left open when they changed from `before`.
+    fn store_left_if_changed(&self, before: &LeftCalls, out: &mut Vec<Effect>) {
+        if self.calls.left_calls() != before {
+            out.push(Effect::StoreLeft(self.calls.left_calls().clone()));
         }
     }
 
@@ -498,14 +514,18 @@ impl Room {
                 self.tabs.insert(tab, t);
             }
             TabAction::Asking(call, sentence) => {
+                let before = self.calls.left_calls().clone();
                 if let Some(card) = self.calls.asking(call, tab, &sentence) {
                     self.event(call, CallEvent::Asking(card), out);
                 }
+                self.store_left_if_changed(&before, out);
             }
             TabAction::Answered(call) => {
+                let before = self.calls.left_calls().clone();
                 if self.calls.answered(call, tab) {
                     self.event(call, CallEvent::Answered, out);
                 }
+                self.store_left_if_changed(&before, out);
             }
             TabAction::PersonStep => {
                 self.turns.person_stepped();
@@ -521,6 +541,7 @@ impl Room {
                 Finished::Waited => self.done(call, CallReply::TabResult { outcome }, out),
                 Finished::Left { grant, tool } => {
                     self.calls.afterwards(grant, tool, afterwards_said(&outcome));
+                    out.push(Effect::StoreLeft(self.calls.left_calls().clone()));
                 }
                 Finished::Not => {}
             },
@@ -1055,6 +1076,7 @@ mod tests {
             grants: vec![grant("g1")],
             turns: sim.room.turns.clone(),
             wrong_codes: WrongCodes::default(),
+            left: LeftCalls::default(),
         };
         let catalogue = sim.room.catalogue;
         sim.room = Room::new(Some(keys()), catalogue);
@@ -1068,6 +1090,48 @@ mod tests {
         let (_, effects) = sim.call("g1", 1, false, 5000);
         sent_call(&effects, a);
         assert!(sim.room.next_tab_number(0) > a, "numbers keep growing");
+    }
+
+    #[test]
+    fn a_call_left_open_while_the_person_decides_outlives_an_eviction_and_status_tells_it() {
+        let mut sim = Sim::new();
+        let a = sim.tab();
+        let (asker, effects) = sim.call("g1", 1, false, 5000);
+        let (id, _) = sent_call(&effects, a);
+        sim.say(a, &format!(r#"{{"type":"asking","id":{id},"sentence":"Delete?"}}"#));
+        let effects = sim.go(Input::Deadline { call: id });
+        assert!(
+            matches!(done(&effects, asker), CallReply::NotCarried { sentence } if sentence.contains("`status`"))
+        );
+        let Some(Effect::StoreLeft(left)) =
+            effects.iter().find(|e| matches!(e, Effect::StoreLeft(_))).cloned()
+        else {
+            panic!("the call left open is stored: {effects:?}")
+        };
+        assert!(!effects.iter().any(|e| matches!(e, Effect::Send(_, RelayMessage::Cancel { .. }))));
+        // Evicted while the person decides; a new object reads the rows back.
+        let tab = sim.room.tabs.get(&a).unwrap().clone();
+        let stored = Stored {
+            tabs: vec![tab],
+            grants: vec![grant("g1"), grant("g2")],
+            left: left.clone(),
+            ..Stored::default()
+        };
+        let catalogue = sim.room.catalogue;
+        sim.room = Room::new(Some(keys()), catalogue);
+        sim.go(Input::Woke(stored));
+        let status = |sim: &mut Sim, grant: &str| {
+            let (asker, effects) =
+                sim.ask(Request::Check { grant: grant.into(), want: Want::Status });
+            format!("{:?}", replies(&effects, asker))
+        };
+        assert!(status(&mut sim, "g1").contains("still waits for the person"));
+        assert!(!status(&mut sim, "g2").contains("Your call"), "another connection hears nothing");
+        let effects =
+            sim.say(a, &format!(r#"{{"type":"result","id":{id},"data":{{"deleted":3}}}}"#));
+        assert!(effects.iter().any(|e| matches!(e, Effect::StoreLeft(l) if *l != left)));
+        let told = status(&mut sim, "g1");
+        assert!(told.contains("it ran") && told.contains("deleted"), "{told}");
     }
 
     #[test]

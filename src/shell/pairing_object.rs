@@ -125,6 +125,7 @@ impl Shared {
                 self.write("DELETE FROM tab_state WHERE tab = ?", vec![tab.to_string().into()]);
             }
             Effect::StoreTurns(turns) => self.store_meta("turns", &turns),
+            Effect::StoreLeft(left) => self.store_meta("left", &left),
             Effect::StoreWrongCodes(wrong) => self.store_meta("wrong_codes", &wrong),
             Effect::StoreGrant(grant) => {
                 let body = serde_json::to_string(&grant).unwrap_or_default();
@@ -319,6 +320,7 @@ impl Pairing {
             stated,
             grants: self.shared.values("SELECT body AS v FROM grants ORDER BY rowid", Vec::new()),
             turns: meta("turns").and_then(FromValue::from_value).unwrap_or_default(),
+            left: meta("left").and_then(FromValue::from_value).unwrap_or_default(),
             wrong_codes: meta("wrong_codes").and_then(FromValue::from_value).unwrap_or_default(),
         };
         let keys = routes::config(&self.env).ok().map(|c| c.keys);
