@@ -361,20 +361,6 @@ macro_rules! read_json {
     };
 }
 
-/// The name of an externally tagged enum's variant (`"name"` or `{"name": {…}}`) and its
-/// fields (None for a variant written as a bare name).
-#[must_use]
-pub fn variant(value: Value) -> Option<(String, Option<Fields>)> {
-    match value {
-        Value::String(name) => Some((name, None)),
-        Value::Object(m) if m.len() == 1 => {
-            let (name, inner) = m.into_iter().next()?;
-            Some((name, Fields::of(inner)))
-        }
-        _ => None,
-    }
-}
-
 impl FromValue for Value {
     const WHAT: &'static str = "JSON";
     fn from_value(value: Value) -> Option<Self> {

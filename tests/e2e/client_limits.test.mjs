@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { openTab, useRelay, startRelay, register, authorizeByHand, redeem } from './harness.mjs';
+import { openTab, useRelay, startRelay, register, authorizeByHand, redeem, readEvents } from './harness.mjs';
 
 const work = mkdtempSync(join(tmpdir(), 'tabrelay-limits-'));
 let relay;
@@ -51,28 +51,9 @@ async function streamCall(token, params, { until = Infinity } = {}) {
   });
   assert.equal(r.status, 200);
   const messages = [];
-  let buffer = '';
-  const decoder = new TextDecoder();
-  const reader = r.body.getReader();
   const stop = Number.isFinite(until) ? setTimeout(() => controller.abort(), until) : null;
-  try {
-    for (;;) {
-      const { value, done } = await reader.read();
-      if (done) break;
-      buffer += decoder.decode(value, { stream: true });
-      let end;
-      while ((end = buffer.indexOf('\n\n')) >= 0) {
-        const event = buffer.slice(0, end);
-        buffer = buffer.slice(end + 2);
-        const data = event.split('\n').find((l) => l.startsWith('data: '));
-        if (data) messages.push({ at: Date.now() - started, message: JSON.parse(data.slice(6)) });
-      }
-    }
-  } catch (e) {
-    if (e.name !== 'AbortError') throw e;
-  } finally {
-    clearTimeout(stop);
-  }
+  await readEvents(r.body, (message) => messages.push({ at: Date.now() - started, message }));
+  clearTimeout(stop);
   return { messages, took: Date.now() - started };
 }
 

@@ -443,3 +443,28 @@ export async function startRelay({ state, key = randomBytes(48).toString('base64
   await waitFor(async () => (await fetch(`${url}/health`).catch(() => null))?.ok, 60_000, 200);
   return { url, key, stop };
 }
+
+/**
+ * Reads a server-sent event stream as it comes, handing each event's JSON message to
+ * `onMessage`; resolves when the stream ends or is aborted.
+ */
+export async function readEvents(body, onMessage) {
+  const reader = body.getReader();
+  const decoder = new TextDecoder();
+  let buffer = '';
+  try {
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) return;
+      buffer += decoder.decode(value, { stream: true });
+      let end;
+      while ((end = buffer.indexOf('\n\n')) >= 0) {
+        const data = buffer.slice(0, end).split('\n').find((l) => l.startsWith('data: '));
+        buffer = buffer.slice(end + 2);
+        if (data) onMessage(JSON.parse(data.slice(6)));
+      }
+    }
+  } catch (e) {
+    if (e.name !== 'AbortError') throw e;
+  }
+}

@@ -4,7 +4,7 @@
 // same), and when the focused tab goes away; it needs a live token.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { RELAY, openTab, accessToken, MemoryStorage, toolDef, waitFor } from './harness.mjs';
+import { RELAY, openTab, accessToken, MemoryStorage, toolDef, waitFor, readEvents } from './harness.mjs';
 
 const META = {
   'io.modelcontextprotocol/protocolVersion': '2026-07-28',
@@ -29,26 +29,7 @@ async function listen(token, notifications = { toolsListChanged: true }) {
   assert.equal(r.status, 200);
   assert.match(r.headers.get('content-type'), /text\/event-stream/);
   const events = [];
-  const reader = r.body.getReader();
-  const decoder = new TextDecoder();
-  let buffer = '';
-  const reading = (async () => {
-    try {
-      for (;;) {
-        const { value, done } = await reader.read();
-        if (done) return;
-        buffer += decoder.decode(value, { stream: true });
-        let at;
-        while ((at = buffer.indexOf('\n\n')) >= 0) {
-          const data = buffer.slice(0, at).split('\n').find((l) => l.startsWith('data: '));
-          if (data) events.push(JSON.parse(data.slice(6)));
-          buffer = buffer.slice(at + 2);
-        }
-      }
-    } catch {
-      // aborted
-    }
-  })();
+  const reading = readEvents(r.body, (m) => events.push(m));
   const changes = () => events.filter((e) => e.method === 'notifications/tools/list_changed').length;
   return { events, changes, stop: () => (abort.abort(), reading) };
 }
