@@ -73,8 +73,14 @@ pub enum Message {
         /// The params (an empty object when absent).
         params: Map<String, Value>,
     },
-    /// A response to something the server asked; the relay asks nothing, so it is dropped.
-    Response,
+    /// A response to something the server asked (a tab's question, in the session era).
+    Response {
+        /// The id of the server's request it answers.
+        id: Id,
+        /// What came back: the `result`, or `{"error": …}` when the client answered with an
+        /// error (the tab reads either as the response to its question).
+        answer: Value,
+    },
 }
 
 /// A request.
@@ -128,7 +134,12 @@ pub fn parse(body: &[u8]) -> Result<Message, Malformed> {
         Some(Value::String(m)) => m,
         Some(_) => return Err(invalid(id, "The method must be a string.")),
         None if id.is_some() && (object.contains_key("result") || object.contains_key("error")) => {
-            return Ok(Message::Response)
+            let answer = match (object.remove("result"), object.remove("error")) {
+                (Some(result), None) => result,
+                (_, Some(error)) => json!({ "error": error }),
+                (None, None) => Value::Null,
+            };
+            return Ok(Message::Response { id: id.unwrap_or(Id::Number(0)), answer });
         }
         None => return Err(invalid(id, "The message has no method.")),
     };
@@ -191,8 +202,19 @@ mod tests {
                 params: Map::new()
             }
         );
-        let s = parse(br#"{"jsonrpc":"2.0","id":"a","result":{}}"#).unwrap();
-        assert_eq!(s, Message::Response);
+        let s = parse(br#"{"jsonrpc":"2.0","id":"a","result":{"action":"accept"}}"#).unwrap();
+        assert_eq!(
+            s,
+            Message::Response { id: Id::Text("a".into()), answer: json!({"action": "accept"}) }
+        );
+        let e = parse(br#"{"jsonrpc":"2.0","id":"b","error":{"code":-1,"message":"no"}}"#).unwrap();
+        assert_eq!(
+            e,
+            Message::Response {
+                id: Id::Text("b".into()),
+                answer: json!({"error": {"code": -1, "message": "no"}})
+            }
+        );
     }
 
     #[test]

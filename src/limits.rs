@@ -88,6 +88,12 @@ pub const PROGRESS_AT_LEAST_EVERY_MS: u64 = 30_000;
 pub const STATE_LIFETIME_MS: u64 = 10 * 60 * 1000;
 /// The largest `requestState` the relay issues or reads, in bytes.
 pub const MAX_STATE_BYTES: usize = 32 * 1024;
+/// The most questions a pairing holds unanswered for its session-era clients at once (each
+/// call asks at most `tabrelay_bundle::protocol::MAX_INPUT_REQUESTS`).
+pub const MAX_PENDING_QUESTIONS: usize = 32;
+/// The largest answer to one question a pairing keeps, in bytes of JSON (it goes on to the
+/// tab with the call again).
+pub const MAX_ANSWER_BYTES: usize = 64 * 1024;
 
 // The pairing: calls, turns, listeners, codes.
 /// How long a call waits for the tab, in milliseconds (under Claude's 240 s).

@@ -15,6 +15,14 @@ pub const SEAL_USED: &str = "This waiting page already has its connect code; if 
 /// No free connect code could be drawn.
 pub const CODE_NOT_MADE: &str =
     "The relay could not make a connect code just now; reload this page.";
+/// A session-era request carried an `Mcp-Session-Id` the relay did not issue for this
+/// connection (the client initializes again).
+pub const SESSION_NOT_FOUND: &str =
+    "Session not found: this session id is not one the relay gave this connection; initialize again.";
+/// A tab's question went to the agent app, which gave no answer within the call's wait.
+pub const QUESTIONS_UNANSWERED: &str = "The app asked a question in the agent's app and no answer came in time, so the step did not go on; call the tool again to be asked again.";
+/// The pairing holds as many unanswered questions as it may.
+pub const TOO_MANY_QUESTIONS: &str = "Too many questions of this browser's app wait for answers in agent apps; answer or cancel those first, then try again.";
 /// The connection's access token is no good.
 pub const TOKEN_INVALID: &str =
     "The access token is missing, expired, revoked or not for this relay; connect again.";

@@ -6,6 +6,8 @@
 use serde_json::Value;
 use tabrelay_bundle::content::quoted;
 
+use super::asking::{self, Round};
+use super::session::Declared;
 use super::{call_reply, clients, input, listen_acknowledged, listen_ended, progress, sse_event};
 use super::{tools_changed, Era, Retry, KEEP_ALIVE};
 use crate::config::Config;
@@ -16,7 +18,7 @@ use crate::oauth::token::Access;
 use crate::pairing::wire::{request_key, CallRequest};
 use crate::pairing::wire::{CallEvent, CallReply as CallAnswer, ListenEvent, Reply};
 use crate::sentences;
-use tabrelay_bundle::protocol::Connection;
+use tabrelay_bundle::protocol::{Connection, Outcome};
 
 // The pairing ticks every KEEP_ALIVE_MS while a call waits; a tick is the chance to send
 // progress, so ticks must come at least as often as half the promise above.
@@ -39,6 +41,8 @@ pub struct Asked {
     pub retry: Option<Retry>,
     /// Whether the client takes a stream.
     pub stream: bool,
+    /// What a session-era client declared at `initialize` (its session id), when it said.
+    pub session: Option<Declared>,
 }
 
 /// What a call becomes before the pairing is asked.
@@ -85,7 +89,7 @@ impl Starting {
 /// the request to the pairing and the answer's state machine.
 #[must_use]
 pub fn start(asked: Asked, access: &Access, config: &Config, now_ms: u64) -> Start {
-    let Asked { id, tool, args, progress_token, era, retry, stream } = asked;
+    let Asked { id, tool, args, progress_token, era, retry, stream, session } = asked;
     let told = match &era {
         Era::Stateless { client_name, .. } => client_name.as_deref(),
         Era::Session => None,
@@ -119,7 +123,7 @@ pub fn start(asked: Asked, access: &Access, config: &Config, now_ms: u64) -> Sta
     };
     let keys = config.keys.clone();
     let who = CallIdentity { id, era, keys, grant: access.grant.clone(), tool, args };
-    let call = Call::new(who, stream, progress_token, now_ms);
+    let call = Call::new(who, stream, progress_token, now_ms).asking(session, wait_ms);
     match once {
         Some(once) => Start::MarkState {
             key: once.key,
@@ -142,6 +146,8 @@ pub enum CallInput {
     Ended,
     /// The first wait passed with nothing from the pairing: the stream opens.
     FirstWaitOver,
+    /// The client answered every question of the round (id → answer).
+    Answers(Value),
 }
 
 impl CallInput {
@@ -151,6 +157,10 @@ impl CallInput {
         match reply {
             None => Self::Ended,
             Some(Reply::Call(event)) => Self::Event(event),
+            Some(Reply::Answers(answers)) => Self::Answers(answers),
+            Some(Reply::TooManyQuestions) => {
+                Self::Event(CallEvent::Done(CallAnswer::not_carried(sentences::TOO_MANY_QUESTIONS)))
+            }
             Some(_) => Self::Unreadable,
         }
     }
@@ -173,6 +183,17 @@ pub enum CallOutput {
     Send(String),
     /// Send this text and end the stream: the call is answered.
     Last(String),
+    /// Open the event stream if it is not open, send these questions to the client, and ask
+    /// the pairing to wait for its answers to `ids` (its replies are the next inputs).
+    Ask {
+        /// The questions, as events.
+        text: String,
+        /// Their ids.
+        ids: Vec<String>,
+    },
+    /// Ask the pairing again with the same call, with this `input` for the tab (the client's
+    /// answers); its replies are the next inputs.
+    Again(Value),
 }
 
 /// What a call's answer needs to know of the call.
@@ -209,6 +230,14 @@ pub struct Call {
     started_ms: u64,
     open: bool,
     done: bool,
+    /// What a session-era client declared it can be asked (None: it cannot be asked).
+    session: Option<Declared>,
+    /// The round of questions waiting for the client's answers, and since when.
+    round: Option<(Round, u64)>,
+    /// Rounds asked so far.
+    rounds: u64,
+    /// How long a round may wait for the client's answers.
+    wait_ms: u64,
 }
 
 impl Call {
@@ -230,7 +259,39 @@ impl Call {
             started_ms: now_ms,
             open: false,
             done: false,
+            session: None,
+            round: None,
+            rounds: 0,
+            wait_ms: 0,
         }
+    }
+
+    /// The call of a session-era client that declared `session` (None: no session id, so the
+    /// tab's questions go to it as a sentence): each round waits `wait_ms` for its answers.
+    #[must_use]
+    pub fn asking(mut self, session: Option<Declared>, wait_ms: u64) -> Self {
+        self.session = session;
+        self.wait_ms = wait_ms;
+        self
+    }
+
+    /// A tab's questions the client can be asked on its stream, asked (None: not such a
+    /// client or not such an answer, or none it can take).
+    fn ask_client(&mut self, answer: Option<&CallAnswer>, now_ms: u64) -> Option<CallOutput> {
+        let Some(CallAnswer::TabResult { outcome: Outcome::InputRequired { requests, state } }) =
+            answer
+        else {
+            return None;
+        };
+        let declared = self.session.as_ref().filter(|_| self.stream)?;
+        let call = format!("{}@{}", request_key(&self.who.grant, &self.who.id), self.started_ms);
+        let round = self.rounds + 1;
+        let asked = asking::ask(&self.who.keys, &call, round, declared, requests, state.as_ref())?;
+        self.rounds = round;
+        let ids = asked.round.ids();
+        self.round = Some((asked.round, now_ms));
+        self.open = true;
+        Some(CallOutput::Ask { text: asked.text, ids })
     }
 
     /// Whether the client gets a stream: it accepts one, and the answer did not come at once.
@@ -288,6 +349,18 @@ impl Call {
                 let text = self.progress(now_ms, sentences::PERSON_ANSWERED);
                 return self.send(text);
             }
+            CallInput::Answers(answers) => {
+                return match self.round.take() {
+                    Some((round, _)) => CallOutput::Again(round.input(&answers)),
+                    None => CallOutput::Wait,
+                };
+            }
+            CallInput::Event(CallEvent::Tick)
+                if self.round.as_ref().is_some_and(|(_, at)| now_ms >= at + self.wait_ms) =>
+            {
+                self.round = None;
+                Some(CallAnswer::not_carried(sentences::QUESTIONS_UNANSWERED))
+            }
             CallInput::Event(CallEvent::Tick) => {
                 // Progress when the last went out long enough ago that waiting for the next
                 // tick could break the promise; a keep-alive comment otherwise.
@@ -303,6 +376,9 @@ impl Call {
                 return self.send(text);
             }
         };
+        if let Some(asked) = self.ask_client(answer.as_ref(), now_ms) {
+            return asked;
+        }
         self.done = true;
         let (status, body) = self.reply(answer, now_ms);
         if self.open {
@@ -445,7 +521,7 @@ mod tests {
     fn asked(retry: Option<Retry>, progress_token: Option<Value>) -> Asked {
         let args = json!({"ids": [1]});
         let (id, tool, era) = (Id::Number(9), "items_delete".to_owned(), Era::Session);
-        Asked { id, tool, args, progress_token, era, retry, stream: true }
+        Asked { id, tool, args, progress_token, era, retry, stream: true, session: None }
     }
 
     #[test]
@@ -660,5 +736,97 @@ mod tests {
         let mut other = Listen::new(Id::Number(4), false);
         other.start();
         assert_eq!(other.input(Some(changed)).unwrap(), (KEEP_ALIVE.to_owned(), false));
+    }
+
+    fn asks(requests: Value) -> CallInput {
+        let requests = requests.as_object().unwrap().clone();
+        let outcome = Outcome::InputRequired { requests, state: Some(json!({"round": 1})) };
+        CallInput::Event(CallEvent::Done(CallAnswer::TabResult { outcome }))
+    }
+
+    fn name_and_draft() -> CallInput {
+        asks(json!({
+            "name": {"method": "elicitation/create", "params": {"message": "Name?"}},
+            "draft": {"method": "sampling/createMessage", "params": {}},
+        }))
+    }
+
+    fn elicits() -> Declared {
+        Declared { elicitation_form: true, ..Declared::default() }
+    }
+
+    #[test]
+    fn a_session_client_that_can_be_asked_is_asked_on_its_stream_and_its_answers_go_to_the_tab() {
+        let mut call = Call::new(who(), true, None, 0).asking(Some(elicits()), 60_000);
+        let CallOutput::Ask { text, ids } = call.input(name_and_draft(), 100) else {
+            panic!("ask")
+        };
+        assert!(call.streaming() && !call.is_done(), "the question opens the stream");
+        let question = message(&text).unwrap();
+        assert_eq!(question["method"], "elicitation/create", "only what it declared");
+        assert_eq!(question["id"], ids[0].as_str());
+        assert_eq!(ids.len(), 1);
+        // Ticks while the client answers keep the stream alive.
+        let tick = CallInput::Event(CallEvent::Tick);
+        assert_eq!(call.input(tick.clone(), 15_000), CallOutput::Send(KEEP_ALIVE.into()));
+        let answers = json!({ ids[0].clone(): {"action": "accept", "content": {"name": "Ada"}} });
+        let CallOutput::Again(input) = call.input(CallInput::Answers(answers), 20_000) else {
+            panic!("again")
+        };
+        assert_eq!(
+            input,
+            json!({"responses": {"name": {"action": "accept", "content": {"name": "Ada"}}}, "state": {"round": 1}})
+        );
+        // The tab asks again: a new round with new ids; then it is done.
+        let CallOutput::Ask { ids: again, .. } = call.input(name_and_draft(), 21_000) else {
+            panic!("ask again")
+        };
+        assert_ne!(again, ids);
+        assert_eq!(call.input(CallInput::Answers(json!({})), 22_000).clone(), {
+            CallOutput::Again(json!({"responses": {"name": null}, "state": {"round": 1}}))
+        });
+        let CallOutput::Last(text) = call.input(done(), 23_000) else { panic!("last") };
+        assert!(message(&text).unwrap()["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("rows"));
+    }
+
+    #[test]
+    fn a_round_not_answered_within_the_wait_ends_the_call_with_a_sentence() {
+        let mut call = Call::new(who(), true, None, 0).asking(Some(elicits()), 60_000);
+        assert!(matches!(call.input(name_and_draft(), 100), CallOutput::Ask { .. }));
+        let tick = CallInput::Event(CallEvent::Tick);
+        assert_eq!(call.input(tick.clone(), 60_000), CallOutput::Send(KEEP_ALIVE.into()));
+        let CallOutput::Last(text) = call.input(tick, 60_100) else { panic!("last") };
+        let body = message(&text).unwrap();
+        assert_eq!(body["result"]["content"][0]["text"], sentences::QUESTIONS_UNANSWERED);
+        assert!(call.is_done());
+        // The pairing holding too many questions: a sentence too.
+        let mut full = Call::new(who(), true, None, 0).asking(Some(elicits()), 60_000);
+        full.input(name_and_draft(), 100);
+        let too_many = CallInput::of_reply(Some(Reply::TooManyQuestions));
+        let CallOutput::Last(text) = full.input(too_many, 200) else { panic!("last") };
+        assert_eq!(
+            message(&text).unwrap()["result"]["content"][0]["text"],
+            sentences::TOO_MANY_QUESTIONS
+        );
+    }
+
+    #[test]
+    fn a_client_that_cannot_be_asked_gets_the_sentence_as_before() {
+        let sentence = |mut call: Call| {
+            let out = call.input(name_and_draft(), 100);
+            let CallOutput::Json { body, .. } = out else { panic!("json: {out:?}") };
+            body["result"]["content"][0]["text"].as_str().unwrap().to_owned()
+        };
+        let roots_only = Declared { roots: true, ..Declared::default() };
+        for call in [
+            Call::new(who(), true, None, 0),
+            Call::new(who(), true, None, 0).asking(Some(roots_only), 60_000),
+            Call::new(who(), false, None, 0).asking(Some(elicits()), 60_000),
+        ] {
+            assert_eq!(sentence(call), tabrelay_bundle::content::INPUT_NOT_POSSIBLE);
+        }
     }
 }

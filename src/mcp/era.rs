@@ -50,6 +50,8 @@ pub struct Headers<'a> {
     pub method: Option<&'a str>,
     /// `Mcp-Name`.
     pub name: Option<&'a str>,
+    /// `Mcp-Session-Id` (the session era; see [`super::session`]).
+    pub session: Option<&'a str>,
 }
 
 /// What a request said about its revision and client.
@@ -219,7 +221,7 @@ mod tests {
     }
 
     fn modern<'a>(method: &'a str, name: Option<&'a str>) -> Headers<'a> {
-        Headers { version: Some(STATELESS_VERSION), method: Some(method), name }
+        Headers { version: Some(STATELESS_VERSION), method: Some(method), name, session: None }
     }
 
     fn code(r: Result<Era, Refused>) -> (u16, i32) {

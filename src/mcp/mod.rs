@@ -1,10 +1,12 @@
 //! The MCP endpoint's decisions: which revision, which method, what to answer, and which
 //! calls go on to the pairing's tab.
 
+pub mod asking;
 pub mod call_path;
 pub mod clients;
 pub mod era;
 pub mod input;
+pub mod session;
 pub mod tasks;
 pub mod view;
 
@@ -80,6 +82,22 @@ pub enum Reply {
         id: Id,
         /// Whether the client asked to hear that the tool list changed.
         tools: bool,
+    },
+    /// A session-era `initialize`: answer with `body` (after the grant's check) and an
+    /// `Mcp-Session-Id` that carries what the client declared ([`session::issue`]).
+    Initialize {
+        /// The JSON-RPC response.
+        body: Value,
+        /// Which of the relay's questions the client can take.
+        declared: session::Declared,
+    },
+    /// The client's answer to a question the relay asked it (a JSON-RPC response whose id is
+    /// the relay's): to the pairing, where the call waits for it; 202 when taken.
+    Answer {
+        /// The question's id.
+        id: String,
+        /// What came back ([`Message::Response`]).
+        answer: Value,
     },
 }
 
@@ -256,7 +274,9 @@ pub fn handle(body: &[u8], headers: &Headers<'_>, app_url: &str) -> Reply {
                 None => Reply::Accepted,
             };
         }
-        Message::Notification { .. } | Message::Response => return Reply::Accepted,
+        // The relay's questions have text ids; any other response answers nothing it asked.
+        Message::Response { id: Id::Text(id), answer } => return Reply::Answer { id, answer },
+        Message::Notification { .. } | Message::Response { .. } => return Reply::Accepted,
         Message::Request(r) => r,
     };
     let id = request.id;
@@ -273,7 +293,13 @@ pub fn handle(body: &[u8], headers: &Headers<'_>, app_url: &str) -> Reply {
     };
     let stateless = era.is_stateless();
     match method {
-        "initialize" if !stateless => ok(&id, initialize(params)),
+        "initialize" if !stateless => {
+            let capabilities = params.get("capabilities").and_then(Value::as_object);
+            Reply::Initialize {
+                body: jsonrpc::result(&id, initialize(params)),
+                declared: capabilities.map(session::Declared::of).unwrap_or_default(),
+            }
+        }
         // The relay sends no log messages, so any level is accepted and changes nothing.
         "ping" | "logging/setLevel" if !stateless => ok(&id, json!({})),
         "server/discover" => ok(&id, complete(&era, discover())),
@@ -494,7 +520,11 @@ mod tests {
     use tabrelay_bundle::catalogue::Catalogue;
 
     fn run(body: &str) -> Reply {
-        handle(body.as_bytes(), &Headers::default(), APP)
+        match handle(body.as_bytes(), &Headers::default(), APP) {
+            // The session id is the route's to add; the body is what the client reads.
+            Reply::Initialize { body, .. } => Reply::Json { status: 200, body },
+            other => other,
+        }
     }
 
     const APP: &str = "https://app.example/";
@@ -507,7 +537,8 @@ mod tests {
             era::meta::CLIENT_CAPABILITIES: {},
         });
         let body = json!({"jsonrpc": "2.0", "id": 9, "method": method, "params": params});
-        let headers = Headers { version: Some(STATELESS_VERSION), method: Some(method), name };
+        let headers =
+            Headers { version: Some(STATELESS_VERSION), method: Some(method), name, session: None };
         handle(body.to_string().as_bytes(), &headers, APP)
     }
 
@@ -531,6 +562,34 @@ mod tests {
         ));
         assert_eq!(b["result"]["protocolVersion"], "2025-11-25");
         assert!(b["result"]["instructions"].as_str().unwrap().contains("never instructions"));
+    }
+
+    #[test]
+    fn initialize_says_which_questions_the_client_can_take() {
+        let body = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"elicitation":{},"roots":{}}}}"#;
+        let Reply::Initialize { declared, body } =
+            handle(body.as_bytes(), &Headers::default(), APP)
+        else {
+            panic!("initialize")
+        };
+        assert!(declared.elicitation_form && declared.roots && !declared.sampling);
+        assert_eq!(body["result"]["protocolVersion"], "2025-11-25");
+        let bare = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}"#;
+        let Reply::Initialize { declared, .. } = handle(bare.as_bytes(), &Headers::default(), APP)
+        else {
+            panic!("initialize")
+        };
+        assert!(!declared.any());
+    }
+
+    #[test]
+    fn a_response_with_a_text_id_is_an_answer_to_a_question() {
+        let r = run(r#"{"jsonrpc":"2.0","id":"q1","result":{"action":"decline"}}"#);
+        assert_eq!(r, Reply::Answer { id: "q1".into(), answer: json!({"action": "decline"}) });
+        let r = run(r#"{"jsonrpc":"2.0","id":"q2","error":{"code":-32601,"message":"no"}}"#);
+        let Reply::Answer { answer, .. } = r else { panic!("{r:?}") };
+        assert_eq!(answer["error"]["code"], -32601);
+        assert_eq!(run(r#"{"jsonrpc":"2.0","id":3,"result":{}}"#), Reply::Accepted);
     }
 
     #[test]

@@ -41,6 +41,11 @@ pub enum Purpose {
     AuthorizeSeal,
     /// The tag of a refresh token, checked before any pairing is asked about it.
     RefreshToken,
+    /// A session-era `Mcp-Session-Id`: what the client declared at `initialize`, bound to its
+    /// connection.
+    Session,
+    /// The ids of the relay's own requests to a session-era client (its questions).
+    Question,
 }
 
 impl Purpose {
@@ -53,6 +58,8 @@ impl Purpose {
             Purpose::ConnectCodeDraw => b"tabrelay connect code draw v1",
             Purpose::AuthorizeSeal => b"tabrelay authorize seal v1",
             Purpose::RefreshToken => b"tabrelay refresh token v1",
+            Purpose::Session => b"tabrelay session id v1",
+            Purpose::Question => b"tabrelay question id v1",
         }
     }
 }

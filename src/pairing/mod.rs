@@ -3,13 +3,15 @@
 //! Durable Object), [`tabs`] (how a tab proves itself, what its messages mean, which tab gets a
 //! call), [`calls`] (the calls waiting on tabs), [`turns`] (how calls are grouped into turns),
 //! [`codes`] (the allowance of wrong connect codes) and [`grants`] (the connections of agent
-//! apps the pairing keeps).
+//! apps the pairing keeps) and [`answers`] (questions a session-era client was asked, waiting
+//! for its answers).
 //!
 //! Words: the *tab's result* is what a tab sends back for a call
 //! ([`tabrelay_bundle::protocol::Outcome`]); the *person's answer* is their decision on a card
 //! the tab asked about ([`calls::Calls::answered`]); a *reply* is what the pairing's object
 //! says back to the Worker ([`wire::CallReply`] and the others).
 
+pub mod answers;
 pub mod calls;
 pub mod codes;
 pub mod grants;

@@ -17,6 +17,7 @@ use tabrelay_bundle::protocol::{
     close, Outcome as TabOutcome, RelayMessage, ToolList, MAX_MESSAGE_BYTES, PROTOCOL_VERSION,
 };
 
+use super::answers::{Questions, Taken};
 use super::calls::{Calls, Finished, LeftCalls};
 use super::codes::{self, WrongCodes};
 use super::grants::{self, Grant, Refreshed};
@@ -258,6 +259,8 @@ pub struct Room {
     wrong_codes: WrongCodes,
     grants: Vec<Grant>,
     last_tab: u64,
+    /// Questions a session-era client was asked, waiting for its answers.
+    questions: Questions,
 }
 
 impl Room {
@@ -278,6 +281,7 @@ impl Room {
             wrong_codes: WrongCodes::default(),
             grants: Vec::new(),
             last_tab: 0,
+            questions: Questions::default(),
         }
     }
 
@@ -347,6 +351,7 @@ impl Room {
             }
             Input::Gone { asker } => {
                 self.listeners.retain(|l| *l != asker);
+                self.questions.gone(asker);
                 let calls: Vec<u64> = self
                     .waiters
                     .iter()
@@ -723,6 +728,25 @@ impl Room {
                     self.done(call, CallReply::not_carried(sentences::CANCELLED), out);
                 }
                 Reply::Done
+            }
+            Request::AwaitAnswers { grant, .. } | Request::Answer { grant, .. }
+                if !self.live(&grant) =>
+            {
+                Reply::NoGrant
+            }
+            Request::AwaitAnswers { grant, ids } => match self.questions.ask(asker, &grant, ids) {
+                Ok(()) => return, // it waits for the answers
+                Err(_) => Reply::TooManyQuestions,
+            },
+            Request::Answer { grant, id, answer } => {
+                match self.questions.answer(&grant, &id, answer) {
+                    Taken::Kept => Reply::Done,
+                    Taken::All(waiter, answers) => {
+                        out.push(Effect::Reply(waiter, Reply::Answers(answers)));
+                        Reply::Done
+                    }
+                    Taken::NotAsked => Reply::NotAsked,
+                }
             }
         };
         out.push(Effect::Reply(asker, reply));
@@ -1428,5 +1452,42 @@ mod tests {
             matches!(done(&effects, last), CallReply::NotCarried { sentence } if sentence.contains("64"))
         );
         assert_ne!(asker, last);
+    }
+
+    #[test]
+    fn a_clients_answers_reach_the_request_that_waits_for_them_and_no_other_connection_answers() {
+        let mut sim = Sim::new();
+        let ids = vec!["q-a".to_owned(), "q-b".to_owned()];
+        let (waiter, effects) =
+            sim.ask(Request::AwaitAnswers { grant: "g1".into(), ids: ids.clone() });
+        assert!(replies(&effects, waiter).is_empty(), "it waits");
+        let answer = |grant: &str, id: &str| Request::Answer {
+            grant: grant.into(),
+            id: id.into(),
+            answer: json!({"action": "accept", "by": grant}),
+        };
+        let (other, effects) = sim.ask(answer("g2", "q-a"));
+        assert_eq!(replies(&effects, other), [Reply::NotAsked], "another connection's answer");
+        assert!(replies(&effects, waiter).is_empty());
+        let (first, effects) = sim.ask(answer("g1", "q-a"));
+        assert_eq!(replies(&effects, first), [Reply::Done]);
+        assert!(replies(&effects, waiter).is_empty(), "one of two");
+        let (last, effects) = sim.ask(answer("g1", "q-b"));
+        assert_eq!(replies(&effects, last), [Reply::Done]);
+        assert_eq!(
+            replies(&effects, waiter),
+            [Reply::Answers(json!({
+                "q-a": {"action": "accept", "by": "g1"},
+                "q-b": {"action": "accept", "by": "g1"},
+            }))]
+        );
+        // A request that went takes its questions; a revoked connection answers nothing.
+        let (gone, _) = sim.ask(Request::AwaitAnswers { grant: "g1".into(), ids: ids.clone() });
+        sim.go(Input::Gone { asker: gone });
+        let (late, effects) = sim.ask(answer("g1", "q-a"));
+        assert_eq!(replies(&effects, late), [Reply::NotAsked]);
+        sim.ask(Request::Revoke(RevokeRequest { grant: "g2".into(), secret: None }));
+        let (revoked, effects) = sim.ask(Request::AwaitAnswers { grant: "g2".into(), ids });
+        assert_eq!(replies(&effects, revoked), [Reply::NoGrant]);
     }
 }

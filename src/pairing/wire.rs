@@ -52,6 +52,23 @@ pub enum Request {
         /// The grant's id.
         grant: String,
     },
+    /// A call asked the session-era client these questions (by the ids the relay gave them):
+    /// hold the request until every one is answered ([`Reply::Answers`]); ticks meanwhile.
+    AwaitAnswers {
+        /// The connection that was asked (only it may answer).
+        grant: String,
+        /// The questions' ids.
+        ids: Vec<String>,
+    },
+    /// A client's answer to one question: to the request that waits for it.
+    Answer {
+        /// The connection that answers.
+        grant: String,
+        /// The question's id.
+        id: String,
+        /// What came back (a result, or `{"error": …}`).
+        answer: Value,
+    },
 }
 
 /// What a [`Request::Check`] wants besides the grant's liveness.
@@ -91,6 +108,12 @@ pub enum Reply {
     Call(CallEvent),
     /// One event of a listener's stream.
     Listen(ListenEvent),
+    /// Every question of a [`Request::AwaitAnswers`] answered: an object of id → answer.
+    Answers(Value),
+    /// The pairing holds the most unanswered questions it keeps (or the same ids already).
+    TooManyQuestions,
+    /// The answer is to no question of this connection that waits (or is too large): refused.
+    NotAsked,
 }
 
 /// The request as the body of the object's fetch, read back there.
@@ -295,6 +318,8 @@ tabrelay_bundle::read_json!(Request, "a request to the pairing", enum {
     "listen" => Listen { grant },
     "use_state" => UseState { key, expires_ms },
     "replayed" => Replayed { grant },
+    "await_answers" => AwaitAnswers { grant, ids },
+    "answer" => Answer { grant, id, answer },
 });
 tabrelay_bundle::read_json!(Want, "what a check wants", enum {
     "nothing" => Nothing,
@@ -312,6 +337,9 @@ tabrelay_bundle::read_json!(Reply, "a reply of the pairing", enum {
     "refresh" => Refresh(RefreshReply),
     "call" => Call(CallEvent),
     "listen" => Listen(ListenEvent),
+    "answers" => Answers(Value),
+    "too_many_questions" => TooManyQuestions,
+    "not_asked" => NotAsked,
 });
 tabrelay_bundle::read_json!(GrantReply, "a grant reply", enum {
     "full" => Full,
@@ -380,6 +408,12 @@ mod tests {
             Request::Revoke(RevokeRequest { grant: "g".into(), secret: None }),
             Request::Revoke(RevokeRequest { grant: "g".into(), secret: Some("s".into()) }),
             Request::Replayed { grant: "g".into() },
+            Request::AwaitAnswers { grant: "g".into(), ids: vec!["q1".into(), "q2".into()] },
+            Request::Answer {
+                grant: "g".into(),
+                id: "q1".into(),
+                answer: serde_json::json!({"action": "accept"}),
+            },
         ]
     }
 
@@ -404,6 +438,9 @@ mod tests {
             Reply::TooManyListeners,
             Reply::Listen(ListenEvent::ToolsChanged),
             Reply::Listen(ListenEvent::Tick),
+            Reply::Answers(serde_json::json!({"q1": {"action": "decline"}})),
+            Reply::TooManyQuestions,
+            Reply::NotAsked,
         ];
         for event in [CallEvent::Asking("May I?".into()), CallEvent::Answered, CallEvent::Tick] {
             replies.push(Reply::Call(event));

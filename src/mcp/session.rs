@@ -1,0 +1,250 @@
+//! The session-era `Mcp-Session-Id`, kept by nobody: the relay keeps no sessions, so the id
+//! itself carries what the client declared at `initialize` (which of the agent app's
+//! questions it can take), bound to its connection (the grant) and MACed with the relay's
+//! keys. Any instance reads it back; the previous key still verifies during a rotation.
+
+use base64::Engine as _;
+use serde_json::{Map, Value};
+
+use super::era::{Headers, STATELESS_VERSION};
+use crate::jsonrpc::{self, ErrorCode, RpcError};
+use crate::oauth::keys::{Keys, Purpose};
+use crate::sentences;
+
+/// The JSON-RPC code of a session id the relay does not know (as the official SDKs answer).
+pub const SESSION_NOT_FOUND: ErrorCode = ErrorCode(-32001);
+
+/// The longest session id read; a longer one is not the relay's.
+const MAX_ID_BYTES: usize = 128;
+
+/// The version letter every id starts with.
+const VERSION: char = '1';
+
+/// Which of the relay's questions a session-era client said at `initialize` it can take.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Declared {
+    /// `elicitation` in form mode (`elicitation: {}` is form mode, as 2025-11-25 says).
+    pub elicitation_form: bool,
+    /// `elicitation.url`.
+    pub elicitation_url: bool,
+    /// `sampling`.
+    pub sampling: bool,
+    /// `roots`.
+    pub roots: bool,
+}
+
+impl Declared {
+    /// What `initialize`'s `params.capabilities` declared.
+    #[must_use]
+    pub fn of(capabilities: &Map<String, Value>) -> Self {
+        let elicitation = capabilities.get("elicitation").and_then(Value::as_object);
+        let (form, url) = match elicitation {
+            None => (false, false),
+            Some(e) if !e.contains_key("form") && !e.contains_key("url") => (true, false),
+            Some(e) => (e.contains_key("form"), e.contains_key("url")),
+        };
+        Self {
+            elicitation_form: form,
+            elicitation_url: url,
+            sampling: capabilities.get("sampling").is_some_and(Value::is_object),
+            roots: capabilities.get("roots").is_some_and(Value::is_object),
+        }
+    }
+
+    /// Whether the client can take this request of a tab (`{"method": …, "params": …}`).
+    #[must_use]
+    pub fn can_take(&self, request: &Value) -> bool {
+        match request.get("method").and_then(Value::as_str) {
+            Some("elicitation/create") => {
+                let mode = request.get("params").and_then(|p| p.get("mode"));
+                match mode.and_then(Value::as_str) {
+                    Some("url") => self.elicitation_url,
+                    _ => self.elicitation_form,
+                }
+            }
+            Some("sampling/createMessage") => self.sampling,
+            Some("roots/list") => self.roots,
+            _ => false,
+        }
+    }
+
+    /// Whether the client can take any question at all.
+    #[must_use]
+    pub fn any(&self) -> bool {
+        self.elicitation_form || self.elicitation_url || self.sampling || self.roots
+    }
+
+    fn letters(self) -> String {
+        let mut out = String::from(VERSION);
+        for (on, letter) in [
+            (self.elicitation_form, 'f'),
+            (self.elicitation_url, 'u'),
+            (self.sampling, 's'),
+            (self.roots, 'r'),
+        ] {
+            if on {
+                out.push(letter);
+            }
+        }
+        out
+    }
+
+    fn of_letters(letters: &str) -> Option<Self> {
+        let rest = letters.strip_prefix(VERSION)?;
+        let mut d = Self::default();
+        for c in rest.chars() {
+            let flag = match c {
+                'f' => &mut d.elicitation_form,
+                'u' => &mut d.elicitation_url,
+                's' => &mut d.sampling,
+                'r' => &mut d.roots,
+                _ => return None,
+            };
+            if *flag {
+                return None;
+            }
+            *flag = true;
+        }
+        Some(d)
+    }
+}
+
+fn signed(grant: &str, letters: &str) -> Vec<u8> {
+    [grant.as_bytes(), &[0], letters.as_bytes()].concat()
+}
+
+/// The session id for a client of connection `grant` that declared `declared`: visible ASCII
+/// only (letters, digits, `-`, `_`, `.`), as the transport requires.
+#[must_use]
+pub fn issue(keys: &Keys, grant: &str, declared: Declared) -> String {
+    let letters = declared.letters();
+    let tag = keys.current.mac(Purpose::Session, &signed(grant, &letters));
+    let b64 = base64::engine::general_purpose::URL_SAFE_NO_PAD;
+    format!("{letters}.{}", b64.encode(tag))
+}
+
+/// What a session id says, when it is the relay's for this connection (None: another
+/// connection's, altered, made with a key no longer held, or not the relay's at all).
+#[must_use]
+pub fn verify(keys: &Keys, grant: &str, id: &str) -> Option<Declared> {
+    if id.len() > MAX_ID_BYTES {
+        return None;
+    }
+    let (letters, tag) = id.split_once('.')?;
+    let tag = base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(tag).ok()?;
+    let declared = Declared::of_letters(letters)?;
+    keys.verify(Purpose::Session, &signed(grant, letters), &tag).then_some(declared)
+}
+
+/// What a request's session id comes to: none (no header, an `initialize`, which starts a
+/// new session whatever it carries, or a 2026-07-28 request, which has no sessions), what
+/// it declared, or the 404 body that tells the client to initialize again.
+pub fn check(
+    keys: &Keys,
+    grant: &str,
+    headers: &Headers<'_>,
+    initialize: bool,
+) -> Result<Option<Declared>, Value> {
+    let Some(id) = headers.session.map(str::trim) else { return Ok(None) };
+    if initialize || headers.version.map(str::trim) == Some(STATELESS_VERSION) {
+        return Ok(None);
+    }
+    match verify(keys, grant, id) {
+        Some(declared) => Ok(Some(declared)),
+        None => Err(jsonrpc::error(
+            None,
+            &RpcError::new(SESSION_NOT_FOUND, sentences::SESSION_NOT_FOUND),
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn keys() -> Keys {
+        Keys::new(&"k".repeat(32), None).unwrap()
+    }
+
+    fn declared(caps: Value) -> Declared {
+        Declared::of(caps.as_object().unwrap())
+    }
+
+    #[test]
+    fn what_a_client_declared_decides_what_it_can_take() {
+        let form = json!({"method": "elicitation/create", "params": {"message": "Name?"}});
+        let url = json!({"method": "elicitation/create", "params": {"mode": "url"}});
+        let sample = json!({"method": "sampling/createMessage", "params": {}});
+        let roots = json!({"method": "roots/list"});
+        let all = [&form, &url, &sample, &roots];
+        let takes = |d: Declared| all.iter().map(|r| d.can_take(r)).collect::<Vec<_>>();
+        assert_eq!(takes(declared(json!({}))), [false; 4]);
+        assert!(!declared(json!({})).any());
+        assert_eq!(takes(declared(json!({"elicitation": {}}))), [true, false, false, false]);
+        assert_eq!(
+            takes(declared(json!({"elicitation": {"url": {}}}))),
+            [false, true, false, false]
+        );
+        assert_eq!(
+            takes(declared(
+                json!({"elicitation": {"form": {}, "url": {}}, "sampling": {}, "roots": {"listChanged": true}})
+            )),
+            [true; 4]
+        );
+        assert!(!declared(json!({"sampling": true})).sampling, "a capability is an object");
+        assert!(!Declared::default().can_take(&json!({"method": "tools/call"})));
+    }
+
+    #[test]
+    fn an_id_reads_back_for_its_connection_only() {
+        let d = declared(json!({"elicitation": {}, "sampling": {}}));
+        let id = issue(&keys(), "g1", d);
+        assert!(id.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(&b)), "{id}");
+        assert_eq!(verify(&keys(), "g1", &id), Some(d));
+        let none = issue(&keys(), "g1", Declared::default());
+        assert_eq!(verify(&keys(), "g1", &none), Some(Declared::default()));
+        // Another connection, an altered declaration or tag, another key: not the relay's.
+        assert_eq!(verify(&keys(), "g2", &id), None);
+        let (letters, tag) = id.split_once('.').unwrap();
+        assert_eq!(verify(&keys(), "g1", &format!("{letters}r.{tag}")), None);
+        assert_eq!(verify(&keys(), "g1", &format!("1sf.{tag}")), None, "same letters, reordered");
+        let mut bent = tag.to_owned().into_bytes();
+        bent[3] = if bent[3] == b'A' { b'B' } else { b'A' };
+        let bent = format!("{letters}.{}", String::from_utf8(bent).unwrap());
+        assert_eq!(verify(&keys(), "g1", &bent), None);
+        let other = Keys::new(&"z".repeat(32), None).unwrap();
+        assert_eq!(verify(&other, "g1", &id), None);
+        for junk in ["", ".", "1f", "1ff.", "x.y", &"1".repeat(500)] {
+            assert_eq!(verify(&keys(), "g1", junk), None, "{junk}");
+        }
+    }
+
+    #[test]
+    fn an_id_made_before_a_rotation_still_reads() {
+        let old = Keys::new(&"o".repeat(32), None).unwrap();
+        let id = issue(&old, "g1", Declared { roots: true, ..Declared::default() });
+        let rotated = Keys::new(&"n".repeat(32), Some(&"o".repeat(32))).unwrap();
+        assert_eq!(verify(&rotated, "g1", &id).map(|d| d.roots), Some(true));
+        let after = Keys::new(&"n".repeat(32), None).unwrap();
+        assert_eq!(verify(&after, "g1", &id), None, "once the previous key is dropped");
+    }
+
+    #[test]
+    fn a_request_without_a_good_id_is_told_to_initialize_again() {
+        let id = issue(&keys(), "g1", Declared { sampling: true, ..Declared::default() });
+        let with = |session, version| Headers { session, version, ..Headers::default() };
+        assert_eq!(check(&keys(), "g1", &with(None, None), false), Ok(None));
+        let ok = check(&keys(), "g1", &with(Some(&id), Some("2025-11-25")), false);
+        assert_eq!(ok.unwrap().map(|d| d.sampling), Some(true));
+        let refused = check(&keys(), "g2", &with(Some(&id), None), false).unwrap_err();
+        assert_eq!(refused["error"]["code"], -32001);
+        assert_eq!(refused["id"], Value::Null);
+        // An initialize starts afresh; the stateless revision has no sessions.
+        assert_eq!(check(&keys(), "g2", &with(Some(&id), None), true), Ok(None));
+        assert_eq!(
+            check(&keys(), "g2", &with(Some("x"), Some(STATELESS_VERSION)), false),
+            Ok(None)
+        );
+    }
+}

@@ -1,0 +1,155 @@
+//! Questions a session-era client was asked on a call's stream (a tab's `inputRequired`
+//! passed on as `elicitation/create`, `sampling/createMessage`, `roots/list`), waiting for
+//! the client's answers: each answer comes as its own POST, perhaps to another Worker, so the
+//! pairing joins them to the request that waits. Only the connection asked may answer, only
+//! the ids asked, each once, each of bounded size; the pairing holds a bounded number.
+
+use serde_json::{Map, Value};
+use tabrelay_bundle::protocol::MAX_INPUT_REQUESTS;
+
+use super::room::Asker;
+use crate::limits::{MAX_ANSWER_BYTES, MAX_PENDING_QUESTIONS};
+
+/// The questions waiting for answers, by the request that waits for them.
+#[derive(Debug, Clone, Default)]
+pub struct Questions {
+    waiting: Vec<Waiting>,
+}
+
+#[derive(Debug, Clone)]
+struct Waiting {
+    asker: Asker,
+    grant: String,
+    ids: Vec<String>,
+    got: Map<String, Value>,
+}
+
+/// Why questions cannot wait.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Refused {
+    /// None, too many at once, or more than the pairing holds, or an id already waits.
+    TooMany,
+}
+
+/// What an answer came to.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Taken {
+    /// Kept; other questions of its request are still unanswered.
+    Kept,
+    /// The last one: this request gets every answer (id → answer).
+    All(Asker, Value),
+    /// Not a question of this connection that waits (another's, unknown, answered already),
+    /// or too large.
+    NotAsked,
+}
+
+impl Questions {
+    /// Request `asker` of connection `grant` waits for answers to `ids`.
+    pub fn ask(&mut self, asker: Asker, grant: &str, ids: Vec<String>) -> Result<(), Refused> {
+        let held: usize = self.waiting.iter().map(|w| w.ids.len()).sum();
+        let known = |id: &String| self.waiting.iter().any(|w| w.ids.contains(id));
+        let mut unique = ids.clone();
+        unique.sort();
+        unique.dedup();
+        if ids.is_empty()
+            || ids.len() > MAX_INPUT_REQUESTS
+            || unique.len() != ids.len()
+            || held + ids.len() > MAX_PENDING_QUESTIONS
+            || ids.iter().any(known)
+        {
+            return Err(Refused::TooMany);
+        }
+        self.waiting.push(Waiting { asker, grant: grant.to_owned(), ids, got: Map::new() });
+        Ok(())
+    }
+
+    /// Connection `grant` answers question `id`.
+    pub fn answer(&mut self, grant: &str, id: &str, answer: Value) -> Taken {
+        let size = serde_json::to_string(&answer).map_or(usize::MAX, |s| s.len());
+        let Some(i) = self.waiting.iter().position(|w| {
+            w.grant == grant && w.ids.iter().any(|q| q == id) && !w.got.contains_key(id)
+        }) else {
+            return Taken::NotAsked;
+        };
+        if size > MAX_ANSWER_BYTES {
+            return Taken::NotAsked;
+        }
+        let w = &mut self.waiting[i];
+        w.got.insert(id.to_owned(), answer);
+        if w.got.len() < w.ids.len() {
+            return Taken::Kept;
+        }
+        let w = self.waiting.swap_remove(i);
+        Taken::All(w.asker, Value::Object(w.got))
+    }
+
+    /// The request stopped waiting: its questions go (a late answer is not asked).
+    pub fn gone(&mut self, asker: Asker) {
+        self.waiting.retain(|w| w.asker != asker);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn ids(names: &[&str]) -> Vec<String> {
+        names.iter().map(|n| (*n).to_owned()).collect()
+    }
+
+    #[test]
+    fn the_answers_go_to_the_request_when_all_are_in() {
+        let mut q = Questions::default();
+        q.ask(1, "g1", ids(&["a", "b"])).unwrap();
+        assert_eq!(q.answer("g1", "a", json!({"action": "accept"})), Taken::Kept);
+        assert_eq!(q.answer("g1", "a", json!({})), Taken::NotAsked, "once each");
+        let all = q.answer("g1", "b", json!({"error": {"code": -1}}));
+        assert_eq!(
+            all,
+            Taken::All(1, json!({"a": {"action": "accept"}, "b": {"error": {"code": -1}}}))
+        );
+        assert_eq!(q.answer("g1", "b", json!({})), Taken::NotAsked, "nothing waits any more");
+    }
+
+    #[test]
+    fn only_the_connection_asked_answers_and_only_what_was_asked() {
+        let mut q = Questions::default();
+        q.ask(1, "g1", ids(&["a"])).unwrap();
+        assert_eq!(q.answer("g2", "a", json!({})), Taken::NotAsked);
+        assert_eq!(q.answer("g1", "z", json!({})), Taken::NotAsked);
+        let big = json!({"text": "x".repeat(MAX_ANSWER_BYTES)});
+        assert_eq!(q.answer("g1", "a", big), Taken::NotAsked);
+        assert_eq!(q.answer("g1", "a", json!({})), Taken::All(1, json!({"a": {}})));
+    }
+
+    #[test]
+    fn a_request_that_goes_takes_its_questions_with_it() {
+        let mut q = Questions::default();
+        q.ask(1, "g1", ids(&["a"])).unwrap();
+        q.gone(1);
+        assert_eq!(q.answer("g1", "a", json!({})), Taken::NotAsked);
+    }
+
+    #[test]
+    fn the_pairing_holds_a_bounded_number_of_questions() {
+        let mut q = Questions::default();
+        assert_eq!(q.ask(1, "g1", Vec::new()), Err(Refused::TooMany));
+        assert_eq!(q.ask(1, "g1", ids(&["a", "a"])), Err(Refused::TooMany));
+        let many: Vec<String> = (0..=MAX_INPUT_REQUESTS).map(|i| i.to_string()).collect();
+        assert_eq!(q.ask(1, "g1", many), Err(Refused::TooMany));
+        let mut asker = 0;
+        let mut held = 0;
+        while held + MAX_INPUT_REQUESTS <= MAX_PENDING_QUESTIONS {
+            asker += 1;
+            let batch = (0..MAX_INPUT_REQUESTS).map(|i| format!("{asker}-{i}")).collect();
+            q.ask(asker, "g1", batch).unwrap();
+            held += MAX_INPUT_REQUESTS;
+        }
+        let over = (0..=MAX_PENDING_QUESTIONS - held).map(|i| format!("x{i}")).collect();
+        assert_eq!(q.ask(99, "g1", over), Err(Refused::TooMany));
+        assert_eq!(q.ask(99, "g2", ids(&["1-0"])), Err(Refused::TooMany), "an id already waits");
+        q.gone(1);
+        assert!(q.ask(99, "g1", ids(&["y"])).is_ok(), "room again once a request went");
+    }
+}
