@@ -23,6 +23,9 @@ pub const SESSION_NOT_FOUND: &str =
 pub const QUESTIONS_UNANSWERED: &str = "The app asked a question in the agent's app and no answer came in time, so the step did not go on; call the tool again to be asked again.";
 /// The pairing holds as many unanswered questions as it may.
 pub const TOO_MANY_QUESTIONS: &str = "Too many questions of this browser's app wait for answers in agent apps; answer or cancel those first, then try again.";
+/// A client's JSON-RPC response answers no question the relay asked this connection (or
+/// one answered already, or too large).
+pub const NOT_ASKED: &str = "This response answers no question the relay is waiting for on this connection (it may have been answered already, have waited too long, or be too large).";
 /// The connection's access token is no good.
 pub const TOKEN_INVALID: &str =
     "The access token is missing, expired, revoked or not for this relay; connect again.";

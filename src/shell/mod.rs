@@ -90,6 +90,11 @@ pub(crate) struct Replies {
 }
 
 impl Replies {
+    /// No replies (the pairing could not be asked): the first `next` is None.
+    pub(crate) fn none() -> Self {
+        Self { stream: None, buffer: Vec::new() }
+    }
+
     fn of(mut res: Response) -> Self {
         let stream = (res.status_code() == 200).then(|| res.stream().ok()).flatten();
         Self { stream, buffer: Vec::new() }

@@ -7,8 +7,8 @@ use futures::future::{select, Either};
 use serde_json::json;
 use tabrelay_bundle::protocol::close;
 use worker::{
-    console_error, event, Context, Delay, Env, Headers, Method, Request, Response, Result, Stub,
-    WebSocketPair,
+    console_error, event, Context, Delay, Env, Headers, Method, ObjectNamespace, Request, Response,
+    Result, Stub, WebSocketPair,
 };
 
 use super::client_metadata;
@@ -22,7 +22,7 @@ use crate::http;
 use crate::jsonrpc::{self, ErrorCode, Id, RpcError};
 use crate::limits::{FIRST_EVENT_WAIT_MS, MAX_CODE_DRAWS, MAX_SEAL_BYTES, TOOL_LIST_WAIT_MS};
 use crate::mcp::call_path::{self, Asked, Call, CallInput, CallOutput, Listen, Start};
-use crate::mcp::{self, Reply};
+use crate::mcp::{self, session, Reply};
 use crate::oauth::authorize::{self, Named, Refusal};
 use crate::oauth::connect::{self, CodeReply, Command, ConnectCode, Granted, PollState, Revoke};
 use crate::oauth::error::OAuthError;
@@ -31,7 +31,7 @@ use crate::oauth::{clients, exchange, metadata, token};
 use crate::pages;
 use crate::pairing::socket_key;
 use crate::pairing::wire::{
-    request_key, GrantReply, GrantRequest, RefreshReply, Reply as PairingReply,
+    request_key, CallRequest, GrantReply, GrantRequest, RefreshReply, Reply as PairingReply,
     Request as PairingRequest, Want,
 };
 use crate::{sentences, tools};
@@ -464,10 +464,12 @@ async fn mcp_endpoint(
     let (version, method, name) =
         (h.get("mcp-protocol-version")?, h.get("mcp-method")?, h.get("mcp-name")?);
     let accept = h.get("accept")?;
+    let session = h.get("mcp-session-id")?;
     let headers = mcp::Headers {
         version: version.as_deref(),
         method: method.as_deref(),
         name: name.as_deref(),
+        session: session.as_deref(),
     };
     let body = req.bytes().await.unwrap_or_default();
     let stream = mcp::accepts_stream(accept.as_deref());
@@ -507,7 +509,13 @@ async fn answer_message(
 ) -> Result<Response> {
     let access = access.clone();
     let pairing = || env.durable_object(PAIRING_BINDING)?.id_from_name(&access.pairing)?.get_stub();
-    match mcp::handle(body, headers, &config.app_url) {
+    let reply = mcp::handle(body, headers, &config.app_url);
+    let initialize = matches!(reply, Reply::Initialize { .. });
+    let declared = match session::check(&config.keys, &access.grant, headers, initialize) {
+        Ok(declared) => declared,
+        Err(body) => return json_response(404, &body),
+    };
+    match reply {
         Reply::Json { status: 200, body } => {
             // A forgotten or revoked connection stops at once, on every method.
             let check = PairingRequest::Check { grant: access.grant.clone(), want: Want::Nothing };
@@ -562,7 +570,8 @@ async fn answer_message(
             listen_stream(id, tools, first, replies)
         }
         Reply::Call { id, tool, args, progress_token, era, retry } => {
-            let asked = Asked { id, tool, args, progress_token, era, retry, stream };
+            let session = declared;
+            let asked = Asked { id, tool, args, progress_token, era, retry, stream, session };
             let (call, mut answer) = match call_path::start(asked, &access, config, now_ms()) {
                 Start::Refused(body) => return json_response(200, &body),
                 Start::Ask(call, answer) => (call, answer),
@@ -579,11 +588,60 @@ async fn answer_message(
                 }
             };
             let replies = match pairing() {
-                Ok(stub) => ask_pairing(&stub, &PairingRequest::Call(call)).await.ok(),
+                Ok(stub) => ask_pairing(&stub, &PairingRequest::Call(call.clone())).await.ok(),
                 Err(_) => None,
             };
             let Some(replies) = replies else { return respond(answer.whole(None, now_ms())) };
-            pump_call(answer, replies, stream, origin).await
+            let follow = Follow {
+                pairings: env.durable_object(PAIRING_BINDING)?,
+                pairing: access.pairing.clone(),
+                grant: access.grant.clone(),
+                call,
+            };
+            pump_call(answer, replies, stream, origin, follow).await
+        }
+        Reply::Initialize { body, declared } => {
+            let check = PairingRequest::Check { grant: access.grant.clone(), want: Want::Nothing };
+            match ask_pairing_once(&pairing()?, &check).await {
+                Ok(Some(PairingReply::NoGrant)) => unauthorized(origin, true),
+                _ => {
+                    let mut res = json_response(200, &body)?;
+                    let id = session::issue(&config.keys, &access.grant, declared);
+                    res.headers_mut().set("mcp-session-id", &id)?;
+                    Ok(res)
+                }
+            }
+        }
+        Reply::Answer { id, answer } => {
+            let request = PairingRequest::Answer { grant: access.grant.clone(), id, answer };
+            match ask_pairing_once(&pairing()?, &request).await {
+                Ok(Some(PairingReply::Done)) => Ok(Response::empty()?.with_status(202)),
+                Ok(Some(PairingReply::NoGrant)) => unauthorized(origin, true),
+                _ => {
+                    let e = RpcError::new(ErrorCode::INVALID_REQUEST, sentences::NOT_ASKED);
+                    json_response(400, &jsonrpc::error(None, &e))
+                }
+            }
+        }
+    }
+}
+
+/// What a call's stream needs to ask its pairing again: to wait for the client's answers to
+/// its questions, or to carry the call to the tab again with them.
+struct Follow {
+    pairings: ObjectNamespace,
+    pairing: String,
+    grant: String,
+    call: CallRequest,
+}
+
+impl Follow {
+    /// The pairing's replies to `request` (none when it could not be asked).
+    async fn ask(&self, request: &PairingRequest) -> Replies {
+        let stub = self.pairings.id_from_name(&self.pairing).and_then(|id| id.get_stub());
+        match stub {
+            Ok(stub) => ask_pairing(&stub, request).await.unwrap_or_else(|_| Replies::none()),
+            Err(_) => Replies::none(),
         }
     }
 }
@@ -604,6 +662,7 @@ async fn pump_call(
     mut replies: Replies,
     stream: bool,
     origin: &str,
+    follow: Follow,
 ) -> Result<Response> {
     let mut timer = Box::pin(Delay::from(Duration::from_millis(FIRST_EVENT_WAIT_MS)));
     let first = loop {
@@ -629,8 +688,8 @@ async fn pump_call(
         return json_response(status, &body);
     }
     let events = futures::stream::unfold(
-        (call, replies, Some(first)),
-        |(mut call, mut replies, mut pending)| async move {
+        (call, replies, Some(first), follow),
+        |(mut call, mut replies, mut pending, mut follow)| async move {
             loop {
                 let output = match pending.take() {
                     Some(output) => output,
@@ -644,8 +703,22 @@ async fn pump_call(
                     CallOutput::Wait => continue,
                     CallOutput::Send(text) | CallOutput::Last(text) => text,
                     CallOutput::Json { body, .. } => mcp::sse_event(&body),
+                    CallOutput::Ask { text, ids } => {
+                        // The pairing holds the questions before the client can answer them.
+                        let wait =
+                            PairingRequest::AwaitAnswers { grant: follow.grant.clone(), ids };
+                        replies = follow.ask(&wait).await;
+                        text
+                    }
+                    CallOutput::Again(input) => {
+                        follow.call.input = Some(input);
+                        let again = PairingRequest::Call(follow.call.clone());
+                        replies = follow.ask(&again).await;
+                        continue;
+                    }
                 };
-                return Some((Ok::<_, worker::Error>(text.into_bytes()), (call, replies, None)));
+                let state = (call, replies, None, follow);
+                return Some((Ok::<_, worker::Error>(text.into_bytes()), state));
             }
         },
     );

@@ -92,6 +92,44 @@ function fixtures(tab) {
     },
     test_input_required_result_tampered_state: (call) =>
       has(call, 'confirm') ? { data: 'Confirmed.' } : { inputRequired: { confirm: elicit('Please confirm', { ok: { type: 'boolean' } }, ['ok']) }, state: { round: 1 } },
+    // Session-era questions (elicitation/create, sampling/createMessage on the call's
+    // stream): the tab asks through inputRequired as for 2026-07-28 clients; the relay asks a
+    // session-era client that declared the capability, and the answer comes back as input.
+    test_sampling: (call) => {
+      const r = responses(call)?.answer;
+      return r ? { data: `LLM response: ${r.content?.text ?? ''}` } : { inputRequired: { answer: sample(call.args?.prompt ?? '', 100) } };
+    },
+    test_elicitation: (call) => {
+      const r = responses(call)?.user;
+      if (r) return { data: `User response: action=${r.action}, content=${JSON.stringify(r.content ?? {})}` };
+      const properties = { username: { type: 'string', description: "User's response" }, email: { type: 'string', description: "User's email address" } };
+      return { inputRequired: { user: elicit(call.args?.message ?? '', properties, ['username', 'email']) } };
+    },
+    test_elicitation_sep1034_defaults: (call) => {
+      const r = responses(call)?.defaults;
+      if (r) return { data: `Elicitation completed: action=${r.action}, content=${JSON.stringify(r.content ?? {})}` };
+      const properties = {
+        name: { type: 'string', default: 'John Doe' },
+        age: { type: 'integer', default: 30 },
+        score: { type: 'number', default: 95.5 },
+        status: { type: 'string', enum: ['active', 'inactive', 'pending'], default: 'active' },
+        verified: { type: 'boolean', default: true },
+      };
+      return { inputRequired: { defaults: elicit('Please review your details.', properties, []) } };
+    },
+    test_elicitation_sep1330_enums: (call) => {
+      const r = responses(call)?.enums;
+      if (r) return { data: `Elicitation completed: action=${r.action}, content=${JSON.stringify(r.content ?? {})}` };
+      const options = ['option1', 'option2', 'option3'];
+      const properties = {
+        untitledSingle: { type: 'string', enum: options },
+        titledSingle: { type: 'string', oneOf: [{ const: 'value1', title: 'First Option' }, { const: 'value2', title: 'Second Option' }, { const: 'value3', title: 'Third Option' }] },
+        legacyEnum: { type: 'string', enum: ['opt1', 'opt2', 'opt3'], enumNames: ['Option One', 'Option Two', 'Option Three'] },
+        untitledMulti: { type: 'array', items: { type: 'string', enum: options } },
+        titledMulti: { type: 'array', items: { anyOf: [{ const: 'value1', title: 'First Choice' }, { const: 'value2', title: 'Second Choice' }, { const: 'value3', title: 'Third Choice' }] } },
+      };
+      return { inputRequired: { enums: elicit('Choose your options.', properties, []) } };
+    },
     json_schema_2020_12_tool: () => ({ data: 'The schema came through whole.' }),
     test_input_required_result_capabilities: (call) =>
       responses(call)
