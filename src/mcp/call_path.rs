@@ -7,6 +7,7 @@ use serde_json::Value;
 use tabrelay_bundle::content::quoted;
 
 use super::asking::{self, Round};
+use super::resume::EventIds;
 use super::session::Declared;
 use super::{call_reply, clients, input, listen_acknowledged, listen_ended, progress, sse_event};
 use super::{tools_changed, Era, Retry, KEEP_ALIVE};
@@ -43,6 +44,9 @@ pub struct Asked {
     pub stream: bool,
     /// What a session-era client declared at `initialize` (its session id), when it said.
     pub session: Option<Declared>,
+    /// Whether the client comes back for the call when its stream drops
+    /// ([`super::session::resumable`]).
+    pub resumable: bool,
 }
 
 /// What a call becomes before the pairing is asked.
@@ -89,7 +93,7 @@ impl Starting {
 /// the request to the pairing and the answer's state machine.
 #[must_use]
 pub fn start(asked: Asked, access: &Access, config: &Config, now_ms: u64) -> Start {
-    let Asked { id, tool, args, progress_token, era, retry, stream, session } = asked;
+    let Asked { id, tool, args, progress_token, era, retry, stream, session, resumable } = asked;
     let told = match &era {
         Era::Stateless { client_name, .. } => client_name.as_deref(),
         Era::Session => None,
@@ -120,10 +124,14 @@ pub fn start(asked: Asked, access: &Access, config: &Config, now_ms: u64) -> Sta
             host: access.host.clone(),
         },
         input,
+        resumable,
     };
     let keys = config.keys.clone();
     let who = CallIdentity { id, era, keys, grant: access.grant.clone(), tool, args };
-    let call = Call::new(who, stream, progress_token, now_ms).asking(session, wait_ms);
+    let mut call = Call::new(who, stream, progress_token, now_ms).asking(session, wait_ms);
+    if resumable {
+        call.ids = Some(EventIds::new(&call.who.id, 0));
+    }
     match once {
         Some(once) => Start::MarkState {
             key: once.key,
@@ -238,6 +246,8 @@ pub struct Call {
     rounds: u64,
     /// How long a round may wait for the client's answers.
     wait_ms: u64,
+    /// The ids of a resumable stream's events (None: its client does not come back).
+    ids: Option<EventIds>,
 }
 
 impl Call {
@@ -263,7 +273,21 @@ impl Call {
             round: None,
             rounds: 0,
             wait_ms: 0,
+            ids: None,
         }
+    }
+
+    /// A call taken up again by its client (its stream dropped) after the event numbered
+    /// `last`: a stream from the start, numbered on.
+    #[must_use]
+    pub fn resumed(who: CallIdentity, last: u64, now_ms: u64) -> Self {
+        let ids = Some(EventIds::new(&who.id, last + 1));
+        Self { open: true, ids, ..Self::new(who, true, None, now_ms) }
+    }
+
+    /// What a resumable stream opens with (its priming event), once; empty otherwise.
+    pub fn opening(&mut self) -> String {
+        self.ids.as_mut().map(|ids| ids.frame("")).unwrap_or_default()
     }
 
     /// The call of a session-era client that declared `session` (None: no session id, so the
@@ -323,8 +347,22 @@ impl Call {
         CallOutput::Json { status, body }
     }
 
-    /// Takes one input at `now_ms`; says what goes to the client.
+    /// Takes one input at `now_ms`; says what goes to the client (on a resumable stream, its
+    /// events numbered, after the priming event).
     pub fn input(&mut self, input: CallInput, now_ms: u64) -> CallOutput {
+        let output = self.step(input, now_ms);
+        let Some(ids) = self.ids.as_mut().filter(|_| self.open) else { return output };
+        match output {
+            CallOutput::Send(text) => CallOutput::Send(ids.frame(&text)),
+            CallOutput::Last(text) => CallOutput::Last(ids.frame(&text)),
+            CallOutput::Ask { text, ids: asked } => {
+                CallOutput::Ask { text: ids.frame(&text), ids: asked }
+            }
+            other => other,
+        }
+    }
+
+    fn step(&mut self, input: CallInput, now_ms: u64) -> CallOutput {
         if self.done {
             return CallOutput::Wait;
         }
@@ -337,6 +375,10 @@ impl Call {
                     return CallOutput::Wait;
                 }
                 self.open = true;
+                // A resumable stream opens with its priming event at once.
+                if self.ids.is_some() {
+                    return CallOutput::Send(String::new());
+                }
                 return CallOutput::Wait;
             }
             CallInput::Event(CallEvent::Asking(card)) => {
@@ -521,7 +563,18 @@ mod tests {
     fn asked(retry: Option<Retry>, progress_token: Option<Value>) -> Asked {
         let args = json!({"ids": [1]});
         let (id, tool, era) = (Id::Number(9), "items_delete".to_owned(), Era::Session);
-        Asked { id, tool, args, progress_token, era, retry, stream: true, session: None }
+        let session = None;
+        Asked {
+            id,
+            tool,
+            args,
+            progress_token,
+            era,
+            retry,
+            stream: true,
+            session,
+            resumable: false,
+        }
     }
 
     #[test]
@@ -828,5 +881,59 @@ mod tests {
         ] {
             assert_eq!(sentence(call), tabrelay_bundle::content::INPUT_NOT_POSSIBLE);
         }
+    }
+
+    /// The id of each event of a stream's text, in order ("" for the priming event's data).
+    fn event_ids(text: &str) -> Vec<(String, String)> {
+        text.split("\n\n")
+            .filter_map(|block| {
+                let id = block.lines().find_map(|l| l.strip_prefix("id: "))?;
+                let data = block.lines().find_map(|l| l.strip_prefix("data: ")).unwrap_or("");
+                Some((id.to_owned(), data.to_owned()))
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_resumable_stream_primes_numbers_its_events_and_is_taken_up_after_the_last_seen() {
+        let resumable = Asked { resumable: true, ..asked(None, Some(json!("t"))) };
+        let Start::Ask(request, mut call) = start(resumable, &access("x"), &config(), 0) else {
+            panic!("ask")
+        };
+        assert!(request.resumable, "the pairing keeps the call when the stream drops");
+        let CallOutput::Send(first) = call.input(CallInput::FirstWaitOver, 500) else {
+            panic!("the stream opens with its priming event")
+        };
+        let primed = event_ids(&first);
+        assert_eq!(primed.len(), 1);
+        assert_eq!(primed[0].1, "", "priming: an id and empty data");
+        assert!(first.contains("retry: "));
+        let CallOutput::Send(card) =
+            call.input(CallInput::Event(CallEvent::Asking("Delete?".into())), 900)
+        else {
+            panic!("send")
+        };
+        let ids = event_ids(&card);
+        assert_eq!(ids.len(), 1);
+        let (id, last) = crate::mcp::resume::read_event_id(&ids[0].0).unwrap();
+        assert_eq!((id, last), (Id::Number(9), 1));
+        // The client comes back after event 1: a stream numbered on, its end with an id.
+        let mut again = Call::resumed(who(), last, 5_000);
+        let opening = event_ids(&again.opening());
+        assert_eq!(crate::mcp::resume::read_event_id(&opening[0].0).unwrap().1, 2);
+        let CallOutput::Last(end) = again.input(done(), 6_000) else { panic!("last") };
+        let end = event_ids(&end);
+        assert_eq!(end.len(), 1, "primed once");
+        assert_eq!(crate::mcp::resume::read_event_id(&end[0].0).unwrap().1, 3);
+        assert!(end[0].1.contains("rows"));
+        // Not resumable: no ids, as before.
+        let Start::Ask(request, mut plain) = start(asked(None, None), &access("x"), &config(), 0)
+        else {
+            panic!("ask")
+        };
+        assert!(!request.resumable);
+        assert_eq!(plain.input(CallInput::FirstWaitOver, 500), CallOutput::Wait);
+        let CallOutput::Last(end) = plain.input(done(), 900) else { panic!("last") };
+        assert!(event_ids(&end).is_empty());
     }
 }

@@ -6,6 +6,7 @@ pub mod call_path;
 pub mod clients;
 pub mod era;
 pub mod input;
+pub mod resume;
 pub mod session;
 pub mod tasks;
 pub mod view;

@@ -21,6 +21,7 @@ use super::answers::{Questions, Taken};
 use super::calls::{Calls, Finished, LeftCalls};
 use super::codes::{self, WrongCodes};
 use super::grants::{self, Grant, Refreshed};
+use super::resume::{Found, Resumable};
 use super::tabs::{
     next_check, route, sockets_to_close, PairingKey, Proof, Tab, TabAction, TabsStatus,
 };
@@ -237,11 +238,17 @@ struct Statement {
 }
 
 /// A call's waiting request.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 struct Waiter {
     asker: Asker,
     stream: bool,
     wait_ms: u64,
+    /// The call's request key.
+    request: String,
+    /// Whether its client comes back when its stream drops (the call then keeps running).
+    resumable: bool,
+    /// When its wait runs out.
+    until_ms: u64,
 }
 
 /// One browser's pairing.
@@ -261,6 +268,8 @@ pub struct Room {
     last_tab: u64,
     /// Questions a session-era client was asked, waiting for its answers.
     questions: Questions,
+    /// Calls whose stream dropped, kept for their client's return.
+    resume: Resumable,
 }
 
 impl Room {
@@ -282,6 +291,7 @@ impl Room {
             grants: Vec::new(),
             last_tab: 0,
             questions: Questions::default(),
+            resume: Resumable::default(),
         }
     }
 
@@ -359,7 +369,13 @@ impl Room {
                     .map(|(c, _)| *c)
                     .collect();
                 for call in calls {
-                    self.waiters.remove(&call);
+                    let Some(waiter) = self.waiters.remove(&call) else { continue };
+                    if waiter.resumable {
+                        // Its client comes back for it: it keeps running until its wait ends.
+                        out.push(Effect::SetAlarm(waiter.until_ms));
+                        self.resume.detach(call, waiter.request, waiter.until_ms, waiter.wait_ms);
+                        continue;
+                    }
                     if let Some(tab) = self.calls.abandon(call) {
                         out.push(Effect::Send(tab, RelayMessage::Cancel { id: call }));
                     }
@@ -372,6 +388,7 @@ impl Room {
                 if let Some(at) = next_check(self.tabs.values(), now_ms) {
                     out.push(Effect::SetAlarm(at));
                 }
+                self.resumable_overdue(now_ms, &mut out);
             }
         }
         if before.is_some_and(|b| b != self.focused_list_seen()) {
@@ -468,10 +485,54 @@ impl Room {
         }
     }
 
-    /// The end of a call: its waiter gets the reply.
+    /// The end of a call: its waiter gets the reply (or, its stream gone, it is kept for
+    /// the client's return).
     fn done(&mut self, call: u64, reply: CallReply, out: &mut Vec<Effect>) {
-        if let Some(waiter) = self.waiters.remove(&call) {
-            out.push(Effect::Reply(waiter.asker, Reply::Call(CallEvent::Done(reply))));
+        match self.waiters.remove(&call) {
+            Some(waiter) => {
+                out.push(Effect::Reply(waiter.asker, Reply::Call(CallEvent::Done(reply))))
+            }
+            None => {
+                self.resume.ended(call, reply);
+            }
+        }
+    }
+
+    /// Calls whose stream dropped and whose wait ran out give up as a waited call does; what
+    /// they said is kept for the client's return.
+    fn resumable_overdue(&mut self, now_ms: u64, out: &mut Vec<Effect>) {
+        for (call, wait_ms) in self.resume.overdue(now_ms) {
+            let gave_up = self.calls.give_up(call, wait_ms);
+            match gave_up.cancel_in {
+                Some(tab) => out.push(Effect::Send(tab, RelayMessage::Cancel { id: call })),
+                None => out.push(Effect::StoreLeft(self.calls.left_calls().clone())),
+            }
+            self.resume.ended(call, CallReply::not_carried(gave_up.sentence));
+        }
+        if let Some(at) = self.resume.next_alarm() {
+            out.push(Effect::SetAlarm(at));
+        }
+    }
+
+    /// A client comes back for a call whose stream dropped: its end, or its events again.
+    fn take_up(
+        &mut self,
+        asker: Asker,
+        request: &str,
+        now_ms: u64,
+        out: &mut Vec<Effect>,
+    ) -> Option<Reply> {
+        match self.resume.resume(request, now_ms) {
+            Found::Ended(reply) => Some(Reply::Call(CallEvent::Done(reply))),
+            Found::Running { call, until_ms, wait_ms } => {
+                let request = request.to_owned();
+                let waiter =
+                    Waiter { asker, stream: true, wait_ms, request, resumable: true, until_ms };
+                self.waiters.insert(call, waiter);
+                out.push(Effect::Deadline(asker, call, until_ms));
+                None
+            }
+            Found::Nothing => Some(Reply::NotAsked),
         }
     }
 
@@ -748,6 +809,15 @@ impl Room {
                     Taken::NotAsked => Reply::NotAsked,
                 }
             }
+            Request::Resume { grant, .. } if !self.live(&grant) => Reply::NoGrant,
+            // A call is taken up by the connection that made it (its key starts with the grant).
+            Request::Resume { grant, request } if !request.starts_with(&format!("{grant} ")) => {
+                Reply::NotAsked
+            }
+            Request::Resume { request, .. } => match self.take_up(asker, &request, now_ms, out) {
+                Some(reply) => reply,
+                None => return, // it waits for the call again
+            },
         };
         out.push(Effect::Reply(asker, reply));
     }
@@ -818,7 +888,10 @@ impl Room {
             out.push(Effect::StoreTurns(self.turns.clone()));
         }
         let wait_ms = call.wait_ms.min(TAB_CALL_WAIT_MS);
-        self.waiters.insert(id, Waiter { asker, stream: call.stream, wait_ms });
+        let until_ms = now_ms + wait_ms;
+        let (request, resumable) = (call.request.clone(), call.resumable && call.stream);
+        let waiter = Waiter { asker, stream: call.stream, wait_ms, request, resumable, until_ms };
+        self.waiters.insert(id, waiter);
         out.push(Effect::Send(
             tab,
             RelayMessage::Call {
@@ -831,7 +904,7 @@ impl Room {
                 input: call.input,
             },
         ));
-        out.push(Effect::Deadline(asker, id, now_ms + wait_ms));
+        out.push(Effect::Deadline(asker, id, until_ms));
         None
     }
 }
@@ -968,6 +1041,7 @@ mod tests {
                 request: format!("{grant} {id}"),
                 stream,
                 input: None,
+                resumable: false,
             }))
         }
     }
@@ -1489,5 +1563,76 @@ mod tests {
         sim.ask(Request::Revoke(RevokeRequest { grant: "g2".into(), secret: None }));
         let (revoked, effects) = sim.ask(Request::AwaitAnswers { grant: "g2".into(), ids });
         assert_eq!(replies(&effects, revoked), [Reply::NoGrant]);
+    }
+
+    #[test]
+    fn a_resumable_call_outlives_its_dropped_stream_and_is_taken_up_running_or_ended() {
+        let mut sim = Sim::new();
+        let tab = sim.tab();
+        let resumable = |id: u64| {
+            Request::Call(CallRequest {
+                tool: tool(),
+                args: json!({}),
+                agent: "Claude".into(),
+                connection: Connection {
+                    id: "g1".into(),
+                    kind: "connector".into(),
+                    client: "Claude".into(),
+                    host: "claude.ai".into(),
+                },
+                wait_ms: 60_000,
+                request: format!("g1 {id}"),
+                stream: true,
+                input: None,
+                resumable: true,
+            })
+        };
+        // The stream drops: the tab is not told to drop the call.
+        let (first, effects) = sim.ask(resumable(1));
+        let (call, _) = sent_call(&effects, tab);
+        let effects = sim.go(Input::Gone { asker: first });
+        assert!(!effects.iter().any(|e| matches!(e, Effect::Send(_, RelayMessage::Cancel { .. }))));
+        assert!(effects.contains(&Effect::SetAlarm(sim.now + 60_000)));
+        // Another connection cannot take it up; its own can, and waits again.
+        let (other, effects) =
+            sim.ask(Request::Resume { grant: "g2".into(), request: "g1 1".into() });
+        assert_eq!(replies(&effects, other), [Reply::NotAsked], "not the key of g2's call");
+        let (back, effects) =
+            sim.ask(Request::Resume { grant: "g1".into(), request: "g1 1".into() });
+        assert!(replies(&effects, back).is_empty(), "it waits for the call again");
+        assert!(effects
+            .iter()
+            .any(|e| matches!(e, Effect::Deadline(a, c, _) if *a == back && *c == call)));
+        let effects = sim.say(tab, &format!(r#"{{"type":"result","id":{call},"data":[1]}}"#));
+        assert!(matches!(done(&effects, back), CallReply::TabResult { .. }));
+        // Dropped again and ended meanwhile: the end is kept, once.
+        let (second, effects) = sim.ask(resumable(2));
+        let (call, _) = sent_call(&effects, tab);
+        sim.go(Input::Gone { asker: second });
+        sim.say(tab, &format!(r#"{{"type":"result","id":{call},"data":[2]}}"#));
+        let (late, effects) =
+            sim.ask(Request::Resume { grant: "g1".into(), request: "g1 2".into() });
+        assert!(matches!(done(&effects, late), CallReply::TabResult { .. }));
+        let (again, effects) =
+            sim.ask(Request::Resume { grant: "g1".into(), request: "g1 2".into() });
+        assert_eq!(replies(&effects, again), [Reply::NotAsked]);
+        // Dropped and never taken up: at its wait the alarm gives up on it (the tab drops it).
+        let (third, effects) = sim.ask(resumable(3));
+        let (call, _) = sent_call(&effects, tab);
+        sim.go(Input::Gone { asker: third });
+        sim.later(60_000);
+        let effects = sim.go(Input::Alarm);
+        assert!(effects.contains(&Effect::Send(tab, RelayMessage::Cancel { id: call })));
+        let (late, effects) =
+            sim.ask(Request::Resume { grant: "g1".into(), request: "g1 3".into() });
+        assert!(
+            matches!(done(&effects, late), CallReply::NotCarried { .. }),
+            "the wait-over sentence"
+        );
+        // A call that is not resumable is dropped with its stream, as before.
+        let (plain, effects) = sim.call("g1", 4, true, 60_000);
+        let (call, _) = sent_call(&effects, tab);
+        let effects = sim.go(Input::Gone { asker: plain });
+        assert!(effects.contains(&Effect::Send(tab, RelayMessage::Cancel { id: call })));
     }
 }

@@ -69,6 +69,15 @@ pub enum Request {
         /// What came back (a result, or `{"error": …}`).
         answer: Value,
     },
+    /// A client whose stream dropped comes back for its call (by the call's [`request_key`]):
+    /// its events from now on and its end, or its end if it ended meanwhile; [`Reply::NotAsked`]
+    /// when there is nothing to take up.
+    Resume {
+        /// The connection that comes back.
+        grant: String,
+        /// The call's request key.
+        request: String,
+    },
 }
 
 /// What a [`Request::Check`] wants besides the grant's liveness.
@@ -166,6 +175,10 @@ pub struct CallRequest {
     /// A retried call's input for the tab ([`tabrelay_bundle::protocol::RelayMessage::Call`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub input: Option<Value>,
+    /// Whether its client can come back for it when its stream drops (a 2025-11-25 client
+    /// with a session): the call then keeps running, to be taken up with [`Request::Resume`].
+    #[serde(default, skip_serializing_if = "core::ops::Not::not")]
+    pub resumable: bool,
 }
 
 /// The key of a client's request within a pairing: its connection (grant) and JSON-RPC id, so
@@ -288,7 +301,7 @@ impl CallReply {
 // The messages between the Worker and the pairing, read by hand (see `tabrelay_bundle::fields`).
 
 tabrelay_bundle::read_json!(CallRequest, "a call request", {
-    tool, args, agent, connection, wait_ms, request, stream, input
+    tool, args, agent, connection, wait_ms, request, stream, input, resumable or false
 });
 tabrelay_bundle::read_json!(CallEvent, "a call event", enum {
     "answered" => Answered,
@@ -320,6 +333,7 @@ tabrelay_bundle::read_json!(Request, "a request to the pairing", enum {
     "replayed" => Replayed { grant },
     "await_answers" => AwaitAnswers { grant, ids },
     "answer" => Answer { grant, id, answer },
+    "resume" => Resume { grant, request },
 });
 tabrelay_bundle::read_json!(Want, "what a check wants", enum {
     "nothing" => Nothing,
@@ -372,6 +386,7 @@ mod tests {
             request: "g1 7".into(),
             stream: true,
             input: None,
+            resumable: false,
         }
     }
 
@@ -380,6 +395,7 @@ mod tests {
         vec![
             Request::Call(call()),
             Request::Call(CallRequest { input: Some(serde_json::json!({"x": [1]})), ..call() }),
+            Request::Call(CallRequest { resumable: true, ..call() }),
             Request::Cancel { request: "g1 7".into() },
             Request::Check { grant: "g".into(), want: Want::Nothing },
             Request::Check { grant: "g".into(), want: Want::Tools },
@@ -414,6 +430,7 @@ mod tests {
                 id: "q1".into(),
                 answer: serde_json::json!({"action": "accept"}),
             },
+            Request::Resume { grant: "g".into(), request: "g 7".into() },
         ]
     }
 

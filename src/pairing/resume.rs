@@ -1,0 +1,148 @@
+//! Calls whose client's stream dropped, kept for the client's return (2025-11-25 resumable
+//! streams): a call of a client that can resume keeps running in its tab when its stream goes
+//! (it is not cancelled), until its wait runs out; its end is kept a while; the client's GET
+//! with `Last-Event-ID` takes the call up again, running or ended. Bounded: a call detached is
+//! one of the pairing's calls (already bounded), and a few ends are kept, each for a while.
+
+use super::wire::CallReply;
+use crate::limits::{MAX_KEPT_ENDS, RESUME_KEPT_MS};
+
+/// The calls detached from their streams and the ends kept for a resume.
+#[derive(Debug, Clone, Default)]
+pub struct Resumable {
+    detached: Vec<Detached>,
+    kept: Vec<Kept>,
+}
+
+#[derive(Debug, Clone)]
+struct Detached {
+    call: u64,
+    request: String,
+    until_ms: u64,
+    wait_ms: u64,
+}
+
+#[derive(Debug, Clone)]
+struct Kept {
+    request: String,
+    reply: CallReply,
+    until_ms: u64,
+}
+
+/// What a resume finds of a call (by its request key).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Found {
+    /// It ended while nobody listened: its end.
+    Ended(CallReply),
+    /// It still runs: wait for it again, until `until_ms` (its wait was `wait_ms`).
+    Running {
+        /// The call's number.
+        call: u64,
+        /// When its wait runs out.
+        until_ms: u64,
+        /// Its whole wait.
+        wait_ms: u64,
+    },
+    /// Nothing to resume (never detached, resumed already, or kept too long).
+    Nothing,
+}
+
+impl Resumable {
+    /// Call `call` (request key `request`) lost its stream; its wait runs out at `until_ms`.
+    pub fn detach(&mut self, call: u64, request: String, until_ms: u64, wait_ms: u64) {
+        self.detached.push(Detached { call, request, until_ms, wait_ms });
+    }
+
+    /// Call `call` ended with `reply`: kept for a resume when it was detached (false: it was
+    /// not).
+    pub fn ended(&mut self, call: u64, reply: CallReply) -> bool {
+        let Some(i) = self.detached.iter().position(|d| d.call == call) else { return false };
+        let d = self.detached.swap_remove(i);
+        if self.kept.len() >= MAX_KEPT_ENDS {
+            // The one kept longest goes first.
+            self.kept.remove(0);
+        }
+        self.kept.push(Kept { request: d.request, reply, until_ms: d.until_ms + RESUME_KEPT_MS });
+        true
+    }
+
+    /// The client returns for the call of request key `request` at `now_ms`.
+    pub fn resume(&mut self, request: &str, now_ms: u64) -> Found {
+        self.expire(now_ms);
+        if let Some(i) = self.kept.iter().position(|k| k.request == request) {
+            return Found::Ended(self.kept.remove(i).reply);
+        }
+        match self.detached.iter().position(|d| d.request == request) {
+            Some(i) => {
+                let d = self.detached.swap_remove(i);
+                Found::Running { call: d.call, until_ms: d.until_ms, wait_ms: d.wait_ms }
+            }
+            None => Found::Nothing,
+        }
+    }
+
+    /// The detached calls whose wait ran out by `now_ms` (call, its wait): they give up as a
+    /// waited call would, and [`Self::ended`] keeps what they said. Ends kept too long go.
+    pub fn overdue(&mut self, now_ms: u64) -> Vec<(u64, u64)> {
+        self.expire(now_ms);
+        self.detached.iter().filter(|d| d.until_ms <= now_ms).map(|d| (d.call, d.wait_ms)).collect()
+    }
+
+    /// When the alarm must ring next for a detached call's wait (None: none detached).
+    #[must_use]
+    pub fn next_alarm(&self) -> Option<u64> {
+        self.detached.iter().map(|d| d.until_ms).min()
+    }
+
+    fn expire(&mut self, now_ms: u64) {
+        self.kept.retain(|k| k.until_ms > now_ms);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn end(s: &str) -> CallReply {
+        CallReply::not_carried(s)
+    }
+
+    #[test]
+    fn a_detached_call_is_taken_up_again_running_or_ended_once() {
+        let mut r = Resumable::default();
+        r.detach(1, "g1 7".into(), 10_000, 9_000);
+        assert_eq!(r.resume("g2 7", 100), Found::Nothing, "another connection's key");
+        assert_eq!(
+            r.resume("g1 7", 100),
+            Found::Running { call: 1, until_ms: 10_000, wait_ms: 9_000 }
+        );
+        assert_eq!(r.resume("g1 7", 100), Found::Nothing, "taken up once");
+        r.detach(2, "g1 8".into(), 10_000, 9_000);
+        assert!(r.ended(2, end("done")));
+        assert!(!r.ended(3, end("never detached")));
+        assert_eq!(r.resume("g1 8", 5_000), Found::Ended(end("done")));
+        assert_eq!(r.resume("g1 8", 5_000), Found::Nothing);
+    }
+
+    #[test]
+    fn a_detached_call_gives_up_at_its_wait_and_an_end_is_kept_a_while() {
+        let mut r = Resumable::default();
+        r.detach(1, "a".into(), 10_000, 9_000);
+        r.detach(2, "b".into(), 20_000, 9_000);
+        assert_eq!(r.next_alarm(), Some(10_000));
+        assert_eq!(r.overdue(9_999), []);
+        assert_eq!(r.overdue(10_000), [(1, 9_000)]);
+        assert!(r.ended(1, end("wait over")));
+        assert_eq!(r.next_alarm(), Some(20_000));
+        assert_eq!(r.resume("a", 10_001), Found::Ended(end("wait over")));
+        assert!(r.ended(2, end("x")));
+        assert_eq!(r.next_alarm(), None);
+        assert_eq!(r.resume("b", 20_000 + RESUME_KEPT_MS), Found::Nothing, "kept too long");
+        for i in 0..=MAX_KEPT_ENDS as u64 {
+            r.detach(i, format!("k{i}"), 1_000, 1_000);
+            r.ended(i, end("y"));
+        }
+        assert_eq!(r.resume("k0", 0), Found::Nothing, "the oldest went");
+        assert_eq!(r.resume("k1", 0), Found::Ended(end("y")));
+    }
+}
