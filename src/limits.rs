@@ -94,11 +94,13 @@ pub const MAX_PENDING_QUESTIONS: usize = 32;
 /// The `retry` a resumable stream tells its client: how long to wait before it comes back
 /// with `Last-Event-ID` when the stream drops, in milliseconds.
 pub const RESUME_RETRY_MS: u64 = 1_000;
-/// How long the end of a call whose stream dropped is kept for its client's return, after
-/// the call's wait, in milliseconds.
-pub const RESUME_KEPT_MS: u64 = 5 * 60_000;
-/// The most ends of calls whose stream dropped a pairing keeps at once.
+/// How long the end of a resumable call is kept for its client's return (its stream may have
+/// dropped unseen), after the call's wait, in milliseconds.
+pub const RESUME_KEPT_MS: u64 = 60_000;
+/// The most ends of resumable calls a pairing keeps at once.
 pub const MAX_KEPT_ENDS: usize = 16;
+/// The most bytes (as JSON) of ends of resumable calls a pairing keeps at once.
+pub const MAX_KEPT_BYTES: usize = 1024 * 1024;
 /// The largest answer to one question a pairing keeps, in bytes of JSON (it goes on to the
 /// tab with the call again).
 pub const MAX_ANSWER_BYTES: usize = 64 * 1024;

@@ -5,7 +5,7 @@
 //! one of the pairing's calls (already bounded), and a few ends are kept, each for a while.
 
 use super::wire::CallReply;
-use crate::limits::{MAX_KEPT_ENDS, RESUME_KEPT_MS};
+use crate::limits::{MAX_KEPT_BYTES, MAX_KEPT_ENDS, RESUME_KEPT_MS};
 
 /// The calls detached from their streams and the ends kept for a resume.
 #[derive(Debug, Clone, Default)]
@@ -27,6 +27,7 @@ struct Kept {
     request: String,
     reply: CallReply,
     until_ms: u64,
+    bytes: usize,
 }
 
 /// What a resume finds of a call (by its request key).
@@ -53,17 +54,31 @@ impl Resumable {
         self.detached.push(Detached { call, request, until_ms, wait_ms });
     }
 
-    /// Call `call` ended with `reply`: kept for a resume when it was detached (false: it was
-    /// not).
+    /// Call `call` ended with `reply` while detached: kept for the client's return (false: it
+    /// was not detached).
     pub fn ended(&mut self, call: u64, reply: CallReply) -> bool {
         let Some(i) = self.detached.iter().position(|d| d.call == call) else { return false };
         let d = self.detached.swap_remove(i);
-        if self.kept.len() >= MAX_KEPT_ENDS {
-            // The one kept longest goes first.
+        self.keep(d.request, reply, d.until_ms);
+        true
+    }
+
+    /// Keeps the end of the call of request key `request` (whose wait ran to `until_ms`) for
+    /// a while: its stream may have dropped before the pairing could tell, so even an end
+    /// sent to a stream is kept. Within [`MAX_KEPT_ENDS`] and [`MAX_KEPT_BYTES`], the oldest
+    /// going first; an end larger than the whole allowance is not kept.
+    pub fn keep(&mut self, request: String, reply: CallReply, until_ms: u64) {
+        let bytes = serde_json::to_string(&reply).map_or(usize::MAX, |s| s.len());
+        if bytes > MAX_KEPT_BYTES {
+            return;
+        }
+        self.kept.retain(|k| k.request != request);
+        while self.kept.len() >= MAX_KEPT_ENDS
+            || self.kept.iter().map(|k| k.bytes).sum::<usize>() + bytes > MAX_KEPT_BYTES
+        {
             self.kept.remove(0);
         }
-        self.kept.push(Kept { request: d.request, reply, until_ms: d.until_ms + RESUME_KEPT_MS });
-        true
+        self.kept.push(Kept { request, reply, until_ms: until_ms + RESUME_KEPT_MS, bytes });
     }
 
     /// The client returns for the call of request key `request` at `now_ms`.
@@ -139,10 +154,19 @@ mod tests {
         assert_eq!(r.next_alarm(), None);
         assert_eq!(r.resume("b", 20_000 + RESUME_KEPT_MS), Found::Nothing, "kept too long");
         for i in 0..=MAX_KEPT_ENDS as u64 {
-            r.detach(i, format!("k{i}"), 1_000, 1_000);
-            r.ended(i, end("y"));
+            r.keep(format!("k{i}"), end("y"), 1_000);
         }
         assert_eq!(r.resume("k0", 0), Found::Nothing, "the oldest went");
         assert_eq!(r.resume("k1", 0), Found::Ended(end("y")));
+        // Bounded in bytes too: a huge end is not kept, large ones push out the oldest.
+        r.keep("huge".into(), end(&"x".repeat(MAX_KEPT_BYTES)), 1_000);
+        assert_eq!(r.resume("huge", 0), Found::Nothing);
+        let big = || end(&"x".repeat(MAX_KEPT_BYTES / 2 - 100));
+        for name in ["b1", "b2", "b3"] {
+            r.keep(name.into(), big(), 1_000);
+        }
+        assert_eq!(r.resume("b1", 0), Found::Nothing);
+        assert_eq!(r.resume("k2", 0), Found::Nothing);
+        assert_eq!(r.resume("b3", 0), Found::Ended(big()));
     }
 }

@@ -490,6 +490,9 @@ impl Room {
     fn done(&mut self, call: u64, reply: CallReply, out: &mut Vec<Effect>) {
         match self.waiters.remove(&call) {
             Some(waiter) => {
+                if waiter.resumable {
+                    self.resume.keep(waiter.request, reply.clone(), waiter.until_ms);
+                }
                 out.push(Effect::Reply(waiter.asker, Reply::Call(CallEvent::Done(reply))))
             }
             None => {
@@ -514,25 +517,40 @@ impl Room {
         }
     }
 
-    /// A client comes back for a call whose stream dropped: its end, or its events again.
+    /// A client comes back for a call whose stream dropped: its end, or (a tick at once) its
+    /// events again.
     fn take_up(
         &mut self,
         asker: Asker,
         request: &str,
         now_ms: u64,
         out: &mut Vec<Effect>,
-    ) -> Option<Reply> {
+    ) -> Reply {
         match self.resume.resume(request, now_ms) {
-            Found::Ended(reply) => Some(Reply::Call(CallEvent::Done(reply))),
+            Found::Ended(reply) => Reply::Call(CallEvent::Done(reply)),
             Found::Running { call, until_ms, wait_ms } => {
                 let request = request.to_owned();
                 let waiter =
                     Waiter { asker, stream: true, wait_ms, request, resumable: true, until_ms };
                 self.waiters.insert(call, waiter);
                 out.push(Effect::Deadline(asker, call, until_ms));
-                None
+                // A first line at once: the client's new stream opens now, not at the end.
+                Reply::Call(CallEvent::Tick)
             }
-            Found::Nothing => Some(Reply::NotAsked),
+            Found::Nothing => {
+                // Its stream dropped before the pairing could tell (the client came back first):
+                // the call's waiter is the client's new stream.
+                let attached = self
+                    .waiters
+                    .iter()
+                    .find(|(_, w)| w.resumable && w.request == request)
+                    .map(|(call, _)| *call);
+                let waiter = attached.and_then(|call| Some((call, self.waiters.remove(&call)?)));
+                let Some((call, waiter)) = waiter else { return Reply::NotAsked };
+                out.push(Effect::Deadline(asker, call, waiter.until_ms));
+                self.waiters.insert(call, Waiter { asker, ..waiter });
+                Reply::Call(CallEvent::Tick)
+            }
         }
     }
 
@@ -814,10 +832,7 @@ impl Room {
             Request::Resume { grant, request } if !request.starts_with(&format!("{grant} ")) => {
                 Reply::NotAsked
             }
-            Request::Resume { request, .. } => match self.take_up(asker, &request, now_ms, out) {
-                Some(reply) => reply,
-                None => return, // it waits for the call again
-            },
+            Request::Resume { request, .. } => self.take_up(asker, &request, now_ms, out),
         };
         out.push(Effect::Reply(asker, reply));
     }
@@ -1599,7 +1614,7 @@ mod tests {
         assert_eq!(replies(&effects, other), [Reply::NotAsked], "not the key of g2's call");
         let (back, effects) =
             sim.ask(Request::Resume { grant: "g1".into(), request: "g1 1".into() });
-        assert!(replies(&effects, back).is_empty(), "it waits for the call again");
+        assert_eq!(replies(&effects, back), [Reply::Call(CallEvent::Tick)], "it waits again");
         assert!(effects
             .iter()
             .any(|e| matches!(e, Effect::Deadline(a, c, _) if *a == back && *c == call)));
@@ -1629,6 +1644,26 @@ mod tests {
             matches!(done(&effects, late), CallReply::NotCarried { .. }),
             "the wait-over sentence"
         );
+        // The client comes back before the pairing saw its stream drop: the new stream takes
+        // the call over; an end sent to the old stream is kept for the client too.
+        let (old, effects) = sim.ask(resumable(5));
+        let (call, _) = sent_call(&effects, tab);
+        let (new, effects) =
+            sim.ask(Request::Resume { grant: "g1".into(), request: "g1 5".into() });
+        assert_eq!(replies(&effects, new), [Reply::Call(CallEvent::Tick)], "it waits again");
+        let effects = sim.say(tab, &format!(r#"{{"type":"result","id":{call},"data":[5]}}"#));
+        assert!(matches!(done(&effects, new), CallReply::TabResult { .. }));
+        assert!(replies(&effects, old).is_empty());
+        let (six, effects) = sim.ask(resumable(6));
+        let (call, _) = sent_call(&effects, tab);
+        let effects = sim.say(tab, &format!(r#"{{"type":"result","id":{call},"data":[6]}}"#));
+        assert!(
+            matches!(done(&effects, six), CallReply::TabResult { .. }),
+            "sent to a dead stream"
+        );
+        let (back, effects) =
+            sim.ask(Request::Resume { grant: "g1".into(), request: "g1 6".into() });
+        assert!(matches!(done(&effects, back), CallReply::TabResult { .. }), "and kept");
         // A call that is not resumable is dropped with its stream, as before.
         let (plain, effects) = sim.call("g1", 4, true, 60_000);
         let (call, _) = sent_call(&effects, tab);

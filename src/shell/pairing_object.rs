@@ -413,7 +413,9 @@ impl Pairing {
             Request::Call(call) if call.stream => Some(Reply::Call(CallEvent::Tick)),
             Request::Listen { .. } => Some(Reply::Listen(ListenEvent::Tick)),
             // A call waiting for its client's answers keeps its stream alive as a call does.
-            Request::AwaitAnswers { .. } => Some(Reply::Call(CallEvent::Tick)),
+            Request::AwaitAnswers { .. } | Request::Resume { .. } => {
+                Some(Reply::Call(CallEvent::Tick))
+            }
             _ => None,
         };
         let replayed = match &request {

@@ -21,8 +21,10 @@ use crate::crypto::{random_token, sha256_hex};
 use crate::http;
 use crate::jsonrpc::{self, ErrorCode, Id, RpcError};
 use crate::limits::{FIRST_EVENT_WAIT_MS, MAX_CODE_DRAWS, MAX_SEAL_BYTES, TOOL_LIST_WAIT_MS};
-use crate::mcp::call_path::{self, Asked, Call, CallInput, CallOutput, Listen, Start};
-use crate::mcp::{self, session, Reply};
+use crate::mcp::call_path::{
+    self, Asked, Call, CallIdentity, CallInput, CallOutput, Listen, Start,
+};
+use crate::mcp::{self, resume, session, Era, Reply};
 use crate::oauth::authorize::{self, Named, Refusal};
 use crate::oauth::connect::{self, CodeReply, Command, ConnectCode, Granted, PollState, Revoke};
 use crate::oauth::error::OAuthError;
@@ -131,6 +133,10 @@ async fn route(
         (Method::Post, "/revoke") => revoke(req, env, config, &origin).await,
         (Method::Get, "/tab") => tab(req, url, env, config).await,
         (Method::Post, "/") => mcp_endpoint(req, env, config, &origin).await,
+        // A client whose call's stream dropped comes back for the rest of it (2025-11-25).
+        (Method::Get, "/") if req.headers().has("last-event-id")? => {
+            resume_endpoint(&req, env, config, &origin).await
+        }
         // The connector address opened in a browser: a page saying what it is (MCP: 405).
         (Method::Get, "/")
             if http::asks_for_page(&req.headers().get("accept")?.unwrap_or_default()) =>
@@ -570,8 +576,10 @@ async fn answer_message(
             listen_stream(id, tools, first, replies)
         }
         Reply::Call { id, tool, args, progress_token, era, retry } => {
+            let resumable = resume::resumable(headers, declared.as_ref(), stream);
             let session = declared;
-            let asked = Asked { id, tool, args, progress_token, era, retry, stream, session };
+            let asked =
+                Asked { id, tool, args, progress_token, era, retry, stream, session, resumable };
             let (call, mut answer) = match call_path::start(asked, &access, config, now_ms()) {
                 Start::Refused(body) => return json_response(200, &body),
                 Start::Ask(call, answer) => (call, answer),
@@ -624,6 +632,70 @@ async fn answer_message(
             }
         }
     }
+}
+
+/// A GET with `Last-Event-ID` from a client whose call's stream dropped: the rest of the
+/// call's events (or its end) on a new stream, for the connection that made it. Nothing to
+/// take up: 405, as a GET without it (the relay offers no stream of its own).
+async fn resume_endpoint(
+    req: &Request,
+    env: &Env,
+    config: &Config,
+    origin: &str,
+) -> Result<Response> {
+    let h = req.headers();
+    if !config.allows_caller(h.get("origin")?.as_deref(), origin) {
+        let e = RpcError::new(ErrorCode::INVALID_REQUEST, sentences::ORIGIN_REFUSED);
+        return json_response(403, &jsonrpc::error(None, &e));
+    }
+    let auth = h.get("authorization")?;
+    let presented = http::bearer(auth.as_deref());
+    let access = presented.and_then(|t| token::verify(&config.keys, origin, t, now_ms()).ok());
+    let Some(access) = access else {
+        return unauthorized(origin, presented.is_some());
+    };
+    let (version, session, last) =
+        (h.get("mcp-protocol-version")?, h.get("mcp-session-id")?, h.get("last-event-id")?);
+    let headers = mcp::Headers {
+        version: version.as_deref(),
+        session: session.as_deref(),
+        ..mcp::Headers::default()
+    };
+    let declared = match session::check(&config.keys, &access.grant, &headers, false) {
+        Ok(declared) => declared,
+        Err(body) => return json_response(404, &body),
+    };
+    let target = last.as_deref().and_then(resume::read_event_id).filter(|_| declared.is_some());
+    let Some((id, seen)) = target else { return method_not_allowed("/") };
+    let stub = env.durable_object(PAIRING_BINDING)?.id_from_name(&access.pairing)?.get_stub()?;
+    let request = request_key(&access.grant, &id);
+    let mut replies =
+        ask_pairing(&stub, &PairingRequest::Resume { grant: access.grant.clone(), request })
+            .await?;
+    let reply = match replies.next().await {
+        Some(PairingReply::NoGrant) => return unauthorized(origin, true),
+        Some(PairingReply::NotAsked) | None => return method_not_allowed("/"),
+        Some(reply) => reply,
+    };
+    let keys = config.keys.clone();
+    let (grant, tool, args) = (access.grant.clone(), String::new(), serde_json::Value::Null);
+    let who = CallIdentity { id, era: Era::Session, keys, grant, tool, args };
+    let mut call = Call::resumed(who, seen, now_ms());
+    let opening = call.opening();
+    let first = match call.input(CallInput::of_reply(Some(reply)), now_ms()) {
+        CallOutput::Send(text) => CallOutput::Send(opening + &text),
+        CallOutput::Last(text) => CallOutput::Last(opening + &text),
+        _ => CallOutput::Send(opening),
+    };
+    call_stream(call, replies, first, None)
+}
+
+/// 405 naming the methods `path` takes.
+fn method_not_allowed(path: &str) -> Result<Response> {
+    let methods = http::allow(path).unwrap_or_default();
+    let headers = Headers::new();
+    headers.set("allow", &methods)?;
+    Ok(Response::error(sentences::method_not_allowed(&methods), 405)?.with_headers(headers))
 }
 
 /// What a call's stream needs to ask its pairing again: to wait for the client's answers to
@@ -687,6 +759,18 @@ async fn pump_call(
     if let CallOutput::Json { status, body } = first {
         return json_response(status, &body);
     }
+    call_stream(call, replies, first, Some(follow))
+}
+
+/// A call's answer as server-sent events: `first`, then what the core makes of each of the
+/// pairing's replies until the call is answered. `follow` asks the pairing again for a
+/// round of questions (None: a call taken up again, which asks none).
+fn call_stream(
+    call: Call,
+    replies: Replies,
+    first: CallOutput,
+    follow: Option<Follow>,
+) -> Result<Response> {
     let events = futures::stream::unfold(
         (call, replies, Some(first), follow),
         |(mut call, mut replies, mut pending, mut follow)| async move {
@@ -705,15 +789,23 @@ async fn pump_call(
                     CallOutput::Json { body, .. } => mcp::sse_event(&body),
                     CallOutput::Ask { text, ids } => {
                         // The pairing holds the questions before the client can answer them.
-                        let wait =
-                            PairingRequest::AwaitAnswers { grant: follow.grant.clone(), ids };
-                        replies = follow.ask(&wait).await;
+                        replies = match follow.as_ref() {
+                            Some(f) => {
+                                let grant = f.grant.clone();
+                                f.ask(&PairingRequest::AwaitAnswers { grant, ids }).await
+                            }
+                            None => Replies::none(),
+                        };
                         text
                     }
                     CallOutput::Again(input) => {
-                        follow.call.input = Some(input);
-                        let again = PairingRequest::Call(follow.call.clone());
-                        replies = follow.ask(&again).await;
+                        replies = match follow.as_mut() {
+                            Some(f) => {
+                                f.call.input = Some(input);
+                                f.ask(&PairingRequest::Call(f.call.clone())).await
+                            }
+                            None => Replies::none(),
+                        };
                         continue;
                     }
                 };
