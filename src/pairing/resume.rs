@@ -81,6 +81,12 @@ impl Resumable {
         self.kept.push(Kept { request, reply, until_ms: until_ms + RESUME_KEPT_MS, bytes });
     }
 
+    /// A call of request key `request` starts (again: a round of questions answered): an
+    /// end kept under that key is an earlier round's, no longer the call's.
+    pub fn forget(&mut self, request: &str) {
+        self.kept.retain(|k| k.request != request);
+    }
+
     /// The client returns for the call of request key `request` at `now_ms`.
     pub fn resume(&mut self, request: &str, now_ms: u64) -> Found {
         self.expire(now_ms);
@@ -168,5 +174,8 @@ mod tests {
         assert_eq!(r.resume("b1", 0), Found::Nothing);
         assert_eq!(r.resume("k2", 0), Found::Nothing);
         assert_eq!(r.resume("b3", 0), Found::Ended(big()));
+        r.keep("again".into(), end("round 1"), 1_000);
+        r.forget("again");
+        assert_eq!(r.resume("again", 0), Found::Nothing, "a new round forgets the last one's end");
     }
 }

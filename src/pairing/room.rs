@@ -904,6 +904,7 @@ impl Room {
         }
         let wait_ms = call.wait_ms.min(TAB_CALL_WAIT_MS);
         let until_ms = now_ms + wait_ms;
+        self.resume.forget(&call.request);
         let (request, resumable) = (call.request.clone(), call.resumable && call.stream);
         let waiter = Waiter { asker, stream: call.stream, wait_ms, request, resumable, until_ms };
         self.waiters.insert(id, waiter);

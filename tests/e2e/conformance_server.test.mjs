@@ -94,7 +94,15 @@ test('the conformance suite passes for the 2026-07-28 requirement set', { timeou
 
 test('the conformance suite passes for the 2025-11-25 requirement set', { timeout: 300_000 }, async (t) => {
   const c = await run(t, '2025-11-25');
-  for (const key of ['server-initialize:server-initialize', 'tools-call-simple-text:tools-call-simple-text', 'dns-rebinding-protection:localhost-host-rebinding-rejected']) {
+  for (const key of [
+    'server-initialize:server-initialize',
+    'tools-call-simple-text:tools-call-simple-text',
+    'dns-rebinding-protection:localhost-host-rebinding-rejected',
+    'tools-call-elicitation:tools-call-elicitation',
+    'tools-call-sampling:tools-call-sampling',
+    'server-sse-polling:server-sse-priming-event',
+    'server-sse-polling:server-sse-retry-field',
+  ]) {
     assert.equal(c.get(key), 'SUCCESS', key);
   }
 });

@@ -130,6 +130,12 @@ function fixtures(tab) {
       };
       return { inputRequired: { enums: elicit('Choose your options.', properties, []) } };
     },
+    // Long enough that the answer goes on a stream (the relay streams after 500 ms): a
+    // 2025-11-25 client with a session sees its priming event, ids and retry.
+    test_reconnection: async () => {
+      await new Promise((r) => setTimeout(r, 1500));
+      return { data: 'Reconnection test finished.' };
+    },
     json_schema_2020_12_tool: () => ({ data: 'The schema came through whole.' }),
     test_input_required_result_capabilities: (call) =>
       responses(call)
