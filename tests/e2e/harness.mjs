@@ -461,7 +461,8 @@ export async function readEvents(body, onMessage) {
       while ((end = buffer.indexOf('\n\n')) >= 0) {
         const data = buffer.slice(0, end).split('\n').find((l) => l.startsWith('data: '));
         buffer = buffer.slice(end + 2);
-        if (data) onMessage(JSON.parse(data.slice(6)));
+        // A priming event (2025-11-25 resumable streams) has an id and empty data.
+        if (data && data.slice(6).trim()) onMessage(JSON.parse(data.slice(6)));
       }
     }
   } catch (e) {
