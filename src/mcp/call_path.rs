@@ -130,7 +130,7 @@ pub fn start(asked: Asked, access: &Access, config: &Config, now_ms: u64) -> Sta
     let who = CallIdentity { id, era, keys, grant: access.grant.clone(), tool, args };
     let mut call = Call::new(who, stream, progress_token, now_ms).asking(session, wait_ms);
     if resumable {
-        call.ids = Some(EventIds::new(&call.who.id, 0));
+        call.ids = Some(EventIds::new(&call.who.id, call.progress_token.as_ref(), 0));
     }
     match once {
         Some(once) => Start::MarkState {
@@ -278,11 +278,13 @@ impl Call {
     }
 
     /// A call taken up again by its client (its stream dropped) after the event numbered
-    /// `last`: a stream from the start, numbered on.
+    /// `last`: a stream from the start, numbered on, its progress (when the call asked for
+    /// it) counting on past any the client saw (each went out as a numbered event).
     #[must_use]
-    pub fn resumed(who: CallIdentity, last: u64, now_ms: u64) -> Self {
-        let ids = Some(EventIds::new(&who.id, last + 1));
-        Self { open: true, ids, ..Self::new(who, true, None, now_ms) }
+    pub fn resumed(who: CallIdentity, progress: Option<Value>, last: u64, now_ms: u64) -> Self {
+        let ids = Some(EventIds::new(&who.id, progress.as_ref(), last + 1));
+        let call = Self::new(who, true, progress, now_ms);
+        Self { open: true, ids, progress_sent: last, ..call }
     }
 
     /// What a resumable stream opens with (its priming event), once; empty otherwise.
@@ -915,16 +917,27 @@ mod tests {
         };
         let ids = event_ids(&card);
         assert_eq!(ids.len(), 1);
-        let (id, last) = crate::mcp::resume::read_event_id(&ids[0].0).unwrap();
-        assert_eq!((id, last), (Id::Number(9), 1));
-        // The client comes back after event 1: a stream numbered on, its end with an id.
-        let mut again = Call::resumed(who(), last, 5_000);
+        let read = crate::mcp::resume::read_event_id(&ids[0].0).unwrap();
+        assert_eq!((&read.id, read.number), (&Id::Number(9), 1));
+        assert_eq!(read.progress, Some(json!("t")), "the progress token rides along");
+        // The client comes back after event 1: a stream numbered on, progress counting on,
+        // its end with an id.
+        let mut again = Call::resumed(who(), read.progress, read.number, 5_000);
         let opening = event_ids(&again.opening());
-        assert_eq!(crate::mcp::resume::read_event_id(&opening[0].0).unwrap().1, 2);
+        assert_eq!(crate::mcp::resume::read_event_id(&opening[0].0).unwrap().number, 2);
+        let CallOutput::Send(card) =
+            again.input(CallInput::Event(CallEvent::Asking("Delete?".into())), 5_500)
+        else {
+            panic!("send")
+        };
+        let progress = event_ids(&card);
+        let said: Value = serde_json::from_str(&progress[0].1).unwrap();
+        assert_eq!(said["params"]["progressToken"], "t");
+        assert_eq!(said["params"]["progress"], 2, "past the 1 the client saw");
         let CallOutput::Last(end) = again.input(done(), 6_000) else { panic!("last") };
         let end = event_ids(&end);
         assert_eq!(end.len(), 1, "primed once");
-        assert_eq!(crate::mcp::resume::read_event_id(&end[0].0).unwrap().1, 3);
+        assert_eq!(crate::mcp::resume::read_event_id(&end[0].0).unwrap().number, 4);
         assert!(end[0].1.contains("rows"));
         // Not resumable: no ids, as before.
         let Start::Ask(request, mut plain) = start(asked(None, None), &access("x"), &config(), 0)

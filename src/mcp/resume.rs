@@ -2,9 +2,11 @@
 //! events, opens with a priming event (an id, empty data, and how long to wait before coming
 //! back), and a client whose stream dropped comes back with `GET` and `Last-Event-ID` for
 //! the rest of the call's events. The event id names the call by its JSON-RPC id (the
-//! connection is the token's, so one connection never takes up another's call).
+//! connection is the token's, so one connection never takes up another's call) and carries
+//! its progress token, so progress goes on after a return.
 
 use base64::Engine as _;
+use serde_json::Value;
 
 use super::era::Headers;
 use super::session::Declared;
@@ -30,11 +32,16 @@ pub struct EventIds {
 }
 
 impl EventIds {
-    /// The ids of the stream of the call with JSON-RPC id `id`, its events numbered from
-    /// `next` (a stream taken up goes on after the last event its client saw).
+    /// The ids of the stream of the call with JSON-RPC id `id` (and progress token
+    /// `progress`), its events numbered from `next` (a stream taken up goes on after the last
+    /// event its client saw).
     #[must_use]
-    pub fn new(id: &Id, next: u64) -> Self {
-        let json = serde_json::to_string(id).unwrap_or_default();
+    pub fn new(id: &Id, progress: Option<&Value>, next: u64) -> Self {
+        let json = match progress {
+            Some(token) => serde_json::to_string(&(id, token)),
+            None => serde_json::to_string(id),
+        }
+        .unwrap_or_default();
         let token = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(json);
         Self { token, next, primed: false }
     }
@@ -63,15 +70,34 @@ impl EventIds {
     }
 }
 
-/// A `Last-Event-ID` read back: the call's JSON-RPC id and the number of the last event its
-/// client saw (None: not an id of the relay's).
+/// A `Last-Event-ID` read back.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LastEvent {
+    /// The call's JSON-RPC id.
+    pub id: Id,
+    /// Its progress token, when it gave one.
+    pub progress: Option<Value>,
+    /// The number of the last event its client saw.
+    pub number: u64,
+}
+
+/// A `Last-Event-ID` read back (None: not an id of the relay's).
 #[must_use]
-pub fn read_event_id(last: &str) -> Option<(Id, u64)> {
+pub fn read_event_id(last: &str) -> Option<LastEvent> {
     let (token, number) = last.trim().rsplit_once('.')?;
     let number = number.parse().ok()?;
     let json = base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(token).ok()?;
-    let value: serde_json::Value = serde_json::from_slice(&json).ok()?;
-    Some((Id::of(&value)?, number))
+    let value: Value = serde_json::from_slice(&json).ok()?;
+    let (id, progress) = match value {
+        Value::Array(pair) => match &pair[..] {
+            [id, token] if token.is_string() || token.is_i64() || token.is_u64() => {
+                (Id::of(id)?, Some(token.clone()))
+            }
+            _ => return None,
+        },
+        id => (Id::of(&id)?, None),
+    };
+    Some(LastEvent { id, progress, number })
 }
 
 #[cfg(test)]
@@ -91,7 +117,7 @@ mod tests {
 
     #[test]
     fn events_are_numbered_after_a_priming_event_and_read_back() {
-        let mut ids = EventIds::new(&Id::Text("call 1".into()), 0);
+        let mut ids = EventIds::new(&Id::Text("call 1".into()), None, 0);
         let text = ids.frame(": keep-alive\n\nevent: message\ndata: {}\n\n");
         let blocks: Vec<&str> = text.split_inclusive("\n\n").collect();
         assert_eq!(blocks.len(), 3);
@@ -101,14 +127,18 @@ mod tests {
             blocks[2].starts_with("id: ") && blocks[2].ends_with("event: message\ndata: {}\n\n")
         );
         let last = blocks[2].lines().next().unwrap().strip_prefix("id: ").unwrap();
-        assert_eq!(read_event_id(last), Some((Id::Text("call 1".into()), 1)));
+        let read = read_event_id(last).unwrap();
+        assert_eq!((read.id, read.progress, read.number), (Id::Text("call 1".into()), None, 1));
         assert!(!ids.frame("event: message\ndata: 1\n\n").contains("retry"), "primed once");
         // A stream taken up goes on after the last number seen.
-        let mut again = EventIds::new(&Id::Number(7), 5);
+        let token = serde_json::json!("p-1");
+        let mut again = EventIds::new(&Id::Number(7), Some(&token), 5);
         let first = again.frame("");
         let id = first.lines().next().unwrap().strip_prefix("id: ").unwrap();
-        assert_eq!(read_event_id(id), Some((Id::Number(7), 5)));
-        for junk in ["", "x", "abc.1", "eyJ9.1", "Nw.x", "bnVsbA.1"] {
+        let read = read_event_id(id).unwrap();
+        assert_eq!((read.id, read.progress, read.number), (Id::Number(7), Some(token), 5));
+        // [7, {}] (a token that is no token), null, not JSON, no number: not the relay's.
+        for junk in ["", "x", "abc.1", "eyJ9.1", "Nw.x", "bnVsbA.1", "Wzcse31d.1"] {
             assert_eq!(read_event_id(junk), None, "{junk}");
         }
     }

@@ -666,7 +666,9 @@ async fn resume_endpoint(
         Err(body) => return json_response(404, &body),
     };
     let target = last.as_deref().and_then(resume::read_event_id).filter(|_| declared.is_some());
-    let Some((id, seen)) = target else { return method_not_allowed("/") };
+    let Some(resume::LastEvent { id, progress, number }) = target else {
+        return method_not_allowed("/");
+    };
     let stub = env.durable_object(PAIRING_BINDING)?.id_from_name(&access.pairing)?.get_stub()?;
     let request = request_key(&access.grant, &id);
     let mut replies =
@@ -680,7 +682,7 @@ async fn resume_endpoint(
     let keys = config.keys.clone();
     let (grant, tool, args) = (access.grant.clone(), String::new(), serde_json::Value::Null);
     let who = CallIdentity { id, era: Era::Session, keys, grant, tool, args };
-    let mut call = Call::resumed(who, seen, now_ms());
+    let mut call = Call::resumed(who, progress, number, now_ms());
     let opening = call.opening();
     let first = match call.input(CallInput::of_reply(Some(reply)), now_ms()) {
         CallOutput::Send(text) => CallOutput::Send(opening + &text),

@@ -57,13 +57,13 @@ function events(body) {
   return { seen, done };
 }
 
-function post(accessTokenOf, sessionId, id, extraHeaders = {}) {
+function post(accessTokenOf, sessionId, id, meta = undefined) {
   const abort = new AbortController();
   const response = fetch(`${RELAY}/`, {
     method: 'POST',
     signal: abort.signal,
-    headers: { authorization: `Bearer ${accessTokenOf}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...(sessionId ? { 'mcp-session-id': sessionId, 'mcp-protocol-version': '2025-11-25' } : {}), ...extraHeaders },
-    body: JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'history_list', arguments: {} } }),
+    headers: { authorization: `Bearer ${accessTokenOf}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...(sessionId ? { 'mcp-session-id': sessionId, 'mcp-protocol-version': '2025-11-25' } : {}) },
+    body: JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'history_list', arguments: {}, ...(meta ? { _meta: meta } : {}) } }),
   });
   return { abort, response };
 }
@@ -75,9 +75,9 @@ function resume(accessTokenOf, sessionId, lastEventId) {
 }
 
 /** Opens a call's stream, reads its priming event, then drops the stream: the last event id. */
-async function dropAfterPriming(sessionId, id) {
+async function dropAfterPriming(sessionId, id, meta) {
   const before = held.length;
-  const { abort, response } = post(token, sessionId, id);
+  const { abort, response } = post(token, sessionId, id, meta);
   const res = await response;
   assert.match(res.headers.get('content-type'), /text\/event-stream/);
   const stream = events(res.body);
@@ -115,13 +115,18 @@ test('a call whose stream dropped keeps running, and its end waits for the clien
   assert.equal((await resume(token, s, lastEventId)).status, 405);
 });
 
-test('a client that comes back while the call runs gets its end on the new stream', async () => {
+test('a client that comes back while the call runs gets its progress and its end on the new stream', async () => {
   const s = await session(token);
-  const { lastEventId, call } = await dropAfterPriming(s, 72);
+  const { lastEventId, call } = await dropAfterPriming(s, 72, { progressToken: 'p-72' });
   const res = await resume(token, s, lastEventId);
   assert.equal(res.status, 200);
   const back = events(res.body);
   await waitFor(() => back.seen.length >= 1, 5000);
+  tab.client.asking(call.c.id, 'Delete 3 rows?');
+  await waitFor(() => back.seen.some((e) => e.data.includes('notifications/progress')), 5000);
+  const progress = JSON.parse(back.seen.find((e) => e.data.includes('notifications/progress')).data);
+  assert.equal(progress.params.progressToken, 'p-72', 'the progress token came back with the event id');
+  assert.ok(progress.params.progress >= 1);
   call.answer();
   await back.done;
   const end = JSON.parse(back.seen.at(-1).data);
