@@ -57,7 +57,17 @@ fuzz_target!(|data: &[u8]| {
                         assert_eq!(p, params);
                     }
                 }
-                Message::Response => {}
+                Message::Response { id, answer } => {
+                    // The answer is the result, or the error under "error".
+                    let Ok(Value::Object(whole)) = serde_json::from_slice::<Value>(data) else {
+                        panic!("a response from no object")
+                    };
+                    assert_eq!(whole.get("id").and_then(jsonrpc::Id::of), Some(id));
+                    match whole.get("error") {
+                        Some(error) => assert_eq!(answer, json!({ "error": error })),
+                        None => assert_eq!(Some(&answer), whole.get("result")),
+                    }
+                }
             }
         }
     }

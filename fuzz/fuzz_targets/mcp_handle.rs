@@ -1,6 +1,6 @@
 //! `mcp::handle` on any POST body, with or without the routing headers: the input's first
 //! line (when it has one, and it is UTF-8) holds the headers `MCP-Protocol-Version`,
-//! `Mcp-Method` and `Mcp-Name` separated by tabs, the rest is the body. Checks that each reply
+//! `Mcp-Method`, `Mcp-Name` and `Mcp-Session-Id` separated by tabs, the rest is the body. Checks that each reply
 //! agrees with `jsonrpc::parse` and has the shape a client reads.
 #![no_main]
 
@@ -23,6 +23,7 @@ fuzz_target!(|data: &[u8]| {
             version: parts.next().flatten(),
             method: parts.next().flatten(),
             name: parts.next().flatten(),
+            session: parts.next().flatten(),
         },
     };
     let header = headers.version;
@@ -51,8 +52,28 @@ fuzz_target!(|data: &[u8]| {
                 let cancels = params.get("requestId").and_then(Id::of).is_some();
                 assert!(!(method == "notifications/cancelled" && cancels), "a cancel was dropped");
             }
-            other => assert!(matches!(other, Some(Ok(Message::Response))), "accepted {other:?}"),
+            Some(Ok(Message::Response { id, .. })) => {
+                assert!(!matches!(id, Id::Text(_)), "an answer to a question was dropped")
+            }
+            other => panic!("accepted {other:?}"),
         },
+        Reply::Answer { id, answer } => {
+            let Some(Ok(Message::Response { id: asked, answer: read })) = &parsed else {
+                panic!("an answer from no response")
+            };
+            assert_eq!((asked, read), (&Id::Text(id), &answer));
+        }
+        Reply::Initialize { body: answer, declared } => {
+            let Some(Ok(Message::Request(r))) = &parsed else { panic!("initialize from no request") };
+            assert_eq!(r.method, "initialize");
+            assert_ne!(header.map(str::trim), Some(mcp::STATELESS_VERSION));
+            assert_eq!(answer["id"], serde_json::to_value(&r.id).unwrap());
+            check_result("initialize", &answer["result"]);
+            // What the client declared reads back from the session id made of it.
+            let keys = tabrelay::oauth::keys::Keys::new(&"k".repeat(32), None).unwrap();
+            let id = mcp::session::issue(&keys, "g", declared);
+            assert_eq!(mcp::session::verify(&keys, "g", &id), Some(declared));
+        }
         Reply::Cancel { request_id } => {
             let Some(Ok(Message::Notification { method, params })) = &parsed else {
                 panic!("a cancel from no notification")
