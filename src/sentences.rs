@@ -177,3 +177,27 @@ pub fn method_not_allowed(methods: &str) -> String {
 
 /// An authorization code was redeemed twice: the connection it made is revoked.
 pub const CODE_REPLAYED: &str = "The authorization code was used more than once, so the connection it made was revoked to be safe; connect again.";
+
+/// A tab asked the client for input it did not declare it can give (names: the capabilities).
+#[must_use]
+pub fn missing_capability(names: &str) -> String {
+    format!(
+        "This call needs the client capability {names} to go on; the client did not declare it."
+    )
+}
+
+/// A connection holds the most tasks it keeps.
+#[must_use]
+pub fn too_many_tasks(limit: usize) -> String {
+    format!("This connection already holds {limit} tasks, the most the relay keeps for one; wait for one to finish or cancel one, then call again.")
+}
+
+/// A task the client named is not this connection's (or it expired).
+pub const TASK_UNKNOWN: &str = "No such task for this connection (it may have expired).";
+
+/// Answers to a task that does not wait for them.
+pub const TASK_NOT_WAITING: &str =
+    "The task is not waiting for answers to those requests; read it with tasks/get.";
+
+/// A tool that runs only as a task, called by a client that takes none.
+pub const TASK_REQUIRED: &str = "This tool runs only as a task (io.modelcontextprotocol/tasks), which this client did not declare it takes.";

@@ -6,6 +6,7 @@ use tabrelay_bundle::catalogue::Catalogue;
 use tabrelay_bundle::content::{self, quoted};
 use tabrelay_bundle::protocol::{Setting, ToolList};
 
+use crate::pairing::tasks::Support;
 use crate::pairing::TabsStatus;
 use crate::sentences;
 
@@ -33,6 +34,13 @@ pub fn list(stated: Option<&ToolList>, catalogue: &Catalogue) -> Value {
             .collect(),
         None => catalogue.tools.iter().map(tabrelay_bundle::catalogue::Tool::mcp).collect(),
     };
+    for tool in &mut tools {
+        // A tool that says nothing of tasks may become one when it waits (the person is asked,
+        // or its answer is slow): the relay decides, per call.
+        if let Value::Object(t) = tool {
+            t.entry("execution").or_insert_with(|| json!({"taskSupport": "optional"}));
+        }
+    }
     tools.push(status_tool());
     // Names are distinct (the list and the catalogue are checked, and `status` is reserved), so
     // a map by name sorts them (serde_json's map is ordered; a sort would add its own code).
@@ -50,6 +58,18 @@ pub fn known(stated: Option<&ToolList>, catalogue: &Catalogue, name: &str) -> bo
     match stated {
         Some(list) => list.tool(name).is_some(),
         None => catalogue.tool(name).is_some(),
+    }
+}
+
+/// How a tool of the list agents see takes tasks: as its definition says, else "optional"
+/// (what [`list`] says of it).
+#[must_use]
+pub fn task_support(stated: Option<&ToolList>, name: &str) -> Support {
+    // The bundled catalogue says nothing of tasks.
+    let said = stated.and_then(|l| l.tool(name)).and_then(|t| t.definition.get("execution"));
+    match said.cloned() {
+        Some(execution) => Support::of(&json!({ "execution": execution })),
+        None => Support::Optional,
     }
 }
 

@@ -39,6 +39,8 @@ pub struct Asked {
     pub retry: Option<Retry>,
     /// Whether the client takes a stream.
     pub stream: bool,
+    /// Set when the client takes tasks: the input capabilities it declared.
+    pub tasks: Option<Vec<String>>,
 }
 
 /// What a call becomes before the pairing is asked.
@@ -85,7 +87,7 @@ impl Starting {
 /// the request to the pairing and the answer's state machine.
 #[must_use]
 pub fn start(asked: Asked, access: &Access, config: &Config, now_ms: u64) -> Start {
-    let Asked { id, tool, args, progress_token, era, retry, stream } = asked;
+    let Asked { id, tool, args, progress_token, era, retry, stream, tasks } = asked;
     let told = match &era {
         Era::Stateless { client_name, .. } => client_name.as_deref(),
         Era::Session => None,
@@ -116,6 +118,7 @@ pub fn start(asked: Asked, access: &Access, config: &Config, now_ms: u64) -> Sta
             host: access.host.clone(),
         },
         input,
+        task: tasks,
     };
     let keys = config.keys.clone();
     let who = CallIdentity { id, era, keys, grant: access.grant.clone(), tool, args };
@@ -445,7 +448,7 @@ mod tests {
     fn asked(retry: Option<Retry>, progress_token: Option<Value>) -> Asked {
         let args = json!({"ids": [1]});
         let (id, tool, era) = (Id::Number(9), "items_delete".to_owned(), Era::Session);
-        Asked { id, tool, args, progress_token, era, retry, stream: true }
+        Asked { id, tool, args, progress_token, era, retry, stream: true, tasks: None }
     }
 
     #[test]

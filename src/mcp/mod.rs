@@ -5,19 +5,19 @@ pub mod call_path;
 pub mod clients;
 pub mod era;
 pub mod input;
-pub mod tasks;
 pub mod view;
 
 use serde_json::{json, Map, Value};
 use tabrelay_bundle::content;
-use tabrelay_bundle::protocol::{valid_tool_name, Outcome, STATUS_TOOL};
+use tabrelay_bundle::protocol::{valid_tool_name, Outcome, INPUT_METHODS, STATUS_TOOL};
 
 pub use era::{Era, Headers, ALL_VERSIONS, SESSION_VERSIONS, STATELESS_VERSION};
 
 use crate::jsonrpc::{self, ErrorCode, Id, Message, RpcError};
 use crate::limits::{MAX_BATCH, MAX_BODY_BYTES, RESOURCES_TTL_MS, TOOLS_TTL_MS};
 use crate::oauth::keys::Keys;
-use crate::pairing::wire::CallReply;
+use crate::pairing::tasks;
+use crate::pairing::wire::{CallReply, TaskOp, TaskReply};
 use crate::{sentences, tools};
 use era::quote;
 
@@ -67,6 +67,20 @@ pub enum Reply {
         era: Era,
         /// A retried call's answers to the input it was asked for (2026-07-28).
         retry: Option<Retry>,
+        /// Set when the client takes tasks: the input capabilities it declared.
+        tasks: Option<Vec<String>>,
+    },
+    /// `tasks/get`, `tasks/update` or `tasks/cancel` (2026-07-28, the client declared the
+    /// extension): ask the pairing, then answer with [`task_answer`].
+    Task {
+        /// The request's id.
+        id: Id,
+        /// The revision it came in.
+        era: Era,
+        /// The task's id.
+        task: String,
+        /// What it asks.
+        op: TaskOp,
     },
     /// The client cancelled its request with this id: tell the pairing, answer 202.
     Cancel {
@@ -194,6 +208,7 @@ pub fn tools_changed(id: &Id) -> Value {
 /// How a POST's body is to be read: one message, or a batch of them.
 #[derive(Debug, Clone, PartialEq)]
 #[must_use]
+#[allow(clippy::large_enum_variant)] // made once per POST and taken apart at once
 pub enum Batch {
     /// One message (or something to refuse as one): [`handle`] it.
     One,
@@ -304,7 +319,18 @@ pub fn handle(body: &[u8], headers: &Headers<'_>, app_url: &str) -> Reply {
                         return failure(200, Some(&id), e);
                     }
                 };
-                Reply::Call { id, tool, args, progress_token, era, retry }
+                let tasks = match &era {
+                    Era::Stateless { capabilities, .. } if tasks::declared(capabilities) => Some(
+                        INPUT_METHODS
+                            .iter()
+                            .map(|(_, c)| *c)
+                            .filter(|c| capabilities.contains_key(*c))
+                            .map(str::to_owned)
+                            .collect(),
+                    ),
+                    _ => None,
+                };
+                Reply::Call { id, tool, args, progress_token, era, retry, tasks }
             }
             Err(e) => failure(200, Some(&id), e),
         },
@@ -340,6 +366,37 @@ pub fn handle(body: &[u8], headers: &Headers<'_>, app_url: &str) -> Reply {
                 RpcError::new(ErrorCode::INVALID_PARAMS, "resources/read needs params.uri."),
             ),
         },
+        "tasks/get" | "tasks/update" | "tasks/cancel" if stateless => {
+            let declared = match &era {
+                Era::Stateless { capabilities, .. } => tasks::declared(capabilities),
+                Era::Session => false,
+            };
+            if !declared {
+                return failure(400, Some(&id), tasks_not_declared(method));
+            }
+            let Some(Value::String(task)) = params.get("taskId") else {
+                let e = RpcError::new(
+                    ErrorCode::INVALID_PARAMS,
+                    format!("{method} needs params.taskId."),
+                );
+                return failure(200, Some(&id), e);
+            };
+            let op = match method {
+                "tasks/get" => TaskOp::Get,
+                "tasks/cancel" => TaskOp::Cancel,
+                _ => match params.get("inputResponses") {
+                    Some(answers @ Value::Object(_)) => TaskOp::Update(answers.clone()),
+                    _ => {
+                        let e = RpcError::new(
+                            ErrorCode::INVALID_PARAMS,
+                            "tasks/update needs params.inputResponses, an object.",
+                        );
+                        return failure(200, Some(&id), e);
+                    }
+                },
+            };
+            Reply::Task { id, era, task: task.clone(), op }
+        }
         "subscriptions/listen" if stateless => {
             let tools = params
                 .get("notifications")
@@ -405,9 +462,53 @@ pub fn call_reply(
         Some(CallReply::TabResult { outcome }) => call_answer(id, era, &outcome),
         Some(CallReply::NotCarried { sentence }) => call_failed(id, era, &sentence),
         Some(CallReply::NoSuchTool { tool }) => no_such_tool(id, &tool),
+        Some(CallReply::Task { created }) => jsonrpc::result(id, complete_input(created)),
+        Some(CallReply::NeedsTasks) => {
+            let e = RpcError {
+                code: era::codes::MISSING_CAPABILITY,
+                message: sentences::TASK_REQUIRED.into(),
+                data: Some(json!({"requiredCapabilities": tasks_required()})),
+            };
+            return (400, jsonrpc::error(Some(id), &e));
+        }
         None => call_failed(id, era, sentences::PAIRING_UNAVAILABLE),
     };
     (200, body)
+}
+
+/// The JSON-RPC response to a request about a task from what the pairing answered (None: it
+/// could not be reached).
+#[must_use]
+pub fn task_answer(id: &Id, era: &Era, answer: Option<TaskReply>) -> Value {
+    match answer {
+        // The detailed task says its own `resultType`.
+        Some(TaskReply::Detailed(task)) => jsonrpc::result(id, complete_input(task)),
+        Some(TaskReply::Acknowledged) => jsonrpc::result(id, complete(era, json!({}))),
+        Some(TaskReply::Refused { sentence }) => {
+            jsonrpc::error(Some(id), &RpcError::new(ErrorCode::INVALID_PARAMS, sentence))
+        }
+        None => jsonrpc::error(
+            Some(id),
+            &RpcError::new(ErrorCode::INTERNAL_ERROR, sentences::PAIRING_UNAVAILABLE),
+        ),
+    }
+}
+
+/// What a client must declare to use tasks (`requiredCapabilities`).
+fn tasks_required() -> Value {
+    json!({"extensions": {tasks::EXTENSION: {}}})
+}
+
+/// The refusal of a tasks method from a client that did not declare the extension.
+fn tasks_not_declared(method: &str) -> RpcError {
+    RpcError {
+        code: era::codes::MISSING_CAPABILITY,
+        message: format!(
+            "{method} is for clients that declare the tasks extension ({}).",
+            tasks::EXTENSION
+        ),
+        data: Some(json!({"requiredCapabilities": tasks_required()})),
+    }
 }
 
 /// The JSON-RPC response to a tool call the tab answered.
@@ -432,7 +533,10 @@ fn capabilities(stateless: bool) -> Value {
         "resources": {"listChanged": false},
         "extensions": {"io.modelcontextprotocol/ui": {"mimeTypes": [view::VIEW_MIME]}},
     });
-    if !stateless {
+    if stateless {
+        // A call that waits (for the person, most often) becomes a task the client polls.
+        c["extensions"][tasks::EXTENSION] = json!({});
+    } else {
         c["logging"] = json!({});
     }
     c
@@ -677,6 +781,7 @@ mod tests {
                 progress_token: None,
                 era: Era::Session,
                 retry: None,
+                tasks: None,
             }
         );
         let r = run(

@@ -2,8 +2,8 @@
 //! out, every decision of the pairing's object), [`wire`] (the messages between the Worker and the pairing's
 //! Durable Object), [`tabs`] (how a tab proves itself, what its messages mean, which tab gets a
 //! call), [`calls`] (the calls waiting on tabs), [`turns`] (how calls are grouped into turns),
-//! [`codes`] (the allowance of wrong connect codes) and [`grants`] (the connections of agent
-//! apps the pairing keeps).
+//! [`codes`] (the allowance of wrong connect codes), [`grants`] (the connections of agent
+//! apps the pairing keeps) and [`tasks`] (calls a client polls as tasks).
 //!
 //! Words: the *tab's result* is what a tab sends back for a call
 //! ([`tabrelay_bundle::protocol::Outcome`]); the *person's answer* is their decision on a card
@@ -15,6 +15,7 @@ pub mod codes;
 pub mod grants;
 pub mod room;
 pub mod tabs;
+pub mod tasks;
 pub mod turns;
 pub mod wire;
 

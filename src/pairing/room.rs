@@ -12,9 +12,10 @@
 //! of the tool it names reads no storage).
 
 use tabrelay_bundle::catalogue::Catalogue;
-use tabrelay_bundle::content::quoted;
+use tabrelay_bundle::content::{self, quoted};
 use tabrelay_bundle::protocol::{
-    close, Outcome as TabOutcome, RelayMessage, ToolList, MAX_MESSAGE_BYTES, PROTOCOL_VERSION,
+    askable, call_input, close, Outcome as TabOutcome, RelayMessage, ToolList, MAX_CARD_CHARS,
+    MAX_MESSAGE_BYTES, PROTOCOL_VERSION,
 };
 
 use super::calls::{Calls, Finished, LeftCalls};
@@ -23,15 +24,16 @@ use super::grants::{self, Grant, Refreshed};
 use super::tabs::{
     next_check, route, sockets_to_close, PairingKey, Proof, Tab, TabAction, TabsStatus,
 };
+use super::tasks::{self, Carried, Dispatch, Task};
 use super::turns::Turns;
 use super::wire::{
     CallEvent, CallReply, CallRequest, GrantReply, GrantRequest, ListenEvent, RefreshReply, Reply,
-    Request, Want,
+    Request, TaskOp, TaskReply, Want,
 };
-use crate::crypto::Entropy;
+use crate::crypto::{random_token, Entropy};
 use crate::limits::{
-    AFTERWARDS_DATA_CHARS, MAX_LISTENERS, REPLAYED_KEPT_MS, TAB_CALL_WAIT_MS, TURN_STORED_EVERY_MS,
-    USED_GRANULARITY_MS,
+    AFTERWARDS_DATA_CHARS, MAX_LISTENERS, MAX_TASKS_PER_CONNECTION, REPLAYED_KEPT_MS,
+    TAB_CALL_WAIT_MS, TASK_AFTER_MS, TURN_STORED_EVERY_MS, USED_GRANULARITY_MS,
 };
 use crate::oauth::connect::{refusal, CodeReply, Command, ConnectCode};
 use crate::oauth::keys::Keys;
@@ -55,6 +57,8 @@ pub struct Stored {
     pub wrong_codes: WrongCodes,
     /// The calls left open in their tabs and what came of others.
     pub left: LeftCalls,
+    /// The tasks.
+    pub tasks: Vec<Task>,
 }
 
 /// One thing that happened to the pairing.
@@ -152,6 +156,10 @@ pub enum Effect {
     StoreTurns(Turns),
     /// Store the calls left open and what came of others.
     StoreLeft(LeftCalls),
+    /// Store a task (made or changed); its row is written before any reply that names it.
+    StoreTask(Task),
+    /// Delete a task (its time to live passed).
+    DeleteTask(String),
     /// Store the wrong codes.
     StoreWrongCodes(WrongCodes),
     /// Store a grant.
@@ -236,11 +244,13 @@ struct Statement {
 }
 
 /// A call's waiting request.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 struct Waiter {
     asker: Asker,
     stream: bool,
     wait_ms: u64,
+    /// Set when the call becomes a task should it wait: what will carry it.
+    task: Option<Box<Carried>>,
 }
 
 /// One browser's pairing.
@@ -257,6 +267,7 @@ pub struct Room {
     turns_stored: (u64, u64),
     wrong_codes: WrongCodes,
     grants: Vec<Grant>,
+    tasks: Vec<Task>,
     last_tab: u64,
 }
 
@@ -277,6 +288,7 @@ impl Room {
             turns_stored: (0, 0),
             wrong_codes: WrongCodes::default(),
             grants: Vec::new(),
+            tasks: Vec::new(),
             last_tab: 0,
         }
     }
@@ -302,12 +314,14 @@ impl Room {
                 self.tabs.insert(number, admitted.tab);
                 self.watch_hellos(now_ms, &mut out);
             }
-            Input::Message { tab, text } => self.message(tab, text.as_deref(), now_ms, &mut out),
+            Input::Message { tab, text } => {
+                self.message(tab, text.as_deref(), now_ms, entropy, &mut out);
+            }
             Input::Proved { tab, valid } => {
                 if let Some(t) = self.tabs.get(&tab) {
                     let proven = self.tabs.values().filter(|o| o.proven && o.number != tab).count();
                     let action = t.proved(valid, now_ms, proven);
-                    self.act(tab, action, now_ms, &mut out);
+                    self.act(tab, action, now_ms, entropy, &mut out);
                 }
             }
             Input::CodeReplied { tab, code, command, reply } => {
@@ -329,12 +343,15 @@ impl Room {
                     out.push(Effect::Send(tab, message));
                 }
             }
-            Input::Closed { tab } => self.tab_gone(tab, &mut out),
+            Input::Closed { tab } => self.tab_gone(tab, now_ms, &mut out),
             Input::Request { asker, request, replayed } => {
                 self.request(asker, request, &replayed, now_ms, entropy, &mut out);
             }
             Input::Deadline { call } => {
-                if let Some(waiter) = self.waiters.remove(&call) {
+                let becomes_task = self.waiters.get(&call).is_some_and(|w| w.task.is_some());
+                if becomes_task {
+                    self.make_task(call, now_ms, entropy, &mut out);
+                } else if let Some(waiter) = self.waiters.remove(&call) {
                     let gave_up = self.calls.give_up(call, waiter.wait_ms);
                     match gave_up.cancel_in {
                         Some(tab) => out.push(Effect::Send(tab, RelayMessage::Cancel { id: call })),
@@ -362,7 +379,7 @@ impl Room {
             }
             Input::Alarm => {
                 for (tab, (code, reason)) in sockets_to_close(self.tabs.values(), now_ms) {
-                    self.close(tab, code, reason, &mut out);
+                    self.close(tab, code, reason, now_ms, &mut out);
                 }
                 if let Some(at) = next_check(self.tabs.values(), now_ms) {
                     out.push(Effect::SetAlarm(at));
@@ -399,6 +416,7 @@ impl Room {
         self.turns_stored = (self.turns.current(), 0);
         self.wrong_codes = stored.wrong_codes;
         self.calls.restore(stored.left);
+        self.tasks = stored.tasks;
     }
 
     /// The tab calls go to.
@@ -422,27 +440,41 @@ impl Room {
         }
     }
 
-    fn message(&mut self, tab: u64, text: Option<&str>, now_ms: u64, out: &mut Vec<Effect>) {
+    fn message(
+        &mut self,
+        tab: u64,
+        text: Option<&str>,
+        now_ms: u64,
+        entropy: &mut dyn Entropy,
+        out: &mut Vec<Effect>,
+    ) {
         let Some(text) = text.filter(|t| t.len() <= MAX_MESSAGE_BYTES) else {
             let reason = "Messages must be JSON text within the size limit.";
-            self.close(tab, close::PROTOCOL_ERROR, reason, out);
+            self.close(tab, close::PROTOCOL_ERROR, reason, now_ms, out);
             return;
         };
         let Some(t) = self.tabs.get(&tab) else { return };
         let action = t.on_message(text, now_ms);
-        self.act(tab, action, now_ms, out);
+        self.act(tab, action, now_ms, entropy, out);
     }
 
     /// Closes a tab's socket: it is gone at once.
-    fn close(&mut self, tab: u64, code: u16, reason: &'static str, out: &mut Vec<Effect>) {
+    fn close(
+        &mut self,
+        tab: u64,
+        code: u16,
+        reason: &'static str,
+        now_ms: u64,
+        out: &mut Vec<Effect>,
+    ) {
         if self.tabs.contains_key(&tab) {
             out.push(Effect::Close(tab, code, reason));
-            self.tab_gone(tab, out);
+            self.tab_gone(tab, now_ms, out);
         }
     }
 
     /// A tab went away: its calls fail (nothing will answer them), what it stated goes.
-    fn tab_gone(&mut self, tab: u64, out: &mut Vec<Effect>) {
+    fn tab_gone(&mut self, tab: u64, now_ms: u64, out: &mut Vec<Effect>) {
         if self.tabs.remove(&tab).is_none() {
             return;
         }
@@ -454,6 +486,13 @@ impl Room {
             self.done(call, CallReply::not_carried(sentences::TAB_GONE), out);
         }
         self.store_left_if_changed(&before, out);
+        let lost: Vec<usize> = (0..self.tasks.len())
+            .filter(|i| self.tasks[*i].carried.tab == tab && self.tasks[*i].carried.call.is_some())
+            .collect();
+        for i in lost {
+            let gone = tasks::Event::Lost(INTERNAL_ERROR, sentences::TAB_GONE.into());
+            self.task_event(i, gone, now_ms, out);
+        }
     }
 
     /// Stores the calls left open when they changed from `before`.
@@ -477,7 +516,14 @@ impl Room {
         }
     }
 
-    fn act(&mut self, tab: u64, action: TabAction, now_ms: u64, out: &mut Vec<Effect>) {
+    fn act(
+        &mut self,
+        tab: u64,
+        action: TabAction,
+        now_ms: u64,
+        entropy: &mut dyn Entropy,
+        out: &mut Vec<Effect>,
+    ) {
         match action {
             TabAction::Welcome(t) => {
                 let pairing = t.pairing.clone();
@@ -494,7 +540,7 @@ impl Room {
                 self.tabs.insert(tab, t);
                 out.push(Effect::Verify(tab, proof));
             }
-            TabAction::Close(code, reason) => self.close(tab, code, reason, out),
+            TabAction::Close(code, reason) => self.close(tab, code, reason, now_ms, out),
             TabAction::Describe(code) => {
                 self.code_command(tab, code, Command::Describe, now_ms, out)
             }
@@ -513,10 +559,33 @@ impl Room {
                 out.push(Effect::Attach(t.clone()));
                 self.tabs.insert(tab, t);
             }
+            TabAction::Asking(call, sentence) if self.task_carrying(tab, call).is_some() => {
+                if let Some(i) = self.task_carrying(tab, call) {
+                    let card: String = sentence.chars().take(MAX_CARD_CHARS).collect();
+                    self.tasks[i].status_message = Some(sentences::person_asked(&quoted(&card)));
+                    out.push(Effect::StoreTask(self.tasks[i].clone()));
+                }
+            }
+            TabAction::Answered(call) if self.task_carrying(tab, call).is_some() => {
+                if let Some(i) = self.task_carrying(tab, call) {
+                    self.tasks[i].status_message = Some(sentences::PERSON_ANSWERED.into());
+                    out.push(Effect::StoreTask(self.tasks[i].clone()));
+                }
+            }
+            TabAction::Result(call, outcome) if self.task_carrying(tab, call).is_some() => {
+                if let Some(i) = self.task_carrying(tab, call) {
+                    self.task_result(i, outcome, now_ms, out);
+                }
+            }
             TabAction::Asking(call, sentence) => {
                 let before = self.calls.left_calls().clone();
                 if let Some(card) = self.calls.asking(call, tab, &sentence) {
-                    self.event(call, CallEvent::Asking(card), out);
+                    if self.waiters.get(&call).is_some_and(|w| w.task.is_some()) {
+                        // The person is asked: a client that polls tasks polls this one.
+                        self.make_task(call, now_ms, entropy, out);
+                    } else {
+                        self.event(call, CallEvent::Asking(card), out);
+                    }
                 }
                 self.store_left_if_changed(&before, out);
             }
@@ -648,8 +717,15 @@ impl Room {
                 Some(reply) => reply,
                 None => return, // it waits for the tab
             },
-            Request::Check { grant, .. } | Request::Listen { grant } if !self.live(&grant) => {
+            Request::Check { grant, .. }
+            | Request::Listen { grant }
+            | Request::Task { grant, .. }
+                if !self.live(&grant) =>
+            {
                 Reply::NoGrant
+            }
+            Request::Task { grant, task, op } => {
+                Reply::Task(self.task_request(&grant, &task, op, now_ms, out))
             }
             Request::Check { want: Want::Nothing, .. } => Reply::Done,
             Request::Check { want: Want::Tools, .. } => {
@@ -778,6 +854,17 @@ impl Room {
         if !tools::known(self.focused_list(), self.catalogue, &call.tool) {
             return done(CallReply::NoSuchTool { tool: call.tool });
         }
+        let support = tools::task_support(self.focused_list(), &call.tool);
+        let as_task = match tasks::dispatch(support, call.task.is_some()) {
+            Dispatch::NeedsTasks => return done(CallReply::NeedsTasks),
+            Dispatch::Direct => false,
+            Dispatch::Task => true,
+        };
+        if as_task && self.tasks_of(&call.connection.id, now_ms, out) >= MAX_TASKS_PER_CONNECTION {
+            return done(CallReply::not_carried(sentences::too_many_tasks(
+                MAX_TASKS_PER_CONNECTION,
+            )));
+        }
         let Some(tab) = self.focused().map(|t| t.number) else {
             return done(CallReply::not_carried(sentences::NO_TAB));
         };
@@ -794,7 +881,20 @@ impl Room {
             out.push(Effect::StoreTurns(self.turns.clone()));
         }
         let wait_ms = call.wait_ms.min(TAB_CALL_WAIT_MS);
-        self.waiters.insert(id, Waiter { asker, stream: call.stream, wait_ms });
+        let task = as_task.then(|| {
+            Box::new(Carried {
+                tab,
+                call: Some(id),
+                tool: call.tool.clone(),
+                args: call.args.clone(),
+                agent: call.agent.clone(),
+                connection: call.connection.clone(),
+                declared: call.task.clone().unwrap_or_default(),
+            })
+        });
+        // A call that may become a task waits a moment only: then the task is made.
+        let until = now_ms + if as_task { TASK_AFTER_MS } else { wait_ms };
+        self.waiters.insert(id, Waiter { asker, stream: call.stream, wait_ms, task });
         out.push(Effect::Send(
             tab,
             RelayMessage::Call {
@@ -807,10 +907,166 @@ impl Room {
                 input: call.input,
             },
         ));
-        out.push(Effect::Deadline(asker, id, now_ms + wait_ms));
+        out.push(Effect::Deadline(asker, id, until));
         None
     }
+
+    /// The task whose call in `tab` is `call`.
+    fn task_carrying(&self, tab: u64, call: u64) -> Option<usize> {
+        self.tasks.iter().position(|t| t.carried.tab == tab && t.carried.call == Some(call))
+    }
+
+    /// How many tasks connection `grant` holds; those past their time to live are deleted first.
+    fn tasks_of(&mut self, grant: &str, now_ms: u64, out: &mut Vec<Effect>) -> usize {
+        let (expired, kept): (Vec<Task>, Vec<Task>) =
+            core::mem::take(&mut self.tasks).into_iter().partition(|t| now_ms >= t.expires_ms());
+        self.tasks = kept;
+        for task in expired {
+            if let Some(call) = task.carried.call {
+                out.push(Effect::Send(task.carried.tab, RelayMessage::Cancel { id: call }));
+            }
+            out.push(Effect::DeleteTask(task.id));
+        }
+        self.tasks.iter().filter(|t| t.grant == grant).count()
+    }
+
+    /// The call waited on as `call` becomes a task: its waiter is answered with the task, which
+    /// is stored first; the tab's result goes to the task.
+    fn make_task(
+        &mut self,
+        call: u64,
+        now_ms: u64,
+        entropy: &mut dyn Entropy,
+        out: &mut Vec<Effect>,
+    ) {
+        let Some(Waiter { asker, task: Some(mut carried), .. }) = self.waiters.remove(&call) else {
+            return;
+        };
+        let Some((tab, asking)) = self.calls.hand_over(call) else { return };
+        carried.tab = tab;
+        carried.call = Some(call);
+        let mut task = Task::new(random_token(entropy, 16), *carried, now_ms);
+        task.status_message = asking.map(|card| sentences::person_asked(&quoted(&card)));
+        out.push(Effect::StoreTask(task.clone()));
+        let created = CallReply::Task { created: task.created() };
+        out.push(Effect::Reply(asker, Reply::Call(CallEvent::Done(created))));
+        self.tasks.push(task);
+    }
+
+    /// What happened to task `i`, applied; stored when it changed.
+    fn task_event(&mut self, i: usize, event: tasks::Event, now_ms: u64, out: &mut Vec<Effect>) {
+        if let Ok(effect) = self.tasks[i].apply(event, now_ms) {
+            if effect != tasks::Effect::Unchanged {
+                out.push(Effect::StoreTask(self.tasks[i].clone()));
+            }
+        }
+    }
+
+    /// The tab's result for task `i`'s call: the tool's result, or its requests for the
+    /// client's input (those the client cannot answer left out; none left: the task fails).
+    fn task_result(&mut self, i: usize, outcome: TabOutcome, now_ms: u64, out: &mut Vec<Effect>) {
+        self.tasks[i].carried.call = None;
+        let event = match outcome {
+            TabOutcome::InputRequired { requests, state } => {
+                let declared = &self.tasks[i].carried.declared;
+                let (kept, missing) = askable(&requests, |c| declared.iter().any(|d| d == c));
+                if kept.is_empty() {
+                    let names: Vec<&str> = missing.keys().map(String::as_str).collect();
+                    let sentence = sentences::missing_capability(&names.join(", "));
+                    tasks::Event::Lost(MISSING_CAPABILITY, sentence)
+                } else {
+                    tasks::Event::NeedsInput { requests: kept, state }
+                }
+            }
+            other => tasks::Event::Answered(content::tool_result(&other)),
+        };
+        self.task_event(i, event, now_ms, out);
+    }
+
+    /// A client's request about its task `id`.
+    fn task_request(
+        &mut self,
+        grant: &str,
+        id: &str,
+        op: TaskOp,
+        now_ms: u64,
+        out: &mut Vec<Effect>,
+    ) -> TaskReply {
+        self.tasks_of(grant, now_ms, out);
+        let Some(i) = self.tasks.iter().position(|t| t.id == id && t.visible_to(grant, now_ms))
+        else {
+            return TaskReply::Refused { sentence: sentences::TASK_UNKNOWN.into() };
+        };
+        let event = match op {
+            TaskOp::Get => return TaskReply::Detailed(self.tasks[i].detailed()),
+            TaskOp::Cancel => tasks::Event::Cancel,
+            TaskOp::Update(serde_json::Value::Object(answers)) => tasks::Event::Update(answers),
+            TaskOp::Update(_) => {
+                return TaskReply::Refused { sentence: sentences::TASK_NOT_WAITING.into() }
+            }
+        };
+        let running = self.tasks[i].carried.call.map(|call| (self.tasks[i].carried.tab, call));
+        match self.tasks[i].apply(event, now_ms) {
+            Err(refused) => return TaskReply::Refused { sentence: refused.sentence().into() },
+            Ok(tasks::Effect::Unchanged) => {}
+            Ok(tasks::Effect::Store) => out.push(Effect::StoreTask(self.tasks[i].clone())),
+            Ok(tasks::Effect::StopInTab) => {
+                if let Some((tab, call)) = running {
+                    out.push(Effect::Send(tab, RelayMessage::Cancel { id: call }));
+                }
+                out.push(Effect::StoreTask(self.tasks[i].clone()));
+            }
+            Ok(tasks::Effect::Resume { responses, state }) => {
+                self.next_round(i, responses, state, now_ms, out);
+            }
+        }
+        TaskReply::Acknowledged
+    }
+
+    /// Task `i`'s call goes to a tab again with the client's answers: to the tab that asked
+    /// while it is open, else to the tab calls go to.
+    fn next_round(
+        &mut self,
+        i: usize,
+        responses: serde_json::Map<String, serde_json::Value>,
+        state: Option<serde_json::Value>,
+        now_ms: u64,
+        out: &mut Vec<Effect>,
+    ) {
+        let asked = self.tasks[i].carried.tab;
+        let tab = match self.tabs.get(&asked) {
+            Some(t) if t.proven => Some(asked),
+            _ => self.focused().map(|t| t.number),
+        };
+        let Some(tab) = tab else {
+            let lost = tasks::Event::Lost(INTERNAL_ERROR, sentences::NO_TAB.into());
+            return self.task_event(i, lost, now_ms, out);
+        };
+        let id = self.calls.next_id(now_ms);
+        let turn = self.turns.of_call(&self.tasks[i].grant, now_ms);
+        let c = &mut self.tasks[i].carried;
+        c.tab = tab;
+        c.call = Some(id);
+        out.push(Effect::Send(
+            tab,
+            RelayMessage::Call {
+                id,
+                tool: c.tool.clone(),
+                args: c.args.clone(),
+                agent: c.agent.clone(),
+                connection: c.connection.clone(),
+                turn,
+                input: Some(call_input(serde_json::Value::Object(responses), state)),
+            },
+        ));
+        out.push(Effect::StoreTask(self.tasks[i].clone()));
+    }
 }
+
+/// The JSON-RPC error codes a failed task carries: the relay could not carry its call, or the
+/// tab asked for input the client did not declare it can give.
+const INTERNAL_ERROR: i64 = -32603;
+const MISSING_CAPABILITY: i64 = -32021;
 
 /// What came of a call nobody waited for, in the relay's words with the tab's marked as data
 /// (its data cut to [`AFTERWARDS_DATA_CHARS`]).
@@ -944,8 +1200,59 @@ mod tests {
                 request: format!("{grant} {id}"),
                 stream,
                 input: None,
+                task: None,
             }))
         }
+    }
+
+    /// A call from a client that takes tasks (and declared elicitation).
+    fn task_call(sim: &mut Sim, grant: &str, id: u64) -> (Asker, Vec<Effect>) {
+        sim.ask(Request::Call(CallRequest {
+            tool: tool(),
+            args: json!({"n": 1}),
+            agent: "Claude".into(),
+            connection: Connection {
+                id: grant.into(),
+                kind: "connector".into(),
+                client: "Claude".into(),
+                host: "claude.ai".into(),
+            },
+            wait_ms: TAB_CALL_WAIT_MS,
+            request: format!("{grant} {id}"),
+            stream: false,
+            input: None,
+            task: Some(vec!["elicitation".into()]),
+        }))
+    }
+
+    /// A task request's reply.
+    fn about_task(sim: &mut Sim, grant: &str, task: &str, op: TaskOp) -> (TaskReply, Vec<Effect>) {
+        let request = Request::Task { grant: grant.into(), task: task.into(), op };
+        let (asker, effects) = sim.ask(request);
+        match replies(&effects, asker).pop() {
+            Some(Reply::Task(reply)) => (reply, effects),
+            other => panic!("no task reply: {other:?}"),
+        }
+    }
+
+    /// The task a call became, from its waiter's end (its row stored before).
+    fn made_task(effects: &[Effect], asker: Asker) -> String {
+        let CallReply::Task { created } = done(effects, asker) else { panic!("{effects:?}") };
+        let stored = effects.iter().position(|e| matches!(e, Effect::StoreTask(_)));
+        let replied = effects.iter().position(|e| matches!(e, Effect::Reply(a, _) if *a == asker));
+        assert!(stored < replied && stored.is_some(), "stored before the reply: {effects:?}");
+        assert_eq!(created["resultType"], "task");
+        created["taskId"].as_str().unwrap().to_owned()
+    }
+
+    fn stored_tasks(effects: &[Effect]) -> Vec<Task> {
+        effects
+            .iter()
+            .filter_map(|e| match e {
+                Effect::StoreTask(t) => Some(t.clone()),
+                _ => None,
+            })
+            .collect()
     }
 
     fn grant(id: &str) -> Grant {
@@ -1077,6 +1384,7 @@ mod tests {
             turns: sim.room.turns.clone(),
             wrong_codes: WrongCodes::default(),
             left: LeftCalls::default(),
+            tasks: Vec::new(),
         };
         let catalogue = sim.room.catalogue;
         sim.room = Room::new(Some(keys()), catalogue);
@@ -1428,5 +1736,206 @@ mod tests {
             matches!(done(&effects, last), CallReply::NotCarried { sentence } if sentence.contains("64"))
         );
         assert_ne!(asker, last);
+    }
+
+    #[test]
+    fn a_quick_answer_stays_one_reply_and_a_call_that_waits_becomes_a_task() {
+        let mut sim = Sim::new();
+        let a = sim.tab();
+        // Answered within the moment: one reply, no task.
+        let (asker, effects) = task_call(&mut sim, "g1", 1);
+        let (call, _) = sent_call(&effects, a);
+        let effects = sim.say(a, &format!(r#"{{"type":"result","id":{call},"data":1}}"#));
+        assert!(matches!(done(&effects, asker), CallReply::TabResult { .. }));
+        assert!(stored_tasks(&effects).is_empty());
+        // Slow: after TASK_AFTER_MS the waiter gets a task, stored first.
+        let (asker, effects) = task_call(&mut sim, "g1", 2);
+        let (call, _) = sent_call(&effects, a);
+        sim.later(TASK_AFTER_MS);
+        let effects = sim.go(Input::Deadline { call });
+        let task = made_task(&effects, asker);
+        assert!(
+            !effects.iter().any(|e| matches!(e, Effect::Send(_, RelayMessage::Cancel { .. }))),
+            "the call goes on in the tab"
+        );
+        let (reply, _) = about_task(&mut sim, "g1", &task, TaskOp::Get);
+        let TaskReply::Detailed(got) = reply else { panic!() };
+        assert_eq!(got["status"], "working");
+        // The tab's result completes it; tasks/get inlines it; the other connection finds none.
+        let effects =
+            sim.say(a, &format!(r#"{{"type":"result","id":{call},"data":{{"rows":2}}}}"#));
+        assert_eq!(stored_tasks(&effects)[0].status, tasks::Status::Completed);
+        let (TaskReply::Detailed(got), _) = about_task(&mut sim, "g1", &task, TaskOp::Get) else {
+            panic!()
+        };
+        assert_eq!(got["status"], "completed");
+        assert!(got["result"]["content"][0]["text"].as_str().unwrap().contains("rows"));
+        let (other, _) = about_task(&mut sim, "g2", &task, TaskOp::Get);
+        assert_eq!(other, TaskReply::Refused { sentence: sentences::TASK_UNKNOWN.into() });
+        // A connection that takes no tasks waits as before.
+        let (_, effects) = sim.call("g1", 3, false, TAB_CALL_WAIT_MS);
+        assert!(effects
+            .iter()
+            .any(|e| matches!(e, Effect::Deadline(_, _, at) if *at == sim.now + TAB_CALL_WAIT_MS)));
+    }
+
+    #[test]
+    fn the_person_being_asked_makes_the_task_at_once_and_it_outlives_an_eviction() {
+        let mut sim = Sim::new();
+        let a = sim.tab();
+        let (asker, effects) = task_call(&mut sim, "g1", 1);
+        let (call, _) = sent_call(&effects, a);
+        let effects =
+            sim.say(a, &format!(r#"{{"type":"asking","id":{call},"sentence":"Delete 3 rows?"}}"#));
+        let task = made_task(&effects, asker);
+        let stored = stored_tasks(&effects);
+        assert!(stored[0].status_message.as_deref().unwrap().contains("Delete 3 rows?"));
+        // Evicted: a new object reads the task back; the person's answer still reaches it.
+        let tab = sim.room.tabs.get(&a).unwrap().clone();
+        let catalogue = sim.room.catalogue;
+        sim.room = Room::new(Some(keys()), catalogue);
+        sim.go(Input::Woke(Stored {
+            tabs: vec![tab],
+            grants: vec![grant("g1"), grant("g2")],
+            tasks: stored
+                .iter()
+                .map(|t| tasks::read(serde_json::to_value(t).unwrap()).unwrap())
+                .collect(),
+            ..Stored::default()
+        }));
+        sim.later(30 * 60_000);
+        let effects =
+            sim.say(a, &format!(r#"{{"type":"result","id":{call},"data":{{"deleted":3}}}}"#));
+        assert_eq!(stored_tasks(&effects)[0].status, tasks::Status::Completed);
+        let (TaskReply::Detailed(got), _) = about_task(&mut sim, "g1", &task, TaskOp::Get) else {
+            panic!()
+        };
+        assert_eq!(got["status"], "completed");
+        // Past its time to live it is gone, and its row deleted.
+        sim.later(crate::limits::TASK_TTL_MS);
+        let (reply, effects) = about_task(&mut sim, "g1", &task, TaskOp::Get);
+        assert_eq!(reply, TaskReply::Refused { sentence: sentences::TASK_UNKNOWN.into() });
+        assert!(effects.contains(&Effect::DeleteTask(task)));
+    }
+
+    #[test]
+    fn a_cancelled_task_stops_its_call_in_the_tab_and_a_closed_tab_fails_its_task() {
+        let mut sim = Sim::new();
+        let a = sim.tab();
+        let (asker, effects) = task_call(&mut sim, "g1", 1);
+        let (call, _) = sent_call(&effects, a);
+        sim.later(TASK_AFTER_MS);
+        let task = made_task(&sim.go(Input::Deadline { call }), asker);
+        // Another connection cannot cancel it.
+        let (reply, effects) = about_task(&mut sim, "g2", &task, TaskOp::Cancel);
+        assert!(matches!(reply, TaskReply::Refused { .. }) && stored_tasks(&effects).is_empty());
+        let (reply, effects) = about_task(&mut sim, "g1", &task, TaskOp::Cancel);
+        assert_eq!(reply, TaskReply::Acknowledged);
+        assert!(effects.contains(&Effect::Send(a, RelayMessage::Cancel { id: call })));
+        // Again: acknowledged, nothing sent; a late result changes nothing.
+        let (reply, effects) = about_task(&mut sim, "g1", &task, TaskOp::Cancel);
+        assert_eq!(reply, TaskReply::Acknowledged);
+        assert!(!effects.iter().any(|e| matches!(e, Effect::Send(..))));
+        let effects = sim.say(a, &format!(r#"{{"type":"result","id":{call},"data":1}}"#));
+        assert!(stored_tasks(&effects).is_empty());
+        // A task whose tab closes fails, with an error and no result.
+        let (asker, effects) = task_call(&mut sim, "g1", 2);
+        let (call, _) = sent_call(&effects, a);
+        sim.later(TASK_AFTER_MS);
+        let task = made_task(&sim.go(Input::Deadline { call }), asker);
+        sim.go(Input::Closed { tab: a });
+        let (TaskReply::Detailed(got), _) = about_task(&mut sim, "g1", &task, TaskOp::Get) else {
+            panic!()
+        };
+        assert_eq!(got["status"], "failed");
+        assert_eq!(got["error"]["message"], sentences::TAB_GONE);
+    }
+
+    #[test]
+    fn a_tasks_questions_go_to_the_client_and_its_answers_start_the_next_round() {
+        let mut sim = Sim::new();
+        let a = sim.tab();
+        let (asker, effects) = task_call(&mut sim, "g1", 1);
+        let (call, _) = sent_call(&effects, a);
+        sim.later(TASK_AFTER_MS);
+        let task = made_task(&sim.go(Input::Deadline { call }), asker);
+        let ask = r#"{"method":"elicitation/create","params":{"message":"Name?"}}"#;
+        let roots = r#"{"method":"roots/list","params":{}}"#;
+        sim.say(a, &format!(r#"{{"type":"result","id":{call},"input_required":{{"who":{ask},"where":{roots}}},"state":{{"round":1}}}}"#));
+        let (TaskReply::Detailed(got), _) = about_task(&mut sim, "g1", &task, TaskOp::Get) else {
+            panic!()
+        };
+        assert_eq!(got["status"], "input_required");
+        let asked: Vec<&String> = got["inputRequests"].as_object().unwrap().keys().collect();
+        assert_eq!(asked, ["who"], "roots were not declared: left out");
+        // An answer to something not asked is refused; the right one resumes the call.
+        let stray = TaskOp::Update(json!({"where": {"roots": []}}));
+        assert!(matches!(about_task(&mut sim, "g1", &task, stray).0, TaskReply::Refused { .. }));
+        let answer =
+            TaskOp::Update(json!({"who": {"action": "accept", "content": {"name": "Ada"}}}));
+        let (reply, effects) = about_task(&mut sim, "g1", &task, answer);
+        assert_eq!(reply, TaskReply::Acknowledged);
+        let again = effects.iter().find_map(|e| match e {
+            Effect::Send(n, RelayMessage::Call { id, input, args, .. }) if *n == a => {
+                Some((*id, input.clone(), args.clone()))
+            }
+            _ => None,
+        });
+        let (next, input, args) = again.expect("the next round went to the tab");
+        assert_ne!(next, call);
+        assert_eq!(args, json!({"n": 1}));
+        assert_eq!(
+            input.unwrap(),
+            json!({"responses": {"who": {"action": "accept", "content": {"name": "Ada"}}}, "state": {"round": 1}})
+        );
+        sim.say(a, &format!(r#"{{"type":"result","id":{next},"data":"Hello, Ada"}}"#));
+        let (TaskReply::Detailed(got), _) = about_task(&mut sim, "g1", &task, TaskOp::Get) else {
+            panic!()
+        };
+        assert_eq!(got["status"], "completed");
+        // Only undeclared questions: the task fails, naming the capability.
+        let (asker, effects) = task_call(&mut sim, "g1", 2);
+        let (call, _) = sent_call(&effects, a);
+        sim.later(TASK_AFTER_MS);
+        let task = made_task(&sim.go(Input::Deadline { call }), asker);
+        sim.say(
+            a,
+            &format!(r#"{{"type":"result","id":{call},"input_required":{{"where":{roots}}}}}"#),
+        );
+        let (TaskReply::Detailed(got), _) = about_task(&mut sim, "g1", &task, TaskOp::Get) else {
+            panic!()
+        };
+        assert_eq!(got["status"], "failed");
+        assert_eq!(got["error"]["code"], MISSING_CAPABILITY);
+        assert!(got.get("result").is_none());
+    }
+
+    #[test]
+    fn a_connection_holds_a_bounded_number_of_tasks_and_a_tool_that_needs_tasks_says_so() {
+        let mut sim = Sim::new();
+        let a = sim.tab();
+        for i in 0..MAX_TASKS_PER_CONNECTION as u64 {
+            let (asker, effects) = task_call(&mut sim, "g1", i);
+            let (call, _) = sent_call(&effects, a);
+            let effects = sim.go(Input::Deadline { call });
+            made_task(&effects, asker);
+            sim.say(a, &format!(r#"{{"type":"result","id":{call},"data":1}}"#));
+        }
+        let (asker, effects) = task_call(&mut sim, "g1", 99);
+        assert_eq!(
+            done(&effects, asker),
+            CallReply::not_carried(sentences::too_many_tasks(MAX_TASKS_PER_CONNECTION))
+        );
+        // The other connection is not crowded out.
+        let (_, effects) = task_call(&mut sim, "g2", 1);
+        sent_call(&effects, a);
+        // A tool the tab says runs only as a task: refused to a client that takes none.
+        let list = format!(
+            r#"{{"type":"tools","tools":[{{"name":"{}","inputSchema":{{"type":"object"}},"execution":{{"taskSupport":"required"}},"setting":"runs"}}]}}"#,
+            tool()
+        );
+        sim.say(a, &list);
+        let (asker, effects) = sim.call("g1", 7, false, TAB_CALL_WAIT_MS);
+        assert_eq!(done(&effects, asker), CallReply::NeedsTasks);
     }
 }

@@ -52,6 +52,42 @@ pub enum Request {
         /// The grant's id.
         grant: String,
     },
+    /// A client's request about one of its tasks.
+    Task {
+        /// The grant the access token names (only its own tasks are found).
+        grant: String,
+        /// The task's id.
+        task: String,
+        /// What it asks.
+        op: TaskOp,
+    },
+}
+
+/// What a client asks of a task.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TaskOp {
+    /// `tasks/get`: where it stands.
+    Get,
+    /// `tasks/cancel`.
+    Cancel,
+    /// `tasks/update`: answers to its input requests (`inputResponses`, an object).
+    Update(Value),
+}
+
+/// What the pairing says about a task.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TaskReply {
+    /// `tasks/get`'s result (the `DetailedTask`).
+    Detailed(Value),
+    /// `tasks/update` or `tasks/cancel` was taken.
+    Acknowledged,
+    /// Refused (-32602), with the sentence.
+    Refused {
+        /// Why.
+        sentence: String,
+    },
 }
 
 /// What a [`Request::Check`] wants besides the grant's liveness.
@@ -91,6 +127,8 @@ pub enum Reply {
     Call(CallEvent),
     /// One event of a listener's stream.
     Listen(ListenEvent),
+    /// What came of a request about a task.
+    Task(TaskReply),
 }
 
 /// The request as the body of the object's fetch, read back there.
@@ -143,6 +181,11 @@ pub struct CallRequest {
     /// A retried call's input for the tab ([`tabrelay_bundle::protocol::RelayMessage::Call`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub input: Option<Value>,
+    /// Set when the client takes tasks (`io.modelcontextprotocol/tasks`): the input
+    /// capabilities it declared. A call of a tool that supports tasks becomes one when the
+    /// person is asked or [`crate::limits::TASK_AFTER_MS`] pass without its answer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub task: Option<Vec<String>>,
 }
 
 /// The key of a client's request within a pairing: its connection (grant) and JSON-RPC id, so
@@ -252,6 +295,13 @@ pub enum CallReply {
         /// The name called.
         tool: String,
     },
+    /// The call became a task: the client polls it (the `CreateTaskResult`).
+    Task {
+        /// The task as the client first sees it.
+        created: Value,
+    },
+    /// The tool runs only as a task and the client takes none (-32021).
+    NeedsTasks,
 }
 
 impl CallReply {
@@ -265,7 +315,7 @@ impl CallReply {
 // The messages between the Worker and the pairing, read by hand (see `tabrelay_bundle::fields`).
 
 tabrelay_bundle::read_json!(CallRequest, "a call request", {
-    tool, args, agent, connection, wait_ms, request, stream, input
+    tool, args, agent, connection, wait_ms, request, stream, input, task
 });
 tabrelay_bundle::read_json!(CallEvent, "a call event", enum {
     "answered" => Answered,
@@ -284,6 +334,8 @@ tabrelay_bundle::read_json!(CallReply, "a call reply", enum {
     "tab_result" => TabResult { outcome },
     "not_carried" => NotCarried { sentence },
     "no_such_tool" => NoSuchTool { tool },
+    "task" => Task { created },
+    "needs_tasks" => NeedsTasks,
 });
 tabrelay_bundle::read_json!(Request, "a request to the pairing", enum {
     "call" => Call(CallRequest),
@@ -295,6 +347,17 @@ tabrelay_bundle::read_json!(Request, "a request to the pairing", enum {
     "listen" => Listen { grant },
     "use_state" => UseState { key, expires_ms },
     "replayed" => Replayed { grant },
+    "task" => Task { grant, task, op },
+});
+tabrelay_bundle::read_json!(TaskOp, "a request about a task", enum {
+    "get" => Get,
+    "cancel" => Cancel,
+    "update" => Update(Value),
+});
+tabrelay_bundle::read_json!(TaskReply, "a reply about a task", enum {
+    "detailed" => Detailed(Value),
+    "acknowledged" => Acknowledged,
+    "refused" => Refused { sentence },
 });
 tabrelay_bundle::read_json!(Want, "what a check wants", enum {
     "nothing" => Nothing,
@@ -312,6 +375,7 @@ tabrelay_bundle::read_json!(Reply, "a reply of the pairing", enum {
     "refresh" => Refresh(RefreshReply),
     "call" => Call(CallEvent),
     "listen" => Listen(ListenEvent),
+    "task" => Task(TaskReply),
 });
 tabrelay_bundle::read_json!(GrantReply, "a grant reply", enum {
     "full" => Full,
@@ -344,6 +408,7 @@ mod tests {
             request: "g1 7".into(),
             stream: true,
             input: None,
+            task: None,
         }
     }
 
@@ -380,6 +445,14 @@ mod tests {
             Request::Revoke(RevokeRequest { grant: "g".into(), secret: None }),
             Request::Revoke(RevokeRequest { grant: "g".into(), secret: Some("s".into()) }),
             Request::Replayed { grant: "g".into() },
+            Request::Call(CallRequest { task: Some(vec!["elicitation".into()]), ..call() }),
+            Request::Task { grant: "g".into(), task: "t".into(), op: TaskOp::Get },
+            Request::Task { grant: "g".into(), task: "t".into(), op: TaskOp::Cancel },
+            Request::Task {
+                grant: "g".into(),
+                task: "t".into(),
+                op: TaskOp::Update(serde_json::json!({"a": {"action": "accept"}})),
+            },
         ]
     }
 
@@ -404,6 +477,9 @@ mod tests {
             Reply::TooManyListeners,
             Reply::Listen(ListenEvent::ToolsChanged),
             Reply::Listen(ListenEvent::Tick),
+            Reply::Task(TaskReply::Detailed(serde_json::json!({"taskId": "t"}))),
+            Reply::Task(TaskReply::Acknowledged),
+            Reply::Task(TaskReply::Refused { sentence: "No.".into() }),
         ];
         for event in [CallEvent::Asking("May I?".into()), CallEvent::Answered, CallEvent::Tick] {
             replies.push(Reply::Call(event));
@@ -412,6 +488,8 @@ mod tests {
             CallReply::TabResult { outcome },
             CallReply::not_carried("gone"),
             CallReply::NoSuchTool { tool: "x".into() },
+            CallReply::Task { created: serde_json::json!({"taskId": "t"}) },
+            CallReply::NeedsTasks,
         ] {
             replies.push(Reply::Call(CallEvent::Done(reply)));
         }

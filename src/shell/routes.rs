@@ -561,8 +561,17 @@ async fn answer_message(
             }
             listen_stream(id, tools, first, replies)
         }
-        Reply::Call { id, tool, args, progress_token, era, retry } => {
-            let asked = Asked { id, tool, args, progress_token, era, retry, stream };
+        Reply::Task { id, era, task, op } => {
+            let request = PairingRequest::Task { grant: access.grant.clone(), task, op };
+            let answer = match ask_pairing_once(&pairing()?, &request).await {
+                Ok(Some(PairingReply::NoGrant)) => return unauthorized(origin, true),
+                Ok(Some(PairingReply::Task(reply))) => Some(reply),
+                _ => None,
+            };
+            json_response(200, &mcp::task_answer(&id, &era, answer))
+        }
+        Reply::Call { id, tool, args, progress_token, era, retry, tasks } => {
+            let asked = Asked { id, tool, args, progress_token, era, retry, stream, tasks };
             let (call, mut answer) = match call_path::start(asked, &access, config, now_ms()) {
                 Start::Refused(body) => return json_response(200, &body),
                 Start::Ask(call, answer) => (call, answer),

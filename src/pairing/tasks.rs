@@ -5,23 +5,18 @@
 //!
 //! Here: one task's life as a state machine (what the tab and the client do to it, at which
 //! `now`), the wire shapes the client reads, and the rules for which calls become tasks. The
-//! pairing keeps each task as a row (the JSON of [`Task`]) so it outlives an eviction; the
-//! Worker only asks it.
+//! pairing ([`super::room::Room`]) keeps each task as a row (the JSON of [`Task`]) so it
+//! outlives an eviction and a restart; the Worker only asks it.
 
 use serde::Serialize;
 use serde_json::{json, Map, Value};
+use tabrelay_bundle::protocol::Connection;
+
+use crate::limits::{TASK_POLL_INTERVAL_MS, TASK_TTL_MS};
+use crate::sentences;
 
 /// The extension's name in `capabilities.extensions` (server and client).
 pub const EXTENSION: &str = "io.modelcontextprotocol/tasks";
-/// How long a task stays readable after it was made, in milliseconds (a person deciding takes
-/// minutes; a client that comes back the next day finds it gone).
-pub const TASK_TTL_MS: u64 = 6 * 3600 * 1000;
-/// How often the relay suggests the client polls, in milliseconds.
-pub const POLL_INTERVAL_MS: u64 = 2_000;
-/// The most tasks one connection may hold at once (finished ones count until they expire): a
-/// connection cannot fill its pairing's storage, nor crowd out the others'.
-pub const MAX_TASKS_PER_CONNECTION: usize = 32;
-
 /// Where a task stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -64,6 +59,30 @@ impl Status {
     }
 }
 
+/// What carries a task in the pairing: its call in a tab now, and what the next round needs.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Carried {
+    /// The tab its call went to.
+    pub tab: u64,
+    /// The call in that tab now (None: none runs, between rounds or once finished).
+    pub call: Option<u64>,
+    /// The tool.
+    pub tool: String,
+    /// Its arguments.
+    pub args: Value,
+    /// The agent's name.
+    pub agent: String,
+    /// The connection, as the tab is told it.
+    pub connection: Connection,
+    /// The input capabilities the client declared (`elicitation`, `sampling`, `roots`): the
+    /// tab's requests for others fail the task.
+    pub declared: Vec<String>,
+}
+
+tabrelay_bundle::read_json!(Carried, "what carries a task", {
+    tab, call, tool, args, agent, connection, declared
+});
+
 /// One task, as the pairing keeps it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Task {
@@ -92,6 +111,11 @@ pub struct Task {
     /// The tab's own state for its next round, kept until the answers are complete.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tab_state: Option<Value>,
+    /// The relay's sentence of what goes on (the person's card while they are asked).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub status_message: Option<String>,
+    /// Its call in the tab.
+    pub carried: Carried,
 }
 
 /// What happened to a task.
@@ -106,8 +130,9 @@ pub enum Event {
         /// The tab's state for the next round.
         state: Option<Value>,
     },
-    /// The relay could not carry the call (the tab's call was lost): the sentence.
-    Lost(String),
+    /// The relay could not carry the call (the tab went away, or the tab asked for input the
+    /// client cannot give): the JSON-RPC error's code and sentence.
+    Lost(i64, String),
     /// The client answered some of the requests (`tasks/update`).
     Update(Map<String, Value>),
     /// The client cancelled it.
@@ -147,21 +172,19 @@ impl Refused {
     #[must_use]
     pub fn sentence(self) -> &'static str {
         match self {
-            Self::Unknown => "No such task for this connection (it may have expired).",
-            Self::NotWaitingForThat => {
-                "The task is not waiting for answers to those requests; read it with tasks/get."
-            }
+            Self::Unknown => sentences::TASK_UNKNOWN,
+            Self::NotWaitingForThat => sentences::TASK_NOT_WAITING,
         }
     }
 }
 
 impl Task {
-    /// A new task for connection `grant`, working.
+    /// A new task, working, carried by `carried` (its connection's id is the grant).
     #[must_use]
-    pub fn new(id: String, grant: String, now_ms: u64) -> Self {
+    pub fn new(id: String, carried: Carried, now_ms: u64) -> Self {
         Self {
             id,
-            grant,
+            grant: carried.connection.id.clone(),
             status: Status::Working,
             created_ms: now_ms,
             updated_ms: now_ms,
@@ -170,6 +193,8 @@ impl Task {
             input_requests: Map::new(),
             responses: Map::new(),
             tab_state: None,
+            status_message: None,
+            carried,
         }
     }
 
@@ -210,9 +235,9 @@ impl Task {
                 self.tab_state = state;
                 Effect::Store
             }
-            Event::Lost(sentence) => {
+            Event::Lost(code, sentence) => {
                 self.status = Status::Failed;
-                self.error = Some(json!({"code": -32603, "message": sentence}));
+                self.error = Some(json!({"code": code, "message": sentence}));
                 self.clear_input();
                 Effect::Store
             }
@@ -252,6 +277,8 @@ impl Task {
         self.input_requests = Map::new();
         self.responses = Map::new();
         self.tab_state = None;
+        self.status_message = None;
+        self.carried.call = None;
     }
 
     /// The fields every shape of the task carries.
@@ -262,7 +289,10 @@ impl Task {
         m.insert("createdAt".into(), iso8601(self.created_ms).into());
         m.insert("lastUpdatedAt".into(), iso8601(self.updated_ms).into());
         m.insert("ttlMs".into(), TASK_TTL_MS.into());
-        m.insert("pollIntervalMs".into(), POLL_INTERVAL_MS.into());
+        m.insert("pollIntervalMs".into(), TASK_POLL_INTERVAL_MS.into());
+        if let Some(said) = &self.status_message {
+            m.insert("statusMessage".into(), said.clone().into());
+        }
         m
     }
 
@@ -376,6 +406,8 @@ pub fn read(value: Value) -> Option<Task> {
         input_requests: object(f.value("input_requests"))?,
         responses: object(f.value("responses"))?,
         tab_state: f.value("tab_state"),
+        status_message: f.value("status_message").and_then(|v| v.as_str().map(str::to_owned)),
+        carried: tabrelay_bundle::fields::Take::take(&mut f, "carried")?,
     })
 }
 
@@ -407,8 +439,25 @@ pub fn iso8601(ms: u64) -> String {
 mod tests {
     use super::*;
 
+    pub(crate) fn carried() -> Carried {
+        Carried {
+            tab: 5,
+            call: Some(9),
+            tool: "history_list".into(),
+            args: json!({}),
+            agent: "Claude".into(),
+            connection: Connection {
+                id: "g1".into(),
+                kind: "connector".into(),
+                client: "Claude".into(),
+                host: "claude.ai".into(),
+            },
+            declared: vec!["elicitation".into()],
+        }
+    }
+
     fn task() -> Task {
-        Task::new("t1".into(), "g1".into(), 1_000)
+        Task::new("t1".into(), carried(), 1_000)
     }
 
     fn one(key: &str, v: Value) -> Map<String, Value> {
@@ -432,7 +481,7 @@ mod tests {
         assert_eq!(made["taskId"], "t1");
         assert_eq!(made["status"], "working");
         assert_eq!(made["ttlMs"], TASK_TTL_MS);
-        assert_eq!(made["pollIntervalMs"], POLL_INTERVAL_MS);
+        assert_eq!(made["pollIntervalMs"], TASK_POLL_INTERVAL_MS);
         assert_eq!(made["createdAt"], "1970-01-01T00:00:01.000Z");
         for absent in
             ["task", "result", "error", "inputRequests", "requestState", "ttl", "pollInterval"]
@@ -462,7 +511,7 @@ mod tests {
     #[test]
     fn a_lost_call_fails_with_an_error_and_no_result() {
         let mut t = task();
-        t.apply(Event::Lost("The tab went away.".into()), 2_000).unwrap();
+        t.apply(Event::Lost(-32603, "The tab went away.".into()), 2_000).unwrap();
         let got = t.detailed();
         assert_eq!(got["status"], "failed");
         assert_eq!(got["error"]["code"], -32603);
