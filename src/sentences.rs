@@ -195,9 +195,5 @@ pub fn too_many_tasks(limit: usize) -> String {
 /// A task the client named is not this connection's (or it expired).
 pub const TASK_UNKNOWN: &str = "No such task for this connection (it may have expired).";
 
-/// Answers to a task that does not wait for them.
-pub const TASK_NOT_WAITING: &str =
-    "The task is not waiting for answers to those requests; read it with tasks/get.";
-
 /// A tool that runs only as a task, called by a client that takes none.
 pub const TASK_REQUIRED: &str = "This tool runs only as a task (io.modelcontextprotocol/tasks), which this client did not declare it takes.";

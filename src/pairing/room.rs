@@ -305,7 +305,7 @@ impl Room {
         // Only with listeners is a change of the list agents see worth telling.
         let before = (!self.listeners.is_empty()).then(|| self.focused_list_seen());
         match input {
-            Input::Woke(stored) => self.woke(stored, &mut out),
+            Input::Woke(stored) => self.woke(stored, now_ms, &mut out),
             Input::Opened { number, key, origin } => {
                 let admitted = Tab::admit(&key, &origin, number, now_ms, entropy);
                 self.last_tab = self.last_tab.max(number);
@@ -394,7 +394,7 @@ impl Room {
         out
     }
 
-    fn woke(&mut self, stored: Stored, out: &mut Vec<Effect>) {
+    fn woke(&mut self, stored: Stored, now_ms: u64, out: &mut Vec<Effect>) {
         for tab in stored.tabs {
             self.last_tab = self.last_tab.max(tab.number);
             self.tabs.insert(tab.number, tab);
@@ -417,6 +417,18 @@ impl Room {
         self.wrong_codes = stored.wrong_codes;
         self.calls.restore(stored.left);
         self.tasks = stored.tasks;
+        // A task whose call was in a tab that is gone (the relay restarted, its sockets with
+        // it) fails; the others go on as the tabs answer.
+        let lost: Vec<usize> = (0..self.tasks.len())
+            .filter(|i| {
+                let c = &self.tasks[*i].carried;
+                c.call.is_some() && !self.tabs.contains_key(&c.tab)
+            })
+            .collect();
+        for i in lost {
+            let gone = tasks::Event::Lost(INTERNAL_ERROR, sentences::TAB_GONE.into());
+            self.task_event(i, gone, now_ms, out);
+        }
     }
 
     /// The tab calls go to.
@@ -955,10 +967,8 @@ impl Room {
 
     /// What happened to task `i`, applied; stored when it changed.
     fn task_event(&mut self, i: usize, event: tasks::Event, now_ms: u64, out: &mut Vec<Effect>) {
-        if let Ok(effect) = self.tasks[i].apply(event, now_ms) {
-            if effect != tasks::Effect::Unchanged {
-                out.push(Effect::StoreTask(self.tasks[i].clone()));
-            }
+        if self.tasks[i].apply(event, now_ms) != tasks::Effect::Unchanged {
+            out.push(Effect::StoreTask(self.tasks[i].clone()));
         }
     }
 
@@ -1000,23 +1010,22 @@ impl Room {
         let event = match op {
             TaskOp::Get => return TaskReply::Detailed(self.tasks[i].detailed()),
             TaskOp::Cancel => tasks::Event::Cancel,
-            TaskOp::Update(serde_json::Value::Object(answers)) => tasks::Event::Update(answers),
-            TaskOp::Update(_) => {
-                return TaskReply::Refused { sentence: sentences::TASK_NOT_WAITING.into() }
-            }
+            TaskOp::Update(answers) => match answers {
+                serde_json::Value::Object(answers) => tasks::Event::Update(answers),
+                _ => tasks::Event::Update(serde_json::Map::new()),
+            },
         };
         let running = self.tasks[i].carried.call.map(|call| (self.tasks[i].carried.tab, call));
         match self.tasks[i].apply(event, now_ms) {
-            Err(refused) => return TaskReply::Refused { sentence: refused.sentence().into() },
-            Ok(tasks::Effect::Unchanged) => {}
-            Ok(tasks::Effect::Store) => out.push(Effect::StoreTask(self.tasks[i].clone())),
-            Ok(tasks::Effect::StopInTab) => {
+            tasks::Effect::Unchanged => {}
+            tasks::Effect::Store => out.push(Effect::StoreTask(self.tasks[i].clone())),
+            tasks::Effect::StopInTab => {
                 if let Some((tab, call)) = running {
                     out.push(Effect::Send(tab, RelayMessage::Cancel { id: call }));
                 }
                 out.push(Effect::StoreTask(self.tasks[i].clone()));
             }
-            Ok(tasks::Effect::Resume { responses, state }) => {
+            tasks::Effect::Resume { responses, state } => {
                 self.next_round(i, responses, state, now_ms, out);
             }
         }
@@ -1790,6 +1799,16 @@ mod tests {
         let task = made_task(&effects, asker);
         let stored = stored_tasks(&effects);
         assert!(stored[0].status_message.as_deref().unwrap().contains("Delete 3 rows?"));
+        // A restart loses the tab's socket: woken without it, the task fails (its row kept).
+        let mut restarted = Room::new(Some(keys()), sim.room.catalogue);
+        let rows: Vec<Task> =
+            stored.iter().map(|t| tasks::read(serde_json::to_value(t).unwrap()).unwrap()).collect();
+        let woke = restarted.handle(
+            Input::Woke(Stored { grants: vec![grant("g1")], tasks: rows, ..Stored::default() }),
+            sim.now,
+            &mut Counter(3),
+        );
+        assert_eq!(stored_tasks(&woke)[0].status, tasks::Status::Failed);
         // Evicted: a new object reads the task back; the person's answer still reaches it.
         let tab = sim.room.tabs.get(&a).unwrap().clone();
         let catalogue = sim.room.catalogue;
@@ -1868,9 +1887,11 @@ mod tests {
         assert_eq!(got["status"], "input_required");
         let asked: Vec<&String> = got["inputRequests"].as_object().unwrap().keys().collect();
         assert_eq!(asked, ["who"], "roots were not declared: left out");
-        // An answer to something not asked is refused; the right one resumes the call.
+        // An answer to something not asked is ignored; the right one resumes the call.
         let stray = TaskOp::Update(json!({"where": {"roots": []}}));
-        assert!(matches!(about_task(&mut sim, "g1", &task, stray).0, TaskReply::Refused { .. }));
+        let (reply, effects) = about_task(&mut sim, "g1", &task, stray);
+        assert_eq!(reply, TaskReply::Acknowledged);
+        assert!(!effects.iter().any(|e| matches!(e, Effect::Send(..) | Effect::StoreTask(_))));
         let answer =
             TaskOp::Update(json!({"who": {"action": "accept", "content": {"name": "Ada"}}}));
         let (reply, effects) = about_task(&mut sim, "g1", &task, answer);

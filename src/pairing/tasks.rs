@@ -13,7 +13,6 @@ use serde_json::{json, Map, Value};
 use tabrelay_bundle::protocol::Connection;
 
 use crate::limits::{TASK_POLL_INTERVAL_MS, TASK_TTL_MS};
-use crate::sentences;
 
 /// The extension's name in `capabilities.extensions` (server and client).
 pub const EXTENSION: &str = "io.modelcontextprotocol/tasks";
@@ -157,27 +156,6 @@ pub enum Effect {
     Unchanged,
 }
 
-/// Why a client's request about a task is refused.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Refused {
-    /// No such task for this connection (or it expired): -32602.
-    Unknown,
-    /// `tasks/update` on a task that is not waiting for input, or answers to requests it did
-    /// not make: -32602.
-    NotWaitingForThat,
-}
-
-impl Refused {
-    /// The sentence of the JSON-RPC error.
-    #[must_use]
-    pub fn sentence(self) -> &'static str {
-        match self {
-            Self::Unknown => sentences::TASK_UNKNOWN,
-            Self::NotWaitingForThat => sentences::TASK_NOT_WAITING,
-        }
-    }
-}
-
 impl Task {
     /// A new task, working, carried by `carried` (its connection's id is the grant).
     #[must_use]
@@ -211,15 +189,11 @@ impl Task {
     }
 
     /// Applies one event at `now_ms`; a finished task changes no more.
-    pub fn apply(&mut self, event: Event, now_ms: u64) -> Result<Effect, Refused> {
+    pub fn apply(&mut self, event: Event, now_ms: u64) -> Effect {
         if self.status.is_terminal() {
-            return match event {
-                // Cancelling a finished task is acknowledged and changes nothing.
-                Event::Cancel => Ok(Effect::Unchanged),
-                Event::Update(_) => Err(Refused::NotWaitingForThat),
-                // A late answer from the tab (after a cancel) goes nowhere.
-                _ => Ok(Effect::Unchanged),
-            };
+            // Cancelling or answering a finished task is acknowledged and changes nothing; a
+            // late answer from the tab (after a cancel) goes nowhere.
+            return Effect::Unchanged;
         }
         let effect = match event {
             Event::Answered(result) => {
@@ -247,13 +221,17 @@ impl Task {
                 Effect::StopInTab
             }
             Event::Update(answers) => {
-                let asked = self.status == Status::InputRequired
-                    && !answers.is_empty()
-                    && answers.keys().all(|k| self.input_requests.contains_key(k));
-                if !asked {
-                    return Err(Refused::NotWaitingForThat);
+                // Answers to requests the task is not waiting for are ignored (SEP-2663).
+                let asked: Vec<(String, Value)> = answers
+                    .into_iter()
+                    .filter(|(k, _)| {
+                        self.status == Status::InputRequired && self.input_requests.contains_key(k)
+                    })
+                    .collect();
+                if asked.is_empty() {
+                    return Effect::Unchanged;
                 }
-                for (key, answer) in answers {
+                for (key, answer) in asked {
                     self.input_requests.remove(&key);
                     self.responses.insert(key, answer);
                 }
@@ -270,7 +248,7 @@ impl Task {
             }
         };
         self.updated_ms = now_ms;
-        Ok(effect)
+        effect
     }
 
     fn clear_input(&mut self) {
@@ -494,7 +472,7 @@ mod tests {
     fn the_tab_answering_completes_it_with_the_result_inlined() {
         let mut t = task();
         let result = json!({"content": [{"type": "text", "text": "done"}], "isError": false});
-        assert_eq!(t.apply(Event::Answered(result.clone()), 5_000), Ok(Effect::Store));
+        assert_eq!(t.apply(Event::Answered(result.clone()), 5_000), Effect::Store);
         let got = t.detailed();
         assert_eq!(got["status"], "completed");
         assert_eq!(got["resultType"], "complete");
@@ -503,7 +481,7 @@ mod tests {
         assert!(got.get("error").is_none() && got.get("requestState").is_none());
         // A tool error is a completed task too.
         let mut e = task();
-        e.apply(Event::Answered(json!({"content": [], "isError": true})), 2_000).unwrap();
+        e.apply(Event::Answered(json!({"content": [], "isError": true})), 2_000);
         assert_eq!(e.detailed()["status"], "completed");
         assert_eq!(e.detailed()["result"]["isError"], true);
     }
@@ -511,7 +489,7 @@ mod tests {
     #[test]
     fn a_lost_call_fails_with_an_error_and_no_result() {
         let mut t = task();
-        t.apply(Event::Lost(-32603, "The tab went away.".into()), 2_000).unwrap();
+        t.apply(Event::Lost(-32603, "The tab went away.".into()), 2_000);
         let got = t.detailed();
         assert_eq!(got["status"], "failed");
         assert_eq!(got["error"]["code"], -32603);
@@ -525,23 +503,24 @@ mod tests {
         let mut asks = one("a", json!({"method": "elicitation/create", "params": {}}));
         asks.insert("b".into(), json!({"method": "elicitation/create", "params": {}}));
         let state = Some(json!({"round": 1}));
-        t.apply(Event::NeedsInput { requests: asks, state: state.clone() }, 2_000).unwrap();
+        t.apply(Event::NeedsInput { requests: asks, state: state.clone() }, 2_000);
         let got = t.detailed();
         assert_eq!(got["status"], "input_required");
         assert_eq!(got["inputRequests"].as_object().unwrap().len(), 2);
-        // Answers to something not asked are refused, and change nothing.
+        // Answers to something not asked are ignored, and change nothing.
         let stray = one("zzz", json!({"action": "accept"}));
-        assert_eq!(t.apply(Event::Update(stray), 2_500), Err(Refused::NotWaitingForThat));
-        assert_eq!(t.apply(Event::Update(Map::new()), 2_500), Err(Refused::NotWaitingForThat));
+        assert_eq!(t.apply(Event::Update(stray), 2_500), Effect::Unchanged);
+        assert_eq!(t.apply(Event::Update(Map::new()), 2_500), Effect::Unchanged);
+        assert_eq!(t.updated_ms, 2_000);
         // One answer: still waiting, only the other key left.
         let first = one("a", json!({"action": "accept", "content": {"ok": true}}));
-        assert_eq!(t.apply(Event::Update(first), 3_000), Ok(Effect::Store));
+        assert_eq!(t.apply(Event::Update(first), 3_000), Effect::Store);
         let got = t.detailed();
         assert_eq!(got["status"], "input_required");
         assert_eq!(got["inputRequests"].as_object().unwrap().keys().collect::<Vec<_>>(), ["b"]);
         // The last: the tab gets both answers and its state.
         let second = one("b", json!({"action": "decline"}));
-        let Ok(Effect::Resume { responses, state: back }) = t.apply(Event::Update(second), 4_000)
+        let Effect::Resume { responses, state: back } = t.apply(Event::Update(second), 4_000)
         else {
             panic!("resume")
         };
@@ -554,16 +533,16 @@ mod tests {
     #[test]
     fn cancelling_stops_the_call_in_the_tab_once_and_a_finished_task_stays_finished() {
         let mut t = task();
-        assert_eq!(t.apply(Event::Cancel, 2_000), Ok(Effect::StopInTab));
+        assert_eq!(t.apply(Event::Cancel, 2_000), Effect::StopInTab);
         assert_eq!(t.detailed()["status"], "cancelled");
         // Again: acknowledged, nothing changes; a late answer from the tab goes nowhere.
-        assert_eq!(t.apply(Event::Cancel, 3_000), Ok(Effect::Unchanged));
-        assert_eq!(t.apply(Event::Answered(json!({})), 3_000), Ok(Effect::Unchanged));
+        assert_eq!(t.apply(Event::Cancel, 3_000), Effect::Unchanged);
+        assert_eq!(t.apply(Event::Answered(json!({})), 3_000), Effect::Unchanged);
         assert_eq!(t.detailed()["status"], "cancelled");
         assert_eq!(t.updated_ms, 2_000);
         let mut done = task();
-        done.apply(Event::Answered(json!({"content": []})), 2_000).unwrap();
-        assert_eq!(done.apply(Event::Cancel, 3_000), Ok(Effect::Unchanged));
+        done.apply(Event::Answered(json!({"content": []})), 2_000);
+        assert_eq!(done.apply(Event::Cancel, 3_000), Effect::Unchanged);
         assert_eq!(done.detailed()["status"], "completed");
         assert_eq!(acknowledged(), json!({"resultType": "complete"}));
     }
@@ -581,12 +560,12 @@ mod tests {
     fn a_task_reads_back_as_it_was_stored() {
         let mut t = task();
         let asks = one("a", json!({"method": "elicitation/create"}));
-        t.apply(Event::NeedsInput { requests: asks, state: Some(json!([1])) }, 2_000).unwrap();
-        t.apply(Event::Update(one("x", json!(1))), 2_100).unwrap_err();
+        t.apply(Event::NeedsInput { requests: asks, state: Some(json!([1])) }, 2_000);
+        t.apply(Event::Update(one("x", json!(1))), 2_100);
         let stored = serde_json::to_value(&t).unwrap();
         assert_eq!(read(stored), Some(t.clone()));
         let mut done = t;
-        done.apply(Event::Answered(json!({"content": []})), 3_000).unwrap();
+        done.apply(Event::Answered(json!({"content": []})), 3_000);
         assert_eq!(read(serde_json::to_value(&done).unwrap()), Some(done));
         for junk in [
             json!(null),
