@@ -197,3 +197,10 @@ pub const TASK_UNKNOWN: &str = "No such task for this connection (it may have ex
 
 /// A tool that runs only as a task, called by a client that takes none.
 pub const TASK_REQUIRED: &str = "This tool runs only as a task (io.modelcontextprotocol/tasks), which this client did not declare it takes.";
+
+/// A task's result was asked for after the client cancelled it.
+pub const TASK_CANCELLED: &str = "The task was cancelled, so it has no result.";
+
+/// `tasks/result` waited as long as a call may and the task still works.
+pub const TASK_STILL_WORKING: &str =
+    "The task is still working; read where it stands with tasks/get, then ask for its result again.";

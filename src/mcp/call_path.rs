@@ -39,8 +39,8 @@ pub struct Asked {
     pub retry: Option<Retry>,
     /// Whether the client takes a stream.
     pub stream: bool,
-    /// Set when the client takes tasks: the input capabilities it declared.
-    pub tasks: Option<Vec<String>>,
+    /// Set when the client takes tasks.
+    pub tasks: Option<crate::pairing::wire::TaskTerms>,
 }
 
 /// What a call becomes before the pairing is asked.

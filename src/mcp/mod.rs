@@ -5,6 +5,7 @@ pub mod call_path;
 pub mod clients;
 pub mod era;
 pub mod input;
+pub mod tasks;
 pub mod view;
 
 use serde_json::{json, Map, Value};
@@ -16,8 +17,8 @@ pub use era::{Era, Headers, ALL_VERSIONS, SESSION_VERSIONS, STATELESS_VERSION};
 use crate::jsonrpc::{self, ErrorCode, Id, Message, RpcError};
 use crate::limits::{MAX_BATCH, MAX_BODY_BYTES, RESOURCES_TTL_MS, TOOLS_TTL_MS};
 use crate::oauth::keys::Keys;
-use crate::pairing::tasks;
-use crate::pairing::wire::{CallReply, TaskOp, TaskReply};
+use crate::pairing::tasks::declared as takes_tasks;
+use crate::pairing::wire::{CallReply, TaskTerms};
 use crate::{sentences, tools};
 use era::quote;
 
@@ -67,11 +68,11 @@ pub enum Reply {
         era: Era,
         /// A retried call's answers to the input it was asked for (2026-07-28).
         retry: Option<Retry>,
-        /// Set when the client takes tasks: the input capabilities it declared.
-        tasks: Option<Vec<String>>,
+        /// Set when the client takes tasks.
+        tasks: Option<TaskTerms>,
     },
-    /// `tasks/get`, `tasks/update` or `tasks/cancel` (2026-07-28, the client declared the
-    /// extension): ask the pairing, then answer with [`task_answer`].
+    /// A tasks method (`tasks/get`, `tasks/update`, `tasks/cancel`; 2025-11-25's
+    /// `tasks/result`): ask the pairing, then answer as [`tasks::answer`] says.
     Task {
         /// The request's id.
         id: Id,
@@ -80,7 +81,7 @@ pub enum Reply {
         /// The task's id.
         task: String,
         /// What it asks.
-        op: TaskOp,
+        method: tasks::Method,
     },
     /// The client cancelled its request with this id: tell the pairing, answer 202.
     Cancel {
@@ -320,14 +321,23 @@ pub fn handle(body: &[u8], headers: &Headers<'_>, app_url: &str) -> Reply {
                     }
                 };
                 let tasks = match &era {
-                    Era::Stateless { capabilities, .. } if tasks::declared(capabilities) => Some(
-                        INPUT_METHODS
-                            .iter()
-                            .map(|(_, c)| *c)
-                            .filter(|c| capabilities.contains_key(*c))
-                            .map(str::to_owned)
-                            .collect(),
-                    ),
+                    // A 2026-07-28 client declares the extension: a call that waits becomes a
+                    // task.
+                    Era::Stateless { capabilities, .. } if takes_tasks(capabilities) => {
+                        Some(TaskTerms {
+                            declared: INPUT_METHODS
+                                .iter()
+                                .map(|(_, c)| *c)
+                                .filter(|c| capabilities.contains_key(*c))
+                                .map(str::to_owned)
+                                .collect(),
+                            at_once: false,
+                        })
+                    }
+                    // A 2025-11-25 client asks for a task with `params.task`: made at once.
+                    Era::Session if params.get("task").is_some_and(Value::is_object) => {
+                        Some(TaskTerms { declared: Vec::new(), at_once: true })
+                    }
                     _ => None,
                 };
                 Reply::Call { id, tool, args, progress_token, era, retry, tasks }
@@ -366,37 +376,10 @@ pub fn handle(body: &[u8], headers: &Headers<'_>, app_url: &str) -> Reply {
                 RpcError::new(ErrorCode::INVALID_PARAMS, "resources/read needs params.uri."),
             ),
         },
-        "tasks/get" | "tasks/update" | "tasks/cancel" if stateless => {
-            let declared = match &era {
-                Era::Stateless { capabilities, .. } => tasks::declared(capabilities),
-                Era::Session => false,
-            };
-            if !declared {
-                return failure(400, Some(&id), tasks_not_declared(method));
-            }
-            let Some(Value::String(task)) = params.get("taskId") else {
-                let e = RpcError::new(
-                    ErrorCode::INVALID_PARAMS,
-                    format!("{method} needs params.taskId."),
-                );
-                return failure(200, Some(&id), e);
-            };
-            let op = match method {
-                "tasks/get" => TaskOp::Get,
-                "tasks/cancel" => TaskOp::Cancel,
-                _ => match params.get("inputResponses") {
-                    Some(answers @ Value::Object(_)) => TaskOp::Update(answers.clone()),
-                    _ => {
-                        let e = RpcError::new(
-                            ErrorCode::INVALID_PARAMS,
-                            "tasks/update needs params.inputResponses, an object.",
-                        );
-                        return failure(200, Some(&id), e);
-                    }
-                },
-            };
-            Reply::Task { id, era, task: task.clone(), op }
-        }
+        m if tasks::is_method(m, &era) => match tasks::read(m, params, &era) {
+            Ok((task, method)) => Reply::Task { id, era, task, method },
+            Err((status, e)) => failure(status, Some(&id), e),
+        },
         "subscriptions/listen" if stateless => {
             let tools = params
                 .get("notifications")
@@ -462,53 +445,13 @@ pub fn call_reply(
         Some(CallReply::TabResult { outcome }) => call_answer(id, era, &outcome),
         Some(CallReply::NotCarried { sentence }) => call_failed(id, era, &sentence),
         Some(CallReply::NoSuchTool { tool }) => no_such_tool(id, &tool),
-        Some(CallReply::Task { created }) => jsonrpc::result(id, complete_input(created)),
+        Some(CallReply::Task { created }) => jsonrpc::result(id, tasks::created(era, created)),
         Some(CallReply::NeedsTasks) => {
-            let e = RpcError {
-                code: era::codes::MISSING_CAPABILITY,
-                message: sentences::TASK_REQUIRED.into(),
-                data: Some(json!({"requiredCapabilities": tasks_required()})),
-            };
-            return (400, jsonrpc::error(Some(id), &e));
+            return (400, jsonrpc::error(Some(id), &tasks::needs_tasks()))
         }
         None => call_failed(id, era, sentences::PAIRING_UNAVAILABLE),
     };
     (200, body)
-}
-
-/// The JSON-RPC response to a request about a task from what the pairing answered (None: it
-/// could not be reached).
-#[must_use]
-pub fn task_answer(id: &Id, era: &Era, answer: Option<TaskReply>) -> Value {
-    match answer {
-        // The detailed task says its own `resultType`.
-        Some(TaskReply::Detailed(task)) => jsonrpc::result(id, complete_input(task)),
-        Some(TaskReply::Acknowledged) => jsonrpc::result(id, complete(era, json!({}))),
-        Some(TaskReply::Refused { sentence }) => {
-            jsonrpc::error(Some(id), &RpcError::new(ErrorCode::INVALID_PARAMS, sentence))
-        }
-        None => jsonrpc::error(
-            Some(id),
-            &RpcError::new(ErrorCode::INTERNAL_ERROR, sentences::PAIRING_UNAVAILABLE),
-        ),
-    }
-}
-
-/// What a client must declare to use tasks (`requiredCapabilities`).
-fn tasks_required() -> Value {
-    json!({"extensions": {tasks::EXTENSION: {}}})
-}
-
-/// The refusal of a tasks method from a client that did not declare the extension.
-fn tasks_not_declared(method: &str) -> RpcError {
-    RpcError {
-        code: era::codes::MISSING_CAPABILITY,
-        message: format!(
-            "{method} is for clients that declare the tasks extension ({}).",
-            tasks::EXTENSION
-        ),
-        data: Some(json!({"requiredCapabilities": tasks_required()})),
-    }
 }
 
 /// The JSON-RPC response to a tool call the tab answered.
@@ -535,9 +478,11 @@ fn capabilities(stateless: bool) -> Value {
     });
     if stateless {
         // A call that waits (for the person, most often) becomes a task the client polls.
-        c["extensions"][tasks::EXTENSION] = json!({});
+        c["extensions"][crate::pairing::tasks::EXTENSION] = json!({});
     } else {
         c["logging"] = json!({});
+        // 2025-11-25's experimental tasks: a call the client asks to be a task is one.
+        c["tasks"] = json!({"cancel": {}, "requests": {"tools": {"call": {}}}});
     }
     c
 }

@@ -725,7 +725,7 @@ impl Room {
         out: &mut Vec<Effect>,
     ) {
         let reply = match request {
-            Request::Call(call) => match self.call(asker, call, now_ms, out) {
+            Request::Call(call) => match self.call(asker, call, now_ms, entropy, out) {
                 Some(reply) => reply,
                 None => return, // it waits for the tab
             },
@@ -853,6 +853,7 @@ impl Room {
         asker: Asker,
         call: CallRequest,
         now_ms: u64,
+        entropy: &mut dyn Entropy,
         out: &mut Vec<Effect>,
     ) -> Option<Reply> {
         // A forgotten or revoked connection's access token stops at once.
@@ -901,7 +902,7 @@ impl Room {
                 args: call.args.clone(),
                 agent: call.agent.clone(),
                 connection: call.connection.clone(),
-                declared: call.task.clone().unwrap_or_default(),
+                declared: call.task.as_ref().map(|t| t.declared.clone()).unwrap_or_default(),
             })
         });
         // A call that may become a task waits a moment only: then the task is made.
@@ -920,6 +921,9 @@ impl Room {
             },
         ));
         out.push(Effect::Deadline(asker, id, until));
+        if as_task && call.task.is_some_and(|t| t.at_once) {
+            self.make_task(id, now_ms, entropy, out);
+        }
         None
     }
 
@@ -1102,7 +1106,7 @@ mod tests {
     use crate::crypto::testing::Counter;
     use crate::limits::{WRONG_CODES_ALLOWED, WRONG_CODE_WINDOW_MS};
     use crate::pairing::tabs::tests::{hello, key, signature, ORIGIN};
-    use crate::pairing::wire::RevokeRequest;
+    use crate::pairing::wire::{RevokeRequest, TaskTerms};
     use serde_json::json;
     use tabrelay_bundle::protocol::{
         Connection, HELLO_WAIT_MS, MAX_TABS_PER_PAIRING, MAX_UNPROVEN_SOCKETS,
@@ -1230,8 +1234,16 @@ mod tests {
             request: format!("{grant} {id}"),
             stream: false,
             input: None,
-            task: Some(vec!["elicitation".into()]),
+            task: Some(TaskTerms { declared: vec!["elicitation".into()], at_once: false }),
         }))
+    }
+
+    /// The tab's list: the tool, which asks the person first (so it may become a task).
+    fn asked_list() -> String {
+        let t = tool();
+        format!(
+            r#"{{"type":"tools","tools":[{{"name":"{t}","inputSchema":{{"type":"object"}},"setting":"asks"}}]}}"#
+        )
     }
 
     /// A task request's reply.
@@ -1751,6 +1763,7 @@ mod tests {
     fn a_quick_answer_stays_one_reply_and_a_call_that_waits_becomes_a_task() {
         let mut sim = Sim::new();
         let a = sim.tab();
+        sim.say(a, &asked_list());
         // Answered within the moment: one reply, no task.
         let (asker, effects) = task_call(&mut sim, "g1", 1);
         let (call, _) = sent_call(&effects, a);
@@ -1792,6 +1805,7 @@ mod tests {
     fn the_person_being_asked_makes_the_task_at_once_and_it_outlives_an_eviction() {
         let mut sim = Sim::new();
         let a = sim.tab();
+        sim.say(a, &asked_list());
         let (asker, effects) = task_call(&mut sim, "g1", 1);
         let (call, _) = sent_call(&effects, a);
         let effects =
@@ -1841,6 +1855,7 @@ mod tests {
     fn a_cancelled_task_stops_its_call_in_the_tab_and_a_closed_tab_fails_its_task() {
         let mut sim = Sim::new();
         let a = sim.tab();
+        sim.say(a, &asked_list());
         let (asker, effects) = task_call(&mut sim, "g1", 1);
         let (call, _) = sent_call(&effects, a);
         sim.later(TASK_AFTER_MS);
@@ -1874,6 +1889,7 @@ mod tests {
     fn a_tasks_questions_go_to_the_client_and_its_answers_start_the_next_round() {
         let mut sim = Sim::new();
         let a = sim.tab();
+        sim.say(a, &asked_list());
         let (asker, effects) = task_call(&mut sim, "g1", 1);
         let (call, _) = sent_call(&effects, a);
         sim.later(TASK_AFTER_MS);
@@ -1935,6 +1951,7 @@ mod tests {
     fn a_connection_holds_a_bounded_number_of_tasks_and_a_tool_that_needs_tasks_says_so() {
         let mut sim = Sim::new();
         let a = sim.tab();
+        sim.say(a, &asked_list());
         for i in 0..MAX_TASKS_PER_CONNECTION as u64 {
             let (asker, effects) = task_call(&mut sim, "g1", i);
             let (call, _) = sent_call(&effects, a);
@@ -1958,5 +1975,32 @@ mod tests {
         sim.say(a, &list);
         let (asker, effects) = sim.call("g1", 7, false, TAB_CALL_WAIT_MS);
         assert_eq!(done(&effects, asker), CallReply::NeedsTasks);
+    }
+
+    #[test]
+    fn a_call_a_2025_11_25_client_asks_to_be_a_task_is_one_at_once() {
+        let mut sim = Sim::new();
+        let a = sim.tab();
+        sim.say(a, &asked_list());
+        let (asker, effects) = sim.ask(Request::Call(CallRequest {
+            tool: tool(),
+            args: json!({}),
+            agent: "VS Code".into(),
+            connection: Connection {
+                id: "g1".into(),
+                kind: "connector".into(),
+                client: "VS Code".into(),
+                host: "vscode.dev".into(),
+            },
+            wait_ms: TAB_CALL_WAIT_MS,
+            request: "g1 1".into(),
+            stream: false,
+            input: None,
+            task: Some(TaskTerms { declared: Vec::new(), at_once: true }),
+        }));
+        let (call, _) = sent_call(&effects, a);
+        let task = made_task(&effects, asker);
+        let effects = sim.say(a, &format!(r#"{{"type":"result","id":{call},"data":1}}"#));
+        assert_eq!(stored_tasks(&effects)[0].id, task);
     }
 }

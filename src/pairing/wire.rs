@@ -181,11 +181,21 @@ pub struct CallRequest {
     /// A retried call's input for the tab ([`tabrelay_bundle::protocol::RelayMessage::Call`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub input: Option<Value>,
-    /// Set when the client takes tasks (`io.modelcontextprotocol/tasks`): the input
-    /// capabilities it declared. A call of a tool that supports tasks becomes one when the
-    /// person is asked or [`crate::limits::TASK_AFTER_MS`] pass without its answer.
+    /// Set when the client takes tasks: a call of a tool that supports them becomes one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub task: Option<Vec<String>>,
+    pub task: Option<TaskTerms>,
+}
+
+/// How a call from a client that takes tasks becomes one.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct TaskTerms {
+    /// The input capabilities the client declared (`elicitation`, `sampling`, `roots`): what
+    /// the tab may ask it through the task.
+    pub declared: Vec<String>,
+    /// Made at once (the 2025-11-25 client asked for a task); else when the person is asked or
+    /// [`crate::limits::TASK_AFTER_MS`] pass without the tab's answer (2026-07-28: the server
+    /// decides).
+    pub at_once: bool,
 }
 
 /// The key of a client's request within a pairing: its connection (grant) and JSON-RPC id, so
@@ -349,6 +359,7 @@ tabrelay_bundle::read_json!(Request, "a request to the pairing", enum {
     "replayed" => Replayed { grant },
     "task" => Task { grant, task, op },
 });
+tabrelay_bundle::read_json!(TaskTerms, "how a call becomes a task", { declared, at_once });
 tabrelay_bundle::read_json!(TaskOp, "a request about a task", enum {
     "get" => Get,
     "cancel" => Cancel,
@@ -445,7 +456,10 @@ mod tests {
             Request::Revoke(RevokeRequest { grant: "g".into(), secret: None }),
             Request::Revoke(RevokeRequest { grant: "g".into(), secret: Some("s".into()) }),
             Request::Replayed { grant: "g".into() },
-            Request::Call(CallRequest { task: Some(vec!["elicitation".into()]), ..call() }),
+            Request::Call(CallRequest {
+                task: Some(TaskTerms { declared: vec!["elicitation".into()], at_once: false }),
+                ..call()
+            }),
             Request::Task { grant: "g".into(), task: "t".into(), op: TaskOp::Get },
             Request::Task { grant: "g".into(), task: "t".into(), op: TaskOp::Cancel },
             Request::Task {

@@ -32,7 +32,7 @@ use crate::pages;
 use crate::pairing::socket_key;
 use crate::pairing::wire::{
     request_key, GrantReply, GrantRequest, RefreshReply, Reply as PairingReply,
-    Request as PairingRequest, Want,
+    Request as PairingRequest, TaskOp as PairingTaskOp, Want,
 };
 use crate::{sentences, tools};
 
@@ -561,14 +561,29 @@ async fn answer_message(
             }
             listen_stream(id, tools, first, replies)
         }
-        Reply::Task { id, era, task, op } => {
-            let request = PairingRequest::Task { grant: access.grant.clone(), task, op };
-            let answer = match ask_pairing_once(&pairing()?, &request).await {
-                Ok(Some(PairingReply::NoGrant)) => return unauthorized(origin, true),
-                Ok(Some(PairingReply::Task(reply))) => Some(reply),
-                _ => None,
-            };
-            json_response(200, &mcp::task_answer(&id, &era, answer))
+        Reply::Task { id, era, task, method } => {
+            let stub = pairing()?;
+            let mut op = method.op();
+            let until = now_ms() + config.call_wait_ms;
+            loop {
+                let grant = access.grant.clone();
+                let request = PairingRequest::Task { grant, task: task.clone(), op };
+                let said = match ask_pairing_once(&stub, &request).await {
+                    Ok(Some(PairingReply::NoGrant)) => return unauthorized(origin, true),
+                    Ok(Some(PairingReply::Task(reply))) => Some(reply),
+                    _ => None,
+                };
+                match mcp::tasks::answer(&id, &era, &method, said) {
+                    mcp::tasks::Next::Answer(body) => return json_response(200, &body),
+                    mcp::tasks::Next::AskAgain(_) if now_ms() >= until => {
+                        return json_response(200, &mcp::tasks::still_working(&id))
+                    }
+                    mcp::tasks::Next::AskAgain(after_ms) => {
+                        Delay::from(Duration::from_millis(after_ms)).await;
+                        op = PairingTaskOp::Get;
+                    }
+                }
+            }
         }
         Reply::Call { id, tool, args, progress_token, era, retry, tasks } => {
             let asked = Asked { id, tool, args, progress_token, era, retry, stream, tasks };

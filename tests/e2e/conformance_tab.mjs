@@ -136,10 +136,14 @@ function fixtures(tab) {
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
-/** How each tasks fixture takes tasks (others say nothing: the relay's default, optional). */
+/** How each tasks fixture takes tasks (the others say nothing: answered in one piece). */
 const EXECUTION = {
   greet: { taskSupport: 'forbidden' },
+  slow_compute: { taskSupport: 'optional' },
   failing_job: { taskSupport: 'required' },
+  protocol_error_job: { taskSupport: 'optional' },
+  confirm_delete: { taskSupport: 'optional' },
+  multi_input: { taskSupport: 'optional' },
   test_tool_with_task: { taskSupport: 'required' },
 };
 
