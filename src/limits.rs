@@ -131,3 +131,6 @@ pub const TASK_POLL_INTERVAL_MS: u64 = 2_000;
 /// The most tasks one connection holds at once (finished ones count until they expire): a
 /// connection cannot fill its pairing's storage, nor crowd out the others'.
 pub const MAX_TASKS_PER_CONNECTION: usize = 32;
+/// The largest result or set of questions a task keeps, in bytes of JSON: a task is one row
+/// of the pairing's storage (at most 2 MB a row), so a larger one is replaced by a sentence.
+pub const MAX_TASK_RESULT_BYTES: usize = 1024 * 1024;

@@ -204,3 +204,6 @@ pub const TASK_CANCELLED: &str = "The task was cancelled, so it has no result.";
 /// `tasks/result` waited as long as a call may and the task still works.
 pub const TASK_STILL_WORKING: &str =
     "The task is still working; read where it stands with tasks/get, then ask for its result again.";
+
+/// A tab's answer too large to keep as a task's result.
+pub const TASK_RESULT_TOO_LARGE: &str = "The tab's answer was too large to keep as a task's result; ask for less (a smaller picture, fewer rows), or call again from a client that takes no tasks.";

@@ -32,8 +32,8 @@ use super::wire::{
 };
 use crate::crypto::{random_token, Entropy};
 use crate::limits::{
-    AFTERWARDS_DATA_CHARS, MAX_LISTENERS, MAX_TASKS_PER_CONNECTION, REPLAYED_KEPT_MS,
-    TAB_CALL_WAIT_MS, TASK_AFTER_MS, TURN_STORED_EVERY_MS, USED_GRANULARITY_MS,
+    AFTERWARDS_DATA_CHARS, MAX_LISTENERS, MAX_TASKS_PER_CONNECTION, MAX_TASK_RESULT_BYTES,
+    REPLAYED_KEPT_MS, TAB_CALL_WAIT_MS, TASK_AFTER_MS, TURN_STORED_EVERY_MS, USED_GRANULARITY_MS,
 };
 use crate::oauth::connect::{refusal, CodeReply, Command, ConnectCode};
 use crate::oauth::keys::Keys;
@@ -993,6 +993,20 @@ impl Room {
                 }
             }
             other => tasks::Event::Answered(content::tool_result(&other)),
+        };
+        // A task is one stored row: what does not fit is said, not kept.
+        let size = match &event {
+            tasks::Event::Answered(result) => serde_json::to_vec(result).map_or(0, |v| v.len()),
+            tasks::Event::NeedsInput { requests, state } => {
+                serde_json::to_vec(&(requests, state)).map_or(0, |v| v.len())
+            }
+            _ => 0,
+        };
+        let event = if size > MAX_TASK_RESULT_BYTES {
+            let sentence = sentences::TASK_RESULT_TOO_LARGE;
+            tasks::Event::Answered(content::error_result(sentence))
+        } else {
+            event
         };
         self.task_event(i, event, now_ms, out);
     }
@@ -1959,6 +1973,19 @@ mod tests {
             made_task(&effects, asker);
             sim.say(a, &format!(r#"{{"type":"result","id":{call},"data":1}}"#));
         }
+        // A result too large for a task's row is said, not kept.
+        let (asker, effects) = task_call(&mut sim, "g2", 50);
+        let (call, _) = sent_call(&effects, a);
+        made_task(&sim.go(Input::Deadline { call }), asker);
+        let big = "A".repeat(MAX_TASK_RESULT_BYTES + 1);
+        let image = format!(r#"{{"data":"{big}","mimeType":"image/png","width":1,"height":1}}"#);
+        let result = format!(r#"{{"type":"result","id":{call},"data":1,"image":{image}}}"#);
+        let effects = sim.say(a, &result);
+        let kept = &stored_tasks(&effects)[0];
+        assert!(serde_json::to_vec(kept).unwrap().len() < 4096);
+        let said = kept.result.as_ref().unwrap();
+        assert_eq!(said["isError"], true);
+        assert!(said.to_string().contains("too large to keep"));
         let (asker, effects) = task_call(&mut sim, "g1", 99);
         assert_eq!(
             done(&effects, asker),
