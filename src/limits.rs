@@ -132,3 +132,21 @@ pub const AFTERWARDS_DATA_CHARS: usize = 600;
 /// cost). After an eviction the stored time of a turn's last call is at most this old, so a
 /// turn may end this much sooner than [`AGENT_TURN_IDLE_MS`] after it.
 pub const TURN_STORED_EVERY_MS: u64 = 30_000;
+
+// Tasks (io.modelcontextprotocol/tasks).
+/// How long a call from a client that takes tasks may take before it becomes a task, in
+/// milliseconds (sooner when the person is asked): a quick answer stays one response. Shorter
+/// than [`FIRST_EVENT_WAIT_MS`], so the task is made before any stream opens.
+pub const TASK_AFTER_MS: u64 = 400;
+const _: () = assert!(TASK_AFTER_MS < FIRST_EVENT_WAIT_MS);
+/// How long a task stays readable after it was made, in milliseconds (a person deciding takes
+/// minutes; a client that comes back the next day finds it gone).
+pub const TASK_TTL_MS: u64 = 6 * 3600 * 1000;
+/// How often the relay suggests a client polls a task, in milliseconds.
+pub const TASK_POLL_INTERVAL_MS: u64 = 2_000;
+/// The most tasks one connection holds at once (finished ones count until they expire): a
+/// connection cannot fill its pairing's storage, nor crowd out the others'.
+pub const MAX_TASKS_PER_CONNECTION: usize = 32;
+/// The largest result or set of questions a task keeps, in bytes of JSON: a task is one row
+/// of the pairing's storage (at most 2 MB a row), so a larger one is replaced by a sentence.
+pub const MAX_TASK_RESULT_BYTES: usize = 1024 * 1024;

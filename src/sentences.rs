@@ -188,3 +188,33 @@ pub fn method_not_allowed(methods: &str) -> String {
 
 /// An authorization code was redeemed twice: the connection it made is revoked.
 pub const CODE_REPLAYED: &str = "The authorization code was used more than once, so the connection it made was revoked to be safe; connect again.";
+
+/// A tab asked the client for input it did not declare it can give (names: the capabilities).
+#[must_use]
+pub fn missing_capability(names: &str) -> String {
+    format!(
+        "This call needs the client capability {names} to go on; the client did not declare it."
+    )
+}
+
+/// A connection holds the most tasks it keeps.
+#[must_use]
+pub fn too_many_tasks(limit: usize) -> String {
+    format!("This connection already holds {limit} tasks, the most the relay keeps for one; wait for one to finish or cancel one, then call again.")
+}
+
+/// A task the client named is not this connection's (or it expired).
+pub const TASK_UNKNOWN: &str = "No such task for this connection (it may have expired).";
+
+/// A tool that runs only as a task, called by a client that takes none.
+pub const TASK_REQUIRED: &str = "This tool runs only as a task (io.modelcontextprotocol/tasks), which this client did not declare it takes.";
+
+/// A task's result was asked for after the client cancelled it.
+pub const TASK_CANCELLED: &str = "The task was cancelled, so it has no result.";
+
+/// `tasks/result` waited as long as a call may and the task still works.
+pub const TASK_STILL_WORKING: &str =
+    "The task is still working; read where it stands with tasks/get, then ask for its result again.";
+
+/// A tab's answer too large to keep as a task's result.
+pub const TASK_RESULT_TOO_LARGE: &str = "The tab's answer was too large to keep as a task's result; ask for less (a smaller picture, fewer rows), or call again from a client that takes no tasks.";

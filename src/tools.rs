@@ -4,8 +4,9 @@
 use serde_json::{json, Map, Value};
 use tabrelay_bundle::catalogue::Catalogue;
 use tabrelay_bundle::content::{self, quoted};
-use tabrelay_bundle::protocol::{Setting, ToolList};
+use tabrelay_bundle::protocol::{Setting, StatedTool, ToolList};
 
+use crate::pairing::tasks::Support;
 use crate::pairing::TabsStatus;
 use crate::sentences;
 
@@ -28,7 +29,11 @@ pub fn list(stated: Option<&ToolList>, catalogue: &Catalogue) -> Value {
                     Setting::Runs => (sentences::SETTING_RUNS, "runs"),
                     Setting::Refused => return None,
                 };
-                Some(with_setting(t.definition.clone(), said))
+                let mut definition = t.definition.clone();
+                if let Some(execution) = default_execution(t) {
+                    definition.insert("execution".into(), execution);
+                }
+                Some(with_setting(definition, said))
             })
             .collect(),
         None => catalogue.tools.iter().map(tabrelay_bundle::catalogue::Tool::mcp).collect(),
@@ -51,6 +56,23 @@ pub fn known(stated: Option<&ToolList>, catalogue: &Catalogue, name: &str) -> bo
         Some(list) => list.tool(name).is_some(),
         None => catalogue.tool(name).is_some(),
     }
+}
+
+/// How a tool of the list agents see takes tasks (what [`list`] says of it): as the tab's
+/// definition says, else "optional" when the person is asked first (the call waits for them),
+/// else "forbidden" (answered in one piece). The bundled catalogue says nothing of tasks.
+#[must_use]
+pub fn task_support(stated: Option<&ToolList>, name: &str) -> Support {
+    let Some(tool) = stated.and_then(|l| l.tool(name)) else { return Support::Forbidden };
+    let said = tool.definition.get("execution").cloned().or_else(|| default_execution(tool));
+    said.map_or(Support::Forbidden, |execution| Support::of(&json!({ "execution": execution })))
+}
+
+/// The `execution` the relay gives a tab's tool that states none: a tool the person is asked
+/// about may become a task (a client that polls tasks polls while the person decides).
+fn default_execution(tool: &StatedTool) -> Option<Value> {
+    let unsaid = !tool.definition.contains_key("execution");
+    (unsaid && tool.setting == Setting::Asks).then(|| json!({"taskSupport": "optional"}))
 }
 
 /// The relay's own tool: what the pairing's tabs are and which one calls go to (kept as JSON
@@ -152,6 +174,31 @@ mod tests {
             !known(Some(&tools), &Catalogue::bundled(), &Catalogue::bundled().tools[0].name),
             "the tab's list replaces the bundled one"
         );
+    }
+
+    #[test]
+    fn a_tool_the_person_is_asked_about_may_become_a_task_and_the_tab_may_say_otherwise() {
+        let tools = stated(&json!([
+            {"name": "asks", "inputSchema": {"type": "object"}, "setting": "asks"},
+            {"name": "runs", "inputSchema": {"type": "object"}, "setting": "runs"},
+            {"name": "slow", "inputSchema": {"type": "object"}, "execution": {"taskSupport": "required"}, "setting": "runs"},
+            {"name": "never", "inputSchema": {"type": "object"}, "execution": {"taskSupport": "forbidden"}, "setting": "asks"},
+        ]));
+        let listed = list(Some(&tools), &Catalogue::bundled());
+        let said = |n: &str| {
+            let t = listed.as_array().unwrap().iter().find(|t| t["name"] == n).unwrap();
+            t.pointer("/execution/taskSupport").cloned()
+        };
+        assert_eq!(said("asks"), Some(json!("optional")));
+        assert_eq!(said("runs"), None);
+        assert_eq!(said("slow"), Some(json!("required")));
+        assert_eq!(said("never"), Some(json!("forbidden")));
+        assert_eq!(said("status"), None);
+        assert_eq!(task_support(Some(&tools), "asks"), Support::Optional);
+        assert_eq!(task_support(Some(&tools), "runs"), Support::Forbidden);
+        assert_eq!(task_support(Some(&tools), "slow"), Support::Required);
+        assert_eq!(task_support(Some(&tools), "never"), Support::Forbidden);
+        assert_eq!(task_support(None, "anything"), Support::Forbidden);
     }
 
     #[test]

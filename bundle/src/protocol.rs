@@ -240,6 +240,46 @@ pub const INPUT_METHODS: [(&str, &str); 3] = [
     ("roots/list", "roots"),
 ];
 
+/// The capability a request a tab asks the client needs (its method's, from [`INPUT_METHODS`]).
+#[must_use]
+pub fn capability_of(request: &Value) -> &'static str {
+    let method = request.get("method").and_then(Value::as_str).unwrap_or_default();
+    INPUT_METHODS.iter().find(|(m, _)| *m == method).map_or("", |(_, c)| *c)
+}
+
+/// Splits a tab's input requests into those a client that declared what `declared` says can
+/// answer, and the capabilities the others need (as `{capability: {}}`, the shape of
+/// `requiredCapabilities`).
+#[must_use]
+pub fn askable(
+    requests: &Map<String, Value>,
+    declared: impl Fn(&str) -> bool,
+) -> (Map<String, Value>, Map<String, Value>) {
+    let mut kept = Map::new();
+    let mut missing = Map::new();
+    for (key, request) in requests {
+        let capability = capability_of(request);
+        if declared(capability) {
+            kept.insert(key.clone(), request.clone());
+        } else {
+            missing.insert(capability.into(), Value::Object(Map::new()));
+        }
+    }
+    (kept, missing)
+}
+
+/// The `input` of a call sent to its tab again with the client's answers to the tab's
+/// [`Outcome::InputRequired`]: `{"responses": {key: answer, …}, "state"?: the tab's state}`.
+#[must_use]
+pub fn call_input(responses: Value, state: Option<Value>) -> Value {
+    let mut m = Map::new();
+    m.insert("responses".into(), responses);
+    if let Some(state) = state.filter(|s| !s.is_null()) {
+        m.insert("state".into(), state);
+    }
+    Value::Object(m)
+}
+
 /// The most input requests in one answer.
 pub const MAX_INPUT_REQUESTS: usize = 8;
 
@@ -395,7 +435,8 @@ pub struct StatedTool {
     /// What the person's settings make of it.
     pub setting: Setting,
     /// The MCP tool definition: `name`, `inputSchema` and those of `title`, `description`,
-    /// `outputSchema`, `annotations` and `_meta` the tab gave (other keys are dropped).
+    /// `outputSchema`, `annotations`, `execution` and `_meta` the tab gave (other keys are
+    /// dropped).
     pub definition: Map<String, Value>,
 }
 
@@ -632,8 +673,8 @@ impl ToolList {
 
 impl StatedTool {
     /// The keys of an MCP tool definition the relay carries.
-    const KEPT: [&'static str; 5] =
-        ["title", "description", "outputSchema", "annotations", "_meta"];
+    const KEPT: [&'static str; 6] =
+        ["title", "description", "outputSchema", "annotations", "execution", "_meta"];
 
     fn read(position: usize, item: &Value) -> Result<Self, ToolsError> {
         let Value::Object(m) = item else { return Err(ToolsError::NotAnObject(position)) };
@@ -668,6 +709,14 @@ impl StatedTool {
                 }
                 ("outputSchema", schema) => is_object_schema(schema),
                 ("annotations" | "_meta", Value::Object(_)) => true,
+                // How the tool takes tasks: "forbidden", "optional" or "required".
+                ("execution", Value::Object(e)) => match e.get("taskSupport") {
+                    None => true,
+                    Some(Value::String(t)) => {
+                        ["forbidden", "optional", "required"].contains(&t.as_str())
+                    }
+                    Some(_) => false,
+                },
                 _ => false,
             };
             if !fits {
@@ -722,6 +771,7 @@ impl ToolsError {
             Self::BadField(n, "setting") => format!("The tool list was refused: tool {n} needs a setting of asks, runs or refused."),
             Self::BadField(n, field @ ("inputSchema" | "outputSchema")) => format!("The tool list was refused: the {field} of tool {n} must be a JSON Schema object with \"type\": \"object\"."),
             Self::BadField(n, field @ ("annotations" | "_meta")) => format!("The tool list was refused: the {field} of tool {n} must be an object."),
+            Self::BadField(n, "execution") => format!("The tool list was refused: the execution of tool {n} must be an object whose taskSupport is \"forbidden\", \"optional\" or \"required\"."),
             Self::BadField(n, field) => format!("The tool list was refused: the {field} of tool {n} must be text of at most {} characters.", if *field == "title" { MAX_TOOL_TITLE_CHARS } else { MAX_TOOL_DESCRIPTION_CHARS }),
             Self::ToolTooLarge(n) => format!("The tool list was refused: tool {n} takes over the {MAX_TOOL_BYTES} bytes one tool may."),
         }

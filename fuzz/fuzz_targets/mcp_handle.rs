@@ -86,9 +86,23 @@ fuzz_target!(|data: &[u8]| {
             assert_eq!((&r.id, r.method.as_str()), (&id, "subscriptions/listen"));
             assert_eq!(header, Some(mcp::STATELESS_VERSION), "a listen outside 2026-07-28");
         }
-        Reply::Call { id, tool, args, progress_token, era, retry } => {
+        Reply::Task { id, era, task, .. } => {
+            let Some(Ok(Message::Request(r))) = parsed else { panic!("a task from no request") };
+            assert_eq!(r.id, id);
+            assert!(r.method.starts_with("tasks/"), "{}", r.method);
+            assert_eq!(r.params.get("taskId"), Some(&Value::from(task)));
+            assert_eq!(
+                era.is_stateless(),
+                header.is_some_and(|v| v.trim() == mcp::STATELESS_VERSION)
+            );
+        }
+        Reply::Call { id, tool, args, progress_token, era, retry, tasks } => {
             if retry.is_some() {
                 assert!(era.is_stateless(), "a retry outside 2026-07-28");
+            }
+            if let Some(t) = &tasks {
+                // A 2026-07-28 task is the server's choice; a 2025-11-25 client asks for one.
+                assert_eq!(t.at_once, !era.is_stateless());
             }
             let Some(Ok(Message::Request(r))) = parsed else { panic!("a call from no request") };
             assert_eq!((&r.id, r.method.as_str()), (&id, "tools/call"));

@@ -47,6 +47,8 @@ pub struct Asked {
     /// Whether the client comes back for the call when its stream drops
     /// ([`super::session::resumable`]).
     pub resumable: bool,
+    /// Set when the client takes tasks.
+    pub tasks: Option<crate::pairing::wire::TaskTerms>,
 }
 
 /// What a call becomes before the pairing is asked.
@@ -93,7 +95,8 @@ impl Starting {
 /// the request to the pairing and the answer's state machine.
 #[must_use]
 pub fn start(asked: Asked, access: &Access, config: &Config, now_ms: u64) -> Start {
-    let Asked { id, tool, args, progress_token, era, retry, stream, session, resumable } = asked;
+    let Asked { id, tool, args, progress_token, era, retry, stream, session, resumable, tasks } =
+        asked;
     let told = match &era {
         Era::Stateless { client_name, .. } => client_name.as_deref(),
         Era::Session => None,
@@ -125,6 +128,7 @@ pub fn start(asked: Asked, access: &Access, config: &Config, now_ms: u64) -> Sta
         },
         input,
         resumable,
+        task: tasks,
     };
     let keys = config.keys.clone();
     let who = CallIdentity { id, era, keys, grant: access.grant.clone(), tool, args };
@@ -565,7 +569,7 @@ mod tests {
     fn asked(retry: Option<Retry>, progress_token: Option<Value>) -> Asked {
         let args = json!({"ids": [1]});
         let (id, tool, era) = (Id::Number(9), "items_delete".to_owned(), Era::Session);
-        let session = None;
+        let (session, tasks) = (None, None);
         Asked {
             id,
             tool,
@@ -576,6 +580,7 @@ mod tests {
             stream: true,
             session,
             resumable: false,
+            tasks,
         }
     }
 

@@ -7,12 +7,13 @@ use base64::Engine as _;
 use serde::Serialize;
 use serde_json::{json, Map, Value};
 use sha2::{Digest, Sha256};
-use tabrelay_bundle::protocol::INPUT_METHODS;
+use tabrelay_bundle::protocol::{askable, call_input};
 
 use super::era::{codes, Era};
 use crate::jsonrpc::{ErrorCode, RpcError};
 use crate::limits::{MAX_STATE_BYTES, STATE_LIFETIME_MS};
 use crate::oauth::keys::{Keys, Purpose};
+use crate::sentences;
 
 /// The call a state belongs to: its connection, tool and arguments.
 #[derive(Debug, Clone, Copy)]
@@ -48,27 +49,14 @@ pub fn ask(
     tab_state: Option<&Value>,
     now_ms: u64,
 ) -> Result<Value, (u16, RpcError)> {
-    let mut kept = Map::new();
-    let mut missing = Map::new();
-    for (key, request) in requests {
-        let method = request.get("method").and_then(Value::as_str).unwrap_or_default();
-        let capability = INPUT_METHODS.iter().find(|(m, _)| *m == method).map_or("", |(_, c)| *c);
-        if era.declared(capability) {
-            kept.insert(key.clone(), request.clone());
-        } else {
-            missing.insert(capability.into(), json!({}));
-        }
-    }
+    let (kept, missing) = askable(requests, |c| era.declared(c));
     if kept.is_empty() {
         let names: Vec<&str> = missing.keys().map(String::as_str).collect();
         return Err((
             400,
             RpcError {
                 code: codes::MISSING_CAPABILITY,
-                message: format!(
-                    "This call needs the client capability {} to go on; the client did not declare it.",
-                    names.join(", ")
-                ),
+                message: sentences::missing_capability(&names.join(", ")),
                 data: Some(json!({"requiredCapabilities": missing})),
             },
         ));
@@ -120,11 +108,7 @@ impl Resume {
     /// What the tab receives with the call again.
     #[must_use]
     pub fn for_tab(&self) -> Value {
-        let mut v = json!({"responses": self.responses});
-        if !self.tab_state.is_null() {
-            v["state"] = self.tab_state.clone();
-        }
-        v
+        call_input(self.responses.clone(), Some(self.tab_state.clone()))
     }
 }
 

@@ -13,14 +13,15 @@ pub mod view;
 
 use serde_json::{json, Map, Value};
 use tabrelay_bundle::content;
-use tabrelay_bundle::protocol::{valid_tool_name, Outcome, STATUS_TOOL};
+use tabrelay_bundle::protocol::{valid_tool_name, Outcome, INPUT_METHODS, STATUS_TOOL};
 
 pub use era::{Era, Headers, ALL_VERSIONS, SESSION_VERSIONS, STATELESS_VERSION};
 
 use crate::jsonrpc::{self, ErrorCode, Id, Message, RpcError};
 use crate::limits::{MAX_BATCH, MAX_BODY_BYTES, RESOURCES_TTL_MS, TOOLS_TTL_MS};
 use crate::oauth::keys::Keys;
-use crate::pairing::wire::CallReply;
+use crate::pairing::tasks::declared as takes_tasks;
+use crate::pairing::wire::{CallReply, TaskTerms};
 use crate::{sentences, tools};
 use era::quote;
 
@@ -70,6 +71,20 @@ pub enum Reply {
         era: Era,
         /// A retried call's answers to the input it was asked for (2026-07-28).
         retry: Option<Retry>,
+        /// Set when the client takes tasks.
+        tasks: Option<TaskTerms>,
+    },
+    /// A tasks method (`tasks/get`, `tasks/update`, `tasks/cancel`; 2025-11-25's
+    /// `tasks/result`): ask the pairing, then answer as [`tasks::answer`] says.
+    Task {
+        /// The request's id.
+        id: Id,
+        /// The revision it came in.
+        era: Era,
+        /// The task's id.
+        task: String,
+        /// What it asks.
+        method: tasks::Method,
     },
     /// The client cancelled its request with this id: tell the pairing, answer 202.
     Cancel {
@@ -213,6 +228,7 @@ pub fn tools_changed(id: &Id) -> Value {
 /// How a POST's body is to be read: one message, or a batch of them.
 #[derive(Debug, Clone, PartialEq)]
 #[must_use]
+#[allow(clippy::large_enum_variant)] // made once per POST and taken apart at once
 pub enum Batch {
     /// One message (or something to refuse as one): [`handle`] it.
     One,
@@ -331,7 +347,27 @@ pub fn handle(body: &[u8], headers: &Headers<'_>, app_url: &str) -> Reply {
                         return failure(200, Some(&id), e);
                     }
                 };
-                Reply::Call { id, tool, args, progress_token, era, retry }
+                let tasks = match &era {
+                    // A 2026-07-28 client declares the extension: a call that waits becomes a
+                    // task.
+                    Era::Stateless { capabilities, .. } if takes_tasks(capabilities) => {
+                        Some(TaskTerms {
+                            declared: INPUT_METHODS
+                                .iter()
+                                .map(|(_, c)| *c)
+                                .filter(|c| capabilities.contains_key(*c))
+                                .map(str::to_owned)
+                                .collect(),
+                            at_once: false,
+                        })
+                    }
+                    // A 2025-11-25 client asks for a task with `params.task`: made at once.
+                    Era::Session if params.get("task").is_some_and(Value::is_object) => {
+                        Some(TaskTerms { declared: Vec::new(), at_once: true })
+                    }
+                    _ => None,
+                };
+                Reply::Call { id, tool, args, progress_token, era, retry, tasks }
             }
             Err(e) => failure(200, Some(&id), e),
         },
@@ -366,6 +402,10 @@ pub fn handle(body: &[u8], headers: &Headers<'_>, app_url: &str) -> Reply {
                 Some(&id),
                 RpcError::new(ErrorCode::INVALID_PARAMS, "resources/read needs params.uri."),
             ),
+        },
+        m if tasks::is_method(m, &era) => match tasks::read(m, params, &era) {
+            Ok((task, method)) => Reply::Task { id, era, task, method },
+            Err((status, e)) => failure(status, Some(&id), e),
         },
         "subscriptions/listen" if stateless => {
             let tools = params
@@ -432,6 +472,10 @@ pub fn call_reply(
         Some(CallReply::TabResult { outcome }) => call_answer(id, era, &outcome),
         Some(CallReply::NotCarried { sentence }) => call_failed(id, era, &sentence),
         Some(CallReply::NoSuchTool { tool }) => no_such_tool(id, &tool),
+        Some(CallReply::Task { created }) => jsonrpc::result(id, tasks::created(era, created)),
+        Some(CallReply::NeedsTasks) => {
+            return (400, jsonrpc::error(Some(id), &tasks::needs_tasks()))
+        }
         None => call_failed(id, era, sentences::PAIRING_UNAVAILABLE),
     };
     (200, body)
@@ -459,8 +503,13 @@ fn capabilities(stateless: bool) -> Value {
         "resources": {"listChanged": false},
         "extensions": {"io.modelcontextprotocol/ui": {"mimeTypes": [view::VIEW_MIME]}},
     });
-    if !stateless {
+    if stateless {
+        // A call that waits (for the person, most often) becomes a task the client polls.
+        c["extensions"][crate::pairing::tasks::EXTENSION] = json!({});
+    } else {
         c["logging"] = json!({});
+        // 2025-11-25's experimental tasks: a call the client asks to be a task is one.
+        c["tasks"] = json!({"cancel": {}, "requests": {"tools": {"call": {}}}});
     }
     c
 }
@@ -737,6 +786,7 @@ mod tests {
                 progress_token: None,
                 era: Era::Session,
                 retry: None,
+                tasks: None,
             }
         );
         let r = run(

@@ -1,570 +1,301 @@
-//! Tasks (the 2026-07-28 extension `io.modelcontextprotocol/tasks`, SEP-2663): a tool call
-//! that waits for the person becomes a task the client polls with `tasks/get`, answers with
-//! `tasks/update` when the tab needs its input, and may stop with `tasks/cancel`, for as long
-//! as the task's time to live; the person may take that long.
-//!
-//! Here: one task's life as a state machine (what the tab and the client do to it, at which
-//! `now`), the wire shapes the client reads, and the rules for which calls become tasks. The
-//! pairing keeps each task as a row (the JSON of [`Task`]) so it outlives an eviction; the
-//! Worker only asks it.
+//! The Worker's half of tasks: what the tasks methods ask, and how a task is said to the
+//! client in its revision. The 2026-07-28 extension (`io.modelcontextprotocol/tasks`,
+//! SEP-2663) carries the result and errors in `tasks/get`; the 2025-11-25 experimental tasks
+//! (what VS Code polls) wrap a made task as `{"task": …}`, name `ttl` and `pollInterval`
+//! without their unit, and hand the result over with `tasks/result`. The task itself lives in
+//! the pairing ([`crate::pairing::tasks`]).
 
-use serde::Serialize;
 use serde_json::{json, Map, Value};
 
-/// The extension's name in `capabilities.extensions` (server and client).
-pub const EXTENSION: &str = "io.modelcontextprotocol/tasks";
-/// How long a task stays readable after it was made, in milliseconds (a person deciding takes
-/// minutes; a client that comes back the next day finds it gone).
-pub const TASK_TTL_MS: u64 = 6 * 3600 * 1000;
-/// How often the relay suggests the client polls, in milliseconds.
-pub const POLL_INTERVAL_MS: u64 = 2_000;
-/// The most tasks one connection may hold at once (finished ones count until they expire): a
-/// connection cannot fill its pairing's storage, nor crowd out the others'.
-pub const MAX_TASKS_PER_CONNECTION: usize = 32;
+use super::era::{codes, Era};
+use super::{complete, complete_input};
+use crate::jsonrpc::{self, ErrorCode, Id, RpcError};
+use crate::limits::TASK_POLL_INTERVAL_MS;
+use crate::pairing::tasks::{declared, Status, EXTENSION};
+use crate::pairing::wire::{TaskOp, TaskReply};
+use crate::sentences;
 
-/// Where a task stands.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Status {
-    /// The tab works on it (or the person is being asked in the tab).
-    Working,
-    /// The tab needs the client's input (`inputRequests`).
-    InputRequired,
-    /// The tab answered (a tool error is completed too, with `isError`).
-    Completed,
-    /// The relay could not carry it to an answer (a protocol-level failure).
-    Failed,
-    /// The client cancelled it.
-    Cancelled,
-}
-
-impl Status {
-    /// Whether nothing can change it any more.
-    #[must_use]
-    pub fn is_terminal(self) -> bool {
-        matches!(self, Self::Completed | Self::Failed | Self::Cancelled)
-    }
-
-    /// Its name on the wire.
-    #[must_use]
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Working => "working",
-            Self::InputRequired => "input_required",
-            Self::Completed => "completed",
-            Self::Failed => "failed",
-            Self::Cancelled => "cancelled",
-        }
-    }
-
-    fn parse(s: &str) -> Option<Self> {
-        [Self::Working, Self::InputRequired, Self::Completed, Self::Failed, Self::Cancelled]
-            .into_iter()
-            .find(|st| st.as_str() == s)
-    }
-}
-
-/// One task, as the pairing keeps it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Task {
-    /// Its id (random; the client names it back).
-    pub id: String,
-    /// The connection that made it: only that connection reads, updates or cancels it.
-    pub grant: String,
-    /// Where it stands.
-    pub status: Status,
-    /// When it was made and last changed.
-    pub created_ms: u64,
-    /// When it last changed.
-    pub updated_ms: u64,
-    /// The tool result, once completed.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub result: Option<Value>,
-    /// The JSON-RPC error, once failed.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub error: Option<Value>,
-    /// The requests still waiting for the client's answer (input required).
-    #[serde(skip_serializing_if = "Map::is_empty")]
-    pub input_requests: Map<String, Value>,
-    /// The client's answers so far, handed to the tab once every request is answered.
-    #[serde(skip_serializing_if = "Map::is_empty")]
-    pub responses: Map<String, Value>,
-    /// The tab's own state for its next round, kept until the answers are complete.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub tab_state: Option<Value>,
-}
-
-/// What happened to a task.
+/// A client's request about a task, as read.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Event {
-    /// The tab answered: the tool result (an `isError` one included).
-    Answered(Value),
-    /// The tab needs the client's input: its requests and its own state.
-    NeedsInput {
-        /// The requests, keyed by the tab's ids.
-        requests: Map<String, Value>,
-        /// The tab's state for the next round.
-        state: Option<Value>,
-    },
-    /// The relay could not carry the call (the tab's call was lost): the sentence.
-    Lost(String),
-    /// The client answered some of the requests (`tasks/update`).
-    Update(Map<String, Value>),
-    /// The client cancelled it.
+pub enum Method {
+    /// `tasks/get`.
+    Get,
+    /// `tasks/update` (2026-07-28) with the answers.
+    Update(Value),
+    /// `tasks/cancel`.
     Cancel,
+    /// `tasks/result` (2025-11-25): the tool's result once the task finished.
+    Result,
 }
 
-/// What the pairing does after an event.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Effect {
-    /// Nothing beyond storing the task.
-    Store,
-    /// Store, and hand the tab the client's answers and its state: the call's next round.
-    Resume {
-        /// The client's answers, keyed as the tab asked.
-        responses: Map<String, Value>,
-        /// The tab's state.
-        state: Option<Value>,
-    },
-    /// Store, and tell the tab to drop the call.
-    StopInTab,
-    /// Nothing changed (a finished task, or nothing to do): no write.
-    Unchanged,
-}
-
-/// Why a client's request about a task is refused.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Refused {
-    /// No such task for this connection (or it expired): -32602.
-    Unknown,
-    /// `tasks/update` on a task that is not waiting for input, or answers to requests it did
-    /// not make: -32602.
-    NotWaitingForThat,
-}
-
-impl Refused {
-    /// The sentence of the JSON-RPC error.
+impl Method {
+    /// What the pairing is asked first.
     #[must_use]
-    pub fn sentence(self) -> &'static str {
+    pub fn op(&self) -> TaskOp {
         match self {
-            Self::Unknown => "No such task for this connection (it may have expired).",
-            Self::NotWaitingForThat => {
-                "The task is not waiting for answers to those requests; read it with tasks/get."
-            }
+            Self::Get | Self::Result => TaskOp::Get,
+            Self::Update(answers) => TaskOp::Update(answers.clone()),
+            Self::Cancel => TaskOp::Cancel,
         }
     }
 }
 
-impl Task {
-    /// A new task for connection `grant`, working.
-    #[must_use]
-    pub fn new(id: String, grant: String, now_ms: u64) -> Self {
-        Self {
-            id,
-            grant,
-            status: Status::Working,
-            created_ms: now_ms,
-            updated_ms: now_ms,
-            result: None,
-            error: None,
-            input_requests: Map::new(),
-            responses: Map::new(),
-            tab_state: None,
-        }
-    }
-
-    /// When it may be forgotten.
-    #[must_use]
-    pub fn expires_ms(&self) -> u64 {
-        self.created_ms + TASK_TTL_MS
-    }
-
-    /// Whether connection `grant` may see it at `now_ms` (its own, not expired).
-    #[must_use]
-    pub fn visible_to(&self, grant: &str, now_ms: u64) -> bool {
-        self.grant == grant && now_ms < self.expires_ms()
-    }
-
-    /// Applies one event at `now_ms`; a finished task changes no more.
-    pub fn apply(&mut self, event: Event, now_ms: u64) -> Result<Effect, Refused> {
-        if self.status.is_terminal() {
-            return match event {
-                // Cancelling a finished task is acknowledged and changes nothing.
-                Event::Cancel => Ok(Effect::Unchanged),
-                Event::Update(_) => Err(Refused::NotWaitingForThat),
-                // A late answer from the tab (after a cancel) goes nowhere.
-                _ => Ok(Effect::Unchanged),
-            };
-        }
-        let effect = match event {
-            Event::Answered(result) => {
-                self.status = Status::Completed;
-                self.result = Some(result);
-                self.clear_input();
-                Effect::Store
-            }
-            Event::NeedsInput { requests, state } => {
-                self.status = Status::InputRequired;
-                self.input_requests = requests;
-                self.responses = Map::new();
-                self.tab_state = state;
-                Effect::Store
-            }
-            Event::Lost(sentence) => {
-                self.status = Status::Failed;
-                self.error = Some(json!({"code": -32603, "message": sentence}));
-                self.clear_input();
-                Effect::Store
-            }
-            Event::Cancel => {
-                self.status = Status::Cancelled;
-                self.clear_input();
-                Effect::StopInTab
-            }
-            Event::Update(answers) => {
-                let asked = self.status == Status::InputRequired
-                    && !answers.is_empty()
-                    && answers.keys().all(|k| self.input_requests.contains_key(k));
-                if !asked {
-                    return Err(Refused::NotWaitingForThat);
-                }
-                for (key, answer) in answers {
-                    self.input_requests.remove(&key);
-                    self.responses.insert(key, answer);
-                }
-                if self.input_requests.is_empty() {
-                    // Every request answered: the tab's next round runs.
-                    self.status = Status::Working;
-                    Effect::Resume {
-                        responses: core::mem::take(&mut self.responses),
-                        state: self.tab_state.take(),
-                    }
-                } else {
-                    Effect::Store
-                }
-            }
-        };
-        self.updated_ms = now_ms;
-        Ok(effect)
-    }
-
-    fn clear_input(&mut self) {
-        self.input_requests = Map::new();
-        self.responses = Map::new();
-        self.tab_state = None;
-    }
-
-    /// The fields every shape of the task carries.
-    fn envelope(&self) -> Map<String, Value> {
-        let mut m = Map::new();
-        m.insert("taskId".into(), self.id.clone().into());
-        m.insert("status".into(), self.status.as_str().into());
-        m.insert("createdAt".into(), iso8601(self.created_ms).into());
-        m.insert("lastUpdatedAt".into(), iso8601(self.updated_ms).into());
-        m.insert("ttlMs".into(), TASK_TTL_MS.into());
-        m.insert("pollIntervalMs".into(), POLL_INTERVAL_MS.into());
-        m
-    }
-
-    /// The result of the `tools/call` that made it (`CreateTaskResult`: flat, no result yet).
-    #[must_use]
-    pub fn created(&self) -> Value {
-        let mut m = self.envelope();
-        m.insert("resultType".into(), "task".into());
-        Value::Object(m)
-    }
-
-    /// The result of `tasks/get` (`DetailedTask`): the result inlined once completed, the error
-    /// once failed, the pending requests while input is required.
-    #[must_use]
-    pub fn detailed(&self) -> Value {
-        let mut m = self.envelope();
-        m.insert("resultType".into(), "complete".into());
-        match self.status {
-            Status::Completed => {
-                m.insert("result".into(), self.result.clone().unwrap_or_else(|| json!({})));
-            }
-            Status::Failed => {
-                m.insert("error".into(), self.error.clone().unwrap_or_else(|| json!({})));
-            }
-            Status::InputRequired => {
-                m.insert("inputRequests".into(), Value::Object(self.input_requests.clone()));
-            }
-            Status::Working | Status::Cancelled => {}
-        }
-        Value::Object(m)
-    }
-}
-
-/// The result of `tasks/update` and `tasks/cancel`: an empty acknowledgement (the task's new
-/// state is read with `tasks/get`).
+/// Whether `method` is a tasks method of the request's revision.
 #[must_use]
-pub fn acknowledged() -> Value {
-    json!({"resultType": "complete"})
+pub fn is_method(method: &str, era: &Era) -> bool {
+    match era {
+        Era::Stateless { .. } => matches!(method, "tasks/get" | "tasks/update" | "tasks/cancel"),
+        Era::Session => matches!(method, "tasks/get" | "tasks/result" | "tasks/cancel"),
+    }
 }
 
-/// Whether a 2026-07-28 request's client capabilities declare the extension.
-#[must_use]
-pub fn declared(capabilities: &Map<String, Value>) -> bool {
-    capabilities.get("extensions").and_then(|e| e.get(EXTENSION)).is_some_and(Value::is_object)
-}
-
-/// How a tool takes tasks (`execution.taskSupport` in its definition): "forbidden" (or none),
-/// "optional" or "required".
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Support {
-    /// The call is always answered in one piece.
-    Forbidden,
-    /// A task when the client takes tasks, else in one piece.
-    Optional,
-    /// Only as a task: a client that takes none is refused (-32021).
-    Required,
-}
-
-impl Support {
-    /// A tool definition's support.
-    #[must_use]
-    pub fn of(tool: &Value) -> Self {
-        match tool.pointer("/execution/taskSupport").and_then(Value::as_str) {
-            Some("optional") => Self::Optional,
-            Some("required") => Self::Required,
-            _ => Self::Forbidden,
+/// Reads a tasks request ([`is_method`] said it is one): its task and method, or the
+/// refusal's HTTP status and error.
+pub fn read(
+    method: &str,
+    params: &Map<String, Value>,
+    era: &Era,
+) -> Result<(String, Method), (u16, RpcError)> {
+    if let Era::Stateless { capabilities, .. } = era {
+        if !declared(capabilities) {
+            return Err((400, not_declared(method)));
         }
     }
-}
-
-/// What a `tools/call` becomes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Dispatch {
-    /// Answered in one piece (JSON or a stream), as every call before tasks.
-    Direct,
-    /// A task, made at once; the client polls it.
-    Task,
-    /// Refused: the tool needs tasks and the client declared none (-32021).
-    NeedsTasks,
-}
-
-/// Decides what a call becomes: the tool's support and whether the client declared the
-/// extension. A legacy `task` parameter from the client changes nothing.
-#[must_use]
-pub fn dispatch(support: Support, client_takes_tasks: bool) -> Dispatch {
-    match (support, client_takes_tasks) {
-        (Support::Forbidden, _) => Dispatch::Direct,
-        (_, true) => Dispatch::Task,
-        (Support::Optional, false) => Dispatch::Direct,
-        (Support::Required, false) => Dispatch::NeedsTasks,
-    }
-}
-
-/// A task as read back from its stored JSON.
-#[must_use]
-pub fn read(value: Value) -> Option<Task> {
-    let mut f = tabrelay_bundle::fields::Fields::of(value)?;
-    let object = |v: Option<Value>| match v {
-        None => Some(Map::new()),
-        Some(Value::Object(m)) => Some(m),
-        Some(_) => None,
+    let invalid = |m: String| (200, RpcError::new(ErrorCode::INVALID_PARAMS, m));
+    let Some(Value::String(task)) = params.get("taskId") else {
+        return Err(invalid(format!("{method} needs params.taskId.")));
     };
-    Some(Task {
-        id: f.string("id")?,
-        grant: f.string("grant")?,
-        status: Status::parse(&f.string("status")?)?,
-        created_ms: f.u64("created_ms")?,
-        updated_ms: f.u64("updated_ms")?,
-        result: f.value("result"),
-        error: f.value("error"),
-        input_requests: object(f.value("input_requests"))?,
-        responses: object(f.value("responses"))?,
-        tab_state: f.value("tab_state"),
-    })
+    let method = match method {
+        "tasks/get" => Method::Get,
+        "tasks/cancel" => Method::Cancel,
+        "tasks/result" => Method::Result,
+        _ => match params.get("inputResponses") {
+            Some(answers @ Value::Object(_)) => Method::Update(answers.clone()),
+            _ => {
+                return Err(invalid("tasks/update needs params.inputResponses, an object.".into()))
+            }
+        },
+    };
+    Ok((task.clone(), method))
 }
 
-/// A time in milliseconds since 1970 as ISO 8601 (UTC, milliseconds): `2026-12-01T05:26:31.000Z`.
+/// What a client must declare to use tasks (`requiredCapabilities`).
 #[must_use]
-pub fn iso8601(ms: u64) -> String {
-    let secs = ms / 1000;
-    let (days, rem) = (secs / 86_400, secs % 86_400);
-    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
-    let z = days as i64 + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:03}Z",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60,
-        ms % 1000
+pub fn required() -> Value {
+    json!({"extensions": {EXTENSION: {}}})
+}
+
+/// The refusal of a call of a tool that runs only as a task, to a client that takes none.
+#[must_use]
+pub fn needs_tasks() -> RpcError {
+    RpcError {
+        code: codes::MISSING_CAPABILITY,
+        message: sentences::TASK_REQUIRED.into(),
+        data: Some(json!({"requiredCapabilities": required()})),
+    }
+}
+
+fn not_declared(method: &str) -> RpcError {
+    RpcError {
+        code: codes::MISSING_CAPABILITY,
+        message: format!("{method} is for clients that declare the tasks extension ({EXTENSION})."),
+        data: Some(json!({"requiredCapabilities": required()})),
+    }
+}
+
+/// The result of a `tools/call` that became a task, in the client's revision.
+#[must_use]
+pub fn created(era: &Era, task: Value) -> Value {
+    if era.is_stateless() {
+        complete_input(task)
+    } else {
+        json!({ "task": legacy(&task) })
+    }
+}
+
+/// A task in the 2025-11-25 shape (`Task`): where it stands, no result.
+fn legacy(task: &Value) -> Value {
+    let mut m = Map::new();
+    for (from, to) in [
+        ("taskId", "taskId"),
+        ("status", "status"),
+        ("statusMessage", "statusMessage"),
+        ("createdAt", "createdAt"),
+        ("lastUpdatedAt", "lastUpdatedAt"),
+        ("ttlMs", "ttl"),
+        ("pollIntervalMs", "pollInterval"),
+    ] {
+        if let Some(v) = task.get(from) {
+            m.insert(to.into(), v.clone());
+        }
+    }
+    Value::Object(m)
+}
+
+/// What to do after the pairing's answer to a tasks request.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Next {
+    /// Answer the client with this JSON-RPC response.
+    Answer(Value),
+    /// Ask the pairing where the task stands (`tasks/get`) after this many milliseconds, and
+    /// decide again: a 2025-11-25 cancel answers with the task (at once), a `tasks/result`
+    /// waits for the task to finish (asking every so often, at most as long as a call waits;
+    /// then [`still_working`]).
+    AskAgain(u64),
+}
+
+/// The answer to a `tasks/result` whose task still worked when the wait ran out.
+#[must_use]
+pub fn still_working(id: &Id) -> Value {
+    jsonrpc::error(
+        Some(id),
+        &RpcError::new(ErrorCode::INTERNAL_ERROR, sentences::TASK_STILL_WORKING),
     )
+}
+
+/// The client's answer to its tasks request from what the pairing said (None: it could not be
+/// reached).
+#[must_use]
+pub fn answer(id: &Id, era: &Era, method: &Method, said: Option<TaskReply>) -> Next {
+    let error = |e: RpcError| Next::Answer(jsonrpc::error(Some(id), &e));
+    let task = match said {
+        None => {
+            return error(RpcError::new(ErrorCode::INTERNAL_ERROR, sentences::PAIRING_UNAVAILABLE))
+        }
+        Some(TaskReply::Refused { sentence }) => {
+            return error(RpcError::new(ErrorCode::INVALID_PARAMS, sentence))
+        }
+        Some(TaskReply::Acknowledged) if era.is_stateless() => {
+            return Next::Answer(jsonrpc::result(id, complete(era, json!({}))))
+        }
+        Some(TaskReply::Acknowledged) => return Next::AskAgain(0),
+        Some(TaskReply::Detailed(task)) => task,
+    };
+    if era.is_stateless() {
+        // The detailed task says its own `resultType`.
+        return Next::Answer(jsonrpc::result(id, complete_input(task)));
+    }
+    if *method != Method::Result {
+        return Next::Answer(jsonrpc::result(id, legacy(&task)));
+    }
+    let status = task.get("status").and_then(Value::as_str).unwrap_or_default();
+    let task_id = task.get("taskId").cloned().unwrap_or(Value::Null);
+    match status {
+        s if s == Status::Completed.as_str() => {
+            let mut result = task.get("result").cloned().unwrap_or_else(|| json!({}));
+            result["_meta"] = json!({"io.modelcontextprotocol/related-task": {"taskId": task_id}});
+            Next::Answer(jsonrpc::result(id, result))
+        }
+        s if s == Status::Failed.as_str() => {
+            let e = task.get("error");
+            let code = e.and_then(|e| e.get("code")).and_then(Value::as_i64).unwrap_or(-32603);
+            let message = e.and_then(|e| e.get("message")).and_then(Value::as_str);
+            let message = message.unwrap_or(sentences::PAIRING_UNAVAILABLE).to_owned();
+            error(RpcError { code: ErrorCode(code as i32), message, data: None })
+        }
+        s if s == Status::Cancelled.as_str() => {
+            error(RpcError::new(ErrorCode::INVALID_PARAMS, sentences::TASK_CANCELLED))
+        }
+        _ => Next::AskAgain(TASK_POLL_INTERVAL_MS / 2),
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn task() -> Task {
-        Task::new("t1".into(), "g1".into(), 1_000)
-    }
-
-    fn one(key: &str, v: Value) -> Map<String, Value> {
-        let mut m = Map::new();
-        m.insert(key.into(), v);
-        m
-    }
-
-    #[test]
-    fn times_are_iso_8601_in_utc() {
-        assert_eq!(iso8601(0), "1970-01-01T00:00:00.000Z");
-        assert_eq!(iso8601(1_796_102_791_123), "2026-12-01T05:26:31.123Z");
-        assert_eq!(iso8601(951_782_400_000), "2000-02-29T00:00:00.000Z", "a leap day");
-        assert_eq!(iso8601(4_107_542_399_999), "2100-02-28T23:59:59.999Z");
-    }
-
-    #[test]
-    fn a_made_task_is_flat_and_says_only_where_it_stands() {
-        let made = task().created();
-        assert_eq!(made["resultType"], "task");
-        assert_eq!(made["taskId"], "t1");
-        assert_eq!(made["status"], "working");
-        assert_eq!(made["ttlMs"], TASK_TTL_MS);
-        assert_eq!(made["pollIntervalMs"], POLL_INTERVAL_MS);
-        assert_eq!(made["createdAt"], "1970-01-01T00:00:01.000Z");
-        for absent in
-            ["task", "result", "error", "inputRequests", "requestState", "ttl", "pollInterval"]
-        {
-            assert!(made.get(absent).is_none(), "{absent}");
+    fn modern(tasks: bool) -> Era {
+        let mut capabilities = Map::new();
+        if tasks {
+            capabilities.insert("extensions".into(), json!({EXTENSION: {}}));
         }
+        Era::Stateless { capabilities, client_name: None }
+    }
+
+    fn params(v: Value) -> Map<String, Value> {
+        v.as_object().unwrap().clone()
+    }
+
+    fn detailed(status: &str) -> TaskReply {
+        let mut t = json!({"taskId": "t1", "status": status, "createdAt": "2026-12-01T00:00:00.000Z",
+            "lastUpdatedAt": "2026-12-01T00:00:01.000Z", "ttlMs": 5, "pollIntervalMs": 2, "resultType": "complete"});
+        match status {
+            "completed" => t["result"] = json!({"content": [{"type": "text", "text": "ok"}]}),
+            "failed" => t["error"] = json!({"code": -32021, "message": "Needs roots."}),
+            _ => {}
+        }
+        TaskReply::Detailed(t)
     }
 
     #[test]
-    fn the_tab_answering_completes_it_with_the_result_inlined() {
-        let mut t = task();
-        let result = json!({"content": [{"type": "text", "text": "done"}], "isError": false});
-        assert_eq!(t.apply(Event::Answered(result.clone()), 5_000), Ok(Effect::Store));
-        let got = t.detailed();
-        assert_eq!(got["status"], "completed");
-        assert_eq!(got["resultType"], "complete");
-        assert_eq!(got["result"], result);
-        assert_eq!(got["lastUpdatedAt"], "1970-01-01T00:00:05.000Z");
-        assert!(got.get("error").is_none() && got.get("requestState").is_none());
-        // A tool error is a completed task too.
-        let mut e = task();
-        e.apply(Event::Answered(json!({"content": [], "isError": true})), 2_000).unwrap();
-        assert_eq!(e.detailed()["status"], "completed");
-        assert_eq!(e.detailed()["result"]["isError"], true);
+    fn each_revision_has_its_own_tasks_methods_and_2026_asks_for_the_extension() {
+        assert!(
+            is_method("tasks/update", &modern(true)) && !is_method("tasks/result", &modern(true))
+        );
+        assert!(
+            is_method("tasks/result", &Era::Session) && !is_method("tasks/update", &Era::Session)
+        );
+        assert!(!is_method("tasks/list", &Era::Session) && !is_method("tasks/list", &modern(true)));
+        let get = params(json!({"taskId": "t1"}));
+        assert_eq!(read("tasks/get", &get, &modern(true)), Ok(("t1".into(), Method::Get)));
+        let (status, e) = read("tasks/get", &get, &modern(false)).unwrap_err();
+        assert_eq!((status, e.code), (400, codes::MISSING_CAPABILITY));
+        assert_eq!(e.data.unwrap()["requiredCapabilities"], required());
+        assert_eq!(read("tasks/result", &get, &Era::Session), Ok(("t1".into(), Method::Result)));
+        let bad = read("tasks/get", &params(json!({"taskId": 5})), &modern(true)).unwrap_err();
+        assert_eq!(bad.1.code, ErrorCode::INVALID_PARAMS);
+        let no_answers = params(json!({"taskId": "t1", "inputResponses": []}));
+        assert_eq!(
+            read("tasks/update", &no_answers, &modern(true)).unwrap_err().1.code,
+            ErrorCode::INVALID_PARAMS
+        );
     }
 
     #[test]
-    fn a_lost_call_fails_with_an_error_and_no_result() {
-        let mut t = task();
-        t.apply(Event::Lost("The tab went away.".into()), 2_000).unwrap();
-        let got = t.detailed();
-        assert_eq!(got["status"], "failed");
-        assert_eq!(got["error"]["code"], -32603);
-        assert_eq!(got["error"]["message"], "The tab went away.");
-        assert!(got.get("result").is_none());
-    }
-
-    #[test]
-    fn input_is_gathered_one_answer_at_a_time_then_the_tab_resumes() {
-        let mut t = task();
-        let mut asks = one("a", json!({"method": "elicitation/create", "params": {}}));
-        asks.insert("b".into(), json!({"method": "elicitation/create", "params": {}}));
-        let state = Some(json!({"round": 1}));
-        t.apply(Event::NeedsInput { requests: asks, state: state.clone() }, 2_000).unwrap();
-        let got = t.detailed();
-        assert_eq!(got["status"], "input_required");
-        assert_eq!(got["inputRequests"].as_object().unwrap().len(), 2);
-        // Answers to something not asked are refused, and change nothing.
-        let stray = one("zzz", json!({"action": "accept"}));
-        assert_eq!(t.apply(Event::Update(stray), 2_500), Err(Refused::NotWaitingForThat));
-        assert_eq!(t.apply(Event::Update(Map::new()), 2_500), Err(Refused::NotWaitingForThat));
-        // One answer: still waiting, only the other key left.
-        let first = one("a", json!({"action": "accept", "content": {"ok": true}}));
-        assert_eq!(t.apply(Event::Update(first), 3_000), Ok(Effect::Store));
-        let got = t.detailed();
-        assert_eq!(got["status"], "input_required");
-        assert_eq!(got["inputRequests"].as_object().unwrap().keys().collect::<Vec<_>>(), ["b"]);
-        // The last: the tab gets both answers and its state.
-        let second = one("b", json!({"action": "decline"}));
-        let Ok(Effect::Resume { responses, state: back }) = t.apply(Event::Update(second), 4_000)
+    fn a_2025_11_25_client_sees_the_task_wrapped_and_its_fields_without_units() {
+        let made = json!({"taskId": "t1", "status": "working", "ttlMs": 5, "pollIntervalMs": 2,
+            "createdAt": "x", "lastUpdatedAt": "y", "resultType": "task"});
+        let old = created(&Era::Session, made.clone());
+        assert_eq!(
+            old,
+            json!({"task": {"taskId": "t1", "status": "working", "ttl": 5, "pollInterval": 2, "createdAt": "x", "lastUpdatedAt": "y"}})
+        );
+        assert_eq!(created(&modern(true), made)["resultType"], "task");
+        let Next::Answer(got) =
+            answer(&Id::Number(1), &Era::Session, &Method::Get, Some(detailed("completed")))
         else {
-            panic!("resume")
+            panic!()
         };
-        assert_eq!(responses.len(), 2);
-        assert_eq!(back, state);
-        assert_eq!(t.status, Status::Working);
-        assert!(t.detailed().get("inputRequests").is_none());
+        assert!(got["result"].get("result").is_none() && got["result"]["ttl"] == 5);
     }
 
     #[test]
-    fn cancelling_stops_the_call_in_the_tab_once_and_a_finished_task_stays_finished() {
-        let mut t = task();
-        assert_eq!(t.apply(Event::Cancel, 2_000), Ok(Effect::StopInTab));
-        assert_eq!(t.detailed()["status"], "cancelled");
-        // Again: acknowledged, nothing changes; a late answer from the tab goes nowhere.
-        assert_eq!(t.apply(Event::Cancel, 3_000), Ok(Effect::Unchanged));
-        assert_eq!(t.apply(Event::Answered(json!({})), 3_000), Ok(Effect::Unchanged));
-        assert_eq!(t.detailed()["status"], "cancelled");
-        assert_eq!(t.updated_ms, 2_000);
-        let mut done = task();
-        done.apply(Event::Answered(json!({"content": []})), 2_000).unwrap();
-        assert_eq!(done.apply(Event::Cancel, 3_000), Ok(Effect::Unchanged));
-        assert_eq!(done.detailed()["status"], "completed");
-        assert_eq!(acknowledged(), json!({"resultType": "complete"}));
-    }
-
-    #[test]
-    fn a_task_is_its_connections_alone_until_it_expires() {
-        let t = task();
-        assert!(t.visible_to("g1", 2_000));
-        assert!(!t.visible_to("g2", 2_000), "another connection of the pairing");
-        assert!(t.visible_to("g1", 1_000 + TASK_TTL_MS - 1));
-        assert!(!t.visible_to("g1", 1_000 + TASK_TTL_MS));
-    }
-
-    #[test]
-    fn a_task_reads_back_as_it_was_stored() {
-        let mut t = task();
-        let asks = one("a", json!({"method": "elicitation/create"}));
-        t.apply(Event::NeedsInput { requests: asks, state: Some(json!([1])) }, 2_000).unwrap();
-        t.apply(Event::Update(one("x", json!(1))), 2_100).unwrap_err();
-        let stored = serde_json::to_value(&t).unwrap();
-        assert_eq!(read(stored), Some(t.clone()));
-        let mut done = t;
-        done.apply(Event::Answered(json!({"content": []})), 3_000).unwrap();
-        assert_eq!(read(serde_json::to_value(&done).unwrap()), Some(done));
-        for junk in [
-            json!(null),
-            json!({}),
-            json!({"id": "t", "grant": "g", "status": "sleeping", "created_ms": 1, "updated_ms": 1}),
-        ] {
-            assert_eq!(read(junk), None);
-        }
-    }
-
-    #[test]
-    fn which_calls_become_tasks() {
-        let tool = |support: &str| json!({"name": "x", "execution": {"taskSupport": support}});
-        assert_eq!(Support::of(&tool("optional")), Support::Optional);
-        assert_eq!(Support::of(&tool("required")), Support::Required);
-        assert_eq!(Support::of(&tool("forbidden")), Support::Forbidden);
-        assert_eq!(Support::of(&json!({"name": "x"})), Support::Forbidden);
-        assert_eq!(dispatch(Support::Forbidden, true), Dispatch::Direct);
-        assert_eq!(dispatch(Support::Optional, true), Dispatch::Task);
-        assert_eq!(dispatch(Support::Optional, false), Dispatch::Direct);
-        assert_eq!(dispatch(Support::Required, true), Dispatch::Task);
-        assert_eq!(dispatch(Support::Required, false), Dispatch::NeedsTasks);
-        let mut caps = Map::new();
-        assert!(!declared(&caps));
-        caps.insert("extensions".into(), json!({EXTENSION: {}}));
-        assert!(declared(&caps));
-        caps.insert("extensions".into(), json!({EXTENSION: true}));
-        assert!(!declared(&caps), "a setting object, not a flag");
+    fn tasks_result_waits_for_the_end_and_hands_over_the_result_or_the_error() {
+        let id = Id::Number(3);
+        let result = |s: &str| answer(&id, &Era::Session, &Method::Result, Some(detailed(s)));
+        assert_eq!(result("working"), Next::AskAgain(TASK_POLL_INTERVAL_MS / 2));
+        assert_eq!(result("input_required"), Next::AskAgain(TASK_POLL_INTERVAL_MS / 2));
+        let Next::Answer(done) = result("completed") else { panic!() };
+        assert_eq!(done["result"]["content"][0]["text"], "ok");
+        assert_eq!(done["result"]["_meta"]["io.modelcontextprotocol/related-task"]["taskId"], "t1");
+        let Next::Answer(failed) = result("failed") else { panic!() };
+        assert_eq!(failed["error"]["code"], -32021);
+        let Next::Answer(cancelled) = result("cancelled") else { panic!() };
+        assert_eq!(cancelled["error"]["message"], sentences::TASK_CANCELLED);
+        // A 2025-11-25 cancel answers with the task: asked again at once.
+        let ack = answer(&id, &Era::Session, &Method::Cancel, Some(TaskReply::Acknowledged));
+        assert_eq!(ack, Next::AskAgain(0));
+        // 2026-07-28: the ack is the answer.
+        let Next::Answer(ack) =
+            answer(&id, &modern(true), &Method::Cancel, Some(TaskReply::Acknowledged))
+        else {
+            panic!()
+        };
+        assert_eq!(ack["result"]["resultType"], "complete");
+        let refused = TaskReply::Refused { sentence: "No.".into() };
+        let Next::Answer(no) = answer(&id, &modern(true), &Method::Get, Some(refused)) else {
+            panic!()
+        };
+        assert_eq!(no["error"]["code"], -32602);
     }
 }

@@ -111,11 +111,24 @@ impl Calls {
         if self.pending.len() >= MAX_PENDING_CALLS {
             return Err(sentences::too_many_calls(MAX_PENDING_CALLS));
         }
-        let id = self.next.max(now_ms.saturating_mul(1024));
-        self.next = id + 1;
+        let id = self.next_id(now_ms);
         let (grant, tool) = (grant.to_owned(), tool.to_owned());
         self.pending.push(Pending { id, tab, request, asking: None, grant, tool });
         Ok(id)
+    }
+
+    /// A new call id that no other call has (for a task's next round, carried outside these
+    /// calls).
+    pub fn next_id(&mut self, now_ms: u64) -> u64 {
+        let id = self.next.max(now_ms.saturating_mul(1024));
+        self.next = id + 1;
+        id
+    }
+
+    /// Call `id` is handed over to a task: no longer waited on here. Its tab and the card, if
+    /// the person is being asked.
+    pub fn hand_over(&mut self, id: u64) -> Option<(u64, Option<String>)> {
+        self.take(id).map(|p| (p.tab, p.asking))
     }
 
     /// The person is being asked about call `id` (told by `tab`): the card's sentence, cut to

@@ -2,9 +2,10 @@
 //! out, every decision of the pairing's object), [`wire`] (the messages between the Worker and the pairing's
 //! Durable Object), [`tabs`] (how a tab proves itself, what its messages mean, which tab gets a
 //! call), [`calls`] (the calls waiting on tabs), [`turns`] (how calls are grouped into turns),
-//! [`codes`] (the allowance of wrong connect codes) and [`grants`] (the connections of agent
-//! apps the pairing keeps) [`answers`] (questions a session-era client was asked, waiting
-//! for its answers) and [`resume`] (calls whose stream dropped, kept for the client's return).
+//! [`codes`] (the allowance of wrong connect codes), [`grants`] (the connections of agent
+//! apps the pairing keeps), [`tasks`] (calls a client polls as tasks), [`answers`] (questions
+//! a session-era client was asked, waiting for its answers) and [`resume`] (calls whose
+//! stream dropped, kept for the client's return).
 //!
 //! Words: the *tab's result* is what a tab sends back for a call
 //! ([`tabrelay_bundle::protocol::Outcome`]); the *person's answer* is their decision on a card
@@ -18,6 +19,7 @@ pub mod grants;
 pub mod resume;
 pub mod room;
 pub mod tabs;
+pub mod tasks;
 pub mod turns;
 pub mod wire;
 

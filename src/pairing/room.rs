@@ -12,9 +12,10 @@
 //! of the tool it names reads no storage).
 
 use tabrelay_bundle::catalogue::Catalogue;
-use tabrelay_bundle::content::quoted;
+use tabrelay_bundle::content::{self, quoted};
 use tabrelay_bundle::protocol::{
-    close, Outcome as TabOutcome, RelayMessage, ToolList, MAX_MESSAGE_BYTES, PROTOCOL_VERSION,
+    askable, call_input, close, Outcome as TabOutcome, RelayMessage, ToolList, MAX_CARD_CHARS,
+    MAX_MESSAGE_BYTES, PROTOCOL_VERSION,
 };
 
 use super::answers::{Questions, Taken};
@@ -25,15 +26,16 @@ use super::resume::{Found, Resumable};
 use super::tabs::{
     next_check, route, sockets_to_close, PairingKey, Proof, Tab, TabAction, TabsStatus,
 };
+use super::tasks::{self, Carried, Dispatch, Task};
 use super::turns::Turns;
 use super::wire::{
     CallEvent, CallReply, CallRequest, GrantReply, GrantRequest, ListenEvent, RefreshReply, Reply,
-    Request, Want,
+    Request, TaskOp, TaskReply, Want,
 };
-use crate::crypto::Entropy;
+use crate::crypto::{random_token, Entropy};
 use crate::limits::{
-    AFTERWARDS_DATA_CHARS, MAX_LISTENERS, REPLAYED_KEPT_MS, TAB_CALL_WAIT_MS, TURN_STORED_EVERY_MS,
-    USED_GRANULARITY_MS,
+    AFTERWARDS_DATA_CHARS, MAX_LISTENERS, MAX_TASKS_PER_CONNECTION, MAX_TASK_RESULT_BYTES,
+    REPLAYED_KEPT_MS, TAB_CALL_WAIT_MS, TASK_AFTER_MS, TURN_STORED_EVERY_MS, USED_GRANULARITY_MS,
 };
 use crate::oauth::connect::{refusal, CodeReply, Command, ConnectCode};
 use crate::oauth::keys::Keys;
@@ -57,6 +59,8 @@ pub struct Stored {
     pub wrong_codes: WrongCodes,
     /// The calls left open in their tabs and what came of others.
     pub left: LeftCalls,
+    /// The tasks.
+    pub tasks: Vec<Task>,
 }
 
 /// One thing that happened to the pairing.
@@ -154,6 +158,10 @@ pub enum Effect {
     StoreTurns(Turns),
     /// Store the calls left open and what came of others.
     StoreLeft(LeftCalls),
+    /// Store a task (made or changed); its row is written before any reply that names it.
+    StoreTask(Task),
+    /// Delete a task (its time to live passed).
+    DeleteTask(String),
     /// Store the wrong codes.
     StoreWrongCodes(WrongCodes),
     /// Store a grant.
@@ -238,7 +246,7 @@ struct Statement {
 }
 
 /// A call's waiting request.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 struct Waiter {
     asker: Asker,
     stream: bool,
@@ -249,6 +257,8 @@ struct Waiter {
     resumable: bool,
     /// When its wait runs out.
     until_ms: u64,
+    /// Set when the call becomes a task should it wait: what will carry it.
+    task: Option<Box<Carried>>,
 }
 
 /// One browser's pairing.
@@ -265,6 +275,7 @@ pub struct Room {
     turns_stored: (u64, u64),
     wrong_codes: WrongCodes,
     grants: Vec<Grant>,
+    tasks: Vec<Task>,
     last_tab: u64,
     /// Questions a session-era client was asked, waiting for its answers.
     questions: Questions,
@@ -289,6 +300,7 @@ impl Room {
             turns_stored: (0, 0),
             wrong_codes: WrongCodes::default(),
             grants: Vec::new(),
+            tasks: Vec::new(),
             last_tab: 0,
             questions: Questions::default(),
             resume: Resumable::default(),
@@ -307,7 +319,7 @@ impl Room {
         // Only with listeners is a change of the list agents see worth telling.
         let before = (!self.listeners.is_empty()).then(|| self.focused_list_seen());
         match input {
-            Input::Woke(stored) => self.woke(stored, &mut out),
+            Input::Woke(stored) => self.woke(stored, now_ms, &mut out),
             Input::Opened { number, key, origin } => {
                 let admitted = Tab::admit(&key, &origin, number, now_ms, entropy);
                 self.last_tab = self.last_tab.max(number);
@@ -316,12 +328,14 @@ impl Room {
                 self.tabs.insert(number, admitted.tab);
                 self.watch_hellos(now_ms, &mut out);
             }
-            Input::Message { tab, text } => self.message(tab, text.as_deref(), now_ms, &mut out),
+            Input::Message { tab, text } => {
+                self.message(tab, text.as_deref(), now_ms, entropy, &mut out);
+            }
             Input::Proved { tab, valid } => {
                 if let Some(t) = self.tabs.get(&tab) {
                     let proven = self.tabs.values().filter(|o| o.proven && o.number != tab).count();
                     let action = t.proved(valid, now_ms, proven);
-                    self.act(tab, action, now_ms, &mut out);
+                    self.act(tab, action, now_ms, entropy, &mut out);
                 }
             }
             Input::CodeReplied { tab, code, command, reply } => {
@@ -343,12 +357,15 @@ impl Room {
                     out.push(Effect::Send(tab, message));
                 }
             }
-            Input::Closed { tab } => self.tab_gone(tab, &mut out),
+            Input::Closed { tab } => self.tab_gone(tab, now_ms, &mut out),
             Input::Request { asker, request, replayed } => {
                 self.request(asker, request, &replayed, now_ms, entropy, &mut out);
             }
             Input::Deadline { call } => {
-                if let Some(waiter) = self.waiters.remove(&call) {
+                let becomes_task = self.waiters.get(&call).is_some_and(|w| w.task.is_some());
+                if becomes_task {
+                    self.make_task(call, now_ms, entropy, &mut out);
+                } else if let Some(waiter) = self.waiters.remove(&call) {
                     let gave_up = self.calls.give_up(call, waiter.wait_ms);
                     match gave_up.cancel_in {
                         Some(tab) => out.push(Effect::Send(tab, RelayMessage::Cancel { id: call })),
@@ -383,7 +400,7 @@ impl Room {
             }
             Input::Alarm => {
                 for (tab, (code, reason)) in sockets_to_close(self.tabs.values(), now_ms) {
-                    self.close(tab, code, reason, &mut out);
+                    self.close(tab, code, reason, now_ms, &mut out);
                 }
                 if let Some(at) = next_check(self.tabs.values(), now_ms) {
                     out.push(Effect::SetAlarm(at));
@@ -399,7 +416,7 @@ impl Room {
         out
     }
 
-    fn woke(&mut self, stored: Stored, out: &mut Vec<Effect>) {
+    fn woke(&mut self, stored: Stored, now_ms: u64, out: &mut Vec<Effect>) {
         for tab in stored.tabs {
             self.last_tab = self.last_tab.max(tab.number);
             self.tabs.insert(tab.number, tab);
@@ -421,6 +438,19 @@ impl Room {
         self.turns_stored = (self.turns.current(), 0);
         self.wrong_codes = stored.wrong_codes;
         self.calls.restore(stored.left);
+        self.tasks = stored.tasks;
+        // A task whose call was in a tab that is gone (the relay restarted, its sockets with
+        // it) fails; the others go on as the tabs answer.
+        let lost: Vec<usize> = (0..self.tasks.len())
+            .filter(|i| {
+                let c = &self.tasks[*i].carried;
+                c.call.is_some() && !self.tabs.contains_key(&c.tab)
+            })
+            .collect();
+        for i in lost {
+            let gone = tasks::Event::Lost(INTERNAL_ERROR, sentences::TAB_GONE.into());
+            self.task_event(i, gone, now_ms, out);
+        }
     }
 
     /// The tab calls go to.
@@ -444,27 +474,41 @@ impl Room {
         }
     }
 
-    fn message(&mut self, tab: u64, text: Option<&str>, now_ms: u64, out: &mut Vec<Effect>) {
+    fn message(
+        &mut self,
+        tab: u64,
+        text: Option<&str>,
+        now_ms: u64,
+        entropy: &mut dyn Entropy,
+        out: &mut Vec<Effect>,
+    ) {
         let Some(text) = text.filter(|t| t.len() <= MAX_MESSAGE_BYTES) else {
             let reason = "Messages must be JSON text within the size limit.";
-            self.close(tab, close::PROTOCOL_ERROR, reason, out);
+            self.close(tab, close::PROTOCOL_ERROR, reason, now_ms, out);
             return;
         };
         let Some(t) = self.tabs.get(&tab) else { return };
         let action = t.on_message(text, now_ms);
-        self.act(tab, action, now_ms, out);
+        self.act(tab, action, now_ms, entropy, out);
     }
 
     /// Closes a tab's socket: it is gone at once.
-    fn close(&mut self, tab: u64, code: u16, reason: &'static str, out: &mut Vec<Effect>) {
+    fn close(
+        &mut self,
+        tab: u64,
+        code: u16,
+        reason: &'static str,
+        now_ms: u64,
+        out: &mut Vec<Effect>,
+    ) {
         if self.tabs.contains_key(&tab) {
             out.push(Effect::Close(tab, code, reason));
-            self.tab_gone(tab, out);
+            self.tab_gone(tab, now_ms, out);
         }
     }
 
     /// A tab went away: its calls fail (nothing will answer them), what it stated goes.
-    fn tab_gone(&mut self, tab: u64, out: &mut Vec<Effect>) {
+    fn tab_gone(&mut self, tab: u64, now_ms: u64, out: &mut Vec<Effect>) {
         if self.tabs.remove(&tab).is_none() {
             return;
         }
@@ -476,6 +520,13 @@ impl Room {
             self.done(call, CallReply::not_carried(sentences::TAB_GONE), out);
         }
         self.store_left_if_changed(&before, out);
+        let lost: Vec<usize> = (0..self.tasks.len())
+            .filter(|i| self.tasks[*i].carried.tab == tab && self.tasks[*i].carried.call.is_some())
+            .collect();
+        for i in lost {
+            let gone = tasks::Event::Lost(INTERNAL_ERROR, sentences::TAB_GONE.into());
+            self.task_event(i, gone, now_ms, out);
+        }
     }
 
     /// Stores the calls left open when they changed from `before`.
@@ -530,8 +581,15 @@ impl Room {
             Found::Ended(reply) => Reply::Call(CallEvent::Done(reply)),
             Found::Running { call, until_ms, wait_ms } => {
                 let request = request.to_owned();
-                let waiter =
-                    Waiter { asker, stream: true, wait_ms, request, resumable: true, until_ms };
+                let waiter = Waiter {
+                    asker,
+                    stream: true,
+                    wait_ms,
+                    task: None,
+                    request,
+                    resumable: true,
+                    until_ms,
+                };
                 self.waiters.insert(call, waiter);
                 out.push(Effect::Deadline(asker, call, until_ms));
                 // A first line at once: the client's new stream opens now, not at the end.
@@ -561,7 +619,14 @@ impl Room {
         }
     }
 
-    fn act(&mut self, tab: u64, action: TabAction, now_ms: u64, out: &mut Vec<Effect>) {
+    fn act(
+        &mut self,
+        tab: u64,
+        action: TabAction,
+        now_ms: u64,
+        entropy: &mut dyn Entropy,
+        out: &mut Vec<Effect>,
+    ) {
         match action {
             TabAction::Welcome(t) => {
                 let pairing = t.pairing.clone();
@@ -578,7 +643,7 @@ impl Room {
                 self.tabs.insert(tab, t);
                 out.push(Effect::Verify(tab, proof));
             }
-            TabAction::Close(code, reason) => self.close(tab, code, reason, out),
+            TabAction::Close(code, reason) => self.close(tab, code, reason, now_ms, out),
             TabAction::Describe(code) => {
                 self.code_command(tab, code, Command::Describe, now_ms, out)
             }
@@ -597,10 +662,33 @@ impl Room {
                 out.push(Effect::Attach(t.clone()));
                 self.tabs.insert(tab, t);
             }
+            TabAction::Asking(call, sentence) if self.task_carrying(tab, call).is_some() => {
+                if let Some(i) = self.task_carrying(tab, call) {
+                    let card: String = sentence.chars().take(MAX_CARD_CHARS).collect();
+                    self.tasks[i].status_message = Some(sentences::person_asked(&quoted(&card)));
+                    out.push(Effect::StoreTask(self.tasks[i].clone()));
+                }
+            }
+            TabAction::Answered(call) if self.task_carrying(tab, call).is_some() => {
+                if let Some(i) = self.task_carrying(tab, call) {
+                    self.tasks[i].status_message = Some(sentences::PERSON_ANSWERED.into());
+                    out.push(Effect::StoreTask(self.tasks[i].clone()));
+                }
+            }
+            TabAction::Result(call, outcome) if self.task_carrying(tab, call).is_some() => {
+                if let Some(i) = self.task_carrying(tab, call) {
+                    self.task_result(i, outcome, now_ms, out);
+                }
+            }
             TabAction::Asking(call, sentence) => {
                 let before = self.calls.left_calls().clone();
                 if let Some(card) = self.calls.asking(call, tab, &sentence) {
-                    self.event(call, CallEvent::Asking(card), out);
+                    if self.waiters.get(&call).is_some_and(|w| w.task.is_some()) {
+                        // The person is asked: a client that polls tasks polls this one.
+                        self.make_task(call, now_ms, entropy, out);
+                    } else {
+                        self.event(call, CallEvent::Asking(card), out);
+                    }
                 }
                 self.store_left_if_changed(&before, out);
             }
@@ -728,12 +816,19 @@ impl Room {
         out: &mut Vec<Effect>,
     ) {
         let reply = match request {
-            Request::Call(call) => match self.call(asker, call, now_ms, out) {
+            Request::Call(call) => match self.call(asker, call, now_ms, entropy, out) {
                 Some(reply) => reply,
                 None => return, // it waits for the tab
             },
-            Request::Check { grant, .. } | Request::Listen { grant } if !self.live(&grant) => {
+            Request::Check { grant, .. }
+            | Request::Listen { grant }
+            | Request::Task { grant, .. }
+                if !self.live(&grant) =>
+            {
                 Reply::NoGrant
+            }
+            Request::Task { grant, task, op } => {
+                Reply::Task(self.task_request(&grant, &task, op, now_ms, out))
             }
             Request::Check { want: Want::Nothing, .. } => Reply::Done,
             Request::Check { want: Want::Tools, .. } => {
@@ -874,6 +969,7 @@ impl Room {
         asker: Asker,
         call: CallRequest,
         now_ms: u64,
+        entropy: &mut dyn Entropy,
         out: &mut Vec<Effect>,
     ) -> Option<Reply> {
         // A forgotten or revoked connection's access token stops at once.
@@ -886,6 +982,17 @@ impl Room {
         let done = |reply| Some(Reply::Call(CallEvent::Done(reply)));
         if !tools::known(self.focused_list(), self.catalogue, &call.tool) {
             return done(CallReply::NoSuchTool { tool: call.tool });
+        }
+        let support = tools::task_support(self.focused_list(), &call.tool);
+        let as_task = match tasks::dispatch(support, call.task.is_some()) {
+            Dispatch::NeedsTasks => return done(CallReply::NeedsTasks),
+            Dispatch::Direct => false,
+            Dispatch::Task => true,
+        };
+        if as_task && self.tasks_of(&call.connection.id, now_ms, out) >= MAX_TASKS_PER_CONNECTION {
+            return done(CallReply::not_carried(sentences::too_many_tasks(
+                MAX_TASKS_PER_CONNECTION,
+            )));
         }
         let Some(tab) = self.focused().map(|t| t.number) else {
             return done(CallReply::not_carried(sentences::NO_TAB));
@@ -903,10 +1010,24 @@ impl Room {
             out.push(Effect::StoreTurns(self.turns.clone()));
         }
         let wait_ms = call.wait_ms.min(TAB_CALL_WAIT_MS);
-        let until_ms = now_ms + wait_ms;
+        let task = as_task.then(|| {
+            Box::new(Carried {
+                tab,
+                call: Some(id),
+                tool: call.tool.clone(),
+                args: call.args.clone(),
+                agent: call.agent.clone(),
+                connection: call.connection.clone(),
+                declared: call.task.as_ref().map(|t| t.declared.clone()).unwrap_or_default(),
+            })
+        });
+        // A call that may become a task waits a moment only: then the task is made.
+        let until = now_ms + if as_task { TASK_AFTER_MS } else { wait_ms };
         self.resume.forget(&call.request);
         let (request, resumable) = (call.request.clone(), call.resumable && call.stream);
-        let waiter = Waiter { asker, stream: call.stream, wait_ms, request, resumable, until_ms };
+        let until_ms = now_ms + wait_ms;
+        let waiter =
+            Waiter { asker, stream: call.stream, wait_ms, task, request, resumable, until_ms };
         self.waiters.insert(id, waiter);
         out.push(Effect::Send(
             tab,
@@ -920,10 +1041,180 @@ impl Room {
                 input: call.input,
             },
         ));
-        out.push(Effect::Deadline(asker, id, until_ms));
+        out.push(Effect::Deadline(asker, id, until));
+        if as_task && call.task.is_some_and(|t| t.at_once) {
+            self.make_task(id, now_ms, entropy, out);
+        }
         None
     }
+
+    /// The task whose call in `tab` is `call`.
+    fn task_carrying(&self, tab: u64, call: u64) -> Option<usize> {
+        self.tasks.iter().position(|t| t.carried.tab == tab && t.carried.call == Some(call))
+    }
+
+    /// How many tasks connection `grant` holds; those past their time to live are deleted first.
+    fn tasks_of(&mut self, grant: &str, now_ms: u64, out: &mut Vec<Effect>) -> usize {
+        let (expired, kept): (Vec<Task>, Vec<Task>) =
+            core::mem::take(&mut self.tasks).into_iter().partition(|t| now_ms >= t.expires_ms());
+        self.tasks = kept;
+        for task in expired {
+            if let Some(call) = task.carried.call {
+                out.push(Effect::Send(task.carried.tab, RelayMessage::Cancel { id: call }));
+            }
+            out.push(Effect::DeleteTask(task.id));
+        }
+        self.tasks.iter().filter(|t| t.grant == grant).count()
+    }
+
+    /// The call waited on as `call` becomes a task: its waiter is answered with the task, which
+    /// is stored first; the tab's result goes to the task.
+    fn make_task(
+        &mut self,
+        call: u64,
+        now_ms: u64,
+        entropy: &mut dyn Entropy,
+        out: &mut Vec<Effect>,
+    ) {
+        let Some(Waiter { asker, task: Some(mut carried), .. }) = self.waiters.remove(&call) else {
+            return;
+        };
+        let Some((tab, asking)) = self.calls.hand_over(call) else { return };
+        carried.tab = tab;
+        carried.call = Some(call);
+        let mut task = Task::new(random_token(entropy, 16), *carried, now_ms);
+        task.status_message = asking.map(|card| sentences::person_asked(&quoted(&card)));
+        out.push(Effect::StoreTask(task.clone()));
+        let created = CallReply::Task { created: task.created() };
+        out.push(Effect::Reply(asker, Reply::Call(CallEvent::Done(created))));
+        self.tasks.push(task);
+    }
+
+    /// What happened to task `i`, applied; stored when it changed.
+    fn task_event(&mut self, i: usize, event: tasks::Event, now_ms: u64, out: &mut Vec<Effect>) {
+        if self.tasks[i].apply(event, now_ms) != tasks::Effect::Unchanged {
+            out.push(Effect::StoreTask(self.tasks[i].clone()));
+        }
+    }
+
+    /// The tab's result for task `i`'s call: the tool's result, or its requests for the
+    /// client's input (those the client cannot answer left out; none left: the task fails).
+    fn task_result(&mut self, i: usize, outcome: TabOutcome, now_ms: u64, out: &mut Vec<Effect>) {
+        self.tasks[i].carried.call = None;
+        let event = match outcome {
+            TabOutcome::InputRequired { requests, state } => {
+                let declared = &self.tasks[i].carried.declared;
+                let (kept, missing) = askable(&requests, |c| declared.iter().any(|d| d == c));
+                if kept.is_empty() {
+                    let names: Vec<&str> = missing.keys().map(String::as_str).collect();
+                    let sentence = sentences::missing_capability(&names.join(", "));
+                    tasks::Event::Lost(MISSING_CAPABILITY, sentence)
+                } else {
+                    tasks::Event::NeedsInput { requests: kept, state }
+                }
+            }
+            other => tasks::Event::Answered(content::tool_result(&other)),
+        };
+        // A task is one stored row: what does not fit is said, not kept.
+        let size = match &event {
+            tasks::Event::Answered(result) => serde_json::to_vec(result).map_or(0, |v| v.len()),
+            tasks::Event::NeedsInput { requests, state } => {
+                serde_json::to_vec(&(requests, state)).map_or(0, |v| v.len())
+            }
+            _ => 0,
+        };
+        let event = if size > MAX_TASK_RESULT_BYTES {
+            let sentence = sentences::TASK_RESULT_TOO_LARGE;
+            tasks::Event::Answered(content::error_result(sentence))
+        } else {
+            event
+        };
+        self.task_event(i, event, now_ms, out);
+    }
+
+    /// A client's request about its task `id`.
+    fn task_request(
+        &mut self,
+        grant: &str,
+        id: &str,
+        op: TaskOp,
+        now_ms: u64,
+        out: &mut Vec<Effect>,
+    ) -> TaskReply {
+        self.tasks_of(grant, now_ms, out);
+        let Some(i) = self.tasks.iter().position(|t| t.id == id && t.visible_to(grant, now_ms))
+        else {
+            return TaskReply::Refused { sentence: sentences::TASK_UNKNOWN.into() };
+        };
+        let event = match op {
+            TaskOp::Get => return TaskReply::Detailed(self.tasks[i].detailed()),
+            TaskOp::Cancel => tasks::Event::Cancel,
+            TaskOp::Update(answers) => match answers {
+                serde_json::Value::Object(answers) => tasks::Event::Update(answers),
+                _ => tasks::Event::Update(serde_json::Map::new()),
+            },
+        };
+        let running = self.tasks[i].carried.call.map(|call| (self.tasks[i].carried.tab, call));
+        match self.tasks[i].apply(event, now_ms) {
+            tasks::Effect::Unchanged => {}
+            tasks::Effect::Store => out.push(Effect::StoreTask(self.tasks[i].clone())),
+            tasks::Effect::StopInTab => {
+                if let Some((tab, call)) = running {
+                    out.push(Effect::Send(tab, RelayMessage::Cancel { id: call }));
+                }
+                out.push(Effect::StoreTask(self.tasks[i].clone()));
+            }
+            tasks::Effect::Resume { responses, state } => {
+                self.next_round(i, responses, state, now_ms, out);
+            }
+        }
+        TaskReply::Acknowledged
+    }
+
+    /// Task `i`'s call goes to a tab again with the client's answers: to the tab that asked
+    /// while it is open, else to the tab calls go to.
+    fn next_round(
+        &mut self,
+        i: usize,
+        responses: serde_json::Map<String, serde_json::Value>,
+        state: Option<serde_json::Value>,
+        now_ms: u64,
+        out: &mut Vec<Effect>,
+    ) {
+        let asked = self.tasks[i].carried.tab;
+        let tab = match self.tabs.get(&asked) {
+            Some(t) if t.proven => Some(asked),
+            _ => self.focused().map(|t| t.number),
+        };
+        let Some(tab) = tab else {
+            let lost = tasks::Event::Lost(INTERNAL_ERROR, sentences::NO_TAB.into());
+            return self.task_event(i, lost, now_ms, out);
+        };
+        let id = self.calls.next_id(now_ms);
+        let turn = self.turns.of_call(&self.tasks[i].grant, now_ms);
+        let c = &mut self.tasks[i].carried;
+        c.tab = tab;
+        c.call = Some(id);
+        out.push(Effect::Send(
+            tab,
+            RelayMessage::Call {
+                id,
+                tool: c.tool.clone(),
+                args: c.args.clone(),
+                agent: c.agent.clone(),
+                connection: c.connection.clone(),
+                turn,
+                input: Some(call_input(serde_json::Value::Object(responses), state)),
+            },
+        ));
+        out.push(Effect::StoreTask(self.tasks[i].clone()));
+    }
 }
+
+/// The JSON-RPC error codes a failed task carries: the relay could not carry its call, or the
+/// tab asked for input the client did not declare it can give.
+const INTERNAL_ERROR: i64 = -32603;
+const MISSING_CAPABILITY: i64 = -32021;
 
 /// What came of a call nobody waited for, in the relay's words with the tab's marked as data
 /// (its data cut to [`AFTERWARDS_DATA_CHARS`]).
@@ -950,7 +1241,7 @@ mod tests {
     use crate::crypto::testing::Counter;
     use crate::limits::{WRONG_CODES_ALLOWED, WRONG_CODE_WINDOW_MS};
     use crate::pairing::tabs::tests::{hello, key, signature, ORIGIN};
-    use crate::pairing::wire::RevokeRequest;
+    use crate::pairing::wire::{RevokeRequest, TaskTerms};
     use serde_json::json;
     use tabrelay_bundle::protocol::{
         Connection, HELLO_WAIT_MS, MAX_TABS_PER_PAIRING, MAX_UNPROVEN_SOCKETS,
@@ -1058,8 +1349,68 @@ mod tests {
                 stream,
                 input: None,
                 resumable: false,
+                task: None,
             }))
         }
+    }
+
+    /// A call from a client that takes tasks (and declared elicitation).
+    fn task_call(sim: &mut Sim, grant: &str, id: u64) -> (Asker, Vec<Effect>) {
+        sim.ask(Request::Call(CallRequest {
+            tool: tool(),
+            args: json!({"n": 1}),
+            agent: "Claude".into(),
+            connection: Connection {
+                id: grant.into(),
+                kind: "connector".into(),
+                client: "Claude".into(),
+                host: "claude.ai".into(),
+            },
+            wait_ms: TAB_CALL_WAIT_MS,
+            request: format!("{grant} {id}"),
+            stream: false,
+            input: None,
+            task: Some(TaskTerms { declared: vec!["elicitation".into()], at_once: false }),
+            resumable: false,
+        }))
+    }
+
+    /// The tab's list: the tool, which asks the person first (so it may become a task).
+    fn asked_list() -> String {
+        let t = tool();
+        format!(
+            r#"{{"type":"tools","tools":[{{"name":"{t}","inputSchema":{{"type":"object"}},"setting":"asks"}}]}}"#
+        )
+    }
+
+    /// A task request's reply.
+    fn about_task(sim: &mut Sim, grant: &str, task: &str, op: TaskOp) -> (TaskReply, Vec<Effect>) {
+        let request = Request::Task { grant: grant.into(), task: task.into(), op };
+        let (asker, effects) = sim.ask(request);
+        match replies(&effects, asker).pop() {
+            Some(Reply::Task(reply)) => (reply, effects),
+            other => panic!("no task reply: {other:?}"),
+        }
+    }
+
+    /// The task a call became, from its waiter's end (its row stored before).
+    fn made_task(effects: &[Effect], asker: Asker) -> String {
+        let CallReply::Task { created } = done(effects, asker) else { panic!("{effects:?}") };
+        let stored = effects.iter().position(|e| matches!(e, Effect::StoreTask(_)));
+        let replied = effects.iter().position(|e| matches!(e, Effect::Reply(a, _) if *a == asker));
+        assert!(stored < replied && stored.is_some(), "stored before the reply: {effects:?}");
+        assert_eq!(created["resultType"], "task");
+        created["taskId"].as_str().unwrap().to_owned()
+    }
+
+    fn stored_tasks(effects: &[Effect]) -> Vec<Task> {
+        effects
+            .iter()
+            .filter_map(|e| match e {
+                Effect::StoreTask(t) => Some(t.clone()),
+                _ => None,
+            })
+            .collect()
     }
 
     fn grant(id: &str) -> Grant {
@@ -1191,6 +1542,7 @@ mod tests {
             turns: sim.room.turns.clone(),
             wrong_codes: WrongCodes::default(),
             left: LeftCalls::default(),
+            tasks: Vec::new(),
         };
         let catalogue = sim.room.catalogue;
         sim.room = Room::new(Some(keys()), catalogue);
@@ -1600,6 +1952,7 @@ mod tests {
                 request: format!("g1 {id}"),
                 stream: true,
                 input: None,
+                task: None,
                 resumable: true,
             })
         };
@@ -1670,5 +2023,264 @@ mod tests {
         let (call, _) = sent_call(&effects, tab);
         let effects = sim.go(Input::Gone { asker: plain });
         assert!(effects.contains(&Effect::Send(tab, RelayMessage::Cancel { id: call })));
+    }
+
+    #[test]
+    fn a_quick_answer_stays_one_reply_and_a_call_that_waits_becomes_a_task() {
+        let mut sim = Sim::new();
+        let a = sim.tab();
+        sim.say(a, &asked_list());
+        // Answered within the moment: one reply, no task.
+        let (asker, effects) = task_call(&mut sim, "g1", 1);
+        let (call, _) = sent_call(&effects, a);
+        let effects = sim.say(a, &format!(r#"{{"type":"result","id":{call},"data":1}}"#));
+        assert!(matches!(done(&effects, asker), CallReply::TabResult { .. }));
+        assert!(stored_tasks(&effects).is_empty());
+        // Slow: after TASK_AFTER_MS the waiter gets a task, stored first.
+        let (asker, effects) = task_call(&mut sim, "g1", 2);
+        let (call, _) = sent_call(&effects, a);
+        sim.later(TASK_AFTER_MS);
+        let effects = sim.go(Input::Deadline { call });
+        let task = made_task(&effects, asker);
+        assert!(
+            !effects.iter().any(|e| matches!(e, Effect::Send(_, RelayMessage::Cancel { .. }))),
+            "the call goes on in the tab"
+        );
+        let (reply, _) = about_task(&mut sim, "g1", &task, TaskOp::Get);
+        let TaskReply::Detailed(got) = reply else { panic!() };
+        assert_eq!(got["status"], "working");
+        // The tab's result completes it; tasks/get inlines it; the other connection finds none.
+        let effects =
+            sim.say(a, &format!(r#"{{"type":"result","id":{call},"data":{{"rows":2}}}}"#));
+        assert_eq!(stored_tasks(&effects)[0].status, tasks::Status::Completed);
+        let (TaskReply::Detailed(got), _) = about_task(&mut sim, "g1", &task, TaskOp::Get) else {
+            panic!()
+        };
+        assert_eq!(got["status"], "completed");
+        assert!(got["result"]["content"][0]["text"].as_str().unwrap().contains("rows"));
+        let (other, _) = about_task(&mut sim, "g2", &task, TaskOp::Get);
+        assert_eq!(other, TaskReply::Refused { sentence: sentences::TASK_UNKNOWN.into() });
+        // A connection that takes no tasks waits as before.
+        let (_, effects) = sim.call("g1", 3, false, TAB_CALL_WAIT_MS);
+        assert!(effects
+            .iter()
+            .any(|e| matches!(e, Effect::Deadline(_, _, at) if *at == sim.now + TAB_CALL_WAIT_MS)));
+    }
+
+    #[test]
+    fn the_person_being_asked_makes_the_task_at_once_and_it_outlives_an_eviction() {
+        let mut sim = Sim::new();
+        let a = sim.tab();
+        sim.say(a, &asked_list());
+        let (asker, effects) = task_call(&mut sim, "g1", 1);
+        let (call, _) = sent_call(&effects, a);
+        let effects =
+            sim.say(a, &format!(r#"{{"type":"asking","id":{call},"sentence":"Delete 3 rows?"}}"#));
+        let task = made_task(&effects, asker);
+        let stored = stored_tasks(&effects);
+        assert!(stored[0].status_message.as_deref().unwrap().contains("Delete 3 rows?"));
+        // A restart loses the tab's socket: woken without it, the task fails (its row kept).
+        let mut restarted = Room::new(Some(keys()), sim.room.catalogue);
+        let rows: Vec<Task> =
+            stored.iter().map(|t| tasks::read(serde_json::to_value(t).unwrap()).unwrap()).collect();
+        let woke = restarted.handle(
+            Input::Woke(Stored { grants: vec![grant("g1")], tasks: rows, ..Stored::default() }),
+            sim.now,
+            &mut Counter(3),
+        );
+        assert_eq!(stored_tasks(&woke)[0].status, tasks::Status::Failed);
+        // Evicted: a new object reads the task back; the person's answer still reaches it.
+        let tab = sim.room.tabs.get(&a).unwrap().clone();
+        let catalogue = sim.room.catalogue;
+        sim.room = Room::new(Some(keys()), catalogue);
+        sim.go(Input::Woke(Stored {
+            tabs: vec![tab],
+            grants: vec![grant("g1"), grant("g2")],
+            tasks: stored
+                .iter()
+                .map(|t| tasks::read(serde_json::to_value(t).unwrap()).unwrap())
+                .collect(),
+            ..Stored::default()
+        }));
+        sim.later(30 * 60_000);
+        let effects =
+            sim.say(a, &format!(r#"{{"type":"result","id":{call},"data":{{"deleted":3}}}}"#));
+        assert_eq!(stored_tasks(&effects)[0].status, tasks::Status::Completed);
+        let (TaskReply::Detailed(got), _) = about_task(&mut sim, "g1", &task, TaskOp::Get) else {
+            panic!()
+        };
+        assert_eq!(got["status"], "completed");
+        // Past its time to live it is gone, and its row deleted.
+        sim.later(crate::limits::TASK_TTL_MS);
+        let (reply, effects) = about_task(&mut sim, "g1", &task, TaskOp::Get);
+        assert_eq!(reply, TaskReply::Refused { sentence: sentences::TASK_UNKNOWN.into() });
+        assert!(effects.contains(&Effect::DeleteTask(task)));
+    }
+
+    #[test]
+    fn a_cancelled_task_stops_its_call_in_the_tab_and_a_closed_tab_fails_its_task() {
+        let mut sim = Sim::new();
+        let a = sim.tab();
+        sim.say(a, &asked_list());
+        let (asker, effects) = task_call(&mut sim, "g1", 1);
+        let (call, _) = sent_call(&effects, a);
+        sim.later(TASK_AFTER_MS);
+        let task = made_task(&sim.go(Input::Deadline { call }), asker);
+        // Another connection cannot cancel it.
+        let (reply, effects) = about_task(&mut sim, "g2", &task, TaskOp::Cancel);
+        assert!(matches!(reply, TaskReply::Refused { .. }) && stored_tasks(&effects).is_empty());
+        let (reply, effects) = about_task(&mut sim, "g1", &task, TaskOp::Cancel);
+        assert_eq!(reply, TaskReply::Acknowledged);
+        assert!(effects.contains(&Effect::Send(a, RelayMessage::Cancel { id: call })));
+        // Again: acknowledged, nothing sent; a late result changes nothing.
+        let (reply, effects) = about_task(&mut sim, "g1", &task, TaskOp::Cancel);
+        assert_eq!(reply, TaskReply::Acknowledged);
+        assert!(!effects.iter().any(|e| matches!(e, Effect::Send(..))));
+        let effects = sim.say(a, &format!(r#"{{"type":"result","id":{call},"data":1}}"#));
+        assert!(stored_tasks(&effects).is_empty());
+        // A task whose tab closes fails, with an error and no result.
+        let (asker, effects) = task_call(&mut sim, "g1", 2);
+        let (call, _) = sent_call(&effects, a);
+        sim.later(TASK_AFTER_MS);
+        let task = made_task(&sim.go(Input::Deadline { call }), asker);
+        sim.go(Input::Closed { tab: a });
+        let (TaskReply::Detailed(got), _) = about_task(&mut sim, "g1", &task, TaskOp::Get) else {
+            panic!()
+        };
+        assert_eq!(got["status"], "failed");
+        assert_eq!(got["error"]["message"], sentences::TAB_GONE);
+    }
+
+    #[test]
+    fn a_tasks_questions_go_to_the_client_and_its_answers_start_the_next_round() {
+        let mut sim = Sim::new();
+        let a = sim.tab();
+        sim.say(a, &asked_list());
+        let (asker, effects) = task_call(&mut sim, "g1", 1);
+        let (call, _) = sent_call(&effects, a);
+        sim.later(TASK_AFTER_MS);
+        let task = made_task(&sim.go(Input::Deadline { call }), asker);
+        let ask = r#"{"method":"elicitation/create","params":{"message":"Name?"}}"#;
+        let roots = r#"{"method":"roots/list","params":{}}"#;
+        sim.say(a, &format!(r#"{{"type":"result","id":{call},"input_required":{{"who":{ask},"where":{roots}}},"state":{{"round":1}}}}"#));
+        let (TaskReply::Detailed(got), _) = about_task(&mut sim, "g1", &task, TaskOp::Get) else {
+            panic!()
+        };
+        assert_eq!(got["status"], "input_required");
+        let asked: Vec<&String> = got["inputRequests"].as_object().unwrap().keys().collect();
+        assert_eq!(asked, ["who"], "roots were not declared: left out");
+        // An answer to something not asked is ignored; the right one resumes the call.
+        let stray = TaskOp::Update(json!({"where": {"roots": []}}));
+        let (reply, effects) = about_task(&mut sim, "g1", &task, stray);
+        assert_eq!(reply, TaskReply::Acknowledged);
+        assert!(!effects.iter().any(|e| matches!(e, Effect::Send(..) | Effect::StoreTask(_))));
+        let answer =
+            TaskOp::Update(json!({"who": {"action": "accept", "content": {"name": "Ada"}}}));
+        let (reply, effects) = about_task(&mut sim, "g1", &task, answer);
+        assert_eq!(reply, TaskReply::Acknowledged);
+        let again = effects.iter().find_map(|e| match e {
+            Effect::Send(n, RelayMessage::Call { id, input, args, .. }) if *n == a => {
+                Some((*id, input.clone(), args.clone()))
+            }
+            _ => None,
+        });
+        let (next, input, args) = again.expect("the next round went to the tab");
+        assert_ne!(next, call);
+        assert_eq!(args, json!({"n": 1}));
+        assert_eq!(
+            input.unwrap(),
+            json!({"responses": {"who": {"action": "accept", "content": {"name": "Ada"}}}, "state": {"round": 1}})
+        );
+        sim.say(a, &format!(r#"{{"type":"result","id":{next},"data":"Hello, Ada"}}"#));
+        let (TaskReply::Detailed(got), _) = about_task(&mut sim, "g1", &task, TaskOp::Get) else {
+            panic!()
+        };
+        assert_eq!(got["status"], "completed");
+        // Only undeclared questions: the task fails, naming the capability.
+        let (asker, effects) = task_call(&mut sim, "g1", 2);
+        let (call, _) = sent_call(&effects, a);
+        sim.later(TASK_AFTER_MS);
+        let task = made_task(&sim.go(Input::Deadline { call }), asker);
+        sim.say(
+            a,
+            &format!(r#"{{"type":"result","id":{call},"input_required":{{"where":{roots}}}}}"#),
+        );
+        let (TaskReply::Detailed(got), _) = about_task(&mut sim, "g1", &task, TaskOp::Get) else {
+            panic!()
+        };
+        assert_eq!(got["status"], "failed");
+        assert_eq!(got["error"]["code"], MISSING_CAPABILITY);
+        assert!(got.get("result").is_none());
+    }
+
+    #[test]
+    fn a_connection_holds_a_bounded_number_of_tasks_and_a_tool_that_needs_tasks_says_so() {
+        let mut sim = Sim::new();
+        let a = sim.tab();
+        sim.say(a, &asked_list());
+        for i in 0..MAX_TASKS_PER_CONNECTION as u64 {
+            let (asker, effects) = task_call(&mut sim, "g1", i);
+            let (call, _) = sent_call(&effects, a);
+            let effects = sim.go(Input::Deadline { call });
+            made_task(&effects, asker);
+            sim.say(a, &format!(r#"{{"type":"result","id":{call},"data":1}}"#));
+        }
+        // A result too large for a task's row is said, not kept.
+        let (asker, effects) = task_call(&mut sim, "g2", 50);
+        let (call, _) = sent_call(&effects, a);
+        made_task(&sim.go(Input::Deadline { call }), asker);
+        let big = "A".repeat(MAX_TASK_RESULT_BYTES + 1);
+        let image = format!(r#"{{"data":"{big}","mimeType":"image/png","width":1,"height":1}}"#);
+        let result = format!(r#"{{"type":"result","id":{call},"data":1,"image":{image}}}"#);
+        let effects = sim.say(a, &result);
+        let kept = &stored_tasks(&effects)[0];
+        assert!(serde_json::to_vec(kept).unwrap().len() < 4096);
+        let said = kept.result.as_ref().unwrap();
+        assert_eq!(said["isError"], true);
+        assert!(said.to_string().contains("too large to keep"));
+        let (asker, effects) = task_call(&mut sim, "g1", 99);
+        assert_eq!(
+            done(&effects, asker),
+            CallReply::not_carried(sentences::too_many_tasks(MAX_TASKS_PER_CONNECTION))
+        );
+        // The other connection is not crowded out.
+        let (_, effects) = task_call(&mut sim, "g2", 1);
+        sent_call(&effects, a);
+        // A tool the tab says runs only as a task: refused to a client that takes none.
+        let list = format!(
+            r#"{{"type":"tools","tools":[{{"name":"{}","inputSchema":{{"type":"object"}},"execution":{{"taskSupport":"required"}},"setting":"runs"}}]}}"#,
+            tool()
+        );
+        sim.say(a, &list);
+        let (asker, effects) = sim.call("g1", 7, false, TAB_CALL_WAIT_MS);
+        assert_eq!(done(&effects, asker), CallReply::NeedsTasks);
+    }
+
+    #[test]
+    fn a_call_a_2025_11_25_client_asks_to_be_a_task_is_one_at_once() {
+        let mut sim = Sim::new();
+        let a = sim.tab();
+        sim.say(a, &asked_list());
+        let (asker, effects) = sim.ask(Request::Call(CallRequest {
+            tool: tool(),
+            args: json!({}),
+            agent: "VS Code".into(),
+            connection: Connection {
+                id: "g1".into(),
+                kind: "connector".into(),
+                client: "VS Code".into(),
+                host: "vscode.dev".into(),
+            },
+            wait_ms: TAB_CALL_WAIT_MS,
+            request: "g1 1".into(),
+            stream: false,
+            input: None,
+            task: Some(TaskTerms { declared: Vec::new(), at_once: true }),
+            resumable: false,
+        }));
+        let (call, _) = sent_call(&effects, a);
+        let task = made_task(&effects, asker);
+        let effects = sim.say(a, &format!(r#"{{"type":"result","id":{call},"data":1}}"#));
+        assert_eq!(stored_tasks(&effects)[0].id, task);
     }
 }

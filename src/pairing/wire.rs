@@ -78,6 +78,42 @@ pub enum Request {
         /// The call's request key.
         request: String,
     },
+    /// A client's request about one of its tasks.
+    Task {
+        /// The grant the access token names (only its own tasks are found).
+        grant: String,
+        /// The task's id.
+        task: String,
+        /// What it asks.
+        op: TaskOp,
+    },
+}
+
+/// What a client asks of a task.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TaskOp {
+    /// `tasks/get`: where it stands.
+    Get,
+    /// `tasks/cancel`.
+    Cancel,
+    /// `tasks/update`: answers to its input requests (`inputResponses`, an object).
+    Update(Value),
+}
+
+/// What the pairing says about a task.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TaskReply {
+    /// `tasks/get`'s result (the `DetailedTask`).
+    Detailed(Value),
+    /// `tasks/update` or `tasks/cancel` was taken.
+    Acknowledged,
+    /// Refused (-32602), with the sentence.
+    Refused {
+        /// Why.
+        sentence: String,
+    },
 }
 
 /// What a [`Request::Check`] wants besides the grant's liveness.
@@ -123,6 +159,8 @@ pub enum Reply {
     TooManyQuestions,
     /// The answer is to no question of this connection that waits (or is too large): refused.
     NotAsked,
+    /// What came of a request about a task.
+    Task(TaskReply),
 }
 
 /// The request as the body of the object's fetch, read back there.
@@ -179,6 +217,21 @@ pub struct CallRequest {
     /// with a session): the call then keeps running, to be taken up with [`Request::Resume`].
     #[serde(default, skip_serializing_if = "core::ops::Not::not")]
     pub resumable: bool,
+    /// Set when the client takes tasks: a call of a tool that supports them becomes one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub task: Option<TaskTerms>,
+}
+
+/// How a call from a client that takes tasks becomes one.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct TaskTerms {
+    /// The input capabilities the client declared (`elicitation`, `sampling`, `roots`): what
+    /// the tab may ask it through the task.
+    pub declared: Vec<String>,
+    /// Made at once (the 2025-11-25 client asked for a task); else when the person is asked or
+    /// [`crate::limits::TASK_AFTER_MS`] pass without the tab's answer (2026-07-28: the server
+    /// decides).
+    pub at_once: bool,
 }
 
 /// The key of a client's request within a pairing: its connection (grant) and JSON-RPC id, so
@@ -288,6 +341,13 @@ pub enum CallReply {
         /// The name called.
         tool: String,
     },
+    /// The call became a task: the client polls it (the `CreateTaskResult`).
+    Task {
+        /// The task as the client first sees it.
+        created: Value,
+    },
+    /// The tool runs only as a task and the client takes none (-32021).
+    NeedsTasks,
 }
 
 impl CallReply {
@@ -301,7 +361,7 @@ impl CallReply {
 // The messages between the Worker and the pairing, read by hand (see `tabrelay_bundle::fields`).
 
 tabrelay_bundle::read_json!(CallRequest, "a call request", {
-    tool, args, agent, connection, wait_ms, request, stream, input, resumable or false
+    tool, args, agent, connection, wait_ms, request, stream, input, task, resumable or false
 });
 tabrelay_bundle::read_json!(CallEvent, "a call event", enum {
     "answered" => Answered,
@@ -320,6 +380,8 @@ tabrelay_bundle::read_json!(CallReply, "a call reply", enum {
     "tab_result" => TabResult { outcome },
     "not_carried" => NotCarried { sentence },
     "no_such_tool" => NoSuchTool { tool },
+    "task" => Task { created },
+    "needs_tasks" => NeedsTasks,
 });
 tabrelay_bundle::read_json!(Request, "a request to the pairing", enum {
     "call" => Call(CallRequest),
@@ -334,6 +396,18 @@ tabrelay_bundle::read_json!(Request, "a request to the pairing", enum {
     "await_answers" => AwaitAnswers { grant, ids },
     "answer" => Answer { grant, id, answer },
     "resume" => Resume { grant, request },
+    "task" => Task { grant, task, op },
+});
+tabrelay_bundle::read_json!(TaskTerms, "how a call becomes a task", { declared, at_once });
+tabrelay_bundle::read_json!(TaskOp, "a request about a task", enum {
+    "get" => Get,
+    "cancel" => Cancel,
+    "update" => Update(Value),
+});
+tabrelay_bundle::read_json!(TaskReply, "a reply about a task", enum {
+    "detailed" => Detailed(Value),
+    "acknowledged" => Acknowledged,
+    "refused" => Refused { sentence },
 });
 tabrelay_bundle::read_json!(Want, "what a check wants", enum {
     "nothing" => Nothing,
@@ -354,6 +428,7 @@ tabrelay_bundle::read_json!(Reply, "a reply of the pairing", enum {
     "answers" => Answers(Value),
     "too_many_questions" => TooManyQuestions,
     "not_asked" => NotAsked,
+    "task" => Task(TaskReply),
 });
 tabrelay_bundle::read_json!(GrantReply, "a grant reply", enum {
     "full" => Full,
@@ -387,6 +462,7 @@ mod tests {
             stream: true,
             input: None,
             resumable: false,
+            task: None,
         }
     }
 
@@ -431,6 +507,17 @@ mod tests {
                 answer: serde_json::json!({"action": "accept"}),
             },
             Request::Resume { grant: "g".into(), request: "g 7".into() },
+            Request::Call(CallRequest {
+                task: Some(TaskTerms { declared: vec!["elicitation".into()], at_once: false }),
+                ..call()
+            }),
+            Request::Task { grant: "g".into(), task: "t".into(), op: TaskOp::Get },
+            Request::Task { grant: "g".into(), task: "t".into(), op: TaskOp::Cancel },
+            Request::Task {
+                grant: "g".into(),
+                task: "t".into(),
+                op: TaskOp::Update(serde_json::json!({"a": {"action": "accept"}})),
+            },
         ]
     }
 
@@ -458,6 +545,9 @@ mod tests {
             Reply::Answers(serde_json::json!({"q1": {"action": "decline"}})),
             Reply::TooManyQuestions,
             Reply::NotAsked,
+            Reply::Task(TaskReply::Detailed(serde_json::json!({"taskId": "t"}))),
+            Reply::Task(TaskReply::Acknowledged),
+            Reply::Task(TaskReply::Refused { sentence: "No.".into() }),
         ];
         for event in [CallEvent::Asking("May I?".into()), CallEvent::Answered, CallEvent::Tick] {
             replies.push(Reply::Call(event));
@@ -466,6 +556,8 @@ mod tests {
             CallReply::TabResult { outcome },
             CallReply::not_carried("gone"),
             CallReply::NoSuchTool { tool: "x".into() },
+            CallReply::Task { created: serde_json::json!({"taskId": "t"}) },
+            CallReply::NeedsTasks,
         ] {
             replies.push(Reply::Call(CallEvent::Done(reply)));
         }

@@ -33,7 +33,7 @@ use crate::pairing::{socket_key, Tab};
 /// The pairing's tables. They are made on the object's first write, not when it starts, so an
 /// object that is only asked about what it never stored (a revocation or refresh of an unknown
 /// grant) stores nothing; a read of a table not made yet fails, which reads as nothing stored.
-const TABLES: [&str; 5] = [
+const TABLES: [&str; 6] = [
     "CREATE TABLE IF NOT EXISTS meta (k TEXT PRIMARY KEY, v TEXT NOT NULL)",
     "CREATE TABLE IF NOT EXISTS grants (id TEXT PRIMARY KEY, body TEXT NOT NULL)",
     // What each tab stated (its tool list, its dataset's name), by tab number: too large for a
@@ -44,6 +44,9 @@ const TABLES: [&str; 5] = [
     // Grant ids revoked because their authorization code was replayed, until `until`: a grant
     // the first redemption creates after the replay's revocation reached the pairing is refused.
     "CREATE TABLE IF NOT EXISTS replayed (id TEXT PRIMARY KEY, until INTEGER NOT NULL)",
+    // The tasks clients poll (io.modelcontextprotocol/tasks), each as its JSON, until its time
+    // to live passes (the room deletes it then).
+    "CREATE TABLE IF NOT EXISTS tasks (id TEXT PRIMARY KEY, body TEXT NOT NULL)",
 ];
 
 /// One browser's pairing.
@@ -134,6 +137,14 @@ impl Shared {
                     vec![grant.id.as_str().into(), body.into()],
                 );
             }
+            Effect::StoreTask(task) => {
+                let body = serde_json::to_string(&task).unwrap_or_default();
+                self.write(
+                    "INSERT INTO tasks (id, body) VALUES (?1, ?2) ON CONFLICT(id) DO UPDATE SET body = ?2",
+                    vec![task.id.as_str().into(), body.into()],
+                );
+            }
+            Effect::DeleteTask(id) => self.write("DELETE FROM tasks WHERE id = ?", vec![id.into()]),
             Effect::DeleteGrant(id) => {
                 self.write("DELETE FROM grants WHERE id = ?", vec![id.into()])
             }
@@ -322,6 +333,12 @@ impl Pairing {
             turns: meta("turns").and_then(FromValue::from_value).unwrap_or_default(),
             left: meta("left").and_then(FromValue::from_value).unwrap_or_default(),
             wrong_codes: meta("wrong_codes").and_then(FromValue::from_value).unwrap_or_default(),
+            tasks: self
+                .shared
+                .values::<Value>("SELECT body AS v FROM tasks ORDER BY rowid", Vec::new())
+                .into_iter()
+                .filter_map(crate::pairing::tasks::read)
+                .collect(),
         };
         let keys = routes::config(&self.env).ok().map(|c| c.keys);
         *self.shared.room.borrow_mut() = Some(Room::new(keys, catalogue()));

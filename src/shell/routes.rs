@@ -34,7 +34,7 @@ use crate::pages;
 use crate::pairing::socket_key;
 use crate::pairing::wire::{
     request_key, CallRequest, GrantReply, GrantRequest, RefreshReply, Reply as PairingReply,
-    Request as PairingRequest, Want,
+    Request as PairingRequest, TaskOp as PairingTaskOp, Want,
 };
 use crate::{sentences, tools};
 
@@ -575,11 +575,45 @@ async fn answer_message(
             }
             listen_stream(id, tools, first, replies)
         }
-        Reply::Call { id, tool, args, progress_token, era, retry } => {
+        Reply::Task { id, era, task, method } => {
+            let stub = pairing()?;
+            let mut op = method.op();
+            let until = now_ms() + config.call_wait_ms;
+            loop {
+                let grant = access.grant.clone();
+                let request = PairingRequest::Task { grant, task: task.clone(), op };
+                let said = match ask_pairing_once(&stub, &request).await {
+                    Ok(Some(PairingReply::NoGrant)) => return unauthorized(origin, true),
+                    Ok(Some(PairingReply::Task(reply))) => Some(reply),
+                    _ => None,
+                };
+                match mcp::tasks::answer(&id, &era, &method, said) {
+                    mcp::tasks::Next::Answer(body) => return json_response(200, &body),
+                    mcp::tasks::Next::AskAgain(_) if now_ms() >= until => {
+                        return json_response(200, &mcp::tasks::still_working(&id))
+                    }
+                    mcp::tasks::Next::AskAgain(after_ms) => {
+                        Delay::from(Duration::from_millis(after_ms)).await;
+                        op = PairingTaskOp::Get;
+                    }
+                }
+            }
+        }
+        Reply::Call { id, tool, args, progress_token, era, retry, tasks } => {
             let resumable = resume::resumable(headers, declared.as_ref(), stream);
             let session = declared;
-            let asked =
-                Asked { id, tool, args, progress_token, era, retry, stream, session, resumable };
+            let asked = Asked {
+                id,
+                tool,
+                args,
+                progress_token,
+                era,
+                retry,
+                stream,
+                session,
+                resumable,
+                tasks,
+            };
             let (call, mut answer) = match call_path::start(asked, &access, config, now_ms()) {
                 Start::Refused(body) => return json_response(200, &body),
                 Start::Ask(call, answer) => (call, answer),

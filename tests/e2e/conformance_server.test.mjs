@@ -87,6 +87,14 @@ test('the conformance suite passes for the 2026-07-28 requirement set', { timeou
     'input-required-result-tampered-state:sep-2322-reject-tampered-state',
     'dns-rebinding-protection:localhost-host-rebinding-rejected',
     'tools-call-with-progress:tools-call-with-progress',
+    // The tasks extension: a call that waits becomes a task, polled, answered, cancelled.
+    'tasks-capability-negotiation:tasks-extension-advertised',
+    'tasks-lifecycle:sep-2663-tasks-get-status-completed',
+    'tasks-lifecycle:sep-2663-cancel-ack-empty-result',
+    'tasks-mrtr-input:tasks-mrtr-tasks-update-resumes',
+    'tasks-mrtr-composition:sep-2663-mrtr-synchronous-before-task-creation',
+    'tasks-dispatch-and-envelope:sep-2663-durable-create-strong-consistency',
+    'tasks-required-task-error:sep-2663-server-returns-missing-capability-when-required',
   ]) {
     assert.equal(c.get(key), 'SUCCESS', key);
   }

@@ -141,8 +141,55 @@ function fixtures(tab) {
       responses(call)
         ? { data: 'Answered.' }
         : { inputRequired: { user_name: userName, draft: sample('Draft a greeting', 50) } },
+    // The tasks extension's fixtures (SEP-2663). The relay makes a task of a call that takes
+    // longer than a moment (or asks the person), so the slow ones work a second first.
+    greet: (call) => ({ data: `Hello, ${call.args?.name ?? 'World'}!` }),
+    slow_compute: async (call) => {
+      await sleep(1000 * Number(call.args?.seconds ?? 0));
+      return { data: `Computed ${call.args?.label ?? ''} in ${call.args?.seconds ?? 0} s.` };
+    },
+    failing_job: async () => {
+      await sleep(1000);
+      throw new Error('The job failed, as this fixture always does.');
+    },
+    // A protocol-level failure the relay reports: the tab asks for the client's roots, which
+    // the suite's client never declares.
+    protocol_error_job: async () => {
+      await sleep(1000);
+      return { inputRequired: { client_roots: roots } };
+    },
+    confirm_delete: async (call) => {
+      if (has(call, 'confirm')) return { data: `Deleted ${call.args?.filename ?? 'the file'}.` };
+      await sleep(1000);
+      return { inputRequired: { confirm: elicit(`Delete ${call.args?.filename ?? 'the file'}?`, { confirm: { type: 'boolean' } }, ['confirm']) } };
+    },
+    multi_input: async (call) => {
+      if (has(call, 'first', 'second')) return { data: 'Both answers arrived.' };
+      await sleep(1000);
+      return { inputRequired: { first: userName, second: elicit('What is your favourite colour?', { color: { type: 'string' } }, ['color']) } };
+    },
+    // Input first (one quick round, no task), then slow work: a task.
+    test_tool_with_task: async (call) => {
+      const name = responses(call)?.user_name?.content?.name;
+      if (!name) return { inputRequired: { user_name: userName } };
+      await sleep(1000);
+      return { data: `Hello, ${name}! (from a task)` };
+    },
   };
 }
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+/** How each tasks fixture takes tasks (the others say nothing: answered in one piece). */
+const EXECUTION = {
+  greet: { taskSupport: 'forbidden' },
+  slow_compute: { taskSupport: 'optional' },
+  failing_job: { taskSupport: 'required' },
+  protocol_error_job: { taskSupport: 'optional' },
+  confirm_delete: { taskSupport: 'optional' },
+  multi_input: { taskSupport: 'optional' },
+  test_tool_with_task: { taskSupport: 'required' },
+};
 
 /** A JSON Schema 2020-12 input schema with the keywords the suite checks are kept whole. */
 const SCHEMA_2020_12 = {
@@ -170,6 +217,7 @@ function definitions(changes = 0) {
     name,
     description: `The conformance suite's fixture ${name}.`,
     inputSchema: name === 'json_schema_2020_12_tool' ? SCHEMA_2020_12 : { type: 'object', properties: {} },
+    ...(EXECUTION[name] ? { execution: EXECUTION[name] } : {}),
     setting: 'runs',
   }));
   // Each change adds one more tool, so the list really differs.

@@ -1,0 +1,598 @@
+//! Tasks (the 2026-07-28 extension `io.modelcontextprotocol/tasks`, SEP-2663): a tool call
+//! that waits for the person becomes a task the client polls with `tasks/get`, answers with
+//! `tasks/update` when the tab needs its input, and may stop with `tasks/cancel`, for as long
+//! as the task's time to live; the person may take that long.
+//!
+//! Here: one task's life as a state machine (what the tab and the client do to it, at which
+//! `now`), the wire shapes the client reads, and the rules for which calls become tasks. The
+//! pairing ([`super::room::Room`]) keeps each task as a row (the JSON of [`Task`]) so it
+//! outlives an eviction and a restart; the Worker only asks it.
+
+use serde::Serialize;
+use serde_json::{json, Map, Value};
+use tabrelay_bundle::protocol::Connection;
+
+use crate::limits::{TASK_POLL_INTERVAL_MS, TASK_TTL_MS};
+
+/// The extension's name in `capabilities.extensions` (server and client).
+pub const EXTENSION: &str = "io.modelcontextprotocol/tasks";
+/// Where a task stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    /// The tab works on it (or the person is being asked in the tab).
+    Working,
+    /// The tab needs the client's input (`inputRequests`).
+    InputRequired,
+    /// The tab answered (a tool error is completed too, with `isError`).
+    Completed,
+    /// The relay could not carry it to an answer (a protocol-level failure).
+    Failed,
+    /// The client cancelled it.
+    Cancelled,
+}
+
+impl Status {
+    /// Whether nothing can change it any more.
+    #[must_use]
+    pub fn is_terminal(self) -> bool {
+        matches!(self, Self::Completed | Self::Failed | Self::Cancelled)
+    }
+
+    /// Its name on the wire.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Working => "working",
+            Self::InputRequired => "input_required",
+            Self::Completed => "completed",
+            Self::Failed => "failed",
+            Self::Cancelled => "cancelled",
+        }
+    }
+
+    fn parse(s: &str) -> Option<Self> {
+        [Self::Working, Self::InputRequired, Self::Completed, Self::Failed, Self::Cancelled]
+            .into_iter()
+            .find(|st| st.as_str() == s)
+    }
+}
+
+/// What carries a task in the pairing: its call in a tab now, and what the next round needs.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Carried {
+    /// The tab its call went to.
+    pub tab: u64,
+    /// The call in that tab now (None: none runs, between rounds or once finished).
+    pub call: Option<u64>,
+    /// The tool.
+    pub tool: String,
+    /// Its arguments.
+    pub args: Value,
+    /// The agent's name.
+    pub agent: String,
+    /// The connection, as the tab is told it.
+    pub connection: Connection,
+    /// The input capabilities the client declared (`elicitation`, `sampling`, `roots`): the
+    /// tab's requests for others fail the task.
+    pub declared: Vec<String>,
+}
+
+tabrelay_bundle::read_json!(Carried, "what carries a task", {
+    tab, call, tool, args, agent, connection, declared
+});
+
+/// One task, as the pairing keeps it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Task {
+    /// Its id (random; the client names it back).
+    pub id: String,
+    /// The connection that made it: only that connection reads, updates or cancels it.
+    pub grant: String,
+    /// Where it stands.
+    pub status: Status,
+    /// When it was made and last changed.
+    pub created_ms: u64,
+    /// When it last changed.
+    pub updated_ms: u64,
+    /// The tool result, once completed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub result: Option<Value>,
+    /// The JSON-RPC error, once failed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<Value>,
+    /// The requests still waiting for the client's answer (input required).
+    #[serde(skip_serializing_if = "Map::is_empty")]
+    pub input_requests: Map<String, Value>,
+    /// The client's answers so far, handed to the tab once every request is answered.
+    #[serde(skip_serializing_if = "Map::is_empty")]
+    pub responses: Map<String, Value>,
+    /// The tab's own state for its next round, kept until the answers are complete.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tab_state: Option<Value>,
+    /// The relay's sentence of what goes on (the person's card while they are asked).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub status_message: Option<String>,
+    /// Its call in the tab.
+    pub carried: Carried,
+}
+
+/// What happened to a task.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Event {
+    /// The tab answered: the tool result (an `isError` one included).
+    Answered(Value),
+    /// The tab needs the client's input: its requests and its own state.
+    NeedsInput {
+        /// The requests, keyed by the tab's ids.
+        requests: Map<String, Value>,
+        /// The tab's state for the next round.
+        state: Option<Value>,
+    },
+    /// The relay could not carry the call (the tab went away, or the tab asked for input the
+    /// client cannot give): the JSON-RPC error's code and sentence.
+    Lost(i64, String),
+    /// The client answered some of the requests (`tasks/update`).
+    Update(Map<String, Value>),
+    /// The client cancelled it.
+    Cancel,
+}
+
+/// What the pairing does after an event.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Effect {
+    /// Nothing beyond storing the task.
+    Store,
+    /// Store, and hand the tab the client's answers and its state: the call's next round.
+    Resume {
+        /// The client's answers, keyed as the tab asked.
+        responses: Map<String, Value>,
+        /// The tab's state.
+        state: Option<Value>,
+    },
+    /// Store, and tell the tab to drop the call.
+    StopInTab,
+    /// Nothing changed (a finished task, or nothing to do): no write.
+    Unchanged,
+}
+
+impl Task {
+    /// A new task, working, carried by `carried` (its connection's id is the grant).
+    #[must_use]
+    pub fn new(id: String, carried: Carried, now_ms: u64) -> Self {
+        Self {
+            id,
+            grant: carried.connection.id.clone(),
+            status: Status::Working,
+            created_ms: now_ms,
+            updated_ms: now_ms,
+            result: None,
+            error: None,
+            input_requests: Map::new(),
+            responses: Map::new(),
+            tab_state: None,
+            status_message: None,
+            carried,
+        }
+    }
+
+    /// When it may be forgotten.
+    #[must_use]
+    pub fn expires_ms(&self) -> u64 {
+        self.created_ms + TASK_TTL_MS
+    }
+
+    /// Whether connection `grant` may see it at `now_ms` (its own, not expired).
+    #[must_use]
+    pub fn visible_to(&self, grant: &str, now_ms: u64) -> bool {
+        self.grant == grant && now_ms < self.expires_ms()
+    }
+
+    /// Applies one event at `now_ms`; a finished task changes no more.
+    pub fn apply(&mut self, event: Event, now_ms: u64) -> Effect {
+        if self.status.is_terminal() {
+            // Cancelling or answering a finished task is acknowledged and changes nothing; a
+            // late answer from the tab (after a cancel) goes nowhere.
+            return Effect::Unchanged;
+        }
+        let effect = match event {
+            Event::Answered(result) => {
+                self.status = Status::Completed;
+                self.result = Some(result);
+                self.clear_input();
+                Effect::Store
+            }
+            Event::NeedsInput { requests, state } => {
+                self.status = Status::InputRequired;
+                self.input_requests = requests;
+                self.responses = Map::new();
+                self.tab_state = state;
+                Effect::Store
+            }
+            Event::Lost(code, sentence) => {
+                self.status = Status::Failed;
+                self.error = Some(json!({"code": code, "message": sentence}));
+                self.clear_input();
+                Effect::Store
+            }
+            Event::Cancel => {
+                self.status = Status::Cancelled;
+                self.clear_input();
+                Effect::StopInTab
+            }
+            Event::Update(answers) => {
+                // Answers to requests the task is not waiting for are ignored (SEP-2663).
+                let asked: Vec<(String, Value)> = answers
+                    .into_iter()
+                    .filter(|(k, _)| {
+                        self.status == Status::InputRequired && self.input_requests.contains_key(k)
+                    })
+                    .collect();
+                if asked.is_empty() {
+                    return Effect::Unchanged;
+                }
+                for (key, answer) in asked {
+                    self.input_requests.remove(&key);
+                    self.responses.insert(key, answer);
+                }
+                if self.input_requests.is_empty() {
+                    // Every request answered: the tab's next round runs.
+                    self.status = Status::Working;
+                    Effect::Resume {
+                        responses: core::mem::take(&mut self.responses),
+                        state: self.tab_state.take(),
+                    }
+                } else {
+                    Effect::Store
+                }
+            }
+        };
+        self.updated_ms = now_ms;
+        effect
+    }
+
+    fn clear_input(&mut self) {
+        self.input_requests = Map::new();
+        self.responses = Map::new();
+        self.tab_state = None;
+        self.status_message = None;
+        self.carried.call = None;
+    }
+
+    /// The fields every shape of the task carries.
+    fn envelope(&self) -> Map<String, Value> {
+        let mut m = Map::new();
+        m.insert("taskId".into(), self.id.clone().into());
+        m.insert("status".into(), self.status.as_str().into());
+        m.insert("createdAt".into(), iso8601(self.created_ms).into());
+        m.insert("lastUpdatedAt".into(), iso8601(self.updated_ms).into());
+        m.insert("ttlMs".into(), TASK_TTL_MS.into());
+        m.insert("pollIntervalMs".into(), TASK_POLL_INTERVAL_MS.into());
+        if let Some(said) = &self.status_message {
+            m.insert("statusMessage".into(), said.clone().into());
+        }
+        m
+    }
+
+    /// The result of the `tools/call` that made it (`CreateTaskResult`: flat, no result yet).
+    #[must_use]
+    pub fn created(&self) -> Value {
+        let mut m = self.envelope();
+        m.insert("resultType".into(), "task".into());
+        Value::Object(m)
+    }
+
+    /// The result of `tasks/get` (`DetailedTask`): the result inlined once completed, the error
+    /// once failed, the pending requests while input is required.
+    #[must_use]
+    pub fn detailed(&self) -> Value {
+        let mut m = self.envelope();
+        m.insert("resultType".into(), "complete".into());
+        match self.status {
+            Status::Completed => {
+                m.insert("result".into(), self.result.clone().unwrap_or_else(|| json!({})));
+            }
+            Status::Failed => {
+                m.insert("error".into(), self.error.clone().unwrap_or_else(|| json!({})));
+            }
+            Status::InputRequired => {
+                m.insert("inputRequests".into(), Value::Object(self.input_requests.clone()));
+            }
+            Status::Working | Status::Cancelled => {}
+        }
+        Value::Object(m)
+    }
+}
+
+/// The result of `tasks/update` and `tasks/cancel`: an empty acknowledgement (the task's new
+/// state is read with `tasks/get`).
+#[must_use]
+pub fn acknowledged() -> Value {
+    json!({"resultType": "complete"})
+}
+
+/// Whether a 2026-07-28 request's client capabilities declare the extension.
+#[must_use]
+pub fn declared(capabilities: &Map<String, Value>) -> bool {
+    capabilities.get("extensions").and_then(|e| e.get(EXTENSION)).is_some_and(Value::is_object)
+}
+
+/// How a tool takes tasks (`execution.taskSupport` in its definition): "forbidden" (or none),
+/// "optional" or "required".
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Support {
+    /// The call is always answered in one piece.
+    Forbidden,
+    /// A task when the client takes tasks, else in one piece.
+    Optional,
+    /// Only as a task: a client that takes none is refused (-32021).
+    Required,
+}
+
+impl Support {
+    /// A tool definition's support.
+    #[must_use]
+    pub fn of(tool: &Value) -> Self {
+        match tool.pointer("/execution/taskSupport").and_then(Value::as_str) {
+            Some("optional") => Self::Optional,
+            Some("required") => Self::Required,
+            _ => Self::Forbidden,
+        }
+    }
+}
+
+/// What a `tools/call` becomes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dispatch {
+    /// Answered in one piece (JSON or a stream), as every call before tasks.
+    Direct,
+    /// A task, made at once; the client polls it.
+    Task,
+    /// Refused: the tool needs tasks and the client declared none (-32021).
+    NeedsTasks,
+}
+
+/// Decides what a call becomes: the tool's support and whether the client declared the
+/// extension. A legacy `task` parameter from the client changes nothing.
+#[must_use]
+pub fn dispatch(support: Support, client_takes_tasks: bool) -> Dispatch {
+    match (support, client_takes_tasks) {
+        (Support::Forbidden, _) => Dispatch::Direct,
+        (_, true) => Dispatch::Task,
+        (Support::Optional, false) => Dispatch::Direct,
+        (Support::Required, false) => Dispatch::NeedsTasks,
+    }
+}
+
+/// A task as read back from its stored JSON.
+#[must_use]
+pub fn read(value: Value) -> Option<Task> {
+    let mut f = tabrelay_bundle::fields::Fields::of(value)?;
+    let object = |v: Option<Value>| match v {
+        None => Some(Map::new()),
+        Some(Value::Object(m)) => Some(m),
+        Some(_) => None,
+    };
+    Some(Task {
+        id: f.string("id")?,
+        grant: f.string("grant")?,
+        status: Status::parse(&f.string("status")?)?,
+        created_ms: f.u64("created_ms")?,
+        updated_ms: f.u64("updated_ms")?,
+        result: f.value("result"),
+        error: f.value("error"),
+        input_requests: object(f.value("input_requests"))?,
+        responses: object(f.value("responses"))?,
+        tab_state: f.value("tab_state"),
+        status_message: f.value("status_message").and_then(|v| v.as_str().map(str::to_owned)),
+        carried: tabrelay_bundle::fields::Take::take(&mut f, "carried")?,
+    })
+}
+
+/// A time in milliseconds since 1970 as ISO 8601 (UTC, milliseconds): `2026-12-01T05:26:31.000Z`.
+#[must_use]
+pub fn iso8601(ms: u64) -> String {
+    let secs = ms / 1000;
+    let (days, rem) = (secs / 86_400, secs % 86_400);
+    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
+    let z = days as i64 + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:03}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60,
+        ms % 1000
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    pub(crate) fn carried() -> Carried {
+        Carried {
+            tab: 5,
+            call: Some(9),
+            tool: "history_list".into(),
+            args: json!({}),
+            agent: "Claude".into(),
+            connection: Connection {
+                id: "g1".into(),
+                kind: "connector".into(),
+                client: "Claude".into(),
+                host: "claude.ai".into(),
+            },
+            declared: vec!["elicitation".into()],
+        }
+    }
+
+    fn task() -> Task {
+        Task::new("t1".into(), carried(), 1_000)
+    }
+
+    fn one(key: &str, v: Value) -> Map<String, Value> {
+        let mut m = Map::new();
+        m.insert(key.into(), v);
+        m
+    }
+
+    #[test]
+    fn times_are_iso_8601_in_utc() {
+        assert_eq!(iso8601(0), "1970-01-01T00:00:00.000Z");
+        assert_eq!(iso8601(1_796_102_791_123), "2026-12-01T05:26:31.123Z");
+        assert_eq!(iso8601(951_782_400_000), "2000-02-29T00:00:00.000Z", "a leap day");
+        assert_eq!(iso8601(4_107_542_399_999), "2100-02-28T23:59:59.999Z");
+    }
+
+    #[test]
+    fn a_made_task_is_flat_and_says_only_where_it_stands() {
+        let made = task().created();
+        assert_eq!(made["resultType"], "task");
+        assert_eq!(made["taskId"], "t1");
+        assert_eq!(made["status"], "working");
+        assert_eq!(made["ttlMs"], TASK_TTL_MS);
+        assert_eq!(made["pollIntervalMs"], TASK_POLL_INTERVAL_MS);
+        assert_eq!(made["createdAt"], "1970-01-01T00:00:01.000Z");
+        for absent in
+            ["task", "result", "error", "inputRequests", "requestState", "ttl", "pollInterval"]
+        {
+            assert!(made.get(absent).is_none(), "{absent}");
+        }
+    }
+
+    #[test]
+    fn the_tab_answering_completes_it_with_the_result_inlined() {
+        let mut t = task();
+        let result = json!({"content": [{"type": "text", "text": "done"}], "isError": false});
+        assert_eq!(t.apply(Event::Answered(result.clone()), 5_000), Effect::Store);
+        let got = t.detailed();
+        assert_eq!(got["status"], "completed");
+        assert_eq!(got["resultType"], "complete");
+        assert_eq!(got["result"], result);
+        assert_eq!(got["lastUpdatedAt"], "1970-01-01T00:00:05.000Z");
+        assert!(got.get("error").is_none() && got.get("requestState").is_none());
+        // A tool error is a completed task too.
+        let mut e = task();
+        e.apply(Event::Answered(json!({"content": [], "isError": true})), 2_000);
+        assert_eq!(e.detailed()["status"], "completed");
+        assert_eq!(e.detailed()["result"]["isError"], true);
+    }
+
+    #[test]
+    fn a_lost_call_fails_with_an_error_and_no_result() {
+        let mut t = task();
+        t.apply(Event::Lost(-32603, "The tab went away.".into()), 2_000);
+        let got = t.detailed();
+        assert_eq!(got["status"], "failed");
+        assert_eq!(got["error"]["code"], -32603);
+        assert_eq!(got["error"]["message"], "The tab went away.");
+        assert!(got.get("result").is_none());
+    }
+
+    #[test]
+    fn input_is_gathered_one_answer_at_a_time_then_the_tab_resumes() {
+        let mut t = task();
+        let mut asks = one("a", json!({"method": "elicitation/create", "params": {}}));
+        asks.insert("b".into(), json!({"method": "elicitation/create", "params": {}}));
+        let state = Some(json!({"round": 1}));
+        t.apply(Event::NeedsInput { requests: asks, state: state.clone() }, 2_000);
+        let got = t.detailed();
+        assert_eq!(got["status"], "input_required");
+        assert_eq!(got["inputRequests"].as_object().unwrap().len(), 2);
+        // Answers to something not asked are ignored, and change nothing.
+        let stray = one("zzz", json!({"action": "accept"}));
+        assert_eq!(t.apply(Event::Update(stray), 2_500), Effect::Unchanged);
+        assert_eq!(t.apply(Event::Update(Map::new()), 2_500), Effect::Unchanged);
+        assert_eq!(t.updated_ms, 2_000);
+        // One answer: still waiting, only the other key left.
+        let first = one("a", json!({"action": "accept", "content": {"ok": true}}));
+        assert_eq!(t.apply(Event::Update(first), 3_000), Effect::Store);
+        let got = t.detailed();
+        assert_eq!(got["status"], "input_required");
+        assert_eq!(got["inputRequests"].as_object().unwrap().keys().collect::<Vec<_>>(), ["b"]);
+        // The last: the tab gets both answers and its state.
+        let second = one("b", json!({"action": "decline"}));
+        let Effect::Resume { responses, state: back } = t.apply(Event::Update(second), 4_000)
+        else {
+            panic!("resume")
+        };
+        assert_eq!(responses.len(), 2);
+        assert_eq!(back, state);
+        assert_eq!(t.status, Status::Working);
+        assert!(t.detailed().get("inputRequests").is_none());
+    }
+
+    #[test]
+    fn cancelling_stops_the_call_in_the_tab_once_and_a_finished_task_stays_finished() {
+        let mut t = task();
+        assert_eq!(t.apply(Event::Cancel, 2_000), Effect::StopInTab);
+        assert_eq!(t.detailed()["status"], "cancelled");
+        // Again: acknowledged, nothing changes; a late answer from the tab goes nowhere.
+        assert_eq!(t.apply(Event::Cancel, 3_000), Effect::Unchanged);
+        assert_eq!(t.apply(Event::Answered(json!({})), 3_000), Effect::Unchanged);
+        assert_eq!(t.detailed()["status"], "cancelled");
+        assert_eq!(t.updated_ms, 2_000);
+        let mut done = task();
+        done.apply(Event::Answered(json!({"content": []})), 2_000);
+        assert_eq!(done.apply(Event::Cancel, 3_000), Effect::Unchanged);
+        assert_eq!(done.detailed()["status"], "completed");
+        assert_eq!(acknowledged(), json!({"resultType": "complete"}));
+    }
+
+    #[test]
+    fn a_task_is_its_connections_alone_until_it_expires() {
+        let t = task();
+        assert!(t.visible_to("g1", 2_000));
+        assert!(!t.visible_to("g2", 2_000), "another connection of the pairing");
+        assert!(t.visible_to("g1", 1_000 + TASK_TTL_MS - 1));
+        assert!(!t.visible_to("g1", 1_000 + TASK_TTL_MS));
+    }
+
+    #[test]
+    fn a_task_reads_back_as_it_was_stored() {
+        let mut t = task();
+        let asks = one("a", json!({"method": "elicitation/create"}));
+        t.apply(Event::NeedsInput { requests: asks, state: Some(json!([1])) }, 2_000);
+        t.apply(Event::Update(one("x", json!(1))), 2_100);
+        let stored = serde_json::to_value(&t).unwrap();
+        assert_eq!(read(stored), Some(t.clone()));
+        let mut done = t;
+        done.apply(Event::Answered(json!({"content": []})), 3_000);
+        assert_eq!(read(serde_json::to_value(&done).unwrap()), Some(done));
+        for junk in [
+            json!(null),
+            json!({}),
+            json!({"id": "t", "grant": "g", "status": "sleeping", "created_ms": 1, "updated_ms": 1}),
+        ] {
+            assert_eq!(read(junk), None);
+        }
+    }
+
+    #[test]
+    fn which_calls_become_tasks() {
+        let tool = |support: &str| json!({"name": "x", "execution": {"taskSupport": support}});
+        assert_eq!(Support::of(&tool("optional")), Support::Optional);
+        assert_eq!(Support::of(&tool("required")), Support::Required);
+        assert_eq!(Support::of(&tool("forbidden")), Support::Forbidden);
+        assert_eq!(Support::of(&json!({"name": "x"})), Support::Forbidden);
+        assert_eq!(dispatch(Support::Forbidden, true), Dispatch::Direct);
+        assert_eq!(dispatch(Support::Optional, true), Dispatch::Task);
+        assert_eq!(dispatch(Support::Optional, false), Dispatch::Direct);
+        assert_eq!(dispatch(Support::Required, true), Dispatch::Task);
+        assert_eq!(dispatch(Support::Required, false), Dispatch::NeedsTasks);
+        let mut caps = Map::new();
+        assert!(!declared(&caps));
+        caps.insert("extensions".into(), json!({EXTENSION: {}}));
+        assert!(declared(&caps));
+        caps.insert("extensions".into(), json!({EXTENSION: true}));
+        assert!(!declared(&caps), "a setting object, not a flag");
+    }
+}
