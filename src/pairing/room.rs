@@ -1334,31 +1334,16 @@ mod tests {
             stream: bool,
             wait_ms: u64,
         ) -> (Asker, Vec<Effect>) {
-            self.ask(Request::Call(CallRequest {
-                tool: tool(),
-                args: json!({}),
-                agent: "Claude".into(),
-                connection: Connection {
-                    id: grant.into(),
-                    kind: "connector".into(),
-                    client: "Claude".into(),
-                    host: "claude.ai".into(),
-                },
-                wait_ms,
-                request: format!("{grant} {id}"),
-                stream,
-                input: None,
-                resumable: false,
-                task: None,
-            }))
+            self.ask(Request::Call(CallRequest { wait_ms, stream, ..call_request(grant, id) }))
         }
     }
 
-    /// A call from a client that takes tasks (and declared elicitation).
-    fn task_call(sim: &mut Sim, grant: &str, id: u64) -> (Asker, Vec<Effect>) {
-        sim.ask(Request::Call(CallRequest {
+    /// A call of the catalogue's first tool from connection `grant` as its request `id`: no
+    /// stream, the longest wait, no task, not resumable.
+    fn call_request(grant: &str, id: u64) -> CallRequest {
+        CallRequest {
             tool: tool(),
-            args: json!({"n": 1}),
+            args: json!({}),
             agent: "Claude".into(),
             connection: Connection {
                 id: grant.into(),
@@ -1370,9 +1355,27 @@ mod tests {
             request: format!("{grant} {id}"),
             stream: false,
             input: None,
-            task: Some(TaskTerms { declared: vec!["elicitation".into()], at_once: false }),
             resumable: false,
+            task: None,
+        }
+    }
+
+    /// A call from a client that takes tasks (and declared elicitation).
+    fn task_call(sim: &mut Sim, grant: &str, id: u64) -> (Asker, Vec<Effect>) {
+        sim.ask(Request::Call(CallRequest {
+            args: json!({"n": 1}),
+            task: Some(TaskTerms { declared: vec!["elicitation".into()], at_once: false }),
+            ..call_request(grant, id)
         }))
+    }
+
+    /// A task-taking call that the tab is slow to answer: the task it became, and the call's id
+    /// in tab `tab`.
+    fn slow_task(sim: &mut Sim, grant: &str, id: u64, tab: u64) -> (String, u64) {
+        let (asker, effects) = task_call(sim, grant, id);
+        let (call, _) = sent_call(&effects, tab);
+        sim.later(TASK_AFTER_MS);
+        (made_task(&sim.go(Input::Deadline { call }), asker), call)
     }
 
     /// The tab's list: the tool, which asks the person first (so it may become a task).
@@ -1939,21 +1942,10 @@ mod tests {
         let tab = sim.tab();
         let resumable = |id: u64| {
             Request::Call(CallRequest {
-                tool: tool(),
-                args: json!({}),
-                agent: "Claude".into(),
-                connection: Connection {
-                    id: "g1".into(),
-                    kind: "connector".into(),
-                    client: "Claude".into(),
-                    host: "claude.ai".into(),
-                },
                 wait_ms: 60_000,
-                request: format!("g1 {id}"),
                 stream: true,
-                input: None,
-                task: None,
                 resumable: true,
+                ..call_request("g1", id)
             })
         };
         // The stream drops: the tab is not told to drop the call.
@@ -2122,10 +2114,7 @@ mod tests {
         let mut sim = Sim::new();
         let a = sim.tab();
         sim.say(a, &asked_list());
-        let (asker, effects) = task_call(&mut sim, "g1", 1);
-        let (call, _) = sent_call(&effects, a);
-        sim.later(TASK_AFTER_MS);
-        let task = made_task(&sim.go(Input::Deadline { call }), asker);
+        let (task, call) = slow_task(&mut sim, "g1", 1, a);
         // Another connection cannot cancel it.
         let (reply, effects) = about_task(&mut sim, "g2", &task, TaskOp::Cancel);
         assert!(matches!(reply, TaskReply::Refused { .. }) && stored_tasks(&effects).is_empty());
@@ -2139,10 +2128,7 @@ mod tests {
         let effects = sim.say(a, &format!(r#"{{"type":"result","id":{call},"data":1}}"#));
         assert!(stored_tasks(&effects).is_empty());
         // A task whose tab closes fails, with an error and no result.
-        let (asker, effects) = task_call(&mut sim, "g1", 2);
-        let (call, _) = sent_call(&effects, a);
-        sim.later(TASK_AFTER_MS);
-        let task = made_task(&sim.go(Input::Deadline { call }), asker);
+        let (task, _) = slow_task(&mut sim, "g1", 2, a);
         sim.go(Input::Closed { tab: a });
         let (TaskReply::Detailed(got), _) = about_task(&mut sim, "g1", &task, TaskOp::Get) else {
             panic!()
@@ -2156,10 +2142,7 @@ mod tests {
         let mut sim = Sim::new();
         let a = sim.tab();
         sim.say(a, &asked_list());
-        let (asker, effects) = task_call(&mut sim, "g1", 1);
-        let (call, _) = sent_call(&effects, a);
-        sim.later(TASK_AFTER_MS);
-        let task = made_task(&sim.go(Input::Deadline { call }), asker);
+        let (task, call) = slow_task(&mut sim, "g1", 1, a);
         let ask = r#"{"method":"elicitation/create","params":{"message":"Name?"}}"#;
         let roots = r#"{"method":"roots/list","params":{}}"#;
         sim.say(a, &format!(r#"{{"type":"result","id":{call},"input_required":{{"who":{ask},"where":{roots}}},"state":{{"round":1}}}}"#));
@@ -2197,10 +2180,7 @@ mod tests {
         };
         assert_eq!(got["status"], "completed");
         // Only undeclared questions: the task fails, naming the capability.
-        let (asker, effects) = task_call(&mut sim, "g1", 2);
-        let (call, _) = sent_call(&effects, a);
-        sim.later(TASK_AFTER_MS);
-        let task = made_task(&sim.go(Input::Deadline { call }), asker);
+        let (task, call) = slow_task(&mut sim, "g1", 2, a);
         sim.say(
             a,
             &format!(r#"{{"type":"result","id":{call},"input_required":{{"where":{roots}}}}}"#),
@@ -2262,21 +2242,8 @@ mod tests {
         let a = sim.tab();
         sim.say(a, &asked_list());
         let (asker, effects) = sim.ask(Request::Call(CallRequest {
-            tool: tool(),
-            args: json!({}),
-            agent: "VS Code".into(),
-            connection: Connection {
-                id: "g1".into(),
-                kind: "connector".into(),
-                client: "VS Code".into(),
-                host: "vscode.dev".into(),
-            },
-            wait_ms: TAB_CALL_WAIT_MS,
-            request: "g1 1".into(),
-            stream: false,
-            input: None,
             task: Some(TaskTerms { declared: Vec::new(), at_once: true }),
-            resumable: false,
+            ..call_request("g1", 1)
         }));
         let (call, _) = sent_call(&effects, a);
         let task = made_task(&effects, asker);

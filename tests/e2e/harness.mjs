@@ -320,11 +320,16 @@ export class HeadlessProvider {
   }
 }
 
-/** Connects the official SDK client to the relay through the full OAuth flow. */
-export async function connectSdkClient(tab, name = 'sdk-e2e', provider = new HeadlessProvider(tab)) {
+/**
+ * Connects the official SDK client to the relay through the full OAuth flow; `options` are the
+ * client's (its capabilities, say), `prepare(client)` runs before it connects (to set request
+ * handlers).
+ */
+export async function connectSdkClient(tab, name = 'sdk-e2e', provider = new HeadlessProvider(tab), options = {}, prepare = () => {}) {
   const make = () => new StreamableHTTPClientTransport(new URL(`${RELAY}/`), { authProvider: provider });
   let transport = make();
-  const client = new Client({ name, version: '1.0.0' });
+  const client = new Client({ name, version: '1.0.0' }, options);
+  prepare(client);
   try {
     await client.connect(transport);
   } catch (e) {

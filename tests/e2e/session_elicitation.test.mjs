@@ -7,11 +7,8 @@
 // connection is "session not found" (404).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
-import { RELAY, HeadlessProvider, openTab, accessToken, mcpPost, toolDef, waitFor, readEvents } from './harness.mjs';
+import { RELAY, connectSdkClient, openTab, accessToken, mcpPost, toolDef, waitFor, readEvents } from './harness.mjs';
 
 const INPUT_NOT_POSSIBLE = /needs an answer from the agent's app that this client cannot give/;
 
@@ -41,23 +38,13 @@ after(() => tab.close());
 
 /** The official SDK client declaring elicitation, with `answer` as its handler. */
 async function sdkClient(answer) {
-  const provider = new HeadlessProvider(tab);
-  const make = () => new StreamableHTTPClientTransport(new URL(`${RELAY}/`), { authProvider: provider });
-  const client = new Client({ name: 'session-elicitation-e2e', version: '1.0.0' }, { capabilities: { elicitation: {} } });
   const asked = [];
-  client.setRequestHandler(ElicitRequestSchema, async (request) => {
-    asked.push(request.params);
-    return answer(request.params);
-  });
-  let transport = make();
-  try {
-    await client.connect(transport);
-  } catch (e) {
-    if (!(e instanceof UnauthorizedError)) throw e;
-    await transport.finishAuth(provider.authorizationCode);
-    transport = make();
-    await client.connect(transport);
-  }
+  const { client, transport } = await connectSdkClient(tab, 'session-elicitation-e2e', undefined, { capabilities: { elicitation: {} } }, (c) =>
+    c.setRequestHandler(ElicitRequestSchema, async (request) => {
+      asked.push(request.params);
+      return answer(request.params);
+    }),
+  );
   return { client, transport, asked };
 }
 
