@@ -1,7 +1,9 @@
 //! `mcp::handle` on any POST body, with or without the routing headers: the input's first
 //! line (when it has one, and it is UTF-8) holds the headers `MCP-Protocol-Version`,
 //! `Mcp-Method`, `Mcp-Name` and `Mcp-Session-Id` separated by tabs, the rest is the body. Checks that each reply
-//! agrees with `jsonrpc::parse` and has the shape a client reads.
+//! agrees with `jsonrpc::parse` and has the shape a client reads. The first line is also read
+//! as a `Last-Event-ID` (a resumed stream's): what reads, reads back the same from the id the
+//! relay would give that event.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
@@ -26,6 +28,12 @@ fuzz_target!(|data: &[u8]| {
             session: parts.next().flatten(),
         },
     };
+    if let Some(last) = header.and_then(mcp::resume::read_event_id) {
+        let mut ids = mcp::resume::EventIds::new(&last.id, last.progress.as_ref(), last.number);
+        let framed = ids.frame("");
+        let id = framed.lines().next().and_then(|l| l.strip_prefix("id: ")).unwrap();
+        assert_eq!(mcp::resume::read_event_id(id), Some(last));
+    }
     let header = headers.version;
     match mcp::batch(body, &headers) {
         mcp::Batch::One => {}
@@ -64,7 +72,9 @@ fuzz_target!(|data: &[u8]| {
             assert_eq!((asked, read), (&Id::Text(id), &answer));
         }
         Reply::Initialize { body: answer, declared } => {
-            let Some(Ok(Message::Request(r))) = &parsed else { panic!("initialize from no request") };
+            let Some(Ok(Message::Request(r))) = &parsed else {
+                panic!("initialize from no request")
+            };
             assert_eq!(r.method, "initialize");
             assert_ne!(header.map(str::trim), Some(mcp::STATELESS_VERSION));
             assert_eq!(answer["id"], serde_json::to_value(&r.id).unwrap());

@@ -7,6 +7,8 @@
 use base64::Engine as _;
 use serde_json::{json, Map, Value};
 
+use tabrelay_bundle::protocol::call_input;
+
 use super::session::Declared;
 use super::sse_event;
 use crate::oauth::keys::{Keys, Purpose};
@@ -81,11 +83,7 @@ impl Round {
         for (id, key) in self.asked {
             responses.insert(key, answers.get(&id).cloned().unwrap_or(Value::Null));
         }
-        let mut input = json!({"responses": responses});
-        if let Some(state) = self.state {
-            input["state"] = state;
-        }
-        input
+        call_input(Value::Object(responses), self.state)
     }
 }
 

@@ -5,6 +5,7 @@
 
 use base64::Engine as _;
 use serde_json::{Map, Value};
+use tabrelay_bundle::protocol::capability_of;
 
 use super::era::{Headers, STATELESS_VERSION};
 use crate::jsonrpc::{self, ErrorCode, RpcError};
@@ -54,16 +55,16 @@ impl Declared {
     /// Whether the client can take this request of a tab (`{"method": …, "params": …}`).
     #[must_use]
     pub fn can_take(&self, request: &Value) -> bool {
-        match request.get("method").and_then(Value::as_str) {
-            Some("elicitation/create") => {
+        match capability_of(request) {
+            "elicitation" => {
                 let mode = request.get("params").and_then(|p| p.get("mode"));
                 match mode.and_then(Value::as_str) {
                     Some("url") => self.elicitation_url,
                     _ => self.elicitation_form,
                 }
             }
-            Some("sampling/createMessage") => self.sampling,
-            Some("roots/list") => self.roots,
+            "sampling" => self.sampling,
+            "roots" => self.roots,
             _ => false,
         }
     }

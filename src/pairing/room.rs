@@ -29,8 +29,8 @@ use super::tabs::{
 use super::tasks::{self, Carried, Dispatch, Task};
 use super::turns::Turns;
 use super::wire::{
-    CallEvent, CallReply, CallRequest, GrantReply, GrantRequest, ListenEvent, RefreshReply, Reply,
-    Request, TaskOp, TaskReply, Want,
+    is_request_of, CallEvent, CallReply, CallRequest, GrantReply, GrantRequest, ListenEvent,
+    RefreshReply, Reply, Request, TaskOp, TaskReply, Want,
 };
 use crate::crypto::{random_token, Entropy};
 use crate::limits::{
@@ -924,7 +924,7 @@ impl Room {
             }
             Request::Resume { grant, .. } if !self.live(&grant) => Reply::NoGrant,
             // A call is taken up by the connection that made it (its key starts with the grant).
-            Request::Resume { grant, request } if !request.starts_with(&format!("{grant} ")) => {
+            Request::Resume { grant, request } if !is_request_of(&request, &grant) => {
                 Reply::NotAsked
             }
             Request::Resume { request, .. } => self.take_up(asker, &request, now_ms, out),

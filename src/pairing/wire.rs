@@ -241,6 +241,12 @@ pub fn request_key(connection: &str, id: &crate::jsonrpc::Id) -> String {
     format!("{connection} {}", serde_json::to_string(id).unwrap_or_default())
 }
 
+/// Whether request key `request` ([`request_key`]) is one of connection `connection`'s.
+#[must_use]
+pub fn is_request_of(request: &str, connection: &str) -> bool {
+    request.strip_prefix(connection).is_some_and(|rest| rest.starts_with(' '))
+}
+
 /// One line of a streamed call's reply, from the pairing to the Worker.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -577,6 +583,14 @@ mod tests {
             assert_eq!(Reply::decode(&line), Some(reply.clone()));
             assert_eq!(Reply::decode(line.trim_ascii_end()), Some(reply));
         }
+    }
+
+    #[test]
+    fn a_request_key_is_its_connections_only() {
+        let key = request_key("g1", &crate::jsonrpc::Id::Number(7));
+        assert!(is_request_of(&key, "g1"));
+        assert!(!is_request_of(&key, "g"), "a connection whose id starts the other's");
+        assert!(!is_request_of(&key, "g2"));
     }
 
     #[test]
