@@ -28,6 +28,43 @@ pub enum DataClass {
     Summaries,
 }
 
+/// What a `summaries` tool's answer may carry while the data switch is on: the tab end sends
+/// only this (`summaries_only` in the catalogue), whatever the app's code returns.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SummariesOnly {
+    /// The paths in the result's `data` that may be sent, each a leaf (a string, number, true
+    /// or false, or null): keys joined by `.`, a key followed by `[]` for each item of a list
+    /// (`groups[].mean`, `ids[]`). Everything else is left out, said in `left_out`.
+    pub result: Vec<String>,
+    /// Whether the tool's error messages may be sent as the app said them.
+    pub errors: ErrorWords,
+}
+
+/// What a tool's error messages may carry while the data switch is on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorWords {
+    /// Sent as the app said them (`as_said`): they name tools, arguments, columns, groups or
+    /// items and repeat the agent's own arguments, never a value of the data.
+    AsSaid,
+    /// Replaced by the tab end's sentence saying the app's words were left out (`withheld`).
+    Withheld,
+}
+
+/// Whether `path` is an allow-list path: keys of letters, digits, `_` or `-`, each optionally
+/// followed by `[]`, joined by `.`.
+#[must_use]
+pub fn valid_data_path(path: &str) -> bool {
+    path.len() <= DATA_PATH_MAX_CHARS
+        && path.split('.').all(|segment| {
+            let key = segment.strip_suffix("[]").unwrap_or(segment);
+            !key.is_empty()
+                && key.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+        })
+}
+
+/// The longest allow-list path, in characters.
+pub const DATA_PATH_MAX_CHARS: usize = 200;
+
 /// One tool of the catalogue.
 #[derive(Debug, Clone)]
 pub struct Tool {
@@ -44,6 +81,9 @@ pub struct Tool {
     /// What its result carries of the data (`data`: `cells` or `summaries`); `None` when the
     /// catalogue does not say.
     pub data: Option<DataClass>,
+    /// What its answer may carry while the switch is on: every `summaries` tool says so, and
+    /// no other tool (it does not run then).
+    pub summaries_only: Option<SummariesOnly>,
 }
 
 /// The whole catalogue.
@@ -113,7 +153,9 @@ impl Catalogue {
                     CatalogueError::Malformed(alloc::format!(
                         "tool {i} needs a string `name`, `title` and `description`, a `safety` \
                          of read, change or destructive, an `input` schema, and a `data` of \
-                         cells or summaries if any"
+                         cells or summaries if any; a summaries tool, and no other, needs \
+                         `summaries_only`: a `result` list of paths such as `groups[].mean` \
+                         and `errors` of as_said or withheld"
                     ))
                 })
             })
@@ -134,6 +176,22 @@ impl Catalogue {
     }
 }
 
+impl SummariesOnly {
+    fn read(value: Value) -> Option<Self> {
+        let mut f = Fields::of(value)?;
+        let result = f.strings("result")?;
+        if !result.iter().all(|p| valid_data_path(p)) {
+            return None;
+        }
+        let errors = match f.string("errors")?.as_str() {
+            "as_said" => ErrorWords::AsSaid,
+            "withheld" => ErrorWords::Withheld,
+            _ => return None,
+        };
+        Some(Self { result, errors })
+    }
+}
+
 impl Tool {
     fn read(value: Value) -> Option<Self> {
         let mut f = Fields::of(value)?;
@@ -149,6 +207,14 @@ impl Tool {
             Some("summaries") => Some(DataClass::Summaries),
             Some(_) => return None,
         };
+        let summaries_only = match f.value("summaries_only") {
+            None | Some(Value::Null) => None,
+            Some(v) => Some(SummariesOnly::read(v)?),
+        };
+        // A summaries tool says what it may send; a cell or unclassified tool never runs then.
+        if summaries_only.is_some() != (data == Some(DataClass::Summaries)) {
+            return None;
+        }
         Some(Self {
             name: f.string("name")?,
             title: f.string("title")?,
@@ -156,6 +222,7 @@ impl Tool {
             safety,
             input: f.value("input")?,
             data,
+            summaries_only,
         })
     }
 
@@ -232,6 +299,70 @@ mod tests {
             Catalogue::parse(&tool(r#","data":1"#)),
             Err(CatalogueError::Malformed(_))
         ));
+    }
+
+    #[test]
+    fn a_summaries_tool_and_no_other_says_what_it_may_send_with_the_switch_on() {
+        let tool = |rest: &str| {
+            alloc::format!(
+                r#"{{"app":"a","resource_prefix":"a","tools":[{{"name":"x","title":"X","description":"d","safety":"read","input":{{"type":"object"}}{rest}}}]}}"#
+            )
+        };
+        let allowed = r#""summaries_only":{"result":["column","groups[].mean","ids[]","a-b.c_d"],"errors":"as_said"}"#;
+        let c = Catalogue::parse(&tool(&alloc::format!(r#","data":"summaries",{allowed}"#))).unwrap();
+        let only = c.tools[0].summaries_only.clone().unwrap();
+        assert_eq!(only.result, ["column", "groups[].mean", "ids[]", "a-b.c_d"]);
+        assert_eq!(only.errors, ErrorWords::AsSaid);
+        let withheld = r#","data":"summaries","summaries_only":{"result":[],"errors":"withheld"}"#;
+        assert_eq!(
+            Catalogue::parse(&tool(withheld)).unwrap().tools[0].summaries_only.as_ref().unwrap().errors,
+            ErrorWords::Withheld
+        );
+        for bad in [
+            // A summaries tool that does not say, a cell or unclassified tool that does.
+            r#","data":"summaries""#.into(),
+            alloc::format!(r#","data":"cells",{allowed}"#),
+            alloc::format!(r#",{allowed}"#),
+            // Paths and error words of another shape.
+            r#","data":"summaries","summaries_only":{"result":["groups[]."],"errors":"as_said"}"#.into(),
+            r#","data":"summaries","summaries_only":{"result":["a..b"],"errors":"as_said"}"#.into(),
+            r#","data":"summaries","summaries_only":{"result":["$.a"],"errors":"as_said"}"#.into(),
+            r#","data":"summaries","summaries_only":{"result":["a[0]"],"errors":"as_said"}"#.into(),
+            r#","data":"summaries","summaries_only":{"result":[""],"errors":"as_said"}"#.into(),
+            r#","data":"summaries","summaries_only":{"result":"a","errors":"as_said"}"#.into(),
+            r#","data":"summaries","summaries_only":{"result":["a"],"errors":"all"}"#.into(),
+            r#","data":"summaries","summaries_only":{"result":["a"]}"#.into(),
+            r#","data":"summaries","summaries_only":["a"]"#.into(),
+        ] {
+            assert!(
+                matches!(Catalogue::parse(&tool(&bad)), Err(CatalogueError::Malformed(_))),
+                "{bad}"
+            );
+        }
+        assert!(!valid_data_path(&"a".repeat(DATA_PATH_MAX_CHARS + 1)));
+    }
+
+    #[test]
+    fn the_demos_writes_and_history_send_no_cell_value_with_the_switch_on() {
+        // Another app's bundle has other tools; the demo's say so whenever they are there.
+        let c = Catalogue::bundled();
+        let allowed = |name: &str| {
+            c.tool(name).map(|t| t.summaries_only.clone().expect("a summaries tool").result)
+        };
+        if let Some(set) = allowed("item_set_value") {
+            assert!(!set.iter().any(|p| p == "old" || p == "summary"), "{set:?}");
+        }
+        if let Some(list) = allowed("history_list") {
+            assert!(!list.iter().any(|p| p.ends_with("summary")), "{list:?}");
+        }
+        if let Some(undo) = allowed("history_undo") {
+            assert!(!undo.iter().any(|p| p.ends_with("summary")), "{undo:?}");
+        }
+        if let Some(summary) = allowed("groups_summary") {
+            for single in ["groups[].min", "groups[].median", "groups[].max"] {
+                assert!(!summary.iter().any(|p| p == single), "{single} is one item's value");
+            }
+        }
     }
 
     #[test]

@@ -11,7 +11,10 @@
 // 80 characters, with `<` and line or direction marks escaped.
 //
 // History: every change (items_highlight, item_set_value, group_rename, items_delete,
-// history_undo) appends a step {step, who, tool, summary, undone} to `app.history`.
+// history_undo) appends a step {step, who, tool, summary, brief, undone} to `app.history`:
+// `summary` says what it did, `brief` the same without any item's value (what an agent is sent
+// while the person has set the dataset to names and summaries only: the catalogue's
+// `summaries_only` lists `brief`, never `summary` or `old`, for a step that can carry a value).
 // history_undo undoes the most recent step that is neither undone nor an undo, marks that step
 // `undone: true`, and appends its own step with `undoes: <step number>`. An undo cannot itself
 // be undone (there is no redo): undoing again walks further back.
@@ -283,7 +286,7 @@ class DemoApp {
       const named = chosen.length ? ` (${chosen.length === 1 ? 'group' : 'groups'} ${chosen.map((g) => quote(g.name)).join(', ')})` : '';
       const text = next.size ? `Highlighted ${count(next.size, 'item')}${named}` : 'Cleared the highlight';
       const step = this.#record(who, 'items_highlight', text, () => this.#setHighlight(new Set(before)));
-      return { data: { step: step.step, summary: text, highlighted: next.size } };
+      return { data: { step: step.step, summary: text, brief: step.brief, highlighted: next.size } };
     },
 
     item_set_value: ({ id, column, value }, who) => {
@@ -298,10 +301,16 @@ class DemoApp {
       const old = item[col.name];
       item[col.name] = value + 0; // turns -0 into 0
       const text = `Set ${col.name} of item ${id} from ${old} to ${item[col.name]}`;
-      const step = this.#record(who, 'item_set_value', text, () => {
-        item[col.name] = old;
-      });
-      return { data: { step: step.step, summary: text, id, column: col.name, old, value: item[col.name] } };
+      const step = this.#record(
+        who,
+        'item_set_value',
+        text,
+        () => {
+          item[col.name] = old;
+        },
+        { brief: `Set ${col.name} of item ${id}` },
+      );
+      return { data: { step: step.step, summary: text, brief: step.brief, id, column: col.name, old, value: item[col.name] } };
     },
 
     group_rename: ({ group, name }, who) => {
@@ -321,7 +330,7 @@ class DemoApp {
       const step = this.#record(who, 'group_rename', text, () => {
         g.name = old;
       });
-      return { data: { step: step.step, summary: text, old, name: fresh } };
+      return { data: { step: step.step, summary: text, brief: step.brief, old, name: fresh } };
     },
 
     items_delete: ({ ids: wanted }, who) => {
@@ -339,7 +348,7 @@ class DemoApp {
         this.#reindex();
       });
       for (const id of goneIds) this.#deletedIn.set(id, step.step);
-      return { data: { step: step.step, summary: text, deleted: gone.length, items: this.dataset.items.length } };
+      return { data: { step: step.step, summary: text, brief: step.brief, deleted: gone.length, items: this.dataset.items.length } };
     },
 
     history_list: ({ last = HISTORY_LAST_DEFAULT }) => ({
@@ -352,15 +361,16 @@ class DemoApp {
       this.#reverts.get(target.step)();
       this.#reverts.delete(target.step);
       target.undone = true;
-      const what = target.summary.charAt(0).toLowerCase() + target.summary.slice(1);
-      const text = `Undid step ${target.step}: ${what}`;
-      const step = this.#record(who, 'history_undo', text, null, { undoes: target.step });
-      return { data: { step: step.step, summary: text, undid: publicStep(target) } };
+      const lower = (said) => said.charAt(0).toLowerCase() + said.slice(1);
+      const text = `Undid step ${target.step}: ${lower(target.summary)}`;
+      const step = this.#record(who, 'history_undo', text, null, { undoes: target.step, brief: `Undid step ${target.step}: ${lower(target.brief)}` });
+      return { data: { step: step.step, summary: text, brief: step.brief, undid: publicStep(target) } };
     },
   };
 
+  /** A step; `extra.brief`: its summary without any value, when the summary has one. */
   #record(who, tool, summary, revert, extra = {}) {
-    const step = { step: this.#nextStep++, who, tool, summary, undone: false, ...extra };
+    const step = { step: this.#nextStep++, who, tool, summary, brief: summary, undone: false, ...extra };
     this.history.push(step);
     if (revert) this.#reverts.set(step.step, revert);
     while (this.history.length > HISTORY_LIMIT) this.#reverts.delete(this.history.shift().step);
@@ -479,8 +489,8 @@ class DemoApp {
   }
 }
 
-function publicStep({ step, who, tool, summary, undone, undoes }) {
-  return undoes === undefined ? { step, who, tool, summary, undone } : { step, who, tool, summary, undone, undoes };
+function publicStep({ step, who, tool, summary, brief, undone, undoes }) {
+  return undoes === undefined ? { step, who, tool, summary, brief, undone } : { step, who, tool, summary, brief, undone, undoes };
 }
 
 // Arguments: the subset of JSON Schema the catalogue uses, with sentences to act on.
