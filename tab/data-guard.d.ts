@@ -3,14 +3,22 @@
 
 export type DataClass = 'cells' | 'summaries';
 export const DATA_CLASSES: readonly DataClass[];
-export const SINGLE_CELL_STATISTICS: readonly string[];
+export type ErrorWords = 'as_said' | 'withheld';
+export const ERROR_WORDS: readonly ErrorWords[];
 export const DATA_SWITCH_KEY: string;
-export const DATA_SENTENCES: Readonly<{ SWITCH: string; REFUSED: string; UNCLASSIFIED: string; TURNED_ON: string; LEFT_OUT: string; NOTICE: string; NOTICE_ON: string; CAVEAT: string }>;
+export const DATA_SENTENCES: Readonly<{ SWITCH: string; REFUSED: string; UNCLASSIFIED: string; TURNED_ON: string; LEFT_OUT: string; ERROR_WITHHELD: string; NOTICE: string; NOTICE_ON: string; CAVEAT: string }>;
 
-/** A tool as the guard reads it: its name and what its result carries. */
+/** What a summaries tool may send while the switch is on (the catalogue's `summaries_only`). */
+export interface SummariesOnly {
+  /** Paths in the result's data whose values may be sent: `column`, `groups[].mean`, `ids[]`. */
+  result: string[];
+  errors: ErrorWords;
+}
+/** A tool as the guard reads it: its name, what its result carries, and what it may send with the switch on. */
 export interface GuardedTool {
   name: string;
   data?: DataClass | null;
+  summaries_only?: SummariesOnly | null;
 }
 export interface GuardedResult {
   data?: unknown;
@@ -20,7 +28,9 @@ export interface GuardedResult {
 
 export function dataClassOf(tool: GuardedTool | null | undefined): DataClass | null;
 export function refusalBefore(tool: GuardedTool | null | undefined, on: boolean): string | null;
-export function leaveOut<T extends GuardedResult | null | undefined>(result: T, on: boolean): T;
+export function allowListOf(tool: GuardedTool | null | undefined): SummariesOnly | null;
+export function leaveOut<T extends GuardedResult | null | undefined>(result: T, tool: GuardedTool | null | undefined, on: boolean): T;
+export function errorSent(err: unknown, tool: GuardedTool | null | undefined, on: boolean): unknown;
 
 export interface DataSwitch {
   readonly key: string;

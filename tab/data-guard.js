@@ -84,7 +84,7 @@ export function leaveOut(result, tool, on) {
   if (!on || !result) return result;
   const tree = pathTree(allowListOf(tool)?.result ?? []);
   const dropped = { count: 0 };
-  const data = sift(result.data, tree, dropped);
+  const data = result.data === null || result.data === undefined ? DROPPED : sift(result.data, tree, dropped);
   const parts = [];
   for (const [key, value] of Object.entries(result)) {
     if (key === 'data' || value === undefined || value === null) continue;

@@ -309,13 +309,18 @@ mod tests {
             )
         };
         let allowed = r#""summaries_only":{"result":["column","groups[].mean","ids[]","a-b.c_d"],"errors":"as_said"}"#;
-        let c = Catalogue::parse(&tool(&alloc::format!(r#","data":"summaries",{allowed}"#))).unwrap();
+        let c =
+            Catalogue::parse(&tool(&alloc::format!(r#","data":"summaries",{allowed}"#))).unwrap();
         let only = c.tools[0].summaries_only.clone().unwrap();
         assert_eq!(only.result, ["column", "groups[].mean", "ids[]", "a-b.c_d"]);
         assert_eq!(only.errors, ErrorWords::AsSaid);
         let withheld = r#","data":"summaries","summaries_only":{"result":[],"errors":"withheld"}"#;
         assert_eq!(
-            Catalogue::parse(&tool(withheld)).unwrap().tools[0].summaries_only.as_ref().unwrap().errors,
+            Catalogue::parse(&tool(withheld)).unwrap().tools[0]
+                .summaries_only
+                .as_ref()
+                .unwrap()
+                .errors,
             ErrorWords::Withheld
         );
         for bad in [
@@ -324,7 +329,8 @@ mod tests {
             alloc::format!(r#","data":"cells",{allowed}"#),
             alloc::format!(r#",{allowed}"#),
             // Paths and error words of another shape.
-            r#","data":"summaries","summaries_only":{"result":["groups[]."],"errors":"as_said"}"#.into(),
+            r#","data":"summaries","summaries_only":{"result":["groups[]."],"errors":"as_said"}"#
+                .into(),
             r#","data":"summaries","summaries_only":{"result":["a..b"],"errors":"as_said"}"#.into(),
             r#","data":"summaries","summaries_only":{"result":["$.a"],"errors":"as_said"}"#.into(),
             r#","data":"summaries","summaries_only":{"result":["a[0]"],"errors":"as_said"}"#.into(),

@@ -2,7 +2,7 @@
 // protocol). Do not edit: change bundle/ and run scripts/bundle.
 
 export const PROTOCOL_VERSION = 2;
-export const BUNDLE_DIGEST = 'a605587c4b4d9726';
+export const BUNDLE_DIGEST = 'cee888dc072a14ff';
 export const TAB_PATH = '/tab';
 export const TAB_KEY_PARAM = 'key';
 export const PROOF_CONTEXT = 'tabrelay-tab-proof/v1';
@@ -46,6 +46,20 @@ export const CATALOGUE = Object.freeze({
       },
       "name": "dataset_describe",
       "safety": "read",
+      "summaries_only": {
+        "errors": "as_said",
+        "result": [
+          "name",
+          "items",
+          "ids.min",
+          "ids.max",
+          "columns[].name",
+          "columns[].type",
+          "groups[].name",
+          "groups[].count",
+          "highlighted"
+        ]
+      },
       "title": "Describe the dataset"
     },
     {
@@ -74,6 +88,16 @@ export const CATALOGUE = Object.freeze({
       },
       "name": "groups_summary",
       "safety": "read",
+      "summaries_only": {
+        "errors": "as_said",
+        "result": [
+          "column",
+          "groups[].group",
+          "groups[].count",
+          "groups[].mean",
+          "groups[].sd"
+        ]
+      },
       "title": "Summarise a column by group"
     },
     {
@@ -110,6 +134,19 @@ export const CATALOGUE = Object.freeze({
       },
       "name": "groups_compare",
       "safety": "read",
+      "summaries_only": {
+        "errors": "as_said",
+        "result": [
+          "column",
+          "groups[].group",
+          "groups[].count",
+          "groups[].mean",
+          "difference",
+          "permutations",
+          "p_value",
+          "seconds"
+        ]
+      },
       "title": "Compare two groups"
     },
     {
@@ -189,11 +226,19 @@ export const CATALOGUE = Object.freeze({
       },
       "name": "items_highlight",
       "safety": "change",
+      "summaries_only": {
+        "errors": "as_said",
+        "result": [
+          "step",
+          "brief",
+          "highlighted"
+        ]
+      },
       "title": "Highlight items"
     },
     {
       "data": "summaries",
-      "description": "Sets one numeric column of one item to a new value. Undoable: history_undo restores the old value.",
+      "description": "Sets one numeric column of one item to a new value; the result says the old value (`old`) and the step (`summary`, and `brief`: the same without any value). While the person has set the dataset to names and summaries only, the old value and the summary are not sent. Undoable: history_undo restores the old value.",
       "input": {
         "additionalProperties": false,
         "properties": {
@@ -217,6 +262,16 @@ export const CATALOGUE = Object.freeze({
       },
       "name": "item_set_value",
       "safety": "change",
+      "summaries_only": {
+        "errors": "as_said",
+        "result": [
+          "step",
+          "brief",
+          "id",
+          "column",
+          "value"
+        ]
+      },
       "title": "Change an item's value"
     },
     {
@@ -244,6 +299,15 @@ export const CATALOGUE = Object.freeze({
       },
       "name": "group_rename",
       "safety": "change",
+      "summaries_only": {
+        "errors": "as_said",
+        "result": [
+          "step",
+          "brief",
+          "old",
+          "name"
+        ]
+      },
       "title": "Rename a group"
     },
     {
@@ -269,11 +333,20 @@ export const CATALOGUE = Object.freeze({
       },
       "name": "items_delete",
       "safety": "destructive",
+      "summaries_only": {
+        "errors": "as_said",
+        "result": [
+          "step",
+          "brief",
+          "deleted",
+          "items"
+        ]
+      },
       "title": "Delete items"
     },
     {
       "data": "summaries",
-      "description": "The steps taken in the tab so far, oldest first, each with who took it (the person or an agent) and what it did. Read it first after a call whose outcome is not known.",
+      "description": "The steps taken in the tab so far, oldest first, each with who took it (the person or an agent) and what it did (`summary`, and `brief`: the same without any value; while the person has set the dataset to names and summaries only, only `brief`). Read it first after a call whose outcome is not known.",
       "input": {
         "additionalProperties": false,
         "properties": {
@@ -288,6 +361,18 @@ export const CATALOGUE = Object.freeze({
       },
       "name": "history_list",
       "safety": "read",
+      "summaries_only": {
+        "errors": "as_said",
+        "result": [
+          "steps[].step",
+          "steps[].who",
+          "steps[].tool",
+          "steps[].brief",
+          "steps[].undone",
+          "steps[].undoes",
+          "total"
+        ]
+      },
       "title": "Read the history"
     },
     {
@@ -300,6 +385,18 @@ export const CATALOGUE = Object.freeze({
       },
       "name": "history_undo",
       "safety": "change",
+      "summaries_only": {
+        "errors": "as_said",
+        "result": [
+          "step",
+          "brief",
+          "undid.step",
+          "undid.who",
+          "undid.tool",
+          "undid.brief",
+          "undid.undone"
+        ]
+      },
       "title": "Undo the last step"
     }
   ]

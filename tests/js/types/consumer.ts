@@ -22,7 +22,7 @@ if (switchElement) {
 const relay = new RelayClient({
   relay: 'https://relay.example',
   handle: (call: Call): Promise<CallResult> =>
-    guardCall({ tool: { name: call.tool, data: 'summaries' }, dataset: 'orders-2026', dataSwitch }, () => presence.run(call, async () => ({ data: { ok: true } }))),
+    guardCall({ tool: { name: call.tool, data: 'summaries', summaries_only: { result: ['ok'], errors: 'as_said' } }, dataset: 'orders-2026', dataSwitch }, () => presence.run(call, async () => ({ data: { ok: true } }))),
   onCancel: (id: number) => presence.cancel(id),
   tools: catalogueTools({ orders_delete: presence.settingOf('orders_delete') }),
 });
