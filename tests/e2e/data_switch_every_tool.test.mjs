@@ -106,6 +106,10 @@ test('with the switch on, no tool’s result or error carries a cell’s value',
       assert.equal(first.isError, false, `${tool.name}: ${first.text}`);
     }
   }
+  // An argument refused: a summaries tool's error says the app's words (its errors are as_said).
+  const refused = sent.groups_summary.at(-1);
+  assert.equal(refused.isError, true);
+  assert.match(refused.text, /groups_summary has no argument \\?"no_such_argument\\?"/);
   const set = dataOfText(sent.item_set_value[0].text);
   assert.deepEqual([set.brief, set.value, set.old, set.summary], [`Set score of item ${ITEM.id}`, NEW_VALUE, undefined, undefined]);
   assert.match(set.left_out, /^Left out because the person set this dataset to names and summaries only: 2 values/);
