@@ -1,6 +1,6 @@
 // What agents are sent of the data: the person's switch "Agents see names and summaries only",
 // per dataset, and the guard every call goes through. No dependencies but the presence's
-// NotRun, no DOM.
+// NotRun and the bundle's limit, no DOM.
 //
 //   import { createDataSwitch, guardCall } from './data-guard.js';
 //   const dataSwitch = createDataSwitch({ app: 'orders' });
@@ -24,6 +24,7 @@
 
 import { createKeptStore } from './kept-store.js';
 import { NotRun } from './presence.js';
+import { DATA_PATH_MAX_CHARS } from './generated/bundle.js';
 
 /** What a tool's result may carry of the data. */
 export const DATA_CLASSES = Object.freeze(['cells', 'summaries']);
@@ -33,8 +34,6 @@ export const ERROR_WORDS = Object.freeze(['as_said', 'withheld']);
 export const DATA_SWITCH_KEY = 'tabrelay:data-switch';
 /** An allow-list path (bundle/src/catalogue.rs `valid_data_path`): keys, each maybe `[]`, joined by `.`. */
 const DATA_PATH = /^[A-Za-z0-9_-]+(\[\])?(\.[A-Za-z0-9_-]+(\[\])?)*$/;
-/** The longest allow-list path (bundle/src/catalogue.rs `DATA_PATH_MAX_CHARS`). */
-const DATA_PATH_MAX_CHARS = 200;
 /** The sentences the person and the agents read. */
 export const DATA_SENTENCES = Object.freeze({
   SWITCH: 'Agents see names and summaries only',

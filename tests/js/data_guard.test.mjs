@@ -6,7 +6,7 @@
 // goes only when its tool says so; the switch is kept per app and dataset.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { CATALOGUE } from '../../tab/generated/bundle.js';
+import { CATALOGUE, DATA_PATH_MAX_CHARS } from '../../tab/generated/bundle.js';
 import { dataClassOf, allowListOf, refusalBefore, leaveOut, errorSent, createDataSwitch, guardCall, DATA_SENTENCES } from '../../tab/data-guard.js';
 import { NotRun } from '../../tab/presence.js';
 import { createDemoApp } from '../../tab/demo/app.js';
@@ -32,7 +32,7 @@ test('with the switch on, cell-level, unclassified and unlisted tools are refuse
   assert.match(refusalBefore({ name: 'items_values', data: 'cells' }, true), /^The person set this dataset to “Agents see names and summaries only”, so “items_values” did not run/);
   assert.match(refusalBefore({ name: 'new_tool' }, true), /nobody said what “new_tool” may send then/);
   assert.match(refusalBefore({ name: 'unlisted', data: 'summaries' }, true), /nobody said what “unlisted” may send then/);
-  for (const bad of [{ result: ['a..b'], errors: 'as_said' }, { result: ['a'], errors: 'all' }, { result: 'a', errors: 'as_said' }, { result: ['$.a'], errors: 'as_said' }]) {
+  for (const bad of [{ result: ['a..b'], errors: 'as_said' }, { result: ['a'], errors: 'all' }, { result: 'a', errors: 'as_said' }, { result: ['$.a'], errors: 'as_said' }, { result: ['a'.repeat(DATA_PATH_MAX_CHARS + 1)], errors: 'as_said' }]) {
     assert.match(refusalBefore({ name: 'bad', data: 'summaries', summaries_only: bad }, true), /nobody said/, JSON.stringify(bad));
   }
   assert.equal(refusalBefore(summaries(['column']), true), null);
