@@ -1,6 +1,20 @@
 //! Every tunable limit of the relay, in one place: sizes, counts and times. The bundle's
 //! protocol limits (what the tab and the relay both hold to) stay in `tabrelay_bundle::protocol`.
 //! Times are in milliseconds (`_MS`) or seconds (`_S`).
+//!
+//! **Each connection its own share.** Everything a connection can make its pairing hold (calls
+//! in the tab, tasks, listeners, questions, kept ends, calls left open and what came of them)
+//! is bounded per connection first, so one leftover or phished connection that fills its share
+//! leaves the others theirs. Each pairing-wide bound is [`MAX_GRANTS`] shares: as a pairing
+//! keeps at most that many connections, every connection may fill its share at once and the
+//! person's own agent still has its whole share, so the pairing-wide bound never refuses a
+//! connection within its share. It stays as the cap on the pairing's memory and storage (the
+//! worst cases are said beside each), reached only while what connections already forgotten
+//! held is still ending. (The alternative, a reserve for each connection inside a smaller
+//! pairing-wide bound, gives the same guarantee only with the same sum, and less room to one
+//! agent.) Where things are refused, the sentence says it is the connection's share; where
+//! they are evicted (kept ends, calls left open, outcomes), the connection's own oldest go.
+//! A connection is the grant its access token names (`Connection::id` of each call).
 
 // OAuth: registration, client metadata documents, authorization, tokens.
 /// The largest registration body read, in bytes.
@@ -140,19 +154,7 @@ pub const MAX_TASKS_PER_CONNECTION: usize = 32;
 /// of the pairing's storage (at most 2 MB a row), so a larger one is replaced by a sentence.
 pub const MAX_TASK_RESULT_BYTES: usize = 1024 * 1024;
 
-// Each connection's share of what the pairing holds.
-//
-// Everything a connection can make its pairing hold (calls in the tab, listeners, questions,
-// kept ends, calls left open and what came of them) is bounded per connection, so one leftover
-// or phished connection that fills its share leaves the others theirs. Each pairing-wide bound
-// is [`MAX_GRANTS`] shares: since a pairing keeps at most that many connections, the pairing-wide
-// bound is never what refuses a connection within its share (every connection may fill its
-// share at once and the others still have theirs). It stays as the cap on the pairing's
-// memory and storage (the worst case is the sums below), and is reached only while the things
-// of connections already forgotten are still ending. A reserve inside a smaller pairing-wide
-// bound was the alternative; it either leaves a connection room only for the reserve (too little
-// for a batch) or needs the same sum, so the arithmetic is kept plain: shares, times grants.
-// What a connection is: the grant its access token names (`Connection::id` of each call).
+// Each connection's share of what the pairing holds (why these shares: the module's doc).
 
 /// The most calls one connection has in the tab at once: those waited on (streaming or not,
 /// resumable ones whose stream dropped), and those that carry its tasks (a task's call and its
@@ -174,7 +176,8 @@ pub const MAX_LISTENERS: usize = MAX_GRANTS * MAX_LISTENERS_PER_CONNECTION;
 /// worth (each call asks at most `tabrelay_bundle::protocol::MAX_INPUT_REQUESTS`). Each answer
 /// kept is at most [`MAX_ANSWER_BYTES`], so a connection holds at most 1 MiB of answers.
 pub const MAX_QUESTIONS_PER_CONNECTION: usize = 2 * tabrelay_bundle::protocol::MAX_INPUT_REQUESTS;
-/// The most questions a pairing holds unanswered for its session-era clients at once.
+/// The most questions a pairing holds unanswered for its session-era clients at once (50 MiB of
+/// answers at worst, every connection's share full).
 pub const MAX_PENDING_QUESTIONS: usize = MAX_GRANTS * MAX_QUESTIONS_PER_CONNECTION;
 /// The most ends of resumable calls one connection has kept at once (its oldest goes first).
 pub const MAX_KEPT_ENDS_PER_CONNECTION: usize = 4;
@@ -196,6 +199,7 @@ pub const MAX_LEFT_OPEN: usize = MAX_GRANTS * LEFT_OPEN_PER_CONNECTION;
 pub const AFTERWARDS_KEPT: usize = 4;
 /// How many outcomes of calls nobody waited for a pairing keeps for all its connections.
 pub const MAX_AFTERWARDS: usize = MAX_GRANTS * AFTERWARDS_KEPT;
-// The row of calls left open and their outcomes stays inside a stored row's 2 MB: a card is at
-// most 300 characters and an outcome 600 of data, each at most 6 bytes written as JSON.
-const _: () = assert!(MAX_LEFT_OPEN * 2_000 + MAX_AFTERWARDS * 4_000 < 2_000_000);
+// The row of calls left open and their outcomes stays inside a stored row's 2 MB: a call left
+// open is a card of at most 300 characters and a tool name of 64, an outcome at most 600
+// characters of data, a sentence and a tool name, each character at most 6 bytes as JSON.
+const _: () = assert!(MAX_LEFT_OPEN * 2_300 + MAX_AFTERWARDS * 4_300 < 2_000_000);
