@@ -21,6 +21,13 @@ pub const SESSION_NOT_FOUND: &str =
     "Session not found: this session id is not one the relay gave this connection; initialize again.";
 /// A tab's question went to the agent app, which gave no answer within the call's wait.
 pub const QUESTIONS_UNANSWERED: &str = "The app asked a question in the agent's app and no answer came in time, so the step did not go on; call the tool again to be asked again.";
+/// The connection already holds its share of listen streams (the pairing's bound is its
+/// connections' shares: reached only while forgotten connections' streams end).
+#[must_use]
+pub fn too_many_listeners(limit: usize) -> String {
+    format!("This connection already holds {limit} listen streams, the most the relay keeps for one connection; close one, then listen again.")
+}
+
 /// The connection (or, rarely, the pairing) holds as many unanswered questions as it may.
 pub const TOO_MANY_QUESTIONS: &str = "This connection already has as many questions of the app waiting for its answers as the relay keeps for one connection; answer or cancel those first, then try again.";
 /// A client's JSON-RPC response answers no question the relay asked this connection (or

@@ -1,12 +1,14 @@
-// Each connection has its own share of the calls a pairing carries: one connection that keeps
-// its share of calls waiting in the tab (a leftover or phished one, say) is refused past it at
-// once, with a sentence naming its share, and the person's other agent is still answered.
+// Each connection has its own share of what a pairing holds: one connection (a leftover or
+// phished one, say) that keeps its share of calls waiting in the tab, or of listen streams open,
+// is refused past it at once with a sentence naming its share, and the person's other agent is
+// still answered and still hears.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { openTab, accessToken, callTool, MemoryStorage, waitFor } from './harness.mjs';
+import { RELAY, openTab, accessToken, callTool, MemoryStorage, waitFor, readEvents, toolDef } from './harness.mjs';
 
 const SHARE = 64; // src/limits.rs MAX_CALLS_PER_CONNECTION
 const TRIED = SHARE + 16;
+const LISTENERS = 4; // src/limits.rs MAX_LISTENERS_PER_CONNECTION
 
 /** Resolves with `promise`'s value, or with 'no answer' after `ms`. */
 function within(promise, ms) {
@@ -53,4 +55,56 @@ test("a connection that fills its share of waiting calls leaves the other connec
   tab.close(); // the held calls fail at once
   const failed = await first;
   assert.ok(failed.isError && /went away/.test(failed.content[0].text));
+});
+
+/** Opens subscriptions/listen (2026-07-28) and reads its events into `events` as they come. */
+async function listen(token) {
+  const abort = new AbortController();
+  const r = await fetch(RELAY, {
+    method: 'POST',
+    signal: abort.signal,
+    headers: {
+      authorization: `Bearer ${token}`,
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'mcp-protocol-version': '2026-07-28',
+      'mcp-method': 'subscriptions/listen',
+    },
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: 'sub-1',
+      method: 'subscriptions/listen',
+      params: {
+        notifications: { toolsListChanged: true },
+        _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} },
+      },
+    }),
+  });
+  assert.equal(r.status, 200);
+  const events = [];
+  const reading = readEvents(r.body, (m) => events.push(m)).catch(() => {});
+  return { events, reading, stop: () => (abort.abort(), reading) };
+}
+
+test("a connection that fills its share of listen streams leaves the other connection's stream hearing changes", async () => {
+  const tab = await openTab({ storage: new MemoryStorage(), tools: [toolDef('one')] });
+  const [crowding, own] = [await accessToken(tab), await accessToken(tab)];
+  const held = [];
+  for (let i = 0; i < LISTENERS; i++) held.push(await listen(crowding));
+  await waitFor(() => held.every((s) => s.events.length >= 1));
+  // One more of the same connection: refused with a sentence naming its share, the stream ends.
+  const over = await listen(crowding);
+  await within(over.reading, 5_000);
+  const error = over.events.find((e) => e.error);
+  assert.ok(error, JSON.stringify(over.events));
+  assert.match(error.error.message, new RegExp(`This connection already holds ${LISTENERS} listen streams`));
+  // The person's own agent listens, and hears the tab's next list.
+  const mine = await listen(own);
+  await waitFor(() => mine.events.length >= 1);
+  assert.equal(mine.events[0].method, 'notifications/subscriptions/acknowledged');
+  tab.client.setTools([toolDef('one'), toolDef('two')]);
+  await waitFor(() => mine.events.some((e) => e.method === 'notifications/tools/list_changed'));
+  assert.ok(!mine.events.some((e) => e.error), JSON.stringify(mine.events));
+  await Promise.all([...held, over, mine].map((s) => s.stop()));
+  tab.close();
 });
