@@ -2404,4 +2404,57 @@ mod tests {
         let (_, effects) = sim.ask(answer);
         assert_eq!(replies(&effects, waiter), [Reply::Answers(json!({"g2-1": {}}))]);
     }
+
+    #[test]
+    fn a_connection_that_leaves_many_ends_or_calls_open_pushes_out_its_own_only() {
+        use crate::limits::{LEFT_OPEN_PER_CONNECTION, MAX_KEPT_ENDS_PER_CONNECTION};
+        let mut sim = Sim::new();
+        let a = sim.tab();
+        // A resumable call whose stream dropped and whose end came meanwhile: kept.
+        let dropped = |sim: &mut Sim, grant: &str, id: u64| {
+            let request = CallRequest {
+                wait_ms: 60_000,
+                stream: true,
+                resumable: true,
+                ..call_request(grant, id)
+            };
+            let (asker, effects) = sim.ask(Request::Call(request));
+            let (call, _) = sent_call(&effects, a);
+            sim.go(Input::Gone { asker });
+            sim.say(a, &format!(r#"{{"type":"result","id":{call},"data":{id}}}"#));
+        };
+        // A call whose wait ran out while the person is asked: left open in the tab.
+        let left_open = |sim: &mut Sim, grant: &str, id: u64| {
+            let (_, effects) = sim.call(grant, id, false, 5000);
+            let (call, _) = sent_call(&effects, a);
+            sim.say(a, &format!(r#"{{"type":"asking","id":{call},"sentence":"Step {id}?"}}"#));
+            sim.go(Input::Deadline { call });
+        };
+        dropped(&mut sim, "g2", 1);
+        left_open(&mut sim, "g2", 2);
+        for i in 0..(MAX_KEPT_ENDS_PER_CONNECTION + LEFT_OPEN_PER_CONNECTION) as u64 * 2 {
+            dropped(&mut sim, "g1", 100 + i);
+            left_open(&mut sim, "g1", 200 + i);
+        }
+        let resume = |sim: &mut Sim, grant: &str, id: u64| {
+            let request = Request::Resume { grant: grant.into(), request: format!("{grant} {id}") };
+            let (asker, effects) = sim.ask(request);
+            replies(&effects, asker)
+        };
+        assert_eq!(resume(&mut sim, "g1", 100), [Reply::NotAsked], "its own oldest end went");
+        let (asker, effects) =
+            sim.ask(Request::Resume { grant: "g2".into(), request: "g2 1".into() });
+        assert!(
+            matches!(done(&effects, asker), CallReply::TabResult { .. }),
+            "the other's is kept"
+        );
+        let status = |sim: &mut Sim, grant: &str| {
+            let (asker, effects) =
+                sim.ask(Request::Check { grant: grant.into(), want: Want::Status });
+            format!("{:?}", replies(&effects, asker))
+        };
+        let mine = status(&mut sim, "g1");
+        assert!(!mine.contains("Step 200?") && mine.contains("Step 2"), "{mine}");
+        assert!(status(&mut sim, "g2").contains("Step 2?"), "the other's call left open is told");
+    }
 }
