@@ -1,6 +1,20 @@
 //! Every tunable limit of the relay, in one place: sizes, counts and times. The bundle's
 //! protocol limits (what the tab and the relay both hold to) stay in `tabrelay_bundle::protocol`.
 //! Times are in milliseconds (`_MS`) or seconds (`_S`).
+//!
+//! **Each connection its own share.** Everything a connection can make its pairing hold (calls
+//! in the tab, tasks, listeners, questions, kept ends, calls left open and what came of them)
+//! is bounded per connection first, so one leftover or phished connection that fills its share
+//! leaves the others theirs. Each pairing-wide bound is [`MAX_GRANTS`] shares: as a pairing
+//! keeps at most that many connections, every connection may fill its share at once and the
+//! person's own agent still has its whole share, so the pairing-wide bound never refuses a
+//! connection within its share. It stays as the cap on the pairing's memory and storage (the
+//! worst cases are said beside each), reached only while what connections already forgotten
+//! held is still ending. (The alternative, a reserve for each connection inside a smaller
+//! pairing-wide bound, gives the same guarantee only with the same sum, and less room to one
+//! agent.) Where things are refused, the sentence says it is the connection's share; where
+//! they are evicted (kept ends, calls left open, outcomes), the connection's own oldest go.
+//! A connection is the grant its access token names (`Connection::id` of each call).
 
 // OAuth: registration, client metadata documents, authorization, tokens.
 /// The largest registration body read, in bytes.
@@ -88,19 +102,12 @@ pub const PROGRESS_AT_LEAST_EVERY_MS: u64 = 30_000;
 pub const STATE_LIFETIME_MS: u64 = 10 * 60 * 1000;
 /// The largest `requestState` the relay issues or reads, in bytes.
 pub const MAX_STATE_BYTES: usize = 32 * 1024;
-/// The most questions a pairing holds unanswered for its session-era clients at once (each
-/// call asks at most `tabrelay_bundle::protocol::MAX_INPUT_REQUESTS`).
-pub const MAX_PENDING_QUESTIONS: usize = 32;
 /// The `retry` a resumable stream tells its client: how long to wait before it comes back
 /// with `Last-Event-ID` when the stream drops, in milliseconds.
 pub const RESUME_RETRY_MS: u64 = 1_000;
 /// How long the end of a resumable call is kept for its client's return (its stream may have
 /// dropped unseen), after the call's wait, in milliseconds.
 pub const RESUME_KEPT_MS: u64 = 60_000;
-/// The most ends of resumable calls a pairing keeps at once.
-pub const MAX_KEPT_ENDS: usize = 16;
-/// The most bytes (as JSON) of ends of resumable calls a pairing keeps at once.
-pub const MAX_KEPT_BYTES: usize = 1024 * 1024;
 /// The largest answer to one question a pairing keeps, in bytes of JSON (it goes on to the
 /// tab with the call again).
 pub const MAX_ANSWER_BYTES: usize = 64 * 1024;
@@ -114,17 +121,12 @@ pub const AGENT_TURN_IDLE_MS: u64 = 120_000;
 pub const KEEP_ALIVE_MS: u64 = 15_000;
 /// How long the Worker waits for the pairing's tool list before answering with the bundled one.
 pub const TOOL_LIST_WAIT_MS: u64 = 2_000;
-/// The most `/listen` streams one pairing holds at once.
-pub const MAX_LISTENERS: usize = 32;
 /// How many codes a pairing may get wrong per [`WRONG_CODE_WINDOW_MS`].
 pub const WRONG_CODES_ALLOWED: usize = 5;
 /// The window of [`WRONG_CODES_ALLOWED`].
 pub const WRONG_CODE_WINDOW_MS: u64 = 60_000;
 /// How often a connection's "last used" time is written (a write per call would cost more).
 pub const USED_GRANULARITY_MS: u64 = 60_000;
-/// How many outcomes of calls nobody waited for a pairing keeps for its connections' `status`
-/// (in memory: an eviction forgets them).
-pub const AFTERWARDS_KEPT: usize = 16;
 /// The most of a late answer's data `status` repeats, in characters.
 pub const AFTERWARDS_DATA_CHARS: usize = 600;
 /// How often a turn that goes on is written again: a call that starts a turn is stored at once,
@@ -145,8 +147,59 @@ pub const TASK_TTL_MS: u64 = 6 * 3600 * 1000;
 /// How often the relay suggests a client polls a task, in milliseconds.
 pub const TASK_POLL_INTERVAL_MS: u64 = 2_000;
 /// The most tasks one connection holds at once (finished ones count until they expire): a
-/// connection cannot fill its pairing's storage, nor crowd out the others'.
+/// connection cannot fill its pairing's storage, nor crowd out the others' (see
+/// [`MAX_CALLS_PER_CONNECTION`] for the calls they run in the tab).
 pub const MAX_TASKS_PER_CONNECTION: usize = 32;
 /// The largest result or set of questions a task keeps, in bytes of JSON: a task is one row
 /// of the pairing's storage (at most 2 MB a row), so a larger one is replaced by a sentence.
 pub const MAX_TASK_RESULT_BYTES: usize = 1024 * 1024;
+
+// Each connection's share of what the pairing holds (why these shares: the module's doc).
+
+/// The most calls one connection has in the tab at once: those waited on (streaming or not,
+/// resumable ones whose stream dropped), and those that carry its tasks (a task's call and its
+/// next rounds count as calls). As many as a whole pairing carried before it had shares, so one
+/// agent (or a 64-way benchmark through one connection) loses nothing; the tab runs each
+/// connection's calls in lines of their own, so they do not queue behind another's either.
+pub const MAX_CALLS_PER_CONNECTION: usize = 64;
+/// The most calls a pairing carries at once; another is answered with a sentence. Each costs the
+/// pairing under a KiB (the call's arguments go to the tab, kept only for a call that may become
+/// a task, until it does), so 3,200 stay well inside an object's memory.
+pub const MAX_PENDING_CALLS: usize = MAX_GRANTS * MAX_CALLS_PER_CONNECTION;
+const _: () = assert!(MAX_CALLS_PER_CONNECTION >= MAX_BATCH);
+/// The most `/listen` streams one connection holds at once (a client needs one; a second
+/// while it reconnects).
+pub const MAX_LISTENERS_PER_CONNECTION: usize = 4;
+/// The most `/listen` streams one pairing holds at once.
+pub const MAX_LISTENERS: usize = MAX_GRANTS * MAX_LISTENERS_PER_CONNECTION;
+/// The most questions one connection's session-era client holds unanswered at once: two calls'
+/// worth (each call asks at most `tabrelay_bundle::protocol::MAX_INPUT_REQUESTS`). Each answer
+/// kept is at most [`MAX_ANSWER_BYTES`], so a connection holds at most 1 MiB of answers.
+pub const MAX_QUESTIONS_PER_CONNECTION: usize = 2 * tabrelay_bundle::protocol::MAX_INPUT_REQUESTS;
+/// The most questions a pairing holds unanswered for its session-era clients at once (50 MiB of
+/// answers at worst, every connection's share full).
+pub const MAX_PENDING_QUESTIONS: usize = MAX_GRANTS * MAX_QUESTIONS_PER_CONNECTION;
+/// The most ends of resumable calls one connection has kept at once (its oldest goes first).
+pub const MAX_KEPT_ENDS_PER_CONNECTION: usize = 4;
+/// The most bytes (as JSON) of ends of resumable calls one connection has kept at once; a
+/// larger end is not kept.
+pub const MAX_KEPT_BYTES_PER_CONNECTION: usize = 256 * 1024;
+/// The most ends of resumable calls a pairing keeps at once.
+pub const MAX_KEPT_ENDS: usize = MAX_GRANTS * MAX_KEPT_ENDS_PER_CONNECTION;
+/// The most bytes (as JSON) of ends of resumable calls a pairing keeps at once (12.5 MiB, each
+/// kept for [`RESUME_KEPT_MS`] at most).
+pub const MAX_KEPT_BYTES: usize = MAX_GRANTS * MAX_KEPT_BYTES_PER_CONNECTION;
+/// The most calls of one connection left open in the tab (the person still asked after the
+/// relay stopped waiting) that the pairing remembers; its oldest is forgotten first.
+pub const LEFT_OPEN_PER_CONNECTION: usize = 8;
+/// The most calls left open a pairing remembers.
+pub const MAX_LEFT_OPEN: usize = MAX_GRANTS * LEFT_OPEN_PER_CONNECTION;
+/// How many outcomes of calls nobody waited for a pairing keeps for each connection's `status`
+/// (its oldest goes first; in memory and storage, one row with the calls left open).
+pub const AFTERWARDS_KEPT: usize = 4;
+/// How many outcomes of calls nobody waited for a pairing keeps for all its connections.
+pub const MAX_AFTERWARDS: usize = MAX_GRANTS * AFTERWARDS_KEPT;
+// The row of calls left open and their outcomes stays inside a stored row's 2 MB: a call left
+// open is a card of at most 300 characters and a tool name of 64, an outcome at most 600
+// characters of data, a sentence and a tool name, each character at most 6 bytes as JSON.
+const _: () = assert!(MAX_LEFT_OPEN * 2_300 + MAX_AFTERWARDS * 4_300 < 2_000_000);

@@ -21,8 +21,15 @@ pub const SESSION_NOT_FOUND: &str =
     "Session not found: this session id is not one the relay gave this connection; initialize again.";
 /// A tab's question went to the agent app, which gave no answer within the call's wait.
 pub const QUESTIONS_UNANSWERED: &str = "The app asked a question in the agent's app and no answer came in time, so the step did not go on; call the tool again to be asked again.";
-/// The pairing holds as many unanswered questions as it may.
-pub const TOO_MANY_QUESTIONS: &str = "Too many questions of this browser's app wait for answers in agent apps; answer or cancel those first, then try again.";
+/// The connection already holds its share of listen streams (the pairing's bound is its
+/// connections' shares: reached only while forgotten connections' streams end).
+#[must_use]
+pub fn too_many_listeners(limit: usize) -> String {
+    format!("This connection already holds {limit} listen streams, the most the relay keeps for one connection; close one, then listen again.")
+}
+
+/// The connection (or, rarely, the pairing) holds as many unanswered questions as it may.
+pub const TOO_MANY_QUESTIONS: &str = "This connection already has as many questions of the app waiting for its answers as the relay keeps for one connection; answer or cancel those first, then try again.";
 /// A client's JSON-RPC response answers no question the relay asked this connection (or
 /// one answered already, or too large).
 pub const NOT_ASKED: &str = "This response answers no question the relay is waiting for on this connection (it may have been answered already, have waited too long, or be too large).";
@@ -40,10 +47,17 @@ pub fn wait_over(seconds: u64) -> String {
 pub const TAB_OUTDATED: &str =
     "This page was built for another version of the relay: reload it to connect.";
 
-/// The pairing already carries as many calls as it may.
+/// The pairing already carries as many calls as it may (of all its connections).
 #[must_use]
 pub fn too_many_calls(limit: usize) -> String {
     format!("The tab already has {limit} calls waiting; wait for some to finish, then try again.")
+}
+
+/// The connection already has its share of the pairing's calls in the tab (its tasks' calls
+/// counted); the other connections still have theirs.
+#[must_use]
+pub fn too_many_calls_here(limit: usize) -> String {
+    format!("This connection already has {limit} calls (its tasks' included) waiting in the tab, the most the relay carries for one connection; wait for some to finish or cancel some, then try again.")
 }
 
 /// The wait ran out while the person was still being asked (`card` is marked as data).

@@ -66,8 +66,6 @@ pub const PING_EVERY_MS: u64 = 30_000;
 pub const MAX_TABS_PER_PAIRING: usize = 16;
 /// The most characters of a card's sentence the relay keeps and repeats.
 pub const MAX_CARD_CHARS: usize = 300;
-/// The most calls one pairing carries at once; another is answered with a sentence.
-pub const MAX_PENDING_CALLS: usize = 64;
 
 /// The most tools a tab may state ([`TabMessage::Tools`]).
 pub const MAX_TOOLS: usize = 100;

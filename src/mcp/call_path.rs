@@ -505,6 +505,15 @@ impl Listen {
                 sse_event(&tools_changed(&self.id))
             }
             Some(Reply::Listen(_)) => KEEP_ALIVE.to_owned(),
+            Some(Reply::TooManyListeners) => {
+                self.done = true;
+                let limit = crate::limits::MAX_LISTENERS_PER_CONNECTION;
+                let error = jsonrpc::RpcError::new(
+                    jsonrpc::ErrorCode::INTERNAL_ERROR,
+                    sentences::too_many_listeners(limit),
+                );
+                return Some((sse_event(&jsonrpc::error(Some(&self.id), &error)), true));
+            }
             _ => {
                 self.done = true;
                 return Some((sse_event(&listen_ended(&self.id)), true));
@@ -788,6 +797,12 @@ mod tests {
         assert_eq!(listen.input(Some(tick)).unwrap(), (KEEP_ALIVE.to_owned(), false));
         let (end_early, last) = Listen::new(Id::Number(5), true).input(Some(&Reply::Done)).unwrap();
         assert!(last && message(&end_early).is_some(), "a reply that is no listen event ends it");
+        let mut full = Listen::new(Id::Number(6), true);
+        full.start();
+        let (refused, last) = full.input(Some(&Reply::TooManyListeners)).unwrap();
+        let refused = message(&refused).unwrap();
+        assert!(last && refused["id"] == 6, "{refused}");
+        assert!(refused["error"]["message"].as_str().unwrap().starts_with("This connection"));
         let (end, last) = listen.input(None).unwrap();
         assert!(last);
         assert_eq!(message(&end).unwrap()["id"], 3);

@@ -2,13 +2,14 @@
 //! passed on as `elicitation/create`, `sampling/createMessage`, `roots/list`), waiting for
 //! the client's answers: each answer comes as its own POST, perhaps to another Worker, so the
 //! pairing joins them to the request that waits. Only the connection asked may answer, only
-//! the ids asked, each once, each of bounded size; the pairing holds a bounded number.
+//! the ids asked, each once, each of bounded size; each connection holds a bounded number (its
+//! share of the pairing's).
 
 use serde_json::{Map, Value};
 use tabrelay_bundle::protocol::MAX_INPUT_REQUESTS;
 
 use super::room::Asker;
-use crate::limits::{MAX_ANSWER_BYTES, MAX_PENDING_QUESTIONS};
+use crate::limits::{MAX_ANSWER_BYTES, MAX_PENDING_QUESTIONS, MAX_QUESTIONS_PER_CONNECTION};
 
 /// The questions waiting for answers, by the request that waits for them.
 #[derive(Debug, Clone, Default)]
@@ -27,7 +28,8 @@ struct Waiting {
 /// Why questions cannot wait.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Refused {
-    /// None, too many at once, or more than the pairing holds, or an id already waits.
+    /// None, too many at once, more than the connection's share or the pairing holds, or an
+    /// id already waits.
     TooMany,
 }
 
@@ -47,6 +49,7 @@ impl Questions {
     /// Request `asker` of connection `grant` waits for answers to `ids`.
     pub fn ask(&mut self, asker: Asker, grant: &str, ids: Vec<String>) -> Result<(), Refused> {
         let held: usize = self.waiting.iter().map(|w| w.ids.len()).sum();
+        let held_here = self.held_by(grant);
         let known = |id: &String| self.waiting.iter().any(|w| w.ids.contains(id));
         let mut unique = ids.clone();
         unique.sort();
@@ -54,6 +57,7 @@ impl Questions {
         if ids.is_empty()
             || ids.len() > MAX_INPUT_REQUESTS
             || unique.len() != ids.len()
+            || held_here + ids.len() > MAX_QUESTIONS_PER_CONNECTION
             || held + ids.len() > MAX_PENDING_QUESTIONS
             || ids.iter().any(known)
         {
@@ -81,6 +85,12 @@ impl Questions {
         }
         let w = self.waiting.swap_remove(i);
         Taken::All(w.asker, Value::Object(w.got))
+    }
+
+    /// How many questions of connection `grant` wait for answers.
+    #[must_use]
+    pub fn held_by(&self, grant: &str) -> usize {
+        self.waiting.iter().filter(|w| w.grant == grant).map(|w| w.ids.len()).sum()
     }
 
     /// The request stopped waiting: its questions go (a late answer is not asked).
@@ -132,24 +142,37 @@ mod tests {
     }
 
     #[test]
-    fn the_pairing_holds_a_bounded_number_of_questions() {
+    fn a_connection_holds_a_bounded_number_of_questions_and_leaves_the_others_theirs() {
         let mut q = Questions::default();
         assert_eq!(q.ask(1, "g1", Vec::new()), Err(Refused::TooMany));
         assert_eq!(q.ask(1, "g1", ids(&["a", "a"])), Err(Refused::TooMany));
         let many: Vec<String> = (0..=MAX_INPUT_REQUESTS).map(|i| i.to_string()).collect();
         assert_eq!(q.ask(1, "g1", many), Err(Refused::TooMany));
         let mut asker = 0;
-        let mut held = 0;
-        while held + MAX_INPUT_REQUESTS <= MAX_PENDING_QUESTIONS {
+        while q.held_by("g1") + MAX_INPUT_REQUESTS <= MAX_QUESTIONS_PER_CONNECTION {
             asker += 1;
             let batch = (0..MAX_INPUT_REQUESTS).map(|i| format!("{asker}-{i}")).collect();
             q.ask(asker, "g1", batch).unwrap();
-            held += MAX_INPUT_REQUESTS;
         }
-        let over = (0..=MAX_PENDING_QUESTIONS - held).map(|i| format!("x{i}")).collect();
-        assert_eq!(q.ask(99, "g1", over), Err(Refused::TooMany));
-        assert_eq!(q.ask(99, "g2", ids(&["1-0"])), Err(Refused::TooMany), "an id already waits");
+        assert_eq!(q.held_by("g1"), MAX_QUESTIONS_PER_CONNECTION);
+        assert_eq!(q.ask(99, "g1", ids(&["x"])), Err(Refused::TooMany), "its share is full");
+        assert!(q.ask(98, "g2", ids(&["y"])).is_ok(), "another connection still asks");
+        assert_eq!(q.ask(97, "g2", ids(&["1-0"])), Err(Refused::TooMany), "an id already waits");
         q.gone(1);
-        assert!(q.ask(99, "g1", ids(&["y"])).is_ok(), "room again once a request went");
+        assert!(q.ask(99, "g1", ids(&["x"])).is_ok(), "room again once a request went");
+    }
+
+    #[test]
+    fn the_pairing_holds_every_connections_share_at_once_and_no_more() {
+        let mut q = Questions::default();
+        let mut asker = 0;
+        for g in 0..MAX_PENDING_QUESTIONS / MAX_QUESTIONS_PER_CONNECTION {
+            for _ in 0..MAX_QUESTIONS_PER_CONNECTION / MAX_INPUT_REQUESTS {
+                asker += 1;
+                let batch = (0..MAX_INPUT_REQUESTS).map(|i| format!("{asker}-{i}")).collect();
+                q.ask(asker, &format!("g{g}"), batch).unwrap();
+            }
+        }
+        assert_eq!(q.ask(0, "leftover", ids(&["z"])), Err(Refused::TooMany));
     }
 }

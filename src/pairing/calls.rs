@@ -3,9 +3,11 @@
 
 use serde::Serialize;
 use tabrelay_bundle::content::quoted;
-use tabrelay_bundle::protocol::{MAX_CARD_CHARS, MAX_PENDING_CALLS};
+use tabrelay_bundle::protocol::MAX_CARD_CHARS;
 
-use crate::limits::AFTERWARDS_KEPT;
+use crate::limits::{
+    AFTERWARDS_KEPT, LEFT_OPEN_PER_CONNECTION, MAX_AFTERWARDS, MAX_LEFT_OPEN, MAX_PENDING_CALLS,
+};
 use crate::sentences;
 
 /// One call waiting for its tab.
@@ -50,9 +52,11 @@ tabrelay_bundle::read_json!(Afterwards, "what came of a call", { grant, tool, sa
 /// take longer to decide than the pairing's object stays in memory).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct LeftCalls {
-    /// Still open in their tabs (at most [`MAX_PENDING_CALLS`]).
+    /// Still open in their tabs, oldest first (at most [`LEFT_OPEN_PER_CONNECTION`] of a
+    /// connection, [`MAX_LEFT_OPEN`] in all).
     left: Vec<Left>,
-    /// What came of them, newest last (at most [`AFTERWARDS_KEPT`]).
+    /// What came of them, newest last (at most [`AFTERWARDS_KEPT`] of a connection,
+    /// [`MAX_AFTERWARDS`] in all).
     afterwards: Vec<Afterwards>,
 }
 
@@ -98,7 +102,8 @@ pub struct Calls {
 }
 
 impl Calls {
-    /// Starts a call to `tab`: its id, or the sentence when the pairing has too many waiting.
+    /// Starts a call to `tab`: its id, or the sentence when the pairing has too many waiting
+    /// (each connection's share of them is the room's to check: its tasks' calls count too).
     /// Ids grow with time (`now_ms`), so they stay unique across a restart of the object.
     pub fn start(
         &mut self,
@@ -186,12 +191,17 @@ impl Calls {
         }
     }
 
-    /// What came of a call nobody waited for, kept for its connection (the oldest go first).
+    /// What came of a call nobody waited for, kept for its connection (its oldest go first).
     pub fn afterwards(&mut self, grant: String, tool: String, said: String) {
-        if self.open.afterwards.len() >= AFTERWARDS_KEPT {
-            self.open.afterwards.remove(0);
-        }
-        self.open.afterwards.push(Afterwards { grant, tool, said });
+        let list = &mut self.open.afterwards;
+        make_room(list, |a| a.grant == grant, AFTERWARDS_KEPT, MAX_AFTERWARDS);
+        list.push(Afterwards { grant, tool, said });
+    }
+
+    /// How many calls of connection `grant` wait here.
+    #[must_use]
+    pub fn of(&self, grant: &str) -> usize {
+        self.pending.iter().filter(|p| p.grant == grant).count()
     }
 
     /// `tab` went away: the calls that waited on it, now failed (and those left open there
@@ -242,9 +252,8 @@ impl Calls {
     pub fn give_up(&mut self, id: u64, waited_ms: u64) -> GaveUp {
         match self.take(id) {
             Some(Pending { id, tab, asking: Some(card), grant, tool, .. }) => {
-                if self.open.left.len() >= MAX_PENDING_CALLS {
-                    self.open.left.remove(0);
-                }
+                let list = &mut self.open.left;
+                make_room(list, |l| l.grant == grant, LEFT_OPEN_PER_CONNECTION, MAX_LEFT_OPEN);
                 let sentence = sentences::still_asking(&quoted(&card));
                 self.open.left.push(Left { id, tab, grant, tool, asking: Some(card) });
                 GaveUp { sentence, cancel_in: None }
@@ -271,6 +280,18 @@ impl Calls {
     #[must_use]
     pub fn is_empty(&self) -> bool {
         self.pending.is_empty()
+    }
+}
+
+/// Makes room in `list` (oldest first) for one more of a connection's (`mine`): its oldest go
+/// while it holds its `share`, then the oldest of all while the list holds `all`.
+fn make_room<T>(list: &mut Vec<T>, mine: impl Fn(&T) -> bool, share: usize, all: usize) {
+    while list.iter().filter(|t| mine(t)).count() >= share {
+        let Some(i) = list.iter().position(&mine) else { break };
+        list.remove(i);
+    }
+    while !list.is_empty() && list.len() >= all {
+        list.remove(0);
     }
 }
 
@@ -362,6 +383,30 @@ mod tests {
             .start(1, 5, "x".into(), "g1", "t")
             .unwrap_err()
             .contains(&MAX_PENDING_CALLS.to_string()));
+    }
+
+    #[test]
+    fn a_connection_that_leaves_many_calls_open_pushes_out_its_own_only() {
+        let mut calls = Calls::default();
+        let theirs = calls.start(1, 5, "b".into(), "g2", "t").unwrap();
+        calls.asking(theirs, 1, "Theirs?");
+        let _ = calls.give_up(theirs, 54_000);
+        calls.afterwards("g2".into(), "t".into(), "theirs ran".into());
+        for i in 0..LEFT_OPEN_PER_CONNECTION + 3 {
+            let id = calls.start(1, 6, format!("a{i}"), "g1", "t").unwrap();
+            calls.asking(id, 1, &format!("Mine {i}?"));
+            let _ = calls.give_up(id, 54_000);
+        }
+        for i in 0..AFTERWARDS_KEPT + 3 {
+            calls.afterwards("g1".into(), "t".into(), format!("mine {i} ran"));
+        }
+        let mine = calls.told_to("g1");
+        assert_eq!(mine.len(), LEFT_OPEN_PER_CONNECTION + AFTERWARDS_KEPT, "{mine:?}");
+        assert!(!mine.iter().any(|t| t.contains("Mine 0?") || t.ends_with("mine 0 ran")));
+        assert!(mine.iter().any(|t| t.ends_with(&format!("mine {} ran", AFTERWARDS_KEPT + 2))));
+        let told = calls.told_to("g2");
+        assert_eq!(told.len(), 2, "the other connection keeps its own: {told:?}");
+        assert!(told[0].contains("Theirs?") && told[1].ends_with("theirs ran"));
     }
 
     #[test]

@@ -2,10 +2,14 @@
 //! streams): a call of a client that can resume keeps running in its tab when its stream goes
 //! (it is not cancelled), until its wait runs out; its end is kept a while; the client's GET
 //! with `Last-Event-ID` takes the call up again, running or ended. Bounded: a call detached is
-//! one of the pairing's calls (already bounded), and a few ends are kept, each for a while.
+//! one of the pairing's calls (already bounded), and a few ends of each connection are kept,
+//! each for a while.
 
-use super::wire::CallReply;
-use crate::limits::{MAX_KEPT_BYTES, MAX_KEPT_ENDS, RESUME_KEPT_MS};
+use super::wire::{connection_of, CallReply};
+use crate::limits::{
+    MAX_KEPT_BYTES, MAX_KEPT_BYTES_PER_CONNECTION, MAX_KEPT_ENDS, MAX_KEPT_ENDS_PER_CONNECTION,
+    RESUME_KEPT_MS,
+};
 
 /// The calls detached from their streams and the ends kept for a resume.
 #[derive(Debug, Clone, Default)]
@@ -65,18 +69,32 @@ impl Resumable {
 
     /// Keeps the end of the call of request key `request` (whose wait ran to `until_ms`) for
     /// a while: its stream may have dropped before the pairing could tell, so even an end
-    /// sent to a stream is kept. Within [`MAX_KEPT_ENDS`] and [`MAX_KEPT_BYTES`], the oldest
-    /// going first; an end larger than the whole allowance is not kept.
+    /// sent to a stream is kept. Within its connection's share
+    /// ([`MAX_KEPT_ENDS_PER_CONNECTION`], [`MAX_KEPT_BYTES_PER_CONNECTION`]), that connection's
+    /// oldest going first, then within [`MAX_KEPT_ENDS`] and [`MAX_KEPT_BYTES`]; an end larger
+    /// than a connection's whole share is not kept.
     pub fn keep(&mut self, request: String, reply: CallReply, until_ms: u64) {
         let bytes = serde_json::to_string(&reply).map_or(usize::MAX, |s| s.len());
-        if bytes > MAX_KEPT_BYTES {
+        if bytes > MAX_KEPT_BYTES_PER_CONNECTION {
             return;
         }
         self.kept.retain(|k| k.request != request);
-        while self.kept.len() >= MAX_KEPT_ENDS
-            || self.kept.iter().map(|k| k.bytes).sum::<usize>() + bytes > MAX_KEPT_BYTES
-        {
-            self.kept.remove(0);
+        let connection = connection_of(&request);
+        let shares = [
+            (Some(connection), MAX_KEPT_ENDS_PER_CONNECTION, MAX_KEPT_BYTES_PER_CONNECTION),
+            (None, MAX_KEPT_ENDS, MAX_KEPT_BYTES),
+        ];
+        for (whose, ends, most) in shares {
+            let counted = |k: &Kept| whose.is_none_or(|c| connection_of(&k.request) == c);
+            loop {
+                let held = self.kept.iter().filter(|k| counted(k));
+                let (count, held_bytes) = held.fold((0, 0), |(n, b), k| (n + 1, b + k.bytes));
+                if count < ends && held_bytes + bytes <= most {
+                    break;
+                }
+                let Some(oldest) = self.kept.iter().position(counted) else { break };
+                self.kept.remove(oldest);
+            }
         }
         self.kept.push(Kept { request, reply, until_ms: until_ms + RESUME_KEPT_MS, bytes });
     }
@@ -165,17 +183,47 @@ mod tests {
         assert_eq!(r.resume("k0", 0), Found::Nothing, "the oldest went");
         assert_eq!(r.resume("k1", 0), Found::Ended(end("y")));
         // Bounded in bytes too: a huge end is not kept, large ones push out the oldest.
-        r.keep("huge".into(), end(&"x".repeat(MAX_KEPT_BYTES)), 1_000);
-        assert_eq!(r.resume("huge", 0), Found::Nothing);
-        let big = || end(&"x".repeat(MAX_KEPT_BYTES / 2 - 100));
-        for name in ["b1", "b2", "b3"] {
+        r.keep("g1 huge".into(), end(&"x".repeat(MAX_KEPT_BYTES_PER_CONNECTION)), 1_000);
+        assert_eq!(r.resume("g1 huge", 0), Found::Nothing);
+        let big = || end(&"x".repeat(MAX_KEPT_BYTES_PER_CONNECTION / 2 - 100));
+        for name in ["g1 b1", "g1 b2", "g1 b3"] {
             r.keep(name.into(), big(), 1_000);
         }
-        assert_eq!(r.resume("b1", 0), Found::Nothing);
-        assert_eq!(r.resume("k2", 0), Found::Nothing);
-        assert_eq!(r.resume("b3", 0), Found::Ended(big()));
+        assert_eq!(r.resume("g1 b1", 0), Found::Nothing);
+        assert_eq!(r.resume("g1 b3", 0), Found::Ended(big()));
         r.keep("again".into(), end("round 1"), 1_000);
         r.forget("again");
         assert_eq!(r.resume("again", 0), Found::Nothing, "a new round forgets the last one's end");
+    }
+
+    #[test]
+    fn a_connection_that_fills_its_kept_ends_pushes_out_its_own_only() {
+        let mut r = Resumable::default();
+        r.keep("g2 1".into(), end("theirs"), 1_000);
+        for i in 0..MAX_KEPT_ENDS_PER_CONNECTION + 3 {
+            r.keep(format!("g1 {i}"), end("mine"), 1_000);
+        }
+        assert_eq!(r.resume("g1 2", 0), Found::Nothing, "its own oldest went");
+        assert_eq!(r.resume("g1 3", 0), Found::Ended(end("mine")));
+        assert_eq!(r.resume("g2 1", 0), Found::Ended(end("theirs")), "the other's is kept");
+        // In bytes too: one connection's large ends push out its own.
+        r.keep("g2 2".into(), end("theirs"), 1_000);
+        let big = || end(&"x".repeat(MAX_KEPT_BYTES_PER_CONNECTION / 2 - 100));
+        for i in 10..10 + MAX_KEPT_ENDS_PER_CONNECTION {
+            r.keep(format!("g1 {i}"), big(), 1_000);
+        }
+        assert_eq!(r.resume("g1 10", 0), Found::Nothing);
+        assert_eq!(r.resume("g2 2", 0), Found::Ended(end("theirs")));
+        // The pairing-wide bound holds every connection's share at once, then the oldest goes.
+        let mut r = Resumable::default();
+        let full = || end(&"x".repeat(MAX_KEPT_BYTES_PER_CONNECTION - 100));
+        for g in 0..crate::limits::MAX_GRANTS {
+            r.keep(format!("g{g} 1"), full(), 1_000);
+        }
+        assert_eq!(r.resume("g0 1", 0), Found::Ended(full()), "every share fits at once");
+        r.keep("g0 1".into(), full(), 1_000);
+        r.keep("extra 1".into(), full(), 1_000);
+        assert_eq!(r.resume("g1 1", 0), Found::Nothing, "past them all, the oldest went");
+        assert_eq!(r.resume("extra 1", 0), Found::Ended(full()));
     }
 }

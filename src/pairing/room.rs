@@ -34,8 +34,9 @@ use super::wire::{
 };
 use crate::crypto::{random_token, Entropy};
 use crate::limits::{
-    AFTERWARDS_DATA_CHARS, MAX_LISTENERS, MAX_TASKS_PER_CONNECTION, MAX_TASK_RESULT_BYTES,
-    REPLAYED_KEPT_MS, TAB_CALL_WAIT_MS, TASK_AFTER_MS, TURN_STORED_EVERY_MS, USED_GRANULARITY_MS,
+    AFTERWARDS_DATA_CHARS, MAX_CALLS_PER_CONNECTION, MAX_LISTENERS, MAX_LISTENERS_PER_CONNECTION,
+    MAX_PENDING_CALLS, MAX_TASKS_PER_CONNECTION, MAX_TASK_RESULT_BYTES, REPLAYED_KEPT_MS,
+    TAB_CALL_WAIT_MS, TASK_AFTER_MS, TURN_STORED_EVERY_MS, USED_GRANULARITY_MS,
 };
 use crate::oauth::connect::{refusal, CodeReply, Command, ConnectCode};
 use crate::oauth::keys::Keys;
@@ -269,7 +270,8 @@ pub struct Room {
     stated: Slots<Statement>,
     calls: Calls,
     waiters: Slots<Waiter>,
-    listeners: Vec<Asker>,
+    /// The `/listen` streams, and whose (the grant).
+    listeners: Vec<(Asker, String)>,
     turns: Turns,
     /// The turn last stored, and when.
     turns_stored: (u64, u64),
@@ -377,7 +379,7 @@ impl Room {
                 }
             }
             Input::Gone { asker } => {
-                self.listeners.retain(|l| *l != asker);
+                self.listeners.retain(|(l, _)| *l != asker);
                 self.questions.gone(asker);
                 let calls: Vec<u64> = self
                     .waiters
@@ -409,7 +411,7 @@ impl Room {
             }
         }
         if before.is_some_and(|b| b != self.focused_list_seen()) {
-            for asker in &self.listeners {
+            for (asker, _) in &self.listeners {
                 out.push(Effect::Reply(*asker, Reply::Listen(ListenEvent::ToolsChanged)));
             }
         }
@@ -842,11 +844,15 @@ impl Room {
                 let status = TabsStatus::of(self.tabs.values(), self.focused_list(), dataset);
                 Reply::Status(tools::status_result(&status, &self.calls.told_to(&grant)))
             }
-            Request::Listen { .. } if self.listeners.len() >= MAX_LISTENERS => {
+            Request::Listen { grant }
+                if self.listeners.iter().filter(|(_, g)| *g == grant).count()
+                    >= MAX_LISTENERS_PER_CONNECTION
+                    || self.listeners.len() >= MAX_LISTENERS =>
+            {
                 Reply::TooManyListeners
             }
-            Request::Listen { .. } => {
-                self.listeners.push(asker);
+            Request::Listen { grant } => {
+                self.listeners.push((asker, grant));
                 Reply::Listen(ListenEvent::Tick)
             }
             // Never given: the object answers it from its storage (a uniqueness its SQL keeps);
@@ -998,6 +1004,9 @@ impl Room {
             return done(CallReply::not_carried(sentences::NO_TAB));
         };
         let grant = &call.connection.id;
+        if let Err(sentence) = self.room_for_call(grant) {
+            return done(CallReply::not_carried(sentence));
+        }
         let started = self.calls.start(tab, now_ms, call.request.clone(), grant, &call.tool);
         let id = match started {
             Ok(id) => id,
@@ -1046,6 +1055,26 @@ impl Room {
             self.make_task(id, now_ms, entropy, out);
         }
         None
+    }
+
+    /// How many calls connection `grant` has in the tabs (None: every connection): those waited
+    /// on and those that carry its tasks.
+    fn calls_in_flight(&self, grant: Option<&str>) -> usize {
+        let waited = grant.map_or(self.calls.len(), |g| self.calls.of(g));
+        let tasks = self.tasks.iter().filter(|t| grant.is_none_or(|g| t.grant == g));
+        waited + tasks.filter(|t| t.carried.call.is_some()).count()
+    }
+
+    /// Whether connection `grant` may start another call (a task's next round too): within its
+    /// share of calls, and the pairing within its bound; else the sentence saying which is full.
+    fn room_for_call(&self, grant: &str) -> Result<(), String> {
+        if self.calls_in_flight(Some(grant)) >= MAX_CALLS_PER_CONNECTION {
+            return Err(sentences::too_many_calls_here(MAX_CALLS_PER_CONNECTION));
+        }
+        if self.calls_in_flight(None) >= MAX_PENDING_CALLS {
+            return Err(sentences::too_many_calls(MAX_PENDING_CALLS));
+        }
+        Ok(())
     }
 
     /// The task whose call in `tab` is `call`.
@@ -1190,6 +1219,10 @@ impl Room {
             let lost = tasks::Event::Lost(INTERNAL_ERROR, sentences::NO_TAB.into());
             return self.task_event(i, lost, now_ms, out);
         };
+        // A round is a call like any other: within the connection's share.
+        if let Err(sentence) = self.room_for_call(&self.tasks[i].grant) {
+            return self.task_event(i, tasks::Event::Lost(INTERNAL_ERROR, sentence), now_ms, out);
+        }
         let id = self.calls.next_id(now_ms);
         let turn = self.turns.of_call(&self.tasks[i].grant, now_ms);
         let c = &mut self.tasks[i].carried;
@@ -1754,11 +1787,6 @@ mod tests {
         assert!(!changed(&sim.go(Input::Closed { tab: 12345 })));
         sim.go(Input::Gone { asker: listener });
         assert!(!changed(&sim.say(b, &tools_message(&["z"]))), "a listener gone hears nothing");
-        for _ in 0..MAX_LISTENERS {
-            sim.ask(Request::Listen { grant: "g1".into() });
-        }
-        let (extra, effects) = sim.ask(Request::Listen { grant: "g1".into() });
-        assert_eq!(replies(&effects, extra), [Reply::TooManyListeners]);
     }
 
     #[test]
@@ -1887,16 +1915,6 @@ mod tests {
             sim.go(Input::Proved { tab: bad, valid: false })[..],
             [Effect::Close(_, close::PROOF_FAILED, _)]
         ));
-        // Too many waiting calls get a sentence.
-        let (asker, _) = sim.call("g1", 0, false, 5000);
-        for i in 1..tabrelay_bundle::protocol::MAX_PENDING_CALLS {
-            sim.call("g1", i as u64, false, 5000);
-        }
-        let (last, effects) = sim.call("g1", 999, false, 5000);
-        assert!(
-            matches!(done(&effects, last), CallReply::NotCarried { sentence } if sentence.contains("64"))
-        );
-        assert_ne!(asker, last);
     }
 
     #[test]
@@ -2249,5 +2267,194 @@ mod tests {
         let task = made_task(&effects, asker);
         let effects = sim.say(a, &format!(r#"{{"type":"result","id":{call},"data":1}}"#));
         assert_eq!(stored_tasks(&effects)[0].id, task);
+    }
+
+    /// How many of `attempts` calls of connection `grant` (request ids from `first`) went to tab
+    /// `tab`; each other one must be refused with `sentence`.
+    fn calls_taken(
+        sim: &mut Sim,
+        grant: &str,
+        first: u64,
+        attempts: usize,
+        tab: u64,
+        sentence: &str,
+    ) -> usize {
+        let mut taken = 0;
+        for i in 0..attempts as u64 {
+            let (asker, effects) = sim.call(grant, first + i, false, TAB_CALL_WAIT_MS);
+            let sent = effects
+                .iter()
+                .any(|e| matches!(e, Effect::Send(n, RelayMessage::Call { .. }) if *n == tab));
+            if sent {
+                taken += 1;
+            } else {
+                assert_eq!(done(&effects, asker), CallReply::not_carried(sentence));
+            }
+        }
+        taken
+    }
+
+    #[test]
+    fn a_connection_that_fills_its_share_of_calls_leaves_the_others_theirs() {
+        let mut sim = Sim::new();
+        let a = sim.tab();
+        sim.say(a, &asked_list());
+        // Half its share as tasks whose calls still run in the tab: they count.
+        let half = MAX_CALLS_PER_CONNECTION / 2;
+        for i in 0..half as u64 {
+            slow_task(&mut sim, "g1", 1000 + i, a);
+        }
+        // Then it tries as many calls as the whole pairing carries: only the rest of its share
+        // goes to the tab, every other is refused at once with a sentence naming its share.
+        let mine = sentences::too_many_calls_here(MAX_CALLS_PER_CONNECTION);
+        let taken = calls_taken(&mut sim, "g1", 0, MAX_PENDING_CALLS, a, &mine);
+        assert_eq!(taken, MAX_CALLS_PER_CONNECTION - half);
+        assert!(mine.contains("This connection"), "{mine}");
+        // The person's other agent still gets through, and its answer reaches it.
+        let (asker, effects) = sim.call("g2", 1, false, TAB_CALL_WAIT_MS);
+        let (call, _) = sent_call(&effects, a);
+        let effects = sim.say(a, &format!(r#"{{"type":"result","id":{call},"data":2}}"#));
+        assert!(matches!(done(&effects, asker), CallReply::TabResult { .. }));
+        // As each connection may fill its share at once, the pairing's bound holds them all.
+        let mut taken_by_all = 0;
+        let mut grants = Vec::new();
+        for g in 3..crate::limits::MAX_GRANTS + 1 {
+            grants.push(grant(&format!("g{g}")));
+        }
+        sim.room.grants.extend(grants);
+        for g in 2..crate::limits::MAX_GRANTS + 1 {
+            let grant = format!("g{g}");
+            let first = 10_000 * g as u64;
+            taken_by_all +=
+                calls_taken(&mut sim, &grant, first, MAX_CALLS_PER_CONNECTION, a, &mine);
+        }
+        assert_eq!(taken_by_all, (crate::limits::MAX_GRANTS - 1) * MAX_CALLS_PER_CONNECTION);
+        // A connection already forgotten may still hold calls: past the pairing's bound, its
+        // sentence says the tab is full.
+        sim.room.grants.push(grant("late"));
+        let (asker, effects) = sim.call("late", 1, false, TAB_CALL_WAIT_MS);
+        assert_eq!(
+            done(&effects, asker),
+            CallReply::not_carried(sentences::too_many_calls(MAX_PENDING_CALLS))
+        );
+    }
+
+    #[test]
+    fn a_tasks_next_round_is_a_call_within_its_connections_share() {
+        let mut sim = Sim::new();
+        let a = sim.tab();
+        sim.say(a, &asked_list());
+        let (task, call) = slow_task(&mut sim, "g1", 1, a);
+        let ask = r#"{"method":"elicitation/create","params":{"message":"Name?"}}"#;
+        sim.say(a, &format!(r#"{{"type":"result","id":{call},"input_required":{{"who":{ask}}}}}"#));
+        // Between rounds the task has no call in the tab: the connection fills its share.
+        let mine = sentences::too_many_calls_here(MAX_CALLS_PER_CONNECTION);
+        let taken = calls_taken(&mut sim, "g1", 100, MAX_CALLS_PER_CONNECTION + 1, a, &mine);
+        assert_eq!(taken, MAX_CALLS_PER_CONNECTION);
+        // Its answer would start a next round past its share: the task fails, saying so.
+        let answer = TaskOp::Update(json!({"who": {"action": "accept", "content": {}}}));
+        let (reply, effects) = about_task(&mut sim, "g1", &task, answer);
+        assert_eq!(reply, TaskReply::Acknowledged);
+        assert!(!effects.iter().any(|e| matches!(e, Effect::Send(_, RelayMessage::Call { .. }))));
+        let (TaskReply::Detailed(got), _) = about_task(&mut sim, "g1", &task, TaskOp::Get) else {
+            panic!()
+        };
+        assert_eq!(got["status"], "failed");
+        assert_eq!(got["error"]["message"], mine.as_str());
+        // The other connection's task goes on to its next round.
+        let (theirs, call) = slow_task(&mut sim, "g2", 1, a);
+        sim.say(a, &format!(r#"{{"type":"result","id":{call},"input_required":{{"who":{ask}}}}}"#));
+        let answer = TaskOp::Update(json!({"who": {"action": "accept", "content": {}}}));
+        let (_, effects) = about_task(&mut sim, "g2", &theirs, answer);
+        sent_call(&effects, a);
+    }
+
+    #[test]
+    fn a_connection_that_fills_its_listeners_or_questions_leaves_the_others_theirs() {
+        let mut sim = Sim::new();
+        let mut listening = 0;
+        for _ in 0..MAX_LISTENERS {
+            let (asker, effects) = sim.ask(Request::Listen { grant: "g1".into() });
+            match &replies(&effects, asker)[..] {
+                [Reply::Listen(ListenEvent::Tick)] => listening += 1,
+                [Reply::TooManyListeners] => {}
+                other => panic!("{other:?}"),
+            }
+        }
+        assert_eq!(listening, MAX_LISTENERS_PER_CONNECTION);
+        let (asker, effects) = sim.ask(Request::Listen { grant: "g2".into() });
+        assert_eq!(replies(&effects, asker), [Reply::Listen(ListenEvent::Tick)]);
+        // Questions: one connection's share full, the other's questions still wait.
+        let questions = crate::limits::MAX_QUESTIONS_PER_CONNECTION;
+        let mut held = 0;
+        for i in 0..crate::limits::MAX_PENDING_QUESTIONS {
+            let ids = vec![format!("g1-{i}")];
+            let (asker, effects) = sim.ask(Request::AwaitAnswers { grant: "g1".into(), ids });
+            match &replies(&effects, asker)[..] {
+                [] => held += 1,
+                [Reply::TooManyQuestions] => {}
+                other => panic!("{other:?}"),
+            }
+        }
+        assert_eq!(held, questions);
+        let ids = vec!["g2-1".to_owned()];
+        let (waiter, effects) = sim.ask(Request::AwaitAnswers { grant: "g2".into(), ids });
+        assert!(replies(&effects, waiter).is_empty(), "it waits");
+        let answer = Request::Answer { grant: "g2".into(), id: "g2-1".into(), answer: json!({}) };
+        let (_, effects) = sim.ask(answer);
+        assert_eq!(replies(&effects, waiter), [Reply::Answers(json!({"g2-1": {}}))]);
+    }
+
+    #[test]
+    fn a_connection_that_leaves_many_ends_or_calls_open_pushes_out_its_own_only() {
+        use crate::limits::{LEFT_OPEN_PER_CONNECTION, MAX_KEPT_ENDS_PER_CONNECTION};
+        let mut sim = Sim::new();
+        let a = sim.tab();
+        // A resumable call whose stream dropped and whose end came meanwhile: kept.
+        let dropped = |sim: &mut Sim, grant: &str, id: u64| {
+            let request = CallRequest {
+                wait_ms: 60_000,
+                stream: true,
+                resumable: true,
+                ..call_request(grant, id)
+            };
+            let (asker, effects) = sim.ask(Request::Call(request));
+            let (call, _) = sent_call(&effects, a);
+            sim.go(Input::Gone { asker });
+            sim.say(a, &format!(r#"{{"type":"result","id":{call},"data":{id}}}"#));
+        };
+        // A call whose wait ran out while the person is asked: left open in the tab.
+        let left_open = |sim: &mut Sim, grant: &str, id: u64| {
+            let (_, effects) = sim.call(grant, id, false, 5000);
+            let (call, _) = sent_call(&effects, a);
+            sim.say(a, &format!(r#"{{"type":"asking","id":{call},"sentence":"Step {id}?"}}"#));
+            sim.go(Input::Deadline { call });
+        };
+        dropped(&mut sim, "g2", 1);
+        left_open(&mut sim, "g2", 2);
+        for i in 0..(MAX_KEPT_ENDS_PER_CONNECTION + LEFT_OPEN_PER_CONNECTION) as u64 * 2 {
+            dropped(&mut sim, "g1", 100 + i);
+            left_open(&mut sim, "g1", 200 + i);
+        }
+        let resume = |sim: &mut Sim, grant: &str, id: u64| {
+            let request = Request::Resume { grant: grant.into(), request: format!("{grant} {id}") };
+            let (asker, effects) = sim.ask(request);
+            replies(&effects, asker)
+        };
+        assert_eq!(resume(&mut sim, "g1", 100), [Reply::NotAsked], "its own oldest end went");
+        let (asker, effects) =
+            sim.ask(Request::Resume { grant: "g2".into(), request: "g2 1".into() });
+        assert!(
+            matches!(done(&effects, asker), CallReply::TabResult { .. }),
+            "the other's is kept"
+        );
+        let status = |sim: &mut Sim, grant: &str| {
+            let (asker, effects) =
+                sim.ask(Request::Check { grant: grant.into(), want: Want::Status });
+            format!("{:?}", replies(&effects, asker))
+        };
+        let mine = status(&mut sim, "g1");
+        assert!(!mine.contains("Step 200?") && mine.contains("Step 2"), "{mine}");
+        assert!(status(&mut sim, "g2").contains("Step 2?"), "the other's call left open is told");
     }
 }

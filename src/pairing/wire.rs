@@ -241,6 +241,12 @@ pub fn request_key(connection: &str, id: &crate::jsonrpc::Id) -> String {
     format!("{connection} {}", serde_json::to_string(id).unwrap_or_default())
 }
 
+/// The connection whose request key `request` is ([`request_key`]).
+#[must_use]
+pub fn connection_of(request: &str) -> &str {
+    request.split_once(' ').map_or(request, |(connection, _)| connection)
+}
+
 /// Whether request key `request` ([`request_key`]) is one of connection `connection`'s.
 #[must_use]
 pub fn is_request_of(request: &str, connection: &str) -> bool {
@@ -591,6 +597,11 @@ mod tests {
         assert!(is_request_of(&key, "g1"));
         assert!(!is_request_of(&key, "g"), "a connection whose id starts the other's");
         assert!(!is_request_of(&key, "g2"));
+        assert_eq!(connection_of(&key), "g1");
+        assert_eq!(
+            connection_of(&request_key("g1", &crate::jsonrpc::Id::Text("a b".into()))),
+            "g1"
+        );
     }
 
     #[test]
