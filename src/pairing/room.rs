@@ -800,11 +800,16 @@ impl Room {
     /// Connection `grant` is gone (forgotten in a tab, or revoked): what it set going stops
     /// too. Its calls are dropped in their tabs and their waiting requests told
     /// [`sentences::FORGOTTEN`], as are requests waiting for its questions' answers; its tasks,
-    /// questions and kept ends go; every tab is told, so its cards and queued calls go there.
+    /// questions and kept ends go; every tab is told first, so its cards and calls go there.
     /// A result of its calls that still comes is nobody's (the calls are no longer known).
     fn end_connection(&mut self, grant: &str, out: &mut Vec<Effect>) {
         let forgotten =
             || Reply::Call(CallEvent::Done(CallReply::not_carried(sentences::FORGOTTEN)));
+        // The tabs hear it first: a call's cancel that follows then reads as its forgetting.
+        for tab in self.tabs.values().filter(|t| t.proven) {
+            let connection = grant.to_owned();
+            out.push(Effect::Send(tab.number, RelayMessage::Forgotten { connection }));
+        }
         let before = self.calls.left_calls().clone();
         for (call, tab) in self.calls.forget_grant(grant) {
             out.push(Effect::Send(tab, RelayMessage::Cancel { id: call }));
@@ -825,10 +830,6 @@ impl Room {
                 out.push(Effect::Send(task.carried.tab, RelayMessage::Cancel { id: call }));
             }
             out.push(Effect::DeleteTask(task.id));
-        }
-        for tab in self.tabs.values().filter(|t| t.proven) {
-            let connection = grant.to_owned();
-            out.push(Effect::Send(tab.number, RelayMessage::Forgotten { connection }));
         }
     }
 
@@ -2334,6 +2335,12 @@ mod tests {
             let told = RelayMessage::Forgotten { connection: "g1".into() };
             assert!(effects.contains(&Effect::Send(tab, told)), "{effects:?}");
         }
+        let at = |wanted: fn(&RelayMessage) -> bool| {
+            effects.iter().position(|e| matches!(e, Effect::Send(t, m) if *t == b && wanted(m)))
+        };
+        let told = at(|m| matches!(m, RelayMessage::Forgotten { .. }));
+        let cancelled = at(|m| matches!(m, RelayMessage::Cancel { .. }));
+        assert!(told < cancelled, "the tab hears why before the cancel: {effects:?}");
         assert!(replies(&effects, theirs).is_empty(), "another connection's call goes on");
         // The tab's result of it comes anyway: nobody's.
         let late =
