@@ -251,7 +251,7 @@ export class ActivityLines extends PresenceElement {
         const who = askerOf({ agent: line.agent, connection: line.connection });
         const steps = line.steps.length === 1 ? '1 step' : `${line.steps.length} steps`;
         const state = line.held
-          ? `Stopped: its calls are refused until you let it go on${line.steps.length ? ` (${steps} before)` : ''}`
+          ? `stopped: its calls are refused until you let it go on${line.steps.length ? ` (${steps} before)` : ''}`
           : line.stopped
           ? `stopped${line.steps.length ? ` after ${steps}` : ''}`
           : !line.done
