@@ -4,7 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { FORGOTTEN } from '../../tab/relay-client.js';
-import { openTab, connectByHand, refresh, callTool, mcpPost, postForm, register, waitFor, dataOf } from './harness.mjs';
+import { openTab, connectByHand, refresh, callTool, mcpPost, postForm, register, waitFor, dataOf, accessToken, toolDef } from './harness.mjs';
 import { fileChromium, demoWithAgent, cardSays, cardGone, choose, textOf, SHOW_MS } from './demo_harness.mjs';
 
 const chromium = fileChromium();
@@ -126,5 +126,47 @@ test('a result a tab sends anyway for a forgotten connection’s call never reac
   assert.ok(textOf(result).includes(FORGOTTEN), JSON.stringify(result));
   assert.doesNotMatch(JSON.stringify(result), /deleted/);
   release({ data: 'late' });
+  tab.close();
+});
+
+test('Forget while its call is a task the person is asked about: the tab is told to drop its call, and the task goes with the token', async () => {
+  const heard = { cancelled: [], forgotten: [] };
+  const decisions = [];
+  const tab = await openTab({
+    tools: [toolDef('rows_delete', 'asks')],
+    onCancel: (id) => heard.cancelled.push(id),
+    onForgotten: (id) => heard.forgotten.push(id),
+    run: async (call) => {
+      tab.client.asking(call.id, 'Delete rows?');
+      await new Promise((resolve) => decisions.push(resolve));
+      return { data: { deleted: call.args.rows } };
+    },
+  });
+  // What the relay itself sends the tab (its cancel, not the tab end's own on hearing forgotten).
+  const fromRelay = [];
+  const receive = tab.client.receive.bind(tab.client);
+  tab.client.receive = (socket, text) => {
+    if (text !== 'pong') fromRelay.push(JSON.parse(text));
+    return receive(socket, text);
+  };
+  const token = await accessToken(tab);
+  await waitFor(async () => (await mcpPost(token, { jsonrpc: '2.0', id: 1, method: 'tools/list' })).body.result.tools.some((t) => t.name === 'rows_delete'));
+  // A 2026-07-28 client that takes tasks: the call is a task as soon as the person is asked.
+  const tasks = 'io.modelcontextprotocol/tasks';
+  const modern = (method, id, params) => mcpPost(token, {
+    jsonrpc: '2.0', id, method,
+    params: { ...params, _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': { extensions: { [tasks]: {} } } } },
+  }, { 'mcp-protocol-version': '2026-07-28', 'mcp-method': method, 'mcp-name': params.name ?? params.taskId });
+  const created = (await modern('tools/call', 2, { name: 'rows_delete', arguments: { rows: [1] } })).body.result;
+  assert.equal(created.resultType, 'task', JSON.stringify(created));
+  const [call] = tab.calls;
+  await tab.client.forget(call.connection.id);
+  await waitFor(() => fromRelay.some((m) => m.type === 'cancel' && m.id === call.id));
+  assert.ok(heard.cancelled.includes(call.id));
+  assert.deepEqual(heard.forgotten, [call.connection.id], 'the tab heard it was forgotten');
+  // The person allows anyway, and a tab that ignores the relay's word answers: nothing to read it.
+  decisions[0]();
+  tab.client.socket.send(JSON.stringify({ type: 'result', id: call.id, data: { deleted: [1] } }));
+  assert.equal((await modern('tasks/get', 3, { taskId: created.taskId })).status, 401, 'its token stopped at once');
   tab.close();
 });
