@@ -38,8 +38,9 @@
 // hears it (drop its cards, queued and running calls: the presence's `forget`), `onCancel` hears
 // each of its calls under way, and no call of it runs or answers from this tab again.
 // `stopAgent(id)` (the person's Stop) tells the relay to refuse the connection's calls until
-// `letGoOn(id)`; meanwhile a call of it that still arrives is refused here with AGENT_STOPPED
-// without reaching `handle`, and the relay hears the stop again on every reconnect.
+// `letGoOn(id)` (either is sent once the tab is connected, if it is not); meanwhile a call of it
+// that still arrives is refused here with AGENT_STOPPED without reaching `handle`. The relay
+// tells every tab of the pairing (`stopped {connection, stopped}`), so all of them agree.
 //
 // The protocol version, bundle digest, close codes and ping come from ./generated/bundle.js,
 // written from the relay's own bundle crate (scripts/bundle), so both ends agree.
@@ -223,6 +224,8 @@ export class RelayClient {
     this.forgotten = new Set();
     /** Connections whose agent the person stopped, until they let it go on. */
     this.stoppedAgents = new Set();
+    /** Stops and go-ons the relay has not been sent yet (the tab was not connected): id → stopped. */
+    this.unsentStops = new Map();
     this.bundle = bundle || BUNDLE_DIGEST;
     this.pingTimer = null;
     this.focused = focused ?? (typeof document === 'undefined' || document.hasFocus());
@@ -338,7 +341,8 @@ export class RelayClient {
   stopAgent(id) {
     if (id != null) {
       this.stoppedAgents.add(String(id));
-      this.send({ type: 'stop', connection: String(id) });
+      this.unsentStops.set(String(id), true);
+      this.sendStops();
     }
     this.step();
     this.changed();
@@ -348,9 +352,17 @@ export class RelayClient {
   letGoOn(id) {
     if (id == null) return;
     const had = this.stoppedAgents.delete(String(id));
-    this.send({ type: 'go_on', connection: String(id) });
+    this.unsentStops.set(String(id), false);
+    this.sendStops();
     if (had) this.onGoOn(String(id));
     this.changed();
+  }
+
+  /** Sends the relay the stops and go-ons it has not heard, once the tab is connected. */
+  sendStops() {
+    if (this.status !== 'connected' || !this.socket || this.socket.readyState !== 1) return;
+    for (const [connection, stopped] of this.unsentStops) this.send({ type: stopped ? 'stop' : 'go_on', connection });
+    this.unsentStops.clear();
   }
 
   /** Whether the person stopped connection `id`'s agent in this tab. */
@@ -501,9 +513,9 @@ export class RelayClient {
         this.send({ type: 'focus', focused: this.focused });
         this.send({ type: 'tools', tools: this.tools });
         if (this.dataset !== null) this.send({ type: 'view', dataset: this.dataset });
-        // A stop sent while the socket was down reaches the relay now.
-        for (const id of this.stoppedAgents) this.send({ type: 'stop', connection: id });
         this.setStatus('connected', { pairing: message.pairing });
+        // A stop or go-on pressed while the tab was not connected reaches the relay now.
+        this.sendStops();
         break;
       case 'tools_refused':
         this.toolsRefused = String(message.sentence);
@@ -533,6 +545,15 @@ export class RelayClient {
       case 'cancel':
         this.onCancel(message.id);
         break;
+      case 'stopped': {
+        // The person stopped an agent or let it go on, in this tab or another of the pairing.
+        const id = String(message.connection ?? '');
+        if (!id) break;
+        if (message.stopped === true) this.stoppedAgents.add(id);
+        else if (this.stoppedAgents.delete(id)) this.onGoOn(id);
+        this.changed();
+        break;
+      }
       case 'forgotten': {
         const id = String(message.connection ?? '');
         if (!id) break;

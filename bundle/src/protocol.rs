@@ -418,6 +418,14 @@ pub enum RelayMessage {
         /// The connection's id.
         connection: String,
     },
+    /// The person stopped a connection's agent, or let it go on, in one of the pairing's tabs
+    /// (sent to every tab, so each refuses or runs its calls alike).
+    Stopped {
+        /// The connection's id.
+        connection: String,
+        /// Whether it is stopped now.
+        stopped: bool,
+    },
     /// The connect code was not approved; the sentence says why.
     Refused {
         /// The code, as the tab sent it.

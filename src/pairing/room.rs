@@ -714,6 +714,13 @@ impl Room {
                 if let Some(mut grant) = grant.cloned() {
                     grant.stopped = stopped;
                     self.store_grant(grant, out);
+                    for t in self.tabs.values().filter(|t| t.proven) {
+                        let connection = id.clone();
+                        out.push(Effect::Send(
+                            t.number,
+                            RelayMessage::Stopped { connection, stopped },
+                        ));
+                    }
                 }
             }
             TabAction::Result(call, outcome) => match self.calls.finish(call, tab) {
@@ -2452,6 +2459,8 @@ mod tests {
         });
         let stored = stored.expect("the stop is kept in the grant's row");
         assert!(stored.stopped && stored.id == "g1");
+        let told = RelayMessage::Stopped { connection: "g1".into(), stopped: true };
+        assert!(effects.contains(&Effect::Send(a, told)), "every tab hears it: {effects:?}");
         let refused = |sim: &mut Sim, id: u64| {
             let (asker, effects) = sim.call("g1", id, false, 60_000);
             assert!(

@@ -48,6 +48,7 @@ test('a forgotten connection’s calls under way are cancelled, their results ne
 test('Stop stops the agent in the protocol: the relay is told, its calls are refused here until the person lets it go on', async () => {
   const goOn = [];
   const { c, ran, finish } = client({ onGoOn: (id) => goOn.push(id) });
+  c.status = 'connected';
   c.stopAgent('g1');
   assert.deepEqual(c.socket.sent, [{ type: 'stop', connection: 'g1' }, { type: 'step' }]);
   assert.equal(c.isStopped('g1'), true);
@@ -55,10 +56,6 @@ test('Stop stops the agent in the protocol: the relay is told, its calls are ref
   await c.answer(c.socket, call(4, 'g1'));
   assert.deepEqual(ran, [], 'never reaches the app');
   assert.deepEqual(c.socket.sent, [{ type: 'result', id: 4, error: AGENT_STOPPED }]);
-  // A reconnect tells the relay again (a stop sent while the socket was down is not lost).
-  c.socket.sent = [];
-  await c.receive(c.socket, JSON.stringify({ type: 'welcome', pairing: 'p', protocol: 2 }));
-  assert.ok(c.socket.sent.some((m) => m.type === 'stop' && m.connection === 'g1'), JSON.stringify(c.socket.sent));
   c.socket.sent = [];
   c.letGoOn('g1');
   assert.deepEqual(c.socket.sent, [{ type: 'go_on', connection: 'g1' }]);
@@ -76,4 +73,27 @@ test('Stop stops the agent in the protocol: the relay is told, its calls are ref
   await c.answer(c.socket, call(6, 'g1'));
   assert.deepEqual(c.socket.sent, []);
   assert.ok(FORGOTTEN.includes('forgot this connection'));
+});
+
+test('a stop pressed while the tab is not connected reaches the relay once it is, and only then', async () => {
+  const { c } = client();
+  c.stopAgent('g2');
+  assert.deepEqual(c.socket.sent.filter((m) => m.type !== 'step'), [], 'not sent before the tab is welcomed');
+  await c.receive(c.socket, JSON.stringify({ type: 'welcome', pairing: 'p', protocol: 2 }));
+  assert.deepEqual(c.socket.sent.filter((m) => m.type === 'stop'), [{ type: 'stop', connection: 'g2' }]);
+  c.socket.sent = [];
+  await c.receive(c.socket, JSON.stringify({ type: 'welcome', pairing: 'p', protocol: 2 }));
+  assert.deepEqual(c.socket.sent.filter((m) => m.type === 'stop'), [], 'once: another tab may have let it go on since');
+});
+
+test('another tab’s Stop and Let it go on reach this one through the relay', async () => {
+  const goOn = [];
+  const { c, ran } = client({ onGoOn: (id) => goOn.push(id) });
+  await c.receive(c.socket, JSON.stringify({ type: 'stopped', connection: 'g3', stopped: true }));
+  await c.answer(c.socket, call(7, 'g3'));
+  assert.deepEqual(ran, []);
+  assert.deepEqual(c.socket.sent, [{ type: 'result', id: 7, error: AGENT_STOPPED }]);
+  await c.receive(c.socket, JSON.stringify({ type: 'stopped', connection: 'g3', stopped: false }));
+  assert.deepEqual(goOn, ['g3'], 'the presence hears it goes on');
+  assert.equal(c.isStopped('g3'), false);
 });
