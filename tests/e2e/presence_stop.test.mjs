@@ -42,8 +42,14 @@ test('Stop mid-turn withdraws the card and refuses the turn’s queued calls', a
   const goOn = page.locator('#activity [part=go-on]').first();
   await goOn.waitFor({ timeout: SHOW_MS });
   assert.match((await activityLines(page)).join('\n'), /SDK e2e client.*stopped: its calls are refused until you let it go on/);
+  // The connections list says so too (it outlives a reload of the page).
+  await page.click('#connections [part=refresh]');
+  await page.locator('#connections [part=go-on]').waitFor({ timeout: SHOW_MS });
+  assert.match(await page.locator('#connections [part=item]').first().textContent(), /stopped/);
   await goOn.click();
   await page.locator('#activity [part=go-on]').first().waitFor({ state: 'detached', timeout: SHOW_MS });
+  await page.click('#connections [part=refresh]');
+  await page.locator('#connections [part=go-on]').waitFor({ state: 'detached', timeout: SHOW_MS });
   const after = dataOf(await client.callTool({ name: 'items_values', arguments: { ids: [2] } })).items[0].score;
   assert.equal(after, before, 'once let go on, its next call runs; the value was never set');
   await client.close();
