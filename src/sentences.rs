@@ -1,7 +1,7 @@
 //! The relay's own sentences that agents and people read; each is written once, here.
 
 // The tab-gone and no-tab sentences live in the bundle: the live check reads them too.
-pub use tabrelay_bundle::agent::{NO_TAB, TAB_GONE};
+pub use tabrelay_bundle::agent::{AGENT_STOPPED, FORGOTTEN, NO_TAB, TAB_GONE};
 /// The tab sent something that is not an answer.
 pub const TAB_MALFORMED: &str =
     "The tab's answer could not be read; read the history before trying again.";

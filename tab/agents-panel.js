@@ -37,7 +37,7 @@ export const DESCRIBE_AFTER_MS = 300;
 
 /** The composed elements' parts, exported by the panel with a prefix. */
 const INNER_PARTS = {
-  connections: ['head', 'refresh', 'list', 'item', 'who', 'unverified', 'when', 'forget', 'empty', 'result'],
+  connections: ['head', 'refresh', 'list', 'item', 'who', 'unverified', 'when', 'forget', 'go-on', 'empty', 'result'],
   data: ['switch-row', 'switch', 'now', 'notice', 'notice-text', 'got-it', 'caveat'],
   permissions: ['mode-row', 'mode', 'kinds', 'kind-rows', 'kind-row', 'kind'],
 };

@@ -23,7 +23,7 @@ export class ConfirmCard extends PresenceElement {}
 export class ActivityLines extends PresenceElement {}
 /** `<tabrelay-permissions>`: parts mode-row, mode, kinds, kind-rows, kind-row, kind. */
 export class PermissionSettings extends PresenceElement {}
-/** `<tabrelay-connections>`: parts head, refresh, list, item, who, unverified, when, forget, empty, result. */
+/** `<tabrelay-connections>`: parts head, refresh, list, item, who, unverified, when, forget, go-on, empty, result. */
 export class ConnectionsList extends HTMLElement {
   relay: RelayClient | null;
   readonly list: ConnectionInfo[] | null;

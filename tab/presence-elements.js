@@ -14,7 +14,8 @@
 // is typing; Escape denies. A question withdrawn (the agent cancelled, Stop, another dataset,
 // the tab closing) takes its card away and gives the focus back.
 // <tabrelay-activity>: one line per agent turn: what runs and Stop; once done with steps,
-// Undo turn and Dismiss.
+// Undo turn and Dismiss. Stop stops the agent: its lines say "Stopped" with Let it go on until
+// the person presses it.
 // <tabrelay-permissions>: the mode and each kind's Ask / Allow / Deny.
 // <tabrelay-connections>: the agent apps connected to this browser (set `relay`, a RelayClient),
 // each with when and where it was made and Forget (its tokens stop at once); Refresh.
@@ -228,6 +229,7 @@ export class ActivityLines extends PresenceElement {
       if (!b || !this.presence) return;
       const key = b.dataset.line;
       if (b.dataset.act === 'stop') this.presence.stop(key);
+      if (b.dataset.act === 'go-on') this.presence.goOn(this.presence.lines().find((l) => l.key === key)?.connection?.id);
       if (b.dataset.act === 'undo') this.presence.undoTurn(key);
       if (b.dataset.act === 'dismiss') this.presence.dismiss(key);
     });
@@ -248,7 +250,9 @@ export class ActivityLines extends PresenceElement {
         text.setAttribute('part', 'text');
         const who = askerOf({ agent: line.agent, connection: line.connection });
         const steps = line.steps.length === 1 ? '1 step' : `${line.steps.length} steps`;
-        const state = line.stopped
+        const state = line.held
+          ? `stopped: its calls are refused until you let it go on${line.steps.length ? ` (${steps} before)` : ''}`
+          : line.stopped
           ? `stopped${line.steps.length ? ` after ${steps}` : ''}`
           : !line.done
             ? `${line.running ? `running ${shown(line.running)}` : 'waiting'}${line.steps.length ? ` (${steps} so far)` : ''}`
@@ -269,8 +273,9 @@ export class ActivityLines extends PresenceElement {
           buttons.append(b);
         };
         const label = `${shown(line.agent)}, turn ${line.turn ?? ''}`;
-        if (!line.done) button('stop', 'Stop', label);
-        else {
+        if (line.held) button('go-on', 'Let it go on', label);
+        if (!line.done && !line.held) button('stop', 'Stop', label);
+        else if (line.done) {
           if (line.steps.length && !line.undone && this.presence.canUndo) button('undo', 'Undo turn', label);
           button('dismiss', 'Dismiss', label);
         }
@@ -367,6 +372,11 @@ export class ConnectionsList extends Base {
     this.#root.querySelector('[part=list]').addEventListener('click', (event) => {
       const button = event.target.closest?.('button[part=forget]');
       if (button) this.#forget(button);
+      const goOn = event.target.closest?.('button[part=go-on]');
+      if (goOn && this.#relay) {
+        this.#relay.letGoOn(goOn.dataset.id);
+        this.refresh();
+      }
     });
   }
   get relay() {
@@ -445,6 +455,17 @@ export class ConnectionsList extends Base {
         forget.textContent = 'Forget';
         forget.setAttribute('aria-label', `Forget ${name.textContent} (${shown(c.host)})`);
         li.append(who, forget);
+        if (c.stopped) {
+          // Stopped in a tab of this browser: its calls are refused until the person lets it go on.
+          when.textContent += ' · stopped';
+          const goOn = document.createElement('button');
+          goOn.type = 'button';
+          goOn.setAttribute('part', 'go-on');
+          goOn.dataset.id = c.id;
+          goOn.textContent = 'Let it go on';
+          goOn.setAttribute('aria-label', `Let ${name.textContent} go on`);
+          li.append(goOn);
+        }
         return li;
       }),
     );

@@ -14,7 +14,7 @@ export const CHOICES: Readonly<Record<Choice, string>>;
 export const KIND_WORDS: Readonly<Record<string, string>>;
 export const LINES_KEPT: number;
 export const PERMISSIONS_KEY: string;
-export const SENTENCES: Readonly<{ STOPPED: string; CANCELLED: string; STOPPED_RUNNING: string; CANCELLED_RUNNING: string; WITHDRAWN: string }>;
+export const SENTENCES: Readonly<{ STOPPED: string; CANCELLED: string; STOPPED_RUNNING: string; CANCELLED_RUNNING: string; WITHDRAWN: string; FORGOTTEN: string; AGENT_STOPPED: string }>;
 
 /** The person's permissions as kept. */
 export interface Settings {
@@ -96,6 +96,8 @@ export interface ActivityLine {
   waiting: number;
   steps: unknown[];
   stopped: boolean;
+  /** The person stopped this line's agent: its calls are refused until they let it go on. */
+  held: boolean;
   done: boolean;
   undone: boolean;
 }
@@ -106,11 +108,13 @@ export interface Presence {
   onAsking(question: Question): void;
   onAnswered(question: Question): void;
   onStopped(line: ActivityLine): void;
+  onGoOn(connection: string): void;
   settings(): Settings;
   /** The tool definitions, as given. */
   tools(): PresenceTool[];
   questions(): Question[];
   lines(): ActivityLine[];
+  isStopped(connection: string): boolean;
   grantsOf(connection: string): string[];
   kinds(): string[];
   wordsOf(kind: string): string;
@@ -120,6 +124,8 @@ export interface Presence {
   answer(id: number, choice: Choice): boolean;
   cancel(id: number | string): void;
   stop(key: string): void;
+  goOn(connection: string | null | undefined): boolean;
+  forget(connection: string): void;
   withdrawAll(reason: string): void;
   undoTurn(key: string): Promise<boolean>;
   dismiss(key: string): boolean;

@@ -16,7 +16,7 @@
 // kinds; the person's own choice of a kind overrides it. Grants "for this connection" last
 // the page's life and never leave it.
 
-import { WITHDRAWN } from './generated/bundle.js';
+import { WITHDRAWN, FORGOTTEN, AGENT_STOPPED } from './generated/bundle.js';
 import { createKeptStore } from './kept-store.js';
 
 /** What the person may make of a kind, least strict first. */
@@ -51,6 +51,10 @@ export const SENTENCES = Object.freeze({
   CANCELLED_RUNNING: 'The call was cancelled while it ran: the agent stopped waiting, so the app stopped it before it finished; read the history to see what it did.',
   /** The bundle's (bundle/src/agent.rs), so the live check knows it: `{reason}` says why. */
   WITHDRAWN,
+  /** The bundle's too (the relay says the same): a call of a connection the person forgot. */
+  FORGOTTEN,
+  /** The bundle's too: a call of an agent the person stopped, until they let it go on. */
+  AGENT_STOPPED,
 });
 /** Where each relay setting of a tool comes from: a decision without any grant. */
 const SETTING_OF = Object.freeze({ allow: 'runs', ask: 'asks', deny: 'refused' });
@@ -139,6 +143,11 @@ export function deniedSentence(title, kinds, words = KIND_WORDS) {
   return `The person's settings refuse “${title}” (${why}), so it did not run. Ask the person in plain words if they want to allow it.`;
 }
 
+/** The connection id of a call or a line (null: it came through none). */
+function connectionOf(x) {
+  return x?.connection?.id == null ? null : String(x.connection.id);
+}
+
 /** The key of an activity line: one per connection, agent and turn. */
 export function lineKeyOf(call) {
   return `${call.connection?.id ?? ''}\u0000${call.agent ?? ''}\u0000${call.turn ?? ''}`;
@@ -194,8 +203,15 @@ export class NotRun extends Error {
  * app's estimate in milliseconds, or null; `undoTurn(steps)`: the app's undo of a turn's steps
  * (newest first); `stepOf(result)`: the step a result made, or null; `actionOf(call)`: what the
  * call would do, in words ("delete item 4"; default: the tool's title). Hooks the app or the relay
- * client sets: `onAsking(question)`, `onAnswered(question)`, `onStopped(line)` (end the agents' turn: the relay client's
- * `step()`); `subscribe(fn)` hears every change.
+ * client sets: `onAsking(question)`, `onAnswered(question)`, `onStopped(line)` (the person stopped the line's
+ * agent: the relay client's `stopAgent(line.connection?.id)`, which ends the turn too),
+ * `onGoOn(connection)` (they let it go on: the relay client's `letGoOn`); `subscribe(fn)` hears
+ * every change.
+ *
+ * Stop stops the agent, not only the turn: every line of its connection stops, and its later
+ * calls are refused with AGENT_STOPPED until `goOn(connection)`. `forget(connection)` (the relay
+ * said it was forgotten) drops its questions, refuses its queued calls, aborts its running ones,
+ * drops what was allowed for it, and refuses any call of it that still comes.
  */
 export function createPresence({ app, storage, store, tools = [], confirmKinds = {}, kindWords = {}, estimate = () => null, undoTurn = null, stepOf = () => null, actionOf = null } = {}) {
   const permissions = store || createPermissionStore({ app, storage });
@@ -207,6 +223,10 @@ export function createPresence({ app, storage, store, tools = [], confirmKinds =
   const questions = [];
   /** Line key → line. */
   const lines = new Map();
+  /** Connections whose agent the person stopped, until they let it go on. */
+  const held = new Set();
+  /** Connections the person forgot. */
+  const forgotten = new Set();
   const listeners = new Set();
   let nextQuestion = 1;
 
@@ -217,11 +237,14 @@ export function createPresence({ app, storage, store, tools = [], confirmKinds =
     onAsking: () => {},
     onAnswered: () => {},
     onStopped: () => {},
+    onGoOn: () => {},
     settings: () => permissions.settings(),
     /** The tool definitions, as given. */
     tools: () => [...byName.values()],
     questions: () => [...questions],
-    lines: () => [...lines.values()].map(publicLine),
+    lines: () => [...lines.values()].map((line) => ({ ...publicLine(line), held: connectionOf(line) !== null && held.has(connectionOf(line)) })),
+    /** Whether the person stopped connection `id`'s agent (its calls are refused until goOn). */
+    isStopped: (id) => id != null && held.has(String(id)),
     grantsOf: (connection) => [...(grants.get(String(connection)) || [])],
     /** Every kind a call here can have: the base kinds, then the app's confirm kinds. */
     kinds: () => [...new Set([...BASE_KINDS, ...Object.values(confirmKinds).flat()])],
@@ -245,6 +268,8 @@ export function createPresence({ app, storage, store, tools = [], confirmKinds =
      * rejects with the matching sentence; one that finishes anyway answers with its result.
      */
     async run(call, fn) {
+      const connection = connectionOf(call);
+      if (connection !== null && forgotten.has(connection)) throw new NotRun(SENTENCES.FORGOTTEN, 'its connection was forgotten');
       const line = lineOf(call);
       const entry = { call, state: 'queued', reject: null, controller: new AbortController() };
       line.calls.push(entry);
@@ -254,7 +279,9 @@ export function createPresence({ app, storage, store, tools = [], confirmKinds =
       emit();
       try {
         await before;
+        if (connection !== null && forgotten.has(connection)) throw new NotRun(SENTENCES.FORGOTTEN, 'its connection was forgotten');
         if (line.stopped) throw new NotRun(SENTENCES.STOPPED, 'stopped by the person');
+        if (connection !== null && held.has(connection)) throw new NotRun(SENTENCES.AGENT_STOPPED, 'the agent is stopped');
         if (entry.cancelled) throw new NotRun(SENTENCES.CANCELLED, 'cancelled: the agent stopped waiting');
         const tool = byName.get(call.tool) || { name: call.tool, title: call.tool, safety: 'change' };
         const estimateMs = estimate(call);
@@ -337,21 +364,58 @@ export function createPresence({ app, storage, store, tools = [], confirmKinds =
     },
 
     /**
-     * The person pressed Stop on line `key`: its question is withdrawn, its waiting calls
-     * refused, and a call under way told to stop.
+     * The person pressed Stop on line `key`: its agent stops. Every line of its connection is
+     * stopped (questions withdrawn, waiting calls refused, calls under way told to stop), and the
+     * connection's later calls are refused until `goOn`.
      */
     stop(key) {
       const line = lines.get(key);
       if (!line) return;
-      line.stopped = true;
-      for (const entry of line.calls) {
-        if (entry.state === 'running') entry.controller.abort(new NotRun(SENTENCES.STOPPED_RUNNING, 'stopped by the person while it ran'));
-      }
-      for (const q of questions.filter((x) => x.lineKey === key)) {
-        drop(q);
-        q.reject(new NotRun(SENTENCES.STOPPED, 'stopped by the person'));
+      const connection = connectionOf(line);
+      if (connection !== null) held.add(connection);
+      for (const other of lines.values()) {
+        if (other !== line && (connection === null || connectionOf(other) !== connection)) continue;
+        other.stopped = true;
+        for (const entry of other.calls) {
+          if (entry.state === 'running') entry.controller.abort(new NotRun(SENTENCES.STOPPED_RUNNING, 'stopped by the person while it ran'));
+        }
+        for (const q of questions.filter((x) => x.lineKey === other.key)) {
+          drop(q);
+          q.reject(new NotRun(SENTENCES.STOPPED, 'stopped by the person'));
+        }
       }
       presence.onStopped(publicLine(line));
+      emit();
+    },
+
+    /** The person lets connection `id`'s stopped agent go on: its next call runs again. */
+    goOn(id) {
+      if (id == null || !held.delete(String(id))) return false;
+      presence.onGoOn(String(id));
+      emit();
+      return true;
+    },
+
+    /**
+     * Connection `id` was forgotten: its questions go, its queued calls are refused, its calls
+     * under way told to stop, what was allowed for it dropped; no call of it runs again.
+     */
+    forget(id) {
+      if (id == null) return;
+      const connection = String(id);
+      forgotten.add(connection);
+      held.delete(connection);
+      grants.delete(connection);
+      for (const q of questions.filter((x) => connectionOf(x.call) === connection)) {
+        drop(q);
+        q.reject(new NotRun(SENTENCES.FORGOTTEN, 'its connection was forgotten'));
+      }
+      for (const line of lines.values()) {
+        if (connectionOf(line) !== connection) continue;
+        for (const entry of line.calls) {
+          if (entry.state === 'running') entry.controller.abort(new NotRun(SENTENCES.FORGOTTEN, 'its connection was forgotten while it ran'));
+        }
+      }
       emit();
     },
 

@@ -9,6 +9,10 @@ export const BUNDLE_DIGEST: string;
 export const CLOSE: Readonly<{ ORIGIN_REFUSED: number; PROOF_FAILED: number; PROTOCOL_ERROR: number; OUTDATED: number; TOO_MANY_TABS: number }>;
 /** What the tab answers a call to a tool the person's settings refuse. */
 export const TOOL_REFUSED: string;
+/** Said for a call of a connection the person forgot (the relay says the same). */
+export const FORGOTTEN: string;
+/** Said for a call of an agent the person stopped, until they let it go on. */
+export const AGENT_STOPPED: string;
 /** The consent's sentences, in the relay's words. */
 export const CONSENT: Readonly<{ APPROVE_ONLY_YOURS: string; PLACE_UNKNOWN: string; LOOKALIKE: string; TAIL_CHARS: number; TAIL_ASK: string; TAIL_WRONG: string }>;
 /** The text a tab signs to prove its pairing. */
@@ -97,6 +101,8 @@ export interface ConnectionInfo {
   created_ms: number;
   used_ms: number;
   place?: string;
+  /** The person stopped its agent: its calls are refused until they let it go on. */
+  stopped?: boolean;
 }
 
 /** Who asks for a connect code. */
@@ -121,6 +127,10 @@ export interface RelayClientOptions {
   headers?: Record<string, string>;
   onStatus?(status: Status, detail?: Record<string, unknown>): void;
   onCancel?(id: number): void;
+  /** The relay says connection `id` was forgotten (or revoked): drop its cards and calls. */
+  onForgotten?(id: string): void;
+  /** The person let connection `id`'s stopped agent go on (through `letGoOn`). */
+  onGoOn?(id: string): void;
   focused?: boolean;
   bundle?: string;
   tools?: TabTool[];
@@ -153,6 +163,10 @@ export class RelayClient {
   step(): void;
   connections(): Promise<ConnectionInfo[]>;
   forget(id: string): Promise<ConnectionInfo[]>;
+  /** The person stopped connection `id`'s agent: its calls are refused until `letGoOn(id)`. */
+  stopAgent(id: string | null | undefined): void;
+  letGoOn(id: string): void;
+  isStopped(id: string): boolean;
   describe(code: string): Promise<CodeDescription>;
   approve(code: string): Promise<{ client: string; host: string }>;
   deny(code: string): Promise<{ client: string; host: string }>;

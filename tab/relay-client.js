@@ -33,12 +33,21 @@
 // for (drop their card). `subscribe(fn)` hears every change of `status` (and its
 // `statusDetail`) and of `toolsRefused`, for any number of listeners (the Agents panel is one).
 //
+// Forget and Stop are kept here, in the protocol, not only in the app's elements. When the
+// relay says a connection was forgotten (by this tab or another, or revoked), `onForgotten(id)`
+// hears it (drop its cards, queued and running calls: the presence's `forget`), `onCancel` hears
+// each of its calls under way, and no call of it runs or answers from this tab again.
+// `stopAgent(id)` (the person's Stop) tells the relay to refuse the connection's calls until
+// `letGoOn(id)` (either is sent once the tab is connected, if it is not); meanwhile a call of it
+// that still arrives is refused here with AGENT_STOPPED without reaching `handle`. The relay
+// tells every tab of the pairing (`stopped {connection, stopped}`), so all of them agree.
+//
 // The protocol version, bundle digest, close codes and ping come from ./generated/bundle.js,
 // written from the relay's own bundle crate (scripts/bundle), so both ends agree.
 
-import { PROTOCOL_VERSION, BUNDLE_DIGEST, CLOSE, PING, PING_EVERY_MS, CATALOGUE, TOOL_REFUSED, CONSENT, TAB_PATH, TAB_KEY_PARAM, CHALLENGE_BYTES, proofText } from './generated/bundle.js';
+import { PROTOCOL_VERSION, BUNDLE_DIGEST, CLOSE, PING, PING_EVERY_MS, CATALOGUE, TOOL_REFUSED, CONSENT, TAB_PATH, TAB_KEY_PARAM, CHALLENGE_BYTES, FORGOTTEN, AGENT_STOPPED, proofText } from './generated/bundle.js';
 
-export { PROTOCOL_VERSION, BUNDLE_DIGEST, CLOSE, TOOL_REFUSED, CONSENT, proofText };
+export { PROTOCOL_VERSION, BUNDLE_DIGEST, CLOSE, TOOL_REFUSED, CONSENT, FORGOTTEN, AGENT_STOPPED, proofText };
 /** What the person's settings may make of a tool. */
 export const SETTINGS = Object.freeze(['asks', 'runs', 'refused']);
 /** Where the first protocol kept a bearer tab secret; removed when found. */
@@ -194,7 +203,7 @@ export async function signProof(keyPair, origin, challenge) {
 }
 
 export class RelayClient {
-  constructor({ relay, handle, keys, storage, relayOrigin, WebSocket: Ws, headers, onStatus, onCancel, focused, bundle, tools, dataset, onToolsRefused, onRefused } = {}) {
+  constructor({ relay, handle, keys, storage, relayOrigin, WebSocket: Ws, headers, onStatus, onCancel, onForgotten, onGoOn, focused, bundle, tools, dataset, onToolsRefused, onRefused } = {}) {
     if (!relay) throw new Error('RelayClient needs the relay address.');
     if (typeof handle !== 'function') throw new Error('RelayClient needs a handle(call) function.');
     this.relay = String(relay).replace(/\/+$/, '');
@@ -207,6 +216,16 @@ export class RelayClient {
     this.headers = headers; // Node only: browsers set Origin themselves.
     this.onStatus = onStatus || (() => {});
     this.onCancel = onCancel || (() => {});
+    this.onForgotten = onForgotten || (() => {});
+    this.onGoOn = onGoOn || (() => {});
+    /** Calls given to `handle` and not answered yet: id → connection id. */
+    this.running = new Map();
+    /** Connections the relay said were forgotten: none of their calls runs or answers here. */
+    this.forgotten = new Set();
+    /** Connections whose agent the person stopped, until they let it go on. */
+    this.stoppedAgents = new Set();
+    /** Stops and go-ons the relay has not been sent yet (the tab was not connected): id → stopped. */
+    this.unsentStops = new Map();
     this.bundle = bundle || BUNDLE_DIGEST;
     this.pingTimer = null;
     this.focused = focused ?? (typeof document === 'undefined' || document.hasFocus());
@@ -313,6 +332,42 @@ export class RelayClient {
    */
   connections() {
     return this.askList({ type: 'connections' });
+  }
+
+  /**
+   * The person stopped connection `id`'s agent: the relay refuses its calls (and this tab does
+   * too) until `letGoOn(id)`; the turn ends. A page without a connection id only ends the turn.
+   */
+  stopAgent(id) {
+    if (id != null) {
+      this.stoppedAgents.add(String(id));
+      this.unsentStops.set(String(id), true);
+      this.sendStops();
+    }
+    this.step();
+    this.changed();
+  }
+
+  /** The person lets connection `id`'s stopped agent go on; `onGoOn(id)` hears it. */
+  letGoOn(id) {
+    if (id == null) return;
+    const had = this.stoppedAgents.delete(String(id));
+    this.unsentStops.set(String(id), false);
+    this.sendStops();
+    if (had) this.onGoOn(String(id));
+    this.changed();
+  }
+
+  /** Sends the relay the stops and go-ons it has not heard, once the tab is connected. */
+  sendStops() {
+    if (this.status !== 'connected' || !this.socket || this.socket.readyState !== 1) return;
+    for (const [connection, stopped] of this.unsentStops) this.send({ type: stopped ? 'stop' : 'go_on', connection });
+    this.unsentStops.clear();
+  }
+
+  /** Whether the person stopped connection `id`'s agent in this tab. */
+  isStopped(id) {
+    return id != null && this.stoppedAgents.has(String(id));
   }
 
   /** Forgets a connection: its tokens stop at once. Resolves with the remaining list. */
@@ -459,6 +514,8 @@ export class RelayClient {
         this.send({ type: 'tools', tools: this.tools });
         if (this.dataset !== null) this.send({ type: 'view', dataset: this.dataset });
         this.setStatus('connected', { pairing: message.pairing });
+        // A stop or go-on pressed while the tab was not connected reaches the relay now.
+        this.sendStops();
         break;
       case 'tools_refused':
         this.toolsRefused = String(message.sentence);
@@ -488,6 +545,25 @@ export class RelayClient {
       case 'cancel':
         this.onCancel(message.id);
         break;
+      case 'stopped': {
+        // The person stopped an agent or let it go on, in this tab or another of the pairing.
+        const id = String(message.connection ?? '');
+        if (!id) break;
+        if (message.stopped === true) this.stoppedAgents.add(id);
+        else if (this.stoppedAgents.delete(id)) this.onGoOn(id);
+        this.changed();
+        break;
+      }
+      case 'forgotten': {
+        const id = String(message.connection ?? '');
+        if (!id) break;
+        this.forgotten.add(id);
+        this.stoppedAgents.delete(id);
+        this.onForgotten(id);
+        for (const [call, connection] of this.running) if (connection === id) this.onCancel(call);
+        this.changed();
+        break;
+      }
       case 'connections': {
         const waiters = this.listWaiters;
         this.listWaiters = [];
@@ -504,6 +580,13 @@ export class RelayClient {
 
   async answer(socket, call) {
     let reply;
+    const connection = call.connection?.id == null ? null : String(call.connection.id);
+    // A call of a connection forgotten meanwhile never runs, and nothing of it is said.
+    if (connection !== null && this.forgotten.has(connection)) return;
+    if (connection !== null && this.stoppedAgents.has(connection)) {
+      if (socket.readyState === 1) socket.send(JSON.stringify({ type: 'result', id: call.id, error: AGENT_STOPPED }));
+      return;
+    }
     if (this.settingOf(call.tool) === 'refused') {
       // The relay leaves the tool out of the agents' list; an agent may still call it by name.
       reply = { type: 'result', id: call.id, error: TOOL_REFUSED };
@@ -515,6 +598,7 @@ export class RelayClient {
       // A call retried with the agent app's answers carries them as `call.input`
       // ({responses, state}); a handler that needs such answers returns
       // {inputRequired: {key: {method, params}}, state?} instead of data.
+      this.running.set(call.id, connection);
       const out = (await this.handle(call)) || {};
       if (out.inputRequired) {
         reply = { type: 'result', id: call.id, input_required: out.inputRequired };
@@ -527,7 +611,11 @@ export class RelayClient {
       }
     } catch (err) {
       reply = { type: 'result', id: call.id, error: String((err && err.message) || err || 'The tool failed.') };
+    } finally {
+      this.running.delete(call.id);
     }
+    // Forgotten while it ran: its result is nobody's (the relay would drop it too).
+    if (connection !== null && this.forgotten.has(connection)) return;
     if (socket.readyState === 1) socket.send(JSON.stringify(reply));
   }
 }

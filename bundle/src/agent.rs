@@ -6,6 +6,13 @@
 pub const NO_TAB: &str = "No tab of the app is open in the browser this connection was approved from: open the app there, then try again.";
 /// The tab closed or reloaded while a call waited.
 pub const TAB_GONE: &str = "The tab went away (closed or reloaded) before it answered, so whether the step was done is not known: read the history before trying again.";
+/// Said for a call of a connection the person forgot in their tab (or that was revoked) while
+/// it waited, ran or was asked about: by the relay to the waiting request, by the tab end for a
+/// call of it still on its way.
+pub const FORGOTTEN: &str = "The person forgot this connection in their tab (or it was revoked), so this call was stopped and nothing more of it will reach you; connect again only if the person asks you to.";
+/// Said for a call of an agent the person stopped in their tab, until they let it go on: by the
+/// relay (which refuses the connection's calls) and by the tab end.
+pub const AGENT_STOPPED: &str = "The person stopped this agent in their tab, so this call did not run, and none will until they let it go on there; stop, and ask them in plain words whether to continue.";
 /// The view card's address.
 pub const VIEW_URI: &str = "ui://tabrelay/view";
 /// The MIME type of an MCP App.

@@ -139,10 +139,22 @@ pub enum TabMessage {
     Step,
     /// The tab asks for the pairing's connections (to show and forget them).
     Connections,
-    /// The person forgets a connection: its tokens stop at once.
+    /// The person forgets a connection: its tokens stop at once, and so does everything it
+    /// sent (the relay answers with [`RelayMessage::Forgotten`] to every tab).
     Forget {
         /// The connection's id.
         id: String,
+    },
+    /// The person stopped an agent: the relay refuses the connection's calls until the tab
+    /// sends [`TabMessage::GoOn`] for it.
+    Stop {
+        /// The connection's id.
+        connection: String,
+    },
+    /// The person lets a stopped agent go on.
+    GoOn {
+        /// The connection's id.
+        connection: String,
     },
     /// The person typed or opened a connect code: who asks for it?
     Describe {
@@ -398,6 +410,20 @@ pub enum RelayMessage {
         /// The call's id.
         id: u64,
     },
+    /// The connection was forgotten (or revoked): drop its cards, its queued and running
+    /// calls, and refuse any call of it still on its way (the relay takes no result of it).
+    Forgotten {
+        /// The connection's id.
+        connection: String,
+    },
+    /// The person stopped a connection's agent, or let it go on, in one of the pairing's tabs
+    /// (sent to every tab, so each refuses or runs its calls alike).
+    Stopped {
+        /// The connection's id.
+        connection: String,
+        /// Whether it is stopped now.
+        stopped: bool,
+    },
     /// The connect code was not approved; the sentence says why.
     Refused {
         /// The code, as the tab sent it.
@@ -482,6 +508,9 @@ pub struct ConnectionInfo {
     /// Where the browser that asked for it was ("City, CC"), when the platform said.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub place: Option<String>,
+    /// Whether the person stopped it (its calls are refused until they let it go on).
+    #[serde(default, skip_serializing_if = "core::ops::Not::not")]
+    pub stopped: bool,
 }
 
 /// What the tab's consent says beside who asks, in the relay's words (the tab's copy of the
@@ -544,6 +573,8 @@ impl TabMessage {
             "step" => TabMessage::Step,
             "connections" => TabMessage::Connections,
             "forget" => TabMessage::Forget { id: string(&m, "id")? },
+            "stop" => TabMessage::Stop { connection: string(&m, "connection")? },
+            "go_on" => TabMessage::GoOn { connection: string(&m, "connection")? },
             "describe" => TabMessage::Describe { code: string(&m, "code")? },
             "approve" => TabMessage::Approve { code: string(&m, "code")? },
             "deny" => TabMessage::Deny { code: string(&m, "code")? },
@@ -617,7 +648,7 @@ crate::read_json!(Audio, "a sound", { data, mime_type = "mimeType" });
 crate::read_json!(Embedded, "a text document", { uri, mime_type = "mimeType", text });
 crate::read_json!(Connection, "a connection", { id, kind, client, host });
 crate::read_json!(ConnectionInfo, "a connection as the tab lists it", {
-    id, client, host, created_ms, used_ms, place
+    id, client, host, created_ms, used_ms, place, stopped or false
 });
 
 /// Whether `name` is a tool name by the rule: 1 to [`MAX_TOOL_NAME_CHARS`] of ASCII letters,
@@ -831,6 +862,15 @@ mod tests {
             TabMessage::parse(r#"{"type":"forget","id":"g1"}"#).unwrap(),
             TabMessage::Forget { id: "g1".into() }
         );
+        assert_eq!(
+            TabMessage::parse(r#"{"type":"stop","connection":"g1"}"#).unwrap(),
+            TabMessage::Stop { connection: "g1".into() }
+        );
+        assert_eq!(
+            TabMessage::parse(r#"{"type":"go_on","connection":"g1"}"#).unwrap(),
+            TabMessage::GoOn { connection: "g1".into() }
+        );
+        assert!(TabMessage::parse(r#"{"type":"stop"}"#).is_err(), "a stop names its connection");
         let done = TabMessage::parse(r#"{"type":"result","id":7,"data":{"n":1}}"#).unwrap();
         assert_eq!(
             done,

@@ -44,6 +44,9 @@ export const DATA_OPEN = '{open}';\n\
 export const DATA_CLOSE = '{close_tag}';\n\
 /** The tab end's sentence for a call whose question became moot (`{{reason}}`: why, in words). */\n\
 export const WITHDRAWN = {withdrawn};\n\
+/** Said for a call of a connection the person forgot, and of an agent they stopped. */\n\
+export const FORGOTTEN = {forgotten};\n\
+export const AGENT_STOPPED = {agent_stopped};\n\
 export const CONSENT = Object.freeze({{ APPROVE_ONLY_YOURS: {yours}, PLACE_UNKNOWN: {place}, LOOKALIKE: {lookalike}, TAIL_CHARS: {tail}, TAIL_ASK: {tail_ask}, TAIL_WRONG: {tail_wrong} }});\n\
 /** The longest path of a tool's `summaries_only` allow-list (bundle/src/catalogue.rs). */\n\
 export const DATA_PATH_MAX_CHARS = {data_path_max};\n\
@@ -85,6 +88,8 @@ export const CATALOGUE = Object.freeze({catalogue});\n",
         tail_wrong = js_string(protocol::consent::TAIL_WRONG),
         withdrawn = js_string(crate::agent::WITHDRAWN),
         data_path_max = crate::catalogue::DATA_PATH_MAX_CHARS,
+        forgotten = js_string(crate::agent::FORGOTTEN),
+        agent_stopped = js_string(crate::agent::AGENT_STOPPED),
     )
 }
 

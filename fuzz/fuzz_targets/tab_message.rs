@@ -144,6 +144,12 @@ fuzz_target!(|data: &[u8]| {
             };
             assert_eq!((id, &outcome), (*i, o));
         }
+        TabAction::Stopped(connection, true) => {
+            assert_eq!(parsed.ok(), Some(TabMessage::Stop { connection }));
+        }
+        TabAction::Stopped(connection, false) => {
+            assert_eq!(parsed.ok(), Some(TabMessage::GoOn { connection }));
+        }
         other => panic!("a proven tab got {other:?}"),
     }
 

@@ -97,6 +97,13 @@ impl Questions {
     pub fn gone(&mut self, asker: Asker) {
         self.waiting.retain(|w| w.asker != asker);
     }
+
+    /// Connection `grant` is gone: its questions go; the requests that waited for them.
+    pub fn forget_grant(&mut self, grant: &str) -> Vec<Asker> {
+        let askers = self.waiting.iter().filter(|w| w.grant == grant).map(|w| w.asker).collect();
+        self.waiting.retain(|w| w.grant != grant);
+        askers
+    }
 }
 
 #[cfg(test)]
@@ -139,6 +146,16 @@ mod tests {
         q.ask(1, "g1", ids(&["a"])).unwrap();
         q.gone(1);
         assert_eq!(q.answer("g1", "a", json!({})), Taken::NotAsked);
+    }
+
+    #[test]
+    fn a_forgotten_connections_questions_go_with_it() {
+        let mut q = Questions::default();
+        q.ask(1, "g1", ids(&["a"])).unwrap();
+        q.ask(2, "g2", ids(&["b"])).unwrap();
+        assert_eq!(q.forget_grant("g1"), vec![1]);
+        assert_eq!(q.answer("g1", "a", json!({})), Taken::NotAsked);
+        assert_eq!(q.answer("g2", "b", json!({})), Taken::All(2, json!({"b": {}})));
     }
 
     #[test]

@@ -265,6 +265,19 @@ impl Calls {
         }
     }
 
+    /// Connection `grant` is gone (forgotten or revoked): its calls waited on and those left
+    /// open in their tabs, each with its tab to tell (they are no longer anyone's), and what
+    /// came of its earlier calls goes too.
+    pub fn forget_grant(&mut self, grant: &str) -> Vec<(u64, u64)> {
+        let mut ended: Vec<(u64, u64)> =
+            self.pending.iter().filter(|p| p.grant == grant).map(|p| (p.id, p.tab)).collect();
+        self.pending.retain(|p| p.grant != grant);
+        ended.extend(self.open.left.iter().filter(|l| l.grant == grant).map(|l| (l.id, l.tab)));
+        self.open.left.retain(|l| l.grant != grant);
+        self.open.afterwards.retain(|a| a.grant != grant);
+        ended
+    }
+
     fn take(&mut self, id: u64) -> Option<Pending> {
         let i = self.pending.iter().position(|p| p.id == id)?;
         Some(self.pending.remove(i))
@@ -371,6 +384,23 @@ mod tests {
         assert_eq!(calls.cancel(&mine), Some((id, 3)));
         assert_eq!(calls.cancel(&mine), None, "cancelled once");
         assert_eq!(calls.finish(id, 3), Finished::Not, "a late answer goes nowhere");
+    }
+
+    #[test]
+    fn a_forgotten_connections_calls_end_and_no_answer_of_them_is_taken() {
+        let mut calls = Calls::default();
+        let waited = calls.start(1, 5, "a".into(), "g1", "t").unwrap();
+        let other = calls.start(1, 5, "b".into(), "g2", "t").unwrap();
+        let left = calls.start(2, 5, "c".into(), "g1", "items_delete").unwrap();
+        calls.asking(left, 2, "Delete?");
+        let _ = calls.give_up(left, 54_000);
+        calls.afterwards("g1".into(), "t".into(), "it ran".into());
+        assert_eq!(calls.forget_grant("g1"), vec![(waited, 1), (left, 2)]);
+        assert!(calls.told_to("g1").is_empty(), "nothing is kept for it");
+        assert_eq!(calls.finish(waited, 1), Finished::Not, "its tab's late answer goes nowhere");
+        assert_eq!(calls.finish(left, 2), Finished::Not);
+        assert_eq!(calls.asking(waited, 1, "Delete?"), None);
+        assert_eq!(calls.finish(other, 1), Finished::Waited, "another connection's call stays");
     }
 
     #[test]

@@ -56,6 +56,10 @@ pub struct Grant {
     rotated_ms: u64,
     /// SHA-256 of older ones: using one means a token leaked.
     retired: Vec<String>,
+    /// The person stopped this agent in their tab: its calls are refused until they let it go
+    /// on (kept in the row, so an eviction does not let it go on).
+    #[serde(skip_serializing_if = "core::ops::Not::not")]
+    pub stopped: bool,
 }
 
 /// What a refresh comes to.
@@ -98,6 +102,7 @@ impl Grant {
             previous: None,
             rotated_ms: now_ms,
             retired: Vec::new(),
+            stopped: false,
         };
         (grant, secret)
     }
@@ -153,6 +158,7 @@ impl Grant {
             created_ms: self.created_ms,
             used_ms: self.used_ms,
             place: self.place.clone(),
+            stopped: self.stopped,
         }
     }
 
@@ -188,7 +194,7 @@ pub fn has_room(stored: &[Grant], now_ms: u64) -> bool {
 // Grants stored before the grace was bounded have no `rotated_ms`: their last use stands in.
 tabrelay_bundle::read_json!(Grant, "a grant", {
     id, client_id, client_name, host, created_ms, used_ms, place, current, previous,
-    rotated_ms else "used_ms", retired
+    rotated_ms else "used_ms", retired, stopped or false
 });
 
 #[cfg(test)]

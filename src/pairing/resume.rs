@@ -5,7 +5,7 @@
 //! one of the pairing's calls (already bounded), and a few ends of each connection are kept,
 //! each for a while.
 
-use super::wire::{connection_of, CallReply};
+use super::wire::{connection_of, is_request_of, CallReply};
 use crate::limits::{
     MAX_KEPT_BYTES, MAX_KEPT_BYTES_PER_CONNECTION, MAX_KEPT_ENDS, MAX_KEPT_ENDS_PER_CONNECTION,
     RESUME_KEPT_MS,
@@ -133,6 +133,13 @@ impl Resumable {
         self.detached.iter().map(|d| d.until_ms).min()
     }
 
+    /// Connection `grant` is gone: its detached calls (ended by the pairing) and its kept ends
+    /// go, so no resume finds them.
+    pub fn forget_grant(&mut self, grant: &str) {
+        self.detached.retain(|d| !is_request_of(&d.request, grant));
+        self.kept.retain(|k| !is_request_of(&k.request, grant));
+    }
+
     fn expire(&mut self, now_ms: u64) {
         self.kept.retain(|k| k.until_ms > now_ms);
     }
@@ -161,6 +168,19 @@ mod tests {
         assert!(!r.ended(3, end("never detached")));
         assert_eq!(r.resume("g1 8", 5_000), Found::Ended(end("done")));
         assert_eq!(r.resume("g1 8", 5_000), Found::Nothing);
+    }
+
+    #[test]
+    fn a_forgotten_connection_takes_up_nothing() {
+        let mut r = Resumable::default();
+        r.detach(1, "g1 7".into(), 10_000, 9_000);
+        r.keep("g1 8".into(), end("done"), 10_000);
+        r.keep("g10 8".into(), end("another's"), 10_000);
+        r.forget_grant("g1");
+        assert_eq!(r.resume("g1 7", 100), Found::Nothing);
+        assert_eq!(r.resume("g1 8", 100), Found::Nothing);
+        assert_eq!(r.next_alarm(), None, "its detached call needs no alarm");
+        assert_eq!(r.resume("g10 8", 100), Found::Ended(end("another's")));
     }
 
     #[test]

@@ -711,6 +711,20 @@ impl Room {
                 self.delete_grant(&id, out);
                 self.send_connections(tab, now_ms, out);
             }
+            TabAction::Stopped(id, stopped) => {
+                let grant = self.grants.iter().find(|g| g.id == id && g.stopped != stopped);
+                if let Some(mut grant) = grant.cloned() {
+                    grant.stopped = stopped;
+                    self.store_grant(grant, out);
+                    for t in self.tabs.values().filter(|t| t.proven) {
+                        let connection = id.clone();
+                        out.push(Effect::Send(
+                            t.number,
+                            RelayMessage::Stopped { connection, stopped },
+                        ));
+                    }
+                }
+            }
             TabAction::Result(call, outcome) => match self.calls.finish(call, tab) {
                 Finished::Waited => self.done(call, CallReply::TabResult { outcome }, out),
                 Finished::Left { grant, tool } => {
@@ -788,6 +802,50 @@ impl Room {
         self.grants.retain(|g| g.id != id);
         if self.grants.len() != before {
             out.push(Effect::DeleteGrant(id.to_owned()));
+            self.end_connection(id, out);
+        }
+    }
+
+    /// Connection `grant` is gone (forgotten in a tab, or revoked): what it set going stops
+    /// too. Its calls are dropped in their tabs and their waiting requests told
+    /// [`sentences::FORGOTTEN`], as are requests waiting for its questions' answers; its tasks,
+    /// questions and kept ends go; every tab is told first, so its cards and calls go there.
+    /// A result of its calls that still comes is nobody's (the calls are no longer known).
+    fn end_connection(&mut self, grant: &str, out: &mut Vec<Effect>) {
+        let forgotten =
+            || Reply::Call(CallEvent::Done(CallReply::not_carried(sentences::FORGOTTEN)));
+        // The tabs hear it first: a call's cancel that follows then reads as its forgetting.
+        for tab in self.tabs.values().filter(|t| t.proven) {
+            let connection = grant.to_owned();
+            out.push(Effect::Send(tab.number, RelayMessage::Forgotten { connection }));
+        }
+        let before = self.calls.left_calls().clone();
+        for (call, tab) in self.calls.forget_grant(grant) {
+            out.push(Effect::Send(tab, RelayMessage::Cancel { id: call }));
+            if let Some(waiter) = self.waiters.remove(&call) {
+                out.push(Effect::Reply(waiter.asker, forgotten()));
+            }
+        }
+        self.store_left_if_changed(&before, out);
+        self.resume.forget_grant(grant);
+        // Its listen streams end (any reply but a listen event ends one).
+        let (gone, kept): (Vec<_>, Vec<_>) =
+            core::mem::take(&mut self.listeners).into_iter().partition(|(_, g)| g == grant);
+        self.listeners = kept;
+        for (asker, _) in gone {
+            out.push(Effect::Reply(asker, forgotten()));
+        }
+        for asker in self.questions.forget_grant(grant) {
+            out.push(Effect::Reply(asker, forgotten()));
+        }
+        let (gone, kept): (Vec<Task>, Vec<Task>) =
+            core::mem::take(&mut self.tasks).into_iter().partition(|t| t.grant == grant);
+        self.tasks = kept;
+        for task in gone {
+            if let Some(call) = task.carried.call {
+                out.push(Effect::Send(task.carried.tab, RelayMessage::Cancel { id: call }));
+            }
+            out.push(Effect::DeleteTask(task.id));
         }
     }
 
@@ -986,6 +1044,10 @@ impl Room {
             out.push(Effect::StoreGrant(grant.clone()));
         }
         let done = |reply| Some(Reply::Call(CallEvent::Done(reply)));
+        // The person stopped this agent in their tab: nothing of it runs until they let it go on.
+        if grant.stopped {
+            return done(CallReply::not_carried(sentences::AGENT_STOPPED));
+        }
         if !tools::known(self.focused_list(), self.catalogue, &call.tool) {
             return done(CallReply::NoSuchTool { tool: call.tool });
         }
@@ -1219,6 +1281,10 @@ impl Room {
             let lost = tasks::Event::Lost(INTERNAL_ERROR, sentences::NO_TAB.into());
             return self.task_event(i, lost, now_ms, out);
         };
+        if self.grants.iter().any(|g| g.id == self.tasks[i].grant && g.stopped) {
+            let result = content::error_result(sentences::AGENT_STOPPED);
+            return self.task_event(i, tasks::Event::Answered(result), now_ms, out);
+        }
         // A round is a call like any other: within the connection's share.
         if let Err(sentence) = self.room_for_call(&self.tasks[i].grant) {
             return self.task_event(i, tasks::Event::Lost(INTERNAL_ERROR, sentence), now_ms, out);
@@ -2456,5 +2522,227 @@ mod tests {
         let mine = status(&mut sim, "g1");
         assert!(!mine.contains("Step 200?") && mine.contains("Step 2"), "{mine}");
         assert!(status(&mut sim, "g2").contains("Step 2?"), "the other's call left open is told");
+    }
+
+    /// The effects of the person forgetting connection `grant` in tab `tab`.
+    fn forget(sim: &mut Sim, tab: u64, grant: &str) -> Vec<Effect> {
+        let effects = sim.say(tab, &format!(r#"{{"type":"forget","id":"{grant}"}}"#));
+        assert!(effects.contains(&Effect::DeleteGrant(grant.into())), "{effects:?}");
+        effects
+    }
+
+    fn forgotten() -> CallReply {
+        CallReply::not_carried(sentences::FORGOTTEN)
+    }
+
+    /// Whether any request was replied to.
+    fn any_reply(effects: &[Effect]) -> bool {
+        effects.iter().any(|e| matches!(e, Effect::Reply(..)))
+    }
+
+    #[test]
+    fn forget_ends_the_connections_call_in_flight_and_no_result_of_it_reaches_it() {
+        let mut sim = Sim::new();
+        let (a, b) = (sim.tab(), sim.tab());
+        let (mine, effects) = sim.call("g1", 7, true, 60_000);
+        let (call, _) = sent_call(&effects, b);
+        let (theirs, effects) = sim.call("g2", 7, true, 60_000);
+        let (other, _) = sent_call(&effects, b);
+        // Forgotten from another tab than the one running its call: every tab hears of it.
+        let effects = forget(&mut sim, a, "g1");
+        assert_eq!(done(&effects, mine), forgotten());
+        assert!(effects.contains(&Effect::Send(b, RelayMessage::Cancel { id: call })));
+        for tab in [a, b] {
+            let told = RelayMessage::Forgotten { connection: "g1".into() };
+            assert!(effects.contains(&Effect::Send(tab, told)), "{effects:?}");
+        }
+        let at = |wanted: fn(&RelayMessage) -> bool| {
+            effects.iter().position(|e| matches!(e, Effect::Send(t, m) if *t == b && wanted(m)))
+        };
+        let told = at(|m| matches!(m, RelayMessage::Forgotten { .. }));
+        let cancelled = at(|m| matches!(m, RelayMessage::Cancel { .. }));
+        assert!(told < cancelled, "the tab hears why before the cancel: {effects:?}");
+        assert!(replies(&effects, theirs).is_empty(), "another connection's call goes on");
+        // The tab's result of it comes anyway: nobody's.
+        let late =
+            sim.say(b, &format!(r#"{{"type":"result","id":{call},"data":{{"deleted":1}}}}"#));
+        assert!(
+            !any_reply(&late) && !late.iter().any(|e| matches!(e, Effect::StoreLeft(_))),
+            "{late:?}"
+        );
+        let effects = sim.say(b, &format!(r#"{{"type":"result","id":{other},"data":[1]}}"#));
+        assert!(matches!(done(&effects, theirs), CallReply::TabResult { .. }));
+        let (again, effects) = sim.call("g1", 8, true, 60_000);
+        assert_eq!(replies(&effects, again), [Reply::NoGrant]);
+        // A connection revoked by its client ends what it set going the same way.
+        let (call, effects) = sim.call("g2", 9, false, 60_000);
+        assert!(effects
+            .iter()
+            .any(|e| matches!(e, Effect::Send(t, RelayMessage::Call { .. }) if *t == b)));
+        let (_, effects) =
+            sim.ask(Request::Revoke(RevokeRequest { grant: "g2".into(), secret: None }));
+        assert_eq!(done(&effects, call), forgotten());
+    }
+
+    #[test]
+    fn forget_ends_a_call_the_person_is_asked_about_waited_on_or_left_open() {
+        let mut sim = Sim::new();
+        let a = sim.tab();
+        let asking =
+            |id: u64| format!(r#"{{"type":"asking","id":{id},"sentence":"Delete 3 items?"}}"#);
+        // Left open: the agent's wait ran out while the person was asked.
+        let (_, effects) = sim.call("g1", 1, true, 5_000);
+        let (left, _) = sent_call(&effects, a);
+        sim.say(a, &asking(left));
+        sim.later(5_000);
+        let effects = sim.go(Input::Deadline { call: left });
+        assert!(!effects.iter().any(|e| matches!(e, Effect::Send(_, RelayMessage::Cancel { .. }))));
+        // Waited on: the card is showing.
+        let (waiting, effects) = sim.call("g1", 2, true, 60_000);
+        let (asked, _) = sent_call(&effects, a);
+        sim.say(a, &asking(asked));
+        let effects = forget(&mut sim, a, "g1");
+        assert_eq!(done(&effects, waiting), forgotten());
+        for id in [left, asked] {
+            assert!(effects.contains(&Effect::Send(a, RelayMessage::Cancel { id })), "{effects:?}");
+        }
+        let stored = effects.iter().find_map(|e| match e {
+            Effect::StoreLeft(l) => Some(l.clone()),
+            _ => None,
+        });
+        assert_eq!(stored, Some(LeftCalls::default()), "nothing kept for it: {effects:?}");
+        // The person presses Allow anyway (a tab that did not drop its card): nothing of it
+        // reaches anyone.
+        for id in [left, asked] {
+            let late = sim.say(a, &format!(r#"{{"type":"answered","id":{id}}}"#));
+            assert!(!any_reply(&late), "{late:?}");
+            let late =
+                sim.say(a, &format!(r#"{{"type":"result","id":{id},"data":{{"deleted":1}}}}"#));
+            assert!(late.is_empty(), "{late:?}");
+        }
+    }
+
+    #[test]
+    fn forget_ends_the_connections_listen_streams_only() {
+        let mut sim = Sim::new();
+        let a = sim.tab();
+        sim.say(a, &asked_list());
+        let (mine, _) = sim.ask(Request::Listen { grant: "g1".into() });
+        let (other, _) = sim.ask(Request::Listen { grant: "g2".into() });
+        let effects = forget(&mut sim, a, "g1");
+        assert_eq!(replies(&effects, mine), [Reply::Call(CallEvent::Done(forgotten()))]);
+        assert!(replies(&effects, other).is_empty(), "{effects:?}");
+        let effects = sim.say(a, r#"{"type":"tools","tools":[]}"#);
+        assert!(replies(&effects, mine).is_empty(), "a forgotten listener hears nothing more");
+        assert_eq!(replies(&effects, other), [Reply::Listen(ListenEvent::ToolsChanged)]);
+    }
+
+    #[test]
+    fn forget_ends_the_connections_tasks_questions_and_kept_ends() {
+        let mut sim = Sim::new();
+        let a = sim.tab();
+        sim.say(a, &asked_list());
+        let (task, call) = slow_task(&mut sim, "g1", 1, a);
+        let (other_task, _) = slow_task(&mut sim, "g2", 1, a);
+        // A question of g1 waits for the client's answers; a call's stream dropped (detached),
+        // another's end is kept for the client's return.
+        let (questions, _) =
+            sim.ask(Request::AwaitAnswers { grant: "g1".into(), ids: vec!["q".into()] });
+        let resumable = |id: u64| {
+            Request::Call(CallRequest { stream: true, resumable: true, ..call_request("g1", id) })
+        };
+        let (dropped, effects) = sim.ask(resumable(2));
+        let (detached, _) = sent_call(&effects, a);
+        sim.go(Input::Gone { asker: dropped });
+        let (ended, effects) = sim.ask(resumable(3));
+        let (kept, _) = sent_call(&effects, a);
+        let effects = sim.say(a, &format!(r#"{{"type":"result","id":{kept},"data":[3]}}"#));
+        assert!(matches!(done(&effects, ended), CallReply::TabResult { .. }));
+        let effects = forget(&mut sim, a, "g1");
+        assert!(effects.contains(&Effect::DeleteTask(task.clone())), "{effects:?}");
+        assert!(!effects.contains(&Effect::DeleteTask(other_task.clone())));
+        for id in [call, detached] {
+            assert!(effects.contains(&Effect::Send(a, RelayMessage::Cancel { id })), "{effects:?}");
+        }
+        assert_eq!(done(&effects, questions), forgotten());
+        assert_eq!(sim.room.resume.resume("g1 2", sim.now), Found::Nothing);
+        assert_eq!(sim.room.resume.resume("g1 3", sim.now), Found::Nothing);
+        assert_eq!(sim.room.resume.next_alarm(), None, "no alarm for a detached call of it");
+        // The task's result comes anyway: stored nowhere.
+        let late = sim.say(a, &format!(r#"{{"type":"result","id":{call},"data":1}}"#));
+        assert!(stored_tasks(&late).is_empty() && !any_reply(&late), "{late:?}");
+        let (reply, _) = about_task(&mut sim, "g2", &other_task, TaskOp::Get);
+        assert!(matches!(reply, TaskReply::Detailed(_)), "another connection's task stays");
+        let (asker, effects) = sim.ask(Request::Task { grant: "g1".into(), task, op: TaskOp::Get });
+        assert_eq!(replies(&effects, asker), [Reply::NoGrant]);
+    }
+
+    #[test]
+    fn a_stopped_agents_calls_are_refused_until_the_person_lets_it_go_on() {
+        let mut sim = Sim::new();
+        let a = sim.tab();
+        let effects = sim.say(a, r#"{"type":"stop","connection":"g1"}"#);
+        let stored = effects.iter().find_map(|e| match e {
+            Effect::StoreGrant(g) => Some(g.clone()),
+            _ => None,
+        });
+        let stored = stored.expect("the stop is kept in the grant's row");
+        assert!(stored.stopped && stored.id == "g1");
+        let told = RelayMessage::Stopped { connection: "g1".into(), stopped: true };
+        assert!(effects.contains(&Effect::Send(a, told)), "every tab hears it: {effects:?}");
+        let refused = |sim: &mut Sim, id: u64| {
+            let (asker, effects) = sim.call("g1", id, false, 60_000);
+            assert!(
+                !effects.iter().any(|e| matches!(e, Effect::Send(_, RelayMessage::Call { .. }))),
+                "nothing reaches the tab: {effects:?}"
+            );
+            assert_eq!(done(&effects, asker), CallReply::not_carried(sentences::AGENT_STOPPED));
+        };
+        refused(&mut sim, 1);
+        refused(&mut sim, 2);
+        let (_, effects) = sim.call("g2", 1, false, 60_000);
+        sent_call(&effects, a); // another agent is not stopped
+        let (asker, effects) = sim.ask(Request::Check { grant: "g1".into(), want: Want::Nothing });
+        assert_eq!(replies(&effects, asker), [Reply::Done], "its token still works");
+        let listed = sim.say(a, r#"{"type":"connections"}"#);
+        let list = listed.iter().find_map(|e| match e {
+            Effect::Send(_, RelayMessage::Connections { list }) => Some(list.clone()),
+            _ => None,
+        });
+        let list = list.unwrap();
+        assert!(list.iter().any(|c| c.id == "g1" && c.stopped));
+        assert!(list.iter().any(|c| c.id == "g2" && !c.stopped));
+        // An eviction does not let it go on: the row says it is stopped.
+        let mut woken = Sim::new();
+        woken.go(Input::Woke(Stored { grants: vec![stored, grant("g2")], ..Stored::default() }));
+        let b = woken.tab();
+        refused(&mut woken, 3);
+        // The person lets it go on: its next call runs.
+        let effects = woken.say(b, r#"{"type":"go_on","connection":"g1"}"#);
+        assert!(effects
+            .iter()
+            .any(|e| matches!(e, Effect::StoreGrant(g) if g.id == "g1" && !g.stopped)));
+        let (_, effects) = woken.call("g1", 4, false, 60_000);
+        sent_call(&effects, b);
+        // Stopping one that is not a connection here changes nothing.
+        assert!(woken.say(b, r#"{"type":"stop","connection":"nope"}"#).is_empty());
+    }
+
+    #[test]
+    fn a_stopped_agents_task_does_not_go_on_to_its_next_round() {
+        let mut sim = Sim::new();
+        let a = sim.tab();
+        sim.say(a, &asked_list());
+        let (task, call) = slow_task(&mut sim, "g1", 1, a);
+        let needs = r#"{"q":{"method":"elicitation/create","params":{"message":"Which?","requestedSchema":{"type":"object"}}}}"#;
+        sim.say(a, &format!(r#"{{"type":"result","id":{call},"input_required":{needs}}}"#));
+        sim.say(a, r#"{"type":"stop","connection":"g1"}"#);
+        let (reply, effects) =
+            about_task(&mut sim, "g1", &task, TaskOp::Update(json!({"q": {"action": "accept"}})));
+        assert_eq!(reply, TaskReply::Acknowledged);
+        assert!(!effects.iter().any(|e| matches!(e, Effect::Send(_, RelayMessage::Call { .. }))));
+        let ended = stored_tasks(&effects).pop().expect("the task is stored as ended");
+        assert_eq!(ended.status, tasks::Status::Completed);
+        assert!(ended.result.unwrap().to_string().contains("stopped this agent"));
     }
 }

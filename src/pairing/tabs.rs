@@ -172,6 +172,8 @@ pub enum TabAction {
     ListConnections,
     /// Forget this connection, then send the list.
     Forget(String),
+    /// The person stopped this connection's agent (true) or let it go on (false).
+    Stopped(String, bool),
     /// The tab's result for a call: deliver it to the waiting request.
     Result(u64, Outcome),
     /// Keep this list as the tab's (replacing the one before).
@@ -276,6 +278,8 @@ impl Tab {
             (true, TabMessage::Step) => TabAction::PersonStep,
             (true, TabMessage::Connections) => TabAction::ListConnections,
             (true, TabMessage::Forget { id }) => TabAction::Forget(id),
+            (true, TabMessage::Stop { connection }) => TabAction::Stopped(connection, true),
+            (true, TabMessage::GoOn { connection }) => TabAction::Stopped(connection, false),
             (true, TabMessage::Result { id, outcome }) => TabAction::Result(id, outcome),
             (true, TabMessage::Tools { tools }) => TabAction::Tools(tools),
             (true, TabMessage::BadTools { why }) => TabAction::RefuseTools(why.sentence()),
@@ -696,6 +700,18 @@ pub(crate) mod tests {
             t.on_message(r#"{"type":"forget","id":"g"}"#, 12),
             TabAction::Forget("g".into())
         );
+        assert_eq!(
+            t.on_message(r#"{"type":"stop","connection":"g"}"#, 12),
+            TabAction::Stopped("g".into(), true)
+        );
+        assert_eq!(
+            t.on_message(r#"{"type":"go_on","connection":"g"}"#, 12),
+            TabAction::Stopped("g".into(), false)
+        );
+        assert!(matches!(
+            tab(2).on_message(r#"{"type":"go_on","connection":"g"}"#, 12),
+            TabAction::Close(close::PROOF_FAILED, _)
+        ));
         assert_eq!(
             tab(2).on_message(r#"{"type":"connections"}"#, 12),
             TabAction::Close(close::PROOF_FAILED, "The tab must prove its pairing first.")

@@ -65,6 +65,9 @@ const relay = relayAddress
       relay: relayAddress,
       handle,
       onCancel: (id) => presence.cancel(id),
+      // Forget and Stop are kept by the relay client too: its cards and calls go, its calls wait.
+      onForgotten: (id) => presence.forget(id),
+      onGoOn: (id) => presence.goOn(id),
       tools: toolsStated(),
       dataset: app.dataset.name,
       onRefused: (call) => logCall(whoOf(call), call.tool, 'refused by your settings'),
@@ -75,8 +78,9 @@ const dataSwitch = createDataSwitch({ app: CATALOGUE.resource_prefix });
 dataSwitch.follow(window);
 presence.onAsking = (q) => relay?.asking(q.call.id, q.sentence);
 presence.onAnswered = (q) => relay?.answered(q.call.id);
-// Stop ends the agents' turn: the agent's next call starts a new one.
-presence.onStopped = () => relay?.step();
+// Stop stops the agent (the relay refuses its calls) until the person lets it go on.
+presence.onStopped = (line) => relay?.stopAgent(line.connection?.id);
+presence.onGoOn = (id) => relay?.letGoOn(id);
 $('confirm').presence = presence;
 $('activity').presence = presence;
 Object.assign($('agents'), { relay, presence, dataSwitch, datasetId: app.dataset.name });

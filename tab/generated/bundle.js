@@ -30,6 +30,9 @@ export const DATA_OPEN = '<tabrelay-data>';
 export const DATA_CLOSE = '</tabrelay-data>';
 /** The tab end's sentence for a call whose question became moot (`{reason}`: why, in words). */
 export const WITHDRAWN = "The question about this call was withdrawn before the person answered ({reason}), so nothing was changed.";
+/** Said for a call of a connection the person forgot, and of an agent they stopped. */
+export const FORGOTTEN = "The person forgot this connection in their tab (or it was revoked), so this call was stopped and nothing more of it will reach you; connect again only if the person asks you to.";
+export const AGENT_STOPPED = "The person stopped this agent in their tab, so this call did not run, and none will until they let it go on there; stop, and ask them in plain words whether to continue.";
 export const CONSENT = Object.freeze({ APPROVE_ONLY_YOURS: "Approve only a request you started yourself just now, from an app you use. If someone sent you this link or code, or you did not just start connecting, Deny it.", PLACE_UNKNOWN: "Where this request came from is not known.", LOOKALIKE: "This name looks like {app}'s, but nobody verified it: any app can call itself {app}. Approve only if you started this yourself just now.", TAIL_CHARS: 4, TAIL_ASK: "This app's name is not verified, so confirm the request is yours: type the last 4 characters of the code shown on the waiting page you opened.", TAIL_WRONG: "Those are not the last characters of this code, so it was not approved. If you do not have the waiting page in front of you, Deny it." });
 /** The longest path of a tool's `summaries_only` allow-list (bundle/src/catalogue.rs). */
 export const DATA_PATH_MAX_CHARS = 200;

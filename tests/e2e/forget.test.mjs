@@ -1,8 +1,13 @@
 // The person sees their connections in the tab and forgets one: its access and refresh tokens
-// stop at once, and the others go on. /revoke (RFC 7009) does the same for a client.
+// stop at once, and the others go on; so does everything it already sent (its call in flight,
+// its card, a tab's late answer). /revoke (RFC 7009) does the same for a client.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { openTab, connectByHand, refresh, callTool, mcpPost, postForm, register } from './harness.mjs';
+import { FORGOTTEN } from '../../tab/relay-client.js';
+import { openTab, connectByHand, refresh, callTool, mcpPost, postForm, register, waitFor, dataOf, accessToken, toolDef } from './harness.mjs';
+import { fileChromium, demoWithAgent, cardSays, cardGone, choose, textOf, SHOW_MS } from './demo_harness.mjs';
+
+const chromium = fileChromium();
 
 const call = (token) => mcpPost(token, { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'history_list', arguments: {} } });
 
@@ -53,5 +58,115 @@ test('authorizing the same client again keeps its old grant beside the new one',
   assert.equal((await call(t1.access_token)).status, 200, 'the old grant still works');
   assert.equal((await call(t2.access_token)).status, 200);
   assert.equal((await tab.client.connections()).length, 2);
+  tab.close();
+});
+
+// Forget stops what the connection already sent: in the demo page in headless Chromium with the
+// official SDK client as the agent, and with a tab that answers anyway (the relay's own part).
+
+/** Presses Forget on the first connection the demo page's Agents panel lists. */
+async function forgetIn(page) {
+  await page.click('#connections [part=refresh]');
+  await page.locator('#connections [part=forget]').first().waitFor({ timeout: SHOW_MS });
+  await page.locator('#connections [part=forget]').first().click();
+  await page.locator('#connections [part=result]', { hasText: /^Forgot / }).waitFor({ timeout: 10_000 });
+}
+
+test('Forget while its delete card shows: the card goes, Allow cannot run it, the item stays, the agent hears it was forgotten', async () => {
+  const { page, client } = await demoWithAgent(await chromium(), 'forget-card-e2e');
+  const asked = client.callTool({ name: 'items_delete', arguments: { ids: [1] } });
+  await cardSays(page, /delete item 1\./);
+  await forgetIn(page);
+  await cardGone(page);
+  assert.equal(await page.locator('#confirm [part=once]').isVisible(), false, 'no Allow to press');
+  const result = await asked;
+  assert.equal(result.isError, true);
+  assert.ok(textOf(result).includes(FORGOTTEN), textOf(result));
+  assert.doesNotMatch(textOf(result), /deleted/);
+  await waitFor(async () => /items_delete · its connection was forgotten\s*$/.test(await page.textContent('#calls')), SHOW_MS, 100);
+  assert.doesNotMatch(await page.textContent('#history'), /Deleted item 1/, 'the item was not deleted');
+  await client.close();
+});
+
+test('Forget while a heavy comparison runs: the app stops it and the agent never gets its result', async () => {
+  const { page, client } = await demoWithAgent(await chromium(), 'forget-running-e2e');
+  const { groups } = dataOf(await client.callTool({ name: 'dataset_describe', arguments: {} }));
+  const args = { column: 'score', groups: [groups[0].name, groups[1].name], permutations: 100_000_000 };
+  const running = client.callTool({ name: 'groups_compare', arguments: args });
+  await cardSays(page, /asks to compare score/);
+  await choose(page, 'once');
+  await page.locator('#activity [part=text]', { hasText: 'running Compare two groups' }).waitFor({ timeout: SHOW_MS });
+  const pressed = Date.now();
+  await forgetIn(page);
+  const result = await running;
+  const heard = Date.now() - pressed;
+  assert.equal(result.isError, true);
+  assert.ok(textOf(result).includes(FORGOTTEN), textOf(result));
+  assert.ok(heard < 5000, `the agent heard ${heard} ms after Forget (the comparison alone takes tens of seconds)`);
+  // The app stopped between two slices: its log says so, not that it finished.
+  await waitFor(async () => /groups_compare · its connection was forgotten while it ran\s*$/.test(await page.textContent('#calls')), SHOW_MS, 100);
+  await client.close();
+});
+
+test('a result a tab sends anyway for a forgotten connection’s call never reaches it', async () => {
+  let release = () => {};
+  const tab = await openTab({ run: () => new Promise((resolve) => (release = resolve)) });
+  const a = await connectByHand(tab);
+  const pending = callTool(a.tokens.access_token, 'dataset_describe');
+  await waitFor(() => tab.calls.length === 1);
+  const [sent] = tab.calls;
+  // The person is asked about it; they forget the connection; a tab that ignores the relay's
+  // word answers the call anyway, on the same socket, right after.
+  tab.client.asking(sent.id, 'Delete item 1?');
+  const forgot = tab.client.forget(sent.connection.id);
+  tab.client.socket.send(JSON.stringify({ type: 'result', id: sent.id, data: { deleted: 1 } }));
+  await forgot;
+  const result = await pending;
+  assert.equal(result.isError, true);
+  assert.ok(textOf(result).includes(FORGOTTEN), JSON.stringify(result));
+  assert.doesNotMatch(JSON.stringify(result), /deleted/);
+  release({ data: 'late' });
+  tab.close();
+});
+
+test('Forget while its call is a task the person is asked about: the tab is told to drop its call, and the task goes with the token', async () => {
+  const heard = { cancelled: [], forgotten: [] };
+  const decisions = [];
+  const tab = await openTab({
+    tools: [toolDef('rows_delete', 'asks')],
+    onCancel: (id) => heard.cancelled.push(id),
+    onForgotten: (id) => heard.forgotten.push(id),
+    run: async (call) => {
+      tab.client.asking(call.id, 'Delete rows?');
+      await new Promise((resolve) => decisions.push(resolve));
+      return { data: { deleted: call.args.rows } };
+    },
+  });
+  // What the relay itself sends the tab (its cancel, not the tab end's own on hearing forgotten).
+  const fromRelay = [];
+  const receive = tab.client.receive.bind(tab.client);
+  tab.client.receive = (socket, text) => {
+    if (text !== 'pong') fromRelay.push(JSON.parse(text));
+    return receive(socket, text);
+  };
+  const token = await accessToken(tab);
+  await waitFor(async () => (await mcpPost(token, { jsonrpc: '2.0', id: 1, method: 'tools/list' })).body.result.tools.some((t) => t.name === 'rows_delete'));
+  // A 2026-07-28 client that takes tasks: the call is a task as soon as the person is asked.
+  const tasks = 'io.modelcontextprotocol/tasks';
+  const modern = (method, id, params) => mcpPost(token, {
+    jsonrpc: '2.0', id, method,
+    params: { ...params, _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': { extensions: { [tasks]: {} } } } },
+  }, { 'mcp-protocol-version': '2026-07-28', 'mcp-method': method, 'mcp-name': params.name ?? params.taskId });
+  const created = (await modern('tools/call', 2, { name: 'rows_delete', arguments: { rows: [1] } })).body.result;
+  assert.equal(created.resultType, 'task', JSON.stringify(created));
+  const [call] = tab.calls;
+  await tab.client.forget(call.connection.id);
+  await waitFor(() => fromRelay.some((m) => m.type === 'cancel' && m.id === call.id));
+  assert.ok(heard.cancelled.includes(call.id));
+  assert.deepEqual(heard.forgotten, [call.connection.id], 'the tab heard it was forgotten');
+  // The person allows anyway, and a tab that ignores the relay's word answers: nothing to read it.
+  decisions[0]();
+  tab.client.socket.send(JSON.stringify({ type: 'result', id: call.id, data: { deleted: [1] } }));
+  assert.equal((await modern('tasks/get', 3, { taskId: created.taskId })).status, 401, 'its token stopped at once');
   tab.close();
 });

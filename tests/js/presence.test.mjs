@@ -183,6 +183,7 @@ test('a question is withdrawn when the agent cancels, when the person presses St
   await assert.rejects(queued, /pressed Stop/, 'Stop refuses the turn’s queued calls too');
   await assert.rejects(runOf(call('edit', { turn: 2 })), /pressed Stop/, 'and what the turn sends after');
   assert.equal(presence.questions().length, 0);
+  assert.equal(presence.goOn('c1'), true, 'Stop stopped the agent until the person lets it go on');
 
   const moot = runOf(call('delete', { turn: 3 }));
   await tick();
@@ -205,6 +206,7 @@ test('a call under way is told to stop by Stop and by the agent’s cancel; one 
   const [line] = presence.lines().filter((l) => l.turn === 7);
   presence.stop(line.key);
   await assert.rejects(stopped, (e) => e instanceof NotRun && e.message === SENTENCES.STOPPED_RUNNING);
+  presence.goOn('c1');
 
   const cancelled = presence.run(call('read', { id: 'r', turn: 8 }), stoppable(() => {}));
   await tick();
@@ -260,3 +262,60 @@ test('the oldest lines done acting leave by themselves beyond LINES_KEPT', async
   assert.equal(lines.length, LINES_KEPT);
   assert.equal(lines[0].turn, 6, 'the oldest went first');
 });
+
+test('Stop stops the agent, not only the turn: its next calls are refused until the person lets it go on', async () => {
+  const { presence, runOf, steps } = presenceOf();
+  const heard = { stopped: [], goOn: [] };
+  presence.onStopped = (line) => heard.stopped.push(line.connection.id);
+  presence.onGoOn = (id) => heard.goOn.push(id);
+  const asked = runOf(call('delete', { turn: 1 }));
+  const other = runOf(call('delete', { turn: 1, agent: 'ChatGPT', connection: { id: 'c2' } }));
+  await tick();
+  presence.stop(presence.lines().find((l) => l.connection.id === 'c1').key);
+  await assert.rejects(asked, /pressed Stop/);
+  assert.deepEqual(heard.stopped, ['c1'], 'the relay client hears it (to tell the relay)');
+  // A looping agent: its next turn's call is refused before it asks or runs.
+  await assert.rejects(runOf(call('edit', { turn: 2 })), (e) => e instanceof NotRun && e.message === SENTENCES.AGENT_STOPPED);
+  await assert.rejects(runOf(call('edit', { turn: 3 })), (e) => e.message === SENTENCES.AGENT_STOPPED);
+  assert.deepEqual(steps, [], 'nothing of it ran');
+  assert.equal(presence.isStopped('c1'), true);
+  const held = presence.lines().filter((l) => l.connection.id === 'c1');
+  assert.ok(held.length && held.every((l) => l.held), 'its activity lines say it is stopped');
+  assert.equal(presence.questions().length, 1, 'another agent is not stopped');
+  presence.answer(presence.questions()[0].id, 'once');
+  await other;
+  assert.equal(presence.goOn('c1'), true);
+  assert.deepEqual(heard.goOn, ['c1']);
+  assert.equal(presence.goOn('c1'), false, 'once');
+  assert.deepEqual(await runOf(call('edit', { turn: 4 })), { step: 2 }, 'it goes on');
+  assert.ok(presence.lines().every((l) => !l.held));
+});
+
+test('Forget drops the connection’s card, queued and running calls, and what was allowed for it; no call of it runs again', async () => {
+  const { presence, runOf, steps } = presenceOf();
+  const first = runOf(call('delete', { turn: 1 }));
+  await tick();
+  presence.answer(presence.questions()[0].id, 'connection');
+  await first;
+  assert.deepEqual(presence.grantsOf('c1'), ['deletes-saved']);
+  presence.store.setTool('delete', 'ask');
+  const asked = runOf(call('delete', { turn: 2 }));
+  const queued = runOf(call('edit', { turn: 2 }));
+  let aborted = null;
+  const running = presence.run(call('read', { turn: 3 }), (signal) => new Promise((_, reject) => signal.addEventListener('abort', () => reject((aborted = signal.reason)))));
+  const theirs = runOf(call('delete', { turn: 1, agent: 'ChatGPT', connection: { id: 'c2' } }));
+  await tick();
+  assert.equal(presence.questions().length, 2);
+  presence.forget('c1');
+  await assert.rejects(asked, (e) => e instanceof NotRun && e.message === SENTENCES.FORGOTTEN);
+  await assert.rejects(queued, (e) => e.message === SENTENCES.FORGOTTEN);
+  await assert.rejects(running, (e) => e.message === SENTENCES.FORGOTTEN);
+  assert.ok(aborted, 'the running call’s signal aborted');
+  assert.deepEqual(presence.questions().map((q) => q.call.connection.id), ['c2'], 'its card is gone; another’s stays');
+  assert.deepEqual(presence.grantsOf('c1'), [], 'what was allowed for it is dropped');
+  await assert.rejects(runOf(call('edit', { turn: 4 })), (e) => e.message === SENTENCES.FORGOTTEN);
+  assert.deepEqual(steps, [1], 'only the call before Forget ran');
+  presence.answer(presence.questions()[0].id, 'deny');
+  await assert.rejects(theirs, /declined/);
+});
+
