@@ -83,8 +83,12 @@ const dataSwitch = createDataSwitch({ app: CATALOGUE.resource_prefix });
 dataSwitch.follow(window);
 /** Every agent's door: remote calls (the relay's) and in-browser ones (WebMCP's) alike. */
 const bridge = createToolBridge({ relay, presence, run: runCall });
-for (const tool of CATALOGUE.tools) bridge.registerTool(webmcpTool(tool));
+/** Each tool's registration: aborting one withdraws the tool from every agent. */
+const registrations = new Map(CATALOGUE.tools.map((t) => [t.name, new AbortController()]));
+for (const tool of CATALOGUE.tools) bridge.registerTool(webmcpTool(tool), { signal: registrations.get(tool.name).signal });
 bridge.start();
+// For the console and the tests: the bridge, and withdrawing one of the demo's tools.
+window.tabrelayDemo = Object.freeze({ bridge, withdraw: (name) => registrations.get(name)?.abort() });
 presence.onAsking = (q) => relay?.asking(q.call.id, q.sentence);
 presence.onAnswered = (q) => relay?.answered(q.call.id);
 // Stop ends the agents' turn: the agent's next call starts a new one.
