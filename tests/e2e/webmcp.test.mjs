@@ -4,7 +4,7 @@
 // in-browser `executeTool` call of the destructive tool both raise the person's card (naming
 // who asks); withdrawing a tool takes it from both (a remote listener hears list_changed); a
 // tool the page registers with `document.modelContext` itself is relayed and asks the person
-// first. Without WebMCP the same page works with the relay alone.
+// first. Without WebMCP the same page works with the relay alone (withdrawing included).
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { RELAY, waitFor, readEvents, dataOfText } from './harness.mjs';
@@ -169,6 +169,10 @@ test('without WebMCP the same page works with the relay alone', async () => {
     const done = await call;
     assert.equal(done.isError, false, textOf(done));
     assert.equal(dataOfText(textOf(done)).deleted, 1);
+    // Withdrawing a tool takes it from the relay here too (no browser list to follow).
+    await page.evaluate(() => window.tabrelayDemo.withdraw('items_highlight'));
+    await waitFor(async () => !(await remoteToolNames(client)).includes('items_highlight'));
+    assert.deepEqual(await remoteToolNames(client), CATALOGUE_NAMES.filter((n) => n !== 'items_highlight'));
     await client.close();
   } finally {
     await page.close();
