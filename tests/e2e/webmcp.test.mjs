@@ -4,7 +4,7 @@
 // in-browser `executeTool` call of the destructive tool both raise the person's card (naming
 // who asks); withdrawing a tool takes it from both (a remote listener hears list_changed); a
 // tool the page registers with `document.modelContext` itself is relayed and asks the person
-// first. Without WebMCP the same page works with the relay alone (withdrawing included).
+// first. An in-browser agent meets the same data switch and Stop. Without WebMCP the same page works with the relay alone (withdrawing included).
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { RELAY, waitFor, readEvents, dataOfText } from './harness.mjs';
@@ -117,6 +117,42 @@ test('a remote call and an in-browser executeTool call of the destructive tool b
   await choose(page, 'deny');
   assert.ok((await page.evaluate(() => window.inBrowserCall)).error, 'the call failed');
   assert.equal(await page.evaluate(() => document.querySelector('#plot').getAttribute('aria-label')), items, 'nothing deleted');
+});
+
+/** Starts an in-browser agent's executeTool call of `name` in `page`; `settled(page)` reads how it ended. */
+function inBrowserCall(page, name, input) {
+  return page.evaluate(
+    ([n, i]) => {
+      window.inBrowserCall = (async () => {
+        const tool = (await document.modelContext.getTools()).find((t) => t.name === n);
+        return document.modelContext.executeTool(tool, i);
+      })().then((text) => ({ text }), (e) => ({ error: e.name }));
+    },
+    [name, input],
+  );
+}
+const settled = (page) => page.evaluate(() => window.inBrowserCall);
+
+test('an in-browser agent meets the same data switch and the same Stop', async () => {
+  const { page } = await session();
+  const toggle = page.locator('#data-switch [part=switch]');
+  await toggle.check();
+  try {
+    await inBrowserCall(page, 'items_values', { ids: [5] });
+    assert.ok((await settled(page)).error, 'a cell read is refused');
+    await waitFor(async () => /an agent in this browser · items_values · error: The person set this dataset/.test(await page.textContent('#calls')), SHOW_MS);
+  } finally {
+    await toggle.uncheck();
+  }
+  await inBrowserCall(page, 'items_values', { ids: [5] });
+  assert.equal(typeof JSON.parse((await settled(page)).text).data.items[0].score, 'number', 'off: it reads');
+
+  await inBrowserCall(page, 'items_delete', { ids: [6] });
+  await cardSays(page, /^an agent in this browser asks to delete item 6/);
+  await page.locator('#activity [part~=acting] [part=stop]').click();
+  assert.ok((await settled(page)).error, 'Stop refuses the call');
+  await cardGone(page);
+  await waitFor(async () => (await activityLines(page)).some((l) => l.startsWith('an agent in this browser: stopped')), SHOW_MS);
 });
 
 test('withdrawing a tool takes it from the browser and from remote agents, who hear list_changed', async () => {
