@@ -137,6 +137,7 @@ export function createToolBridge({ relay = null, presence, run, modelContext = g
   let turn = { n: 1, at: 0 };
   let reading = null;
   let onChange = null;
+  let lastStated = null;
   const listeners = new Set();
 
   const bridge = {
@@ -313,8 +314,13 @@ export function createToolBridge({ relay = null, presence, run, modelContext = g
     for (const fn of listeners) fn(bridge);
   }
 
+  /** States the list to the relay when it differs from the one stated last (a toolchange often changes nothing here). */
   function restate() {
-    relay?.setTools(bridge.stated());
+    const stated = bridge.stated();
+    const text = JSON.stringify(stated);
+    if (!relay || text === lastStated) return;
+    lastStated = text;
+    relay.setTools(stated);
   }
 
   return bridge;

@@ -60,7 +60,7 @@ class FakeModelContext extends EventTarget {
 
 function setUp({ modelContext = new FakeModelContext(), frames } = {}) {
   const presence = createPresence({ app: 'test', storage: new MemoryStorage(), tools: [] });
-  const relay = { stated: null, steps: 0, setTools(t) { this.stated = t; }, step() { this.steps += 1; } };
+  const relay = { stated: null, sent: 0, steps: 0, setTools(t) { this.stated = t; this.sent += 1; }, step() { this.steps += 1; } };
   const bridge = createToolBridge({ relay, presence, modelContext, frames, origin: ORIGIN });
   const ran = [];
   const tools = {
@@ -217,6 +217,13 @@ test('a page’s own WebMCP tools are relayed (its origin only, unless the app n
   assert.deepEqual(ownRuns, [{ all: true }], 'run with executeTool');
   assert.deepEqual(await bridge.handle(remote('map_find')), { data: { untrusted_content: 'Somewhere', note: UNTRUSTED_NOTE } });
   await assert.rejects(bridge.handle(remote('ad_click')), /no tool/);
+
+  // A toolchange that changes nothing here (a tool of a frame not named) states nothing again.
+  const sent = relay.sent;
+  await modelContext.registerTool({ name: 'ad_view', description: 'Another frame tool.', origin: 'https://ads.example', execute: () => 1 });
+  await tick();
+  await tick();
+  assert.equal(relay.sent, sent);
 
   // toolchange is followed: a tool the page adds later is relayed, one withdrawn goes.
   const later = new AbortController();
