@@ -69,7 +69,8 @@ export function shown(text, chars = NAME_CHARS) {
 export function askerOf(call) {
   const agent = shown(call.agent || 'An agent');
   const c = call.connection;
-  if (!c) return agent;
+  // An agent in this browser (./webmcp.js) has no app or host to name.
+  if (!c || c.kind === 'browser') return agent;
   const app = c.client && c.client !== call.agent ? ` via ${shown(c.client)}` : '';
   const where = c.verified ? `verified domain ${shown(c.verified)}` : `${c.host ? `returns to ${shown(c.host)}, ` : ''}name not verified`;
   return `${agent}${app} (${where})`;

@@ -120,6 +120,8 @@ export interface Presence {
   wordsOf(kind: string): string;
   settingOf(name: string): 'runs' | 'asks' | 'refused';
   subscribe(fn: (presence: Presence) => void): () => void;
+  /** The tools changed (./webmcp.js): their definitions and the confirm kinds their annotations give. */
+  setTools(tools: PresenceTool[], kinds?: Record<string, string[]>): void;
   run<T>(call: PresenceCall, fn: (signal: AbortSignal) => T | Promise<T>): Promise<T>;
   answer(id: number, choice: Choice): boolean;
   cancel(id: number | string): void;

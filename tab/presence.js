@@ -38,6 +38,8 @@ export const CHOICES = Object.freeze({ once: 'Allow once', connection: 'This con
 export const KIND_WORDS = Object.freeze({
   change: 'it changes what the tab shows (undoable)',
   heavy: 'it may take a while on this device',
+  /** WebMCP's consequentialHint (./webmcp.js). */
+  consequential: 'the page says it has consequences',
 });
 /** The most activity lines kept: beyond it, the oldest lines done acting leave by themselves. */
 export const LINES_KEPT = 20;
@@ -216,7 +218,8 @@ export class NotRun extends Error {
 export function createPresence({ app, storage, store, tools = [], confirmKinds = {}, kindWords = {}, estimate = () => null, undoTurn = null, stepOf = () => null, actionOf = null } = {}) {
   const permissions = store || createPermissionStore({ app, storage });
   const words = { ...KIND_WORDS, ...kindWords };
-  const byName = new Map(tools.map((t) => [t.name, t]));
+  let byName = new Map(tools.map((t) => [t.name, t]));
+  const appKinds = confirmKinds;
   /** Connection id → kinds allowed for the page's life. */
   const grants = new Map();
   /** The questions waiting, oldest first. */
@@ -258,6 +261,15 @@ export function createPresence({ app, storage, store, tools = [], confirmKinds =
     subscribe(fn) {
       listeners.add(fn);
       return () => listeners.delete(fn);
+    },
+    /**
+     * The tools changed (one registered or withdrawn, ./webmcp.js): their definitions and the
+     * confirm kinds their annotations give (the app's own `confirmKinds` win).
+     */
+    setTools(next, kinds = {}) {
+      byName = new Map(next.map((t) => [t.name, t]));
+      confirmKinds = { ...kinds, ...appKinds };
+      emit();
     },
 
     /**

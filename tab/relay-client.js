@@ -262,7 +262,9 @@ export class RelayClient {
     const refused = this.toolsRefused;
     this.toolsRefused = null;
     if (refused) this.changed();
-    this.send({ type: 'tools', tools: this.tools });
+    // Before the relay's welcome the socket carries the hello alone (anything else first closes
+    // it); the welcome sends the list kept here.
+    if (this.status === 'connected') this.send({ type: 'tools', tools: this.tools });
   }
 
   /** States what the tab shows: `{ dataset }`, the shown dataset's name. */

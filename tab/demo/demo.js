@@ -11,12 +11,19 @@
 // "Agents see names and summaries only" (../data-guard.js) guards it first. "Another dataset"
 // shows a new dataset: every question waiting is withdrawn (the agent is told why).
 //
+// Its tools are written once, in WebMCP's shape, through the tab end's bridge (../webmcp.js):
+// registered with the browser's `document.modelContext` when it has WebMCP (an agent in this
+// browser finds them there) and stated to the relay (remote agents find them there); either
+// agent's call goes through the same door (the data switch, then the person's permissions). A
+// tool the page registers with `document.modelContext` itself is relayed too.
+//
 // The relay it pairs with is its configuration's (./config.js, written by whoever serves the
 // page), never a query parameter: a link cannot point the page at another relay. Query
 // parameter: ?seed=<number> (default: a random one kept in sessionStorage, so a reload shows
 // the same data).
 
-import { RelayClient, catalogueTools } from '../relay-client.js';
+import { RelayClient } from '../relay-client.js';
+import { createToolBridge } from '../webmcp.js';
 import { createPresence, NotRun } from '../presence.js';
 import { createDataSwitch, guardCall } from '../data-guard.js';
 import '../agents-panel.js';
@@ -56,19 +63,20 @@ const presence = createPresence({
   stepOf: (result) => (result?.data?.step != null ? { app, step: result.data.step } : null),
   undoTurn: (steps) => {
     app.undoSteps(steps.filter((s) => s.app === app).map((s) => s.step), PERSON);
-    relay?.step();
+    bridge.step();
   },
   actionOf: (call) => actionOf(call.tool, call.args),
 });
 const relay = relayAddress
   ? new RelayClient({
       relay: relayAddress,
-      handle,
+      handle: (call) => bridge.handle(call),
       onCancel: (id) => presence.cancel(id),
       // Forget and Stop are kept by the relay client too: its cards and calls go, its calls wait.
       onForgotten: (id) => presence.forget(id),
       onGoOn: (id) => presence.goOn(id),
-      tools: toolsStated(),
+      // The bridge states the tools, registered below.
+      tools: [],
       dataset: app.dataset.name,
       onRefused: (call) => logCall(whoOf(call), call.tool, 'refused by your settings'),
     })
@@ -76,18 +84,27 @@ const relay = relayAddress
 /** The person's switch "Agents see names and summaries only", kept per dataset (its name). */
 const dataSwitch = createDataSwitch({ app: CATALOGUE.resource_prefix });
 dataSwitch.follow(window);
+/** Every agent's door: remote calls (the relay's) and in-browser ones (WebMCP's) alike. */
+const bridge = createToolBridge({ relay, presence, run: runCall });
+/** Each tool's registration: aborting one withdraws the tool from every agent. */
+const registrations = new Map(CATALOGUE.tools.map((t) => [t.name, new AbortController()]));
+for (const tool of CATALOGUE.tools) bridge.registerTool(webmcpTool(tool), { signal: registrations.get(tool.name).signal });
+bridge.start();
+// For the console and the tests: the bridge, and withdrawing one of the demo's tools.
+window.tabrelayDemo = Object.freeze({ bridge, withdraw: (name) => registrations.get(name)?.abort() });
 presence.onAsking = (q) => relay?.asking(q.call.id, q.sentence);
 presence.onAnswered = (q) => relay?.answered(q.call.id);
-// Stop stops the agent (the relay refuses its calls) until the person lets it go on.
-presence.onStopped = (line) => relay?.stopAgent(line.connection?.id);
+// Stop stops the agent (the relay refuses a remote agent's calls) until the person lets it go
+// on; an in-browser agent's turn ends with it (the presence refuses its calls meanwhile).
+presence.onStopped = (line) => (line.connection?.kind === 'browser' ? bridge.step() : relay?.stopAgent(line.connection?.id));
 presence.onGoOn = (id) => relay?.letGoOn(id);
 $('confirm').presence = presence;
 $('activity').presence = presence;
 Object.assign($('agents'), { relay, presence, dataSwitch, datasetId: app.dataset.name });
 
-// The person's permissions changed (here or in another tab of the demo): the tools stated follow.
+// The person's permissions changed (here or in another tab of the demo): the tools stated follow
+// (the bridge restates them).
 presence.store.follow(window);
-presence.store.subscribe(() => relay?.setTools(toolsStated()));
 // The tab closing makes every question moot.
 window.addEventListener('pagehide', () => presence.withdrawAll('the tab is closing'));
 showDataset();
@@ -126,7 +143,7 @@ function anotherDataset() {
   keepSeed(seed);
   $('agents').datasetId = app.dataset.name;
   relay?.setView({ dataset: app.dataset.name });
-  relay?.step();
+  bridge.step();
   showDataset();
   $('dataset-said').textContent = `Now showing ${app.dataset.name}.`;
 }
@@ -173,9 +190,19 @@ function relayOfPage() {
   }
 }
 
-/** The catalogue's tools with what the person's permissions make of each. */
-function toolsStated() {
-  return catalogueTools(Object.fromEntries(CATALOGUE.tools.map((t) => [t.name, presence.settingOf(t.name)])));
+/**
+ * A catalogue tool in WebMCP's shape: a read is `readOnlyHint`, a destructive tool
+ * `consequentialHint` (the app's own confirm kind, deleting items, says why it asks).
+ */
+function webmcpTool(t) {
+  return {
+    name: t.name,
+    title: t.title,
+    description: t.description,
+    inputSchema: t.input,
+    annotations: { readOnlyHint: t.safety === 'read', consequentialHint: t.safety === 'destructive' },
+    execute: (input, client) => app.run(t.name, input, client.agent, client.signal),
+  };
 }
 
 /** A call's agent as the page names it. */
@@ -183,14 +210,18 @@ function whoOf(call) {
   return typeof call.agent === 'string' && call.agent.trim() ? call.agent : SOME_AGENT;
 }
 
-/** Answers one call from an agent (after the person's Allow, if the tool asks) and logs it. */
-async function handle(call) {
+/**
+ * Runs one call from an agent, remote or in this browser (`fn(signal)`: the tool's own run),
+ * after the person's Allow if the tool asks, and logs it.
+ */
+async function runCall(call, fn) {
   const who = whoOf(call);
   try {
     // A refused tool never gets here (the relay client refuses it); the presence asks when a kind asks.
     // The dataset's switch first (a read it refuses never asks the person), then the permissions.
-    const tool = CATALOGUE.tools.find((t) => t.name === call.tool);
-    const result = await guardCall({ tool, dataset: app.dataset.name, dataSwitch }, () => presence.run(call, (signal) => app.run(call.tool, call.args, who, signal)));
+    // A tool the page registered with WebMCP itself is not the catalogue's: it says nothing of its data.
+    const tool = CATALOGUE.tools.find((t) => t.name === call.tool) || { name: call.tool };
+    const result = await guardCall({ tool, dataset: app.dataset.name, dataSwitch }, () => presence.run(call, fn));
     logCall(who, call.tool, 'ok');
     return result;
   } catch (err) {
@@ -377,7 +408,7 @@ function logCall(who, tool, outcome) {
 function undo() {
   try {
     app.run('history_undo', {}, PERSON);
-    relay?.step();
+    bridge.step();
   } catch (err) {
     $('undo').title = err.message;
   }

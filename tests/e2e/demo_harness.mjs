@@ -11,25 +11,29 @@ import { RELAY, APP_ORIGIN, HeadlessProvider } from './harness.mjs';
 
 const CHROMIUM = process.env.TABRELAY_CHROMIUM || '/usr/bin/chromium';
 
-/** Chromium, headless, with a fresh empty profile of Playwright's own. */
-export function launchChromium() {
+/**
+ * Chromium, headless, with a fresh empty profile of Playwright's own; `extraArgs` adds switches
+ * (`['--enable-features=WebMCP']`).
+ */
+export function launchChromium(extraArgs = []) {
   return chromium.launch({
     executablePath: CHROMIUM,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync', ...extraArgs],
   });
 }
 
 /**
- * The file's Chromium, launched when first asked for and closed once the file's tests are
- * done: `const chromium = fileChromium();` at the top of a test file, then `await chromium()`.
+ * The file's Chromium (with `extraArgs`), launched when first asked for and closed once the
+ * file's tests are done: `const chromium = fileChromium();` at the top of a test file, then
+ * `await chromium()`.
  */
-export function fileChromium() {
+export function fileChromium(extraArgs = []) {
   let launched = null;
   after(async () => {
     const browser = await launched?.catch(() => null);
     await browser?.close();
   });
-  return () => (launched ||= launchChromium());
+  return () => (launched ||= launchChromium(extraArgs));
 }
 
 /** Waits until the demo page says it is connected to the relay. */

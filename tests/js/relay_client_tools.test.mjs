@@ -54,3 +54,12 @@ test('the relay’s refusal of a list reaches the app', async () => {
   assert.deepEqual(heard, ['The tool list was refused: two tools are named a.']);
   assert.equal(c.toolsRefused, heard[0]);
 });
+
+test('a list stated before the relay’s welcome waits for it: the hello goes first', async () => {
+  const { c } = client({ tools: [] });
+  c.status = 'connecting';
+  c.setTools([{ name: 'early', inputSchema: { type: 'object' }, setting: 'runs' }]);
+  assert.deepEqual(c.socket.sent, [], 'nothing before the hello (the relay closes a socket whose first message is not one)');
+  await c.receive(c.socket, JSON.stringify({ type: 'welcome', pairing: 'p', protocol: 1 }));
+  assert.deepEqual(c.socket.sent.find((m) => m.type === 'tools').tools.map((t) => t.name), ['early'], 'the welcome states it');
+});

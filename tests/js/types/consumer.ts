@@ -5,6 +5,7 @@ import { createPresence, decide, readSettings, NotRun, MODES, type Question, typ
 import { ConfirmCard, askerOf, CARD_ARM_MS } from '../../../tab/presence-elements.js';
 import { createDataSwitch, guardCall, DATA_SENTENCES } from '../../../tab/data-guard.js';
 import { AgentsPanel, statusWords } from '../../../tab/agents-panel.js';
+import { createToolBridge, IN_BROWSER_AGENT, type WebMcpTool } from '../../../tab/webmcp.js';
 
 const presence = createPresence({
   app: 'orders',
@@ -45,4 +46,7 @@ const decided = decide({ kinds: ['change'], settings: readSettings(null) }).deci
 const refused = new NotRun('no', 'declined').outcome;
 const who: string = askerOf({ agent: 'Claude', connection: { id: 'c', host: 'claude.ai' } });
 const caveat: string = DATA_SENTENCES.CAVEAT;
+const bridge = createToolBridge({ relay, presence });
+const tool: WebMcpTool = { name: 'orders_count', description: 'Counts the orders.', annotations: { readOnlyHint: true }, execute: (_input, client) => ({ n: client.agent === IN_BROWSER_AGENT ? 1 : 2 }) };
+void bridge.registerTool(tool, { signal: new AbortController().signal });
 export { lines, code, tail, title, decided, refused, who, caveat };

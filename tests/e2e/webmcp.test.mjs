@@ -1,0 +1,216 @@
+// Every agent through one door, in a real Chromium with WebMCP on (--enable-features=WebMCP):
+// the demo's tools, registered once through the tab end, are listed by the browser's
+// `document.modelContext.getTools()` and by a remote MCP client; a remote call and an
+// in-browser `executeTool` call of the destructive tool both raise the person's card (naming
+// who asks); withdrawing a tool takes it from both (a remote listener hears list_changed); a
+// tool the page registers with `document.modelContext` itself is relayed and asks the person
+// first. An in-browser agent meets the same data switch and Stop. Without WebMCP the same page works with the relay alone (withdrawing included).
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { RELAY, waitFor, readEvents, dataOfText } from './harness.mjs';
+import { fileChromium, openDemo, connectThroughPage, namedProvider, cardSays, cardGone, choose, textOf, activityLines, SHOW_MS } from './demo_harness.mjs';
+import { CATALOGUE } from '../../tab/generated/bundle.js';
+
+const WEBMCP = ['--enable-features=WebMCP'];
+const withWebMcp = fileChromium(WEBMCP);
+const withoutWebMcp = fileChromium();
+const CATALOGUE_NAMES = CATALOGUE.tools.map((t) => t.name).sort();
+let shared;
+
+after(async () => {
+  const opened = shared && (await shared.catch(() => null));
+  if (opened) {
+    await opened.client.close().catch(() => {});
+    await opened.page.close().catch(() => {});
+  }
+});
+
+/** The demo page in Chromium with WebMCP, and the SDK client the person approved in it. */
+function session() {
+  shared ||= (async () => {
+    const page = await openDemo(await withWebMcp());
+    const { client, provider } = await connectThroughPage(page, 'webmcp-e2e', namedProvider(page, 'webmcp-e2e'));
+    return { page, client, provider };
+  })();
+  return shared;
+}
+
+/** The tool names the browser's model context lists in `page`. */
+function browserToolNames(page) {
+  return page.evaluate(async () => (await document.modelContext.getTools()).map((t) => t.name).sort());
+}
+
+/** The tool names a remote client lists (the relay's own `status` tool left out). */
+async function remoteToolNames(client) {
+  const { tools } = await client.listTools();
+  return tools.map((t) => t.name).filter((n) => n !== 'status').sort();
+}
+
+/** Opens MCP subscriptions/listen (2026-07-28) with `token`; counts list_changed as they come. */
+async function listen(token) {
+  const abort = new AbortController();
+  const r = await fetch(RELAY, {
+    method: 'POST',
+    signal: abort.signal,
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'subscriptions/listen' },
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: 'sub-1',
+      method: 'subscriptions/listen',
+      params: { notifications: { toolsListChanged: true }, _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} } },
+    }),
+  });
+  assert.equal(r.status, 200);
+  const events = [];
+  const reading = readEvents(r.body, (m) => events.push(m));
+  await waitFor(() => events.length >= 1);
+  return { changes: () => events.filter((e) => e.method === 'notifications/tools/list_changed').length, stop: () => (abort.abort(), reading) };
+}
+
+test('the demo’s tools, registered once, are listed by getTools() and by a remote MCP client', async () => {
+  const { page, client } = await session();
+  assert.equal(await page.evaluate(() => typeof document.modelContext?.registerTool), 'function', 'this Chromium has WebMCP on');
+  assert.deepEqual(await browserToolNames(page), CATALOGUE_NAMES);
+  assert.deepEqual(await remoteToolNames(client), CATALOGUE_NAMES);
+  const annotations = await page.evaluate(async () => Object.fromEntries((await document.modelContext.getTools()).map((t) => [t.name, t.annotations])));
+  assert.equal(annotations.items_delete.consequentialHint, true);
+  assert.equal(annotations.items_values.readOnlyHint, true);
+});
+
+test('a remote call and an in-browser executeTool call of the destructive tool both raise the card', async () => {
+  const { page, client } = await session();
+  const remote = client.callTool({ name: 'items_delete', arguments: { ids: [1] } });
+  assert.match(await cardSays(page, /asks to delete item 1/), /^webmcp-e2e asks to delete item 1/);
+  await choose(page, 'once');
+  const done = await remote;
+  assert.equal(done.isError, false, textOf(done));
+  assert.equal(dataOfText(textOf(done)).deleted, 1);
+  await cardGone(page);
+
+  // An agent in this browser calls the same tool through WebMCP: the same card, naming it.
+  await page.evaluate(() => {
+    window.inBrowserCall = (async () => {
+      const tool = (await document.modelContext.getTools()).find((t) => t.name === 'items_delete');
+      return document.modelContext.executeTool(tool, { ids: [2] });
+    })().then((text) => ({ text }), (e) => ({ error: `${e.name}: ${e.message}` }));
+  });
+  assert.match(await cardSays(page, /asks to delete item 2/), /^an agent in this browser asks to delete item 2/);
+  const who = await page.locator('#confirm [part=who]').textContent();
+  assert.equal(who, 'Who asks: an agent in this browser');
+  assert.equal(await page.evaluate(() => document.querySelector('#history').textContent.includes('an agent in this browser')), false, 'nothing ran before the person answered');
+  await choose(page, 'once');
+  const answered = await page.evaluate(() => window.inBrowserCall);
+  assert.ok(answered.text, JSON.stringify(answered));
+  assert.equal(JSON.parse(answered.text).data.deleted, 1);
+  await cardGone(page);
+  await waitFor(async () => (await activityLines(page)).some((l) => l.startsWith('an agent in this browser: done')), SHOW_MS);
+
+  // Deny: the in-browser agent's call fails and nothing is deleted.
+  const items = await page.evaluate(() => document.querySelector('#plot').getAttribute('aria-label'));
+  await page.evaluate(() => {
+    window.inBrowserCall = (async () => {
+      const tool = (await document.modelContext.getTools()).find((t) => t.name === 'items_delete');
+      return document.modelContext.executeTool(tool, { ids: [3] });
+    })().then((text) => ({ text }), (e) => ({ error: e.name }));
+  });
+  await cardSays(page, /asks to delete item 3/);
+  await choose(page, 'deny');
+  assert.ok((await page.evaluate(() => window.inBrowserCall)).error, 'the call failed');
+  assert.equal(await page.evaluate(() => document.querySelector('#plot').getAttribute('aria-label')), items, 'nothing deleted');
+});
+
+/** Starts an in-browser agent's executeTool call of `name` in `page`; `settled(page)` reads how it ended. */
+function inBrowserCall(page, name, input) {
+  return page.evaluate(
+    ([n, i]) => {
+      window.inBrowserCall = (async () => {
+        const tool = (await document.modelContext.getTools()).find((t) => t.name === n);
+        return document.modelContext.executeTool(tool, i);
+      })().then((text) => ({ text }), (e) => ({ error: e.name }));
+    },
+    [name, input],
+  );
+}
+const settled = (page) => page.evaluate(() => window.inBrowserCall);
+
+test('an in-browser agent meets the same data switch and the same Stop', async () => {
+  const { page } = await session();
+  const toggle = page.locator('#data-switch [part=switch]');
+  await toggle.check();
+  try {
+    await inBrowserCall(page, 'items_values', { ids: [5] });
+    assert.ok((await settled(page)).error, 'a cell read is refused');
+    await waitFor(async () => /an agent in this browser · items_values · error: The person set this dataset/.test(await page.textContent('#calls')), SHOW_MS);
+  } finally {
+    await toggle.uncheck();
+  }
+  await inBrowserCall(page, 'items_values', { ids: [5] });
+  assert.equal(typeof JSON.parse((await settled(page)).text).data.items[0].score, 'number', 'off: it reads');
+
+  await inBrowserCall(page, 'items_delete', { ids: [6] });
+  await cardSays(page, /^an agent in this browser asks to delete item 6/);
+  await page.locator('#activity [part~=acting] [part=stop]').click();
+  assert.ok((await settled(page)).error, 'Stop refuses the call');
+  await cardGone(page);
+  await waitFor(async () => (await activityLines(page)).some((l) => l.startsWith('an agent in this browser: stopped')), SHOW_MS);
+});
+
+test('withdrawing a tool takes it from the browser and from remote agents, who hear list_changed', async () => {
+  const { page, client, provider } = await session();
+  const listener = await listen(provider.tokens().access_token);
+  try {
+    await page.evaluate(() => window.tabrelayDemo.withdraw('group_rename'));
+    await waitFor(async () => !(await remoteToolNames(client)).includes('group_rename'));
+    await waitFor(() => listener.changes() >= 1);
+    assert.deepEqual(await browserToolNames(page), CATALOGUE_NAMES.filter((n) => n !== 'group_rename'));
+    await assert.rejects(client.callTool({ name: 'group_rename', arguments: { group: 'g1', name: 'x' } }), /no tool named "group_rename"/);
+  } finally {
+    await listener.stop();
+  }
+});
+
+test('a tool the page registers with document.modelContext itself is relayed, and asks before it runs', async () => {
+  const { page, client } = await session();
+  await page.evaluate(() => {
+    window.pageToolRuns = [];
+    return document.modelContext.registerTool({
+      name: 'note_pin',
+      title: 'Pin a note',
+      description: 'Pins a note above the chart.',
+      inputSchema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] },
+      annotations: { consequentialHint: true },
+      execute: (input) => (window.pageToolRuns.push(input), { pinned: input.text }),
+    });
+  });
+  await waitFor(async () => (await remoteToolNames(client)).includes('note_pin'));
+  const call = client.callTool({ name: 'note_pin', arguments: { text: 'hello' } });
+  await cardSays(page, /webmcp-e2e asks to /);
+  assert.deepEqual(await page.evaluate(() => window.pageToolRuns), [], 'it waits for the person');
+  await choose(page, 'once');
+  const done = await call;
+  assert.equal(done.isError, false, textOf(done));
+  assert.deepEqual(dataOfText(textOf(done)), { pinned: 'hello' });
+  assert.deepEqual(await page.evaluate(() => window.pageToolRuns), [{ text: 'hello' }]);
+});
+
+test('without WebMCP the same page works with the relay alone', async () => {
+  const page = await openDemo(await withoutWebMcp());
+  try {
+    assert.equal(await page.evaluate(() => 'modelContext' in document), false, 'this Chromium has no WebMCP');
+    const { client } = await connectThroughPage(page, 'relay-alone-e2e', namedProvider(page, 'relay-alone-e2e'));
+    assert.deepEqual(await remoteToolNames(client), CATALOGUE_NAMES);
+    const call = client.callTool({ name: 'items_delete', arguments: { ids: [4] } });
+    await cardSays(page, /relay-alone-e2e asks to delete item 4/);
+    await choose(page, 'once');
+    const done = await call;
+    assert.equal(done.isError, false, textOf(done));
+    assert.equal(dataOfText(textOf(done)).deleted, 1);
+    // Withdrawing a tool takes it from the relay here too (no browser list to follow).
+    await page.evaluate(() => window.tabrelayDemo.withdraw('items_highlight'));
+    await waitFor(async () => !(await remoteToolNames(client)).includes('items_highlight'));
+    assert.deepEqual(await remoteToolNames(client), CATALOGUE_NAMES.filter((n) => n !== 'items_highlight'));
+    await client.close();
+  } finally {
+    await page.close();
+  }
+});
