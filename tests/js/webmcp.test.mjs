@@ -171,7 +171,7 @@ test('the person’s mode applies to both: Read only refuses the in-browser agen
   assert.equal(ran.length, 0);
 });
 
-test('Stop ends the in-browser agent’s turn: its next call starts a new line', async () => {
+test('Stop stops the in-browser agent until the person lets it go on; then its next call starts a new line', async () => {
   const { bridge, presence, modelContext, tools } = setUp();
   await bridge.registerTool(tools.remove);
   const asked = [];
@@ -180,9 +180,12 @@ test('Stop ends the in-browser agent’s turn: its next call starts a new line',
   await tick();
   presence.stop(asked[0].lineKey);
   await assert.rejects(first, /pressed Stop/);
+  await assert.rejects(modelContext.agentCalls('notes_delete', {}), /stopped/i, 'refused while stopped');
+  assert.equal(asked.length, 1, 'the person is not asked for a stopped agent');
+  presence.goOn(IN_BROWSER_CONNECTION.id);
   const second = modelContext.agentCalls('notes_delete', {});
   await tick();
-  assert.equal(asked.length, 2, 'asked again, not refused as stopped');
+  assert.equal(asked.length, 2, 'asked again once it may go on');
   assert.notEqual(asked[1].lineKey, asked[0].lineKey);
   presence.answer(asked[1].id, 'once');
   await second;
