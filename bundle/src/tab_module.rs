@@ -44,7 +44,11 @@ export const DATA_OPEN = '{open}';\n\
 export const DATA_CLOSE = '{close_tag}';\n\
 /** The tab end's sentence for a call whose question became moot (`{{reason}}`: why, in words). */\n\
 export const WITHDRAWN = {withdrawn};\n\
-export const CONSENT = Object.freeze({{ APPROVE_ONLY_YOURS: {yours}, PLACE_UNKNOWN: {place}, LOOKALIKE: {lookalike}, TAIL_CHARS: {tail}, TAIL_ASK: {tail_ask}, TAIL_WRONG: {tail_wrong} }});\n\
+export const CONSENT = Object.freeze({{ APPROVE_ONLY_YOURS: {yours}, PLACE_UNKNOWN: {place}, LOOKALIKE: {lookalike}, LINK_OPENED: {link_opened}, LINK_CONFIRMING: {link_confirming}, LINK_WINDOW_BLOCKED: {link_blocked}, NOT_THIS_BROWSER: {not_this_browser} }});\n\
+export const CONNECT_FRAGMENT = '{fragment}';\n\
+export const CONFIRM_PATH = '{confirm_path}';\n\
+export const CONFIRM_TICKET_PARAM = '{confirm_param}';\n\
+export const CONFIRM_MESSAGE = '{confirm_message}';\n\
 export const INSTRUCTIONS = {instructions};\n\
 export const CATALOGUE = Object.freeze({catalogue});\n",
         version = protocol::PROTOCOL_VERSION,
@@ -78,9 +82,14 @@ export const CATALOGUE = Object.freeze({catalogue});\n",
         yours = js_string(protocol::consent::APPROVE_ONLY_YOURS),
         place = js_string(protocol::consent::PLACE_UNKNOWN),
         lookalike = js_string(protocol::consent::LOOKALIKE),
-        tail = protocol::consent::TAIL_CHARS,
-        tail_ask = js_string(protocol::consent::TAIL_ASK),
-        tail_wrong = js_string(protocol::consent::TAIL_WRONG),
+        link_opened = js_string(protocol::consent::LINK_OPENED),
+        link_confirming = js_string(protocol::consent::LINK_CONFIRMING),
+        link_blocked = js_string(protocol::consent::LINK_WINDOW_BLOCKED),
+        not_this_browser = js_string(protocol::consent::NOT_THIS_BROWSER),
+        fragment = protocol::CONNECT_FRAGMENT,
+        confirm_path = protocol::CONFIRM_PATH,
+        confirm_param = protocol::CONFIRM_TICKET_PARAM,
+        confirm_message = protocol::CONFIRM_MESSAGE,
         withdrawn = js_string(crate::agent::WITHDRAWN),
     )
 }
