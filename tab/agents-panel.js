@@ -455,7 +455,7 @@ export class AgentsPanel extends Base {
     already.hidden = connections.length === 0;
     already.textContent = connections.length
       ? `This app already has ${connections.length === 1 ? 'a connection' : `${connections.length} connections`} to this browser: ${connections
-          .map((c) => `started ${ago(c.created_ms)}${c.place ? ` from ${shown(c.place)}` : ''}`)
+          .map((c) => `started ${ago(c.created_ms)} ${c.place ? `from ${shown(c.place)}` : 'from a place not known'}`)
           .join('; ')}. If you did not mean to add another, Deny this one.`
       : '';
     if (said.sentence) {

@@ -868,10 +868,27 @@ mod tests {
     use serde_json::json;
 
     #[test]
-    fn the_consent_asks_for_as_many_characters_as_it_checks() {
-        let chars = consent::TAIL_CHARS.to_string();
-        assert!(consent::TAIL_ASK.contains(&alloc::format!("last {chars} characters")));
+    fn the_consent_names_what_the_person_presses_and_types() {
+        assert!(consent::LINK_OPENED.contains("Show who asks"));
+        assert!(consent::NOT_THIS_BROWSER.contains("whole code"));
         assert!(consent::LOOKALIKE.contains("{app}"));
+    }
+
+    #[test]
+    fn a_code_is_sent_typed_or_as_the_links_reference_never_both() {
+        let read = |text: &str| TabMessage::parse(text);
+        assert_eq!(
+            read(r#"{"type":"approve","code":"ABCDE-12345"}"#),
+            Ok(TabMessage::Approve { said: CodeSaid::Code("ABCDE-12345".into()) })
+        );
+        assert_eq!(
+            read(r#"{"type":"describe","link":"ABCDEFGH0123456789"}"#),
+            Ok(TabMessage::Describe { said: CodeSaid::Link("ABCDEFGH0123456789".into()) })
+        );
+        assert!(read(r#"{"type":"approve","code":"A","link":"B"}"#).is_err(), "not both");
+        assert!(read(r#"{"type":"deny"}"#).is_err(), "nor neither");
+        let m = TabMessage::Deny { said: CodeSaid::Link("L".into()) };
+        assert_eq!(read(&serde_json::to_string(&m).unwrap()), Ok(m), "written as read");
     }
 
     #[test]
