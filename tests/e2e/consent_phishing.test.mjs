@@ -112,6 +112,7 @@ test('(a) the person’s own link, in the browser that opened the waiting page, 
   assert.equal(new URL(page.url()).hash, '', 'the link left the address bar');
   assert.ok(await page.isVisible('#link-box'));
   assert.equal(await page.textContent('#link-opened'), CONSENT.LINK_OPENED);
+  assert.deepEqual(await listed(page), [], 'a round trip through the relay after the tab connected');
   assert.equal(await page.textContent('#code-asker'), '', 'nothing is described before the person asks');
   // A fragment set later (a page that opened this one can) is never read.
   await page.evaluate((l) => (location.hash = `tabrelay-connect=${l}`), other.page.link.split('tabrelay-connect=')[1]);
