@@ -1935,6 +1935,108 @@ mod tests {
         assert_eq!(replies(&effects, asker), [Reply::Grant(GrantReply::Replayed)]);
     }
 
+    /// Both halves of a replayed authorization code on one clock: the code's object (through
+    /// its wire encoding) and the pairing, with the replay's revocation reaching the pairing
+    /// before or after the first redemption's grant. wrangler dev always delivers the grant
+    /// first (tests/e2e/code_replay.test.mjs sees that order), so the other order is driven here.
+    #[test]
+    fn a_replayed_code_leaves_no_connection_whichever_request_reaches_the_pairing_first() {
+        use crate::oauth::authorize::{AuthRequest, SealId};
+        use crate::oauth::connect::{apply, CodeRequest, PollState, Revoke};
+        use tabrelay_bundle::fields::Message as _;
+        const CHALLENGE: &str = "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM";
+        const VERIFIER: &str = "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk";
+        for replay_first in [false, true] {
+            let mut sim = Sim::new();
+            let code = ConnectCode::generate(&mut Counter(3), &keys());
+            let mut stored = None;
+            let mut object = |command: Command, now: u64| {
+                // The Worker's request and the object's reply, each through its encoding.
+                let request = CodeRequest { code: code.as_str().into(), command };
+                let (c, command) = CodeRequest::decode(&request.encode()).unwrap();
+                let (s, reply) = apply(stored.take(), command, now, &mut Counter(5), &c);
+                stored = s;
+                CodeReply::decode(&reply.encode()).unwrap()
+            };
+            let request = AuthRequest {
+                client_id: "cid".into(),
+                client_name: "Claude".into(),
+                verified_domain: None,
+                redirect_uri: "https://claude.ai/cb".into(),
+                state: None,
+                code_challenge: CHALLENGE.into(),
+                resource: None,
+                scope: None,
+            };
+            let seal = SealId("s".into());
+            let place = None;
+            object(Command::Create { request, seal, browser_hash: "b".into(), place }, sim.now);
+            object(Command::Approve { pairing: "p".into(), linked: false }, sim.now);
+            let poll = Command::Poll { browser_hash: "b".into(), issuer: "https://r".into() };
+            let CodeReply::Poll(PollState::Approved { redirect }) = object(poll, sim.now) else {
+                panic!("not approved")
+            };
+            let issued = redirect.split("code=").nth(1).unwrap().split('&').next().unwrap();
+            let secret = issued.split_once('.').unwrap().1.to_owned();
+            let redeem = |grant: &str| Command::Redeem {
+                secret: secret.clone(),
+                client_id: "cid".into(),
+                redirect_uri: None,
+                code_verifier: Some(VERIFIER.into()),
+                resource: None,
+                origin: "https://r".into(),
+                grant: grant.into(),
+            };
+            // Both redemptions reach the code's object; the first is granted, the replay names
+            // the first's grant to revoke.
+            let CodeReply::Redeemed { granted } = object(redeem("new"), sim.now) else {
+                panic!("the first redemption")
+            };
+            let CodeReply::RedeemRefused { revoke: Some(Revoke { grant, .. }), .. } =
+                object(redeem("other"), sim.now)
+            else {
+                panic!("the replay names no grant")
+            };
+            assert_eq!(grant, "new");
+            // Then the pairing, in either order (the shell keeps the recorded replay).
+            let mut kept = Vec::new();
+            let make = |sim: &mut Sim, kept: &[u64]| {
+                sim.next_asker += 1;
+                let asker = sim.next_asker;
+                let request = Request::Grant(GrantRequest {
+                    id: "new".into(),
+                    client_id: "cid".into(),
+                    client_name: granted.client_name.clone(),
+                    host: granted.host.clone(),
+                    place: None,
+                });
+                let effects = sim.go(Input::Request { asker, request, replayed: kept.to_vec() });
+                replies(&effects, asker)
+            };
+            let revoke = |sim: &mut Sim, kept: &mut Vec<u64>| {
+                let (_, effects) = sim.ask(Request::Replayed { grant: grant.clone() });
+                for e in effects {
+                    if let Effect::RecordReplayed(_, until) = e {
+                        kept.push(until);
+                    }
+                }
+            };
+            if replay_first {
+                revoke(&mut sim, &mut kept);
+                sim.later(1);
+                assert_eq!(make(&mut sim, &kept), [Reply::Grant(GrantReply::Replayed)]);
+            } else {
+                let made = make(&mut sim, &kept);
+                assert!(matches!(made[..], [Reply::Grant(GrantReply::Made { .. })]), "{made:?}");
+                sim.later(1);
+                revoke(&mut sim, &mut kept);
+            }
+            let (asker, effects) = sim.ask(Request::Check { grant: "new".into(), want: Want::Nothing });
+            assert_eq!(replies(&effects, asker), [Reply::NoGrant], "replay first: {replay_first}");
+            assert!(sim.room.grants.iter().all(|g| g.id != "new"), "replay first: {replay_first}");
+        }
+    }
+
     #[test]
     fn tabs_and_sockets_still_to_prove_have_their_bounds() {
         let mut sim = Sim::new();

@@ -3,7 +3,8 @@
 // race when it reached the pairing before the first redemption's grant was made: it found
 // nothing, and the grant was then made and lived. Now the pairing keeps the revoked grant's id
 // for a while and refuses to make it. Proven from the relay's state: the tab's list of
-// connections is as it was, and no token that either redemption got works.
+// connections is as it was, and no token that either redemption got works. wrangler dev
+// delivers the grant first; the replay-first order is driven natively (pairing::room).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { openTab, authorizeByHand, redeem, refresh, mcpPost } from './harness.mjs';
@@ -33,30 +34,29 @@ async function assertNothingWorks(client, answers, what) {
   }
 }
 
-/** At most this many rounds of two redemptions at once, until both orders were seen. */
-const MAX_ROUNDS = 40;
+/** Rounds of two redemptions of one code at once. */
+const ROUNDS = 10;
 
-test('two redemptions of one code sent at once, until both orders happened: no connection lives', { timeout: 400_000 }, async (t) => {
+test('two redemptions of one code sent at once, again and again: no connection lives', { timeout: 180_000 }, async (t) => {
   const start = await connections();
   let grantFirst = 0;
   let replayFirst = 0;
-  let rounds = 0;
-  while (rounds < MAX_ROUNDS && !(grantFirst && replayFirst)) {
-    rounds += 1;
+  for (let round = 1; round <= ROUNDS; round++) {
     const a = await authorizeByHand(tab);
     const proof = { client: a.client, code: a.code, verifier: a.pkce.verifier };
     const answers = await Promise.all([redeem(proof), redeem(proof)]);
     assert.ok(answers.filter((r) => r.status === 200).length <= 1, 'one code, one token response at most');
     if (answers.every((r) => r.status !== 200)) replayFirst += 1;
     else grantFirst += 1;
-    await assertNothingWorks(a.client, answers, `round ${rounds}`);
-    assert.equal(await connections(), start, `round ${rounds}: the tab lists no new connection`);
+    await assertNothingWorks(a.client, answers, `round ${round}`);
+    assert.equal(await connections(), start, `round ${round}: the tab lists no new connection`);
   }
-  t.diagnostic(`in ${rounds} rounds: the grant made then revoked ${grantFirst} times, refused before it was made ${replayFirst} times`);
-  // The race this test exists for: the replay's revocation reached the pairing before the
-  // first redemption's grant was made (both answers 400), and the grant was still refused.
-  assert.ok(replayFirst >= 1, `the replay never reached the pairing first in ${rounds} rounds: the race was not tried`);
-  assert.ok(grantFirst >= 1, `the grant was never made first in ${rounds} rounds`);
+  t.diagnostic(`the grant made then revoked ${grantFirst} times, refused before it was made ${replayFirst} times`);
+  // The grant made, then revoked by the replay: the order wrangler dev gives (every round, in
+  // practice). The other order (the replay's revocation first, the grant then refused) is
+  // driven natively, both halves on one clock: pairing::room's
+  // a_replayed_code_leaves_no_connection_whichever_request_reaches_the_pairing_first.
+  assert.ok(grantFirst >= 1, `the grant was never made before the replay in ${ROUNDS} rounds`);
 });
 
 test('a code replayed after its redemption, in sequence: the connection it made is revoked', async () => {
