@@ -124,7 +124,10 @@ pub fn confirmed(outcome: Result<&str, &str>) -> String {
         Ok(client) => (
             true,
             "Approved",
-            format!("{} is connecting to your tab. This window closes by itself.", escape_html(client)),
+            format!(
+                "{} is connecting to your tab. This window closes by itself.",
+                escape_html(client)
+            ),
         ),
         Err(sentence) => (false, "Not approved", escape_html(sentence)),
     };
@@ -256,7 +259,9 @@ mod tests {
     #[test]
     fn the_confirm_page_says_what_came_of_it_escaped() {
         let page = confirmed(Ok("<b>Claude"));
-        assert!(page.contains(r#"data-ok="true""#) && page.contains("&lt;b&gt;Claude is connecting"));
+        assert!(
+            page.contains(r#"data-ok="true""#) && page.contains("&lt;b&gt;Claude is connecting")
+        );
         let page = confirmed(Err("Not <this> browser."));
         assert!(page.contains(r#"data-ok="false""#) && page.contains("Not &lt;this&gt; browser."));
         assert!(page.contains(WAIT_SCRIPT_PATH) && !page.contains("<script>"));

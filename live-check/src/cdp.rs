@@ -189,7 +189,12 @@ impl Browser {
     /// The tab another page opened (a link with `target=_blank`) whose address contains
     /// `part` and that is none of `known`, once it shows up (within `within`). (A page may take
     /// its fragment off its address as it loads, so `part` is what stays.)
-    pub fn opened(&mut self, part: &str, known: &[&Page], within: Duration) -> Result<Page, String> {
+    pub fn opened(
+        &mut self,
+        part: &str,
+        known: &[&Page],
+        within: Duration,
+    ) -> Result<Page, String> {
         let deadline = Instant::now() + within;
         loop {
             let targets = self.command(None, "Target.getTargets", json!({}))?;

@@ -495,7 +495,9 @@ impl Run<'_> {
             b.click_element(&page, &panel("show-link"), "Show who asks")?;
             b.wait_for(
                 &page,
-                &format!("({PANEL}?.getElementById('code-asker')?.textContent || '').trim() !== ''"),
+                &format!(
+                    "({PANEL}?.getElementById('code-asker')?.textContent || '').trim() !== ''"
+                ),
                 UI_WAIT,
                 "the tab saying who asks",
             )?;

@@ -1098,7 +1098,10 @@ mod tests {
         assert_eq!((d["client"].as_str(), d["host"].as_str()), (Some("Claude"), Some("claude.ai")));
         assert_eq!(d["verified"], Value::Null, "a registered client's name is not verified");
         assert_eq!(r.go(Command::Deny, 2)["reply"], "described");
-        assert_eq!(r.go(Command::Approve { pairing: "p".into(), linked: false }, 3)["sentence"], refusal::USED);
+        assert_eq!(
+            r.go(Command::Approve { pairing: "p".into(), linked: false }, 3)["sentence"],
+            refusal::USED
+        );
         let p = r.go(poll("b"), 4);
         assert_eq!(p["state"], "denied");
         let to = p["redirect"].as_str().unwrap();
@@ -1222,16 +1225,21 @@ mod tests {
     #[test]
     fn unknown_expired_and_used_codes_are_refused_with_a_sentence() {
         let mut r = Run::new();
-        assert_eq!(r.go(Command::Approve { pairing: "p".into(), linked: false }, 0)["sentence"], refusal::UNKNOWN);
+        assert_eq!(
+            r.go(Command::Approve { pairing: "p".into(), linked: false }, 0)["sentence"],
+            refusal::UNKNOWN
+        );
         r.go(create(), 0);
         assert_eq!(
-            r.go(Command::Approve { pairing: "p".into(), linked: false }, CONNECT_CODE_TTL_MS)["sentence"],
+            r.go(Command::Approve { pairing: "p".into(), linked: false }, CONNECT_CODE_TTL_MS)
+                ["sentence"],
             refusal::UNKNOWN
         );
         r.go(create(), CONNECT_CODE_TTL_MS);
         r.go(Command::Approve { pairing: "p".into(), linked: false }, CONNECT_CODE_TTL_MS + 1);
         assert_eq!(
-            r.go(Command::Approve { pairing: "q".into(), linked: false }, CONNECT_CODE_TTL_MS + 2)["sentence"],
+            r.go(Command::Approve { pairing: "q".into(), linked: false }, CONNECT_CODE_TTL_MS + 2)
+                ["sentence"],
             refusal::USED
         );
         assert_eq!(
@@ -1279,16 +1287,33 @@ mod tests {
         let mut r = Run::new();
         r.go(create(), 0);
         let to = r.go(linked("p"), 1);
-        assert_eq!((to["reply"].as_str(), to["client"].as_str()), (Some("to_confirm"), Some("Claude")));
+        assert_eq!(
+            (to["reply"].as_str(), to["client"].as_str()),
+            (Some("to_confirm"), Some("Claude"))
+        );
         let secret = to["secret"].as_str().unwrap().to_owned();
-        assert_eq!(r.go(poll("b"), 2)["state"], "waiting", "not approved before the browser confirms");
+        assert_eq!(
+            r.go(poll("b"), 2)["state"],
+            "waiting",
+            "not approved before the browser confirms"
+        );
         assert_eq!(r.go(confirm("wrong", "b"), 3)["sentence"], refusal::TICKET_STALE);
         let ok = r.go(confirm(&secret, "b"), 4);
-        assert_eq!((ok["reply"].as_str(), ok["client"].as_str()), (Some("confirmed"), Some("Claude")));
+        assert_eq!(
+            (ok["reply"].as_str(), ok["client"].as_str()),
+            (Some("confirmed"), Some("Claude"))
+        );
         let p = r.go(poll("b"), 5);
         assert_eq!(p["state"], "approved");
-        assert_eq!(r.redeem(&secret_of(p["redirect"].as_str().unwrap()), VERIFIER, 6)["reply"], "redeemed");
-        assert_eq!(r.go(confirm(&secret, "b"), 7)["sentence"], refusal::TICKET_STALE, "a ticket works once");
+        assert_eq!(
+            r.redeem(&secret_of(p["redirect"].as_str().unwrap()), VERIFIER, 6)["reply"],
+            "redeemed"
+        );
+        assert_eq!(
+            r.go(confirm(&secret, "b"), 7)["sentence"],
+            refusal::TICKET_STALE,
+            "a ticket works once"
+        );
     }
 
     #[test]
@@ -1299,10 +1324,17 @@ mod tests {
         // The person who was sent the link has no cookie of the waiting page (or another's).
         assert_eq!(r.go(confirm(&secret, ""), 2)["sentence"], refusal::NOT_THIS_BROWSER);
         assert_eq!(r.stored.as_ref().unwrap().stage, Stage::Waiting);
-        assert_eq!(r.go(confirm(&secret, "b"), 3)["sentence"], refusal::TICKET_STALE, "the ticket died");
+        assert_eq!(
+            r.go(confirm(&secret, "b"), 3)["sentence"],
+            refusal::TICKET_STALE,
+            "the ticket died"
+        );
         assert_eq!(r.go(poll("b"), 4)["state"], "waiting");
         // Only the whole code, typed, approves it now.
-        assert_eq!(r.go(Command::Approve { pairing: "p".into(), linked: false }, 5)["reply"], "described");
+        assert_eq!(
+            r.go(Command::Approve { pairing: "p".into(), linked: false }, 5)["reply"],
+            "described"
+        );
         assert_eq!(r.go(poll("b"), 6)["state"], "approved");
     }
 
@@ -1322,7 +1354,11 @@ mod tests {
         let mut r = Run::new();
         r.go(create(), 0);
         r.go(linked("p"), 1);
-        assert_eq!(r.go(Command::Deny, 2)["reply"], "described", "a linked approval can still be denied");
+        assert_eq!(
+            r.go(Command::Deny, 2)["reply"],
+            "described",
+            "a linked approval can still be denied"
+        );
         assert_eq!(r.go(poll("b"), 3)["state"], "denied");
     }
 

@@ -749,7 +749,10 @@ impl Room {
     ) {
         let said = named.as_str();
         let refused = |sentence: &str| {
-            Effect::Send(tab, RelayMessage::Refused { code: said.into(), sentence: sentence.into() })
+            Effect::Send(
+                tab,
+                RelayMessage::Refused { code: said.into(), sentence: sentence.into() },
+            )
         };
         if !self.wrong_codes.allows(now_ms) {
             out.push(refused(sentences::TOO_MANY_WRONG_CODES));
@@ -1858,24 +1861,16 @@ mod tests {
         };
         let describe = |said: &str| (said.to_owned(), Command::Describe);
         let (said, command) = describe(link.as_str());
-        let effects = sim.go(Input::CodeReplied {
-            tab: a,
-            said,
-            command,
-            reply: Some(described("cid")),
-        });
+        let effects =
+            sim.go(Input::CodeReplied { tab: a, said, command, reply: Some(described("cid")) });
         let Some(Effect::Send(_, RelayMessage::Described { connections, .. })) = effects.last()
         else {
             panic!("{effects:?}")
         };
         assert_eq!(connections.iter().map(|c| c.id.as_str()).collect::<Vec<_>>(), ["g1", "g2"]);
         let (said, command) = describe(link.as_str());
-        let effects = sim.go(Input::CodeReplied {
-            tab: a,
-            said,
-            command,
-            reply: Some(described("another")),
-        });
+        let effects =
+            sim.go(Input::CodeReplied { tab: a, said, command, reply: Some(described("another")) });
         assert!(matches!(
             effects.last(),
             Some(Effect::Send(_, RelayMessage::Described { connections, .. })) if connections.is_empty()
@@ -2031,7 +2026,8 @@ mod tests {
                 sim.later(1);
                 revoke(&mut sim, &mut kept);
             }
-            let (asker, effects) = sim.ask(Request::Check { grant: "new".into(), want: Want::Nothing });
+            let (asker, effects) =
+                sim.ask(Request::Check { grant: "new".into(), want: Want::Nothing });
             assert_eq!(replies(&effects, asker), [Reply::NoGrant], "replay first: {replay_first}");
             assert!(sim.room.grants.iter().all(|g| g.id != "new"), "replay first: {replay_first}");
         }

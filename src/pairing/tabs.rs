@@ -2,12 +2,12 @@
 //! each message of a proven tab means, the bounds on sockets, and which tab gets a call.
 
 use serde::Serialize;
+use tabrelay_bundle::protocol::CodeSaid;
 use tabrelay_bundle::protocol::{
     close, proof_text, Outcome, RelayMessage, TabMessage, ToolList, CHALLENGE_BYTES, HELLO_WAIT_MS,
     MAX_DATASET_NAME_CHARS, MAX_TABS_PER_PAIRING, MAX_UNPROVEN_MESSAGE_BYTES, MAX_UNPROVEN_SOCKETS,
     PAIRING_KEY_BYTES, PROTOCOL_VERSION, SIGNATURE_BYTES, TAB_KEY_PARAM,
 };
-use tabrelay_bundle::protocol::CodeSaid;
 use tabrelay_bundle::BUNDLE_DIGEST;
 
 use crate::crypto::{random_token, sha256_hex, Entropy};
@@ -372,7 +372,9 @@ impl Tab {
     fn with_code(said: &CodeSaid, action: fn(Named) -> TabAction) -> TabAction {
         match Named::read(said) {
             Some(named) => action(named),
-            None => TabAction::RefuseCode(said.text().chars().take(40).collect(), refusal::MALFORMED),
+            None => {
+                TabAction::RefuseCode(said.text().chars().take(40).collect(), refusal::MALFORMED)
+            }
         }
     }
 }

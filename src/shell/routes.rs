@@ -301,7 +301,12 @@ fn place_of(req: &Request, origin: &str) -> Option<String> {
 /// The confirm page a tab opens after approving through the waiting page's link: the ticket
 /// names the link (so the code) and the approval; the browser's cookie says whether it opened
 /// the waiting page. The code's object decides.
-async fn authorize_confirm(req: &Request, url: &str, env: &Env, config: &Config) -> Result<Response> {
+async fn authorize_confirm(
+    req: &Request,
+    url: &str,
+    env: &Env,
+    config: &Config,
+) -> Result<Response> {
     let query = http::query_of(url);
     let ticket = query
         .iter()
@@ -346,7 +351,8 @@ async fn authorize_status(
     let Some(code) = code.filter(|c| c.is_issued(&config.keys)) else {
         return json_response(400, &json!({"state": "expired"}));
     };
-    let command = Command::Poll { browser_hash: browser_hash(req, &code)?, issuer: origin.to_owned() };
+    let command =
+        Command::Poll { browser_hash: browser_hash(req, &code)?, issuer: origin.to_owned() };
     match ask_code(env, &code, command).await? {
         CodeReply::Poll(state) => json_response(200, &state),
         _ => json_response(200, &PollState::Expired),
