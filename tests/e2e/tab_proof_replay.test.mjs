@@ -41,10 +41,16 @@ test('a hello replayed on another socket is refused and the socket gets no call 
   replay.ws.send(JSON.stringify({ type: 'approve', code: waiting.code }));
   // A call while the replaying socket is open: it goes to the browser's own tab.
   const during = await callTool(token, 'dataset_describe');
+  // The socket is closed, or its approval answered: either way the approval was decided.
   const outcome = await Promise.race([
     replay.closed,
-    waitFor(() => replay.messages.find((m) => m.type === 'welcome'), 10_000).then((m) => ({ welcomed: m })),
+    waitFor(() => replay.messages.find((m) => ['approved', 'refused'].includes(m.type)), 10_000).then((m) => ({ answered: m })),
   ]);
+  // Read where an approval would show: the code's page still polls "waiting", and the
+  // browser's own tab finds the code undecided (not "already approved or denied").
+  const status = await fetch(`${RELAY}/authorize/status?code=${encodeURIComponent(waiting.code)}`, { headers: { cookie: waiting.cookie } });
+  assert.equal((await status.json()).state, 'waiting', `the replay approved nothing: ${JSON.stringify(outcome)}`);
+  assert.equal((await victim.client.describe(waiting.code)).client, 'Replayer', 'the code is still undecided');
   assert.equal(outcome.code, CLOSE.PROOF_FAILED, `the replay was refused: ${JSON.stringify(outcome)}`);
   assert.match(outcome.reason, /did not prove/);
   assert.equal(during.isError, false, JSON.stringify(during));
@@ -54,11 +60,6 @@ test('a hello replayed on another socket is refused and the socket gets no call 
   assert.equal(after.isError, false);
   assert.equal(victim.calls.length, 2);
   assert.equal(await connectedTabs(token), 1, 'the pairing still holds its one tab');
-  // The code the replay approved is still waiting: its page polls "waiting", and the browser's
-  // own tab finds it undecided (not "already approved or denied").
-  const status = await fetch(`${RELAY}/authorize/status?code=${encodeURIComponent(waiting.code)}`, { headers: { cookie: waiting.cookie } });
-  assert.equal((await status.json()).state, 'waiting', 'the replay approved nothing');
-  assert.equal((await victim.client.describe(waiting.code)).client, 'Replayer', 'the code is still undecided');
   assert.equal(victim.client.status, 'connected');
   victim.close();
 });
