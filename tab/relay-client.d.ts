@@ -117,7 +117,7 @@ export interface CodeDescription {
   age_ms?: number;
   place?: string;
   lookalike?: string;
-  /** This browser's connections of the same client, each with when and where it started. */
+  /** This browser's connections of the same client, each with when and where it started (absent: none). */
   connections?: ConnectionInfo[];
 }
 

@@ -552,7 +552,7 @@ export class RelayClient {
         else {
           const said = { client: message.client, host: message.host };
           for (const k of ['verified', 'age_ms', 'place', 'lookalike']) if (message[k] != null) said[k] = message[k];
-          if (message.type === 'described') said.connections = Array.isArray(message.connections) ? message.connections : [];
+          if (Array.isArray(message.connections)) said.connections = message.connections;
           if (message.type === 'confirm') said.confirm = this.confirmAddress(String(message.ticket));
           waiter.resolve(said);
         }
