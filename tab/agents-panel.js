@@ -532,8 +532,11 @@ export class AgentsPanel extends Base {
       const confirmed = this.#confirmed(win);
       if (win && !win.closed) win.location = said.confirm;
       else this.#offerConfirmLink(said.confirm);
-      if (!(await confirmed)) {
-        // Not the waiting page's browser (or the window went away): only the whole code, typed, approves.
+      const ok = await confirmed;
+      // The window went away without a word: the person may press Approve again.
+      if (ok === null) throw new Error(CONSENT.LINK_WINDOW_CLOSED);
+      if (!ok) {
+        // Not the waiting page's browser: only the whole code, typed, approves.
         this.#dropLink();
         this.#el('code').focus();
         throw new Error(CONSENT.NOT_THIS_BROWSER);
@@ -543,7 +546,7 @@ export class AgentsPanel extends Base {
     });
   }
 
-  /** Resolves with whether the relay's confirm page approved: what it posts, or false once its window closed without a word. */
+  /** Resolves with whether the relay's confirm page approved (what it posts), or null once its window closed without a word. */
   #confirmed(win) {
     return new Promise((resolve) => {
       const origin = new URL(this.#relay.relay).origin;
@@ -555,7 +558,7 @@ export class AgentsPanel extends Base {
         resolve(ok);
       };
       const stop = onConfirmed(origin, done);
-      if (win) watch = setInterval(() => win.closed && done(false), 500);
+      if (win) watch = setInterval(() => win.closed && done(null), 500);
     });
   }
 

@@ -10,7 +10,7 @@ export const CLOSE: Readonly<{ ORIGIN_REFUSED: number; PROOF_FAILED: number; PRO
 /** What the tab answers a call to a tool the person's settings refuse. */
 export const TOOL_REFUSED: string;
 /** The consent's sentences, in the relay's words. */
-export const CONSENT: Readonly<{ APPROVE_ONLY_YOURS: string; PLACE_UNKNOWN: string; LOOKALIKE: string; LINK_OPENED: string; LINK_CONFIRMING: string; LINK_WINDOW_BLOCKED: string; NOT_THIS_BROWSER: string }>;
+export const CONSENT: Readonly<{ APPROVE_ONLY_YOURS: string; PLACE_UNKNOWN: string; LOOKALIKE: string; LINK_OPENED: string; LINK_CONFIRMING: string; LINK_WINDOW_BLOCKED: string; LINK_WINDOW_CLOSED: string; NOT_THIS_BROWSER: string }>;
 /** The text a tab signs to prove its pairing. */
 export function proofText(origin: string, challenge: string): string;
 

@@ -554,6 +554,8 @@ pub mod consent {
     pub const LINK_OPENED: &str = "This page was opened with a link that asks to connect an agent app. Press Show who asks to see the request; if you did not just start connecting, ignore it.";
     /// A linked approval is being confirmed in the relay's window.
     pub const LINK_CONFIRMING: &str = "Confirming in a small window of the relay that this browser opened the waiting page; it closes by itself.";
+    /// The relay's window closed before it said whether it approved.
+    pub const LINK_WINDOW_CLOSED: &str = "The relay's window closed before it confirmed: press Approve again, or type the whole code shown on the waiting page.";
     /// The browser blocked the relay's window.
     pub const LINK_WINDOW_BLOCKED: &str = "The browser blocked the relay's window: press Confirm in a new window to finish approving, or type the whole code shown on the waiting page.";
     /// The browser that approved through the link did not open the waiting page (a link

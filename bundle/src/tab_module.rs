@@ -44,7 +44,7 @@ export const DATA_OPEN = '{open}';\n\
 export const DATA_CLOSE = '{close_tag}';\n\
 /** The tab end's sentence for a call whose question became moot (`{{reason}}`: why, in words). */\n\
 export const WITHDRAWN = {withdrawn};\n\
-export const CONSENT = Object.freeze({{ APPROVE_ONLY_YOURS: {yours}, PLACE_UNKNOWN: {place}, LOOKALIKE: {lookalike}, LINK_OPENED: {link_opened}, LINK_CONFIRMING: {link_confirming}, LINK_WINDOW_BLOCKED: {link_blocked}, NOT_THIS_BROWSER: {not_this_browser} }});\n\
+export const CONSENT = Object.freeze({{ APPROVE_ONLY_YOURS: {yours}, PLACE_UNKNOWN: {place}, LOOKALIKE: {lookalike}, LINK_OPENED: {link_opened}, LINK_CONFIRMING: {link_confirming}, LINK_WINDOW_BLOCKED: {link_blocked}, LINK_WINDOW_CLOSED: {link_closed}, NOT_THIS_BROWSER: {not_this_browser} }});\n\
 export const CONNECT_FRAGMENT = '{fragment}';\n\
 export const CONFIRM_PATH = '{confirm_path}';\n\
 export const CONFIRM_TICKET_PARAM = '{confirm_param}';\n\
@@ -85,6 +85,7 @@ export const CATALOGUE = Object.freeze({catalogue});\n",
         link_opened = js_string(protocol::consent::LINK_OPENED),
         link_confirming = js_string(protocol::consent::LINK_CONFIRMING),
         link_blocked = js_string(protocol::consent::LINK_WINDOW_BLOCKED),
+        link_closed = js_string(protocol::consent::LINK_WINDOW_CLOSED),
         not_this_browser = js_string(protocol::consent::NOT_THIS_BROWSER),
         fragment = protocol::CONNECT_FRAGMENT,
         confirm_path = protocol::CONFIRM_PATH,
