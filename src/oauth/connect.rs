@@ -188,6 +188,21 @@ impl Named {
     }
 }
 
+/// The ticket a tab gets for a linked approval: the link's reference (so the confirm page
+/// finds the code) and the approval's secret, never the code.
+#[must_use]
+pub fn ticket(link: &str, secret: &str) -> String {
+    format!("{link}.{secret}")
+}
+
+/// A ticket read back: the code its link stands for (when this relay made it) and the secret.
+#[must_use]
+pub fn read_ticket(ticket: &str, keys: &Keys) -> Option<(ConnectCode, String)> {
+    let (link, secret) = ticket.split_once('.')?;
+    let code = LinkRef::parse(link)?.code(keys)?;
+    (!secret.is_empty()).then(|| (code, secret.to_owned()))
+}
+
 /// `letters` shifted forward (to mask) or back (to unmask) by the keyed stream of `nonce`.
 fn shift(key: &super::keys::Key, nonce: &str, letters: &str, forward: bool) -> String {
     let stream = key.mac(Purpose::ConnectLink, nonce.as_bytes());
@@ -1377,6 +1392,14 @@ mod tests {
         assert_eq!(read.code(&rotated), Some(code.clone()), "the previous key still reads it");
         let other = Keys::new(&"o".repeat(32), None).unwrap();
         assert_ne!(read.code(&other), Some(code.clone()));
+        let t = ticket(link.as_str(), "s3cret");
+        assert_eq!(read_ticket(&t, &keys), Some((code.clone(), "s3cret".into())));
+        assert!(!t.contains(code.as_str()), "a ticket does not carry the code");
+        for bad in
+            ["", ".", "s3cret", &format!("{}.", link.as_str()), &format!("{}.s", code.as_str())]
+        {
+            assert_eq!(read_ticket(bad, &keys), None, "{bad}");
+        }
         let again = LinkRef::for_code(&code, &keys, &mut rng);
         assert_ne!(again, link, "each link of a code looks unrelated");
         assert_eq!(LinkRef::parse(code.as_str()), None);

@@ -47,7 +47,7 @@ pub fn told(
         (Command::Approve { linked: true, .. }, CodeReply::ToConfirm { client, secret }) => {
             // The ticket names the link (the confirm page reads the code from it) and the
             // approval's secret: nothing in it is the code.
-            let ticket = format!("{code}.{secret}");
+            let ticket = crate::oauth::connect::ticket(&code, &secret);
             (RelayMessage::Confirm { code, client, ticket }, false)
         }
         (Command::Deny, CodeReply::Described(_)) => (RelayMessage::Denied { code }, false),

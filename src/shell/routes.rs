@@ -313,11 +313,8 @@ async fn authorize_confirm(
         .find(|(k, _)| k == tabrelay_bundle::protocol::CONFIRM_TICKET_PARAM)
         .map(|(_, v)| v.as_str())
         .unwrap_or_default();
-    let read = ticket.split_once('.').and_then(|(link, secret)| {
-        Some((connect::LinkRef::parse(link)?.code(&config.keys)?, secret.to_owned()))
-    });
     // A ticket naming no link this relay made is refused before any Durable Object is addressed.
-    let Some((code, secret)) = read else {
+    let Some((code, secret)) = connect::read_ticket(ticket, &config.keys) else {
         return html(400, pages::confirmed(Err(connect::refusal::TICKET_STALE)));
     };
     let command = Command::Confirm { secret, browser_hash: browser_hash(req, &code)? };
