@@ -2,13 +2,14 @@
 //! query, cookies, the bearer.
 
 use crate::pages::{CODE_PATH, STATUS_PATH, WAIT_SCRIPT_PATH};
+use tabrelay_bundle::protocol::CONFIRM_PATH;
 
 /// Every route and the methods it takes: the one source of a 405's `Allow` and of the CORS
 /// `Access-Control-Allow-Methods` (see [`allow`]), so the two never disagree. A path not here
 /// is a 404. The MCP endpoint takes POST only: it offers no GET stream and no session to DELETE
 /// (Streamable HTTP lets a server answer both with 405). OPTIONS, the CORS preflight, is
 /// answered on every [`is_cors_path`] besides these.
-pub const ROUTES: [(&str, &[&str]); 12] = [
+pub const ROUTES: [(&str, &[&str]); 13] = [
     ("/", &["POST"]),
     ("/health", &["GET"]),
     ("/.well-known/oauth-protected-resource", &["GET"]),
@@ -18,6 +19,7 @@ pub const ROUTES: [(&str, &[&str]); 12] = [
     (STATUS_PATH, &["GET"]),
     (CODE_PATH, &["POST"]),
     (WAIT_SCRIPT_PATH, &["GET"]),
+    (CONFIRM_PATH, &["GET"]),
     ("/token", &["POST"]),
     ("/revoke", &["POST"]),
     ("/tab", &["GET"]),
@@ -143,6 +145,7 @@ mod tests {
             "/tab",
             STATUS_PATH,
             WAIT_SCRIPT_PATH,
+            CONFIRM_PATH,
         ] {
             assert_eq!(allow(get).as_deref(), Some("GET"), "{get}");
         }

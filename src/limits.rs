@@ -61,6 +61,10 @@ pub const REFRESH_TOKEN_TTL_MS: u64 = 30 * 24 * 3600 * 1000;
 pub const MAX_PLACE_CHARS: usize = 80;
 /// How many times a tab may describe, approve or deny one code before it is dead.
 pub const MAX_CODE_TRIES: u32 = 5;
+/// How long a tab's approval through the waiting page's link waits for the browser's
+/// confirmation (the top-level step on the relay's origin that carries the waiting page's
+/// cookie), in milliseconds; later, the approval is void and the code waits again.
+pub const LINK_CONFIRM_TTL_MS: u64 = 2 * 60_000;
 
 // Grants (connections) a pairing keeps.
 /// How many retired refresh tokens a grant remembers, to recognise their reuse.

@@ -6,8 +6,7 @@ use crate::http::escape_html;
 /// The Content-Security-Policy of every page: its own script only, never framed.
 pub const PAGE_CSP: &str = "default-src 'none'; script-src 'self'; style-src 'unsafe-inline'; connect-src 'self'; img-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
-/// The fragment key the approval link puts the code under (the tab client reads it).
-pub const CONNECT_FRAGMENT: &str = "tabrelay-connect";
+use tabrelay_bundle::protocol::{CONFIRM_MESSAGE, CONNECT_FRAGMENT};
 
 /// The path of the waiting page's script.
 pub const WAIT_SCRIPT_PATH: &str = "/authorize/wait.js";
@@ -73,7 +72,7 @@ After approval you will be sent back to <strong id=\"redirect-host\">{host}</str
 <p class=\"code\" id=\"code\">…</p>\
 <p><a class=\"button\" id=\"link\" hidden target=\"_blank\" rel=\"noopener\">Open the app with this code</a></p>\
 <p id=\"status\" role=\"status\" data-request=\"{sealed}\" data-code-path=\"{code_path}\" data-status=\"{status}\">Making a connect code…</p>\
-<p class=\"muted\">The code works once and for ten minutes. If the app asks for its last characters, they are the last {tail} here. If you did not start this, close this page.</p>\
+<p class=\"muted\">The code works once and for ten minutes. The link approves with one press only in this browser; anywhere else, type the whole code. If you did not start this, close this page.</p>\
 <script src=\"{script}\"></script></body></html>",
         title = title,
         who = who,
@@ -82,7 +81,6 @@ After approval you will be sent back to <strong id=\"redirect-host\">{host}</str
         code_path = CODE_PATH,
         status = STATUS_PATH,
         script = WAIT_SCRIPT_PATH,
-        tail = tabrelay_bundle::protocol::consent::TAIL_CHARS,
     )
 }
 
@@ -109,10 +107,36 @@ pub fn connector(address: &str, app_url: &str) -> String {
     )
 }
 
-/// The approval link for a code: the app, with the code in the fragment.
+/// The approval link for a code: the app, with the code's link reference (never the code)
+/// in the fragment.
 #[must_use]
-pub fn approval_link(app_url: &str, code_display: &str) -> String {
-    format!("{app_url}#{CONNECT_FRAGMENT}={code_display}")
+pub fn approval_link(app_url: &str, link: &str) -> String {
+    format!("{app_url}#{CONNECT_FRAGMENT}={link}")
+}
+
+/// The confirm page, opened by the tab that approved through the waiting page's link: whether
+/// this browser's confirmation approved the code (`client` named), or the sentence saying why
+/// not. Its script drops the ticket from the address bar, tells the window that opened it
+/// whether it worked (nothing secret) and closes itself.
+#[must_use]
+pub fn confirmed(outcome: Result<&str, &str>) -> String {
+    let (ok, heading, text) = match outcome {
+        Ok(client) => (
+            true,
+            "Approved",
+            format!(
+                "{} is connecting to your tab. This window closes by itself.",
+                escape_html(client)
+            ),
+        ),
+        Err(sentence) => (false, "Not approved", escape_html(sentence)),
+    };
+    format!(
+        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width\">\
+<title>{heading}</title><style>{STYLE}</style></head><body>\
+<h1>{heading}</h1><p id=\"confirmed\" role=\"status\" data-ok=\"{ok}\" data-message=\"{CONFIRM_MESSAGE}\">{text}</p>\
+<script src=\"{WAIT_SCRIPT_PATH}\"></script></body></html>"
+    )
 }
 
 /// A page that says why a request cannot go on and what to do; `error` is the OAuth error
@@ -130,6 +154,16 @@ pub fn refused(error: &str, sentence: &str) -> String {
 /// The waiting page's script: asks once for its connect code (handing back the sealed
 /// request), shows it, then asks every 1.5 s whether the code was approved, then goes on.
 pub const WAIT_SCRIPT: &str = r#"(() => {
+  const done = document.getElementById('confirmed');
+  if (done) {
+    // The confirm page: the ticket leaves the address bar; the tab that opened it hears whether
+    // it worked (nothing secret), and the window closes once a success was read.
+    history.replaceState(null, '', location.pathname);
+    const ok = done.dataset.ok === 'true';
+    if (window.opener) window.opener.postMessage({ type: done.dataset.message, ok }, '*');
+    if (ok) setTimeout(() => window.close(), 1500);
+    return;
+  }
   const el = document.getElementById('status');
   let code = null;
   const stop = (sentence) => { el.textContent = sentence || 'This code can no longer be used; start connecting again from the app.'; };
@@ -203,8 +237,8 @@ mod tests {
         assert!(page.contains("a&quot;b.example"));
         assert!(page.contains("data-request=\"seal.&quot;tag&lt;\""), "{page}");
         assert_eq!(
-            approval_link("https://app.example/", "ABCDE-12345"),
-            "https://app.example/#tabrelay-connect=ABCDE-12345"
+            approval_link("https://app.example/", "ABCDEFGH0123456789"),
+            "https://app.example/#tabrelay-connect=ABCDEFGH0123456789"
         );
     }
 
@@ -220,6 +254,17 @@ mod tests {
         assert!(!page.contains("calls itself"), "a name that is the domain is said once");
         let page = waiting("s.t", &asker("<b>"));
         assert!(page.contains("&lt;b&gt;") && !page.contains("<b>"));
+    }
+
+    #[test]
+    fn the_confirm_page_says_what_came_of_it_escaped() {
+        let page = confirmed(Ok("<b>Claude"));
+        assert!(
+            page.contains(r#"data-ok="true""#) && page.contains("&lt;b&gt;Claude is connecting")
+        );
+        let page = confirmed(Err("Not <this> browser."));
+        assert!(page.contains(r#"data-ok="false""#) && page.contains("Not &lt;this&gt; browser."));
+        assert!(page.contains(WAIT_SCRIPT_PATH) && !page.contains("<script>"));
     }
 
     #[test]

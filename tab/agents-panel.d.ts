@@ -22,8 +22,9 @@ export function statusWords(state: string, detail?: { wait?: number; reason?: st
  * `<tabrelay-agents>`: the relay's status and the connector address with Copy, the connect code
  * entry and approval, the connections with Forget, the data switch, the mode and each kind,
  * and each tool's own choice. Parts: group (with agents or rules), heading, status-line, relay,
- * status, address-row, address, copy, copy-result, code-form, code-label, code, tail-box,
- * tail-label, tail, decide, approve, deny, asker, lookalike, code-hint, result, connections,
+ * status, address-row, address, copy, copy-result, code-form, code-label, code, decide,
+ * approve, deny, link-box, link-opened, show-link, asker, already, lookalike, code-hint, result,
+ * confirm-link, connections,
  * rules-hint, data-switch, permissions, tools-details, tools-title, tools, tool-row, tool-choice, tool-now,
  * tools-result; the composed elements' parts prefixed `connections-`, `data-`, `permissions-`.
  */
@@ -36,7 +37,6 @@ export class AgentsPanel extends HTMLElement {
   /** Says the relay is stopped and why, when the app did not start it. */
   showStatus(state: 'stopped' | 'idle', detail?: { reason?: string }): void;
   /** Fills in the code of the waiting page's link (`#tabrelay-connect=CODE`), if any. */
-  offerCodeFromFragment(): void;
 }
 
 declare global {

@@ -9,12 +9,14 @@
 // (`tabrelay-agents::part(group)`, `::part(approve)`, and the composed elements' parts with a
 // prefix: `::part(connections-forget)`, `::part(permissions-mode)`, `::part(data-switch)`):
 // - the relay's status line and the connector address to paste into Claude or ChatGPT, with Copy;
-// - the connect code entry and the approval dialog: once a whole code is typed (or opened with
-//   the waiting page's link, `#tabrelay-connect=CODE`), who asks (its verified domain, or its
-//   name as the app gave it, not verified), how long ago and from where the request started,
-//   a warning when an unverified name looks like a well-known app's, in the relay's words; a
-//   code opened from a link for an unverified client is shown with its last characters hidden
-//   and Approve needs them typed from the waiting page; Approve and Deny;
+// - the connect code entry and the approval dialog: once a whole code is typed (or, for a page
+//   opened with the waiting page's link, once the person presses Show who asks), who asks (its
+//   verified domain, or its name as the app gave it, not verified), how long ago and from where
+//   the request started, this client's connections here already (when and where each started),
+//   a warning when an unverified name looks like a well-known app's, in the relay's words;
+//   Approve and Deny. A typed whole code approves with the press; a link approves only once
+//   the relay's window, opened by the press, finds this is the browser that opened the waiting
+//   page (else the relay asks for the whole code typed);
 // - the connections (`<tabrelay-connections>`) with Forget;
 // - the data switch (`<tabrelay-data-switch>`), the mode and each kind (`<tabrelay-permissions>`)
 //   and each tool's own choice (as its kinds say, ask first, or refuse), with what its calls do now
@@ -23,7 +25,7 @@
 // RelayClient itself (`relay.subscribe`); `showStatus(state, {reason})` says why it is stopped
 // when the app never started it. Nothing is approved without the person's press.
 
-import { connectCodeFromFragment, maskedCode, tailMatches, lookalikeSentence, CONSENT } from './relay-client.js';
+import { takeConnectLink, openConfirmWindow, onConfirmed, lookalikeSentence, CONSENT } from './relay-client.js';
 import { ago, shown } from './presence-elements.js';
 
 /** A tool's own choice beside its kinds: none (its kinds decide), ask first, or refuse. */
@@ -96,8 +98,7 @@ const CSS = `
   form { display: flex; flex-wrap: wrap; gap: .5rem; align-items: center; margin-top: .75rem; }
   form label { width: 100%; font-weight: 600; }
   [part=decide] { display: flex; gap: .5rem; }
-  [part=tail-box] { display: contents; }
-  [part=tail-box][hidden] { display: none; }
+  [part=link-box][hidden] { display: none; }
   [part=asker] { overflow-wrap: anywhere; }
   [part=asker]:empty { margin: 0; }
   [part=lookalike] { padding: .4rem .6rem; border-left: 4px solid #b3261e; background: #fff8f7; color: #7a1a14; }
@@ -130,11 +131,12 @@ export class AgentsPanel extends Base {
   #decisions = 0;
   /** The code requests one after another: the relay client keeps one per code. */
   #codeTurn = Promise.resolve();
-  /** The code opened from the waiting page's link (normalized), shown masked in the field. */
+  /** The waiting page's link reference this page was loaded with (never the code). */
   #linked = null;
+  /** Whether the person pressed to see who asks for the link. */
+  #linkShown = false;
   /** Connections calls came through that the list was refreshed for. */
   #seen = new Set();
-  #onHash = () => this.offerCodeFromFragment();
 
   constructor() {
     super();
@@ -147,10 +149,11 @@ export class AgentsPanel extends Base {
       <form part="code-form" id="approve-form" aria-label="Approve or deny a connect code">
         <label part="code-label" for="code">Connect code</label>
         <input part="code" id="code" name="code" autocomplete="off" autocapitalize="characters" spellcheck="false" placeholder="ABCDE-FGHJK" aria-describedby="code-asker code-lookalike code-hint">
-        <span part="tail-box" id="tail-box" hidden><label part="tail-label" for="code-tail" id="code-tail-label"></label><input part="tail" id="code-tail" name="code-tail" autocomplete="off" autocapitalize="characters" spellcheck="false" maxlength="8" placeholder="last characters"></span>
         <span part="decide"><button part="approve" id="approve" type="submit">Approve</button> <button part="deny" id="deny" class="quiet" type="button">Deny</button></span>
       </form>
+      <p part="link-box" id="link-box" hidden><span part="link-opened" id="link-opened"></span> <button part="show-link" id="show-link" class="quiet small" type="button">Show who asks</button></p>
       <p part="asker" id="code-asker" aria-live="polite"></p>
+      <p part="already" id="code-already" hidden></p>
       <p part="lookalike" id="code-lookalike" role="alert" hidden></p>
       <p part="code-hint" id="code-hint" class="hint"></p>
       <p part="result" id="approve-result" aria-live="polite"></p>
@@ -169,17 +172,14 @@ export class AgentsPanel extends Base {
     </section>`;
     const $ = (id) => this.#root.getElementById(id);
     $('code-hint').textContent = `An agent that asks to use this tab shows a connect code on its waiting page. ${CONSENT.APPROVE_ONLY_YOURS}`;
-    $('code-tail-label').textContent = CONSENT.TAIL_ASK;
+    $('link-opened').textContent = CONSENT.LINK_OPENED;
+    $('show-link').addEventListener('click', () => this.#showLink());
     $('approve-form').addEventListener('submit', (event) => this.#approve(event));
     $('deny').addEventListener('click', () => this.#deny());
     $('copy-address').addEventListener('click', () => this.#copyAddress());
     $('code').addEventListener('input', () => {
-      // Typing in the field leaves the linked code: a whole code typed needs no extra step.
-      if (this.#linked) {
-        this.#linked = null;
-        $('code').value = '';
-        this.#showTail(false);
-      }
+      // Typing in the field leaves the link: a whole code typed needs no extra step.
+      if (this.#linked) this.#dropLink();
       this.#codeEdited(false);
     });
     $('settings').addEventListener('change', (event) => this.#toolChanged(event));
@@ -237,12 +237,10 @@ export class AgentsPanel extends Base {
   }
 
   connectedCallback() {
-    window.addEventListener('hashchange', this.#onHash);
     if (!this.#unsubscribe.length) this.#listen();
-    this.offerCodeFromFragment();
+    this.#offerLink();
   }
   disconnectedCallback() {
-    window.removeEventListener('hashchange', this.#onHash);
     this.#unsubscribe.forEach((f) => f());
     this.#unsubscribe = [];
   }
@@ -354,28 +352,46 @@ export class AgentsPanel extends Base {
     this.#el('settings-result').textContent = `${name} ${NOW_WORDS[this.#presence.settingOf(name)]}.`;
   }
 
-  /** Fills in the code of the waiting page's link (`#tabrelay-connect=CODE`), if the page has one. */
-  offerCodeFromFragment() {
-    const code = connectCodeFromFragment(location.hash);
-    if (!code) return;
-    this.#linked = wholeCode(code);
-    // Hidden until the relay says the client is verified: the person types them from the page.
-    this.#el('code').value = this.#linked ? maskedCode(this.#linked) : code;
-    this.#showTail(Boolean(this.#linked));
-    delete this.#el('approve-result').dataset.code;
-    this.#el('approve-result').textContent = 'Check that this code matches the one on the waiting page, then press Approve.';
-    this.#el('code').focus();
+  /**
+   * Offers the waiting page's link this page was loaded with (taken once: a fragment set later
+   * is never read). Nothing is asked of the relay until the person presses Show who asks.
+   */
+  #offerLink() {
+    const link = takeConnectLink();
+    if (!link) return;
+    this.#linked = link;
+    this.#linkShown = false;
+    this.#el('link-box').hidden = false;
+    this.#el('show-link').focus();
+  }
+
+  /** The person pressed Show who asks: the link is described (one of its few tries). */
+  #showLink() {
+    if (!this.#linked) return;
+    this.#linkShown = true;
+    this.#el('link-box').hidden = true;
+    this.#el('code').value = '';
     this.#codeEdited(true);
   }
 
-  #showTail(show) {
-    this.#el('tail-box').hidden = !show;
-    if (!show) this.#el('code-tail').value = '';
+  /** The link is no longer offered (the person typed, or it was decided or refused). */
+  #dropLink() {
+    this.#linked = null;
+    this.#linkShown = false;
+    this.#el('link-box').hidden = true;
   }
 
-  /** The whole code the field stands for: the linked one, or the one typed. */
+  /** What Approve and Deny act on: the whole code typed, else the link once shown: {kind, key}, or null. */
+  #asked() {
+    const typed = wholeCode(this.#el('code').value);
+    if (typed) return { kind: 'code', key: typed };
+    if (this.#linked && this.#linkShown) return { kind: 'link', key: this.#linked };
+    return null;
+  }
+
+  /** The key of what the dialog is about: the whole code typed, or the link once shown. */
   #fieldCode() {
-    return this.#linked ?? wholeCode(this.#el('code').value);
+    return this.#asked()?.key ?? null;
   }
 
   /** The code field changed: what was said about another code goes; a whole code is described soon (or `now`). */
@@ -410,9 +426,10 @@ export class AgentsPanel extends Base {
     if (!relay || relay.status !== 'connected') return; // Asked once the tab is connected.
     this.#described.set(code, null);
     const asked = this.#decisions;
+    const link = this.#asked()?.kind === 'link';
     let said;
     try {
-      said = await this.#inTurn(() => relay.describe(code));
+      said = await this.#inTurn(() => (link ? relay.describeLink(code) : relay.describe(code)));
     } catch (err) {
       // A request lost with the connection may not have reached the relay: ask again once connected.
       if (relay.status !== 'connected') {
@@ -433,11 +450,14 @@ export class AgentsPanel extends Base {
     const lookalike = this.#el('code-lookalike');
     lookalike.hidden = !said.lookalike;
     lookalike.textContent = said.lookalike ? lookalikeSentence(shown(said.lookalike)) : '';
-    if (this.#linked === code) {
-      // A verified client's link keeps one click; an unverified one's needs the last characters.
-      if (said.verified) this.#el('code').value = `${code.slice(0, 5)}-${code.slice(5)}`;
-      this.#showTail(!said.verified);
-    }
+    const already = this.#el('code-already');
+    const connections = said.connections || [];
+    already.hidden = connections.length === 0;
+    already.textContent = connections.length
+      ? `This app already has ${connections.length === 1 ? 'a connection' : `${connections.length} connections`} to this browser: ${connections
+          .map((c) => `started ${ago(c.created_ms)} ${c.place ? `from ${shown(c.place)}` : 'from a place not known'}`)
+          .join('; ')}. If you did not mean to add another, Deny this one.`
+      : '';
     if (said.sentence) {
       asker.textContent = '';
       delete asker.dataset.code;
@@ -475,37 +495,88 @@ export class AgentsPanel extends Base {
    */
   #codeDone(code) {
     this.#described.delete(wholeCode(code) ?? code);
-    this.#linked = null;
-    this.#showTail(false);
+    if (this.#linked === code) this.#dropLink();
     this.#el('code').value = '';
     this.#el('code-asker').textContent = '';
     delete this.#el('code-asker').dataset.code;
     this.#el('code-lookalike').hidden = true;
     this.#el('code-lookalike').textContent = '';
-    if (connectCodeFromFragment(location.hash)) history.replaceState(null, '', location.pathname + location.search);
+    this.#el('code-already').hidden = true;
+    this.#el('code-already').textContent = '';
   }
 
-  /** Approves the code in the field; never runs without the person's press. */
+  /**
+   * Approves what the dialog is about; never runs without the person's press. A whole code typed
+   * is approved by the relay at once. The link is approved only once the relay's window, opened
+   * here from the press, finds this is the browser that opened the waiting page.
+   */
   #approve(event) {
     event.preventDefault();
-    const code = this.#fieldCode();
-    if (this.#linked && code === this.#linked && !this.#described.get(code)?.verified && !tailMatches(code, this.#el('code-tail').value)) {
-      // Nothing is sent: only the person holding the waiting page knows these characters.
-      this.#el('approve-result').textContent = this.#el('code-tail').value.trim() ? CONSENT.TAIL_WRONG : CONSENT.TAIL_ASK;
-      this.#el('code-tail').focus();
-      return undefined;
+    if (this.#asked()?.kind !== 'link') {
+      return this.#decide('approve', 'Approving…', async (whole) => {
+        const { client } = await this.#relay.approve(whole);
+        this.#el('connections').refresh();
+        return `Connected to ${shown(client || 'the agent')}.`;
+      });
     }
-    return this.#decide('approve', 'Approving…', async (whole) => {
-      const { client } = await this.#relay.approve(whole);
+    // Opened now, while the press lets a page open a window; given its address once the relay answered.
+    const win = this.#relay ? openConfirmWindow() : null;
+    return this.#decide('approve', CONSENT.LINK_CONFIRMING, async (link) => {
+      let said;
+      try {
+        said = await this.#relay.approveLink(link);
+      } catch (err) {
+        win?.close();
+        throw err;
+      }
+      const confirmed = this.#confirmed(win);
+      if (win && !win.closed) win.location = said.confirm;
+      else this.#offerConfirmLink(said.confirm);
+      const ok = await confirmed;
+      // The window went away without a word: the person may press Approve again.
+      if (ok === null) throw new Error(CONSENT.LINK_WINDOW_CLOSED);
+      if (!ok) {
+        // Not the waiting page's browser: only the whole code, typed, approves.
+        this.#dropLink();
+        this.#el('code').focus();
+        throw new Error(CONSENT.NOT_THIS_BROWSER);
+      }
       this.#el('connections').refresh();
-      return `Connected to ${shown(client || 'the agent')}.`;
+      return `Connected to ${shown(said.client || 'the agent')}.`;
     });
+  }
+
+  /** Resolves with whether the relay's confirm page approved (what it posts), or null once its window closed without a word. */
+  #confirmed(win) {
+    return new Promise((resolve) => {
+      const origin = new URL(this.#relay.relay).origin;
+      let watch = null;
+      const done = (ok) => {
+        stop();
+        clearInterval(watch);
+        this.#el('confirm-link')?.remove();
+        resolve(ok);
+      };
+      const stop = onConfirmed(origin, done);
+      if (win) watch = setInterval(() => win.closed && done(null), 500);
+    });
+  }
+
+  /** The browser blocked the window: a link the person opens instead (it keeps this page as its opener). */
+  #offerConfirmLink(address) {
+    const a = document.createElement('a');
+    Object.assign(a, { id: 'confirm-link', href: address, target: 'tabrelay-confirm', rel: 'opener', textContent: 'Confirm in a new window' });
+    a.setAttribute('part', 'confirm-link');
+    const result = this.#el('approve-result');
+    result.after(a);
+    setTimeout(() => (result.textContent = CONSENT.LINK_WINDOW_BLOCKED));
   }
 
   /** Denies the code in the field: the waiting page sends the agent app back refused. */
   #deny() {
+    const link = this.#asked()?.kind === 'link';
     return this.#decide('deny', 'Denying…', async (whole) => {
-      await this.#relay.deny(whole);
+      await (link ? this.#relay.denyLink(whole) : this.#relay.deny(whole));
       const client = this.#described.get(whole)?.client;
       return `Denied: ${client ? shown(client) : 'the agent app'} was refused.`;
     });
@@ -514,7 +585,7 @@ export class AgentsPanel extends Base {
   /** The person's decision on the code (`action`: approve or deny): both buttons off while the relay is asked. */
   async #decide(action, doing, run) {
     const result = this.#el('approve-result');
-    const typed = this.#linked ?? this.#el('code').value.trim();
+    const typed = this.#fieldCode() ?? this.#el('code').value.trim();
     if (!typed) {
       result.textContent = 'Type the connect code shown on the waiting page.';
       return;

@@ -14,7 +14,7 @@ export const FORGOTTEN: string;
 /** Said for a call of an agent the person stopped, until they let it go on. */
 export const AGENT_STOPPED: string;
 /** The consent's sentences, in the relay's words. */
-export const CONSENT: Readonly<{ APPROVE_ONLY_YOURS: string; PLACE_UNKNOWN: string; LOOKALIKE: string; TAIL_CHARS: number; TAIL_ASK: string; TAIL_WRONG: string }>;
+export const CONSENT: Readonly<{ APPROVE_ONLY_YOURS: string; PLACE_UNKNOWN: string; LOOKALIKE: string; LINK_OPENED: string; LINK_CONFIRMING: string; LINK_WINDOW_BLOCKED: string; LINK_WINDOW_CLOSED: string; NOT_THIS_BROWSER: string }>;
 /** The text a tab signs to prove its pairing. */
 export function proofText(origin: string, challenge: string): string;
 
@@ -24,12 +24,22 @@ export const SETTINGS: readonly Setting[];
 export const OLD_SECRET_KEY: string;
 export const KEY_DB: string;
 export const KEY_STORE: string;
+/** The fragment key of the waiting page's link (`#tabrelay-connect=REFERENCE`). */
 export const CONNECT_FRAGMENT: string;
+/** The `type` of what the relay's confirm page posts to the window that opened it. */
+export const CONFIRM_MESSAGE: string;
 
 export function normalCode(code: string | null | undefined): string;
-export function connectCodeFromFragment(hash: string | null | undefined): string | null;
-export function maskedCode(code: string, hidden?: number): string;
-export function tailMatches(code: string, typed: string, chars?: number): boolean;
+/** The waiting page's link reference in a URL fragment, or null. */
+export function connectLinkFromFragment(hash: string | null | undefined): string | null;
+/** `hash` without the link's key ('' when nothing else is left). */
+export function fragmentWithoutLink(hash: string | null | undefined): string;
+/** The link reference this page was loaded with, the first time it is asked; null after that. */
+export function takeConnectLink(): string | null;
+/** Opens a window for the relay's confirm page (from the person's press); null when blocked. */
+export function openConfirmWindow(): Window | null;
+/** Calls `fn(ok)` when the relay's confirm page reports; returns a function that stops listening. */
+export function onConfirmed(relayOrigin: string, fn: (ok: boolean) => void): () => void;
 export function lookalikeSentence(app: string): string;
 
 /** A catalogue tool as the bundle carries it. */
@@ -113,6 +123,8 @@ export interface CodeDescription {
   age_ms?: number;
   place?: string;
   lookalike?: string;
+  /** This browser's connections of the same client, each with when and where it started (absent: none). */
+  connections?: ConnectionInfo[];
 }
 
 export type Status = 'idle' | 'connecting' | 'connected' | 'waiting' | 'refused';
@@ -168,6 +180,11 @@ export class RelayClient {
   letGoOn(id: string): void;
   isStopped(id: string): boolean;
   describe(code: string): Promise<CodeDescription>;
+  describeLink(link: string): Promise<CodeDescription>;
   approve(code: string): Promise<{ client: string; host: string }>;
+  /** Resolves with the relay's confirm page (`confirm`), which this browser must open to approve. */
+  approveLink(link: string): Promise<{ client: string; confirm: string }>;
   deny(code: string): Promise<{ client: string; host: string }>;
+  denyLink(link: string): Promise<{ client: string; host: string }>;
+  confirmAddress(ticket: string): string;
 }

@@ -10,10 +10,21 @@
 // IndexedDB store (Node has none; tests pass one in memory); `relayOrigin` (default: the relay
 // address's origin) is what the key is kept by and the proofs name.
 //
-//   import { RelayClient, connectCodeFromFragment } from './relay-client.js';
+//   import { RelayClient, takeConnectLink } from './relay-client.js';
 //   const relay = new RelayClient({ relay: 'https://relay.example', handle: async (call) => ... });
 //   relay.start();
-//   await relay.approve('ABCDE-FGHJK');
+//   await relay.approve('ABCDE-FGHJK');            // a whole code the person typed
+//   const link = takeConnectLink();                 // the waiting page's link, once per page load
+//   const { confirm } = await relay.approveLink(link); // then open `confirm` as a window (below)
+//
+// The waiting page's link (`APP_URL#tabrelay-connect=REFERENCE`) carries a reference, never the
+// code. This module reads it once, when the page loads, and takes it off the address bar at
+// once; a later fragment is never read. The relay approves a link's reference only once the
+// browser confirms it opened the waiting page: `approveLink` resolves with the relay's
+// `confirm` address, which the app opens as a top-level window from the person's press
+// (`openConfirmWindow`); that window carries the waiting page's cookie, which only the browser
+// that opened the waiting page has. Anywhere else the relay refuses it, and only the whole code,
+// typed, approves.
 //
 // The tab states its tools: full MCP tool definitions, each with what the person's settings
 // make of it (`setting`: 'asks', 'runs' or 'refused'). By default the bundle catalogue's tools
@@ -46,6 +57,7 @@
 // written from the relay's own bundle crate (scripts/bundle), so both ends agree.
 
 import { PROTOCOL_VERSION, BUNDLE_DIGEST, CLOSE, PING, PING_EVERY_MS, CATALOGUE, TOOL_REFUSED, CONSENT, TAB_PATH, TAB_KEY_PARAM, CHALLENGE_BYTES, FORGOTTEN, AGENT_STOPPED, proofText } from './generated/bundle.js';
+import { CONNECT_FRAGMENT, CONFIRM_PATH, CONFIRM_TICKET_PARAM, CONFIRM_MESSAGE } from './generated/bundle.js';
 
 export { PROTOCOL_VERSION, BUNDLE_DIGEST, CLOSE, TOOL_REFUSED, CONSENT, FORGOTTEN, AGENT_STOPPED, proofText };
 /** What the person's settings may make of a tool. */
@@ -59,7 +71,7 @@ const KEY_ALGORITHM = Object.freeze({ name: 'ECDSA', namedCurve: 'P-256' });
 const SIGNATURE_ALGORITHM = Object.freeze({ name: 'ECDSA', hash: 'SHA-256' });
 /** A challenge as the relay makes it: base64url (no padding) of CHALLENGE_BYTES random bytes. */
 const CHALLENGE = new RegExp(`^[A-Za-z0-9_-]{${Math.ceil((CHALLENGE_BYTES * 4) / 3)}}$`);
-export const CONNECT_FRAGMENT = 'tabrelay-connect';
+export { CONNECT_FRAGMENT, CONFIRM_MESSAGE };
 /** After these close codes the client does not retry: retrying cannot help. */
 const FINAL_CLOSES = [CLOSE.ORIGIN_REFUSED, CLOSE.PROOF_FAILED, CLOSE.PROTOCOL_ERROR, CLOSE.OUTDATED];
 
@@ -76,30 +88,64 @@ export function normalCode(code) {
     .replace(/[IL]/g, '1');
 }
 
-/** The connect code in a URL fragment such as `#tabrelay-connect=ABCDE-FGHJK`, or null. */
-export function connectCodeFromFragment(hash) {
+/** The waiting page's link reference in a URL fragment (`#tabrelay-connect=REFERENCE`), or null. */
+export function connectLinkFromFragment(hash) {
   const params = new URLSearchParams(String(hash || '').replace(/^#/, ''));
-  const code = params.get(CONNECT_FRAGMENT);
-  return code && /^[0-9A-Za-z-]{4,40}$/.test(code) ? code : null;
+  const link = params.get(CONNECT_FRAGMENT);
+  return link && /^[0-9A-Za-z]{8,40}$/.test(link) ? link.toUpperCase() : null;
+}
+
+/** `hash` without the link's key (the app's own fragment stays): '' when nothing else is left. */
+export function fragmentWithoutLink(hash) {
+  const params = new URLSearchParams(String(hash || '').replace(/^#/, ''));
+  params.delete(CONNECT_FRAGMENT);
+  const rest = params.toString();
+  return rest ? `#${rest}` : '';
 }
 
 /**
- * A connect code opened from a link, for a client whose name nobody verified, is not approved
- * with one click: the tab shows it with its last CONSENT.TAIL_CHARS characters hidden
- * (`maskedCode`) and the person types them from the waiting page they opened (`tailMatches`).
- * Someone who sent them the link holds that page; they do not.
+ * The link this page was loaded with: read once, as this module loads with the page, and taken
+ * off the address bar at once (so it is not bookmarked, shared or read again); a fragment set
+ * later (a page that opened this one can rewrite it) is never read.
  */
-export function maskedCode(code, hidden = CONSENT.TAIL_CHARS) {
-  const normal = normalCode(code);
-  const masked = normal.slice(0, Math.max(0, normal.length - hidden)) + '•'.repeat(Math.min(hidden, normal.length));
-  return masked.length > 5 ? `${masked.slice(0, 5)}-${masked.slice(5)}` : masked;
+const LOADED_LINK = (() => {
+  if (typeof location === 'undefined' || typeof history === 'undefined') return null;
+  const hash = location.hash;
+  if (!new URLSearchParams(hash.replace(/^#/, '')).has(CONNECT_FRAGMENT)) return null;
+  history.replaceState(history.state, '', location.pathname + location.search + fragmentWithoutLink(hash));
+  return connectLinkFromFragment(hash);
+})();
+let loadedLinkTaken = false;
+
+/** The waiting page's link reference this page was loaded with, the first time it is asked; null after that, or when none. */
+export function takeConnectLink() {
+  if (loadedLinkTaken) return null;
+  loadedLinkTaken = true;
+  return LOADED_LINK;
 }
 
-/** Whether `typed` is the last CONSENT.TAIL_CHARS characters of `code` (read as codes are). */
-export function tailMatches(code, typed, chars = CONSENT.TAIL_CHARS) {
-  const normal = normalCode(code);
-  const tail = normalCode(typed);
-  return normal.length > chars && tail.length === chars && normal.endsWith(tail);
+/**
+ * Opens a window for the relay's confirm page; call it in the person's click handler before
+ * anything is awaited (browsers open windows only then), and give the window its address once
+ * the relay answered: `win.location = confirm`. Null when the browser blocked it (then show the
+ * address as a link the person opens). The window tells this one what came of it: listen with
+ * `onConfirmed`.
+ */
+export function openConfirmWindow() {
+  return typeof window === 'undefined' ? null : window.open('about:blank', 'tabrelay-confirm', 'popup,width=480,height=360');
+}
+
+/**
+ * Calls `fn(ok)` when the relay's confirm page (at `relayOrigin`) says whether this browser's
+ * confirmation approved the link; returns a function that stops listening.
+ */
+export function onConfirmed(relayOrigin, fn) {
+  const heard = (event) => {
+    if (event.origin !== relayOrigin || event.data?.type !== CONFIRM_MESSAGE) return;
+    fn(event.data.ok === true);
+  };
+  window.addEventListener('message', heard);
+  return () => window.removeEventListener('message', heard);
 }
 
 /** The relay's warning for an unverified name that looks like `app`'s. */
@@ -392,29 +438,56 @@ export class RelayClient {
   }
 
   /**
-   * Who asks for a connect code: resolves with {client, host, verified, age_ms, place,
-   * lookalike} or rejects with a sentence. `verified` is the domain that published the client's
-   * metadata document (the relay fetched it from there); absent for a client that registered,
-   * whose name is not verified. `age_ms`: how long ago the request started; `place`: where its
-   * browser was ("City, CC"), absent when the relay's platform did not say (show
-   * CONSENT.PLACE_UNKNOWN); `lookalike`: the well-known app an unverified name looks like
-   * (show `lookalikeSentence(lookalike)`). Show CONSENT.APPROVE_ONLY_YOURS with every request.
+   * Who asks for a connect code the person typed: resolves with {client, host, verified, age_ms,
+   * place, lookalike, connections} or rejects with a sentence. `verified` is the domain that
+   * published the client's metadata document (the relay fetched it from there); absent for a
+   * client that registered, whose name is not verified. `age_ms`: how long ago the request
+   * started; `place`: where its browser was ("City, CC"), absent when the relay's platform did
+   * not say (show CONSENT.PLACE_UNKNOWN); `lookalike`: the well-known app an unverified name
+   * looks like (show `lookalikeSentence(lookalike)`); `connections`: this browser's connections
+   * of the same client, each with `created_ms` and `place`. Show CONSENT.APPROVE_ONLY_YOURS with
+   * every request. Each describe is one of a code's few tries: ask once the person typed it or
+   * pressed to see it.
    */
   describe(code) {
-    return this.codeRequest('describe', code);
+    return this.codeRequest('describe', 'code', code);
   }
 
-  /** Approves a connect code; resolves with {client} or rejects with a sentence. */
+  /** Who asks for the waiting page's link (`takeConnectLink()`): as `describe`. */
+  describeLink(link) {
+    return this.codeRequest('describe', 'link', link);
+  }
+
+  /** Approves a connect code the person typed whole; resolves with {client} or rejects with a sentence. */
   approve(code) {
-    return this.codeRequest('approve', code);
+    return this.codeRequest('approve', 'code', code);
+  }
+
+  /**
+   * Approves the waiting page's link: resolves with {client, confirm}; the approval holds only
+   * once this browser opens `confirm` (the relay's confirm page) as a top-level window and the
+   * relay finds the waiting page's cookie there. Rejects with a sentence.
+   */
+  approveLink(link) {
+    return this.codeRequest('approve', 'link', link);
   }
 
   /** Denies a connect code (the waiting page returns a refusal); rejects with a sentence. */
   deny(code) {
-    return this.codeRequest('deny', code);
+    return this.codeRequest('deny', 'code', code);
   }
 
-  codeRequest(type, code) {
+  /** Denies the waiting page's link. */
+  denyLink(link) {
+    return this.codeRequest('deny', 'link', link);
+  }
+
+  /** The relay's confirm page for `ticket`. */
+  confirmAddress(ticket) {
+    return `${this.relay}${CONFIRM_PATH}?${CONFIRM_TICKET_PARAM}=${encodeURIComponent(ticket)}`;
+  }
+
+  codeRequest(type, field, code) {
     const normal = normalCode(code);
     if (this.status !== 'connected') {
       return Promise.reject(new Error('This tab is not connected to the relay yet; wait a moment and try again.'));
@@ -425,7 +498,7 @@ export class RelayClient {
         reject(new Error('The relay did not answer; try the code again.'));
       }, APPROVE_WAIT_MS);
       this.approvals.set(normal, { resolve, reject, timer });
-      this.send({ type, code: String(code) });
+      this.send({ type, [field]: String(code) });
     });
   }
 
@@ -527,6 +600,7 @@ export class RelayClient {
       case 'described':
       case 'denied':
       case 'approved':
+      case 'confirm':
       case 'refused': {
         const key = normalCode(message.code);
         const waiter = this.approvals.get(key);
@@ -537,6 +611,8 @@ export class RelayClient {
         else {
           const said = { client: message.client, host: message.host };
           for (const k of ['verified', 'age_ms', 'place', 'lookalike']) if (message[k] != null) said[k] = message[k];
+          if (Array.isArray(message.connections)) said.connections = message.connections;
+          if (message.type === 'confirm') said.confirm = this.confirmAddress(String(message.ticket));
           waiter.resolve(said);
         }
         break;

@@ -105,6 +105,40 @@ pub mod close {
     pub const TOO_MANY_TABS: u16 = 4429;
 }
 
+/// A connect code as a tab sends it: `{"code": …}` typed by the person from the waiting page,
+/// or `{"link": …}` the reference the waiting page's link carried (not the code: only the
+/// relay can read the code from it, and approves it only with the browser's confirmation).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CodeSaid {
+    /// The whole code, typed.
+    Code(String),
+    /// The waiting page's link reference.
+    Link(String),
+}
+
+impl CodeSaid {
+    /// What the tab sent, as the relay's answers echo it.
+    #[must_use]
+    pub fn text(&self) -> &str {
+        match self {
+            Self::Code(s) | Self::Link(s) => s,
+        }
+    }
+}
+
+/// The path of the relay's confirm page: a tab that approved a link's reference opens it, as
+/// a top-level window, with `?`[`CONFIRM_TICKET_PARAM`]`=` the ticket it was given; it approves
+/// when that browser carries the waiting page's cookie.
+pub const CONFIRM_PATH: &str = "/authorize/confirm";
+/// The query parameter of [`CONFIRM_PATH`] carrying the ticket.
+pub const CONFIRM_TICKET_PARAM: &str = "ticket";
+/// What the confirm page posts to the window that opened it (`{"type": …, "ok": bool}`),
+/// nothing secret.
+pub const CONFIRM_MESSAGE: &str = "tabrelay-confirm";
+/// The fragment key of the waiting page's link (`APP_URL#tabrelay-connect=REFERENCE`).
+pub const CONNECT_FRAGMENT: &str = "tabrelay-connect";
+
 /// What a tab sends. Read by [`TabMessage::parse`] (by hand from a JSON value: serde's
 /// internally tagged enums cost the Worker about 50 KB of wasm).
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -156,20 +190,25 @@ pub enum TabMessage {
         /// The connection's id.
         connection: String,
     },
-    /// The person typed or opened a connect code: who asks for it?
+    /// The person typed a connect code, or pressed to see the one the waiting page's link
+    /// opened: who asks for it?
     Describe {
-        /// The connect code, as typed.
-        code: String,
+        /// The code typed, or the link's reference.
+        #[serde(flatten)]
+        said: CodeSaid,
     },
-    /// The person approved a connect code in this tab.
+    /// The person approved a connect code in this tab. A typed code is approved; a link's
+    /// reference waits for the browser's confirmation ([`RelayMessage::Confirm`]).
     Approve {
-        /// The connect code, as typed.
-        code: String,
+        /// The code typed, or the link's reference.
+        #[serde(flatten)]
+        said: CodeSaid,
     },
     /// The person denied a connect code in this tab.
     Deny {
-        /// The connect code, as typed.
-        code: String,
+        /// The code typed, or the link's reference.
+        #[serde(flatten)]
+        said: CodeSaid,
     },
     /// The tab gained or lost focus.
     Focus {
@@ -387,6 +426,21 @@ pub enum RelayMessage {
         /// The well-known agent app an unverified name looks like (see [`consent::LOOKALIKE`]).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         lookalike: Option<String>,
+        /// This pairing's connections of the same client (same client id or verified domain),
+        /// oldest first: where and when each started.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        connections: Vec<ConnectionInfo>,
+    },
+    /// The link's reference was approved in this tab; the approval holds once this browser
+    /// opens [`CONFIRM_PATH`] with `ticket` (carrying the waiting page's cookie, which only the
+    /// browser that opened the waiting page has).
+    Confirm {
+        /// The link's reference, as the tab sent it.
+        code: String,
+        /// Who asked for it.
+        client: String,
+        /// The ticket for [`CONFIRM_TICKET_PARAM`]: short-lived, good once.
+        ticket: String,
     },
     /// The connect code was denied: the waiting page returns to the agent app with a refusal.
     Denied {
@@ -514,7 +568,7 @@ pub struct ConnectionInfo {
 }
 
 /// What the tab's consent says beside who asks, in the relay's words (the tab's copy of the
-/// bundle carries them), and the confirmation a linked code of an unverified client needs.
+/// bundle carries them), and what approving through the waiting page's link says.
 pub mod consent {
     /// Said with every request to approve.
     pub const APPROVE_ONLY_YOURS: &str = "Approve only a request you started yourself just now, from an app you use. If someone sent you this link or code, or you did not just start connecting, Deny it.";
@@ -522,12 +576,18 @@ pub mod consent {
     pub const PLACE_UNKNOWN: &str = "Where this request came from is not known.";
     /// An unverified name like a well-known app's; `{app}` is that app's name.
     pub const LOOKALIKE: &str = "This name looks like {app}'s, but nobody verified it: any app can call itself {app}. Approve only if you started this yourself just now.";
-    /// How many characters at a linked code's end the person types from the waiting page.
-    pub const TAIL_CHARS: usize = 4;
-    /// Asks for those characters.
-    pub const TAIL_ASK: &str = "This app's name is not verified, so confirm the request is yours: type the last 4 characters of the code shown on the waiting page you opened.";
-    /// The typed characters are not the code's.
-    pub const TAIL_WRONG: &str = "Those are not the last characters of this code, so it was not approved. If you do not have the waiting page in front of you, Deny it.";
+    /// A link to the app carried a request to connect; nothing is asked until the person
+    /// presses to see it.
+    pub const LINK_OPENED: &str = "This page was opened with a link that asks to connect an agent app. Press Show who asks to see the request; if you did not just start connecting, ignore it.";
+    /// A linked approval is being confirmed in the relay's window.
+    pub const LINK_CONFIRMING: &str = "Confirming in a small window of the relay that this browser opened the waiting page; it closes by itself.";
+    /// The relay's window closed before it said whether it approved.
+    pub const LINK_WINDOW_CLOSED: &str = "The relay's window closed before it confirmed: press Approve again, or type the whole code shown on the waiting page.";
+    /// The browser blocked the relay's window.
+    pub const LINK_WINDOW_BLOCKED: &str = "The browser blocked the relay's window: press Confirm in a new window to finish approving, or type the whole code shown on the waiting page.";
+    /// The browser that approved through the link did not open the waiting page (a link
+    /// someone sent): only the whole code, typed, approves it.
+    pub const NOT_THIS_BROWSER: &str = "This browser did not open the waiting page, so a link cannot approve it: type the whole code shown on the waiting page into your tab. If someone sent you this link, deny it: approving would connect their agent to your tab.";
 }
 
 /// A connection of an agent app to the pairing.
@@ -546,6 +606,16 @@ pub struct Connection {
 /// A message that is not this protocol.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct NotProtocol;
+
+/// The code a tab's `describe`, `approve` or `deny` names: `code` (typed) or `link`, not both.
+fn code_said(m: &Map<String, Value>) -> Result<CodeSaid, NotProtocol> {
+    let said = |k: &str| m.get(k).and_then(Value::as_str).map(String::from);
+    match (said("code"), said("link")) {
+        (Some(code), None) => Ok(CodeSaid::Code(code)),
+        (None, Some(link)) => Ok(CodeSaid::Link(link)),
+        _ => Err(NotProtocol),
+    }
+}
 
 impl TabMessage {
     /// Reads a tab's message.
@@ -575,9 +645,9 @@ impl TabMessage {
             "forget" => TabMessage::Forget { id: string(&m, "id")? },
             "stop" => TabMessage::Stop { connection: string(&m, "connection")? },
             "go_on" => TabMessage::GoOn { connection: string(&m, "connection")? },
-            "describe" => TabMessage::Describe { code: string(&m, "code")? },
-            "approve" => TabMessage::Approve { code: string(&m, "code")? },
-            "deny" => TabMessage::Deny { code: string(&m, "code")? },
+            "describe" => TabMessage::Describe { said: code_said(&m)? },
+            "approve" => TabMessage::Approve { said: code_said(&m)? },
+            "deny" => TabMessage::Deny { said: code_said(&m)? },
             "focus" => TabMessage::Focus {
                 focused: m.get("focused").and_then(Value::as_bool).ok_or(NotProtocol)?,
             },
@@ -829,10 +899,27 @@ mod tests {
     use serde_json::json;
 
     #[test]
-    fn the_consent_asks_for_as_many_characters_as_it_checks() {
-        let chars = consent::TAIL_CHARS.to_string();
-        assert!(consent::TAIL_ASK.contains(&alloc::format!("last {chars} characters")));
+    fn the_consent_names_what_the_person_presses_and_types() {
+        assert!(consent::LINK_OPENED.contains("Show who asks"));
+        assert!(consent::NOT_THIS_BROWSER.contains("whole code"));
         assert!(consent::LOOKALIKE.contains("{app}"));
+    }
+
+    #[test]
+    fn a_code_is_sent_typed_or_as_the_links_reference_never_both() {
+        let read = |text: &str| TabMessage::parse(text);
+        assert_eq!(
+            read(r#"{"type":"approve","code":"ABCDE-12345"}"#),
+            Ok(TabMessage::Approve { said: CodeSaid::Code("ABCDE-12345".into()) })
+        );
+        assert_eq!(
+            read(r#"{"type":"describe","link":"ABCDEFGH0123456789"}"#),
+            Ok(TabMessage::Describe { said: CodeSaid::Link("ABCDEFGH0123456789".into()) })
+        );
+        assert!(read(r#"{"type":"approve","code":"A","link":"B"}"#).is_err(), "not both");
+        assert!(read(r#"{"type":"deny"}"#).is_err(), "nor neither");
+        let m = TabMessage::Deny { said: CodeSaid::Link("L".into()) };
+        assert_eq!(read(&serde_json::to_string(&m).unwrap()), Ok(m), "written as read");
     }
 
     #[test]

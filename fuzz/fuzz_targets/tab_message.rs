@@ -11,7 +11,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use tabrelay::oauth::connect::{refusal, ConnectCode};
+use tabrelay::oauth::connect::{refusal, Named};
 use tabrelay::pairing::{next_check, socket_key, sockets_to_close, PairingKey, Tab, TabAction};
 use tabrelay_bundle::protocol::{
     close, proof_text, Outcome, TabMessage, HELLO_WAIT_MS, MAX_DATASET_NAME_CHARS,
@@ -105,15 +105,20 @@ fuzz_target!(|data: &[u8]| {
             parsed,
             Err(_) | Ok(TabMessage::Hello { .. } | TabMessage::Focus { focused: false })
         )),
-        TabAction::Approve(c) => {
-            let Ok(TabMessage::Approve { code }) = &parsed else { panic!("approved no code") };
-            assert_eq!(ConnectCode::parse(code).as_ref(), Some(&c));
+        TabAction::Approve(named) => {
+            let Ok(TabMessage::Approve { said }) = &parsed else { panic!("approved no code") };
+            assert_eq!(Named::read(said).as_ref(), Some(&named));
         }
         TabAction::RefuseCode(shown, sentence) => {
-            let Ok(TabMessage::Approve { code }) = &parsed else { panic!("refused no code") };
-            assert!(ConnectCode::parse(code).is_none());
+            let Ok(
+                TabMessage::Approve { said } | TabMessage::Describe { said } | TabMessage::Deny { said },
+            ) = &parsed
+            else {
+                panic!("refused no code")
+            };
+            assert!(Named::read(said).is_none());
             assert_eq!(sentence, refusal::MALFORMED);
-            assert!(shown.chars().count() <= 40 && code.starts_with(&shown));
+            assert!(shown.chars().count() <= 40 && said.text().starts_with(&shown));
         }
         TabAction::Asking(id, sentence) => {
             assert_eq!(parsed.ok(), Some(TabMessage::Asking { id, sentence }));

@@ -187,8 +187,14 @@ impl Browser {
     }
 
     /// The tab another page opened (a link with `target=_blank`) whose address contains
-    /// `part`, once it shows up (within `within`).
-    pub fn opened(&mut self, part: &str, within: Duration) -> Result<Page, String> {
+    /// `part` and that is none of `known`, once it shows up (within `within`). (A page may take
+    /// its fragment off its address as it loads, so `part` is what stays.)
+    pub fn opened(
+        &mut self,
+        part: &str,
+        known: &[&Page],
+        within: Duration,
+    ) -> Result<Page, String> {
         let deadline = Instant::now() + within;
         loop {
             let targets = self.command(None, "Target.getTargets", json!({}))?;
@@ -196,6 +202,7 @@ impl Browser {
                 all.iter().find(|t| {
                     t["type"] == json!("page")
                         && t["url"].as_str().is_some_and(|u| u.contains(part))
+                        && !known.iter().any(|k| t["targetId"].as_str() == Some(k.target.as_str()))
                 })
             });
             if let Some(target) = found.and_then(|t| t["targetId"].as_str()).map(str::to_owned) {

@@ -7,7 +7,7 @@ use serde_json::{json, Value};
 use tabrelay_bundle::agent::{says_withdrawn, TAB_GONE, VIEW_MIME, VIEW_URI};
 use tabrelay_bundle::catalogue::Catalogue;
 use tabrelay_bundle::content::{quoted, DATA_CLOSE, DATA_OPEN};
-use tabrelay_bundle::protocol::{consent::TAIL_CHARS, STATUS_TOOL};
+use tabrelay_bundle::protocol::STATUS_TOOL;
 
 use crate::cdp::{Browser, Page};
 use crate::net::{self, param, rpc, Answer, Callback, Http};
@@ -244,7 +244,7 @@ impl Run<'_> {
             need(registered && r.page.is_some(), "registration and a paired tab")?;
             let (code, verifier) = r.consent(true)?;
             r.redeem(&code, &verifier)?;
-            Ok("the waiting page's link opened the app in a new tab; the last characters typed there; approved; its code redeemed".into())
+            Ok("the waiting page's link opened the app in a new tab; Show who asks, then one press of Approve, confirmed by the relay's window in this browser; its code redeemed".into())
         });
         let t = token.clone();
         self.check("tab-gone", |r| r.tab_gone(t.as_deref()));
@@ -423,8 +423,9 @@ impl Run<'_> {
         Ok(format!("{} opened in Chromium; it says “{}”", self.app, status.trim()))
     }
 
-    /// One authorization with consent in the tab: the code typed (or, `linked`, opened from
-    /// the waiting page's link with its last characters typed). The code and the verifier.
+    /// One authorization with consent in the tab: the code typed (or, `linked`, the waiting
+    /// page's link opened in the same browser and approved with one press, which the relay's
+    /// confirm window finishes). The code and the verifier.
     fn consent(&mut self, linked: bool) -> Result<(String, String), String> {
         let client_id = self.client_id.clone().ok_or("no client")?;
         let redirect = self.callback.as_ref().ok_or("no loopback listener")?.uri.clone();
@@ -469,10 +470,10 @@ impl Run<'_> {
         let b = self.browser()?;
         let (page, approved) = if linked {
             // The person presses the waiting page's link: the app opens in a new tab with the
-            // code, and that tab is the one they keep (the previous one closes).
+            // link's reference, and that tab is the one they keep (the previous one closes).
             b.click(&waiting, "#link")?;
-            let fragment = link.split_once('#').map_or(link.as_str(), |(_, f)| f).to_owned();
-            let opened = b.opened(&fragment, UI_WAIT)?;
+            let app = link.split_once('#').map_or(link.as_str(), |(a, _)| a).to_owned();
+            let opened = b.opened(&app, &[&page, &waiting], UI_WAIT)?;
             b.close(&page)?;
             self.page = Some(opened.clone());
             let b = self.browser()?;
@@ -487,15 +488,21 @@ impl Run<'_> {
             )?;
             b.wait_for(
                 &page,
-                &format!("!{PANEL}?.getElementById('tail-box')?.hidden"),
+                &format!("!{PANEL}?.getElementById('link-box')?.hidden"),
                 UI_WAIT,
-                "the tab asking for the code's last characters",
+                "the tab offering the link's request",
             )?;
-            let tail: String = {
-                let chars: Vec<char> = code.chars().filter(char::is_ascii_alphanumeric).collect();
-                chars[chars.len().saturating_sub(TAIL_CHARS)..].iter().collect()
-            };
-            b.type_into(&page, &panel("code-tail"), &tail)?;
+            b.click_element(&page, &panel("show-link"), "Show who asks")?;
+            b.wait_for(
+                &page,
+                &format!(
+                    "({PANEL}?.getElementById('code-asker')?.textContent || '').trim() !== ''"
+                ),
+                UI_WAIT,
+                "the tab saying who asks",
+            )?;
+            // One press: the tab opens the relay's confirm window, which finds this browser's
+            // waiting page cookie and closes itself.
             (page.clone(), b.click_element(&page, &panel("approve"), "Approve"))
         } else {
             b.type_into(&page, &panel("code"), &code)?;

@@ -13,7 +13,9 @@ use super::keys::{Keys, Purpose};
 use super::lookalike;
 use super::pkce;
 use crate::crypto::{random_token, sha256_hex, Entropy};
-use crate::limits::{AUTH_CODE_TTL_MS, CONNECT_CODE_TTL_MS, MAX_CODE_TRIES, MAX_PLACE_CHARS};
+use crate::limits::{
+    AUTH_CODE_TTL_MS, CONNECT_CODE_TTL_MS, LINK_CONFIRM_TTL_MS, MAX_CODE_TRIES, MAX_PLACE_CHARS,
+};
 
 /// The letters of a connect code: Crockford's base32, without I, L, O and U.
 pub const CODE_ALPHABET: &[u8; 32] = b"0123456789ABCDEFGHJKMNPQRSTVWXYZ";
@@ -99,6 +101,123 @@ impl ConnectCode {
     }
 }
 
+/// Letters of a link reference's nonce (40 bits: no two links of one key share a mask).
+pub const LINK_NONCE_LEN: usize = 8;
+/// Letters of a link reference: its nonce, then the code's letters masked.
+pub const LINK_LEN: usize = LINK_NONCE_LEN + CODE_LEN;
+
+/// What the waiting page's link carries instead of the code: a nonce and the code's letters,
+/// each shifted (mod 32) by a stream keyed by the relay and the nonce. Only the relay can turn
+/// it back into the code, so neither the app's script nor anyone who sees the link learns the
+/// code from it, and a tab that sends one says it did not type the code: the relay approves
+/// it only with the browser's confirmation ([`Stage::Confirming`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LinkRef(String);
+
+impl LinkRef {
+    /// The link reference of `code`, masked with the current key and a random nonce.
+    pub fn for_code(code: &ConnectCode, keys: &Keys, entropy: &mut dyn Entropy) -> Self {
+        let mut bytes = [0u8; LINK_NONCE_LEN];
+        entropy.fill(&mut bytes);
+        let nonce: String =
+            bytes.iter().map(|b| char::from(CODE_ALPHABET[usize::from(b & 31)])).collect();
+        let masked = shift(&keys.current, &nonce, code.as_str(), true);
+        Self(nonce + &masked)
+    }
+
+    /// A link reference as a tab sent it: [`LINK_LEN`] letters of [`CODE_ALPHABET`] (any case).
+    #[must_use]
+    pub fn parse(text: &str) -> Option<Self> {
+        let upper = text.to_ascii_uppercase();
+        let fits = upper.len() == LINK_LEN && upper.bytes().all(|b| CODE_ALPHABET.contains(&b));
+        fits.then_some(Self(upper))
+    }
+
+    /// The code it stands for, when this relay made it (under the current or previous key).
+    #[must_use]
+    pub fn code(&self, keys: &Keys) -> Option<ConnectCode> {
+        let (nonce, masked) = self.0.split_at(LINK_NONCE_LEN);
+        keys.all()
+            .map(|k| ConnectCode(shift(k, nonce, masked, false)))
+            .find(|code| code.is_issued(keys))
+    }
+
+    /// The reference, as the link carries it.
+    #[must_use]
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+/// A code as a tab named it: the whole code typed, or the waiting page's link reference.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Named {
+    /// Typed from the waiting page.
+    Typed(ConnectCode),
+    /// The reference the waiting page's link carried.
+    Linked(LinkRef),
+}
+
+impl Named {
+    /// What a tab sent, read: None when it is neither a code nor a link reference.
+    #[must_use]
+    pub fn read(said: &tabrelay_bundle::protocol::CodeSaid) -> Option<Self> {
+        use tabrelay_bundle::protocol::CodeSaid;
+        match said {
+            CodeSaid::Code(typed) => ConnectCode::parse(typed).map(Self::Typed),
+            CodeSaid::Link(link) => LinkRef::parse(link).map(Self::Linked),
+        }
+    }
+
+    /// The code it stands for, when this relay made it.
+    #[must_use]
+    pub fn code(&self, keys: &Keys) -> Option<ConnectCode> {
+        match self {
+            Self::Typed(code) => code.is_issued(keys).then(|| code.clone()),
+            Self::Linked(link) => link.code(keys),
+        }
+    }
+
+    /// As the relay's answers to the tab echo it: the normalised code, or the reference.
+    #[must_use]
+    pub fn as_str(&self) -> &str {
+        match self {
+            Self::Typed(code) => code.as_str(),
+            Self::Linked(link) => link.as_str(),
+        }
+    }
+}
+
+/// The ticket a tab gets for a linked approval: the link's reference (so the confirm page
+/// finds the code) and the approval's secret, never the code.
+#[must_use]
+pub fn ticket(link: &str, secret: &str) -> String {
+    format!("{link}.{secret}")
+}
+
+/// A ticket read back: the code its link stands for (when this relay made it) and the secret.
+#[must_use]
+pub fn read_ticket(ticket: &str, keys: &Keys) -> Option<(ConnectCode, String)> {
+    let (link, secret) = ticket.split_once('.')?;
+    let code = LinkRef::parse(link)?.code(keys)?;
+    (!secret.is_empty()).then(|| (code, secret.to_owned()))
+}
+
+/// `letters` shifted forward (to mask) or back (to unmask) by the keyed stream of `nonce`.
+fn shift(key: &super::keys::Key, nonce: &str, letters: &str, forward: bool) -> String {
+    let stream = key.mac(Purpose::ConnectLink, nonce.as_bytes());
+    letters
+        .bytes()
+        .zip(stream)
+        .map(|(letter, s)| {
+            let at = CODE_ALPHABET.iter().position(|&c| c == letter).unwrap_or(0);
+            let by = usize::from(s & 31);
+            let to = if forward { at + by } else { at + 32 - by };
+            char::from(CODE_ALPHABET[to % 32])
+        })
+        .collect()
+}
+
 /// The check letters of a code's random part under `key`.
 fn check_letters(key: &super::keys::Key, random: &str) -> String {
     let mac = key.mac(Purpose::ConnectCode, random.as_bytes());
@@ -143,6 +262,17 @@ pub fn place(city: Option<&str>, country: Option<&str>) -> Option<String> {
 pub enum Stage {
     /// Shown on the waiting page; no tab has approved it.
     Waiting,
+    /// A tab of `pairing` approved it through the waiting page's link: the approval holds once
+    /// the browser confirms, by opening the relay's confirm page with the ticket the tab got
+    /// and the waiting page's cookie, that it is the browser that opened the waiting page.
+    Confirming {
+        /// The pairing that approved.
+        pairing: String,
+        /// SHA-256 of the ticket's secret.
+        ticket_hash: String,
+        /// Until when the ticket works.
+        until_ms: u64,
+    },
     /// A tab of this pairing approved it; the waiting page has not yet collected it.
     Approved {
         /// The pairing that approved.
@@ -192,6 +322,31 @@ pub struct Session {
     pub place: Option<String>,
 }
 
+impl Session {
+    /// Whether a tab may still describe, approve or deny it: waiting, or approved through the
+    /// link and waiting for its browser.
+    fn is_open(&self) -> bool {
+        matches!(self.stage, Stage::Waiting | Stage::Confirming { .. })
+    }
+
+    /// Who asks, as a tab is told at `now_ms`.
+    fn description(&self, now_ms: u64) -> Description {
+        let client = self.request.client_name.clone();
+        let verified = self.request.verified_domain.clone();
+        // Only a name nobody verified can pretend to be a well-known app.
+        let lookalike = verified.is_none().then(|| lookalike::resembles(&client)).flatten();
+        Description {
+            host: host_of(&self.request.redirect_uri).to_owned(),
+            client,
+            verified,
+            client_id: self.request.client_id.clone(),
+            age_ms: now_ms.saturating_sub(self.created_ms),
+            place: self.place.clone(),
+            lookalike: lookalike.map(str::to_owned),
+        }
+    }
+}
+
 /// What the Worker asks a code's Durable Object.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -215,6 +370,18 @@ pub enum Command {
     Approve {
         /// The pairing.
         pairing: String,
+        /// The tab sent the waiting page's link reference, not the code typed: the approval
+        /// waits for the browser's confirmation ([`Command::Confirm`]).
+        #[serde(default, skip_serializing_if = "core::ops::Not::not")]
+        linked: bool,
+    },
+    /// The relay's confirm page, opened in a browser with the ticket of a linked approval:
+    /// the approval holds when that browser carries the waiting page's cookie.
+    Confirm {
+        /// The ticket's secret part.
+        secret: String,
+        /// SHA-256 of the cookie secret the browser sent (empty: none).
+        browser_hash: String,
     },
     /// A tab denies the code.
     Deny,
@@ -296,8 +463,21 @@ pub enum CodeReply {
     Taken,
     /// [`Command::Describe`], [`Command::Approve`] or [`Command::Deny`] went through: who asks.
     Described(Description),
-    /// [`Command::Describe`], [`Command::Approve`] or [`Command::Deny`] refused, with the
-    /// sentence the tab shows.
+    /// [`Command::Approve`] of a link reference: the approval waits for the browser, which
+    /// opens the confirm page with this ticket's secret.
+    ToConfirm {
+        /// The client's name.
+        client: String,
+        /// The ticket's secret part.
+        secret: String,
+    },
+    /// [`Command::Confirm`]: the browser is the waiting page's; the code is approved.
+    Confirmed {
+        /// The client's name.
+        client: String,
+    },
+    /// [`Command::Describe`], [`Command::Approve`], [`Command::Deny`] or [`Command::Confirm`]
+    /// refused, with the sentence the tab (or the confirm page) shows.
     Refused {
         /// Why.
         sentence: String,
@@ -329,6 +509,9 @@ pub struct Description {
     pub host: String,
     /// The domain that vouches for the name (a client metadata document), if any.
     pub verified: Option<String>,
+    /// The client's id (the pairing finds this client's connections by it; not shown).
+    #[serde(default)]
+    pub client_id: String,
     /// How long ago the waiting page was made.
     pub age_ms: u64,
     /// Where the waiting page's browser was, when the platform said.
@@ -394,6 +577,11 @@ pub mod refusal {
     /// Tabs tried the code too often; it is dead.
     pub const TOO_MANY_TRIES: &str =
         "That connect code was tried too often and no longer works; start connecting again.";
+    /// The confirm page's ticket is unknown, used or too old.
+    pub const TICKET_STALE: &str =
+        "This confirmation is no longer valid: press Approve in your tab again, or type the whole code shown on the waiting page there.";
+    /// The browser that opened the confirm page did not open the waiting page.
+    pub const NOT_THIS_BROWSER: &str = tabrelay_bundle::protocol::consent::NOT_THIS_BROWSER;
 }
 
 /// Applies a command to a code's stored session at `now_ms`: what to store (None: delete)
@@ -425,28 +613,58 @@ pub fn apply(
             if session.tries > MAX_CODE_TRIES {
                 return (None, CodeReply::refused(refusal::TOO_MANY_TRIES));
             }
-            if session.stage != Stage::Waiting {
+            if !session.is_open() {
                 return (Some(session), CodeReply::refused(refusal::USED));
             }
-            let client = session.request.client_name.clone();
-            let host = host_of(&session.request.redirect_uri).to_owned();
-            let verified = session.request.verified_domain.clone();
-            // Only a name nobody verified can pretend to be a well-known app.
-            let lookalike = verified.is_none().then(|| lookalike::resembles(&client)).flatten();
-            match command {
-                Command::Approve { pairing } => session.stage = Stage::Approved { pairing },
-                Command::Deny => session.stage = Stage::Denied,
-                _ => {}
-            }
-            let description = Description {
-                client,
-                host,
-                verified,
-                age_ms: now_ms.saturating_sub(session.created_ms),
-                place: session.place.clone(),
-                lookalike: lookalike.map(str::to_owned),
+            let description = session.description(now_ms);
+            let reply = match command {
+                // A linked approval waits for the browser that opened the waiting page.
+                Command::Approve { pairing, linked: true } => {
+                    let secret = random_token(entropy, 24);
+                    session.stage = Stage::Confirming {
+                        pairing,
+                        ticket_hash: sha256_hex(secret.as_bytes()),
+                        until_ms: now_ms + LINK_CONFIRM_TTL_MS,
+                    };
+                    CodeReply::ToConfirm { client: description.client, secret }
+                }
+                // The whole code typed from the waiting page: approved (over a linked approval
+                // still waiting for its browser).
+                Command::Approve { pairing, linked: false } => {
+                    session.stage = Stage::Approved { pairing };
+                    CodeReply::Described(description)
+                }
+                Command::Deny => {
+                    session.stage = Stage::Denied;
+                    CodeReply::Described(description)
+                }
+                _ => CodeReply::Described(description),
             };
-            (Some(session), CodeReply::Described(description))
+            (Some(session), reply)
+        }
+        Command::Confirm { secret, browser_hash } => {
+            let Some(mut session) = live else {
+                return (None, CodeReply::refused(refusal::TICKET_STALE));
+            };
+            session.tries += 1;
+            if session.tries > MAX_CODE_TRIES {
+                return (None, CodeReply::refused(refusal::TOO_MANY_TRIES));
+            }
+            let Stage::Confirming { pairing, ticket_hash, until_ms } = &session.stage else {
+                return (Some(session), CodeReply::refused(refusal::TICKET_STALE));
+            };
+            if *ticket_hash != sha256_hex(secret.as_bytes()) || now_ms >= *until_ms {
+                return (Some(session), CodeReply::refused(refusal::TICKET_STALE));
+            }
+            if session.browser_hash.is_empty() || browser_hash != session.browser_hash {
+                // Not the waiting page's browser (a link someone sent): the code waits again,
+                // for the whole code typed.
+                session.stage = Stage::Waiting;
+                return (Some(session), CodeReply::refused(refusal::NOT_THIS_BROWSER));
+            }
+            session.stage = Stage::Approved { pairing: pairing.clone() };
+            let client = session.request.client_name.clone();
+            (Some(session), CodeReply::Confirmed { client })
         }
         Command::Poll { browser_hash, issuer } => {
             let (session, state) = poll(live, &browser_hash, &issuer, now_ms, entropy, code);
@@ -506,7 +724,9 @@ fn poll(
     }
     let remaining = session.created_ms + CONNECT_CODE_TTL_MS - now_ms;
     match session.stage {
-        Stage::Waiting => (Some(session), PollState::Waiting { expires_in_ms: remaining }),
+        Stage::Waiting | Stage::Confirming { .. } => {
+            (Some(session), PollState::Waiting { expires_in_ms: remaining })
+        }
         Stage::Approved { pairing } => {
             let secret = random_token(entropy, 32);
             let auth_code = format!("{}.{secret}", code.as_str());
@@ -620,6 +840,7 @@ fn check_redemption(
 
 tabrelay_bundle::read_json!(Stage, "a stage", enum {
     "waiting" => Waiting,
+    "confirming" => Confirming { pairing, ticket_hash, until_ms },
     "denied" => Denied,
     "approved" => Approved { pairing },
     "issued" => Issued { pairing, code_hash, issued_ms },
@@ -634,7 +855,8 @@ tabrelay_bundle::read_json!(Command, "a command", enum {
     "describe" => Describe,
     "deny" => Deny,
     "create" => Create { request, seal, browser_hash, place },
-    "approve" => Approve { pairing },
+    "approve" => Approve { pairing, linked or false },
+    "confirm" => Confirm { secret, browser_hash },
     "poll" => Poll { browser_hash, issuer },
     "redeem" => Redeem {
         secret, client_id, redirect_uri, code_verifier, resource, origin, grant
@@ -650,13 +872,15 @@ tabrelay_bundle::read_json!(CodeReply, "a code's reply", tag "reply" {
     "seal_used" => SealUsed,
     "taken" => Taken,
     "described" => Described(Description),
+    "to_confirm" => ToConfirm { client, secret },
+    "confirmed" => Confirmed { client },
     "refused" => Refused { sentence },
     "poll" => Poll(PollState),
     "redeemed" => Redeemed { granted },
     "redeem_refused" => RedeemRefused { error, error_description, revoke },
 });
 tabrelay_bundle::read_json!(Description, "who asks for a code", {
-    client, host, verified, age_ms, place, lookalike
+    client, host, verified, client_id or String::new(), age_ms, place, lookalike
 });
 
 tabrelay_bundle::read_json!(PollState, "a waiting page's state", tag "state" {
@@ -709,7 +933,9 @@ mod tests {
         let commands = [
             create(),
             Command::Describe,
-            Command::Approve { pairing: "p".into() },
+            Command::Approve { pairing: "p".into(), linked: false },
+            linked("p"),
+            confirm("s", "b"),
             Command::Deny,
             Command::Poll { browser_hash: "b".into(), issuer: ORIGIN.into() },
             Command::Redeem {
@@ -733,6 +959,7 @@ mod tests {
         assert_eq!(CodeRequest::decode(&stranger.encode()), None, "a request names a code");
         let stages = [
             Stage::Waiting,
+            Stage::Confirming { pairing: "p".into(), ticket_hash: "t".into(), until_ms: 9 },
             Stage::Approved { pairing: "p".into() },
             Stage::Issued { pairing: "p".into(), code_hash: "h".into(), issued_ms: 5 },
             Stage::Denied,
@@ -830,7 +1057,7 @@ mod tests {
             "created"
         );
         assert_eq!(r.go(poll("b"), 1)["state"], "waiting");
-        let a = r.go(Command::Approve { pairing: "p".into() }, 2);
+        let a = r.go(Command::Approve { pairing: "p".into(), linked: false }, 2);
         assert_eq!(
             (a["reply"].as_str(), a["client"].as_str()),
             (Some("described"), Some("Claude"))
@@ -856,7 +1083,7 @@ mod tests {
     fn a_replayed_code_names_the_grant_to_revoke() {
         let mut r = Run::new();
         r.go(create(), 0);
-        r.go(Command::Approve { pairing: "p".into() }, 1);
+        r.go(Command::Approve { pairing: "p".into(), linked: false }, 1);
         let secret = secret_of(r.go(poll("b"), 2)["redirect"].as_str().unwrap());
         assert_eq!(r.redeem(&secret, VERIFIER, 3)["reply"], "redeemed");
         let replay = r.redeem(&secret, VERIFIER, 4);
@@ -886,7 +1113,10 @@ mod tests {
         assert_eq!((d["client"].as_str(), d["host"].as_str()), (Some("Claude"), Some("claude.ai")));
         assert_eq!(d["verified"], Value::Null, "a registered client's name is not verified");
         assert_eq!(r.go(Command::Deny, 2)["reply"], "described");
-        assert_eq!(r.go(Command::Approve { pairing: "p".into() }, 3)["sentence"], refusal::USED);
+        assert_eq!(
+            r.go(Command::Approve { pairing: "p".into(), linked: false }, 3)["sentence"],
+            refusal::USED
+        );
         let p = r.go(poll("b"), 4);
         assert_eq!(p["state"], "denied");
         let to = p["redirect"].as_str().unwrap();
@@ -978,11 +1208,11 @@ mod tests {
             assert_eq!(r.go(Command::Describe, u64::from(i))["reply"], "described");
         }
         assert_eq!(
-            r.go(Command::Approve { pairing: "p".into() }, 9)["sentence"],
+            r.go(Command::Approve { pairing: "p".into(), linked: false }, 9)["sentence"],
             refusal::TOO_MANY_TRIES
         );
         assert_eq!(
-            r.go(Command::Approve { pairing: "p".into() }, 10)["sentence"],
+            r.go(Command::Approve { pairing: "p".into(), linked: false }, 10)["sentence"],
             refusal::UNKNOWN
         );
     }
@@ -991,7 +1221,7 @@ mod tests {
     fn the_waiting_page_is_bound_to_its_browser() {
         let mut r = Run::new();
         r.go(create(), 0);
-        r.go(Command::Approve { pairing: "p".into() }, 1);
+        r.go(Command::Approve { pairing: "p".into(), linked: false }, 1);
         assert_eq!(r.go(poll("someone-else"), 2)["state"], "not_this_browser");
         assert_eq!(r.go(poll("b"), 3)["state"], "approved");
     }
@@ -1000,7 +1230,7 @@ mod tests {
     fn wrong_verifier_wrong_secret_and_expiry_are_invalid_grant() {
         let mut r = Run::new();
         r.go(create(), 0);
-        r.go(Command::Approve { pairing: "p".into() }, 1);
+        r.go(Command::Approve { pairing: "p".into(), linked: false }, 1);
         let secret = secret_of(r.go(poll("b"), 2)["redirect"].as_str().unwrap());
         assert_eq!(r.redeem(&secret, &"x".repeat(43), 3)["error"], "invalid_grant");
         assert_eq!(r.redeem("nope", VERIFIER, 3)["error"], "invalid_grant");
@@ -1010,16 +1240,21 @@ mod tests {
     #[test]
     fn unknown_expired_and_used_codes_are_refused_with_a_sentence() {
         let mut r = Run::new();
-        assert_eq!(r.go(Command::Approve { pairing: "p".into() }, 0)["sentence"], refusal::UNKNOWN);
+        assert_eq!(
+            r.go(Command::Approve { pairing: "p".into(), linked: false }, 0)["sentence"],
+            refusal::UNKNOWN
+        );
         r.go(create(), 0);
         assert_eq!(
-            r.go(Command::Approve { pairing: "p".into() }, CONNECT_CODE_TTL_MS)["sentence"],
+            r.go(Command::Approve { pairing: "p".into(), linked: false }, CONNECT_CODE_TTL_MS)
+                ["sentence"],
             refusal::UNKNOWN
         );
         r.go(create(), CONNECT_CODE_TTL_MS);
-        r.go(Command::Approve { pairing: "p".into() }, CONNECT_CODE_TTL_MS + 1);
+        r.go(Command::Approve { pairing: "p".into(), linked: false }, CONNECT_CODE_TTL_MS + 1);
         assert_eq!(
-            r.go(Command::Approve { pairing: "q".into() }, CONNECT_CODE_TTL_MS + 2)["sentence"],
+            r.go(Command::Approve { pairing: "q".into(), linked: false }, CONNECT_CODE_TTL_MS + 2)
+                ["sentence"],
             refusal::USED
         );
         assert_eq!(
@@ -1052,6 +1287,128 @@ mod tests {
         assert_eq!(r.go(create("seal-2", "y"), 20), json!({"reply": "taken"}));
         let stored = r.stored.as_ref().expect("the first session stays");
         assert_eq!(stored.browser_hash, "b", "the first browser keeps the code");
+    }
+
+    fn linked(pairing: &str) -> Command {
+        Command::Approve { pairing: pairing.into(), linked: true }
+    }
+
+    fn confirm(secret: &str, browser: &str) -> Command {
+        Command::Confirm { secret: secret.into(), browser_hash: browser.into() }
+    }
+
+    #[test]
+    fn a_linked_approval_holds_only_once_the_waiting_pages_browser_confirms() {
+        let mut r = Run::new();
+        r.go(create(), 0);
+        let to = r.go(linked("p"), 1);
+        assert_eq!(
+            (to["reply"].as_str(), to["client"].as_str()),
+            (Some("to_confirm"), Some("Claude"))
+        );
+        let secret = to["secret"].as_str().unwrap().to_owned();
+        assert_eq!(
+            r.go(poll("b"), 2)["state"],
+            "waiting",
+            "not approved before the browser confirms"
+        );
+        assert_eq!(r.go(confirm("wrong", "b"), 3)["sentence"], refusal::TICKET_STALE);
+        let ok = r.go(confirm(&secret, "b"), 4);
+        assert_eq!(
+            (ok["reply"].as_str(), ok["client"].as_str()),
+            (Some("confirmed"), Some("Claude"))
+        );
+        let p = r.go(poll("b"), 5);
+        assert_eq!(p["state"], "approved");
+        assert_eq!(
+            r.redeem(&secret_of(p["redirect"].as_str().unwrap()), VERIFIER, 6)["reply"],
+            "redeemed"
+        );
+        assert_eq!(
+            r.go(confirm(&secret, "b"), 7)["sentence"],
+            refusal::TICKET_STALE,
+            "a ticket works once"
+        );
+    }
+
+    #[test]
+    fn a_link_confirmed_from_another_browser_approves_nothing_and_the_code_waits_for_typing() {
+        let mut r = Run::new();
+        r.go(create(), 0);
+        let secret = r.go(linked("victim"), 1)["secret"].as_str().unwrap().to_owned();
+        // The person who was sent the link has no cookie of the waiting page (or another's).
+        assert_eq!(r.go(confirm(&secret, ""), 2)["sentence"], refusal::NOT_THIS_BROWSER);
+        assert_eq!(r.stored.as_ref().unwrap().stage, Stage::Waiting);
+        assert_eq!(
+            r.go(confirm(&secret, "b"), 3)["sentence"],
+            refusal::TICKET_STALE,
+            "the ticket died"
+        );
+        assert_eq!(r.go(poll("b"), 4)["state"], "waiting");
+        // Only the whole code, typed, approves it now.
+        assert_eq!(
+            r.go(Command::Approve { pairing: "p".into(), linked: false }, 5)["reply"],
+            "described"
+        );
+        assert_eq!(r.go(poll("b"), 6)["state"], "approved");
+    }
+
+    #[test]
+    fn a_linked_approval_expires_and_typing_the_code_overrides_it() {
+        let mut r = Run::new();
+        r.go(create(), 0);
+        let secret = r.go(linked("p"), 1)["secret"].as_str().unwrap().to_owned();
+        let late = 1 + LINK_CONFIRM_TTL_MS;
+        assert_eq!(r.go(confirm(&secret, "b"), late)["sentence"], refusal::TICKET_STALE);
+        assert_eq!(r.go(poll("b"), late + 1)["state"], "waiting");
+        r.go(linked("p"), late + 2);
+        assert_eq!(r.go(Command::Describe, late + 3)["reply"], "described", "still open");
+        let typed = r.go(Command::Approve { pairing: "q".into(), linked: false }, late + 4);
+        assert_eq!(typed["reply"], "described");
+        assert_eq!(r.stored.as_ref().unwrap().stage, Stage::Approved { pairing: "q".into() });
+        let mut r = Run::new();
+        r.go(create(), 0);
+        r.go(linked("p"), 1);
+        assert_eq!(
+            r.go(Command::Deny, 2)["reply"],
+            "described",
+            "a linked approval can still be denied"
+        );
+        assert_eq!(r.go(poll("b"), 3)["state"], "denied");
+    }
+
+    #[test]
+    fn a_link_reference_reads_back_as_its_code_only_with_the_relays_key() {
+        let keys = Keys::new(&"k".repeat(32), None).unwrap();
+        let mut rng = Counter(5);
+        let code = ConnectCode::generate(&mut rng, &keys);
+        let link = LinkRef::for_code(&code, &keys, &mut rng);
+        assert_eq!(link.as_str().len(), LINK_LEN);
+        assert!(!link.as_str().contains(code.as_str()), "the link does not carry the code");
+        assert_eq!(ConnectCode::parse(link.as_str()), None, "nor is it a code");
+        let read = LinkRef::parse(&link.as_str().to_ascii_lowercase()).unwrap();
+        assert_eq!(read.code(&keys), Some(code.clone()));
+        let rotated = Keys::new(&"n".repeat(32), Some(&"k".repeat(32))).unwrap();
+        assert_eq!(read.code(&rotated), Some(code.clone()), "the previous key still reads it");
+        let other = Keys::new(&"o".repeat(32), None).unwrap();
+        assert_ne!(read.code(&other), Some(code.clone()));
+        let t = ticket(link.as_str(), "s3cret");
+        assert_eq!(read_ticket(&t, &keys), Some((code.clone(), "s3cret".into())));
+        assert!(!t.contains(code.as_str()), "a ticket does not carry the code");
+        for bad in
+            ["", ".", "s3cret", &format!("{}.", link.as_str()), &format!("{}.s", code.as_str())]
+        {
+            assert_eq!(read_ticket(bad, &keys), None, "{bad}");
+        }
+        let again = LinkRef::for_code(&code, &keys, &mut rng);
+        assert_ne!(again, link, "each link of a code looks unrelated");
+        assert_eq!(LinkRef::parse(code.as_str()), None);
+        assert_eq!(LinkRef::parse(&format!("{}U", &link.as_str()[1..])), None);
+        // A made-up reference reaches no code (its unmasked letters fail the check).
+        let made_up = (0..64)
+            .filter_map(|i| LinkRef::parse(&format!("{:0>18}", i)).and_then(|l| l.code(&keys)))
+            .count();
+        assert_eq!(made_up, 0);
     }
 
     #[test]

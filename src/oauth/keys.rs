@@ -37,6 +37,8 @@ pub enum Purpose {
     ConnectCode,
     /// The letters of the code a sealed request makes.
     ConnectCodeDraw,
+    /// The mask over a code's letters in the waiting page's link (a link reference).
+    ConnectLink,
     /// The sealed authorization request the waiting page hands back for its connect code.
     AuthorizeSeal,
     /// The tag of a refresh token, checked before any pairing is asked about it.
@@ -56,6 +58,7 @@ impl Purpose {
             Purpose::RequestState => b"tabrelay request state v1",
             Purpose::ConnectCode => b"tabrelay connect code v1",
             Purpose::ConnectCodeDraw => b"tabrelay connect code draw v1",
+            Purpose::ConnectLink => b"tabrelay connect link v1",
             Purpose::AuthorizeSeal => b"tabrelay authorize seal v1",
             Purpose::RefreshToken => b"tabrelay refresh token v1",
             Purpose::Session => b"tabrelay session id v1",

@@ -3,8 +3,9 @@
 
 use tabrelay_bundle::protocol::RelayMessage;
 
+use super::grants::Grant;
 use crate::limits::{WRONG_CODES_ALLOWED, WRONG_CODE_WINDOW_MS};
-use crate::oauth::connect::{refusal, CodeReply, Command, ConnectCode};
+use crate::oauth::connect::{refusal, CodeReply, Command};
 use serde::Serialize;
 
 /// A pairing's recent wrong connect codes: a few a minute, then every code is refused until
@@ -27,18 +28,36 @@ impl WrongCodes {
     }
 }
 
-/// What a tab is told of the reply of `code`'s object to its `command` (a describe, an approve
-/// or a deny), and whether the code counts as a wrong one.
+/// What a tab is told of the reply of a code's object to its `command` (a describe, an approve
+/// or a deny of the code or link reference the tab sent, echoed as `said`), with the pairing's
+/// connections of the same client in a description (`grants`), and whether the code counts as
+/// a wrong one.
 #[must_use]
-pub fn told(code: &ConnectCode, command: &Command, reply: CodeReply) -> (RelayMessage, bool) {
-    let code = code.as_str().to_owned();
+pub fn told(
+    said: &str,
+    command: &Command,
+    reply: CodeReply,
+    grants: &[Grant],
+) -> (RelayMessage, bool) {
+    let code = said.to_owned();
     match (command, reply) {
         (Command::Approve { .. }, CodeReply::Described(d)) => {
             (RelayMessage::Approved { code, client: d.client }, false)
         }
+        (Command::Approve { linked: true, .. }, CodeReply::ToConfirm { client, secret }) => {
+            // The ticket names the link (the confirm page reads the code from it) and the
+            // approval's secret: nothing in it is the code.
+            let ticket = crate::oauth::connect::ticket(&code, &secret);
+            (RelayMessage::Confirm { code, client, ticket }, false)
+        }
         (Command::Deny, CodeReply::Described(_)) => (RelayMessage::Denied { code }, false),
-        (_, CodeReply::Described(d)) => (
-            RelayMessage::Described {
+        (_, CodeReply::Described(d)) => {
+            let connections = grants
+                .iter()
+                .filter(|g| g.is_of(&d.client_id, d.verified.as_deref()))
+                .map(Grant::info)
+                .collect();
+            let message = RelayMessage::Described {
                 code,
                 client: d.client,
                 host: d.host,
@@ -46,9 +65,10 @@ pub fn told(code: &ConnectCode, command: &Command, reply: CodeReply) -> (RelayMe
                 age_ms: d.age_ms,
                 place: d.place,
                 lookalike: d.lookalike,
-            },
-            false,
-        ),
+                connections,
+            };
+            (message, false)
+        }
         (_, CodeReply::Refused { sentence }) => (RelayMessage::Refused { code, sentence }, true),
         _ => (RelayMessage::Refused { code, sentence: refusal::UNKNOWN.into() }, true),
     }
@@ -63,38 +83,42 @@ mod tests {
 
     #[test]
     fn a_tab_is_told_what_its_code_came_to_and_a_refusal_counts_as_wrong() {
-        let code = ConnectCode::parse("ABCDE-12345").unwrap();
         let described = CodeReply::Described(crate::oauth::connect::Description {
             client: "Claude".into(),
             host: "claude.ai".into(),
             verified: None,
+            client_id: "cid".into(),
             age_ms: 5,
             place: None,
             lookalike: Some("Claude".into()),
         });
         let c = || "ABCDE12345".to_owned();
-        let approve = Command::Approve { pairing: "p".into() };
+        let told = |command: &Command, reply: CodeReply| told("ABCDE12345", command, reply, &[]);
+        let approve = Command::Approve { pairing: "p".into(), linked: false };
         assert_eq!(
-            told(&code, &approve, described.clone()),
+            told(&approve, described.clone()),
             (RelayMessage::Approved { code: c(), client: "Claude".into() }, false)
         );
         assert_eq!(
-            told(&code, &Command::Deny, described.clone()),
+            told(&Command::Deny, described.clone()),
             (RelayMessage::Denied { code: c() }, false)
         );
         assert!(matches!(
-            told(&code, &Command::Describe, described),
+            told(&Command::Describe, described),
             (RelayMessage::Described { lookalike: Some(_), age_ms: 5, .. }, false)
         ));
         let refused = CodeReply::Refused { sentence: refusal::USED.into() };
         assert_eq!(
-            told(&code, &approve, refused),
+            told(&approve, refused),
             (RelayMessage::Refused { code: c(), sentence: refusal::USED.into() }, true)
         );
         assert_eq!(
-            told(&code, &approve, CodeReply::Created),
+            told(&approve, CodeReply::Created),
             (RelayMessage::Refused { code: c(), sentence: refusal::UNKNOWN.into() }, true)
         );
+        // A ticket to confirm answers only a linked approval.
+        let to_confirm = CodeReply::ToConfirm { client: "Claude".into(), secret: "s".into() };
+        assert!(told(&approve, to_confirm).1, "a typed approval is never told to confirm");
     }
 
     #[test]

@@ -162,6 +162,18 @@ impl Grant {
         }
     }
 
+    /// Whether this connection is of the client asking for a code: the same client id, or a
+    /// client id that is a metadata document of the same verified domain (every user of one
+    /// agent app shares its document, so this says "this app already has a connection here").
+    #[must_use]
+    pub fn is_of(&self, client_id: &str, verified: Option<&str>) -> bool {
+        let document_of = |domain: &str| {
+            self.client_id.contains("://")
+                && crate::oauth::clients::host_of(&self.client_id) == domain
+        };
+        (!client_id.is_empty() && self.client_id == client_id) || verified.is_some_and(document_of)
+    }
+
     /// Whether the connection went unused for [`UNUSED_EXPIRY_MS`] and is to be dropped.
     #[must_use]
     pub fn expired(&self, now_ms: u64) -> bool {

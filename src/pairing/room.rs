@@ -38,7 +38,7 @@ use crate::limits::{
     MAX_PENDING_CALLS, MAX_TASKS_PER_CONNECTION, MAX_TASK_RESULT_BYTES, REPLAYED_KEPT_MS,
     TAB_CALL_WAIT_MS, TASK_AFTER_MS, TURN_STORED_EVERY_MS, USED_GRANULARITY_MS,
 };
-use crate::oauth::connect::{refusal, CodeReply, Command, ConnectCode};
+use crate::oauth::connect::{refusal, CodeReply, Command, ConnectCode, Named};
 use crate::oauth::keys::Keys;
 use crate::{sentences, tools};
 
@@ -97,8 +97,8 @@ pub enum Input {
     CodeReplied {
         /// The tab.
         tab: u64,
-        /// The code.
-        code: ConnectCode,
+        /// The code or link reference the tab sent, as the tab's answer echoes it.
+        said: String,
         /// The command.
         command: Command,
         /// The reply.
@@ -145,8 +145,9 @@ pub enum Effect {
     Attach(Tab),
     /// Check this proof of a tab, then give [`Input::Proved`].
     Verify(u64, Proof),
-    /// Ask a code's object, then give [`Input::CodeReplied`].
-    AskCode(u64, ConnectCode, Command),
+    /// Ask a code's object, then give [`Input::CodeReplied`] (with the code or link reference
+    /// the tab sent, last).
+    AskCode(u64, ConnectCode, Command, String),
     /// Reply to a waiting request; [`Reply::ends`] says whether it is its last.
     Reply(Asker, Reply),
     /// Give [`Input::Deadline`] for this request's call at this time.
@@ -340,12 +341,12 @@ impl Room {
                     self.act(tab, action, now_ms, entropy, &mut out);
                 }
             }
-            Input::CodeReplied { tab, code, command, reply } => {
+            Input::CodeReplied { tab, said, command, reply } => {
                 let (message, wrong) = match reply {
-                    Some(reply) => codes::told(&code, &command, reply),
+                    Some(reply) => codes::told(&said, &command, reply, &self.grants),
                     None => (
                         RelayMessage::Refused {
-                            code: code.as_str().into(),
+                            code: said,
                             sentence: sentences::PAIRING_UNAVAILABLE.into(),
                         },
                         false,
@@ -646,14 +647,16 @@ impl Room {
                 out.push(Effect::Verify(tab, proof));
             }
             TabAction::Close(code, reason) => self.close(tab, code, reason, now_ms, out),
-            TabAction::Describe(code) => {
-                self.code_command(tab, code, Command::Describe, now_ms, out)
+            TabAction::Describe(named) => {
+                self.code_command(tab, &named, Command::Describe, now_ms, out)
             }
-            TabAction::Approve(code) => {
+            TabAction::Approve(named) => {
                 let pairing = self.tabs.get(&tab).map(|t| t.pairing.clone()).unwrap_or_default();
-                self.code_command(tab, code, Command::Approve { pairing }, now_ms, out);
+                // The relay, not the tab's script, knows a link's reference from a typed code.
+                let linked = matches!(named, Named::Linked(_));
+                self.code_command(tab, &named, Command::Approve { pairing, linked }, now_ms, out);
             }
-            TabAction::Deny(code) => self.code_command(tab, code, Command::Deny, now_ms, out),
+            TabAction::Deny(named) => self.code_command(tab, &named, Command::Deny, now_ms, out),
             TabAction::RefuseCode(code, sentence) => {
                 out.push(Effect::Send(
                     tab,
@@ -755,34 +758,35 @@ impl Room {
     fn code_command(
         &mut self,
         tab: u64,
-        code: ConnectCode,
+        named: &Named,
         command: Command,
         now_ms: u64,
         out: &mut Vec<Effect>,
     ) {
+        let said = named.as_str();
         let refused = |sentence: &str| {
             Effect::Send(
                 tab,
-                RelayMessage::Refused { code: code.as_str().into(), sentence: sentence.into() },
+                RelayMessage::Refused { code: said.into(), sentence: sentence.into() },
             )
         };
         if !self.wrong_codes.allows(now_ms) {
             out.push(refused(sentences::TOO_MANY_WRONG_CODES));
             return;
         }
-        // A code this relay did not make is wrong without asking any code's object.
-        if !self.keys.as_ref().is_some_and(|k| code.is_issued(k)) {
+        // A code (or link) this relay did not make is wrong without asking any code's object.
+        let Some(code) = self.keys.as_ref().and_then(|k| named.code(k)) else {
             self.wrong_codes.record(now_ms);
             out.push(Effect::StoreWrongCodes(self.wrong_codes.clone()));
             out.push(refused(refusal::UNKNOWN));
             return;
-        }
+        };
         if matches!(command, Command::Approve { .. }) && !self.has_room(now_ms, out) {
             // Approving never pushes out a connection: the person forgets one first.
             out.push(refused(sentences::TOO_MANY_CONNECTIONS));
             return;
         }
-        out.push(Effect::AskCode(tab, code, command));
+        out.push(Effect::AskCode(tab, code, command, said.to_owned()));
     }
 
     /// The grants, those unused for too long dropped first.
@@ -1874,12 +1878,12 @@ mod tests {
         // A made code that its object does not know is wrong too.
         let approve = format!(r#"{{"type":"approve","code":"{}"}}"#, right.as_str());
         let effects = sim.say(a, &approve);
-        let Some(Effect::AskCode(_, code, command)) = effects.last().cloned() else {
+        let Some(Effect::AskCode(_, _, command, said)) = effects.last().cloned() else {
             panic!("{effects:?}")
         };
         let effects = sim.go(Input::CodeReplied {
             tab: a,
-            code,
+            said,
             command,
             reply: Some(CodeReply::Refused { sentence: refusal::UNKNOWN.into() }),
         });
@@ -1891,6 +1895,80 @@ mod tests {
             matches!(sim.say(a, &approve).last(), Some(Effect::AskCode(..))),
             "a minute later it may"
         );
+    }
+
+    #[test]
+    fn a_links_approval_asks_for_the_browsers_confirmation_and_a_typed_code_does_not() {
+        use crate::oauth::connect::{Description, LinkRef};
+        let refused = |effects: &[Effect]| {
+            effects.iter().find_map(|e| match e {
+                Effect::Send(_, RelayMessage::Refused { sentence, .. }) => Some(sentence.clone()),
+                _ => None,
+            })
+        };
+        let mut sim = Sim::new();
+        let a = sim.tab();
+        let code = ConnectCode::generate(&mut Counter(3), &keys());
+        let link = LinkRef::for_code(&code, &keys(), &mut Counter(9));
+        let effects = sim.say(a, &format!(r#"{{"type":"approve","link":"{}"}}"#, link.as_str()));
+        let Some(Effect::AskCode(_, asked, command, said)) = effects.last().cloned() else {
+            panic!("{effects:?}")
+        };
+        assert_eq!((asked, said.as_str()), (code.clone(), link.as_str()));
+        assert!(matches!(command, Command::Approve { linked: true, .. }), "{command:?}");
+        // The tab gets a ticket that names the link, never the code.
+        let reply = CodeReply::ToConfirm { client: "Claude".into(), secret: "s3cret".into() };
+        let effects = sim.go(Input::CodeReplied { tab: a, said, command, reply: Some(reply) });
+        let sent = effects.iter().find_map(|e| match e {
+            Effect::Send(_, m @ RelayMessage::Confirm { .. }) => Some(m.clone()),
+            _ => None,
+        });
+        let Some(RelayMessage::Confirm { code: echoed, ticket, .. }) = sent else {
+            panic!("{effects:?}")
+        };
+        assert_eq!(echoed, link.as_str());
+        assert_eq!(ticket, format!("{}.s3cret", link.as_str()));
+        assert!(!ticket.contains(code.as_str()));
+        // The same code typed whole approves without a confirmation.
+        let effects = sim.say(a, &format!(r#"{{"type":"approve","code":"{}"}}"#, code.display()));
+        assert!(matches!(
+            effects.last(),
+            Some(Effect::AskCode(_, _, Command::Approve { linked: false, .. }, _))
+        ));
+        // A link's reference sent as if typed is no code at all.
+        let effects = sim.say(a, &format!(r#"{{"type":"approve","code":"{}"}}"#, link.as_str()));
+        assert_eq!(refused(&effects).as_deref(), Some(refusal::MALFORMED));
+        // A made-up reference reaches no code's object.
+        let effects = sim.say(a, r#"{"type":"approve","link":"ABCDEFGH0123456789"}"#);
+        assert_eq!(refused(&effects).as_deref(), Some(refusal::UNKNOWN));
+        // Who asks comes with this pairing's connections of the same client.
+        let described = |client_id: &str| {
+            CodeReply::Described(Description {
+                client: "Claude".into(),
+                host: "claude.ai".into(),
+                verified: None,
+                client_id: client_id.into(),
+                age_ms: 1,
+                place: None,
+                lookalike: None,
+            })
+        };
+        let describe = |said: &str| (said.to_owned(), Command::Describe);
+        let (said, command) = describe(link.as_str());
+        let effects =
+            sim.go(Input::CodeReplied { tab: a, said, command, reply: Some(described("cid")) });
+        let Some(Effect::Send(_, RelayMessage::Described { connections, .. })) = effects.last()
+        else {
+            panic!("{effects:?}")
+        };
+        assert_eq!(connections.iter().map(|c| c.id.as_str()).collect::<Vec<_>>(), ["g1", "g2"]);
+        let (said, command) = describe(link.as_str());
+        let effects =
+            sim.go(Input::CodeReplied { tab: a, said, command, reply: Some(described("another")) });
+        assert!(matches!(
+            effects.last(),
+            Some(Effect::Send(_, RelayMessage::Described { connections, .. })) if connections.is_empty()
+        ));
     }
 
     #[test]
@@ -1944,6 +2022,109 @@ mod tests {
             replayed: vec![until],
         });
         assert_eq!(replies(&effects, asker), [Reply::Grant(GrantReply::Replayed)]);
+    }
+
+    /// Both halves of a replayed authorization code on one clock: the code's object (through
+    /// its wire encoding) and the pairing, with the replay's revocation reaching the pairing
+    /// before or after the first redemption's grant. wrangler dev always delivers the grant
+    /// first (tests/e2e/code_replay.test.mjs sees that order), so the other order is driven here.
+    #[test]
+    fn a_replayed_code_leaves_no_connection_whichever_request_reaches_the_pairing_first() {
+        use crate::oauth::authorize::{AuthRequest, SealId};
+        use crate::oauth::connect::{apply, CodeRequest, PollState, Revoke};
+        use tabrelay_bundle::fields::Message as _;
+        const CHALLENGE: &str = "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM";
+        const VERIFIER: &str = "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk";
+        for replay_first in [false, true] {
+            let mut sim = Sim::new();
+            let code = ConnectCode::generate(&mut Counter(3), &keys());
+            let mut stored = None;
+            let mut object = |command: Command, now: u64| {
+                // The Worker's request and the object's reply, each through its encoding.
+                let request = CodeRequest { code: code.as_str().into(), command };
+                let (c, command) = CodeRequest::decode(&request.encode()).unwrap();
+                let (s, reply) = apply(stored.take(), command, now, &mut Counter(5), &c);
+                stored = s;
+                CodeReply::decode(&reply.encode()).unwrap()
+            };
+            let request = AuthRequest {
+                client_id: "cid".into(),
+                client_name: "Claude".into(),
+                verified_domain: None,
+                redirect_uri: "https://claude.ai/cb".into(),
+                state: None,
+                code_challenge: CHALLENGE.into(),
+                resource: None,
+                scope: None,
+            };
+            let seal = SealId("s".into());
+            let place = None;
+            object(Command::Create { request, seal, browser_hash: "b".into(), place }, sim.now);
+            object(Command::Approve { pairing: "p".into(), linked: false }, sim.now);
+            let poll = Command::Poll { browser_hash: "b".into(), issuer: "https://r".into() };
+            let CodeReply::Poll(PollState::Approved { redirect }) = object(poll, sim.now) else {
+                panic!("not approved")
+            };
+            let issued = redirect.split("code=").nth(1).unwrap().split('&').next().unwrap();
+            let secret = issued.split_once('.').unwrap().1.to_owned();
+            let redeem = |grant: &str| Command::Redeem {
+                secret: secret.clone(),
+                client_id: "cid".into(),
+                redirect_uri: None,
+                code_verifier: Some(VERIFIER.into()),
+                resource: None,
+                origin: "https://r".into(),
+                grant: grant.into(),
+            };
+            // Both redemptions reach the code's object; the first is granted, the replay names
+            // the first's grant to revoke.
+            let CodeReply::Redeemed { granted } = object(redeem("new"), sim.now) else {
+                panic!("the first redemption")
+            };
+            let CodeReply::RedeemRefused { revoke: Some(Revoke { grant, .. }), .. } =
+                object(redeem("other"), sim.now)
+            else {
+                panic!("the replay names no grant")
+            };
+            assert_eq!(grant, "new");
+            // Then the pairing, in either order (the shell keeps the recorded replay).
+            let mut kept = Vec::new();
+            let make = |sim: &mut Sim, kept: &[u64]| {
+                sim.next_asker += 1;
+                let asker = sim.next_asker;
+                let request = Request::Grant(GrantRequest {
+                    id: "new".into(),
+                    client_id: "cid".into(),
+                    client_name: granted.client_name.clone(),
+                    host: granted.host.clone(),
+                    place: None,
+                });
+                let effects = sim.go(Input::Request { asker, request, replayed: kept.to_vec() });
+                replies(&effects, asker)
+            };
+            let revoke = |sim: &mut Sim, kept: &mut Vec<u64>| {
+                let (_, effects) = sim.ask(Request::Replayed { grant: grant.clone() });
+                for e in effects {
+                    if let Effect::RecordReplayed(_, until) = e {
+                        kept.push(until);
+                    }
+                }
+            };
+            if replay_first {
+                revoke(&mut sim, &mut kept);
+                sim.later(1);
+                assert_eq!(make(&mut sim, &kept), [Reply::Grant(GrantReply::Replayed)]);
+            } else {
+                let made = make(&mut sim, &kept);
+                assert!(matches!(made[..], [Reply::Grant(GrantReply::Made { .. })]), "{made:?}");
+                sim.later(1);
+                revoke(&mut sim, &mut kept);
+            }
+            let (asker, effects) =
+                sim.ask(Request::Check { grant: "new".into(), want: Want::Nothing });
+            assert_eq!(replies(&effects, asker), [Reply::NoGrant], "replay first: {replay_first}");
+            assert!(sim.room.grants.iter().all(|g| g.id != "new"), "replay first: {replay_first}");
+        }
     }
 
     #[test]

@@ -2,6 +2,7 @@
 //! each message of a proven tab means, the bounds on sockets, and which tab gets a call.
 
 use serde::Serialize;
+use tabrelay_bundle::protocol::CodeSaid;
 use tabrelay_bundle::protocol::{
     close, proof_text, Outcome, RelayMessage, TabMessage, ToolList, CHALLENGE_BYTES, HELLO_WAIT_MS,
     MAX_DATASET_NAME_CHARS, MAX_TABS_PER_PAIRING, MAX_UNPROVEN_MESSAGE_BYTES, MAX_UNPROVEN_SOCKETS,
@@ -10,7 +11,7 @@ use tabrelay_bundle::protocol::{
 use tabrelay_bundle::BUNDLE_DIGEST;
 
 use crate::crypto::{random_token, sha256_hex, Entropy};
-use crate::oauth::connect::{refusal, ConnectCode};
+use crate::oauth::connect::{refusal, Named};
 use crate::sentences;
 
 /// What the `status` tool says: the pairing's tabs, the one calls go to, what it shows.
@@ -153,11 +154,12 @@ pub enum TabAction {
     /// Close the socket with this code and reason.
     Close(u16, &'static str),
     /// Ask the code's Durable Object who asks for it.
-    Describe(ConnectCode),
-    /// Ask the code's Durable Object to approve it for this pairing.
-    Approve(ConnectCode),
+    Describe(Named),
+    /// Ask the code's Durable Object to approve it for this pairing (a link's reference: once
+    /// the browser confirms).
+    Approve(Named),
     /// Ask the code's Durable Object to deny it.
-    Deny(ConnectCode),
+    Deny(Named),
     /// Tell the tab its code was refused, with this sentence.
     RefuseCode(String, &'static str),
     /// Store the tab's new state (focus changed).
@@ -265,9 +267,9 @@ impl Tab {
                 TabAction::Close(close::PROOF_FAILED, "The tab must prove its pairing first.")
             }
             (true, TabMessage::Hello { .. }) => TabAction::Ignore,
-            (true, TabMessage::Describe { code }) => Self::with_code(code, TabAction::Describe),
-            (true, TabMessage::Approve { code }) => Self::with_code(code, TabAction::Approve),
-            (true, TabMessage::Deny { code }) => Self::with_code(code, TabAction::Deny),
+            (true, TabMessage::Describe { said }) => Self::with_code(&said, TabAction::Describe),
+            (true, TabMessage::Approve { said }) => Self::with_code(&said, TabAction::Approve),
+            (true, TabMessage::Deny { said }) => Self::with_code(&said, TabAction::Deny),
             (true, TabMessage::Focus { focused: true }) => {
                 TabAction::Update(Self { focus_ms: now_ms, ..self.clone() })
             }
@@ -371,10 +373,12 @@ pub fn next_check<'a>(open: impl IntoIterator<Item = &'a Tab> + Clone, now_ms: u
 }
 
 impl Tab {
-    fn with_code(typed: String, action: fn(ConnectCode) -> TabAction) -> TabAction {
-        match ConnectCode::parse(&typed) {
-            Some(code) => action(code),
-            None => TabAction::RefuseCode(typed.chars().take(40).collect(), refusal::MALFORMED),
+    fn with_code(said: &CodeSaid, action: fn(Named) -> TabAction) -> TabAction {
+        match Named::read(said) {
+            Some(named) => action(named),
+            None => {
+                TabAction::RefuseCode(said.text().chars().take(40).collect(), refusal::MALFORMED)
+            }
         }
     }
 }
@@ -679,8 +683,21 @@ pub(crate) mod tests {
     fn a_proven_tab_approves_codes_asks_and_answers() {
         let t = proven(1, 10);
         assert!(
-            matches!(t.on_message(r#"{"type":"approve","code":"abcde-12345"}"#, 11), TabAction::Approve(c) if c.as_str() == "ABCDE12345")
+            matches!(t.on_message(r#"{"type":"approve","code":"abcde-12345"}"#, 11), TabAction::Approve(Named::Typed(c)) if c.as_str() == "ABCDE12345")
         );
+        let link = r#"{"type":"approve","link":"abcdefgh0123456789"}"#;
+        assert!(
+            matches!(t.on_message(link, 11), TabAction::Approve(Named::Linked(l)) if l.as_str() == "ABCDEFGH0123456789"),
+            "a link's reference is not a code"
+        );
+        assert!(matches!(
+            t.on_message(r#"{"type":"approve","code":"abcdefgh0123456789"}"#, 11),
+            TabAction::RefuseCode(_, refusal::MALFORMED)
+        ));
+        assert!(matches!(
+            t.on_message(r#"{"type":"approve","link":"abcde-12345"}"#, 11),
+            TabAction::RefuseCode(_, refusal::MALFORMED)
+        ));
         assert!(matches!(
             t.on_message(r#"{"type":"approve","code":"nope"}"#, 11),
             TabAction::RefuseCode(_, refusal::MALFORMED)

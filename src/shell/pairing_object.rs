@@ -356,9 +356,9 @@ impl Pairing {
                 Some(Effect::Verify(tab, proof)) => {
                     Input::Proved { tab, valid: super::webcrypto::verify(&proof).await }
                 }
-                Some(Effect::AskCode(tab, code, command)) => {
+                Some(Effect::AskCode(tab, code, command, said)) => {
                     let reply = ask_code(&self.env, &code, command.clone()).await.ok();
-                    Input::CodeReplied { tab, code, command, reply }
+                    Input::CodeReplied { tab, said, command, reply }
                 }
                 Some(Effect::SetAlarm(at)) => {
                     let storage = self.state.storage();

@@ -123,6 +123,9 @@ async fn route(
         (Method::Get, pages::STATUS_PATH) => {
             authorize_status(&req, url, env, config, &origin).await
         }
+        (Method::Get, tabrelay_bundle::protocol::CONFIRM_PATH) => {
+            authorize_confirm(&req, url, env, config).await
+        }
         (Method::Get, pages::WAIT_SCRIPT_PATH) => {
             let headers = Headers::new();
             headers.set("content-type", "text/javascript")?;
@@ -269,7 +272,9 @@ async fn authorize_code(
             _ => continue, // Another request holds these letters: draw again.
         }
         let display = code.display();
-        let link = pages::approval_link(&config.app_url, &display);
+        // The link carries a reference only the relay reads back, never the code.
+        let reference = connect::LinkRef::for_code(&code, &config.keys, &mut PlatformRandom);
+        let link = pages::approval_link(&config.app_url, reference.as_str());
         let mut res = json_response(200, &json!({"code": display, "link": link}))?;
         let secure = if origin.starts_with("https://") { "; Secure" } else { "" };
         res.headers_mut().set(
@@ -293,6 +298,43 @@ fn place_of(req: &Request, origin: &str) -> Option<String> {
     connect::place_said(origin, field("city").as_deref(), field("country").as_deref())
 }
 
+/// The confirm page a tab opens after approving through the waiting page's link: the ticket
+/// names the link (so the code) and the approval; the browser's cookie says whether it opened
+/// the waiting page. The code's object decides.
+async fn authorize_confirm(
+    req: &Request,
+    url: &str,
+    env: &Env,
+    config: &Config,
+) -> Result<Response> {
+    let query = http::query_of(url);
+    let ticket = query
+        .iter()
+        .find(|(k, _)| k == tabrelay_bundle::protocol::CONFIRM_TICKET_PARAM)
+        .map(|(_, v)| v.as_str())
+        .unwrap_or_default();
+    // A ticket naming no link this relay made is refused before any Durable Object is addressed.
+    let Some((code, secret)) = connect::read_ticket(ticket, &config.keys) else {
+        return html(400, pages::confirmed(Err(connect::refusal::TICKET_STALE)));
+    };
+    let command = Command::Confirm { secret, browser_hash: browser_hash(req, &code)? };
+    match ask_code(env, &code, command).await? {
+        CodeReply::Confirmed { client } => html(200, pages::confirmed(Ok(&client))),
+        CodeReply::Refused { sentence } => html(403, pages::confirmed(Err(&sentence))),
+        _ => html(400, pages::confirmed(Err(connect::refusal::TICKET_STALE))),
+    }
+}
+
+/// SHA-256 of the secret in the waiting page's cookie for `code`, as this browser sent it
+/// (empty when it sent none).
+fn browser_hash(req: &Request, code: &ConnectCode) -> Result<String> {
+    let cookies = req.headers().get("cookie")?;
+    let cookie_name = format!("{COOKIE_PREFIX}{}", code.as_str());
+    Ok(http::cookie(cookies.as_deref(), &cookie_name)
+        .map(|s| sha256_hex(s.as_bytes()))
+        .unwrap_or_default())
+}
+
 async fn authorize_status(
     req: &Request,
     url: &str,
@@ -306,12 +348,8 @@ async fn authorize_status(
     let Some(code) = code.filter(|c| c.is_issued(&config.keys)) else {
         return json_response(400, &json!({"state": "expired"}));
     };
-    let cookies = req.headers().get("cookie")?;
-    let cookie_name = format!("{COOKIE_PREFIX}{}", code.as_str());
-    let browser_hash = http::cookie(cookies.as_deref(), &cookie_name)
-        .map(|s| sha256_hex(s.as_bytes()))
-        .unwrap_or_default();
-    let command = Command::Poll { browser_hash, issuer: origin.to_owned() };
+    let command =
+        Command::Poll { browser_hash: browser_hash(req, &code)?, issuer: origin.to_owned() };
     match ask_code(env, &code, command).await? {
         CodeReply::Poll(state) => json_response(200, &state),
         _ => json_response(200, &PollState::Expired),

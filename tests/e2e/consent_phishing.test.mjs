@@ -1,16 +1,21 @@
-// Remote phishing of a connect code (RFC 8628 §5.4): an attacker starts /authorize in their own
-// browser with a client named like a real one ("Claude Code", a loopback redirect) and sends
-// the person the approval link. The tab's consent now says how long ago the request started,
-// where it came from (not known under wrangler dev, and said so), where it returns, warns that
-// the unverified name looks like Claude's, and asks to approve only a request the person just
-// started; and a linked code of an unverified client cannot be approved with one click: the
-// demo page hides its last characters and Approve needs them typed from the waiting page,
-// which the attacker holds. A wrong tail approves nothing (the code still waits, no connection
-// is made); the right one approves. A whole code the person typed needs no extra step.
+// Remote phishing of a connect code (RFC 8628 §5.4). An attacker starts /authorize in their
+// own browser (here a client named like a real one: "Claude Code", a loopback redirect) and
+// sends the person the waiting page's link. The link carries a reference, never the code; the
+// relay approves a link's reference only once the browser that approves proves it opened the
+// waiting page: the panel's Approve opens the relay's confirm page as a window, which carries
+// the waiting page's cookie in that browser only. So:
+// (a) the person's own flow (waiting page and app in one browser) connects with one press;
+// (b) the attacker's flow (waiting page in another browser, the link opened in the person's)
+//     connects nothing: read after the attacker's poll, from a /token redeem attempt and then
+//     from the tab's own list of connections;
+// (c) an app's script that approves the link's reference itself gets no connection either.
+// The link leaves the address bar at load, a fragment set later is ignored, and nothing is
+// described before the person presses Show who asks. The consent says how old the request is,
+// from where, where it returns, what its name imitates, and this client's connections here.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { RELAY, openTab, register, pkcePair, openWaitingPage, waitForRedirect, redeem } from './harness.mjs';
-import { launchChromium, openDemo } from './demo_harness.mjs';
+import { RELAY, openTab, register, pkcePair, openWaitingPage, redeem } from './harness.mjs';
+import { launchChromium, openDemo, connected } from './demo_harness.mjs';
 import { CONSENT } from '../../tab/generated/bundle.js';
 
 const LOOPBACK = 'http://127.0.0.1:33418/callback';
@@ -23,34 +28,51 @@ after(async () => {
   await browser?.close();
 });
 
-/** The attacker's side: a client named `name`, and the waiting page it opened. */
-async function attackerPage(name = 'Claude Code') {
+/** An authorization request of a client named `name` (its PKCE pair kept). */
+async function request(name = 'Claude Code') {
   const client = await register(name, [LOOPBACK]);
   const pkce = pkcePair();
   const url = new URL(`${RELAY}/authorize`);
   url.search = new URLSearchParams({ response_type: 'code', client_id: client.client_id, redirect_uri: LOOPBACK, code_challenge: pkce.challenge, code_challenge_method: 'S256', state: 'phish' });
+  return { client, pkce, url };
+}
+
+/** The attacker's side, outside any browser of the person: a client named `name`, and the waiting page it opened. */
+async function attackerPage(name = 'Claude Code') {
+  const { client, pkce, url } = await request(name);
   const page = await openWaitingPage(url);
   assert.equal(page.status, 200);
+  assert.ok(page.link && !page.link.includes(page.code) && !page.link.includes(page.code.replace('-', '')), 'the link does not carry the code');
   return { client, pkce, page };
 }
 
-async function stateOf(page) {
-  const r = await fetch(`${RELAY}/authorize/status?code=${encodeURIComponent(page.code)}`, { headers: { cookie: page.cookie } });
-  return (await r.json()).state;
+/** The waiting page's status, as its browser (its cookie) reads it. */
+async function statusOf(waiting) {
+  const r = await fetch(`${RELAY}/authorize/status?code=${encodeURIComponent(waiting.code)}`, { headers: { cookie: waiting.cookie } });
+  return r.json();
 }
 
 /**
- * The connections the demo page lists after asking the pairing again, once the list shows
- * `expected` (or 5 s passed: then whatever it shows, for the assertion to name).
+ * What the attacker gets after the approval: their waiting page's poll, then a /token redeem of
+ * the authorization code it would carry (or, with none, the code's own form with a made-up
+ * secret). Returns both.
  */
-async function listed(page, expected) {
-  await page.click('#connections [part=refresh]');
-  const shows = (n) => {
-    const root = document.querySelector('tabrelay-agents').shadowRoot.getElementById('connections').shadowRoot;
-    return root.querySelectorAll('[part=item]').length === n && !/show here once/.test(root.querySelector('[part=empty]').textContent);
-  };
-  await page.waitForFunction(shows, expected, { timeout: 5_000 }).catch(() => {});
-  return page.locator('#connections [part=item]').count();
+async function attackerRedeems({ client, pkce, page: waiting }) {
+  const status = await statusOf(waiting);
+  const code = status.redirect ? new URL(status.redirect).searchParams.get('code') : `${waiting.code.replace('-', '')}.made-up`;
+  const token = await redeem({ client, code, verifier: pkce.verifier, redirectUri: LOOPBACK });
+  return { status, token };
+}
+
+/** The tab's own list of connections, asked of the relay by the page's relay client (it rejects on a timeout). */
+function listed(page) {
+  return page.evaluate(() => document.querySelector('tabrelay-agents').relay.connections().then((list) => list.map((c) => c.client)));
+}
+
+/** Waits until the panel's result line matches `pattern`; returns it. */
+async function resultSays(page, pattern) {
+  await page.locator('#approve-result', { hasText: pattern }).waitFor({ timeout: 15_000 });
+  return page.textContent('#approve-result');
 }
 
 test('the consent says how old the request is, from where, where it returns, and what its name imitates', async () => {
@@ -70,55 +92,122 @@ test('the consent says how old the request is, from where, where it returns, and
   tab.close();
 });
 
-test('a linked code of an unverified client needs its last characters typed; a wrong tail approves nothing', { timeout: 60_000 }, async () => {
-  const { client, pkce, page: waiting } = await attackerPage('Claude Code');
-  const page = await openDemo(browser, `#tabrelay-connect=${waiting.code}`);
-  assert.equal(await listed(page, 0), 0, 'a fresh browser: no connection');
 
+test('(a) the person’s own link, in the browser that opened the waiting page, connects with one press', { timeout: 90_000 }, async () => {
+  const context = await browser.newContext();
+  const other = await attackerPage('Claude Code');
+  // The person's agent app opened the waiting page in this browser: it set its cookie here.
+  const { client, pkce, url } = await request('Orders helper');
+  const waiting = await context.newPage();
+  const redirected = waiting.waitForRequest((r) => r.url().startsWith(LOOPBACK), { timeout: 60_000 });
+  await waiting.goto(url.href);
+  await waiting.locator('#link:not([hidden])').waitFor({ timeout: 10_000 });
+  const link = await waiting.getAttribute('#link', 'href');
+  const code = await waiting.textContent('#code');
+  assert.ok(!link.includes(code) && !link.includes(code.replace('-', '')), 'the link does not carry the code');
+
+  const page = await context.newPage();
+  await page.goto(link);
+  await connected(page);
+  assert.equal(new URL(page.url()).hash, '', 'the link left the address bar');
+  assert.ok(await page.isVisible('#link-box'));
+  assert.equal(await page.textContent('#link-opened'), CONSENT.LINK_OPENED);
+  assert.deepEqual(await listed(page), [], 'a round trip through the relay after the tab connected');
+  assert.equal(await page.textContent('#code-asker'), '', 'nothing is described before the person asks');
+  // A fragment set later (a page that opened this one can) is never read.
+  await page.evaluate((l) => (location.hash = `tabrelay-connect=${l}`), other.page.link.split('tabrelay-connect=')[1]);
+
+  await page.click('#show-link');
   await page.waitForFunction(() => document.querySelector('tabrelay-agents').shadowRoot.getElementById('code-asker').textContent.trim() !== '', null, { timeout: 10_000 });
-  assert.equal(await page.inputValue('#code'), `${waiting.code.slice(0, 7)}••••`, 'the last characters are hidden');
-  assert.ok(await page.isVisible('#code-tail'), 'the field for them shows');
-  assert.equal(await page.textContent('#code-tail-label'), CONSENT.TAIL_ASK);
+  assert.match(await page.textContent('#code-asker'), /“Orders helper”/, 'the link the page was loaded with, not the later one');
+  assert.ok(await page.isHidden('#code-already'), 'no connection of this client yet');
+
+  const popup = context.waitForEvent('page', { timeout: 10_000 });
+  await page.click('#approve');
+  await popup;
+  assert.match(await resultSays(page, /^(Connected to|This browser did not)/), /Connected to Orders helper/);
+  const request_ = await redirected;
+  const t = await redeem({ client, code: new URL(request_.url()).searchParams.get('code'), verifier: pkce.verifier, redirectUri: LOOPBACK });
+  assert.equal(t.status, 200, JSON.stringify(t.body));
+  assert.deepEqual(await listed(page), ['Orders helper']);
+
+  // The same client asks again: the card says it already has a connection here, and since when.
+  const again = await openWaitingPage(url);
+  await page.fill('#code', again.code);
+  await page.locator('#code-already:not([hidden])').waitFor({ timeout: 10_000 });
+  assert.match(await page.textContent('#code-already'), /already has a connection to this browser: started (now|.+ ago) from a place not known\./);
+  await context.close();
+});
+
+test('(b) a link opened in another browser than the waiting page’s connects nothing, and asks for the whole code', { timeout: 90_000 }, async () => {
+  const attacker = await attackerPage('Claude Code');
+  // The person opens the link the attacker sent, in their own browser.
+  const context = await browser.newContext();
+  const page = await context.newPage();
+  await page.goto(attacker.page.link);
+  await connected(page);
+  await page.click('#show-link');
+  await page.waitForFunction(() => document.querySelector('tabrelay-agents').shadowRoot.getElementById('code-asker').textContent.trim() !== '', null, { timeout: 10_000 });
   assert.equal(await page.textContent('#code-lookalike'), CONSENT.LOOKALIKE.replaceAll('{app}', 'Claude'));
-  assert.ok((await page.textContent('#code-hint')).includes(CONSENT.APPROVE_ONLY_YOURS), 'the relay’s sentence, as the bundle carries it');
+  assert.ok((await page.textContent('#code-hint')).includes(CONSENT.APPROVE_ONLY_YOURS));
   const asker = await page.textContent('#code-asker');
   assert.match(asker, /“Claude Code” \(name given by the app, not verified\)/);
   assert.match(asker, /sent back to 127\.0\.0\.1/);
-  assert.match(asker, /It started /);
   assert.ok(asker.includes(CONSENT.PLACE_UNKNOWN));
 
-  // One click: nothing is approved.
+  const popup = context.waitForEvent('page', { timeout: 10_000 });
   await page.click('#approve');
-  assert.equal(await page.textContent('#approve-result'), CONSENT.TAIL_ASK);
-  // A wrong tail: refused, nothing approved.
-  const right = waiting.code.slice(-4);
-  const wrong = right.split('').reverse().join('') === right ? '0000' : right.split('').reverse().join('');
-  await page.fill('#code-tail', wrong === right ? 'ZZZZ' : wrong);
-  await page.click('#approve');
-  assert.equal(await page.textContent('#approve-result'), CONSENT.TAIL_WRONG);
-  assert.equal(await stateOf(waiting), 'waiting', 'the relay recorded no approval');
-  await new Promise((r) => setTimeout(r, 500));
-  assert.equal(await listed(page, 0), 0, 'no connection was made');
+  const confirmPage = await popup;
+  // The relay's window said no (the person's browser has no cookie of the attacker's waiting page).
+  assert.equal(await resultSays(page, /^(Connected to|This browser did not)/), CONSENT.NOT_THIS_BROWSER);
+  await confirmPage.locator('#confirmed[data-ok=false]').waitFor({ timeout: 5_000 });
+  assert.ok(await page.isHidden('#link-box'), 'the link is no longer offered: only the whole code typed approves');
 
-  // The person holding the waiting page types the right tail: approved.
-  await page.fill('#code-tail', right.toLowerCase());
-  await page.click('#approve');
-  await page.locator('#approve-result', { hasText: /Connected to/ }).waitFor({ timeout: 10_000 });
-  const s = await waitForRedirect(waiting);
-  assert.equal(s.state, 'approved');
-  const t = await redeem({ client, code: new URL(s.redirect).searchParams.get('code'), verifier: pkce.verifier, redirectUri: LOOPBACK });
-  assert.equal(t.status, 200, JSON.stringify(t.body));
-  assert.equal(await listed(page, 1), 1, 'the connection the person approved');
-  await page.close();
+  // After the approval: the attacker's poll carries no code, /token grants nothing, and the
+  // tab's list holds no connection.
+  const { status, token } = await attackerRedeems(attacker);
+  assert.equal(status.state, 'waiting', JSON.stringify(status));
+  assert.notEqual(token.status, 200, JSON.stringify(token.body));
+  assert.deepEqual(await listed(page), []);
+  await context.close();
 });
 
-test('a whole code the person typed needs no extra step', async () => {
+test('(c) an app’s script approving the link’s reference itself gets no connection', { timeout: 60_000 }, async () => {
+  const attacker = await attackerPage('Claude Code');
+  const context = await browser.newContext();
+  const page = await context.newPage();
+  await page.goto(attacker.page.link);
+  await connected(page);
+  const link = attacker.page.link.split('tabrelay-connect=')[1];
+  const said = await page.evaluate(async (l) => {
+    const relay = document.querySelector('tabrelay-agents').relay;
+    const out = {};
+    // As if typed: a link's reference is no code.
+    out.typed = await relay.approve(l).then((r) => ({ ok: r }), (e) => ({ refused: e.message }));
+    // As a link: the relay only hands out a confirm address; the script opens it itself.
+    out.linked = await relay.approveLink(l).then((r) => ({ ok: r }), (e) => ({ refused: e.message }));
+    return out;
+  }, link);
+  assert.match(said.typed.refused || '', /ten letters/, JSON.stringify(said));
+  assert.ok(said.linked.ok?.confirm, JSON.stringify(said));
+  // The script (or anyone) opens the confirm page in this browser: no waiting page's cookie here.
+  const confirmPage = await context.newPage();
+  const r = await confirmPage.goto(said.linked.ok.confirm);
+  assert.equal(r.status(), 403);
+  assert.equal(await confirmPage.textContent('#confirmed'), CONSENT.NOT_THIS_BROWSER);
+  const { status, token } = await attackerRedeems(attacker);
+  assert.equal(status.state, 'waiting', JSON.stringify(status));
+  assert.notEqual(token.status, 200, JSON.stringify(token.body));
+  assert.deepEqual(await listed(page), []);
+  await context.close();
+});
+
+test('a whole code the person typed approves with one press', async () => {
   const { page: waiting } = await attackerPage('Claude Code');
   const page = await openDemo(browser);
   await page.fill('#code', waiting.code);
-  assert.ok(await page.isHidden('#tail-box'));
   await page.click('#approve');
-  await page.locator('#approve-result', { hasText: /Connected to/ }).waitFor({ timeout: 10_000 });
-  assert.equal(await stateOf(waiting), 'approved');
+  await resultSays(page, /Connected to/);
+  assert.equal((await statusOf(waiting)).state, 'approved');
   await page.close();
 });

@@ -47,11 +47,12 @@ test('the person types the code, sees who asks, and denies it; the agent app is 
   await page.close();
 });
 
-test('the waiting page’s link shows who asks without a press, and approves nothing', async () => {
+test('the waiting page’s link shows who asks once the person presses, and approves nothing', async () => {
   const waiting = await waitingPage('Linked app');
-  const page = await openDemo(await chromium(), `#tabrelay-connect=${waiting.code}`);
-  assert.equal(await page.inputValue('#code'), `${waiting.code.slice(0, 7)}••••`, 'an unverified client’s linked code is shown without its last characters');
-
+  const page = await openDemo(await chromium(), `#tabrelay-connect=${waiting.link.split('tabrelay-connect=')[1]}`);
+  assert.equal(await page.inputValue('#code'), '', 'the link carries no code');
+  assert.equal(await page.textContent('#code-asker'), '', 'nothing asked of the relay before the press');
+  await page.click('#show-link');
   const asker = await askerSays(page);
   assert.match(asker, /“Linked app” \(name given by the app, not verified\) asks to act in this tab; you will be sent back to 127\.0\.0\.1\. It started .+\. Where this request came from is not known\./);
   assert.doesNotMatch(await page.textContent('#approve-result'), /Connected|Denied/);

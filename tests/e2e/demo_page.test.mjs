@@ -34,13 +34,14 @@ test('the person approves the code in the demo page and the agent’s calls are 
   await page.close();
 });
 
-test('the waiting page’s link opens the app with the code filled in, never approved by itself', async () => {
-  const page = await openDemo(await chromium(), '#tabrelay-connect=ABCDE-12345');
-  assert.equal(await page.inputValue('#code'), 'ABCDE-1••••', 'filled in, its last characters hidden until the client is known verified');
+test('the waiting page’s link opens the app offering it, never described or approved by itself', async () => {
+  const page = await openDemo(await chromium(), '#tabrelay-connect=ABCDEFGH0123456789');
+  assert.equal(await page.inputValue('#code'), '', 'the link carries no code to fill in');
+  assert.ok(await page.isVisible('#show-link'));
   assert.doesNotMatch(await page.textContent('#approve-result'), /Connected/);
-  // The relay knows no such code: the page says so without a press.
+  // The relay knows no such link: the page says so once the person asks.
+  await page.click('#show-link');
   await page.locator('#approve-result', { hasText: /not waiting for approval/ }).waitFor({ timeout: 10_000 });
-  await page.fill('#code-tail', '2345');
   await page.click('#approve');
   await page.locator('#approve-result', { hasText: /not waiting for approval/ }).waitFor({ timeout: 10_000 });
   await page.close();

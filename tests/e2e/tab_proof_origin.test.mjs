@@ -46,7 +46,7 @@ test('a link naming another relay does not change where the demo app connects', 
     const page = await browser.newPage();
     const sockets = [];
     page.on('websocket', (ws) => sockets.push(ws.url()));
-    await page.goto(`${APP_ORIGIN}/demo/?relay=${encodeURIComponent(attacker)}&seed=11#tabrelay-connect=ABCDE-FGHJK`);
+    await page.goto(`${APP_ORIGIN}/demo/?relay=${encodeURIComponent(attacker)}&seed=11#tabrelay-connect=ABCDEFGH0123456789`);
     await connected(page);
     assert.equal(await page.textContent('#relay'), RELAY, 'the page shows its configured relay');
     await new Promise((r) => setTimeout(r, 500));

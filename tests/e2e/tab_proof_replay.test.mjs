@@ -4,7 +4,7 @@
 // and its approval of a connect code go nowhere, and the pairing's count of tabs stays the same.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { openTab, accessToken, callTool, MemoryStorage, rawTabSocket, keyOf, connectedTabs, waitFor } from './harness.mjs';
+import { openTab, accessToken, callTool, MemoryStorage, rawTabSocket, keyOf, connectedTabs, waitFor, register, pkcePair, openWaitingPage, RELAY, CALLBACK } from './harness.mjs';
 import { CLOSE } from '../../tab/relay-client.js';
 
 /** A WebSocket that records what the page sends, as someone watching the connection would. */
@@ -27,17 +27,30 @@ test('a hello replayed on another socket is refused and the socket gets no call 
   assert.ok(JSON.parse(captured).signature, 'a signed hello was captured');
   assert.equal(await connectedTabs(token), 1);
 
+  // A real code, waiting for approval, that the replaying socket tries to approve.
+  const client = await register('Replayer');
+  const url = new URL(`${RELAY}/authorize`);
+  url.search = new URLSearchParams({ response_type: 'code', client_id: client.client_id, redirect_uri: CALLBACK, code_challenge: pkcePair().challenge, code_challenge_method: 'S256', state: 'replay' });
+  const waiting = await openWaitingPage(url);
+  assert.ok(waiting.code, 'a live code');
+
   const replay = rawTabSocket(`key=${keyOf(victim)}`);
   await replay.challenge;
   replay.ws.send(captured);
   replay.ws.send(JSON.stringify({ type: 'focus', focused: true }));
-  replay.ws.send(JSON.stringify({ type: 'approve', code: 'ABCDE-FGHJK' }));
+  replay.ws.send(JSON.stringify({ type: 'approve', code: waiting.code }));
   // A call while the replaying socket is open: it goes to the browser's own tab.
   const during = await callTool(token, 'dataset_describe');
+  // The socket is closed, or its approval answered: either way the approval was decided.
   const outcome = await Promise.race([
     replay.closed,
-    waitFor(() => replay.messages.find((m) => m.type === 'welcome'), 10_000).then((m) => ({ welcomed: m })),
+    waitFor(() => replay.messages.find((m) => ['approved', 'refused'].includes(m.type)), 10_000).then((m) => ({ answered: m })),
   ]);
+  // Read where an approval would show: the code's page still polls "waiting", and the
+  // browser's own tab finds the code undecided (not "already approved or denied").
+  const status = await fetch(`${RELAY}/authorize/status?code=${encodeURIComponent(waiting.code)}`, { headers: { cookie: waiting.cookie } });
+  assert.equal((await status.json()).state, 'waiting', `the replay approved nothing: ${JSON.stringify(outcome)}`);
+  assert.equal((await victim.client.describe(waiting.code)).client, 'Replayer', 'the code is still undecided');
   assert.equal(outcome.code, CLOSE.PROOF_FAILED, `the replay was refused: ${JSON.stringify(outcome)}`);
   assert.match(outcome.reason, /did not prove/);
   assert.equal(during.isError, false, JSON.stringify(during));

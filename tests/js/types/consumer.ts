@@ -1,6 +1,6 @@
 // An app's use of the tab end, as TypeScript sees it through the package's declarations: it
 // must compile under `strict` (tests/js/package_types.test.mjs).
-import { RelayClient, catalogueTools, connectCodeFromFragment, CONSENT, type Call, type CallResult } from '../../../tab/relay-client.js';
+import { RelayClient, catalogueTools, takeConnectLink, CONSENT, type Call, type CallResult } from '../../../tab/relay-client.js';
 import { createPresence, decide, readSettings, NotRun, MODES, type Question, type ActivityLine } from '../../../tab/presence.js';
 import { ConfirmCard, askerOf, CARD_ARM_MS } from '../../../tab/presence-elements.js';
 import { createDataSwitch, guardCall, DATA_SENTENCES } from '../../../tab/data-guard.js';
@@ -39,8 +39,8 @@ unsubscribe();
 const card: ConfirmCard | null = document.querySelector('tabrelay-confirm-card');
 if (card) card.presence = presence;
 const lines: ActivityLine[] = presence.lines();
-const code: string | null = connectCodeFromFragment(location.hash);
-const tail: number = CONSENT.TAIL_CHARS + CARD_ARM_MS;
+const code: string | null = takeConnectLink();
+const tail: number = CONSENT.NOT_THIS_BROWSER.length + CARD_ARM_MS;
 const title: string = MODES['read-only'].title;
 const decided = decide({ kinds: ['change'], settings: readSettings(null) }).decision;
 const refused = new NotRun('no', 'declined').outcome;
