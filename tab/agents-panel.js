@@ -12,7 +12,8 @@
 // - the connect code entry and the approval dialog: once a whole code is typed (or opened with
 //   the waiting page's link, `#tabrelay-connect=CODE`), who asks (its verified domain, or its
 //   name as the app gave it, not verified), how long ago and from where the request started,
-//   a warning when an unverified name looks like a well-known app's, in the relay's words; a
+//   a warning when the name looks like a well-known app's (or claims one it is not verified
+//   as, mixes alphabets, or has no Latin letter), in the relay's words; a
 //   code opened from a link for an unverified client is shown with its last characters hidden
 //   and Approve needs them typed from the waiting page; Approve and Deny;
 // - the connections (`<tabrelay-connections>`) with Forget;
@@ -23,7 +24,7 @@
 // RelayClient itself (`relay.subscribe`); `showStatus(state, {reason})` says why it is stopped
 // when the app never started it. Nothing is approved without the person's press.
 
-import { connectCodeFromFragment, maskedCode, tailMatches, lookalikeSentence, CONSENT } from './relay-client.js';
+import { connectCodeFromFragment, maskedCode, tailMatches, nameWarningSentence, CONSENT } from './relay-client.js';
 import { ago, shown } from './presence-elements.js';
 
 /** A tool's own choice beside its kinds: none (its kinds decide), ask first, or refuse. */
@@ -431,8 +432,8 @@ export class AgentsPanel extends Base {
     const asker = this.#el('code-asker');
     const result = this.#el('approve-result');
     const lookalike = this.#el('code-lookalike');
-    lookalike.hidden = !said.lookalike;
-    lookalike.textContent = said.lookalike ? lookalikeSentence(shown(said.lookalike)) : '';
+    lookalike.textContent = nameWarningSentence(said, shown);
+    lookalike.hidden = !lookalike.textContent;
     if (this.#linked === code) {
       // A verified client's link keeps one click; an unverified one's needs the last characters.
       if (said.verified) this.#el('code').value = `${code.slice(0, 5)}-${code.slice(5)}`;

@@ -10,7 +10,7 @@ export const CLOSE: Readonly<{ ORIGIN_REFUSED: number; PROOF_FAILED: number; PRO
 /** What the tab answers a call to a tool the person's settings refuse. */
 export const TOOL_REFUSED: string;
 /** The consent's sentences, in the relay's words. */
-export const CONSENT: Readonly<{ APPROVE_ONLY_YOURS: string; PLACE_UNKNOWN: string; LOOKALIKE: string; TAIL_CHARS: number; TAIL_ASK: string; TAIL_WRONG: string }>;
+export const CONSENT: Readonly<{ APPROVE_ONLY_YOURS: string; PLACE_UNKNOWN: string; LOOKALIKE: string; WARNINGS: Readonly<Record<NameWarning, string>>; TAIL_CHARS: number; TAIL_ASK: string; TAIL_WRONG: string }>;
 /** The text a tab signs to prove its pairing. */
 export function proofText(origin: string, challenge: string): string;
 
@@ -27,6 +27,8 @@ export function connectCodeFromFragment(hash: string | null | undefined): string
 export function maskedCode(code: string, hidden?: number): string;
 export function tailMatches(code: string, typed: string, chars?: number): boolean;
 export function lookalikeSentence(app: string): string;
+/** The relay's warning about who asks for a code, or '' (`show` writes outside text as shown). */
+export function nameWarningSentence(said: CodeDescription, show?: (text: string) => string): string;
 
 /** A catalogue tool as the bundle carries it. */
 export interface CatalogueTool {
@@ -66,6 +68,8 @@ export interface CallConnection {
   kind: string;
   client: string;
   host: string;
+  /** The domain that verified the client when the connection was made, if any. */
+  verified?: string;
 }
 
 /** A tool call from an agent. */
@@ -106,8 +110,14 @@ export interface CodeDescription {
   verified?: string;
   age_ms?: number;
   place?: string;
+  /** The well-known app the name looks like or claims (with `name_warning`). */
   lookalike?: string;
+  /** What about the name should make the person look twice. */
+  name_warning?: NameWarning;
 }
+
+/** The kinds of warning about a name. */
+export type NameWarning = 'looks_like' | 'claims' | 'mixed_scripts' | 'not_latin';
 
 export type Status = 'idle' | 'connecting' | 'connected' | 'waiting' | 'refused';
 

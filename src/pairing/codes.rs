@@ -46,6 +46,7 @@ pub fn told(code: &ConnectCode, command: &Command, reply: CodeReply) -> (RelayMe
                 age_ms: d.age_ms,
                 place: d.place,
                 lookalike: d.lookalike,
+                name_warning: d.name_warning,
             },
             false,
         ),
@@ -71,6 +72,7 @@ mod tests {
             age_ms: 5,
             place: None,
             lookalike: Some("Claude".into()),
+            name_warning: Some("looks_like".into()),
         });
         let c = || "ABCDE12345".to_owned();
         let approve = Command::Approve { pairing: "p".into() };

@@ -19,6 +19,7 @@ import { randomBytes } from 'node:crypto';
 import {
   openTab, useRelay, waitFor, pkcePair, openWaitingPage, waitForRedirect, redeem, mcpPost,
   HeadlessProvider, connectSdkClient, APP_ORIGIN, CALLBACK, freePort } from './harness.mjs';
+import { askerOf } from '../../tab/presence-elements.js';
 
 const root = new URL('../../', import.meta.url).pathname;
 const work = mkdtempSync(join(tmpdir(), 'tabrelay-cimd-'));
@@ -176,6 +177,14 @@ test('a CIMD client completes /authorize -> the tab approves -> /token -> tools/
   const list = await mcpPost(t.body.access_token, { jsonrpc: '2.0', id: 1, method: 'tools/list' });
   assert.equal(list.status, 200, JSON.stringify(list.body));
   assert.ok(list.body.result.tools.length > 0, JSON.stringify(list.body));
+  // Its calls reach the tab with the domain that verified it, from the pairing's record of
+  // the connection: the confirm card says so instead of "name not verified".
+  const called = await mcpPost(t.body.access_token, { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'history_list', arguments: {} } });
+  assert.equal(called.status, 200, JSON.stringify(called.body));
+  const call = tab.calls.at(-1);
+  assert.equal(call.connection.verified, HOST);
+  assert.match(askerOf(call), /\(verified domain vm\)$/);
+  assert.doesNotMatch(askerOf(call), /not verified/);
 
   // Another client id may not redeem the code; a refresh with the URL rotates.
   const refreshed = await fetch(`${relayUrl}/token`, {
