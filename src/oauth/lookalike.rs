@@ -155,9 +155,7 @@ fn matches(folded: &str, known: &str) -> bool {
 
 /// Whether `domain` is one of `app`'s or a name under one.
 fn owns(app: &App, domain: &str) -> bool {
-    app.domains
-        .iter()
-        .any(|d| domain == *d || domain.strip_suffix(d).is_some_and(|h| h.ends_with('.')))
+    app.domains.iter().any(|d| super::hosts::is_under(domain, d))
 }
 
 /// `name` as a person reads it: lower case letters only, look-alikes folded to one letter.
