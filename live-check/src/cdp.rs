@@ -113,9 +113,13 @@ impl Browser {
         let mut browser =
             Self { child, profile, commands, messages, next_id: 0, interruptible: true };
         // Its first answer says it is up (a failed start answers nothing: Drop cleans up).
-        browser
-            .command_within(None, "Browser.getVersion", json!({}), START_WAIT)
-            .map_err(|e| format!("Chromium did not answer on its DevTools pipe: {e}"))?;
+        if let Err(e) = browser.command_within(None, "Browser.getVersion", json!({}), START_WAIT) {
+            return Err(match browser.child.try_wait() {
+                // 127: the shell found no such program.
+                Ok(Some(status)) => format!("cannot start {chromium}: it exited ({status})"),
+                _ => format!("Chromium did not answer on its DevTools pipe: {e}"),
+            });
+        }
         Ok(browser)
     }
 
