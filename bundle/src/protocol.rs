@@ -502,7 +502,7 @@ pub mod consent {
     pub const LOOKALIKE: &str = "This name looks like {app}'s, but nobody verified it: any app can call itself {app}. Approve only if you started this yourself just now.";
     /// A verified client whose name or domain claims a well-known app that is not its domain's;
     /// `{app}` is that app's name, `{domain}` the verified domain.
-    pub const CLAIMS: &str = "This app is verified only as {domain}, which is not {app}'s: the name {app}, or one like it, is its own claim. Approve only if you meant to connect an app from {domain}.";
+    pub const CLAIMS: &str = "This app is verified only as {domain}, which is not {app}'s: whatever its name or its address says of {app} is its own claim. Approve only if you meant to connect an app from {domain}.";
     /// A word of the name written in letters of two alphabets.
     pub const MIXED_SCRIPTS: &str = "This name mixes letters of different alphabets in one word, as names made to pass for another app's do. Approve only if you started this yourself just now.";
     /// An unverified name with no Latin letter.
