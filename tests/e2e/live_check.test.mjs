@@ -171,7 +171,13 @@ function watchBrowser() {
   const listeningInodes = () => {
     const inodes = new Map();
     for (const file of ['/proc/net/tcp', '/proc/net/tcp6']) {
-      for (const line of readFileSync(file, 'utf8').trim().split('\n').slice(1)) {
+      let table = '';
+      try {
+        table = readFileSync(file, 'utf8');
+      } catch {
+        continue; // no IPv6 here, say
+      }
+      for (const line of table.trim().split('\n').slice(1)) {
         const cols = line.trim().split(/\s+/);
         if (cols[3] === '0A') inodes.set(cols[9], cols[1]);
       }
