@@ -13,7 +13,8 @@
 //   opened with the waiting page's link, once the person presses Show who asks), who asks (its
 //   verified domain, or its name as the app gave it, not verified), how long ago and from where
 //   the request started, this client's connections here already (when and where each started),
-//   a warning when an unverified name looks like a well-known app's, in the relay's words;
+//   a warning when the name looks like a well-known app's (or claims one it is not verified
+//   as, mixes alphabets, or has no Latin letter), in the relay's words;
 //   Approve and Deny. A typed whole code approves with the press; a link approves only once
 //   the relay's window, opened by the press, finds this is the browser that opened the waiting
 //   page (else the relay asks for the whole code typed);
@@ -25,7 +26,7 @@
 // RelayClient itself (`relay.subscribe`); `showStatus(state, {reason})` says why it is stopped
 // when the app never started it. Nothing is approved without the person's press.
 
-import { takeConnectLink, openConfirmWindow, onConfirmed, lookalikeSentence, CONSENT } from './relay-client.js';
+import { takeConnectLink, openConfirmWindow, onConfirmed, nameWarningSentence, CONSENT } from './relay-client.js';
 import { ago, shown } from './presence-elements.js';
 
 /** A tool's own choice beside its kinds: none (its kinds decide), ask first, or refuse. */
@@ -448,8 +449,8 @@ export class AgentsPanel extends Base {
     const asker = this.#el('code-asker');
     const result = this.#el('approve-result');
     const lookalike = this.#el('code-lookalike');
-    lookalike.hidden = !said.lookalike;
-    lookalike.textContent = said.lookalike ? lookalikeSentence(shown(said.lookalike)) : '';
+    lookalike.textContent = nameWarningSentence(said, shown);
+    lookalike.hidden = !lookalike.textContent;
     const already = this.#el('code-already');
     const connections = said.connections || [];
     already.hidden = connections.length === 0;

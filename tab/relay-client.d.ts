@@ -14,7 +14,7 @@ export const FORGOTTEN: string;
 /** Said for a call of an agent the person stopped, until they let it go on. */
 export const AGENT_STOPPED: string;
 /** The consent's sentences, in the relay's words. */
-export const CONSENT: Readonly<{ APPROVE_ONLY_YOURS: string; PLACE_UNKNOWN: string; LOOKALIKE: string; LINK_OPENED: string; LINK_CONFIRMING: string; LINK_WINDOW_BLOCKED: string; LINK_WINDOW_CLOSED: string; NOT_THIS_BROWSER: string }>;
+export const CONSENT: Readonly<{ APPROVE_ONLY_YOURS: string; PLACE_UNKNOWN: string; LOOKALIKE: string; LINK_OPENED: string; LINK_CONFIRMING: string; LINK_WINDOW_BLOCKED: string; LINK_WINDOW_CLOSED: string; NOT_THIS_BROWSER: string; WARNINGS: Readonly<Record<NameWarning, string>> }>;
 /** The text a tab signs to prove its pairing. */
 export function proofText(origin: string, challenge: string): string;
 
@@ -41,6 +41,8 @@ export function openConfirmWindow(): Window | null;
 /** Calls `fn(ok)` when the relay's confirm page reports; returns a function that stops listening. */
 export function onConfirmed(relayOrigin: string, fn: (ok: boolean) => void): () => void;
 export function lookalikeSentence(app: string): string;
+/** The relay's warning about who asks for a code, or '' (`show` writes outside text as shown). */
+export function nameWarningSentence(said: CodeDescription, show?: (text: string) => string): string;
 
 /** A catalogue tool as the bundle carries it. */
 export interface CatalogueTool {
@@ -80,6 +82,8 @@ export interface CallConnection {
   kind: string;
   client: string;
   host: string;
+  /** The domain that verified the client when the connection was made, if any. */
+  verified?: string;
 }
 
 /** A tool call from an agent. */
@@ -122,10 +126,16 @@ export interface CodeDescription {
   verified?: string;
   age_ms?: number;
   place?: string;
+  /** The well-known app the name looks like or claims (with `name_warning`). */
   lookalike?: string;
   /** This browser's connections of the same client, each with when and where it started (absent: none). */
   connections?: ConnectionInfo[];
+  /** What about the name should make the person look twice. */
+  name_warning?: NameWarning;
 }
+
+/** The kinds of warning about a name. */
+export type NameWarning = 'looks_like' | 'claims' | 'mixed_scripts' | 'not_latin';
 
 export type Status = 'idle' | 'connecting' | 'connected' | 'waiting' | 'refused';
 

@@ -153,6 +153,19 @@ export function lookalikeSentence(app) {
   return CONSENT.LOOKALIKE.replaceAll('{app}', String(app));
 }
 
+/**
+ * The relay's warning about the name of who asks for a connect code (what `describe` resolved
+ * with), in the relay's words, or '' when there is none: a name like a well-known app's that
+ * nobody verified, a verified client claiming another app's name, a word in two alphabets, a
+ * name with no Latin letter. `show` writes the name and the domain as the page shows text
+ * from outside.
+ */
+export function nameWarningSentence(said, show = String) {
+  const sentence = CONSENT.WARNINGS[said?.name_warning];
+  if (!sentence) return '';
+  return sentence.replaceAll('{app}', show(said.lookalike ?? '')).replaceAll('{domain}', show(said.verified ?? ''));
+}
+
 /** A catalogue tool's setting when the person chose none: destructive tools ask, others run. */
 export function defaultSetting(tool) {
   return tool.safety === 'destructive' ? 'asks' : 'runs';
@@ -439,12 +452,13 @@ export class RelayClient {
 
   /**
    * Who asks for a connect code the person typed: resolves with {client, host, verified, age_ms,
-   * place, lookalike, connections} or rejects with a sentence. `verified` is the domain that
+   * place, lookalike, name_warning, connections} or rejects with a sentence. `verified` is the domain that
    * published the client's metadata document (the relay fetched it from there); absent for a
    * client that registered, whose name is not verified. `age_ms`: how long ago the request
    * started; `place`: where its browser was ("City, CC"), absent when the relay's platform did
-   * not say (show CONSENT.PLACE_UNKNOWN); `lookalike`: the well-known app an unverified name
-   * looks like (show `lookalikeSentence(lookalike)`); `connections`: this browser's connections
+   * not say (show CONSENT.PLACE_UNKNOWN); `name_warning`: what about the name should make the
+   * person look twice, with `lookalike`, the well-known app it looks like or claims (show
+   * `nameWarningSentence(said)`); `connections`: this browser's connections
    * of the same client, each with `created_ms` and `place`. Show CONSENT.APPROVE_ONLY_YOURS with
    * every request. Each describe is one of a code's few tries: ask once the person typed it or
    * pressed to see it.
@@ -610,7 +624,7 @@ export class RelayClient {
         if (message.type === 'refused') waiter.reject(new Error(message.sentence));
         else {
           const said = { client: message.client, host: message.host };
-          for (const k of ['verified', 'age_ms', 'place', 'lookalike']) if (message[k] != null) said[k] = message[k];
+          for (const k of ['verified', 'age_ms', 'place', 'lookalike', 'name_warning']) if (message[k] != null) said[k] = message[k];
           if (Array.isArray(message.connections)) said.connections = message.connections;
           if (message.type === 'confirm') said.confirm = this.confirmAddress(String(message.ticket));
           waiter.resolve(said);

@@ -423,13 +423,18 @@ pub enum RelayMessage {
         /// when it did not (the tab then says [`consent::PLACE_UNKNOWN`]).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         place: Option<String>,
-        /// The well-known agent app an unverified name looks like (see [`consent::LOOKALIKE`]).
+        /// The well-known agent app the name looks like or claims, when `name_warning` is
+        /// [`consent::warning::LOOKS_LIKE`] or [`consent::warning::CLAIMS`].
         #[serde(default, skip_serializing_if = "Option::is_none")]
         lookalike: Option<String>,
         /// This pairing's connections of the same client (same client id or verified domain),
         /// oldest first: where and when each started.
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         connections: Vec<ConnectionInfo>,
+        /// What about the name should make the person look twice: one of [`consent::warning`]'s
+        /// kinds; the tab shows that kind's sentence ([`consent::warning::sentence`]).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        name_warning: Option<String>,
     },
     /// The link's reference was approved in this tab; the approval holds once this browser
     /// opens [`CONFIRM_PATH`] with `ticket` (carrying the waiting page's cookie, which only the
@@ -588,6 +593,37 @@ pub mod consent {
     /// The browser that approved through the link did not open the waiting page (a link
     /// someone sent): only the whole code, typed, approves it.
     pub const NOT_THIS_BROWSER: &str = "This browser did not open the waiting page, so a link cannot approve it: type the whole code shown on the waiting page into your tab. If someone sent you this link, deny it: approving would connect their agent to your tab.";
+    /// A verified client whose name or domain claims a well-known app that is not its domain's;
+    /// `{app}` is that app's name, `{domain}` the verified domain.
+    pub const CLAIMS: &str = "This app is verified only as {domain}, which is not {app}'s: whatever its name or its address says of {app} is its own claim. Approve only if you meant to connect an app from {domain}.";
+    /// A word of the name written in letters of two alphabets.
+    pub const MIXED_SCRIPTS: &str = "This name mixes letters of different alphabets in one word, as names made to pass for another app's do. Approve only if you started this yourself just now.";
+    /// An unverified name with no Latin letter.
+    pub const NOT_LATIN: &str = "This name has no Latin letters, so it cannot be compared with well-known apps' names, and nobody verified it: any app can call itself anything. Approve only if you started this yourself just now.";
+
+    /// The kinds of `name_warning` in a `described` message, each with its sentence.
+    pub mod warning {
+        /// An unverified name like a well-known app's ([`super::LOOKALIKE`]).
+        pub const LOOKS_LIKE: &str = "looks_like";
+        /// A verified client claiming another app's name ([`super::CLAIMS`]).
+        pub const CLAIMS: &str = "claims";
+        /// Two alphabets in one word ([`super::MIXED_SCRIPTS`]).
+        pub const MIXED_SCRIPTS: &str = "mixed_scripts";
+        /// No Latin letter ([`super::NOT_LATIN`]).
+        pub const NOT_LATIN: &str = "not_latin";
+
+        /// The sentence of a warning `kind` (`{app}` and `{domain}` still to fill), if it is one.
+        #[must_use]
+        pub fn sentence(kind: &str) -> Option<&'static str> {
+            Some(match kind {
+                LOOKS_LIKE => super::LOOKALIKE,
+                CLAIMS => super::CLAIMS,
+                MIXED_SCRIPTS => super::MIXED_SCRIPTS,
+                NOT_LATIN => super::NOT_LATIN,
+                _ => return None,
+            })
+        }
+    }
 }
 
 /// A connection of an agent app to the pairing.
@@ -601,6 +637,11 @@ pub struct Connection {
     pub client: String,
     /// The host of the client's redirect URI.
     pub host: String,
+    /// The domain that published the client's metadata document when the connection was made
+    /// (verified by the relay fetching it); absent for a client that registered. Filled in by
+    /// the pairing from its grant, whatever the call carried.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verified: Option<String>,
 }
 
 /// A message that is not this protocol.
@@ -716,7 +757,7 @@ impl FromValue for Outcome {
 crate::read_json!(Image, "a picture", { data, mime_type = "mimeType", width, height });
 crate::read_json!(Audio, "a sound", { data, mime_type = "mimeType" });
 crate::read_json!(Embedded, "a text document", { uri, mime_type = "mimeType", text });
-crate::read_json!(Connection, "a connection", { id, kind, client, host });
+crate::read_json!(Connection, "a connection", { id, kind, client, host, verified });
 crate::read_json!(ConnectionInfo, "a connection as the tab lists it", {
     id, client, host, created_ms, used_ms, place, stopped or false
 });
@@ -903,6 +944,16 @@ mod tests {
         assert!(consent::LINK_OPENED.contains("Show who asks"));
         assert!(consent::NOT_THIS_BROWSER.contains("whole code"));
         assert!(consent::LOOKALIKE.contains("{app}"));
+        assert!(consent::CLAIMS.contains("{app}") && consent::CLAIMS.contains("{domain}"));
+        for kind in [
+            consent::warning::LOOKS_LIKE,
+            consent::warning::CLAIMS,
+            consent::warning::MIXED_SCRIPTS,
+            consent::warning::NOT_LATIN,
+        ] {
+            assert!(consent::warning::sentence(kind).is_some_and(|s| s.ends_with('.')), "{kind}");
+        }
+        assert_eq!(consent::warning::sentence("other"), None);
     }
 
     #[test]

@@ -1,12 +1,14 @@
 //! Client ID Metadata Documents: `MetadataUrl::parse` on the first line of the input,
 //! `check_document` on the rest, `cache_seconds` on the whole. Checks that an accepted URL meets
 //! every rule, that an accepted document names exactly that URL and only acceptable redirect
-//! URIs, and that a cache time stays within its bounds.
+//! URIs, that a shared host is never verified and a wildcard-DNS name never accepted, that
+//! the document's name is judged without a panic and folds to lower-case ASCII letters, and
+//! that a cache time stays within its bounds.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 use tabrelay::oauth::cimd::{self, MetadataUrl};
-use tabrelay::oauth::clients;
+use tabrelay::oauth::{clients, hosts, lookalike};
 
 /// Any well-formed URL: the document check must still run when the first line is not one.
 const FALLBACK: &str = "https://client.example/metadata.json";
@@ -35,6 +37,7 @@ fuzz_target!(|data: &[u8]| {
         let hex = last.strip_prefix("0x").is_some_and(|h| h.bytes().all(|b| b.is_ascii_hexdigit()));
         assert!(!hex, "a hex IPv4 literal: {domain}");
         assert!(domain != "localhost" && !domain.ends_with(".localhost"));
+        assert!(!hosts::is_wildcard_dns(domain), "a wildcard-DNS name: {domain}");
         let path = rest[authority.len()..].split('?').next().unwrap_or_default();
         assert!(path.starts_with('/') && path != "/");
     }
@@ -50,6 +53,7 @@ fuzz_target!(|data: &[u8]| {
                 || doc["token_endpoint_auth_method"] == "none"
         );
         assert_eq!(client.domain, url.domain());
+        assert_eq!(client.verified_domain().is_none(), hosts::is_shared(&client.domain));
         let n = client.redirect_uris.len();
         assert!((1..=tabrelay::limits::MAX_REDIRECT_URIS).contains(&n));
         for uri in &client.redirect_uris {
@@ -60,6 +64,12 @@ fuzz_target!(|data: &[u8]| {
                 !name.is_empty() && name.chars().count() <= tabrelay::limits::MAX_CLIENT_NAME_CHARS
             );
             assert!(!name.chars().any(char::is_control));
+            let folded = lookalike::fold(name);
+            assert!(folded.bytes().all(|b| b.is_ascii_lowercase()), "{folded}");
+            let warning = lookalike::judge(name, client.verified_domain());
+            if let Some(w) = warning {
+                assert!(tabrelay_bundle::protocol::consent::warning::sentence(w.kind()).is_some());
+            }
         }
     }
 

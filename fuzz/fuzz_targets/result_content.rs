@@ -1,8 +1,10 @@
 //! `content::tool_result` on any outcome a tab can send (the input, when it reads as one).
 //! Checks what `bundle/src/content.rs` guarantees: a `Done` text opens with the data tag and
 //! closes it exactly once (nothing in the data can close it), stays within the text limit,
-//! and carries the picture only when it is within bounds; a `Failed` one quotes the tab's
-//! words as data, cut, with the relay's sentence after.
+//! and carries the picture only when it is within bounds and of an allowed type, a sound only
+//! of an audio type, and a document with its address, type and text inside the data tags under
+//! the relay's own address; a `Failed` one quotes the tab's words as data, cut, with the
+//! relay's sentence after.
 //! An input starting with a tab also runs the outcome with its data repeated past the text
 //! limit, so the cut is fuzzed too without libFuzzer writing 150 000-character inputs.
 #![no_main]
@@ -12,7 +14,8 @@ use serde_json::Value;
 use tabrelay::jsonrpc::Id;
 use tabrelay::mcp;
 use tabrelay_bundle::content::{
-    self, DATA_CLOSE, DATA_OPEN, RESULT_IMAGE_MAX_BYTES, RESULT_IMAGE_MAX_SIDE, RESULT_TEXT_CHARS,
+    self, DATA_CLOSE, DATA_OPEN, DOCUMENT_MIME_TYPE, DOCUMENT_URI, RESULT_IMAGE_MAX_BYTES,
+    RESULT_IMAGE_MAX_SIDE, RESULT_IMAGE_TYPES, RESULT_MEDIA_TYPE_BYTES, RESULT_TEXT_CHARS,
     TAB_ERROR_CHARS,
 };
 use tabrelay_bundle::protocol::{Outcome, TOOL_REFUSED};
@@ -80,6 +83,7 @@ fn check(outcome: &Outcome) {
                 i.width <= RESULT_IMAGE_MAX_SIDE
                     && i.height <= RESULT_IMAGE_MAX_SIDE
                     && i.data.len() <= RESULT_IMAGE_MAX_BYTES
+                    && RESULT_IMAGE_TYPES.contains(&i.mime_type.as_str())
             });
             // After the text: the picture, the sound and the document, each when it fits.
             let extra: Vec<&str> =
@@ -98,6 +102,19 @@ fn check(outcome: &Outcome) {
                     let t = block["resource"]["text"].as_str().unwrap();
                     assert!(t.starts_with(DATA_OPEN) && t.ends_with(DATA_CLOSE));
                     assert_eq!(t.matches('<').count(), 2, "a document can close its tags");
+                    // Nothing of the app's outside the tags: its address and type are inside.
+                    assert_eq!(block["resource"]["uri"], DOCUMENT_URI);
+                    assert_eq!(block["resource"]["mimeType"], DOCUMENT_MIME_TYPE);
+                    let r = resource.as_ref().unwrap();
+                    let inner = &t[DATA_OPEN.len()..t.len() - DATA_CLOSE.len()];
+                    let back: Value = serde_json::from_str(inner).expect("the document reads back");
+                    assert_eq!(back["uri"], r.uri.as_str());
+                    assert_eq!(back["mimeType"], r.mime_type.as_str());
+                }
+                if block["type"] == "audio" {
+                    let mime = block["mimeType"].as_str().unwrap();
+                    assert!(mime.starts_with("audio/") && mime.len() <= RESULT_MEDIA_TYPE_BYTES);
+                    assert!(!mime.contains([' ', '<', '"', ';']), "{mime:.80}");
                 }
             }
             if let (true, Some(img)) = (fits, image) {

@@ -1,35 +1,53 @@
 //! Chromium over the DevTools protocol: a headless browser with a fresh profile, its pages,
 //! and what a person does in them (type, click, read). The handful of commands the check needs
-//! over one WebSocket; the browser and its profile go when the `Browser` is dropped.
+//! over the browser's DevTools pipe; the browser and its profile go when the `Browser` is
+//! dropped.
 //!
-//! Eight DevTools commands over `tungstenite` rather than a CDP crate, measured on the project's
-//! 2-core machine: `headless_chrome` 1.0.22 does not build from the registries alone (its build
+//! The browser holds the run's pairing key and, in its profile, the page's storage, so nothing
+//! of it is open to other users of the machine: the DevTools protocol runs over a pipe
+//! (`--remote-debugging-pipe`: the browser reads commands on its fd 3 and writes answers and
+//! events on its fd 4, each message JSON ended by a NUL byte), not a TCP port any local process
+//! could connect to, and the profile is a directory made for this run, readable by its owner
+//! only (mode 0700).
+//!
+//! Eight DevTools commands by hand rather than a CDP crate, measured on the project's 2-core
+//! machine: `headless_chrome` 1.0.22 does not build from the registries alone (its build
 //! script downloads the protocol's JSON from GitHub), and `chromiumoxide` 0.7 (fetcher off)
 //! takes 244 s to build cold against 66 s for this whole crate, for generated types of the
 //! whole protocol where the check uses eight.
 
-use std::io::{BufRead, BufReader};
-use std::net::TcpStream;
+use std::io::{BufRead, BufReader, Write};
+use std::os::unix::fs::DirBuilderExt;
 use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
+use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
-use tungstenite::{stream::MaybeTlsStream, Message, WebSocket};
 
 use crate::interrupted;
 
 /// How long one DevTools command may take.
 const COMMAND_WAIT: Duration = Duration::from_secs(20);
+/// How long the browser may take to answer its first command.
+const START_WAIT: Duration = Duration::from_secs(30);
 /// How often a wait looks again.
 const POLL: Duration = Duration::from_millis(100);
+
+/// Starts the browser with its DevTools pipe on fds 3 and 4, which `std::process` cannot map
+/// without unsafe code: a shell moves the pipe it is given as stdin and stdout there, then
+/// becomes the browser (`$0` and the arguments after it).
+const WITH_PIPE_FDS: &str = r#"exec "$0" "$@" 3<&0 4>&1 0</dev/null 1>/dev/null"#;
 
 /// A headless Chromium started for this run, with its own empty profile.
 pub struct Browser {
     child: Child,
     profile: PathBuf,
-    socket: WebSocket<MaybeTlsStream<TcpStream>>,
+    /// The browser's fd 3: commands, each ended by a NUL byte.
+    commands: std::io::PipeWriter,
+    /// What the browser wrote on its fd 4, message by message (a thread reads it).
+    messages: Receiver<String>,
     next_id: u64,
     /// Whether a wait gives up when Ctrl-C was pressed (not in the clean-up after it).
     pub interruptible: bool,
@@ -43,13 +61,14 @@ pub struct Page {
 }
 
 impl Browser {
-    /// Starts `chromium` headless with a fresh profile and connects to its DevTools socket.
+    /// Starts `chromium` headless with a fresh private profile, talking DevTools over a pipe.
     pub fn launch(chromium: &str) -> Result<Self, String> {
-        let mut bytes = [0u8; 8];
-        getrandom::getrandom(&mut bytes).map_err(|e| format!("no random bytes: {e}"))?;
-        let profile = std::env::temp_dir().join(format!("tabrelay-live-check-{}", hex(&bytes)));
-        std::fs::create_dir_all(&profile).map_err(|e| format!("cannot make a profile: {e}"))?;
-        let mut child = Command::new(chromium)
+        let profile = private_profile()?;
+        let (to_browser, commands) = std::io::pipe().map_err(|e| format!("no pipe: {e}"))?;
+        let (answers, from_browser) = std::io::pipe().map_err(|e| format!("no pipe: {e}"))?;
+        let mut command = Command::new("/bin/sh");
+        command
+            .args(["-c", WITH_PIPE_FDS, chromium])
             .args([
                 "--headless",
                 "--no-sandbox",
@@ -58,7 +77,7 @@ impl Browser {
                 "--disable-background-networking",
                 "--disable-component-update",
                 "--disable-sync",
-                "--remote-debugging-port=0",
+                "--remote-debugging-pipe",
             ])
             .arg(format!("--user-data-dir={}", profile.display()))
             .args(proxy_args())
@@ -66,57 +85,42 @@ impl Browser {
             // Its own process group: Ctrl-C in the terminal reaches the check, which then
             // forgets its connections in the tab before it closes the browser.
             .process_group(0)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .map_err(|e| {
-                let _ = std::fs::remove_dir_all(&profile);
-                format!("cannot start {chromium}: {e}")
-            })?;
-        let stderr = child.stderr.take().ok_or("no stderr from Chromium")?;
-        let (tx, rx) = std::sync::mpsc::channel();
+            .stdin(Stdio::from(to_browser))
+            .stdout(Stdio::from(from_browser))
+            .stderr(Stdio::null());
+        let spawned = command.spawn();
+        // The browser's ends of the pipes are closed here, so its exit ends the reading.
+        drop(command);
+        let child = spawned.map_err(|e| {
+            let _ = std::fs::remove_dir_all(&profile);
+            format!("cannot start {chromium}: {e}")
+        })?;
+        let (tx, messages) = std::sync::mpsc::channel();
         std::thread::spawn(move || {
-            let mut sent = false;
-            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-                if !sent {
-                    if let Some(url) = line.strip_prefix("DevTools listening on ") {
-                        let _ = tx.send(url.trim().to_owned());
-                        sent = true;
-                    }
+            let mut reader = BufReader::new(answers);
+            let mut message = Vec::new();
+            while matches!(reader.read_until(0, &mut message), Ok(n) if n > 0) {
+                if message.pop() != Some(0) {
+                    break; // the pipe ended inside a message
+                }
+                let text = String::from_utf8_lossy(&message).into_owned();
+                message.clear();
+                if tx.send(text).is_err() {
+                    break;
                 }
             }
         });
-        let cleanup = |mut child: Child, profile: &PathBuf, why: String| {
-            let _ = child.kill();
-            let _ = child.wait();
-            let _ = std::fs::remove_dir_all(profile);
-            why
-        };
-        let url = match rx.recv_timeout(Duration::from_secs(30)) {
-            Ok(url) => url,
-            Err(_) => {
-                return Err(cleanup(
-                    child,
-                    &profile,
-                    "Chromium did not open its DevTools socket in 30 s".into(),
-                ))
-            }
-        };
-        let socket = match tungstenite::connect(url.as_str()) {
-            Ok((socket, _)) => socket,
-            Err(e) => {
-                return Err(cleanup(
-                    child,
-                    &profile,
-                    format!("cannot reach Chromium's DevTools: {e}"),
-                ))
-            }
-        };
-        if let MaybeTlsStream::Plain(tcp) = socket.get_ref() {
-            let _ = tcp.set_read_timeout(Some(POLL));
+        let mut browser =
+            Self { child, profile, commands, messages, next_id: 0, interruptible: true };
+        // Its first answer says it is up (a failed start answers nothing: Drop cleans up).
+        if let Err(e) = browser.command_within(None, "Browser.getVersion", json!({}), START_WAIT) {
+            return Err(match browser.child.try_wait() {
+                // 127: the shell found no such program.
+                Ok(Some(status)) => format!("cannot start {chromium}: it exited ({status})"),
+                _ => format!("Chromium did not answer on its DevTools pipe: {e}"),
+            });
         }
-        Ok(Self { child, profile, socket, next_id: 0, interruptible: true })
+        Ok(browser)
     }
 
     /// Sends one command (to `page`'s session, or the browser) and waits for its answer.
@@ -126,20 +130,35 @@ impl Browser {
         method: &str,
         params: Value,
     ) -> Result<Value, String> {
+        self.command_within(page, method, params, COMMAND_WAIT)
+    }
+
+    /// [`Self::command`], waiting at most `within`.
+    fn command_within(
+        &mut self,
+        page: Option<&Page>,
+        method: &str,
+        params: Value,
+        within: Duration,
+    ) -> Result<Value, String> {
         self.next_id += 1;
         let id = self.next_id;
         let mut message = json!({"id": id, "method": method, "params": params});
         if let Some(page) = page {
             message["sessionId"] = json!(page.session);
         }
-        self.socket
-            .send(Message::text(message.to_string()))
-            .map_err(|e| format!("DevTools socket: {e}"))?;
-        let deadline = Instant::now() + COMMAND_WAIT;
+        let mut bytes = message.to_string().into_bytes();
+        bytes.push(0);
+        self.commands
+            .write_all(&bytes)
+            .and_then(|()| self.commands.flush())
+            .map_err(|e| format!("DevTools pipe: {e}"))?;
+        let deadline = Instant::now() + within;
         loop {
-            match self.socket.read() {
-                Ok(Message::Text(text)) => {
-                    let Ok(v) = serde_json::from_str::<Value>(text.as_str()) else { continue };
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.messages.recv_timeout(left.min(POLL)) {
+                Ok(text) => {
+                    let Ok(v) = serde_json::from_str::<Value>(&text) else { continue };
                     if v["id"].as_u64() != Some(id) {
                         continue; // an event, or an answer to a command given up on
                     }
@@ -151,19 +170,13 @@ impl Browser {
                     }
                     return Ok(v["result"].clone());
                 }
-                Ok(_) => {}
-                Err(tungstenite::Error::Io(e))
-                    if matches!(
-                        e.kind(),
-                        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
-                    ) => {}
-                Err(e) => return Err(format!("DevTools socket: {e}")),
+                Err(RecvTimeoutError::Timeout) => {}
+                Err(RecvTimeoutError::Disconnected) => {
+                    return Err(format!("{method}: Chromium closed its DevTools pipe"))
+                }
             }
-            if Instant::now() > deadline {
-                return Err(format!(
-                    "{method}: no answer from Chromium in {} s",
-                    COMMAND_WAIT.as_secs()
-                ));
+            if Instant::now() >= deadline {
+                return Err(format!("{method}: no answer from Chromium in {} s", within.as_secs()));
             }
         }
     }
@@ -328,6 +341,19 @@ impl Drop for Browser {
     }
 }
 
+/// A new, empty profile directory for this run under the temporary directory, readable by its
+/// owner only (made so, not changed to it later; an existing one is never reused).
+fn private_profile() -> Result<PathBuf, String> {
+    let mut bytes = [0u8; 8];
+    getrandom::getrandom(&mut bytes).map_err(|e| format!("no random bytes: {e}"))?;
+    let profile = std::env::temp_dir().join(format!("tabrelay-live-check-{}", hex(&bytes)));
+    std::fs::DirBuilder::new()
+        .mode(0o700)
+        .create(&profile)
+        .map_err(|e| format!("cannot make a profile: {e}"))?;
+    Ok(profile)
+}
+
 /// The tests record the browser's traffic too (loopback included), through the same proxy as
 /// the check's own requests; an owner's run has none.
 fn proxy_args() -> Vec<String> {
@@ -342,4 +368,23 @@ fn proxy_args() -> Vec<String> {
 /// Lower-case hex of `bytes`.
 pub fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    #[test]
+    fn the_profile_is_new_and_readable_by_its_owner_only() {
+        let a = private_profile().unwrap();
+        let b = private_profile().unwrap();
+        assert_ne!(a, b);
+        for dir in [&a, &b] {
+            let mode = std::fs::metadata(dir).unwrap().permissions().mode();
+            assert_eq!(mode & 0o777, 0o700, "{}", dir.display());
+            assert_eq!(std::fs::read_dir(dir).unwrap().count(), 0);
+            std::fs::remove_dir(dir).unwrap();
+        }
+    }
 }

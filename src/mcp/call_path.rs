@@ -125,6 +125,7 @@ pub fn start(asked: Asked, access: &Access, config: &Config, now_ms: u64) -> Sta
             kind: "connector".into(),
             client: access.client.clone(),
             host: access.host.clone(),
+            verified: None,
         },
         input,
         resumable,

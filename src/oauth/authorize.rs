@@ -72,8 +72,9 @@ impl From<Client> for Asking {
 
 impl From<MetadataClient> for Asking {
     fn from(c: MetadataClient) -> Self {
-        let name = c.name.unwrap_or_else(|| c.domain.clone());
-        Self { name, verified_domain: Some(c.domain), redirect_uris: c.redirect_uris }
+        let verified_domain = c.verified_domain().map(str::to_owned);
+        let name = c.name.unwrap_or(c.domain);
+        Self { name, verified_domain, redirect_uris: c.redirect_uris }
     }
 }
 
@@ -405,6 +406,10 @@ mod tests {
         assert_eq!(r.verified_domain.as_deref(), Some("claude.ai"));
         let unnamed = validate(&q, document_client(None).into(), ORIGIN).unwrap();
         assert_eq!(unnamed.client_name, "claude.ai", "a document without a name is its domain");
+        let shared = MetadataClient { domain: "claude.github.io".into(), ..document_client(None) };
+        let asking = Asking::from(shared);
+        assert_eq!(asking.verified_domain, None, "anyone may publish on a shared host");
+        assert_eq!(asking.name, "claude.github.io", "named by its host, not verified");
     }
 
     #[test]

@@ -4,14 +4,18 @@
 //! A client that publishes its metadata at an https URL uses that URL as its client id; the
 //! relay fetches the document (the shell does, within [`FETCH_TIMEOUT_MS`] and
 //! [`MAX_DOCUMENT_BYTES`]), and the client is then known by the URL's domain, which is verified:
-//! only whoever controls that domain can publish the document that names it.
+//! only whoever controls that domain can publish the document that names it. Not so on a
+//! shared host ([`super::hosts::SHARED_HOSTS`]: `raw.githubusercontent.com`, `*.github.io`,
+//! `*.pages.dev`, …), where anyone may publish: such a client is known by its name, not
+//! verified ([`MetadataClient::verified_domain`]).
 //!
 //! The URL rules are about the name only: the core cannot resolve names. IP literals (in every
-//! form a URL parser reads as one), names reserved for this machine or a local network and the
-//! suffixes private networks commonly use are refused, and the fetcher also refuses single-label
-//! names (which only a local resolver answers; see [`check_fetchable`]); any other name is
-//! resolved by the platform, which on Cloudflare resolves public DNS from the edge and reaches
-//! no private network.
+//! form a URL parser reads as one), names reserved for this machine or a local network, the
+//! suffixes private networks commonly use and wildcard-DNS names, which resolve to the address
+//! written in them ([`super::hosts::WILDCARD_DNS`]: `127.0.0.1.nip.io`), are refused, and the
+//! fetcher also refuses single-label names (which only a local resolver answers; see
+//! [`check_fetchable`]); any other name is resolved by the platform, which on Cloudflare
+//! resolves public DNS from the edge and reaches no private network.
 //!
 //! A failed fetch reads the same from outside, whatever failed (see [`CimdError::sentence`]):
 //! telling the requester why would let them probe what the relay's network reaches. The detail
@@ -22,6 +26,7 @@ use serde_json::Value;
 
 use super::clients::{check_redirect_uri, clean_name};
 use super::error::OAuthError;
+use super::hosts;
 use crate::limits::{
     CACHE_DEFAULT_S, CACHE_MAX_S, CACHE_MIN_S, FETCH_TIMEOUT_MS, MAX_DOCUMENT_BYTES,
     MAX_REDIRECT_URIS, MAX_URL_BYTES,
@@ -199,7 +204,8 @@ impl MetadataUrl {
 }
 
 /// A host name: labels of `a-z`, `0-9` and `-`; not an IPv4 address in any form a URL parser
-/// reads as one (its last label numeric, decimal or `0x` hex); not a local name.
+/// reads as one (its last label numeric, decimal or `0x` hex); not a local name; not a
+/// wildcard-DNS name (one that stands for an address).
 fn check_host(host: &str) -> Result<(), CimdError> {
     if host.is_empty() {
         return Err(CimdError::BadUrl("it names no host"));
@@ -228,7 +234,7 @@ fn check_host(host: &str) -> Result<(), CimdError> {
     let local = LOCAL_NAMES
         .iter()
         .any(|n| host == *n || host.strip_suffix(n).is_some_and(|h| h.ends_with('.')));
-    if local {
+    if local || hosts::is_wildcard_dns(host) {
         return Err(CimdError::HostRefused);
     }
     Ok(())
@@ -250,12 +256,22 @@ pub fn check_fetchable(url: &MetadataUrl, local_hosts: &[String]) -> Result<(), 
 /// A client known by its metadata document, checked.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct MetadataClient {
-    /// The domain that published the document (verified: it served the document).
+    /// The domain that published the document (it served the document; see
+    /// [`Self::verified_domain`]).
     pub domain: String,
     /// The name the document gives, when it gives one (not verified).
     pub name: Option<String>,
     /// Its redirect URIs.
     pub redirect_uris: Vec<String>,
+}
+
+impl MetadataClient {
+    /// The domain that vouches for the client: the one that published its document, unless
+    /// anyone may publish there ([`hosts::is_shared`]), when nobody vouches for it.
+    #[must_use]
+    pub fn verified_domain(&self) -> Option<&str> {
+        (!hosts::is_shared(&self.domain)).then_some(self.domain.as_str())
+    }
 }
 
 /// Checks a fetched document against the URL it came from.
@@ -408,6 +424,41 @@ mod tests {
         assert!(MetadataUrl::parse("https://lan.example/x").is_ok());
         assert!(MetadataUrl::parse("https://corp.example.com/x").is_ok());
         assert!(MetadataUrl::parse("https://myhome/x").is_ok(), "the fetcher refuses it");
+    }
+
+    #[test]
+    fn wildcard_dns_names_are_never_fetched() {
+        for bad in [
+            "https://127.0.0.1.nip.io/x",
+            "https://10-0-0-1.sslip.io/client.json",
+            "https://169.254.169.254.xip.io/latest",
+            "https://app.localtest.me/x",
+            "https://lvh.me/x",
+            "https://nip.io/x",
+        ] {
+            assert_eq!(MetadataUrl::parse(bad), Err(CimdError::HostRefused), "{bad}");
+        }
+        assert!(MetadataUrl::parse("https://snip.io/x").is_ok());
+    }
+
+    #[test]
+    fn a_document_on_a_shared_host_is_read_but_never_verified() {
+        for shared in [
+            "https://raw.githubusercontent.com/someone/app/main/client.json",
+            "https://gist.githubusercontent.com/someone/abc/raw/client.json",
+            "https://claude-ai.github.io/client.json",
+            "https://claude.pages.dev/client.json",
+            "https://claude.someone.workers.dev/client.json",
+            "https://claude.netlify.app/client.json",
+            "https://abc.ngrok-free.app/client.json",
+        ] {
+            let u = url(shared);
+            assert_eq!(check_fetchable(&u, &[]), Ok(()), "{shared}: read like any other");
+            let c = check_document(&u, &doc(shared, r#","client_name":"Claude""#)).unwrap();
+            assert_eq!(c.verified_domain(), None, "{shared}");
+        }
+        let c = check_document(&url(CLAUDE), &doc(CLAUDE, "")).unwrap();
+        assert_eq!(c.verified_domain(), Some("claude.ai"));
     }
 
     #[test]

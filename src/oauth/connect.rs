@@ -333,8 +333,7 @@ impl Session {
     fn description(&self, now_ms: u64) -> Description {
         let client = self.request.client_name.clone();
         let verified = self.request.verified_domain.clone();
-        // Only a name nobody verified can pretend to be a well-known app.
-        let lookalike = verified.is_none().then(|| lookalike::resembles(&client)).flatten();
+        let warning = lookalike::judge(&client, verified.as_deref());
         Description {
             host: host_of(&self.request.redirect_uri).to_owned(),
             client,
@@ -342,7 +341,8 @@ impl Session {
             client_id: self.request.client_id.clone(),
             age_ms: now_ms.saturating_sub(self.created_ms),
             place: self.place.clone(),
-            lookalike: lookalike.map(str::to_owned),
+            lookalike: warning.and_then(|w| w.app()).map(str::to_owned),
+            name_warning: warning.map(|w| w.kind().to_owned()),
         }
     }
 }
@@ -423,6 +423,9 @@ pub struct Granted {
     /// Where the browser that asked was, when the platform said.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub place: Option<String>,
+    /// The domain that verified the client (its metadata document's), if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verified: Option<String>,
 }
 
 /// What the Worker sends a code's Durable Object: the code (which names the object) and the
@@ -516,8 +519,11 @@ pub struct Description {
     pub age_ms: u64,
     /// Where the waiting page's browser was, when the platform said.
     pub place: Option<String>,
-    /// The well-known app an unverified name imitates, if any.
+    /// The well-known app the name looks like or claims, if any (see `name_warning`).
     pub lookalike: Option<String>,
+    /// What about the name should make the person look twice ([`lookalike::NameWarning`]'s
+    /// kind), if anything.
+    pub name_warning: Option<String>,
 }
 
 /// Where a waiting page stands, as the page reads it (`{"state": …}`).
@@ -835,6 +841,7 @@ fn check_redemption(
         client_name: req.client_name.clone(),
         host: host_of(&req.redirect_uri).to_owned(),
         place: session.place.clone(),
+        verified: req.verified_domain.clone(),
     })
 }
 
@@ -863,7 +870,7 @@ tabrelay_bundle::read_json!(Command, "a command", enum {
     },
 });
 
-tabrelay_bundle::read_json!(Granted, "a grant", { pairing, client_name, host, place });
+tabrelay_bundle::read_json!(Granted, "a grant", { pairing, client_name, host, place, verified });
 
 tabrelay_bundle::read_json!(CodeRequest, "a command for a code", { code, command });
 
@@ -880,7 +887,7 @@ tabrelay_bundle::read_json!(CodeReply, "a code's reply", tag "reply" {
     "redeem_refused" => RedeemRefused { error, error_description, revoke },
 });
 tabrelay_bundle::read_json!(Description, "who asks for a code", {
-    client, host, verified, client_id or String::new(), age_ms, place, lookalike
+    client, host, verified, client_id or String::new(), age_ms, place, lookalike, name_warning
 });
 
 tabrelay_bundle::read_json!(PollState, "a waiting page's state", tag "state" {
@@ -982,6 +989,7 @@ mod tests {
             client_name: "n".into(),
             host: "h".into(),
             place: None,
+            verified: Some("claude.ai".into()),
         });
     }
 
@@ -1184,6 +1192,26 @@ mod tests {
         );
         let d = r.go(Command::Describe, 5);
         assert_eq!((d["place"].clone(), d["lookalike"].clone()), (Value::Null, Value::Null));
+        assert_eq!(d["name_warning"], Value::Null, "claude.ai may call itself Claude");
+        // A client verified as another domain that calls itself Claude is warned about.
+        let mut r = Run::new();
+        let claims = AuthRequest {
+            client_name: "Claude".into(),
+            verified_domain: Some("example.com".into()),
+            ..request()
+        };
+        let create = Command::Create {
+            request: claims,
+            seal: seal(),
+            browser_hash: "b".into(),
+            place: None,
+        };
+        r.go(create, 0);
+        let d = r.go(Command::Describe, 5);
+        assert_eq!(
+            (d["lookalike"].as_str(), d["name_warning"].as_str()),
+            (Some("Claude"), Some("claims"))
+        );
     }
 
     #[test]

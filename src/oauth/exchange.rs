@@ -334,8 +334,13 @@ mod tests {
             (pairing.as_str(), r.grant.as_str(), r.secret.as_deref()),
             (p.as_str(), "g2", Some("sec"))
         );
-        let granted =
-            Granted { pairing: p.clone(), client_name: "C".into(), host: "h".into(), place: None };
+        let granted = Granted {
+            pairing: p.clone(),
+            client_name: "C".into(),
+            host: "h".into(),
+            place: None,
+            verified: None,
+        };
         let t = tokens(&keys(), ORIGIN, granted, "g3", "s", 1_000_000);
         let body =
             format!("token={}&token_type_hint=access_token", t["access_token"].as_str().unwrap());
@@ -355,7 +360,13 @@ mod tests {
     }
 
     fn granted_for(pairing: &str) -> Granted {
-        Granted { pairing: pairing.into(), client_name: "C".into(), host: "h".into(), place: None }
+        Granted {
+            pairing: pairing.into(),
+            client_name: "C".into(),
+            host: "h".into(),
+            place: None,
+            verified: None,
+        }
     }
 
     #[test]
@@ -365,6 +376,7 @@ mod tests {
             client_name: "Claude".into(),
             host: "claude.ai".into(),
             place: None,
+            verified: None,
         };
         let t = tokens(&keys(), ORIGIN, granted, "g", "sec", 1_000_000);
         assert_eq!(t["refresh_token"], refresh_token(&keys(), "p", "g", "sec"));

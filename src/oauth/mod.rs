@@ -7,6 +7,7 @@ pub mod clients;
 pub mod connect;
 pub mod error;
 pub mod exchange;
+pub mod hosts;
 pub mod keys;
 pub mod lookalike;
 pub mod metadata;

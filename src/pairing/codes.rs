@@ -65,6 +65,7 @@ pub fn told(
                 age_ms: d.age_ms,
                 place: d.place,
                 lookalike: d.lookalike,
+                name_warning: d.name_warning,
                 connections,
             };
             (message, false)
@@ -91,6 +92,7 @@ mod tests {
             age_ms: 5,
             place: None,
             lookalike: Some("Claude".into()),
+            name_warning: Some("looks_like".into()),
         });
         let c = || "ABCDE12345".to_owned();
         let told = |command: &Command, reply: CodeReply| told("ABCDE12345", command, reply, &[]);

@@ -47,6 +47,9 @@ pub struct Grant {
     pub used_ms: u64,
     /// Where the browser that asked for it was, when the platform said ("City, CC").
     pub place: Option<String>,
+    /// The domain that verified the client when the connection was made (its metadata
+    /// document's), if any: the tab's cards say it with each call.
+    pub verified: Option<String>,
     /// SHA-256 of the newest refresh token.
     current: String,
     /// SHA-256 of the one before, valid until `current` is first used, and only within
@@ -98,6 +101,7 @@ impl Grant {
             created_ms: now_ms,
             used_ms: now_ms,
             place: None,
+            verified: None,
             current: sha256_hex(secret.as_bytes()),
             previous: None,
             rotated_ms: now_ms,
@@ -205,7 +209,7 @@ pub fn has_room(stored: &[Grant], now_ms: u64) -> bool {
 
 // Grants stored before the grace was bounded have no `rotated_ms`: their last use stands in.
 tabrelay_bundle::read_json!(Grant, "a grant", {
-    id, client_id, client_name, host, created_ms, used_ms, place, current, previous,
+    id, client_id, client_name, host, created_ms, used_ms, place, verified, current, previous,
     rotated_ms else "used_ms", retired, stopped or false
 });
 

@@ -1026,6 +1026,7 @@ impl Room {
             entropy,
         );
         grant.place = request.place;
+        grant.verified = request.verified;
         let id = grant.id.clone();
         self.store_grant(grant, out);
         GrantReply::Made { grant: id, secret }
@@ -1043,6 +1044,9 @@ impl Room {
         // A forgotten or revoked connection's access token stops at once.
         let grant = self.grants.iter_mut().find(|g| g.id == call.connection.id);
         let Some(grant) = grant else { return Some(Reply::NoGrant) };
+        // Whether the client was verified is the grant's to say, not the call's.
+        let mut call = call;
+        call.connection.verified.clone_from(&grant.verified);
         if now_ms >= grant.used_ms + USED_GRANULARITY_MS {
             grant.used_ms = now_ms;
             out.push(Effect::StoreGrant(grant.clone()));
@@ -1453,6 +1457,7 @@ mod tests {
                 kind: "connector".into(),
                 client: "Claude".into(),
                 host: "claude.ai".into(),
+                verified: None,
             },
             wait_ms: TAB_CALL_WAIT_MS,
             request: format!("{grant} {id}"),
@@ -1624,6 +1629,40 @@ mod tests {
         sim.say(a, r#"{"type":"forget","id":"g1"}"#);
         let (asker, effects) = sim.call("g1", 3, false, 5000);
         assert_eq!(replies(&effects, asker), [Reply::NoGrant]);
+    }
+
+    #[test]
+    fn a_call_tells_the_tab_the_domain_that_verified_its_connection_as_the_grant_says() {
+        let mut sim = Sim::new();
+        sim.tab();
+        let request = GrantRequest {
+            id: "gv".into(),
+            client_id: "https://claude.ai/oauth/mcp-oauth-client-metadata".into(),
+            client_name: "Claude".into(),
+            host: "claude.ai".into(),
+            place: None,
+            verified: Some("claude.ai".into()),
+        };
+        let (asker, effects) = sim.ask(Request::Grant(request));
+        assert!(matches!(replies(&effects, asker)[..], [Reply::Grant(GrantReply::Made { .. })]));
+        let verified_of = |effects: &[Effect]| {
+            effects.iter().find_map(|e| match e {
+                Effect::Send(_, RelayMessage::Call { connection, .. }) => {
+                    Some(connection.verified.clone())
+                }
+                _ => None,
+            })
+        };
+        // Whatever the call carried, the grant's record says.
+        let mut call = call_request("gv", 1);
+        call.connection.verified = Some("evil.example".into());
+        let (_, effects) = sim.ask(Request::Call(call));
+        assert_eq!(verified_of(&effects), Some(Some("claude.ai".into())));
+        // A registered client's connection is not verified, whatever its call says.
+        let mut call = call_request("g1", 2);
+        call.connection.verified = Some("claude.ai".into());
+        let (_, effects) = sim.ask(Request::Call(call));
+        assert_eq!(verified_of(&effects), Some(None));
     }
 
     #[test]
@@ -1951,6 +1990,7 @@ mod tests {
                 age_ms: 1,
                 place: None,
                 lookalike: None,
+                name_warning: None,
             })
         };
         let describe = |said: &str| (said.to_owned(), Command::Describe);
@@ -1982,6 +2022,7 @@ mod tests {
                 client_name: "n".into(),
                 host: "h".into(),
                 place: None,
+                verified: None,
             };
             let (asker, effects) = sim.ask(Request::Grant(request));
             let made =
@@ -2013,6 +2054,7 @@ mod tests {
             client_name: "n".into(),
             host: "h".into(),
             place: None,
+            verified: None,
         };
         sim.next_asker += 1;
         let asker = sim.next_asker;
@@ -2098,6 +2140,7 @@ mod tests {
                     client_name: granted.client_name.clone(),
                     host: granted.host.clone(),
                     place: None,
+                    verified: None,
                 });
                 let effects = sim.go(Input::Request { asker, request, replayed: kept.to_vec() });
                 replies(&effects, asker)

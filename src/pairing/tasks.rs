@@ -429,6 +429,7 @@ mod tests {
                 kind: "connector".into(),
                 client: "Claude".into(),
                 host: "claude.ai".into(),
+                verified: None,
             },
             declared: vec!["elicitation".into()],
         }

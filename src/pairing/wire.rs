@@ -281,6 +281,9 @@ pub struct GrantRequest {
     /// Where the browser that asked was, when the platform said.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub place: Option<String>,
+    /// The domain that verified the client (its metadata document's), if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verified: Option<String>,
 }
 
 /// What came of a grant's creation.
@@ -382,7 +385,7 @@ tabrelay_bundle::read_json!(CallEvent, "a call event", enum {
     "done" => Done(CallReply),
 });
 tabrelay_bundle::read_json!(GrantRequest, "a grant request", {
-    id, client_id, client_name, host, place
+    id, client_id, client_name, host, place, verified
 });
 tabrelay_bundle::read_json!(RefreshReply, "a refresh reply", enum {
     "rotated" => Rotated { secret, client_name, host },
@@ -468,6 +471,7 @@ mod tests {
                 kind: "connector".into(),
                 client: "Claude".into(),
                 host: "claude.ai".into(),
+                verified: None,
             },
             wait_ms: 1000,
             request: "g1 7".into(),
@@ -496,6 +500,7 @@ mod tests {
                 client_name: "n".into(),
                 host: "h".into(),
                 place: Some("Lisbon, PT".into()),
+                verified: Some("claude.ai".into()),
             }),
             Request::Grant(GrantRequest {
                 id: "g".into(),
@@ -503,6 +508,7 @@ mod tests {
                 client_name: "n".into(),
                 host: "h".into(),
                 place: None,
+                verified: None,
             }),
             Request::Refresh(RefreshRequest {
                 grant: "g".into(),

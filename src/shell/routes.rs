@@ -399,6 +399,7 @@ async fn token_endpoint(
                 client_name: granted.client_name.clone(),
                 host: granted.host.clone(),
                 place: granted.place.clone(),
+                verified: granted.verified.clone(),
             };
             let made = ask_pairing_once(&pairing, &PairingRequest::Grant(request)).await?;
             let (grant, secret) = match made {
@@ -426,7 +427,8 @@ async fn token_endpoint(
                     client_name,
                     host,
                 })) => {
-                    let granted = Granted { pairing, client_name, host, place: None };
+                    let granted =
+                        Granted { pairing, client_name, host, place: None, verified: None };
                     let tokens =
                         exchange::tokens(&config.keys, origin, granted, &grant, &secret, now_ms());
                     json_response(200, &tokens)

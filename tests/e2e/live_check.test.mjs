@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import net from 'node:net';
 import { spawn, execFileSync } from 'node:child_process';
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, readlinkSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { RELAY, APP_ORIGIN, postForm, mcpPost } from './harness.mjs';
@@ -103,6 +103,14 @@ function secretsIn(traffic) {
   return found;
 }
 
+/** The client ids the run used (as its registration was answered) and its refresh tokens. */
+function clientsAndRefreshTokensIn(traffic) {
+  const text = traffic.join('\n');
+  const clients = new Set([...text.matchAll(/"client_id":"([^"]+)"/g)].map((m) => m[1]));
+  const refreshTokens = new Set([...text.matchAll(/"refresh_token":"([^"]+)"/g)].map((m) => m[1]));
+  return { clients, refreshTokens };
+}
+
 /** Runs the live check with its traffic through `proxy`; its exit status and whole output. */
 function liveCheck(proxy, args = [], { interruptAfter } = {}) {
   return new Promise((resolve) => {
@@ -128,18 +136,75 @@ function resultsOf(output) {
   return { checks: Object.fromEntries(lines.filter((l) => l.check).map((l) => [l.check, l])), summary: lines.find((l) => l.summary) };
 }
 
-/** Asserts nothing of the run is left: its tokens dead, its browser and profile gone. */
-async function assertNothingLeft(secrets) {
+/**
+ * Asserts nothing of the run is left: its tokens dead, its browser and profile gone. A refresh
+ * token is tried with the run's own client id, so the relay reads the token and refuses it
+ * for what it is (invalid_grant), not the request for lacking a client (invalid_request).
+ */
+async function assertNothingLeft(secrets, traffic) {
   const tokens = [...secrets].filter((s) => s.includes('.'));
   assert.ok(tokens.length >= 2, 'the run was given tokens');
   for (const t of tokens) {
     assert.notEqual((await mcpPost(t, { jsonrpc: '2.0', id: 1, method: 'tools/list' })).status, 200, 'no token of the run still works');
-    const r = await postForm('/token', { grant_type: 'refresh_token', refresh_token: t });
-    assert.notEqual(r.status, 200, 'no refresh token of the run still works');
+  }
+  const { clients, refreshTokens } = clientsAndRefreshTokensIn(traffic);
+  assert.ok(clients.size >= 1 && refreshTokens.size >= 2, `the run registered a client (${clients.size}) and was given refresh tokens (${refreshTokens.size})`);
+  for (const refresh_token of refreshTokens) {
+    for (const client_id of clients) {
+      const r = await postForm('/token', { grant_type: 'refresh_token', client_id, refresh_token });
+      assert.equal(r.status, 400, 'no refresh token of the run still works');
+      assert.equal(r.body.error, 'invalid_grant', `refused for its token, not the request: ${r.body.error_description}`);
+    }
   }
   assert.deepEqual(readdirSync(tmpdir()).filter((d) => d.startsWith('tabrelay-live-check-')), [], 'its profile was removed');
   const processes = execFileSync('ps', ['-eo', 'args'], { encoding: 'utf8' });
   assert.ok(!processes.includes('tabrelay-live-check-'), 'its browser is gone');
+}
+
+/**
+ * Watches the live check's browser while it runs (every process whose profile is the run's):
+ * its command line, its profile directory's mode, and whether any of its sockets listens on a
+ * TCP port (/proc/net/tcp{,6}, state 0A) that another local user could connect to.
+ */
+function watchBrowser() {
+  const seen = { processes: new Set(), args: new Set(), modes: new Set(), listening: new Set() };
+  const listeningInodes = () => {
+    const inodes = new Map();
+    for (const file of ['/proc/net/tcp', '/proc/net/tcp6']) {
+      let table = '';
+      try {
+        table = readFileSync(file, 'utf8');
+      } catch {
+        continue; // no IPv6 here, say
+      }
+      for (const line of table.trim().split('\n').slice(1)) {
+        const cols = line.trim().split(/\s+/);
+        if (cols[3] === '0A') inodes.set(cols[9], cols[1]);
+      }
+    }
+    return inodes;
+  };
+  const look = () => {
+    const listening = listeningInodes();
+    for (const pid of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
+      try {
+        const args = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+        const profile = args.find((a) => a.startsWith('--user-data-dir=') && a.includes('tabrelay-live-check-'))?.slice('--user-data-dir='.length);
+        if (!profile) continue;
+        seen.processes.add(pid);
+        for (const a of args) if (a.startsWith('--remote-debugging')) seen.args.add(a);
+        seen.modes.add((statSync(profile).mode & 0o777).toString(8));
+        for (const fd of readdirSync(`/proc/${pid}/fd`)) {
+          const inode = /^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/${pid}/fd/${fd}`))?.[1];
+          if (listening.has(inode)) seen.listening.add(listening.get(inode));
+        }
+      } catch {
+        // The process or its profile went meanwhile.
+      }
+    }
+  };
+  const timer = setInterval(look, 250);
+  return { stop: () => (clearInterval(timer), seen) };
 }
 
 function assertNoSecret(output, secrets) {
@@ -155,14 +220,22 @@ test('every check passes against the relay and the demo app; no secret is printe
   assert.ok(existsSync(BINARY), 'scripts/test builds the live check first (cargo build -p tabrelay-live-check)');
   const proxy = await recordingProxy();
   proxies.push(proxy);
+  const watcher = watchBrowser();
   const json = await liveCheck(proxy, ['--json']);
+  const browser = watcher.stop();
   const { checks, summary } = resultsOf(json.output);
   for (const name of CHECKS) assert.equal(checks[name]?.result, 'PASS', `${name}: ${checks[name]?.seen}`);
   assert.equal(summary.summary, 'PASS');
   assert.equal(json.code, 0);
   const secrets = secretsIn(proxy.traffic);
   assertNoSecret(json.output, secrets);
-  await assertNothingLeft(secrets);
+  await assertNothingLeft(secrets, proxy.traffic);
+  // Its browser, holding the pairing key, was open to no other local user: DevTools over a
+  // pipe, no TCP port listening, the profile readable by its owner only.
+  assert.ok(browser.processes.size > 0, 'the browser was seen running');
+  assert.deepEqual([...browser.args], ['--remote-debugging-pipe'], 'DevTools over a pipe, no port');
+  assert.deepEqual([...browser.listening], [], 'the browser listens on no TCP port');
+  assert.deepEqual([...browser.modes], ['700'], 'its profile is readable by its owner only');
 
   // The text form: one line a check with its time, the summary last.
   proxy.traffic.length = 0;
@@ -194,7 +267,7 @@ test('a relay with broken pieces: those checks FAIL with what was seen, the othe
   assert.equal(summary.summary, 'FAIL');
   const secrets = secretsIn(proxy.traffic);
   assertNoSecret(run.output, secrets);
-  await assertNothingLeft(secrets);
+  await assertNothingLeft(secrets, proxy.traffic);
 });
 
 test('a tab that refuses calls to the read tool: the checks that need it FAIL saying so, the others pass', { timeout: 180_000 }, async () => {
@@ -216,7 +289,7 @@ test('a tab that refuses calls to the read tool: the checks that need it FAIL sa
   for (const name of CHECKS.filter((n) => !failing.includes(n))) assert.equal(checks[name].result, 'PASS', `${name}: ${checks[name].seen}`);
   const secrets = secretsIn(proxy.traffic);
   assertNoSecret(run.output, secrets);
-  await assertNothingLeft(secrets);
+  await assertNothingLeft(secrets, proxy.traffic);
 });
 
 test('Ctrl-C during the run: it stops, forgets its connections, closes its browser, exits 130', { timeout: 120_000 }, async () => {
@@ -228,5 +301,5 @@ test('Ctrl-C during the run: it stops, forgets its connections, closes its brows
   assert.match(run.output, /^INTERRUPTED: .*clean-up: [1-9] connection\(s\) forgotten in the tab, every token revoked, the tab and browser closed/m);
   const secrets = secretsIn(proxy.traffic);
   assertNoSecret(run.output, secrets);
-  await assertNothingLeft(secrets);
+  await assertNothingLeft(secrets, proxy.traffic);
 });

@@ -19,6 +19,8 @@ import { randomBytes } from 'node:crypto';
 import {
   openTab, useRelay, waitFor, pkcePair, openWaitingPage, waitForRedirect, redeem, mcpPost,
   HeadlessProvider, connectSdkClient, APP_ORIGIN, CALLBACK, freePort } from './harness.mjs';
+import { askerOf } from '../../tab/presence-elements.js';
+import { nameWarningSentence } from '../../tab/relay-client.js';
 
 const root = new URL('../../', import.meta.url).pathname;
 const work = mkdtempSync(join(tmpdir(), 'tabrelay-cimd-'));
@@ -62,6 +64,7 @@ function serve(req, res) {
   };
   if (path.startsWith('/good')) return json(documentFor(docUrl(path)), { 'cache-control': 'max-age=600' });
   if (path === '/unnamed.json') return json(documentFor(docUrl(path), { client_name: undefined }));
+  if (path === '/claims.json') return json(documentFor(docUrl(path), { client_name: 'Claude' }));
   if (path === '/mismatch.json') return json(documentFor(docUrl('/other.json')));
   if (path === '/secret.json') return json(documentFor(docUrl(path), { client_secret: 's3cret' }));
   if (path === '/confidential.json') return json(documentFor(docUrl(path), { token_endpoint_auth_method: 'client_secret_basic' }));
@@ -176,6 +179,14 @@ test('a CIMD client completes /authorize -> the tab approves -> /token -> tools/
   const list = await mcpPost(t.body.access_token, { jsonrpc: '2.0', id: 1, method: 'tools/list' });
   assert.equal(list.status, 200, JSON.stringify(list.body));
   assert.ok(list.body.result.tools.length > 0, JSON.stringify(list.body));
+  // Its calls reach the tab with the domain that verified it, from the pairing's record of
+  // the connection: the confirm card says so instead of "name not verified".
+  const called = await mcpPost(t.body.access_token, { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'history_list', arguments: {} } });
+  assert.equal(called.status, 200, JSON.stringify(called.body));
+  const call = tab.calls.at(-1);
+  assert.equal(call.connection.verified, HOST);
+  assert.match(askerOf(call), /\(verified domain vm\)$/);
+  assert.doesNotMatch(askerOf(call), /not verified/);
 
   // Another client id may not redeem the code; a refresh with the URL rotates.
   const refreshed = await fetch(`${relayUrl}/token`, {
@@ -191,6 +202,16 @@ test('a CIMD client completes /authorize -> the tab approves -> /token -> tools/
   const again = await openWaitingPage(authorizeUrl(clientId));
   assert.equal(again.status, 200);
   assert.equal(fetched.filter((p) => p === '/good.json').length, 1, 'the second authorization used the cache');
+  tab.close();
+});
+
+test('a client verified as one domain that calls itself another app is warned about', { timeout: 60_000 }, async () => {
+  const tab = await openTab({ relay: relayUrl, seed: 64 });
+  const page = await openWaitingPage(authorizeUrl(docUrl('/claims.json')));
+  assert.equal(page.status, 200, page.html.slice(0, 300));
+  const said = await tab.client.describe(page.code);
+  assert.deepEqual([said.verified, said.client, said.name_warning, said.lookalike], [HOST, 'Claude', 'claims', 'Claude']);
+  assert.match(nameWarningSentence(said), /^This app is verified only as vm, which is not Claude's/);
   tab.close();
 });
 

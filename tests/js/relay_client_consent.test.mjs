@@ -4,7 +4,7 @@
 // came from, what its name imitates and this client's connections already here.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { RelayClient, connectLinkFromFragment, fragmentWithoutLink, takeConnectLink, lookalikeSentence, CONSENT } from '../../tab/relay-client.js';
+import { RelayClient, connectLinkFromFragment, fragmentWithoutLink, takeConnectLink, lookalikeSentence, nameWarningSentence, CONSENT } from '../../tab/relay-client.js';
 
 test('the link is read from its fragment key, and taking it off leaves the app’s own fragment', () => {
   assert.equal(connectLinkFromFragment('#tabrelay-connect=abcdefgh0123456789'), 'ABCDEFGH0123456789');
@@ -21,6 +21,17 @@ test('the look-alike warning names the app in the relay’s words', () => {
   assert.ok(!lookalikeSentence('Claude').includes('{app}'));
 });
 
+test('each warning about a name is the relay’s sentence of its kind, with the app and the domain', () => {
+  assert.equal(nameWarningSentence({ name_warning: 'looks_like', lookalike: 'Claude' }), lookalikeSentence('Claude'));
+  const claims = nameWarningSentence({ name_warning: 'claims', lookalike: 'Claude', verified: 'example.com' });
+  assert.equal(claims, CONSENT.WARNINGS.claims.replaceAll('{app}', 'Claude').replaceAll('{domain}', 'example.com'));
+  assert.match(claims, /verified only as example\.com, which is not Claude's/);
+  assert.equal(nameWarningSentence({ name_warning: 'mixed_scripts' }), CONSENT.WARNINGS.mixed_scripts);
+  assert.equal(nameWarningSentence({ name_warning: 'not_latin' }), CONSENT.WARNINGS.not_latin);
+  for (const none of [{}, { lookalike: 'Claude' }, { name_warning: 'other' }, null]) assert.equal(nameWarningSentence(none), '');
+  assert.equal(nameWarningSentence({ name_warning: 'looks_like', lookalike: '<b>' }, (t) => `[${t}]`), lookalikeSentence('[<b>]'), 'names are written as the page shows them');
+});
+
 function connected() {
   const c = new RelayClient({ relay: 'http://relay.test', storage: { getItem: () => null, setItem() {} }, handle: async () => ({}) });
   const sent = [];
@@ -33,8 +44,8 @@ test('describe resolves with what the relay said: age, place, look-alike and con
   const { c, sent } = connected();
   const asked = c.describe('ABCDE-FGHJK');
   const connections = [{ id: 'g1', client: 'Claude Code', host: '127.0.0.1', created_ms: 5, used_ms: 6, place: 'Lisbon, PT' }];
-  await c.receive(c.socket, JSON.stringify({ type: 'described', code: 'ABCDEFGHJK', client: 'Claude Code', host: '127.0.0.1', age_ms: 4200, lookalike: 'Claude', connections }));
-  assert.deepEqual(await asked, { client: 'Claude Code', host: '127.0.0.1', age_ms: 4200, lookalike: 'Claude', connections });
+  await c.receive(c.socket, JSON.stringify({ type: 'described', code: 'ABCDEFGHJK', client: 'Claude Code', host: '127.0.0.1', age_ms: 4200, lookalike: 'Claude', name_warning: 'looks_like', connections }));
+  assert.deepEqual(await asked, { client: 'Claude Code', host: '127.0.0.1', age_ms: 4200, lookalike: 'Claude', name_warning: 'looks_like', connections });
   assert.deepEqual(sent, [{ type: 'describe', code: 'ABCDE-FGHJK' }]);
 });
 
