@@ -102,6 +102,14 @@ export interface ActivityLine {
   undone: boolean;
 }
 
+/** One event of a call (`presence.watch`). */
+export type CallEvent =
+  | { type: 'started' | 'running'; call: PresenceCall }
+  | { type: 'asking'; call: PresenceCall; question: Question }
+  | { type: 'decided'; call: PresenceCall; choice: Choice }
+  | { type: 'ended'; call: PresenceCall; outcome: string }
+  | { type: 'undone'; calls: PresenceCall[] };
+
 export interface Presence {
   readonly store: PermissionStore;
   readonly canUndo: boolean;
@@ -120,6 +128,8 @@ export interface Presence {
   wordsOf(kind: string): string;
   settingOf(name: string): 'runs' | 'asks' | 'refused';
   subscribe(fn: (presence: Presence) => void): () => void;
+  /** Hears each call's events (what ./record.js keeps); returns a function that stops. */
+  watch(fn: (event: CallEvent) => void): () => void;
   /** The tools changed (./webmcp.js): their definitions and the confirm kinds their annotations give. */
   setTools(tools: PresenceTool[], kinds?: Record<string, string[]>): void;
   run<T>(call: PresenceCall, fn: (signal: AbortSignal) => T | Promise<T>): Promise<T>;

@@ -208,7 +208,10 @@ export class NotRun extends Error {
  * client sets: `onAsking(question)`, `onAnswered(question)`, `onStopped(line)` (the person stopped the line's
  * agent: the relay client's `stopAgent(line.connection?.id)`, which ends the turn too),
  * `onGoOn(connection)` (they let it go on: the relay client's `letGoOn`); `subscribe(fn)` hears
- * every change.
+ * every change; `watch(fn)` hears each call's events, `{type, call, …}`: 'started', 'asking'
+ * ({question}), 'decided' ({choice}), 'running', 'ended' ({outcome}: 'done', a NotRun's
+ * outcome, or 'failed'), and 'undone' ({calls}: the calls whose steps Undo turn took back) —
+ * what ./record.js keeps.
  *
  * Stop stops the agent, not only the turn: every line of its connection stops, and its later
  * calls are refused with AGENT_STOPPED until `goOn(connection)`. `forget(connection)` (the relay
@@ -231,6 +234,8 @@ export function createPresence({ app, storage, store, tools = [], confirmKinds =
   /** Connections the person forgot. */
   const forgotten = new Set();
   const listeners = new Set();
+  /** Who hears each call's events (`watch`). */
+  const watchers = new Set();
   let nextQuestion = 1;
 
   const presence = {
@@ -262,6 +267,10 @@ export function createPresence({ app, storage, store, tools = [], confirmKinds =
       listeners.add(fn);
       return () => listeners.delete(fn);
     },
+    watch(fn) {
+      watchers.add(fn);
+      return () => watchers.delete(fn);
+    },
     /**
      * The tools changed (one registered or withdrawn, ./webmcp.js): their definitions and the
      * confirm kinds their annotations give (the app's own `confirmKinds` win).
@@ -285,6 +294,8 @@ export function createPresence({ app, storage, store, tools = [], confirmKinds =
       const line = lineOf(call);
       const entry = { call, state: 'queued', reject: null, controller: new AbortController() };
       line.calls.push(entry);
+      tell({ type: 'started', call });
+      let outcome = 'done';
       const before = line.tail;
       let release;
       line.tail = new Promise((r) => (release = r));
@@ -305,6 +316,7 @@ export function createPresence({ app, storage, store, tools = [], confirmKinds =
         if (decided.decision === 'ask') await ask(call, tool, decided.asked, line, entry, estimateMs);
         entry.state = 'running';
         line.running = tool.title || tool.name;
+        tell({ type: 'running', call });
         emit();
         const { signal } = entry.controller;
         const result = await Promise.resolve()
@@ -313,9 +325,16 @@ export function createPresence({ app, storage, store, tools = [], confirmKinds =
             throw signal.aborted ? signal.reason : e;
           });
         const step = stepOf(result);
-        if (step != null) line.steps.push(step);
+        if (step != null) {
+          line.steps.push(step);
+          line.stepCalls.push(call);
+        }
         return result;
+      } catch (err) {
+        outcome = err instanceof NotRun ? err.outcome : 'failed';
+        throw err;
       } finally {
+        tell({ type: 'ended', call, outcome });
         line.calls.splice(line.calls.indexOf(entry), 1);
         line.running = line.calls.find((e) => e.state === 'running') ? line.running : null;
         if (!line.calls.length) {
@@ -333,6 +352,7 @@ export function createPresence({ app, storage, store, tools = [], confirmKinds =
       if (!q || !Object.hasOwn(CHOICES, choice)) return false;
       drop(q);
       presence.onAnswered(q);
+      tell({ type: 'decided', call: q.call, choice });
       if (choice === 'deny') {
         q.reject(new NotRun(`The person declined “${q.title}”, so nothing was changed.`, 'declined by the person'));
         return true;
@@ -446,6 +466,7 @@ export function createPresence({ app, storage, store, tools = [], confirmKinds =
       if (!line || !undoTurn || !line.steps.length || line.undone) return false;
       await undoTurn([...line.steps].reverse(), publicLine(line));
       line.undone = true;
+      tell({ type: 'undone', calls: [...line.stepCalls] });
       emit();
       return true;
     },
@@ -463,6 +484,15 @@ export function createPresence({ app, storage, store, tools = [], confirmKinds =
   function emit() {
     for (const fn of listeners) fn(presence);
   }
+  function tell(event) {
+    for (const fn of watchers) {
+      try {
+        fn(event);
+      } catch {
+        // A watcher's failure is its own: the call goes on.
+      }
+    }
+  }
   // A change of the permissions (here or in another tab) is a change of the presence.
   permissions.subscribe(emit);
 
@@ -477,7 +507,7 @@ export function createPresence({ app, storage, store, tools = [], confirmKinds =
     const key = lineKeyOf(call);
     let line = lines.get(key);
     if (!line) {
-      line = { key, agent: call.agent || 'An agent', connection: call.connection || null, turn: call.turn ?? null, calls: [], steps: [], tail: Promise.resolve(), running: null, stopped: false, done: false, undone: false };
+      line = { key, agent: call.agent || 'An agent', connection: call.connection || null, turn: call.turn ?? null, calls: [], steps: [], stepCalls: [], tail: Promise.resolve(), running: null, stopped: false, done: false, undone: false };
       lines.set(key, line);
     }
     line.done = false;
@@ -505,6 +535,7 @@ export function createPresence({ app, storage, store, tools = [], confirmKinds =
       entry.state = 'asking';
       questions.push(q);
       presence.onAsking(q);
+      tell({ type: 'asking', call, question: q });
       emit();
     });
   }
