@@ -21,13 +21,16 @@
 // - the connections (`<tabrelay-connections>`) with Forget;
 // - the data switch (`<tabrelay-data-switch>`), the mode and each kind (`<tabrelay-permissions>`)
 //   and each tool's own choice (as its kinds say, ask first, or refuse), with what its calls do now
-//   (folded under Each tool unless the person has made one).
+//   (folded under Each tool unless the person has made one);
+// - once the app sets `record` (./record.js), what agents did (`<tabrelay-record>`, parts
+//   prefixed `record-`): filters, Export JSON and CSV, Clear.
 // Every control has an accessible name and a visible focus. The relay's status comes from the
 // RelayClient itself (`relay.subscribe`); `showStatus(state, {reason})` says why it is stopped
 // when the app never started it. Nothing is approved without the person's press.
 
 import { takeConnectLink, openConfirmWindow, onConfirmed, nameWarningSentence, CONSENT } from './relay-client.js';
 import { ago, shown } from './presence-elements.js';
+import './record.js';
 
 /** A tool's own choice beside its kinds: none (its kinds decide), ask first, or refuse. */
 export const TOOL_CHOICES = Object.freeze({ kinds: 'As its kinds say', ask: 'Ask me first', deny: 'Refuse' });
@@ -43,6 +46,7 @@ const INNER_PARTS = {
   connections: ['head', 'refresh', 'list', 'item', 'who', 'unverified', 'when', 'forget', 'go-on', 'empty', 'result'],
   data: ['switch-row', 'switch', 'now', 'notice', 'notice-text', 'got-it', 'caveat'],
   permissions: ['mode-row', 'mode', 'kinds', 'kind-rows', 'kind-row', 'kind'],
+  record: ['kept', 'filters', 'agent-filter', 'show', 'list', 'entry', 'when', 'who', 'tool', 'decision', 'outcome', 'undone-mark', 'empty', 'actions', 'export-json', 'export-csv', 'clear', 'clear-ask', 'clear-yes', 'clear-no', 'result'],
 };
 const exported = (prefix) => INNER_PARTS[prefix].map((p) => `${p}: ${prefix}-${p}`).join(', ');
 
@@ -170,6 +174,10 @@ export class AgentsPanel extends Base {
         <ul part="tools" id="settings" aria-labelledby="tools-title"></ul>
       </details>
       <p part="tools-result" id="settings-result" aria-live="polite"></p>
+    </section>
+    <section part="group record" aria-labelledby="record-title" id="record-section" hidden>
+      <h2 part="heading" id="record-title">What agents did</h2>
+      <tabrelay-record part="record" id="record" exportparts="${exported('record')}"></tabrelay-record>
     </section>`;
     const $ = (id) => this.#root.getElementById(id);
     $('code-hint').textContent = `An agent that asks to use this tab shows a connect code on its waiting page. ${CONSENT.APPROVE_ONLY_YOURS}`;
@@ -231,6 +239,14 @@ export class AgentsPanel extends Base {
   }
   set datasetId(value) {
     this.#el('data-switch').datasetId = value;
+  }
+  /** The record of what agents did (./record.js createRecord), shown in its section. */
+  get record() {
+    return this.#el('record').record;
+  }
+  set record(value) {
+    this.#el('record').record = value;
+    this.#el('record-section').hidden = !value;
   }
   /** The connections list (`<tabrelay-connections>`). */
   get connections() {
