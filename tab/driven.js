@@ -16,8 +16,8 @@ export const DRIVEN_TITLES = Object.freeze({
 });
 /** The banner's words. */
 export const DRIVEN_WORDS = Object.freeze({
-  running: '{agent} is using this tab.',
-  asking: '{agent} is waiting for your answer.',
+  running: 'Using this tab now: {agent}.',
+  asking: 'Waiting for your answer: {agent}.',
   STOP: 'Stop',
 });
 /** The favicon while driven: a dot, blue while a call runs, amber while one waits for the person. */
@@ -192,8 +192,7 @@ export class DrivenBanner extends Base {
       }
       row.setAttribute('part', a.asking ? 'row asking' : 'row');
       row.toggleAttribute('data-asking', a.asking);
-      const words = DRIVEN_WORDS[a.asking ? 'asking' : 'running'].replace('{agent}', a.agent);
-      row.querySelector('[part=words]').textContent = words.charAt(0).toUpperCase() + words.slice(1);
+      row.querySelector('[part=words]').textContent = DRIVEN_WORDS[a.asking ? 'asking' : 'running'].replace('{agent}', a.agent);
       row.querySelector('[part=stop]').setAttribute('aria-label', `Stop ${a.agent}`);
     }
   }
