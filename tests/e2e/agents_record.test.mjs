@@ -92,6 +92,10 @@ test('every agent’s calls land in the record; the exports’ rows match them; 
   await choose(page, 'deny');
   assert.equal((await denied).isError, true);
   await cardGone(page);
+  // Undo turn takes back the delete the person allowed: the record says it was undone.
+  const undo = page.locator(`#activity [part=undo][aria-label^="Undo turn: ${AGENT}"]`);
+  await undo.click({ timeout: SHOW_MS });
+  await page.locator('#record [part~=undone]').waitFor({ timeout: SHOW_MS });
 
   await page.evaluate(() => {
     window.inBrowserCall = (async () => {
@@ -112,12 +116,12 @@ test('every agent’s calls land in the record; the exports’ rows match them; 
   await page.locator('#data-switch [part=switch]').uncheck();
 
   const made = [
-    { agent: AGENT, tool: 'items_values', decision: DECISION_WORDS.settings, outcome: 'done' },
-    { agent: AGENT, tool: 'items_delete', decision: DECISION_WORDS.once, outcome: 'done' },
-    { agent: AGENT, tool: 'items_delete', decision: DECISION_WORDS.deny, outcome: 'declined by the person' },
-    { agent: IN_BROWSER, tool: 'items_delete', decision: DECISION_WORDS.once, outcome: 'done' },
-    { agent: AGENT, tool: 'items_values', decision: DECISION_WORDS.dataSwitch, outcome: SWITCH_OUTCOMES.refused },
-    { agent: AGENT, tool: 'groups_summary', decision: DECISION_WORDS.settings, outcome: 'done' },
+    { agent: AGENT, tool: 'items_values', decision: DECISION_WORDS.settings, outcome: 'done', undone: false },
+    { agent: AGENT, tool: 'items_delete', decision: DECISION_WORDS.once, outcome: 'done', undone: true },
+    { agent: AGENT, tool: 'items_delete', decision: DECISION_WORDS.deny, outcome: 'declined by the person', undone: false },
+    { agent: IN_BROWSER, tool: 'items_delete', decision: DECISION_WORDS.once, outcome: 'done', undone: false },
+    { agent: AGENT, tool: 'items_values', decision: DECISION_WORDS.dataSwitch, outcome: SWITCH_OUTCOMES.refused, undone: false },
+    { agent: AGENT, tool: 'groups_summary', decision: DECISION_WORDS.settings, outcome: 'done', undone: false },
   ];
 
   // The panel's record lists them, newest first.
@@ -125,6 +129,7 @@ test('every agent’s calls land in the record; the exports’ rows match them; 
   const lines = await recordLines(page);
   [...made].reverse().forEach((call, i) => {
     assert.ok(lines[i].includes(call.agent) && lines[i].includes(call.tool) && lines[i].includes(call.decision) && lines[i].includes(call.outcome), `line ${i}: ${lines[i]}`);
+    assert.equal(/ · undone$/.test(lines[i]), call.undone, `line ${i}: ${lines[i]}`);
   });
   assert.match(lines.at(-1), /record-e2e \(.+\) · items_values/, 'a remote agent is named with where it connected from');
   assert.match(lines[2], /an agent in this browser \(this browser\) · items_delete/);
@@ -132,16 +137,14 @@ test('every agent’s calls land in the record; the exports’ rows match them; 
   // Exports: one row per call made, in order, the same in JSON and CSV; none of the data.
   const json = JSON.parse(await exported(page, 'export-json'));
   assert.deepEqual(
-    json.map(({ agent, tool, decision, outcome }) => ({ agent, tool, decision, outcome })),
+    json.map(({ agent, tool, decision, outcome, undone }) => ({ agent, tool, decision, outcome, undone })),
     made,
   );
   const connection = json[0].connection;
   assert.ok(connection, 'a remote call names its connection');
   assert.deepEqual(json.map((r) => r.connection), [connection, connection, connection, 'in-browser', connection, connection]);
-  for (const row of json) {
-    assert.ok(Math.abs(Date.parse(row.when) - Date.now()) < 120_000, row.when);
-    assert.equal(row.undone, false);
-  }
+  for (const row of json) assert.ok(Math.abs(Date.parse(row.when) - Date.now()) < 120_000, row.when);
+  assert.ok(json.every((row, i) => i === 0 || row.when >= json[i - 1].when), 'oldest first');
   const csvText = await exported(page, 'export-csv');
   const csv = parseCsv(csvText);
   assert.deepEqual(csv[0], [...RECORD_COLUMNS]);
@@ -158,6 +161,8 @@ test('every agent’s calls land in the record; the exports’ rows match them; 
   await page.selectOption('#record [part=agent-filter]', '');
   await page.selectOption('#record [part=show]', 'refused');
   await recordShows(page, 2);
+  await page.selectOption('#record [part=show]', 'undone');
+  await recordShows(page, 1);
   await page.selectOption('#record [part=show]', 'all');
 
   // A tab opened later, and this tab reloaded, show the earlier record.
