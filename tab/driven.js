@@ -1,6 +1,7 @@
 // The tab shows it is being driven: while an agent's call runs or waits for the person, the
 // page's title and favicon say so (the app's own restored after), and a quiet banner,
-// `<tabrelay-driven>`, names the agent with Stop (the presence's Stop: the agent stops until the
+// `<tabrelay-driven>` (fixed in the corner by default, so nothing on the page moves under the
+// person's pointer when an agent starts), names the agent with Stop (the presence's Stop: the agent stops until the
 // person lets it go on). Reads the presence (./presence.js) only; each part can be turned off,
 // and the banner styled through its `part`s.
 //
@@ -139,9 +140,9 @@ export function createDrivenIndicator({ presence, document = globalThis.document
 }
 
 const BANNER_CSS = `
-  :host { display: block; position: sticky; top: 0; z-index: 10; }
+  :host { display: block; position: fixed; left: .75rem; bottom: .75rem; z-index: 10; max-width: calc(100vw - 1.5rem); }
   :host([hidden]) { display: none; }
-  [part=banner] { display: flex; flex-direction: column; gap: .25rem; padding: .35rem .75rem; background: #eef4fb; color: #1d1d1f; border-bottom: 1px solid #c9d9ee; font-size: .9rem; }
+  [part=banner] { display: flex; flex-direction: column; gap: .25rem; padding: .35rem .75rem; background: #eef4fb; color: #1d1d1f; border: 1px solid #c9d9ee; border-radius: .5rem; box-shadow: 0 1px 4px rgb(0 0 0 / .12); font-size: .9rem; }
   [part~=row] { display: flex; gap: .75rem; align-items: center; flex-wrap: wrap; }
   [part~=row][data-asking] [part=words] { color: #7a4a00; }
   button { font: inherit; font-size: .85rem; padding: .1rem .6rem; border-radius: .3rem; border: 1px solid #b3261e; background: #fff; color: #b3261e; cursor: pointer; }
