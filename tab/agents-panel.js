@@ -18,7 +18,8 @@
 //   Approve and Deny. A typed whole code approves with the press; a link approves only once
 //   the relay's window, opened by the press, finds this is the browser that opened the waiting
 //   page (else the relay asks for the whole code typed);
-// - the connections (`<tabrelay-connections>`) with Forget;
+// - the connections (`<tabrelay-connections>`) with Forget, and every grant made on a card
+//   (`<tabrelay-grants>`), under all agents or its connection, with Revoke;
 // - the data switch (`<tabrelay-data-switch>`), the mode and each kind (`<tabrelay-permissions>`)
 //   and each tool's own choice (as its kinds say, ask first, or refuse), with what its calls do now
 //   (folded under Each tool unless the person has made one).
@@ -42,7 +43,8 @@ export const DESCRIBE_AFTER_MS = 300;
 const INNER_PARTS = {
   connections: ['head', 'refresh', 'list', 'item', 'who', 'unverified', 'when', 'forget', 'go-on', 'empty', 'result'],
   data: ['switch-row', 'switch', 'now', 'notice', 'notice-text', 'got-it', 'caveat'],
-  permissions: ['mode-row', 'mode', 'kinds', 'kind-rows', 'kind-row', 'kind'],
+  permissions: ['mode-row', 'mode', 'mode-hint', 'mode-result', 'kinds', 'kind-rows', 'kind-row', 'kind'],
+  grants: ['title', 'groups', 'group', 'who', 'grant', 'grant-text', 'revoke', 'empty', 'result'],
 };
 const exported = (prefix) => INNER_PARTS[prefix].map((p) => `${p}: ${prefix}-${p}`).join(', ');
 
@@ -103,7 +105,7 @@ const CSS = `
   [part=asker] { overflow-wrap: anywhere; }
   [part=asker]:empty { margin: 0; }
   [part=lookalike] { padding: .4rem .6rem; border-left: 4px solid #b3261e; background: #fff8f7; color: #7a1a14; }
-  tabrelay-connections { margin-top: 1rem; border-top: 1px solid #d8d8dc; padding-top: .75rem; }
+  tabrelay-connections, tabrelay-grants { margin-top: 1rem; border-top: 1px solid #d8d8dc; padding-top: .75rem; }
   tabrelay-data-switch { margin: .75rem 0; padding-bottom: .75rem; border-bottom: 1px solid #d8d8dc; }
   tabrelay-permissions { font-size: .9rem; }
   ul { list-style: none; margin: .5rem 0 0; padding: 0; font-size: .9rem; }
@@ -159,6 +161,7 @@ export class AgentsPanel extends Base {
       <p part="code-hint" id="code-hint" class="hint"></p>
       <p part="result" id="approve-result" aria-live="polite"></p>
       <tabrelay-connections part="connections" id="connections" exportparts="${exported('connections')}"></tabrelay-connections>
+      <tabrelay-grants part="grants" id="grants" exportparts="${exported('grants')}"></tabrelay-grants>
     </section>
     <section part="group rules" aria-labelledby="rules-title">
       <h2 part="heading" id="rules-title">What agents may do</h2>
@@ -184,6 +187,8 @@ export class AgentsPanel extends Base {
       this.#codeEdited(false);
     });
     $('settings').addEventListener('change', (event) => this.#toolChanged(event));
+    // A connection's grants are headed by its name as the connections list shows it.
+    $('connections').addEventListener('listed', () => ($('grants').connections = $('connections').list));
     this.#showAddress();
   }
 
@@ -212,6 +217,7 @@ export class AgentsPanel extends Base {
   set presence(presence) {
     this.#presence = presence || null;
     this.#el('permissions').presence = this.#presence;
+    this.#el('grants').presence = this.#presence;
     this.#unsubscribe.forEach((f) => f());
     this.#unsubscribe = [];
     this.#listen();
