@@ -290,6 +290,8 @@ export class ActivityLines extends PresenceElement {
       if (act === 'keep') {
         this.#confirmingUndo = null;
         this.render();
+        // Back on the line's Undo turn, which asks again if pressed.
+        this.#root.querySelector(`button[data-act=undo][data-line="${CSS.escape(key)}"]`)?.focus();
       }
       if (act === 'dismiss') this.presence.dismiss(key);
       // The pressed button may be gone: the focus stays on its line (see render).

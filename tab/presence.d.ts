@@ -21,6 +21,7 @@ export const MODE_CHOICE: string;
 export const CUSTOM_MODE: string;
 export const KIND_WORDS: Readonly<Record<string, string>>;
 export const LINES_KEPT: number;
+export const STEPPED_KEPT: number;
 export const PERMISSIONS_KEY: string;
 export const SENTENCES: Readonly<{ STOPPED: string; CANCELLED: string; STOPPED_RUNNING: string; CANCELLED_RUNNING: string; WITHDRAWN: string; FORGOTTEN: string; AGENT_STOPPED: string }>;
 

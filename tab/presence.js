@@ -57,6 +57,8 @@ export const KIND_WORDS = Object.freeze({
 });
 /** The most activity lines kept: beyond it, the oldest lines done acting leave by themselves. */
 export const LINES_KEPT = 20;
+/** The most lines that made steps remembered for Undo turn's question (dismissed ones too). */
+export const STEPPED_KEPT = 200;
 /** Where a browser keeps an app's permissions (`${PERMISSIONS_KEY}:${app}`). */
 export const PERMISSIONS_KEY = 'tabrelay:permissions';
 /** Said to the agent for a call that did not run because of what the person did. */
@@ -322,6 +324,11 @@ export function createPresence({ app, storage, store, tools = [], confirmKinds =
   const grantNames = new Map();
   /** Each line's order of creation: Undo turn of any but the newest asks first. */
   let nextLine = 1;
+  /**
+   * The lines that made steps, kept after they are dismissed (their steps stay in the app), so
+   * a turn under a later one's steps is known; the oldest go beyond STEPPED_KEPT.
+   */
+  const stepped = new Set();
   /** The questions waiting, oldest first. */
   const questions = [];
   /** Line key → line. */
@@ -455,7 +462,12 @@ export function createPresence({ app, storage, store, tools = [], confirmKinds =
             throw signal.aborted ? signal.reason : e;
           });
         const step = stepOf(result);
-        if (step != null) line.steps.push(step);
+        if (step != null) {
+          line.steps.push(step);
+          stepped.delete(line);
+          stepped.add(line);
+          if (stepped.size > STEPPED_KEPT) stepped.delete(stepped.values().next().value);
+        }
         return result;
       } finally {
         line.calls.splice(line.calls.indexOf(entry), 1);
@@ -592,7 +604,7 @@ export function createPresence({ app, storage, store, tools = [], confirmKinds =
     undoAsks(key) {
       const line = lines.get(key);
       if (!line) return false;
-      for (const other of lines.values()) if (other.seq > line.seq && other.steps.length && !other.undone) return true;
+      for (const other of stepped) if (other.seq > line.seq && !other.undone) return true;
       return false;
     },
 

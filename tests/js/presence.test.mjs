@@ -249,8 +249,14 @@ test('one activity line per connection, agent and turn; Undo turn gives the app 
   assert.equal(await presence.undoTurn(lines[0].key, { confirmed: true }), true);
   assert.deepEqual(undone, [2, 1]);
   assert.equal(await presence.undoTurn(lines[0].key, { confirmed: true }), false, 'once');
+
   assert.equal(presence.dismiss(lines[0].key), true);
   assert.equal(presence.lines().length, 1);
+  await runOf(call('edit', { turn: 2 }));
+  const older = presence.lines().find((l) => l.turn === 2);
+  await runOf(call('edit', { turn: 3 }));
+  presence.dismiss(presence.lines().find((l) => l.turn === 3).key);
+  assert.equal(presence.undoAsks(older.key), true, 'a later turn’s steps count once its line is dismissed too');
 });
 
 test('calls the settings deny never run and say why', async () => {
