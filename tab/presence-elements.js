@@ -280,7 +280,7 @@ export class ActivityLines extends PresenceElement {
         if (this.presence.undoAsks(key)) {
           this.#confirmingUndo = key;
           this.render();
-          this.#root.querySelector(`button[data-act=keep][data-line="${CSS.escape(key)}"]`)?.focus();
+          this.#buttonOf(key, 'keep')?.focus();
         } else this.presence.undoTurn(key);
       }
       if (act === 'undo-anyway') {
@@ -291,12 +291,17 @@ export class ActivityLines extends PresenceElement {
         this.#confirmingUndo = null;
         this.render();
         // Back on the line's Undo turn, which asks again if pressed.
-        this.#root.querySelector(`button[data-act=undo][data-line="${CSS.escape(key)}"]`)?.focus();
+        this.#buttonOf(key, 'undo')?.focus();
       }
       if (act === 'dismiss') this.presence.dismiss(key);
       // The pressed button may be gone: the focus stays on its line (see render).
-      if (!b.isConnected) this.#refocus(key, act);
+      if (!b.isConnected && this.#root.activeElement?.dataset?.line !== key) this.#refocus(key);
     });
+  }
+
+  /** Line `key`'s button `act` (a key holds characters a selector cannot). */
+  #buttonOf(key, act) {
+    return [...this.#root.querySelectorAll('button')].find((b) => b.dataset.line === key && b.dataset.act === act) ?? null;
   }
 
   /** The pressed button of line `key` went: the focus goes to a safe control of that line, else the list. */
