@@ -9,6 +9,7 @@
 // (`tabrelay-agents::part(group)`, `::part(approve)`, and the composed elements' parts with a
 // prefix: `::part(connections-forget)`, `::part(permissions-mode)`, `::part(data-switch)`):
 // - the relay's status line and the connector address to paste into Claude or ChatGPT, with Copy;
+//   when agents' calls went to another tab of this browser, it says so, with Take the calls back here;
 // - the connect code entry and the approval dialog: once a whole code is typed (or, for a page
 //   opened with the waiting page's link, once the person presses Show who asks), who asks (its
 //   verified domain, or its name as the app gave it, not verified), how long ago and from where
@@ -34,6 +35,10 @@ import { ago, shown } from './presence-elements.js';
 export const TOOL_CHOICES = Object.freeze({ kinds: 'As its kinds say', ask: 'Ask me first', deny: 'Refuse' });
 /** What a tool's calls do now, in words. */
 export const NOW_WORDS = Object.freeze({ runs: 'runs without asking', asks: 'asks you first', refused: 'refused' });
+/** Said in a tab whose agents' calls went to another tab of the app in this browser. */
+export const CALLS_ELSEWHERE = 'Agents’ calls now go to another tab of this app in this browser (the one opened or focused last), not to this one.';
+/** Said once the person took the calls back. */
+export const CALLS_BACK = 'Agents’ calls come to this tab again.';
 /** A connect code's letters and digits (dashes and spaces aside). */
 export const CODE_CHARS = 10;
 /** A whole code is described once typing has paused this long. */
@@ -93,6 +98,8 @@ const CSS = `
   input { flex: 1 1 10rem; min-width: 0; font: inherit; font-family: ui-monospace, monospace; padding: .4rem .5rem; border: 1px solid #8a8a90; border-radius: .3rem; }
   select { font: inherit; padding: .2rem .3rem; border: 1px solid #8a8a90; border-radius: .3rem; background: #fff; max-width: 100%; }
   [part=status] { font-weight: 600; }
+  [part=calls-elsewhere] { padding: .4rem .6rem; border-left: 4px solid #f2a900; background: #fff9e6; }
+  [part=calls-back]:empty { margin: 0; }
   [part=status][data-state=connected] { color: #0a7a3d; }
   [part=status][data-state=refused] { color: #b3261e; }
   .hint, [part=result], [part=tools-result] { color: #5b5b60; font-size: .9rem; }
@@ -147,7 +154,9 @@ export class AgentsPanel extends Base {
     this.#root.innerHTML = `<style>${CSS}</style>
     <section part="group agents" aria-labelledby="agents-title">
       <h2 part="heading" id="agents-title">Agents</h2>
-      <p part="status-line">Relay <code part="relay" id="relay"></code>: <span part="status" id="status" role="status">starting…</span></p>
+      <p part="status-line">Relay <code part="relay" id="relay"></code>: <span part="status" id="status" role="status" tabindex="-1">starting…</span></p>
+      <p part="calls-elsewhere" id="calls-elsewhere" role="status" hidden><span part="calls-elsewhere-text" id="calls-elsewhere-text"></span> <button part="take-calls" id="take-calls" class="small" type="button">Take the calls back here</button></p>
+      <p part="calls-back" id="calls-back" class="hint" aria-live="polite"></p>
       <p part="address-row" class="hint">Add this tab to Claude or ChatGPT as a connector with this address: <code part="address" id="connector-address"></code> <button part="copy" id="copy-address" class="quiet small" type="button" aria-label="Copy the connector address">Copy</button> <span part="copy-result" id="copy-result" aria-live="polite"></span></p>
       <form part="code-form" id="approve-form" aria-label="Approve or deny a connect code">
         <label part="code-label" for="code">Connect code</label>
@@ -181,6 +190,13 @@ export class AgentsPanel extends Base {
     $('approve-form').addEventListener('submit', (event) => this.#approve(event));
     $('deny').addEventListener('click', () => this.#deny());
     $('copy-address').addEventListener('click', () => this.#copyAddress());
+    $('calls-elsewhere-text').textContent = CALLS_ELSEWHERE;
+    $('take-calls').addEventListener('click', () => {
+      this.#relay?.takeCalls();
+      $('calls-back').textContent = CALLS_BACK;
+      // The pressed button went: the focus stays on what says so.
+      $('status').focus();
+    });
     $('code').addEventListener('input', () => {
       // Typing in the field leaves the link: a whole code typed needs no extra step.
       if (this.#linked) this.#dropLink();
@@ -287,6 +303,9 @@ export class AgentsPanel extends Base {
     status.dataset.state = state;
     status.textContent = statusWords(state, detail);
     if (relay?.toolsRefused) this.#el('settings-result').textContent = relay.toolsRefused;
+    const elsewhere = Boolean(useRelay && relay.callsElsewhere);
+    if (elsewhere) this.#el('calls-back').textContent = '';
+    this.#el('calls-elsewhere').hidden = !elsewhere;
     if (state === 'connected' && was !== 'connected') {
       this.#el('connections').refresh();
       this.#describeCode(); // A code typed or linked before the tab was connected.
