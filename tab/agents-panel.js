@@ -145,6 +145,11 @@ export class AgentsPanel extends Base {
   #linked = null;
   /** Whether the person pressed to see who asks for the link. */
   #linkShown = false;
+  /**
+   * The link whose approval this browser could not give (not the waiting page's): what was said
+   * about it stays while the person types the whole code, until a whole code is described.
+   */
+  #awaitingWhole = null;
   /** Connections calls came through that the list was refreshed for. */
   #seen = new Set();
 
@@ -425,9 +430,14 @@ export class AgentsPanel extends Base {
     clearTimeout(this.#describeTimer);
     const code = this.#fieldCode();
     const asker = this.#el('code-asker');
-    if (asker.dataset.code !== code) {
+    // While the whole code is typed for a link this browser could not approve, who asks (and
+    // the instruction to type it) stay: typing never wipes what is shown for the code asked.
+    const kept = !code && this.#awaitingWhole !== null && asker.dataset.code === this.#awaitingWhole;
+    if (asker.dataset.code !== code && !kept) {
       asker.textContent = '';
       delete asker.dataset.code;
+      // What was said with it goes with it: no warning or list stays for a code no longer there.
+      this.#clearSaid();
     }
     const result = this.#el('approve-result');
     if (result.dataset.code && result.dataset.code !== code) {
@@ -502,6 +512,12 @@ export class AgentsPanel extends Base {
     const where = said.place ? `, from ${shown(said.place)}.` : `. ${CONSENT.PLACE_UNKNOWN}`;
     asker.textContent = `${who} asks to act in this tab${back}. ${started}${where}`;
     asker.dataset.code = code;
+    if (this.#awaitingWhole !== null && code !== this.#awaitingWhole) {
+      // The whole code typed is described: the instruction to type it is done.
+      this.#awaitingWhole = null;
+      result.textContent = '';
+      delete result.dataset.code;
+    }
     if (result.dataset.code) {
       result.textContent = '';
       delete result.dataset.code;
@@ -525,6 +541,12 @@ export class AgentsPanel extends Base {
     this.#el('code').value = '';
     this.#el('code-asker').textContent = '';
     delete this.#el('code-asker').dataset.code;
+    this.#awaitingWhole = null;
+    this.#clearSaid();
+  }
+
+  /** The look-alike warning and the client's connections here go. */
+  #clearSaid() {
     this.#el('code-lookalike').hidden = true;
     this.#el('code-lookalike').textContent = '';
     this.#el('code-already').hidden = true;
@@ -562,7 +584,9 @@ export class AgentsPanel extends Base {
       // The window went away without a word: the person may press Approve again.
       if (ok === null) throw new Error(CONSENT.LINK_WINDOW_CLOSED);
       if (!ok) {
-        // Not the waiting page's browser: only the whole code, typed, approves.
+        // Not the waiting page's browser: only the whole code, typed, approves. The focus goes
+        // to the field for it; who asks stays shown while it is typed.
+        this.#awaitingWhole = link;
         this.#dropLink();
         this.#el('code').focus();
         throw new Error(CONSENT.NOT_THIS_BROWSER);
