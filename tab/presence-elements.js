@@ -614,15 +614,13 @@ export class ConnectionsList extends Base {
   async #forget(button) {
     const id = button.dataset.id;
     const name = shown(this.#list?.find((c) => c.id === id)?.client || 'the agent app');
-    const ul = this.#root.querySelector('[part=list]');
-    const at = [...ul.querySelectorAll('button[part=forget]')].indexOf(button);
     button.disabled = true;
     try {
       this.render(await this.#relay.forget(id));
       this.#say(`Forgot ${name}: it can no longer act in this tab.`);
-      // The pressed button is gone: the focus goes to the next one, or to Refresh.
-      const left = ul.querySelectorAll('button[part=forget]');
-      (left[Math.min(at, left.length - 1)] || this.#root.querySelector('[part=refresh]')).focus();
+      // The pressed button is gone: the focus goes to Refresh, never to another connection's
+      // Forget (a second Enter would forget it too).
+      this.#root.querySelector('[part=refresh]').focus();
     } catch (err) {
       button.disabled = false;
       this.#say(`${name} was not forgotten: ${err.message}`);

@@ -1,12 +1,12 @@
 // Safe under the keyboard, in the demo page in headless Chromium with two official SDK clients
 // as the agents: Enter on a line's Stop leaves the focus on that line, so a second Enter never
 // lands on another turn's Undo turn; Undo turn of a turn that is not the newest asks first, with
-// the focus on Keep it; Escape denies a card queued behind one the person just answered, as
-// soon as it appears.
+// the focus on Keep it; after Forget the focus is on Refresh, not on another connection's
+// Forget; Escape denies a card queued behind one the person just answered, as soon as it appears.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { waitFor } from './harness.mjs';
-import { fileChromium, openDemo, connectThroughPage, namedProvider, cardSays, cardGone, textOf, activityLines, SHOW_MS } from './demo_harness.mjs';
+import { fileChromium, openDemo, connectThroughPage, namedProvider, cardSays, cardGone, textOf, activityLines, focusedIn, SHOW_MS } from './demo_harness.mjs';
 
 const chromium = fileChromium();
 
@@ -65,6 +65,18 @@ test('Enter on Stop then Enter again stays on the line; an older turn’s Undo a
   assert.equal(await page.locator('#activity [part~=ask-undo]').count(), 0, 'no question about A’s turn either');
   assert.doesNotMatch(await history(page), /Undid/);
   assert.match((await activityLines(page)).find((l) => l.startsWith('Agent A')), /done, 1 step$/);
+
+  // Enter on a connection's Forget, then Enter again: the other connection stays.
+  const items = page.locator('#connections [part=item]');
+  await page.click('#connections [part=refresh]');
+  await waitFor(async () => (await items.count()) === 2, SHOW_MS);
+  await items.first().locator('[part=forget]').focus();
+  await page.keyboard.press('Enter');
+  await page.locator('#connections [part=result]', { hasText: /^Forgot / }).waitFor({ timeout: SHOW_MS });
+  assert.equal(await focusedIn(page), 'refresh', 'the focus goes to Refresh, not to the other Forget');
+  await page.keyboard.press('Enter');
+  await waitFor(async () => (await page.textContent('#connections [part=result]')) === '', SHOW_MS);
+  assert.equal(await items.count(), 1, 'the other connection is kept');
   await a.close();
   await b.close();
 });
