@@ -196,7 +196,10 @@ export class ConfirmCard extends PresenceElement {
       this.hidden = true;
       this.#shownId = null;
       if (hadFocus) {
-        const back = this.#focusBefore?.isConnected ? this.#focusBefore : null;
+        // Back where the person was, unless that was a button: a second Enter there could act
+        // (another turn's Undo, a Forget) on something the card's answer never meant.
+        const before = this.#focusBefore;
+        const back = before?.isConnected && before.tagName !== 'BUTTON' ? before : null;
         back?.focus?.();
         if (!back) this.blur?.();
       }
