@@ -49,7 +49,7 @@ const INNER_PARTS = {
   connections: ['head', 'refresh', 'list', 'item', 'who', 'unverified', 'when', 'forget', 'go-on', 'empty', 'result'],
   data: ['switch-row', 'switch', 'now', 'notice', 'notice-text', 'got-it', 'caveat'],
   permissions: ['mode-row', 'mode', 'mode-hint', 'mode-result', 'kinds', 'kind-rows', 'kind-row', 'kind'],
-  grants: ['title', 'groups', 'group', 'who', 'grant', 'grant-text', 'revoke', 'empty', 'result'],
+  grants: ['title', 'groups', 'group', 'who', 'grant', 'grant-text', 'revoke', 'revoke-all', 'empty', 'result'],
 };
 const exported = (prefix) => INNER_PARTS[prefix].map((p) => `${p}: ${prefix}-${p}`).join(', ');
 

@@ -23,7 +23,7 @@ export class ConfirmCard extends PresenceElement {}
 export class ActivityLines extends PresenceElement {}
 /** `<tabrelay-permissions>`: parts mode-row, mode, mode-hint, mode-result, kinds, kind-rows, kind-row, kind. */
 export class PermissionSettings extends PresenceElement {}
-/** `<tabrelay-grants>`: parts title, groups, group, who, grant, grant-text, revoke, empty, result. */
+/** `<tabrelay-grants>`: parts title, groups, group, who, grant, grant-text, revoke, revoke-all, empty, result. */
 export class GrantsList extends PresenceElement {
   /** The connections as listed: a connection's grants are headed by its name. */
   connections: Pick<ConnectionInfo, 'id' | 'client' | 'host'>[];

@@ -475,11 +475,19 @@ export class GrantsList extends PresenceElement {
       button { padding: .2rem .6rem; font-size: .9rem; }
       p { margin: .5rem 0 0; color: #5b5b60; font-size: .9rem; }
       [part=result]:empty { margin: 0; }
+      [part=revoke-all] { margin-top: .5rem; }
     </style>
     <h3 part="title" id="grants-title" tabindex="-1">Grants</h3>
     <div part="groups" aria-labelledby="grants-title"></div>
+    <button part="revoke-all" type="button">Revoke all grants</button>
     <p part="empty">Nothing is allowed beyond the mode: each Allow you press on a card for more than one call shows here, with Revoke.</p>
     <p part="result" aria-live="polite"></p>`;
+    this.#root.querySelector('[part=revoke-all]').addEventListener('click', () => {
+      if (!this.presence) return;
+      const count = this.presence.revokeAll();
+      this.#root.querySelector('[part=result]').textContent = `Revoked ${count === 1 ? '1 grant' : `${count} grants`}: each card asks again.`;
+      this.#root.querySelector('[part=title]').focus();
+    });
     this.#root.querySelector('[part=groups]').addEventListener('click', (event) => {
       const b = event.target.closest?.('button[part=revoke]');
       if (!b || !this.presence) return;
@@ -543,6 +551,7 @@ export class GrantsList extends PresenceElement {
       }),
     );
     this.#root.querySelector('[part=empty]').hidden = grants.length > 0;
+    this.#root.querySelector('[part=revoke-all]').hidden = grants.length < 2;
     if (focusedGrant) [...groups.querySelectorAll('button[part=revoke]')].find((b) => b.dataset.grant === focusedGrant)?.focus();
   }
 }

@@ -155,6 +155,8 @@ export interface Presence {
   /** Every grant, all agents' first. */
   grants(): Grant[];
   revoke(grant: Pick<Grant, 'scope' | 'tool' | 'until'>): boolean;
+  /** Every grant revoked, the rules kept; returns how many went. */
+  revokeAll(): number;
   isCustom(): boolean;
   /** Every kind as `mode` says, every grant taken back; returns how many went. */
   chooseMode(mode: Mode): number;

@@ -385,6 +385,14 @@ export function createPresence({ app, storage, store, tools = [], confirmKinds =
       }
       return permissions.revoke(String(scope), tool);
     },
+    /** The person revokes every grant (the mode's rules stay); returns how many went. */
+    revokeAll() {
+      const count = presence.grants().length;
+      grants.clear();
+      for (const scope of Object.keys(permissions.settings().grants)) permissions.revoke(scope);
+      emit();
+      return count;
+    },
     /** Whether the person changed a kind's rule from the mode's (the mode reads "Custom"). */
     isCustom: () => isCustom(permissions.settings()),
     /**

@@ -117,3 +117,14 @@ test('forgetting a connection takes back its kept grants', async () => {
   presence.forget('c1');
   assert.deepEqual(presence.grants().map((g) => g.scope), [ALL_AGENTS]);
 });
+
+test('Revoke all takes every grant back and keeps the rules', async () => {
+  const { presence, runOf } = presenceOf();
+  await answered(presence, runOf, call(unverified), 'connection');
+  await answered(presence, runOf, call(verified), 'always');
+  presence.store.setKind('heavy', 'allow');
+  assert.equal(presence.revokeAll(), 2);
+  assert.deepEqual(presence.grants(), []);
+  assert.equal(presence.settings().kinds.heavy, 'allow', 'the rules stay');
+  assert.equal(presence.settingOf('delete'), 'asks');
+});
