@@ -102,3 +102,26 @@ test('Escape denies a queued card as soon as it appears', async () => {
   assert.doesNotMatch(await history(page), /Deleted item 2/);
   await client.close();
 });
+
+test('after a card is denied the focus does not go back to a button that destroys', async () => {
+  const page = await openDemo(await chromium());
+  const { client } = await connectThroughPage(page, 'keys-back', namedProvider(page, 'Agent F'));
+  const items = page.locator('#connections [part=item]');
+  await page.click('#connections [part=refresh]');
+  await waitFor(async () => (await items.count()) === 1, SHOW_MS);
+  // The person had tabbed to Forget when the card came.
+  await items.first().locator('[part=forget]').focus();
+  const call = client.callTool({ name: 'items_delete', arguments: { ids: [1] } });
+  await cardSays(page, /delete item 1\./);
+  await page.waitForFunction(() => document.querySelector('#confirm').shadowRoot.activeElement?.getAttribute('part') === 'deny', null, { timeout: SHOW_MS });
+  await page.keyboard.press('Enter');
+  assert.match(textOf(await call), /declined/);
+  await cardGone(page);
+  assert.notEqual(await focusedIn(page), 'forget');
+  await page.keyboard.press('Enter');
+  // Read after the Enter: a call of the connection still runs, and it is still listed.
+  assert.equal((await client.callTool({ name: 'dataset_describe', arguments: {} })).isError, false, 'not forgotten');
+  assert.equal(await page.textContent('#connections [part=result]'), '');
+  assert.equal(await items.count(), 1);
+  await client.close();
+});
