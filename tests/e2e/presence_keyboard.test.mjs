@@ -2,7 +2,8 @@
 // as the agents: Enter on a line's Stop leaves the focus on that line, so a second Enter never
 // lands on another turn's Undo turn; Undo turn of a turn that is not the newest asks first, with
 // the focus on Keep it; after Forget the focus is on Refresh, not on another connection's
-// Forget; Escape denies a card queued behind one the person just answered, as soon as it appears.
+// Forget; Escape denies a card queued behind one the person just answered, as soon as it appears;
+// once a card is answered, the focus does not go back to a button (Forget) it was on before.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { waitFor } from './harness.mjs';
