@@ -10,6 +10,10 @@ import type { AgentsRecord } from './record.js';
 
 /** A tool's own choice beside its kinds, in words: `kinds` (none), `ask`, `deny`. */
 export const TOOL_CHOICES: Readonly<{ kinds: string; ask: string; deny: string }>;
+/** Said in a tab whose agents' calls went to another tab of the app in this browser. */
+export const CALLS_ELSEWHERE: string;
+/** Said once the person took the calls back. */
+export const CALLS_BACK: string;
 /** What a tool's calls do now, in words. */
 export const NOW_WORDS: Readonly<{ runs: string; asks: string; refused: string }>;
 export const CODE_CHARS: number;
