@@ -59,6 +59,7 @@ pub(crate) fn config(env: &Env) -> std::result::Result<Config, String> {
     )
     .map(|c| c.with_client_origins(var(env, "CLIENT_ORIGINS").as_deref()))
     .map(|c| c.with_local_metadata_hosts(var(env, "LOCAL_METADATA_HOSTS").as_deref()))
+    .map(|c| c.with_code_kept_ms(var(env, "CODE_KEPT_MS").as_deref()))
 }
 
 /// The configuration, read once per isolate: the vars and secrets of a deployment do not
