@@ -5,7 +5,7 @@
 // refused before it is read; and the pairing id proves nothing without the key's signature.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { openTab, accessToken, callTool, MemoryStorage, rawTabSocket, pairingOf, helloFor, connectedTabs, subOf } from './harness.mjs';
+import { openTab, accessToken, callTool, MemoryStorage, rawTabSocket, pairingOf, helloFor, connectedTabs, subOf, waitFor } from './harness.mjs';
 import { CLOSE } from '../../tab/relay-client.js';
 import { HELLO_WAIT_MS, MAX_UNPROVEN_SOCKETS, MAX_UNPROVEN_MESSAGE_BYTES, MAX_TABS_PER_PAIRING } from '../../tab/generated/bundle.js';
 
@@ -121,5 +121,39 @@ test('the pairing id an access token carries proves nothing without its key', as
   assert.equal(await connectedTabs(token), 1);
   assert.equal(tab.calls.length, 0);
   stranger.close();
+  tab.close();
+});
+
+test('a flood of sockets from one sender makes room among its own, never closing a socket of the browser about to prove itself', { timeout: 60_000 }, async () => {
+  const storage = new MemoryStorage();
+  const tab = await openTab({ storage });
+  const token = await accessToken(tab);
+  const keyPair = await storage.keys.get(tab.client.origin);
+  const pairing = pairingOf(tab);
+  // The browser's socket, opened first (its hello not sent yet: it is still signing, say).
+  const proving = watch(rawTabSocket(`pairing=${pairing}`, { sender: storage.sender }));
+  const challenge = await proving.challenge;
+  // Then a flood from one sender (a token's holder knows the pairing id).
+  const flooder = '10.66.66.66';
+  const flood = [];
+  for (let i = 0; i < MAX_UNPROVEN_SOCKETS + 8; i++) {
+    const s = watch(rawTabSocket(`pairing=${pairing}`, { sender: flooder }));
+    await Promise.race([s.challenge, s.closed]);
+    flood.push(s);
+  }
+  // The relay made room: read after it did.
+  await waitFor(() => flood.filter((s) => s.closingAt).length >= 8, 10_000);
+  assert.equal(proving.closingAt, null, 'the browser\'s socket was not pushed out by the flood');
+  proving.ws.send(await helloFor(keyPair, challenge));
+  const welcomed = await Promise.race([
+    waitFor(() => proving.messages.find((m) => m.type === 'welcome'), 10_000),
+    proving.closed.then((c) => assert.fail(`closed: ${JSON.stringify(c)}`)),
+  ]);
+  assert.equal(welcomed.pairing, pairing);
+  assert.equal(await connectedTabs(token), 2);
+  const closes = await Promise.all(flood.filter((s) => s.closingAt).map((s) => s.closed));
+  for (const c of closes) assert.equal(c.code, CLOSE.TOO_MANY_TABS, JSON.stringify(c));
+  proving.ws.close();
+  for (const s of flood) s.ws.close();
   tab.close();
 });
