@@ -104,7 +104,8 @@ impl Config {
     #[must_use]
     pub fn with_code_kept_ms(mut self, ms: Option<&str>) -> Self {
         let ms = ms.and_then(|m| m.trim().parse::<u64>().ok());
-        self.code_kept_ms = ms.filter(|m| (1000..=CODE_KEPT_MS).contains(m)).unwrap_or(CODE_KEPT_MS);
+        self.code_kept_ms =
+            ms.filter(|m| (1000..=CODE_KEPT_MS).contains(m)).unwrap_or(CODE_KEPT_MS);
         self
     }
 

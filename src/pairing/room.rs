@@ -1943,7 +1943,10 @@ mod tests {
         let c = sim.open();
         sim.later(HELLO_WAIT_MS);
         let closed = sim.go(Input::Alarm);
-        assert!(matches!(closed[0], Effect::Close(n, ..) if n == c) && !closed.contains(&Effect::ForgetAll));
+        assert!(
+            matches!(closed[0], Effect::Close(n, ..) if n == c)
+                && !closed.contains(&Effect::ForgetAll)
+        );
     }
 
     #[test]

@@ -104,7 +104,8 @@ impl PairingKey {
 /// reload.)
 pub fn socket_pairing(query: &[(String, String)]) -> Result<String, Refusal> {
     let named = |name: &str| query.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str());
-    let is_id = |id: &&str| id.len() == 64 && id.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'));
+    let is_id =
+        |id: &&str| id.len() == 64 && id.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'));
     match named(TAB_PAIRING_PARAM).filter(is_id) {
         _ if named("key").is_some() => Err((close::OUTDATED, sentences::TAB_OUTDATED)),
         Some(id) => Ok(id.to_owned()),
@@ -512,7 +513,12 @@ pub(crate) mod tests {
         }
         let upper = k.pairing().to_uppercase();
         let short = &k.pairing()[..63];
-        for bad in [q(&[("pairing", &k.text())]), q(&[("pairing", &upper)]), q(&[("pairing", short)]), q(&[])] {
+        for bad in [
+            q(&[("pairing", &k.text())]),
+            q(&[("pairing", &upper)]),
+            q(&[("pairing", short)]),
+            q(&[]),
+        ] {
             assert_eq!(socket_pairing(&bad).unwrap_err().0, close::PROTOCOL_ERROR, "{bad:?}");
         }
     }
@@ -528,7 +534,10 @@ pub(crate) mod tests {
         assert_eq!(t.key, "", "the address names no key");
         for named in [other.as_str(), "", "not-a-key"] {
             assert_eq!(
-                t.on_message(&hello_with(named, &signature(), PROTOCOL_VERSION, BUNDLE_DIGEST), 2000),
+                t.on_message(
+                    &hello_with(named, &signature(), PROTOCOL_VERSION, BUNDLE_DIGEST),
+                    2000
+                ),
                 TabAction::Close(NOT_PROVEN.0, NOT_PROVEN.1),
                 "{named:?}: a token's pairing id with another key (or none) proves nothing"
             );
@@ -538,7 +547,10 @@ pub(crate) mod tests {
         else {
             panic!("the pairing's own key is checked")
         };
-        assert_eq!((checking.key.as_str(), proof.key.as_slice()), (key().text().as_str(), key().raw()));
+        assert_eq!(
+            (checking.key.as_str(), proof.key.as_slice()),
+            (key().text().as_str(), key().raw())
+        );
     }
 
     #[test]

@@ -17,9 +17,9 @@ pub(crate) use tabrelay_bundle::from_json;
 
 use crate::crypto::Entropy;
 use crate::http::{CappedBody, TooLarge};
-use crate::senders::{sender_key, Limited};
 use crate::oauth::connect::{CodeReply, CodeRequest, Command, ConnectCode};
 use crate::pairing::wire::{Reply, Request as PairingRequest};
+use crate::senders::{sender_key, Limited};
 
 /// Random bytes from the platform (crypto.getRandomValues).
 pub(crate) struct PlatformRandom;
@@ -155,14 +155,18 @@ pub(crate) async fn within_limit(env: &worker::Env, req: &Request, limited: Limi
         let limit: Function = Reflect::get(&limiter, &"limit".into()).ok()?.dyn_into().ok()?;
         let options = Object::new();
         Reflect::set(&options, &"key".into(), &sender_key(ip.as_deref()).into()).ok()?;
-        let promise: worker::js_sys::Promise = limit.call1(&limiter, &options).ok()?.dyn_into().ok()?;
+        let promise: worker::js_sys::Promise =
+            limit.call1(&limiter, &options).ok()?.dyn_into().ok()?;
         let outcome = worker::wasm_bindgen_futures::JsFuture::from(promise).await.ok()?;
         Reflect::get(&outcome, &"success".into()).ok()?.as_bool()
     };
     match asked.await {
         Some(within) => within,
         None => {
-            worker::console_error!("the rate-limiting binding {} is missing or failed", limited.binding());
+            worker::console_error!(
+                "the rate-limiting binding {} is missing or failed",
+                limited.binding()
+            );
             true
         }
     }

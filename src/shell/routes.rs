@@ -182,7 +182,10 @@ fn html(status: u16, page: String) -> Result<Response> {
 
 /// The body of a request to an OAuth endpoint, read with its cap; past it, the OAuth error
 /// to answer with (413).
-async fn oauth_body(req: &mut Request, path: &str) -> Result<std::result::Result<Vec<u8>, Response>> {
+async fn oauth_body(
+    req: &mut Request,
+    path: &str,
+) -> Result<std::result::Result<Vec<u8>, Response>> {
     Ok(match read_body(req, http::body_cap(path)).await? {
         Ok(body) => Ok(body),
         Err(too_large) => Err(oauth_error(&OAuthError::too_large(too_large.cap))?),
