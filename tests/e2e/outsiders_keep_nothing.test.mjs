@@ -53,9 +53,28 @@ function rowsOf(dir, file) {
   }
 }
 
+/** [`rowsOf`], or null while the runtime holds the database locked (it is writing). */
+function rowsNow(dir, file) {
+  try {
+    return rowsOf(dir, file);
+  } catch (e) {
+    if (/locked|busy/i.test(String(e?.message))) return null;
+    throw e;
+  }
+}
+
+/** Waits until the object's database holds no table (a read between its writes); what it holds. */
+async function emptied(dir, file, ms) {
+  const seen = await waitFor(() => {
+    const now = rowsNow(dir, file);
+    return now && Object.keys(now).length === 0 ? now : null;
+  }, ms, 100).catch(() => rowsOf(dir, file));
+  return seen;
+}
+
 /** The one object of `dir` made since `before` (a set of files) that stores something. */
 async function newStoring(dir, before) {
-  return waitFor(() => objectFiles(dir).filter((f) => !before.has(f)).find((f) => Object.keys(rowsOf(dir, f)).length > 0), 10_000, 100);
+  return waitFor(() => objectFiles(dir).filter((f) => !before.has(f)).find((f) => Object.keys(rowsNow(dir, f) ?? {}).length > 0), 10_000, 100);
 }
 
 /** A waiting page's sealed request for a new authorization of `client`. */
@@ -84,14 +103,11 @@ test('a self-keyed tab that proves itself and speaks leaves no row once it goes'
   // A wrong code: its answer comes after the relay took every message before it.
   await assert.rejects(tab.client.approve('ABCDE-FGHJK'));
   const file = await newStoring(pairingDir, before);
-  const kept = rowsOf(pairingDir, file);
+  const kept = await waitFor(() => rowsNow(pairingDir, file), 5000, 50);
   assert.ok(kept.tab_state?.length === 1 && kept.meta?.length >= 1, `it stored while open: ${JSON.stringify(Object.keys(kept))}`);
   tab.close();
   // Read where it was stored, once the relay saw the socket go.
-  const left = await waitFor(() => {
-    const now = rowsOf(pairingDir, file);
-    return Object.keys(now).length === 0 ? now : null;
-  }, 15_000, 100).catch(() => rowsOf(pairingDir, file));
+  const left = await emptied(pairingDir, file, 15_000);
   assert.deepEqual(left, {}, 'nothing outlives the last socket of a pairing without a grant');
 });
 
@@ -101,12 +117,9 @@ test('a connect code\'s object deletes everything it stored at its end', { timeo
   const made = await askForCode(relay.url, await sealFor(client));
   assert.equal(made.status, 200);
   const file = await newStoring(codeDir, before);
-  assert.deepEqual(Object.keys(rowsOf(codeDir, file)), ['session']);
+  assert.deepEqual(Object.keys(await waitFor(() => rowsNow(codeDir, file), 5000, 50)), ['session']);
   const madeAt = Date.now();
-  const left = await waitFor(() => {
-    const now = rowsOf(codeDir, file);
-    return Object.keys(now).length === 0 ? now : null;
-  }, CODE_KEPT_MS + 10_000, 100).catch(() => rowsOf(codeDir, file));
+  const left = await emptied(codeDir, file, CODE_KEPT_MS + 10_000);
   assert.deepEqual(left, {}, 'not its session, nor the table that held it');
   assert.ok(Date.now() - madeAt >= CODE_KEPT_MS - 500, 'at its end, not before');
   const status = await fetch(`${relay.url}/authorize/status?code=${encodeURIComponent(made.body.code)}`, { headers: { cookie: made.cookie } });
