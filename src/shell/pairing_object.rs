@@ -157,10 +157,17 @@ impl Shared {
                     vec![id.into(), (until as i64).into()],
                 );
             }
-            effect @ (Effect::Verify(..)
-            | Effect::AskCode(..)
-            | Effect::SetAlarm(_)
-            | Effect::ForgetAll) => {
+            Effect::ForgetAll => {
+                // Every table the object made goes (synchronously: a request's end may bring
+                // it, where nothing can wait); the next write makes them again.
+                for table in TABLES {
+                    if let Some(name) = table.split_whitespace().nth(5) {
+                        let _ = self.sql.exec(&format!("DROP TABLE IF EXISTS {name}"), None);
+                    }
+                }
+                self.tables.set(false);
+            }
+            effect @ (Effect::Verify(..) | Effect::AskCode(..) | Effect::SetAlarm(_)) => {
                 return Some(effect);
             }
         }
@@ -364,12 +371,6 @@ impl Pairing {
                 Some(Effect::AskCode(tab, code, command)) => {
                     let reply = ask_code(&self.env, &code, command.clone()).await.ok();
                     Input::CodeReplied { tab, code, command, reply }
-                }
-                Some(Effect::ForgetAll) => {
-                    // The tables go with everything else; the next write makes them again.
-                    self.state.storage().delete_all().await?;
-                    self.shared.tables.set(false);
-                    continue;
                 }
                 Some(Effect::SetAlarm(at)) => {
                     let storage = self.state.storage();
