@@ -1,6 +1,6 @@
 //! The relay's configuration from its secrets and vars, checked once.
 
-use crate::limits::TAB_CALL_WAIT_MS;
+use crate::limits::{AUTH_CODE_TTL_MS, CONNECT_CODE_TTL_MS, TAB_CALL_WAIT_MS};
 use crate::oauth::keys::Keys;
 
 /// What the relay runs with.
@@ -21,7 +21,15 @@ pub struct Config {
     /// (`LOCAL_METADATA_HOSTS`; none by default: for local development and tests only, see
     /// [`crate::oauth::cimd::check_fetchable`]).
     pub local_metadata_hosts: Vec<String>,
+    /// How long a connect code's object keeps anything, in milliseconds: at that alarm it
+    /// deletes all it stored. [`CODE_KEPT_MS`] (neither the code nor an authorization code it
+    /// gave can be used later), or shorter (`CODE_KEPT_MS`: for tests, which watch it go).
+    pub code_kept_ms: u64,
 }
+
+/// How long a connect code's object keeps its session by default: until neither the code nor
+/// an authorization code it gave can be used.
+pub const CODE_KEPT_MS: u64 = CONNECT_CODE_TTL_MS + AUTH_CODE_TTL_MS;
 
 /// A comma- or space-separated list of origins, without trailing slashes.
 fn origins(list: Option<&str>) -> Vec<String> {
@@ -72,6 +80,7 @@ impl Config {
             call_wait_ms,
             client_origins: Vec::new(),
             local_metadata_hosts: Vec::new(),
+            code_kept_ms: CODE_KEPT_MS,
         })
     }
 
@@ -87,6 +96,16 @@ impl Config {
     #[must_use]
     pub fn with_local_metadata_hosts(mut self, list: Option<&str>) -> Self {
         self.local_metadata_hosts = origins(list);
+        self
+    }
+
+    /// The configuration with a connect code's object kept shorter (`CODE_KEPT_MS`, from 1000
+    /// to [`CODE_KEPT_MS`]; anything else keeps the default).
+    #[must_use]
+    pub fn with_code_kept_ms(mut self, ms: Option<&str>) -> Self {
+        let ms = ms.and_then(|m| m.trim().parse::<u64>().ok());
+        self.code_kept_ms =
+            ms.filter(|m| (1000..=CODE_KEPT_MS).contains(m)).unwrap_or(CODE_KEPT_MS);
         self
     }
 
@@ -164,6 +183,12 @@ mod tests {
             )
         };
         assert_eq!(with("5000").unwrap().call_wait_ms, 5000);
+        let kept = |ms| with("5000").unwrap().with_code_kept_ms(ms).code_kept_ms;
+        assert_eq!(kept(None), CODE_KEPT_MS);
+        assert_eq!(kept(Some("3000")), 3000, "a code's object may be kept shorter");
+        for never in ["999", "soon", "99999999999"] {
+            assert_eq!(kept(Some(never)), CODE_KEPT_MS, "{never}");
+        }
         assert!(with("300000").is_err());
         assert!(with("soon").is_err());
     }

@@ -1,6 +1,7 @@
 //! Small pure helpers over HTTP values: the routes and their methods, a URL's origin, path and
-//! query, cookies, the bearer.
+//! query, cookies, the bearer, a body read with a cap.
 
+use crate::limits::{MAX_BODY_BYTES, MAX_FORM_BYTES, MAX_REGISTRATION_BYTES, MAX_SEAL_BYTES};
 use crate::pages::{CODE_PATH, STATUS_PATH, WAIT_SCRIPT_PATH};
 use tabrelay_bundle::protocol::CONFIRM_PATH;
 
@@ -100,6 +101,63 @@ pub fn bearer(header: Option<&str>) -> Option<&str> {
     scheme.eq_ignore_ascii_case("bearer").then(|| token.trim()).filter(|t| !t.is_empty())
 }
 
+/// The most bytes of body a route reads (none for a route that takes no body): what an
+/// outsider may send is refused past these, before it is held whole.
+#[must_use]
+pub fn body_cap(path: &str) -> usize {
+    match path {
+        "/register" => MAX_REGISTRATION_BYTES,
+        "/token" | "/revoke" => MAX_FORM_BYTES,
+        CODE_PATH => MAX_SEAL_BYTES,
+        "/" => MAX_BODY_BYTES,
+        _ => 0,
+    }
+}
+
+/// A body larger than its route's [`body_cap`]: refused with 413.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TooLarge {
+    /// The cap it passed, in bytes.
+    pub cap: usize,
+}
+
+/// A request body read with a cap: refused by its `Content-Length` before anything is read, and
+/// by what arrives as soon as it passes the cap (a body sent in chunks without a length), so
+/// no more than the cap is ever held.
+#[derive(Debug)]
+pub struct CappedBody {
+    cap: usize,
+    bytes: Vec<u8>,
+}
+
+impl CappedBody {
+    /// A body about to be read with `cap`, refused at once when its `Content-Length` says it is
+    /// larger (a length that does not read as a number is left to the stream to bound).
+    pub fn start(cap: usize, content_length: Option<&str>) -> Result<Self, TooLarge> {
+        let declared = content_length.and_then(|l| l.trim().parse::<u64>().ok());
+        match declared {
+            Some(n) if n > cap as u64 => Err(TooLarge { cap }),
+            _ => Ok(Self { cap, bytes: Vec::new() }),
+        }
+    }
+
+    /// Takes the next chunk that arrived; refused once the whole passes the cap (the chunk is
+    /// not kept).
+    pub fn take(&mut self, chunk: &[u8]) -> Result<(), TooLarge> {
+        if self.bytes.len().saturating_add(chunk.len()) > self.cap {
+            return Err(TooLarge { cap: self.cap });
+        }
+        self.bytes.extend_from_slice(chunk);
+        Ok(())
+    }
+
+    /// The body read.
+    #[must_use]
+    pub fn into_bytes(self) -> Vec<u8> {
+        self.bytes
+    }
+}
+
 /// Text safe inside HTML text and quoted attributes.
 #[must_use]
 pub fn escape_html(s: &str) -> String {
@@ -175,6 +233,34 @@ mod tests {
         assert_eq!(query_of(u), vec![("client_id".into(), "a b".into()), ("x".into(), "1".into())]);
         assert_eq!(path_of("https://relay.example"), "/");
         assert_eq!(path_of("https://relay.example/?x"), "/");
+    }
+
+    #[test]
+    fn a_body_is_refused_by_its_length_or_once_it_passes_its_cap_and_never_held_past_it() {
+        let cap = body_cap("/token");
+        assert_eq!(cap, MAX_FORM_BYTES);
+        for path in ["/register", "/token", "/revoke", CODE_PATH, "/"] {
+            assert!(body_cap(path) > 0 && body_cap(path) <= MAX_BODY_BYTES, "{path}");
+        }
+        assert_eq!(body_cap("/authorize"), 0, "a route that takes no body reads none");
+        let over = (cap + 1).to_string();
+        assert_eq!(CappedBody::start(cap, Some(&over)).unwrap_err(), TooLarge { cap });
+        assert_eq!(
+            CappedBody::start(cap, Some("104857600")).unwrap_err(),
+            TooLarge { cap },
+            "100 MB declared: refused before a byte is read"
+        );
+        // Within the cap, or no (or no readable) length: the stream is read, and bounded.
+        for length in [Some("12"), None, Some("lots"), Some(&*cap.to_string())] {
+            let mut body = CappedBody::start(cap, length).unwrap();
+            body.take(&vec![b'a'; cap - 1]).unwrap();
+            body.take(b"b").unwrap();
+            assert_eq!(body.take(b"c"), Err(TooLarge { cap }), "{length:?}: one byte past the cap");
+        }
+        let mut body = CappedBody::start(cap, None).unwrap();
+        body.take(b"grant_type=").unwrap();
+        assert_eq!(body.take(&vec![0; cap]), Err(TooLarge { cap }), "a chunk past it is not kept");
+        assert_eq!(body.into_bytes(), b"grant_type=");
     }
 
     #[test]

@@ -12,6 +12,7 @@ pub mod mcp;
 pub mod oauth;
 pub mod pages;
 pub mod pairing;
+pub mod senders;
 pub mod sentences;
 pub mod tools;
 

@@ -1,5 +1,9 @@
 //! Every tunable limit of the relay, in one place: sizes, counts and times. The bundle's
 //! protocol limits (what the tab and the relay both hold to) stay in `tabrelay_bundle::protocol`.
+//! How many connect codes and tab sockets one sender may make a minute is the platform's to
+//! count, so it is said where the platform reads it: `[[ratelimits]]` in `wrangler.toml`
+//! (keyed by `crate::senders`). Each body read without a token is capped below, refused past
+//! its cap before it is held (`crate::http::body_cap`).
 //! Times are in milliseconds (`_MS`) or seconds (`_S`).
 //!
 //! **Each connection its own share.** Everything a connection can make its pairing hold (calls

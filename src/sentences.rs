@@ -12,6 +12,12 @@ pub const SEAL_STALE: &str =
     "This waiting page is too old to use; start connecting again from the app.";
 /// The waiting page's sealed request already made its connect code (a page posts it once).
 pub const SEAL_USED: &str = "This waiting page already has its connect code; if it does not show it, start connecting again from the app.";
+/// The sender asked for more connect codes than a person needs ([`crate::senders`]).
+pub const TOO_MANY_CODES: &str = "Too many connect codes were asked for from this address just now; wait a minute, then reload this page.";
+/// The sender opened more tab sockets than a browser needs ([`crate::senders`]); a close
+/// reason, so at most 123 bytes.
+pub const TOO_MANY_SOCKETS: &str =
+    "Too many tab connections came from this address just now; the tab tries again later.";
 /// No free connect code could be drawn.
 pub const CODE_NOT_MADE: &str =
     "The relay could not make a connect code just now; reload this page.";
@@ -36,6 +42,12 @@ pub const NOT_ASKED: &str = "This response answers no question the relay is wait
 /// The connection's access token is no good.
 pub const TOKEN_INVALID: &str =
     "The access token is missing, expired, revoked or not for this relay; connect again.";
+
+/// A request's body is larger than its endpoint reads (it was refused unread past `cap`).
+#[must_use]
+pub fn too_large(cap: usize) -> String {
+    format!("The request is larger than the {cap} bytes allowed.")
+}
 
 /// The call waited its whole time without an answer.
 #[must_use]

@@ -232,6 +232,7 @@ mod tests {
         let tab = |number, focus_ms| Tab {
             pairing: "p".into(),
             key: "k".into(),
+            sender: "unknown".into(),
             origin: "https://relay.example".into(),
             challenge: None,
             number,

@@ -171,7 +171,10 @@ export class RelayClient {
   status: Status;
   /** What came with the last status (`wait` in ms while waiting, `reason`, `code` once refused). */
   statusDetail: Record<string, unknown>;
+  /** The pairing id the socket names (the public key's SHA-256, hex), once known. */
   pairing: string | null;
+  /** The public pairing key the hello carries (base64url of the raw key), once known. */
+  key?: string;
   tools: TabTool[];
   dataset: string | null;
   toolsRefused: string | null;

@@ -3,7 +3,8 @@
 // It makes and keeps the browser's pairing key: a non-extractable ECDSA P-256 WebCrypto key
 // pair, one per relay origin, kept in IndexedDB and shared by every tab of the browser (script
 // on the page can use it, never read it). It connects to the relay's WebSocket naming the
-// public key, signs the relay's fresh challenge bound to the relay's origin (so a proof is
+// pairing id (the key's hash), and answers the relay's fresh challenge with a hello carrying
+// the public key and its signature over the challenge, bound to the relay's origin (so a proof is
 // worthless anywhere else or later), answers calls through the handler the app gives it,
 // approves connect codes, says when the tab gains or loses focus, and reconnects by itself
 // with growing, jittered waits. `keys` ({get(origin), put(origin, keyPair)}) replaces the
@@ -61,7 +62,7 @@
 // The protocol version, bundle digest, close codes and ping come from ./generated/bundle.js,
 // written from the relay's own bundle crate (scripts/bundle), so both ends agree.
 
-import { PROTOCOL_VERSION, BUNDLE_DIGEST, CLOSE, PING, PING_EVERY_MS, CATALOGUE, TOOL_REFUSED, CONSENT, TAB_PATH, TAB_KEY_PARAM, CHALLENGE_BYTES, FORGOTTEN, AGENT_STOPPED, proofText } from './generated/bundle.js';
+import { PROTOCOL_VERSION, BUNDLE_DIGEST, CLOSE, PING, PING_EVERY_MS, CATALOGUE, TOOL_REFUSED, CONSENT, TAB_PATH, TAB_PAIRING_PARAM, CHALLENGE_BYTES, FORGOTTEN, AGENT_STOPPED, proofText } from './generated/bundle.js';
 import { CONNECT_FRAGMENT, CONFIRM_PATH, CONFIRM_TICKET_PARAM, CONFIRM_MESSAGE } from './generated/bundle.js';
 
 export { PROTOCOL_VERSION, BUNDLE_DIGEST, CLOSE, TOOL_REFUSED, CONSENT, FORGOTTEN, AGENT_STOPPED, proofText };
@@ -591,7 +592,10 @@ export class RelayClient {
       return;
     }
     if (this.stopped) return;
-    const url = `${this.relay.replace(/^http/, 'ws')}${TAB_PATH}?${TAB_KEY_PARAM}=${base64url(publicKey)}`;
+    // The address names the pairing id only (addresses land in request logs); the public key
+    // goes in the hello, with its proof.
+    this.key = base64url(publicKey);
+    const url = `${this.relay.replace(/^http/, 'ws')}${TAB_PATH}?${TAB_PAIRING_PARAM}=${this.pairing}`;
     this.setStatus('connecting');
     const socket = this.headers ? new this.Ws(url, { headers: this.headers }) : new this.Ws(url);
     this.socket = socket;
@@ -649,7 +653,7 @@ export class RelayClient {
         if (socket !== this.socket || this.challenged === socket || !CHALLENGE.test(String(message.challenge))) break;
         this.challenged = socket;
         const signature = await signProof(this.keyPair, this.origin, message.challenge);
-        if (socket.readyState === 1) socket.send(JSON.stringify({ type: 'hello', protocol: PROTOCOL_VERSION, bundle: this.bundle, signature }));
+        if (socket.readyState === 1) socket.send(JSON.stringify({ type: 'hello', protocol: PROTOCOL_VERSION, bundle: this.bundle, key: this.key, signature }));
         break;
       }
       case 'welcome':

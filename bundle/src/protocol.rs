@@ -11,15 +11,19 @@ use crate::fields::FromValue;
 
 /// The version of this protocol; a tab states it in its `hello`. Version 2: the tab proves its
 /// pairing by a signature over the relay's challenge ([`proof_text`]), not by a secret.
-pub const PROTOCOL_VERSION: u32 = 2;
+/// Version 3: the socket's address names the pairing id, and the public key travels in the
+/// hello (an address lands in request logs).
+pub const PROTOCOL_VERSION: u32 = 3;
 
-/// The path of the tab's WebSocket; the browser's public pairing key travels as
-/// `?`[`TAB_KEY_PARAM`]`=` (never the pairing id, which tokens carry).
+/// The path of the tab's WebSocket; the pairing it is for travels as
+/// `?`[`TAB_PAIRING_PARAM`]`=`, the browser's public pairing key in its hello.
 pub const TAB_PATH: &str = "/tab";
-/// The query parameter of [`TAB_PATH`] that carries the browser's pairing key: base64url (no
-/// padding) of the raw, uncompressed P-256 public key ([`PAIRING_KEY_BYTES`] bytes, `0x04` first).
-/// The pairing id is the lowercase hex SHA-256 of those bytes.
-pub const TAB_KEY_PARAM: &str = "key";
+/// The query parameter of [`TAB_PATH`] that names the pairing: its id, the lowercase hex
+/// SHA-256 of the raw public key ([`PAIRING_KEY_BYTES`] bytes). Tokens carry the id too, so it
+/// opens nothing by itself: only a hello with the key it derives from, and that key's
+/// signature, proves a tab. (Protocol 2 named the key itself, `?key=`: such a page is told to
+/// reload.)
+pub const TAB_PAIRING_PARAM: &str = "pairing";
 /// The length of a raw uncompressed P-256 public key: `0x04`, then x and y of 32 bytes each.
 pub const PAIRING_KEY_BYTES: usize = 65;
 /// The length of the relay's challenge, in random bytes (sent as base64url).
@@ -144,13 +148,20 @@ pub const CONNECT_FRAGMENT: &str = "tabrelay-connect";
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum TabMessage {
-    /// The first message, answering [`RelayMessage::Challenge`]: the protocol version and the
-    /// proof of the pairing key the socket named.
+    /// The first message, answering [`RelayMessage::Challenge`]: the protocol version, the
+    /// browser's public pairing key and its proof.
     Hello {
-        /// The protocol version the tab speaks.
+        /// The protocol version the tab speaks (a hello of another version reads as one, so
+        /// its page is told to reload whatever else it carries).
         protocol: u32,
+        /// The browser's public pairing key: base64url (no padding) of the raw, uncompressed
+        /// P-256 public key ([`PAIRING_KEY_BYTES`] bytes, `0x04` first), whose SHA-256 is the
+        /// pairing the socket named.
+        #[serde(default)]
+        key: String,
         /// The pairing key's signature over [`proof_text`] of the relay's origin and this
         /// socket's challenge: base64url of [`SIGNATURE_BYTES`] bytes.
+        #[serde(default)]
         signature: String,
         /// The digest of the bundle the page was built with ([`crate::BUNDLE_DIGEST`]); a page
         /// too old to send one is told to reload.
@@ -676,7 +687,8 @@ impl TabMessage {
                     .and_then(Value::as_u64)
                     .and_then(|p| u32::try_from(p).ok())
                     .ok_or(NotProtocol)?,
-                signature: string(&m, "signature")?,
+                key: string(&m, "key").unwrap_or_default(),
+                signature: string(&m, "signature").unwrap_or_default(),
                 bundle: string(&m, "bundle").unwrap_or_default(),
             },
             "asking" => TabMessage::Asking { id: id(&m)?, sentence: string(&m, "sentence")? },
@@ -975,16 +987,28 @@ mod tests {
 
     #[test]
     fn tab_messages_read_as_the_tab_writes_them() {
-        let hello =
-            TabMessage::parse(r#"{"type":"hello","protocol":2,"signature":"abc","bundle":"d"}"#)
-                .unwrap();
+        let hello = TabMessage::parse(
+            r#"{"type":"hello","protocol":3,"key":"k","signature":"abc","bundle":"d"}"#,
+        )
+        .unwrap();
         assert_eq!(
             hello,
-            TabMessage::Hello { protocol: 2, signature: "abc".into(), bundle: "d".into() }
+            TabMessage::Hello {
+                protocol: 3,
+                key: "k".into(),
+                signature: "abc".into(),
+                bundle: "d".into()
+            }
         );
-        assert!(
-            TabMessage::parse(r#"{"type":"hello","protocol":1,"secret":"abc"}"#).is_err(),
-            "a first-version hello (a secret) is not this protocol"
+        assert_eq!(
+            TabMessage::parse(r#"{"type":"hello","protocol":1,"secret":"abc"}"#),
+            Ok(TabMessage::Hello {
+                protocol: 1,
+                key: String::new(),
+                signature: String::new(),
+                bundle: String::new()
+            }),
+            "a hello of another version reads as one (its page is told to reload)"
         );
         let asking = TabMessage::parse(r#"{"type":"asking","id":3,"sentence":"Delete 2 items?"}"#);
         assert_eq!(
@@ -1030,7 +1054,7 @@ mod tests {
         assert!(TabMessage::parse(r#"{"type":"launch"}"#).is_err());
         assert!(TabMessage::parse(r#"{"type":"result","id":8}"#).is_err());
         assert!(TabMessage::parse(r#"{"type":"result","id":8,"error":3}"#).is_err());
-        assert!(TabMessage::parse(r#"{"type":"hello","protocol":2}"#).is_err());
+        assert!(TabMessage::parse(r#"{"type":"hello"}"#).is_err(), "a hello states its version");
         let image = r#"{"type":"result","id":9,"data":1,"image":{"data":"AA","mimeType":"image/png","width":1,"height":1}}"#;
         assert!(matches!(
             TabMessage::parse(image),
@@ -1157,7 +1181,7 @@ mod tests {
     fn relay_messages_carry_their_type() {
         let m = RelayMessage::Welcome { pairing: "p".into(), protocol: PROTOCOL_VERSION };
         let v: Value = serde_json::from_str(&m.to_text()).unwrap();
-        assert_eq!(v, json!({"type":"welcome","pairing":"p","protocol":2}));
+        assert_eq!(v, json!({"type":"welcome","pairing":"p","protocol":3}));
         let m = RelayMessage::Challenge { challenge: "c".into() };
         let v: Value = serde_json::from_str(&m.to_text()).unwrap();
         assert_eq!(v, json!({"type":"challenge","challenge":"c"}));

@@ -20,7 +20,7 @@ pub fn text() -> String {
 export const PROTOCOL_VERSION = {version};\n\
 export const BUNDLE_DIGEST = '{digest}';\n\
 export const TAB_PATH = '{tab_path}';\n\
-export const TAB_KEY_PARAM = '{key_param}';\n\
+export const TAB_PAIRING_PARAM = '{pairing_param}';\n\
 export const PROOF_CONTEXT = '{proof_context}';\n\
 export const CHALLENGE_BYTES = {challenge_bytes};\n\
 /** The text a tab signs to prove its pairing (bundle/src/protocol.rs `proof_text`). */\n\
@@ -59,7 +59,7 @@ export const CATALOGUE = Object.freeze({catalogue});\n",
         version = protocol::PROTOCOL_VERSION,
         digest = crate::BUNDLE_DIGEST,
         tab_path = protocol::TAB_PATH,
-        key_param = protocol::TAB_KEY_PARAM,
+        pairing_param = protocol::TAB_PAIRING_PARAM,
         proof_context = protocol::PROOF_CONTEXT,
         challenge_bytes = protocol::CHALLENGE_BYTES,
         proof_separator = serde_json::to_string(protocol::PROOF_SEPARATOR).unwrap_or_default(),

@@ -1,7 +1,7 @@
 //! `TabMessage::parse` and `Tab::on_message` on any text a tab's socket delivers, for a socket
 //! just admitted (`Tab::admit`: its challenge sent, not yet proven), for one whose hello is
 //! being checked, and for one that has proved its pairing key; `PairingKey::read` and
-//! `socket_key` on the same bytes as a socket's `?key=` and query; and the bounds of sockets
+//! `socket_pairing` on the same bytes as a hello's key and a socket's query; and the bounds of sockets
 //! still to prove themselves on timings taken from the input. Checks that a message over the
 //! first-message limit is refused unread, that only a current hello becomes a proof to check
 //! and then over exactly the relay's origin and this socket's challenge, that only a holding
@@ -11,8 +11,8 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use tabrelay::oauth::connect::{refusal, Named};
-use tabrelay::pairing::{next_check, socket_key, sockets_to_close, PairingKey, Tab, TabAction};
+use tabrelay::oauth::connect::{refusal, ConnectCode, Named};
+use tabrelay::pairing::{next_check, socket_pairing, sockets_to_close, PairingKey, Tab, TabAction};
 use tabrelay_bundle::protocol::{
     close, proof_text, Outcome, TabMessage, HELLO_WAIT_MS, MAX_DATASET_NAME_CHARS,
     MAX_UNPROVEN_MESSAGE_BYTES, MAX_UNPROVEN_SOCKETS, PAIRING_KEY_BYTES, PROTOCOL_VERSION,
@@ -42,15 +42,18 @@ fuzz_target!(|data: &[u8]| {
     }
     // The same bytes as a socket's query.
     let query: Vec<(String, String)> = form_urlencoded::parse(data).into_owned().collect();
-    match socket_key(&query) {
-        Ok(k) => assert!(query.iter().any(|(n, v)| n == "key" && *v == k.text())),
+    match socket_pairing(&query) {
+        Ok(id) => assert!(
+            query.iter().any(|(n, v)| n == "pairing" && *v == id)
+                && !query.iter().any(|(n, _)| n == "key")
+        ),
         Err((code, reason)) => {
             assert!(matches!(code, close::OUTDATED | close::PROTOCOL_ERROR) && !reason.is_empty())
         }
     }
 
     let key = PairingKey::read(KEY).expect("the seeds' key has a key's shape");
-    let opened = Tab::admit(&key, ORIGIN, 3, OPENED, &mut Fixed(7)).tab;
+    let opened = Tab::admit(&key.pairing(), ORIGIN, "unknown", 3, OPENED, &mut Fixed(7)).tab;
     let challenge = opened.challenge.clone().expect("a fresh socket has its challenge");
     match opened.on_message(&text, NOW) {
         TabAction::Verify(checking, proof) => {
@@ -58,15 +61,16 @@ fuzz_target!(|data: &[u8]| {
                 text.len() <= MAX_UNPROVEN_MESSAGE_BYTES,
                 "read a first message over the limit"
             );
-            let Ok(TabMessage::Hello { protocol, signature, bundle }) = &parsed else {
+            let Ok(TabMessage::Hello { protocol, key: named, signature, bundle }) = &parsed else {
                 panic!("a proof from no hello")
             };
             assert_eq!((*protocol, bundle.as_str()), (PROTOCOL_VERSION, BUNDLE_DIGEST));
+            assert_eq!(PairingKey::read(named).map(|k| k.pairing()), Some(key.pairing()));
             assert_eq!(proof.text, proof_text(ORIGIN, &challenge));
             assert_eq!(proof.key, key.raw());
             assert_eq!(proof.signature.len(), SIGNATURE_BYTES);
             assert!(!signature.is_empty());
-            assert_eq!(checking, Tab { challenge: None, ..opened.clone() });
+            assert_eq!(checking, Tab { challenge: None, key: key.text(), ..opened.clone() });
             // Only a holding proof welcomes it; a second hello proves nothing.
             assert!(matches!(
                 checking.proved(false, NOW, 0),

@@ -24,6 +24,11 @@ impl OAuthError {
     pub fn invalid_request(d: impl Into<String>) -> Self {
         Self::new("invalid_request", 400, d)
     }
+    /// The body is larger than the endpoint reads ([`crate::http::body_cap`]): 413, unread
+    /// past the cap.
+    pub fn too_large(cap: usize) -> Self {
+        Self::new("invalid_request", 413, crate::sentences::too_large(cap))
+    }
     /// The client is unknown or its id does not verify (after a key rotation, say). 401, which
     /// RFC 6749 §5.2 allows: clients such as Claude register again only on a 401, and a 400
     /// would leave them retrying a client id that can never work. Answered with
@@ -85,5 +90,8 @@ mod tests {
         ] {
             assert_eq!((e.status, e.challenge()), (400, None), "{}", e.code);
         }
+        let e = OAuthError::too_large(8192);
+        assert_eq!((e.code, e.status, e.challenge()), ("invalid_request", 413, None));
+        assert!(e.description.contains("8192 bytes"), "{}", e.description);
     }
 }

@@ -26,7 +26,7 @@ pub mod wire;
 pub use calls::{Calls, GaveUp};
 pub use codes::WrongCodes;
 pub use tabs::{
-    next_check, route, socket_key, sockets_to_close, Admitted, PairingKey, Proof, Refusal, Tab,
+    next_check, route, socket_pairing, sockets_to_close, Admitted, PairingKey, Proof, Refusal, Tab,
     TabAction, TabsStatus,
 };
 pub use turns::Turns;

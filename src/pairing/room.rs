@@ -23,9 +23,7 @@ use super::calls::{Calls, Finished, LeftCalls};
 use super::codes::{self, WrongCodes};
 use super::grants::{self, Grant, Refreshed};
 use super::resume::{Found, Resumable};
-use super::tabs::{
-    next_check, route, sockets_to_close, PairingKey, Proof, Tab, TabAction, TabsStatus,
-};
+use super::tabs::{next_check, route, sockets_to_close, Proof, Tab, TabAction, TabsStatus};
 use super::tasks::{self, Carried, Dispatch, Task};
 use super::turns::Turns;
 use super::wire::{
@@ -62,6 +60,8 @@ pub struct Stored {
     pub left: LeftCalls,
     /// The tasks.
     pub tasks: Vec<Task>,
+    /// Until when the last record of a replayed code's grant is kept (0: none).
+    pub replayed_until: u64,
 }
 
 /// One thing that happened to the pairing.
@@ -73,10 +73,12 @@ pub enum Input {
     Opened {
         /// Its number.
         number: u64,
-        /// The pairing key it named.
-        key: PairingKey,
+        /// The pairing id it named.
+        pairing: String,
         /// The relay's origin as it addressed it.
         origin: String,
+        /// Who opened it ([`crate::senders::sender_key`]).
+        sender: String,
     },
     /// A tab sent a message: its text (None: it was not text).
     Message {
@@ -174,6 +176,36 @@ pub enum Effect {
     RecordReplayed(String, u64),
     /// Ring the alarm at this time (unless it rings sooner).
     SetAlarm(u64),
+    /// Delete everything the pairing stored: it holds no grant, no task and no tab, so nothing
+    /// it stored is worth keeping (see [`Room::keeps_nothing`]).
+    ForgetAll,
+}
+
+impl Effect {
+    /// Whether carrying it out writes to the pairing's storage.
+    fn writes(&self) -> bool {
+        match self {
+            Effect::StoreStated(..)
+            | Effect::ForgetStated(_)
+            | Effect::StoreTurns(_)
+            | Effect::StoreLeft(_)
+            | Effect::StoreTask(_)
+            | Effect::DeleteTask(_)
+            | Effect::StoreWrongCodes(_)
+            | Effect::StoreGrant(_)
+            | Effect::DeleteGrant(_)
+            | Effect::RecordReplayed(..) => true,
+            Effect::Send(..)
+            | Effect::Close(..)
+            | Effect::Attach(_)
+            | Effect::Verify(..)
+            | Effect::AskCode(..)
+            | Effect::Reply(..)
+            | Effect::Deadline(..)
+            | Effect::SetAlarm(_)
+            | Effect::ForgetAll => false,
+        }
+    }
 }
 
 /// What a tab stated, to store.
@@ -284,6 +316,10 @@ pub struct Room {
     questions: Questions,
     /// Calls whose stream dropped, kept for their client's return.
     resume: Resumable,
+    /// Whether the pairing may hold rows (it wrote, or woke with some) since it last forgot all.
+    wrote: bool,
+    /// Until when a replayed code's grant is recorded (refused should it be made): kept so long.
+    replayed_until: u64,
 }
 
 impl Room {
@@ -307,6 +343,8 @@ impl Room {
             last_tab: 0,
             questions: Questions::default(),
             resume: Resumable::default(),
+            wrote: false,
+            replayed_until: 0,
         }
     }
 
@@ -323,8 +361,8 @@ impl Room {
         let before = (!self.listeners.is_empty()).then(|| self.focused_list_seen());
         match input {
             Input::Woke(stored) => self.woke(stored, now_ms, &mut out),
-            Input::Opened { number, key, origin } => {
-                let admitted = Tab::admit(&key, &origin, number, now_ms, entropy);
+            Input::Opened { number, pairing, origin, sender } => {
+                let admitted = Tab::admit(&pairing, &origin, &sender, number, now_ms, entropy);
                 self.last_tab = self.last_tab.max(number);
                 out.push(Effect::Attach(admitted.tab.clone()));
                 out.push(Effect::Send(number, admitted.first));
@@ -416,10 +454,29 @@ impl Room {
                 out.push(Effect::Reply(*asker, Reply::Listen(ListenEvent::ToolsChanged)));
             }
         }
+        self.wrote |= out.iter().any(Effect::writes);
+        if self.wrote && self.keeps_nothing() {
+            if now_ms >= self.replayed_until {
+                out.push(Effect::ForgetAll);
+                self.wrote = false;
+            } else {
+                out.push(Effect::SetAlarm(self.replayed_until));
+            }
+        }
         out
     }
 
+    /// Whether the pairing holds nothing worth keeping: no grant, no task, no socket (not even
+    /// one still proving itself). Then what it stored (what its tabs stated, turns, wrong codes,
+    /// used states) goes once any record of a replayed code has run its time: a pairing no agent
+    /// was let into (a self-made key's, say) keeps nothing past its last socket.
+    fn keeps_nothing(&self) -> bool {
+        self.tabs.0.is_empty() && self.grants.is_empty() && self.tasks.is_empty()
+    }
+
     fn woke(&mut self, stored: Stored, now_ms: u64, out: &mut Vec<Effect>) {
+        self.wrote = stored != Stored::default();
+        self.replayed_until = stored.replayed_until;
         for tab in stored.tabs {
             self.last_tab = self.last_tab.max(tab.number);
             self.tabs.insert(tab.number, tab);
@@ -960,6 +1017,7 @@ impl Room {
                 Reply::Done
             }
             Request::Replayed { grant } => {
+                self.replayed_until = self.replayed_until.max(now_ms + REPLAYED_KEPT_MS);
                 out.push(Effect::RecordReplayed(grant.clone(), now_ms + REPLAYED_KEPT_MS));
                 self.delete_grant(&grant, out);
                 Reply::Done
@@ -1347,7 +1405,7 @@ mod tests {
     use super::*;
     use crate::crypto::testing::Counter;
     use crate::limits::{WRONG_CODES_ALLOWED, WRONG_CODE_WINDOW_MS};
-    use crate::pairing::tabs::tests::{hello, key, signature, ORIGIN};
+    use crate::pairing::tabs::tests::{hello, key, signature, ORIGIN, SENDER};
     use crate::pairing::wire::{RevokeRequest, TaskTerms};
     use serde_json::json;
     use tabrelay_bundle::protocol::{
@@ -1399,7 +1457,8 @@ mod tests {
         /// A socket opens: its number.
         fn open(&mut self) -> u64 {
             let number = self.room.next_tab_number(self.now);
-            let effects = self.go(Input::Opened { number, key: key(), origin: ORIGIN.into() });
+            let (pairing, origin, sender) = (key().pairing(), ORIGIN.into(), SENDER.into());
+            let effects = self.go(Input::Opened { number, pairing, origin, sender });
             assert!(
                 matches!(&effects[..2], [Effect::Attach(_), Effect::Send(n, RelayMessage::Challenge { .. })] if *n == number)
             );
@@ -1688,6 +1747,7 @@ mod tests {
             wrong_codes: WrongCodes::default(),
             left: LeftCalls::default(),
             tasks: Vec::new(),
+            replayed_until: 0,
         };
         let catalogue = sim.room.catalogue;
         sim.room = Room::new(Some(keys()), catalogue);
@@ -2168,6 +2228,72 @@ mod tests {
             assert_eq!(replies(&effects, asker), [Reply::NoGrant], "replay first: {replay_first}");
             assert!(sim.room.grants.iter().all(|g| g.id != "new"), "replay first: {replay_first}");
         }
+    }
+
+    /// A room that woke with nothing stored (a new pairing: a self-made key's, say).
+    fn empty_sim() -> Sim {
+        let mut sim = Sim::new();
+        sim.room = Room::new(Some(keys()), sim.room.catalogue);
+        assert_eq!(sim.go(Input::Woke(Stored::default())), []);
+        sim
+    }
+
+    #[test]
+    fn a_pairing_no_agent_was_let_into_keeps_nothing_past_its_last_socket() {
+        let mut sim = empty_sim();
+        let a = sim.tab();
+        let b = sim.tab();
+        // What a self-keyed tab can make the pairing write: its statements, a step, wrong codes.
+        let mut wrote = sim.say(a, &tools_message(&[&tool()]));
+        wrote.extend(sim.say(a, r#"{"type":"view","dataset":"Mine"}"#));
+        wrote.extend(sim.say(b, r#"{"type":"step"}"#));
+        wrote.extend(sim.say(b, r#"{"type":"approve","code":"nope"}"#));
+        for _ in 0..=WRONG_CODES_ALLOWED {
+            let code = sim.say(b, r#"{"type":"describe","code":"ABCDE-FGHJK"}"#);
+            wrote.extend(code);
+        }
+        assert!(wrote.iter().any(Effect::writes), "{wrote:?}");
+        assert!(!wrote.contains(&Effect::ForgetAll), "not while its tabs are open");
+        assert!(!sim.go(Input::Closed { tab: a }).contains(&Effect::ForgetAll), "b is still open");
+        let last = sim.go(Input::Closed { tab: b });
+        assert_eq!(last.last(), Some(&Effect::ForgetAll), "{last:?}");
+        // Once forgotten, nothing more to forget; a socket that never proves writes nothing.
+        let c = sim.open();
+        sim.later(HELLO_WAIT_MS);
+        let closed = sim.go(Input::Alarm);
+        assert!(
+            matches!(closed[0], Effect::Close(n, ..) if n == c)
+                && !closed.contains(&Effect::ForgetAll)
+        );
+    }
+
+    #[test]
+    fn a_pairing_keeps_its_rows_while_a_grant_or_a_replays_record_needs_them() {
+        let mut sim = Sim::new(); // woke with grants g1 and g2
+        let a = sim.tab();
+        sim.say(a, r#"{"type":"step"}"#);
+        assert!(!sim.go(Input::Closed { tab: a }).contains(&Effect::ForgetAll), "its grants stay");
+        sim.ask(Request::Revoke(RevokeRequest { grant: "g1".into(), secret: None }));
+        let (_, effects) =
+            sim.ask(Request::Revoke(RevokeRequest { grant: "g2".into(), secret: None }));
+        assert_eq!(effects.last(), Some(&Effect::ForgetAll), "its last grant revoked, no tab open");
+        // A replayed code's record is kept its time, then goes at the alarm.
+        let mut sim = empty_sim();
+        let a = sim.tab();
+        let (_, effects) = sim.ask(Request::Replayed { grant: "late".into() });
+        assert!(effects.iter().any(|e| matches!(e, Effect::RecordReplayed(..))));
+        let until = sim.now + REPLAYED_KEPT_MS;
+        let closed = sim.go(Input::Closed { tab: a });
+        assert_eq!(closed.last(), Some(&Effect::SetAlarm(until)), "{closed:?}");
+        sim.later(REPLAYED_KEPT_MS - 1);
+        assert!(!sim.go(Input::Alarm).contains(&Effect::ForgetAll));
+        sim.later(1);
+        assert_eq!(sim.go(Input::Alarm).last(), Some(&Effect::ForgetAll));
+        // Rows whose tab's close was never seen (the relay restarted) go when it wakes.
+        let mut sim = empty_sim();
+        let stored = Stored { stated: vec![(7, Some("[]".into()), None)], ..Stored::default() };
+        sim.room = Room::new(Some(keys()), sim.room.catalogue);
+        assert_eq!(sim.go(Input::Woke(stored)), [Effect::ForgetStated(7), Effect::ForgetAll]);
     }
 
     #[test]

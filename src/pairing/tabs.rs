@@ -1,12 +1,13 @@
-//! The pairing's tabs: how a tab's socket names its pairing key, how a tab proves itself, what
-//! each message of a proven tab means, the bounds on sockets, and which tab gets a call.
+//! The pairing's tabs: how a tab's socket names its pairing, how a tab proves itself with its
+//! pairing key, what each message of a proven tab means, the bounds on sockets, and which tab
+//! gets a call.
 
 use serde::Serialize;
 use tabrelay_bundle::protocol::CodeSaid;
 use tabrelay_bundle::protocol::{
     close, proof_text, Outcome, RelayMessage, TabMessage, ToolList, CHALLENGE_BYTES, HELLO_WAIT_MS,
     MAX_DATASET_NAME_CHARS, MAX_TABS_PER_PAIRING, MAX_UNPROVEN_MESSAGE_BYTES, MAX_UNPROVEN_SOCKETS,
-    PAIRING_KEY_BYTES, PROTOCOL_VERSION, SIGNATURE_BYTES, TAB_KEY_PARAM,
+    PAIRING_KEY_BYTES, PROTOCOL_VERSION, SIGNATURE_BYTES, TAB_PAIRING_PARAM,
 };
 use tabrelay_bundle::BUNDLE_DIGEST;
 
@@ -58,8 +59,8 @@ impl TabsStatus {
     }
 }
 
-/// A browser's pairing key as a tab's socket names it ([`TAB_KEY_PARAM`]): the raw,
-/// uncompressed P-256 public key of the browser's non-extractable key pair. Only its shape is
+/// A browser's pairing key as a tab's hello names it: the raw, uncompressed P-256 public key of
+/// the browser's non-extractable key pair. Only its shape is
 /// read here (the runtime's WebCrypto refuses a point off the curve when the proof is checked).
 /// The pairing id derives from it; the key itself is never in a token or a stored grant.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -88,7 +89,7 @@ impl PairingKey {
         &self.0
     }
 
-    /// The key as the socket's query names it (base64url).
+    /// The key as a hello names it (base64url).
     #[must_use]
     pub fn text(&self) -> String {
         use base64::Engine as _;
@@ -96,15 +97,20 @@ impl PairingKey {
     }
 }
 
-/// The pairing key a tab's socket names in its query ([`TAB_KEY_PARAM`]), or why the socket
-/// is refused. A page of the first protocol named the pairing id (`?pairing=`), which tokens
-/// carry and which opens nothing now: it is told to reload (the new page names its key).
-pub fn socket_key(query: &[(String, String)]) -> Result<PairingKey, Refusal> {
+/// The pairing a tab's socket names in its query ([`TAB_PAIRING_PARAM`]): a pairing id's shape
+/// (64 lowercase hex digits), or why the socket is refused. The id opens nothing by itself
+/// (tokens carry it): the hello must bring the key it derives from, and the key's signature.
+/// A page of protocol 2 named its public key in the address (`?key=`), where request logs
+/// keep it: it is told to reload. (A page of protocol 1 named the id too; its hello is told to
+/// reload.)
+pub fn socket_pairing(query: &[(String, String)]) -> Result<String, Refusal> {
     let named = |name: &str| query.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str());
-    match named(TAB_KEY_PARAM).and_then(PairingKey::read) {
-        Some(key) => Ok(key),
-        None if named("pairing").is_some() => Err((close::OUTDATED, sentences::TAB_OUTDATED)),
-        None => Err((close::PROTOCOL_ERROR, "The tab must name its pairing key.")),
+    let is_id =
+        |id: &&str| id.len() == 64 && id.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'));
+    match named(TAB_PAIRING_PARAM).filter(is_id) {
+        _ if named("key").is_some() => Err((close::OUTDATED, sentences::TAB_OUTDATED)),
+        Some(id) => Ok(id.to_owned()),
+        None => Err((close::PROTOCOL_ERROR, "The tab must name its pairing.")),
     }
 }
 
@@ -124,10 +130,13 @@ pub struct Proof {
 /// What the pairing keeps about one tab, in its socket's attachment (survives hibernation).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Tab {
-    /// The pairing id the socket's key names ([`PairingKey::pairing`]).
+    /// The pairing id the socket named ([`PairingKey::pairing`] of the key its hello proves).
     pub pairing: String,
-    /// The pairing key the socket named (base64url), which its hello must prove.
+    /// The pairing key its hello named (base64url); empty until then.
     pub key: String,
+    /// Who opened the socket, as the per-sender limits count senders
+    /// ([`crate::senders::sender_key`]): a flood of sockets makes room among its own.
+    pub sender: String,
     /// The relay's origin as the tab addressed it (the socket request's), which the proof names.
     pub origin: String,
     /// The challenge sent to the socket (base64url), until a hello uses it: one hello per socket.
@@ -191,7 +200,8 @@ pub enum TabAction {
 /// Why a socket is closed: the close code and reason (at most 123 bytes, as WebSocket allows).
 pub type Refusal = (u16, &'static str);
 
-/// The socket closed to make room for a newer one when [`MAX_UNPROVEN_SOCKETS`] wait to prove.
+/// The socket closed to make room for a newer one when more than [`MAX_UNPROVEN_SOCKETS`]
+/// wait to send their hello.
 pub const MADE_ROOM: Refusal = (
     close::TOO_MANY_TABS,
     "Too many sockets were waiting to prove this pairing; this one made room for a newer one.",
@@ -213,22 +223,25 @@ pub struct Admitted {
 }
 
 impl Tab {
-    /// A socket just opened for `key` on the relay's `origin`, with a fresh challenge of
-    /// [`CHALLENGE_BYTES`] random bytes. It is always taken: sockets still to prove themselves
-    /// have their own bound, apart from proven tabs, kept by [`sockets_to_close`] (the oldest
-    /// make room, so silent sockets cannot keep a tab of the browser out); whether a proven tab
-    /// fits is decided once it proves ([`Tab::proved`]).
+    /// A socket just opened for `pairing` on the relay's `origin` by `sender`, with a fresh
+    /// challenge of [`CHALLENGE_BYTES`] random bytes. It is always taken: sockets still to send
+    /// their hello have their own bound, apart from proven tabs, kept by [`sockets_to_close`]
+    /// (the oldest of the busiest sender make room, so silent sockets cannot keep a tab of the
+    /// browser out, nor push out one proving itself); whether a proven tab fits is decided once
+    /// it proves ([`Tab::proved`]).
     pub fn admit(
-        key: &PairingKey,
+        pairing: &str,
         origin: &str,
+        sender: &str,
         number: u64,
         now_ms: u64,
         entropy: &mut dyn Entropy,
     ) -> Admitted {
         let challenge = random_token(entropy, CHALLENGE_BYTES);
         let tab = Self {
-            pairing: key.pairing(),
-            key: key.text(),
+            pairing: pairing.to_owned(),
+            key: String::new(),
+            sender: sender.to_owned(),
             origin: origin.to_owned(),
             challenge: Some(challenge.clone()),
             number,
@@ -260,8 +273,8 @@ impl Tab {
             };
         };
         match (self.proven, message) {
-            (false, TabMessage::Hello { protocol, signature, bundle }) => {
-                self.hello(protocol, &signature, &bundle)
+            (false, TabMessage::Hello { protocol, key, signature, bundle }) => {
+                self.hello(protocol, &key, &signature, &bundle)
             }
             (false, _) => {
                 TabAction::Close(close::PROOF_FAILED, "The tab must prove its pairing first.")
@@ -291,8 +304,9 @@ impl Tab {
         }
     }
 
-    /// An unproven tab's hello: a proof to check, once per socket.
-    fn hello(&self, protocol: u32, signature: &str, bundle: &str) -> TabAction {
+    /// An unproven tab's hello: a proof to check, once per socket, of a key whose pairing is the
+    /// one the socket named.
+    fn hello(&self, protocol: u32, key: &str, signature: &str, bundle: &str) -> TabAction {
         use base64::Engine as _;
         let Some(challenge) = &self.challenge else {
             return TabAction::Close(close::PROOF_FAILED, "A tab proves its pairing once.");
@@ -304,9 +318,10 @@ impl Tab {
             .decode(signature)
             .ok()
             .filter(|s| s.len() == SIGNATURE_BYTES);
-        match (PairingKey::read(&self.key), signature) {
+        let key = PairingKey::read(key).filter(|k| k.pairing() == self.pairing);
+        match (key, signature) {
             (Some(key), Some(signature)) => TabAction::Verify(
-                Self { challenge: None, ..self.clone() },
+                Self { challenge: None, key: key.text(), ..self.clone() },
                 Proof { key: key.0, text: proof_text(&self.origin, challenge), signature },
             ),
             _ => TabAction::Close(NOT_PROVEN.0, NOT_PROVEN.1),
@@ -333,8 +348,11 @@ impl Tab {
 }
 
 /// The sockets to close among a pairing's `open` ones at `now_ms`, by number, each with why:
-/// every one still to prove itself after its [`HELLO_WAIT_MS`], and the oldest of those still
-/// in time beyond [`MAX_UNPROVEN_SOCKETS`] (newer ones made room).
+/// every one still to prove itself after its [`HELLO_WAIT_MS`], and, beyond
+/// [`MAX_UNPROVEN_SOCKETS`] still to send their hello, the oldest of the sender holding the
+/// most of those (newer ones made room). A socket that sent its hello (its proof being checked)
+/// is never pushed out, nor one of a sender holding fewer than another: a flood of sockets makes
+/// room among its own, not by closing a tab of the browser on its way to proving itself.
 #[must_use]
 pub fn sockets_to_close<'a>(
     open: impl IntoIterator<Item = &'a Tab>,
@@ -342,21 +360,27 @@ pub fn sockets_to_close<'a>(
 ) -> Vec<(u64, Refusal)> {
     let waiting: Vec<&Tab> = open.into_iter().filter(|t| !t.proven).collect();
     let mut close: Vec<(u64, Refusal)> = Vec::new();
-    let mut in_time: Vec<u64> = Vec::new();
+    let mut silent: Vec<&Tab> = Vec::new();
     for t in waiting {
         if t.overdue(now_ms) {
             close.push((t.number, NOT_PROVEN_IN_TIME));
-        } else {
-            in_time.push(t.number);
+        } else if t.challenge.is_some() {
+            silent.push(t);
         }
     }
-    // The oldest (lowest numbers) beyond the bound; a handful at most, so no sort.
-    while in_time.len() > MAX_UNPROVEN_SOCKETS {
-        let Some((i, oldest)) = in_time.iter().copied().enumerate().min_by_key(|(_, n)| *n) else {
-            break;
-        };
-        in_time.swap_remove(i);
-        close.push((oldest, MADE_ROOM));
+    // A handful at most beyond the bound, so no sort.
+    while silent.len() > MAX_UNPROVEN_SOCKETS {
+        let held = |sender: &str| silent.iter().filter(|t| t.sender == sender).count();
+        let busiest = silent.iter().map(|t| held(&t.sender)).max().unwrap_or_default();
+        let oldest = silent
+            .iter()
+            .enumerate()
+            .filter(|(_, t)| held(&t.sender) == busiest)
+            .min_by_key(|(_, t)| t.number)
+            .map(|(i, t)| (i, t.number));
+        let Some((i, number)) = oldest else { break };
+        silent.swap_remove(i);
+        close.push((number, MADE_ROOM));
     }
     close
 }
@@ -390,7 +414,7 @@ pub fn route<'a>(tabs: impl IntoIterator<Item = &'a Tab>) -> Option<&'a Tab> {
 }
 
 tabrelay_bundle::read_json!(Tab, "a tab", {
-    pairing, key, origin, challenge, number, proven, opened_ms, focus_ms
+    pairing, key, sender, origin, challenge, number, proven, opened_ms, focus_ms
 });
 
 #[cfg(test)]
@@ -412,13 +436,21 @@ pub(crate) mod tests {
         PairingKey::read(&b64(&raw)).unwrap()
     }
 
+    /// The sender every test socket comes from, unless it says another.
+    pub(crate) const SENDER: &str = "ip4:203.0.113.1";
+
     pub(crate) fn tab(number: u64) -> Tab {
-        Tab::admit(&key(), ORIGIN, number, 1000, &mut Counter(number as u8)).tab
+        Tab::admit(&key().pairing(), ORIGIN, SENDER, number, 1000, &mut Counter(number as u8)).tab
     }
 
+    /// A hello naming [`key`].
     pub(crate) fn hello(signature: &str, protocol: u32, bundle: &str) -> String {
+        hello_with(&key().text(), signature, protocol, bundle)
+    }
+
+    fn hello_with(key: &str, signature: &str, protocol: u32, bundle: &str) -> String {
         format!(
-            r#"{{"type":"hello","protocol":{protocol},"signature":"{signature}","bundle":"{bundle}"}}"#
+            r#"{{"type":"hello","protocol":{protocol},"key":"{key}","signature":"{signature}","bundle":"{bundle}"}}"#
         )
     }
 
@@ -474,26 +506,65 @@ pub(crate) mod tests {
     }
 
     #[test]
-    fn a_socket_names_its_key_and_the_pairing_id_opens_nothing() {
+    fn a_socket_names_its_pairing_and_a_page_that_names_its_key_is_told_to_reload() {
         let q = |pairs: &[(&str, &str)]| -> Vec<(String, String)> {
             pairs.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect()
         };
         let k = key();
-        assert_eq!(socket_key(&q(&[("key", &k.text())])), Ok(k.clone()));
-        assert_eq!(
-            socket_key(&q(&[("pairing", &k.pairing())])).unwrap_err().0,
-            close::OUTDATED,
-            "a first-protocol page (or a token's id) is told to reload"
-        );
-        for bad in [q(&[("key", &k.pairing())]), q(&[("key", "x")]), q(&[])] {
-            assert_eq!(socket_key(&bad).unwrap_err().0, close::PROTOCOL_ERROR, "{bad:?}");
+        assert_eq!(socket_pairing(&q(&[("pairing", &k.pairing())])), Ok(k.pairing()));
+        for old in [q(&[("key", &k.text())]), q(&[("key", &k.text()), ("pairing", &k.pairing())])] {
+            assert_eq!(
+                socket_pairing(&old),
+                Err((close::OUTDATED, sentences::TAB_OUTDATED)),
+                "a protocol-2 page puts its key in the address: told to reload"
+            );
+        }
+        let upper = k.pairing().to_uppercase();
+        let short = &k.pairing()[..63];
+        for bad in [
+            q(&[("pairing", &k.text())]),
+            q(&[("pairing", &upper)]),
+            q(&[("pairing", short)]),
+            q(&[]),
+        ] {
+            assert_eq!(socket_pairing(&bad).unwrap_err().0, close::PROTOCOL_ERROR, "{bad:?}");
         }
     }
 
     #[test]
+    fn a_hello_proves_only_the_key_of_the_pairing_the_socket_named() {
+        let other = {
+            let mut raw = vec![8u8; PAIRING_KEY_BYTES];
+            raw[0] = 0x04;
+            b64(&raw)
+        };
+        let t = tab(1);
+        assert_eq!(t.key, "", "the address names no key");
+        for named in [other.as_str(), "", "not-a-key"] {
+            assert_eq!(
+                t.on_message(
+                    &hello_with(named, &signature(), PROTOCOL_VERSION, BUNDLE_DIGEST),
+                    2000
+                ),
+                TabAction::Close(NOT_PROVEN.0, NOT_PROVEN.1),
+                "{named:?}: a token's pairing id with another key (or none) proves nothing"
+            );
+        }
+        let TabAction::Verify(checking, proof) =
+            t.on_message(&hello(&signature(), PROTOCOL_VERSION, BUNDLE_DIGEST), 2000)
+        else {
+            panic!("the pairing's own key is checked")
+        };
+        assert_eq!(
+            (checking.key.as_str(), proof.key.as_slice()),
+            (key().text().as_str(), key().raw())
+        );
+    }
+
+    #[test]
     fn each_socket_gets_a_fresh_challenge_first() {
-        let a = Tab::admit(&key(), ORIGIN, 1, 1000, &mut Counter(1));
-        let b = Tab::admit(&key(), ORIGIN, 2, 1000, &mut Counter(2));
+        let a = Tab::admit(&key().pairing(), ORIGIN, SENDER, 1, 1000, &mut Counter(1));
+        let b = Tab::admit(&key().pairing(), ORIGIN, SENDER, 2, 1000, &mut Counter(2));
         let RelayMessage::Challenge { challenge } = &a.first else { panic!("{:?}", a.first) };
         assert_eq!(a.tab.challenge.as_ref(), Some(challenge));
         assert_eq!(
@@ -558,12 +629,10 @@ pub(crate) mod tests {
             t.on_message("garbage", 2000),
             TabAction::Close(close::PROTOCOL_ERROR, _)
         ));
-        assert!(
-            matches!(
-                t.on_message(r#"{"type":"hello","protocol":1,"secret":"s","bundle":"b"}"#, 2000),
-                TabAction::Close(close::PROTOCOL_ERROR, _)
-            ),
-            "a first-version hello proves nothing"
+        assert_eq!(
+            t.on_message(r#"{"type":"hello","protocol":1,"secret":"s","bundle":"b"}"#, 2000),
+            TabAction::Close(close::OUTDATED, sentences::TAB_OUTDATED),
+            "a first-version hello proves nothing: its page is told to reload"
         );
     }
 
@@ -571,7 +640,8 @@ pub(crate) mod tests {
     fn a_message_before_the_proof_is_bounded_before_it_is_read() {
         let t = tab(1);
         let padded = format!(
-            r#"{{"type":"hello","protocol":{PROTOCOL_VERSION},"signature":"{}","bundle":"{BUNDLE_DIGEST}","pad":"{}"}}"#,
+            r#"{{"type":"hello","protocol":{PROTOCOL_VERSION},"key":"{}","signature":"{}","bundle":"{BUNDLE_DIGEST}","pad":"{}"}}"#,
+            key().text(),
             signature(),
             "p".repeat(MAX_UNPROVEN_MESSAGE_BYTES)
         );
@@ -605,7 +675,7 @@ pub(crate) mod tests {
     #[test]
     fn proven_tabs_and_sockets_still_to_prove_have_their_own_bounds() {
         let full: Vec<Tab> = (1..=MAX_TABS_PER_PAIRING as u64).map(|n| proven(n, 10)).collect();
-        let newcomer = Tab::admit(&key(), ORIGIN, 100, 20, &mut Counter(3)).tab;
+        let newcomer = Tab::admit(&key().pairing(), ORIGIN, SENDER, 100, 20, &mut Counter(3)).tab;
         let mut open = full.clone();
         open.push(newcomer.clone());
         assert_eq!(sockets_to_close(&open, 21), [], "proven tabs leave the unproven sockets' room");
@@ -631,6 +701,38 @@ pub(crate) mod tests {
         let kept: Vec<Tab> = open.into_iter().filter(|t| t.number >= 202).collect();
         assert_eq!(sockets_to_close(&kept, 1001), []);
         assert_eq!(next_check(&kept, 1001), Some(1000 + HELLO_WAIT_MS));
+    }
+
+    #[test]
+    fn a_flood_of_sockets_makes_room_among_its_own_and_never_closes_one_that_sent_its_hello() {
+        let flood = |n: u64| Tab { sender: "ip4:198.51.100.9".into(), ..tab(n) };
+        // The browser's tab opened first, then a flood from another sender.
+        let browser = tab(10);
+        let mut open = vec![browser.clone()];
+        open.extend((11..11 + MAX_UNPROVEN_SOCKETS as u64 + 3).map(flood));
+        let closed = sockets_to_close(&open, 1001);
+        assert_eq!(closed.len(), 4);
+        assert!(
+            closed.iter().all(|(n, why)| *n != browser.number && *why == MADE_ROOM),
+            "the flood makes room among its own, oldest first: {closed:?}"
+        );
+        assert_eq!(closed.iter().map(|(n, _)| *n).min(), Some(11));
+        // A tab that sent its hello (its proof being checked) is never pushed out, even by
+        // its own sender's newer sockets.
+        let TabAction::Verify(proving, _) =
+            tab(20).on_message(&hello(&signature(), PROTOCOL_VERSION, BUNDLE_DIGEST), 1000)
+        else {
+            panic!()
+        };
+        let mut open = vec![proving.clone()];
+        open.extend((21..21 + MAX_UNPROVEN_SOCKETS as u64 + 2).map(tab));
+        let closed = sockets_to_close(&open, 1001);
+        assert_eq!(closed, [(21, MADE_ROOM), (22, MADE_ROOM)]);
+        // Its time still runs out like any other's.
+        assert_eq!(sockets_to_close(&[proving], 1000 + HELLO_WAIT_MS), [(20, NOT_PROVEN_IN_TIME)]);
+        // Among senders holding as many, the oldest goes.
+        let even = [tab(30), flood(31), tab(32), flood(33), tab(34), flood(35)];
+        assert_eq!(sockets_to_close(&even, 1001), [(30, MADE_ROOM), (31, MADE_ROOM)]);
     }
 
     #[test]

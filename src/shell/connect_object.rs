@@ -1,18 +1,20 @@
 //! The Durable Object of one connect code: stores its session in SQLite and applies the
 //! core's commands to it, one at a time. Its table is made on its first write (the code's
-//! creation), so a command for a code never created writes nothing.
+//! creation), so a command for a code never created writes nothing; at its end (its alarm)
+//! it deletes everything it stored, table and all.
 
 use tabrelay_bundle::fields::Message as _;
 use worker::{durable_object, DurableObject, Env, Request, Response, Result, State};
 
-use super::{from_json, now_ms, texts, PlatformRandom};
-use crate::limits::{AUTH_CODE_TTL_MS, CONNECT_CODE_TTL_MS};
+use super::{from_json, now_ms, routes, texts, PlatformRandom};
+use crate::config::CODE_KEPT_MS;
 use crate::oauth::connect::{apply, CodeReply, CodeRequest, Session};
 
 /// One connect code's session.
 #[durable_object]
 pub struct ConnectCode {
     state: State,
+    env: Env,
 }
 
 impl ConnectCode {
@@ -50,8 +52,8 @@ impl ConnectCode {
 }
 
 impl DurableObject for ConnectCode {
-    fn new(state: State, _env: Env) -> Self {
-        Self { state }
+    fn new(state: State, env: Env) -> Self {
+        Self { state, env }
     }
 
     async fn fetch(&self, mut req: Request) -> Result<Response> {
@@ -65,14 +67,16 @@ impl DurableObject for ConnectCode {
         if reply == CodeReply::Created {
             // Forget the session once neither the code nor an authorization code can be used.
             // worker's `set_alarm` reads a bare number as an offset from now, not as a time.
-            let keep = std::time::Duration::from_millis(CONNECT_CODE_TTL_MS + AUTH_CODE_TTL_MS);
+            let kept = routes::config(&self.env).map_or(CODE_KEPT_MS, |c| c.code_kept_ms);
+            let keep = std::time::Duration::from_millis(kept);
             self.state.storage().set_alarm(keep).await?;
         }
         Response::from_bytes(reply.encode())
     }
 
     async fn alarm(&self) -> Result<Response> {
-        self.store(true, None)?;
+        // Nothing of a code outlives it: not its session, nor the table that held it.
+        self.state.storage().delete_all().await?;
         Response::ok("forgotten")
     }
 }

@@ -16,8 +16,10 @@ use tabrelay_bundle::fields::FromValue;
 pub(crate) use tabrelay_bundle::from_json;
 
 use crate::crypto::Entropy;
+use crate::http::{CappedBody, TooLarge};
 use crate::oauth::connect::{CodeReply, CodeRequest, Command, ConnectCode};
 use crate::pairing::wire::{Reply, Request as PairingRequest};
+use crate::senders::{sender_key, Limited};
 
 /// Random bytes from the platform (crypto.getRandomValues).
 pub(crate) struct PlatformRandom;
@@ -118,6 +120,54 @@ impl Replies {
                     return None;
                 }
             }
+        }
+    }
+}
+
+/// A request's body, read with `cap` ([`CappedBody`]): refused by its `Content-Length` before
+/// anything is read, and as soon as what arrives passes the cap, so no more is ever held.
+pub(crate) async fn read_body(req: &mut Request, cap: usize) -> Result<Result<Vec<u8>, TooLarge>> {
+    let length = req.headers().get("content-length")?;
+    let mut body = match CappedBody::start(cap, length.as_deref()) {
+        Ok(body) => body,
+        Err(too_large) => return Ok(Err(too_large)),
+    };
+    // No body at all reads as an empty one.
+    let Ok(mut stream) = req.stream() else { return Ok(Ok(Vec::new())) };
+    while let Some(chunk) = stream.next().await {
+        if let Err(too_large) = body.take(&chunk?) {
+            return Ok(Err(too_large));
+        }
+    }
+    Ok(Ok(body.into_bytes()))
+}
+
+/// Whether the sender of `req` is still within its limit of `limited` (the platform's
+/// rate-limiting binding, keyed by [`sender_key`]); each ask counts. A binding that is missing
+/// or fails lets the request through, and says so in the log: the limit bounds cost, and
+/// the relay stays usable without it.
+pub(crate) async fn within_limit(env: &worker::Env, req: &Request, limited: Limited) -> bool {
+    use worker::js_sys::{Function, Object, Reflect};
+    use worker::wasm_bindgen::{JsCast as _, JsValue};
+    let ip = req.headers().get("cf-connecting-ip").ok().flatten();
+    let asked = async {
+        let limiter = Reflect::get(env, &JsValue::from_str(limited.binding())).ok()?;
+        let limit: Function = Reflect::get(&limiter, &"limit".into()).ok()?.dyn_into().ok()?;
+        let options = Object::new();
+        Reflect::set(&options, &"key".into(), &sender_key(ip.as_deref()).into()).ok()?;
+        let promise: worker::js_sys::Promise =
+            limit.call1(&limiter, &options).ok()?.dyn_into().ok()?;
+        let outcome = worker::wasm_bindgen_futures::JsFuture::from(promise).await.ok()?;
+        Reflect::get(&outcome, &"success".into()).ok()?.as_bool()
+    };
+    match asked.await {
+        Some(within) => within,
+        None => {
+            worker::console_error!(
+                "the rate-limiting binding {} is missing or failed",
+                limited.binding()
+            );
+            true
         }
     }
 }

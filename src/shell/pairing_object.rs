@@ -28,7 +28,8 @@ use crate::http;
 use crate::limits::KEEP_ALIVE_MS;
 use crate::pairing::room::{Asker, Effect, Input, Room, Stated, Stored};
 use crate::pairing::wire::{CallEvent, ListenEvent, Reply, Request};
-use crate::pairing::{socket_key, Tab};
+use crate::pairing::{socket_pairing, Tab};
+use crate::senders::sender_key;
 
 /// The pairing's tables. They are made on the object's first write, not when it starts, so an
 /// object that is only asked about what it never stored (a revocation or refresh of an unknown
@@ -155,6 +156,16 @@ impl Shared {
                     "INSERT OR REPLACE INTO replayed (id, until) VALUES (?, ?)",
                     vec![id.into(), (until as i64).into()],
                 );
+            }
+            Effect::ForgetAll => {
+                // Every table the object made goes (synchronously: a request's end may bring
+                // it, where nothing can wait); the next write makes them again.
+                for table in TABLES {
+                    if let Some(name) = table.split_whitespace().nth(5) {
+                        let _ = self.sql.exec(&format!("DROP TABLE IF EXISTS {name}"), None);
+                    }
+                }
+                self.tables.set(false);
             }
             effect @ (Effect::Verify(..) | Effect::AskCode(..) | Effect::SetAlarm(_)) => {
                 return Some(effect);
@@ -339,6 +350,7 @@ impl Pairing {
                 .into_iter()
                 .filter_map(crate::pairing::tasks::read)
                 .collect(),
+            replayed_until: self.replayed("%").into_iter().max().unwrap_or_default(),
         };
         let keys = routes::config(&self.env).ok().map(|c| c.keys);
         *self.shared.room.borrow_mut() = Some(Room::new(keys, catalogue()));
@@ -375,10 +387,12 @@ impl Pairing {
     }
 
     /// Takes a tab's socket: its first message is a fresh challenge.
-    async fn accept_tab(&self, url: &str) -> Result<Response> {
+    async fn accept_tab(&self, req: &worker::Request) -> Result<Response> {
+        let url = req.inner().url();
+        let sender = sender_key(req.headers().get("cf-connecting-ip")?.as_deref());
         let pair = WebSocketPair::new()?;
-        let key = match socket_key(&http::query_of(url)) {
-            Ok(key) => key,
+        let pairing = match socket_pairing(&http::query_of(&url)) {
+            Ok(pairing) => pairing,
             Err((code, reason)) => {
                 // The Worker checked the key before naming this object by it.
                 pair.server.accept()?;
@@ -392,8 +406,8 @@ impl Pairing {
             None => return Response::error("The pairing is not ready.", 503),
         };
         self.shared.sockets.borrow_mut().insert(number, pair.server);
-        let origin = http::origin_of(url).to_owned();
-        let effects = self.shared.handle(Input::Opened { number, key, origin });
+        let origin = http::origin_of(&url).to_owned();
+        let effects = self.shared.handle(Input::Opened { number, pairing, origin, sender });
         self.run(effects).await?;
         Response::from_websocket(pair.client)
     }
@@ -413,9 +427,10 @@ impl Pairing {
         inserted.is_ok_and(|rows| texts(rows, "key").len() == 1)
     }
 
-    /// The replays recorded for grant `id`: until when each is kept.
+    /// The replays recorded for grant `id` (a `LIKE` pattern: `%` for all): until when each
+    /// is kept.
     fn replayed(&self, id: &str) -> Vec<u64> {
-        let query = "SELECT CAST(until AS TEXT) AS v FROM replayed WHERE id = ?";
+        let query = "SELECT CAST(until AS TEXT) AS v FROM replayed WHERE id LIKE ?";
         let found: Vec<Value> = self.shared.values(query, vec![id.into()]);
         found.iter().filter_map(Value::as_u64).collect()
     }
@@ -504,7 +519,7 @@ impl DurableObject for Pairing {
     async fn fetch(&self, mut req: worker::Request) -> Result<Response> {
         self.room().await?;
         if req.headers().get("upgrade")?.is_some() {
-            return self.accept_tab(&req.inner().url()).await;
+            return self.accept_tab(&req).await;
         }
         match Request::decode(&req.bytes().await?) {
             Some(request) => self.request(request).await,

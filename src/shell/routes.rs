@@ -13,14 +13,14 @@ use worker::{
 
 use super::client_metadata;
 use super::{
-    ask_code, ask_pairing, ask_pairing_once, catalogue, json_response, now_ms, read_json,
-    PlatformRandom, Replies,
+    ask_code, ask_pairing, ask_pairing_once, catalogue, json_response, now_ms, read_body,
+    read_json, within_limit, PlatformRandom, Replies,
 };
 use crate::config::Config;
 use crate::crypto::{random_token, sha256_hex};
 use crate::http;
 use crate::jsonrpc::{self, ErrorCode, Id, RpcError};
-use crate::limits::{FIRST_EVENT_WAIT_MS, MAX_CODE_DRAWS, MAX_SEAL_BYTES, TOOL_LIST_WAIT_MS};
+use crate::limits::{FIRST_EVENT_WAIT_MS, MAX_CODE_DRAWS, TOOL_LIST_WAIT_MS};
 use crate::mcp::call_path::{
     self, Asked, Call, CallIdentity, CallInput, CallOutput, Listen, Start,
 };
@@ -31,11 +31,12 @@ use crate::oauth::error::OAuthError;
 use crate::oauth::exchange::TokenRequest;
 use crate::oauth::{clients, exchange, metadata, token};
 use crate::pages;
-use crate::pairing::socket_key;
+use crate::pairing::socket_pairing;
 use crate::pairing::wire::{
     request_key, CallRequest, GrantReply, GrantRequest, RefreshReply, Reply as PairingReply,
     Request as PairingRequest, TaskOp as PairingTaskOp, Want,
 };
+use crate::senders::Limited;
 use crate::{sentences, tools};
 
 /// The Durable Object binding of the pairings.
@@ -58,6 +59,7 @@ pub(crate) fn config(env: &Env) -> std::result::Result<Config, String> {
     )
     .map(|c| c.with_client_origins(var(env, "CLIENT_ORIGINS").as_deref()))
     .map(|c| c.with_local_metadata_hosts(var(env, "LOCAL_METADATA_HOSTS").as_deref()))
+    .map(|c| c.with_code_kept_ms(var(env, "CODE_KEPT_MS").as_deref()))
 }
 
 /// The configuration, read once per isolate: the vars and secrets of a deployment do not
@@ -181,8 +183,23 @@ fn html(status: u16, page: String) -> Result<Response> {
     Ok(Response::from_html(page)?.with_status(status).with_headers(headers))
 }
 
+/// The body of a request to an OAuth endpoint, read with its cap; past it, the OAuth error
+/// to answer with (413).
+async fn oauth_body(
+    req: &mut Request,
+    path: &str,
+) -> Result<std::result::Result<Vec<u8>, Response>> {
+    Ok(match read_body(req, http::body_cap(path)).await? {
+        Ok(body) => Ok(body),
+        Err(too_large) => Err(oauth_error(&OAuthError::too_large(too_large.cap))?),
+    })
+}
+
 async fn register(mut req: Request, config: &Config) -> Result<Response> {
-    let body = req.bytes().await.unwrap_or_default();
+    let body = match oauth_body(&mut req, "/register").await? {
+        Ok(body) => body,
+        Err(refused) => return Ok(refused),
+    };
     match clients::register(&config.keys, &body, now_ms(), &mut PlatformRandom) {
         Ok(r) => json_response(201, &r),
         Err(e) => oauth_error(&e),
@@ -244,14 +261,19 @@ async fn authorize_code(
 ) -> Result<Response> {
     let answer =
         |status: u16, sentence: &str| json_response(status, &json!({"sentence": sentence}));
-    let body = req.bytes().await.unwrap_or_default();
-    if body.len() > MAX_SEAL_BYTES {
-        return answer(400, sentences::SEAL_STALE);
-    }
+    let body = match read_body(&mut req, http::body_cap(pages::CODE_PATH)).await? {
+        Ok(body) => body,
+        Err(too_large) => return answer(413, &sentences::too_large(too_large.cap)),
+    };
     let sealed = String::from_utf8_lossy(&body);
     let Some((request, seal)) = authorize::unseal(&config.keys, &sealed, now_ms()) else {
         return answer(400, sentences::SEAL_STALE);
     };
+    // A seal makes at most one code, but anyone may fetch a waiting page and post its seal:
+    // each sender may make only so many codes (and objects) a minute.
+    if !within_limit(env, &req, Limited::Code).await {
+        return answer(429, sentences::TOO_MANY_CODES);
+    }
     let place = place_of(&req, origin);
     let browser_secret = random_token(&mut PlatformRandom, 32);
     let browser_hash = sha256_hex(browser_secret.as_bytes());
@@ -362,7 +384,10 @@ async fn token_endpoint(
     config: &Config,
     origin: &str,
 ) -> Result<Response> {
-    let body = req.bytes().await.unwrap_or_default();
+    let body = match oauth_body(&mut req, "/token").await? {
+        Ok(body) => body,
+        Err(refused) => return Ok(refused),
+    };
     let request = match exchange::read(&body, &config.keys, origin, &mut PlatformRandom) {
         Ok(r) => r,
         Err(e) => return oauth_error(&e),
@@ -443,7 +468,10 @@ async fn token_endpoint(
 }
 
 async fn revoke(mut req: Request, env: &Env, config: &Config, origin: &str) -> Result<Response> {
-    let body = req.bytes().await.unwrap_or_default();
+    let body = match oauth_body(&mut req, "/revoke").await? {
+        Ok(body) => body,
+        Err(refused) => return Ok(refused),
+    };
     match exchange::revocation(&body, &config.keys, origin, now_ms()) {
         Err(e) => oauth_error(&e),
         Ok(None) => Ok(Response::empty()?.with_status(200)),
@@ -466,13 +494,18 @@ async fn tab(req: Request, url: &str, env: &Env, config: &Config) -> Result<Resp
             "This page's origin may not pair with this relay.",
         );
     }
-    // The socket names the browser's public pairing key, never the pairing id (which tokens
-    // carry): the object is named by the id derived here, and the key's signature proves it.
-    let key = match socket_key(&http::query_of(url)) {
-        Ok(key) => key,
+    // The socket names the pairing id (tokens carry it too, so it opens nothing by itself): the
+    // hello brings the public key it derives from, and the key's signature proves it. The key
+    // stays out of the address, which request logs keep.
+    let pairing = match socket_pairing(&http::query_of(url)) {
+        Ok(pairing) => pairing,
         Err((code, reason)) => return refuse_socket(code, reason),
     };
-    let stub = env.durable_object(PAIRING_BINDING)?.id_from_name(&key.pairing())?.get_stub()?;
+    // Any id (a self-made key's) makes an object: each sender may open only so many a minute.
+    if !within_limit(env, &req, Limited::Tab).await {
+        return refuse_socket(close::TOO_MANY_TABS, sentences::TOO_MANY_SOCKETS);
+    }
+    let stub = env.durable_object(PAIRING_BINDING)?.id_from_name(&pairing)?.get_stub()?;
     stub.fetch_with_request(req).await
 }
 
@@ -517,7 +550,13 @@ async fn mcp_endpoint(
         name: name.as_deref(),
         session: session.as_deref(),
     };
-    let body = req.bytes().await.unwrap_or_default();
+    let body = match read_body(&mut req, http::body_cap("/")).await? {
+        Ok(body) => body,
+        Err(too_large) => {
+            let e = RpcError::new(ErrorCode::INVALID_REQUEST, sentences::too_large(too_large.cap));
+            return json_response(413, &jsonrpc::error(None, &e));
+        }
+    };
     let stream = mcp::accepts_stream(accept.as_deref());
     let items = match mcp::batch(&body, &headers) {
         mcp::Batch::One => {

@@ -224,7 +224,6 @@ const registrations = [
   ['an ftp: redirect URI', { redirect_uris: ['ftp://claude.ai/cb'] }, 'invalid_redirect_uri'],
   ['an https URI without a host', { redirect_uris: ['https:///cb'] }, 'invalid_redirect_uri'],
   ['a redirect URI of 600 bytes', { redirect_uris: [`https://claude.ai/${'a'.repeat(600)}`] }, 'invalid_redirect_uri'],
-  ['a registration over 8 KB', { client_name: bigName, redirect_uris: [CLAUDE_CB] }, 'invalid_client_metadata'],
   ['a body that is not JSON', 'redirect_uris=https://claude.ai/cb', 'invalid_client_metadata'],
   ['a JSON array body', JSON.stringify([{ redirect_uris: [CLAUDE_CB] }]), 'invalid_client_metadata'],
   ['grant_types password', { redirect_uris: [CLAUDE_CB], grant_types: ['authorization_code', 'password'] }, 'invalid_client_metadata'],
@@ -240,6 +239,10 @@ for (const [name, body, error] of registrations) {
     assertOAuthError(await registerRaw(body), 400, error, name);
   });
 }
+
+test('register: a registration over 8 KB → 413 invalid_request (refused unread past its cap), no client id', async () => {
+  assertOAuthError(await registerRaw({ client_name: bigName, redirect_uris: [CLAUDE_CB] }), 413, 'invalid_request', 'over 8 KB');
+});
 
 // =============================================================================================
 // 2. /authorize, errors about the client or the redirect URI: shown on the page, never followed.
@@ -466,7 +469,7 @@ const tokenCases = [
   ['code sent twice', (id) => [['grant_type', 'authorization_code'], ['client_id', id], ['code', 'ABCDE12345.x'], ['code', 'ZZZZZ12345.y']], 400, 'invalid_request'],
   ['code_verifier sent twice', (id) => [['grant_type', 'authorization_code'], ['client_id', id], ['code', 'ABCDE12345.x'], ['code_verifier', 'v'.repeat(43)], ['code_verifier', 'w'.repeat(43)]], 400, 'invalid_request'],
   ['refresh_token sent twice', (id) => [['grant_type', 'refresh_token'], ['client_id', id], ['refresh_token', `${pairingHex}.g.s`], ['refresh_token', `${pairingHex}.g.t`]], 400, 'invalid_request'],
-  ['a form over 8 KB', (id) => ({ grant_type: 'authorization_code', client_id: id, code: 'ABCDE12345.x', pad: 'p'.repeat(8 * 1024) }), 400, 'invalid_request'],
+  ['a form over 8 KB', (id) => ({ grant_type: 'authorization_code', client_id: id, code: 'ABCDE12345.x', pad: 'p'.repeat(8 * 1024) }), 413, 'invalid_request'],
   ['no refresh_token', (id) => ({ grant_type: 'refresh_token', client_id: id }), 400, 'invalid_request'],
   ['a malformed refresh_token', (id) => ({ grant_type: 'refresh_token', client_id: id, refresh_token: 'garbage' }), 400, 'invalid_grant'],
   ['a refresh_token of a pairing that does not exist', (id) => ({ grant_type: 'refresh_token', client_id: id, refresh_token: `${pairingHex}.grant.secret` }), 400, 'invalid_grant'],

@@ -9,8 +9,8 @@ import { createHash, randomBytes } from 'node:crypto';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
-import { RelayClient, signProof, PROTOCOL_VERSION, BUNDLE_DIGEST } from '../../tab/relay-client.js';
-import { TAB_PATH, TAB_KEY_PARAM } from '../../tab/generated/bundle.js';
+import { RelayClient, signProof, publicKeyOf, PROTOCOL_VERSION, BUNDLE_DIGEST } from '../../tab/relay-client.js';
+import { TAB_PATH } from '../../tab/generated/bundle.js';
 import { createDemoApp } from '../../tab/demo/app.js';
 import { MemoryStorage as PlainStorage } from '../js/memory_storage.mjs';
 
@@ -42,12 +42,23 @@ export class MemoryKeys {
   }
 }
 
-/** A localStorage stand-in and the browser's pairing keys (`keys`): one per simulated browser. */
+/**
+ * A localStorage stand-in and the browser's pairing keys (`keys`): one per simulated browser,
+ * with an address of its own (`sender`, sent as `CF-Connecting-IP`, which wrangler dev keeps
+ * when a request brings one): the relay limits what each sender makes per minute.
+ */
 export class MemoryStorage extends PlainStorage {
   constructor() {
     super();
     this.keys = new MemoryKeys();
+    this.sender = someSender();
   }
+}
+
+/** A made-up sender address, in a private range (never a client of a deployed relay). */
+export function someSender() {
+  const [a, b, c] = randomBytes(3);
+  return `10.${a}.${b}.${c}`;
 }
 
 /**
@@ -67,7 +78,7 @@ export async function openTab({ storage = new MemoryStorage(), keys = storage.ke
     relay,
     storage,
     keys,
-    headers: { origin },
+    headers: { origin, 'cf-connecting-ip': storage.sender ?? someSender() },
     tools,
     dataset,
     handle: async (call) => {
@@ -82,18 +93,24 @@ export async function openTab({ storage = new MemoryStorage(), keys = storage.ke
   return { client, app, calls, statuses, refusedLists, storage, connected, close: () => client.stop() };
 }
 
-/** The public pairing key (base64url) a connected tab's socket named. */
+/** The public pairing key (base64url) a connected tab's hello carried. */
 export function keyOf(tab) {
-  return new URL(tab.client.socket.url).searchParams.get(TAB_KEY_PARAM);
+  return tab.client.key;
+}
+
+/** The pairing id a connected tab's socket named (`pairing=…`), as tokens carry it. */
+export function pairingOf(tab) {
+  return new URL(tab.client.socket.url).searchParams.get('pairing');
 }
 
 /**
  * A raw socket to the relay's tab channel, as an outsider opens one: `query` is the URL's query
- * (`key=…`); it collects what the relay sends (`messages`), `challenge` resolves with the first
- * challenge, `closed` with the close code and reason.
+ * (`pairing=…`); it collects what the relay sends (`messages`), `challenge` resolves with the
+ * first challenge, `closed` with the close code and reason. `sender` is the address it comes
+ * from (a new one each time unless given).
  */
-export function rawTabSocket(query, { origin = APP_ORIGIN, relay = RELAY } = {}) {
-  const ws = new WebSocket(`${relay.replace(/^http/, 'ws')}${TAB_PATH}?${query}`, { headers: { origin } });
+export function rawTabSocket(query, { origin = APP_ORIGIN, relay = RELAY, sender = someSender() } = {}) {
+  const ws = new WebSocket(`${relay.replace(/^http/, 'ws')}${TAB_PATH}?${query}`, { headers: { origin, 'cf-connecting-ip': sender } });
   const messages = [];
   let heard;
   const challenge = new Promise((resolve) => (heard = resolve));
@@ -112,10 +129,11 @@ export function rawTabSocket(query, { origin = APP_ORIGIN, relay = RELAY } = {})
   return { ws, messages, challenge, closed, opened };
 }
 
-/** A hello as the tab sends it: `keyPair`'s proof over `challenge` for `relayOrigin`. */
+/** A hello as the tab sends it: `keyPair`'s public key and proof over `challenge` for `relayOrigin`. */
 export async function helloFor(keyPair, challenge, relayOrigin = new URL(RELAY).origin, extra = {}) {
   const signature = await signProof(keyPair, relayOrigin, challenge);
-  return JSON.stringify({ type: 'hello', protocol: PROTOCOL_VERSION, bundle: BUNDLE_DIGEST, signature, ...extra });
+  const key = Buffer.from(await publicKeyOf(keyPair)).toString('base64url');
+  return JSON.stringify({ type: 'hello', protocol: PROTOCOL_VERSION, bundle: BUNDLE_DIGEST, key, signature, ...extra });
 }
 
 /** How many proven tabs the pairing of `token` holds, as its `status` tool says. */
@@ -177,6 +195,9 @@ export async function openWaitingPage(authorizationUrl) {
 
 /** What the waiting page's script does first: posts the sealed request, gets the code. */
 export async function askForCode(relay, sealed, headers = {}) {
+  // Each waiting page from an address of its own, unless the caller says (the relay limits
+  // how many codes one sender makes a minute).
+  headers = { 'cf-connecting-ip': someSender(), ...headers };
   const r = await fetch(`${relay}${CODE_PATH}`, { method: 'POST', body: sealed, headers });
   const body = jsonOrText(await r.text());
   const cookie = (r.headers.get('set-cookie') || '').split(';')[0];

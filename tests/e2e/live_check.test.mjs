@@ -99,7 +99,7 @@ function secretsIn(traffic) {
   add(/"link":"[^"]*#tabrelay-connect=([^"]+)"/g);
   add(/[?&#](?:code|code_verifier|refresh_token|token)=([^&\s"]+)/g); // forms, redirects
   add(/[Bb]earer ([A-Za-z0-9._~+/=-]+)/g); // authorization headers
-  add(/[?&]key=([A-Za-z0-9_-]+)/g); // the tab's public key, on its socket
+  add(/"key":"([A-Za-z0-9_-]{40,})"/g); // the tab's public key, in its hello
   return found;
 }
 

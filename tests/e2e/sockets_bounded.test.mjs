@@ -1,11 +1,11 @@
-// What an outsider who knows a pairing's public key (or holds one of its tokens) can do to its
+// What an outsider who knows a pairing's id (it holds one of its tokens, say) can do to its
 // socket: sockets still to prove themselves have their own small bound apart from proven tabs
 // (the oldest makes room for a newer one), so silent sockets never keep the browser's tabs out;
 // each is closed when it has not proven itself in time; a first message over the limit is
-// refused before it is read; and the pairing id that tokens carry opens nothing.
+// refused before it is read; and the pairing id proves nothing without the key's signature.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { openTab, accessToken, callTool, MemoryStorage, rawTabSocket, keyOf, helloFor, connectedTabs, subOf } from './harness.mjs';
+import { openTab, accessToken, callTool, MemoryStorage, rawTabSocket, pairingOf, helloFor, connectedTabs, subOf, waitFor } from './harness.mjs';
 import { CLOSE } from '../../tab/relay-client.js';
 import { HELLO_WAIT_MS, MAX_UNPROVEN_SOCKETS, MAX_UNPROVEN_MESSAGE_BYTES, MAX_TABS_PER_PAIRING } from '../../tab/generated/bundle.js';
 
@@ -34,10 +34,10 @@ test('silent sockets with the pairing key keep no tab out and are closed in time
   const storage = new MemoryStorage();
   const first = await openTab({ storage });
   const token = await accessToken(first);
-  const key = keyOf(first);
+  const pairing = pairingOf(first);
   const silent = [];
   for (let i = 0; i < SILENT; i++) {
-    const s = watch(rawTabSocket(`key=${key}`));
+    const s = watch(rawTabSocket(`pairing=${pairing}`));
     await Promise.race([s.challenge, s.closed]);
     silent.push(s);
   }
@@ -82,7 +82,7 @@ test('a first message over the limit is refused at once, unread, even a hello th
   const tab = await openTab({ storage });
   const token = await accessToken(tab);
   const keyPair = await storage.keys.get(tab.client.origin);
-  const s = rawTabSocket(`key=${keyOf(tab)}`);
+  const s = rawTabSocket(`pairing=${pairingOf(tab)}`);
   const padded = await helloFor(keyPair, await s.challenge, undefined, { pad: 'p'.repeat(MAX_UNPROVEN_MESSAGE_BYTES) });
   const sentAt = Date.now();
   s.ws.send(padded);
@@ -93,7 +93,7 @@ test('a first message over the limit is refused at once, unread, even a hello th
   assert.deepEqual(s.messages.map((m) => m.type), ['challenge'], 'never welcomed');
   assert.equal(await connectedTabs(token), 1);
   // The same hello within the limit proves the key (the limit, not the signature, refused it).
-  const ok = rawTabSocket(`key=${keyOf(tab)}`);
+  const ok = rawTabSocket(`pairing=${pairingOf(tab)}`);
   ok.ws.send(await helloFor(keyPair, await ok.challenge));
   await Promise.race([new Promise((r) => ok.ws.addEventListener('message', (e) => JSON.parse(e.data).type === 'welcome' && r())), ok.closed.then((c) => assert.fail(JSON.stringify(c)))]);
   assert.equal(await connectedTabs(token), 2);
@@ -101,18 +101,59 @@ test('a first message over the limit is refused at once, unread, even a hello th
   tab.close();
 });
 
-test('the pairing id an access token carries opens no socket', async () => {
+test('the pairing id an access token carries proves nothing without its key', async () => {
   const tab = await openTab();
   const token = await accessToken(tab);
   const sub = subOf(token);
   assert.equal(sub, tab.client.pairing, 'the token names the pairing by its id');
-  for (const [query, code] of [[`pairing=${sub}`, CLOSE.OUTDATED], [`key=${sub}`, CLOSE.PROTOCOL_ERROR]]) {
-    const s = rawTabSocket(query);
-    const closed = await s.closed;
-    assert.equal(s.messages.length, 0, `not even a challenge: ${query}`);
-    assert.equal(closed.code, code, query);
-  }
+  // A socket naming the id, whose hello brings another browser's key and its good signature.
+  const other = new MemoryStorage();
+  const stranger = await openTab({ storage: other });
+  const strangerKeys = await other.keys.get(stranger.client.origin);
+  const s = rawTabSocket(`pairing=${sub}`);
+  s.ws.send(await helloFor(strangerKeys, await s.challenge));
+  const closed = await s.closed;
+  assert.equal(closed.code, CLOSE.PROOF_FAILED, JSON.stringify(closed));
+  assert.deepEqual(s.messages.map((m) => m.type), ['challenge'], 'never welcomed');
+  // The id where protocol 2 put the key: that page is told to reload.
+  const old = rawTabSocket(`key=${sub}`);
+  assert.equal((await old.closed).code, CLOSE.OUTDATED);
   assert.equal(await connectedTabs(token), 1);
   assert.equal(tab.calls.length, 0);
+  stranger.close();
+  tab.close();
+});
+
+test('a flood of sockets from one sender makes room among its own, never closing a socket of the browser about to prove itself', { timeout: 60_000 }, async () => {
+  const storage = new MemoryStorage();
+  const tab = await openTab({ storage });
+  const token = await accessToken(tab);
+  const keyPair = await storage.keys.get(tab.client.origin);
+  const pairing = pairingOf(tab);
+  // The browser's socket, opened first (its hello not sent yet: it is still signing, say).
+  const proving = watch(rawTabSocket(`pairing=${pairing}`, { sender: storage.sender }));
+  const challenge = await proving.challenge;
+  // Then a flood from one sender (a token's holder knows the pairing id).
+  const flooder = '10.66.66.66';
+  const flood = [];
+  for (let i = 0; i < MAX_UNPROVEN_SOCKETS + 8; i++) {
+    const s = watch(rawTabSocket(`pairing=${pairing}`, { sender: flooder }));
+    await Promise.race([s.challenge, s.closed]);
+    flood.push(s);
+  }
+  // The relay made room: read after it did.
+  await waitFor(() => flood.filter((s) => s.closingAt).length >= 8, 10_000);
+  assert.equal(proving.closingAt, null, 'the browser\'s socket was not pushed out by the flood');
+  proving.ws.send(await helloFor(keyPair, challenge));
+  const welcomed = await Promise.race([
+    waitFor(() => proving.messages.find((m) => m.type === 'welcome'), 10_000),
+    proving.closed.then((c) => assert.fail(`closed: ${JSON.stringify(c)}`)),
+  ]);
+  assert.equal(welcomed.pairing, pairing);
+  assert.equal(await connectedTabs(token), 2);
+  const closes = await Promise.all(flood.filter((s) => s.closingAt).map((s) => s.closed));
+  for (const c of closes) assert.equal(c.code, CLOSE.TOO_MANY_TABS, JSON.stringify(c));
+  proving.ws.close();
+  for (const s of flood) s.ws.close();
   tab.close();
 });

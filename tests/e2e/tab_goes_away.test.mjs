@@ -42,11 +42,13 @@ test('a pairing with no tab open answers with a sentence saying to open the app'
   assert.match(result.content[0].text, /No tab of the app is open.*open the app/);
 });
 
-test('a dropped tab reconnects with growing waits and receives new calls; its URL names no pairing id', async () => {
+test('a dropped tab reconnects with growing waits and receives new calls; its URL names its pairing, never its key', async () => {
   const storage = new MemoryStorage();
   const tab = await openTab({ storage });
   const token = await accessToken(tab);
-  assert.ok(!tab.client.socket.url.includes(tab.client.pairing), 'the socket names the public key, tokens the pairing id');
+  const url = new URL(tab.client.socket.url);
+  assert.equal(url.searchParams.get('pairing'), tab.client.pairing, 'the socket names the pairing id, as tokens do');
+  assert.ok(tab.client.key && !tab.client.socket.url.includes(tab.client.key), 'the public key stays out of the address');
   tab.client.socket.close(4000, 'test drop');
   await waitFor(() => tab.statuses.filter((s) => s.status === 'connected').length >= 2, 10_000);
   const waiting = tab.statuses.find((s) => s.status === 'waiting');

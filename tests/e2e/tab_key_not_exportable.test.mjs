@@ -1,10 +1,12 @@
 // Script on the app's page can use the browser's pairing key but never read it: in the real
 // demo page (Chromium), the pair kept in IndexedDB (by relay origin) is a CryptoKey pair whose
 // private key is not extractable (every export rejects) and signs only; its public key is the
-// one the page's socket names; a reload keeps it; and the first protocol's tab secret, when
-// found in localStorage, is removed.
+// one the page's hello carries, and its hash the pairing its socket names (the key itself never
+// in the address); a reload keeps it; and the first protocol's tab secret, when found in
+// localStorage, is removed.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import { RELAY } from './harness.mjs';
 import { launchChromium, openDemo, reloadDemo } from './demo_harness.mjs';
 
@@ -52,7 +54,18 @@ test('the stored pairing key cannot be exported, and is the one the socket names
       }
     });
     const sockets = [];
-    context.on('page', (p) => p.on('websocket', (ws) => sockets.push(ws.url())));
+    const hellos = [];
+    context.on('page', (p) => p.on('websocket', (ws) => {
+      sockets.push(ws.url());
+      ws.on('framesent', ({ payload }) => {
+        try {
+          const m = JSON.parse(String(payload));
+          if (m.type === 'hello') hellos.push(m);
+        } catch {
+          // a ping
+        }
+      });
+    }));
     const page = await openDemo(context);
     const seen = await page.evaluate(inspectKey, new URL(RELAY).origin);
     assert.deepEqual(seen.origins, [new URL(RELAY).origin], 'one key, kept by the relay’s origin');
@@ -63,12 +76,15 @@ test('the stored pairing key cannot be exported, and is the one the socket names
     assert.deepEqual(seen.algorithm, { name: 'ECDSA', namedCurve: 'P-256' });
     assert.deepEqual(seen.exports, ['pkcs8: InvalidAccessError', 'jwk: InvalidAccessError', 'raw: InvalidAccessError']);
     assert.equal(seen.oldSecret, null, 'the old tab secret was removed');
-    const named = new URL(sockets.at(-1)).searchParams.get('key');
-    assert.equal(named, seen.publicB64, 'the socket names the stored pair’s public key');
+    const pairing = createHash('sha256').update(Buffer.from(seen.publicB64, 'base64url')).digest('hex');
+    const url = new URL(sockets.at(-1));
+    assert.equal(url.searchParams.get('pairing'), pairing, 'the socket names the stored pair’s pairing');
+    assert.ok(!sockets.at(-1).includes(seen.publicB64), 'and never the key itself');
+    assert.equal(hellos.at(-1)?.key, seen.publicB64, 'the hello carries the stored pair’s public key');
     await reloadDemo(page);
     const again = await page.evaluate(inspectKey, new URL(RELAY).origin);
     assert.equal(again.publicB64, seen.publicB64, 'a reload keeps the key (and so the pairing)');
-    assert.equal(new URL(sockets.at(-1)).searchParams.get('key'), seen.publicB64);
+    assert.equal(new URL(sockets.at(-1)).searchParams.get('pairing'), pairing);
   } finally {
     await browser.close();
   }

@@ -51,7 +51,7 @@ test('a link naming another relay does not change where the demo app connects', 
     assert.equal(await page.textContent('#relay'), RELAY, 'the page shows its configured relay');
     await new Promise((r) => setTimeout(r, 500));
     assert.equal(reached, 0, 'nothing went to the relay the link named');
-    assert.ok(sockets.length >= 1 && sockets.every((u) => u.startsWith(`${RELAY.replace(/^http/, 'ws')}/tab?key=`)), sockets.join(' '));
+    assert.ok(sockets.length >= 1 && sockets.every((u) => u.startsWith(`${RELAY.replace(/^http/, 'ws')}/tab?pairing=`)), sockets.join(' '));
   } finally {
     await browser.close();
     trap.close();

@@ -4,7 +4,7 @@
 // and its approval of a connect code go nowhere, and the pairing's count of tabs stays the same.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { openTab, accessToken, callTool, MemoryStorage, rawTabSocket, keyOf, connectedTabs, waitFor, register, pkcePair, openWaitingPage, RELAY, CALLBACK } from './harness.mjs';
+import { openTab, accessToken, callTool, MemoryStorage, rawTabSocket, pairingOf, connectedTabs, waitFor, register, pkcePair, openWaitingPage, RELAY, CALLBACK } from './harness.mjs';
 import { CLOSE } from '../../tab/relay-client.js';
 
 /** A WebSocket that records what the page sends, as someone watching the connection would. */
@@ -34,7 +34,7 @@ test('a hello replayed on another socket is refused and the socket gets no call 
   const waiting = await openWaitingPage(url);
   assert.ok(waiting.code, 'a live code');
 
-  const replay = rawTabSocket(`key=${keyOf(victim)}`);
+  const replay = rawTabSocket(`pairing=${pairingOf(victim)}`);
   await replay.challenge;
   replay.ws.send(captured);
   replay.ws.send(JSON.stringify({ type: 'focus', focused: true }));

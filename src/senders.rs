@@ -1,0 +1,162 @@
+//! Who sent a request, as the per-sender limits count it: what an outsider can send without a
+//! token and that makes a Durable Object (a connect code, a tab's socket, whose key may be
+//! self-made and so make a new pairing) is limited per sender by the platform's rate-limiting
+//! bindings, keyed here. How many each allows, and per how long, is said once, in
+//! `wrangler.toml` (`[[ratelimits]]`), where the platform reads it.
+
+/// What a sender is limited in, each by its own binding.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Limited {
+    /// Asking for a connect code (`POST /authorize/code`): each makes a code's object.
+    Code,
+    /// Opening a tab's socket (`GET /tab`): a self-made key makes a pairing's object.
+    Tab,
+}
+
+impl Limited {
+    /// The name of its rate-limiting binding in `wrangler.toml`.
+    #[must_use]
+    pub fn binding(self) -> &'static str {
+        match self {
+            Self::Code => "CODE_SENDERS",
+            Self::Tab => "TAB_SENDERS",
+        }
+    }
+}
+
+/// The key a sender is counted under, from the address the platform says it connected from
+/// (`CF-Connecting-IP`). An IPv6 sender is counted by its /64, the block one subscriber gets
+/// (its 2^64 addresses would otherwise be as many senders); an IPv4 one by its address. A
+/// request without an address that reads as one (none reaches a deployed Worker from outside
+/// without it) shares one key with all such requests.
+#[must_use]
+pub fn sender_key(connecting_ip: Option<&str>) -> String {
+    // Read by hand: the standard library's address parsing costs the Worker about 5 KB.
+    let ip = connecting_ip.map(str::trim).unwrap_or_default();
+    let mapped = ip.get(..7).filter(|p| p.eq_ignore_ascii_case("::ffff:")).map(|_| &ip[7..]);
+    if let Some([a, b, c, d]) = ipv4(mapped.unwrap_or(ip)) {
+        return format!("ip4:{a}.{b}.{c}.{d}");
+    }
+    match ipv6(ip) {
+        Some([a, b, c, d, ..]) => format!("ip6:{a:x}:{b:x}:{c:x}:{d:x}::/64"),
+        None => "unknown".into(),
+    }
+}
+
+/// The four numbers of a dotted IPv4 address.
+fn ipv4(ip: &str) -> Option<[u8; 4]> {
+    let mut out = [0u8; 4];
+    let mut parts = ip.split('.');
+    for n in &mut out {
+        let part = parts.next()?;
+        if part.is_empty() || part.len() > 3 || !part.bytes().all(|b| b.is_ascii_digit()) {
+            return None;
+        }
+        *n = part.parse().ok()?;
+    }
+    parts.next().is_none().then_some(out)
+}
+
+/// The eight groups of an IPv6 address written in hex groups, `::` standing for zeros once.
+fn ipv6(ip: &str) -> Option<[u16; 8]> {
+    let groups = |s: &str| -> Option<Vec<u16>> {
+        if s.is_empty() {
+            return Some(Vec::new());
+        }
+        s.split(':')
+            .map(|g| {
+                let hex = !g.is_empty() && g.len() <= 4 && g.bytes().all(|b| b.is_ascii_hexdigit());
+                hex.then(|| u16::from_str_radix(g, 16).ok()).flatten()
+            })
+            .collect()
+    };
+    let (head, tail) = match ip.split_once("::") {
+        Some((head, tail)) => (groups(head)?, Some(groups(tail)?)),
+        None => (groups(ip)?, None),
+    };
+    let mut out = [0u16; 8];
+    match tail {
+        None if head.len() == 8 => out.copy_from_slice(&head),
+        Some(tail) if head.len() + tail.len() < 8 => {
+            out[..head.len()].copy_from_slice(&head);
+            out[8 - tail.len()..].copy_from_slice(&tail);
+        }
+        _ => return None,
+    }
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_sender_is_its_ipv4_address_or_its_ipv6_slash_64() {
+        assert_eq!(sender_key(Some("203.0.113.7")), "ip4:203.0.113.7");
+        assert_eq!(sender_key(Some(" 203.0.113.7 ")), "ip4:203.0.113.7");
+        assert_ne!(sender_key(Some("203.0.113.7")), sender_key(Some("203.0.113.8")));
+        assert_eq!(sender_key(Some("::ffff:203.0.113.7")), "ip4:203.0.113.7");
+        let a = sender_key(Some("2001:db8:1:2:aaaa::1"));
+        assert_eq!(a, "ip6:2001:db8:1:2::/64");
+        assert_eq!(a, sender_key(Some("2001:0db8:0001:0002:ffff:ffff:ffff:ffff")), "one /64");
+        assert_ne!(a, sender_key(Some("2001:db8:1:3::1")), "another /64 is another sender");
+        assert_eq!(sender_key(Some("::1")), "ip6:0:0:0:0::/64");
+        assert_eq!(sender_key(Some("2001:DB8:1:2::")), "ip6:2001:db8:1:2::/64");
+        for nothing in [
+            None,
+            Some(""),
+            Some("unknown"),
+            Some("203.0.113.7, 10.0.0.1"),
+            Some("203.0.113.256"),
+            Some("203.0.113"),
+            Some("1.2.3.4.5"),
+            Some("2001:db8::1::2"),
+            Some("2001:db8:1:2:3:4:5:6:7"),
+            Some("12345::1"),
+            Some(":::"),
+            Some("::ffff:1.2.3"),
+        ] {
+            assert_eq!(sender_key(nothing), "unknown", "{nothing:?}");
+        }
+    }
+
+    #[test]
+    fn the_hand_reading_agrees_with_the_standard_librarys() {
+        let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
+        let mut next = || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        for _ in 0..5000 {
+            let n = next();
+            let v6 = std::net::Ipv6Addr::from(u128::from(n) << 64 | u128::from(next() & 0xffff));
+            let v4 = std::net::Ipv4Addr::from((n >> 32) as u32);
+            for written in [v6.to_string(), format!("{v6:?}").to_uppercase()] {
+                let s = v6.segments();
+                let want = match v6.to_ipv4_mapped() {
+                    Some(v4) => format!("ip4:{v4}"),
+                    None => format!("ip6:{:x}:{:x}:{:x}:{:x}::/64", s[0], s[1], s[2], s[3]),
+                };
+                assert_eq!(sender_key(Some(&written)), want, "{written}");
+            }
+            assert_eq!(sender_key(Some(&v4.to_string())), format!("ip4:{v4}"));
+        }
+    }
+
+    #[test]
+    fn each_limit_has_its_binding_in_wrangler_toml() {
+        let toml = include_str!("../wrangler.toml");
+        for limited in [Limited::Code, Limited::Tab] {
+            let entry = format!("name = \"{}\"", limited.binding());
+            let at = toml.find(&entry).unwrap_or_else(|| panic!("{entry} in wrangler.toml"));
+            let start = toml[..at].rfind("[[").unwrap_or_default();
+            let end = toml[at..].find("[[").map_or(toml.len(), |i| at + i);
+            let section = &toml[start..end];
+            assert!(section.starts_with("[[ratelimits]]"), "{entry} is a rate-limiting binding");
+            assert!(section.contains("simple = { limit = "), "{entry} says its limit");
+        }
+        assert_ne!(Limited::Code.binding(), Limited::Tab.binding());
+    }
+}

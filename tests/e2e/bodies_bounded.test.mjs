@@ -1,0 +1,114 @@
+// Bodies nobody needs a token to send are never held whole: /register, /token, /revoke and
+// /authorize/code refuse a body whose Content-Length is over their cap at once, before it is
+// sent, and one sent in chunks without a length as soon as it passes the cap, with 413 and a
+// sentence (an OAuth error, or the waiting page's sentence); another client's call goes on
+// meanwhile. Without the cap the relay would wait for the whole body: these requests would
+// never be answered while their sender keeps sending.
+//
+// wrangler dev wraps a Worker in a middleware that reads every request body to its end before
+// the response leaves (a deployed Worker has none); this file runs a relay of its own without
+// it (WRANGLER_DISABLE_REQUEST_BODY_DRAINING), so it sees the answer when the relay gives it.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { request } from 'node:http';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { openTab, accessToken, callTool, startRelay, useRelay } from './harness.mjs';
+
+const work = mkdtempSync(join(tmpdir(), 'tabrelay-bodies-'));
+let relay;
+before(async () => {
+  relay = await startRelay({ state: join(work, 'state'), env: { ...process.env, WRANGLER_DISABLE_REQUEST_BODY_DRAINING: '1' } });
+  useRelay(relay.url);
+});
+after(() => {
+  relay?.stop();
+  rmSync(work, { recursive: true, force: true });
+});
+
+const MB = 1024 * 1024;
+const ROUTES = [
+  ['/register', 'application/json', 'oauth'],
+  ['/token', 'application/x-www-form-urlencoded', 'oauth'],
+  ['/revoke', 'application/x-www-form-urlencoded', 'oauth'],
+  ['/authorize/code', 'text/plain', 'sentence'],
+];
+
+/**
+ * Posts to `path` a body that never ends while the relay reads it: it says `declared` bytes and
+ * sends none, or (no length) sends 16 KiB chunks every 10 ms until an answer comes or `most`
+ * bytes went; then it waits, still open. (Slowly, so that the relay has read what was sent when
+ * it answers and closes: unread bytes would make the close a reset that loses the answer.)
+ * Resolves with the answer's status, its body and how many bytes were sent by then.
+ */
+function endlessPost(path, type, { declared, most = 8 * MB }) {
+  return new Promise((resolve) => {
+    const url = new URL(path, relay.url);
+    const headers = { 'content-type': type };
+    if (declared !== undefined) headers['content-length'] = String(declared);
+    const req = request({ host: url.hostname, port: url.port, path, method: 'POST', headers });
+    let sent = 0;
+    let answered = false;
+    const chunk = Buffer.alloc(16 * 1024, 0x61);
+    req.on('response', (res) => {
+      answered = true;
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (d) => (body += d));
+      res.on('end', () => {
+        resolve({ status: res.statusCode, body, sent });
+        req.destroy();
+      });
+    });
+    req.on('error', () => {}); // the relay may close the socket once it has answered
+    const pump = () => {
+      if (answered || sent >= most || declared !== undefined) return;
+      sent += chunk.length;
+      req.write(chunk);
+      setTimeout(pump, 10);
+    };
+    req.flushHeaders();
+    pump();
+  });
+}
+
+/** Fails after `ms` unless `promise` settles first. */
+function within(promise, ms, what) {
+  return Promise.race([promise, new Promise((_, no) => setTimeout(() => no(new Error(`${what}: no answer within ${ms} ms`)), ms))]);
+}
+
+function assertRefused(answer, kind, what) {
+  assert.equal(answer.status, 413, `${what}: ${JSON.stringify(answer)}`);
+  const body = JSON.parse(answer.body);
+  if (kind === 'oauth') {
+    assert.equal(body.error, 'invalid_request', what);
+    assert.match(body.error_description, /larger than the \d+ bytes allowed/, what);
+  } else {
+    assert.match(body.sentence, /larger than the \d+ bytes allowed/, what);
+  }
+}
+
+test('a body declared at 100 MB is refused before it is sent, at every endpoint without a token', { timeout: 120_000 }, async () => {
+  for (const [path, type, kind] of ROUTES) {
+    const answer = await within(endlessPost(path, type, { declared: 100 * MB }), 15_000, path);
+    assertRefused(answer, kind, path);
+    assert.equal(answer.sent, 0, `${path}: answered before any of it was sent`);
+  }
+});
+
+test('a body sent in chunks without a length is refused once it passes the cap, while another client calls', { timeout: 120_000 }, async () => {
+  const tab = await openTab();
+  const token = await accessToken(tab);
+  for (const [path, type, kind] of ROUTES) {
+    const upload = within(endlessPost(path, type, {}), 20_000, path);
+    // Meanwhile, the person's agent calls their tab through the same relay.
+    const call = await callTool(token, 'dataset_describe');
+    assert.equal(call.isError, false, JSON.stringify(call));
+    const answer = await upload;
+    assertRefused(answer, kind, path);
+    assert.ok(answer.sent < 2 * MB, `${path}: answered after ${answer.sent} bytes, long before the sender stopped`);
+  }
+  assert.equal(tab.calls.length, ROUTES.length);
+  tab.close();
+});
