@@ -12,6 +12,14 @@ export const MODES: Readonly<Record<Mode, Readonly<{ title: string; change: Deci
 export const DEFAULT_MODE: Mode;
 export const CHOICES: Readonly<Record<Choice, string>>;
 export const KIND_WORDS: Readonly<Record<string, string>>;
+export const KIND_NAMES: Readonly<Record<string, string>>;
+export type Risk = 'read' | 'undoable' | 'irreversible';
+export const RISKS: readonly Risk[];
+export const DID_KEPT: number;
+/** A kind's name in words ("Deletes items"). */
+export function kindName(kind: string, names?: Record<string, string>): string;
+/** How heavy a call of `tool` is: irreversible with a confirm kind, undoable for another change, read. */
+export function riskOf(tool: PresenceTool | null | undefined, options?: { confirmKinds?: Record<string, string[]> }): Risk;
 export const LINES_KEPT: number;
 export const PERMISSIONS_KEY: string;
 export const SENTENCES: Readonly<{ STOPPED: string; CANCELLED: string; STOPPED_RUNNING: string; CANCELLED_RUNNING: string; WITHDRAWN: string; FORGOTTEN: string; AGENT_STOPPED: string }>;
@@ -27,6 +35,7 @@ export interface Settings {
 export interface PresenceTool {
   name: string;
   title?: string;
+  description?: string;
   safety: 'read' | 'change' | 'destructive';
 }
 
@@ -82,6 +91,13 @@ export interface Question {
   why: string[];
   lineKey: string;
   sentence: string;
+  /** The tool's own words for what it does ('' when it gave none). */
+  description: string;
+  risk: Risk;
+  /** The kinds asked about, by name. */
+  kindNames: string[];
+  /** The items the call names (`itemsOf`), shown on the app's view while the card waits. */
+  items: Array<number | string>;
   /** The app's estimate of the call in milliseconds, or null. */
   estimateMs: number | null;
 }
@@ -93,8 +109,15 @@ export interface ActivityLine {
   connection: PresenceCall['connection'];
   turn: number | null;
   running: string | null;
+  /** When the running call started (ms since the epoch), and the app's estimate of it. */
+  startedMs: number | null;
+  estimateMs: number | null;
   waiting: number;
   steps: unknown[];
+  /** What the turn read and changed (or what did not run), in words, oldest first. */
+  did: Array<{ what: 'read' | 'changed' | 'not-run' | 'failed'; words: string }>;
+  /** Why Undo turn could not undo it, once tried. */
+  undoSaid: string | null;
   stopped: boolean;
   /** The person stopped this line's agent: its calls are refused until they let it go on. */
   held: boolean;
@@ -106,7 +129,10 @@ export interface Presence {
   readonly store: PermissionStore;
   readonly canUndo: boolean;
   onAsking(question: Question): void;
-  onAnswered(question: Question): void;
+  /** The person allowed the call asked about (never called after a Deny). */
+  onAnswered(question: Question, choice: Choice): void;
+  /** The items the oldest waiting card names; [] once none. */
+  onShowItems(items: Array<number | string>): void;
   onStopped(line: ActivityLine): void;
   onGoOn(connection: string): void;
   settings(): Settings;
@@ -119,6 +145,12 @@ export interface Presence {
   kinds(): string[];
   wordsOf(kind: string): string;
   settingOf(name: string): 'runs' | 'asks' | 'refused';
+  nameOf(kind: string): string;
+  riskOf(name: string): Risk;
+  /** Why the app refuses tool `name` before the permissions (its data switch), or null. */
+  refusalOf(name: string): string | null;
+  /** What the app's refusal depends on changed: the settings stated follow. */
+  refresh(): void;
   subscribe(fn: (presence: Presence) => void): () => void;
   /** The tools changed (./webmcp.js): their definitions and the confirm kinds their annotations give. */
   setTools(tools: PresenceTool[], kinds?: Record<string, string[]>): void;
@@ -143,6 +175,14 @@ export interface PresenceOptions {
   tools?: PresenceTool[];
   confirmKinds?: Record<string, string[]>;
   kindWords?: Record<string, string>;
+  kindNames?: Record<string, string>;
+  /** The items a call names (ids), shown on the app's view while its card waits. */
+  itemsOf?(call: PresenceCall): Array<number | string>;
+  /** A refusal before the permissions (the data switch's sentence), or null. */
+  refuses?(tool: PresenceTool): string | null;
+  /** What a call read or changed, in words (default: its result's `data.summary`, or the tool's title). */
+  saidOf?(call: PresenceCall, result: unknown): string | null;
+  now?(): number;
   estimate?(call: PresenceCall): number | null;
   undoTurn?(steps: unknown[], line: ActivityLine): unknown;
   stepOf?(result: unknown): unknown;
