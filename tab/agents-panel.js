@@ -70,8 +70,9 @@ export function abilitiesWords(presence) {
   const refused = [];
   if (groups.refused.length) refused.push(`${titles(groups.refused)} (you refuse them)`);
   if (groups.switched.length) refused.push(`${titles(groups.switched)} (refused while “${DATA_SENTENCES.SWITCH}” is on)`);
-  if (refused.length) parts.push(`not use: ${refused.join('; ')}`);
-  return `Under your mode “${mode}” it will be able to ${parts.join('; ')}. You can change this under “What agents may do” at any time.`;
+  const can = parts.length ? `it will be able to ${parts.join('; ')}.` : 'it will not be able to use any tool.';
+  const cannot = refused.length ? ` It will not be able to use ${refused.join('; ')}.` : '';
+  return `Under your mode “${mode}”, ${can}${cannot} You can change this under “What agents may do” at any time.`;
 }
 /** A connect code's letters and digits (dashes and spaces aside). */
 export const CODE_CHARS = 10;
