@@ -93,7 +93,10 @@ const relay = relayAddress
       // The bridge states the tools, registered below.
       tools: [],
       dataset: app.dataset.name,
-      onRefused: (call) => logCall(whoOf(call), call.tool, presence.refusalOf(call.tool) ? 'refused: names and summaries only' : 'refused by your settings'),
+      onRefused: (call) => {
+        const why = presence.refusalOf(call.tool);
+        logCall(whoOf(call), call.tool, why ? `error: ${why}` : 'refused by your settings');
+      },
       // A tool the data switch refuses says so (the relay lists it as refused meanwhile).
       refusalOf: (call) => presence.refusalOf(call.tool),
     })
