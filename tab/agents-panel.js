@@ -28,7 +28,7 @@
 
 import { takeConnectLink, openConfirmWindow, onConfirmed, nameWarningSentence, CONSENT } from './relay-client.js';
 import { ago, shown } from './presence-elements.js';
-import { MODES } from './presence.js';
+import { MODES, HEAVY_MS, kindDecision } from './presence.js';
 import { DATA_SENTENCES } from './data-guard.js';
 
 /** A tool's own choice beside its kinds: none (its kinds decide), ask first, or refuse. */
@@ -72,7 +72,9 @@ export function abilitiesWords(presence) {
   if (groups.switched.length) refused.push(`${titles(groups.switched)} (refused while “${DATA_SENTENCES.SWITCH}” is on)`);
   const can = parts.length ? `it will be able to ${parts.join('; ')}.` : 'it will not be able to use any tool.';
   const cannot = refused.length ? ` It will not be able to use ${refused.join('; ')}.` : '';
-  return `Under your mode “${mode}”, ${can}${cannot} You can change this under “What agents may do” at any time.`;
+  const heavy = kindDecision(settings, 'heavy');
+  const heavyWords = heavy === 'allow' ? '' : ` A call the app estimates at ${Math.round(HEAVY_MS / 1000)} s or more ${heavy === 'ask' ? 'asks you first' : 'is refused'}.`;
+  return `Under your mode “${mode}”, ${can}${cannot}${heavyWords} You can change this under “What agents may do” at any time.`;
 }
 /** A connect code's letters and digits (dashes and spaces aside). */
 export const CODE_CHARS = 10;

@@ -42,7 +42,7 @@ export const KIND_WORDS = Object.freeze({
   consequential: 'the page says it has consequences',
 });
 /** Each base kind's name, as the person reads it; an app's kind without a name reads as its words ("deletes-items" → "Deletes items"). */
-export const KIND_NAMES = Object.freeze({ change: 'Changes (undoable)', heavy: 'Heavy calls', consequential: 'Calls with consequences' });
+export const KIND_NAMES = Object.freeze({ change: 'Changes', heavy: 'Heavy calls', consequential: 'Calls with consequences' });
 /** How a card weighs a call: a read, an undoable change, or irreversible (a tool with a confirm kind). */
 export const RISKS = Object.freeze(['read', 'undoable', 'irreversible']);
 /** The most things an activity line keeps of what its turn read or changed. */

@@ -50,7 +50,7 @@ test('a card weighs the risk: a read and an undoable change are not irreversible
 test('kinds and arguments in words: no identifier, no JSON', () => {
   assert.equal(kindName('deletes-items'), 'Deletes items');
   assert.equal(kindName('deletes-items', { 'deletes-items': 'Deleting items' }), 'Deleting items');
-  assert.equal(kindName('change'), 'Changes (undoable)');
+  assert.equal(kindName('change'), 'Changes');
   const lines = argsInWords({ ids: [4, 7, 9], column: 'score', permutations: 20000, options: { fast: true, groups: ['A'] } });
   assert.deepEqual(lines, [
     ['Ids', '4, 7 and 9'],
@@ -141,7 +141,7 @@ test('a tool the app refuses before the permissions (its data switch) is stated 
   const presence = presenceOf({ refuses: (tool) => (on && tool.name === 'read' ? 'The switch refuses it.' : null) });
   assert.equal(presence.settingOf('read'), 'runs');
   assert.equal(presence.refusalOf('read'), null);
-  assert.match(abilitiesWords(presence), /^Under your mode “Ask before heavy or irreversible”, it will be able to use without asking you: “Read values” and “Edit a value”; use only once you allow each call: “Delete items”\. You can change/);
+  assert.match(abilitiesWords(presence), /^Under your mode “Ask before heavy or irreversible”, it will be able to use without asking you: “Read values” and “Edit a value”; use only once you allow each call: “Delete items”\. A call the app estimates at 10 s or more asks you first\. You can change/);
   on = true;
   assert.equal(presence.settingOf('read'), 'refused', 'not “runs without asking”');
   assert.equal(presence.refusalOf('read'), 'The switch refuses it.');
