@@ -6,9 +6,14 @@ import type { Presence } from './presence.js';
 import type { DataSwitch } from './data-guard.js';
 import type { RelayClient } from './relay-client.js';
 import type { ConnectionsList } from './presence-elements.js';
+import type { AgentsRecord } from './record.js';
 
 /** A tool's own choice beside its kinds, in words: `kinds` (none), `ask`, `deny`. */
 export const TOOL_CHOICES: Readonly<{ kinds: string; ask: string; deny: string }>;
+/** Said in a tab whose agents' calls went to another tab of the app in this browser. */
+export const CALLS_ELSEWHERE: string;
+/** Said once the person took the calls back. */
+export const CALLS_BACK: string;
 /** What a tool's calls do now, in words. */
 export const NOW_WORDS: Readonly<{ runs: string; asks: string; refused: string }>;
 export const NOW_SWITCH_WORDS: string;
@@ -29,7 +34,8 @@ export function statusWords(state: string, detail?: { wait?: number; reason?: st
  * approve, deny, link-box, link-opened, show-link, asker, already, lookalike, code-hint, result,
  * confirm-link, connections,
  * rules-hint, data-switch, permissions, tools-details, tools-title, tools, tool-row, tool-choice, tool-now,
- * tools-result; the composed elements' parts prefixed `connections-`, `data-`, `permissions-`.
+ * tools-result, record; the composed elements' parts prefixed `connections-`, `data-`, `permissions-`,
+ * `record-` (the record's section shows once `record` is set).
  */
 export class AgentsPanel extends HTMLElement {
   relay: RelayClient | null;
@@ -37,6 +43,8 @@ export class AgentsPanel extends HTMLElement {
   dataSwitch: DataSwitch | null;
   datasetId: string | null;
   readonly connections: ConnectionsList;
+  /** The record of what agents did (createRecord), shown in its own section. */
+  record: AgentsRecord | null;
   /** Says the relay is stopped and why, when the app did not start it. */
   showStatus(state: 'stopped' | 'idle', detail?: { reason?: string }): void;
   /** Fills in the code of the waiting page's link (`#tabrelay-connect=CODE`), if any. */

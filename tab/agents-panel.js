@@ -9,6 +9,7 @@
 // (`tabrelay-agents::part(group)`, `::part(approve)`, and the composed elements' parts with a
 // prefix: `::part(connections-forget)`, `::part(permissions-mode)`, `::part(data-switch)`):
 // - the relay's status line and the connector address to paste into Claude or ChatGPT, with Copy;
+//   when agents' calls went to another tab of this browser, it says so, with Take the calls back here;
 // - the connect code entry and the approval dialog: once a whole code is typed (or, for a page
 //   opened with the waiting page's link, once the person presses Show who asks), who asks (its
 //   verified domain, or its name as the app gave it, not verified), how long ago and from where
@@ -18,10 +19,13 @@
 //   Approve and Deny. A typed whole code approves with the press; a link approves only once
 //   the relay's window, opened by the press, finds this is the browser that opened the waiting
 //   page (else the relay asks for the whole code typed);
-// - the connections (`<tabrelay-connections>`) with Forget;
+// - the connections (`<tabrelay-connections>`) with Forget, and every grant made on a card
+//   (`<tabrelay-grants>`), under all agents or its connection, with Revoke;
 // - the data switch (`<tabrelay-data-switch>`), the mode and each kind (`<tabrelay-permissions>`)
 //   and each tool's own choice (as its kinds say, ask first, or refuse), with what its calls do now
-//   (folded under Each tool unless the person has made one).
+//   (folded under Each tool unless the person has made one);
+// - once the app sets `record` (./record.js), what agents did (`<tabrelay-record>`, parts
+//   prefixed `record-`): filters, Export JSON and CSV, Clear.
 // Every control has an accessible name and a visible focus. The relay's status comes from the
 // RelayClient itself (`relay.subscribe`); `showStatus(state, {reason})` says why it is stopped
 // when the app never started it. Nothing is approved without the person's press.
@@ -30,6 +34,7 @@ import { takeConnectLink, openConfirmWindow, onConfirmed, nameWarningSentence, C
 import { ago, shown } from './presence-elements.js';
 import { MODES, HEAVY_MS, kindDecision } from './presence.js';
 import { DATA_SENTENCES } from './data-guard.js';
+import './record.js';
 
 /** A tool's own choice beside its kinds: none (its kinds decide), ask first, or refuse. */
 export const TOOL_CHOICES = Object.freeze({ kinds: 'As its kinds say', ask: 'Ask me first', deny: 'Refuse' });
@@ -76,6 +81,10 @@ export function abilitiesWords(presence) {
   const heavyWords = heavy === 'allow' ? '' : ` A call the app estimates at ${Math.round(HEAVY_MS / 1000)} s or more ${heavy === 'ask' ? 'asks you first' : 'is refused'}.`;
   return `Under your mode “${mode}”, ${can}${cannot}${heavyWords} You can change this under “What agents may do” at any time.`;
 }
+/** Said in a tab whose agents' calls went to another tab of the app in this browser. */
+export const CALLS_ELSEWHERE = 'Agents’ calls now go to another tab of this app in this browser (the one opened or focused last), not to this one.';
+/** Said once the person took the calls back. */
+export const CALLS_BACK = 'Agents’ calls come to this tab again.';
 /** A connect code's letters and digits (dashes and spaces aside). */
 export const CODE_CHARS = 10;
 /** A whole code is described once typing has paused this long. */
@@ -85,7 +94,9 @@ export const DESCRIBE_AFTER_MS = 300;
 const INNER_PARTS = {
   connections: ['head', 'refresh', 'list', 'item', 'who', 'unverified', 'when', 'forget', 'go-on', 'empty', 'result'],
   data: ['switch-row', 'switch', 'now', 'notice', 'notice-text', 'got-it', 'caveat'],
-  permissions: ['mode-row', 'mode', 'kinds', 'kind-rows', 'kind-row', 'kind'],
+  permissions: ['mode-row', 'mode', 'mode-hint', 'mode-result', 'kinds', 'kind-rows', 'kind-row', 'kind'],
+  record: ['kept', 'filters', 'agent-filter', 'show', 'list', 'entry', 'when', 'who', 'tool', 'decision', 'outcome', 'undone-mark', 'empty', 'actions', 'export-json', 'export-csv', 'clear', 'clear-ask', 'clear-yes', 'clear-no', 'result'],
+  grants: ['title', 'groups', 'group', 'who', 'grant', 'grant-text', 'revoke', 'revoke-all', 'empty', 'result'],
 };
 const exported = (prefix) => INNER_PARTS[prefix].map((p) => `${p}: ${prefix}-${p}`).join(', ');
 
@@ -134,6 +145,8 @@ const CSS = `
   input { flex: 1 1 10rem; min-width: 0; font: inherit; font-family: ui-monospace, monospace; padding: .4rem .5rem; border: 1px solid #8a8a90; border-radius: .3rem; }
   select { font: inherit; padding: .2rem .3rem; border: 1px solid #8a8a90; border-radius: .3rem; background: #fff; max-width: 100%; }
   [part=status] { font-weight: 600; }
+  [part=calls-elsewhere] { padding: .4rem .6rem; border-left: 4px solid #f2a900; background: #fff9e6; }
+  [part=calls-back]:empty { margin: 0; }
   [part=status][data-state=connected] { color: #0a7a3d; }
   [part=status][data-state=refused] { color: #b3261e; }
   .hint, [part=result], [part=tools-result] { color: #5b5b60; font-size: .9rem; }
@@ -146,7 +159,7 @@ const CSS = `
   [part=asker] { overflow-wrap: anywhere; }
   [part=asker]:empty { margin: 0; }
   [part=lookalike] { padding: .4rem .6rem; border-left: 4px solid #b3261e; background: #fff8f7; color: #7a1a14; }
-  tabrelay-connections { margin-top: 1rem; border-top: 1px solid #d8d8dc; padding-top: .75rem; }
+  tabrelay-connections, tabrelay-grants { margin-top: 1rem; border-top: 1px solid #d8d8dc; padding-top: .75rem; }
   tabrelay-data-switch { margin: .75rem 0; padding-bottom: .75rem; border-bottom: 1px solid #d8d8dc; }
   tabrelay-permissions { font-size: .9rem; }
   ul { list-style: none; margin: .5rem 0 0; padding: 0; font-size: .9rem; }
@@ -179,6 +192,11 @@ export class AgentsPanel extends Base {
   #linked = null;
   /** Whether the person pressed to see who asks for the link. */
   #linkShown = false;
+  /**
+   * The link whose approval this browser could not give (not the waiting page's): what was said
+   * about it stays while the person types the whole code, until a whole code is described.
+   */
+  #awaitingWhole = null;
   /** Connections calls came through that the list was refreshed for. */
   #seen = new Set();
   /** The relay's list last shown as it pushed it. */
@@ -190,7 +208,9 @@ export class AgentsPanel extends Base {
     this.#root.innerHTML = `<style>${CSS}</style>
     <section part="group agents" aria-labelledby="agents-title">
       <h2 part="heading" id="agents-title">Agents</h2>
-      <p part="status-line">Relay <code part="relay" id="relay"></code>: <span part="status" id="status" role="status">starting…</span></p>
+      <p part="status-line">Relay <code part="relay" id="relay"></code>: <span part="status" id="status" role="status" tabindex="-1">starting…</span></p>
+      <p part="calls-elsewhere" id="calls-elsewhere" role="status" hidden><span part="calls-elsewhere-text" id="calls-elsewhere-text"></span> <button part="take-calls" id="take-calls" class="small" type="button">Take the calls back here</button></p>
+      <p part="calls-back" id="calls-back" class="hint" aria-live="polite"></p>
       <p part="address-row" class="hint">Add this tab to Claude or ChatGPT as a connector with this address: <code part="address" id="connector-address"></code> <button part="copy" id="copy-address" class="quiet small" type="button" aria-label="Copy the connector address">Copy</button> <span part="copy-result" id="copy-result" aria-live="polite"></span></p>
       <form part="code-form" id="approve-form" aria-label="Approve or deny a connect code">
         <label part="code-label" for="code">Connect code</label>
@@ -205,6 +225,7 @@ export class AgentsPanel extends Base {
       <p part="code-hint" id="code-hint" class="hint"></p>
       <p part="result" id="approve-result" aria-live="polite"></p>
       <tabrelay-connections part="connections" id="connections" exportparts="${exported('connections')}"></tabrelay-connections>
+      <tabrelay-grants part="grants" id="grants" exportparts="${exported('grants')}"></tabrelay-grants>
     </section>
     <section part="group rules" aria-labelledby="rules-title">
       <h2 part="heading" id="rules-title">What agents may do</h2>
@@ -216,6 +237,10 @@ export class AgentsPanel extends Base {
         <ul part="tools" id="settings" aria-labelledby="tools-title"></ul>
       </details>
       <p part="tools-result" id="settings-result" aria-live="polite"></p>
+    </section>
+    <section part="group record" aria-labelledby="record-title" id="record-section" hidden>
+      <h2 part="heading" id="record-title">What agents did</h2>
+      <tabrelay-record part="record" id="record" exportparts="${exported('record')}"></tabrelay-record>
     </section>`;
     const $ = (id) => this.#root.getElementById(id);
     $('code-hint').textContent = `An agent that asks to use this tab shows a connect code on its waiting page. ${CONSENT.APPROVE_ONLY_YOURS}`;
@@ -224,6 +249,13 @@ export class AgentsPanel extends Base {
     $('approve-form').addEventListener('submit', (event) => this.#approve(event));
     $('deny').addEventListener('click', () => this.#deny());
     $('copy-address').addEventListener('click', () => this.#copyAddress());
+    $('calls-elsewhere-text').textContent = CALLS_ELSEWHERE;
+    $('take-calls').addEventListener('click', () => {
+      this.#relay?.takeCalls();
+      $('calls-back').textContent = CALLS_BACK;
+      // The pressed button went: the focus stays on what says so.
+      $('status').focus();
+    });
     $('code').addEventListener('input', () => {
       // Typing in the field leaves the link: a whole code typed needs no extra step.
       if (this.#linked) this.#dropLink();
@@ -238,6 +270,8 @@ export class AgentsPanel extends Base {
         delete result.dataset.connected;
       }
     });
+    // A connection's grants are headed by its name as the connections list shows it.
+    $('connections').addEventListener('listed', () => ($('grants').connections = $('connections').list));
     this.#showAddress();
   }
 
@@ -266,6 +300,7 @@ export class AgentsPanel extends Base {
   set presence(presence) {
     this.#presence = presence || null;
     this.#el('permissions').presence = this.#presence;
+    this.#el('grants').presence = this.#presence;
     this.#unsubscribe.forEach((f) => f());
     this.#unsubscribe = [];
     this.#listen();
@@ -285,6 +320,14 @@ export class AgentsPanel extends Base {
   }
   set datasetId(value) {
     this.#el('data-switch').datasetId = value;
+  }
+  /** The record of what agents did (./record.js createRecord), shown in its section. */
+  get record() {
+    return this.#el('record').record;
+  }
+  set record(value) {
+    this.#el('record').record = value;
+    this.#el('record-section').hidden = !value;
   }
   /** The connections list (`<tabrelay-connections>`). */
   get connections() {
@@ -343,6 +386,9 @@ export class AgentsPanel extends Base {
     status.dataset.state = state;
     status.textContent = statusWords(state, detail);
     if (relay?.toolsRefused) this.#el('settings-result').textContent = relay.toolsRefused;
+    const elsewhere = Boolean(useRelay && relay.callsElsewhere);
+    if (elsewhere) this.#el('calls-back').textContent = '';
+    this.#el('calls-elsewhere').hidden = !elsewhere;
     if (state === 'connected' && was !== 'connected') {
       this.#el('connections').refresh();
       this.#describeCode(); // A code typed or linked before the tab was connected.
@@ -481,10 +527,15 @@ export class AgentsPanel extends Base {
     clearTimeout(this.#describeTimer);
     const code = this.#fieldCode();
     const asker = this.#el('code-asker');
-    if (asker.dataset.code !== code) {
+    // While the whole code is typed for a link this browser could not approve, who asks (and
+    // the instruction to type it) stay: typing never wipes what is shown for the code asked.
+    const kept = !code && this.#awaitingWhole !== null && asker.dataset.code === this.#awaitingWhole;
+    if (asker.dataset.code !== code && !kept) {
       asker.textContent = '';
       delete asker.dataset.code;
       this.#showCanDo();
+      // What was said with it goes with it: no warning or list stays for a code no longer there.
+      this.#clearSaid();
     }
     const result = this.#el('approve-result');
     if (result.dataset.code && result.dataset.code !== code) {
@@ -561,6 +612,12 @@ export class AgentsPanel extends Base {
     asker.textContent = `${who} asks to act in this tab${back}. ${started}${where}`;
     asker.dataset.code = code;
     this.#showCanDo();
+    if (this.#awaitingWhole !== null && code !== this.#awaitingWhole) {
+      // The whole code typed is described: the instruction to type it is done.
+      this.#awaitingWhole = null;
+      result.textContent = '';
+      delete result.dataset.code;
+    }
     if (result.dataset.code) {
       result.textContent = '';
       delete result.dataset.code;
@@ -585,6 +642,12 @@ export class AgentsPanel extends Base {
     this.#el('code-asker').textContent = '';
     delete this.#el('code-asker').dataset.code;
     this.#showCanDo();
+    this.#awaitingWhole = null;
+    this.#clearSaid();
+  }
+
+  /** The look-alike warning and the client's connections here go. */
+  #clearSaid() {
     this.#el('code-lookalike').hidden = true;
     this.#el('code-lookalike').textContent = '';
     this.#el('code-already').hidden = true;
@@ -623,7 +686,9 @@ export class AgentsPanel extends Base {
       // The window went away without a word: the person may press Approve again.
       if (ok === null) throw new Error(CONSENT.LINK_WINDOW_CLOSED);
       if (!ok) {
-        // Not the waiting page's browser: only the whole code, typed, approves.
+        // Not the waiting page's browser: only the whole code, typed, approves. The focus goes
+        // to the field for it; who asks stays shown while it is typed.
+        this.#awaitingWhole = link;
         this.#dropLink();
         this.#el('code').focus();
         throw new Error(CONSENT.NOT_THIS_BROWSER);

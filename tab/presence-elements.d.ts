@@ -27,10 +27,15 @@ declare class PresenceElement extends HTMLElement {
 }
 /** `<tabrelay-confirm-card>`: parts card, what, tool, who, why, details, args, choices, once, connection, always, deny, more. */
 export class ConfirmCard extends PresenceElement {}
-/** `<tabrelay-activity>`: parts lines, line (acting or done), text, buttons, stop, undo, dismiss. */
+/** `<tabrelay-activity>`: parts lines, line (acting or done), text, buttons, stop, go-on, undo, dismiss, ask-undo, keep, undo-anyway. */
 export class ActivityLines extends PresenceElement {}
-/** `<tabrelay-permissions>`: parts mode-row, mode, kinds, kind-rows, kind-row, kind. */
+/** `<tabrelay-permissions>`: parts mode-row, mode, mode-hint, mode-result, kinds, kind-rows, kind-row, kind. */
 export class PermissionSettings extends PresenceElement {}
+/** `<tabrelay-grants>`: parts title, groups, group, who, grant, grant-text, revoke, revoke-all, empty, result. */
+export class GrantsList extends PresenceElement {
+  /** The connections as listed: a connection's grants are headed by its name. */
+  connections: Pick<ConnectionInfo, 'id' | 'client' | 'host'>[];
+}
 /** `<tabrelay-connections>`: parts head, refresh, list, item, who, unverified, when, forget, go-on, empty, result. */
 export class ConnectionsList extends HTMLElement {
   relay: RelayClient | null;
@@ -53,6 +58,7 @@ declare global {
     'tabrelay-permissions': PermissionSettings;
     'tabrelay-data-switch': DataSwitchElement;
     'tabrelay-connections': ConnectionsList;
+    'tabrelay-grants': GrantsList;
   }
 }
 export {};

@@ -9,14 +9,20 @@
 //
 // <tabrelay-confirm-card>: the oldest question: who asks (the agent, its connection, verified
 // domain or not), what (the tool's title; its arguments under Details), why (each kind asked
-// about); Allow once, This connection, Always, Deny. Its buttons wait CARD_ARM_MS so a click
-// meant for something else cannot answer it; the first card takes the focus unless the person
-// is typing; Escape denies. A question withdrawn (the agent cancelled, Stop, another dataset,
-// the tab closing) takes its card away and gives the focus back.
+// about); Deny, and each grant in words (what, to whom, until when: the presence's `choices`).
+// Its buttons wait CARD_ARM_MS so a click meant for something else cannot answer it; the first
+// card takes the focus unless the person is typing, and a card queued after it keeps the focus
+// in the card (on Deny once armed); Escape denies whichever card is shown. A question withdrawn
+// (the agent cancelled, Stop, another dataset, the tab closing) takes its card away and gives
+// the focus back.
 // <tabrelay-activity>: one line per agent turn: what runs and Stop; once done with steps,
 // Undo turn and Dismiss. Stop stops the agent: its lines say "Stopped" with Let it go on until
-// the person presses it.
-// <tabrelay-permissions>: the mode and each kind's Ask / Allow / Deny.
+// the person presses it. After a press the focus stays on the same line (never on another
+// turn's Undo); Undo turn of any but the newest turn asks first, on its line.
+// <tabrelay-permissions>: the mode (Custom once a kind's rule changed; choosing one says it takes
+// the grants back) and each kind's Ask / Allow / Deny.
+// <tabrelay-grants>: every grant, under all agents or its connection, with what, until when and
+// Revoke.
 // <tabrelay-connections>: the agent apps connected to this browser (set `relay`, a RelayClient),
 // each with when and where it was made and Forget (its tokens stop at once); Refresh.
 // <tabrelay-data-switch>: the dataset's switch "Agents see names and summaries only" (the
@@ -24,7 +30,7 @@
 // that summaries of very small groups can still reveal values. Set `dataSwitch` (from
 // ./data-guard.js createDataSwitch) and `datasetId` (the shown dataset's identity).
 
-import { CHOICES, MODES, DECISIONS, modeDecision } from './presence.js';
+import { MODES, DECISIONS, modeDecision, MODE_CHOICE, CUSTOM_MODE, UNTIL, ALL_AGENTS } from './presence.js';
 import { DATA_SENTENCES } from './data-guard.js';
 
 /** How a card says the weight of what it asks: a read and an undoable change are neutral, irreversible red. */
@@ -203,7 +209,7 @@ export class ConfirmCard extends PresenceElement {
       [part=card][data-risk=irreversible] [part=once] { background: #b3261e; border-color: #b3261e; }
       [part=more] { color: #5b5b60; font-size: .9rem; margin: .5rem 0 0; }
     </style>
-    <div part="card" role="alertdialog" aria-modal="false" aria-labelledby="what" aria-describedby="risk who why">
+    <div part="card" role="alertdialog" aria-modal="false" aria-labelledby="what" aria-describedby="risk who why" tabindex="-1">
       <h3 part="what" id="what"></h3>
       <p part="risk" id="risk"></p>
       <p part="tool"></p>
@@ -219,7 +225,6 @@ export class ConfirmCard extends PresenceElement {
       </div>
       <p part="more" aria-live="polite"></p>
     </div>`;
-    for (const b of this.#root.querySelectorAll('button')) b.textContent = CHOICES[b.dataset.choice];
     this.#root.addEventListener('click', (event) => {
       const button = event.target.closest?.('button[data-choice]');
       if (button && !button.disabled) this.#answer(button.dataset.choice);
@@ -230,6 +235,25 @@ export class ConfirmCard extends PresenceElement {
         this.#answer('deny');
       }
     });
+  }
+
+  /** Escape anywhere the person is not typing denies the card shown, focused or not. */
+  #onDocumentKey = (event) => {
+    if (event.key !== 'Escape' || this.#shownId == null || event.defaultPrevented) return;
+    const active = deepActive();
+    if (active && active !== document.body && (active.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(active.tagName))) return;
+    event.preventDefault();
+    this.#answer('deny');
+  };
+
+  connectedCallback() {
+    super.connectedCallback();
+    document.addEventListener('keydown', this.#onDocumentKey);
+  }
+
+  disconnectedCallback() {
+    super.disconnectedCallback();
+    document.removeEventListener('keydown', this.#onDocumentKey);
   }
 
   #answer(choice) {
@@ -243,7 +267,10 @@ export class ConfirmCard extends PresenceElement {
       this.hidden = true;
       this.#shownId = null;
       if (hadFocus) {
-        const back = this.#focusBefore?.isConnected ? this.#focusBefore : null;
+        // Back where the person was, unless that was a button: a second Enter there could act
+        // (another turn's Undo, a Forget) on something the card's answer never meant.
+        const before = this.#focusBefore;
+        const back = before?.isConnected && before.tagName !== 'BUTTON' ? before : null;
         back?.focus?.();
         if (!back) this.blur?.();
       }
@@ -283,14 +310,22 @@ export class ConfirmCard extends PresenceElement {
     const named = q.items || [];
     items.textContent = named.length ? `It names ${named.length === 1 ? 'item' : `${named.length} items`} ${listedWords(named.map((x) => shown(x)))}; the app marks ${named.length === 1 ? 'it' : 'them'} on its view while you decide.` : '';
     items.hidden = !named.length;
-    const canGrant = q.call.connection?.id != null;
-    this.#root.querySelector('[part=connection]').hidden = !canGrant;
+    // Each button says what it grants, to whom and until when (the presence decides the words).
+    const choices = new Map((q.choices || []).map((c) => [c.choice, c.words]));
+    for (const b of this.#root.querySelectorAll('button[data-choice]')) {
+      b.hidden = !choices.has(b.dataset.choice);
+      b.textContent = choices.get(b.dataset.choice) ?? '';
+    }
+    const hadFocus = this.matches(':focus-within');
     this.hidden = false;
     const buttons = [...this.#root.querySelectorAll('button')];
-    for (const b of buttons) b.disabled = true;
     const active = deepActive();
     const typing = !this.contains(active) && !this.shadowRoot.contains(active) && active && (active.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(active.tagName));
     if (first) this.#focusBefore = active;
+    // While its buttons wait, the card itself holds the focus (a disabled button would drop it
+    // to the page, where Escape and Tab no longer reach the card).
+    if (hadFocus || (first && !typing)) card.focus();
+    for (const b of buttons) b.disabled = true;
     setTimeout(() => {
       if (this.#shownId !== q.id) return;
       for (const b of buttons) b.disabled = false;
@@ -300,9 +335,16 @@ export class ConfirmCard extends PresenceElement {
   }
 }
 
+/** Where the focus goes on a line whose pressed button went: its safest control first, never Undo. */
+const LINE_FOCUS_ORDER = ['keep', 'dismiss', 'go-on', 'stop'];
+
 export class ActivityLines extends PresenceElement {
   #root;
   #ticker = null;
+  /** The line whose Undo turn asks first ("Undo anyway" / "Keep it"), or null. */
+  #confirmingUndo = null;
+  /** The line pressed last: where the focus stays when its button goes. */
+  #pressedLine = null;
   constructor() {
     super();
     this.#root = this.attachShadow({ mode: 'open' });
@@ -312,15 +354,38 @@ export class ActivityLines extends PresenceElement {
       li:first-child { border-top: 0; }
       [part~=text] { overflow-wrap: anywhere; }
       [part~=buttons] { display: flex; gap: .5rem; }
-    </style><ul part="lines" aria-live="polite" aria-label="What agents are doing"></ul>`;
+      [part~=ask-undo] { width: 100%; margin: 0; font-weight: 600; }
+    </style><ul part="lines" aria-live="polite" aria-label="What agents are doing" tabindex="-1"></ul>`;
     this.#root.addEventListener('click', (event) => {
       const b = event.target.closest?.('button[data-line]');
       if (!b || !this.presence) return;
       const key = b.dataset.line;
-      if (b.dataset.act === 'stop') this.presence.stop(key);
-      if (b.dataset.act === 'go-on') this.presence.goOn(this.presence.lines().find((l) => l.key === key)?.connection?.id);
-      if (b.dataset.act === 'undo') this.presence.undoTurn(key);
-      if (b.dataset.act === 'dismiss') this.presence.dismiss(key);
+      this.#pressedLine = key;
+      const act = b.dataset.act;
+      if (act !== 'undo' && act !== 'undo-anyway') this.#confirmingUndo = null;
+      if (act === 'stop') this.presence.stop(key);
+      if (act === 'go-on') this.presence.goOn(this.presence.lines().find((l) => l.key === key)?.connection?.id);
+      if (act === 'undo') {
+        // A turn under a later one's steps is undone only on a second, explicit yes.
+        if (this.presence.undoAsks(key)) {
+          this.#confirmingUndo = key;
+          this.render();
+          this.#buttonOf(key, 'keep')?.focus();
+        } else this.presence.undoTurn(key);
+      }
+      if (act === 'undo-anyway') {
+        this.#confirmingUndo = null;
+        this.presence.undoTurn(key, { confirmed: true });
+      }
+      if (act === 'keep') {
+        this.#confirmingUndo = null;
+        this.render();
+        // Back on the line's Undo turn, which asks again if pressed.
+        this.#buttonOf(key, 'undo')?.focus();
+      }
+      if (act === 'dismiss') this.presence.dismiss(key);
+      // The pressed button may be gone: the focus stays on its line (see render).
+      if (!b.isConnected && this.#root.activeElement?.dataset?.line !== key) this.#refocus(key);
     });
   }
 
@@ -341,11 +406,26 @@ export class ActivityLines extends PresenceElement {
     }, 1000);
   }
 
+  /** Line `key`'s button `act` (a key holds characters a selector cannot). */
+  #buttonOf(key, act) {
+    return [...this.#root.querySelectorAll('button')].find((b) => b.dataset.line === key && b.dataset.act === act) ?? null;
+  }
+
+  /** The pressed button of line `key` went: the focus goes to a safe control of that line, else the list. */
+  #refocus(key) {
+    const ul = this.#root.querySelector('[part=lines]');
+    const ofLine = [...ul.querySelectorAll('button')].filter((b) => b.dataset.line === key);
+    const next = LINE_FOCUS_ORDER.map((act) => ofLine.find((b) => b.dataset.act === act)).find(Boolean);
+    (next || ul).focus();
+  }
+
   render() {
     const ul = this.#root.querySelector('[part=lines]');
     const lines = this.presence?.lines() || [];
     const focused = this.#root.activeElement;
-    const focusedAt = focused ? `${focused.dataset.line}|${focused.dataset.act}` : null;
+    const focusedAt = focused?.dataset?.line != null ? `${focused.dataset.line}|${focused.dataset.act}` : null;
+    const focusedLine = focused?.dataset?.line ?? null;
+    if (this.#confirmingUndo && !lines.some((l) => l.key === this.#confirmingUndo && l.done && !l.undone)) this.#confirmingUndo = null;
     this.hidden = !lines.length;
     ul.replaceChildren(
       ...lines.map((line) => {
@@ -397,6 +477,15 @@ export class ActivityLines extends PresenceElement {
           buttons.append(b);
         };
         const label = `${shown(line.agent)}, turn ${line.turn ?? ''}`;
+        if (this.#confirmingUndo === line.key) {
+          const ask = document.createElement('p');
+          ask.setAttribute('part', 'ask-undo');
+          ask.textContent = `Undo this older turn (${steps})? A later turn changed things after it; undoing this one may take back what the later turn relied on.`;
+          li.append(text, ask, buttons);
+          button('keep', 'Keep it', label);
+          button('undo-anyway', 'Undo anyway', label);
+          return li;
+        }
         if (line.held) button('go-on', 'Let it go on', label);
         if (!line.done && !line.held) button('stop', 'Stop', label);
         else if (line.done) {
@@ -409,8 +498,11 @@ export class ActivityLines extends PresenceElement {
     );
     this.#tick(lines.some((l) => !l.done && l.running && !l.stopped));
     if (focusedAt) {
-      const again = [...ul.querySelectorAll('button')].find((b) => `${b.dataset.line}|${b.dataset.act}` === focusedAt) || ul.querySelector('button');
-      again?.focus();
+      // The same button again, else a safe control of the same line, else the list: never
+      // another turn's button.
+      const again = [...ul.querySelectorAll('button')].find((b) => `${b.dataset.line}|${b.dataset.act}` === focusedAt);
+      if (again) again.focus();
+      else this.#refocus(focusedLine);
     }
   }
 }
@@ -426,22 +518,41 @@ export class PermissionSettings extends PresenceElement {
       [part=kinds] { margin: .25rem 0 0; padding: 0; border: 0; }
       legend { padding: 0; font-weight: 600; }
     </style>
-    <label part="mode-row">Mode <select part="mode" data-mode></select></label>
+      [part=mode-hint], [part=mode-result] { margin: .1rem 0 .25rem; color: #5b5b60; font-size: .85rem; }
+      [part=mode-result]:empty { margin: 0; }
+    </style>
+    <label part="mode-row">Mode <select part="mode" data-mode aria-describedby="mode-hint"></select></label>
+    <p part="mode-hint" id="mode-hint"></p>
+    <p part="mode-result" aria-live="polite"></p>
     <fieldset part="kinds"><legend>Each kind of call</legend><div part="kind-rows"></div></fieldset>`;
     const mode = this.#root.querySelector('[part=mode]');
     for (const [value, preset] of Object.entries(MODES)) mode.append(new Option(preset.title, value));
+    // Shown (and chosen) only while a kind's rule differs from the mode's: choosing any mode,
+    // the one it came from too, then sets every kind as that mode says.
+    const custom = new Option(CUSTOM_MODE, 'custom');
+    custom.disabled = true;
+    mode.append(custom);
+    this.#root.querySelector('[part=mode-hint]').textContent = MODE_CHOICE;
     this.#root.addEventListener('change', (event) => {
       const select = event.target;
       if (!this.presence) return;
-      if (select.dataset.mode !== undefined) this.presence.store.setMode(select.value);
-      else if (select.dataset.kind) this.presence.store.setKind(select.dataset.kind, select.value);
+      if (select.dataset.mode !== undefined && Object.hasOwn(MODES, select.value)) {
+        const taken = this.presence.chooseMode(select.value);
+        this.#root.querySelector('[part=mode-result]').textContent = `Mode “${MODES[select.value].title}”: every kind as it says; ${
+          taken === 0 ? 'there was no grant to take back' : taken === 1 ? '1 grant taken back' : `${taken} grants taken back`
+        }.`;
+      } else if (select.dataset.kind) this.presence.store.setKind(select.dataset.kind, select.value);
     });
   }
 
   render() {
     if (!this.presence) return;
     const settings = this.presence.settings();
-    this.#root.querySelector('[part=mode]').value = settings.mode;
+    const custom = this.presence.isCustom();
+    const mode = this.#root.querySelector('[part=mode]');
+    mode.querySelector('option[value=custom]').hidden = !custom;
+    mode.querySelector('option[value=custom]').textContent = `${CUSTOM_MODE} (from “${MODES[settings.mode].title}”, with kinds changed)`;
+    mode.value = custom ? 'custom' : settings.mode;
     const rows = this.#root.querySelector('[part=kind-rows]');
     const kinds = this.presence.kinds();
     if (rows.children.length !== kinds.length) {
@@ -464,6 +575,107 @@ export class PermissionSettings extends PresenceElement {
       const d = settings.kinds[select.dataset.kind];
       select.value = d ?? modeDecision(settings.mode, select.dataset.kind);
     }
+  }
+}
+
+/**
+ * <tabrelay-grants>: every grant the person made on a card, under "All agents" or its
+ * connection (named as the connections list names it, set `connections`), each saying what it
+ * allows and until when, with Revoke.
+ */
+export class GrantsList extends PresenceElement {
+  #root;
+  #connections = [];
+  constructor() {
+    super();
+    this.#root = this.attachShadow({ mode: 'open' });
+    this.#root.innerHTML = `<style>${BASE_CSS}
+      h3 { margin: 0; font-size: 1rem; }
+      h4 { margin: .5rem 0 0; font-size: .9rem; overflow-wrap: anywhere; }
+      ul { list-style: none; margin: .25rem 0 0; padding: 0; font-size: .9rem; }
+      li { display: flex; flex-wrap: wrap; gap: .25rem .75rem; align-items: center; justify-content: space-between; padding: .3rem 0; border-top: 1px solid #d8d8dc; }
+      [part=grant-text] { overflow-wrap: anywhere; }
+      button { padding: .2rem .6rem; font-size: .9rem; }
+      p { margin: .5rem 0 0; color: #5b5b60; font-size: .9rem; }
+      [part=result]:empty { margin: 0; }
+      [part=revoke-all] { margin-top: .5rem; }
+    </style>
+    <h3 part="title" id="grants-title" tabindex="-1">Grants</h3>
+    <div part="groups" aria-labelledby="grants-title"></div>
+    <button part="revoke-all" type="button">Revoke all grants</button>
+    <p part="empty">Nothing is allowed beyond the mode: each Allow you press on a card for more than one call shows here, with Revoke.</p>
+    <p part="result" aria-live="polite"></p>`;
+    this.#root.querySelector('[part=revoke-all]').addEventListener('click', () => {
+      if (!this.presence) return;
+      const count = this.presence.revokeAll();
+      this.#root.querySelector('[part=result]').textContent = `Revoked ${count === 1 ? '1 grant' : `${count} grants`}: each card asks again.`;
+      this.#root.querySelector('[part=title]').focus();
+    });
+    this.#root.querySelector('[part=groups]').addEventListener('click', (event) => {
+      const b = event.target.closest?.('button[part=revoke]');
+      if (!b || !this.presence) return;
+      const grant = this.presence.grants()[Number(b.dataset.at)];
+      if (!grant || `${grant.scope}|${grant.tool}|${grant.until}` !== b.dataset.grant) return;
+      const buttons = [...this.#root.querySelectorAll('button[part=revoke]')];
+      const at = buttons.indexOf(b);
+      this.presence.revoke(grant);
+      this.#root.querySelector('[part=result]').textContent = `Revoked: “${shown(grant.title)}” for ${shown(grant.who)} asks again.`;
+      // The pressed button went: the focus goes to the next Revoke, else the heading.
+      const left = [...this.#root.querySelectorAll('button[part=revoke]')];
+      (left[Math.min(at, left.length - 1)] || this.#root.querySelector('[part=title]')).focus();
+    });
+  }
+  /** The connections as listed ([{id, client}]): a connection's grants are headed by its name. */
+  get connections() {
+    return this.#connections;
+  }
+  set connections(list) {
+    this.#connections = Array.isArray(list) ? list : [];
+    this.render();
+  }
+  render() {
+    const groups = this.#root.querySelector('[part=groups]');
+    if (!groups) return;
+    const grants = this.presence?.grants() ?? [];
+    const focusedGrant = this.#root.activeElement?.dataset?.grant ?? null;
+    const byScope = new Map();
+    grants.forEach((g, at) => {
+      if (!byScope.has(g.scope)) byScope.set(g.scope, []);
+      byScope.get(g.scope).push({ ...g, at });
+    });
+    groups.replaceChildren(
+      ...[...byScope].map(([scope, list]) => {
+        const section = document.createElement('section');
+        section.setAttribute('part', 'group');
+        section.dataset.scope = scope;
+        const h = document.createElement('h4');
+        h.setAttribute('part', 'who');
+        const listed = this.#connections.find((c) => c.id === scope);
+        h.textContent = scope === ALL_AGENTS ? 'All agents' : listed ? `${shown(listed.client || 'An agent app')} (this connection${listed.host ? `, returns to ${shown(listed.host)}` : ''})` : shown(list[0].who);
+        const ul = document.createElement('ul');
+        for (const g of list) {
+          const li = document.createElement('li');
+          li.setAttribute('part', 'grant');
+          const text = document.createElement('span');
+          text.setAttribute('part', 'grant-text');
+          text.textContent = `“${shown(g.title)}” runs without a card ${UNTIL[g.until]}`;
+          const b = document.createElement('button');
+          b.type = 'button';
+          b.setAttribute('part', 'revoke');
+          b.dataset.at = String(g.at);
+          b.dataset.grant = `${g.scope}|${g.tool}|${g.until}`;
+          b.textContent = 'Revoke';
+          b.setAttribute('aria-label', `Revoke: “${shown(g.title)}” for ${scope === ALL_AGENTS ? 'all agents' : shown(g.who)} ${UNTIL[g.until]}`);
+          li.append(text, b);
+          ul.append(li);
+        }
+        section.append(h, ul);
+        return section;
+      }),
+    );
+    this.#root.querySelector('[part=empty]').hidden = grants.length > 0;
+    this.#root.querySelector('[part=revoke-all]').hidden = grants.length < 2;
+    if (focusedGrant) [...groups.querySelectorAll('button[part=revoke]')].find((b) => b.dataset.grant === focusedGrant)?.focus();
   }
 }
 
@@ -537,16 +749,14 @@ export class ConnectionsList extends Base {
   async #forget(button) {
     const id = button.dataset.id;
     const name = shown(this.#list?.find((c) => c.id === id)?.client || 'the agent app');
-    const ul = this.#root.querySelector('[part=list]');
-    const at = [...ul.querySelectorAll('button[part=forget]')].indexOf(button);
     button.disabled = true;
     try {
       this.render(await this.#relay.forget(id));
       this.#say(`Forgot ${name}: it can no longer act in this tab.`);
       this.dispatchEvent(new CustomEvent('tabrelay-forgot', { detail: { id }, bubbles: true, composed: true }));
-      // The pressed button is gone: the focus goes to the next one, or to Refresh.
-      const left = ul.querySelectorAll('button[part=forget]');
-      (left[Math.min(at, left.length - 1)] || this.#root.querySelector('[part=refresh]')).focus();
+      // The pressed button is gone: the focus goes to Refresh, never to another connection's
+      // Forget (a second Enter would forget it too).
+      this.#root.querySelector('[part=refresh]').focus();
     } catch (err) {
       button.disabled = false;
       this.#say(`${name} was not forgotten: ${err.message}`);
@@ -599,6 +809,7 @@ export class ConnectionsList extends Base {
     empty.hidden = this.#list.length > 0;
     empty.textContent = 'No agent app is connected to this tab.';
     [...ul.querySelectorAll('button[part=forget]')].find((b) => b.dataset.id === focusedId)?.focus();
+    this.dispatchEvent(new Event('listed'));
   }
 }
 
@@ -668,6 +879,7 @@ if (globalThis.customElements) {
     ['tabrelay-permissions', PermissionSettings],
     ['tabrelay-data-switch', DataSwitchElement],
     ['tabrelay-connections', ConnectionsList],
+    ['tabrelay-grants', GrantsList],
   ]) {
     if (!customElements.get(name)) customElements.define(name, cls);
   }

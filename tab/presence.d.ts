@@ -11,6 +11,14 @@ export const HEAVY_MS: number;
 export const MODES: Readonly<Record<Mode, Readonly<{ title: string; change: Decision; heavy: Decision; confirm: Decision }>>>;
 export const DEFAULT_MODE: Mode;
 export const CHOICES: Readonly<Record<Choice, string>>;
+/** The scope of a grant kept for every agent. */
+export const ALL_AGENTS: '*';
+/** Until when each kind of grant lasts, in words. */
+export const UNTIL: Readonly<{ tab: string; revoked: string }>;
+/** What choosing a mode does to the rules and the grants. */
+export const MODE_CHOICE: string;
+/** How the mode reads once a kind's rule was changed. */
+export const CUSTOM_MODE: string;
 export const KIND_WORDS: Readonly<Record<string, string>>;
 export const KIND_NAMES: Readonly<Record<string, string>>;
 export type Risk = 'read' | 'undoable' | 'irreversible';
@@ -21,6 +29,7 @@ export function kindName(kind: string, names?: Record<string, string>): string;
 /** How heavy a call of `tool` is: irreversible with a confirm kind, undoable for another change, read. */
 export function riskOf(tool: PresenceTool | null | undefined, options?: { confirmKinds?: Record<string, string[]> }): Risk;
 export const LINES_KEPT: number;
+export const STEPPED_KEPT: number;
 export const PERMISSIONS_KEY: string;
 export const SENTENCES: Readonly<{ STOPPED: string; CANCELLED: string; STOPPED_RUNNING: string; CANCELLED_RUNNING: string; WITHDRAWN: string; FORGOTTEN: string; AGENT_STOPPED: string }>;
 
@@ -29,6 +38,23 @@ export interface Settings {
   mode: Mode;
   kinds: Record<string, Decision>;
   tools: Record<string, Decision>;
+  /** Grants kept until revoked: scope (a connection id, or ALL_AGENTS) → who and the tools granted. */
+  grants: Record<string, { who: string; tools: string[] }>;
+}
+
+/** A grant as listed: `until` 'tab' (this connection until the tab closes) or 'revoked' (kept). */
+export interface Grant {
+  scope: string;
+  who: string;
+  tool: string;
+  title: string;
+  until: 'tab' | 'revoked';
+}
+
+/** One of a card's choices and its button's words (what it grants, to whom, until when). */
+export interface ChoiceWords {
+  choice: Choice;
+  words: string;
 }
 
 /** A tool as the presence reads it. */
@@ -51,6 +77,11 @@ export function kindsOf(tool: PresenceTool, options?: { confirmKinds?: Record<st
 export function readSettings(text: string | object | null): Settings;
 export function kindDecision(settings: Settings, kind: string): Decision;
 export function decide(input: { kinds: string[]; tool?: string; settings: Settings; connection?: string; grants?: Map<string, Set<string>> }): Decided;
+export function granted(input: { tool?: string; settings: Settings; connection?: string; grants?: Map<string, Set<string>> }): boolean;
+export function isCustom(settings: Settings): boolean;
+export function grantScopeOf(call: PresenceCall): string;
+export function grantWho(call: PresenceCall): string;
+export function choicesOf(question: { call: PresenceCall; title?: string }): ChoiceWords[];
 export function settingFor(tool: PresenceTool, settings: Settings, options?: { confirmKinds?: Record<string, string[]> }): 'runs' | 'asks' | 'refused';
 export function deniedSentence(title: string, kinds: string[], words?: Record<string, string>): string;
 
@@ -71,6 +102,8 @@ export interface PermissionStore {
   setMode(mode: Mode): void;
   setKind(kind: string, decision: Decision): void;
   setTool(name: string, decision: Decision | null): void;
+  grant(scope: string, who: string, tool: string): void;
+  revoke(scope: string, tool?: string): boolean;
   subscribe(fn: (settings: Settings) => void): () => void;
   follow(target: Pick<EventTarget, 'addEventListener' | 'removeEventListener'>): () => void;
 }
@@ -98,6 +131,8 @@ export interface Question {
   kindNames: string[];
   /** The items the call names (`itemsOf`), shown on the app's view while the card waits. */
   items: Array<number | string>;
+  /** The card's choices, each with what it grants, to whom and until when. */
+  choices: ChoiceWords[];
   /** The app's estimate of the call in milliseconds, or null. */
   estimateMs: number | null;
 }
@@ -125,6 +160,14 @@ export interface ActivityLine {
   undone: boolean;
 }
 
+/** One event of a call (`presence.watch`). */
+export type CallEvent =
+  | { type: 'started' | 'running'; call: PresenceCall }
+  | { type: 'asking'; call: PresenceCall; question: Question }
+  | { type: 'decided'; call: PresenceCall; choice: Choice }
+  | { type: 'ended'; call: PresenceCall; outcome: string }
+  | { type: 'undone'; calls: PresenceCall[] };
+
 export interface Presence {
   readonly store: PermissionStore;
   readonly canUndo: boolean;
@@ -141,7 +184,18 @@ export interface Presence {
   questions(): Question[];
   lines(): ActivityLine[];
   isStopped(connection: string): boolean;
+  /** The tools granted for connection `id` until the tab closes. */
   grantsOf(connection: string): string[];
+  /** Every grant, all agents' first. */
+  grants(): Grant[];
+  revoke(grant: Pick<Grant, 'scope' | 'tool' | 'until'>): boolean;
+  /** Every grant revoked, the rules kept; returns how many went. */
+  revokeAll(): number;
+  isCustom(): boolean;
+  /** Every kind as `mode` says, every grant taken back; returns how many went. */
+  chooseMode(mode: Mode): number;
+  /** Whether Undo turn of line `key` asks first (a later turn made steps). */
+  undoAsks(key: string): boolean;
   kinds(): string[];
   wordsOf(kind: string): string;
   settingOf(name: string): 'runs' | 'asks' | 'refused';
@@ -152,6 +206,8 @@ export interface Presence {
   /** What the app's refusal depends on changed: the settings stated follow. */
   refresh(): void;
   subscribe(fn: (presence: Presence) => void): () => void;
+  /** Hears each call's events (what ./record.js keeps); returns a function that stops. */
+  watch(fn: (event: CallEvent) => void): () => void;
   /** The tools changed (./webmcp.js): their definitions and the confirm kinds their annotations give. */
   setTools(tools: PresenceTool[], kinds?: Record<string, string[]>): void;
   run<T>(call: PresenceCall, fn: (signal: AbortSignal) => T | Promise<T>): Promise<T>;
@@ -161,7 +217,7 @@ export interface Presence {
   goOn(connection: string | null | undefined): boolean;
   forget(connection: string): void;
   withdrawAll(reason: string): void;
-  undoTurn(key: string): Promise<boolean>;
+  undoTurn(key: string, options?: { confirmed?: boolean }): Promise<boolean>;
   dismiss(key: string): boolean;
 }
 

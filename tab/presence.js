@@ -13,8 +13,14 @@
 // estimates at HEAVY_MS or longer, from its own measurements) and the confirm kinds the app
 // declares per tool (deletes-saved, writes-file, publishes, …). Each kind is Ask, Allow or
 // Deny; a call's strictest kind decides (deny over ask over allow). A mode is a preset of the
-// kinds; the person's own choice of a kind overrides it. Grants "for this connection" last
-// the page's life and never leave it.
+// kinds; the person's own choice of a kind overrides it (the mode then reads "Custom").
+//
+// Grants: a card's answer that lets a tool's asking calls run without a card, for one
+// connection until the tab closes ("connection", never leaving the page), or kept until the
+// person revokes it ("always": for all agents when the client's domain is verified, else for
+// that connection only: a name an app gives itself speaks for no other agent). Every grant is
+// listed (`grants()`) with who it is for and until when, and revocable; choosing a mode takes
+// every grant back (MODE_CHOICE says so), and forgetting a connection takes back its own.
 
 import { WITHDRAWN, FORGOTTEN, AGENT_STOPPED } from './generated/bundle.js';
 import { createKeptStore } from './kept-store.js';
@@ -32,8 +38,16 @@ export const MODES = Object.freeze({
   'read-only': Object.freeze({ title: 'Read only', change: 'deny', heavy: 'ask', confirm: 'deny' }),
 });
 export const DEFAULT_MODE = 'careful';
-/** How a question's choices read, in the order the card shows them. */
+/** A question's choices, in the order the card shows them (each button's words: `choicesOf`). */
 export const CHOICES = Object.freeze({ once: 'Allow once', connection: 'This connection', always: 'Always', deny: 'Deny' });
+/** Who a grant kept for every agent is for (its scope is ALL_AGENTS). */
+export const ALL_AGENTS = '*';
+/** Until when each kind of grant lasts, in words. */
+export const UNTIL = Object.freeze({ tab: 'until this tab closes', revoked: 'until you revoke it' });
+/** What choosing a mode does to the rules and the grants, said beside the mode. */
+export const MODE_CHOICE = 'Choosing a mode sets every kind as the mode says and takes back every grant; each tool’s own choice stays.';
+/** How the mode reads once the person changed a kind's rule. */
+export const CUSTOM_MODE = 'Custom';
 /** The words for the base kinds (a card's "why"); an app gives words for its confirm kinds. */
 export const KIND_WORDS = Object.freeze({
   change: 'it changes what the tab shows (undoable)',
@@ -49,6 +63,8 @@ export const RISKS = Object.freeze(['read', 'undoable', 'irreversible']);
 export const DID_KEPT = 20;
 /** The most activity lines kept: beyond it, the oldest lines done acting leave by themselves. */
 export const LINES_KEPT = 20;
+/** The most lines that made steps remembered for Undo turn's question (dismissed ones too). */
+export const STEPPED_KEPT = 200;
 /** Where a browser keeps an app's permissions (`${PERMISSIONS_KEY}:${app}`). */
 export const PERMISSIONS_KEY = 'tabrelay:permissions';
 /** Said to the agent for a call that did not run because of what the person did. */
@@ -120,7 +136,7 @@ export function readSettings(text) {
   } catch {
     kept = null;
   }
-  const out = { mode: DEFAULT_MODE, kinds: {}, tools: {} };
+  const out = { mode: DEFAULT_MODE, kinds: {}, tools: {}, grants: {} };
   if (!kept || typeof kept !== 'object' || Array.isArray(kept)) return out;
   if (Object.hasOwn(MODES, kept.mode)) out.mode = kept.mode;
   for (const part of ['kinds', 'tools']) {
@@ -128,7 +144,20 @@ export function readSettings(text) {
     if (!given || typeof given !== 'object') continue;
     for (const [name, d] of Object.entries(given)) if (DECISIONS.includes(d) && name !== '__proto__') out[part][name] = d;
   }
+  const grants = kept.grants;
+  if (grants && typeof grants === 'object' && !Array.isArray(grants)) {
+    for (const [scope, g] of Object.entries(grants)) {
+      if (scope === '__proto__' || !g || typeof g !== 'object' || !Array.isArray(g.tools)) continue;
+      const tools = [...new Set(g.tools.filter((t) => typeof t === 'string' && t && t !== '__proto__'))];
+      if (tools.length) out.grants[scope] = { who: typeof g.who === 'string' ? g.who : '', tools };
+    }
+  }
   return out;
+}
+
+/** Whether the person changed a kind's rule from what the mode says (the mode reads "Custom"). */
+export function isCustom(settings) {
+  return Object.entries(settings.kinds || {}).some(([kind, d]) => d !== modeDecision(settings.mode, kind));
 }
 
 /** What the settings make of `kind`: the person's own choice, else the mode's. */
@@ -137,24 +166,74 @@ export function kindDecision(settings, kind) {
 }
 
 /**
- * Decides a call: each of its `kinds` (asked ones allowed for `connection` by `grants`, a Map
- * of connection id → Set of kinds) and the person's choice for the tool itself, the strictest
- * winning. Returns {decision, asked: the kinds that ask, denied: the kinds that deny}.
+ * Whether `tool`'s asking calls through `connection` are granted: by a grant of the page
+ * (`grants`, a Map of connection id → Set of tool names) or one kept in `settings.grants`,
+ * for the connection or for all agents.
+ */
+export function granted({ tool, settings, connection, grants }) {
+  if (tool == null) return false;
+  const kept = settings.grants || {};
+  if (kept[ALL_AGENTS]?.tools.includes(tool)) return true;
+  if (connection == null) return false;
+  const id = String(connection);
+  return Boolean(grants?.get(id)?.has(tool) || kept[id]?.tools.includes(tool));
+}
+
+/**
+ * Decides a call: each of its `kinds` and the person's choice for the tool itself, the
+ * strictest winning; a grant of the tool for `connection` (see `granted`) answers the asks,
+ * never a deny. Returns {decision, asked: the kinds that ask, denied: the kinds that deny}.
  */
 export function decide({ kinds, tool, settings, connection, grants }) {
-  const granted = (connection != null && grants?.get(String(connection))) || new Set();
   const asked = [];
   const denied = [];
   for (const kind of kinds) {
     const d = kindDecision(settings, kind);
     if (d === 'deny') denied.push(kind);
-    else if (d === 'ask' && !granted.has(kind)) asked.push(kind);
+    else if (d === 'ask') asked.push(kind);
   }
   const own = tool != null ? settings.tools?.[tool] : undefined;
   if (own === 'deny') denied.push('tool');
-  else if (own === 'ask' && !granted.has(`tool:${tool}`)) asked.push('tool');
+  else if (own === 'ask') asked.push('tool');
+  if (asked.length && !denied.length && granted({ tool, settings, connection, grants })) asked.length = 0;
   const decision = denied.length ? 'deny' : asked.length ? 'ask' : 'allow';
   return { decision, asked, denied };
+}
+
+/**
+ * Who a card's grant is for: all agents (ALL_AGENTS) only when the asking client's domain is
+ * verified, or the call came through no connection; else that connection alone.
+ */
+export function grantScopeOf(call) {
+  const c = call?.connection;
+  if (c?.id == null || c.verified) return ALL_AGENTS;
+  return String(c.id);
+}
+
+/** A name from outside, short and on one line, for a button. */
+function short(text, chars = 40) {
+  const all = [...String(text ?? '').replace(/[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g, ' ')];
+  return all.length > chars ? `${all.slice(0, chars - 1).join('')}…` : all.join('');
+}
+
+/** Who a connection is, in a grant's words: its agent's name and "this connection". */
+export function grantWho(call) {
+  return `${short(call?.agent || call?.connection?.client || 'this agent')} (this connection)`;
+}
+
+/**
+ * The card's choices for question-like `{call, title}`, each with what its button grants, to
+ * whom and until when: [{choice, words}], in the order the card shows them. "This connection"
+ * is offered only for a call that came through a connection.
+ */
+export function choicesOf({ call, title }) {
+  const what = `“${short(title || call?.tool)}”`;
+  const scope = grantScopeOf(call);
+  const out = [{ choice: 'deny', words: 'Deny this call' }];
+  if (call?.connection?.id != null) out.push({ choice: 'connection', words: `Allow ${what} for ${grantWho(call)} ${UNTIL.tab}` });
+  out.push({ choice: 'always', words: `Allow ${what} for ${scope === ALL_AGENTS ? 'all agents' : grantWho(call)} ${UNTIL.revoked}` });
+  out.push({ choice: 'once', words: 'Allow this call only' });
+  return out;
 }
 
 /** What the settings make of a tool in the list agents see: 'runs', 'asks' or 'refused'. */
@@ -191,8 +270,27 @@ export function createPermissionStore({ app, storage = globalThis.localStorage }
     settings: kept.get,
     setMode(mode) {
       if (!Object.hasOwn(MODES, mode)) throw new Error(`There is no mode “${mode}”; the modes are ${Object.keys(MODES).join(', ')}.`);
-      // A mode is a preset: choosing one clears the kinds chosen one by one.
-      kept.set({ mode, kinds: {}, tools: kept.get().tools });
+      // A mode is a preset: choosing one clears the kinds chosen one by one and every grant kept.
+      kept.set({ mode, kinds: {}, tools: kept.get().tools, grants: {} });
+    },
+    /** Keeps a grant of `tool` for `scope` (a connection id, or ALL_AGENTS) until it is revoked; `who`: its name. */
+    grant(scope, who, tool) {
+      const current = kept.get();
+      const had = current.grants[scope]?.tools || [];
+      if (had.includes(tool)) return;
+      kept.set({ ...current, grants: { ...current.grants, [scope]: { who: String(who ?? ''), tools: [...had, tool] } } });
+    },
+    /** Revokes the kept grant of `tool` for `scope`, or all of `scope`'s grants without `tool`. */
+    revoke(scope, tool) {
+      const current = kept.get();
+      const had = current.grants[scope];
+      if (!had || (tool != null && !had.tools.includes(tool))) return false;
+      const grants = { ...current.grants };
+      const tools = tool == null ? [] : had.tools.filter((t) => t !== tool);
+      if (tools.length) grants[scope] = { ...had, tools };
+      else delete grants[scope];
+      kept.set({ ...current, grants });
+      return true;
     },
     setKind(kind, decision) {
       if (!DECISIONS.includes(decision)) throw new Error(`A kind is allow, ask or deny, not “${decision}”.`);
@@ -231,7 +329,10 @@ export class NotRun extends Error {
  * client sets: `onAsking(question)`, `onAnswered(question)`, `onStopped(line)` (the person stopped the line's
  * agent: the relay client's `stopAgent(line.connection?.id)`, which ends the turn too),
  * `onGoOn(connection)` (they let it go on: the relay client's `letGoOn`); `subscribe(fn)` hears
- * every change.
+ * every change; `watch(fn)` hears each call's events, `{type, call, …}`: 'started', 'asking'
+ * ({question}), 'decided' ({choice}), 'running', 'ended' ({outcome}: 'done', a NotRun's
+ * outcome, or 'failed'), and 'undone' ({calls}: the calls whose steps Undo turn took back) —
+ * what ./record.js keeps.
  *
  * Stop stops the agent, not only the turn: every line of its connection stops, and its later
  * calls are refused with AGENT_STOPPED until `goOn(connection)`. `forget(connection)` (the relay
@@ -245,8 +346,17 @@ export function createPresence({ app, storage, store, tools = [], confirmKinds =
   let itemsShown = '[]';
   let byName = new Map(tools.map((t) => [t.name, t]));
   const appKinds = confirmKinds;
-  /** Connection id → kinds allowed for the page's life. */
+  /** Connection id → tools granted for the page's life ("This connection"). */
   const grants = new Map();
+  /** Connection id → the name its page grants are listed under. */
+  const grantNames = new Map();
+  /** Each line's order of creation: Undo turn of any but the newest asks first. */
+  let nextLine = 1;
+  /**
+   * The lines that made steps, kept after they are dismissed (their steps stay in the app), so
+   * a turn under a later one's steps is known; the oldest go beyond STEPPED_KEPT.
+   */
+  const stepped = new Set();
   /** The questions waiting, oldest first. */
   const questions = [];
   /** Line key → line. */
@@ -256,6 +366,8 @@ export function createPresence({ app, storage, store, tools = [], confirmKinds =
   /** Connections the person forgot. */
   const forgotten = new Set();
   const listeners = new Set();
+  /** Who hears each call's events (`watch`). */
+  const watchers = new Set();
   let nextQuestion = 1;
 
   const presence = {
@@ -278,7 +390,57 @@ export function createPresence({ app, storage, store, tools = [], confirmKinds =
     lines: () => [...lines.values()].map((line) => ({ ...publicLine(line), held: connectionOf(line) !== null && held.has(connectionOf(line)) })),
     /** Whether the person stopped connection `id`'s agent (its calls are refused until goOn). */
     isStopped: (id) => id != null && held.has(String(id)),
+    /** The tools granted for connection `id` until the tab closes. */
     grantsOf: (connection) => [...(grants.get(String(connection)) || [])],
+    /**
+     * Every grant, to list with Revoke: [{scope, who, tool, title, until}] (`scope`: a connection
+     * id or ALL_AGENTS; `until`: 'tab' or 'revoked'), all agents' first.
+     */
+    grants() {
+      const out = [];
+      const titleOf = (tool) => byName.get(tool)?.title || tool;
+      const kept = permissions.settings().grants;
+      for (const scope of Object.keys(kept).sort((a, b) => (a === ALL_AGENTS ? -1 : b === ALL_AGENTS ? 1 : 0))) {
+        const who = scope === ALL_AGENTS ? 'all agents' : kept[scope].who || 'an agent';
+        for (const tool of kept[scope].tools) out.push({ scope, who, tool, title: titleOf(tool), until: 'revoked' });
+      }
+      for (const [scope, tools] of grants) {
+        for (const tool of tools) out.push({ scope, who: grantNames.get(scope) || 'an agent', tool, title: titleOf(tool), until: 'tab' });
+      }
+      return out;
+    },
+    /** The person revokes a grant ({scope, tool, until} as `grants()` lists it); true when there was one. */
+    revoke({ scope, tool, until }) {
+      if (until === 'tab') {
+        const had = grants.get(String(scope));
+        if (!had?.delete(tool)) return false;
+        if (!had.size) grants.delete(String(scope));
+        emit();
+        return true;
+      }
+      return permissions.revoke(String(scope), tool);
+    },
+    /** The person revokes every grant (the mode's rules stay); returns how many went. */
+    revokeAll() {
+      const count = presence.grants().length;
+      grants.clear();
+      for (const scope of Object.keys(permissions.settings().grants)) permissions.revoke(scope);
+      emit();
+      return count;
+    },
+    /** Whether the person changed a kind's rule from the mode's (the mode reads "Custom"). */
+    isCustom: () => isCustom(permissions.settings()),
+    /**
+     * The person chose `mode` (the same one again too): every kind as the mode says, every grant
+     * taken back (kept and for the tab); each tool's own choice stays. Returns how many grants went.
+     */
+    chooseMode(mode) {
+      const count = presence.grants().length;
+      grants.clear();
+      permissions.setMode(mode);
+      emit();
+      return count;
+    },
     /** Every kind a call here can have: the base kinds, then the app's confirm kinds. */
     kinds: () => [...new Set([...BASE_KINDS, ...Object.values(confirmKinds).flat()])],
     /** Why a kind asks, in words. */
@@ -309,6 +471,10 @@ export function createPresence({ app, storage, store, tools = [], confirmKinds =
       listeners.add(fn);
       return () => listeners.delete(fn);
     },
+    watch(fn) {
+      watchers.add(fn);
+      return () => watchers.delete(fn);
+    },
     /**
      * The tools changed (one registered or withdrawn, ./webmcp.js): their definitions and the
      * confirm kinds their annotations give (the app's own `confirmKinds` win).
@@ -332,6 +498,8 @@ export function createPresence({ app, storage, store, tools = [], confirmKinds =
       const line = lineOf(call);
       const entry = { call, state: 'queued', reject: null, controller: new AbortController() };
       line.calls.push(entry);
+      tell({ type: 'started', call });
+      let outcome = 'done';
       const before = line.tail;
       let release;
       line.tail = new Promise((r) => (release = r));
@@ -354,6 +522,7 @@ export function createPresence({ app, storage, store, tools = [], confirmKinds =
         line.running = tool.title || tool.name;
         line.startedMs = now();
         line.estimateMs = Number.isFinite(estimateMs) ? estimateMs : null;
+        tell({ type: 'running', call });
         emit();
         const { signal } = entry.controller;
         const result = await Promise.resolve()
@@ -362,14 +531,22 @@ export function createPresence({ app, storage, store, tools = [], confirmKinds =
             throw signal.aborted ? signal.reason : e;
           });
         const step = stepOf(result);
-        if (step != null) line.steps.push(step);
+        if (step != null) {
+          line.steps.push(step);
+          line.stepCalls.push(call);
+          stepped.delete(line);
+          stepped.add(line);
+          if (stepped.size > STEPPED_KEPT) stepped.delete(stepped.values().next().value);
+        }
         note(line, didOf(call, tool, result));
         return result;
       } catch (err) {
+        outcome = err instanceof NotRun ? err.outcome : 'failed';
         if (err instanceof NotRun) note(line, { what: 'not-run', words: `“${shown(titleOf(call))}” not run: ${err.outcome}` });
         else note(line, { what: 'failed', words: `“${shown(titleOf(call))}” failed` });
         throw err;
       } finally {
+        tell({ type: 'ended', call, outcome });
         line.calls.splice(line.calls.indexOf(entry), 1);
         if (!line.calls.find((e) => e.state === 'running')) {
           line.running = null;
@@ -385,11 +562,15 @@ export function createPresence({ app, storage, store, tools = [], confirmKinds =
       }
     },
 
-    /** The person's answer to question `id`: 'once', 'connection', 'always' or 'deny'. */
+    /**
+     * The person's answer to question `id`: 'once', 'connection' (the tool for this connection
+     * until the tab closes), 'always' (the tool until revoked, for `grantScopeOf(call)`) or 'deny'.
+     */
     answer(id, choice) {
       const q = questions.find((x) => x.id === id);
-      if (!q || !Object.hasOwn(CHOICES, choice)) return false;
+      if (!q || !q.choices.some((c) => c.choice === choice)) return false;
       drop(q);
+      tell({ type: 'decided', call: q.call, choice });
       if (choice === 'deny') {
         // Nothing is said before the result: it says they declined (the step does not run).
         q.reject(new NotRun(`The person declined “${q.title}”, so nothing was changed.`, 'declined by the person'));
@@ -397,16 +578,15 @@ export function createPresence({ app, storage, store, tools = [], confirmKinds =
         return true;
       }
       presence.onAnswered(q, choice);
-      if (choice === 'connection' && q.call.connection?.id != null) {
+      if (choice === 'connection') {
         const id = String(q.call.connection.id);
         if (!grants.has(id)) grants.set(id, new Set());
-        for (const k of q.kinds) grants.get(id).add(k === 'tool' ? `tool:${q.call.tool}` : k);
+        grants.get(id).add(q.call.tool);
+        grantNames.set(id, grantWho(q.call));
       }
       if (choice === 'always') {
-        for (const k of q.kinds) {
-          if (k === 'tool') permissions.setTool(q.call.tool, 'allow');
-          else permissions.setKind(k, 'allow');
-        }
+        const scope = grantScopeOf(q.call);
+        permissions.grant(scope, scope === ALL_AGENTS ? 'all agents' : grantWho(q.call), q.call.tool);
       }
       q.resolve();
       return true;
@@ -478,6 +658,7 @@ export function createPresence({ app, storage, store, tools = [], confirmKinds =
       forgotten.add(connection);
       held.delete(connection);
       grants.delete(connection);
+      permissions.revoke(connection);
       for (const q of questions.filter((x) => connectionOf(x.call) === connection)) {
         drop(q);
         q.reject(new NotRun(SENTENCES.FORGOTTEN, 'its connection was forgotten'));
@@ -500,10 +681,25 @@ export function createPresence({ app, storage, store, tools = [], confirmKinds =
       emit();
     },
 
-    /** Undo turn: the app's hook takes back line `key`'s steps, newest first. */
-    async undoTurn(key) {
+    /**
+     * Whether Undo turn of line `key` asks first: a later turn (of any agent) made steps not
+     * undone, so undoing this one reaches under them.
+     */
+    undoAsks(key) {
+      const line = lines.get(key);
+      if (!line) return false;
+      for (const other of stepped) if (other.seq > line.seq && !other.undone) return true;
+      return false;
+    },
+
+    /**
+     * Undo turn: the app's hook takes back line `key`'s steps, newest first. A turn that is not
+     * the newest (`undoAsks`) is undone only with `{confirmed: true}`, the person's second yes.
+     */
+    async undoTurn(key, { confirmed = false } = {}) {
       const line = lines.get(key);
       if (!line || !undoTurn || !line.steps.length || line.undone) return false;
+      if (!confirmed && presence.undoAsks(key)) return false;
       try {
         await undoTurn([...line.steps].reverse(), publicLine(line));
       } catch (err) {
@@ -514,6 +710,7 @@ export function createPresence({ app, storage, store, tools = [], confirmKinds =
       }
       line.undone = true;
       line.undoSaid = null;
+      tell({ type: 'undone', calls: [...line.stepCalls] });
       emit();
       return true;
     },
@@ -531,6 +728,15 @@ export function createPresence({ app, storage, store, tools = [], confirmKinds =
   function emit() {
     showItems();
     for (const fn of listeners) fn(presence);
+  }
+  function tell(event) {
+    for (const fn of watchers) {
+      try {
+        fn(event);
+      } catch {
+        // A watcher's failure is its own: the call goes on.
+      }
+    }
   }
 
   /** Tells the app which items the oldest card names, when they change. */
@@ -581,7 +787,7 @@ export function createPresence({ app, storage, store, tools = [], confirmKinds =
     const key = lineKeyOf(call);
     let line = lines.get(key);
     if (!line) {
-      line = { key, agent: call.agent || 'An agent', connection: call.connection || null, turn: call.turn ?? null, calls: [], steps: [], did: [], tail: Promise.resolve(), running: null, startedMs: null, estimateMs: null, stopped: false, done: false, undone: false, undoSaid: null };
+      line = { key, seq: nextLine++, agent: call.agent || 'An agent', connection: call.connection || null, turn: call.turn ?? null, calls: [], steps: [], stepCalls: [], did: [], tail: Promise.resolve(), running: null, startedMs: null, estimateMs: null, stopped: false, done: false, undone: false, undoSaid: null };
       lines.set(key, line);
     }
     line.done = false;
@@ -614,6 +820,7 @@ export function createPresence({ app, storage, store, tools = [], confirmKinds =
         lineKey: line.key,
         action,
         sentence: `${call.agent || 'An agent'} asks to ${action}. Allow?`,
+        choices: choicesOf({ call, title }),
         entry,
         resolve,
         reject,
@@ -621,6 +828,7 @@ export function createPresence({ app, storage, store, tools = [], confirmKinds =
       entry.state = 'asking';
       questions.push(q);
       presence.onAsking(q);
+      tell({ type: 'asking', call, question: q });
       emit();
     });
   }

@@ -163,6 +163,9 @@ export interface RelayClientOptions {
   refusalOf?(call: Call): string | null;
 }
 
+/** The channel the browser's tabs of a relay say on which of them took agents' calls last. */
+export const CALLS_CHANNEL: string;
+
 export class RelayClient {
   constructor(options: RelayClientOptions);
   readonly relay: string;
@@ -184,6 +187,10 @@ export class RelayClient {
   start(): void;
   stop(): void;
   setFocused(focused: boolean): void;
+  /** Whether agents' calls go to another tab of this browser's pairing (heard through `subscribe`). */
+  readonly callsElsewhere: boolean;
+  /** Brings agents' calls back to this tab (the person's press). */
+  takeCalls(): void;
   asking(id: number, sentence: string): void;
   answered(id: number): void;
   step(): void;

@@ -54,6 +54,11 @@
 // that still arrives is refused here with AGENT_STOPPED without reaching `handle`. The relay
 // tells every tab of the pairing (`stopped {connection, stopped}`), so all of them agree.
 //
+// The relay sends agents' calls to the tab of the pairing focused (or opened) last. The tabs of
+// a browser tell each other which took them last (a BroadcastChannel, CALLS_CHANNEL), so a tab
+// knows when they went to another (`callsElsewhere`, heard through `subscribe`), and
+// `takeCalls()` brings them back (the person's press: the relay counts it as this tab focused).
+//
 // The protocol version, bundle digest, close codes and ping come from ./generated/bundle.js,
 // written from the relay's own bundle crate (scripts/bundle), so both ends agree.
 
@@ -262,6 +267,9 @@ export async function signProof(keyPair, origin, challenge) {
   return base64url(await crypto.subtle.sign(SIGNATURE_ALGORITHM, keyPair.privateKey, text));
 }
 
+/** The channel the browser's tabs of a relay say on which of them took agents' calls last. */
+export const CALLS_CHANNEL = 'tabrelay:calls';
+
 export class RelayClient {
   constructor({ relay, handle, keys, storage, relayOrigin, WebSocket: Ws, headers, onStatus, onCancel, onForgotten, onGoOn, focused, bundle, tools, dataset, onToolsRefused, onRefused, refusalOf } = {}) {
     if (!relay) throw new Error('RelayClient needs the relay address.');
@@ -308,6 +316,39 @@ export class RelayClient {
     this.refusalOf = refusalOf || (() => null);
     this.statusDetail = {};
     this.listeners = new Set();
+    /** Whether, as this browser's tabs said, agents' calls go to another tab of the pairing. */
+    this.callsElsewhere = false;
+    /** This tab among the browser's tabs, and when each took the calls last (tab → ms). */
+    this.tabId = Math.random().toString(36).slice(2);
+    this.callsTaken = new Map();
+    this.callsChannel = null;
+  }
+
+  /** This tab took agents' calls (its welcome, its focus): the browser's other tabs hear it. */
+  tookCalls() {
+    const at = Date.now();
+    this.callsTaken.set(this.tabId, at);
+    this.callsChannel?.postMessage({ type: 'took', origin: this.origin, pairing: this.pairing, tab: this.tabId, at });
+    this.heardCalls();
+  }
+
+  /** Another tab took the calls or went away: where they go now, by the relay's rule (focused last). */
+  heardCalls(message) {
+    if (message && (message.origin !== this.origin || message.pairing !== this.pairing || message.tab === this.tabId)) return;
+    if (message?.type === 'took' && Number.isFinite(message.at)) this.callsTaken.set(String(message.tab), message.at);
+    if (message?.type === 'left') this.callsTaken.delete(String(message.tab));
+    let last = null;
+    for (const [tab, at] of this.callsTaken) if (!last || at > last[1] || (at === last[1] && tab > last[0])) last = [tab, at];
+    const elsewhere = this.status === 'connected' && last !== null && last[0] !== this.tabId;
+    if (elsewhere !== this.callsElsewhere) {
+      this.callsElsewhere = elsewhere;
+      this.changed();
+    }
+  }
+
+  /** The person wants agents' calls in this tab again: the relay counts it as this tab focused. */
+  takeCalls() {
+    this.setFocused(true);
   }
 
   /** Calls `fn(relay)` after each change of `status` or `toolsRefused`; returns a function that stops it. */
@@ -355,6 +396,12 @@ export class RelayClient {
       this.onBlur = () => this.setFocused(false);
       window.addEventListener('focus', this.onFocus);
       window.addEventListener('blur', this.onBlur);
+      if (globalThis.BroadcastChannel) {
+        this.callsChannel = new BroadcastChannel(CALLS_CHANNEL);
+        this.callsChannel.onmessage = (event) => this.heardCalls(event.data);
+        this.onLeave = () => this.callsChannel?.postMessage({ type: 'left', origin: this.origin, pairing: this.pairing, tab: this.tabId });
+        window.addEventListener('pagehide', this.onLeave);
+      }
     }
     this.connect();
   }
@@ -366,7 +413,13 @@ export class RelayClient {
     if (typeof window !== 'undefined' && window.removeEventListener && this.onFocus) {
       window.removeEventListener('focus', this.onFocus);
       window.removeEventListener('blur', this.onBlur);
+      if (this.onLeave) {
+        this.onLeave();
+        window.removeEventListener('pagehide', this.onLeave);
+      }
     }
+    this.callsChannel?.close();
+    this.callsChannel = null;
     if (this.socket) this.socket.close(1000, 'The tab stopped.');
     this.socket = null;
     this.setStatus('idle');
@@ -375,6 +428,7 @@ export class RelayClient {
   setFocused(focused) {
     this.focused = focused;
     this.send({ type: 'focus', focused });
+    if (focused && this.status === 'connected') this.tookCalls();
   }
 
   /** The person is being asked about call `id`; `sentence` is what their card says. */
@@ -524,6 +578,7 @@ export class RelayClient {
   setStatus(status, detail) {
     this.status = status;
     this.statusDetail = detail || {};
+    if (status !== 'connected') this.callsElsewhere = false;
     this.onStatus(status, detail);
     this.changed();
   }
@@ -608,6 +663,8 @@ export class RelayClient {
         this.send({ type: 'tools', tools: this.tools });
         if (this.dataset !== null) this.send({ type: 'view', dataset: this.dataset });
         this.setStatus('connected', { pairing: message.pairing });
+        // The relay counts a tab's hello as its focus: agents' calls come here now.
+        this.tookCalls();
         // A stop or go-on pressed while the tab was not connected reaches the relay now.
         this.sendStops();
         break;

@@ -4,7 +4,9 @@
 //   connector address with Copy, the connect code entry and approval (who asks, verified or
 //   not, how long ago and from where, the lookalike warning, the last characters of a linked
 //   code), the connections with Forget, the data switch, the mode and each kind, each tool;
-// - the confirm card and the activity line (../presence-elements.js) beside the chart.
+// - the confirm card and the activity line (../presence-elements.js) beside the chart;
+// - the record of what agents did (../record.js, a section of the panel), and the sign that an
+//   agent drives the tab (../driven.js: the title, the favicon and a banner with Stop).
 // The presence (../presence.js) runs every call through the person's permissions (deleting
 // items is a confirm kind of this app; comparing two groups with many permutations is heavy,
 // from the app's own measurement of its cost on this device) and the dataset's switch
@@ -27,6 +29,8 @@ import { createToolBridge } from '../webmcp.js';
 import { createPresence, NotRun } from '../presence.js';
 import { createDataSwitch, guardCall, refusalBefore } from '../data-guard.js';
 import '../agents-panel.js';
+import { createRecord } from '../record.js';
+import { createDrivenIndicator } from '../driven.js';
 import { CATALOGUE } from '../generated/bundle.js';
 import { createDemoApp, seedOf, pictureSize, PERSON, PICTURE_WIDTH_DEFAULT } from './app.js';
 import { RELAY } from './config.js';
@@ -82,6 +86,9 @@ const presence = createPresence({
   },
   actionOf: (call) => actionOf(call.tool, call.args),
 });
+/** What every agent did, kept in this browser (IndexedDB) and shown in the Agents panel. */
+const record = createRecord({ app: CATALOGUE.resource_prefix });
+record.follow(presence);
 const relay = relayAddress
   ? new RelayClient({
       relay: relayAddress,
@@ -94,6 +101,7 @@ const relay = relayAddress
       tools: [],
       dataset: app.dataset.name,
       onRefused: (call) => {
+        record.refused(call);
         const why = presence.refusalOf(call.tool);
         logCall(whoOf(call), call.tool, why ? `error: ${why}` : 'refused by your settings');
       },
@@ -107,7 +115,7 @@ dataSwitch.follow(window);
 // The switch refuses tools: the tools stated, the panel and the consent follow it.
 dataSwitch.subscribe(() => presence.refresh());
 /** Every agent's door: remote calls (the relay's) and in-browser ones (WebMCP's) alike. */
-const bridge = createToolBridge({ relay, presence, run: runCall });
+const bridge = createToolBridge({ relay, presence, run: record.door(runCall) });
 /** Each tool's registration: aborting one withdraws the tool from every agent. */
 const registrations = new Map(CATALOGUE.tools.map((t) => [t.name, new AbortController()]));
 for (const tool of CATALOGUE.tools) bridge.registerTool(webmcpTool(tool), { signal: registrations.get(tool.name).signal });
@@ -127,7 +135,9 @@ presence.onStopped = (line) => (line.connection?.kind === 'browser' ? bridge.ste
 presence.onGoOn = (id) => relay?.letGoOn(id);
 $('confirm').presence = presence;
 $('activity').presence = presence;
-Object.assign($('agents'), { relay, presence, dataSwitch, datasetId: app.dataset.name });
+Object.assign($('agents'), { relay, presence, dataSwitch, datasetId: app.dataset.name, record });
+// While an agent's call runs or waits for the person: the title, the favicon and a banner with Stop.
+createDrivenIndicator({ presence });
 
 // The person's permissions changed (here or in another tab of the demo): the tools stated follow
 // (the bridge restates them).

@@ -1,11 +1,11 @@
 // The confirm card's four answers, in the demo page in headless Chromium with the official SDK
 // client as the agent: Allow once runs that call only, This connection lets that connection's
-// next calls of the kind run (another connection is still asked), Always sets the kind to Allow
-// (the permissions show it, agents' list says the tool runs), Deny and Escape refuse. The first
-// card takes the focus on Deny, unless the person is typing elsewhere.
+// next calls of the tool run (another connection is still asked), Always (from an unverified
+// client's card) lets that connection's calls of the tool run until revoked, kept across a
+// reload, without changing any rule; Deny and Escape refuse. The first card takes the focus on
+// Deny, unless the person is typing elsewhere.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { waitFor } from './harness.mjs';
 import { fileChromium, openDemo, connectThroughPage, namedProvider, cardSays, cardGone, choose, textOf, reloadDemo, focusedIn } from './demo_harness.mjs';
 
 const chromium = fileChromium();
@@ -62,17 +62,18 @@ test('Allow once, This connection, Always and Deny each do what they say', async
   await page.keyboard.type('CD');
   assert.equal(await page.inputValue('#code'), 'ABCD');
 
-  // Always: the kind is set to Allow, shown in the permissions, and agents' list says it runs.
+  // Always, on an unverified client's card: for that connection until revoked; no rule changes.
   await choose(page, 'always');
   assert.equal((await call).isError, false);
-  assert.equal(await page.locator('#permissions [part=kind][data-kind="deletes-items"]').inputValue(), 'allow');
-  assert.equal(await page.textContent('#now-items_delete'), 'runs without asking');
-  await waitFor(async () => (await other.listTools()).tools.find((t) => t.name === 'items_delete')?._meta?.['tabrelay/setting'] === 'runs');
+  assert.equal(await page.locator('#permissions [part=kind][data-kind="deletes-items"]').inputValue(), 'ask');
+  assert.equal(await page.textContent('#now-items_delete'), 'asks you first');
   const free = await other.callTool({ name: 'items_delete', arguments: { ids: [7] } });
   assert.equal(free.isError, false);
   assert.match(await history(page), /Agent B: Deleted item 7/);
   await reloadDemo(page);
-  assert.equal(await page.locator('#permissions [part=kind][data-kind="deletes-items"]').inputValue(), 'allow', 'Always is kept');
+  const kept = await other.callTool({ name: 'items_delete', arguments: { ids: [8] } });
+  assert.equal(kept.isError, false, 'Always is kept');
+  assert.equal(await page.isHidden('#confirm'), true);
   await client.close();
   await other.close();
 });

@@ -70,18 +70,24 @@ test('the three modes as presets, and a kind the person chose over the mode', ()
 });
 
 test('a grant for a connection allows what asks, for that connection only, never what is denied', () => {
-  const grants = new Map([['c1', new Set(['deletes-saved'])]]);
+  const grants = new Map([['c1', new Set(['delete'])]]);
   const s = settings();
-  assert.equal(decide({ kinds: ['change', 'deletes-saved'], settings: s, connection: 'c1', grants }).decision, 'allow');
-  assert.equal(decide({ kinds: ['change', 'deletes-saved'], settings: s, connection: 'c2', grants }).decision, 'ask');
-  assert.equal(decide({ kinds: ['deletes-saved'], settings: settings({ kinds: { 'deletes-saved': 'deny' } }), connection: 'c1', grants }).decision, 'deny');
+  assert.equal(decide({ kinds: ['change', 'deletes-saved'], tool: 'delete', settings: s, connection: 'c1', grants }).decision, 'allow');
+  assert.equal(decide({ kinds: ['change', 'deletes-saved'], tool: 'delete', settings: s, connection: 'c2', grants }).decision, 'ask');
+  assert.equal(decide({ kinds: ['change', 'deletes-saved'], tool: 'purge', settings: s, connection: 'c1', grants }).decision, 'ask', 'another tool of the kind');
+  assert.equal(decide({ kinds: ['deletes-saved'], tool: 'delete', settings: settings({ kinds: { 'deletes-saved': 'deny' } }), connection: 'c1', grants }).decision, 'deny');
+  const kept = settings({ grants: { c3: { who: 'X', tools: ['delete'] }, '*': { who: 'all agents', tools: ['edit'] } } });
+  assert.equal(decide({ kinds: ['deletes-saved'], tool: 'delete', settings: kept, connection: 'c3' }).decision, 'allow', 'kept for c3');
+  assert.equal(decide({ kinds: ['deletes-saved'], tool: 'delete', settings: kept, connection: 'c4' }).decision, 'ask');
+  assert.equal(decide({ kinds: ['heavy'], tool: 'edit', settings: kept, connection: 'c4' }).decision, 'allow', 'kept for all agents');
 });
 
 test('kept settings are read strictly: unknown modes and decisions are left out', () => {
-  assert.deepEqual(readSettings('{"mode":"yolo","kinds":{"change":"maybe","heavy":"deny"},"tools":{"x":"allow"}}'), { mode: 'careful', kinds: { heavy: 'deny' }, tools: { x: 'allow' } });
+  assert.deepEqual(readSettings('{"mode":"yolo","kinds":{"change":"maybe","heavy":"deny"},"tools":{"x":"allow"}}'), { mode: 'careful', kinds: { heavy: 'deny' }, tools: { x: 'allow' }, grants: {} });
   assert.deepEqual(readSettings('{"tools":{"__proto__":"allow"}}').tools, {});
-  assert.deepEqual(readSettings('not json'), { mode: 'careful', kinds: {}, tools: {} });
-  assert.deepEqual(readSettings('[1]'), { mode: 'careful', kinds: {}, tools: {} });
+  assert.deepEqual(readSettings('not json'), { mode: 'careful', kinds: {}, tools: {}, grants: {} });
+  assert.deepEqual(readSettings('[1]'), { mode: 'careful', kinds: {}, tools: {}, grants: {} });
+  assert.deepEqual(readSettings('{"grants":{"c1":{"who":"A","tools":["x",3,"x"]},"c2":{"tools":"x"},"c3":{"tools":[]}}}').grants, { c1: { who: 'A', tools: ['x'] } });
 });
 
 test('the store keeps settings per browser and per app, and a mode clears the kinds chosen one by one', () => {
@@ -148,21 +154,25 @@ test('a question: who, what and why; Allow once runs, Deny refuses with a senten
   assert.deepEqual(steps, [1, 2]);
 });
 
-test('This connection allows the kind for that connection for the page’s life; Always sets it to Allow', async () => {
+test('This connection allows the tool for that connection for the page’s life; Always of a verified client, for all agents until revoked', async () => {
   const { presence, runOf } = presenceOf();
   const first = runOf(call('delete'));
   await tick();
   presence.answer(presence.questions()[0].id, 'connection');
   await first;
   await runOf(call('delete'));
-  assert.deepEqual(presence.grantsOf('c1'), ['deletes-saved']);
-  const other = runOf(call('delete', { connection: { id: 'c2' } }));
+  assert.deepEqual(presence.grantsOf('c1'), ['delete']);
+  assert.deepEqual(presence.grants(), [{ scope: 'c1', who: 'Claude (this connection)', tool: 'delete', title: 'Delete items', until: 'tab' }]);
+  const other = runOf(call('delete', { agent: 'ChatGPT', connection: { id: 'c2', verified: 'openai.com' } }));
   await tick();
   assert.equal(presence.questions().length, 1, 'another connection is asked');
   presence.answer(presence.questions()[0].id, 'always');
   await other;
-  assert.equal(presence.settings().kinds['deletes-saved'], 'allow');
+  assert.deepEqual(presence.settings().kinds, {}, 'no rule changed: the mode is not Custom');
+  assert.equal(presence.isCustom(), false);
+  assert.deepEqual(presence.settings().grants, { '*': { who: 'all agents', tools: ['delete'] } });
   assert.equal(presence.settingOf('delete'), 'runs', 'the tool list follows');
+  assert.deepEqual(presence.grants().map((g) => [g.scope, g.who, g.until]), [['*', 'all agents', 'revoked'], ['c1', 'Claude (this connection)', 'tab']]);
 });
 
 test('a question is withdrawn when the agent cancels, when the person presses Stop, and when moot', async () => {
@@ -231,11 +241,22 @@ test('one activity line per connection, agent and turn; Undo turn gives the app 
   assert.equal(lines.length, 2, 'two agents, two lines');
   assert.deepEqual(lines[0].steps, [1, 2]);
   assert.equal(lines[0].done, true);
-  assert.equal(await presence.undoTurn(lines[0].key), true);
+  // Claude's turn is not the newest: its Undo asks first, and runs only on the second yes.
+  assert.equal(presence.undoAsks(lines[0].key), true);
+  assert.equal(presence.undoAsks(lines[1].key), false, 'the newest turn is undone at once');
+  assert.equal(await presence.undoTurn(lines[0].key), false, 'not without the second yes');
+  assert.deepEqual(undone, []);
+  assert.equal(await presence.undoTurn(lines[0].key, { confirmed: true }), true);
   assert.deepEqual(undone, [2, 1]);
-  assert.equal(await presence.undoTurn(lines[0].key), false, 'once');
+  assert.equal(await presence.undoTurn(lines[0].key, { confirmed: true }), false, 'once');
+
   assert.equal(presence.dismiss(lines[0].key), true);
   assert.equal(presence.lines().length, 1);
+  await runOf(call('edit', { turn: 2 }));
+  const older = presence.lines().find((l) => l.turn === 2);
+  await runOf(call('edit', { turn: 3 }));
+  presence.dismiss(presence.lines().find((l) => l.turn === 3).key);
+  assert.equal(presence.undoAsks(older.key), true, 'a later turn’s steps count once its line is dismissed too');
 });
 
 test('calls the settings deny never run and say why', async () => {
@@ -297,9 +318,9 @@ test('Forget drops the connection’s card, queued and running calls, and what w
   await tick();
   presence.answer(presence.questions()[0].id, 'connection');
   await first;
-  assert.deepEqual(presence.grantsOf('c1'), ['deletes-saved']);
-  presence.store.setTool('delete', 'ask');
-  const asked = runOf(call('delete', { turn: 2 }));
+  assert.deepEqual(presence.grantsOf('c1'), ['delete']);
+  presence.store.setTool('edit', 'ask');
+  const asked = runOf(call('edit', { turn: 2 }));
   const queued = runOf(call('edit', { turn: 2 }));
   let aborted = null;
   const running = presence.run(call('read', { turn: 3 }), (signal) => new Promise((_, reject) => signal.addEventListener('abort', () => reject((aborted = signal.reason)))));
@@ -313,6 +334,7 @@ test('Forget drops the connection’s card, queued and running calls, and what w
   assert.ok(aborted, 'the running call’s signal aborted');
   assert.deepEqual(presence.questions().map((q) => q.call.connection.id), ['c2'], 'its card is gone; another’s stays');
   assert.deepEqual(presence.grantsOf('c1'), [], 'what was allowed for it is dropped');
+  assert.deepEqual(presence.grants(), [], 'nothing is listed for it');
   await assert.rejects(runOf(call('edit', { turn: 4 })), (e) => e.message === SENTENCES.FORGOTTEN);
   assert.deepEqual(steps, [1], 'only the call before Forget ran');
   presence.answer(presence.questions()[0].id, 'deny');

@@ -6,6 +6,8 @@ import { ConfirmCard, askerOf, CARD_ARM_MS } from '../../../tab/presence-element
 import { createDataSwitch, guardCall, DATA_SENTENCES } from '../../../tab/data-guard.js';
 import { AgentsPanel, statusWords } from '../../../tab/agents-panel.js';
 import { createToolBridge, IN_BROWSER_AGENT, type WebMcpTool } from '../../../tab/webmcp.js';
+import { createRecord, toCsv, type RecordEntry } from '../../../tab/record.js';
+import { createDrivenIndicator } from '../../../tab/driven.js';
 
 const presence = createPresence({
   app: 'orders',
@@ -50,3 +52,15 @@ const bridge = createToolBridge({ relay, presence });
 const tool: WebMcpTool = { name: 'orders_count', description: 'Counts the orders.', annotations: { readOnlyHint: true }, execute: (_input, client) => ({ n: client.agent === IN_BROWSER_AGENT ? 1 : 2 }) };
 void bridge.registerTool(tool, { signal: new AbortController().signal });
 export { lines, code, tail, title, decided, refused, who, caveat };
+
+// The record of what agents did, and the sign that the tab is being driven.
+const record = createRecord({ app: 'orders' });
+record.follow(presence);
+const door = record.door((call: Call, fn: (signal: AbortSignal) => Promise<CallResult>) => presence.run(call, fn));
+void door;
+const rows: RecordEntry[] = record.entries();
+const csv: string = toCsv(rows);
+if (panel) panel.record = record;
+const driven = createDrivenIndicator({ presence, favicon: false });
+const stopDriven: () => void = driven.stop;
+void csv, stopDriven;

@@ -1,0 +1,37 @@
+// Declarations of the driven indicator (./driven.js), checked by the TypeScript compiler in
+// tests/js/package_types.test.mjs. Importing the module defines `<tabrelay-driven>`.
+
+import type { Presence } from './presence.js';
+
+export const DRIVEN_TITLES: Readonly<{ running: string; asking: string }>;
+export const DRIVEN_WORDS: Readonly<{ running: string; asking: string; STOP: string }>;
+export const DRIVEN_ICONS: Readonly<{ running: string; asking: string }>;
+
+/** Who drives the tab now: one per activity line with a call under way or waiting. */
+export interface DrivenState {
+  state: null | 'running' | 'asking';
+  agents: { agent: string; key: string; asking: boolean }[];
+}
+export function drivenState(presence: Pick<Presence, 'questions' | 'lines'>): DrivenState;
+export function agentsWords(agents: { agent: string }[]): string;
+export function drivenTitle(state: DrivenState, title: string): string;
+
+export interface DrivenIndicator {
+  state(): DrivenState;
+  /** Restores the app's title and favicon, and stops following the presence. */
+  stop(): void;
+}
+/** Shows in the page when agents drive the tab; `false` turns a part off. */
+export function createDrivenIndicator(options: { presence: Presence; document?: Document; title?: boolean; favicon?: boolean; banner?: boolean | DrivenBanner }): DrivenIndicator;
+
+/** `<tabrelay-driven>`: the quiet banner. Parts: banner, row (row asking), words, stop. */
+export class DrivenBanner extends HTMLElement {
+  presence: Presence | null;
+  show(state: DrivenState): void;
+}
+
+declare global {
+  interface HTMLElementTagNameMap {
+    'tabrelay-driven': DrivenBanner;
+  }
+}
