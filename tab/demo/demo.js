@@ -101,8 +101,8 @@ const relay = relayAddress
       tools: [],
       dataset: app.dataset.name,
       onRefused: (call) => {
-        record.refused(call);
         const why = presence.refusalOf(call.tool);
+        record.refused(call, why);
         logCall(whoOf(call), call.tool, why ? `error: ${why}` : 'refused by your settings');
       },
       // A tool the data switch refuses says so (the relay lists it as refused meanwhile).
