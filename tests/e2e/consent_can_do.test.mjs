@@ -33,7 +33,7 @@ test('the consent says what the connection will be able to do; it is listed at o
 
   // Listed as soon as approved, before any call of it.
   await page.locator('#agents [part=item]', { hasText: 'SDK e2e client' }).waitFor({ timeout: SHOW_MS });
-  assert.equal(await page.locator('#agents [part=empty]').isVisible(), false, 'not “No agent app is connected”');
+  assert.equal(await page.locator('#agents tabrelay-connections [part=empty]').isVisible(), false, 'not “No agent app is connected”');
 
   await page.locator('#agents [part=forget]').first().click();
   await page.locator('#agents [part=result]', { hasText: /^Forgot / }).waitFor({ timeout: SHOW_MS });
