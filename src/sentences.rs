@@ -129,8 +129,9 @@ pub fn person_asked(card: &str) -> String {
     format!("The person is being asked about this step in their tab; the card says {card}.")
 }
 
-/// Progress: the person answered the question; the step runs.
-pub const PERSON_ANSWERED: &str = "The person answered; the step runs in their tab.";
+/// Progress: the person allowed the step asked about; it runs now. (A tab says nothing before a
+/// Deny's result: the result itself says the person declined.)
+pub const PERSON_ANSWERED: &str = "The person allowed this step; it runs in their tab now.";
 
 /// Progress while the tab works on a call and nothing new happened.
 #[must_use]

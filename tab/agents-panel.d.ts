@@ -16,6 +16,9 @@ export const CALLS_ELSEWHERE: string;
 export const CALLS_BACK: string;
 /** What a tool's calls do now, in words. */
 export const NOW_WORDS: Readonly<{ runs: string; asks: string; refused: string }>;
+export const NOW_SWITCH_WORDS: string;
+/** What a connection approved now will be able to do, in words, or null. */
+export function abilitiesWords(presence: import('./presence.js').Presence | null | undefined): string | null;
 export const CODE_CHARS: number;
 export const DESCRIBE_AFTER_MS: number;
 /** A whole connect code as the relay reads it, or null. */

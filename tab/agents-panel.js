@@ -32,12 +32,55 @@
 
 import { takeConnectLink, openConfirmWindow, onConfirmed, nameWarningSentence, CONSENT } from './relay-client.js';
 import { ago, shown } from './presence-elements.js';
+import { MODES, HEAVY_MS, kindDecision } from './presence.js';
+import { DATA_SENTENCES } from './data-guard.js';
 import './record.js';
 
 /** A tool's own choice beside its kinds: none (its kinds decide), ask first, or refuse. */
 export const TOOL_CHOICES = Object.freeze({ kinds: 'As its kinds say', ask: 'Ask me first', deny: 'Refuse' });
 /** What a tool's calls do now, in words. */
 export const NOW_WORDS = Object.freeze({ runs: 'runs without asking', asks: 'asks you first', refused: 'refused' });
+/** What a tool refused by the dataset's switch does now. */
+export const NOW_SWITCH_WORDS = `refused while “${DATA_SENTENCES.SWITCH}” is on`;
+
+/** Up to `n` titles, "A, B and C" or "A, B, … and 4 more". */
+function titles(list, n = 12) {
+  const head = list.slice(0, n);
+  const more = list.length - head.length;
+  if (more > 0) return `${head.join(', ')} and ${more} more`;
+  return head.length < 2 ? head.join('') : `${head.slice(0, -1).join(', ')} and ${head[head.length - 1]}`;
+}
+
+/**
+ * What a connection approved now will be able to do, in words, from the presence's settings:
+ * which tools run without asking, which ask first, which are refused (by the person's choice, or
+ * by the dataset's switch while it is on). Null without a presence or tools.
+ */
+export function abilitiesWords(presence) {
+  const tools = presence?.tools?.() ?? [];
+  if (!tools.length) return null;
+  const settings = presence.settings();
+  const groups = { runs: [], asks: [], refused: [], switched: [] };
+  for (const t of tools) {
+    const setting = presence.settingOf(t.name);
+    const name = `“${shown(t.title || t.name)}”`;
+    if (setting === 'refused' && presence.refusalOf?.(t.name)) groups.switched.push(name);
+    else (groups[setting] || groups.refused).push(name);
+  }
+  const own = Object.keys(settings.kinds || {}).length || Object.keys(settings.tools || {}).length;
+  const mode = `${MODES[settings.mode]?.title ?? settings.mode}${own ? ', with your own choices' : ''}`;
+  const parts = [];
+  if (groups.runs.length) parts.push(`use without asking you: ${titles(groups.runs)}`);
+  if (groups.asks.length) parts.push(`use only once you allow each call: ${titles(groups.asks)}`);
+  const refused = [];
+  if (groups.refused.length) refused.push(`${titles(groups.refused)} (you refuse them)`);
+  if (groups.switched.length) refused.push(`${titles(groups.switched)} (refused while “${DATA_SENTENCES.SWITCH}” is on)`);
+  const can = parts.length ? `it will be able to ${parts.join('; ')}.` : 'it will not be able to use any tool.';
+  const cannot = refused.length ? ` It will not be able to use ${refused.join('; ')}.` : '';
+  const heavy = kindDecision(settings, 'heavy');
+  const heavyWords = heavy === 'allow' ? '' : ` A call the app estimates at ${Math.round(HEAVY_MS / 1000)} s or more ${heavy === 'ask' ? 'asks you first' : 'is refused'}.`;
+  return `Under your mode “${mode}”, ${can}${cannot}${heavyWords} You can change this under “What agents may do” at any time.`;
+}
 /** Said in a tab whose agents' calls went to another tab of the app in this browser. */
 export const CALLS_ELSEWHERE = 'Agents’ calls now go to another tab of this app in this browser (the one opened or focused last), not to this one.';
 /** Said once the person took the calls back. */
@@ -156,6 +199,8 @@ export class AgentsPanel extends Base {
   #awaitingWhole = null;
   /** Connections calls came through that the list was refreshed for. */
   #seen = new Set();
+  /** The relay's list last shown as it pushed it. */
+  #pushed = null;
 
   constructor() {
     super();
@@ -169,11 +214,12 @@ export class AgentsPanel extends Base {
       <p part="address-row" class="hint">Add this tab to Claude or ChatGPT as a connector with this address: <code part="address" id="connector-address"></code> <button part="copy" id="copy-address" class="quiet small" type="button" aria-label="Copy the connector address">Copy</button> <span part="copy-result" id="copy-result" aria-live="polite"></span></p>
       <form part="code-form" id="approve-form" aria-label="Approve or deny a connect code">
         <label part="code-label" for="code">Connect code</label>
-        <input part="code" id="code" name="code" autocomplete="off" autocapitalize="characters" spellcheck="false" placeholder="ABCDE-FGHJK" aria-describedby="code-asker code-lookalike code-hint">
+        <input part="code" id="code" name="code" autocomplete="off" autocapitalize="characters" spellcheck="false" placeholder="ABCDE-FGHJK" aria-describedby="code-asker code-can-do code-lookalike code-hint">
         <span part="decide"><button part="approve" id="approve" type="submit">Approve</button> <button part="deny" id="deny" class="quiet" type="button">Deny</button></span>
       </form>
       <p part="link-box" id="link-box" hidden><span part="link-opened" id="link-opened"></span> <button part="show-link" id="show-link" class="quiet small" type="button">Show who asks</button></p>
       <p part="asker" id="code-asker" aria-live="polite"></p>
+      <p part="can-do" id="code-can-do" hidden></p>
       <p part="already" id="code-already" hidden></p>
       <p part="lookalike" id="code-lookalike" role="alert" hidden></p>
       <p part="code-hint" id="code-hint" class="hint"></p>
@@ -216,6 +262,14 @@ export class AgentsPanel extends Base {
       this.#codeEdited(false);
     });
     $('settings').addEventListener('change', (event) => this.#toolChanged(event));
+    // A Forget makes "Connected to …" stale: it goes.
+    $('connections').addEventListener('tabrelay-forgot', () => {
+      const result = $('approve-result');
+      if (result.dataset.connected) {
+        result.textContent = '';
+        delete result.dataset.connected;
+      }
+    });
     // A connection's grants are headed by its name as the connections list shows it.
     $('connections').addEventListener('listed', () => ($('grants').connections = $('connections').list));
     this.#showAddress();
@@ -290,12 +344,20 @@ export class AgentsPanel extends Base {
   }
 
   #listen() {
-    if (this.#relay?.subscribe) this.#unsubscribe.push(this.#relay.subscribe(() => this.#showRelay()));
+    if (this.#relay?.subscribe) {
+      this.#unsubscribe.push(
+        this.#relay.subscribe(() => {
+          this.#showRelay();
+          this.#showPushedList();
+        }),
+      );
+    }
     if (this.#presence) {
       this.#unsubscribe.push(
         this.#presence.subscribe(() => {
           this.#renderTools(false);
           this.#noteConnections();
+          this.#showCanDo();
         }),
       );
     }
@@ -331,6 +393,23 @@ export class AgentsPanel extends Base {
       this.#el('connections').refresh();
       this.#describeCode(); // A code typed or linked before the tab was connected.
     }
+  }
+
+  /** The relay listed the connections unasked (one was just made): the list shows them at once. */
+  #showPushedList() {
+    const list = this.#relay?.connectionsList;
+    if (!list || list === this.#pushed) return;
+    this.#pushed = list;
+    this.#el('connections').render(list);
+  }
+
+  /** What the connection asked about will be able to do, while the dialog says who asks. */
+  #showCanDo() {
+    const canDo = this.#el('code-can-do');
+    const asking = Boolean(this.#el('code-asker').dataset.code);
+    const words = asking ? abilitiesWords(this.#presence) : null;
+    if (canDo.textContent !== (words || '')) canDo.textContent = words || '';
+    canDo.hidden = !words;
   }
 
   /** A call came through a connection the list does not show (made after it was drawn): list again. */
@@ -385,7 +464,8 @@ export class AgentsPanel extends Base {
       const value = settings.tools[name] || 'kinds';
       if (select.value !== value) select.value = value;
       const now = this.#el(`now-${name}`);
-      const words = NOW_WORDS[presence.settingOf(name)];
+      const setting = presence.settingOf(name);
+      const words = setting === 'refused' && presence.refusalOf?.(name) ? NOW_SWITCH_WORDS : NOW_WORDS[setting];
       if (now.textContent !== words) now.textContent = words;
     }
   }
@@ -396,7 +476,8 @@ export class AgentsPanel extends Base {
     if (!select || !this.#presence) return;
     const name = select.dataset.tool;
     this.#presence.store.setTool(name, select.value === 'kinds' ? null : select.value);
-    this.#el('settings-result').textContent = `${name} ${NOW_WORDS[this.#presence.settingOf(name)]}.`;
+    const setting = this.#presence.settingOf(name);
+    this.#el('settings-result').textContent = `${name} ${setting === 'refused' && this.#presence.refusalOf?.(name) ? NOW_SWITCH_WORDS : NOW_WORDS[setting]}.`;
   }
 
   /**
@@ -452,6 +533,7 @@ export class AgentsPanel extends Base {
     if (asker.dataset.code !== code && !kept) {
       asker.textContent = '';
       delete asker.dataset.code;
+      this.#showCanDo();
       // What was said with it goes with it: no warning or list stays for a code no longer there.
       this.#clearSaid();
     }
@@ -513,6 +595,7 @@ export class AgentsPanel extends Base {
     if (said.sentence) {
       asker.textContent = '';
       delete asker.dataset.code;
+      this.#showCanDo();
       result.textContent = said.sentence;
       result.dataset.code = code;
       return;
@@ -528,6 +611,7 @@ export class AgentsPanel extends Base {
     const where = said.place ? `, from ${shown(said.place)}.` : `. ${CONSENT.PLACE_UNKNOWN}`;
     asker.textContent = `${who} asks to act in this tab${back}. ${started}${where}`;
     asker.dataset.code = code;
+    this.#showCanDo();
     if (this.#awaitingWhole !== null && code !== this.#awaitingWhole) {
       // The whole code typed is described: the instruction to type it is done.
       this.#awaitingWhole = null;
@@ -557,6 +641,7 @@ export class AgentsPanel extends Base {
     this.#el('code').value = '';
     this.#el('code-asker').textContent = '';
     delete this.#el('code-asker').dataset.code;
+    this.#showCanDo();
     this.#awaitingWhole = null;
     this.#clearSaid();
   }
@@ -580,6 +665,7 @@ export class AgentsPanel extends Base {
       return this.#decide('approve', 'Approving…', async (whole) => {
         const { client } = await this.#relay.approve(whole);
         this.#el('connections').refresh();
+        this.#el('approve-result').dataset.connected = 'yes';
         return `Connected to ${shown(client || 'the agent')}.`;
       });
     }
@@ -608,6 +694,7 @@ export class AgentsPanel extends Base {
         throw new Error(CONSENT.NOT_THIS_BROWSER);
       }
       this.#el('connections').refresh();
+      this.#el('approve-result').dataset.connected = 'yes';
       return `Connected to ${shown(said.client || 'the agent')}.`;
     });
   }
@@ -663,6 +750,7 @@ export class AgentsPanel extends Base {
     clearTimeout(this.#describeTimer);
     this.#decisions += 1;
     delete result.dataset.code;
+    delete result.dataset.connected;
     this.#el('approve').disabled = true;
     this.#el('deny').disabled = true;
     result.textContent = doing;

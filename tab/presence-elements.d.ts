@@ -6,6 +6,14 @@ import type { DataSwitch } from './data-guard.js';
 import type { RelayClient, ConnectionInfo } from './relay-client.js';
 
 export const CARD_ARM_MS: number;
+export const RISK_WORDS: Readonly<Record<import('./presence.js').Risk, string>>;
+/** A value given to a tool, in words (no JSON). */
+export function valueInWords(value: unknown, depth?: number): string;
+/** A call's arguments as [name, words] lines. */
+export function argsInWords(args: unknown): Array<[string, string]>;
+export function secondsWords(ms: number): string;
+export function runningWords(line: { startedMs?: number | null; estimateMs?: number | null }, now?: number): string;
+export function didWords(did: Array<{ words: string }> | null | undefined): string;
 export const NAME_CHARS: number;
 export const DECISION_WORDS: Readonly<Record<'allow' | 'ask' | 'deny', string>>;
 export const CONNECTIONS_AGE_MS: number;

@@ -33,6 +33,12 @@
 import { MODES, DECISIONS, modeDecision, MODE_CHOICE, CUSTOM_MODE, UNTIL, ALL_AGENTS } from './presence.js';
 import { DATA_SENTENCES } from './data-guard.js';
 
+/** How a card says the weight of what it asks: a read and an undoable change are neutral, irreversible red. */
+export const RISK_WORDS = Object.freeze({
+  read: 'It only reads: nothing is changed.',
+  undoable: 'It changes what the tab shows; you can undo it.',
+  irreversible: 'It cannot be undone.',
+});
 /** A new card's buttons wait this long, so a click meant for the card before cannot answer it. */
 export const CARD_ARM_MS = 350;
 /** The most characters of a name from outside a card shows. */
@@ -69,6 +75,63 @@ function localTime(ms) {
 export function shown(text, chars = NAME_CHARS) {
   const all = [...String(text ?? '').replace(UNSHOWN, ' ')];
   return all.length > chars ? `${all.slice(0, chars - 1).join('')}…` : all.join('');
+}
+
+/** An argument's name as words: "permutations" → "Permutations", "group_ids" → "Group ids". */
+function argName(key) {
+  const words = String(key).replace(/[-_]+/g, ' ').replace(/([a-z])([A-Z])/g, '$1 $2').trim().toLowerCase();
+  return words.charAt(0).toUpperCase() + words.slice(1);
+}
+
+/** Up to ten values, "4, 7 and 9" or "1, 2, … and 14 more". */
+function listedWords(values) {
+  if (!values.length) return 'none';
+  const head = values.slice(0, 10);
+  const more = values.length - head.length;
+  if (more > 0) return `${head.join(', ')} and ${more} more`;
+  return head.length === 1 ? head[0] : `${head.slice(0, -1).join(', ')} and ${head[head.length - 1]}`;
+}
+
+/** A value given to a tool, in words (no JSON): text in quotes, lists as lists, objects as "name: value". */
+export function valueInWords(value, depth = 0) {
+  if (value === null || value === undefined) return 'none';
+  if (typeof value === 'string') return `“${shown(value)}”`;
+  if (typeof value === 'number' || typeof value === 'bigint') return Number.isFinite(Number(value)) ? Number(value).toLocaleString('en') : String(value);
+  if (typeof value === 'boolean') return value ? 'yes' : 'no';
+  if (depth >= 2) return Array.isArray(value) ? `a list of ${value.length}` : 'more details';
+  if (Array.isArray(value)) return listedWords(value.map((v) => valueInWords(v, depth + 1)));
+  if (typeof value === 'object') {
+    const parts = Object.entries(value).map(([k, v]) => `${argName(k).toLowerCase()} ${valueInWords(v, depth + 1)}`);
+    return parts.length ? `(${parts.join('; ')})` : 'nothing';
+  }
+  return 'a value of another kind';
+}
+
+/** A call's arguments as lines of words: [["Ids", "4, 7 and 9"], …]. */
+export function argsInWords(args) {
+  if (!args || typeof args !== 'object' || Array.isArray(args)) return args == null ? [] : [['Given', shown(valueInWords(args), 400)]];
+  return Object.entries(args).map(([k, v]) => [shown(argName(k)), shown(valueInWords(v), 400)]);
+}
+
+/** Seconds, in words: "4 s", "2 min 5 s". */
+export function secondsWords(ms) {
+  const s = Math.max(0, Math.round(ms / 1000));
+  return s < 60 ? `${s} s` : `${Math.floor(s / 60)} min ${s % 60} s`;
+}
+
+/** How long a running call has run, with the app's estimate for a heavy one. */
+export function runningWords(line, now = Date.now()) {
+  const ran = Number.isFinite(line.startedMs) ? ` for ${secondsWords(now - line.startedMs)}` : '';
+  const estimate = Number.isFinite(line.estimateMs) ? ` (about ${secondsWords(line.estimateMs)} by this app’s measurements)` : '';
+  return `${ran}${estimate}`;
+}
+
+/** What a line's turn read and changed, in words: the newest few. */
+export function didWords(did) {
+  if (!did?.length) return '';
+  const shownDid = did.slice(-4).map((d) => d.words);
+  const more = did.length - shownDid.length;
+  return `${more > 0 ? `${more} earlier, then ` : ''}${shownDid.join('; ')}`;
 }
 
 /** Who asks, in words: the agent, its connection's app and host, verified or not. */
@@ -131,21 +194,29 @@ export class ConfirmCard extends PresenceElement {
     super();
     this.#root = this.attachShadow({ mode: 'open' });
     this.#root.innerHTML = `<style>${BASE_CSS}
-      [part=card] { padding: .75rem; border: 2px solid #b3261e; border-radius: .4rem; background: #fff8f7; }
+      [part=card] { padding: .75rem; border: 2px solid #8a8a90; border-radius: .4rem; background: #fff; }
+      [part=card][data-risk=irreversible] { border-color: #b3261e; background: #fff8f7; }
+      [part=risk] { font-weight: 600; }
+      [part=card][data-risk=irreversible] [part=risk] { color: #b3261e; }
+      [part=args] li { list-style: none; }
+      [part=args] { padding-left: 0; }
       h3 { margin: 0 0 .25rem; font-size: 1rem; }
       p, ul { margin: 0 0 .5rem; overflow-wrap: anywhere; }
       ul { padding-left: 1.2rem; }
       pre { white-space: pre-wrap; overflow-wrap: anywhere; font-size: .85rem; margin: .25rem 0 0; }
       [part=choices] { display: grid; grid-template-columns: repeat(auto-fit, minmax(7.5rem, 1fr)); gap: .5rem; margin-top: .5rem; }
-      [part=once] { background: #b3261e; border-color: #b3261e; color: #fff; }
+      [part=once] { background: #0b5cad; border-color: #0b5cad; color: #fff; }
+      [part=card][data-risk=irreversible] [part=once] { background: #b3261e; border-color: #b3261e; }
       [part=more] { color: #5b5b60; font-size: .9rem; margin: .5rem 0 0; }
     </style>
-    <div part="card" role="alertdialog" aria-modal="false" aria-labelledby="what" aria-describedby="who why" tabindex="-1">
+    <div part="card" role="alertdialog" aria-modal="false" aria-labelledby="what" aria-describedby="risk who why" tabindex="-1">
       <h3 part="what" id="what"></h3>
+      <p part="risk" id="risk"></p>
       <p part="tool"></p>
+      <p part="description"></p>
       <p part="who" id="who"></p>
       <div id="why"><p>Asked because:</p><ul part="why"></ul></div>
-      <details part="details"><summary>Details</summary><pre part="args"></pre></details>
+      <div part="details"><p part="given-title">What it is given:</p><ul part="args"></ul><p part="items"></p></div>
       <div part="choices">
         <button part="deny" type="button" data-choice="deny"></button>
         <button part="connection" type="button" data-choice="connection"></button>
@@ -212,17 +283,33 @@ export class ConfirmCard extends PresenceElement {
     const first = this.#shownId == null;
     this.#shownId = q.id;
     this.#root.querySelector('[part=what]').textContent = shown(q.sentence, 400);
+    const card = this.#root.querySelector('[part=card]');
+    card.dataset.risk = RISK_WORDS[q.risk] ? q.risk : 'undoable';
+    this.#root.querySelector('[part=risk]').textContent = RISK_WORDS[card.dataset.risk];
     this.#root.querySelector('[part=tool]').textContent = `Tool: ${shown(q.title)}`;
+    const description = this.#root.querySelector('[part=description]');
+    description.textContent = q.description ? shown(q.description, 400) : '';
+    description.hidden = !q.description;
     this.#root.querySelector('[part=who]').textContent = `Who asks: ${askerOf(q.call)}`;
     this.#root.querySelector('[part=why]').replaceChildren(
-      ...q.why.map((w) => {
+      ...q.why.map((w, i) => {
         const li = document.createElement('li');
-        li.textContent = w;
+        li.textContent = q.kindNames?.[i] ? `${q.kindNames[i]}: ${w}` : w;
         return li;
       }),
     );
-    this.#root.querySelector('[part=args]').textContent = JSON.stringify(q.call.args ?? {}, null, 2);
-    this.#root.querySelector('[part=details]').open = false;
+    const given = argsInWords(q.call.args);
+    this.#root.querySelector('[part=args]').replaceChildren(
+      ...(given.length ? given : [['Nothing', 'no details']]).map(([name, words]) => {
+        const li = document.createElement('li');
+        li.textContent = `${name}: ${words}`;
+        return li;
+      }),
+    );
+    const items = this.#root.querySelector('[part=items]');
+    const named = q.items || [];
+    items.textContent = named.length ? `It names ${named.length === 1 ? 'item' : `${named.length} items`} ${listedWords(named.map((x) => shown(x)))}; the app marks ${named.length === 1 ? 'it' : 'them'} on its view while you decide.` : '';
+    items.hidden = !named.length;
     // Each button says what it grants, to whom and until when (the presence decides the words).
     const choices = new Map((q.choices || []).map((c) => [c.choice, c.words]));
     for (const b of this.#root.querySelectorAll('button[data-choice]')) {
@@ -237,7 +324,6 @@ export class ConfirmCard extends PresenceElement {
     if (first) this.#focusBefore = active;
     // While its buttons wait, the card itself holds the focus (a disabled button would drop it
     // to the page, where Escape and Tab no longer reach the card).
-    const card = this.#root.querySelector('[part=card]');
     if (hadFocus || (first && !typing)) card.focus();
     for (const b of buttons) b.disabled = true;
     setTimeout(() => {
@@ -254,6 +340,7 @@ const LINE_FOCUS_ORDER = ['keep', 'dismiss', 'go-on', 'stop'];
 
 export class ActivityLines extends PresenceElement {
   #root;
+  #ticker = null;
   /** The line whose Undo turn asks first ("Undo anyway" / "Keep it"), or null. */
   #confirmingUndo = null;
   /** The line pressed last: where the focus stays when its button goes. */
@@ -302,6 +389,23 @@ export class ActivityLines extends PresenceElement {
     });
   }
 
+  /** While a call runs, its running time is written again every second. */
+  #tick(running) {
+    if (!running) {
+      clearInterval(this.#ticker);
+      this.#ticker = null;
+      return;
+    }
+    this.#ticker ??= setInterval(() => {
+      if (!this.isConnected) return;
+      for (const span of this.#root.querySelectorAll('[part=elapsed]')) {
+        const started = span.dataset.started === '' ? NaN : Number(span.dataset.started);
+        const estimate = span.dataset.estimate === '' ? NaN : Number(span.dataset.estimate);
+        span.textContent = runningWords({ startedMs: started, estimateMs: estimate });
+      }
+    }, 1000);
+  }
+
   /** Line `key`'s button `act` (a key holds characters a selector cannot). */
   #buttonOf(key, act) {
     return [...this.#root.querySelectorAll('button')].find((b) => b.dataset.line === key && b.dataset.act === act) ?? null;
@@ -332,16 +436,34 @@ export class ActivityLines extends PresenceElement {
         text.setAttribute('part', 'text');
         const who = askerOf({ agent: line.agent, connection: line.connection });
         const steps = line.steps.length === 1 ? '1 step' : `${line.steps.length} steps`;
+        const did = didWords(line.did);
         const state = line.held
           ? `stopped: its calls are refused until you let it go on${line.steps.length ? ` (${steps} before)` : ''}`
           : line.stopped
           ? `stopped${line.steps.length ? ` after ${steps}` : ''}`
           : !line.done
-            ? `${line.running ? `running ${shown(line.running)}` : 'waiting'}${line.steps.length ? ` (${steps} so far)` : ''}`
+            ? `${line.running ? `running ${shown(line.running)}` : 'waiting'}`
             : line.undone
               ? `${steps}, undone`
-              : `done, ${steps}`;
-        text.textContent = `${who}: ${state}`;
+              : line.steps.length
+                ? `done, ${steps}`
+                : 'done';
+        text.append(`${who}: ${state}`);
+        if (!line.done && line.running && !line.stopped) {
+          // The running time, written again each second (a timer: screen readers are not told each tick).
+          const elapsed = document.createElement('span');
+          elapsed.setAttribute('part', 'elapsed');
+          elapsed.setAttribute('role', 'timer');
+          elapsed.dataset.started = String(line.startedMs ?? '');
+          elapsed.dataset.estimate = String(line.estimateMs ?? '');
+          elapsed.textContent = runningWords(line);
+          text.append(elapsed);
+        }
+        const saying = [];
+        if (did) saying.push(line.done ? did : `so far: ${did}`);
+        else if (line.done) saying.push('nothing read or changed');
+        if (line.undoSaid) saying.push(shown(line.undoSaid, 300));
+        if (saying.length) text.append(` — ${saying.join('. ')}`);
         const buttons = document.createElement('span');
         buttons.setAttribute('part', 'buttons');
         const button = (act, words, label) => {
@@ -374,6 +496,7 @@ export class ActivityLines extends PresenceElement {
         return li;
       }),
     );
+    this.#tick(lines.some((l) => !l.done && l.running && !l.stopped));
     if (focusedAt) {
       // The same button again, else a safe control of the same line, else the list: never
       // another turn's button.
@@ -438,7 +561,7 @@ export class PermissionSettings extends PresenceElement {
           const label = document.createElement('label');
           label.setAttribute('part', 'kind-row');
           const words = document.createElement('span');
-          words.textContent = `${kind}: ${this.presence.wordsOf(kind)}`;
+          words.textContent = `${this.presence.nameOf ? this.presence.nameOf(kind) : kind}: ${this.presence.wordsOf(kind)}`;
           const select = document.createElement('select');
           select.dataset.kind = kind;
           select.setAttribute('part', 'kind');
@@ -630,6 +753,7 @@ export class ConnectionsList extends Base {
     try {
       this.render(await this.#relay.forget(id));
       this.#say(`Forgot ${name}: it can no longer act in this tab.`);
+      this.dispatchEvent(new CustomEvent('tabrelay-forgot', { detail: { id }, bubbles: true, composed: true }));
       // The pressed button is gone: the focus goes to Refresh, never to another connection's
       // Forget (a second Enter would forget it too).
       this.#root.querySelector('[part=refresh]').focus();

@@ -20,6 +20,14 @@ export const MODE_CHOICE: string;
 /** How the mode reads once a kind's rule was changed. */
 export const CUSTOM_MODE: string;
 export const KIND_WORDS: Readonly<Record<string, string>>;
+export const KIND_NAMES: Readonly<Record<string, string>>;
+export type Risk = 'read' | 'undoable' | 'irreversible';
+export const RISKS: readonly Risk[];
+export const DID_KEPT: number;
+/** A kind's name in words ("Deletes items"). */
+export function kindName(kind: string, names?: Record<string, string>): string;
+/** How heavy a call of `tool` is: irreversible with a confirm kind, undoable for another change, read. */
+export function riskOf(tool: PresenceTool | null | undefined, options?: { confirmKinds?: Record<string, string[]> }): Risk;
 export const LINES_KEPT: number;
 export const STEPPED_KEPT: number;
 export const PERMISSIONS_KEY: string;
@@ -53,6 +61,7 @@ export interface ChoiceWords {
 export interface PresenceTool {
   name: string;
   title?: string;
+  description?: string;
   safety: 'read' | 'change' | 'destructive';
 }
 
@@ -115,6 +124,13 @@ export interface Question {
   why: string[];
   lineKey: string;
   sentence: string;
+  /** The tool's own words for what it does ('' when it gave none). */
+  description: string;
+  risk: Risk;
+  /** The kinds asked about, by name. */
+  kindNames: string[];
+  /** The items the call names (`itemsOf`), shown on the app's view while the card waits. */
+  items: Array<number | string>;
   /** The card's choices, each with what it grants, to whom and until when. */
   choices: ChoiceWords[];
   /** The app's estimate of the call in milliseconds, or null. */
@@ -128,8 +144,15 @@ export interface ActivityLine {
   connection: PresenceCall['connection'];
   turn: number | null;
   running: string | null;
+  /** When the running call started (ms since the epoch), and the app's estimate of it. */
+  startedMs: number | null;
+  estimateMs: number | null;
   waiting: number;
   steps: unknown[];
+  /** What the turn read and changed (or what did not run), in words, oldest first. */
+  did: Array<{ what: 'read' | 'changed' | 'not-run' | 'failed'; words: string }>;
+  /** Why Undo turn could not undo it, once tried. */
+  undoSaid: string | null;
   stopped: boolean;
   /** The person stopped this line's agent: its calls are refused until they let it go on. */
   held: boolean;
@@ -149,7 +172,10 @@ export interface Presence {
   readonly store: PermissionStore;
   readonly canUndo: boolean;
   onAsking(question: Question): void;
-  onAnswered(question: Question): void;
+  /** The person allowed the call asked about (never called after a Deny). */
+  onAnswered(question: Question, choice: Choice): void;
+  /** The items the oldest waiting card names; [] once none. */
+  onShowItems(items: Array<number | string>): void;
   onStopped(line: ActivityLine): void;
   onGoOn(connection: string): void;
   settings(): Settings;
@@ -173,6 +199,12 @@ export interface Presence {
   kinds(): string[];
   wordsOf(kind: string): string;
   settingOf(name: string): 'runs' | 'asks' | 'refused';
+  nameOf(kind: string): string;
+  riskOf(name: string): Risk;
+  /** Why the app refuses tool `name` before the permissions (its data switch), or null. */
+  refusalOf(name: string): string | null;
+  /** What the app's refusal depends on changed: the settings stated follow. */
+  refresh(): void;
   subscribe(fn: (presence: Presence) => void): () => void;
   /** Hears each call's events (what ./record.js keeps); returns a function that stops. */
   watch(fn: (event: CallEvent) => void): () => void;
@@ -199,6 +231,14 @@ export interface PresenceOptions {
   tools?: PresenceTool[];
   confirmKinds?: Record<string, string[]>;
   kindWords?: Record<string, string>;
+  kindNames?: Record<string, string>;
+  /** The items a call names (ids), shown on the app's view while its card waits. */
+  itemsOf?(call: PresenceCall): Array<number | string>;
+  /** A refusal before the permissions (the data switch's sentence), or null. */
+  refuses?(tool: PresenceTool): string | null;
+  /** What a call read or changed, in words (default: its result's `data.summary`, or the tool's title). */
+  saidOf?(call: PresenceCall, result: unknown): string | null;
+  now?(): number;
   estimate?(call: PresenceCall): number | null;
   undoTurn?(steps: unknown[], line: ActivityLine): unknown;
   stepOf?(result: unknown): unknown;

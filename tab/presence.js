@@ -55,6 +55,12 @@ export const KIND_WORDS = Object.freeze({
   /** WebMCP's consequentialHint (./webmcp.js). */
   consequential: 'the page says it has consequences',
 });
+/** Each base kind's name, as the person reads it; an app's kind without a name reads as its words ("deletes-items" → "Deletes items"). */
+export const KIND_NAMES = Object.freeze({ change: 'Changes', heavy: 'Heavy calls', consequential: 'Calls with consequences' });
+/** How a card weighs a call: a read, an undoable change, or irreversible (a tool with a confirm kind). */
+export const RISKS = Object.freeze(['read', 'undoable', 'irreversible']);
+/** The most things an activity line keeps of what its turn read or changed. */
+export const DID_KEPT = 20;
 /** The most activity lines kept: beyond it, the oldest lines done acting leave by themselves. */
 export const LINES_KEPT = 20;
 /** The most lines that made steps remembered for Undo turn's question (dismissed ones too). */
@@ -76,6 +82,23 @@ export const SENTENCES = Object.freeze({
 });
 /** Where each relay setting of a tool comes from: a decision without any grant. */
 const SETTING_OF = Object.freeze({ allow: 'runs', ask: 'asks', deny: 'refused' });
+
+/** A kind's name in words: the app's (`names`), the base kinds', else its identifier as words. */
+export function kindName(kind, names = {}) {
+  if (Object.hasOwn(names, kind)) return names[kind];
+  if (Object.hasOwn(KIND_NAMES, kind)) return KIND_NAMES[kind];
+  const words = String(kind).replace(/[-_]+/g, ' ').trim();
+  return words.charAt(0).toUpperCase() + words.slice(1);
+}
+
+/**
+ * How heavy the risk of a call of `tool` is: 'irreversible' when it has a confirm kind (what an
+ * app declares it cannot take back), 'undoable' for any other change, 'read' for a read.
+ */
+export function riskOf(tool, { confirmKinds = {} } = {}) {
+  if (((tool && confirmKinds[tool.name]) || []).length) return 'irreversible';
+  return tool && tool.safety === 'read' ? 'read' : 'undoable';
+}
 
 /** The strictest of `decisions` (deny over ask over allow); allow for none. */
 export function strictest(decisions) {
@@ -316,9 +339,11 @@ export class NotRun extends Error {
  * said it was forgotten) drops its questions, refuses its queued calls, aborts its running ones,
  * drops what was allowed for it, and refuses any call of it that still comes.
  */
-export function createPresence({ app, storage, store, tools = [], confirmKinds = {}, kindWords = {}, estimate = () => null, undoTurn = null, stepOf = () => null, actionOf = null } = {}) {
+export function createPresence({ app, storage, store, tools = [], confirmKinds = {}, kindWords = {}, kindNames = {}, estimate = () => null, undoTurn = null, stepOf = () => null, actionOf = null, itemsOf = () => [], refuses = () => null, saidOf = null, now = () => Date.now() } = {}) {
   const permissions = store || createPermissionStore({ app, storage });
   const words = { ...KIND_WORDS, ...kindWords };
+  /** The items the shown card names, as last given to `onShowItems`. */
+  let itemsShown = '[]';
   let byName = new Map(tools.map((t) => [t.name, t]));
   const appKinds = confirmKinds;
   /** Connection id → tools granted for the page's life ("This connection"). */
@@ -353,6 +378,11 @@ export function createPresence({ app, storage, store, tools = [], confirmKinds =
     onAnswered: () => {},
     onStopped: () => {},
     onGoOn: () => {},
+    /**
+     * The items the oldest waiting card names (`itemsOf(call)`), for the app to show them on its
+     * view while the card waits; [] once no card names any. Called on each change of them.
+     */
+    onShowItems: () => {},
     settings: () => permissions.settings(),
     /** The tool definitions, as given. */
     tools: () => [...byName.values()],
@@ -415,10 +445,27 @@ export function createPresence({ app, storage, store, tools = [], confirmKinds =
     kinds: () => [...new Set([...BASE_KINDS, ...Object.values(confirmKinds).flat()])],
     /** Why a kind asks, in words. */
     wordsOf: (kind) => words[kind] || kind,
-    /** The tool list setting the relay states for `name`. */
+    /** A kind's name, in words ("Deletes items", never "deletes-items"). */
+    nameOf: (kind) => kindName(kind, kindNames),
+    /** How a card weighs a call of tool `name`: 'read', 'undoable' or 'irreversible'. */
+    riskOf: (name) => riskOf(byName.get(name) || { name, safety: 'change' }, { confirmKinds }),
+    /**
+     * The tool list setting the relay states for `name`: refused when the app refuses it before
+     * the permissions (`refuses(tool)`: its data switch), else what the settings make of it.
+     */
     settingOf(name) {
       const tool = byName.get(name);
-      return tool ? settingFor(tool, permissions.settings(), { confirmKinds }) : 'refused';
+      if (!tool || refuses(tool)) return 'refused';
+      return settingFor(tool, permissions.settings(), { confirmKinds });
+    },
+    /** Why the app refuses tool `name` before the permissions (its data switch), or null. */
+    refusalOf(name) {
+      const tool = byName.get(name);
+      return (tool && refuses(tool)) || null;
+    },
+    /** Something the app's refusal depends on changed (its data switch): the tools' settings follow. */
+    refresh() {
+      emit();
     },
     subscribe(fn) {
       listeners.add(fn);
@@ -473,6 +520,8 @@ export function createPresence({ app, storage, store, tools = [], confirmKinds =
         if (decided.decision === 'ask') await ask(call, tool, decided.asked, line, entry, estimateMs);
         entry.state = 'running';
         line.running = tool.title || tool.name;
+        line.startedMs = now();
+        line.estimateMs = Number.isFinite(estimateMs) ? estimateMs : null;
         tell({ type: 'running', call });
         emit();
         const { signal } = entry.controller;
@@ -489,14 +538,21 @@ export function createPresence({ app, storage, store, tools = [], confirmKinds =
           stepped.add(line);
           if (stepped.size > STEPPED_KEPT) stepped.delete(stepped.values().next().value);
         }
+        note(line, didOf(call, tool, result));
         return result;
       } catch (err) {
         outcome = err instanceof NotRun ? err.outcome : 'failed';
+        if (err instanceof NotRun) note(line, { what: 'not-run', words: `“${shown(titleOf(call))}” not run: ${err.outcome}` });
+        else note(line, { what: 'failed', words: `“${shown(titleOf(call))}” failed` });
         throw err;
       } finally {
         tell({ type: 'ended', call, outcome });
         line.calls.splice(line.calls.indexOf(entry), 1);
-        line.running = line.calls.find((e) => e.state === 'running') ? line.running : null;
+        if (!line.calls.find((e) => e.state === 'running')) {
+          line.running = null;
+          line.startedMs = null;
+          line.estimateMs = null;
+        }
         if (!line.calls.length) {
           line.done = true;
           trimLines();
@@ -514,12 +570,14 @@ export function createPresence({ app, storage, store, tools = [], confirmKinds =
       const q = questions.find((x) => x.id === id);
       if (!q || !q.choices.some((c) => c.choice === choice)) return false;
       drop(q);
-      presence.onAnswered(q);
       tell({ type: 'decided', call: q.call, choice });
       if (choice === 'deny') {
+        // Nothing is said before the result: it says they declined (the step does not run).
         q.reject(new NotRun(`The person declined “${q.title}”, so nothing was changed.`, 'declined by the person'));
+        emit();
         return true;
       }
+      presence.onAnswered(q, choice);
       if (choice === 'connection') {
         const id = String(q.call.connection.id);
         if (!grants.has(id)) grants.set(id, new Set());
@@ -642,8 +700,16 @@ export function createPresence({ app, storage, store, tools = [], confirmKinds =
       const line = lines.get(key);
       if (!line || !undoTurn || !line.steps.length || line.undone) return false;
       if (!confirmed && presence.undoAsks(key)) return false;
-      await undoTurn([...line.steps].reverse(), publicLine(line));
+      try {
+        await undoTurn([...line.steps].reverse(), publicLine(line));
+      } catch (err) {
+        // Said on the line: why its turn cannot be undone (its steps were another dataset's, say).
+        line.undoSaid = String(err?.message || err || 'This turn could not be undone.');
+        emit();
+        return false;
+      }
       line.undone = true;
+      line.undoSaid = null;
       tell({ type: 'undone', calls: [...line.stepCalls] });
       emit();
       return true;
@@ -660,6 +726,7 @@ export function createPresence({ app, storage, store, tools = [], confirmKinds =
   };
 
   function emit() {
+    showItems();
     for (const fn of listeners) fn(presence);
   }
   function tell(event) {
@@ -670,6 +737,41 @@ export function createPresence({ app, storage, store, tools = [], confirmKinds =
         // A watcher's failure is its own: the call goes on.
       }
     }
+  }
+
+  /** Tells the app which items the oldest card names, when they change. */
+  function showItems() {
+    const q = questions[0];
+    const items = q ? q.items : [];
+    const key = JSON.stringify(items);
+    if (key === itemsShown) return;
+    itemsShown = key;
+    try {
+      presence.onShowItems([...items]);
+    } catch (err) {
+      // The app's view failing must not stop the card.
+      console.error(err);
+    }
+  }
+
+  function titleOf(call) {
+    const tool = byName.get(call.tool);
+    return (tool && (tool.title || tool.name)) || String(call.tool);
+  }
+
+  /** What a call read or changed, in words: the app's (`saidOf`), else the result's summary or the tool's title. */
+  function didOf(call, tool, result) {
+    const said = saidOf ? saidOf(call, result) : null;
+    const read = tool.safety === 'read';
+    if (typeof said === 'string' && said) return { what: read ? 'read' : 'changed', words: shown(said) };
+    const summary = result?.data?.summary;
+    if (!read && typeof summary === 'string' && summary) return { what: 'changed', words: shown(summary) };
+    return { what: read ? 'read' : 'changed', words: `${read ? 'read' : 'used'} “${shown(titleOf(call))}”` };
+  }
+
+  function note(line, did) {
+    line.did.push(did);
+    if (line.did.length > DID_KEPT) line.did.splice(0, line.did.length - DID_KEPT);
   }
   // A change of the permissions (here or in another tab) is a change of the presence.
   permissions.subscribe(emit);
@@ -685,7 +787,7 @@ export function createPresence({ app, storage, store, tools = [], confirmKinds =
     const key = lineKeyOf(call);
     let line = lines.get(key);
     if (!line) {
-      line = { key, seq: nextLine++, agent: call.agent || 'An agent', connection: call.connection || null, turn: call.turn ?? null, calls: [], steps: [], stepCalls: [], tail: Promise.resolve(), running: null, stopped: false, done: false, undone: false };
+      line = { key, seq: nextLine++, agent: call.agent || 'An agent', connection: call.connection || null, turn: call.turn ?? null, calls: [], steps: [], stepCalls: [], did: [], tail: Promise.resolve(), running: null, startedMs: null, estimateMs: null, stopped: false, done: false, undone: false, undoSaid: null };
       lines.set(key, line);
     }
     line.done = false;
@@ -696,10 +798,22 @@ export function createPresence({ app, storage, store, tools = [], confirmKinds =
     return new Promise((resolve, reject) => {
       const title = tool.title || tool.name;
       const action = (actionOf && actionOf(call)) || `${title.charAt(0).toLowerCase()}${title.slice(1)}`;
+      let items = [];
+      try {
+        items = (itemsOf(call) || []).filter((x) => typeof x === 'number' || typeof x === 'string');
+      } catch {
+        items = [];
+      }
       const q = {
         id: nextQuestion++,
         call,
         title,
+        /** The tool's own words for what it does. */
+        description: typeof tool.description === 'string' ? tool.description : '',
+        risk: riskOf(tool, { confirmKinds }),
+        /** The kinds asked about, by name. */
+        kindNames: kinds.map((k) => (k === 'tool' ? 'This tool' : kindName(k, kindNames))),
+        items: [...new Set(items)],
         kinds,
         why: kinds.map((k) => (k === 'tool' ? 'you chose to be asked before this tool' : k === 'heavy' ? heavyWords(words.heavy, estimateMs) : words[k] || k)),
         estimateMs: Number.isFinite(estimateMs) ? estimateMs : null,
@@ -733,6 +847,12 @@ export function heavyWords(words, estimateMs) {
   return `${words} (about ${Math.round(estimateMs / 1000)} s by this app’s measurements)`;
 }
 
+/** Text from outside, one line and cut (the card's and the line's words). */
+function shown(text, chars = 120) {
+  const all = [...String(text ?? '').replace(/[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g, ' ')];
+  return all.length > chars ? `${all.slice(0, chars - 1).join('')}…` : all.join('');
+}
+
 /** A line as the UI reads it. */
 function publicLine(line) {
   return {
@@ -741,8 +861,12 @@ function publicLine(line) {
     connection: line.connection,
     turn: line.turn,
     running: line.running,
+    startedMs: line.startedMs,
+    estimateMs: line.estimateMs,
     waiting: line.calls.length,
     steps: [...line.steps],
+    did: line.did.map((d) => ({ ...d })),
+    undoSaid: line.undoSaid,
     stopped: line.stopped,
     done: line.done,
     undone: line.undone,

@@ -77,7 +77,7 @@ export interface AgentsRecord {
   /** The app's door as one that keeps every call, those it refuses before the presence too. */
   door<C extends PresenceCall, R = CallResult>(run: (call: C, fn: (signal: AbortSignal) => Promise<R>) => Promise<R>): (call: C, fn: (signal: AbortSignal) => Promise<R>) => Promise<R>;
   /** A call refused before the tab ran anything (the relay client's `onRefused`). */
-  refused(call: PresenceCall): void;
+  refused(call: PresenceCall, sentence?: string | null): void;
   /** Clears the record, in every tab of the app. */
   clear(): Promise<void>;
 }

@@ -227,9 +227,13 @@ export function createRecord({ app, indexedDB = globalThis.indexedDB, backend, l
       };
     },
 
-    /** A call refused before anything in the tab ran (the relay client's `onRefused`). */
-    refused(call) {
-      update(entryOf(call), { decision: DECISION_WORDS.refused, outcome: 'refused by your settings' });
+    /**
+     * A call refused before anything in the tab ran (the relay client's `onRefused`); `sentence`:
+     * what it was told, when the app refused it (the data switch's sentence says so).
+     */
+    refused(call, sentence = '') {
+      if (switchOutcome(String(sentence ?? '')) === SWITCH_OUTCOMES.refused) update(entryOf(call), { decision: DECISION_WORDS.dataSwitch, outcome: SWITCH_OUTCOMES.refused });
+      else update(entryOf(call), { decision: DECISION_WORDS.refused, outcome: 'refused by your settings' });
     },
 
     /** Clears the record, in every tab of the app. */

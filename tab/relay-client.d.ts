@@ -159,6 +159,8 @@ export interface RelayClientOptions {
   dataset?: string | null;
   onToolsRefused?(sentence: string): void;
   onRefused?(call: Call): void;
+  /** Why a refused tool's call is refused, when the app says more than TOOL_REFUSED (its data switch). */
+  refusalOf?(call: Call): string | null;
 }
 
 /** The channel the browser's tabs of a relay say on which of them took agents' calls last. */
@@ -178,6 +180,8 @@ export class RelayClient {
   tools: TabTool[];
   dataset: string | null;
   toolsRefused: string | null;
+  /** The relay's last list of this browser's connections (it also sends one unasked once a connection is made); null before the first. */
+  connectionsList: ConnectionInfo[] | null;
   /** Calls `fn(relay)` after each change of `status` or `toolsRefused`; returns a function that stops it. */
   subscribe(fn: (relay: RelayClient) => void): () => void;
   setTools(tools: TabTool[]): void;

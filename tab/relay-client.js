@@ -40,7 +40,8 @@
 // `handle(call)` gets {id, tool, args, agent, connection, turn} and returns {data, image?}
 // (image: {data, mimeType, width, height}), or throws an Error whose message is one
 // sentence the agent reads. While the person is asked about a call, the app calls
-// `relay.asking(call.id, sentence)` and, once they answered, `relay.answered(call.id)`; a step
+// `relay.asking(call.id, sentence)` and, once they allowed it, `relay.answered(call.id)` (after a
+// Deny, nothing: the result says they declined); a step
 // the person takes themselves is `relay.step()`. `onCancel(id)` hears of calls no longer waited
 // for (drop their card). `subscribe(fn)` hears every change of `status` (and its
 // `statusDetail`) and of `toolsRefused`, for any number of listeners (the Agents panel is one).
@@ -271,7 +272,7 @@ export async function signProof(keyPair, origin, challenge) {
 export const CALLS_CHANNEL = 'tabrelay:calls';
 
 export class RelayClient {
-  constructor({ relay, handle, keys, storage, relayOrigin, WebSocket: Ws, headers, onStatus, onCancel, onForgotten, onGoOn, focused, bundle, tools, dataset, onToolsRefused, onRefused } = {}) {
+  constructor({ relay, handle, keys, storage, relayOrigin, WebSocket: Ws, headers, onStatus, onCancel, onForgotten, onGoOn, focused, bundle, tools, dataset, onToolsRefused, onRefused, refusalOf } = {}) {
     if (!relay) throw new Error('RelayClient needs the relay address.');
     if (typeof handle !== 'function') throw new Error('RelayClient needs a handle(call) function.');
     this.relay = String(relay).replace(/\/+$/, '');
@@ -308,8 +309,12 @@ export class RelayClient {
     this.tools = tools || catalogueTools();
     this.dataset = dataset ?? null;
     this.toolsRefused = null;
+    /** The relay's last list of this browser's connections (null before the first). */
+    this.connectionsList = null;
     this.onToolsRefused = onToolsRefused || (() => {});
     this.onRefused = onRefused || (() => {});
+    /** Why a refused tool's call is refused, when the app says more than TOOL_REFUSED (its data switch). */
+    this.refusalOf = refusalOf || (() => null);
     this.statusDetail = {};
     this.listeners = new Set();
     /** Whether, as this browser's tabs said, agents' calls go to another tab of the pairing. */
@@ -432,7 +437,7 @@ export class RelayClient {
     this.send({ type: 'asking', id, sentence: String(sentence) });
   }
 
-  /** The person answered about call `id` (its result follows through `handle`). */
+  /** The person allowed call `id` (its result follows through `handle`); never sent after a Deny. */
   answered(id) {
     this.send({ type: 'answered', id });
   }
@@ -718,6 +723,9 @@ export class RelayClient {
         break;
       }
       case 'connections': {
+        // Also sent unasked, as soon as a connection is made: kept, and heard by `subscribe`.
+        this.connectionsList = message.list || [];
+        this.changed();
         const waiters = this.listWaiters;
         this.listWaiters = [];
         for (const w of waiters) {
@@ -742,7 +750,7 @@ export class RelayClient {
     }
     if (this.settingOf(call.tool) === 'refused') {
       // The relay leaves the tool out of the agents' list; an agent may still call it by name.
-      reply = { type: 'result', id: call.id, error: TOOL_REFUSED };
+      reply = { type: 'result', id: call.id, error: this.refusalOf(call) || TOOL_REFUSED };
       if (socket.readyState === 1) socket.send(JSON.stringify(reply));
       this.onRefused(call);
       return;

@@ -214,8 +214,10 @@ export function createToolBridge({ relay = null, presence, run, modelContext = g
     },
   };
 
-  // The person's permissions changed (here or in another tab): the settings stated follow.
+  // The person's permissions changed (here or in another tab): the settings stated follow; so
+  // do they when what the app refuses before them changes (its data switch: `presence.refresh()`).
   presence.store?.subscribe?.(() => restate());
+  presence.subscribe?.(() => restate());
 
   /** An in-browser agent's call of a tool registered here: through the same door. */
   async function inBrowser(entry, input, client) {
@@ -307,7 +309,7 @@ export function createToolBridge({ relay = null, presence, run, modelContext = g
       if (k.length) kinds[t.name] = k;
     }
     presence.setTools?.(
-      all.map((t) => ({ name: t.name, title: t.definition.title || t.name, safety: safetyOf(t.annotations) })),
+      all.map((t) => ({ name: t.name, title: t.definition.title || t.name, description: t.definition.description, safety: safetyOf(t.annotations) })),
       kinds,
     );
     restate();

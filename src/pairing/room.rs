@@ -1087,6 +1087,11 @@ impl Room {
         grant.verified = request.verified;
         let id = grant.id.clone();
         self.store_grant(grant, out);
+        // Every tab lists the new connection at once, not at its first call.
+        let tabs: Vec<u64> = self.tabs.values().filter(|t| t.proven).map(|t| t.number).collect();
+        for tab in tabs {
+            self.send_connections(tab, now_ms, out);
+        }
         GrantReply::Made { grant: id, secret }
     }
 
@@ -1688,6 +1693,34 @@ mod tests {
         sim.say(a, r#"{"type":"forget","id":"g1"}"#);
         let (asker, effects) = sim.call("g1", 3, false, 5000);
         assert_eq!(replies(&effects, asker), [Reply::NoGrant]);
+    }
+
+    #[test]
+    fn a_new_connection_is_listed_to_every_tab_as_soon_as_it_is_made() {
+        let mut sim = Sim::new();
+        let a = sim.tab();
+        let b = sim.tab();
+        let request = GrantRequest {
+            id: "gn".into(),
+            client_id: "https://agent.example/client".into(),
+            client_name: "Agent".into(),
+            host: "agent.example".into(),
+            place: None,
+            verified: None,
+        };
+        let (_, effects) = sim.ask(Request::Grant(request));
+        let listed: Vec<u64> = effects
+            .iter()
+            .filter_map(|e| match e {
+                Effect::Send(tab, RelayMessage::Connections { list })
+                    if list.iter().any(|c| c.id == "gn") =>
+                {
+                    Some(*tab)
+                }
+                _ => None,
+            })
+            .collect();
+        assert_eq!(listed, [a, b], "each tab hears the list with the new connection");
     }
 
     #[test]

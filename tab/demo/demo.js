@@ -27,7 +27,7 @@
 import { RelayClient } from '../relay-client.js';
 import { createToolBridge } from '../webmcp.js';
 import { createPresence, NotRun } from '../presence.js';
-import { createDataSwitch, guardCall } from '../data-guard.js';
+import { createDataSwitch, guardCall, refusalBefore } from '../data-guard.js';
 import '../agents-panel.js';
 import { createRecord } from '../record.js';
 import { createDrivenIndicator } from '../driven.js';
@@ -39,6 +39,9 @@ const SEED_KEY = 'tabrelay-demo:seed';
 /** The demo's confirm kinds, per tool, and why each asks. */
 const CONFIRM_KINDS = { items_delete: ['deletes-items'] };
 const KIND_WORDS = { 'deletes-items': 'it deletes items (a reload loses them for good)' };
+const KIND_NAMES = { 'deletes-items': 'Deleting items' };
+/** The tools whose arguments name items (`ids`, or one `id`): a card about one marks them on the chart. */
+const NAMES_ITEMS = new Set(['items_delete', 'items_values', 'items_highlight', 'item_set_value']);
 const CALLS_SHOWN = 200;
 const NAME_CHARS = 80;
 /** What a call's agent is called when it gave no name. */
@@ -55,18 +58,30 @@ const params = new URLSearchParams(location.search);
 let seed = seedOf(seedOfPage());
 let app = createDemoApp({ seed, picture });
 let unsubscribeApp = app.subscribe(render);
+/** The items the waiting card names, marked on the chart (not the app's highlight). */
+let named = new Set();
 const relayAddress = relayOfPage();
 const presence = createPresence({
   app: CATALOGUE.resource_prefix,
   tools: CATALOGUE.tools,
   confirmKinds: CONFIRM_KINDS,
   kindWords: KIND_WORDS,
+  kindNames: KIND_NAMES,
+  // The dataset's switch refuses some tools before the permissions: the tools stated say so.
+  refuses: (tool) => refusalBefore(CATALOGUE.tools.find((t) => t.name === tool.name) || { name: tool.name }, dataSwitch.isOn(app.dataset.name)),
+  // The items a card names, marked on the chart while it waits.
+  itemsOf: (call) => itemsOf(call.tool, call.args),
   // The app's own measurement of a call's cost on this device (groups_compare's permutations).
   estimate: (call) => app.estimateMs(call.tool, call.args),
   // A step is the dataset's: Undo turn takes back only the steps of the dataset shown.
   stepOf: (result) => (result?.data?.step != null ? { app, step: result.data.step } : null),
   undoTurn: (steps) => {
-    app.undoSteps(steps.filter((s) => s.app === app).map((s) => s.step), PERSON);
+    const here = steps.filter((s) => s.app === app);
+    if (!here.length) {
+      const other = steps[0]?.app?.dataset?.name;
+      throw new Error(`This turn changed ${other ? `“${shown(other)}”` : 'another dataset'}, which is no longer shown, so it cannot be undone here.`);
+    }
+    app.undoSteps(here.map((s) => s.step), PERSON);
     bridge.step();
   },
   actionOf: (call) => actionOf(call.tool, call.args),
@@ -86,14 +101,19 @@ const relay = relayAddress
       tools: [],
       dataset: app.dataset.name,
       onRefused: (call) => {
-        record.refused(call);
-        logCall(whoOf(call), call.tool, 'refused by your settings');
+        const why = presence.refusalOf(call.tool);
+        record.refused(call, why);
+        logCall(whoOf(call), call.tool, why ? `error: ${why}` : 'refused by your settings');
       },
+      // A tool the data switch refuses says so (the relay lists it as refused meanwhile).
+      refusalOf: (call) => presence.refusalOf(call.tool),
     })
   : null;
 /** The person's switch "Agents see names and summaries only", kept per dataset (its name). */
 const dataSwitch = createDataSwitch({ app: CATALOGUE.resource_prefix });
 dataSwitch.follow(window);
+// The switch refuses tools: the tools stated, the panel and the consent follow it.
+dataSwitch.subscribe(() => presence.refresh());
 /** Every agent's door: remote calls (the relay's) and in-browser ones (WebMCP's) alike. */
 const bridge = createToolBridge({ relay, presence, run: record.door(runCall) });
 /** Each tool's registration: aborting one withdraws the tool from every agent. */
@@ -104,6 +124,11 @@ bridge.start();
 window.tabrelayDemo = Object.freeze({ bridge, withdraw: (name) => registrations.get(name)?.abort() });
 presence.onAsking = (q) => relay?.asking(q.call.id, q.sentence);
 presence.onAnswered = (q) => relay?.answered(q.call.id);
+// While a card waits, the items it names are marked on the chart; unmarked once it goes.
+presence.onShowItems = (items) => {
+  named = new Set(items);
+  drawScreen();
+};
 // Stop stops the agent (the relay refuses a remote agent's calls) until the person lets it go
 // on; an in-browser agent's turn ends with it (the presence refuses its calls meanwhile).
 presence.onStopped = (line) => (line.connection?.kind === 'browser' ? bridge.step() : relay?.stopAgent(line.connection?.id));
@@ -154,6 +179,7 @@ function anotherDataset() {
   unsubscribeApp = app.subscribe(render);
   keepSeed(seed);
   $('agents').datasetId = app.dataset.name;
+  presence.refresh(); // The data switch is the dataset's: what it refuses may change.
   relay?.setView({ dataset: app.dataset.name });
   bridge.step();
   showDataset();
@@ -251,7 +277,15 @@ function actionOf(tool, args) {
     const [a, b] = args.groups.map((g) => shown(g));
     return `compare ${shown(args.column)} between ${a} and ${b} (${Number(args.permutations ?? 10_000).toLocaleString('en')} permutations)`;
   }
-  return `use ${shown(tool)} with ${shown(JSON.stringify(args ?? {}))}`;
+  // Else the tool's title; the card lists what it is given, in words.
+  return null;
+}
+
+/** The items a call of `tool` names (whole numbers of `ids`, or its `id`). */
+function itemsOf(tool, args) {
+  if (!NAMES_ITEMS.has(tool) || !args || typeof args !== 'object') return [];
+  const ids = Array.isArray(args.ids) ? args.ids : args.id !== undefined ? [args.id] : [];
+  return [...new Set(ids.filter((id) => Number.isInteger(id)))];
 }
 
 /** Text from outside as the page shows it: one line, no direction marks, at most 80 characters. */
@@ -283,11 +317,13 @@ function drawScreen() {
   canvas.height = Math.round(height * ratio);
   const ctx = canvas.getContext('2d');
   ctx.setTransform(ratio, 0, 0, ratio, 0, 0);
-  drawPlot(ctx, width, height);
+  drawPlot(ctx, width, height, { named });
   const { items, groups, highlighted } = app.view();
+  const marked = app.dataset.items.filter((i) => named.has(i.id)).map((i) => i.id);
+  canvas.dataset.named = marked.join(' ');
   canvas.setAttribute(
     'aria-label',
-    `Scatter plot of y against x: ${items} items in ${groups.length} groups, ${highlighted.count} highlighted.`,
+    `Scatter plot of y against x: ${items} items in ${groups.length} groups, ${highlighted.count} highlighted${marked.length ? `; marked with a red dashed ring, the ${marked.length === 1 ? 'item' : 'items'} the agent's question names: ${marked.join(', ')}` : ''}.`,
   );
 }
 
@@ -296,7 +332,7 @@ function drawScreen() {
  * with the legend drawn in (a picture for an agent; the page has its own list below the plot,
  * and a legend drawn over the screen's plot would hide the points under it).
  */
-function drawPlot(ctx, width, height, { legend = false } = {}) {
+function drawPlot(ctx, width, height, { legend = false, named = new Set() } = {}) {
   const view = app.view();
   const k = Math.min(2.5, Math.max(0.7, width / PICTURE_WIDTH_DEFAULT));
   const m = { left: 44 * k, right: 12 * k, top: 12 * k, bottom: 38 * k };
@@ -349,6 +385,20 @@ function drawPlot(ctx, width, height, { legend = false } = {}) {
   for (const item of marked) {
     dot(item, 5.5 * k);
     ctx.stroke();
+  }
+  // The items a waiting card names: a red dashed ring around each, over everything else.
+  if (named.size) {
+    ctx.save();
+    ctx.strokeStyle = '#b3261e';
+    ctx.lineWidth = 2.2 * k;
+    ctx.setLineDash([4 * k, 3 * k]);
+    for (const item of app.dataset.items) {
+      if (!named.has(item.id)) continue;
+      ctx.beginPath();
+      ctx.arc(px(item.x), py(item.y), 9 * k, 0, 2 * Math.PI);
+      ctx.stroke();
+    }
+    ctx.restore();
   }
 
   // The legend, top right, so a picture alone says which colour is which group (unless the

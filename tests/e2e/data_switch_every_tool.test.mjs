@@ -75,12 +75,19 @@ test('with the switch on, no tool’s result or error carries a cell’s value',
   const free = await call(page, client, 'items_values', { ids: [ITEM.id] });
   assert.deepEqual(cellValuesIn(textOf(free)).includes(ITEM.score), true, textOf(free));
 
+  const all = (await client.listTools()).tools.map((t) => t.name);
   await page.locator('#data-switch [part=switch]').check();
-  const offered = (await client.listTools()).tools.map((t) => t.name);
-  for (const t of CATALOGUE.tools) assert.ok(offered.includes(t.name), `${t.name} is offered`);
-  const unknown = offered.filter((name) => !Object.hasOwn(CALLS, name));
+  // The tools the switch refuses are stated refused (left out of the list); each is still called by name.
+  const cells = CATALOGUE.tools.filter((t) => t.data === 'cells').map((t) => t.name);
+  let offered = all;
+  for (let i = 0; i < 40 && cells.some((name) => offered.includes(name)); i += 1) {
+    await new Promise((r) => setTimeout(r, 100));
+    offered = (await client.listTools()).tools.map((t) => t.name);
+  }
+  for (const t of CATALOGUE.tools) assert.equal(offered.includes(t.name), t.data !== 'cells', `${t.name} is offered unless the switch refuses it`);
+  const unknown = all.filter((name) => !Object.hasOwn(CALLS, name));
   assert.deepEqual(unknown, [], 'say in CALLS how to call these tools');
-  assert.deepEqual(Object.keys(CALLS).filter((name) => !offered.includes(name)), [], 'CALLS names only tools offered');
+  assert.deepEqual(Object.keys(CALLS).filter((name) => !all.includes(name)), [], 'CALLS names only tools offered');
 
   const leaks = [];
   const sent = {};

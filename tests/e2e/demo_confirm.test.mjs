@@ -43,7 +43,7 @@ test('a destructive call waits for the person’s Allow, then runs', async () =>
   assert.equal(await page.getAttribute('#confirm [part=card]', 'role'), 'alertdialog');
   assert.match(await page.textContent('#confirm [part=who]'), /returns to 127\.0\.0\.1.*name not verified/, 'its connection, not verified');
   assert.match(await page.textContent('#confirm [part=why]'), /it deletes items/, 'why it asks');
-  assert.match(await page.textContent('#confirm [part=args]'), /"ids"/, 'the arguments under Details');
+  assert.match(await page.textContent('#confirm [part=args]'), /Ids: 1, 2 and 3/, 'the arguments, in words');
   assert.doesNotMatch(await page.textContent('#history'), /Deleted 3 items/, 'nothing runs before the answer');
   await choose(page, 'once');
   const result = await call;

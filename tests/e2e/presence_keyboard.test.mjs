@@ -65,7 +65,7 @@ test('Enter on Stop then Enter again stays on the line; an older turn’s Undo a
   await waitFor(async () => !(await activityLines(page)).some((l) => l.startsWith('Agent B') && /stopped: its calls are refused/.test(l)), SHOW_MS);
   assert.equal(await page.locator('#activity [part~=ask-undo]').count(), 0, 'no question about A’s turn either');
   assert.doesNotMatch(await history(page), /Undid/);
-  assert.match((await activityLines(page)).find((l) => l.startsWith('Agent A')), /done, 1 step$/);
+  assert.match((await activityLines(page)).find((l) => l.startsWith('Agent A')), /done, 1 step — Highlighted 1 item$/);
 
   // Enter on a connection's Forget, then Enter again: the other connection stays.
   const items = page.locator('#connections [part=item]');
