@@ -24,13 +24,7 @@
 // parameter: ?seed=<number> (default: a random one kept in sessionStorage, so a reload shows
 // the same data).
 
-import { RelayClient } from '../relay-client.js';
-import { createToolBridge } from '../webmcp.js';
-import { createPresence, NotRun } from '../presence.js';
-import { createDataSwitch, guardCall, refusalBefore } from '../data-guard.js';
-import '../agents-panel.js';
-import { createRecord } from '../record.js';
-import { createDrivenIndicator } from '../driven.js';
+import { createTabrelay } from '../tabrelay.js';
 import { CATALOGUE } from '../generated/bundle.js';
 import { createDemoApp, seedOf, pictureSize, PERSON, PICTURE_WIDTH_DEFAULT } from './app.js';
 import { RELAY } from './config.js';
@@ -44,12 +38,8 @@ const KIND_NAMES = { 'deletes-items': 'Deleting items' };
 const NAMES_ITEMS = new Set(['items_delete', 'items_values', 'items_highlight', 'item_set_value']);
 const CALLS_SHOWN = 200;
 const NAME_CHARS = 80;
-/** What a call's agent is called when it gave no name. */
-const SOME_AGENT = 'an agent';
 /** Line breaks, control characters and direction marks: shown as spaces in a card. */
 const UNSHOWN = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
-/** Why the questions waiting go when the person shows another dataset. */
-const ANOTHER_DATASET = 'the app showed another dataset';
 
 const $ = (id) => document.getElementById(id);
 const params = new URLSearchParams(location.search);
@@ -60,15 +50,18 @@ let app = createDemoApp({ seed, picture });
 let unsubscribeApp = app.subscribe(render);
 /** The items the waiting card names, marked on the chart (not the app's highlight). */
 let named = new Set();
-const relayAddress = relayOfPage();
-const presence = createPresence({
+showDataset();
+// The tab end, wired in one call: the relay client, the person's presence and data switch, the
+// tools registered once for both kinds of agent, the record, the driven sign and the elements.
+const tabrelay = createTabrelay({
+  relay: RELAY,
   app: CATALOGUE.resource_prefix,
   tools: CATALOGUE.tools,
+  run: (name, input, client) => app.run(name, input, client.agent, client.signal),
+  dataset: app.dataset.name,
   confirmKinds: CONFIRM_KINDS,
   kindWords: KIND_WORDS,
   kindNames: KIND_NAMES,
-  // The dataset's switch refuses some tools before the permissions: the tools stated say so.
-  refuses: (tool) => refusalBefore(CATALOGUE.tools.find((t) => t.name === tool.name) || { name: tool.name }, dataSwitch.isOn(app.dataset.name)),
   // The items a card names, marked on the chart while it waits.
   itemsOf: (call) => itemsOf(call.tool, call.args),
   // The app's own measurement of a call's cost on this device (groups_compare's permutations).
@@ -82,69 +75,21 @@ const presence = createPresence({
       throw new Error(`This turn changed ${other ? `“${shown(other)}”` : 'another dataset'}, which is no longer shown, so it cannot be undone here.`);
     }
     app.undoSteps(here.map((s) => s.step), PERSON);
-    bridge.step();
   },
   actionOf: (call) => actionOf(call.tool, call.args),
+  confirm: $('confirm'),
+  activity: $('activity'),
+  panel: $('agents'),
 });
-/** What every agent did, kept in this browser (IndexedDB) and shown in the Agents panel. */
-const record = createRecord({ app: CATALOGUE.resource_prefix });
-record.follow(presence);
-const relay = relayAddress
-  ? new RelayClient({
-      relay: relayAddress,
-      handle: (call) => bridge.handle(call),
-      onCancel: (id) => presence.cancel(id),
-      // Forget and Stop are kept by the relay client too: its cards and calls go, its calls wait.
-      onForgotten: (id) => presence.forget(id),
-      onGoOn: (id) => presence.goOn(id),
-      // The bridge states the tools, registered below.
-      tools: [],
-      dataset: app.dataset.name,
-      onRefused: (call) => {
-        const why = presence.refusalOf(call.tool);
-        record.refused(call, why);
-        logCall(whoOf(call), call.tool, why ? `error: ${why}` : 'refused by your settings');
-      },
-      // A tool the data switch refuses says so (the relay lists it as refused meanwhile).
-      refusalOf: (call) => presence.refusalOf(call.tool),
-    })
-  : null;
-/** The person's switch "Agents see names and summaries only", kept per dataset (its name). */
-const dataSwitch = createDataSwitch({ app: CATALOGUE.resource_prefix });
-dataSwitch.follow(window);
-// The switch refuses tools: the tools stated, the panel and the consent follow it.
-dataSwitch.subscribe(() => presence.refresh());
-/** Every agent's door: remote calls (the relay's) and in-browser ones (WebMCP's) alike. */
-const bridge = createToolBridge({ relay, presence, run: record.door(runCall) });
-/** Each tool's registration: aborting one withdraws the tool from every agent. */
-const registrations = new Map(CATALOGUE.tools.map((t) => [t.name, new AbortController()]));
-for (const tool of CATALOGUE.tools) bridge.registerTool(webmcpTool(tool), { signal: registrations.get(tool.name).signal });
-bridge.start();
-// For the console and the tests: the bridge, and withdrawing one of the demo's tools.
-window.tabrelayDemo = Object.freeze({ bridge, withdraw: (name) => registrations.get(name)?.abort() });
-presence.onAsking = (q) => relay?.asking(q.call.id, q.sentence);
-presence.onAnswered = (q) => relay?.answered(q.call.id);
+tabrelay.on('call', ({ agent, tool, outcome }) => logCall(agent, tool, outcome));
 // While a card waits, the items it names are marked on the chart; unmarked once it goes.
-presence.onShowItems = (items) => {
+tabrelay.on('items', (items) => {
   named = new Set(items);
   drawScreen();
-};
-// Stop stops the agent (the relay refuses a remote agent's calls) until the person lets it go
-// on; an in-browser agent's turn ends with it (the presence refuses its calls meanwhile).
-presence.onStopped = (line) => (line.connection?.kind === 'browser' ? bridge.step() : relay?.stopAgent(line.connection?.id));
-presence.onGoOn = (id) => relay?.letGoOn(id);
-$('confirm').presence = presence;
-$('activity').presence = presence;
-Object.assign($('agents'), { relay, presence, dataSwitch, datasetId: app.dataset.name, record });
-// While an agent's call runs or waits for the person: the title, the favicon and a banner with Stop.
-createDrivenIndicator({ presence });
+});
+// For the console and the tests: the bridge, and withdrawing one of the demo's tools.
+window.tabrelayDemo = Object.freeze({ bridge: tabrelay.bridge, withdraw: (name) => tabrelay.withdraw(name) });
 
-// The person's permissions changed (here or in another tab of the demo): the tools stated follow
-// (the bridge restates them).
-presence.store.follow(window);
-// The tab closing makes every question moot.
-window.addEventListener('pagehide', () => presence.withdrawAll('the tab is closing'));
-showDataset();
 let resizing = false;
 window.addEventListener('resize', () => {
   if (resizing) return;
@@ -156,9 +101,6 @@ window.addEventListener('resize', () => {
 });
 $('undo').addEventListener('click', undo);
 $('another-dataset').addEventListener('click', anotherDataset);
-if (!relay) $('agents').showStatus('stopped', { reason: 'the relay address is not an http or https address' });
-else if (!window.isSecureContext) $('agents').showStatus('stopped', { reason: 'this page must be opened over https or from localhost' });
-else relay.start();
 
 /** The dataset shown: its name in the page, the title and the plot. */
 function showDataset() {
@@ -172,16 +114,13 @@ function showDataset() {
  * relay and the data switch follow the dataset, the history starts afresh.
  */
 function anotherDataset() {
-  presence.withdrawAll(ANOTHER_DATASET);
   seed = (seed + 1) % 1_000_000;
   unsubscribeApp();
   app = createDemoApp({ seed, picture });
   unsubscribeApp = app.subscribe(render);
   keepSeed(seed);
-  $('agents').datasetId = app.dataset.name;
-  presence.refresh(); // The data switch is the dataset's: what it refuses may change.
-  relay?.setView({ dataset: app.dataset.name });
-  bridge.step();
+  // Every question waiting is withdrawn (the agent is told why); the switch and the relay follow.
+  tabrelay.setDataset(app.dataset.name);
   showDataset();
   $('dataset-said').textContent = `Now showing ${app.dataset.name}.`;
 }
@@ -216,56 +155,6 @@ function seedOfPage() {
     // As above.
   }
   return fresh;
-}
-
-/** The configured relay's address, when it is an http(s) URL. */
-function relayOfPage() {
-  try {
-    const url = new URL(RELAY);
-    return url.protocol === 'http:' || url.protocol === 'https:' ? url.href : null;
-  } catch {
-    return null;
-  }
-}
-
-/**
- * A catalogue tool in WebMCP's shape: a read is `readOnlyHint`, a destructive tool
- * `consequentialHint` (the app's own confirm kind, deleting items, says why it asks).
- */
-function webmcpTool(t) {
-  return {
-    name: t.name,
-    title: t.title,
-    description: t.description,
-    inputSchema: t.input,
-    annotations: { readOnlyHint: t.safety === 'read', consequentialHint: t.safety === 'destructive' },
-    execute: (input, client) => app.run(t.name, input, client.agent, client.signal),
-  };
-}
-
-/** A call's agent as the page names it. */
-function whoOf(call) {
-  return typeof call.agent === 'string' && call.agent.trim() ? call.agent : SOME_AGENT;
-}
-
-/**
- * Runs one call from an agent, remote or in this browser (`fn(signal)`: the tool's own run),
- * after the person's Allow if the tool asks, and logs it.
- */
-async function runCall(call, fn) {
-  const who = whoOf(call);
-  try {
-    // A refused tool never gets here (the relay client refuses it); the presence asks when a kind asks.
-    // The dataset's switch first (a read it refuses never asks the person), then the permissions.
-    // A tool the page registered with WebMCP itself is not the catalogue's: it says nothing of its data.
-    const tool = CATALOGUE.tools.find((t) => t.name === call.tool) || { name: call.tool };
-    const result = await guardCall({ tool, dataset: app.dataset.name, dataSwitch }, () => presence.run(call, fn));
-    logCall(who, call.tool, 'ok');
-    return result;
-  } catch (err) {
-    logCall(who, call.tool, err instanceof NotRun ? err.outcome : `error: ${err.message}`);
-    throw err;
-  }
 }
 
 /** What a call asked about would do, in words, every part from outside cut to 80 characters. */
@@ -470,7 +359,7 @@ function logCall(who, tool, outcome) {
 function undo() {
   try {
     app.run('history_undo', {}, PERSON);
-    bridge.step();
+    tabrelay.step();
   } catch (err) {
     $('undo').title = err.message;
   }

@@ -8,6 +8,7 @@ import { AgentsPanel, statusWords } from '../../../tab/agents-panel.js';
 import { createToolBridge, IN_BROWSER_AGENT, type WebMcpTool } from '../../../tab/webmcp.js';
 import { createRecord, toCsv, type RecordEntry } from '../../../tab/record.js';
 import { createDrivenIndicator } from '../../../tab/driven.js';
+import { createTabrelay, agentOf, SOME_AGENT, type Tabrelay } from '../../../tab/tabrelay.js';
 
 const presence = createPresence({
   app: 'orders',
@@ -64,3 +65,21 @@ if (panel) panel.record = record;
 const driven = createDrivenIndicator({ presence, favicon: false });
 const stopDriven: () => void = driven.stop;
 void csv, stopDriven;
+
+// The one call that wires it all (tabrelay-tab/wire).
+const wired: Tabrelay = createTabrelay({
+  relay: 'https://relay.example',
+  app: 'orders',
+  tools: [{ name: 'orders_list', title: 'List orders', description: 'Lists the orders.', safety: 'read', input: { type: 'object' }, data: 'summaries', summaries_only: { result: ['count'], errors: 'as_said' } }, tool],
+  run: (name, input, client) => ({ name, input, agent: client.agent }),
+  dataset: 'orders-2026',
+  confirmKinds: { orders_delete: ['deletes-saved'] },
+  driven: { favicon: false },
+});
+const stopHearing: () => void = wired.on('call', (e) => console.log(e.agent, e.tool, e.outcome, e.ok));
+wired.on('items', (items) => items.length);
+wired.on('status', (r) => r.status);
+wired.setDataset('orders-2027');
+wired.withdraw('orders_list');
+const someone: string = agentOf({ agent: '' }) + SOME_AGENT;
+void stopHearing, someone, wired.presence.lines(), wired.relay?.status;
