@@ -1,7 +1,7 @@
 // Declarations of the one call that wires the tab end (./tabrelay.js), checked by the TypeScript
 // compiler in tests/js/package_types.test.mjs.
 
-import type { RelayClient, Call, CatalogueTool } from './relay-client.js';
+import type { RelayClient, Call, CatalogueTool, KeyStore } from './relay-client.js';
 import type { Presence, PresenceCall, PresenceOptions } from './presence.js';
 import type { DataSwitch, GuardedTool } from './data-guard.js';
 import type { ToolBridge, WebMcpTool, ToolClient, ModelContextLike } from './webmcp.js';
@@ -65,6 +65,8 @@ export interface TabrelayOptions extends Pick<PresenceOptions, 'confirmKinds' | 
   document?: Document | null;
   storage?: Pick<Storage, 'getItem' | 'setItem' | 'removeItem'> | null;
   indexedDB?: IDBFactory | null;
+  channel?: typeof BroadcastChannel | null;
+  keys?: KeyStore;
   WebSocket?: unknown;
 }
 

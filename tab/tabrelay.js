@@ -95,7 +95,8 @@ export function webmcpToolOf(tool, run) {
  *   first `<tabrelay-confirm-card>`, `<tabrelay-activity>`, `<tabrelay-agents>`; null: none;
  * - `driven`: false turns the title, favicon and banner off, or `{title, favicon, banner}`;
  * - `record`: false keeps no record; `modelContext`, `frames`: the bridge's; `start`: false
- *   leaves the relay to `start()`; `window`, `document`, `storage`, `indexedDB`, `WebSocket`: for tests.
+ *   leaves the relay to `start()`; `window`, `document`, `storage`, `indexedDB`, `channel` (the record's), `keys`,
+ *   `WebSocket`: for tests.
  */
 export function createTabrelay(options = {}) {
   const {
@@ -122,6 +123,8 @@ export function createTabrelay(options = {}) {
     document: doc = globalThis.document ?? null,
     storage,
     indexedDB,
+    channel,
+    keys,
     WebSocket,
   } = options;
   if (!app) throw new Error('createTabrelay needs the app’s name: what the browser keeps is kept under it.');
@@ -164,7 +167,7 @@ export function createTabrelay(options = {}) {
     }),
   );
   /** What every agent did, kept in this browser (IndexedDB). */
-  const record = keepRecord === false ? null : createRecord(kept({ app, indexedDB }));
+  const record = keepRecord === false ? null : createRecord(kept({ app, indexedDB, channel }));
   record?.follow(presence);
   const url = relayAddress(address);
   const relay = url
@@ -172,6 +175,7 @@ export function createTabrelay(options = {}) {
         kept({
           relay: url,
           storage,
+          keys,
           WebSocket,
           handle: (call) => bridge.handle(call),
           onCancel: (id) => presence.cancel(id),
