@@ -150,7 +150,9 @@ test('every agent’s calls land in the record; the exports’ rows match them; 
   assert.deepEqual(csv[0], [...RECORD_COLUMNS]);
   assert.deepEqual(
     csv.slice(1),
-    json.map((r) => RECORD_COLUMNS.map((c) => String(r[c]))),
+    // A cell a spreadsheet would read as a formula (an id may start with '-') is written with
+    // an apostrophe first: the export's own guard.
+    json.map((r) => RECORD_COLUMNS.map((c) => String(r[c]).replace(/^[=+\-@\t\r]/, "'$&"))),
   );
   const everything = JSON.stringify(json) + csvText;
   assert.ok(!everything.includes(hidden) && !/"score"|\bmin\b/.test(everything), 'no value read, nor what the switch hid, is in the record');
