@@ -317,8 +317,10 @@ pub fn handle(body: &[u8], headers: &Headers<'_>, app_url: &str) -> Reply {
                 declared: capabilities.map(session::Declared::of).unwrap_or_default(),
             }
         }
-        // The relay sends no log messages, so any level is accepted and changes nothing.
-        "ping" | "logging/setLevel" if !stateless => ok(&id, json!({})),
+        // No `logging` capability: the relay sends no log messages (a tab's steps go as
+        // progress), and a session keeps no state a level could be set in, so
+        // `logging/setLevel` is a method not offered, as for any capability not declared.
+        "ping" if !stateless => ok(&id, json!({})),
         "server/discover" => ok(&id, complete(&era, discover())),
         "tools/list" => Reply::ListTools { id, era },
         "tools/call" => match call_params(params) {
@@ -507,7 +509,6 @@ fn capabilities(stateless: bool) -> Value {
         // A call that waits (for the person, most often) becomes a task the client polls.
         c["extensions"][crate::pairing::tasks::EXTENSION] = json!({});
     } else {
-        c["logging"] = json!({});
         // 2025-11-25's experimental tasks: a call the client asks to be a task is one.
         c["tasks"] = json!({"cancel": {}, "requests": {"tools": {"call": {}}}});
     }
@@ -735,6 +736,19 @@ mod tests {
         // The session era keeps them, and answers an unknown method with 200.
         let (s, _) = json_of(run(r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#));
         assert_eq!(s, 200);
+    }
+
+    #[test]
+    fn logging_is_not_declared_and_its_level_is_a_method_not_offered() {
+        let (_, b) = json_of(run(
+            r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{}}}"#,
+        ));
+        assert!(b["result"]["capabilities"].get("logging").is_none(), "{b}");
+        assert!(discover()["capabilities"].get("logging").is_none());
+        let (s, b) = json_of(run(
+            r#"{"jsonrpc":"2.0","id":2,"method":"logging/setLevel","params":{"level":"debug"}}"#,
+        ));
+        assert_eq!((s, b["error"]["code"].as_i64()), (200, Some(-32601)), "{b}");
     }
 
     #[test]

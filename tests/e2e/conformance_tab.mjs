@@ -52,7 +52,7 @@ function fixtures(tab) {
       tab.client.answered(call.id);
       return { data: 'Progress test finished.' };
     },
-    test_logging_tool: () => ({ data: 'Logging tool ran (the relay sends no log messages).' }),
+    test_logging_tool: () => ({ data: 'Logging tool ran (the relay declares no logging).' }),
     test_missing_capability: (call) =>
       has(call, 'answer') ? { data: 'Sampled.' } : { inputRequired: { answer: sample('Say hello', 10) } },
     test_streaming_elicitation: (call) =>

@@ -139,7 +139,10 @@ export async function helloFor(keyPair, challenge, relayOrigin = new URL(RELAY).
 /** How many proven tabs the pairing of `token` holds, as its `status` tool says. */
 export async function connectedTabs(token) {
   const text = (await callTool(token, 'status')).content[0].text;
-  return Number(/^(\d+) tabs? of the app (?:is|are) connected/.exec(text)?.[1] ?? 0);
+  if (text.startsWith('No tab of the app is connected')) return 0;
+  const count = /^(\d+) tabs? of the app (?:is|are) connected;/.exec(text)?.[1];
+  if (count === undefined) throw new Error(`the status tool said neither how many tabs are connected nor that none is: ${text}`);
+  return Number(count);
 }
 
 /** The pairing id an access token names (its `sub`). */

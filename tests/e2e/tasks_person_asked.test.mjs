@@ -78,7 +78,10 @@ test('a cancelled task stops the call in the tab and stays cancelled', { timeout
   assert.equal((await get(created.taskId)).result.status, 'cancelled');
   // The person's late decision changes nothing.
   decisions.get('7')(true);
-  await new Promise((r) => setTimeout(r, 500));
+  // Whatever the tab sends for it leaves in the promise jobs the decision starts; a round trip
+  // on the same socket after them comes back once the pairing has read it (no fixed wait).
+  await new Promise((r) => setImmediate(r));
+  await tab.client.connections();
   assert.equal((await get(created.taskId)).result.status, 'cancelled');
 });
 

@@ -31,17 +31,34 @@ async function listen(token, notifications = { toolsListChanged: true }) {
   const events = [];
   const reading = readEvents(r.body, (m) => events.push(m));
   const changes = () => events.filter((e) => e.method === 'notifications/tools/list_changed').length;
-  return { events, changes, stop: () => (abort.abort(), reading) };
+  return { events, changes, reading, stop: () => (abort.abort(), reading) };
 }
 
 /**
- * Waits until the pairing has read everything `tabs` sent (a round trip on each tab's socket
- * comes back after it), then a moment for a notification it wrote to cross the Worker: a change
- * the step made would be on the stream by then. (The stream carries no marker to wait on.)
+ * A listener on a connection of its own, for a check that something is NOT said: `end` forgets
+ * that connection from `tab`, which ends its listen streams after everything the pairing wrote to
+ * them before, and resolves when the stream has ended, with the changes it carried. So "no
+ * change" is read at the stream's end, after the step, never after a fixed wait. `others` are
+ * tabs whose earlier messages must be read by the pairing first (a round trip on each).
  */
-async function quiet(...tabs) {
-  for (const tab of tabs) await tab.client.connections();
-  await new Promise((r) => setTimeout(r, 250));
+async function ownListener(tab, others = [], notifications = { toolsListChanged: true }) {
+  const before = new Set((await tab.client.connections()).map((c) => c.id));
+  const token = await accessToken(tab);
+  const id = (await tab.client.connections()).find((c) => !before.has(c.id)).id;
+  for (const other of others) await other.client.connections();
+  const s = await listen(token, notifications);
+  await waitFor(() => s.events.length >= 1);
+  assert.equal(s.events[0].method, 'notifications/subscriptions/acknowledged');
+  return {
+    ...s,
+    /** Forgets the connection through `by` (the tab whose step is checked) once `others` are read. */
+    end: async (by, ...others) => {
+      for (const other of others) await other.client.connections();
+      await by.client.forget(id);
+      await s.reading;
+      return s.changes();
+    },
+  };
 }
 
 test('subscriptions/listen says when the focused tab’s list changes', async () => {
@@ -56,25 +73,23 @@ test('subscriptions/listen says when the focused tab’s list changes', async ()
   a.client.setTools([toolDef('one'), toolDef('two')]);
   await waitFor(() => s.changes() === 1);
 
+  let n = await ownListener(a);
   a.client.setTools([toolDef('one'), toolDef('two')]);
-  await quiet(a);
-  assert.equal(s.changes(), 1, 'the same list again is no change');
+  assert.equal(await n.end(a), 0, 'the same list again is no change');
 
   const b = await openTab({ storage, tools: [toolDef('one'), toolDef('two')] });
-  await quiet(b);
   a.client.setFocused(true);
   b.client.setFocused(true);
-  await quiet(a, b);
   // b's welcome focused it before its list came (one change to the bundled list and one back at
   // most); moving focus between equal lists is none.
-  const settled = s.changes();
+  n = await ownListener(a, [b]);
   a.client.setFocused(true);
-  await quiet(a);
-  assert.equal(s.changes(), settled, 'focus moving between equal lists is no change');
+  assert.equal(await n.end(a), 0, 'focus moving between equal lists is no change');
 
+  n = await ownListener(b, [a]);
   b.client.setTools([toolDef('three')]);
-  await quiet(b);
-  assert.equal(s.changes(), settled, 'a tab that is not focused changing its list is no change');
+  assert.equal(await n.end(b), 0, 'a tab that is not focused changing its list is no change');
+  const settled = s.changes();
   b.client.setFocused(true);
   await waitFor(() => s.changes() === settled + 1);
 
@@ -88,14 +103,10 @@ test('subscriptions/listen says when the focused tab’s list changes', async ()
 
 test('a listener that did not ask for tool changes hears none', async () => {
   const a = await openTab({ tools: [toolDef('one')] });
-  const token = await accessToken(a);
-  const s = await listen(token, {});
-  await waitFor(() => s.events.length >= 1);
-  assert.deepEqual(s.events[0].params.notifications, {});
+  const n = await ownListener(a, [], {});
+  assert.deepEqual(n.events[0].params.notifications, {});
   a.client.setTools([toolDef('one'), toolDef('two')]);
-  await quiet(a);
-  assert.equal(s.changes(), 0);
-  await s.stop();
+  assert.equal(await n.end(a), 0);
   a.close();
 });
 
