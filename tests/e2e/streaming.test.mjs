@@ -30,7 +30,7 @@ test('progress carries the card’s sentence while the person is asked, then the
   assert.deepEqual(progress.map((p) => p.params.progress), [1, 2], 'progress grows');
   assert.match(progress[0].params.message, /being asked/);
   assert.ok(progress[0].params.message.includes('<tabrelay-data>"Delete item 4?"</tabrelay-data>'), progress[0].params.message);
-  assert.match(progress[1].params.message, /answered/);
+  assert.match(progress[1].params.message, /allowed this step/);
   assert.equal(r.body.id, 5);
   assert.equal(r.body.result.isError, false);
   assert.equal(r.events.at(-1), r.body, 'the result comes last');
