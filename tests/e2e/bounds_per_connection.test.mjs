@@ -4,7 +4,7 @@
 // still answered and still hears.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { RELAY, openTab, accessToken, callTool, MemoryStorage, waitFor, readEvents, toolDef } from './harness.mjs';
+import { openTab, accessToken, callTool, MemoryStorage, waitFor, listenStream, toolDef } from './harness.mjs';
 
 const SHARE = 64; // src/limits.rs MAX_CALLS_PER_CONNECTION
 const TRIED = SHARE + 16;
@@ -57,34 +57,7 @@ test("a connection that fills its share of waiting calls leaves the other connec
   assert.ok(failed.isError && /went away/.test(failed.content[0].text));
 });
 
-/** Opens subscriptions/listen (2026-07-28) and reads its events into `events` as they come. */
-async function listen(token) {
-  const abort = new AbortController();
-  const r = await fetch(RELAY, {
-    method: 'POST',
-    signal: abort.signal,
-    headers: {
-      authorization: `Bearer ${token}`,
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-      'mcp-protocol-version': '2026-07-28',
-      'mcp-method': 'subscriptions/listen',
-    },
-    body: JSON.stringify({
-      jsonrpc: '2.0',
-      id: 'sub-1',
-      method: 'subscriptions/listen',
-      params: {
-        notifications: { toolsListChanged: true },
-        _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} },
-      },
-    }),
-  });
-  assert.equal(r.status, 200);
-  const events = [];
-  const reading = readEvents(r.body, (m) => events.push(m)).catch(() => {});
-  return { events, reading, stop: () => (abort.abort(), reading) };
-}
+const listen = (token) => listenStream(token);
 
 test("a connection that fills its share of listen streams leaves the other connection's stream hearing changes", async () => {
   const tab = await openTab({ storage: new MemoryStorage(), tools: [toolDef('one')] });

@@ -498,3 +498,37 @@ export async function readEvents(body, onMessage) {
     if (e.name !== 'AbortError') throw e;
   }
 }
+
+/**
+ * Opens a 2026-07-28 `subscriptions/listen` with `token` and reads its events into `events` as
+ * they come; `changes()` counts the tools/list_changed notifications, `stop()` ends the stream.
+ */
+export async function listenStream(token, notifications = { toolsListChanged: true }) {
+  const abort = new AbortController();
+  const r = await fetch(RELAY, {
+    method: 'POST',
+    signal: abort.signal,
+    headers: {
+      authorization: `Bearer ${token}`,
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'mcp-protocol-version': '2026-07-28',
+      'mcp-method': 'subscriptions/listen',
+    },
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: 'sub-1',
+      method: 'subscriptions/listen',
+      params: {
+        notifications,
+        _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} },
+      },
+    }),
+  });
+  assert.equal(r.status, 200);
+  assert.match(r.headers.get('content-type'), /text\/event-stream/);
+  const events = [];
+  const reading = readEvents(r.body, (m) => events.push(m)).catch(() => {});
+  const changes = () => events.filter((e) => e.method === 'notifications/tools/list_changed').length;
+  return { events, changes, reading, stop: () => (abort.abort(), reading) };
+}

@@ -4,35 +4,14 @@
 // same), and when the focused tab goes away; it needs a live token.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { RELAY, openTab, accessToken, MemoryStorage, toolDef, waitFor, readEvents } from './harness.mjs';
+import { RELAY, openTab, accessToken, MemoryStorage, toolDef, waitFor, listenStream } from './harness.mjs';
 
 const META = {
   'io.modelcontextprotocol/protocolVersion': '2026-07-28',
   'io.modelcontextprotocol/clientCapabilities': {},
 };
 
-/** Opens subscriptions/listen and reads its events into `events` as they come. */
-async function listen(token, notifications = { toolsListChanged: true }) {
-  const abort = new AbortController();
-  const r = await fetch(RELAY, {
-    method: 'POST',
-    signal: abort.signal,
-    headers: {
-      authorization: `Bearer ${token}`,
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-      'mcp-protocol-version': '2026-07-28',
-      'mcp-method': 'subscriptions/listen',
-    },
-    body: JSON.stringify({ jsonrpc: '2.0', id: 'sub-1', method: 'subscriptions/listen', params: { notifications, _meta: META } }),
-  });
-  assert.equal(r.status, 200);
-  assert.match(r.headers.get('content-type'), /text\/event-stream/);
-  const events = [];
-  const reading = readEvents(r.body, (m) => events.push(m));
-  const changes = () => events.filter((e) => e.method === 'notifications/tools/list_changed').length;
-  return { events, changes, reading, stop: () => (abort.abort(), reading) };
-}
+const listen = listenStream;
 
 /**
  * A listener on a connection of its own, for a check that something is NOT said: `end` forgets

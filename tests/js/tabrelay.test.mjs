@@ -10,6 +10,7 @@ import { createTabrelay, agentOf, relayAddress, webmcpToolOf, SOME_AGENT, REFUSE
 import { IN_BROWSER_AGENT } from '../../tab/webmcp.js';
 import { refusalBefore } from '../../tab/data-guard.js';
 import { MemoryStorage } from './memory_storage.mjs';
+import { FakeModelContext } from './fake_model_context.mjs';
 
 const tick = () => new Promise((r) => setTimeout(r, 0));
 
@@ -18,30 +19,6 @@ const TOOLS = [
   { name: 'orders_read', title: 'Read orders', description: 'Reads the orders’ cells.', safety: 'read', input: { type: 'object' }, data: 'cells' },
   { name: 'orders_delete', title: 'Delete orders', description: 'Deletes orders.', safety: 'destructive', input: { type: 'object' } },
 ];
-
-/** A model context as Chromium 156's behaves, as far as the wiring uses it. */
-class FakeModelContext extends EventTarget {
-  constructor() {
-    super();
-    this.registered = [];
-  }
-  async registerTool(tool, { signal } = {}) {
-    const entry = { tool };
-    this.registered.push(entry);
-    signal?.addEventListener('abort', () => {
-      this.registered = this.registered.filter((e) => e !== entry);
-      this.dispatchEvent(new Event('toolchange'));
-    });
-    this.dispatchEvent(new Event('toolchange'));
-  }
-  async getTools() {
-    return this.registered.map(({ tool }) => ({ name: tool.name, description: tool.description, inputSchema: tool.inputSchema, annotations: { ...tool.annotations }, origin: 'http://app.example' }));
-  }
-  async executeTool(registered, input) {
-    const entry = this.registered.find((e) => e.tool.name === registered.name);
-    return JSON.stringify(await entry.tool.execute(input, { signal: new AbortController().signal }));
-  }
-}
 
 /** The app's side: what ran, and what the wiring told it. */
 function wired(extra = {}) {
@@ -166,7 +143,7 @@ test('a call the relay client refuses by the person’s settings is heard and ke
 });
 
 test('an in-browser agent’s call of a tool registered once goes through the same door', async () => {
-  const modelContext = new FakeModelContext();
+  const modelContext = new FakeModelContext('http://app.example');
   const { tabrelay, ran, heard } = wired({ modelContext });
   await tabrelay.registered;
   assert.deepEqual(modelContext.registered.map((e) => e.tool.name), TOOLS.map((t) => t.name));

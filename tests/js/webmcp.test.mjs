@@ -22,41 +22,10 @@ import {
   UNTRUSTED_NOTE,
 } from '../../tab/webmcp.js';
 import { MemoryStorage } from './memory_storage.mjs';
+import { FakeModelContext } from './fake_model_context.mjs';
 
 const ORIGIN = 'http://127.0.0.1:8788';
 const tick = () => new Promise((r) => setTimeout(r, 0));
-
-/** A model context as Chromium 156's behaves: registerTool (promise, duplicate refused), getTools, executeTool, toolchange. */
-class FakeModelContext extends EventTarget {
-  constructor() {
-    super();
-    this.registered = [];
-  }
-  async registerTool(tool, { signal } = {}) {
-    if (this.registered.some((e) => e.tool.name === tool.name)) throw Object.assign(new Error('Duplicate tool name'), { name: 'InvalidStateError' });
-    if (typeof tool.description !== 'string') throw new TypeError('Required member is undefined.');
-    const entry = { tool, origin: tool.origin || ORIGIN };
-    this.registered.push(entry);
-    signal?.addEventListener('abort', () => {
-      this.registered = this.registered.filter((e) => e !== entry);
-      this.dispatchEvent(new Event('toolchange'));
-    });
-    this.dispatchEvent(new Event('toolchange'));
-  }
-  async getTools() {
-    return this.registered.map(({ tool, origin }) => ({ name: tool.name, title: tool.title, description: tool.description, inputSchema: tool.inputSchema, annotations: { ...tool.annotations }, origin, window: {} }));
-  }
-  async executeTool(registered, input) {
-    const entry = this.registered.find((e) => e.tool.name === registered.name);
-    if (!entry) throw new Error('not registered');
-    const out = await entry.tool.execute(input, { signal: new AbortController().signal });
-    return typeof out === 'string' ? out : JSON.stringify(out);
-  }
-  /** An in-browser agent's call: what an agent in the browser does. */
-  async agentCalls(name, input) {
-    return this.executeTool((await this.getTools()).find((t) => t.name === name), input);
-  }
-}
 
 function setUp({ modelContext = new FakeModelContext(), frames } = {}) {
   const presence = createPresence({ app: 'test', storage: new MemoryStorage(), tools: [] });
