@@ -4,7 +4,7 @@
 // with GET and Last-Event-ID gets the rest: the end if it came meanwhile, else the call's
 // events until its end. Another connection gets nothing of it. (Under wrangler dev a dropped
 // stream reaches the pairing only when the Worker next writes to it, so the pairing's side of
-// a drop seen at once is shown by the native simulation in src/pairing/room.rs.)
+// a drop seen at once is shown by the native simulation in src/pairing/room/tests/calls.rs.)
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { RELAY, openTab, accessToken, mcpPost, waitFor, readEvents } from './harness.mjs';

@@ -1,0 +1,267 @@
+//! The Room's grants and codes: a tab's command on a connect code, the connections made,
+//! refreshed, stopped, revoked or forgotten, and what a forgotten one set going.
+
+use tabrelay_bundle::protocol::RelayMessage;
+
+use super::{Effect, Room};
+use crate::crypto::Entropy;
+use crate::limits::REPLAYED_KEPT_MS;
+use crate::oauth::connect::{refusal, CodeReply, Command, Named};
+use crate::pairing::codes::{self};
+use crate::pairing::grants::{self, Grant, Refreshed};
+use crate::pairing::tasks::Task;
+use crate::pairing::wire::{
+    CallEvent, CallReply, GrantReply, GrantRequest, RefreshReply, RefreshRequest, Reply,
+    RevokeRequest,
+};
+use crate::sentences;
+
+impl Room {
+    /// A tab's describe, approve or deny of a code: within the pairing's allowance of wrong
+    /// codes, a code this relay made, and (to approve) room for another connection, it goes to
+    /// the code's object.
+    pub(super) fn code_command(
+        &mut self,
+        tab: u64,
+        named: &Named,
+        command: Command,
+        now_ms: u64,
+        out: &mut Vec<Effect>,
+    ) {
+        let said = named.as_str();
+        let refused = |sentence: &str| {
+            Effect::Send(
+                tab,
+                RelayMessage::Refused { code: said.into(), sentence: sentence.into() },
+            )
+        };
+        if !self.wrong_codes.allows(now_ms) {
+            out.push(refused(sentences::TOO_MANY_WRONG_CODES));
+            return;
+        }
+        // A code (or link) this relay did not make is wrong without asking any code's object.
+        let Some(code) = self.keys.as_ref().and_then(|k| named.code(k)) else {
+            self.wrong_codes.record(now_ms);
+            out.push(Effect::StoreWrongCodes(self.wrong_codes.clone()));
+            out.push(refused(refusal::UNKNOWN));
+            return;
+        };
+        if matches!(command, Command::Approve { .. }) && !self.has_room(now_ms, out) {
+            // Approving never pushes out a connection: the person forgets one first.
+            out.push(refused(sentences::TOO_MANY_CONNECTIONS));
+            return;
+        }
+        out.push(Effect::AskCode(tab, code, command, said.to_owned()));
+    }
+
+    /// A code's object replied to tab `tab`'s command: the tab is told, a wrong code counted.
+    pub(super) fn code_replied(
+        &mut self,
+        tab: u64,
+        said: String,
+        command: &Command,
+        reply: Option<CodeReply>,
+        now_ms: u64,
+        out: &mut Vec<Effect>,
+    ) {
+        let (message, wrong) = match reply {
+            Some(reply) => codes::told(&said, command, reply, &self.grants),
+            None => (
+                RelayMessage::Refused {
+                    code: said,
+                    sentence: sentences::PAIRING_UNAVAILABLE.into(),
+                },
+                false,
+            ),
+        };
+        if wrong {
+            self.wrong_codes.record(now_ms);
+            out.push(Effect::StoreWrongCodes(self.wrong_codes.clone()));
+        }
+        if self.tabs.contains_key(&tab) {
+            out.push(Effect::Send(tab, message));
+        }
+    }
+
+    /// A new grant for a redeemed code; it removes no other.
+    pub(super) fn new_grant(
+        &mut self,
+        request: GrantRequest,
+        replayed: &[u64],
+        now_ms: u64,
+        entropy: &mut dyn Entropy,
+        out: &mut Vec<Effect>,
+    ) -> GrantReply {
+        let replays: Vec<(String, u64)> =
+            replayed.iter().map(|u| (request.id.clone(), *u)).collect();
+        if !grants::may_make(&request.id, &replays, now_ms) {
+            return GrantReply::Replayed;
+        }
+        if !self.has_room(now_ms, out) {
+            return GrantReply::Full;
+        }
+        let (mut grant, secret) = Grant::new(
+            request.id,
+            request.client_id,
+            request.client_name,
+            request.host,
+            now_ms,
+            entropy,
+        );
+        grant.place = request.place;
+        grant.verified = request.verified;
+        let id = grant.id.clone();
+        self.store_grant(grant, out);
+        // Every tab lists the new connection at once, not at its first call.
+        let tabs: Vec<u64> = self.tabs.values().filter(|t| t.proven).map(|t| t.number).collect();
+        for tab in tabs {
+            self.send_connections(tab, now_ms, out);
+        }
+        GrantReply::Made { grant: id, secret }
+    }
+
+    /// A client refreshes its grant: a new secret, or (a secret used twice) the grant goes.
+    pub(super) fn refresh(
+        &mut self,
+        request: RefreshRequest,
+        now_ms: u64,
+        entropy: &mut dyn Entropy,
+        out: &mut Vec<Effect>,
+    ) -> RefreshReply {
+        let refused = |d: &str| RefreshReply::Refused { description: d.to_owned() };
+        let grant =
+            self.grants.iter().find(|g| g.id == request.grant && g.client_id == request.client_id);
+        match grant.cloned() {
+            None => refused(sentences::REFRESH_REFUSED),
+            Some(grant) => match grant.refresh(&request.secret, now_ms, entropy) {
+                Refreshed::Rotated { grant, secret } => {
+                    let (client_name, host) = (grant.client_name.clone(), grant.host.clone());
+                    self.store_grant(*grant, out);
+                    RefreshReply::Rotated { secret, client_name, host }
+                }
+                Refreshed::Reused => {
+                    self.delete_grant(&request.grant, out);
+                    refused(sentences::REFRESH_REUSED)
+                }
+                Refreshed::Unknown => refused(sentences::REFRESH_REFUSED),
+            },
+        }
+    }
+
+    /// A client revokes its grant (RFC 7009), with a secret it was issued or an access token
+    /// the Worker verified.
+    pub(super) fn revoke(&mut self, request: &RevokeRequest, out: &mut Vec<Effect>) {
+        let known = self.grants.iter().any(|g| {
+            g.id == request.grant
+                && match &request.secret {
+                    Some(secret) => g.issued(secret),
+                    None => true, // an access token naming it was verified by the Worker
+                }
+        });
+        if known {
+            self.delete_grant(&request.grant, out);
+        }
+    }
+
+    /// The code making `grant` was replayed: the grant goes, and its making is refused for a
+    /// while should it come later.
+    pub(super) fn replayed(&mut self, grant: &str, now_ms: u64, out: &mut Vec<Effect>) {
+        self.replayed_until = self.replayed_until.max(now_ms + REPLAYED_KEPT_MS);
+        out.push(Effect::RecordReplayed(grant.to_owned(), now_ms + REPLAYED_KEPT_MS));
+        self.delete_grant(grant, out);
+    }
+
+    /// The person stopped connection `id` in a tab (or let it go on): stored, every tab told.
+    pub(super) fn set_stopped(&mut self, id: String, stopped: bool, out: &mut Vec<Effect>) {
+        let grant = self.grants.iter().find(|g| g.id == id && g.stopped != stopped);
+        if let Some(mut grant) = grant.cloned() {
+            grant.stopped = stopped;
+            self.store_grant(grant, out);
+            for t in self.tabs.values().filter(|t| t.proven) {
+                let connection = id.clone();
+                out.push(Effect::Send(t.number, RelayMessage::Stopped { connection, stopped }));
+            }
+        }
+    }
+
+    pub(super) fn send_connections(&mut self, tab: u64, now_ms: u64, out: &mut Vec<Effect>) {
+        let list = self.live_grants(now_ms, out).iter().map(Grant::info).collect();
+        out.push(Effect::Send(tab, RelayMessage::Connections { list }));
+    }
+
+    pub(super) fn live(&self, grant: &str) -> bool {
+        self.grants.iter().any(|g| g.id == grant)
+    }
+
+    /// The grants, those unused for too long dropped first.
+    fn live_grants(&mut self, now_ms: u64, out: &mut Vec<Effect>) -> &[Grant] {
+        for id in grants::expired(&self.grants, now_ms) {
+            self.delete_grant(&id, out);
+        }
+        &self.grants
+    }
+
+    fn has_room(&mut self, now_ms: u64, out: &mut Vec<Effect>) -> bool {
+        grants::has_room(self.live_grants(now_ms, out), now_ms)
+    }
+
+    fn store_grant(&mut self, grant: Grant, out: &mut Vec<Effect>) {
+        out.push(Effect::StoreGrant(grant.clone()));
+        match self.grants.iter_mut().find(|g| g.id == grant.id) {
+            Some(g) => *g = grant,
+            None => self.grants.push(grant),
+        }
+    }
+
+    pub(super) fn delete_grant(&mut self, id: &str, out: &mut Vec<Effect>) {
+        let before = self.grants.len();
+        self.grants.retain(|g| g.id != id);
+        if self.grants.len() != before {
+            out.push(Effect::DeleteGrant(id.to_owned()));
+            self.end_connection(id, out);
+        }
+    }
+
+    /// Connection `grant` is gone (forgotten in a tab, or revoked): what it set going stops
+    /// too. Its calls are dropped in their tabs and their waiting requests told
+    /// [`sentences::FORGOTTEN`], as are requests waiting for its questions' answers; its tasks,
+    /// questions and kept ends go; every tab is told first, so its cards and calls go there.
+    /// A result of its calls that still comes is nobody's (the calls are no longer known).
+    fn end_connection(&mut self, grant: &str, out: &mut Vec<Effect>) {
+        let forgotten =
+            || Reply::Call(CallEvent::Done(CallReply::not_carried(sentences::FORGOTTEN)));
+        // The tabs hear it first: a call's cancel that follows then reads as its forgetting.
+        for tab in self.tabs.values().filter(|t| t.proven) {
+            let connection = grant.to_owned();
+            out.push(Effect::Send(tab.number, RelayMessage::Forgotten { connection }));
+        }
+        let before = self.calls.left_calls().clone();
+        for (call, tab) in self.calls.forget_grant(grant) {
+            out.push(Effect::Send(tab, RelayMessage::Cancel { id: call }));
+            if let Some(waiter) = self.waiters.remove(&call) {
+                out.push(Effect::Reply(waiter.asker, forgotten()));
+            }
+        }
+        self.store_left_if_changed(&before, out);
+        self.resume.forget_grant(grant);
+        // Its listen streams end (any reply but a listen event ends one).
+        let (gone, kept): (Vec<_>, Vec<_>) =
+            core::mem::take(&mut self.listeners).into_iter().partition(|(_, g)| g == grant);
+        self.listeners = kept;
+        for (asker, _) in gone {
+            out.push(Effect::Reply(asker, forgotten()));
+        }
+        for asker in self.questions.forget_grant(grant) {
+            out.push(Effect::Reply(asker, forgotten()));
+        }
+        let (gone, kept): (Vec<Task>, Vec<Task>) =
+            core::mem::take(&mut self.tasks).into_iter().partition(|t| t.grant == grant);
+        self.tasks = kept;
+        for task in gone {
+            if let Some(call) = task.carried.call {
+                out.push(Effect::Send(task.carried.tab, RelayMessage::Cancel { id: call }));
+            }
+            out.push(Effect::DeleteTask(task.id));
+        }
+    }
+}

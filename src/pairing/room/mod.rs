@@ -1,0 +1,622 @@
+//! The pairing as a state machine: [`Room`] takes one [`Input`] at a time with the time it
+//! happened (a tab's socket opening, a tab's message, a proof checked, a code's reply, a
+//! socket closing, a request of the Worker, a wait running out, a waiter gone, the alarm, the
+//! rows read back after a wake) and returns the [`Effect`]s the Durable Object carries out (send
+//! to a tab, close it, keep its state in its socket, reply to a waiting request, store or
+//! delete a row, set the alarm, check a proof, ask a code's object). The object keeps only
+//! sockets, SQL, timers and the translation of each to inputs and effects; every decision is
+//! here, tested natively with a made-up clock (the simulations in `tests/`).
+//!
+//! Here are the types and the one dispatch ([`Room::handle`], and within it a request of the
+//! Worker and what a tab's message comes to); each job of the room lives in its own module, as
+//! `impl Room` blocks: `sockets` (tabs opening, proving, speaking and going away), `calls`
+//! (waited calls, left-open calls and a dropped stream's call taken up), `tasks`, `grants`
+//! (grants and connect codes) and `listeners` (`/listen` streams and a session's answers).
+//!
+//! What the hot path needs is held in memory once the rows are read back: the tabs and the one
+//! calls go to, the focused tab's tool list, and the grants (so a call's check of its grant and
+//! of the tool it names reads no storage).
+
+use tabrelay_bundle::catalogue::Catalogue;
+use tabrelay_bundle::protocol::{RelayMessage, ToolList, PROTOCOL_VERSION};
+
+use crate::crypto::Entropy;
+use crate::oauth::connect::{CodeReply, Command, ConnectCode, Named};
+use crate::oauth::keys::Keys;
+use crate::pairing::answers::Questions;
+use crate::pairing::calls::{Calls, LeftCalls};
+use crate::pairing::codes::WrongCodes;
+use crate::pairing::grants::Grant;
+use crate::pairing::resume::Resumable;
+use crate::pairing::tabs::{Proof, Tab, TabAction};
+use crate::pairing::tasks::{Carried, Event as TaskEvent, Task};
+use crate::pairing::turns::Turns;
+use crate::pairing::wire::{is_request_of, Reply, Request, Want};
+use crate::{sentences, tools};
+
+mod calls;
+mod grants;
+mod listeners;
+mod sockets;
+mod tasks;
+#[cfg(test)]
+mod tests;
+
+/// A request of the Worker waiting for its reply (the object's own number for its fetch).
+pub type Asker = u64;
+
+/// What storage holds, read back when the object starts (after a wake, say).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Stored {
+    /// The tabs, from their sockets' attachments.
+    pub tabs: Vec<Tab>,
+    /// What each tab stated: its number, its tool list (as JSON text) and its dataset's name.
+    pub stated: Vec<(u64, Option<String>, Option<String>)>,
+    /// The grants.
+    pub grants: Vec<Grant>,
+    /// The turns.
+    pub turns: Turns,
+    /// The recent wrong codes.
+    pub wrong_codes: WrongCodes,
+    /// The calls left open in their tabs and what came of others.
+    pub left: LeftCalls,
+    /// The tasks.
+    pub tasks: Vec<Task>,
+    /// Until when the last record of a replayed code's grant is kept (0: none).
+    pub replayed_until: u64,
+}
+
+/// One thing that happened to the pairing.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Input {
+    /// The object started: what storage holds.
+    Woke(Stored),
+    /// A tab's socket opened, numbered by [`Room::next_tab_number`].
+    Opened {
+        /// Its number.
+        number: u64,
+        /// The pairing id it named.
+        pairing: String,
+        /// The relay's origin as it addressed it.
+        origin: String,
+        /// Who opened it ([`crate::senders::sender_key`]).
+        sender: String,
+    },
+    /// A tab sent a message: its text (None: it was not text).
+    Message {
+        /// The tab.
+        tab: u64,
+        /// The text.
+        text: Option<String>,
+    },
+    /// A tab's proof was checked ([`Effect::Verify`]).
+    Proved {
+        /// The tab.
+        tab: u64,
+        /// Whether the signature holds.
+        valid: bool,
+    },
+    /// A code's object replied to a tab's command ([`Effect::AskCode`]); None: it could not be
+    /// reached.
+    CodeReplied {
+        /// The tab.
+        tab: u64,
+        /// The code or link reference the tab sent, as the tab's answer echoes it.
+        said: String,
+        /// The command.
+        command: Command,
+        /// The reply.
+        reply: Option<CodeReply>,
+    },
+    /// A tab's socket closed or failed.
+    Closed {
+        /// The tab.
+        tab: u64,
+    },
+    /// A request of the Worker. A grant's creation comes with the replays recorded for its id
+    /// (`replayed`, read back from storage).
+    Request {
+        /// Who waits for the reply.
+        asker: Asker,
+        /// What it asks.
+        request: Request,
+        /// For [`Request::Grant`]: the replays recorded for the grant's id, with until when each
+        /// is kept.
+        replayed: Vec<u64>,
+    },
+    /// The wait for a call ran out ([`Effect::Deadline`]).
+    Deadline {
+        /// The call.
+        call: u64,
+    },
+    /// A request stopped waiting (its stream was closed: the agent went away).
+    Gone {
+        /// Who.
+        asker: Asker,
+    },
+    /// The alarm rang.
+    Alarm,
+}
+
+/// What the object carries out.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Effect {
+    /// Send a tab this message.
+    Send(u64, RelayMessage),
+    /// Close a tab's socket with this code and reason (it is gone from the room already).
+    Close(u64, u16, &'static str),
+    /// Keep this state in the tab's socket (it survives hibernation).
+    Attach(Tab),
+    /// Check this proof of a tab, then give [`Input::Proved`].
+    Verify(u64, Proof),
+    /// Ask a code's object, then give [`Input::CodeReplied`] (with the code or link reference
+    /// the tab sent, last).
+    AskCode(u64, ConnectCode, Command, String),
+    /// Reply to a waiting request; [`Reply::ends`] says whether it is its last.
+    Reply(Asker, Reply),
+    /// Give [`Input::Deadline`] for this request's call at this time.
+    Deadline(Asker, u64, u64),
+    /// Store what a tab stated: its tool list (JSON text) or its dataset's name.
+    StoreStated(u64, Stated),
+    /// Delete what a gone tab stated.
+    ForgetStated(u64),
+    /// Store the turns.
+    StoreTurns(Turns),
+    /// Store the calls left open and what came of others.
+    StoreLeft(LeftCalls),
+    /// Store a task (made or changed); its row is written before any reply that names it.
+    StoreTask(Task),
+    /// Delete a task (its time to live passed).
+    DeleteTask(String),
+    /// Store the wrong codes.
+    StoreWrongCodes(WrongCodes),
+    /// Store a grant.
+    StoreGrant(Grant),
+    /// Delete a grant.
+    DeleteGrant(String),
+    /// Record that the code making this grant was replayed, until this time.
+    RecordReplayed(String, u64),
+    /// Ring the alarm at this time (unless it rings sooner).
+    SetAlarm(u64),
+    /// Delete everything the pairing stored: it holds no grant, no task and no tab, so nothing
+    /// it stored is worth keeping (see [`Room::keeps_nothing`]).
+    ForgetAll,
+}
+
+impl Effect {
+    /// Whether carrying it out writes to the pairing's storage.
+    fn writes(&self) -> bool {
+        match self {
+            Effect::StoreStated(..)
+            | Effect::ForgetStated(_)
+            | Effect::StoreTurns(_)
+            | Effect::StoreLeft(_)
+            | Effect::StoreTask(_)
+            | Effect::DeleteTask(_)
+            | Effect::StoreWrongCodes(_)
+            | Effect::StoreGrant(_)
+            | Effect::DeleteGrant(_)
+            | Effect::RecordReplayed(..) => true,
+            Effect::Send(..)
+            | Effect::Close(..)
+            | Effect::Attach(_)
+            | Effect::Verify(..)
+            | Effect::AskCode(..)
+            | Effect::Reply(..)
+            | Effect::Deadline(..)
+            | Effect::SetAlarm(_)
+            | Effect::ForgetAll => false,
+        }
+    }
+}
+
+/// What a tab stated, to store.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Stated {
+    /// Its tool list, as JSON text.
+    Tools(String),
+    /// Its dataset's name.
+    Dataset(String),
+}
+
+/// A few values by number (tabs, what they stated, waiting calls: tens at most), in a vector:
+/// smaller in the Worker than a map of each kind.
+#[derive(Debug, Clone)]
+struct Slots<V>(Vec<(u64, V)>);
+
+impl<V> Default for Slots<V> {
+    fn default() -> Self {
+        Self(Vec::new())
+    }
+}
+
+impl<V> Slots<V> {
+    fn get(&self, key: &u64) -> Option<&V> {
+        self.0.iter().find(|(k, _)| k == key).map(|(_, v)| v)
+    }
+
+    fn contains_key(&self, key: &u64) -> bool {
+        self.get(key).is_some()
+    }
+
+    fn insert(&mut self, key: u64, value: V) {
+        match self.0.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, v)) => *v = value,
+            None => self.0.push((key, value)),
+        }
+    }
+
+    fn remove(&mut self, key: &u64) -> Option<V> {
+        let i = self.0.iter().position(|(k, _)| k == key)?;
+        Some(self.0.swap_remove(i).1)
+    }
+
+    fn values(&self) -> impl Iterator<Item = &V> + Clone {
+        self.0.iter().map(|(_, v)| v)
+    }
+
+    fn iter(&self) -> impl Iterator<Item = (&u64, &V)> {
+        self.0.iter().map(|(k, v)| (k, v))
+    }
+
+    fn entry_or_default(&mut self, key: u64) -> &mut V
+    where
+        V: Default,
+    {
+        let i = match self.0.iter().position(|(k, _)| *k == key) {
+            Some(i) => i,
+            None => {
+                self.0.push((key, V::default()));
+                self.0.len() - 1
+            }
+        };
+        &mut self.0[i].1
+    }
+}
+
+/// What a tab stated, held in memory.
+#[derive(Debug, Clone, Default)]
+struct Statement {
+    tools: Option<ToolList>,
+    dataset: Option<String>,
+}
+
+/// A call's waiting request.
+#[derive(Debug, Clone, PartialEq)]
+struct Waiter {
+    asker: Asker,
+    stream: bool,
+    wait_ms: u64,
+    /// The call's request key.
+    request: String,
+    /// Whether its client comes back when its stream drops (the call then keeps running).
+    resumable: bool,
+    /// When its wait runs out.
+    until_ms: u64,
+    /// Set when the call becomes a task should it wait: what will carry it.
+    task: Option<Box<Carried>>,
+}
+
+/// One browser's pairing.
+pub struct Room {
+    keys: Option<Keys>,
+    catalogue: &'static Catalogue,
+    tabs: Slots<Tab>,
+    stated: Slots<Statement>,
+    calls: Calls,
+    waiters: Slots<Waiter>,
+    /// The `/listen` streams, and whose (the grant).
+    listeners: Vec<(Asker, String)>,
+    turns: Turns,
+    /// The turn last stored, and when.
+    turns_stored: (u64, u64),
+    wrong_codes: WrongCodes,
+    grants: Vec<Grant>,
+    tasks: Vec<Task>,
+    last_tab: u64,
+    /// Questions a session-era client was asked, waiting for its answers.
+    questions: Questions,
+    /// Calls whose stream dropped, kept for their client's return.
+    resume: Resumable,
+    /// Whether the pairing may hold rows (it wrote, or woke with some) since it last forgot all.
+    wrote: bool,
+    /// Until when a replayed code's grant is recorded (refused should it be made): kept so long.
+    replayed_until: u64,
+}
+
+impl Room {
+    /// A room for a pairing whose codes are checked with `keys` (None: the relay's keys could
+    /// not be read, so no code is taken) and whose bundled tools are `catalogue`.
+    #[must_use]
+    pub fn new(keys: Option<Keys>, catalogue: &'static Catalogue) -> Self {
+        Self {
+            keys,
+            catalogue,
+            tabs: Slots::default(),
+            stated: Slots::default(),
+            calls: Calls::default(),
+            waiters: Slots::default(),
+            listeners: Vec::new(),
+            turns: Turns::default(),
+            turns_stored: (0, 0),
+            wrong_codes: WrongCodes::default(),
+            grants: Vec::new(),
+            tasks: Vec::new(),
+            last_tab: 0,
+            questions: Questions::default(),
+            resume: Resumable::default(),
+            wrote: false,
+            replayed_until: 0,
+        }
+    }
+
+    /// The number of a tab opening at `now_ms` (numbers grow, even within one millisecond).
+    pub fn next_tab_number(&mut self, now_ms: u64) -> u64 {
+        self.last_tab = (self.last_tab + 1).max(now_ms.saturating_mul(1024));
+        self.last_tab
+    }
+
+    /// Takes one input at `now_ms`; what to carry out, in order.
+    pub fn handle(&mut self, input: Input, now_ms: u64, entropy: &mut dyn Entropy) -> Vec<Effect> {
+        let mut out = Vec::new();
+        let before = self.list_heard();
+        match input {
+            Input::Woke(stored) => self.woke(stored, now_ms, &mut out),
+            Input::Opened { number, pairing, origin, sender } => {
+                let admitted = Tab::admit(&pairing, &origin, &sender, number, now_ms, entropy);
+                self.last_tab = self.last_tab.max(number);
+                out.push(Effect::Attach(admitted.tab.clone()));
+                out.push(Effect::Send(number, admitted.first));
+                self.tabs.insert(number, admitted.tab);
+                self.watch_hellos(now_ms, &mut out);
+            }
+            Input::Message { tab, text } => {
+                self.message(tab, text.as_deref(), now_ms, entropy, &mut out);
+            }
+            Input::Proved { tab, valid } => {
+                if let Some(t) = self.tabs.get(&tab) {
+                    let proven = self.tabs.values().filter(|o| o.proven && o.number != tab).count();
+                    let action = t.proved(valid, now_ms, proven);
+                    self.act(tab, action, now_ms, entropy, &mut out);
+                }
+            }
+            Input::CodeReplied { tab, said, command, reply } => {
+                self.code_replied(tab, said, &command, reply, now_ms, &mut out);
+            }
+            Input::Closed { tab } => self.tab_gone(tab, now_ms, &mut out),
+            Input::Request { asker, request, replayed } => {
+                self.request(asker, request, &replayed, now_ms, entropy, &mut out);
+            }
+            Input::Deadline { call } => self.deadline(call, now_ms, entropy, &mut out),
+            Input::Gone { asker } => {
+                self.listener_gone(asker);
+                self.waiter_gone(asker, &mut out);
+            }
+            Input::Alarm => self.alarm(now_ms, &mut out),
+        }
+        self.tell_listeners(before, &mut out);
+        self.wrote |= out.iter().any(Effect::writes);
+        if self.wrote && self.keeps_nothing() {
+            if now_ms >= self.replayed_until {
+                out.push(Effect::ForgetAll);
+                self.wrote = false;
+            } else {
+                out.push(Effect::SetAlarm(self.replayed_until));
+            }
+        }
+        out
+    }
+
+    /// Whether the pairing holds nothing worth keeping: no grant, no task, no socket (not even
+    /// one still proving itself). Then what it stored (what its tabs stated, turns, wrong codes,
+    /// used states) goes once any record of a replayed code has run its time: a pairing no agent
+    /// was let into (a self-made key's, say) keeps nothing past its last socket.
+    fn keeps_nothing(&self) -> bool {
+        self.tabs.0.is_empty() && self.grants.is_empty() && self.tasks.is_empty()
+    }
+
+    fn woke(&mut self, stored: Stored, now_ms: u64, out: &mut Vec<Effect>) {
+        self.wrote = stored != Stored::default();
+        self.replayed_until = stored.replayed_until;
+        for tab in stored.tabs {
+            self.last_tab = self.last_tab.max(tab.number);
+            self.tabs.insert(tab.number, tab);
+        }
+        for (number, tools, dataset) in stored.stated {
+            if !self.tabs.contains_key(&number) {
+                // A tab that went away while its close was not seen.
+                out.push(Effect::ForgetStated(number));
+                continue;
+            }
+            let tools = tools
+                .and_then(|t| serde_json::from_str(&t).ok())
+                .and_then(|v| ToolList::read(&v).ok());
+            self.stated.insert(number, Statement { tools, dataset });
+        }
+        self.grants = stored.grants;
+        self.turns = stored.turns;
+        // When it was stored is not known: the next call of the turn stores it again.
+        self.turns_stored = (self.turns.current(), 0);
+        self.wrong_codes = stored.wrong_codes;
+        self.calls.restore(stored.left);
+        self.tasks = stored.tasks;
+        // A task whose call was in a tab that is gone (the relay restarted, its sockets with
+        // it) fails; the others go on as the tabs answer.
+        let lost: Vec<usize> = (0..self.tasks.len())
+            .filter(|i| {
+                let c = &self.tasks[*i].carried;
+                c.call.is_some() && !self.tabs.contains_key(&c.tab)
+            })
+            .collect();
+        for i in lost {
+            let gone = TaskEvent::Lost(INTERNAL_ERROR, sentences::TAB_GONE.into());
+            self.task_event(i, gone, now_ms, out);
+        }
+    }
+
+    /// A request of the Worker, to the job it asks of; its reply, unless it waits.
+    fn request(
+        &mut self,
+        asker: Asker,
+        request: Request,
+        replayed: &[u64],
+        now_ms: u64,
+        entropy: &mut dyn Entropy,
+        out: &mut Vec<Effect>,
+    ) {
+        let reply = match request {
+            Request::Call(call) => match self.call(asker, call, now_ms, entropy, out) {
+                Some(reply) => reply,
+                None => return, // it waits for the tab
+            },
+            Request::Check { grant, .. }
+            | Request::Listen { grant }
+            | Request::Task { grant, .. }
+                if !self.live(&grant) =>
+            {
+                Reply::NoGrant
+            }
+            Request::Task { grant, task, op } => {
+                Reply::Task(self.task_request(&grant, &task, op, now_ms, out))
+            }
+            Request::Check { want: Want::Nothing, .. } => Reply::Done,
+            Request::Check { want: Want::Tools, .. } => {
+                Reply::Tools(tools::list(self.focused_list(), self.catalogue))
+            }
+            Request::Check { want: Want::Status, grant } => self.status(&grant),
+            Request::Listen { grant } => self.listen(asker, grant),
+            // Never given: the object answers it from its storage (a uniqueness its SQL keeps);
+            // refused here should it come.
+            Request::UseState { .. } => Reply::StateUsed,
+            Request::Grant(request) => {
+                Reply::Grant(self.new_grant(request, replayed, now_ms, entropy, out))
+            }
+            Request::Refresh(request) => {
+                Reply::Refresh(self.refresh(request, now_ms, entropy, out))
+            }
+            Request::Revoke(request) => {
+                self.revoke(&request, out);
+                Reply::Done
+            }
+            Request::Replayed { grant } => {
+                self.replayed(&grant, now_ms, out);
+                Reply::Done
+            }
+            Request::Cancel { request } => {
+                self.cancel(&request, out);
+                Reply::Done
+            }
+            Request::AwaitAnswers { grant, .. } | Request::Answer { grant, .. }
+                if !self.live(&grant) =>
+            {
+                Reply::NoGrant
+            }
+            Request::AwaitAnswers { grant, ids } => match self.questions.ask(asker, &grant, ids) {
+                Ok(()) => return, // it waits for the answers
+                Err(_) => Reply::TooManyQuestions,
+            },
+            Request::Answer { grant, id, answer } => self.answer(&grant, &id, answer, out),
+            Request::Resume { grant, .. } if !self.live(&grant) => Reply::NoGrant,
+            // A call is taken up by the connection that made it (its key starts with the grant).
+            Request::Resume { grant, request } if !is_request_of(&request, &grant) => {
+                Reply::NotAsked
+            }
+            Request::Resume { request, .. } => self.take_up(asker, &request, now_ms, out),
+        };
+        out.push(Effect::Reply(asker, reply));
+    }
+
+    /// What a tab's message or proof comes to, to the job it asks of.
+    fn act(
+        &mut self,
+        tab: u64,
+        action: TabAction,
+        now_ms: u64,
+        entropy: &mut dyn Entropy,
+        out: &mut Vec<Effect>,
+    ) {
+        match action {
+            TabAction::Welcome(t) => {
+                let pairing = t.pairing.clone();
+                out.push(Effect::Attach(t.clone()));
+                self.tabs.insert(tab, t);
+                out.push(Effect::Send(
+                    tab,
+                    RelayMessage::Welcome { pairing, protocol: PROTOCOL_VERSION },
+                ));
+            }
+            TabAction::Verify(t, proof) => {
+                // The challenge is used before the check: a second hello meanwhile proves nothing.
+                out.push(Effect::Attach(t.clone()));
+                self.tabs.insert(tab, t);
+                out.push(Effect::Verify(tab, proof));
+            }
+            TabAction::Close(code, reason) => self.close(tab, code, reason, now_ms, out),
+            TabAction::Describe(named) => {
+                self.code_command(tab, &named, Command::Describe, now_ms, out)
+            }
+            TabAction::Approve(named) => {
+                let pairing = self.tabs.get(&tab).map(|t| t.pairing.clone()).unwrap_or_default();
+                // The relay, not the tab's script, knows a link's reference from a typed code.
+                let linked = matches!(named, Named::Linked(_));
+                self.code_command(tab, &named, Command::Approve { pairing, linked }, now_ms, out);
+            }
+            TabAction::Deny(named) => self.code_command(tab, &named, Command::Deny, now_ms, out),
+            TabAction::RefuseCode(code, sentence) => {
+                out.push(Effect::Send(
+                    tab,
+                    RelayMessage::Refused { code, sentence: sentence.into() },
+                ));
+            }
+            TabAction::Update(t) => {
+                out.push(Effect::Attach(t.clone()));
+                self.tabs.insert(tab, t);
+            }
+            TabAction::Asking(call, sentence) if self.task_carrying(tab, call).is_some() => {
+                if let Some(i) = self.task_carrying(tab, call) {
+                    self.task_asking(i, &sentence, out);
+                }
+            }
+            TabAction::Answered(call) if self.task_carrying(tab, call).is_some() => {
+                if let Some(i) = self.task_carrying(tab, call) {
+                    self.task_answered(i, out);
+                }
+            }
+            TabAction::Result(call, outcome) if self.task_carrying(tab, call).is_some() => {
+                if let Some(i) = self.task_carrying(tab, call) {
+                    self.task_result(i, outcome, now_ms, out);
+                }
+            }
+            TabAction::Asking(call, sentence) => {
+                self.asking(tab, call, &sentence, now_ms, entropy, out);
+            }
+            TabAction::Answered(call) => self.answered(tab, call, out),
+            TabAction::PersonStep => self.person_stepped(now_ms, out),
+            TabAction::ListConnections => self.send_connections(tab, now_ms, out),
+            TabAction::Forget(id) => {
+                self.delete_grant(&id, out);
+                self.send_connections(tab, now_ms, out);
+            }
+            TabAction::Stopped(id, stopped) => self.set_stopped(id, stopped, out),
+            TabAction::Result(call, outcome) => self.result(tab, call, outcome, out),
+            TabAction::Tools(list) => {
+                let json = serde_json::to_string(&list).unwrap_or_default();
+                self.stated.entry_or_default(tab).tools = Some(list);
+                out.push(Effect::StoreStated(tab, Stated::Tools(json)));
+            }
+            TabAction::RefuseTools(sentence) => {
+                out.push(Effect::Send(tab, RelayMessage::ToolsRefused { sentence }));
+            }
+            TabAction::View(dataset) => {
+                self.stated.entry_or_default(tab).dataset = Some(dataset.clone());
+                out.push(Effect::StoreStated(tab, Stated::Dataset(dataset)));
+            }
+            TabAction::Ignore => {}
+        }
+    }
+}
+
+/// The JSON-RPC error codes a failed task carries: the relay could not carry its call, or the
+/// tab asked for input the client did not declare it can give.
+const INTERNAL_ERROR: i64 = -32603;
+const MISSING_CAPABILITY: i64 = -32021;
