@@ -5,11 +5,10 @@ use super::super::authorize::SealId;
 use super::super::keys::{Key, Keys, Purpose};
 use crate::crypto::Entropy;
 
-/// The letters of a connect code: Crockford's base32, without I, L, O and U.
-pub const CODE_ALPHABET: &[u8; 32] = b"0123456789ABCDEFGHJKMNPQRSTVWXYZ";
-/// Letters in a code: 10 × 5 = 50 bits.
-pub const CODE_LEN: usize = 10;
-/// Of those, the random ones (35 bits: a live code is one of 2^35 a guesser cannot aim at);
+// The code's form is the bundle's, so the tab's generated copy carries the same rule.
+pub use tabrelay_bundle::code::{CODE_ALPHABET, CODE_LEN, LINK_LEN, LINK_NONCE_LEN};
+
+/// Of a code's [`CODE_LEN`] letters, the random ones (35 bits: a live code is one of 2^35 a guesser cannot aim at);
 /// the rest are the keyed check ([`CODE_CHECK_LEN`]).
 pub const CODE_RANDOM_LEN: usize = 7;
 /// The check letters at a code's end: an HMAC (relay key) of the random ones, so a made-up
@@ -57,23 +56,11 @@ impl ConnectCode {
         keys.all().any(|k| check_letters(k, random) == check)
     }
 
-    /// A code as a person typed it: any case, spaces and dashes ignored, O read as 0 and I, L as 1.
+    /// A code as a person typed it, read by the connect code's rule ([`tabrelay_bundle::code`]):
+    /// any case, spaces and dashes ignored, O read as 0 and I, L as 1.
     #[must_use]
     pub fn parse(typed: &str) -> Option<Self> {
-        let mut out = String::with_capacity(CODE_LEN);
-        for c in typed.chars() {
-            let c = match c.to_ascii_uppercase() {
-                ' ' | '-' => continue,
-                'O' => '0',
-                'I' | 'L' => '1',
-                c => c,
-            };
-            if !c.is_ascii() || !CODE_ALPHABET.contains(&(c as u8)) || out.len() == CODE_LEN {
-                return None;
-            }
-            out.push(c);
-        }
-        (out.len() == CODE_LEN).then_some(Self(out))
+        tabrelay_bundle::code::normalise(typed).map(Self)
     }
 
     /// The normalised code, which names its Durable Object.
@@ -88,11 +75,6 @@ impl ConnectCode {
         format!("{}-{}", &self.0[..5], &self.0[5..])
     }
 }
-
-/// Letters of a link reference's nonce (40 bits: no two links of one key share a mask).
-pub const LINK_NONCE_LEN: usize = 8;
-/// Letters of a link reference: its nonce, then the code's letters masked.
-pub const LINK_LEN: usize = LINK_NONCE_LEN + CODE_LEN;
 
 /// What the waiting page's link carries instead of the code: a nonce and the code's letters,
 /// each shifted (mod 32) by a stream keyed by the relay and the nonce. Only the relay can turn
@@ -116,9 +98,7 @@ impl LinkRef {
     /// A link reference as a tab sent it: [`LINK_LEN`] letters of [`CODE_ALPHABET`] (any case).
     #[must_use]
     pub fn parse(text: &str) -> Option<Self> {
-        let upper = text.to_ascii_uppercase();
-        let fits = upper.len() == LINK_LEN && upper.bytes().all(|b| CODE_ALPHABET.contains(&b));
-        fits.then_some(Self(upper))
+        tabrelay_bundle::code::link(text).map(Self)
     }
 
     /// The code it stands for, when this relay made it (under the current or previous key).
