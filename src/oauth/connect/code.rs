@@ -1,9 +1,9 @@
 //! The connect code's value: a code a person types (ten letters, its last three a keyed check),
 //! the waiting page's link reference that stands for one, and a tab's naming of either.
 
-use super::super::authorize::SealId;
-use super::super::keys::{Key, Keys, Purpose};
 use crate::crypto::Entropy;
+use crate::oauth::authorize::SealId;
+use crate::oauth::keys::{Key, Keys, Purpose};
 
 // The code's form is the bundle's, so the tab's generated copy carries the same rule.
 pub use tabrelay_bundle::code::{CODE_ALPHABET, CODE_LEN, LINK_LEN, LINK_NONCE_LEN};

@@ -1,8 +1,7 @@
 //! What the connect tests share: the usual request, seal and browser, and the commands they make.
 
 use super::Command;
-use crate::oauth::authorize::AuthRequest;
-use crate::oauth::authorize::SealId;
+use crate::oauth::authorize::{AuthRequest, SealId};
 
 pub(super) const ORIGIN: &str = "https://relay.example";
 pub(super) const VERIFIER: &str = "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk";

@@ -3,16 +3,16 @@
 
 use serde::Serialize;
 
-use super::super::authorize::{is_this_resource, redirect_url, AuthRequest, SealId};
-use super::super::clients::host_of;
-use super::super::error::OAuthError;
-use super::super::lookalike;
-use super::super::pkce;
 use super::{refusal, CodeReply, Command, ConnectCode, Description, Granted, PollState, Revoke};
 use crate::crypto::{random_token, sha256_hex, Entropy};
 use crate::limits::{
     AUTH_CODE_TTL_MS, CONNECT_CODE_TTL_MS, LINK_CONFIRM_TTL_MS, MAX_CODE_TRIES, MAX_PLACE_CHARS,
 };
+use crate::oauth::authorize::{is_this_resource, redirect_url, AuthRequest, SealId};
+use crate::oauth::clients::host_of;
+use crate::oauth::error::OAuthError;
+use crate::oauth::lookalike;
+use crate::oauth::pkce;
 
 /// Where the platform says a request to the relay at `origin` came from, as the consent shows
 /// it. Only a relay served over https (Cloudflare's edge) is told: `wrangler dev` serves http
@@ -404,11 +404,11 @@ tabrelay_bundle::read_json!(Session, "a session", {
 
 #[cfg(test)]
 mod tests {
-    use super::super::fixtures::*;
-    // The fixture, not the machine's own `poll`.
-    use super::super::fixtures::poll;
     use super::*;
     use crate::crypto::testing::Counter;
+    use crate::oauth::connect::fixtures::*;
+    // The fixture, not the machine's own `poll` (a glob's name would be ambiguous).
+    use crate::oauth::connect::fixtures::poll;
     use serde_json::json;
     use serde_json::Value;
     use tabrelay_bundle::fields::Message as _;

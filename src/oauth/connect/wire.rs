@@ -4,8 +4,8 @@
 
 use serde::Serialize;
 
-use super::super::authorize::{AuthRequest, SealId};
 use super::ConnectCode;
+use crate::oauth::authorize::{AuthRequest, SealId};
 
 /// What the Worker asks a code's Durable Object.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -276,10 +276,10 @@ tabrelay_bundle::read_json!(Revoke, "a grant to revoke", { pairing, grant });
 
 #[cfg(test)]
 mod tests {
-    use super::super::fixtures::*;
-    use super::super::{Session, Stage};
     use super::*;
     use crate::crypto::testing::round_trip;
+    use crate::oauth::connect::fixtures::*;
+    use crate::oauth::connect::{Session, Stage};
 
     #[test]
     fn sessions_and_commands_read_back_as_written() {
