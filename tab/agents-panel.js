@@ -30,7 +30,8 @@
 // RelayClient itself (`relay.subscribe`); `showStatus(state, {reason})` says why it is stopped
 // when the app never started it. Nothing is approved without the person's press.
 
-import { takeConnectLink, openConfirmWindow, onConfirmed, nameWarningSentence, CONSENT } from './relay-client.js';
+import { takeConnectLink, openConfirmWindow, onConfirmed, nameWarningSentence, connectCode, CONSENT } from './relay-client.js';
+import { CODE_LEN } from './generated/bundle.js';
 import { ago, shown } from './presence-elements.js';
 import { MODES, HEAVY_MS, kindDecision } from './presence.js';
 import { DATA_SENTENCES } from './data-guard.js';
@@ -85,8 +86,8 @@ export function abilitiesWords(presence) {
 export const CALLS_ELSEWHERE = 'Agents’ calls now go to another tab of this app in this browser (the one opened or focused last), not to this one.';
 /** Said once the person took the calls back. */
 export const CALLS_BACK = 'Agents’ calls come to this tab again.';
-/** A connect code's letters and digits (dashes and spaces aside). */
-export const CODE_CHARS = 10;
+/** A connect code's letters and digits (dashes and spaces aside): the bundle's `CODE_LEN`. */
+export const CODE_CHARS = CODE_LEN;
 /** A whole code is described once typing has paused this long. */
 export const DESCRIBE_AFTER_MS = 300;
 
@@ -102,11 +103,11 @@ const exported = (prefix) => INNER_PARTS[prefix].map((p) => `${p}: ${prefix}-${p
 
 /**
  * A whole code as the relay reads it (capitals, no dashes or spaces, O as 0, I and L as 1), or
- * null. The relay answers with this form, and the relay client matches answers by it.
+ * null: the relay client's `connectCode`, by the bundle's rule. The relay answers with this form,
+ * and the relay client matches answers by it.
  */
 export function wholeCode(text) {
-  const normal = String(text ?? '').replace(/[-\s]/g, '').toUpperCase().replace(/O/g, '0').replace(/[IL]/g, '1');
-  return normal.length === CODE_CHARS && /^[0-9A-Z]+$/.test(normal) ? normal : null;
+  return connectCode(text);
 }
 
 /** The status line's words for a relay status (only the connected state says "connected"). */

@@ -29,6 +29,11 @@ export const CONNECT_FRAGMENT: string;
 /** The `type` of what the relay's confirm page posts to the window that opened it. */
 export const CONFIRM_MESSAGE: string;
 
+/** A connect code as typed, read by the relay's rule (the bundle's `CODE_*`): its normal form, or null. */
+export function connectCode(typed: string | null | undefined): string | null;
+/** A waiting page's link reference, upper-cased as the relay reads it, or null. */
+export function linkReference(text: string | null | undefined): string | null;
+/** The key the relay's answer about a code or link is matched by (its normal form, else the text as sent). */
 export function normalCode(code: string | null | undefined): string;
 /** The waiting page's link reference in a URL fragment, or null. */
 export function connectLinkFromFragment(hash: string | null | undefined): string | null;

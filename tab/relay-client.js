@@ -65,6 +65,7 @@
 
 import { PROTOCOL_VERSION, BUNDLE_DIGEST, CLOSE, PING, PING_EVERY_MS, CATALOGUE, TOOL_REFUSED, CONSENT, TAB_PATH, TAB_PAIRING_PARAM, CHALLENGE_BYTES, FORGOTTEN, AGENT_STOPPED, proofText } from './generated/bundle.js';
 import { CONNECT_FRAGMENT, CONFIRM_PATH, CONFIRM_TICKET_PARAM, CONFIRM_MESSAGE } from './generated/bundle.js';
+import { CODE_ALPHABET, CODE_LEN, CODE_LINK_LEN, CODE_IGNORED, CODE_FOLD } from './generated/bundle.js';
 
 export { PROTOCOL_VERSION, BUNDLE_DIGEST, CLOSE, TOOL_REFUSED, CONSENT, FORGOTTEN, AGENT_STOPPED, proofText };
 /** What the person's settings may make of a tool. */
@@ -86,20 +87,44 @@ const RETRY_FIRST_MS = 500;
 const RETRY_MAX_MS = 30_000;
 const APPROVE_WAIT_MS = 15_000;
 
-/** A connect code as the relay reads it: upper case, no separators, O as 0, I and L as 1. */
+/** `c` upper-cased as the relay does: ASCII letters only (ß or ı stay what they are, as the relay refuses them). */
+const asciiUpper = (c) => (c >= 'a' && c <= 'z' ? c.toUpperCase() : c);
+
+/**
+ * A connect code as a person typed it, read by the relay's rule (bundle/src/code.rs, carried by
+ * the generated bundle): any case, `CODE_IGNORED` left out, `CODE_FOLD` applied; null unless that
+ * leaves `CODE_LEN` letters of `CODE_ALPHABET`. The relay answers with this form.
+ */
+export function connectCode(typed) {
+  let out = '';
+  for (const char of String(typed ?? '')) {
+    const upper = asciiUpper(char);
+    if (CODE_IGNORED.includes(upper)) continue;
+    const c = CODE_FOLD[upper] ?? upper;
+    if (!CODE_ALPHABET.includes(c) || out.length === CODE_LEN) return null;
+    out += c;
+  }
+  return out.length === CODE_LEN ? out : null;
+}
+
+/** A waiting page's link reference, upper-cased as the relay reads it: null unless `CODE_LINK_LEN` letters of `CODE_ALPHABET` (any case). */
+export function linkReference(text) {
+  const upper = [...String(text ?? '')].map(asciiUpper).join('');
+  return upper.length === CODE_LINK_LEN && [...upper].every((c) => CODE_ALPHABET.includes(c)) ? upper : null;
+}
+
+/**
+ * The key the relay's answer about `code` is matched by: its normal form (a code typed, a link
+ * reference), else the text as sent, which the relay echoes when it is neither.
+ */
 export function normalCode(code) {
-  return String(code || '')
-    .toUpperCase()
-    .replace(/[^0-9A-Z]/g, '')
-    .replace(/O/g, '0')
-    .replace(/[IL]/g, '1');
+  return connectCode(code) ?? linkReference(code) ?? String(code ?? '');
 }
 
 /** The waiting page's link reference in a URL fragment (`#tabrelay-connect=REFERENCE`), or null. */
 export function connectLinkFromFragment(hash) {
   const params = new URLSearchParams(String(hash || '').replace(/^#/, ''));
-  const link = params.get(CONNECT_FRAGMENT);
-  return link && /^[0-9A-Za-z]{8,40}$/.test(link) ? link.toUpperCase() : null;
+  return linkReference(params.get(CONNECT_FRAGMENT));
 }
 
 /** `hash` without the link's key (the app's own fragment stays): '' when nothing else is left. */

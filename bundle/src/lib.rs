@@ -8,6 +8,7 @@ extern crate alloc;
 
 pub mod agent;
 pub mod catalogue;
+pub mod code;
 pub mod content;
 mod digest;
 pub mod fields;

@@ -4,7 +4,9 @@
 
 use alloc::format;
 use alloc::string::String;
+use alloc::vec::Vec;
 
+use crate::code;
 use crate::protocol::{self, close};
 
 /// The text of `tab/generated/bundle.js`.
@@ -48,6 +50,13 @@ export const WITHDRAWN = {withdrawn};\n\
 export const FORGOTTEN = {forgotten};\n\
 export const AGENT_STOPPED = {agent_stopped};\n\
 export const CONSENT = Object.freeze({{ APPROVE_ONLY_YOURS: {yours}, PLACE_UNKNOWN: {place}, LOOKALIKE: {lookalike}, LINK_OPENED: {link_opened}, LINK_CONFIRMING: {link_confirming}, LINK_WINDOW_BLOCKED: {link_blocked}, LINK_WINDOW_CLOSED: {link_closed}, NOT_THIS_BROWSER: {not_this_browser}, WARNINGS: Object.freeze({{ {lookslike_kind}: {lookalike}, {claims_kind}: {claims}, {mixed_kind}: {mixed}, {not_latin_kind}: {not_latin} }}) }});\n\
+/** The connect code's form (bundle/src/code.rs); tab/relay-client.js builds its reader from it. */\n\
+export const CODE_ALPHABET = '{code_alphabet}';\n\
+export const CODE_LEN = {code_len};\n\
+export const CODE_LINK_LEN = {link_len};\n\
+/** What a typed code may carry between its letters, unread; the letters read as others once upper-cased (ASCII only). */\n\
+export const CODE_IGNORED = {code_ignored};\n\
+export const CODE_FOLD = Object.freeze({{ {code_fold} }});\n\
 export const CONNECT_FRAGMENT = '{fragment}';\n\
 export const CONFIRM_PATH = '{confirm_path}';\n\
 export const CONFIRM_TICKET_PARAM = '{confirm_param}';\n\
@@ -92,6 +101,15 @@ export const CATALOGUE = Object.freeze({catalogue});\n",
         link_blocked = js_string(protocol::consent::LINK_WINDOW_BLOCKED),
         link_closed = js_string(protocol::consent::LINK_WINDOW_CLOSED),
         not_this_browser = js_string(protocol::consent::NOT_THIS_BROWSER),
+        code_alphabet = core::str::from_utf8(code::CODE_ALPHABET).unwrap_or_default(),
+        code_len = code::CODE_LEN,
+        link_len = code::LINK_LEN,
+        code_ignored = js_string(&code::IGNORED.iter().collect::<String>()),
+        code_fold = code::FOLD
+            .iter()
+            .map(|&(from, to)| format!("{from}: {}", js_string(to.encode_utf8(&mut [0; 4]))))
+            .collect::<Vec<_>>()
+            .join(", "),
         fragment = protocol::CONNECT_FRAGMENT,
         confirm_path = protocol::CONFIRM_PATH,
         confirm_param = protocol::CONFIRM_TICKET_PARAM,

@@ -6,7 +6,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, readdirSync, existsSync, statSync } from 'node:fs';
-import { dirname, join, relative, resolve } from 'node:path';
+import { basename, dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -61,6 +61,7 @@ function rustModules(dir, out = new Set()) {
   for (const entry of readdirSync(dir)) {
     const path = join(dir, entry);
     if (statSync(path).isDirectory()) rustModules(path, out);
+    else if (entry === 'mod.rs') out.add(basename(dir)); // a module split into a directory
     else if (entry.endsWith('.rs')) out.add(entry.slice(0, -3));
   }
   return out;

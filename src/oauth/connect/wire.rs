@@ -1,0 +1,341 @@
+//! The wire between the Worker and a code's Durable Object: what the Worker asks
+//! ([`CodeRequest`] carrying a [`Command`]) and what the object replies ([`CodeReply`]), each
+//! written and read here only.
+
+use serde::Serialize;
+
+use super::ConnectCode;
+use crate::oauth::authorize::{AuthRequest, SealId};
+
+/// What the Worker asks a code's Durable Object.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Command {
+    /// Start a session for a new code (refused if the code is taken; when the same seal took
+    /// it, the answer says the code was made already).
+    Create {
+        /// The checked request.
+        request: AuthRequest,
+        /// The sealed request it came in.
+        seal: SealId,
+        /// SHA-256 of the browser's cookie secret.
+        browser_hash: String,
+        /// Where the waiting page's browser is, when the platform says.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        place: Option<String>,
+    },
+    /// A tab asks who is asking for the code.
+    Describe,
+    /// A tab of `pairing` approves the code.
+    Approve {
+        /// The pairing.
+        pairing: String,
+        /// The tab sent the waiting page's link reference, not the code typed: the approval
+        /// waits for the browser's confirmation ([`Command::Confirm`]).
+        #[serde(default, skip_serializing_if = "core::ops::Not::not")]
+        linked: bool,
+    },
+    /// The relay's confirm page, opened in a browser with the ticket of a linked approval:
+    /// the approval holds when that browser carries the waiting page's cookie.
+    Confirm {
+        /// The ticket's secret part.
+        secret: String,
+        /// SHA-256 of the cookie secret the browser sent (empty: none).
+        browser_hash: String,
+    },
+    /// A tab denies the code.
+    Deny,
+    /// The waiting page asks whether it may go on.
+    Poll {
+        /// SHA-256 of the cookie secret the page's browser sent.
+        browser_hash: String,
+        /// The origin, for `iss`.
+        issuer: String,
+    },
+    /// The token endpoint redeems the authorization code.
+    Redeem {
+        /// The code's secret part.
+        secret: String,
+        /// The client redeeming.
+        client_id: String,
+        /// The redirect URI it sends.
+        redirect_uri: Option<String>,
+        /// The PKCE verifier.
+        code_verifier: Option<String>,
+        /// The resource, when sent.
+        resource: Option<String>,
+        /// This origin.
+        origin: String,
+        /// The id the grant will have (chosen by the token endpoint), for a replay to revoke.
+        grant: String,
+    },
+}
+
+/// What a redeemed code grants: the token endpoint turns it into tokens.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Granted {
+    /// The pairing the tokens reach.
+    pub pairing: String,
+    /// The client's name.
+    pub client_name: String,
+    /// The host of its redirect URI.
+    pub host: String,
+    /// Where the browser that asked was, when the platform said.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub place: Option<String>,
+    /// The domain that verified the client (its metadata document's), if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verified: Option<String>,
+}
+
+/// What the Worker sends a code's Durable Object: the code (which names the object) and the
+/// command. Written and read here only ([`CodeRequest::encode`], [`CodeRequest::decode`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct CodeRequest {
+    /// The code, normalised.
+    pub code: String,
+    /// What to do.
+    pub command: Command,
+}
+
+impl CodeRequest {
+    /// The request as the body of the object's fetch.
+    #[must_use]
+    pub fn encode(&self) -> Vec<u8> {
+        serde_json::to_vec(self).unwrap_or_default()
+    }
+
+    /// A fetch's body read back; None when it is not a request (or names no code).
+    #[must_use]
+    pub fn decode(body: &[u8]) -> Option<(ConnectCode, Command)> {
+        let request: Self = tabrelay_bundle::from_json(body)?;
+        Some((ConnectCode::parse(&request.code)?, request.command))
+    }
+}
+
+/// What a code's Durable Object replies to a [`Command`]. Written and read here only
+/// ([`CodeReply::encode`], [`CodeReply::decode`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "reply", rename_all = "snake_case")]
+pub enum CodeReply {
+    /// [`Command::Create`]: the session is made.
+    Created,
+    /// [`Command::Create`]: this seal made the code already (a seal makes one code).
+    SealUsed,
+    /// [`Command::Create`]: another live request holds these letters.
+    Taken,
+    /// [`Command::Describe`], [`Command::Approve`] or [`Command::Deny`] went through: who asks.
+    Described(Description),
+    /// [`Command::Approve`] of a link reference: the approval waits for the browser, which
+    /// opens the confirm page with this ticket's secret.
+    ToConfirm {
+        /// The client's name.
+        client: String,
+        /// The ticket's secret part.
+        secret: String,
+    },
+    /// [`Command::Confirm`]: the browser is the waiting page's; the code is approved.
+    Confirmed {
+        /// The client's name.
+        client: String,
+    },
+    /// [`Command::Describe`], [`Command::Approve`], [`Command::Deny`] or [`Command::Confirm`]
+    /// refused, with the sentence the tab (or the confirm page) shows.
+    Refused {
+        /// Why.
+        sentence: String,
+    },
+    /// [`Command::Poll`]: where the waiting page stands.
+    Poll(PollState),
+    /// [`Command::Redeem`]: what the code grants.
+    Redeemed {
+        /// The grant to make.
+        granted: Granted,
+    },
+    /// [`Command::Redeem`] refused.
+    RedeemRefused {
+        /// The OAuth error code.
+        error: String,
+        /// Its sentence.
+        error_description: String,
+        /// A replay of a redeemed code: the grant it made, to revoke.
+        revoke: Option<Revoke>,
+    },
+}
+
+/// Who asks for a code, as the tab shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Description {
+    /// The client's name.
+    pub client: String,
+    /// The host of its redirect URI.
+    pub host: String,
+    /// The domain that vouches for the name (a client metadata document), if any.
+    pub verified: Option<String>,
+    /// The client's id (the pairing finds this client's connections by it; not shown).
+    #[serde(default)]
+    pub client_id: String,
+    /// How long ago the waiting page was made.
+    pub age_ms: u64,
+    /// Where the waiting page's browser was, when the platform said.
+    pub place: Option<String>,
+    /// The well-known app the name looks like or claims, if any (see `name_warning`).
+    pub lookalike: Option<String>,
+    /// What about the name should make the person look twice
+    /// ([`crate::oauth::lookalike::NameWarning`]'s kind), if anything.
+    pub name_warning: Option<String>,
+}
+
+/// Where a waiting page stands, as the page reads it (`{"state": …}`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "state", rename_all = "snake_case")]
+pub enum PollState {
+    /// No live session: the page says to start again.
+    Expired,
+    /// The page's browser is not the one that made the code.
+    NotThisBrowser,
+    /// No tab decided yet.
+    Waiting {
+        /// How long the code has left.
+        expires_in_ms: u64,
+    },
+    /// Approved: the browser goes on with an authorization code.
+    Approved {
+        /// Where.
+        redirect: String,
+    },
+    /// Denied: the browser goes back with `access_denied`.
+    Denied {
+        /// Where.
+        redirect: String,
+    },
+    /// Collected already.
+    Done,
+}
+
+/// A grant to revoke: a replay of the authorization code that made it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Revoke {
+    /// The pairing that holds it.
+    pub pairing: String,
+    /// The grant.
+    pub grant: String,
+}
+
+impl tabrelay_bundle::fields::Message for CodeReply {}
+
+impl CodeReply {
+    /// A refusal with the tab's sentence.
+    pub(super) fn refused(sentence: &str) -> Self {
+        Self::Refused { sentence: sentence.to_owned() }
+    }
+}
+
+tabrelay_bundle::read_json!(Command, "a command", enum {
+    "describe" => Describe,
+    "deny" => Deny,
+    "create" => Create { request, seal, browser_hash, place },
+    "approve" => Approve { pairing, linked or false },
+    "confirm" => Confirm { secret, browser_hash },
+    "poll" => Poll { browser_hash, issuer },
+    "redeem" => Redeem {
+        secret, client_id, redirect_uri, code_verifier, resource, origin, grant
+    },
+});
+
+tabrelay_bundle::read_json!(Granted, "a grant", { pairing, client_name, host, place, verified });
+
+tabrelay_bundle::read_json!(CodeRequest, "a command for a code", { code, command });
+
+tabrelay_bundle::read_json!(CodeReply, "a code's reply", tag "reply" {
+    "created" => Created,
+    "seal_used" => SealUsed,
+    "taken" => Taken,
+    "described" => Described(Description),
+    "to_confirm" => ToConfirm { client, secret },
+    "confirmed" => Confirmed { client },
+    "refused" => Refused { sentence },
+    "poll" => Poll(PollState),
+    "redeemed" => Redeemed { granted },
+    "redeem_refused" => RedeemRefused { error, error_description, revoke },
+});
+tabrelay_bundle::read_json!(Description, "who asks for a code", {
+    client, host, verified, client_id or String::new(), age_ms, place, lookalike, name_warning
+});
+
+tabrelay_bundle::read_json!(PollState, "a waiting page's state", tag "state" {
+    "expired" => Expired,
+    "not_this_browser" => NotThisBrowser,
+    "waiting" => Waiting { expires_in_ms },
+    "approved" => Approved { redirect },
+    "denied" => Denied { redirect },
+    "done" => Done,
+});
+
+tabrelay_bundle::read_json!(Revoke, "a grant to revoke", { pairing, grant });
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::crypto::testing::round_trip;
+    use crate::oauth::connect::fixtures::*;
+    use crate::oauth::connect::{Session, Stage};
+
+    #[test]
+    fn sessions_and_commands_read_back_as_written() {
+        let commands = [
+            create(),
+            Command::Describe,
+            Command::Approve { pairing: "p".into(), linked: false },
+            linked("p"),
+            confirm("s", "b"),
+            Command::Deny,
+            Command::Poll { browser_hash: "b".into(), issuer: ORIGIN.into() },
+            Command::Redeem {
+                secret: "s".into(),
+                client_id: "cid".into(),
+                redirect_uri: None,
+                code_verifier: Some(VERIFIER.into()),
+                resource: None,
+                origin: ORIGIN.into(),
+                grant: "g1".into(),
+            },
+        ];
+        for command in &commands {
+            round_trip(command);
+            let request = CodeRequest { code: "ABCDE12345".into(), command: command.clone() };
+            round_trip(&request);
+            let read = CodeRequest::decode(&request.encode());
+            assert_eq!(read, Some((ConnectCode::parse("ABCDE12345").unwrap(), command.clone())));
+        }
+        let stranger = CodeRequest { code: "nope".into(), command: Command::Describe };
+        assert_eq!(CodeRequest::decode(&stranger.encode()), None, "a request names a code");
+        let stages = [
+            Stage::Waiting,
+            Stage::Confirming { pairing: "p".into(), ticket_hash: "t".into(), until_ms: 9 },
+            Stage::Approved { pairing: "p".into() },
+            Stage::Issued { pairing: "p".into(), code_hash: "h".into(), issued_ms: 5 },
+            Stage::Denied,
+            Stage::Redeemed { pairing: "p".into(), grant: "g".into(), code_hash: "h".into() },
+        ];
+        let verified = AuthRequest { verified_domain: Some("claude.ai".into()), ..request() };
+        for stage in stages {
+            round_trip(&Session {
+                request: verified.clone(),
+                browser_hash: "b".into(),
+                seal: seal(),
+                created_ms: 7,
+                stage,
+                tries: 2,
+                place: Some("Lisbon, PT".into()),
+            });
+        }
+        round_trip(&Granted {
+            pairing: "p".into(),
+            client_name: "n".into(),
+            host: "h".into(),
+            place: None,
+            verified: Some("claude.ai".into()),
+        });
+    }
+}
