@@ -11,7 +11,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use tabrelay::oauth::connect::{refusal, ConnectCode, Named};
+use tabrelay::oauth::connect::{refusal, Named};
 use tabrelay::pairing::{next_check, socket_pairing, sockets_to_close, PairingKey, Tab, TabAction};
 use tabrelay_bundle::protocol::{
     close, proof_text, Outcome, TabMessage, HELLO_WAIT_MS, MAX_DATASET_NAME_CHARS,
