@@ -1,6 +1,8 @@
 //! Small pure helpers over HTTP values: the routes and their methods, a URL's origin, path and
 //! query, cookies, the bearer, a body read with a cap.
 
+use base64::Engine as _;
+
 use crate::limits::{MAX_BODY_BYTES, MAX_FORM_BYTES, MAX_REGISTRATION_BYTES, MAX_SEAL_BYTES};
 use crate::pages::{CODE_PATH, STATUS_PATH, WAIT_SCRIPT_PATH};
 use tabrelay_bundle::protocol::CONFIRM_PATH;
@@ -173,6 +175,21 @@ pub fn escape_html(s: &str) -> String {
         }
     }
     out
+}
+
+/// A header value as a 2026-07-28 routing header (`Mcp-Name`, `Mcp-Param-{Name}`) carries it:
+/// surrounding whitespace dropped, `=?base64?…?=` decoded (None: not valid base64 with its
+/// padding, or not UTF-8); a value without both ends of the wrapper is read as it is.
+#[must_use]
+pub fn header_value(raw: &str) -> Option<String> {
+    let v = raw.trim_matches([' ', '\t']);
+    match v.strip_prefix("=?base64?").and_then(|r| r.strip_suffix("?=")) {
+        Some(b64) => {
+            let bytes = base64::engine::general_purpose::STANDARD.decode(b64).ok()?;
+            String::from_utf8(bytes).ok()
+        }
+        None => Some(v.to_owned()),
+    }
 }
 
 #[cfg(test)]

@@ -207,6 +207,16 @@ pub fn no_such_tool(quoted_name: &str) -> String {
     format!("There is no tool named {quoted_name}; tools/list names the tools.")
 }
 
+/// A 2026-07-28 tool call's header that mirrors an argument (the tool's `x-mcp-header`) does not
+/// agree with the body.
+#[must_use]
+pub fn param_header_mismatch(quoted_header: &str) -> String {
+    format!(
+        "The {quoted_header} header must mirror the argument the tool names for it: sent when \
+         the argument is, with its value (plain, or as =?base64?…?=), and left out when it is not."
+    )
+}
+
 /// A route asked with a method it does not take (`methods` as in its `Allow` header).
 #[must_use]
 pub fn method_not_allowed(methods: &str) -> String {

@@ -68,6 +68,70 @@ pub fn task_support(stated: Option<&ToolList>, name: &str) -> Support {
     said.map_or(Support::Forbidden, |execution| Support::of(&json!({ "execution": execution })))
 }
 
+/// The input schema of `name` in the list agents see (the focused tab's stated list, else the
+/// bundled catalogue).
+#[must_use]
+pub fn input_schema<'a>(
+    stated: Option<&'a ToolList>,
+    catalogue: &'a Catalogue,
+    name: &str,
+) -> Option<&'a Value> {
+    match stated {
+        Some(list) => list.tool(name)?.definition.get("inputSchema"),
+        None => catalogue.tool(name).map(|t| &t.input),
+    }
+}
+
+/// The first `Mcp-Param-{Name}` header of a 2026-07-28 call that does not mirror its argument
+/// (SEP-2243 custom headers): a property of `schema`, at any depth, that says `x-mcp-header:
+/// Name` has its argument in `args` exactly when `headers` (lowercased `name` → raw value) has
+/// the header, and the header (whitespace dropped, `=?base64?…?=` decoded) says the argument's
+/// value: a string as it is, a boolean as `true`/`false`, a number as its value. A header the
+/// client got wrong, or could not decode, names the header; None: all agree.
+///
+/// Checked where the tool's schema is (the pairing, from the focused tab's stated list), not in
+/// the Worker, which has no tool list of its own: the Worker passes the headers with the call,
+/// and a mismatch is answered before the call reaches the tab, so an intermediary that routed
+/// on the header never disagrees with what the tab was asked.
+#[must_use]
+pub fn param_header_mismatch(
+    schema: &Value,
+    args: Option<&Value>,
+    headers: &Map<String, Value>,
+) -> Option<String> {
+    let Some(Value::Object(properties)) = schema.get("properties") else { return None };
+    for (key, property) in properties {
+        let arg = args.and_then(|a| a.get(key)).filter(|v| !v.is_null());
+        let Some(Value::String(name)) = property.get("x-mcp-header") else {
+            match param_header_mismatch(property, arg, headers) {
+                Some(header) => return Some(header),
+                None => continue,
+            }
+        };
+        let sent = headers.get(&name.to_ascii_lowercase()).and_then(Value::as_str);
+        let agrees = match (arg, sent.map(crate::http::header_value)) {
+            (None, None) => true,
+            (Some(arg), Some(Some(header))) => mirrors(arg, &header),
+            _ => false,
+        };
+        if !agrees {
+            return Some(format!("Mcp-Param-{name}"));
+        }
+    }
+    None
+}
+
+/// Whether a header's decoded value says an argument's value (an object or array cannot be
+/// mirrored: clients leave such a tool out).
+fn mirrors(arg: &Value, header: &str) -> bool {
+    match arg {
+        Value::String(s) => s == header,
+        Value::Bool(b) => header == if *b { "true" } else { "false" },
+        Value::Number(n) => header.parse::<f64>().ok() == n.as_f64(),
+        _ => false,
+    }
+}
+
 /// The `execution` the relay gives a tab's tool that states none: a tool the person is asked
 /// about may become a task (a client that polls tasks polls while the person decides).
 fn default_execution(tool: &StatedTool) -> Option<Value> {
@@ -145,6 +209,49 @@ mod tests {
 
     fn stated(tools: &Value) -> ToolList {
         ToolList::read(tools).unwrap()
+    }
+
+    #[test]
+    fn headers_that_mirror_arguments_must_agree_with_them() {
+        let schema = json!({"type": "object", "properties": {
+            "region": {"type": "string", "x-mcp-header": "Region"},
+            "n": {"type": "integer", "x-mcp-header": "N"},
+            "on": {"type": "boolean", "x-mcp-header": "On"},
+            "deep": {"type": "object", "properties": {"id": {"type": "string", "x-mcp-header": "Id"}}},
+            "query": {"type": "string"},
+        }});
+        let heads = |pairs: &[(&str, &str)]| -> Map<String, Value> {
+            pairs.iter().map(|(k, v)| ((*k).to_owned(), Value::String((*v).to_owned()))).collect()
+        };
+        let check = |args: Value, pairs: &[(&str, &str)]| {
+            param_header_mismatch(&schema, Some(&args), &heads(pairs))
+        };
+        let all = [("region", " Hello "), ("n", "7"), ("on", "true"), ("id", "=?base64?w6k=?=")];
+        let args =
+            json!({"region": "Hello", "n": 7, "on": true, "deep": {"id": "é"}, "query": "q"});
+        assert_eq!(check(args.clone(), &all), None);
+        // Absent (or null) arguments carry no header; a header the schema does not name is not
+        // the relay's to judge.
+        assert_eq!(check(json!({"region": null, "query": "q"}), &[("other", "x")]), None);
+        // A value without both ends of the wrapper is read as it is.
+        assert_eq!(check(json!({"region": "=?base64?SGk="}), &[("region", "=?base64?SGk=")]), None);
+        let named = |header: &str| Some(header.to_owned());
+        let without = |k: &str| all.iter().filter(|(n, _)| *n != k).copied().collect::<Vec<_>>();
+        assert_eq!(check(args.clone(), &without("region")), named("Mcp-Param-Region"));
+        assert_eq!(check(args.clone(), &without("id")), named("Mcp-Param-Id"));
+        for (k, bad) in [
+            ("region", "Hullo"),
+            ("region", "=?base64?SGVsbG8?="),
+            ("region", "=?base64?SGVs!!!bG8=?="),
+            ("n", "8"),
+            ("on", "false"),
+        ] {
+            let mut sent = without(k);
+            sent.push((k, bad));
+            assert!(check(args.clone(), &sent).is_some(), "{k}: {bad}");
+        }
+        // A header for an argument that is not there.
+        assert_eq!(check(json!({}), &[("region", "Hello")]), named("Mcp-Param-Region"));
     }
 
     fn names(list: &Value) -> Vec<&str> {

@@ -49,6 +49,8 @@ pub struct Asked {
     pub resumable: bool,
     /// Set when the client takes tasks.
     pub tasks: Option<crate::pairing::wire::TaskTerms>,
+    /// The request's `Mcp-Param-{Name}` headers ([`super::Headers::params`]).
+    pub params: Vec<(String, String)>,
 }
 
 /// What a call becomes before the pairing is asked.
@@ -95,8 +97,19 @@ impl Starting {
 /// the request to the pairing and the answer's state machine.
 #[must_use]
 pub fn start(asked: Asked, access: &Access, config: &Config, now_ms: u64) -> Start {
-    let Asked { id, tool, args, progress_token, era, retry, stream, session, resumable, tasks } =
-        asked;
+    let Asked {
+        id,
+        tool,
+        args,
+        progress_token,
+        era,
+        retry,
+        stream,
+        session,
+        resumable,
+        tasks,
+        params,
+    } = asked;
     let told = match &era {
         Era::Stateless { client_name, .. } => client_name.as_deref(),
         Era::Session => None,
@@ -130,6 +143,10 @@ pub fn start(asked: Asked, access: &Access, config: &Config, now_ms: u64) -> Sta
         input,
         resumable,
         task: tasks,
+        // Only the 2026-07-28 revision mirrors arguments in headers; the pairing checks them.
+        param_headers: era.is_stateless().then(|| {
+            Value::Object(params.into_iter().map(|(k, v)| (k, Value::String(v))).collect())
+        }),
     };
     let keys = config.keys.clone();
     let who = CallIdentity { id, era, keys, grant: access.grant.clone(), tool, args };
@@ -576,6 +593,24 @@ mod tests {
         .unwrap()
     }
 
+    #[test]
+    fn only_a_2026_07_28_call_passes_its_param_headers_to_the_pairing() {
+        let access = access("x");
+        let params = vec![("region".to_owned(), "eu".to_owned())];
+        let request = |era| match start(
+            Asked { era, params: params.clone(), ..asked(None, None) },
+            &access,
+            &config(),
+            0,
+        ) {
+            Start::Ask(request, _) => request.param_headers,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(request(Era::Session), None);
+        let stateless = Era::Stateless { capabilities: serde_json::Map::new(), client_name: None };
+        assert_eq!(request(stateless), Some(json!({"region": "eu"})));
+    }
+
     fn asked(retry: Option<Retry>, progress_token: Option<Value>) -> Asked {
         let args = json!({"ids": [1]});
         let (id, tool, era) = (Id::Number(9), "items_delete".to_owned(), Era::Session);
@@ -591,6 +626,7 @@ mod tests {
             session,
             resumable: false,
             tasks,
+            params: Vec::new(),
         }
     }
 

@@ -3,7 +3,6 @@
 //! `initialize` first) or the stateless 2026-07-28 revision (every request carries its
 //! revision, its client's capabilities and routing headers).
 
-use base64::Engine as _;
 use serde_json::{json, Map, Value};
 
 use crate::jsonrpc::{ErrorCode, RpcError};
@@ -52,6 +51,9 @@ pub struct Headers<'a> {
     pub name: Option<&'a str>,
     /// `Mcp-Session-Id` (the session era; see [`super::session`]).
     pub session: Option<&'a str>,
+    /// Every `Mcp-Param-{Name}` header, as (`name` lowercased, raw value): the arguments a
+    /// tool's `x-mcp-header` says its client mirrors (see [`crate::tools::param_header_mismatch`]).
+    pub params: &'a [(String, String)],
 }
 
 /// What a request said about its revision and client.
@@ -143,7 +145,7 @@ pub fn read(
         let Some(Value::String(body_name)) = params.get(field) else {
             return Err(invalid(&format!("{method} needs params.{field}.")));
         };
-        match headers.name.map(decode_name) {
+        match headers.name.map(crate::http::header_value) {
             Some(Some(h)) if h == *body_name => {}
             Some(_) => {
                 return Err(mismatch(format!("The Mcp-Name header does not match params.{field}.")))
@@ -167,18 +169,6 @@ fn named_by(method: &str) -> Option<&'static str> {
         // The tasks extension's methods name their task (SEP-2663).
         "tasks/get" | "tasks/update" | "tasks/cancel" => Some("taskId"),
         _ => None,
-    }
-}
-
-/// An `Mcp-Name` value: surrounding whitespace dropped, `=?base64?…?=` decoded.
-fn decode_name(raw: &str) -> Option<String> {
-    let v = raw.trim_matches([' ', '\t']);
-    match v.strip_prefix("=?base64?").and_then(|r| r.strip_suffix("?=")) {
-        Some(b64) => {
-            let bytes = base64::engine::general_purpose::STANDARD.decode(b64).ok()?;
-            String::from_utf8(bytes).ok()
-        }
-        None => Some(v.to_owned()),
     }
 }
 
@@ -223,7 +213,12 @@ mod tests {
     }
 
     fn modern<'a>(method: &'a str, name: Option<&'a str>) -> Headers<'a> {
-        Headers { version: Some(STATELESS_VERSION), method: Some(method), name, session: None }
+        Headers {
+            version: Some(STATELESS_VERSION),
+            method: Some(method),
+            name,
+            ..Headers::default()
+        }
     }
 
     fn code(r: Result<Era, Refused>) -> (u16, i32) {

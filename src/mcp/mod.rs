@@ -478,6 +478,13 @@ pub fn call_reply(
         Some(CallReply::NeedsTasks) => {
             return (400, jsonrpc::error(Some(id), &tasks::needs_tasks()))
         }
+        Some(CallReply::HeaderMismatch { header }) => {
+            let message = sentences::param_header_mismatch(&quote(&header));
+            return (
+                400,
+                jsonrpc::error(Some(id), &RpcError::new(era::codes::HEADER_MISMATCH, message)),
+            );
+        }
         None => call_failed(id, era, sentences::PAIRING_UNAVAILABLE),
     };
     (200, body)
@@ -588,8 +595,12 @@ mod tests {
             era::meta::CLIENT_CAPABILITIES: {},
         });
         let body = json!({"jsonrpc": "2.0", "id": 9, "method": method, "params": params});
-        let headers =
-            Headers { version: Some(STATELESS_VERSION), method: Some(method), name, session: None };
+        let headers = Headers {
+            version: Some(STATELESS_VERSION),
+            method: Some(method),
+            name,
+            ..Headers::default()
+        };
         handle(body.to_string().as_bytes(), &headers, APP)
     }
 
@@ -865,6 +876,10 @@ mod tests {
         assert_eq!(b["result"]["content"][0]["text"], sentences::PAIRING_UNAVAILABLE);
         let gone = Some(CallReply::NoSuchTool { tool: "x".into() });
         assert_eq!(call_reply(&id, &Era::Session, &keys, call, gone, 0).1["error"]["code"], -32602);
+        let mismatch = Some(CallReply::HeaderMismatch { header: "Mcp-Param-Region".into() });
+        let (s, b) = call_reply(&id, &caps(json!({})), &keys, call, mismatch, 0);
+        assert_eq!((s, b["error"]["code"].as_i64()), (400, Some(-32020)));
+        assert!(b["error"]["message"].as_str().unwrap().contains("\"Mcp-Param-Region\""));
         assert_eq!(listen_ended(&id)["result"]["resultType"], "complete");
     }
 

@@ -220,6 +220,11 @@ pub struct CallRequest {
     /// Set when the client takes tasks: a call of a tool that supports them becomes one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub task: Option<TaskTerms>,
+    /// A 2026-07-28 call's `Mcp-Param-{Name}` headers, an object of `name` (lowercased) to raw
+    /// value, for the pairing to hold against the tool's `x-mcp-header`s (None: the session
+    /// era, which has no such headers).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub param_headers: Option<Value>,
 }
 
 /// How a call from a client that takes tasks becomes one.
@@ -363,6 +368,12 @@ pub enum CallReply {
     },
     /// The tool runs only as a task and the client takes none (-32021).
     NeedsTasks,
+    /// A header that mirrors an argument (the tool's `x-mcp-header`) is missing, unreadable,
+    /// sent for an argument that is not there, or says another value (-32020, HTTP 400).
+    HeaderMismatch {
+        /// The header, `Mcp-Param-{Name}`.
+        header: String,
+    },
 }
 
 impl CallReply {
@@ -376,7 +387,8 @@ impl CallReply {
 // The messages between the Worker and the pairing, read by hand (see `tabrelay_bundle::fields`).
 
 tabrelay_bundle::read_json!(CallRequest, "a call request", {
-    tool, args, agent, connection, wait_ms, request, stream, input, task, resumable or false
+    tool, args, agent, connection, wait_ms, request, stream, input, task, param_headers,
+    resumable or false
 });
 tabrelay_bundle::read_json!(CallEvent, "a call event", enum {
     "answered" => Answered,
@@ -397,6 +409,7 @@ tabrelay_bundle::read_json!(CallReply, "a call reply", enum {
     "no_such_tool" => NoSuchTool { tool },
     "task" => Task { created },
     "needs_tasks" => NeedsTasks,
+    "header_mismatch" => HeaderMismatch { header },
 });
 tabrelay_bundle::read_json!(Request, "a request to the pairing", enum {
     "call" => Call(CallRequest),
@@ -479,6 +492,7 @@ mod tests {
             input: None,
             resumable: false,
             task: None,
+            param_headers: None,
         }
     }
 
@@ -488,6 +502,10 @@ mod tests {
             Request::Call(call()),
             Request::Call(CallRequest { input: Some(serde_json::json!({"x": [1]})), ..call() }),
             Request::Call(CallRequest { resumable: true, ..call() }),
+            Request::Call(CallRequest {
+                param_headers: Some(serde_json::json!({"region": "=?base64?SGk=?="})),
+                ..call()
+            }),
             Request::Cancel { request: "g1 7".into() },
             Request::Check { grant: "g".into(), want: Want::Nothing },
             Request::Check { grant: "g".into(), want: Want::Tools },
@@ -576,6 +594,7 @@ mod tests {
             CallReply::NoSuchTool { tool: "x".into() },
             CallReply::Task { created: serde_json::json!({"taskId": "t"}) },
             CallReply::NeedsTasks,
+            CallReply::HeaderMismatch { header: "Mcp-Param-Region".into() },
         ] {
             replies.push(Reply::Call(CallEvent::Done(reply)));
         }

@@ -1,6 +1,7 @@
 //! The Room's waited calls: a tool call sent to a tab and its waiter, its events, its end or
 //! its giving up, the calls left open, and a dropped stream's call taken up again.
 
+use serde_json::Value;
 use tabrelay_bundle::content::quoted;
 use tabrelay_bundle::protocol::{Outcome as TabOutcome, RelayMessage};
 
@@ -43,6 +44,17 @@ impl Room {
         }
         if !tools::known(self.focused_list(), self.catalogue, &call.tool) {
             return done(CallReply::NoSuchTool { tool: call.tool });
+        }
+        // A 2026-07-28 call's headers that mirror arguments must agree with them (see
+        // `tools::param_header_mismatch`): refused before the tab hears of it.
+        if let Some(Value::Object(headers)) = &call.param_headers {
+            let schema = tools::input_schema(self.focused_list(), self.catalogue, &call.tool);
+            let args = Some(&call.args);
+            if let Some(header) =
+                schema.and_then(|s| tools::param_header_mismatch(s, args, headers))
+            {
+                return done(CallReply::HeaderMismatch { header });
+            }
         }
         let support = tools::task_support(self.focused_list(), &call.tool);
         let as_task = match tasks::dispatch(support, call.task.is_some()) {

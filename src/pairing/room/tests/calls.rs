@@ -21,6 +21,39 @@ fn a_connection_that_is_gone_or_a_tool_not_listed_is_answered_at_once() {
 }
 
 #[test]
+fn a_header_that_does_not_mirror_its_argument_is_refused_before_the_tab_hears_of_it() {
+    let mut sim = Sim::new();
+    let a = sim.tab();
+    let t = tool();
+    let schema = json!({"type": "object", "properties": {"region": {"type": "string", "x-mcp-header": "Region"}}});
+    let list =
+        json!({"type": "tools", "tools": [{"name": t, "inputSchema": schema, "setting": "runs"}]});
+    sim.say(a, &list.to_string());
+    let call = |sim: &mut Sim, id: u64, region: Option<&str>| {
+        sim.ask(Request::Call(CallRequest {
+            args: json!({"region": "eu"}),
+            param_headers: Some(region.map_or(json!({}), |r| json!({ "region": r }))),
+            ..call_request("g1", id)
+        }))
+    };
+    for (id, sent) in [(1, None), (2, Some("us")), (3, Some("=?base64?ZXU?="))] {
+        let (asker, effects) = call(&mut sim, id, sent);
+        let refused = CallReply::HeaderMismatch { header: "Mcp-Param-Region".into() };
+        assert_eq!(done(&effects, asker), refused, "{sent:?}");
+        assert!(!effects.iter().any(|e| matches!(e, Effect::Send(..))), "{effects:?}");
+    }
+    // Agreeing (plain or base64), the call goes to the tab.
+    for (id, sent) in [(4, "eu"), (5, "=?base64?ZXU=?=")] {
+        let (_, effects) = call(&mut sim, id, Some(sent));
+        sent_call(&effects, a);
+    }
+    // The session era sends no such headers, and nothing is checked.
+    let (_, effects) = sim
+        .ask(Request::Call(CallRequest { args: json!({"region": "eu"}), ..call_request("g1", 6) }));
+    sent_call(&effects, a);
+}
+
+#[test]
 fn a_call_tells_the_tab_the_domain_that_verified_its_connection_as_the_grant_says() {
     let mut sim = Sim::new();
     sim.tab();

@@ -139,6 +139,7 @@ fn call_request(grant: &str, id: u64) -> CallRequest {
         input: None,
         resumable: false,
         task: None,
+        param_headers: None,
     }
 }
 
