@@ -87,6 +87,11 @@ test('the conformance suite passes for the 2026-07-28 requirement set', { timeou
     'input-required-result-tampered-state:sep-2322-reject-tampered-state',
     'dns-rebinding-protection:localhost-host-rebinding-rejected',
     'tools-call-with-progress:tools-call-with-progress',
+    // A tool's x-mcp-header: the Mcp-Param-* header held against its argument.
+    'http-custom-header-server-validation:sep-2243-server-decode-base64',
+    'http-custom-header-server-validation:sep-2243-server-validate-param-match',
+    'http-custom-header-server-validation:sep-2243-server-reject-invalid-param-chars',
+    'http-custom-header-server-validation:sep-2243-server-reject-param-mismatch',
     // The tasks extension: a call that waits becomes a task, polled, answered, cancelled.
     'tasks-capability-negotiation:tasks-extension-advertised',
     'tasks-lifecycle:sep-2663-tasks-get-status-completed',

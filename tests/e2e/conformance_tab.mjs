@@ -52,6 +52,9 @@ function fixtures(tab) {
       tab.client.answered(call.id);
       return { data: 'Progress test finished.' };
     },
+    // Its region rides in an Mcp-Param-Region header too (x-mcp-header); the relay holds the
+    // two together before the tab hears of the call.
+    test_custom_headers: (call) => ({ data: `Region ${call.args?.region}.` }),
     test_logging_tool: () => ({ data: 'Logging tool ran (the relay declares no logging).' }),
     test_missing_capability: (call) =>
       has(call, 'answer') ? { data: 'Sampled.' } : { inputRequired: { answer: sample('Say hello', 10) } },
@@ -210,13 +213,21 @@ const SCHEMA_2020_12 = {
   additionalProperties: false,
 };
 
+/** A tool whose `region` argument is mirrored in an `Mcp-Param-Region` header (SEP-2243). */
+const CUSTOM_HEADERS = {
+  type: 'object',
+  properties: { region: { type: 'string', 'x-mcp-header': 'Region' }, query: { type: 'string' } },
+  required: ['region'],
+};
+const SCHEMAS = { json_schema_2020_12_tool: SCHEMA_2020_12, test_custom_headers: CUSTOM_HEADERS };
+
 /** The fixture tools as MCP definitions with the person's setting (all run without asking). */
 function definitions(changes = 0) {
   const names = Object.keys(fixtures({ client: null }));
   const tools = names.map((name) => ({
     name,
     description: `The conformance suite's fixture ${name}.`,
-    inputSchema: name === 'json_schema_2020_12_tool' ? SCHEMA_2020_12 : { type: 'object', properties: {} },
+    inputSchema: SCHEMAS[name] ?? { type: 'object', properties: {} },
     ...(EXECUTION[name] ? { execution: EXECUTION[name] } : {}),
     setting: 'runs',
   }));
