@@ -86,7 +86,7 @@ pub fn input_schema<'a>(
 /// (SEP-2243 custom headers): a property of `schema`, at any depth, that says `x-mcp-header:
 /// Name` has its argument in `args` exactly when `headers` (lowercased `name` → raw value) has
 /// the header, and the header (whitespace dropped, `=?base64?…?=` decoded) says the argument's
-/// value: a string as it is, a boolean as `true`/`false`, a number as its value. A header the
+/// value: a string as it is, a boolean as `true`/`false`, an integer as its value. A header the
 /// client got wrong, or could not decode, names the header; None: all agree.
 ///
 /// Checked where the tool's schema is (the pairing, from the focused tab's stated list), not in
@@ -127,7 +127,12 @@ fn mirrors(arg: &Value, header: &str) -> bool {
     match arg {
         Value::String(s) => s == header,
         Value::Bool(b) => header == if *b { "true" } else { "false" },
-        Value::Number(n) => header.parse::<f64>().ok() == n.as_f64(),
+        // An integer by value ("07" is 7); another number (which the spec does not let a
+        // header mirror) as JSON writes it. No float parsing: it would cost the upload KiBs.
+        Value::Number(n) => match n.as_i64() {
+            Some(i) => header.parse::<i64>() == Ok(i),
+            None => header == n.to_string(),
+        },
         _ => false,
     }
 }
