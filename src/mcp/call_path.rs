@@ -50,7 +50,7 @@ pub struct Asked {
     /// Set when the client takes tasks.
     pub tasks: Option<crate::pairing::wire::TaskTerms>,
     /// The request's `Mcp-Param-{Name}` headers ([`super::Headers::params`]).
-    pub params: Vec<(String, String)>,
+    pub params: serde_json::Map<String, Value>,
 }
 
 /// What a call becomes before the pairing is asked.
@@ -144,9 +144,7 @@ pub fn start(asked: Asked, access: &Access, config: &Config, now_ms: u64) -> Sta
         resumable,
         task: tasks,
         // Only the 2026-07-28 revision mirrors arguments in headers; the pairing checks them.
-        param_headers: era.is_stateless().then(|| {
-            Value::Object(params.into_iter().map(|(k, v)| (k, Value::String(v))).collect())
-        }),
+        param_headers: era.is_stateless().then_some(Value::Object(params)),
     };
     let keys = config.keys.clone();
     let who = CallIdentity { id, era, keys, grant: access.grant.clone(), tool, args };
@@ -596,7 +594,7 @@ mod tests {
     #[test]
     fn only_a_2026_07_28_call_passes_its_param_headers_to_the_pairing() {
         let access = access("x");
-        let params = vec![("region".to_owned(), "eu".to_owned())];
+        let params = json!({"region": "eu"}).as_object().unwrap().clone();
         let request = |era| match start(
             Asked { era, params: params.clone(), ..asked(None, None) },
             &access,
@@ -626,7 +624,7 @@ mod tests {
             session,
             resumable: false,
             tasks,
-            params: Vec::new(),
+            params: serde_json::Map::new(),
         }
     }
 

@@ -51,9 +51,10 @@ pub struct Headers<'a> {
     pub name: Option<&'a str>,
     /// `Mcp-Session-Id` (the session era; see [`super::session`]).
     pub session: Option<&'a str>,
-    /// Every `Mcp-Param-{Name}` header, as (`name` lowercased, raw value): the arguments a
-    /// tool's `x-mcp-header` says its client mirrors (see [`crate::tools::param_header_mismatch`]).
-    pub params: &'a [(String, String)],
+    /// Every `Mcp-Param-{Name}` header, `name` (lowercased) → raw value as a JSON string: the
+    /// arguments a tool's `x-mcp-header` says its client mirrors (see
+    /// [`crate::tools::param_header_mismatch`]).
+    pub params: Option<&'a Map<String, Value>>,
 }
 
 /// What a request said about its revision and client.

@@ -544,16 +544,18 @@ async fn mcp_endpoint(
         (h.get("mcp-protocol-version")?, h.get("mcp-method")?, h.get("mcp-name")?);
     let accept = h.get("accept")?;
     let session = h.get("mcp-session-id")?;
-    let params: Vec<(String, String)> = h
-        .entries()
-        .filter_map(|(k, v)| Some((k.strip_prefix("mcp-param-")?.to_owned(), v)))
-        .collect();
+    let mut params = serde_json::Map::new();
+    for (name, value) in h.entries() {
+        if let Some(name) = name.strip_prefix("mcp-param-") {
+            params.insert(name.to_owned(), serde_json::Value::String(value));
+        }
+    }
     let headers = mcp::Headers {
         version: version.as_deref(),
         method: method.as_deref(),
         name: name.as_deref(),
         session: session.as_deref(),
-        params: &params,
+        params: Some(&params),
     };
     let body = match read_body(&mut req, http::body_cap("/")).await? {
         Ok(body) => body,
@@ -697,7 +699,7 @@ async fn answer_message(
                 session,
                 resumable,
                 tasks,
-                params: headers.params.to_vec(),
+                params: headers.params.cloned().unwrap_or_default(),
             };
             let (call, mut answer) = match call_path::start(asked, &access, config, now_ms()) {
                 Start::Refused(body) => return json_response(200, &body),
