@@ -245,3 +245,124 @@ pub const TASK_STILL_WORKING: &str =
 
 /// A tab's answer too large to keep as a task's result.
 pub const TASK_RESULT_TOO_LARGE: &str = "The tab's answer was too large to keep as a task's result; ask for less (a smaller picture, fewer rows), or call again from a client that takes no tasks.";
+
+/// What an OAuth client reads: the `error_description` of an OAuth error (at /register,
+/// /authorize, /token and /revoke), or the page /authorize shows the person instead.
+pub mod oauth {
+    /// /authorize: the client id is a signed id this relay did not issue.
+    pub const CLIENT_NOT_REGISTERED: &str =
+        "The app asking is not registered with this relay; start connecting again from the app.";
+    /// /authorize: no `client_id`.
+    pub const NO_CLIENT: &str = "The request names no client.";
+    /// /authorize: a parameter sent twice.
+    pub const PARAM_TWICE: &str =
+        "The request names a parameter twice; start connecting again from the app.";
+    /// /authorize: a parameter over its length bound.
+    pub const PARAM_TOO_LONG: &str =
+        "A parameter of the request is too long; start connecting again from the app.";
+    /// /authorize: a `redirect_uri` the client did not register (said on the page, never
+    /// redirected to).
+    pub const REDIRECT_NOT_REGISTERED: &str = "The address to return to is not one the app registered, so the relay will not send you there.";
+    /// /authorize: no `redirect_uri`, and the client registered more than one.
+    pub const NO_REDIRECT: &str = "The request does not say where to return to.";
+    /// /authorize: a `response_type` other than `code`.
+    pub const RESPONSE_TYPE_UNSUPPORTED: &str = "Only response_type=code is supported.";
+    /// /authorize: no `response_type`.
+    pub const RESPONSE_TYPE_MISSING: &str = "The request needs response_type=code.";
+    /// /authorize: a `code_challenge` that is not a base64url SHA-256.
+    pub const CHALLENGE_NOT_S256: &str = "The code_challenge is not an S256 challenge.";
+    /// /authorize: no `code_challenge`.
+    pub const PKCE_REQUIRED: &str =
+        "PKCE is required: send code_challenge with code_challenge_method=S256.";
+    /// /authorize: a `code_challenge_method` other than S256.
+    pub const CHALLENGE_METHOD_UNSUPPORTED: &str =
+        "Only the S256 code_challenge_method is supported.";
+    /// /authorize and /token: a `resource` that is not this relay's MCP endpoint.
+    pub const RESOURCE_NOT_HERE: &str = "The resource is not this relay.";
+    /// /token: a `resource` other than the one the code was authorized for.
+    pub const RESOURCE_NOT_AUTHORIZED: &str = "The resource is not the one authorized.";
+
+    /// /token: an authorization code this relay did not make, or one past its lifetime.
+    pub const CODE_UNKNOWN: &str = "The authorization code is unknown or expired.";
+    /// /token: an authorization code redeemed a second time.
+    pub const CODE_USED: &str = "The authorization code was already used.";
+    /// /token: the code was drawn for another client id.
+    pub const CODE_OTHER_CLIENT: &str = "The authorization code was issued to another client.";
+    /// /token: a `redirect_uri` other than the authorization request's.
+    pub const REDIRECT_DIFFERS: &str = "The redirect_uri differs from the authorization request's.";
+    /// /token: no `code_verifier`.
+    pub const VERIFIER_MISSING: &str = "The code_verifier is missing.";
+    /// /token: a `code_verifier` whose hash is not the code's challenge.
+    pub const VERIFIER_WRONG: &str = "The code_verifier does not match the code_challenge.";
+    /// The redirect back to the client when the person chose Deny in their tab.
+    pub const DENIED: &str = "The person denied the connection in their tab.";
+    /// /token: a `grant_type` other than the two issued.
+    pub const GRANT_TYPE_UNSUPPORTED: &str =
+        "Only the authorization_code and refresh_token grants are supported.";
+    /// /token: no `grant_type`.
+    pub const GRANT_TYPE_MISSING: &str = "The grant_type is missing.";
+    /// /token: no `client_id`.
+    pub const CLIENT_ID_MISSING: &str = "The client_id is missing.";
+    /// /token: a refresh grant without `refresh_token`.
+    pub const REFRESH_TOKEN_MISSING: &str = "The refresh_token is missing.";
+    /// /token: a code grant without `code`.
+    pub const CODE_MISSING: &str = "The code is missing.";
+    /// /token: a parameter sent twice (`name`: the parameter).
+    #[must_use]
+    pub fn param_sent_twice(name: &str) -> String {
+        format!("The parameter {name} is sent twice.")
+    }
+    /// /revoke: a body over its bound.
+    pub const REVOKE_TOO_LARGE: &str = "The request is too large.";
+    /// /revoke: no `token`.
+    pub const REVOKE_TOKEN_MISSING: &str = "The token to revoke is missing.";
+
+    /// /register: a body over `cap` bytes.
+    #[must_use]
+    pub fn registration_too_large(cap: usize) -> String {
+        format!("The registration is larger than the {cap} bytes allowed.")
+    }
+    /// /register: a body that is not a JSON object of client metadata.
+    pub const REGISTRATION_NOT_METADATA: &str =
+        "The registration must be a JSON object of client metadata.";
+    /// /register: `redirect_uris` is not an array.
+    pub const REDIRECT_URIS_NOT_ARRAY: &str = "redirect_uris must be an array of URIs.";
+    /// /register: no redirect URI.
+    pub const NO_REDIRECT_URIS: &str = "The registration needs at least one redirect URI.";
+    /// /register: more than `limit` redirect URIs.
+    #[must_use]
+    pub fn too_many_redirect_uris(limit: usize) -> String {
+        format!("A client may register at most {limit} redirect URIs.")
+    }
+    /// /register: a redirect URI that is not a string.
+    pub const REDIRECT_URI_NOT_STRING: &str = "Every redirect URI must be a string.";
+    /// /register: a grant type other than the two issued.
+    pub const GRANT_TYPES_UNSUPPORTED: &str =
+        "Only the authorization_code and refresh_token grant types are issued.";
+    /// /register: a response type other than `code`.
+    pub const RESPONSE_TYPES_UNSUPPORTED: &str = "Only the code response type is issued.";
+    /// A signed client id that does not verify.
+    pub const CLIENT_ID_UNKNOWN: &str =
+        "The client id is not one this relay issued; register again.";
+    /// A redirect URI over `cap` bytes.
+    #[must_use]
+    pub fn redirect_uri_too_long(cap: usize) -> String {
+        format!("A redirect URI may be at most {cap} bytes.")
+    }
+    /// A redirect URI holding whitespace, control characters or backslashes.
+    pub const REDIRECT_URI_CHARACTERS: &str =
+        "A redirect URI may not hold spaces, control characters or backslashes.";
+    /// A redirect URI with a fragment.
+    pub const REDIRECT_URI_FRAGMENT: &str = "A redirect URI may not have a fragment.";
+    /// A redirect URI that is not absolute.
+    pub const REDIRECT_URI_NOT_ABSOLUTE: &str = "A redirect URI must be an absolute https URL.";
+    /// A redirect URI with userinfo.
+    pub const REDIRECT_URI_USERINFO: &str = "A redirect URI may not carry a user name or password.";
+    /// A redirect URI with no host.
+    pub const REDIRECT_URI_NO_HOST: &str = "A redirect URI must name a host.";
+    /// A redirect URI whose port is not a port.
+    pub const REDIRECT_URI_PORT: &str = "A redirect URI's port must be a number from 0 to 65535.";
+    /// A redirect URI over plain http to a host that is not loopback, or of another scheme.
+    pub const REDIRECT_URI_SCHEME: &str =
+        "A redirect URI must use https, or http on a loopback address only.";
+}

@@ -396,7 +396,7 @@ async fn token_endpoint(
     match request {
         TokenRequest::Code(code, _) if !code.is_issued(&config.keys) => {
             // Not a code this relay made: refused before any Durable Object is addressed.
-            oauth_error(&OAuthError::invalid_grant("The authorization code is unknown or expired."))
+            oauth_error(&OAuthError::invalid_grant(crate::sentences::oauth::CODE_UNKNOWN))
         }
         TokenRequest::Code(code, command) => {
             let (client_id, grant_id) = match &command {
