@@ -365,4 +365,78 @@ pub mod oauth {
     /// A redirect URI over plain http to a host that is not loopback, or of another scheme.
     pub const REDIRECT_URI_SCHEME: &str =
         "A redirect URI must use https, or http on a loopback address only.";
+
+    /// What a client metadata document's refusal tells the person to do.
+    const MAKERS: &str = "tell the app's makers";
+    /// The metadata document's URL is not https.
+    pub const CIMD_NOT_HTTPS: &str = "The app's client id is an address that is not https, so the relay cannot verify who is asking; tell the app's makers.";
+    /// The metadata document's URL names a numeric or local host.
+    pub const CIMD_HOST_REFUSED: &str = "The app's client id points at a numeric or local address, which the relay does not fetch; tell the app's makers.";
+    /// The metadata document's URL breaks a URL rule (`why`: which).
+    #[must_use]
+    pub fn cimd_bad_url(why: &str) -> String {
+        format!(
+            "The app's client id is not a usable address of its client metadata ({why}); {MAKERS}."
+        )
+    }
+    /// The document at `domain` could not be fetched or read (whatever failed: the log says).
+    #[must_use]
+    pub fn cimd_unreadable(domain: &str) -> String {
+        format!("The relay could not read the client's metadata document from {domain}; try again in a moment, or {MAKERS}.")
+    }
+    /// The document at `domain` names another `client_id` than its own address.
+    #[must_use]
+    pub fn cimd_mismatch(domain: &str) -> String {
+        format!("The client metadata at {domain} names another client id than the address it was fetched from, so it cannot be trusted; {MAKERS}.")
+    }
+    /// The document at `domain` lists no acceptable redirect URI (`why`: the last refusal,
+    /// without its full stop).
+    #[must_use]
+    pub fn cimd_bad_redirect(domain: &str, why: &str) -> String {
+        format!("The app's client metadata at {domain} lists no acceptable redirect URIs ({why}); {MAKERS}.")
+    }
+    /// The document at `domain` asks for client authentication.
+    #[must_use]
+    pub fn cimd_not_public(domain: &str) -> String {
+        format!("The app's client metadata at {domain} asks for client authentication, and this relay serves public clients only (token_endpoint_auth_method none); {MAKERS}.")
+    }
+    /// The document at `domain` holds a client secret.
+    #[must_use]
+    pub fn cimd_has_secret(domain: &str) -> String {
+        format!("The app's client metadata at {domain} holds a client secret, which a published document must never hold; {MAKERS}.")
+    }
+    /// The document at `domain` has `field` of the wrong type.
+    #[must_use]
+    pub fn cimd_bad_field(domain: &str, field: &str) -> String {
+        format!("The app's client metadata at {domain} has a {field} of the wrong type; {MAKERS}.")
+    }
+}
+
+/// What a tab reads as the reason its socket was closed (at most 123 bytes, as WebSocket
+/// allows; `tab/relay-client.js` shows it to the person).
+pub mod tab {
+    /// The socket's URL names no pairing.
+    pub const NO_PAIRING: &str = "The tab must name its pairing.";
+    /// The socket closed to make room for a newer one while too many waited to prove the
+    /// pairing.
+    pub const MADE_ROOM: &str =
+        "Too many sockets were waiting to prove this pairing; this one made room for a newer one.";
+    /// A proof that does not hold (a wrong signature, key or challenge).
+    pub const NOT_PROVEN: &str = "The tab did not prove its pairing.";
+    /// A socket that did not prove itself within its wait.
+    pub const NOT_PROVEN_IN_TIME: &str = "The tab did not prove its pairing in time.";
+    /// An unproven socket sent a message over its bound.
+    pub const UNPROVEN_TOO_LONG: &str =
+        "A tab's messages before it proves its pairing must be short; this one is too long.";
+    /// An unproven socket's first message is not a hello.
+    pub const HELLO_FIRST: &str = "The first message must be the tab's hello.";
+    /// An unproven socket sent something other than its hello.
+    pub const PROVE_FIRST: &str = "The tab must prove its pairing first.";
+    /// A second hello on a socket whose challenge was used.
+    pub const PROVES_ONCE: &str = "A tab proves its pairing once.";
+    /// The pairing already holds the most tabs it keeps.
+    pub const TOO_MANY_TABS: &str =
+        "Too many tabs of the app are open in this browser; close some, then reload this one.";
+    /// A message that is not text, or over the size limit.
+    pub const MESSAGE_TOO_LARGE: &str = "Messages must be JSON text within the size limit.";
 }

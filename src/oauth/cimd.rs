@@ -31,6 +31,7 @@ use crate::limits::{
     CACHE_DEFAULT_S, CACHE_MAX_S, CACHE_MIN_S, FETCH_TIMEOUT_MS, MAX_DOCUMENT_BYTES,
     MAX_REDIRECT_URIS, MAX_URL_BYTES,
 };
+use crate::sentences;
 
 /// Names that mean this machine or a local network (RFC 6761, RFC 6762, RFC 8375) and the
 /// suffixes private networks commonly use (RFC 6762 Appendix G), refused with every name under
@@ -102,23 +103,24 @@ impl CimdError {
     /// The sentence a person reads, naming the document's domain where it helps.
     #[must_use]
     pub fn sentence(&self, domain: &str) -> String {
-        let fix = "tell the app's makers";
         match self {
-            Self::NotHttps => format!("The app's client id is an address that is not https, so the relay cannot verify who is asking; {fix}."),
-            Self::HostRefused => format!("The app's client id points at a numeric or local address, which the relay does not fetch; {fix}."),
-            Self::BadUrl(why) => format!("The app's client id is not a usable address of its client metadata ({why}); {fix}."),
+            Self::NotHttps => sentences::oauth::CIMD_NOT_HTTPS.to_owned(),
+            Self::HostRefused => sentences::oauth::CIMD_HOST_REFUSED.to_owned(),
+            Self::BadUrl(why) => sentences::oauth::cimd_bad_url(why),
             // Whatever failed, one sentence (the detail is logged): see the module's doc.
             Self::Unreachable
             | Self::TooSlow
             | Self::Redirected
             | Self::Status(_)
             | Self::TooLarge
-            | Self::NotJson => format!("The relay could not read the client's metadata document from {domain}; try again in a moment, or {fix}."),
-            Self::Mismatch => format!("The client metadata at {domain} names another client id than the address it was fetched from, so it cannot be trusted; {fix}."),
-            Self::BadRedirect(why) => format!("The app's client metadata at {domain} lists no acceptable redirect URIs ({}); {fix}.", why.trim_end_matches('.')),
-            Self::NotPublic => format!("The app's client metadata at {domain} asks for client authentication, and this relay serves public clients only (token_endpoint_auth_method none); {fix}."),
-            Self::HasSecret => format!("The app's client metadata at {domain} holds a client secret, which a published document must never hold; {fix}."),
-            Self::BadField(field) => format!("The app's client metadata at {domain} has a {field} of the wrong type; {fix}."),
+            | Self::NotJson => sentences::oauth::cimd_unreadable(domain),
+            Self::Mismatch => sentences::oauth::cimd_mismatch(domain),
+            Self::BadRedirect(why) => {
+                sentences::oauth::cimd_bad_redirect(domain, why.trim_end_matches('.'))
+            }
+            Self::NotPublic => sentences::oauth::cimd_not_public(domain),
+            Self::HasSecret => sentences::oauth::cimd_has_secret(domain),
+            Self::BadField(field) => sentences::oauth::cimd_bad_field(domain, field),
         }
     }
 
