@@ -246,6 +246,100 @@ pub const TASK_STILL_WORKING: &str =
 /// A tab's answer too large to keep as a task's result.
 pub const TASK_RESULT_TOO_LARGE: &str = "The tab's answer was too large to keep as a task's result; ask for less (a smaller picture, fewer rows), or call again from a client that takes no tasks.";
 
+// What an MCP client reads about the form of its request (JSON-RPC and MCP errors).
+
+/// The body does not parse as JSON.
+pub const NOT_JSON: &str = "The body is not valid JSON.";
+/// A JSON array sent where one message goes (the revision takes no batches).
+pub const NO_BATCHES: &str = "Batches are not supported: send one JSON-RPC message per request.";
+/// The body is JSON but not an object.
+pub const NOT_ONE_MESSAGE: &str = "The body must be one JSON-RPC message (a JSON object).";
+/// An `id` neither a string nor an integer.
+pub const BAD_ID: &str = "The id must be a string or an integer.";
+/// No `"jsonrpc": "2.0"`.
+pub const NOT_JSONRPC_2: &str = "The message must say \"jsonrpc\": \"2.0\".";
+/// A `method` that is not a string.
+pub const METHOD_NOT_STRING: &str = "The method must be a string.";
+/// A message with neither a method nor a result.
+pub const NO_METHOD: &str = "The message has no method.";
+/// `params` that is not an object.
+pub const PARAMS_NOT_OBJECT: &str = "The params must be an object.";
+/// A batch under a revision that has none (`quoted_version` is marked as data).
+#[must_use]
+pub fn batch_not_in_revision(quoted_version: &str) -> String {
+    format!("MCP revision {quoted_version} takes one JSON-RPC message per request (batches ended with 2025-06-18).")
+}
+/// A batch empty or over `max` messages (`len`: how many it has).
+#[must_use]
+pub fn batch_size(max: usize, len: usize) -> String {
+    format!("A batch holds 1 to {max} messages; this one has {len}.")
+}
+/// `resources/read` of a resource the relay has not (`quoted_uri` is marked as data).
+#[must_use]
+pub fn no_such_resource(quoted_uri: &str) -> String {
+    format!("There is no resource {quoted_uri}.")
+}
+/// `resources/read` without `params.uri`.
+pub const RESOURCE_URI_MISSING: &str = "resources/read needs params.uri.";
+/// A method the relay does not answer (`quoted_method` is marked as data).
+#[must_use]
+pub fn no_such_method(quoted_method: &str) -> String {
+    format!("This server has no method {quoted_method}.")
+}
+/// A revision the relay does not speak (`quoted_version` is marked as data).
+#[must_use]
+pub fn unsupported_revision(quoted_version: &str) -> String {
+    format!("This server does not speak MCP revision {quoted_version}.")
+}
+/// A 2026-07-28 request (its revision in `_meta`) without the header.
+pub const VERSION_HEADER_MISSING: &str = "The MCP-Protocol-Version header is required.";
+/// A 2026-07-28 request without `params._meta`.
+pub const META_MISSING: &str =
+    "A 2026-07-28 request needs params._meta with its revision and the client's capabilities.";
+/// A 2026-07-28 request whose `_meta` states no revision.
+pub const META_VERSION_MISSING: &str =
+    "params._meta needs \"io.modelcontextprotocol/protocolVersion\".";
+/// A 2026-07-28 request whose `_meta` states no capabilities.
+pub const META_CAPABILITIES_MISSING: &str =
+    "params._meta needs \"io.modelcontextprotocol/clientCapabilities\" (an object).";
+/// The header's revision and `_meta`'s differ (`quoted_meta` is marked as data).
+#[must_use]
+pub fn version_mismatch(header: &str, quoted_meta: &str) -> String {
+    format!("The MCP-Protocol-Version header says {header} but params._meta says {quoted_meta}.")
+}
+/// The `Mcp-Method` header and the body's method differ (both marked as data).
+#[must_use]
+pub fn method_mismatch(quoted_header: &str, quoted_body: &str) -> String {
+    format!("The Mcp-Method header says {quoted_header} but the body's method is {quoted_body}.")
+}
+/// A 2026-07-28 request without the `Mcp-Method` header.
+pub const METHOD_HEADER_MISSING: &str = "The Mcp-Method header is required.";
+/// A method that names its target in `params.{field}` without it.
+#[must_use]
+pub fn name_param_missing(method: &str, field: &str) -> String {
+    format!("{method} needs params.{field}.")
+}
+/// The `Mcp-Name` header differs from `params.{field}`.
+#[must_use]
+pub fn name_mismatch(field: &str) -> String {
+    format!("The Mcp-Name header does not match params.{field}.")
+}
+/// A method that names its target without the `Mcp-Name` header.
+#[must_use]
+pub fn name_header_missing(method: &str) -> String {
+    format!("{method} needs the Mcp-Name header.")
+}
+/// The tab's state for a call, sealed, is over the bound a client is handed.
+pub const STATE_TOO_LARGE: &str =
+    "The app's state for this call is too large to hand to the client.";
+/// A `requestState` that does not verify, is another call's, or expired.
+pub const STATE_REFUSED: &str = "The requestState is not one this relay gave for this call, or it expired: call the tool again without it.";
+/// A `requestState` that came back a second time.
+pub const STATE_REPLAYED: &str =
+    "This requestState was already used; call the tool again without it.";
+/// The view resource's description in `resources/list`.
+pub const VIEW_DESCRIPTION: &str = "What the app's tab shows, with Refresh and Open in the app.";
+
 /// What an OAuth client reads: the `error_description` of an OAuth error (at /register,
 /// /authorize, /token and /revoke), or the page /authorize shows the person instead.
 pub mod oauth {

@@ -28,7 +28,7 @@ pub fn listing() -> Value {
         "uri": VIEW_URI,
         "name": "view",
         "title": "Tabrelay view",
-        "description": "What the app's tab shows, with Refresh and Open in the app.",
+        "description": crate::sentences::VIEW_DESCRIPTION,
         "mimeType": VIEW_MIME,
         "_meta": resource_meta(),
     })

@@ -62,9 +62,7 @@ pub fn read(
     entropy: &mut dyn Entropy,
 ) -> Result<TokenRequest, OAuthError> {
     if body.len() > MAX_FORM_BYTES {
-        return Err(OAuthError::invalid_request(format!(
-            "The request is larger than the {MAX_FORM_BYTES} bytes allowed."
-        )));
+        return Err(OAuthError::invalid_request(sentences::too_large(MAX_FORM_BYTES)));
     }
     // A parameter sent without a value is treated as omitted (RFC 6749 §3.2).
     let pairs: Vec<(String, String)> =
