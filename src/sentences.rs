@@ -337,6 +337,23 @@ pub const STATE_REFUSED: &str = "The requestState is not one this relay gave for
 /// A `requestState` that came back a second time.
 pub const STATE_REPLAYED: &str =
     "This requestState was already used; call the tool again without it.";
+/// `inputResponses` that is not an object.
+pub const INPUT_RESPONSES_NOT_OBJECT: &str = "params.inputResponses must be an object.";
+/// A `requestState` that is not a string.
+pub const STATE_NOT_STRING: &str = "params.requestState must be the string the relay gave.";
+/// `tools/call` without `params.name`.
+pub const TOOL_NAME_MISSING: &str = "tools/call needs params.name, the tool's name.";
+/// `params.arguments` that is not an object.
+pub const ARGUMENTS_NOT_OBJECT: &str = "params.arguments must be an object.";
+/// `tasks/update` without its answers.
+pub const TASK_UPDATE_NEEDS_RESPONSES: &str =
+    "tasks/update needs params.inputResponses, an object.";
+/// A tasks method from a client that did not declare the tasks extension (`extension`: its
+/// name).
+#[must_use]
+pub fn tasks_not_declared(method: &str, extension: &str) -> String {
+    format!("{method} is for clients that declare the tasks extension ({extension}).")
+}
 /// The view resource's description in `resources/list`.
 pub const VIEW_DESCRIPTION: &str = "What the app's tab shows, with Refresh and Open in the app.";
 
@@ -533,4 +550,39 @@ pub mod tab {
         "Too many tabs of the app are open in this browser; close some, then reload this one.";
     /// A message that is not text, or over the size limit.
     pub const MESSAGE_TOO_LARGE: &str = "Messages must be JSON text within the size limit.";
+}
+
+/// What the person reads in their tab when a connect code cannot be approved (re-exported as
+/// `oauth::connect::refusal`).
+pub mod connect_code {
+    /// The code is not one the relay knows or has expired.
+    pub const UNKNOWN: &str =
+        "That connect code is not waiting for approval: check it against the waiting page, or start connecting again.";
+    /// The code is not of the connect code's form.
+    pub const MALFORMED: &str = "A connect code has ten letters and digits, such as ABCDE-12345.";
+    /// The code was approved or denied already.
+    pub const USED: &str = "That connect code was already approved or denied.";
+    /// Tabs tried the code too often; it is dead.
+    pub const TOO_MANY_TRIES: &str =
+        "That connect code was tried too often and no longer works; start connecting again.";
+    /// The confirm page's ticket is unknown, used or too old.
+    pub const TICKET_STALE: &str =
+        "This confirmation is no longer valid: press Approve in your tab again, or type the whole code shown on the waiting page there.";
+    /// The browser that opened the confirm page did not open the waiting page.
+    pub const NOT_THIS_BROWSER: &str = tabrelay_bundle::protocol::consent::NOT_THIS_BROWSER;
+}
+
+/// What the Worker's shell answers on its own (plain text or a close reason).
+pub mod shell {
+    /// Any request while the relay's secrets are missing or bad (the log says which).
+    pub const MISCONFIGURED: &str =
+        "This relay is misconfigured: its owner must set its secrets (the log says which).";
+    /// A plain request to the tab socket's address.
+    pub const WEBSOCKET_ONLY: &str = "This address takes a WebSocket from the app's tab.";
+    /// A tab socket from a page whose origin is not one of the app's (a close reason).
+    pub const ORIGIN_MAY_NOT_PAIR: &str = "This page's origin may not pair with this relay.";
+    /// A call's answer the core said is JSON came as something else.
+    pub const CALL_NOT_ANSWERED: &str = "The relay could not answer the call.";
+    /// A tab socket reached the pairing before its Room was loaded.
+    pub const PAIRING_NOT_READY: &str = "The pairing is not ready.";
 }

@@ -123,7 +123,7 @@ pub fn resume(
     if !responses.is_object() {
         return Err(RpcError::new(
             ErrorCode::INVALID_PARAMS,
-            "params.inputResponses must be an object.",
+            crate::sentences::INPUT_RESPONSES_NOT_OBJECT,
         ));
     }
     let Some(state) = state else {

@@ -333,7 +333,7 @@ pub fn handle(body: &[u8], headers: &Headers<'_>, app_url: &str) -> Reply {
                     (Some(_), _) => {
                         let e = RpcError::new(
                             ErrorCode::INVALID_PARAMS,
-                            "params.requestState must be the string the relay gave.",
+                            crate::sentences::STATE_NOT_STRING,
                         );
                         return failure(200, Some(&id), e);
                     }
@@ -533,7 +533,7 @@ fn call_params(params: &Map<String, Value>) -> Result<(String, Value), RpcError>
     let invalid = |m: String| RpcError::new(ErrorCode::INVALID_PARAMS, m);
     let name = match params.get("name") {
         Some(Value::String(n)) => n,
-        _ => return Err(invalid("tools/call needs params.name, the tool's name.".into())),
+        _ => return Err(invalid(crate::sentences::TOOL_NAME_MISSING.into())),
     };
     if !valid_tool_name(name) {
         return Err(invalid(sentences::no_such_tool(&quote(name))));
@@ -541,7 +541,7 @@ fn call_params(params: &Map<String, Value>) -> Result<(String, Value), RpcError>
     let args = match params.get("arguments") {
         None | Some(Value::Null) => Value::Object(Map::new()),
         Some(v @ Value::Object(_)) => v.clone(),
-        Some(_) => return Err(invalid("params.arguments must be an object.".into())),
+        Some(_) => return Err(invalid(crate::sentences::ARGUMENTS_NOT_OBJECT.into())),
     };
     Ok((name.clone(), args))
 }
