@@ -2,6 +2,7 @@
 //! connect code, and the page for a request that cannot go back to its app.
 
 use crate::http::escape_html;
+use crate::sentences::page;
 
 /// The Content-Security-Policy of every page: its own script only, never framed.
 pub const PAGE_CSP: &str = "default-src 'none'; script-src 'self'; style-src 'unsafe-inline'; connect-src 'self'; img-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
@@ -36,16 +37,15 @@ impl Asker<'_> {
         match self.verified_domain {
             Some(domain) => {
                 let domain = escape_html(domain);
-                let calls = if name == domain {
-                    String::new()
-                } else {
-                    format!(", which calls itself “{name}”,")
-                };
-                let who = format!("<strong>{domain}</strong> <span class=\"verified\" id=\"verified\">(verified domain: it publishes this app's client metadata)</span>{calls}");
+                let calls = if name == domain { String::new() } else { page::calls_itself(&name) };
+                let who = format!("<strong>{domain}</strong> <span class=\"verified\" id=\"verified\">{}</span>{calls}", page::VERIFIED_DOMAIN);
                 (domain, who)
             }
             None => {
-                let who = format!("<strong>{name}</strong> <span class=\"muted\" id=\"unverified\">(name given by the app, not verified)</span>");
+                let who = format!(
+                    "<strong>{name}</strong> <span class=\"muted\" id=\"unverified\">{}</span>",
+                    page::NAME_NOT_VERIFIED
+                );
                 (name, who)
             }
         }
@@ -64,19 +64,25 @@ pub fn waiting(sealed: &str, asker: &Asker<'_>) -> String {
     let (title, who) = asker.who();
     format!(
         "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width\">\
-<title>Connect to your tab</title><style>{STYLE}</style></head><body>\
-<h1>Connect {title} to your tab</h1>\
-<p>{who} asks to act in your open tab of the app. \
-After approval you will be sent back to <strong id=\"redirect-host\">{host}</strong>.</p>\
-<p>In your tab of the app, enter this code and approve it:</p>\
+<title>{page_title}</title><style>{STYLE}</style></head><body>\
+<h1>{heading}</h1>\
+<p>{asks}</p>\
+<p>{enter}</p>\
 <p class=\"code\" id=\"code\">…</p>\
-<p><a class=\"button\" id=\"link\" hidden target=\"_blank\" rel=\"noopener\">Open the app with this code</a></p>\
-<p id=\"status\" role=\"status\" data-request=\"{sealed}\" data-code-path=\"{code_path}\" data-status=\"{status}\">Making a connect code…</p>\
-<p class=\"muted\">The code works once and for ten minutes. The link approves with one press only in this browser; anywhere else, type the whole code. If you did not start this, close this page.</p>\
+<p><a class=\"button\" id=\"link\" hidden target=\"_blank\" rel=\"noopener\">{open}</a></p>\
+<p id=\"status\" role=\"status\" data-request=\"{sealed}\" data-code-path=\"{code_path}\" data-status=\"{status}\">{making}</p>\
+<p class=\"muted\">{rules}</p>\
 <script src=\"{script}\"></script></body></html>",
-        title = title,
-        who = who,
-        host = escape_html(asker.redirect_host),
+        page_title = page::WAITING_TITLE,
+        heading = page::waiting_heading(&title),
+        asks = page::waiting_asks(
+            &who,
+            &format!("<strong id=\"redirect-host\">{}</strong>", escape_html(asker.redirect_host))
+        ),
+        enter = page::ENTER_CODE,
+        open = page::OPEN_WITH_CODE,
+        making = page::MAKING_CODE,
+        rules = page::CODE_RULES,
         sealed = escape_html(sealed),
         code_path = CODE_PATH,
         status = STATUS_PATH,
@@ -88,22 +94,27 @@ After approval you will be sent back to <strong id=\"redirect-host\">{host}</str
 /// people use (MCP clients asking for a stream or JSON still get the endpoint's 405).
 #[must_use]
 pub fn connector(address: &str, app_url: &str) -> String {
+    let address = escape_html(address);
     format!(
         "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width\">\
-<title>Tabrelay connector</title><style>{STYLE}</style></head><body>\
-<h1>This is a connector address for agent apps</h1>\
-<p>Add <strong id=\"address\">{address}</strong> to an agent app and it can act in your open tab of \
-<a id=\"app\" href=\"{app}\">the app</a>, with your approval there. There is nothing to see here in a browser.</p>\
+<title>{title}</title><style>{STYLE}</style></head><body>\
+<h1>{heading}</h1>\
+<p>{adds}</p>\
 <ul id=\"clients\">\
 <li><strong>Claude</strong> (web and desktop): Settings → Connectors → Add custom connector, with this address.</li>\
 <li><strong>ChatGPT</strong>: Settings → Apps &amp; Connectors → Advanced settings → Developer mode, then Create, with this address and OAuth.</li>\
 <li><strong>Claude Code</strong>: <code>claude mcp add --transport http tabrelay {address}</code>, then <code>/mcp</code> to sign in.</li>\
 <li><strong>MCP Inspector</strong>: <code>npx @modelcontextprotocol/inspector --transport http --server-url {address}</code>.</li>\
 </ul>\
-<p>The agent app then opens a page with a connect code: open the app, type the code there and approve it.</p>\
+<p>{next}</p>\
 </body></html>",
-        address = escape_html(address),
-        app = escape_html(app_url),
+        title = page::CONNECTOR_TITLE,
+        heading = page::CONNECTOR_HEADING,
+        adds = page::connector_adds(
+            &format!("<strong id=\"address\">{address}</strong>"),
+            &format!("<a id=\"app\" href=\"{}\">the app</a>", escape_html(app_url))
+        ),
+        next = page::CONNECTOR_NEXT,
     )
 }
 
@@ -121,15 +132,8 @@ pub fn approval_link(app_url: &str, link: &str) -> String {
 #[must_use]
 pub fn confirmed(outcome: Result<&str, &str>) -> String {
     let (ok, heading, text) = match outcome {
-        Ok(client) => (
-            true,
-            "Approved",
-            format!(
-                "{} is connecting to your tab. This window closes by itself.",
-                escape_html(client)
-            ),
-        ),
-        Err(sentence) => (false, "Not approved", escape_html(sentence)),
+        Ok(client) => (true, page::APPROVED, page::connecting(&escape_html(client))),
+        Err(sentence) => (false, page::NOT_APPROVED, escape_html(sentence)),
     };
     format!(
         "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width\">\
@@ -144,8 +148,10 @@ pub fn confirmed(outcome: Result<&str, &str>) -> String {
 #[must_use]
 pub fn refused(error: &str, sentence: &str) -> String {
     format!(
-        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>Cannot connect</title><style>{STYLE}</style></head>\
-<body><h1>This connection cannot go on</h1><p id=\"reason\" data-error=\"{}\">{}</p></body></html>",
+        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>{}</title><style>{STYLE}</style></head>\
+<body><h1>{}</h1><p id=\"reason\" data-error=\"{}\">{}</p></body></html>",
+        page::REFUSED_TITLE,
+        page::REFUSED_HEADING,
         escape_html(error),
         escape_html(sentence)
     )

@@ -586,3 +586,61 @@ pub mod shell {
     /// A tab socket reached the pairing before its Room was loaded.
     pub const PAIRING_NOT_READY: &str = "The pairing is not ready.";
 }
+
+/// What the person reads on the relay's own pages ([`crate::pages`]); `_html` arguments are
+/// already escaped (or markup the page built).
+pub mod page {
+    /// After a verified domain on the waiting page.
+    pub const VERIFIED_DOMAIN: &str = "(verified domain: it publishes this app's client metadata)";
+    /// After a name the app gave itself on the waiting page.
+    pub const NAME_NOT_VERIFIED: &str = "(name given by the app, not verified)";
+    /// After a verified domain whose document names the app otherwise.
+    #[must_use]
+    pub fn calls_itself(name_html: &str) -> String {
+        format!(", which calls itself “{name_html}”,")
+    }
+    /// The waiting page's title.
+    pub const WAITING_TITLE: &str = "Connect to your tab";
+    /// The waiting page's heading.
+    #[must_use]
+    pub fn waiting_heading(who_html: &str) -> String {
+        format!("Connect {who_html} to your tab")
+    }
+    /// The waiting page: who asks, and where the person returns after approving.
+    #[must_use]
+    pub fn waiting_asks(who_html: &str, host_html: &str) -> String {
+        format!("{who_html} asks to act in your open tab of the app. After approval you will be sent back to {host_html}.")
+    }
+    /// The waiting page, above the code.
+    pub const ENTER_CODE: &str = "In your tab of the app, enter this code and approve it:";
+    /// The waiting page's button that opens the app with the code.
+    pub const OPEN_WITH_CODE: &str = "Open the app with this code";
+    /// The waiting page until its script has the code.
+    pub const MAKING_CODE: &str = "Making a connect code…";
+    /// The waiting page, below the code.
+    pub const CODE_RULES: &str = "The code works once and for ten minutes. The link approves with one press only in this browser; anywhere else, type the whole code. If you did not start this, close this page.";
+    /// The connector address opened in a browser: its title.
+    pub const CONNECTOR_TITLE: &str = "Tabrelay connector";
+    /// The connector address opened in a browser: its heading.
+    pub const CONNECTOR_HEADING: &str = "This is a connector address for agent apps";
+    /// The connector address opened in a browser: what it does (`app_html`: a link to the app).
+    #[must_use]
+    pub fn connector_adds(address_html: &str, app_html: &str) -> String {
+        format!("Add {address_html} to an agent app and it can act in your open tab of {app_html}, with your approval there. There is nothing to see here in a browser.")
+    }
+    /// The connector address opened in a browser: what happens next.
+    pub const CONNECTOR_NEXT: &str = "The agent app then opens a page with a connect code: open the app, type the code there and approve it.";
+    /// The confirm page's heading when this browser's confirmation approved the code.
+    pub const APPROVED: &str = "Approved";
+    /// The confirm page's heading when it did not.
+    pub const NOT_APPROVED: &str = "Not approved";
+    /// The confirm page when it approved (`client_html`: who connects).
+    #[must_use]
+    pub fn connecting(client_html: &str) -> String {
+        format!("{client_html} is connecting to your tab. This window closes by itself.")
+    }
+    /// The refusal page's title.
+    pub const REFUSED_TITLE: &str = "Cannot connect";
+    /// The refusal page's heading (its sentence says why).
+    pub const REFUSED_HEADING: &str = "This connection cannot go on";
+}
