@@ -490,6 +490,38 @@ pub mod oauth {
             "The app's client id is not a usable address of its client metadata ({why}); {MAKERS}."
         )
     }
+    /// Why a metadata document's URL is not usable, said in [`cimd_bad_url`].
+    pub mod url {
+        /// A reason [`super::cimd_bad_url`] gives.
+        pub const URL_TOO_LONG: &str = "it is longer than 512 bytes";
+        /// A reason [`super::cimd_bad_url`] gives.
+        pub const URL_CHARACTERS: &str = "it holds spaces, control characters or backslashes";
+        /// A reason [`super::cimd_bad_url`] gives.
+        pub const URL_FRAGMENT: &str = "it has a fragment";
+        /// A reason [`super::cimd_bad_url`] gives.
+        pub const URL_USERINFO: &str = "it carries a user name or password";
+        /// A reason [`super::cimd_bad_url`] gives.
+        pub const URL_PORT_NOT_NUMBER: &str = "its port is not a number";
+        /// A reason [`super::cimd_bad_url`] gives.
+        pub const URL_PORT_RANGE: &str = "its port is out of range";
+        /// A reason [`super::cimd_bad_url`] gives.
+        pub const URL_NO_PATH: &str = "it has no path";
+        /// A reason [`super::cimd_bad_url`] gives.
+        pub const URL_DOT_SEGMENTS: &str = "its path has . or .. segments";
+        /// A reason [`super::cimd_bad_url`] gives.
+        pub const URL_NO_HOST: &str = "it names no host";
+        /// A reason [`super::cimd_bad_url`] gives.
+        pub const URL_HOST_TOO_LONG: &str = "its host name is too long";
+        /// A reason [`super::cimd_bad_url`] gives.
+        pub const URL_HOST_NOT_DOMAIN: &str = "its host is not a lower-case domain name";
+    }
+    /// Why a metadata document lists no acceptable redirect URI: it lists none.
+    pub const CIMD_NO_REDIRECTS: &str = "it lists none";
+    /// Why a metadata document lists no acceptable redirect URI: more than `limit`.
+    #[must_use]
+    pub fn cimd_too_many_redirects(limit: usize) -> String {
+        format!("it lists more than {limit}")
+    }
     /// The document at `domain` could not be fetched or read (whatever failed: the log says).
     #[must_use]
     pub fn cimd_unreadable(domain: &str) -> String {

@@ -152,19 +152,19 @@ impl MetadataUrl {
     /// other than `/` without `.` or `..` segments; at most [`MAX_URL_BYTES`].
     pub fn parse(url: &str) -> Result<Self, CimdError> {
         if url.len() > MAX_URL_BYTES {
-            return Err(CimdError::BadUrl("it is longer than 512 bytes"));
+            return Err(CimdError::BadUrl(sentences::oauth::url::URL_TOO_LONG));
         }
         if !url.bytes().all(|b| b.is_ascii_graphic() && b != b'\\') {
-            return Err(CimdError::BadUrl("it holds spaces, control characters or backslashes"));
+            return Err(CimdError::BadUrl(sentences::oauth::url::URL_CHARACTERS));
         }
         let rest = url.strip_prefix("https://").ok_or(CimdError::NotHttps)?;
         if url.contains('#') {
-            return Err(CimdError::BadUrl("it has a fragment"));
+            return Err(CimdError::BadUrl(sentences::oauth::url::URL_FRAGMENT));
         }
         let authority_len = rest.find(['/', '?']).unwrap_or(rest.len());
         let (authority, tail) = rest.split_at(authority_len);
         if authority.contains('@') {
-            return Err(CimdError::BadUrl("it carries a user name or password"));
+            return Err(CimdError::BadUrl(sentences::oauth::url::URL_USERINFO));
         }
         if authority.starts_with('[') {
             return Err(CimdError::HostRefused);
@@ -175,19 +175,19 @@ impl MetadataUrl {
         };
         if let Some(p) = port {
             if p.is_empty() || p.len() > 5 || !p.bytes().all(|b| b.is_ascii_digit()) {
-                return Err(CimdError::BadUrl("its port is not a number"));
+                return Err(CimdError::BadUrl(sentences::oauth::url::URL_PORT_NOT_NUMBER));
             }
             if !matches!(p.parse::<u16>(), Ok(1..)) {
-                return Err(CimdError::BadUrl("its port is out of range"));
+                return Err(CimdError::BadUrl(sentences::oauth::url::URL_PORT_RANGE));
             }
         }
         check_host(host)?;
         let path = tail.split('?').next().unwrap_or_default();
         if path.is_empty() || path == "/" {
-            return Err(CimdError::BadUrl("it has no path"));
+            return Err(CimdError::BadUrl(sentences::oauth::url::URL_NO_PATH));
         }
         if path.split('/').any(|s| s == "." || s == "..") {
-            return Err(CimdError::BadUrl("its path has . or .. segments"));
+            return Err(CimdError::BadUrl(sentences::oauth::url::URL_DOT_SEGMENTS));
         }
         Ok(Self { url: url.to_owned(), host_end: "https://".len() + host.len() })
     }
@@ -210,10 +210,10 @@ impl MetadataUrl {
 /// wildcard-DNS name (one that stands for an address).
 fn check_host(host: &str) -> Result<(), CimdError> {
     if host.is_empty() {
-        return Err(CimdError::BadUrl("it names no host"));
+        return Err(CimdError::BadUrl(sentences::oauth::url::URL_NO_HOST));
     }
     if host.len() > 253 {
-        return Err(CimdError::BadUrl("its host name is too long"));
+        return Err(CimdError::BadUrl(sentences::oauth::url::URL_HOST_TOO_LONG));
     }
     let labels: Vec<&str> = host.split('.').collect();
     for label in &labels {
@@ -224,7 +224,7 @@ fn check_host(host: &str) -> Result<(), CimdError> {
             || label.starts_with('-')
             || label.ends_with('-')
         {
-            return Err(CimdError::BadUrl("its host is not a lower-case domain name"));
+            return Err(CimdError::BadUrl(sentences::oauth::url::URL_HOST_NOT_DOMAIN));
         }
     }
     let last = labels.last().copied().unwrap_or_default();
@@ -305,12 +305,14 @@ pub fn check_document(url: &MetadataUrl, body: &[u8]) -> Result<MetadataClient, 
     let uris = match doc.remove("redirect_uris") {
         Some(Value::Array(uris)) if !uris.is_empty() => uris,
         Some(Value::Array(_) | Value::Null) | None => {
-            return Err(CimdError::BadRedirect("it lists none".into()))
+            return Err(CimdError::BadRedirect(sentences::oauth::CIMD_NO_REDIRECTS.into()))
         }
         Some(_) => return Err(CimdError::BadField("redirect_uris")),
     };
     if uris.len() > MAX_REDIRECT_URIS {
-        return Err(CimdError::BadRedirect(format!("it lists more than {MAX_REDIRECT_URIS}")));
+        return Err(CimdError::BadRedirect(sentences::oauth::cimd_too_many_redirects(
+            MAX_REDIRECT_URIS,
+        )));
     }
     let mut redirect_uris = Vec::with_capacity(uris.len());
     for uri in uris {
