@@ -3,6 +3,7 @@
 //! answered, refreshes by asking its host to call the status tool again, and opens the app.
 //! It talks to nothing but its host (`postMessage`); its CSP allows no network at all.
 
+use crate::sentences::card;
 use serde_json::{json, Value};
 
 // The card's address and type live in the bundle: the live check reads them too.
@@ -52,6 +53,8 @@ pub fn html(app_url: &str) -> String {
     let app =
         serde_json::to_string(app_url).unwrap_or_else(|_| "\"\"".into()).replace('<', "\\u003c");
     let refresh = REFRESH_TOOL;
+    let (waiting, nothing) = (card::WAITING, card::NOTHING_TO_SHOW);
+    let (asking, failed) = (card::ASKING, card::REFRESH_FAILED);
     format!(
         r#"<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
@@ -64,7 +67,7 @@ button{{font:inherit;margin-right:8px;padding:4px 10px}}
 </style></head>
 <body>
 <div><button id="refresh" type="button">Refresh</button><button id="open" type="button">Open in the app</button></div>
-<pre id="shown">Waiting for the tool's answer…</pre>
+<pre id="shown">{waiting}</pre>
 <script>
 (() => {{
   const APP_URL = {app};
@@ -79,7 +82,7 @@ button{{font:inherit;margin-right:8px;padding:4px 10px}}
   const show = (result) => {{
     const blocks = (result && Array.isArray(result.content)) ? result.content : [];
     const text = blocks.filter((b) => b && b.type === 'text').map((b) => String(b.text)).join('\n\n');
-    shown.textContent = text || 'The tool answered nothing to show.';
+    shown.textContent = text || '{nothing}';
   }};
   window.addEventListener('message', (event) => {{
     if (event.source !== window.parent) return;
@@ -93,9 +96,9 @@ button{{font:inherit;margin-right:8px;padding:4px 10px}}
     }}
   }});
   document.getElementById('refresh').addEventListener('click', () => {{
-    shown.textContent = 'Asking the tab…';
+    shown.textContent = '{asking}';
     ask('tools/call', {{name: '{refresh}', arguments: {{}}}}).then(show,
-      () => {{ shown.textContent = 'The refresh did not reach the relay; try again.'; }});
+      () => {{ shown.textContent = '{failed}'; }});
   }});
   document.getElementById('open').addEventListener('click', () => {{
     ask('ui/open-link', {{url: APP_URL}}).catch(() => {{}});
@@ -112,6 +115,13 @@ button{{font:inherit;margin-right:8px;padding:4px 10px}}
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_cards_sentences_fit_its_script() {
+        for s in [card::NOTHING_TO_SHOW, card::ASKING, card::REFRESH_FAILED] {
+            assert!(!s.contains(['\'', '\\', '<']), "{s}");
+        }
+    }
 
     #[test]
     fn the_card_is_an_mcp_app_that_reaches_nothing() {
