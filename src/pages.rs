@@ -37,14 +37,29 @@ impl Asker<'_> {
         match self.verified_domain {
             Some(domain) => {
                 let domain = escape_html(domain);
-                let calls = if name == domain { String::new() } else { page::calls_itself(&name) };
-                let who = format!("<strong>{domain}</strong> <span class=\"verified\" id=\"verified\">{}</span>{calls}", page::VERIFIED_DOMAIN);
+                let calls = if name == domain {
+                    String::new()
+                } else {
+                    format!(page::calls_itself!("{}"), name)
+                };
+                let who = format!(
+                    concat!(
+                        "<strong>{}</strong> <span class=\"verified\" id=\"verified\">",
+                        page::verified_domain!(),
+                        "</span>{}"
+                    ),
+                    domain, calls
+                );
                 (domain, who)
             }
             None => {
                 let who = format!(
-                    "<strong>{name}</strong> <span class=\"muted\" id=\"unverified\">{}</span>",
-                    page::NAME_NOT_VERIFIED
+                    concat!(
+                        "<strong>{}</strong> <span class=\"muted\" id=\"unverified\">",
+                        page::name_not_verified!(),
+                        "</span>"
+                    ),
+                    name
                 );
                 (name, who)
             }
@@ -63,26 +78,31 @@ const STYLE: &str = "body{font:16px/1.5 system-ui,sans-serif;max-width:34rem;mar
 pub fn waiting(sealed: &str, asker: &Asker<'_>) -> String {
     let (title, who) = asker.who();
     format!(
-        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width\">\
-<title>{page_title}</title><style>{STYLE}</style></head><body>\
-<h1>{heading}</h1>\
-<p>{asks}</p>\
-<p>{enter}</p>\
+        concat!(
+            "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width\">\
+<title>",
+            page::waiting_title!(),
+            "</title><style>{style}</style></head><body><h1>",
+            page::waiting_heading!("{title}"),
+            "</h1><p>",
+            page::waiting_asks!("{who}", "<strong id=\"redirect-host\">{host}</strong>"),
+            "</p><p>",
+            page::enter_code!(),
+            "</p>\
 <p class=\"code\" id=\"code\">…</p>\
-<p><a class=\"button\" id=\"link\" hidden target=\"_blank\" rel=\"noopener\">{open}</a></p>\
-<p id=\"status\" role=\"status\" data-request=\"{sealed}\" data-code-path=\"{code_path}\" data-status=\"{status}\">{making}</p>\
-<p class=\"muted\">{rules}</p>\
-<script src=\"{script}\"></script></body></html>",
-        page_title = page::WAITING_TITLE,
-        heading = page::waiting_heading(&title),
-        asks = page::waiting_asks(
-            &who,
-            &format!("<strong id=\"redirect-host\">{}</strong>", escape_html(asker.redirect_host))
+<p><a class=\"button\" id=\"link\" hidden target=\"_blank\" rel=\"noopener\">",
+            page::open_with_code!(),
+            "</a></p>\
+<p id=\"status\" role=\"status\" data-request=\"{sealed}\" data-code-path=\"{code_path}\" data-status=\"{status}\">",
+            page::making_code!(),
+            "</p><p class=\"muted\">",
+            page::code_rules!(),
+            "</p><script src=\"{script}\"></script></body></html>"
         ),
-        enter = page::ENTER_CODE,
-        open = page::OPEN_WITH_CODE,
-        making = page::MAKING_CODE,
-        rules = page::CODE_RULES,
+        style = STYLE,
+        title = title,
+        who = who,
+        host = escape_html(asker.redirect_host),
         sealed = escape_html(sealed),
         code_path = CODE_PATH,
         status = STATUS_PATH,
@@ -94,27 +114,30 @@ pub fn waiting(sealed: &str, asker: &Asker<'_>) -> String {
 /// people use (MCP clients asking for a stream or JSON still get the endpoint's 405).
 #[must_use]
 pub fn connector(address: &str, app_url: &str) -> String {
-    let address = escape_html(address);
     format!(
-        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width\">\
-<title>{title}</title><style>{STYLE}</style></head><body>\
-<h1>{heading}</h1>\
-<p>{adds}</p>\
-<ul id=\"clients\">\
+        concat!(
+            "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width\">\
+<title>",
+            page::connector_title!(),
+            "</title><style>{style}</style></head><body><h1>",
+            page::connector_heading!(),
+            "</h1><p>",
+            page::connector_adds!(
+                "<strong id=\"address\">{address}</strong>",
+                "<a id=\"app\" href=\"{app}\">the app</a>"
+            ),
+            "</p><ul id=\"clients\">\
 <li><strong>Claude</strong> (web and desktop): Settings → Connectors → Add custom connector, with this address.</li>\
 <li><strong>ChatGPT</strong>: Settings → Apps &amp; Connectors → Advanced settings → Developer mode, then Create, with this address and OAuth.</li>\
 <li><strong>Claude Code</strong>: <code>claude mcp add --transport http tabrelay {address}</code>, then <code>/mcp</code> to sign in.</li>\
 <li><strong>MCP Inspector</strong>: <code>npx @modelcontextprotocol/inspector --transport http --server-url {address}</code>.</li>\
-</ul>\
-<p>{next}</p>\
-</body></html>",
-        title = page::CONNECTOR_TITLE,
-        heading = page::CONNECTOR_HEADING,
-        adds = page::connector_adds(
-            &format!("<strong id=\"address\">{address}</strong>"),
-            &format!("<a id=\"app\" href=\"{}\">the app</a>", escape_html(app_url))
+</ul><p>",
+            page::connector_next!(),
+            "</p></body></html>"
         ),
-        next = page::CONNECTOR_NEXT,
+        style = STYLE,
+        address = escape_html(address),
+        app = escape_html(app_url),
     )
 }
 
@@ -132,8 +155,10 @@ pub fn approval_link(app_url: &str, link: &str) -> String {
 #[must_use]
 pub fn confirmed(outcome: Result<&str, &str>) -> String {
     let (ok, heading, text) = match outcome {
-        Ok(client) => (true, page::APPROVED, page::connecting(&escape_html(client))),
-        Err(sentence) => (false, page::NOT_APPROVED, escape_html(sentence)),
+        Ok(client) => {
+            (true, page::approved!(), format!(page::connecting!("{}"), escape_html(client)))
+        }
+        Err(sentence) => (false, page::not_approved!(), escape_html(sentence)),
     };
     format!(
         "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width\">\
@@ -148,10 +173,14 @@ pub fn confirmed(outcome: Result<&str, &str>) -> String {
 #[must_use]
 pub fn refused(error: &str, sentence: &str) -> String {
     format!(
-        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>{}</title><style>{STYLE}</style></head>\
-<body><h1>{}</h1><p id=\"reason\" data-error=\"{}\">{}</p></body></html>",
-        page::REFUSED_TITLE,
-        page::REFUSED_HEADING,
+        concat!(
+            "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>",
+            page::refused_title!(),
+            "</title><style>{}</style></head><body><h1>",
+            page::refused_heading!(),
+            "</h1><p id=\"reason\" data-error=\"{}\">{}</p></body></html>"
+        ),
+        STYLE,
         escape_html(error),
         escape_html(sentence)
     )

@@ -633,60 +633,140 @@ pub mod shell {
     pub const PAIRING_NOT_READY: &str = "The pairing is not ready.";
 }
 
-/// What the person reads on the relay's own pages ([`crate::pages`]); `_html` arguments are
-/// already escaped (or markup the page built).
+/// What the person reads on the relay's own pages ([`crate::pages`]). Each is a macro that
+/// expands to a string literal, so a page's template takes it in with `concat!` when it is
+/// compiled and costs the Worker nothing more than a sentence written inline; a sentence with a
+/// hole takes what fills it (markup, or a format argument such as `"{who}"`).
 pub mod page {
     /// After a verified domain on the waiting page.
-    pub const VERIFIED_DOMAIN: &str = "(verified domain: it publishes this app's client metadata)";
+    macro_rules! verified_domain {
+        () => {
+            "(verified domain: it publishes this app's client metadata)"
+        };
+    }
     /// After a name the app gave itself on the waiting page.
-    pub const NAME_NOT_VERIFIED: &str = "(name given by the app, not verified)";
+    macro_rules! name_not_verified {
+        () => {
+            "(name given by the app, not verified)"
+        };
+    }
     /// After a verified domain whose document names the app otherwise.
-    #[must_use]
-    pub fn calls_itself(name_html: &str) -> String {
-        format!(", which calls itself “{name_html}”,")
+    macro_rules! calls_itself {
+        ($name:literal) => {
+            concat!(", which calls itself “", $name, "”,")
+        };
     }
     /// The waiting page's title.
-    pub const WAITING_TITLE: &str = "Connect to your tab";
+    macro_rules! waiting_title {
+        () => {
+            "Connect to your tab"
+        };
+    }
     /// The waiting page's heading.
-    #[must_use]
-    pub fn waiting_heading(who_html: &str) -> String {
-        format!("Connect {who_html} to your tab")
+    macro_rules! waiting_heading {
+        ($who:literal) => {
+            concat!("Connect ", $who, " to your tab")
+        };
     }
     /// The waiting page: who asks, and where the person returns after approving.
-    #[must_use]
-    pub fn waiting_asks(who_html: &str, host_html: &str) -> String {
-        format!("{who_html} asks to act in your open tab of the app. After approval you will be sent back to {host_html}.")
+    macro_rules! waiting_asks {
+        ($who:literal, $host:literal) => {
+            concat!(
+                $who,
+                " asks to act in your open tab of the app. After approval you will be sent back to ",
+                $host,
+                "."
+            )
+        };
     }
     /// The waiting page, above the code.
-    pub const ENTER_CODE: &str = "In your tab of the app, enter this code and approve it:";
+    macro_rules! enter_code {
+        () => {
+            "In your tab of the app, enter this code and approve it:"
+        };
+    }
     /// The waiting page's button that opens the app with the code.
-    pub const OPEN_WITH_CODE: &str = "Open the app with this code";
+    macro_rules! open_with_code {
+        () => {
+            "Open the app with this code"
+        };
+    }
     /// The waiting page until its script has the code.
-    pub const MAKING_CODE: &str = "Making a connect code…";
+    macro_rules! making_code {
+        () => {
+            "Making a connect code…"
+        };
+    }
     /// The waiting page, below the code.
-    pub const CODE_RULES: &str = "The code works once and for ten minutes. The link approves with one press only in this browser; anywhere else, type the whole code. If you did not start this, close this page.";
+    macro_rules! code_rules {
+        () => {
+            "The code works once and for ten minutes. The link approves with one press only in this browser; anywhere else, type the whole code. If you did not start this, close this page."
+        };
+    }
     /// The connector address opened in a browser: its title.
-    pub const CONNECTOR_TITLE: &str = "Tabrelay connector";
+    macro_rules! connector_title {
+        () => {
+            "Tabrelay connector"
+        };
+    }
     /// The connector address opened in a browser: its heading.
-    pub const CONNECTOR_HEADING: &str = "This is a connector address for agent apps";
-    /// The connector address opened in a browser: what it does (`app_html`: a link to the app).
-    #[must_use]
-    pub fn connector_adds(address_html: &str, app_html: &str) -> String {
-        format!("Add {address_html} to an agent app and it can act in your open tab of {app_html}, with your approval there. There is nothing to see here in a browser.")
+    macro_rules! connector_heading {
+        () => {
+            "This is a connector address for agent apps"
+        };
+    }
+    /// The connector address opened in a browser: what it does (`$app`: a link to the app).
+    macro_rules! connector_adds {
+        ($address:literal, $app:literal) => {
+            concat!(
+                "Add ",
+                $address,
+                " to an agent app and it can act in your open tab of ",
+                $app,
+                ", with your approval there. There is nothing to see here in a browser."
+            )
+        };
     }
     /// The connector address opened in a browser: what happens next.
-    pub const CONNECTOR_NEXT: &str = "The agent app then opens a page with a connect code: open the app, type the code there and approve it.";
+    macro_rules! connector_next {
+        () => {
+            "The agent app then opens a page with a connect code: open the app, type the code there and approve it."
+        };
+    }
     /// The confirm page's heading when this browser's confirmation approved the code.
-    pub const APPROVED: &str = "Approved";
+    macro_rules! approved {
+        () => {
+            "Approved"
+        };
+    }
     /// The confirm page's heading when it did not.
-    pub const NOT_APPROVED: &str = "Not approved";
-    /// The confirm page when it approved (`client_html`: who connects).
-    #[must_use]
-    pub fn connecting(client_html: &str) -> String {
-        format!("{client_html} is connecting to your tab. This window closes by itself.")
+    macro_rules! not_approved {
+        () => {
+            "Not approved"
+        };
+    }
+    /// The confirm page when it approved (`$client`: who connects).
+    macro_rules! connecting {
+        ($client:literal) => {
+            concat!($client, " is connecting to your tab. This window closes by itself.")
+        };
     }
     /// The refusal page's title.
-    pub const REFUSED_TITLE: &str = "Cannot connect";
+    macro_rules! refused_title {
+        () => {
+            "Cannot connect"
+        };
+    }
     /// The refusal page's heading (its sentence says why).
-    pub const REFUSED_HEADING: &str = "This connection cannot go on";
+    macro_rules! refused_heading {
+        () => {
+            "This connection cannot go on"
+        };
+    }
+    pub(crate) use {
+        approved, calls_itself, code_rules, connecting, connector_adds, connector_heading,
+        connector_next, connector_title, enter_code, making_code, name_not_verified, not_approved,
+        open_with_code, refused_heading, refused_title, verified_domain, waiting_asks,
+        waiting_heading, waiting_title,
+    };
 }
