@@ -358,17 +358,35 @@ pub fn tasks_not_declared(method: &str, extension: &str) -> String {
 pub const VIEW_DESCRIPTION: &str = "What the app's tab shows, with Refresh and Open in the app.";
 
 /// What the person reads in the view card (MCP Apps) an agent app shows beside the `status`
-/// tool's answer ([`crate::mcp::view`]). But for [`WAITING`] (HTML text), each goes into the
-/// card's script as a JavaScript string in single quotes, so holds no quote or backslash.
+/// tool's answer ([`crate::mcp::view`]). Macros that expand to literals, as in [`page`]. But for
+/// `waiting!` (HTML text), each goes into the card's script as a JavaScript string in single
+/// quotes, so holds no quote or backslash.
 pub mod card {
     /// Before the tool's answer arrives.
-    pub const WAITING: &str = "Waiting for the tool's answer…";
+    macro_rules! waiting {
+        () => {
+            "Waiting for the tool's answer…"
+        };
+    }
     /// The tool's answer holds no text.
-    pub const NOTHING_TO_SHOW: &str = "The tool answered nothing to show.";
+    macro_rules! nothing_to_show {
+        () => {
+            "The tool answered nothing to show."
+        };
+    }
     /// After Refresh, until the tab answers.
-    pub const ASKING: &str = "Asking the tab…";
+    macro_rules! asking {
+        () => {
+            "Asking the tab…"
+        };
+    }
     /// Refresh failed.
-    pub const REFRESH_FAILED: &str = "The refresh did not reach the relay; try again.";
+    macro_rules! refresh_failed {
+        () => {
+            "The refresh did not reach the relay; try again."
+        };
+    }
+    pub(crate) use {asking, nothing_to_show, refresh_failed, waiting};
 }
 
 /// What an OAuth client reads: the `error_description` of an OAuth error (at /register,

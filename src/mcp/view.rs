@@ -52,11 +52,9 @@ pub fn contents(app_url: &str) -> Value {
 pub fn html(app_url: &str) -> String {
     let app =
         serde_json::to_string(app_url).unwrap_or_else(|_| "\"\"".into()).replace('<', "\\u003c");
-    let refresh = REFRESH_TOOL;
-    let (waiting, nothing) = (card::WAITING, card::NOTHING_TO_SHOW);
-    let (asking, failed) = (card::ASKING, card::REFRESH_FAILED);
     format!(
-        r#"<!doctype html>
+        concat!(
+            r#"<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
 <meta http-equiv="Content-Security-Policy" content="default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'">
 <title>Tabrelay</title>
@@ -67,7 +65,9 @@ button{{font:inherit;margin-right:8px;padding:4px 10px}}
 </style></head>
 <body>
 <div><button id="refresh" type="button">Refresh</button><button id="open" type="button">Open in the app</button></div>
-<pre id="shown">{waiting}</pre>
+<pre id="shown">"#,
+            card::waiting!(),
+            r#"</pre>
 <script>
 (() => {{
   const APP_URL = {app};
@@ -82,7 +82,9 @@ button{{font:inherit;margin-right:8px;padding:4px 10px}}
   const show = (result) => {{
     const blocks = (result && Array.isArray(result.content)) ? result.content : [];
     const text = blocks.filter((b) => b && b.type === 'text').map((b) => String(b.text)).join('\n\n');
-    shown.textContent = text || '{nothing}';
+    shown.textContent = text || '"#,
+            card::nothing_to_show!(),
+            r#"';
   }};
   window.addEventListener('message', (event) => {{
     if (event.source !== window.parent) return;
@@ -96,9 +98,13 @@ button{{font:inherit;margin-right:8px;padding:4px 10px}}
     }}
   }});
   document.getElementById('refresh').addEventListener('click', () => {{
-    shown.textContent = '{asking}';
+    shown.textContent = '"#,
+            card::asking!(),
+            r#"';
     ask('tools/call', {{name: '{refresh}', arguments: {{}}}}).then(show,
-      () => {{ shown.textContent = '{failed}'; }});
+      () => {{ shown.textContent = '"#,
+            card::refresh_failed!(),
+            r#"'; }});
   }});
   document.getElementById('open').addEventListener('click', () => {{
     ask('ui/open-link', {{url: APP_URL}}).catch(() => {{}});
@@ -109,6 +115,9 @@ button{{font:inherit;margin-right:8px;padding:4px 10px}}
 </script>
 </body></html>
 "#
+        ),
+        app = app,
+        refresh = REFRESH_TOOL,
     )
 }
 
@@ -118,7 +127,7 @@ mod tests {
 
     #[test]
     fn the_cards_sentences_fit_its_script() {
-        for s in [card::NOTHING_TO_SHOW, card::ASKING, card::REFRESH_FAILED] {
+        for s in [card::nothing_to_show!(), card::asking!(), card::refresh_failed!()] {
             assert!(!s.contains(['\'', '\\', '<']), "{s}");
         }
     }
