@@ -188,7 +188,8 @@ pub fn refused(error: &str, sentence: &str) -> String {
 
 /// The waiting page's script: asks once for its connect code (handing back the sealed
 /// request), shows it, then asks every 1.5 s whether the code was approved, then goes on.
-pub const WAIT_SCRIPT: &str = r#"(() => {
+pub const WAIT_SCRIPT: &str = concat!(
+    r#"(() => {
   const done = document.getElementById('confirmed');
   if (done) {
     // The confirm page: the ticket leaves the address bar; the tab that opened it hears whether
@@ -201,14 +202,18 @@ pub const WAIT_SCRIPT: &str = r#"(() => {
   }
   const el = document.getElementById('status');
   let code = null;
-  const stop = (sentence) => { el.textContent = sentence || 'This code can no longer be used; start connecting again from the app.'; };
+  const stop = (sentence) => { el.textContent = sentence || '"#,
+    page::code_dead!(),
+    r#"'; };
   const start = async () => {
     let made;
     try {
       const r = await fetch(el.dataset.codePath, { method: 'POST', body: el.dataset.request, credentials: 'same-origin', cache: 'no-store' });
       made = await r.json();
     } catch {
-      el.textContent = 'Cannot reach the relay; still trying…';
+      el.textContent = '"#,
+    page::relay_unreachable!(),
+    r#"';
       return setTimeout(start, 3000);
     }
     if (!made.code) return stop(made.sentence);
@@ -218,7 +223,9 @@ pub const WAIT_SCRIPT: &str = r#"(() => {
     link.href = made.link;
     link.hidden = false;
     el.dataset.code = code;
-    el.textContent = 'Waiting for approval in your tab…';
+    el.textContent = '"#,
+    page::waiting_for_approval!(),
+    r#"';
     setTimeout(ask, 1000);
   };
   const ask = async () => {
@@ -227,11 +234,17 @@ pub const WAIT_SCRIPT: &str = r#"(() => {
       const r = await fetch(el.dataset.status + '?code=' + encodeURIComponent(code), { credentials: 'same-origin', cache: 'no-store' });
       state = await r.json();
     } catch {
-      el.textContent = 'Cannot reach the relay; still trying…';
+      el.textContent = '"#,
+    page::relay_unreachable!(),
+    r#"';
       return setTimeout(ask, 3000);
     }
     if ((state.state === 'approved' || state.state === 'denied') && state.redirect) {
-      el.textContent = state.state === 'approved' ? 'Approved. Going back to the app…' : 'Denied in your tab. Going back to the app…';
+      el.textContent = state.state === 'approved' ? '"#,
+    page::going_back_approved!(),
+    r#"' : '"#,
+    page::going_back_denied!(),
+    r#"';
       location.replace(state.redirect);
     } else if (state.state === 'waiting') {
       setTimeout(ask, 1500);
@@ -241,11 +254,25 @@ pub const WAIT_SCRIPT: &str = r#"(() => {
   };
   start();
 })();
-"#;
+"#
+);
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_wait_scripts_sentences_fit_its_strings() {
+        for s in [
+            page::code_dead!(),
+            page::relay_unreachable!(),
+            page::waiting_for_approval!(),
+            page::going_back_approved!(),
+            page::going_back_denied!(),
+        ] {
+            assert!(!s.contains(['\'', '\\']), "{s}");
+        }
+    }
 
     #[test]
     fn the_connector_page_names_its_address_and_the_app_escaped() {

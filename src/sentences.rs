@@ -781,10 +781,43 @@ pub mod page {
             "This connection cannot go on"
         };
     }
+    /// The waiting page's script, when its code can no longer be approved and the relay gave no
+    /// sentence. The script's sentences go into JavaScript strings in single quotes, so hold no
+    /// quote or backslash.
+    macro_rules! code_dead {
+        () => {
+            "This code can no longer be used; start connecting again from the app."
+        };
+    }
+    /// The waiting page's script, while the relay does not answer (it tries again).
+    macro_rules! relay_unreachable {
+        () => {
+            "Cannot reach the relay; still trying…"
+        };
+    }
+    /// The waiting page's script, once it shows the code.
+    macro_rules! waiting_for_approval {
+        () => {
+            "Waiting for approval in your tab…"
+        };
+    }
+    /// The waiting page's script, when the person approved in their tab.
+    macro_rules! going_back_approved {
+        () => {
+            "Approved. Going back to the app…"
+        };
+    }
+    /// The waiting page's script, when the person denied in their tab.
+    macro_rules! going_back_denied {
+        () => {
+            "Denied in your tab. Going back to the app…"
+        };
+    }
     pub(crate) use {
-        approved, calls_itself, code_rules, connecting, connector_adds, connector_heading,
-        connector_next, connector_title, enter_code, making_code, name_not_verified, not_approved,
-        open_with_code, refused_heading, refused_title, verified_domain, waiting_asks,
-        waiting_heading, waiting_title,
+        approved, calls_itself, code_dead, code_rules, connecting, connector_adds,
+        connector_heading, connector_next, connector_title, enter_code, going_back_approved,
+        going_back_denied, making_code, name_not_verified, not_approved, open_with_code,
+        refused_heading, refused_title, relay_unreachable, verified_domain, waiting_asks,
+        waiting_for_approval, waiting_heading, waiting_title,
     };
 }
