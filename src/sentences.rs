@@ -164,6 +164,15 @@ pub const SETTING_ASKS: &str =
 /// What a tool's description says when the person's settings let calls run without asking.
 pub const SETTING_RUNS: &str = "The person's settings: calls run in their tab without asking.";
 
+/// The `status` tool's description in `tools/list`: a macro that expands to a literal, so the
+/// tool's JSON text takes it in with `concat!` (no quote or backslash: it sits in a JSON string).
+macro_rules! status_description {
+    () => {
+        "Whether a tab of the app is open and connected in the person's browser, how many, which one gets the calls (the one focused last), the dataset it shows, and which tools the person's settings refuse, then what came of your calls the relay stopped waiting for while the person was being asked. Answered by the relay without asking the tab; use it when a call says no tab is open, to check which dataset the calls will act on, or to learn what the person decided after a call said they were still being asked."
+    };
+}
+pub(crate) use status_description;
+
 /// What the `status` tool says when no tab is connected.
 pub const STATUS_NO_TAB: &str = "No tab of the app is connected in the browser this connection was approved from, so every tool but status fails until the person opens the app there.";
 
