@@ -107,7 +107,7 @@ pub struct Malformed {
 pub fn parse(body: &[u8]) -> Result<Message, Malformed> {
     let value: Value = serde_json::from_slice(body).map_err(|_| Malformed {
         id: None,
-        error: RpcError::new(ErrorCode::PARSE_ERROR, "The body is not valid JSON."),
+        error: RpcError::new(ErrorCode::PARSE_ERROR, crate::sentences::NOT_JSON),
     })?;
     let invalid = |id: Option<Id>, message: &str| Malformed {
         id,
@@ -115,24 +115,24 @@ pub fn parse(body: &[u8]) -> Result<Message, Malformed> {
     };
     let Value::Object(mut object) = value else {
         return Err(if value.is_array() {
-            invalid(None, "Batches are not supported: send one JSON-RPC message per request.")
+            invalid(None, crate::sentences::NO_BATCHES)
         } else {
-            invalid(None, "The body must be one JSON-RPC message (a JSON object).")
+            invalid(None, crate::sentences::NOT_ONE_MESSAGE)
         });
     };
     let id = match object.remove("id") {
         None => None,
         Some(v) => match Id::of(&v) {
             Some(id) => Some(id),
-            None => return Err(invalid(None, "The id must be a string or an integer.")),
+            None => return Err(invalid(None, crate::sentences::BAD_ID)),
         },
     };
     if object.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
-        return Err(invalid(id, "The message must say \"jsonrpc\": \"2.0\"."));
+        return Err(invalid(id, crate::sentences::NOT_JSONRPC_2));
     }
     let method = match object.remove("method") {
         Some(Value::String(m)) => m,
-        Some(_) => return Err(invalid(id, "The method must be a string.")),
+        Some(_) => return Err(invalid(id, crate::sentences::METHOD_NOT_STRING)),
         None if id.is_some() && (object.contains_key("result") || object.contains_key("error")) => {
             let answer = match (object.remove("result"), object.remove("error")) {
                 (Some(result), None) => result,
@@ -141,7 +141,7 @@ pub fn parse(body: &[u8]) -> Result<Message, Malformed> {
             };
             return Ok(Message::Response { id: id.unwrap_or(Id::Number(0)), answer });
         }
-        None => return Err(invalid(id, "The message has no method.")),
+        None => return Err(invalid(id, crate::sentences::NO_METHOD)),
     };
     let params = match object.remove("params") {
         None | Some(Value::Null) => Map::new(),
@@ -149,7 +149,10 @@ pub fn parse(body: &[u8]) -> Result<Message, Malformed> {
         Some(_) => {
             return Err(Malformed {
                 id,
-                error: RpcError::new(ErrorCode::INVALID_PARAMS, "The params must be an object."),
+                error: RpcError::new(
+                    ErrorCode::INVALID_PARAMS,
+                    crate::sentences::PARAMS_NOT_OBJECT,
+                ),
             })
         }
     };

@@ -2,6 +2,7 @@
 //! connect code, and the page for a request that cannot go back to its app.
 
 use crate::http::escape_html;
+use crate::sentences::page;
 
 /// The Content-Security-Policy of every page: its own script only, never framed.
 pub const PAGE_CSP: &str = "default-src 'none'; script-src 'self'; style-src 'unsafe-inline'; connect-src 'self'; img-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
@@ -39,13 +40,27 @@ impl Asker<'_> {
                 let calls = if name == domain {
                     String::new()
                 } else {
-                    format!(", which calls itself “{name}”,")
+                    format!(page::calls_itself!("{}"), name)
                 };
-                let who = format!("<strong>{domain}</strong> <span class=\"verified\" id=\"verified\">(verified domain: it publishes this app's client metadata)</span>{calls}");
+                let who = format!(
+                    concat!(
+                        "<strong>{}</strong> <span class=\"verified\" id=\"verified\">",
+                        page::verified_domain!(),
+                        "</span>{}"
+                    ),
+                    domain, calls
+                );
                 (domain, who)
             }
             None => {
-                let who = format!("<strong>{name}</strong> <span class=\"muted\" id=\"unverified\">(name given by the app, not verified)</span>");
+                let who = format!(
+                    concat!(
+                        "<strong>{}</strong> <span class=\"muted\" id=\"unverified\">",
+                        page::name_not_verified!(),
+                        "</span>"
+                    ),
+                    name
+                );
                 (name, who)
             }
         }
@@ -63,17 +78,28 @@ const STYLE: &str = "body{font:16px/1.5 system-ui,sans-serif;max-width:34rem;mar
 pub fn waiting(sealed: &str, asker: &Asker<'_>) -> String {
     let (title, who) = asker.who();
     format!(
-        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width\">\
-<title>Connect to your tab</title><style>{STYLE}</style></head><body>\
-<h1>Connect {title} to your tab</h1>\
-<p>{who} asks to act in your open tab of the app. \
-After approval you will be sent back to <strong id=\"redirect-host\">{host}</strong>.</p>\
-<p>In your tab of the app, enter this code and approve it:</p>\
+        concat!(
+            "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width\">\
+<title>",
+            page::waiting_title!(),
+            "</title><style>{style}</style></head><body><h1>",
+            page::waiting_heading!("{title}"),
+            "</h1><p>",
+            page::waiting_asks!("{who}", "<strong id=\"redirect-host\">{host}</strong>"),
+            "</p><p>",
+            page::enter_code!(),
+            "</p>\
 <p class=\"code\" id=\"code\">…</p>\
-<p><a class=\"button\" id=\"link\" hidden target=\"_blank\" rel=\"noopener\">Open the app with this code</a></p>\
-<p id=\"status\" role=\"status\" data-request=\"{sealed}\" data-code-path=\"{code_path}\" data-status=\"{status}\">Making a connect code…</p>\
-<p class=\"muted\">The code works once and for ten minutes. The link approves with one press only in this browser; anywhere else, type the whole code. If you did not start this, close this page.</p>\
-<script src=\"{script}\"></script></body></html>",
+<p><a class=\"button\" id=\"link\" hidden target=\"_blank\" rel=\"noopener\">",
+            page::open_with_code!(),
+            "</a></p>\
+<p id=\"status\" role=\"status\" data-request=\"{sealed}\" data-code-path=\"{code_path}\" data-status=\"{status}\">",
+            page::making_code!(),
+            "</p><p class=\"muted\">",
+            page::code_rules!(),
+            "</p><script src=\"{script}\"></script></body></html>"
+        ),
+        style = STYLE,
         title = title,
         who = who,
         host = escape_html(asker.redirect_host),
@@ -89,19 +115,27 @@ After approval you will be sent back to <strong id=\"redirect-host\">{host}</str
 #[must_use]
 pub fn connector(address: &str, app_url: &str) -> String {
     format!(
-        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width\">\
-<title>Tabrelay connector</title><style>{STYLE}</style></head><body>\
-<h1>This is a connector address for agent apps</h1>\
-<p>Add <strong id=\"address\">{address}</strong> to an agent app and it can act in your open tab of \
-<a id=\"app\" href=\"{app}\">the app</a>, with your approval there. There is nothing to see here in a browser.</p>\
-<ul id=\"clients\">\
+        concat!(
+            "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width\">\
+<title>",
+            page::connector_title!(),
+            "</title><style>{style}</style></head><body><h1>",
+            page::connector_heading!(),
+            "</h1><p>",
+            page::connector_adds!(
+                "<strong id=\"address\">{address}</strong>",
+                "<a id=\"app\" href=\"{app}\">the app</a>"
+            ),
+            "</p><ul id=\"clients\">\
 <li><strong>Claude</strong> (web and desktop): Settings → Connectors → Add custom connector, with this address.</li>\
 <li><strong>ChatGPT</strong>: Settings → Apps &amp; Connectors → Advanced settings → Developer mode, then Create, with this address and OAuth.</li>\
 <li><strong>Claude Code</strong>: <code>claude mcp add --transport http tabrelay {address}</code>, then <code>/mcp</code> to sign in.</li>\
 <li><strong>MCP Inspector</strong>: <code>npx @modelcontextprotocol/inspector --transport http --server-url {address}</code>.</li>\
-</ul>\
-<p>The agent app then opens a page with a connect code: open the app, type the code there and approve it.</p>\
-</body></html>",
+</ul><p>",
+            page::connector_next!(),
+            "</p></body></html>"
+        ),
+        style = STYLE,
         address = escape_html(address),
         app = escape_html(app_url),
     )
@@ -121,15 +155,10 @@ pub fn approval_link(app_url: &str, link: &str) -> String {
 #[must_use]
 pub fn confirmed(outcome: Result<&str, &str>) -> String {
     let (ok, heading, text) = match outcome {
-        Ok(client) => (
-            true,
-            "Approved",
-            format!(
-                "{} is connecting to your tab. This window closes by itself.",
-                escape_html(client)
-            ),
-        ),
-        Err(sentence) => (false, "Not approved", escape_html(sentence)),
+        Ok(client) => {
+            (true, page::approved!(), format!(page::connecting!("{}"), escape_html(client)))
+        }
+        Err(sentence) => (false, page::not_approved!(), escape_html(sentence)),
     };
     format!(
         "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width\">\
@@ -144,8 +173,14 @@ pub fn confirmed(outcome: Result<&str, &str>) -> String {
 #[must_use]
 pub fn refused(error: &str, sentence: &str) -> String {
     format!(
-        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>Cannot connect</title><style>{STYLE}</style></head>\
-<body><h1>This connection cannot go on</h1><p id=\"reason\" data-error=\"{}\">{}</p></body></html>",
+        concat!(
+            "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>",
+            page::refused_title!(),
+            "</title><style>{}</style></head><body><h1>",
+            page::refused_heading!(),
+            "</h1><p id=\"reason\" data-error=\"{}\">{}</p></body></html>"
+        ),
+        STYLE,
         escape_html(error),
         escape_html(sentence)
     )
@@ -153,7 +188,8 @@ pub fn refused(error: &str, sentence: &str) -> String {
 
 /// The waiting page's script: asks once for its connect code (handing back the sealed
 /// request), shows it, then asks every 1.5 s whether the code was approved, then goes on.
-pub const WAIT_SCRIPT: &str = r#"(() => {
+pub const WAIT_SCRIPT: &str = concat!(
+    r#"(() => {
   const done = document.getElementById('confirmed');
   if (done) {
     // The confirm page: the ticket leaves the address bar; the tab that opened it hears whether
@@ -166,14 +202,18 @@ pub const WAIT_SCRIPT: &str = r#"(() => {
   }
   const el = document.getElementById('status');
   let code = null;
-  const stop = (sentence) => { el.textContent = sentence || 'This code can no longer be used; start connecting again from the app.'; };
+  const stop = (sentence) => { el.textContent = sentence || '"#,
+    page::code_dead!(),
+    r#"'; };
   const start = async () => {
     let made;
     try {
       const r = await fetch(el.dataset.codePath, { method: 'POST', body: el.dataset.request, credentials: 'same-origin', cache: 'no-store' });
       made = await r.json();
     } catch {
-      el.textContent = 'Cannot reach the relay; still trying…';
+      el.textContent = '"#,
+    page::relay_unreachable!(),
+    r#"';
       return setTimeout(start, 3000);
     }
     if (!made.code) return stop(made.sentence);
@@ -183,7 +223,9 @@ pub const WAIT_SCRIPT: &str = r#"(() => {
     link.href = made.link;
     link.hidden = false;
     el.dataset.code = code;
-    el.textContent = 'Waiting for approval in your tab…';
+    el.textContent = '"#,
+    page::waiting_for_approval!(),
+    r#"';
     setTimeout(ask, 1000);
   };
   const ask = async () => {
@@ -192,11 +234,17 @@ pub const WAIT_SCRIPT: &str = r#"(() => {
       const r = await fetch(el.dataset.status + '?code=' + encodeURIComponent(code), { credentials: 'same-origin', cache: 'no-store' });
       state = await r.json();
     } catch {
-      el.textContent = 'Cannot reach the relay; still trying…';
+      el.textContent = '"#,
+    page::relay_unreachable!(),
+    r#"';
       return setTimeout(ask, 3000);
     }
     if ((state.state === 'approved' || state.state === 'denied') && state.redirect) {
-      el.textContent = state.state === 'approved' ? 'Approved. Going back to the app…' : 'Denied in your tab. Going back to the app…';
+      el.textContent = state.state === 'approved' ? '"#,
+    page::going_back_approved!(),
+    r#"' : '"#,
+    page::going_back_denied!(),
+    r#"';
       location.replace(state.redirect);
     } else if (state.state === 'waiting') {
       setTimeout(ask, 1500);
@@ -206,11 +254,25 @@ pub const WAIT_SCRIPT: &str = r#"(() => {
   };
   start();
 })();
-"#;
+"#
+);
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_wait_scripts_sentences_fit_its_strings() {
+        for s in [
+            page::code_dead!(),
+            page::relay_unreachable!(),
+            page::waiting_for_approval!(),
+            page::going_back_approved!(),
+            page::going_back_denied!(),
+        ] {
+            assert!(!s.contains(['\'', '\\']), "{s}");
+        }
+    }
 
     #[test]
     fn the_connector_page_names_its_address_and_the_app_escaped() {

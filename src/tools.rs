@@ -146,13 +146,17 @@ fn default_execution(tool: &StatedTool) -> Option<Value> {
 
 /// The relay's own tool: what the pairing's tabs are and which one calls go to (kept as JSON
 /// text: smaller in the Worker than the code that would build it).
-const STATUS_TOOL_JSON: &str = r#"{
+const STATUS_TOOL_JSON: &str = concat!(
+    r#"{
   "name": "status",
   "title": "Tab status",
-  "description": "Whether a tab of the app is open and connected in the person's browser, how many, which one gets the calls (the one focused last), the dataset it shows, and which tools the person's settings refuse, then what came of your calls the relay stopped waiting for while the person was being asked. Answered by the relay without asking the tab; use it when a call says no tab is open, to check which dataset the calls will act on, or to learn what the person decided after a call said they were still being asked.",
+  "description": ""#,
+    sentences::status_description!(),
+    r#"",
   "inputSchema": {"type": "object", "properties": {}, "additionalProperties": false},
   "annotations": {"title": "Tab status", "readOnlyHint": true, "destructiveHint": false, "idempotentHint": true, "openWorldHint": false}
-}"#;
+}"#
+);
 
 /// The `status` tool's definition; it shows the view card (MCP Apps) where the agent's app can.
 #[must_use]

@@ -109,49 +109,38 @@ pub fn read(
         None => match meta_version.and_then(Value::as_str) {
             None => return Ok(Era::Session),
             Some(_) => {
-                return Err(mismatch("The MCP-Protocol-Version header is required.".into()));
+                return Err(mismatch(crate::sentences::VERSION_HEADER_MISSING.into()));
             }
         },
     };
     let invalid = |m: &str| (400, RpcError::new(ErrorCode::INVALID_PARAMS, m));
     let Some(Value::Object(meta)) = meta else {
-        return Err(invalid("A 2026-07-28 request needs params._meta with its revision and the client's capabilities."));
+        return Err(invalid(crate::sentences::META_MISSING));
     };
     let Some(Value::String(stated)) = meta.get(meta::PROTOCOL_VERSION) else {
-        return Err(invalid("params._meta needs \"io.modelcontextprotocol/protocolVersion\"."));
+        return Err(invalid(crate::sentences::META_VERSION_MISSING));
     };
     let Some(Value::Object(capabilities)) = meta.get(meta::CLIENT_CAPABILITIES) else {
-        return Err(invalid(
-            "params._meta needs \"io.modelcontextprotocol/clientCapabilities\" (an object).",
-        ));
+        return Err(invalid(crate::sentences::META_CAPABILITIES_MISSING));
     };
     if stated != version {
-        return Err(mismatch(format!(
-            "The MCP-Protocol-Version header says {version} but params._meta says {}.",
-            quote(stated)
-        )));
+        return Err(mismatch(crate::sentences::version_mismatch(version, &quote(stated))));
     }
     match headers.method.map(str::trim) {
         Some(m) if m == method => {}
         Some(m) => {
-            return Err(mismatch(format!(
-                "The Mcp-Method header says {} but the body's method is {}.",
-                quote(m),
-                quote(method)
-            )))
+            return Err(mismatch(crate::sentences::method_mismatch(&quote(m), &quote(method))))
         }
-        None => return Err(mismatch("The Mcp-Method header is required.".into())),
+        None => return Err(mismatch(crate::sentences::METHOD_HEADER_MISSING.into())),
     }
     if let Some(field) = named_by(method) {
         let Some(Value::String(body_name)) = params.get(field) else {
-            return Err(invalid(&format!("{method} needs params.{field}.")));
+            return Err(invalid(&crate::sentences::name_param_missing(method, field)));
         };
         match headers.name.map(crate::http::header_value) {
             Some(Some(h)) if h == *body_name => {}
-            Some(_) => {
-                return Err(mismatch(format!("The Mcp-Name header does not match params.{field}.")))
-            }
-            None => return Err(mismatch(format!("{method} needs the Mcp-Name header."))),
+            Some(_) => return Err(mismatch(crate::sentences::name_mismatch(field))),
+            None => return Err(mismatch(crate::sentences::name_header_missing(method))),
         }
     }
     let client_name = meta
@@ -184,7 +173,7 @@ pub fn unsupported(requested: &str) -> Refused {
         400,
         RpcError {
             code: codes::UNSUPPORTED_VERSION,
-            message: format!("This server does not speak MCP revision {}.", quote(requested)),
+            message: crate::sentences::unsupported_revision(&quote(requested)),
             data: Some(json!({"supported": ALL_VERSIONS, "requested": requested})),
         },
     )

@@ -73,10 +73,7 @@ pub fn ask(
     if state.len() > MAX_STATE_BYTES {
         return Err((
             200,
-            RpcError::new(
-                ErrorCode::INTERNAL_ERROR,
-                "The app's state for this call is too large to hand to the client.",
-            ),
+            RpcError::new(ErrorCode::INTERNAL_ERROR, crate::sentences::STATE_TOO_LARGE),
         ));
     }
     Ok(json!({"resultType": "input_required", "inputRequests": kept, "requestState": state}))
@@ -126,18 +123,13 @@ pub fn resume(
     if !responses.is_object() {
         return Err(RpcError::new(
             ErrorCode::INVALID_PARAMS,
-            "params.inputResponses must be an object.",
+            crate::sentences::INPUT_RESPONSES_NOT_OBJECT,
         ));
     }
     let Some(state) = state else {
         return Ok(Resume { responses, tab_state: Value::Null, once: None });
     };
-    let refused = || {
-        RpcError::new(
-            ErrorCode::INVALID_PARAMS,
-            "The requestState is not one this relay gave for this call, or it expired: call the tool again without it.",
-        )
-    };
+    let refused = || RpcError::new(ErrorCode::INVALID_PARAMS, crate::sentences::STATE_REFUSED);
     if state.len() > MAX_STATE_BYTES {
         return Err(refused());
     }
@@ -162,10 +154,7 @@ tabrelay_bundle::read_json!(Once, "a state's use", { key, expires_ms });
 /// The refusal of a state that already came back once.
 #[must_use]
 pub fn replayed() -> RpcError {
-    RpcError::new(
-        ErrorCode::INVALID_PARAMS,
-        "This requestState was already used; call the tool again without it.",
-    )
+    RpcError::new(ErrorCode::INVALID_PARAMS, crate::sentences::STATE_REPLAYED)
 }
 
 #[cfg(test)]

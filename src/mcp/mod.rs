@@ -251,18 +251,10 @@ pub fn batch(body: &[u8], headers: &Headers<'_>) -> Batch {
     };
     match headers.version.map(str::trim) {
         None | Some("2025-03-26") => {}
-        Some(v) => {
-            return refuse(format!(
-                "MCP revision {} takes one JSON-RPC message per request (batches ended with 2025-06-18).",
-                quote(v)
-            ))
-        }
+        Some(v) => return refuse(crate::sentences::batch_not_in_revision(&quote(v))),
     }
     if items.is_empty() || items.len() > MAX_BATCH {
-        return refuse(format!(
-            "A batch holds 1 to {MAX_BATCH} messages; this one has {}.",
-            items.len()
-        ));
+        return refuse(crate::sentences::batch_size(MAX_BATCH, items.len()));
     }
     Batch::Many(items.iter().map(|v| v.to_string().into_bytes()).collect())
 }
@@ -274,10 +266,7 @@ pub fn handle(body: &[u8], headers: &Headers<'_>, app_url: &str) -> Reply {
         return failure(
             413,
             None,
-            RpcError::new(
-                ErrorCode::INVALID_REQUEST,
-                format!("The request is larger than the {MAX_BODY_BYTES} bytes allowed."),
-            ),
+            RpcError::new(ErrorCode::INVALID_REQUEST, crate::sentences::too_large(MAX_BODY_BYTES)),
         );
     }
     let message = match jsonrpc::parse(body) {
@@ -344,7 +333,7 @@ pub fn handle(body: &[u8], headers: &Headers<'_>, app_url: &str) -> Reply {
                     (Some(_), _) => {
                         let e = RpcError::new(
                             ErrorCode::INVALID_PARAMS,
-                            "params.requestState must be the string the relay gave.",
+                            crate::sentences::STATE_NOT_STRING,
                         );
                         return failure(200, Some(&id), e);
                     }
@@ -395,14 +384,14 @@ pub fn handle(body: &[u8], headers: &Headers<'_>, app_url: &str) -> Reply {
                 Some(&id),
                 RpcError {
                     code: ErrorCode::INVALID_PARAMS,
-                    message: format!("There is no resource {}.", quote(uri)),
+                    message: crate::sentences::no_such_resource(&quote(uri)),
                     data: Some(json!({"uri": uri})),
                 },
             ),
             None => failure(
                 200,
                 Some(&id),
-                RpcError::new(ErrorCode::INVALID_PARAMS, "resources/read needs params.uri."),
+                RpcError::new(ErrorCode::INVALID_PARAMS, crate::sentences::RESOURCE_URI_MISSING),
             ),
         },
         m if tasks::is_method(m, &era) => match tasks::read(m, params, &era) {
@@ -423,7 +412,7 @@ pub fn handle(body: &[u8], headers: &Headers<'_>, app_url: &str) -> Reply {
             Some(&id),
             RpcError::new(
                 ErrorCode::METHOD_NOT_FOUND,
-                format!("This server has no method {}.", quote(other)),
+                crate::sentences::no_such_method(&quote(other)),
             ),
         ),
     }
@@ -551,7 +540,7 @@ fn call_params(params: &Map<String, Value>) -> Result<(String, Value), RpcError>
     let invalid = |m: String| RpcError::new(ErrorCode::INVALID_PARAMS, m);
     let name = match params.get("name") {
         Some(Value::String(n)) => n,
-        _ => return Err(invalid("tools/call needs params.name, the tool's name.".into())),
+        _ => return Err(invalid(crate::sentences::TOOL_NAME_MISSING.into())),
     };
     if !valid_tool_name(name) {
         return Err(invalid(sentences::no_such_tool(&quote(name))));
@@ -559,7 +548,7 @@ fn call_params(params: &Map<String, Value>) -> Result<(String, Value), RpcError>
     let args = match params.get("arguments") {
         None | Some(Value::Null) => Value::Object(Map::new()),
         Some(v @ Value::Object(_)) => v.clone(),
-        Some(_) => return Err(invalid("params.arguments must be an object.".into())),
+        Some(_) => return Err(invalid(crate::sentences::ARGUMENTS_NOT_OBJECT.into())),
     };
     Ok((name.clone(), args))
 }

@@ -63,7 +63,7 @@ pub fn read(
     }
     let invalid = |m: String| (200, RpcError::new(ErrorCode::INVALID_PARAMS, m));
     let Some(Value::String(task)) = params.get("taskId") else {
-        return Err(invalid(format!("{method} needs params.taskId.")));
+        return Err(invalid(crate::sentences::name_param_missing(method, "taskId")));
     };
     let method = match method {
         "tasks/get" => Method::Get,
@@ -71,9 +71,7 @@ pub fn read(
         "tasks/result" => Method::Result,
         _ => match params.get("inputResponses") {
             Some(answers @ Value::Object(_)) => Method::Update(answers.clone()),
-            _ => {
-                return Err(invalid("tasks/update needs params.inputResponses, an object.".into()))
-            }
+            _ => return Err(invalid(crate::sentences::TASK_UPDATE_NEEDS_RESPONSES.into())),
         },
     };
     Ok((task.clone(), method))
@@ -98,7 +96,7 @@ pub fn needs_tasks() -> RpcError {
 fn not_declared(method: &str) -> RpcError {
     RpcError {
         code: codes::MISSING_CAPABILITY,
-        message: format!("{method} is for clients that declare the tasks extension ({EXTENSION})."),
+        message: crate::sentences::tasks_not_declared(method, EXTENSION),
         data: Some(json!({"requiredCapabilities": required()})),
     }
 }

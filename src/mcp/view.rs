@@ -3,6 +3,7 @@
 //! answered, refreshes by asking its host to call the status tool again, and opens the app.
 //! It talks to nothing but its host (`postMessage`); its CSP allows no network at all.
 
+use crate::sentences::card;
 use serde_json::{json, Value};
 
 // The card's address and type live in the bundle: the live check reads them too.
@@ -28,7 +29,7 @@ pub fn listing() -> Value {
         "uri": VIEW_URI,
         "name": "view",
         "title": "Tabrelay view",
-        "description": "What the app's tab shows, with Refresh and Open in the app.",
+        "description": crate::sentences::VIEW_DESCRIPTION,
         "mimeType": VIEW_MIME,
         "_meta": resource_meta(),
     })
@@ -51,9 +52,9 @@ pub fn contents(app_url: &str) -> Value {
 pub fn html(app_url: &str) -> String {
     let app =
         serde_json::to_string(app_url).unwrap_or_else(|_| "\"\"".into()).replace('<', "\\u003c");
-    let refresh = REFRESH_TOOL;
     format!(
-        r#"<!doctype html>
+        concat!(
+            r#"<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
 <meta http-equiv="Content-Security-Policy" content="default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'">
 <title>Tabrelay</title>
@@ -64,7 +65,9 @@ button{{font:inherit;margin-right:8px;padding:4px 10px}}
 </style></head>
 <body>
 <div><button id="refresh" type="button">Refresh</button><button id="open" type="button">Open in the app</button></div>
-<pre id="shown">Waiting for the tool's answer…</pre>
+<pre id="shown">"#,
+            card::waiting!(),
+            r#"</pre>
 <script>
 (() => {{
   const APP_URL = {app};
@@ -79,7 +82,9 @@ button{{font:inherit;margin-right:8px;padding:4px 10px}}
   const show = (result) => {{
     const blocks = (result && Array.isArray(result.content)) ? result.content : [];
     const text = blocks.filter((b) => b && b.type === 'text').map((b) => String(b.text)).join('\n\n');
-    shown.textContent = text || 'The tool answered nothing to show.';
+    shown.textContent = text || '"#,
+            card::nothing_to_show!(),
+            r#"';
   }};
   window.addEventListener('message', (event) => {{
     if (event.source !== window.parent) return;
@@ -93,9 +98,13 @@ button{{font:inherit;margin-right:8px;padding:4px 10px}}
     }}
   }});
   document.getElementById('refresh').addEventListener('click', () => {{
-    shown.textContent = 'Asking the tab…';
+    shown.textContent = '"#,
+            card::asking!(),
+            r#"';
     ask('tools/call', {{name: '{refresh}', arguments: {{}}}}).then(show,
-      () => {{ shown.textContent = 'The refresh did not reach the relay; try again.'; }});
+      () => {{ shown.textContent = '"#,
+            card::refresh_failed!(),
+            r#"'; }});
   }});
   document.getElementById('open').addEventListener('click', () => {{
     ask('ui/open-link', {{url: APP_URL}}).catch(() => {{}});
@@ -106,12 +115,22 @@ button{{font:inherit;margin-right:8px;padding:4px 10px}}
 </script>
 </body></html>
 "#
+        ),
+        app = app,
+        refresh = REFRESH_TOOL,
     )
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_cards_sentences_fit_its_script() {
+        for s in [card::nothing_to_show!(), card::asking!(), card::refresh_failed!()] {
+            assert!(!s.contains(['\'', '\\', '<']), "{s}");
+        }
+    }
 
     #[test]
     fn the_card_is_an_mcp_app_that_reaches_nothing() {

@@ -10,6 +10,7 @@ use super::error::OAuthError;
 use super::keys::{Keys, Purpose};
 use super::pkce;
 use crate::limits::{MAX_PARAM_BYTES, SEAL_TTL_MS};
+use crate::sentences;
 
 /// A checked authorization request.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -93,15 +94,13 @@ pub fn client_named(pairs: &[(String, String)], keys: &Keys) -> Result<Named, OA
     if cimd::is_url(client_id) {
         return MetadataUrl::parse(client_id).map(Named::Document).map_err(|e| e.oauth(""));
     }
-    clients::resolve(keys, client_id).map(Named::Registered).map_err(|_| {
-        OAuthError::invalid_client(
-            "The app asking is not registered with this relay; start connecting again from the app.",
-        )
-    })
+    clients::resolve(keys, client_id)
+        .map(Named::Registered)
+        .map_err(|_| OAuthError::invalid_client(sentences::oauth::CLIENT_NOT_REGISTERED))
 }
 
 fn no_client() -> OAuthError {
-    OAuthError::invalid_request("The request names no client.")
+    OAuthError::invalid_request(sentences::oauth::NO_CLIENT)
 }
 
 fn check_pairs(pairs: &[(String, String)]) -> Result<(), OAuthError> {
@@ -109,14 +108,10 @@ fn check_pairs(pairs: &[(String, String)]) -> Result<(), OAuthError> {
     let mut seen: Vec<&str> = Vec::new();
     for (k, v) in pairs {
         if seen.contains(&k.as_str()) {
-            return Err(page(
-                "The request names a parameter twice; start connecting again from the app.",
-            ));
+            return Err(page(sentences::oauth::PARAM_TWICE));
         }
         if v.len() > MAX_PARAM_BYTES {
-            return Err(page(
-                "A parameter of the request is too long; start connecting again from the app.",
-            ));
+            return Err(page(sentences::oauth::PARAM_TOO_LONG));
         }
         seen.push(k);
     }
@@ -142,9 +137,9 @@ pub fn validate(
         Some(uri) if client.redirect_uris.iter().any(|r| clients::redirect_matches(r, uri)) => {
             uri.to_owned()
         }
-        Some(_) => return Err(page("The address to return to is not one the app registered, so the relay will not send you there.")),
+        Some(_) => return Err(page(sentences::oauth::REDIRECT_NOT_REGISTERED)),
         None if client.redirect_uris.len() == 1 => client.redirect_uris[0].clone(),
-        None => return Err(page("The request does not say where to return to.")),
+        None => return Err(page(sentences::oauth::NO_REDIRECT)),
     };
     let state = param("state").map(str::to_owned);
     let back = |error: &str, description: &str| {
@@ -158,32 +153,27 @@ pub fn validate(
     match param("response_type") {
         Some("code") => {}
         Some(_) => {
-            return Err(back("unsupported_response_type", "Only response_type=code is supported."))
+            return Err(back(
+                "unsupported_response_type",
+                sentences::oauth::RESPONSE_TYPE_UNSUPPORTED,
+            ))
         }
-        None => return Err(back("invalid_request", "The request needs response_type=code.")),
+        None => return Err(back("invalid_request", sentences::oauth::RESPONSE_TYPE_MISSING)),
     }
     let code_challenge = match (param("code_challenge"), param("code_challenge_method")) {
         (Some(c), Some("S256")) if pkce::is_s256_challenge(c) => c.to_owned(),
         (Some(_), Some("S256")) => {
-            return Err(back("invalid_request", "The code_challenge is not an S256 challenge."))
+            return Err(back("invalid_request", sentences::oauth::CHALLENGE_NOT_S256))
         }
-        (None, _) => {
-            return Err(back(
-                "invalid_request",
-                "PKCE is required: send code_challenge with code_challenge_method=S256.",
-            ))
-        }
+        (None, _) => return Err(back("invalid_request", sentences::oauth::PKCE_REQUIRED)),
         (Some(_), _) => {
-            return Err(back(
-                "invalid_request",
-                "Only the S256 code_challenge_method is supported.",
-            ))
+            return Err(back("invalid_request", sentences::oauth::CHALLENGE_METHOD_UNSUPPORTED))
         }
     };
     let resource = param("resource").map(str::to_owned);
     if let Some(r) = &resource {
         if !is_this_resource(r, origin) {
-            return Err(back("invalid_target", "The resource is not this relay."));
+            return Err(back("invalid_target", sentences::oauth::RESOURCE_NOT_HERE));
         }
     }
     Ok(AuthRequest {

@@ -31,6 +31,7 @@ use crate::limits::{
     CACHE_DEFAULT_S, CACHE_MAX_S, CACHE_MIN_S, FETCH_TIMEOUT_MS, MAX_DOCUMENT_BYTES,
     MAX_REDIRECT_URIS, MAX_URL_BYTES,
 };
+use crate::sentences;
 
 /// Names that mean this machine or a local network (RFC 6761, RFC 6762, RFC 8375) and the
 /// suffixes private networks commonly use (RFC 6762 Appendix G), refused with every name under
@@ -102,23 +103,24 @@ impl CimdError {
     /// The sentence a person reads, naming the document's domain where it helps.
     #[must_use]
     pub fn sentence(&self, domain: &str) -> String {
-        let fix = "tell the app's makers";
         match self {
-            Self::NotHttps => format!("The app's client id is an address that is not https, so the relay cannot verify who is asking; {fix}."),
-            Self::HostRefused => format!("The app's client id points at a numeric or local address, which the relay does not fetch; {fix}."),
-            Self::BadUrl(why) => format!("The app's client id is not a usable address of its client metadata ({why}); {fix}."),
+            Self::NotHttps => sentences::oauth::CIMD_NOT_HTTPS.to_owned(),
+            Self::HostRefused => sentences::oauth::CIMD_HOST_REFUSED.to_owned(),
+            Self::BadUrl(why) => sentences::oauth::cimd_bad_url(why),
             // Whatever failed, one sentence (the detail is logged): see the module's doc.
             Self::Unreachable
             | Self::TooSlow
             | Self::Redirected
             | Self::Status(_)
             | Self::TooLarge
-            | Self::NotJson => format!("The relay could not read the client's metadata document from {domain}; try again in a moment, or {fix}."),
-            Self::Mismatch => format!("The client metadata at {domain} names another client id than the address it was fetched from, so it cannot be trusted; {fix}."),
-            Self::BadRedirect(why) => format!("The app's client metadata at {domain} lists no acceptable redirect URIs ({}); {fix}.", why.trim_end_matches('.')),
-            Self::NotPublic => format!("The app's client metadata at {domain} asks for client authentication, and this relay serves public clients only (token_endpoint_auth_method none); {fix}."),
-            Self::HasSecret => format!("The app's client metadata at {domain} holds a client secret, which a published document must never hold; {fix}."),
-            Self::BadField(field) => format!("The app's client metadata at {domain} has a {field} of the wrong type; {fix}."),
+            | Self::NotJson => sentences::oauth::cimd_unreadable(domain),
+            Self::Mismatch => sentences::oauth::cimd_mismatch(domain),
+            Self::BadRedirect(why) => {
+                sentences::oauth::cimd_bad_redirect(domain, why.trim_end_matches('.'))
+            }
+            Self::NotPublic => sentences::oauth::cimd_not_public(domain),
+            Self::HasSecret => sentences::oauth::cimd_has_secret(domain),
+            Self::BadField(field) => sentences::oauth::cimd_bad_field(domain, field),
         }
     }
 
@@ -150,19 +152,19 @@ impl MetadataUrl {
     /// other than `/` without `.` or `..` segments; at most [`MAX_URL_BYTES`].
     pub fn parse(url: &str) -> Result<Self, CimdError> {
         if url.len() > MAX_URL_BYTES {
-            return Err(CimdError::BadUrl("it is longer than 512 bytes"));
+            return Err(CimdError::BadUrl(sentences::oauth::url::URL_TOO_LONG));
         }
         if !url.bytes().all(|b| b.is_ascii_graphic() && b != b'\\') {
-            return Err(CimdError::BadUrl("it holds spaces, control characters or backslashes"));
+            return Err(CimdError::BadUrl(sentences::oauth::url::URL_CHARACTERS));
         }
         let rest = url.strip_prefix("https://").ok_or(CimdError::NotHttps)?;
         if url.contains('#') {
-            return Err(CimdError::BadUrl("it has a fragment"));
+            return Err(CimdError::BadUrl(sentences::oauth::url::URL_FRAGMENT));
         }
         let authority_len = rest.find(['/', '?']).unwrap_or(rest.len());
         let (authority, tail) = rest.split_at(authority_len);
         if authority.contains('@') {
-            return Err(CimdError::BadUrl("it carries a user name or password"));
+            return Err(CimdError::BadUrl(sentences::oauth::url::URL_USERINFO));
         }
         if authority.starts_with('[') {
             return Err(CimdError::HostRefused);
@@ -173,19 +175,19 @@ impl MetadataUrl {
         };
         if let Some(p) = port {
             if p.is_empty() || p.len() > 5 || !p.bytes().all(|b| b.is_ascii_digit()) {
-                return Err(CimdError::BadUrl("its port is not a number"));
+                return Err(CimdError::BadUrl(sentences::oauth::url::URL_PORT_NOT_NUMBER));
             }
             if !matches!(p.parse::<u16>(), Ok(1..)) {
-                return Err(CimdError::BadUrl("its port is out of range"));
+                return Err(CimdError::BadUrl(sentences::oauth::url::URL_PORT_RANGE));
             }
         }
         check_host(host)?;
         let path = tail.split('?').next().unwrap_or_default();
         if path.is_empty() || path == "/" {
-            return Err(CimdError::BadUrl("it has no path"));
+            return Err(CimdError::BadUrl(sentences::oauth::url::URL_NO_PATH));
         }
         if path.split('/').any(|s| s == "." || s == "..") {
-            return Err(CimdError::BadUrl("its path has . or .. segments"));
+            return Err(CimdError::BadUrl(sentences::oauth::url::URL_DOT_SEGMENTS));
         }
         Ok(Self { url: url.to_owned(), host_end: "https://".len() + host.len() })
     }
@@ -208,10 +210,10 @@ impl MetadataUrl {
 /// wildcard-DNS name (one that stands for an address).
 fn check_host(host: &str) -> Result<(), CimdError> {
     if host.is_empty() {
-        return Err(CimdError::BadUrl("it names no host"));
+        return Err(CimdError::BadUrl(sentences::oauth::url::URL_NO_HOST));
     }
     if host.len() > 253 {
-        return Err(CimdError::BadUrl("its host name is too long"));
+        return Err(CimdError::BadUrl(sentences::oauth::url::URL_HOST_TOO_LONG));
     }
     let labels: Vec<&str> = host.split('.').collect();
     for label in &labels {
@@ -222,7 +224,7 @@ fn check_host(host: &str) -> Result<(), CimdError> {
             || label.starts_with('-')
             || label.ends_with('-')
         {
-            return Err(CimdError::BadUrl("its host is not a lower-case domain name"));
+            return Err(CimdError::BadUrl(sentences::oauth::url::URL_HOST_NOT_DOMAIN));
         }
     }
     let last = labels.last().copied().unwrap_or_default();
@@ -303,12 +305,14 @@ pub fn check_document(url: &MetadataUrl, body: &[u8]) -> Result<MetadataClient, 
     let uris = match doc.remove("redirect_uris") {
         Some(Value::Array(uris)) if !uris.is_empty() => uris,
         Some(Value::Array(_) | Value::Null) | None => {
-            return Err(CimdError::BadRedirect("it lists none".into()))
+            return Err(CimdError::BadRedirect(sentences::oauth::CIMD_NO_REDIRECTS.into()))
         }
         Some(_) => return Err(CimdError::BadField("redirect_uris")),
     };
     if uris.len() > MAX_REDIRECT_URIS {
-        return Err(CimdError::BadRedirect(format!("it lists more than {MAX_REDIRECT_URIS}")));
+        return Err(CimdError::BadRedirect(sentences::oauth::cimd_too_many_redirects(
+            MAX_REDIRECT_URIS,
+        )));
     }
     let mut redirect_uris = Vec::with_capacity(uris.len());
     for uri in uris {

@@ -16,6 +16,7 @@ use crate::crypto::{random_token, Entropy};
 use crate::limits::{
     MAX_CLIENT_NAME_CHARS, MAX_REDIRECT_URIS, MAX_REDIRECT_URI_BYTES, MAX_REGISTRATION_BYTES,
 };
+use crate::sentences;
 
 const CLIENT_ID_PREFIX: &str = "trc1.";
 
@@ -65,38 +66,35 @@ pub fn register(
     entropy: &mut dyn Entropy,
 ) -> Result<Value, OAuthError> {
     if body.len() > MAX_REGISTRATION_BYTES {
-        return Err(OAuthError::invalid_client_metadata(format!(
-            "The registration is larger than the {MAX_REGISTRATION_BYTES} bytes allowed."
+        return Err(OAuthError::invalid_client_metadata(sentences::oauth::registration_too_large(
+            MAX_REGISTRATION_BYTES,
         )));
     }
-    let not_metadata = || {
-        OAuthError::invalid_client_metadata(
-            "The registration must be a JSON object of client metadata.",
-        )
-    };
+    let not_metadata =
+        || OAuthError::invalid_client_metadata(sentences::oauth::REGISTRATION_NOT_METADATA);
     let value: Value = serde_json::from_slice(body).map_err(|_| not_metadata())?;
     let reg = Registration::read(value).ok_or_else(not_metadata)?;
     let uris = match reg.redirect_uris {
         None | Some(Value::Null) => Vec::new(),
         Some(Value::Array(uris)) => uris,
         Some(_) => {
-            return Err(OAuthError::invalid_redirect_uri("redirect_uris must be an array of URIs."))
+            return Err(OAuthError::invalid_redirect_uri(sentences::oauth::REDIRECT_URIS_NOT_ARRAY))
         }
     };
     if uris.is_empty() {
-        return Err(OAuthError::invalid_redirect_uri(
-            "The registration needs at least one redirect URI.",
-        ));
+        return Err(OAuthError::invalid_redirect_uri(sentences::oauth::NO_REDIRECT_URIS));
     }
     if uris.len() > MAX_REDIRECT_URIS {
-        return Err(OAuthError::invalid_redirect_uri(format!(
-            "A client may register at most {MAX_REDIRECT_URIS} redirect URIs."
+        return Err(OAuthError::invalid_redirect_uri(sentences::oauth::too_many_redirect_uris(
+            MAX_REDIRECT_URIS,
         )));
     }
     let mut redirect_uris = Vec::with_capacity(uris.len());
     for uri in uris {
         let Value::String(uri) = uri else {
-            return Err(OAuthError::invalid_redirect_uri("Every redirect URI must be a string."));
+            return Err(OAuthError::invalid_redirect_uri(
+                sentences::oauth::REDIRECT_URI_NOT_STRING,
+            ));
         };
         check_redirect_uri(&uri).map_err(OAuthError::invalid_redirect_uri)?;
         redirect_uris.push(uri);
@@ -104,14 +102,14 @@ pub fn register(
     if let Some(g) = &reg.grant_types {
         if g.iter().any(|g| g != "authorization_code" && g != "refresh_token") {
             return Err(OAuthError::invalid_client_metadata(
-                "Only the authorization_code and refresh_token grant types are issued.",
+                sentences::oauth::GRANT_TYPES_UNSUPPORTED,
             ));
         }
     }
     if let Some(r) = &reg.response_types {
         if r.iter().any(|r| r != "code") {
             return Err(OAuthError::invalid_client_metadata(
-                "Only the code response type is issued.",
+                sentences::oauth::RESPONSE_TYPES_UNSUPPORTED,
             ));
         }
     }
@@ -145,9 +143,7 @@ pub fn client_id(keys: &Keys, client: &Client) -> String {
 
 /// The client a signed id names, or `invalid_client`.
 pub fn resolve(keys: &Keys, id: &str) -> Result<Client, OAuthError> {
-    let unknown = || {
-        OAuthError::invalid_client("The client id is not one this relay issued; register again.")
-    };
+    let unknown = || OAuthError::invalid_client(sentences::oauth::CLIENT_ID_UNKNOWN);
     let rest = id.strip_prefix(CLIENT_ID_PREFIX).ok_or_else(unknown)?;
     let (payload, tag) = rest.split_once('.').ok_or_else(unknown)?;
     let b64 = base64::engine::general_purpose::URL_SAFE_NO_PAD;
@@ -163,32 +159,31 @@ pub fn resolve(keys: &Keys, id: &str) -> Result<Client, OAuthError> {
 /// whitespace or control characters; bounded length.
 pub fn check_redirect_uri(uri: &str) -> Result<(), String> {
     if uri.len() > MAX_REDIRECT_URI_BYTES {
-        return Err(format!("A redirect URI may be at most {MAX_REDIRECT_URI_BYTES} bytes."));
+        return Err(sentences::oauth::redirect_uri_too_long(MAX_REDIRECT_URI_BYTES));
     }
     if uri.bytes().any(|b| b <= b' ' || b == 0x7f || b == b'\\') {
-        return Err("A redirect URI may not hold spaces, control characters or backslashes.".into());
+        return Err(sentences::oauth::REDIRECT_URI_CHARACTERS.into());
     }
     if uri.contains('#') {
-        return Err("A redirect URI may not have a fragment.".into());
+        return Err(sentences::oauth::REDIRECT_URI_FRAGMENT.into());
     }
     let (scheme, rest) =
-        uri.split_once("://").ok_or("A redirect URI must be an absolute https URL.")?;
+        uri.split_once("://").ok_or(sentences::oauth::REDIRECT_URI_NOT_ABSOLUTE)?;
     let authority = rest.split(['/', '?']).next().unwrap_or_default();
     if authority.contains('@') {
-        return Err("A redirect URI may not carry a user name or password.".into());
+        return Err(sentences::oauth::REDIRECT_URI_USERINFO.into());
     }
     let host = host_of_authority(authority);
     if host.is_empty() {
-        return Err("A redirect URI must name a host.".into());
+        return Err(sentences::oauth::REDIRECT_URI_NO_HOST.into());
     }
     if !port_is_valid(authority) {
-        return Err("A redirect URI's port must be a number from 0 to 65535.".into());
+        return Err(sentences::oauth::REDIRECT_URI_PORT.into());
     }
     match scheme {
         "https" => Ok(()),
         "http" if is_loopback(host) => Ok(()),
-        "http" => Err("A redirect URI must use https, or http on a loopback address only.".into()),
-        _ => Err("A redirect URI must use https, or http on a loopback address only.".into()),
+        _ => Err(sentences::oauth::REDIRECT_URI_SCHEME.into()),
     }
 }
 

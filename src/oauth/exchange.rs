@@ -62,9 +62,7 @@ pub fn read(
     entropy: &mut dyn Entropy,
 ) -> Result<TokenRequest, OAuthError> {
     if body.len() > MAX_FORM_BYTES {
-        return Err(OAuthError::invalid_request(format!(
-            "The request is larger than the {MAX_FORM_BYTES} bytes allowed."
-        )));
+        return Err(OAuthError::invalid_request(sentences::too_large(MAX_FORM_BYTES)));
     }
     // A parameter sent without a value is treated as omitted (RFC 6749 §3.2).
     let pairs: Vec<(String, String)> =
@@ -72,7 +70,7 @@ pub fn read(
     let mut seen: Vec<&str> = Vec::new();
     for (k, _) in &pairs {
         if seen.contains(&k.as_str()) {
-            return Err(OAuthError::invalid_request(format!("The parameter {k} is sent twice.")));
+            return Err(OAuthError::invalid_request(sentences::oauth::param_sent_twice(k)));
         }
         seen.push(k);
     }
@@ -82,20 +80,20 @@ pub fn read(
         Some("refresh_token") => true,
         Some(_) => {
             return Err(OAuthError::unsupported_grant_type(
-                "Only the authorization_code and refresh_token grants are supported.",
+                sentences::oauth::GRANT_TYPE_UNSUPPORTED,
             ))
         }
-        None => return Err(OAuthError::invalid_request("The grant_type is missing.")),
+        None => return Err(OAuthError::invalid_request(sentences::oauth::GRANT_TYPE_MISSING)),
     };
     let client_id = param("client_id")
-        .ok_or_else(|| OAuthError::invalid_request("The client_id is missing."))?;
+        .ok_or_else(|| OAuthError::invalid_request(sentences::oauth::CLIENT_ID_MISSING))?;
     known_client(keys, &client_id)?;
     if refresh {
         let token = param("refresh_token")
-            .ok_or_else(|| OAuthError::invalid_request("The refresh_token is missing."))?;
+            .ok_or_else(|| OAuthError::invalid_request(sentences::oauth::REFRESH_TOKEN_MISSING))?;
         if let Some(r) = param("resource") {
             if !is_this_resource(&r, origin) {
-                return Err(OAuthError::invalid_target("The resource is not this relay."));
+                return Err(OAuthError::invalid_target(sentences::oauth::RESOURCE_NOT_HERE));
             }
         }
         // Checked by its tag here: a token the relay did not issue reaches no pairing.
@@ -110,8 +108,9 @@ pub fn read(
             },
         });
     }
-    let code = param("code").ok_or_else(|| OAuthError::invalid_request("The code is missing."))?;
-    let unknown = || OAuthError::invalid_grant("The authorization code is unknown or expired.");
+    let code =
+        param("code").ok_or_else(|| OAuthError::invalid_request(sentences::oauth::CODE_MISSING))?;
+    let unknown = || OAuthError::invalid_grant(sentences::oauth::CODE_UNKNOWN);
     let (connect, secret) = code.split_once('.').ok_or_else(unknown)?;
     let connect =
         ConnectCode::parse(connect).filter(|c| c.as_str() == connect).ok_or_else(unknown)?;
@@ -148,12 +147,12 @@ pub fn revocation(
     now_ms: u64,
 ) -> Result<Option<(String, RevokeRequest)>, OAuthError> {
     if body.len() > MAX_FORM_BYTES {
-        return Err(OAuthError::invalid_request("The request is too large."));
+        return Err(OAuthError::invalid_request(sentences::oauth::REVOKE_TOO_LARGE));
     }
     let token = form_urlencoded::parse(body)
         .find(|(k, _)| k == "token")
         .map(|(_, v)| v.into_owned())
-        .ok_or_else(|| OAuthError::invalid_request("The token to revoke is missing."))?;
+        .ok_or_else(|| OAuthError::invalid_request(sentences::oauth::REVOKE_TOKEN_MISSING))?;
     if let Some((pairing, grant, secret)) = parse_refresh_token(keys, &token) {
         let request = RevokeRequest { grant: grant.to_owned(), secret: Some(secret.to_owned()) };
         return Ok(Some((pairing.to_owned(), request)));

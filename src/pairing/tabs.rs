@@ -110,7 +110,7 @@ pub fn socket_pairing(query: &[(String, String)]) -> Result<String, Refusal> {
     match named(TAB_PAIRING_PARAM).filter(is_id) {
         _ if named("key").is_some() => Err((close::OUTDATED, sentences::TAB_OUTDATED)),
         Some(id) => Ok(id.to_owned()),
-        None => Err((close::PROTOCOL_ERROR, "The tab must name its pairing.")),
+        None => Err((close::PROTOCOL_ERROR, sentences::tab::NO_PAIRING)),
     }
 }
 
@@ -202,15 +202,11 @@ pub type Refusal = (u16, &'static str);
 
 /// The socket closed to make room for a newer one when more than [`MAX_UNPROVEN_SOCKETS`]
 /// wait to send their hello.
-pub const MADE_ROOM: Refusal = (
-    close::TOO_MANY_TABS,
-    "Too many sockets were waiting to prove this pairing; this one made room for a newer one.",
-);
+pub const MADE_ROOM: Refusal = (close::TOO_MANY_TABS, sentences::tab::MADE_ROOM);
 /// A proof that does not hold (a wrong signature, key or challenge).
-pub const NOT_PROVEN: Refusal = (close::PROOF_FAILED, "The tab did not prove its pairing.");
+pub const NOT_PROVEN: Refusal = (close::PROOF_FAILED, sentences::tab::NOT_PROVEN);
 /// A socket that did not prove itself within [`HELLO_WAIT_MS`].
-pub const NOT_PROVEN_IN_TIME: Refusal =
-    (close::PROOF_FAILED, "The tab did not prove its pairing in time.");
+pub const NOT_PROVEN_IN_TIME: Refusal = (close::PROOF_FAILED, sentences::tab::NOT_PROVEN_IN_TIME);
 
 /// A socket just opened: its tab and what to send it first.
 #[derive(Debug, Clone, PartialEq)]
@@ -257,28 +253,20 @@ impl Tab {
     /// answers the challenge is taken: it becomes a proof to check ([`TabAction::Verify`]).
     pub fn on_message(&self, text: &str, now_ms: u64) -> TabAction {
         if !self.proven && text.len() > MAX_UNPROVEN_MESSAGE_BYTES {
-            return TabAction::Close(
-                close::PROTOCOL_ERROR,
-                "A tab's messages before it proves its pairing must be short; this one is too long.",
-            );
+            return TabAction::Close(close::PROTOCOL_ERROR, sentences::tab::UNPROVEN_TOO_LONG);
         }
         let Ok(message) = TabMessage::parse(text) else {
             return if self.proven {
                 TabAction::Ignore
             } else {
-                TabAction::Close(
-                    close::PROTOCOL_ERROR,
-                    "The first message must be the tab's hello.",
-                )
+                TabAction::Close(close::PROTOCOL_ERROR, sentences::tab::HELLO_FIRST)
             };
         };
         match (self.proven, message) {
             (false, TabMessage::Hello { protocol, key, signature, bundle }) => {
                 self.hello(protocol, &key, &signature, &bundle)
             }
-            (false, _) => {
-                TabAction::Close(close::PROOF_FAILED, "The tab must prove its pairing first.")
-            }
+            (false, _) => TabAction::Close(close::PROOF_FAILED, sentences::tab::PROVE_FIRST),
             (true, TabMessage::Hello { .. }) => TabAction::Ignore,
             (true, TabMessage::Describe { said }) => Self::with_code(&said, TabAction::Describe),
             (true, TabMessage::Approve { said }) => Self::with_code(&said, TabAction::Approve),
@@ -309,7 +297,7 @@ impl Tab {
     fn hello(&self, protocol: u32, key: &str, signature: &str, bundle: &str) -> TabAction {
         use base64::Engine as _;
         let Some(challenge) = &self.challenge else {
-            return TabAction::Close(close::PROOF_FAILED, "A tab proves its pairing once.");
+            return TabAction::Close(close::PROOF_FAILED, sentences::tab::PROVES_ONCE);
         };
         if protocol != PROTOCOL_VERSION || bundle != BUNDLE_DIGEST {
             return TabAction::Close(close::OUTDATED, sentences::TAB_OUTDATED);
@@ -335,7 +323,7 @@ impl Tab {
             return TabAction::Close(NOT_PROVEN.0, NOT_PROVEN.1);
         }
         if proven_tabs >= MAX_TABS_PER_PAIRING {
-            return TabAction::Close(close::TOO_MANY_TABS, "Too many tabs of the app are open in this browser; close some, then reload this one.");
+            return TabAction::Close(close::TOO_MANY_TABS, sentences::tab::TOO_MANY_TABS);
         }
         TabAction::Welcome(Self { proven: true, focus_ms: now_ms, ..self.clone() })
     }
@@ -600,11 +588,11 @@ pub(crate) mod tests {
         assert_eq!(checking.challenge, None, "the challenge is used once");
         assert_eq!(
             checking.on_message(&hello(&signature(), PROTOCOL_VERSION, BUNDLE_DIGEST), 2001),
-            TabAction::Close(close::PROOF_FAILED, "A tab proves its pairing once.")
+            TabAction::Close(close::PROOF_FAILED, sentences::tab::PROVES_ONCE)
         );
         assert_eq!(
             checking.proved(false, 2002, 0),
-            TabAction::Close(close::PROOF_FAILED, "The tab did not prove its pairing.")
+            TabAction::Close(close::PROOF_FAILED, sentences::tab::NOT_PROVEN)
         );
         assert_eq!(
             checking.proved(true, 2002, 0),
@@ -617,7 +605,7 @@ pub(crate) mod tests {
         for bad in [b64(&[9u8; SIGNATURE_BYTES - 1]), "!!".into(), String::new()] {
             assert_eq!(
                 t.on_message(&hello(&bad, PROTOCOL_VERSION, BUNDLE_DIGEST), 2000),
-                TabAction::Close(close::PROOF_FAILED, "The tab did not prove its pairing."),
+                TabAction::Close(close::PROOF_FAILED, sentences::tab::NOT_PROVEN),
                 "{bad}"
             );
         }
@@ -833,7 +821,7 @@ pub(crate) mod tests {
         ));
         assert_eq!(
             tab(2).on_message(r#"{"type":"connections"}"#, 12),
-            TabAction::Close(close::PROOF_FAILED, "The tab must prove its pairing first.")
+            TabAction::Close(close::PROOF_FAILED, sentences::tab::PROVE_FIRST)
         );
         assert_eq!(t.on_message("garbage", 12), TabAction::Ignore);
     }

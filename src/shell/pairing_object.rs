@@ -403,7 +403,7 @@ impl Pairing {
         self.state.accept_web_socket(&pair.server);
         let number = match self.shared.room.borrow_mut().as_mut() {
             Some(room) => room.next_tab_number(now_ms()),
-            None => return Response::error("The pairing is not ready.", 503),
+            None => return Response::error(crate::sentences::shell::PAIRING_NOT_READY, 503),
         };
         self.shared.sockets.borrow_mut().insert(number, pair.server);
         let origin = http::origin_of(&url).to_owned();

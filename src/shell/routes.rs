@@ -78,10 +78,7 @@ async fn fetch(req: Request, env: Env, _ctx: Context) -> Result<Response> {
         Ok(c) => c,
         Err(why) => {
             console_error!("tabrelay is misconfigured: {why}");
-            return text(
-                500,
-                "This relay is misconfigured: its owner must set its secrets (the log says which).",
-            );
+            return text(500, crate::sentences::shell::MISCONFIGURED);
         }
     };
     let url = req.inner().url();
@@ -396,7 +393,7 @@ async fn token_endpoint(
     match request {
         TokenRequest::Code(code, _) if !code.is_issued(&config.keys) => {
             // Not a code this relay made: refused before any Durable Object is addressed.
-            oauth_error(&OAuthError::invalid_grant("The authorization code is unknown or expired."))
+            oauth_error(&OAuthError::invalid_grant(crate::sentences::oauth::CODE_UNKNOWN))
         }
         TokenRequest::Code(code, command) => {
             let (client_id, grant_id) = match &command {
@@ -485,14 +482,11 @@ async fn revoke(mut req: Request, env: &Env, config: &Config, origin: &str) -> R
 
 async fn tab(req: Request, url: &str, env: &Env, config: &Config) -> Result<Response> {
     if !req.headers().get("upgrade")?.is_some_and(|u| u.eq_ignore_ascii_case("websocket")) {
-        return text(426, "This address takes a WebSocket from the app's tab.");
+        return text(426, crate::sentences::shell::WEBSOCKET_ONLY);
     }
     let origin = req.headers().get("origin")?.unwrap_or_default();
     if !config.allows_origin(&origin) {
-        return refuse_socket(
-            close::ORIGIN_REFUSED,
-            "This page's origin may not pair with this relay.",
-        );
+        return refuse_socket(close::ORIGIN_REFUSED, crate::sentences::shell::ORIGIN_MAY_NOT_PAIR);
     }
     // The socket names the pairing id (tokens carry it too, so it opens nothing by itself): the
     // hello brings the public key it derives from, and the key's signature proves it. The key
@@ -845,7 +839,7 @@ impl Follow {
 fn respond(output: CallOutput) -> Result<Response> {
     match output {
         CallOutput::Json { status, body } => json_response(status, &body),
-        _ => text(500, "The relay could not answer the call."),
+        _ => text(500, crate::sentences::shell::CALL_NOT_ANSWERED),
     }
 }
 

@@ -296,7 +296,7 @@ fn poll(
         Stage::Denied => {
             let mut params: Vec<(&str, &str)> = vec![
                 ("error", "access_denied"),
-                ("error_description", "The person denied the connection in their tab."),
+                ("error_description", crate::sentences::oauth::DENIED),
             ];
             if let Some(s) = &session.request.state {
                 params.push(("state", s));
@@ -327,10 +327,7 @@ fn redeem(
     now_ms: u64,
 ) -> (Option<Session>, Result<Granted, OAuthError>) {
     let Some(session) = live else {
-        return (
-            None,
-            Err(OAuthError::invalid_grant("The authorization code is unknown or expired.")),
-        );
+        return (None, Err(OAuthError::invalid_grant(crate::sentences::oauth::CODE_UNKNOWN)));
     };
     match check_redemption(&session, r, now_ms) {
         Ok(granted) => {
@@ -354,30 +351,32 @@ fn check_redemption(
     let invalid = |d: &str| Err(OAuthError::invalid_grant(d));
     let Stage::Issued { pairing, code_hash, issued_ms } = &session.stage else {
         // A second redemption, or a code never issued. (Issue 3 revokes what a replay issued.)
-        return invalid("The authorization code was already used.");
+        return invalid(crate::sentences::oauth::CODE_USED);
     };
     if sha256_hex(r.secret.as_bytes()) != *code_hash || now_ms >= issued_ms + AUTH_CODE_TTL_MS {
-        return invalid("The authorization code is unknown or expired.");
+        return invalid(crate::sentences::oauth::CODE_UNKNOWN);
     }
     let req = &session.request;
     if req.client_id != r.client_id {
-        return invalid("The authorization code was issued to another client.");
+        return invalid(crate::sentences::oauth::CODE_OTHER_CLIENT);
     }
     if r.redirect_uri.is_some_and(|u| u != req.redirect_uri) {
-        return invalid("The redirect_uri differs from the authorization request's.");
+        return invalid(crate::sentences::oauth::REDIRECT_DIFFERS);
     }
     let Some(verifier) = r.code_verifier else {
-        return Err(OAuthError::invalid_request("The code_verifier is missing."));
+        return Err(OAuthError::invalid_request(crate::sentences::oauth::VERIFIER_MISSING));
     };
     if !pkce::verify(verifier, &req.code_challenge) {
-        return invalid("The code_verifier does not match the code_challenge.");
+        return invalid(crate::sentences::oauth::VERIFIER_WRONG);
     }
     if let Some(resource) = r.resource {
         let asked = req.resource.as_deref().map(|a| a.trim_end_matches('/'));
         if !is_this_resource(resource, r.origin)
             || asked.is_some_and(|a| a != resource.trim_end_matches('/'))
         {
-            return Err(OAuthError::invalid_target("The resource is not the one authorized."));
+            return Err(OAuthError::invalid_target(
+                crate::sentences::oauth::RESOURCE_NOT_AUTHORIZED,
+            ));
         }
     }
     Ok(Granted {

@@ -20,7 +20,7 @@ impl Room {
         out: &mut Vec<Effect>,
     ) {
         let Some(text) = text.filter(|t| t.len() <= MAX_MESSAGE_BYTES) else {
-            let reason = "Messages must be JSON text within the size limit.";
+            let reason = crate::sentences::tab::MESSAGE_TOO_LARGE;
             self.close(tab, close::PROTOCOL_ERROR, reason, now_ms, out);
             return;
         };
