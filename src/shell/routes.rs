@@ -538,10 +538,15 @@ async fn mcp_endpoint(
         (h.get("mcp-protocol-version")?, h.get("mcp-method")?, h.get("mcp-name")?);
     let accept = h.get("accept")?;
     let session = h.get("mcp-session-id")?;
+    // Only a 2026-07-28 tools/call (the one request that names Mcp-Method tools/call) may carry
+    // Mcp-Param-* headers to check: every other request skips walking its headers, each entry
+    // a crossing into JS.
     let mut params = serde_json::Map::new();
-    for (name, value) in h.entries() {
-        if let Some(name) = name.strip_prefix("mcp-param-") {
-            params.insert(name.to_owned(), serde_json::Value::String(value));
+    if method.as_deref() == Some("tools/call") {
+        for (name, value) in h.entries() {
+            if let Some(name) = name.strip_prefix("mcp-param-") {
+                params.insert(name.to_owned(), serde_json::Value::String(value));
+            }
         }
     }
     let headers = mcp::Headers {
