@@ -26,6 +26,7 @@ fuzz_target!(|data: &[u8]| {
             method: parts.next().flatten(),
             name: parts.next().flatten(),
             session: parts.next().flatten(),
+            ..Headers::default()
         },
     };
     if let Some(last) = header.and_then(mcp::resume::read_event_id) {
