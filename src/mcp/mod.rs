@@ -2,9 +2,9 @@
 //! calls go on to the pairing's tab.
 
 pub mod asking;
-pub mod call_path;
 pub mod clients;
 pub mod era;
+pub mod exchange;
 pub mod input;
 pub mod resume;
 pub mod session;
@@ -32,7 +32,10 @@ pub const SERVER_NAME: &str = "tabrelay";
 #[derive(Debug, Clone, PartialEq)]
 #[must_use]
 pub enum Reply {
-    /// Answer with this status and JSON body.
+    /// A JSON-RPC answer in a 200 (a result, or an error the session era sends so): sent once
+    /// the pairing says the grant is live, as every answer the connection earns.
+    Granted(Value),
+    /// Refuse the request as read, with this status and JSON body (no pairing asked).
     Json {
         /// The HTTP status.
         status: u16,
@@ -554,11 +557,17 @@ fn call_params(params: &Map<String, Value>) -> Result<(String, Value), RpcError>
 }
 
 fn ok(id: &Id, result: Value) -> Reply {
-    Reply::Json { status: 200, body: jsonrpc::result(id, result) }
+    Reply::Granted(jsonrpc::result(id, result))
 }
 
+/// A JSON-RPC error with its HTTP status: in a 200 it is the method's answer (see
+/// [`Reply::Granted`]); with any other it refuses the request as read.
 fn failure(status: u16, id: Option<&Id>, e: RpcError) -> Reply {
-    Reply::Json { status, body: jsonrpc::error(id, &e) }
+    let body = jsonrpc::error(id, &e);
+    match status {
+        200 => Reply::Granted(body),
+        status => Reply::Json { status, body },
+    }
 }
 
 #[cfg(test)]
@@ -569,7 +578,9 @@ mod tests {
     fn run(body: &str) -> Reply {
         match handle(body.as_bytes(), &Headers::default(), APP) {
             // The session id is the route's to add; the body is what the client reads.
-            Reply::Initialize { body, .. } => Reply::Json { status: 200, body },
+            Reply::Initialize { body, .. } | Reply::Granted(body) => {
+                Reply::Json { status: 200, body }
+            }
             other => other,
         }
     }
@@ -596,6 +607,7 @@ mod tests {
     fn json_of(r: Reply) -> (u16, Value) {
         match r {
             Reply::Json { status, body } => (status, body),
+            Reply::Granted(body) => (200, body),
             other => panic!("expected JSON, got {other:?}"),
         }
     }

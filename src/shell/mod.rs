@@ -3,6 +3,7 @@
 
 mod client_metadata;
 mod connect_object;
+mod drive;
 mod pairing_object;
 mod routes;
 mod webcrypto;
@@ -12,7 +13,6 @@ use serde::Serialize;
 use tabrelay_bundle::fields::Message as _;
 use worker::{ByteStream, Date, Headers, Request, Response, Result, Stub};
 
-use tabrelay_bundle::fields::FromValue;
 pub(crate) use tabrelay_bundle::from_json;
 
 use crate::crypto::Entropy;
@@ -170,12 +170,6 @@ pub(crate) async fn within_limit(env: &worker::Env, req: &Request, limited: Limi
             true
         }
     }
-}
-
-/// Reads a JSON body already taken as text (serde_json directly: smaller than worker's
-/// JS-object route).
-pub(crate) fn read_json<T: FromValue>(text: &str) -> Result<T> {
-    from_json(text.as_bytes()).ok_or_else(|| worker::Error::RustError(format!("not {}", T::WHAT)))
 }
 
 /// The text in `column` of each row a query selected (read from the JS rows directly: worker's

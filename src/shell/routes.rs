@@ -1,43 +1,35 @@
 //! The Worker's routes: each reads the request into values, asks the core, and writes the
 //! answer back.
 
-use std::time::Duration;
-
-use futures::future::{select, Either};
 use serde_json::json;
 use tabrelay_bundle::protocol::close;
 use worker::{
-    console_error, event, Context, Delay, Env, Headers, Method, ObjectNamespace, Request, Response,
-    Result, Stub, WebSocketPair,
+    console_error, event, Context, Env, Headers, Method, Request, Response, Result, WebSocketPair,
 };
 
 use super::client_metadata;
+use super::drive::drive;
 use super::{
-    ask_code, ask_pairing, ask_pairing_once, catalogue, json_response, now_ms, read_body,
-    read_json, within_limit, PlatformRandom, Replies,
+    ask_code, ask_pairing_once, catalogue, json_response, now_ms, read_body, within_limit,
+    PlatformRandom,
 };
 use crate::config::Config;
 use crate::crypto::{random_token, sha256_hex};
 use crate::http;
-use crate::jsonrpc::{self, ErrorCode, Id, RpcError};
-use crate::limits::{FIRST_EVENT_WAIT_MS, MAX_CODE_DRAWS, TOOL_LIST_WAIT_MS};
-use crate::mcp::call_path::{
-    self, Asked, Call, CallIdentity, CallInput, CallOutput, Listen, Start,
-};
-use crate::mcp::{self, resume, session, Era, Reply};
+use crate::limits::MAX_CODE_DRAWS;
+use crate::mcp::exchange::{Exchange, RequestHeaders};
 use crate::oauth::authorize::{self, Named, Refusal};
 use crate::oauth::connect::{self, CodeReply, Command, ConnectCode, Granted, PollState, Revoke};
 use crate::oauth::error::OAuthError;
 use crate::oauth::exchange::TokenRequest;
-use crate::oauth::{clients, exchange, metadata, token};
+use crate::oauth::{clients, exchange, metadata};
 use crate::pages;
 use crate::pairing::socket_pairing;
 use crate::pairing::wire::{
-    request_key, CallRequest, GrantReply, GrantRequest, RefreshReply, Reply as PairingReply,
-    Request as PairingRequest, TaskOp as PairingTaskOp, Want,
+    GrantReply, GrantRequest, RefreshReply, Reply as PairingReply, Request as PairingRequest,
 };
 use crate::senders::Limited;
-use crate::{sentences, tools};
+use crate::sentences;
 
 /// The Durable Object binding of the pairings.
 pub(crate) const PAIRING_BINDING: &str = "PAIRING";
@@ -100,7 +92,7 @@ async fn route(
     url: &str,
     path: &str,
     env: &Env,
-    config: &Config,
+    config: &'static Config,
 ) -> Result<Response> {
     let origin = http::origin_of(url).to_owned();
     match (req.method(), path) {
@@ -134,10 +126,10 @@ async fn route(
         (Method::Post, "/token") => token_endpoint(req, env, config, &origin).await,
         (Method::Post, "/revoke") => revoke(req, env, config, &origin).await,
         (Method::Get, "/tab") => tab(req, url, env, config).await,
-        (Method::Post, "/") => mcp_endpoint(req, env, config, &origin).await,
+        (Method::Post, "/") => mcp_endpoint(req, env, config, &origin, false).await,
         // A client whose call's stream dropped comes back for the rest of it (2025-11-25).
         (Method::Get, "/") if req.headers().has("last-event-id")? => {
-            resume_endpoint(&req, env, config, &origin).await
+            mcp_endpoint(req, env, config, &origin, true).await
         }
         // The connector address opened in a browser: a page saying what it is (MCP: 405).
         (Method::Get, "/")
@@ -516,482 +508,20 @@ fn refuse_socket(code: u16, reason: &str) -> Result<Response> {
     Response::from_websocket(pair.client)
 }
 
+/// The MCP endpoint (a POST, or a GET taking up a dropped stream) as its exchange says.
 async fn mcp_endpoint(
-    mut req: Request,
+    req: Request,
     env: &Env,
-    config: &Config,
+    config: &'static Config,
     origin: &str,
-) -> Result<Response> {
-    let caller = req.headers().get("origin")?;
-    if !config.allows_caller(caller.as_deref(), origin) {
-        let e = RpcError::new(ErrorCode::INVALID_REQUEST, sentences::ORIGIN_REFUSED);
-        return json_response(403, &jsonrpc::error(None, &e));
-    }
-    let auth = req.headers().get("authorization")?;
-    let presented = http::bearer(auth.as_deref());
-    let access = presented.and_then(|t| token::verify(&config.keys, origin, t, now_ms()).ok());
-    let Some(access) = access else {
-        return unauthorized(origin, presented.is_some());
-    };
-    let h = req.headers();
-    let (version, method, name) =
-        (h.get("mcp-protocol-version")?, h.get("mcp-method")?, h.get("mcp-name")?);
-    let accept = h.get("accept")?;
-    let session = h.get("mcp-session-id")?;
-    // Only a 2026-07-28 tools/call (the one request that names Mcp-Method tools/call) may carry
-    // Mcp-Param-* headers to check: every other request skips walking its headers, each entry
-    // a crossing into JS.
-    let mut params = serde_json::Map::new();
-    if method.as_deref() == Some("tools/call") {
-        for (name, value) in h.entries() {
-            if let Some(name) = name.strip_prefix("mcp-param-") {
-                params.insert(name.to_owned(), serde_json::Value::String(value));
-            }
-        }
-    }
-    let headers = mcp::Headers {
-        version: version.as_deref(),
-        method: method.as_deref(),
-        name: name.as_deref(),
-        session: session.as_deref(),
-        params: Some(&params),
-    };
-    let body = match read_body(&mut req, http::body_cap("/")).await? {
-        Ok(body) => body,
-        Err(too_large) => {
-            let e = RpcError::new(ErrorCode::INVALID_REQUEST, sentences::too_large(too_large.cap));
-            return json_response(413, &jsonrpc::error(None, &e));
-        }
-    };
-    let stream = mcp::accepts_stream(accept.as_deref());
-    let items = match mcp::batch(&body, &headers) {
-        mcp::Batch::One => {
-            return answer_message(&body, &headers, stream, &access, env, config, origin).await
-        }
-        mcp::Batch::Refused(Reply::Json { status, body }) => return json_response(status, &body),
-        mcp::Batch::Refused(_) => return text(400, "Bad batch."),
-        mcp::Batch::Many(items) => items,
-    };
-    // A 2025-03-26 batch: each message answered in turn (calls as JSON), the answers together.
-    let mut answers = Vec::new();
-    for item in items {
-        let mut res = answer_message(&item, &headers, false, &access, env, config, origin).await?;
-        match res.status_code() {
-            401 => return Ok(res),
-            202 => {}
-            _ => answers.extend(read_json::<serde_json::Value>(&res.text().await?).ok()),
-        }
-    }
-    if answers.is_empty() {
-        return Ok(Response::empty()?.with_status(202));
-    }
-    json_response(200, &serde_json::Value::Array(answers))
-}
-
-/// The answer to one JSON-RPC message from a client whose token checked out.
-async fn answer_message(
-    body: &[u8],
-    headers: &mcp::Headers<'_>,
-    stream: bool,
-    access: &token::Access,
-    env: &Env,
-    config: &Config,
-    origin: &str,
-) -> Result<Response> {
-    let access = access.clone();
-    let pairing = || env.durable_object(PAIRING_BINDING)?.id_from_name(&access.pairing)?.get_stub();
-    let reply = mcp::handle(body, headers, &config.app_url);
-    let initialize = matches!(reply, Reply::Initialize { .. });
-    let declared = match session::check(&config.keys, &access.grant, headers, initialize) {
-        Ok(declared) => declared,
-        Err(body) => return json_response(404, &body),
-    };
-    match reply {
-        Reply::Json { status: 200, body } => {
-            // A forgotten or revoked connection stops at once, on every method.
-            let check = PairingRequest::Check { grant: access.grant.clone(), want: Want::Nothing };
-            match ask_pairing_once(&pairing()?, &check).await {
-                Ok(Some(PairingReply::NoGrant)) => unauthorized(origin, true),
-                _ => json_response(200, &body),
-            }
-        }
-        reply @ (Reply::ListTools { .. } | Reply::Status { .. }) => {
-            // The grant's check and the answer in one round trip, within a short wait; a
-            // pairing that cannot answer in time gets the bundled list (or, for status, says so).
-            let want =
-                if matches!(reply, Reply::ListTools { .. }) { Want::Tools } else { Want::Status };
-            let check = PairingRequest::Check { grant: access.grant.clone(), want };
-            let answer = match ask_within(&pairing()?, &check, TOOL_LIST_WAIT_MS).await {
-                Some(PairingReply::NoGrant) => return unauthorized(origin, true),
-                Some(PairingReply::Tools(v) | PairingReply::Status(v)) => Some(v),
-                _ => None,
-            };
-            let body = match reply {
-                Reply::ListTools { id, era } => mcp::tools_list(
-                    &id,
-                    &era,
-                    answer.unwrap_or_else(|| tools::list(None, catalogue())),
-                ),
-                Reply::Status { id, era } => mcp::status_answer(&id, &era, answer),
-                _ => unreachable!("matched above"),
-            };
-            json_response(200, &body)
-        }
-        Reply::Json { status, body } => json_response(status, &body),
-        Reply::Accepted => Ok(Response::empty()?.with_status(202)),
-        Reply::Cancel { request_id } => {
-            let cancel =
-                PairingRequest::Cancel { request: request_key(&access.grant, &request_id) };
-            if let Ok(stub) = pairing() {
-                // Nothing to tell the client either way: a cancellation has no answer.
-                let _ = ask_pairing_once(&stub, &cancel).await;
-            }
-            Ok(Response::empty()?.with_status(202))
-        }
-        Reply::Listen { id, tools } => {
-            let listen = PairingRequest::Listen { grant: access.grant.clone() };
-            let mut replies = ask_pairing(&pairing()?, &listen).await.ok();
-            let first = match replies.as_mut() {
-                Some(r) => r.next().await,
-                None => None,
-            };
-            if first == Some(PairingReply::NoGrant) {
-                return unauthorized(origin, true);
-            }
-            listen_stream(id, tools, first, replies)
-        }
-        Reply::Task { id, era, task, method } => {
-            let stub = pairing()?;
-            let mut op = method.op();
-            let until = now_ms() + config.call_wait_ms;
-            loop {
-                let grant = access.grant.clone();
-                let request = PairingRequest::Task { grant, task: task.clone(), op };
-                let said = match ask_pairing_once(&stub, &request).await {
-                    Ok(Some(PairingReply::NoGrant)) => return unauthorized(origin, true),
-                    Ok(Some(PairingReply::Task(reply))) => Some(reply),
-                    _ => None,
-                };
-                match mcp::tasks::answer(&id, &era, &method, said) {
-                    mcp::tasks::Next::Answer(body) => return json_response(200, &body),
-                    mcp::tasks::Next::AskAgain(_) if now_ms() >= until => {
-                        return json_response(200, &mcp::tasks::still_working(&id))
-                    }
-                    mcp::tasks::Next::AskAgain(after_ms) => {
-                        Delay::from(Duration::from_millis(after_ms)).await;
-                        op = PairingTaskOp::Get;
-                    }
-                }
-            }
-        }
-        Reply::Call { id, tool, args, progress_token, era, retry, tasks } => {
-            let resumable = resume::resumable(headers, declared.as_ref(), stream);
-            let session = declared;
-            let asked = Asked {
-                id,
-                tool,
-                args,
-                progress_token,
-                era,
-                retry,
-                stream,
-                session,
-                resumable,
-                tasks,
-                params: headers.params.cloned().unwrap_or_default(),
-            };
-            let (call, mut answer) = match call_path::start(asked, &access, config, now_ms()) {
-                Start::Refused(body) => return json_response(200, &body),
-                Start::Ask(call, answer) => (call, answer),
-                Start::MarkState { key, expires_ms, then } => {
-                    let use_state = PairingRequest::UseState { key, expires_ms };
-                    let first = match pairing() {
-                        Ok(stub) => ask_pairing_once(&stub, &use_state).await.ok().flatten(),
-                        Err(_) => None,
-                    };
-                    match then.state_used(first == Some(PairingReply::Done)) {
-                        Ok(started) => started,
-                        Err(body) => return json_response(200, &body),
-                    }
-                }
-            };
-            let replies = match pairing() {
-                Ok(stub) => ask_pairing(&stub, &PairingRequest::Call(call.clone())).await.ok(),
-                Err(_) => None,
-            };
-            let Some(replies) = replies else { return respond(answer.whole(None, now_ms())) };
-            let follow = Follow {
-                pairings: env.durable_object(PAIRING_BINDING)?,
-                pairing: access.pairing.clone(),
-                grant: access.grant.clone(),
-                call,
-            };
-            pump_call(answer, replies, stream, origin, follow).await
-        }
-        Reply::Initialize { body, declared } => {
-            let check = PairingRequest::Check { grant: access.grant.clone(), want: Want::Nothing };
-            match ask_pairing_once(&pairing()?, &check).await {
-                Ok(Some(PairingReply::NoGrant)) => unauthorized(origin, true),
-                _ => {
-                    let mut res = json_response(200, &body)?;
-                    let id = session::issue(&config.keys, &access.grant, declared);
-                    res.headers_mut().set("mcp-session-id", &id)?;
-                    Ok(res)
-                }
-            }
-        }
-        Reply::Answer { id, answer } => {
-            let request = PairingRequest::Answer { grant: access.grant.clone(), id, answer };
-            match ask_pairing_once(&pairing()?, &request).await {
-                Ok(Some(PairingReply::Done)) => Ok(Response::empty()?.with_status(202)),
-                Ok(Some(PairingReply::NoGrant)) => unauthorized(origin, true),
-                _ => {
-                    let e = RpcError::new(ErrorCode::INVALID_REQUEST, sentences::NOT_ASKED);
-                    json_response(400, &jsonrpc::error(None, &e))
-                }
-            }
-        }
-    }
-}
-
-/// A GET with `Last-Event-ID` from a client whose call's stream dropped: the rest of the
-/// call's events (or its end) on a new stream, for the connection that made it. Nothing to
-/// take up: 405, as a GET without it (the relay offers no stream of its own).
-async fn resume_endpoint(
-    req: &Request,
-    env: &Env,
-    config: &Config,
-    origin: &str,
+    resume: bool,
 ) -> Result<Response> {
     let h = req.headers();
-    if !config.allows_caller(h.get("origin")?.as_deref(), origin) {
-        let e = RpcError::new(ErrorCode::INVALID_REQUEST, sentences::ORIGIN_REFUSED);
-        return json_response(403, &jsonrpc::error(None, &e));
-    }
-    let auth = h.get("authorization")?;
-    let presented = http::bearer(auth.as_deref());
-    let access = presented.and_then(|t| token::verify(&config.keys, origin, t, now_ms()).ok());
-    let Some(access) = access else {
-        return unauthorized(origin, presented.is_some());
+    let headers = RequestHeaders::read(|name| h.get(name).ok().flatten(), || h.entries().collect());
+    let (now, catalogue) = (now_ms(), catalogue());
+    let exchange = match resume {
+        true => Exchange::resume(headers, config, catalogue, origin, now),
+        false => Exchange::post(headers, config, catalogue, origin, now),
     };
-    let (version, session, last) =
-        (h.get("mcp-protocol-version")?, h.get("mcp-session-id")?, h.get("last-event-id")?);
-    let headers = mcp::Headers {
-        version: version.as_deref(),
-        session: session.as_deref(),
-        ..mcp::Headers::default()
-    };
-    let declared = match session::check(&config.keys, &access.grant, &headers, false) {
-        Ok(declared) => declared,
-        Err(body) => return json_response(404, &body),
-    };
-    let target = last.as_deref().and_then(resume::read_event_id).filter(|_| declared.is_some());
-    let Some(resume::LastEvent { id, progress, number }) = target else {
-        return method_not_allowed("/");
-    };
-    let stub = env.durable_object(PAIRING_BINDING)?.id_from_name(&access.pairing)?.get_stub()?;
-    let request = request_key(&access.grant, &id);
-    let mut replies =
-        ask_pairing(&stub, &PairingRequest::Resume { grant: access.grant.clone(), request })
-            .await?;
-    let reply = match replies.next().await {
-        Some(PairingReply::NoGrant) => return unauthorized(origin, true),
-        Some(PairingReply::NotAsked) | None => return method_not_allowed("/"),
-        Some(reply) => reply,
-    };
-    let keys = config.keys.clone();
-    let (grant, tool, args) = (access.grant.clone(), String::new(), serde_json::Value::Null);
-    let who = CallIdentity { id, era: Era::Session, keys, grant, tool, args };
-    let mut call = Call::resumed(who, progress, number, now_ms());
-    let opening = call.opening();
-    let first = match call.input(CallInput::of_reply(Some(reply)), now_ms()) {
-        CallOutput::Send(text) => CallOutput::Send(opening + &text),
-        CallOutput::Last(text) => CallOutput::Last(opening + &text),
-        _ => CallOutput::Send(opening),
-    };
-    call_stream(call, replies, first, None)
-}
-
-/// 405 naming the methods `path` takes.
-fn method_not_allowed(path: &str) -> Result<Response> {
-    let methods = http::allow(path).unwrap_or_default();
-    let headers = Headers::new();
-    headers.set("allow", &methods)?;
-    Ok(Response::error(sentences::method_not_allowed(&methods), 405)?.with_headers(headers))
-}
-
-/// What a call's stream needs to ask its pairing again: to wait for the client's answers to
-/// its questions, or to carry the call to the tab again with them.
-struct Follow {
-    pairings: ObjectNamespace,
-    pairing: String,
-    grant: String,
-    call: CallRequest,
-}
-
-impl Follow {
-    /// The pairing's replies to `request` (none when it could not be asked).
-    async fn ask(&self, request: &PairingRequest) -> Replies {
-        let stub = self.pairings.id_from_name(&self.pairing).and_then(|id| id.get_stub());
-        match stub {
-            Ok(stub) => ask_pairing(&stub, request).await.unwrap_or_else(|_| Replies::none()),
-            Err(_) => Replies::none(),
-        }
-    }
-}
-
-/// A call's JSON answer (the core said JSON).
-fn respond(output: CallOutput) -> Result<Response> {
-    match output {
-        CallOutput::Json { status, body } => json_response(status, &body),
-        _ => text(500, crate::sentences::shell::CALL_NOT_ANSWERED),
-    }
-}
-
-/// Pumps the pairing's replies into the call's core: until [`FIRST_EVENT_WAIT_MS`] the answer
-/// may still go as JSON; after that (or once the core sends anything) it is a stream. A client
-/// that takes no stream gets JSON when the answer comes.
-async fn pump_call(
-    mut call: Call,
-    mut replies: Replies,
-    stream: bool,
-    origin: &str,
-    follow: Follow,
-) -> Result<Response> {
-    let mut timer = Box::pin(Delay::from(Duration::from_millis(FIRST_EVENT_WAIT_MS)));
-    let first = loop {
-        let reply = if stream {
-            match select(Box::pin(replies.next()), timer.as_mut()).await {
-                Either::Left((reply, _)) => Some(reply),
-                Either::Right(_) => None,
-            }
-        } else {
-            Some(replies.next().await)
-        };
-        let input = match reply {
-            Some(Some(PairingReply::NoGrant)) => return unauthorized(origin, true),
-            Some(reply) => CallInput::of_reply(reply),
-            None => CallInput::FirstWaitOver,
-        };
-        let output = call.input(input, now_ms());
-        if output != CallOutput::Wait || call.streaming() {
-            break output;
-        }
-    };
-    if let CallOutput::Json { status, body } = first {
-        return json_response(status, &body);
-    }
-    call_stream(call, replies, first, Some(follow))
-}
-
-/// A call's answer as server-sent events: `first`, then what the core makes of each of the
-/// pairing's replies until the call is answered. `follow` asks the pairing again for a
-/// round of questions (None: a call taken up again, which asks none).
-fn call_stream(
-    call: Call,
-    replies: Replies,
-    first: CallOutput,
-    follow: Option<Follow>,
-) -> Result<Response> {
-    let events = futures::stream::unfold(
-        (call, replies, Some(first), follow),
-        |(mut call, mut replies, mut pending, mut follow)| async move {
-            loop {
-                let output = match pending.take() {
-                    Some(output) => output,
-                    None if call.is_done() => return None,
-                    None => {
-                        let reply = replies.next().await;
-                        call.input(CallInput::of_reply(reply), now_ms())
-                    }
-                };
-                let text = match output {
-                    CallOutput::Wait => continue,
-                    CallOutput::Send(text) | CallOutput::Last(text) => text,
-                    CallOutput::Json { body, .. } => mcp::sse_event(&body),
-                    CallOutput::Ask { text, ids } => {
-                        // The pairing holds the questions before the client can answer them.
-                        replies = match follow.as_ref() {
-                            Some(f) => {
-                                let grant = f.grant.clone();
-                                f.ask(&PairingRequest::AwaitAnswers { grant, ids }).await
-                            }
-                            None => Replies::none(),
-                        };
-                        text
-                    }
-                    CallOutput::Again(input) => {
-                        replies = match follow.as_mut() {
-                            Some(f) => {
-                                f.call.input = Some(input);
-                                f.ask(&PairingRequest::Call(f.call.clone())).await
-                            }
-                            None => Replies::none(),
-                        };
-                        continue;
-                    }
-                };
-                let state = (call, replies, None, follow);
-                return Some((Ok::<_, worker::Error>(text.into_bytes()), state));
-            }
-        },
-    );
-    event_stream(Response::from_stream(events)?)
-}
-
-/// The headers of every event stream the endpoint answers with.
-fn event_stream(mut res: Response) -> Result<Response> {
-    let headers = res.headers_mut();
-    headers.set("content-type", "text/event-stream")?;
-    headers.set("cache-control", "no-cache, no-store")?;
-    headers.set("x-accel-buffering", "no")?;
-    Ok(res)
-}
-
-/// `subscriptions/listen` as server-sent events, pumped through the core's [`Listen`] (`first`
-/// is the pairing's first reply, already read).
-fn listen_stream(
-    id: Id,
-    tools: bool,
-    first: Option<PairingReply>,
-    replies: Option<Replies>,
-) -> Result<Response> {
-    let events = futures::stream::unfold(
-        (Listen::new(id, tools), first, replies),
-        |(mut listen, first, mut replies)| async move {
-            let text = match (listen.start(), first) {
-                (Some(ack), first) => {
-                    return Some((Ok(ack.into_bytes()), (listen, first, replies)))
-                }
-                (None, Some(first)) => listen.input(Some(&first))?.0,
-                (None, None) => {
-                    let next = match replies.as_mut() {
-                        Some(r) => r.next().await,
-                        None => None,
-                    };
-                    listen.input(next.as_ref())?.0
-                }
-            };
-            Some((Ok::<_, worker::Error>(text.into_bytes()), (listen, None, replies)))
-        },
-    );
-    event_stream(Response::from_stream(events)?)
-}
-
-/// Asks a pairing and waits at most `wait_ms` for its reply (None: none in time, or none read).
-async fn ask_within(stub: &Stub, request: &PairingRequest, wait_ms: u64) -> Option<PairingReply> {
-    let timer = Delay::from(Duration::from_millis(wait_ms));
-    match select(Box::pin(ask_pairing_once(stub, request)), Box::pin(timer)).await {
-        Either::Left((Ok(reply), _)) => reply,
-        _ => None,
-    }
-}
-
-/// 401 with the header that tells a client where to authorize.
-fn unauthorized(origin: &str, token_presented: bool) -> Result<Response> {
-    let body = json!({"error": "invalid_token", "error_description": sentences::TOKEN_INVALID});
-    let mut res = json_response(401, &body)?;
-    res.headers_mut()
-        .set("www-authenticate", &metadata::www_authenticate(origin, token_presented))?;
-    Ok(res)
+    drive(exchange, req, env.durable_object(PAIRING_BINDING)?).await
 }

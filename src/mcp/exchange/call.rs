@@ -1,29 +1,25 @@
-//! The Worker's half of a tool call and of a listen stream, as state machines: what the client
-//! gets (the whole answer as JSON, or an event stream: which progress, which keep-alives, the
-//! final answer), decided from what the pairing says and the clock. The Worker only pumps: it
-//! hands each input in and writes out what comes back, so every rule here is tested natively.
+//! A tool call's and a listen stream's answer to the client, under the [`super::Exchange`]:
+//! the whole answer as JSON, or an event stream (which progress, which keep-alives, the final
+//! answer), decided from what the pairing says and the exchange's timers (the exchange keeps
+//! the clock: the first-event wait, the keep-alive and a round's wait come in as inputs).
 
 use serde_json::Value;
 use tabrelay_bundle::content::quoted;
 
-use super::asking::{self, Round};
-use super::resume::EventIds;
-use super::session::Declared;
-use super::{call_reply, clients, input, listen_acknowledged, listen_ended, progress, sse_event};
-use super::{tools_changed, Era, Retry, KEEP_ALIVE};
 use crate::config::Config;
 use crate::jsonrpc::{self, Id};
 use crate::limits::{KEEP_ALIVE_MS, PROGRESS_AT_LEAST_EVERY_MS};
+use crate::mcp::asking::{self, Round};
+use crate::mcp::resume::EventIds;
+use crate::mcp::session::Declared;
+use crate::mcp::{call_reply, clients, input, listen_acknowledged, listen_ended, progress};
+use crate::mcp::{sse_event, tools_changed, Era, Retry, KEEP_ALIVE};
 use crate::oauth::keys::Keys;
 use crate::oauth::token::Access;
 use crate::pairing::wire::{request_key, CallRequest};
 use crate::pairing::wire::{CallEvent, CallReply as CallAnswer, ListenEvent, Reply};
 use crate::sentences;
 use tabrelay_bundle::protocol::{Connection, Outcome};
-
-// The pairing ticks every KEEP_ALIVE_MS while a call waits; a tick is the chance to send
-// progress, so ticks must come at least as often as half the promise above.
-const _: () = assert!(2 * KEEP_ALIVE_MS <= PROGRESS_AT_LEAST_EVERY_MS);
 
 /// A `tools/call` as the MCP endpoint read it.
 #[derive(Debug, Clone)]
@@ -45,11 +41,11 @@ pub struct Asked {
     /// What a session-era client declared at `initialize` (its session id), when it said.
     pub session: Option<Declared>,
     /// Whether the client comes back for the call when its stream drops
-    /// ([`super::session::resumable`]).
+    /// ([`crate::mcp::resume::resumable`]).
     pub resumable: bool,
     /// Set when the client takes tasks.
     pub tasks: Option<crate::pairing::wire::TaskTerms>,
-    /// The request's `Mcp-Param-{Name}` headers ([`super::Headers::params`]).
+    /// The request's `Mcp-Param-{Name}` headers ([`crate::mcp::Headers::params`]).
     pub params: serde_json::Map<String, Value>,
 }
 
@@ -174,6 +170,11 @@ pub enum CallInput {
     Ended,
     /// The first wait passed with nothing from the pairing: the stream opens.
     FirstWaitOver,
+    /// The stream was quiet for [`KEEP_ALIVE_MS`]: progress when it is due, a comment
+    /// otherwise (the pairing's own ticks are not needed: the exchange keeps the clock).
+    KeepAlive,
+    /// The round of questions was not answered within its wait.
+    RoundOver,
     /// The client answered every question of the round (id → answer).
     Answers(Value),
 }
@@ -260,8 +261,8 @@ pub struct Call {
     done: bool,
     /// What a session-era client declared it can be asked (None: it cannot be asked).
     session: Option<Declared>,
-    /// The round of questions waiting for the client's answers, and since when.
-    round: Option<(Round, u64)>,
+    /// The round of questions waiting for the client's answers.
+    round: Option<Round>,
     /// Rounds asked so far.
     rounds: u64,
     /// How long a round may wait for the client's answers.
@@ -323,7 +324,7 @@ impl Call {
 
     /// A tab's questions the client can be asked on its stream, asked (None: not such a
     /// client or not such an answer, or none it can take).
-    fn ask_client(&mut self, answer: Option<&CallAnswer>, now_ms: u64) -> Option<CallOutput> {
+    fn ask_client(&mut self, answer: Option<&CallAnswer>) -> Option<CallOutput> {
         let Some(CallAnswer::TabResult { outcome: Outcome::InputRequired { requests, state } }) =
             answer
         else {
@@ -335,9 +336,21 @@ impl Call {
         let asked = asking::ask(&self.who.keys, &call, round, declared, requests, state.as_ref())?;
         self.rounds = round;
         let ids = asked.round.ids();
-        self.round = Some((asked.round, now_ms));
+        self.round = Some(asked.round);
         self.open = true;
         Some(CallOutput::Ask { text: asked.text, ids })
+    }
+
+    /// How long a round of questions waits for the client's answers.
+    #[must_use]
+    pub fn round_wait_ms(&self) -> u64 {
+        self.wait_ms
+    }
+
+    /// Whether the client takes a stream (its `Accept` names one).
+    #[must_use]
+    pub fn takes_stream(&self) -> bool {
+        self.stream
     }
 
     /// Whether the client gets a stream: it accepts one, and the answer did not come at once.
@@ -415,19 +428,20 @@ impl Call {
             }
             CallInput::Answers(answers) => {
                 return match self.round.take() {
-                    Some((round, _)) => CallOutput::Again(round.input(&answers)),
+                    Some(round) => CallOutput::Again(round.input(&answers)),
                     None => CallOutput::Wait,
                 };
             }
-            CallInput::Event(CallEvent::Tick)
-                if self.round.as_ref().is_some_and(|(_, at)| now_ms >= at + self.wait_ms) =>
-            {
+            // The pairing's ticks: the exchange's own keep-alive speaks instead.
+            CallInput::Event(CallEvent::Tick) => return CallOutput::Wait,
+            CallInput::RoundOver if self.round.is_some() => {
                 self.round = None;
                 Some(CallAnswer::not_carried(sentences::QUESTIONS_UNANSWERED))
             }
-            CallInput::Event(CallEvent::Tick) => {
+            CallInput::RoundOver => return CallOutput::Wait,
+            CallInput::KeepAlive => {
                 // Progress when the last went out long enough ago that waiting for the next
-                // tick could break the promise; a keep-alive comment otherwise.
+                // keep-alive could break the promise; a keep-alive comment otherwise.
                 let due = now_ms.saturating_sub(self.last_progress_ms)
                     >= PROGRESS_AT_LEAST_EVERY_MS - KEEP_ALIVE_MS;
                 let text = match (&self.progress_token, due) {
@@ -440,7 +454,7 @@ impl Call {
                 return self.send(text);
             }
         };
-        if let Some(asked) = self.ask_client(answer.as_ref(), now_ms) {
+        if let Some(asked) = self.ask_client(answer.as_ref()) {
             return asked;
         }
         self.done = true;
@@ -511,7 +525,9 @@ impl Listen {
     }
 
     /// Takes one reply of the pairing's listen stream (None: it ended, or something other than
-    /// a listen event came); what to send, and whether it is the last. Nothing once ended.
+    /// a listen event came); what to send, and whether it is the last (the empty text: nothing,
+    /// as for the pairing's ticks: the exchange's own keep-alive speaks instead). Nothing once
+    /// ended.
     pub fn input(&mut self, reply: Option<&Reply>) -> Option<(String, bool)> {
         if self.done {
             return None;
@@ -520,7 +536,8 @@ impl Listen {
             Some(Reply::Listen(ListenEvent::ToolsChanged)) if self.tools => {
                 sse_event(&tools_changed(&self.id))
             }
-            Some(Reply::Listen(_)) => KEEP_ALIVE.to_owned(),
+            Some(Reply::Listen(ListenEvent::ToolsChanged)) => KEEP_ALIVE.to_owned(),
+            Some(Reply::Listen(_)) => String::new(),
             Some(Reply::TooManyListeners) => {
                 self.done = true;
                 let limit = crate::limits::MAX_LISTENERS_PER_CONNECTION;
@@ -770,10 +787,10 @@ mod tests {
         let mut last_progress = 0;
         let mut count = 0;
         let mut now = 0;
-        // The pairing ticks every KEEP_ALIVE_MS, a little late each time; the person is asked
-        // at 20 s and answers at 200 s.
+        // The exchange wakes the call every KEEP_ALIVE_MS of quiet; the person is asked at
+        // 20 s and answers at 200 s.
         while now < TAB_CALL_WAIT_MS {
-            now += KEEP_ALIVE_MS + 700;
+            now += KEEP_ALIVE_MS;
             let input = match now {
                 n if (20_000..20_000 + KEEP_ALIVE_MS).contains(&n) => {
                     CallInput::Event(CallEvent::Asking("Delete?".into()))
@@ -781,7 +798,7 @@ mod tests {
                 n if (200_000..200_000 + KEEP_ALIVE_MS).contains(&n) => {
                     CallInput::Event(CallEvent::Answered)
                 }
-                _ => CallInput::Event(CallEvent::Tick),
+                _ => CallInput::KeepAlive,
             };
             let CallOutput::Send(text) = call.input(input, now) else { panic!("send") };
             if let Some(m) = message(&text) {
@@ -802,18 +819,21 @@ mod tests {
         // Without a token only comments go out (progress needs a token).
         let mut plain = Call::new(who(), true, None, 0);
         plain.input(CallInput::FirstWaitOver, 500);
-        assert_eq!(
-            plain.input(CallInput::Event(CallEvent::Tick), 60_000),
-            CallOutput::Send(KEEP_ALIVE.into())
-        );
+        assert_eq!(plain.input(CallInput::KeepAlive, 60_000), CallOutput::Send(KEEP_ALIVE.into()));
     }
 
     #[test]
     fn a_tick_soon_after_progress_is_a_comment() {
         let mut call = Call::new(who(), true, Some(json!("t")), 0);
         call.input(CallInput::Event(CallEvent::Asking("x".into())), 1000);
-        let tick = CallInput::Event(CallEvent::Tick);
+        let tick = CallInput::KeepAlive;
         assert_eq!(call.input(tick.clone(), 1000 + 5_000), CallOutput::Send(KEEP_ALIVE.into()));
+        let pairing_tick = CallInput::Event(CallEvent::Tick);
+        assert_eq!(
+            call.input(pairing_tick, 1000 + 6_000),
+            CallOutput::Wait,
+            "the exchange's clock"
+        );
         let CallOutput::Send(text) = call.input(tick, 1000 + 15_000) else { panic!("send") };
         assert!(message(&text).is_some(), "15 s after the last progress a tick is progress");
     }
@@ -829,7 +849,11 @@ mod tests {
         let (text, last) = listen.input(Some(changed)).unwrap();
         assert_eq!(message(&text).unwrap()["method"], "notifications/tools/list_changed");
         assert!(!last);
-        assert_eq!(listen.input(Some(tick)).unwrap(), (KEEP_ALIVE.to_owned(), false));
+        assert_eq!(
+            listen.input(Some(tick)).unwrap(),
+            (String::new(), false),
+            "the exchange's clock"
+        );
         let (end_early, last) = Listen::new(Id::Number(5), true).input(Some(&Reply::Done)).unwrap();
         assert!(last && message(&end_early).is_some(), "a reply that is no listen event ends it");
         let mut full = Listen::new(Id::Number(6), true);
@@ -876,8 +900,8 @@ mod tests {
         assert_eq!(question["method"], "elicitation/create", "only what it declared");
         assert_eq!(question["id"], ids[0].as_str());
         assert_eq!(ids.len(), 1);
-        // Ticks while the client answers keep the stream alive.
-        let tick = CallInput::Event(CallEvent::Tick);
+        // Keep-alives while the client answers keep the stream alive.
+        let tick = CallInput::KeepAlive;
         assert_eq!(call.input(tick.clone(), 15_000), CallOutput::Send(KEEP_ALIVE.into()));
         let answers = json!({ ids[0].clone(): {"action": "accept", "content": {"name": "Ada"}} });
         let CallOutput::Again(input) = call.input(CallInput::Answers(answers), 20_000) else {
@@ -906,9 +930,10 @@ mod tests {
     fn a_round_not_answered_within_the_wait_ends_the_call_with_a_sentence() {
         let mut call = Call::new(who(), true, None, 0).asking(Some(elicits()), 60_000);
         assert!(matches!(call.input(name_and_draft(), 100), CallOutput::Ask { .. }));
-        let tick = CallInput::Event(CallEvent::Tick);
-        assert_eq!(call.input(tick.clone(), 60_000), CallOutput::Send(KEEP_ALIVE.into()));
-        let CallOutput::Last(text) = call.input(tick, 60_100) else { panic!("last") };
+        assert_eq!(call.input(CallInput::KeepAlive, 59_000), CallOutput::Send(KEEP_ALIVE.into()));
+        let CallOutput::Last(text) = call.input(CallInput::RoundOver, 60_100) else {
+            panic!("last")
+        };
         let body = message(&text).unwrap();
         assert_eq!(body["result"]["content"][0]["text"], sentences::QUESTIONS_UNANSWERED);
         assert!(call.is_done());

@@ -1,0 +1,806 @@
+//! The Worker's MCP endpoint as one machine: one [`Exchange`] per request, from its headers to
+//! its last byte. It is built from the request's headers, the relay's configuration and the
+//! time; it is fed the body, the pairing's replies and its own timeouts, and polled for what to
+//! do next ([`Output`]: read the body, ask the pairing, answer, open a stream, send an event,
+//! end) and when it next needs waking ([`Exchange::poll_timeout`]). It never reads a clock: each
+//! input comes with its `now` (as quinn-proto's `Connection` and str0m's `Rtc`). The shell only
+//! carries out what it says (`src/shell/drive.rs`), so every rule here is tested natively, and
+//! with the real pairing in `tests` (the pair harness).
+
+use std::collections::VecDeque;
+
+use serde_json::{json, Map, Value};
+use tabrelay_bundle::catalogue::Catalogue;
+
+use super::{accepts_stream, batch, handle, resume, session, status_answer, tasks, tools_list};
+use super::{Batch, Era, Headers, Reply as McpReply, KEEP_ALIVE};
+use crate::config::Config;
+use crate::http::{self, TooLarge};
+use crate::jsonrpc::{self, ErrorCode, Id, RpcError};
+use crate::limits::{FIRST_EVENT_WAIT_MS, KEEP_ALIVE_MS, TOOL_LIST_WAIT_MS};
+use crate::oauth::metadata;
+use crate::oauth::token::{self, Access};
+use crate::pairing::wire::{request_key, CallRequest, Reply, Request, TaskOp, Want};
+use crate::{sentences, tools};
+
+pub mod call;
+#[cfg(test)]
+mod tests;
+
+use call::{Asked, Call, CallIdentity, CallInput, CallOutput, Listen, Start, Starting};
+
+/// The headers the endpoint reads, read once ([`RequestHeaders::read`]).
+#[derive(Debug, Clone, Default, PartialEq)]
+#[allow(missing_docs)] // each is the header of its name
+pub struct RequestHeaders {
+    pub origin: Option<String>,
+    pub authorization: Option<String>,
+    pub version: Option<String>,
+    pub method: Option<String>,
+    pub name: Option<String>,
+    pub session: Option<String>,
+    pub accept: Option<String>,
+    pub last_event_id: Option<String>,
+    /// Every `Mcp-Param-{Name}` header ([`Headers::params`]).
+    pub params: Map<String, Value>,
+}
+
+impl RequestHeaders {
+    /// The headers read with `get` (by lowercase name). Only a 2026-07-28 `tools/call` (the one
+    /// request that names `Mcp-Method: tools/call`) may carry `Mcp-Param-*` headers to check, so
+    /// only then are all of them walked (`all`): each entry is a crossing into JS.
+    pub fn read(
+        get: impl Fn(&str) -> Option<String>,
+        all: impl FnOnce() -> Vec<(String, String)>,
+    ) -> Self {
+        let method = get("mcp-method");
+        let params = match method.as_deref() {
+            Some("tools/call") => all()
+                .into_iter()
+                .filter_map(|(name, value)| {
+                    let name = name.to_ascii_lowercase();
+                    let name = name.strip_prefix("mcp-param-")?.to_owned();
+                    Some((name, Value::String(value)))
+                })
+                .collect(),
+            _ => Map::new(),
+        };
+        Self {
+            origin: get("origin"),
+            authorization: get("authorization"),
+            version: get("mcp-protocol-version"),
+            method,
+            name: get("mcp-name"),
+            session: get("mcp-session-id"),
+            accept: get("accept"),
+            last_event_id: get("last-event-id"),
+            params,
+        }
+    }
+
+    /// The headers that say how to read a request.
+    #[must_use]
+    pub fn mcp(&self) -> Headers<'_> {
+        Headers {
+            version: self.version.as_deref(),
+            method: self.method.as_deref(),
+            name: self.name.as_deref(),
+            session: self.session.as_deref(),
+            params: Some(&self.params),
+        }
+    }
+}
+
+/// The `Access-Control-Allow-Headers` of a CORS preflight to the endpoint: the fixed ones,
+/// and each `Mcp-Param-{Name}` the browser asks to send (a tool's `x-mcp-header` names them,
+/// so no fixed list can; the endpoint checks each against the tool).
+#[must_use]
+pub fn preflight_headers(fixed: &str, requested: Option<&str>) -> String {
+    let mut allowed = fixed.to_owned();
+    for name in requested.unwrap_or_default().split(',').map(str::trim) {
+        let lower = name.to_ascii_lowercase();
+        let token = lower.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
+        if lower.len() > "mcp-param-".len() && lower.starts_with("mcp-param-") && token {
+            allowed.push_str(", ");
+            allowed.push_str(&lower);
+        }
+    }
+    allowed
+}
+
+/// What the shell does next for an exchange.
+#[derive(Debug, Clone, PartialEq)]
+#[must_use]
+pub enum Output {
+    /// Read the request's body, at most this many bytes; then [`Exchange::handle_body`].
+    ReadBody(usize),
+    /// Ask the pairing ([`Exchange::pairing`]) this, dropping the replies of any earlier ask;
+    /// its reply lines go to [`Exchange::handle_reply`], and its end as None.
+    Ask(Request),
+    /// Answer the request with this; the exchange is over.
+    Respond(Answer),
+    /// Answer with an event stream (its events follow as [`Output::Send`]).
+    Open,
+    /// Send this text on the stream.
+    Send(String),
+    /// End the stream; the exchange is over.
+    End,
+}
+
+/// A whole answer.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Answer {
+    /// The HTTP status.
+    pub status: u16,
+    /// The body.
+    pub body: Body,
+    /// Headers beside the body's own (`Mcp-Session-Id`, `WWW-Authenticate`, `Allow`).
+    pub headers: Vec<(&'static str, String)>,
+}
+
+/// An answer's body.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Body {
+    /// JSON, never cached.
+    Json(Value),
+    /// A sentence as plain text.
+    Text(String),
+    /// Nothing.
+    Empty,
+}
+
+/// The exchange's deadlines: one table, the earliest is when it next needs waking
+/// (quinn-proto's `TimerTable`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Timer {
+    /// A streaming client's call answered in time goes as JSON; after this the stream opens.
+    FirstEvent,
+    /// `tools/list` and `status` wait this long for the pairing, then answer without it.
+    ToolList,
+    /// A quiet stream says something (a comment, or progress when due).
+    KeepAlive,
+    /// A round of questions not answered by then ends the call.
+    Round,
+    /// A `tasks/result` asks the pairing again.
+    TaskPoll,
+    /// A `tasks/result` stops waiting for its task.
+    Overall,
+}
+
+const TIMERS: [Timer; 6] = [
+    Timer::FirstEvent,
+    Timer::ToolList,
+    Timer::KeepAlive,
+    Timer::Round,
+    Timer::TaskPoll,
+    Timer::Overall,
+];
+
+#[derive(Debug, Default)]
+struct TimerTable([Option<u64>; TIMERS.len()]);
+
+impl TimerTable {
+    fn set(&mut self, timer: Timer, at: u64) {
+        self.0[timer as usize] = Some(at);
+    }
+
+    fn stop(&mut self, timer: Timer) {
+        self.0[timer as usize] = None;
+    }
+
+    /// The earliest deadline, and which.
+    fn next(&self) -> Option<(Timer, u64)> {
+        TIMERS.iter().filter_map(|t| Some((*t, self.0[*t as usize]?))).min_by_key(|(_, at)| *at)
+    }
+}
+
+/// What answers one message, before it is written out (a batch gathers them).
+#[derive(Debug)]
+enum Settled {
+    Json(u16, Value),
+    Accepted,
+    Unauthorized,
+    /// An `initialize`'s answer and the session id it gives.
+    Session(Value, String),
+}
+
+/// A successful answer, sent once the pairing says the grant is live (the grant-first rule:
+/// a forgotten or revoked connection stops at once, on every method).
+#[derive(Debug)]
+enum Then {
+    Answer(Value),
+    Initialize(Value, session::Declared),
+}
+
+/// Where the exchange is.
+#[derive(Debug, Default)]
+enum Job {
+    /// Waiting for the body.
+    Body,
+    /// The grant's check, then this answer.
+    Check(Then),
+    /// `tools/list` (`tools`) or the `status` tool, asked with the grant's check.
+    Listing {
+        id: Id,
+        era: Era,
+        tools: bool,
+    },
+    /// A cancellation told to the pairing.
+    Cancel,
+    /// The client's answer to a question, given to the pairing.
+    Answer,
+    /// `subscriptions/listen`, asked; then its stream.
+    Listen(Listen),
+    Listening(Listen),
+    /// A tasks request: asked (`asked`), or waiting to ask again.
+    Task {
+        id: Id,
+        era: Era,
+        task: String,
+        method: tasks::Method,
+        asked: bool,
+    },
+    /// A call's retried state being marked used.
+    Marking(Box<Starting>),
+    /// A call; `request` is what asks the pairing again (None: a call taken up again, which
+    /// asks nothing).
+    Call {
+        call: Box<Call>,
+        request: Option<Box<CallRequest>>,
+    },
+    /// A dropped stream's call, asked for.
+    Resume {
+        id: Id,
+        progress: Option<Value>,
+        number: u64,
+    },
+    /// Over.
+    #[default]
+    Done,
+}
+
+/// One request to the MCP endpoint (a POST, or a GET taking up a dropped stream).
+#[derive(Debug)]
+pub struct Exchange<'a> {
+    config: &'a Config,
+    catalogue: &'a Catalogue,
+    /// The relay's origin, as the request addressed it.
+    origin: String,
+    headers: RequestHeaders,
+    access: Option<Access>,
+    /// The client takes a stream.
+    stream: bool,
+    out: VecDeque<Output>,
+    timers: TimerTable,
+    job: Job,
+    /// A batch's messages still to answer, and the answers so far.
+    batch: Option<(VecDeque<Vec<u8>>, Vec<Value>)>,
+    opened: bool,
+    /// When the last input came.
+    now_ms: u64,
+}
+
+impl<'a> Exchange<'a> {
+    /// A POST with these headers at `now_ms`: its caller and token checked, then its body read.
+    #[must_use]
+    pub fn post(
+        headers: RequestHeaders,
+        config: &'a Config,
+        catalogue: &'a Catalogue,
+        origin: &str,
+        now_ms: u64,
+    ) -> Self {
+        let mut exchange = Self::new(headers, config, catalogue, origin, now_ms);
+        if exchange.access.is_some() {
+            exchange.job = Job::Body;
+            exchange.out.push_back(Output::ReadBody(http::body_cap("/")));
+        }
+        exchange
+    }
+
+    /// A GET with `Last-Event-ID` from a client whose call's stream dropped: the rest of the
+    /// call's events (or its end) on a new stream, for the connection that made it. Nothing to
+    /// take up: 405, as a GET without it (the relay offers no stream of its own).
+    #[must_use]
+    pub fn resume(
+        headers: RequestHeaders,
+        config: &'a Config,
+        catalogue: &'a Catalogue,
+        origin: &str,
+        now_ms: u64,
+    ) -> Self {
+        let mut exchange = Self::new(headers, config, catalogue, origin, now_ms);
+        let Some(access) = exchange.access.clone() else { return exchange };
+        let h = &exchange.headers;
+        let mcp = Headers {
+            version: h.version.as_deref(),
+            session: h.session.as_deref(),
+            ..Headers::default()
+        };
+        let declared = match session::check(&config.keys, &access.grant, &mcp, false) {
+            Ok(declared) => declared,
+            Err(body) => {
+                exchange.settle(Settled::Json(404, body));
+                return exchange;
+            }
+        };
+        let last = h.last_event_id.as_deref().and_then(resume::read_event_id);
+        let Some(resume::LastEvent { id, progress, number }) = last.filter(|_| declared.is_some())
+        else {
+            exchange.out.push_back(Output::Respond(not_allowed()));
+            return exchange;
+        };
+        let request = request_key(&access.grant, &id);
+        exchange.ask(Request::Resume { grant: access.grant, request });
+        exchange.job = Job::Resume { id, progress, number };
+        exchange
+    }
+
+    /// The caller's origin and the token checked: past them, the access (or the answer).
+    fn new(
+        headers: RequestHeaders,
+        config: &'a Config,
+        catalogue: &'a Catalogue,
+        origin: &str,
+        now_ms: u64,
+    ) -> Self {
+        let stream = accepts_stream(headers.accept.as_deref());
+        let mut exchange = Self {
+            config,
+            catalogue,
+            origin: origin.to_owned(),
+            headers,
+            access: None,
+            stream,
+            out: VecDeque::new(),
+            timers: TimerTable::default(),
+            job: Job::Done,
+            batch: None,
+            opened: false,
+            now_ms,
+        };
+        if !config.allows_caller(exchange.headers.origin.as_deref(), origin) {
+            let e = RpcError::new(ErrorCode::INVALID_REQUEST, sentences::ORIGIN_REFUSED);
+            exchange.respond(403, Body::Json(jsonrpc::error(None, &e)));
+            return exchange;
+        }
+        let presented = http::bearer(exchange.headers.authorization.as_deref());
+        exchange.access =
+            presented.and_then(|t| token::verify(&config.keys, origin, t, now_ms).ok());
+        if exchange.access.is_none() {
+            let answer = unauthorized(origin, presented.is_some());
+            exchange.out.push_back(Output::Respond(answer));
+        }
+        exchange
+    }
+
+    /// The pairing the token reaches (what [`Output::Ask`] asks).
+    #[must_use]
+    pub fn pairing(&self) -> Option<&str> {
+        self.access.as_ref().map(|a| a.pairing.as_str())
+    }
+
+    /// What to do next (None: wait for an input or [`Self::poll_timeout`]).
+    pub fn poll_output(&mut self) -> Option<Output> {
+        self.out.pop_front()
+    }
+
+    /// When the exchange next needs [`Self::handle_timeout`] (None: only an input moves it).
+    #[must_use]
+    pub fn poll_timeout(&self) -> Option<u64> {
+        self.timers.next().map(|(_, at)| at)
+    }
+
+    /// Whether the exchange is over (its answer written or its stream ended).
+    #[must_use]
+    pub fn is_done(&self) -> bool {
+        matches!(self.job, Job::Done) && self.out.is_empty()
+    }
+
+    /// The request's body ([`Output::ReadBody`]), or that it passed its cap.
+    pub fn handle_body(&mut self, body: Result<Vec<u8>, TooLarge>, now_ms: u64) {
+        self.now_ms = now_ms;
+        if !matches!(self.job, Job::Body) {
+            return;
+        }
+        self.job = Job::Done;
+        let body = match body {
+            Ok(body) => body,
+            Err(too_large) => {
+                let sentence = sentences::too_large(too_large.cap);
+                let e = RpcError::new(ErrorCode::INVALID_REQUEST, sentence);
+                return self.respond(413, Body::Json(jsonrpc::error(None, &e)));
+            }
+        };
+        match batch(&body, &self.headers.mcp()) {
+            Batch::One => self.start(&body, self.stream, now_ms),
+            Batch::Refused(McpReply::Json { status, body }) => {
+                self.respond(status, Body::Json(body))
+            }
+            Batch::Refused(_) => self.respond(400, Body::Text("Bad batch.".into())),
+            // A 2025-03-26 batch: each message answered in turn (calls as JSON), the answers
+            // together.
+            Batch::Many(items) => {
+                self.batch = Some((items.into(), Vec::new()));
+                self.next_in_batch(now_ms);
+            }
+        }
+    }
+
+    /// One of the pairing's replies to the last [`Output::Ask`] (None: its replies ended, or it
+    /// could not be asked).
+    pub fn handle_reply(&mut self, reply: Option<Reply>, now_ms: u64) {
+        self.now_ms = now_ms;
+        let no_grant = reply == Some(Reply::NoGrant);
+        match std::mem::take(&mut self.job) {
+            Job::Check(_)
+            | Job::Listing { .. }
+            | Job::Answer
+            | Job::Listen(_)
+            | Job::Resume { .. }
+                if no_grant =>
+            {
+                self.settle(Settled::Unauthorized)
+            }
+            Job::Task { asked: true, .. } if no_grant => self.settle(Settled::Unauthorized),
+            Job::Call { .. } if no_grant && !self.opened => self.settle(Settled::Unauthorized),
+            Job::Check(Then::Answer(body)) => self.settle(Settled::Json(200, body)),
+            Job::Check(Then::Initialize(body, declared)) => {
+                let grant = self.access.as_ref().map(|a| a.grant.as_str()).unwrap_or_default();
+                let id = session::issue(&self.config.keys, grant, declared);
+                self.settle(Settled::Session(body, id));
+            }
+            Job::Listing { id, era, tools } => {
+                let answer = match reply {
+                    Some(Reply::Tools(v) | Reply::Status(v)) => Some(v),
+                    _ => None,
+                };
+                self.listed(&id, &era, tools, answer);
+            }
+            Job::Cancel => self.settle(Settled::Accepted),
+            Job::Answer if reply == Some(Reply::Done) => self.settle(Settled::Accepted),
+            Job::Answer => {
+                let e = RpcError::new(ErrorCode::INVALID_REQUEST, sentences::NOT_ASKED);
+                self.settle(Settled::Json(400, jsonrpc::error(None, &e)));
+            }
+            Job::Listen(mut listen) => {
+                self.open(now_ms);
+                if let Some(ack) = listen.start() {
+                    self.send(ack, now_ms);
+                }
+                self.listening(listen, reply.as_ref(), now_ms);
+            }
+            Job::Listening(listen) => self.listening(listen, reply.as_ref(), now_ms),
+            Job::Task { id, era, task, method, asked: true } => {
+                let said = match reply {
+                    Some(Reply::Task(reply)) => Some(reply),
+                    _ => None,
+                };
+                match tasks::answer(&id, &era, &method, said) {
+                    tasks::Next::Answer(body) => self.settle(Settled::Json(200, body)),
+                    tasks::Next::AskAgain(after_ms) => {
+                        self.timers.set(Timer::TaskPoll, now_ms + after_ms);
+                        self.job = Job::Task { id, era, task, method, asked: false };
+                    }
+                }
+            }
+            Job::Marking(starting) => match starting.state_used(reply == Some(Reply::Done)) {
+                Ok((request, call)) => self.call(request, call, now_ms),
+                Err(body) => self.settle(Settled::Json(200, body)),
+            },
+            Job::Call { call, request } => {
+                self.step_call(call, request, CallInput::of_reply(reply), now_ms)
+            }
+            Job::Resume { .. } if matches!(reply, Some(Reply::NotAsked) | None) => {
+                self.out.push_back(Output::Respond(not_allowed()));
+            }
+            Job::Resume { id, progress, number } => {
+                let Some(access) = &self.access else { return };
+                let keys = self.config.keys.clone();
+                let (grant, tool, args) = (access.grant.clone(), String::new(), Value::Null);
+                let who = CallIdentity { id, era: Era::Session, keys, grant, tool, args };
+                let mut call = Call::resumed(who, progress, number, now_ms);
+                self.open(now_ms);
+                let opening = call.opening();
+                self.send(opening, now_ms);
+                self.step_call(Box::new(call), None, CallInput::of_reply(reply), now_ms);
+            }
+            // A reply nothing waits for (the end of an answered ask): nothing to do.
+            job @ (Job::Body | Job::Task { .. } | Job::Done) => self.job = job,
+        }
+    }
+
+    /// The clock reached [`Self::poll_timeout`] (or later): each deadline passed, in order.
+    pub fn handle_timeout(&mut self, now_ms: u64) {
+        self.now_ms = now_ms;
+        while let Some((timer, at)) = self.timers.next() {
+            if at > now_ms {
+                break;
+            }
+            self.timers.stop(timer);
+            match (timer, std::mem::take(&mut self.job)) {
+                (Timer::FirstEvent, Job::Call { call, request }) => {
+                    self.step_call(call, request, CallInput::FirstWaitOver, now_ms)
+                }
+                (Timer::KeepAlive, Job::Call { call, request }) => {
+                    self.step_call(call, request, CallInput::KeepAlive, now_ms)
+                }
+                (Timer::Round, Job::Call { call, request }) => {
+                    self.step_call(call, request, CallInput::RoundOver, now_ms)
+                }
+                (Timer::KeepAlive, Job::Listening(listen)) => {
+                    self.send(KEEP_ALIVE.to_owned(), now_ms);
+                    self.job = Job::Listening(listen);
+                }
+                (Timer::ToolList, Job::Listing { id, era, tools }) => {
+                    self.listed(&id, &era, tools, None)
+                }
+                (Timer::TaskPoll, Job::Task { id, era, task, method, .. }) => {
+                    let grant = self.access.as_ref().map(|a| a.grant.clone()).unwrap_or_default();
+                    let again = Request::Task { grant, task: task.clone(), op: TaskOp::Get };
+                    self.ask(again);
+                    self.job = Job::Task { id, era, task, method, asked: true };
+                }
+                // A `tasks/result` whose task still works when a call's wait ran out.
+                (Timer::Overall, Job::Task { id, .. }) => {
+                    self.settle(Settled::Json(200, tasks::still_working(&id)))
+                }
+                (_, job) => self.job = job,
+            }
+        }
+    }
+
+    /// Starts answering one message (`stream`: the client takes a stream for it).
+    fn start(&mut self, body: &[u8], stream: bool, now_ms: u64) {
+        let Some(access) = self.access.clone() else { return };
+        let headers = self.headers.mcp();
+        let reply = handle(body, &headers, &self.config.app_url);
+        let initialize = matches!(reply, McpReply::Initialize { .. });
+        let declared = match session::check(&self.config.keys, &access.grant, &headers, initialize)
+        {
+            Ok(declared) => declared,
+            Err(body) => return self.settle(Settled::Json(404, body)),
+        };
+        let grant = access.grant.clone();
+        let check = |want| Request::Check { grant: grant.clone(), want };
+        match reply {
+            McpReply::Json { status, body } => self.settle(Settled::Json(status, body)),
+            McpReply::Accepted => self.settle(Settled::Accepted),
+            McpReply::Granted(body) => {
+                self.ask(check(Want::Nothing));
+                self.job = Job::Check(Then::Answer(body));
+            }
+            McpReply::Initialize { body, declared } => {
+                self.ask(check(Want::Nothing));
+                self.job = Job::Check(Then::Initialize(body, declared));
+            }
+            // The grant's check and the answer in one round trip, within a short wait; a
+            // pairing that cannot answer in time gets the bundled list (or, for status, says so).
+            McpReply::ListTools { id, era } => {
+                self.ask(check(Want::Tools));
+                self.timers.set(Timer::ToolList, now_ms + TOOL_LIST_WAIT_MS);
+                self.job = Job::Listing { id, era, tools: true };
+            }
+            McpReply::Status { id, era } => {
+                self.ask(check(Want::Status));
+                self.timers.set(Timer::ToolList, now_ms + TOOL_LIST_WAIT_MS);
+                self.job = Job::Listing { id, era, tools: false };
+            }
+            McpReply::Cancel { request_id } => {
+                // Nothing to tell the client either way: a cancellation has no answer.
+                self.ask(Request::Cancel { request: request_key(&grant, &request_id) });
+                self.job = Job::Cancel;
+            }
+            McpReply::Listen { id, tools } => {
+                self.ask(Request::Listen { grant });
+                self.job = Job::Listen(Listen::new(id, tools));
+            }
+            McpReply::Task { id, era, task, method } => {
+                self.ask(Request::Task { grant, task: task.clone(), op: method.op() });
+                self.timers.set(Timer::Overall, now_ms + self.config.call_wait_ms);
+                self.job = Job::Task { id, era, task, method, asked: true };
+            }
+            McpReply::Answer { id, answer } => {
+                self.ask(Request::Answer { grant, id, answer });
+                self.job = Job::Answer;
+            }
+            McpReply::Call { id, tool, args, progress_token, era, retry, tasks } => {
+                let resumable = resume::resumable(&headers, declared.as_ref(), stream);
+                let asked = Asked {
+                    id,
+                    tool,
+                    args,
+                    progress_token,
+                    era,
+                    retry,
+                    stream,
+                    session: declared,
+                    resumable,
+                    tasks,
+                    params: self.headers.params.clone(),
+                };
+                match call::start(asked, &access, self.config, now_ms) {
+                    Start::Refused(body) => self.settle(Settled::Json(200, body)),
+                    Start::Ask(request, call) => self.call(request, call, now_ms),
+                    Start::MarkState { key, expires_ms, then } => {
+                        self.ask(Request::UseState { key, expires_ms });
+                        self.job = Job::Marking(then);
+                    }
+                }
+            }
+        }
+    }
+
+    /// The next message of a batch, or the batch's answer once none is left.
+    fn next_in_batch(&mut self, now_ms: u64) {
+        let Some((items, answers)) = self.batch.as_mut() else { return };
+        match items.pop_front() {
+            Some(item) => self.start(&item, false, now_ms),
+            None if answers.is_empty() => {
+                self.batch = None;
+                self.respond(202, Body::Empty);
+            }
+            None => {
+                let answers = std::mem::take(answers);
+                self.batch = None;
+                self.respond(200, Body::Json(Value::Array(answers)));
+            }
+        }
+    }
+
+    /// One message answered: the request's answer, or (in a batch) one of its answers.
+    fn settle(&mut self, settled: Settled) {
+        self.timers = TimerTable::default();
+        self.job = Job::Done;
+        if let Some((_, answers)) = self.batch.as_mut() {
+            match settled {
+                // A connection that is not live answers nothing of its batch.
+                Settled::Unauthorized => self.batch = None,
+                Settled::Accepted => return self.next_in_batch(self.now_ms),
+                Settled::Json(_, body) | Settled::Session(body, _) => {
+                    answers.push(body);
+                    return self.next_in_batch(self.now_ms);
+                }
+            }
+        }
+        let answer = match settled {
+            Settled::Json(status, body) => {
+                Answer { status, body: Body::Json(body), headers: vec![] }
+            }
+            Settled::Accepted => Answer { status: 202, body: Body::Empty, headers: vec![] },
+            Settled::Unauthorized => unauthorized(&self.origin, true),
+            Settled::Session(body, id) => Answer {
+                status: 200,
+                body: Body::Json(body),
+                headers: vec![("mcp-session-id", id)],
+            },
+        };
+        self.out.push_back(Output::Respond(answer));
+    }
+
+    fn respond(&mut self, status: u16, body: Body) {
+        self.job = Job::Done;
+        self.out.push_back(Output::Respond(Answer { status, body, headers: Vec::new() }));
+    }
+
+    fn ask(&mut self, request: Request) {
+        self.out.push_back(Output::Ask(request));
+    }
+
+    /// Asks the pairing with a call; a client that takes a stream gets one if the answer does
+    /// not come within the first wait.
+    fn call(&mut self, request: CallRequest, call: Call, now_ms: u64) {
+        self.ask(Request::Call(request.clone()));
+        if call.takes_stream() {
+            self.timers.set(Timer::FirstEvent, now_ms + FIRST_EVENT_WAIT_MS);
+        }
+        self.job = Job::Call { call: Box::new(call), request: Some(Box::new(request)) };
+    }
+
+    /// One input to the call; what it says goes out.
+    fn step_call(
+        &mut self,
+        mut call: Box<Call>,
+        request: Option<Box<CallRequest>>,
+        input: CallInput,
+        now_ms: u64,
+    ) {
+        let output = call.input(input, now_ms);
+        if call.streaming() {
+            self.open(now_ms);
+        }
+        match output {
+            CallOutput::Wait => {}
+            CallOutput::Json { status, body } => return self.settle(Settled::Json(status, body)),
+            CallOutput::Send(text) => self.send(text, now_ms),
+            CallOutput::Last(text) => {
+                self.send(text, now_ms);
+                return self.end();
+            }
+            CallOutput::Ask { text, ids } => {
+                self.send(text, now_ms);
+                // The pairing holds the questions before the client can answer them.
+                let Some(grant) = request.as_ref().and(self.access.as_ref()) else {
+                    return self.step_call(call, request, CallInput::Ended, now_ms);
+                };
+                self.ask(Request::AwaitAnswers { grant: grant.grant.clone(), ids });
+                self.timers.set(Timer::Round, now_ms + call.round_wait_ms());
+            }
+            CallOutput::Again(input) => {
+                // The client's answers: the call goes to the tab again with them.
+                self.timers.stop(Timer::Round);
+                let Some(mut again) = request else {
+                    return self.step_call(call, None, CallInput::Ended, now_ms);
+                };
+                again.input = Some(input);
+                self.ask(Request::Call((*again).clone()));
+                self.job = Job::Call { call, request: Some(again) };
+                return;
+            }
+        }
+        self.job = Job::Call { call, request };
+    }
+
+    /// `tools/list` or `status` answered (None: the pairing did not say in time).
+    fn listed(&mut self, id: &Id, era: &Era, tools: bool, answer: Option<Value>) {
+        let body = if tools {
+            tools_list(id, era, answer.unwrap_or_else(|| tools::list(None, self.catalogue)))
+        } else {
+            status_answer(id, era, answer)
+        };
+        self.settle(Settled::Json(200, body));
+    }
+
+    /// One reply of a listen stream.
+    fn listening(&mut self, mut listen: Listen, reply: Option<&Reply>, now_ms: u64) {
+        match listen.input(reply) {
+            Some((text, last)) => {
+                self.send(text, now_ms);
+                if last {
+                    return self.end();
+                }
+            }
+            None => return self.end(),
+        }
+        self.job = Job::Listening(listen);
+    }
+
+    /// The event stream opens (once); a quiet stream keeps alive from now.
+    fn open(&mut self, now_ms: u64) {
+        if !self.opened {
+            self.opened = true;
+            self.timers.stop(Timer::FirstEvent);
+            self.timers.set(Timer::KeepAlive, now_ms + KEEP_ALIVE_MS);
+            self.out.push_back(Output::Open);
+        }
+    }
+
+    /// Text on the stream (nothing for the empty text); the keep-alive counts from it.
+    fn send(&mut self, text: String, now_ms: u64) {
+        self.open(now_ms);
+        if !text.is_empty() {
+            self.out.push_back(Output::Send(text));
+            self.timers.set(Timer::KeepAlive, now_ms + KEEP_ALIVE_MS);
+        }
+    }
+
+    fn end(&mut self) {
+        self.timers = TimerTable::default();
+        self.job = Job::Done;
+        self.out.push_back(Output::End);
+    }
+}
+
+/// 401 with the header that tells a client where to authorize.
+fn unauthorized(origin: &str, token_presented: bool) -> Answer {
+    let body = json!({"error": "invalid_token", "error_description": sentences::TOKEN_INVALID});
+    let challenge = metadata::www_authenticate(origin, token_presented);
+    Answer { status: 401, body: Body::Json(body), headers: vec![("www-authenticate", challenge)] }
+}
+
+/// 405 naming the methods the endpoint takes.
+fn not_allowed() -> Answer {
+    let methods = http::allow("/").unwrap_or_default();
+    let body = Body::Text(sentences::method_not_allowed(&methods));
+    Answer { status: 405, body, headers: vec![("allow", methods)] }
+}

@@ -1,0 +1,150 @@
+//! The one loop that drives an [`Exchange`]: it carries out what the exchange says (read the
+//! body, ask the pairing, answer, stream), sleeps until the exchange next needs waking or the
+//! pairing says something, reads the clock once per event and feeds back what happened.
+
+use std::time::Duration;
+
+use futures::future::{select, Either, LocalBoxFuture};
+use worker::{Delay, ObjectNamespace, Request, Response, Result};
+
+use super::{ask_pairing, json_response, now_ms, read_body, Replies};
+use crate::mcp::exchange::{Answer, Body, Exchange, Output};
+use crate::pairing::wire::{Reply, Request as PairingRequest};
+
+/// What the loop stops at.
+enum Step {
+    Respond(Answer),
+    Open,
+    Send(String),
+    End,
+}
+
+/// The exchange and its ask of the pairing in flight (kept across waits: a deadline passing
+/// does not drop an ask or a reply half read).
+struct Driver {
+    exchange: Exchange<'static>,
+    pairings: ObjectNamespace,
+    asking: Option<LocalBoxFuture<'static, Replies>>,
+    replies: Option<Replies>,
+    now_ms: u64,
+}
+
+/// Answers `req` as `exchange` says: a whole answer, or an event stream.
+pub(crate) async fn drive(
+    exchange: Exchange<'static>,
+    mut req: Request,
+    pairings: ObjectNamespace,
+) -> Result<Response> {
+    let mut driver = Driver { exchange, pairings, asking: None, replies: None, now_ms: now_ms() };
+    match driver.step(Some(&mut req)).await? {
+        Step::Respond(answer) => respond(answer),
+        Step::Open => {
+            let events = futures::stream::unfold(driver, |mut driver| async move {
+                match driver.step(None).await {
+                    Ok(Step::Send(text)) => {
+                        Some((Ok::<_, worker::Error>(text.into_bytes()), driver))
+                    }
+                    _ => None,
+                }
+            });
+            let mut res = Response::from_stream(events)?;
+            let headers = res.headers_mut();
+            headers.set("content-type", "text/event-stream")?;
+            headers.set("cache-control", "no-cache, no-store")?;
+            headers.set("x-accel-buffering", "no")?;
+            Ok(res)
+        }
+        // Nothing could move the exchange any more (a fault of the core, never a client's).
+        Step::Send(_) | Step::End => {
+            Response::error(crate::sentences::shell::CALL_NOT_ANSWERED, 500)
+        }
+    }
+}
+
+impl Driver {
+    /// Runs the exchange to its next answer, stream opening, event or end.
+    async fn step(&mut self, mut req: Option<&mut Request>) -> Result<Step> {
+        loop {
+            while let Some(output) = self.exchange.poll_output() {
+                match output {
+                    Output::ReadBody(cap) => {
+                        let body = match req.as_deref_mut() {
+                            Some(req) => read_body(req, cap).await?,
+                            None => Ok(Vec::new()),
+                        };
+                        self.now_ms = now_ms();
+                        self.exchange.handle_body(body, self.now_ms);
+                    }
+                    Output::Ask(request) => self.ask(request),
+                    Output::Respond(answer) => return Ok(Step::Respond(answer)),
+                    Output::Open => return Ok(Step::Open),
+                    Output::Send(text) => return Ok(Step::Send(text)),
+                    Output::End => return Ok(Step::End),
+                }
+            }
+            let timeout = self.exchange.poll_timeout();
+            if timeout.is_none() && self.asking.is_none() && self.replies.is_none() {
+                return Ok(Step::End);
+            }
+            let wait_ms = timeout.map(|at| at.saturating_sub(self.now_ms));
+            let sleep = async move {
+                match wait_ms {
+                    Some(ms) => Delay::from(Duration::from_millis(ms)).await,
+                    None => std::future::pending().await,
+                }
+            };
+            let (asking, replies) = (&mut self.asking, &mut self.replies);
+            let reply = async move {
+                if let Some(ask) = asking.as_mut() {
+                    *replies = Some(ask.await);
+                    *asking = None;
+                }
+                match replies.as_mut() {
+                    Some(replies) => replies.next().await,
+                    None => std::future::pending().await,
+                }
+            };
+            let heard = match select(std::pin::pin!(reply), std::pin::pin!(sleep)).await {
+                Either::Left((reply, _)) => Some(reply),
+                Either::Right(_) => None,
+            };
+            self.now_ms = now_ms();
+            match heard {
+                Some(reply) => self.heard(reply),
+                None => self.exchange.handle_timeout(self.now_ms),
+            }
+        }
+    }
+
+    fn heard(&mut self, reply: Option<Reply>) {
+        if reply.is_none() {
+            self.replies = None;
+        }
+        self.exchange.handle_reply(reply, self.now_ms);
+    }
+
+    /// Asks the pairing, dropping what an earlier ask would still say.
+    fn ask(&mut self, request: PairingRequest) {
+        self.replies = None;
+        let pairing = self.exchange.pairing().unwrap_or_default();
+        let stub = self.pairings.id_from_name(pairing).and_then(|id| id.get_stub());
+        self.asking = Some(Box::pin(async move {
+            match stub {
+                Ok(stub) => ask_pairing(&stub, &request).await.unwrap_or_else(|_| Replies::none()),
+                Err(_) => Replies::none(),
+            }
+        }));
+    }
+}
+
+fn respond(answer: Answer) -> Result<Response> {
+    let mut res = match answer.body {
+        Body::Json(body) => json_response(answer.status, &body)?,
+        Body::Text(text) => Response::error(text, answer.status)?,
+        Body::Empty => Response::empty()?.with_status(answer.status),
+    };
+    for (name, value) in answer.headers {
+        res.headers_mut().set(name, &value)?;
+    }
+    Ok(res)
+}
