@@ -111,6 +111,7 @@ pub fn preflight_headers(fixed: &str, requested: Option<&str>) -> String {
 /// What the shell does next for an exchange.
 #[derive(Debug, Clone, PartialEq)]
 #[must_use]
+#[allow(clippy::large_enum_variant)] // one at a time, moved straight out: boxing only allocates
 pub enum Output {
     /// Read the request's body, at most this many bytes; then [`Exchange::handle_body`].
     ReadBody(usize),

@@ -1,1 +1,580 @@
-//! tests placeholder
+//! The pair harness, in the style of quinn-proto's `tests/util.rs` `Pair`: exchanges (the
+//! Worker's half of a request) and the real pairing ([`Room`]) run together on one virtual
+//! clock, every message between them through the real wire encoding (a request's body as the
+//! object reads it, each reply as its NDJSON line), with a scripted tab. Each test is one
+//! behaviour a client sees, from its request to its last byte.
+
+use std::collections::HashMap;
+
+use serde_json::{json, Value};
+use tabrelay_bundle::catalogue::Catalogue;
+use tabrelay_bundle::fields::Message as _;
+use tabrelay_bundle::protocol::PROTOCOL_VERSION;
+use tabrelay_bundle::BUNDLE_DIGEST;
+
+use super::{Answer, Body, Exchange, Output, RequestHeaders};
+use crate::config::Config;
+use crate::crypto::testing::Counter;
+use crate::limits::{FIRST_EVENT_WAIT_MS, KEEP_ALIVE_MS, TOOL_LIST_WAIT_MS};
+use crate::oauth::token::{self, Access};
+use crate::pairing::grants::Grant;
+use crate::pairing::room::{Asker, Effect, Input, Room, Stored};
+use crate::pairing::tabs::tests::{hello, key, signature, ORIGIN, SENDER};
+use crate::pairing::wire::{Reply, Request};
+use crate::sentences;
+
+/// The relay's origin as clients address it.
+const RELAY: &str = ORIGIN;
+
+fn config() -> &'static Config {
+    let config = Config::from_vars(
+        Some(&"k".repeat(32)),
+        None,
+        Some("https://app.example"),
+        Some("https://app.example/"),
+        None,
+    );
+    Box::leak(Box::new(config.unwrap()))
+}
+
+fn catalogue() -> &'static Catalogue {
+    Box::leak(Box::new(Catalogue::bundled()))
+}
+
+/// A tool of the bundled catalogue, whichever app's catalogue the relay is built with.
+fn tool() -> String {
+    Catalogue::bundled().tools[0].name.clone()
+}
+
+/// What a client saw of one exchange.
+#[derive(Debug, Default)]
+struct Seen {
+    answer: Option<Answer>,
+    opened: bool,
+    events: Vec<String>,
+    ended: bool,
+}
+
+impl Seen {
+    /// The JSON-RPC messages of the stream's events, in order.
+    fn messages(&self) -> Vec<Value> {
+        self.events
+            .iter()
+            .flat_map(|e| e.split("\n\n"))
+            .filter_map(|block| block.lines().find_map(|l| l.strip_prefix("data: ")))
+            .filter_map(|data| serde_json::from_str(data).ok())
+            .collect()
+    }
+
+    /// The events' ids, in order (the priming event's too).
+    fn ids(&self) -> Vec<String> {
+        self.events
+            .iter()
+            .flat_map(|e| e.split("\n\n"))
+            .filter_map(|block| block.lines().find_map(|l| l.strip_prefix("id: ")))
+            .map(str::to_owned)
+            .collect()
+    }
+
+    /// The whole answer's JSON body.
+    fn json(&self) -> (u16, Value) {
+        match &self.answer {
+            Some(Answer { status, body: Body::Json(body), .. }) => (*status, body.clone()),
+            other => panic!("no JSON answer: {other:?} ({self:?})"),
+        }
+    }
+}
+
+/// One request to the endpoint: its exchange, its body and what its client saw.
+struct Run {
+    exchange: Exchange<'static>,
+    body: Vec<u8>,
+    /// The exchange's current ask of the pairing.
+    asker: Option<Asker>,
+    seen: Seen,
+}
+
+/// The pairing, a proven tab, a clock, and the lines each ask has not read yet.
+struct Pair {
+    room: Room,
+    now: u64,
+    rng: Counter,
+    config: &'static Config,
+    catalogue: &'static Catalogue,
+    token: String,
+    tab: u64,
+    next_asker: Asker,
+    /// Each ask's reply lines not read yet (None: its end).
+    inbox: HashMap<Asker, Vec<Option<Vec<u8>>>>,
+    /// The room's deadlines (when, for which call).
+    deadlines: Vec<(u64, u64)>,
+    alarm: Option<u64>,
+    /// What the tab was sent, as the JSON it reads.
+    to_tab: Vec<Value>,
+}
+
+impl Pair {
+    /// A pairing that holds grant `g1` and one proven tab, and a token of `g1`.
+    fn new() -> Self {
+        let catalogue = catalogue();
+        let config = config();
+        let mut pair = Self {
+            room: Room::new(Some(config.keys.clone()), catalogue),
+            now: 1_000_000,
+            rng: Counter(1),
+            config,
+            catalogue,
+            token: String::new(),
+            tab: 0,
+            next_asker: 0,
+            inbox: HashMap::new(),
+            deadlines: Vec::new(),
+            alarm: None,
+            to_tab: Vec::new(),
+        };
+        let grant = Grant::new(
+            "g1".into(),
+            "cid".into(),
+            "Claude".into(),
+            "claude.ai".into(),
+            1_000_000,
+            &mut Counter(9),
+        )
+        .0;
+        pair.room_input(Input::Woke(Stored { grants: vec![grant], ..Stored::default() }));
+        let number = pair.room.next_tab_number(pair.now);
+        let (pairing, origin, sender) = (key().pairing(), ORIGIN.into(), SENDER.into());
+        pair.room_input(Input::Opened { number, pairing: pairing.clone(), origin, sender });
+        pair.tab = number;
+        let hello = hello(&signature(), PROTOCOL_VERSION, BUNDLE_DIGEST);
+        pair.room_input(Input::Message { tab: number, text: Some(hello) });
+        assert!(pair.to_tab.iter().any(|m| m["type"] == "welcome"), "{:?}", pair.to_tab);
+        let access = Access {
+            iss: RELAY.into(),
+            aud: RELAY.into(),
+            pairing,
+            grant: "g1".into(),
+            client: "Claude".into(),
+            host: "claude.ai".into(),
+        };
+        pair.token = token::issue(&config.keys, access, pair.now);
+        pair
+    }
+
+    fn room_input(&mut self, input: Input) {
+        let effects = self.room.handle(input, self.now, &mut self.rng);
+        self.carry(effects);
+    }
+
+    /// Carries out the room's effects as its object would (the pair keeps no storage).
+    fn carry(&mut self, effects: Vec<Effect>) {
+        for effect in effects {
+            match effect {
+                Effect::Reply(asker, reply) => {
+                    let inbox = self.inbox.entry(asker).or_default();
+                    inbox.push(Some(reply.line()));
+                    if reply.ends() {
+                        inbox.push(None);
+                    }
+                }
+                Effect::Send(_, message) => {
+                    self.to_tab.push(serde_json::to_value(&message).unwrap())
+                }
+                Effect::Deadline(_, call, at) => self.deadlines.push((at, call)),
+                Effect::SetAlarm(at) => self.alarm = Some(self.alarm.map_or(at, |a| a.min(at))),
+                Effect::Verify(tab, _) => self.room_input(Input::Proved { tab, valid: true }),
+                _ => {}
+            }
+        }
+    }
+
+    /// The headers of a request with the pair's token.
+    fn headers(&self, stream: bool) -> RequestHeaders {
+        let accept =
+            if stream { "application/json, text/event-stream" } else { "application/json" };
+        RequestHeaders {
+            authorization: Some(format!("Bearer {}", self.token)),
+            accept: Some(accept.into()),
+            ..RequestHeaders::default()
+        }
+    }
+
+    /// A POST of `body` with `headers`, driven until it waits.
+    fn post(&mut self, headers: RequestHeaders, body: Value) -> Run {
+        let exchange = Exchange::post(headers, self.config, self.catalogue, RELAY, self.now);
+        let mut run = Run {
+            exchange,
+            body: body.to_string().into_bytes(),
+            asker: None,
+            seen: Seen::default(),
+        };
+        self.drive(&mut run);
+        run
+    }
+
+    /// A GET taking up a dropped stream, driven until it waits.
+    fn resume(&mut self, headers: RequestHeaders) -> Run {
+        let exchange = Exchange::resume(headers, self.config, self.catalogue, RELAY, self.now);
+        let mut run = Run { exchange, body: Vec::new(), asker: None, seen: Seen::default() };
+        self.drive(&mut run);
+        run
+    }
+
+    /// Moves `run` until it waits for the clock or for something outside it.
+    fn drive(&mut self, run: &mut Run) {
+        loop {
+            while let Some(output) = run.exchange.poll_output() {
+                match output {
+                    Output::ReadBody(_) => {
+                        let body = std::mem::take(&mut run.body);
+                        run.exchange.handle_body(Ok(body), self.now);
+                    }
+                    Output::Ask(request) => self.ask(run, &request),
+                    Output::Respond(answer) => run.seen.answer = Some(answer),
+                    Output::Open => run.seen.opened = true,
+                    Output::Send(text) => run.seen.events.push(text),
+                    Output::End => run.seen.ended = true,
+                }
+            }
+            let Some(asker) = run.asker else { return };
+            let inbox = self.inbox.entry(asker).or_default();
+            if inbox.is_empty() {
+                return;
+            }
+            match inbox.remove(0) {
+                // Through the wire: the line read back as the Worker reads it.
+                Some(line) => {
+                    let reply = Reply::decode(&line);
+                    assert!(reply.is_some(), "a reply line that does not read back");
+                    run.exchange.handle_reply(reply, self.now);
+                }
+                None => {
+                    run.asker = None;
+                    run.exchange.handle_reply(None, self.now);
+                }
+            }
+        }
+    }
+
+    /// The exchange asks the pairing: its request goes as the object's body, read back there.
+    fn ask(&mut self, run: &mut Run, request: &Request) {
+        if let Some(earlier) = run.asker.take() {
+            // The Worker drops the earlier ask's replies: the object sees its waiter gone.
+            self.room_input(Input::Gone { asker: earlier });
+        }
+        let request = Request::decode(&request.encode()).expect("a request reads back");
+        self.next_asker += 1;
+        run.asker = Some(self.next_asker);
+        self.room_input(Input::Request { asker: self.next_asker, request, replayed: Vec::new() });
+    }
+
+    /// The client goes away: its stream is dropped, and with it the exchange's ask.
+    fn drop_run(&mut self, run: Run) {
+        if let Some(asker) = run.asker {
+            self.room_input(Input::Gone { asker });
+        }
+    }
+
+    /// `ms` pass: the exchanges' and the room's deadlines fire in order.
+    fn later(&mut self, runs: &mut [&mut Run], ms: u64) {
+        let until = self.now + ms;
+        loop {
+            for run in runs.iter_mut() {
+                self.drive(run);
+            }
+            let exchange = runs.iter().filter_map(|r| r.exchange.poll_timeout()).min();
+            let room = self.deadlines.iter().map(|(at, _)| *at).min();
+            let next = [exchange, room, self.alarm].into_iter().flatten().min();
+            let Some(at) = next.filter(|at| *at <= until) else { break };
+            self.now = self.now.max(at);
+            if exchange == Some(at) {
+                for run in runs.iter_mut() {
+                    if run.exchange.poll_timeout().is_some_and(|t| t <= self.now) {
+                        run.exchange.handle_timeout(self.now);
+                    }
+                }
+            } else if room == Some(at) {
+                let (due, kept) = self.deadlines.iter().partition(|(at, _)| *at <= self.now);
+                self.deadlines = kept;
+                for (_, call) in due {
+                    self.room_input(Input::Deadline { call });
+                }
+            } else {
+                self.alarm = None;
+                self.room_input(Input::Alarm);
+            }
+        }
+        self.now = until;
+        for run in runs.iter_mut() {
+            self.drive(run);
+        }
+    }
+
+    /// The tab says `text`; `runs` hear what comes of it.
+    fn tab_says(&mut self, runs: &mut [&mut Run], text: &str) {
+        self.room_input(Input::Message { tab: self.tab, text: Some(text.into()) });
+        for run in runs.iter_mut() {
+            self.drive(run);
+        }
+    }
+
+    /// The id of the last call the tab was sent.
+    fn last_call(&self) -> u64 {
+        let call = self.to_tab.iter().rev().find(|m| m["type"] == "call");
+        call.and_then(|m| m["id"].as_u64()).unwrap_or_else(|| panic!("no call: {:?}", self.to_tab))
+    }
+}
+
+fn call_body(id: u64, meta: Value) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+           "params": {"name": tool(), "arguments": {}, "_meta": meta}})
+}
+
+#[test]
+fn a_call_answered_quickly_is_one_json_answer() {
+    let mut pair = Pair::new();
+    let mut run = pair.post(pair.headers(true), call_body(1, json!({})));
+    let call = pair.last_call();
+    assert!(run.seen.answer.is_none() && !run.seen.opened, "waits for the tab");
+    pair.later(&mut [&mut run], FIRST_EVENT_WAIT_MS / 2);
+    pair.tab_says(
+        &mut [&mut run],
+        &format!(r#"{{"type":"result","id":{call},"data":{{"rows":3}}}}"#),
+    );
+    let (status, body) = run.seen.json();
+    assert_eq!(status, 200);
+    assert_eq!(body["id"], 1);
+    let text = body["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(text.contains("rows"), "{body}");
+    assert!(!run.seen.opened, "answered within the first wait: no stream");
+    assert!(run.exchange.is_done());
+}
+
+#[test]
+fn a_slow_call_streams_progress_on_the_exchanges_own_clock_then_its_answer() {
+    let mut pair = Pair::new();
+    let mut run = pair.post(pair.headers(true), call_body(2, json!({"progressToken": "t"})));
+    let call = pair.last_call();
+    pair.later(&mut [&mut run], FIRST_EVENT_WAIT_MS);
+    assert!(run.seen.opened && run.seen.answer.is_none(), "the stream opened: {:?}", run.seen);
+    pair.tab_says(
+        &mut [&mut run],
+        &format!(r#"{{"type":"asking","id":{call},"sentence":"Delete 3 rows?"}}"#),
+    );
+    let asked = run.seen.messages();
+    assert_eq!(asked[0]["method"], "notifications/progress");
+    assert!(asked[0]["params"]["message"].as_str().unwrap().contains("Delete 3 rows?"));
+    // Quiet for a while: the exchange speaks on its own clock (the pairing's ticks are not
+    // needed), progress at least every so often.
+    pair.later(&mut [&mut run], 3 * KEEP_ALIVE_MS);
+    let progress = run.seen.messages();
+    assert!(progress.len() >= 2, "progress while the person is asked: {:?}", run.seen.events);
+    assert!(run.seen.events.len() >= 4, "something every KEEP_ALIVE_MS: {:?}", run.seen.events);
+    pair.tab_says(&mut [&mut run], &format!(r#"{{"type":"result","id":{call},"data":[1]}}"#));
+    let last = run.seen.messages().pop().unwrap();
+    assert_eq!(last["id"], 2);
+    assert!(last["result"].is_object(), "{last}");
+    assert!(run.seen.ended && run.exchange.is_done());
+}
+
+#[test]
+fn a_tool_list_comes_from_the_tab_and_a_forgotten_connection_is_told_so() {
+    let mut pair = Pair::new();
+    let list = json!({"type": "tools", "tools": [{"name": "only_this", "inputSchema": {"type": "object"}, "setting": "runs"}]});
+    pair.room_input(Input::Message { tab: pair.tab, text: Some(list.to_string()) });
+    let body = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/list"});
+    let run = pair.post(pair.headers(false), body.clone());
+    let (status, answer) = run.seen.json();
+    assert_eq!(status, 200);
+    assert_eq!(answer["result"]["tools"][0]["name"], "only_this", "{answer}");
+    // The grant forgotten: every method stops at once (the grant-first rule).
+    let revoke = crate::pairing::wire::RevokeRequest { grant: "g1".into(), secret: None };
+    pair.room_input(Input::Request {
+        asker: 999,
+        request: Request::Revoke(revoke),
+        replayed: Vec::new(),
+    });
+    for body in [body, json!({"jsonrpc": "2.0", "id": 4, "method": "resources/list"})] {
+        let run = pair.post(pair.headers(false), body);
+        assert_eq!(run.seen.answer.as_ref().map(|a| a.status), Some(401), "{:?}", run.seen);
+    }
+}
+
+#[test]
+fn a_tool_list_the_pairing_does_not_give_in_time_is_the_bundled_one() {
+    let pair = Pair::new();
+    let body = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/list"});
+    let mut exchange = Exchange::post(pair.headers(false), pair.config, pair.catalogue, RELAY, 0);
+    assert_eq!(exchange.poll_output(), Some(Output::ReadBody(crate::http::body_cap("/"))));
+    exchange.handle_body(Ok(body.to_string().into_bytes()), 0);
+    assert!(matches!(exchange.poll_output(), Some(Output::Ask(Request::Check { .. }))));
+    assert_eq!(exchange.poll_output(), None);
+    assert_eq!(exchange.poll_timeout(), Some(TOOL_LIST_WAIT_MS));
+    exchange.handle_timeout(TOOL_LIST_WAIT_MS);
+    let Some(Output::Respond(Answer { status: 200, body: Body::Json(answer), .. })) =
+        exchange.poll_output()
+    else {
+        panic!("the bundled list")
+    };
+    assert_eq!(answer["result"]["tools"][0]["name"], tool());
+    // A reply too late changes nothing.
+    exchange.handle_reply(Some(Reply::NoGrant), TOOL_LIST_WAIT_MS + 1);
+    assert_eq!(exchange.poll_output(), None);
+    assert!(exchange.is_done());
+}
+
+#[test]
+fn a_batch_is_answered_message_by_message_without_reading_its_own_answers_back() {
+    let mut pair = Pair::new();
+    let batch = json!([
+        {"jsonrpc": "2.0", "id": 1, "method": "resources/list"},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+    ]);
+    let run = pair.post(pair.headers(false), batch);
+    let (status, answers) = run.seen.json();
+    assert_eq!(status, 200);
+    let ids: Vec<_> = answers.as_array().unwrap().iter().map(|a| a["id"].clone()).collect();
+    assert_eq!(ids, [json!(1), json!(2)], "the notification answers nothing");
+    assert!(run.exchange.is_done());
+}
+
+#[test]
+fn a_stranger_or_a_bad_token_gets_no_further_than_the_door() {
+    let pair = Pair::new();
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}).to_string();
+    let strange =
+        RequestHeaders { origin: Some("https://evil.example".into()), ..pair.headers(false) };
+    let mut exchange = Exchange::post(strange, pair.config, pair.catalogue, RELAY, pair.now);
+    let Some(Output::Respond(answer)) = exchange.poll_output() else { panic!("refused") };
+    assert_eq!(answer.status, 403);
+    let forged =
+        RequestHeaders { authorization: Some("Bearer x.y.z".into()), ..pair.headers(false) };
+    let mut exchange = Exchange::post(forged, pair.config, pair.catalogue, RELAY, pair.now);
+    let Some(Output::Respond(answer)) = exchange.poll_output() else { panic!("refused") };
+    assert_eq!(answer.status, 401);
+    assert!(answer
+        .headers
+        .iter()
+        .any(|(k, v)| *k == "www-authenticate" && v.contains("invalid_token")));
+    assert_eq!(exchange.poll_output(), None, "the body is never read");
+    let _ = body;
+}
+
+#[test]
+fn a_task_handed_over_is_polled_until_its_result() {
+    let mut pair = Pair::new();
+    // The tool asks the person first, so a call of it may become a task.
+    let list = json!({"type": "tools", "tools": [{"name": tool(), "inputSchema": {"type": "object"}, "setting": "asks"}]});
+    pair.room_input(Input::Message { tab: pair.tab, text: Some(list.to_string()) });
+    let mut headers = pair.headers(false);
+    headers.version = Some("2025-11-25".into());
+    let mut body = call_body(5, json!({}));
+    body["params"]["task"] = json!({});
+    let made = pair.post(headers.clone(), body);
+    let (_, created) = made.seen.json();
+    let task = created["result"]["task"]["taskId"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{created}"))
+        .to_owned();
+    let call = pair.last_call();
+    let ask =
+        json!({"jsonrpc": "2.0", "id": 6, "method": "tasks/result", "params": {"taskId": task}});
+    let mut result = pair.post(headers, ask);
+    assert!(result.seen.answer.is_none(), "waits for the task");
+    pair.later(&mut [&mut result], 3_000);
+    assert!(result.seen.answer.is_none(), "still waiting");
+    pair.tab_says(
+        &mut [&mut result],
+        &format!(r#"{{"type":"result","id":{call},"data":{{"rows":4}}}}"#),
+    );
+    pair.later(&mut [&mut result], 3_000);
+    let (status, answer) = result.seen.json();
+    assert_eq!(status, 200);
+    assert!(answer["result"]["content"][0]["text"].as_str().unwrap().contains("rows"), "{answer}");
+}
+
+#[test]
+fn a_dropped_stream_is_taken_up_with_last_event_id() {
+    let mut pair = Pair::new();
+    let declared = crate::mcp::session::Declared::default();
+    let session = crate::mcp::session::issue(&pair.config.keys, "g1", declared);
+    let mut headers = pair.headers(true);
+    headers.version = Some("2025-11-25".into());
+    headers.session = Some(session);
+    let mut run = pair.post(headers.clone(), call_body(7, json!({"progressToken": "t"})));
+    let call = pair.last_call();
+    pair.later(&mut [&mut run], FIRST_EVENT_WAIT_MS);
+    pair.tab_says(
+        &mut [&mut run],
+        &format!(r#"{{"type":"asking","id":{call},"sentence":"Delete?"}}"#),
+    );
+    let seen = run.seen.ids();
+    assert_eq!(seen.len(), 2, "the priming event and the card: {:?}", run.seen.events);
+    pair.drop_run(run);
+    // The tab answers while the client is away; the client comes back after the card.
+    pair.tab_says(&mut [], &format!(r#"{{"type":"result","id":{call},"data":[9]}}"#));
+    let back = RequestHeaders { last_event_id: Some(seen[1].clone()), ..headers };
+    let again = pair.resume(back);
+    let messages = again.seen.messages();
+    let last = messages.last().unwrap_or_else(|| panic!("{:?}", again.seen));
+    assert_eq!(last["id"], 7);
+    assert!(last["result"]["content"][0]["text"].as_str().unwrap().contains('9'), "{last}");
+    assert!(again.seen.ended);
+    let ids = again.seen.ids();
+    let number = |id: &str| crate::mcp::resume::read_event_id(id).unwrap().number;
+    assert!(ids.iter().all(|id| number(id) > number(&seen[1])), "numbered on: {ids:?}");
+    // Nothing to take up: 405.
+    let none = RequestHeaders { last_event_id: Some(seen[1].clone()), ..pair.headers(true) };
+    let missing = pair.resume(none);
+    assert_eq!(missing.seen.answer.as_ref().map(|a| a.status), Some(405));
+}
+
+#[test]
+fn session_questions_are_asked_on_the_stream_and_the_answers_reach_the_tab() {
+    let mut pair = Pair::new();
+    let declared = crate::mcp::session::Declared { elicitation_form: true, ..Default::default() };
+    let session = crate::mcp::session::issue(&pair.config.keys, "g1", declared);
+    let mut headers = pair.headers(true);
+    headers.version = Some("2025-11-25".into());
+    headers.session = Some(session);
+    let mut run = pair.post(headers.clone(), call_body(8, json!({})));
+    let call = pair.last_call();
+    let asks = json!({"type": "result", "id": call, "state": {"round": 1},
+        "input_required": {"name": {"method": "elicitation/create", "params": {"message": "Name?", "requestedSchema": {"type": "object"}}}}});
+    pair.tab_says(&mut [&mut run], &asks.to_string());
+    let question = run.seen.messages().pop().unwrap_or_else(|| panic!("{:?}", run.seen));
+    assert_eq!(question["method"], "elicitation/create");
+    let id = question["id"].clone();
+    let answer = json!({"jsonrpc": "2.0", "id": id, "result": {"action": "accept", "content": {"name": "Ada"}}});
+    let mut answered = pair.post(headers, answer);
+    pair.drive(&mut run);
+    assert_eq!(answered.seen.answer.as_ref().map(|a| a.status), Some(202), "{:?}", answered.seen);
+    pair.drive(&mut answered);
+    let again = pair.to_tab.iter().rev().find(|m| m["type"] == "call").unwrap().clone();
+    assert_eq!(again["input"]["responses"]["name"]["content"]["name"], "Ada", "{again}");
+    let call = again["id"].as_u64().unwrap();
+    pair.tab_says(
+        &mut [&mut run],
+        &format!(r#"{{"type":"result","id":{call},"data":"hello Ada"}}"#),
+    );
+    let last = run.seen.messages().pop().unwrap();
+    assert_eq!(last["id"], 8);
+    assert!(last["result"]["content"][0]["text"].as_str().unwrap().contains("Ada"), "{last}");
+    assert!(run.seen.ended);
+}
+
+#[test]
+fn a_tab_going_away_ends_a_waiting_call_with_a_sentence() {
+    let mut pair = Pair::new();
+    let mut run = pair.post(pair.headers(true), call_body(9, json!({})));
+    pair.later(&mut [&mut run], FIRST_EVENT_WAIT_MS);
+    let tab = pair.tab;
+    pair.room_input(Input::Closed { tab });
+    pair.later(&mut [&mut run], 1);
+    let last = run.seen.messages().pop().unwrap_or_else(|| panic!("{:?}", run.seen));
+    assert_eq!(last["id"], 9);
+    assert_eq!(last["result"]["isError"], true, "{last}");
+    assert!(run.seen.ended);
+    let _ = sentences::PAIRING_UNAVAILABLE;
+}
