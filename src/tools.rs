@@ -163,7 +163,8 @@ const STATUS_TOOL_JSON: &str = concat!(
 pub fn status_tool() -> Value {
     let mut tool: Value =
         serde_json::from_slice(STATUS_TOOL_JSON.as_bytes()).unwrap_or(Value::Null);
-    tool["_meta"] = crate::mcp::view::tool_meta();
+    // It shows the view card (its address is the bundle's: the live check reads it too).
+    tool["_meta"] = json!({"ui": {"resourceUri": tabrelay_bundle::agent::VIEW_URI}});
     tool
 }
 
@@ -336,7 +337,7 @@ mod tests {
         let t = status_tool();
         assert_eq!(t["name"], STATUS_TOOL);
         assert_eq!(t["annotations"]["readOnlyHint"], true);
-        assert_eq!(t["_meta"]["ui"]["resourceUri"], crate::mcp::view::VIEW_URI);
+        assert_eq!(t["_meta"]["ui"]["resourceUri"], tabrelay_bundle::agent::VIEW_URI);
         assert_eq!(t["inputSchema"]["type"], "object");
         let r = status_result(&TabsStatus::default(), &[]);
         assert_eq!(r["isError"], false);

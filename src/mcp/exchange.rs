@@ -91,16 +91,20 @@ impl RequestHeaders {
     }
 }
 
-/// The `Access-Control-Allow-Headers` of a CORS preflight to the endpoint: the fixed ones,
-/// and each `Mcp-Param-{Name}` the browser asks to send (a tool's `x-mcp-header` names them,
-/// so no fixed list can; the endpoint checks each against the tool).
+/// The `Access-Control-Allow-Headers` of a CORS preflight to the endpoint: the fixed ones
+/// ([`http::CORS_HEADERS`]), and each `Mcp-Param-{Name}` the browser asks to send (`requested`,
+/// its `Access-Control-Request-Headers`): a tool's `x-mcp-header` names them, so no fixed list
+/// can, and the endpoint checks each against the tool's arguments.
 #[must_use]
-pub fn preflight_headers(fixed: &str, requested: Option<&str>) -> String {
-    let mut allowed = fixed.to_owned();
+pub fn preflight_headers(requested: Option<&str>) -> String {
+    let fixed = http::CORS_HEADERS.iter().find(|(k, _)| *k == "access-control-allow-headers");
+    let mut allowed = fixed.map(|(_, v)| (*v).to_owned()).unwrap_or_default();
     for name in requested.unwrap_or_default().split(',').map(str::trim) {
         let lower = name.to_ascii_lowercase();
-        let token = lower.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
-        if lower.len() > "mcp-param-".len() && lower.starts_with("mcp-param-") && token {
+        let Some(param) = lower.strip_prefix("mcp-param-") else { continue };
+        if !param.is_empty()
+            && param.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+        {
             allowed.push_str(", ");
             allowed.push_str(&lower);
         }

@@ -11,12 +11,6 @@ pub use tabrelay_bundle::agent::{VIEW_MIME, VIEW_URI};
 /// The tool the card's Refresh calls.
 pub const REFRESH_TOOL: &str = "status";
 
-/// The `_meta` a tool carries to say that it shows the card.
-#[must_use]
-pub fn tool_meta() -> Value {
-    json!({"ui": {"resourceUri": VIEW_URI}})
-}
-
 /// The card's `_meta`: no domain may be reached, no border asked.
 fn resource_meta() -> Value {
     json!({"ui": {"csp": {"connectDomains": [], "resourceDomains": []}, "prefersBorder": true}})

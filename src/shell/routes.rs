@@ -17,7 +17,7 @@ use crate::config::Config;
 use crate::crypto::{random_token, sha256_hex};
 use crate::http;
 use crate::limits::MAX_CODE_DRAWS;
-use crate::mcp::exchange::{Exchange, RequestHeaders};
+use crate::mcp::exchange::{preflight_headers, Exchange, RequestHeaders};
 use crate::oauth::authorize::{self, Named, Refusal};
 use crate::oauth::connect::{self, CodeReply, Command, ConnectCode, Granted, PollState, Revoke};
 use crate::oauth::error::OAuthError;
@@ -75,10 +75,17 @@ async fn fetch(req: Request, env: Env, _ctx: Context) -> Result<Response> {
     };
     let url = req.inner().url();
     let path = http::path_of(&url).to_owned();
+    // A browser's preflight to the endpoint names the Mcp-Param-* headers its call will send.
+    let preflight = (req.method() == Method::Options && path == "/")
+        .then(|| req.headers().get("access-control-request-headers").ok().flatten());
     let mut res = route(req, &url, &path, &env, config).await?;
     if http::is_cors_path(&path) {
         for (k, v) in http::CORS_HEADERS {
             res.headers_mut().set(k, v)?;
+        }
+        if let Some(requested) = preflight {
+            let allowed = preflight_headers(requested.as_deref());
+            res.headers_mut().set("access-control-allow-headers", &allowed)?;
         }
         if let Some(methods) = http::allow(&path) {
             res.headers_mut().set("access-control-allow-methods", &methods)?;

@@ -578,3 +578,20 @@ fn a_tab_going_away_ends_a_waiting_call_with_a_sentence() {
     assert!(run.seen.ended);
     let _ = sentences::PAIRING_UNAVAILABLE;
 }
+
+#[test]
+fn a_preflight_allows_the_param_headers_a_browser_asks_for_and_nothing_else_new() {
+    let allowed = super::preflight_headers(Some(
+        "Mcp-Param-Region, content-type, X-Other, mcp-param-, Mcp-Param-a b",
+    ));
+    let names: Vec<_> = allowed.split(", ").collect();
+    assert!(names.contains(&"mcp-param-region"), "{allowed}");
+    assert!(
+        names.contains(&"authorization") && names.contains(&"mcp-method"),
+        "the fixed ones stay"
+    );
+    for refused in ["x-other", "mcp-param-", "mcp-param-a b"] {
+        assert!(!names.contains(&refused), "{refused} in {allowed}");
+    }
+    assert_eq!(super::preflight_headers(None), super::preflight_headers(Some("")));
+}
