@@ -595,3 +595,60 @@ fn a_preflight_allows_the_param_headers_a_browser_asks_for_and_nothing_else_new(
     }
     assert_eq!(super::preflight_headers(None), super::preflight_headers(Some("")));
 }
+
+#[test]
+fn a_round_of_questions_not_answered_in_time_ends_the_call_with_a_sentence() {
+    let mut pair = Pair::new();
+    let declared = crate::mcp::session::Declared { elicitation_form: true, ..Default::default() };
+    let session = crate::mcp::session::issue(&pair.config.keys, "g1", declared);
+    let mut headers = pair.headers(true);
+    headers.version = Some("2025-11-25".into());
+    headers.session = Some(session);
+    let mut run = pair.post(headers, call_body(10, json!({})));
+    let call = pair.last_call();
+    let asks = json!({"type": "result", "id": call,
+        "input_required": {"name": {"method": "elicitation/create", "params": {"message": "Name?", "requestedSchema": {"type": "object"}}}}});
+    pair.tab_says(&mut [&mut run], &asks.to_string());
+    assert_eq!(run.seen.messages().pop().unwrap()["method"], "elicitation/create");
+    // No answer: the call's wait passes (kept alive meanwhile), then the call ends.
+    pair.later(&mut [&mut run], pair.config.call_wait_ms - 1);
+    assert!(!run.seen.ended, "still waiting for the answers");
+    pair.later(&mut [&mut run], 1);
+    let last = run.seen.messages().pop().unwrap();
+    assert_eq!(last["id"], 10);
+    assert_eq!(last["result"]["content"][0]["text"], sentences::QUESTIONS_UNANSWERED, "{last}");
+    assert!(run.seen.ended);
+}
+
+#[test]
+fn a_batch_from_a_forgotten_connection_answers_nothing_but_401() {
+    let mut pair = Pair::new();
+    let revoke = crate::pairing::wire::RevokeRequest { grant: "g1".into(), secret: None };
+    pair.room_input(Input::Request {
+        asker: 999,
+        request: Request::Revoke(revoke),
+        replayed: Vec::new(),
+    });
+    let batch = json!([
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 1, "method": "resources/list"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+    ]);
+    let run = pair.post(pair.headers(false), batch);
+    let answer = run.seen.answer.as_ref().unwrap();
+    assert_eq!(answer.status, 401, "{answer:?}");
+    assert!(run.exchange.is_done());
+}
+
+#[test]
+fn only_a_tools_call_walks_every_header_for_its_param_headers() {
+    let entries =
+        || vec![("Mcp-Param-Region".to_owned(), "eu".to_owned()), ("x-other".into(), "1".into())];
+    let get =
+        |method: &'static str| move |name: &str| (name == "mcp-method").then(|| method.to_owned());
+    let call = RequestHeaders::read(get("tools/call"), entries);
+    assert_eq!(call.params, json!({"region": "eu"}).as_object().unwrap().clone());
+    let list =
+        RequestHeaders::read(get("tools/list"), || panic!("walked the headers of a tools/list"));
+    assert!(list.params.is_empty());
+}
