@@ -18,7 +18,7 @@ use crate::crypto::testing::Counter;
 use crate::limits::{FIRST_EVENT_WAIT_MS, KEEP_ALIVE_MS, TOOL_LIST_WAIT_MS};
 use crate::oauth::token::{self, Access};
 use crate::pairing::grants::Grant;
-use crate::pairing::room::{Asker, Effect, Input, Room, Stored};
+use crate::pairing::room::{Asker, Effect, Input, Room, Stated, Stored};
 use crate::pairing::tabs::tests::{hello, key, signature, ORIGIN, SENDER};
 use crate::pairing::wire::{Reply, Request};
 use crate::sentences;
@@ -111,6 +111,9 @@ struct Pair {
     alarm: Option<u64>,
     /// What the tab was sent, as the JSON it reads.
     to_tab: Vec<Value>,
+    /// What the pairing's storage holds (its rows, and the tabs' socket attachments), as a
+    /// new object would read it back after an eviction.
+    stored: Stored,
 }
 
 impl Pair {
@@ -131,6 +134,7 @@ impl Pair {
             deadlines: Vec::new(),
             alarm: None,
             to_tab: Vec::new(),
+            stored: Stored::default(),
         };
         let grant = Grant::new(
             "g1".into(),
@@ -141,6 +145,7 @@ impl Pair {
             &mut Counter(9),
         )
         .0;
+        pair.stored.grants.push(grant.clone());
         pair.room_input(Input::Woke(Stored { grants: vec![grant], ..Stored::default() }));
         let number = pair.room.next_tab_number(pair.now);
         let (pairing, origin, sender) = (key().pairing(), ORIGIN.into(), SENDER.into());
@@ -183,6 +188,24 @@ impl Pair {
                 Effect::Deadline(_, call, at) => self.deadlines.push((at, call)),
                 Effect::SetAlarm(at) => self.alarm = Some(self.alarm.map_or(at, |a| a.min(at))),
                 Effect::Verify(tab, _) => self.room_input(Input::Proved { tab, valid: true }),
+                Effect::Attach(tab) => {
+                    self.stored.tabs.retain(|t| t.number != tab.number);
+                    self.stored.tabs.push(tab);
+                }
+                Effect::StoreStated(tab, Stated::Tools(text)) => {
+                    self.stored.stated.retain(|(n, _, _)| *n != tab);
+                    self.stored.stated.push((tab, Some(text), None));
+                }
+                Effect::StoreTask(task) => {
+                    // The row as the object stores it (JSON), read back as it reads it.
+                    let row = crate::pairing::tasks::read(serde_json::to_value(&task).unwrap());
+                    let row = row.expect("a task's row reads back");
+                    self.stored.tasks.retain(|t| t.id != row.id);
+                    self.stored.tasks.push(row);
+                }
+                Effect::DeleteTask(id) => self.stored.tasks.retain(|t| t.id != id),
+                Effect::StoreLeft(left) => self.stored.left = left,
+                Effect::StoreTurns(turns) => self.stored.turns = turns,
                 _ => {}
             }
         }
@@ -308,6 +331,16 @@ impl Pair {
         for run in runs.iter_mut() {
             self.drive(run);
         }
+    }
+
+    /// The pairing's object is evicted (what it held in memory is gone, its ask's replies
+    /// with it) and a new one wakes with what storage holds; the tab's socket stays open.
+    fn evict_and_wake(&mut self) {
+        self.room = Room::new(Some(self.config.keys.clone()), self.catalogue);
+        self.inbox.clear();
+        self.deadlines.clear();
+        self.alarm = None;
+        self.room_input(Input::Woke(self.stored.clone()));
     }
 
     /// The tab says `text`; `runs` hear what comes of it.
@@ -651,4 +684,41 @@ fn only_a_tools_call_walks_every_header_for_its_param_headers() {
     let list =
         RequestHeaders::read(get("tools/list"), || panic!("walked the headers of a tools/list"));
     assert!(list.params.is_empty());
+}
+
+#[test]
+fn a_task_outlives_an_eviction_and_its_result_is_read_from_the_woken_pairing() {
+    let mut pair = Pair::new();
+    let list = json!({"type": "tools", "tools": [{"name": tool(), "inputSchema": {"type": "object"}, "setting": "asks"}]});
+    pair.room_input(Input::Message { tab: pair.tab, text: Some(list.to_string()) });
+    let mut headers = pair.headers(false);
+    headers.version = Some("2025-11-25".into());
+    let mut body = call_body(11, json!({}));
+    body["params"]["task"] = json!({});
+    let made = pair.post(headers.clone(), body);
+    let (_, created) = made.seen.json();
+    let task = created["result"]["task"]["taskId"].as_str().unwrap().to_owned();
+    let call = pair.last_call();
+    pair.tab_says(
+        &mut [],
+        &format!(r#"{{"type":"asking","id":{call},"sentence":"Delete 3 rows?"}}"#),
+    );
+    // Evicted while the person decides; the client polls the woken pairing.
+    pair.evict_and_wake();
+    let ask =
+        json!({"jsonrpc": "2.0", "id": 12, "method": "tasks/result", "params": {"taskId": task}});
+    let mut result = pair.post(headers, ask);
+    pair.later(&mut [&mut result], 2_000);
+    assert!(result.seen.answer.is_none(), "still waiting: {:?}", result.seen);
+    pair.tab_says(
+        &mut [&mut result],
+        &format!(r#"{{"type":"result","id":{call},"data":{{"deleted":3}}}}"#),
+    );
+    pair.later(&mut [&mut result], 3_000);
+    let (status, answer) = result.seen.json();
+    assert_eq!(status, 200);
+    assert!(
+        answer["result"]["content"][0]["text"].as_str().unwrap().contains("deleted"),
+        "{answer}"
+    );
 }
