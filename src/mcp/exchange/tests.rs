@@ -722,3 +722,17 @@ fn a_task_outlives_an_eviction_and_its_result_is_read_from_the_woken_pairing() {
         "{answer}"
     );
 }
+
+#[test]
+fn a_wait_that_runs_out_after_the_person_answered_ends_the_call() {
+    let mut pair = Pair::new();
+    let mut run = pair.post(pair.headers(true), call_body(13, json!({})));
+    let call = pair.last_call();
+    pair.tab_says(&mut [&mut run], &format!(r#"{{"type":"asking","id":{call},"sentence":"Rename?"}}"#));
+    pair.later(&mut [&mut run], 100);
+    pair.tab_says(&mut [&mut run], &format!(r#"{{"type":"answered","id":{call}}}"#));
+    pair.later(&mut [&mut run], pair.config.call_wait_ms + 1_000);
+    let last = run.seen.messages().pop().unwrap_or_else(|| panic!("{:?}", run.seen));
+    assert_eq!(last["id"], 13, "{:?}", run.seen);
+    assert!(run.seen.ended);
+}
