@@ -51,7 +51,11 @@ fuzz_target!(|data: &[u8]| {
         }
         mcp::Batch::Refused(r) => assert!(matches!(r, Reply::Json { status: 400, .. })),
     }
-    let reply = mcp::handle(body, &headers, "https://app.example/");
+    // An answer sent once the grant checks out reads as the 200 it becomes.
+    let reply = match mcp::handle(body, &headers, "https://app.example/") {
+        Reply::Granted(body) => Reply::Json { status: 200, body },
+        other => other,
+    };
     // The header line doubles as an `Accept` header.
     let _ = mcp::accepts_stream(header);
     let parsed = (body.len() <= MAX_BODY_BYTES).then(|| jsonrpc::parse(body));
@@ -146,6 +150,7 @@ fuzz_target!(|data: &[u8]| {
                 );
             }
         }
+        Reply::Granted(_) => panic!("read as its 200 above"),
         Reply::Json { status, body: answer } => {
             assert!([200, 400, 404, 413].contains(&status), "status {status}");
             assert_eq!(answer["jsonrpc"], "2.0");
