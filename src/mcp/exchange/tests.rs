@@ -52,6 +52,8 @@ struct Seen {
     answer: Option<Answer>,
     opened: bool,
     events: Vec<String>,
+    /// When each event went out.
+    times: Vec<u64>,
     ended: bool,
 }
 
@@ -255,7 +257,10 @@ impl Pair {
                     Output::Ask(request) => self.ask(run, &request),
                     Output::Respond(answer) => run.seen.answer = Some(answer),
                     Output::Open => run.seen.opened = true,
-                    Output::Send(text) => run.seen.events.push(text),
+                    Output::Send(text) => {
+                        run.seen.events.push(text);
+                        run.seen.times.push(self.now);
+                    }
                     Output::End => run.seen.ended = true,
                 }
             }
@@ -728,11 +733,43 @@ fn a_wait_that_runs_out_after_the_person_answered_ends_the_call() {
     let mut pair = Pair::new();
     let mut run = pair.post(pair.headers(true), call_body(13, json!({})));
     let call = pair.last_call();
-    pair.tab_says(&mut [&mut run], &format!(r#"{{"type":"asking","id":{call},"sentence":"Rename?"}}"#));
+    pair.tab_says(
+        &mut [&mut run],
+        &format!(r#"{{"type":"asking","id":{call},"sentence":"Rename?"}}"#),
+    );
     pair.later(&mut [&mut run], 100);
     pair.tab_says(&mut [&mut run], &format!(r#"{{"type":"answered","id":{call}}}"#));
     pair.later(&mut [&mut run], pair.config.call_wait_ms + 1_000);
     let last = run.seen.messages().pop().unwrap_or_else(|| panic!("{:?}", run.seen));
     assert_eq!(last["id"], 13, "{:?}", run.seen);
+    assert!(run.seen.ended);
+}
+
+#[test]
+fn a_call_the_person_decides_slowly_hears_progress_at_least_every_30_s_on_the_exchanges_clock() {
+    let mut pair = Pair::new();
+    let mut run = pair.post(pair.headers(true), call_body(14, json!({"progressToken": 5})));
+    let call = pair.last_call();
+    pair.tab_says(
+        &mut [&mut run],
+        &format!(r#"{{"type":"asking","id":{call},"sentence":"Delete?"}}"#),
+    );
+    // The pairing sends no ticks here: every word after the card is the exchange's own.
+    pair.later(&mut [&mut run], 200_000);
+    pair.tab_says(&mut [&mut run], &format!(r#"{{"type":"result","id":{call},"data":[1]}}"#));
+    let progress: Vec<u64> = run
+        .seen
+        .events
+        .iter()
+        .zip(&run.seen.times)
+        .filter(|(e, _)| e.contains("notifications/progress"))
+        .map(|(_, at)| *at)
+        .collect();
+    assert!(progress.len() >= 200_000 / crate::limits::PROGRESS_AT_LEAST_EVERY_MS as usize);
+    for pair in progress.windows(2) {
+        assert!(pair[1] - pair[0] <= crate::limits::PROGRESS_AT_LEAST_EVERY_MS, "{progress:?}");
+    }
+    let quiet = run.seen.times.windows(2).map(|w| w[1] - w[0]).max().unwrap();
+    assert!(quiet <= KEEP_ALIVE_MS, "never quiet longer than the keep-alive: {quiet}");
     assert!(run.seen.ended);
 }
