@@ -54,17 +54,15 @@ impl RequestHeaders {
         all: impl FnOnce() -> Vec<(String, String)>,
     ) -> Self {
         let method = get("mcp-method");
-        let params = match method.as_deref() {
-            Some("tools/call") => all()
-                .into_iter()
-                .filter_map(|(name, value)| {
-                    let name = name.to_ascii_lowercase();
-                    let name = name.strip_prefix("mcp-param-")?.to_owned();
-                    Some((name, Value::String(value)))
-                })
-                .collect(),
-            _ => Map::new(),
-        };
+        let mut params = Map::new();
+        if method.as_deref() == Some("tools/call") {
+            // Inserted one by one: collecting into the map sorts first (KiBs of sort code).
+            for (name, value) in all() {
+                if let Some(name) = name.to_ascii_lowercase().strip_prefix("mcp-param-") {
+                    params.insert(name.to_owned(), Value::String(value));
+                }
+            }
+        }
         Self {
             origin: get("origin"),
             authorization: get("authorization"),
