@@ -773,3 +773,51 @@ fn a_call_the_person_decides_slowly_hears_progress_at_least_every_30_s_on_the_ex
     assert!(quiet <= KEEP_ALIVE_MS, "never quiet longer than the keep-alive: {quiet}");
     assert!(run.seen.ended);
 }
+
+#[test]
+fn a_call_the_person_decides_hears_the_card_the_decision_and_the_result() {
+    let mut pair = Pair::new();
+    let mut run = pair.post(pair.headers(true), call_body(15, json!({"progressToken": "p"})));
+    let call = pair.last_call();
+    pair.tab_says(
+        &mut [&mut run],
+        &format!(r#"{{"type":"asking","id":{call},"sentence":"Delete?"}}"#),
+    );
+    pair.later(&mut [&mut run], 4_000);
+    pair.tab_says(&mut [&mut run], &format!(r#"{{"type":"answered","id":{call}}}"#));
+    pair.tab_says(
+        &mut [&mut run],
+        &format!(r#"{{"type":"result","id":{call},"data":{{"deleted":1}}}}"#),
+    );
+    let said: Vec<_> = run.seen.messages();
+    assert!(said[0]["params"]["message"].as_str().unwrap().contains("Delete?"));
+    assert_eq!(said[1]["params"]["message"], sentences::PERSON_ANSWERED);
+    assert_eq!(said[1]["params"]["progress"], 2);
+    assert!(said[2]["result"]["content"][0]["text"].as_str().unwrap().contains("deleted"));
+    assert!(run.seen.ended);
+}
+
+#[test]
+fn a_listener_hears_the_tool_list_change_and_keep_alives_on_the_exchanges_clock() {
+    let mut pair = Pair::new();
+    let mut headers = pair.headers(true);
+    headers.version = Some(crate::mcp::STATELESS_VERSION.into());
+    headers.method = Some("subscriptions/listen".into());
+    let meta = json!({
+        crate::mcp::era::meta::PROTOCOL_VERSION: crate::mcp::STATELESS_VERSION,
+        crate::mcp::era::meta::CLIENT_CAPABILITIES: {},
+    });
+    let body = json!({"jsonrpc": "2.0", "id": 16, "method": "subscriptions/listen",
+        "params": {"notifications": {"toolsListChanged": true}, "_meta": meta}});
+    let mut run = pair.post(headers, body);
+    assert!(run.seen.opened, "{:?}", run.seen);
+    assert_eq!(run.seen.messages()[0]["method"], "notifications/subscriptions/acknowledged");
+    let list = json!({"type": "tools", "tools": [{"name": "new_one", "inputSchema": {"type": "object"}, "setting": "runs"}]});
+    pair.tab_says(&mut [&mut run], &list.to_string());
+    assert_eq!(run.seen.messages()[1]["method"], "notifications/tools/list_changed");
+    let before = run.seen.events.len();
+    pair.later(&mut [&mut run], 2 * KEEP_ALIVE_MS);
+    assert_eq!(run.seen.events.len(), before + 2, "a keep-alive every KEEP_ALIVE_MS of quiet");
+    assert!(run.seen.events[before..].iter().all(|e| e == crate::mcp::KEEP_ALIVE));
+    assert!(!run.seen.ended);
+}
