@@ -454,7 +454,9 @@ fn a_tool_list_the_pairing_does_not_give_in_time_is_the_bundled_one() {
     else {
         panic!("the bundled list")
     };
-    assert_eq!(answer["result"]["tools"][0]["name"], tool());
+    let names: Vec<_> =
+        answer["result"]["tools"].as_array().unwrap().iter().map(|t| t["name"].clone()).collect();
+    assert!(names.contains(&json!(tool())), "{answer}");
     // A reply too late changes nothing.
     exchange.handle_reply(Some(Reply::NoGrant), TOOL_LIST_WAIT_MS + 1);
     assert_eq!(exchange.poll_output(), None);
