@@ -417,10 +417,7 @@ impl<'a> Exchange<'a> {
         };
         match batch(&body, &self.headers.mcp()) {
             Batch::One => self.start(&body, self.stream, now_ms),
-            Batch::Refused(McpReply::Json { status, body }) => {
-                self.respond(status, Body::Json(body))
-            }
-            Batch::Refused(_) => self.respond(400, Body::Text("Bad batch.".into())),
+            Batch::Refused(body) => self.respond(400, Body::Json(body)),
             // A 2025-03-26 batch: each message answered in turn (calls as JSON), the answers
             // together.
             Batch::Many(items) => {

@@ -231,14 +231,14 @@ pub fn tools_changed(id: &Id) -> Value {
 /// How a POST's body is to be read: one message, or a batch of them.
 #[derive(Debug, Clone, PartialEq)]
 #[must_use]
-#[allow(clippy::large_enum_variant)] // made once per POST and taken apart at once
 pub enum Batch {
     /// One message (or something to refuse as one): [`handle`] it.
     One,
     /// A batch under 2025-03-26: [`handle`] each, answer with the array of their answers.
     Many(Vec<Vec<u8>>),
-    /// A batch this revision forbids, or one too large or empty: answer with this.
-    Refused(Reply),
+    /// A batch this revision forbids, or one too large or empty: answer 400 with this
+    /// JSON-RPC error.
+    Refused(Value),
 }
 
 /// Whether a POST's body is a batch, and whether its revision allows one: only 2025-03-26
@@ -250,7 +250,7 @@ pub fn batch(body: &[u8], headers: &Headers<'_>) -> Batch {
     }
     let Ok(Value::Array(items)) = serde_json::from_slice::<Value>(body) else { return Batch::One };
     let refuse = |m: String| {
-        Batch::Refused(failure(400, None, RpcError::new(ErrorCode::INVALID_REQUEST, m)))
+        Batch::Refused(jsonrpc::error(None, &RpcError::new(ErrorCode::INVALID_REQUEST, m)))
     };
     match headers.version.map(str::trim) {
         None | Some("2025-03-26") => {}
@@ -894,9 +894,8 @@ mod tests {
         assert!(matches!(batch(body, &old), Batch::Many(_)));
         for v in ["2025-06-18", "2025-11-25", STATELESS_VERSION] {
             let h = Headers { version: Some(v), ..Headers::default() };
-            let Batch::Refused(r) = batch(body, &h) else { panic!("{v} took a batch") };
-            let (s, b) = json_of(r);
-            assert_eq!((s, b["error"]["code"].as_i64()), (400, Some(-32600)));
+            let Batch::Refused(b) = batch(body, &h) else { panic!("{v} took a batch") };
+            assert_eq!(b["error"]["code"].as_i64(), Some(-32600));
             assert!(b["error"]["message"].as_str().unwrap().contains("one JSON-RPC message"));
         }
         assert!(matches!(batch(b"[]", &Headers::default()), Batch::Refused(_)));
