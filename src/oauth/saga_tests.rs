@@ -265,9 +265,13 @@ fn a_document_client_is_fetched_first_and_then_checked_like_any() {
 #[test]
 fn a_document_on_a_local_name_is_refused_without_a_fetch() {
     let c = config();
-    let pairs = authorize_pairs("https://intranet/meta");
-    let (status, html) = page(Saga::authorize(&c, ORIGIN, pairs, None, NOW).1);
+    let pairs = || authorize_pairs("https://buildbox/meta");
+    let (status, html) = page(Saga::authorize(&c, ORIGIN, pairs(), None, NOW).1);
     assert!(status == 400 && html.contains("invalid_client"), "{html}");
+    // One the owner named (`LOCAL_METADATA_HOSTS`, for tests) is fetched.
+    let named = c.clone().with_local_metadata_hosts(Some("buildbox"));
+    let (_, step) = Saga::authorize(&named, ORIGIN, pairs(), None, NOW);
+    assert!(matches!(step, Step::FetchClient(_)), "{step:?}");
 }
 
 // --- POST /authorize/code
