@@ -115,6 +115,13 @@ pub enum Answer {
         /// A `Set-Cookie` value.
         cookie: Option<String>,
     },
+    /// Where a waiting page stands (`{"state": …}`, never cached).
+    Poll {
+        /// The status.
+        status: u16,
+        /// The state.
+        state: PollState,
+    },
     /// An OAuth error: its status, body and (a 401's) challenge.
     Error(OAuthError),
     /// One of the relay's pages.
@@ -333,7 +340,7 @@ impl<'c> Saga<'c> {
         let code = param(query, "code").and_then(ConnectCode::parse);
         // A code this relay did not make is refused before any object is addressed.
         let Some(code) = code.filter(|c| c.is_issued(&config.keys)) else {
-            return (saga, Step::Respond(Answer::json(400, poll_body(&PollState::Expired))));
+            return (saga, Step::Respond(Answer::Poll { status: 400, state: PollState::Expired }));
         };
         let browser_hash = browser_hash(cookies, &code);
         let command = Command::Poll { browser_hash, issuer: origin.to_owned() };
@@ -433,7 +440,7 @@ impl<'c> Saga<'c> {
                     CodeReply::Poll(state) => state,
                     _ => PollState::Expired,
                 };
-                Step::Respond(Answer::json(200, poll_body(&state)))
+                Step::Respond(Answer::Poll { status: 200, state })
             }
             (Stage::Redeem(redemption), Input::Code(reply)) => self.redeemed(redemption, reply),
             (Stage::Grant(granted), Input::Pairing(answer)) => match answer {
@@ -544,10 +551,6 @@ fn refused(e: &OAuthError, json: bool) -> Step {
     } else {
         Answer::Page { status: 400, html: pages::refused(e.code, &e.description) }
     })
-}
-
-fn poll_body(state: &PollState) -> Value {
-    serde_json::to_value(state).unwrap_or(Value::Null)
 }
 
 /// SHA-256 of the secret in the waiting page's cookie for `code`, as the browser sent it in its

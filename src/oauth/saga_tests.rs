@@ -47,6 +47,7 @@ fn error(step: Step) -> OAuthError {
 fn json(step: Step) -> (u16, Value, Option<String>) {
     match respond(step) {
         Answer::Json { status, body, cookie } => (status, body, cookie),
+        Answer::Poll { status, state } => (status, serde_json::to_value(state).unwrap(), None),
         other => panic!("not JSON: {other:?}"),
     }
 }

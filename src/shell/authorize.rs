@@ -98,6 +98,7 @@ fn respond(answer: Answer) -> Result<Response> {
             }
             Ok(res)
         }
+        Answer::Poll { status, state } => json_response(status, &state),
         Answer::Error(e) => oauth_error(&e),
         Answer::Page { status, html: page } => html(status, page),
         Answer::Redirect(to) => {
