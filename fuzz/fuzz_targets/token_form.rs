@@ -32,7 +32,8 @@ fuzz_target!(|data: &[u8]| {
                 "a refresh token whose tag does not verify was read"
             );
         }
-        Ok(TokenRequest::Code(code, command)) => {
+        Ok(TokenRequest::Code(code, redemption)) => {
+            let command = redemption.command();
             assert!(data.len() <= tabrelay::limits::MAX_FORM_BYTES);
             assert!(!has_duplicate_key(&pairs), "a parameter sent twice was read");
             assert_eq!(param("grant_type").as_deref(), Some("authorization_code"));

@@ -24,7 +24,7 @@
 use serde::Serialize;
 use serde_json::Value;
 
-use super::clients::{check_redirect_uri, clean_name};
+use super::clients::{check_redirect_uri, clean_name, BadRedirect};
 use super::error::OAuthError;
 use super::hosts;
 use crate::limits::{
@@ -90,7 +90,7 @@ pub enum CimdError {
     /// The document's `client_id` is not the URL it was fetched from.
     Mismatch,
     /// A redirect URI is missing or breaks the rules (the reason says which).
-    BadRedirect(String),
+    BadRedirect(BadRedirect),
     /// The document asks for a token endpoint authentication method other than `none`.
     NotPublic,
     /// The document holds a client secret.
@@ -116,7 +116,7 @@ impl CimdError {
             | Self::NotJson => sentences::oauth::cimd_unreadable(domain),
             Self::Mismatch => sentences::oauth::cimd_mismatch(domain),
             Self::BadRedirect(why) => {
-                sentences::oauth::cimd_bad_redirect(domain, why.trim_end_matches('.'))
+                sentences::oauth::cimd_bad_redirect(domain, why.sentence().trim_end_matches('.'))
             }
             Self::NotPublic => sentences::oauth::cimd_not_public(domain),
             Self::HasSecret => sentences::oauth::cimd_has_secret(domain),
@@ -305,14 +305,12 @@ pub fn check_document(url: &MetadataUrl, body: &[u8]) -> Result<MetadataClient, 
     let uris = match doc.remove("redirect_uris") {
         Some(Value::Array(uris)) if !uris.is_empty() => uris,
         Some(Value::Array(_) | Value::Null) | None => {
-            return Err(CimdError::BadRedirect(sentences::oauth::CIMD_NO_REDIRECTS.into()))
+            return Err(CimdError::BadRedirect(BadRedirect::None))
         }
         Some(_) => return Err(CimdError::BadField("redirect_uris")),
     };
     if uris.len() > MAX_REDIRECT_URIS {
-        return Err(CimdError::BadRedirect(sentences::oauth::cimd_too_many_redirects(
-            MAX_REDIRECT_URIS,
-        )));
+        return Err(CimdError::BadRedirect(BadRedirect::TooMany(MAX_REDIRECT_URIS)));
     }
     let mut redirect_uris = Vec::with_capacity(uris.len());
     for uri in uris {
@@ -654,7 +652,7 @@ mod tests {
         // Refusals about the document's content, or the URL, say what is wrong, as before.
         for e in [
             CimdError::Mismatch,
-            CimdError::BadRedirect("it lists none".into()),
+            CimdError::BadRedirect(BadRedirect::None),
             CimdError::NotPublic,
             CimdError::HasSecret,
             CimdError::BadField("client_name"),

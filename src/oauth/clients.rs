@@ -96,7 +96,7 @@ pub fn register(
                 sentences::oauth::REDIRECT_URI_NOT_STRING,
             ));
         };
-        check_redirect_uri(&uri).map_err(OAuthError::invalid_redirect_uri)?;
+        check_redirect_uri(&uri).map_err(|e| OAuthError::invalid_redirect_uri(e.sentence()))?;
         redirect_uris.push(uri);
     }
     if let Some(g) = &reg.grant_types {
@@ -155,35 +155,80 @@ pub fn resolve(keys: &Keys, id: &str) -> Result<Client, OAuthError> {
     tabrelay_bundle::from_json(&bytes).ok_or_else(unknown)
 }
 
+/// Why a redirect URI (or a client's list of them) is refused; its [`Self::sentence`] says so.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BadRedirect {
+    /// Longer than [`MAX_REDIRECT_URI_BYTES`].
+    TooLong,
+    /// Whitespace, a control character or a backslash.
+    Characters,
+    /// A fragment.
+    Fragment,
+    /// Not an absolute URL.
+    NotAbsolute,
+    /// A user name or password.
+    Userinfo,
+    /// No host.
+    NoHost,
+    /// A port that is not a number up to 65535.
+    Port,
+    /// Neither https nor http on a loopback host.
+    Scheme,
+    /// A metadata document names none.
+    None,
+    /// A metadata document names more than it may (the most, in the sentence).
+    TooMany(usize),
+}
+
+impl BadRedirect {
+    /// The sentence a person (or a client's developer) reads.
+    #[must_use]
+    pub fn sentence(self) -> String {
+        use sentences::oauth as s;
+        match self {
+            Self::TooLong => return s::redirect_uri_too_long(MAX_REDIRECT_URI_BYTES),
+            Self::TooMany(most) => return s::cimd_too_many_redirects(most),
+            Self::Characters => s::REDIRECT_URI_CHARACTERS,
+            Self::Fragment => s::REDIRECT_URI_FRAGMENT,
+            Self::NotAbsolute => s::REDIRECT_URI_NOT_ABSOLUTE,
+            Self::Userinfo => s::REDIRECT_URI_USERINFO,
+            Self::NoHost => s::REDIRECT_URI_NO_HOST,
+            Self::Port => s::REDIRECT_URI_PORT,
+            Self::Scheme => s::REDIRECT_URI_SCHEME,
+            Self::None => s::CIMD_NO_REDIRECTS,
+        }
+        .to_owned()
+    }
+}
+
 /// Checks a redirect URI: https, or http on a loopback host; no userinfo, fragment,
 /// whitespace or control characters; bounded length.
-pub fn check_redirect_uri(uri: &str) -> Result<(), String> {
+pub fn check_redirect_uri(uri: &str) -> Result<(), BadRedirect> {
     if uri.len() > MAX_REDIRECT_URI_BYTES {
-        return Err(sentences::oauth::redirect_uri_too_long(MAX_REDIRECT_URI_BYTES));
+        return Err(BadRedirect::TooLong);
     }
     if uri.bytes().any(|b| b <= b' ' || b == 0x7f || b == b'\\') {
-        return Err(sentences::oauth::REDIRECT_URI_CHARACTERS.into());
+        return Err(BadRedirect::Characters);
     }
     if uri.contains('#') {
-        return Err(sentences::oauth::REDIRECT_URI_FRAGMENT.into());
+        return Err(BadRedirect::Fragment);
     }
-    let (scheme, rest) =
-        uri.split_once("://").ok_or(sentences::oauth::REDIRECT_URI_NOT_ABSOLUTE)?;
+    let (scheme, rest) = uri.split_once("://").ok_or(BadRedirect::NotAbsolute)?;
     let authority = rest.split(['/', '?']).next().unwrap_or_default();
     if authority.contains('@') {
-        return Err(sentences::oauth::REDIRECT_URI_USERINFO.into());
+        return Err(BadRedirect::Userinfo);
     }
     let host = host_of_authority(authority);
     if host.is_empty() {
-        return Err(sentences::oauth::REDIRECT_URI_NO_HOST.into());
+        return Err(BadRedirect::NoHost);
     }
     if !port_is_valid(authority) {
-        return Err(sentences::oauth::REDIRECT_URI_PORT.into());
+        return Err(BadRedirect::Port);
     }
     match scheme {
         "https" => Ok(()),
         "http" if is_loopback(host) => Ok(()),
-        _ => Err(sentences::oauth::REDIRECT_URI_SCHEME.into()),
+        _ => Err(BadRedirect::Scheme),
     }
 }
 

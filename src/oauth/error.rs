@@ -56,6 +56,19 @@ impl OAuthError {
     pub fn invalid_client_metadata(d: impl Into<String>) -> Self {
         Self::new("invalid_client_metadata", 400, d)
     }
+    /// An error read back by its code (as a code's Durable Object says it): one of the codes
+    /// above, else `invalid_grant`, the token endpoint's answer to a code it cannot redeem.
+    pub fn read(code: &str, d: impl Into<String>) -> Self {
+        match code {
+            "invalid_request" => Self::invalid_request(d),
+            "invalid_client" => Self::invalid_client(d),
+            "unsupported_grant_type" => Self::unsupported_grant_type(d),
+            "invalid_target" => Self::invalid_target(d),
+            "invalid_redirect_uri" => Self::invalid_redirect_uri(d),
+            "invalid_client_metadata" => Self::invalid_client_metadata(d),
+            _ => Self::invalid_grant(d),
+        }
+    }
     /// The `WWW-Authenticate` header a 401 carries (RFC 9110 §15.5.2 requires one): the Basic
     /// scheme RFC 6749 §2.3.1 names for client authentication. Public clients send no
     /// credentials; the header only says which scheme the endpoint would take. Browsers show no
@@ -90,6 +103,18 @@ mod tests {
         ] {
             assert_eq!((e.status, e.challenge()), (400, None), "{}", e.code);
         }
+        for e in [
+            OAuthError::invalid_request("x"),
+            OAuthError::invalid_client("x"),
+            OAuthError::invalid_grant("x"),
+            OAuthError::unsupported_grant_type("x"),
+            OAuthError::invalid_target("x"),
+            OAuthError::invalid_redirect_uri("x"),
+            OAuthError::invalid_client_metadata("x"),
+        ] {
+            assert_eq!(OAuthError::read(e.code, "x"), e, "read back by its code");
+        }
+        assert_eq!(OAuthError::read("made_up", "x"), OAuthError::invalid_grant("x"));
         let e = OAuthError::too_large(8192);
         assert_eq!((e.code, e.status, e.challenge()), ("invalid_request", 413, None));
         assert!(e.description.contains("8192 bytes"), "{}", e.description);

@@ -41,7 +41,7 @@ pub struct RevokeRequest {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum TokenRequest {
     /// Redeem an authorization code: ask the code's Durable Object.
-    Code(ConnectCode, Command),
+    Code(ConnectCode, Redemption),
     /// Use a refresh token: ask the pairing it names.
     Refresh {
         /// The pairing.
@@ -49,6 +49,41 @@ pub enum TokenRequest {
         /// What to ask it.
         request: RefreshRequest,
     },
+}
+
+/// What a client redeeming an authorization code sent, and the id its grant will get.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Redemption {
+    /// The code's secret part.
+    pub secret: String,
+    /// The client redeeming.
+    pub client_id: String,
+    /// The redirect URI it sends.
+    pub redirect_uri: Option<String>,
+    /// The PKCE verifier.
+    pub code_verifier: Option<String>,
+    /// The resource, when sent.
+    pub resource: Option<String>,
+    /// This origin.
+    pub origin: String,
+    /// The id the grant will have, for a replay to revoke.
+    pub grant: String,
+}
+
+impl Redemption {
+    /// The command that redeems it at the code's Durable Object.
+    #[must_use]
+    pub fn command(&self) -> Command {
+        Command::Redeem {
+            secret: self.secret.clone(),
+            client_id: self.client_id.clone(),
+            redirect_uri: self.redirect_uri.clone(),
+            code_verifier: self.code_verifier.clone(),
+            resource: self.resource.clone(),
+            origin: self.origin.clone(),
+            grant: self.grant.clone(),
+        }
+    }
 }
 
 /// Reads a token request.
@@ -114,7 +149,7 @@ pub fn read(
     let (connect, secret) = code.split_once('.').ok_or_else(unknown)?;
     let connect =
         ConnectCode::parse(connect).filter(|c| c.as_str() == connect).ok_or_else(unknown)?;
-    let command = Command::Redeem {
+    let redemption = Redemption {
         secret: secret.to_owned(),
         client_id,
         redirect_uri: param("redirect_uri"),
@@ -123,7 +158,7 @@ pub fn read(
         origin: origin.to_owned(),
         grant: random_token(entropy, 12),
     };
-    Ok(TokenRequest::Code(connect, command))
+    Ok(TokenRequest::Code(connect, redemption))
 }
 
 /// Checks the client id of a token request: a signed id must verify; a metadata document URL
@@ -226,7 +261,7 @@ mod tests {
 
     #[test]
     fn a_token_request_names_the_code_and_carries_the_proof() {
-        let TokenRequest::Code(code, cmd) = read_(
+        let TokenRequest::Code(code, r) = read_(
             &form("grant_type=authorization_code&code=ABCDE12345.s3cret&code_verifier=v&redirect_uri=https%3A%2F%2Fa.example%2Fcb"),
             &keys(),
             ORIGIN,
@@ -235,8 +270,11 @@ mod tests {
             panic!("a code request")
         };
         assert_eq!(code.as_str(), "ABCDE12345");
-        assert!(matches!(cmd, Command::Redeem { ref secret, ref redirect_uri, .. }
-            if secret == "s3cret" && redirect_uri.as_deref() == Some("https://a.example/cb")));
+        assert_eq!(
+            (r.secret.as_str(), r.redirect_uri.as_deref()),
+            ("s3cret", Some("https://a.example/cb"))
+        );
+        assert!(matches!(r.command(), Command::Redeem { ref secret, .. } if *secret == r.secret));
     }
 
     #[test]
@@ -275,7 +313,7 @@ mod tests {
     fn a_document_client_redeems_by_its_url_without_a_fetch() {
         let cimd = "client_id=https%3A%2F%2Fclaude.ai%2Foauth%2Fmcp-oauth-client-metadata";
         let body = format!("{cimd}&grant_type=authorization_code&code=ABCDE12345.s");
-        let TokenRequest::Code(_, Command::Redeem { client_id, .. }) =
+        let TokenRequest::Code(_, Redemption { client_id, .. }) =
             read_(body.as_bytes(), &keys(), ORIGIN).unwrap()
         else {
             panic!("a code request")

@@ -15,6 +15,27 @@ pub struct Key {
     secret: Vec<u8>,
 }
 
+/// A signing key refused: too short. Its text is one line for the log, naming the secret
+/// (the variable), never its value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ShortKey {
+    /// `RELAY_SIGNING_KEY_PREVIOUS`'s, not `RELAY_SIGNING_KEY`'s.
+    pub previous: bool,
+    /// How many bytes it has.
+    pub bytes: usize,
+}
+
+impl core::fmt::Display for ShortKey {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        let name = if self.previous { "RELAY_SIGNING_KEY_PREVIOUS" } else { "RELAY_SIGNING_KEY" };
+        write!(
+            f,
+            "{name}: the signing key has {} bytes; it needs at least {MIN_KEY_BYTES} random bytes",
+            self.bytes
+        )
+    }
+}
+
 /// The current key and the previous one, which still verifies.
 #[derive(Clone, Debug)]
 pub struct Keys {
@@ -75,13 +96,11 @@ impl core::fmt::Debug for Key {
 }
 
 impl Key {
-    /// A key from its secret, refused when shorter than [`MIN_KEY_BYTES`].
-    pub fn new(secret: &str) -> Result<Self, String> {
+    /// A key from its secret, refused when shorter than [`MIN_KEY_BYTES`] (`previous`: the
+    /// secret is `RELAY_SIGNING_KEY_PREVIOUS`).
+    pub fn new(secret: &str, previous: bool) -> Result<Self, ShortKey> {
         if secret.len() < MIN_KEY_BYTES {
-            return Err(format!(
-                "the signing key has {} bytes; it needs at least {MIN_KEY_BYTES} random bytes",
-                secret.len()
-            ));
+            return Err(ShortKey { previous, bytes: secret.len() });
         }
         let id = crate::crypto::sha256_hex(&[b"tabrelay key id:", secret.as_bytes()].concat())
             [..16]
@@ -117,10 +136,10 @@ impl Key {
 
 impl Keys {
     /// The keys from the two secrets' values.
-    pub fn new(current: &str, previous: Option<&str>) -> Result<Self, String> {
-        let current = Key::new(current)?;
+    pub fn new(current: &str, previous: Option<&str>) -> Result<Self, ShortKey> {
+        let current = Key::new(current, false)?;
         let previous = match previous.filter(|p| !p.is_empty()) {
-            Some(p) => Some(Key::new(p).map_err(|e| format!("RELAY_SIGNING_KEY_PREVIOUS: {e}"))?),
+            Some(p) => Some(Key::new(p, true)?),
             None => None,
         };
         Ok(Self { current, previous })
@@ -152,8 +171,12 @@ mod tests {
     #[test]
     fn a_short_key_is_refused_with_a_reason_that_holds_no_secret() {
         let e = Keys::new("short-secret", None).unwrap_err();
-        assert!(e.contains("at least 32"));
-        assert!(!e.contains("short-secret"));
+        assert_eq!(e, ShortKey { previous: false, bytes: 12 });
+        let line = e.to_string();
+        assert!(line.starts_with("RELAY_SIGNING_KEY:") && line.contains("at least 32"), "{line}");
+        assert!(!line.contains("short-secret"));
+        let e = Keys::new(&"k".repeat(32), Some("old")).unwrap_err();
+        assert!(e.to_string().starts_with("RELAY_SIGNING_KEY_PREVIOUS: "), "{e}");
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! Fetches a client id metadata document for the core to check: within 5 s, at most 5 KB, no
-//! redirect followed, never from a single-label name the owner did not name; the checked client
-//! is kept in the Workers cache for the time the core says. Why a fetch failed is logged, never
+//! redirect followed (a single-label name the owner did not name was refused before); the
+//! checked client is kept in the Workers cache for the time the core says. Why a fetch failed is logged, never
 //! told to the requester (the core's sentence is the same for every failure).
 
 use core::time::Duration;
@@ -10,24 +10,17 @@ use futures::StreamExt as _;
 use worker::wasm_bindgen::JsCast as _;
 use worker::{console_log, js_sys, web_sys, AbortController, Cache, Delay, Headers, Response};
 
-use crate::config::Config;
 use crate::crypto::sha256_hex;
 use crate::limits::{FETCH_TIMEOUT_MS, MAX_DOCUMENT_BYTES};
-use crate::oauth::cimd::{
-    cache_seconds, check_document, check_fetchable, CimdError, MetadataClient, MetadataUrl,
-};
+use crate::oauth::cimd::{cache_seconds, check_document, CimdError, MetadataClient, MetadataUrl};
 
-/// The client a metadata document URL names: from the cache, else fetched and checked.
+/// The client a metadata document URL names (one the core found fetchable): from the cache,
+/// else fetched and checked.
 ///
 /// The cache key is under this relay's own origin (the Cache API keeps a zone's entries; a key
 /// on another host costs a lookup), named by the URL's hash, so no document can collide with
 /// another or with a route.
-pub(crate) async fn client(
-    url: &MetadataUrl,
-    origin: &str,
-    config: &Config,
-) -> Result<MetadataClient, CimdError> {
-    check_fetchable(url, &config.local_metadata_hosts)?;
+pub(crate) async fn client(url: &MetadataUrl, origin: &str) -> Result<MetadataClient, CimdError> {
     let key = format!("{origin}/client-metadata/{}", sha256_hex(url.as_str().as_bytes()));
     let cache = Cache::default();
     if let Ok(Some(mut hit)) = cache.get(key.as_str(), false).await {

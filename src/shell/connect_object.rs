@@ -8,7 +8,7 @@ use worker::{durable_object, DurableObject, Env, Request, Response, Result, Stat
 
 use super::{from_json, now_ms, routes, texts, PlatformRandom};
 use crate::config::CODE_KEPT_MS;
-use crate::oauth::connect::{apply, CodeReply, CodeRequest, Session};
+use crate::oauth::connect::{apply, forget_at, CodeRequest, Session};
 
 /// One connect code's session.
 #[durable_object]
@@ -60,16 +60,15 @@ impl DurableObject for ConnectCode {
         let Some((code, command)) = CodeRequest::decode(&req.bytes().await?) else {
             return Response::error("Not a request to a connect code.", 400);
         };
-        let stored = self.load();
+        let (stored, now) = (self.load(), now_ms());
         let had = stored.is_some();
-        let (session, reply) = apply(stored, command, now_ms(), &mut PlatformRandom, &code);
+        let (session, reply) = apply(stored, command, now, &mut PlatformRandom, &code);
         self.store(had, session.as_ref())?;
-        if reply == CodeReply::Created {
-            // Forget the session once neither the code nor an authorization code can be used.
-            // worker's `set_alarm` reads a bare number as an offset from now, not as a time.
-            let kept = routes::config(&self.env).map_or(CODE_KEPT_MS, |c| c.code_kept_ms);
-            let keep = std::time::Duration::from_millis(kept);
-            self.state.storage().set_alarm(keep).await?;
+        let kept = routes::config(&self.env).map_or(CODE_KEPT_MS, |c| c.code_kept_ms);
+        if let Some(at) = forget_at(&reply, now, kept) {
+            // A time, not a bare number (worker's `set_alarm` reads that as an offset).
+            let at = worker::js_sys::Date::new(&(at as f64).into());
+            self.state.storage().set_alarm(worker::ScheduledTime::new(at)).await?;
         }
         Response::from_bytes(reply.encode())
     }

@@ -1,6 +1,7 @@
 //! The thin shell: translates between workerd (requests, Durable Objects, WebSockets, time,
 //! randomness) and the pure core. No decision is made here that the core could make.
 
+mod authorize;
 mod client_metadata;
 mod connect_object;
 mod drive;

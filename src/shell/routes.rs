@@ -7,27 +7,15 @@ use worker::{
     console_error, event, Context, Env, Headers, Method, Request, Response, Result, WebSocketPair,
 };
 
-use super::client_metadata;
+use super::authorize;
 use super::drive::drive;
-use super::{
-    ask_code, ask_pairing_once, catalogue, json_response, now_ms, read_body, within_limit,
-    PlatformRandom,
-};
+use super::{catalogue, json_response, now_ms, within_limit};
 use crate::config::Config;
-use crate::crypto::{random_token, sha256_hex};
 use crate::http;
-use crate::limits::MAX_CODE_DRAWS;
 use crate::mcp::exchange::{preflight_headers, Exchange, RequestHeaders};
-use crate::oauth::authorize::{self, Named, Refusal};
-use crate::oauth::connect::{self, CodeReply, Command, ConnectCode, Granted, PollState, Revoke};
-use crate::oauth::error::OAuthError;
-use crate::oauth::exchange::TokenRequest;
-use crate::oauth::{clients, exchange, metadata};
+use crate::oauth::metadata;
 use crate::pages;
 use crate::pairing::socket_pairing;
-use crate::pairing::wire::{
-    GrantReply, GrantRequest, RefreshReply, Reply as PairingReply, Request as PairingRequest,
-};
 use crate::senders::Limited;
 use crate::sentences;
 
@@ -35,7 +23,6 @@ use crate::sentences;
 pub(crate) const PAIRING_BINDING: &str = "PAIRING";
 /// The Durable Object binding of the connect codes.
 pub(crate) const CONNECT_BINDING: &str = "CONNECT";
-const COOKIE_PREFIX: &str = "tabrelay_connect_";
 
 fn var(env: &Env, name: &str) -> Option<String> {
     env.secret(name).map(|s| s.to_string()).or_else(|_| env.var(name).map(|v| v.to_string())).ok()
@@ -115,23 +102,17 @@ async fn route(
         (Method::Get, "/.well-known/oauth-authorization-server") => {
             json_response(200, &metadata::authorization_server(&origin))
         }
-        (Method::Post, "/register") => register(req, config).await,
-        (Method::Get, "/authorize") => authorize_page(&req, url, config, &origin).await,
-        (Method::Post, pages::CODE_PATH) => authorize_code(req, env, config, &origin).await,
-        (Method::Get, pages::STATUS_PATH) => {
-            authorize_status(&req, url, env, config, &origin).await
-        }
-        (Method::Get, tabrelay_bundle::protocol::CONFIRM_PATH) => {
-            authorize_confirm(&req, url, env, config).await
-        }
+        (Method::Post, "/register" | "/token" | "/revoke" | pages::CODE_PATH)
+        | (
+            Method::Get,
+            "/authorize" | pages::STATUS_PATH | tabrelay_bundle::protocol::CONFIRM_PATH,
+        ) => authorize::endpoint(req, path, url, env, config, &origin).await,
         (Method::Get, pages::WAIT_SCRIPT_PATH) => {
             let headers = Headers::new();
             headers.set("content-type", "text/javascript")?;
             headers.set("cache-control", "no-store")?;
             Ok(Response::ok(pages::WAIT_SCRIPT)?.with_headers(headers))
         }
-        (Method::Post, "/token") => token_endpoint(req, env, config, &origin).await,
-        (Method::Post, "/revoke") => revoke(req, env, config, &origin).await,
         (Method::Get, "/tab") => tab(req, url, env, config).await,
         (Method::Post, "/") => mcp_endpoint(req, env, config, &origin, false).await,
         // A client whose call's stream dropped comes back for the rest of it (2025-11-25).
@@ -161,15 +142,7 @@ fn text(status: u16, body: &str) -> Result<Response> {
     Response::error(body, status)
 }
 
-fn oauth_error(e: &OAuthError) -> Result<Response> {
-    let mut res = json_response(e.status, &e.body())?;
-    if let Some(challenge) = e.challenge() {
-        res.headers_mut().set("www-authenticate", challenge)?;
-    }
-    Ok(res)
-}
-
-fn html(status: u16, page: String) -> Result<Response> {
+pub(super) fn html(status: u16, page: String) -> Result<Response> {
     let headers = Headers::new();
     headers.set("content-type", "text/html; charset=utf-8")?;
     headers.set("cache-control", "no-store")?;
@@ -177,306 +150,6 @@ fn html(status: u16, page: String) -> Result<Response> {
     headers.set("x-frame-options", "DENY")?;
     headers.set("referrer-policy", "no-referrer")?;
     Ok(Response::from_html(page)?.with_status(status).with_headers(headers))
-}
-
-/// The body of a request to an OAuth endpoint, read with its cap; past it, the OAuth error
-/// to answer with (413).
-async fn oauth_body(
-    req: &mut Request,
-    path: &str,
-) -> Result<std::result::Result<Vec<u8>, Response>> {
-    Ok(match read_body(req, http::body_cap(path)).await? {
-        Ok(body) => Ok(body),
-        Err(too_large) => Err(oauth_error(&OAuthError::too_large(too_large.cap))?),
-    })
-}
-
-async fn register(mut req: Request, config: &Config) -> Result<Response> {
-    let body = match oauth_body(&mut req, "/register").await? {
-        Ok(body) => body,
-        Err(refused) => return Ok(refused),
-    };
-    match clients::register(&config.keys, &body, now_ms(), &mut PlatformRandom) {
-        Ok(r) => json_response(201, &r),
-        Err(e) => oauth_error(&e),
-    }
-}
-
-async fn authorize_page(
-    req: &Request,
-    url: &str,
-    config: &Config,
-    origin: &str,
-) -> Result<Response> {
-    // A program probing (it asks for JSON) reads an OAuth error; a person, the page.
-    let json = authorize::wants_json(req.headers().get("accept")?.as_deref());
-    let refused = |e: &OAuthError| {
-        if json {
-            let status = if e.code == "invalid_client" { 401 } else { 400 };
-            json_response(status, &e.body())
-        } else {
-            html(400, pages::refused(e.code, &e.description))
-        }
-    };
-    let pairs = http::query_of(url);
-    let asking: authorize::Asking = match authorize::client_named(&pairs, &config.keys) {
-        Ok(Named::Registered(client)) => client.into(),
-        // Refused on the page: the redirect URI is not verified until the document is.
-        Ok(Named::Document(doc)) => match client_metadata::client(&doc, origin, config).await {
-            Ok(client) => client.into(),
-            Err(e) => return refused(&e.oauth(doc.domain())),
-        },
-        Err(e) => return refused(&e),
-    };
-    let request = match authorize::validate(&pairs, asking, origin) {
-        Ok(r) => r,
-        Err(Refusal::Page(e)) => return refused(&e),
-        Err(Refusal::Redirect(to)) => {
-            let headers = Headers::new();
-            headers.set("location", &to)?;
-            headers.set("cache-control", "no-store")?;
-            return Ok(Response::empty()?.with_status(302).with_headers(headers));
-        }
-    };
-    // No connect code yet: the page's script asks for one with the sealed request.
-    let asker = pages::Asker {
-        name: &request.client_name,
-        verified_domain: request.verified_domain.as_deref(),
-        redirect_host: clients::host_of(&request.redirect_uri),
-    };
-    html(200, pages::waiting(&authorize::seal(&config.keys, &request, now_ms()), &asker))
-}
-
-/// The waiting page, running in a browser, asks for its connect code with its sealed request:
-/// the code's Durable Object is made now, and the browser's cookie binds the page to it.
-async fn authorize_code(
-    mut req: Request,
-    env: &Env,
-    config: &Config,
-    origin: &str,
-) -> Result<Response> {
-    let answer =
-        |status: u16, sentence: &str| json_response(status, &json!({"sentence": sentence}));
-    let body = match read_body(&mut req, http::body_cap(pages::CODE_PATH)).await? {
-        Ok(body) => body,
-        Err(too_large) => return answer(413, &sentences::too_large(too_large.cap)),
-    };
-    let sealed = String::from_utf8_lossy(&body);
-    let Some((request, seal)) = authorize::unseal(&config.keys, &sealed, now_ms()) else {
-        return answer(400, sentences::SEAL_STALE);
-    };
-    // A seal makes at most one code, but anyone may fetch a waiting page and post its seal:
-    // each sender may make only so many codes (and objects) a minute.
-    if !within_limit(env, &req, Limited::Code).await {
-        return answer(429, sentences::TOO_MANY_CODES);
-    }
-    let place = place_of(&req, origin);
-    let browser_secret = random_token(&mut PlatformRandom, 32);
-    let browser_hash = sha256_hex(browser_secret.as_bytes());
-    // The seal's code is drawn from the seal: posting it again reaches the same object, which
-    // says its code was made, so one seal makes at most one code (and one object) whoever
-    // posts it however often. Another seal holding the drawn letters makes the next draw.
-    for attempt in 0..MAX_CODE_DRAWS {
-        let code = ConnectCode::for_seal(&config.keys, &seal, attempt);
-        let command = Command::Create {
-            request: request.clone(),
-            seal: seal.clone(),
-            browser_hash: browser_hash.clone(),
-            place: place.clone(),
-        };
-        match ask_code(env, &code, command).await? {
-            CodeReply::Created => {}
-            CodeReply::SealUsed => return answer(409, sentences::SEAL_USED),
-            _ => continue, // Another request holds these letters: draw again.
-        }
-        let display = code.display();
-        // The link carries a reference only the relay reads back, never the code.
-        let reference = connect::LinkRef::for_code(&code, &config.keys, &mut PlatformRandom);
-        let link = pages::approval_link(&config.app_url, reference.as_str());
-        let mut res = json_response(200, &json!({"code": display, "link": link}))?;
-        let secure = if origin.starts_with("https://") { "; Secure" } else { "" };
-        res.headers_mut().set(
-            "set-cookie",
-            &format!(
-                "{COOKIE_PREFIX}{}={browser_secret}; Path=/authorize; HttpOnly; SameSite=Lax; Max-Age=600{secure}",
-                code.as_str()
-            ),
-        )?;
-        return Ok(res);
-    }
-    answer(503, sentences::CODE_NOT_MADE)
-}
-
-/// Where the request came from, as the platform says (its `cf` data on Cloudflare; not
-/// known under `wrangler dev`): "City, CC", or None.
-fn place_of(req: &Request, origin: &str) -> Option<String> {
-    use worker::js_sys::Reflect;
-    let cf = Reflect::get(req.inner(), &"cf".into()).ok().filter(|v| v.is_object())?;
-    let field = |k: &str| Reflect::get(&cf, &k.into()).ok().and_then(|v| v.as_string());
-    connect::place_said(origin, field("city").as_deref(), field("country").as_deref())
-}
-
-/// The confirm page a tab opens after approving through the waiting page's link: the ticket
-/// names the link (so the code) and the approval; the browser's cookie says whether it opened
-/// the waiting page. The code's object decides.
-async fn authorize_confirm(
-    req: &Request,
-    url: &str,
-    env: &Env,
-    config: &Config,
-) -> Result<Response> {
-    let query = http::query_of(url);
-    let ticket = query
-        .iter()
-        .find(|(k, _)| k == tabrelay_bundle::protocol::CONFIRM_TICKET_PARAM)
-        .map(|(_, v)| v.as_str())
-        .unwrap_or_default();
-    // A ticket naming no link this relay made is refused before any Durable Object is addressed.
-    let Some((code, secret)) = connect::read_ticket(ticket, &config.keys) else {
-        return html(400, pages::confirmed(Err(connect::refusal::TICKET_STALE)));
-    };
-    let command = Command::Confirm { secret, browser_hash: browser_hash(req, &code)? };
-    match ask_code(env, &code, command).await? {
-        CodeReply::Confirmed { client } => html(200, pages::confirmed(Ok(&client))),
-        CodeReply::Refused { sentence } => html(403, pages::confirmed(Err(&sentence))),
-        _ => html(400, pages::confirmed(Err(connect::refusal::TICKET_STALE))),
-    }
-}
-
-/// SHA-256 of the secret in the waiting page's cookie for `code`, as this browser sent it
-/// (empty when it sent none).
-fn browser_hash(req: &Request, code: &ConnectCode) -> Result<String> {
-    let cookies = req.headers().get("cookie")?;
-    let cookie_name = format!("{COOKIE_PREFIX}{}", code.as_str());
-    Ok(http::cookie(cookies.as_deref(), &cookie_name)
-        .map(|s| sha256_hex(s.as_bytes()))
-        .unwrap_or_default())
-}
-
-async fn authorize_status(
-    req: &Request,
-    url: &str,
-    env: &Env,
-    config: &Config,
-    origin: &str,
-) -> Result<Response> {
-    let query = http::query_of(url);
-    let code = query.iter().find(|(k, _)| k == "code").and_then(|(_, v)| ConnectCode::parse(v));
-    // A code this relay did not make is refused before any Durable Object is addressed.
-    let Some(code) = code.filter(|c| c.is_issued(&config.keys)) else {
-        return json_response(400, &json!({"state": "expired"}));
-    };
-    let command =
-        Command::Poll { browser_hash: browser_hash(req, &code)?, issuer: origin.to_owned() };
-    match ask_code(env, &code, command).await? {
-        CodeReply::Poll(state) => json_response(200, &state),
-        _ => json_response(200, &PollState::Expired),
-    }
-}
-
-async fn token_endpoint(
-    mut req: Request,
-    env: &Env,
-    config: &Config,
-    origin: &str,
-) -> Result<Response> {
-    let body = match oauth_body(&mut req, "/token").await? {
-        Ok(body) => body,
-        Err(refused) => return Ok(refused),
-    };
-    let request = match exchange::read(&body, &config.keys, origin, &mut PlatformRandom) {
-        Ok(r) => r,
-        Err(e) => return oauth_error(&e),
-    };
-    let pairings = env.durable_object(PAIRING_BINDING)?;
-    match request {
-        TokenRequest::Code(code, _) if !code.is_issued(&config.keys) => {
-            // Not a code this relay made: refused before any Durable Object is addressed.
-            oauth_error(&OAuthError::invalid_grant(crate::sentences::oauth::CODE_UNKNOWN))
-        }
-        TokenRequest::Code(code, command) => {
-            let (client_id, grant_id) = match &command {
-                Command::Redeem { client_id, grant, .. } => (client_id.clone(), grant.clone()),
-                _ => (String::new(), String::new()),
-            };
-            let granted = match ask_code(env, &code, command).await? {
-                CodeReply::Redeemed { granted } => granted,
-                CodeReply::RedeemRefused { error, error_description, revoke } => {
-                    if let Some(Revoke { pairing, grant }) = revoke {
-                        // The code was replayed: what it issued is revoked, and refused should
-                        // the first redemption's creation of it reach the pairing after this.
-                        let stub = pairings.id_from_name(&pairing)?.get_stub()?;
-                        ask_pairing_once(&stub, &PairingRequest::Replayed { grant }).await?;
-                    }
-                    let body = json!({"error": error, "error_description": error_description});
-                    return json_response(400, &body);
-                }
-                _ => return Err(worker::Error::RustError("not a redemption's reply".into())),
-            };
-            let pairing = pairings.id_from_name(&granted.pairing)?.get_stub()?;
-            let request = GrantRequest {
-                id: grant_id,
-                client_id,
-                client_name: granted.client_name.clone(),
-                host: granted.host.clone(),
-                place: granted.place.clone(),
-                verified: granted.verified.clone(),
-            };
-            let made = ask_pairing_once(&pairing, &PairingRequest::Grant(request)).await?;
-            let (grant, secret) = match made {
-                Some(PairingReply::Grant(GrantReply::Made { grant, secret })) => (grant, secret),
-                // The pairing filled up between the approval and now: it removes none.
-                Some(PairingReply::Grant(GrantReply::Full)) => {
-                    let e = OAuthError::invalid_grant(sentences::GRANT_REFUSED_FULL);
-                    return oauth_error(&e);
-                }
-                // Its code was replayed meanwhile: the grant was revoked before it was made.
-                Some(PairingReply::Grant(GrantReply::Replayed)) => {
-                    return oauth_error(&OAuthError::invalid_grant(sentences::CODE_REPLAYED));
-                }
-                other => return unexpected(other),
-            };
-            let tokens = exchange::tokens(&config.keys, origin, granted, &grant, &secret, now_ms());
-            json_response(200, &tokens)
-        }
-        TokenRequest::Refresh { pairing, request } => {
-            let stub = pairings.id_from_name(&pairing)?.get_stub()?;
-            let grant = request.grant.clone();
-            match ask_pairing_once(&stub, &PairingRequest::Refresh(request)).await? {
-                Some(PairingReply::Refresh(RefreshReply::Rotated {
-                    secret,
-                    client_name,
-                    host,
-                })) => {
-                    let granted =
-                        Granted { pairing, client_name, host, place: None, verified: None };
-                    let tokens =
-                        exchange::tokens(&config.keys, origin, granted, &grant, &secret, now_ms());
-                    json_response(200, &tokens)
-                }
-                Some(PairingReply::Refresh(RefreshReply::Refused { description })) => {
-                    oauth_error(&OAuthError::invalid_grant(description))
-                }
-                other => unexpected(other),
-            }
-        }
-    }
-}
-
-async fn revoke(mut req: Request, env: &Env, config: &Config, origin: &str) -> Result<Response> {
-    let body = match oauth_body(&mut req, "/revoke").await? {
-        Ok(body) => body,
-        Err(refused) => return Ok(refused),
-    };
-    match exchange::revocation(&body, &config.keys, origin, now_ms()) {
-        Err(e) => oauth_error(&e),
-        Ok(None) => Ok(Response::empty()?.with_status(200)),
-        Ok(Some((pairing, request))) => {
-            let stub = env.durable_object(PAIRING_BINDING)?.id_from_name(&pairing)?.get_stub()?;
-            ask_pairing_once(&stub, &PairingRequest::Revoke(request)).await?;
-            Ok(Response::empty()?.with_status(200))
-        }
-    }
 }
 
 async fn tab(req: Request, url: &str, env: &Env, config: &Config) -> Result<Response> {
@@ -500,11 +173,6 @@ async fn tab(req: Request, url: &str, env: &Env, config: &Config) -> Result<Resp
     }
     let stub = env.durable_object(PAIRING_BINDING)?.id_from_name(&pairing)?.get_stub()?;
     stub.fetch_with_request(req).await
-}
-
-/// A reply of a pairing's object that does not answer what was asked: the request fails.
-fn unexpected(_reply: Option<PairingReply>) -> Result<Response> {
-    Err(worker::Error::RustError("a reply of the pairing that does not answer the request".into()))
 }
 
 /// Accepts a socket only to close it with a code and reason (a browser shows nothing else).

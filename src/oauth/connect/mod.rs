@@ -17,7 +17,7 @@ pub use code::{
     read_ticket, ticket, ConnectCode, LinkRef, Named, CODE_ALPHABET, CODE_CHECK_LEN, CODE_LEN,
     CODE_RANDOM_LEN, LINK_LEN, LINK_NONCE_LEN,
 };
-pub use session::{apply, place, place_said, Session, Stage};
+pub use session::{apply, forget_at, place, place_said, Session, Stage};
 pub use wire::{CodeReply, CodeRequest, Command, Description, Granted, PollState, Revoke};
 
 /// Sentences the tab shows when a code cannot be approved.

@@ -134,6 +134,15 @@ impl Session {
     }
 }
 
+/// When a code's object forgets everything it stored, after replying `reply` at `now_ms`:
+/// `kept_ms` after a session starts (the relay keeps it [`crate::config::CODE_KEPT_MS`] by
+/// default: until neither the code nor an authorization code it gave can be used); None when
+/// the reply starts none (the alarm set before stands).
+#[must_use]
+pub fn forget_at(reply: &CodeReply, now_ms: u64, kept_ms: u64) -> Option<u64> {
+    (*reply == CodeReply::Created).then_some(now_ms + kept_ms)
+}
+
 /// Applies a command to a code's stored session at `now_ms`: what to store (None: delete)
 /// and the reply.
 pub fn apply(
@@ -694,6 +703,21 @@ mod tests {
         assert_eq!(r.go(create("seal-2", "y"), 20), json!({"reply": "taken"}));
         let stored = r.stored.as_ref().expect("the first session stays");
         assert_eq!(stored.browser_hash, "b", "the first browser keeps the code");
+    }
+
+    #[test]
+    fn a_code_is_forgotten_its_kept_time_after_its_session_starts_and_no_later_reply_moves_it() {
+        let kept = crate::config::CODE_KEPT_MS;
+        assert_eq!(forget_at(&CodeReply::Created, 5, kept), Some(5 + kept));
+        assert!(kept >= CONNECT_CODE_TTL_MS + AUTH_CODE_TTL_MS, "kept while a code can be used");
+        for reply in [
+            CodeReply::SealUsed,
+            CodeReply::Taken,
+            CodeReply::Poll(PollState::Done),
+            CodeReply::refused(refusal::USED),
+        ] {
+            assert_eq!(forget_at(&reply, 5, kept), None, "{reply:?}");
+        }
     }
 
     #[test]

@@ -1,0 +1,566 @@
+//! The OAuth endpoints as sagas: each request is a small machine that says what to ask next
+//! (a code's Durable Object, a pairing's, the sender limit, a client's metadata document) and,
+//! fed each reply, ends in the answer. The shell only does the asking ([`Step`]) and feeds
+//! back what came ([`Input`]); every decision, refusal and timer is here, tested natively.
+
+use serde_json::{json, Value};
+
+use super::authorize::{self, AuthRequest, Named, Refusal, SealId};
+use super::cimd::{self, CimdError, MetadataClient, MetadataUrl};
+use super::clients;
+use super::connect::{self, CodeReply, Command, ConnectCode, Granted, LinkRef, PollState};
+use super::error::OAuthError;
+use super::exchange::{self, Redemption, RefreshRequest, RevokeRequest, TokenRequest};
+use crate::config::Config;
+use crate::crypto::{random_token, sha256_hex, Entropy};
+use crate::http::{self, TooLarge};
+use crate::limits::{CONNECT_CODE_TTL_MS, MAX_CODE_DRAWS};
+use crate::pages;
+use crate::senders::Limited;
+use crate::sentences;
+
+/// The waiting page's cookie for a code is named this, then the code.
+pub const COOKIE_PREFIX: &str = "tabrelay_connect_";
+
+/// What the shell does next for a saga.
+#[derive(Debug, Clone, PartialEq)]
+#[must_use]
+pub enum Step {
+    /// Ask whether the sender is within its limit; feed [`Input::Limit`].
+    AskLimit(Limited),
+    /// Fetch and check a client's metadata document; feed [`Input::Client`].
+    FetchClient(MetadataUrl),
+    /// Send the command to the code's Durable Object; feed [`Input::Code`].
+    AskCode(ConnectCode, Command),
+    /// Ask the pairing (by its id) this; feed [`Input::Pairing`].
+    AskPairing(String, ToPairing),
+    /// Answer the request: the saga is over.
+    Respond(Answer),
+}
+
+/// What came of a [`Step`], fed back to the saga.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Input {
+    /// [`Step::AskLimit`]: whether the sender is within its limit.
+    Limit(bool),
+    /// [`Step::FetchClient`]: the checked client, or why not.
+    Client(Result<MetadataClient, CimdError>),
+    /// [`Step::AskCode`]: the object's reply.
+    Code(CodeReply),
+    /// [`Step::AskPairing`]: the pairing's answer (None: it said nothing that answers).
+    Pairing(Option<FromPairing>),
+}
+
+/// What an OAuth saga asks a pairing (the shell writes it as the pairing's wire request).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ToPairing {
+    /// Make a grant for a redeemed code.
+    Grant {
+        /// The grant's id (drawn when the code was redeemed).
+        id: String,
+        /// The client's id.
+        client_id: String,
+        /// What the code grants.
+        granted: Granted,
+    },
+    /// The code that makes this grant was replayed: revoke it.
+    Replayed {
+        /// The grant.
+        grant: String,
+    },
+    /// A client refreshes.
+    Refresh(RefreshRequest),
+    /// A client revokes (RFC 7009).
+    Revoke(RevokeRequest),
+}
+
+/// What a pairing answered an OAuth saga (read by the shell from the pairing's wire reply).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FromPairing {
+    /// [`ToPairing::Grant`]: made, with its first refresh token's secret.
+    Made {
+        /// The grant's id.
+        grant: String,
+        /// The refresh token's secret part.
+        secret: String,
+    },
+    /// [`ToPairing::Grant`]: the pairing holds the most connections it keeps.
+    Full,
+    /// [`ToPairing::Grant`]: its code was replayed meanwhile; the grant was revoked first.
+    Replayed,
+    /// [`ToPairing::Refresh`]: new tokens may be issued.
+    Rotated {
+        /// The new refresh token's secret part.
+        secret: String,
+        /// The client's name.
+        client_name: String,
+        /// Its redirect host.
+        host: String,
+    },
+    /// [`ToPairing::Refresh`] refused, with the sentence.
+    Refused(String),
+    /// Anything else (a revocation's or a replay's acknowledgement).
+    Other,
+}
+
+/// The answer to an OAuth request, as the shell writes it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Answer {
+    /// JSON (never cached), with a cookie to set when there is one.
+    Json {
+        /// The status.
+        status: u16,
+        /// The body.
+        body: Value,
+        /// A `Set-Cookie` value.
+        cookie: Option<String>,
+    },
+    /// Where a waiting page stands (`{"state": …}`, never cached).
+    Poll {
+        /// The status.
+        status: u16,
+        /// The state.
+        state: PollState,
+    },
+    /// An OAuth error: its status, body and (a 401's) challenge.
+    Error(OAuthError),
+    /// One of the relay's pages.
+    Page {
+        /// The status.
+        status: u16,
+        /// The page.
+        html: String,
+    },
+    /// A 302 to this address.
+    Redirect(String),
+    /// An empty 200.
+    Empty,
+    /// A reply that does not answer what was asked (the object or the pairing broke its side
+    /// of the wire): the request fails.
+    Broken,
+}
+
+impl Answer {
+    fn json(status: u16, body: Value) -> Self {
+        Self::Json { status, body, cookie: None }
+    }
+
+    /// A waiting page's script reads `{"sentence": …}`.
+    fn sentence(status: u16, sentence: &str) -> Self {
+        Self::json(status, json!({ "sentence": sentence }))
+    }
+
+    fn page_stale() -> Self {
+        Self::Page { status: 400, html: pages::confirmed(Err(connect::refusal::TICKET_STALE)) }
+    }
+}
+
+/// Where a saga stands: what it waits for.
+#[derive(Debug, Clone, PartialEq)]
+enum Stage {
+    /// Answered: nothing more.
+    Over,
+    /// `/authorize` waits for the client's document.
+    Document { pairs: Vec<(String, String)>, json: bool, url: MetadataUrl },
+    /// The code endpoint waits for the sender limit…
+    Limit { request: AuthRequest, seal: SealId, place: Option<String> },
+    /// … then for each draw of a code.
+    Draw(Drawing),
+    /// The confirm page waits for the code's object.
+    Confirm,
+    /// The waiting page's poll waits for the code's object.
+    Poll,
+    /// The token endpoint waits for the code's object to redeem.
+    Redeem(Redemption),
+    /// … then for the pairing to make the grant.
+    Grant(Granted),
+    /// … or for the pairing to revoke what a replayed code made; then refuses with this.
+    Replayed(OAuthError),
+    /// A refresh waits for the pairing.
+    Refresh { pairing: String, grant: String },
+    /// A revocation waits for the pairing.
+    Revoke,
+}
+
+/// A connect code being drawn for a seal.
+#[derive(Debug, Clone, PartialEq)]
+struct Drawing {
+    request: AuthRequest,
+    seal: SealId,
+    place: Option<String>,
+    /// The secret of the browser's cookie.
+    secret: String,
+    /// Which draw (0, then 1… while other requests hold the drawn letters).
+    attempt: u8,
+}
+
+/// One OAuth request's saga: built by the endpoint's constructor (which returns the first
+/// [`Step`]), then fed an [`Input`] per step until it answers.
+#[derive(Debug)]
+pub struct Saga<'c> {
+    config: &'c Config,
+    origin: &'c str,
+    now_ms: u64,
+    stage: Stage,
+}
+
+impl<'c> Saga<'c> {
+    fn new(config: &'c Config, origin: &'c str, now_ms: u64) -> Self {
+        Self { config, origin, now_ms, stage: Stage::Over }
+    }
+
+    fn wait(&mut self, stage: Stage, step: Step) -> Step {
+        self.stage = stage;
+        step
+    }
+
+    /// `POST /register`: registers a client (RFC 7591).
+    pub fn register(
+        config: &'c Config,
+        body: Result<Vec<u8>, TooLarge>,
+        now_ms: u64,
+        entropy: &mut dyn Entropy,
+    ) -> (Self, Step) {
+        let saga = Self::new(config, "", now_ms);
+        let answer = match body {
+            Err(too_large) => Answer::Error(OAuthError::too_large(too_large.cap)),
+            Ok(body) => match clients::register(&config.keys, &body, now_ms, entropy) {
+                Ok(registered) => Answer::json(201, registered),
+                Err(e) => Answer::Error(e),
+            },
+        };
+        (saga, Step::Respond(answer))
+    }
+
+    /// `GET /authorize`: the waiting page for a valid request (a document client's document
+    /// fetched first), else the refusal: on the page, as JSON for a program probing
+    /// (`accept`), or back at the client's verified redirect URI.
+    pub fn authorize(
+        config: &'c Config,
+        origin: &'c str,
+        pairs: Vec<(String, String)>,
+        accept: Option<&str>,
+        now_ms: u64,
+    ) -> (Self, Step) {
+        let mut saga = Self::new(config, origin, now_ms);
+        let json = authorize::wants_json(accept);
+        let step = match authorize::client_named(&pairs, &config.keys) {
+            Ok(Named::Registered(client)) => saga.validate(&pairs, client.into(), json),
+            // Refused on the page: the redirect URI is not verified until the document is.
+            Ok(Named::Document(url)) => {
+                match cimd::check_fetchable(&url, &config.local_metadata_hosts) {
+                    Ok(()) => {
+                        let step = Step::FetchClient(url.clone());
+                        saga.wait(Stage::Document { pairs, json, url }, step)
+                    }
+                    Err(e) => refused(&e.oauth(url.domain()), json),
+                }
+            }
+            Err(e) => refused(&e, json),
+        };
+        (saga, step)
+    }
+
+    fn validate(&self, pairs: &[(String, String)], asking: authorize::Asking, json: bool) -> Step {
+        let request = match authorize::validate(pairs, asking, self.origin) {
+            Ok(request) => request,
+            Err(Refusal::Page(e)) => return refused(&e, json),
+            Err(Refusal::Redirect(to)) => return Step::Respond(Answer::Redirect(to)),
+        };
+        // No connect code yet: the page's script asks for one with the sealed request.
+        let asker = pages::Asker {
+            name: &request.client_name,
+            verified_domain: request.verified_domain.as_deref(),
+            redirect_host: clients::host_of(&request.redirect_uri),
+        };
+        let sealed = authorize::seal(&self.config.keys, &request, self.now_ms);
+        Step::Respond(Answer::Page { status: 200, html: pages::waiting(&sealed, &asker) })
+    }
+
+    /// `POST /authorize/code`: the waiting page, running in a browser, asks for its connect
+    /// code with its sealed request. Within the sender's limit, the seal's code is drawn from
+    /// the seal: posting it again reaches the same object, which says its code was made, so one
+    /// seal makes at most one code (and one object) whoever posts it however often; another
+    /// seal holding the drawn letters makes the next draw. The browser's cookie binds the page
+    /// to the code, for as long as the code lives.
+    pub fn draw(
+        config: &'c Config,
+        origin: &'c str,
+        body: Result<Vec<u8>, TooLarge>,
+        place: Option<String>,
+        now_ms: u64,
+    ) -> (Self, Step) {
+        let mut saga = Self::new(config, origin, now_ms);
+        let body = match body {
+            Ok(body) => body,
+            Err(too_large) => {
+                let sentence = sentences::too_large(too_large.cap);
+                return (saga, Step::Respond(Answer::sentence(413, &sentence)));
+            }
+        };
+        let sealed = String::from_utf8_lossy(&body);
+        let Some((request, seal)) = authorize::unseal(&config.keys, &sealed, now_ms) else {
+            return (saga, Step::Respond(Answer::sentence(400, sentences::SEAL_STALE)));
+        };
+        // A seal makes at most one code, but anyone may fetch a waiting page and post its
+        // seal: each sender may make only so many codes (and objects) a minute.
+        let step = saga.wait(Stage::Limit { request, seal, place }, Step::AskLimit(Limited::Code));
+        (saga, step)
+    }
+
+    /// `GET` the confirm page a tab opens after approving through the waiting page's link:
+    /// the ticket names the link (so the code) and the approval; the browser's cookie
+    /// (`cookies`, the request's header) says whether it opened the waiting page. The code's
+    /// object decides.
+    pub fn confirm(
+        config: &'c Config,
+        query: &[(String, String)],
+        cookies: Option<&str>,
+    ) -> (Self, Step) {
+        let mut saga = Self::new(config, "", 0);
+        let ticket = param(query, tabrelay_bundle::protocol::CONFIRM_TICKET_PARAM);
+        // A ticket naming no link this relay made is refused before any object is addressed.
+        let Some((code, secret)) = connect::read_ticket(ticket.unwrap_or_default(), &config.keys)
+        else {
+            return (saga, Step::Respond(Answer::page_stale()));
+        };
+        let command = Command::Confirm { secret, browser_hash: browser_hash(cookies, &code) };
+        let step = saga.wait(Stage::Confirm, Step::AskCode(code, command));
+        (saga, step)
+    }
+
+    /// `GET /authorize/status`: where the waiting page of `code` stands, for its browser.
+    pub fn status(
+        config: &'c Config,
+        origin: &'c str,
+        query: &[(String, String)],
+        cookies: Option<&str>,
+    ) -> (Self, Step) {
+        let mut saga = Self::new(config, origin, 0);
+        let code = param(query, "code").and_then(ConnectCode::parse);
+        // A code this relay did not make is refused before any object is addressed.
+        let Some(code) = code.filter(|c| c.is_issued(&config.keys)) else {
+            return (saga, Step::Respond(Answer::Poll { status: 400, state: PollState::Expired }));
+        };
+        let browser_hash = browser_hash(cookies, &code);
+        let command = Command::Poll { browser_hash, issuer: origin.to_owned() };
+        let step = saga.wait(Stage::Poll, Step::AskCode(code, command));
+        (saga, step)
+    }
+
+    /// `POST /token`: an authorization code redeemed at its object, then its grant made by the
+    /// pairing; or a refresh token rotated by its pairing. Either ends in tokens or an OAuth
+    /// error.
+    pub fn token(
+        config: &'c Config,
+        origin: &'c str,
+        body: Result<Vec<u8>, TooLarge>,
+        now_ms: u64,
+        entropy: &mut dyn Entropy,
+    ) -> (Self, Step) {
+        let mut saga = Self::new(config, origin, now_ms);
+        let read = body
+            .map_err(|too_large| OAuthError::too_large(too_large.cap))
+            .and_then(|body| exchange::read(&body, &config.keys, origin, entropy));
+        let step = match read {
+            Err(e) => Step::Respond(Answer::Error(e)),
+            // Not a code this relay made: refused before any object is addressed.
+            Ok(TokenRequest::Code(code, _)) if !code.is_issued(&config.keys) => {
+                refuse(sentences::oauth::CODE_UNKNOWN)
+            }
+            Ok(TokenRequest::Code(code, redemption)) => {
+                let step = Step::AskCode(code, redemption.command());
+                saga.wait(Stage::Redeem(redemption), step)
+            }
+            Ok(TokenRequest::Refresh { pairing, request }) => {
+                let stage =
+                    Stage::Refresh { pairing: pairing.clone(), grant: request.grant.clone() };
+                saga.wait(stage, Step::AskPairing(pairing, ToPairing::Refresh(request)))
+            }
+        };
+        (saga, step)
+    }
+
+    /// `POST /revoke` (RFC 7009): the grant's pairing revokes it when the token is ours; the
+    /// answer is an empty 200 either way.
+    pub fn revoke(
+        config: &'c Config,
+        origin: &'c str,
+        body: Result<Vec<u8>, TooLarge>,
+        now_ms: u64,
+    ) -> (Self, Step) {
+        let mut saga = Self::new(config, origin, now_ms);
+        let read = body
+            .map_err(|too_large| OAuthError::too_large(too_large.cap))
+            .and_then(|body| exchange::revocation(&body, &config.keys, origin, now_ms));
+        let step = match read {
+            Err(e) => Step::Respond(Answer::Error(e)),
+            Ok(None) => Step::Respond(Answer::Empty),
+            Ok(Some((pairing, request))) => {
+                saga.wait(Stage::Revoke, Step::AskPairing(pairing, ToPairing::Revoke(request)))
+            }
+        };
+        (saga, step)
+    }
+
+    /// Feeds what came of the last step: the next one.
+    pub fn next(&mut self, input: Input, entropy: &mut dyn Entropy) -> Step {
+        match (core::mem::replace(&mut self.stage, Stage::Over), input) {
+            (Stage::Document { pairs, json, url }, Input::Client(client)) => match client {
+                Ok(client) => self.validate(&pairs, client.into(), json),
+                Err(e) => refused(&e.oauth(url.domain()), json),
+            },
+            (Stage::Limit { request, seal, place }, Input::Limit(within)) => {
+                if !within {
+                    return Step::Respond(Answer::sentence(429, sentences::TOO_MANY_CODES));
+                }
+                let secret = random_token(entropy, 32);
+                self.ask_draw(Drawing { request, seal, place, secret, attempt: 0 })
+            }
+            (Stage::Draw(drawing), Input::Code(reply)) => match reply {
+                CodeReply::Created => Step::Respond(self.drawn(&drawing, entropy)),
+                CodeReply::SealUsed => Step::Respond(Answer::sentence(409, sentences::SEAL_USED)),
+                // Another request holds these letters: draw again.
+                _ if drawing.attempt + 1 < MAX_CODE_DRAWS => {
+                    self.ask_draw(Drawing { attempt: drawing.attempt + 1, ..drawing })
+                }
+                _ => Step::Respond(Answer::sentence(503, sentences::CODE_NOT_MADE)),
+            },
+            (Stage::Confirm, Input::Code(reply)) => Step::Respond(match reply {
+                CodeReply::Confirmed { client } => {
+                    Answer::Page { status: 200, html: pages::confirmed(Ok(&client)) }
+                }
+                CodeReply::Refused { sentence } => {
+                    Answer::Page { status: 403, html: pages::confirmed(Err(&sentence)) }
+                }
+                _ => Answer::page_stale(),
+            }),
+            (Stage::Poll, Input::Code(reply)) => {
+                let state = match reply {
+                    CodeReply::Poll(state) => state,
+                    _ => PollState::Expired,
+                };
+                Step::Respond(Answer::Poll { status: 200, state })
+            }
+            (Stage::Redeem(redemption), Input::Code(reply)) => self.redeemed(redemption, reply),
+            (Stage::Grant(granted), Input::Pairing(answer)) => match answer {
+                Some(FromPairing::Made { grant, secret }) => {
+                    Step::Respond(self.tokens(granted, &grant, &secret))
+                }
+                // The pairing filled up between the approval and now: it removes none.
+                Some(FromPairing::Full) => refuse(sentences::GRANT_REFUSED_FULL),
+                // Its code was replayed meanwhile: the grant was revoked before it was made.
+                Some(FromPairing::Replayed) => refuse(sentences::CODE_REPLAYED),
+                _ => Step::Respond(Answer::Broken),
+            },
+            (Stage::Replayed(e), Input::Pairing(_)) => Step::Respond(Answer::Error(e)),
+            (Stage::Refresh { pairing, grant }, Input::Pairing(answer)) => match answer {
+                Some(FromPairing::Rotated { secret, client_name, host }) => {
+                    let granted =
+                        Granted { pairing, client_name, host, place: None, verified: None };
+                    Step::Respond(self.tokens(granted, &grant, &secret))
+                }
+                Some(FromPairing::Refused(description)) => refuse(&description),
+                _ => Step::Respond(Answer::Broken),
+            },
+            (Stage::Revoke, Input::Pairing(_)) => Step::Respond(Answer::Empty),
+            // An input the saga did not ask for: nothing more comes of it.
+            _ => Step::Respond(Answer::Broken),
+        }
+    }
+
+    /// Asks the code's object to make the code of this draw.
+    fn ask_draw(&mut self, d: Drawing) -> Step {
+        let code = ConnectCode::for_seal(&self.config.keys, &d.seal, d.attempt);
+        let command = Command::Create {
+            request: d.request.clone(),
+            seal: d.seal.clone(),
+            browser_hash: sha256_hex(d.secret.as_bytes()),
+            place: d.place.clone(),
+        };
+        self.wait(Stage::Draw(d), Step::AskCode(code, command))
+    }
+
+    /// The code a draw made, as the waiting page shows it, and its browser's cookie, kept as
+    /// long as the code lives.
+    fn drawn(&self, d: &Drawing, entropy: &mut dyn Entropy) -> Answer {
+        let code = ConnectCode::for_seal(&self.config.keys, &d.seal, d.attempt);
+        // The link carries a reference only the relay reads back, never the code.
+        let reference = LinkRef::for_code(&code, &self.config.keys, entropy);
+        let link = pages::approval_link(&self.config.app_url, reference.as_str());
+        let secure = if self.origin.starts_with("https://") { "; Secure" } else { "" };
+        let cookie = format!(
+            "{COOKIE_PREFIX}{}={}; Path=/authorize; HttpOnly; SameSite=Lax; Max-Age={}{secure}",
+            code.as_str(),
+            d.secret,
+            CONNECT_CODE_TTL_MS / 1000,
+        );
+        let body = json!({"code": code.display(), "link": link});
+        Answer::Json { status: 200, body, cookie: Some(cookie) }
+    }
+
+    /// What the code's object said to a redemption: the grant to make, or the refusal (after
+    /// revoking what a replayed code made).
+    fn redeemed(&mut self, redemption: Redemption, reply: CodeReply) -> Step {
+        match reply {
+            CodeReply::Redeemed { granted } => {
+                let pairing = granted.pairing.clone();
+                let ask = ToPairing::Grant {
+                    id: redemption.grant,
+                    client_id: redemption.client_id,
+                    granted: granted.clone(),
+                };
+                self.wait(Stage::Grant(granted), Step::AskPairing(pairing, ask))
+            }
+            CodeReply::RedeemRefused { error, error_description, revoke } => {
+                let e = OAuthError::read(&error, error_description);
+                match revoke {
+                    // The code was replayed: what it issued is revoked, and refused should
+                    // the first redemption's creation of it reach the pairing after this.
+                    Some(connect::Revoke { pairing, grant }) => {
+                        let step = Step::AskPairing(pairing, ToPairing::Replayed { grant });
+                        self.wait(Stage::Replayed(e), step)
+                    }
+                    None => Step::Respond(Answer::Error(e)),
+                }
+            }
+            _ => Step::Respond(Answer::Broken),
+        }
+    }
+
+    fn tokens(&self, granted: Granted, grant: &str, secret: &str) -> Answer {
+        let keys = &self.config.keys;
+        Answer::json(200, exchange::tokens(keys, self.origin, granted, grant, secret, self.now_ms))
+    }
+}
+
+fn param<'a>(pairs: &'a [(String, String)], name: &str) -> Option<&'a str> {
+    pairs.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str())
+}
+
+/// An `invalid_grant` with this sentence.
+fn refuse(sentence: &str) -> Step {
+    Step::Respond(Answer::Error(OAuthError::invalid_grant(sentence)))
+}
+
+/// A refused `/authorize`: the OAuth error for a program (its status; 401 for
+/// `invalid_client`, so it registers again), the page for a person.
+fn refused(e: &OAuthError, json: bool) -> Step {
+    Step::Respond(if json {
+        Answer::Error(e.clone())
+    } else {
+        Answer::Page { status: 400, html: pages::refused(e.code, &e.description) }
+    })
+}
+
+/// SHA-256 of the secret in the waiting page's cookie for `code`, as the browser sent it in its
+/// `Cookie` header (empty when it sent none).
+#[must_use]
+pub fn browser_hash(cookies: Option<&str>, code: &ConnectCode) -> String {
+    let name = format!("{COOKIE_PREFIX}{}", code.as_str());
+    http::cookie(cookies, &name).map(|s| sha256_hex(s.as_bytes())).unwrap_or_default()
+}
+
+#[cfg(test)]
+#[path = "saga_tests.rs"]
+mod tests;
