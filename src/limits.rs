@@ -161,6 +161,11 @@ pub const MAX_TASKS_PER_CONNECTION: usize = 32;
 /// The largest result or set of questions a task keeps, in bytes of JSON: a task is one row
 /// of the pairing's storage (at most 2 MB a row), so a larger one is replaced by a sentence.
 pub const MAX_TASK_RESULT_BYTES: usize = 1024 * 1024;
+/// The most bytes of JSON one connection's tasks keep in all (results, errors, questions, the
+/// tab's state), until they expire: a task's row is read back into the pairing's memory, so one
+/// connection cannot fill the pairing's memory or storage for the others (its 32 tasks could
+/// otherwise keep 32 MB). A result past it is replaced by a sentence, as a too large one is.
+pub const MAX_TASK_BYTES_PER_CONNECTION: usize = 2 * MAX_TASK_RESULT_BYTES;
 
 // Each connection's share of what the pairing holds (why these shares: the module's doc).
 

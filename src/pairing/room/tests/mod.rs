@@ -17,10 +17,10 @@ use crate::limits::{
 use crate::limits::{WRONG_CODES_ALLOWED, WRONG_CODE_WINDOW_MS};
 use crate::oauth::connect::{refusal, CodeReply, Command, ConnectCode};
 use crate::oauth::keys::Keys;
+use crate::pairing::calls::Flight;
 use crate::pairing::calls::LeftCalls;
 use crate::pairing::codes::WrongCodes;
 use crate::pairing::grants::Grant;
-use crate::pairing::resume::Found;
 use crate::pairing::tabs::tests::{hello, key, signature, ORIGIN, SENDER};
 use crate::pairing::tasks::Task;
 use crate::pairing::wire::{
@@ -69,6 +69,15 @@ impl Sim {
 
     fn go(&mut self, input: Input) -> Vec<Effect> {
         self.room.handle(input, self.now, &mut self.rng)
+    }
+
+    /// The time comes when call `call`'s timer fires: what the room does then.
+    fn due(&mut self, call: u64) -> Vec<Effect> {
+        let at = self.room.calls.get(call).map_or(self.now, |f| f.due_ms);
+        if at != u64::MAX {
+            self.now = self.now.max(at);
+        }
+        self.go(Input::Timeout)
     }
 
     fn later(&mut self, ms: u64) {
@@ -158,7 +167,7 @@ fn slow_task(sim: &mut Sim, grant: &str, id: u64, tab: u64) -> (String, u64) {
     let (asker, effects) = task_call(sim, grant, id);
     let (call, _) = sent_call(&effects, tab);
     sim.later(TASK_AFTER_MS);
-    (made_task(&sim.go(Input::Deadline { call }), asker), call)
+    (made_task(&sim.due(call), asker), call)
 }
 
 /// The tab's list: the tool, which asks the person first (so it may become a task).
@@ -231,6 +240,19 @@ fn replies(effects: &[Effect], asker: Asker) -> Vec<Reply> {
             _ => None,
         })
         .collect()
+}
+
+/// The typed answers to `asker` (the list agents see, the status), as the Worker would render
+/// them: what they say.
+fn answered(effects: &[Effect], asker: Asker) -> String {
+    let answers: Vec<&Answer> = effects
+        .iter()
+        .filter_map(|e| match e {
+            Effect::Answer(a, answer) if *a == asker => Some(answer),
+            _ => None,
+        })
+        .collect();
+    format!("{answers:?}")
 }
 
 fn done(effects: &[Effect], asker: Asker) -> CallReply {

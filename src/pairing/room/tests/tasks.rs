@@ -19,7 +19,7 @@ fn a_quick_answer_stays_one_reply_and_a_call_that_waits_becomes_a_task() {
     let (asker, effects) = task_call(&mut sim, "g1", 2);
     let (call, _) = sent_call(&effects, a);
     sim.later(TASK_AFTER_MS);
-    let effects = sim.go(Input::Deadline { call });
+    let effects = sim.due(call);
     let task = made_task(&effects, asker);
     assert!(
         !effects.iter().any(|e| matches!(e, Effect::Send(_, RelayMessage::Cancel { .. }))),
@@ -40,9 +40,9 @@ fn a_quick_answer_stays_one_reply_and_a_call_that_waits_becomes_a_task() {
     assert_eq!(other, TaskReply::Refused { sentence: sentences::TASK_UNKNOWN.into() });
     // A connection that takes no tasks waits as before.
     let (_, effects) = sim.call("g1", 3, false, TAB_CALL_WAIT_MS);
-    assert!(effects
-        .iter()
-        .any(|e| matches!(e, Effect::Deadline(_, _, at) if *at == sim.now + TAB_CALL_WAIT_MS)));
+    let (call, _) = sent_call(&effects, a);
+    let waited = sim.room.calls.get(call).map(|f| (f.due_ms, f.waiter().is_some()));
+    assert_eq!(waited, Some((sim.now + TAB_CALL_WAIT_MS, true)));
 }
 
 #[test]
@@ -182,14 +182,14 @@ fn a_connection_holds_a_bounded_number_of_tasks_and_a_tool_that_needs_tasks_says
     for i in 0..MAX_TASKS_PER_CONNECTION as u64 {
         let (asker, effects) = task_call(&mut sim, "g1", i);
         let (call, _) = sent_call(&effects, a);
-        let effects = sim.go(Input::Deadline { call });
+        let effects = sim.due(call);
         made_task(&effects, asker);
         sim.say(a, &format!(r#"{{"type":"result","id":{call},"data":1}}"#));
     }
     // A result too large for a task's row is said, not kept.
     let (asker, effects) = task_call(&mut sim, "g2", 50);
     let (call, _) = sent_call(&effects, a);
-    made_task(&sim.go(Input::Deadline { call }), asker);
+    made_task(&sim.due(call), asker);
     let big = "A".repeat(MAX_TASK_RESULT_BYTES + 1);
     let image = format!(r#"{{"data":"{big}","mimeType":"image/png","width":1,"height":1}}"#);
     let result = format!(r#"{{"type":"result","id":{call},"data":1,"image":{image}}}"#);
