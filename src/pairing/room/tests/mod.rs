@@ -6,6 +6,7 @@ mod grants;
 mod listeners;
 mod sockets;
 mod tasks;
+mod timers;
 
 use super::*;
 use crate::crypto::testing::Counter;
