@@ -369,6 +369,16 @@ impl Pairing {
         self.run(Input::Woke(stored)).await
     }
 
+    /// A tab's socket closed or failed: the room hears it.
+    async fn closed(&self, ws: &WebSocket) -> Result<()> {
+        self.room().await?;
+        if let Some(tab) = tab_of(ws) {
+            self.shared.sockets.borrow_mut().remove(&tab.number);
+            self.run(Input::Closed { tab: tab.number }).await?;
+        }
+        Ok(())
+    }
+
     /// The room's effects of one input, carried out.
     async fn run(&self, input: Input) -> Result<()> {
         self.shared.run(self.shared.handle(input)).await
@@ -439,28 +449,20 @@ impl Pairing {
         self.run(Input::Request { asker, request, replayed }).await?;
         let mut waiting =
             Waiting { asker, shared: Rc::clone(&self.shared), replies, finished: false };
-        // A reply that is the last goes as the whole response.
-        if let Ok(reply) = waiting.replies.try_recv() {
-            if reply.ends() {
-                waiting.finished = true;
-                return reply_response(&reply);
-            }
-            let first = reply.line();
-            let rest = futures::stream::unfold(Some(waiting), |waiting| async move {
-                let mut waiting = waiting?;
-                let reply = waiting.next().await?;
-                let more = (!reply.ends()).then_some(waiting);
-                Some((Ok::<_, worker::Error>(reply.line()), more))
-            });
-            let lines = futures::stream::once(async move { Ok(first) }).chain(rest);
-            return lines_response(Response::from_stream(lines)?);
+        // A reply that is the last goes as the whole response; else the lines as they come.
+        let first = waiting.replies.try_recv().ok();
+        if let Some(reply) = first.as_ref().filter(|r| r.ends()) {
+            waiting.finished = true;
+            return reply_response(reply);
         }
-        let lines = futures::stream::unfold(Some(waiting), |waiting| async move {
+        let first = futures::stream::iter(first.map(|r| Ok(r.line())));
+        let rest = futures::stream::unfold(Some(waiting), |waiting| async move {
             let mut waiting = waiting?;
             let reply = waiting.next().await?;
             let more = (!reply.ends()).then_some(waiting);
             Some((Ok::<_, worker::Error>(reply.line()), more))
         });
+        let lines = first.chain(rest);
         lines_response(Response::from_stream(lines)?)
     }
 }
@@ -526,22 +528,13 @@ impl DurableObject for Pairing {
         _reason: String,
         _was_clean: bool,
     ) -> Result<()> {
-        self.room().await?;
-        if let Some(tab) = tab_of(&ws) {
-            self.shared.sockets.borrow_mut().remove(&tab.number);
-            self.run(Input::Closed { tab: tab.number }).await?;
-        }
+        self.closed(&ws).await?;
         let _ = ws.close(Some(1000), Some("Closed."));
         Ok(())
     }
 
     async fn websocket_error(&self, ws: WebSocket, _error: worker::Error) -> Result<()> {
-        self.room().await?;
-        if let Some(tab) = tab_of(&ws) {
-            self.shared.sockets.borrow_mut().remove(&tab.number);
-            self.run(Input::Closed { tab: tab.number }).await?;
-        }
-        Ok(())
+        self.closed(&ws).await
     }
 
     async fn alarm(&self) -> Result<Response> {
