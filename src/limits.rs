@@ -121,7 +121,8 @@ pub const RESUME_KEPT_MS: u64 = 60_000;
 pub const MAX_ANSWER_BYTES: usize = 64 * 1024;
 
 // The pairing: calls, turns, listeners, codes.
-/// How long a call waits for the tab, in milliseconds (under Claude's 240 s).
+/// How long a call waits for the tab, in milliseconds (under Claude's 240 s); a task's round
+/// in a tab too (then the tab drops it and the task fails), unless the person is being asked.
 pub const TAB_CALL_WAIT_MS: u64 = 225_000;
 /// A connection's calls share a turn until someone else steps or this long passes.
 pub const AGENT_TURN_IDLE_MS: u64 = 120_000;

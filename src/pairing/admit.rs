@@ -1,7 +1,7 @@
 //! Whether a call may go to a tab, by the list agents see (the focused tab's stated list, else
 //! the bundled catalogue): the tool is known, its `Mcp-Param-*` headers agree with its
 //! arguments, and how it takes tasks. The pairing decides it (the list is the pairing's); the
-//! MCP rendering of the list is [`crate::tools`]'s.
+//! rendering of the list for agents is the Worker's side's.
 
 use serde_json::{json, Map, Value};
 use tabrelay_bundle::catalogue::Catalogue;

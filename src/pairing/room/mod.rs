@@ -28,6 +28,7 @@ use tabrelay_bundle::catalogue::Catalogue;
 use tabrelay_bundle::protocol::{RelayMessage, ToolList, PROTOCOL_VERSION};
 
 use crate::crypto::Entropy;
+use crate::limits::TAB_CALL_WAIT_MS;
 use crate::oauth::connect::{CodeReply, Command, ConnectCode, Named};
 use crate::oauth::keys::Keys;
 use crate::pairing::answers::Questions;
@@ -453,7 +454,7 @@ impl Room {
                 let holder = Holder::Task(task.id.clone());
                 let (grant, tool) = (&task.grant, &task.carried.tool);
                 let flight =
-                    Flight::new(String::new(), grant, tool, holder, now_ms, ROUND_WAIT_MS, None);
+                    Flight::new(String::new(), grant, tool, holder, now_ms, TAB_CALL_WAIT_MS, None);
                 self.calls.restore_flight(Flight { id, tab: task.carried.tab, ..flight });
             }
         }
@@ -627,6 +628,3 @@ impl Room {
 /// tab asked for input the client did not declare it can give.
 const INTERNAL_ERROR: i64 = -32603;
 const MISSING_CAPABILITY: i64 = -32021;
-
-/// How long a task's round may run in its tab: as long as a waited call's longest wait.
-const ROUND_WAIT_MS: u64 = crate::limits::TAB_CALL_WAIT_MS;

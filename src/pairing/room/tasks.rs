@@ -4,9 +4,9 @@
 use tabrelay_bundle::content::{self, quoted};
 use tabrelay_bundle::protocol::{askable, call_input, Outcome as TabOutcome, RelayMessage};
 
-use super::{Effect, Room, INTERNAL_ERROR, MISSING_CAPABILITY, ROUND_WAIT_MS};
+use super::{Effect, Room, INTERNAL_ERROR, MISSING_CAPABILITY};
 use crate::crypto::{random_token, Entropy};
-use crate::limits::{MAX_TASK_BYTES_PER_CONNECTION, MAX_TASK_RESULT_BYTES};
+use crate::limits::{MAX_TASK_BYTES_PER_CONNECTION, MAX_TASK_RESULT_BYTES, TAB_CALL_WAIT_MS};
 use crate::pairing::calls::{Flight, Holder, Waiter};
 use crate::pairing::tasks::{self, Task};
 use crate::pairing::wire::{CallEvent, CallReply, Reply, TaskOp, TaskReply};
@@ -36,8 +36,8 @@ impl Room {
         // The client's cancel of its request no longer reaches the call: the task's does.
         flight.request = String::new();
         flight.holder = Holder::Task(task.id.clone());
-        flight.until_ms = flight.until_ms - flight.wait_ms + ROUND_WAIT_MS;
-        flight.wait_ms = ROUND_WAIT_MS;
+        flight.until_ms = flight.until_ms - flight.wait_ms + TAB_CALL_WAIT_MS;
+        flight.wait_ms = TAB_CALL_WAIT_MS;
         flight.due_ms = flight.until_ms;
         out.push(Effect::StoreTask(task.clone()));
         let created = CallReply::Task { created: task.created() };
@@ -158,7 +158,7 @@ impl Room {
 
     /// Task `i`'s call goes to a tab again with the client's answers: to the tab that asked
     /// while it is open, else to the tab calls go to. The round is a call in flight like any
-    /// other: within the same bounds, with its wait ([`ROUND_WAIT_MS`]).
+    /// other: within the same bounds, with its wait ([`TAB_CALL_WAIT_MS`]).
     fn next_round(
         &mut self,
         i: usize,
@@ -188,7 +188,7 @@ impl Room {
             &t.carried.tool,
             holder,
             now_ms,
-            ROUND_WAIT_MS,
+            TAB_CALL_WAIT_MS,
             None,
         );
         let id = match self.calls.start(tab, now_ms, flight) {
