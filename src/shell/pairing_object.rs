@@ -68,6 +68,8 @@ struct Shared {
     askers: RefCell<HashMap<Asker, mpsc::UnboundedSender<Reply>>>,
     /// The last request numbered.
     last_asker: Cell<Asker>,
+    /// When the event being carried out happened.
+    now: Cell<u64>,
     sql: SqlStorage,
     /// For the alarm.
     storage: worker::Storage,
@@ -77,10 +79,12 @@ struct Shared {
 }
 
 impl Shared {
-    /// The room's effects of one input, now (the clock read once for it).
+    /// The room's effects of one input, now (the clock read once for it, and kept for what
+    /// carrying them out needs).
     fn handle(&self, input: Input) -> Vec<Effect> {
+        self.now.set(now_ms());
         match self.room.borrow_mut().as_mut() {
-            Some(room) => room.handle(input, now_ms(), &mut PlatformRandom),
+            Some(room) => room.handle(input, self.now.get(), &mut PlatformRandom),
             None => Vec::new(),
         }
     }
@@ -180,7 +184,7 @@ impl Shared {
                 self.write("DELETE FROM grants WHERE id = ?", vec![id.into()])
             }
             Effect::RecordReplayed(id, until) => {
-                let now = now_ms() as i64;
+                let now = self.now.get() as i64;
                 self.write("DELETE FROM replayed WHERE until <= ?", vec![now.into()]);
                 self.write(
                     "INSERT OR REPLACE INTO replayed (id, until) VALUES (?, ?)",
@@ -488,6 +492,7 @@ impl DurableObject for Pairing {
             sockets: RefCell::new(HashMap::new()),
             askers: RefCell::new(HashMap::new()),
             last_asker: Cell::new(0),
+            now: Cell::new(0),
             sql: state.storage().sql(),
             storage: state.storage(),
             env,
