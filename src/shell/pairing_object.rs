@@ -27,7 +27,7 @@ use worker::{
 use super::{ask_code, catalogue, from_json, now_ms, routes, texts, PlatformRandom};
 use crate::crypto::sha256_hex;
 use crate::pairing::room::{Answer, Asker, Effect, Input, Room, Stated, Stored};
-use crate::pairing::wire::{Reply, Request};
+use crate::pairing::wire::{CallEvent, CallReply, Reply, Request, TaskReply};
 use crate::pairing::{socket_pairing, Tab};
 use crate::senders::sender_key;
 use crate::{http, tools};
@@ -151,6 +151,14 @@ impl Shared {
             Effect::Answer(asker, Answer::Status(status, told)) => {
                 let status = tools::status_result(&status, &told);
                 return self.apply(Effect::Reply(asker, Reply::Status(status)));
+            }
+            Effect::Answer(asker, Answer::TaskMade(task)) => {
+                let made = CallReply::Task { created: task.created() };
+                return self.apply(Effect::Reply(asker, Reply::Call(CallEvent::Done(made))));
+            }
+            Effect::Answer(asker, Answer::Task(task)) => {
+                let detailed = Reply::Task(TaskReply::Detailed(task.detailed()));
+                return self.apply(Effect::Reply(asker, detailed));
             }
             Effect::StoreStated(tab, stated) => {
                 let (query, value) = match stated {

@@ -215,13 +215,17 @@ impl Effect {
 }
 
 /// A typed answer of the room, which the Worker's side renders for the agent (the room builds
-/// no MCP JSON): the list agents see, or what the `status` tool tells a connection.
+/// no MCP JSON): the list agents see, what the `status` tool tells a connection, a task.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Answer {
     /// The focused tab's stated tool list (None: it stated none, so the bundled catalogue).
     Tools(Option<ToolList>),
     /// The pairing's tabs, and what the connection's calls nobody waits for came to.
     Status(TabsStatus, Vec<String>),
+    /// The task a waited call became (the call's end).
+    TaskMade(Box<Task>),
+    /// A task as it stands (`tasks/get`).
+    Task(Box<Task>),
 }
 
 /// What a tab stated, to store.
@@ -496,7 +500,10 @@ impl Room {
                 Reply::NoGrant
             }
             Request::Task { grant, task, op } => {
-                Reply::Task(self.task_request(&grant, &task, op, now_ms, out))
+                match self.task_request(&grant, &task, op, now_ms, out) {
+                    Ok(reply) => Reply::Task(reply),
+                    Err(task) => return out.push(Effect::Answer(asker, Answer::Task(task))),
+                }
             }
             Request::Check { want: Want::Nothing, .. } => Reply::Done,
             Request::Check { want: Want::Tools, .. } => {
