@@ -121,7 +121,8 @@ pub const RESUME_KEPT_MS: u64 = 60_000;
 pub const MAX_ANSWER_BYTES: usize = 64 * 1024;
 
 // The pairing: calls, turns, listeners, codes.
-/// How long a call waits for the tab, in milliseconds (under Claude's 240 s).
+/// How long a call waits for the tab, in milliseconds (under Claude's 240 s); a task's round
+/// in a tab too (then the tab drops it and the task fails), unless the person is being asked.
 pub const TAB_CALL_WAIT_MS: u64 = 225_000;
 /// A connection's calls share a turn until someone else steps or this long passes.
 pub const AGENT_TURN_IDLE_MS: u64 = 120_000;
@@ -161,6 +162,11 @@ pub const MAX_TASKS_PER_CONNECTION: usize = 32;
 /// The largest result or set of questions a task keeps, in bytes of JSON: a task is one row
 /// of the pairing's storage (at most 2 MB a row), so a larger one is replaced by a sentence.
 pub const MAX_TASK_RESULT_BYTES: usize = 1024 * 1024;
+/// The most bytes of JSON one connection's tasks keep in all (results, errors, questions, the
+/// tab's state), until they expire: a task's row is read back into the pairing's memory, so one
+/// connection cannot fill the pairing's memory or storage for the others (its 32 tasks could
+/// otherwise keep 32 MB). A result past it is replaced by a sentence, as a too large one is.
+pub const MAX_TASK_BYTES_PER_CONNECTION: usize = 2 * MAX_TASK_RESULT_BYTES;
 
 // Each connection's share of what the pairing holds (why these shares: the module's doc).
 

@@ -262,6 +262,12 @@ pub const TASK_CANCELLED: &str = "The task was cancelled, so it has no result.";
 pub const TASK_STILL_WORKING: &str =
     "The task is still working; read where it stands with tasks/get, then ask for its result again.";
 
+/// A task's result would take its connection's tasks past what they may keep (`kib` KiB).
+#[must_use]
+pub fn task_results_full(kib: usize) -> String {
+    format!("This connection's tasks already keep close to {kib} KiB of results, the most the relay keeps for one connection, so this one's was not kept; fetch what you need and let the older tasks expire (or cancel those still running), then call again.")
+}
+
 /// A tab's answer too large to keep as a task's result.
 pub const TASK_RESULT_TOO_LARGE: &str = "The tab's answer was too large to keep as a task's result; ask for less (a smaller picture, fewer rows), or call again from a client that takes no tasks.";
 

@@ -4,15 +4,33 @@
 use serde_json::{json, Map, Value};
 use tabrelay_bundle::catalogue::Catalogue;
 use tabrelay_bundle::content::{self, quoted};
-use tabrelay_bundle::protocol::{Setting, StatedTool, ToolList};
+use tabrelay_bundle::protocol::{Setting, ToolList};
 
-use crate::pairing::tasks::Support;
+use crate::pairing::admit::default_execution;
+pub use crate::pairing::admit::{input_schema, known, param_header_mismatch, task_support};
+use crate::pairing::room::Answer;
+use crate::pairing::wire::{CallEvent, CallReply, Reply, TaskReply};
 use crate::pairing::TabsStatus;
 use crate::sentences;
 
 /// The `_meta` key that says a tool's setting (`asks` or `runs`) to programs; the description
 /// says it to the agent.
 pub const SETTING_META: &str = "tabrelay/setting";
+
+/// A room's typed answer as the reply line the Worker reads: the tool list and `status` as
+/// the agent sees them, a task as its revision's JSON. The pairing's object and the pair
+/// harness both render through this one function.
+#[must_use]
+pub fn reply_of(answer: Answer, catalogue: &Catalogue) -> Reply {
+    match answer {
+        Answer::Tools(list) => Reply::Tools(self::list(list.as_ref(), catalogue)),
+        Answer::Status(status, told) => Reply::Status(status_result(&status, &told)),
+        Answer::TaskMade(task) => {
+            Reply::Call(CallEvent::Done(CallReply::Task { created: task.created() }))
+        }
+        Answer::Task(task) => Reply::Task(TaskReply::Detailed(task.detailed())),
+    }
+}
 
 /// The MCP `tools` array: the tab's stated list (tools the person refused left out, each other
 /// one's setting said in its description and `_meta`), or the bundled catalogue when the tab
@@ -46,102 +64,6 @@ pub fn list(stated: Option<&ToolList>, catalogue: &Catalogue) -> Value {
         by_name.insert(name_of(&tool).to_owned(), tool);
     }
     Value::Array(by_name.into_iter().map(|(_, t)| t).collect())
-}
-
-/// Whether `name` is a tool of the list agents see (a tool the person refused included: the
-/// tab refuses its calls with a sentence). `status` is answered before this is asked.
-#[must_use]
-pub fn known(stated: Option<&ToolList>, catalogue: &Catalogue, name: &str) -> bool {
-    match stated {
-        Some(list) => list.tool(name).is_some(),
-        None => catalogue.tool(name).is_some(),
-    }
-}
-
-/// How a tool of the list agents see takes tasks (what [`list`] says of it): as the tab's
-/// definition says, else "optional" when the person is asked first (the call waits for them),
-/// else "forbidden" (answered in one piece). The bundled catalogue says nothing of tasks.
-#[must_use]
-pub fn task_support(stated: Option<&ToolList>, name: &str) -> Support {
-    let Some(tool) = stated.and_then(|l| l.tool(name)) else { return Support::Forbidden };
-    let said = tool.definition.get("execution").cloned().or_else(|| default_execution(tool));
-    said.map_or(Support::Forbidden, |execution| Support::of(&json!({ "execution": execution })))
-}
-
-/// The input schema of `name` in the list agents see (the focused tab's stated list, else the
-/// bundled catalogue).
-#[must_use]
-pub fn input_schema<'a>(
-    stated: Option<&'a ToolList>,
-    catalogue: &'a Catalogue,
-    name: &str,
-) -> Option<&'a Value> {
-    match stated {
-        Some(list) => list.tool(name)?.definition.get("inputSchema"),
-        None => catalogue.tool(name).map(|t| &t.input),
-    }
-}
-
-/// The first `Mcp-Param-{Name}` header of a 2026-07-28 call that does not mirror its argument
-/// (SEP-2243 custom headers): a property of `schema`, at any depth, that says `x-mcp-header:
-/// Name` has its argument in `args` exactly when `headers` (lowercased `name` → raw value) has
-/// the header, and the header (whitespace dropped, `=?base64?…?=` decoded) says the argument's
-/// value: a string as it is, a boolean as `true`/`false`, an integer as its value. A header the
-/// client got wrong, or could not decode, names the header; None: all agree.
-///
-/// Checked where the tool's schema is (the pairing, from the focused tab's stated list), not in
-/// the Worker, which has no tool list of its own: the Worker passes the headers with the call,
-/// and a mismatch is answered before the call reaches the tab, so an intermediary that routed
-/// on the header never disagrees with what the tab was asked.
-#[must_use]
-pub fn param_header_mismatch(
-    schema: &Value,
-    args: Option<&Value>,
-    headers: &Map<String, Value>,
-) -> Option<String> {
-    let Some(Value::Object(properties)) = schema.get("properties") else { return None };
-    for (key, property) in properties {
-        let arg = args.and_then(|a| a.get(key)).filter(|v| !v.is_null());
-        let Some(Value::String(name)) = property.get("x-mcp-header") else {
-            match param_header_mismatch(property, arg, headers) {
-                Some(header) => return Some(header),
-                None => continue,
-            }
-        };
-        let sent = headers.get(&name.to_ascii_lowercase()).and_then(Value::as_str);
-        let agrees = match (arg, sent.map(crate::http::header_value)) {
-            (None, None) => true,
-            (Some(arg), Some(Some(header))) => mirrors(arg, &header),
-            _ => false,
-        };
-        if !agrees {
-            return Some(format!("Mcp-Param-{name}"));
-        }
-    }
-    None
-}
-
-/// Whether a header's decoded value says an argument's value (an object or array cannot be
-/// mirrored: clients leave such a tool out).
-fn mirrors(arg: &Value, header: &str) -> bool {
-    match arg {
-        Value::String(s) => s == header,
-        Value::Bool(b) => header == if *b { "true" } else { "false" },
-        // An integer by value ("07" is 7); another number (which the spec does not let a
-        // header mirror) as JSON writes it. No float parsing: it would cost the upload KiBs.
-        Value::Number(n) => match n.as_i64() {
-            Some(i) => header.parse::<i64>() == Ok(i),
-            None => header == n.to_string(),
-        },
-        _ => false,
-    }
-}
-
-/// The `execution` the relay gives a tab's tool that states none: a tool the person is asked
-/// about may become a task (a client that polls tasks polls while the person decides).
-fn default_execution(tool: &StatedTool) -> Option<Value> {
-    let unsaid = !tool.definition.contains_key("execution");
-    (unsaid && tool.setting == Setting::Asks).then(|| json!({"taskSupport": "optional"}))
 }
 
 /// The relay's own tool: what the pairing's tabs are and which one calls go to (kept as JSON
@@ -214,6 +136,7 @@ fn name_of(tool: &Value) -> &str {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::pairing::tasks::Support;
     use crate::pairing::Tab;
     use tabrelay_bundle::protocol::STATUS_TOOL;
 

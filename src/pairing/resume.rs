@@ -1,9 +1,9 @@
-//! Calls whose client's stream dropped, kept for the client's return (2025-11-25 resumable
-//! streams): a call of a client that can resume keeps running in its tab when its stream goes
-//! (it is not cancelled), until its wait runs out; its end is kept a while; the client's GET
-//! with `Last-Event-ID` takes the call up again, running or ended. Bounded: a call detached is
-//! one of the pairing's calls (already bounded), and a few ends of each connection are kept,
-//! each for a while.
+//! The ends of calls kept for their client's return (2025-11-25 resumable streams): a call of
+//! a client that can resume keeps running in its tab when its stream goes (it is not
+//! cancelled; the room's registry of calls holds it, [`super::calls::Holder::Detached`]), until
+//! its wait runs out; its end is kept here a while; the client's GET with `Last-Event-ID` takes
+//! the call up again, running (from the registry) or ended (from here). Bounded: a few ends of
+//! each connection are kept, each for a while.
 
 use super::wire::{connection_of, is_request_of, CallReply};
 use crate::limits::{
@@ -11,19 +11,10 @@ use crate::limits::{
     RESUME_KEPT_MS,
 };
 
-/// The calls detached from their streams and the ends kept for a resume.
+/// The ends kept for a resume.
 #[derive(Debug, Clone, Default)]
 pub struct Resumable {
-    detached: Vec<Detached>,
     kept: Vec<Kept>,
-}
-
-#[derive(Debug, Clone)]
-struct Detached {
-    call: u64,
-    request: String,
-    until_ms: u64,
-    wait_ms: u64,
 }
 
 #[derive(Debug, Clone)]
@@ -34,39 +25,7 @@ struct Kept {
     bytes: usize,
 }
 
-/// What a resume finds of a call (by its request key).
-#[derive(Debug, Clone, PartialEq)]
-pub enum Found {
-    /// It ended while nobody listened: its end.
-    Ended(CallReply),
-    /// It still runs: wait for it again, until `until_ms` (its wait was `wait_ms`).
-    Running {
-        /// The call's number.
-        call: u64,
-        /// When its wait runs out.
-        until_ms: u64,
-        /// Its whole wait.
-        wait_ms: u64,
-    },
-    /// Nothing to resume (never detached, resumed already, or kept too long).
-    Nothing,
-}
-
 impl Resumable {
-    /// Call `call` (request key `request`) lost its stream; its wait runs out at `until_ms`.
-    pub fn detach(&mut self, call: u64, request: String, until_ms: u64, wait_ms: u64) {
-        self.detached.push(Detached { call, request, until_ms, wait_ms });
-    }
-
-    /// Call `call` ended with `reply` while detached: kept for the client's return (false: it
-    /// was not detached).
-    pub fn ended(&mut self, call: u64, reply: CallReply) -> bool {
-        let Some(i) = self.detached.iter().position(|d| d.call == call) else { return false };
-        let d = self.detached.swap_remove(i);
-        self.keep(d.request, reply, d.until_ms);
-        true
-    }
-
     /// Keeps the end of the call of request key `request` (whose wait ran to `until_ms`) for
     /// a while: its stream may have dropped before the pairing could tell, so even an end
     /// sent to a stream is kept. Within its connection's share
@@ -105,43 +64,17 @@ impl Resumable {
         self.kept.retain(|k| k.request != request);
     }
 
-    /// The client returns for the call of request key `request` at `now_ms`.
-    pub fn resume(&mut self, request: &str, now_ms: u64) -> Found {
-        self.expire(now_ms);
-        if let Some(i) = self.kept.iter().position(|k| k.request == request) {
-            return Found::Ended(self.kept.remove(i).reply);
-        }
-        match self.detached.iter().position(|d| d.request == request) {
-            Some(i) => {
-                let d = self.detached.swap_remove(i);
-                Found::Running { call: d.call, until_ms: d.until_ms, wait_ms: d.wait_ms }
-            }
-            None => Found::Nothing,
-        }
-    }
-
-    /// The detached calls whose wait ran out by `now_ms` (call, its wait): they give up as a
-    /// waited call would, and [`Self::ended`] keeps what they said. Ends kept too long go.
-    pub fn overdue(&mut self, now_ms: u64) -> Vec<(u64, u64)> {
-        self.expire(now_ms);
-        self.detached.iter().filter(|d| d.until_ms <= now_ms).map(|d| (d.call, d.wait_ms)).collect()
-    }
-
-    /// When the alarm must ring next for a detached call's wait (None: none detached).
-    #[must_use]
-    pub fn next_alarm(&self) -> Option<u64> {
-        self.detached.iter().map(|d| d.until_ms).min()
-    }
-
-    /// Connection `grant` is gone: its detached calls (ended by the pairing) and its kept ends
-    /// go, so no resume finds them.
-    pub fn forget_grant(&mut self, grant: &str) {
-        self.detached.retain(|d| !is_request_of(&d.request, grant));
-        self.kept.retain(|k| !is_request_of(&k.request, grant));
-    }
-
-    fn expire(&mut self, now_ms: u64) {
+    /// The client returns at `now_ms` for the call of request key `request`: its end, if
+    /// kept (once).
+    pub fn take(&mut self, request: &str, now_ms: u64) -> Option<CallReply> {
         self.kept.retain(|k| k.until_ms > now_ms);
+        let i = self.kept.iter().position(|k| k.request == request)?;
+        Some(self.kept.remove(i).reply)
+    }
+
+    /// Connection `grant` is gone: its kept ends go, so no resume finds them.
+    pub fn forget_grant(&mut self, grant: &str) {
+        self.kept.retain(|k| !is_request_of(&k.request, grant));
     }
 }
 
@@ -154,66 +87,46 @@ mod tests {
     }
 
     #[test]
-    fn a_detached_call_is_taken_up_again_running_or_ended_once() {
+    fn an_end_is_taken_up_once_by_its_own_key_and_kept_a_while() {
         let mut r = Resumable::default();
-        r.detach(1, "g1 7".into(), 10_000, 9_000);
-        assert_eq!(r.resume("g2 7", 100), Found::Nothing, "another connection's key");
-        assert_eq!(
-            r.resume("g1 7", 100),
-            Found::Running { call: 1, until_ms: 10_000, wait_ms: 9_000 }
-        );
-        assert_eq!(r.resume("g1 7", 100), Found::Nothing, "taken up once");
-        r.detach(2, "g1 8".into(), 10_000, 9_000);
-        assert!(r.ended(2, end("done")));
-        assert!(!r.ended(3, end("never detached")));
-        assert_eq!(r.resume("g1 8", 5_000), Found::Ended(end("done")));
-        assert_eq!(r.resume("g1 8", 5_000), Found::Nothing);
+        r.keep("g1 8".into(), end("done"), 10_000);
+        assert_eq!(r.take("g2 8", 5_000), None, "another connection's key");
+        assert_eq!(r.take("g1 8", 5_000), Some(end("done")));
+        assert_eq!(r.take("g1 8", 5_000), None, "taken up once");
+        r.keep("g1 9".into(), end("x"), 10_000);
+        assert_eq!(r.take("g1 9", 10_000 + RESUME_KEPT_MS), None, "kept too long");
     }
 
     #[test]
     fn a_forgotten_connection_takes_up_nothing() {
         let mut r = Resumable::default();
-        r.detach(1, "g1 7".into(), 10_000, 9_000);
         r.keep("g1 8".into(), end("done"), 10_000);
         r.keep("g10 8".into(), end("another's"), 10_000);
         r.forget_grant("g1");
-        assert_eq!(r.resume("g1 7", 100), Found::Nothing);
-        assert_eq!(r.resume("g1 8", 100), Found::Nothing);
-        assert_eq!(r.next_alarm(), None, "its detached call needs no alarm");
-        assert_eq!(r.resume("g10 8", 100), Found::Ended(end("another's")));
+        assert_eq!(r.take("g1 8", 100), None);
+        assert_eq!(r.take("g10 8", 100), Some(end("another's")));
     }
 
     #[test]
-    fn a_detached_call_gives_up_at_its_wait_and_an_end_is_kept_a_while() {
+    fn kept_ends_are_bounded_in_number_and_bytes() {
         let mut r = Resumable::default();
-        r.detach(1, "a".into(), 10_000, 9_000);
-        r.detach(2, "b".into(), 20_000, 9_000);
-        assert_eq!(r.next_alarm(), Some(10_000));
-        assert_eq!(r.overdue(9_999), []);
-        assert_eq!(r.overdue(10_000), [(1, 9_000)]);
-        assert!(r.ended(1, end("wait over")));
-        assert_eq!(r.next_alarm(), Some(20_000));
-        assert_eq!(r.resume("a", 10_001), Found::Ended(end("wait over")));
-        assert!(r.ended(2, end("x")));
-        assert_eq!(r.next_alarm(), None);
-        assert_eq!(r.resume("b", 20_000 + RESUME_KEPT_MS), Found::Nothing, "kept too long");
         for i in 0..=MAX_KEPT_ENDS as u64 {
             r.keep(format!("k{i}"), end("y"), 1_000);
         }
-        assert_eq!(r.resume("k0", 0), Found::Nothing, "the oldest went");
-        assert_eq!(r.resume("k1", 0), Found::Ended(end("y")));
+        assert_eq!(r.take("k0", 0), None, "the oldest went");
+        assert_eq!(r.take("k1", 0), Some(end("y")));
         // Bounded in bytes too: a huge end is not kept, large ones push out the oldest.
         r.keep("g1 huge".into(), end(&"x".repeat(MAX_KEPT_BYTES_PER_CONNECTION)), 1_000);
-        assert_eq!(r.resume("g1 huge", 0), Found::Nothing);
+        assert_eq!(r.take("g1 huge", 0), None);
         let big = || end(&"x".repeat(MAX_KEPT_BYTES_PER_CONNECTION / 2 - 100));
         for name in ["g1 b1", "g1 b2", "g1 b3"] {
             r.keep(name.into(), big(), 1_000);
         }
-        assert_eq!(r.resume("g1 b1", 0), Found::Nothing);
-        assert_eq!(r.resume("g1 b3", 0), Found::Ended(big()));
+        assert_eq!(r.take("g1 b1", 0), None);
+        assert_eq!(r.take("g1 b3", 0), Some(big()));
         r.keep("again".into(), end("round 1"), 1_000);
         r.forget("again");
-        assert_eq!(r.resume("again", 0), Found::Nothing, "a new round forgets the last one's end");
+        assert_eq!(r.take("again", 0), None, "a new round forgets the last one's end");
     }
 
     #[test]
@@ -223,27 +136,27 @@ mod tests {
         for i in 0..MAX_KEPT_ENDS_PER_CONNECTION + 3 {
             r.keep(format!("g1 {i}"), end("mine"), 1_000);
         }
-        assert_eq!(r.resume("g1 2", 0), Found::Nothing, "its own oldest went");
-        assert_eq!(r.resume("g1 3", 0), Found::Ended(end("mine")));
-        assert_eq!(r.resume("g2 1", 0), Found::Ended(end("theirs")), "the other's is kept");
+        assert_eq!(r.take("g1 2", 0), None, "its own oldest went");
+        assert_eq!(r.take("g1 3", 0), Some(end("mine")));
+        assert_eq!(r.take("g2 1", 0), Some(end("theirs")), "the other's is kept");
         // In bytes too: one connection's large ends push out its own.
         r.keep("g2 2".into(), end("theirs"), 1_000);
         let big = || end(&"x".repeat(MAX_KEPT_BYTES_PER_CONNECTION / 2 - 100));
         for i in 10..10 + MAX_KEPT_ENDS_PER_CONNECTION {
             r.keep(format!("g1 {i}"), big(), 1_000);
         }
-        assert_eq!(r.resume("g1 10", 0), Found::Nothing);
-        assert_eq!(r.resume("g2 2", 0), Found::Ended(end("theirs")));
+        assert_eq!(r.take("g1 10", 0), None);
+        assert_eq!(r.take("g2 2", 0), Some(end("theirs")));
         // The pairing-wide bound holds every connection's share at once, then the oldest goes.
         let mut r = Resumable::default();
         let full = || end(&"x".repeat(MAX_KEPT_BYTES_PER_CONNECTION - 100));
         for g in 0..crate::limits::MAX_GRANTS {
             r.keep(format!("g{g} 1"), full(), 1_000);
         }
-        assert_eq!(r.resume("g0 1", 0), Found::Ended(full()), "every share fits at once");
+        assert_eq!(r.take("g0 1", 0), Some(full()), "every share fits at once");
         r.keep("g0 1".into(), full(), 1_000);
         r.keep("extra 1".into(), full(), 1_000);
-        assert_eq!(r.resume("g1 1", 0), Found::Nothing, "past them all, the oldest went");
-        assert_eq!(r.resume("extra 1", 0), Found::Ended(full()));
+        assert_eq!(r.take("g1 1", 0), None, "past them all, the oldest went");
+        assert_eq!(r.take("extra 1", 0), Some(full()));
     }
 }

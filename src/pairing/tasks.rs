@@ -182,6 +182,16 @@ impl Task {
         self.created_ms + TASK_TTL_MS
     }
 
+    /// The bytes of JSON it keeps for its client (its result, error, requests, answers so far
+    /// and the tab's state): what counts toward its connection's share
+    /// ([`crate::limits::MAX_TASK_BYTES_PER_CONNECTION`]).
+    #[must_use]
+    pub fn held_bytes(&self) -> usize {
+        let kept =
+            (&self.result, &self.error, &self.input_requests, &self.responses, &self.tab_state);
+        serde_json::to_vec(&kept).map_or(usize::MAX, |v| v.len())
+    }
+
     /// Whether connection `grant` may see it at `now_ms` (its own, not expired).
     #[must_use]
     pub fn visible_to(&self, grant: &str, now_ms: u64) -> bool {

@@ -1,7 +1,9 @@
-//! The Durable Object of one pairing: holds its tabs' hibernatable WebSockets, its storage and
-//! its timers, and translates each event into an input of the core's [`Room`] and each effect
-//! the room returns into a socket message, a row, a reply line, a timer or a question to a
-//! code's object. Every decision is the room's.
+//! The Durable Object of one pairing: holds its tabs' hibernatable WebSockets and its storage,
+//! and translates each event into an input of the core's [`Room`] (with the one `now` it reads
+//! for it) and each effect the room returns into a socket message, a row, a reply line, the
+//! alarm or a question to a code's object. Every decision is the room's, its timers too: a
+//! waiting request sleeps until [`Room::poll_timeout`], and the alarm is set where the room
+//! says.
 
 use std::cell::{Cell, RefCell};
 use std::collections::{HashMap, VecDeque};
@@ -24,12 +26,11 @@ use worker::{
 
 use super::{ask_code, catalogue, from_json, now_ms, routes, texts, PlatformRandom};
 use crate::crypto::sha256_hex;
-use crate::http;
-use crate::limits::KEEP_ALIVE_MS;
 use crate::pairing::room::{Asker, Effect, Input, Room, Stated, Stored};
-use crate::pairing::wire::{CallEvent, ListenEvent, Reply, Request};
+use crate::pairing::wire::{Reply, Request};
 use crate::pairing::{socket_pairing, Tab};
 use crate::senders::sender_key;
+use crate::{http, tools};
 
 /// The pairing's tables. They are made on the object's first write, not when it starts, so an
 /// object that is only asked about what it never stored (a revocation or refresh of an unknown
@@ -54,7 +55,6 @@ const TABLES: [&str; 6] = [
 #[durable_object]
 pub struct Pairing {
     state: State,
-    env: Env,
     shared: Rc<Shared>,
 }
 
@@ -66,22 +66,52 @@ struct Shared {
     sockets: RefCell<HashMap<u64, WebSocket>>,
     /// Where each waiting request's replies go.
     askers: RefCell<HashMap<Asker, mpsc::UnboundedSender<Reply>>>,
-    /// The call each waiting request waits for, and until when.
-    deadlines: RefCell<HashMap<Asker, (u64, u64)>>,
     /// The last request numbered.
     last_asker: Cell<Asker>,
+    /// When the event being carried out happened.
+    now: Cell<u64>,
     sql: SqlStorage,
+    /// For the alarm.
+    storage: worker::Storage,
+    env: Env,
     /// Whether [`TABLES`] were made (or found made) by this instance.
     tables: Cell<bool>,
 }
 
 impl Shared {
-    /// The room's effects of one input, now.
+    /// The room's effects of one input, now (the clock read once for it, and kept for what
+    /// carrying them out needs).
     fn handle(&self, input: Input) -> Vec<Effect> {
+        self.now.set(now_ms());
         match self.room.borrow_mut().as_mut() {
-            Some(room) => room.handle(input, now_ms(), &mut PlatformRandom),
+            Some(room) => room.handle(input, self.now.get(), &mut PlatformRandom),
             None => Vec::new(),
         }
+    }
+
+    /// Carries out the room's effects in order; what a check or a question comes to goes back
+    /// to the room, and its effects are carried out in turn.
+    async fn run(&self, effects: Vec<Effect>) -> Result<()> {
+        let mut queue: VecDeque<Effect> = effects.into();
+        while let Some(effect) = queue.pop_front() {
+            let input = match self.apply(effect) {
+                None => continue,
+                Some(Effect::Verify(tab, proof)) => {
+                    Input::Proved { tab, valid: super::webcrypto::verify(&proof).await }
+                }
+                Some(Effect::AskCode(tab, code, command, said)) => {
+                    let reply = ask_code(&self.env, &code, command.clone()).await.ok();
+                    Input::CodeReplied { tab, said, command, reply }
+                }
+                Some(Effect::SetAlarm(at)) => {
+                    self.storage.set_alarm(alarm_at(at)).await?;
+                    continue;
+                }
+                Some(_) => continue,
+            };
+            queue.extend(self.handle(input));
+        }
+        Ok(())
     }
 
     /// Carries out an effect that needs no waiting; one that does is given back.
@@ -104,9 +134,7 @@ impl Shared {
                 }
             }
             Effect::Reply(asker, reply) => {
-                let ends = reply.ends();
-                let sender = if ends {
-                    self.deadlines.borrow_mut().remove(&asker);
+                let sender = if reply.ends() {
                     self.askers.borrow_mut().remove(&asker)
                 } else {
                     self.askers.borrow().get(&asker).cloned()
@@ -115,8 +143,9 @@ impl Shared {
                     let _ = sender.unbounded_send(reply);
                 }
             }
-            Effect::Deadline(asker, call, at) => {
-                self.deadlines.borrow_mut().insert(asker, (call, at));
+            // The room's typed answers, rendered for the agent as the Worker reads them.
+            Effect::Answer(asker, answer) => {
+                return self.apply(Effect::Reply(asker, tools::reply_of(answer, catalogue())));
             }
             Effect::StoreStated(tab, stated) => {
                 let (query, value) = match stated {
@@ -150,7 +179,7 @@ impl Shared {
                 self.write("DELETE FROM grants WHERE id = ?", vec![id.into()])
             }
             Effect::RecordReplayed(id, until) => {
-                let now = now_ms() as i64;
+                let now = self.now.get() as i64;
                 self.write("DELETE FROM replayed WHERE until <= ?", vec![now.into()]);
                 self.write(
                     "INSERT OR REPLACE INTO replayed (id, until) VALUES (?, ?)",
@@ -200,16 +229,6 @@ impl Shared {
         let rows = self.sql.exec(query, bindings).map(|c| texts(c, "v"));
         rows.unwrap_or_default().iter().filter_map(|v| from_json(v.as_bytes())).collect()
     }
-
-    /// A request stopped waiting (its stream was dropped): the room lets go of it.
-    fn gone(&self, asker: Asker) {
-        self.askers.borrow_mut().remove(&asker);
-        self.deadlines.borrow_mut().remove(&asker);
-        for effect in self.handle(Input::Gone { asker }) {
-            // What a request's end does needs no waiting (it tells tabs to drop calls).
-            let _ = self.apply(effect);
-        }
-    }
 }
 
 /// A request's reply stream: when dropped before its last reply, the room lets go of it.
@@ -217,42 +236,28 @@ struct Waiting {
     asker: Asker,
     shared: Rc<Shared>,
     replies: mpsc::UnboundedReceiver<Reply>,
-    /// What a quiet stream says every [`KEEP_ALIVE_MS`] (None: it says nothing).
-    tick: Option<Reply>,
     finished: bool,
 }
 
 impl Waiting {
-    /// The next reply: the room's, a tick, or (the call's wait over) the room's answer to that.
+    /// The next reply of the room's. Meanwhile it sleeps until the room next needs waking and
+    /// then gives it the timeout (any waiting request may: what is due is done once).
     async fn next(&mut self) -> Option<Reply> {
         loop {
-            let deadline = self.shared.deadlines.borrow().get(&self.asker).copied();
-            let left = deadline.map(|(_, at)| at.saturating_sub(now_ms()));
-            let timer = match (&self.tick, left) {
-                (Some(_), Some(left)) => left.min(KEEP_ALIVE_MS),
-                (Some(_), None) => KEEP_ALIVE_MS,
-                (None, Some(left)) => left,
-                (None, None) => u64::from(u32::MAX),
-            };
-            let delay = Box::pin(Delay::from(Duration::from_millis(timer)));
+            let wake = self.shared.room.borrow().as_ref().and_then(Room::poll_timeout);
+            let sleep = wake.map_or(u64::from(u32::MAX), |at| at.saturating_sub(now_ms()));
+            let delay = Box::pin(Delay::from(Duration::from_millis(sleep)));
             match select(self.replies.next(), delay).await {
                 Either::Left((reply, _)) => {
                     self.finished = reply.as_ref().is_none_or(Reply::ends);
                     return reply;
                 }
-                Either::Right(_) => match deadline {
-                    Some((call, at)) if now_ms() >= at => {
-                        self.shared.deadlines.borrow_mut().remove(&self.asker);
-                        for effect in self.shared.handle(Input::Deadline { call }) {
-                            let _ = self.shared.apply(effect);
-                        }
+                Either::Right(_) => {
+                    let effects = self.shared.handle(Input::Timeout);
+                    if self.shared.run(effects).await.is_err() {
+                        return None;
                     }
-                    _ => {
-                        if let Some(tick) = &self.tick {
-                            return Some(tick.clone());
-                        }
-                    }
-                },
+                }
             }
         }
     }
@@ -261,7 +266,13 @@ impl Waiting {
 impl Drop for Waiting {
     fn drop(&mut self) {
         if !self.finished {
-            self.shared.gone(self.asker);
+            // The room lets go of it (tells tabs to drop its calls, or keeps a resumable one).
+            let shared = Rc::clone(&self.shared);
+            shared.askers.borrow_mut().remove(&self.asker);
+            let effects = shared.handle(Input::Gone { asker: self.asker });
+            worker::wasm_bindgen_futures::spawn_local(async move {
+                let _ = shared.run(effects).await;
+            });
         }
     }
 }
@@ -352,38 +363,24 @@ impl Pairing {
                 .collect(),
             replayed_until: self.replayed("%").into_iter().max().unwrap_or_default(),
         };
-        let keys = routes::config(&self.env).ok().map(|c| c.keys);
+        let keys = routes::config(&self.shared.env).ok().map(|c| c.keys);
         *self.shared.room.borrow_mut() = Some(Room::new(keys, catalogue()));
-        let effects = self.shared.handle(Input::Woke(stored));
-        self.run(effects).await
+        self.run(Input::Woke(stored)).await
     }
 
-    /// Carries out the room's effects in order; what a check or a question comes to goes back
-    /// to the room, and its effects are carried out in turn.
-    async fn run(&self, effects: Vec<Effect>) -> Result<()> {
-        let mut queue: VecDeque<Effect> = effects.into();
-        while let Some(effect) = queue.pop_front() {
-            let input = match self.shared.apply(effect) {
-                None => continue,
-                Some(Effect::Verify(tab, proof)) => {
-                    Input::Proved { tab, valid: super::webcrypto::verify(&proof).await }
-                }
-                Some(Effect::AskCode(tab, code, command, said)) => {
-                    let reply = ask_code(&self.env, &code, command.clone()).await.ok();
-                    Input::CodeReplied { tab, said, command, reply }
-                }
-                Some(Effect::SetAlarm(at)) => {
-                    let storage = self.state.storage();
-                    if storage.get_alarm().await?.is_none_or(|set| set > at as i64) {
-                        storage.set_alarm(alarm_at(at)).await?;
-                    }
-                    continue;
-                }
-                Some(_) => continue,
-            };
-            queue.extend(self.shared.handle(input));
+    /// A tab's socket closed or failed: the room hears it.
+    async fn closed(&self, ws: &WebSocket) -> Result<()> {
+        self.room().await?;
+        if let Some(tab) = tab_of(ws) {
+            self.shared.sockets.borrow_mut().remove(&tab.number);
+            self.run(Input::Closed { tab: tab.number }).await?;
         }
         Ok(())
+    }
+
+    /// The room's effects of one input, carried out.
+    async fn run(&self, input: Input) -> Result<()> {
+        self.shared.run(self.shared.handle(input)).await
     }
 
     /// Takes a tab's socket: its first message is a fresh challenge.
@@ -407,8 +404,7 @@ impl Pairing {
         };
         self.shared.sockets.borrow_mut().insert(number, pair.server);
         let origin = http::origin_of(&url).to_owned();
-        let effects = self.shared.handle(Input::Opened { number, pairing, origin, sender });
-        self.run(effects).await?;
+        self.run(Input::Opened { number, pairing, origin, sender }).await?;
         Response::from_websocket(pair.client)
     }
 
@@ -441,15 +437,6 @@ impl Pairing {
             let first = self.first_use(key, *expires_ms);
             return reply_response(if first { &Reply::Done } else { &Reply::StateUsed });
         }
-        let tick = match &request {
-            Request::Call(call) if call.stream => Some(Reply::Call(CallEvent::Tick)),
-            Request::Listen { .. } => Some(Reply::Listen(ListenEvent::Tick)),
-            // A call waiting for its client's answers keeps its stream alive as a call does.
-            Request::AwaitAnswers { .. } | Request::Resume { .. } => {
-                Some(Reply::Call(CallEvent::Tick))
-            }
-            _ => None,
-        };
         let replayed = match &request {
             Request::Grant(grant) => self.replayed(&grant.id),
             _ => Vec::new(),
@@ -458,32 +445,23 @@ impl Pairing {
         self.shared.last_asker.set(asker);
         let (sender, replies) = mpsc::unbounded();
         self.shared.askers.borrow_mut().insert(asker, sender);
-        let effects = self.shared.handle(Input::Request { asker, request, replayed });
-        self.run(effects).await?;
+        self.run(Input::Request { asker, request, replayed }).await?;
         let mut waiting =
-            Waiting { asker, shared: Rc::clone(&self.shared), replies, tick, finished: false };
-        // A reply that is the last goes as the whole response.
-        if let Ok(reply) = waiting.replies.try_recv() {
-            if reply.ends() {
-                waiting.finished = true;
-                return reply_response(&reply);
-            }
-            let first = reply.line();
-            let rest = futures::stream::unfold(Some(waiting), |waiting| async move {
-                let mut waiting = waiting?;
-                let reply = waiting.next().await?;
-                let more = (!reply.ends()).then_some(waiting);
-                Some((Ok::<_, worker::Error>(reply.line()), more))
-            });
-            let lines = futures::stream::once(async move { Ok(first) }).chain(rest);
-            return lines_response(Response::from_stream(lines)?);
+            Waiting { asker, shared: Rc::clone(&self.shared), replies, finished: false };
+        // A reply that is the last goes as the whole response; else the lines as they come.
+        let first = waiting.replies.try_recv().ok();
+        if let Some(reply) = first.as_ref().filter(|r| r.ends()) {
+            waiting.finished = true;
+            return reply_response(reply);
         }
-        let lines = futures::stream::unfold(Some(waiting), |waiting| async move {
+        let first = futures::stream::iter(first.map(|r| Ok(r.line())));
+        let rest = futures::stream::unfold(Some(waiting), |waiting| async move {
             let mut waiting = waiting?;
             let reply = waiting.next().await?;
             let more = (!reply.ends()).then_some(waiting);
             Some((Ok::<_, worker::Error>(reply.line()), more))
         });
+        let lines = first.chain(rest);
         lines_response(Response::from_stream(lines)?)
     }
 }
@@ -508,12 +486,14 @@ impl DurableObject for Pairing {
             room: RefCell::new(None),
             sockets: RefCell::new(HashMap::new()),
             askers: RefCell::new(HashMap::new()),
-            deadlines: RefCell::new(HashMap::new()),
             last_asker: Cell::new(0),
+            now: Cell::new(0),
             sql: state.storage().sql(),
+            storage: state.storage(),
+            env,
             tables: Cell::new(false),
         };
-        Self { state, env, shared: Rc::new(shared) }
+        Self { state, shared: Rc::new(shared) }
     }
 
     async fn fetch(&self, mut req: worker::Request) -> Result<Response> {
@@ -538,8 +518,7 @@ impl DurableObject for Pairing {
             WebSocketIncomingMessage::String(text) => Some(text),
             WebSocketIncomingMessage::Binary(_) => None,
         };
-        let effects = self.shared.handle(Input::Message { tab: tab.number, text });
-        self.run(effects).await
+        self.run(Input::Message { tab: tab.number, text }).await
     }
 
     async fn websocket_close(
@@ -549,30 +528,18 @@ impl DurableObject for Pairing {
         _reason: String,
         _was_clean: bool,
     ) -> Result<()> {
-        self.room().await?;
-        if let Some(tab) = tab_of(&ws) {
-            self.shared.sockets.borrow_mut().remove(&tab.number);
-            let effects = self.shared.handle(Input::Closed { tab: tab.number });
-            self.run(effects).await?;
-        }
+        self.closed(&ws).await?;
         let _ = ws.close(Some(1000), Some("Closed."));
         Ok(())
     }
 
     async fn websocket_error(&self, ws: WebSocket, _error: worker::Error) -> Result<()> {
-        self.room().await?;
-        if let Some(tab) = tab_of(&ws) {
-            self.shared.sockets.borrow_mut().remove(&tab.number);
-            let effects = self.shared.handle(Input::Closed { tab: tab.number });
-            self.run(effects).await?;
-        }
-        Ok(())
+        self.closed(&ws).await
     }
 
     async fn alarm(&self) -> Result<Response> {
         self.room().await?;
-        let effects = self.shared.handle(Input::Alarm);
-        self.run(effects).await?;
+        self.run(Input::Timeout).await?;
         Response::ok("checked")
     }
 }

@@ -108,9 +108,6 @@ struct Pair {
     next_asker: Asker,
     /// Each ask's reply lines not read yet (None: its end).
     inbox: HashMap<Asker, Vec<Option<Vec<u8>>>>,
-    /// The room's deadlines (when, for which call).
-    deadlines: Vec<(u64, u64)>,
-    alarm: Option<u64>,
     /// What the tab was sent, as the JSON it reads.
     to_tab: Vec<Value>,
     /// What the pairing's storage holds (its rows, and the tabs' socket attachments), as a
@@ -133,8 +130,6 @@ impl Pair {
             tab: 0,
             next_asker: 0,
             inbox: HashMap::new(),
-            deadlines: Vec::new(),
-            alarm: None,
             to_tab: Vec::new(),
             stored: Stored::default(),
         };
@@ -187,8 +182,11 @@ impl Pair {
                 Effect::Send(_, message) => {
                     self.to_tab.push(serde_json::to_value(&message).unwrap())
                 }
-                Effect::Deadline(_, call, at) => self.deadlines.push((at, call)),
-                Effect::SetAlarm(at) => self.alarm = Some(self.alarm.map_or(at, |a| a.min(at))),
+                // Rendered as the object renders it, then carried like any reply.
+                Effect::Answer(asker, answer) => {
+                    let reply = crate::tools::reply_of(answer, self.catalogue);
+                    self.carry(vec![Effect::Reply(asker, reply)]);
+                }
                 Effect::Verify(tab, _) => self.room_input(Input::Proved { tab, valid: true }),
                 Effect::Attach(tab) => {
                     self.stored.tabs.retain(|t| t.number != tab.number);
@@ -311,8 +309,9 @@ impl Pair {
                 self.drive(run);
             }
             let exchange = runs.iter().filter_map(|r| r.exchange.poll_timeout()).min();
-            let room = self.deadlines.iter().map(|(at, _)| *at).min();
-            let next = [exchange, room, self.alarm].into_iter().flatten().min();
+            // The room's one timer table stands for its deadlines, ticks and alarm alike.
+            let room = self.room.poll_timeout();
+            let next = [exchange, room].into_iter().flatten().min();
             let Some(at) = next.filter(|at| *at <= until) else { break };
             self.now = self.now.max(at);
             if exchange == Some(at) {
@@ -321,15 +320,8 @@ impl Pair {
                         run.exchange.handle_timeout(self.now);
                     }
                 }
-            } else if room == Some(at) {
-                let (due, kept) = self.deadlines.iter().partition(|(at, _)| *at <= self.now);
-                self.deadlines = kept;
-                for (_, call) in due {
-                    self.room_input(Input::Deadline { call });
-                }
             } else {
-                self.alarm = None;
-                self.room_input(Input::Alarm);
+                self.room_input(Input::Timeout);
             }
         }
         self.now = until;
@@ -343,8 +335,6 @@ impl Pair {
     fn evict_and_wake(&mut self) {
         self.room = Room::new(Some(self.config.keys.clone()), self.catalogue);
         self.inbox.clear();
-        self.deadlines.clear();
-        self.alarm = None;
         self.room_input(Input::Woke(self.stored.clone()));
     }
 

@@ -1,21 +1,22 @@
-//! The Room's waited calls: a tool call sent to a tab and its waiter, its events, its end or
-//! its giving up, the calls left open, and a dropped stream's call taken up again.
+//! The Room's calls in flight: a tool call sent to a tab and whoever holds it (its waiting
+//! request, its dropped stream's client, a task), its events, its end or its giving up, the
+//! calls left open, and a dropped stream's call taken up again.
 
 use serde_json::Value;
 use tabrelay_bundle::content::quoted;
 use tabrelay_bundle::protocol::{Outcome as TabOutcome, RelayMessage};
 
-use super::{Asker, Effect, Room, Waiter};
+use super::{Asker, Effect, Room, INTERNAL_ERROR};
 use crate::crypto::Entropy;
 use crate::limits::{
-    AFTERWARDS_DATA_CHARS, MAX_CALLS_PER_CONNECTION, MAX_PENDING_CALLS, MAX_TASKS_PER_CONNECTION,
-    TAB_CALL_WAIT_MS, TASK_AFTER_MS, TURN_STORED_EVERY_MS, USED_GRANULARITY_MS,
+    AFTERWARDS_DATA_CHARS, MAX_TASKS_PER_CONNECTION, TAB_CALL_WAIT_MS, TASK_AFTER_MS,
+    TURN_STORED_EVERY_MS, USED_GRANULARITY_MS,
 };
-use crate::pairing::calls::{Finished, LeftCalls};
-use crate::pairing::resume::Found;
+use crate::pairing::admit;
+use crate::pairing::calls::{Finished, Flight, Holder, LeftCalls, Waiter};
 use crate::pairing::tasks::{self, Carried, Dispatch};
 use crate::pairing::wire::{CallEvent, CallReply, CallRequest, Reply};
-use crate::{sentences, tools};
+use crate::sentences;
 
 impl Room {
     /// A tool call: to the tab calls go to, or answered at once (None: it waits).
@@ -42,21 +43,21 @@ impl Room {
         if grant.stopped {
             return done(CallReply::not_carried(sentences::AGENT_STOPPED));
         }
-        if !tools::known(self.focused_list(), self.catalogue, &call.tool) {
+        if !admit::known(self.focused_list(), self.catalogue, &call.tool) {
             return done(CallReply::NoSuchTool { tool: call.tool });
         }
         // A 2026-07-28 call's headers that mirror arguments must agree with them (see
-        // `tools::param_header_mismatch`): refused before the tab hears of it.
+        // `admit::param_header_mismatch`): refused before the tab hears of it.
         if let Some(Value::Object(headers)) = &call.param_headers {
-            let schema = tools::input_schema(self.focused_list(), self.catalogue, &call.tool);
+            let schema = admit::input_schema(self.focused_list(), self.catalogue, &call.tool);
             let args = Some(&call.args);
             if let Some(header) =
-                schema.and_then(|s| tools::param_header_mismatch(s, args, headers))
+                schema.and_then(|s| admit::param_header_mismatch(s, args, headers))
             {
                 return done(CallReply::HeaderMismatch { header });
             }
         }
-        let support = tools::task_support(self.focused_list(), &call.tool);
+        let support = admit::task_support(self.focused_list(), &call.tool);
         let as_task = match tasks::dispatch(support, call.task.is_some()) {
             Dispatch::NeedsTasks => return done(CallReply::NeedsTasks),
             Dispatch::Direct => false,
@@ -70,12 +71,26 @@ impl Room {
         let Some(tab) = self.focused().map(|t| t.number) else {
             return done(CallReply::not_carried(sentences::NO_TAB));
         };
+        let wait_ms = call.wait_ms.min(TAB_CALL_WAIT_MS);
+        let task = as_task.then(|| {
+            Box::new(Carried {
+                tab,
+                call: None,
+                tool: call.tool.clone(),
+                args: call.args.clone(),
+                agent: call.agent.clone(),
+                connection: call.connection.clone(),
+                declared: call.task.as_ref().map(|t| t.declared.clone()).unwrap_or_default(),
+            })
+        });
+        let resumable = call.resumable && call.stream;
+        let holder = Holder::Waiter(Waiter { asker, stream: call.stream, resumable, task });
+        // A call that may become a task waits a moment only: then the task is made.
+        let due = as_task.then_some(now_ms + TASK_AFTER_MS);
         let grant = &call.connection.id;
-        if let Err(sentence) = self.room_for_call(grant) {
-            return done(CallReply::not_carried(sentence));
-        }
-        let started = self.calls.start(tab, now_ms, call.request.clone(), grant, &call.tool);
-        let id = match started {
+        let flight =
+            Flight::new(call.request.clone(), grant, &call.tool, holder, now_ms, wait_ms, due);
+        let id = match self.calls.start(tab, now_ms, flight) {
             Ok(id) => id,
             Err(sentence) => return done(CallReply::not_carried(sentence)),
         };
@@ -85,26 +100,7 @@ impl Room {
             self.turns_stored = (turn, now_ms);
             out.push(Effect::StoreTurns(self.turns.clone()));
         }
-        let wait_ms = call.wait_ms.min(TAB_CALL_WAIT_MS);
-        let task = as_task.then(|| {
-            Box::new(Carried {
-                tab,
-                call: Some(id),
-                tool: call.tool.clone(),
-                args: call.args.clone(),
-                agent: call.agent.clone(),
-                connection: call.connection.clone(),
-                declared: call.task.as_ref().map(|t| t.declared.clone()).unwrap_or_default(),
-            })
-        });
-        // A call that may become a task waits a moment only: then the task is made.
-        let until = now_ms + if as_task { TASK_AFTER_MS } else { wait_ms };
         self.resume.forget(&call.request);
-        let (request, resumable) = (call.request.clone(), call.resumable && call.stream);
-        let until_ms = now_ms + wait_ms;
-        let waiter =
-            Waiter { asker, stream: call.stream, wait_ms, task, request, resumable, until_ms };
-        self.waiters.insert(id, waiter);
         out.push(Effect::Send(
             tab,
             RelayMessage::Call {
@@ -117,66 +113,75 @@ impl Room {
                 input: call.input,
             },
         ));
-        out.push(Effect::Deadline(asker, id, until));
         if as_task && call.task.is_some_and(|t| t.at_once) {
             self.make_task(id, now_ms, entropy, out);
         }
         None
     }
 
-    /// The wait for `call` ran out: it becomes a task if it may, else it gives up (dropped in
-    /// its tab, or kept as left open) and its waiter is told.
-    pub(super) fn deadline(
+    /// Call `id`'s timer fired: a call that may become a task becomes one; a task's round
+    /// whose person is asked waits for them (its task's time to live bounds it); any other
+    /// gives up (dropped in its tab, or kept as left open) and its holder is told.
+    pub(super) fn flight_due(
         &mut self,
-        call: u64,
+        id: u64,
         now_ms: u64,
         entropy: &mut dyn Entropy,
         out: &mut Vec<Effect>,
     ) {
-        let becomes_task = self.waiters.get(&call).is_some_and(|w| w.task.is_some());
-        if becomes_task {
-            self.make_task(call, now_ms, entropy, out);
-        } else if let Some(waiter) = self.waiters.remove(&call) {
-            let gave_up = self.calls.give_up(call, waiter.wait_ms);
-            match gave_up.cancel_in {
-                Some(tab) => out.push(Effect::Send(tab, RelayMessage::Cancel { id: call })),
-                // Left open in the tab: kept, for the connection's status.
-                None => out.push(Effect::StoreLeft(self.calls.left_calls().clone())),
+        let Some(flight) = self.calls.get_mut(id) else { return };
+        match &flight.holder {
+            Holder::Waiter(Waiter { task: Some(_), .. }) => {
+                self.make_task(id, now_ms, entropy, out)
             }
-            let reply = CallReply::not_carried(gave_up.sentence);
-            out.push(Effect::Reply(waiter.asker, Reply::Call(CallEvent::Done(reply))));
+            Holder::Task(_) if flight.asking.is_some() => flight.due_ms = u64::MAX,
+            _ => {
+                let Some(flight) = self.calls.take(id) else { return };
+                let gave_up = self.calls.give_up(&flight);
+                match gave_up.cancel_in {
+                    Some(tab) => out.push(Effect::Send(tab, RelayMessage::Cancel { id })),
+                    // Left open in the tab: kept, for the connection's status.
+                    None => out.push(Effect::StoreLeft(self.calls.left_calls().clone())),
+                }
+                let reply = CallReply::not_carried(gave_up.sentence);
+                self.end(flight, reply, now_ms, out);
+            }
         }
     }
 
     /// Request `asker` stopped waiting: its calls are dropped in their tabs, or (a resumable
     /// one) kept running for its client's return.
     pub(super) fn waiter_gone(&mut self, asker: Asker, out: &mut Vec<Effect>) {
-        let calls: Vec<u64> =
-            self.waiters.iter().filter(|(_, w)| w.asker == asker).map(|(c, _)| *c).collect();
-        for call in calls {
-            let Some(waiter) = self.waiters.remove(&call) else { continue };
-            if waiter.resumable {
+        let calls: Vec<u64> = self
+            .calls
+            .flights()
+            .filter(|f| f.waiter().is_some_and(|w| w.asker == asker))
+            .map(|f| f.id)
+            .collect();
+        for id in calls {
+            let Some(flight) = self.calls.get_mut(id) else { continue };
+            if flight.waiter().is_some_and(|w| w.resumable) {
                 // Its client comes back for it: it keeps running until its wait ends.
-                out.push(Effect::SetAlarm(waiter.until_ms));
-                self.resume.detach(call, waiter.request, waiter.until_ms, waiter.wait_ms);
+                flight.holder = Holder::Detached;
+                flight.due_ms = flight.until_ms;
                 continue;
             }
-            if let Some(tab) = self.calls.abandon(call) {
-                out.push(Effect::Send(tab, RelayMessage::Cancel { id: call }));
+            if let Some(flight) = self.calls.take(id) {
+                out.push(Effect::Send(flight.tab, RelayMessage::Cancel { id }));
             }
         }
     }
 
-    /// The client cancelled its call `request`: dropped in its tab, its waiter told.
-    pub(super) fn cancel(&mut self, request: &str, out: &mut Vec<Effect>) {
-        if let Some((call, tab)) = self.calls.cancel(request) {
-            out.push(Effect::Send(tab, RelayMessage::Cancel { id: call }));
-            self.done(call, CallReply::not_carried(sentences::CANCELLED), out);
+    /// The client cancelled its call `request`: dropped in its tab, its holder told.
+    pub(super) fn cancel(&mut self, request: &str, now_ms: u64, out: &mut Vec<Effect>) {
+        if let Some(flight) = self.calls.cancel(request) {
+            out.push(Effect::Send(flight.tab, RelayMessage::Cancel { id: flight.id }));
+            self.end(flight, CallReply::not_carried(sentences::CANCELLED), now_ms, out);
         }
     }
 
-    /// Tab `tab` asks the person about `call`: a waiter that may poll tasks gets one, a stream
-    /// hears the card.
+    /// Tab `tab` asks the person about `call`: a task's status says so, a waiter that may
+    /// poll tasks gets one, a stream hears the card.
     pub(super) fn asking(
         &mut self,
         tab: u64,
@@ -188,11 +193,13 @@ impl Room {
     ) {
         let before = self.calls.left_calls().clone();
         if let Some(card) = self.calls.asking(call, tab, sentence) {
-            if self.waiters.get(&call).is_some_and(|w| w.task.is_some()) {
+            match self.calls.get(call).map(|f| &f.holder) {
+                Some(Holder::Task(_)) => self.task_asking(call, &card, out),
                 // The person is asked: a client that polls tasks polls this one.
-                self.make_task(call, now_ms, entropy, out);
-            } else {
-                self.event(call, CallEvent::Asking(card), out);
+                Some(Holder::Waiter(Waiter { task: Some(_), .. })) => {
+                    self.make_task(call, now_ms, entropy, out);
+                }
+                _ => self.event(call, CallEvent::Asking(card), out),
             }
         }
         self.store_left_if_changed(&before, out);
@@ -202,21 +209,30 @@ impl Room {
     pub(super) fn answered(&mut self, tab: u64, call: u64, out: &mut Vec<Effect>) {
         let before = self.calls.left_calls().clone();
         if self.calls.answered(call, tab) {
-            self.event(call, CallEvent::Answered, out);
+            match self.calls.get(call).map(|f| &f.holder) {
+                Some(Holder::Task(_)) => self.task_answered(call, out),
+                _ => self.event(call, CallEvent::Answered, out),
+            }
         }
         self.store_left_if_changed(&before, out);
     }
 
-    /// Tab `tab`'s result for `call`: to its waiter, or (left open) kept for the status.
+    /// Tab `tab`'s result for `call`: to its holder, or (left open) kept for the status.
     pub(super) fn result(
         &mut self,
         tab: u64,
         call: u64,
         outcome: TabOutcome,
+        now_ms: u64,
         out: &mut Vec<Effect>,
     ) {
         match self.calls.finish(call, tab) {
-            Finished::Waited => self.done(call, CallReply::TabResult { outcome }, out),
+            Finished::Flight(Flight { holder: Holder::Task(_), .. }) => {
+                self.task_result(call, outcome, now_ms, out);
+            }
+            Finished::Flight(flight) => {
+                self.end(flight, CallReply::TabResult { outcome }, now_ms, out);
+            }
             Finished::Left { grant, tool } => {
                 self.calls.afterwards(grant, tool, afterwards_said(&outcome));
                 out.push(Effect::StoreLeft(self.calls.left_calls().clone()));
@@ -234,83 +250,67 @@ impl Room {
 
     /// A client comes back for a call whose stream dropped: its end, or (a tick at once) its
     /// events again.
-    pub(super) fn take_up(
-        &mut self,
-        asker: Asker,
-        request: &str,
-        now_ms: u64,
-        out: &mut Vec<Effect>,
-    ) -> Reply {
-        match self.resume.resume(request, now_ms) {
-            Found::Ended(reply) => Reply::Call(CallEvent::Done(reply)),
-            Found::Running { call, until_ms, wait_ms } => {
-                let request = request.to_owned();
-                let waiter = Waiter {
-                    asker,
-                    stream: true,
-                    wait_ms,
-                    task: None,
-                    request,
-                    resumable: true,
-                    until_ms,
-                };
-                self.waiters.insert(call, waiter);
-                out.push(Effect::Deadline(asker, call, until_ms));
-                // A first line at once: the client's new stream opens now, not at the end.
-                Reply::Call(CallEvent::Tick)
-            }
-            Found::Nothing => {
-                // Its stream dropped before the pairing could tell (the client came back first):
-                // the call's waiter is the client's new stream.
-                let attached = self
-                    .waiters
-                    .iter()
-                    .find(|(_, w)| w.resumable && w.request == request)
-                    .map(|(call, _)| *call);
-                let waiter = attached.and_then(|call| Some((call, self.waiters.remove(&call)?)));
-                let Some((call, waiter)) = waiter else { return Reply::NotAsked };
-                out.push(Effect::Deadline(asker, call, waiter.until_ms));
-                self.waiters.insert(call, Waiter { asker, ..waiter });
-                Reply::Call(CallEvent::Tick)
-            }
+    pub(super) fn take_up(&mut self, asker: Asker, request: &str, now_ms: u64) -> Reply {
+        if let Some(reply) = self.resume.take(request, now_ms) {
+            return Reply::Call(CallEvent::Done(reply));
         }
-    }
-
-    /// Calls whose stream dropped and whose wait ran out give up as a waited call does; what
-    /// they said is kept for the client's return.
-    pub(super) fn resumable_overdue(&mut self, now_ms: u64, out: &mut Vec<Effect>) {
-        for (call, wait_ms) in self.resume.overdue(now_ms) {
-            let gave_up = self.calls.give_up(call, wait_ms);
-            match gave_up.cancel_in {
-                Some(tab) => out.push(Effect::Send(tab, RelayMessage::Cancel { id: call })),
-                None => out.push(Effect::StoreLeft(self.calls.left_calls().clone())),
-            }
-            self.resume.ended(call, CallReply::not_carried(gave_up.sentence));
+        // Running, its stream dropped; or its stream dropped before the pairing could tell
+        // (the client came back first): the call's holder is the client's new stream.
+        let found = self.calls.flights().find(|f| {
+            f.request == request
+                && match &f.holder {
+                    Holder::Detached => true,
+                    Holder::Waiter(w) => w.resumable,
+                    Holder::Task(_) => false,
+                }
+        });
+        let Some(id) = found.map(|f| f.id) else { return Reply::NotAsked };
+        if let Some(flight) = self.calls.get_mut(id) {
+            let task = match &mut flight.holder {
+                Holder::Waiter(w) => w.task.take(),
+                _ => None,
+            };
+            flight.holder = Holder::Waiter(Waiter { asker, stream: true, resumable: true, task });
+            flight.due_ms = flight.due_ms.min(flight.until_ms);
         }
-        if let Some(at) = self.resume.next_alarm() {
-            out.push(Effect::SetAlarm(at));
-        }
+        // A first line at once: the client's new stream opens now, not at the end.
+        Reply::Call(CallEvent::Tick)
     }
 
     /// An event of a call before its end, for a waiter that reads a stream.
     fn event(&self, call: u64, event: CallEvent, out: &mut Vec<Effect>) {
-        if let Some(waiter) = self.waiters.get(&call).filter(|w| w.stream) {
+        let waiter = self.calls.get(call).and_then(Flight::waiter);
+        if let Some(waiter) = waiter.filter(|w| w.stream) {
             out.push(Effect::Reply(waiter.asker, Reply::Call(event)));
         }
     }
 
-    /// The end of a call: its waiter gets the reply (or, its stream gone, it is kept for
-    /// the client's return).
-    pub(super) fn done(&mut self, call: u64, reply: CallReply, out: &mut Vec<Effect>) {
-        match self.waiters.remove(&call) {
-            Some(waiter) => {
+    /// The end of a call out of flight, to its holder: its waiter gets the reply (a
+    /// resumable one's kept too, its stream may have dropped unseen); a dropped stream's is
+    /// kept for the client's return; a task's round that could not be carried fails its task.
+    pub(super) fn end(
+        &mut self,
+        flight: Flight,
+        reply: CallReply,
+        now_ms: u64,
+        out: &mut Vec<Effect>,
+    ) {
+        match flight.holder {
+            Holder::Waiter(waiter) => {
                 if waiter.resumable {
-                    self.resume.keep(waiter.request, reply.clone(), waiter.until_ms);
+                    self.resume.keep(flight.request, reply.clone(), flight.until_ms);
                 }
-                out.push(Effect::Reply(waiter.asker, Reply::Call(CallEvent::Done(reply))))
+                out.push(Effect::Reply(waiter.asker, Reply::Call(CallEvent::Done(reply))));
             }
-            None => {
-                self.resume.ended(call, reply);
+            Holder::Detached => self.resume.keep(flight.request, reply, flight.until_ms),
+            Holder::Task(_) => {
+                let sentence = match reply {
+                    CallReply::NotCarried { sentence } => sentence,
+                    _ => sentences::TAB_GONE.to_owned(),
+                };
+                if let Some(i) = self.task_of(flight.id) {
+                    self.task_event(i, tasks::Event::Lost(INTERNAL_ERROR, sentence), now_ms, out);
+                }
             }
         }
     }
@@ -320,26 +320,6 @@ impl Room {
         if self.calls.left_calls() != before {
             out.push(Effect::StoreLeft(self.calls.left_calls().clone()));
         }
-    }
-
-    /// How many calls connection `grant` has in the tabs (None: every connection): those waited
-    /// on and those that carry its tasks.
-    fn calls_in_flight(&self, grant: Option<&str>) -> usize {
-        let waited = grant.map_or(self.calls.len(), |g| self.calls.of(g));
-        let tasks = self.tasks.iter().filter(|t| grant.is_none_or(|g| t.grant == g));
-        waited + tasks.filter(|t| t.carried.call.is_some()).count()
-    }
-
-    /// Whether connection `grant` may start another call (a task's next round too): within its
-    /// share of calls, and the pairing within its bound; else the sentence saying which is full.
-    pub(super) fn room_for_call(&self, grant: &str) -> Result<(), String> {
-        if self.calls_in_flight(Some(grant)) >= MAX_CALLS_PER_CONNECTION {
-            return Err(sentences::too_many_calls_here(MAX_CALLS_PER_CONNECTION));
-        }
-        if self.calls_in_flight(None) >= MAX_PENDING_CALLS {
-            return Err(sentences::too_many_calls(MAX_PENDING_CALLS));
-        }
-        Ok(())
     }
 }
 

@@ -236,11 +236,15 @@ impl Room {
             out.push(Effect::Send(tab.number, RelayMessage::Forgotten { connection }));
         }
         let before = self.calls.left_calls().clone();
-        for (call, tab) in self.calls.forget_grant(grant) {
-            out.push(Effect::Send(tab, RelayMessage::Cancel { id: call }));
-            if let Some(waiter) = self.waiters.remove(&call) {
+        let (flights, left) = self.calls.forget_grant(grant);
+        for flight in flights {
+            out.push(Effect::Send(flight.tab, RelayMessage::Cancel { id: flight.id }));
+            if let Some(waiter) = flight.waiter() {
                 out.push(Effect::Reply(waiter.asker, forgotten()));
             }
+        }
+        for (call, tab) in left {
+            out.push(Effect::Send(tab, RelayMessage::Cancel { id: call }));
         }
         self.store_left_if_changed(&before, out);
         self.resume.forget_grant(grant);
@@ -257,10 +261,8 @@ impl Room {
         let (gone, kept): (Vec<Task>, Vec<Task>) =
             core::mem::take(&mut self.tasks).into_iter().partition(|t| t.grant == grant);
         self.tasks = kept;
+        // Their calls in flight were dropped with the connection's others.
         for task in gone {
-            if let Some(call) = task.carried.call {
-                out.push(Effect::Send(task.carried.tab, RelayMessage::Cancel { id: call }));
-            }
             out.push(Effect::DeleteTask(task.id));
         }
     }

@@ -1,17 +1,24 @@
 //! The pairing as a state machine: [`Room`] takes one [`Input`] at a time with the time it
 //! happened (a tab's socket opening, a tab's message, a proof checked, a code's reply, a
-//! socket closing, a request of the Worker, a wait running out, a waiter gone, the alarm, the
-//! rows read back after a wake) and returns the [`Effect`]s the Durable Object carries out (send
-//! to a tab, close it, keep its state in its socket, reply to a waiting request, store or
-//! delete a row, set the alarm, check a proof, ask a code's object). The object keeps only
-//! sockets, SQL, timers and the translation of each to inputs and effects; every decision is
-//! here, tested natively with a made-up clock (the simulations in `tests/`).
+//! socket closing, a request of the Worker, a waiter gone, a timeout, the rows read back after
+//! a wake) and returns the [`Effect`]s the Durable Object carries out (send to a tab, close it,
+//! keep its state in its socket, reply to a waiting request, store or delete a row, set the
+//! alarm, check a proof, ask a code's object). Time is the room's too, in the style of
+//! quinn-proto's `Connection`: it keeps its timers (each call's wait, each stream's keep-alive
+//! tick, a socket's hello, a replayed code's record), says when it next needs waking
+//! ([`Room::poll_timeout`]) and takes [`Input::Timeout`]; the object sleeps until then and sets
+//! its alarm where [`Effect::SetAlarm`] says (only for what outlives a request). The object
+//! keeps only sockets, SQL and the translation of each to inputs and effects; every decision
+//! is here, tested natively with a made-up clock (the simulations in `tests/`).
 //!
 //! Here are the types and the one dispatch ([`Room::handle`], and within it a request of the
 //! Worker and what a tab's message comes to); each job of the room lives in its own module, as
 //! `impl Room` blocks: `sockets` (tabs opening, proving, speaking and going away), `calls`
-//! (waited calls, left-open calls and a dropped stream's call taken up), `tasks`, `grants`
-//! (grants and connect codes) and `listeners` (`/listen` streams and a session's answers).
+//! (calls in flight whoever holds them, left-open calls and a dropped stream's call taken up),
+//! `tasks`, `grants` (grants and connect codes), `listeners` (`/listen` streams and a session's
+//! answers) and `timers`. Every call in a tab is in one registry ([`Calls`]), whether a request
+//! waits for it, its stream dropped, or it carries a task's round: one set of bounds and one
+//! deadline for each.
 //!
 //! What the hot path needs is held in memory once the rows are read back: the tabs and the one
 //! calls go to, the focused tab's tool list, and the grants (so a call's check of its grant and
@@ -21,18 +28,19 @@ use tabrelay_bundle::catalogue::Catalogue;
 use tabrelay_bundle::protocol::{RelayMessage, ToolList, PROTOCOL_VERSION};
 
 use crate::crypto::Entropy;
+use crate::limits::TAB_CALL_WAIT_MS;
 use crate::oauth::connect::{CodeReply, Command, ConnectCode, Named};
 use crate::oauth::keys::Keys;
 use crate::pairing::answers::Questions;
-use crate::pairing::calls::{Calls, LeftCalls};
+use crate::pairing::calls::{Calls, Flight, Holder, LeftCalls};
 use crate::pairing::codes::WrongCodes;
 use crate::pairing::grants::Grant;
 use crate::pairing::resume::Resumable;
-use crate::pairing::tabs::{Proof, Tab, TabAction};
-use crate::pairing::tasks::{Carried, Event as TaskEvent, Task};
+use crate::pairing::tabs::{Proof, Tab, TabAction, TabsStatus};
+use crate::pairing::tasks::{Event as TaskEvent, Task};
 use crate::pairing::turns::Turns;
 use crate::pairing::wire::{is_request_of, Reply, Request, Want};
-use crate::{sentences, tools};
+use crate::sentences;
 
 mod calls;
 mod grants;
@@ -41,6 +49,7 @@ mod sockets;
 mod tasks;
 #[cfg(test)]
 mod tests;
+mod timers;
 
 /// A request of the Worker waiting for its reply (the object's own number for its fetch).
 pub type Asker = u64;
@@ -124,18 +133,13 @@ pub enum Input {
         /// is kept.
         replayed: Vec<u64>,
     },
-    /// The wait for a call ran out ([`Effect::Deadline`]).
-    Deadline {
-        /// The call.
-        call: u64,
-    },
     /// A request stopped waiting (its stream was closed: the agent went away).
     Gone {
         /// Who.
         asker: Asker,
     },
-    /// The alarm rang.
-    Alarm,
+    /// The time [`Room::poll_timeout`] said came (or the alarm rang): what is due is done.
+    Timeout,
 }
 
 /// What the object carries out.
@@ -154,8 +158,8 @@ pub enum Effect {
     AskCode(u64, ConnectCode, Command, String),
     /// Reply to a waiting request; [`Reply::ends`] says whether it is its last.
     Reply(Asker, Reply),
-    /// Give [`Input::Deadline`] for this request's call at this time.
-    Deadline(Asker, u64, u64),
+    /// Reply to a waiting request with what the Worker reads rendered (its last reply).
+    Answer(Asker, Answer),
     /// Store what a tab stated: its tool list (JSON text) or its dataset's name.
     StoreStated(u64, Stated),
     /// Delete what a gone tab stated.
@@ -176,7 +180,7 @@ pub enum Effect {
     DeleteGrant(String),
     /// Record that the code making this grant was replayed, until this time.
     RecordReplayed(String, u64),
-    /// Ring the alarm at this time (unless it rings sooner).
+    /// Set the alarm to ring at this time (the room says it only when the time changes).
     SetAlarm(u64),
     /// Delete everything the pairing stored: it holds no grant, no task and no tab, so nothing
     /// it stored is worth keeping (see [`Room::keeps_nothing`]).
@@ -203,11 +207,25 @@ impl Effect {
             | Effect::Verify(..)
             | Effect::AskCode(..)
             | Effect::Reply(..)
-            | Effect::Deadline(..)
+            | Effect::Answer(..)
             | Effect::SetAlarm(_)
             | Effect::ForgetAll => false,
         }
     }
+}
+
+/// A typed answer of the room, which the Worker's side renders for the agent (the room builds
+/// no MCP JSON): the list agents see, what the `status` tool tells a connection, a task.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Answer {
+    /// The focused tab's stated tool list (None: it stated none, so the bundled catalogue).
+    Tools(Option<ToolList>),
+    /// The pairing's tabs, and what the connection's calls nobody waits for came to.
+    Status(TabsStatus, Vec<String>),
+    /// The task a waited call became (the call's end).
+    TaskMade(Box<Task>),
+    /// A task as it stands (`tasks/get`).
+    Task(Box<Task>),
 }
 
 /// What a tab stated, to store.
@@ -233,6 +251,10 @@ impl<V> Default for Slots<V> {
 impl<V> Slots<V> {
     fn get(&self, key: &u64) -> Option<&V> {
         self.0.iter().find(|(k, _)| k == key).map(|(_, v)| v)
+    }
+
+    fn get_mut(&mut self, key: &u64) -> Option<&mut V> {
+        self.0.iter_mut().find(|(k, _)| k == key).map(|(_, v)| v)
     }
 
     fn contains_key(&self, key: &u64) -> bool {
@@ -281,30 +303,20 @@ struct Statement {
     dataset: Option<String>,
 }
 
-/// A call's waiting request.
-#[derive(Debug, Clone, PartialEq)]
-struct Waiter {
-    asker: Asker,
-    stream: bool,
-    wait_ms: u64,
-    /// The call's request key.
-    request: String,
-    /// Whether its client comes back when its stream drops (the call then keeps running).
-    resumable: bool,
-    /// When its wait runs out.
-    until_ms: u64,
-    /// Set when the call becomes a task should it wait: what will carry it.
-    task: Option<Box<Carried>>,
-}
-
 /// One browser's pairing.
 pub struct Room {
     keys: Option<Keys>,
     catalogue: &'static Catalogue,
     tabs: Slots<Tab>,
     stated: Slots<Statement>,
+    /// Every call in flight in a tab, whoever holds it, and the calls left open.
     calls: Calls,
-    waiters: Slots<Waiter>,
+    /// The streams that say a tick when quiet: when each says its next, and what.
+    ticks: Slots<(u64, Reply)>,
+    /// The alarm the room last had set (None: none, or it rang).
+    alarm: Option<u64>,
+    /// When the last input happened.
+    now: u64,
     /// The `/listen` streams, and whose (the grant).
     listeners: Vec<(Asker, String)>,
     turns: Turns,
@@ -335,7 +347,9 @@ impl Room {
             tabs: Slots::default(),
             stated: Slots::default(),
             calls: Calls::default(),
-            waiters: Slots::default(),
+            ticks: Slots::default(),
+            alarm: None,
+            now: 0,
             listeners: Vec::new(),
             turns: Turns::default(),
             turns_stored: (0, 0),
@@ -359,6 +373,7 @@ impl Room {
     /// Takes one input at `now_ms`; what to carry out, in order.
     pub fn handle(&mut self, input: Input, now_ms: u64, entropy: &mut dyn Entropy) -> Vec<Effect> {
         let mut out = Vec::new();
+        self.now = now_ms;
         let before = self.list_heard();
         match input {
             Input::Woke(stored) => self.woke(stored, now_ms, &mut out),
@@ -368,7 +383,6 @@ impl Room {
                 out.push(Effect::Attach(admitted.tab.clone()));
                 out.push(Effect::Send(number, admitted.first));
                 self.tabs.insert(number, admitted.tab);
-                self.watch_hellos(now_ms, &mut out);
             }
             Input::Message { tab, text } => {
                 self.message(tab, text.as_deref(), now_ms, entropy, &mut out);
@@ -387,23 +401,20 @@ impl Room {
             Input::Request { asker, request, replayed } => {
                 self.request(asker, request, &replayed, now_ms, entropy, &mut out);
             }
-            Input::Deadline { call } => self.deadline(call, now_ms, entropy, &mut out),
             Input::Gone { asker } => {
                 self.listener_gone(asker);
+                self.ticks.remove(&asker);
                 self.waiter_gone(asker, &mut out);
             }
-            Input::Alarm => self.alarm(now_ms, &mut out),
+            Input::Timeout => self.timeout(now_ms, entropy, &mut out),
         }
         self.tell_listeners(before, &mut out);
         self.wrote |= out.iter().any(Effect::writes);
-        if self.wrote && self.keeps_nothing() {
-            if now_ms >= self.replayed_until {
-                out.push(Effect::ForgetAll);
-                self.wrote = false;
-            } else {
-                out.push(Effect::SetAlarm(self.replayed_until));
-            }
+        if self.wrote && self.keeps_nothing() && now_ms >= self.replayed_until {
+            out.push(Effect::ForgetAll);
+            self.wrote = false;
         }
+        self.keep_time(now_ms, &mut out);
         out
     }
 
@@ -440,6 +451,17 @@ impl Room {
         self.wrong_codes = stored.wrong_codes;
         self.calls.restore(stored.left);
         self.tasks = stored.tasks;
+        // A task's round in a tab that is still open runs on: in flight again, its wait anew.
+        for task in &self.tasks {
+            let Some(id) = task.carried.call else { continue };
+            if self.tabs.contains_key(&task.carried.tab) {
+                let holder = Holder::Task(task.id.clone());
+                let (grant, tool) = (&task.grant, &task.carried.tool);
+                let flight =
+                    Flight::new(String::new(), grant, tool, holder, now_ms, TAB_CALL_WAIT_MS, None);
+                self.calls.restore_flight(Flight { id, tab: task.carried.tab, ..flight });
+            }
+        }
         // A task whose call was in a tab that is gone (the relay restarted, its sockets with
         // it) fails; the others go on as the tabs answer.
         let lost: Vec<usize> = (0..self.tasks.len())
@@ -464,6 +486,7 @@ impl Room {
         entropy: &mut dyn Entropy,
         out: &mut Vec<Effect>,
     ) {
+        self.watch_quiet(asker, &request, now_ms);
         let reply = match request {
             Request::Call(call) => match self.call(asker, call, now_ms, entropy, out) {
                 Some(reply) => reply,
@@ -477,13 +500,20 @@ impl Room {
                 Reply::NoGrant
             }
             Request::Task { grant, task, op } => {
-                Reply::Task(self.task_request(&grant, &task, op, now_ms, out))
+                match self.task_request(&grant, &task, op, now_ms, out) {
+                    Ok(reply) => Reply::Task(reply),
+                    Err(task) => return out.push(Effect::Answer(asker, Answer::Task(task))),
+                }
             }
             Request::Check { want: Want::Nothing, .. } => Reply::Done,
             Request::Check { want: Want::Tools, .. } => {
-                Reply::Tools(tools::list(self.focused_list(), self.catalogue))
+                out.push(Effect::Answer(asker, Answer::Tools(self.focused_list_seen())));
+                return;
             }
-            Request::Check { want: Want::Status, grant } => self.status(&grant),
+            Request::Check { want: Want::Status, grant } => {
+                out.push(Effect::Answer(asker, self.status(&grant)));
+                return;
+            }
             Request::Listen { grant } => self.listen(asker, grant),
             // Never given: the object answers it from its storage (a uniqueness its SQL keeps);
             // refused here should it come.
@@ -503,7 +533,7 @@ impl Room {
                 Reply::Done
             }
             Request::Cancel { request } => {
-                self.cancel(&request, out);
+                self.cancel(&request, now_ms, out);
                 Reply::Done
             }
             Request::AwaitAnswers { grant, .. } | Request::Answer { grant, .. }
@@ -521,7 +551,7 @@ impl Room {
             Request::Resume { grant, request } if !is_request_of(&request, &grant) => {
                 Reply::NotAsked
             }
-            Request::Resume { request, .. } => self.take_up(asker, &request, now_ms, out),
+            Request::Resume { request, .. } => self.take_up(asker, &request, now_ms),
         };
         out.push(Effect::Reply(asker, reply));
     }
@@ -572,21 +602,6 @@ impl Room {
                 out.push(Effect::Attach(t.clone()));
                 self.tabs.insert(tab, t);
             }
-            TabAction::Asking(call, sentence) if self.task_carrying(tab, call).is_some() => {
-                if let Some(i) = self.task_carrying(tab, call) {
-                    self.task_asking(i, &sentence, out);
-                }
-            }
-            TabAction::Answered(call) if self.task_carrying(tab, call).is_some() => {
-                if let Some(i) = self.task_carrying(tab, call) {
-                    self.task_answered(i, out);
-                }
-            }
-            TabAction::Result(call, outcome) if self.task_carrying(tab, call).is_some() => {
-                if let Some(i) = self.task_carrying(tab, call) {
-                    self.task_result(i, outcome, now_ms, out);
-                }
-            }
             TabAction::Asking(call, sentence) => {
                 self.asking(tab, call, &sentence, now_ms, entropy, out);
             }
@@ -598,7 +613,7 @@ impl Room {
                 self.send_connections(tab, now_ms, out);
             }
             TabAction::Stopped(id, stopped) => self.set_stopped(id, stopped, out),
-            TabAction::Result(call, outcome) => self.result(tab, call, outcome, out),
+            TabAction::Result(call, outcome) => self.result(tab, call, outcome, now_ms, out),
             TabAction::Tools(list) => {
                 let json = serde_json::to_string(&list).unwrap_or_default();
                 self.stated.entry_or_default(tab).tools = Some(list);

@@ -3,12 +3,11 @@
 
 use tabrelay_bundle::protocol::{close, ToolList, MAX_MESSAGE_BYTES};
 
-use super::{Effect, Room, INTERNAL_ERROR};
+use super::{Answer, Effect, Room};
 use crate::crypto::Entropy;
-use crate::pairing::tabs::{next_check, route, sockets_to_close, Tab, TabsStatus};
-use crate::pairing::tasks::{self};
-use crate::pairing::wire::{CallReply, Reply};
-use crate::{sentences, tools};
+use crate::pairing::tabs::{route, Tab, TabsStatus};
+use crate::pairing::wire::CallReply;
+use crate::sentences;
 
 impl Room {
     pub(super) fn message(
@@ -44,7 +43,8 @@ impl Room {
         }
     }
 
-    /// A tab went away: its calls fail (nothing will answer them), what it stated goes.
+    /// A tab went away: its calls in flight fail (nothing will answer them; a task's fails
+    /// its task), what it stated goes.
     pub(super) fn tab_gone(&mut self, tab: u64, now_ms: u64, out: &mut Vec<Effect>) {
         if self.tabs.remove(&tab).is_none() {
             return;
@@ -53,44 +53,19 @@ impl Room {
             out.push(Effect::ForgetStated(tab));
         }
         let before = self.calls.left_calls().clone();
-        for call in self.calls.tab_gone(tab) {
-            self.done(call, CallReply::not_carried(sentences::TAB_GONE), out);
+        for flight in self.calls.tab_gone(tab) {
+            self.end(flight, CallReply::not_carried(sentences::TAB_GONE), now_ms, out);
         }
         self.store_left_if_changed(&before, out);
-        let lost: Vec<usize> = (0..self.tasks.len())
-            .filter(|i| self.tasks[*i].carried.tab == tab && self.tasks[*i].carried.call.is_some())
-            .collect();
-        for i in lost {
-            let gone = tasks::Event::Lost(INTERNAL_ERROR, sentences::TAB_GONE.into());
-            self.task_event(i, gone, now_ms, out);
-        }
-    }
-
-    /// The alarm rang: sockets past their bounds close, the next check is set, and calls whose
-    /// stream dropped and whose wait ran out give up.
-    pub(super) fn alarm(&mut self, now_ms: u64, out: &mut Vec<Effect>) {
-        for (tab, (code, reason)) in sockets_to_close(self.tabs.values(), now_ms) {
-            self.close(tab, code, reason, now_ms, out);
-        }
-        if let Some(at) = next_check(self.tabs.values(), now_ms) {
-            out.push(Effect::SetAlarm(at));
-        }
-        self.resumable_overdue(now_ms, out);
-    }
-
-    pub(super) fn watch_hellos(&self, now_ms: u64, out: &mut Vec<Effect>) {
-        if let Some(at) = next_check(self.tabs.values(), now_ms) {
-            out.push(Effect::SetAlarm(at));
-        }
     }
 
     /// What connection `grant`'s status call reads: the tabs, the list and dataset of the tab
     /// calls go to, and what came of its calls left open.
-    pub(super) fn status(&self, grant: &str) -> Reply {
+    pub(super) fn status(&self, grant: &str) -> Answer {
         let dataset =
             self.focused().and_then(|t| self.stated.get(&t.number)).and_then(|s| s.dataset.clone());
         let status = TabsStatus::of(self.tabs.values(), self.focused_list(), dataset);
-        Reply::Status(tools::status_result(&status, &self.calls.told_to(grant)))
+        Answer::Status(status, self.calls.told_to(grant))
     }
 
     /// The tab calls go to.

@@ -2,20 +2,20 @@
 //! client's requests about it, and its next round.
 
 use tabrelay_bundle::content::{self, quoted};
-use tabrelay_bundle::protocol::{
-    askable, call_input, Outcome as TabOutcome, RelayMessage, MAX_CARD_CHARS,
-};
+use tabrelay_bundle::protocol::{askable, call_input, Outcome as TabOutcome, RelayMessage};
 
-use super::{Effect, Room, Waiter, INTERNAL_ERROR, MISSING_CAPABILITY};
+use super::{Answer, Effect, Room, INTERNAL_ERROR, MISSING_CAPABILITY};
 use crate::crypto::{random_token, Entropy};
-use crate::limits::MAX_TASK_RESULT_BYTES;
+use crate::limits::{MAX_TASK_BYTES_PER_CONNECTION, MAX_TASK_RESULT_BYTES, TAB_CALL_WAIT_MS};
+use crate::pairing::calls::{Flight, Holder, Waiter};
 use crate::pairing::tasks::{self, Task};
-use crate::pairing::wire::{CallEvent, CallReply, Reply, TaskOp, TaskReply};
+use crate::pairing::wire::{TaskOp, TaskReply};
 use crate::sentences;
 
 impl Room {
     /// The call waited on as `call` becomes a task: its waiter is answered with the task, which
-    /// is stored first; the tab's result goes to the task.
+    /// is stored first; the call stays in flight, held by the task (its wait now a round's,
+    /// from the call's start), and the tab's result goes to the task.
     pub(super) fn make_task(
         &mut self,
         call: u64,
@@ -23,42 +23,59 @@ impl Room {
         entropy: &mut dyn Entropy,
         out: &mut Vec<Effect>,
     ) {
-        let Some(Waiter { asker, task: Some(mut carried), .. }) = self.waiters.remove(&call) else {
+        let Some(flight) = self.calls.get_mut(call) else { return };
+        let Holder::Waiter(Waiter { asker, task: Some(carried), .. }) = &flight.holder else {
             return;
         };
-        let Some((tab, asking)) = self.calls.hand_over(call) else { return };
-        carried.tab = tab;
+        let (asker, mut carried) = (*asker, carried.clone());
+        carried.tab = flight.tab;
         carried.call = Some(call);
         let mut task = Task::new(random_token(entropy, 16), *carried, now_ms);
-        task.status_message = asking.map(|card| sentences::person_asked(&quoted(&card)));
+        task.status_message =
+            flight.asking.as_ref().map(|card| sentences::person_asked(&quoted(card)));
+        // The client's cancel of its request no longer reaches the call: the task's does.
+        flight.request = String::new();
+        flight.holder = Holder::Task(task.id.clone());
+        flight.until_ms = flight.until_ms - flight.wait_ms + TAB_CALL_WAIT_MS;
+        flight.wait_ms = TAB_CALL_WAIT_MS;
+        flight.due_ms = flight.until_ms;
         out.push(Effect::StoreTask(task.clone()));
-        let created = CallReply::Task { created: task.created() };
-        out.push(Effect::Reply(asker, Reply::Call(CallEvent::Done(created))));
+        out.push(Effect::Answer(asker, Answer::TaskMade(Box::new(task.clone()))));
         self.tasks.push(task);
     }
 
-    /// The person is asked about task `i`'s call: the task's status says so.
-    pub(super) fn task_asking(&mut self, i: usize, sentence: &str, out: &mut Vec<Effect>) {
-        let card: String = sentence.chars().take(MAX_CARD_CHARS).collect();
-        self.tasks[i].status_message = Some(sentences::person_asked(&quoted(&card)));
+    /// The task whose round is call `call`.
+    pub(super) fn task_of(&self, call: u64) -> Option<usize> {
+        self.tasks.iter().position(|t| t.carried.call == Some(call))
+    }
+
+    /// The person is asked about task round `call` (the card cut already): the task's status
+    /// says so.
+    pub(super) fn task_asking(&mut self, call: u64, card: &str, out: &mut Vec<Effect>) {
+        let Some(i) = self.task_of(call) else { return };
+        self.tasks[i].status_message = Some(sentences::person_asked(&quoted(card)));
         out.push(Effect::StoreTask(self.tasks[i].clone()));
     }
 
-    /// The person answered the card of task `i`'s call.
-    pub(super) fn task_answered(&mut self, i: usize, out: &mut Vec<Effect>) {
+    /// The person answered the card of task round `call`.
+    pub(super) fn task_answered(&mut self, call: u64, out: &mut Vec<Effect>) {
+        let Some(i) = self.task_of(call) else { return };
         self.tasks[i].status_message = Some(sentences::PERSON_ANSWERED.into());
         out.push(Effect::StoreTask(self.tasks[i].clone()));
     }
 
-    /// The tab's result for task `i`'s call: the tool's result, or its requests for the
+    /// The tab's result for task round `call`: the tool's result, or its requests for the
     /// client's input (those the client cannot answer left out; none left: the task fails).
+    /// What a task keeps is bounded: one result in [`MAX_TASK_RESULT_BYTES`], all its
+    /// connection's tasks in [`MAX_TASK_BYTES_PER_CONNECTION`]; what does not fit is said.
     pub(super) fn task_result(
         &mut self,
-        i: usize,
+        call: u64,
         outcome: TabOutcome,
         now_ms: u64,
         out: &mut Vec<Effect>,
     ) {
+        let Some(i) = self.task_of(call) else { return };
         self.tasks[i].carried.call = None;
         let event = match outcome {
             TabOutcome::InputRequired { requests, state } => {
@@ -82,16 +99,24 @@ impl Room {
             }
             _ => 0,
         };
+        // The connection's other tasks hold what they keep until they expire.
+        let grant = &self.tasks[i].grant;
+        let others = self.tasks.iter().enumerate().filter(|(j, t)| t.grant == *grant && *j != i);
+        let others = others.map(|(_, t)| t);
+        let held: usize = others.map(Task::held_bytes).sum();
         let event = if size > MAX_TASK_RESULT_BYTES {
             let sentence = sentences::TASK_RESULT_TOO_LARGE;
             tasks::Event::Answered(content::error_result(sentence))
+        } else if held + size > MAX_TASK_BYTES_PER_CONNECTION {
+            let sentence = sentences::task_results_full(MAX_TASK_BYTES_PER_CONNECTION / 1024);
+            tasks::Event::Answered(content::error_result(&sentence))
         } else {
             event
         };
         self.task_event(i, event, now_ms, out);
     }
 
-    /// A client's request about its task `id`.
+    /// A client's request about its task `id`: the reply, or (Err) the task as it stands.
     pub(super) fn task_request(
         &mut self,
         grant: &str,
@@ -99,27 +124,27 @@ impl Room {
         op: TaskOp,
         now_ms: u64,
         out: &mut Vec<Effect>,
-    ) -> TaskReply {
+    ) -> Result<TaskReply, Box<Task>> {
         self.tasks_of(grant, now_ms, out);
         let Some(i) = self.tasks.iter().position(|t| t.id == id && t.visible_to(grant, now_ms))
         else {
-            return TaskReply::Refused { sentence: sentences::TASK_UNKNOWN.into() };
+            return Ok(TaskReply::Refused { sentence: sentences::TASK_UNKNOWN.into() });
         };
         let event = match op {
-            TaskOp::Get => return TaskReply::Detailed(self.tasks[i].detailed()),
+            TaskOp::Get => return Err(Box::new(self.tasks[i].clone())),
             TaskOp::Cancel => tasks::Event::Cancel,
             TaskOp::Update(answers) => match answers {
                 serde_json::Value::Object(answers) => tasks::Event::Update(answers),
                 _ => tasks::Event::Update(serde_json::Map::new()),
             },
         };
-        let running = self.tasks[i].carried.call.map(|call| (self.tasks[i].carried.tab, call));
+        let running = self.tasks[i].carried.call;
         match self.tasks[i].apply(event, now_ms) {
             tasks::Effect::Unchanged => {}
             tasks::Effect::Store => out.push(Effect::StoreTask(self.tasks[i].clone())),
             tasks::Effect::StopInTab => {
-                if let Some((tab, call)) = running {
-                    out.push(Effect::Send(tab, RelayMessage::Cancel { id: call }));
+                if let Some(flight) = running.and_then(|call| self.calls.take(call)) {
+                    out.push(Effect::Send(flight.tab, RelayMessage::Cancel { id: flight.id }));
                 }
                 out.push(Effect::StoreTask(self.tasks[i].clone()));
             }
@@ -127,11 +152,12 @@ impl Room {
                 self.next_round(i, responses, state, now_ms, out);
             }
         }
-        TaskReply::Acknowledged
+        Ok(TaskReply::Acknowledged)
     }
 
     /// Task `i`'s call goes to a tab again with the client's answers: to the tab that asked
-    /// while it is open, else to the tab calls go to.
+    /// while it is open, else to the tab calls go to. The round is a call in flight like any
+    /// other: within the same bounds, with its wait ([`TAB_CALL_WAIT_MS`]).
     fn next_round(
         &mut self,
         i: usize,
@@ -153,11 +179,24 @@ impl Room {
             let result = content::error_result(sentences::AGENT_STOPPED);
             return self.task_event(i, tasks::Event::Answered(result), now_ms, out);
         }
-        // A round is a call like any other: within the connection's share.
-        if let Err(sentence) = self.room_for_call(&self.tasks[i].grant) {
-            return self.task_event(i, tasks::Event::Lost(INTERNAL_ERROR, sentence), now_ms, out);
-        }
-        let id = self.calls.next_id(now_ms);
+        let t = &self.tasks[i];
+        let holder = Holder::Task(t.id.clone());
+        let flight = Flight::new(
+            String::new(),
+            &t.grant,
+            &t.carried.tool,
+            holder,
+            now_ms,
+            TAB_CALL_WAIT_MS,
+            None,
+        );
+        let id = match self.calls.start(tab, now_ms, flight) {
+            Ok(id) => id,
+            Err(sentence) => {
+                let lost = tasks::Event::Lost(INTERNAL_ERROR, sentence);
+                return self.task_event(i, lost, now_ms, out);
+            }
+        };
         let turn = self.turns.of_call(&self.tasks[i].grant, now_ms);
         let c = &mut self.tasks[i].carried;
         c.tab = tab;
@@ -190,19 +229,14 @@ impl Room {
         }
     }
 
-    /// The task whose call in `tab` is `call`.
-    pub(super) fn task_carrying(&self, tab: u64, call: u64) -> Option<usize> {
-        self.tasks.iter().position(|t| t.carried.tab == tab && t.carried.call == Some(call))
-    }
-
     /// How many tasks connection `grant` holds; those past their time to live are deleted first.
     pub(super) fn tasks_of(&mut self, grant: &str, now_ms: u64, out: &mut Vec<Effect>) -> usize {
         let (expired, kept): (Vec<Task>, Vec<Task>) =
             core::mem::take(&mut self.tasks).into_iter().partition(|t| now_ms >= t.expires_ms());
         self.tasks = kept;
         for task in expired {
-            if let Some(call) = task.carried.call {
-                out.push(Effect::Send(task.carried.tab, RelayMessage::Cancel { id: call }));
+            if let Some(flight) = task.carried.call.and_then(|call| self.calls.take(call)) {
+                out.push(Effect::Send(flight.tab, RelayMessage::Cancel { id: flight.id }));
             }
             out.push(Effect::DeleteTask(task.id));
         }

@@ -94,7 +94,7 @@ fn a_call_left_open_while_the_person_decides_outlives_an_eviction_and_status_tel
     let (asker, effects) = sim.call("g1", 1, false, 5000);
     let (id, _) = sent_call(&effects, a);
     sim.say(a, &format!(r#"{{"type":"asking","id":{id},"sentence":"Delete?"}}"#));
-    let effects = sim.go(Input::Deadline { call: id });
+    let effects = sim.due(id);
     assert!(
         matches!(done(&effects, asker), CallReply::NotCarried { sentence } if sentence.contains("`status`"))
     );
@@ -117,7 +117,7 @@ fn a_call_left_open_while_the_person_decides_outlives_an_eviction_and_status_tel
     sim.go(Input::Woke(stored));
     let status = |sim: &mut Sim, grant: &str| {
         let (asker, effects) = sim.ask(Request::Check { grant: grant.into(), want: Want::Status });
-        format!("{:?}", replies(&effects, asker))
+        answered(&effects, asker)
     };
     assert!(status(&mut sim, "g1").contains("still waits for the person"));
     assert!(!status(&mut sim, "g2").contains("Your call"), "another connection hears nothing");
@@ -192,9 +192,10 @@ fn the_wait_is_225_s_at_most_and_what_the_agent_is_told_depends_on_the_person() 
     let a = sim.tab();
     let (asker, effects) = sim.call("g1", 1, false, 10 * TAB_CALL_WAIT_MS);
     let (id, _) = sent_call(&effects, a);
-    assert!(effects.contains(&Effect::Deadline(asker, id, sim.now + 225_000)), "{effects:?}");
+    assert_eq!(sim.room.calls.get(id).map(|f| f.until_ms), Some(sim.now + 225_000));
+    assert_eq!(sim.room.poll_timeout(), Some(sim.now + 225_000));
     sim.later(225_000);
-    let effects = sim.go(Input::Deadline { call: id });
+    let effects = sim.due(id);
     assert!(effects.contains(&Effect::Send(a, RelayMessage::Cancel { id })), "the tab drops it");
     let CallReply::NotCarried { sentence } = done(&effects, asker) else { panic!() };
     assert!(sentence.contains("225 s"), "{sentence}");
@@ -203,11 +204,11 @@ fn the_wait_is_225_s_at_most_and_what_the_agent_is_told_depends_on_the_person() 
     let (id, _) = sent_call(&effects, a);
     sim.say(a, &format!(r#"{{"type":"asking","id":{id},"sentence":"Delete?"}}"#));
     sim.later(60_000);
-    let effects = sim.go(Input::Deadline { call: id });
+    let effects = sim.due(id);
     assert!(!effects.iter().any(|e| matches!(e, Effect::Send(..))), "{effects:?}");
     let CallReply::NotCarried { sentence } = done(&effects, asker) else { panic!() };
     assert!(sentence.contains("being asked") && sentence.contains("Delete?"), "{sentence}");
-    assert!(sim.go(Input::Deadline { call: id }).is_empty(), "a deadline after the end is nothing");
+    assert!(sim.due(id).is_empty(), "a deadline after the end is nothing");
 }
 
 #[test]
@@ -217,7 +218,7 @@ fn an_agent_that_stops_listening_has_its_call_dropped_in_the_tab() {
     let (asker, effects) = sim.call("g1", 1, true, 5000);
     let (id, _) = sent_call(&effects, a);
     assert_eq!(sim.go(Input::Gone { asker }), [Effect::Send(a, RelayMessage::Cancel { id })]);
-    assert!(sim.go(Input::Deadline { call: id }).is_empty());
+    assert!(sim.due(id).is_empty());
 }
 
 #[test]
@@ -243,9 +244,8 @@ fn a_resumable_call_outlives_its_dropped_stream_and_is_taken_up_running_or_ended
     assert_eq!(replies(&effects, other), [Reply::NotAsked], "not the key of g2's call");
     let (back, effects) = sim.ask(Request::Resume { grant: "g1".into(), request: "g1 1".into() });
     assert_eq!(replies(&effects, back), [Reply::Call(CallEvent::Tick)], "it waits again");
-    assert!(effects
-        .iter()
-        .any(|e| matches!(e, Effect::Deadline(a, c, _) if *a == back && *c == call)));
+    let holder = sim.room.calls.get(call).and_then(Flight::waiter).map(|w| w.asker);
+    assert_eq!(holder, Some(back), "the new stream holds it");
     let effects = sim.say(tab, &format!(r#"{{"type":"result","id":{call},"data":[1]}}"#));
     assert!(matches!(done(&effects, back), CallReply::TabResult { .. }));
     // Dropped again and ended meanwhile: the end is kept, once.
@@ -262,7 +262,7 @@ fn a_resumable_call_outlives_its_dropped_stream_and_is_taken_up_running_or_ended
     let (call, _) = sent_call(&effects, tab);
     sim.go(Input::Gone { asker: third });
     sim.later(60_000);
-    let effects = sim.go(Input::Alarm);
+    let effects = sim.go(Input::Timeout);
     assert!(effects.contains(&Effect::Send(tab, RelayMessage::Cancel { id: call })));
     let (late, effects) = sim.ask(Request::Resume { grant: "g1".into(), request: "g1 3".into() });
     assert!(matches!(done(&effects, late), CallReply::NotCarried { .. }), "the wait-over sentence");
@@ -351,11 +351,12 @@ fn a_connection_that_leaves_many_ends_or_calls_open_pushes_out_its_own_only() {
         sim.say(a, &format!(r#"{{"type":"result","id":{call},"data":{id}}}"#));
     };
     // A call whose wait ran out while the person is asked: left open in the tab.
+    // (A wait of a millisecond: the ends kept above must not expire meanwhile.)
     let left_open = |sim: &mut Sim, grant: &str, id: u64| {
-        let (_, effects) = sim.call(grant, id, false, 5000);
+        let (_, effects) = sim.call(grant, id, false, 1);
         let (call, _) = sent_call(&effects, a);
         sim.say(a, &format!(r#"{{"type":"asking","id":{call},"sentence":"Step {id}?"}}"#));
-        sim.go(Input::Deadline { call });
+        sim.due(call);
     };
     dropped(&mut sim, "g2", 1);
     left_open(&mut sim, "g2", 2);
@@ -373,7 +374,7 @@ fn a_connection_that_leaves_many_ends_or_calls_open_pushes_out_its_own_only() {
     assert!(matches!(done(&effects, asker), CallReply::TabResult { .. }), "the other's is kept");
     let status = |sim: &mut Sim, grant: &str| {
         let (asker, effects) = sim.ask(Request::Check { grant: grant.into(), want: Want::Status });
-        format!("{:?}", replies(&effects, asker))
+        answered(&effects, asker)
     };
     let mine = status(&mut sim, "g1");
     assert!(!mine.contains("Step 200?") && mine.contains("Step 2"), "{mine}");

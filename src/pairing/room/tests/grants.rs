@@ -364,7 +364,7 @@ fn forget_ends_a_call_the_person_is_asked_about_waited_on_or_left_open() {
     let (left, _) = sent_call(&effects, a);
     sim.say(a, &asking(left));
     sim.later(5_000);
-    let effects = sim.go(Input::Deadline { call: left });
+    let effects = sim.due(left);
     assert!(!effects.iter().any(|e| matches!(e, Effect::Send(_, RelayMessage::Cancel { .. }))));
     // Waited on: the card is showing.
     let (waiting, effects) = sim.call("g1", 2, true, 60_000);
@@ -433,9 +433,9 @@ fn forget_ends_the_connections_tasks_questions_and_kept_ends() {
         assert!(effects.contains(&Effect::Send(a, RelayMessage::Cancel { id })), "{effects:?}");
     }
     assert_eq!(done(&effects, questions), forgotten());
-    assert_eq!(sim.room.resume.resume("g1 2", sim.now), Found::Nothing);
-    assert_eq!(sim.room.resume.resume("g1 3", sim.now), Found::Nothing);
-    assert_eq!(sim.room.resume.next_alarm(), None, "no alarm for a detached call of it");
+    assert_eq!(sim.room.resume.take("g1 2", sim.now), None);
+    assert_eq!(sim.room.resume.take("g1 3", sim.now), None);
+    assert!(sim.room.calls.flights().all(|f| f.grant != "g1"), "no call of it in flight");
     // The task's result comes anyway: stored nowhere.
     let late = sim.say(a, &format!(r#"{{"type":"result","id":{call},"data":1}}"#));
     assert!(stored_tasks(&late).is_empty() && !any_reply(&late), "{late:?}");

@@ -6,6 +6,7 @@ mod grants;
 mod listeners;
 mod sockets;
 mod tasks;
+mod timers;
 
 use super::*;
 use crate::crypto::testing::Counter;
@@ -17,10 +18,10 @@ use crate::limits::{
 use crate::limits::{WRONG_CODES_ALLOWED, WRONG_CODE_WINDOW_MS};
 use crate::oauth::connect::{refusal, CodeReply, Command, ConnectCode};
 use crate::oauth::keys::Keys;
+use crate::pairing::calls::Flight;
 use crate::pairing::calls::LeftCalls;
 use crate::pairing::codes::WrongCodes;
 use crate::pairing::grants::Grant;
-use crate::pairing::resume::Found;
 use crate::pairing::tabs::tests::{hello, key, signature, ORIGIN, SENDER};
 use crate::pairing::tasks::Task;
 use crate::pairing::wire::{
@@ -69,6 +70,15 @@ impl Sim {
 
     fn go(&mut self, input: Input) -> Vec<Effect> {
         self.room.handle(input, self.now, &mut self.rng)
+    }
+
+    /// The time comes when call `call`'s timer fires: what the room does then.
+    fn due(&mut self, call: u64) -> Vec<Effect> {
+        let at = self.room.calls.get(call).map_or(self.now, |f| f.due_ms);
+        if at != u64::MAX {
+            self.now = self.now.max(at);
+        }
+        self.go(Input::Timeout)
     }
 
     fn later(&mut self, ms: u64) {
@@ -158,7 +168,7 @@ fn slow_task(sim: &mut Sim, grant: &str, id: u64, tab: u64) -> (String, u64) {
     let (asker, effects) = task_call(sim, grant, id);
     let (call, _) = sent_call(&effects, tab);
     sim.later(TASK_AFTER_MS);
-    (made_task(&sim.go(Input::Deadline { call }), asker), call)
+    (made_task(&sim.due(call), asker), call)
 }
 
 /// The tab's list: the tool, which asks the person first (so it may become a task).
@@ -173,6 +183,14 @@ fn asked_list() -> String {
 fn about_task(sim: &mut Sim, grant: &str, task: &str, op: TaskOp) -> (TaskReply, Vec<Effect>) {
     let request = Request::Task { grant: grant.into(), task: task.into(), op };
     let (asker, effects) = sim.ask(request);
+    // A task as it stands is rendered as the object renders it for the Worker.
+    let told = effects.iter().find_map(|e| match e {
+        Effect::Answer(a, Answer::Task(task)) if *a == asker => Some(task.detailed()),
+        _ => None,
+    });
+    if let Some(detailed) = told {
+        return (TaskReply::Detailed(detailed), effects);
+    }
     match replies(&effects, asker).pop() {
         Some(Reply::Task(reply)) => (reply, effects),
         other => panic!("no task reply: {other:?}"),
@@ -181,9 +199,13 @@ fn about_task(sim: &mut Sim, grant: &str, task: &str, op: TaskOp) -> (TaskReply,
 
 /// The task a call became, from its waiter's end (its row stored before).
 fn made_task(effects: &[Effect], asker: Asker) -> String {
-    let CallReply::Task { created } = done(effects, asker) else { panic!("{effects:?}") };
+    let made = effects.iter().find_map(|e| match e {
+        Effect::Answer(a, Answer::TaskMade(task)) if *a == asker => Some(task.created()),
+        _ => None,
+    });
+    let Some(created) = made else { panic!("no task made for {asker}: {effects:?}") };
     let stored = effects.iter().position(|e| matches!(e, Effect::StoreTask(_)));
-    let replied = effects.iter().position(|e| matches!(e, Effect::Reply(a, _) if *a == asker));
+    let replied = effects.iter().position(|e| matches!(e, Effect::Answer(a, _) if *a == asker));
     assert!(stored < replied && stored.is_some(), "stored before the reply: {effects:?}");
     assert_eq!(created["resultType"], "task");
     created["taskId"].as_str().unwrap().to_owned()
@@ -231,6 +253,19 @@ fn replies(effects: &[Effect], asker: Asker) -> Vec<Reply> {
             _ => None,
         })
         .collect()
+}
+
+/// The typed answers to `asker` (the list agents see, the status), as the Worker would render
+/// them: what they say.
+fn answered(effects: &[Effect], asker: Asker) -> String {
+    let answers: Vec<&Answer> = effects
+        .iter()
+        .filter_map(|e| match e {
+            Effect::Answer(a, answer) if *a == asker => Some(answer),
+            _ => None,
+        })
+        .collect();
+    format!("{answers:?}")
 }
 
 fn done(effects: &[Effect], asker: Asker) -> CallReply {

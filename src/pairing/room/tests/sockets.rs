@@ -31,11 +31,12 @@ fn a_call_is_answered_by_its_tab_only_and_reads_no_storage() {
     let b = sim.tab();
     let (asker, effects) = sim.call("g1", 1, false, 5000);
     // The grant's check and the tool list come from memory: the only effects are the turn
-    // stored, the call sent and its deadline.
+    // stored and the call sent; its deadline is the room's timer (no alarm: its request wakes
+    // for it).
     let (id, _) = sent_call(&effects, b);
-    assert_eq!(effects.len(), 3, "{effects:?}");
+    assert_eq!(effects.len(), 2, "{effects:?}");
     assert!(matches!(effects[0], Effect::StoreTurns(_)));
-    assert_eq!(effects[2], Effect::Deadline(asker, id, sim.now + 5000));
+    assert_eq!(sim.room.poll_timeout(), Some(sim.now + 5000));
     let result = format!(r#"{{"type":"result","id":{id},"data":[1]}}"#);
     assert!(replies(&sim.say(a, &result), asker).is_empty(), "another tab cannot answer");
     assert!(matches!(done(&sim.say(b, &result), asker), CallReply::TabResult { .. }));
@@ -72,10 +73,13 @@ fn after_a_wake_the_rows_read_back_route_the_call_and_list_the_tools() {
     let woke = sim.go(Input::Woke(stored));
     assert_eq!(woke, [Effect::ForgetStated(a - 1)], "a gone tab's row is dropped");
     let (asker, effects) = sim.ask(Request::Check { grant: "g1".into(), want: Want::Tools });
-    let [Reply::Tools(list)] = &replies(&effects, asker)[..] else { panic!("{effects:?}") };
-    assert!(list.to_string().contains("extra"), "the tab's list survived");
+    let [Effect::Answer(to, Answer::Tools(Some(list)))] = &effects[..] else {
+        panic!("{effects:?}")
+    };
+    assert_eq!(*to, asker);
+    assert!(list.tool("extra").is_some(), "the tab's list survived");
     let (asker, effects) = sim.ask(Request::Check { grant: "g1".into(), want: Want::Status });
-    assert!(format!("{:?}", replies(&effects, asker)).contains("Evicted set"));
+    assert!(answered(&effects, asker).contains("Evicted set"));
     let (_, effects) = sim.call("g1", 1, false, 5000);
     sent_call(&effects, a);
     assert!(sim.room.next_tab_number(0) > a, "numbers keep growing");
@@ -134,7 +138,7 @@ fn a_pairing_no_agent_was_let_into_keeps_nothing_past_its_last_socket() {
     // Once forgotten, nothing more to forget; a socket that never proves writes nothing.
     let c = sim.open();
     sim.later(HELLO_WAIT_MS);
-    let closed = sim.go(Input::Alarm);
+    let closed = sim.go(Input::Timeout);
     assert!(
         matches!(closed[0], Effect::Close(n, ..) if n == c) && !closed.contains(&Effect::ForgetAll)
     );
@@ -158,9 +162,9 @@ fn a_pairing_keeps_its_rows_while_a_grant_or_a_replays_record_needs_them() {
     let closed = sim.go(Input::Closed { tab: a });
     assert_eq!(closed.last(), Some(&Effect::SetAlarm(until)), "{closed:?}");
     sim.later(REPLAYED_KEPT_MS - 1);
-    assert!(!sim.go(Input::Alarm).contains(&Effect::ForgetAll));
+    assert!(!sim.go(Input::Timeout).contains(&Effect::ForgetAll));
     sim.later(1);
-    assert_eq!(sim.go(Input::Alarm).last(), Some(&Effect::ForgetAll));
+    assert_eq!(sim.go(Input::Timeout).last(), Some(&Effect::ForgetAll));
     // Rows whose tab's close was never seen (the relay restarted) go when it wakes.
     let mut sim = empty_sim();
     let stored = Stored { stated: vec![(7, Some("[]".into()), None)], ..Stored::default() };
@@ -184,11 +188,11 @@ fn tabs_and_sockets_still_to_prove_have_their_bounds() {
     // Silent sockets: beyond their bound the oldest make room when the alarm rings, and
     // each one not proven in time is closed.
     let silent: Vec<u64> = (0..=MAX_UNPROVEN_SOCKETS).map(|_| sim.open()).collect();
-    let effects = sim.go(Input::Alarm);
+    let effects = sim.go(Input::Timeout);
     assert_eq!(effects.iter().filter(|e| matches!(e, Effect::Close(..))).count(), 1);
     assert!(matches!(effects[0], Effect::Close(n, close::TOO_MANY_TABS, _) if n == silent[0]));
     sim.later(HELLO_WAIT_MS);
-    let effects = sim.go(Input::Alarm);
+    let effects = sim.go(Input::Timeout);
     assert_eq!(
         effects.iter().filter(|e| matches!(e, Effect::Close(_, close::PROOF_FAILED, _))).count(),
         MAX_UNPROVEN_SOCKETS

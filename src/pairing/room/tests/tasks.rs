@@ -19,7 +19,7 @@ fn a_quick_answer_stays_one_reply_and_a_call_that_waits_becomes_a_task() {
     let (asker, effects) = task_call(&mut sim, "g1", 2);
     let (call, _) = sent_call(&effects, a);
     sim.later(TASK_AFTER_MS);
-    let effects = sim.go(Input::Deadline { call });
+    let effects = sim.due(call);
     let task = made_task(&effects, asker);
     assert!(
         !effects.iter().any(|e| matches!(e, Effect::Send(_, RelayMessage::Cancel { .. }))),
@@ -40,9 +40,9 @@ fn a_quick_answer_stays_one_reply_and_a_call_that_waits_becomes_a_task() {
     assert_eq!(other, TaskReply::Refused { sentence: sentences::TASK_UNKNOWN.into() });
     // A connection that takes no tasks waits as before.
     let (_, effects) = sim.call("g1", 3, false, TAB_CALL_WAIT_MS);
-    assert!(effects
-        .iter()
-        .any(|e| matches!(e, Effect::Deadline(_, _, at) if *at == sim.now + TAB_CALL_WAIT_MS)));
+    let (call, _) = sent_call(&effects, a);
+    let waited = sim.room.calls.get(call).map(|f| (f.due_ms, f.waiter().is_some()));
+    assert_eq!(waited, Some((sim.now + TAB_CALL_WAIT_MS, true)));
 }
 
 #[test]
@@ -182,14 +182,14 @@ fn a_connection_holds_a_bounded_number_of_tasks_and_a_tool_that_needs_tasks_says
     for i in 0..MAX_TASKS_PER_CONNECTION as u64 {
         let (asker, effects) = task_call(&mut sim, "g1", i);
         let (call, _) = sent_call(&effects, a);
-        let effects = sim.go(Input::Deadline { call });
+        let effects = sim.due(call);
         made_task(&effects, asker);
         sim.say(a, &format!(r#"{{"type":"result","id":{call},"data":1}}"#));
     }
     // A result too large for a task's row is said, not kept.
     let (asker, effects) = task_call(&mut sim, "g2", 50);
     let (call, _) = sent_call(&effects, a);
-    made_task(&sim.go(Input::Deadline { call }), asker);
+    made_task(&sim.due(call), asker);
     let big = "A".repeat(MAX_TASK_RESULT_BYTES + 1);
     let image = format!(r#"{{"data":"{big}","mimeType":"image/png","width":1,"height":1}}"#);
     let result = format!(r#"{{"type":"result","id":{call},"data":1,"image":{image}}}"#);
@@ -278,4 +278,85 @@ fn a_stopped_agents_task_does_not_go_on_to_its_next_round() {
     let ended = stored_tasks(&effects).pop().expect("the task is stored as ended");
     assert_eq!(ended.status, tasks::Status::Completed);
     assert!(ended.result.unwrap().to_string().contains("stopped this agent"));
+}
+
+#[test]
+fn a_tasks_rounds_are_calls_in_flight_with_a_deadline_the_alarm_wakes_for() {
+    let mut sim = Sim::new();
+    let a = sim.tab();
+    sim.say(a, &asked_list());
+    // The first round, handed over from its waiter, keeps the wait of a call in a tab.
+    let started = sim.now;
+    let (task, call) = slow_task(&mut sim, "g1", 1, a);
+    let flight = sim.room.calls.get(call).expect("the task's call is in flight");
+    assert_eq!(flight.due_ms, started + TAB_CALL_WAIT_MS);
+    let ask = r#"{"method":"elicitation/create","params":{"message":"Name?"}}"#;
+    sim.say(a, &format!(r#"{{"type":"result","id":{call},"input_required":{{"who":{ask}}}}}"#));
+    assert!(sim.room.calls.get(call).is_none(), "between rounds, no call in flight");
+    // The next round: a call in flight like any other, its deadline set, and (no request
+    // waits for it) the alarm set to wake for it.
+    sim.later(1_000);
+    let answer = TaskOp::Update(json!({"who": {"action": "accept", "content": {"name": "Ada"}}}));
+    let (_, effects) = about_task(&mut sim, "g1", &task, answer);
+    let (next, _) = sent_call(&effects, a);
+    let until = sim.now + TAB_CALL_WAIT_MS;
+    assert_eq!(sim.room.calls.get(next).map(|f| f.due_ms), Some(until));
+    assert!(effects.contains(&Effect::SetAlarm(until)), "{effects:?}");
+    // The tab never answers: at its wait the round gives up as a waited call does; the tab
+    // drops it and the task fails, saying so.
+    sim.later(TAB_CALL_WAIT_MS - 1);
+    assert!(!sim.go(Input::Timeout).iter().any(|e| matches!(e, Effect::Send(..))));
+    sim.later(1);
+    let effects = sim.go(Input::Timeout);
+    assert!(effects.contains(&Effect::Send(a, RelayMessage::Cancel { id: next })), "{effects:?}");
+    let (TaskReply::Detailed(got), _) = about_task(&mut sim, "g1", &task, TaskOp::Get) else {
+        panic!()
+    };
+    assert_eq!(got["status"], "failed");
+    assert!(got["error"]["message"].as_str().unwrap().contains("did not answer within 225 s"));
+    // A round the person is asked about waits for them (as a waited call is left open).
+    let (task, call) = slow_task(&mut sim, "g1", 2, a);
+    sim.say(a, &format!(r#"{{"type":"asking","id":{call},"sentence":"Delete?"}}"#));
+    sim.later(TAB_CALL_WAIT_MS);
+    let effects = sim.go(Input::Timeout);
+    assert!(!effects.iter().any(|e| matches!(e, Effect::Send(..))), "{effects:?}");
+    let (TaskReply::Detailed(got), _) = about_task(&mut sim, "g1", &task, TaskOp::Get) else {
+        panic!()
+    };
+    assert_eq!(got["status"], "working");
+}
+
+#[test]
+fn a_connections_tasks_keep_a_bounded_number_of_bytes_and_leave_the_others_theirs() {
+    use crate::limits::MAX_TASK_BYTES_PER_CONNECTION;
+    let mut sim = Sim::new();
+    let a = sim.tab();
+    sim.say(a, &asked_list());
+    // Results each well within a task's bound, until the connection's share is full.
+    let big = |call: u64| {
+        let data = "A".repeat(MAX_TASK_RESULT_BYTES / 4);
+        format!(r#"{{"type":"result","id":{call},"data":"{data}"}}"#)
+    };
+    let (mut held, mut one) = (0, 0);
+    let mut refused = None;
+    for i in 0..MAX_TASKS_PER_CONNECTION as u64 {
+        let (_, call) = slow_task(&mut sim, "g1", i, a);
+        let task = stored_tasks(&sim.say(a, &big(call))).pop().expect("the task is stored");
+        let said = task.result.clone().expect("a result").to_string();
+        if said.contains("already keep") {
+            refused = Some(task);
+            break;
+        }
+        assert!(task.held_bytes() > 100_000, "kept whole (the tab's text is cut to its bound)");
+        held += task.held_bytes();
+        one = task.held_bytes();
+    }
+    let refused = refused.expect("past its share, a result is said, not kept");
+    assert!(held <= MAX_TASK_BYTES_PER_CONNECTION && held + one > MAX_TASK_BYTES_PER_CONNECTION);
+    assert!(refused.held_bytes() < 4096);
+    assert_eq!(refused.result.unwrap()["isError"], true);
+    // Another connection keeps its own share.
+    let (_, call) = slow_task(&mut sim, "g2", 1, a);
+    let effects = sim.say(a, &big(call));
+    assert!(stored_tasks(&effects)[0].held_bytes() > 100_000);
 }
