@@ -1,6 +1,5 @@
 //! The token endpoint: reading its form into a redemption, and answering with tokens.
 
-use serde::Serialize;
 use serde_json::{json, Value};
 
 use super::authorize::is_this_resource;
@@ -17,7 +16,7 @@ use crate::limits::{ACCESS_TOKEN_TTL_S, MAX_FORM_BYTES};
 use crate::sentences;
 
 /// What the token endpoint asks the grant's pairing when a client refreshes.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RefreshRequest {
     /// The grant the token names.
     pub grant: String,
@@ -29,7 +28,7 @@ pub struct RefreshRequest {
 
 /// What the revocation endpoint asks the grant's pairing to revoke (RFC 7009): a grant, proven by one of its
 /// refresh tokens or by a valid access token naming it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RevokeRequest {
     /// The grant.
     pub grant: String,
@@ -193,9 +192,9 @@ pub fn tokens(
 
 // The requests to the grant's pairing, read by hand (see `tabrelay_bundle::fields`).
 
-tabrelay_bundle::read_json!(RefreshRequest, "a refresh request", { grant, secret, client_id });
+tabrelay_bundle::codec!(RefreshRequest, "a refresh request", { grant, secret, client_id });
 
-tabrelay_bundle::read_json!(RevokeRequest, "a revoke request", { grant, secret });
+tabrelay_bundle::codec!(RevokeRequest, "a revoke request", { grant, secret });
 
 #[cfg(test)]
 mod tests {

@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use futures::future::{select, Either};
 use serde_json::json;
+use tabrelay_bundle::fields::Encode;
 use tabrelay_bundle::protocol::close;
 use worker::{
     console_error, event, Context, Delay, Env, Headers, Method, ObjectNamespace, Request, Response,
@@ -13,8 +14,8 @@ use worker::{
 
 use super::client_metadata;
 use super::{
-    ask_code, ask_pairing, ask_pairing_once, catalogue, json_response, now_ms, read_body,
-    read_json, within_limit, PlatformRandom, Replies,
+    ask_code, ask_pairing, ask_pairing_once, catalogue, json_response, json_text_response, now_ms,
+    read_body, read_json, within_limit, PlatformRandom, Replies,
 };
 use crate::config::Config;
 use crate::crypto::{random_token, sha256_hex};
@@ -370,8 +371,8 @@ async fn authorize_status(
     let command =
         Command::Poll { browser_hash: browser_hash(req, &code)?, issuer: origin.to_owned() };
     match ask_code(env, &code, command).await? {
-        CodeReply::Poll(state) => json_response(200, &state),
-        _ => json_response(200, &PollState::Expired),
+        CodeReply::Poll(state) => json_text_response(200, Encode::to_json(&state)),
+        _ => json_text_response(200, Encode::to_json(&PollState::Expired)),
     }
 }
 

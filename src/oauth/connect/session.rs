@@ -426,8 +426,8 @@ mod tests {
         fn go(&mut self, c: Command, now: u64) -> Value {
             let (s, reply) = apply(self.stored.take(), c, now, &mut self.rng, &self.code);
             self.stored = s;
-            assert_eq!(CodeReply::decode(&reply.encode()).as_ref(), Some(&reply));
-            serde_json::to_value(&reply).unwrap()
+            assert_eq!(CodeReply::decode(&reply.encode()).as_ref(), Ok(&reply));
+            serde_json::from_slice(&reply.encode()).unwrap()
         }
         fn redeem(&mut self, secret: &str, verifier: &str, now: u64) -> Value {
             self.go(

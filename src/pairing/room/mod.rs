@@ -600,7 +600,7 @@ impl Room {
             TabAction::Stopped(id, stopped) => self.set_stopped(id, stopped, out),
             TabAction::Result(call, outcome) => self.result(tab, call, outcome, out),
             TabAction::Tools(list) => {
-                let json = serde_json::to_string(&list).unwrap_or_default();
+                let json = list.to_value().to_string();
                 self.stated.entry_or_default(tab).tools = Some(list);
                 out.push(Effect::StoreStated(tab, Stated::Tools(json)));
             }
