@@ -471,32 +471,8 @@ impl<'a> Object<'a> {
 impl Encode for str {
     #[inline(never)]
     fn write_json(&self, out: &mut Vec<u8>) {
-        out.push(b'"');
-        let mut start = 0;
-        for (i, b) in self.bytes().enumerate() {
-            let escape: &[u8] = match b {
-                b'"' => b"\\\"",
-                b'\\' => b"\\\\",
-                b'\n' => b"\\n",
-                b'\r' => b"\\r",
-                b'\t' => b"\\t",
-                0x08 => b"\\b",
-                0x0c => b"\\f",
-                0..=0x1f => b"",
-                _ => continue,
-            };
-            out.extend_from_slice(&self.as_bytes()[start..i]);
-            start = i + 1;
-            if escape.is_empty() {
-                const HEX: &[u8; 16] = b"0123456789abcdef";
-                out.extend_from_slice(b"\\u00");
-                out.extend_from_slice(&[HEX[usize::from(b >> 4)], HEX[usize::from(b & 0xf)]]);
-            } else {
-                out.extend_from_slice(escape);
-            }
-        }
-        out.extend_from_slice(&self.as_bytes()[start..]);
-        out.push(b'"');
+        // serde_json's own escapes (its writer is in the relay for `Value` already).
+        out.extend_from_slice(&serde_json::to_vec(self).unwrap_or_default());
     }
 }
 
