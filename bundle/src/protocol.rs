@@ -379,14 +379,8 @@ pub enum RelayMessage {
     Call {
         /// The call's id within the pairing.
         id: u64,
-        /// The tool's name.
-        tool: String,
-        /// The tool's arguments.
-        args: Value,
-        /// The agent's name, as its client gave it.
-        agent: String,
-        /// The connection the call came through.
-        connection: Connection,
+        /// The tool, its arguments, the agent and its connection.
+        tool_call: ToolCall,
         /// The turn this call belongs to.
         turn: u64,
         /// A retried call's input (2026-07-28): `{"responses": {key: response, …}, "state"?:
@@ -624,6 +618,20 @@ pub struct Connection {
     pub verified: Option<String>,
 }
 
+/// A tool call as the relay carries it from the agent to the tab: written as these fields of
+/// the Worker's call request, of the tab's `call` message and of a task's stored call.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolCall {
+    /// The tool's name.
+    pub tool: String,
+    /// The tool's arguments.
+    pub args: Value,
+    /// The agent's name, as its client gave it.
+    pub agent: String,
+    /// The connection the call came through.
+    pub connection: Connection,
+}
+
 /// A message that is not this protocol.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct NotProtocol;
@@ -731,12 +739,7 @@ crate::codec!(Image, "a picture", { data, mime_type = "mimeType", width, height 
 crate::codec!(Audio, "a sound", { data, mime_type = "mimeType" });
 crate::codec!(Embedded, "a text document", { uri, mime_type = "mimeType", text });
 crate::codec!(Connection, "a connection", { id, kind, client, host, verified or None });
-/// A call's connection is kept in a task's stored row (a serde-derived type).
-impl serde::Serialize for Connection {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        crate::fields::serialize(self, s)
-    }
-}
+crate::codec!(ToolCall, "a tool call", { tool, args, agent, connection });
 crate::codec!(ConnectionInfo, "a connection as the tab lists it", {
     id, client, host, created_ms, used_ms, place or None, stopped or false
 });
@@ -744,7 +747,7 @@ crate::codec!(ConnectionInfo, "a connection as the tab lists it", {
 crate::codec!(RelayMessage, "a message of the relay", tag "type" {
     "challenge" => Challenge { challenge },
     "welcome" => Welcome { pairing, protocol },
-    "call" => Call { id, tool, args, agent, connection, turn, input or None },
+    "call" => Call { id, tool_call as flat, turn, input or None },
     "described" => Described {
         code, client, host, verified or None, age_ms, place or None, lookalike or None,
         connections or Vec::new(), name_warning or None
@@ -1242,19 +1245,23 @@ mod tests {
             RelayMessage::Welcome { pairing: "p".into(), protocol: PROTOCOL_VERSION },
             RelayMessage::Call {
                 id: 1,
-                tool: "add".into(),
-                args: json!({"b": [1, 2.5, null], "a": "\u{1}é\u{2028}"}),
-                agent: "Claude".into(),
-                connection: connection.clone(),
+                tool_call: ToolCall {
+                    tool: "add".into(),
+                    args: json!({"b": [1, 2.5, null], "a": "\u{1}é\u{2028}"}),
+                    agent: "Claude".into(),
+                    connection: connection.clone(),
+                },
                 turn: 3,
                 input: None,
             },
             RelayMessage::Call {
                 id: 18446744073709551615,
-                tool: "add".into(),
-                args: json!({}),
-                agent: "A \"quoted\"\\ \t agent".into(),
-                connection: Connection { verified: Some("claude.ai".into()), ..connection },
+                tool_call: ToolCall {
+                    tool: "add".into(),
+                    args: json!({}),
+                    agent: "A \"quoted\"\\ \t agent".into(),
+                    connection: Connection { verified: Some("claude.ai".into()), ..connection },
+                },
                 turn: 0,
                 input: Some(json!({"responses": {"q": {"action": "accept"}}})),
             },

@@ -19,7 +19,7 @@ use crate::oauth::token::Access;
 use crate::pairing::wire::{request_key, CallRequest};
 use crate::pairing::wire::{CallEvent, CallReply as CallAnswer, ListenEvent, Reply};
 use crate::sentences;
-use tabrelay_bundle::protocol::{Connection, Outcome};
+use tabrelay_bundle::protocol::{Connection, Outcome, ToolCall};
 
 // The pairing ticks every KEEP_ALIVE_MS while a call waits; a tick is the chance to send
 // progress, so ticks must come at least as often as half the promise above.
@@ -127,19 +127,21 @@ pub fn start(asked: Asked, access: &Access, config: &Config, now_ms: u64) -> Sta
         }
     };
     let request = CallRequest {
-        tool: tool.clone(),
-        args: args.clone(),
-        agent: access.client.clone(),
+        tool_call: ToolCall {
+            tool: tool.clone(),
+            args: args.clone(),
+            agent: access.client.clone(),
+            connection: Connection {
+                id: access.grant.clone(),
+                kind: "connector".into(),
+                client: access.client.clone(),
+                host: access.host.clone(),
+                verified: None,
+            },
+        },
         wait_ms,
         request: request_key(&access.grant, &id),
         stream,
-        connection: Connection {
-            id: access.grant.clone(),
-            kind: "connector".into(),
-            client: access.client.clone(),
-            host: access.host.clone(),
-            verified: None,
-        },
         input,
         resumable,
         task: tasks,
@@ -635,8 +637,8 @@ mod tests {
             panic!("ask")
         };
         assert_eq!(request.wait_ms, 54_000, "ChatGPT gives up at 60 s");
-        assert_eq!(request.connection.id, "g1");
-        assert_eq!(request.connection.host, "claude.ai");
+        assert_eq!(request.tool_call.connection.id, "g1");
+        assert_eq!(request.tool_call.connection.host, "claude.ai");
         assert_eq!(request.request, request_key("g1", &Id::Number(9)));
         assert!(request.stream && request.input.is_none());
         assert!(!call.streaming());

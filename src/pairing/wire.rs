@@ -5,7 +5,7 @@
 
 use serde_json::Value;
 use tabrelay_bundle::fields::{Encode as _, Message, WireError};
-use tabrelay_bundle::protocol::{Connection, Outcome};
+use tabrelay_bundle::protocol::{Outcome, ToolCall};
 
 pub use crate::oauth::exchange::{RefreshRequest, RevokeRequest};
 
@@ -193,14 +193,8 @@ impl Reply {
 /// What the Worker asks the pairing to do with a tool call.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CallRequest {
-    /// The tool.
-    pub tool: String,
-    /// Its arguments.
-    pub args: Value,
-    /// The agent's name.
-    pub agent: String,
-    /// The connection it came through.
-    pub connection: Connection,
+    /// The tool, its arguments, the agent and the connection it came through.
+    pub tool_call: ToolCall,
     /// How long the caller waits, in milliseconds (at most [`crate::limits::TAB_CALL_WAIT_MS`]).
     pub wait_ms: u64,
     /// The request's key within the pairing ([`request_key`]), by which it can be cancelled.
@@ -374,8 +368,8 @@ impl CallReply {
 // (see `tabrelay_bundle::codec!`).
 
 tabrelay_bundle::codec!(CallRequest, "a call request", {
-    tool, args, agent, connection, wait_ms, request, stream, input or None, resumable or false,
-    task or None, param_headers or None
+    tool_call as flat, wait_ms, request, stream, input or None, resumable or false, task or None,
+    param_headers or None
 });
 tabrelay_bundle::codec!(CallEvent, "a call event", enum {
     "answered" => Answered,
@@ -458,18 +452,21 @@ tabrelay_bundle::codec!(ListenEvent, "a listener's event", enum {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use tabrelay_bundle::protocol::Connection;
 
     fn call() -> CallRequest {
         CallRequest {
-            tool: "add".into(),
-            args: serde_json::json!({"a": 1}),
-            agent: "Claude".into(),
-            connection: Connection {
-                id: "g1".into(),
-                kind: "connector".into(),
-                client: "Claude".into(),
-                host: "claude.ai".into(),
-                verified: None,
+            tool_call: ToolCall {
+                tool: "add".into(),
+                args: serde_json::json!({"a": 1}),
+                agent: "Claude".into(),
+                connection: Connection {
+                    id: "g1".into(),
+                    kind: "connector".into(),
+                    client: "Claude".into(),
+                    host: "claude.ai".into(),
+                    verified: None,
+                },
             },
             wait_ms: 1000,
             request: "g1 7".into(),

@@ -166,10 +166,7 @@ impl Room {
             tab,
             RelayMessage::Call {
                 id,
-                tool: c.tool.clone(),
-                args: c.args.clone(),
-                agent: c.agent.clone(),
-                connection: c.connection.clone(),
+                tool_call: c.tool_call.clone(),
                 turn,
                 input: Some(call_input(serde_json::Value::Object(responses), state)),
             },
