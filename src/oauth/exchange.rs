@@ -178,8 +178,8 @@ pub fn tokens(
         aud: origin.to_owned(),
         pairing: granted.pairing,
         grant: grant_id.to_owned(),
-        client: granted.client_name,
-        host: granted.host,
+        client: granted.requester.client_name,
+        host: granted.requester.host,
     };
     json!({
         "access_token": token::issue(keys, access, now_ms),
@@ -200,6 +200,7 @@ tabrelay_bundle::codec!(RevokeRequest, "a revoke request", { grant, secret });
 mod tests {
     use super::*;
     use crate::oauth::clients::register;
+    use crate::oauth::connect::Requester;
 
     const ORIGIN: &str = "https://relay.example";
 
@@ -334,10 +335,12 @@ mod tests {
         );
         let granted = Granted {
             pairing: p.clone(),
-            client_name: "C".into(),
-            host: "h".into(),
-            place: None,
-            verified: None,
+            requester: Requester {
+                client_name: "C".into(),
+                host: "h".into(),
+                place: None,
+                verified: None,
+            },
         };
         let t = tokens(&keys(), ORIGIN, granted, "g3", "s", 1_000_000);
         let body =
@@ -360,10 +363,12 @@ mod tests {
     fn granted_for(pairing: &str) -> Granted {
         Granted {
             pairing: pairing.into(),
-            client_name: "C".into(),
-            host: "h".into(),
-            place: None,
-            verified: None,
+            requester: Requester {
+                client_name: "C".into(),
+                host: "h".into(),
+                place: None,
+                verified: None,
+            },
         }
     }
 
@@ -371,10 +376,12 @@ mod tests {
     fn the_issued_token_names_the_pairing_and_verifies() {
         let granted = Granted {
             pairing: "p".into(),
-            client_name: "Claude".into(),
-            host: "claude.ai".into(),
-            place: None,
-            verified: None,
+            requester: Requester {
+                client_name: "Claude".into(),
+                host: "claude.ai".into(),
+                place: None,
+                verified: None,
+            },
         };
         let t = tokens(&keys(), ORIGIN, granted, "g", "sec", 1_000_000);
         assert_eq!(t["refresh_token"], refresh_token(&keys(), "p", "g", "sec"));

@@ -7,6 +7,7 @@ use serde_json::Value;
 use tabrelay_bundle::fields::{Encode as _, Message, WireError};
 use tabrelay_bundle::protocol::{Outcome, ToolCall};
 
+use crate::oauth::connect::Requester;
 pub use crate::oauth::exchange::{RefreshRequest, RevokeRequest};
 
 /// What the Worker asks a pairing's object.
@@ -265,14 +266,8 @@ pub struct GrantRequest {
     pub id: String,
     /// The client's id.
     pub client_id: String,
-    /// The client's name.
-    pub client_name: String,
-    /// The host of its redirect URI.
-    pub host: String,
-    /// Where the browser that asked was, when the platform said.
-    pub place: Option<String>,
-    /// The domain that verified the client (its metadata document's), if any.
-    pub verified: Option<String>,
+    /// Who asked (as the redeemed code granted).
+    pub requester: Requester,
 }
 
 /// What came of a grant's creation.
@@ -378,7 +373,7 @@ tabrelay_bundle::codec!(CallEvent, "a call event", enum {
     "done" => Done(CallReply),
 });
 tabrelay_bundle::codec!(GrantRequest, "a grant request", {
-    id, client_id, client_name, host, place or None, verified or None
+    id, client_id, requester as flat
 });
 tabrelay_bundle::codec!(RefreshReply, "a refresh reply", enum {
     "rotated" => Rotated { secret, client_name, host },
@@ -497,18 +492,22 @@ mod tests {
             Request::Grant(GrantRequest {
                 id: "g".into(),
                 client_id: "c".into(),
-                client_name: "n".into(),
-                host: "h".into(),
-                place: Some("Lisbon, PT".into()),
-                verified: Some("claude.ai".into()),
+                requester: Requester {
+                    client_name: "n".into(),
+                    host: "h".into(),
+                    place: Some("Lisbon, PT".into()),
+                    verified: Some("claude.ai".into()),
+                },
             }),
             Request::Grant(GrantRequest {
                 id: "g".into(),
                 client_id: "c".into(),
-                client_name: "n".into(),
-                host: "h".into(),
-                place: None,
-                verified: None,
+                requester: Requester {
+                    client_name: "n".into(),
+                    host: "h".into(),
+                    place: None,
+                    verified: None,
+                },
             }),
             Request::Refresh(RefreshRequest {
                 grant: "g".into(),

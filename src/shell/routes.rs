@@ -27,7 +27,8 @@ use crate::mcp::call_path::{
 };
 use crate::mcp::{self, resume, session, Era, Reply};
 use crate::oauth::authorize::{self, Named, Refusal};
-use crate::oauth::connect::{self, CodeReply, Command, ConnectCode, Granted, PollState, Revoke};
+use crate::oauth::connect::{self, CodeReply, Command, ConnectCode, Granted, PollState};
+use crate::oauth::connect::{Requester, Revoke};
 use crate::oauth::error::OAuthError;
 use crate::oauth::exchange::TokenRequest;
 use crate::oauth::{clients, exchange, metadata, token};
@@ -416,14 +417,8 @@ async fn token_endpoint(
                 _ => return Err(worker::Error::RustError("not a redemption's reply".into())),
             };
             let pairing = pairings.id_from_name(&granted.pairing)?.get_stub()?;
-            let request = GrantRequest {
-                id: grant_id,
-                client_id,
-                client_name: granted.client_name.clone(),
-                host: granted.host.clone(),
-                place: granted.place.clone(),
-                verified: granted.verified.clone(),
-            };
+            let requester = granted.requester.clone();
+            let request = GrantRequest { id: grant_id, client_id, requester };
             let made = ask_pairing_once(&pairing, &PairingRequest::Grant(request)).await?;
             let (grant, secret) = match made {
                 Some(PairingReply::Grant(GrantReply::Made { grant, secret })) => (grant, secret),
@@ -450,8 +445,8 @@ async fn token_endpoint(
                     client_name,
                     host,
                 })) => {
-                    let granted =
-                        Granted { pairing, client_name, host, place: None, verified: None };
+                    let requester = Requester { client_name, host, place: None, verified: None };
+                    let granted = Granted { pairing, requester };
                     let tokens =
                         exchange::tokens(&config.keys, origin, granted, &grant, &secret, now_ms());
                     json_response(200, &tokens)

@@ -68,19 +68,28 @@ pub enum Command {
     },
 }
 
+/// Who asks for a connection, as the person approves it and the pairing keeps it: written as
+/// these fields of a code's description, of what a redeemed code grants, of the pairing's grant
+/// request and of its stored grant.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Requester {
+    /// The client's name (as it registered or its metadata document says; not verified).
+    pub client_name: String,
+    /// The host of its redirect URI (where its browser returns).
+    pub host: String,
+    /// Where the browser that asked was ("City, CC"), when the platform said.
+    pub place: Option<String>,
+    /// The domain that verified the client (its metadata document's), if any.
+    pub verified: Option<String>,
+}
+
 /// What a redeemed code grants: the token endpoint turns it into tokens.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Granted {
     /// The pairing the tokens reach.
     pub pairing: String,
-    /// The client's name.
-    pub client_name: String,
-    /// The host of its redirect URI.
-    pub host: String,
-    /// Where the browser that asked was, when the platform said.
-    pub place: Option<String>,
-    /// The domain that verified the client (its metadata document's), if any.
-    pub verified: Option<String>,
+    /// Who asked.
+    pub requester: Requester,
 }
 
 /// What the Worker sends a code's Durable Object: the code (which names the object) and the
@@ -163,18 +172,12 @@ pub enum CodeReply {
 /// Who asks for a code, as the tab shows it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Description {
-    /// The client's name.
-    pub client: String,
-    /// The host of its redirect URI.
-    pub host: String,
-    /// The domain that vouches for the name (a client metadata document), if any.
-    pub verified: Option<String>,
+    /// Who asks (the place: the waiting page's browser's).
+    pub requester: Requester,
     /// The client's id (the pairing finds this client's connections by it; not shown).
     pub client_id: String,
     /// How long ago the waiting page was made.
     pub age_ms: u64,
-    /// Where the waiting page's browser was, when the platform said.
-    pub place: Option<String>,
     /// The well-known app the name looks like or claims, if any (see `name_warning`).
     pub lookalike: Option<String>,
     /// What about the name should make the person look twice
@@ -238,9 +241,9 @@ tabrelay_bundle::codec!(Command, "a command", enum {
     },
 });
 
-tabrelay_bundle::codec!(Granted, "a grant", {
-    pairing, client_name, host, place or None, verified or None
-});
+tabrelay_bundle::codec!(Requester, "who asks", { client_name, host, place or None, verified or None });
+
+tabrelay_bundle::codec!(Granted, "a grant", { pairing, requester as flat });
 
 tabrelay_bundle::codec!(CodeRequest, "a command for a code", { code, command });
 
@@ -257,7 +260,7 @@ tabrelay_bundle::codec!(CodeReply, "a code's reply", tag "reply" {
     "redeem_refused" => RedeemRefused { error, error_description, revoke },
 });
 tabrelay_bundle::codec!(Description, "who asks for a code", {
-    client, host, verified, client_id or String::new(), age_ms, place, lookalike, name_warning
+    requester as flat, client_id, age_ms, lookalike or None, name_warning or None
 });
 
 tabrelay_bundle::codec!(PollState, "a waiting page's state", tag "state" {
@@ -322,22 +325,26 @@ mod tests {
             CodeReply::SealUsed,
             CodeReply::Taken,
             CodeReply::Described(Description {
-                client: "Claude".into(),
-                host: "claude.ai".into(),
-                verified: None,
+                requester: Requester {
+                    client_name: "Claude".into(),
+                    host: "claude.ai".into(),
+                    place: None,
+                    verified: None,
+                },
                 client_id: "cid".into(),
                 age_ms: 5,
-                place: None,
                 lookalike: None,
                 name_warning: None,
             }),
             CodeReply::Described(Description {
-                client: "Cla\u{0}ude \"x\"\n".into(),
-                host: "claude.ai".into(),
-                verified: Some("claude.ai".into()),
+                requester: Requester {
+                    client_name: "Cla\u{0}ude \"x\"\n".into(),
+                    host: "claude.ai".into(),
+                    place: Some("Lisbon, PT".into()),
+                    verified: Some("claude.ai".into()),
+                },
                 client_id: "https://claude.ai/m.json".into(),
                 age_ms: 12345,
-                place: Some("Lisbon, PT".into()),
                 lookalike: Some("Claude".into()),
                 name_warning: Some("looks_like".into()),
             }),
@@ -355,19 +362,23 @@ mod tests {
             CodeReply::Redeemed {
                 granted: Granted {
                     pairing: "p".into(),
-                    client_name: "n".into(),
-                    host: "h".into(),
-                    place: Some("Lisbon, PT".into()),
-                    verified: Some("claude.ai".into()),
+                    requester: Requester {
+                        client_name: "n".into(),
+                        host: "h".into(),
+                        place: Some("Lisbon, PT".into()),
+                        verified: Some("claude.ai".into()),
+                    },
                 },
             },
             CodeReply::Redeemed {
                 granted: Granted {
                     pairing: "p".into(),
-                    client_name: "n".into(),
-                    host: "h".into(),
-                    place: None,
-                    verified: None,
+                    requester: Requester {
+                        client_name: "n".into(),
+                        host: "h".into(),
+                        place: None,
+                        verified: None,
+                    },
                 },
             },
             CodeReply::RedeemRefused {
@@ -384,7 +395,9 @@ mod tests {
     }
 
     /// The bytes on the wire, as the derived `Serialize` wrote them before the codec: each
-    /// command as a request for code `ABCDE12345`, then each reply, one a line.
+    /// command as a request for code `ABCDE12345`, then each reply, one a line. (But the two
+    /// `described` replies: since their asker became a [`Requester`], its client is
+    /// `client_name` as in every other message, and a field it does not have is left out.)
     const GOLDEN: &str = include_str!("../../../tests/data/wire/code.txt");
 
     #[test]

@@ -2,6 +2,7 @@
 //! grouped in turns, bounded per connection, dropped and taken up again.
 
 use super::*;
+use crate::oauth::connect::Requester;
 
 #[test]
 fn a_connection_that_is_gone_or_a_tool_not_listed_is_answered_at_once() {
@@ -59,10 +60,12 @@ fn a_call_tells_the_tab_the_domain_that_verified_its_connection_as_the_grant_say
     let request = GrantRequest {
         id: "gv".into(),
         client_id: "https://claude.ai/oauth/mcp-oauth-client-metadata".into(),
-        client_name: "Claude".into(),
-        host: "claude.ai".into(),
-        place: None,
-        verified: Some("claude.ai".into()),
+        requester: Requester {
+            client_name: "Claude".into(),
+            host: "claude.ai".into(),
+            place: None,
+            verified: Some("claude.ai".into()),
+        },
     };
     let (asker, effects) = sim.ask(Request::Grant(request));
     assert!(matches!(replies(&effects, asker)[..], [Reply::Grant(GrantReply::Made { .. })]));

@@ -209,15 +209,13 @@ fn stored_tasks(effects: &[Effect]) -> Vec<Task> {
 }
 
 fn grant(id: &str) -> Grant {
-    Grant::new(
-        id.into(),
-        "cid".into(),
-        "Claude".into(),
-        "claude.ai".into(),
-        1_000_000,
-        &mut Counter(9),
-    )
-    .0
+    let requester = crate::oauth::connect::Requester {
+        client_name: "Claude".into(),
+        host: "claude.ai".into(),
+        place: None,
+        verified: None,
+    };
+    Grant::new(id.into(), "cid".into(), requester, 1_000_000, &mut Counter(9)).0
 }
 
 /// The call a tab was sent: its id and turn.
