@@ -404,15 +404,14 @@ async fn token_endpoint(
             };
             let granted = match ask_code(env, &code, command).await? {
                 CodeReply::Redeemed { granted } => granted,
-                CodeReply::RedeemRefused { error, error_description, revoke } => {
+                CodeReply::RedeemRefused { refused, revoke } => {
                     if let Some(Revoke { pairing, grant }) = revoke {
                         // The code was replayed: what it issued is revoked, and refused should
                         // the first redemption's creation of it reach the pairing after this.
                         let stub = pairings.id_from_name(&pairing)?.get_stub()?;
                         ask_pairing_once(&stub, &PairingRequest::Replayed { grant }).await?;
                     }
-                    let body = json!({"error": error, "error_description": error_description});
-                    return json_response(400, &body);
+                    return oauth_error(&refused);
                 }
                 _ => return Err(worker::Error::RustError("not a redemption's reply".into())),
             };

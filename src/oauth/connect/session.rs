@@ -257,8 +257,7 @@ pub fn apply(
                         }
                         _ => None,
                     };
-                    let (error, error_description) = (e.code.to_owned(), e.description);
-                    (s, CodeReply::RedeemRefused { error, error_description, revoke })
+                    (s, CodeReply::RedeemRefused { refused: e, revoke })
                 }
             }
         }

@@ -2,10 +2,11 @@
 //! ([`CodeRequest`] carrying a [`Command`]) and what the object replies ([`CodeReply`]), each
 //! written and read here only.
 
-use tabrelay_bundle::fields::{Message, WireError};
+use tabrelay_bundle::fields::{Fields, Flat, Message, Object, WireError};
 
 use super::ConnectCode;
 use crate::oauth::authorize::{AuthRequest, SealId};
+use crate::oauth::error::OAuthError;
 
 /// What the Worker asks a code's Durable Object.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -160,10 +161,8 @@ pub enum CodeReply {
     },
     /// [`Command::Redeem`] refused.
     RedeemRefused {
-        /// The OAuth error code.
-        error: String,
-        /// Its sentence.
-        error_description: String,
+        /// The OAuth error the token endpoint answers (written `error`, `error_description`).
+        refused: OAuthError,
         /// A replay of a redeemed code: the grant it made, to revoke.
         revoke: Option<Revoke>,
     },
@@ -257,7 +256,7 @@ tabrelay_bundle::codec!(CodeReply, "a code's reply", tag "reply" {
     "refused" => Refused { sentence },
     "poll" => Poll(PollState),
     "redeemed" => Redeemed { granted },
-    "redeem_refused" => RedeemRefused { error, error_description, revoke },
+    "redeem_refused" => RedeemRefused { refused as flat, revoke },
 });
 tabrelay_bundle::codec!(Description, "who asks for a code", {
     requester as flat, client_id, age_ms, lookalike or None, name_warning or None
@@ -273,6 +272,27 @@ tabrelay_bundle::codec!(PollState, "a waiting page's state", tag "state" {
 });
 
 tabrelay_bundle::codec!(Revoke, "a grant to revoke", { pairing, grant });
+
+/// An OAuth error across the wire as its body says it: the code (one of those a redemption
+/// answers) and the sentence; its status is the code's.
+impl Flat for OAuthError {
+    fn from_fields(f: &mut Fields) -> Option<Self> {
+        let (code, description) = (f.string("error")?, f.string("error_description")?);
+        Some(match code.as_str() {
+            "invalid_request" => Self::invalid_request(description),
+            "invalid_client" => Self::invalid_client(description),
+            "invalid_grant" => Self::invalid_grant(description),
+            "invalid_target" => Self::invalid_target(description),
+            "unsupported_grant_type" => Self::unsupported_grant_type(description),
+            _ => return None,
+        })
+    }
+
+    fn write_fields(&self, o: &mut Object<'_>) {
+        o.text("error", self.code);
+        o.field("error_description", &self.description);
+    }
+}
 
 #[cfg(test)]
 mod tests {
@@ -381,14 +401,9 @@ mod tests {
                     },
                 },
             },
+            CodeReply::RedeemRefused { refused: OAuthError::invalid_grant("Used."), revoke: None },
             CodeReply::RedeemRefused {
-                error: "invalid_grant".into(),
-                error_description: "Used.".into(),
-                revoke: None,
-            },
-            CodeReply::RedeemRefused {
-                error: "invalid_grant".into(),
-                error_description: "Used.".into(),
+                refused: OAuthError::invalid_grant("Used."),
                 revoke: Some(Revoke { pairing: "p".into(), grant: "g".into() }),
             },
         ]
@@ -422,6 +437,18 @@ mod tests {
         let named_no_code = CodeRequest::decode(&stranger.encode());
         assert_eq!(named_no_code, Err(WireError::Not("a connect code")), "a request names a code");
         assert_eq!(CodeReply::decode(b"{}"), Err(WireError::Not("a code's reply")));
+        for refused in [
+            OAuthError::invalid_request("r"),
+            OAuthError::invalid_client("c"),
+            OAuthError::invalid_grant("g"),
+            OAuthError::invalid_target("t"),
+            OAuthError::unsupported_grant_type("u"),
+        ] {
+            let reply = CodeReply::RedeemRefused { refused, revoke: None };
+            assert_eq!(CodeReply::decode(&reply.encode()), Ok(reply), "with its status");
+        }
+        let unknown = br#"{"reply":"redeem_refused","error":"server_error","error_description":"x","revoke":null}"#;
+        assert_eq!(CodeReply::decode(unknown), Err(WireError::Not("a code's reply")));
         assert_eq!(
             CodeReply::decode(b"{\"reply\":\"poll\"}"),
             Err(WireError::Not("a code's reply"))
