@@ -25,21 +25,31 @@ use tabrelay_bundle::protocol::{Connection, Outcome, ToolCall};
 // progress, so ticks must come at least as often as half the promise above.
 const _: () = assert!(2 * KEEP_ALIVE_MS <= PROGRESS_AT_LEAST_EVERY_MS);
 
-/// A `tools/call` as the MCP endpoint read it.
-#[derive(Debug, Clone)]
-pub struct Asked {
+/// A `tools/call` as the MCP endpoint read it from the request's body.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolsCall {
     /// The request's id.
     pub id: Id,
-    /// The tool.
+    /// The tool's name (valid by the rule; the pairing checks it is in the list).
     pub tool: String,
-    /// Its arguments.
+    /// Its arguments (an object).
     pub args: Value,
-    /// The client's progress token.
+    /// The client's progress token, when it asked for progress.
     pub progress_token: Option<Value>,
-    /// The revision it came in.
+    /// The revision the call came in (its answer is shaped by it).
     pub era: Era,
-    /// A retried call's answers (2026-07-28).
+    /// A retried call's answers to the input it was asked for (2026-07-28).
     pub retry: Option<Retry>,
+    /// Set when the client takes tasks.
+    pub tasks: Option<crate::pairing::wire::TaskTerms>,
+}
+
+/// A `tools/call` as the MCP endpoint read it: from its body, passed whole, and from its
+/// headers.
+#[derive(Debug, Clone)]
+pub struct Asked {
+    /// What the body said.
+    pub call: ToolsCall,
     /// Whether the client takes a stream.
     pub stream: bool,
     /// What a session-era client declared at `initialize` (its session id), when it said.
@@ -47,8 +57,6 @@ pub struct Asked {
     /// Whether the client comes back for the call when its stream drops
     /// ([`super::session::resumable`]).
     pub resumable: bool,
-    /// Set when the client takes tasks.
-    pub tasks: Option<crate::pairing::wire::TaskTerms>,
     /// The request's `Mcp-Param-{Name}` headers ([`super::Headers::params`]).
     pub params: serde_json::Map<String, Value>,
 }
@@ -97,19 +105,8 @@ impl Starting {
 /// the request to the pairing and the answer's state machine.
 #[must_use]
 pub fn start(asked: Asked, access: &Access, config: &Config, now_ms: u64) -> Start {
-    let Asked {
-        id,
-        tool,
-        args,
-        progress_token,
-        era,
-        retry,
-        stream,
-        session,
-        resumable,
-        tasks,
-        params,
-    } = asked;
+    let Asked { call, stream, session, resumable, params } = asked;
+    let ToolsCall { id, tool, args, progress_token, era, retry, tasks } = call;
     let told = match &era {
         Era::Stateless { client_name, .. } => client_name.as_deref(),
         Era::Session => None,
@@ -598,7 +595,11 @@ mod tests {
         let access = access("x");
         let params = json!({"region": "eu"}).as_object().unwrap().clone();
         let request = |era| match start(
-            Asked { era, params: params.clone(), ..asked(None, None) },
+            Asked {
+                call: ToolsCall { era, ..asked(None, None).call },
+                params: params.clone(),
+                ..asked(None, None)
+            },
             &access,
             &config(),
             0,
@@ -616,16 +617,10 @@ mod tests {
         let (id, tool, era) = (Id::Number(9), "items_delete".to_owned(), Era::Session);
         let (session, tasks) = (None, None);
         Asked {
-            id,
-            tool,
-            args,
-            progress_token,
-            era,
-            retry,
+            call: ToolsCall { id, tool, args, progress_token, era, retry, tasks },
             stream: true,
             session,
             resumable: false,
-            tasks,
             params: serde_json::Map::new(),
         }
     }

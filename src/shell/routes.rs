@@ -679,22 +679,11 @@ async fn answer_message(
                 }
             }
         }
-        Reply::Call { id, tool, args, progress_token, era, retry, tasks } => {
+        Reply::Call(call) => {
             let resumable = resume::resumable(headers, declared.as_ref(), stream);
             let session = declared;
-            let asked = Asked {
-                id,
-                tool,
-                args,
-                progress_token,
-                era,
-                retry,
-                stream,
-                session,
-                resumable,
-                tasks,
-                params: headers.params.cloned().unwrap_or_default(),
-            };
+            let params = headers.params.cloned().unwrap_or_default();
+            let asked = Asked { call, stream, session, resumable, params };
             let (call, mut answer) = match call_path::start(asked, &access, config, now_ms()) {
                 Start::Refused(body) => return json_response(200, &body),
                 Start::Ask(call, answer) => (call, answer),
