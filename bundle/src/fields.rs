@@ -6,6 +6,11 @@
 //! [`crate::from_json`] reads it from JSON text. Each field is read by its type ([`Take`]):
 //! None when it is missing or not of its type, as a derived `Deserialize` refuses it; an
 //! `Option` field takes a missing or null field as None, as a derived `Option` field does.
+//!
+//! A message that crosses a wire (the Worker's requests to its objects and their replies, the
+//! tab's socket) is declared once with [`codec!`](crate::codec), which writes both its reader
+//! and its writer ([`Encode`]) from the same list, as rustls's codec does: a field cannot be
+//! added to one direction only. What does not read is a [`WireError`].
 
 use alloc::string::String;
 #[doc(hidden)]
@@ -800,6 +805,7 @@ impl FromValue for Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use alloc::vec;
     use serde_json::json;
 
     #[derive(Debug, PartialEq)]
@@ -900,5 +906,112 @@ mod tests {
         {
             assert_eq!(read::<Poll>(bad.clone()), None, "{bad}");
         }
+    }
+
+    #[derive(Debug, Clone, PartialEq)]
+    struct Who {
+        name: String,
+        place: Option<String>,
+    }
+    crate::codec!(Who, "who", { name, place or None });
+
+    #[derive(Debug, Clone, PartialEq)]
+    struct Card {
+        id: u64,
+        who: Who,
+        seen: bool,
+        tags: Vec<String>,
+        note: Option<String>,
+    }
+    crate::codec!(Card, "a card", { id, who as flat, seen or false, tags, note });
+
+    #[derive(Debug, Clone, PartialEq)]
+    enum Said {
+        Quiet,
+        Card(Card),
+        Named { who: Who },
+        Hidden,
+    }
+    crate::codec!(Said, "what is said", tag "kind" {
+        "quiet" => Quiet,
+        "card" => Card(Card),
+        "named" => Named { who },
+    } else "hidden" => Hidden);
+
+    #[derive(Debug, Clone, PartialEq)]
+    enum Line {
+        End,
+        Said(Said),
+        Pair { at: (String, u64) },
+    }
+    crate::codec!(Line, "a line", enum {
+        "end" => End,
+        "said" => Said(Said),
+        "pair" => Pair { at },
+    });
+
+    fn text(v: &impl Encode) -> String {
+        String::from_utf8(v.to_json()).unwrap()
+    }
+
+    #[test]
+    fn one_declaration_writes_what_it_reads() {
+        let who = Who { name: "Ada".into(), place: None };
+        let card = Card { id: 7, who: who.clone(), seen: false, tags: vec![], note: None };
+        assert_eq!(text(&card), r#"{"id":7,"name":"Ada","tags":[],"note":null}"#);
+        let full = Card {
+            id: u64::MAX,
+            who: Who { place: Some("Lisbon".into()), ..who.clone() },
+            seen: true,
+            tags: vec!["a".into(), "b".into()],
+            note: Some("n".into()),
+        };
+        assert_eq!(
+            text(&full),
+            r#"{"id":18446744073709551615,"name":"Ada","place":"Lisbon","seen":true,"tags":["a","b"],"note":"n"}"#
+        );
+        let lines = [
+            Line::End,
+            Line::Said(Said::Quiet),
+            Line::Said(Said::Card(card.clone())),
+            Line::Said(Said::Named { who: who.clone() }),
+            Line::Pair { at: ("g1".into(), 0) },
+        ];
+        let written: Vec<String> = lines.iter().map(text).collect();
+        assert_eq!(
+            written,
+            [
+                r#""end""#,
+                r#"{"said":{"kind":"quiet"}}"#,
+                r#"{"said":{"kind":"card","id":7,"name":"Ada","tags":[],"note":null}}"#,
+                r#"{"said":{"kind":"named","who":{"name":"Ada"}}}"#,
+                r#"{"pair":{"at":["g1",0]}}"#,
+            ]
+        );
+        for line in lines {
+            assert_eq!(crate::from_json::<Line>(&line.to_json()), Some(line));
+        }
+        // A variant made by hand is written as its tag alone, and never read.
+        assert_eq!(text(&Said::Hidden), r#"{"kind":"hidden"}"#);
+        assert_eq!(crate::from_json::<Said>(br#"{"kind":"hidden"}"#), None);
+    }
+
+    #[test]
+    fn text_is_escaped_as_serde_json_escapes_it() {
+        let every: String =
+            (0u32..0x80).filter_map(char::from_u32).chain("é\u{2028}😀".chars()).collect();
+        for s in [every.as_str(), "", "plain", "\"\\"] {
+            assert_eq!(s.to_json(), serde_json::to_vec(s).unwrap());
+        }
+        for n in [0, 9, 10, 99, 100, u64::MAX] {
+            assert_eq!(n.to_json(), serde_json::to_vec(&n).unwrap());
+        }
+    }
+
+    #[test]
+    fn what_does_not_read_says_why() {
+        assert_eq!(crate::read_wire::<Line>(b"{"), Err(WireError::NotJson));
+        assert_eq!(crate::read_wire::<Line>(b"\"other\""), Err(WireError::Not("a line")));
+        assert_eq!(crate::read_wire::<Line>(b"\"end\""), Ok(Line::End));
     }
 }
