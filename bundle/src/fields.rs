@@ -6,9 +6,15 @@
 //! [`crate::from_json`] reads it from JSON text. Each field is read by its type ([`Take`]):
 //! None when it is missing or not of its type, as a derived `Deserialize` refuses it; an
 //! `Option` field takes a missing or null field as None, as a derived `Option` field does.
+//!
+//! A message that crosses a wire (the Worker's requests to its objects and their replies, the
+//! tab's socket) is declared once with [`codec!`](crate::codec), which writes both its reader
+//! and its writer ([`Encode`]) from the same list, as rustls's codec does: a field cannot be
+//! added to one direction only. What does not read is a [`WireError`].
 
 use alloc::string::String;
-use alloc::vec::Vec;
+#[doc(hidden)]
+pub use alloc::vec::Vec;
 
 use serde_json::{Map, Value};
 
@@ -115,17 +121,39 @@ pub trait FromValue: Sized {
     fn from_value(value: Value) -> Option<Self>;
 }
 
-/// A message between the Worker and one of its objects: written as JSON, read back through
-/// [`FromValue`] (one codec for every such message).
-pub trait Message: serde::Serialize + FromValue {
+/// A message between the Worker and one of its objects: one [`codec!`](crate::codec)
+/// declaration writes it ([`Encode`]) and reads it back ([`FromValue`]).
+pub trait Message: Encode + FromValue {
     /// The message as a body.
     fn encode(&self) -> Vec<u8> {
-        serde_json::to_vec(self).unwrap_or_default()
+        self.to_json()
     }
 
-    /// A body read back; None when it is not this message.
-    fn decode(body: &[u8]) -> Option<Self> {
-        crate::from_json(body)
+    /// A body read back.
+    ///
+    /// # Errors
+    /// [`WireError`] when the body is not JSON, or not this message.
+    fn decode(body: &[u8]) -> Result<Self, WireError> {
+        crate::read_wire(body)
+    }
+}
+
+/// Why bytes from across a wire (an object's fetch, its reply lines, a tab's socket) are not
+/// the message expected: the one error of every wire between the relay's parts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WireError {
+    /// Not JSON text at all.
+    NotJson,
+    /// JSON, but not this message: what was expected ([`FromValue::WHAT`]).
+    Not(&'static str),
+}
+
+impl core::fmt::Display for WireError {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self {
+            Self::NotJson => f.write_str("not JSON"),
+            Self::Not(what) => write!(f, "not {what}"),
+        }
     }
 }
 
@@ -297,7 +325,7 @@ macro_rules! read_json {
             }
         }
     };
-    ($ty:ident, $what:literal, tag $key:literal { $($tag:literal => $variant:ident $(($one:ty))? $({ $($body:tt)* })?),* $(,)? }) => {
+    ($ty:ident, $what:literal, tag $key:literal { $($tag:literal => $variant:ident $(($one:ty))? $({ $($body:tt)* })?),* $(,)? } $(else $ntag:literal => $never:ident)?) => {
         impl $crate::fields::FromValue for $ty {
             const WHAT: &'static str = $what;
             fn from_value(value: serde_json::Value) -> Option<Self> {
@@ -361,6 +389,412 @@ macro_rules! read_json {
     };
 }
 
+/// A type written as JSON text: how a [`codec!`](crate::codec) type writes itself and each of
+/// its fields. Compact, fields in their declared order, strings escaped as `serde_json` writes
+/// them, so the bytes are what a derived `Serialize` wrote (without its code for every type).
+pub trait Encode {
+    /// Writes the value at the end of `out`.
+    fn write_json(&self, out: &mut Vec<u8>);
+
+    /// The value as JSON text.
+    fn to_json(&self) -> Vec<u8> {
+        let mut out = Vec::new();
+        self.write_json(&mut out);
+        out
+    }
+}
+
+/// A type written as the fields of a JSON object, which may be another type's object (a shape
+/// two messages share, or a variant tagged by a field): read from the fields it needs, the
+/// others left to the rest.
+pub trait Flat: Sized {
+    /// Reads its fields out of `f`; None when one is missing or not of its type.
+    fn from_fields(f: &mut Fields) -> Option<Self>;
+
+    /// Writes its fields into the object `o`.
+    fn write_fields(&self, o: &mut Object<'_>);
+}
+
+impl<T: Flat> Encode for T {
+    fn write_json(&self, out: &mut Vec<u8>) {
+        let mut o = Object::open(out);
+        self.write_fields(&mut o);
+        o.close();
+    }
+}
+
+/// A JSON object being written: `{`, then each field, then [`Object::close`].
+pub struct Object<'a> {
+    out: &'a mut Vec<u8>,
+    first: bool,
+}
+
+impl<'a> Object<'a> {
+    /// Opens an object at the end of `out`.
+    pub fn open(out: &'a mut Vec<u8>) -> Self {
+        out.push(b'{');
+        Self { out, first: true }
+    }
+
+    /// Writes a field's key (the value follows): a name the code declares, which needs no
+    /// escape. Not inlined: one copy serves every field.
+    #[inline(never)]
+    fn key(&mut self, key: &str) {
+        if !self.first {
+            self.out.push(b',');
+        }
+        self.first = false;
+        self.out.push(b'"');
+        self.out.extend_from_slice(key.as_bytes());
+        self.out.extend_from_slice(b"\":");
+    }
+
+    /// Writes a field.
+    pub fn field<T: Encode + ?Sized>(&mut self, key: &str, value: &T) {
+        self.key(key);
+        value.write_json(self.out);
+    }
+
+    /// Writes a field of text (a variant's tag).
+    pub fn text(&mut self, key: &str, value: &str) {
+        self.key(key);
+        value.write_json(self.out);
+    }
+
+    /// Opens an object as the value of field `key`.
+    pub fn nested(&mut self, key: &str) -> Object<'_> {
+        self.key(key);
+        Object::open(self.out)
+    }
+
+    /// Ends the object.
+    pub fn close(self) {
+        self.out.push(b'}');
+    }
+}
+
+impl Encode for str {
+    #[inline(never)]
+    fn write_json(&self, out: &mut Vec<u8>) {
+        // serde_json's own escapes (its writer is in the relay for `Value` already).
+        out.extend_from_slice(&serde_json::to_vec(self).unwrap_or_default());
+    }
+}
+
+impl Encode for String {
+    fn write_json(&self, out: &mut Vec<u8>) {
+        self.as_str().write_json(out);
+    }
+}
+
+impl Encode for u64 {
+    #[inline(never)]
+    fn write_json(&self, out: &mut Vec<u8>) {
+        let mut digits = [0u8; 20];
+        let mut at = digits.len();
+        let mut n = *self;
+        loop {
+            at -= 1;
+            // The remainder of a division by 10 fits a byte.
+            digits[at] = b'0' + (n % 10) as u8;
+            n /= 10;
+            if n == 0 {
+                break;
+            }
+        }
+        out.extend_from_slice(&digits[at..]);
+    }
+}
+
+impl Encode for u32 {
+    fn write_json(&self, out: &mut Vec<u8>) {
+        u64::from(*self).write_json(out);
+    }
+}
+
+impl Encode for bool {
+    fn write_json(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(if *self { b"true" } else { b"false" });
+    }
+}
+
+impl Encode for Value {
+    #[inline(never)]
+    fn write_json(&self, out: &mut Vec<u8>) {
+        // Writing a Value cannot fail: every map key is a string.
+        out.extend_from_slice(&serde_json::to_vec(self).unwrap_or_default());
+    }
+}
+
+impl Encode for Map<String, Value> {
+    fn write_json(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(&serde_json::to_vec(self).unwrap_or_default());
+    }
+}
+
+impl<T: Encode> Encode for Option<T> {
+    fn write_json(&self, out: &mut Vec<u8>) {
+        match self {
+            Some(v) => v.write_json(out),
+            None => out.extend_from_slice(b"null"),
+        }
+    }
+}
+
+impl<T: Encode> Encode for Vec<T> {
+    fn write_json(&self, out: &mut Vec<u8>) {
+        out.push(b'[');
+        for (i, item) in self.iter().enumerate() {
+            if i > 0 {
+                out.push(b',');
+            }
+            item.write_json(out);
+        }
+        out.push(b']');
+    }
+}
+
+/// A pair written as a two-element array (`["g1",1000]`).
+impl Encode for (String, u64) {
+    fn write_json(&self, out: &mut Vec<u8>) {
+        out.push(b'[');
+        self.0.write_json(out);
+        out.push(b',');
+        self.1.write_json(out);
+        out.push(b']');
+    }
+}
+
+/// Serializes a [`codec!`](crate::codec) type for a serde-derived type that holds it (a stored
+/// row): through its own JSON text, so it is written once, by its declaration.
+///
+/// # Errors
+/// Those of the serializer.
+pub fn serialize<T: Encode, S: serde::Serializer>(value: &T, s: S) -> Result<S::Ok, S::Error> {
+    use serde::Serialize as _;
+    // What the codec writes is JSON, so it reads back.
+    let read: Value = serde_json::from_slice(&value.to_json()).unwrap_or_default();
+    read.serialize(s)
+}
+
+/// Writes [`Encode`] and [`FromValue`] for a type from one list of its fields, so the two
+/// directions of a message cannot differ (a field missing from the list fails to compile:
+/// both the reader's struct literal and the writer's pattern name every field). The grammar
+/// is [`read_json!`](crate::read_json)'s, each field read and written by its type:
+///
+/// - a type around one value: `codec!(SealId, "a seal", (String))`;
+/// - a struct: `codec!(Image, "a picture", { data, mime_type = "mimeType", width })`, which
+///   is [`Flat`] too; `field or expr` reads a missing field as `expr` and writes nothing when
+///   it equals `expr` (`place or None`, `resumable or false`); `field else "other"` reads a
+///   missing field as the field `other`; `field as flat` reads and writes a [`Flat`] field's
+///   own fields in this object (a shape two messages share);
+/// - an enum written `"name"` or `{"name": …}`: `codec!(Stage, "a stage", enum { "waiting" =>
+///   Waiting, "approved" => Approved { pairing }, "done" => Done(CallReply) })`;
+/// - an enum tagged by one of its fields (`{"state": "waiting", …}`), which is [`Flat`]:
+///   `codec!(PollState, "a state", tag "state" { "waiting" => Waiting { expires_in_ms },
+///   "done" => Done })`; a variant of one value is a [`Flat`] type, its fields beside the tag;
+///   `… } else "tools" => BadTools` names a variant made by hand and never read, written as
+///   its tag alone.
+#[macro_export]
+macro_rules! codec {
+    ($ty:ident, $what:literal, { $($body:tt)* }) => {
+        impl $crate::fields::FromValue for $ty {
+            const WHAT: &'static str = $what;
+            fn from_value(value: serde_json::Value) -> Option<Self> {
+                <Self as $crate::fields::Flat>::from_fields(&mut $crate::fields::Fields::of(value)?)
+            }
+        }
+        impl $crate::fields::Flat for $ty {
+            fn from_fields(f: &mut $crate::fields::Fields) -> Option<Self> {
+                Some($crate::codec!(@read f, [Self], $($body)*))
+            }
+            #[allow(clippy::partialeq_to_none, clippy::bool_comparison)]
+            fn write_fields(&self, o: &mut $crate::fields::Object<'_>) {
+                let $crate::codec!(@names [Self], $($body)*) = self;
+                $crate::codec!(@write o, $($body)*);
+            }
+        }
+    };
+    ($ty:ident, $what:literal, ($one:ty)) => {
+        impl $crate::fields::FromValue for $ty {
+            const WHAT: &'static str = $what;
+            fn from_value(value: serde_json::Value) -> Option<Self> {
+                <$one as $crate::fields::Whole>::whole(value).map(Self)
+            }
+        }
+        impl $crate::fields::Encode for $ty {
+            fn write_json(&self, out: &mut $crate::fields::Vec<u8>) {
+                $crate::fields::Encode::write_json(&self.0, out);
+            }
+        }
+    };
+    ($ty:ident, $what:literal, enum { $($tag:literal => $variant:ident $(($one:ty))? $({ $($body:tt)* })?),* $(,)? }) => {
+        impl $crate::fields::FromValue for $ty {
+            const WHAT: &'static str = $what;
+            fn from_value(value: serde_json::Value) -> Option<Self> {
+                let (name, inner) = $crate::fields::tagged(value)?;
+                $(
+                    if name == $tag {
+                        return $crate::codec!(@variant inner, $variant $(($one))? $({ $($body)* })?);
+                    }
+                )*
+                None
+            }
+        }
+        impl $crate::fields::Encode for $ty {
+            #[allow(clippy::partialeq_to_none, clippy::bool_comparison)]
+            fn write_json(&self, out: &mut $crate::fields::Vec<u8>) {
+                match self {
+                    $(
+                        $crate::codec!(@any $variant $(($one))? $({ $($body)* })?) => {
+                            $crate::codec!(@external self, out, $tag, $variant $(($one))? $({ $($body)* })?)
+                        }
+                    )*
+                }
+            }
+        }
+    };
+    ($ty:ident, $what:literal, tag $key:literal { $($tag:literal => $variant:ident $(($one:ty))? $({ $($body:tt)* })?),* $(,)? } $(else $ntag:literal => $never:ident)?) => {
+        impl $crate::fields::FromValue for $ty {
+            const WHAT: &'static str = $what;
+            fn from_value(value: serde_json::Value) -> Option<Self> {
+                <Self as $crate::fields::Flat>::from_fields(&mut $crate::fields::Fields::of(value)?)
+            }
+        }
+        impl $crate::fields::Flat for $ty {
+            fn from_fields(f: &mut $crate::fields::Fields) -> Option<Self> {
+                let name = f.string($key)?;
+                $(
+                    if name == $tag {
+                        return $crate::codec!(@tagged f, $variant $(($one))? $({ $($body)* })?);
+                    }
+                )*
+                None
+            }
+            #[allow(clippy::partialeq_to_none, clippy::bool_comparison)]
+            fn write_fields(&self, o: &mut $crate::fields::Object<'_>) {
+                match self {
+                    $(
+                        $crate::codec!(@any $variant $(($one))? $({ $($body)* })?) => {
+                            o.text($key, $tag);
+                            $crate::codec!(@internal self, o, $variant $(($one))? $({ $($body)* })?)
+                        }
+                    )*
+                    $(Self::$never { .. } => o.text($key, $ntag),)?
+                }
+            }
+        }
+    };
+    // Reading: the fields of a struct or a variant, into `$path { … }`.
+    (@read $f:ident, [$($path:tt)*], $($field:ident $(= $key:literal)? $(else $fallback:literal)? $(as $flat:ident)? $(or $default:expr)?),* $(,)?) => {
+        $($path)* { $($field: $crate::codec!(@take $f, $field $(= $key)? $(else $fallback)? $(as $flat)? $(or $default)?)),* }
+    };
+    (@take $f:ident, $field:ident) => {
+        $crate::fields::Take::take($f, stringify!($field))?
+    };
+    (@take $f:ident, $field:ident = $key:literal) => {
+        $crate::fields::Take::take($f, $key)?
+    };
+    (@take $f:ident, $field:ident else $fallback:literal) => {
+        if $f.has(stringify!($field)) {
+            $crate::fields::Take::take($f, stringify!($field))?
+        } else {
+            $crate::fields::Take::take($f, $fallback)?
+        }
+    };
+    (@take $f:ident, $field:ident as flat) => {
+        $crate::fields::Flat::from_fields($f)?
+    };
+    (@take $f:ident, $field:ident $(= $key:literal)? or $default:expr) => {
+        if $f.has($crate::codec!(@key $field $(= $key)?)) {
+            $crate::fields::Take::take($f, $crate::codec!(@key $field $(= $key)?))?
+        } else {
+            $default
+        }
+    };
+    (@key $field:ident) => { stringify!($field) };
+    (@key $field:ident = $key:literal) => { $key };
+    // Writing: the pattern naming every field, then each field.
+    (@names [$($path:tt)*], $($field:ident $(= $key:literal)? $(else $fallback:literal)? $(as $flat:ident)? $(or $default:expr)?),* $(,)?) => {
+        $($path)* { $($field),* }
+    };
+    (@write $o:ident, $($field:ident $(= $key:literal)? $(else $fallback:literal)? $(as $flat:ident)? $(or $default:expr)?),* $(,)?) => {
+        $( $crate::codec!(@put $o, $field $(= $key)? $(else $fallback)? $(as $flat)? $(or $default)?); )*
+    };
+    (@put $o:ident, $field:ident $(= $key:literal)?) => {
+        $o.field($crate::codec!(@key $field $(= $key)?), $field)
+    };
+    (@put $o:ident, $field:ident else $fallback:literal) => {
+        $o.field(stringify!($field), $field)
+    };
+    (@put $o:ident, $field:ident as flat) => {
+        $crate::fields::Flat::write_fields($field, $o)
+    };
+    (@put $o:ident, $field:ident $(= $key:literal)? or $default:expr) => {
+        if *$field != $default {
+            $o.field($crate::codec!(@key $field $(= $key)?), $field)
+        }
+    };
+    // A variant's pattern, naming nothing (the match is exhaustive over the variants listed).
+    (@any $variant:ident) => { Self::$variant };
+    (@any $variant:ident ($one:ty)) => { Self::$variant(..) };
+    (@any $variant:ident { $($body:tt)* }) => { Self::$variant { .. } };
+    // An externally tagged variant: from its value, and written `"name"` or `{"name": …}`.
+    (@variant $inner:ident, $variant:ident) => {
+        $inner.is_none().then_some(Self::$variant)
+    };
+    (@variant $inner:ident, $variant:ident ($one:ty)) => {
+        <$one as $crate::fields::Whole>::whole($inner?).map(Self::$variant)
+    };
+    (@variant $inner:ident, $variant:ident { $($body:tt)* }) => {{
+        let f = &mut $crate::fields::Fields::of($inner?)?;
+        Some($crate::codec!(@read f, [Self::$variant], $($body)*))
+    }};
+    (@external $me:ident, $out:ident, $tag:literal, $variant:ident) => {
+        $crate::fields::Encode::write_json($tag, $out)
+    };
+    (@external $me:ident, $out:ident, $tag:literal, $variant:ident ($one:ty)) => {
+        if let Self::$variant(inner) = $me {
+            let mut o = $crate::fields::Object::open($out);
+            o.field($tag, inner);
+            o.close();
+        }
+    };
+    (@external $me:ident, $out:ident, $tag:literal, $variant:ident { $($body:tt)* }) => {
+        if let $crate::codec!(@names [Self::$variant], $($body)*) = $me {
+            let mut o = $crate::fields::Object::open($out);
+            let mut i = o.nested($tag);
+            {
+                let i = &mut i;
+                $crate::codec!(@write i, $($body)*);
+            }
+            i.close();
+            o.close();
+        }
+    };
+    // A variant tagged by a field: from the rest of the object, and its fields after the tag.
+    (@tagged $f:ident, $variant:ident) => {
+        Some(Self::$variant)
+    };
+    (@tagged $f:ident, $variant:ident ($one:ty)) => {
+        <$one as $crate::fields::Flat>::from_fields($f).map(Self::$variant)
+    };
+    (@tagged $f:ident, $variant:ident { $($body:tt)* }) => {
+        Some($crate::codec!(@read $f, [Self::$variant], $($body)*))
+    };
+    (@internal $me:ident, $o:ident, $variant:ident) => { () };
+    (@internal $me:ident, $o:ident, $variant:ident ($one:ty)) => {
+        if let Self::$variant(inner) = $me {
+            $crate::fields::Flat::write_fields(inner, $o);
+        }
+    };
+    (@internal $me:ident, $o:ident, $variant:ident { $($body:tt)* }) => {
+        if let $crate::codec!(@names [Self::$variant], $($body)*) = $me {
+            $crate::codec!(@write $o, $($body)*);
+        }
+    };
+}
+
 impl FromValue for Value {
     const WHAT: &'static str = "JSON";
     fn from_value(value: Value) -> Option<Self> {
@@ -371,6 +805,7 @@ impl FromValue for Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use alloc::vec;
     use serde_json::json;
 
     #[derive(Debug, PartialEq)]
@@ -471,5 +906,112 @@ mod tests {
         {
             assert_eq!(read::<Poll>(bad.clone()), None, "{bad}");
         }
+    }
+
+    #[derive(Debug, Clone, PartialEq)]
+    struct Who {
+        name: String,
+        place: Option<String>,
+    }
+    crate::codec!(Who, "who", { name, place or None });
+
+    #[derive(Debug, Clone, PartialEq)]
+    struct Card {
+        id: u64,
+        who: Who,
+        seen: bool,
+        tags: Vec<String>,
+        note: Option<String>,
+    }
+    crate::codec!(Card, "a card", { id, who as flat, seen or false, tags, note });
+
+    #[derive(Debug, Clone, PartialEq)]
+    enum Said {
+        Quiet,
+        Card(Card),
+        Named { who: Who },
+        Hidden,
+    }
+    crate::codec!(Said, "what is said", tag "kind" {
+        "quiet" => Quiet,
+        "card" => Card(Card),
+        "named" => Named { who },
+    } else "hidden" => Hidden);
+
+    #[derive(Debug, Clone, PartialEq)]
+    enum Line {
+        End,
+        Said(Said),
+        Pair { at: (String, u64) },
+    }
+    crate::codec!(Line, "a line", enum {
+        "end" => End,
+        "said" => Said(Said),
+        "pair" => Pair { at },
+    });
+
+    fn text(v: &impl Encode) -> String {
+        String::from_utf8(v.to_json()).unwrap()
+    }
+
+    #[test]
+    fn one_declaration_writes_what_it_reads() {
+        let who = Who { name: "Ada".into(), place: None };
+        let card = Card { id: 7, who: who.clone(), seen: false, tags: vec![], note: None };
+        assert_eq!(text(&card), r#"{"id":7,"name":"Ada","tags":[],"note":null}"#);
+        let full = Card {
+            id: u64::MAX,
+            who: Who { place: Some("Lisbon".into()), ..who.clone() },
+            seen: true,
+            tags: vec!["a".into(), "b".into()],
+            note: Some("n".into()),
+        };
+        assert_eq!(
+            text(&full),
+            r#"{"id":18446744073709551615,"name":"Ada","place":"Lisbon","seen":true,"tags":["a","b"],"note":"n"}"#
+        );
+        let lines = [
+            Line::End,
+            Line::Said(Said::Quiet),
+            Line::Said(Said::Card(card.clone())),
+            Line::Said(Said::Named { who: who.clone() }),
+            Line::Pair { at: ("g1".into(), 0) },
+        ];
+        let written: Vec<String> = lines.iter().map(text).collect();
+        assert_eq!(
+            written,
+            [
+                r#""end""#,
+                r#"{"said":{"kind":"quiet"}}"#,
+                r#"{"said":{"kind":"card","id":7,"name":"Ada","tags":[],"note":null}}"#,
+                r#"{"said":{"kind":"named","who":{"name":"Ada"}}}"#,
+                r#"{"pair":{"at":["g1",0]}}"#,
+            ]
+        );
+        for line in lines {
+            assert_eq!(crate::from_json::<Line>(&line.to_json()), Some(line));
+        }
+        // A variant made by hand is written as its tag alone, and never read.
+        assert_eq!(text(&Said::Hidden), r#"{"kind":"hidden"}"#);
+        assert_eq!(crate::from_json::<Said>(br#"{"kind":"hidden"}"#), None);
+    }
+
+    #[test]
+    fn text_is_escaped_as_serde_json_escapes_it() {
+        let every: String =
+            (0u32..0x80).filter_map(char::from_u32).chain("é\u{2028}😀".chars()).collect();
+        for s in [every.as_str(), "", "plain", "\"\\"] {
+            assert_eq!(s.to_json(), serde_json::to_vec(s).unwrap());
+        }
+        for n in [0, 9, 10, 99, 100, u64::MAX] {
+            assert_eq!(n.to_json(), serde_json::to_vec(&n).unwrap());
+        }
+    }
+
+    #[test]
+    fn what_does_not_read_says_why() {
+        assert_eq!(crate::read_wire::<Line>(b"{"), Err(WireError::NotJson));
+        assert_eq!(crate::read_wire::<Line>(b"\"other\""), Err(WireError::Not("a line")));
+        assert_eq!(crate::read_wire::<Line>(b"\"end\""), Ok(Line::End));
     }
 }

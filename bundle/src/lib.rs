@@ -27,6 +27,15 @@ pub fn from_json<T: fields::FromValue>(bytes: &[u8]) -> Option<T> {
     T::from_value(serde_json::from_slice(bytes).ok()?)
 }
 
+/// A message read from across a wire, as [`from_json`] reads it, with why it is not one.
+///
+/// # Errors
+/// [`fields::WireError`]: not JSON, or not the shape of `T`.
+pub fn read_wire<T: fields::FromValue>(bytes: &[u8]) -> Result<T, fields::WireError> {
+    let value = serde_json::from_slice(bytes).map_err(|_| fields::WireError::NotJson)?;
+    T::from_value(value).ok_or(fields::WireError::Not(T::WHAT))
+}
+
 /// The instructions the relay gives every agent (MCP `instructions`).
 pub const INSTRUCTIONS: &str = include_str!("../data/instructions.md");
 

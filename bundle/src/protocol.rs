@@ -4,10 +4,9 @@
 use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
-use serde::Serialize;
 use serde_json::{Map, Value};
 
-use crate::fields::FromValue;
+use crate::fields::{Fields, Flat, FromValue, Object};
 
 /// The version of this protocol; a tab states it in its `hello`. Version 2: the tab proves its
 /// pairing by a signature over the relay's challenge ([`proof_text`]), not by a secret.
@@ -112,8 +111,7 @@ pub mod close {
 /// A connect code as a tab sends it: `{"code": …}` typed by the person from the waiting page,
 /// or `{"link": …}` the reference the waiting page's link carried (not the code: only the
 /// relay can read the code from it, and approves it only with the browser's confirmation).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum CodeSaid {
     /// The whole code, typed.
     Code(String),
@@ -145,8 +143,7 @@ pub const CONNECT_FRAGMENT: &str = "tabrelay-connect";
 
 /// What a tab sends. Read by [`TabMessage::parse`] (by hand from a JSON value: serde's
 /// internally tagged enums cost the Worker about 50 KB of wasm).
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
+#[derive(Debug, Clone, PartialEq)]
 pub enum TabMessage {
     /// The first message, answering [`RelayMessage::Challenge`]: the protocol version, the
     /// browser's public pairing key and its proof.
@@ -157,15 +154,12 @@ pub enum TabMessage {
         /// The browser's public pairing key: base64url (no padding) of the raw, uncompressed
         /// P-256 public key ([`PAIRING_KEY_BYTES`] bytes, `0x04` first), whose SHA-256 is the
         /// pairing the socket named.
-        #[serde(default)]
         key: String,
         /// The pairing key's signature over [`proof_text`] of the relay's origin and this
         /// socket's challenge: base64url of [`SIGNATURE_BYTES`] bytes.
-        #[serde(default)]
         signature: String,
         /// The digest of the bundle the page was built with ([`crate::BUNDLE_DIGEST`]); a page
         /// too old to send one is told to reload.
-        #[serde(default)]
         bundle: String,
     },
     /// The person is being asked about a call; `sentence` is what the tab's card says.
@@ -205,20 +199,17 @@ pub enum TabMessage {
     /// opened: who asks for it?
     Describe {
         /// The code typed, or the link's reference.
-        #[serde(flatten)]
         said: CodeSaid,
     },
     /// The person approved a connect code in this tab. A typed code is approved; a link's
     /// reference waits for the browser's confirmation ([`RelayMessage::Confirm`]).
     Approve {
         /// The code typed, or the link's reference.
-        #[serde(flatten)]
         said: CodeSaid,
     },
     /// The person denied a connect code in this tab.
     Deny {
         /// The code typed, or the link's reference.
-        #[serde(flatten)]
         said: CodeSaid,
     },
     /// The tab gained or lost focus.
@@ -235,7 +226,6 @@ pub enum TabMessage {
     },
     /// A tool list the relay refuses, and why (it keeps the tab's previous list). Never sent
     /// by a tab: what [`TabMessage::parse`] makes of a `tools` message it cannot take.
-    #[serde(skip_serializing)]
     BadTools {
         /// What is wrong with the list.
         why: ToolsError,
@@ -250,27 +240,22 @@ pub enum TabMessage {
         /// The call's id, as the relay sent it.
         id: u64,
         /// The outcome.
-        #[serde(flatten)]
         outcome: Outcome,
     },
 }
 
 /// What a call came to in the tab: `{"data": …, "image"?: …}` or `{"error": "…"}`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(untagged)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum Outcome {
     /// The tool ran; `data` is its JSON result and `image` an optional picture.
     Done {
         /// The tool's JSON result.
         data: Value,
         /// A picture, when the tool makes one.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         image: Option<Image>,
         /// A sound, when the tool makes one.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         audio: Option<Audio>,
         /// A document the tool hands over whole (an embedded text resource).
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         resource: Option<Embedded>,
     },
     /// The tool was refused or failed; one sentence says why.
@@ -284,10 +269,8 @@ pub enum Outcome {
     /// with the client's responses and this state.
     InputRequired {
         /// The requests by key, each `{"method": …, "params": …}` as MCP says.
-        #[serde(rename = "input_required")]
         requests: Map<String, Value>,
         /// The tab's own state for the next round, when it keeps one.
-        #[serde(skip_serializing_if = "Option::is_none")]
         state: Option<Value>,
     },
 }
@@ -344,12 +327,11 @@ pub fn call_input(responses: Value, state: Option<Value>) -> Value {
 pub const MAX_INPUT_REQUESTS: usize = 8;
 
 /// A picture in a result.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Image {
     /// Base64 of the picture's bytes.
     pub data: String,
     /// Its media type, such as `image/png`.
-    #[serde(rename = "mimeType")]
     pub mime_type: String,
     /// Its width in pixels.
     pub width: u32,
@@ -358,30 +340,27 @@ pub struct Image {
 }
 
 /// A sound in a result.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Audio {
     /// Base64 of the sound's bytes.
     pub data: String,
     /// Its media type, such as `audio/wav`.
-    #[serde(rename = "mimeType")]
     pub mime_type: String,
 }
 
 /// A text document in a result (an MCP embedded resource).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Embedded {
     /// Its address, as the app names it.
     pub uri: String,
     /// Its media type, such as `text/plain`.
-    #[serde(rename = "mimeType")]
     pub mime_type: String,
     /// Its text.
     pub text: String,
 }
 
 /// What the relay sends a tab.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
+#[derive(Debug, Clone, PartialEq)]
 pub enum RelayMessage {
     /// The relay's first message on a tab's socket: a fresh challenge (base64url of
     /// [`CHALLENGE_BYTES`] random bytes) for the tab to sign ([`proof_text`]).
@@ -400,20 +379,13 @@ pub enum RelayMessage {
     Call {
         /// The call's id within the pairing.
         id: u64,
-        /// The tool's name.
-        tool: String,
-        /// The tool's arguments.
-        args: Value,
-        /// The agent's name, as its client gave it.
-        agent: String,
-        /// The connection the call came through.
-        connection: Connection,
+        /// The tool, its arguments, the agent and its connection.
+        tool_call: ToolCall,
         /// The turn this call belongs to.
         turn: u64,
         /// A retried call's input (2026-07-28): `{"responses": {key: response, …}, "state"?:
         /// …}`, the client's answers to the tab's [`Outcome::InputRequired`] and the state the
         /// tab gave with it.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         input: Option<Value>,
     },
     /// Who asks for a connect code (answering `describe`).
@@ -426,25 +398,20 @@ pub enum RelayMessage {
         host: String,
         /// The domain that published the client's metadata document (verified by the relay
         /// fetching it); absent for a client that registered.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         verified: Option<String>,
         /// How long ago the request started (its connect code was made), in milliseconds.
         age_ms: u64,
         /// Where the browser that started it was ("City, CC"), when the platform said; absent
         /// when it did not (the tab then says [`consent::PLACE_UNKNOWN`]).
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         place: Option<String>,
         /// The well-known agent app the name looks like or claims, when `name_warning` is
         /// [`consent::warning::LOOKS_LIKE`] or [`consent::warning::CLAIMS`].
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         lookalike: Option<String>,
         /// This pairing's connections of the same client (same client id or verified domain),
         /// oldest first: where and when each started.
-        #[serde(default, skip_serializing_if = "Vec::is_empty")]
         connections: Vec<ConnectionInfo>,
         /// What about the name should make the person look twice: one of [`consent::warning`]'s
         /// kinds; the tab shows that kind's sentence ([`consent::warning::sentence`]).
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         name_warning: Option<String>,
     },
     /// The link's reference was approved in this tab; the approval holds once this browser
@@ -510,8 +477,7 @@ pub enum RelayMessage {
 }
 
 /// What the person's settings make of a tool.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Setting {
     /// Each call asks the person in the tab first.
     Asks,
@@ -563,7 +529,7 @@ pub enum ToolsError {
 }
 
 /// A connection as the tab lists it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ConnectionInfo {
     /// The connection's (grant's) id.
     pub id: String,
@@ -576,10 +542,8 @@ pub struct ConnectionInfo {
     /// When it was last used.
     pub used_ms: u64,
     /// Where the browser that asked for it was ("City, CC"), when the platform said.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub place: Option<String>,
     /// Whether the person stopped it (its calls are refused until they let it go on).
-    #[serde(default, skip_serializing_if = "core::ops::Not::not")]
     pub stopped: bool,
 }
 
@@ -638,7 +602,7 @@ pub mod consent {
 }
 
 /// A connection of an agent app to the pairing.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Connection {
     /// The grant's id.
     pub id: String,
@@ -651,83 +615,78 @@ pub struct Connection {
     /// The domain that published the client's metadata document when the connection was made
     /// (verified by the relay fetching it); absent for a client that registered. Filled in by
     /// the pairing from its grant, whatever the call carried.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub verified: Option<String>,
+}
+
+/// A tool call as the relay carries it from the agent to the tab: written as these fields of
+/// the Worker's call request, of the tab's `call` message and of a task's stored call.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolCall {
+    /// The tool's name.
+    pub tool: String,
+    /// The tool's arguments.
+    pub args: Value,
+    /// The agent's name, as its client gave it.
+    pub agent: String,
+    /// The connection the call came through.
+    pub connection: Connection,
 }
 
 /// A message that is not this protocol.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct NotProtocol;
 
-/// The code a tab's `describe`, `approve` or `deny` names: `code` (typed) or `link`, not both.
-fn code_said(m: &Map<String, Value>) -> Result<CodeSaid, NotProtocol> {
-    let said = |k: &str| m.get(k).and_then(Value::as_str).map(String::from);
-    match (said("code"), said("link")) {
-        (Some(code), None) => Ok(CodeSaid::Code(code)),
-        (None, Some(link)) => Ok(CodeSaid::Link(link)),
-        _ => Err(NotProtocol),
+impl Flat for CodeSaid {
+    /// The code a tab's `describe`, `approve` or `deny` names: `code` (typed) or `link`, not
+    /// both.
+    fn from_fields(f: &mut Fields) -> Option<Self> {
+        match (f.string("code"), f.string("link")) {
+            (Some(code), None) => Some(Self::Code(code)),
+            (None, Some(link)) => Some(Self::Link(link)),
+            _ => None,
+        }
+    }
+
+    fn write_fields(&self, o: &mut Object<'_>) {
+        match self {
+            Self::Code(code) => o.field("code", code),
+            Self::Link(link) => o.field("link", link),
+        }
     }
 }
 
 impl TabMessage {
     /// Reads a tab's message.
+    ///
+    /// # Errors
+    /// [`NotProtocol`] when the text is not a message of this protocol.
     pub fn parse(text: &str) -> Result<Self, NotProtocol> {
-        let Ok(Value::Object(mut m)) = serde_json::from_slice::<Value>(text.as_bytes()) else {
-            return Err(NotProtocol);
-        };
-        let string = |m: &Map<String, Value>, k: &str| {
-            m.get(k).and_then(Value::as_str).map(String::from).ok_or(NotProtocol)
-        };
-        let id = |m: &Map<String, Value>| m.get("id").and_then(Value::as_u64).ok_or(NotProtocol);
-        let kind = string(&m, "type")?;
-        Ok(match kind.as_str() {
-            "hello" => TabMessage::Hello {
-                protocol: m
-                    .get("protocol")
-                    .and_then(Value::as_u64)
-                    .and_then(|p| u32::try_from(p).ok())
-                    .ok_or(NotProtocol)?,
-                key: string(&m, "key").unwrap_or_default(),
-                signature: string(&m, "signature").unwrap_or_default(),
-                bundle: string(&m, "bundle").unwrap_or_default(),
-            },
-            "asking" => TabMessage::Asking { id: id(&m)?, sentence: string(&m, "sentence")? },
-            "answered" => TabMessage::Answered { id: id(&m)? },
-            "step" => TabMessage::Step,
-            "connections" => TabMessage::Connections,
-            "forget" => TabMessage::Forget { id: string(&m, "id")? },
-            "stop" => TabMessage::Stop { connection: string(&m, "connection")? },
-            "go_on" => TabMessage::GoOn { connection: string(&m, "connection")? },
-            "describe" => TabMessage::Describe { said: code_said(&m)? },
-            "approve" => TabMessage::Approve { said: code_said(&m)? },
-            "deny" => TabMessage::Deny { said: code_said(&m)? },
-            "focus" => TabMessage::Focus {
-                focused: m.get("focused").and_then(Value::as_bool).ok_or(NotProtocol)?,
-            },
-            "result" => TabMessage::Result { id: id(&m)?, outcome: Outcome::take(&mut m)? },
-            "tools" => match ToolList::read(m.get("tools").unwrap_or(&Value::Null)) {
+        let value: Value = serde_json::from_slice(text.as_bytes()).map_err(|_| NotProtocol)?;
+        // A tool list the relay refuses is still a `tools` message: why it is refused.
+        if value.get("type").and_then(Value::as_str) == Some("tools") {
+            return Ok(match ToolList::read(value.get("tools").unwrap_or(&Value::Null)) {
                 Ok(tools) => TabMessage::Tools { tools },
                 Err(why) => TabMessage::BadTools { why },
-            },
-            "view" => TabMessage::View { dataset: string(&m, "dataset")? },
-            _ => return Err(NotProtocol),
-        })
+            });
+        }
+        Self::from_value(value).ok_or(NotProtocol)
     }
 }
 
-impl Outcome {
-    /// The outcome held by a result message's fields.
-    fn take(m: &mut Map<String, Value>) -> Result<Self, NotProtocol> {
-        if let Some(data) = m.remove("data") {
-            return Ok(Outcome::Done {
+/// What a call came to, written as the fields of the tab's `result` (and as the pairing hands
+/// it to the Worker): `{"data": …}`, `{"input_required": …}` or `{"error": …}`, in that order.
+impl Flat for Outcome {
+    fn from_fields(f: &mut Fields) -> Option<Self> {
+        if let Some(data) = f.value("data") {
+            return Some(Outcome::Done {
                 data,
-                image: optional(m, "image")?,
-                audio: optional(m, "audio")?,
-                resource: optional(m, "resource")?,
+                image: crate::fields::Take::take(f, "image")?,
+                audio: crate::fields::Take::take(f, "audio")?,
+                resource: crate::fields::Take::take(f, "resource")?,
             });
         }
-        if let Some(requests) = m.remove("input_required") {
-            let Value::Object(requests) = requests else { return Err(NotProtocol) };
+        if let Some(requests) = f.value("input_required") {
+            let Value::Object(requests) = requests else { return None };
             let known = |r: &Value| {
                 let method = r.get("method").and_then(Value::as_str);
                 INPUT_METHODS.iter().any(|(m, _)| Some(*m) == method)
@@ -736,43 +695,108 @@ impl Outcome {
                 || requests.len() > MAX_INPUT_REQUESTS
                 || !requests.values().all(known)
             {
-                return Err(NotProtocol);
+                return None;
             }
-            let state = m.remove("state").filter(|s| !s.is_null());
-            return Ok(Outcome::InputRequired { requests, state });
+            let state = f.value("state").filter(|s| !s.is_null());
+            return Some(Outcome::InputRequired { requests, state });
         }
-        match m.remove("error") {
-            Some(Value::String(error)) => Ok(Outcome::Failed { error }),
-            _ => Err(NotProtocol),
-        }
+        f.string("error").map(|error| Outcome::Failed { error })
     }
-}
 
-/// An optional field of a result, read as its type when present.
-fn optional<T: FromValue>(m: &mut Map<String, Value>, key: &str) -> Result<Option<T>, NotProtocol> {
-    match m.remove(key) {
-        None | Some(Value::Null) => Ok(None),
-        Some(v) => T::from_value(v).map(Some).ok_or(NotProtocol),
+    fn write_fields(&self, o: &mut Object<'_>) {
+        match self {
+            Self::Done { data, image, audio, resource } => {
+                o.field("data", data);
+                if let Some(image) = image {
+                    o.field("image", image);
+                }
+                if let Some(audio) = audio {
+                    o.field("audio", audio);
+                }
+                if let Some(resource) = resource {
+                    o.field("resource", resource);
+                }
+            }
+            Self::Failed { error } => o.field("error", error),
+            Self::InputRequired { requests, state } => {
+                o.field("input_required", requests);
+                if let Some(state) = state {
+                    o.field("state", state);
+                }
+            }
+        }
     }
 }
 
 impl FromValue for Outcome {
     const WHAT: &'static str = "an outcome (data or an error)";
     fn from_value(value: Value) -> Option<Self> {
-        match value {
-            Value::Object(mut m) => Outcome::take(&mut m).ok(),
-            _ => None,
-        }
+        Self::from_fields(&mut Fields::of(value)?)
     }
 }
 
-crate::read_json!(Image, "a picture", { data, mime_type = "mimeType", width, height });
-crate::read_json!(Audio, "a sound", { data, mime_type = "mimeType" });
-crate::read_json!(Embedded, "a text document", { uri, mime_type = "mimeType", text });
-crate::read_json!(Connection, "a connection", { id, kind, client, host, verified });
-crate::read_json!(ConnectionInfo, "a connection as the tab lists it", {
-    id, client, host, created_ms, used_ms, place, stopped or false
+crate::codec!(Image, "a picture", { data, mime_type = "mimeType", width, height });
+crate::codec!(Audio, "a sound", { data, mime_type = "mimeType" });
+crate::codec!(Embedded, "a text document", { uri, mime_type = "mimeType", text });
+crate::codec!(Connection, "a connection", { id, kind, client, host, verified or None });
+crate::codec!(ToolCall, "a tool call", { tool, args, agent, connection });
+crate::codec!(ConnectionInfo, "a connection as the tab lists it", {
+    id, client, host, created_ms, used_ms, place or None, stopped or false
 });
+
+crate::codec!(RelayMessage, "a message of the relay", tag "type" {
+    "challenge" => Challenge { challenge },
+    "welcome" => Welcome { pairing, protocol },
+    "call" => Call { id, tool_call as flat, turn, input or None },
+    "described" => Described {
+        code, client, host, verified or None, age_ms, place or None, lookalike or None,
+        connections or Vec::new(), name_warning or None
+    },
+    "confirm" => Confirm { code, client, ticket },
+    "denied" => Denied { code },
+    "approved" => Approved { code, client },
+    "connections" => Connections { list },
+    "cancel" => Cancel { id },
+    "forgotten" => Forgotten { connection },
+    "stopped" => Stopped { connection, stopped },
+    "refused" => Refused { code, sentence },
+    "tools_refused" => ToolsRefused { sentence },
+});
+
+// A hello of another version reads as one whatever else it carries (its page is told to
+// reload), so its key, signature and bundle may be missing.
+crate::codec!(TabMessage, "a message of a tab", tag "type" {
+    "hello" => Hello {
+        protocol, key or String::new(), signature or String::new(), bundle or String::new()
+    },
+    "asking" => Asking { id, sentence },
+    "answered" => Answered { id },
+    "step" => Step,
+    "connections" => Connections,
+    "forget" => Forget { id },
+    "stop" => Stop { connection },
+    "go_on" => GoOn { connection },
+    "describe" => Describe { said as flat },
+    "approve" => Approve { said as flat },
+    "deny" => Deny { said as flat },
+    "focus" => Focus { focused },
+    "tools" => Tools { tools },
+    "view" => View { dataset },
+    "result" => Result { id, outcome as flat },
+} else "tools" => BadTools);
+
+/// A tool list as the tab writes it, read and checked by [`ToolList::read`] (None: refused).
+impl crate::fields::Take for ToolList {
+    fn take(f: &mut Fields, key: &str) -> Option<Self> {
+        ToolList::read(&f.value(key)?).ok()
+    }
+}
+
+impl crate::fields::Encode for ToolList {
+    fn write_json(&self, out: &mut Vec<u8>) {
+        self.to_value().write_json(out);
+    }
+}
 
 /// Whether `name` is a tool name by the rule: 1 to [`MAX_TOOL_NAME_CHARS`] of ASCII letters,
 /// digits, `_`, `-` and `.` (the MCP specification's characters).
@@ -930,26 +954,27 @@ impl ToolsError {
     }
 }
 
-impl Serialize for ToolList {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        self.to_value().serialize(s)
-    }
-}
-
 impl RelayMessage {
     /// This message as the JSON text sent on the socket.
     #[must_use]
     pub fn to_text(&self) -> String {
-        // Serialising these types cannot fail: every map key is a string.
-        serde_json::to_string(self).unwrap_or_default()
+        // What the codec writes is UTF-8: strings as they are, escapes in ASCII.
+        String::from_utf8(crate::fields::Encode::to_json(self)).unwrap_or_default()
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::fields::Encode;
     use alloc::string::ToString;
+    use alloc::vec;
     use serde_json::json;
+
+    /// A message as the codec writes it.
+    fn text(m: &impl Encode) -> String {
+        String::from_utf8(m.to_json()).unwrap()
+    }
 
     #[test]
     fn the_consent_names_what_the_person_presses_and_types() {
@@ -982,7 +1007,7 @@ mod tests {
         assert!(read(r#"{"type":"approve","code":"A","link":"B"}"#).is_err(), "not both");
         assert!(read(r#"{"type":"deny"}"#).is_err(), "nor neither");
         let m = TabMessage::Deny { said: CodeSaid::Link("L".into()) };
-        assert_eq!(read(&serde_json::to_string(&m).unwrap()), Ok(m), "written as read");
+        assert_eq!(read(&text(&m)), Ok(m), "written as read");
     }
 
     #[test]
@@ -1070,7 +1095,7 @@ mod tests {
         ));
         // Written as it was read (the pairing hands it to the Worker this way).
         if let Ok(TabMessage::Result { outcome, .. }) = asks {
-            let back = Outcome::from_value(serde_json::to_value(&outcome).unwrap()).unwrap();
+            let back = crate::from_json::<Outcome>(&outcome.to_json()).unwrap();
             assert_eq!(back, outcome);
         }
         for bad in [r#"{}"#, r#"{"q":{"method":"tools/call"}}"#, r#"[1]"#] {
@@ -1105,8 +1130,8 @@ mod tests {
         assert!(def.get("icons").is_none(), "keys beyond the carried ones are dropped");
         assert_eq!(def["_meta"], json!({"x/y": 1}));
         assert_eq!(ToolList::read(&tools.to_value()).unwrap(), tools);
-        let text = serde_json::to_string(&TabMessage::Tools { tools: tools.clone() }).unwrap();
-        assert_eq!(TabMessage::parse(&text).unwrap(), TabMessage::Tools { tools });
+        let written = text(&TabMessage::Tools { tools: tools.clone() });
+        assert_eq!(TabMessage::parse(&written).unwrap(), TabMessage::Tools { tools });
         assert_eq!(
             TabMessage::parse(r#"{"type":"view","dataset":"Survey 4"}"#).unwrap(),
             TabMessage::View { dataset: "Survey 4".into() }
@@ -1196,5 +1221,170 @@ mod tests {
         );
         assert_ne!(proof_text("https://a.example", "c"), proof_text("https://b.example", "c"));
         assert_ne!(proof_text("https://a.example", "c"), proof_text("https://a.example", "d"));
+    }
+    /// Every message of the relay, once or twice.
+    pub(crate) fn relay_messages() -> Vec<RelayMessage> {
+        let connection = Connection {
+            id: "g1".into(),
+            kind: "connector".into(),
+            client: "Claude".into(),
+            host: "claude.ai".into(),
+            verified: None,
+        };
+        let info = ConnectionInfo {
+            id: "g1".into(),
+            client: "Claude".into(),
+            host: "claude.ai".into(),
+            created_ms: 1,
+            used_ms: 2,
+            place: None,
+            stopped: false,
+        };
+        vec![
+            RelayMessage::Challenge { challenge: "c".into() },
+            RelayMessage::Welcome { pairing: "p".into(), protocol: PROTOCOL_VERSION },
+            RelayMessage::Call {
+                id: 1,
+                tool_call: ToolCall {
+                    tool: "add".into(),
+                    args: json!({"b": [1, 2.5, null], "a": "\u{1}é\u{2028}"}),
+                    agent: "Claude".into(),
+                    connection: connection.clone(),
+                },
+                turn: 3,
+                input: None,
+            },
+            RelayMessage::Call {
+                id: 18446744073709551615,
+                tool_call: ToolCall {
+                    tool: "add".into(),
+                    args: json!({}),
+                    agent: "A \"quoted\"\\ \t agent".into(),
+                    connection: Connection { verified: Some("claude.ai".into()), ..connection },
+                },
+                turn: 0,
+                input: Some(json!({"responses": {"q": {"action": "accept"}}})),
+            },
+            RelayMessage::Described {
+                code: "ABCDE12345".into(),
+                client: "Claude".into(),
+                host: "claude.ai".into(),
+                verified: None,
+                age_ms: 5,
+                place: None,
+                lookalike: None,
+                connections: vec![],
+                name_warning: None,
+            },
+            RelayMessage::Described {
+                code: "ABCDE12345".into(),
+                client: "Claude".into(),
+                host: "claude.ai".into(),
+                verified: Some("claude.ai".into()),
+                age_ms: 5,
+                place: Some("Lisbon, PT".into()),
+                lookalike: Some("Claude".into()),
+                connections: vec![
+                    info.clone(),
+                    ConnectionInfo {
+                        place: Some("Porto, PT".into()),
+                        stopped: true,
+                        ..info.clone()
+                    },
+                ],
+                name_warning: Some("looks_like".into()),
+            },
+            RelayMessage::Confirm { code: "L".into(), client: "C".into(), ticket: "t".into() },
+            RelayMessage::Denied { code: "ABCDE12345".into() },
+            RelayMessage::Approved { code: "ABCDE12345".into(), client: "C".into() },
+            RelayMessage::Connections { list: vec![] },
+            RelayMessage::Connections { list: vec![info] },
+            RelayMessage::Cancel { id: 7 },
+            RelayMessage::Forgotten { connection: "g1".into() },
+            RelayMessage::Stopped { connection: "g1".into(), stopped: true },
+            RelayMessage::Stopped { connection: "g1".into(), stopped: false },
+            RelayMessage::Refused { code: "X".into(), sentence: "No\u{7f}\u{1f}.".into() },
+            RelayMessage::ToolsRefused { sentence: "Bad.".into() },
+        ]
+    }
+
+    /// Every message a tab writes (but a hello, whose empty fields serde wrote).
+    pub(crate) fn tab_messages() -> Vec<TabMessage> {
+        let image = Image { data: "AA".into(), mime_type: "image/png".into(), width: 1, height: 2 };
+        let audio = Audio { data: "BB".into(), mime_type: "audio/wav".into() };
+        let embedded =
+            Embedded { uri: "u".into(), mime_type: "text/plain".into(), text: "t".into() };
+        let mut requests = Map::new();
+        requests.insert("q".into(), json!({"method": "roots/list"}));
+        vec![
+            TabMessage::Hello {
+                protocol: 3,
+                key: "k".into(),
+                signature: "s".into(),
+                bundle: "d".into(),
+            },
+            TabMessage::Asking { id: 3, sentence: "Delete?".into() },
+            TabMessage::Answered { id: 3 },
+            TabMessage::Step,
+            TabMessage::Connections,
+            TabMessage::Forget { id: "g1".into() },
+            TabMessage::Stop { connection: "g1".into() },
+            TabMessage::GoOn { connection: "g1".into() },
+            TabMessage::Describe { said: CodeSaid::Code("ABCDE-12345".into()) },
+            TabMessage::Approve { said: CodeSaid::Link("L".into()) },
+            TabMessage::Deny { said: CodeSaid::Code("X".into()) },
+            TabMessage::Focus { focused: true },
+            TabMessage::View { dataset: "Survey 4".into() },
+            TabMessage::Result { id: 1, outcome: Outcome::Failed { error: "No.".into() } },
+            TabMessage::Result {
+                id: 2,
+                outcome: Outcome::Done {
+                    data: json!({"n": 1}),
+                    image: None,
+                    audio: None,
+                    resource: None,
+                },
+            },
+            TabMessage::Result {
+                id: 2,
+                outcome: Outcome::Done {
+                    data: json!(null),
+                    image: Some(image),
+                    audio: Some(audio),
+                    resource: Some(embedded),
+                },
+            },
+            TabMessage::Result {
+                id: 4,
+                outcome: Outcome::InputRequired { requests: requests.clone(), state: None },
+            },
+            TabMessage::Result {
+                id: 4,
+                outcome: Outcome::InputRequired { requests, state: Some(json!({"round": 1})) },
+            },
+        ]
+    }
+
+    /// The bytes on the socket, as the derived `Serialize` wrote them before the codec: each of
+    /// [`relay_messages`] then each of [`tab_messages`], one a line. A change to the tab
+    /// protocol's bytes fails here.
+    const GOLDEN: &str = include_str!("../../tests/data/wire/tab.txt");
+
+    #[test]
+    fn every_message_reads_back_and_is_written_as_before() {
+        let mut written = Vec::new();
+        for m in relay_messages() {
+            assert_eq!(crate::from_json::<RelayMessage>(m.to_text().as_bytes()), Some(m.clone()));
+            written.push(m.to_text());
+        }
+        for m in tab_messages() {
+            assert_eq!(TabMessage::parse(&text(&m)), Ok(m.clone()));
+            written.push(text(&m));
+        }
+        let golden: Vec<&str> = GOLDEN.lines().collect();
+        assert_eq!(written.len(), golden.len());
+        for (w, g) in written.iter().zip(golden) {
+            assert_eq!(w, g);
+        }
     }
 }

@@ -111,7 +111,15 @@ fuzz_target!(|data: &[u8]| {
                 header.is_some_and(|v| v.trim() == mcp::STATELESS_VERSION)
             );
         }
-        Reply::Call { id, tool, args, progress_token, era, retry, tasks } => {
+        Reply::Call(mcp::call_path::ToolsCall {
+            id,
+            tool,
+            args,
+            progress_token,
+            era,
+            retry,
+            tasks,
+        }) => {
             if retry.is_some() {
                 assert!(era.is_stateless(), "a retry outside 2026-07-28");
             }

@@ -16,21 +16,21 @@ fuzz_target!(|data: &[u8]| {
         let row = serde_json::to_value(&task).unwrap();
         assert_eq!(tasks::read(row).as_ref(), Some(&task));
     }
-    if let Some(request) = Request::decode(data) {
-        assert_eq!(Request::decode(&request.encode()).as_ref(), Some(&request));
+    if let Ok(request) = Request::decode(data) {
+        assert_eq!(Request::decode(&request.encode()).as_ref(), Ok(&request));
     }
-    if let Some((code, command)) = CodeRequest::decode(data) {
+    if let Ok((code, command)) = CodeRequest::decode(data) {
         let again = CodeRequest { code: code.as_str().into(), command: command.clone() };
-        assert_eq!(CodeRequest::decode(&again.encode()), Some((code, command)));
+        assert_eq!(CodeRequest::decode(&again.encode()), Ok((code, command)));
     }
-    if let Some(reply) = CodeReply::decode(data) {
-        assert_eq!(CodeReply::decode(&reply.encode()).as_ref(), Some(&reply));
+    if let Ok(reply) = CodeReply::decode(data) {
+        assert_eq!(CodeReply::decode(&reply.encode()).as_ref(), Ok(&reply));
     }
     for line in data.split(|b| *b == b'\n') {
-        if let Some(reply) = Reply::decode(line) {
+        if let Ok(reply) = Reply::decode(line) {
             let written = reply.line();
             assert_eq!(written.iter().filter(|b| **b == b'\n').count(), 1, "one line");
-            assert_eq!(Reply::decode(&written).as_ref(), Some(&reply));
+            assert_eq!(Reply::decode(&written).as_ref(), Ok(&reply));
         }
     }
 });

@@ -18,6 +18,7 @@ use tabrelay_bundle::protocol::{
     MAX_UNPROVEN_MESSAGE_BYTES, MAX_UNPROVEN_SOCKETS, PAIRING_KEY_BYTES, PROTOCOL_VERSION,
     SIGNATURE_BYTES,
 };
+use tabrelay_bundle::fields::Encode as _;
 use tabrelay_bundle::BUNDLE_DIGEST;
 use tabrelay_fuzz::{Fixed, ORIGIN};
 
@@ -32,7 +33,7 @@ fuzz_target!(|data: &[u8]| {
     let parsed = TabMessage::parse(&text);
     if let Ok(m) = &parsed {
         if !has_float(m) && !matches!(m, TabMessage::BadTools { .. }) {
-            let written = serde_json::to_string(m).unwrap();
+            let written = String::from_utf8(m.to_json()).unwrap();
             let back = TabMessage::parse(&written);
             assert_eq!(back.as_ref().ok(), Some(m), "{written} reads back differently");
         }

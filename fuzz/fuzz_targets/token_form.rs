@@ -40,9 +40,9 @@ fuzz_target!(|data: &[u8]| {
             assert_eq!(code.as_str().len(), CODE_LEN);
             assert!(code.as_str().bytes().all(|b| CODE_ALPHABET.contains(&b)));
             assert_eq!(ConnectCode::parse(code.as_str()).as_ref(), Some(&code));
-            let text = serde_json::to_string(&command).unwrap();
+            let text = tabrelay_bundle::fields::Encode::to_json(&command);
             assert_eq!(
-                tabrelay_bundle::from_json::<Command>(text.as_bytes()).as_ref(),
+                tabrelay_bundle::from_json::<Command>(&text).as_ref(),
                 Some(&command)
             );
             let Command::Redeem {

@@ -604,21 +604,11 @@ impl<'a> Exchange<'a> {
                 self.ask(Request::Answer { grant, id, answer });
                 self.job = Job::Answer;
             }
-            McpReply::Call { id, tool, args, progress_token, era, retry, tasks } => {
+            McpReply::Call(call) => {
                 let resumable = resume::resumable(&headers, declared.as_ref(), stream);
-                let asked = Asked {
-                    id,
-                    tool,
-                    args,
-                    progress_token,
-                    era,
-                    retry,
-                    stream,
-                    session: declared,
-                    resumable,
-                    tasks,
-                    params: self.headers.params.clone(),
-                };
+                let session = declared;
+                let params = self.headers.params.clone();
+                let asked = Asked { call, stream, session, resumable, params };
                 match call::start(asked, &access, self.config, now_ms) {
                     Start::Refused(body) => self.settle(Settled::Json(200, body)),
                     Start::Ask(request, call) => self.call(request, call, now_ms),

@@ -24,6 +24,7 @@ use crate::pairing::tasks::declared as takes_tasks;
 use crate::pairing::wire::{CallReply, TaskTerms};
 use crate::{sentences, tools};
 use era::quote;
+use exchange::call::ToolsCall;
 
 /// The server's name in `serverInfo`.
 pub const SERVER_NAME: &str = "tabrelay";
@@ -61,22 +62,7 @@ pub enum Reply {
         era: Era,
     },
     /// A tool call for the pairing's tab; answer with [`call_answer`] once the tab replied.
-    Call {
-        /// The request's id.
-        id: Id,
-        /// The tool's name (valid by the rule; the pairing checks it is in the list).
-        tool: String,
-        /// Its arguments (an object).
-        args: Value,
-        /// The client's progress token, when it asked for progress.
-        progress_token: Option<Value>,
-        /// The revision the call came in (its answer is shaped by it).
-        era: Era,
-        /// A retried call's answers to the input it was asked for (2026-07-28).
-        retry: Option<Retry>,
-        /// Set when the client takes tasks.
-        tasks: Option<TaskTerms>,
-    },
+    Call(ToolsCall),
     /// A tasks method (`tasks/get`, `tasks/update`, `tasks/cancel`; 2025-11-25's
     /// `tasks/result`): ask the pairing, then answer as [`tasks::answer`] says.
     Task {
@@ -361,7 +347,7 @@ pub fn handle(body: &[u8], headers: &Headers<'_>, app_url: &str) -> Reply {
                     }
                     _ => None,
                 };
-                Reply::Call { id, tool, args, progress_token, era, retry, tasks }
+                Reply::Call(ToolsCall { id, tool, args, progress_token, era, retry, tasks })
             }
             Err(e) => failure(200, Some(&id), e),
         },
@@ -711,7 +697,7 @@ mod tests {
         let r = run(
             r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"test_simple_text"}}"#,
         );
-        assert!(matches!(r, Reply::Call { tool, .. } if tool == "test_simple_text"));
+        assert!(matches!(r, Reply::Call(c) if c.tool == "test_simple_text"));
     }
 
     #[test]
@@ -732,7 +718,7 @@ mod tests {
             (Some(0), Some("private"))
         );
         let r = modern("tools/call", Some("history_list"), json!({"name": "history_list"}));
-        assert!(matches!(r, Reply::Call { era: Era::Stateless { .. }, .. }));
+        assert!(matches!(r, Reply::Call(ToolsCall { era: Era::Stateless { .. }, .. })));
     }
 
     #[test]
@@ -805,7 +791,7 @@ mod tests {
         );
         assert_eq!(
             r,
-            Reply::Call {
+            Reply::Call(ToolsCall {
                 id: Id::Text("c".into()),
                 tool: "history_list".into(),
                 args: json!({"last":3}),
@@ -813,12 +799,12 @@ mod tests {
                 era: Era::Session,
                 retry: None,
                 tasks: None,
-            }
+            })
         );
         let r = run(
             r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"history_list","_meta":{"progressToken":"p1"}}}"#,
         );
-        assert!(matches!(r, Reply::Call { progress_token: Some(t), .. } if t == "p1"));
+        assert!(matches!(r, Reply::Call(ToolsCall { progress_token: Some(t), .. }) if t == "p1"));
     }
 
     #[test]

@@ -194,7 +194,7 @@ pub fn validate(
 #[serde(transparent)]
 pub struct SealId(pub String);
 
-tabrelay_bundle::read_json!(SealId, "a seal's id", (String));
+tabrelay_bundle::codec!(SealId, "a seal's id", (String));
 
 /// The checked request sealed for the waiting page to hand back when it asks for its connect
 /// code: `base64url(JSON).base64url(HMAC)`, good for [`SEAL_TTL_MS`]. No code and no Durable
@@ -273,7 +273,7 @@ pub fn redirect_url(uri: &str, params: &[(&str, &str)]) -> String {
     format!("{uri}{sep}{}", query.finish())
 }
 
-tabrelay_bundle::read_json!(AuthRequest, "an authorization request", { client_id, client_name, verified_domain, redirect_uri, state, code_challenge, resource, scope });
+tabrelay_bundle::codec!(AuthRequest, "an authorization request", { client_id, client_name, verified_domain or None, redirect_uri, state, code_challenge, resource, scope });
 
 #[cfg(test)]
 mod tests {

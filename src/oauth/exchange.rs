@@ -1,6 +1,5 @@
 //! The token endpoint: reading its form into a redemption, and answering with tokens.
 
-use serde::Serialize;
 use serde_json::{json, Value};
 
 use super::authorize::is_this_resource;
@@ -17,7 +16,7 @@ use crate::limits::{ACCESS_TOKEN_TTL_S, MAX_FORM_BYTES};
 use crate::sentences;
 
 /// What the token endpoint asks the grant's pairing when a client refreshes.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RefreshRequest {
     /// The grant the token names.
     pub grant: String,
@@ -29,7 +28,7 @@ pub struct RefreshRequest {
 
 /// What the revocation endpoint asks the grant's pairing to revoke (RFC 7009): a grant, proven by one of its
 /// refresh tokens or by a valid access token naming it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RevokeRequest {
     /// The grant.
     pub grant: String,
@@ -214,8 +213,8 @@ pub fn tokens(
         aud: origin.to_owned(),
         pairing: granted.pairing,
         grant: grant_id.to_owned(),
-        client: granted.client_name,
-        host: granted.host,
+        client: granted.requester.client_name,
+        host: granted.requester.host,
     };
     json!({
         "access_token": token::issue(keys, access, now_ms),
@@ -228,14 +227,15 @@ pub fn tokens(
 
 // The requests to the grant's pairing, read by hand (see `tabrelay_bundle::fields`).
 
-tabrelay_bundle::read_json!(RefreshRequest, "a refresh request", { grant, secret, client_id });
+tabrelay_bundle::codec!(RefreshRequest, "a refresh request", { grant, secret, client_id });
 
-tabrelay_bundle::read_json!(RevokeRequest, "a revoke request", { grant, secret });
+tabrelay_bundle::codec!(RevokeRequest, "a revoke request", { grant, secret });
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::oauth::clients::register;
+    use crate::oauth::connect::Requester;
 
     const ORIGIN: &str = "https://relay.example";
 
@@ -373,10 +373,12 @@ mod tests {
         );
         let granted = Granted {
             pairing: p.clone(),
-            client_name: "C".into(),
-            host: "h".into(),
-            place: None,
-            verified: None,
+            requester: Requester {
+                client_name: "C".into(),
+                host: "h".into(),
+                place: None,
+                verified: None,
+            },
         };
         let t = tokens(&keys(), ORIGIN, granted, "g3", "s", 1_000_000);
         let body =
@@ -399,10 +401,12 @@ mod tests {
     fn granted_for(pairing: &str) -> Granted {
         Granted {
             pairing: pairing.into(),
-            client_name: "C".into(),
-            host: "h".into(),
-            place: None,
-            verified: None,
+            requester: Requester {
+                client_name: "C".into(),
+                host: "h".into(),
+                place: None,
+                verified: None,
+            },
         }
     }
 
@@ -410,10 +414,12 @@ mod tests {
     fn the_issued_token_names_the_pairing_and_verifies() {
         let granted = Granted {
             pairing: "p".into(),
-            client_name: "Claude".into(),
-            host: "claude.ai".into(),
-            place: None,
-            verified: None,
+            requester: Requester {
+                client_name: "Claude".into(),
+                host: "claude.ai".into(),
+                place: None,
+                verified: None,
+            },
         };
         let t = tokens(&keys(), ORIGIN, granted, "g", "sec", 1_000_000);
         assert_eq!(t["refresh_token"], refresh_token(&keys(), "p", "g", "sec"));

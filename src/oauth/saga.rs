@@ -8,7 +8,9 @@ use serde_json::{json, Value};
 use super::authorize::{self, AuthRequest, Named, Refusal, SealId};
 use super::cimd::{self, CimdError, MetadataClient, MetadataUrl};
 use super::clients;
-use super::connect::{self, CodeReply, Command, ConnectCode, Granted, LinkRef, PollState};
+use super::connect::{
+    self, CodeReply, Command, ConnectCode, Granted, LinkRef, PollState, Requester,
+};
 use super::error::OAuthError;
 use super::exchange::{self, Redemption, RefreshRequest, RevokeRequest, TokenRequest};
 use crate::config::Config;
@@ -456,8 +458,8 @@ impl<'c> Saga<'c> {
             (Stage::Replayed(e), Input::Pairing(_)) => Step::Respond(Answer::Error(e)),
             (Stage::Refresh { pairing, grant }, Input::Pairing(answer)) => match answer {
                 Some(FromPairing::Rotated { secret, client_name, host }) => {
-                    let granted =
-                        Granted { pairing, client_name, host, place: None, verified: None };
+                    let requester = Requester { client_name, host, place: None, verified: None };
+                    let granted = Granted { pairing, requester };
                     Step::Respond(self.tokens(granted, &grant, &secret))
                 }
                 Some(FromPairing::Refused(description)) => refuse(&description),
@@ -512,8 +514,7 @@ impl<'c> Saga<'c> {
                 };
                 self.wait(Stage::Grant(granted), Step::AskPairing(pairing, ask))
             }
-            CodeReply::RedeemRefused { error, error_description, revoke } => {
-                let e = OAuthError::read(&error, error_description);
+            CodeReply::RedeemRefused { refused: e, revoke } => {
                 match revoke {
                     // The code was replayed: what it issued is revoked, and refused should
                     // the first redemption's creation of it reach the pairing after this.

@@ -8,6 +8,7 @@ use crate::limits::{AUTH_CODE_TTL_MS, LINK_CONFIRM_TTL_MS};
 use crate::oauth::connect::{apply, Session};
 use crate::oauth::refresh::refresh_token;
 use crate::oauth::token;
+use tabrelay_bundle::fields::Encode;
 
 const ORIGIN: &str = "https://relay.example";
 const NOW: u64 = 1_000_000_000;
@@ -47,7 +48,9 @@ fn error(step: Step) -> OAuthError {
 fn json(step: Step) -> (u16, Value, Option<String>) {
     match respond(step) {
         Answer::Json { status, body, cookie } => (status, body, cookie),
-        Answer::Poll { status, state } => (status, serde_json::to_value(state).unwrap(), None),
+        Answer::Poll { status, state } => {
+            (status, serde_json::from_slice(&Encode::to_json(&state)).unwrap(), None)
+        }
         other => panic!("not JSON: {other:?}"),
     }
 }
@@ -503,7 +506,10 @@ fn a_code_is_redeemed_then_its_grant_made_then_tokens_issued() {
     assert_eq!(pairing, "p1");
     let ToPairing::Grant { id, client_id, granted } = ask else { panic!("a grant: {ask:?}") };
     assert_eq!((id.as_str(), client_id), (grant_id.as_str(), registered_id()));
-    assert_eq!((granted.client_name.as_str(), granted.host.as_str()), ("Claude", "claude.ai"));
+    assert_eq!(
+        (granted.requester.client_name.as_str(), granted.requester.host.as_str()),
+        ("Claude", "claude.ai")
+    );
     let made = FromPairing::Made { grant: id.clone(), secret: "rs".into() };
     let (status, body, _) = json(saga.next(Input::Pairing(Some(made)), &mut rng()));
     assert_eq!(status, 200);

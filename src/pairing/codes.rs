@@ -42,7 +42,7 @@ pub fn told(
     let code = said.to_owned();
     match (command, reply) {
         (Command::Approve { .. }, CodeReply::Described(d)) => {
-            (RelayMessage::Approved { code, client: d.client }, false)
+            (RelayMessage::Approved { code, client: d.requester.client_name }, false)
         }
         (Command::Approve { linked: true, .. }, CodeReply::ToConfirm { client, secret }) => {
             // The ticket names the link (the confirm page reads the code from it) and the
@@ -54,16 +54,16 @@ pub fn told(
         (_, CodeReply::Described(d)) => {
             let connections = grants
                 .iter()
-                .filter(|g| g.is_of(&d.client_id, d.verified.as_deref()))
+                .filter(|g| g.is_of(&d.client_id, d.requester.verified.as_deref()))
                 .map(Grant::info)
                 .collect();
             let message = RelayMessage::Described {
                 code,
-                client: d.client,
-                host: d.host,
-                verified: d.verified,
+                client: d.requester.client_name,
+                host: d.requester.host,
+                verified: d.requester.verified,
                 age_ms: d.age_ms,
-                place: d.place,
+                place: d.requester.place,
                 lookalike: d.lookalike,
                 name_warning: d.name_warning,
                 connections,
@@ -85,12 +85,14 @@ mod tests {
     #[test]
     fn a_tab_is_told_what_its_code_came_to_and_a_refusal_counts_as_wrong() {
         let described = CodeReply::Described(crate::oauth::connect::Description {
-            client: "Claude".into(),
-            host: "claude.ai".into(),
-            verified: None,
+            requester: crate::oauth::connect::Requester {
+                client_name: "Claude".into(),
+                host: "claude.ai".into(),
+                place: None,
+                verified: None,
+            },
             client_id: "cid".into(),
             age_ms: 5,
-            place: None,
             lookalike: Some("Claude".into()),
             name_warning: Some("looks_like".into()),
         });

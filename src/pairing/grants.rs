@@ -16,6 +16,8 @@ use serde::Serialize;
 
 use tabrelay_bundle::protocol::ConnectionInfo;
 
+use crate::oauth::connect::Requester;
+
 use crate::crypto::{random_token, sha256_hex, Entropy};
 use crate::limits::{
     MAX_GRANTS, PREVIOUS_TOKEN_GRACE_MS, REFRESH_TOKEN_TTL_MS, RETIRED_KEPT, UNUSED_EXPIRY_MS,
@@ -31,25 +33,19 @@ pub fn may_make(id: &str, replayed: &[(String, u64)], now_ms: u64) -> bool {
 }
 
 /// One connection, as stored. Refresh tokens are kept as hashes only.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Grant {
     /// The grant's id (named in its access tokens).
     pub id: String,
     /// The client's id.
     pub client_id: String,
-    /// The client's name.
-    pub client_name: String,
-    /// The host of the client's redirect URI.
-    pub host: String,
+    /// Who asked for it (its `verified` domain, when the connection was made: the tab's cards
+    /// say it with each call).
+    pub requester: Requester,
     /// When the connection was made.
     pub created_ms: u64,
     /// When it last refreshed or called.
     pub used_ms: u64,
-    /// Where the browser that asked for it was, when the platform said ("City, CC").
-    pub place: Option<String>,
-    /// The domain that verified the client when the connection was made (its metadata
-    /// document's), if any: the tab's cards say it with each call.
-    pub verified: Option<String>,
     /// SHA-256 of the newest refresh token.
     current: String,
     /// SHA-256 of the one before, valid until `current` is first used, and only within
@@ -61,7 +57,6 @@ pub struct Grant {
     retired: Vec<String>,
     /// The person stopped this agent in their tab: its calls are refused until they let it go
     /// on (kept in the row, so an eviction does not let it go on).
-    #[serde(skip_serializing_if = "core::ops::Not::not")]
     pub stopped: bool,
 }
 
@@ -87,8 +82,7 @@ impl Grant {
     pub fn new(
         id: String,
         client_id: String,
-        client_name: String,
-        host: String,
+        requester: Requester,
         now_ms: u64,
         entropy: &mut dyn Entropy,
     ) -> (Self, String) {
@@ -96,12 +90,9 @@ impl Grant {
         let grant = Self {
             id,
             client_id,
-            client_name,
-            host,
+            requester,
             created_ms: now_ms,
             used_ms: now_ms,
-            place: None,
-            verified: None,
             current: sha256_hex(secret.as_bytes()),
             previous: None,
             rotated_ms: now_ms,
@@ -157,11 +148,11 @@ impl Grant {
     pub fn info(&self) -> ConnectionInfo {
         ConnectionInfo {
             id: self.id.clone(),
-            client: self.client_name.clone(),
-            host: self.host.clone(),
+            client: self.requester.client_name.clone(),
+            host: self.requester.host.clone(),
             created_ms: self.created_ms,
             used_ms: self.used_ms,
-            place: self.place.clone(),
+            place: self.requester.place.clone(),
             stopped: self.stopped,
         }
     }
@@ -208,10 +199,17 @@ pub fn has_room(stored: &[Grant], now_ms: u64) -> bool {
 }
 
 // Grants stored before the grace was bounded have no `rotated_ms`: their last use stands in.
-tabrelay_bundle::read_json!(Grant, "a grant", {
-    id, client_id, client_name, host, created_ms, used_ms, place, verified, current, previous,
+tabrelay_bundle::codec!(Grant, "a grant", {
+    id, client_id, requester as flat, created_ms, used_ms, current, previous,
     rotated_ms else "used_ms", retired, stopped or false
 });
+
+/// A grant is stored as its codec writes it (through serde, as the pairing's rows are).
+impl Serialize for Grant {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        tabrelay_bundle::fields::serialize(self, s)
+    }
+}
 
 #[cfg(test)]
 mod tests {
@@ -220,16 +218,14 @@ mod tests {
     use crate::limits::REPLAYED_KEPT_MS;
     use tabrelay_bundle::fields::FromValue;
 
+    fn requester(name: &str, host: &str) -> Requester {
+        Requester { client_name: name.into(), host: host.into(), place: None, verified: None }
+    }
+
     fn grant() -> (Grant, String, Counter) {
         let mut rng = Counter(3);
-        let (g, s) = Grant::new(
-            "g0".into(),
-            "cid".into(),
-            "Claude".into(),
-            "claude.ai".into(),
-            1000,
-            &mut rng,
-        );
+        let (g, s) =
+            Grant::new("g0".into(), "cid".into(), requester("Claude", "claude.ai"), 1000, &mut rng);
         (g, s, rng)
     }
 
@@ -351,13 +347,13 @@ mod tests {
         let mut stored: Vec<Grant> = (0..MAX_GRANTS as u64 - 1)
             .map(|i| {
                 let client = if i < 2 { "claude".to_owned() } else { format!("c{i}") };
-                Grant::new(format!("g{i}"), client, "n".into(), "h".into(), 100 + i, &mut rng).0
+                Grant::new(format!("g{i}"), client, requester("n", "h"), 100 + i, &mut rng).0
             })
             .collect();
         assert!(has_room(&stored, 200), "a second connection of the same client id is room too");
         assert!(expired(&stored, 200).is_empty(), "nothing is pushed out");
         let (last, _) =
-            Grant::new("last".into(), "claude".into(), "n".into(), "h".into(), 300, &mut rng);
+            Grant::new("last".into(), "claude".into(), requester("n", "h"), 300, &mut rng);
         stored.push(last);
         assert!(!has_room(&stored, 400), "at the bound a new approval is refused");
     }
@@ -365,9 +361,8 @@ mod tests {
     #[test]
     fn a_connection_unused_for_its_refresh_tokens_life_expires() {
         let (mut g, _, mut rng) = grant();
-        g.place = Some("Lisbon, PT".into());
-        let (fresh, _) =
-            Grant::new("g1".into(), "cid".into(), "n".into(), "h".into(), 5000, &mut rng);
+        g.requester.place = Some("Lisbon, PT".into());
+        let (fresh, _) = Grant::new("g1".into(), "cid".into(), requester("n", "h"), 5000, &mut rng);
         let stored = vec![g.clone(), fresh];
         assert!(expired(&stored, 1000 + UNUSED_EXPIRY_MS - 1).is_empty());
         assert_eq!(expired(&stored, 1000 + UNUSED_EXPIRY_MS), vec!["g0".to_owned()]);

@@ -33,7 +33,7 @@ impl Resumable {
     /// oldest going first, then within [`MAX_KEPT_ENDS`] and [`MAX_KEPT_BYTES`]; an end larger
     /// than a connection's whole share is not kept.
     pub fn keep(&mut self, request: String, reply: CallReply, until_ms: u64) {
-        let bytes = serde_json::to_string(&reply).map_or(usize::MAX, |s| s.len());
+        let bytes = tabrelay_bundle::fields::Encode::to_json(&reply).len();
         if bytes > MAX_KEPT_BYTES_PER_CONNECTION {
             return;
         }

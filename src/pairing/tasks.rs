@@ -10,7 +10,7 @@
 
 use serde::Serialize;
 use serde_json::{json, Map, Value};
-use tabrelay_bundle::protocol::Connection;
+use tabrelay_bundle::protocol::ToolCall;
 
 use crate::limits::{TASK_POLL_INTERVAL_MS, TASK_TTL_MS};
 
@@ -59,28 +59,27 @@ impl Status {
 }
 
 /// What carries a task in the pairing: its call in a tab now, and what the next round needs.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Carried {
     /// The tab its call went to.
     pub tab: u64,
     /// The call in that tab now (None: none runs, between rounds or once finished).
     pub call: Option<u64>,
-    /// The tool.
-    pub tool: String,
-    /// Its arguments.
-    pub args: Value,
-    /// The agent's name.
-    pub agent: String,
-    /// The connection, as the tab is told it.
-    pub connection: Connection,
+    /// The tool, its arguments, the agent and the connection, as the tab is told them.
+    pub tool_call: ToolCall,
     /// The input capabilities the client declared (`elicitation`, `sampling`, `roots`): the
     /// tab's requests for others fail the task.
     pub declared: Vec<String>,
 }
 
-tabrelay_bundle::read_json!(Carried, "what carries a task", {
-    tab, call, tool, args, agent, connection, declared
-});
+tabrelay_bundle::codec!(Carried, "what carries a task", { tab, call, tool_call as flat, declared });
+
+/// A task's stored row (serde-derived) holds what carries it.
+impl Serialize for Carried {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        tabrelay_bundle::fields::serialize(self, s)
+    }
+}
 
 /// One task, as the pairing keeps it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -162,7 +161,7 @@ impl Task {
     pub fn new(id: String, carried: Carried, now_ms: u64) -> Self {
         Self {
             id,
-            grant: carried.connection.id.clone(),
+            grant: carried.tool_call.connection.id.clone(),
             status: Status::Working,
             created_ms: now_ms,
             updated_ms: now_ms,
@@ -426,20 +425,23 @@ pub fn iso8601(ms: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use tabrelay_bundle::protocol::Connection;
 
     pub(crate) fn carried() -> Carried {
         Carried {
             tab: 5,
             call: Some(9),
-            tool: "history_list".into(),
-            args: json!({}),
-            agent: "Claude".into(),
-            connection: Connection {
-                id: "g1".into(),
-                kind: "connector".into(),
-                client: "Claude".into(),
-                host: "claude.ai".into(),
-                verified: None,
+            tool_call: ToolCall {
+                tool: "history_list".into(),
+                args: json!({}),
+                agent: "Claude".into(),
+                connection: Connection {
+                    id: "g1".into(),
+                    kind: "connector".into(),
+                    client: "Claude".into(),
+                    host: "claude.ai".into(),
+                    verified: None,
+                },
             },
             declared: vec!["elicitation".into()],
         }

@@ -3,15 +3,15 @@
 //! written and read here only ([`Request::encode`], [`Request::decode`], [`Reply::line`],
 //! [`Reply::decode`]). No path, no HTTP status carries an outcome.
 
-use serde::Serialize;
 use serde_json::Value;
-use tabrelay_bundle::protocol::{Connection, Outcome};
+use tabrelay_bundle::fields::{Encode as _, Message, WireError};
+use tabrelay_bundle::protocol::{Outcome, ToolCall};
 
+use crate::oauth::connect::Requester;
 pub use crate::oauth::exchange::{RefreshRequest, RevokeRequest};
 
 /// What the Worker asks a pairing's object.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, PartialEq)]
 pub enum Request {
     /// Carry a tool call to the tab calls go to.
     Call(CallRequest),
@@ -90,8 +90,7 @@ pub enum Request {
 }
 
 /// What a client asks of a task.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, PartialEq)]
 pub enum TaskOp {
     /// `tasks/get`: where it stands.
     Get,
@@ -102,8 +101,7 @@ pub enum TaskOp {
 }
 
 /// What the pairing says about a task.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, PartialEq)]
 pub enum TaskReply {
     /// `tasks/get`'s result (the `DetailedTask`).
     Detailed(Value),
@@ -117,8 +115,7 @@ pub enum TaskReply {
 }
 
 /// What a [`Request::Check`] wants besides the grant's liveness.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Want {
     /// Nothing: [`Reply::Done`].
     Nothing,
@@ -129,8 +126,7 @@ pub enum Want {
 }
 
 /// What a pairing's object replies: one line per reply (NDJSON), several for a stream.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, PartialEq)]
 pub enum Reply {
     /// Done; nothing more to say.
     Done,
@@ -164,7 +160,7 @@ pub enum Reply {
 }
 
 /// The request as the body of the object's fetch, read back there.
-impl tabrelay_bundle::fields::Message for Request {}
+impl Message for Request {}
 
 impl Reply {
     /// Whether this reply is the last its request gets (a call's events and a listener's
@@ -181,29 +177,25 @@ impl Reply {
     /// The reply as its line, newline included.
     #[must_use]
     pub fn line(&self) -> Vec<u8> {
-        let mut line = serde_json::to_vec(self).unwrap_or_default();
+        let mut line = self.to_json();
         line.push(b'\n');
         line
     }
 
-    /// A line read back (with or without its newline); None when it is not a reply.
-    #[must_use]
-    pub fn decode(line: &[u8]) -> Option<Self> {
-        tabrelay_bundle::from_json(line.strip_suffix(b"\n").unwrap_or(line))
+    /// A line read back (with or without its newline).
+    ///
+    /// # Errors
+    /// [`WireError`] when the line is not a reply.
+    pub fn decode(line: &[u8]) -> Result<Self, WireError> {
+        tabrelay_bundle::read_wire(line.strip_suffix(b"\n").unwrap_or(line))
     }
 }
 
 /// What the Worker asks the pairing to do with a tool call.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct CallRequest {
-    /// The tool.
-    pub tool: String,
-    /// Its arguments.
-    pub args: Value,
-    /// The agent's name.
-    pub agent: String,
-    /// The connection it came through.
-    pub connection: Connection,
+    /// The tool, its arguments, the agent and the connection it came through.
+    pub tool_call: ToolCall,
     /// How long the caller waits, in milliseconds (at most [`crate::limits::TAB_CALL_WAIT_MS`]).
     pub wait_ms: u64,
     /// The request's key within the pairing ([`request_key`]), by which it can be cancelled.
@@ -211,24 +203,20 @@ pub struct CallRequest {
     /// Whether to answer as a stream of [`CallEvent`] lines (the client listens to SSE).
     pub stream: bool,
     /// A retried call's input for the tab ([`tabrelay_bundle::protocol::RelayMessage::Call`]).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub input: Option<Value>,
     /// Whether its client can come back for it when its stream drops (a 2025-11-25 client
     /// with a session): the call then keeps running, to be taken up with [`Request::Resume`].
-    #[serde(default, skip_serializing_if = "core::ops::Not::not")]
     pub resumable: bool,
     /// Set when the client takes tasks: a call of a tool that supports them becomes one.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub task: Option<TaskTerms>,
     /// A 2026-07-28 call's `Mcp-Param-{Name}` headers, an object of `name` (lowercased) to raw
     /// value, for the pairing to hold against the tool's `x-mcp-header`s (None: the session
     /// era, which has no such headers).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub param_headers: Option<Value>,
 }
 
 /// How a call from a client that takes tasks becomes one.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TaskTerms {
     /// The input capabilities the client declared (`elicitation`, `sampling`, `roots`): what
     /// the tab may ask it through the task.
@@ -259,8 +247,7 @@ pub fn is_request_of(request: &str, connection: &str) -> bool {
 }
 
 /// One line of a streamed call's reply, from the pairing to the Worker.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, PartialEq)]
 pub enum CallEvent {
     /// The person is being asked; the sentence is the card's.
     Asking(String),
@@ -273,27 +260,18 @@ pub enum CallEvent {
 }
 
 /// What the Worker asks the pairing when a code is redeemed: a new grant for this client.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GrantRequest {
     /// The grant's id (chosen when the code was redeemed).
     pub id: String,
     /// The client's id.
     pub client_id: String,
-    /// The client's name.
-    pub client_name: String,
-    /// The host of its redirect URI.
-    pub host: String,
-    /// Where the browser that asked was, when the platform said.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub place: Option<String>,
-    /// The domain that verified the client (its metadata document's), if any.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub verified: Option<String>,
+    /// Who asked (as the redeemed code granted).
+    pub requester: Requester,
 }
 
 /// What came of a grant's creation.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum GrantReply {
     /// Made: its id and first refresh token's secret.
     Made {
@@ -309,8 +287,7 @@ pub enum GrantReply {
 }
 
 /// What a refresh comes to, for the Worker.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum RefreshReply {
     /// New tokens may be issued for this grant.
     Rotated {
@@ -332,8 +309,7 @@ pub enum RefreshReply {
 /// [`crate::limits::KEEP_ALIVE_MS`], and one each time the focused tab's tool list changes (a new
 /// list, focus moving to a tab whose list differs, the focused tab going away). It ends when the
 /// listener goes away.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ListenEvent {
     /// Ask for the tool list again.
     ToolsChanged,
@@ -342,8 +318,7 @@ pub enum ListenEvent {
 }
 
 /// What the pairing replies about a call.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, PartialEq)]
 pub enum CallReply {
     /// The tab's result.
     TabResult {
@@ -384,26 +359,27 @@ impl CallReply {
     }
 }
 
-// The messages between the Worker and the pairing, read by hand (see `tabrelay_bundle::fields`).
+// The messages between the Worker and the pairing, each declared once for both directions
+// (see `tabrelay_bundle::codec!`).
 
-tabrelay_bundle::read_json!(CallRequest, "a call request", {
-    tool, args, agent, connection, wait_ms, request, stream, input, task, param_headers,
-    resumable or false
+tabrelay_bundle::codec!(CallRequest, "a call request", {
+    tool_call as flat, wait_ms, request, stream, input or None, resumable or false, task or None,
+    param_headers or None
 });
-tabrelay_bundle::read_json!(CallEvent, "a call event", enum {
+tabrelay_bundle::codec!(CallEvent, "a call event", enum {
     "answered" => Answered,
     "tick" => Tick,
     "asking" => Asking(String),
     "done" => Done(CallReply),
 });
-tabrelay_bundle::read_json!(GrantRequest, "a grant request", {
-    id, client_id, client_name, host, place, verified
+tabrelay_bundle::codec!(GrantRequest, "a grant request", {
+    id, client_id, requester as flat
 });
-tabrelay_bundle::read_json!(RefreshReply, "a refresh reply", enum {
+tabrelay_bundle::codec!(RefreshReply, "a refresh reply", enum {
     "rotated" => Rotated { secret, client_name, host },
     "refused" => Refused { description },
 });
-tabrelay_bundle::read_json!(CallReply, "a call reply", enum {
+tabrelay_bundle::codec!(CallReply, "a call reply", enum {
     "tab_result" => TabResult { outcome },
     "not_carried" => NotCarried { sentence },
     "no_such_tool" => NoSuchTool { tool },
@@ -411,7 +387,7 @@ tabrelay_bundle::read_json!(CallReply, "a call reply", enum {
     "needs_tasks" => NeedsTasks,
     "header_mismatch" => HeaderMismatch { header },
 });
-tabrelay_bundle::read_json!(Request, "a request to the pairing", enum {
+tabrelay_bundle::codec!(Request, "a request to the pairing", enum {
     "call" => Call(CallRequest),
     "grant" => Grant(GrantRequest),
     "refresh" => Refresh(RefreshRequest),
@@ -426,23 +402,23 @@ tabrelay_bundle::read_json!(Request, "a request to the pairing", enum {
     "resume" => Resume { grant, request },
     "task" => Task { grant, task, op },
 });
-tabrelay_bundle::read_json!(TaskTerms, "how a call becomes a task", { declared, at_once });
-tabrelay_bundle::read_json!(TaskOp, "a request about a task", enum {
+tabrelay_bundle::codec!(TaskTerms, "how a call becomes a task", { declared, at_once });
+tabrelay_bundle::codec!(TaskOp, "a request about a task", enum {
     "get" => Get,
     "cancel" => Cancel,
     "update" => Update(Value),
 });
-tabrelay_bundle::read_json!(TaskReply, "a reply about a task", enum {
+tabrelay_bundle::codec!(TaskReply, "a reply about a task", enum {
     "detailed" => Detailed(Value),
     "acknowledged" => Acknowledged,
     "refused" => Refused { sentence },
 });
-tabrelay_bundle::read_json!(Want, "what a check wants", enum {
+tabrelay_bundle::codec!(Want, "what a check wants", enum {
     "nothing" => Nothing,
     "tools" => Tools,
     "status" => Status,
 });
-tabrelay_bundle::read_json!(Reply, "a reply of the pairing", enum {
+tabrelay_bundle::codec!(Reply, "a reply of the pairing", enum {
     "done" => Done,
     "no_grant" => NoGrant,
     "state_used" => StateUsed,
@@ -458,12 +434,12 @@ tabrelay_bundle::read_json!(Reply, "a reply of the pairing", enum {
     "not_asked" => NotAsked,
     "task" => Task(TaskReply),
 });
-tabrelay_bundle::read_json!(GrantReply, "a grant reply", enum {
+tabrelay_bundle::codec!(GrantReply, "a grant reply", enum {
     "full" => Full,
     "replayed" => Replayed,
     "made" => Made { grant, secret },
 });
-tabrelay_bundle::read_json!(ListenEvent, "a listener's event", enum {
+tabrelay_bundle::codec!(ListenEvent, "a listener's event", enum {
     "tools_changed" => ToolsChanged,
     "tick" => Tick,
 });
@@ -471,20 +447,21 @@ tabrelay_bundle::read_json!(ListenEvent, "a listener's event", enum {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::crypto::testing::round_trip;
-    use tabrelay_bundle::fields::Message as _;
+    use tabrelay_bundle::protocol::Connection;
 
     fn call() -> CallRequest {
         CallRequest {
-            tool: "add".into(),
-            args: serde_json::json!({"a": 1}),
-            agent: "Claude".into(),
-            connection: Connection {
-                id: "g1".into(),
-                kind: "connector".into(),
-                client: "Claude".into(),
-                host: "claude.ai".into(),
-                verified: None,
+            tool_call: ToolCall {
+                tool: "add".into(),
+                args: serde_json::json!({"a": 1}),
+                agent: "Claude".into(),
+                connection: Connection {
+                    id: "g1".into(),
+                    kind: "connector".into(),
+                    client: "Claude".into(),
+                    host: "claude.ai".into(),
+                    verified: None,
+                },
             },
             wait_ms: 1000,
             request: "g1 7".into(),
@@ -515,18 +492,22 @@ mod tests {
             Request::Grant(GrantRequest {
                 id: "g".into(),
                 client_id: "c".into(),
-                client_name: "n".into(),
-                host: "h".into(),
-                place: Some("Lisbon, PT".into()),
-                verified: Some("claude.ai".into()),
+                requester: Requester {
+                    client_name: "n".into(),
+                    host: "h".into(),
+                    place: Some("Lisbon, PT".into()),
+                    verified: Some("claude.ai".into()),
+                },
             }),
             Request::Grant(GrantRequest {
                 id: "g".into(),
                 client_id: "c".into(),
-                client_name: "n".into(),
-                host: "h".into(),
-                place: None,
-                verified: None,
+                requester: Requester {
+                    client_name: "n".into(),
+                    host: "h".into(),
+                    place: None,
+                    verified: None,
+                },
             }),
             Request::Refresh(RefreshRequest {
                 grant: "g".into(),
@@ -604,15 +585,32 @@ mod tests {
     #[test]
     fn every_request_and_reply_reads_back_as_written() {
         for request in requests() {
-            round_trip(&request);
-            assert_eq!(Request::decode(&request.encode()), Some(request));
+            assert_eq!(Request::decode(&request.encode()), Ok(request));
         }
         for reply in replies() {
-            round_trip(&reply);
             let line = reply.line();
             assert!(line.ends_with(b"\n") && line.iter().filter(|b| **b == b'\n').count() == 1);
-            assert_eq!(Reply::decode(&line), Some(reply.clone()));
-            assert_eq!(Reply::decode(line.trim_ascii_end()), Some(reply));
+            assert_eq!(Reply::decode(&line), Ok(reply.clone()));
+            assert_eq!(Reply::decode(line.trim_ascii_end()), Ok(reply));
+        }
+    }
+
+    /// The bytes on the wire: what the derived `Serialize` wrote before the codec (read from
+    /// main at the commit that replaced it), one request or reply line each, in the order of
+    /// [`requests`] then [`replies`]. A change to the bytes fails here.
+    const GOLDEN: &str = include_str!("../../tests/data/wire/pairing.txt");
+
+    #[test]
+    fn every_request_and_reply_is_written_as_before() {
+        let written: Vec<String> = requests()
+            .iter()
+            .map(|r| String::from_utf8(r.encode()).unwrap())
+            .chain(replies().iter().map(|r| String::from_utf8(r.line()).unwrap().trim_end().into()))
+            .collect();
+        let golden: Vec<&str> = GOLDEN.lines().collect();
+        assert_eq!(written.len(), golden.len());
+        for (w, g) in written.iter().zip(golden) {
+            assert_eq!(w, g);
         }
     }
 
@@ -656,10 +654,13 @@ mod tests {
             b"{\"cancel\":{\"request\":1}}",
             b"{\"listen\":{\"grant\":\"g\"},\"cancel\":{\"request\":\"r\"}}",
         ] {
-            assert_eq!(Request::decode(bad), None, "{}", String::from_utf8_lossy(bad));
+            assert!(Request::decode(bad).is_err(), "{}", String::from_utf8_lossy(bad));
         }
         for bad in [&b""[..], b"\"tools\"", b"{\"call\":\"done\"}", b"{\"listen\":true}"] {
-            assert_eq!(Reply::decode(bad), None, "{}", String::from_utf8_lossy(bad));
+            assert!(Reply::decode(bad).is_err(), "{}", String::from_utf8_lossy(bad));
         }
+        assert_eq!(Request::decode(b"{"), Err(WireError::NotJson));
+        assert_eq!(Request::decode(b"{}"), Err(WireError::Not("a request to the pairing")));
+        assert_eq!(Reply::decode(b"\"tools\"\n"), Err(WireError::Not("a reply of the pairing")));
     }
 }

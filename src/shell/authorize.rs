@@ -2,12 +2,13 @@
 //! step it asks (a code's object, a pairing's, the sender limit, a metadata document) and
 //! writes its answer.
 
+use tabrelay_bundle::fields::Encode;
 use worker::{Env, Headers, Request, Response, Result};
 
 use super::routes::{html, PAIRING_BINDING};
 use super::{
-    ask_code, ask_pairing_once, client_metadata, json_response, now_ms, read_body, within_limit,
-    PlatformRandom,
+    ask_code, ask_pairing_once, client_metadata, json_response, json_text_response, now_ms,
+    read_body, within_limit, PlatformRandom,
 };
 use crate::config::Config;
 use crate::http;
@@ -98,7 +99,7 @@ fn respond(answer: Answer) -> Result<Response> {
             }
             Ok(res)
         }
-        Answer::Poll { status, state } => json_response(status, &state),
+        Answer::Poll { status, state } => json_text_response(status, Encode::to_json(&state)),
         Answer::Error(e) => oauth_error(&e),
         Answer::Page { status, html: page } => html(status, page),
         Answer::Redirect(to) => {

@@ -57,7 +57,7 @@ impl DurableObject for ConnectCode {
     }
 
     async fn fetch(&self, mut req: Request) -> Result<Response> {
-        let Some((code, command)) = CodeRequest::decode(&req.bytes().await?) else {
+        let Ok((code, command)) = CodeRequest::decode(&req.bytes().await?) else {
             return Response::error("Not a request to a connect code.", 400);
         };
         let (stored, now) = (self.load(), now_ms());

@@ -40,10 +40,15 @@ pub(crate) fn now_ms() -> u64 {
 /// A JSON response with these status and extra headers; never cached.
 pub(crate) fn json_response(status: u16, body: &impl Serialize) -> Result<Response> {
     let text = serde_json::to_string(body).map_err(|e| worker::Error::RustError(e.to_string()))?;
+    json_text_response(status, text.into_bytes())
+}
+
+/// A JSON response of text already written (a message's own codec wrote it).
+pub(crate) fn json_text_response(status: u16, text: Vec<u8>) -> Result<Response> {
     let headers = Headers::new();
     headers.set("content-type", "application/json")?;
     headers.set("cache-control", "no-store")?;
-    Ok(Response::from_bytes(text.into_bytes())?.with_status(status).with_headers(headers))
+    Ok(Response::from_bytes(text)?.with_status(status).with_headers(headers))
 }
 
 /// Applies a command to a connect code's session in its Durable Object; its reply.
@@ -56,8 +61,7 @@ pub(crate) async fn ask_code(
         env.durable_object(routes::CONNECT_BINDING)?.id_from_name(code.as_str())?.get_stub()?;
     let request = CodeRequest { code: code.as_str().to_owned(), command };
     let mut res = post_object(&stub, request.encode()).await?;
-    CodeReply::decode(&res.bytes().await?)
-        .ok_or_else(|| worker::Error::RustError("not a code's reply".into()))
+    CodeReply::decode(&res.bytes().await?).map_err(|e| worker::Error::RustError(e.to_string()))
 }
 
 /// Sends a request to a pairing's object: its reply lines, read as they come (one, or a
@@ -110,8 +114,8 @@ impl Replies {
             if let Some(end) = self.buffer.iter().position(|b| *b == b'\n') {
                 let line: Vec<u8> = self.buffer.drain(..=end).collect();
                 match Reply::decode(&line) {
-                    Some(reply) => return Some(reply),
-                    None => continue,
+                    Ok(reply) => return Some(reply),
+                    Err(_) => continue,
                 }
             }
             match self.stream.as_mut()?.next().await {

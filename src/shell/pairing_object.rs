@@ -502,8 +502,8 @@ impl DurableObject for Pairing {
             return self.accept_tab(&req).await;
         }
         match Request::decode(&req.bytes().await?) {
-            Some(request) => self.request(request).await,
-            None => Response::error("Not a request to the pairing.", 400),
+            Ok(request) => self.request(request).await,
+            Err(_) => Response::error("Not a request to the pairing.", 400),
         }
     }
 

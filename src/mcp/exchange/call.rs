@@ -19,23 +19,33 @@ use crate::oauth::token::Access;
 use crate::pairing::wire::{request_key, CallRequest};
 use crate::pairing::wire::{CallEvent, CallReply as CallAnswer, ListenEvent, Reply};
 use crate::sentences;
-use tabrelay_bundle::protocol::{Connection, Outcome};
+use tabrelay_bundle::protocol::{Connection, Outcome, ToolCall};
 
-/// A `tools/call` as the MCP endpoint read it.
-#[derive(Debug, Clone)]
-pub struct Asked {
+/// A `tools/call` as the MCP endpoint read it from the request's body.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolsCall {
     /// The request's id.
     pub id: Id,
-    /// The tool.
+    /// The tool's name (valid by the rule; the pairing checks it is in the list).
     pub tool: String,
-    /// Its arguments.
+    /// Its arguments (an object).
     pub args: Value,
-    /// The client's progress token.
+    /// The client's progress token, when it asked for progress.
     pub progress_token: Option<Value>,
-    /// The revision it came in.
+    /// The revision the call came in (its answer is shaped by it).
     pub era: Era,
-    /// A retried call's answers (2026-07-28).
+    /// A retried call's answers to the input it was asked for (2026-07-28).
     pub retry: Option<Retry>,
+    /// Set when the client takes tasks.
+    pub tasks: Option<crate::pairing::wire::TaskTerms>,
+}
+
+/// A `tools/call` as the MCP endpoint read it: from its body, passed whole, and from its
+/// headers.
+#[derive(Debug, Clone)]
+pub struct Asked {
+    /// What the body said.
+    pub call: ToolsCall,
     /// Whether the client takes a stream.
     pub stream: bool,
     /// What a session-era client declared at `initialize` (its session id), when it said.
@@ -43,8 +53,6 @@ pub struct Asked {
     /// Whether the client comes back for the call when its stream drops
     /// ([`crate::mcp::resume::resumable`]).
     pub resumable: bool,
-    /// Set when the client takes tasks.
-    pub tasks: Option<crate::pairing::wire::TaskTerms>,
     /// The request's `Mcp-Param-{Name}` headers ([`crate::mcp::Headers::params`]).
     pub params: serde_json::Map<String, Value>,
 }
@@ -93,19 +101,8 @@ impl Starting {
 /// the request to the pairing and the answer's state machine.
 #[must_use]
 pub fn start(asked: Asked, access: &Access, config: &Config, now_ms: u64) -> Start {
-    let Asked {
-        id,
-        tool,
-        args,
-        progress_token,
-        era,
-        retry,
-        stream,
-        session,
-        resumable,
-        tasks,
-        params,
-    } = asked;
+    let Asked { call, stream, session, resumable, params } = asked;
+    let ToolsCall { id, tool, args, progress_token, era, retry, tasks } = call;
     let told = match &era {
         Era::Stateless { client_name, .. } => client_name.as_deref(),
         Era::Session => None,
@@ -123,19 +120,21 @@ pub fn start(asked: Asked, access: &Access, config: &Config, now_ms: u64) -> Sta
         }
     };
     let request = CallRequest {
-        tool: tool.clone(),
-        args: args.clone(),
-        agent: access.client.clone(),
+        tool_call: ToolCall {
+            tool: tool.clone(),
+            args: args.clone(),
+            agent: access.client.clone(),
+            connection: Connection {
+                id: access.grant.clone(),
+                kind: "connector".into(),
+                client: access.client.clone(),
+                host: access.host.clone(),
+                verified: None,
+            },
+        },
         wait_ms,
         request: request_key(&access.grant, &id),
         stream,
-        connection: Connection {
-            id: access.grant.clone(),
-            kind: "connector".into(),
-            client: access.client.clone(),
-            host: access.host.clone(),
-            verified: None,
-        },
         input,
         resumable,
         task: tasks,
@@ -613,7 +612,11 @@ mod tests {
         let access = access("x");
         let params = json!({"region": "eu"}).as_object().unwrap().clone();
         let request = |era| match start(
-            Asked { era, params: params.clone(), ..asked(None, None) },
+            Asked {
+                call: ToolsCall { era, ..asked(None, None).call },
+                params: params.clone(),
+                ..asked(None, None)
+            },
             &access,
             &config(),
             0,
@@ -631,16 +634,10 @@ mod tests {
         let (id, tool, era) = (Id::Number(9), "items_delete".to_owned(), Era::Session);
         let (session, tasks) = (None, None);
         Asked {
-            id,
-            tool,
-            args,
-            progress_token,
-            era,
-            retry,
+            call: ToolsCall { id, tool, args, progress_token, era, retry, tasks },
             stream: true,
             session,
             resumable: false,
-            tasks,
             params: serde_json::Map::new(),
         }
     }
@@ -652,8 +649,8 @@ mod tests {
             panic!("ask")
         };
         assert_eq!(request.wait_ms, 54_000, "ChatGPT gives up at 60 s");
-        assert_eq!(request.connection.id, "g1");
-        assert_eq!(request.connection.host, "claude.ai");
+        assert_eq!(request.tool_call.connection.id, "g1");
+        assert_eq!(request.tool_call.connection.host, "claude.ai");
         assert_eq!(request.request, request_key("g1", &Id::Number(9)));
         assert!(request.stream && request.input.is_none());
         assert!(!call.streaming());

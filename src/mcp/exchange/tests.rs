@@ -16,6 +16,7 @@ use super::{Answer, Body, Exchange, Output, RequestHeaders};
 use crate::config::Config;
 use crate::crypto::testing::Counter;
 use crate::limits::{FIRST_EVENT_WAIT_MS, KEEP_ALIVE_MS, TOOL_LIST_WAIT_MS};
+use crate::oauth::connect::Requester;
 use crate::oauth::token::{self, Access};
 use crate::pairing::grants::Grant;
 use crate::pairing::room::{Asker, Effect, Input, Room, Stated, Stored};
@@ -133,15 +134,13 @@ impl Pair {
             to_tab: Vec::new(),
             stored: Stored::default(),
         };
-        let grant = Grant::new(
-            "g1".into(),
-            "cid".into(),
-            "Claude".into(),
-            "claude.ai".into(),
-            1_000_000,
-            &mut Counter(9),
-        )
-        .0;
+        let requester = Requester {
+            client_name: "Claude".into(),
+            host: "claude.ai".into(),
+            place: None,
+            verified: None,
+        };
+        let grant = Grant::new("g1".into(), "cid".into(), requester, 1_000_000, &mut Counter(9)).0;
         pair.stored.grants.push(grant.clone());
         pair.room_input(Input::Woke(Stored { grants: vec![grant], ..Stored::default() }));
         let number = pair.room.next_tab_number(pair.now);
@@ -180,7 +179,7 @@ impl Pair {
                     }
                 }
                 Effect::Send(_, message) => {
-                    self.to_tab.push(serde_json::to_value(&message).unwrap())
+                    self.to_tab.push(serde_json::from_str(&message.to_text()).unwrap())
                 }
                 // Rendered as the object renders it, then carried like any reply.
                 Effect::Answer(asker, answer) => {
@@ -270,9 +269,8 @@ impl Pair {
             match inbox.remove(0) {
                 // Through the wire: the line read back as the Worker reads it.
                 Some(line) => {
-                    let reply = Reply::decode(&line);
-                    assert!(reply.is_some(), "a reply line that does not read back");
-                    run.exchange.handle_reply(reply, self.now);
+                    let reply = Reply::decode(&line).expect("a reply line reads back");
+                    run.exchange.handle_reply(Some(reply), self.now);
                 }
                 None => {
                     run.asker = None;

@@ -18,7 +18,9 @@ pub use code::{
     CODE_RANDOM_LEN, LINK_LEN, LINK_NONCE_LEN,
 };
 pub use session::{apply, forget_at, place, place_said, Session, Stage};
-pub use wire::{CodeReply, CodeRequest, Command, Description, Granted, PollState, Revoke};
+pub use wire::{
+    CodeReply, CodeRequest, Command, Description, Granted, PollState, Requester, Revoke,
+};
 
 /// Sentences the tab shows when a code cannot be approved.
 pub use crate::sentences::connect_code as refusal;

@@ -3,7 +3,8 @@
 
 use serde::Serialize;
 
-use super::{refusal, CodeReply, Command, ConnectCode, Description, Granted, PollState, Revoke};
+use super::Revoke;
+use super::{refusal, CodeReply, Command, ConnectCode, Description, Granted, PollState, Requester};
 use crate::crypto::{random_token, sha256_hex, Entropy};
 use crate::limits::{
     AUTH_CODE_TTL_MS, CONNECT_CODE_TTL_MS, LINK_CONFIRM_TTL_MS, MAX_CODE_TRIES, MAX_PLACE_CHARS,
@@ -116,18 +117,24 @@ impl Session {
         matches!(self.stage, Stage::Waiting | Stage::Confirming { .. })
     }
 
+    /// Who asks: the request's client, and where the waiting page's browser was.
+    fn requester(&self) -> Requester {
+        Requester {
+            client_name: self.request.client_name.clone(),
+            host: host_of(&self.request.redirect_uri).to_owned(),
+            place: self.place.clone(),
+            verified: self.request.verified_domain.clone(),
+        }
+    }
+
     /// Who asks, as a tab is told at `now_ms`.
     fn description(&self, now_ms: u64) -> Description {
-        let client = self.request.client_name.clone();
-        let verified = self.request.verified_domain.clone();
-        let warning = lookalike::judge(&client, verified.as_deref());
+        let requester = self.requester();
+        let warning = lookalike::judge(&requester.client_name, requester.verified.as_deref());
         Description {
-            host: host_of(&self.request.redirect_uri).to_owned(),
-            client,
-            verified,
+            requester,
             client_id: self.request.client_id.clone(),
             age_ms: now_ms.saturating_sub(self.created_ms),
-            place: self.place.clone(),
             lookalike: warning.and_then(|w| w.app()).map(str::to_owned),
             name_warning: warning.map(|w| w.kind().to_owned()),
         }
@@ -185,7 +192,7 @@ pub fn apply(
                         ticket_hash: sha256_hex(secret.as_bytes()),
                         until_ms: now_ms + LINK_CONFIRM_TTL_MS,
                     };
-                    CodeReply::ToConfirm { client: description.client, secret }
+                    CodeReply::ToConfirm { client: description.requester.client_name, secret }
                 }
                 // The whole code typed from the waiting page: approved (over a linked approval
                 // still waiting for its browser).
@@ -259,8 +266,7 @@ pub fn apply(
                         }
                         _ => None,
                     };
-                    let (error, error_description) = (e.code.to_owned(), e.description);
-                    (s, CodeReply::RedeemRefused { error, error_description, revoke })
+                    (s, CodeReply::RedeemRefused { refused: e, revoke })
                 }
             }
         }
@@ -388,13 +394,7 @@ fn check_redemption(
             ));
         }
     }
-    Ok(Granted {
-        pairing: pairing.clone(),
-        client_name: req.client_name.clone(),
-        host: host_of(&req.redirect_uri).to_owned(),
-        place: session.place.clone(),
-        verified: req.verified_domain.clone(),
-    })
+    Ok(Granted { pairing: pairing.clone(), requester: session.requester() })
 }
 
 tabrelay_bundle::read_json!(Stage, "a stage", enum {
@@ -435,8 +435,8 @@ mod tests {
         fn go(&mut self, c: Command, now: u64) -> Value {
             let (s, reply) = apply(self.stored.take(), c, now, &mut self.rng, &self.code);
             self.stored = s;
-            assert_eq!(CodeReply::decode(&reply.encode()).as_ref(), Some(&reply));
-            serde_json::to_value(&reply).unwrap()
+            assert_eq!(CodeReply::decode(&reply.encode()).as_ref(), Ok(&reply));
+            serde_json::from_slice(&reply.encode()).unwrap()
         }
         fn redeem(&mut self, secret: &str, verifier: &str, now: u64) -> Value {
             self.go(
@@ -478,7 +478,7 @@ mod tests {
         assert_eq!(r.go(poll("b"), 1)["state"], "waiting");
         let a = r.go(Command::Approve { pairing: "p".into(), linked: false }, 2);
         assert_eq!(
-            (a["reply"].as_str(), a["client"].as_str()),
+            (a["reply"].as_str(), a["client_name"].as_str()),
             (Some("described"), Some("Claude"))
         );
         let p = r.go(poll("b"), 3);
@@ -529,7 +529,10 @@ mod tests {
         let mut r = Run::new();
         r.go(create(), 0);
         let d = r.go(Command::Describe, 1);
-        assert_eq!((d["client"].as_str(), d["host"].as_str()), (Some("Claude"), Some("claude.ai")));
+        assert_eq!(
+            (d["client_name"].as_str(), d["host"].as_str()),
+            (Some("Claude"), Some("claude.ai"))
+        );
         assert_eq!(d["verified"], Value::Null, "a registered client's name is not verified");
         assert_eq!(r.go(Command::Deny, 2)["reply"], "described");
         assert_eq!(

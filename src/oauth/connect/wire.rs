@@ -2,14 +2,14 @@
 //! ([`CodeRequest`] carrying a [`Command`]) and what the object replies ([`CodeReply`]), each
 //! written and read here only.
 
-use serde::Serialize;
+use tabrelay_bundle::fields::{Fields, Flat, Message, Object, WireError};
 
 use super::ConnectCode;
 use crate::oauth::authorize::{AuthRequest, SealId};
+use crate::oauth::error::OAuthError;
 
 /// What the Worker asks a code's Durable Object.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Command {
     /// Start a session for a new code (refused if the code is taken; when the same seal took
     /// it, the answer says the code was made already).
@@ -21,7 +21,6 @@ pub enum Command {
         /// SHA-256 of the browser's cookie secret.
         browser_hash: String,
         /// Where the waiting page's browser is, when the platform says.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         place: Option<String>,
     },
     /// A tab asks who is asking for the code.
@@ -32,7 +31,6 @@ pub enum Command {
         pairing: String,
         /// The tab sent the waiting page's link reference, not the code typed: the approval
         /// waits for the browser's confirmation ([`Command::Confirm`]).
-        #[serde(default, skip_serializing_if = "core::ops::Not::not")]
         linked: bool,
     },
     /// The relay's confirm page, opened in a browser with the ticket of a linked approval:
@@ -71,26 +69,33 @@ pub enum Command {
     },
 }
 
+/// Who asks for a connection, as the person approves it and the pairing keeps it: written as
+/// these fields of a code's description, of what a redeemed code grants, of the pairing's grant
+/// request and of its stored grant.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Requester {
+    /// The client's name (as it registered or its metadata document says; not verified).
+    pub client_name: String,
+    /// The host of its redirect URI (where its browser returns).
+    pub host: String,
+    /// Where the browser that asked was ("City, CC"), when the platform said.
+    pub place: Option<String>,
+    /// The domain that verified the client (its metadata document's), if any.
+    pub verified: Option<String>,
+}
+
 /// What a redeemed code grants: the token endpoint turns it into tokens.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Granted {
     /// The pairing the tokens reach.
     pub pairing: String,
-    /// The client's name.
-    pub client_name: String,
-    /// The host of its redirect URI.
-    pub host: String,
-    /// Where the browser that asked was, when the platform said.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub place: Option<String>,
-    /// The domain that verified the client (its metadata document's), if any.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub verified: Option<String>,
+    /// Who asked.
+    pub requester: Requester,
 }
 
 /// What the Worker sends a code's Durable Object: the code (which names the object) and the
 /// command. Written and read here only ([`CodeRequest::encode`], [`CodeRequest::decode`]).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CodeRequest {
     /// The code, normalised.
     pub code: String,
@@ -102,21 +107,23 @@ impl CodeRequest {
     /// The request as the body of the object's fetch.
     #[must_use]
     pub fn encode(&self) -> Vec<u8> {
-        serde_json::to_vec(self).unwrap_or_default()
+        tabrelay_bundle::fields::Encode::to_json(self)
     }
 
-    /// A fetch's body read back; None when it is not a request (or names no code).
-    #[must_use]
-    pub fn decode(body: &[u8]) -> Option<(ConnectCode, Command)> {
-        let request: Self = tabrelay_bundle::from_json(body)?;
-        Some((ConnectCode::parse(&request.code)?, request.command))
+    /// A fetch's body read back.
+    ///
+    /// # Errors
+    /// [`WireError`] when it is not a request, or names no code.
+    pub fn decode(body: &[u8]) -> Result<(ConnectCode, Command), WireError> {
+        let request: Self = tabrelay_bundle::read_wire(body)?;
+        let code = ConnectCode::parse(&request.code).ok_or(WireError::Not("a connect code"))?;
+        Ok((code, request.command))
     }
 }
 
 /// What a code's Durable Object replies to a [`Command`]. Written and read here only
 /// ([`CodeReply::encode`], [`CodeReply::decode`]).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(tag = "reply", rename_all = "snake_case")]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum CodeReply {
     /// [`Command::Create`]: the session is made.
     Created,
@@ -154,31 +161,22 @@ pub enum CodeReply {
     },
     /// [`Command::Redeem`] refused.
     RedeemRefused {
-        /// The OAuth error code.
-        error: String,
-        /// Its sentence.
-        error_description: String,
+        /// The OAuth error the token endpoint answers (written `error`, `error_description`).
+        refused: OAuthError,
         /// A replay of a redeemed code: the grant it made, to revoke.
         revoke: Option<Revoke>,
     },
 }
 
 /// Who asks for a code, as the tab shows it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Description {
-    /// The client's name.
-    pub client: String,
-    /// The host of its redirect URI.
-    pub host: String,
-    /// The domain that vouches for the name (a client metadata document), if any.
-    pub verified: Option<String>,
+    /// Who asks (the place: the waiting page's browser's).
+    pub requester: Requester,
     /// The client's id (the pairing finds this client's connections by it; not shown).
-    #[serde(default)]
     pub client_id: String,
     /// How long ago the waiting page was made.
     pub age_ms: u64,
-    /// Where the waiting page's browser was, when the platform said.
-    pub place: Option<String>,
     /// The well-known app the name looks like or claims, if any (see `name_warning`).
     pub lookalike: Option<String>,
     /// What about the name should make the person look twice
@@ -187,8 +185,7 @@ pub struct Description {
 }
 
 /// Where a waiting page stands, as the page reads it (`{"state": …}`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(tag = "state", rename_all = "snake_case")]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PollState {
     /// No live session: the page says to start again.
     Expired,
@@ -214,7 +211,7 @@ pub enum PollState {
 }
 
 /// A grant to revoke: a replay of the authorization code that made it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Revoke {
     /// The pairing that holds it.
     pub pairing: String,
@@ -222,7 +219,7 @@ pub struct Revoke {
     pub grant: String,
 }
 
-impl tabrelay_bundle::fields::Message for CodeReply {}
+impl Message for CodeReply {}
 
 impl CodeReply {
     /// A refusal with the tab's sentence.
@@ -231,10 +228,10 @@ impl CodeReply {
     }
 }
 
-tabrelay_bundle::read_json!(Command, "a command", enum {
+tabrelay_bundle::codec!(Command, "a command", enum {
     "describe" => Describe,
     "deny" => Deny,
-    "create" => Create { request, seal, browser_hash, place },
+    "create" => Create { request, seal, browser_hash, place or None },
     "approve" => Approve { pairing, linked or false },
     "confirm" => Confirm { secret, browser_hash },
     "poll" => Poll { browser_hash, issuer },
@@ -243,11 +240,13 @@ tabrelay_bundle::read_json!(Command, "a command", enum {
     },
 });
 
-tabrelay_bundle::read_json!(Granted, "a grant", { pairing, client_name, host, place, verified });
+tabrelay_bundle::codec!(Requester, "who asks", { client_name, host, place or None, verified or None });
 
-tabrelay_bundle::read_json!(CodeRequest, "a command for a code", { code, command });
+tabrelay_bundle::codec!(Granted, "a grant", { pairing, requester as flat });
 
-tabrelay_bundle::read_json!(CodeReply, "a code's reply", tag "reply" {
+tabrelay_bundle::codec!(CodeRequest, "a command for a code", { code, command });
+
+tabrelay_bundle::codec!(CodeReply, "a code's reply", tag "reply" {
     "created" => Created,
     "seal_used" => SealUsed,
     "taken" => Taken,
@@ -257,13 +256,13 @@ tabrelay_bundle::read_json!(CodeReply, "a code's reply", tag "reply" {
     "refused" => Refused { sentence },
     "poll" => Poll(PollState),
     "redeemed" => Redeemed { granted },
-    "redeem_refused" => RedeemRefused { error, error_description, revoke },
+    "redeem_refused" => RedeemRefused { refused as flat, revoke },
 });
-tabrelay_bundle::read_json!(Description, "who asks for a code", {
-    client, host, verified, client_id or String::new(), age_ms, place, lookalike, name_warning
+tabrelay_bundle::codec!(Description, "who asks for a code", {
+    requester as flat, client_id, age_ms, lookalike or None, name_warning or None
 });
 
-tabrelay_bundle::read_json!(PollState, "a waiting page's state", tag "state" {
+tabrelay_bundle::codec!(PollState, "a waiting page's state", tag "state" {
     "expired" => Expired,
     "not_this_browser" => NotThisBrowser,
     "waiting" => Waiting { expires_in_ms },
@@ -272,7 +271,28 @@ tabrelay_bundle::read_json!(PollState, "a waiting page's state", tag "state" {
     "done" => Done,
 });
 
-tabrelay_bundle::read_json!(Revoke, "a grant to revoke", { pairing, grant });
+tabrelay_bundle::codec!(Revoke, "a grant to revoke", { pairing, grant });
+
+/// An OAuth error across the wire as its body says it: the code (one of those a redemption
+/// answers) and the sentence; its status is the code's.
+impl Flat for OAuthError {
+    fn from_fields(f: &mut Fields) -> Option<Self> {
+        let (code, description) = (f.string("error")?, f.string("error_description")?);
+        Some(match code.as_str() {
+            "invalid_request" => Self::invalid_request(description),
+            "invalid_client" => Self::invalid_client(description),
+            "invalid_grant" => Self::invalid_grant(description),
+            "invalid_target" => Self::invalid_target(description),
+            "unsupported_grant_type" => Self::unsupported_grant_type(description),
+            _ => return None,
+        })
+    }
+
+    fn write_fields(&self, o: &mut Object<'_>) {
+        o.text("error", self.code);
+        o.field("error_description", &self.description);
+    }
+}
 
 #[cfg(test)]
 mod tests {
@@ -281,10 +301,16 @@ mod tests {
     use crate::oauth::connect::fixtures::*;
     use crate::oauth::connect::{Session, Stage};
 
-    #[test]
-    fn sessions_and_commands_read_back_as_written() {
-        let commands = [
+    /// Every command, with its variations.
+    fn commands() -> Vec<Command> {
+        vec![
             create(),
+            Command::Create {
+                request: AuthRequest { verified_domain: Some("claude.ai".into()), ..request() },
+                seal: seal(),
+                browser_hash: "b".into(),
+                place: Some("Lisbon, PT".into()),
+            },
             Command::Describe,
             Command::Approve { pairing: "p".into(), linked: false },
             linked("p"),
@@ -300,16 +326,137 @@ mod tests {
                 origin: ORIGIN.into(),
                 grant: "g1".into(),
             },
-        ];
-        for command in &commands {
-            round_trip(command);
+            Command::Redeem {
+                secret: "s".into(),
+                client_id: "cid".into(),
+                redirect_uri: Some("https://claude.ai/cb".into()),
+                code_verifier: None,
+                resource: Some(ORIGIN.into()),
+                origin: ORIGIN.into(),
+                grant: "g1".into(),
+            },
+        ]
+    }
+
+    /// Every reply, with its variations.
+    fn replies() -> Vec<CodeReply> {
+        vec![
+            CodeReply::Created,
+            CodeReply::SealUsed,
+            CodeReply::Taken,
+            CodeReply::Described(Description {
+                requester: Requester {
+                    client_name: "Claude".into(),
+                    host: "claude.ai".into(),
+                    place: None,
+                    verified: None,
+                },
+                client_id: "cid".into(),
+                age_ms: 5,
+                lookalike: None,
+                name_warning: None,
+            }),
+            CodeReply::Described(Description {
+                requester: Requester {
+                    client_name: "Cla\u{0}ude \"x\"\n".into(),
+                    host: "claude.ai".into(),
+                    place: Some("Lisbon, PT".into()),
+                    verified: Some("claude.ai".into()),
+                },
+                client_id: "https://claude.ai/m.json".into(),
+                age_ms: 12345,
+                lookalike: Some("Claude".into()),
+                name_warning: Some("looks_like".into()),
+            }),
+            CodeReply::ToConfirm { client: "C".into(), secret: "s".into() },
+            CodeReply::Confirmed { client: "C".into() },
+            CodeReply::Refused { sentence: "No.".into() },
+            CodeReply::Poll(PollState::Expired),
+            CodeReply::Poll(PollState::NotThisBrowser),
+            CodeReply::Poll(PollState::Waiting { expires_in_ms: 9 }),
+            CodeReply::Poll(PollState::Approved { redirect: "https://a/cb?code=x".into() }),
+            CodeReply::Poll(PollState::Denied {
+                redirect: "https://a/cb?error=access_denied".into(),
+            }),
+            CodeReply::Poll(PollState::Done),
+            CodeReply::Redeemed {
+                granted: Granted {
+                    pairing: "p".into(),
+                    requester: Requester {
+                        client_name: "n".into(),
+                        host: "h".into(),
+                        place: Some("Lisbon, PT".into()),
+                        verified: Some("claude.ai".into()),
+                    },
+                },
+            },
+            CodeReply::Redeemed {
+                granted: Granted {
+                    pairing: "p".into(),
+                    requester: Requester {
+                        client_name: "n".into(),
+                        host: "h".into(),
+                        place: None,
+                        verified: None,
+                    },
+                },
+            },
+            CodeReply::RedeemRefused { refused: OAuthError::invalid_grant("Used."), revoke: None },
+            CodeReply::RedeemRefused {
+                refused: OAuthError::invalid_grant("Used."),
+                revoke: Some(Revoke { pairing: "p".into(), grant: "g".into() }),
+            },
+        ]
+    }
+
+    /// The bytes on the wire, as the derived `Serialize` wrote them before the codec: each
+    /// command as a request for code `ABCDE12345`, then each reply, one a line. (But the two
+    /// `described` replies: since their asker became a [`Requester`], its client is
+    /// `client_name` as in every other message, and a field it does not have is left out.)
+    const GOLDEN: &str = include_str!("../../../tests/data/wire/code.txt");
+
+    #[test]
+    fn commands_and_replies_read_back_and_are_written_as_before() {
+        let mut written = Vec::new();
+        for command in commands() {
             let request = CodeRequest { code: "ABCDE12345".into(), command: command.clone() };
-            round_trip(&request);
             let read = CodeRequest::decode(&request.encode());
-            assert_eq!(read, Some((ConnectCode::parse("ABCDE12345").unwrap(), command.clone())));
+            assert_eq!(read, Ok((ConnectCode::parse("ABCDE12345").unwrap(), command)));
+            written.push(String::from_utf8(request.encode()).unwrap());
+        }
+        for reply in replies() {
+            assert_eq!(CodeReply::decode(&reply.encode()).as_ref(), Ok(&reply));
+            written.push(String::from_utf8(reply.encode()).unwrap());
+        }
+        let golden: Vec<&str> = GOLDEN.lines().collect();
+        assert_eq!(written.len(), golden.len());
+        for (w, g) in written.iter().zip(golden) {
+            assert_eq!(w, g);
         }
         let stranger = CodeRequest { code: "nope".into(), command: Command::Describe };
-        assert_eq!(CodeRequest::decode(&stranger.encode()), None, "a request names a code");
+        let named_no_code = CodeRequest::decode(&stranger.encode());
+        assert_eq!(named_no_code, Err(WireError::Not("a connect code")), "a request names a code");
+        assert_eq!(CodeReply::decode(b"{}"), Err(WireError::Not("a code's reply")));
+        for refused in [
+            OAuthError::invalid_request("r"),
+            OAuthError::invalid_client("c"),
+            OAuthError::invalid_grant("g"),
+            OAuthError::invalid_target("t"),
+            OAuthError::unsupported_grant_type("u"),
+        ] {
+            let reply = CodeReply::RedeemRefused { refused, revoke: None };
+            assert_eq!(CodeReply::decode(&reply.encode()), Ok(reply), "with its status");
+        }
+        let unknown = br#"{"reply":"redeem_refused","error":"server_error","error_description":"x","revoke":null}"#;
+        assert_eq!(CodeReply::decode(unknown), Err(WireError::Not("a code's reply")));
+        assert_eq!(
+            CodeReply::decode(b"{\"reply\":\"poll\"}"),
+            Err(WireError::Not("a code's reply"))
+        );
+    }
+
+    #[test]
+    fn sessions_read_back_as_written() {
         let stages = [
             Stage::Waiting,
             Stage::Confirming { pairing: "p".into(), ticket_hash: "t".into(), until_ms: 9 },
@@ -330,12 +477,5 @@ mod tests {
                 place: Some("Lisbon, PT".into()),
             });
         }
-        round_trip(&Granted {
-            pairing: "p".into(),
-            client_name: "n".into(),
-            host: "h".into(),
-            place: None,
-            verified: Some("claude.ai".into()),
-        });
     }
 }

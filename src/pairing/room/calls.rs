@@ -29,11 +29,11 @@ impl Room {
         out: &mut Vec<Effect>,
     ) -> Option<Reply> {
         // A forgotten or revoked connection's access token stops at once.
-        let grant = self.grants.iter_mut().find(|g| g.id == call.connection.id);
+        let grant = self.grants.iter_mut().find(|g| g.id == call.tool_call.connection.id);
         let Some(grant) = grant else { return Some(Reply::NoGrant) };
         // Whether the client was verified is the grant's to say, not the call's.
         let mut call = call;
-        call.connection.verified.clone_from(&grant.verified);
+        call.tool_call.connection.verified.clone_from(&grant.requester.verified);
         if now_ms >= grant.used_ms + USED_GRANULARITY_MS {
             grant.used_ms = now_ms;
             out.push(Effect::StoreGrant(grant.clone()));
@@ -43,27 +43,30 @@ impl Room {
         if grant.stopped {
             return done(CallReply::not_carried(sentences::AGENT_STOPPED));
         }
-        if !admit::known(self.focused_list(), self.catalogue, &call.tool) {
-            return done(CallReply::NoSuchTool { tool: call.tool });
+        if !admit::known(self.focused_list(), self.catalogue, &call.tool_call.tool) {
+            return done(CallReply::NoSuchTool { tool: call.tool_call.tool });
         }
         // A 2026-07-28 call's headers that mirror arguments must agree with them (see
         // `admit::param_header_mismatch`): refused before the tab hears of it.
         if let Some(Value::Object(headers)) = &call.param_headers {
-            let schema = admit::input_schema(self.focused_list(), self.catalogue, &call.tool);
-            let args = Some(&call.args);
+            let schema =
+                admit::input_schema(self.focused_list(), self.catalogue, &call.tool_call.tool);
+            let args = Some(&call.tool_call.args);
             if let Some(header) =
                 schema.and_then(|s| admit::param_header_mismatch(s, args, headers))
             {
                 return done(CallReply::HeaderMismatch { header });
             }
         }
-        let support = admit::task_support(self.focused_list(), &call.tool);
+        let support = admit::task_support(self.focused_list(), &call.tool_call.tool);
         let as_task = match tasks::dispatch(support, call.task.is_some()) {
             Dispatch::NeedsTasks => return done(CallReply::NeedsTasks),
             Dispatch::Direct => false,
             Dispatch::Task => true,
         };
-        if as_task && self.tasks_of(&call.connection.id, now_ms, out) >= MAX_TASKS_PER_CONNECTION {
+        if as_task
+            && self.tasks_of(&call.tool_call.connection.id, now_ms, out) >= MAX_TASKS_PER_CONNECTION
+        {
             return done(CallReply::not_carried(sentences::too_many_tasks(
                 MAX_TASKS_PER_CONNECTION,
             )));
@@ -76,10 +79,7 @@ impl Room {
             Box::new(Carried {
                 tab,
                 call: None,
-                tool: call.tool.clone(),
-                args: call.args.clone(),
-                agent: call.agent.clone(),
-                connection: call.connection.clone(),
+                tool_call: call.tool_call.clone(),
                 declared: call.task.as_ref().map(|t| t.declared.clone()).unwrap_or_default(),
             })
         });
@@ -87,14 +87,21 @@ impl Room {
         let holder = Holder::Waiter(Waiter { asker, stream: call.stream, resumable, task });
         // A call that may become a task waits a moment only: then the task is made.
         let due = as_task.then_some(now_ms + TASK_AFTER_MS);
-        let grant = &call.connection.id;
-        let flight =
-            Flight::new(call.request.clone(), grant, &call.tool, holder, now_ms, wait_ms, due);
+        let grant = &call.tool_call.connection.id;
+        let flight = Flight::new(
+            call.request.clone(),
+            grant,
+            &call.tool_call.tool,
+            holder,
+            now_ms,
+            wait_ms,
+            due,
+        );
         let id = match self.calls.start(tab, now_ms, flight) {
             Ok(id) => id,
             Err(sentence) => return done(CallReply::not_carried(sentence)),
         };
-        let turn = self.turns.of_call(&call.connection.id, now_ms);
+        let turn = self.turns.of_call(&call.tool_call.connection.id, now_ms);
         let (stored_turn, stored_ms) = self.turns_stored;
         if turn != stored_turn || now_ms >= stored_ms + TURN_STORED_EVERY_MS {
             self.turns_stored = (turn, now_ms);
@@ -103,15 +110,7 @@ impl Room {
         self.resume.forget(&call.request);
         out.push(Effect::Send(
             tab,
-            RelayMessage::Call {
-                id,
-                tool: call.tool,
-                args: call.args,
-                agent: call.agent,
-                connection: call.connection,
-                turn,
-                input: call.input,
-            },
+            RelayMessage::Call { id, tool_call: call.tool_call, turn, input: call.input },
         ));
         if as_task && call.task.is_some_and(|t| t.at_once) {
             self.make_task(id, now_ms, entropy, out);

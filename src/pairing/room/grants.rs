@@ -100,16 +100,8 @@ impl Room {
         if !self.has_room(now_ms, out) {
             return GrantReply::Full;
         }
-        let (mut grant, secret) = Grant::new(
-            request.id,
-            request.client_id,
-            request.client_name,
-            request.host,
-            now_ms,
-            entropy,
-        );
-        grant.place = request.place;
-        grant.verified = request.verified;
+        let (grant, secret) =
+            Grant::new(request.id, request.client_id, request.requester, now_ms, entropy);
         let id = grant.id.clone();
         self.store_grant(grant, out);
         // Every tab lists the new connection at once, not at its first call.
@@ -135,7 +127,8 @@ impl Room {
             None => refused(sentences::REFRESH_REFUSED),
             Some(grant) => match grant.refresh(&request.secret, now_ms, entropy) {
                 Refreshed::Rotated { grant, secret } => {
-                    let (client_name, host) = (grant.client_name.clone(), grant.host.clone());
+                    let (client_name, host) =
+                        (grant.requester.client_name.clone(), grant.requester.host.clone());
                     self.store_grant(*grant, out);
                     RefreshReply::Rotated { secret, client_name, host }
                 }

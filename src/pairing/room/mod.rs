@@ -456,7 +456,7 @@ impl Room {
             let Some(id) = task.carried.call else { continue };
             if self.tabs.contains_key(&task.carried.tab) {
                 let holder = Holder::Task(task.id.clone());
-                let (grant, tool) = (&task.grant, &task.carried.tool);
+                let (grant, tool) = (&task.grant, &task.carried.tool_call.tool);
                 let flight =
                     Flight::new(String::new(), grant, tool, holder, now_ms, TAB_CALL_WAIT_MS, None);
                 self.calls.restore_flight(Flight { id, tab: task.carried.tab, ..flight });
@@ -615,7 +615,7 @@ impl Room {
             TabAction::Stopped(id, stopped) => self.set_stopped(id, stopped, out),
             TabAction::Result(call, outcome) => self.result(tab, call, outcome, now_ms, out),
             TabAction::Tools(list) => {
-                let json = serde_json::to_string(&list).unwrap_or_default();
+                let json = list.to_value().to_string();
                 self.stated.entry_or_default(tab).tools = Some(list);
                 out.push(Effect::StoreStated(tab, Stated::Tools(json)));
             }

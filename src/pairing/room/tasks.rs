@@ -184,7 +184,7 @@ impl Room {
         let flight = Flight::new(
             String::new(),
             &t.grant,
-            &t.carried.tool,
+            &t.carried.tool_call.tool,
             holder,
             now_ms,
             TAB_CALL_WAIT_MS,
@@ -205,10 +205,7 @@ impl Room {
             tab,
             RelayMessage::Call {
                 id,
-                tool: c.tool.clone(),
-                args: c.args.clone(),
-                agent: c.agent.clone(),
-                connection: c.connection.clone(),
+                tool_call: c.tool_call.clone(),
                 turn,
                 input: Some(call_input(serde_json::Value::Object(responses), state)),
             },

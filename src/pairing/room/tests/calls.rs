@@ -2,6 +2,7 @@
 //! grouped in turns, bounded per connection, dropped and taken up again.
 
 use super::*;
+use crate::oauth::connect::Requester;
 
 #[test]
 fn a_connection_that_is_gone_or_a_tool_not_listed_is_answered_at_once() {
@@ -31,9 +32,8 @@ fn a_header_that_does_not_mirror_its_argument_is_refused_before_the_tab_hears_of
     sim.say(a, &list.to_string());
     let call = |sim: &mut Sim, id: u64, region: Option<&str>| {
         sim.ask(Request::Call(CallRequest {
-            args: json!({"region": "eu"}),
             param_headers: Some(region.map_or(json!({}), |r| json!({ "region": r }))),
-            ..call_request("g1", id)
+            ..with_args(call_request("g1", id), json!({"region": "eu"}))
         }))
     };
     for (id, sent) in [(1, None), (2, Some("us")), (3, Some("=?base64?ZXU?="))] {
@@ -48,8 +48,8 @@ fn a_header_that_does_not_mirror_its_argument_is_refused_before_the_tab_hears_of
         sent_call(&effects, a);
     }
     // The session era sends no such headers, and nothing is checked.
-    let (_, effects) = sim
-        .ask(Request::Call(CallRequest { args: json!({"region": "eu"}), ..call_request("g1", 6) }));
+    let (_, effects) =
+        sim.ask(Request::Call(with_args(call_request("g1", 6), json!({"region": "eu"}))));
     sent_call(&effects, a);
 }
 
@@ -60,29 +60,31 @@ fn a_call_tells_the_tab_the_domain_that_verified_its_connection_as_the_grant_say
     let request = GrantRequest {
         id: "gv".into(),
         client_id: "https://claude.ai/oauth/mcp-oauth-client-metadata".into(),
-        client_name: "Claude".into(),
-        host: "claude.ai".into(),
-        place: None,
-        verified: Some("claude.ai".into()),
+        requester: Requester {
+            client_name: "Claude".into(),
+            host: "claude.ai".into(),
+            place: None,
+            verified: Some("claude.ai".into()),
+        },
     };
     let (asker, effects) = sim.ask(Request::Grant(request));
     assert!(matches!(replies(&effects, asker)[..], [Reply::Grant(GrantReply::Made { .. })]));
     let verified_of = |effects: &[Effect]| {
         effects.iter().find_map(|e| match e {
-            Effect::Send(_, RelayMessage::Call { connection, .. }) => {
-                Some(connection.verified.clone())
+            Effect::Send(_, RelayMessage::Call { tool_call, .. }) => {
+                Some(tool_call.connection.verified.clone())
             }
             _ => None,
         })
     };
     // Whatever the call carried, the grant's record says.
     let mut call = call_request("gv", 1);
-    call.connection.verified = Some("evil.example".into());
+    call.tool_call.connection.verified = Some("evil.example".into());
     let (_, effects) = sim.ask(Request::Call(call));
     assert_eq!(verified_of(&effects), Some(Some("claude.ai".into())));
     // A registered client's connection is not verified, whatever its call says.
     let mut call = call_request("g1", 2);
-    call.connection.verified = Some("claude.ai".into());
+    call.tool_call.connection.verified = Some("claude.ai".into());
     let (_, effects) = sim.ask(Request::Call(call));
     assert_eq!(verified_of(&effects), Some(None));
 }

@@ -2,6 +2,7 @@
 //! connection listed, forgotten or stopped.
 
 use super::*;
+use crate::oauth::connect::Requester;
 
 #[test]
 fn a_new_connection_is_listed_to_every_tab_as_soon_as_it_is_made() {
@@ -11,10 +12,12 @@ fn a_new_connection_is_listed_to_every_tab_as_soon_as_it_is_made() {
     let request = GrantRequest {
         id: "gn".into(),
         client_id: "https://agent.example/client".into(),
-        client_name: "Agent".into(),
-        host: "agent.example".into(),
-        place: None,
-        verified: None,
+        requester: Requester {
+            client_name: "Agent".into(),
+            host: "agent.example".into(),
+            place: None,
+            verified: None,
+        },
     };
     let (_, effects) = sim.ask(Request::Grant(request));
     let listed: Vec<u64> = effects
@@ -116,12 +119,14 @@ fn a_links_approval_asks_for_the_browsers_confirmation_and_a_typed_code_does_not
     // Who asks comes with this pairing's connections of the same client.
     let described = |client_id: &str| {
         CodeReply::Described(Description {
-            client: "Claude".into(),
-            host: "claude.ai".into(),
-            verified: None,
+            requester: Requester {
+                client_name: "Claude".into(),
+                host: "claude.ai".into(),
+                place: None,
+                verified: None,
+            },
             client_id: client_id.into(),
             age_ms: 1,
-            place: None,
             lookalike: None,
             name_warning: None,
         })
@@ -151,10 +156,12 @@ fn an_approval_at_the_bound_of_connections_is_refused_and_removes_none() {
         let request = GrantRequest {
             id: format!("n{i}"),
             client_id: "c".into(),
-            client_name: "n".into(),
-            host: "h".into(),
-            place: None,
-            verified: None,
+            requester: Requester {
+                client_name: "n".into(),
+                host: "h".into(),
+                place: None,
+                verified: None,
+            },
         };
         let (asker, effects) = sim.ask(Request::Grant(request));
         let made = matches!(replies(&effects, asker)[..], [Reply::Grant(GrantReply::Made { .. })]);
@@ -181,10 +188,12 @@ fn a_grant_revoked_by_a_replay_is_refused_when_made_later() {
     let request = GrantRequest {
         id: "late".into(),
         client_id: "c".into(),
-        client_name: "n".into(),
-        host: "h".into(),
-        place: None,
-        verified: None,
+        requester: Requester {
+            client_name: "n".into(),
+            host: "h".into(),
+            place: None,
+            verified: None,
+        },
     };
     sim.next_asker += 1;
     let asker = sim.next_asker;
@@ -264,10 +273,7 @@ fn a_replayed_code_leaves_no_connection_whichever_request_reaches_the_pairing_fi
             let request = Request::Grant(GrantRequest {
                 id: "new".into(),
                 client_id: "cid".into(),
-                client_name: granted.client_name.clone(),
-                host: granted.host.clone(),
-                place: None,
-                verified: None,
+                requester: Requester { place: None, verified: None, ..granted.requester.clone() },
             });
             let effects = sim.go(Input::Request { asker, request, replayed: kept.to_vec() });
             replies(&effects, asker)

@@ -32,7 +32,9 @@ use crate::pairing::wire::{RevokeRequest, TaskTerms};
 use crate::sentences;
 use serde_json::json;
 use tabrelay_bundle::catalogue::Catalogue;
-use tabrelay_bundle::protocol::{close, RelayMessage, MAX_MESSAGE_BYTES, PROTOCOL_VERSION};
+use tabrelay_bundle::protocol::{
+    close, RelayMessage, ToolCall, MAX_MESSAGE_BYTES, PROTOCOL_VERSION,
+};
 use tabrelay_bundle::protocol::{
     Connection, HELLO_WAIT_MS, MAX_TABS_PER_PAIRING, MAX_UNPROVEN_SOCKETS,
 };
@@ -131,17 +133,25 @@ impl Sim {
 
 /// A call of the catalogue's first tool from connection `grant` as its request `id`: no
 /// stream, the longest wait, no task, not resumable.
+/// `call` with these arguments.
+fn with_args(mut call: CallRequest, args: serde_json::Value) -> CallRequest {
+    call.tool_call.args = args;
+    call
+}
+
 fn call_request(grant: &str, id: u64) -> CallRequest {
     CallRequest {
-        tool: tool(),
-        args: json!({}),
-        agent: "Claude".into(),
-        connection: Connection {
-            id: grant.into(),
-            kind: "connector".into(),
-            client: "Claude".into(),
-            host: "claude.ai".into(),
-            verified: None,
+        tool_call: ToolCall {
+            tool: tool(),
+            args: json!({}),
+            agent: "Claude".into(),
+            connection: Connection {
+                id: grant.into(),
+                kind: "connector".into(),
+                client: "Claude".into(),
+                host: "claude.ai".into(),
+                verified: None,
+            },
         },
         wait_ms: TAB_CALL_WAIT_MS,
         request: format!("{grant} {id}"),
@@ -156,9 +166,8 @@ fn call_request(grant: &str, id: u64) -> CallRequest {
 /// A call from a client that takes tasks (and declared elicitation).
 fn task_call(sim: &mut Sim, grant: &str, id: u64) -> (Asker, Vec<Effect>) {
     sim.ask(Request::Call(CallRequest {
-        args: json!({"n": 1}),
         task: Some(TaskTerms { declared: vec!["elicitation".into()], at_once: false }),
-        ..call_request(grant, id)
+        ..with_args(call_request(grant, id), json!({"n": 1}))
     }))
 }
 
@@ -222,15 +231,13 @@ fn stored_tasks(effects: &[Effect]) -> Vec<Task> {
 }
 
 fn grant(id: &str) -> Grant {
-    Grant::new(
-        id.into(),
-        "cid".into(),
-        "Claude".into(),
-        "claude.ai".into(),
-        1_000_000,
-        &mut Counter(9),
-    )
-    .0
+    let requester = crate::oauth::connect::Requester {
+        client_name: "Claude".into(),
+        host: "claude.ai".into(),
+        place: None,
+        verified: None,
+    };
+    Grant::new(id.into(), "cid".into(), requester, 1_000_000, &mut Counter(9)).0
 }
 
 /// The call a tab was sent: its id and turn.

@@ -56,7 +56,7 @@ fn after_a_wake_the_rows_read_back_route_the_call_and_list_the_tools() {
         stated: vec![
             (
                 a,
-                Some(serde_json::to_string(sim.room.focused_list().unwrap()).unwrap()),
+                Some(sim.room.focused_list().unwrap().to_value().to_string()),
                 Some("Evicted set".into()),
             ),
             (a - 1, None, None),

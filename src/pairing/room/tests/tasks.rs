@@ -146,8 +146,8 @@ fn a_tasks_questions_go_to_the_client_and_its_answers_start_the_next_round() {
     let (reply, effects) = about_task(&mut sim, "g1", &task, answer);
     assert_eq!(reply, TaskReply::Acknowledged);
     let again = effects.iter().find_map(|e| match e {
-        Effect::Send(n, RelayMessage::Call { id, input, args, .. }) if *n == a => {
-            Some((*id, input.clone(), args.clone()))
+        Effect::Send(n, RelayMessage::Call { id, input, tool_call, .. }) if *n == a => {
+            Some((*id, input.clone(), tool_call.args.clone()))
         }
         _ => None,
     });
