@@ -4,36 +4,21 @@
 // never runs, and is not reported done.
 // Each test can run alone (--test-name-pattern): they share one page and one SDK client,
 // made by the first test that needs them.
-import { test, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { RELAY, sseEvents } from './harness.mjs';
-import { fileChromium, openDemo, connectThroughPage, cardSays, cardGone, choose, textOf, SHOW_MS } from './demo_harness.mjs';
+import { fileChromium, fileSession, openDemo, connectThroughPage, cardSays, cardGone, choose, textOf, SHOW_MS } from './demo_harness.mjs';
 
 /** A cancelled call's request must end this soon, long before the relay's wait would end it. */
 const SETTLE_MS = 3_000;
 
 const chromium = fileChromium();
-let shared;
-
-after(async () => {
-  const opened = shared && (await shared.catch(() => null));
-  if (opened) {
-    await opened.client.close().catch(() => {});
-    await opened.page.close().catch(() => {});
-  }
-});
-
 /** The demo page, paired and connected, and the SDK client the person approved in it. */
-function session() {
-  shared ||= open();
-  return shared;
-}
-
-async function open() {
+const session = fileSession(async () => {
   const page = await openDemo(await chromium());
   const { client, provider } = await connectThroughPage(page, 'demo-confirm-e2e');
   return { page, client, provider };
-}
+});
 
 test('a destructive call waits for the person’s Allow, then runs', async () => {
   const { page, client } = await session();

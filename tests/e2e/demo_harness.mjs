@@ -36,6 +36,22 @@ export function fileChromium(extraArgs = []) {
   return () => (launched ||= launchChromium(extraArgs));
 }
 
+/**
+ * One page and one SDK client shared by a file's tests, made by `open` (resolving to
+ * `{ page, client, … }`) when the first test asks for them and closed once the file's tests
+ * are done: `const session = fileSession(async () => …);` at the top of a test file, then
+ * `const { page, client } = await session();` in each test (each can still run alone).
+ */
+export function fileSession(open) {
+  let shared = null;
+  after(async () => {
+    const opened = await shared?.catch(() => null);
+    await opened?.client.close().catch(() => {});
+    await opened?.page.close().catch(() => {});
+  });
+  return () => (shared ||= open());
+}
+
 /** Waits until the demo page says it is connected to the relay. */
 export function connected(page) {
   return page.locator('tabrelay-agents [part=status]', { hasText: /^connected$/ }).waitFor({ timeout: 15_000 });
