@@ -59,11 +59,11 @@ test('cards come one at a time, oldest first', async () => {
   await cardSays(page, /delete item 7\./);
   const second = client.callTool({ name: 'items_delete', arguments: { ids: [8] } });
   // One turn's calls run one after another: the second is asked once the first is answered.
-  // A fixed wait, knowingly: the page shows nothing when a call arrives behind a card, so there
-  // is no event to wait on; the wait gives the second call time to arrive (it can only miss a
-  // card shown too early, never fail wrongly), and the order is read below, after the answer.
-  await new Promise((r) => setTimeout(r, 500));
+  // The page shows nothing when a call arrives behind a card, so the card is read once the
+  // second call stands queued in its turn's line (the presence the card shows).
+  await page.waitForFunction(() => document.getElementById('confirm').presence.lines().some((l) => l.waiting === 2), null, { timeout: SHOW_MS });
   assert.match(await page.textContent('#confirm [part=what]'), /delete item 7\./, 'the oldest stays shown');
+  assert.equal(await page.textContent('#confirm [part=more]'), '', 'the second is not asked while the first waits');
   await choose(page, 'deny');
   assert.equal((await first).isError, true);
   await cardSays(page, /delete item 8\./);
