@@ -133,6 +133,13 @@ pub fn person_asked(card: &str) -> String {
 /// Deny's result: the result itself says the person declined.)
 pub const PERSON_ANSWERED: &str = "The person allowed this step; it runs in their tab now.";
 
+/// `logging/setLevel` above `info`: the relay keeps no state per session to hold it.
+pub const LOG_LEVEL_NOT_HELD: &str = "This relay keeps no state per session, so it cannot hold a log level above info: every log message it sends (what the tab says while it works) is at info. Set debug or info.";
+
+/// `logging/setLevel` without one of the eight levels.
+pub const LOG_LEVEL_UNKNOWN: &str =
+    "The level must be one of debug, info, notice, warning, error, critical, alert or emergency.";
+
 /// Progress while the tab works on a call and nothing new happened.
 #[must_use]
 pub fn still_working(seconds: u64) -> String {

@@ -6,6 +6,7 @@ pub mod clients;
 pub mod era;
 pub mod exchange;
 pub mod input;
+pub mod logging;
 pub mod resume;
 pub mod session;
 pub mod tasks;
@@ -295,10 +296,11 @@ pub fn handle(body: &[u8], headers: &Headers<'_>, app_url: &str) -> Reply {
                 declared: capabilities.map(session::Declared::of).unwrap_or_default(),
             }
         }
-        // No `logging` capability: the relay sends no log messages (a tab's steps go as
-        // progress), and a session keeps no state a level could be set in, so
-        // `logging/setLevel` is a method not offered, as for any capability not declared.
         "ping" if !stateless => ok(&id, json!({})),
+        "logging/setLevel" if !stateless => match logging::set_level(params) {
+            Ok(result) => ok(&id, result),
+            Err(e) => failure(200, Some(&id), e),
+        },
         "server/discover" => ok(&id, complete(&era, discover())),
         "tools/list" => Reply::ListTools { id, era },
         "tools/call" => match call_params(params) {
@@ -496,6 +498,8 @@ fn capabilities(stateless: bool) -> Value {
     } else {
         // 2025-11-25's experimental tasks: a call the client asks to be a task is one.
         c["tasks"] = json!({"cancel": {}, "requests": {"tools": {"call": {}}}});
+        // What a tab says while it works goes as log messages too ([`logging`]).
+        c["logging"] = json!({});
     }
     c
 }
@@ -737,16 +741,22 @@ mod tests {
     }
 
     #[test]
-    fn logging_is_not_declared_and_its_level_is_a_method_not_offered() {
+    fn logging_is_declared_in_the_session_era_and_its_level_taken_as_far_as_it_is_held() {
         let (_, b) = json_of(run(
             r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{}}}"#,
         ));
-        assert!(b["result"]["capabilities"].get("logging").is_none(), "{b}");
+        assert_eq!(b["result"]["capabilities"]["logging"], json!({}), "{b}");
+        // The stateless revision reads no per-request level, so it declares no logging.
         assert!(discover()["capabilities"].get("logging").is_none());
         let (s, b) = json_of(run(
             r#"{"jsonrpc":"2.0","id":2,"method":"logging/setLevel","params":{"level":"debug"}}"#,
         ));
-        assert_eq!((s, b["error"]["code"].as_i64()), (200, Some(-32601)), "{b}");
+        assert_eq!((s, &b["result"]), (200, &json!({})), "{b}");
+        let (s, b) = json_of(run(
+            r#"{"jsonrpc":"2.0","id":3,"method":"logging/setLevel","params":{"level":"error"}}"#,
+        ));
+        assert_eq!((s, b["error"]["code"].as_i64()), (200, Some(-32602)), "{b}");
+        assert_eq!(b["error"]["message"], sentences::LOG_LEVEL_NOT_HELD);
     }
 
     #[test]

@@ -30,6 +30,9 @@ test('the waiting page shows who asks (escaped), is locked down, and its script 
   assert.match(page.headers.get('content-security-policy'), /frame-ancestors 'none'/);
   assert.equal(page.headers.get('cache-control'), 'no-store');
   assert.match(page.made.headers.get('set-cookie'), /HttpOnly/);
+  // Lax, not Strict: the relay's confirm window is opened from the app's page, another site
+  // once deployed (consent_phishing.test.mjs cannot tell the two apart on one host).
+  assert.match(page.made.headers.get('set-cookie'), /; SameSite=Lax(;|$)/);
   // Another browser (no cookie) cannot collect this page's approval.
   const r = await fetch(`${RELAY}/authorize/status?code=${page.code}`);
   assert.equal((await r.json()).state, 'not_this_browser');

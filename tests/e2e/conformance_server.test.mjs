@@ -87,6 +87,8 @@ test('the conformance suite passes for the 2026-07-28 requirement set', { timeou
     'input-required-result-tampered-state:sep-2322-reject-tampered-state',
     'dns-rebinding-protection:localhost-host-rebinding-rejected',
     'tools-call-with-progress:tools-call-with-progress',
+    // No log message without the request's logLevel (the fixture's tab says three steps).
+    'server-stateless:sep-2575-server-no-log-without-loglevel',
     // A tool's x-mcp-header: the Mcp-Param-* header held against its argument.
     'http-custom-header-server-validation:sep-2243-server-decode-base64',
     'http-custom-header-server-validation:sep-2243-server-validate-param-match',
@@ -113,6 +115,9 @@ test('the conformance suite passes for the 2025-11-25 requirement set', { timeou
     'dns-rebinding-protection:localhost-host-rebinding-rejected',
     'tools-call-elicitation:tools-call-elicitation',
     'tools-call-sampling:tools-call-sampling',
+    // What a tab says while it works, as log messages; a level the relay holds taken.
+    'logging-set-level:logging-set-level',
+    'tools-call-with-logging:tools-call-with-logging',
     'server-sse-polling:server-sse-priming-event',
     'server-sse-polling:server-sse-retry-field',
   ]) {

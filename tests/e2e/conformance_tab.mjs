@@ -55,7 +55,10 @@ function fixtures(tab) {
     // Its region rides in an Mcp-Param-Region header too (x-mcp-header); the relay holds the
     // two together before the tab hears of the call.
     test_custom_headers: (call) => ({ data: `Region ${call.args?.region}.` }),
-    test_logging_tool: () => ({ data: 'Logging tool ran (the relay declares no logging).' }),
+    // What a tab says while it works goes to a session-era client as log messages (and to
+    // none in 2026-07-28, where the relay reads no per-request level): three steps.
+    test_tool_with_logging: (call) => saysThreeSteps(tab, call),
+    test_logging_tool: (call) => saysThreeSteps(tab, call),
     test_missing_capability: (call) =>
       has(call, 'answer') ? { data: 'Sampled.' } : { inputRequired: { answer: sample('Say hello', 10) } },
     test_streaming_elicitation: (call) =>
@@ -182,6 +185,16 @@ function fixtures(tab) {
 }
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+/** A tool that says two steps and their end through the relay client, 50 ms apart. */
+async function saysThreeSteps(tab, call) {
+  for (const step of ['Tool execution started.', 'Tool processing data.']) {
+    tab.client.asking(call.id, step);
+    await sleep(50);
+  }
+  tab.client.answered(call.id);
+  return { data: 'Tool execution completed.' };
+}
 
 /** How each tasks fixture takes tasks (the others say nothing: answered in one piece). */
 const EXECUTION = {

@@ -122,6 +122,12 @@ test('(a) the person’s own link, in the browser that opened the waiting page, 
   assert.match(await page.textContent('#code-asker'), /“Orders helper”/, 'the link the page was loaded with, not the later one');
   assert.ok(await page.isHidden('#code-already'), 'no connection of this client yet');
 
+  // Cannot fail under wrangler dev, so not what this shows: that the cookie rides a CROSS-site
+  // window. Here the app and the relay are one site (127.0.0.1, ports apart), so the window's
+  // request is same-site and a SameSite=Strict cookie would be sent too; deployed, the app's
+  // page opening the relay's is cross-site, where only Lax (sent on a top-level GET) works.
+  // The attribute itself is asserted in authorize_page.test.mjs (the cookie is written in the
+  // shell, src/shell/routes.rs authorize_code, so no native test covers it yet).
   const popup = context.waitForEvent('page', { timeout: 10_000 });
   await page.click('#approve');
   await popup;

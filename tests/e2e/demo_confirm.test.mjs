@@ -4,36 +4,21 @@
 // never runs, and is not reported done.
 // Each test can run alone (--test-name-pattern): they share one page and one SDK client,
 // made by the first test that needs them.
-import { test, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { RELAY, sseEvents } from './harness.mjs';
-import { fileChromium, openDemo, connectThroughPage, cardSays, cardGone, choose, textOf, SHOW_MS } from './demo_harness.mjs';
+import { fileChromium, fileSession, openDemo, connectThroughPage, cardSays, cardGone, choose, textOf, SHOW_MS } from './demo_harness.mjs';
 
 /** A cancelled call's request must end this soon, long before the relay's wait would end it. */
 const SETTLE_MS = 3_000;
 
 const chromium = fileChromium();
-let shared;
-
-after(async () => {
-  const opened = shared && (await shared.catch(() => null));
-  if (opened) {
-    await opened.client.close().catch(() => {});
-    await opened.page.close().catch(() => {});
-  }
-});
-
 /** The demo page, paired and connected, and the SDK client the person approved in it. */
-function session() {
-  shared ||= open();
-  return shared;
-}
-
-async function open() {
+const session = fileSession(async () => {
   const page = await openDemo(await chromium());
   const { client, provider } = await connectThroughPage(page, 'demo-confirm-e2e');
   return { page, client, provider };
-}
+});
 
 test('a destructive call waits for the person’s Allow, then runs', async () => {
   const { page, client } = await session();
@@ -74,11 +59,11 @@ test('cards come one at a time, oldest first', async () => {
   await cardSays(page, /delete item 7\./);
   const second = client.callTool({ name: 'items_delete', arguments: { ids: [8] } });
   // One turn's calls run one after another: the second is asked once the first is answered.
-  // A fixed wait, knowingly: the page shows nothing when a call arrives behind a card, so there
-  // is no event to wait on; the wait gives the second call time to arrive (it can only miss a
-  // card shown too early, never fail wrongly), and the order is read below, after the answer.
-  await new Promise((r) => setTimeout(r, 500));
+  // The page shows nothing when a call arrives behind a card, so the card is read once the
+  // second call stands queued in its turn's line (the presence the card shows).
+  await page.waitForFunction(() => document.getElementById('confirm').presence.lines().some((l) => l.waiting === 2), null, { timeout: SHOW_MS });
   assert.match(await page.textContent('#confirm [part=what]'), /delete item 7\./, 'the oldest stays shown');
+  assert.equal(await page.textContent('#confirm [part=more]'), '', 'the second is not asked while the first waits');
   await choose(page, 'deny');
   assert.equal((await first).isError, true);
   await cardSays(page, /delete item 8\./);

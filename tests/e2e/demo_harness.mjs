@@ -7,18 +7,19 @@ import { chromium } from 'playwright-core';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
-import { RELAY, APP_ORIGIN, HeadlessProvider } from './harness.mjs';
+import { RELAY, APP_ORIGIN, HeadlessProvider, dataOf } from './harness.mjs';
 
 const CHROMIUM = process.env.TABRELAY_CHROMIUM || '/usr/bin/chromium';
 
 /**
  * Chromium, headless, with a fresh empty profile of Playwright's own; `extraArgs` adds switches
- * (`['--enable-features=WebMCP']`).
+ * (`['--enable-features=WebMCP']`); `launch` adds to Playwright's launch options.
  */
-export function launchChromium(extraArgs = []) {
+export function launchChromium(extraArgs = [], launch = {}) {
   return chromium.launch({
     executablePath: CHROMIUM,
     args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync', ...extraArgs],
+    ...launch,
   });
 }
 
@@ -34,6 +35,22 @@ export function fileChromium(extraArgs = []) {
     await browser?.close();
   });
   return () => (launched ||= launchChromium(extraArgs));
+}
+
+/**
+ * One page and one SDK client shared by a file's tests, made by `open` (resolving to
+ * `{ page, client, … }`) when the first test asks for them and closed once the file's tests
+ * are done: `const session = fileSession(async () => …);` at the top of a test file, then
+ * `const { page, client } = await session();` in each test (each can still run alone).
+ */
+export function fileSession(open) {
+  let shared = null;
+  after(async () => {
+    const opened = await shared?.catch(() => null);
+    await opened?.client.close().catch(() => {});
+    await opened?.page.close().catch(() => {});
+  });
+  return () => (shared ||= open());
 }
 
 /** Waits until the demo page says it is connected to the relay. */
@@ -139,4 +156,18 @@ export function namedProvider(page, name) {
   const provider = new HeadlessProvider(null, approveIn(page));
   Object.defineProperty(provider, 'clientMetadata', { get: () => ({ ...HeadlessProvider.prototype.clientMetadata, client_name: name }) });
   return provider;
+}
+
+/**
+ * A heavy comparison `client` called (100 million permutations: tens of seconds), which the
+ * person allowed in `page` and the page shows running; resolves to the call (its promise).
+ */
+export async function heavyComparisonRunning(page, client) {
+  const { groups } = dataOf(await client.callTool({ name: 'dataset_describe', arguments: {} }));
+  const args = { column: 'score', groups: [groups[0].name, groups[1].name], permutations: 100_000_000 };
+  const running = client.callTool({ name: 'groups_compare', arguments: args });
+  await cardSays(page, /asks to compare score/);
+  await choose(page, 'once');
+  await page.locator('#activity [part=text]', { hasText: 'running Compare two groups' }).waitFor({ timeout: SHOW_MS });
+  return { running };
 }

@@ -4,8 +4,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { FORGOTTEN } from '../../tab/relay-client.js';
-import { openTab, connectByHand, refresh, callTool, mcpPost, postForm, register, waitFor, dataOf, accessToken, toolDef } from './harness.mjs';
-import { fileChromium, demoWithAgent, cardSays, cardGone, choose, textOf, SHOW_MS } from './demo_harness.mjs';
+import { openTab, connectByHand, refresh, callTool, mcpPost, postForm, register, waitFor, accessToken, toolDef } from './harness.mjs';
+import { fileChromium, demoWithAgent, heavyComparisonRunning, cardSays, cardGone, textOf, SHOW_MS } from './demo_harness.mjs';
 
 const chromium = fileChromium();
 
@@ -90,12 +90,7 @@ test('Forget while its delete card shows: the card goes, Allow cannot run it, th
 
 test('Forget while a heavy comparison runs: the app stops it and the agent never gets its result', async () => {
   const { page, client } = await demoWithAgent(await chromium(), 'forget-running-e2e');
-  const { groups } = dataOf(await client.callTool({ name: 'dataset_describe', arguments: {} }));
-  const args = { column: 'score', groups: [groups[0].name, groups[1].name], permutations: 100_000_000 };
-  const running = client.callTool({ name: 'groups_compare', arguments: args });
-  await cardSays(page, /asks to compare score/);
-  await choose(page, 'once');
-  await page.locator('#activity [part=text]', { hasText: 'running Compare two groups' }).waitFor({ timeout: SHOW_MS });
+  const { running } = await heavyComparisonRunning(page, client);
   const pressed = Date.now();
   await forgetIn(page);
   const result = await running;

@@ -1,6 +1,7 @@
 // A client that listens to SSE gets its call as a stream: progress notifications carrying the
-// tab's sentence while the person is asked (when it sent a progress token), then the result.
-// A client that does not gets plain JSON at the end of the wait.
+// tab's sentence while the person is asked (when it sent a progress token), the same sentences
+// as log messages (a session-era client), then the result. A client that does not gets plain
+// JSON at the end of the wait.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { openTab, accessToken, mcpPost, dataOf } from './harness.mjs';
@@ -37,12 +38,16 @@ test('progress carries the card’s sentence while the person is asked, then the
   tab.close();
 });
 
-test('without a progress token the stream carries only the result', async () => {
+test('without a progress token the stream carries no progress: what the tab said, as log messages, then the result', async () => {
   const tab = await openTab();
   const token = await accessToken(tab);
   askingTab(tab);
   const r = await mcpPost(token, call(6));
-  assert.deepEqual(r.events.map((m) => m.id), [6]);
+  assert.deepEqual(r.events.map((m) => m.method ?? m.id), ['notifications/message', 'notifications/message', 6], r.raw);
+  const [asked, allowed] = r.events.map((m) => m.params);
+  assert.deepEqual([asked.level, asked.logger, allowed.level], ['info', 'tab', 'info']);
+  assert.ok(asked.data.includes('<tabrelay-data>"Delete item 4?"</tabrelay-data>'), asked.data);
+  assert.match(allowed.data, /allowed this step/);
   tab.close();
 });
 

@@ -5,35 +5,22 @@
 // who asks); withdrawing a tool takes it from both (a remote listener hears list_changed); a
 // tool the page registers with `document.modelContext` itself is relayed and asks the person
 // first. An in-browser agent meets the same data switch and Stop. Without WebMCP the same page works with the relay alone (withdrawing included).
-import { test, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { RELAY, waitFor, readEvents, dataOfText } from './harness.mjs';
-import { fileChromium, openDemo, connectThroughPage, namedProvider, cardSays, cardGone, choose, textOf, activityLines, SHOW_MS } from './demo_harness.mjs';
+import { waitFor, listenStream, dataOfText } from './harness.mjs';
+import { fileChromium, fileSession, openDemo, connectThroughPage, namedProvider, cardSays, cardGone, choose, textOf, activityLines, SHOW_MS } from './demo_harness.mjs';
 import { CATALOGUE } from '../../tab/generated/bundle.js';
 
 const WEBMCP = ['--enable-features=WebMCP'];
 const withWebMcp = fileChromium(WEBMCP);
 const withoutWebMcp = fileChromium();
 const CATALOGUE_NAMES = CATALOGUE.tools.map((t) => t.name).sort();
-let shared;
-
-after(async () => {
-  const opened = shared && (await shared.catch(() => null));
-  if (opened) {
-    await opened.client.close().catch(() => {});
-    await opened.page.close().catch(() => {});
-  }
-});
-
 /** The demo page in Chromium with WebMCP, and the SDK client the person approved in it. */
-function session() {
-  shared ||= (async () => {
-    const page = await openDemo(await withWebMcp());
-    const { client, provider } = await connectThroughPage(page, 'webmcp-e2e', namedProvider(page, 'webmcp-e2e'));
-    return { page, client, provider };
-  })();
-  return shared;
-}
+const session = fileSession(async () => {
+  const page = await openDemo(await withWebMcp());
+  const { client, provider } = await connectThroughPage(page, 'webmcp-e2e', namedProvider(page, 'webmcp-e2e'));
+  return { page, client, provider };
+});
 
 /** The tool names the browser's model context lists in `page`. */
 function browserToolNames(page) {
@@ -44,27 +31,6 @@ function browserToolNames(page) {
 async function remoteToolNames(client) {
   const { tools } = await client.listTools();
   return tools.map((t) => t.name).filter((n) => n !== 'status').sort();
-}
-
-/** Opens MCP subscriptions/listen (2026-07-28) with `token`; counts list_changed as they come. */
-async function listen(token) {
-  const abort = new AbortController();
-  const r = await fetch(RELAY, {
-    method: 'POST',
-    signal: abort.signal,
-    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'subscriptions/listen' },
-    body: JSON.stringify({
-      jsonrpc: '2.0',
-      id: 'sub-1',
-      method: 'subscriptions/listen',
-      params: { notifications: { toolsListChanged: true }, _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} } },
-    }),
-  });
-  assert.equal(r.status, 200);
-  const events = [];
-  const reading = readEvents(r.body, (m) => events.push(m));
-  await waitFor(() => events.length >= 1);
-  return { changes: () => events.filter((e) => e.method === 'notifications/tools/list_changed').length, stop: () => (abort.abort(), reading) };
 }
 
 test('the demo’s tools, registered once, are listed by getTools() and by a remote MCP client', async () => {
@@ -157,8 +123,9 @@ test('an in-browser agent meets the same data switch and the same Stop', async (
 
 test('withdrawing a tool takes it from the browser and from remote agents, who hear list_changed', async () => {
   const { page, client, provider } = await session();
-  const listener = await listen(provider.tokens().access_token);
+  const listener = await listenStream(provider.tokens().access_token);
   try {
+    await waitFor(() => listener.events.length >= 1); // the acknowledgement: the listener is on
     await page.evaluate(() => window.tabrelayDemo.withdraw('group_rename'));
     await waitFor(async () => !(await remoteToolNames(client)).includes('group_rename'));
     await waitFor(() => listener.changes() >= 1);

@@ -13,7 +13,7 @@ use crate::mcp::asking::{self, Round};
 use crate::mcp::resume::EventIds;
 use crate::mcp::session::Declared;
 use crate::mcp::{call_reply, clients, input, listen_acknowledged, listen_ended, progress};
-use crate::mcp::{sse_event, tools_changed, Era, Retry, KEEP_ALIVE};
+use crate::mcp::{logging, sse_event, tools_changed, Era, Retry, KEEP_ALIVE};
 use crate::oauth::keys::Keys;
 use crate::oauth::token::Access;
 use crate::pairing::wire::{request_key, CallRequest};
@@ -416,13 +416,13 @@ impl Call {
                 return CallOutput::Wait;
             }
             CallInput::Event(CallEvent::Asking(card)) => {
-                let text = self.progress(now_ms, &sentences::person_asked(&quoted(&card)));
+                let text = self.said(now_ms, &sentences::person_asked(&quoted(&card)));
                 self.asking = Some(card);
                 return self.send(text);
             }
             CallInput::Event(CallEvent::Answered) => {
                 self.asking = None;
-                let text = self.progress(now_ms, sentences::PERSON_ANSWERED);
+                let text = self.said(now_ms, sentences::PERSON_ANSWERED);
                 return self.send(text);
             }
             CallInput::Answers(answers) => {
@@ -474,6 +474,17 @@ impl Call {
         }
         self.open = true;
         CallOutput::Send(text)
+    }
+
+    /// What the tab said, as a log message in the session era ([`super::logging`]) and as
+    /// progress (or a keep-alive when neither goes).
+    fn said(&mut self, now_ms: u64, sentence: &str) -> String {
+        let progress = self.progress(now_ms, sentence);
+        match (&self.who.era, self.progress_token.is_some()) {
+            (Era::Session, true) => sse_event(&logging::message(sentence)) + &progress,
+            (Era::Session, false) => sse_event(&logging::message(sentence)),
+            (Era::Stateless { .. }, _) => progress,
+        }
     }
 
     /// A progress notification with `message`, or a keep-alive when the client asked none.
@@ -579,10 +590,15 @@ mod tests {
         CallInput::Event(CallEvent::Done(CallAnswer::TabResult { outcome }))
     }
 
-    /// The JSON-RPC message an event carries (None: a comment).
+    /// The JSON-RPC message an event carries, past any log message (None: a comment).
     fn message(text: &str) -> Option<Value> {
-        let data = text.strip_prefix("event: message\ndata: ")?;
-        Some(serde_json::from_str(data.trim_end()).unwrap())
+        logged(text).into_iter().find(|m| m["method"] != "notifications/message")
+    }
+
+    /// Every JSON-RPC message the text's events carry.
+    fn logged(text: &str) -> Vec<Value> {
+        let data = text.split("\n\n").filter_map(|e| e.strip_prefix("event: message\ndata: "));
+        data.map(|d| serde_json::from_str(d).unwrap()).collect()
     }
 
     fn access(client: &str) -> Access {
@@ -759,9 +775,35 @@ mod tests {
         assert_eq!(answered["params"]["progress"], 2);
         assert_eq!(answered["params"]["message"], sentences::PERSON_ANSWERED);
 
-        let mut quiet = Call::new(who(), true, None, 0);
+        let stateless = Era::Stateless { capabilities: serde_json::Map::new(), client_name: None };
+        let mut quiet = Call::new(CallIdentity { era: stateless, ..who() }, true, None, 0);
         let asking = CallInput::Event(CallEvent::Asking("x".into()));
         assert_eq!(quiet.input(asking, 100), CallOutput::Send(KEEP_ALIVE.into()));
+    }
+
+    #[test]
+    fn in_the_session_era_what_the_tab_says_goes_as_log_messages_too_with_a_token_or_without() {
+        for token in [None, Some(json!("tok"))] {
+            let mut call = Call::new(who(), true, token.clone(), 0);
+            let asking = CallInput::Event(CallEvent::Asking("Delete 3 rows?".into()));
+            let CallOutput::Send(asked) = call.input(asking, 100) else { panic!("send") };
+            let CallOutput::Send(answered) = call.input(CallInput::Event(CallEvent::Answered), 200)
+            else {
+                panic!("send")
+            };
+            let said = [logged(&asked), logged(&answered)].map(|m| m[0].clone());
+            assert_eq!(
+                said[0],
+                logging::message(&sentences::person_asked(&quoted("Delete 3 rows?")))
+            );
+            assert_eq!(said[1], logging::message(sentences::PERSON_ANSWERED));
+            // One log message per event, and progress beside it only when asked for.
+            let counts = [logged(&asked).len(), logged(&answered).len()];
+            assert_eq!(counts, if token.is_some() { [2, 2] } else { [1, 1] });
+            // Ticks are no news: never logged.
+            let tick = call.input(CallInput::Event(CallEvent::Tick), 15_000);
+            assert!(!matches!(tick, CallOutput::Send(t) if t.contains("notifications/message")));
+        }
     }
 
     #[test]
@@ -993,28 +1035,28 @@ mod tests {
             panic!("send")
         };
         let ids = event_ids(&card);
-        assert_eq!(ids.len(), 1);
-        let read = crate::mcp::resume::read_event_id(&ids[0].0).unwrap();
-        assert_eq!((&read.id, read.number), (&Id::Number(9), 1));
+        assert_eq!(ids.len(), 2, "the log message, then the progress");
+        let read = crate::mcp::resume::read_event_id(&ids[1].0).unwrap();
+        assert_eq!((&read.id, read.number), (&Id::Number(9), 2));
         assert_eq!(read.progress, Some(json!("t")), "the progress token rides along");
-        // The client comes back after event 1: a stream numbered on, progress counting on,
+        // The client comes back after event 2: a stream numbered on, progress counting on,
         // its end with an id.
         let mut again = Call::resumed(who(), read.progress, read.number, 5_000);
         let opening = event_ids(&again.opening());
-        assert_eq!(crate::mcp::resume::read_event_id(&opening[0].0).unwrap().number, 2);
+        assert_eq!(crate::mcp::resume::read_event_id(&opening[0].0).unwrap().number, 3);
         let CallOutput::Send(card) =
             again.input(CallInput::Event(CallEvent::Asking("Delete?".into())), 5_500)
         else {
             panic!("send")
         };
         let progress = event_ids(&card);
-        let said: Value = serde_json::from_str(&progress[0].1).unwrap();
+        let said: Value = serde_json::from_str(&progress[1].1).unwrap();
         assert_eq!(said["params"]["progressToken"], "t");
-        assert_eq!(said["params"]["progress"], 2, "past the 1 the client saw");
+        assert_eq!(said["params"]["progress"], 3, "past the 2 the client saw");
         let CallOutput::Last(end) = again.input(done(), 6_000) else { panic!("last") };
         let end = event_ids(&end);
         assert_eq!(end.len(), 1, "primed once");
-        assert_eq!(crate::mcp::resume::read_event_id(&end[0].0).unwrap().number, 4);
+        assert_eq!(crate::mcp::resume::read_event_id(&end[0].0).unwrap().number, 6);
         assert!(end[0].1.contains("rows"));
         // Not resumable: no ids, as before.
         let Start::Ask(request, mut plain) = start(asked(None, None), &access("x"), &config(), 0)

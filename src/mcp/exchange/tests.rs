@@ -59,14 +59,27 @@ struct Seen {
 }
 
 impl Seen {
-    /// The JSON-RPC messages of the stream's events, in order.
-    fn messages(&self) -> Vec<Value> {
+    /// Every JSON-RPC message of the stream's events, in order, log messages included.
+    fn all(&self) -> Vec<Value> {
         self.events
             .iter()
             .flat_map(|e| e.split("\n\n"))
             .filter_map(|block| block.lines().find_map(|l| l.strip_prefix("data: ")))
             .filter_map(|data| serde_json::from_str(data).ok())
             .collect()
+    }
+
+    /// The stream's JSON-RPC messages but its log messages, in order.
+    fn messages(&self) -> Vec<Value> {
+        let log = |m: &Value| m["method"] == "notifications/message";
+        self.all().into_iter().filter(|m| !log(m)).collect()
+    }
+
+    /// The log messages' texts (`notifications/message`, what the tab said), in order.
+    fn logs(&self) -> Vec<String> {
+        let log = |m: &Value| m["method"] == "notifications/message";
+        let text = |m: Value| m["params"]["data"].as_str().map(str::to_owned);
+        self.all().into_iter().filter(log).filter_map(text).collect()
     }
 
     /// The events' ids, in order (the priming event's too).
@@ -538,11 +551,14 @@ fn a_dropped_stream_is_taken_up_with_last_event_id() {
         &format!(r#"{{"type":"asking","id":{call},"sentence":"Delete?"}}"#),
     );
     let seen = run.seen.ids();
-    assert_eq!(seen.len(), 2, "the priming event and the card: {:?}", run.seen.events);
+    // The priming event, and the card said twice: logged, and as progress (the token).
+    assert_eq!(seen.len(), 3, "the priming event and the card: {:?}", run.seen.events);
+    assert!(run.seen.logs()[0].contains("Delete?"), "{:?}", run.seen.events);
+    let card = seen[2].clone();
     pair.drop_run(run);
     // The tab answers while the client is away; the client comes back after the card.
     pair.tab_says(&mut [], &format!(r#"{{"type":"result","id":{call},"data":[9]}}"#));
-    let back = RequestHeaders { last_event_id: Some(seen[1].clone()), ..headers };
+    let back = RequestHeaders { last_event_id: Some(card.clone()), ..headers };
     let again = pair.resume(back);
     let messages = again.seen.messages();
     let last = messages.last().unwrap_or_else(|| panic!("{:?}", again.seen));
@@ -551,9 +567,9 @@ fn a_dropped_stream_is_taken_up_with_last_event_id() {
     assert!(again.seen.ended);
     let ids = again.seen.ids();
     let number = |id: &str| crate::mcp::resume::read_event_id(id).unwrap().number;
-    assert!(ids.iter().all(|id| number(id) > number(&seen[1])), "numbered on: {ids:?}");
+    assert!(ids.iter().all(|id| number(id) > number(&card)), "numbered on: {ids:?}");
     // Nothing to take up: 405.
-    let none = RequestHeaders { last_event_id: Some(seen[1].clone()), ..pair.headers(true) };
+    let none = RequestHeaders { last_event_id: Some(card), ..pair.headers(true) };
     let missing = pair.resume(none);
     assert_eq!(missing.seen.answer.as_ref().map(|a| a.status), Some(405));
 }
