@@ -118,12 +118,13 @@ pub fn margin_ms(gives_up_ms: u64) -> u64 {
     (gives_up_ms / 10).min(15_000)
 }
 
-/// A name as words: lower case, every run of other characters one space, padded with spaces.
+/// A name as words: ASCII letters and digits in lower case (the known names are ASCII; core's
+/// Unicode tables cost 10 KiB of upload), every run of other characters one space, padded.
 fn words(name: &str) -> String {
     let mut out = String::from(" ");
     for c in name.chars() {
-        if c.is_alphanumeric() {
-            out.extend(c.to_lowercase());
+        if c.is_ascii_alphanumeric() {
+            out.push(c.to_ascii_lowercase());
         } else if !out.ends_with(' ') {
             out.push(' ');
         }

@@ -440,7 +440,7 @@ impl Room {
                 continue;
             }
             let tools = tools
-                .and_then(|t| serde_json::from_str(&t).ok())
+                .and_then(|t| serde_json::from_slice(t.as_bytes()).ok())
                 .and_then(|v| ToolList::read(&v).ok());
             self.stated.insert(number, Statement { tools, dataset });
         }
