@@ -63,14 +63,9 @@ pub(super) async fn endpoint(
 
 fn to_wire(ask: ToPairing) -> Ask {
     match ask {
-        ToPairing::Grant { id, client_id, granted } => Ask::Grant(GrantRequest {
-            id,
-            client_id,
-            client_name: granted.client_name,
-            host: granted.host,
-            place: granted.place,
-            verified: granted.verified,
-        }),
+        ToPairing::Grant { id, client_id, granted } => {
+            Ask::Grant(GrantRequest { id, client_id, requester: granted.requester })
+        }
         ToPairing::Replayed { grant } => Ask::Replayed { grant },
         ToPairing::Refresh(request) => Ask::Refresh(request),
         ToPairing::Revoke(request) => Ask::Revoke(request),

@@ -2,7 +2,6 @@
 //! answer back.
 
 use serde_json::json;
-use tabrelay_bundle::fields::Encode;
 use tabrelay_bundle::protocol::close;
 use worker::{
     console_error, event, Context, Env, Headers, Method, Request, Response, Result, WebSocketPair,
