@@ -48,6 +48,7 @@ static CONFIG: std::sync::OnceLock<Config> = std::sync::OnceLock::new();
 
 #[event(fetch)]
 async fn fetch(req: Request, env: Env, _ctx: Context) -> Result<Response> {
+    console_error_panic_hook::set_once();
     let read = match CONFIG.get() {
         Some(c) => Ok(c),
         None => config(&env).map(|c| CONFIG.get_or_init(|| c)),
