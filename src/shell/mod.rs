@@ -27,7 +27,8 @@ pub(crate) struct PlatformRandom;
 
 impl Entropy for PlatformRandom {
     fn fill(&mut self, buf: &mut [u8]) {
-        webcrypto::random(buf);
+        // getrandom on workerd cannot fail short of a broken runtime; a panic then is right.
+        getrandom::getrandom(buf).expect("the platform's random source");
     }
 }
 

@@ -1,6 +1,5 @@
 //! The tab proof's signature check by the runtime's own WebCrypto (`crypto.subtle`): no
-//! signature crate in the wasm; and random bytes from its `crypto.getRandomValues`. The few
-//! lines of JavaScript that call them are bound here.
+//! signature crate in the wasm. The few lines of JavaScript that call it are bound here.
 
 use wasm_bindgen::prelude::wasm_bindgen;
 use worker::js_sys::Promise;
@@ -18,27 +17,12 @@ export async function verifyP256(key, signature, data) {
   } catch {
     return false;
   }
-}
-export function fillRandom(buf) {
-  crypto.getRandomValues(buf);
 }")]
 extern "C" {
     /// Whether `signature` (P1363) is `key`'s (raw P-256) ECDSA signature over SHA-256 of
     /// `data`; false for a key WebCrypto refuses.
     #[wasm_bindgen(js_name = verifyP256)]
     fn verify_p256(key: &[u8], signature: &[u8], data: &[u8]) -> Promise;
-
-    /// Fills `buf` from `crypto.getRandomValues` (at most 65,536 bytes a call).
-    #[wasm_bindgen(js_name = fillRandom)]
-    fn fill_random(buf: &mut [u8]);
-}
-
-/// Fills `buf` with random bytes from the platform (`crypto.getRandomValues`, which workerd
-/// provides and never refuses; the getrandom crate cost a KiB of wasm for the same call).
-pub(crate) fn random(buf: &mut [u8]) {
-    for chunk in buf.chunks_mut(65_536) {
-        fill_random(chunk);
-    }
 }
 
 /// Whether the proof's signature holds. A key WebCrypto refuses (a point off the curve, say)
