@@ -67,17 +67,7 @@ impl GeneralPurpose {
 
 impl Engine for GeneralPurpose {
     fn encode<T: AsRef<[u8]>>(&self, input: T) -> String {
-        self.encode_bytes(input.as_ref())
-    }
-
-    fn decode<T: AsRef<[u8]>>(&self, input: T) -> Result<Vec<u8>, DecodeError> {
-        self.decode_bytes(input.as_ref())
-    }
-}
-
-// The work, once, whatever the callers' input types (each would be a copy in the wasm).
-impl GeneralPurpose {
-    fn encode_bytes(&self, input: &[u8]) -> String {
+        let input = input.as_ref();
         let mut out = String::with_capacity(input.len().div_ceil(3) * 4);
         for chunk in input.chunks(3) {
             let mut n = 0u32;
@@ -97,9 +87,10 @@ impl GeneralPurpose {
         out
     }
 
-    fn decode_bytes(&self, mut input: &[u8]) -> Result<Vec<u8>, DecodeError> {
+    fn decode<T: AsRef<[u8]>>(&self, input: T) -> Result<Vec<u8>, DecodeError> {
+        let mut input = input.as_ref();
         if self.padding {
-            if !input.len().is_multiple_of(4) {
+            if input.len() % 4 != 0 {
                 return Err(DecodeError);
             }
             // At most two `=`, at the end (the length then makes them the right number).
