@@ -21,6 +21,7 @@ pub struct KnownClient {
     /// Whether a progress notification restarts that limit (None: unknown).
     pub progress_resets: Option<bool>,
     /// Where the figures come from.
+    #[cfg(test)]
     pub source: &'static str,
 }
 
@@ -31,6 +32,7 @@ pub const KNOWN_CLIENTS: &[KnownClient] = &[
         names: &["openai mcp", "chatgpt"],
         gives_up_ms: Some(60_000),
         progress_resets: Some(false), // it sends no progress token
+        #[cfg(test)]
         source: "issue: community.openai.com/t/1369488 (\"tool calls timeout after ~60 seconds\", \"doesn't send progressToken\"); name: User-Agent openai-mcp/1.0.0 in t/1367543",
     },
     KnownClient {
@@ -38,6 +40,7 @@ pub const KNOWN_CLIENTS: &[KnownClient] = &[
         names: &["claude code"],
         gives_up_ms: Some(300_000),
         progress_resets: Some(true),
+        #[cfg(test)]
         source: "code: anthropics/claude-code CHANGELOG 2.1.187 (5-minute idle abort, CLAUDE_CODE_MCP_TOOL_IDLE_TIMEOUT); issue: claude-code#78911 (\"no response or progress notification for 300s\"), #93143 (a body silent ~300 s is dropped); name: #43299",
     },
     KnownClient {
@@ -45,6 +48,7 @@ pub const KNOWN_CLIENTS: &[KnownClient] = &[
         names: &["claude"],
         gives_up_ms: Some(240_000),
         progress_resets: Some(false),
+        #[cfg(test)]
         source: "issue: anthropics/claude-code#64614, #44032, #65643 (Desktop: \"after waiting 4 minutes\", progress does not extend it); claude.ai: no figure found (claude-ai-mcp#115 suggests about 60 s), taken as Desktop's",
     },
     KnownClient {
@@ -52,6 +56,7 @@ pub const KNOWN_CLIENTS: &[KnownClient] = &[
         names: &["cursor"],
         gives_up_ms: Some(300_000),
         progress_resets: Some(false),
+        #[cfg(test)]
         source: "issue: cursor/cursor#3510 (\"cancelled after exactly 5 minutes\"); name cursor-vscode in modelcontextprotocol/csharp-sdk#344",
     },
     KnownClient {
@@ -59,6 +64,7 @@ pub const KNOWN_CLIENTS: &[KnownClient] = &[
         names: &["visual studio code"],
         gives_up_ms: None, // no request timer; its fetch drops a body silent ~300 s
         progress_resets: None,
+        #[cfg(test)]
         source: "code: microsoft/vscode src/vs/workbench/contrib/mcp/common/mcpServerRequestHandler.ts (cancellation only, tasks polled every 2 s, elicitation); issue: vscode#261734, #258869 (cut at 300 s)",
     },
     KnownClient {
@@ -66,6 +72,7 @@ pub const KNOWN_CLIENTS: &[KnownClient] = &[
         names: &["gemini cli"],
         gives_up_ms: Some(600_000),
         progress_resets: Some(false),
+        #[cfg(test)]
         source: "code: google-gemini/gemini-cli packages/core/src/tools/mcp-client.ts (MCP_DEFAULT_TIMEOUT_MSEC 10 min, no reset on progress), utils/fetch.ts (headers within 60 s, body silent 300 s), docs/tools/mcp-server.md",
     },
     KnownClient {
@@ -73,6 +80,7 @@ pub const KNOWN_CLIENTS: &[KnownClient] = &[
         names: &["inspector"],
         gives_up_ms: Some(60_000),
         progress_resets: Some(false), // v2 resets; v1 web dies at the first progress after 60 s
+        #[cfg(test)]
         source: "code: modelcontextprotocol/inspector client/src/lib/constants.ts (v1: 300 s, 60 s max total with progress), cli/src/client/tools.ts (SDK default 60 s), core/mcp/inspectorClient.ts (v2: 60 s idle)",
     },
     KnownClient {
@@ -80,6 +88,7 @@ pub const KNOWN_CLIENTS: &[KnownClient] = &[
         names: &["codex"],
         gives_up_ms: Some(60_000),
         progress_resets: None,
+        #[cfg(test)]
         source: "secondary: openai/codex PR #3959 docs/config.md (tool_timeout_sec, default 60)",
     },
     KnownClient {
@@ -87,6 +96,7 @@ pub const KNOWN_CLIENTS: &[KnownClient] = &[
         names: &["zed"],
         gives_up_ms: Some(60_000),
         progress_resets: Some(false),
+        #[cfg(test)]
         source: "issue: zed-industries/zed#45378 (context_server_timeout, default 60 s), #56774 (not reset by progress)",
     },
     KnownClient {
@@ -94,6 +104,7 @@ pub const KNOWN_CLIENTS: &[KnownClient] = &[
         names: &["cline"],
         gives_up_ms: Some(60_000),
         progress_resets: None,
+        #[cfg(test)]
         source: "code: docs.cline.bot/mcp/configuring-mcp-servers (\"Network Timeout … default 1 minute\")",
     },
     KnownClient {
@@ -101,6 +112,7 @@ pub const KNOWN_CLIENTS: &[KnownClient] = &[
         names: &["goose"],
         gives_up_ms: Some(300_000),
         progress_resets: None,
+        #[cfg(test)]
         source: "secondary: goose extension docs' timeout: 300, quoted by developersdigest.tech",
     },
     KnownClient {
@@ -108,6 +120,7 @@ pub const KNOWN_CLIENTS: &[KnownClient] = &[
         names: &["windsurf"],
         gives_up_ms: None,
         progress_resets: None,
+        #[cfg(test)]
         source: "unknown: no figure found (names from apify/mcp-client-capabilities)",
     },
 ];
