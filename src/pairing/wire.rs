@@ -9,6 +9,7 @@ use tabrelay_bundle::protocol::{Outcome, ToolCall};
 
 use crate::oauth::connect::Requester;
 pub use crate::oauth::exchange::{RefreshRequest, RevokeRequest};
+use crate::pairing::tasks::View as TaskView;
 
 /// What the Worker asks a pairing's object.
 #[derive(Debug, Clone, PartialEq)]
@@ -103,8 +104,8 @@ pub enum TaskOp {
 /// What the pairing says about a task.
 #[derive(Debug, Clone, PartialEq)]
 pub enum TaskReply {
-    /// `tasks/get`'s result (the `DetailedTask`).
-    Detailed(Value),
+    /// The task as it stands (`tasks/get`), for the Worker to render.
+    Detailed(TaskView),
     /// `tasks/update` or `tasks/cancel` was taken.
     Acknowledged,
     /// Refused (-32602), with the sentence.
@@ -336,11 +337,9 @@ pub enum CallReply {
         /// The name called.
         tool: String,
     },
-    /// The call became a task: the client polls it (the `CreateTaskResult`).
-    Task {
-        /// The task as the client first sees it.
-        created: Value,
-    },
+    /// The call became this task (for the Worker to render as the `CreateTaskResult`): the
+    /// client polls it.
+    Task(TaskView),
     /// The tool runs only as a task and the client takes none (-32021).
     NeedsTasks,
     /// A header that mirrors an argument (the tool's `x-mcp-header`) is missing, unreadable,
@@ -383,7 +382,7 @@ tabrelay_bundle::codec!(CallReply, "a call reply", enum {
     "tab_result" => TabResult { outcome },
     "not_carried" => NotCarried { sentence },
     "no_such_tool" => NoSuchTool { tool },
-    "task" => Task { created },
+    "task" => Task(TaskView),
     "needs_tasks" => NeedsTasks,
     "header_mismatch" => HeaderMismatch { header },
 });
@@ -409,7 +408,7 @@ tabrelay_bundle::codec!(TaskOp, "a request about a task", enum {
     "update" => Update(Value),
 });
 tabrelay_bundle::codec!(TaskReply, "a reply about a task", enum {
-    "detailed" => Detailed(Value),
+    "detailed" => Detailed(TaskView),
     "acknowledged" => Acknowledged,
     "refused" => Refused { sentence },
 });
@@ -447,6 +446,7 @@ tabrelay_bundle::codec!(ListenEvent, "a listener's event", enum {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::pairing::tasks::{Failure, Status};
     use tabrelay_bundle::protocol::Connection;
 
     fn call() -> CallRequest {
@@ -538,6 +538,22 @@ mod tests {
         ]
     }
 
+    /// A task as the Worker is told it, holding what its status says.
+    fn task_view(status: Status) -> TaskView {
+        let said = |s: Status, v: Value| (status == s).then_some(v);
+        TaskView {
+            id: "t".into(),
+            status,
+            created_ms: 1_000,
+            updated_ms: 2_000,
+            status_message: (status == Status::Working).then(|| "Asked.".into()),
+            result: said(Status::Completed, serde_json::json!({"content": []})),
+            error: (status == Status::Failed)
+                .then(|| Failure { code: -32603, message: "Gone.".into() }),
+            input_requests: said(Status::InputRequired, serde_json::json!({"a": {}})),
+        }
+    }
+
     /// Every reply the object sends.
     pub(crate) fn replies() -> Vec<Reply> {
         let outcome = Outcome::Failed { error: "no".into() };
@@ -562,7 +578,10 @@ mod tests {
             Reply::Answers(serde_json::json!({"q1": {"action": "decline"}})),
             Reply::TooManyQuestions,
             Reply::NotAsked,
-            Reply::Task(TaskReply::Detailed(serde_json::json!({"taskId": "t"}))),
+            Reply::Task(TaskReply::Detailed(task_view(Status::Working))),
+            Reply::Task(TaskReply::Detailed(task_view(Status::Completed))),
+            Reply::Task(TaskReply::Detailed(task_view(Status::Failed))),
+            Reply::Task(TaskReply::Detailed(task_view(Status::InputRequired))),
             Reply::Task(TaskReply::Acknowledged),
             Reply::Task(TaskReply::Refused { sentence: "No.".into() }),
         ];
@@ -573,7 +592,7 @@ mod tests {
             CallReply::TabResult { outcome },
             CallReply::not_carried("gone"),
             CallReply::NoSuchTool { tool: "x".into() },
-            CallReply::Task { created: serde_json::json!({"taskId": "t"}) },
+            CallReply::Task(task_view(Status::Working)),
             CallReply::NeedsTasks,
             CallReply::HeaderMismatch { header: "Mcp-Param-Region".into() },
         ] {
@@ -597,7 +616,9 @@ mod tests {
 
     /// The bytes on the wire: what the derived `Serialize` wrote before the codec (read from
     /// main at the commit that replaced it), one request or reply line each, in the order of
-    /// [`requests`] then [`replies`]. A change to the bytes fails here.
+    /// [`requests`] then [`replies`]; a task's lines since the task went as its typed view
+    /// (`{"id", "status", "created_ms", …}`, no longer its MCP JSON). A change to the bytes
+    /// fails here.
     const GOLDEN: &str = include_str!("../../tests/data/wire/pairing.txt");
 
     #[test]

@@ -215,17 +215,14 @@ impl Effect {
 }
 
 /// A typed answer of the room, which the Worker's side renders for the agent (the room builds
-/// no MCP JSON): the list agents see, what the `status` tool tells a connection, a task.
+/// no MCP JSON): the list agents see, what the `status` tool tells a connection. (A task goes
+/// as its typed view on the wire, [`crate::pairing::tasks::View`], which the Worker renders.)
 #[derive(Debug, Clone, PartialEq)]
 pub enum Answer {
     /// The focused tab's stated tool list (None: it stated none, so the bundled catalogue).
     Tools(Option<ToolList>),
     /// The pairing's tabs, and what the connection's calls nobody waits for came to.
     Status(TabsStatus, Vec<String>),
-    /// The task a waited call became (the call's end).
-    TaskMade(Box<Task>),
-    /// A task as it stands (`tasks/get`).
-    Task(Box<Task>),
 }
 
 /// What a tab stated, to store.
@@ -500,10 +497,7 @@ impl Room {
                 Reply::NoGrant
             }
             Request::Task { grant, task, op } => {
-                match self.task_request(&grant, &task, op, now_ms, out) {
-                    Ok(reply) => Reply::Task(reply),
-                    Err(task) => return out.push(Effect::Answer(asker, Answer::Task(task))),
-                }
+                Reply::Task(self.task_request(&grant, &task, op, now_ms, out))
             }
             Request::Check { want: Want::Nothing, .. } => Reply::Done,
             Request::Check { want: Want::Tools, .. } => {

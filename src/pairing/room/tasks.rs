@@ -4,12 +4,12 @@
 use tabrelay_bundle::content::{self, quoted};
 use tabrelay_bundle::protocol::{askable, call_input, Outcome as TabOutcome, RelayMessage};
 
-use super::{Answer, Effect, Room, INTERNAL_ERROR, MISSING_CAPABILITY};
+use super::{Effect, Room, INTERNAL_ERROR, MISSING_CAPABILITY};
 use crate::crypto::{random_token, Entropy};
 use crate::limits::{MAX_TASK_BYTES_PER_CONNECTION, MAX_TASK_RESULT_BYTES, TAB_CALL_WAIT_MS};
 use crate::pairing::calls::{Flight, Holder, Waiter};
 use crate::pairing::tasks::{self, Task};
-use crate::pairing::wire::{TaskOp, TaskReply};
+use crate::pairing::wire::{CallEvent, CallReply, Reply, TaskOp, TaskReply};
 use crate::sentences;
 
 impl Room {
@@ -40,7 +40,8 @@ impl Room {
         flight.wait_ms = TAB_CALL_WAIT_MS;
         flight.due_ms = flight.until_ms;
         out.push(Effect::StoreTask(task.clone()));
-        out.push(Effect::Answer(asker, Answer::TaskMade(Box::new(task.clone()))));
+        let made = CallReply::Task(task.view());
+        out.push(Effect::Reply(asker, Reply::Call(CallEvent::Done(made))));
         self.tasks.push(task);
     }
 
@@ -116,7 +117,7 @@ impl Room {
         self.task_event(i, event, now_ms, out);
     }
 
-    /// A client's request about its task `id`: the reply, or (Err) the task as it stands.
+    /// A client's request about its task `id`: the reply (the task as it stands, for `get`).
     pub(super) fn task_request(
         &mut self,
         grant: &str,
@@ -124,14 +125,14 @@ impl Room {
         op: TaskOp,
         now_ms: u64,
         out: &mut Vec<Effect>,
-    ) -> Result<TaskReply, Box<Task>> {
+    ) -> TaskReply {
         self.tasks_of(grant, now_ms, out);
         let Some(i) = self.tasks.iter().position(|t| t.id == id && t.visible_to(grant, now_ms))
         else {
-            return Ok(TaskReply::Refused { sentence: sentences::TASK_UNKNOWN.into() });
+            return TaskReply::Refused { sentence: sentences::TASK_UNKNOWN.into() };
         };
         let event = match op {
-            TaskOp::Get => return Err(Box::new(self.tasks[i].clone())),
+            TaskOp::Get => return TaskReply::Detailed(self.tasks[i].view()),
             TaskOp::Cancel => tasks::Event::Cancel,
             TaskOp::Update(answers) => match answers {
                 serde_json::Value::Object(answers) => tasks::Event::Update(answers),
@@ -152,7 +153,7 @@ impl Room {
                 self.next_round(i, responses, state, now_ms, out);
             }
         }
-        Ok(TaskReply::Acknowledged)
+        TaskReply::Acknowledged
     }
 
     /// Task `i`'s call goes to a tab again with the client's answers: to the tab that asked

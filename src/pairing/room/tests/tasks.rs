@@ -27,6 +27,7 @@ fn a_quick_answer_stays_one_reply_and_a_call_that_waits_becomes_a_task() {
     );
     let (reply, _) = about_task(&mut sim, "g1", &task, TaskOp::Get);
     let TaskReply::Detailed(got) = reply else { panic!() };
+    let got = rendered(got);
     assert_eq!(got["status"], "working");
     // The tab's result completes it; tasks/get inlines it; the other connection finds none.
     let effects = sim.say(a, &format!(r#"{{"type":"result","id":{call},"data":{{"rows":2}}}}"#));
@@ -34,6 +35,7 @@ fn a_quick_answer_stays_one_reply_and_a_call_that_waits_becomes_a_task() {
     let (TaskReply::Detailed(got), _) = about_task(&mut sim, "g1", &task, TaskOp::Get) else {
         panic!()
     };
+    let got = rendered(got);
     assert_eq!(got["status"], "completed");
     assert!(got["result"]["content"][0]["text"].as_str().unwrap().contains("rows"));
     let (other, _) = about_task(&mut sim, "g2", &task, TaskOp::Get);
@@ -86,6 +88,7 @@ fn the_person_being_asked_makes_the_task_at_once_and_it_outlives_an_eviction() {
     let (TaskReply::Detailed(got), _) = about_task(&mut sim, "g1", &task, TaskOp::Get) else {
         panic!()
     };
+    let got = rendered(got);
     assert_eq!(got["status"], "completed");
     // Past its time to live it is gone, and its row deleted.
     sim.later(crate::limits::TASK_TTL_MS);
@@ -118,6 +121,7 @@ fn a_cancelled_task_stops_its_call_in_the_tab_and_a_closed_tab_fails_its_task() 
     let (TaskReply::Detailed(got), _) = about_task(&mut sim, "g1", &task, TaskOp::Get) else {
         panic!()
     };
+    let got = rendered(got);
     assert_eq!(got["status"], "failed");
     assert_eq!(got["error"]["message"], sentences::TAB_GONE);
 }
@@ -134,6 +138,7 @@ fn a_tasks_questions_go_to_the_client_and_its_answers_start_the_next_round() {
     let (TaskReply::Detailed(got), _) = about_task(&mut sim, "g1", &task, TaskOp::Get) else {
         panic!()
     };
+    let got = rendered(got);
     assert_eq!(got["status"], "input_required");
     let asked: Vec<&String> = got["inputRequests"].as_object().unwrap().keys().collect();
     assert_eq!(asked, ["who"], "roots were not declared: left out");
@@ -162,6 +167,7 @@ fn a_tasks_questions_go_to_the_client_and_its_answers_start_the_next_round() {
     let (TaskReply::Detailed(got), _) = about_task(&mut sim, "g1", &task, TaskOp::Get) else {
         panic!()
     };
+    let got = rendered(got);
     assert_eq!(got["status"], "completed");
     // Only undeclared questions: the task fails, naming the capability.
     let (task, call) = slow_task(&mut sim, "g1", 2, a);
@@ -169,6 +175,7 @@ fn a_tasks_questions_go_to_the_client_and_its_answers_start_the_next_round() {
     let (TaskReply::Detailed(got), _) = about_task(&mut sim, "g1", &task, TaskOp::Get) else {
         panic!()
     };
+    let got = rendered(got);
     assert_eq!(got["status"], "failed");
     assert_eq!(got["error"]["code"], MISSING_CAPABILITY);
     assert!(got.get("result").is_none());
@@ -252,6 +259,7 @@ fn a_tasks_next_round_is_a_call_within_its_connections_share() {
     let (TaskReply::Detailed(got), _) = about_task(&mut sim, "g1", &task, TaskOp::Get) else {
         panic!()
     };
+    let got = rendered(got);
     assert_eq!(got["status"], "failed");
     assert_eq!(got["error"]["message"], mine.as_str());
     // The other connection's task goes on to its next round.
@@ -312,6 +320,7 @@ fn a_tasks_rounds_are_calls_in_flight_with_a_deadline_the_alarm_wakes_for() {
     let (TaskReply::Detailed(got), _) = about_task(&mut sim, "g1", &task, TaskOp::Get) else {
         panic!()
     };
+    let got = rendered(got);
     assert_eq!(got["status"], "failed");
     assert!(got["error"]["message"].as_str().unwrap().contains("did not answer within 225 s"));
     // A round the person is asked about waits for them (as a waited call is left open).
@@ -323,6 +332,7 @@ fn a_tasks_rounds_are_calls_in_flight_with_a_deadline_the_alarm_wakes_for() {
     let (TaskReply::Detailed(got), _) = about_task(&mut sim, "g1", &task, TaskOp::Get) else {
         panic!()
     };
+    let got = rendered(got);
     assert_eq!(got["status"], "working");
 }
 
