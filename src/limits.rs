@@ -128,6 +128,11 @@ pub const TAB_CALL_WAIT_MS: u64 = 225_000;
 pub const AGENT_TURN_IDLE_MS: u64 = 120_000;
 /// How often a streamed call says it is still waiting (SSE keep-alive), in milliseconds.
 pub const KEEP_ALIVE_MS: u64 = 15_000;
+/// How much later than it is due the pairing's next line may come before the Worker takes the
+/// pairing as gone (evicted or broken mid-request) and ends the request as if its replies had
+/// ended: a call in one piece is due by its wait, anything else hears the pairing at least every
+/// [`KEEP_ALIVE_MS`] (`crate::mcp::exchange`'s bound for every ask).
+pub const PAIRING_LATE_MS: u64 = 10_000;
 /// How long the Worker waits for the pairing's tool list before answering with the bundled one.
 pub const TOOL_LIST_WAIT_MS: u64 = 2_000;
 /// How many codes a pairing may get wrong per [`WRONG_CODE_WINDOW_MS`].
