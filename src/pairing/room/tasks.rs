@@ -100,11 +100,7 @@ impl Room {
             }
             _ => 0,
         };
-        // The connection's other tasks hold what they keep until they expire.
-        let grant = &self.tasks[i].grant;
-        let others = self.tasks.iter().enumerate().filter(|(j, t)| t.grant == *grant && *j != i);
-        let others = others.map(|(_, t)| t);
-        let held: usize = others.map(Task::held_bytes).sum();
+        let held = self.held_beside(i);
         let event = if size > MAX_TASK_RESULT_BYTES {
             let sentence = sentences::TASK_RESULT_TOO_LARGE;
             tasks::Event::Answered(content::error_result(sentence))
@@ -140,7 +136,17 @@ impl Room {
             },
         };
         let running = self.tasks[i].carried.call;
-        match self.tasks[i].apply(event, now_ms) {
+        let mut changed = self.tasks[i].clone();
+        let effect = changed.apply(event, now_ms);
+        // Answers kept until the last comes count toward the connection's share, as results do.
+        if effect == tasks::Effect::Store
+            && self.held_beside(i) + changed.held_bytes() > MAX_TASK_BYTES_PER_CONNECTION
+        {
+            let kib = MAX_TASK_BYTES_PER_CONNECTION / 1024;
+            return TaskReply::Refused { sentence: sentences::task_answers_full(kib) };
+        }
+        self.tasks[i] = changed;
+        match effect {
             tasks::Effect::Unchanged => {}
             tasks::Effect::Store => out.push(Effect::StoreTask(self.tasks[i].clone())),
             tasks::Effect::StopInTab => {
@@ -212,6 +218,13 @@ impl Room {
             },
         ));
         out.push(Effect::StoreTask(self.tasks[i].clone()));
+    }
+
+    /// The bytes the other tasks of task `i`'s connection keep until they expire.
+    fn held_beside(&self, i: usize) -> usize {
+        let grant = &self.tasks[i].grant;
+        let others = self.tasks.iter().enumerate().filter(|(j, t)| t.grant == *grant && *j != i);
+        others.map(|(_, t)| t.held_bytes()).sum()
     }
 
     /// What happened to task `i`, applied; stored when it changed.
