@@ -8,25 +8,12 @@ use tabrelay_bundle::protocol::{Setting, ToolList};
 
 use crate::pairing::admit::default_support;
 pub use crate::pairing::admit::{input_schema, known, param_header_mismatch, task_support};
-use crate::pairing::room::Answer;
-use crate::pairing::wire::Reply;
 use crate::pairing::TabsStatus;
 use crate::sentences;
 
 /// The `_meta` key that says a tool's setting (`asks` or `runs`) to programs; the description
 /// says it to the agent.
 pub const SETTING_META: &str = "tabrelay/setting";
-
-/// A room's typed answer as the reply line the Worker reads: the tool list and `status` as
-/// the agent sees them. The pairing's object and the pair
-/// harness both render through this one function.
-#[must_use]
-pub fn reply_of(answer: Answer, catalogue: &Catalogue) -> Reply {
-    match answer {
-        Answer::Tools(list) => Reply::Tools(self::list(list.as_ref(), catalogue)),
-        Answer::Status(status, told) => Reply::Status(status_result(&status, &told)),
-    }
-}
 
 /// The MCP `tools` array: the tab's stated list (tools the person refused left out, each other
 /// one's setting said in its description and `_meta`), or the bundled catalogue when the tab

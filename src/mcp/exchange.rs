@@ -464,8 +464,12 @@ impl<'a> Exchange<'a> {
                 self.settle(Settled::Session(body, id));
             }
             Job::Listing { id, era, tools } => {
+                // The pairing says what the list and the status are made of; rendered here.
                 let answer = match reply {
-                    Some(Reply::Tools(v) | Reply::Status(v)) => Some(v),
+                    Some(Reply::Tools { stated }) => {
+                        Some(tools::list(stated.as_ref(), self.catalogue))
+                    }
+                    Some(Reply::Status { tabs, told }) => Some(tools::status_result(&tabs, &told)),
                     _ => None,
                 };
                 self.listed(&id, &era, tools, answer);

@@ -5,11 +5,12 @@
 
 use serde_json::Value;
 use tabrelay_bundle::fields::{Encode as _, Message, WireError};
-use tabrelay_bundle::protocol::{Outcome, ToolCall};
+use tabrelay_bundle::protocol::{Outcome, ToolCall, ToolList};
 
 use crate::oauth::connect::Requester;
 pub use crate::oauth::exchange::{RefreshRequest, RevokeRequest};
 use crate::pairing::tasks::View as TaskView;
+use crate::pairing::TabsStatus;
 
 /// What the Worker asks a pairing's object.
 #[derive(Debug, Clone, PartialEq)]
@@ -134,10 +135,18 @@ pub enum Reply {
     /// The grant is not live (forgotten, revoked, expired, never made): the client's token no
     /// longer reaches the pairing.
     NoGrant,
-    /// The MCP `tools` array agents see.
-    Tools(Value),
-    /// The `status` tool's result.
-    Status(Value),
+    /// What the list agents see is made of, for the Worker to render ([`crate::tools::list`]).
+    Tools {
+        /// The focused tab's stated list (None: it stated none, so the bundled catalogue).
+        stated: Option<ToolList>,
+    },
+    /// What the `status` tool says, for the Worker to render ([`crate::tools::status_result`]).
+    Status {
+        /// The pairing's tabs.
+        tabs: TabsStatus,
+        /// What came of the asking connection's calls nobody waited for, a sentence each.
+        told: Vec<String>,
+    },
     /// The `requestState` came back before: refused.
     StateUsed,
     /// What came of a [`Request::Grant`].
@@ -422,8 +431,8 @@ tabrelay_bundle::codec!(Reply, "a reply of the pairing", enum {
     "no_grant" => NoGrant,
     "state_used" => StateUsed,
     "too_many_listeners" => TooManyListeners,
-    "tools" => Tools(Value),
-    "status" => Status(Value),
+    "tools" => Tools { stated or None },
+    "status" => Status { tabs, told },
     "grant" => Grant(GrantReply),
     "refresh" => Refresh(RefreshReply),
     "call" => Call(CallEvent),
@@ -538,6 +547,12 @@ mod tests {
         ]
     }
 
+    /// A tab's stated list: one tool the person is asked about.
+    fn stated_list() -> ToolList {
+        let tools = serde_json::json!([{"name": "a", "inputSchema": {"type": "object"}, "setting": "asks"}]);
+        ToolList::read(&tools).unwrap()
+    }
+
     /// A task as the Worker is told it, holding what its status says.
     fn task_view(status: Status) -> TaskView {
         let said = |s: Status, v: Value| (status == s).then_some(v);
@@ -560,8 +575,19 @@ mod tests {
         let mut replies = vec![
             Reply::Done,
             Reply::NoGrant,
-            Reply::Tools(serde_json::json!([{"name": "a"}])),
-            Reply::Status(serde_json::json!({"content": []})),
+            Reply::Tools { stated: None },
+            Reply::Tools { stated: Some(stated_list()) },
+            Reply::Status { tabs: TabsStatus::default(), told: vec![] },
+            Reply::Status {
+                tabs: TabsStatus {
+                    tabs: 2,
+                    focused: Some(1),
+                    dataset: Some("Cells".into()),
+                    stated: true,
+                    refused: vec!["wipe".into()],
+                },
+                told: vec!["Done.".into()],
+            },
             Reply::StateUsed,
             Reply::Grant(GrantReply::Made { grant: "g".into(), secret: "s".into() }),
             Reply::Grant(GrantReply::Full),
@@ -616,9 +642,9 @@ mod tests {
 
     /// The bytes on the wire: what the derived `Serialize` wrote before the codec (read from
     /// main at the commit that replaced it), one request or reply line each, in the order of
-    /// [`requests`] then [`replies`]; a task's lines since the task went as its typed view
-    /// (`{"id", "status", "created_ms", …}`, no longer its MCP JSON). A change to the bytes
-    /// fails here.
+    /// [`requests`] then [`replies`]; the lines of a task, the list and `status` since they went
+    /// typed (a task's view, the stated list, the tabs' status: no longer MCP JSON, which the
+    /// Worker renders now). A change to the bytes fails here.
     const GOLDEN: &str = include_str!("../../tests/data/wire/pairing.txt");
 
     #[test]

@@ -199,11 +199,6 @@ impl Pair {
                 Effect::Send(_, message) => {
                     self.to_tab.push(serde_json::from_str(&message.to_text()).unwrap())
                 }
-                // Rendered as the object renders it, then carried like any reply.
-                Effect::Answer(asker, answer) => {
-                    let reply = crate::tools::reply_of(answer, self.catalogue);
-                    self.carry(vec![Effect::Reply(asker, reply)]);
-                }
                 Effect::Verify(tab, _) => self.room_input(Input::Proved { tab, valid: true }),
                 Effect::Attach(tab) => {
                     self.stored.tabs.retain(|t| t.number != tab.number);

@@ -261,17 +261,10 @@ fn replies(effects: &[Effect], asker: Asker) -> Vec<Reply> {
         .collect()
 }
 
-/// The typed answers to `asker` (the list agents see, the status), as the Worker would render
-/// them: what they say.
+/// The typed answers to `asker` (the list agents see, the status), as the Worker reads them:
+/// what they say.
 fn answered(effects: &[Effect], asker: Asker) -> String {
-    let answers: Vec<&Answer> = effects
-        .iter()
-        .filter_map(|e| match e {
-            Effect::Answer(a, answer) if *a == asker => Some(answer),
-            _ => None,
-        })
-        .collect();
-    format!("{answers:?}")
+    format!("{:?}", replies(effects, asker))
 }
 
 fn done(effects: &[Effect], asker: Asker) -> CallReply {
