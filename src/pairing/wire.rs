@@ -121,9 +121,9 @@ pub enum TaskReply {
 pub enum Want {
     /// Nothing: [`Reply::Done`].
     Nothing,
-    /// The MCP `tools` array agents see ([`Reply::Tools`]; see [`crate::tools::list`]).
+    /// What the list agents see is made of ([`Reply::Tools`]).
     Tools,
-    /// The `status` tool's result ([`Reply::Status`]).
+    /// What the `status` tool says ([`Reply::Status`]).
     Status,
 }
 
