@@ -111,7 +111,7 @@ fuzz_target!(|data: &[u8]| {
                 header.is_some_and(|v| v.trim() == mcp::STATELESS_VERSION)
             );
         }
-        Reply::Call(mcp::call_path::ToolsCall {
+        Reply::Call(mcp::exchange::call::ToolsCall {
             id,
             tool,
             args,
