@@ -872,3 +872,31 @@ fn a_pairing_that_answers_is_never_cut_off_by_the_exchanges_bound() {
     assert_ne!(text, sentences::PAIRING_UNAVAILABLE, "the pairing's own end: {last}");
     assert!(run.seen.ended);
 }
+
+#[test]
+fn a_listener_whose_pairing_goes_silent_is_ended_to_listen_again() {
+    let mut pair = Pair::new();
+    let mut headers = pair.headers(true);
+    headers.version = Some(crate::mcp::STATELESS_VERSION.into());
+    headers.method = Some("subscriptions/listen".into());
+    let meta = json!({
+        crate::mcp::era::meta::PROTOCOL_VERSION: crate::mcp::STATELESS_VERSION,
+        crate::mcp::era::meta::CLIENT_CAPABILITIES: {},
+    });
+    let body = json!({"jsonrpc": "2.0", "id": 17, "method": "subscriptions/listen",
+        "params": {"notifications": {"toolsListChanged": true}, "_meta": meta}});
+    let mut run = pair.post(headers, body);
+    assert!(run.seen.opened, "{:?}", run.seen);
+    // The pairing ticks: the stream lives on long past any quiet bound.
+    pair.later(&mut [&mut run], 4 * (KEEP_ALIVE_MS + PAIRING_LATE_MS));
+    assert!(!run.seen.ended, "{:?}", run.seen.events);
+    // Then it goes silent (its last tick at most KEEP_ALIVE_MS ago): the stream lives
+    // PAIRING_LATE_MS more at least, then ends with the listen's result (the client listens
+    // again), whatever the exchange's own keep-alives.
+    pair.silent = true;
+    pair.later(&mut [&mut run], PAIRING_LATE_MS - 1);
+    assert!(!run.seen.ended, "{:?}", run.seen.events);
+    pair.later(&mut [&mut run], KEEP_ALIVE_MS + 1);
+    assert_eq!(run.seen.messages().last().unwrap()["id"], 17);
+    assert!(run.seen.ended && run.exchange.is_done(), "{:?}", run.seen.events);
+}
