@@ -128,6 +128,11 @@ pub const TAB_CALL_WAIT_MS: u64 = 225_000;
 pub const AGENT_TURN_IDLE_MS: u64 = 120_000;
 /// How often a streamed call says it is still waiting (SSE keep-alive), in milliseconds.
 pub const KEEP_ALIVE_MS: u64 = 15_000;
+/// How much later than it is due the pairing's next line may come before the Worker takes the
+/// pairing as gone (evicted or broken mid-request) and ends the request as if its replies had
+/// ended: a call in one piece is due by its wait, anything else hears the pairing at least every
+/// [`KEEP_ALIVE_MS`] (`crate::mcp::exchange`'s bound for every ask).
+pub const PAIRING_LATE_MS: u64 = 10_000;
 /// How long the Worker waits for the pairing's tool list before answering with the bundled one.
 pub const TOOL_LIST_WAIT_MS: u64 = 2_000;
 /// How many codes a pairing may get wrong per [`WRONG_CODE_WINDOW_MS`].
@@ -159,14 +164,18 @@ pub const TASK_POLL_INTERVAL_MS: u64 = 2_000;
 /// connection cannot fill its pairing's storage, nor crowd out the others' (see
 /// [`MAX_CALLS_PER_CONNECTION`] for the calls they run in the tab).
 pub const MAX_TASKS_PER_CONNECTION: usize = 32;
-/// The largest result or set of questions a task keeps, in bytes of JSON: a task is one row
-/// of the pairing's storage (at most 2 MB a row), so a larger one is replaced by a sentence.
-pub const MAX_TASK_RESULT_BYTES: usize = 1024 * 1024;
+/// The largest result or set of questions a task keeps, in bytes of JSON (a larger one is
+/// replaced by a sentence): a connection's whole share ([`MAX_TASK_BYTES_PER_CONNECTION`]), so
+/// one large result can still be kept, and well inside a stored row's 2 MB.
+pub const MAX_TASK_RESULT_BYTES: usize = MAX_TASK_BYTES_PER_CONNECTION;
 /// The most bytes of JSON one connection's tasks keep in all (results, errors, questions, the
-/// tab's state), until they expire: a task's row is read back into the pairing's memory, so one
-/// connection cannot fill the pairing's memory or storage for the others (its 32 tasks could
-/// otherwise keep 32 MB). A result past it is replaced by a sentence, as a too large one is.
-pub const MAX_TASK_BYTES_PER_CONNECTION: usize = 2 * MAX_TASK_RESULT_BYTES;
+/// client's answers so far, the tab's state), until they expire: every task is held in the
+/// pairing's memory, so one connection cannot fill it (or its storage) for the others (its 32
+/// tasks could otherwise keep 32 MB). A result past it is replaced by a sentence, as a too large
+/// one is; answers past it are refused. Sized so that every connection's shares of all the
+/// pairing holds fit in [`PAIRING_MEMORY_BYTES`] together (at 2 MiB, the tasks alone came to
+/// 100 MiB).
+pub const MAX_TASK_BYTES_PER_CONNECTION: usize = 512 * 1024;
 
 // Each connection's share of what the pairing holds (why these shares: the module's doc).
 
@@ -217,3 +226,18 @@ pub const MAX_AFTERWARDS: usize = MAX_GRANTS * AFTERWARDS_KEPT;
 // open is a card of at most 300 characters and a tool name of 64, an outcome at most 600
 // characters of data, a sentence and a tool name, each character at most 6 bytes as JSON.
 const _: () = assert!(MAX_LEFT_OPEN * 2_300 + MAX_AFTERWARDS * 4_300 < 2_000_000);
+
+/// What a pairing may hold in memory at worst for what its connections make it keep, every
+/// connection's share full at once ([`MAX_HELD_BYTES_PER_CONNECTION`] each): a Durable Object
+/// has 128 MB for everything, its code and the runtime's own share included.
+pub const PAIRING_MEMORY_BYTES: usize = 96 * 1024 * 1024;
+/// What one connection can make its pairing hold in memory at worst, counted as JSON: its tasks'
+/// bytes, its questions' answers, its kept ends, and its calls in the tab (under a KiB each).
+/// What the pairing holds apart from connections (its tabs, their tool lists, the calls left
+/// open and their outcomes: one row of at most 2 MB) is bounded where it is declared.
+pub const MAX_HELD_BYTES_PER_CONNECTION: usize = MAX_TASK_BYTES_PER_CONNECTION
+    + MAX_QUESTIONS_PER_CONNECTION * MAX_ANSWER_BYTES
+    + MAX_KEPT_BYTES_PER_CONNECTION
+    + MAX_CALLS_PER_CONNECTION * 1024;
+const _: () =
+    assert!(MAX_GRANTS * MAX_HELD_BYTES_PER_CONNECTION + 2_000_000 <= PAIRING_MEMORY_BYTES);

@@ -275,6 +275,12 @@ pub fn task_results_full(kib: usize) -> String {
     format!("This connection's tasks already keep close to {kib} KiB of results, the most the relay keeps for one connection, so this one's was not kept; fetch what you need and let the older tasks expire (or cancel those still running), then call again.")
 }
 
+/// A client's answers to a task's questions past what the relay keeps for its connection.
+#[must_use]
+pub fn task_answers_full(kib: usize) -> String {
+    format!("These answers would take this connection's tasks past {kib} KiB, the most the relay keeps for one connection, so they were not taken; answer with less, or let the older tasks expire (or cancel those still running), then answer again.")
+}
+
 /// A tab's answer too large to keep as a task's result.
 pub const TASK_RESULT_TOO_LARGE: &str = "The tab's answer was too large to keep as a task's result; ask for less (a smaller picture, fewer rows), or call again from a client that takes no tasks.";
 

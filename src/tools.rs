@@ -6,31 +6,14 @@ use tabrelay_bundle::catalogue::Catalogue;
 use tabrelay_bundle::content::{self, quoted};
 use tabrelay_bundle::protocol::{Setting, ToolList};
 
-use crate::pairing::admit::default_execution;
+use crate::pairing::admit::default_support;
 pub use crate::pairing::admit::{input_schema, known, param_header_mismatch, task_support};
-use crate::pairing::room::Answer;
-use crate::pairing::wire::{CallEvent, CallReply, Reply, TaskReply};
 use crate::pairing::TabsStatus;
 use crate::sentences;
 
 /// The `_meta` key that says a tool's setting (`asks` or `runs`) to programs; the description
 /// says it to the agent.
 pub const SETTING_META: &str = "tabrelay/setting";
-
-/// A room's typed answer as the reply line the Worker reads: the tool list and `status` as
-/// the agent sees them, a task as its revision's JSON. The pairing's object and the pair
-/// harness both render through this one function.
-#[must_use]
-pub fn reply_of(answer: Answer, catalogue: &Catalogue) -> Reply {
-    match answer {
-        Answer::Tools(list) => Reply::Tools(self::list(list.as_ref(), catalogue)),
-        Answer::Status(status, told) => Reply::Status(status_result(&status, &told)),
-        Answer::TaskMade(task) => {
-            Reply::Call(CallEvent::Done(CallReply::Task { created: task.created() }))
-        }
-        Answer::Task(task) => Reply::Task(TaskReply::Detailed(task.detailed())),
-    }
-}
 
 /// The MCP `tools` array: the tab's stated list (tools the person refused left out, each other
 /// one's setting said in its description and `_meta`), or the bundled catalogue when the tab
@@ -48,8 +31,8 @@ pub fn list(stated: Option<&ToolList>, catalogue: &Catalogue) -> Value {
                     Setting::Refused => return None,
                 };
                 let mut definition = t.definition.clone();
-                if let Some(execution) = default_execution(t) {
-                    definition.insert("execution".into(), execution);
+                if let Some(support) = default_support(t) {
+                    definition.insert("execution".into(), json!({"taskSupport": support.as_str()}));
                 }
                 Some(with_setting(definition, said))
             })

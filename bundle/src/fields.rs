@@ -181,6 +181,20 @@ impl Take for u32 {
     }
 }
 
+/// A count.
+impl Take for usize {
+    fn take(f: &mut Fields, key: &str) -> Option<Self> {
+        f.u64(key).and_then(|n| usize::try_from(n).ok())
+    }
+}
+
+/// A signed whole number (a JSON-RPC error's code).
+impl Take for i64 {
+    fn take(f: &mut Fields, key: &str) -> Option<Self> {
+        f.0.get(key).and_then(Value::as_i64)
+    }
+}
+
 impl Take for bool {
     fn take(f: &mut Fields, key: &str) -> Option<Self> {
         f.bool(key)
@@ -509,6 +523,21 @@ impl Encode for u64 {
 impl Encode for u32 {
     fn write_json(&self, out: &mut Vec<u8>) {
         u64::from(*self).write_json(out);
+    }
+}
+
+impl Encode for usize {
+    fn write_json(&self, out: &mut Vec<u8>) {
+        (*self as u64).write_json(out);
+    }
+}
+
+impl Encode for i64 {
+    fn write_json(&self, out: &mut Vec<u8>) {
+        if *self < 0 {
+            out.push(b'-');
+        }
+        self.unsigned_abs().write_json(out);
     }
 }
 

@@ -17,7 +17,7 @@ use super::{Batch, Era, Headers, Reply as McpReply, KEEP_ALIVE};
 use crate::config::Config;
 use crate::http::{self, TooLarge};
 use crate::jsonrpc::{self, ErrorCode, Id, RpcError};
-use crate::limits::{FIRST_EVENT_WAIT_MS, KEEP_ALIVE_MS, TOOL_LIST_WAIT_MS};
+use crate::limits::{FIRST_EVENT_WAIT_MS, KEEP_ALIVE_MS, PAIRING_LATE_MS, TOOL_LIST_WAIT_MS};
 use crate::oauth::metadata;
 use crate::oauth::token::{self, Access};
 use crate::pairing::wire::{request_key, CallRequest, Reply, Request, TaskOp, Want};
@@ -168,15 +168,20 @@ enum Timer {
     TaskPoll,
     /// A `tasks/result` stops waiting for its task.
     Overall,
+    /// The pairing's next line on the ask in flight is due ([`quiet_bound`]): past it, the
+    /// pairing is taken as gone, as if its replies had ended (a pairing that never answers
+    /// holds no client for ever).
+    Pairing,
 }
 
-const TIMERS: [Timer; 6] = [
+const TIMERS: [Timer; 7] = [
     Timer::FirstEvent,
     Timer::ToolList,
     Timer::KeepAlive,
     Timer::Round,
     Timer::TaskPoll,
     Timer::Overall,
+    Timer::Pairing,
 ];
 
 #[derive(Debug, Default)]
@@ -279,6 +284,8 @@ pub struct Exchange<'a> {
     /// A batch's messages still to answer, and the answers so far.
     batch: Option<(VecDeque<Vec<u8>>, Vec<Value>)>,
     opened: bool,
+    /// How long the ask in flight may go without a line from the pairing ([`quiet_bound`]).
+    quiet_ms: u64,
     /// When the last input came.
     now_ms: u64,
 }
@@ -360,6 +367,7 @@ impl<'a> Exchange<'a> {
             job: Job::Done,
             batch: None,
             opened: false,
+            quiet_ms: 0,
             now_ms,
         };
         if !config.allows_caller(exchange.headers.origin.as_deref(), origin) {
@@ -431,6 +439,11 @@ impl<'a> Exchange<'a> {
     /// could not be asked).
     pub fn handle_reply(&mut self, reply: Option<Reply>, now_ms: u64) {
         self.now_ms = now_ms;
+        // A line is the pairing alive: its next is due as the ask's bound says.
+        match reply {
+            Some(_) => self.timers.set(Timer::Pairing, now_ms + self.quiet_ms),
+            None => self.timers.stop(Timer::Pairing),
+        }
         let no_grant = reply == Some(Reply::NoGrant);
         match std::mem::take(&mut self.job) {
             Job::Check(_)
@@ -451,8 +464,12 @@ impl<'a> Exchange<'a> {
                 self.settle(Settled::Session(body, id));
             }
             Job::Listing { id, era, tools } => {
+                // The pairing says what the list and the status are made of; rendered here.
                 let answer = match reply {
-                    Some(Reply::Tools(v) | Reply::Status(v)) => Some(v),
+                    Some(Reply::Tools { stated }) => {
+                        Some(tools::list(stated.as_ref(), self.catalogue))
+                    }
+                    Some(Reply::Status { tabs, told }) => Some(tools::status_result(&tabs, &told)),
                     _ => None,
                 };
                 self.listed(&id, &era, tools, answer);
@@ -518,6 +535,12 @@ impl<'a> Exchange<'a> {
                 break;
             }
             self.timers.stop(timer);
+            if timer == Timer::Pairing {
+                // The pairing said nothing for longer than it ever should: gone, as if its
+                // replies had ended (each job says what its client then hears).
+                self.handle_reply(None, now_ms);
+                continue;
+            }
             match (timer, std::mem::take(&mut self.job)) {
                 (Timer::FirstEvent, Job::Call { call, request }) => {
                     self.step_call(call, request, CallInput::FirstWaitOver, now_ms)
@@ -674,6 +697,8 @@ impl<'a> Exchange<'a> {
     }
 
     fn ask(&mut self, request: Request) {
+        self.quiet_ms = quiet_bound(&request);
+        self.timers.set(Timer::Pairing, self.now_ms + self.quiet_ms);
         self.out.push_back(Output::Ask(request));
     }
 
@@ -779,6 +804,19 @@ impl<'a> Exchange<'a> {
         self.job = Job::Done;
         self.out.push_back(Output::End);
     }
+}
+
+/// How long the pairing may say nothing on an ask before the exchange takes it as gone: a call
+/// answered in one piece says only its end, within its wait (the pairing's own per-call bound,
+/// which so still governs the call); every other ask is answered at once or hears the room's
+/// tick after [`KEEP_ALIVE_MS`] of quiet. Then [`PAIRING_LATE_MS`] more, so the pairing's own
+/// end (with its better sentence) always comes first.
+fn quiet_bound(request: &Request) -> u64 {
+    let said_by = match request {
+        Request::Call(call) if !call.stream => call.wait_ms,
+        _ => KEEP_ALIVE_MS,
+    };
+    said_by + PAIRING_LATE_MS
 }
 
 /// 401 with the header that tells a client where to authorize.

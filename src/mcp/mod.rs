@@ -454,7 +454,7 @@ pub fn call_reply(
         Some(CallReply::TabResult { outcome }) => call_answer(id, era, &outcome),
         Some(CallReply::NotCarried { sentence }) => call_failed(id, era, &sentence),
         Some(CallReply::NoSuchTool { tool }) => no_such_tool(id, &tool),
-        Some(CallReply::Task { created }) => jsonrpc::result(id, tasks::created(era, created)),
+        Some(CallReply::Task(task)) => jsonrpc::result(id, tasks::created(era, &task)),
         Some(CallReply::NeedsTasks) => {
             return (400, jsonrpc::error(Some(id), &tasks::needs_tasks()))
         }

@@ -3,15 +3,15 @@
 //! SEP-2663) carries the result and errors in `tasks/get`; the 2025-11-25 experimental tasks
 //! (what VS Code polls) wrap a made task as `{"task": …}`, name `ttl` and `pollInterval`
 //! without their unit, and hand the result over with `tasks/result`. The task itself lives in
-//! the pairing ([`crate::pairing::tasks`]).
+//! the pairing ([`crate::pairing::tasks`]), which tells its typed view; it is rendered here.
 
 use serde_json::{json, Map, Value};
 
 use super::era::{codes, Era};
 use super::{complete, complete_input};
 use crate::jsonrpc::{self, ErrorCode, Id, RpcError};
-use crate::limits::TASK_POLL_INTERVAL_MS;
-use crate::pairing::tasks::{declared, Status, EXTENSION};
+use crate::limits::{TASK_POLL_INTERVAL_MS, TASK_TTL_MS};
+use crate::pairing::tasks::{declared, Status, View, EXTENSION};
 use crate::pairing::wire::{TaskOp, TaskReply};
 use crate::sentences;
 
@@ -101,30 +101,65 @@ fn not_declared(method: &str) -> RpcError {
     }
 }
 
-/// The result of a `tools/call` that became a task, in the client's revision.
+/// The fields every shape of a task carries (2026-07-28's names).
+fn envelope(task: &View) -> Map<String, Value> {
+    let mut m = Map::new();
+    m.insert("taskId".into(), task.id.clone().into());
+    m.insert("status".into(), task.status.as_str().into());
+    m.insert("createdAt".into(), iso8601(task.created_ms).into());
+    m.insert("lastUpdatedAt".into(), iso8601(task.updated_ms).into());
+    m.insert("ttlMs".into(), TASK_TTL_MS.into());
+    m.insert("pollIntervalMs".into(), TASK_POLL_INTERVAL_MS.into());
+    if let Some(said) = &task.status_message {
+        m.insert("statusMessage".into(), said.clone().into());
+    }
+    m
+}
+
+/// The result of a `tools/call` that became a task, in the client's revision: 2026-07-28's
+/// `CreateTaskResult` (flat, no result yet), or 2025-11-25's `{"task": …}`.
 #[must_use]
-pub fn created(era: &Era, task: Value) -> Value {
+pub fn created(era: &Era, task: &View) -> Value {
     if era.is_stateless() {
-        complete_input(task)
+        let mut m = envelope(task);
+        m.insert("resultType".into(), "task".into());
+        complete_input(Value::Object(m))
     } else {
-        json!({ "task": legacy(&task) })
+        json!({ "task": legacy(task) })
     }
 }
 
-/// A task in the 2025-11-25 shape (`Task`): where it stands, no result.
-fn legacy(task: &Value) -> Value {
-    let mut m = Map::new();
-    for (from, to) in [
-        ("taskId", "taskId"),
-        ("status", "status"),
-        ("statusMessage", "statusMessage"),
-        ("createdAt", "createdAt"),
-        ("lastUpdatedAt", "lastUpdatedAt"),
-        ("ttlMs", "ttl"),
-        ("pollIntervalMs", "pollInterval"),
-    ] {
-        if let Some(v) = task.get(from) {
-            m.insert(to.into(), v.clone());
+/// The result of 2026-07-28's `tasks/get` (`DetailedTask`): the result inlined once completed,
+/// the error once failed, the pending requests while input is required.
+#[must_use]
+pub fn detailed(task: View) -> Value {
+    let status = task.status;
+    let mut m = envelope(&task);
+    m.insert("resultType".into(), "complete".into());
+    let empty = || Value::Object(Map::new());
+    match status {
+        Status::Completed => {
+            m.insert("result".into(), task.result.unwrap_or_else(empty));
+        }
+        Status::Failed => {
+            let error = task.error.map(|e| json!({"code": e.code, "message": e.message}));
+            m.insert("error".into(), error.unwrap_or_else(empty));
+        }
+        Status::InputRequired => {
+            m.insert("inputRequests".into(), task.input_requests.unwrap_or_else(empty));
+        }
+        Status::Working | Status::Cancelled => {}
+    }
+    Value::Object(m)
+}
+
+/// A task in the 2025-11-25 shape (`Task`): where it stands, no result, its times without
+/// their unit.
+fn legacy(task: &View) -> Value {
+    let mut m = envelope(task);
+    for (from, to) in [("ttlMs", "ttl"), ("pollIntervalMs", "pollInterval")] {
+        if let Some(v) = m.remove(from) {
+            m.insert(to.into(), v);
         }
     }
     Value::Object(m)
@@ -171,31 +206,53 @@ pub fn answer(id: &Id, era: &Era, method: &Method, said: Option<TaskReply>) -> N
     };
     if era.is_stateless() {
         // The detailed task says its own `resultType`.
-        return Next::Answer(jsonrpc::result(id, complete_input(task)));
+        return Next::Answer(jsonrpc::result(id, complete_input(detailed(task))));
     }
     if *method != Method::Result {
         return Next::Answer(jsonrpc::result(id, legacy(&task)));
     }
-    let status = task.get("status").and_then(Value::as_str).unwrap_or_default();
-    let task_id = task.get("taskId").cloned().unwrap_or(Value::Null);
-    match status {
-        s if s == Status::Completed.as_str() => {
-            let mut result = task.get("result").cloned().unwrap_or_else(|| json!({}));
-            result["_meta"] = json!({"io.modelcontextprotocol/related-task": {"taskId": task_id}});
+    match task.status {
+        Status::Completed => {
+            let mut result = task.result.unwrap_or_else(|| json!({}));
+            result["_meta"] = json!({"io.modelcontextprotocol/related-task": {"taskId": task.id}});
             Next::Answer(jsonrpc::result(id, result))
         }
-        s if s == Status::Failed.as_str() => {
-            let e = task.get("error");
-            let code = e.and_then(|e| e.get("code")).and_then(Value::as_i64).unwrap_or(-32603);
-            let message = e.and_then(|e| e.get("message")).and_then(Value::as_str);
-            let message = message.unwrap_or(sentences::PAIRING_UNAVAILABLE).to_owned();
+        Status::Failed => {
+            let (code, message) = match task.error {
+                Some(e) => (e.code, e.message),
+                None => (-32603, sentences::PAIRING_UNAVAILABLE.to_owned()),
+            };
             error(RpcError { code: ErrorCode(code as i32), message, data: None })
         }
-        s if s == Status::Cancelled.as_str() => {
+        Status::Cancelled => {
             error(RpcError::new(ErrorCode::INVALID_PARAMS, sentences::TASK_CANCELLED))
         }
-        _ => Next::AskAgain(TASK_POLL_INTERVAL_MS / 2),
+        Status::Working | Status::InputRequired => Next::AskAgain(TASK_POLL_INTERVAL_MS / 2),
     }
+}
+
+/// A time in milliseconds since 1970 as ISO 8601 (UTC, milliseconds): `2026-12-01T05:26:31.000Z`.
+#[must_use]
+pub fn iso8601(ms: u64) -> String {
+    let secs = ms / 1000;
+    let (days, rem) = (secs / 86_400, secs % 86_400);
+    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
+    let z = days as i64 + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:03}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60,
+        ms % 1000
+    )
 }
 
 #[cfg(test)]
@@ -214,15 +271,100 @@ mod tests {
         v.as_object().unwrap().clone()
     }
 
-    fn detailed(status: &str) -> TaskReply {
-        let mut t = json!({"taskId": "t1", "status": status, "createdAt": "2026-12-01T00:00:00.000Z",
-            "lastUpdatedAt": "2026-12-01T00:00:01.000Z", "ttlMs": 5, "pollIntervalMs": 2, "resultType": "complete"});
-        match status {
-            "completed" => t["result"] = json!({"content": [{"type": "text", "text": "ok"}]}),
-            "failed" => t["error"] = json!({"code": -32021, "message": "Needs roots."}),
-            _ => {}
+    fn view(status: Status) -> View {
+        View {
+            id: "t1".into(),
+            status,
+            created_ms: 1_000,
+            updated_ms: 5_000,
+            status_message: None,
+            result: (status == Status::Completed)
+                .then(|| json!({"content": [{"type": "text", "text": "ok"}]})),
+            error: (status == Status::Failed).then(|| crate::pairing::tasks::Failure {
+                code: -32021,
+                message: "Needs roots.".into(),
+            }),
+            input_requests: (status == Status::InputRequired)
+                .then(|| json!({"a": {"method": "elicitation/create"}})),
         }
-        TaskReply::Detailed(t)
+    }
+
+    fn told(status: Status) -> TaskReply {
+        TaskReply::Detailed(view(status))
+    }
+
+    #[test]
+    fn times_are_iso_8601_in_utc() {
+        assert_eq!(iso8601(0), "1970-01-01T00:00:00.000Z");
+        assert_eq!(iso8601(1_796_102_791_123), "2026-12-01T05:26:31.123Z");
+        assert_eq!(iso8601(951_782_400_000), "2000-02-29T00:00:00.000Z", "a leap day");
+        assert_eq!(iso8601(4_107_542_399_999), "2100-02-28T23:59:59.999Z");
+    }
+
+    #[test]
+    fn a_made_task_is_flat_and_says_only_where_it_stands() {
+        let made = created(&modern(true), &view(Status::Working));
+        assert_eq!(made["resultType"], "task");
+        assert_eq!(made["taskId"], "t1");
+        assert_eq!(made["status"], "working");
+        assert_eq!(made["ttlMs"], TASK_TTL_MS);
+        assert_eq!(made["pollIntervalMs"], TASK_POLL_INTERVAL_MS);
+        assert_eq!(made["createdAt"], "1970-01-01T00:00:01.000Z");
+        assert_eq!(made["lastUpdatedAt"], "1970-01-01T00:00:05.000Z");
+        assert!(made["_meta"].is_object());
+        for absent in
+            ["task", "result", "error", "inputRequests", "requestState", "ttl", "pollInterval"]
+        {
+            assert!(made.get(absent).is_none(), "{absent}");
+        }
+    }
+
+    /// What a client read before the pairing told a typed view (the pairing rendered the JSON
+    /// then): the same JSON value, and so the same bytes (serde_json's map keeps keys sorted).
+    #[test]
+    fn what_a_client_reads_of_a_task_is_as_before() {
+        let meta = json!({crate::mcp::era::meta::SERVER_INFO: crate::mcp::server_info()});
+        let (made, at) = (view(Status::Working), "1970-01-01T00:00:01.000Z");
+        let envelope = json!({"taskId": "t1", "status": "working", "createdAt": at,
+            "lastUpdatedAt": "1970-01-01T00:00:05.000Z", "ttlMs": TASK_TTL_MS,
+            "pollIntervalMs": TASK_POLL_INTERVAL_MS});
+        let mut modern_made = envelope.clone();
+        modern_made["resultType"] = "task".into();
+        modern_made["_meta"] = meta.clone();
+        assert_eq!(created(&modern(true), &made), modern_made);
+        let Next::Answer(got) =
+            answer(&Id::Number(4), &modern(true), &Method::Get, Some(told(Status::Failed)))
+        else {
+            panic!()
+        };
+        let mut failed = envelope;
+        failed["status"] = "failed".into();
+        failed["resultType"] = "complete".into();
+        failed["error"] = json!({"code": -32021, "message": "Needs roots."});
+        failed["_meta"] = meta;
+        assert_eq!(got, json!({"jsonrpc": "2.0", "id": 4, "result": failed}));
+    }
+
+    #[test]
+    fn a_detailed_task_holds_what_its_status_says_and_nothing_else() {
+        let got = detailed(view(Status::Completed));
+        assert_eq!((&got["status"], &got["resultType"]), (&json!("completed"), &json!("complete")));
+        assert_eq!(got["result"]["content"][0]["text"], "ok");
+        assert!(got.get("error").is_none() && got.get("inputRequests").is_none());
+        let failed = detailed(view(Status::Failed));
+        assert_eq!(failed["error"], json!({"code": -32021, "message": "Needs roots."}));
+        assert!(failed.get("result").is_none());
+        let asks = detailed(view(Status::InputRequired));
+        assert_eq!(asks["inputRequests"]["a"]["method"], "elicitation/create");
+        let said = View { status_message: Some("Asked.".into()), ..view(Status::Working) };
+        let working = detailed(said);
+        assert_eq!(working["statusMessage"], "Asked.");
+        for absent in ["result", "error", "inputRequests"] {
+            assert!(working.get(absent).is_none(), "{absent}");
+        }
+        // A completed task whose result storage lost still says one.
+        let lost = View { result: None, ..view(Status::Completed) };
+        assert_eq!(detailed(lost)["result"], json!({}));
     }
 
     #[test]
@@ -251,34 +393,33 @@ mod tests {
 
     #[test]
     fn a_2025_11_25_client_sees_the_task_wrapped_and_its_fields_without_units() {
-        let made = json!({"taskId": "t1", "status": "working", "ttlMs": 5, "pollIntervalMs": 2,
-            "createdAt": "x", "lastUpdatedAt": "y", "resultType": "task"});
-        let old = created(&Era::Session, made.clone());
+        let old = created(&Era::Session, &view(Status::Working));
         assert_eq!(
             old,
-            json!({"task": {"taskId": "t1", "status": "working", "ttl": 5, "pollInterval": 2, "createdAt": "x", "lastUpdatedAt": "y"}})
+            json!({"task": {"taskId": "t1", "status": "working", "ttl": TASK_TTL_MS,
+                "pollInterval": TASK_POLL_INTERVAL_MS, "createdAt": "1970-01-01T00:00:01.000Z",
+                "lastUpdatedAt": "1970-01-01T00:00:05.000Z"}})
         );
-        assert_eq!(created(&modern(true), made)["resultType"], "task");
         let Next::Answer(got) =
-            answer(&Id::Number(1), &Era::Session, &Method::Get, Some(detailed("completed")))
+            answer(&Id::Number(1), &Era::Session, &Method::Get, Some(told(Status::Completed)))
         else {
             panic!()
         };
-        assert!(got["result"].get("result").is_none() && got["result"]["ttl"] == 5);
+        assert!(got["result"].get("result").is_none() && got["result"]["ttl"] == TASK_TTL_MS);
     }
 
     #[test]
     fn tasks_result_waits_for_the_end_and_hands_over_the_result_or_the_error() {
         let id = Id::Number(3);
-        let result = |s: &str| answer(&id, &Era::Session, &Method::Result, Some(detailed(s)));
-        assert_eq!(result("working"), Next::AskAgain(TASK_POLL_INTERVAL_MS / 2));
-        assert_eq!(result("input_required"), Next::AskAgain(TASK_POLL_INTERVAL_MS / 2));
-        let Next::Answer(done) = result("completed") else { panic!() };
+        let result = |s: Status| answer(&id, &Era::Session, &Method::Result, Some(told(s)));
+        assert_eq!(result(Status::Working), Next::AskAgain(TASK_POLL_INTERVAL_MS / 2));
+        assert_eq!(result(Status::InputRequired), Next::AskAgain(TASK_POLL_INTERVAL_MS / 2));
+        let Next::Answer(done) = result(Status::Completed) else { panic!() };
         assert_eq!(done["result"]["content"][0]["text"], "ok");
         assert_eq!(done["result"]["_meta"]["io.modelcontextprotocol/related-task"]["taskId"], "t1");
-        let Next::Answer(failed) = result("failed") else { panic!() };
+        let Next::Answer(failed) = result(Status::Failed) else { panic!() };
         assert_eq!(failed["error"]["code"], -32021);
-        let Next::Answer(cancelled) = result("cancelled") else { panic!() };
+        let Next::Answer(cancelled) = result(Status::Cancelled) else { panic!() };
         assert_eq!(cancelled["error"]["message"], sentences::TASK_CANCELLED);
         // A 2025-11-25 cancel answers with the task: asked again at once.
         let ack = answer(&id, &Era::Session, &Method::Cancel, Some(TaskReply::Acknowledged));

@@ -3,7 +3,7 @@
 //! arguments, and how it takes tasks. The pairing decides it (the list is the pairing's); the
 //! rendering of the list for agents is the Worker's side's.
 
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 use tabrelay_bundle::catalogue::Catalogue;
 use tabrelay_bundle::protocol::{Setting, StatedTool, ToolList};
 
@@ -25,8 +25,10 @@ pub fn known(stated: Option<&ToolList>, catalogue: &Catalogue, name: &str) -> bo
 #[must_use]
 pub fn task_support(stated: Option<&ToolList>, name: &str) -> Support {
     let Some(tool) = stated.and_then(|l| l.tool(name)) else { return Support::Forbidden };
-    let said = tool.definition.get("execution").cloned().or_else(|| default_execution(tool));
-    said.map_or(Support::Forbidden, |execution| Support::of(&json!({ "execution": execution })))
+    match tool.definition.get("execution") {
+        Some(execution) => Support::of_execution(execution),
+        None => default_support(tool).unwrap_or(Support::Forbidden),
+    }
 }
 
 /// The input schema of `name` in the list agents see (the focused tab's stated list, else the
@@ -98,9 +100,11 @@ fn mirrors(arg: &Value, header: &str) -> bool {
     }
 }
 
-/// The `execution` the relay gives a tab's tool that states none: a tool the person is asked
-/// about may become a task (a client that polls tasks polls while the person decides).
-pub fn default_execution(tool: &StatedTool) -> Option<Value> {
+/// How the relay lets a tab's tool that states no `execution` take tasks (the list agents see
+/// says it as the tool's `execution`): a tool the person is asked about may become a task (a
+/// client that polls tasks polls while the person decides).
+#[must_use]
+pub fn default_support(tool: &StatedTool) -> Option<Support> {
     let unsaid = !tool.definition.contains_key("execution");
-    (unsaid && tool.setting == Setting::Asks).then(|| json!({"taskSupport": "optional"}))
+    (unsaid && tool.setting == Setting::Asks).then_some(Support::Optional)
 }

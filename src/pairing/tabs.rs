@@ -30,6 +30,10 @@ pub struct TabsStatus {
     pub refused: Vec<String>,
 }
 
+tabrelay_bundle::codec!(TabsStatus, "the tabs' status", {
+    tabs, focused or None, dataset or None, stated, refused
+});
+
 impl TabsStatus {
     /// The status of `tabs`, with what the focused one stated (its list and dataset).
     #[must_use]

@@ -4,15 +4,16 @@
 //! as the task's time to live; the person may take that long.
 //!
 //! Here: one task's life as a state machine (what the tab and the client do to it, at which
-//! `now`), the wire shapes the client reads, and the rules for which calls become tasks. The
-//! pairing ([`super::room::Room`]) keeps each task as a row (the JSON of [`Task`]) so it
-//! outlives an eviction and a restart; the Worker only asks it.
+//! `now`), the typed [`View`] of it the Worker is told, and the rules for which calls become
+//! tasks. The pairing ([`super::room::Room`]) keeps each task as a row (the JSON of [`Task`])
+//! so it outlives an eviction and a restart; the Worker only asks it, and renders the view in
+//! the client's revision ([`crate::mcp::tasks`]): no MCP JSON is built here.
 
 use serde::Serialize;
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 use tabrelay_bundle::protocol::ToolCall;
 
-use crate::limits::{TASK_POLL_INTERVAL_MS, TASK_TTL_MS};
+use crate::limits::TASK_TTL_MS;
 
 /// The extension's name in `capabilities.extensions` (server and client).
 pub const EXTENSION: &str = "io.modelcontextprotocol/tasks";
@@ -50,13 +51,62 @@ impl Status {
             Self::Cancelled => "cancelled",
         }
     }
+}
 
-    fn parse(s: &str) -> Option<Self> {
-        [Self::Working, Self::InputRequired, Self::Completed, Self::Failed, Self::Cancelled]
-            .into_iter()
-            .find(|st| st.as_str() == s)
+tabrelay_bundle::codec!(Status, "a task's status", enum {
+    "working" => Working,
+    "input_required" => InputRequired,
+    "completed" => Completed,
+    "failed" => Failed,
+    "cancelled" => Cancelled,
+});
+
+/// Why a task failed: a JSON-RPC error's code and sentence.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Failure {
+    /// The JSON-RPC error code.
+    pub code: i64,
+    /// The sentence.
+    pub message: String,
+}
+
+tabrelay_bundle::codec!(Failure, "why a task failed", { code, message });
+
+/// A task's stored row (serde-derived) holds why it failed.
+impl Serialize for Failure {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        tabrelay_bundle::fields::serialize(self, s)
     }
 }
+
+/// A task as the Worker is told it (a made task, or `tasks/get`): where it stands and what it
+/// holds for its client, which the Worker renders in the client's revision
+/// ([`crate::mcp::tasks`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct View {
+    /// Its id.
+    pub id: String,
+    /// Where it stands.
+    pub status: Status,
+    /// When it was made, in milliseconds since 1970.
+    pub created_ms: u64,
+    /// When it last changed.
+    pub updated_ms: u64,
+    /// The relay's sentence of what goes on.
+    pub status_message: Option<String>,
+    /// The tool result, once completed (None otherwise).
+    pub result: Option<Value>,
+    /// Why it failed, once failed (None otherwise).
+    pub error: Option<Failure>,
+    /// The requests waiting for the client's answers, an object keyed by the tab's ids, while
+    /// input is required (None otherwise).
+    pub input_requests: Option<Value>,
+}
+
+tabrelay_bundle::codec!(View, "a task", {
+    id, status, created_ms, updated_ms, status_message or None, result or None, error or None,
+    input_requests or None
+});
 
 /// What carries a task in the pairing: its call in a tab now, and what the next round needs.
 #[derive(Debug, Clone, PartialEq)]
@@ -97,9 +147,9 @@ pub struct Task {
     /// The tool result, once completed.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub result: Option<Value>,
-    /// The JSON-RPC error, once failed.
+    /// Why it failed, once failed.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub error: Option<Value>,
+    pub error: Option<Failure>,
     /// The requests still waiting for the client's answer (input required).
     #[serde(skip_serializing_if = "Map::is_empty")]
     pub input_requests: Map<String, Value>,
@@ -220,7 +270,7 @@ impl Task {
             }
             Event::Lost(code, sentence) => {
                 self.status = Status::Failed;
-                self.error = Some(json!({"code": code, "message": sentence}));
+                self.error = Some(Failure { code, message: sentence });
                 self.clear_input();
                 Effect::Store
             }
@@ -268,56 +318,23 @@ impl Task {
         self.carried.call = None;
     }
 
-    /// The fields every shape of the task carries.
-    fn envelope(&self) -> Map<String, Value> {
-        let mut m = Map::new();
-        m.insert("taskId".into(), self.id.clone().into());
-        m.insert("status".into(), self.status.as_str().into());
-        m.insert("createdAt".into(), iso8601(self.created_ms).into());
-        m.insert("lastUpdatedAt".into(), iso8601(self.updated_ms).into());
-        m.insert("ttlMs".into(), TASK_TTL_MS.into());
-        m.insert("pollIntervalMs".into(), TASK_POLL_INTERVAL_MS.into());
-        if let Some(said) = &self.status_message {
-            m.insert("statusMessage".into(), said.clone().into());
-        }
-        m
-    }
-
-    /// The result of the `tools/call` that made it (`CreateTaskResult`: flat, no result yet).
+    /// What the Worker is told of it: what it holds for its client as it stands (the result
+    /// once completed, the error once failed, the pending requests while input is required).
     #[must_use]
-    pub fn created(&self) -> Value {
-        let mut m = self.envelope();
-        m.insert("resultType".into(), "task".into());
-        Value::Object(m)
-    }
-
-    /// The result of `tasks/get` (`DetailedTask`): the result inlined once completed, the error
-    /// once failed, the pending requests while input is required.
-    #[must_use]
-    pub fn detailed(&self) -> Value {
-        let mut m = self.envelope();
-        m.insert("resultType".into(), "complete".into());
-        match self.status {
-            Status::Completed => {
-                m.insert("result".into(), self.result.clone().unwrap_or_else(|| json!({})));
-            }
-            Status::Failed => {
-                m.insert("error".into(), self.error.clone().unwrap_or_else(|| json!({})));
-            }
-            Status::InputRequired => {
-                m.insert("inputRequests".into(), Value::Object(self.input_requests.clone()));
-            }
-            Status::Working | Status::Cancelled => {}
+    pub fn view(&self) -> View {
+        let status = self.status;
+        View {
+            id: self.id.clone(),
+            status,
+            created_ms: self.created_ms,
+            updated_ms: self.updated_ms,
+            status_message: self.status_message.clone(),
+            result: self.result.clone().filter(|_| status == Status::Completed),
+            error: self.error.clone().filter(|_| status == Status::Failed),
+            input_requests: (status == Status::InputRequired)
+                .then(|| Value::Object(self.input_requests.clone())),
         }
-        Value::Object(m)
     }
-}
-
-/// The result of `tasks/update` and `tasks/cancel`: an empty acknowledgement (the task's new
-/// state is read with `tasks/get`).
-#[must_use]
-pub fn acknowledged() -> Value {
-    json!({"resultType": "complete"})
 }
 
 /// Whether a 2026-07-28 request's client capabilities declare the extension.
@@ -339,13 +356,23 @@ pub enum Support {
 }
 
 impl Support {
-    /// A tool definition's support.
+    /// The support a tool definition's `execution` says.
     #[must_use]
-    pub fn of(tool: &Value) -> Self {
-        match tool.pointer("/execution/taskSupport").and_then(Value::as_str) {
+    pub fn of_execution(execution: &Value) -> Self {
+        match execution.get("taskSupport").and_then(Value::as_str) {
             Some("optional") => Self::Optional,
             Some("required") => Self::Required,
             _ => Self::Forbidden,
+        }
+    }
+
+    /// Its name in a tool's `execution.taskSupport`.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Forbidden => "forbidden",
+            Self::Optional => "optional",
+            Self::Required => "required",
         }
     }
 }
@@ -385,11 +412,11 @@ pub fn read(value: Value) -> Option<Task> {
     Some(Task {
         id: f.string("id")?,
         grant: f.string("grant")?,
-        status: Status::parse(&f.string("status")?)?,
+        status: tabrelay_bundle::fields::Take::take(&mut f, "status")?,
         created_ms: f.u64("created_ms")?,
         updated_ms: f.u64("updated_ms")?,
         result: f.value("result"),
-        error: f.value("error"),
+        error: tabrelay_bundle::fields::Take::take(&mut f, "error")?,
         input_requests: object(f.value("input_requests"))?,
         responses: object(f.value("responses"))?,
         tab_state: f.value("tab_state"),
@@ -398,33 +425,10 @@ pub fn read(value: Value) -> Option<Task> {
     })
 }
 
-/// A time in milliseconds since 1970 as ISO 8601 (UTC, milliseconds): `2026-12-01T05:26:31.000Z`.
-#[must_use]
-pub fn iso8601(ms: u64) -> String {
-    let secs = ms / 1000;
-    let (days, rem) = (secs / 86_400, secs % 86_400);
-    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
-    let z = days as i64 + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:03}Z",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60,
-        ms % 1000
-    )
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
     use tabrelay_bundle::protocol::Connection;
 
     pub(crate) fn carried() -> Carried {
@@ -458,27 +462,11 @@ mod tests {
     }
 
     #[test]
-    fn times_are_iso_8601_in_utc() {
-        assert_eq!(iso8601(0), "1970-01-01T00:00:00.000Z");
-        assert_eq!(iso8601(1_796_102_791_123), "2026-12-01T05:26:31.123Z");
-        assert_eq!(iso8601(951_782_400_000), "2000-02-29T00:00:00.000Z", "a leap day");
-        assert_eq!(iso8601(4_107_542_399_999), "2100-02-28T23:59:59.999Z");
-    }
-
-    #[test]
-    fn a_made_task_is_flat_and_says_only_where_it_stands() {
-        let made = task().created();
-        assert_eq!(made["resultType"], "task");
-        assert_eq!(made["taskId"], "t1");
-        assert_eq!(made["status"], "working");
-        assert_eq!(made["ttlMs"], TASK_TTL_MS);
-        assert_eq!(made["pollIntervalMs"], TASK_POLL_INTERVAL_MS);
-        assert_eq!(made["createdAt"], "1970-01-01T00:00:01.000Z");
-        for absent in
-            ["task", "result", "error", "inputRequests", "requestState", "ttl", "pollInterval"]
-        {
-            assert!(made.get(absent).is_none(), "{absent}");
-        }
+    fn a_made_task_is_told_as_working_and_holding_nothing_yet() {
+        let made = task().view();
+        assert_eq!((made.id.as_str(), made.status), ("t1", Status::Working));
+        assert_eq!((made.created_ms, made.updated_ms), (1_000, 1_000));
+        assert_eq!((made.result, made.error, made.input_requests), (None, None, None));
     }
 
     #[test]
@@ -486,28 +474,27 @@ mod tests {
         let mut t = task();
         let result = json!({"content": [{"type": "text", "text": "done"}], "isError": false});
         assert_eq!(t.apply(Event::Answered(result.clone()), 5_000), Effect::Store);
-        let got = t.detailed();
-        assert_eq!(got["status"], "completed");
-        assert_eq!(got["resultType"], "complete");
-        assert_eq!(got["result"], result);
-        assert_eq!(got["lastUpdatedAt"], "1970-01-01T00:00:05.000Z");
-        assert!(got.get("error").is_none() && got.get("requestState").is_none());
+        let got = t.view();
+        assert_eq!(got.status, Status::Completed);
+        assert_eq!(got.result, Some(result));
+        assert_eq!(got.updated_ms, 5_000);
+        assert!(got.error.is_none() && got.input_requests.is_none());
         // A tool error is a completed task too.
         let mut e = task();
         e.apply(Event::Answered(json!({"content": [], "isError": true})), 2_000);
-        assert_eq!(e.detailed()["status"], "completed");
-        assert_eq!(e.detailed()["result"]["isError"], true);
+        assert_eq!(e.view().status, Status::Completed);
+        assert_eq!(e.view().result.unwrap()["isError"], true);
     }
 
     #[test]
     fn a_lost_call_fails_with_an_error_and_no_result() {
         let mut t = task();
         t.apply(Event::Lost(-32603, "The tab went away.".into()), 2_000);
-        let got = t.detailed();
-        assert_eq!(got["status"], "failed");
-        assert_eq!(got["error"]["code"], -32603);
-        assert_eq!(got["error"]["message"], "The tab went away.");
-        assert!(got.get("result").is_none());
+        let got = t.view();
+        assert_eq!(got.status, Status::Failed);
+        let failure = Failure { code: -32603, message: "The tab went away.".into() };
+        assert_eq!(got.error, Some(failure));
+        assert!(got.result.is_none());
     }
 
     #[test]
@@ -517,9 +504,9 @@ mod tests {
         asks.insert("b".into(), json!({"method": "elicitation/create", "params": {}}));
         let state = Some(json!({"round": 1}));
         t.apply(Event::NeedsInput { requests: asks, state: state.clone() }, 2_000);
-        let got = t.detailed();
-        assert_eq!(got["status"], "input_required");
-        assert_eq!(got["inputRequests"].as_object().unwrap().len(), 2);
+        let got = t.view();
+        assert_eq!(got.status, Status::InputRequired);
+        assert_eq!(got.input_requests.unwrap().as_object().unwrap().len(), 2);
         // Answers to something not asked are ignored, and change nothing.
         let stray = one("zzz", json!({"action": "accept"}));
         assert_eq!(t.apply(Event::Update(stray), 2_500), Effect::Unchanged);
@@ -528,9 +515,8 @@ mod tests {
         // One answer: still waiting, only the other key left.
         let first = one("a", json!({"action": "accept", "content": {"ok": true}}));
         assert_eq!(t.apply(Event::Update(first), 3_000), Effect::Store);
-        let got = t.detailed();
-        assert_eq!(got["status"], "input_required");
-        assert_eq!(got["inputRequests"].as_object().unwrap().keys().collect::<Vec<_>>(), ["b"]);
+        let got = t.view().input_requests.unwrap();
+        assert_eq!(got.as_object().unwrap().keys().collect::<Vec<_>>(), ["b"]);
         // The last: the tab gets both answers and its state.
         let second = one("b", json!({"action": "decline"}));
         let Effect::Resume { responses, state: back } = t.apply(Event::Update(second), 4_000)
@@ -540,24 +526,23 @@ mod tests {
         assert_eq!(responses.len(), 2);
         assert_eq!(back, state);
         assert_eq!(t.status, Status::Working);
-        assert!(t.detailed().get("inputRequests").is_none());
+        assert!(t.view().input_requests.is_none());
     }
 
     #[test]
     fn cancelling_stops_the_call_in_the_tab_once_and_a_finished_task_stays_finished() {
         let mut t = task();
         assert_eq!(t.apply(Event::Cancel, 2_000), Effect::StopInTab);
-        assert_eq!(t.detailed()["status"], "cancelled");
+        assert_eq!(t.view().status, Status::Cancelled);
         // Again: acknowledged, nothing changes; a late answer from the tab goes nowhere.
         assert_eq!(t.apply(Event::Cancel, 3_000), Effect::Unchanged);
         assert_eq!(t.apply(Event::Answered(json!({})), 3_000), Effect::Unchanged);
-        assert_eq!(t.detailed()["status"], "cancelled");
+        assert_eq!(t.view().status, Status::Cancelled);
         assert_eq!(t.updated_ms, 2_000);
         let mut done = task();
         done.apply(Event::Answered(json!({"content": []})), 2_000);
         assert_eq!(done.apply(Event::Cancel, 3_000), Effect::Unchanged);
-        assert_eq!(done.detailed()["status"], "completed");
-        assert_eq!(acknowledged(), json!({"resultType": "complete"}));
+        assert_eq!(done.view().status, Status::Completed);
     }
 
     #[test]
@@ -580,6 +565,12 @@ mod tests {
         let mut done = t;
         done.apply(Event::Answered(json!({"content": []})), 3_000);
         assert_eq!(read(serde_json::to_value(&done).unwrap()), Some(done));
+        // A failed task's row keeps its error as a JSON-RPC error's code and sentence.
+        let mut failed = task();
+        failed.apply(Event::Lost(-32021, "Needs roots.".into()), 2_000);
+        let row = serde_json::to_value(&failed).unwrap();
+        assert_eq!(row["error"], json!({"code": -32021, "message": "Needs roots."}));
+        assert_eq!(read(row), Some(failed));
         for junk in [
             json!(null),
             json!({}),
@@ -591,11 +582,11 @@ mod tests {
 
     #[test]
     fn which_calls_become_tasks() {
-        let tool = |support: &str| json!({"name": "x", "execution": {"taskSupport": support}});
-        assert_eq!(Support::of(&tool("optional")), Support::Optional);
-        assert_eq!(Support::of(&tool("required")), Support::Required);
-        assert_eq!(Support::of(&tool("forbidden")), Support::Forbidden);
-        assert_eq!(Support::of(&json!({"name": "x"})), Support::Forbidden);
+        let execution = |support: &str| json!({"taskSupport": support});
+        for support in [Support::Optional, Support::Required, Support::Forbidden] {
+            assert_eq!(Support::of_execution(&execution(support.as_str())), support);
+        }
+        assert_eq!(Support::of_execution(&json!({})), Support::Forbidden);
         assert_eq!(dispatch(Support::Forbidden, true), Dispatch::Direct);
         assert_eq!(dispatch(Support::Optional, true), Dispatch::Task);
         assert_eq!(dispatch(Support::Optional, false), Dispatch::Direct);

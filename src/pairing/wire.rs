@@ -5,10 +5,12 @@
 
 use serde_json::Value;
 use tabrelay_bundle::fields::{Encode as _, Message, WireError};
-use tabrelay_bundle::protocol::{Outcome, ToolCall};
+use tabrelay_bundle::protocol::{Outcome, ToolCall, ToolList};
 
 use crate::oauth::connect::Requester;
 pub use crate::oauth::exchange::{RefreshRequest, RevokeRequest};
+use crate::pairing::tasks::View as TaskView;
+use crate::pairing::TabsStatus;
 
 /// What the Worker asks a pairing's object.
 #[derive(Debug, Clone, PartialEq)]
@@ -103,8 +105,8 @@ pub enum TaskOp {
 /// What the pairing says about a task.
 #[derive(Debug, Clone, PartialEq)]
 pub enum TaskReply {
-    /// `tasks/get`'s result (the `DetailedTask`).
-    Detailed(Value),
+    /// The task as it stands (`tasks/get`), for the Worker to render.
+    Detailed(TaskView),
     /// `tasks/update` or `tasks/cancel` was taken.
     Acknowledged,
     /// Refused (-32602), with the sentence.
@@ -119,9 +121,9 @@ pub enum TaskReply {
 pub enum Want {
     /// Nothing: [`Reply::Done`].
     Nothing,
-    /// The MCP `tools` array agents see ([`Reply::Tools`]; see [`crate::tools::list`]).
+    /// What the list agents see is made of ([`Reply::Tools`]).
     Tools,
-    /// The `status` tool's result ([`Reply::Status`]).
+    /// What the `status` tool says ([`Reply::Status`]).
     Status,
 }
 
@@ -133,10 +135,18 @@ pub enum Reply {
     /// The grant is not live (forgotten, revoked, expired, never made): the client's token no
     /// longer reaches the pairing.
     NoGrant,
-    /// The MCP `tools` array agents see.
-    Tools(Value),
-    /// The `status` tool's result.
-    Status(Value),
+    /// What the list agents see is made of, for the Worker to render ([`crate::tools::list`]).
+    Tools {
+        /// The focused tab's stated list (None: it stated none, so the bundled catalogue).
+        stated: Option<ToolList>,
+    },
+    /// What the `status` tool says, for the Worker to render ([`crate::tools::status_result`]).
+    Status {
+        /// The pairing's tabs.
+        tabs: TabsStatus,
+        /// What came of the asking connection's calls nobody waited for, a sentence each.
+        told: Vec<String>,
+    },
     /// The `requestState` came back before: refused.
     StateUsed,
     /// What came of a [`Request::Grant`].
@@ -336,11 +346,9 @@ pub enum CallReply {
         /// The name called.
         tool: String,
     },
-    /// The call became a task: the client polls it (the `CreateTaskResult`).
-    Task {
-        /// The task as the client first sees it.
-        created: Value,
-    },
+    /// The call became this task (for the Worker to render as the `CreateTaskResult`): the
+    /// client polls it.
+    Task(TaskView),
     /// The tool runs only as a task and the client takes none (-32021).
     NeedsTasks,
     /// A header that mirrors an argument (the tool's `x-mcp-header`) is missing, unreadable,
@@ -383,7 +391,7 @@ tabrelay_bundle::codec!(CallReply, "a call reply", enum {
     "tab_result" => TabResult { outcome },
     "not_carried" => NotCarried { sentence },
     "no_such_tool" => NoSuchTool { tool },
-    "task" => Task { created },
+    "task" => Task(TaskView),
     "needs_tasks" => NeedsTasks,
     "header_mismatch" => HeaderMismatch { header },
 });
@@ -409,7 +417,7 @@ tabrelay_bundle::codec!(TaskOp, "a request about a task", enum {
     "update" => Update(Value),
 });
 tabrelay_bundle::codec!(TaskReply, "a reply about a task", enum {
-    "detailed" => Detailed(Value),
+    "detailed" => Detailed(TaskView),
     "acknowledged" => Acknowledged,
     "refused" => Refused { sentence },
 });
@@ -423,8 +431,8 @@ tabrelay_bundle::codec!(Reply, "a reply of the pairing", enum {
     "no_grant" => NoGrant,
     "state_used" => StateUsed,
     "too_many_listeners" => TooManyListeners,
-    "tools" => Tools(Value),
-    "status" => Status(Value),
+    "tools" => Tools { stated or None },
+    "status" => Status { tabs, told },
     "grant" => Grant(GrantReply),
     "refresh" => Refresh(RefreshReply),
     "call" => Call(CallEvent),
@@ -447,6 +455,7 @@ tabrelay_bundle::codec!(ListenEvent, "a listener's event", enum {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::pairing::tasks::{Failure, Status};
     use tabrelay_bundle::protocol::Connection;
 
     fn call() -> CallRequest {
@@ -538,14 +547,47 @@ mod tests {
         ]
     }
 
+    /// A tab's stated list: one tool the person is asked about.
+    fn stated_list() -> ToolList {
+        let tools = serde_json::json!([{"name": "a", "inputSchema": {"type": "object"}, "setting": "asks"}]);
+        ToolList::read(&tools).unwrap()
+    }
+
+    /// A task as the Worker is told it, holding what its status says.
+    fn task_view(status: Status) -> TaskView {
+        let said = |s: Status, v: Value| (status == s).then_some(v);
+        TaskView {
+            id: "t".into(),
+            status,
+            created_ms: 1_000,
+            updated_ms: 2_000,
+            status_message: (status == Status::Working).then(|| "Asked.".into()),
+            result: said(Status::Completed, serde_json::json!({"content": []})),
+            error: (status == Status::Failed)
+                .then(|| Failure { code: -32603, message: "Gone.".into() }),
+            input_requests: said(Status::InputRequired, serde_json::json!({"a": {}})),
+        }
+    }
+
     /// Every reply the object sends.
     pub(crate) fn replies() -> Vec<Reply> {
         let outcome = Outcome::Failed { error: "no".into() };
         let mut replies = vec![
             Reply::Done,
             Reply::NoGrant,
-            Reply::Tools(serde_json::json!([{"name": "a"}])),
-            Reply::Status(serde_json::json!({"content": []})),
+            Reply::Tools { stated: None },
+            Reply::Tools { stated: Some(stated_list()) },
+            Reply::Status { tabs: TabsStatus::default(), told: vec![] },
+            Reply::Status {
+                tabs: TabsStatus {
+                    tabs: 2,
+                    focused: Some(1),
+                    dataset: Some("Cells".into()),
+                    stated: true,
+                    refused: vec!["wipe".into()],
+                },
+                told: vec!["Done.".into()],
+            },
             Reply::StateUsed,
             Reply::Grant(GrantReply::Made { grant: "g".into(), secret: "s".into() }),
             Reply::Grant(GrantReply::Full),
@@ -562,7 +604,10 @@ mod tests {
             Reply::Answers(serde_json::json!({"q1": {"action": "decline"}})),
             Reply::TooManyQuestions,
             Reply::NotAsked,
-            Reply::Task(TaskReply::Detailed(serde_json::json!({"taskId": "t"}))),
+            Reply::Task(TaskReply::Detailed(task_view(Status::Working))),
+            Reply::Task(TaskReply::Detailed(task_view(Status::Completed))),
+            Reply::Task(TaskReply::Detailed(task_view(Status::Failed))),
+            Reply::Task(TaskReply::Detailed(task_view(Status::InputRequired))),
             Reply::Task(TaskReply::Acknowledged),
             Reply::Task(TaskReply::Refused { sentence: "No.".into() }),
         ];
@@ -573,7 +618,7 @@ mod tests {
             CallReply::TabResult { outcome },
             CallReply::not_carried("gone"),
             CallReply::NoSuchTool { tool: "x".into() },
-            CallReply::Task { created: serde_json::json!({"taskId": "t"}) },
+            CallReply::Task(task_view(Status::Working)),
             CallReply::NeedsTasks,
             CallReply::HeaderMismatch { header: "Mcp-Param-Region".into() },
         ] {
@@ -597,7 +642,9 @@ mod tests {
 
     /// The bytes on the wire: what the derived `Serialize` wrote before the codec (read from
     /// main at the commit that replaced it), one request or reply line each, in the order of
-    /// [`requests`] then [`replies`]. A change to the bytes fails here.
+    /// [`requests`] then [`replies`]; the lines of a task, the list and `status` since they went
+    /// typed (a task's view, the stated list, the tabs' status: no longer MCP JSON, which the
+    /// Worker renders now). A change to the bytes fails here.
     const GOLDEN: &str = include_str!("../../tests/data/wire/pairing.txt");
 
     #[test]

@@ -26,11 +26,11 @@ use worker::{
 
 use super::{ask_code, catalogue, from_json, now_ms, routes, texts, PlatformRandom};
 use crate::crypto::sha256_hex;
+use crate::http;
 use crate::pairing::room::{Asker, Effect, Input, Room, Stated, Stored};
 use crate::pairing::wire::{Reply, Request};
 use crate::pairing::{socket_pairing, Tab};
 use crate::senders::sender_key;
-use crate::{http, tools};
 
 /// The pairing's tables. They are made on the object's first write, not when it starts, so an
 /// object that is only asked about what it never stored (a revocation or refresh of an unknown
@@ -142,10 +142,6 @@ impl Shared {
                 if let Some(sender) = sender {
                     let _ = sender.unbounded_send(reply);
                 }
-            }
-            // The room's typed answers, rendered for the agent as the Worker reads them.
-            Effect::Answer(asker, answer) => {
-                return self.apply(Effect::Reply(asker, tools::reply_of(answer, catalogue())));
             }
             Effect::StoreStated(tab, stated) => {
                 let (query, value) = match stated {

@@ -15,7 +15,7 @@ use tabrelay_bundle::BUNDLE_DIGEST;
 use super::{Answer, Body, Exchange, Output, RequestHeaders};
 use crate::config::Config;
 use crate::crypto::testing::Counter;
-use crate::limits::{FIRST_EVENT_WAIT_MS, KEEP_ALIVE_MS, TOOL_LIST_WAIT_MS};
+use crate::limits::{FIRST_EVENT_WAIT_MS, KEEP_ALIVE_MS, PAIRING_LATE_MS, TOOL_LIST_WAIT_MS};
 use crate::oauth::connect::Requester;
 use crate::oauth::token::{self, Access};
 use crate::pairing::grants::Grant;
@@ -127,6 +127,9 @@ struct Pair {
     /// What the pairing's storage holds (its rows, and the tabs' socket attachments), as a
     /// new object would read it back after an eviction.
     stored: Stored,
+    /// The pairing has gone silent: it still runs, but nothing it says reaches the Worker (a
+    /// request that hangs, as an object broken mid-request leaves it).
+    silent: bool,
 }
 
 impl Pair {
@@ -146,6 +149,7 @@ impl Pair {
             inbox: HashMap::new(),
             to_tab: Vec::new(),
             stored: Stored::default(),
+            silent: false,
         };
         let requester = Requester {
             client_name: "Claude".into(),
@@ -184,6 +188,7 @@ impl Pair {
     fn carry(&mut self, effects: Vec<Effect>) {
         for effect in effects {
             match effect {
+                Effect::Reply(..) if self.silent => {}
                 Effect::Reply(asker, reply) => {
                     let inbox = self.inbox.entry(asker).or_default();
                     inbox.push(Some(reply.line()));
@@ -193,11 +198,6 @@ impl Pair {
                 }
                 Effect::Send(_, message) => {
                     self.to_tab.push(serde_json::from_str(&message.to_text()).unwrap())
-                }
-                // Rendered as the object renders it, then carried like any reply.
-                Effect::Answer(asker, answer) => {
-                    let reply = crate::tools::reply_of(answer, self.catalogue);
-                    self.carry(vec![Effect::Reply(asker, reply)]);
                 }
                 Effect::Verify(tab, _) => self.room_input(Input::Proved { tab, valid: true }),
                 Effect::Attach(tab) => {
@@ -826,4 +826,77 @@ fn a_listener_hears_the_tool_list_change_and_keep_alives_on_the_exchanges_clock(
     assert_eq!(run.seen.events.len(), before + 2, "a keep-alive every KEEP_ALIVE_MS of quiet");
     assert!(run.seen.events[before..].iter().all(|e| e == crate::mcp::KEEP_ALIVE));
     assert!(!run.seen.ended);
+}
+
+#[test]
+fn a_pairing_gone_silent_holds_a_call_no_longer_than_its_wait_then_says_so() {
+    let mut pair = Pair::new();
+    pair.silent = true;
+    // A call in one piece: the pairing's end is due by the call's wait.
+    let mut whole = pair.post(pair.headers(false), call_body(1, json!({})));
+    // A streamed one: the pairing ticks after every KEEP_ALIVE_MS of quiet.
+    let mut streamed = pair.post(pair.headers(true), call_body(2, json!({})));
+    let wait = pair.config.call_wait_ms;
+    pair.later(&mut [&mut whole, &mut streamed], KEEP_ALIVE_MS + PAIRING_LATE_MS - 1);
+    assert!(streamed.seen.opened && !streamed.seen.ended, "still waits: {:?}", streamed.seen);
+    pair.later(&mut [&mut whole, &mut streamed], 1);
+    let last = streamed.seen.messages().pop().unwrap();
+    assert_eq!(last["id"], 2);
+    assert_eq!(last["result"]["content"][0]["text"], sentences::PAIRING_UNAVAILABLE);
+    assert!(streamed.seen.ended && streamed.exchange.is_done());
+    // The one-piece call waits for the pairing's own end as long as it could come.
+    let so_far = KEEP_ALIVE_MS + PAIRING_LATE_MS;
+    pair.later(&mut [&mut whole], wait + PAIRING_LATE_MS - 1 - so_far);
+    assert!(whole.seen.answer.is_none(), "still waits: {:?}", whole.seen);
+    pair.later(&mut [&mut whole], 1);
+    let (status, body) = whole.seen.json();
+    assert_eq!((status, &body["id"]), (200, &json!(1)));
+    assert_eq!(body["result"]["content"][0]["text"], sentences::PAIRING_UNAVAILABLE);
+    assert!(body["result"]["isError"] == true && whole.exchange.is_done());
+}
+
+#[test]
+fn a_pairing_that_answers_is_never_cut_off_by_the_exchanges_bound() {
+    let mut pair = Pair::new();
+    // A streamed call the person decides slowly: the pairing's ticks keep it alive past any
+    // quiet bound, and its own end at the call's wait is what the client hears.
+    let mut run = pair.post(pair.headers(true), call_body(3, json!({})));
+    let call = pair.last_call();
+    pair.later(&mut [&mut run], FIRST_EVENT_WAIT_MS);
+    pair.tab_says(&mut [&mut run], &format!(r#"{{"type":"asking","id":{call},"sentence":"Go?"}}"#));
+    pair.later(&mut [&mut run], 4 * (KEEP_ALIVE_MS + PAIRING_LATE_MS));
+    assert!(!run.seen.ended, "the pairing ticks: {:?}", run.seen.events);
+    pair.later(&mut [&mut run], pair.config.call_wait_ms);
+    let last = run.seen.messages().pop().unwrap();
+    let text = last["result"]["content"][0]["text"].as_str().unwrap();
+    assert_ne!(text, sentences::PAIRING_UNAVAILABLE, "the pairing's own end: {last}");
+    assert!(run.seen.ended);
+}
+
+#[test]
+fn a_listener_whose_pairing_goes_silent_is_ended_to_listen_again() {
+    let mut pair = Pair::new();
+    let mut headers = pair.headers(true);
+    headers.version = Some(crate::mcp::STATELESS_VERSION.into());
+    headers.method = Some("subscriptions/listen".into());
+    let meta = json!({
+        crate::mcp::era::meta::PROTOCOL_VERSION: crate::mcp::STATELESS_VERSION,
+        crate::mcp::era::meta::CLIENT_CAPABILITIES: {},
+    });
+    let body = json!({"jsonrpc": "2.0", "id": 17, "method": "subscriptions/listen",
+        "params": {"notifications": {"toolsListChanged": true}, "_meta": meta}});
+    let mut run = pair.post(headers, body);
+    assert!(run.seen.opened, "{:?}", run.seen);
+    // The pairing ticks: the stream lives on long past any quiet bound.
+    pair.later(&mut [&mut run], 4 * (KEEP_ALIVE_MS + PAIRING_LATE_MS));
+    assert!(!run.seen.ended, "{:?}", run.seen.events);
+    // Then it goes silent (its last tick at most KEEP_ALIVE_MS ago): the stream lives
+    // PAIRING_LATE_MS more at least, then ends with the listen's result (the client listens
+    // again), whatever the exchange's own keep-alives.
+    pair.silent = true;
+    pair.later(&mut [&mut run], PAIRING_LATE_MS - 1);
+    assert!(!run.seen.ended, "{:?}", run.seen.events);
+    pair.later(&mut [&mut run], KEEP_ALIVE_MS + 1);
+    assert_eq!(run.seen.messages().last().unwrap()["id"], 17);
+    assert!(run.seen.ended && run.exchange.is_done(), "{:?}", run.seen.events);
 }

@@ -36,7 +36,7 @@ use crate::pairing::calls::{Calls, Flight, Holder, LeftCalls};
 use crate::pairing::codes::WrongCodes;
 use crate::pairing::grants::Grant;
 use crate::pairing::resume::Resumable;
-use crate::pairing::tabs::{Proof, Tab, TabAction, TabsStatus};
+use crate::pairing::tabs::{Proof, Tab, TabAction};
 use crate::pairing::tasks::{Event as TaskEvent, Task};
 use crate::pairing::turns::Turns;
 use crate::pairing::wire::{is_request_of, Reply, Request, Want};
@@ -158,8 +158,6 @@ pub enum Effect {
     AskCode(u64, ConnectCode, Command, String),
     /// Reply to a waiting request; [`Reply::ends`] says whether it is its last.
     Reply(Asker, Reply),
-    /// Reply to a waiting request with what the Worker reads rendered (its last reply).
-    Answer(Asker, Answer),
     /// Store what a tab stated: its tool list (JSON text) or its dataset's name.
     StoreStated(u64, Stated),
     /// Delete what a gone tab stated.
@@ -207,25 +205,10 @@ impl Effect {
             | Effect::Verify(..)
             | Effect::AskCode(..)
             | Effect::Reply(..)
-            | Effect::Answer(..)
             | Effect::SetAlarm(_)
             | Effect::ForgetAll => false,
         }
     }
-}
-
-/// A typed answer of the room, which the Worker's side renders for the agent (the room builds
-/// no MCP JSON): the list agents see, what the `status` tool tells a connection, a task.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Answer {
-    /// The focused tab's stated tool list (None: it stated none, so the bundled catalogue).
-    Tools(Option<ToolList>),
-    /// The pairing's tabs, and what the connection's calls nobody waits for came to.
-    Status(TabsStatus, Vec<String>),
-    /// The task a waited call became (the call's end).
-    TaskMade(Box<Task>),
-    /// A task as it stands (`tasks/get`).
-    Task(Box<Task>),
 }
 
 /// What a tab stated, to store.
@@ -500,20 +483,13 @@ impl Room {
                 Reply::NoGrant
             }
             Request::Task { grant, task, op } => {
-                match self.task_request(&grant, &task, op, now_ms, out) {
-                    Ok(reply) => Reply::Task(reply),
-                    Err(task) => return out.push(Effect::Answer(asker, Answer::Task(task))),
-                }
+                Reply::Task(self.task_request(&grant, &task, op, now_ms, out))
             }
             Request::Check { want: Want::Nothing, .. } => Reply::Done,
             Request::Check { want: Want::Tools, .. } => {
-                out.push(Effect::Answer(asker, Answer::Tools(self.focused_list_seen())));
-                return;
+                Reply::Tools { stated: self.focused_list_seen() }
             }
-            Request::Check { want: Want::Status, grant } => {
-                out.push(Effect::Answer(asker, self.status(&grant)));
-                return;
-            }
+            Request::Check { want: Want::Status, grant } => self.status(&grant),
             Request::Listen { grant } => self.listen(asker, grant),
             // Never given: the object answers it from its storage (a uniqueness its SQL keeps);
             // refused here should it come.

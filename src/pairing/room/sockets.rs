@@ -3,10 +3,11 @@
 
 use tabrelay_bundle::protocol::{close, ToolList, MAX_MESSAGE_BYTES};
 
-use super::{Answer, Effect, Room};
+use super::{Effect, Room};
 use crate::crypto::Entropy;
 use crate::pairing::tabs::{route, Tab, TabsStatus};
 use crate::pairing::wire::CallReply;
+use crate::pairing::wire::Reply;
 use crate::sentences;
 
 impl Room {
@@ -61,11 +62,11 @@ impl Room {
 
     /// What connection `grant`'s status call reads: the tabs, the list and dataset of the tab
     /// calls go to, and what came of its calls left open.
-    pub(super) fn status(&self, grant: &str) -> Answer {
+    pub(super) fn status(&self, grant: &str) -> Reply {
         let dataset =
             self.focused().and_then(|t| self.stated.get(&t.number)).and_then(|s| s.dataset.clone());
         let status = TabsStatus::of(self.tabs.values(), self.focused_list(), dataset);
-        Answer::Status(status, self.calls.told_to(grant))
+        Reply::Status { tabs: status, told: self.calls.told_to(grant) }
     }
 
     /// The tab calls go to.

@@ -4,12 +4,12 @@
 use tabrelay_bundle::content::{self, quoted};
 use tabrelay_bundle::protocol::{askable, call_input, Outcome as TabOutcome, RelayMessage};
 
-use super::{Answer, Effect, Room, INTERNAL_ERROR, MISSING_CAPABILITY};
+use super::{Effect, Room, INTERNAL_ERROR, MISSING_CAPABILITY};
 use crate::crypto::{random_token, Entropy};
 use crate::limits::{MAX_TASK_BYTES_PER_CONNECTION, MAX_TASK_RESULT_BYTES, TAB_CALL_WAIT_MS};
 use crate::pairing::calls::{Flight, Holder, Waiter};
 use crate::pairing::tasks::{self, Task};
-use crate::pairing::wire::{TaskOp, TaskReply};
+use crate::pairing::wire::{CallEvent, CallReply, Reply, TaskOp, TaskReply};
 use crate::sentences;
 
 impl Room {
@@ -40,7 +40,8 @@ impl Room {
         flight.wait_ms = TAB_CALL_WAIT_MS;
         flight.due_ms = flight.until_ms;
         out.push(Effect::StoreTask(task.clone()));
-        out.push(Effect::Answer(asker, Answer::TaskMade(Box::new(task.clone()))));
+        let made = CallReply::Task(task.view());
+        out.push(Effect::Reply(asker, Reply::Call(CallEvent::Done(made))));
         self.tasks.push(task);
     }
 
@@ -99,11 +100,7 @@ impl Room {
             }
             _ => 0,
         };
-        // The connection's other tasks hold what they keep until they expire.
-        let grant = &self.tasks[i].grant;
-        let others = self.tasks.iter().enumerate().filter(|(j, t)| t.grant == *grant && *j != i);
-        let others = others.map(|(_, t)| t);
-        let held: usize = others.map(Task::held_bytes).sum();
+        let held = self.held_beside(i);
         let event = if size > MAX_TASK_RESULT_BYTES {
             let sentence = sentences::TASK_RESULT_TOO_LARGE;
             tasks::Event::Answered(content::error_result(sentence))
@@ -116,7 +113,7 @@ impl Room {
         self.task_event(i, event, now_ms, out);
     }
 
-    /// A client's request about its task `id`: the reply, or (Err) the task as it stands.
+    /// A client's request about its task `id`: the reply (the task as it stands, for `get`).
     pub(super) fn task_request(
         &mut self,
         grant: &str,
@@ -124,14 +121,14 @@ impl Room {
         op: TaskOp,
         now_ms: u64,
         out: &mut Vec<Effect>,
-    ) -> Result<TaskReply, Box<Task>> {
+    ) -> TaskReply {
         self.tasks_of(grant, now_ms, out);
         let Some(i) = self.tasks.iter().position(|t| t.id == id && t.visible_to(grant, now_ms))
         else {
-            return Ok(TaskReply::Refused { sentence: sentences::TASK_UNKNOWN.into() });
+            return TaskReply::Refused { sentence: sentences::TASK_UNKNOWN.into() };
         };
         let event = match op {
-            TaskOp::Get => return Err(Box::new(self.tasks[i].clone())),
+            TaskOp::Get => return TaskReply::Detailed(self.tasks[i].view()),
             TaskOp::Cancel => tasks::Event::Cancel,
             TaskOp::Update(answers) => match answers {
                 serde_json::Value::Object(answers) => tasks::Event::Update(answers),
@@ -139,7 +136,17 @@ impl Room {
             },
         };
         let running = self.tasks[i].carried.call;
-        match self.tasks[i].apply(event, now_ms) {
+        let mut changed = self.tasks[i].clone();
+        let effect = changed.apply(event, now_ms);
+        // Answers kept until the last comes count toward the connection's share, as results do.
+        if effect == tasks::Effect::Store
+            && self.held_beside(i) + changed.held_bytes() > MAX_TASK_BYTES_PER_CONNECTION
+        {
+            let kib = MAX_TASK_BYTES_PER_CONNECTION / 1024;
+            return TaskReply::Refused { sentence: sentences::task_answers_full(kib) };
+        }
+        self.tasks[i] = changed;
+        match effect {
             tasks::Effect::Unchanged => {}
             tasks::Effect::Store => out.push(Effect::StoreTask(self.tasks[i].clone())),
             tasks::Effect::StopInTab => {
@@ -152,7 +159,7 @@ impl Room {
                 self.next_round(i, responses, state, now_ms, out);
             }
         }
-        Ok(TaskReply::Acknowledged)
+        TaskReply::Acknowledged
     }
 
     /// Task `i`'s call goes to a tab again with the client's answers: to the tab that asked
@@ -211,6 +218,13 @@ impl Room {
             },
         ));
         out.push(Effect::StoreTask(self.tasks[i].clone()));
+    }
+
+    /// The bytes the other tasks of task `i`'s connection keep until they expire.
+    fn held_beside(&self, i: usize) -> usize {
+        let grant = &self.tasks[i].grant;
+        let others = self.tasks.iter().enumerate().filter(|(j, t)| t.grant == *grant && *j != i);
+        others.map(|(_, t)| t.held_bytes()).sum()
     }
 
     /// What happened to task `i`, applied; stored when it changed.

@@ -41,8 +41,7 @@ impl Room {
         }
         // A stream that heard something now is not quiet.
         let heard = |asker: &Asker, out: &[Effect]| {
-            out.iter()
-                .any(|e| matches!(e, Effect::Reply(a, _) | Effect::Answer(a, _) if a == asker))
+            out.iter().any(|e| matches!(e, Effect::Reply(a, _) if a == asker))
         };
         for (asker, (at, tick)) in self.ticks.iter() {
             if *at <= now_ms && !heard(asker, out) {
@@ -76,9 +75,6 @@ impl Room {
                     if let Some((at, _)) = self.ticks.get_mut(asker) {
                         *at = now_ms + KEEP_ALIVE_MS;
                     }
-                }
-                Effect::Answer(asker, _) => {
-                    self.ticks.remove(asker);
                 }
                 _ => {}
             }

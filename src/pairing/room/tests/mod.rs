@@ -192,14 +192,6 @@ fn asked_list() -> String {
 fn about_task(sim: &mut Sim, grant: &str, task: &str, op: TaskOp) -> (TaskReply, Vec<Effect>) {
     let request = Request::Task { grant: grant.into(), task: task.into(), op };
     let (asker, effects) = sim.ask(request);
-    // A task as it stands is rendered as the object renders it for the Worker.
-    let told = effects.iter().find_map(|e| match e {
-        Effect::Answer(a, Answer::Task(task)) if *a == asker => Some(task.detailed()),
-        _ => None,
-    });
-    if let Some(detailed) = told {
-        return (TaskReply::Detailed(detailed), effects);
-    }
     match replies(&effects, asker).pop() {
         Some(Reply::Task(reply)) => (reply, effects),
         other => panic!("no task reply: {other:?}"),
@@ -209,15 +201,22 @@ fn about_task(sim: &mut Sim, grant: &str, task: &str, op: TaskOp) -> (TaskReply,
 /// The task a call became, from its waiter's end (its row stored before).
 fn made_task(effects: &[Effect], asker: Asker) -> String {
     let made = effects.iter().find_map(|e| match e {
-        Effect::Answer(a, Answer::TaskMade(task)) if *a == asker => Some(task.created()),
+        Effect::Reply(a, Reply::Call(CallEvent::Done(CallReply::Task(task)))) if *a == asker => {
+            Some(task)
+        }
         _ => None,
     });
-    let Some(created) = made else { panic!("no task made for {asker}: {effects:?}") };
+    let Some(made) = made else { panic!("no task made for {asker}: {effects:?}") };
     let stored = effects.iter().position(|e| matches!(e, Effect::StoreTask(_)));
-    let replied = effects.iter().position(|e| matches!(e, Effect::Answer(a, _) if *a == asker));
+    let replied = effects.iter().position(|e| matches!(e, Effect::Reply(a, _) if *a == asker));
     assert!(stored < replied && stored.is_some(), "stored before the reply: {effects:?}");
-    assert_eq!(created["resultType"], "task");
-    created["taskId"].as_str().unwrap().to_owned()
+    assert_eq!(made.status, crate::pairing::tasks::Status::Working);
+    made.id.clone()
+}
+
+/// A task as a 2026-07-28 client reads it (`tasks/get`), rendered by the Worker's side.
+fn rendered(task: crate::pairing::tasks::View) -> serde_json::Value {
+    crate::mcp::tasks::detailed(task)
 }
 
 fn stored_tasks(effects: &[Effect]) -> Vec<Task> {
@@ -262,17 +261,10 @@ fn replies(effects: &[Effect], asker: Asker) -> Vec<Reply> {
         .collect()
 }
 
-/// The typed answers to `asker` (the list agents see, the status), as the Worker would render
-/// them: what they say.
+/// The typed answers to `asker` (the list agents see, the status), as the Worker reads them:
+/// what they say.
 fn answered(effects: &[Effect], asker: Asker) -> String {
-    let answers: Vec<&Answer> = effects
-        .iter()
-        .filter_map(|e| match e {
-            Effect::Answer(a, answer) if *a == asker => Some(answer),
-            _ => None,
-        })
-        .collect();
-    format!("{answers:?}")
+    format!("{:?}", replies(effects, asker))
 }
 
 fn done(effects: &[Effect], asker: Asker) -> CallReply {

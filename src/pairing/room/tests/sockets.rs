@@ -73,7 +73,7 @@ fn after_a_wake_the_rows_read_back_route_the_call_and_list_the_tools() {
     let woke = sim.go(Input::Woke(stored));
     assert_eq!(woke, [Effect::ForgetStated(a - 1)], "a gone tab's row is dropped");
     let (asker, effects) = sim.ask(Request::Check { grant: "g1".into(), want: Want::Tools });
-    let [Effect::Answer(to, Answer::Tools(Some(list)))] = &effects[..] else {
+    let [Effect::Reply(to, Reply::Tools { stated: Some(list) })] = &effects[..] else {
         panic!("{effects:?}")
     };
     assert_eq!(*to, asker);

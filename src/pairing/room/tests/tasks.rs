@@ -27,6 +27,7 @@ fn a_quick_answer_stays_one_reply_and_a_call_that_waits_becomes_a_task() {
     );
     let (reply, _) = about_task(&mut sim, "g1", &task, TaskOp::Get);
     let TaskReply::Detailed(got) = reply else { panic!() };
+    let got = rendered(got);
     assert_eq!(got["status"], "working");
     // The tab's result completes it; tasks/get inlines it; the other connection finds none.
     let effects = sim.say(a, &format!(r#"{{"type":"result","id":{call},"data":{{"rows":2}}}}"#));
@@ -34,6 +35,7 @@ fn a_quick_answer_stays_one_reply_and_a_call_that_waits_becomes_a_task() {
     let (TaskReply::Detailed(got), _) = about_task(&mut sim, "g1", &task, TaskOp::Get) else {
         panic!()
     };
+    let got = rendered(got);
     assert_eq!(got["status"], "completed");
     assert!(got["result"]["content"][0]["text"].as_str().unwrap().contains("rows"));
     let (other, _) = about_task(&mut sim, "g2", &task, TaskOp::Get);
@@ -86,6 +88,7 @@ fn the_person_being_asked_makes_the_task_at_once_and_it_outlives_an_eviction() {
     let (TaskReply::Detailed(got), _) = about_task(&mut sim, "g1", &task, TaskOp::Get) else {
         panic!()
     };
+    let got = rendered(got);
     assert_eq!(got["status"], "completed");
     // Past its time to live it is gone, and its row deleted.
     sim.later(crate::limits::TASK_TTL_MS);
@@ -118,6 +121,7 @@ fn a_cancelled_task_stops_its_call_in_the_tab_and_a_closed_tab_fails_its_task() 
     let (TaskReply::Detailed(got), _) = about_task(&mut sim, "g1", &task, TaskOp::Get) else {
         panic!()
     };
+    let got = rendered(got);
     assert_eq!(got["status"], "failed");
     assert_eq!(got["error"]["message"], sentences::TAB_GONE);
 }
@@ -134,6 +138,7 @@ fn a_tasks_questions_go_to_the_client_and_its_answers_start_the_next_round() {
     let (TaskReply::Detailed(got), _) = about_task(&mut sim, "g1", &task, TaskOp::Get) else {
         panic!()
     };
+    let got = rendered(got);
     assert_eq!(got["status"], "input_required");
     let asked: Vec<&String> = got["inputRequests"].as_object().unwrap().keys().collect();
     assert_eq!(asked, ["who"], "roots were not declared: left out");
@@ -162,6 +167,7 @@ fn a_tasks_questions_go_to_the_client_and_its_answers_start_the_next_round() {
     let (TaskReply::Detailed(got), _) = about_task(&mut sim, "g1", &task, TaskOp::Get) else {
         panic!()
     };
+    let got = rendered(got);
     assert_eq!(got["status"], "completed");
     // Only undeclared questions: the task fails, naming the capability.
     let (task, call) = slow_task(&mut sim, "g1", 2, a);
@@ -169,6 +175,7 @@ fn a_tasks_questions_go_to_the_client_and_its_answers_start_the_next_round() {
     let (TaskReply::Detailed(got), _) = about_task(&mut sim, "g1", &task, TaskOp::Get) else {
         panic!()
     };
+    let got = rendered(got);
     assert_eq!(got["status"], "failed");
     assert_eq!(got["error"]["code"], MISSING_CAPABILITY);
     assert!(got.get("result").is_none());
@@ -252,6 +259,7 @@ fn a_tasks_next_round_is_a_call_within_its_connections_share() {
     let (TaskReply::Detailed(got), _) = about_task(&mut sim, "g1", &task, TaskOp::Get) else {
         panic!()
     };
+    let got = rendered(got);
     assert_eq!(got["status"], "failed");
     assert_eq!(got["error"]["message"], mine.as_str());
     // The other connection's task goes on to its next round.
@@ -312,6 +320,7 @@ fn a_tasks_rounds_are_calls_in_flight_with_a_deadline_the_alarm_wakes_for() {
     let (TaskReply::Detailed(got), _) = about_task(&mut sim, "g1", &task, TaskOp::Get) else {
         panic!()
     };
+    let got = rendered(got);
     assert_eq!(got["status"], "failed");
     assert!(got["error"]["message"].as_str().unwrap().contains("did not answer within 225 s"));
     // A round the person is asked about waits for them (as a waited call is left open).
@@ -323,6 +332,7 @@ fn a_tasks_rounds_are_calls_in_flight_with_a_deadline_the_alarm_wakes_for() {
     let (TaskReply::Detailed(got), _) = about_task(&mut sim, "g1", &task, TaskOp::Get) else {
         panic!()
     };
+    let got = rendered(got);
     assert_eq!(got["status"], "working");
 }
 
@@ -359,4 +369,84 @@ fn a_connections_tasks_keep_a_bounded_number_of_bytes_and_leave_the_others_their
     let (_, call) = slow_task(&mut sim, "g2", 1, a);
     let effects = sim.say(a, &big(call));
     assert!(stored_tasks(&effects)[0].held_bytes() > 100_000);
+}
+
+#[test]
+fn a_connections_answers_to_its_tasks_count_toward_its_share_and_leave_the_others_theirs() {
+    use crate::limits::MAX_TASK_BYTES_PER_CONNECTION;
+    let mut sim = Sim::new();
+    let a = sim.tab();
+    sim.say(a, &asked_list());
+    let ask = r#"{"method":"elicitation/create","params":{"message":"Name?"}}"#;
+    let questions = format!(r#"{{"first":{ask},"second":{ask}}}"#);
+    let asking = |sim: &mut Sim, grant: &str, id: u64| {
+        let (task, call) = slow_task(sim, grant, id, a);
+        let said = format!(r#"{{"type":"result","id":{call},"input_required":{questions}}}"#);
+        sim.say(a, &said);
+        task
+    };
+    // Each answer is kept until the other comes: more than half the share each.
+    let long = "A".repeat(MAX_TASK_BYTES_PER_CONNECTION * 3 / 5);
+    let first = || TaskOp::Update(json!({"first": {"action": "accept", "content": {"n": long}}}));
+    let one = asking(&mut sim, "g1", 1);
+    let (reply, effects) = about_task(&mut sim, "g1", &one, first());
+    assert_eq!(reply, TaskReply::Acknowledged);
+    assert!(stored_tasks(&effects)[0].held_bytes() > MAX_TASK_BYTES_PER_CONNECTION / 2);
+    // A second such answer would take the connection past its share: refused, said, not kept.
+    let two = asking(&mut sim, "g1", 2);
+    let (reply, effects) = about_task(&mut sim, "g1", &two, first());
+    let kib = MAX_TASK_BYTES_PER_CONNECTION / 1024;
+    assert_eq!(reply, TaskReply::Refused { sentence: sentences::task_answers_full(kib) });
+    assert!(stored_tasks(&effects).is_empty(), "nothing changed: {effects:?}");
+    let (TaskReply::Detailed(still), _) = about_task(&mut sim, "g1", &two, TaskOp::Get) else {
+        panic!()
+    };
+    let asked = still.input_requests.unwrap();
+    assert!(asked.get("first").is_some(), "still asked: {asked}");
+    // A small answer still fits; and another connection has its whole share.
+    let small = TaskOp::Update(json!({"first": {"action": "decline"}}));
+    assert_eq!(about_task(&mut sim, "g1", &two, small).0, TaskReply::Acknowledged);
+    let theirs = asking(&mut sim, "g2", 3);
+    assert_eq!(about_task(&mut sim, "g2", &theirs, first()).0, TaskReply::Acknowledged);
+    let held: usize = sim.room.tasks.iter().filter(|t| t.grant == "g1").map(Task::held_bytes).sum();
+    assert!(held <= MAX_TASK_BYTES_PER_CONNECTION, "{held}");
+}
+
+#[test]
+fn every_connections_full_share_of_tasks_together_stays_within_the_pairings_memory() {
+    use crate::limits::{
+        MAX_GRANTS, MAX_HELD_BYTES_PER_CONNECTION, MAX_TASK_BYTES_PER_CONNECTION,
+        PAIRING_MEMORY_BYTES,
+    };
+    let mut sim = Sim::new();
+    let more = (3..=MAX_GRANTS).map(|n| grant(&format!("g{n}")));
+    sim.room.grants.extend(more);
+    let a = sim.tab();
+    sim.say(a, &asked_list());
+    let big = |call: u64| {
+        let data = "A".repeat(MAX_TASK_RESULT_BYTES / 4);
+        format!(r#"{{"type":"result","id":{call},"data":"{data}"}}"#)
+    };
+    // Every connection fills its share (none is refused before it: one cannot lock out another).
+    let mut id = 0;
+    for n in 1..=MAX_GRANTS {
+        let grant = format!("g{n}");
+        let (mut held, mut one) = (0, 0);
+        loop {
+            id += 1;
+            let (_, call) = slow_task(&mut sim, &grant, id, a);
+            let task = stored_tasks(&sim.say(a, &big(call))).pop().expect("stored");
+            if task.result.as_ref().unwrap().to_string().contains("already keep") {
+                break;
+            }
+            held += task.held_bytes();
+            one = task.held_bytes();
+        }
+        assert!(held + one > MAX_TASK_BYTES_PER_CONNECTION, "{grant} kept its whole share");
+    }
+    // What the pairing holds for all of them, with every other share full too, fits.
+    let tasks: usize = sim.room.tasks.iter().map(Task::held_bytes).sum();
+    let others = MAX_HELD_BYTES_PER_CONNECTION - MAX_TASK_BYTES_PER_CONNECTION;
+    let worst = tasks + MAX_GRANTS * others + 2_000_000;
+    assert!(worst <= PAIRING_MEMORY_BYTES, "{} MiB held at worst", worst >> 20);
 }
