@@ -21,6 +21,7 @@ use crate::http::{CappedBody, TooLarge};
 use crate::oauth::connect::{CodeReply, CodeRequest, Command, ConnectCode};
 use crate::pairing::wire::{Reply, Request as PairingRequest};
 use crate::senders::{sender_key, Limited};
+use crate::sql::{Bind, Rows, Sql};
 
 /// Random bytes from the platform (crypto.getRandomValues).
 pub(crate) struct PlatformRandom;
@@ -176,12 +177,33 @@ pub(crate) async fn within_limit(env: &worker::Env, req: &Request, limited: Limi
     }
 }
 
-/// The text in `column` of each row a query selected (read from the JS rows directly: worker's
-/// typed reading through serde-wasm-bindgen costs KiBs of wasm).
-pub(crate) fn texts(rows: worker::SqlCursor, column: &str) -> Vec<String> {
-    let column = worker::wasm_bindgen::JsValue::from_str(column);
-    rows.filter_map(|row| worker::js_sys::Reflect::get(&row.ok()?, &column).ok()?.as_string())
-        .collect()
+/// The object's SQL storage, as the core runs statements on it.
+pub(crate) struct Sqlite<'a>(pub(crate) &'a worker::SqlStorage);
+
+impl Sql for Sqlite<'_> {
+    fn exec(&mut self, query: &str, bindings: Vec<Bind>) -> std::result::Result<Rows, ()> {
+        let bindings = bindings.into_iter().map(|b| match b {
+            Bind::Text(text) => worker::SqlStorageValue::String(text),
+            Bind::Int(n) => worker::SqlStorageValue::Integer(n),
+        });
+        let rows = self.0.exec(query, bindings.collect::<Vec<_>>()).map_err(|_| ())?;
+        // Each row's values in order, as text (read from the JS rows directly: worker's typed
+        // reading through serde-wasm-bindgen costs KiBs of wasm).
+        let text = |v: worker::wasm_bindgen::JsValue| {
+            v.as_string().or_else(|| v.as_f64().map(|n| (n as i64).to_string()))
+        };
+        Ok(rows
+            .filter_map(|row| {
+                Some(worker::js_sys::Object::values(&row.ok()?.into()).iter().map(text).collect())
+            })
+            .collect())
+    }
+}
+
+/// An alarm time `at_ms` (since the epoch). worker's `set_alarm` takes a bare number as an
+/// offset from now, not a time: the first hello deadline was set that way, decades ahead.
+pub(crate) fn alarm_at(at_ms: u64) -> worker::ScheduledTime {
+    worker::ScheduledTime::new(worker::js_sys::Date::new(&(at_ms as f64).into()))
 }
 
 /// The catalogue bundled with this build, read once.
