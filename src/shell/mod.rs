@@ -17,7 +17,7 @@ use worker::{ByteStream, Date, Headers, Request, Response, Result, Stub};
 pub(crate) use tabrelay_bundle::from_json;
 
 use crate::crypto::Entropy;
-use crate::http::{CappedBody, TooLarge};
+use crate::http::{CappedBody, Lines, TooLarge};
 use crate::oauth::connect::{CodeReply, CodeRequest, Command, ConnectCode};
 use crate::pairing::wire::{Reply, Request as PairingRequest};
 use crate::senders::{sender_key, Limited};
@@ -93,33 +93,32 @@ async fn post_object(stub: &Stub, body: Vec<u8>) -> Result<Response> {
 /// The reply lines of a pairing's object (NDJSON), read as they come.
 pub(crate) struct Replies {
     stream: Option<ByteStream>,
-    buffer: Vec<u8>,
+    lines: Lines,
 }
 
 impl Replies {
     /// No replies (the pairing could not be asked): the first `next` is None.
     pub(crate) fn none() -> Self {
-        Self { stream: None, buffer: Vec::new() }
+        Self { stream: None, lines: Lines::default() }
     }
 
     fn of(mut res: Response) -> Self {
         let stream = (res.status_code() == 200).then(|| res.stream().ok()).flatten();
-        Self { stream, buffer: Vec::new() }
+        Self { stream, lines: Lines::default() }
     }
 
     /// The next reply, or None once the stream ended or failed (a line that does not read
     /// is skipped).
     pub(crate) async fn next(&mut self) -> Option<Reply> {
         loop {
-            if let Some(end) = self.buffer.iter().position(|b| *b == b'\n') {
-                let line: Vec<u8> = self.buffer.drain(..=end).collect();
+            if let Some(line) = self.lines.next_line() {
                 match Reply::decode(&line) {
                     Ok(reply) => return Some(reply),
                     Err(_) => continue,
                 }
             }
             match self.stream.as_mut()?.next().await {
-                Some(Ok(chunk)) => self.buffer.extend_from_slice(&chunk),
+                Some(Ok(chunk)) => self.lines.push(&chunk),
                 _ => {
                     self.stream = None;
                     return None;
