@@ -304,7 +304,30 @@ mod tests {
 
     #[test]
     fn a_tabs_attachment_reads_back_as_the_tab() {
+        let tab = crate::pairing::tabs::tests::proven(7, 1_000);
+        assert_eq!(read_attachment(&attachment(&tab)), Some(tab));
         assert_eq!(read_attachment("not json"), None);
         assert_eq!(read_attachment(""), None);
+    }
+
+    #[test]
+    fn a_woken_object_holds_what_storage_and_the_sockets_kept() {
+        let mut sql = Recorded::default();
+        sql.rows.push((
+            "SELECT tab, tools, dataset FROM tab_state ORDER BY tab",
+            vec![vec![Some("9".into()), None, Some("gone".into())]],
+        ));
+        let mut object = woken(&mut sql);
+        assert!(object.woke());
+        // A tab's statement without its socket is deleted; the grant read back is live.
+        assert!(sql.run.iter().any(|(q, b)| q == "DELETE FROM tab_state WHERE tab = ?"
+            && b == &[crate::sql::Bind::Text("9".into())]));
+        let check = Request::Check { grant: "g1".into(), want: Want::Nothing };
+        let asker = object.request(check, &mut sql, 1_000_001, &mut Counter(2));
+        assert_eq!(outputs(&mut object, &mut sql), [Output::Reply(asker, Reply::Done)]);
+        // A second wake reads nothing more.
+        let before = sql.run.len();
+        object.wake(Vec::new(), &mut sql, 1_000_002, &mut Counter(3));
+        assert_eq!(sql.run.len(), before);
     }
 }

@@ -368,7 +368,8 @@ mod tests {
         sql.rows.clear();
         assert!(!store.first_use(&mut sql, "k", 500, 100));
         // Storage that cannot be written never says first.
-        let mut broken = Recorded { fails: vec!["CREATE"], ..Recorded::default() };
+        let rows = vec![(inserted, vec![vec![Some("k".into())]])];
+        let mut broken = Recorded { fails: vec!["CREATE"], rows, ..Recorded::default() };
         assert!(!Store::default().first_use(&mut broken, "k", 500, 100));
     }
 
