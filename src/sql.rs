@@ -11,7 +11,8 @@ pub enum Bind {
     Int(i64),
 }
 
-/// The rows a statement selected, each its columns' values in order as text (None: NULL).
+/// The rows a statement selected, each its columns' values in order as text (None: NULL, or
+/// not text: a query selects a number `CAST(… AS TEXT)`).
 pub type Rows = Vec<Vec<Option<String>>>;
 
 /// The SQL storage of a Durable Object (a pairing's, a connect code's).

@@ -67,8 +67,14 @@ impl Store {
             Effect::StoreTurns(turns) => self.meta(sql, "turns", turns),
             Effect::StoreLeft(left) => self.meta(sql, "left", left),
             Effect::StoreWrongCodes(wrong) => self.meta(sql, "wrong_codes", wrong),
-            Effect::StoreGrant(grant) => self.body(sql, "grants", &grant.id, grant),
-            Effect::StoreTask(task) => self.body(sql, "tasks", &task.id, task),
+            Effect::StoreGrant(grant) => {
+                let query = "INSERT INTO grants (id, body) VALUES (?1, ?2) ON CONFLICT(id) DO UPDATE SET body = ?2";
+                self.body(sql, query, &grant.id, grant);
+            }
+            Effect::StoreTask(task) => {
+                let query = "INSERT INTO tasks (id, body) VALUES (?1, ?2) ON CONFLICT(id) DO UPDATE SET body = ?2";
+                self.body(sql, query, &task.id, task);
+            }
             Effect::DeleteTask(id) => {
                 self.write(sql, "DELETE FROM tasks WHERE id = ?", vec![text(id)])
             }
@@ -171,13 +177,10 @@ impl Store {
         self.write(sql, query, vec![Bind::Text(key.to_owned()), Bind::Text(v)]);
     }
 
-    /// Stores a row of `table` (grants, tasks): its id and its body as JSON.
-    fn body(&mut self, sql: &mut dyn Sql, table: &str, id: &str, value: &impl Serialize) {
+    /// Stores a row (a grant, a task): its id and its body as JSON.
+    fn body(&mut self, sql: &mut dyn Sql, query: &str, id: &str, value: &impl Serialize) {
         let body = serde_json::to_string(value).unwrap_or_default();
-        let query = format!(
-            "INSERT INTO {table} (id, body) VALUES (?1, ?2) ON CONFLICT(id) DO UPDATE SET body = ?2"
-        );
-        self.write(sql, &query, vec![Bind::Text(id.to_owned()), Bind::Text(body)]);
+        self.write(sql, query, vec![Bind::Text(id.to_owned()), Bind::Text(body)]);
     }
 }
 

@@ -181,16 +181,15 @@ pub(crate) struct Sqlite<'a>(pub(crate) &'a worker::SqlStorage);
 
 impl Sql for Sqlite<'_> {
     fn exec(&mut self, query: &str, bindings: Vec<Bind>) -> std::result::Result<Rows, ()> {
+        use worker::wasm_bindgen::JsValue;
         let bindings = bindings.into_iter().map(|b| match b {
-            Bind::Text(text) => worker::SqlStorageValue::String(text),
-            Bind::Int(n) => worker::SqlStorageValue::Integer(n),
+            Bind::Text(text) => JsValue::from(text),
+            Bind::Int(n) => JsValue::from(n as f64),
         });
-        let rows = self.0.exec(query, bindings.collect::<Vec<_>>()).map_err(|_| ())?;
-        // Each row's values in order, as text (read from the JS rows directly: worker's typed
-        // reading through serde-wasm-bindgen costs KiBs of wasm).
-        let text = |v: worker::wasm_bindgen::JsValue| {
-            v.as_string().or_else(|| v.as_f64().map(|n| (n as i64).to_string()))
-        };
+        let rows = self.0.exec_raw(query, bindings.collect::<Vec<_>>()).map_err(|_| ())?;
+        // Each row's values in order (read from the JS rows directly: worker's typed reading
+        // through serde-wasm-bindgen costs KiBs of wasm).
+        let text = |v: JsValue| v.as_string();
         Ok(rows
             .filter_map(|row| {
                 Some(worker::js_sys::Object::values(&row.ok()?.into()).iter().map(text).collect())
