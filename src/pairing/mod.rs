@@ -1,5 +1,6 @@
 //! One browser's pairing, by job: [`room`] (the pairing as a state machine: inputs in, effects
-//! out, every decision of the pairing's object), [`wire`] (the messages between the Worker and the pairing's
+//! out, every decision of the pairing's object), [`object`] (the object as a machine around the
+//! room: effects in order, writes first), [`store`] (its tables and rows), [`wire`] (the messages between the Worker and the pairing's
 //! Durable Object), [`tabs`] (how a tab proves itself, what its messages mean, which tab gets a
 //! call), [`admit`] (whether a call may go to a tab, by the list agents see), [`calls`] (the
 //! one registry of calls in flight in tabs, whoever holds them), [`turns`] (how calls are grouped into turns),
