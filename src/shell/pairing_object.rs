@@ -154,11 +154,6 @@ impl Drop for Waiting {
     }
 }
 
-/// A reply as the object's whole response: its one line.
-fn reply_response(reply: &Reply) -> Result<Response> {
-    lines_response(Response::from_bytes(reply.line())?)
-}
-
 /// The headers of a response of reply lines (NDJSON), one or a stream of them.
 fn lines_response(mut res: Response) -> Result<Response> {
     let headers = res.headers_mut();
@@ -247,7 +242,7 @@ impl Pairing {
         // A reply that is the last goes as the whole response; else the lines as they come.
         let first = waiting.replies.try_recv().ok();
         if let Some(reply) = first.as_ref().filter(|r| r.ends()) {
-            return reply_response(reply);
+            return lines_response(Response::from_bytes(reply.line())?);
         }
         let first = futures::stream::iter(first.map(|r| Ok(r.line())));
         let rest = futures::stream::unfold(Some(waiting), |waiting| async move {
