@@ -15,11 +15,17 @@ pub enum Bind {
 /// not text: a query selects a number `CAST(… AS TEXT)`).
 pub type Rows = Vec<Vec<Option<String>>>;
 
+/// A statement failed (a read of a table not made yet, say, or the runtime's failure).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Failed;
+
 /// The SQL storage of a Durable Object (a pairing's, a connect code's).
 pub trait Sql {
-    /// Runs one statement. `Err`: it failed (a read of a table not made yet, say).
-    #[allow(clippy::result_unit_err)]
-    fn exec(&mut self, query: &str, bindings: Vec<Bind>) -> Result<Rows, ()>;
+    /// Runs one statement: the rows it selected.
+    ///
+    /// # Errors
+    /// [`Failed`]: it failed.
+    fn exec(&mut self, query: &str, bindings: Vec<Bind>) -> Result<Rows, Failed>;
 }
 
 #[cfg(test)]
@@ -36,10 +42,10 @@ pub(crate) mod testing {
     }
 
     impl Sql for Recorded {
-        fn exec(&mut self, query: &str, bindings: Vec<Bind>) -> Result<Rows, ()> {
+        fn exec(&mut self, query: &str, bindings: Vec<Bind>) -> Result<Rows, Failed> {
             self.run.push((query.to_owned(), bindings));
             if self.fails.iter().any(|f| query.contains(f)) {
-                return Err(());
+                return Err(Failed);
             }
             Ok(self
                 .rows

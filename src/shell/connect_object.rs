@@ -31,7 +31,7 @@ impl DurableObject for ConnectCode {
         let mut sql = Sqlite(&self.state.storage().sql());
         let (reply, forget) =
             carry_out(&mut sql, &code, command, now_ms(), kept, &mut PlatformRandom)
-                .map_err(|()| worker::Error::RustError("the code's storage failed".into()))?;
+                .map_err(|_| worker::Error::RustError("the code's storage failed".into()))?;
         if let Some(at) = forget {
             self.state.storage().set_alarm(alarm_at(at)).await?;
         }

@@ -21,7 +21,7 @@ use crate::http::{CappedBody, Lines, TooLarge};
 use crate::oauth::connect::{CodeReply, CodeRequest, Command, ConnectCode};
 use crate::pairing::wire::{Reply, Request as PairingRequest};
 use crate::senders::{sender_key, Limited};
-use crate::sql::{Bind, Rows, Sql};
+use crate::sql::{Bind, Failed, Rows, Sql};
 
 /// Random bytes from the platform (crypto.getRandomValues).
 pub(crate) struct PlatformRandom;
@@ -180,13 +180,13 @@ pub(crate) async fn within_limit(env: &worker::Env, req: &Request, limited: Limi
 pub(crate) struct Sqlite<'a>(pub(crate) &'a worker::SqlStorage);
 
 impl Sql for Sqlite<'_> {
-    fn exec(&mut self, query: &str, bindings: Vec<Bind>) -> std::result::Result<Rows, ()> {
+    fn exec(&mut self, query: &str, bindings: Vec<Bind>) -> std::result::Result<Rows, Failed> {
         use worker::wasm_bindgen::JsValue;
         let bindings = bindings.into_iter().map(|b| match b {
             Bind::Text(text) => JsValue::from(text),
             Bind::Int(n) => JsValue::from(n as f64),
         });
-        let rows = self.0.exec_raw(query, bindings.collect::<Vec<_>>()).map_err(|_| ())?;
+        let rows = self.0.exec_raw(query, bindings.collect::<Vec<_>>()).map_err(|_| Failed)?;
         // Each row's values in order (read from the JS rows directly: worker's typed reading
         // through serde-wasm-bindgen costs KiBs of wasm).
         let text = |v: JsValue| v.as_string();

@@ -4,7 +4,7 @@
 
 use super::{apply, forget_at, CodeReply, Command, ConnectCode, Session};
 use crate::crypto::Entropy;
-use crate::sql::{Bind, Sql};
+use crate::sql::{Bind, Failed, Sql};
 
 const TABLE: &str =
     "CREATE TABLE IF NOT EXISTS session (id INTEGER PRIMARY KEY, body TEXT NOT NULL)";
@@ -17,8 +17,7 @@ const DELETE: &str = "DELETE FROM session";
 /// after the session starts; None: as set before).
 ///
 /// # Errors
-/// A write failed (the runtime's failure; nothing is replied).
-#[allow(clippy::result_unit_err)]
+/// [`Failed`]: a write failed (the runtime's failure; nothing is replied).
 pub fn carry_out(
     sql: &mut dyn Sql,
     code: &ConnectCode,
@@ -26,7 +25,7 @@ pub fn carry_out(
     now_ms: u64,
     kept_ms: u64,
     entropy: &mut dyn Entropy,
-) -> Result<(CodeReply, Option<u64>), ()> {
+) -> Result<(CodeReply, Option<u64>), Failed> {
     // No table (nothing was ever written) reads as no session.
     let rows = sql.exec(READ, Vec::new()).unwrap_or_default();
     let stored: Option<Session> = rows
@@ -36,7 +35,7 @@ pub fn carry_out(
     let (session, reply) = apply(stored, command, now_ms, entropy, code);
     match session {
         Some(s) => {
-            let body = serde_json::to_string(&s).map_err(|_| ())?;
+            let body = serde_json::to_string(&s).map_err(|_| Failed)?;
             sql.exec(TABLE, Vec::new())?;
             sql.exec(WRITE, vec![Bind::Text(body)])?;
         }
