@@ -384,4 +384,59 @@ mod tests {
         assert_eq!(Store::default().replayed(&mut sql, "g_1"), [9]);
         assert_eq!(sql.run, [(query.to_owned(), vec![text("g_1")])]);
     }
+
+    #[test]
+    fn what_each_effect_writes_reads_back_as_it_was() {
+        let requester = crate::oauth::connect::Requester {
+            client_name: "Claude".into(),
+            host: "claude.ai".into(),
+            place: None,
+            verified: None,
+        };
+        let mut rng = crate::crypto::testing::Counter(9);
+        let grant =
+            crate::pairing::grants::Grant::new("g1".into(), "cid".into(), requester, 5, &mut rng).0;
+        let (mut store, mut sql) = (Store::default(), Recorded::default());
+        let effects = [
+            Effect::StoreGrant(grant.clone()),
+            Effect::StoreTurns(Turns::default()),
+            Effect::StoreWrongCodes(WrongCodes::default()),
+            Effect::StoreStated(4, Stated::Dataset("d".into())),
+        ];
+        for effect in &effects {
+            store.apply(&mut sql, effect, 0);
+        }
+        // The rows as a table would hold them: each write's bindings, in its columns' order.
+        let bound = |prefix: &str| -> Rows {
+            let rows = sql.run.iter().filter(|(q, _)| q.starts_with(prefix));
+            let text = |b: &Bind| match b {
+                Bind::Text(t) => Some(t.clone()),
+                Bind::Int(n) => Some(n.to_string()),
+            };
+            rows.map(|(_, b)| b.iter().map(text).collect()).collect()
+        };
+        let stated: Rows = bound("INSERT INTO tab_state")
+            .into_iter()
+            .map(|mut r| {
+                r.insert(1, None);
+                r
+            })
+            .collect();
+        let (grants, meta) = (
+            bound("INSERT INTO grants").into_iter().map(|r| vec![r[1].clone()]).collect(),
+            bound("INSERT OR REPLACE INTO meta"),
+        );
+        let mut tables = Recorded {
+            rows: vec![
+                ("SELECT tab, tools, dataset FROM tab_state ORDER BY tab", stated),
+                ("SELECT body FROM grants ORDER BY rowid", grants),
+                ("SELECT k, v FROM meta", meta),
+            ],
+            ..Recorded::default()
+        };
+        let stored = Store::default().read_back(&mut tables, Vec::new());
+        assert_eq!(stored.grants, [grant]);
+        assert_eq!(stored.stated, [(4, None, Some("d".into()))]);
+        assert_eq!((stored.turns, stored.wrong_codes), (Turns::default(), WrongCodes::default()));
+    }
 }
