@@ -184,6 +184,28 @@ impl Object {
     }
 }
 
+/// The object's reply lines (NDJSON) as the Worker reads them, arriving in chunks; a line that
+/// does not read as a reply is skipped.
+#[derive(Debug, Default)]
+pub struct ReplyLines(crate::http::Lines);
+
+impl ReplyLines {
+    /// Takes the next chunk that arrived.
+    pub fn push(&mut self, chunk: &[u8]) {
+        self.0.push(chunk);
+    }
+
+    /// The next reply whole so far.
+    pub fn next_reply(&mut self) -> Option<Reply> {
+        while let Some(line) = self.0.next_line() {
+            if let Ok(reply) = Reply::decode(&line) {
+                return Some(reply);
+            }
+        }
+        None
+    }
+}
+
 /// A tab's state as its socket keeps it (JSON text: smaller than a JS object).
 #[must_use]
 pub fn attachment(tab: &Tab) -> String {
@@ -329,5 +351,19 @@ mod tests {
         let before = sql.run.len();
         object.wake(Vec::new(), &mut sql, 1_000_002, &mut Counter(3));
         assert_eq!(sql.run.len(), before);
+    }
+
+    #[test]
+    fn reply_lines_read_whole_whatever_the_chunks_and_skip_what_does_not_read() {
+        let mut lines = ReplyLines::default();
+        let (done, used) = (Reply::Done.line(), Reply::StateUsed.line());
+        let (head, tail) = used.split_at(3);
+        lines.push(b"not a reply\n");
+        lines.push(&done);
+        lines.push(head);
+        assert_eq!(lines.next_reply(), Some(Reply::Done));
+        assert_eq!(lines.next_reply(), None);
+        lines.push(tail);
+        assert_eq!(lines.next_reply(), Some(Reply::StateUsed));
     }
 }

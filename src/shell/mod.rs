@@ -17,8 +17,9 @@ use worker::{ByteStream, Date, Headers, Request, Response, Result, Stub};
 pub(crate) use tabrelay_bundle::from_json;
 
 use crate::crypto::Entropy;
-use crate::http::{CappedBody, Lines, TooLarge};
+use crate::http::{CappedBody, TooLarge};
 use crate::oauth::connect::{CodeReply, CodeRequest, Command, ConnectCode};
+use crate::pairing::object::ReplyLines;
 use crate::pairing::wire::{Reply, Request as PairingRequest};
 use crate::senders::{sender_key, Limited};
 use crate::sql::{Bind, Failed, Rows, Sql};
@@ -93,29 +94,26 @@ async fn post_object(stub: &Stub, body: Vec<u8>) -> Result<Response> {
 /// The reply lines of a pairing's object (NDJSON), read as they come.
 pub(crate) struct Replies {
     stream: Option<ByteStream>,
-    lines: Lines,
+    lines: ReplyLines,
 }
 
 impl Replies {
     /// No replies (the pairing could not be asked): the first `next` is None.
     pub(crate) fn none() -> Self {
-        Self { stream: None, lines: Lines::default() }
+        Self { stream: None, lines: ReplyLines::default() }
     }
 
     fn of(mut res: Response) -> Self {
         let stream = (res.status_code() == 200).then(|| res.stream().ok()).flatten();
-        Self { stream, lines: Lines::default() }
+        Self { stream, lines: ReplyLines::default() }
     }
 
     /// The next reply, or None once the stream ended or failed (a line that does not read
     /// is skipped).
     pub(crate) async fn next(&mut self) -> Option<Reply> {
         loop {
-            if let Some(line) = self.lines.next_line() {
-                match Reply::decode(&line) {
-                    Ok(reply) => return Some(reply),
-                    Err(_) => continue,
-                }
+            if let Some(reply) = self.lines.next_reply() {
+                return Some(reply);
             }
             match self.stream.as_mut()?.next().await {
                 Some(Ok(chunk)) => self.lines.push(&chunk),
