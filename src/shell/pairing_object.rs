@@ -210,16 +210,12 @@ impl Pairing {
     async fn accept_tab(&self, req: &worker::Request) -> Result<Response> {
         let url = req.inner().url();
         let sender = sender_key(req.headers().get("cf-connecting-ip")?.as_deref());
-        let pair = WebSocketPair::new()?;
         let pairing = match socket_pairing(&http::query_of(&url)) {
             Ok(pairing) => pairing,
-            Err((code, reason)) => {
-                // The Worker checked the key before naming this object by it.
-                pair.server.accept()?;
-                pair.server.close(Some(code), Some(reason))?;
-                return Response::from_websocket(pair.client);
-            }
+            // The Worker checked the pairing id before naming this object by it.
+            Err((code, reason)) => return routes::refuse_socket(code, reason),
         };
+        let pair = WebSocketPair::new()?;
         self.state.accept_web_socket(&pair.server);
         let number = self.shared.object.borrow_mut().next_tab_number(now_ms());
         self.shared.sockets.borrow_mut().insert(number, pair.server);
