@@ -160,6 +160,26 @@ impl CappedBody {
     }
 }
 
+/// Lines (NDJSON) arriving in chunks: each whole line once its newline came; a line cut across
+/// chunks waits for its rest.
+#[derive(Debug, Default)]
+pub struct Lines {
+    buffer: Vec<u8>,
+}
+
+impl Lines {
+    /// Takes the next chunk that arrived.
+    pub fn push(&mut self, chunk: &[u8]) {
+        self.buffer.extend_from_slice(chunk);
+    }
+
+    /// The next whole line (its newline included); None until one is whole.
+    pub fn next_line(&mut self) -> Option<Vec<u8>> {
+        let end = self.buffer.iter().position(|b| *b == b'\n')?;
+        Some(self.buffer.drain(..=end).collect())
+    }
+}
+
 /// Text safe inside HTML text and quoted attributes.
 #[must_use]
 pub fn escape_html(s: &str) -> String {
@@ -195,6 +215,18 @@ pub fn header_value(raw: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn lines_come_whole_whatever_the_chunks() {
+        let mut lines = Lines::default();
+        lines.push(b"{\"a\":1}\n{\"b\"");
+        assert_eq!(lines.next_line().as_deref(), Some(&b"{\"a\":1}\n"[..]));
+        assert_eq!(lines.next_line(), None);
+        lines.push(b":2}\n\n");
+        assert_eq!(lines.next_line().as_deref(), Some(&b"{\"b\":2}\n"[..]));
+        assert_eq!(lines.next_line().as_deref(), Some(&b"\n"[..]));
+        assert_eq!(lines.next_line(), None);
+    }
 
     #[test]
     fn a_browser_asks_for_a_page_and_an_mcp_client_does_not() {

@@ -14,6 +14,7 @@ pub mod pages;
 pub mod pairing;
 pub mod senders;
 pub mod sentences;
+pub mod sql;
 pub mod tools;
 
 #[cfg(target_arch = "wasm32")]

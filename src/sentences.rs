@@ -685,8 +685,6 @@ pub mod shell {
     pub const ORIGIN_MAY_NOT_PAIR: &str = "This page's origin may not pair with this relay.";
     /// A call's answer the core said is JSON came as something else.
     pub const CALL_NOT_ANSWERED: &str = "The relay could not answer the call.";
-    /// A tab socket reached the pairing before its Room was loaded.
-    pub const PAIRING_NOT_READY: &str = "The pairing is not ready.";
 }
 
 /// What the person reads on the relay's own pages ([`crate::pages`]). Each is a macro that

@@ -342,6 +342,37 @@ pub fn cache_seconds(cache_control: Option<&str>) -> u64 {
     max_age.map_or(CACHE_DEFAULT_S, |s| s.clamp(CACHE_MIN_S, CACHE_MAX_S))
 }
 
+/// Where a URL's checked client is cached: under the relay's own `origin` (the Cache API keeps
+/// a zone's entries; a key on another host costs a lookup), named by the URL's hash, so no
+/// document can collide with another or with a route.
+#[must_use]
+pub fn cache_key(origin: &str, url: &MetadataUrl) -> String {
+    format!("{origin}/client-metadata/{}", crate::crypto::sha256_hex(url.as_str().as_bytes()))
+}
+
+/// A document's response as it starts, from its status and headers: its body to read (capped
+/// at [`MAX_DOCUMENT_BYTES`]) and how long to keep the client it names, in seconds; or why it
+/// is refused before any of its body is read (a redirect is not followed).
+///
+/// # Errors
+/// [`CimdError::Redirected`], [`CimdError::Status`], or [`CimdError::TooLarge`] when its
+/// `Content-Length` passes the cap.
+pub fn check_response(
+    status: u16,
+    content_length: Option<&str>,
+    cache_control: Option<&str>,
+) -> Result<(crate::http::CappedBody, u64), CimdError> {
+    if (300..400).contains(&status) {
+        return Err(CimdError::Redirected);
+    }
+    if status != 200 {
+        return Err(CimdError::Status(status));
+    }
+    let body = crate::http::CappedBody::start(MAX_DOCUMENT_BYTES, content_length)
+        .map_err(|_| CimdError::TooLarge)?;
+    Ok((body, cache_seconds(cache_control)))
+}
+
 tabrelay_bundle::read_json!(MetadataClient, "a metadata client", { domain, name, redirect_uris });
 
 #[cfg(test)]
@@ -356,6 +387,30 @@ mod tests {
 
     fn doc(client_id: &str, extra: &str) -> Vec<u8> {
         format!(r#"{{"client_id":"{client_id}","redirect_uris":["https://claude.ai/api/mcp/auth_callback"]{extra}}}"#).into_bytes()
+    }
+
+    #[test]
+    fn a_response_is_refused_by_its_status_and_length_before_its_body_is_read() {
+        assert_eq!(check_response(301, None, None).err(), Some(CimdError::Redirected));
+        assert_eq!(check_response(307, None, None).err(), Some(CimdError::Redirected));
+        assert_eq!(check_response(404, None, None).err(), Some(CimdError::Status(404)));
+        let over = (MAX_DOCUMENT_BYTES + 1).to_string();
+        assert_eq!(check_response(200, Some(&over), None).err(), Some(CimdError::TooLarge));
+        let (mut body, seconds) = check_response(200, Some("12"), Some("max-age=0")).unwrap();
+        assert_eq!(seconds, CACHE_MIN_S);
+        // A body without a length is bounded as it arrives.
+        let (mut unsaid, _) = check_response(200, None, None).unwrap();
+        assert!(unsaid.take(&vec![b' '; MAX_DOCUMENT_BYTES]).is_ok());
+        assert!(unsaid.take(b" ").is_err());
+        assert!(body.take(b"{}").is_ok());
+    }
+
+    #[test]
+    fn a_clients_cache_key_is_the_relays_own_and_its_urls_hash() {
+        let key = cache_key("https://relay.example", &url(CLAUDE));
+        let hash = crate::crypto::sha256_hex(CLAUDE.as_bytes());
+        assert_eq!(key, format!("https://relay.example/client-metadata/{hash}"));
+        assert_ne!(key, cache_key("https://relay.example", &url("https://claude.ai/other")));
     }
 
     #[test]

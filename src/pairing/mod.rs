@@ -1,12 +1,13 @@
-//! One browser's pairing, by job: [`room`] (the pairing as a state machine: inputs in, effects
-//! out, every decision of the pairing's object), [`wire`] (the messages between the Worker and the pairing's
-//! Durable Object), [`tabs`] (how a tab proves itself, what its messages mean, which tab gets a
-//! call), [`admit`] (whether a call may go to a tab, by the list agents see), [`calls`] (the
-//! one registry of calls in flight in tabs, whoever holds them), [`turns`] (how calls are grouped into turns),
-//! [`codes`] (the allowance of wrong connect codes), [`grants`] (the connections of agent
-//! apps the pairing keeps), [`tasks`] (calls a client polls as tasks), [`answers`] (questions
-//! a session-era client was asked, waiting for its answers) and [`resume`] (the ends of calls
-//! whose stream dropped, kept for the client's return).
+//! One browser's pairing, by job: [`room`] (the pairing as a state machine: inputs in, effects out,
+//! every decision of the pairing's object), [`object`] (the object as a machine around the room:
+//! effects in order, writes first), [`store`] (its tables and rows), [`wire`] (the messages between
+//! the Worker and the pairing's Durable Object), [`tabs`] (how a tab proves itself, what its
+//! messages mean, which tab gets a call), [`admit`] (whether a call may go to a tab, by the list
+//! agents see), [`calls`] (the one registry of calls in flight in tabs, whoever holds them),
+//! [`turns`] (how calls are grouped into turns), [`codes`] (the allowance of wrong connect codes),
+//! [`grants`] (the connections of agent apps the pairing keeps), [`tasks`] (calls a client polls as
+//! tasks), [`answers`] (questions a session-era client was asked, waiting for its answers) and
+//! [`resume`] (the ends of calls whose stream dropped, kept for the client's return).
 //!
 //! Words: the *tab's result* is what a tab sends back for a call
 //! ([`tabrelay_bundle::protocol::Outcome`]); the *person's answer* is their decision on a card
@@ -18,8 +19,10 @@ pub mod answers;
 pub mod calls;
 pub mod codes;
 pub mod grants;
+pub mod object;
 pub mod resume;
 pub mod room;
+pub mod store;
 pub mod tabs;
 pub mod tasks;
 pub mod turns;

@@ -1,7 +1,7 @@
-//! Fetches a client id metadata document for the core to check: within 5 s, at most 5 KB, no
-//! redirect followed (a single-label name the owner did not name was refused before); the
-//! checked client is kept in the Workers cache for the time the core says. Why a fetch failed is logged, never
-//! told to the requester (the core's sentence is the same for every failure).
+//! Fetches a client id metadata document for the core to check: within 5 s, no redirect
+//! followed, its status, length and body judged by the core as they come (`cimd`); the checked
+//! client is kept in the Workers cache for the time the core says. Why a fetch failed is
+//! logged, never told to the requester (the core's sentence is the same for every failure).
 
 use core::time::Duration;
 
@@ -10,18 +10,15 @@ use futures::StreamExt as _;
 use worker::wasm_bindgen::JsCast as _;
 use worker::{console_log, js_sys, web_sys, AbortController, Cache, Delay, Headers, Response};
 
-use crate::crypto::sha256_hex;
-use crate::limits::{FETCH_TIMEOUT_MS, MAX_DOCUMENT_BYTES};
-use crate::oauth::cimd::{cache_seconds, check_document, CimdError, MetadataClient, MetadataUrl};
+use crate::limits::FETCH_TIMEOUT_MS;
+use crate::oauth::cimd::{
+    cache_key, check_document, check_response, CimdError, MetadataClient, MetadataUrl,
+};
 
-/// The client a metadata document URL names (one the core found fetchable): from the cache,
-/// else fetched and checked.
-///
-/// The cache key is under this relay's own origin (the Cache API keeps a zone's entries; a key
-/// on another host costs a lookup), named by the URL's hash, so no document can collide with
-/// another or with a route.
+/// The client a metadata document URL names (one the core found fetchable): from the cache
+/// (under the core's [`cache_key`]), else fetched and checked.
 pub(crate) async fn client(url: &MetadataUrl, origin: &str) -> Result<MetadataClient, CimdError> {
-    let key = format!("{origin}/client-metadata/{}", sha256_hex(url.as_str().as_bytes()));
+    let key = cache_key(origin, url);
     let cache = Cache::default();
     if let Ok(Some(mut hit)) = cache.get(key.as_str(), false).await {
         if let Ok(Some(client)) =
@@ -58,21 +55,18 @@ async fn fetch_checked(url: &MetadataUrl) -> Result<(MetadataClient, u64), CimdE
     let signal = controller.signal();
     let work = async {
         let mut res = fetch(url.as_str(), &signal).await?;
-        let status = res.status_code();
-        if (300..400).contains(&status) {
-            return Err(CimdError::Redirected);
-        }
-        if status != 200 {
-            return Err(CimdError::Status(status));
-        }
         let header = |name: &str| res.headers().get(name).ok().flatten();
-        let declared = header("content-length").and_then(|l| l.trim().parse::<u64>().ok());
-        if declared.is_some_and(|l| l > MAX_DOCUMENT_BYTES as u64) {
-            return Err(CimdError::TooLarge);
+        let (length, cache) = (header("content-length"), header("cache-control"));
+        let (mut body, seconds) =
+            check_response(res.status_code(), length.as_deref(), cache.as_deref())?;
+        // The body, read until it passes the cap (then refused without reading on).
+        if let Ok(mut stream) = res.stream() {
+            while let Some(chunk) = stream.next().await {
+                let chunk = chunk.map_err(|_| CimdError::Unreachable)?;
+                body.take(&chunk).map_err(|_| CimdError::TooLarge)?;
+            }
         }
-        let seconds = cache_seconds(header("cache-control").as_deref());
-        let body = read_capped(&mut res).await?;
-        Ok((check_document(url, &body)?, seconds))
+        Ok((check_document(url, &body.into_bytes())?, seconds))
     };
     let timer = Delay::from(Duration::from_millis(FETCH_TIMEOUT_MS));
     futures::pin_mut!(work);
@@ -101,18 +95,4 @@ async fn fetch(url: &str, signal: &worker::AbortSignal) -> Result<Response, Cimd
         .map_err(|_| CimdError::Unreachable)?;
     let res: web_sys::Response = res.dyn_into().map_err(|_| CimdError::Unreachable)?;
     Ok(Response::from(res))
-}
-
-/// The body, read until it passes the cap (then refused without reading on).
-async fn read_capped(res: &mut Response) -> Result<Vec<u8>, CimdError> {
-    let mut body = Vec::new();
-    let Ok(mut stream) = res.stream() else { return Ok(body) };
-    while let Some(chunk) = stream.next().await {
-        let chunk = chunk.map_err(|_| CimdError::Unreachable)?;
-        if body.len() + chunk.len() > MAX_DOCUMENT_BYTES {
-            return Err(CimdError::TooLarge);
-        }
-        body.extend_from_slice(&chunk);
-    }
-    Ok(body)
 }

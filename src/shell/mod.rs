@@ -19,8 +19,10 @@ pub(crate) use tabrelay_bundle::from_json;
 use crate::crypto::Entropy;
 use crate::http::{CappedBody, TooLarge};
 use crate::oauth::connect::{CodeReply, CodeRequest, Command, ConnectCode};
+use crate::pairing::object::ReplyLines;
 use crate::pairing::wire::{Reply, Request as PairingRequest};
 use crate::senders::{sender_key, Limited};
+use crate::sql::{Bind, Failed, Rows, Sql};
 
 /// Random bytes from the platform (crypto.getRandomValues).
 pub(crate) struct PlatformRandom;
@@ -93,33 +95,29 @@ async fn post_object(stub: &Stub, body: Vec<u8>) -> Result<Response> {
 /// The reply lines of a pairing's object (NDJSON), read as they come.
 pub(crate) struct Replies {
     stream: Option<ByteStream>,
-    buffer: Vec<u8>,
+    lines: ReplyLines,
 }
 
 impl Replies {
     /// No replies (the pairing could not be asked): the first `next` is None.
     pub(crate) fn none() -> Self {
-        Self { stream: None, buffer: Vec::new() }
+        Self { stream: None, lines: ReplyLines::default() }
     }
 
     fn of(mut res: Response) -> Self {
         let stream = (res.status_code() == 200).then(|| res.stream().ok()).flatten();
-        Self { stream, buffer: Vec::new() }
+        Self { stream, lines: ReplyLines::default() }
     }
 
     /// The next reply, or None once the stream ended or failed (a line that does not read
     /// is skipped).
     pub(crate) async fn next(&mut self) -> Option<Reply> {
         loop {
-            if let Some(end) = self.buffer.iter().position(|b| *b == b'\n') {
-                let line: Vec<u8> = self.buffer.drain(..=end).collect();
-                match Reply::decode(&line) {
-                    Ok(reply) => return Some(reply),
-                    Err(_) => continue,
-                }
+            if let Some(reply) = self.lines.next_reply() {
+                return Some(reply);
             }
             match self.stream.as_mut()?.next().await {
-                Some(Ok(chunk)) => self.buffer.extend_from_slice(&chunk),
+                Some(Ok(chunk)) => self.lines.push(&chunk),
                 _ => {
                     self.stream = None;
                     return None;
@@ -177,12 +175,32 @@ pub(crate) async fn within_limit(env: &worker::Env, req: &Request, limited: Limi
     }
 }
 
-/// The text in `column` of each row a query selected (read from the JS rows directly: worker's
-/// typed reading through serde-wasm-bindgen costs KiBs of wasm).
-pub(crate) fn texts(rows: worker::SqlCursor, column: &str) -> Vec<String> {
-    let column = worker::wasm_bindgen::JsValue::from_str(column);
-    rows.filter_map(|row| worker::js_sys::Reflect::get(&row.ok()?, &column).ok()?.as_string())
-        .collect()
+/// The object's SQL storage, as the core runs statements on it.
+pub(crate) struct Sqlite<'a>(pub(crate) &'a worker::SqlStorage);
+
+impl Sql for Sqlite<'_> {
+    fn exec(&mut self, query: &str, bindings: Vec<Bind>) -> std::result::Result<Rows, Failed> {
+        use worker::wasm_bindgen::JsValue;
+        let bindings = bindings.into_iter().map(|b| match b {
+            Bind::Text(text) => JsValue::from(text),
+            Bind::Int(n) => JsValue::from(n as f64),
+        });
+        let rows = self.0.exec_raw(query, bindings.collect::<Vec<_>>()).map_err(|_| Failed)?;
+        // Each row's values in order (read from the JS rows directly: worker's typed reading
+        // through serde-wasm-bindgen costs KiBs of wasm).
+        let text = |v: JsValue| v.as_string();
+        Ok(rows
+            .filter_map(|row| {
+                Some(worker::js_sys::Object::values(&row.ok()?.into()).iter().map(text).collect())
+            })
+            .collect())
+    }
+}
+
+/// An alarm time `at_ms` (since the epoch). worker's `set_alarm` takes a bare number as an
+/// offset from now, not a time: the first hello deadline was set that way, decades ahead.
+pub(crate) fn alarm_at(at_ms: u64) -> worker::ScheduledTime {
+    worker::ScheduledTime::new(worker::js_sys::Date::new(&(at_ms as f64).into()))
 }
 
 /// The catalogue bundled with this build, read once.

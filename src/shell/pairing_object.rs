@@ -1,55 +1,35 @@
-//! The Durable Object of one pairing: holds its tabs' hibernatable WebSockets and its storage,
-//! and translates each event into an input of the core's [`Room`] (with the one `now` it reads
-//! for it) and each effect the room returns into a socket message, a row, a reply line, the
-//! alarm or a question to a code's object. Every decision is the room's, its timers too: a
-//! waiting request sleeps until [`Room::poll_timeout`], and the alarm is set where the room
-//! says.
+//! The Durable Object of one pairing: holds its tabs' hibernatable WebSockets and its SQL
+//! storage, and translates between them and the core's [`Object`]: each event goes in with the
+//! one `now` read for it, and each [`Output`] comes out as a socket message, an attachment, a
+//! reply line, the alarm, or a check or question whose outcome goes back in. The statements it
+//! runs are the core's (`pairing::store`), and so is every decision, the timers too: a waiting
+//! request sleeps until [`Object::poll_timeout`], and the alarm is set where the object says.
 
-use std::cell::{Cell, RefCell};
-use std::collections::{HashMap, VecDeque};
+use std::cell::RefCell;
+use std::collections::HashMap;
 use std::rc::Rc;
 use std::time::Duration;
-use tabrelay_bundle::fields::Message as _;
 
 use futures::channel::mpsc;
 use futures::future::{select, Either};
 use futures::StreamExt as _;
-use serde_json::Value;
-use tabrelay_bundle::fields::FromValue;
+use tabrelay_bundle::fields::Message as _;
 use tabrelay_bundle::protocol::{PING, PONG};
 use worker::worker_sys::ext::WebSocketExt as _;
 use worker::worker_sys::WebSocketRequestResponsePair;
 use worker::{
-    console_log, durable_object, Delay, DurableObject, Env, Response, Result, SqlStorage,
-    SqlStorageValue, State, WebSocket, WebSocketIncomingMessage, WebSocketPair,
+    console_log, durable_object, Delay, DurableObject, Env, Response, Result, SqlStorage, State,
+    WebSocket, WebSocketIncomingMessage, WebSocketPair,
 };
 
-use super::{ask_code, catalogue, from_json, now_ms, routes, texts, PlatformRandom};
+use super::{alarm_at, ask_code, catalogue, now_ms, routes, PlatformRandom, Sqlite};
 use crate::crypto::sha256_hex;
 use crate::http;
-use crate::pairing::room::{Asker, Effect, Input, Room, Stated, Stored};
+use crate::pairing::object::{read_attachment, Object, Output};
+use crate::pairing::room::{Asker, Input};
 use crate::pairing::wire::{Reply, Request};
 use crate::pairing::{socket_pairing, Tab};
 use crate::senders::sender_key;
-
-/// The pairing's tables. They are made on the object's first write, not when it starts, so an
-/// object that is only asked about what it never stored (a revocation or refresh of an unknown
-/// grant) stores nothing; a read of a table not made yet fails, which reads as nothing stored.
-const TABLES: [&str; 6] = [
-    "CREATE TABLE IF NOT EXISTS meta (k TEXT PRIMARY KEY, v TEXT NOT NULL)",
-    "CREATE TABLE IF NOT EXISTS grants (id TEXT PRIMARY KEY, body TEXT NOT NULL)",
-    // What each tab stated (its tool list, its dataset's name), by tab number: too large for a
-    // socket attachment, and it must survive hibernation.
-    "CREATE TABLE IF NOT EXISTS tab_state (tab TEXT PRIMARY KEY, tools TEXT, dataset TEXT)",
-    // The requestStates that came back (each may once), until they expire.
-    "CREATE TABLE IF NOT EXISTS used_states (key TEXT PRIMARY KEY, expires INTEGER NOT NULL)",
-    // Grant ids revoked because their authorization code was replayed, until `until`: a grant
-    // the first redemption creates after the replay's revocation reached the pairing is refused.
-    "CREATE TABLE IF NOT EXISTS replayed (id TEXT PRIMARY KEY, until INTEGER NOT NULL)",
-    // The tasks clients poll (io.modelcontextprotocol/tasks), each as its JSON, until its time
-    // to live passes (the room deletes it then).
-    "CREATE TABLE IF NOT EXISTS tasks (id TEXT PRIMARY KEY, body TEXT NOT NULL)",
-];
 
 /// One browser's pairing.
 #[durable_object]
@@ -60,197 +40,99 @@ pub struct Pairing {
 
 /// What the object and its requests' response streams share (a stream outlives `fetch`).
 struct Shared {
-    /// The core; None until storage is read back.
-    room: RefCell<Option<Room>>,
+    /// The core.
+    object: RefCell<Object>,
     /// The tabs' sockets, by tab number.
     sockets: RefCell<HashMap<u64, WebSocket>>,
     /// Where each waiting request's replies go.
     askers: RefCell<HashMap<Asker, mpsc::UnboundedSender<Reply>>>,
-    /// The last request numbered.
-    last_asker: Cell<Asker>,
-    /// When the event being carried out happened.
-    now: Cell<u64>,
     sql: SqlStorage,
     /// For the alarm.
     storage: worker::Storage,
     env: Env,
-    /// Whether [`TABLES`] were made (or found made) by this instance.
-    tables: Cell<bool>,
 }
 
 impl Shared {
-    /// The room's effects of one input, now (the clock read once for it, and kept for what
-    /// carrying them out needs).
-    fn handle(&self, input: Input) -> Vec<Effect> {
-        self.now.set(now_ms());
-        match self.room.borrow_mut().as_mut() {
-            Some(room) => room.handle(input, self.now.get(), &mut PlatformRandom),
-            None => Vec::new(),
-        }
+    /// Gives the object an input, now.
+    fn handle(&self, input: Input) {
+        self.object.borrow_mut().handle(input, now_ms(), &mut PlatformRandom);
     }
 
-    /// Carries out the room's effects in order; what a check or a question comes to goes back
-    /// to the room, and its effects are carried out in turn.
-    async fn run(&self, effects: Vec<Effect>) -> Result<()> {
-        let mut queue: VecDeque<Effect> = effects.into();
-        while let Some(effect) = queue.pop_front() {
-            let input = match self.apply(effect) {
-                None => continue,
-                Some(Effect::Verify(tab, proof)) => {
-                    Input::Proved { tab, valid: super::webcrypto::verify(&proof).await }
+    /// Carries out what the object says, in order, until it says nothing more; what a check
+    /// or a question comes to goes back to it.
+    async fn run(&self) -> Result<()> {
+        loop {
+            let output = self.object.borrow_mut().poll_output(&mut Sqlite(&self.sql));
+            let input = match output {
+                None => return Ok(()),
+                Some(Output::Send(tab, text)) => {
+                    if let Some(ws) = self.sockets.borrow().get(&tab) {
+                        // A socket that just closed fails its calls through websocket_close.
+                        let _ = ws.send_with_str(text);
+                    }
+                    continue;
                 }
-                Some(Effect::AskCode(tab, code, command, said)) => {
-                    let reply = ask_code(&self.env, &code, command.clone()).await.ok();
-                    Input::CodeReplied { tab, said, command, reply }
+                Some(Output::Close(tab, code, reason)) => {
+                    if let Some(ws) = self.sockets.borrow_mut().remove(&tab) {
+                        let _ = ws.close(Some(code), Some(reason));
+                    }
+                    continue;
                 }
-                Some(Effect::SetAlarm(at)) => {
+                Some(Output::Attach(tab, text)) => {
+                    if let Some(ws) = self.sockets.borrow().get(&tab) {
+                        // A socket that closed meanwhile keeps nothing; its close tells the room.
+                        let _ = ws.as_ref().serialize_attachment(text.into());
+                    }
+                    continue;
+                }
+                Some(Output::Reply(asker, reply)) => {
+                    let sender = if reply.ends() {
+                        self.askers.borrow_mut().remove(&asker)
+                    } else {
+                        self.askers.borrow().get(&asker).cloned()
+                    };
+                    if let Some(sender) = sender {
+                        let _ = sender.unbounded_send(reply);
+                    }
+                    continue;
+                }
+                Some(Output::SetAlarm(at)) => {
                     self.storage.set_alarm(alarm_at(at)).await?;
                     continue;
                 }
-                Some(_) => continue,
+                Some(Output::Verify(tab, proof)) => {
+                    Input::Proved { tab, valid: super::webcrypto::verify(&proof).await }
+                }
+                Some(Output::AskCode(tab, code, command, said)) => {
+                    let reply = ask_code(&self.env, &code, command.clone()).await.ok();
+                    Input::CodeReplied { tab, said, command, reply }
+                }
             };
-            queue.extend(self.handle(input));
+            self.handle(input);
         }
-        Ok(())
-    }
-
-    /// Carries out an effect that needs no waiting; one that does is given back.
-    fn apply(&self, effect: Effect) -> Option<Effect> {
-        match effect {
-            Effect::Send(tab, message) => {
-                if let Some(ws) = self.sockets.borrow().get(&tab) {
-                    // A socket that just closed fails its calls through websocket_close.
-                    let _ = ws.send_with_str(message.to_text());
-                }
-            }
-            Effect::Close(tab, code, reason) => {
-                if let Some(ws) = self.sockets.borrow_mut().remove(&tab) {
-                    let _ = ws.close(Some(code), Some(reason));
-                }
-            }
-            Effect::Attach(tab) => {
-                if let Some(ws) = self.sockets.borrow().get(&tab.number) {
-                    attach(ws, &tab);
-                }
-            }
-            Effect::Reply(asker, reply) => {
-                let sender = if reply.ends() {
-                    self.askers.borrow_mut().remove(&asker)
-                } else {
-                    self.askers.borrow().get(&asker).cloned()
-                };
-                if let Some(sender) = sender {
-                    let _ = sender.unbounded_send(reply);
-                }
-            }
-            Effect::StoreStated(tab, stated) => {
-                let (query, value) = match stated {
-                    Stated::Tools(json) => ("INSERT INTO tab_state (tab, tools) VALUES (?1, ?2) ON CONFLICT(tab) DO UPDATE SET tools = ?2", json),
-                    Stated::Dataset(name) => ("INSERT INTO tab_state (tab, dataset) VALUES (?1, ?2) ON CONFLICT(tab) DO UPDATE SET dataset = ?2", name),
-                };
-                self.write(query, vec![tab.to_string().into(), value.into()]);
-            }
-            Effect::ForgetStated(tab) => {
-                self.write("DELETE FROM tab_state WHERE tab = ?", vec![tab.to_string().into()]);
-            }
-            Effect::StoreTurns(turns) => self.store_meta("turns", &turns),
-            Effect::StoreLeft(left) => self.store_meta("left", &left),
-            Effect::StoreWrongCodes(wrong) => self.store_meta("wrong_codes", &wrong),
-            Effect::StoreGrant(grant) => {
-                let body = serde_json::to_string(&grant).unwrap_or_default();
-                self.write(
-                    "INSERT INTO grants (id, body) VALUES (?1, ?2) ON CONFLICT(id) DO UPDATE SET body = ?2",
-                    vec![grant.id.as_str().into(), body.into()],
-                );
-            }
-            Effect::StoreTask(task) => {
-                let body = serde_json::to_string(&task).unwrap_or_default();
-                self.write(
-                    "INSERT INTO tasks (id, body) VALUES (?1, ?2) ON CONFLICT(id) DO UPDATE SET body = ?2",
-                    vec![task.id.as_str().into(), body.into()],
-                );
-            }
-            Effect::DeleteTask(id) => self.write("DELETE FROM tasks WHERE id = ?", vec![id.into()]),
-            Effect::DeleteGrant(id) => {
-                self.write("DELETE FROM grants WHERE id = ?", vec![id.into()])
-            }
-            Effect::RecordReplayed(id, until) => {
-                let now = self.now.get() as i64;
-                self.write("DELETE FROM replayed WHERE until <= ?", vec![now.into()]);
-                self.write(
-                    "INSERT OR REPLACE INTO replayed (id, until) VALUES (?, ?)",
-                    vec![id.into(), (until as i64).into()],
-                );
-            }
-            Effect::ForgetAll => {
-                // Every table the object made goes (synchronously: a request's end may bring
-                // it, where nothing can wait); the next write makes them again.
-                for table in TABLES {
-                    if let Some(name) = table.split_whitespace().nth(5) {
-                        let _ = self.sql.exec(&format!("DROP TABLE IF EXISTS {name}"), None);
-                    }
-                }
-                self.tables.set(false);
-            }
-            effect @ (Effect::Verify(..) | Effect::AskCode(..) | Effect::SetAlarm(_)) => {
-                return Some(effect);
-            }
-        }
-        None
-    }
-
-    /// The storage to write to, its tables made first if this instance has not yet: every write
-    /// goes through here, so the tables come with the first write and never before.
-    fn write(&self, query: &str, bindings: Vec<SqlStorageValue>) {
-        if !self.tables.get() {
-            for table in TABLES {
-                if self.sql.exec(table, None).is_err() {
-                    return;
-                }
-            }
-            self.tables.set(true);
-        }
-        // A failed write is the runtime's failure; the next read back shows what was kept.
-        let _ = self.sql.exec(query, bindings);
-    }
-
-    fn store_meta(&self, key: &str, value: &impl serde::Serialize) {
-        let v = serde_json::to_string(value).unwrap_or_default();
-        self.write("INSERT OR REPLACE INTO meta (k, v) VALUES (?, ?)", vec![key.into(), v.into()]);
-    }
-
-    /// The JSON values a query selects as `v`, read; rows that do not read are skipped (and a
-    /// table not made yet reads as no rows).
-    fn values<T: FromValue>(&self, query: &str, bindings: Vec<SqlStorageValue>) -> Vec<T> {
-        let rows = self.sql.exec(query, bindings).map(|c| texts(c, "v"));
-        rows.unwrap_or_default().iter().filter_map(|v| from_json(v.as_bytes())).collect()
     }
 }
 
-/// A request's reply stream: when dropped before its last reply, the room lets go of it.
+/// A request's reply stream: when dropped before its last reply, the object lets go of it.
 struct Waiting {
     asker: Asker,
     shared: Rc<Shared>,
     replies: mpsc::UnboundedReceiver<Reply>,
-    finished: bool,
 }
 
 impl Waiting {
-    /// The next reply of the room's. Meanwhile it sleeps until the room next needs waking and
-    /// then gives it the timeout (any waiting request may: what is due is done once).
+    /// The next reply. Meanwhile it sleeps until the room next needs waking and then gives it
+    /// the timeout (any waiting request may: what is due is done once).
     async fn next(&mut self) -> Option<Reply> {
         loop {
-            let wake = self.shared.room.borrow().as_ref().and_then(Room::poll_timeout);
+            let wake = self.shared.object.borrow().poll_timeout();
             let sleep = wake.map_or(u64::from(u32::MAX), |at| at.saturating_sub(now_ms()));
             let delay = Box::pin(Delay::from(Duration::from_millis(sleep)));
             match select(self.replies.next(), delay).await {
-                Either::Left((reply, _)) => {
-                    self.finished = reply.as_ref().is_none_or(Reply::ends);
-                    return reply;
-                }
+                Either::Left((reply, _)) => return reply,
                 Either::Right(_) => {
-                    let effects = self.shared.handle(Input::Timeout);
-                    if self.shared.run(effects).await.is_err() {
+                    self.shared.handle(Input::Timeout);
+                    if self.shared.run().await.is_err() {
                         return None;
                     }
                 }
@@ -261,21 +143,15 @@ impl Waiting {
 
 impl Drop for Waiting {
     fn drop(&mut self) {
-        if !self.finished {
-            // The room lets go of it (tells tabs to drop its calls, or keeps a resumable one).
-            let shared = Rc::clone(&self.shared);
-            shared.askers.borrow_mut().remove(&self.asker);
-            let effects = shared.handle(Input::Gone { asker: self.asker });
+        let shared = Rc::clone(&self.shared);
+        shared.askers.borrow_mut().remove(&self.asker);
+        let gone = shared.object.borrow_mut().gone(self.asker, now_ms(), &mut PlatformRandom);
+        if gone {
             worker::wasm_bindgen_futures::spawn_local(async move {
-                let _ = shared.run(effects).await;
+                let _ = shared.run().await;
             });
         }
     }
-}
-
-/// A reply as the object's whole response: its one line.
-fn reply_response(reply: &Reply) -> Result<Response> {
-    lines_response(Response::from_bytes(reply.line())?)
 }
 
 /// The headers of a response of reply lines (NDJSON), one or a stream of them.
@@ -286,30 +162,17 @@ fn lines_response(mut res: Response) -> Result<Response> {
     Ok(res)
 }
 
-/// A tab's state from its socket's attachment (kept as JSON text: smaller than a JS object;
-/// read and written as a JS string directly, not through worker's serde-wasm-bindgen).
+/// A tab's state from its socket's attachment (read as a JS string directly, not through
+/// worker's serde-wasm-bindgen).
 fn tab_of(ws: &WebSocket) -> Option<Tab> {
-    let text = ws.as_ref().deserialize_attachment().ok()?.as_string()?;
-    from_json(text.as_bytes())
-}
-
-fn attach(ws: &WebSocket, tab: &Tab) {
-    let text = serde_json::to_string(tab).unwrap_or_default();
-    // A socket that closed meanwhile keeps nothing; its close tells the room.
-    let _ = ws.as_ref().serialize_attachment(text.into());
-}
-
-/// An alarm time `at_ms` (since the epoch). worker's `set_alarm` takes a bare number as an
-/// offset from now, not a time: the first hello deadline was set that way, decades ahead.
-fn alarm_at(at_ms: u64) -> worker::ScheduledTime {
-    worker::ScheduledTime::new(worker::js_sys::Date::new(&(at_ms as f64).into()))
+    read_attachment(&ws.as_ref().deserialize_attachment().ok()?.as_string()?)
 }
 
 impl Pairing {
-    /// The room, read back from storage the first time this instance needs it: the tabs from
-    /// their sockets, what they stated, the grants, the turns and the wrong codes.
+    /// Wakes the object the first time this instance needs it: the tabs from their open
+    /// sockets, the rest from storage.
     async fn room(&self) -> Result<()> {
-        if self.shared.room.borrow().is_some() {
+        if self.shared.object.borrow().woke() {
             return Ok(());
         }
         let mut tabs = Vec::new();
@@ -322,46 +185,9 @@ impl Pairing {
                 tabs.push(tab);
             }
         }
-        let sql = &self.shared.sql;
-        let column = |c: &str| -> Vec<Option<String>> {
-            let query = format!("SELECT {c} AS v FROM tab_state ORDER BY tab");
-            let rows = sql.exec(&query, None).map(|rows| {
-                let v = worker::wasm_bindgen::JsValue::from_str("v");
-                rows.filter_map(|row| {
-                    Some(worker::js_sys::Reflect::get(&row.ok()?, &v).ok()?.as_string())
-                })
-                .collect()
-            });
-            rows.unwrap_or_default()
-        };
-        let numbers = column("tab");
-        let stated = numbers
-            .into_iter()
-            .zip(column("tools"))
-            .zip(column("dataset"))
-            .filter_map(|((n, t), d)| Some((n?.parse().ok()?, t, d)))
-            .collect();
-        let meta = |k: &str| {
-            self.shared.values::<Value>("SELECT v FROM meta WHERE k = ?", vec![k.into()]).pop()
-        };
-        let stored = Stored {
-            tabs,
-            stated,
-            grants: self.shared.values("SELECT body AS v FROM grants ORDER BY rowid", Vec::new()),
-            turns: meta("turns").and_then(FromValue::from_value).unwrap_or_default(),
-            left: meta("left").and_then(FromValue::from_value).unwrap_or_default(),
-            wrong_codes: meta("wrong_codes").and_then(FromValue::from_value).unwrap_or_default(),
-            tasks: self
-                .shared
-                .values::<Value>("SELECT body AS v FROM tasks ORDER BY rowid", Vec::new())
-                .into_iter()
-                .filter_map(crate::pairing::tasks::read)
-                .collect(),
-            replayed_until: self.replayed("%").into_iter().max().unwrap_or_default(),
-        };
-        let keys = routes::config(&self.shared.env).ok().map(|c| c.keys);
-        *self.shared.room.borrow_mut() = Some(Room::new(keys, catalogue()));
-        self.run(Input::Woke(stored)).await
+        let mut sql = Sqlite(&self.shared.sql);
+        self.shared.object.borrow_mut().wake(tabs, &mut sql, now_ms(), &mut PlatformRandom);
+        self.shared.run().await
     }
 
     /// A tab's socket closed or failed: the room hears it.
@@ -374,81 +200,45 @@ impl Pairing {
         Ok(())
     }
 
-    /// The room's effects of one input, carried out.
+    /// The object's outputs of one input, carried out.
     async fn run(&self, input: Input) -> Result<()> {
-        self.shared.run(self.shared.handle(input)).await
+        self.shared.handle(input);
+        self.shared.run().await
     }
 
     /// Takes a tab's socket: its first message is a fresh challenge.
     async fn accept_tab(&self, req: &worker::Request) -> Result<Response> {
         let url = req.inner().url();
         let sender = sender_key(req.headers().get("cf-connecting-ip")?.as_deref());
-        let pair = WebSocketPair::new()?;
         let pairing = match socket_pairing(&http::query_of(&url)) {
             Ok(pairing) => pairing,
-            Err((code, reason)) => {
-                // The Worker checked the key before naming this object by it.
-                pair.server.accept()?;
-                pair.server.close(Some(code), Some(reason))?;
-                return Response::from_websocket(pair.client);
-            }
+            // The Worker checked the pairing id before naming this object by it.
+            Err((code, reason)) => return routes::refuse_socket(code, reason),
         };
+        let pair = WebSocketPair::new()?;
         self.state.accept_web_socket(&pair.server);
-        let number = match self.shared.room.borrow_mut().as_mut() {
-            Some(room) => room.next_tab_number(now_ms()),
-            None => return Response::error(crate::sentences::shell::PAIRING_NOT_READY, 503),
-        };
+        let number = self.shared.object.borrow_mut().next_tab_number(now_ms());
         self.shared.sockets.borrow_mut().insert(number, pair.server);
         let origin = http::origin_of(&url).to_owned();
         self.run(Input::Opened { number, pairing, origin, sender }).await?;
         Response::from_websocket(pair.client)
     }
 
-    /// Whether a requestState (by its key) comes back for the first time; it is kept as used
-    /// until it expires (a uniqueness storage keeps). Expired ones are dropped first.
-    fn first_use(&self, key: &str, expires_ms: u64) -> bool {
-        let now = now_ms() as i64;
-        self.shared.write("DELETE FROM used_states WHERE expires < ?", vec![now.into()]);
-        if !self.shared.tables.get() {
-            return false;
-        }
-        let inserted = self.shared.sql.exec(
-            "INSERT INTO used_states (key, expires) VALUES (?, ?) ON CONFLICT DO NOTHING RETURNING key",
-            vec![key.into(), (expires_ms as i64).into()],
-        );
-        inserted.is_ok_and(|rows| texts(rows, "key").len() == 1)
-    }
-
-    /// The replays recorded for grant `id` (a `LIKE` pattern: `%` for all): until when each
-    /// is kept.
-    fn replayed(&self, id: &str) -> Vec<u64> {
-        let query = "SELECT CAST(until AS TEXT) AS v FROM replayed WHERE id LIKE ?";
-        let found: Vec<Value> = self.shared.values(query, vec![id.into()]);
-        found.iter().filter_map(Value::as_u64).collect()
-    }
-
-    /// A request of the Worker: the room's reply, one line or a stream of them.
+    /// A request of the Worker: the object's reply, one line or a stream of them.
     async fn request(&self, request: Request) -> Result<Response> {
-        if let Request::UseState { key, expires_ms } = &request {
-            let first = self.first_use(key, *expires_ms);
-            return reply_response(if first { &Reply::Done } else { &Reply::StateUsed });
-        }
-        let replayed = match &request {
-            Request::Grant(grant) => self.replayed(&grant.id),
-            _ => Vec::new(),
+        let asker = {
+            let mut sql = Sqlite(&self.shared.sql);
+            let mut object = self.shared.object.borrow_mut();
+            object.request(request, &mut sql, now_ms(), &mut PlatformRandom)
         };
-        let asker = self.shared.last_asker.get() + 1;
-        self.shared.last_asker.set(asker);
         let (sender, replies) = mpsc::unbounded();
         self.shared.askers.borrow_mut().insert(asker, sender);
-        self.run(Input::Request { asker, request, replayed }).await?;
-        let mut waiting =
-            Waiting { asker, shared: Rc::clone(&self.shared), replies, finished: false };
+        let mut waiting = Waiting { asker, shared: Rc::clone(&self.shared), replies };
+        self.shared.run().await?;
         // A reply that is the last goes as the whole response; else the lines as they come.
         let first = waiting.replies.try_recv().ok();
         if let Some(reply) = first.as_ref().filter(|r| r.ends()) {
-            waiting.finished = true;
-            return reply_response(reply);
+            return lines_response(Response::from_bytes(reply.line())?);
         }
         let first = futures::stream::iter(first.map(|r| Ok(r.line())));
         let rest = futures::stream::unfold(Some(waiting), |waiting| async move {
@@ -468,7 +258,7 @@ impl DurableObject for Pairing {
         if let Ok(pair) = WebSocketRequestResponsePair::new(PING, PONG) {
             state.set_websocket_auto_response(&pair);
         }
-        // The tables are made on the first write (see TABLES), not here.
+        // The tables are made on the first write (see store::TABLES), not here.
         let sockets = state.get_websockets();
         if let Some(tab) = sockets.iter().find_map(tab_of) {
             // A hash of the pairing id names it in the log without naming it.
@@ -478,16 +268,14 @@ impl DurableObject for Pairing {
                 sockets.len()
             );
         }
+        let keys = routes::config(&env).ok().map(|c| c.keys);
         let shared = Shared {
-            room: RefCell::new(None),
+            object: RefCell::new(Object::new(keys, catalogue())),
             sockets: RefCell::new(HashMap::new()),
             askers: RefCell::new(HashMap::new()),
-            last_asker: Cell::new(0),
-            now: Cell::new(0),
             sql: state.storage().sql(),
             storage: state.storage(),
             env,
-            tables: Cell::new(false),
         };
         Self { state, shared: Rc::new(shared) }
     }

@@ -176,7 +176,7 @@ async fn tab(req: Request, url: &str, env: &Env, config: &Config) -> Result<Resp
 }
 
 /// Accepts a socket only to close it with a code and reason (a browser shows nothing else).
-fn refuse_socket(code: u16, reason: &str) -> Result<Response> {
+pub(super) fn refuse_socket(code: u16, reason: &str) -> Result<Response> {
     let pair = WebSocketPair::new()?;
     pair.server.accept()?;
     pair.server.close(Some(code), Some(reason))?;

@@ -3,11 +3,12 @@
 //!
 //! Each code's session lives in its own Durable Object (named by the normalised code); the
 //! object applies [`apply`] to what it stored and stores what it returns. By job: the code's
-//! value ([`code`]), the session machine ([`session`]) and the wire between the Worker and the
-//! object ([`wire`]).
+//! value ([`code`]), the session machine ([`session`]), its row in the object's storage
+//! ([`stored`]) and the wire between the Worker and the object ([`wire`]).
 
 pub mod code;
 pub mod session;
+pub mod stored;
 pub mod wire;
 
 #[cfg(test)]

@@ -1,0 +1,104 @@
+//! A code's session in its object's SQL storage: one row, in a table made with the code's
+//! creation, so a command for a code never created writes nothing. [`carry_out`] is all the
+//! object does with a command: read the row, [`apply`], write what comes of it.
+
+use super::{apply, forget_at, CodeReply, Command, ConnectCode, Session};
+use crate::crypto::Entropy;
+use crate::sql::{Bind, Failed, Sql};
+
+const TABLE: &str =
+    "CREATE TABLE IF NOT EXISTS session (id INTEGER PRIMARY KEY, body TEXT NOT NULL)";
+const READ: &str = "SELECT body FROM session WHERE id = 1";
+const WRITE: &str = "INSERT OR REPLACE INTO session (id, body) VALUES (1, ?)";
+const DELETE: &str = "DELETE FROM session";
+
+/// Applies `command` to the session `sql` holds for `code` at `now_ms` and stores what comes
+/// of it: the reply, and when the object forgets everything it stored (its alarm: `kept_ms`
+/// after the session starts; None: as set before).
+///
+/// # Errors
+/// [`Failed`]: a write failed (the runtime's failure; nothing is replied).
+pub fn carry_out(
+    sql: &mut dyn Sql,
+    code: &ConnectCode,
+    command: Command,
+    now_ms: u64,
+    kept_ms: u64,
+    entropy: &mut dyn Entropy,
+) -> Result<(CodeReply, Option<u64>), Failed> {
+    // No table (nothing was ever written) reads as no session.
+    let rows = sql.exec(READ, Vec::new()).unwrap_or_default();
+    let stored: Option<Session> = rows
+        .into_iter()
+        .find_map(|row| tabrelay_bundle::from_json(row.first()?.as_ref()?.as_bytes()));
+    let had = stored.is_some();
+    let (session, reply) = apply(stored, command, now_ms, entropy, code);
+    match session {
+        Some(s) => {
+            let body = serde_json::to_string(&s).map_err(|_| Failed)?;
+            sql.exec(TABLE, Vec::new())?;
+            sql.exec(WRITE, vec![Bind::Text(body)])?;
+        }
+        None if had => {
+            sql.exec(DELETE, Vec::new())?;
+        }
+        None => {}
+    }
+    let forget = forget_at(&reply, now_ms, kept_ms);
+    Ok((reply, forget))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::crypto::testing::Counter;
+    use crate::sql::testing::Recorded;
+
+    fn code() -> ConnectCode {
+        ConnectCode::parse("ABCDE-12345").unwrap()
+    }
+
+    #[test]
+    fn a_command_for_a_code_never_created_writes_nothing() {
+        let mut sql = Recorded { fails: vec!["FROM session"], ..Recorded::default() };
+        let (reply, forget) =
+            carry_out(&mut sql, &code(), Command::Describe, 1_000, 60_000, &mut Counter(1))
+                .unwrap();
+        assert_eq!(reply, CodeReply::refused(super::super::refusal::UNKNOWN));
+        assert_eq!(forget, None);
+        assert_eq!(sql.queries(), [READ]);
+    }
+
+    #[test]
+    fn a_created_code_is_stored_with_its_table_and_forgotten_its_kept_time_later() {
+        let mut sql = Recorded::default();
+        let create = super::super::fixtures::create();
+        let (reply, forget) =
+            carry_out(&mut sql, &code(), create, 1_000, 60_000, &mut Counter(1)).unwrap();
+        assert_eq!(reply, CodeReply::Created);
+        assert_eq!(forget, Some(61_000));
+        assert_eq!(sql.queries(), [READ, TABLE, WRITE]);
+        let Bind::Text(body) = &sql.run[2].1[0] else { panic!("{:?}", sql.run) };
+        // What was stored reads back as the session: the next command finds it.
+        let row: &'static str = Box::leak(body.clone().into_boxed_str());
+        let mut sql =
+            Recorded { rows: vec![(READ, vec![vec![Some(row.into())]])], ..Recorded::default() };
+        let (reply, forget) = carry_out(
+            &mut sql,
+            &code(),
+            super::super::fixtures::create(),
+            2_000,
+            60_000,
+            &mut Counter(1),
+        )
+        .unwrap();
+        assert_eq!((reply, forget), (CodeReply::SealUsed, None));
+    }
+
+    #[test]
+    fn a_failed_write_is_an_error_not_a_reply() {
+        let mut sql = Recorded { fails: vec!["INSERT"], ..Recorded::default() };
+        let create = super::super::fixtures::create();
+        assert!(carry_out(&mut sql, &code(), create, 1_000, 60_000, &mut Counter(1)).is_err());
+    }
+}

@@ -1,0 +1,360 @@
+//! The pairing's Durable Object as a machine, in the style of the endpoint's `Exchange`: the
+//! [`Room`] and its [`Store`], with the effects of each input queued in order. The object gives
+//! an event with its `now` and then takes [`Object::poll_output`] until it returns None:
+//! storing effects are written as they come up (through [`Sql`], before anything after them),
+//! a typed answer is rendered for the Worker, and the rest comes out as an [`Output`] the
+//! object carries out (a socket message, a reply line, the alarm, a check or a question whose
+//! outcome comes back as an input). It keeps which requests still wait for their last reply,
+//! so a request's end reaches the room only when it stopped waiting early.
+
+use std::collections::VecDeque;
+
+use tabrelay_bundle::catalogue::Catalogue;
+
+use crate::crypto::Entropy;
+use crate::oauth::connect::{Command, ConnectCode};
+use crate::oauth::keys::Keys;
+use crate::pairing::room::{Asker, Effect, Input, Room};
+use crate::pairing::store::{Sql, Store};
+use crate::pairing::tabs::{Proof, Tab};
+use crate::pairing::wire::{Reply, Request};
+
+/// What the object carries out.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Output {
+    /// Send a tab this text.
+    Send(u64, String),
+    /// Close a tab's socket with this code and reason (it is gone from the room already).
+    Close(u64, u16, &'static str),
+    /// Keep this text as the tab's socket attachment (it survives hibernation; it reads back
+    /// with [`read_attachment`]).
+    Attach(u64, String),
+    /// Check this proof of a tab, then give [`Input::Proved`].
+    Verify(u64, Proof),
+    /// Ask a code's object, then give [`Input::CodeReplied`].
+    AskCode(u64, ConnectCode, Command, String),
+    /// Reply to a waiting request; [`Reply::ends`] says whether it is its last.
+    Reply(Asker, Reply),
+    /// Set the alarm to ring at this time.
+    SetAlarm(u64),
+}
+
+/// One pairing's object.
+pub struct Object {
+    room: Room,
+    store: Store,
+    woke: bool,
+    /// The effects not yet carried out, in order.
+    queue: VecDeque<Effect>,
+    /// The requests whose last reply has not gone.
+    waiting: Vec<Asker>,
+    last_asker: Asker,
+    /// When the event last given happened.
+    now: u64,
+}
+
+impl Object {
+    /// An object whose room checks codes with `keys` and bundles `catalogue`; it wakes with
+    /// [`Object::wake`].
+    #[must_use]
+    pub fn new(keys: Option<Keys>, catalogue: &'static Catalogue) -> Self {
+        Self {
+            room: Room::new(keys, catalogue),
+            store: Store::default(),
+            woke: false,
+            queue: VecDeque::new(),
+            waiting: Vec::new(),
+            last_asker: 0,
+            now: 0,
+        }
+    }
+
+    /// Whether it woke (read its storage back) yet.
+    #[must_use]
+    pub fn woke(&self) -> bool {
+        self.woke
+    }
+
+    /// Wakes: the room reads back what storage holds, with the `tabs` the open sockets kept.
+    pub fn wake(
+        &mut self,
+        tabs: Vec<Tab>,
+        sql: &mut dyn Sql,
+        now_ms: u64,
+        entropy: &mut dyn Entropy,
+    ) {
+        if self.woke {
+            return;
+        }
+        self.woke = true;
+        let stored = self.store.read_back(sql, tabs);
+        self.handle(Input::Woke(stored), now_ms, entropy);
+    }
+
+    /// The room's effects of one input, queued.
+    pub fn handle(&mut self, input: Input, now_ms: u64, entropy: &mut dyn Entropy) {
+        self.now = now_ms;
+        self.queue.extend(self.room.handle(input, now_ms, entropy));
+    }
+
+    /// A request of the Worker: who waits for its replies. A requestState's use is answered
+    /// from storage (a uniqueness its SQL keeps); a grant's creation comes to the room with
+    /// the replays recorded for its id.
+    pub fn request(
+        &mut self,
+        request: Request,
+        sql: &mut dyn Sql,
+        now_ms: u64,
+        entropy: &mut dyn Entropy,
+    ) -> Asker {
+        self.last_asker += 1;
+        let asker = self.last_asker;
+        self.waiting.push(asker);
+        match request {
+            Request::UseState { key, expires_ms } => {
+                self.now = now_ms;
+                let first = self.store.first_use(sql, &key, expires_ms, now_ms);
+                let reply = if first { Reply::Done } else { Reply::StateUsed };
+                self.queue.push_back(Effect::Reply(asker, reply));
+            }
+            request => {
+                let replayed = match &request {
+                    Request::Grant(grant) => self.store.replayed(sql, &grant.id),
+                    _ => Vec::new(),
+                };
+                self.handle(Input::Request { asker, request, replayed }, now_ms, entropy);
+            }
+        }
+        asker
+    }
+
+    /// A request stopped waiting (its response stream was dropped). Whether the room heard of
+    /// it: only a request still waiting for its last reply is let go of.
+    pub fn gone(&mut self, asker: Asker, now_ms: u64, entropy: &mut dyn Entropy) -> bool {
+        let Some(i) = self.waiting.iter().position(|a| *a == asker) else { return false };
+        self.waiting.swap_remove(i);
+        self.handle(Input::Gone { asker }, now_ms, entropy);
+        true
+    }
+
+    /// A socket's number, for [`Input::Opened`].
+    pub fn next_tab_number(&mut self, now_ms: u64) -> u64 {
+        self.room.next_tab_number(now_ms)
+    }
+
+    /// When the room next needs waking (None: nothing is due).
+    #[must_use]
+    pub fn poll_timeout(&self) -> Option<u64> {
+        self.room.poll_timeout()
+    }
+
+    /// The next thing to carry out, the writes before it done; None when nothing is left.
+    pub fn poll_output(&mut self, sql: &mut dyn Sql) -> Option<Output> {
+        while let Some(effect) = self.queue.pop_front() {
+            if self.store.apply(sql, &effect, self.now) {
+                continue;
+            }
+            return Some(match effect {
+                Effect::Send(tab, message) => Output::Send(tab, message.to_text()),
+                Effect::Close(tab, code, reason) => Output::Close(tab, code, reason),
+                Effect::Attach(tab) => Output::Attach(tab.number, attachment(&tab)),
+                Effect::Verify(tab, proof) => Output::Verify(tab, proof),
+                Effect::AskCode(tab, code, command, said) => {
+                    Output::AskCode(tab, code, command, said)
+                }
+                Effect::Reply(asker, reply) => self.reply(asker, reply),
+                Effect::SetAlarm(at) => Output::SetAlarm(at),
+                _ => continue, // stored above
+            });
+        }
+        None
+    }
+
+    fn reply(&mut self, asker: Asker, reply: Reply) -> Output {
+        if reply.ends() {
+            self.waiting.retain(|a| *a != asker);
+        }
+        Output::Reply(asker, reply)
+    }
+}
+
+/// The object's reply lines (NDJSON) as the Worker reads them, arriving in chunks; a line that
+/// does not read as a reply is skipped.
+#[derive(Debug, Default)]
+pub struct ReplyLines(crate::http::Lines);
+
+impl ReplyLines {
+    /// Takes the next chunk that arrived.
+    pub fn push(&mut self, chunk: &[u8]) {
+        self.0.push(chunk);
+    }
+
+    /// The next reply whole so far.
+    pub fn next_reply(&mut self) -> Option<Reply> {
+        while let Some(line) = self.0.next_line() {
+            if let Ok(reply) = Reply::decode(&line) {
+                return Some(reply);
+            }
+        }
+        None
+    }
+}
+
+/// A tab's state as its socket keeps it (JSON text: smaller than a JS object).
+#[must_use]
+pub fn attachment(tab: &Tab) -> String {
+    serde_json::to_string(tab).unwrap_or_default()
+}
+
+/// A tab's state from its socket's attachment; None when it holds none (a socket not yet
+/// numbered) or one that does not read.
+#[must_use]
+pub fn read_attachment(text: &str) -> Option<Tab> {
+    tabrelay_bundle::from_json(text.as_bytes())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::crypto::testing::Counter;
+    use crate::pairing::grants::Grant;
+    use crate::pairing::wire::{ListenEvent, Want};
+    use crate::sql::testing::Recorded;
+    use tabrelay_bundle::protocol::ToolList;
+
+    fn catalogue() -> &'static Catalogue {
+        Box::leak(Box::new(Catalogue::bundled()))
+    }
+
+    fn grant_row(id: &str) -> Vec<Option<String>> {
+        let requester = crate::oauth::connect::Requester {
+            client_name: "Claude".into(),
+            host: "claude.ai".into(),
+            place: None,
+            verified: None,
+        };
+        let grant = Grant::new(id.into(), "cid".into(), requester, 1_000_000, &mut Counter(9)).0;
+        vec![Some(serde_json::to_string(&grant).unwrap())]
+    }
+
+    /// An object woken with grant `g1` stored.
+    fn woken(sql: &mut Recorded) -> Object {
+        sql.rows.push(("SELECT body FROM grants ORDER BY rowid", vec![grant_row("g1")]));
+        let mut object = Object::new(None, catalogue());
+        object.wake(Vec::new(), sql, 1_000_000, &mut Counter(1));
+        while object.poll_output(sql).is_some() {}
+        object
+    }
+
+    fn outputs(object: &mut Object, sql: &mut Recorded) -> Vec<Output> {
+        std::iter::from_fn(|| object.poll_output(sql)).collect()
+    }
+
+    #[test]
+    fn a_typed_answer_goes_out_as_its_last_reply() {
+        let mut sql = Recorded::default();
+        let mut object = woken(&mut sql);
+        let check = Request::Check { grant: "g1".into(), want: Want::Tools };
+        let asker = object.request(check, &mut sql, 1_000_001, &mut Counter(2));
+        let answer = Reply::Tools { stated: None::<ToolList> };
+        assert_eq!(outputs(&mut object, &mut sql), [Output::Reply(asker, answer)]);
+        // Its last reply went: its end tells the room nothing.
+        assert!(!object.gone(asker, 1_000_002, &mut Counter(3)));
+    }
+
+    #[test]
+    fn a_request_that_stops_waiting_early_is_let_go_of_once() {
+        let mut sql = Recorded::default();
+        let mut object = woken(&mut sql);
+        let asker = object.request(
+            Request::Listen { grant: "g1".into() },
+            &mut sql,
+            1_000_001,
+            &mut Counter(2),
+        );
+        let first = outputs(&mut object, &mut sql);
+        assert!(
+            matches!(&first[..], [Output::Reply(a, Reply::Listen(ListenEvent::Tick))] if *a == asker),
+            "{first:?}"
+        );
+        assert!(object.gone(asker, 1_000_002, &mut Counter(3)));
+        assert!(!object.gone(asker, 1_000_003, &mut Counter(4)));
+    }
+
+    #[test]
+    fn a_request_state_is_answered_from_storage() {
+        let mut sql = Recorded::default();
+        let mut object = woken(&mut sql);
+        let inserted = "INSERT INTO used_states (key, expires) VALUES (?, ?) ON CONFLICT DO NOTHING RETURNING key";
+        sql.rows.push((inserted, vec![vec![Some("k".into())]]));
+        let used = || Request::UseState { key: "k".into(), expires_ms: 2_000_000 };
+        let first = object.request(used(), &mut sql, 1_000_001, &mut Counter(2));
+        assert_eq!(outputs(&mut object, &mut sql), [Output::Reply(first, Reply::Done)]);
+        sql.rows.retain(|(q, _)| *q != inserted);
+        let again = object.request(used(), &mut sql, 1_000_002, &mut Counter(3));
+        assert_eq!(outputs(&mut object, &mut sql), [Output::Reply(again, Reply::StateUsed)]);
+    }
+
+    #[test]
+    fn a_write_is_done_before_the_reply_after_it_goes_out() {
+        let mut sql = Recorded::default();
+        let mut object = woken(&mut sql);
+        let asker = object.request(
+            Request::Revoke(crate::pairing::wire::RevokeRequest {
+                grant: "g1".into(),
+                secret: None,
+            }),
+            &mut sql,
+            1_000_001,
+            &mut Counter(2),
+        );
+        let before = sql.run.len();
+        let output = object.poll_output(&mut sql);
+        assert_eq!(output, Some(Output::Reply(asker, Reply::Done)));
+        let written: Vec<&str> = sql.run[before..].iter().map(|(q, _)| q.as_str()).collect();
+        assert!(written.contains(&"DELETE FROM grants WHERE id = ?"), "{written:?}");
+    }
+
+    #[test]
+    fn a_tabs_attachment_reads_back_as_the_tab() {
+        let tab = crate::pairing::tabs::tests::proven(7, 1_000);
+        assert_eq!(read_attachment(&attachment(&tab)), Some(tab));
+        assert_eq!(read_attachment("not json"), None);
+        assert_eq!(read_attachment(""), None);
+    }
+
+    #[test]
+    fn a_woken_object_holds_what_storage_and_the_sockets_kept() {
+        let mut sql = Recorded::default();
+        sql.rows.push((
+            "SELECT tab, tools, dataset FROM tab_state ORDER BY tab",
+            vec![vec![Some("9".into()), None, Some("gone".into())]],
+        ));
+        let mut object = woken(&mut sql);
+        assert!(object.woke());
+        // A tab's statement without its socket is deleted; the grant read back is live.
+        assert!(sql.run.iter().any(|(q, b)| q == "DELETE FROM tab_state WHERE tab = ?"
+            && b == &[crate::sql::Bind::Text("9".into())]));
+        let check = Request::Check { grant: "g1".into(), want: Want::Nothing };
+        let asker = object.request(check, &mut sql, 1_000_001, &mut Counter(2));
+        assert_eq!(outputs(&mut object, &mut sql), [Output::Reply(asker, Reply::Done)]);
+        // A second wake reads nothing more.
+        let before = sql.run.len();
+        object.wake(Vec::new(), &mut sql, 1_000_002, &mut Counter(3));
+        assert_eq!(sql.run.len(), before);
+    }
+
+    #[test]
+    fn reply_lines_read_whole_whatever_the_chunks_and_skip_what_does_not_read() {
+        let mut lines = ReplyLines::default();
+        let (done, used) = (Reply::Done.line(), Reply::StateUsed.line());
+        let (head, tail) = used.split_at(3);
+        lines.push(b"not a reply\n");
+        lines.push(&done);
+        lines.push(head);
+        assert_eq!(lines.next_reply(), Some(Reply::Done));
+        assert_eq!(lines.next_reply(), None);
+        lines.push(tail);
+        assert_eq!(lines.next_reply(), Some(Reply::StateUsed));
+    }
+}
