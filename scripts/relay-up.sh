@@ -2,33 +2,44 @@
 # wrangler dev, each on a free port, with a fresh signing key and fresh storage, and stops
 # them on exit. Exports TABRELAY_URL, TABRELAY_APP_ORIGIN and TABRELAY_WRANGLER_LOG.
 relay_work="$(mktemp -d)"
-relay_port="$(node "$ROOT/scripts/free-port.mjs")"
-app_port="$(node "$ROOT/scripts/free-port.mjs")"
-while [ "$app_port" = "$relay_port" ]; do app_port="$(node "$ROOT/scripts/free-port.mjs")"; done
-export TABRELAY_URL="http://127.0.0.1:$relay_port"
-export TABRELAY_APP_ORIGIN="http://127.0.0.1:$app_port"
-export TABRELAY_WRANGLER_LOG="$relay_work/wrangler.log"
-# Calls wait 6 s in the tests (225 s by default) so a test can see a wait run out.
-export TABRELAY_CALL_WAIT_MS="${TABRELAY_CALL_WAIT_MS:-6000}"
 relay_key="$(node -e "console.log(require('crypto').randomBytes(48).toString('base64url'))")"
-node "$ROOT/scripts/serve-tab.mjs" --port "$app_port" --host 127.0.0.1 --relay "$TABRELAY_URL" > "$relay_work/demo.log" 2>&1 &
-demo_pid=$!
-wrangler dev --ip 127.0.0.1 --port "$relay_port" --persist-to "$relay_work/state" --show-interactive-dev-session=false \
-  --var "RELAY_SIGNING_KEY:$relay_key" --var "ALLOWED_ORIGINS:$TABRELAY_APP_ORIGIN" --var "APP_URL:$TABRELAY_APP_ORIGIN/demo/" --var "CALL_WAIT_MS:${TABRELAY_CALL_WAIT_MS:-6000}" --var "CLIENT_ORIGINS:http://localhost:6274" \
-  > "$TABRELAY_WRANGLER_LOG" 2>&1 &
-relay_pid=$!
-unset relay_key
+export TABRELAY_CALL_WAIT_MS="${TABRELAY_CALL_WAIT_MS:-6000}"
+demo_pid=""
+relay_pid=""
 relay_down() {
-  kill "$relay_pid" "$demo_pid" 2>/dev/null || true
-  wait "$relay_pid" "$demo_pid" 2>/dev/null || true
+  kill $relay_pid $demo_pid 2>/dev/null || true
+  wait $relay_pid $demo_pid 2>/dev/null || true
   rm -rf "$relay_work"
 }
 trap relay_down EXIT
-for _ in $(seq 1 120); do
+# A free port may be taken by another process before wrangler binds it (a shared machine):
+# then the relay and the app start again on new ports, up to three times.
+for attempt in 1 2 3; do
+  relay_port="$(node "$ROOT/scripts/free-port.mjs")"
+  app_port="$(node "$ROOT/scripts/free-port.mjs")"
+  while [ "$app_port" = "$relay_port" ]; do app_port="$(node "$ROOT/scripts/free-port.mjs")"; done
+  export TABRELAY_URL="http://127.0.0.1:$relay_port"
+  export TABRELAY_APP_ORIGIN="http://127.0.0.1:$app_port"
+  export TABRELAY_WRANGLER_LOG="$relay_work/wrangler.log"
+  # Calls wait 6 s in the tests (225 s by default) so a test can see a wait run out.
+  node "$ROOT/scripts/serve-tab.mjs" --port "$app_port" --host 127.0.0.1 --relay "$TABRELAY_URL" > "$relay_work/demo.log" 2>&1 &
+  demo_pid=$!
+  wrangler dev --ip 127.0.0.1 --port "$relay_port" --persist-to "$relay_work/state" --show-interactive-dev-session=false \
+    --var "RELAY_SIGNING_KEY:$relay_key" --var "ALLOWED_ORIGINS:$TABRELAY_APP_ORIGIN" --var "APP_URL:$TABRELAY_APP_ORIGIN/demo/" --var "CALL_WAIT_MS:$TABRELAY_CALL_WAIT_MS" --var "CLIENT_ORIGINS:http://localhost:6274" \
+    > "$TABRELAY_WRANGLER_LOG" 2>&1 &
+  relay_pid=$!
+  for _ in $(seq 1 120); do
+    curl -fs "$TABRELAY_URL/health" > /dev/null 2>&1 && break
+    kill -0 "$relay_pid" 2>/dev/null || break
+    sleep 0.5
+  done
   curl -fs "$TABRELAY_URL/health" > /dev/null 2>&1 && break
-  kill -0 "$relay_pid" 2>/dev/null || break
-  sleep 0.5
+  grep -q 'Address already in use' "$TABRELAY_WRANGLER_LOG" || break
+  echo "a port was taken before wrangler bound it; starting again on new ports" >&2
+  kill "$relay_pid" "$demo_pid" 2>/dev/null || true
+  wait "$relay_pid" "$demo_pid" 2>/dev/null || true
 done
+unset relay_key
 if ! curl -fs "$TABRELAY_URL/health" > /dev/null 2>&1; then
   echo "the relay did not start:" >&2
   cat "$TABRELAY_WRANGLER_LOG" >&2
