@@ -146,6 +146,10 @@ pub const EVENT_STREAM_HEADERS: [(&str, &str); 3] = [
     ("x-accel-buffering", "no"),
 ];
 
+/// The headers of the reply lines (NDJSON) of a pairing's object, one or a stream of them.
+pub const NDJSON_HEADERS: [(&str, &str); 2] =
+    [("content-type", "application/x-ndjson"), ("cache-control", "no-cache, no-store")];
+
 impl Answer {
     /// JSON text already written (a message's own codec wrote it).
     #[must_use]

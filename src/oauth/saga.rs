@@ -163,19 +163,20 @@ impl Answer {
     #[must_use]
     pub fn http(self) -> Option<http::Answer> {
         Some(match self {
-            Self::Json { status, body, cookie: None } => http::Answer::json(status, &body),
-            Self::Json { status, body, cookie: Some(cookie) } => {
-                http::Answer::json(status, &body).with("set-cookie", &cookie)
+            Self::Json { status, body, cookie } => {
+                let mut answer = http::Answer::json(status, &body);
+                answer.headers.extend(cookie.map(|cookie| ("set-cookie", cookie)));
+                answer
             }
             Self::Poll { status, state } => {
                 http::Answer::json_text(status, Encode::to_json(&state))
             }
-            Self::Error(e) => match e.challenge() {
-                Some(challenge) => {
-                    http::Answer::json(e.status, &e.body()).with("www-authenticate", challenge)
-                }
-                None => http::Answer::json(e.status, &e.body()),
-            },
+            Self::Error(e) => {
+                let mut answer = http::Answer::json(e.status, &e.body());
+                let challenge = e.challenge().map(|c| ("www-authenticate", c.to_owned()));
+                answer.headers.extend(challenge);
+                answer
+            }
             Self::Page { status, html } => http::Answer::page(status, html),
             Self::Redirect(to) => http::Answer::redirect(to),
             Self::Empty => http::Answer::empty(200),
