@@ -78,6 +78,21 @@ impl Config {
         })
     }
 
+    /// Reads the configuration from the deployment's secrets and vars, each looked up by its
+    /// name with `var`; the error is one line for the log, naming no secret.
+    pub fn from_env(var: impl Fn(&str) -> Option<String>) -> Result<Self, String> {
+        Self::from_vars(
+            var("RELAY_SIGNING_KEY").as_deref(),
+            var("RELAY_SIGNING_KEY_PREVIOUS").as_deref(),
+            var("ALLOWED_ORIGINS").as_deref(),
+            var("APP_URL").as_deref(),
+            var("CALL_WAIT_MS").as_deref(),
+        )
+        .map(|c| c.with_client_origins(var("CLIENT_ORIGINS").as_deref()))
+        .map(|c| c.with_local_metadata_hosts(var("LOCAL_METADATA_HOSTS").as_deref()))
+        .map(|c| c.with_code_kept_ms(var("CODE_KEPT_MS").as_deref()))
+    }
+
     /// The configuration with the browser-based agent apps' origins (`CLIENT_ORIGINS`).
     #[must_use]
     pub fn with_client_origins(mut self, list: Option<&str>) -> Self {
@@ -137,6 +152,34 @@ mod tests {
         .unwrap_err();
         assert!(e.starts_with("RELAY_SIGNING_KEY:") && !e.contains("hunter2"), "{e}");
         assert!(Config::from_vars(None, None, Some("x"), Some("y"), None).is_err());
+    }
+
+    #[test]
+    fn the_environment_is_read_by_name() {
+        let vars = [
+            ("RELAY_SIGNING_KEY", "k".repeat(32)),
+            ("ALLOWED_ORIGINS", "https://a.example/".into()),
+            ("APP_URL", "https://a.example/app".into()),
+            ("CALL_WAIT_MS", "2000".into()),
+            ("CLIENT_ORIGINS", "https://agent.example".into()),
+            ("LOCAL_METADATA_HOSTS", "clients".into()),
+            ("CODE_KEPT_MS", "5000".into()),
+        ];
+        let var = |name: &str| vars.iter().find(|(k, _)| *k == name).map(|(_, v)| v.clone());
+        let c = Config::from_env(var).unwrap();
+        assert_eq!(c.allowed_origins, ["https://a.example"]);
+        assert_eq!(c.app_url, "https://a.example/app");
+        assert_eq!(c.call_wait_ms, 2000);
+        assert_eq!(c.client_origins, ["https://agent.example"]);
+        assert_eq!(c.local_metadata_hosts, ["clients"]);
+        assert_eq!(c.code_kept_ms, 5000);
+        let without = |missing: &str| {
+            Config::from_env(|name: &str| if name == missing { None } else { var(name) })
+        };
+        assert_eq!(without("CODE_KEPT_MS").unwrap().code_kept_ms, CODE_KEPT_MS);
+        assert_eq!(without("RELAY_SIGNING_KEY").unwrap_err(), "RELAY_SIGNING_KEY is not set");
+        assert_eq!(without("APP_URL").unwrap_err(), "APP_URL is not set");
+        assert!(without("ALLOWED_ORIGINS").unwrap_err().starts_with("ALLOWED_ORIGINS is empty"));
     }
 
     #[test]

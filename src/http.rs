@@ -1,10 +1,16 @@
-//! Small pure helpers over HTTP values: the routes and their methods, a URL's origin, path and
-//! query, cookies, the bearer, a body read with a cap.
+//! Small pure helpers over HTTP values: the routes and their methods, which handler answers a
+//! request, the answers and their headers, a URL's origin, path and query, cookies, the bearer,
+//! a body read with a cap.
 
 use base64::Engine as _;
+use serde_json::{json, Value};
 
+use crate::config::Config;
 use crate::limits::{MAX_BODY_BYTES, MAX_FORM_BYTES, MAX_REGISTRATION_BYTES, MAX_SEAL_BYTES};
-use crate::pages::{CODE_PATH, STATUS_PATH, WAIT_SCRIPT_PATH};
+use crate::mcp::exchange::preflight_headers;
+use crate::oauth::metadata;
+use crate::pages::{self, CODE_PATH, STATUS_PATH, WAIT_SCRIPT_PATH};
+use crate::sentences;
 use tabrelay_bundle::protocol::CONFIRM_PATH;
 
 /// Every route and the methods it takes: the one source of a 405's `Allow` and of the CORS
@@ -33,6 +39,196 @@ pub const ROUTES: [(&str, &[&str]); 13] = [
 #[must_use]
 pub fn allow(path: &str) -> Option<String> {
     ROUTES.iter().find(|(p, _)| *p == path).map(|(_, methods)| methods.join(", "))
+}
+
+/// What answers a request: the routing table over [`ROUTES`], by method and path (and for
+/// `GET /`, its `Accept` and whether it names a `Last-Event-ID`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Route {
+    /// A CORS preflight on a [`is_cors_path`]: 204 (its headers are [`cors_headers`]).
+    Preflight,
+    /// `GET /health`: what answers here (the live check reads it).
+    Health,
+    /// RFC 9728's protected resource metadata.
+    ProtectedResource,
+    /// RFC 8414's authorization server metadata.
+    AuthorizationServer,
+    /// An OAuth endpoint or page: its saga ([`crate::oauth::saga::Saga::start`]) answers.
+    OAuth,
+    /// The waiting page's script.
+    WaitScript,
+    /// The tab's socket ([`crate::pairing::tab_socket`] checks it before the upgrade).
+    Tab,
+    /// The MCP endpoint: a POST, or (`resume`) a GET taking up a dropped stream (2025-11-25).
+    Mcp {
+        /// A GET naming the last event its client read.
+        resume: bool,
+    },
+    /// The connector address opened in a browser: a page saying what it is (MCP: 405).
+    ConnectorPage,
+    /// A route asked with another method: 405 naming the ones it takes (its `Allow`).
+    NotAllowed(String),
+    /// No route.
+    NotFound,
+}
+
+/// Which [`Route`] answers `method` (upper case, as the runtime names it) on `path`.
+#[must_use]
+pub fn route(method: &str, path: &str, accept: Option<&str>, last_event_id: bool) -> Route {
+    match (method, path) {
+        ("OPTIONS", p) if is_cors_path(p) => Route::Preflight,
+        ("GET", "/health") => Route::Health,
+        ("GET", "/.well-known/oauth-protected-resource") => Route::ProtectedResource,
+        ("GET", "/.well-known/oauth-authorization-server") => Route::AuthorizationServer,
+        ("POST", "/register" | "/token" | "/revoke" | CODE_PATH)
+        | ("GET", "/authorize" | STATUS_PATH | CONFIRM_PATH) => Route::OAuth,
+        ("GET", WAIT_SCRIPT_PATH) => Route::WaitScript,
+        ("GET", "/tab") => Route::Tab,
+        ("POST", "/") => Route::Mcp { resume: false },
+        ("GET", "/") if last_event_id => Route::Mcp { resume: true },
+        ("GET", "/") if asks_for_page(accept.unwrap_or_default()) => Route::ConnectorPage,
+        _ => allow(path).map_or(Route::NotFound, Route::NotAllowed),
+    }
+}
+
+impl Route {
+    /// The answer of a route answered from the configuration and the relay's `origin` alone;
+    /// None for one that asks further (an OAuth saga, the tab's socket, the MCP endpoint).
+    #[must_use]
+    pub fn answer(&self, config: &Config, origin: &str) -> Option<Answer> {
+        Some(match self {
+            Self::Preflight => Answer::empty(204),
+            // The version and the app say what answers here (the live check reads both).
+            Self::Health => Answer::json(
+                200,
+                &json!({"ok": true, "service": "tabrelay", "version": env!("CARGO_PKG_VERSION"), "app": config.app_url}),
+            ),
+            Self::ProtectedResource => Answer::json(200, &metadata::protected_resource(origin)),
+            Self::AuthorizationServer => Answer::json(200, &metadata::authorization_server(origin)),
+            Self::WaitScript => Answer {
+                status: 200,
+                headers: owned(&[("content-type", "text/javascript"), NO_STORE]),
+                body: Some(pages::WAIT_SCRIPT.into()),
+            },
+            Self::ConnectorPage => {
+                Answer::page(200, pages::connector(&format!("{origin}/"), &config.app_url))
+            }
+            Self::NotAllowed(methods) => {
+                Answer::text(405, &sentences::method_not_allowed(methods)).with("allow", methods)
+            }
+            Self::NotFound => Answer::not_found(),
+            Self::OAuth | Self::Tab | Self::Mcp { .. } => return None,
+        })
+    }
+}
+
+/// A whole HTTP answer as the shell writes it: every header it carries, none added.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Answer {
+    /// The HTTP status.
+    pub status: u16,
+    /// Its headers, all of them.
+    pub headers: Vec<(&'static str, String)>,
+    /// Its body; None for no body at all (a 204, a redirect).
+    pub body: Option<Vec<u8>>,
+}
+
+/// Never cached.
+const NO_STORE: (&str, &str) = ("cache-control", "no-store");
+
+/// The headers of every JSON answer: never cached.
+pub const JSON_HEADERS: [(&str, &str); 2] = [("content-type", "application/json"), NO_STORE];
+
+/// The headers of an event stream: never cached, never buffered by a proxy on the way.
+pub const EVENT_STREAM_HEADERS: [(&str, &str); 3] = [
+    ("content-type", "text/event-stream"),
+    ("cache-control", "no-cache, no-store"),
+    ("x-accel-buffering", "no"),
+];
+
+/// The headers of the reply lines (NDJSON) of a pairing's object, one or a stream of them.
+pub const NDJSON_HEADERS: [(&str, &str); 2] =
+    [("content-type", "application/x-ndjson"), ("cache-control", "no-cache, no-store")];
+
+impl Answer {
+    /// JSON text already written (a message's own codec wrote it).
+    #[must_use]
+    pub fn json_text(status: u16, text: Vec<u8>) -> Self {
+        Self { status, headers: owned(&JSON_HEADERS), body: Some(text) }
+    }
+
+    /// A JSON value.
+    #[must_use]
+    pub fn json(status: u16, body: &Value) -> Self {
+        Self::json_text(status, body.to_string().into_bytes())
+    }
+
+    /// A sentence as plain text, with no header at all.
+    #[must_use]
+    pub fn text(status: u16, sentence: &str) -> Self {
+        Self { status, headers: Vec::new(), body: Some(sentence.as_bytes().to_vec()) }
+    }
+
+    /// A path that is no route.
+    #[must_use]
+    pub fn not_found() -> Self {
+        Self::text(404, "Not found.")
+    }
+
+    /// One of the relay's pages, with [`pages::PAGE_HEADERS`].
+    #[must_use]
+    pub fn page(status: u16, html: String) -> Self {
+        Self { status, headers: owned(&pages::PAGE_HEADERS), body: Some(html.into_bytes()) }
+    }
+
+    /// No body, no header.
+    #[must_use]
+    pub fn empty(status: u16) -> Self {
+        Self { status, headers: Vec::new(), body: None }
+    }
+
+    /// A 302 to `to`, never cached.
+    #[must_use]
+    pub fn redirect(to: String) -> Self {
+        Self::empty(302).with("location", &to).with(NO_STORE.0, NO_STORE.1)
+    }
+
+    /// The answer with this header too (a header it carries already takes this value).
+    #[must_use]
+    pub fn with(mut self, name: &'static str, value: &str) -> Self {
+        self.headers.retain(|(k, _)| *k != name);
+        self.headers.push((name, value.to_owned()));
+        self
+    }
+}
+
+/// Headers as an [`Answer`] holds them.
+fn owned(headers: &[(&'static str, &str)]) -> Vec<(&'static str, String)> {
+    headers.iter().map(|(k, v)| (*k, (*v).to_owned())).collect()
+}
+
+/// The CORS headers of any answer on `path` (none off a [`is_cors_path`]): [`CORS_HEADERS`],
+/// the methods it takes, and on a preflight to the endpoint (`OPTIONS /`) the headers the
+/// browser asks to send that it may ([`preflight_headers`] of its `requested`).
+#[must_use]
+pub fn cors_headers(
+    path: &str,
+    method: &str,
+    requested: Option<&str>,
+) -> Vec<(&'static str, String)> {
+    if !is_cors_path(path) {
+        return Vec::new();
+    }
+    let mut headers = owned(&CORS_HEADERS);
+    if method == "OPTIONS" && path == "/" {
+        let allowed = preflight_headers(requested);
+        headers.retain(|(k, _)| *k != "access-control-allow-headers");
+        headers.push(("access-control-allow-headers", allowed));
+    }
+    if let Some(methods) = allow(path) {
+        headers.push(("access-control-allow-methods", methods));
+    }
+    headers
 }
 
 /// CORS headers for the MCP endpoint and the OAuth endpoints a browser-based client calls
@@ -272,6 +468,168 @@ mod tests {
         }
         assert!(!is_cors_path("/authorize") && !is_cors_path("/tab"), "pages stay closed");
         assert!(CORS_HEADERS.iter().all(|(k, _)| *k != "access-control-allow-methods"));
+    }
+
+    fn config() -> Config {
+        let key = "k".repeat(32);
+        Config::from_vars(
+            Some(&key),
+            None,
+            Some("https://app.example"),
+            Some("https://app.example/"),
+            None,
+        )
+        .unwrap()
+    }
+
+    const BROWSER: Option<&str> = Some("text/html,application/xhtml+xml,*/*;q=0.8");
+
+    #[test]
+    fn each_method_and_path_has_its_route() {
+        let r = |method, path| route(method, path, None, false);
+        assert_eq!(r("GET", "/health"), Route::Health);
+        assert_eq!(r("GET", "/.well-known/oauth-protected-resource"), Route::ProtectedResource);
+        assert_eq!(r("GET", "/.well-known/oauth-authorization-server"), Route::AuthorizationServer);
+        for post in ["/register", "/token", "/revoke", CODE_PATH] {
+            assert_eq!(r("POST", post), Route::OAuth, "{post}");
+            assert_eq!(r("GET", post), Route::NotAllowed("POST".into()), "{post}");
+        }
+        for get in ["/authorize", STATUS_PATH, CONFIRM_PATH] {
+            assert_eq!(r("GET", get), Route::OAuth, "{get}");
+            assert_eq!(r("POST", get), Route::NotAllowed("GET".into()), "{get}");
+        }
+        assert_eq!(r("GET", WAIT_SCRIPT_PATH), Route::WaitScript);
+        assert_eq!(r("GET", "/tab"), Route::Tab);
+        assert_eq!(r("POST", "/tab"), Route::NotAllowed("GET".into()));
+        assert_eq!(r("POST", "/"), Route::Mcp { resume: false });
+        assert_eq!(r("HEAD", "/health"), Route::NotAllowed("GET".into()), "HEAD is no GET");
+        assert_eq!(r("DELETE", "/"), Route::NotAllowed("POST".into()), "no session to delete");
+        for none in ["/nope", "/token/", "/.well-known/other", "/Token"] {
+            assert_eq!(r("GET", none), Route::NotFound, "{none}");
+            assert_eq!(r("POST", none), Route::NotFound, "{none}");
+        }
+    }
+
+    #[test]
+    fn a_preflight_is_answered_on_the_api_routes_only() {
+        for path in ["/", "/register", "/token", "/revoke", "/health", "/.well-known/other"] {
+            assert_eq!(route("OPTIONS", path, None, false), Route::Preflight, "{path}");
+        }
+        assert_eq!(route("OPTIONS", "/authorize", None, false), Route::NotAllowed("GET".into()));
+        assert_eq!(route("OPTIONS", "/tab", None, false), Route::NotAllowed("GET".into()));
+        assert_eq!(route("OPTIONS", "/nope", None, false), Route::NotFound);
+        let answer = Route::Preflight.answer(&config(), "https://relay.example").unwrap();
+        assert_eq!(answer, Answer { status: 204, headers: Vec::new(), body: None });
+    }
+
+    #[test]
+    fn a_get_of_the_endpoint_resumes_a_stream_shows_a_page_to_a_browser_or_is_refused() {
+        assert_eq!(route("GET", "/", None, true), Route::Mcp { resume: true });
+        assert_eq!(route("GET", "/", BROWSER, true), Route::Mcp { resume: true }, "resuming first");
+        assert_eq!(route("GET", "/", BROWSER, false), Route::ConnectorPage);
+        for mcp in [None, Some("text/event-stream"), Some("text/html, text/event-stream")] {
+            assert_eq!(route("GET", "/", mcp, false), Route::NotAllowed("POST".into()), "{mcp:?}");
+        }
+        assert_eq!(route("POST", "/", BROWSER, true), Route::Mcp { resume: false });
+    }
+
+    #[test]
+    fn the_routes_answered_at_once_say_what_they_are() {
+        let (config, origin) = (config(), "https://relay.example");
+        let health = Route::Health.answer(&config, origin).unwrap();
+        assert_eq!((health.status, &health.headers), (200, &owned(&JSON_HEADERS)));
+        let body: Value = serde_json::from_slice(&health.body.unwrap()).unwrap();
+        assert_eq!(body["ok"], true);
+        assert_eq!(body["service"], "tabrelay");
+        assert_eq!(body["version"], env!("CARGO_PKG_VERSION"));
+        assert_eq!(body["app"], "https://app.example/");
+        let meta = Route::AuthorizationServer.answer(&config, origin).unwrap();
+        let meta: Value = serde_json::from_slice(&meta.body.unwrap()).unwrap();
+        assert_eq!(meta["issuer"], origin);
+        let meta = Route::ProtectedResource.answer(&config, origin).unwrap();
+        let meta: Value = serde_json::from_slice(&meta.body.unwrap()).unwrap();
+        assert_eq!(meta["authorization_servers"][0], origin);
+        let script = Route::WaitScript.answer(&config, origin).unwrap();
+        assert_eq!(script.headers, owned(&[("content-type", "text/javascript"), NO_STORE]));
+        assert_eq!(script.body.as_deref(), Some(pages::WAIT_SCRIPT.as_bytes()));
+        for asks in [Route::OAuth, Route::Tab, Route::Mcp { resume: false }] {
+            assert_eq!(asks.answer(&config, origin), None, "{asks:?}");
+        }
+    }
+
+    #[test]
+    fn a_page_is_never_framed_cached_or_scripted_from_elsewhere() {
+        let page = Route::ConnectorPage.answer(&config(), "https://relay.example").unwrap();
+        assert_eq!(page.status, 200);
+        let header = |name| page.headers.iter().find(|(k, _)| *k == name).map(|(_, v)| v.as_str());
+        assert_eq!(header("content-type"), Some("text/html; charset=utf-8"));
+        assert_eq!(header("cache-control"), Some("no-store"));
+        assert_eq!(header("content-security-policy"), Some(pages::PAGE_CSP));
+        assert!(pages::PAGE_CSP.contains("frame-ancestors 'none'"));
+        assert_eq!(header("x-frame-options"), Some("DENY"));
+        assert_eq!(header("referrer-policy"), Some("no-referrer"));
+        let html = String::from_utf8(page.body.unwrap()).unwrap();
+        assert!(html.contains("https://relay.example/"), "it names the connector address");
+    }
+
+    #[test]
+    fn another_method_is_told_the_ones_its_route_takes_and_no_route_is_a_plain_404() {
+        let refused = Route::NotAllowed("POST".into()).answer(&config(), "https://r.example");
+        let refused = refused.unwrap();
+        assert_eq!(refused.status, 405);
+        assert_eq!(refused.headers, vec![("allow", "POST".to_owned())]);
+        let sentence = sentences::method_not_allowed("POST");
+        assert_eq!(refused.body.as_deref(), Some(sentence.as_bytes()));
+        let missing = Route::NotFound.answer(&config(), "https://r.example").unwrap();
+        assert_eq!(missing, Answer::text(404, "Not found."));
+        assert!(missing.headers.is_empty(), "a sentence carries no header");
+    }
+
+    #[test]
+    fn cors_headers_go_on_the_api_routes_with_their_methods_and_a_preflight_s_params() {
+        for closed in ["/authorize", "/tab", WAIT_SCRIPT_PATH, "/nope"] {
+            assert!(cors_headers(closed, "GET", None).is_empty(), "{closed}");
+        }
+        let header = |headers: &[(&str, String)], name| {
+            let values: Vec<_> = headers.iter().filter(|(k, _)| *k == name).collect();
+            assert!(values.len() <= 1, "{name} once");
+            values.first().map(|(_, v)| v.clone())
+        };
+        let post = cors_headers("/", "POST", Some("mcp-param-x"));
+        assert_eq!(header(&post, "access-control-allow-origin").as_deref(), Some("*"));
+        assert_eq!(header(&post, "access-control-allow-methods").as_deref(), Some("POST"));
+        let fixed = CORS_HEADERS[1].1;
+        assert_eq!(header(&post, "access-control-allow-headers").as_deref(), Some(fixed));
+        let preflight = cors_headers("/", "OPTIONS", Some("Mcp-Param-Region, x-other"));
+        let allowed = header(&preflight, "access-control-allow-headers").unwrap();
+        assert_eq!(allowed, format!("{fixed}, mcp-param-region"));
+        let token = cors_headers("/token", "OPTIONS", Some("mcp-param-x"));
+        assert_eq!(header(&token, "access-control-allow-headers").as_deref(), Some(fixed));
+        assert_eq!(header(&token, "access-control-allow-methods").as_deref(), Some("POST"));
+        let known = cors_headers("/.well-known/oauth-authorization-server", "GET", None);
+        assert_eq!(header(&known, "access-control-allow-methods").as_deref(), Some("GET"));
+        let unknown = cors_headers("/.well-known/other", "GET", None);
+        assert_eq!(header(&unknown, "access-control-allow-methods"), None);
+        assert_eq!(header(&unknown, "access-control-allow-origin").as_deref(), Some("*"));
+    }
+
+    #[test]
+    fn an_answer_carries_each_header_once() {
+        let a = Answer::json(200, &json!({"a": 1})).with("cache-control", "no-cache");
+        assert_eq!(a.body.as_deref(), Some(&b"{\"a\":1}"[..]));
+        assert_eq!(
+            a.headers,
+            vec![("content-type", "application/json".into()), ("cache-control", "no-cache".into())]
+        );
+        let r = Answer::redirect("https://claude.ai/cb?code=x".into());
+        assert_eq!((r.status, r.body), (302, None));
+        assert_eq!(
+            r.headers,
+            vec![
+                ("location", "https://claude.ai/cb?code=x".into()),
+                ("cache-control", "no-store".into())
+            ]
+        );
     }
 
     #[test]

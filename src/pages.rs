@@ -7,6 +7,16 @@ use crate::sentences::page;
 /// The Content-Security-Policy of every page: its own script only, never framed.
 pub const PAGE_CSP: &str = "default-src 'none'; script-src 'self'; style-src 'unsafe-inline'; connect-src 'self'; img-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
+/// The headers of every page: HTML, never cached, its own script only ([`PAGE_CSP`]), never
+/// framed, and no address of it told to where its links lead.
+pub const PAGE_HEADERS: [(&str, &str); 5] = [
+    ("content-type", "text/html; charset=utf-8"),
+    ("cache-control", "no-store"),
+    ("content-security-policy", PAGE_CSP),
+    ("x-frame-options", "DENY"),
+    ("referrer-policy", "no-referrer"),
+];
+
 use tabrelay_bundle::protocol::{CONFIRM_MESSAGE, CONNECT_FRAGMENT};
 
 /// The path of the waiting page's script.

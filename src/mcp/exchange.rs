@@ -152,6 +152,20 @@ pub enum Body {
     Empty,
 }
 
+impl Answer {
+    /// The answer as HTTP: the body's own headers (JSON's), then the exchange's.
+    #[must_use]
+    pub fn http(self) -> http::Answer {
+        let mut answer = match self.body {
+            Body::Json(body) => http::Answer::json(self.status, &body),
+            Body::Text(text) => http::Answer::text(self.status, &text),
+            Body::Empty => http::Answer::empty(self.status),
+        };
+        answer.headers.extend(self.headers);
+        answer
+    }
+}
+
 /// The exchange's deadlines: one table, the earliest is when it next needs waking
 /// (quinn-proto's `TimerTable`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -350,6 +350,15 @@ pub fn cache_key(origin: &str, url: &MetadataUrl) -> String {
     format!("{origin}/client-metadata/{}", crate::crypto::sha256_hex(url.as_str().as_bytes()))
 }
 
+/// The cache's entry for a checked client: its JSON, kept `seconds` (as [`check_response`]
+/// said); None should it not write (then it is fetched again next time).
+#[must_use]
+pub fn cache_entry(client: &MetadataClient, seconds: u64) -> Option<crate::http::Answer> {
+    let body = serde_json::to_vec(client).ok()?;
+    let kept = format!("max-age={seconds}");
+    Some(crate::http::Answer::json_text(200, body).with("cache-control", &kept))
+}
+
 /// A document's response as it starts, from its status and headers: its body to read (capped
 /// at [`MAX_DOCUMENT_BYTES`]) and how long to keep the client it names, in seconds; or why it
 /// is refused before any of its body is read (a redirect is not followed).
@@ -411,6 +420,24 @@ mod tests {
         let hash = crate::crypto::sha256_hex(CLAUDE.as_bytes());
         assert_eq!(key, format!("https://relay.example/client-metadata/{hash}"));
         assert_ne!(key, cache_key("https://relay.example", &url("https://claude.ai/other")));
+    }
+
+    #[test]
+    fn a_checked_client_is_cached_as_json_for_the_time_its_document_allowed() {
+        let client = MetadataClient {
+            domain: "claude.ai".into(),
+            name: Some("Claude".into()),
+            redirect_uris: vec!["https://claude.ai/cb".into()],
+        };
+        let entry = cache_entry(&client, 600).unwrap();
+        // The Cache API keeps no response marked no-store: the entry's own time replaces it.
+        let kept = vec![
+            ("content-type", "application/json".to_owned()),
+            ("cache-control", "max-age=600".to_owned()),
+        ];
+        assert_eq!((entry.status, entry.headers), (200, kept));
+        let read = tabrelay_bundle::from_json::<MetadataClient>(&entry.body.unwrap()).unwrap();
+        assert_eq!(read, client);
     }
 
     #[test]

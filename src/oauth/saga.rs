@@ -4,6 +4,7 @@
 //! back what came ([`Input`]); every decision, refusal and timer is here, tested natively.
 
 use serde_json::{json, Value};
+use tabrelay_bundle::fields::Encode;
 
 use super::authorize::{self, AuthRequest, Named, Refusal, SealId};
 use super::cimd::{self, CimdError, MetadataClient, MetadataUrl};
@@ -18,6 +19,7 @@ use crate::crypto::{random_token, sha256_hex, Entropy};
 use crate::http::{self, TooLarge};
 use crate::limits::{CONNECT_CODE_TTL_MS, MAX_CODE_DRAWS};
 use crate::pages;
+use crate::pairing::wire;
 use crate::senders::Limited;
 use crate::sentences;
 
@@ -155,6 +157,84 @@ impl Answer {
     fn page_stale() -> Self {
         Self::Page { status: 400, html: pages::confirmed(Err(connect::refusal::TICKET_STALE)) }
     }
+
+    /// The answer as HTTP, every header it carries; None for [`Answer::Broken`] (the request
+    /// fails).
+    #[must_use]
+    pub fn http(self) -> Option<http::Answer> {
+        Some(match self {
+            Self::Json { status, body, cookie } => {
+                let mut answer = http::Answer::json(status, &body);
+                answer.headers.extend(cookie.map(|cookie| ("set-cookie", cookie)));
+                answer
+            }
+            Self::Poll { status, state } => {
+                http::Answer::json_text(status, Encode::to_json(&state))
+            }
+            Self::Error(e) => {
+                let mut answer = http::Answer::json(e.status, &e.body());
+                let challenge = e.challenge().map(|c| ("www-authenticate", c.to_owned()));
+                answer.headers.extend(challenge);
+                answer
+            }
+            Self::Page { status, html } => http::Answer::page(status, html),
+            Self::Redirect(to) => http::Answer::redirect(to),
+            Self::Empty => http::Answer::empty(200),
+            Self::Broken => return None,
+        })
+    }
+}
+
+/// An OAuth request as the shell read it: what [`Saga::start`] needs of it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OAuthRequest<'r> {
+    /// Its path (the router matched its method).
+    pub path: &'r str,
+    /// Its decoded query.
+    pub query: Vec<(String, String)>,
+    /// Its body, read with the path's [`http::body_cap`] (a GET's is empty).
+    pub body: Result<Vec<u8>, TooLarge>,
+    /// Its `Accept`.
+    pub accept: Option<&'r str>,
+    /// Its `Cookie`.
+    pub cookies: Option<&'r str>,
+    /// Where it came from, as the platform says ([`connect::place_said`]).
+    pub place: Option<String>,
+}
+
+impl ToPairing {
+    /// The pairing's wire request.
+    #[must_use]
+    pub fn wire(self) -> wire::Request {
+        match self {
+            Self::Grant { id, client_id, granted } => wire::Request::Grant(wire::GrantRequest {
+                id,
+                client_id,
+                requester: granted.requester,
+            }),
+            Self::Replayed { grant } => wire::Request::Replayed { grant },
+            Self::Refresh(request) => wire::Request::Refresh(request),
+            Self::Revoke(request) => wire::Request::Revoke(request),
+        }
+    }
+}
+
+impl FromPairing {
+    /// What the pairing's wire reply says to a saga.
+    #[must_use]
+    pub fn of(reply: wire::Reply) -> Self {
+        use wire::{GrantReply, RefreshReply, Reply};
+        match reply {
+            Reply::Grant(GrantReply::Made { grant, secret }) => Self::Made { grant, secret },
+            Reply::Grant(GrantReply::Full) => Self::Full,
+            Reply::Grant(GrantReply::Replayed) => Self::Replayed,
+            Reply::Refresh(RefreshReply::Rotated { secret, client_name, host }) => {
+                Self::Rotated { secret, client_name, host }
+            }
+            Reply::Refresh(RefreshReply::Refused { description }) => Self::Refused(description),
+            _ => Self::Other,
+        }
+    }
 }
 
 /// Where a saga stands: what it waits for.
@@ -209,6 +289,28 @@ pub struct Saga<'c> {
 impl<'c> Saga<'c> {
     fn new(config: &'c Config, origin: &'c str, now_ms: u64) -> Self {
         Self { config, origin, now_ms, stage: Stage::Over }
+    }
+
+    /// The saga of the OAuth route `request.path` names, and its first step; None for a path
+    /// that is no OAuth route.
+    pub fn start(
+        config: &'c Config,
+        origin: &'c str,
+        request: OAuthRequest<'_>,
+        now_ms: u64,
+        entropy: &mut dyn Entropy,
+    ) -> Option<(Self, Step)> {
+        let OAuthRequest { path, query, body, accept, cookies, place } = request;
+        Some(match path {
+            "/register" => Self::register(config, body, now_ms, entropy),
+            "/token" => Self::token(config, origin, body, now_ms, entropy),
+            "/revoke" => Self::revoke(config, origin, body, now_ms),
+            pages::CODE_PATH => Self::draw(config, origin, body, place, now_ms),
+            pages::STATUS_PATH => Self::status(config, origin, &query, cookies),
+            "/authorize" => Self::authorize(config, origin, query, accept, now_ms),
+            tabrelay_bundle::protocol::CONFIRM_PATH => Self::confirm(config, &query, cookies),
+            _ => return None,
+        })
     }
 
     fn wait(&mut self, stage: Stage, step: Step) -> Step {

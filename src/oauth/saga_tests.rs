@@ -664,3 +664,85 @@ fn an_input_the_saga_did_not_ask_for_ends_it() {
     let (mut saga, _) = Saga::register(&c, Ok(Vec::new()), NOW, &mut rng());
     assert_eq!(respond(saga.next(Input::Limit(true), &mut rng())), Answer::Broken);
 }
+
+fn asked(path: &str) -> OAuthRequest<'_> {
+    OAuthRequest {
+        path,
+        query: Vec::new(),
+        body: Ok(Vec::new()),
+        accept: None,
+        cookies: None,
+        place: None,
+    }
+}
+
+#[test]
+fn each_oauth_route_starts_its_own_saga_and_no_other_path_starts_one() {
+    let config = config();
+    let start = |request| Saga::start(&config, ORIGIN, request, NOW, &mut rng()).map(|(_, s)| s);
+    // Each endpoint refuses an empty request in its own way.
+    assert_eq!(error(start(asked("/register")).unwrap()).code, "invalid_client_metadata");
+    let password = OAuthRequest { body: Ok(b"grant_type=password".to_vec()), ..asked("/token") };
+    assert_eq!(error(start(password).unwrap()).code, "unsupported_grant_type");
+    assert_eq!(error(start(asked("/revoke")).unwrap()).code, "invalid_request");
+    let (status, body, _) = json(start(asked(pages::CODE_PATH)).unwrap());
+    assert_eq!(status, 400);
+    assert!(body["sentence"].is_string(), "{body}");
+    let (status, body, _) = json(start(asked(pages::STATUS_PATH)).unwrap());
+    assert_eq!((status, body["state"].as_str()), (400, Some("expired")));
+    assert_eq!(page(start(asked("/authorize")).unwrap()).0, 400);
+    let json_accept = OAuthRequest { accept: Some("application/json"), ..asked("/authorize") };
+    assert_eq!(error(start(json_accept).unwrap()).code, "invalid_request");
+    let (status, _) = page(start(asked(tabrelay_bundle::protocol::CONFIRM_PATH)).unwrap());
+    assert_eq!(status, 400);
+    for none in ["/", "/health", "/tab", "/authorize/wait.js", "/nope"] {
+        assert!(start(asked(none)).is_none(), "{none}");
+    }
+}
+
+#[test]
+fn each_answer_is_written_with_its_headers() {
+    let header =
+        |a: &http::Answer, name| a.headers.iter().find(|(k, _)| *k == name).map(|(_, v)| v.clone());
+    let cookie = Answer::Json { status: 200, body: json!({}), cookie: Some("c=1".into()) };
+    let cookie = cookie.http().unwrap();
+    assert_eq!(header(&cookie, "set-cookie").as_deref(), Some("c=1"));
+    assert_eq!(header(&cookie, "content-type").as_deref(), Some("application/json"));
+    let unauthorized = Answer::Error(OAuthError::invalid_client("who?")).http().unwrap();
+    assert_eq!(unauthorized.status, 401);
+    assert!(header(&unauthorized, "www-authenticate").is_some(), "a 401 says how to authenticate");
+    let bad = Answer::Error(OAuthError::invalid_grant("no")).http().unwrap();
+    assert_eq!((bad.status, header(&bad, "www-authenticate")), (400, None));
+    let body: Value = serde_json::from_slice(bad.body.as_deref().unwrap()).unwrap();
+    assert_eq!(body, json!({"error": "invalid_grant", "error_description": "no"}));
+    let poll = Answer::Poll { status: 200, state: PollState::Expired }.http().unwrap();
+    assert_eq!(poll.body, Some(Encode::to_json(&PollState::Expired)));
+    let page = Answer::Page { status: 400, html: "<p>x</p>".into() }.http().unwrap();
+    assert_eq!(header(&page, "x-frame-options").as_deref(), Some("DENY"));
+    let to = Answer::Redirect("https://claude.ai/cb".into()).http().unwrap();
+    assert_eq!(
+        (to.status, header(&to, "location").as_deref()),
+        (302, Some("https://claude.ai/cb"))
+    );
+    assert_eq!(Answer::Empty.http(), Some(http::Answer::empty(200)));
+    assert_eq!(Answer::Broken.http(), None, "a broken reply answers nothing");
+}
+
+#[test]
+fn what_a_saga_asks_a_pairing_goes_on_the_wire_and_its_reply_comes_back() {
+    use crate::pairing::wire::{GrantReply, RefreshReply, Reply, Request};
+    let requester =
+        Requester { client_name: "n".into(), host: "h".into(), place: None, verified: None };
+    let granted = Granted { pairing: "p".into(), requester: requester.clone() };
+    let grant = ToPairing::Grant { id: "g".into(), client_id: "c".into(), granted };
+    let Request::Grant(wire) = grant.wire() else { panic!("not a grant") };
+    assert_eq!((wire.id.as_str(), wire.client_id.as_str(), wire.requester), ("g", "c", requester));
+    let replayed = ToPairing::Replayed { grant: "g".into() }.wire();
+    assert_eq!(replayed, Request::Replayed { grant: "g".into() });
+    let made = Reply::Grant(GrantReply::Made { grant: "g".into(), secret: "s".into() });
+    assert_eq!(FromPairing::of(made), FromPairing::Made { grant: "g".into(), secret: "s".into() });
+    assert_eq!(FromPairing::of(Reply::Grant(GrantReply::Full)), FromPairing::Full);
+    assert_eq!(FromPairing::of(Reply::Grant(GrantReply::Replayed)), FromPairing::Replayed);
+    let refused = Reply::Refresh(RefreshReply::Refused { description: "no".into() });
+    assert_eq!(FromPairing::of(refused), FromPairing::Refused("no".into()));
+}

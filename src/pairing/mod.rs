@@ -31,7 +31,7 @@ pub mod wire;
 pub use calls::{Calls, GaveUp};
 pub use codes::WrongCodes;
 pub use tabs::{
-    next_check, route, socket_pairing, sockets_to_close, Admitted, PairingKey, Proof, Refusal, Tab,
-    TabAction, TabsStatus,
+    next_check, route, socket_pairing, sockets_to_close, tab_socket, Admitted, PairingKey, Proof,
+    Refusal, SocketRefused, Tab, TabAction, TabsStatus,
 };
 pub use turns::Turns;

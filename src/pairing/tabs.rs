@@ -118,6 +118,36 @@ pub fn socket_pairing(query: &[(String, String)]) -> Result<String, Refusal> {
     }
 }
 
+/// Why a request to the tab's socket is refused before it is taken ([`tab_socket`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SocketRefused {
+    /// A plain request, not a WebSocket: answered with this.
+    Plain(crate::http::Answer),
+    /// A socket: accepted only to close it with this code and reason (a browser shows nothing
+    /// else).
+    Closed(Refusal),
+}
+
+/// The checks on a request to the tab's socket before it is upgraded, in order: a WebSocket
+/// (its `Upgrade`), from a page whose `Origin` may pair, naming a pairing ([`socket_pairing`]).
+/// The pairing it names, or how it is refused. (The sender's limit comes next, past these:
+/// [`TOO_MANY_OPENED`].)
+pub fn tab_socket(
+    upgrade: Option<&str>,
+    origin: Option<&str>,
+    config: &crate::config::Config,
+    query: &[(String, String)],
+) -> Result<String, SocketRefused> {
+    if !upgrade.is_some_and(|u| u.eq_ignore_ascii_case("websocket")) {
+        let answer = crate::http::Answer::text(426, sentences::shell::WEBSOCKET_ONLY);
+        return Err(SocketRefused::Plain(answer));
+    }
+    if !config.allows_origin(origin.unwrap_or_default()) {
+        return Err(SocketRefused::Closed(ORIGIN_REFUSED));
+    }
+    socket_pairing(query).map_err(SocketRefused::Closed)
+}
+
 /// A signature to check: whether `signature` is the pairing key's ECDSA P-256 signature over
 /// SHA-256 of `text` (P1363 form). The shell checks it with the runtime's WebCrypto and gives
 /// the answer to [`Tab::proved`].
@@ -207,6 +237,11 @@ pub type Refusal = (u16, &'static str);
 /// The socket closed to make room for a newer one when more than [`MAX_UNPROVEN_SOCKETS`]
 /// wait to send their hello.
 pub const MADE_ROOM: Refusal = (close::TOO_MANY_TABS, sentences::tab::MADE_ROOM);
+/// A tab socket from a page whose origin is not one of the app's.
+pub const ORIGIN_REFUSED: Refusal = (close::ORIGIN_REFUSED, sentences::shell::ORIGIN_MAY_NOT_PAIR);
+/// The sender opened more tab sockets than a browser needs ([`crate::senders`]): any id makes an
+/// object, so each sender may open only so many a minute.
+pub const TOO_MANY_OPENED: Refusal = (close::TOO_MANY_TABS, sentences::TOO_MANY_SOCKETS);
 /// A proof that does not hold (a wrong signature, key or challenge).
 pub const NOT_PROVEN: Refusal = (close::PROOF_FAILED, sentences::tab::NOT_PROVEN);
 /// A socket that did not prove itself within [`HELLO_WAIT_MS`].
@@ -495,6 +530,52 @@ pub(crate) mod tests {
         ] {
             assert_eq!(PairingKey::read(&bad), None, "{bad}");
         }
+    }
+
+    #[test]
+    fn a_tab_socket_is_a_websocket_from_an_app_page_naming_its_pairing() {
+        let config = crate::config::Config::from_vars(
+            Some(&"k".repeat(32)),
+            None,
+            Some("https://app.example"),
+            Some("https://app.example/"),
+            None,
+        )
+        .unwrap();
+        let k = key();
+        let named = vec![("pairing".to_owned(), k.pairing())];
+        let app = Some("https://app.example");
+        let check = |upgrade, origin, query: &[(String, String)]| {
+            tab_socket(upgrade, origin, &config, query)
+        };
+        assert_eq!(check(Some("websocket"), app, &named), Ok(k.pairing()));
+        assert_eq!(check(Some("WebSocket"), app, &named), Ok(k.pairing()));
+        for plain in [None, Some("h2c"), Some("")] {
+            let Err(SocketRefused::Plain(answer)) = check(plain, app, &named) else {
+                panic!("{plain:?}: not refused as a plain request")
+            };
+            assert_eq!(answer.status, 426);
+            let sentence = sentences::shell::WEBSOCKET_ONLY.as_bytes();
+            assert_eq!(answer.body.as_deref(), Some(sentence));
+        }
+        for elsewhere in [None, Some("https://evil.example"), Some("https://app.example.evil")] {
+            assert_eq!(
+                check(Some("websocket"), elsewhere, &named),
+                Err(SocketRefused::Closed(ORIGIN_REFUSED)),
+                "{elsewhere:?}"
+            );
+        }
+        assert_eq!(ORIGIN_REFUSED.0, close::ORIGIN_REFUSED);
+        // The origin is checked before the pairing: a page elsewhere learns nothing of the ids.
+        assert_eq!(
+            check(Some("websocket"), Some("https://evil.example"), &[]),
+            Err(SocketRefused::Closed(ORIGIN_REFUSED))
+        );
+        let refused = check(Some("websocket"), app, &[]);
+        assert_eq!(
+            refused,
+            Err(SocketRefused::Closed((close::PROTOCOL_ERROR, sentences::tab::NO_PAIRING)))
+        );
     }
 
     #[test]

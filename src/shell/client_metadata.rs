@@ -8,11 +8,11 @@ use core::time::Duration;
 use futures::future::{select, Either};
 use futures::StreamExt as _;
 use worker::wasm_bindgen::JsCast as _;
-use worker::{console_log, js_sys, web_sys, AbortController, Cache, Delay, Headers, Response};
+use worker::{console_log, js_sys, web_sys, AbortController, Cache, Delay, Response};
 
 use crate::limits::FETCH_TIMEOUT_MS;
 use crate::oauth::cimd::{
-    cache_key, check_document, check_response, CimdError, MetadataClient, MetadataUrl,
+    cache_entry, cache_key, check_document, check_response, CimdError, MetadataClient, MetadataUrl,
 };
 
 /// The client a metadata document URL names (one the core found fetchable): from the cache
@@ -34,19 +34,10 @@ pub(crate) async fn client(url: &MetadataUrl, origin: &str) -> Result<MetadataCl
         }
     })?;
     // A failure to cache costs only a fetch next time.
-    if let Ok(entry) = cache_entry(&client, seconds) {
+    if let Some(Ok(entry)) = cache_entry(&client, seconds).map(super::respond) {
         let _ = cache.put(key.as_str(), entry).await;
     }
     Ok(client)
-}
-
-fn cache_entry(client: &MetadataClient, seconds: u64) -> worker::Result<Response> {
-    let body =
-        serde_json::to_string(client).map_err(|e| worker::Error::RustError(e.to_string()))?;
-    let headers = Headers::new();
-    headers.set("content-type", "application/json")?;
-    headers.set("cache-control", &format!("max-age={seconds}"))?;
-    Ok(Response::ok(body)?.with_headers(headers))
 }
 
 /// Fetches and checks the document, racing a 5 s timer; the client and how long to keep it.

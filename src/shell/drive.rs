@@ -7,8 +7,9 @@ use std::time::Duration;
 use futures::future::{select, Either, LocalBoxFuture};
 use worker::{Delay, ObjectNamespace, Request, Response, Result};
 
-use super::{ask_pairing, json_response, now_ms, read_body, Replies};
-use crate::mcp::exchange::{Answer, Body, Exchange, Output};
+use super::{ask_pairing, now_ms, read_body, respond, Replies};
+use crate::http;
+use crate::mcp::exchange::{Answer, Exchange, Output};
 use crate::pairing::wire::{Reply, Request as PairingRequest};
 
 /// What the loop stops at.
@@ -37,7 +38,7 @@ pub(crate) async fn drive(
 ) -> Result<Response> {
     let mut driver = Driver { exchange, pairings, asking: None, replies: None, now_ms: now_ms() };
     match driver.step(Some(&mut req)).await? {
-        Step::Respond(answer) => respond(answer),
+        Step::Respond(answer) => respond(answer.http()),
         Step::Open => {
             let events = futures::stream::unfold(driver, |mut driver| async move {
                 match driver.step(None).await {
@@ -48,10 +49,9 @@ pub(crate) async fn drive(
                 }
             });
             let mut res = Response::from_stream(events)?;
-            let headers = res.headers_mut();
-            headers.set("content-type", "text/event-stream")?;
-            headers.set("cache-control", "no-cache, no-store")?;
-            headers.set("x-accel-buffering", "no")?;
+            for (name, value) in http::EVENT_STREAM_HEADERS {
+                res.headers_mut().set(name, value)?;
+            }
             Ok(res)
         }
         // Nothing could move the exchange any more (a fault of the core, never a client's).
@@ -135,16 +135,4 @@ impl Driver {
             }
         }));
     }
-}
-
-fn respond(answer: Answer) -> Result<Response> {
-    let mut res = match answer.body {
-        Body::Json(body) => json_response(answer.status, &body)?,
-        Body::Text(text) => Response::error(text, answer.status)?,
-        Body::Empty => Response::empty()?.with_status(answer.status),
-    };
-    for (name, value) in answer.headers {
-        res.headers_mut().set(name, &value)?;
-    }
-    Ok(res)
 }

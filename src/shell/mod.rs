@@ -10,14 +10,13 @@ mod routes;
 mod webcrypto;
 
 use futures::StreamExt as _;
-use serde::Serialize;
 use tabrelay_bundle::fields::Message as _;
-use worker::{ByteStream, Date, Headers, Request, Response, Result, Stub};
+use worker::{ByteStream, Date, Headers, Request, Response, ResponseBody, Result, Stub};
 
 pub(crate) use tabrelay_bundle::from_json;
 
 use crate::crypto::Entropy;
-use crate::http::{CappedBody, TooLarge};
+use crate::http::{self, CappedBody, TooLarge};
 use crate::oauth::connect::{CodeReply, CodeRequest, Command, ConnectCode};
 use crate::pairing::object::ReplyLines;
 use crate::pairing::wire::{Reply, Request as PairingRequest};
@@ -39,18 +38,14 @@ pub(crate) fn now_ms() -> u64 {
     Date::now().as_millis()
 }
 
-/// A JSON response with these status and extra headers; never cached.
-pub(crate) fn json_response(status: u16, body: &impl Serialize) -> Result<Response> {
-    let text = serde_json::to_string(body).map_err(|e| worker::Error::RustError(e.to_string()))?;
-    json_text_response(status, text.into_bytes())
-}
-
-/// A JSON response of text already written (a message's own codec wrote it).
-pub(crate) fn json_text_response(status: u16, text: Vec<u8>) -> Result<Response> {
+/// Writes an answer the core made, with every header it carries and no other.
+pub(crate) fn respond(answer: http::Answer) -> Result<Response> {
     let headers = Headers::new();
-    headers.set("content-type", "application/json")?;
-    headers.set("cache-control", "no-store")?;
-    Ok(Response::from_bytes(text)?.with_status(status).with_headers(headers))
+    for (name, value) in &answer.headers {
+        headers.set(name, value)?;
+    }
+    let body = answer.body.map_or(ResponseBody::Empty, ResponseBody::Body);
+    Ok(Response::from_body(body)?.with_status(answer.status).with_headers(headers))
 }
 
 /// Applies a command to a connect code's session in its Durable Object; its reply.

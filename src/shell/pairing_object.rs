@@ -156,9 +156,9 @@ impl Drop for Waiting {
 
 /// The headers of a response of reply lines (NDJSON), one or a stream of them.
 fn lines_response(mut res: Response) -> Result<Response> {
-    let headers = res.headers_mut();
-    headers.set("content-type", "application/x-ndjson")?;
-    headers.set("cache-control", "no-cache, no-store")?;
+    for (name, value) in http::NDJSON_HEADERS {
+        res.headers_mut().set(name, value)?;
+    }
     Ok(res)
 }
 

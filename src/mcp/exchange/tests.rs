@@ -15,6 +15,7 @@ use tabrelay_bundle::BUNDLE_DIGEST;
 use super::{Answer, Body, Exchange, Output, RequestHeaders};
 use crate::config::Config;
 use crate::crypto::testing::Counter;
+use crate::http;
 use crate::limits::{FIRST_EVENT_WAIT_MS, KEEP_ALIVE_MS, PAIRING_LATE_MS, TOOL_LIST_WAIT_MS};
 use crate::oauth::connect::Requester;
 use crate::oauth::token::{self, Access};
@@ -899,4 +900,28 @@ fn a_listener_whose_pairing_goes_silent_is_ended_to_listen_again() {
     pair.later(&mut [&mut run], KEEP_ALIVE_MS + 1);
     assert_eq!(run.seen.messages().last().unwrap()["id"], 17);
     assert!(run.seen.ended && run.exchange.is_done(), "{:?}", run.seen.events);
+}
+
+#[test]
+fn an_answer_is_written_with_its_body_s_headers_then_the_exchange_s() {
+    let answer = Answer {
+        status: 401,
+        body: Body::Json(json!({"error": "invalid_token"})),
+        headers: vec![("www-authenticate", "Bearer".into())],
+    };
+    let http = answer.http();
+    assert_eq!(http.status, 401);
+    assert_eq!(http.body.as_deref(), Some(&br#"{"error":"invalid_token"}"#[..]));
+    assert_eq!(
+        http.headers,
+        vec![
+            ("content-type", "application/json".into()),
+            ("cache-control", "no-store".into()),
+            ("www-authenticate", "Bearer".into())
+        ]
+    );
+    let refused = Answer { status: 405, body: Body::Text("No.".into()), headers: Vec::new() };
+    assert_eq!(refused.http(), http::Answer::text(405, "No."));
+    let empty = Answer { status: 202, body: Body::Empty, headers: Vec::new() };
+    assert_eq!(empty.http(), http::Answer::empty(202));
 }
