@@ -4,7 +4,6 @@
 //! own state), and opens that state again when the client retries the call with its answers.
 
 use base64::Engine as _;
-use serde::Serialize;
 use serde_json::{json, Map, Value};
 use sha2::{Digest, Sha256};
 use tabrelay_bundle::protocol::{askable, call_input};
@@ -93,7 +92,7 @@ pub struct Resume {
 
 /// A `requestState`'s single use, kept by the pairing until it expires (what the Worker posts
 /// to the pairing's `/state`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Once {
     /// A hash of the state.
     pub key: String,
@@ -149,7 +148,7 @@ pub fn resume(
     Ok(Resume { responses, tab_state: sealed["s"].clone(), once: Some(Once { key, expires_ms }) })
 }
 
-tabrelay_bundle::read_json!(Once, "a state's use", { key, expires_ms });
+tabrelay_bundle::codec!(Once, "a state's use", { key, expires_ms });
 
 /// The refusal of a state that already came back once.
 #[must_use]
@@ -210,7 +209,7 @@ mod tests {
         assert_eq!(back.tab_state, tab_state);
         let once = back.once.clone().unwrap();
         assert_eq!((once.key.len(), once.expires_ms), (64, 1000 + STATE_LIFETIME_MS));
-        let sent = serde_json::to_vec(&once).unwrap();
+        let sent = tabrelay_bundle::fields::Encode::to_json(&once);
         assert_eq!(tabrelay_bundle::from_json::<Once>(&sent), Some(once.clone()));
         assert_eq!(back.for_tab()["state"], tab_state);
         // Another call, another connection, too late, tampered, another key: refused.

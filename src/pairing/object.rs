@@ -243,7 +243,7 @@ impl<V> ByNumber<V> {
 /// A tab's state as its socket keeps it (JSON text: smaller than a JS object).
 #[must_use]
 pub fn attachment(tab: &Tab) -> String {
-    serde_json::to_string(tab).unwrap_or_default()
+    tabrelay_bundle::fields::json_text(tab)
 }
 
 /// A tab's state from its socket's attachment; None when it holds none (a socket not yet
@@ -289,7 +289,7 @@ mod tests {
             verified: None,
         };
         let grant = Grant::new(id.into(), "cid".into(), requester, 1_000_000, &mut Counter(9)).0;
-        vec![Some(serde_json::to_string(&grant).unwrap())]
+        vec![Some(tabrelay_bundle::fields::json_text(&grant))]
     }
 
     /// An object woken with grant `g1` stored.

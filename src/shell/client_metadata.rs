@@ -41,8 +41,7 @@ pub(crate) async fn client(url: &MetadataUrl, origin: &str) -> Result<MetadataCl
 }
 
 fn cache_entry(client: &MetadataClient, seconds: u64) -> worker::Result<Response> {
-    let body =
-        serde_json::to_string(client).map_err(|e| worker::Error::RustError(e.to_string()))?;
+    let body = tabrelay_bundle::fields::json_text(client);
     let headers = Headers::new();
     headers.set("content-type", "application/json")?;
     headers.set("cache-control", &format!("max-age={seconds}"))?;
