@@ -38,10 +38,18 @@ pub(crate) mod testing {
     /// through `tabrelay_bundle::fields`, not by a derived `Deserialize`).
     pub fn round_trip<T>(value: &T)
     where
-        T: serde::Serialize + tabrelay_bundle::fields::FromValue + PartialEq + std::fmt::Debug,
+        T: tabrelay_bundle::fields::Encode
+            + tabrelay_bundle::fields::FromValue
+            + PartialEq
+            + std::fmt::Debug,
     {
-        let text = serde_json::to_vec(value).unwrap();
+        let text = value.to_json();
         assert_eq!(&tabrelay_bundle::from_json::<T>(&text).unwrap(), value);
+    }
+
+    /// What `value` writes, read back as a JSON value.
+    pub fn value_of(value: &dyn tabrelay_bundle::fields::Encode) -> serde_json::Value {
+        serde_json::from_slice(&value.to_json()).unwrap()
     }
 
     /// Counts up from a seed: reproducible, and different on every draw.

@@ -418,6 +418,15 @@ pub trait Encode {
     }
 }
 
+/// A value's JSON text (the relay's stored rows, a socket's attachment): what it writes is
+/// UTF-8, so nothing is lost. One copy for every type.
+#[must_use]
+pub fn json_text(value: &dyn Encode) -> String {
+    let mut out = Vec::new();
+    value.write_json(&mut out);
+    String::from_utf8(out).unwrap_or_default()
+}
+
 /// A type written as the fields of a JSON object, which may be another type's object (a shape
 /// two messages share, or a variant tagged by a field): read from the fields it needs, the
 /// others left to the rest.

@@ -13,7 +13,8 @@ use tabrelay_bundle::fields::Message as _;
 
 fuzz_target!(|data: &[u8]| {
     if let Some(task) = serde_json::from_slice(data).ok().and_then(tasks::read) {
-        let row = serde_json::to_value(&task).unwrap();
+        let row: serde_json::Value =
+            serde_json::from_slice(&tabrelay_bundle::fields::Encode::to_json(&task)).unwrap();
         assert_eq!(tasks::read(row).as_ref(), Some(&task));
     }
     if let Ok(request) = Request::decode(data) {

@@ -4,9 +4,7 @@
 //! own state), and opens that state again when the client retries the call with its answers.
 
 use base64::Engine as _;
-use serde::Serialize;
 use serde_json::{json, Map, Value};
-use sha2::{Digest, Sha256};
 use tabrelay_bundle::protocol::{askable, call_input};
 
 use super::era::{codes, Era};
@@ -28,13 +26,9 @@ pub struct CallIdentity<'a> {
 
 impl CallIdentity<'_> {
     fn digest(&self) -> String {
-        let mut h = Sha256::new();
-        h.update(self.grant.as_bytes());
-        h.update([0]);
-        h.update(self.tool.as_bytes());
-        h.update([0]);
-        h.update(self.args.to_string().as_bytes());
-        h.finalize().iter().map(|b| format!("{b:02x}")).collect()
+        let args = self.args.to_string();
+        let data = [self.grant.as_bytes(), b"\0", self.tool.as_bytes(), b"\0", args.as_bytes()];
+        crate::crypto::sha256_hex(&data.concat())
     }
 }
 
@@ -93,7 +87,7 @@ pub struct Resume {
 
 /// A `requestState`'s single use, kept by the pairing until it expires (what the Worker posts
 /// to the pairing's `/state`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Once {
     /// A hash of the state.
     pub key: String,
@@ -145,11 +139,11 @@ pub fn resume(
     if sealed["c"].as_str() != Some(call.digest().as_str()) || now_ms > expires_ms {
         return Err(refused());
     }
-    let key = Sha256::digest(state.as_bytes()).iter().map(|b| format!("{b:02x}")).collect();
+    let key = crate::crypto::sha256_hex(state.as_bytes());
     Ok(Resume { responses, tab_state: sealed["s"].clone(), once: Some(Once { key, expires_ms }) })
 }
 
-tabrelay_bundle::read_json!(Once, "a state's use", { key, expires_ms });
+tabrelay_bundle::codec!(Once, "a state's use", { key, expires_ms });
 
 /// The refusal of a state that already came back once.
 #[must_use]
@@ -185,6 +179,18 @@ mod tests {
         CallIdentity { grant: "g1", tool: "t", args }
     }
 
+    /// A call's digest is SHA-256 over its connection, tool and arguments, NUL between them,
+    /// in lower-case hex: a state sealed before this relay was deployed still names its call.
+    #[test]
+    fn a_calls_digest_is_the_hash_of_its_parts() {
+        use sha2::Digest as _;
+        let args = json!({"b": [1, "x"], "a": null});
+        let mut h = sha2::Sha256::new();
+        h.update(b"g1\0t\0{\"a\":null,\"b\":[1,\"x\"]}");
+        let hex: String = h.finalize().iter().map(|b| format!("{b:02x}")).collect();
+        assert_eq!(call(&args).digest(), hex);
+    }
+
     #[test]
     fn only_what_the_client_can_answer_is_asked() {
         let args: Value = serde_json::from_str(ARGS).unwrap();
@@ -210,7 +216,7 @@ mod tests {
         assert_eq!(back.tab_state, tab_state);
         let once = back.once.clone().unwrap();
         assert_eq!((once.key.len(), once.expires_ms), (64, 1000 + STATE_LIFETIME_MS));
-        let sent = serde_json::to_vec(&once).unwrap();
+        let sent = tabrelay_bundle::fields::Encode::to_json(&once);
         assert_eq!(tabrelay_bundle::from_json::<Once>(&sent), Some(once.clone()));
         assert_eq!(back.for_tab()["state"], tab_state);
         // Another call, another connection, too late, tampered, another key: refused.

@@ -1,7 +1,6 @@
 //! The authorization request: every check made before the waiting page is shown, and where
 //! each refusal goes (the page, when the redirect URI is not verified; else the client).
 
-use serde::Serialize;
 use tabrelay_bundle::fields::Fields;
 
 use super::cimd::{self, MetadataClient, MetadataUrl};
@@ -13,7 +12,7 @@ use crate::limits::{MAX_PARAM_BYTES, SEAL_TTL_MS};
 use crate::sentences;
 
 /// A checked authorization request.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AuthRequest {
     /// The client's id.
     pub client_id: String,
@@ -21,7 +20,6 @@ pub struct AuthRequest {
     pub client_name: String,
     /// The domain that published the client's metadata document (verified by fetching it);
     /// None for a registered client.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub verified_domain: Option<String>,
     /// The redirect URI, one of the client's.
     pub redirect_uri: String,
@@ -190,8 +188,7 @@ pub fn validate(
 
 /// Which sealed request it is: SHA-256 of the seal's body. One seal makes one connect code
 /// ([`super::connect::ConnectCode::for_seal`]).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(transparent)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SealId(pub String);
 
 tabrelay_bundle::codec!(SealId, "a seal's id", (String));
@@ -203,8 +200,12 @@ tabrelay_bundle::codec!(SealId, "a seal's id", (String));
 pub fn seal(keys: &Keys, request: &AuthRequest, now_ms: u64) -> String {
     use base64::Engine as _;
     let b64 = base64::engine::general_purpose::URL_SAFE_NO_PAD;
-    let body = serde_json::json!({"request": request, "expires_ms": now_ms + SEAL_TTL_MS});
-    let body = b64.encode(serde_json::to_vec(&body).unwrap_or_default());
+    let mut body = Vec::new();
+    let mut o = tabrelay_bundle::fields::Object::open(&mut body);
+    o.field("expires_ms", &(now_ms + SEAL_TTL_MS));
+    o.field("request", request);
+    o.close();
+    let body = b64.encode(body);
     let tag = b64.encode(keys.current.mac(Purpose::AuthorizeSeal, body.as_bytes()));
     format!("{body}.{tag}")
 }
@@ -265,12 +266,19 @@ fn thousandths(q: &str) -> u16 {
 /// `uri` with `params` added to its query.
 #[must_use]
 pub fn redirect_url(uri: &str, params: &[(&str, &str)]) -> String {
-    let mut query = form_urlencoded::Serializer::new(String::new());
-    for (k, v) in params {
-        query.append_pair(k, v);
+    // form_urlencoded's own encoding of each name and value, as its `Serializer` writes them
+    // (without the Serializer's generic target: 1 KiB of upload less).
+    let mut url = String::from(uri);
+    url.push(if uri.contains('?') { '&' } else { '?' });
+    for (i, (k, v)) in params.iter().enumerate() {
+        if i > 0 {
+            url.push('&');
+        }
+        url.extend(form_urlencoded::byte_serialize(k.as_bytes()));
+        url.push('=');
+        url.extend(form_urlencoded::byte_serialize(v.as_bytes()));
     }
-    let sep = if uri.contains('?') { '&' } else { '?' };
-    format!("{uri}{sep}{}", query.finish())
+    url
 }
 
 tabrelay_bundle::codec!(AuthRequest, "an authorization request", { client_id, client_name, verified_domain or None, redirect_uri, state, code_challenge, resource, scope });
@@ -326,6 +334,23 @@ mod tests {
             base.push((k, *v));
         }
         base.into_iter().filter_map(|(k, v)| v.map(|v| (k.to_owned(), v.to_owned()))).collect()
+    }
+
+    /// A redirect's parameters are encoded as form_urlencoded's `Serializer` encodes them,
+    /// after the URI's own query when it has one.
+    #[test]
+    fn redirect_parameters_are_form_encoded() {
+        let params = [("error", "access_denied"), ("state", "a b&c=d/é+%"), ("", "")];
+        let mut query = form_urlencoded::Serializer::new(String::new());
+        for (k, v) in params {
+            query.append_pair(k, v);
+        }
+        let query = query.finish();
+        assert_eq!(query, "error=access_denied&state=a+b%26c%3Dd%2F%C3%A9%2B%25&=");
+        let to = redirect_url("https://app.example/cb", &params);
+        assert_eq!(to, format!("https://app.example/cb?{query}"));
+        let to = redirect_url("https://app.example/cb?x=1", &params[..1]);
+        assert_eq!(to, "https://app.example/cb?x=1&error=access_denied");
     }
 
     #[test]

@@ -21,7 +21,6 @@
 //! telling the requester why would let them probe what the relay's network reaches. The detail
 //! goes to the log only ([`CimdError::detail`]).
 
-use serde::Serialize;
 use serde_json::Value;
 
 use super::clients::{check_redirect_uri, clean_name, BadRedirect};
@@ -256,7 +255,7 @@ pub fn check_fetchable(url: &MetadataUrl, local_hosts: &[String]) -> Result<(), 
 }
 
 /// A client known by its metadata document, checked.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MetadataClient {
     /// The domain that published the document (it served the document; see
     /// [`Self::verified_domain`]).
@@ -354,7 +353,7 @@ pub fn cache_key(origin: &str, url: &MetadataUrl) -> String {
 /// said); None should it not write (then it is fetched again next time).
 #[must_use]
 pub fn cache_entry(client: &MetadataClient, seconds: u64) -> Option<crate::http::Answer> {
-    let body = serde_json::to_vec(client).ok()?;
+    let body = tabrelay_bundle::fields::json_text(client).into_bytes();
     let kept = format!("max-age={seconds}");
     Some(crate::http::Answer::json_text(200, body).with("cache-control", &kept))
 }
@@ -382,7 +381,7 @@ pub fn check_response(
     Ok((body, cache_seconds(cache_control)))
 }
 
-tabrelay_bundle::read_json!(MetadataClient, "a metadata client", { domain, name, redirect_uris });
+tabrelay_bundle::codec!(MetadataClient, "a metadata client", { domain, name, redirect_uris });
 
 #[cfg(test)]
 mod tests {

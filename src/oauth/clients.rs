@@ -6,7 +6,6 @@
 //! with the relay's key: nothing is stored, and a forged or altered id does not verify.
 
 use base64::Engine as _;
-use serde::Serialize;
 use serde_json::{json, Value};
 use tabrelay_bundle::fields::Fields;
 
@@ -21,19 +20,15 @@ use crate::sentences;
 const CLIENT_ID_PREFIX: &str = "trc1.";
 
 /// A registered client, as its id says.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Client {
     /// The name it gave (not verified).
-    #[serde(rename = "n")]
     pub name: String,
     /// Its redirect URIs.
-    #[serde(rename = "r")]
     pub redirect_uris: Vec<String>,
     /// When it registered, in seconds since the epoch.
-    #[serde(rename = "t")]
     pub issued_at: u64,
     /// Random: every registration is a client of its own, even with the same metadata.
-    #[serde(rename = "i")]
     pub instance: String,
 }
 
@@ -136,7 +131,7 @@ pub fn register(
 #[must_use]
 pub fn client_id(keys: &Keys, client: &Client) -> String {
     let b64 = base64::engine::general_purpose::URL_SAFE_NO_PAD;
-    let payload = b64.encode(serde_json::to_vec(client).unwrap_or_default());
+    let payload = b64.encode(tabrelay_bundle::fields::Encode::to_json(client));
     let tag = b64.encode(keys.current.mac(Purpose::ClientId, payload.as_bytes()));
     format!("{CLIENT_ID_PREFIX}{payload}.{tag}")
 }
@@ -304,7 +299,7 @@ pub(crate) fn clean_name(name: &str) -> String {
         .to_owned()
 }
 
-tabrelay_bundle::read_json!(Client, "a client", { name = "n", redirect_uris = "r", issued_at = "t", instance = "i" });
+tabrelay_bundle::codec!(Client, "a client", { name = "n", redirect_uris = "r", issued_at = "t", instance = "i" });
 
 #[cfg(test)]
 mod tests {

@@ -4,14 +4,14 @@
 use base64::engine::general_purpose::URL_SAFE_NO_PAD as B64;
 use base64::Engine as _;
 use hmac::{Hmac, Mac};
-use serde::Serialize;
 use sha2::Sha256;
+use tabrelay_bundle::fields::Encode;
 
 use super::keys::{Keys, Purpose};
 use crate::limits::ACCESS_TOKEN_TTL_S;
 
 /// What an access token says.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Access {
     /// The issuer: this origin.
     pub iss: String,
@@ -45,16 +45,12 @@ pub enum TokenError {
 const ALG: &str = "HS256";
 const TYP: &str = "at+jwt";
 
-#[derive(Serialize)]
 struct Header {
     alg: String,
-    #[serde(default)]
     kid: Option<String>,
-    #[serde(default)]
     typ: Option<String>,
 }
 
-#[derive(Serialize)]
 struct Claims {
     iat: u64,
     exp: u64,
@@ -72,8 +68,10 @@ fn mac(key: &[u8; 32], signing_input: &str) -> Hmac<Sha256> {
     mac
 }
 
-fn part(value: &impl Serialize) -> String {
-    B64.encode(serde_json::to_vec(value).unwrap_or_default())
+fn part(value: &dyn Encode) -> String {
+    let mut out = Vec::new();
+    value.write_json(&mut out);
+    B64.encode(out)
 }
 
 /// Signs an access token with the current key.
@@ -125,9 +123,9 @@ pub fn verify(keys: &Keys, origin: &str, token: &str, now_ms: u64) -> Result<Acc
     let Claims { iss, aud, sub, gid, cli, hst, .. } = claims;
     Ok(Access { iss, aud, pairing: sub, grant: gid, client: cli, host: hst })
 }
-tabrelay_bundle::read_json!(Header, "a JWT header", { alg, kid, typ });
+tabrelay_bundle::codec!(Header, "a JWT header", { alg, kid, typ });
 
-tabrelay_bundle::read_json!(Claims, "a JWT's claims", { iat, exp, iss, aud, sub, gid, cli, hst });
+tabrelay_bundle::codec!(Claims, "a JWT's claims", { iat, exp, iss, aud, sub, gid, cli, hst });
 
 #[cfg(test)]
 mod tests {

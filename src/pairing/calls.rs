@@ -6,7 +6,6 @@
 //! its deadline in [`Calls::next_due`]. The calls left open after their wait (the person still
 //! asked) are kept apart, stored ([`LeftCalls`]).
 
-use serde::Serialize;
 use tabrelay_bundle::content::quoted;
 use tabrelay_bundle::protocol::MAX_CARD_CHARS;
 
@@ -117,7 +116,7 @@ impl Flight {
 
 /// A call the relay stopped waiting for while the person was being asked: the question stays
 /// open in the tab, and what comes of it is kept for the connection's `status`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 struct Left {
     id: u64,
     tab: u64,
@@ -128,7 +127,7 @@ struct Left {
 }
 
 /// What came of a call its agent no longer waited for, as `status` tells that connection.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Afterwards {
     /// The connection.
     pub grant: String,
@@ -138,12 +137,12 @@ pub struct Afterwards {
     pub said: String,
 }
 
-tabrelay_bundle::read_json!(Left, "a call left open", { id, tab, grant, tool, asking });
-tabrelay_bundle::read_json!(Afterwards, "what came of a call", { grant, tool, said });
+tabrelay_bundle::codec!(Left, "a call left open", { id, tab, grant, tool, asking });
+tabrelay_bundle::codec!(Afterwards, "what came of a call", { grant, tool, said });
 
 /// The calls left open in their tabs and what came of others: kept in storage (a person may
 /// take longer to decide than the pairing's object stays in memory).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct LeftCalls {
     /// Still open in their tabs, oldest first (at most [`LEFT_OPEN_PER_CONNECTION`] of a
     /// connection, [`MAX_LEFT_OPEN`] in all).
@@ -153,7 +152,7 @@ pub struct LeftCalls {
     afterwards: Vec<Afterwards>,
 }
 
-tabrelay_bundle::read_json!(LeftCalls, "calls left open", { left, afterwards });
+tabrelay_bundle::codec!(LeftCalls, "calls left open", { left, afterwards });
 
 /// Whose answer a tab's result is.
 #[derive(Debug, Clone, PartialEq)]

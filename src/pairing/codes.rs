@@ -6,11 +6,10 @@ use tabrelay_bundle::protocol::RelayMessage;
 use super::grants::Grant;
 use crate::limits::{WRONG_CODES_ALLOWED, WRONG_CODE_WINDOW_MS};
 use crate::oauth::connect::{refusal, CodeReply, Command};
-use serde::Serialize;
 
 /// A pairing's recent wrong connect codes: a few a minute, then every code is refused until
 /// the minute passes (so no tab can search the code space). Kept in storage.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct WrongCodes {
     at: Vec<u64>,
 }
@@ -75,7 +74,7 @@ pub fn told(
     }
 }
 
-tabrelay_bundle::read_json!(WrongCodes, "wrong codes", { at });
+tabrelay_bundle::codec!(WrongCodes, "wrong codes", { at });
 
 #[cfg(test)]
 mod tests {

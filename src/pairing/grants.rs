@@ -12,8 +12,6 @@
 //! used anyway) is dropped when the list is read or a grant made; past [`MAX_GRANTS`] live ones
 //! a new approval is refused with a sentence saying to forget one.
 
-use serde::Serialize;
-
 use tabrelay_bundle::protocol::ConnectionInfo;
 
 use crate::oauth::connect::Requester;
@@ -204,13 +202,6 @@ tabrelay_bundle::codec!(Grant, "a grant", {
     rotated_ms else "used_ms", retired, stopped or false
 });
 
-/// A grant is stored as its codec writes it (through serde, as the pairing's rows are).
-impl Serialize for Grant {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        tabrelay_bundle::fields::serialize(self, s)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -314,7 +305,7 @@ mod tests {
     fn a_grant_stored_before_the_grace_reads_with_its_last_use_as_the_rotation() {
         let (g, s0, mut rng) = grant();
         let (g, _) = rotate(g, &s0, 5000, &mut rng);
-        let mut v = serde_json::to_value(&g).unwrap();
+        let mut v = crate::crypto::testing::value_of(&g);
         v.as_object_mut().unwrap().remove("rotated_ms");
         let read = Grant::from_value(v).unwrap();
         assert_eq!(read.rotated_ms, 5000);

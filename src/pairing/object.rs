@@ -200,10 +200,50 @@ impl ReplyLines {
     }
 }
 
+/// What the object keeps by a number (a tab's socket by its tab number, a waiting request's
+/// reply channel by its asker): a few entries at most, so a list, which costs the upload less
+/// than a hash map.
+#[derive(Debug)]
+pub struct ByNumber<V>(Vec<(u64, V)>);
+
+impl<V> Default for ByNumber<V> {
+    fn default() -> Self {
+        Self(Vec::new())
+    }
+}
+
+impl<V> ByNumber<V> {
+    /// An empty map.
+    #[must_use]
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Keeps `value` under `key`, in place of what was under it.
+    pub fn insert(&mut self, key: u64, value: V) {
+        match self.0.iter_mut().find(|(k, _)| *k == key) {
+            Some(entry) => entry.1 = value,
+            None => self.0.push((key, value)),
+        }
+    }
+
+    /// What is under `key`.
+    #[must_use]
+    pub fn get(&self, key: &u64) -> Option<&V> {
+        self.0.iter().find(|(k, _)| k == key).map(|(_, v)| v)
+    }
+
+    /// Takes what is under `key` out.
+    pub fn remove(&mut self, key: &u64) -> Option<V> {
+        let at = self.0.iter().position(|(k, _)| k == key)?;
+        Some(self.0.swap_remove(at).1)
+    }
+}
+
 /// A tab's state as its socket keeps it (JSON text: smaller than a JS object).
 #[must_use]
 pub fn attachment(tab: &Tab) -> String {
-    serde_json::to_string(tab).unwrap_or_default()
+    tabrelay_bundle::fields::json_text(tab)
 }
 
 /// A tab's state from its socket's attachment; None when it holds none (a socket not yet
@@ -222,6 +262,21 @@ mod tests {
     use crate::sql::testing::Recorded;
     use tabrelay_bundle::protocol::ToolList;
 
+    #[test]
+    fn by_number_keeps_one_value_per_number() {
+        let mut map = ByNumber::new();
+        assert_eq!(map.get(&1), None);
+        map.insert(1, "one");
+        map.insert(2, "two");
+        map.insert(3, "three");
+        map.insert(1, "uno");
+        assert_eq!(map.get(&1), Some(&"uno"));
+        assert_eq!(map.remove(&1), Some("uno"));
+        assert_eq!(map.remove(&1), None);
+        assert_eq!((map.get(&2), map.get(&3)), (Some(&"two"), Some(&"three")));
+        assert_eq!(map.remove(&9), None);
+    }
+
     fn catalogue() -> &'static Catalogue {
         Box::leak(Box::new(Catalogue::bundled()))
     }
@@ -234,7 +289,7 @@ mod tests {
             verified: None,
         };
         let grant = Grant::new(id.into(), "cid".into(), requester, 1_000_000, &mut Counter(9)).0;
-        vec![Some(serde_json::to_string(&grant).unwrap())]
+        vec![Some(tabrelay_bundle::fields::json_text(&grant))]
     }
 
     /// An object woken with grant `g1` stored.

@@ -2,9 +2,9 @@
 //! read back as a [`Stored`] when the object wakes. The SQL text and the row shapes are facts
 //! of the core; the object only runs the statements named here through [`Sql`].
 
-use serde::Serialize;
 use serde_json::Value;
 use tabrelay_bundle::fields::FromValue;
+use tabrelay_bundle::fields::{json_text, Encode};
 use tabrelay_bundle::from_json;
 
 use crate::pairing::room::{Effect, Stated, Stored};
@@ -171,15 +171,15 @@ impl Store {
         let _ = sql.exec(query, bindings);
     }
 
-    fn meta(&mut self, sql: &mut dyn Sql, key: &str, value: &impl Serialize) {
-        let v = serde_json::to_string(value).unwrap_or_default();
+    fn meta(&mut self, sql: &mut dyn Sql, key: &str, value: &dyn Encode) {
+        let v = json_text(value);
         let query = "INSERT OR REPLACE INTO meta (k, v) VALUES (?, ?)";
         self.write(sql, query, vec![Bind::Text(key.to_owned()), Bind::Text(v)]);
     }
 
     /// Stores a row (a grant, a task): its id and its body as JSON.
-    fn body(&mut self, sql: &mut dyn Sql, query: &str, id: &str, value: &impl Serialize) {
-        let body = serde_json::to_string(value).unwrap_or_default();
+    fn body(&mut self, sql: &mut dyn Sql, query: &str, id: &str, value: &dyn Encode) {
+        let body = json_text(value);
         self.write(sql, query, vec![Bind::Text(id.to_owned()), Bind::Text(body)]);
     }
 }
@@ -295,8 +295,8 @@ mod tests {
         store.apply(&mut sql, &Effect::StoreWrongCodes(WrongCodes::default()), 0);
         let metas: Vec<&Vec<Bind>> =
             sql.run.iter().filter(|(q, _)| q.contains("INTO meta")).map(|(_, b)| b).collect();
-        let turns = serde_json::to_string(&Turns::default()).unwrap();
-        let wrong = serde_json::to_string(&WrongCodes::default()).unwrap();
+        let turns = tabrelay_bundle::fields::json_text(&Turns::default());
+        let wrong = tabrelay_bundle::fields::json_text(&WrongCodes::default());
         assert_eq!(
             metas,
             [
@@ -308,7 +308,7 @@ mod tests {
 
     #[test]
     fn what_was_stored_reads_back_and_what_does_not_read_is_skipped() {
-        let turns = serde_json::to_string(&Turns::default()).unwrap();
+        let turns = tabrelay_bundle::fields::json_text(&Turns::default());
         let mut sql = Recorded {
             rows: vec![
                 (

@@ -2,7 +2,6 @@
 //! pairing key, what each message of a proven tab means, the bounds on sockets, and which tab
 //! gets a call.
 
-use serde::Serialize;
 use tabrelay_bundle::protocol::CodeSaid;
 use tabrelay_bundle::protocol::{
     close, proof_text, Outcome, RelayMessage, TabMessage, ToolList, CHALLENGE_BYTES, HELLO_WAIT_MS,
@@ -162,7 +161,7 @@ pub struct Proof {
 }
 
 /// What the pairing keeps about one tab, in its socket's attachment (survives hibernation).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Tab {
     /// The pairing id the socket named ([`PairingKey::pairing`] of the key its hello proves).
     pub pairing: String,
@@ -440,7 +439,7 @@ pub fn route<'a>(tabs: impl IntoIterator<Item = &'a Tab>) -> Option<&'a Tab> {
     tabs.into_iter().filter(|t| t.proven).max_by_key(|t| (t.focus_ms, t.number))
 }
 
-tabrelay_bundle::read_json!(Tab, "a tab", {
+tabrelay_bundle::codec!(Tab, "a tab", {
     pairing, key, sender, origin, challenge, number, proven, opened_ms, focus_ms
 });
 

@@ -9,7 +9,6 @@
 //! so it outlives an eviction and a restart; the Worker only asks it, and renders the view in
 //! the client's revision ([`crate::mcp::tasks`]): no MCP JSON is built here.
 
-use serde::Serialize;
 use serde_json::{Map, Value};
 use tabrelay_bundle::protocol::ToolCall;
 
@@ -18,8 +17,7 @@ use crate::limits::TASK_TTL_MS;
 /// The extension's name in `capabilities.extensions` (server and client).
 pub const EXTENSION: &str = "io.modelcontextprotocol/tasks";
 /// Where a task stands.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Status {
     /// The tab works on it (or the person is being asked in the tab).
     Working,
@@ -72,13 +70,6 @@ pub struct Failure {
 
 tabrelay_bundle::codec!(Failure, "why a task failed", { code, message });
 
-/// A task's stored row (serde-derived) holds why it failed.
-impl Serialize for Failure {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        tabrelay_bundle::fields::serialize(self, s)
-    }
-}
-
 /// A task as the Worker is told it (a made task, or `tasks/get`): where it stands and what it
 /// holds for its client, which the Worker renders in the client's revision
 /// ([`crate::mcp::tasks`]).
@@ -124,15 +115,8 @@ pub struct Carried {
 
 tabrelay_bundle::codec!(Carried, "what carries a task", { tab, call, tool_call as flat, declared });
 
-/// A task's stored row (serde-derived) holds what carries it.
-impl Serialize for Carried {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        tabrelay_bundle::fields::serialize(self, s)
-    }
-}
-
 /// One task, as the pairing keeps it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Task {
     /// Its id (random; the client names it back).
     pub id: String,
@@ -145,25 +129,52 @@ pub struct Task {
     /// When it last changed.
     pub updated_ms: u64,
     /// The tool result, once completed.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub result: Option<Value>,
     /// Why it failed, once failed.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<Failure>,
     /// The requests still waiting for the client's answer (input required).
-    #[serde(skip_serializing_if = "Map::is_empty")]
     pub input_requests: Map<String, Value>,
     /// The client's answers so far, handed to the tab once every request is answered.
-    #[serde(skip_serializing_if = "Map::is_empty")]
     pub responses: Map<String, Value>,
     /// The tab's own state for its next round, kept until the answers are complete.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub tab_state: Option<Value>,
     /// The relay's sentence of what goes on (the person's card while they are asked).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub status_message: Option<String>,
     /// Its call in the tab.
     pub carried: Carried,
+}
+
+/// A task's stored row: its fields in order, an empty or missing part left out ([`read`]
+/// reads it back).
+impl tabrelay_bundle::fields::Encode for Task {
+    fn write_json(&self, out: &mut Vec<u8>) {
+        let mut o = tabrelay_bundle::fields::Object::open(out);
+        o.field("id", &self.id);
+        o.field("grant", &self.grant);
+        o.field("status", &self.status);
+        o.field("created_ms", &self.created_ms);
+        o.field("updated_ms", &self.updated_ms);
+        if let Some(result) = &self.result {
+            o.field("result", result);
+        }
+        if let Some(error) = &self.error {
+            o.field("error", error);
+        }
+        if !self.input_requests.is_empty() {
+            o.field("input_requests", &self.input_requests);
+        }
+        if !self.responses.is_empty() {
+            o.field("responses", &self.responses);
+        }
+        if let Some(tab_state) = &self.tab_state {
+            o.field("tab_state", tab_state);
+        }
+        if let Some(status_message) = &self.status_message {
+            o.field("status_message", status_message);
+        }
+        o.field("carried", &self.carried);
+        o.close();
+    }
 }
 
 /// What happened to a task.
@@ -236,9 +247,11 @@ impl Task {
     /// ([`crate::limits::MAX_TASK_BYTES_PER_CONNECTION`]).
     #[must_use]
     pub fn held_bytes(&self) -> usize {
-        let kept =
-            (&self.result, &self.error, &self.input_requests, &self.responses, &self.tab_state);
-        serde_json::to_vec(&kept).map_or(usize::MAX, |v| v.len())
+        use tabrelay_bundle::fields::Encode;
+        let kept: [&dyn Encode; 5] =
+            [&self.result, &self.error, &self.input_requests, &self.responses, &self.tab_state];
+        // As a JSON array of the five: the brackets and the commas between them.
+        kept.iter().map(|part| part.to_json().len()).sum::<usize>() + 6
     }
 
     /// Whether connection `grant` may see it at `now_ms` (its own, not expired).
@@ -560,15 +573,15 @@ mod tests {
         let asks = one("a", json!({"method": "elicitation/create"}));
         t.apply(Event::NeedsInput { requests: asks, state: Some(json!([1])) }, 2_000);
         t.apply(Event::Update(one("x", json!(1))), 2_100);
-        let stored = serde_json::to_value(&t).unwrap();
+        let stored = crate::crypto::testing::value_of(&t);
         assert_eq!(read(stored), Some(t.clone()));
         let mut done = t;
         done.apply(Event::Answered(json!({"content": []})), 3_000);
-        assert_eq!(read(serde_json::to_value(&done).unwrap()), Some(done));
+        assert_eq!(read(crate::crypto::testing::value_of(&done)), Some(done));
         // A failed task's row keeps its error as a JSON-RPC error's code and sentence.
         let mut failed = task();
         failed.apply(Event::Lost(-32021, "Needs roots.".into()), 2_000);
-        let row = serde_json::to_value(&failed).unwrap();
+        let row = crate::crypto::testing::value_of(&failed);
         assert_eq!(row["error"], json!({"code": -32021, "message": "Needs roots."}));
         assert_eq!(read(row), Some(failed));
         for junk in [
@@ -578,6 +591,27 @@ mod tests {
         ] {
             assert_eq!(read(junk), None);
         }
+    }
+
+    /// What a task holds for its client is counted as the JSON array of its result, error,
+    /// requests, answers and the tab's state (as a derived `Serialize` wrote the five).
+    #[test]
+    fn a_task_holds_the_bytes_of_its_parts() {
+        let parts = |t: &Task| {
+            let error = t.error.as_ref().map(|e| crate::crypto::testing::value_of(e));
+            let parts = json!([t.result, error, t.input_requests, t.responses, t.tab_state]);
+            serde_json::to_vec(&parts).unwrap().len()
+        };
+        let mut t = task();
+        assert_eq!(t.held_bytes(), parts(&t));
+        assert_eq!(t.held_bytes(), "[null,null,{},{},null]".len());
+        let asks = one("a", json!({"method": "elicitation/create"}));
+        t.apply(Event::NeedsInput { requests: asks, state: Some(json!([1])) }, 2_000);
+        t.apply(Event::Update(one("x", json!("é\n"))), 2_100);
+        assert_eq!(t.held_bytes(), parts(&t));
+        let mut failed = task();
+        failed.apply(Event::Lost(-32021, "Needs roots.".into()), 2_000);
+        assert_eq!(failed.held_bytes(), parts(&failed));
     }
 
     #[test]

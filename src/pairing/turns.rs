@@ -1,11 +1,9 @@
 //! Turns: how a pairing groups the agents' calls, so the person can undo a turn at once.
 
-use serde::Serialize;
-
 use crate::limits::AGENT_TURN_IDLE_MS;
 
 /// person takes a step, or [`AGENT_TURN_IDLE_MS`] passes. Kept in storage across hibernation.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Turns {
     last: Option<(String, u64)>,
     turn: u64,
@@ -34,7 +32,7 @@ impl Turns {
     }
 }
 
-tabrelay_bundle::read_json!(Turns, "turns", { last, turn });
+tabrelay_bundle::codec!(Turns, "turns", { last, turn });
 
 #[cfg(test)]
 mod tests {

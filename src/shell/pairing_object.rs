@@ -6,7 +6,6 @@
 //! request sleeps until [`Object::poll_timeout`], and the alarm is set where the object says.
 
 use std::cell::RefCell;
-use std::collections::HashMap;
 use std::rc::Rc;
 use std::time::Duration;
 
@@ -25,7 +24,7 @@ use worker::{
 use super::{alarm_at, ask_code, catalogue, now_ms, routes, PlatformRandom, Sqlite};
 use crate::crypto::sha256_hex;
 use crate::http;
-use crate::pairing::object::{read_attachment, Object, Output};
+use crate::pairing::object::{read_attachment, ByNumber, Object, Output};
 use crate::pairing::room::{Asker, Input};
 use crate::pairing::wire::{Reply, Request};
 use crate::pairing::{socket_pairing, Tab};
@@ -43,9 +42,9 @@ struct Shared {
     /// The core.
     object: RefCell<Object>,
     /// The tabs' sockets, by tab number.
-    sockets: RefCell<HashMap<u64, WebSocket>>,
+    sockets: RefCell<ByNumber<WebSocket>>,
     /// Where each waiting request's replies go.
-    askers: RefCell<HashMap<Asker, mpsc::UnboundedSender<Reply>>>,
+    askers: RefCell<ByNumber<mpsc::UnboundedSender<Reply>>>,
     sql: SqlStorage,
     /// For the alarm.
     storage: worker::Storage,
@@ -271,8 +270,8 @@ impl DurableObject for Pairing {
         let keys = routes::config(&env).ok().map(|c| c.keys);
         let shared = Shared {
             object: RefCell::new(Object::new(keys, catalogue())),
-            sockets: RefCell::new(HashMap::new()),
-            askers: RefCell::new(HashMap::new()),
+            sockets: RefCell::new(ByNumber::new()),
+            askers: RefCell::new(ByNumber::new()),
             sql: state.storage().sql(),
             storage: state.storage(),
             env,

@@ -1,8 +1,6 @@
 //! The life of one connection attempt, from waiting to an authorization code redeemed once:
 //! [`apply`] takes a code's stored [`Session`] and a [`Command`] to what to store and the reply.
 
-use serde::Serialize;
-
 use super::Revoke;
 use super::{refusal, CodeReply, Command, ConnectCode, Description, Granted, PollState, Requester};
 use crate::crypto::{random_token, sha256_hex, Entropy};
@@ -45,8 +43,7 @@ pub fn place(city: Option<&str>, country: Option<&str>) -> Option<String> {
 }
 
 /// Where a connection attempt stands.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Stage {
     /// Shown on the waiting page; no tab has approved it.
     Waiting,
@@ -89,7 +86,7 @@ pub enum Stage {
 }
 
 /// One connection attempt.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Session {
     /// The checked authorization request.
     pub request: AuthRequest,
@@ -102,11 +99,9 @@ pub struct Session {
     /// Where it stands.
     pub stage: Stage,
     /// How many times tabs described, approved or denied it.
-    #[serde(default)]
     pub tries: u32,
     /// Where the waiting page's browser was, as the platform said ("City, CC"); None when it
     /// did not say (as under `wrangler dev`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub place: Option<String>,
 }
 
@@ -397,7 +392,7 @@ fn check_redemption(
     Ok(Granted { pairing: pairing.clone(), requester: session.requester() })
 }
 
-tabrelay_bundle::read_json!(Stage, "a stage", enum {
+tabrelay_bundle::codec!(Stage, "a stage", enum {
     "waiting" => Waiting,
     "confirming" => Confirming { pairing, ticket_hash, until_ms },
     "denied" => Denied,
@@ -406,8 +401,8 @@ tabrelay_bundle::read_json!(Stage, "a stage", enum {
     "redeemed" => Redeemed { pairing, grant, code_hash },
 });
 
-tabrelay_bundle::read_json!(Session, "a session", {
-    request, browser_hash, seal, created_ms, stage, tries or 0, place
+tabrelay_bundle::codec!(Session, "a session", {
+    request, browser_hash, seal, created_ms, stage, tries or 0, place or None
 });
 
 #[cfg(test)]

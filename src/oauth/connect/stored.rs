@@ -35,7 +35,7 @@ pub fn carry_out(
     let (session, reply) = apply(stored, command, now_ms, entropy, code);
     match session {
         Some(s) => {
-            let body = serde_json::to_string(&s).map_err(|_| Failed)?;
+            let body = tabrelay_bundle::fields::json_text(&s);
             sql.exec(TABLE, Vec::new())?;
             sql.exec(WRITE, vec![Bind::Text(body)])?;
         }

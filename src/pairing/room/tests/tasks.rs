@@ -62,7 +62,7 @@ fn the_person_being_asked_makes_the_task_at_once_and_it_outlives_an_eviction() {
     // A restart loses the tab's socket: woken without it, the task fails (its row kept).
     let mut restarted = Room::new(Some(keys()), sim.room.catalogue);
     let rows: Vec<Task> =
-        stored.iter().map(|t| tasks::read(serde_json::to_value(t).unwrap()).unwrap()).collect();
+        stored.iter().map(|t| tasks::read(crate::crypto::testing::value_of(t)).unwrap()).collect();
     let woke = restarted.handle(
         Input::Woke(Stored { grants: vec![grant("g1")], tasks: rows, ..Stored::default() }),
         sim.now,
@@ -78,7 +78,7 @@ fn the_person_being_asked_makes_the_task_at_once_and_it_outlives_an_eviction() {
         grants: vec![grant("g1"), grant("g2")],
         tasks: stored
             .iter()
-            .map(|t| tasks::read(serde_json::to_value(t).unwrap()).unwrap())
+            .map(|t| tasks::read(crate::crypto::testing::value_of(t)).unwrap())
             .collect(),
         ..Stored::default()
     }));
@@ -202,7 +202,7 @@ fn a_connection_holds_a_bounded_number_of_tasks_and_a_tool_that_needs_tasks_says
     let result = format!(r#"{{"type":"result","id":{call},"data":1,"image":{image}}}"#);
     let effects = sim.say(a, &result);
     let kept = &stored_tasks(&effects)[0];
-    assert!(serde_json::to_vec(kept).unwrap().len() < 4096);
+    assert!(tabrelay_bundle::fields::Encode::to_json(kept).len() < 4096);
     let said = kept.result.as_ref().unwrap();
     assert_eq!(said["isError"], true);
     assert!(said.to_string().contains("too large to keep"));
