@@ -41,6 +41,15 @@ fn origins(list: Option<&str>) -> Vec<String> {
 }
 
 impl Config {
+    /// The tests' configuration: a 32-byte key, the app at `https://app.example`.
+    #[cfg(test)]
+    #[must_use]
+    pub fn for_tests() -> Self {
+        let key = "k".repeat(32);
+        let (origins, app) = (Some("https://app.example"), Some("https://app.example/"));
+        Self::from_vars(Some(&key), None, origins, app, None).expect("the tests' configuration")
+    }
+
     /// Reads the configuration; the error is one line for the log, naming no secret.
     pub fn from_vars(
         signing_key: Option<&str>,

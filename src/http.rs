@@ -471,15 +471,7 @@ mod tests {
     }
 
     fn config() -> Config {
-        let key = "k".repeat(32);
-        Config::from_vars(
-            Some(&key),
-            None,
-            Some("https://app.example"),
-            Some("https://app.example/"),
-            None,
-        )
-        .unwrap()
+        Config::for_tests()
     }
 
     const BROWSER: Option<&str> = Some("text/html,application/xhtml+xml,*/*;q=0.8");

@@ -17,14 +17,7 @@ const CHALLENGE: &str = "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM";
 const REDIRECT: &str = "https://claude.ai/cb";
 
 fn config() -> Config {
-    Config::from_vars(
-        Some(&"k".repeat(32)),
-        None,
-        Some("https://app.example"),
-        Some("https://app.example/"),
-        None,
-    )
-    .unwrap()
+    Config::for_tests()
 }
 
 fn rng() -> Counter {

@@ -533,14 +533,7 @@ pub(crate) mod tests {
 
     #[test]
     fn a_tab_socket_is_a_websocket_from_an_app_page_naming_its_pairing() {
-        let config = crate::config::Config::from_vars(
-            Some(&"k".repeat(32)),
-            None,
-            Some("https://app.example"),
-            Some("https://app.example/"),
-            None,
-        )
-        .unwrap();
+        let config = crate::config::Config::for_tests();
         let k = key();
         let named = vec![("pairing".to_owned(), k.pairing())];
         let app = Some("https://app.example");

@@ -613,14 +613,7 @@ mod tests {
     }
 
     fn config() -> Config {
-        Config::from_vars(
-            Some(&"k".repeat(32)),
-            None,
-            Some("https://app.example"),
-            Some("https://app.example/"),
-            None,
-        )
-        .unwrap()
+        Config::for_tests()
     }
 
     #[test]

@@ -29,14 +29,7 @@ use crate::sentences;
 const RELAY: &str = ORIGIN;
 
 fn config() -> &'static Config {
-    let config = Config::from_vars(
-        Some(&"k".repeat(32)),
-        None,
-        Some("https://app.example"),
-        Some("https://app.example/"),
-        None,
-    );
-    Box::leak(Box::new(config.unwrap()))
+    Box::leak(Box::new(Config::for_tests()))
 }
 
 fn catalogue() -> &'static Catalogue {
