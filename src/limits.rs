@@ -41,6 +41,12 @@ pub const CACHE_MIN_S: u64 = 5 * 60;
 pub const CACHE_MAX_S: u64 = 24 * 3600;
 /// How long a checked client metadata document is kept when its response names no max-age, in seconds.
 pub const CACHE_DEFAULT_S: u64 = 3600;
+/// The most `Mcp-Param-*` header names a CORS preflight is answered with (distinct, each at
+/// most [`MAX_PREFLIGHT_PARAM_NAME_BYTES`]): an outsider's preflight cannot make the answer grow
+/// with what it asks.
+pub const MAX_PREFLIGHT_PARAMS: usize = 32;
+/// The longest `Mcp-Param-*` header name a preflight is answered with, in bytes.
+pub const MAX_PREFLIGHT_PARAM_NAME_BYTES: usize = 64;
 /// The longest value of any authorization parameter, in bytes.
 pub const MAX_PARAM_BYTES: usize = 2048;
 /// The longest sealed request the waiting page posts back, in bytes.

@@ -18,6 +18,7 @@ use crate::config::Config;
 use crate::http::{self, TooLarge};
 use crate::jsonrpc::{self, ErrorCode, Id, RpcError};
 use crate::limits::{FIRST_EVENT_WAIT_MS, KEEP_ALIVE_MS, PAIRING_LATE_MS, TOOL_LIST_WAIT_MS};
+use crate::limits::{MAX_PREFLIGHT_PARAMS, MAX_PREFLIGHT_PARAM_NAME_BYTES};
 use crate::oauth::metadata;
 use crate::oauth::token::{self, Access};
 use crate::pairing::wire::{request_key, CallRequest, Reply, Request, TaskOp, Want};
@@ -97,14 +98,17 @@ impl RequestHeaders {
 pub fn preflight_headers(requested: Option<&str>) -> String {
     let fixed = http::CORS_HEADERS.iter().find(|(k, _)| *k == "access-control-allow-headers");
     let mut allowed = fixed.map(|(_, v)| (*v).to_owned()).unwrap_or_default();
+    let mut named: Vec<String> = Vec::new();
     for name in requested.unwrap_or_default().split(',').map(str::trim) {
         let lower = name.to_ascii_lowercase();
         let Some(param) = lower.strip_prefix("mcp-param-") else { continue };
-        if !param.is_empty()
-            && param.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
-        {
+        let well_formed = !param.is_empty()
+            && lower.len() <= MAX_PREFLIGHT_PARAM_NAME_BYTES
+            && param.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
+        if well_formed && !named.contains(&lower) && named.len() < MAX_PREFLIGHT_PARAMS {
             allowed.push_str(", ");
             allowed.push_str(&lower);
+            named.push(lower);
         }
     }
     allowed

@@ -635,6 +635,20 @@ fn a_preflight_allows_the_param_headers_a_browser_asks_for_and_nothing_else_new(
 }
 
 #[test]
+fn a_preflight_answer_does_not_grow_with_what_an_outsider_asks() {
+    use crate::limits::{MAX_PREFLIGHT_PARAMS, MAX_PREFLIGHT_PARAM_NAME_BYTES};
+    let fixed = super::preflight_headers(None);
+    let many: Vec<String> = (0..1000).map(|i| format!("Mcp-Param-P{i}")).collect();
+    let allowed = super::preflight_headers(Some(&many.join(",")));
+    let params = allowed.split(", ").filter(|n| n.starts_with("mcp-param-")).count();
+    assert_eq!(params, MAX_PREFLIGHT_PARAMS, "{allowed}");
+    let same = vec!["Mcp-Param-Region"; 1000].join(",");
+    assert_eq!(super::preflight_headers(Some(&same)), format!("{fixed}, mcp-param-region"));
+    let long = format!("Mcp-Param-{}", "a".repeat(MAX_PREFLIGHT_PARAM_NAME_BYTES));
+    assert_eq!(super::preflight_headers(Some(&long)), fixed, "a name past the bound");
+}
+
+#[test]
 fn a_round_of_questions_not_answered_in_time_ends_the_call_with_a_sentence() {
     let mut pair = Pair::new();
     let declared = crate::mcp::session::Declared { elicitation_form: true, ..Default::default() };
