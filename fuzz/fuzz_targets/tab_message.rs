@@ -13,12 +13,12 @@
 use libfuzzer_sys::fuzz_target;
 use tabrelay::oauth::connect::{refusal, Named};
 use tabrelay::pairing::{next_check, socket_pairing, sockets_to_close, PairingKey, Tab, TabAction};
+use tabrelay_bundle::fields::Encode as _;
 use tabrelay_bundle::protocol::{
     close, proof_text, Outcome, TabMessage, HELLO_WAIT_MS, MAX_DATASET_NAME_CHARS,
     MAX_UNPROVEN_MESSAGE_BYTES, MAX_UNPROVEN_SOCKETS, PAIRING_KEY_BYTES, PROTOCOL_VERSION,
     SIGNATURE_BYTES,
 };
-use tabrelay_bundle::fields::Encode as _;
 use tabrelay_bundle::BUNDLE_DIGEST;
 use tabrelay_fuzz::{Fixed, ORIGIN};
 
@@ -116,7 +116,9 @@ fuzz_target!(|data: &[u8]| {
         }
         TabAction::RefuseCode(shown, sentence) => {
             let Ok(
-                TabMessage::Approve { said } | TabMessage::Describe { said } | TabMessage::Deny { said },
+                TabMessage::Approve { said }
+                | TabMessage::Describe { said }
+                | TabMessage::Deny { said },
             ) = &parsed
             else {
                 panic!("refused no code")

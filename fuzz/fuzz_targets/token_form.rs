@@ -41,10 +41,7 @@ fuzz_target!(|data: &[u8]| {
             assert!(code.as_str().bytes().all(|b| CODE_ALPHABET.contains(&b)));
             assert_eq!(ConnectCode::parse(code.as_str()).as_ref(), Some(&code));
             let text = tabrelay_bundle::fields::Encode::to_json(&command);
-            assert_eq!(
-                tabrelay_bundle::from_json::<Command>(&text).as_ref(),
-                Some(&command)
-            );
+            assert_eq!(tabrelay_bundle::from_json::<Command>(&text).as_ref(), Some(&command));
             let Command::Redeem {
                 secret,
                 client_id,
