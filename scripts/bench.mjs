@@ -1,7 +1,8 @@
 // The benchmark's measuring half; scripts/bench starts the relay and the bare hop and runs it.
 //   node scripts/bench.mjs [--calls 400] [--cpu-calls 300] [--cpu-rounds 3] [--concurrency 64] [--burst 1000]
-// The machines are shared and noisy, so every latency is reported as a difference against the
-// same server's plain route measured in the same run, interleaved with the calls, and the relay
+// The machines are shared and noisy, so every latency is reported as a difference measured in the
+// same run: the relay's tools/call against the hop's call made right after it (the target), and
+// each against the same server's plain route, interleaved with the calls; the relay
 // is compared with the bare hop (bench/bare-hop: Worker -> Durable Object -> WebSocket -> back,
 // nothing else) measured alongside it: the floor any relay on this platform pays.
 import { execFileSync } from 'node:child_process';
@@ -202,10 +203,19 @@ const over = (xs, base, p) => pct(xs, p) - pct(base, p);
 const verdict = (ok) => (ok === null ? '' : ok ? 'met' : 'MISSED');
 const table = [];
 const row = (what, relay, floor, diff, target, ok) => table.push([what, relay, floor, diff, target, verdict(ok)]);
+// The target is judged on the pairs: each relay tools/call and the hop's POST right after it ran
+// under the same load, so the median of their differences is the relay's own cost. (Each one's
+// lead over its own plain route is shown too; the two servers' /health differ by themselves.)
+{
+  const r = pct(calls, 50);
+  const h = pct(hops, 50);
+  const paired = pct(calls.map((c, i) => c - hops[i]), 50);
+  row('latency p50, tools/call vs hop (paired)', ms(r), ms(h), `${paired < 0 ? '' : '+'}${ms(paired)}`, `<= +${TARGET.overMs} ms`, paired <= TARGET.overMs);
+}
 for (const p of [50, 99]) {
   const r = over(calls, health, p);
   const h = over(hops, hopHealth, p);
-  row(`latency p${p} over plain route`, ms(r), ms(h), `+${ms(r - h)}`, p === 50 ? `<= +${TARGET.overMs} ms` : '(shown)', p === 99 ? null : r - h <= TARGET.overMs);
+  row(`latency p${p} over plain route`, ms(r), ms(h), `+${ms(r - h)}`, '(shown)', null);
 }
 {
   const r = least(cpu.relay);
