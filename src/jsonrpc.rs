@@ -3,6 +3,7 @@
 
 use serde::Serialize;
 use serde_json::{json, Map, Value};
+use tabrelay_bundle::fields::{Encode, Object};
 
 /// A request id: a number or a string, never null.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -24,6 +25,53 @@ impl Id {
             _ => None,
         }
     }
+}
+
+impl Encode for Id {
+    fn write_json(&self, out: &mut Vec<u8>) {
+        match self {
+            Id::Number(n) => n.write_json(out),
+            Id::Text(s) => s.write_json(out),
+        }
+    }
+}
+
+/// JSON text as it is (a constant of the relay's), written as a field's value unchanged.
+pub struct Raw<'a>(pub &'a str);
+
+impl Encode for Raw<'_> {
+    fn write_json(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(self.0.as_bytes());
+    }
+}
+
+/// A list of strings, written as a JSON array.
+pub struct Texts<'a>(pub &'a [&'a str]);
+
+impl Encode for Texts<'_> {
+    fn write_json(&self, out: &mut Vec<u8>) {
+        out.push(b'[');
+        for (i, text) in self.0.iter().enumerate() {
+            if i > 0 {
+                out.push(b',');
+            }
+            text.write_json(out);
+        }
+        out.push(b']');
+    }
+}
+
+/// A JSON object the relay writes field by field with the bundle's writer ([`Object`]), read
+/// back as a `Value`: a few bytes of code per field, where `json!` builds each key and value
+/// and inserts it (about a hundred bytes of wasm per key). Its keys come out sorted, as a
+/// `Value`'s do.
+pub fn object(write: &mut dyn FnMut(&mut Object<'_>)) -> Value {
+    let mut out = Vec::new();
+    let mut o = Object::open(&mut out);
+    write(&mut o);
+    o.close();
+    // What the writer wrote is JSON, so it reads back.
+    serde_json::from_slice(&out).unwrap_or_default()
 }
 
 /// A JSON-RPC error code.

@@ -14,11 +14,12 @@ pub mod view;
 
 use serde_json::{json, Map, Value};
 use tabrelay_bundle::content;
+use tabrelay_bundle::fields::Object;
 use tabrelay_bundle::protocol::{valid_tool_name, Outcome, INPUT_METHODS, STATUS_TOOL};
 
 pub use era::{Era, Headers, ALL_VERSIONS, SESSION_VERSIONS, STATELESS_VERSION};
 
-use crate::jsonrpc::{self, ErrorCode, Id, Message, RpcError};
+use crate::jsonrpc::{self, object, ErrorCode, Id, Message, Raw, RpcError, Texts};
 use crate::limits::{MAX_BATCH, MAX_BODY_BYTES, RESOURCES_TTL_MS, TOOLS_TTL_MS};
 use crate::oauth::keys::Keys;
 use crate::pairing::tasks::declared as takes_tasks;
@@ -136,16 +137,29 @@ pub fn sse_event(message: &Value) -> String {
 /// A progress notification carrying a sentence (the `progress` count grows with each).
 #[must_use]
 pub fn progress(token: &Value, count: u64, message: &str) -> Value {
-    json!({
-        "jsonrpc": "2.0",
-        "method": "notifications/progress",
-        "params": {"progressToken": token, "progress": count, "message": message},
+    object(&mut |o| {
+        o.text("jsonrpc", "2.0");
+        o.text("method", "notifications/progress");
+        let mut params = o.nested("params");
+        params.field("progressToken", token);
+        params.field("progress", &count);
+        params.text("message", message);
+        params.close();
     })
 }
 
 /// The server's name and version.
 fn server_info() -> Value {
-    json!({"name": SERVER_NAME, "title": "Tabrelay", "version": env!("CARGO_PKG_VERSION")})
+    object(&mut |o| {
+        o.text("name", SERVER_NAME);
+        o.text("title", "Tabrelay");
+        o.text("version", env!("CARGO_PKG_VERSION"));
+    })
+}
+
+/// `_meta` saying who answered.
+fn answered_by() -> Value {
+    object(&mut |o| o.field(era::meta::SERVER_INFO, &server_info()))
 }
 
 /// A result as its revision shapes it: in 2026-07-28 it says it is complete and who
@@ -168,7 +182,7 @@ pub fn complete(era: &Era, mut result: Value) -> Value {
 #[must_use]
 pub fn complete_input(mut result: Value) -> Value {
     if let Value::Object(r) = &mut result {
-        r.insert("_meta".into(), json!({era::meta::SERVER_INFO: server_info()}));
+        r.insert("_meta".into(), answered_by());
     }
     result
 }
@@ -185,34 +199,36 @@ fn cacheable(era: &Era, mut result: Value, ttl_ms: u64, public: bool) -> Value {
 /// The first message on a listen stream: which notifications it will carry.
 #[must_use]
 pub fn listen_acknowledged(id: &Id, tools: bool) -> Value {
-    let mut notifications = Map::new();
-    if tools {
-        notifications.insert("toolsListChanged".into(), true.into());
-    }
-    json!({
-        "jsonrpc": "2.0",
-        "method": "notifications/subscriptions/acknowledged",
-        "params": {"notifications": notifications, "_meta": {era::meta::SUBSCRIPTION_ID: id}},
+    let notifications = if tools { r#"{"toolsListChanged":true}"# } else { "{}" };
+    on_listen(id, "notifications/subscriptions/acknowledged", Some(notifications))
+}
+
+/// A notification on the listen stream `id` (with its `notifications` params, when given).
+fn on_listen(id: &Id, method: &str, notifications: Option<&str>) -> Value {
+    object(&mut |o| {
+        o.text("jsonrpc", "2.0");
+        o.text("method", method);
+        let mut params = o.nested("params");
+        if let Some(n) = notifications {
+            params.field("notifications", &Raw(n));
+        }
+        let mut meta = params.nested("_meta");
+        meta.field(era::meta::SUBSCRIPTION_ID, id);
+        meta.close();
+        params.close();
     })
 }
 
 /// The result that ends a listen stream (the pairing stopped listening).
 #[must_use]
 pub fn listen_ended(id: &Id) -> Value {
-    jsonrpc::result(
-        id,
-        json!({"resultType": "complete", "_meta": {era::meta::SERVER_INFO: server_info()}}),
-    )
+    jsonrpc::result(id, complete_input(object(&mut |o| o.text("resultType", "complete"))))
 }
 
 /// The notification on a listen stream that the tool list changed.
 #[must_use]
 pub fn tools_changed(id: &Id) -> Value {
-    json!({
-        "jsonrpc": "2.0",
-        "method": "notifications/tools/list_changed",
-        "params": {"_meta": {era::meta::SUBSCRIPTION_ID: id}},
-    })
+    on_listen(id, "notifications/tools/list_changed", None)
 }
 
 /// How a POST's body is to be read: one message, or a batch of them.
@@ -483,35 +499,40 @@ pub fn call_failed(id: &Id, era: &Era, sentence: &str) -> Value {
     jsonrpc::result(id, complete(era, content::error_result(sentence)))
 }
 
-/// What the relay is, for `initialize`'s and `server/discover`'s results. Only 2026-07-28
+/// What the relay is, for `initialize`'s and `server/discover`'s results (written into `c`). Only 2026-07-28
 /// clients can hear that the tool list changed (`subscriptions/listen`); the session era has
 /// no stream to say it on.
-fn capabilities(stateless: bool) -> Value {
-    let mut c = json!({
-        "tools": {"listChanged": stateless},
-        "resources": {"listChanged": false},
-        "extensions": {"io.modelcontextprotocol/ui": {"mimeTypes": [view::VIEW_MIME]}},
-    });
+fn capabilities(mut c: Object<'_>, stateless: bool) {
+    let mut tools = c.nested("tools");
+    tools.field("listChanged", &stateless);
+    tools.close();
+    c.field("resources", &Raw(r#"{"listChanged":false}"#));
+    let mut extensions = c.nested("extensions");
+    let mut ui = extensions.nested("io.modelcontextprotocol/ui");
+    ui.field("mimeTypes", &Texts(&[view::VIEW_MIME]));
+    ui.close();
     if stateless {
         // A call that waits (for the person, most often) becomes a task the client polls.
-        c["extensions"][crate::pairing::tasks::EXTENSION] = json!({});
-    } else {
-        // 2025-11-25's experimental tasks: a call the client asks to be a task is one.
-        c["tasks"] = json!({"cancel": {}, "requests": {"tools": {"call": {}}}});
-        // What a tab says while it works goes as log messages too ([`logging`]).
-        c["logging"] = json!({});
+        extensions.field(crate::pairing::tasks::EXTENSION, &Raw("{}"));
     }
-    c
+    extensions.close();
+    if !stateless {
+        // 2025-11-25's experimental tasks: a call the client asks to be a task is one.
+        c.field("tasks", &Raw(r#"{"cancel":{},"requests":{"tools":{"call":{}}}}"#));
+        // What a tab says while it works goes as log messages too ([`logging`]).
+        c.field("logging", &Raw("{}"));
+    }
+    c.close();
 }
 
 fn discover() -> Value {
-    json!({
-        "supportedVersions": ALL_VERSIONS,
-        "capabilities": capabilities(true),
-        "serverInfo": server_info(),
-        "instructions": tabrelay_bundle::INSTRUCTIONS,
-        "ttlMs": RESOURCES_TTL_MS,
-        "cacheScope": "public",
+    object(&mut |o| {
+        o.field("supportedVersions", &Texts(&ALL_VERSIONS));
+        capabilities(o.nested("capabilities"), true);
+        o.field("serverInfo", &server_info());
+        o.text("instructions", tabrelay_bundle::INSTRUCTIONS);
+        o.field("ttlMs", &RESOURCES_TTL_MS);
+        o.text("cacheScope", "public");
     })
 }
 
@@ -521,11 +542,11 @@ fn initialize(params: &Map<String, Value>) -> Value {
         Some(v) if SESSION_VERSIONS.contains(&v) => v,
         _ => SESSION_VERSIONS[0],
     };
-    json!({
-        "protocolVersion": version,
-        "capabilities": capabilities(false),
-        "serverInfo": server_info(),
-        "instructions": tabrelay_bundle::INSTRUCTIONS,
+    object(&mut |o| {
+        o.text("protocolVersion", version);
+        capabilities(o.nested("capabilities"), false);
+        o.field("serverInfo", &server_info());
+        o.text("instructions", tabrelay_bundle::INSTRUCTIONS);
     })
 }
 
