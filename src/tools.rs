@@ -1,11 +1,12 @@
 //! The tool list agents see: the focused tab's own tools with what the person's settings make
 //! of each, else the bundled catalogue; and the relay's own `status` tool, always listed.
 
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 use tabrelay_bundle::catalogue::Catalogue;
 use tabrelay_bundle::content::{self, quoted};
 use tabrelay_bundle::protocol::{Setting, ToolList};
 
+use crate::jsonrpc::object;
 use crate::pairing::admit::default_support;
 pub use crate::pairing::admit::{input_schema, known, param_header_mismatch, task_support};
 use crate::pairing::TabsStatus;
@@ -32,7 +33,8 @@ pub fn list(stated: Option<&ToolList>, catalogue: &Catalogue) -> Value {
                 };
                 let mut definition = t.definition.clone();
                 if let Some(support) = default_support(t) {
-                    definition.insert("execution".into(), json!({"taskSupport": support.as_str()}));
+                    let execution = object(&mut |o| o.text("taskSupport", support.as_str()));
+                    definition.insert("execution".into(), execution);
                 }
                 Some(with_setting(definition, said))
             })
@@ -69,7 +71,11 @@ pub fn status_tool() -> Value {
     let mut tool: Value =
         serde_json::from_slice(STATUS_TOOL_JSON.as_bytes()).unwrap_or(Value::Null);
     // It shows the view card (its address is the bundle's: the live check reads it too).
-    tool["_meta"] = json!({"ui": {"resourceUri": tabrelay_bundle::agent::VIEW_URI}});
+    tool["_meta"] = object(&mut |o| {
+        let mut ui = o.nested("ui");
+        ui.text("resourceUri", tabrelay_bundle::agent::VIEW_URI);
+        ui.close();
+    });
     tool
 }
 
@@ -90,7 +96,10 @@ pub fn status_result(status: &TabsStatus, yours: &[String]) -> Value {
         text.push('\n');
         text.push_str(sentence);
     }
-    json!({"content": [{"type": "text", "text": text}], "isError": false})
+    // A text result, as the bundle writes one, that is not an error.
+    let mut result = content::error_result(&text);
+    result["isError"] = false.into();
+    result
 }
 
 /// A tool error for when the pairing could not say its status.
@@ -121,6 +130,7 @@ mod tests {
     use super::*;
     use crate::pairing::tasks::Support;
     use crate::pairing::Tab;
+    use serde_json::json;
     use tabrelay_bundle::protocol::STATUS_TOOL;
 
     fn stated(tools: &Value) -> ToolList {

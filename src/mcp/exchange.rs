@@ -9,7 +9,7 @@
 
 use std::collections::VecDeque;
 
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 use tabrelay_bundle::catalogue::Catalogue;
 
 use super::{accepts_stream, batch, handle, resume, session, status_answer, tasks, tools_list};
@@ -839,7 +839,10 @@ fn quiet_bound(request: &Request) -> u64 {
 
 /// 401 with the header that tells a client where to authorize.
 fn unauthorized(origin: &str, token_presented: bool) -> Answer {
-    let body = json!({"error": "invalid_token", "error_description": sentences::TOKEN_INVALID});
+    let body = jsonrpc::object(&mut |o| {
+        o.text("error", "invalid_token");
+        o.text("error_description", sentences::TOKEN_INVALID);
+    });
     let challenge = metadata::www_authenticate(origin, token_presented);
     Answer { status: 401, body: Body::Json(body), headers: vec![("www-authenticate", challenge)] }
 }

@@ -5,11 +5,11 @@
 //! without their unit, and hand the result over with `tasks/result`. The task itself lives in
 //! the pairing ([`crate::pairing::tasks`]), which tells its typed view; it is rendered here.
 
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 
 use super::era::{codes, Era};
 use super::{complete, complete_input};
-use crate::jsonrpc::{self, ErrorCode, Id, RpcError};
+use crate::jsonrpc::{self, object, ErrorCode, Id, RpcError};
 use crate::limits::{TASK_POLL_INTERVAL_MS, TASK_TTL_MS};
 use crate::pairing::tasks::{declared, Status, View, EXTENSION};
 use crate::pairing::wire::{TaskOp, TaskReply};
@@ -80,7 +80,16 @@ pub fn read(
 /// What a client must declare to use tasks (`requiredCapabilities`).
 #[must_use]
 pub fn required() -> Value {
-    json!({"extensions": {EXTENSION: {}}})
+    object(&mut |o| {
+        let mut extensions = o.nested("extensions");
+        extensions.field(EXTENSION, &crate::jsonrpc::Raw("{}"));
+        extensions.close();
+    })
+}
+
+/// An error's data naming what a client must declare to use tasks.
+fn requires_tasks() -> Option<Value> {
+    Some(object(&mut |o| o.field("requiredCapabilities", &required())))
 }
 
 /// The refusal of a call of a tool that runs only as a task, to a client that takes none.
@@ -89,7 +98,7 @@ pub fn needs_tasks() -> RpcError {
     RpcError {
         code: codes::MISSING_CAPABILITY,
         message: sentences::TASK_REQUIRED.into(),
-        data: Some(json!({"requiredCapabilities": required()})),
+        data: requires_tasks(),
     }
 }
 
@@ -97,7 +106,7 @@ fn not_declared(method: &str) -> RpcError {
     RpcError {
         code: codes::MISSING_CAPABILITY,
         message: crate::sentences::tasks_not_declared(method, EXTENSION),
-        data: Some(json!({"requiredCapabilities": required()})),
+        data: requires_tasks(),
     }
 }
 
@@ -125,7 +134,7 @@ pub fn created(era: &Era, task: &View) -> Value {
         m.insert("resultType".into(), "task".into());
         complete_input(Value::Object(m))
     } else {
-        json!({ "task": legacy(task) })
+        object(&mut |o| o.field("task", &legacy(task)))
     }
 }
 
@@ -142,7 +151,12 @@ pub fn detailed(task: View) -> Value {
             m.insert("result".into(), task.result.unwrap_or_else(empty));
         }
         Status::Failed => {
-            let error = task.error.map(|e| json!({"code": e.code, "message": e.message}));
+            let error = task.error.map(|e| {
+                object(&mut |o| {
+                    o.field("code", &e.code);
+                    o.text("message", &e.message);
+                })
+            });
             m.insert("error".into(), error.unwrap_or_else(empty));
         }
         Status::InputRequired => {
@@ -199,7 +213,7 @@ pub fn answer(id: &Id, era: &Era, method: &Method, said: Option<TaskReply>) -> N
             return error(RpcError::new(ErrorCode::INVALID_PARAMS, sentence))
         }
         Some(TaskReply::Acknowledged) if era.is_stateless() => {
-            return Next::Answer(jsonrpc::result(id, complete(era, json!({}))))
+            return Next::Answer(jsonrpc::result(id, complete(era, Value::Object(Map::new()))))
         }
         Some(TaskReply::Acknowledged) => return Next::AskAgain(0),
         Some(TaskReply::Detailed(task)) => task,
@@ -213,8 +227,12 @@ pub fn answer(id: &Id, era: &Era, method: &Method, said: Option<TaskReply>) -> N
     }
     match task.status {
         Status::Completed => {
-            let mut result = task.result.unwrap_or_else(|| json!({}));
-            result["_meta"] = json!({"io.modelcontextprotocol/related-task": {"taskId": task.id}});
+            let mut result = task.result.unwrap_or_else(|| Value::Object(Map::new()));
+            result["_meta"] = object(&mut |o| {
+                let mut related = o.nested("io.modelcontextprotocol/related-task");
+                related.text("taskId", &task.id);
+                related.close();
+            });
             Next::Answer(jsonrpc::result(id, result))
         }
         Status::Failed => {
@@ -258,6 +276,7 @@ pub fn iso8601(ms: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     fn modern(tasks: bool) -> Era {
         let mut capabilities = Map::new();
