@@ -3,7 +3,7 @@
 //! a body read with a cap.
 
 use base64::Engine as _;
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use crate::config::Config;
 use crate::limits::{MAX_BODY_BYTES, MAX_FORM_BYTES, MAX_REGISTRATION_BYTES, MAX_SEAL_BYTES};
@@ -101,7 +101,12 @@ impl Route {
             // The version and the app say what answers here (the live check reads both).
             Self::Health => Answer::json(
                 200,
-                &json!({"ok": true, "service": "tabrelay", "version": env!("CARGO_PKG_VERSION"), "app": config.app_url}),
+                &crate::jsonrpc::object(&mut |o| {
+                    o.field("ok", &true);
+                    o.text("service", "tabrelay");
+                    o.text("version", env!("CARGO_PKG_VERSION"));
+                    o.text("app", &config.app_url);
+                }),
             ),
             Self::ProtectedResource => Answer::json(200, &metadata::protected_resource(origin)),
             Self::AuthorizationServer => Answer::json(200, &metadata::authorization_server(origin)),
@@ -411,6 +416,7 @@ pub fn header_value(raw: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn lines_come_whole_whatever_the_chunks() {

@@ -184,7 +184,7 @@ pub fn parse(body: &[u8]) -> Result<Message, Malformed> {
         None if id.is_some() && (object.contains_key("result") || object.contains_key("error")) => {
             let answer = match (object.remove("result"), object.remove("error")) {
                 (Some(result), None) => result,
-                (_, Some(error)) => json!({ "error": error }),
+                (_, Some(error)) => self::object(&mut |o| o.field("error", &error)),
                 (None, None) => Value::Null,
             };
             return Ok(Message::Response { id: id.unwrap_or(Id::Number(0)), answer });
@@ -219,11 +219,20 @@ pub fn result(id: &Id, result: Value) -> Value {
 /// An error response; `id` is null when the request's id could not be read.
 #[must_use]
 pub fn error(id: Option<&Id>, error: &RpcError) -> Value {
-    let mut e = json!({"code": error.code.0, "message": error.message});
-    if let Some(data) = &error.data {
-        e["data"] = data.clone();
-    }
-    json!({"jsonrpc": "2.0", "id": id, "error": e})
+    object(&mut |o| {
+        o.text("jsonrpc", "2.0");
+        match id {
+            Some(id) => o.field("id", id),
+            None => o.field("id", &Raw("null")),
+        }
+        let mut e = o.nested("error");
+        e.field("code", &i64::from(error.code.0));
+        e.text("message", &error.message);
+        if let Some(data) = &error.data {
+            e.field("data", data);
+        }
+        e.close();
+    })
 }
 
 #[cfg(test)]

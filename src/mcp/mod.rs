@@ -12,7 +12,7 @@ pub mod session;
 pub mod tasks;
 pub mod view;
 
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 use tabrelay_bundle::content;
 use tabrelay_bundle::fields::Object;
 use tabrelay_bundle::protocol::{valid_tool_name, Outcome, INPUT_METHODS, STATUS_TOOL};
@@ -312,7 +312,7 @@ pub fn handle(body: &[u8], headers: &Headers<'_>, app_url: &str) -> Reply {
                 declared: capabilities.map(session::Declared::of).unwrap_or_default(),
             }
         }
-        "ping" if !stateless => ok(&id, json!({})),
+        "ping" if !stateless => ok(&id, Value::Object(Map::new())),
         "logging/setLevel" if !stateless => match logging::set_level(params) {
             Ok(result) => ok(&id, result),
             Err(e) => failure(200, Some(&id), e),
@@ -334,7 +334,7 @@ pub fn handle(body: &[u8], headers: &Headers<'_>, app_url: &str) -> Reply {
                     (None, None) => None,
                     (Some(Value::String(s)), r) => Some(Retry {
                         state: Some(s.clone()),
-                        responses: r.cloned().unwrap_or_else(|| json!({})),
+                        responses: r.cloned().unwrap_or_else(|| Value::Object(Map::new())),
                     }),
                     (None, Some(r)) => Some(Retry { state: None, responses: r.clone() }),
                     (Some(_), _) => {
@@ -369,22 +369,17 @@ pub fn handle(body: &[u8], headers: &Headers<'_>, app_url: &str) -> Reply {
             }
             Err(e) => failure(200, Some(&id), e),
         },
-        "resources/list" => ok(
-            &id,
-            cacheable(&era, json!({"resources": [view::listing()]}), RESOURCES_TTL_MS, true),
-        ),
+        "resources/list" => {
+            ok(&id, cacheable(&era, one("resources", view::listing()), RESOURCES_TTL_MS, true))
+        }
         "resources/templates/list" => {
-            ok(&id, cacheable(&era, json!({"resourceTemplates": []}), RESOURCES_TTL_MS, true))
+            let none = object(&mut |o| o.field("resourceTemplates", &Raw("[]")));
+            ok(&id, cacheable(&era, none, RESOURCES_TTL_MS, true))
         }
         "resources/read" => match params.get("uri").and_then(Value::as_str) {
             Some(view::VIEW_URI) => ok(
                 &id,
-                cacheable(
-                    &era,
-                    json!({"contents": [view::contents(app_url)]}),
-                    RESOURCES_TTL_MS,
-                    true,
-                ),
+                cacheable(&era, one("contents", view::contents(app_url)), RESOURCES_TTL_MS, true),
             ),
             Some(uri) => failure(
                 200,
@@ -392,7 +387,7 @@ pub fn handle(body: &[u8], headers: &Headers<'_>, app_url: &str) -> Reply {
                 RpcError {
                     code: ErrorCode::INVALID_PARAMS,
                     message: crate::sentences::no_such_resource(&quote(uri)),
-                    data: Some(json!({"uri": uri})),
+                    data: Some(object(&mut |o| o.text("uri", uri))),
                 },
             ),
             None => failure(
@@ -429,7 +424,8 @@ pub fn handle(body: &[u8], headers: &Headers<'_>, app_url: &str) -> Reply {
 /// [`tools::list`]).
 #[must_use]
 pub fn tools_list(id: &Id, era: &Era, tools: Value) -> Value {
-    jsonrpc::result(id, cacheable(era, json!({ "tools": tools }), TOOLS_TTL_MS, false))
+    let list = object(&mut |o| o.field("tools", &tools));
+    jsonrpc::result(id, cacheable(era, list, TOOLS_TTL_MS, false))
 }
 
 /// The JSON-RPC response to a `status` call with the pairing's result (see
@@ -567,6 +563,12 @@ fn call_params(params: &Map<String, Value>) -> Result<(String, Value), RpcError>
     Ok((name.clone(), args))
 }
 
+/// A result whose field `key` lists just `item`.
+fn one(key: &str, item: Value) -> Value {
+    let items = vec![item];
+    object(&mut |o| o.field(key, &items))
+}
+
 fn ok(id: &Id, result: Value) -> Reply {
     Reply::Granted(jsonrpc::result(id, result))
 }
@@ -584,6 +586,7 @@ fn failure(status: u16, id: Option<&Id>, e: RpcError) -> Reply {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
     use tabrelay_bundle::catalogue::Catalogue;
 
     fn run(body: &str) -> Reply {

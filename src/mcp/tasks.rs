@@ -14,6 +14,7 @@ use crate::limits::{TASK_POLL_INTERVAL_MS, TASK_TTL_MS};
 use crate::pairing::tasks::{declared, Status, View, EXTENSION};
 use crate::pairing::wire::{TaskOp, TaskReply};
 use crate::sentences;
+use tabrelay_bundle::fields::Object;
 
 /// A client's request about a task, as read.
 #[derive(Debug, Clone, PartialEq)]
@@ -110,19 +111,18 @@ fn not_declared(method: &str) -> RpcError {
     }
 }
 
-/// The fields every shape of a task carries (2026-07-28's names).
-fn envelope(task: &View) -> Map<String, Value> {
-    let mut m = Map::new();
-    m.insert("taskId".into(), task.id.clone().into());
-    m.insert("status".into(), task.status.as_str().into());
-    m.insert("createdAt".into(), iso8601(task.created_ms).into());
-    m.insert("lastUpdatedAt".into(), iso8601(task.updated_ms).into());
-    m.insert("ttlMs".into(), TASK_TTL_MS.into());
-    m.insert("pollIntervalMs".into(), TASK_POLL_INTERVAL_MS.into());
+/// The fields every shape of a task carries, written into `o`: 2026-07-28's names, or
+/// (`legacy`) 2025-11-25's, whose times have no unit.
+fn envelope(o: &mut Object<'_>, task: &View, legacy: bool) {
+    o.text("taskId", &task.id);
+    o.text("status", task.status.as_str());
+    o.text("createdAt", &iso8601(task.created_ms));
+    o.text("lastUpdatedAt", &iso8601(task.updated_ms));
+    o.field(if legacy { "ttl" } else { "ttlMs" }, &TASK_TTL_MS);
+    o.field(if legacy { "pollInterval" } else { "pollIntervalMs" }, &TASK_POLL_INTERVAL_MS);
     if let Some(said) = &task.status_message {
-        m.insert("statusMessage".into(), said.clone().into());
+        o.text("statusMessage", said);
     }
-    m
 }
 
 /// The result of a `tools/call` that became a task, in the client's revision: 2026-07-28's
@@ -130,9 +130,10 @@ fn envelope(task: &View) -> Map<String, Value> {
 #[must_use]
 pub fn created(era: &Era, task: &View) -> Value {
     if era.is_stateless() {
-        let mut m = envelope(task);
-        m.insert("resultType".into(), "task".into());
-        complete_input(Value::Object(m))
+        complete_input(object(&mut |o| {
+            envelope(o, task, false);
+            o.text("resultType", "task");
+        }))
     } else {
         object(&mut |o| o.field("task", &legacy(task)))
     }
@@ -142,41 +143,33 @@ pub fn created(era: &Era, task: &View) -> Value {
 /// the error once failed, the pending requests while input is required.
 #[must_use]
 pub fn detailed(task: View) -> Value {
-    let status = task.status;
-    let mut m = envelope(&task);
-    m.insert("resultType".into(), "complete".into());
-    let empty = || Value::Object(Map::new());
-    match status {
-        Status::Completed => {
-            m.insert("result".into(), task.result.unwrap_or_else(empty));
+    object(&mut |o| {
+        envelope(o, &task, false);
+        o.text("resultType", "complete");
+        let empty = Value::Object(Map::new());
+        match task.status {
+            Status::Completed => o.field("result", task.result.as_ref().unwrap_or(&empty)),
+            Status::Failed => match &task.error {
+                Some(e) => {
+                    let mut error = o.nested("error");
+                    error.field("code", &e.code);
+                    error.text("message", &e.message);
+                    error.close();
+                }
+                None => o.field("error", &empty),
+            },
+            Status::InputRequired => {
+                o.field("inputRequests", task.input_requests.as_ref().unwrap_or(&empty));
+            }
+            Status::Working | Status::Cancelled => {}
         }
-        Status::Failed => {
-            let error = task.error.map(|e| {
-                object(&mut |o| {
-                    o.field("code", &e.code);
-                    o.text("message", &e.message);
-                })
-            });
-            m.insert("error".into(), error.unwrap_or_else(empty));
-        }
-        Status::InputRequired => {
-            m.insert("inputRequests".into(), task.input_requests.unwrap_or_else(empty));
-        }
-        Status::Working | Status::Cancelled => {}
-    }
-    Value::Object(m)
+    })
 }
 
 /// A task in the 2025-11-25 shape (`Task`): where it stands, no result, its times without
 /// their unit.
 fn legacy(task: &View) -> Value {
-    let mut m = envelope(task);
-    for (from, to) in [("ttlMs", "ttl"), ("pollIntervalMs", "pollInterval")] {
-        if let Some(v) = m.remove(from) {
-            m.insert(to.into(), v);
-        }
-    }
-    Value::Object(m)
+    object(&mut |o| envelope(o, task, true))
 }
 
 /// What to do after the pairing's answer to a tasks request.
