@@ -1,13 +1,11 @@
 //! JSON-RPC 2.0 as MCP uses it over HTTP: one message per POST, parsed into a request or a
 //! notification, and the error a client reads when it cannot be.
 
-use serde::Serialize;
 use serde_json::{json, Map, Value};
 use tabrelay_bundle::fields::{Encode, Object};
 
 /// A request id: a number or a string, never null.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(untagged)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Id {
     /// A numeric id.
     Number(i64),
@@ -213,6 +211,10 @@ pub fn parse(body: &[u8]) -> Result<Message, Malformed> {
 /// A success response.
 #[must_use]
 pub fn result(id: &Id, result: Value) -> Value {
+    let id = match id {
+        Id::Number(n) => Value::from(*n),
+        Id::Text(s) => Value::String(s.clone()),
+    };
     json!({"jsonrpc": "2.0", "id": id, "result": result})
 }
 
