@@ -27,7 +27,7 @@ pub struct CallIdentity<'a> {
 
 impl CallIdentity<'_> {
     fn digest(&self) -> String {
-        let args = self.args.to_string();
+        let args = serde_json::to_string(self.args).unwrap_or_default();
         let data = [self.grant.as_bytes(), b"\0", self.tool.as_bytes(), b"\0", args.as_bytes()];
         crate::crypto::sha256_hex(&data.concat())
     }

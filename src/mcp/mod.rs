@@ -131,7 +131,9 @@ pub fn accepts_stream(accept: Option<&str>) -> bool {
 /// One JSON-RPC message as a server-sent event.
 #[must_use]
 pub fn sse_event(message: &Value) -> String {
-    format!("event: message\ndata: {message}\n\n")
+    // serde_json's writer, not `Value`'s Display: that is a second copy of the serializer.
+    let json = serde_json::to_string(message).unwrap_or_default();
+    ["event: message\ndata: ", &json, "\n\n"].concat()
 }
 
 /// A progress notification carrying a sentence (the `progress` count grows with each).
@@ -262,7 +264,7 @@ pub fn batch(body: &[u8], headers: &Headers<'_>) -> Batch {
     if items.is_empty() || items.len() > MAX_BATCH {
         return refuse(crate::sentences::batch_size(MAX_BATCH, items.len()));
     }
-    Batch::Many(items.iter().map(|v| v.to_string().into_bytes()).collect())
+    Batch::Many(items.iter().map(|v| serde_json::to_vec(v).unwrap_or_default()).collect())
 }
 
 /// Decides what to do with one POST to the endpoint, given its headers; `app_url` is where
