@@ -1,7 +1,7 @@
 //! JSON-RPC 2.0 as MCP uses it over HTTP: one message per POST, parsed into a request or a
 //! notification, and the error a client reads when it cannot be.
 
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 use tabrelay_bundle::fields::{Encode, Object};
 
 /// A request id: a number or a string, never null.
@@ -215,7 +215,12 @@ pub fn result(id: &Id, result: Value) -> Value {
         Id::Number(n) => Value::from(*n),
         Id::Text(s) => Value::String(s.clone()),
     };
-    json!({"jsonrpc": "2.0", "id": id, "result": result})
+    // Moved in (`json!` would copy the result through serde's value serializer).
+    let mut response = Map::new();
+    response.insert("jsonrpc".into(), "2.0".into());
+    response.insert("id".into(), id);
+    response.insert("result".into(), result);
+    Value::Object(response)
 }
 
 /// An error response; `id` is null when the request's id could not be read.
@@ -240,6 +245,7 @@ pub fn error(id: Option<&Id>, error: &RpcError) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     fn code_of(body: &str) -> i32 {
         parse(body.as_bytes()).unwrap_err().error.code.0
