@@ -226,9 +226,10 @@ pub fn cors_headers(
     }
     let mut headers = owned(&CORS_HEADERS);
     if method == "OPTIONS" && path == "/" {
-        let allowed = preflight_headers(requested);
-        headers.retain(|(k, _)| *k != "access-control-allow-headers");
-        headers.push(("access-control-allow-headers", allowed));
+        let fixed = headers.iter_mut().find(|(k, _)| *k == "access-control-allow-headers");
+        if let Some((_, value)) = fixed {
+            *value = preflight_headers(requested);
+        }
     }
     if let Some(methods) = allow(path) {
         headers.push(("access-control-allow-methods", methods));

@@ -88,7 +88,13 @@ pub fn status_result(status: &TabsStatus, yours: &[String]) -> Value {
         None => sentences::STATUS_NO_TAB.to_owned(),
         Some(focused) => {
             let dataset = status.dataset.as_deref().map(quoted);
-            let refused: Vec<String> = status.refused.iter().map(|n| quoted(n)).collect();
+            let mut refused = String::new();
+            for name in &status.refused {
+                if !refused.is_empty() {
+                    refused.push_str(", ");
+                }
+                refused.push_str(&quoted(name));
+            }
             sentences::status(status.tabs, focused, dataset.as_deref(), status.stated, &refused)
         }
     };

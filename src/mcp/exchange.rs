@@ -300,7 +300,7 @@ pub struct Exchange<'a> {
     timers: TimerTable,
     job: Job,
     /// A batch's messages still to answer, and the answers so far.
-    batch: Option<(VecDeque<Vec<u8>>, Vec<Value>)>,
+    batch: Option<(std::vec::IntoIter<Vec<u8>>, Vec<Value>)>,
     opened: bool,
     /// How long the ask in flight may go without a line from the pairing ([`quiet_bound`]).
     quiet_ms: u64,
@@ -447,7 +447,7 @@ impl<'a> Exchange<'a> {
             // A 2025-03-26 batch: each message answered in turn (calls as JSON), the answers
             // together.
             Batch::Many(items) => {
-                self.batch = Some((items.into(), Vec::new()));
+                self.batch = Some((items.into_iter(), Vec::new()));
                 self.next_in_batch(now_ms);
             }
         }
@@ -666,7 +666,7 @@ impl<'a> Exchange<'a> {
     /// The next message of a batch, or the batch's answer once none is left.
     fn next_in_batch(&mut self, now_ms: u64) {
         let Some((items, answers)) = self.batch.as_mut() else { return };
-        match items.pop_front() {
+        match items.next() {
             Some(item) => self.start(&item, false, now_ms),
             None if answers.is_empty() => {
                 self.batch = None;
