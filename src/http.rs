@@ -201,8 +201,10 @@ impl Answer {
     /// The answer with this header too (a header it carries already takes this value).
     #[must_use]
     pub fn with(mut self, name: &'static str, value: &str) -> Self {
-        self.headers.retain(|(k, _)| *k != name);
-        self.headers.push((name, value.to_owned()));
+        match self.headers.iter_mut().find(|(k, _)| *k == name) {
+            Some((_, held)) => *held = value.to_owned(),
+            None => self.headers.push((name, value.to_owned())),
+        }
         self
     }
 }
@@ -378,7 +380,8 @@ impl Lines {
     /// The next whole line (its newline included); None until one is whole.
     pub fn next_line(&mut self) -> Option<Vec<u8>> {
         let end = self.buffer.iter().position(|b| *b == b'\n')?;
-        Some(self.buffer.drain(..=end).collect())
+        let rest = self.buffer.split_off(end + 1);
+        Some(std::mem::replace(&mut self.buffer, rest))
     }
 }
 
