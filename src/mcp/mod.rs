@@ -150,6 +150,16 @@ pub fn progress(token: &Value, count: u64, message: &str) -> Value {
     })
 }
 
+/// Whether a value can be a progress token: a string or a whole number.
+#[must_use]
+pub fn is_progress_token(value: &Value) -> bool {
+    match value {
+        Value::String(_) => true,
+        Value::Number(n) => !n.is_f64(),
+        _ => false,
+    }
+}
+
 /// The server's name and version.
 fn server_info() -> Value {
     object(&mut |o| {
@@ -327,7 +337,7 @@ pub fn handle(body: &[u8], headers: &Headers<'_>, app_url: &str) -> Reply {
                 let progress_token = params
                     .get("_meta")
                     .and_then(|m| m.get("progressToken"))
-                    .filter(|t| t.is_string() || t.is_i64() || t.is_u64())
+                    .filter(|t| is_progress_token(t))
                     .cloned();
                 let state = params.get("requestState");
                 let responses = params.get("inputResponses");

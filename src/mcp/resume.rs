@@ -98,9 +98,7 @@ pub fn read_event_id(last: &str) -> Option<LastEvent> {
     let value: Value = serde_json::from_slice(&json).ok()?;
     let (id, progress) = match value {
         Value::Array(pair) => match &pair[..] {
-            [id, token] if token.is_string() || token.is_i64() || token.is_u64() => {
-                (Id::of(id)?, Some(token.clone()))
-            }
+            [id, token] if super::is_progress_token(token) => (Id::of(id)?, Some(token.clone())),
             _ => return None,
         },
         id => (Id::of(&id)?, None),
