@@ -21,34 +21,36 @@ pub const SETTING_META: &str = "tabrelay/setting";
 /// stated none; with `status`; sorted by name so the order never depends on the tab.
 #[must_use]
 pub fn list(stated: Option<&ToolList>, catalogue: &Catalogue) -> Value {
-    let mut tools: Vec<Value> = match stated {
-        Some(list) => list
-            .tools()
-            .iter()
-            .filter_map(|t| {
+    // Names are distinct (the list and the catalogue are checked, and `status` is reserved), so
+    // a map by name sorts them (serde_json's map is ordered; a sort would add its own code).
+    let mut by_name = Map::new();
+    let mut add = |tool: Value| {
+        by_name.insert(name_of(&tool).to_owned(), tool);
+    };
+    match stated {
+        Some(list) => {
+            for t in list.tools() {
                 let said = match t.setting {
                     Setting::Asks => (sentences::SETTING_ASKS, "asks"),
                     Setting::Runs => (sentences::SETTING_RUNS, "runs"),
-                    Setting::Refused => return None,
+                    Setting::Refused => continue,
                 };
                 let mut definition = t.definition.clone();
                 if let Some(support) = default_support(t) {
                     let execution = object(&mut |o| o.text("taskSupport", support.as_str()));
                     definition.insert("execution".into(), execution);
                 }
-                Some(with_setting(definition, said))
-            })
-            .collect(),
-        None => catalogue.tools.iter().map(tabrelay_bundle::catalogue::Tool::mcp).collect(),
-    };
-    tools.push(status_tool());
-    // Names are distinct (the list and the catalogue are checked, and `status` is reserved), so
-    // a map by name sorts them (serde_json's map is ordered; a sort would add its own code).
-    let mut by_name = Map::new();
-    for tool in tools {
-        by_name.insert(name_of(&tool).to_owned(), tool);
+                add(with_setting(definition, said));
+            }
+        }
+        None => {
+            for t in &catalogue.tools {
+                add(t.mcp());
+            }
+        }
     }
-    Value::Array(by_name.into_iter().map(|(_, t)| t).collect())
+    add(status_tool());
+    Value::Array(by_name.into_values().collect())
 }
 
 /// The relay's own tool: what the pairing's tabs are and which one calls go to (kept as JSON
