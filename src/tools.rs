@@ -122,10 +122,7 @@ fn with_setting(mut definition: Map<String, Value>, (sentence, setting): (&str, 
         _ => sentence.to_owned(),
     };
     definition.insert("description".into(), Value::String(description));
-    let meta = definition.entry("_meta").or_insert_with(|| Value::Object(Map::new()));
-    if let Value::Object(meta) = meta {
-        meta.insert(SETTING_META.into(), Value::String(setting.into()));
-    }
+    crate::mcp::put_meta(&mut definition, SETTING_META, Value::String(setting.into()));
     Value::Object(definition)
 }
 

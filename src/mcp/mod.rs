@@ -181,13 +181,26 @@ pub fn complete(era: &Era, mut result: Value) -> Value {
     if era.is_stateless() {
         if let Value::Object(r) = &mut result {
             r.insert("resultType".into(), "complete".into());
-            let meta = r.entry("_meta").or_insert_with(|| Value::Object(Map::new()));
-            if let Value::Object(m) = meta {
-                m.insert(era::meta::SERVER_INFO.into(), server_info());
-            }
+            put_meta(r, era::meta::SERVER_INFO, server_info());
         }
     }
     result
+}
+
+/// Sets `key` in the `_meta` of the object `object` (made when it has none; a `_meta` that is
+/// not an object is left as it is).
+pub(crate) fn put_meta(object: &mut Map<String, Value>, key: &str, value: Value) {
+    match object.get_mut("_meta") {
+        Some(Value::Object(meta)) => {
+            meta.insert(key.into(), value);
+        }
+        Some(_) => {}
+        None => {
+            let mut meta = Map::new();
+            meta.insert(key.into(), value);
+            object.insert("_meta".into(), Value::Object(meta));
+        }
+    }
 }
 
 /// An `input_required` result (it says its own `resultType`) with who answered.
