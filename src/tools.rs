@@ -73,11 +73,12 @@ pub fn status_tool() -> Value {
     let mut tool: Value =
         serde_json::from_slice(STATUS_TOOL_JSON.as_bytes()).unwrap_or(Value::Null);
     // It shows the view card (its address is the bundle's: the live check reads it too).
-    tool["_meta"] = object(&mut |o| {
+    let meta = object(&mut |o| {
         let mut ui = o.nested("ui");
         ui.text("resourceUri", tabrelay_bundle::agent::VIEW_URI);
         ui.close();
     });
+    crate::mcp::put(&mut tool, "_meta", meta);
     tool
 }
 
@@ -106,7 +107,7 @@ pub fn status_result(status: &TabsStatus, yours: &[String]) -> Value {
     }
     // A text result, as the bundle writes one, that is not an error.
     let mut result = content::error_result(&text);
-    result["isError"] = false.into();
+    crate::mcp::put(&mut result, "isError", false.into());
     result
 }
 

@@ -187,6 +187,14 @@ pub fn complete(era: &Era, mut result: Value) -> Value {
     result
 }
 
+/// Sets `key` in `object` (a JSON object; anything else is left as it is), without `Value`'s
+/// `IndexMut` and the map entry code behind it.
+pub(crate) fn put(object: &mut Value, key: &str, value: Value) {
+    if let Value::Object(map) = object {
+        map.insert(key.into(), value);
+    }
+}
+
 /// Sets `key` in the `_meta` of the object `object` (made when it has none; a `_meta` that is
 /// not an object is left as it is).
 pub(crate) fn put_meta(object: &mut Map<String, Value>, key: &str, value: Value) {
@@ -215,8 +223,8 @@ pub fn complete_input(mut result: Value) -> Value {
 /// A list or read result with how long, and for whom, a client may cache it (2026-07-28).
 fn cacheable(era: &Era, mut result: Value, ttl_ms: u64, public: bool) -> Value {
     if era.is_stateless() {
-        result["ttlMs"] = ttl_ms.into();
-        result["cacheScope"] = if public { "public" } else { "private" }.into();
+        put(&mut result, "ttlMs", ttl_ms.into());
+        put(&mut result, "cacheScope", if public { "public" } else { "private" }.into());
     }
     complete(era, result)
 }

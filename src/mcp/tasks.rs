@@ -221,11 +221,12 @@ pub fn answer(id: &Id, era: &Era, method: &Method, said: Option<TaskReply>) -> N
     match task.status {
         Status::Completed => {
             let mut result = task.result.unwrap_or_else(|| Value::Object(Map::new()));
-            result["_meta"] = object(&mut |o| {
-                let mut related = o.nested("io.modelcontextprotocol/related-task");
-                related.text("taskId", &task.id);
-                related.close();
+            let related = object(&mut |o| {
+                let mut task_meta = o.nested("io.modelcontextprotocol/related-task");
+                task_meta.text("taskId", &task.id);
+                task_meta.close();
             });
+            super::put(&mut result, "_meta", related);
             Next::Answer(jsonrpc::result(id, result))
         }
         Status::Failed => {
