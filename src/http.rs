@@ -3,7 +3,7 @@
 //! a body read with a cap.
 
 use base64::Engine as _;
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use crate::config::Config;
 use crate::limits::{MAX_BODY_BYTES, MAX_FORM_BYTES, MAX_REGISTRATION_BYTES, MAX_SEAL_BYTES};
@@ -101,7 +101,12 @@ impl Route {
             // The version and the app say what answers here (the live check reads both).
             Self::Health => Answer::json(
                 200,
-                &json!({"ok": true, "service": "tabrelay", "version": env!("CARGO_PKG_VERSION"), "app": config.app_url}),
+                &crate::jsonrpc::object(&mut |o| {
+                    o.field("ok", &true);
+                    o.text("service", "tabrelay");
+                    o.text("version", env!("CARGO_PKG_VERSION"));
+                    o.text("app", &config.app_url);
+                }),
             ),
             Self::ProtectedResource => Answer::json(200, &metadata::protected_resource(origin)),
             Self::AuthorizationServer => Answer::json(200, &metadata::authorization_server(origin)),
@@ -160,7 +165,7 @@ impl Answer {
     /// A JSON value.
     #[must_use]
     pub fn json(status: u16, body: &Value) -> Self {
-        Self::json_text(status, body.to_string().into_bytes())
+        Self::json_text(status, serde_json::to_vec(body).unwrap_or_default())
     }
 
     /// A sentence as plain text, with no header at all.
@@ -196,8 +201,10 @@ impl Answer {
     /// The answer with this header too (a header it carries already takes this value).
     #[must_use]
     pub fn with(mut self, name: &'static str, value: &str) -> Self {
-        self.headers.retain(|(k, _)| *k != name);
-        self.headers.push((name, value.to_owned()));
+        match self.headers.iter_mut().find(|(k, _)| *k == name) {
+            Some((_, held)) => *held = value.to_owned(),
+            None => self.headers.push((name, value.to_owned())),
+        }
         self
     }
 }
@@ -221,9 +228,10 @@ pub fn cors_headers(
     }
     let mut headers = owned(&CORS_HEADERS);
     if method == "OPTIONS" && path == "/" {
-        let allowed = preflight_headers(requested);
-        headers.retain(|(k, _)| *k != "access-control-allow-headers");
-        headers.push(("access-control-allow-headers", allowed));
+        let fixed = headers.iter_mut().find(|(k, _)| *k == "access-control-allow-headers");
+        if let Some((_, value)) = fixed {
+            *value = preflight_headers(requested);
+        }
     }
     if let Some(methods) = allow(path) {
         headers.push(("access-control-allow-methods", methods));
@@ -372,7 +380,8 @@ impl Lines {
     /// The next whole line (its newline included); None until one is whole.
     pub fn next_line(&mut self) -> Option<Vec<u8>> {
         let end = self.buffer.iter().position(|b| *b == b'\n')?;
-        Some(self.buffer.drain(..=end).collect())
+        let rest = self.buffer.split_off(end + 1);
+        Some(std::mem::replace(&mut self.buffer, rest))
     }
 }
 
@@ -411,6 +420,7 @@ pub fn header_value(raw: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn lines_come_whole_whatever_the_chunks() {

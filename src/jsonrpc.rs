@@ -1,12 +1,11 @@
 //! JSON-RPC 2.0 as MCP uses it over HTTP: one message per POST, parsed into a request or a
 //! notification, and the error a client reads when it cannot be.
 
-use serde::Serialize;
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
+use tabrelay_bundle::fields::{Encode, Object};
 
 /// A request id: a number or a string, never null.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(untagged)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Id {
     /// A numeric id.
     Number(i64),
@@ -24,6 +23,53 @@ impl Id {
             _ => None,
         }
     }
+}
+
+impl Encode for Id {
+    fn write_json(&self, out: &mut Vec<u8>) {
+        match self {
+            Id::Number(n) => n.write_json(out),
+            Id::Text(s) => s.write_json(out),
+        }
+    }
+}
+
+/// JSON text as it is (a constant of the relay's), written as a field's value unchanged.
+pub struct Raw<'a>(pub &'a str);
+
+impl Encode for Raw<'_> {
+    fn write_json(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(self.0.as_bytes());
+    }
+}
+
+/// A list of strings, written as a JSON array.
+pub struct Texts<'a>(pub &'a [&'a str]);
+
+impl Encode for Texts<'_> {
+    fn write_json(&self, out: &mut Vec<u8>) {
+        out.push(b'[');
+        for (i, text) in self.0.iter().enumerate() {
+            if i > 0 {
+                out.push(b',');
+            }
+            text.write_json(out);
+        }
+        out.push(b']');
+    }
+}
+
+/// A JSON object the relay writes field by field with the bundle's writer ([`Object`]), read
+/// back as a `Value`: a few bytes of code per field, where `json!` builds each key and value
+/// and inserts it (about a hundred bytes of wasm per key). Its keys come out sorted, as a
+/// `Value`'s do.
+pub fn object(write: &mut dyn FnMut(&mut Object<'_>)) -> Value {
+    let mut out = Vec::new();
+    let mut o = Object::open(&mut out);
+    write(&mut o);
+    o.close();
+    // What the writer wrote is JSON, so it reads back.
+    serde_json::from_slice(&out).unwrap_or_default()
 }
 
 /// A JSON-RPC error code.
@@ -136,7 +182,7 @@ pub fn parse(body: &[u8]) -> Result<Message, Malformed> {
         None if id.is_some() && (object.contains_key("result") || object.contains_key("error")) => {
             let answer = match (object.remove("result"), object.remove("error")) {
                 (Some(result), None) => result,
-                (_, Some(error)) => json!({ "error": error }),
+                (_, Some(error)) => self::object(&mut |o| o.field("error", &error)),
                 (None, None) => Value::Null,
             };
             return Ok(Message::Response { id: id.unwrap_or(Id::Number(0)), answer });
@@ -165,22 +211,41 @@ pub fn parse(body: &[u8]) -> Result<Message, Malformed> {
 /// A success response.
 #[must_use]
 pub fn result(id: &Id, result: Value) -> Value {
-    json!({"jsonrpc": "2.0", "id": id, "result": result})
+    let id = match id {
+        Id::Number(n) => Value::from(*n),
+        Id::Text(s) => Value::String(s.clone()),
+    };
+    // Moved in (`json!` would copy the result through serde's value serializer).
+    let mut response = Map::new();
+    response.insert("jsonrpc".into(), "2.0".into());
+    response.insert("id".into(), id);
+    response.insert("result".into(), result);
+    Value::Object(response)
 }
 
 /// An error response; `id` is null when the request's id could not be read.
 #[must_use]
 pub fn error(id: Option<&Id>, error: &RpcError) -> Value {
-    let mut e = json!({"code": error.code.0, "message": error.message});
-    if let Some(data) = &error.data {
-        e["data"] = data.clone();
-    }
-    json!({"jsonrpc": "2.0", "id": id, "error": e})
+    object(&mut |o| {
+        o.text("jsonrpc", "2.0");
+        match id {
+            Some(id) => o.field("id", id),
+            None => o.field("id", &Raw("null")),
+        }
+        let mut e = o.nested("error");
+        e.field("code", &i64::from(error.code.0));
+        e.text("message", &error.message);
+        if let Some(data) = &error.data {
+            e.field("data", data);
+        }
+        e.close();
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     fn code_of(body: &str) -> i32 {
         parse(body.as_bytes()).unwrap_err().error.code.0

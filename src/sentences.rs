@@ -183,15 +183,15 @@ pub(crate) use status_description;
 /// What the `status` tool says when no tab is connected.
 pub const STATUS_NO_TAB: &str = "No tab of the app is connected in the browser this connection was approved from, so every tool but status fails until the person opens the app there.";
 
-/// What the `status` tool says about connected tabs: `dataset` and each of `refused` are
-/// already marked as data (they come from the page).
+/// What the `status` tool says about connected tabs: `dataset` and each name in `refused`
+/// (joined with commas) are already marked as data (they come from the page).
 #[must_use]
 pub fn status(
     tabs: usize,
     focused: usize,
     dataset: Option<&str>,
     stated: bool,
-    refused: &[String],
+    refused: &str,
 ) -> String {
     let connected = if tabs == 1 {
         "1 tab of the app is connected".to_owned()
@@ -209,7 +209,7 @@ pub fn status(
     } else {
         format!(
             "Its tool list is its own; the person's settings refuse {} (left out of the tool list): ask them to allow a tool in their tab if it is needed.",
-            refused.join(", ")
+            refused
         )
     };
     format!(

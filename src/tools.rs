@@ -1,11 +1,12 @@
 //! The tool list agents see: the focused tab's own tools with what the person's settings make
 //! of each, else the bundled catalogue; and the relay's own `status` tool, always listed.
 
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 use tabrelay_bundle::catalogue::Catalogue;
 use tabrelay_bundle::content::{self, quoted};
 use tabrelay_bundle::protocol::{Setting, ToolList};
 
+use crate::jsonrpc::object;
 use crate::pairing::admit::default_support;
 pub use crate::pairing::admit::{input_schema, known, param_header_mismatch, task_support};
 use crate::pairing::TabsStatus;
@@ -20,33 +21,36 @@ pub const SETTING_META: &str = "tabrelay/setting";
 /// stated none; with `status`; sorted by name so the order never depends on the tab.
 #[must_use]
 pub fn list(stated: Option<&ToolList>, catalogue: &Catalogue) -> Value {
-    let mut tools: Vec<Value> = match stated {
-        Some(list) => list
-            .tools()
-            .iter()
-            .filter_map(|t| {
-                let said = match t.setting {
-                    Setting::Asks => (sentences::SETTING_ASKS, "asks"),
-                    Setting::Runs => (sentences::SETTING_RUNS, "runs"),
-                    Setting::Refused => return None,
-                };
-                let mut definition = t.definition.clone();
-                if let Some(support) = default_support(t) {
-                    definition.insert("execution".into(), json!({"taskSupport": support.as_str()}));
-                }
-                Some(with_setting(definition, said))
-            })
-            .collect(),
-        None => catalogue.tools.iter().map(tabrelay_bundle::catalogue::Tool::mcp).collect(),
-    };
-    tools.push(status_tool());
     // Names are distinct (the list and the catalogue are checked, and `status` is reserved), so
     // a map by name sorts them (serde_json's map is ordered; a sort would add its own code).
     let mut by_name = Map::new();
-    for tool in tools {
+    let mut add = |tool: Value| {
         by_name.insert(name_of(&tool).to_owned(), tool);
+    };
+    match stated {
+        Some(list) => {
+            for t in list.tools() {
+                let said = match t.setting {
+                    Setting::Asks => (sentences::SETTING_ASKS, "asks"),
+                    Setting::Runs => (sentences::SETTING_RUNS, "runs"),
+                    Setting::Refused => continue,
+                };
+                let mut definition = t.definition.clone();
+                if let Some(support) = default_support(t) {
+                    let execution = object(&mut |o| o.text("taskSupport", support.as_str()));
+                    definition.insert("execution".into(), execution);
+                }
+                add(with_setting(definition, said));
+            }
+        }
+        None => {
+            for t in &catalogue.tools {
+                add(t.mcp());
+            }
+        }
     }
-    Value::Array(by_name.into_iter().map(|(_, t)| t).collect())
+    add(status_tool());
+    Value::Array(by_name.into_values().collect())
 }
 
 /// The relay's own tool: what the pairing's tabs are and which one calls go to (kept as JSON
@@ -69,7 +73,12 @@ pub fn status_tool() -> Value {
     let mut tool: Value =
         serde_json::from_slice(STATUS_TOOL_JSON.as_bytes()).unwrap_or(Value::Null);
     // It shows the view card (its address is the bundle's: the live check reads it too).
-    tool["_meta"] = json!({"ui": {"resourceUri": tabrelay_bundle::agent::VIEW_URI}});
+    let meta = object(&mut |o| {
+        let mut ui = o.nested("ui");
+        ui.text("resourceUri", tabrelay_bundle::agent::VIEW_URI);
+        ui.close();
+    });
+    crate::mcp::put(&mut tool, "_meta", meta);
     tool
 }
 
@@ -82,7 +91,13 @@ pub fn status_result(status: &TabsStatus, yours: &[String]) -> Value {
         None => sentences::STATUS_NO_TAB.to_owned(),
         Some(focused) => {
             let dataset = status.dataset.as_deref().map(quoted);
-            let refused: Vec<String> = status.refused.iter().map(|n| quoted(n)).collect();
+            let mut refused = String::new();
+            for name in &status.refused {
+                if !refused.is_empty() {
+                    refused.push_str(", ");
+                }
+                refused.push_str(&quoted(name));
+            }
             sentences::status(status.tabs, focused, dataset.as_deref(), status.stated, &refused)
         }
     };
@@ -90,7 +105,10 @@ pub fn status_result(status: &TabsStatus, yours: &[String]) -> Value {
         text.push('\n');
         text.push_str(sentence);
     }
-    json!({"content": [{"type": "text", "text": text}], "isError": false})
+    // A text result, as the bundle writes one, that is not an error.
+    let mut result = content::error_result(&text);
+    crate::mcp::put(&mut result, "isError", false.into());
+    result
 }
 
 /// A tool error for when the pairing could not say its status.
@@ -105,10 +123,7 @@ fn with_setting(mut definition: Map<String, Value>, (sentence, setting): (&str, 
         _ => sentence.to_owned(),
     };
     definition.insert("description".into(), Value::String(description));
-    let meta = definition.entry("_meta").or_insert_with(|| Value::Object(Map::new()));
-    if let Value::Object(meta) = meta {
-        meta.insert(SETTING_META.into(), Value::String(setting.into()));
-    }
+    crate::mcp::put_meta(&mut definition, SETTING_META, Value::String(setting.into()));
     Value::Object(definition)
 }
 
@@ -121,6 +136,7 @@ mod tests {
     use super::*;
     use crate::pairing::tasks::Support;
     use crate::pairing::Tab;
+    use serde_json::json;
     use tabrelay_bundle::protocol::STATUS_TOOL;
 
     fn stated(tools: &Value) -> ToolList {

@@ -5,12 +5,13 @@
 //! `input: {responses, state}`, exactly what a 2026-07-28 client's retry hands it.
 
 use base64::Engine as _;
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 
 use tabrelay_bundle::protocol::call_input;
 
 use super::session::Declared;
 use super::sse_event;
+use crate::jsonrpc::object;
 use crate::oauth::keys::{Keys, Purpose};
 
 /// One round of questions on a call's stream, waiting for the client's answers.
@@ -54,11 +55,11 @@ pub fn ask(
             Some(p @ Value::Object(_)) => p.clone(),
             _ => Value::Object(Map::new()),
         };
-        text.push_str(&sse_event(&json!({
-            "jsonrpc": "2.0",
-            "id": id,
-            "method": request.get("method").cloned().unwrap_or(Value::Null),
-            "params": params,
+        text.push_str(&sse_event(&object(&mut |o| {
+            o.text("jsonrpc", "2.0");
+            o.text("id", &id);
+            o.field("method", request.get("method").unwrap_or(&Value::Null));
+            o.field("params", &params);
         })));
         asked.push((id, key.clone()));
     }
@@ -90,6 +91,7 @@ impl Round {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     fn keys() -> Keys {
         Keys::new(&"k".repeat(32), None).unwrap()

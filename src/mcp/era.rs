@@ -3,9 +3,9 @@
 //! `initialize` first) or the stateless 2026-07-28 revision (every request carries its
 //! revision, its client's capabilities and routing headers).
 
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 
-use crate::jsonrpc::{ErrorCode, RpcError};
+use crate::jsonrpc::{object, ErrorCode, RpcError, Texts};
 
 /// The stateless revision.
 pub const STATELESS_VERSION: &str = "2026-07-28";
@@ -174,7 +174,10 @@ pub fn unsupported(requested: &str) -> Refused {
         RpcError {
             code: codes::UNSUPPORTED_VERSION,
             message: crate::sentences::unsupported_revision(&quote(requested)),
-            data: Some(json!({"supported": ALL_VERSIONS, "requested": requested})),
+            data: Some(object(&mut |o| {
+                o.field("supported", &Texts(&ALL_VERSIONS));
+                o.text("requested", requested);
+            })),
         },
     )
 }
@@ -192,6 +195,7 @@ pub fn quote(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     fn meta(version: &str) -> Map<String, Value> {
         let v = json!({"name": "x", "_meta": {

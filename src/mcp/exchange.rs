@@ -7,9 +7,7 @@
 //! carries out what it says (`src/shell/drive.rs`), so every rule here is tested natively, and
 //! with the real pairing in `tests` (the pair harness).
 
-use std::collections::VecDeque;
-
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 use tabrelay_bundle::catalogue::Catalogue;
 
 use super::{accepts_stream, batch, handle, resume, session, status_answer, tasks, tools_list};
@@ -296,11 +294,12 @@ pub struct Exchange<'a> {
     access: Option<Access>,
     /// The client takes a stream.
     stream: bool,
-    out: VecDeque<Output>,
+    /// What to do next, first first (a handful at most).
+    out: Vec<Output>,
     timers: TimerTable,
     job: Job,
     /// A batch's messages still to answer, and the answers so far.
-    batch: Option<(VecDeque<Vec<u8>>, Vec<Value>)>,
+    batch: Option<(std::vec::IntoIter<Vec<u8>>, Vec<Value>)>,
     opened: bool,
     /// How long the ask in flight may go without a line from the pairing ([`quiet_bound`]).
     quiet_ms: u64,
@@ -321,7 +320,7 @@ impl<'a> Exchange<'a> {
         let mut exchange = Self::new(headers, config, catalogue, origin, now_ms);
         if exchange.access.is_some() {
             exchange.job = Job::Body;
-            exchange.out.push_back(Output::ReadBody(http::body_cap("/")));
+            exchange.out.push(Output::ReadBody(http::body_cap("/")));
         }
         exchange
     }
@@ -355,7 +354,7 @@ impl<'a> Exchange<'a> {
         let last = h.last_event_id.as_deref().and_then(resume::read_event_id);
         let Some(resume::LastEvent { id, progress, number }) = last.filter(|_| declared.is_some())
         else {
-            exchange.out.push_back(Output::Respond(not_allowed()));
+            exchange.out.push(Output::Respond(not_allowed()));
             return exchange;
         };
         let request = request_key(&access.grant, &id);
@@ -380,7 +379,7 @@ impl<'a> Exchange<'a> {
             headers,
             access: None,
             stream,
-            out: VecDeque::new(),
+            out: Vec::new(),
             timers: TimerTable::default(),
             job: Job::Done,
             batch: None,
@@ -398,7 +397,7 @@ impl<'a> Exchange<'a> {
             presented.and_then(|t| token::verify(&config.keys, origin, t, now_ms).ok());
         if exchange.access.is_none() {
             let answer = unauthorized(origin, presented.is_some());
-            exchange.out.push_back(Output::Respond(answer));
+            exchange.out.push(Output::Respond(answer));
         }
         exchange
     }
@@ -411,7 +410,7 @@ impl<'a> Exchange<'a> {
 
     /// What to do next (None: wait for an input or [`Self::poll_timeout`]).
     pub fn poll_output(&mut self) -> Option<Output> {
-        self.out.pop_front()
+        (!self.out.is_empty()).then(|| self.out.remove(0))
     }
 
     /// When the exchange next needs [`Self::handle_timeout`] (None: only an input moves it).
@@ -447,7 +446,7 @@ impl<'a> Exchange<'a> {
             // A 2025-03-26 batch: each message answered in turn (calls as JSON), the answers
             // together.
             Batch::Many(items) => {
-                self.batch = Some((items.into(), Vec::new()));
+                self.batch = Some((items.into_iter(), Vec::new()));
                 self.next_in_batch(now_ms);
             }
         }
@@ -462,7 +461,7 @@ impl<'a> Exchange<'a> {
             Some(_) => self.timers.set(Timer::Pairing, now_ms + self.quiet_ms),
             None => self.timers.stop(Timer::Pairing),
         }
-        let no_grant = reply == Some(Reply::NoGrant);
+        let no_grant = matches!(reply, Some(Reply::NoGrant));
         match std::mem::take(&mut self.job) {
             Job::Check(_)
             | Job::Listing { .. }
@@ -493,7 +492,7 @@ impl<'a> Exchange<'a> {
                 self.listed(&id, &era, tools, answer);
             }
             Job::Cancel => self.settle(Settled::Accepted),
-            Job::Answer if reply == Some(Reply::Done) => self.settle(Settled::Accepted),
+            Job::Answer if matches!(reply, Some(Reply::Done)) => self.settle(Settled::Accepted),
             Job::Answer => {
                 let e = RpcError::new(ErrorCode::INVALID_REQUEST, sentences::NOT_ASKED);
                 self.settle(Settled::Json(400, jsonrpc::error(None, &e)));
@@ -519,7 +518,8 @@ impl<'a> Exchange<'a> {
                     }
                 }
             }
-            Job::Marking(starting) => match starting.state_used(reply == Some(Reply::Done)) {
+            Job::Marking(starting) => match starting.state_used(matches!(reply, Some(Reply::Done)))
+            {
                 Ok((request, call)) => self.call(request, call, now_ms),
                 Err(body) => self.settle(Settled::Json(200, body)),
             },
@@ -527,7 +527,7 @@ impl<'a> Exchange<'a> {
                 self.step_call(call, request, CallInput::of_reply(reply), now_ms)
             }
             Job::Resume { .. } if matches!(reply, Some(Reply::NotAsked) | None) => {
-                self.out.push_back(Output::Respond(not_allowed()));
+                self.out.push(Output::Respond(not_allowed()));
             }
             Job::Resume { id, progress, number } => {
                 let Some(access) = &self.access else { return };
@@ -665,7 +665,7 @@ impl<'a> Exchange<'a> {
     /// The next message of a batch, or the batch's answer once none is left.
     fn next_in_batch(&mut self, now_ms: u64) {
         let Some((items, answers)) = self.batch.as_mut() else { return };
-        match items.pop_front() {
+        match items.next() {
             Some(item) => self.start(&item, false, now_ms),
             None if answers.is_empty() => {
                 self.batch = None;
@@ -706,18 +706,18 @@ impl<'a> Exchange<'a> {
                 headers: vec![("mcp-session-id", id)],
             },
         };
-        self.out.push_back(Output::Respond(answer));
+        self.out.push(Output::Respond(answer));
     }
 
     fn respond(&mut self, status: u16, body: Body) {
         self.job = Job::Done;
-        self.out.push_back(Output::Respond(Answer { status, body, headers: Vec::new() }));
+        self.out.push(Output::Respond(Answer { status, body, headers: Vec::new() }));
     }
 
     fn ask(&mut self, request: Request) {
         self.quiet_ms = quiet_bound(&request);
         self.timers.set(Timer::Pairing, self.now_ms + self.quiet_ms);
-        self.out.push_back(Output::Ask(request));
+        self.out.push(Output::Ask(request));
     }
 
     /// Asks the pairing with a call; a client that takes a stream gets one if the answer does
@@ -804,7 +804,7 @@ impl<'a> Exchange<'a> {
             self.opened = true;
             self.timers.stop(Timer::FirstEvent);
             self.timers.set(Timer::KeepAlive, now_ms + KEEP_ALIVE_MS);
-            self.out.push_back(Output::Open);
+            self.out.push(Output::Open);
         }
     }
 
@@ -812,7 +812,7 @@ impl<'a> Exchange<'a> {
     fn send(&mut self, text: String, now_ms: u64) {
         self.open(now_ms);
         if !text.is_empty() {
-            self.out.push_back(Output::Send(text));
+            self.out.push(Output::Send(text));
             self.timers.set(Timer::KeepAlive, now_ms + KEEP_ALIVE_MS);
         }
     }
@@ -820,7 +820,7 @@ impl<'a> Exchange<'a> {
     fn end(&mut self) {
         self.timers = TimerTable::default();
         self.job = Job::Done;
-        self.out.push_back(Output::End);
+        self.out.push(Output::End);
     }
 }
 
@@ -839,7 +839,10 @@ fn quiet_bound(request: &Request) -> u64 {
 
 /// 401 with the header that tells a client where to authorize.
 fn unauthorized(origin: &str, token_presented: bool) -> Answer {
-    let body = json!({"error": "invalid_token", "error_description": sentences::TOKEN_INVALID});
+    let body = jsonrpc::object(&mut |o| {
+        o.text("error", "invalid_token");
+        o.text("error_description", sentences::TOKEN_INVALID);
+    });
     let challenge = metadata::www_authenticate(origin, token_presented);
     Answer { status: 401, body: Body::Json(body), headers: vec![("www-authenticate", challenge)] }
 }

@@ -4,14 +4,15 @@
 //! own state), and opens that state again when the client retries the call with its answers.
 
 use base64::Engine as _;
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 use tabrelay_bundle::protocol::{askable, call_input};
 
 use super::era::{codes, Era};
-use crate::jsonrpc::{ErrorCode, RpcError};
+use crate::jsonrpc::{object, ErrorCode, RpcError};
 use crate::limits::{MAX_STATE_BYTES, STATE_LIFETIME_MS};
 use crate::oauth::keys::{Keys, Purpose};
 use crate::sentences;
+use tabrelay_bundle::fields::Object;
 
 /// The call a state belongs to: its connection, tool and arguments.
 #[derive(Debug, Clone, Copy)]
@@ -26,7 +27,7 @@ pub struct CallIdentity<'a> {
 
 impl CallIdentity<'_> {
     fn digest(&self) -> String {
-        let args = self.args.to_string();
+        let args = serde_json::to_string(self.args).unwrap_or_default();
         let data = [self.grant.as_bytes(), b"\0", self.tool.as_bytes(), b"\0", args.as_bytes()];
         crate::crypto::sha256_hex(&data.concat())
     }
@@ -51,26 +52,30 @@ pub fn ask(
             RpcError {
                 code: codes::MISSING_CAPABILITY,
                 message: sentences::missing_capability(&names.join(", ")),
-                data: Some(json!({"requiredCapabilities": missing})),
+                data: Some(object(&mut |o| o.field("requiredCapabilities", &missing))),
             },
         ));
     }
-    let sealed = json!({
-        "c": call.digest(),
-        "e": now_ms + STATE_LIFETIME_MS,
-        "s": tab_state.cloned().unwrap_or(Value::Null),
-    })
-    .to_string();
+    let mut sealed = Vec::new();
+    let mut o = Object::open(&mut sealed);
+    o.text("c", &call.digest());
+    o.field("e", &(now_ms + STATE_LIFETIME_MS));
+    o.field("s", tab_state.unwrap_or(&Value::Null));
+    o.close();
     let b64 = base64::engine::general_purpose::URL_SAFE_NO_PAD;
-    let tag = b64.encode(keys.current.mac(Purpose::RequestState, sealed.as_bytes()));
-    let state = format!("{}.{tag}", b64.encode(sealed));
+    let tag = b64.encode(keys.current.mac(Purpose::RequestState, &sealed));
+    let state = format!("{}.{tag}", b64.encode(&sealed));
     if state.len() > MAX_STATE_BYTES {
         return Err((
             200,
             RpcError::new(ErrorCode::INTERNAL_ERROR, crate::sentences::STATE_TOO_LARGE),
         ));
     }
-    Ok(json!({"resultType": "input_required", "inputRequests": kept, "requestState": state}))
+    Ok(object(&mut |o| {
+        o.text("resultType", "input_required");
+        o.field("inputRequests", &kept);
+        o.text("requestState", &state);
+    }))
 }
 
 /// What a retried call carries back: the client's responses and the tab's state.
@@ -154,6 +159,7 @@ pub fn replayed() -> RpcError {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     fn keys() -> Keys {
         Keys::new(&"k".repeat(32), None).unwrap()

@@ -9,9 +9,9 @@
 //! (the revision lets the server choose then). The stateless revision declares no `logging` and
 //! sends none (its per-request `logLevel` is not read).
 
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 
-use crate::jsonrpc::{ErrorCode, RpcError};
+use crate::jsonrpc::{object, ErrorCode, RpcError};
 use crate::sentences;
 
 /// The levels of RFC 5424 as MCP names them, least severe first.
@@ -34,7 +34,7 @@ pub fn set_level(params: &Map<String, Value>) -> Result<Value, RpcError> {
     let invalid = |m: &str| RpcError::new(ErrorCode::INVALID_PARAMS, m);
     let level = params.get("level").and_then(Value::as_str);
     match level.map(|l| (l, rank(l))) {
-        Some((_, Some(r))) if Some(r) <= rank(LEVEL) => Ok(json!({})),
+        Some((_, Some(r))) if Some(r) <= rank(LEVEL) => Ok(Value::Object(Map::new())),
         Some((_, Some(_))) => Err(invalid(sentences::LOG_LEVEL_NOT_HELD)),
         _ => Err(invalid(sentences::LOG_LEVEL_UNKNOWN)),
     }
@@ -43,16 +43,21 @@ pub fn set_level(params: &Map<String, Value>) -> Result<Value, RpcError> {
 /// The log message saying `data` (a sentence of the relay's; a tab's words in it are quoted).
 #[must_use]
 pub fn message(data: &str) -> Value {
-    json!({
-        "jsonrpc": "2.0",
-        "method": "notifications/message",
-        "params": {"level": LEVEL, "logger": LOGGER, "data": data},
+    object(&mut |o| {
+        o.text("jsonrpc", "2.0");
+        o.text("method", "notifications/message");
+        let mut params = o.nested("params");
+        params.text("level", LEVEL);
+        params.text("logger", LOGGER);
+        params.text("data", data);
+        params.close();
     })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     fn level(l: Value) -> Result<Value, RpcError> {
         set_level(json!({ "level": l }).as_object().unwrap())

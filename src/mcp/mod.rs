@@ -12,13 +12,14 @@ pub mod session;
 pub mod tasks;
 pub mod view;
 
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 use tabrelay_bundle::content;
+use tabrelay_bundle::fields::Object;
 use tabrelay_bundle::protocol::{valid_tool_name, Outcome, INPUT_METHODS, STATUS_TOOL};
 
 pub use era::{Era, Headers, ALL_VERSIONS, SESSION_VERSIONS, STATELESS_VERSION};
 
-use crate::jsonrpc::{self, ErrorCode, Id, Message, RpcError};
+use crate::jsonrpc::{self, object, ErrorCode, Id, Message, Raw, RpcError, Texts};
 use crate::limits::{MAX_BATCH, MAX_BODY_BYTES, RESOURCES_TTL_MS, TOOLS_TTL_MS};
 use crate::oauth::keys::Keys;
 use crate::pairing::tasks::declared as takes_tasks;
@@ -130,22 +131,47 @@ pub fn accepts_stream(accept: Option<&str>) -> bool {
 /// One JSON-RPC message as a server-sent event.
 #[must_use]
 pub fn sse_event(message: &Value) -> String {
-    format!("event: message\ndata: {message}\n\n")
+    // serde_json's writer, not `Value`'s Display: that is a second copy of the serializer.
+    let json = serde_json::to_string(message).unwrap_or_default();
+    ["event: message\ndata: ", &json, "\n\n"].concat()
 }
 
 /// A progress notification carrying a sentence (the `progress` count grows with each).
 #[must_use]
 pub fn progress(token: &Value, count: u64, message: &str) -> Value {
-    json!({
-        "jsonrpc": "2.0",
-        "method": "notifications/progress",
-        "params": {"progressToken": token, "progress": count, "message": message},
+    object(&mut |o| {
+        o.text("jsonrpc", "2.0");
+        o.text("method", "notifications/progress");
+        let mut params = o.nested("params");
+        params.field("progressToken", token);
+        params.field("progress", &count);
+        params.text("message", message);
+        params.close();
     })
+}
+
+/// Whether a value can be a progress token: a string or a whole number.
+#[must_use]
+pub fn is_progress_token(value: &Value) -> bool {
+    match value {
+        Value::String(_) => true,
+        Value::Number(n) => !n.is_f64(),
+        _ => false,
+    }
 }
 
 /// The server's name and version.
 fn server_info() -> Value {
-    json!({"name": SERVER_NAME, "title": "Tabrelay", "version": env!("CARGO_PKG_VERSION")})
+    object(&mut |o| {
+        o.text("name", SERVER_NAME);
+        o.text("title", "Tabrelay");
+        o.text("version", env!("CARGO_PKG_VERSION"));
+    })
+}
+
+/// `_meta` saying who answered.
+fn answered_by() -> Value {
+    object(&mut |o| o.field(era::meta::SERVER_INFO, &server_info()))
 }
 
 /// A result as its revision shapes it: in 2026-07-28 it says it is complete and who
@@ -155,20 +181,41 @@ pub fn complete(era: &Era, mut result: Value) -> Value {
     if era.is_stateless() {
         if let Value::Object(r) = &mut result {
             r.insert("resultType".into(), "complete".into());
-            let meta = r.entry("_meta").or_insert_with(|| Value::Object(Map::new()));
-            if let Value::Object(m) = meta {
-                m.insert(era::meta::SERVER_INFO.into(), server_info());
-            }
+            put_meta(r, era::meta::SERVER_INFO, server_info());
         }
     }
     result
+}
+
+/// Sets `key` in `object` (a JSON object; anything else is left as it is), without `Value`'s
+/// `IndexMut` and the map entry code behind it.
+pub(crate) fn put(object: &mut Value, key: &str, value: Value) {
+    if let Value::Object(map) = object {
+        map.insert(key.into(), value);
+    }
+}
+
+/// Sets `key` in the `_meta` of the object `object` (made when it has none; a `_meta` that is
+/// not an object is left as it is).
+pub(crate) fn put_meta(object: &mut Map<String, Value>, key: &str, value: Value) {
+    match object.get_mut("_meta") {
+        Some(Value::Object(meta)) => {
+            meta.insert(key.into(), value);
+        }
+        Some(_) => {}
+        None => {
+            let mut meta = Map::new();
+            meta.insert(key.into(), value);
+            object.insert("_meta".into(), Value::Object(meta));
+        }
+    }
 }
 
 /// An `input_required` result (it says its own `resultType`) with who answered.
 #[must_use]
 pub fn complete_input(mut result: Value) -> Value {
     if let Value::Object(r) = &mut result {
-        r.insert("_meta".into(), json!({era::meta::SERVER_INFO: server_info()}));
+        r.insert("_meta".into(), answered_by());
     }
     result
 }
@@ -176,8 +223,8 @@ pub fn complete_input(mut result: Value) -> Value {
 /// A list or read result with how long, and for whom, a client may cache it (2026-07-28).
 fn cacheable(era: &Era, mut result: Value, ttl_ms: u64, public: bool) -> Value {
     if era.is_stateless() {
-        result["ttlMs"] = ttl_ms.into();
-        result["cacheScope"] = if public { "public" } else { "private" }.into();
+        put(&mut result, "ttlMs", ttl_ms.into());
+        put(&mut result, "cacheScope", if public { "public" } else { "private" }.into());
     }
     complete(era, result)
 }
@@ -185,34 +232,36 @@ fn cacheable(era: &Era, mut result: Value, ttl_ms: u64, public: bool) -> Value {
 /// The first message on a listen stream: which notifications it will carry.
 #[must_use]
 pub fn listen_acknowledged(id: &Id, tools: bool) -> Value {
-    let mut notifications = Map::new();
-    if tools {
-        notifications.insert("toolsListChanged".into(), true.into());
-    }
-    json!({
-        "jsonrpc": "2.0",
-        "method": "notifications/subscriptions/acknowledged",
-        "params": {"notifications": notifications, "_meta": {era::meta::SUBSCRIPTION_ID: id}},
+    let notifications = if tools { r#"{"toolsListChanged":true}"# } else { "{}" };
+    on_listen(id, "notifications/subscriptions/acknowledged", Some(notifications))
+}
+
+/// A notification on the listen stream `id` (with its `notifications` params, when given).
+fn on_listen(id: &Id, method: &str, notifications: Option<&str>) -> Value {
+    object(&mut |o| {
+        o.text("jsonrpc", "2.0");
+        o.text("method", method);
+        let mut params = o.nested("params");
+        if let Some(n) = notifications {
+            params.field("notifications", &Raw(n));
+        }
+        let mut meta = params.nested("_meta");
+        meta.field(era::meta::SUBSCRIPTION_ID, id);
+        meta.close();
+        params.close();
     })
 }
 
 /// The result that ends a listen stream (the pairing stopped listening).
 #[must_use]
 pub fn listen_ended(id: &Id) -> Value {
-    jsonrpc::result(
-        id,
-        json!({"resultType": "complete", "_meta": {era::meta::SERVER_INFO: server_info()}}),
-    )
+    jsonrpc::result(id, complete_input(object(&mut |o| o.text("resultType", "complete"))))
 }
 
 /// The notification on a listen stream that the tool list changed.
 #[must_use]
 pub fn tools_changed(id: &Id) -> Value {
-    json!({
-        "jsonrpc": "2.0",
-        "method": "notifications/tools/list_changed",
-        "params": {"_meta": {era::meta::SUBSCRIPTION_ID: id}},
-    })
+    on_listen(id, "notifications/tools/list_changed", None)
 }
 
 /// How a POST's body is to be read: one message, or a batch of them.
@@ -246,7 +295,7 @@ pub fn batch(body: &[u8], headers: &Headers<'_>) -> Batch {
     if items.is_empty() || items.len() > MAX_BATCH {
         return refuse(crate::sentences::batch_size(MAX_BATCH, items.len()));
     }
-    Batch::Many(items.iter().map(|v| v.to_string().into_bytes()).collect())
+    Batch::Many(items.iter().map(|v| serde_json::to_vec(v).unwrap_or_default()).collect())
 }
 
 /// Decides what to do with one POST to the endpoint, given its headers; `app_url` is where
@@ -296,7 +345,7 @@ pub fn handle(body: &[u8], headers: &Headers<'_>, app_url: &str) -> Reply {
                 declared: capabilities.map(session::Declared::of).unwrap_or_default(),
             }
         }
-        "ping" if !stateless => ok(&id, json!({})),
+        "ping" if !stateless => ok(&id, Value::Object(Map::new())),
         "logging/setLevel" if !stateless => match logging::set_level(params) {
             Ok(result) => ok(&id, result),
             Err(e) => failure(200, Some(&id), e),
@@ -309,7 +358,7 @@ pub fn handle(body: &[u8], headers: &Headers<'_>, app_url: &str) -> Reply {
                 let progress_token = params
                     .get("_meta")
                     .and_then(|m| m.get("progressToken"))
-                    .filter(|t| t.is_string() || t.is_i64() || t.is_u64())
+                    .filter(|t| is_progress_token(t))
                     .cloned();
                 let state = params.get("requestState");
                 let responses = params.get("inputResponses");
@@ -318,7 +367,7 @@ pub fn handle(body: &[u8], headers: &Headers<'_>, app_url: &str) -> Reply {
                     (None, None) => None,
                     (Some(Value::String(s)), r) => Some(Retry {
                         state: Some(s.clone()),
-                        responses: r.cloned().unwrap_or_else(|| json!({})),
+                        responses: r.cloned().unwrap_or_else(|| Value::Object(Map::new())),
                     }),
                     (None, Some(r)) => Some(Retry { state: None, responses: r.clone() }),
                     (Some(_), _) => {
@@ -353,22 +402,17 @@ pub fn handle(body: &[u8], headers: &Headers<'_>, app_url: &str) -> Reply {
             }
             Err(e) => failure(200, Some(&id), e),
         },
-        "resources/list" => ok(
-            &id,
-            cacheable(&era, json!({"resources": [view::listing()]}), RESOURCES_TTL_MS, true),
-        ),
+        "resources/list" => {
+            ok(&id, cacheable(&era, one("resources", view::listing()), RESOURCES_TTL_MS, true))
+        }
         "resources/templates/list" => {
-            ok(&id, cacheable(&era, json!({"resourceTemplates": []}), RESOURCES_TTL_MS, true))
+            let none = object(&mut |o| o.field("resourceTemplates", &Raw("[]")));
+            ok(&id, cacheable(&era, none, RESOURCES_TTL_MS, true))
         }
         "resources/read" => match params.get("uri").and_then(Value::as_str) {
             Some(view::VIEW_URI) => ok(
                 &id,
-                cacheable(
-                    &era,
-                    json!({"contents": [view::contents(app_url)]}),
-                    RESOURCES_TTL_MS,
-                    true,
-                ),
+                cacheable(&era, one("contents", view::contents(app_url)), RESOURCES_TTL_MS, true),
             ),
             Some(uri) => failure(
                 200,
@@ -376,7 +420,7 @@ pub fn handle(body: &[u8], headers: &Headers<'_>, app_url: &str) -> Reply {
                 RpcError {
                     code: ErrorCode::INVALID_PARAMS,
                     message: crate::sentences::no_such_resource(&quote(uri)),
-                    data: Some(json!({"uri": uri})),
+                    data: Some(object(&mut |o| o.text("uri", uri))),
                 },
             ),
             None => failure(
@@ -413,7 +457,8 @@ pub fn handle(body: &[u8], headers: &Headers<'_>, app_url: &str) -> Reply {
 /// [`tools::list`]).
 #[must_use]
 pub fn tools_list(id: &Id, era: &Era, tools: Value) -> Value {
-    jsonrpc::result(id, cacheable(era, json!({ "tools": tools }), TOOLS_TTL_MS, false))
+    let list = object(&mut |o| o.field("tools", &tools));
+    jsonrpc::result(id, cacheable(era, list, TOOLS_TTL_MS, false))
 }
 
 /// The JSON-RPC response to a `status` call with the pairing's result (see
@@ -483,35 +528,40 @@ pub fn call_failed(id: &Id, era: &Era, sentence: &str) -> Value {
     jsonrpc::result(id, complete(era, content::error_result(sentence)))
 }
 
-/// What the relay is, for `initialize`'s and `server/discover`'s results. Only 2026-07-28
+/// What the relay is, for `initialize`'s and `server/discover`'s results (written into `c`). Only 2026-07-28
 /// clients can hear that the tool list changed (`subscriptions/listen`); the session era has
 /// no stream to say it on.
-fn capabilities(stateless: bool) -> Value {
-    let mut c = json!({
-        "tools": {"listChanged": stateless},
-        "resources": {"listChanged": false},
-        "extensions": {"io.modelcontextprotocol/ui": {"mimeTypes": [view::VIEW_MIME]}},
-    });
+fn capabilities(mut c: Object<'_>, stateless: bool) {
+    let mut tools = c.nested("tools");
+    tools.field("listChanged", &stateless);
+    tools.close();
+    c.field("resources", &Raw(r#"{"listChanged":false}"#));
+    let mut extensions = c.nested("extensions");
+    let mut ui = extensions.nested("io.modelcontextprotocol/ui");
+    ui.field("mimeTypes", &Texts(&[view::VIEW_MIME]));
+    ui.close();
     if stateless {
         // A call that waits (for the person, most often) becomes a task the client polls.
-        c["extensions"][crate::pairing::tasks::EXTENSION] = json!({});
-    } else {
-        // 2025-11-25's experimental tasks: a call the client asks to be a task is one.
-        c["tasks"] = json!({"cancel": {}, "requests": {"tools": {"call": {}}}});
-        // What a tab says while it works goes as log messages too ([`logging`]).
-        c["logging"] = json!({});
+        extensions.field(crate::pairing::tasks::EXTENSION, &Raw("{}"));
     }
-    c
+    extensions.close();
+    if !stateless {
+        // 2025-11-25's experimental tasks: a call the client asks to be a task is one.
+        c.field("tasks", &Raw(r#"{"cancel":{},"requests":{"tools":{"call":{}}}}"#));
+        // What a tab says while it works goes as log messages too ([`logging`]).
+        c.field("logging", &Raw("{}"));
+    }
+    c.close();
 }
 
 fn discover() -> Value {
-    json!({
-        "supportedVersions": ALL_VERSIONS,
-        "capabilities": capabilities(true),
-        "serverInfo": server_info(),
-        "instructions": tabrelay_bundle::INSTRUCTIONS,
-        "ttlMs": RESOURCES_TTL_MS,
-        "cacheScope": "public",
+    object(&mut |o| {
+        o.field("supportedVersions", &Texts(&ALL_VERSIONS));
+        capabilities(o.nested("capabilities"), true);
+        o.field("serverInfo", &server_info());
+        o.text("instructions", tabrelay_bundle::INSTRUCTIONS);
+        o.field("ttlMs", &RESOURCES_TTL_MS);
+        o.text("cacheScope", "public");
     })
 }
 
@@ -521,11 +571,11 @@ fn initialize(params: &Map<String, Value>) -> Value {
         Some(v) if SESSION_VERSIONS.contains(&v) => v,
         _ => SESSION_VERSIONS[0],
     };
-    json!({
-        "protocolVersion": version,
-        "capabilities": capabilities(false),
-        "serverInfo": server_info(),
-        "instructions": tabrelay_bundle::INSTRUCTIONS,
+    object(&mut |o| {
+        o.text("protocolVersion", version);
+        capabilities(o.nested("capabilities"), false);
+        o.field("serverInfo", &server_info());
+        o.text("instructions", tabrelay_bundle::INSTRUCTIONS);
     })
 }
 
@@ -546,6 +596,12 @@ fn call_params(params: &Map<String, Value>) -> Result<(String, Value), RpcError>
     Ok((name.clone(), args))
 }
 
+/// A result whose field `key` lists just `item`.
+fn one(key: &str, item: Value) -> Value {
+    let items = vec![item];
+    object(&mut |o| o.field(key, &items))
+}
+
 fn ok(id: &Id, result: Value) -> Reply {
     Reply::Granted(jsonrpc::result(id, result))
 }
@@ -563,6 +619,7 @@ fn failure(status: u16, id: Option<&Id>, e: RpcError) -> Reply {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
     use tabrelay_bundle::catalogue::Catalogue;
 
     fn run(body: &str) -> Reply {

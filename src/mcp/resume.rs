@@ -12,6 +12,7 @@ use super::era::Headers;
 use super::session::Declared;
 use crate::jsonrpc::Id;
 use crate::limits::RESUME_RETRY_MS;
+use tabrelay_bundle::fields::Encode as _;
 
 /// The revision whose clients come back for a dropped stream (SEP-1699).
 pub const RESUMABLE_VERSION: &str = "2025-11-25";
@@ -37,11 +38,18 @@ impl EventIds {
     /// event its client saw).
     #[must_use]
     pub fn new(id: &Id, progress: Option<&Value>, next: u64) -> Self {
-        let json = match progress {
-            Some(token) => serde_json::to_string(&(id, token)),
-            None => serde_json::to_string(id),
+        // The id alone, or `[id, token]`.
+        let mut json = Vec::new();
+        match progress {
+            Some(token) => {
+                json.push(b'[');
+                id.write_json(&mut json);
+                json.push(b',');
+                token.write_json(&mut json);
+                json.push(b']');
+            }
+            None => id.write_json(&mut json),
         }
-        .unwrap_or_default();
         let token = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(json);
         Self { token, next, primed: false }
     }
@@ -90,9 +98,7 @@ pub fn read_event_id(last: &str) -> Option<LastEvent> {
     let value: Value = serde_json::from_slice(&json).ok()?;
     let (id, progress) = match value {
         Value::Array(pair) => match &pair[..] {
-            [id, token] if token.is_string() || token.is_i64() || token.is_u64() => {
-                (Id::of(id)?, Some(token.clone()))
-            }
+            [id, token] if super::is_progress_token(token) => (Id::of(id)?, Some(token.clone())),
             _ => return None,
         },
         id => (Id::of(&id)?, None),

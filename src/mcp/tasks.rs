@@ -5,15 +5,16 @@
 //! without their unit, and hand the result over with `tasks/result`. The task itself lives in
 //! the pairing ([`crate::pairing::tasks`]), which tells its typed view; it is rendered here.
 
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 
 use super::era::{codes, Era};
 use super::{complete, complete_input};
-use crate::jsonrpc::{self, ErrorCode, Id, RpcError};
+use crate::jsonrpc::{self, object, ErrorCode, Id, RpcError};
 use crate::limits::{TASK_POLL_INTERVAL_MS, TASK_TTL_MS};
 use crate::pairing::tasks::{declared, Status, View, EXTENSION};
 use crate::pairing::wire::{TaskOp, TaskReply};
 use crate::sentences;
+use tabrelay_bundle::fields::Object;
 
 /// A client's request about a task, as read.
 #[derive(Debug, Clone, PartialEq)]
@@ -80,7 +81,16 @@ pub fn read(
 /// What a client must declare to use tasks (`requiredCapabilities`).
 #[must_use]
 pub fn required() -> Value {
-    json!({"extensions": {EXTENSION: {}}})
+    object(&mut |o| {
+        let mut extensions = o.nested("extensions");
+        extensions.field(EXTENSION, &crate::jsonrpc::Raw("{}"));
+        extensions.close();
+    })
+}
+
+/// An error's data naming what a client must declare to use tasks.
+fn requires_tasks() -> Option<Value> {
+    Some(object(&mut |o| o.field("requiredCapabilities", &required())))
 }
 
 /// The refusal of a call of a tool that runs only as a task, to a client that takes none.
@@ -89,7 +99,7 @@ pub fn needs_tasks() -> RpcError {
     RpcError {
         code: codes::MISSING_CAPABILITY,
         message: sentences::TASK_REQUIRED.into(),
-        data: Some(json!({"requiredCapabilities": required()})),
+        data: requires_tasks(),
     }
 }
 
@@ -97,23 +107,22 @@ fn not_declared(method: &str) -> RpcError {
     RpcError {
         code: codes::MISSING_CAPABILITY,
         message: crate::sentences::tasks_not_declared(method, EXTENSION),
-        data: Some(json!({"requiredCapabilities": required()})),
+        data: requires_tasks(),
     }
 }
 
-/// The fields every shape of a task carries (2026-07-28's names).
-fn envelope(task: &View) -> Map<String, Value> {
-    let mut m = Map::new();
-    m.insert("taskId".into(), task.id.clone().into());
-    m.insert("status".into(), task.status.as_str().into());
-    m.insert("createdAt".into(), iso8601(task.created_ms).into());
-    m.insert("lastUpdatedAt".into(), iso8601(task.updated_ms).into());
-    m.insert("ttlMs".into(), TASK_TTL_MS.into());
-    m.insert("pollIntervalMs".into(), TASK_POLL_INTERVAL_MS.into());
+/// The fields every shape of a task carries, written into `o`: 2026-07-28's names, or
+/// (`legacy`) 2025-11-25's, whose times have no unit.
+fn envelope(o: &mut Object<'_>, task: &View, legacy: bool) {
+    o.text("taskId", &task.id);
+    o.text("status", task.status.as_str());
+    o.text("createdAt", &iso8601(task.created_ms));
+    o.text("lastUpdatedAt", &iso8601(task.updated_ms));
+    o.field(if legacy { "ttl" } else { "ttlMs" }, &TASK_TTL_MS);
+    o.field(if legacy { "pollInterval" } else { "pollIntervalMs" }, &TASK_POLL_INTERVAL_MS);
     if let Some(said) = &task.status_message {
-        m.insert("statusMessage".into(), said.clone().into());
+        o.text("statusMessage", said);
     }
-    m
 }
 
 /// The result of a `tools/call` that became a task, in the client's revision: 2026-07-28's
@@ -121,11 +130,12 @@ fn envelope(task: &View) -> Map<String, Value> {
 #[must_use]
 pub fn created(era: &Era, task: &View) -> Value {
     if era.is_stateless() {
-        let mut m = envelope(task);
-        m.insert("resultType".into(), "task".into());
-        complete_input(Value::Object(m))
+        complete_input(object(&mut |o| {
+            envelope(o, task, false);
+            o.text("resultType", "task");
+        }))
     } else {
-        json!({ "task": legacy(task) })
+        object(&mut |o| o.field("task", &legacy(task)))
     }
 }
 
@@ -133,36 +143,33 @@ pub fn created(era: &Era, task: &View) -> Value {
 /// the error once failed, the pending requests while input is required.
 #[must_use]
 pub fn detailed(task: View) -> Value {
-    let status = task.status;
-    let mut m = envelope(&task);
-    m.insert("resultType".into(), "complete".into());
-    let empty = || Value::Object(Map::new());
-    match status {
-        Status::Completed => {
-            m.insert("result".into(), task.result.unwrap_or_else(empty));
+    object(&mut |o| {
+        envelope(o, &task, false);
+        o.text("resultType", "complete");
+        let empty = Value::Object(Map::new());
+        match task.status {
+            Status::Completed => o.field("result", task.result.as_ref().unwrap_or(&empty)),
+            Status::Failed => match &task.error {
+                Some(e) => {
+                    let mut error = o.nested("error");
+                    error.field("code", &e.code);
+                    error.text("message", &e.message);
+                    error.close();
+                }
+                None => o.field("error", &empty),
+            },
+            Status::InputRequired => {
+                o.field("inputRequests", task.input_requests.as_ref().unwrap_or(&empty));
+            }
+            Status::Working | Status::Cancelled => {}
         }
-        Status::Failed => {
-            let error = task.error.map(|e| json!({"code": e.code, "message": e.message}));
-            m.insert("error".into(), error.unwrap_or_else(empty));
-        }
-        Status::InputRequired => {
-            m.insert("inputRequests".into(), task.input_requests.unwrap_or_else(empty));
-        }
-        Status::Working | Status::Cancelled => {}
-    }
-    Value::Object(m)
+    })
 }
 
 /// A task in the 2025-11-25 shape (`Task`): where it stands, no result, its times without
 /// their unit.
 fn legacy(task: &View) -> Value {
-    let mut m = envelope(task);
-    for (from, to) in [("ttlMs", "ttl"), ("pollIntervalMs", "pollInterval")] {
-        if let Some(v) = m.remove(from) {
-            m.insert(to.into(), v);
-        }
-    }
-    Value::Object(m)
+    object(&mut |o| envelope(o, task, true))
 }
 
 /// What to do after the pairing's answer to a tasks request.
@@ -199,7 +206,7 @@ pub fn answer(id: &Id, era: &Era, method: &Method, said: Option<TaskReply>) -> N
             return error(RpcError::new(ErrorCode::INVALID_PARAMS, sentence))
         }
         Some(TaskReply::Acknowledged) if era.is_stateless() => {
-            return Next::Answer(jsonrpc::result(id, complete(era, json!({}))))
+            return Next::Answer(jsonrpc::result(id, complete(era, Value::Object(Map::new()))))
         }
         Some(TaskReply::Acknowledged) => return Next::AskAgain(0),
         Some(TaskReply::Detailed(task)) => task,
@@ -213,8 +220,13 @@ pub fn answer(id: &Id, era: &Era, method: &Method, said: Option<TaskReply>) -> N
     }
     match task.status {
         Status::Completed => {
-            let mut result = task.result.unwrap_or_else(|| json!({}));
-            result["_meta"] = json!({"io.modelcontextprotocol/related-task": {"taskId": task.id}});
+            let mut result = task.result.unwrap_or_else(|| Value::Object(Map::new()));
+            let related = object(&mut |o| {
+                let mut task_meta = o.nested("io.modelcontextprotocol/related-task");
+                task_meta.text("taskId", &task.id);
+                task_meta.close();
+            });
+            super::put(&mut result, "_meta", related);
             Next::Answer(jsonrpc::result(id, result))
         }
         Status::Failed => {
@@ -258,6 +270,7 @@ pub fn iso8601(ms: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     fn modern(tasks: bool) -> Era {
         let mut capabilities = Map::new();

@@ -4,7 +4,9 @@
 //! It talks to nothing but its host (`postMessage`); its CSP allows no network at all.
 
 use crate::sentences::card;
-use serde_json::{json, Value};
+use serde_json::Value;
+
+use crate::jsonrpc::{object, Raw};
 
 // The card's address and type live in the bundle: the live check reads them too.
 pub use tabrelay_bundle::agent::{VIEW_MIME, VIEW_URI};
@@ -12,31 +14,31 @@ pub use tabrelay_bundle::agent::{VIEW_MIME, VIEW_URI};
 pub const REFRESH_TOOL: &str = "status";
 
 /// The card's `_meta`: no domain may be reached, no border asked.
-fn resource_meta() -> Value {
-    json!({"ui": {"csp": {"connectDomains": [], "resourceDomains": []}, "prefersBorder": true}})
-}
+const RESOURCE_META: Raw<'_> =
+    Raw(r#"{"ui":{"csp":{"connectDomains":[],"resourceDomains":[]},"prefersBorder":true}}"#);
 
 /// The card as `resources/list` names it.
 #[must_use]
 pub fn listing() -> Value {
-    json!({
-        "uri": VIEW_URI,
-        "name": "view",
-        "title": "Tabrelay view",
-        "description": crate::sentences::VIEW_DESCRIPTION,
-        "mimeType": VIEW_MIME,
-        "_meta": resource_meta(),
+    object(&mut |o| {
+        o.text("uri", VIEW_URI);
+        o.text("name", "view");
+        o.text("title", "Tabrelay view");
+        o.text("description", crate::sentences::VIEW_DESCRIPTION);
+        o.text("mimeType", VIEW_MIME);
+        o.field("_meta", &RESOURCE_META);
     })
 }
 
 /// The card as `resources/read` answers it; `app_url` is where Open in the app goes.
 #[must_use]
 pub fn contents(app_url: &str) -> Value {
-    json!({
-        "uri": VIEW_URI,
-        "mimeType": VIEW_MIME,
-        "text": html(app_url),
-        "_meta": resource_meta(),
+    let text = html(app_url);
+    object(&mut |o| {
+        o.text("uri", VIEW_URI);
+        o.text("mimeType", VIEW_MIME);
+        o.text("text", &text);
+        o.field("_meta", &RESOURCE_META);
     })
 }
 
@@ -118,6 +120,7 @@ button{{font:inherit;margin-right:8px;padding:4px 10px}}
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn the_cards_sentences_fit_its_script() {

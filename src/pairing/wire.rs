@@ -241,7 +241,10 @@ pub struct TaskTerms {
 /// one connection can never cancel another's call.
 #[must_use]
 pub fn request_key(connection: &str, id: &crate::jsonrpc::Id) -> String {
-    format!("{connection} {}", serde_json::to_string(id).unwrap_or_default())
+    let mut key = connection.to_owned();
+    key.push(' ');
+    key.push_str(&tabrelay_bundle::fields::json_text(id));
+    key
 }
 
 /// The connection whose request key `request` is ([`request_key`]).
