@@ -644,7 +644,7 @@ macro_rules! codec {
         }
         impl $crate::fields::Flat for $ty {
             fn from_fields(f: &mut $crate::fields::Fields) -> Option<Self> {
-                Some($crate::codec!(@read f, [Self], $($body)*))
+                $crate::codec!(@read f, [Self], $($body)*)
             }
             #[allow(clippy::partialeq_to_none, clippy::bool_comparison)]
             fn write_fields(&self, o: &mut $crate::fields::Object<'_>) {
@@ -723,31 +723,38 @@ macro_rules! codec {
             }
         }
     };
-    // Reading: the fields of a struct or a variant, into `$path { … }`.
-    (@read $f:ident, [$($path:tt)*], $($field:ident $(= $key:literal)? $(else $fallback:literal)? $(as $flat:ident)? $(or $default:expr)?),* $(,)?) => {
-        $($path)* { $($field: $crate::codec!(@take $f, $field $(= $key)? $(else $fallback)? $(as $flat)? $(or $default)?)),* }
-    };
+    // Reading: the fields of a struct or a variant, into `Some($path { … })`. Every field is
+    // read first, then all are checked at once: one drop of what was read when one is missing
+    // (rather than an early return after each field, each dropping the fields before it).
+    (@read $f:ident, [$($path:tt)*], $($field:ident $(= $key:literal)? $(else $fallback:literal)? $(as $flat:ident)? $(or $default:expr)?),* $(,)?) => {{
+        $( let $field = $crate::codec!(@take $f, $field $(= $key)? $(else $fallback)? $(as $flat)? $(or $default)?); )*
+        if $($field.is_some())&&* {
+            Some($($path)* { $($field: $field?),* })
+        } else {
+            None
+        }
+    }};
     (@take $f:ident, $field:ident) => {
-        $crate::fields::Take::take($f, stringify!($field))?
+        $crate::fields::Take::take($f, stringify!($field))
     };
     (@take $f:ident, $field:ident = $key:literal) => {
-        $crate::fields::Take::take($f, $key)?
+        $crate::fields::Take::take($f, $key)
     };
     (@take $f:ident, $field:ident else $fallback:literal) => {
         if $f.has(stringify!($field)) {
-            $crate::fields::Take::take($f, stringify!($field))?
+            $crate::fields::Take::take($f, stringify!($field))
         } else {
-            $crate::fields::Take::take($f, $fallback)?
+            $crate::fields::Take::take($f, $fallback)
         }
     };
     (@take $f:ident, $field:ident as flat) => {
-        $crate::fields::Flat::from_fields($f)?
+        $crate::fields::Flat::from_fields($f)
     };
     (@take $f:ident, $field:ident $(= $key:literal)? or $default:expr) => {
         if $f.has($crate::codec!(@key $field $(= $key)?)) {
-            $crate::fields::Take::take($f, $crate::codec!(@key $field $(= $key)?))?
+            $crate::fields::Take::take($f, $crate::codec!(@key $field $(= $key)?))
         } else {
-            $default
+            Some($default)
         }
     };
     (@key $field:ident) => { stringify!($field) };
@@ -786,7 +793,7 @@ macro_rules! codec {
     };
     (@variant $inner:ident, $variant:ident { $($body:tt)* }) => {{
         let f = &mut $crate::fields::Fields::of($inner?)?;
-        Some($crate::codec!(@read f, [Self::$variant], $($body)*))
+        $crate::codec!(@read f, [Self::$variant], $($body)*)
     }};
     (@external $me:ident, $out:ident, $tag:literal, $variant:ident) => {
         $crate::fields::Encode::write_json($tag, $out)
@@ -818,7 +825,7 @@ macro_rules! codec {
         <$one as $crate::fields::Flat>::from_fields($f).map(Self::$variant)
     };
     (@tagged $f:ident, $variant:ident { $($body:tt)* }) => {
-        Some($crate::codec!(@read $f, [Self::$variant], $($body)*))
+        $crate::codec!(@read $f, [Self::$variant], $($body)*)
     };
     (@internal $me:ident, $o:ident, $variant:ident) => { () };
     (@internal $me:ident, $o:ident, $variant:ident ($one:ty)) => {
