@@ -446,27 +446,29 @@ impl<T: Flat> Encode for T {
     }
 }
 
-/// A JSON object being written: `{`, then each field, then [`Object::close`].
+/// A JSON object being written: `{`, then each field, then [`Object::close`]. Only the
+/// text it writes into: a field follows `{` or a value, and a value never ends with `{`, so
+/// the last byte says whether a comma comes first (a pointer alone, passed and returned as
+/// one).
 pub struct Object<'a> {
     out: &'a mut Vec<u8>,
-    first: bool,
 }
 
 impl<'a> Object<'a> {
     /// Opens an object at the end of `out`.
+    #[inline(never)]
     pub fn open(out: &'a mut Vec<u8>) -> Self {
         out.push(b'{');
-        Self { out, first: true }
+        Self { out }
     }
 
     /// Writes a field's key (the value follows): a name the code declares, which needs no
     /// escape. Not inlined: one copy serves every field.
     #[inline(never)]
     fn key(&mut self, key: &str) {
-        if !self.first {
+        if self.out.last() != Some(&b'{') {
             self.out.push(b',');
         }
-        self.first = false;
         self.out.push(b'"');
         self.out.extend_from_slice(key.as_bytes());
         self.out.extend_from_slice(b"\":");
@@ -491,6 +493,7 @@ impl<'a> Object<'a> {
     }
 
     /// Ends the object.
+    #[inline(never)]
     pub fn close(self) {
         self.out.push(b'}');
     }
