@@ -160,7 +160,7 @@ impl Answer {
     /// A JSON value.
     #[must_use]
     pub fn json(status: u16, body: &Value) -> Self {
-        Self::json_text(status, body.to_string().into_bytes())
+        Self::json_text(status, tabrelay_bundle::fields::Encode::to_json(body))
     }
 
     /// A sentence as plain text, with no header at all.

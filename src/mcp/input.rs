@@ -26,7 +26,7 @@ pub struct CallIdentity<'a> {
 
 impl CallIdentity<'_> {
     fn digest(&self) -> String {
-        let args = self.args.to_string();
+        let args = tabrelay_bundle::fields::json_text(self.args);
         let data = [self.grant.as_bytes(), b"\0", self.tool.as_bytes(), b"\0", args.as_bytes()];
         crate::crypto::sha256_hex(&data.concat())
     }
@@ -55,12 +55,11 @@ pub fn ask(
             },
         ));
     }
-    let sealed = json!({
+    let sealed = tabrelay_bundle::fields::json_text(&json!({
         "c": call.digest(),
         "e": now_ms + STATE_LIFETIME_MS,
         "s": tab_state.cloned().unwrap_or(Value::Null),
-    })
-    .to_string();
+    }));
     let b64 = base64::engine::general_purpose::URL_SAFE_NO_PAD;
     let tag = b64.encode(keys.current.mac(Purpose::RequestState, sealed.as_bytes()));
     let state = format!("{}.{tag}", b64.encode(sealed));

@@ -130,7 +130,7 @@ pub fn accepts_stream(accept: Option<&str>) -> bool {
 /// One JSON-RPC message as a server-sent event.
 #[must_use]
 pub fn sse_event(message: &Value) -> String {
-    format!("event: message\ndata: {message}\n\n")
+    format!("event: message\ndata: {}\n\n", tabrelay_bundle::fields::json_text(message))
 }
 
 /// A progress notification carrying a sentence (the `progress` count grows with each).
@@ -246,7 +246,7 @@ pub fn batch(body: &[u8], headers: &Headers<'_>) -> Batch {
     if items.is_empty() || items.len() > MAX_BATCH {
         return refuse(crate::sentences::batch_size(MAX_BATCH, items.len()));
     }
-    Batch::Many(items.iter().map(|v| v.to_string().into_bytes()).collect())
+    Batch::Many(items.iter().map(tabrelay_bundle::fields::Encode::to_json).collect())
 }
 
 /// Decides what to do with one POST to the endpoint, given its headers; `app_url` is where
