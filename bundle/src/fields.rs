@@ -497,6 +497,24 @@ impl<'a> Object<'a> {
     pub fn close(self) {
         self.out.push(b'}');
     }
+
+    /// Opens `{"tag":{`, the fields of a variant written `{"tag": {…}}` ([`codec!`](crate::codec)),
+    /// ended by [`Object::close_variant`]: one call for what `open` and `nested` write.
+    #[doc(hidden)]
+    #[inline(never)]
+    pub fn open_variant(out: &'a mut Vec<u8>, tag: &str) -> Self {
+        let mut o = Object::open(out);
+        o.key(tag);
+        o.out.push(b'{');
+        o
+    }
+
+    /// Ends what [`Object::open_variant`] opened.
+    #[doc(hidden)]
+    #[inline(never)]
+    pub fn close_variant(self) {
+        self.out.extend_from_slice(b"}}");
+    }
 }
 
 impl Encode for str {
@@ -810,14 +828,12 @@ macro_rules! codec {
     };
     (@external $me:ident, $out:ident, $tag:literal, $variant:ident { $($body:tt)* }) => {
         if let $crate::codec!(@names [Self::$variant], $($body)*) = $me {
-            let mut o = $crate::fields::Object::open($out);
-            let mut i = o.nested($tag);
+            let mut i = $crate::fields::Object::open_variant($out, $tag);
             {
                 let i = &mut i;
                 $crate::codec!(@write i, $($body)*);
             }
-            i.close();
-            o.close();
+            i.close_variant();
         }
     };
     // A variant tagged by a field: from the rest of the object, and its fields after the tag.
