@@ -462,7 +462,7 @@ impl<'a> Exchange<'a> {
             Some(_) => self.timers.set(Timer::Pairing, now_ms + self.quiet_ms),
             None => self.timers.stop(Timer::Pairing),
         }
-        let no_grant = reply == Some(Reply::NoGrant);
+        let no_grant = matches!(reply, Some(Reply::NoGrant));
         match std::mem::take(&mut self.job) {
             Job::Check(_)
             | Job::Listing { .. }
@@ -493,7 +493,7 @@ impl<'a> Exchange<'a> {
                 self.listed(&id, &era, tools, answer);
             }
             Job::Cancel => self.settle(Settled::Accepted),
-            Job::Answer if reply == Some(Reply::Done) => self.settle(Settled::Accepted),
+            Job::Answer if matches!(reply, Some(Reply::Done)) => self.settle(Settled::Accepted),
             Job::Answer => {
                 let e = RpcError::new(ErrorCode::INVALID_REQUEST, sentences::NOT_ASKED);
                 self.settle(Settled::Json(400, jsonrpc::error(None, &e)));
@@ -519,7 +519,7 @@ impl<'a> Exchange<'a> {
                     }
                 }
             }
-            Job::Marking(starting) => match starting.state_used(reply == Some(Reply::Done)) {
+            Job::Marking(starting) => match starting.state_used(matches!(reply, Some(Reply::Done))) {
                 Ok((request, call)) => self.call(request, call, now_ms),
                 Err(body) => self.settle(Settled::Json(200, body)),
             },
