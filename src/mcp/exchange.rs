@@ -519,7 +519,8 @@ impl<'a> Exchange<'a> {
                     }
                 }
             }
-            Job::Marking(starting) => match starting.state_used(matches!(reply, Some(Reply::Done))) {
+            Job::Marking(starting) => match starting.state_used(matches!(reply, Some(Reply::Done)))
+            {
                 Ok((request, call)) => self.call(request, call, now_ms),
                 Err(body) => self.settle(Settled::Json(200, body)),
             },
