@@ -32,6 +32,14 @@ impl Fields {
         }
     }
 
+    /// The fields of a variant's value (`{"name": {…}}`), when it has one and it is an object.
+    #[doc(hidden)]
+    #[must_use]
+    #[inline(never)]
+    pub fn of_variant(value: Option<Value>) -> Option<Self> {
+        Self::of(value?)
+    }
+
     /// Whether the field is there (null or not).
     #[must_use]
     pub fn has(&self, key: &str) -> bool {
@@ -813,7 +821,7 @@ macro_rules! codec {
         <$one as $crate::fields::Whole>::whole($inner?).map(Self::$variant)
     };
     (@variant $inner:ident, $variant:ident { $($body:tt)* }) => {{
-        let f = &mut $crate::fields::Fields::of($inner?)?;
+        let f = &mut $crate::fields::Fields::of_variant($inner)?;
         $crate::codec!(@read f, [Self::$variant], $($body)*)
     }};
     (@external $me:ident, $out:ident, $tag:literal, $variant:ident) => {
