@@ -286,6 +286,15 @@ impl<T: FromValue> Whole for T {
     }
 }
 
+/// Whether a variant's value is missing: a variant written as its bare name (`"name"`).
+/// Takes the value, so one copy drops it.
+#[doc(hidden)]
+#[must_use]
+#[inline(never)]
+pub fn bare(value: Option<Value>) -> bool {
+    value.is_none()
+}
+
 /// The name of an enum's variant written `"name"` or `{"name": value}` and its value (None
 /// for a bare name).
 #[must_use]
@@ -815,7 +824,7 @@ macro_rules! codec {
     (@any $variant:ident { $($body:tt)* }) => { Self::$variant { .. } };
     // An externally tagged variant: from its value, and written `"name"` or `{"name": …}`.
     (@variant $inner:ident, $variant:ident) => {
-        $inner.is_none().then_some(Self::$variant)
+        $crate::fields::bare($inner).then_some(Self::$variant)
     };
     (@variant $inner:ident, $variant:ident ($one:ty)) => {
         <$one as $crate::fields::Whole>::whole($inner?).map(Self::$variant)
