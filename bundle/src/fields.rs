@@ -269,6 +269,12 @@ impl<T: Take> Take for Option<T> {
 pub trait Whole: Sized {
     /// The value as this type, when it is one.
     fn whole(value: Value) -> Option<Self>;
+
+    /// A variant's value (`{"name": value}`) as this type, when it has one and it is one.
+    #[doc(hidden)]
+    fn whole_variant(value: Option<Value>) -> Option<Self> {
+        Self::whole(value?)
+    }
 }
 
 impl Whole for String {
@@ -827,7 +833,7 @@ macro_rules! codec {
         $crate::fields::bare($inner).then_some(Self::$variant)
     };
     (@variant $inner:ident, $variant:ident ($one:ty)) => {
-        <$one as $crate::fields::Whole>::whole($inner?).map(Self::$variant)
+        <$one as $crate::fields::Whole>::whole_variant($inner).map(Self::$variant)
     };
     (@variant $inner:ident, $variant:ident { $($body:tt)* }) => {{
         let f = &mut $crate::fields::Fields::of_variant($inner)?;
