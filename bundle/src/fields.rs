@@ -40,6 +40,15 @@ impl Fields {
         Self::of(value?)
     }
 
+    /// Which of `tags` the string field `key` names (its place in `tags`): how a
+    /// [`codec!`](crate::codec) enum tagged by a field finds its variant.
+    #[doc(hidden)]
+    #[inline(never)]
+    pub fn tag(&mut self, key: &str, tags: &[&str]) -> Option<usize> {
+        let name = self.string(key)?;
+        tags.iter().position(|tag| *tag == name)
+    }
+
     /// Whether the field is there (null or not).
     #[must_use]
     pub fn has(&self, key: &str) -> bool {
@@ -290,6 +299,17 @@ impl<T: FromValue> Whole for T {
     fn whole(value: Value) -> Option<Self> {
         T::from_value(value)
     }
+}
+
+/// Which of `tags` a value written `"name"` or `{"name": value}` names (its place in
+/// `tags`), and its value: how a [`codec!`](crate::codec) enum finds its variant, one copy for
+/// every enum.
+#[doc(hidden)]
+#[must_use]
+#[inline(never)]
+pub fn variant(value: Value, tags: &[&str]) -> Option<(usize, Option<Value>)> {
+    let (name, inner) = tagged(value)?;
+    Some((tags.iter().position(|tag| *tag == name)?, inner))
 }
 
 /// Whether a variant's value is missing: a variant written as its bare name (`"name"`).
@@ -713,12 +733,15 @@ macro_rules! codec {
     ($ty:ident, $what:literal, enum { $($tag:literal => $variant:ident $(($one:ty))? $({ $($body:tt)* })?),* $(,)? }) => {
         impl $crate::fields::FromValue for $ty {
             const WHAT: &'static str = $what;
+            #[allow(unused_assignments)]
             fn from_value(value: serde_json::Value) -> Option<Self> {
-                let (name, inner) = $crate::fields::tagged(value)?;
+                let (which, inner) = $crate::fields::variant(value, &[$($tag),*])?;
+                let mut at = 0;
                 $(
-                    if name == $tag {
+                    if which == at {
                         return $crate::codec!(@variant inner, $variant $(($one))? $({ $($body)* })?);
                     }
+                    at += 1;
                 )*
                 None
             }
@@ -744,12 +767,15 @@ macro_rules! codec {
             }
         }
         impl $crate::fields::Flat for $ty {
+            #[allow(unused_assignments)]
             fn from_fields(f: &mut $crate::fields::Fields) -> Option<Self> {
-                let name = f.string($key)?;
+                let which = f.tag($key, &[$($tag),*])?;
+                let mut at = 0;
                 $(
-                    if name == $tag {
+                    if which == at {
                         return $crate::codec!(@tagged f, $variant $(($one))? $({ $($body)* })?);
                     }
+                    at += 1;
                 )*
                 None
             }
