@@ -856,7 +856,7 @@ macro_rules! codec {
     (@any $variant:ident { $($body:tt)* }) => { Self::$variant { .. } };
     // An externally tagged variant: from its value, and written `"name"` or `{"name": …}`.
     (@variant $inner:ident, $variant:ident) => {
-        $crate::fields::bare($inner).then_some(Self::$variant)
+        if $crate::fields::bare($inner) { Some(Self::$variant) } else { None }
     };
     (@variant $inner:ident, $variant:ident ($one:ty)) => {
         <$one as $crate::fields::Whole>::whole_variant($inner).map(Self::$variant)
