@@ -49,6 +49,17 @@ impl Fields {
         tags.iter().position(|tag| *tag == name)
     }
 
+    /// Whether the field is missing or null (then taken): an `Option` field's None, checked
+    /// by one copy for every type.
+    #[inline(never)]
+    fn absent(&mut self, key: &str) -> bool {
+        match self.0.get(key) {
+            None => true,
+            Some(Value::Null) => self.0.remove(key).is_some(),
+            Some(_) => false,
+        }
+    }
+
     /// Whether the field is there (null or not).
     #[must_use]
     pub fn has(&self, key: &str) -> bool {
@@ -263,12 +274,10 @@ impl<T: FromValue> Take for T {
 
 impl<T: Take> Take for Option<T> {
     fn take(f: &mut Fields, key: &str) -> Option<Self> {
-        match f.0.get(key) {
-            None | Some(Value::Null) => {
-                f.0.remove(key);
-                Some(None)
-            }
-            Some(_) => T::take(f, key).map(Some),
+        if f.absent(key) {
+            Some(None)
+        } else {
+            T::take(f, key).map(Some)
         }
     }
 }
