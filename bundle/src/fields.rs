@@ -259,10 +259,13 @@ impl Take for (String, u64) {
 
 impl<T: FromValue> Take for Vec<T> {
     fn take(f: &mut Fields, key: &str) -> Option<Self> {
-        match f.0.remove(key) {
-            Some(Value::Array(items)) => items.into_iter().map(T::from_value).collect(),
-            _ => None,
+        let Some(Value::Array(items)) = f.0.remove(key) else { return None };
+        // A loop, not `collect` into an `Option`: less code for each type.
+        let mut list = Vec::with_capacity(items.len());
+        for item in items {
+            list.push(T::from_value(item)?);
         }
+        Some(list)
     }
 }
 
