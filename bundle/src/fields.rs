@@ -90,16 +90,13 @@ impl Fields {
 
     /// A field of strings.
     pub fn strings(&mut self, key: &str) -> Option<Vec<String>> {
-        match self.0.remove(key) {
-            Some(Value::Array(items)) => items
-                .into_iter()
-                .map(|v| match v {
-                    Value::String(s) => Some(s),
-                    _ => None,
-                })
-                .collect(),
-            _ => None,
+        let Some(Value::Array(items)) = self.0.remove(key) else { return None };
+        let mut list = Vec::with_capacity(items.len());
+        for item in items {
+            let Value::String(s) = item else { return None };
+            list.push(s);
         }
+        Some(list)
     }
 
     /// A field of strings that may be missing or null (the outer None: of another type).
@@ -237,10 +234,12 @@ impl Take for Vec<String> {
 
 impl Take for Vec<u64> {
     fn take(f: &mut Fields, key: &str) -> Option<Self> {
-        match f.0.remove(key) {
-            Some(Value::Array(items)) => items.iter().map(Value::as_u64).collect(),
-            _ => None,
+        let Some(Value::Array(items)) = f.0.remove(key) else { return None };
+        let mut list = Vec::with_capacity(items.len());
+        for item in &items {
+            list.push(item.as_u64()?);
         }
+        Some(list)
     }
 }
 
