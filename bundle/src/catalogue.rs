@@ -147,21 +147,19 @@ impl Catalogue {
         let Some(Value::Array(items)) = f.value("tools") else {
             return Err(malformed("`tools` must be a list"));
         };
-        let tools = items
-            .into_iter()
-            .enumerate()
-            .map(|(i, item)| {
-                Tool::read(item).ok_or_else(|| {
-                    CatalogueError::Malformed(alloc::format!(
-                        "tool {i} needs a string `name`, `title` and `description`, a `safety` \
-                         of read, change or destructive, an `input` schema, and a `data` of \
-                         cells or summaries if any; a summaries tool, and no other, needs \
-                         `summaries_only`: a `result` list of paths such as `groups[].mean` \
-                         and `errors` of as_said or withheld"
-                    ))
-                })
-            })
-            .collect::<Result<Vec<Tool>, CatalogueError>>()?;
+        let mut tools = Vec::with_capacity(items.len());
+        for (i, item) in items.into_iter().enumerate() {
+            let tool = Tool::read(item).ok_or_else(|| {
+                CatalogueError::Malformed(alloc::format!(
+                    "tool {i} needs a string `name`, `title` and `description`, a `safety` \
+                     of read, change or destructive, an `input` schema, and a `data` of \
+                     cells or summaries if any; a summaries tool, and no other, needs \
+                     `summaries_only`: a `result` list of paths such as `groups[].mean` \
+                     and `errors` of as_said or withheld"
+                ))
+            })?;
+            tools.push(tool);
+        }
         Ok(Self { app, resource_prefix, tools })
     }
 
