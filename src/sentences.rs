@@ -209,7 +209,7 @@ pub fn status(
     } else {
         format!(
             "Its tool list is its own; the person's settings refuse {} (left out of the tool list): ask them to allow a tool in their tab if it is needed.",
-            refused.join(", ")
+            refused.iter().map(String::as_str).collect::<Vec<_>>().join(", ")
         )
     };
     format!(
