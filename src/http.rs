@@ -165,7 +165,7 @@ impl Answer {
     /// A JSON value.
     #[must_use]
     pub fn json(status: u16, body: &Value) -> Self {
-        Self::json_text(status, serde_json::to_vec(body).unwrap_or_default())
+        Self::json_text(status, tabrelay_bundle::fields::Encode::to_json(body))
     }
 
     /// A sentence as plain text, with no header at all.

@@ -131,7 +131,9 @@ impl Catalogue {
     /// Never at run time for a build whose tests passed: `bundled_catalogue_is_valid` checks it.
     #[must_use]
     pub fn bundled() -> Self {
-        Self::parse(crate::CATALOGUE_JSON).expect("the bundled catalogue is checked by its tests")
+        // Not `expect`: the error's `Debug` would be linked for a panic that cannot happen.
+        Self::parse(crate::CATALOGUE_JSON)
+            .unwrap_or_else(|_| panic!("the bundled catalogue is checked by its tests"))
     }
 
     /// The catalogue's fields, read (not yet checked).
@@ -145,21 +147,19 @@ impl Catalogue {
         let Some(Value::Array(items)) = f.value("tools") else {
             return Err(malformed("`tools` must be a list"));
         };
-        let tools = items
-            .into_iter()
-            .enumerate()
-            .map(|(i, item)| {
-                Tool::read(item).ok_or_else(|| {
-                    CatalogueError::Malformed(alloc::format!(
-                        "tool {i} needs a string `name`, `title` and `description`, a `safety` \
-                         of read, change or destructive, an `input` schema, and a `data` of \
-                         cells or summaries if any; a summaries tool, and no other, needs \
-                         `summaries_only`: a `result` list of paths such as `groups[].mean` \
-                         and `errors` of as_said or withheld"
-                    ))
-                })
-            })
-            .collect::<Result<Vec<Tool>, CatalogueError>>()?;
+        let mut tools = Vec::with_capacity(items.len());
+        for (i, item) in items.into_iter().enumerate() {
+            let tool = Tool::read(item).ok_or_else(|| {
+                CatalogueError::Malformed(alloc::format!(
+                    "tool {i} needs a string `name`, `title` and `description`, a `safety` \
+                     of read, change or destructive, an `input` schema, and a `data` of \
+                     cells or summaries if any; a summaries tool, and no other, needs \
+                     `summaries_only`: a `result` list of paths such as `groups[].mean` \
+                     and `errors` of as_said or withheld"
+                ))
+            })?;
+            tools.push(tool);
+        }
         Ok(Self { app, resource_prefix, tools })
     }
 

@@ -104,7 +104,11 @@ pub fn tool_result(outcome: &Outcome) -> Value {
             content.extend(picture);
             content.extend(sound);
             content.extend(document);
-            json!({"content": content, "isError": false})
+            // The list put in as it is (`json!` would copy it through a serializer).
+            let mut result = serde_json::Map::new();
+            result.insert("content".into(), Value::Array(content));
+            result.insert("isError".into(), Value::Bool(false));
+            Value::Object(result)
         }
         Outcome::Failed { error } => tab_error_result(error),
         // Only a 2026-07-28 client can be asked; the relay answers the others with this.

@@ -32,6 +32,34 @@ impl Fields {
         }
     }
 
+    /// The fields of a variant's value (`{"name": {…}}`), when it has one and it is an object.
+    #[doc(hidden)]
+    #[must_use]
+    #[inline(never)]
+    pub fn of_variant(value: Option<Value>) -> Option<Self> {
+        Self::of(value?)
+    }
+
+    /// Which of `tags` the string field `key` names (its place in `tags`): how a
+    /// [`codec!`](crate::codec) enum tagged by a field finds its variant.
+    #[doc(hidden)]
+    #[inline(never)]
+    pub fn tag(&mut self, key: &str, tags: &[&str]) -> Option<usize> {
+        let name = self.string(key)?;
+        tags.iter().position(|tag| *tag == name)
+    }
+
+    /// Whether the field is missing or null (then taken): an `Option` field's None, checked
+    /// by one copy for every type.
+    #[inline(never)]
+    fn absent(&mut self, key: &str) -> bool {
+        match self.0.get(key) {
+            None => true,
+            Some(Value::Null) => self.0.remove(key).is_some(),
+            Some(_) => false,
+        }
+    }
+
     /// Whether the field is there (null or not).
     #[must_use]
     pub fn has(&self, key: &str) -> bool {
@@ -62,16 +90,13 @@ impl Fields {
 
     /// A field of strings.
     pub fn strings(&mut self, key: &str) -> Option<Vec<String>> {
-        match self.0.remove(key) {
-            Some(Value::Array(items)) => items
-                .into_iter()
-                .map(|v| match v {
-                    Value::String(s) => Some(s),
-                    _ => None,
-                })
-                .collect(),
-            _ => None,
+        let Some(Value::Array(items)) = self.0.remove(key) else { return None };
+        let mut list = Vec::with_capacity(items.len());
+        for item in items {
+            let Value::String(s) = item else { return None };
+            list.push(s);
         }
+        Some(list)
     }
 
     /// A field of strings that may be missing or null (the outer None: of another type).
@@ -209,10 +234,12 @@ impl Take for Vec<String> {
 
 impl Take for Vec<u64> {
     fn take(f: &mut Fields, key: &str) -> Option<Self> {
-        match f.0.remove(key) {
-            Some(Value::Array(items)) => items.iter().map(Value::as_u64).collect(),
-            _ => None,
+        let Some(Value::Array(items)) = f.0.remove(key) else { return None };
+        let mut list = Vec::with_capacity(items.len());
+        for item in &items {
+            list.push(item.as_u64()?);
         }
+        Some(list)
     }
 }
 
@@ -231,10 +258,13 @@ impl Take for (String, u64) {
 
 impl<T: FromValue> Take for Vec<T> {
     fn take(f: &mut Fields, key: &str) -> Option<Self> {
-        match f.0.remove(key) {
-            Some(Value::Array(items)) => items.into_iter().map(T::from_value).collect(),
-            _ => None,
+        let Some(Value::Array(items)) = f.0.remove(key) else { return None };
+        // A loop, not `collect` into an `Option`: less code for each type.
+        let mut list = Vec::with_capacity(items.len());
+        for item in items {
+            list.push(T::from_value(item)?);
         }
+        Some(list)
     }
 }
 
@@ -246,12 +276,10 @@ impl<T: FromValue> Take for T {
 
 impl<T: Take> Take for Option<T> {
     fn take(f: &mut Fields, key: &str) -> Option<Self> {
-        match f.0.get(key) {
-            None | Some(Value::Null) => {
-                f.0.remove(key);
-                Some(None)
-            }
-            Some(_) => T::take(f, key).map(Some),
+        if f.absent(key) {
+            Some(None)
+        } else {
+            T::take(f, key).map(Some)
         }
     }
 }
@@ -261,6 +289,12 @@ impl<T: Take> Take for Option<T> {
 pub trait Whole: Sized {
     /// The value as this type, when it is one.
     fn whole(value: Value) -> Option<Self>;
+
+    /// A variant's value (`{"name": value}`) as this type, when it has one and it is one.
+    #[doc(hidden)]
+    fn whole_variant(value: Option<Value>) -> Option<Self> {
+        Self::whole(value?)
+    }
 }
 
 impl Whole for String {
@@ -276,6 +310,26 @@ impl<T: FromValue> Whole for T {
     fn whole(value: Value) -> Option<Self> {
         T::from_value(value)
     }
+}
+
+/// Which of `tags` a value written `"name"` or `{"name": value}` names (its place in
+/// `tags`), and its value: how a [`codec!`](crate::codec) enum finds its variant, one copy for
+/// every enum.
+#[doc(hidden)]
+#[must_use]
+#[inline(never)]
+pub fn variant(value: Value, tags: &[&str]) -> Option<(usize, Option<Value>)> {
+    let (name, inner) = tagged(value)?;
+    Some((tags.iter().position(|tag| *tag == name)?, inner))
+}
+
+/// Whether a variant's value is missing: a variant written as its bare name (`"name"`).
+/// Takes the value, so one copy drops it.
+#[doc(hidden)]
+#[must_use]
+#[inline(never)]
+pub fn bare(value: Option<Value>) -> bool {
+    value.is_none()
 }
 
 /// The name of an enum's variant written `"name"` or `{"name": value}` and its value (None
@@ -446,27 +500,29 @@ impl<T: Flat> Encode for T {
     }
 }
 
-/// A JSON object being written: `{`, then each field, then [`Object::close`].
+/// A JSON object being written: `{`, then each field, then [`Object::close`]. Only the
+/// text it writes into: a field follows `{` or a value, and a value never ends with `{`, so
+/// the last byte says whether a comma comes first (a pointer alone, passed and returned as
+/// one).
 pub struct Object<'a> {
     out: &'a mut Vec<u8>,
-    first: bool,
 }
 
 impl<'a> Object<'a> {
     /// Opens an object at the end of `out`.
+    #[inline(never)]
     pub fn open(out: &'a mut Vec<u8>) -> Self {
         out.push(b'{');
-        Self { out, first: true }
+        Self { out }
     }
 
     /// Writes a field's key (the value follows): a name the code declares, which needs no
     /// escape. Not inlined: one copy serves every field.
     #[inline(never)]
     fn key(&mut self, key: &str) {
-        if !self.first {
+        if self.out.last() != Some(&b'{') {
             self.out.push(b',');
         }
-        self.first = false;
         self.out.push(b'"');
         self.out.extend_from_slice(key.as_bytes());
         self.out.extend_from_slice(b"\":");
@@ -491,8 +547,27 @@ impl<'a> Object<'a> {
     }
 
     /// Ends the object.
+    #[inline(never)]
     pub fn close(self) {
         self.out.push(b'}');
+    }
+
+    /// Opens `{"tag":{`, the fields of a variant written `{"tag": {…}}` ([`codec!`](crate::codec)),
+    /// ended by [`Object::close_variant`]: one call for what `open` and `nested` write.
+    #[doc(hidden)]
+    #[inline(never)]
+    pub fn open_variant(out: &'a mut Vec<u8>, tag: &str) -> Self {
+        let mut o = Object::open(out);
+        o.key(tag);
+        o.out.push(b'{');
+        o
+    }
+
+    /// Ends what [`Object::open_variant`] opened.
+    #[doc(hidden)]
+    #[inline(never)]
+    pub fn close_variant(self) {
+        self.out.extend_from_slice(b"}}");
     }
 }
 
@@ -644,7 +719,7 @@ macro_rules! codec {
         }
         impl $crate::fields::Flat for $ty {
             fn from_fields(f: &mut $crate::fields::Fields) -> Option<Self> {
-                Some($crate::codec!(@read f, [Self], $($body)*))
+                $crate::codec!(@read f, [Self], $($body)*)
             }
             #[allow(clippy::partialeq_to_none, clippy::bool_comparison)]
             fn write_fields(&self, o: &mut $crate::fields::Object<'_>) {
@@ -669,12 +744,15 @@ macro_rules! codec {
     ($ty:ident, $what:literal, enum { $($tag:literal => $variant:ident $(($one:ty))? $({ $($body:tt)* })?),* $(,)? }) => {
         impl $crate::fields::FromValue for $ty {
             const WHAT: &'static str = $what;
+            #[allow(unused_assignments)]
             fn from_value(value: serde_json::Value) -> Option<Self> {
-                let (name, inner) = $crate::fields::tagged(value)?;
+                let (which, inner) = $crate::fields::variant(value, &[$($tag),*])?;
+                let mut at = 0;
                 $(
-                    if name == $tag {
+                    if which == at {
                         return $crate::codec!(@variant inner, $variant $(($one))? $({ $($body)* })?);
                     }
+                    at += 1;
                 )*
                 None
             }
@@ -700,12 +778,15 @@ macro_rules! codec {
             }
         }
         impl $crate::fields::Flat for $ty {
+            #[allow(unused_assignments)]
             fn from_fields(f: &mut $crate::fields::Fields) -> Option<Self> {
-                let name = f.string($key)?;
+                let which = f.tag($key, &[$($tag),*])?;
+                let mut at = 0;
                 $(
-                    if name == $tag {
+                    if which == at {
                         return $crate::codec!(@tagged f, $variant $(($one))? $({ $($body)* })?);
                     }
+                    at += 1;
                 )*
                 None
             }
@@ -723,31 +804,38 @@ macro_rules! codec {
             }
         }
     };
-    // Reading: the fields of a struct or a variant, into `$path { … }`.
-    (@read $f:ident, [$($path:tt)*], $($field:ident $(= $key:literal)? $(else $fallback:literal)? $(as $flat:ident)? $(or $default:expr)?),* $(,)?) => {
-        $($path)* { $($field: $crate::codec!(@take $f, $field $(= $key)? $(else $fallback)? $(as $flat)? $(or $default)?)),* }
-    };
+    // Reading: the fields of a struct or a variant, into `Some($path { … })`. Every field is
+    // read first, then all are checked at once: one drop of what was read when one is missing
+    // (rather than an early return after each field, each dropping the fields before it).
+    (@read $f:ident, [$($path:tt)*], $($field:ident $(= $key:literal)? $(else $fallback:literal)? $(as $flat:ident)? $(or $default:expr)?),* $(,)?) => {{
+        $( let $field = $crate::codec!(@take $f, $field $(= $key)? $(else $fallback)? $(as $flat)? $(or $default)?); )*
+        if $($field.is_some())&&* {
+            Some($($path)* { $($field: $field?),* })
+        } else {
+            None
+        }
+    }};
     (@take $f:ident, $field:ident) => {
-        $crate::fields::Take::take($f, stringify!($field))?
+        $crate::fields::Take::take($f, stringify!($field))
     };
     (@take $f:ident, $field:ident = $key:literal) => {
-        $crate::fields::Take::take($f, $key)?
+        $crate::fields::Take::take($f, $key)
     };
     (@take $f:ident, $field:ident else $fallback:literal) => {
         if $f.has(stringify!($field)) {
-            $crate::fields::Take::take($f, stringify!($field))?
+            $crate::fields::Take::take($f, stringify!($field))
         } else {
-            $crate::fields::Take::take($f, $fallback)?
+            $crate::fields::Take::take($f, $fallback)
         }
     };
     (@take $f:ident, $field:ident as flat) => {
-        $crate::fields::Flat::from_fields($f)?
+        $crate::fields::Flat::from_fields($f)
     };
     (@take $f:ident, $field:ident $(= $key:literal)? or $default:expr) => {
         if $f.has($crate::codec!(@key $field $(= $key)?)) {
-            $crate::fields::Take::take($f, $crate::codec!(@key $field $(= $key)?))?
+            $crate::fields::Take::take($f, $crate::codec!(@key $field $(= $key)?))
         } else {
-            $default
+            Some($default)
         }
     };
     (@key $field:ident) => { stringify!($field) };
@@ -779,14 +867,14 @@ macro_rules! codec {
     (@any $variant:ident { $($body:tt)* }) => { Self::$variant { .. } };
     // An externally tagged variant: from its value, and written `"name"` or `{"name": …}`.
     (@variant $inner:ident, $variant:ident) => {
-        $inner.is_none().then_some(Self::$variant)
+        if $crate::fields::bare($inner) { Some(Self::$variant) } else { None }
     };
     (@variant $inner:ident, $variant:ident ($one:ty)) => {
-        <$one as $crate::fields::Whole>::whole($inner?).map(Self::$variant)
+        <$one as $crate::fields::Whole>::whole_variant($inner).map(Self::$variant)
     };
     (@variant $inner:ident, $variant:ident { $($body:tt)* }) => {{
-        let f = &mut $crate::fields::Fields::of($inner?)?;
-        Some($crate::codec!(@read f, [Self::$variant], $($body)*))
+        let f = &mut $crate::fields::Fields::of_variant($inner)?;
+        $crate::codec!(@read f, [Self::$variant], $($body)*)
     }};
     (@external $me:ident, $out:ident, $tag:literal, $variant:ident) => {
         $crate::fields::Encode::write_json($tag, $out)
@@ -800,14 +888,12 @@ macro_rules! codec {
     };
     (@external $me:ident, $out:ident, $tag:literal, $variant:ident { $($body:tt)* }) => {
         if let $crate::codec!(@names [Self::$variant], $($body)*) = $me {
-            let mut o = $crate::fields::Object::open($out);
-            let mut i = o.nested($tag);
+            let mut i = $crate::fields::Object::open_variant($out, $tag);
             {
                 let i = &mut i;
                 $crate::codec!(@write i, $($body)*);
             }
-            i.close();
-            o.close();
+            i.close_variant();
         }
     };
     // A variant tagged by a field: from the rest of the object, and its fields after the tag.
@@ -818,7 +904,7 @@ macro_rules! codec {
         <$one as $crate::fields::Flat>::from_fields($f).map(Self::$variant)
     };
     (@tagged $f:ident, $variant:ident { $($body:tt)* }) => {
-        Some($crate::codec!(@read $f, [Self::$variant], $($body)*))
+        $crate::codec!(@read $f, [Self::$variant], $($body)*)
     };
     (@internal $me:ident, $o:ident, $variant:ident) => { () };
     (@internal $me:ident, $o:ident, $variant:ident ($one:ty)) => {

@@ -24,7 +24,13 @@ pub use digest::BUNDLE_DIGEST;
 /// None when the text is not JSON or not the shape of `T`.
 #[must_use]
 pub fn from_json<T: fields::FromValue>(bytes: &[u8]) -> Option<T> {
-    T::from_value(serde_json::from_slice(bytes).ok()?)
+    T::from_value(parse(bytes)?)
+}
+
+/// JSON text as a `Value` (None: not JSON): one copy for every reader, with its error's drop.
+#[inline(never)]
+fn parse(bytes: &[u8]) -> Option<serde_json::Value> {
+    serde_json::from_slice(bytes).ok()
 }
 
 /// A message read from across a wire, as [`from_json`] reads it, with why it is not one.
@@ -32,7 +38,7 @@ pub fn from_json<T: fields::FromValue>(bytes: &[u8]) -> Option<T> {
 /// # Errors
 /// [`fields::WireError`]: not JSON, or not the shape of `T`.
 pub fn read_wire<T: fields::FromValue>(bytes: &[u8]) -> Result<T, fields::WireError> {
-    let value = serde_json::from_slice(bytes).map_err(|_| fields::WireError::NotJson)?;
+    let value = parse(bytes).ok_or(fields::WireError::NotJson)?;
     T::from_value(value).ok_or(fields::WireError::Not(T::WHAT))
 }
 

@@ -298,6 +298,14 @@ pub fn askable(
     requests: &Map<String, Value>,
     declared: impl Fn(&str) -> bool,
 ) -> (Map<String, Value>, Map<String, Value>) {
+    split_askable(requests, &declared)
+}
+
+/// [`askable`]'s work, one copy for every caller's `declared`.
+fn split_askable(
+    requests: &Map<String, Value>,
+    declared: &dyn Fn(&str) -> bool,
+) -> (Map<String, Value>, Map<String, Value>) {
     let mut kept = Map::new();
     let mut missing = Map::new();
     for (key, request) in requests {

@@ -27,7 +27,7 @@ pub struct CallIdentity<'a> {
 
 impl CallIdentity<'_> {
     fn digest(&self) -> String {
-        let args = serde_json::to_string(self.args).unwrap_or_default();
+        let args = tabrelay_bundle::fields::json_text(self.args);
         let data = [self.grant.as_bytes(), b"\0", self.tool.as_bytes(), b"\0", args.as_bytes()];
         crate::crypto::sha256_hex(&data.concat())
     }

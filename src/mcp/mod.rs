@@ -131,8 +131,7 @@ pub fn accepts_stream(accept: Option<&str>) -> bool {
 /// One JSON-RPC message as a server-sent event.
 #[must_use]
 pub fn sse_event(message: &Value) -> String {
-    // serde_json's writer, not `Value`'s Display: that is a second copy of the serializer.
-    let json = serde_json::to_string(message).unwrap_or_default();
+    let json = tabrelay_bundle::fields::json_text(message);
     ["event: message\ndata: ", &json, "\n\n"].concat()
 }
 
@@ -295,7 +294,7 @@ pub fn batch(body: &[u8], headers: &Headers<'_>) -> Batch {
     if items.is_empty() || items.len() > MAX_BATCH {
         return refuse(crate::sentences::batch_size(MAX_BATCH, items.len()));
     }
-    Batch::Many(items.iter().map(|v| serde_json::to_vec(v).unwrap_or_default()).collect())
+    Batch::Many(items.iter().map(tabrelay_bundle::fields::Encode::to_json).collect())
 }
 
 /// Decides what to do with one POST to the endpoint, given its headers; `app_url` is where

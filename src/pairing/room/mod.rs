@@ -591,7 +591,7 @@ impl Room {
             TabAction::Stopped(id, stopped) => self.set_stopped(id, stopped, out),
             TabAction::Result(call, outcome) => self.result(tab, call, outcome, now_ms, out),
             TabAction::Tools(list) => {
-                let json = serde_json::to_string(&list.to_value()).unwrap_or_default();
+                let json = tabrelay_bundle::fields::json_text(&list.to_value());
                 self.stated.entry_or_default(tab).tools = Some(list);
                 out.push(Effect::StoreStated(tab, Stated::Tools(json)));
             }
