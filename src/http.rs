@@ -103,8 +103,10 @@ impl Route {
                 200,
                 &json!({"ok": true, "service": "tabrelay", "version": env!("CARGO_PKG_VERSION"), "app": config.app_url}),
             ),
-            Self::ProtectedResource => Answer::json(200, &metadata::protected_resource(origin)),
-            Self::AuthorizationServer => Answer::json(200, &metadata::authorization_server(origin)),
+            Self::ProtectedResource => Answer::json_text(200, metadata::protected_resource(origin)),
+            Self::AuthorizationServer => {
+                Answer::json_text(200, metadata::authorization_server(origin))
+            }
             Self::WaitScript => Answer {
                 status: 200,
                 headers: owned(&[("content-type", "text/javascript"), NO_STORE]),
