@@ -303,7 +303,7 @@ mod tests {
             &mut crate::crypto::testing::Counter(1),
         )
         .unwrap();
-        r["client_id"].as_str().unwrap().to_owned()
+        r.client_id
     }
 
     /// Both steps, for a registered client (a document client has none to look up here).

@@ -6,8 +6,8 @@
 //! with the relay's key: nothing is stored, and a forged or altered id does not verify.
 
 use base64::Engine as _;
-use serde_json::{json, Value};
-use tabrelay_bundle::fields::Fields;
+use serde_json::Value;
+use tabrelay_bundle::fields::{Encode, Fields, Object};
 
 use super::error::OAuthError;
 use super::keys::{Keys, Purpose};
@@ -30,6 +30,45 @@ pub struct Client {
     pub issued_at: u64,
     /// Random: every registration is a client of its own, even with the same metadata.
     pub instance: String,
+}
+
+/// A registration's answer (RFC 7591 §3.2.1): the client's signed id and what it registered.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Registered {
+    /// The signed id ([`client_id`]).
+    pub client_id: String,
+    /// The client it names.
+    pub client: Client,
+}
+
+/// Written as the registration response, its keys in the order a JSON map sorts them.
+impl Encode for Registered {
+    fn write_json(&self, out: &mut Vec<u8>) {
+        let mut o = Object::open(out);
+        o.field("client_id", &self.client_id);
+        o.field("client_id_issued_at", &self.client.issued_at);
+        o.field("client_name", &self.client.name);
+        o.field("grant_types", GRANT_TYPES);
+        o.field("redirect_uris", &self.client.redirect_uris);
+        o.field("response_types", RESPONSE_TYPES);
+        o.text("token_endpoint_auth_method", "none");
+        o.close();
+    }
+}
+
+/// The grant types every client has.
+const GRANT_TYPES: &JsonText = &JsonText(r#"["authorization_code","refresh_token"]"#);
+
+/// The response types every client has.
+const RESPONSE_TYPES: &JsonText = &JsonText(r#"["code"]"#);
+
+/// JSON text the code declares, written as it is.
+struct JsonText(&'static str);
+
+impl Encode for JsonText {
+    fn write_json(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(self.0.as_bytes());
+    }
 }
 
 /// The client metadata the relay reads from a registration (the rest is ignored).
@@ -59,7 +98,7 @@ pub fn register(
     body: &[u8],
     now_ms: u64,
     entropy: &mut dyn Entropy,
-) -> Result<Value, OAuthError> {
+) -> Result<Registered, OAuthError> {
     if body.len() > MAX_REGISTRATION_BYTES {
         return Err(OAuthError::invalid_client_metadata(sentences::oauth::registration_too_large(
             MAX_REGISTRATION_BYTES,
@@ -115,16 +154,7 @@ pub fn register(
     let name = if name.is_empty() { "An unnamed app".to_owned() } else { name };
     let instance = random_token(entropy, 6);
     let client = Client { name, redirect_uris, issued_at: now_ms / 1000, instance };
-    let id = client_id(keys, &client);
-    Ok(json!({
-        "client_id": id,
-        "client_id_issued_at": client.issued_at,
-        "client_name": client.name,
-        "redirect_uris": client.redirect_uris,
-        "grant_types": ["authorization_code", "refresh_token"],
-        "response_types": ["code"],
-        "token_endpoint_auth_method": "none",
-    }))
+    Ok(Registered { client_id: client_id(keys, &client), client })
 }
 
 /// The signed id of a client.
@@ -316,7 +346,7 @@ mod tests {
         let mut rng = Counter(1);
         let a = register(&keys(), body, 0, &mut rng).unwrap();
         let b = register(&keys(), body, 0, &mut rng).unwrap();
-        assert_ne!(a["client_id"], b["client_id"]);
+        assert_ne!(a.client_id, b.client_id);
     }
 
     #[test]
@@ -324,10 +354,20 @@ mod tests {
         let r = register(&keys(),
             br#"{"client_name":"Claude","redirect_uris":["https://claude.ai/api/mcp/auth_callback"]}"#, 1_000_000, &mut Counter(1))
         .unwrap();
-        let client = resolve(&keys(), r["client_id"].as_str().unwrap()).unwrap();
+        let client = resolve(&keys(), &r.client_id).unwrap();
         assert_eq!(client.name, "Claude");
         assert_eq!(client.redirect_uris, ["https://claude.ai/api/mcp/auth_callback"]);
-        assert_eq!(r["token_endpoint_auth_method"], "none");
+        // The response, byte for byte as serde_json wrote it as a value.
+        let written = serde_json::json!({
+            "client_id": r.client_id,
+            "client_id_issued_at": 1000,
+            "client_name": "Claude",
+            "redirect_uris": ["https://claude.ai/api/mcp/auth_callback"],
+            "grant_types": ["authorization_code", "refresh_token"],
+            "response_types": ["code"],
+            "token_endpoint_auth_method": "none",
+        });
+        assert_eq!(String::from_utf8(r.to_json()).unwrap(), written.to_string());
     }
 
     #[test]
@@ -339,7 +379,7 @@ mod tests {
             &mut Counter(1),
         )
         .unwrap();
-        let id = r["client_id"].as_str().unwrap();
+        let id = r.client_id.as_str();
         let other = Keys::new(&"x".repeat(32), None).unwrap();
         assert_eq!(resolve(&other, id).unwrap_err().code, "invalid_client");
         let mut altered = id.to_owned();

@@ -1,6 +1,6 @@
 //! The token endpoint: reading its form into a redemption, and answering with tokens.
 
-use serde_json::{json, Value};
+use tabrelay_bundle::fields::{Encode, Object};
 
 use super::authorize::is_this_resource;
 use super::cimd::{self, MetadataUrl};
@@ -196,6 +196,29 @@ pub fn revocation(
         .map(|a| (a.pairing, RevokeRequest { grant: a.grant, secret: None })))
 }
 
+/// A token response (RFC 6749 §5.1): a bearer access token for [`ACCESS_TOKEN_TTL_S`] and a
+/// refresh token, of scope [`SCOPE`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Tokens {
+    /// The signed access token.
+    pub access_token: String,
+    /// The refresh token.
+    pub refresh_token: String,
+}
+
+/// Written as the token response, its keys in the order a JSON map sorts them.
+impl Encode for Tokens {
+    fn write_json(&self, out: &mut Vec<u8>) {
+        let mut o = Object::open(out);
+        o.field("access_token", &self.access_token);
+        o.field("expires_in", &ACCESS_TOKEN_TTL_S);
+        o.field("refresh_token", &self.refresh_token);
+        o.text("scope", SCOPE);
+        o.text("token_type", "Bearer");
+        o.close();
+    }
+}
+
 /// The token response for a grant: an access token, and the refresh token (`secret` of grant
 /// `grant_id` of the granted pairing).
 #[must_use]
@@ -206,7 +229,7 @@ pub fn tokens(
     grant_id: &str,
     secret: &str,
     now_ms: u64,
-) -> Value {
+) -> Tokens {
     let refresh = refresh_token(keys, &granted.pairing, grant_id, secret);
     let access = Access {
         iss: origin.to_owned(),
@@ -216,13 +239,7 @@ pub fn tokens(
         client: granted.requester.client_name,
         host: granted.requester.host,
     };
-    json!({
-        "access_token": token::issue(keys, access, now_ms),
-        "token_type": "Bearer",
-        "expires_in": ACCESS_TOKEN_TTL_S,
-        "refresh_token": refresh,
-        "scope": SCOPE,
-    })
+    Tokens { access_token: token::issue(keys, access, now_ms), refresh_token: refresh }
 }
 
 // The requests to the grant's pairing, read by hand (see `tabrelay_bundle::fields`).
@@ -255,7 +272,7 @@ mod tests {
             &mut crate::crypto::testing::Counter(1),
         )
         .unwrap();
-        let id = r["client_id"].as_str().unwrap();
+        let id = r.client_id;
         format!("client_id={id}&{extra}").into_bytes()
     }
 
@@ -381,8 +398,7 @@ mod tests {
             },
         };
         let t = tokens(&keys(), ORIGIN, granted, "g3", "s", 1_000_000);
-        let body =
-            format!("token={}&token_type_hint=access_token", t["access_token"].as_str().unwrap());
+        let body = format!("token={}&token_type_hint=access_token", t.access_token);
         let (_, r) = revocation(body.as_bytes(), &keys(), ORIGIN, 1_000_000).unwrap().unwrap();
         assert_eq!((r.grant.as_str(), r.secret), ("g3", None));
         assert_eq!(revocation(b"token=nothing-of-ours", &keys(), ORIGIN, 0).unwrap(), None);
@@ -393,7 +409,7 @@ mod tests {
         assert_eq!(revocation(altered.as_bytes(), &keys(), ORIGIN, 0).unwrap(), None);
         let other_key = Keys::new(&"z".repeat(32), None).unwrap();
         let t = tokens(&other_key, ORIGIN, granted_for(&p), "g3", "s", 1_000_000);
-        let forged = format!("token={}", t["access_token"].as_str().unwrap());
+        let forged = format!("token={}", t.access_token);
         assert_eq!(revocation(forged.as_bytes(), &keys(), ORIGIN, 1_000_000).unwrap(), None);
         assert_eq!(revocation(b"", &keys(), ORIGIN, 0).unwrap_err().code, "invalid_request");
     }
@@ -422,10 +438,17 @@ mod tests {
             },
         };
         let t = tokens(&keys(), ORIGIN, granted, "g", "sec", 1_000_000);
-        assert_eq!(t["refresh_token"], refresh_token(&keys(), "p", "g", "sec"));
-        let access =
-            token::verify(&keys(), ORIGIN, t["access_token"].as_str().unwrap(), 1_000_000).unwrap();
+        assert_eq!(t.refresh_token, refresh_token(&keys(), "p", "g", "sec"));
+        let access = token::verify(&keys(), ORIGIN, &t.access_token, 1_000_000).unwrap();
         assert_eq!((access.pairing.as_str(), access.grant.as_str()), ("p", "g"));
-        assert_eq!(t["expires_in"], 3600);
+        // The response, byte for byte as serde_json wrote it as a value.
+        let written = serde_json::json!({
+            "access_token": t.access_token,
+            "token_type": "Bearer",
+            "expires_in": 3600,
+            "refresh_token": t.refresh_token,
+            "scope": "tab",
+        });
+        assert_eq!(String::from_utf8(t.to_json()).unwrap(), written.to_string());
     }
 }

@@ -3,8 +3,7 @@
 //! fed each reply, ends in the answer. The shell only does the asking ([`Step`]) and feeds
 //! back what came ([`Input`]); every decision, refusal and timer is here, tested natively.
 
-use serde_json::{json, Value};
-use tabrelay_bundle::fields::Encode;
+use tabrelay_bundle::fields::{Encode, Object};
 
 use super::authorize::{self, AuthRequest, Named, Refusal, SealId};
 use super::cimd::{self, CimdError, MetadataClient, MetadataUrl};
@@ -114,8 +113,8 @@ pub enum Answer {
     Json {
         /// The status.
         status: u16,
-        /// The body.
-        body: Value,
+        /// The body, JSON text.
+        body: Vec<u8>,
         /// A `Set-Cookie` value.
         cookie: Option<String>,
     },
@@ -145,13 +144,17 @@ pub enum Answer {
 }
 
 impl Answer {
-    fn json(status: u16, body: Value) -> Self {
-        Self::Json { status, body, cookie: None }
+    fn json(status: u16, body: &dyn Encode) -> Self {
+        Self::Json { status, body: body.to_json(), cookie: None }
     }
 
     /// A waiting page's script reads `{"sentence": …}`.
     fn sentence(status: u16, sentence: &str) -> Self {
-        Self::json(status, json!({ "sentence": sentence }))
+        let mut body = Vec::new();
+        let mut o = Object::open(&mut body);
+        o.text("sentence", sentence);
+        o.close();
+        Self::Json { status, body, cookie: None }
     }
 
     fn page_stale() -> Self {
@@ -164,7 +167,7 @@ impl Answer {
     pub fn http(self) -> Option<http::Answer> {
         Some(match self {
             Self::Json { status, body, cookie } => {
-                let mut answer = http::Answer::json(status, &body);
+                let mut answer = http::Answer::json_text(status, body);
                 answer.headers.extend(cookie.map(|cookie| ("set-cookie", cookie)));
                 answer
             }
@@ -172,7 +175,7 @@ impl Answer {
                 http::Answer::json_text(status, Encode::to_json(&state))
             }
             Self::Error(e) => {
-                let mut answer = http::Answer::json(e.status, &e.body());
+                let mut answer = http::Answer::json_text(e.status, e.body());
                 let challenge = e.challenge().map(|c| ("www-authenticate", c.to_owned()));
                 answer.headers.extend(challenge);
                 answer
@@ -329,7 +332,7 @@ impl<'c> Saga<'c> {
         let answer = match body {
             Err(too_large) => Answer::Error(OAuthError::too_large(too_large.cap)),
             Ok(body) => match clients::register(&config.keys, &body, now_ms, entropy) {
-                Ok(registered) => Answer::json(201, registered),
+                Ok(registered) => Answer::json(201, &registered),
                 Err(e) => Answer::Error(e),
             },
         };
@@ -599,7 +602,11 @@ impl<'c> Saga<'c> {
             d.secret,
             CONNECT_CODE_TTL_MS / 1000,
         );
-        let body = json!({"code": code.display(), "link": link});
+        let mut body = Vec::new();
+        let mut o = Object::open(&mut body);
+        o.field("code", &code.display());
+        o.field("link", &link);
+        o.close();
         Answer::Json { status: 200, body, cookie: Some(cookie) }
     }
 
@@ -633,7 +640,8 @@ impl<'c> Saga<'c> {
 
     fn tokens(&self, granted: Granted, grant: &str, secret: &str) -> Answer {
         let keys = &self.config.keys;
-        Answer::json(200, exchange::tokens(keys, self.origin, granted, grant, secret, self.now_ms))
+        let tokens = exchange::tokens(keys, self.origin, granted, grant, secret, self.now_ms);
+        Answer::json(200, &tokens)
     }
 }
 
