@@ -115,17 +115,9 @@ pub fn judge(name: &str, verified: Option<&str>) -> Option<NameWarning> {
         Some(domain) => {
             // The name, then the domain itself: each may claim apps, and is fine when one of
             // those it claims is the domain's.
-            for folded in [fold(name), fold(domain)] {
-                let claimed = || {
-                    WELL_KNOWN.iter().filter_map(|app| {
-                        let name = app.names.iter().find(|n| matches(&folded, n))?;
-                        Some((app, *name))
-                    })
-                };
-                let its_own = claimed().any(|(app, _)| owns(app, domain));
-                if let (Some((_, name)), false) = (claimed().next(), its_own) {
-                    return Some(NameWarning::Claims(name));
-                }
+            let claimed = claim(&fold(name), domain).or_else(|| claim(&fold(domain), domain));
+            if let Some(app) = claimed {
+                return Some(NameWarning::Claims(app));
             }
         }
     }
@@ -142,8 +134,23 @@ pub fn judge(name: &str, verified: Option<&str>) -> Option<NameWarning> {
 /// The well-known app an unverified `name` looks like, if any (the first in [`WELL_KNOWN`]).
 #[must_use]
 pub fn resembles(name: &str) -> Option<&'static str> {
-    let folded = fold(name);
-    WELL_KNOWN.iter().flat_map(|app| app.names).copied().find(|n| matches(&folded, n))
+    claim(&fold(name), "")
+}
+
+/// The first well-known name `folded` (a name folded) matches; None when it matches none, or
+/// when one of the apps it matches is `domain`'s (a client verified as that app's domain may
+/// use its names; `""` is no one's).
+fn claim(folded: &str, domain: &str) -> Option<&'static str> {
+    let mut first = None;
+    for app in WELL_KNOWN {
+        if let Some(name) = app.names.iter().find(|n| matches(folded, n)) {
+            if owns(app, domain) {
+                return None;
+            }
+            first = first.or(Some(*name));
+        }
+    }
+    first
 }
 
 /// Whether `folded` (a name folded) contains `known` folded, or a part one letter away.
