@@ -50,38 +50,13 @@ pub enum TokenRequest {
     },
 }
 
-/// What a client redeeming an authorization code sent, and the id its grant will get.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Redemption {
-    /// The code's secret part.
-    pub secret: String,
-    /// The client redeeming.
-    pub client_id: String,
-    /// The redirect URI it sends.
-    pub redirect_uri: Option<String>,
-    /// The PKCE verifier.
-    pub code_verifier: Option<String>,
-    /// The resource, when sent.
-    pub resource: Option<String>,
-    /// This origin.
-    pub origin: String,
-    /// The id the grant will have, for a replay to revoke.
-    pub grant: String,
-}
+pub use super::connect::Redemption;
 
 impl Redemption {
     /// The command that redeems it at the code's Durable Object.
     #[must_use]
     pub fn command(&self) -> Command {
-        Command::Redeem {
-            secret: self.secret.clone(),
-            client_id: self.client_id.clone(),
-            redirect_uri: self.redirect_uri.clone(),
-            code_verifier: self.code_verifier.clone(),
-            resource: self.resource.clone(),
-            origin: self.origin.clone(),
-            grant: self.grant.clone(),
-        }
+        Command::Redeem(self.clone())
     }
 }
 
@@ -291,7 +266,7 @@ mod tests {
             (r.secret.as_str(), r.redirect_uri.as_deref()),
             ("s3cret", Some("https://a.example/cb"))
         );
-        assert!(matches!(r.command(), Command::Redeem { ref secret, .. } if *secret == r.secret));
+        assert_eq!(r.command(), Command::Redeem(r.clone()));
     }
 
     #[test]

@@ -494,7 +494,9 @@ fn a_code_is_redeemed_then_its_grant_made_then_tokens_issued() {
         Saga::token(&c, ORIGIN, Ok(token_form(&auth_code, VERIFIER)), NOW + 3, &mut rng());
     let (asked, command) = ask_code(step);
     assert_eq!(asked, code);
-    let Command::Redeem { grant: grant_id, .. } = command.clone() else { panic!("redeem") };
+    let Command::Redeem(Redemption { grant: grant_id, .. }) = command.clone() else {
+        panic!("redeem")
+    };
     let reply = object.ask(&asked, command, NOW + 3);
     let Step::AskPairing(pairing, ask) = saga.next(Input::Code(reply), &mut rng()) else {
         panic!("the pairing is asked")
@@ -550,7 +552,7 @@ fn a_replayed_code_revokes_what_it_made_then_is_refused() {
     let form = || Ok(token_form(&auth_code, VERIFIER));
     let (mut first, step) = Saga::token(&c, ORIGIN, form(), NOW + 3, &mut Counter(1));
     let (asked, command) = ask_code(step);
-    let Command::Redeem { grant: made, .. } = command.clone() else { panic!("redeem") };
+    let Command::Redeem(Redemption { grant: made, .. }) = command.clone() else { panic!("redeem") };
     let reply = object.ask(&asked, command, NOW + 3);
     assert!(matches!(first.next(Input::Code(reply), &mut rng()), Step::AskPairing(..)));
     let (mut replay, step) = Saga::token(&c, ORIGIN, form(), NOW + 4, &mut Counter(2));
