@@ -73,17 +73,19 @@ pub fn read(
     if body.len() > MAX_FORM_BYTES {
         return Err(OAuthError::invalid_request(sentences::too_large(MAX_FORM_BYTES)));
     }
+    let pairs: Vec<(String, String)> = form_urlencoded::parse(body).into_owned().collect();
     // A parameter sent without a value is treated as omitted (RFC 6749 §3.2).
-    let pairs: Vec<(String, String)> =
-        form_urlencoded::parse(body).into_owned().filter(|(_, v)| !v.is_empty()).collect();
-    let mut seen: Vec<&str> = Vec::new();
-    for (k, _) in &pairs {
-        if seen.contains(&k.as_str()) {
+    let mut sent: Vec<(&str, &str)> = Vec::new();
+    for (k, v) in &pairs {
+        if v.is_empty() {
+            continue;
+        }
+        if sent.iter().any(|(seen, _)| seen == k) {
             return Err(OAuthError::invalid_request(sentences::oauth::param_sent_twice(k)));
         }
-        seen.push(k);
+        sent.push((k, v));
     }
-    let param = |name: &str| pairs.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone());
+    let param = |name: &str| sent.iter().find(|(k, _)| *k == name).map(|(_, v)| (*v).to_owned());
     let refresh = match param("grant_type").as_deref() {
         Some("authorization_code") => false,
         Some("refresh_token") => true,
