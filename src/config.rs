@@ -33,11 +33,11 @@ pub const CODE_KEPT_MS: u64 = CONNECT_CODE_TTL_MS + AUTH_CODE_TTL_MS;
 
 /// A comma- or space-separated list of origins, without trailing slashes.
 fn origins(list: Option<&str>) -> Vec<String> {
-    list.unwrap_or_default()
-        .split([',', ' '])
-        .filter(|o| !o.is_empty())
-        .map(|o| o.trim_end_matches('/').to_owned())
-        .collect()
+    let mut origins = Vec::new();
+    for o in list.unwrap_or_default().split([',', ' ']).filter(|o| !o.is_empty()) {
+        origins.push(o.trim_end_matches('/').to_owned());
+    }
+    origins
 }
 
 impl Config {

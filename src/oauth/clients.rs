@@ -321,12 +321,16 @@ fn is_loopback(host: &str) -> bool {
 
 /// A name as shown: control characters dropped, at most [`MAX_CLIENT_NAME_CHARS`], trimmed.
 pub(crate) fn clean_name(name: &str) -> String {
-    name.chars()
-        .filter(|c| !c.is_control())
-        .take(MAX_CLIENT_NAME_CHARS)
-        .collect::<String>()
-        .trim()
-        .to_owned()
+    clean_text(name, MAX_CLIENT_NAME_CHARS)
+}
+
+/// `text` as shown: control characters dropped, at most `most` characters, trimmed.
+pub(crate) fn clean_text(text: &str, most: usize) -> String {
+    let mut kept = String::with_capacity(text.len());
+    for c in text.chars().filter(|c| !c.is_control()).take(most) {
+        kept.push(c);
+    }
+    kept.trim().to_owned()
 }
 
 tabrelay_bundle::codec!(Client, "a client", { name = "n", redirect_uris = "r", issued_at = "t", instance = "i" });

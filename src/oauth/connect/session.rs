@@ -11,7 +11,7 @@ use crate::limits::{
     AUTH_CODE_TTL_MS, CONNECT_CODE_TTL_MS, LINK_CONFIRM_TTL_MS, MAX_CODE_TRIES, MAX_PLACE_CHARS,
 };
 use crate::oauth::authorize::{is_this_resource, redirect_url, AuthRequest, SealId};
-use crate::oauth::clients::host_of;
+use crate::oauth::clients::{clean_text, host_of};
 use crate::oauth::error::OAuthError;
 use crate::oauth::lookalike;
 use crate::oauth::pkce;
@@ -32,17 +32,16 @@ pub fn place_said(origin: &str, city: Option<&str>, country: Option<&str>) -> Op
 /// "Lisbon, PT", "PT", or None when it said neither.
 #[must_use]
 pub fn place(city: Option<&str>, country: Option<&str>) -> Option<String> {
-    let clean = |s: Option<&str>| {
-        s.map(|s| s.chars().filter(|c| !c.is_control()).collect::<String>())
-            .map(|s| s.trim().to_owned())
-            .filter(|s| !s.is_empty())
-    };
-    let joined = match (clean(city), clean(country)) {
+    let clean = |s: Option<&str>| s.map(|s| clean_text(s, usize::MAX)).filter(|s| !s.is_empty());
+    let mut joined = match (clean(city), clean(country)) {
         (Some(city), Some(country)) => format!("{city}, {country}"),
         (Some(one), None) | (None, Some(one)) => one,
         (None, None) => return None,
     };
-    Some(joined.chars().take(MAX_PLACE_CHARS).collect())
+    if let Some((end, _)) = joined.char_indices().nth(MAX_PLACE_CHARS) {
+        joined.truncate(end);
+    }
+    Some(joined)
 }
 
 /// Where a connection attempt stands.
