@@ -111,27 +111,25 @@ impl Key {
     /// The key this key derives for a purpose.
     #[must_use]
     pub fn derived(&self, purpose: Purpose) -> [u8; 32] {
-        let mut mac =
-            Hmac::<Sha256>::new_from_slice(&self.secret).expect("HMAC takes any key length");
-        mac.update(purpose.label());
-        mac.finalize().into_bytes().into()
+        hmac(&self.secret, purpose.label()).finalize().into_bytes().into()
     }
 
     /// HMAC-SHA-256 of `data` under this key's derived key for `purpose`.
     #[must_use]
     pub fn mac(&self, purpose: Purpose, data: &[u8]) -> [u8; 32] {
-        let mut mac = Hmac::<Sha256>::new_from_slice(&self.derived(purpose))
-            .expect("HMAC takes any key length");
-        mac.update(data);
-        mac.finalize().into_bytes().into()
+        hmac(&self.derived(purpose), data).finalize().into_bytes().into()
     }
 
     fn verifies(&self, purpose: Purpose, data: &[u8], tag: &[u8]) -> bool {
-        let mut mac = Hmac::<Sha256>::new_from_slice(&self.derived(purpose))
-            .expect("HMAC takes any key length");
-        mac.update(data);
-        mac.verify_slice(tag).is_ok()
+        hmac(&self.derived(purpose), data).verify_slice(tag).is_ok()
     }
+}
+
+/// HMAC-SHA-256 under `key`, fed `data` (more may follow).
+pub(crate) fn hmac(key: &[u8], data: &[u8]) -> Hmac<Sha256> {
+    let mut mac = Hmac::<Sha256>::new_from_slice(key).expect("HMAC takes any key length");
+    mac.update(data);
+    mac
 }
 
 impl Keys {
