@@ -214,8 +214,8 @@ fn check_host(host: &str) -> Result<(), CimdError> {
     if host.len() > 253 {
         return Err(CimdError::BadUrl(sentences::oauth::url::URL_HOST_TOO_LONG));
     }
-    let labels: Vec<&str> = host.split('.').collect();
-    for label in &labels {
+    let mut last = "";
+    for label in host.split('.') {
         let allowed = |b: u8| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-';
         if label.is_empty()
             || label.len() > 63
@@ -225,8 +225,8 @@ fn check_host(host: &str) -> Result<(), CimdError> {
         {
             return Err(CimdError::BadUrl(sentences::oauth::url::URL_HOST_NOT_DOMAIN));
         }
+        last = label;
     }
-    let last = labels.last().copied().unwrap_or_default();
     let numeric = last.bytes().all(|b| b.is_ascii_digit())
         || last.strip_prefix("0x").is_some_and(|h| h.bytes().all(|b| b.is_ascii_hexdigit()));
     if numeric {

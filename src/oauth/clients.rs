@@ -311,12 +311,18 @@ fn port_is_valid(authority: &str) -> bool {
 /// `localhost`, `::1`, or an IPv4 address in 127.0.0.0/8 (four numbers, not a name that
 /// merely starts with `127.`).
 fn is_loopback(host: &str) -> bool {
-    let octets: Vec<&str> = host.split('.').collect();
-    host == "localhost"
-        || host == "::1"
-        || (octets.len() == 4
-            && octets[0] == "127"
-            && octets.iter().all(|o| !o.is_empty() && o.len() <= 3 && o.parse::<u8>().is_ok()))
+    if host == "localhost" || host == "::1" {
+        return true;
+    }
+    let mut octets = 0;
+    for o in host.split('.') {
+        let number = !o.is_empty() && o.len() <= 3 && o.parse::<u8>().is_ok();
+        if !number || (octets == 0 && o != "127") {
+            return false;
+        }
+        octets += 1;
+    }
+    octets == 4
 }
 
 /// A name as shown: control characters dropped, at most [`MAX_CLIENT_NAME_CHARS`], trimmed.
