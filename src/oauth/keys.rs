@@ -150,15 +150,16 @@ impl Keys {
             || self.previous.as_ref().is_some_and(|k| k.verifies(purpose, data, tag))
     }
 
-    /// The current key, then the previous one during a rotation.
-    pub fn all(&self) -> impl Iterator<Item = &Key> {
-        core::iter::once(&self.current).chain(self.previous.as_ref())
+    /// The first key, the current then the previous one during a rotation, of which `test`
+    /// says something.
+    pub fn first<'k, T>(&'k self, test: impl Fn(&'k Key) -> Option<T>) -> Option<T> {
+        test(&self.current).or_else(|| self.previous.as_ref().and_then(test))
     }
 
     /// The key with this id, current or previous.
     #[must_use]
     pub fn by_id(&self, id: &str) -> Option<&Key> {
-        core::iter::once(&self.current).chain(self.previous.as_ref()).find(|k| k.id == id)
+        self.first(|k| (k.id == id).then_some(k))
     }
 }
 

@@ -434,9 +434,14 @@ fn look_alike(c: char) -> Option<char> {
 fn within_one_edit_of_a_part(name: &str, known: &str) -> bool {
     let name = name.as_bytes();
     let k = known.len();
-    (k.saturating_sub(1)..=k + 1)
-        .filter(|w| *w > 0 && *w <= name.len())
-        .any(|w| name.windows(w).any(|part| one_edit(part, known.as_bytes())))
+    for width in k.saturating_sub(1).max(1)..=(k + 1).min(name.len()) {
+        for part in name.windows(width) {
+            if one_edit(part, known.as_bytes()) {
+                return true;
+            }
+        }
+    }
+    false
 }
 
 /// Whether `a` becomes `b` by at most one insertion, deletion or substitution.
@@ -445,11 +450,17 @@ fn one_edit(a: &[u8], b: &[u8]) -> bool {
     if long.len() - short.len() > 1 {
         return false;
     }
-    let prefix = short.iter().zip(long).take_while(|(x, y)| x == y).count();
+    let mut prefix = 0;
+    while prefix < short.len() && short[prefix] == long[prefix] {
+        prefix += 1;
+    }
+    // Past the common start: the rest equal once one letter is changed (same length) or
+    // dropped from the longer.
+    let (short, long) = (&short[prefix..], &long[prefix..]);
     if short.len() == long.len() {
-        short[prefix..].iter().skip(1).eq(long[prefix..].iter().skip(1))
+        short.get(1..) == long.get(1..)
     } else {
-        short[prefix..] == long[prefix + 1..]
+        *short == long[1..]
     }
 }
 

@@ -52,7 +52,7 @@ impl ConnectCode {
     #[must_use]
     pub fn is_issued(&self, keys: &Keys) -> bool {
         let (random, check) = self.0.split_at(CODE_RANDOM_LEN);
-        keys.all().any(|k| check_letters(k, random) == check)
+        keys.first(|k| (check_letters(k, random) == check).then_some(())).is_some()
     }
 
     /// A code as a person typed it, read by the connect code's rule ([`tabrelay_bundle::code`]):
@@ -103,9 +103,9 @@ impl LinkRef {
     #[must_use]
     pub fn code(&self, keys: &Keys) -> Option<ConnectCode> {
         let (nonce, masked) = self.0.split_at(LINK_NONCE_LEN);
-        keys.all()
-            .map(|k| ConnectCode(shift(k, nonce, masked, false)))
-            .find(|code| code.is_issued(keys))
+        keys.first(|k| {
+            Some(ConnectCode(shift(k, nonce, masked, false))).filter(|c| c.is_issued(keys))
+        })
     }
 
     /// The reference, as the link carries it.
