@@ -275,12 +275,7 @@ fn poll(
         Stage::Approved { pairing } => {
             let secret = random_token(entropy, 32);
             let auth_code = format!("{}.{secret}", code.as_str());
-            let mut params: Vec<(&str, &str)> = vec![("code", &auth_code)];
-            if let Some(s) = &session.request.state {
-                params.push(("state", s));
-            }
-            params.push(("iss", issuer));
-            let to = redirect_url(&session.request.redirect_uri, &params);
+            let to = back(&session.request, vec![("code", &auth_code)], issuer);
             let stage = Stage::Issued {
                 pairing,
                 code_hash: sha256_hex(secret.as_bytes()),
@@ -289,19 +284,25 @@ fn poll(
             (Some(Session { stage, ..session }), PollState::Approved { redirect: to })
         }
         Stage::Denied => {
-            let mut params: Vec<(&str, &str)> = vec![
+            let denied = vec![
                 ("error", "access_denied"),
                 ("error_description", crate::sentences::oauth::DENIED),
             ];
-            if let Some(s) = &session.request.state {
-                params.push(("state", s));
-            }
-            params.push(("iss", issuer));
-            let to = redirect_url(&session.request.redirect_uri, &params);
+            let to = back(&session.request, denied, issuer);
             (None, PollState::Denied { redirect: to })
         }
         Stage::Issued { .. } | Stage::Redeemed { .. } => (Some(session), PollState::Done),
     }
+}
+
+/// Where the waiting page sends the browser back: the client's redirect URI with `params`,
+/// then the request's state and the issuer (RFC 9207).
+fn back<'a>(request: &'a AuthRequest, mut params: Vec<(&'a str, &'a str)>, iss: &'a str) -> String {
+    if let Some(state) = &request.state {
+        params.push(("state", state));
+    }
+    params.push(("iss", iss));
+    redirect_url(&request.redirect_uri, &params)
 }
 
 /// Redeems the authorization code: the session moves to `Redeemed` only when every check passes.
