@@ -78,7 +78,8 @@ fuzz_target!(|data: &[u8]| {
             );
             assert_eq!(e.status, if e.code == "invalid_client" { 401 } else { 400 });
             assert!(!e.description.is_empty());
-            assert_eq!(e.body()["error"], e.code);
+            let body: serde_json::Value = serde_json::from_slice(&e.body()).expect("JSON");
+            assert_eq!(body["error"], e.code);
         }
     }
 });
