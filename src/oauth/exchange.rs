@@ -160,9 +160,10 @@ pub fn revocation(
     if body.len() > MAX_FORM_BYTES {
         return Err(OAuthError::invalid_request(sentences::oauth::REVOKE_TOO_LARGE));
     }
-    let token = form_urlencoded::parse(body)
+    let pairs: Vec<(String, String)> = form_urlencoded::parse(body).into_owned().collect();
+    let (_, token) = pairs
+        .iter()
         .find(|(k, _)| k == "token")
-        .map(|(_, v)| v.into_owned())
         .ok_or_else(|| OAuthError::invalid_request(sentences::oauth::REVOKE_TOKEN_MISSING))?;
     if let Some((pairing, grant, secret)) = parse_refresh_token(keys, &token) {
         let request = RevokeRequest { grant: grant.to_owned(), secret: Some(secret.to_owned()) };
