@@ -23,7 +23,7 @@
 
 use serde_json::Value;
 
-use super::clients::{check_redirect_uri, clean_name, BadRedirect};
+use super::clients::{clean_name, redirect_uris, BadList, BadRedirect};
 use super::error::OAuthError;
 use super::hosts;
 use crate::limits::{
@@ -301,24 +301,12 @@ pub fn check_document(url: &MetadataUrl, body: &[u8]) -> Result<MetadataClient, 
         Some(Value::String(n)) => Some(clean_name(n)).filter(|n| !n.is_empty()),
         Some(_) => return Err(CimdError::BadField("client_name")),
     };
-    let uris = match doc.remove("redirect_uris") {
-        Some(Value::Array(uris)) if !uris.is_empty() => uris,
-        Some(Value::Array(_) | Value::Null) | None => {
-            return Err(CimdError::BadRedirect(BadRedirect::None))
-        }
-        Some(_) => return Err(CimdError::BadField("redirect_uris")),
-    };
-    if uris.len() > MAX_REDIRECT_URIS {
-        return Err(CimdError::BadRedirect(BadRedirect::TooMany(MAX_REDIRECT_URIS)));
-    }
-    let mut redirect_uris = Vec::with_capacity(uris.len());
-    for uri in uris {
-        let Value::String(uri) = uri else {
-            return Err(CimdError::BadField("redirect_uris"));
-        };
-        check_redirect_uri(&uri).map_err(CimdError::BadRedirect)?;
-        redirect_uris.push(uri);
-    }
+    let redirect_uris = redirect_uris(doc.remove("redirect_uris")).map_err(|bad| match bad {
+        BadList::Empty => CimdError::BadRedirect(BadRedirect::None),
+        BadList::NotArray | BadList::NotString => CimdError::BadField("redirect_uris"),
+        BadList::TooMany => CimdError::BadRedirect(BadRedirect::TooMany(MAX_REDIRECT_URIS)),
+        BadList::Bad(why) => CimdError::BadRedirect(why),
+    })?;
     Ok(MetadataClient { domain: url.domain().to_owned(), name, redirect_uris })
 }
 

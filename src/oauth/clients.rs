@@ -108,31 +108,15 @@ pub fn register(
         || OAuthError::invalid_client_metadata(sentences::oauth::REGISTRATION_NOT_METADATA);
     let value: Value = serde_json::from_slice(body).map_err(|_| not_metadata())?;
     let reg = Registration::read(value).ok_or_else(not_metadata)?;
-    let uris = match reg.redirect_uris {
-        None | Some(Value::Null) => Vec::new(),
-        Some(Value::Array(uris)) => uris,
-        Some(_) => {
-            return Err(OAuthError::invalid_redirect_uri(sentences::oauth::REDIRECT_URIS_NOT_ARRAY))
-        }
-    };
-    if uris.is_empty() {
-        return Err(OAuthError::invalid_redirect_uri(sentences::oauth::NO_REDIRECT_URIS));
-    }
-    if uris.len() > MAX_REDIRECT_URIS {
-        return Err(OAuthError::invalid_redirect_uri(sentences::oauth::too_many_redirect_uris(
-            MAX_REDIRECT_URIS,
-        )));
-    }
-    let mut redirect_uris = Vec::with_capacity(uris.len());
-    for uri in uris {
-        let Value::String(uri) = uri else {
-            return Err(OAuthError::invalid_redirect_uri(
-                sentences::oauth::REDIRECT_URI_NOT_STRING,
-            ));
-        };
-        check_redirect_uri(&uri).map_err(|e| OAuthError::invalid_redirect_uri(e.sentence()))?;
-        redirect_uris.push(uri);
-    }
+    let redirect_uris = redirect_uris(reg.redirect_uris).map_err(|bad| {
+        OAuthError::invalid_redirect_uri(match bad {
+            BadList::Empty => sentences::oauth::NO_REDIRECT_URIS.to_owned(),
+            BadList::NotArray => sentences::oauth::REDIRECT_URIS_NOT_ARRAY.to_owned(),
+            BadList::TooMany => sentences::oauth::too_many_redirect_uris(MAX_REDIRECT_URIS),
+            BadList::NotString => sentences::oauth::REDIRECT_URI_NOT_STRING.to_owned(),
+            BadList::Bad(why) => why.sentence(),
+        })
+    })?;
     if let Some(g) = &reg.grant_types {
         if g.iter().any(|g| g != "authorization_code" && g != "refresh_token") {
             return Err(OAuthError::invalid_client_metadata(
@@ -224,6 +208,45 @@ impl BadRedirect {
         }
         .to_owned()
     }
+}
+
+/// Why a client's list of redirect URIs is refused (a registration's or a metadata
+/// document's: each says so in its own words).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum BadList {
+    /// None at all (missing, null or empty).
+    Empty,
+    /// Not an array.
+    NotArray,
+    /// More than [`MAX_REDIRECT_URIS`].
+    TooMany,
+    /// An entry that is not a string.
+    NotString,
+    /// An entry that breaks a rule.
+    Bad(BadRedirect),
+}
+
+/// A client's redirect URIs from its metadata's `redirect_uris`: from one to
+/// [`MAX_REDIRECT_URIS`] strings, each meeting [`check_redirect_uri`].
+pub(crate) fn redirect_uris(value: Option<Value>) -> Result<Vec<String>, BadList> {
+    let uris = match value {
+        None | Some(Value::Null) => Vec::new(),
+        Some(Value::Array(uris)) => uris,
+        Some(_) => return Err(BadList::NotArray),
+    };
+    if uris.is_empty() {
+        return Err(BadList::Empty);
+    }
+    if uris.len() > MAX_REDIRECT_URIS {
+        return Err(BadList::TooMany);
+    }
+    let mut checked = Vec::with_capacity(uris.len());
+    for uri in uris {
+        let Value::String(uri) = uri else { return Err(BadList::NotString) };
+        check_redirect_uri(&uri).map_err(BadList::Bad)?;
+        checked.push(uri);
+    }
+    Ok(checked)
 }
 
 /// Checks a redirect URI: https, or http on a loopback host; no userinfo, fragment,
