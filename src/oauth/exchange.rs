@@ -165,11 +165,11 @@ pub fn revocation(
         .iter()
         .find(|(k, _)| k == "token")
         .ok_or_else(|| OAuthError::invalid_request(sentences::oauth::REVOKE_TOKEN_MISSING))?;
-    if let Some((pairing, grant, secret)) = parse_refresh_token(keys, &token) {
+    if let Some((pairing, grant, secret)) = parse_refresh_token(keys, token) {
         let request = RevokeRequest { grant: grant.to_owned(), secret: Some(secret.to_owned()) };
         return Ok(Some((pairing.to_owned(), request)));
     }
-    Ok(token::verify(keys, origin, &token, now_ms)
+    Ok(token::verify(keys, origin, token, now_ms)
         .ok()
         .map(|a| (a.pairing, RevokeRequest { grant: a.grant, secret: None })))
 }
