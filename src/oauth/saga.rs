@@ -167,18 +167,21 @@ impl Answer {
     pub fn http(self) -> Option<http::Answer> {
         Some(match self {
             Self::Json { status, body, cookie } => {
-                let mut answer = http::Answer::json_text(status, body);
-                answer.headers.extend(cookie.map(|cookie| ("set-cookie", cookie)));
-                answer
+                let answer = http::Answer::json_text(status, body);
+                match cookie {
+                    Some(cookie) => answer.with("set-cookie", &cookie),
+                    None => answer,
+                }
             }
             Self::Poll { status, state } => {
                 http::Answer::json_text(status, Encode::to_json(&state))
             }
             Self::Error(e) => {
-                let mut answer = http::Answer::json_text(e.status, e.body());
-                let challenge = e.challenge().map(|c| ("www-authenticate", c.to_owned()));
-                answer.headers.extend(challenge);
-                answer
+                let answer = http::Answer::json_text(e.status, e.body());
+                match e.challenge() {
+                    Some(challenge) => answer.with("www-authenticate", challenge),
+                    None => answer,
+                }
             }
             Self::Page { status, html } => http::Answer::page(status, html),
             Self::Redirect(to) => http::Answer::redirect(to),
