@@ -40,6 +40,12 @@ fn origins(list: Option<&str>) -> Vec<String> {
     origins
 }
 
+/// `CODE_KEPT_MS` read: from 1000 to [`CODE_KEPT_MS`]; anything else is the default.
+fn code_kept_ms(ms: Option<&str>) -> u64 {
+    let ms = ms.and_then(|m| m.trim().parse::<u64>().ok());
+    ms.filter(|m| (1000..=CODE_KEPT_MS).contains(m)).unwrap_or(CODE_KEPT_MS)
+}
+
 impl Config {
     /// The tests' configuration: a 32-byte key, the app at `https://app.example`.
     #[cfg(test)]
@@ -90,16 +96,17 @@ impl Config {
     /// Reads the configuration from the deployment's secrets and vars, each looked up by its
     /// name with `var`; the error is one line for the log, naming no secret.
     pub fn from_env(var: impl Fn(&str) -> Option<String>) -> Result<Self, String> {
-        Self::from_vars(
+        let mut config = Self::from_vars(
             var("RELAY_SIGNING_KEY").as_deref(),
             var("RELAY_SIGNING_KEY_PREVIOUS").as_deref(),
             var("ALLOWED_ORIGINS").as_deref(),
             var("APP_URL").as_deref(),
             var("CALL_WAIT_MS").as_deref(),
-        )
-        .map(|c| c.with_client_origins(var("CLIENT_ORIGINS").as_deref()))
-        .map(|c| c.with_local_metadata_hosts(var("LOCAL_METADATA_HOSTS").as_deref()))
-        .map(|c| c.with_code_kept_ms(var("CODE_KEPT_MS").as_deref()))
+        )?;
+        config.client_origins = origins(var("CLIENT_ORIGINS").as_deref());
+        config.local_metadata_hosts = origins(var("LOCAL_METADATA_HOSTS").as_deref());
+        config.code_kept_ms = code_kept_ms(var("CODE_KEPT_MS").as_deref());
+        Ok(config)
     }
 
     /// The configuration with the browser-based agent apps' origins (`CLIENT_ORIGINS`).
@@ -121,9 +128,7 @@ impl Config {
     /// to [`CODE_KEPT_MS`]; anything else keeps the default).
     #[must_use]
     pub fn with_code_kept_ms(mut self, ms: Option<&str>) -> Self {
-        let ms = ms.and_then(|m| m.trim().parse::<u64>().ok());
-        self.code_kept_ms =
-            ms.filter(|m| (1000..=CODE_KEPT_MS).contains(m)).unwrap_or(CODE_KEPT_MS);
+        self.code_kept_ms = code_kept_ms(ms);
         self
     }
 
