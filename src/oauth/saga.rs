@@ -118,13 +118,6 @@ pub enum Answer {
         /// A `Set-Cookie` value.
         cookie: Option<String>,
     },
-    /// Where a waiting page stands (`{"state": …}`, never cached).
-    Poll {
-        /// The status.
-        status: u16,
-        /// The state.
-        state: PollState,
-    },
     /// An OAuth error: its status, body and (a 401's) challenge.
     Error(OAuthError),
     /// One of the relay's pages.
@@ -144,6 +137,11 @@ pub enum Answer {
 }
 
 impl Answer {
+    /// Where a waiting page stands (`{"state": …}`).
+    fn poll(status: u16, state: &PollState) -> Self {
+        Self::json(status, state)
+    }
+
     fn json(status: u16, body: &dyn Encode) -> Self {
         Self::Json { status, body: body.to_json(), cookie: None }
     }
@@ -172,9 +170,6 @@ impl Answer {
                     Some(cookie) => answer.with("set-cookie", &cookie),
                     None => answer,
                 }
-            }
-            Self::Poll { status, state } => {
-                http::Answer::json_text(status, Encode::to_json(&state))
             }
             Self::Error(e) => {
                 let answer = http::Answer::json_text(e.status, e.body());
@@ -450,7 +445,7 @@ impl<'c> Saga<'c> {
         let code = param(query, "code").and_then(ConnectCode::parse);
         // A code this relay did not make is refused before any object is addressed.
         let Some(code) = code.filter(|c| c.is_issued(&config.keys)) else {
-            return (saga, Step::Respond(Answer::Poll { status: 400, state: PollState::Expired }));
+            return (saga, Step::Respond(Answer::poll(400, &PollState::Expired)));
         };
         let browser_hash = browser_hash(cookies, &code);
         let command = Command::Poll { browser_hash, issuer: origin.to_owned() };
@@ -550,7 +545,7 @@ impl<'c> Saga<'c> {
                     CodeReply::Poll(state) => state,
                     _ => PollState::Expired,
                 };
-                Step::Respond(Answer::Poll { status: 200, state })
+                Step::Respond(Answer::poll(200, &state))
             }
             (Stage::Redeem(redemption), Input::Code(reply)) => self.redeemed(redemption, reply),
             (Stage::Grant(granted), Input::Pairing(answer)) => match answer {
