@@ -323,7 +323,8 @@ pub fn cache_seconds(cache_control: Option<&str>) -> u64 {
             return CACHE_MIN_S;
         }
         if let Some(v) = d.strip_prefix("max-age=") {
-            max_age = Some(v.trim_matches('"').parse::<u64>().unwrap_or(0));
+            max_age =
+                Some(v.trim_start_matches('"').trim_end_matches('"').parse::<u64>().unwrap_or(0));
         }
     }
     max_age.map_or(CACHE_DEFAULT_S, |s| s.clamp(CACHE_MIN_S, CACHE_MAX_S))
