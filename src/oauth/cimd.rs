@@ -181,7 +181,7 @@ impl MetadataUrl {
             }
         }
         check_host(host)?;
-        let path = tail.split('?').next().unwrap_or_default();
+        let path = tail.split_once('?').map_or(tail, |(path, _)| path);
         if path.is_empty() || path == "/" {
             return Err(CimdError::BadUrl(sentences::oauth::url::URL_NO_PATH));
         }

@@ -262,7 +262,7 @@ pub fn check_redirect_uri(uri: &str) -> Result<(), BadRedirect> {
         return Err(BadRedirect::Fragment);
     }
     let (scheme, rest) = uri.split_once("://").ok_or(BadRedirect::NotAbsolute)?;
-    let authority = rest.split(['/', '?']).next().unwrap_or_default();
+    let authority = &rest[..rest.find(['/', '?']).unwrap_or(rest.len())];
     if authority.contains('@') {
         return Err(BadRedirect::Userinfo);
     }
@@ -304,14 +304,14 @@ pub fn redirect_matches(registered: &str, asked: &str) -> bool {
 #[must_use]
 pub fn host_of(uri: &str) -> &str {
     let rest = uri.split_once("://").map_or(uri, |(_, r)| r);
-    host_of_authority(rest.split(['/', '?', '#']).next().unwrap_or_default())
+    host_of_authority(&rest[..rest.find(['/', '?', '#']).unwrap_or(rest.len())])
 }
 
 fn host_of_authority(authority: &str) -> &str {
     if let Some(v6) = authority.strip_prefix('[') {
-        return v6.split(']').next().unwrap_or_default();
+        return v6.split_once(']').map_or(v6, |(host, _)| host);
     }
-    authority.split(':').next().unwrap_or_default()
+    authority.split_once(':').map_or(authority, |(host, _)| host)
 }
 
 /// Whether what follows the host in `authority` is nothing or `:` and a port number (a
