@@ -85,8 +85,8 @@ pub fn read(
         }
         sent.push((k, v));
     }
-    let param = |name: &str| sent.iter().find(|(k, _)| *k == name).map(|(_, v)| (*v).to_owned());
-    let refresh = match param("grant_type").as_deref() {
+    let param = |name: &str| sent.iter().find(|(k, _)| *k == name).map(|(_, v)| *v);
+    let refresh = match param("grant_type") {
         Some("authorization_code") => false,
         Some("refresh_token") => true,
         Some(_) => {
@@ -98,24 +98,24 @@ pub fn read(
     };
     let client_id = param("client_id")
         .ok_or_else(|| OAuthError::invalid_request(sentences::oauth::CLIENT_ID_MISSING))?;
-    known_client(keys, &client_id)?;
+    known_client(keys, client_id)?;
     if refresh {
         let token = param("refresh_token")
             .ok_or_else(|| OAuthError::invalid_request(sentences::oauth::REFRESH_TOKEN_MISSING))?;
         if let Some(r) = param("resource") {
-            if !is_this_resource(&r, origin) {
+            if !is_this_resource(r, origin) {
                 return Err(OAuthError::invalid_target(sentences::oauth::RESOURCE_NOT_HERE));
             }
         }
         // Checked by its tag here: a token the relay did not issue reaches no pairing.
-        let (pairing, grant, secret) = parse_refresh_token(keys, &token)
+        let (pairing, grant, secret) = parse_refresh_token(keys, token)
             .ok_or_else(|| OAuthError::invalid_grant(sentences::REFRESH_REFUSED))?;
         return Ok(TokenRequest::Refresh {
             pairing: pairing.to_owned(),
             request: RefreshRequest {
                 grant: grant.to_owned(),
                 secret: secret.to_owned(),
-                client_id,
+                client_id: client_id.to_owned(),
             },
         });
     }
@@ -127,10 +127,10 @@ pub fn read(
         ConnectCode::parse(connect).filter(|c| c.as_str() == connect).ok_or_else(unknown)?;
     let redemption = Redemption {
         secret: secret.to_owned(),
-        client_id,
-        redirect_uri: param("redirect_uri"),
-        code_verifier: param("code_verifier"),
-        resource: param("resource"),
+        client_id: client_id.to_owned(),
+        redirect_uri: param("redirect_uri").map(str::to_owned),
+        code_verifier: param("code_verifier").map(str::to_owned),
+        resource: param("resource").map(str::to_owned),
         origin: origin.to_owned(),
         grant: random_token(entropy, 12),
     };
