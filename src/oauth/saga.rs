@@ -12,13 +12,13 @@ use super::connect::{
     self, CodeReply, Command, ConnectCode, Granted, LinkRef, PollState, Requester,
 };
 use super::error::OAuthError;
-use super::exchange::{self, Redemption, RefreshRequest, RevokeRequest, TokenRequest};
+use super::exchange::{self, Redemption, TokenRequest};
 use crate::config::Config;
 use crate::crypto::{random_token, sha256_hex, Entropy};
 use crate::http::{self, TooLarge};
 use crate::limits::{CONNECT_CODE_TTL_MS, MAX_CODE_DRAWS};
 use crate::pages;
-use crate::pairing::wire;
+use crate::pairing::wire::{self, GrantReply, RefreshReply, Reply};
 use crate::senders::Limited;
 use crate::sentences;
 
@@ -36,7 +36,7 @@ pub enum Step {
     /// Send the command to the code's Durable Object; feed [`Input::Code`].
     AskCode(ConnectCode, Command),
     /// Ask the pairing (by its id) this; feed [`Input::Pairing`].
-    AskPairing(String, ToPairing),
+    AskPairing(String, wire::Request),
     /// Answer the request: the saga is over.
     Respond(Answer),
 }
@@ -50,60 +50,8 @@ pub enum Input {
     Client(Result<MetadataClient, CimdError>),
     /// [`Step::AskCode`]: the object's reply.
     Code(CodeReply),
-    /// [`Step::AskPairing`]: the pairing's answer (None: it said nothing that answers).
-    Pairing(Option<FromPairing>),
-}
-
-/// What an OAuth saga asks a pairing (the shell writes it as the pairing's wire request).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ToPairing {
-    /// Make a grant for a redeemed code.
-    Grant {
-        /// The grant's id (drawn when the code was redeemed).
-        id: String,
-        /// The client's id.
-        client_id: String,
-        /// What the code grants.
-        granted: Granted,
-    },
-    /// The code that makes this grant was replayed: revoke it.
-    Replayed {
-        /// The grant.
-        grant: String,
-    },
-    /// A client refreshes.
-    Refresh(RefreshRequest),
-    /// A client revokes (RFC 7009).
-    Revoke(RevokeRequest),
-}
-
-/// What a pairing answered an OAuth saga (read by the shell from the pairing's wire reply).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum FromPairing {
-    /// [`ToPairing::Grant`]: made, with its first refresh token's secret.
-    Made {
-        /// The grant's id.
-        grant: String,
-        /// The refresh token's secret part.
-        secret: String,
-    },
-    /// [`ToPairing::Grant`]: the pairing holds the most connections it keeps.
-    Full,
-    /// [`ToPairing::Grant`]: its code was replayed meanwhile; the grant was revoked first.
-    Replayed,
-    /// [`ToPairing::Refresh`]: new tokens may be issued.
-    Rotated {
-        /// The new refresh token's secret part.
-        secret: String,
-        /// The client's name.
-        client_name: String,
-        /// Its redirect host.
-        host: String,
-    },
-    /// [`ToPairing::Refresh`] refused, with the sentence.
-    Refused(String),
-    /// Anything else (a revocation's or a replay's acknowledgement).
-    Other,
+    /// [`Step::AskPairing`]: the pairing's answer (None: it said nothing).
+    Pairing(Option<wire::Reply>),
 }
 
 /// The answer to an OAuth request, as the shell writes it.
@@ -201,41 +149,6 @@ pub struct OAuthRequest<'r> {
     pub cookies: Option<&'r str>,
     /// Where it came from, as the platform says ([`connect::place_said`]).
     pub place: Option<String>,
-}
-
-impl ToPairing {
-    /// The pairing's wire request.
-    #[must_use]
-    pub fn wire(self) -> wire::Request {
-        match self {
-            Self::Grant { id, client_id, granted } => wire::Request::Grant(wire::GrantRequest {
-                id,
-                client_id,
-                requester: granted.requester,
-            }),
-            Self::Replayed { grant } => wire::Request::Replayed { grant },
-            Self::Refresh(request) => wire::Request::Refresh(request),
-            Self::Revoke(request) => wire::Request::Revoke(request),
-        }
-    }
-}
-
-impl FromPairing {
-    /// What the pairing's wire reply says to a saga.
-    #[must_use]
-    pub fn of(reply: wire::Reply) -> Self {
-        use wire::{GrantReply, RefreshReply, Reply};
-        match reply {
-            Reply::Grant(GrantReply::Made { grant, secret }) => Self::Made { grant, secret },
-            Reply::Grant(GrantReply::Full) => Self::Full,
-            Reply::Grant(GrantReply::Replayed) => Self::Replayed,
-            Reply::Refresh(RefreshReply::Rotated { secret, client_name, host }) => {
-                Self::Rotated { secret, client_name, host }
-            }
-            Reply::Refresh(RefreshReply::Refused { description }) => Self::Refused(description),
-            _ => Self::Other,
-        }
-    }
 }
 
 /// Where a saga stands: what it waits for.
@@ -480,7 +393,7 @@ impl<'c> Saga<'c> {
             Ok(TokenRequest::Refresh { pairing, request }) => {
                 let stage =
                     Stage::Refresh { pairing: pairing.clone(), grant: request.grant.clone() };
-                saga.wait(stage, Step::AskPairing(pairing, ToPairing::Refresh(request)))
+                saga.wait(stage, Step::AskPairing(pairing, wire::Request::Refresh(request)))
             }
         };
         (saga, step)
@@ -502,7 +415,7 @@ impl<'c> Saga<'c> {
             Err(e) => Step::Respond(Answer::Error(e)),
             Ok(None) => Step::Respond(Answer::Empty),
             Ok(Some((pairing, request))) => {
-                saga.wait(Stage::Revoke, Step::AskPairing(pairing, ToPairing::Revoke(request)))
+                saga.wait(Stage::Revoke, Step::AskPairing(pairing, wire::Request::Revoke(request)))
             }
         };
         (saga, step)
@@ -548,25 +461,24 @@ impl<'c> Saga<'c> {
                 Step::Respond(Answer::poll(200, &state))
             }
             (Stage::Redeem(redemption), Input::Code(reply)) => self.redeemed(redemption, reply),
-            (Stage::Grant(granted), Input::Pairing(answer)) => match answer {
-                Some(FromPairing::Made { grant, secret }) => {
+            (Stage::Grant(granted), Input::Pairing(Some(Reply::Grant(made)))) => match made {
+                GrantReply::Made { grant, secret } => {
                     Step::Respond(self.tokens(granted, &grant, &secret))
                 }
                 // The pairing filled up between the approval and now: it removes none.
-                Some(FromPairing::Full) => refuse(sentences::GRANT_REFUSED_FULL),
+                GrantReply::Full => refuse(sentences::GRANT_REFUSED_FULL),
                 // Its code was replayed meanwhile: the grant was revoked before it was made.
-                Some(FromPairing::Replayed) => refuse(sentences::CODE_REPLAYED),
-                _ => Step::Respond(Answer::Broken),
+                GrantReply::Replayed => refuse(sentences::CODE_REPLAYED),
             },
             (Stage::Replayed(e), Input::Pairing(_)) => Step::Respond(Answer::Error(e)),
-            (Stage::Refresh { pairing, grant }, Input::Pairing(answer)) => match answer {
-                Some(FromPairing::Rotated { secret, client_name, host }) => {
+            (Stage::Refresh { pairing, grant }, Input::Pairing(Some(Reply::Refresh(r)))) => match r
+            {
+                RefreshReply::Rotated { secret, client_name, host } => {
                     let requester = Requester { client_name, host, place: None, verified: None };
                     let granted = Granted { pairing, requester };
                     Step::Respond(self.tokens(granted, &grant, &secret))
                 }
-                Some(FromPairing::Refused(description)) => refuse(&description),
-                _ => Step::Respond(Answer::Broken),
+                RefreshReply::Refused { description } => refuse(&description),
             },
             (Stage::Revoke, Input::Pairing(_)) => Step::Respond(Answer::Empty),
             // An input the saga did not ask for: nothing more comes of it.
@@ -614,11 +526,11 @@ impl<'c> Saga<'c> {
         match reply {
             CodeReply::Redeemed { granted } => {
                 let pairing = granted.pairing.clone();
-                let ask = ToPairing::Grant {
+                let ask = wire::Request::Grant(wire::GrantRequest {
                     id: redemption.grant,
                     client_id: redemption.client_id,
-                    granted: granted.clone(),
-                };
+                    requester: granted.requester.clone(),
+                });
                 self.wait(Stage::Grant(granted), Step::AskPairing(pairing, ask))
             }
             CodeReply::RedeemRefused { refused: e, revoke } => {
@@ -626,7 +538,7 @@ impl<'c> Saga<'c> {
                     // The code was replayed: what it issued is revoked, and refused should
                     // the first redemption's creation of it reach the pairing after this.
                     Some(connect::Revoke { pairing, grant }) => {
-                        let step = Step::AskPairing(pairing, ToPairing::Replayed { grant });
+                        let step = Step::AskPairing(pairing, wire::Request::Replayed { grant });
                         self.wait(Stage::Replayed(e), step)
                     }
                     None => Step::Respond(Answer::Error(e)),

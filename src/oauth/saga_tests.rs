@@ -6,6 +6,7 @@ use super::*;
 use crate::crypto::testing::Counter;
 use crate::limits::{AUTH_CODE_TTL_MS, LINK_CONFIRM_TTL_MS};
 use crate::oauth::connect::{apply, Session};
+use crate::oauth::exchange::RevokeRequest;
 use crate::oauth::refresh::refresh_token;
 use crate::oauth::token;
 use serde_json::{json, Value};
@@ -499,13 +500,12 @@ fn a_code_is_redeemed_then_its_grant_made_then_tokens_issued() {
         panic!("the pairing is asked")
     };
     assert_eq!(pairing, "p1");
-    let ToPairing::Grant { id, client_id, granted } = ask else { panic!("a grant: {ask:?}") };
+    let wire::Request::Grant(wire::GrantRequest { id, client_id, requester }) = ask else {
+        panic!("a grant: {ask:?}")
+    };
     assert_eq!((id.as_str(), client_id), (grant_id.as_str(), registered_id()));
-    assert_eq!(
-        (granted.requester.client_name.as_str(), granted.requester.host.as_str()),
-        ("Claude", "claude.ai")
-    );
-    let made = FromPairing::Made { grant: id.clone(), secret: "rs".into() };
+    assert_eq!((requester.client_name.as_str(), requester.host.as_str()), ("Claude", "claude.ai"));
+    let made = Reply::Grant(GrantReply::Made { grant: id.clone(), secret: "rs".into() });
     let (status, body, _) = json(saga.next(Input::Pairing(Some(made)), &mut rng()));
     assert_eq!(status, 200);
     assert_eq!(body["refresh_token"], refresh_token(&c.keys, "p1", &id, "rs"));
@@ -528,8 +528,8 @@ fn at_grant<'c>(c: &'c Config, object: &mut Object, auth_code: &str) -> Saga<'c>
 fn a_pairing_that_is_full_or_heard_of_a_replay_makes_no_tokens() {
     let c = config();
     for (answer, sentence) in [
-        (FromPairing::Full, sentences::GRANT_REFUSED_FULL),
-        (FromPairing::Replayed, sentences::CODE_REPLAYED),
+        (Reply::Grant(GrantReply::Full), sentences::GRANT_REFUSED_FULL),
+        (Reply::Grant(GrantReply::Replayed), sentences::CODE_REPLAYED),
     ] {
         let (mut object, _, auth_code) = approved(&c);
         let mut saga = at_grant(&c, &mut object, &auth_code);
@@ -557,8 +557,8 @@ fn a_replayed_code_revokes_what_it_made_then_is_refused() {
     let reply = object.ask(&asked, command, NOW + 4);
     let step = replay.next(Input::Code(reply), &mut rng());
     // The grant the first redemption made is revoked, not the one the replay would have.
-    assert_eq!(step, Step::AskPairing("p1".into(), ToPairing::Replayed { grant: made }));
-    let e = error(replay.next(Input::Pairing(Some(FromPairing::Other)), &mut rng()));
+    assert_eq!(step, Step::AskPairing("p1".into(), wire::Request::Replayed { grant: made }));
+    let e = error(replay.next(Input::Pairing(Some(Reply::Done)), &mut rng()));
     assert_eq!((e.code, e.description.as_str()), ("invalid_grant", sentences::oauth::CODE_USED));
 }
 
@@ -608,23 +608,28 @@ fn a_refresh_is_rotated_by_its_pairing_or_refused_with_its_sentence() {
     let p9 = "b".repeat(64);
     let token = refresh_token(&c.keys, &p9, "g9", "old");
     let (mut saga, step) = Saga::token(&c, ORIGIN, Ok(refresh_form(&token)), NOW, &mut rng());
-    let Step::AskPairing(pairing, ToPairing::Refresh(request)) = step else { panic!("{step:?}") };
+    let Step::AskPairing(pairing, wire::Request::Refresh(request)) = step else {
+        panic!("{step:?}")
+    };
     assert_eq!(
         (pairing.as_str(), request.grant.as_str(), request.secret.as_str()),
         (p9.as_str(), "g9", "old")
     );
-    let rotated =
-        FromPairing::Rotated { secret: "new".into(), client_name: "C".into(), host: "h".into() };
+    let rotated = Reply::Refresh(RefreshReply::Rotated {
+        secret: "new".into(),
+        client_name: "C".into(),
+        host: "h".into(),
+    });
     let (status, body, _) = json(saga.next(Input::Pairing(Some(rotated)), &mut rng()));
     assert_eq!(status, 200);
     assert_eq!(body["refresh_token"], refresh_token(&c.keys, &p9, "g9", "new"));
     let (mut saga, _) = Saga::token(&c, ORIGIN, Ok(refresh_form(&token)), NOW, &mut rng());
-    let refused = FromPairing::Refused("Connect again.".into());
+    let refused = Reply::Refresh(RefreshReply::Refused { description: "Connect again.".into() });
     let e = error(saga.next(Input::Pairing(Some(refused)), &mut rng()));
     assert_eq!((e.code, e.description.as_str()), ("invalid_grant", "Connect again."));
     let (mut saga, _) = Saga::token(&c, ORIGIN, Ok(refresh_form(&token)), NOW, &mut rng());
     assert_eq!(
-        respond(saga.next(Input::Pairing(Some(FromPairing::Full)), &mut rng())),
+        respond(saga.next(Input::Pairing(Some(Reply::Grant(GrantReply::Full))), &mut rng())),
         Answer::Broken
     );
 }
@@ -638,7 +643,7 @@ fn a_revocation_reaches_the_pairing_only_for_a_token_of_ours() {
     let token = refresh_token(&c.keys, &p9, "g9", "s");
     let (mut saga, step) = Saga::revoke(&c, ORIGIN, Ok(format!("token={token}").into_bytes()), NOW);
     let request = RevokeRequest { grant: "g9".into(), secret: Some("s".into()) };
-    assert_eq!(step, Step::AskPairing(p9.clone(), ToPairing::Revoke(request)));
+    assert_eq!(step, Step::AskPairing(p9.clone(), wire::Request::Revoke(request)));
     assert_eq!(respond(saga.next(Input::Pairing(None), &mut rng())), Answer::Empty);
     let (_, step) = Saga::revoke(&c, ORIGIN, Ok(b"token=made-up".to_vec()), NOW);
     assert_eq!(respond(step), Answer::Empty, "200 either way, nothing asked");
@@ -721,23 +726,4 @@ fn each_answer_is_written_with_its_headers() {
     );
     assert_eq!(Answer::Empty.http(), Some(http::Answer::empty(200)));
     assert_eq!(Answer::Broken.http(), None, "a broken reply answers nothing");
-}
-
-#[test]
-fn what_a_saga_asks_a_pairing_goes_on_the_wire_and_its_reply_comes_back() {
-    use crate::pairing::wire::{GrantReply, RefreshReply, Reply, Request};
-    let requester =
-        Requester { client_name: "n".into(), host: "h".into(), place: None, verified: None };
-    let granted = Granted { pairing: "p".into(), requester: requester.clone() };
-    let grant = ToPairing::Grant { id: "g".into(), client_id: "c".into(), granted };
-    let Request::Grant(wire) = grant.wire() else { panic!("not a grant") };
-    assert_eq!((wire.id.as_str(), wire.client_id.as_str(), wire.requester), ("g", "c", requester));
-    let replayed = ToPairing::Replayed { grant: "g".into() }.wire();
-    assert_eq!(replayed, Request::Replayed { grant: "g".into() });
-    let made = Reply::Grant(GrantReply::Made { grant: "g".into(), secret: "s".into() });
-    assert_eq!(FromPairing::of(made), FromPairing::Made { grant: "g".into(), secret: "s".into() });
-    assert_eq!(FromPairing::of(Reply::Grant(GrantReply::Full)), FromPairing::Full);
-    assert_eq!(FromPairing::of(Reply::Grant(GrantReply::Replayed)), FromPairing::Replayed);
-    let refused = Reply::Refresh(RefreshReply::Refused { description: "no".into() });
-    assert_eq!(FromPairing::of(refused), FromPairing::Refused("no".into()));
 }
