@@ -103,15 +103,13 @@ fn no_client() -> OAuthError {
 
 fn check_pairs(pairs: &[(String, String)]) -> Result<(), OAuthError> {
     let page = OAuthError::invalid_request;
-    let mut seen: Vec<&str> = Vec::new();
-    for (k, v) in pairs {
-        if seen.contains(&k.as_str()) {
+    for (i, (k, v)) in pairs.iter().enumerate() {
+        if pairs[..i].iter().any(|(seen, _)| seen == k) {
             return Err(page(sentences::oauth::PARAM_TWICE));
         }
         if v.len() > MAX_PARAM_BYTES {
             return Err(page(sentences::oauth::PARAM_TOO_LONG));
         }
-        seen.push(k);
     }
     Ok(())
 }
