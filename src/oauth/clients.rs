@@ -287,13 +287,13 @@ pub fn redirect_matches(registered: &str, asked: &str) -> bool {
     if registered == asked {
         return true;
     }
-    let split = |uri: &str| -> Option<(String, String)> {
+    fn split(uri: &str) -> Option<(&str, &str)> {
         let rest = uri.strip_prefix("http://")?;
         let cut = rest.find(['/', '?']).unwrap_or(rest.len());
         let (authority, tail) = rest.split_at(cut);
         let host = host_of_authority(authority);
-        is_loopback(host).then(|| (host.to_owned(), tail.to_owned()))
-    };
+        is_loopback(host).then_some((host, tail))
+    }
     match (split(registered), split(asked)) {
         (Some(r), Some(a)) => r == a && check_redirect_uri(asked).is_ok(),
         _ => false,

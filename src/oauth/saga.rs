@@ -271,10 +271,10 @@ impl<'c> Saga<'c> {
                         let step = Step::FetchClient(url.clone());
                         saga.wait(Stage::Document { pairs, json, url }, step)
                     }
-                    Err(e) => refused(&e.oauth(url.domain()), json),
+                    Err(e) => refused(e.oauth(url.domain()), json),
                 }
             }
-            Err(e) => refused(&e, json),
+            Err(e) => refused(e, json),
         };
         (saga, step)
     }
@@ -282,7 +282,7 @@ impl<'c> Saga<'c> {
     fn validate(&self, pairs: &[(String, String)], asking: authorize::Asking, json: bool) -> Step {
         let request = match authorize::validate(pairs, asking, self.origin) {
             Ok(request) => request,
-            Err(Refusal::Page(e)) => return refused(&e, json),
+            Err(Refusal::Page(e)) => return refused(e, json),
             Err(Refusal::Redirect(to)) => return Step::Respond(Answer::Redirect(to)),
         };
         // No connect code yet: the page's script asks for one with the sealed request.
@@ -426,7 +426,7 @@ impl<'c> Saga<'c> {
         match (core::mem::replace(&mut self.stage, Stage::Over), input) {
             (Stage::Document { pairs, json, url }, Input::Client(client)) => match client {
                 Ok(client) => self.validate(&pairs, client.into(), json),
-                Err(e) => refused(&e.oauth(url.domain()), json),
+                Err(e) => refused(e.oauth(url.domain()), json),
             },
             (Stage::Limit { request, seal, place }, Input::Limit(within)) => {
                 if !within {
@@ -566,9 +566,9 @@ fn refuse(sentence: &str) -> Step {
 
 /// A refused `/authorize`: the OAuth error for a program (its status; 401 for
 /// `invalid_client`, so it registers again), the page for a person.
-fn refused(e: &OAuthError, json: bool) -> Step {
+fn refused(e: OAuthError, json: bool) -> Step {
     Step::Respond(if json {
-        Answer::Error(e.clone())
+        Answer::Error(e)
     } else {
         Answer::Page { status: 400, html: pages::refused(e.code, &e.description) }
     })
