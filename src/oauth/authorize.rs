@@ -362,6 +362,22 @@ mod tests {
     }
 
     #[test]
+    fn a_parameter_sent_twice_or_too_long_is_refused_on_the_page() {
+        let mut twice = query(&[]);
+        twice.push(("state".into(), "again".into()));
+        let long = "x".repeat(MAX_PARAM_BYTES + 1);
+        for (pairs, sentence) in [
+            (twice, sentences::oauth::PARAM_TWICE),
+            (query(&[("state", Some(&long))]), sentences::oauth::PARAM_TOO_LONG),
+        ] {
+            let Err(Refusal::Page(e)) = check(&pairs, &keys(), ORIGIN) else {
+                panic!("not refused on the page: {sentence}")
+            };
+            assert_eq!((e.code, e.description.as_str()), ("invalid_request", sentence));
+        }
+    }
+
+    #[test]
     fn an_unverified_redirect_is_never_followed() {
         for bad in [
             "https://evil.example/cb",

@@ -437,6 +437,8 @@ mod tests {
             "http://127.attacker.example/cb",
             "http://127.0.0.1.example/cb",
             "http://127.0.0.256/cb",
+            "http://10.0.0.1/cb",
+            "http://192.168.1.1:8080/cb",
             "javascript:alert(1)",
             "data:text/html,hi",
             "https://a.example/cb#frag",
