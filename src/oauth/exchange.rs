@@ -296,12 +296,15 @@ mod tests {
                 .code,
             "invalid_client"
         );
+        let twice = form("grant_type=authorization_code&grant_type=authorization_code");
+        let e = read_(&twice, &k, ORIGIN).unwrap_err();
         assert_eq!(
-            read_(&form("grant_type=authorization_code&grant_type=authorization_code"), &k, ORIGIN)
-                .unwrap_err()
-                .code,
-            "invalid_request"
+            (e.code, e.description),
+            ("invalid_request", sentences::oauth::param_sent_twice("grant_type"))
         );
+        // A parameter sent without a value is omitted, so it is not sent twice.
+        let empty_then_code = form("code=&grant_type=authorization_code&code=ABCDE12345.s");
+        assert!(read_(&empty_then_code, &k, ORIGIN).is_ok());
     }
 
     #[test]
