@@ -71,7 +71,9 @@ impl ConnectCode {
     /// The code as shown to people: `ABCDE-FGHJK`.
     #[must_use]
     pub fn display(&self) -> String {
-        format!("{}-{}", &self.0[..5], &self.0[5..])
+        let mut shown = self.0.clone();
+        shown.insert(5, '-');
+        shown
     }
 }
 
