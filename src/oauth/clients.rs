@@ -84,8 +84,9 @@ impl Registration {
     fn read(value: Value) -> Option<Self> {
         let mut f = Fields::of(value)?;
         Some(Self {
-            redirect_uris: f.value("redirect_uris").filter(|v| !v.is_null()),
-            client_name: f.value("client_name").filter(|v| !v.is_null()),
+            // Null reads as missing where each is read (`redirect_uris`, a name not a string).
+            redirect_uris: f.value("redirect_uris"),
+            client_name: f.value("client_name"),
             grant_types: f.optional_strings("grant_types")?,
             response_types: f.optional_strings("response_types")?,
         })
