@@ -12,7 +12,7 @@ use super::connect::{
     self, CodeReply, Command, ConnectCode, Granted, LinkRef, PollState, Requester,
 };
 use super::error::OAuthError;
-use super::exchange::{self, Redemption, TokenRequest};
+use super::exchange::{self, TokenRequest};
 use crate::config::Config;
 use crate::crypto::{random_token, sha256_hex, Entropy};
 use crate::http::{self, TooLarge};
@@ -167,7 +167,12 @@ enum Stage {
     /// The waiting page's poll waits for the code's object.
     Poll,
     /// The token endpoint waits for the code's object to redeem.
-    Redeem(Redemption),
+    Redeem {
+        /// The id the grant will have.
+        grant: String,
+        /// The client redeeming.
+        client_id: String,
+    },
     /// … then for the pairing to make the grant.
     Grant(Granted),
     /// … or for the pairing to revoke what a replayed code made; then refuses with this.
@@ -387,8 +392,9 @@ impl<'c> Saga<'c> {
                 refuse(sentences::oauth::CODE_UNKNOWN)
             }
             Ok(TokenRequest::Code(code, redemption)) => {
-                let step = Step::AskCode(code, redemption.command());
-                saga.wait(Stage::Redeem(redemption), step)
+                let (grant, client_id) = (redemption.grant.clone(), redemption.client_id.clone());
+                let step = Step::AskCode(code, Command::Redeem(redemption));
+                saga.wait(Stage::Redeem { grant, client_id }, step)
             }
             Ok(TokenRequest::Refresh { pairing, request }) => {
                 let stage =
@@ -460,7 +466,9 @@ impl<'c> Saga<'c> {
                 };
                 Step::Respond(Answer::poll(200, &state))
             }
-            (Stage::Redeem(redemption), Input::Code(reply)) => self.redeemed(redemption, reply),
+            (Stage::Redeem { grant, client_id }, Input::Code(reply)) => {
+                self.redeemed(grant, client_id, reply)
+            }
             (Stage::Grant(granted), Input::Pairing(Some(Reply::Grant(made)))) => match made {
                 GrantReply::Made { grant, secret } => {
                     Step::Respond(self.tokens(granted, &grant, &secret))
@@ -522,13 +530,13 @@ impl<'c> Saga<'c> {
 
     /// What the code's object said to a redemption: the grant to make, or the refusal (after
     /// revoking what a replayed code made).
-    fn redeemed(&mut self, redemption: Redemption, reply: CodeReply) -> Step {
+    fn redeemed(&mut self, grant_id: String, client_id: String, reply: CodeReply) -> Step {
         match reply {
             CodeReply::Redeemed { granted } => {
                 let pairing = granted.pairing.clone();
                 let ask = wire::Request::Grant(wire::GrantRequest {
-                    id: redemption.grant,
-                    client_id: redemption.client_id,
+                    id: grant_id,
+                    client_id,
                     requester: granted.requester.clone(),
                 });
                 self.wait(Stage::Grant(granted), Step::AskPairing(pairing, ask))

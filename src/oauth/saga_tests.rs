@@ -6,7 +6,7 @@ use super::*;
 use crate::crypto::testing::Counter;
 use crate::limits::{AUTH_CODE_TTL_MS, LINK_CONFIRM_TTL_MS};
 use crate::oauth::connect::{apply, Session};
-use crate::oauth::exchange::RevokeRequest;
+use crate::oauth::exchange::{Redemption, RevokeRequest};
 use crate::oauth::refresh::refresh_token;
 use crate::oauth::token;
 use serde_json::{json, Value};
