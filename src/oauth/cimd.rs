@@ -232,10 +232,7 @@ fn check_host(host: &str) -> Result<(), CimdError> {
     if numeric {
         return Err(CimdError::HostRefused);
     }
-    let local = LOCAL_NAMES
-        .iter()
-        .any(|n| host == *n || host.strip_suffix(n).is_some_and(|h| h.ends_with('.')));
-    if local || hosts::is_wildcard_dns(host) {
+    if hosts::is_under_any(host, &LOCAL_NAMES) || hosts::is_wildcard_dns(host) {
         return Err(CimdError::HostRefused);
     }
     Ok(())

@@ -162,7 +162,7 @@ fn matches(folded: &str, known: &str) -> bool {
 
 /// Whether `domain` is one of `app`'s or a name under one.
 fn owns(app: &App, domain: &str) -> bool {
-    app.domains.iter().any(|d| super::hosts::is_under(domain, d))
+    super::hosts::is_under_any(domain, app.domains)
 }
 
 /// `name` as a person reads it: lower case letters only, look-alikes folded to one letter.
