@@ -46,6 +46,17 @@ fn code_kept_ms(ms: Option<&str>) -> u64 {
     ms.filter(|m| (1000..=CODE_KEPT_MS).contains(m)).unwrap_or(CODE_KEPT_MS)
 }
 
+/// Whether `item` is one of a configured `list`.
+#[must_use]
+pub fn listed(list: &[String], item: &str) -> bool {
+    for listed in list {
+        if listed == item {
+            return true;
+        }
+    }
+    false
+}
+
 impl Config {
     /// The tests' configuration: a 32-byte key, the app at `https://app.example`.
     #[cfg(test)]
@@ -135,7 +146,7 @@ impl Config {
     /// Whether a page of this origin may pair.
     #[must_use]
     pub fn allows_origin(&self, origin: &str) -> bool {
-        self.allowed_origins.iter().any(|o| o == origin)
+        listed(&self.allowed_origins, origin)
     }
 
     /// Whether a request to the MCP endpoint with this browser `Origin` may be served: none
@@ -144,9 +155,7 @@ impl Config {
     /// rebinding), refused.
     #[must_use]
     pub fn allows_caller(&self, origin: Option<&str>, own: &str) -> bool {
-        origin.is_none_or(|o| {
-            o == own || self.allows_origin(o) || self.client_origins.iter().any(|c| c == o)
-        })
+        origin.is_none_or(|o| o == own || self.allows_origin(o) || listed(&self.client_origins, o))
     }
 }
 

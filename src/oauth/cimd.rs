@@ -244,7 +244,7 @@ fn check_host(host: &str) -> Result<(), CimdError> {
 /// development and tests; never an IP address or a name [`MetadataUrl::parse`] refuses).
 pub fn check_fetchable(url: &MetadataUrl, local_hosts: &[String]) -> Result<(), CimdError> {
     let host = url.domain();
-    if host.contains('.') || local_hosts.iter().any(|h| h == host) {
+    if host.contains('.') || crate::config::listed(local_hosts, host) {
         Ok(())
     } else {
         Err(CimdError::HostRefused)
