@@ -33,11 +33,28 @@ pub const CODE_KEPT_MS: u64 = CONNECT_CODE_TTL_MS + AUTH_CODE_TTL_MS;
 
 /// A comma- or space-separated list of origins, without trailing slashes.
 fn origins(list: Option<&str>) -> Vec<String> {
-    list.unwrap_or_default()
-        .split([',', ' '])
-        .filter(|o| !o.is_empty())
-        .map(|o| o.trim_end_matches('/').to_owned())
-        .collect()
+    let mut origins = Vec::new();
+    for o in list.unwrap_or_default().split([',', ' ']).filter(|o| !o.is_empty()) {
+        origins.push(o.trim_end_matches('/').to_owned());
+    }
+    origins
+}
+
+/// `CODE_KEPT_MS` read: from 1000 to [`CODE_KEPT_MS`]; anything else is the default.
+fn code_kept_ms(ms: Option<&str>) -> u64 {
+    let ms = ms.and_then(|m| m.trim().parse::<u64>().ok());
+    ms.filter(|m| (1000..=CODE_KEPT_MS).contains(m)).unwrap_or(CODE_KEPT_MS)
+}
+
+/// Whether `item` is one of a configured `list`.
+#[must_use]
+pub fn listed(list: &[String], item: &str) -> bool {
+    for listed in list {
+        if listed == item {
+            return true;
+        }
+    }
+    false
 }
 
 impl Config {
@@ -90,16 +107,17 @@ impl Config {
     /// Reads the configuration from the deployment's secrets and vars, each looked up by its
     /// name with `var`; the error is one line for the log, naming no secret.
     pub fn from_env(var: impl Fn(&str) -> Option<String>) -> Result<Self, String> {
-        Self::from_vars(
+        let mut config = Self::from_vars(
             var("RELAY_SIGNING_KEY").as_deref(),
             var("RELAY_SIGNING_KEY_PREVIOUS").as_deref(),
             var("ALLOWED_ORIGINS").as_deref(),
             var("APP_URL").as_deref(),
             var("CALL_WAIT_MS").as_deref(),
-        )
-        .map(|c| c.with_client_origins(var("CLIENT_ORIGINS").as_deref()))
-        .map(|c| c.with_local_metadata_hosts(var("LOCAL_METADATA_HOSTS").as_deref()))
-        .map(|c| c.with_code_kept_ms(var("CODE_KEPT_MS").as_deref()))
+        )?;
+        config.client_origins = origins(var("CLIENT_ORIGINS").as_deref());
+        config.local_metadata_hosts = origins(var("LOCAL_METADATA_HOSTS").as_deref());
+        config.code_kept_ms = code_kept_ms(var("CODE_KEPT_MS").as_deref());
+        Ok(config)
     }
 
     /// The configuration with the browser-based agent apps' origins (`CLIENT_ORIGINS`).
@@ -121,16 +139,14 @@ impl Config {
     /// to [`CODE_KEPT_MS`]; anything else keeps the default).
     #[must_use]
     pub fn with_code_kept_ms(mut self, ms: Option<&str>) -> Self {
-        let ms = ms.and_then(|m| m.trim().parse::<u64>().ok());
-        self.code_kept_ms =
-            ms.filter(|m| (1000..=CODE_KEPT_MS).contains(m)).unwrap_or(CODE_KEPT_MS);
+        self.code_kept_ms = code_kept_ms(ms);
         self
     }
 
     /// Whether a page of this origin may pair.
     #[must_use]
     pub fn allows_origin(&self, origin: &str) -> bool {
-        self.allowed_origins.iter().any(|o| o == origin)
+        listed(&self.allowed_origins, origin)
     }
 
     /// Whether a request to the MCP endpoint with this browser `Origin` may be served: none
@@ -139,9 +155,7 @@ impl Config {
     /// rebinding), refused.
     #[must_use]
     pub fn allows_caller(&self, origin: Option<&str>, own: &str) -> bool {
-        origin.is_none_or(|o| {
-            o == own || self.allows_origin(o) || self.client_origins.iter().any(|c| c == o)
-        })
+        origin.is_none_or(|o| o == own || self.allows_origin(o) || listed(&self.client_origins, o))
     }
 }
 

@@ -108,8 +108,10 @@ impl Route {
                     o.text("app", &config.app_url);
                 }),
             ),
-            Self::ProtectedResource => Answer::json(200, &metadata::protected_resource(origin)),
-            Self::AuthorizationServer => Answer::json(200, &metadata::authorization_server(origin)),
+            Self::ProtectedResource => Answer::json_text(200, metadata::protected_resource(origin)),
+            Self::AuthorizationServer => {
+                Answer::json_text(200, metadata::authorization_server(origin))
+            }
             Self::WaitScript => Answer {
                 status: 200,
                 headers: owned(&[("content-type", "text/javascript"), NO_STORE]),

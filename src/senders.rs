@@ -60,15 +60,17 @@ fn ipv4(ip: &str) -> Option<[u8; 4]> {
 /// The eight groups of an IPv6 address written in hex groups, `::` standing for zeros once.
 fn ipv6(ip: &str) -> Option<[u16; 8]> {
     let groups = |s: &str| -> Option<Vec<u16>> {
+        let mut groups = Vec::new();
         if s.is_empty() {
-            return Some(Vec::new());
+            return Some(groups);
         }
-        s.split(':')
-            .map(|g| {
-                let hex = !g.is_empty() && g.len() <= 4 && g.bytes().all(|b| b.is_ascii_hexdigit());
-                hex.then(|| u16::from_str_radix(g, 16).ok()).flatten()
-            })
-            .collect()
+        for g in s.split(':') {
+            if g.is_empty() || g.len() > 4 || !g.bytes().all(|b| b.is_ascii_hexdigit()) {
+                return None;
+            }
+            groups.push(u16::from_str_radix(g, 16).ok()?);
+        }
+        Some(groups)
     };
     let (head, tail) = match ip.split_once("::") {
         Some((head, tail)) => (groups(head)?, Some(groups(tail)?)),

@@ -10,7 +10,9 @@ use tabrelay_fuzz::{keys, Fixed, NOW};
 fuzz_target!(|data: &[u8]| {
     let keys = keys();
     match clients::register(&keys, data, NOW, &mut Fixed(7)) {
-        Ok(answer) => {
+        Ok(registered) => {
+            let written = tabrelay_bundle::fields::Encode::to_json(&registered);
+            let answer: serde_json::Value = serde_json::from_slice(&written).expect("JSON");
             let id = answer["client_id"].as_str().expect("a client id");
             let client = clients::resolve(&keys, id).expect("a registered client resolves");
             assert_eq!(clients::client_id(&keys, &client), id, "the id is deterministic");

@@ -6,7 +6,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use tabrelay::oauth::connect::{Command, ConnectCode, CODE_ALPHABET, CODE_LEN};
+use tabrelay::oauth::connect::{Command, ConnectCode, Redemption, CODE_ALPHABET, CODE_LEN};
 use tabrelay::oauth::exchange::TokenRequest;
 use tabrelay::oauth::{clients, exchange};
 use tabrelay_fuzz::{has_duplicate_key, keys, Fixed, ORIGIN};
@@ -42,7 +42,7 @@ fuzz_target!(|data: &[u8]| {
             assert_eq!(ConnectCode::parse(code.as_str()).as_ref(), Some(&code));
             let text = tabrelay_bundle::fields::Encode::to_json(&command);
             assert_eq!(tabrelay_bundle::from_json::<Command>(&text).as_ref(), Some(&command));
-            let Command::Redeem {
+            let Command::Redeem(Redemption {
                 secret,
                 client_id,
                 redirect_uri,
@@ -50,7 +50,7 @@ fuzz_target!(|data: &[u8]| {
                 resource,
                 origin,
                 grant,
-            } = command
+            }) = command
             else {
                 panic!("a token request read as {command:?}")
             };
@@ -78,7 +78,8 @@ fuzz_target!(|data: &[u8]| {
             );
             assert_eq!(e.status, if e.code == "invalid_client" { 401 } else { 400 });
             assert!(!e.description.is_empty());
-            assert_eq!(e.body()["error"], e.code);
+            let body: serde_json::Value = serde_json::from_slice(&e.body()).expect("JSON");
+            assert_eq!(body["error"], e.code);
         }
     }
 });

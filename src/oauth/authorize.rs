@@ -103,15 +103,13 @@ fn no_client() -> OAuthError {
 
 fn check_pairs(pairs: &[(String, String)]) -> Result<(), OAuthError> {
     let page = OAuthError::invalid_request;
-    let mut seen: Vec<&str> = Vec::new();
-    for (k, v) in pairs {
-        if seen.contains(&k.as_str()) {
+    for (i, (k, v)) in pairs.iter().enumerate() {
+        if pairs[..i].iter().any(|(seen, _)| seen == k) {
             return Err(page(sentences::oauth::PARAM_TWICE));
         }
         if v.len() > MAX_PARAM_BYTES {
             return Err(page(sentences::oauth::PARAM_TOO_LONG));
         }
-        seen.push(k);
     }
     Ok(())
 }
@@ -303,7 +301,7 @@ mod tests {
             &mut crate::crypto::testing::Counter(1),
         )
         .unwrap();
-        r["client_id"].as_str().unwrap().to_owned()
+        r.client_id
     }
 
     /// Both steps, for a registered client (a document client has none to look up here).
@@ -361,6 +359,22 @@ mod tests {
         assert!(
             check(&query(&[("resource", Some("https://relay.example/"))]), &keys(), ORIGIN).is_ok()
         );
+    }
+
+    #[test]
+    fn a_parameter_sent_twice_or_too_long_is_refused_on_the_page() {
+        let mut twice = query(&[]);
+        twice.push(("state".into(), "again".into()));
+        let long = "x".repeat(MAX_PARAM_BYTES + 1);
+        for (pairs, sentence) in [
+            (twice, sentences::oauth::PARAM_TWICE),
+            (query(&[("state", Some(&long))]), sentences::oauth::PARAM_TOO_LONG),
+        ] {
+            let Err(Refusal::Page(e)) = check(&pairs, &keys(), ORIGIN) else {
+                panic!("not refused on the page: {sentence}")
+            };
+            assert_eq!((e.code, e.description.as_str()), ("invalid_request", sentence));
+        }
     }
 
     #[test]

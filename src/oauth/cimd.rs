@@ -23,7 +23,7 @@
 
 use serde_json::Value;
 
-use super::clients::{check_redirect_uri, clean_name, BadRedirect};
+use super::clients::{clean_name, redirect_uris, BadList, BadRedirect};
 use super::error::OAuthError;
 use super::hosts;
 use crate::limits::{
@@ -181,7 +181,7 @@ impl MetadataUrl {
             }
         }
         check_host(host)?;
-        let path = tail.split('?').next().unwrap_or_default();
+        let path = tail.split_once('?').map_or(tail, |(path, _)| path);
         if path.is_empty() || path == "/" {
             return Err(CimdError::BadUrl(sentences::oauth::url::URL_NO_PATH));
         }
@@ -214,8 +214,8 @@ fn check_host(host: &str) -> Result<(), CimdError> {
     if host.len() > 253 {
         return Err(CimdError::BadUrl(sentences::oauth::url::URL_HOST_TOO_LONG));
     }
-    let labels: Vec<&str> = host.split('.').collect();
-    for label in &labels {
+    let mut last = "";
+    for label in host.split('.') {
         let allowed = |b: u8| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-';
         if label.is_empty()
             || label.len() > 63
@@ -225,17 +225,14 @@ fn check_host(host: &str) -> Result<(), CimdError> {
         {
             return Err(CimdError::BadUrl(sentences::oauth::url::URL_HOST_NOT_DOMAIN));
         }
+        last = label;
     }
-    let last = labels.last().copied().unwrap_or_default();
     let numeric = last.bytes().all(|b| b.is_ascii_digit())
         || last.strip_prefix("0x").is_some_and(|h| h.bytes().all(|b| b.is_ascii_hexdigit()));
     if numeric {
         return Err(CimdError::HostRefused);
     }
-    let local = LOCAL_NAMES
-        .iter()
-        .any(|n| host == *n || host.strip_suffix(n).is_some_and(|h| h.ends_with('.')));
-    if local || hosts::is_wildcard_dns(host) {
+    if hosts::is_under_any(host, &LOCAL_NAMES) || hosts::is_wildcard_dns(host) {
         return Err(CimdError::HostRefused);
     }
     Ok(())
@@ -247,7 +244,7 @@ fn check_host(host: &str) -> Result<(), CimdError> {
 /// development and tests; never an IP address or a name [`MetadataUrl::parse`] refuses).
 pub fn check_fetchable(url: &MetadataUrl, local_hosts: &[String]) -> Result<(), CimdError> {
     let host = url.domain();
-    if host.contains('.') || local_hosts.iter().any(|h| h == host) {
+    if host.contains('.') || crate::config::listed(local_hosts, host) {
         Ok(())
     } else {
         Err(CimdError::HostRefused)
@@ -301,24 +298,12 @@ pub fn check_document(url: &MetadataUrl, body: &[u8]) -> Result<MetadataClient, 
         Some(Value::String(n)) => Some(clean_name(n)).filter(|n| !n.is_empty()),
         Some(_) => return Err(CimdError::BadField("client_name")),
     };
-    let uris = match doc.remove("redirect_uris") {
-        Some(Value::Array(uris)) if !uris.is_empty() => uris,
-        Some(Value::Array(_) | Value::Null) | None => {
-            return Err(CimdError::BadRedirect(BadRedirect::None))
-        }
-        Some(_) => return Err(CimdError::BadField("redirect_uris")),
-    };
-    if uris.len() > MAX_REDIRECT_URIS {
-        return Err(CimdError::BadRedirect(BadRedirect::TooMany(MAX_REDIRECT_URIS)));
-    }
-    let mut redirect_uris = Vec::with_capacity(uris.len());
-    for uri in uris {
-        let Value::String(uri) = uri else {
-            return Err(CimdError::BadField("redirect_uris"));
-        };
-        check_redirect_uri(&uri).map_err(CimdError::BadRedirect)?;
-        redirect_uris.push(uri);
-    }
+    let redirect_uris = redirect_uris(doc.remove("redirect_uris")).map_err(|bad| match bad {
+        BadList::Empty => CimdError::BadRedirect(BadRedirect::None),
+        BadList::NotArray | BadList::NotString => CimdError::BadField("redirect_uris"),
+        BadList::TooMany => CimdError::BadRedirect(BadRedirect::TooMany(MAX_REDIRECT_URIS)),
+        BadList::Bad(why) => CimdError::BadRedirect(why),
+    })?;
     Ok(MetadataClient { domain: url.domain().to_owned(), name, redirect_uris })
 }
 
@@ -335,7 +320,8 @@ pub fn cache_seconds(cache_control: Option<&str>) -> u64 {
             return CACHE_MIN_S;
         }
         if let Some(v) = d.strip_prefix("max-age=") {
-            max_age = Some(v.trim_matches('"').parse::<u64>().unwrap_or(0));
+            max_age =
+                Some(v.trim_start_matches('"').trim_end_matches('"').parse::<u64>().unwrap_or(0));
         }
     }
     max_age.map_or(CACHE_DEFAULT_S, |s| s.clamp(CACHE_MIN_S, CACHE_MAX_S))

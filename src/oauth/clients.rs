@@ -6,8 +6,8 @@
 //! with the relay's key: nothing is stored, and a forged or altered id does not verify.
 
 use base64::Engine as _;
-use serde_json::{json, Value};
-use tabrelay_bundle::fields::Fields;
+use serde_json::Value;
+use tabrelay_bundle::fields::{Encode, Fields, Object};
 
 use super::error::OAuthError;
 use super::keys::{Keys, Purpose};
@@ -32,6 +32,45 @@ pub struct Client {
     pub instance: String,
 }
 
+/// A registration's answer (RFC 7591 §3.2.1): the client's signed id and what it registered.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Registered {
+    /// The signed id ([`client_id`]).
+    pub client_id: String,
+    /// The client it names.
+    pub client: Client,
+}
+
+/// Written as the registration response, its keys in the order a JSON map sorts them.
+impl Encode for Registered {
+    fn write_json(&self, out: &mut Vec<u8>) {
+        let mut o = Object::open(out);
+        o.field("client_id", &self.client_id);
+        o.field("client_id_issued_at", &self.client.issued_at);
+        o.field("client_name", &self.client.name);
+        o.field("grant_types", GRANT_TYPES);
+        o.field("redirect_uris", &self.client.redirect_uris);
+        o.field("response_types", RESPONSE_TYPES);
+        o.text("token_endpoint_auth_method", "none");
+        o.close();
+    }
+}
+
+/// The grant types every client has.
+const GRANT_TYPES: &JsonText = &JsonText(r#"["authorization_code","refresh_token"]"#);
+
+/// The response types every client has.
+const RESPONSE_TYPES: &JsonText = &JsonText(r#"["code"]"#);
+
+/// JSON text the code declares, written as it is.
+struct JsonText(&'static str);
+
+impl Encode for JsonText {
+    fn write_json(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(self.0.as_bytes());
+    }
+}
+
 /// The client metadata the relay reads from a registration (the rest is ignored).
 struct Registration {
     redirect_uris: Option<Value>,
@@ -45,8 +84,9 @@ impl Registration {
     fn read(value: Value) -> Option<Self> {
         let mut f = Fields::of(value)?;
         Some(Self {
-            redirect_uris: f.value("redirect_uris").filter(|v| !v.is_null()),
-            client_name: f.value("client_name").filter(|v| !v.is_null()),
+            // Null reads as missing where each is read (`redirect_uris`, a name not a string).
+            redirect_uris: f.value("redirect_uris"),
+            client_name: f.value("client_name"),
             grant_types: f.optional_strings("grant_types")?,
             response_types: f.optional_strings("response_types")?,
         })
@@ -59,7 +99,7 @@ pub fn register(
     body: &[u8],
     now_ms: u64,
     entropy: &mut dyn Entropy,
-) -> Result<Value, OAuthError> {
+) -> Result<Registered, OAuthError> {
     if body.len() > MAX_REGISTRATION_BYTES {
         return Err(OAuthError::invalid_client_metadata(sentences::oauth::registration_too_large(
             MAX_REGISTRATION_BYTES,
@@ -69,31 +109,15 @@ pub fn register(
         || OAuthError::invalid_client_metadata(sentences::oauth::REGISTRATION_NOT_METADATA);
     let value: Value = serde_json::from_slice(body).map_err(|_| not_metadata())?;
     let reg = Registration::read(value).ok_or_else(not_metadata)?;
-    let uris = match reg.redirect_uris {
-        None | Some(Value::Null) => Vec::new(),
-        Some(Value::Array(uris)) => uris,
-        Some(_) => {
-            return Err(OAuthError::invalid_redirect_uri(sentences::oauth::REDIRECT_URIS_NOT_ARRAY))
-        }
-    };
-    if uris.is_empty() {
-        return Err(OAuthError::invalid_redirect_uri(sentences::oauth::NO_REDIRECT_URIS));
-    }
-    if uris.len() > MAX_REDIRECT_URIS {
-        return Err(OAuthError::invalid_redirect_uri(sentences::oauth::too_many_redirect_uris(
-            MAX_REDIRECT_URIS,
-        )));
-    }
-    let mut redirect_uris = Vec::with_capacity(uris.len());
-    for uri in uris {
-        let Value::String(uri) = uri else {
-            return Err(OAuthError::invalid_redirect_uri(
-                sentences::oauth::REDIRECT_URI_NOT_STRING,
-            ));
-        };
-        check_redirect_uri(&uri).map_err(|e| OAuthError::invalid_redirect_uri(e.sentence()))?;
-        redirect_uris.push(uri);
-    }
+    let redirect_uris = redirect_uris(reg.redirect_uris).map_err(|bad| {
+        OAuthError::invalid_redirect_uri(match bad {
+            BadList::Empty => sentences::oauth::NO_REDIRECT_URIS.to_owned(),
+            BadList::NotArray => sentences::oauth::REDIRECT_URIS_NOT_ARRAY.to_owned(),
+            BadList::TooMany => sentences::oauth::too_many_redirect_uris(MAX_REDIRECT_URIS),
+            BadList::NotString => sentences::oauth::REDIRECT_URI_NOT_STRING.to_owned(),
+            BadList::Bad(why) => why.sentence(),
+        })
+    })?;
     if let Some(g) = &reg.grant_types {
         if g.iter().any(|g| g != "authorization_code" && g != "refresh_token") {
             return Err(OAuthError::invalid_client_metadata(
@@ -115,16 +139,7 @@ pub fn register(
     let name = if name.is_empty() { "An unnamed app".to_owned() } else { name };
     let instance = random_token(entropy, 6);
     let client = Client { name, redirect_uris, issued_at: now_ms / 1000, instance };
-    let id = client_id(keys, &client);
-    Ok(json!({
-        "client_id": id,
-        "client_id_issued_at": client.issued_at,
-        "client_name": client.name,
-        "redirect_uris": client.redirect_uris,
-        "grant_types": ["authorization_code", "refresh_token"],
-        "response_types": ["code"],
-        "token_endpoint_auth_method": "none",
-    }))
+    Ok(Registered { client_id: client_id(keys, &client), client })
 }
 
 /// The signed id of a client.
@@ -196,6 +211,45 @@ impl BadRedirect {
     }
 }
 
+/// Why a client's list of redirect URIs is refused (a registration's or a metadata
+/// document's: each says so in its own words).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum BadList {
+    /// None at all (missing, null or empty).
+    Empty,
+    /// Not an array.
+    NotArray,
+    /// More than [`MAX_REDIRECT_URIS`].
+    TooMany,
+    /// An entry that is not a string.
+    NotString,
+    /// An entry that breaks a rule.
+    Bad(BadRedirect),
+}
+
+/// A client's redirect URIs from its metadata's `redirect_uris`: from one to
+/// [`MAX_REDIRECT_URIS`] strings, each meeting [`check_redirect_uri`].
+pub(crate) fn redirect_uris(value: Option<Value>) -> Result<Vec<String>, BadList> {
+    let uris = match value {
+        None | Some(Value::Null) => Vec::new(),
+        Some(Value::Array(uris)) => uris,
+        Some(_) => return Err(BadList::NotArray),
+    };
+    if uris.is_empty() {
+        return Err(BadList::Empty);
+    }
+    if uris.len() > MAX_REDIRECT_URIS {
+        return Err(BadList::TooMany);
+    }
+    let mut checked = Vec::with_capacity(uris.len());
+    for uri in uris {
+        let Value::String(uri) = uri else { return Err(BadList::NotString) };
+        check_redirect_uri(&uri).map_err(BadList::Bad)?;
+        checked.push(uri);
+    }
+    Ok(checked)
+}
+
 /// Checks a redirect URI: https, or http on a loopback host; no userinfo, fragment,
 /// whitespace or control characters; bounded length.
 pub fn check_redirect_uri(uri: &str) -> Result<(), BadRedirect> {
@@ -209,7 +263,7 @@ pub fn check_redirect_uri(uri: &str) -> Result<(), BadRedirect> {
         return Err(BadRedirect::Fragment);
     }
     let (scheme, rest) = uri.split_once("://").ok_or(BadRedirect::NotAbsolute)?;
-    let authority = rest.split(['/', '?']).next().unwrap_or_default();
+    let authority = &rest[..rest.find(['/', '?']).unwrap_or(rest.len())];
     if authority.contains('@') {
         return Err(BadRedirect::Userinfo);
     }
@@ -234,13 +288,13 @@ pub fn redirect_matches(registered: &str, asked: &str) -> bool {
     if registered == asked {
         return true;
     }
-    let split = |uri: &str| -> Option<(String, String)> {
+    fn split(uri: &str) -> Option<(&str, &str)> {
         let rest = uri.strip_prefix("http://")?;
         let cut = rest.find(['/', '?']).unwrap_or(rest.len());
         let (authority, tail) = rest.split_at(cut);
         let host = host_of_authority(authority);
-        is_loopback(host).then(|| (host.to_owned(), tail.to_owned()))
-    };
+        is_loopback(host).then_some((host, tail))
+    }
     match (split(registered), split(asked)) {
         (Some(r), Some(a)) => r == a && check_redirect_uri(asked).is_ok(),
         _ => false,
@@ -251,14 +305,14 @@ pub fn redirect_matches(registered: &str, asked: &str) -> bool {
 #[must_use]
 pub fn host_of(uri: &str) -> &str {
     let rest = uri.split_once("://").map_or(uri, |(_, r)| r);
-    host_of_authority(rest.split(['/', '?', '#']).next().unwrap_or_default())
+    host_of_authority(&rest[..rest.find(['/', '?', '#']).unwrap_or(rest.len())])
 }
 
 fn host_of_authority(authority: &str) -> &str {
     if let Some(v6) = authority.strip_prefix('[') {
-        return v6.split(']').next().unwrap_or_default();
+        return v6.split_once(']').map_or(v6, |(host, _)| host);
     }
-    authority.split(':').next().unwrap_or_default()
+    authority.split_once(':').map_or(authority, |(host, _)| host)
 }
 
 /// Whether what follows the host in `authority` is nothing or `:` and a port number (a
@@ -281,22 +335,32 @@ fn port_is_valid(authority: &str) -> bool {
 /// `localhost`, `::1`, or an IPv4 address in 127.0.0.0/8 (four numbers, not a name that
 /// merely starts with `127.`).
 fn is_loopback(host: &str) -> bool {
-    let octets: Vec<&str> = host.split('.').collect();
-    host == "localhost"
-        || host == "::1"
-        || (octets.len() == 4
-            && octets[0] == "127"
-            && octets.iter().all(|o| !o.is_empty() && o.len() <= 3 && o.parse::<u8>().is_ok()))
+    if host == "localhost" || host == "::1" {
+        return true;
+    }
+    let mut octets = 0;
+    for o in host.split('.') {
+        let number = !o.is_empty() && o.len() <= 3 && o.parse::<u8>().is_ok();
+        if !number || (octets == 0 && o != "127") {
+            return false;
+        }
+        octets += 1;
+    }
+    octets == 4
 }
 
 /// A name as shown: control characters dropped, at most [`MAX_CLIENT_NAME_CHARS`], trimmed.
 pub(crate) fn clean_name(name: &str) -> String {
-    name.chars()
-        .filter(|c| !c.is_control())
-        .take(MAX_CLIENT_NAME_CHARS)
-        .collect::<String>()
-        .trim()
-        .to_owned()
+    clean_text(name, MAX_CLIENT_NAME_CHARS)
+}
+
+/// `text` as shown: control characters dropped, at most `most` characters, trimmed.
+pub(crate) fn clean_text(text: &str, most: usize) -> String {
+    let mut kept = String::with_capacity(text.len());
+    for c in text.chars().filter(|c| !c.is_control()).take(most) {
+        kept.push(c);
+    }
+    kept.trim().to_owned()
 }
 
 tabrelay_bundle::codec!(Client, "a client", { name = "n", redirect_uris = "r", issued_at = "t", instance = "i" });
@@ -316,7 +380,7 @@ mod tests {
         let mut rng = Counter(1);
         let a = register(&keys(), body, 0, &mut rng).unwrap();
         let b = register(&keys(), body, 0, &mut rng).unwrap();
-        assert_ne!(a["client_id"], b["client_id"]);
+        assert_ne!(a.client_id, b.client_id);
     }
 
     #[test]
@@ -324,10 +388,20 @@ mod tests {
         let r = register(&keys(),
             br#"{"client_name":"Claude","redirect_uris":["https://claude.ai/api/mcp/auth_callback"]}"#, 1_000_000, &mut Counter(1))
         .unwrap();
-        let client = resolve(&keys(), r["client_id"].as_str().unwrap()).unwrap();
+        let client = resolve(&keys(), &r.client_id).unwrap();
         assert_eq!(client.name, "Claude");
         assert_eq!(client.redirect_uris, ["https://claude.ai/api/mcp/auth_callback"]);
-        assert_eq!(r["token_endpoint_auth_method"], "none");
+        // The response, byte for byte as serde_json wrote it as a value.
+        let written = serde_json::json!({
+            "client_id": r.client_id,
+            "client_id_issued_at": 1000,
+            "client_name": "Claude",
+            "redirect_uris": ["https://claude.ai/api/mcp/auth_callback"],
+            "grant_types": ["authorization_code", "refresh_token"],
+            "response_types": ["code"],
+            "token_endpoint_auth_method": "none",
+        });
+        assert_eq!(String::from_utf8(r.to_json()).unwrap(), written.to_string());
     }
 
     #[test]
@@ -339,7 +413,7 @@ mod tests {
             &mut Counter(1),
         )
         .unwrap();
-        let id = r["client_id"].as_str().unwrap();
+        let id = r.client_id.as_str();
         let other = Keys::new(&"x".repeat(32), None).unwrap();
         assert_eq!(resolve(&other, id).unwrap_err().code, "invalid_client");
         let mut altered = id.to_owned();
@@ -364,6 +438,8 @@ mod tests {
             "http://127.attacker.example/cb",
             "http://127.0.0.1.example/cb",
             "http://127.0.0.256/cb",
+            "http://10.0.0.1/cb",
+            "http://192.168.1.1:8080/cb",
             "javascript:alert(1)",
             "data:text/html,hi",
             "https://a.example/cb#frag",

@@ -1,7 +1,5 @@
 //! The OAuth errors a client reads (RFC 6749 §5.2, RFC 7591 §3.2.2), each with a sentence.
 
-use serde_json::{json, Value};
-
 /// The challenge of an `invalid_client` answer.
 pub const CLIENT_CHALLENGE: &str = r#"Basic realm="tabrelay""#;
 
@@ -78,10 +76,11 @@ impl OAuthError {
     pub fn challenge(&self) -> Option<&'static str> {
         (self.status == 401).then_some(CLIENT_CHALLENGE)
     }
-    /// The JSON body.
+    /// The JSON body (`{"error": …, "error_description": …}`, written by its codec in
+    /// [`crate::oauth::connect::wire`]).
     #[must_use]
-    pub fn body(&self) -> Value {
-        json!({"error": self.code, "error_description": self.description})
+    pub fn body(&self) -> Vec<u8> {
+        tabrelay_bundle::fields::Encode::to_json(self)
     }
 }
 

@@ -1,6 +1,6 @@
 //! The token endpoint: reading its form into a redemption, and answering with tokens.
 
-use serde_json::{json, Value};
+use tabrelay_bundle::fields::{Encode, Object};
 
 use super::authorize::is_this_resource;
 use super::cimd::{self, MetadataUrl};
@@ -50,38 +50,13 @@ pub enum TokenRequest {
     },
 }
 
-/// What a client redeeming an authorization code sent, and the id its grant will get.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Redemption {
-    /// The code's secret part.
-    pub secret: String,
-    /// The client redeeming.
-    pub client_id: String,
-    /// The redirect URI it sends.
-    pub redirect_uri: Option<String>,
-    /// The PKCE verifier.
-    pub code_verifier: Option<String>,
-    /// The resource, when sent.
-    pub resource: Option<String>,
-    /// This origin.
-    pub origin: String,
-    /// The id the grant will have, for a replay to revoke.
-    pub grant: String,
-}
+pub use super::connect::Redemption;
 
 impl Redemption {
     /// The command that redeems it at the code's Durable Object.
     #[must_use]
     pub fn command(&self) -> Command {
-        Command::Redeem {
-            secret: self.secret.clone(),
-            client_id: self.client_id.clone(),
-            redirect_uri: self.redirect_uri.clone(),
-            code_verifier: self.code_verifier.clone(),
-            resource: self.resource.clone(),
-            origin: self.origin.clone(),
-            grant: self.grant.clone(),
-        }
+        Command::Redeem(self.clone())
     }
 }
 
@@ -98,18 +73,20 @@ pub fn read(
     if body.len() > MAX_FORM_BYTES {
         return Err(OAuthError::invalid_request(sentences::too_large(MAX_FORM_BYTES)));
     }
+    let pairs: Vec<(String, String)> = form_urlencoded::parse(body).into_owned().collect();
     // A parameter sent without a value is treated as omitted (RFC 6749 §3.2).
-    let pairs: Vec<(String, String)> =
-        form_urlencoded::parse(body).into_owned().filter(|(_, v)| !v.is_empty()).collect();
-    let mut seen: Vec<&str> = Vec::new();
-    for (k, _) in &pairs {
-        if seen.contains(&k.as_str()) {
+    let mut sent: Vec<(&str, &str)> = Vec::new();
+    for (k, v) in &pairs {
+        if v.is_empty() {
+            continue;
+        }
+        if sent.iter().any(|(seen, _)| seen == k) {
             return Err(OAuthError::invalid_request(sentences::oauth::param_sent_twice(k)));
         }
-        seen.push(k);
+        sent.push((k, v));
     }
-    let param = |name: &str| pairs.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone());
-    let refresh = match param("grant_type").as_deref() {
+    let param = |name: &str| sent.iter().find(|(k, _)| *k == name).map(|(_, v)| *v);
+    let refresh = match param("grant_type") {
         Some("authorization_code") => false,
         Some("refresh_token") => true,
         Some(_) => {
@@ -121,24 +98,24 @@ pub fn read(
     };
     let client_id = param("client_id")
         .ok_or_else(|| OAuthError::invalid_request(sentences::oauth::CLIENT_ID_MISSING))?;
-    known_client(keys, &client_id)?;
+    known_client(keys, client_id)?;
     if refresh {
         let token = param("refresh_token")
             .ok_or_else(|| OAuthError::invalid_request(sentences::oauth::REFRESH_TOKEN_MISSING))?;
         if let Some(r) = param("resource") {
-            if !is_this_resource(&r, origin) {
+            if !is_this_resource(r, origin) {
                 return Err(OAuthError::invalid_target(sentences::oauth::RESOURCE_NOT_HERE));
             }
         }
         // Checked by its tag here: a token the relay did not issue reaches no pairing.
-        let (pairing, grant, secret) = parse_refresh_token(keys, &token)
+        let (pairing, grant, secret) = parse_refresh_token(keys, token)
             .ok_or_else(|| OAuthError::invalid_grant(sentences::REFRESH_REFUSED))?;
         return Ok(TokenRequest::Refresh {
             pairing: pairing.to_owned(),
             request: RefreshRequest {
                 grant: grant.to_owned(),
                 secret: secret.to_owned(),
-                client_id,
+                client_id: client_id.to_owned(),
             },
         });
     }
@@ -150,10 +127,10 @@ pub fn read(
         ConnectCode::parse(connect).filter(|c| c.as_str() == connect).ok_or_else(unknown)?;
     let redemption = Redemption {
         secret: secret.to_owned(),
-        client_id,
-        redirect_uri: param("redirect_uri"),
-        code_verifier: param("code_verifier"),
-        resource: param("resource"),
+        client_id: client_id.to_owned(),
+        redirect_uri: param("redirect_uri").map(str::to_owned),
+        code_verifier: param("code_verifier").map(str::to_owned),
+        resource: param("resource").map(str::to_owned),
         origin: origin.to_owned(),
         grant: random_token(entropy, 12),
     };
@@ -183,17 +160,41 @@ pub fn revocation(
     if body.len() > MAX_FORM_BYTES {
         return Err(OAuthError::invalid_request(sentences::oauth::REVOKE_TOO_LARGE));
     }
-    let token = form_urlencoded::parse(body)
+    let pairs: Vec<(String, String)> = form_urlencoded::parse(body).into_owned().collect();
+    let (_, token) = pairs
+        .iter()
         .find(|(k, _)| k == "token")
-        .map(|(_, v)| v.into_owned())
         .ok_or_else(|| OAuthError::invalid_request(sentences::oauth::REVOKE_TOKEN_MISSING))?;
-    if let Some((pairing, grant, secret)) = parse_refresh_token(keys, &token) {
+    if let Some((pairing, grant, secret)) = parse_refresh_token(keys, token) {
         let request = RevokeRequest { grant: grant.to_owned(), secret: Some(secret.to_owned()) };
         return Ok(Some((pairing.to_owned(), request)));
     }
-    Ok(token::verify(keys, origin, &token, now_ms)
+    Ok(token::verify(keys, origin, token, now_ms)
         .ok()
         .map(|a| (a.pairing, RevokeRequest { grant: a.grant, secret: None })))
+}
+
+/// A token response (RFC 6749 §5.1): a bearer access token for [`ACCESS_TOKEN_TTL_S`] and a
+/// refresh token, of scope [`SCOPE`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Tokens {
+    /// The signed access token.
+    pub access_token: String,
+    /// The refresh token.
+    pub refresh_token: String,
+}
+
+/// Written as the token response, its keys in the order a JSON map sorts them.
+impl Encode for Tokens {
+    fn write_json(&self, out: &mut Vec<u8>) {
+        let mut o = Object::open(out);
+        o.field("access_token", &self.access_token);
+        o.field("expires_in", &ACCESS_TOKEN_TTL_S);
+        o.field("refresh_token", &self.refresh_token);
+        o.text("scope", SCOPE);
+        o.text("token_type", "Bearer");
+        o.close();
+    }
 }
 
 /// The token response for a grant: an access token, and the refresh token (`secret` of grant
@@ -206,7 +207,7 @@ pub fn tokens(
     grant_id: &str,
     secret: &str,
     now_ms: u64,
-) -> Value {
+) -> Tokens {
     let refresh = refresh_token(keys, &granted.pairing, grant_id, secret);
     let access = Access {
         iss: origin.to_owned(),
@@ -216,13 +217,7 @@ pub fn tokens(
         client: granted.requester.client_name,
         host: granted.requester.host,
     };
-    json!({
-        "access_token": token::issue(keys, access, now_ms),
-        "token_type": "Bearer",
-        "expires_in": ACCESS_TOKEN_TTL_S,
-        "refresh_token": refresh,
-        "scope": SCOPE,
-    })
+    Tokens { access_token: token::issue(keys, access, now_ms), refresh_token: refresh }
 }
 
 // The requests to the grant's pairing, read by hand (see `tabrelay_bundle::fields`).
@@ -255,7 +250,7 @@ mod tests {
             &mut crate::crypto::testing::Counter(1),
         )
         .unwrap();
-        let id = r["client_id"].as_str().unwrap();
+        let id = r.client_id;
         format!("client_id={id}&{extra}").into_bytes()
     }
 
@@ -274,7 +269,7 @@ mod tests {
             (r.secret.as_str(), r.redirect_uri.as_deref()),
             ("s3cret", Some("https://a.example/cb"))
         );
-        assert!(matches!(r.command(), Command::Redeem { ref secret, .. } if *secret == r.secret));
+        assert_eq!(r.command(), Command::Redeem(r.clone()));
     }
 
     #[test]
@@ -301,12 +296,15 @@ mod tests {
                 .code,
             "invalid_client"
         );
+        let twice = form("grant_type=authorization_code&grant_type=authorization_code");
+        let e = read_(&twice, &k, ORIGIN).unwrap_err();
         assert_eq!(
-            read_(&form("grant_type=authorization_code&grant_type=authorization_code"), &k, ORIGIN)
-                .unwrap_err()
-                .code,
-            "invalid_request"
+            (e.code, e.description),
+            ("invalid_request", sentences::oauth::param_sent_twice("grant_type"))
         );
+        // A parameter sent without a value is omitted, so it is not sent twice.
+        let empty_then_code = form("code=&grant_type=authorization_code&code=ABCDE12345.s");
+        assert!(read_(&empty_then_code, &k, ORIGIN).is_ok());
     }
 
     #[test]
@@ -381,8 +379,7 @@ mod tests {
             },
         };
         let t = tokens(&keys(), ORIGIN, granted, "g3", "s", 1_000_000);
-        let body =
-            format!("token={}&token_type_hint=access_token", t["access_token"].as_str().unwrap());
+        let body = format!("token={}&token_type_hint=access_token", t.access_token);
         let (_, r) = revocation(body.as_bytes(), &keys(), ORIGIN, 1_000_000).unwrap().unwrap();
         assert_eq!((r.grant.as_str(), r.secret), ("g3", None));
         assert_eq!(revocation(b"token=nothing-of-ours", &keys(), ORIGIN, 0).unwrap(), None);
@@ -393,7 +390,7 @@ mod tests {
         assert_eq!(revocation(altered.as_bytes(), &keys(), ORIGIN, 0).unwrap(), None);
         let other_key = Keys::new(&"z".repeat(32), None).unwrap();
         let t = tokens(&other_key, ORIGIN, granted_for(&p), "g3", "s", 1_000_000);
-        let forged = format!("token={}", t["access_token"].as_str().unwrap());
+        let forged = format!("token={}", t.access_token);
         assert_eq!(revocation(forged.as_bytes(), &keys(), ORIGIN, 1_000_000).unwrap(), None);
         assert_eq!(revocation(b"", &keys(), ORIGIN, 0).unwrap_err().code, "invalid_request");
     }
@@ -422,10 +419,17 @@ mod tests {
             },
         };
         let t = tokens(&keys(), ORIGIN, granted, "g", "sec", 1_000_000);
-        assert_eq!(t["refresh_token"], refresh_token(&keys(), "p", "g", "sec"));
-        let access =
-            token::verify(&keys(), ORIGIN, t["access_token"].as_str().unwrap(), 1_000_000).unwrap();
+        assert_eq!(t.refresh_token, refresh_token(&keys(), "p", "g", "sec"));
+        let access = token::verify(&keys(), ORIGIN, &t.access_token, 1_000_000).unwrap();
         assert_eq!((access.pairing.as_str(), access.grant.as_str()), ("p", "g"));
-        assert_eq!(t["expires_in"], 3600);
+        // The response, byte for byte as serde_json wrote it as a value.
+        let written = serde_json::json!({
+            "access_token": t.access_token,
+            "token_type": "Bearer",
+            "expires_in": 3600,
+            "refresh_token": t.refresh_token,
+            "scope": "tab",
+        });
+        assert_eq!(String::from_utf8(t.to_json()).unwrap(), written.to_string());
     }
 }

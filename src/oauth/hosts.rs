@@ -101,16 +101,27 @@ pub fn is_under(host: &str, suffix: &str) -> bool {
     host == suffix || host.strip_suffix(suffix).is_some_and(|h| h.ends_with('.'))
 }
 
+/// Whether `host` (lower case) is one of `names` or a name under one.
+#[must_use]
+pub fn is_under_any(host: &str, names: &[&str]) -> bool {
+    for name in names {
+        if is_under(host, name) {
+            return true;
+        }
+    }
+    false
+}
+
 /// Whether anyone may publish on `host` ([`SHARED_HOSTS`]).
 #[must_use]
 pub fn is_shared(host: &str) -> bool {
-    SHARED_HOSTS.iter().any(|s| is_under(host, s))
+    is_under_any(host, SHARED_HOSTS)
 }
 
 /// Whether `host` resolves to an address written in it ([`WILDCARD_DNS`]).
 #[must_use]
 pub fn is_wildcard_dns(host: &str) -> bool {
-    WILDCARD_DNS.iter().any(|s| is_under(host, s))
+    is_under_any(host, WILDCARD_DNS)
 }
 
 #[cfg(test)]

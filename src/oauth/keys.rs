@@ -111,27 +111,25 @@ impl Key {
     /// The key this key derives for a purpose.
     #[must_use]
     pub fn derived(&self, purpose: Purpose) -> [u8; 32] {
-        let mut mac =
-            Hmac::<Sha256>::new_from_slice(&self.secret).expect("HMAC takes any key length");
-        mac.update(purpose.label());
-        mac.finalize().into_bytes().into()
+        hmac(&self.secret, purpose.label()).finalize().into_bytes().into()
     }
 
     /// HMAC-SHA-256 of `data` under this key's derived key for `purpose`.
     #[must_use]
     pub fn mac(&self, purpose: Purpose, data: &[u8]) -> [u8; 32] {
-        let mut mac = Hmac::<Sha256>::new_from_slice(&self.derived(purpose))
-            .expect("HMAC takes any key length");
-        mac.update(data);
-        mac.finalize().into_bytes().into()
+        hmac(&self.derived(purpose), data).finalize().into_bytes().into()
     }
 
     fn verifies(&self, purpose: Purpose, data: &[u8], tag: &[u8]) -> bool {
-        let mut mac = Hmac::<Sha256>::new_from_slice(&self.derived(purpose))
-            .expect("HMAC takes any key length");
-        mac.update(data);
-        mac.verify_slice(tag).is_ok()
+        hmac(&self.derived(purpose), data).verify_slice(tag).is_ok()
     }
+}
+
+/// HMAC-SHA-256 under `key`, fed `data` (more may follow).
+pub(crate) fn hmac(key: &[u8], data: &[u8]) -> Hmac<Sha256> {
+    let mut mac = Hmac::<Sha256>::new_from_slice(key).expect("HMAC takes any key length");
+    mac.update(data);
+    mac
 }
 
 impl Keys {
@@ -152,15 +150,16 @@ impl Keys {
             || self.previous.as_ref().is_some_and(|k| k.verifies(purpose, data, tag))
     }
 
-    /// The current key, then the previous one during a rotation.
-    pub fn all(&self) -> impl Iterator<Item = &Key> {
-        core::iter::once(&self.current).chain(self.previous.as_ref())
+    /// The first key, the current then the previous one during a rotation, of which `test`
+    /// says something.
+    pub fn first<'k, T>(&'k self, test: impl Fn(&'k Key) -> Option<T>) -> Option<T> {
+        test(&self.current).or_else(|| self.previous.as_ref().and_then(test))
     }
 
     /// The key with this id, current or previous.
     #[must_use]
     pub fn by_id(&self, id: &str) -> Option<&Key> {
-        core::iter::once(&self.current).chain(self.previous.as_ref()).find(|k| k.id == id)
+        self.first(|k| (k.id == id).then_some(k))
     }
 }
 

@@ -115,17 +115,9 @@ pub fn judge(name: &str, verified: Option<&str>) -> Option<NameWarning> {
         Some(domain) => {
             // The name, then the domain itself: each may claim apps, and is fine when one of
             // those it claims is the domain's.
-            for folded in [fold(name), fold(domain)] {
-                let claimed = || {
-                    WELL_KNOWN.iter().filter_map(|app| {
-                        let name = app.names.iter().find(|n| matches(&folded, n))?;
-                        Some((app, *name))
-                    })
-                };
-                let its_own = claimed().any(|(app, _)| owns(app, domain));
-                if let (Some((_, name)), false) = (claimed().next(), its_own) {
-                    return Some(NameWarning::Claims(name));
-                }
+            let claimed = claim(&fold(name), domain).or_else(|| claim(&fold(domain), domain));
+            if let Some(app) = claimed {
+                return Some(NameWarning::Claims(app));
             }
         }
     }
@@ -142,8 +134,23 @@ pub fn judge(name: &str, verified: Option<&str>) -> Option<NameWarning> {
 /// The well-known app an unverified `name` looks like, if any (the first in [`WELL_KNOWN`]).
 #[must_use]
 pub fn resembles(name: &str) -> Option<&'static str> {
-    let folded = fold(name);
-    WELL_KNOWN.iter().flat_map(|app| app.names).copied().find(|n| matches(&folded, n))
+    claim(&fold(name), "")
+}
+
+/// The first well-known name `folded` (a name folded) matches; None when it matches none, or
+/// when one of the apps it matches is `domain`'s (a client verified as that app's domain may
+/// use its names; `""` is no one's).
+fn claim(folded: &str, domain: &str) -> Option<&'static str> {
+    let mut first = None;
+    for app in WELL_KNOWN {
+        if let Some(name) = app.names.iter().find(|n| matches(folded, n)) {
+            if owns(app, domain) {
+                return None;
+            }
+            first = first.or(Some(*name));
+        }
+    }
+    first
 }
 
 /// Whether `folded` (a name folded) contains `known` folded, or a part one letter away.
@@ -155,7 +162,7 @@ fn matches(folded: &str, known: &str) -> bool {
 
 /// Whether `domain` is one of `app`'s or a name under one.
 fn owns(app: &App, domain: &str) -> bool {
-    app.domains.iter().any(|d| super::hosts::is_under(domain, d))
+    super::hosts::is_under_any(domain, app.domains)
 }
 
 /// `name` as a person reads it: lower case letters only, look-alikes folded to one letter.
@@ -427,9 +434,14 @@ fn look_alike(c: char) -> Option<char> {
 fn within_one_edit_of_a_part(name: &str, known: &str) -> bool {
     let name = name.as_bytes();
     let k = known.len();
-    (k.saturating_sub(1)..=k + 1)
-        .filter(|w| *w > 0 && *w <= name.len())
-        .any(|w| name.windows(w).any(|part| one_edit(part, known.as_bytes())))
+    for width in k.saturating_sub(1).max(1)..=(k + 1).min(name.len()) {
+        for part in name.windows(width) {
+            if one_edit(part, known.as_bytes()) {
+                return true;
+            }
+        }
+    }
+    false
 }
 
 /// Whether `a` becomes `b` by at most one insertion, deletion or substitution.
@@ -438,11 +450,17 @@ fn one_edit(a: &[u8], b: &[u8]) -> bool {
     if long.len() - short.len() > 1 {
         return false;
     }
-    let prefix = short.iter().zip(long).take_while(|(x, y)| x == y).count();
+    let mut prefix = 0;
+    while prefix < short.len() && short[prefix] == long[prefix] {
+        prefix += 1;
+    }
+    // Past the common start: the rest equal once one letter is changed (same length) or
+    // dropped from the longer.
+    let (short, long) = (&short[prefix..], &long[prefix..]);
     if short.len() == long.len() {
-        short[prefix..].iter().skip(1).eq(long[prefix..].iter().skip(1))
+        short.get(1..) == long.get(1..)
     } else {
-        short[prefix..] == long[prefix + 1..]
+        *short == long[1..]
     }
 }
 

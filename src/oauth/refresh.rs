@@ -22,8 +22,8 @@ pub fn refresh_token(keys: &Keys, pairing: &str, grant: &str, secret: &str) -> S
 #[must_use]
 pub fn parse_refresh_token<'t>(keys: &Keys, token: &'t str) -> Option<(&'t str, &'t str, &'t str)> {
     let (body, tag) = token.rsplit_once('.')?;
-    let mut parts = body.splitn(3, '.');
-    let (pairing, grant, secret) = (parts.next()?, parts.next()?, parts.next()?);
+    let (pairing, rest) = body.split_once('.')?;
+    let (grant, secret) = rest.split_once('.')?;
     let ok = pairing.len() == 64
         && pairing.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
         && !grant.is_empty()

@@ -3,8 +3,7 @@
 //! fed each reply, ends in the answer. The shell only does the asking ([`Step`]) and feeds
 //! back what came ([`Input`]); every decision, refusal and timer is here, tested natively.
 
-use serde_json::{json, Value};
-use tabrelay_bundle::fields::Encode;
+use tabrelay_bundle::fields::{Encode, Object};
 
 use super::authorize::{self, AuthRequest, Named, Refusal, SealId};
 use super::cimd::{self, CimdError, MetadataClient, MetadataUrl};
@@ -13,13 +12,13 @@ use super::connect::{
     self, CodeReply, Command, ConnectCode, Granted, LinkRef, PollState, Requester,
 };
 use super::error::OAuthError;
-use super::exchange::{self, Redemption, RefreshRequest, RevokeRequest, TokenRequest};
+use super::exchange::{self, TokenRequest};
 use crate::config::Config;
 use crate::crypto::{random_token, sha256_hex, Entropy};
 use crate::http::{self, TooLarge};
 use crate::limits::{CONNECT_CODE_TTL_MS, MAX_CODE_DRAWS};
 use crate::pages;
-use crate::pairing::wire;
+use crate::pairing::wire::{self, GrantReply, RefreshReply, Reply};
 use crate::senders::Limited;
 use crate::sentences;
 
@@ -37,7 +36,7 @@ pub enum Step {
     /// Send the command to the code's Durable Object; feed [`Input::Code`].
     AskCode(ConnectCode, Command),
     /// Ask the pairing (by its id) this; feed [`Input::Pairing`].
-    AskPairing(String, ToPairing),
+    AskPairing(String, wire::Request),
     /// Answer the request: the saga is over.
     Respond(Answer),
 }
@@ -51,60 +50,8 @@ pub enum Input {
     Client(Result<MetadataClient, CimdError>),
     /// [`Step::AskCode`]: the object's reply.
     Code(CodeReply),
-    /// [`Step::AskPairing`]: the pairing's answer (None: it said nothing that answers).
-    Pairing(Option<FromPairing>),
-}
-
-/// What an OAuth saga asks a pairing (the shell writes it as the pairing's wire request).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ToPairing {
-    /// Make a grant for a redeemed code.
-    Grant {
-        /// The grant's id (drawn when the code was redeemed).
-        id: String,
-        /// The client's id.
-        client_id: String,
-        /// What the code grants.
-        granted: Granted,
-    },
-    /// The code that makes this grant was replayed: revoke it.
-    Replayed {
-        /// The grant.
-        grant: String,
-    },
-    /// A client refreshes.
-    Refresh(RefreshRequest),
-    /// A client revokes (RFC 7009).
-    Revoke(RevokeRequest),
-}
-
-/// What a pairing answered an OAuth saga (read by the shell from the pairing's wire reply).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum FromPairing {
-    /// [`ToPairing::Grant`]: made, with its first refresh token's secret.
-    Made {
-        /// The grant's id.
-        grant: String,
-        /// The refresh token's secret part.
-        secret: String,
-    },
-    /// [`ToPairing::Grant`]: the pairing holds the most connections it keeps.
-    Full,
-    /// [`ToPairing::Grant`]: its code was replayed meanwhile; the grant was revoked first.
-    Replayed,
-    /// [`ToPairing::Refresh`]: new tokens may be issued.
-    Rotated {
-        /// The new refresh token's secret part.
-        secret: String,
-        /// The client's name.
-        client_name: String,
-        /// Its redirect host.
-        host: String,
-    },
-    /// [`ToPairing::Refresh`] refused, with the sentence.
-    Refused(String),
-    /// Anything else (a revocation's or a replay's acknowledgement).
-    Other,
+    /// [`Step::AskPairing`]: the pairing's answer (None: it said nothing).
+    Pairing(Option<wire::Reply>),
 }
 
 /// The answer to an OAuth request, as the shell writes it.
@@ -114,17 +61,10 @@ pub enum Answer {
     Json {
         /// The status.
         status: u16,
-        /// The body.
-        body: Value,
+        /// The body, JSON text.
+        body: Vec<u8>,
         /// A `Set-Cookie` value.
         cookie: Option<String>,
-    },
-    /// Where a waiting page stands (`{"state": …}`, never cached).
-    Poll {
-        /// The status.
-        status: u16,
-        /// The state.
-        state: PollState,
     },
     /// An OAuth error: its status, body and (a 401's) challenge.
     Error(OAuthError),
@@ -145,13 +85,22 @@ pub enum Answer {
 }
 
 impl Answer {
-    fn json(status: u16, body: Value) -> Self {
-        Self::Json { status, body, cookie: None }
+    /// Where a waiting page stands (`{"state": …}`).
+    fn poll(status: u16, state: &PollState) -> Self {
+        Self::json(status, state)
+    }
+
+    fn json(status: u16, body: &dyn Encode) -> Self {
+        Self::Json { status, body: body.to_json(), cookie: None }
     }
 
     /// A waiting page's script reads `{"sentence": …}`.
     fn sentence(status: u16, sentence: &str) -> Self {
-        Self::json(status, json!({ "sentence": sentence }))
+        let mut body = Vec::new();
+        let mut o = Object::open(&mut body);
+        o.text("sentence", sentence);
+        o.close();
+        Self::Json { status, body, cookie: None }
     }
 
     fn page_stale() -> Self {
@@ -164,18 +113,18 @@ impl Answer {
     pub fn http(self) -> Option<http::Answer> {
         Some(match self {
             Self::Json { status, body, cookie } => {
-                let mut answer = http::Answer::json(status, &body);
-                answer.headers.extend(cookie.map(|cookie| ("set-cookie", cookie)));
-                answer
-            }
-            Self::Poll { status, state } => {
-                http::Answer::json_text(status, Encode::to_json(&state))
+                let answer = http::Answer::json_text(status, body);
+                match cookie {
+                    Some(cookie) => answer.with("set-cookie", &cookie),
+                    None => answer,
+                }
             }
             Self::Error(e) => {
-                let mut answer = http::Answer::json(e.status, &e.body());
-                let challenge = e.challenge().map(|c| ("www-authenticate", c.to_owned()));
-                answer.headers.extend(challenge);
-                answer
+                let answer = http::Answer::json_text(e.status, e.body());
+                match e.challenge() {
+                    Some(challenge) => answer.with("www-authenticate", challenge),
+                    None => answer,
+                }
             }
             Self::Page { status, html } => http::Answer::page(status, html),
             Self::Redirect(to) => http::Answer::redirect(to),
@@ -202,41 +151,6 @@ pub struct OAuthRequest<'r> {
     pub place: Option<String>,
 }
 
-impl ToPairing {
-    /// The pairing's wire request.
-    #[must_use]
-    pub fn wire(self) -> wire::Request {
-        match self {
-            Self::Grant { id, client_id, granted } => wire::Request::Grant(wire::GrantRequest {
-                id,
-                client_id,
-                requester: granted.requester,
-            }),
-            Self::Replayed { grant } => wire::Request::Replayed { grant },
-            Self::Refresh(request) => wire::Request::Refresh(request),
-            Self::Revoke(request) => wire::Request::Revoke(request),
-        }
-    }
-}
-
-impl FromPairing {
-    /// What the pairing's wire reply says to a saga.
-    #[must_use]
-    pub fn of(reply: wire::Reply) -> Self {
-        use wire::{GrantReply, RefreshReply, Reply};
-        match reply {
-            Reply::Grant(GrantReply::Made { grant, secret }) => Self::Made { grant, secret },
-            Reply::Grant(GrantReply::Full) => Self::Full,
-            Reply::Grant(GrantReply::Replayed) => Self::Replayed,
-            Reply::Refresh(RefreshReply::Rotated { secret, client_name, host }) => {
-                Self::Rotated { secret, client_name, host }
-            }
-            Reply::Refresh(RefreshReply::Refused { description }) => Self::Refused(description),
-            _ => Self::Other,
-        }
-    }
-}
-
 /// Where a saga stands: what it waits for.
 #[derive(Debug, Clone, PartialEq)]
 enum Stage {
@@ -253,7 +167,12 @@ enum Stage {
     /// The waiting page's poll waits for the code's object.
     Poll,
     /// The token endpoint waits for the code's object to redeem.
-    Redeem(Redemption),
+    Redeem {
+        /// The id the grant will have.
+        grant: String,
+        /// The client redeeming.
+        client_id: String,
+    },
     /// … then for the pairing to make the grant.
     Grant(Granted),
     /// … or for the pairing to revoke what a replayed code made; then refuses with this.
@@ -329,7 +248,7 @@ impl<'c> Saga<'c> {
         let answer = match body {
             Err(too_large) => Answer::Error(OAuthError::too_large(too_large.cap)),
             Ok(body) => match clients::register(&config.keys, &body, now_ms, entropy) {
-                Ok(registered) => Answer::json(201, registered),
+                Ok(registered) => Answer::json(201, &registered),
                 Err(e) => Answer::Error(e),
             },
         };
@@ -357,10 +276,10 @@ impl<'c> Saga<'c> {
                         let step = Step::FetchClient(url.clone());
                         saga.wait(Stage::Document { pairs, json, url }, step)
                     }
-                    Err(e) => refused(&e.oauth(url.domain()), json),
+                    Err(e) => refused(e.oauth(url.domain()), json),
                 }
             }
-            Err(e) => refused(&e, json),
+            Err(e) => refused(e, json),
         };
         (saga, step)
     }
@@ -368,7 +287,7 @@ impl<'c> Saga<'c> {
     fn validate(&self, pairs: &[(String, String)], asking: authorize::Asking, json: bool) -> Step {
         let request = match authorize::validate(pairs, asking, self.origin) {
             Ok(request) => request,
-            Err(Refusal::Page(e)) => return refused(&e, json),
+            Err(Refusal::Page(e)) => return refused(e, json),
             Err(Refusal::Redirect(to)) => return Step::Respond(Answer::Redirect(to)),
         };
         // No connect code yet: the page's script asks for one with the sealed request.
@@ -444,7 +363,7 @@ impl<'c> Saga<'c> {
         let code = param(query, "code").and_then(ConnectCode::parse);
         // A code this relay did not make is refused before any object is addressed.
         let Some(code) = code.filter(|c| c.is_issued(&config.keys)) else {
-            return (saga, Step::Respond(Answer::Poll { status: 400, state: PollState::Expired }));
+            return (saga, Step::Respond(Answer::poll(400, &PollState::Expired)));
         };
         let browser_hash = browser_hash(cookies, &code);
         let command = Command::Poll { browser_hash, issuer: origin.to_owned() };
@@ -473,13 +392,14 @@ impl<'c> Saga<'c> {
                 refuse(sentences::oauth::CODE_UNKNOWN)
             }
             Ok(TokenRequest::Code(code, redemption)) => {
-                let step = Step::AskCode(code, redemption.command());
-                saga.wait(Stage::Redeem(redemption), step)
+                let (grant, client_id) = (redemption.grant.clone(), redemption.client_id.clone());
+                let step = Step::AskCode(code, Command::Redeem(redemption));
+                saga.wait(Stage::Redeem { grant, client_id }, step)
             }
             Ok(TokenRequest::Refresh { pairing, request }) => {
                 let stage =
                     Stage::Refresh { pairing: pairing.clone(), grant: request.grant.clone() };
-                saga.wait(stage, Step::AskPairing(pairing, ToPairing::Refresh(request)))
+                saga.wait(stage, Step::AskPairing(pairing, wire::Request::Refresh(request)))
             }
         };
         (saga, step)
@@ -501,7 +421,7 @@ impl<'c> Saga<'c> {
             Err(e) => Step::Respond(Answer::Error(e)),
             Ok(None) => Step::Respond(Answer::Empty),
             Ok(Some((pairing, request))) => {
-                saga.wait(Stage::Revoke, Step::AskPairing(pairing, ToPairing::Revoke(request)))
+                saga.wait(Stage::Revoke, Step::AskPairing(pairing, wire::Request::Revoke(request)))
             }
         };
         (saga, step)
@@ -512,7 +432,7 @@ impl<'c> Saga<'c> {
         match (core::mem::replace(&mut self.stage, Stage::Over), input) {
             (Stage::Document { pairs, json, url }, Input::Client(client)) => match client {
                 Ok(client) => self.validate(&pairs, client.into(), json),
-                Err(e) => refused(&e.oauth(url.domain()), json),
+                Err(e) => refused(e.oauth(url.domain()), json),
             },
             (Stage::Limit { request, seal, place }, Input::Limit(within)) => {
                 if !within {
@@ -544,28 +464,29 @@ impl<'c> Saga<'c> {
                     CodeReply::Poll(state) => state,
                     _ => PollState::Expired,
                 };
-                Step::Respond(Answer::Poll { status: 200, state })
+                Step::Respond(Answer::poll(200, &state))
             }
-            (Stage::Redeem(redemption), Input::Code(reply)) => self.redeemed(redemption, reply),
-            (Stage::Grant(granted), Input::Pairing(answer)) => match answer {
-                Some(FromPairing::Made { grant, secret }) => {
+            (Stage::Redeem { grant, client_id }, Input::Code(reply)) => {
+                self.redeemed(grant, client_id, reply)
+            }
+            (Stage::Grant(granted), Input::Pairing(Some(Reply::Grant(made)))) => match made {
+                GrantReply::Made { grant, secret } => {
                     Step::Respond(self.tokens(granted, &grant, &secret))
                 }
                 // The pairing filled up between the approval and now: it removes none.
-                Some(FromPairing::Full) => refuse(sentences::GRANT_REFUSED_FULL),
+                GrantReply::Full => refuse(sentences::GRANT_REFUSED_FULL),
                 // Its code was replayed meanwhile: the grant was revoked before it was made.
-                Some(FromPairing::Replayed) => refuse(sentences::CODE_REPLAYED),
-                _ => Step::Respond(Answer::Broken),
+                GrantReply::Replayed => refuse(sentences::CODE_REPLAYED),
             },
             (Stage::Replayed(e), Input::Pairing(_)) => Step::Respond(Answer::Error(e)),
-            (Stage::Refresh { pairing, grant }, Input::Pairing(answer)) => match answer {
-                Some(FromPairing::Rotated { secret, client_name, host }) => {
+            (Stage::Refresh { pairing, grant }, Input::Pairing(Some(Reply::Refresh(r)))) => match r
+            {
+                RefreshReply::Rotated { secret, client_name, host } => {
                     let requester = Requester { client_name, host, place: None, verified: None };
                     let granted = Granted { pairing, requester };
                     Step::Respond(self.tokens(granted, &grant, &secret))
                 }
-                Some(FromPairing::Refused(description)) => refuse(&description),
-                _ => Step::Respond(Answer::Broken),
+                RefreshReply::Refused { description } => refuse(&description),
             },
             (Stage::Revoke, Input::Pairing(_)) => Step::Respond(Answer::Empty),
             // An input the saga did not ask for: nothing more comes of it.
@@ -599,21 +520,25 @@ impl<'c> Saga<'c> {
             d.secret,
             CONNECT_CODE_TTL_MS / 1000,
         );
-        let body = json!({"code": code.display(), "link": link});
+        let mut body = Vec::new();
+        let mut o = Object::open(&mut body);
+        o.field("code", &code.display());
+        o.field("link", &link);
+        o.close();
         Answer::Json { status: 200, body, cookie: Some(cookie) }
     }
 
     /// What the code's object said to a redemption: the grant to make, or the refusal (after
     /// revoking what a replayed code made).
-    fn redeemed(&mut self, redemption: Redemption, reply: CodeReply) -> Step {
+    fn redeemed(&mut self, grant_id: String, client_id: String, reply: CodeReply) -> Step {
         match reply {
             CodeReply::Redeemed { granted } => {
                 let pairing = granted.pairing.clone();
-                let ask = ToPairing::Grant {
-                    id: redemption.grant,
-                    client_id: redemption.client_id,
-                    granted: granted.clone(),
-                };
+                let ask = wire::Request::Grant(wire::GrantRequest {
+                    id: grant_id,
+                    client_id,
+                    requester: granted.requester.clone(),
+                });
                 self.wait(Stage::Grant(granted), Step::AskPairing(pairing, ask))
             }
             CodeReply::RedeemRefused { refused: e, revoke } => {
@@ -621,7 +546,7 @@ impl<'c> Saga<'c> {
                     // The code was replayed: what it issued is revoked, and refused should
                     // the first redemption's creation of it reach the pairing after this.
                     Some(connect::Revoke { pairing, grant }) => {
-                        let step = Step::AskPairing(pairing, ToPairing::Replayed { grant });
+                        let step = Step::AskPairing(pairing, wire::Request::Replayed { grant });
                         self.wait(Stage::Replayed(e), step)
                     }
                     None => Step::Respond(Answer::Error(e)),
@@ -633,7 +558,8 @@ impl<'c> Saga<'c> {
 
     fn tokens(&self, granted: Granted, grant: &str, secret: &str) -> Answer {
         let keys = &self.config.keys;
-        Answer::json(200, exchange::tokens(keys, self.origin, granted, grant, secret, self.now_ms))
+        let tokens = exchange::tokens(keys, self.origin, granted, grant, secret, self.now_ms);
+        Answer::json(200, &tokens)
     }
 }
 
@@ -648,9 +574,9 @@ fn refuse(sentence: &str) -> Step {
 
 /// A refused `/authorize`: the OAuth error for a program (its status; 401 for
 /// `invalid_client`, so it registers again), the page for a person.
-fn refused(e: &OAuthError, json: bool) -> Step {
+fn refused(e: OAuthError, json: bool) -> Step {
     Step::Respond(if json {
-        Answer::Error(e.clone())
+        Answer::Error(e)
     } else {
         Answer::Page { status: 400, html: pages::refused(e.code, &e.description) }
     })

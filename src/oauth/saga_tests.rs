@@ -6,8 +6,10 @@ use super::*;
 use crate::crypto::testing::Counter;
 use crate::limits::{AUTH_CODE_TTL_MS, LINK_CONFIRM_TTL_MS};
 use crate::oauth::connect::{apply, Session};
+use crate::oauth::exchange::{Redemption, RevokeRequest};
 use crate::oauth::refresh::refresh_token;
 use crate::oauth::token;
+use serde_json::{json, Value};
 use tabrelay_bundle::fields::Encode;
 
 const ORIGIN: &str = "https://relay.example";
@@ -40,9 +42,8 @@ fn error(step: Step) -> OAuthError {
 
 fn json(step: Step) -> (u16, Value, Option<String>) {
     match respond(step) {
-        Answer::Json { status, body, cookie } => (status, body, cookie),
-        Answer::Poll { status, state } => {
-            (status, serde_json::from_slice(&Encode::to_json(&state)).unwrap(), None)
+        Answer::Json { status, body, cookie } => {
+            (status, serde_json::from_slice(&body).unwrap(), cookie)
         }
         other => panic!("not JSON: {other:?}"),
     }
@@ -146,7 +147,7 @@ fn token_form(code: &str, verifier: &str) -> Vec<u8> {
 fn registered_id() -> String {
     let body = format!(r#"{{"redirect_uris":["{REDIRECT}"],"client_name":"Claude"}}"#);
     let r = clients::register(&config().keys, body.as_bytes(), NOW, &mut rng()).unwrap();
-    r["client_id"].as_str().unwrap().to_owned()
+    r.client_id
 }
 
 /// The usual request, made by the registered client.
@@ -491,19 +492,20 @@ fn a_code_is_redeemed_then_its_grant_made_then_tokens_issued() {
         Saga::token(&c, ORIGIN, Ok(token_form(&auth_code, VERIFIER)), NOW + 3, &mut rng());
     let (asked, command) = ask_code(step);
     assert_eq!(asked, code);
-    let Command::Redeem { grant: grant_id, .. } = command.clone() else { panic!("redeem") };
+    let Command::Redeem(Redemption { grant: grant_id, .. }) = command.clone() else {
+        panic!("redeem")
+    };
     let reply = object.ask(&asked, command, NOW + 3);
     let Step::AskPairing(pairing, ask) = saga.next(Input::Code(reply), &mut rng()) else {
         panic!("the pairing is asked")
     };
     assert_eq!(pairing, "p1");
-    let ToPairing::Grant { id, client_id, granted } = ask else { panic!("a grant: {ask:?}") };
+    let wire::Request::Grant(wire::GrantRequest { id, client_id, requester }) = ask else {
+        panic!("a grant: {ask:?}")
+    };
     assert_eq!((id.as_str(), client_id), (grant_id.as_str(), registered_id()));
-    assert_eq!(
-        (granted.requester.client_name.as_str(), granted.requester.host.as_str()),
-        ("Claude", "claude.ai")
-    );
-    let made = FromPairing::Made { grant: id.clone(), secret: "rs".into() };
+    assert_eq!((requester.client_name.as_str(), requester.host.as_str()), ("Claude", "claude.ai"));
+    let made = Reply::Grant(GrantReply::Made { grant: id.clone(), secret: "rs".into() });
     let (status, body, _) = json(saga.next(Input::Pairing(Some(made)), &mut rng()));
     assert_eq!(status, 200);
     assert_eq!(body["refresh_token"], refresh_token(&c.keys, "p1", &id, "rs"));
@@ -526,8 +528,8 @@ fn at_grant<'c>(c: &'c Config, object: &mut Object, auth_code: &str) -> Saga<'c>
 fn a_pairing_that_is_full_or_heard_of_a_replay_makes_no_tokens() {
     let c = config();
     for (answer, sentence) in [
-        (FromPairing::Full, sentences::GRANT_REFUSED_FULL),
-        (FromPairing::Replayed, sentences::CODE_REPLAYED),
+        (Reply::Grant(GrantReply::Full), sentences::GRANT_REFUSED_FULL),
+        (Reply::Grant(GrantReply::Replayed), sentences::CODE_REPLAYED),
     ] {
         let (mut object, _, auth_code) = approved(&c);
         let mut saga = at_grant(&c, &mut object, &auth_code);
@@ -547,7 +549,7 @@ fn a_replayed_code_revokes_what_it_made_then_is_refused() {
     let form = || Ok(token_form(&auth_code, VERIFIER));
     let (mut first, step) = Saga::token(&c, ORIGIN, form(), NOW + 3, &mut Counter(1));
     let (asked, command) = ask_code(step);
-    let Command::Redeem { grant: made, .. } = command.clone() else { panic!("redeem") };
+    let Command::Redeem(Redemption { grant: made, .. }) = command.clone() else { panic!("redeem") };
     let reply = object.ask(&asked, command, NOW + 3);
     assert!(matches!(first.next(Input::Code(reply), &mut rng()), Step::AskPairing(..)));
     let (mut replay, step) = Saga::token(&c, ORIGIN, form(), NOW + 4, &mut Counter(2));
@@ -555,8 +557,8 @@ fn a_replayed_code_revokes_what_it_made_then_is_refused() {
     let reply = object.ask(&asked, command, NOW + 4);
     let step = replay.next(Input::Code(reply), &mut rng());
     // The grant the first redemption made is revoked, not the one the replay would have.
-    assert_eq!(step, Step::AskPairing("p1".into(), ToPairing::Replayed { grant: made }));
-    let e = error(replay.next(Input::Pairing(Some(FromPairing::Other)), &mut rng()));
+    assert_eq!(step, Step::AskPairing("p1".into(), wire::Request::Replayed { grant: made }));
+    let e = error(replay.next(Input::Pairing(Some(Reply::Done)), &mut rng()));
     assert_eq!((e.code, e.description.as_str()), ("invalid_grant", sentences::oauth::CODE_USED));
 }
 
@@ -606,23 +608,28 @@ fn a_refresh_is_rotated_by_its_pairing_or_refused_with_its_sentence() {
     let p9 = "b".repeat(64);
     let token = refresh_token(&c.keys, &p9, "g9", "old");
     let (mut saga, step) = Saga::token(&c, ORIGIN, Ok(refresh_form(&token)), NOW, &mut rng());
-    let Step::AskPairing(pairing, ToPairing::Refresh(request)) = step else { panic!("{step:?}") };
+    let Step::AskPairing(pairing, wire::Request::Refresh(request)) = step else {
+        panic!("{step:?}")
+    };
     assert_eq!(
         (pairing.as_str(), request.grant.as_str(), request.secret.as_str()),
         (p9.as_str(), "g9", "old")
     );
-    let rotated =
-        FromPairing::Rotated { secret: "new".into(), client_name: "C".into(), host: "h".into() };
+    let rotated = Reply::Refresh(RefreshReply::Rotated {
+        secret: "new".into(),
+        client_name: "C".into(),
+        host: "h".into(),
+    });
     let (status, body, _) = json(saga.next(Input::Pairing(Some(rotated)), &mut rng()));
     assert_eq!(status, 200);
     assert_eq!(body["refresh_token"], refresh_token(&c.keys, &p9, "g9", "new"));
     let (mut saga, _) = Saga::token(&c, ORIGIN, Ok(refresh_form(&token)), NOW, &mut rng());
-    let refused = FromPairing::Refused("Connect again.".into());
+    let refused = Reply::Refresh(RefreshReply::Refused { description: "Connect again.".into() });
     let e = error(saga.next(Input::Pairing(Some(refused)), &mut rng()));
     assert_eq!((e.code, e.description.as_str()), ("invalid_grant", "Connect again."));
     let (mut saga, _) = Saga::token(&c, ORIGIN, Ok(refresh_form(&token)), NOW, &mut rng());
     assert_eq!(
-        respond(saga.next(Input::Pairing(Some(FromPairing::Full)), &mut rng())),
+        respond(saga.next(Input::Pairing(Some(Reply::Grant(GrantReply::Full))), &mut rng())),
         Answer::Broken
     );
 }
@@ -636,7 +643,7 @@ fn a_revocation_reaches_the_pairing_only_for_a_token_of_ours() {
     let token = refresh_token(&c.keys, &p9, "g9", "s");
     let (mut saga, step) = Saga::revoke(&c, ORIGIN, Ok(format!("token={token}").into_bytes()), NOW);
     let request = RevokeRequest { grant: "g9".into(), secret: Some("s".into()) };
-    assert_eq!(step, Step::AskPairing(p9.clone(), ToPairing::Revoke(request)));
+    assert_eq!(step, Step::AskPairing(p9.clone(), wire::Request::Revoke(request)));
     assert_eq!(respond(saga.next(Input::Pairing(None), &mut rng())), Answer::Empty);
     let (_, step) = Saga::revoke(&c, ORIGIN, Ok(b"token=made-up".to_vec()), NOW);
     assert_eq!(respond(step), Answer::Empty, "200 either way, nothing asked");
@@ -697,7 +704,7 @@ fn each_oauth_route_starts_its_own_saga_and_no_other_path_starts_one() {
 fn each_answer_is_written_with_its_headers() {
     let header =
         |a: &http::Answer, name| a.headers.iter().find(|(k, _)| *k == name).map(|(_, v)| v.clone());
-    let cookie = Answer::Json { status: 200, body: json!({}), cookie: Some("c=1".into()) };
+    let cookie = Answer::Json { status: 200, body: b"{}".to_vec(), cookie: Some("c=1".into()) };
     let cookie = cookie.http().unwrap();
     assert_eq!(header(&cookie, "set-cookie").as_deref(), Some("c=1"));
     assert_eq!(header(&cookie, "content-type").as_deref(), Some("application/json"));
@@ -708,7 +715,7 @@ fn each_answer_is_written_with_its_headers() {
     assert_eq!((bad.status, header(&bad, "www-authenticate")), (400, None));
     let body: Value = serde_json::from_slice(bad.body.as_deref().unwrap()).unwrap();
     assert_eq!(body, json!({"error": "invalid_grant", "error_description": "no"}));
-    let poll = Answer::Poll { status: 200, state: PollState::Expired }.http().unwrap();
+    let poll = Answer::poll(200, &PollState::Expired).http().unwrap();
     assert_eq!(poll.body, Some(Encode::to_json(&PollState::Expired)));
     let page = Answer::Page { status: 400, html: "<p>x</p>".into() }.http().unwrap();
     assert_eq!(header(&page, "x-frame-options").as_deref(), Some("DENY"));
@@ -719,23 +726,4 @@ fn each_answer_is_written_with_its_headers() {
     );
     assert_eq!(Answer::Empty.http(), Some(http::Answer::empty(200)));
     assert_eq!(Answer::Broken.http(), None, "a broken reply answers nothing");
-}
-
-#[test]
-fn what_a_saga_asks_a_pairing_goes_on_the_wire_and_its_reply_comes_back() {
-    use crate::pairing::wire::{GrantReply, RefreshReply, Reply, Request};
-    let requester =
-        Requester { client_name: "n".into(), host: "h".into(), place: None, verified: None };
-    let granted = Granted { pairing: "p".into(), requester: requester.clone() };
-    let grant = ToPairing::Grant { id: "g".into(), client_id: "c".into(), granted };
-    let Request::Grant(wire) = grant.wire() else { panic!("not a grant") };
-    assert_eq!((wire.id.as_str(), wire.client_id.as_str(), wire.requester), ("g", "c", requester));
-    let replayed = ToPairing::Replayed { grant: "g".into() }.wire();
-    assert_eq!(replayed, Request::Replayed { grant: "g".into() });
-    let made = Reply::Grant(GrantReply::Made { grant: "g".into(), secret: "s".into() });
-    assert_eq!(FromPairing::of(made), FromPairing::Made { grant: "g".into(), secret: "s".into() });
-    assert_eq!(FromPairing::of(Reply::Grant(GrantReply::Full)), FromPairing::Full);
-    assert_eq!(FromPairing::of(Reply::Grant(GrantReply::Replayed)), FromPairing::Replayed);
-    let refused = Reply::Refresh(RefreshReply::Refused { description: "no".into() });
-    assert_eq!(FromPairing::of(refused), FromPairing::Refused("no".into()));
 }

@@ -63,9 +63,7 @@ struct Claims {
 }
 
 fn mac(key: &[u8; 32], signing_input: &str) -> Hmac<Sha256> {
-    let mut mac = Hmac::<Sha256>::new_from_slice(key).expect("HMAC takes any key length");
-    mac.update(signing_input.as_bytes());
-    mac
+    super::keys::hmac(key, signing_input.as_bytes())
 }
 
 fn part(value: &dyn Encode) -> String {

@@ -12,7 +12,7 @@ use super::{
 use crate::config::Config;
 use crate::http;
 use crate::oauth::connect;
-use crate::oauth::saga::{FromPairing, Input, OAuthRequest, Saga, Step};
+use crate::oauth::saga::{Input, OAuthRequest, Saga, Step};
 
 /// Answers the OAuth route `path` (the router matched its method).
 pub(super) async fn endpoint(
@@ -53,7 +53,7 @@ pub(super) async fn endpoint(
             Step::AskPairing(pairing, ask) => {
                 let stub =
                     env.durable_object(PAIRING_BINDING)?.id_from_name(&pairing)?.get_stub()?;
-                Input::Pairing(ask_pairing_once(&stub, &ask.wire()).await?.map(FromPairing::of))
+                Input::Pairing(ask_pairing_once(&stub, &ask).await?)
             }
         };
         step = saga.next(input, &mut PlatformRandom);

@@ -42,8 +42,7 @@ impl ConnectCode {
     }
 
     fn of_letters(bytes: &[u8], keys: &Keys) -> Self {
-        let random: String =
-            bytes.iter().map(|b| char::from(CODE_ALPHABET[usize::from(b & 31)])).collect();
+        let random = letters(bytes);
         let check = check_letters(&keys.current, &random);
         Self(random + &check)
     }
@@ -53,7 +52,7 @@ impl ConnectCode {
     #[must_use]
     pub fn is_issued(&self, keys: &Keys) -> bool {
         let (random, check) = self.0.split_at(CODE_RANDOM_LEN);
-        keys.all().any(|k| check_letters(k, random) == check)
+        keys.first(|k| (check_letters(k, random) == check).then_some(())).is_some()
     }
 
     /// A code as a person typed it, read by the connect code's rule ([`tabrelay_bundle::code`]):
@@ -72,7 +71,9 @@ impl ConnectCode {
     /// The code as shown to people: `ABCDE-FGHJK`.
     #[must_use]
     pub fn display(&self) -> String {
-        format!("{}-{}", &self.0[..5], &self.0[5..])
+        let mut shown = self.0.clone();
+        shown.insert(5, '-');
+        shown
     }
 }
 
@@ -89,8 +90,7 @@ impl LinkRef {
     pub fn for_code(code: &ConnectCode, keys: &Keys, entropy: &mut dyn Entropy) -> Self {
         let mut bytes = [0u8; LINK_NONCE_LEN];
         entropy.fill(&mut bytes);
-        let nonce: String =
-            bytes.iter().map(|b| char::from(CODE_ALPHABET[usize::from(b & 31)])).collect();
+        let nonce = letters(&bytes);
         let masked = shift(&keys.current, &nonce, code.as_str(), true);
         Self(nonce + &masked)
     }
@@ -105,9 +105,9 @@ impl LinkRef {
     #[must_use]
     pub fn code(&self, keys: &Keys) -> Option<ConnectCode> {
         let (nonce, masked) = self.0.split_at(LINK_NONCE_LEN);
-        keys.all()
-            .map(|k| ConnectCode(shift(k, nonce, masked, false)))
-            .find(|code| code.is_issued(keys))
+        keys.first(|k| {
+            Some(ConnectCode(shift(k, nonce, masked, false))).filter(|c| c.is_issued(keys))
+        })
     }
 
     /// The reference, as the link carries it.
@@ -171,28 +171,33 @@ pub fn read_ticket(ticket: &str, keys: &Keys) -> Option<(ConnectCode, String)> {
     (!secret.is_empty()).then(|| (code, secret.to_owned()))
 }
 
-/// `letters` shifted forward (to mask) or back (to unmask) by the keyed stream of `nonce`.
-fn shift(key: &Key, nonce: &str, letters: &str, forward: bool) -> String {
+/// `text` (letters of [`CODE_ALPHABET`]) shifted forward (to mask) or back (to unmask) by the
+/// keyed stream of `nonce`.
+fn shift(key: &Key, nonce: &str, text: &str, forward: bool) -> String {
     let stream = key.mac(Purpose::ConnectLink, nonce.as_bytes());
-    letters
-        .bytes()
-        .zip(stream)
-        .map(|(letter, s)| {
-            let at = CODE_ALPHABET.iter().position(|&c| c == letter).unwrap_or(0);
-            let by = usize::from(s & 31);
-            let to = if forward { at + by } else { at + 32 - by };
-            char::from(CODE_ALPHABET[to % 32])
-        })
-        .collect()
+    let mut shifted = String::with_capacity(text.len());
+    for (letter, s) in text.bytes().zip(stream) {
+        let at = CODE_ALPHABET.iter().position(|&c| c == letter).unwrap_or(0);
+        let by = usize::from(s & 31);
+        let to = if forward { at + by } else { at + 32 - by };
+        shifted.push(char::from(CODE_ALPHABET[to % 32]));
+    }
+    shifted
 }
 
 /// The check letters of a code's random part under `key`.
 fn check_letters(key: &Key, random: &str) -> String {
     let mac = key.mac(Purpose::ConnectCode, random.as_bytes());
-    mac.iter()
-        .take(CODE_CHECK_LEN)
-        .map(|b| char::from(CODE_ALPHABET[usize::from(b & 31)]))
-        .collect()
+    letters(&mac[..CODE_CHECK_LEN])
+}
+
+/// Each byte as the letter of [`CODE_ALPHABET`] its low five bits number.
+fn letters(bytes: &[u8]) -> String {
+    let mut out = String::with_capacity(bytes.len());
+    for b in bytes {
+        out.push(char::from(CODE_ALPHABET[usize::from(b & 31)]));
+    }
+    out
 }
 
 #[cfg(test)]

@@ -20,7 +20,7 @@ pub use code::{
 };
 pub use session::{apply, forget_at, place, place_said, Session, Stage};
 pub use wire::{
-    CodeReply, CodeRequest, Command, Description, Granted, PollState, Requester, Revoke,
+    CodeReply, CodeRequest, Command, Description, Granted, PollState, Redemption, Requester, Revoke,
 };
 
 /// Sentences the tab shows when a code cannot be approved.

@@ -2,13 +2,16 @@
 //! [`apply`] takes a code's stored [`Session`] and a [`Command`] to what to store and the reply.
 
 use super::Revoke;
-use super::{refusal, CodeReply, Command, ConnectCode, Description, Granted, PollState, Requester};
+use super::{
+    refusal, CodeReply, Command, ConnectCode, Description, Granted, PollState, Redemption,
+    Requester,
+};
 use crate::crypto::{random_token, sha256_hex, Entropy};
 use crate::limits::{
     AUTH_CODE_TTL_MS, CONNECT_CODE_TTL_MS, LINK_CONFIRM_TTL_MS, MAX_CODE_TRIES, MAX_PLACE_CHARS,
 };
 use crate::oauth::authorize::{is_this_resource, redirect_url, AuthRequest, SealId};
-use crate::oauth::clients::host_of;
+use crate::oauth::clients::{clean_text, host_of};
 use crate::oauth::error::OAuthError;
 use crate::oauth::lookalike;
 use crate::oauth::pkce;
@@ -29,17 +32,16 @@ pub fn place_said(origin: &str, city: Option<&str>, country: Option<&str>) -> Op
 /// "Lisbon, PT", "PT", or None when it said neither.
 #[must_use]
 pub fn place(city: Option<&str>, country: Option<&str>) -> Option<String> {
-    let clean = |s: Option<&str>| {
-        s.map(|s| s.chars().filter(|c| !c.is_control()).collect::<String>())
-            .map(|s| s.trim().to_owned())
-            .filter(|s| !s.is_empty())
-    };
-    let joined = match (clean(city), clean(country)) {
+    let clean = |s: Option<&str>| s.map(|s| clean_text(s, usize::MAX)).filter(|s| !s.is_empty());
+    let mut joined = match (clean(city), clean(country)) {
         (Some(city), Some(country)) => format!("{city}, {country}"),
         (Some(one), None) | (None, Some(one)) => one,
         (None, None) => return None,
     };
-    Some(joined.chars().take(MAX_PLACE_CHARS).collect())
+    if let Some((end, _)) = joined.char_indices().nth(MAX_PLACE_CHARS) {
+        joined.truncate(end);
+    }
+    Some(joined)
 }
 
 /// Where a connection attempt stands.
@@ -231,31 +233,14 @@ pub fn apply(
             let (session, state) = poll(live, &browser_hash, &issuer, now_ms, entropy, code);
             (session, CodeReply::Poll(state))
         }
-        Command::Redeem {
-            secret,
-            client_id,
-            redirect_uri,
-            code_verifier,
-            resource,
-            origin,
-            grant,
-        } => {
-            let r = Redemption {
-                secret: &secret,
-                client_id: &client_id,
-                redirect_uri: redirect_uri.as_deref(),
-                code_verifier: code_verifier.as_deref(),
-                resource: resource.as_deref(),
-                origin: &origin,
-                grant: &grant,
-            };
+        Command::Redeem(r) => {
             match redeem(live, &r, now_ms) {
                 (s, Ok(granted)) => (s, CodeReply::Redeemed { granted }),
                 (s, Err(e)) => {
                     // A replay of a redeemed code revokes what it issued.
                     let revoke = match s.as_ref().map(|s| &s.stage) {
                         Some(Stage::Redeemed { pairing, grant, code_hash })
-                            if *code_hash == sha256_hex(secret.as_bytes()) =>
+                            if *code_hash == sha256_hex(r.secret.as_bytes()) =>
                         {
                             Some(Revoke { pairing: pairing.clone(), grant: grant.clone() })
                         }
@@ -290,12 +275,7 @@ fn poll(
         Stage::Approved { pairing } => {
             let secret = random_token(entropy, 32);
             let auth_code = format!("{}.{secret}", code.as_str());
-            let mut params: Vec<(&str, &str)> = vec![("code", &auth_code)];
-            if let Some(s) = &session.request.state {
-                params.push(("state", s));
-            }
-            params.push(("iss", issuer));
-            let to = redirect_url(&session.request.redirect_uri, &params);
+            let to = back(&session.request, vec![("code", &auth_code)], issuer);
             let stage = Stage::Issued {
                 pairing,
                 code_hash: sha256_hex(secret.as_bytes()),
@@ -304,36 +284,31 @@ fn poll(
             (Some(Session { stage, ..session }), PollState::Approved { redirect: to })
         }
         Stage::Denied => {
-            let mut params: Vec<(&str, &str)> = vec![
+            let denied = vec![
                 ("error", "access_denied"),
                 ("error_description", crate::sentences::oauth::DENIED),
             ];
-            if let Some(s) = &session.request.state {
-                params.push(("state", s));
-            }
-            params.push(("iss", issuer));
-            let to = redirect_url(&session.request.redirect_uri, &params);
+            let to = back(&session.request, denied, issuer);
             (None, PollState::Denied { redirect: to })
         }
         Stage::Issued { .. } | Stage::Redeemed { .. } => (Some(session), PollState::Done),
     }
 }
 
-/// What a redemption asks, read from the token request.
-struct Redemption<'a> {
-    secret: &'a str,
-    client_id: &'a str,
-    redirect_uri: Option<&'a str>,
-    code_verifier: Option<&'a str>,
-    resource: Option<&'a str>,
-    origin: &'a str,
-    grant: &'a str,
+/// Where the waiting page sends the browser back: the client's redirect URI with `params`,
+/// then the request's state and the issuer (RFC 9207).
+fn back<'a>(request: &'a AuthRequest, mut params: Vec<(&'a str, &'a str)>, iss: &'a str) -> String {
+    if let Some(state) = &request.state {
+        params.push(("state", state));
+    }
+    params.push(("iss", iss));
+    redirect_url(&request.redirect_uri, &params)
 }
 
 /// Redeems the authorization code: the session moves to `Redeemed` only when every check passes.
 fn redeem(
     live: Option<Session>,
-    r: &Redemption<'_>,
+    r: &Redemption,
     now_ms: u64,
 ) -> (Option<Session>, Result<Granted, OAuthError>) {
     let Some(session) = live else {
@@ -344,7 +319,7 @@ fn redeem(
             let code_hash = sha256_hex(r.secret.as_bytes());
             let stage = Stage::Redeemed {
                 pairing: granted.pairing.clone(),
-                grant: r.grant.to_owned(),
+                grant: r.grant.clone(),
                 code_hash,
             };
             (Some(Session { stage, ..session }), Ok(granted))
@@ -353,11 +328,7 @@ fn redeem(
     }
 }
 
-fn check_redemption(
-    session: &Session,
-    r: &Redemption<'_>,
-    now_ms: u64,
-) -> Result<Granted, OAuthError> {
+fn check_redemption(session: &Session, r: &Redemption, now_ms: u64) -> Result<Granted, OAuthError> {
     let invalid = |d: &str| Err(OAuthError::invalid_grant(d));
     let Stage::Issued { pairing, code_hash, issued_ms } = &session.stage else {
         // A second redemption, or a code never issued. (Issue 3 revokes what a replay issued.)
@@ -370,18 +341,18 @@ fn check_redemption(
     if req.client_id != r.client_id {
         return invalid(crate::sentences::oauth::CODE_OTHER_CLIENT);
     }
-    if r.redirect_uri.is_some_and(|u| u != req.redirect_uri) {
+    if r.redirect_uri.as_ref().is_some_and(|u| *u != req.redirect_uri) {
         return invalid(crate::sentences::oauth::REDIRECT_DIFFERS);
     }
-    let Some(verifier) = r.code_verifier else {
+    let Some(verifier) = &r.code_verifier else {
         return Err(OAuthError::invalid_request(crate::sentences::oauth::VERIFIER_MISSING));
     };
     if !pkce::verify(verifier, &req.code_challenge) {
         return invalid(crate::sentences::oauth::VERIFIER_WRONG);
     }
-    if let Some(resource) = r.resource {
+    if let Some(resource) = &r.resource {
         let asked = req.resource.as_deref().map(|a| a.trim_end_matches('/'));
-        if !is_this_resource(resource, r.origin)
+        if !is_this_resource(resource, &r.origin)
             || asked.is_some_and(|a| a != resource.trim_end_matches('/'))
         {
             return Err(OAuthError::invalid_target(
@@ -435,7 +406,7 @@ mod tests {
         }
         fn redeem(&mut self, secret: &str, verifier: &str, now: u64) -> Value {
             self.go(
-                Command::Redeem {
+                Command::Redeem(Redemption {
                     secret: secret.into(),
                     client_id: "cid".into(),
                     redirect_uri: Some("https://claude.ai/cb".into()),
@@ -443,7 +414,7 @@ mod tests {
                     resource: Some(ORIGIN.into()),
                     origin: ORIGIN.into(),
                     grant: "g1".into(),
-                },
+                }),
                 now,
             )
         }

@@ -26,11 +26,10 @@ pub fn carry_out(
     kept_ms: u64,
     entropy: &mut dyn Entropy,
 ) -> Result<(CodeReply, Option<u64>), Failed> {
-    // No table (nothing was ever written) reads as no session.
+    // No table (nothing was ever written) reads as no session; the table holds one row.
     let rows = sql.exec(READ, Vec::new()).unwrap_or_default();
-    let stored: Option<Session> = rows
-        .into_iter()
-        .find_map(|row| tabrelay_bundle::from_json(row.first()?.as_ref()?.as_bytes()));
+    let body = rows.first().and_then(|row| row.first()?.as_deref());
+    let stored: Option<Session> = body.and_then(|b| tabrelay_bundle::from_json(b.as_bytes()));
     let had = stored.is_some();
     let (session, reply) = apply(stored, command, now_ms, entropy, code);
     match session {

@@ -51,22 +51,26 @@ pub enum Command {
         issuer: String,
     },
     /// The token endpoint redeems the authorization code.
-    Redeem {
-        /// The code's secret part.
-        secret: String,
-        /// The client redeeming.
-        client_id: String,
-        /// The redirect URI it sends.
-        redirect_uri: Option<String>,
-        /// The PKCE verifier.
-        code_verifier: Option<String>,
-        /// The resource, when sent.
-        resource: Option<String>,
-        /// This origin.
-        origin: String,
-        /// The id the grant will have (chosen by the token endpoint), for a replay to revoke.
-        grant: String,
-    },
+    Redeem(Redemption),
+}
+
+/// What a client redeeming an authorization code sent, and the id its grant will get.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Redemption {
+    /// The code's secret part.
+    pub secret: String,
+    /// The client redeeming.
+    pub client_id: String,
+    /// The redirect URI it sends.
+    pub redirect_uri: Option<String>,
+    /// The PKCE verifier.
+    pub code_verifier: Option<String>,
+    /// The resource, when sent.
+    pub resource: Option<String>,
+    /// This origin.
+    pub origin: String,
+    /// The id the grant will have (chosen by the token endpoint), for a replay to revoke.
+    pub grant: String,
 }
 
 /// Who asks for a connection, as the person approves it and the pairing keeps it: written as
@@ -235,9 +239,11 @@ tabrelay_bundle::codec!(Command, "a command", enum {
     "approve" => Approve { pairing, linked or false },
     "confirm" => Confirm { secret, browser_hash },
     "poll" => Poll { browser_hash, issuer },
-    "redeem" => Redeem {
-        secret, client_id, redirect_uri, code_verifier, resource, origin, grant
-    },
+    "redeem" => Redeem(Redemption),
+});
+
+tabrelay_bundle::codec!(Redemption, "a redemption", {
+    secret, client_id, redirect_uri, code_verifier, resource, origin, grant
 });
 
 tabrelay_bundle::codec!(Requester, "who asks", { client_name, host, place or None, verified or None });
@@ -317,7 +323,7 @@ mod tests {
             confirm("s", "b"),
             Command::Deny,
             Command::Poll { browser_hash: "b".into(), issuer: ORIGIN.into() },
-            Command::Redeem {
+            Command::Redeem(Redemption {
                 secret: "s".into(),
                 client_id: "cid".into(),
                 redirect_uri: None,
@@ -325,8 +331,8 @@ mod tests {
                 resource: None,
                 origin: ORIGIN.into(),
                 grant: "g1".into(),
-            },
-            Command::Redeem {
+            }),
+            Command::Redeem(Redemption {
                 secret: "s".into(),
                 client_id: "cid".into(),
                 redirect_uri: Some("https://claude.ai/cb".into()),
@@ -334,7 +340,7 @@ mod tests {
                 resource: Some(ORIGIN.into()),
                 origin: ORIGIN.into(),
                 grant: "g1".into(),
-            },
+            }),
         ]
     }
 

@@ -209,7 +209,7 @@ fn a_grant_revoked_by_a_replay_is_refused_when_made_later() {
 #[test]
 fn a_replayed_code_leaves_no_connection_whichever_request_reaches_the_pairing_first() {
     use crate::oauth::authorize::{AuthRequest, SealId};
-    use crate::oauth::connect::{apply, CodeRequest, PollState, Revoke};
+    use crate::oauth::connect::{apply, CodeRequest, PollState, Redemption, Revoke};
     use tabrelay_bundle::fields::Message as _;
     const CHALLENGE: &str = "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM";
     const VERIFIER: &str = "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk";
@@ -245,14 +245,16 @@ fn a_replayed_code_leaves_no_connection_whichever_request_reaches_the_pairing_fi
         };
         let issued = redirect.split("code=").nth(1).unwrap().split('&').next().unwrap();
         let secret = issued.split_once('.').unwrap().1.to_owned();
-        let redeem = |grant: &str| Command::Redeem {
-            secret: secret.clone(),
-            client_id: "cid".into(),
-            redirect_uri: None,
-            code_verifier: Some(VERIFIER.into()),
-            resource: None,
-            origin: "https://r".into(),
-            grant: grant.into(),
+        let redeem = |grant: &str| {
+            Command::Redeem(Redemption {
+                secret: secret.clone(),
+                client_id: "cid".into(),
+                redirect_uri: None,
+                code_verifier: Some(VERIFIER.into()),
+                resource: None,
+                origin: "https://r".into(),
+                grant: grant.into(),
+            })
         };
         // Both redemptions reach the code's object; the first is granted, the replay names
         // the first's grant to revoke.
