@@ -146,20 +146,9 @@ pub(crate) async fn read_body(req: &mut Request, cap: usize) -> Result<Result<Ve
 /// or fails lets the request through, and says so in the log: the limit bounds cost, and
 /// the relay stays usable without it.
 pub(crate) async fn within_limit(env: &worker::Env, req: &Request, limited: Limited) -> bool {
-    use worker::js_sys::{Function, Object, Reflect};
-    use worker::wasm_bindgen::{JsCast as _, JsValue};
     let ip = req.headers().get("cf-connecting-ip").ok().flatten();
-    let asked = async {
-        let limiter = Reflect::get(env, &JsValue::from_str(limited.binding())).ok()?;
-        let limit: Function = Reflect::get(&limiter, &"limit".into()).ok()?.dyn_into().ok()?;
-        let options = Object::new();
-        Reflect::set(&options, &"key".into(), &sender_key(ip.as_deref()).into()).ok()?;
-        let promise: worker::js_sys::Promise =
-            limit.call1(&limiter, &options).ok()?.dyn_into().ok()?;
-        let outcome = worker::wasm_bindgen_futures::JsFuture::from(promise).await.ok()?;
-        Reflect::get(&outcome, &"success".into()).ok()?.as_bool()
-    };
-    match asked.await {
+    let asked = ask_limit(env, limited.binding(), &sender_key(ip.as_deref()));
+    match worker::wasm_bindgen_futures::JsFuture::from(asked).await.ok().and_then(|v| v.as_bool()) {
         Some(within) => within,
         None => {
             worker::console_error!(
@@ -169,6 +158,22 @@ pub(crate) async fn within_limit(env: &worker::Env, req: &Request, limited: Limi
             true
         }
     }
+}
+
+#[wasm_bindgen::prelude::wasm_bindgen(inline_js = "
+export async function askLimit(env, binding, key) {
+  try {
+    const { success } = await env[binding].limit({ key });
+    return typeof success === 'boolean' ? success : undefined;
+  } catch {
+    return undefined;
+  }
+}")]
+extern "C" {
+    /// The rate-limiting binding `binding`'s answer for `key`: whether it is within its limit;
+    /// undefined when the binding is missing or fails.
+    #[wasm_bindgen(js_name = askLimit)]
+    fn ask_limit(env: &worker::Env, binding: &str, key: &str) -> worker::js_sys::Promise;
 }
 
 /// The object's SQL storage, as the core runs statements on it.
