@@ -4,7 +4,6 @@
 
 use worker::{Env, Request, Response, Result};
 
-use super::routes::PAIRING_BINDING;
 use super::{
     ask_code, ask_pairing_once, client_metadata, now_ms, read_body, respond, within_limit,
     PlatformRandom,
@@ -50,11 +49,9 @@ pub(super) async fn endpoint(
             Step::AskLimit(limited) => Input::Limit(within_limit(env, &req, limited).await),
             Step::FetchClient(url) => Input::Client(client_metadata::client(&url, origin).await),
             Step::AskCode(code, command) => Input::Code(ask_code(env, &code, command).await?),
-            Step::AskPairing(pairing, ask) => {
-                let stub =
-                    env.durable_object(PAIRING_BINDING)?.id_from_name(&pairing)?.get_stub()?;
-                Input::Pairing(ask_pairing_once(&stub, &ask.wire()).await?.map(FromPairing::of))
-            }
+            Step::AskPairing(pairing, ask) => Input::Pairing(
+                ask_pairing_once(env, &pairing, &ask.wire()).await?.map(FromPairing::of),
+            ),
         };
         step = saga.next(input, &mut PlatformRandom);
     }

@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use futures::future::{select, Either, LocalBoxFuture};
-use worker::{Delay, ObjectNamespace, Request, Response, Result};
+use worker::{Delay, Env, Request, Response, Result};
 
 use super::{ask_pairing, now_ms, read_body, respond, Replies};
 use crate::http;
@@ -24,7 +24,7 @@ enum Step {
 /// does not drop an ask or a reply half read).
 struct Driver {
     exchange: Exchange<'static>,
-    pairings: ObjectNamespace,
+    env: Env,
     asking: Option<LocalBoxFuture<'static, Replies>>,
     replies: Option<Replies>,
     now_ms: u64,
@@ -34,9 +34,9 @@ struct Driver {
 pub(crate) async fn drive(
     exchange: Exchange<'static>,
     mut req: Request,
-    pairings: ObjectNamespace,
+    env: Env,
 ) -> Result<Response> {
-    let mut driver = Driver { exchange, pairings, asking: None, replies: None, now_ms: now_ms() };
+    let mut driver = Driver { exchange, env, asking: None, replies: None, now_ms: now_ms() };
     match driver.step(Some(&mut req)).await? {
         Step::Respond(answer) => respond(answer.http()),
         Step::Open => {
@@ -126,13 +126,10 @@ impl Driver {
     /// Asks the pairing, dropping what an earlier ask would still say.
     fn ask(&mut self, request: PairingRequest) {
         self.replies = None;
-        let pairing = self.exchange.pairing().unwrap_or_default();
-        let stub = self.pairings.id_from_name(pairing).and_then(|id| id.get_stub());
+        let pairing = self.exchange.pairing().unwrap_or_default().to_owned();
+        let env = self.env.clone();
         self.asking = Some(Box::pin(async move {
-            match stub {
-                Ok(stub) => ask_pairing(&stub, &request).await.unwrap_or_else(|_| Replies::none()),
-                Err(_) => Replies::none(),
-            }
+            ask_pairing(&env, &pairing, &request).await.unwrap_or_else(|_| Replies::none())
         }));
     }
 }

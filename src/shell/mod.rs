@@ -11,7 +11,7 @@ mod webcrypto;
 
 use futures::StreamExt as _;
 use tabrelay_bundle::fields::Message as _;
-use worker::{ByteStream, Date, Headers, Request, Response, ResponseBody, Result, Stub};
+use worker::{ByteStream, Date, Headers, Request, Response, ResponseBody, Result};
 
 pub(crate) use tabrelay_bundle::from_json;
 
@@ -55,37 +55,81 @@ pub(crate) async fn ask_code(
     code: &ConnectCode,
     command: Command,
 ) -> Result<CodeReply> {
-    let stub =
-        env.durable_object(routes::CONNECT_BINDING)?.id_from_name(code.as_str())?.get_stub()?;
     let request = CodeRequest { code: code.as_str().to_owned(), command };
-    let mut res = post_object(&stub, request.encode()).await?;
+    let promise = post_object(env, routes::CONNECT_BINDING, code.as_str(), request.encode());
+    let mut res = object_response(promise).await?;
     CodeReply::decode(&res.bytes().await?).map_err(|e| worker::Error::RustError(e.to_string()))
 }
 
 /// Sends a request to a pairing's object: its reply lines, read as they come (one, or a
 /// stream of them).
-pub(crate) async fn ask_pairing(stub: &Stub, request: &PairingRequest) -> Result<Replies> {
-    let res = post_object(stub, request.encode()).await?;
-    Ok(Replies::of(res))
+pub(crate) async fn ask_pairing(
+    env: &worker::Env,
+    pairing: &str,
+    request: &PairingRequest,
+) -> Result<Replies> {
+    let promise = post_object(env, routes::PAIRING_BINDING, pairing, request.encode());
+    Ok(Replies::of(object_response(promise).await?))
 }
 
 /// Sends a request to a pairing's object: its (first) reply; None when none read.
 pub(crate) async fn ask_pairing_once(
-    stub: &Stub,
+    env: &worker::Env,
+    pairing: &str,
     request: &PairingRequest,
 ) -> Result<Option<Reply>> {
-    Ok(ask_pairing(stub, request).await?.next().await)
+    Ok(ask_pairing(env, pairing, request).await?.next().await)
 }
 
-/// Posts a body to a Durable Object; its response as it comes (it may stream).
-async fn post_object(stub: &Stub, body: Vec<u8>) -> Result<Response> {
-    // web_sys's RequestInit directly: worker's converts `cf` properties too (11 KB of wasm).
-    let init = worker::web_sys::RequestInit::new();
-    init.set_method("POST");
-    let body = worker::js_sys::Uint8Array::from(body.as_slice());
-    init.set_body(&body.into());
-    let req = worker::web_sys::Request::new_with_str_and_init("https://object/", &init)?;
-    stub.fetch_with_request(Request::from(req)).await
+/// Passes a request on to the Durable Object `name` of `binding` (a tab's socket to its
+/// pairing); its response.
+pub(crate) async fn pass_to_object(
+    env: &worker::Env,
+    binding: &str,
+    name: &str,
+    req: &Request,
+) -> Result<Response> {
+    object_response(pass_object(env, binding, name, req.inner())).await
+}
+
+/// A Durable Object's response, once its promise settles.
+async fn object_response(promise: worker::js_sys::Promise) -> Result<Response> {
+    use worker::wasm_bindgen::JsCast as _;
+    let res = worker::wasm_bindgen_futures::JsFuture::from(promise).await?;
+    Ok(Response::from(res.dyn_into::<worker::web_sys::Response>()?))
+}
+
+// The Durable Objects asked in a few lines of JavaScript: worker's bindings, request and stub
+// wrappers (their conversions and checks) cost KiBs of wasm.
+#[wasm_bindgen::prelude::wasm_bindgen(inline_js = "
+function object(env, binding, name) {
+  const objects = env[binding];
+  return objects.get(objects.idFromName(name));
+}
+export async function postObject(env, binding, name, body) {
+  return object(env, binding, name).fetch('https://object/', { method: 'POST', body });
+}
+export async function passObject(env, binding, name, request) {
+  return object(env, binding, name).fetch(request);
+}")]
+extern "C" {
+    /// Posts `body` to the Durable Object `name` of `binding`: its response (it may stream).
+    #[wasm_bindgen(js_name = postObject)]
+    fn post_object(
+        env: &worker::Env,
+        binding: &str,
+        name: &str,
+        body: Vec<u8>,
+    ) -> worker::js_sys::Promise;
+
+    /// Passes `request` on to the Durable Object `name` of `binding`: its response.
+    #[wasm_bindgen(js_name = passObject)]
+    fn pass_object(
+        env: &worker::Env,
+        binding: &str,
+        name: &str,
+        request: &worker::web_sys::Request,
+    ) -> worker::js_sys::Promise;
 }
 
 /// The reply lines of a pairing's object (NDJSON), read as they come.

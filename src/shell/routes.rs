@@ -5,7 +5,7 @@ use worker::{console_error, event, Context, Env, Request, Response, Result, WebS
 
 use super::authorize;
 use super::drive::drive;
-use super::{catalogue, now_ms, respond, within_limit};
+use super::{catalogue, now_ms, pass_to_object, respond, within_limit};
 use crate::config::Config;
 use crate::http::{self, Route};
 use crate::mcp::exchange::{Exchange, RequestHeaders};
@@ -93,8 +93,7 @@ async fn tab(req: Request, url: &str, env: &Env, config: &Config) -> Result<Resp
     if !within_limit(env, &req, Limited::Tab).await {
         return refuse_socket(TOO_MANY_OPENED.0, TOO_MANY_OPENED.1);
     }
-    let stub = env.durable_object(PAIRING_BINDING)?.id_from_name(&pairing)?.get_stub()?;
-    stub.fetch_with_request(req).await
+    pass_to_object(env, PAIRING_BINDING, &pairing, &req).await
 }
 
 /// Accepts a socket only to close it with a code and reason (a browser shows nothing else).
@@ -120,5 +119,5 @@ async fn mcp_endpoint(
         true => Exchange::resume(headers, config, catalogue, origin, now),
         false => Exchange::post(headers, config, catalogue, origin, now),
     };
-    drive(exchange, req, env.durable_object(PAIRING_BINDING)?).await
+    drive(exchange, req, env.clone()).await
 }
