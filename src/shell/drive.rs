@@ -5,9 +5,10 @@
 use std::time::Duration;
 
 use futures::future::{select, Either, LocalBoxFuture};
+use futures::StreamExt as _;
 use worker::{Delay, Env, Request, Response, Result};
 
-use super::{ask_pairing, now_ms, read_body, respond, Replies};
+use super::{ask_pairing, now_ms, read_body, respond, stream_response, Replies};
 use crate::http;
 use crate::mcp::exchange::{Answer, Exchange, Output};
 use crate::pairing::wire::{Reply, Request as PairingRequest};
@@ -42,17 +43,11 @@ pub(crate) async fn drive(
         Step::Open => {
             let events = futures::stream::unfold(driver, |mut driver| async move {
                 match driver.step(None).await {
-                    Ok(Step::Send(text)) => {
-                        Some((Ok::<_, worker::Error>(text.into_bytes()), driver))
-                    }
+                    Ok(Step::Send(text)) => Some((Ok(text.into_bytes()), driver)),
                     _ => None,
                 }
             });
-            let mut res = Response::from_stream(events)?;
-            for (name, value) in http::EVENT_STREAM_HEADERS {
-                res.headers_mut().set(name, value)?;
-            }
-            Ok(res)
+            stream_response(events.boxed_local(), &http::EVENT_STREAM_HEADERS)
         }
         // Nothing could move the exchange any more (a fault of the core, never a client's).
         Step::Send(_) | Step::End => {

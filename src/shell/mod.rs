@@ -9,6 +9,7 @@ mod pairing_object;
 mod routes;
 mod webcrypto;
 
+use futures::stream::LocalBoxStream;
 use futures::StreamExt as _;
 use tabrelay_bundle::fields::Message as _;
 use worker::{ByteStream, Date, Headers, Request, Response, ResponseBody, Result};
@@ -47,6 +48,23 @@ pub(crate) fn respond(answer: http::Answer) -> Result<Response> {
     }
     let body = answer.body.map_or(ResponseBody::Empty, ResponseBody::Body);
     Ok(Response::from_body(body)?.with_status(answer.status).with_headers(headers))
+}
+
+/// A response whose body is `chunks`, sent as they come (one stream type for every such
+/// response, so worker's stream glue is built once).
+pub(crate) fn stream_response(
+    chunks: LocalBoxStream<'static, Result<Vec<u8>>>,
+    headers: &[(&str, &str)],
+) -> Result<Response> {
+    with_headers(Response::from_stream(chunks)?, headers)
+}
+
+/// `res` with `headers` set.
+pub(crate) fn with_headers(mut res: Response, headers: &[(&str, &str)]) -> Result<Response> {
+    for (name, value) in headers {
+        res.headers_mut().set(name, value)?;
+    }
+    Ok(res)
 }
 
 /// Applies a command to a connect code's session in its Durable Object; its reply.

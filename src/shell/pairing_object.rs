@@ -21,7 +21,10 @@ use worker::{
     WebSocket, WebSocketIncomingMessage, WebSocketPair,
 };
 
-use super::{alarm_at, ask_code, catalogue, now_ms, routes, PlatformRandom, Sqlite};
+use super::{
+    alarm_at, ask_code, catalogue, now_ms, routes, stream_response, with_headers, PlatformRandom,
+    Sqlite,
+};
 use crate::crypto::sha256_hex;
 use crate::http;
 use crate::pairing::object::{read_attachment, ByNumber, Object, Output};
@@ -153,14 +156,6 @@ impl Drop for Waiting {
     }
 }
 
-/// The headers of a response of reply lines (NDJSON), one or a stream of them.
-fn lines_response(mut res: Response) -> Result<Response> {
-    for (name, value) in http::NDJSON_HEADERS {
-        res.headers_mut().set(name, value)?;
-    }
-    Ok(res)
-}
-
 /// A tab's state from its socket's attachment (read as a JS string directly, not through
 /// worker's serde-wasm-bindgen).
 fn tab_of(ws: &WebSocket) -> Option<Tab> {
@@ -237,7 +232,7 @@ impl Pairing {
         // A reply that is the last goes as the whole response; else the lines as they come.
         let first = waiting.replies.try_recv().ok();
         if let Some(reply) = first.as_ref().filter(|r| r.ends()) {
-            return lines_response(Response::from_bytes(reply.line())?);
+            return with_headers(Response::from_bytes(reply.line())?, &http::NDJSON_HEADERS);
         }
         let first = futures::stream::iter(first.map(|r| Ok(r.line())));
         let rest = futures::stream::unfold(Some(waiting), |waiting| async move {
@@ -246,8 +241,7 @@ impl Pairing {
             let more = (!reply.ends()).then_some(waiting);
             Some((Ok::<_, worker::Error>(reply.line()), more))
         });
-        let lines = first.chain(rest);
-        lines_response(Response::from_stream(lines)?)
+        stream_response(first.chain(rest).boxed_local(), &http::NDJSON_HEADERS)
     }
 }
 
