@@ -5,10 +5,9 @@
 use std::time::Duration;
 
 use futures::future::{select, Either, LocalBoxFuture};
-use futures::StreamExt as _;
 use worker::{Delay, Env, Request, Response, Result};
 
-use super::{ask_pairing, now_ms, read_body, respond, stream_response, Replies};
+use super::{ask_pairing, now_ms, read_body, respond, stream_response, Chunks, Replies};
 use crate::http;
 use crate::mcp::exchange::{Answer, Exchange, Output};
 use crate::pairing::wire::{Reply, Request as PairingRequest};
@@ -40,15 +39,7 @@ pub(crate) async fn drive(
     let mut driver = Driver { exchange, env, asking: None, replies: None, now_ms: now_ms() };
     match driver.step(Some(&mut req)).await? {
         Step::Respond(answer) => respond(answer.http()),
-        Step::Open => {
-            let events = futures::stream::unfold(driver, |mut driver| async move {
-                match driver.step(None).await {
-                    Ok(Step::Send(text)) => Some((Ok(text.into_bytes()), driver)),
-                    _ => None,
-                }
-            });
-            stream_response(events.boxed_local(), &http::EVENT_STREAM_HEADERS)
-        }
+        Step::Open => stream_response(Box::new(driver), &http::EVENT_STREAM_HEADERS),
         // Nothing could move the exchange any more (a fault of the core, never a client's).
         Step::Send(_) | Step::End => {
             Response::error(crate::sentences::shell::CALL_NOT_ANSWERED, 500)
@@ -126,5 +117,17 @@ impl Driver {
         self.asking = Some(Box::pin(async move {
             ask_pairing(&env, &pairing, &request).await.unwrap_or_else(|_| Replies::none())
         }));
+    }
+}
+
+/// The event stream: the exchange's events, until it has no more.
+impl Chunks for Driver {
+    fn next_chunk(&mut self) -> LocalBoxFuture<'_, Option<Vec<u8>>> {
+        Box::pin(async move {
+            match self.step(None).await {
+                Ok(Step::Send(text)) => Some(text.into_bytes()),
+                _ => None,
+            }
+        })
     }
 }

@@ -9,7 +9,7 @@ mod pairing_object;
 mod routes;
 mod webcrypto;
 
-use futures::stream::LocalBoxStream;
+use futures::future::LocalBoxFuture;
 use futures::StreamExt as _;
 use tabrelay_bundle::fields::Message as _;
 use worker::{ByteStream, Date, Headers, Request, Response, ResponseBody, Result};
@@ -50,12 +50,22 @@ pub(crate) fn respond(answer: http::Answer) -> Result<Response> {
     Ok(Response::from_body(body)?.with_status(answer.status).with_headers(headers))
 }
 
-/// A response whose body is `chunks`, sent as they come (one stream type for every such
-/// response, so worker's stream glue is built once).
+/// What a streamed response's body is read from, one chunk at a time.
+pub(crate) trait Chunks {
+    /// The next chunk; None ends the body.
+    fn next_chunk(&mut self) -> LocalBoxFuture<'_, Option<Vec<u8>>>;
+}
+
+/// A response whose body is the chunks of `source`, sent as they come (one stream type for
+/// every such response, so the stream glue is built once).
 pub(crate) fn stream_response(
-    chunks: LocalBoxStream<'static, Result<Vec<u8>>>,
+    source: Box<dyn Chunks>,
     headers: &[(&str, &str)],
 ) -> Result<Response> {
+    let chunks = futures::stream::unfold(source, |mut source| async move {
+        let chunk = source.next_chunk().await?;
+        Some((Ok::<_, worker::Error>(chunk), source))
+    });
     with_headers(Response::from_stream(chunks)?, headers)
 }
 

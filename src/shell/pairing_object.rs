@@ -10,7 +10,7 @@ use std::rc::Rc;
 use std::time::Duration;
 
 use futures::channel::mpsc;
-use futures::future::{select, Either};
+use futures::future::{select, Either, LocalBoxFuture};
 use futures::StreamExt as _;
 use tabrelay_bundle::fields::Message as _;
 use tabrelay_bundle::protocol::{PING, PONG};
@@ -22,8 +22,8 @@ use worker::{
 };
 
 use super::{
-    alarm_at, ask_code, catalogue, now_ms, routes, stream_response, with_headers, PlatformRandom,
-    Sqlite,
+    alarm_at, ask_code, catalogue, now_ms, routes, stream_response, with_headers, Chunks,
+    PlatformRandom, Sqlite,
 };
 use crate::crypto::sha256_hex;
 use crate::http;
@@ -143,6 +143,28 @@ impl Waiting {
     }
 }
 
+/// A request's reply lines: the first (read already), then each as it comes until the last.
+struct Lines {
+    first: Option<Reply>,
+    waiting: Option<Waiting>,
+}
+
+impl Chunks for Lines {
+    fn next_chunk(&mut self) -> LocalBoxFuture<'_, Option<Vec<u8>>> {
+        Box::pin(async move {
+            let reply = match self.first.take() {
+                Some(first) => first,
+                None => self.waiting.as_mut()?.next().await?,
+            };
+            if reply.ends() {
+                // The object lets go of the request as soon as its last reply is out.
+                self.waiting = None;
+            }
+            Some(reply.line())
+        })
+    }
+}
+
 impl Drop for Waiting {
     fn drop(&mut self) {
         let shared = Rc::clone(&self.shared);
@@ -234,14 +256,8 @@ impl Pairing {
         if let Some(reply) = first.as_ref().filter(|r| r.ends()) {
             return with_headers(Response::from_bytes(reply.line())?, &http::NDJSON_HEADERS);
         }
-        let first = futures::stream::iter(first.map(|r| Ok(r.line())));
-        let rest = futures::stream::unfold(Some(waiting), |waiting| async move {
-            let mut waiting = waiting?;
-            let reply = waiting.next().await?;
-            let more = (!reply.ends()).then_some(waiting);
-            Some((Ok::<_, worker::Error>(reply.line()), more))
-        });
-        stream_response(first.chain(rest).boxed_local(), &http::NDJSON_HEADERS)
+        let lines = Lines { first, waiting: Some(waiting) };
+        stream_response(Box::new(lines), &http::NDJSON_HEADERS)
     }
 }
 
