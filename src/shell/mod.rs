@@ -12,6 +12,7 @@ mod webcrypto;
 use futures::future::LocalBoxFuture;
 use futures::StreamExt as _;
 use tabrelay_bundle::fields::Message as _;
+use worker::wasm_bindgen_futures::JsFuture;
 use worker::{ByteStream, Date, Headers, Request, Response, ResponseBody, Result};
 
 pub(crate) use tabrelay_bundle::from_json;
@@ -84,9 +85,9 @@ pub(crate) async fn ask_code(
     command: Command,
 ) -> Result<CodeReply> {
     let request = CodeRequest { code: code.as_str().to_owned(), command };
-    let promise = post_object(env, routes::CONNECT_BINDING, code.as_str(), request.encode());
-    let mut res = object_response(promise).await?;
-    CodeReply::decode(&res.bytes().await?).map_err(|e| worker::Error::RustError(e.to_string()))
+    let read = post_object_read(env, routes::CONNECT_BINDING, code.as_str(), request.encode());
+    let body = worker::js_sys::Uint8Array::new(&JsFuture::from(read).await?).to_vec();
+    CodeReply::decode(&body).map_err(|e| worker::Error::RustError(e.to_string()))
 }
 
 /// Sends a request to a pairing's object: its reply lines, read as they come (one, or a
@@ -123,7 +124,7 @@ pub(crate) async fn pass_to_object(
 /// A Durable Object's response, once its promise settles.
 async fn object_response(promise: worker::js_sys::Promise) -> Result<Response> {
     use worker::wasm_bindgen::JsCast as _;
-    let res = worker::wasm_bindgen_futures::JsFuture::from(promise).await?;
+    let res = JsFuture::from(promise).await?;
     Ok(Response::from(res.dyn_into::<worker::web_sys::Response>()?))
 }
 
@@ -137,6 +138,10 @@ function object(env, binding, name) {
 export async function postObject(env, binding, name, body) {
   return object(env, binding, name).fetch('https://object/', { method: 'POST', body });
 }
+export async function postObjectRead(env, binding, name, body) {
+  const response = await postObject(env, binding, name, body);
+  return new Uint8Array(await response.arrayBuffer());
+}
 export async function passObject(env, binding, name, request) {
   return object(env, binding, name).fetch(request);
 }")]
@@ -144,6 +149,15 @@ extern "C" {
     /// Posts `body` to the Durable Object `name` of `binding`: its response (it may stream).
     #[wasm_bindgen(js_name = postObject)]
     fn post_object(
+        env: &worker::Env,
+        binding: &str,
+        name: &str,
+        body: Vec<u8>,
+    ) -> worker::js_sys::Promise;
+
+    /// Posts `body` to the Durable Object `name` of `binding`: its response's body, whole.
+    #[wasm_bindgen(js_name = postObjectRead)]
+    fn post_object_read(
         env: &worker::Env,
         binding: &str,
         name: &str,
@@ -220,7 +234,7 @@ pub(crate) async fn read_body(req: &mut Request, cap: usize) -> Result<Result<Ve
 pub(crate) async fn within_limit(env: &worker::Env, req: &Request, limited: Limited) -> bool {
     let ip = req.headers().get("cf-connecting-ip").ok().flatten();
     let asked = ask_limit(env, limited.binding(), &sender_key(ip.as_deref()));
-    match worker::wasm_bindgen_futures::JsFuture::from(asked).await.ok().and_then(|v| v.as_bool()) {
+    match JsFuture::from(asked).await.ok().and_then(|v| v.as_bool()) {
         Some(within) => within,
         None => {
             worker::console_error!(
