@@ -5,7 +5,7 @@
 use worker::{Env, Request, Response, Result};
 
 use super::{
-    ask_code, ask_pairing_once, client_metadata, now_ms, read_body, respond, within_limit,
+    ask_code, ask_pairing_once, client_metadata, header, now_ms, read_body, respond, within_limit,
     PlatformRandom,
 };
 use crate::config::Config;
@@ -24,7 +24,7 @@ pub(super) async fn endpoint(
 ) -> Result<Response> {
     let post = req.method() == worker::Method::Post;
     let body = if post { read_body(&mut req, http::body_cap(path)).await? } else { Ok(Vec::new()) };
-    let (accept, cookies) = (req.headers().get("accept")?, req.headers().get("cookie")?);
+    let (accept, cookies) = (header(&req, "accept"), header(&req, "cookie"));
     let request = OAuthRequest {
         path,
         query: http::query_of(url),

@@ -209,10 +209,15 @@ impl Replies {
     }
 }
 
+/// A request's header `name`, if it has one (it always reads: the names asked are valid).
+pub(crate) fn header(req: &Request, name: &str) -> Option<String> {
+    req.headers().get(name).ok().flatten()
+}
+
 /// A request's body, read with `cap` ([`CappedBody`]): refused by its `Content-Length` before
 /// anything is read, and as soon as what arrives passes the cap, so no more is ever held.
 pub(crate) async fn read_body(req: &mut Request, cap: usize) -> Result<Result<Vec<u8>, TooLarge>> {
-    let length = req.headers().get("content-length")?;
+    let length = header(req, "content-length");
     let mut body = match CappedBody::start(cap, length.as_deref()) {
         Ok(body) => body,
         Err(too_large) => return Ok(Err(too_large)),
@@ -232,7 +237,7 @@ pub(crate) async fn read_body(req: &mut Request, cap: usize) -> Result<Result<Ve
 /// or fails lets the request through, and says so in the log: the limit bounds cost, and
 /// the relay stays usable without it.
 pub(crate) async fn within_limit(env: &worker::Env, req: &Request, limited: Limited) -> bool {
-    let ip = req.headers().get("cf-connecting-ip").ok().flatten();
+    let ip = header(req, "cf-connecting-ip");
     let asked = ask_limit(env, limited.binding(), &sender_key(ip.as_deref()));
     match JsFuture::from(asked).await.ok().and_then(|v| v.as_bool()) {
         Some(within) => within,

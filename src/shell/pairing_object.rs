@@ -22,7 +22,7 @@ use worker::{
 };
 
 use super::{
-    alarm_at, ask_code, catalogue, now_ms, routes, stream_response, with_headers, Chunks,
+    alarm_at, ask_code, catalogue, header, now_ms, routes, stream_response, with_headers, Chunks,
     PlatformRandom, Sqlite,
 };
 use crate::crypto::sha256_hex;
@@ -225,7 +225,7 @@ impl Pairing {
     /// Takes a tab's socket: its first message is a fresh challenge.
     async fn accept_tab(&self, req: &worker::Request) -> Result<Response> {
         let url = req.inner().url();
-        let sender = sender_key(req.headers().get("cf-connecting-ip")?.as_deref());
+        let sender = sender_key(header(req, "cf-connecting-ip").as_deref());
         let pairing = match socket_pairing(&http::query_of(&url)) {
             Ok(pairing) => pairing,
             // The Worker checked the pairing id before naming this object by it.
@@ -291,7 +291,7 @@ impl DurableObject for Pairing {
 
     async fn fetch(&self, mut req: worker::Request) -> Result<Response> {
         self.room().await?;
-        if req.headers().get("upgrade")?.is_some() {
+        if header(&req, "upgrade").is_some() {
             return self.accept_tab(&req).await;
         }
         match Request::decode(&req.bytes().await?) {

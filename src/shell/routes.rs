@@ -5,7 +5,7 @@ use worker::{console_error, event, Context, Env, Request, Response, Result, WebS
 
 use super::authorize;
 use super::drive::drive;
-use super::{catalogue, now_ms, pass_to_object, respond, within_limit};
+use super::{catalogue, header, now_ms, pass_to_object, respond, within_limit};
 use crate::config::Config;
 use crate::http::{self, Route};
 use crate::mcp::exchange::{Exchange, RequestHeaders};
@@ -46,7 +46,7 @@ async fn fetch(req: Request, env: Env, _ctx: Context) -> Result<Response> {
     let url = req.inner().url();
     let path = http::path_of(&url).to_owned();
     // A browser's preflight to the endpoint names the Mcp-Param-* headers its call will send.
-    let requested = req.headers().get("access-control-request-headers")?;
+    let requested = header(&req, "access-control-request-headers");
     let cors = http::cors_headers(&path, req.method().as_ref(), requested.as_deref());
     let mut res = route(req, &url, &path, &env, config).await?;
     for (name, value) in cors {
@@ -63,7 +63,7 @@ async fn route(
     config: &'static Config,
 ) -> Result<Response> {
     let origin = http::origin_of(url).to_owned();
-    let (accept, resume) = (req.headers().get("accept")?, req.headers().has("last-event-id")?);
+    let (accept, resume) = (header(&req, "accept"), header(&req, "last-event-id").is_some());
     let route = http::route(req.method().as_ref(), path, accept.as_deref(), resume);
     if let Some(answer) = route.answer(config, &origin) {
         return respond(answer);
@@ -77,7 +77,7 @@ async fn route(
 }
 
 async fn tab(req: Request, url: &str, env: &Env, config: &Config) -> Result<Response> {
-    let (upgrade, origin) = (req.headers().get("upgrade")?, req.headers().get("origin")?);
+    let (upgrade, origin) = (header(&req, "upgrade"), header(&req, "origin"));
     // The socket names the pairing id (tokens carry it too, so it opens nothing by itself): the
     // hello brings the public key it derives from, and the key's signature proves it. The key
     // stays out of the address, which request logs keep.
