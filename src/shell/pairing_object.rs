@@ -216,10 +216,11 @@ impl Pairing {
         Ok(())
     }
 
-    /// The object's outputs of one input, carried out.
-    async fn run(&self, input: Input) -> Result<()> {
+    /// The object's outputs of one input, carried out: the input is handled at once, its
+    /// outputs when awaited (a plain fn, not an async one: no state machine of its own).
+    fn run(&self, input: Input) -> impl std::future::Future<Output = Result<()>> + '_ {
         self.shared.handle(input);
-        self.shared.run().await
+        self.shared.run()
     }
 
     /// Takes a tab's socket: its first message is a fresh challenge.
