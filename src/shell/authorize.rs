@@ -5,7 +5,7 @@
 use worker::{Env, Request, Response, Result};
 
 use super::{
-    ask_code, ask_pairing_once, client_metadata, header, now_ms, read_body, respond, within_limit,
+    ask_code, ask_pairing, client_metadata, header, now_ms, read_body, respond, within_limit,
     PlatformRandom,
 };
 use crate::config::Config;
@@ -50,7 +50,7 @@ pub(super) async fn endpoint(
             Step::FetchClient(url) => Input::Client(client_metadata::client(&url, origin).await),
             Step::AskCode(code, command) => Input::Code(ask_code(env, &code, command).await?),
             Step::AskPairing(pairing, ask) => Input::Pairing(
-                ask_pairing_once(env, &pairing, &ask.wire()).await?.map(FromPairing::of),
+                ask_pairing(env, &pairing, &ask.wire()).await?.next().await.map(FromPairing::of),
             ),
         };
         step = saga.next(input, &mut PlatformRandom);

@@ -101,24 +101,15 @@ pub(crate) async fn ask_pairing(
     Ok(Replies::of(object_response(promise).await?))
 }
 
-/// Sends a request to a pairing's object: its (first) reply; None when none read.
-pub(crate) async fn ask_pairing_once(
-    env: &worker::Env,
-    pairing: &str,
-    request: &PairingRequest,
-) -> Result<Option<Reply>> {
-    Ok(ask_pairing(env, pairing, request).await?.next().await)
-}
-
 /// Passes a request on to the Durable Object `name` of `binding` (a tab's socket to its
 /// pairing); its response.
-pub(crate) async fn pass_to_object(
+pub(crate) fn pass_to_object(
     env: &worker::Env,
     binding: &str,
     name: &str,
     req: &Request,
-) -> Result<Response> {
-    object_response(pass_object(env, binding, name, req.inner())).await
+) -> impl std::future::Future<Output = Result<Response>> {
+    object_response(pass_object(env, binding, name, req.inner()))
 }
 
 /// A Durable Object's response, once its promise settles.
