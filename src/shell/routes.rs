@@ -101,14 +101,15 @@ pub(super) fn refuse_socket(code: u16, reason: &str) -> Result<Response> {
     Response::from_websocket(pair.client)
 }
 
-/// The MCP endpoint (a POST, or a GET taking up a dropped stream) as its exchange says.
-async fn mcp_endpoint(
+/// The MCP endpoint (a POST, or a GET taking up a dropped stream) as its exchange says (a
+/// plain fn returning the drive's future: no state machine of its own).
+fn mcp_endpoint(
     req: Request,
     env: &Env,
     config: &'static Config,
     origin: &str,
     resume: bool,
-) -> Result<Response> {
+) -> impl std::future::Future<Output = Result<Response>> {
     let h = req.headers();
     let headers = RequestHeaders::read(|name| h.get(name).ok().flatten(), || h.entries().collect());
     let (now, catalogue) = (now_ms(), catalogue());
@@ -116,5 +117,5 @@ async fn mcp_endpoint(
         true => Exchange::resume(headers, config, catalogue, origin, now),
         false => Exchange::post(headers, config, catalogue, origin, now),
     };
-    drive(exchange, req, env.clone()).await
+    drive(exchange, req, env.clone())
 }
