@@ -3,27 +3,52 @@
 //! and sets the alarm the core names; at its end (the alarm) it deletes everything it stored,
 //! table and all.
 
-use tabrelay_bundle::fields::Message as _;
-use worker::{durable_object, DurableObject, Env, Request, Response, Result, State};
+use std::rc::Rc;
 
-use super::{alarm_at, now_ms, routes, PlatformRandom, Sqlite};
+use tabrelay_bundle::fields::Message as _;
+use wasm_bindgen::prelude::wasm_bindgen;
+use worker::js_sys::Promise;
+use worker::worker_sys::DurableObjectState;
+use worker::{web_sys, Env, Request, Response, Result, State};
+
+use super::{alarm_at, now_ms, promise, response_value, routes, PlatformRandom, Sqlite};
 use crate::config::CODE_KEPT_MS;
 use crate::oauth::connect::stored::carry_out;
 use crate::oauth::connect::CodeRequest;
 
-/// One connect code's session. Only its fetch and alarm are exported (no socket ever reaches
-/// it): the socket handlers' async exports cost 1.6 KiB of upload.
-#[durable_object(alarm)]
-pub struct ConnectCode {
+/// One connect code's session.
+struct ConnectCode {
     state: State,
     env: Env,
 }
 
-impl DurableObject for ConnectCode {
-    fn new(state: State, env: Env) -> Self {
-        Self { state, env }
+/// The connect code's class as workerd calls it: its fetch and alarm (no socket ever reaches
+/// it), bound as the pairing's are ([`promise`], one future type for every method).
+#[wasm_bindgen(js_name = ConnectCode)]
+pub struct ConnectCodeClass(Rc<ConnectCode>);
+
+#[wasm_bindgen(js_class = ConnectCode)]
+impl ConnectCodeClass {
+    /// The object, made by workerd.
+    #[wasm_bindgen(constructor)]
+    pub fn new(state: DurableObjectState, env: Env) -> Self {
+        Self(Rc::new(ConnectCode { state: state.into(), env }))
     }
 
+    /// A command to the code's session.
+    pub fn fetch(&self, req: web_sys::Request) -> Promise {
+        let code = Rc::clone(&self.0);
+        promise(Box::pin(async move { code.fetch(req.into()).await.map(response_value) }))
+    }
+
+    /// The code's end.
+    pub fn alarm(&self) -> Promise {
+        let code = Rc::clone(&self.0);
+        promise(Box::pin(async move { code.alarm().await.map(response_value) }))
+    }
+}
+
+impl ConnectCode {
     async fn fetch(&self, mut req: Request) -> Result<Response> {
         let Ok((code, command)) = CodeRequest::decode(&req.bytes().await?) else {
             return Response::error("Not a request to a connect code.", 400);

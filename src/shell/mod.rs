@@ -51,6 +51,21 @@ pub(crate) fn respond(answer: http::Answer) -> Result<Response> {
     Ok(Response::from_body(body)?.with_status(answer.status).with_headers(headers))
 }
 
+/// A Durable Object method's outcome as the promise workerd awaits. Every method of both
+/// objects hands its work here as one boxed future type, so the export machinery
+/// (future_to_promise, its task and closures) is in the wasm once, not once per method.
+pub(crate) fn promise(
+    work: LocalBoxFuture<'static, Result<worker::wasm_bindgen::JsValue>>,
+) -> worker::js_sys::Promise {
+    let work = async move { work.await.map_err(worker::wasm_bindgen::JsValue::from) };
+    worker::wasm_bindgen_futures::future_to_promise(work)
+}
+
+/// A response as workerd takes it.
+pub(crate) fn response_value(res: Response) -> worker::wasm_bindgen::JsValue {
+    worker::web_sys::Response::from(res).into()
+}
+
 /// What a streamed response's body is read from, one chunk at a time.
 pub(crate) trait Chunks {
     /// The next chunk; None ends the body.

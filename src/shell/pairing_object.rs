@@ -14,16 +14,20 @@ use futures::future::{select, Either, LocalBoxFuture};
 use futures::StreamExt as _;
 use tabrelay_bundle::fields::Message as _;
 use tabrelay_bundle::protocol::{PING, PONG};
+use wasm_bindgen::prelude::wasm_bindgen;
+use wasm_bindgen::JsValue;
+use worker::js_sys::Promise;
 use worker::worker_sys::ext::WebSocketExt as _;
+use worker::worker_sys::DurableObjectState;
 use worker::worker_sys::WebSocketRequestResponsePair;
 use worker::{
-    console_log, durable_object, Delay, DurableObject, Env, Response, Result, SqlStorage, State,
-    WebSocket, WebSocketIncomingMessage, WebSocketPair,
+    console_error, console_log, web_sys, Delay, Env, Response, Result, SqlStorage, State,
+    WebSocket, WebSocketPair,
 };
 
 use super::{
-    alarm_at, ask_code, catalogue, header, now_ms, routes, stream_response, with_headers, Chunks,
-    PlatformRandom, Sqlite,
+    alarm_at, ask_code, catalogue, header, now_ms, promise, response_value, routes,
+    stream_response, with_headers, Chunks, PlatformRandom, Sqlite,
 };
 use crate::crypto::sha256_hex;
 use crate::http;
@@ -34,10 +38,72 @@ use crate::pairing::{socket_pairing, Tab};
 use crate::senders::sender_key;
 
 /// One browser's pairing.
-#[durable_object]
-pub struct Pairing {
+struct Pairing {
     state: State,
     shared: Rc<Shared>,
+}
+
+/// The pairing's class as workerd calls it. Bound here rather than by worker's
+/// `#[durable_object]`, whose every async method carries its own copy of the export machinery
+/// (0.7 KiB of upload each): each method hands its work to [`promise`], one future type.
+#[wasm_bindgen(js_name = Pairing)]
+pub struct PairingClass(Rc<Pairing>);
+
+#[wasm_bindgen(js_class = Pairing)]
+impl PairingClass {
+    /// The object, made by workerd.
+    #[wasm_bindgen(constructor)]
+    pub fn new(state: DurableObjectState, env: Env) -> Self {
+        Self(Rc::new(Pairing::new(state.into(), env)))
+    }
+
+    /// A request of the Worker, or a tab's socket.
+    pub fn fetch(&self, req: web_sys::Request) -> Promise {
+        let pairing = Rc::clone(&self.0);
+        promise(Box::pin(async move { pairing.fetch(req.into()).await.map(response_value) }))
+    }
+
+    /// A tab's message (text; binary reads as none).
+    #[wasm_bindgen(js_name = webSocketMessage)]
+    pub fn websocket_message(&self, ws: web_sys::WebSocket, message: JsValue) -> Promise {
+        let pairing = Rc::clone(&self.0);
+        let text = message.as_string();
+        promise(Box::pin(
+            async move { pairing.message(ws.into(), text).await.map(|()| JsValue::NULL) },
+        ))
+    }
+
+    /// A tab's socket closed: its end closes too.
+    #[wasm_bindgen(js_name = webSocketClose)]
+    pub fn websocket_close(&self, ws: web_sys::WebSocket) -> Promise {
+        let pairing = Rc::clone(&self.0);
+        promise(Box::pin(async move {
+            let ws = WebSocket::from(ws);
+            pairing.closed(&ws).await?;
+            let _ = ws.close(Some(1000), Some("Closed."));
+            Ok(JsValue::NULL)
+        }))
+    }
+
+    /// A tab's socket failed.
+    #[wasm_bindgen(js_name = webSocketError)]
+    pub fn websocket_error(&self, ws: web_sys::WebSocket) -> Promise {
+        let pairing = Rc::clone(&self.0);
+        promise(Box::pin(async move { pairing.closed(&ws.into()).await.map(|()| JsValue::NULL) }))
+    }
+
+    /// The alarm the object set.
+    pub fn alarm(&self) -> Promise {
+        let pairing = Rc::clone(&self.0);
+        promise(Box::pin(async move { pairing.alarm().await.map(response_value) }))
+    }
+
+    /// No connection is ever opened to a pairing: refused (what worker's default did, short
+    /// of its panic).
+    pub fn connect(&self) -> Promise {
+        console_error!("connect() handler not implemented");
+        Promise::reject(&JsValue::from_str("connect() handler not implemented"))
+    }
 }
 
 /// What the object and its requests' response streams share (a stream outlives `fetch`).
@@ -262,7 +328,7 @@ impl Pairing {
     }
 }
 
-impl DurableObject for Pairing {
+impl Pairing {
     fn new(state: State, env: Env) -> Self {
         // Pings are answered by the runtime without waking the object: idle tabs cost nothing.
         if let Ok(pair) = WebSocketRequestResponsePair::new(PING, PONG) {
@@ -301,34 +367,10 @@ impl DurableObject for Pairing {
         }
     }
 
-    async fn websocket_message(
-        &self,
-        ws: WebSocket,
-        message: WebSocketIncomingMessage,
-    ) -> Result<()> {
+    async fn message(&self, ws: WebSocket, text: Option<String>) -> Result<()> {
         self.room().await?;
         let Some(tab) = tab_of(&ws) else { return Ok(()) };
-        let text = match message {
-            WebSocketIncomingMessage::String(text) => Some(text),
-            WebSocketIncomingMessage::Binary(_) => None,
-        };
         self.run(Input::Message { tab: tab.number, text }).await
-    }
-
-    async fn websocket_close(
-        &self,
-        ws: WebSocket,
-        _code: usize,
-        _reason: String,
-        _was_clean: bool,
-    ) -> Result<()> {
-        self.closed(&ws).await?;
-        let _ = ws.close(Some(1000), Some("Closed."));
-        Ok(())
-    }
-
-    async fn websocket_error(&self, ws: WebSocket, _error: worker::Error) -> Result<()> {
-        self.closed(&ws).await
     }
 
     async fn alarm(&self) -> Result<Response> {
