@@ -1,11 +1,15 @@
 //! The Worker's routes: each reads the request into values, asks the core, and writes the
 //! answer back.
 
-use worker::{console_error, event, Context, Env, Request, Response, Result, WebSocketPair};
+use wasm_bindgen::prelude::wasm_bindgen;
+use worker::js_sys::Promise;
+use worker::{console_error, web_sys, Env, Request, Response, Result, WebSocketPair};
 
 use super::authorize;
 use super::drive::drive;
-use super::{catalogue, header, now_ms, pass_to_object, respond, within_limit};
+use super::{
+    catalogue, header, now_ms, pass_to_object, promise, respond, response_value, within_limit,
+};
 use crate::config::Config;
 use crate::http::{self, Route};
 use crate::mcp::exchange::{Exchange, RequestHeaders};
@@ -29,8 +33,24 @@ pub(crate) fn config(env: &Env) -> std::result::Result<Config, String> {
 /// not kept, so it is read (and logged) again on the next request.
 static CONFIG: std::sync::OnceLock<Config> = std::sync::OnceLock::new();
 
-#[event(fetch)]
-async fn fetch(req: Request, env: Env, _ctx: Context) -> Result<Response> {
+/// The Worker's fetch handler as workerd calls it, bound as the objects' methods are (one
+/// future type for every export: see [`promise`]). An error is logged and answered with a
+/// 500, as worker's `#[event(fetch)]` did.
+#[wasm_bindgen(js_name = fetch)]
+pub fn fetch_export(req: web_sys::Request, env: Env) -> Promise {
+    promise(Box::pin(async move {
+        let res = match fetch(req.into(), env).await {
+            Ok(res) => res,
+            Err(e) => {
+                console_error!("{e}");
+                Response::error("INTERNAL SERVER ERROR", 500)?
+            }
+        };
+        Ok(response_value(res))
+    }))
+}
+
+async fn fetch(req: Request, env: Env) -> Result<Response> {
     console_error_panic_hook::set_once();
     let read = match CONFIG.get() {
         Some(c) => Ok(c),
