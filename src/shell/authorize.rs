@@ -2,11 +2,12 @@
 //! step it asks (a code's object, a pairing's, the sender limit, a metadata document) and
 //! writes its answer.
 
-use worker::{Env, Request, Response, Result};
+use worker::web_sys::Request;
+use worker::{Env, Response, Result};
 
 use super::{
-    ask_code, ask_pairing, client_metadata, header, now_ms, read_body, respond, within_limit,
-    PlatformRandom,
+    ask_code, ask_pairing, client_metadata, header, method, now_ms, read_body, respond,
+    within_limit, PlatformRandom,
 };
 use crate::config::Config;
 use crate::http;
@@ -15,15 +16,15 @@ use crate::oauth::saga::{FromPairing, Input, OAuthRequest, Saga, Step};
 
 /// Answers the OAuth route `path` (the router matched its method).
 pub(super) async fn endpoint(
-    mut req: Request,
+    req: Request,
     path: &str,
     url: &str,
     env: &Env,
     config: &Config,
     origin: &str,
 ) -> Result<Response> {
-    let post = req.method() == worker::Method::Post;
-    let body = if post { read_body(&mut req, http::body_cap(path)).await? } else { Ok(Vec::new()) };
+    let post = method(&req) == "POST";
+    let body = if post { read_body(&req, http::body_cap(path)).await? } else { Ok(Vec::new()) };
     let (accept, cookies) = (header(&req, "accept"), header(&req, "cookie"));
     let request = OAuthRequest {
         path,
@@ -61,7 +62,7 @@ pub(super) async fn endpoint(
 /// known under `wrangler dev`): "City, CC", or None.
 fn place_of(req: &Request, origin: &str) -> Option<String> {
     use worker::js_sys::Reflect;
-    let cf = Reflect::get(req.inner(), &"cf".into()).ok().filter(|v| v.is_object())?;
+    let cf = Reflect::get(req, &"cf".into()).ok().filter(|v| v.is_object())?;
     let field = |k: &str| Reflect::get(&cf, &k.into()).ok().and_then(|v| v.as_string());
     connect::place_said(origin, field("city").as_deref(), field("country").as_deref())
 }

@@ -8,10 +8,13 @@ use std::rc::Rc;
 use tabrelay_bundle::fields::Message as _;
 use wasm_bindgen::prelude::wasm_bindgen;
 use worker::js_sys::Promise;
+use worker::web_sys::{self, Request};
 use worker::worker_sys::DurableObjectState;
-use worker::{web_sys, Env, Request, Response, Result, State};
+use worker::{Env, Response, Result, State};
 
-use super::{alarm_at, now_ms, promise, response_value, routes, PlatformRandom, Sqlite};
+use super::{
+    alarm_at, body_bytes, now_ms, promise, response_value, routes, PlatformRandom, Sqlite,
+};
 use crate::config::CODE_KEPT_MS;
 use crate::oauth::connect::stored::carry_out;
 use crate::oauth::connect::CodeRequest;
@@ -38,7 +41,7 @@ impl ConnectCodeClass {
     /// A command to the code's session.
     pub fn fetch(&self, req: web_sys::Request) -> Promise {
         let code = Rc::clone(&self.0);
-        promise(Box::pin(async move { code.fetch(req.into()).await.map(response_value) }))
+        promise(Box::pin(async move { code.fetch(req).await.map(response_value) }))
     }
 
     /// The code's end.
@@ -49,8 +52,8 @@ impl ConnectCodeClass {
 }
 
 impl ConnectCode {
-    async fn fetch(&self, mut req: Request) -> Result<Response> {
-        let Ok((code, command)) = CodeRequest::decode(&req.bytes().await?) else {
+    async fn fetch(&self, req: Request) -> Result<Response> {
+        let Ok((code, command)) = CodeRequest::decode(&body_bytes(&req).await?) else {
             return Response::error("Not a request to a connect code.", 400);
         };
         let kept = routes::config(&self.env).map_or(CODE_KEPT_MS, |c| c.code_kept_ms);

@@ -5,7 +5,8 @@
 use std::time::Duration;
 
 use futures::future::{select, Either, LocalBoxFuture};
-use worker::{Delay, Env, Request, Response, Result};
+use worker::web_sys::Request;
+use worker::{Delay, Env, Response, Result};
 
 use super::{ask_pairing, now_ms, read_body, respond, stream_response, Chunks, Replies};
 use crate::http;
@@ -31,13 +32,9 @@ struct Driver {
 }
 
 /// Answers `req` as `exchange` says: a whole answer, or an event stream.
-pub(crate) async fn drive(
-    exchange: Exchange<'static>,
-    mut req: Request,
-    env: Env,
-) -> Result<Response> {
+pub(crate) async fn drive(exchange: Exchange<'static>, req: Request, env: Env) -> Result<Response> {
     let mut driver = Driver { exchange, env, asking: None, replies: None, now_ms: now_ms() };
-    match driver.step(Some(&mut req)).await? {
+    match driver.step(Some(&req)).await? {
         Step::Respond(answer) => respond(answer.http()),
         Step::Open => stream_response(Box::new(driver), &http::EVENT_STREAM_HEADERS),
         // Nothing could move the exchange any more (a fault of the core, never a client's).
@@ -49,12 +46,12 @@ pub(crate) async fn drive(
 
 impl Driver {
     /// Runs the exchange to its next answer, stream opening, event or end.
-    async fn step(&mut self, mut req: Option<&mut Request>) -> Result<Step> {
+    async fn step(&mut self, req: Option<&Request>) -> Result<Step> {
         loop {
             while let Some(output) = self.exchange.poll_output() {
                 match output {
                     Output::ReadBody(cap) => {
-                        let body = match req.as_deref_mut() {
+                        let body = match req {
                             Some(req) => read_body(req, cap).await?,
                             None => Ok(Vec::new()),
                         };

@@ -13,7 +13,8 @@ use futures::future::LocalBoxFuture;
 use futures::StreamExt as _;
 use tabrelay_bundle::fields::Message as _;
 use worker::wasm_bindgen_futures::JsFuture;
-use worker::{ByteStream, Date, Headers, Request, Response, ResponseBody, Result};
+use worker::web_sys::Request;
+use worker::{ByteStream, Date, Headers, Response, ResponseBody, Result};
 
 pub(crate) use tabrelay_bundle::from_json;
 
@@ -124,7 +125,7 @@ pub(crate) fn pass_to_object(
     name: &str,
     req: &Request,
 ) -> impl std::future::Future<Output = Result<Response>> {
-    object_response(pass_object(env, binding, name, req.inner()))
+    object_response(pass_object(env, binding, name, req))
 }
 
 /// A Durable Object's response, once its promise settles.
@@ -215,21 +216,39 @@ impl Replies {
     }
 }
 
+// The platform's request is read as it is (worker's Request, made of it for each request,
+// reads its method, path and `cf` data up front: a KiB of wasm the relay does not use).
+
 /// A request's header `name`, if it has one (it always reads: the names asked are valid).
 pub(crate) fn header(req: &Request, name: &str) -> Option<String> {
     req.headers().get(name).ok().flatten()
 }
 
+/// A request's method as worker's Request named it: in upper case, and GET for one it does
+/// not know.
+pub(crate) fn method(req: &Request) -> &'static str {
+    const KNOWN: [&str; 9] =
+        ["HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "CONNECT", "TRACE", "REPORT"];
+    let raw = req.method();
+    KNOWN.into_iter().find(|m| m.eq_ignore_ascii_case(&raw)).unwrap_or("GET")
+}
+
+/// A request's whole body.
+pub(crate) async fn body_bytes(req: &Request) -> Result<Vec<u8>> {
+    let body = JsFuture::from(req.array_buffer()?).await?;
+    Ok(worker::js_sys::Uint8Array::new(&body).to_vec())
+}
+
 /// A request's body, read with `cap` ([`CappedBody`]): refused by its `Content-Length` before
 /// anything is read, and as soon as what arrives passes the cap, so no more is ever held.
-pub(crate) async fn read_body(req: &mut Request, cap: usize) -> Result<Result<Vec<u8>, TooLarge>> {
+pub(crate) async fn read_body(req: &Request, cap: usize) -> Result<Result<Vec<u8>, TooLarge>> {
     let length = header(req, "content-length");
     let mut body = match CappedBody::start(cap, length.as_deref()) {
         Ok(body) => body,
         Err(too_large) => return Ok(Err(too_large)),
     };
     // No body at all reads as an empty one.
-    let Ok(mut stream) = req.stream() else { return Ok(Ok(Vec::new())) };
+    let Some(mut stream) = req.body().map(ByteStream::from) else { return Ok(Ok(Vec::new())) };
     while let Some(chunk) = stream.next().await {
         if let Err(too_large) = body.take(&chunk?) {
             return Ok(Err(too_large));

@@ -26,7 +26,7 @@ use worker::{
 };
 
 use super::{
-    alarm_at, ask_code, catalogue, header, now_ms, promise, response_value, routes,
+    alarm_at, ask_code, body_bytes, catalogue, header, now_ms, promise, response_value, routes,
     stream_response, with_headers, Chunks, PlatformRandom, Sqlite,
 };
 use crate::crypto::sha256_hex;
@@ -60,7 +60,7 @@ impl PairingClass {
     /// A request of the Worker, or a tab's socket.
     pub fn fetch(&self, req: web_sys::Request) -> Promise {
         let pairing = Rc::clone(&self.0);
-        promise(Box::pin(async move { pairing.fetch(req.into()).await.map(response_value) }))
+        promise(Box::pin(async move { pairing.fetch(req).await.map(response_value) }))
     }
 
     /// A tab's message (text; binary reads as none).
@@ -290,8 +290,8 @@ impl Pairing {
     }
 
     /// Takes a tab's socket: its first message is a fresh challenge.
-    async fn accept_tab(&self, req: &worker::Request) -> Result<Response> {
-        let url = req.inner().url();
+    async fn accept_tab(&self, req: &web_sys::Request) -> Result<Response> {
+        let url = req.url();
         let sender = sender_key(header(req, "cf-connecting-ip").as_deref());
         let pairing = match socket_pairing(&http::query_of(&url)) {
             Ok(pairing) => pairing,
@@ -356,12 +356,12 @@ impl Pairing {
         Self { state, shared: Rc::new(shared) }
     }
 
-    async fn fetch(&self, mut req: worker::Request) -> Result<Response> {
+    async fn fetch(&self, req: web_sys::Request) -> Result<Response> {
         self.room().await?;
         if header(&req, "upgrade").is_some() {
             return self.accept_tab(&req).await;
         }
-        match Request::decode(&req.bytes().await?) {
+        match Request::decode(&body_bytes(&req).await?) {
             Ok(request) => self.request(request).await,
             Err(_) => Response::error("Not a request to the pairing.", 400),
         }

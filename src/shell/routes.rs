@@ -3,12 +3,14 @@
 
 use wasm_bindgen::prelude::wasm_bindgen;
 use worker::js_sys::Promise;
-use worker::{console_error, web_sys, Env, Request, Response, Result, WebSocketPair};
+use worker::web_sys::{self, Request};
+use worker::{console_error, Env, Response, Result, WebSocketPair};
 
 use super::authorize;
 use super::drive::drive;
 use super::{
-    catalogue, header, now_ms, pass_to_object, promise, respond, response_value, within_limit,
+    catalogue, header, method, now_ms, pass_to_object, promise, respond, response_value,
+    within_limit,
 };
 use crate::config::Config;
 use crate::http::{self, Route};
@@ -39,7 +41,7 @@ static CONFIG: std::sync::OnceLock<Config> = std::sync::OnceLock::new();
 #[wasm_bindgen(js_name = fetch)]
 pub fn fetch_export(req: web_sys::Request, env: Env) -> Promise {
     promise(Box::pin(async move {
-        let res = match fetch(req.into(), env).await {
+        let res = match fetch(req, env).await {
             Ok(res) => res,
             Err(e) => {
                 console_error!("{e}");
@@ -63,11 +65,11 @@ async fn fetch(req: Request, env: Env) -> Result<Response> {
             return Response::error(crate::sentences::shell::MISCONFIGURED, 500);
         }
     };
-    let url = req.inner().url();
+    let url = req.url();
     let path = http::path_of(&url).to_owned();
     // A browser's preflight to the endpoint names the Mcp-Param-* headers its call will send.
     let requested = header(&req, "access-control-request-headers");
-    let cors = http::cors_headers(&path, req.method().as_ref(), requested.as_deref());
+    let cors = http::cors_headers(&path, method(&req), requested.as_deref());
     let mut res = route(req, &url, &path, &env, config).await?;
     for (name, value) in cors {
         res.headers_mut().set(name, &value)?;
@@ -84,7 +86,7 @@ async fn route(
 ) -> Result<Response> {
     let origin = http::origin_of(url).to_owned();
     let (accept, resume) = (header(&req, "accept"), header(&req, "last-event-id").is_some());
-    let route = http::route(req.method().as_ref(), path, accept.as_deref(), resume);
+    let route = http::route(method(&req), path, accept.as_deref(), resume);
     if let Some(answer) = route.answer(config, &origin) {
         return respond(answer);
     }
@@ -130,7 +132,7 @@ fn mcp_endpoint(
     origin: &str,
     resume: bool,
 ) -> impl std::future::Future<Output = Result<Response>> {
-    let h = req.headers();
+    let h = worker::Headers(req.headers());
     let headers = RequestHeaders::read(|name| h.get(name).ok().flatten(), || h.entries().collect());
     let (now, catalogue) = (now_ms(), catalogue());
     let exchange = match resume {
