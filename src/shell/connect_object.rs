@@ -8,12 +8,14 @@ use std::rc::Rc;
 use tabrelay_bundle::fields::Message as _;
 use wasm_bindgen::prelude::wasm_bindgen;
 use worker::js_sys::Promise;
+use worker::wasm_bindgen_futures::JsFuture;
 use worker::web_sys::{self, Request};
 use worker::worker_sys::DurableObjectState;
-use worker::{Env, Response, Result, State};
+use worker::{Env, Response, Result};
 
 use super::{
-    alarm_at, body_bytes, now_ms, promise, response_value, routes, PlatformRandom, Sqlite,
+    body_bytes, delete_all, now_ms, promise, response_value, routes, set_alarm, PlatformRandom,
+    Sqlite,
 };
 use crate::config::CODE_KEPT_MS;
 use crate::oauth::connect::stored::carry_out;
@@ -21,7 +23,8 @@ use crate::oauth::connect::CodeRequest;
 
 /// One connect code's session.
 struct ConnectCode {
-    state: State,
+    /// The platform's state of the object: its SQL storage and its alarm.
+    platform: DurableObjectState,
     env: Env,
 }
 
@@ -35,7 +38,7 @@ impl ConnectCodeClass {
     /// The object, made by workerd.
     #[wasm_bindgen(constructor)]
     pub fn new(state: DurableObjectState, env: Env) -> Self {
-        Self(Rc::new(ConnectCode { state: state.into(), env }))
+        Self(Rc::new(ConnectCode { platform: state, env }))
     }
 
     /// A command to the code's session.
@@ -57,19 +60,19 @@ impl ConnectCode {
             return Response::error("Not a request to a connect code.", 400);
         };
         let kept = routes::config(&self.env).map_or(CODE_KEPT_MS, |c| c.code_kept_ms);
-        let mut sql = Sqlite(&self.state.storage().sql());
+        let mut sql = Sqlite(&self.platform);
         let (reply, forget) =
             carry_out(&mut sql, &code, command, now_ms(), kept, &mut PlatformRandom)
                 .map_err(|_| worker::Error::RustError("the code's storage failed".into()))?;
         if let Some(at) = forget {
-            self.state.storage().set_alarm(alarm_at(at)).await?;
+            set_alarm(&self.platform, at).await?;
         }
         Response::from_bytes(reply.encode())
     }
 
     async fn alarm(&self) -> Result<Response> {
         // Nothing of a code outlives it: not its session, nor the table that held it.
-        self.state.storage().delete_all().await?;
+        JsFuture::from(delete_all(&self.platform)).await?;
         Response::ok("forgotten")
     }
 }

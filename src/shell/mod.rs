@@ -14,6 +14,7 @@ use futures::StreamExt as _;
 use tabrelay_bundle::fields::Message as _;
 use worker::wasm_bindgen_futures::JsFuture;
 use worker::web_sys::Request;
+use worker::worker_sys::DurableObjectState;
 use worker::{ByteStream, Date, Headers, Response, ResponseBody, Result};
 
 pub(crate) use tabrelay_bundle::from_json;
@@ -292,8 +293,9 @@ extern "C" {
     fn ask_limit(env: &worker::Env, binding: &str, key: &str) -> worker::js_sys::Promise;
 }
 
-/// The object's SQL storage, as the core runs statements on it.
-pub(crate) struct Sqlite<'a>(pub(crate) &'a worker::SqlStorage);
+/// A Durable Object's SQL storage (reached through its state), as the core runs statements
+/// on it.
+pub(crate) struct Sqlite<'a>(pub(crate) &'a DurableObjectState);
 
 impl Sql for Sqlite<'_> {
     fn exec(&mut self, query: &str, bindings: Vec<Bind>) -> std::result::Result<Rows, Failed> {
@@ -302,22 +304,49 @@ impl Sql for Sqlite<'_> {
             Bind::Text(text) => JsValue::from(text),
             Bind::Int(n) => JsValue::from(n as f64),
         });
-        let rows = self.0.exec_raw(query, bindings.collect::<Vec<_>>()).map_err(|_| Failed)?;
-        // Each row's values in order (read from the JS rows directly: worker's typed reading
-        // through serde-wasm-bindgen costs KiBs of wasm).
+        let rows = sql_rows(self.0, query, bindings.collect()).map_err(|_| Failed)?;
         let text = |v: JsValue| v.as_string();
         Ok(rows
-            .filter_map(|row| {
-                Some(worker::js_sys::Object::values(&row.ok()?.into()).iter().map(text).collect())
-            })
+            .iter()
+            .map(|row| worker::js_sys::Array::from(row).iter().map(text).collect())
             .collect())
     }
 }
 
-/// An alarm time `at_ms` (since the epoch). worker's `set_alarm` takes a bare number as an
-/// offset from now, not a time: the first hello deadline was set that way, decades ahead.
-pub(crate) fn alarm_at(at_ms: u64) -> worker::ScheduledTime {
-    worker::ScheduledTime::new(worker::js_sys::Date::new(&(at_ms as f64).into()))
+/// Sets the object's alarm to `at_ms` (since the epoch).
+pub(crate) async fn set_alarm(state: &DurableObjectState, at_ms: u64) -> Result<()> {
+    JsFuture::from(set_alarm_at(state, at_ms as f64)).await?;
+    Ok(())
+}
+
+// A Durable Object's storage in a few lines of JavaScript: worker's SQL cursor, storage and
+// alarm time wrappers cost a KiB of wasm.
+#[wasm_bindgen::prelude::wasm_bindgen(inline_js = "
+export function sqlRows(state, query, bindings) {
+  return Array.from(state.storage.sql.exec(query, ...bindings), (row) => Object.values(row));
+}
+export async function setAlarm(state, at) {
+  await state.storage.setAlarm(at);
+}
+export async function deleteAll(state) {
+  await state.storage.deleteAll();
+}")]
+extern "C" {
+    /// The rows of a statement run on the object's SQL storage, each its values in order.
+    #[wasm_bindgen(js_name = sqlRows, catch)]
+    fn sql_rows(
+        state: &DurableObjectState,
+        query: &str,
+        bindings: Vec<worker::wasm_bindgen::JsValue>,
+    ) -> std::result::Result<Vec<worker::wasm_bindgen::JsValue>, worker::wasm_bindgen::JsValue>;
+
+    /// Sets the object's alarm to `at` (milliseconds since the epoch).
+    #[wasm_bindgen(js_name = setAlarm)]
+    fn set_alarm_at(state: &DurableObjectState, at: f64) -> worker::js_sys::Promise;
+
+    /// Deletes everything the object stored.
+    #[wasm_bindgen(js_name = deleteAll)]
+    pub(crate) fn delete_all(state: &DurableObjectState) -> worker::js_sys::Promise;
 }
 
 /// The catalogue bundled with this build, read once.

@@ -21,12 +21,11 @@ use worker::worker_sys::ext::WebSocketExt as _;
 use worker::worker_sys::DurableObjectState;
 use worker::worker_sys::WebSocketRequestResponsePair;
 use worker::{
-    console_error, console_log, web_sys, Delay, Env, Response, Result, SqlStorage, State,
-    WebSocket, WebSocketPair,
+    console_error, console_log, web_sys, Delay, Env, Response, Result, WebSocket, WebSocketPair,
 };
 
 use super::{
-    alarm_at, ask_code, body_bytes, catalogue, header, now_ms, promise, response_value, routes,
+    ask_code, body_bytes, catalogue, header, now_ms, promise, response_value, routes, set_alarm,
     stream_response, with_headers, Chunks, PlatformRandom, Sqlite,
 };
 use crate::crypto::sha256_hex;
@@ -39,7 +38,6 @@ use crate::senders::sender_key;
 
 /// One browser's pairing.
 struct Pairing {
-    state: State,
     shared: Rc<Shared>,
 }
 
@@ -54,7 +52,7 @@ impl PairingClass {
     /// The object, made by workerd.
     #[wasm_bindgen(constructor)]
     pub fn new(state: DurableObjectState, env: Env) -> Self {
-        Self(Rc::new(Pairing::new(state.into(), env)))
+        Self(Rc::new(Pairing::new(state, env)))
     }
 
     /// A request of the Worker, or a tab's socket.
@@ -114,9 +112,8 @@ struct Shared {
     sockets: RefCell<ByNumber<WebSocket>>,
     /// Where each waiting request's replies go.
     askers: RefCell<ByNumber<mpsc::UnboundedSender<Reply>>>,
-    sql: SqlStorage,
-    /// For the alarm.
-    storage: worker::Storage,
+    /// The platform's state of the object: its SQL storage and its alarm.
+    platform: DurableObjectState,
     env: Env,
 }
 
@@ -130,7 +127,7 @@ impl Shared {
     /// or a question comes to goes back to it.
     async fn run(&self) -> Result<()> {
         loop {
-            let output = self.object.borrow_mut().poll_output(&mut Sqlite(&self.sql));
+            let output = self.object.borrow_mut().poll_output(&mut Sqlite(&self.platform));
             let input = match output {
                 None => return Ok(()),
                 Some(Output::Send(tab, text)) => {
@@ -165,7 +162,7 @@ impl Shared {
                     continue;
                 }
                 Some(Output::SetAlarm(at)) => {
-                    self.storage.set_alarm(alarm_at(at)).await?;
+                    set_alarm(&self.platform, at).await?;
                     continue;
                 }
                 Some(Output::Verify(tab, proof)) => {
@@ -244,6 +241,11 @@ impl Drop for Waiting {
     }
 }
 
+/// The sockets the platform keeps for the object (hibernated ones too).
+fn sockets_of(platform: &DurableObjectState) -> Vec<WebSocket> {
+    platform.get_websockets().unwrap_or_default().into_iter().map(WebSocket::from).collect()
+}
+
 /// A tab's state from its socket's attachment (read as a JS string directly, not through
 /// worker's serde-wasm-bindgen).
 fn tab_of(ws: &WebSocket) -> Option<Tab> {
@@ -258,7 +260,7 @@ impl Pairing {
             return Ok(());
         }
         let mut tabs = Vec::new();
-        for ws in self.state.get_websockets() {
+        for ws in sockets_of(&self.shared.platform) {
             if ws.as_ref().ready_state() != worker::web_sys::WebSocket::OPEN {
                 continue;
             }
@@ -267,7 +269,7 @@ impl Pairing {
                 tabs.push(tab);
             }
         }
-        let mut sql = Sqlite(&self.shared.sql);
+        let mut sql = Sqlite(&self.shared.platform);
         self.shared.object.borrow_mut().wake(tabs, &mut sql, now_ms(), &mut PlatformRandom);
         self.shared.run().await
     }
@@ -299,7 +301,7 @@ impl Pairing {
             Err((code, reason)) => return routes::refuse_socket(code, reason),
         };
         let pair = WebSocketPair::new()?;
-        self.state.accept_web_socket(&pair.server);
+        self.shared.platform.accept_websocket(pair.server.as_ref())?;
         let number = self.shared.object.borrow_mut().next_tab_number(now_ms());
         self.shared.sockets.borrow_mut().insert(number, pair.server);
         let origin = http::origin_of(&url).to_owned();
@@ -310,7 +312,7 @@ impl Pairing {
     /// A request of the Worker: the object's reply, one line or a stream of them.
     async fn request(&self, request: Request) -> Result<Response> {
         let asker = {
-            let mut sql = Sqlite(&self.shared.sql);
+            let mut sql = Sqlite(&self.shared.platform);
             let mut object = self.shared.object.borrow_mut();
             object.request(request, &mut sql, now_ms(), &mut PlatformRandom)
         };
@@ -329,13 +331,13 @@ impl Pairing {
 }
 
 impl Pairing {
-    fn new(state: State, env: Env) -> Self {
+    fn new(platform: DurableObjectState, env: Env) -> Self {
         // Pings are answered by the runtime without waking the object: idle tabs cost nothing.
         if let Ok(pair) = WebSocketRequestResponsePair::new(PING, PONG) {
-            state.set_websocket_auto_response(&pair);
+            let _ = platform.set_websocket_auto_response(&pair);
         }
         // The tables are made on the first write (see store::TABLES), not here.
-        let sockets = state.get_websockets();
+        let sockets = sockets_of(&platform);
         if let Some(tab) = sockets.iter().find_map(tab_of) {
             // A hash of the pairing id names it in the log without naming it.
             console_log!(
@@ -349,11 +351,10 @@ impl Pairing {
             object: RefCell::new(Object::new(keys, catalogue())),
             sockets: RefCell::new(ByNumber::new()),
             askers: RefCell::new(ByNumber::new()),
-            sql: state.storage().sql(),
-            storage: state.storage(),
+            platform,
             env,
         };
-        Self { state, shared: Rc::new(shared) }
+        Self { shared: Rc::new(shared) }
     }
 
     async fn fetch(&self, req: web_sys::Request) -> Result<Response> {
