@@ -64,36 +64,24 @@ impl PairingClass {
     /// A tab's message (text; binary reads as none).
     #[wasm_bindgen(js_name = webSocketMessage)]
     pub fn websocket_message(&self, ws: web_sys::WebSocket, message: JsValue) -> Promise {
-        let pairing = Rc::clone(&self.0);
-        let text = message.as_string();
-        promise(Box::pin(
-            async move { pairing.message(ws.into(), text).await.map(|()| JsValue::NULL) },
-        ))
+        self.on(Event::Message(ws.into(), message.as_string()))
     }
 
     /// A tab's socket closed: its end closes too.
     #[wasm_bindgen(js_name = webSocketClose)]
     pub fn websocket_close(&self, ws: web_sys::WebSocket) -> Promise {
-        let pairing = Rc::clone(&self.0);
-        promise(Box::pin(async move {
-            let ws = WebSocket::from(ws);
-            pairing.closed(&ws).await?;
-            let _ = ws.close(Some(1000), Some("Closed."));
-            Ok(JsValue::NULL)
-        }))
+        self.on(Event::Closed(ws.into(), true))
     }
 
     /// A tab's socket failed.
     #[wasm_bindgen(js_name = webSocketError)]
     pub fn websocket_error(&self, ws: web_sys::WebSocket) -> Promise {
-        let pairing = Rc::clone(&self.0);
-        promise(Box::pin(async move { pairing.closed(&ws.into()).await.map(|()| JsValue::NULL) }))
+        self.on(Event::Closed(ws.into(), false))
     }
 
     /// The alarm the object set.
     pub fn alarm(&self) -> Promise {
-        let pairing = Rc::clone(&self.0);
-        promise(Box::pin(async move { pairing.alarm().await.map(response_value) }))
+        self.on(Event::Alarm)
     }
 
     /// No connection is ever opened to a pairing: refused (what worker's default did, short
@@ -102,6 +90,21 @@ impl PairingClass {
         console_error!("connect() handler not implemented");
         Promise::reject(&JsValue::from_str("connect() handler not implemented"))
     }
+}
+
+impl PairingClass {
+    fn on(&self, event: Event) -> Promise {
+        let pairing = Rc::clone(&self.0);
+        promise(Box::pin(async move { pairing.on(event).await }))
+    }
+}
+
+/// What workerd tells the object besides a fetch: one future handles them all.
+enum Event {
+    Message(WebSocket, Option<String>),
+    /// A tab's socket closed (true: its end is closed too) or failed.
+    Closed(WebSocket, bool),
+    Alarm,
 }
 
 /// What the object and its requests' response streams share (a stream outlives `fetch`).
@@ -275,13 +278,34 @@ impl Pairing {
     }
 
     /// A tab's socket closed or failed: the room hears it.
-    async fn closed(&self, ws: &WebSocket) -> Result<()> {
+    /// A tab's message, its socket closing or failing, or the alarm: what the object hears of
+    /// it, carried out; what workerd is answered.
+    async fn on(&self, event: Event) -> Result<JsValue> {
         self.room().await?;
-        if let Some(tab) = tab_of(ws) {
-            self.shared.sockets.borrow_mut().remove(&tab.number);
-            self.run(Input::Closed { tab: tab.number }).await?;
+        let alarm = matches!(event, Event::Alarm);
+        let (input, to_close) = match event {
+            Event::Message(ws, text) => {
+                (tab_of(&ws).map(|tab| Input::Message { tab: tab.number, text }), None)
+            }
+            Event::Closed(ws, close) => {
+                let input = tab_of(&ws).map(|tab| {
+                    self.shared.sockets.borrow_mut().remove(&tab.number);
+                    Input::Closed { tab: tab.number }
+                });
+                (input, close.then_some(ws))
+            }
+            Event::Alarm => (Some(Input::Timeout), None),
+        };
+        if let Some(input) = input {
+            self.run(input).await?;
         }
-        Ok(())
+        if let Some(ws) = to_close {
+            let _ = ws.close(Some(1000), Some("Closed."));
+        }
+        match alarm {
+            true => Response::ok("checked").map(response_value),
+            false => Ok(JsValue::NULL),
+        }
     }
 
     /// The object's outputs of one input, carried out: the input is handled at once, its
@@ -366,17 +390,5 @@ impl Pairing {
             Ok(request) => self.request(request).await,
             Err(_) => Response::error("Not a request to the pairing.", 400),
         }
-    }
-
-    async fn message(&self, ws: WebSocket, text: Option<String>) -> Result<()> {
-        self.room().await?;
-        let Some(tab) = tab_of(&ws) else { return Ok(()) };
-        self.run(Input::Message { tab: tab.number, text }).await
-    }
-
-    async fn alarm(&self) -> Result<Response> {
-        self.room().await?;
-        self.run(Input::Timeout).await?;
-        Response::ok("checked")
     }
 }
