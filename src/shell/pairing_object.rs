@@ -57,8 +57,7 @@ impl PairingClass {
 
     /// A request of the Worker, or a tab's socket.
     pub fn fetch(&self, req: web_sys::Request) -> Promise {
-        let pairing = Rc::clone(&self.0);
-        promise(Box::pin(async move { pairing.fetch(req).await.map(response_value) }))
+        self.on(Event::Fetch(req))
     }
 
     /// A tab's message (text; binary reads as none).
@@ -99,8 +98,9 @@ impl PairingClass {
     }
 }
 
-/// What workerd tells the object besides a fetch: one future handles them all.
+/// What workerd tells the object: one future handles them all.
 enum Event {
+    Fetch(web_sys::Request),
     Message(WebSocket, Option<String>),
     /// A tab's socket closed (true: its end is closed too) or failed.
     Closed(WebSocket, bool),
@@ -278,12 +278,13 @@ impl Pairing {
     }
 
     /// A tab's socket closed or failed: the room hears it.
-    /// A tab's message, its socket closing or failing, or the alarm: what the object hears of
-    /// it, carried out; what workerd is answered.
+    /// A request, a tab's message, its socket closing or failing, or the alarm: what the
+    /// object hears of it, carried out; what workerd is answered.
     async fn on(&self, event: Event) -> Result<JsValue> {
         self.room().await?;
         let alarm = matches!(event, Event::Alarm);
         let (input, to_close) = match event {
+            Event::Fetch(req) => return self.fetch(req).await.map(response_value),
             Event::Message(ws, text) => {
                 (tab_of(&ws).map(|tab| Input::Message { tab: tab.number, text }), None)
             }
@@ -382,7 +383,6 @@ impl Pairing {
     }
 
     async fn fetch(&self, req: web_sys::Request) -> Result<Response> {
-        self.room().await?;
         if header(&req, "upgrade").is_some() {
             return self.accept_tab(&req).await;
         }
