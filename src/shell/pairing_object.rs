@@ -382,6 +382,7 @@ impl Pairing {
         Self { shared: Rc::new(shared) }
     }
 
+    /// A request of the Worker, or a tab's socket (the object woken already).
     async fn fetch(&self, req: web_sys::Request) -> Result<Response> {
         if header(&req, "upgrade").is_some() {
             return self.accept_tab(&req).await;
