@@ -7,6 +7,7 @@ use std::rc::Rc;
 
 use tabrelay_bundle::fields::Message as _;
 use wasm_bindgen::prelude::wasm_bindgen;
+use wasm_bindgen::JsValue;
 use worker::js_sys::Promise;
 use worker::wasm_bindgen_futures::JsFuture;
 use worker::web_sys::{self, Request};
@@ -50,7 +51,8 @@ impl ConnectCodeClass {
     /// The code's end.
     pub fn alarm(&self) -> Promise {
         let code = Rc::clone(&self.0);
-        promise(Box::pin(async move { code.alarm().await.map(response_value) }))
+        // What an alarm answers is not read by the platform.
+        promise(Box::pin(async move { code.alarm().await.map(|()| JsValue::NULL) }))
     }
 }
 
@@ -70,9 +72,9 @@ impl ConnectCode {
         Response::from_bytes(reply.encode())
     }
 
-    async fn alarm(&self) -> Result<Response> {
+    async fn alarm(&self) -> Result<()> {
         // Nothing of a code outlives it: not its session, nor the table that held it.
         JsFuture::from(delete_all(&self.platform)).await?;
-        Response::ok("forgotten")
+        Ok(())
     }
 }

@@ -282,7 +282,6 @@ impl Pairing {
     /// object hears of it, carried out; what workerd is answered.
     async fn on(&self, event: Event) -> Result<JsValue> {
         self.room().await?;
-        let alarm = matches!(event, Event::Alarm);
         let (input, to_close) = match event {
             Event::Fetch(req) => return self.fetch(req).await.map(response_value),
             Event::Message(ws, text) => {
@@ -303,10 +302,8 @@ impl Pairing {
         if let Some(ws) = to_close {
             let _ = ws.close(Some(1000), Some("Closed."));
         }
-        match alarm {
-            true => Response::ok("checked").map(response_value),
-            false => Ok(JsValue::NULL),
-        }
+        // What an alarm or a socket event answers is not read by the platform.
+        Ok(JsValue::NULL)
     }
 
     /// The object's outputs of one input, carried out: the input is handled at once, its
