@@ -313,10 +313,9 @@ impl Sql for Sqlite<'_> {
     }
 }
 
-/// Sets the object's alarm to `at_ms` (since the epoch).
-pub(crate) async fn set_alarm(state: &DurableObjectState, at_ms: u64) -> Result<()> {
-    JsFuture::from(set_alarm_at(state, at_ms as f64)).await?;
-    Ok(())
+/// Sets the object's alarm to `at_ms` (since the epoch), once awaited.
+pub(crate) fn set_alarm(state: &DurableObjectState, at_ms: u64) -> JsFuture {
+    JsFuture::from(set_alarm_at(state, at_ms as f64))
 }
 
 // A Durable Object's storage in a few lines of JavaScript: worker's SQL cursor, storage and
