@@ -12,10 +12,13 @@ mod webcrypto;
 use futures::future::LocalBoxFuture;
 use futures::StreamExt as _;
 use tabrelay_bundle::fields::Message as _;
+use wasm_bindgen::prelude::wasm_bindgen;
+use wasm_bindgen::JsValue;
+use worker::js_sys::Promise;
 use worker::wasm_bindgen_futures::JsFuture;
 use worker::web_sys::Request;
 use worker::worker_sys::DurableObjectState;
-use worker::{ByteStream, Date, Headers, Response, ResponseBody, Result};
+use worker::{ByteStream, Date, Env, Headers, Response, ResponseBody, Result};
 
 pub(crate) use tabrelay_bundle::from_json;
 
@@ -56,15 +59,13 @@ pub(crate) fn respond(answer: http::Answer) -> Result<Response> {
 /// A Durable Object method's outcome as the promise workerd awaits. Every method of both
 /// objects hands its work here as one boxed future type, so the export machinery
 /// (future_to_promise, its task and closures) is in the wasm once, not once per method.
-pub(crate) fn promise(
-    work: LocalBoxFuture<'static, Result<worker::wasm_bindgen::JsValue>>,
-) -> worker::js_sys::Promise {
-    let work = async move { work.await.map_err(worker::wasm_bindgen::JsValue::from) };
+pub(crate) fn promise(work: LocalBoxFuture<'static, Result<JsValue>>) -> Promise {
+    let work = async move { work.await.map_err(JsValue::from) };
     worker::wasm_bindgen_futures::future_to_promise(work)
 }
 
 /// A response as workerd takes it.
-pub(crate) fn response_value(res: Response) -> worker::wasm_bindgen::JsValue {
+pub(crate) fn response_value(res: Response) -> JsValue {
     worker::web_sys::Response::from(res).into()
 }
 
@@ -96,11 +97,7 @@ pub(crate) fn with_headers(mut res: Response, headers: &[(&str, &str)]) -> Resul
 }
 
 /// Applies a command to a connect code's session in its Durable Object; its reply.
-pub(crate) async fn ask_code(
-    env: &worker::Env,
-    code: &ConnectCode,
-    command: Command,
-) -> Result<CodeReply> {
+pub(crate) async fn ask_code(env: &Env, code: &ConnectCode, command: Command) -> Result<CodeReply> {
     let request = CodeRequest { code: code.as_str().to_owned(), command };
     let read = post_object_read(env, routes::CONNECT_BINDING, code.as_str(), request.encode());
     let body = worker::js_sys::Uint8Array::new(&JsFuture::from(read).await?).to_vec();
@@ -110,7 +107,7 @@ pub(crate) async fn ask_code(
 /// Sends a request to a pairing's object: its reply lines, read as they come (one, or a
 /// stream of them).
 pub(crate) async fn ask_pairing(
-    env: &worker::Env,
+    env: &Env,
     pairing: &str,
     request: &PairingRequest,
 ) -> Result<Replies> {
@@ -121,7 +118,7 @@ pub(crate) async fn ask_pairing(
 /// Passes a request on to the Durable Object `name` of `binding` (a tab's socket to its
 /// pairing); its response.
 pub(crate) fn pass_to_object(
-    env: &worker::Env,
+    env: &Env,
     binding: &str,
     name: &str,
     req: &Request,
@@ -130,7 +127,7 @@ pub(crate) fn pass_to_object(
 }
 
 /// A Durable Object's response, once its promise settles.
-async fn object_response(promise: worker::js_sys::Promise) -> Result<Response> {
+async fn object_response(promise: Promise) -> Result<Response> {
     use worker::wasm_bindgen::JsCast as _;
     let res = JsFuture::from(promise).await?;
     Ok(Response::from(res.dyn_into::<worker::web_sys::Response>()?))
@@ -138,7 +135,7 @@ async fn object_response(promise: worker::js_sys::Promise) -> Result<Response> {
 
 // The Durable Objects asked in a few lines of JavaScript: worker's bindings, request and stub
 // wrappers (their conversions and checks) cost KiBs of wasm.
-#[wasm_bindgen::prelude::wasm_bindgen(inline_js = "
+#[wasm_bindgen(inline_js = "
 function object(env, binding, name) {
   const objects = env[binding];
   return objects.get(objects.idFromName(name));
@@ -156,30 +153,15 @@ export async function passObject(env, binding, name, request) {
 extern "C" {
     /// Posts `body` to the Durable Object `name` of `binding`: its response (it may stream).
     #[wasm_bindgen(js_name = postObject)]
-    fn post_object(
-        env: &worker::Env,
-        binding: &str,
-        name: &str,
-        body: Vec<u8>,
-    ) -> worker::js_sys::Promise;
+    fn post_object(env: &Env, binding: &str, name: &str, body: Vec<u8>) -> Promise;
 
     /// Posts `body` to the Durable Object `name` of `binding`: its response's body, whole.
     #[wasm_bindgen(js_name = postObjectRead)]
-    fn post_object_read(
-        env: &worker::Env,
-        binding: &str,
-        name: &str,
-        body: Vec<u8>,
-    ) -> worker::js_sys::Promise;
+    fn post_object_read(env: &Env, binding: &str, name: &str, body: Vec<u8>) -> Promise;
 
     /// Passes `request` on to the Durable Object `name` of `binding`: its response.
     #[wasm_bindgen(js_name = passObject)]
-    fn pass_object(
-        env: &worker::Env,
-        binding: &str,
-        name: &str,
-        request: &worker::web_sys::Request,
-    ) -> worker::js_sys::Promise;
+    fn pass_object(env: &Env, binding: &str, name: &str, request: &Request) -> Promise;
 }
 
 /// The reply lines of a pairing's object (NDJSON), read as they come.
@@ -262,7 +244,7 @@ pub(crate) async fn read_body(req: &Request, cap: usize) -> Result<Result<Vec<u8
 /// rate-limiting binding, keyed by [`sender_key`]); each ask counts. A binding that is missing
 /// or fails lets the request through, and says so in the log: the limit bounds cost, and
 /// the relay stays usable without it.
-pub(crate) async fn within_limit(env: &worker::Env, req: &Request, limited: Limited) -> bool {
+pub(crate) async fn within_limit(env: &Env, req: &Request, limited: Limited) -> bool {
     let ip = header(req, "cf-connecting-ip");
     let asked = ask_limit(env, limited.binding(), &sender_key(ip.as_deref()));
     match JsFuture::from(asked).await.ok().and_then(|v| v.as_bool()) {
@@ -277,7 +259,7 @@ pub(crate) async fn within_limit(env: &worker::Env, req: &Request, limited: Limi
     }
 }
 
-#[wasm_bindgen::prelude::wasm_bindgen(inline_js = "
+#[wasm_bindgen(inline_js = "
 export async function askLimit(env, binding, key) {
   try {
     const { success } = await env[binding].limit({ key });
@@ -290,7 +272,7 @@ extern "C" {
     /// The rate-limiting binding `binding`'s answer for `key`: whether it is within its limit;
     /// undefined when the binding is missing or fails.
     #[wasm_bindgen(js_name = askLimit)]
-    fn ask_limit(env: &worker::Env, binding: &str, key: &str) -> worker::js_sys::Promise;
+    fn ask_limit(env: &Env, binding: &str, key: &str) -> Promise;
 }
 
 /// A Durable Object's SQL storage (reached through its state), as the core runs statements
@@ -299,7 +281,6 @@ pub(crate) struct Sqlite<'a>(pub(crate) &'a DurableObjectState);
 
 impl Sql for Sqlite<'_> {
     fn exec(&mut self, query: &str, bindings: Vec<Bind>) -> std::result::Result<Rows, Failed> {
-        use worker::wasm_bindgen::JsValue;
         let bindings = bindings.into_iter().map(|b| match b {
             Bind::Text(text) => JsValue::from(text),
             Bind::Int(n) => JsValue::from(n as f64),
@@ -320,7 +301,7 @@ pub(crate) fn set_alarm(state: &DurableObjectState, at_ms: u64) -> JsFuture {
 
 // A Durable Object's storage in a few lines of JavaScript: worker's SQL cursor, storage and
 // alarm time wrappers cost a KiB of wasm.
-#[wasm_bindgen::prelude::wasm_bindgen(inline_js = "
+#[wasm_bindgen(inline_js = "
 export function sqlRows(state, query, bindings) {
   return Array.from(state.storage.sql.exec(query, ...bindings), (row) => Object.values(row));
 }
@@ -336,16 +317,16 @@ extern "C" {
     fn sql_rows(
         state: &DurableObjectState,
         query: &str,
-        bindings: Vec<worker::wasm_bindgen::JsValue>,
-    ) -> std::result::Result<Vec<worker::wasm_bindgen::JsValue>, worker::wasm_bindgen::JsValue>;
+        bindings: Vec<JsValue>,
+    ) -> std::result::Result<Vec<JsValue>, JsValue>;
 
     /// Sets the object's alarm to `at` (milliseconds since the epoch).
     #[wasm_bindgen(js_name = setAlarm)]
-    fn set_alarm_at(state: &DurableObjectState, at: f64) -> worker::js_sys::Promise;
+    fn set_alarm_at(state: &DurableObjectState, at: f64) -> Promise;
 
     /// Deletes everything the object stored.
     #[wasm_bindgen(js_name = deleteAll)]
-    pub(crate) fn delete_all(state: &DurableObjectState) -> worker::js_sys::Promise;
+    pub(crate) fn delete_all(state: &DurableObjectState) -> Promise;
 }
 
 /// The catalogue bundled with this build, read once.
