@@ -10,7 +10,7 @@ use futures::StreamExt as _;
 use wasm_bindgen::prelude::wasm_bindgen;
 use worker::wasm_bindgen::JsCast as _;
 use worker::wasm_bindgen_futures::JsFuture;
-use worker::{console_log, js_sys, web_sys, AbortController, Delay, Response};
+use worker::{console_log, js_sys, web_sys, AbortController, ByteStream, Delay};
 
 use crate::limits::FETCH_TIMEOUT_MS;
 use crate::oauth::cimd::{
@@ -44,13 +44,13 @@ async fn fetch_checked(url: &MetadataUrl) -> Result<(MetadataClient, u64), CimdE
     let controller = AbortController::default();
     let signal = controller.signal();
     let work = async {
-        let mut res = fetch(url.as_str(), &signal).await?;
+        let res = fetch(url.as_str(), &signal).await?;
         let header = |name: &str| res.headers().get(name).ok().flatten();
         let (length, cache) = (header("content-length"), header("cache-control"));
         let (mut body, seconds) =
-            check_response(res.status_code(), length.as_deref(), cache.as_deref())?;
+            check_response(res.status(), length.as_deref(), cache.as_deref())?;
         // The body, read until it passes the cap (then refused without reading on).
-        if let Ok(mut stream) = res.stream() {
+        if let Some(mut stream) = res.body().map(ByteStream::from) {
             while let Some(chunk) = stream.next().await {
                 let chunk = chunk.map_err(|_| CimdError::Unreachable)?;
                 body.take(&chunk).map_err(|_| CimdError::TooLarge)?;
@@ -70,11 +70,9 @@ async fn fetch_checked(url: &MetadataUrl) -> Result<(MetadataClient, u64), CimdE
 }
 
 /// A GET that does not follow redirects (a redirect could lead anywhere the URL rules refuse).
-async fn fetch(url: &str, signal: &worker::AbortSignal) -> Result<Response, CimdError> {
+async fn fetch(url: &str, signal: &worker::AbortSignal) -> Result<web_sys::Response, CimdError> {
     let res = JsFuture::from(fetch_document(url, signal)).await;
-    let res: web_sys::Response =
-        res.and_then(|r| r.dyn_into()).map_err(|_| CimdError::Unreachable)?;
-    Ok(Response::from(res))
+    res.and_then(|r| r.dyn_into()).map_err(|_| CimdError::Unreachable)
 }
 
 // The fetch and the Workers cache in a few lines of JavaScript: worker's and web_sys' request

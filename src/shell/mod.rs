@@ -16,7 +16,7 @@ use wasm_bindgen::prelude::wasm_bindgen;
 use wasm_bindgen::JsValue;
 use worker::js_sys::Promise;
 use worker::wasm_bindgen_futures::JsFuture;
-use worker::web_sys::Request;
+use worker::web_sys::{self, Request};
 use worker::worker_sys::DurableObjectState;
 use worker::{ByteStream, Date, Env, Headers, Response, ResponseBody, Result};
 
@@ -122,15 +122,14 @@ pub(crate) fn pass_to_object(
     binding: &str,
     name: &str,
     req: &Request,
-) -> impl std::future::Future<Output = Result<Response>> {
+) -> impl std::future::Future<Output = Result<web_sys::Response>> {
     object_response(pass_object(env, binding, name, req))
 }
 
 /// A Durable Object's response, once its promise settles.
-async fn object_response(promise: Promise) -> Result<Response> {
+async fn object_response(promise: Promise) -> Result<web_sys::Response> {
     use worker::wasm_bindgen::JsCast as _;
-    let res = JsFuture::from(promise).await?;
-    Ok(Response::from(res.dyn_into::<worker::web_sys::Response>()?))
+    Ok(JsFuture::from(promise).await?.dyn_into()?)
 }
 
 // The Durable Objects asked in a few lines of JavaScript: worker's bindings, request and stub
@@ -176,8 +175,8 @@ impl Replies {
         Self { stream: None, lines: ReplyLines::default() }
     }
 
-    fn of(mut res: Response) -> Self {
-        let stream = (res.status_code() == 200).then(|| res.stream().ok()).flatten();
+    fn of(res: web_sys::Response) -> Self {
+        let stream = (res.status() == 200).then(|| res.body()).flatten().map(ByteStream::from);
         Self { stream, lines: ReplyLines::default() }
     }
 

@@ -112,7 +112,7 @@ async fn tab(req: Request, url: &str, env: &Env, config: &Config) -> Result<Resp
     if !within_limit(env, &req, Limited::Tab).await {
         return refuse_socket(TOO_MANY_OPENED.0, TOO_MANY_OPENED.1);
     }
-    pass_to_object(env, PAIRING_BINDING, &pairing, &req).await
+    pass_to_object(env, PAIRING_BINDING, &pairing, &req).await.map(Response::from)
 }
 
 /// Accepts a socket only to close it with a code and reason (a browser shows nothing else).
