@@ -7,9 +7,7 @@ use std::rc::Rc;
 
 use tabrelay_bundle::fields::Message as _;
 use wasm_bindgen::prelude::wasm_bindgen;
-use wasm_bindgen::JsValue;
 use worker::js_sys::Promise;
-use worker::wasm_bindgen_futures::JsFuture;
 use worker::web_sys::{self, Request};
 use worker::worker_sys::DurableObjectState;
 use worker::{Env, Response, Result};
@@ -48,11 +46,10 @@ impl ConnectCodeClass {
         promise(Box::pin(async move { code.fetch(req).await.map(response_value) }))
     }
 
-    /// The code's end.
+    /// The code's end: nothing of a code outlives it, not its session, nor the table that held
+    /// it (the platform's own promise: no future of ours).
     pub fn alarm(&self) -> Promise {
-        let code = Rc::clone(&self.0);
-        // What an alarm answers is not read by the platform.
-        promise(Box::pin(async move { code.alarm().await.map(|()| JsValue::NULL) }))
+        delete_all(&self.0.platform)
     }
 }
 
@@ -70,11 +67,5 @@ impl ConnectCode {
             set_alarm(&self.platform, at).await?;
         }
         Response::from_bytes(reply.encode())
-    }
-
-    async fn alarm(&self) -> Result<()> {
-        // Nothing of a code outlives it: not its session, nor the table that held it.
-        JsFuture::from(delete_all(&self.platform)).await?;
-        Ok(())
     }
 }
