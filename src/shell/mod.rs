@@ -132,37 +132,6 @@ async fn object_response(promise: Promise) -> Result<web_sys::Response> {
     Ok(JsFuture::from(promise).await?.dyn_into()?)
 }
 
-// The Durable Objects asked in a few lines of JavaScript: worker's bindings, request and stub
-// wrappers (their conversions and checks) cost KiBs of wasm.
-#[wasm_bindgen(inline_js = "
-function object(env, binding, name) {
-  const objects = env[binding];
-  return objects.get(objects.idFromName(name));
-}
-export async function postObject(env, binding, name, body) {
-  return object(env, binding, name).fetch('https://object/', { method: 'POST', body });
-}
-export async function postObjectRead(env, binding, name, body) {
-  const response = await postObject(env, binding, name, body);
-  return new Uint8Array(await response.arrayBuffer());
-}
-export async function passObject(env, binding, name, request) {
-  return object(env, binding, name).fetch(request);
-}")]
-extern "C" {
-    /// Posts `body` to the Durable Object `name` of `binding`: its response (it may stream).
-    #[wasm_bindgen(js_name = postObject)]
-    fn post_object(env: &Env, binding: &str, name: &str, body: Vec<u8>) -> Promise;
-
-    /// Posts `body` to the Durable Object `name` of `binding`: its response's body, whole.
-    #[wasm_bindgen(js_name = postObjectRead)]
-    fn post_object_read(env: &Env, binding: &str, name: &str, body: Vec<u8>) -> Promise;
-
-    /// Passes `request` on to the Durable Object `name` of `binding`: its response.
-    #[wasm_bindgen(js_name = passObject)]
-    fn pass_object(env: &Env, binding: &str, name: &str, request: &Request) -> Promise;
-}
-
 /// The reply lines of a pairing's object (NDJSON), read as they come.
 pub(crate) struct Replies {
     stream: Option<ByteStream>,
@@ -258,22 +227,6 @@ pub(crate) async fn within_limit(env: &Env, req: &Request, limited: Limited) -> 
     }
 }
 
-#[wasm_bindgen(inline_js = "
-export async function askLimit(env, binding, key) {
-  try {
-    const { success } = await env[binding].limit({ key });
-    return typeof success === 'boolean' ? success : undefined;
-  } catch {
-    return undefined;
-  }
-}")]
-extern "C" {
-    /// The rate-limiting binding `binding`'s answer for `key`: whether it is within its limit;
-    /// undefined when the binding is missing or fails.
-    #[wasm_bindgen(js_name = askLimit)]
-    fn ask_limit(env: &Env, binding: &str, key: &str) -> Promise;
-}
-
 /// A Durable Object's SQL storage (reached through its state), as the core runs statements
 /// on it.
 pub(crate) struct Sqlite<'a>(pub(crate) &'a DurableObjectState);
@@ -298,9 +251,39 @@ pub(crate) fn set_alarm(state: &DurableObjectState, at_ms: u64) -> JsFuture {
     JsFuture::from(set_alarm_at(state, at_ms as f64))
 }
 
-// A Durable Object's storage in a few lines of JavaScript: worker's SQL cursor, storage and
-// alarm time wrappers cost a KiB of wasm.
+/// The catalogue bundled with this build, read once.
+pub(crate) fn catalogue() -> &'static tabrelay_bundle::catalogue::Catalogue {
+    static CATALOGUE: std::sync::OnceLock<tabrelay_bundle::catalogue::Catalogue> =
+        std::sync::OnceLock::new();
+    CATALOGUE.get_or_init(tabrelay_bundle::catalogue::Catalogue::bundled)
+}
+
+// The platform's APIs the shell uses, in a few lines of JavaScript: worker's wrappers of them
+// (bindings, stubs, requests, the SQL cursor, alarm times: their conversions and checks) cost
+// KiBs of wasm.
 #[wasm_bindgen(inline_js = "
+function object(env, binding, name) {
+  const objects = env[binding];
+  return objects.get(objects.idFromName(name));
+}
+export async function postObject(env, binding, name, body) {
+  return object(env, binding, name).fetch('https://object/', { method: 'POST', body });
+}
+export async function postObjectRead(env, binding, name, body) {
+  const response = await postObject(env, binding, name, body);
+  return new Uint8Array(await response.arrayBuffer());
+}
+export async function passObject(env, binding, name, request) {
+  return object(env, binding, name).fetch(request);
+}
+export async function askLimit(env, binding, key) {
+  try {
+    const { success } = await env[binding].limit({ key });
+    return typeof success === 'boolean' ? success : undefined;
+  } catch {
+    return undefined;
+  }
+}
 export function sqlRows(state, query, bindings) {
   return Array.from(state.storage.sql.exec(query, ...bindings), (row) => Object.values(row));
 }
@@ -311,6 +294,23 @@ export async function deleteAll(state) {
   await state.storage.deleteAll();
 }")]
 extern "C" {
+    /// Posts `body` to the Durable Object `name` of `binding`: its response (it may stream).
+    #[wasm_bindgen(js_name = postObject)]
+    fn post_object(env: &Env, binding: &str, name: &str, body: Vec<u8>) -> Promise;
+
+    /// Posts `body` to the Durable Object `name` of `binding`: its response's body, whole.
+    #[wasm_bindgen(js_name = postObjectRead)]
+    fn post_object_read(env: &Env, binding: &str, name: &str, body: Vec<u8>) -> Promise;
+
+    /// Passes `request` on to the Durable Object `name` of `binding`: its response.
+    #[wasm_bindgen(js_name = passObject)]
+    fn pass_object(env: &Env, binding: &str, name: &str, request: &Request) -> Promise;
+
+    /// The rate-limiting binding `binding`'s answer for `key`: whether it is within its limit;
+    /// undefined when the binding is missing or fails.
+    #[wasm_bindgen(js_name = askLimit)]
+    fn ask_limit(env: &Env, binding: &str, key: &str) -> Promise;
+
     /// The rows of a statement run on the object's SQL storage, each its values in order.
     #[wasm_bindgen(js_name = sqlRows, catch)]
     fn sql_rows(
@@ -326,11 +326,4 @@ extern "C" {
     /// Deletes everything the object stored.
     #[wasm_bindgen(js_name = deleteAll)]
     pub(crate) fn delete_all(state: &DurableObjectState) -> Promise;
-}
-
-/// The catalogue bundled with this build, read once.
-pub(crate) fn catalogue() -> &'static tabrelay_bundle::catalogue::Catalogue {
-    static CATALOGUE: std::sync::OnceLock<tabrelay_bundle::catalogue::Catalogue> =
-        std::sync::OnceLock::new();
-    CATALOGUE.get_or_init(tabrelay_bundle::catalogue::Catalogue::bundled)
 }
