@@ -48,7 +48,9 @@ pub(super) async fn endpoint(
                 }
             },
             Step::AskLimit(limited) => Input::Limit(within_limit(env, &req, limited).await),
-            Step::FetchClient(url) => Input::Client(client_metadata::client(&url, origin).await),
+            Step::FetchClient(url) => {
+                Input::Client(Box::pin(client_metadata::client(&url, origin)).await)
+            }
             Step::AskCode(code, command) => Input::Code(ask_code(env, &code, command).await?),
             Step::AskPairing(pairing, ask) => Input::Pairing(
                 ask_pairing(env, &pairing, &ask.wire()).await?.next().await.map(FromPairing::of),
