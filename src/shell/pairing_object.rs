@@ -36,11 +36,6 @@ use crate::pairing::wire::{Reply, Request};
 use crate::pairing::{socket_pairing, Tab};
 use crate::senders::sender_key;
 
-/// One browser's pairing.
-struct Pairing {
-    shared: Rc<Shared>,
-}
-
 /// The pairing's class as workerd calls it. Bound here rather than by worker's
 /// `#[durable_object]`, whose every async method carries its own copy of the export machinery
 /// (0.7 KiB of upload each): each method hands its work to [`promise`], one future type.
@@ -107,8 +102,9 @@ enum Event {
     Alarm,
 }
 
-/// What the object and its requests' response streams share (a stream outlives `fetch`).
-struct Shared {
+/// One browser's pairing, shared with its requests' response streams (a stream outlives
+/// `fetch`).
+struct Pairing {
     /// The core.
     object: RefCell<Object>,
     /// The tabs' sockets, by tab number.
@@ -120,7 +116,7 @@ struct Shared {
     env: Env,
 }
 
-impl Shared {
+impl Pairing {
     /// Gives the object an input, now.
     fn handle(&self, input: Input) {
         self.object.borrow_mut().handle(input, now_ms(), &mut PlatformRandom);
@@ -184,7 +180,7 @@ impl Shared {
 /// A request's reply stream: when dropped before its last reply, the object lets go of it.
 struct Waiting {
     asker: Asker,
-    shared: Rc<Shared>,
+    pairing: Rc<Pairing>,
     replies: mpsc::UnboundedReceiver<Reply>,
 }
 
@@ -193,14 +189,14 @@ impl Waiting {
     /// the timeout (any waiting request may: what is due is done once).
     async fn next(&mut self) -> Option<Reply> {
         loop {
-            let wake = self.shared.object.borrow().poll_timeout();
+            let wake = self.pairing.object.borrow().poll_timeout();
             let sleep = wake.map_or(u64::from(u32::MAX), |at| at.saturating_sub(now_ms()));
             let delay = Box::pin(Delay::from(Duration::from_millis(sleep)));
             match select(self.replies.next(), delay).await {
                 Either::Left((reply, _)) => return reply,
                 Either::Right(_) => {
-                    self.shared.handle(Input::Timeout);
-                    if self.shared.run().await.is_err() {
+                    self.pairing.handle(Input::Timeout);
+                    if self.pairing.run().await.is_err() {
                         return None;
                     }
                 }
@@ -233,12 +229,12 @@ impl Chunks for Lines {
 
 impl Drop for Waiting {
     fn drop(&mut self) {
-        let shared = Rc::clone(&self.shared);
-        shared.askers.borrow_mut().remove(&self.asker);
-        let gone = shared.object.borrow_mut().gone(self.asker, now_ms(), &mut PlatformRandom);
+        let pairing = Rc::clone(&self.pairing);
+        pairing.askers.borrow_mut().remove(&self.asker);
+        let gone = pairing.object.borrow_mut().gone(self.asker, now_ms(), &mut PlatformRandom);
         if gone {
             worker::wasm_bindgen_futures::spawn_local(async move {
-                let _ = shared.run().await;
+                let _ = pairing.run().await;
             });
         }
     }
@@ -259,28 +255,28 @@ impl Pairing {
     /// Wakes the object the first time this instance needs it: the tabs from their open
     /// sockets, the rest from storage.
     async fn room(&self) -> Result<()> {
-        if self.shared.object.borrow().woke() {
+        if self.object.borrow().woke() {
             return Ok(());
         }
         let mut tabs = Vec::new();
-        for ws in sockets_of(&self.shared.platform) {
+        for ws in sockets_of(&self.platform) {
             if ws.as_ref().ready_state() != worker::web_sys::WebSocket::OPEN {
                 continue;
             }
             if let Some(tab) = tab_of(&ws) {
-                self.shared.sockets.borrow_mut().insert(tab.number, ws);
+                self.sockets.borrow_mut().insert(tab.number, ws);
                 tabs.push(tab);
             }
         }
-        let mut sql = Sqlite(&self.shared.platform);
-        self.shared.object.borrow_mut().wake(tabs, &mut sql, now_ms(), &mut PlatformRandom);
-        self.shared.run().await
+        let mut sql = Sqlite(&self.platform);
+        self.object.borrow_mut().wake(tabs, &mut sql, now_ms(), &mut PlatformRandom);
+        self.run().await
     }
 
     /// A tab's socket closed or failed: the room hears it.
     /// A request, a tab's message, its socket closing or failing, or the alarm: what the
     /// object hears of it, carried out; what workerd is answered.
-    async fn on(&self, event: Event) -> Result<JsValue> {
+    async fn on(self: &Rc<Self>, event: Event) -> Result<JsValue> {
         self.room().await?;
         let (input, to_close) = match event {
             Event::Fetch(req) => return self.fetch(req).await.map(response_value),
@@ -289,7 +285,7 @@ impl Pairing {
             }
             Event::Closed(ws, close) => {
                 let input = tab_of(&ws).map(|tab| {
-                    self.shared.sockets.borrow_mut().remove(&tab.number);
+                    self.sockets.borrow_mut().remove(&tab.number);
                     Input::Closed { tab: tab.number }
                 });
                 (input, close.then_some(ws))
@@ -297,7 +293,7 @@ impl Pairing {
             Event::Alarm => (Some(Input::Timeout), None),
         };
         if let Some(input) = input {
-            self.run(input).await?;
+            self.hear(input).await?;
         }
         if let Some(ws) = to_close {
             let _ = ws.close(Some(1000), Some("Closed."));
@@ -308,9 +304,9 @@ impl Pairing {
 
     /// The object's outputs of one input, carried out: the input is handled at once, its
     /// outputs when awaited (a plain fn, not an async one: no state machine of its own).
-    fn run(&self, input: Input) -> impl std::future::Future<Output = Result<()>> + '_ {
-        self.shared.handle(input);
-        self.shared.run()
+    fn hear(&self, input: Input) -> impl std::future::Future<Output = Result<()>> + '_ {
+        self.handle(input);
+        self.run()
     }
 
     /// Takes a tab's socket: its first message is a fresh challenge.
@@ -323,25 +319,25 @@ impl Pairing {
             Err((code, reason)) => return routes::refuse_socket(code, reason),
         };
         let pair = WebSocketPair::new()?;
-        self.shared.platform.accept_websocket(pair.server.as_ref())?;
-        let number = self.shared.object.borrow_mut().next_tab_number(now_ms());
-        self.shared.sockets.borrow_mut().insert(number, pair.server);
+        self.platform.accept_websocket(pair.server.as_ref())?;
+        let number = self.object.borrow_mut().next_tab_number(now_ms());
+        self.sockets.borrow_mut().insert(number, pair.server);
         let origin = http::origin_of(&url).to_owned();
-        self.run(Input::Opened { number, pairing, origin, sender }).await?;
+        self.hear(Input::Opened { number, pairing, origin, sender }).await?;
         Response::from_websocket(pair.client)
     }
 
     /// A request of the Worker: the object's reply, one line or a stream of them.
-    async fn request(&self, request: Request) -> Result<Response> {
+    async fn request(self: &Rc<Self>, request: Request) -> Result<Response> {
         let asker = {
-            let mut sql = Sqlite(&self.shared.platform);
-            let mut object = self.shared.object.borrow_mut();
+            let mut sql = Sqlite(&self.platform);
+            let mut object = self.object.borrow_mut();
             object.request(request, &mut sql, now_ms(), &mut PlatformRandom)
         };
         let (sender, replies) = mpsc::unbounded();
-        self.shared.askers.borrow_mut().insert(asker, sender);
-        let mut waiting = Waiting { asker, shared: Rc::clone(&self.shared), replies };
-        self.shared.run().await?;
+        self.askers.borrow_mut().insert(asker, sender);
+        let mut waiting = Waiting { asker, pairing: Rc::clone(self), replies };
+        self.run().await?;
         // A reply that is the last goes as the whole response; else the lines as they come.
         let first = waiting.replies.try_recv().ok();
         if let Some(reply) = first.as_ref().filter(|r| r.ends()) {
@@ -369,18 +365,17 @@ impl Pairing {
             );
         }
         let keys = routes::config(&env).ok().map(|c| c.keys);
-        let shared = Shared {
+        Self {
             object: RefCell::new(Object::new(keys, catalogue())),
             sockets: RefCell::new(ByNumber::new()),
             askers: RefCell::new(ByNumber::new()),
             platform,
             env,
-        };
-        Self { shared: Rc::new(shared) }
+        }
     }
 
     /// A request of the Worker, or a tab's socket (the object woken already).
-    async fn fetch(&self, req: web_sys::Request) -> Result<Response> {
+    async fn fetch(self: &Rc<Self>, req: web_sys::Request) -> Result<Response> {
         if header(&req, "upgrade").is_some() {
             return self.accept_tab(&req).await;
         }
