@@ -17,12 +17,11 @@ use tabrelay_bundle::protocol::{PING, PONG};
 use wasm_bindgen::prelude::wasm_bindgen;
 use wasm_bindgen::JsValue;
 use worker::js_sys::Promise;
+use worker::web_sys::WebSocket;
 use worker::worker_sys::ext::WebSocketExt as _;
 use worker::worker_sys::DurableObjectState;
 use worker::worker_sys::WebSocketRequestResponsePair;
-use worker::{
-    console_error, console_log, web_sys, Delay, Env, Response, Result, WebSocket, WebSocketPair,
-};
+use worker::{console_error, console_log, web_sys, Delay, Env, Response, Result, WebSocketPair};
 
 use super::{
     ask_code, body_bytes, catalogue, header, now_ms, promise, response_value, routes, set_alarm,
@@ -58,19 +57,19 @@ impl PairingClass {
     /// A tab's message (text; binary reads as none).
     #[wasm_bindgen(js_name = webSocketMessage)]
     pub fn websocket_message(&self, ws: web_sys::WebSocket, message: JsValue) -> Promise {
-        self.on(Event::Message(ws.into(), message.as_string()))
+        self.on(Event::Message(ws, message.as_string()))
     }
 
     /// A tab's socket closed: its end closes too.
     #[wasm_bindgen(js_name = webSocketClose)]
     pub fn websocket_close(&self, ws: web_sys::WebSocket) -> Promise {
-        self.on(Event::Closed(ws.into(), true))
+        self.on(Event::Closed(ws, true))
     }
 
     /// A tab's socket failed.
     #[wasm_bindgen(js_name = webSocketError)]
     pub fn websocket_error(&self, ws: web_sys::WebSocket) -> Promise {
-        self.on(Event::Closed(ws.into(), false))
+        self.on(Event::Closed(ws, false))
     }
 
     /// The alarm the object set.
@@ -132,20 +131,20 @@ impl Pairing {
                 Some(Output::Send(tab, text)) => {
                     if let Some(ws) = self.sockets.borrow().get(&tab) {
                         // A socket that just closed fails its calls through websocket_close.
-                        let _ = ws.send_with_str(text);
+                        let _ = ws.send_with_str(&text);
                     }
                     continue;
                 }
                 Some(Output::Close(tab, code, reason)) => {
                     if let Some(ws) = self.sockets.borrow_mut().remove(&tab) {
-                        let _ = ws.close(Some(code), Some(reason));
+                        let _ = ws.close_with_code_and_reason(code, reason);
                     }
                     continue;
                 }
                 Some(Output::Attach(tab, text)) => {
                     if let Some(ws) = self.sockets.borrow().get(&tab) {
                         // A socket that closed meanwhile keeps nothing; its close tells the room.
-                        let _ = ws.as_ref().serialize_attachment(text.into());
+                        let _ = ws.serialize_attachment(text.into());
                     }
                     continue;
                 }
@@ -242,13 +241,13 @@ impl Drop for Waiting {
 
 /// The sockets the platform keeps for the object (hibernated ones too).
 fn sockets_of(platform: &DurableObjectState) -> Vec<WebSocket> {
-    platform.get_websockets().unwrap_or_default().into_iter().map(WebSocket::from).collect()
+    platform.get_websockets().unwrap_or_default()
 }
 
 /// A tab's state from its socket's attachment (read as a JS string directly, not through
 /// worker's serde-wasm-bindgen).
 fn tab_of(ws: &WebSocket) -> Option<Tab> {
-    read_attachment(&ws.as_ref().deserialize_attachment().ok()?.as_string()?)
+    read_attachment(&ws.deserialize_attachment().ok()?.as_string()?)
 }
 
 impl Pairing {
@@ -260,7 +259,7 @@ impl Pairing {
         }
         let mut tabs = Vec::new();
         for ws in sockets_of(&self.platform) {
-            if ws.as_ref().ready_state() != worker::web_sys::WebSocket::OPEN {
+            if ws.ready_state() != WebSocket::OPEN {
                 continue;
             }
             if let Some(tab) = tab_of(&ws) {
@@ -296,7 +295,7 @@ impl Pairing {
             self.hear(input).await?;
         }
         if let Some(ws) = to_close {
-            let _ = ws.close(Some(1000), Some("Closed."));
+            let _ = ws.close_with_code_and_reason(1000, "Closed.");
         }
         // What an alarm or a socket event answers is not read by the platform.
         Ok(JsValue::NULL)
@@ -321,7 +320,7 @@ impl Pairing {
         let pair = WebSocketPair::new()?;
         self.platform.accept_websocket(pair.server.as_ref())?;
         let number = self.object.borrow_mut().next_tab_number(now_ms());
-        self.sockets.borrow_mut().insert(number, pair.server);
+        self.sockets.borrow_mut().insert(number, pair.server.as_ref().clone());
         let origin = http::origin_of(&url).to_owned();
         self.hear(Input::Opened { number, pairing, origin, sender }).await?;
         Response::from_websocket(pair.client)
