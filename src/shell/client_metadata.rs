@@ -7,8 +7,10 @@ use core::time::Duration;
 
 use futures::future::{select, Either};
 use futures::StreamExt as _;
+use wasm_bindgen::prelude::wasm_bindgen;
 use worker::wasm_bindgen::JsCast as _;
-use worker::{console_log, js_sys, web_sys, AbortController, Cache, Delay, Response};
+use worker::wasm_bindgen_futures::JsFuture;
+use worker::{console_log, js_sys, web_sys, AbortController, ByteStream, Delay};
 
 use crate::limits::FETCH_TIMEOUT_MS;
 use crate::oauth::cimd::{
@@ -19,11 +21,8 @@ use crate::oauth::cimd::{
 /// (under the core's [`cache_key`]), else fetched and checked.
 pub(crate) async fn client(url: &MetadataUrl, origin: &str) -> Result<MetadataClient, CimdError> {
     let key = cache_key(origin, url);
-    let cache = Cache::default();
-    if let Ok(Some(mut hit)) = cache.get(key.as_str(), false).await {
-        if let Ok(Some(client)) =
-            hit.text().await.map(|t| super::from_json::<MetadataClient>(t.as_bytes()))
-        {
+    if let Ok(hit) = JsFuture::from(cached_text(&key)).await {
+        if let Some(client) = hit.as_string().and_then(|t| super::from_json(t.as_bytes())) {
             return Ok(client);
         }
     }
@@ -35,7 +34,7 @@ pub(crate) async fn client(url: &MetadataUrl, origin: &str) -> Result<MetadataCl
     })?;
     // A failure to cache costs only a fetch next time.
     if let Some(Ok(entry)) = cache_entry(&client, seconds).map(super::respond) {
-        let _ = cache.put(key.as_str(), entry).await;
+        let _ = JsFuture::from(keep(&key, &entry.into())).await;
     }
     Ok(client)
 }
@@ -45,13 +44,13 @@ async fn fetch_checked(url: &MetadataUrl) -> Result<(MetadataClient, u64), CimdE
     let controller = AbortController::default();
     let signal = controller.signal();
     let work = async {
-        let mut res = fetch(url.as_str(), &signal).await?;
+        let res = fetch(url.as_str(), &signal).await?;
         let header = |name: &str| res.headers().get(name).ok().flatten();
         let (length, cache) = (header("content-length"), header("cache-control"));
         let (mut body, seconds) =
-            check_response(res.status_code(), length.as_deref(), cache.as_deref())?;
+            check_response(res.status(), length.as_deref(), cache.as_deref())?;
         // The body, read until it passes the cap (then refused without reading on).
-        if let Ok(mut stream) = res.stream() {
+        if let Some(mut stream) = res.body().map(ByteStream::from) {
             while let Some(chunk) = stream.next().await {
                 let chunk = chunk.map_err(|_| CimdError::Unreachable)?;
                 body.take(&chunk).map_err(|_| CimdError::TooLarge)?;
@@ -71,19 +70,33 @@ async fn fetch_checked(url: &MetadataUrl) -> Result<(MetadataClient, u64), CimdE
 }
 
 /// A GET that does not follow redirects (a redirect could lead anywhere the URL rules refuse).
-async fn fetch(url: &str, signal: &worker::AbortSignal) -> Result<Response, CimdError> {
-    let init = web_sys::RequestInit::new();
-    init.set_method("GET");
-    init.set_redirect(web_sys::RequestRedirect::Manual);
-    init.set_signal(Some(signal));
-    let headers = web_sys::Headers::new().map_err(|_| CimdError::Unreachable)?;
-    headers.set("accept", "application/json").map_err(|_| CimdError::Unreachable)?;
-    init.set_headers(&headers);
-    let global: web_sys::WorkerGlobalScope = js_sys::global().unchecked_into();
-    let promise = global.fetch_with_str_and_init(url, &init);
-    let res = worker::wasm_bindgen_futures::JsFuture::from(promise)
-        .await
-        .map_err(|_| CimdError::Unreachable)?;
-    let res: web_sys::Response = res.dyn_into().map_err(|_| CimdError::Unreachable)?;
-    Ok(Response::from(res))
+async fn fetch(url: &str, signal: &worker::AbortSignal) -> Result<web_sys::Response, CimdError> {
+    let res = JsFuture::from(fetch_document(url, signal)).await;
+    res.and_then(|r| r.dyn_into()).map_err(|_| CimdError::Unreachable)
+}
+
+// The fetch and the Workers cache in a few lines of JavaScript: worker's and web_sys' request
+// and cache wrappers cost KiBs of wasm.
+#[wasm_bindgen(inline_js = "
+export async function fetchDocument(url, signal) {
+  return fetch(url, { redirect: 'manual', signal, headers: { accept: 'application/json' } });
+}
+export async function cachedText(key) {
+  const hit = await caches.default.match(key);
+  return hit === undefined ? undefined : hit.text();
+}
+export async function keep(key, response) {
+  await caches.default.put(key, response);
+}")]
+extern "C" {
+    /// A GET of `url` with `signal`, redirects not followed: its response.
+    #[wasm_bindgen(js_name = fetchDocument)]
+    fn fetch_document(url: &str, signal: &web_sys::AbortSignal) -> js_sys::Promise;
+
+    /// The body of the response the Workers cache keeps under `key`, or undefined.
+    #[wasm_bindgen(js_name = cachedText)]
+    fn cached_text(key: &str) -> js_sys::Promise;
+
+    /// Keeps `response` in the Workers cache under `key`.
+    fn keep(key: &str, response: &web_sys::Response) -> js_sys::Promise;
 }

@@ -3,45 +3,69 @@
 //! and sets the alarm the core names; at its end (the alarm) it deletes everything it stored,
 //! table and all.
 
-use tabrelay_bundle::fields::Message as _;
-use worker::{durable_object, DurableObject, Env, Request, Response, Result, State};
+use std::rc::Rc;
 
-use super::{alarm_at, now_ms, routes, PlatformRandom, Sqlite};
+use tabrelay_bundle::fields::Message as _;
+use wasm_bindgen::prelude::wasm_bindgen;
+use worker::js_sys::Promise;
+use worker::web_sys::{self, Request};
+use worker::worker_sys::DurableObjectState;
+use worker::{Env, Response, Result};
+
+use super::{
+    body_bytes, delete_all, now_ms, promise, response_value, routes, set_alarm, PlatformRandom,
+    Sqlite,
+};
 use crate::config::CODE_KEPT_MS;
 use crate::oauth::connect::stored::carry_out;
 use crate::oauth::connect::CodeRequest;
 
-/// One connect code's session. Only its fetch and alarm are exported (no socket ever reaches
-/// it): the socket handlers' async exports cost 1.6 KiB of upload.
-#[durable_object(alarm)]
-pub struct ConnectCode {
-    state: State,
+/// One connect code's session.
+struct ConnectCode {
+    /// The platform's state of the object: its SQL storage and its alarm.
+    platform: DurableObjectState,
     env: Env,
 }
 
-impl DurableObject for ConnectCode {
-    fn new(state: State, env: Env) -> Self {
-        Self { state, env }
+/// The connect code's class as workerd calls it: its fetch and alarm (no socket ever reaches
+/// it), bound as the pairing's are ([`promise`], one future type for every method).
+#[wasm_bindgen(js_name = ConnectCode)]
+pub struct ConnectCodeClass(Rc<ConnectCode>);
+
+#[wasm_bindgen(js_class = ConnectCode)]
+impl ConnectCodeClass {
+    /// The object, made by workerd.
+    #[wasm_bindgen(constructor)]
+    pub fn new(state: DurableObjectState, env: Env) -> Self {
+        Self(Rc::new(ConnectCode { platform: state, env }))
     }
 
-    async fn fetch(&self, mut req: Request) -> Result<Response> {
-        let Ok((code, command)) = CodeRequest::decode(&req.bytes().await?) else {
+    /// A command to the code's session.
+    pub fn fetch(&self, req: web_sys::Request) -> Promise {
+        let code = Rc::clone(&self.0);
+        promise(Box::pin(async move { code.fetch(req).await.map(response_value) }))
+    }
+
+    /// The code's end: nothing of a code outlives it, not its session, nor the table that held
+    /// it (the platform's own promise: no future of ours).
+    pub fn alarm(&self) -> Promise {
+        delete_all(&self.0.platform)
+    }
+}
+
+impl ConnectCode {
+    async fn fetch(&self, req: Request) -> Result<Response> {
+        let Ok((code, command)) = CodeRequest::decode(&body_bytes(&req).await?) else {
             return Response::error("Not a request to a connect code.", 400);
         };
         let kept = routes::config(&self.env).map_or(CODE_KEPT_MS, |c| c.code_kept_ms);
-        let mut sql = Sqlite(&self.state.storage().sql());
+        let mut sql = Sqlite(&self.platform);
         let (reply, forget) =
             carry_out(&mut sql, &code, command, now_ms(), kept, &mut PlatformRandom)
                 .map_err(|_| worker::Error::RustError("the code's storage failed".into()))?;
         if let Some(at) = forget {
-            self.state.storage().set_alarm(alarm_at(at)).await?;
+            set_alarm(&self.platform, at).await?;
         }
         Response::from_bytes(reply.encode())
-    }
-
-    async fn alarm(&self) -> Result<Response> {
-        // Nothing of a code outlives it: not its session, nor the table that held it.
-        self.state.storage().delete_all().await?;
-        Response::ok("forgotten")
     }
 }

@@ -5,9 +5,10 @@
 use std::time::Duration;
 
 use futures::future::{select, Either, LocalBoxFuture};
-use worker::{Delay, ObjectNamespace, Request, Response, Result};
+use worker::web_sys::Request;
+use worker::{Delay, Env, Response, Result};
 
-use super::{ask_pairing, now_ms, read_body, respond, Replies};
+use super::{ask_pairing, now_ms, read_body, respond, stream_response, Chunks, Replies};
 use crate::http;
 use crate::mcp::exchange::{Answer, Exchange, Output};
 use crate::pairing::wire::{Reply, Request as PairingRequest};
@@ -24,36 +25,18 @@ enum Step {
 /// does not drop an ask or a reply half read).
 struct Driver {
     exchange: Exchange<'static>,
-    pairings: ObjectNamespace,
+    env: Env,
     asking: Option<LocalBoxFuture<'static, Replies>>,
     replies: Option<Replies>,
     now_ms: u64,
 }
 
 /// Answers `req` as `exchange` says: a whole answer, or an event stream.
-pub(crate) async fn drive(
-    exchange: Exchange<'static>,
-    mut req: Request,
-    pairings: ObjectNamespace,
-) -> Result<Response> {
-    let mut driver = Driver { exchange, pairings, asking: None, replies: None, now_ms: now_ms() };
-    match driver.step(Some(&mut req)).await? {
+pub(crate) async fn drive(exchange: Exchange<'static>, req: Request, env: Env) -> Result<Response> {
+    let mut driver = Driver { exchange, env, asking: None, replies: None, now_ms: now_ms() };
+    match driver.step(Some(&req)).await? {
         Step::Respond(answer) => respond(answer.http()),
-        Step::Open => {
-            let events = futures::stream::unfold(driver, |mut driver| async move {
-                match driver.step(None).await {
-                    Ok(Step::Send(text)) => {
-                        Some((Ok::<_, worker::Error>(text.into_bytes()), driver))
-                    }
-                    _ => None,
-                }
-            });
-            let mut res = Response::from_stream(events)?;
-            for (name, value) in http::EVENT_STREAM_HEADERS {
-                res.headers_mut().set(name, value)?;
-            }
-            Ok(res)
-        }
+        Step::Open => stream_response(Box::new(driver), &http::EVENT_STREAM_HEADERS),
         // Nothing could move the exchange any more (a fault of the core, never a client's).
         Step::Send(_) | Step::End => {
             Response::error(crate::sentences::shell::CALL_NOT_ANSWERED, 500)
@@ -63,12 +46,12 @@ pub(crate) async fn drive(
 
 impl Driver {
     /// Runs the exchange to its next answer, stream opening, event or end.
-    async fn step(&mut self, mut req: Option<&mut Request>) -> Result<Step> {
+    async fn step(&mut self, req: Option<&Request>) -> Result<Step> {
         loop {
             while let Some(output) = self.exchange.poll_output() {
                 match output {
                     Output::ReadBody(cap) => {
-                        let body = match req.as_deref_mut() {
+                        let body = match req {
                             Some(req) => read_body(req, cap).await?,
                             None => Ok(Vec::new()),
                         };
@@ -126,13 +109,22 @@ impl Driver {
     /// Asks the pairing, dropping what an earlier ask would still say.
     fn ask(&mut self, request: PairingRequest) {
         self.replies = None;
-        let pairing = self.exchange.pairing().unwrap_or_default();
-        let stub = self.pairings.id_from_name(pairing).and_then(|id| id.get_stub());
+        let pairing = self.exchange.pairing().unwrap_or_default().to_owned();
+        let env = self.env.clone();
         self.asking = Some(Box::pin(async move {
-            match stub {
-                Ok(stub) => ask_pairing(&stub, &request).await.unwrap_or_else(|_| Replies::none()),
-                Err(_) => Replies::none(),
-            }
+            ask_pairing(&env, &pairing, &request).await.unwrap_or_else(|_| Replies::none())
         }));
+    }
+}
+
+/// The event stream: the exchange's events, until it has no more.
+impl Chunks for Driver {
+    fn next_chunk(&mut self) -> LocalBoxFuture<'_, Option<Vec<u8>>> {
+        Box::pin(async move {
+            match self.step(None).await {
+                Ok(Step::Send(text)) => Some(text.into_bytes()),
+                _ => None,
+            }
+        })
     }
 }

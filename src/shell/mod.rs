@@ -9,9 +9,16 @@ mod pairing_object;
 mod routes;
 mod webcrypto;
 
+use futures::future::LocalBoxFuture;
 use futures::StreamExt as _;
 use tabrelay_bundle::fields::Message as _;
-use worker::{ByteStream, Date, Headers, Request, Response, ResponseBody, Result, Stub};
+use wasm_bindgen::prelude::wasm_bindgen;
+use wasm_bindgen::JsValue;
+use worker::js_sys::Promise;
+use worker::wasm_bindgen_futures::JsFuture;
+use worker::web_sys::{self, Request};
+use worker::worker_sys::DurableObjectState;
+use worker::{ByteStream, Date, Env, Headers, Response, ResponseBody, Result};
 
 pub(crate) use tabrelay_bundle::from_json;
 
@@ -49,43 +56,80 @@ pub(crate) fn respond(answer: http::Answer) -> Result<Response> {
     Ok(Response::from_body(body)?.with_status(answer.status).with_headers(headers))
 }
 
+/// A Durable Object method's outcome as the promise workerd awaits. Every method of both
+/// objects hands its work here as one boxed future type, so the export machinery
+/// (future_to_promise, its task and closures) is in the wasm once, not once per method.
+pub(crate) fn promise(work: LocalBoxFuture<'static, Result<JsValue>>) -> Promise {
+    let work = async move { work.await.map_err(JsValue::from) };
+    worker::wasm_bindgen_futures::future_to_promise(work)
+}
+
+/// A response as workerd takes it.
+pub(crate) fn response_value(res: Response) -> JsValue {
+    worker::web_sys::Response::from(res).into()
+}
+
+/// What a streamed response's body is read from, one chunk at a time.
+pub(crate) trait Chunks {
+    /// The next chunk; None ends the body.
+    fn next_chunk(&mut self) -> LocalBoxFuture<'_, Option<Vec<u8>>>;
+}
+
+/// A response whose body is the chunks of `source`, sent as they come (one stream type for
+/// every such response, so the stream glue is built once).
+pub(crate) fn stream_response(
+    source: Box<dyn Chunks>,
+    headers: &[(&str, &str)],
+) -> Result<Response> {
+    let chunks = futures::stream::unfold(source, |mut source| async move {
+        let chunk = source.next_chunk().await?;
+        Some((Ok::<_, worker::Error>(chunk), source))
+    });
+    with_headers(Response::from_stream(chunks)?, headers)
+}
+
+/// `res` with `headers` set.
+pub(crate) fn with_headers(mut res: Response, headers: &[(&str, &str)]) -> Result<Response> {
+    for (name, value) in headers {
+        res.headers_mut().set(name, value)?;
+    }
+    Ok(res)
+}
+
 /// Applies a command to a connect code's session in its Durable Object; its reply.
-pub(crate) async fn ask_code(
-    env: &worker::Env,
-    code: &ConnectCode,
-    command: Command,
-) -> Result<CodeReply> {
-    let stub =
-        env.durable_object(routes::CONNECT_BINDING)?.id_from_name(code.as_str())?.get_stub()?;
+pub(crate) async fn ask_code(env: &Env, code: &ConnectCode, command: Command) -> Result<CodeReply> {
     let request = CodeRequest { code: code.as_str().to_owned(), command };
-    let mut res = post_object(&stub, request.encode()).await?;
-    CodeReply::decode(&res.bytes().await?).map_err(|e| worker::Error::RustError(e.to_string()))
+    let read = post_object_read(env, routes::CONNECT_BINDING, code.as_str(), request.encode());
+    let body = worker::js_sys::Uint8Array::new(&JsFuture::from(read).await?).to_vec();
+    CodeReply::decode(&body).map_err(|e| worker::Error::RustError(e.to_string()))
 }
 
 /// Sends a request to a pairing's object: its reply lines, read as they come (one, or a
 /// stream of them).
-pub(crate) async fn ask_pairing(stub: &Stub, request: &PairingRequest) -> Result<Replies> {
-    let res = post_object(stub, request.encode()).await?;
-    Ok(Replies::of(res))
-}
-
-/// Sends a request to a pairing's object: its (first) reply; None when none read.
-pub(crate) async fn ask_pairing_once(
-    stub: &Stub,
+pub(crate) async fn ask_pairing(
+    env: &Env,
+    pairing: &str,
     request: &PairingRequest,
-) -> Result<Option<Reply>> {
-    Ok(ask_pairing(stub, request).await?.next().await)
+) -> Result<Replies> {
+    let promise = post_object(env, routes::PAIRING_BINDING, pairing, request.encode());
+    Ok(Replies::of(object_response(promise).await?))
 }
 
-/// Posts a body to a Durable Object; its response as it comes (it may stream).
-async fn post_object(stub: &Stub, body: Vec<u8>) -> Result<Response> {
-    // web_sys's RequestInit directly: worker's converts `cf` properties too (11 KB of wasm).
-    let init = worker::web_sys::RequestInit::new();
-    init.set_method("POST");
-    let body = worker::js_sys::Uint8Array::from(body.as_slice());
-    init.set_body(&body.into());
-    let req = worker::web_sys::Request::new_with_str_and_init("https://object/", &init)?;
-    stub.fetch_with_request(Request::from(req)).await
+/// Passes a request on to the Durable Object `name` of `binding` (a tab's socket to its
+/// pairing); its response.
+pub(crate) fn pass_to_object(
+    env: &Env,
+    binding: &str,
+    name: &str,
+    req: &Request,
+) -> impl std::future::Future<Output = Result<web_sys::Response>> {
+    object_response(pass_object(env, binding, name, req))
+}
+
+/// A Durable Object's response, once its promise settles.
+async fn object_response(promise: Promise) -> Result<web_sys::Response> {
+    use worker::wasm_bindgen::JsCast as _;
+    Ok(JsFuture::from(promise).await?.dyn_into()?)
 }
 
 /// The reply lines of a pairing's object (NDJSON), read as they come.
@@ -100,8 +144,8 @@ impl Replies {
         Self { stream: None, lines: ReplyLines::default() }
     }
 
-    fn of(mut res: Response) -> Self {
-        let stream = (res.status_code() == 200).then(|| res.stream().ok()).flatten();
+    fn of(res: web_sys::Response) -> Self {
+        let stream = (res.status() == 200).then(|| res.body()).flatten().map(ByteStream::from);
         Self { stream, lines: ReplyLines::default() }
     }
 
@@ -123,16 +167,39 @@ impl Replies {
     }
 }
 
+// The platform's request is read as it is (worker's Request, made of it for each request,
+// reads its method, path and `cf` data up front: a KiB of wasm the relay does not use).
+
+/// A request's header `name`, if it has one (it always reads: the names asked are valid).
+pub(crate) fn header(req: &Request, name: &str) -> Option<String> {
+    req.headers().get(name).ok().flatten()
+}
+
+/// A request's method as worker's Request named it: in upper case, and GET for one it does
+/// not know.
+pub(crate) fn method(req: &Request) -> &'static str {
+    const KNOWN: [&str; 9] =
+        ["HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "CONNECT", "TRACE", "REPORT"];
+    let raw = req.method();
+    KNOWN.into_iter().find(|m| m.eq_ignore_ascii_case(&raw)).unwrap_or("GET")
+}
+
+/// A request's whole body.
+pub(crate) async fn body_bytes(req: &Request) -> Result<Vec<u8>> {
+    let body = JsFuture::from(req.array_buffer()?).await?;
+    Ok(worker::js_sys::Uint8Array::new(&body).to_vec())
+}
+
 /// A request's body, read with `cap` ([`CappedBody`]): refused by its `Content-Length` before
 /// anything is read, and as soon as what arrives passes the cap, so no more is ever held.
-pub(crate) async fn read_body(req: &mut Request, cap: usize) -> Result<Result<Vec<u8>, TooLarge>> {
-    let length = req.headers().get("content-length")?;
+pub(crate) async fn read_body(req: &Request, cap: usize) -> Result<Result<Vec<u8>, TooLarge>> {
+    let length = header(req, "content-length");
     let mut body = match CappedBody::start(cap, length.as_deref()) {
         Ok(body) => body,
         Err(too_large) => return Ok(Err(too_large)),
     };
     // No body at all reads as an empty one.
-    let Ok(mut stream) = req.stream() else { return Ok(Ok(Vec::new())) };
+    let Some(mut stream) = req.body().map(ByteStream::from) else { return Ok(Ok(Vec::new())) };
     while let Some(chunk) = stream.next().await {
         if let Err(too_large) = body.take(&chunk?) {
             return Ok(Err(too_large));
@@ -145,21 +212,10 @@ pub(crate) async fn read_body(req: &mut Request, cap: usize) -> Result<Result<Ve
 /// rate-limiting binding, keyed by [`sender_key`]); each ask counts. A binding that is missing
 /// or fails lets the request through, and says so in the log: the limit bounds cost, and
 /// the relay stays usable without it.
-pub(crate) async fn within_limit(env: &worker::Env, req: &Request, limited: Limited) -> bool {
-    use worker::js_sys::{Function, Object, Reflect};
-    use worker::wasm_bindgen::{JsCast as _, JsValue};
-    let ip = req.headers().get("cf-connecting-ip").ok().flatten();
-    let asked = async {
-        let limiter = Reflect::get(env, &JsValue::from_str(limited.binding())).ok()?;
-        let limit: Function = Reflect::get(&limiter, &"limit".into()).ok()?.dyn_into().ok()?;
-        let options = Object::new();
-        Reflect::set(&options, &"key".into(), &sender_key(ip.as_deref()).into()).ok()?;
-        let promise: worker::js_sys::Promise =
-            limit.call1(&limiter, &options).ok()?.dyn_into().ok()?;
-        let outcome = worker::wasm_bindgen_futures::JsFuture::from(promise).await.ok()?;
-        Reflect::get(&outcome, &"success".into()).ok()?.as_bool()
-    };
-    match asked.await {
+pub(crate) async fn within_limit(env: &Env, req: &Request, limited: Limited) -> bool {
+    let ip = header(req, "cf-connecting-ip");
+    let asked = ask_limit(env, limited.binding(), &sender_key(ip.as_deref()));
+    match JsFuture::from(asked).await.ok().and_then(|v| v.as_bool()) {
         Some(within) => within,
         None => {
             worker::console_error!(
@@ -171,32 +227,28 @@ pub(crate) async fn within_limit(env: &worker::Env, req: &Request, limited: Limi
     }
 }
 
-/// The object's SQL storage, as the core runs statements on it.
-pub(crate) struct Sqlite<'a>(pub(crate) &'a worker::SqlStorage);
+/// A Durable Object's SQL storage (reached through its state), as the core runs statements
+/// on it.
+pub(crate) struct Sqlite<'a>(pub(crate) &'a DurableObjectState);
 
 impl Sql for Sqlite<'_> {
     fn exec(&mut self, query: &str, bindings: Vec<Bind>) -> std::result::Result<Rows, Failed> {
-        use worker::wasm_bindgen::JsValue;
         let bindings = bindings.into_iter().map(|b| match b {
             Bind::Text(text) => JsValue::from(text),
             Bind::Int(n) => JsValue::from(n as f64),
         });
-        let rows = self.0.exec_raw(query, bindings.collect::<Vec<_>>()).map_err(|_| Failed)?;
-        // Each row's values in order (read from the JS rows directly: worker's typed reading
-        // through serde-wasm-bindgen costs KiBs of wasm).
+        let rows = sql_rows(self.0, query, bindings.collect()).map_err(|_| Failed)?;
         let text = |v: JsValue| v.as_string();
         Ok(rows
-            .filter_map(|row| {
-                Some(worker::js_sys::Object::values(&row.ok()?.into()).iter().map(text).collect())
-            })
+            .iter()
+            .map(|row| worker::js_sys::Array::from(row).iter().map(text).collect())
             .collect())
     }
 }
 
-/// An alarm time `at_ms` (since the epoch). worker's `set_alarm` takes a bare number as an
-/// offset from now, not a time: the first hello deadline was set that way, decades ahead.
-pub(crate) fn alarm_at(at_ms: u64) -> worker::ScheduledTime {
-    worker::ScheduledTime::new(worker::js_sys::Date::new(&(at_ms as f64).into()))
+/// Sets the object's alarm to `at_ms` (since the epoch), once awaited.
+pub(crate) fn set_alarm(state: &DurableObjectState, at_ms: u64) -> JsFuture {
+    JsFuture::from(set_alarm_at(state, at_ms as f64))
 }
 
 /// The catalogue bundled with this build, read once.
@@ -204,4 +256,74 @@ pub(crate) fn catalogue() -> &'static tabrelay_bundle::catalogue::Catalogue {
     static CATALOGUE: std::sync::OnceLock<tabrelay_bundle::catalogue::Catalogue> =
         std::sync::OnceLock::new();
     CATALOGUE.get_or_init(tabrelay_bundle::catalogue::Catalogue::bundled)
+}
+
+// The platform's APIs the shell uses, in a few lines of JavaScript: worker's wrappers of them
+// (bindings, stubs, requests, the SQL cursor, alarm times: their conversions and checks) cost
+// KiBs of wasm.
+#[wasm_bindgen(inline_js = "
+function object(env, binding, name) {
+  const objects = env[binding];
+  return objects.get(objects.idFromName(name));
+}
+export async function postObject(env, binding, name, body) {
+  return object(env, binding, name).fetch('https://object/', { method: 'POST', body });
+}
+export async function postObjectRead(env, binding, name, body) {
+  const response = await postObject(env, binding, name, body);
+  return new Uint8Array(await response.arrayBuffer());
+}
+export async function passObject(env, binding, name, request) {
+  return object(env, binding, name).fetch(request);
+}
+export async function askLimit(env, binding, key) {
+  try {
+    const { success } = await env[binding].limit({ key });
+    return typeof success === 'boolean' ? success : undefined;
+  } catch {
+    return undefined;
+  }
+}
+export function sqlRows(state, query, bindings) {
+  return Array.from(state.storage.sql.exec(query, ...bindings), (row) => Object.values(row));
+}
+export async function setAlarm(state, at) {
+  await state.storage.setAlarm(at);
+}
+export async function deleteAll(state) {
+  await state.storage.deleteAll();
+}")]
+extern "C" {
+    /// Posts `body` to the Durable Object `name` of `binding`: its response (it may stream).
+    #[wasm_bindgen(js_name = postObject)]
+    fn post_object(env: &Env, binding: &str, name: &str, body: Vec<u8>) -> Promise;
+
+    /// Posts `body` to the Durable Object `name` of `binding`: its response's body, whole.
+    #[wasm_bindgen(js_name = postObjectRead)]
+    fn post_object_read(env: &Env, binding: &str, name: &str, body: Vec<u8>) -> Promise;
+
+    /// Passes `request` on to the Durable Object `name` of `binding`: its response.
+    #[wasm_bindgen(js_name = passObject)]
+    fn pass_object(env: &Env, binding: &str, name: &str, request: &Request) -> Promise;
+
+    /// The rate-limiting binding `binding`'s answer for `key`: whether it is within its limit;
+    /// undefined when the binding is missing or fails.
+    #[wasm_bindgen(js_name = askLimit)]
+    fn ask_limit(env: &Env, binding: &str, key: &str) -> Promise;
+
+    /// The rows of a statement run on the object's SQL storage, each its values in order.
+    #[wasm_bindgen(js_name = sqlRows, catch)]
+    fn sql_rows(
+        state: &DurableObjectState,
+        query: &str,
+        bindings: Vec<JsValue>,
+    ) -> std::result::Result<Vec<JsValue>, JsValue>;
+
+    /// Sets the object's alarm to `at` (milliseconds since the epoch).
+    #[wasm_bindgen(js_name = setAlarm)]
+    fn set_alarm_at(state: &DurableObjectState, at: f64) -> Promise;
+
+    /// Deletes everything the object stored.
+    #[wasm_bindgen(js_name = deleteAll)]
+    pub(crate) fn delete_all(state: &DurableObjectState) -> Promise;
 }

@@ -10,18 +10,23 @@ use std::rc::Rc;
 use std::time::Duration;
 
 use futures::channel::mpsc;
-use futures::future::{select, Either};
+use futures::future::{select, Either, LocalBoxFuture};
 use futures::StreamExt as _;
 use tabrelay_bundle::fields::Message as _;
 use tabrelay_bundle::protocol::{PING, PONG};
+use wasm_bindgen::prelude::wasm_bindgen;
+use wasm_bindgen::JsValue;
+use worker::js_sys::Promise;
+use worker::web_sys::WebSocket;
 use worker::worker_sys::ext::WebSocketExt as _;
+use worker::worker_sys::DurableObjectState;
 use worker::worker_sys::WebSocketRequestResponsePair;
-use worker::{
-    console_log, durable_object, Delay, DurableObject, Env, Response, Result, SqlStorage, State,
-    WebSocket, WebSocketIncomingMessage, WebSocketPair,
-};
+use worker::{console_error, console_log, web_sys, Delay, Env, Response, Result, WebSocketPair};
 
-use super::{alarm_at, ask_code, catalogue, now_ms, routes, PlatformRandom, Sqlite};
+use super::{
+    ask_code, body_bytes, catalogue, header, now_ms, promise, response_value, routes, set_alarm,
+    stream_response, with_headers, Chunks, PlatformRandom, Sqlite,
+};
 use crate::crypto::sha256_hex;
 use crate::http;
 use crate::pairing::object::{read_attachment, ByNumber, Object, Output};
@@ -30,28 +35,87 @@ use crate::pairing::wire::{Reply, Request};
 use crate::pairing::{socket_pairing, Tab};
 use crate::senders::sender_key;
 
-/// One browser's pairing.
-#[durable_object]
-pub struct Pairing {
-    state: State,
-    shared: Rc<Shared>,
+/// The pairing's class as workerd calls it. Bound here rather than by worker's
+/// `#[durable_object]`, whose every async method carries its own copy of the export machinery
+/// (0.7 KiB of upload each): each method hands its work to [`promise`], one future type.
+#[wasm_bindgen(js_name = Pairing)]
+pub struct PairingClass(Rc<Pairing>);
+
+#[wasm_bindgen(js_class = Pairing)]
+impl PairingClass {
+    /// The object, made by workerd.
+    #[wasm_bindgen(constructor)]
+    pub fn new(state: DurableObjectState, env: Env) -> Self {
+        Self(Rc::new(Pairing::new(state, env)))
+    }
+
+    /// A request of the Worker, or a tab's socket.
+    pub fn fetch(&self, req: web_sys::Request) -> Promise {
+        self.on(Event::Fetch(req))
+    }
+
+    /// A tab's message (text; binary reads as none).
+    #[wasm_bindgen(js_name = webSocketMessage)]
+    pub fn websocket_message(&self, ws: web_sys::WebSocket, message: JsValue) -> Promise {
+        self.on(Event::Message(ws, message.as_string()))
+    }
+
+    /// A tab's socket closed: its end closes too.
+    #[wasm_bindgen(js_name = webSocketClose)]
+    pub fn websocket_close(&self, ws: web_sys::WebSocket) -> Promise {
+        self.on(Event::Closed(ws, true))
+    }
+
+    /// A tab's socket failed.
+    #[wasm_bindgen(js_name = webSocketError)]
+    pub fn websocket_error(&self, ws: web_sys::WebSocket) -> Promise {
+        self.on(Event::Closed(ws, false))
+    }
+
+    /// The alarm the object set.
+    pub fn alarm(&self) -> Promise {
+        self.on(Event::Alarm)
+    }
+
+    /// No connection is ever opened to a pairing: refused (what worker's default did, short
+    /// of its panic).
+    pub fn connect(&self) -> Promise {
+        console_error!("connect() handler not implemented");
+        Promise::reject(&JsValue::from_str("connect() handler not implemented"))
+    }
 }
 
-/// What the object and its requests' response streams share (a stream outlives `fetch`).
-struct Shared {
+impl PairingClass {
+    fn on(&self, event: Event) -> Promise {
+        let pairing = Rc::clone(&self.0);
+        promise(Box::pin(async move { pairing.on(event).await }))
+    }
+}
+
+/// What workerd tells the object: one future handles them all.
+enum Event {
+    Fetch(web_sys::Request),
+    Message(WebSocket, Option<String>),
+    /// A tab's socket closed (true: its end is closed too) or failed.
+    Closed(WebSocket, bool),
+    Alarm,
+}
+
+/// One browser's pairing, shared with its requests' response streams (a stream outlives
+/// `fetch`).
+struct Pairing {
     /// The core.
     object: RefCell<Object>,
     /// The tabs' sockets, by tab number.
     sockets: RefCell<ByNumber<WebSocket>>,
     /// Where each waiting request's replies go.
     askers: RefCell<ByNumber<mpsc::UnboundedSender<Reply>>>,
-    sql: SqlStorage,
-    /// For the alarm.
-    storage: worker::Storage,
+    /// The platform's state of the object: its SQL storage and its alarm.
+    platform: DurableObjectState,
     env: Env,
 }
 
-impl Shared {
+impl Pairing {
     /// Gives the object an input, now.
     fn handle(&self, input: Input) {
         self.object.borrow_mut().handle(input, now_ms(), &mut PlatformRandom);
@@ -61,26 +125,26 @@ impl Shared {
     /// or a question comes to goes back to it.
     async fn run(&self) -> Result<()> {
         loop {
-            let output = self.object.borrow_mut().poll_output(&mut Sqlite(&self.sql));
+            let output = self.object.borrow_mut().poll_output(&mut Sqlite(&self.platform));
             let input = match output {
                 None => return Ok(()),
                 Some(Output::Send(tab, text)) => {
                     if let Some(ws) = self.sockets.borrow().get(&tab) {
                         // A socket that just closed fails its calls through websocket_close.
-                        let _ = ws.send_with_str(text);
+                        let _ = ws.send_with_str(&text);
                     }
                     continue;
                 }
                 Some(Output::Close(tab, code, reason)) => {
                     if let Some(ws) = self.sockets.borrow_mut().remove(&tab) {
-                        let _ = ws.close(Some(code), Some(reason));
+                        let _ = ws.close_with_code_and_reason(code, reason);
                     }
                     continue;
                 }
                 Some(Output::Attach(tab, text)) => {
                     if let Some(ws) = self.sockets.borrow().get(&tab) {
                         // A socket that closed meanwhile keeps nothing; its close tells the room.
-                        let _ = ws.as_ref().serialize_attachment(text.into());
+                        let _ = ws.serialize_attachment(text.into());
                     }
                     continue;
                 }
@@ -96,7 +160,7 @@ impl Shared {
                     continue;
                 }
                 Some(Output::SetAlarm(at)) => {
-                    self.storage.set_alarm(alarm_at(at)).await?;
+                    set_alarm(&self.platform, at).await?;
                     continue;
                 }
                 Some(Output::Verify(tab, proof)) => {
@@ -115,7 +179,7 @@ impl Shared {
 /// A request's reply stream: when dropped before its last reply, the object lets go of it.
 struct Waiting {
     asker: Asker,
-    shared: Rc<Shared>,
+    pairing: Rc<Pairing>,
     replies: mpsc::UnboundedReceiver<Reply>,
 }
 
@@ -124,14 +188,14 @@ impl Waiting {
     /// the timeout (any waiting request may: what is due is done once).
     async fn next(&mut self) -> Option<Reply> {
         loop {
-            let wake = self.shared.object.borrow().poll_timeout();
+            let wake = self.pairing.object.borrow().poll_timeout();
             let sleep = wake.map_or(u64::from(u32::MAX), |at| at.saturating_sub(now_ms()));
             let delay = Box::pin(Delay::from(Duration::from_millis(sleep)));
             match select(self.replies.next(), delay).await {
                 Either::Left((reply, _)) => return reply,
                 Either::Right(_) => {
-                    self.shared.handle(Input::Timeout);
-                    if self.shared.run().await.is_err() {
+                    self.pairing.handle(Input::Timeout);
+                    if self.pairing.run().await.is_err() {
                         return None;
                     }
                 }
@@ -140,125 +204,157 @@ impl Waiting {
     }
 }
 
+/// A request's reply lines: the first (read already), then each as it comes until the last.
+struct Lines {
+    first: Option<Reply>,
+    waiting: Option<Waiting>,
+}
+
+impl Chunks for Lines {
+    fn next_chunk(&mut self) -> LocalBoxFuture<'_, Option<Vec<u8>>> {
+        Box::pin(async move {
+            let reply = match self.first.take() {
+                Some(first) => first,
+                None => self.waiting.as_mut()?.next().await?,
+            };
+            if reply.ends() {
+                // The object lets go of the request as soon as its last reply is out.
+                self.waiting = None;
+            }
+            Some(reply.line())
+        })
+    }
+}
+
 impl Drop for Waiting {
     fn drop(&mut self) {
-        let shared = Rc::clone(&self.shared);
-        shared.askers.borrow_mut().remove(&self.asker);
-        let gone = shared.object.borrow_mut().gone(self.asker, now_ms(), &mut PlatformRandom);
+        let pairing = Rc::clone(&self.pairing);
+        pairing.askers.borrow_mut().remove(&self.asker);
+        let gone = pairing.object.borrow_mut().gone(self.asker, now_ms(), &mut PlatformRandom);
         if gone {
             worker::wasm_bindgen_futures::spawn_local(async move {
-                let _ = shared.run().await;
+                let _ = pairing.run().await;
             });
         }
     }
 }
 
-/// The headers of a response of reply lines (NDJSON), one or a stream of them.
-fn lines_response(mut res: Response) -> Result<Response> {
-    for (name, value) in http::NDJSON_HEADERS {
-        res.headers_mut().set(name, value)?;
-    }
-    Ok(res)
+/// The sockets the platform keeps for the object (hibernated ones too).
+fn sockets_of(platform: &DurableObjectState) -> Vec<WebSocket> {
+    platform.get_websockets().unwrap_or_default()
 }
 
 /// A tab's state from its socket's attachment (read as a JS string directly, not through
 /// worker's serde-wasm-bindgen).
 fn tab_of(ws: &WebSocket) -> Option<Tab> {
-    read_attachment(&ws.as_ref().deserialize_attachment().ok()?.as_string()?)
+    read_attachment(&ws.deserialize_attachment().ok()?.as_string()?)
 }
 
 impl Pairing {
     /// Wakes the object the first time this instance needs it: the tabs from their open
     /// sockets, the rest from storage.
     async fn room(&self) -> Result<()> {
-        if self.shared.object.borrow().woke() {
+        if self.object.borrow().woke() {
             return Ok(());
         }
         let mut tabs = Vec::new();
-        for ws in self.state.get_websockets() {
-            if ws.as_ref().ready_state() != worker::web_sys::WebSocket::OPEN {
+        for ws in sockets_of(&self.platform) {
+            if ws.ready_state() != WebSocket::OPEN {
                 continue;
             }
             if let Some(tab) = tab_of(&ws) {
-                self.shared.sockets.borrow_mut().insert(tab.number, ws);
+                self.sockets.borrow_mut().insert(tab.number, ws);
                 tabs.push(tab);
             }
         }
-        let mut sql = Sqlite(&self.shared.sql);
-        self.shared.object.borrow_mut().wake(tabs, &mut sql, now_ms(), &mut PlatformRandom);
-        self.shared.run().await
+        let mut sql = Sqlite(&self.platform);
+        self.object.borrow_mut().wake(tabs, &mut sql, now_ms(), &mut PlatformRandom);
+        self.run().await
     }
 
     /// A tab's socket closed or failed: the room hears it.
-    async fn closed(&self, ws: &WebSocket) -> Result<()> {
+    /// A request, a tab's message, its socket closing or failing, or the alarm: what the
+    /// object hears of it, carried out; what workerd is answered.
+    async fn on(self: &Rc<Self>, event: Event) -> Result<JsValue> {
         self.room().await?;
-        if let Some(tab) = tab_of(ws) {
-            self.shared.sockets.borrow_mut().remove(&tab.number);
-            self.run(Input::Closed { tab: tab.number }).await?;
+        let (input, to_close) = match event {
+            Event::Fetch(req) => return self.fetch(req).await.map(response_value),
+            Event::Message(ws, text) => {
+                (tab_of(&ws).map(|tab| Input::Message { tab: tab.number, text }), None)
+            }
+            Event::Closed(ws, close) => {
+                let input = tab_of(&ws).map(|tab| {
+                    self.sockets.borrow_mut().remove(&tab.number);
+                    Input::Closed { tab: tab.number }
+                });
+                (input, close.then_some(ws))
+            }
+            Event::Alarm => (Some(Input::Timeout), None),
+        };
+        if let Some(input) = input {
+            self.hear(input).await?;
         }
-        Ok(())
+        if let Some(ws) = to_close {
+            let _ = ws.close_with_code_and_reason(1000, "Closed.");
+        }
+        // What an alarm or a socket event answers is not read by the platform.
+        Ok(JsValue::NULL)
     }
 
-    /// The object's outputs of one input, carried out.
-    async fn run(&self, input: Input) -> Result<()> {
-        self.shared.handle(input);
-        self.shared.run().await
+    /// The object's outputs of one input, carried out: the input is handled at once, its
+    /// outputs when awaited (a plain fn, not an async one: no state machine of its own).
+    fn hear(&self, input: Input) -> impl std::future::Future<Output = Result<()>> + '_ {
+        self.handle(input);
+        self.run()
     }
 
     /// Takes a tab's socket: its first message is a fresh challenge.
-    async fn accept_tab(&self, req: &worker::Request) -> Result<Response> {
-        let url = req.inner().url();
-        let sender = sender_key(req.headers().get("cf-connecting-ip")?.as_deref());
+    async fn accept_tab(&self, req: &web_sys::Request) -> Result<Response> {
+        let url = req.url();
+        let sender = sender_key(header(req, "cf-connecting-ip").as_deref());
         let pairing = match socket_pairing(&http::query_of(&url)) {
             Ok(pairing) => pairing,
             // The Worker checked the pairing id before naming this object by it.
             Err((code, reason)) => return routes::refuse_socket(code, reason),
         };
         let pair = WebSocketPair::new()?;
-        self.state.accept_web_socket(&pair.server);
-        let number = self.shared.object.borrow_mut().next_tab_number(now_ms());
-        self.shared.sockets.borrow_mut().insert(number, pair.server);
+        self.platform.accept_websocket(pair.server.as_ref())?;
+        let number = self.object.borrow_mut().next_tab_number(now_ms());
+        self.sockets.borrow_mut().insert(number, pair.server.as_ref().clone());
         let origin = http::origin_of(&url).to_owned();
-        self.run(Input::Opened { number, pairing, origin, sender }).await?;
+        self.hear(Input::Opened { number, pairing, origin, sender }).await?;
         Response::from_websocket(pair.client)
     }
 
     /// A request of the Worker: the object's reply, one line or a stream of them.
-    async fn request(&self, request: Request) -> Result<Response> {
+    async fn request(self: &Rc<Self>, request: Request) -> Result<Response> {
         let asker = {
-            let mut sql = Sqlite(&self.shared.sql);
-            let mut object = self.shared.object.borrow_mut();
+            let mut sql = Sqlite(&self.platform);
+            let mut object = self.object.borrow_mut();
             object.request(request, &mut sql, now_ms(), &mut PlatformRandom)
         };
         let (sender, replies) = mpsc::unbounded();
-        self.shared.askers.borrow_mut().insert(asker, sender);
-        let mut waiting = Waiting { asker, shared: Rc::clone(&self.shared), replies };
-        self.shared.run().await?;
+        self.askers.borrow_mut().insert(asker, sender);
+        let mut waiting = Waiting { asker, pairing: Rc::clone(self), replies };
+        self.run().await?;
         // A reply that is the last goes as the whole response; else the lines as they come.
         let first = waiting.replies.try_recv().ok();
         if let Some(reply) = first.as_ref().filter(|r| r.ends()) {
-            return lines_response(Response::from_bytes(reply.line())?);
+            return with_headers(Response::from_bytes(reply.line())?, &http::NDJSON_HEADERS);
         }
-        let first = futures::stream::iter(first.map(|r| Ok(r.line())));
-        let rest = futures::stream::unfold(Some(waiting), |waiting| async move {
-            let mut waiting = waiting?;
-            let reply = waiting.next().await?;
-            let more = (!reply.ends()).then_some(waiting);
-            Some((Ok::<_, worker::Error>(reply.line()), more))
-        });
-        let lines = first.chain(rest);
-        lines_response(Response::from_stream(lines)?)
+        let lines = Lines { first, waiting: Some(waiting) };
+        stream_response(Box::new(lines), &http::NDJSON_HEADERS)
     }
 }
 
-impl DurableObject for Pairing {
-    fn new(state: State, env: Env) -> Self {
+impl Pairing {
+    fn new(platform: DurableObjectState, env: Env) -> Self {
         // Pings are answered by the runtime without waking the object: idle tabs cost nothing.
         if let Ok(pair) = WebSocketRequestResponsePair::new(PING, PONG) {
-            state.set_websocket_auto_response(&pair);
+            let _ = platform.set_websocket_auto_response(&pair);
         }
         // The tables are made on the first write (see store::TABLES), not here.
-        let sockets = state.get_websockets();
+        let sockets = sockets_of(&platform);
         if let Some(tab) = sockets.iter().find_map(tab_of) {
             // A hash of the pairing id names it in the log without naming it.
             console_log!(
@@ -268,61 +364,23 @@ impl DurableObject for Pairing {
             );
         }
         let keys = routes::config(&env).ok().map(|c| c.keys);
-        let shared = Shared {
+        Self {
             object: RefCell::new(Object::new(keys, catalogue())),
             sockets: RefCell::new(ByNumber::new()),
             askers: RefCell::new(ByNumber::new()),
-            sql: state.storage().sql(),
-            storage: state.storage(),
+            platform,
             env,
-        };
-        Self { state, shared: Rc::new(shared) }
+        }
     }
 
-    async fn fetch(&self, mut req: worker::Request) -> Result<Response> {
-        self.room().await?;
-        if req.headers().get("upgrade")?.is_some() {
+    /// A request of the Worker, or a tab's socket (the object woken already).
+    async fn fetch(self: &Rc<Self>, req: web_sys::Request) -> Result<Response> {
+        if header(&req, "upgrade").is_some() {
             return self.accept_tab(&req).await;
         }
-        match Request::decode(&req.bytes().await?) {
+        match Request::decode(&body_bytes(&req).await?) {
             Ok(request) => self.request(request).await,
             Err(_) => Response::error("Not a request to the pairing.", 400),
         }
-    }
-
-    async fn websocket_message(
-        &self,
-        ws: WebSocket,
-        message: WebSocketIncomingMessage,
-    ) -> Result<()> {
-        self.room().await?;
-        let Some(tab) = tab_of(&ws) else { return Ok(()) };
-        let text = match message {
-            WebSocketIncomingMessage::String(text) => Some(text),
-            WebSocketIncomingMessage::Binary(_) => None,
-        };
-        self.run(Input::Message { tab: tab.number, text }).await
-    }
-
-    async fn websocket_close(
-        &self,
-        ws: WebSocket,
-        _code: usize,
-        _reason: String,
-        _was_clean: bool,
-    ) -> Result<()> {
-        self.closed(&ws).await?;
-        let _ = ws.close(Some(1000), Some("Closed."));
-        Ok(())
-    }
-
-    async fn websocket_error(&self, ws: WebSocket, _error: worker::Error) -> Result<()> {
-        self.closed(&ws).await
-    }
-
-    async fn alarm(&self) -> Result<Response> {
-        self.room().await?;
-        self.run(Input::Timeout).await?;
-        Response::ok("checked")
     }
 }

@@ -1,11 +1,17 @@
 //! The Worker's routes: each reads the request into values, asks the core, and writes the
 //! answer back.
 
-use worker::{console_error, event, Context, Env, Request, Response, Result, WebSocketPair};
+use wasm_bindgen::prelude::wasm_bindgen;
+use worker::js_sys::Promise;
+use worker::web_sys::{self, Request};
+use worker::{console_error, Env, Response, Result, WebSocketPair};
 
 use super::authorize;
 use super::drive::drive;
-use super::{catalogue, now_ms, respond, within_limit};
+use super::{
+    catalogue, header, method, now_ms, pass_to_object, promise, respond, response_value,
+    within_limit,
+};
 use crate::config::Config;
 use crate::http::{self, Route};
 use crate::mcp::exchange::{Exchange, RequestHeaders};
@@ -19,12 +25,9 @@ pub(crate) const PAIRING_BINDING: &str = "PAIRING";
 pub(crate) const CONNECT_BINDING: &str = "CONNECT";
 
 pub(crate) fn config(env: &Env) -> std::result::Result<Config, String> {
-    Config::from_env(|name| {
-        env.secret(name)
-            .map(|s| s.to_string())
-            .or_else(|_| env.var(name).map(|v| v.to_string()))
-            .ok()
-    })
+    // Secrets and vars are both strings in `env`, read as such (worker's typed getters, which
+    // check each binding's constructor name, cost half a KiB of upload).
+    Config::from_env(|name| worker::js_sys::Reflect::get(env, &name.into()).ok()?.as_string())
 }
 
 /// The configuration, read once per isolate: the vars and secrets of a deployment do not
@@ -32,8 +35,24 @@ pub(crate) fn config(env: &Env) -> std::result::Result<Config, String> {
 /// not kept, so it is read (and logged) again on the next request.
 static CONFIG: std::sync::OnceLock<Config> = std::sync::OnceLock::new();
 
-#[event(fetch)]
-async fn fetch(req: Request, env: Env, _ctx: Context) -> Result<Response> {
+/// The Worker's fetch handler as workerd calls it, bound as the objects' methods are (one
+/// future type for every export: see [`promise`]). An error is logged and answered with a
+/// 500, as worker's `#[event(fetch)]` did.
+#[wasm_bindgen(js_name = fetch)]
+pub fn fetch_export(req: web_sys::Request, env: Env) -> Promise {
+    promise(Box::pin(async move {
+        let res = match fetch(req, env).await {
+            Ok(res) => res,
+            Err(e) => {
+                console_error!("{e}");
+                Response::error("INTERNAL SERVER ERROR", 500)?
+            }
+        };
+        Ok(response_value(res))
+    }))
+}
+
+async fn fetch(req: Request, env: Env) -> Result<Response> {
     console_error_panic_hook::set_once();
     let read = match CONFIG.get() {
         Some(c) => Ok(c),
@@ -46,11 +65,11 @@ async fn fetch(req: Request, env: Env, _ctx: Context) -> Result<Response> {
             return Response::error(crate::sentences::shell::MISCONFIGURED, 500);
         }
     };
-    let url = req.inner().url();
+    let url = req.url();
     let path = http::path_of(&url).to_owned();
     // A browser's preflight to the endpoint names the Mcp-Param-* headers its call will send.
-    let requested = req.headers().get("access-control-request-headers")?;
-    let cors = http::cors_headers(&path, req.method().as_ref(), requested.as_deref());
+    let requested = header(&req, "access-control-request-headers");
+    let cors = http::cors_headers(&path, method(&req), requested.as_deref());
     let mut res = route(req, &url, &path, &env, config).await?;
     for (name, value) in cors {
         res.headers_mut().set(name, &value)?;
@@ -66,8 +85,8 @@ async fn route(
     config: &'static Config,
 ) -> Result<Response> {
     let origin = http::origin_of(url).to_owned();
-    let (accept, resume) = (req.headers().get("accept")?, req.headers().has("last-event-id")?);
-    let route = http::route(req.method().as_ref(), path, accept.as_deref(), resume);
+    let (accept, resume) = (header(&req, "accept"), header(&req, "last-event-id").is_some());
+    let route = http::route(method(&req), path, accept.as_deref(), resume);
     if let Some(answer) = route.answer(config, &origin) {
         return respond(answer);
     }
@@ -80,7 +99,7 @@ async fn route(
 }
 
 async fn tab(req: Request, url: &str, env: &Env, config: &Config) -> Result<Response> {
-    let (upgrade, origin) = (req.headers().get("upgrade")?, req.headers().get("origin")?);
+    let (upgrade, origin) = (header(&req, "upgrade"), header(&req, "origin"));
     // The socket names the pairing id (tokens carry it too, so it opens nothing by itself): the
     // hello brings the public key it derives from, and the key's signature proves it. The key
     // stays out of the address, which request logs keep.
@@ -93,8 +112,7 @@ async fn tab(req: Request, url: &str, env: &Env, config: &Config) -> Result<Resp
     if !within_limit(env, &req, Limited::Tab).await {
         return refuse_socket(TOO_MANY_OPENED.0, TOO_MANY_OPENED.1);
     }
-    let stub = env.durable_object(PAIRING_BINDING)?.id_from_name(&pairing)?.get_stub()?;
-    stub.fetch_with_request(req).await
+    pass_to_object(env, PAIRING_BINDING, &pairing, &req).await.map(Response::from)
 }
 
 /// Accepts a socket only to close it with a code and reason (a browser shows nothing else).
@@ -105,20 +123,21 @@ pub(super) fn refuse_socket(code: u16, reason: &str) -> Result<Response> {
     Response::from_websocket(pair.client)
 }
 
-/// The MCP endpoint (a POST, or a GET taking up a dropped stream) as its exchange says.
-async fn mcp_endpoint(
+/// The MCP endpoint (a POST, or a GET taking up a dropped stream) as its exchange says (a
+/// plain fn returning the drive's future: no state machine of its own).
+fn mcp_endpoint(
     req: Request,
     env: &Env,
     config: &'static Config,
     origin: &str,
     resume: bool,
-) -> Result<Response> {
-    let h = req.headers();
+) -> impl std::future::Future<Output = Result<Response>> {
+    let h = worker::Headers(req.headers());
     let headers = RequestHeaders::read(|name| h.get(name).ok().flatten(), || h.entries().collect());
     let (now, catalogue) = (now_ms(), catalogue());
     let exchange = match resume {
         true => Exchange::resume(headers, config, catalogue, origin, now),
         false => Exchange::post(headers, config, catalogue, origin, now),
     };
-    drive(exchange, req, env.durable_object(PAIRING_BINDING)?).await
+    drive(exchange, req, env.clone())
 }
