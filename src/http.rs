@@ -72,6 +72,16 @@ pub enum Route {
     NotFound,
 }
 
+/// A request's method as the router reads it: a known one in upper case whatever its case,
+/// and GET for one it does not know (as workers-rs named methods before the shell read the
+/// platform's request itself).
+#[must_use]
+pub fn method(raw: &str) -> &'static str {
+    const KNOWN: [&str; 9] =
+        ["HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "CONNECT", "TRACE", "REPORT"];
+    KNOWN.into_iter().find(|m| m.eq_ignore_ascii_case(raw)).unwrap_or("GET")
+}
+
 /// Which [`Route`] answers `method` (upper case, as the runtime names it) on `path`.
 #[must_use]
 pub fn route(method: &str, path: &str, accept: Option<&str>, last_event_id: bool) -> Route {
@@ -423,6 +433,16 @@ pub fn header_value(raw: &str) -> Option<String> {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_method_is_read_whatever_its_case_and_an_unknown_one_as_get() {
+        assert_eq!(method("POST"), "POST");
+        assert_eq!(method("options"), "OPTIONS");
+        assert_eq!(method("Delete"), "DELETE");
+        assert_eq!(method("GET"), "GET");
+        assert_eq!(method("BREW"), "GET");
+        assert_eq!(route(method("head"), "/health", None, false), Route::NotAllowed("GET".into()));
+    }
 
     #[test]
     fn lines_come_whole_whatever_the_chunks() {

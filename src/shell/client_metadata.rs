@@ -3,14 +3,12 @@
 //! client is kept in the Workers cache for the time the core says. Why a fetch failed is
 //! logged, never told to the requester (the core's sentence is the same for every failure).
 
-use core::time::Duration;
-
 use futures::future::{select, Either};
 use futures::StreamExt as _;
 use wasm_bindgen::prelude::wasm_bindgen;
 use worker::wasm_bindgen::JsCast as _;
 use worker::wasm_bindgen_futures::JsFuture;
-use worker::{console_log, js_sys, web_sys, AbortController, ByteStream, Delay};
+use worker::{console_log, js_sys, web_sys, AbortController, ByteStream};
 
 use crate::limits::FETCH_TIMEOUT_MS;
 use crate::oauth::cimd::{
@@ -58,7 +56,7 @@ async fn fetch_checked(url: &MetadataUrl) -> Result<(MetadataClient, u64), CimdE
         }
         Ok((check_document(url, &body.into_bytes())?, seconds))
     };
-    let timer = Delay::from(Duration::from_millis(FETCH_TIMEOUT_MS));
+    let timer = super::sleep(FETCH_TIMEOUT_MS);
     futures::pin_mut!(work);
     let outcome = match select(work, timer).await {
         Either::Left((outcome, _)) => outcome,
@@ -77,17 +75,7 @@ async fn fetch(url: &str, signal: &worker::AbortSignal) -> Result<web_sys::Respo
 
 // The fetch and the Workers cache in a few lines of JavaScript: worker's and web_sys' request
 // and cache wrappers cost KiBs of wasm.
-#[wasm_bindgen(inline_js = "
-export async function fetchDocument(url, signal) {
-  return fetch(url, { redirect: 'manual', signal, headers: { accept: 'application/json' } });
-}
-export async function cachedText(key) {
-  const hit = await caches.default.match(key);
-  return hit === undefined ? undefined : hit.text();
-}
-export async function keep(key, response) {
-  await caches.default.put(key, response);
-}")]
+#[wasm_bindgen(module = "/src/shell/platform.js")]
 extern "C" {
     /// A GET of `url` with `signal`, redirects not followed: its response.
     #[wasm_bindgen(js_name = fetchDocument)]

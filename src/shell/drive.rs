@@ -2,11 +2,9 @@
 //! body, ask the pairing, answer, stream), sleeps until the exchange next needs waking or the
 //! pairing says something, reads the clock once per event and feeds back what happened.
 
-use std::time::Duration;
-
 use futures::future::{select, Either, LocalBoxFuture};
 use worker::web_sys::Request;
-use worker::{Delay, Env, Response, Result};
+use worker::{Env, Response, Result};
 
 use super::{ask_pairing, now_ms, read_body, respond, stream_response, Chunks, Replies};
 use crate::http;
@@ -72,7 +70,7 @@ impl Driver {
             let wait_ms = timeout.map(|at| at.saturating_sub(self.now_ms));
             let sleep = async move {
                 match wait_ms {
-                    Some(ms) => Delay::from(Duration::from_millis(ms)).await,
+                    Some(ms) => super::sleep(ms).await,
                     None => std::future::pending().await,
                 }
             };

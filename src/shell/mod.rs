@@ -41,6 +41,15 @@ impl Entropy for PlatformRandom {
     }
 }
 
+/// The longest a platform timer waits: setTimeout takes a signed 32-bit count of
+/// milliseconds (worker's `Delay` casts to it), so a longer one would fire at once.
+const LONGEST_SLEEP_MS: u64 = i32::MAX as u64;
+
+/// A timer of `ms` milliseconds (at most [`LONGEST_SLEEP_MS`], about 24 days).
+pub(crate) fn sleep(ms: u64) -> worker::Delay {
+    worker::Delay::from(std::time::Duration::from_millis(ms.min(LONGEST_SLEEP_MS)))
+}
+
 /// Milliseconds since the epoch, from the platform's clock.
 pub(crate) fn now_ms() -> u64 {
     Date::now().as_millis()
@@ -175,13 +184,9 @@ pub(crate) fn header(req: &Request, name: &str) -> Option<String> {
     req.headers().get(name).ok().flatten()
 }
 
-/// A request's method as worker's Request named it: in upper case, and GET for one it does
-/// not know.
+/// A request's method, as the core names it ([`http::method`]).
 pub(crate) fn method(req: &Request) -> &'static str {
-    const KNOWN: [&str; 9] =
-        ["HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "CONNECT", "TRACE", "REPORT"];
-    let raw = req.method();
-    KNOWN.into_iter().find(|m| m.eq_ignore_ascii_case(&raw)).unwrap_or("GET")
+    http::method(&req.method())
 }
 
 /// A request's whole body.
@@ -258,41 +263,9 @@ pub(crate) fn catalogue() -> &'static tabrelay_bundle::catalogue::Catalogue {
     CATALOGUE.get_or_init(tabrelay_bundle::catalogue::Catalogue::bundled)
 }
 
-// The platform's APIs the shell uses, in a few lines of JavaScript: worker's wrappers of them
-// (bindings, stubs, requests, the SQL cursor, alarm times: their conversions and checks) cost
-// KiBs of wasm.
-#[wasm_bindgen(inline_js = "
-function object(env, binding, name) {
-  const objects = env[binding];
-  return objects.get(objects.idFromName(name));
-}
-export async function postObject(env, binding, name, body) {
-  return object(env, binding, name).fetch('https://object/', { method: 'POST', body });
-}
-export async function postObjectRead(env, binding, name, body) {
-  const response = await postObject(env, binding, name, body);
-  return new Uint8Array(await response.arrayBuffer());
-}
-export async function passObject(env, binding, name, request) {
-  return object(env, binding, name).fetch(request);
-}
-export async function askLimit(env, binding, key) {
-  try {
-    const { success } = await env[binding].limit({ key });
-    return typeof success === 'boolean' ? success : undefined;
-  } catch {
-    return undefined;
-  }
-}
-export function sqlRows(state, query, bindings) {
-  return Array.from(state.storage.sql.exec(query, ...bindings), (row) => Object.values(row));
-}
-export async function setAlarm(state, at) {
-  await state.storage.setAlarm(at);
-}
-export async function deleteAll(state) {
-  await state.storage.deleteAll();
-}")]
+// The platform's APIs the shell uses, in a few lines of JavaScript (platform.js): worker's
+// wrappers of them cost KiBs of wasm.
+#[wasm_bindgen(module = "/src/shell/platform.js")]
 extern "C" {
     /// Posts `body` to the Durable Object `name` of `binding`: its response (it may stream).
     #[wasm_bindgen(js_name = postObject)]

@@ -7,7 +7,6 @@
 
 use std::cell::RefCell;
 use std::rc::Rc;
-use std::time::Duration;
 
 use futures::channel::mpsc;
 use futures::future::{select, Either, LocalBoxFuture};
@@ -21,11 +20,11 @@ use worker::web_sys::WebSocket;
 use worker::worker_sys::ext::WebSocketExt as _;
 use worker::worker_sys::DurableObjectState;
 use worker::worker_sys::WebSocketRequestResponsePair;
-use worker::{console_error, console_log, web_sys, Delay, Env, Response, Result, WebSocketPair};
+use worker::{console_error, console_log, web_sys, Env, Response, Result, WebSocketPair};
 
 use super::{
     ask_code, body_bytes, catalogue, header, now_ms, promise, response_value, routes, set_alarm,
-    stream_response, with_headers, Chunks, PlatformRandom, Sqlite,
+    sleep, stream_response, with_headers, Chunks, PlatformRandom, Sqlite,
 };
 use crate::crypto::sha256_hex;
 use crate::http;
@@ -189,8 +188,9 @@ impl Waiting {
     async fn next(&mut self) -> Option<Reply> {
         loop {
             let wake = self.pairing.object.borrow().poll_timeout();
-            let sleep = wake.map_or(u64::from(u32::MAX), |at| at.saturating_sub(now_ms()));
-            let delay = Box::pin(Delay::from(Duration::from_millis(sleep)));
+            // Nothing due: as long as a timer waits (u32::MAX ms here once fired at once).
+            let ms = wake.map_or(u64::MAX, |at| at.saturating_sub(now_ms()));
+            let delay = Box::pin(sleep(ms));
             match select(self.replies.next(), delay).await {
                 Either::Left((reply, _)) => return reply,
                 Either::Right(_) => {
@@ -272,7 +272,6 @@ impl Pairing {
         self.run().await
     }
 
-    /// A tab's socket closed or failed: the room hears it.
     /// A request, a tab's message, its socket closing or failing, or the alarm: what the
     /// object hears of it, carried out; what workerd is answered.
     async fn on(self: &Rc<Self>, event: Event) -> Result<JsValue> {

@@ -7,17 +7,7 @@ use worker::wasm_bindgen_futures::JsFuture;
 
 use crate::pairing::Proof;
 
-#[wasm_bindgen(inline_js = "
-export async function verifyP256(key, signature, data) {
-  // Views of the wasm memory: copied before the first await, which may see it reused.
-  [key, signature, data] = [key.slice(), signature.slice(), data.slice()];
-  try {
-    const k = await crypto.subtle.importKey('raw', key, { name: 'ECDSA', namedCurve: 'P-256' }, false, ['verify']);
-    return await crypto.subtle.verify({ name: 'ECDSA', hash: 'SHA-256' }, k, signature, data);
-  } catch {
-    return false;
-  }
-}")]
+#[wasm_bindgen(module = "/src/shell/platform.js")]
 extern "C" {
     /// Whether `signature` (P1363) is `key`'s (raw P-256) ECDSA signature over SHA-256 of
     /// `data`; false for a key WebCrypto refuses.

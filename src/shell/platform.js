@@ -1,0 +1,58 @@
+// The platform's APIs the Rust shell (src/shell/mod.rs) calls: worker's wrappers of them
+// (bindings, stubs, requests, the SQL cursor, alarm times: their conversions and checks) cost
+// KiBs of wasm, so the shell reaches them through these few functions.
+function object(env, binding, name) {
+  const objects = env[binding];
+  return objects.get(objects.idFromName(name));
+}
+export async function postObject(env, binding, name, body) {
+  return object(env, binding, name).fetch('https://object/', { method: 'POST', body });
+}
+export async function postObjectRead(env, binding, name, body) {
+  const response = await postObject(env, binding, name, body);
+  return new Uint8Array(await response.arrayBuffer());
+}
+export async function passObject(env, binding, name, request) {
+  return object(env, binding, name).fetch(request);
+}
+export async function askLimit(env, binding, key) {
+  try {
+    const { success } = await env[binding].limit({ key });
+    return typeof success === 'boolean' ? success : undefined;
+  } catch {
+    return undefined;
+  }
+}
+export function sqlRows(state, query, bindings) {
+  return Array.from(state.storage.sql.exec(query, ...bindings), (row) => Object.values(row));
+}
+export async function setAlarm(state, at) {
+  await state.storage.setAlarm(at);
+}
+export async function deleteAll(state) {
+  await state.storage.deleteAll();
+}
+
+// A client metadata document: fetched without following redirects, and kept in the Workers cache.
+export async function fetchDocument(url, signal) {
+  return fetch(url, { redirect: 'manual', signal, headers: { accept: 'application/json' } });
+}
+export async function cachedText(key) {
+  const hit = await caches.default.match(key);
+  return hit === undefined ? undefined : hit.text();
+}
+export async function keep(key, response) {
+  await caches.default.put(key, response);
+}
+
+// The tab proof's signature, checked by the runtime's WebCrypto.
+export async function verifyP256(key, signature, data) {
+  // Views of the wasm memory: copied before the first await, which may see it reused.
+  [key, signature, data] = [key.slice(), signature.slice(), data.slice()];
+  try {
+    const k = await crypto.subtle.importKey('raw', key, { name: 'ECDSA', namedCurve: 'P-256' }, false, ['verify']);
+    return await crypto.subtle.verify({ name: 'ECDSA', hash: 'SHA-256' }, k, signature, data);
+  } catch {
+    return false;
+  }
+}
