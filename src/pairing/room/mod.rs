@@ -295,7 +295,7 @@ pub struct Room {
     /// Every call in flight in a tab, whoever holds it, and the calls left open.
     calls: Calls,
     /// The streams that say a tick when quiet: when each says its next, and what.
-    ticks: Slots<(u64, Reply)>,
+    ticks: Slots<(u64, timers::Tick)>,
     /// The alarm the room last had set (None: none, or it rang).
     alarm: Option<u64>,
     /// When the last input happened.

@@ -45,7 +45,7 @@ impl Room {
         };
         for (asker, (at, tick)) in self.ticks.iter() {
             if *at <= now_ms && !heard(asker, out) {
-                out.push(Effect::Reply(*asker, tick.clone()));
+                out.push(Effect::Reply(*asker, tick.reply()));
             }
         }
     }
@@ -54,9 +54,9 @@ impl Room {
     /// call, a `/listen` stream, a wait for a session's answers, a call taken up.
     pub(super) fn watch_quiet(&mut self, asker: Asker, request: &Request, now_ms: u64) {
         let tick = match request {
-            Request::Call(call) if call.stream => Reply::Call(CallEvent::Tick),
-            Request::Listen { .. } => Reply::Listen(ListenEvent::Tick),
-            Request::AwaitAnswers { .. } | Request::Resume { .. } => Reply::Call(CallEvent::Tick),
+            Request::Call(call) if call.stream => Tick::Call,
+            Request::Listen { .. } => Tick::Listen,
+            Request::AwaitAnswers { .. } | Request::Resume { .. } => Tick::Call,
             _ => return,
         };
         self.ticks.insert(asker, (now_ms + KEEP_ALIVE_MS, tick));
@@ -96,5 +96,21 @@ impl Room {
         let sockets = next_check(self.tabs.values(), self.now);
         let forget = (self.wrote && self.keeps_nothing()).then_some(self.replayed_until);
         [sockets, self.calls.next_due(true), forget].into_iter().flatten().min()
+    }
+}
+
+/// The keep-alive a quiet stream says: a call's (or a wait for answers') or a listener's.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Tick {
+    Call,
+    Listen,
+}
+
+impl Tick {
+    fn reply(self) -> Reply {
+        match self {
+            Tick::Call => Reply::Call(CallEvent::Tick),
+            Tick::Listen => Reply::Listen(ListenEvent::Tick),
+        }
     }
 }
