@@ -9,6 +9,7 @@ use serde_json::{Map, Value};
 use tabrelay_bundle::protocol::MAX_INPUT_REQUESTS;
 
 use super::room::Asker;
+use super::{remove_where, take_where};
 use crate::limits::{MAX_ANSWER_BYTES, MAX_PENDING_QUESTIONS, MAX_QUESTIONS_PER_CONNECTION};
 
 /// The questions waiting for answers, by the request that waits for them.
@@ -95,14 +96,13 @@ impl Questions {
 
     /// The request stopped waiting: its questions go (a late answer is not asked).
     pub fn gone(&mut self, asker: Asker) {
-        self.waiting.retain(|w| w.asker != asker);
+        remove_where(&mut self.waiting, &|w| w.asker == asker);
     }
 
     /// Connection `grant` is gone: its questions go; the requests that waited for them.
     pub fn forget_grant(&mut self, grant: &str) -> Vec<Asker> {
-        let askers = self.waiting.iter().filter(|w| w.grant == grant).map(|w| w.asker).collect();
-        self.waiting.retain(|w| w.grant != grant);
-        askers
+        let gone = take_where(&mut self.waiting, &|w| w.grant == grant);
+        gone.into_iter().map(|w| w.asker).collect()
     }
 }
 

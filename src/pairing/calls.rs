@@ -14,6 +14,7 @@ use crate::limits::{
     MAX_LEFT_OPEN, MAX_PENDING_CALLS,
 };
 use crate::pairing::tasks::Carried;
+use crate::pairing::{remove_where, take_where};
 use crate::sentences;
 
 /// Who holds a call in flight: who is told its events and its end.
@@ -311,13 +312,8 @@ impl Calls {
     /// `tab` went away: the calls in flight there, now failed (and those left open there
     /// are told to their connections' `status`).
     pub fn tab_gone(&mut self, tab: u64) -> Vec<Flight> {
-        let (gone, kept) =
-            core::mem::take(&mut self.flights).into_iter().partition(|f| f.tab == tab);
-        self.flights = kept;
-        let (closed, kept): (Vec<Left>, Vec<Left>) =
-            core::mem::take(&mut self.open.left).into_iter().partition(|l| l.tab == tab);
-        self.open.left = kept;
-        for l in closed {
+        let gone = take_where(&mut self.flights, &|f| f.tab == tab);
+        for l in take_where(&mut self.open.left, &|l| l.tab == tab) {
             self.afterwards(l.grant, l.tool, sentences::LEFT_TAB_CLOSED.to_owned());
         }
         gone
@@ -373,14 +369,10 @@ impl Calls {
     /// its tab: they are no longer anyone's), and the ids and tabs of those left open in their
     /// tabs; what came of its earlier calls goes too.
     pub fn forget_grant(&mut self, grant: &str) -> (Vec<Flight>, Vec<(u64, u64)>) {
-        let (ended, kept) =
-            core::mem::take(&mut self.flights).into_iter().partition(|f| f.grant == grant);
-        self.flights = kept;
-        let left = self.open.left.iter().filter(|l| l.grant == grant).map(|l| (l.id, l.tab));
-        let left = left.collect();
-        self.open.left.retain(|l| l.grant != grant);
-        self.open.afterwards.retain(|a| a.grant != grant);
-        (ended, left)
+        let ended = take_where(&mut self.flights, &|f| f.grant == grant);
+        let left = take_where(&mut self.open.left, &|l| l.grant == grant);
+        remove_where(&mut self.open.afterwards, &|a| a.grant == grant);
+        (ended, left.into_iter().map(|l| (l.id, l.tab)).collect())
     }
 
     /// Takes call `id` out of flight.

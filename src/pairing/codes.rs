@@ -4,6 +4,7 @@
 use tabrelay_bundle::protocol::RelayMessage;
 
 use super::grants::Grant;
+use super::remove_where;
 use crate::limits::{WRONG_CODES_ALLOWED, WRONG_CODE_WINDOW_MS};
 use crate::oauth::connect::{refusal, CodeReply, Command};
 
@@ -17,7 +18,7 @@ pub struct WrongCodes {
 impl WrongCodes {
     /// Whether the pairing may try a code at `now_ms`.
     pub fn allows(&mut self, now_ms: u64) -> bool {
-        self.at.retain(|t| now_ms < t + WRONG_CODE_WINDOW_MS);
+        remove_where(&mut self.at, &|t| now_ms >= t + WRONG_CODE_WINDOW_MS);
         self.at.len() < WRONG_CODES_ALLOWED
     }
 

@@ -172,7 +172,7 @@ impl Object {
 
     fn reply(&mut self, asker: Asker, reply: Reply) -> Output {
         if reply.ends() {
-            self.waiting.retain(|a| *a != asker);
+            crate::pairing::remove_where(&mut self.waiting, &|a| *a == asker);
         }
         Output::Reply(asker, reply)
     }

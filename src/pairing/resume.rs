@@ -5,6 +5,7 @@
 //! the call up again, running (from the registry) or ended (from here). Bounded: a few ends of
 //! each connection are kept, each for a while.
 
+use super::remove_where;
 use super::wire::{connection_of, is_request_of, CallReply};
 use crate::limits::{
     MAX_KEPT_BYTES, MAX_KEPT_BYTES_PER_CONNECTION, MAX_KEPT_ENDS, MAX_KEPT_ENDS_PER_CONNECTION,
@@ -39,7 +40,7 @@ impl Resumable {
         if bytes > MAX_KEPT_BYTES_PER_CONNECTION {
             return;
         }
-        self.kept.retain(|k| k.request != request);
+        remove_where(&mut self.kept, &|k| k.request == request);
         let connection = connection_of(&request);
         let shares = [
             (Some(connection), MAX_KEPT_ENDS_PER_CONNECTION, MAX_KEPT_BYTES_PER_CONNECTION),
@@ -63,20 +64,20 @@ impl Resumable {
     /// A call of request key `request` starts (again: a round of questions answered): an
     /// end kept under that key is an earlier round's, no longer the call's.
     pub fn forget(&mut self, request: &str) {
-        self.kept.retain(|k| k.request != request);
+        remove_where(&mut self.kept, &|k| k.request == request);
     }
 
     /// The client returns at `now_ms` for the call of request key `request`: its end, if
     /// kept (once).
     pub fn take(&mut self, request: &str, now_ms: u64) -> Option<CallReply> {
-        self.kept.retain(|k| k.until_ms > now_ms);
+        remove_where(&mut self.kept, &|k| k.until_ms <= now_ms);
         let i = self.kept.iter().position(|k| k.request == request)?;
         tabrelay_bundle::from_json(&self.kept.remove(i).reply)
     }
 
     /// Connection `grant` is gone: its kept ends go, so no resume finds them.
     pub fn forget_grant(&mut self, grant: &str) {
-        self.kept.retain(|k| !is_request_of(&k.request, grant));
+        remove_where(&mut self.kept, &|k| is_request_of(&k.request, grant));
     }
 }
 

@@ -9,7 +9,7 @@ use crate::limits::REPLAYED_KEPT_MS;
 use crate::oauth::connect::{refusal, CodeReply, Command, Named};
 use crate::pairing::codes::{self};
 use crate::pairing::grants::{self, Grant, Refreshed};
-use crate::pairing::tasks::Task;
+use crate::pairing::take_where;
 use crate::pairing::wire::{
     CallEvent, CallReply, GrantReply, GrantRequest, RefreshReply, RefreshRequest, Reply,
     RevokeRequest,
@@ -242,20 +242,14 @@ impl Room {
         self.store_left_if_changed(&before, out);
         self.resume.forget_grant(grant);
         // Its listen streams end (any reply but a listen event ends one).
-        let (gone, kept): (Vec<_>, Vec<_>) =
-            core::mem::take(&mut self.listeners).into_iter().partition(|(_, g)| g == grant);
-        self.listeners = kept;
-        for (asker, _) in gone {
+        for (asker, _) in take_where(&mut self.listeners, &|(_, g)| g == grant) {
             out.push(Effect::Reply(asker, forgotten()));
         }
         for asker in self.questions.forget_grant(grant) {
             out.push(Effect::Reply(asker, forgotten()));
         }
-        let (gone, kept): (Vec<Task>, Vec<Task>) =
-            core::mem::take(&mut self.tasks).into_iter().partition(|t| t.grant == grant);
-        self.tasks = kept;
         // Their calls in flight were dropped with the connection's others.
-        for task in gone {
+        for task in take_where(&mut self.tasks, &|t| t.grant == grant) {
             out.push(Effect::DeleteTask(task.id));
         }
     }

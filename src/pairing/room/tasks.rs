@@ -8,6 +8,7 @@ use super::{Effect, Room, INTERNAL_ERROR, MISSING_CAPABILITY};
 use crate::crypto::{random_token, Entropy};
 use crate::limits::{MAX_TASK_BYTES_PER_CONNECTION, MAX_TASK_RESULT_BYTES, TAB_CALL_WAIT_MS};
 use crate::pairing::calls::{Flight, Holder, Waiter};
+use crate::pairing::take_where;
 use crate::pairing::tasks::{self, Task};
 use crate::pairing::wire::{CallEvent, CallReply, Reply, TaskOp, TaskReply};
 use crate::sentences;
@@ -242,10 +243,7 @@ impl Room {
 
     /// How many tasks connection `grant` holds; those past their time to live are deleted first.
     pub(super) fn tasks_of(&mut self, grant: &str, now_ms: u64, out: &mut Vec<Effect>) -> usize {
-        let (expired, kept): (Vec<Task>, Vec<Task>) =
-            core::mem::take(&mut self.tasks).into_iter().partition(|t| now_ms >= t.expires_ms());
-        self.tasks = kept;
-        for task in expired {
+        for task in take_where(&mut self.tasks, &|t| now_ms >= t.expires_ms()) {
             if let Some(flight) = task.carried.call.and_then(|call| self.calls.take(call)) {
                 out.push(Effect::Send(flight.tab, RelayMessage::Cancel { id: flight.id }));
             }
