@@ -2,6 +2,7 @@
 //! client's requests about it, and its next round.
 
 use tabrelay_bundle::content::{self, quoted};
+use tabrelay_bundle::fields::Encode as _;
 use tabrelay_bundle::protocol::{askable, call_input, Outcome as TabOutcome, RelayMessage};
 
 use super::{Effect, Room, INTERNAL_ERROR, MISSING_CAPABILITY};
@@ -95,9 +96,10 @@ impl Room {
         };
         // A task is one stored row: what does not fit is said, not kept.
         let size = match &event {
-            tasks::Event::Answered(result) => serde_json::to_vec(result).map_or(0, |v| v.len()),
+            tasks::Event::Answered(result) => result.to_json().len(),
+            // As the JSON array `[requests,state]`.
             tasks::Event::NeedsInput { requests, state } => {
-                serde_json::to_vec(&(requests, state)).map_or(0, |v| v.len())
+                requests.to_json().len() + state.to_json().len() + 3
             }
             _ => 0,
         };
