@@ -142,7 +142,7 @@ impl Room {
         let mut changed = self.tasks[i].clone();
         let effect = changed.apply(event, now_ms);
         // Answers kept until the last comes count toward the connection's share, as results do.
-        if effect == tasks::Effect::Store
+        if matches!(effect, tasks::Effect::Store)
             && self.held_beside(i) + changed.held_bytes() > MAX_TASK_BYTES_PER_CONNECTION
         {
             let kib = MAX_TASK_BYTES_PER_CONNECTION / 1024;
@@ -238,7 +238,7 @@ impl Room {
         now_ms: u64,
         out: &mut Vec<Effect>,
     ) {
-        if self.tasks[i].apply(event, now_ms) != tasks::Effect::Unchanged {
+        if !matches!(self.tasks[i].apply(event, now_ms), tasks::Effect::Unchanged) {
             out.push(Effect::StoreTask(self.tasks[i].clone()));
         }
     }
