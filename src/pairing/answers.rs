@@ -52,12 +52,11 @@ impl Questions {
         let held: usize = self.waiting.iter().map(|w| w.ids.len()).sum();
         let held_here = self.held_by(grant);
         let known = |id: &String| self.waiting.iter().any(|w| w.ids.contains(id));
-        let mut unique = ids.clone();
-        unique.sort();
-        unique.dedup();
+        // A few ids at most (checked first): each against those before it, no sort.
+        let repeated = || ids.iter().enumerate().any(|(i, id)| ids[..i].contains(id));
         if ids.is_empty()
             || ids.len() > MAX_INPUT_REQUESTS
-            || unique.len() != ids.len()
+            || repeated()
             || held_here + ids.len() > MAX_QUESTIONS_PER_CONNECTION
             || held + ids.len() > MAX_PENDING_QUESTIONS
             || ids.iter().any(known)
