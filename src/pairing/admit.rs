@@ -94,7 +94,7 @@ fn mirrors(arg: &Value, header: &str) -> bool {
         // header mirror) as JSON writes it. No float parsing: it would cost the upload KiBs.
         Value::Number(n) => match n.as_i64() {
             Some(i) => header.parse::<i64>() == Ok(i),
-            None => header == n.to_string(),
+            None => header.as_bytes() == tabrelay_bundle::fields::Encode::to_json(arg),
         },
         _ => false,
     }
