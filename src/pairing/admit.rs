@@ -108,3 +108,21 @@ pub fn default_support(tool: &StatedTool) -> Option<Support> {
     let unsaid = !tool.definition.contains_key("execution");
     (unsaid && tool.setting == Setting::Asks).then_some(Support::Optional)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_number_other_than_an_integer_is_mirrored_as_json_writes_it() {
+        for (arg, same, other) in [
+            (json!(1.5), "1.5", "1.50"),
+            (json!(u64::MAX), "18446744073709551615", "1.8446744073709552e19"),
+            (json!(-7), "-07", "7"),
+        ] {
+            assert!(mirrors(&arg, same), "{arg} {same}");
+            assert!(!mirrors(&arg, other), "{arg} {other}");
+        }
+    }
+}
