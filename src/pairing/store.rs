@@ -3,7 +3,6 @@
 //! of the core; the object only runs the statements named here through [`Sql`].
 
 use serde_json::Value;
-use tabrelay_bundle::fields::FromValue;
 use tabrelay_bundle::fields::{json_text, Encode};
 use tabrelay_bundle::from_json;
 
@@ -112,19 +111,18 @@ impl Store {
             })
             .collect();
         let meta = read("SELECT k, v FROM meta");
-        let bodies = |rows: Rows| -> Vec<Value> { column(rows).filter_map(json).collect() };
+        let meta = |key: &str| meta_text(&meta, key).map(String::as_bytes);
         Stored {
             tabs,
             stated,
             grants: column(read("SELECT body FROM grants ORDER BY rowid"))
                 .filter_map(|b| from_json(b.as_bytes()))
                 .collect(),
-            turns: meta_value(&meta, "turns").unwrap_or_default(),
-            left: meta_value(&meta, "left").unwrap_or_default(),
-            wrong_codes: meta_value(&meta, "wrong_codes").unwrap_or_default(),
-            tasks: bodies(read("SELECT body FROM tasks ORDER BY rowid"))
-                .into_iter()
-                .filter_map(crate::pairing::tasks::read)
+            turns: meta("turns").and_then(from_json).unwrap_or_default(),
+            left: meta("left").and_then(from_json).unwrap_or_default(),
+            wrong_codes: meta("wrong_codes").and_then(from_json).unwrap_or_default(),
+            tasks: column(read("SELECT body FROM tasks ORDER BY rowid"))
+                .filter_map(|b| json(b).and_then(crate::pairing::tasks::read))
                 .collect(),
             replayed_until: until(read("SELECT CAST(until AS TEXT) FROM replayed"))
                 .max()
@@ -198,10 +196,11 @@ fn until(rows: Rows) -> impl Iterator<Item = u64> {
     column(rows).filter_map(|t| t.parse().ok())
 }
 
-/// The value of `key` among the meta rows, read (None: none, or it does not read).
-fn meta_value<T: FromValue>(rows: &Rows, key: &str) -> Option<T> {
+/// The text of `key` among the meta rows (None: none). Not generic: one copy whatever it
+/// reads as.
+fn meta_text<'a>(rows: &'a Rows, key: &str) -> Option<&'a String> {
     rows.iter().find_map(|row| match &row[..] {
-        [Some(k), Some(v)] if k == key => from_json(v.as_bytes()),
+        [Some(k), Some(v)] if k == key => Some(v),
         _ => None,
     })
 }
