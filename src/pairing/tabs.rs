@@ -300,31 +300,35 @@ impl Tab {
                 TabAction::Close(close::PROTOCOL_ERROR, sentences::tab::HELLO_FIRST)
             };
         };
-        match (self.proven, message) {
-            (false, TabMessage::Hello { protocol, key, signature, bundle }) => {
-                self.hello(protocol, &key, &signature, &bundle)
-            }
-            (false, _) => TabAction::Close(close::PROOF_FAILED, sentences::tab::PROVE_FIRST),
-            (true, TabMessage::Hello { .. }) => TabAction::Ignore,
-            (true, TabMessage::Describe { said }) => Self::with_code(&said, TabAction::Describe),
-            (true, TabMessage::Approve { said }) => Self::with_code(&said, TabAction::Approve),
-            (true, TabMessage::Deny { said }) => Self::with_code(&said, TabAction::Deny),
-            (true, TabMessage::Focus { focused: true }) => {
+        if !self.proven {
+            return match message {
+                TabMessage::Hello { protocol, key, signature, bundle } => {
+                    self.hello(protocol, &key, &signature, &bundle)
+                }
+                _ => TabAction::Close(close::PROOF_FAILED, sentences::tab::PROVE_FIRST),
+            };
+        }
+        match message {
+            TabMessage::Hello { .. } => TabAction::Ignore,
+            TabMessage::Describe { said } => Self::with_code(&said, TabAction::Describe),
+            TabMessage::Approve { said } => Self::with_code(&said, TabAction::Approve),
+            TabMessage::Deny { said } => Self::with_code(&said, TabAction::Deny),
+            TabMessage::Focus { focused: true } => {
                 TabAction::Update(Self { focus_ms: now_ms, ..self.clone() })
             }
             // Losing focus hands nothing on: the tab stays the one focused last.
-            (true, TabMessage::Focus { focused: false }) => TabAction::Ignore,
-            (true, TabMessage::Asking { id, sentence }) => TabAction::Asking(id, sentence),
-            (true, TabMessage::Answered { id }) => TabAction::Answered(id),
-            (true, TabMessage::Step) => TabAction::PersonStep,
-            (true, TabMessage::Connections) => TabAction::ListConnections,
-            (true, TabMessage::Forget { id }) => TabAction::Forget(id),
-            (true, TabMessage::Stop { connection }) => TabAction::Stopped(connection, true),
-            (true, TabMessage::GoOn { connection }) => TabAction::Stopped(connection, false),
-            (true, TabMessage::Result { id, outcome }) => TabAction::Result(id, outcome),
-            (true, TabMessage::Tools { tools }) => TabAction::Tools(tools),
-            (true, TabMessage::BadTools { why }) => TabAction::RefuseTools(why.sentence()),
-            (true, TabMessage::View { dataset }) => {
+            TabMessage::Focus { focused: false } => TabAction::Ignore,
+            TabMessage::Asking { id, sentence } => TabAction::Asking(id, sentence),
+            TabMessage::Answered { id } => TabAction::Answered(id),
+            TabMessage::Step => TabAction::PersonStep,
+            TabMessage::Connections => TabAction::ListConnections,
+            TabMessage::Forget { id } => TabAction::Forget(id),
+            TabMessage::Stop { connection } => TabAction::Stopped(connection, true),
+            TabMessage::GoOn { connection } => TabAction::Stopped(connection, false),
+            TabMessage::Result { id, outcome } => TabAction::Result(id, outcome),
+            TabMessage::Tools { tools } => TabAction::Tools(tools),
+            TabMessage::BadTools { why } => TabAction::RefuseTools(why.sentence()),
+            TabMessage::View { dataset } => {
                 TabAction::View(dataset.chars().take(MAX_DATASET_NAME_CHARS).collect())
             }
         }
