@@ -294,18 +294,16 @@ impl Task {
             }
             Event::Update(answers) => {
                 // Answers to requests the task is not waiting for are ignored (SEP-2663).
-                let asked: Vec<(String, Value)> = answers
-                    .into_iter()
-                    .filter(|(k, _)| {
-                        self.status == Status::InputRequired && self.input_requests.contains_key(k)
-                    })
-                    .collect();
-                if asked.is_empty() {
-                    return Effect::Unchanged;
+                let mut taken = false;
+                for (key, answer) in answers {
+                    let waits = self.status == Status::InputRequired;
+                    if waits && self.input_requests.remove(key.as_str()).is_some() {
+                        self.responses.insert(key, answer);
+                        taken = true;
+                    }
                 }
-                for (key, answer) in asked {
-                    self.input_requests.remove(&key);
-                    self.responses.insert(key, answer);
+                if !taken {
+                    return Effect::Unchanged;
                 }
                 if self.input_requests.is_empty() {
                     // Every request answered: the tab's next round runs.
