@@ -37,14 +37,18 @@ impl TabsStatus {
     /// The status of `tabs`, with what the focused one stated (its list and dataset).
     #[must_use]
     pub fn of<'a>(
-        tabs: impl IntoIterator<Item = &'a Tab>,
+        tabs: impl IntoIterator<Item = &'a Tab> + Clone,
         list: Option<&ToolList>,
         dataset: Option<String>,
     ) -> Self {
-        let proven: Vec<&Tab> = tabs.into_iter().filter(|t| t.proven).collect();
-        let Some(focused) = route(proven.iter().copied()) else { return Self::default() };
-        // Its place in the order the tabs connected (numbers grow with each tab).
-        let position = proven.iter().filter(|t| t.number <= focused.number).count();
+        let Some(focused) = route(tabs.clone()) else { return Self::default() };
+        // How many are proven, and its place in the order they connected (numbers grow with
+        // each tab).
+        let (mut proven, mut position) = (0, 0);
+        for tab in tabs.into_iter().filter(|t| t.proven) {
+            proven += 1;
+            position += usize::from(tab.number <= focused.number);
+        }
         let refused = list.map_or_else(Vec::new, |l| {
             l.tools()
                 .iter()
@@ -52,13 +56,7 @@ impl TabsStatus {
                 .map(|t| t.name.clone())
                 .collect()
         });
-        Self {
-            tabs: proven.len(),
-            focused: Some(position),
-            dataset,
-            stated: list.is_some(),
-            refused,
-        }
+        Self { tabs: proven, focused: Some(position), dataset, stated: list.is_some(), refused }
     }
 }
 
