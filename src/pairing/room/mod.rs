@@ -486,18 +486,25 @@ impl Room {
         out: &mut Vec<Effect>,
     ) {
         self.watch_quiet(asker, &request, now_ms);
+        // A request about a connection's own things goes no further once it is not live.
+        let about = match &request {
+            Request::Check { grant, .. }
+            | Request::Listen { grant }
+            | Request::Task { grant, .. }
+            | Request::AwaitAnswers { grant, .. }
+            | Request::Answer { grant, .. }
+            | Request::Resume { grant, .. } => Some(grant),
+            _ => None,
+        };
+        if about.is_some_and(|grant| !self.live(grant)) {
+            out.push(Effect::Reply(asker, Reply::NoGrant));
+            return;
+        }
         let reply = match request {
             Request::Call(call) => match self.call(asker, call, now_ms, entropy, out) {
                 Some(reply) => reply,
                 None => return, // it waits for the tab
             },
-            Request::Check { grant, .. }
-            | Request::Listen { grant }
-            | Request::Task { grant, .. }
-                if !self.live(&grant) =>
-            {
-                Reply::NoGrant
-            }
             Request::Task { grant, task, op } => {
                 Reply::Task(self.task_request(&grant, &task, op, now_ms, out))
             }
@@ -528,17 +535,11 @@ impl Room {
                 self.cancel(&request, now_ms, out);
                 Reply::Done
             }
-            Request::AwaitAnswers { grant, .. } | Request::Answer { grant, .. }
-                if !self.live(&grant) =>
-            {
-                Reply::NoGrant
-            }
             Request::AwaitAnswers { grant, ids } => match self.questions.ask(asker, &grant, ids) {
                 Ok(()) => return, // it waits for the answers
                 Err(_) => Reply::TooManyQuestions,
             },
             Request::Answer { grant, id, answer } => self.answer(&grant, &id, answer, out),
-            Request::Resume { grant, .. } if !self.live(&grant) => Reply::NoGrant,
             // A call is taken up by the connection that made it (its key starts with the grant).
             Request::Resume { grant, request } if !is_request_of(&request, &grant) => {
                 Reply::NotAsked
