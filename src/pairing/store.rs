@@ -169,10 +169,9 @@ impl Store {
         let _ = sql.exec(query, bindings);
     }
 
-    fn meta(&mut self, sql: &mut dyn Sql, key: &str, value: &dyn Encode) {
-        let v = json_text(value);
+    fn meta(&mut self, sql: &mut dyn Sql, key: &str, json: &str) {
         let query = "INSERT OR REPLACE INTO meta (k, v) VALUES (?, ?)";
-        self.write(sql, query, vec![Bind::Text(key.to_owned()), Bind::Text(v)]);
+        self.write(sql, query, vec![Bind::Text(key.to_owned()), Bind::Text(json.to_owned())]);
     }
 
     /// Stores a row (a grant, a task): its id and its body as JSON.
@@ -290,8 +289,8 @@ mod tests {
     #[test]
     fn meta_rows_are_the_values_as_json() {
         let (mut store, mut sql) = (Store::default(), Recorded::default());
-        store.apply(&mut sql, &Effect::StoreTurns(Turns::default()), 0);
-        store.apply(&mut sql, &Effect::StoreWrongCodes(WrongCodes::default()), 0);
+        store.apply(&mut sql, &Effect::StoreTurns(json_text(&Turns::default())), 0);
+        store.apply(&mut sql, &Effect::StoreWrongCodes(json_text(&WrongCodes::default())), 0);
         let metas: Vec<&Vec<Bind>> =
             sql.run.iter().filter(|(q, _)| q.contains("INTO meta")).map(|(_, b)| b).collect();
         let turns = tabrelay_bundle::fields::json_text(&Turns::default());
@@ -398,8 +397,8 @@ mod tests {
         let (mut store, mut sql) = (Store::default(), Recorded::default());
         let effects = [
             Effect::StoreGrant(grant.clone()),
-            Effect::StoreTurns(Turns::default()),
-            Effect::StoreWrongCodes(WrongCodes::default()),
+            Effect::StoreTurns(json_text(&Turns::default())),
+            Effect::StoreWrongCodes(json_text(&WrongCodes::default())),
             Effect::StoreStated(4, Stated::Dataset("d".into())),
         ];
         for effect in &effects {

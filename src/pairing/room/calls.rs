@@ -4,6 +4,7 @@
 
 use serde_json::Value;
 use tabrelay_bundle::content::quoted;
+use tabrelay_bundle::fields::json_text;
 use tabrelay_bundle::protocol::{Outcome as TabOutcome, RelayMessage};
 
 use super::{Asker, Effect, Room, INTERNAL_ERROR};
@@ -105,7 +106,7 @@ impl Room {
         let (stored_turn, stored_ms) = self.turns_stored;
         if turn != stored_turn || now_ms >= stored_ms + TURN_STORED_EVERY_MS {
             self.turns_stored = (turn, now_ms);
-            out.push(Effect::StoreTurns(self.turns.clone()));
+            out.push(Effect::StoreTurns(json_text(&self.turns)));
         }
         self.resume.forget(&call.request);
         out.push(Effect::Send(
@@ -140,7 +141,7 @@ impl Room {
                 match gave_up.cancel_in {
                     Some(tab) => out.push(Effect::Send(tab, RelayMessage::Cancel { id })),
                     // Left open in the tab: kept, for the connection's status.
-                    None => out.push(Effect::StoreLeft(self.calls.left_calls().clone())),
+                    None => out.push(Effect::StoreLeft(json_text(self.calls.left_calls()))),
                 }
                 let reply = CallReply::not_carried(gave_up.sentence);
                 self.end(flight, reply, now_ms, out);
@@ -234,7 +235,7 @@ impl Room {
             }
             Finished::Left { grant, tool } => {
                 self.calls.afterwards(grant, tool, afterwards_said(&outcome));
-                out.push(Effect::StoreLeft(self.calls.left_calls().clone()));
+                out.push(Effect::StoreLeft(json_text(self.calls.left_calls())));
             }
             Finished::Not => {}
         }
@@ -244,7 +245,7 @@ impl Room {
     pub(super) fn person_stepped(&mut self, now_ms: u64, out: &mut Vec<Effect>) {
         self.turns.person_stepped();
         self.turns_stored = (self.turns.current(), now_ms);
-        out.push(Effect::StoreTurns(self.turns.clone()));
+        out.push(Effect::StoreTurns(json_text(&self.turns)));
     }
 
     /// A client comes back for a call whose stream dropped: its end, or (a tick at once) its
@@ -317,7 +318,7 @@ impl Room {
     /// Stores the calls left open when they changed from `before`.
     pub(super) fn store_left_if_changed(&self, before: &LeftCalls, out: &mut Vec<Effect>) {
         if self.calls.left_calls() != before {
-            out.push(Effect::StoreLeft(self.calls.left_calls().clone()));
+            out.push(Effect::StoreLeft(json_text(self.calls.left_calls())));
         }
     }
 }

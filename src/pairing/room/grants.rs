@@ -1,6 +1,7 @@
 //! The Room's grants and codes: a tab's command on a connect code, the connections made,
 //! refreshed, stopped, revoked or forgotten, and what a forgotten one set going.
 
+use tabrelay_bundle::fields::json_text;
 use tabrelay_bundle::protocol::RelayMessage;
 
 use super::{Effect, Room};
@@ -42,7 +43,7 @@ impl Room {
         // A code (or link) this relay did not make is wrong without asking any code's object.
         let Some(code) = self.keys.as_ref().and_then(|k| named.code(k)) else {
             self.wrong_codes.record(now_ms);
-            out.push(Effect::StoreWrongCodes(self.wrong_codes.clone()));
+            out.push(Effect::StoreWrongCodes(json_text(&self.wrong_codes)));
             out.push(refused(refusal::UNKNOWN));
             return;
         };
@@ -76,7 +77,7 @@ impl Room {
         };
         if wrong {
             self.wrong_codes.record(now_ms);
-            out.push(Effect::StoreWrongCodes(self.wrong_codes.clone()));
+            out.push(Effect::StoreWrongCodes(json_text(&self.wrong_codes)));
         }
         if self.tabs.contains_key(&tab) {
             out.push(Effect::Send(tab, message));

@@ -178,16 +178,16 @@ pub enum Effect {
     StoreStated(u64, Stated),
     /// Delete what a gone tab stated.
     ForgetStated(u64),
-    /// Store the turns.
-    StoreTurns(Turns),
-    /// Store the calls left open and what came of others.
-    StoreLeft(LeftCalls),
+    /// Store the turns (their JSON: the room keeps its own, so no copy is made).
+    StoreTurns(String),
+    /// Store the calls left open and what came of others (their JSON).
+    StoreLeft(String),
     /// Store a task (made or changed); its row is written before any reply that names it.
     StoreTask(Task),
     /// Delete a task (its time to live passed).
     DeleteTask(String),
-    /// Store the wrong codes.
-    StoreWrongCodes(WrongCodes),
+    /// Store the wrong codes (their JSON).
+    StoreWrongCodes(String),
     /// Store a grant.
     StoreGrant(Grant),
     /// Delete a grant.
