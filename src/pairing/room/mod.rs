@@ -463,15 +463,12 @@ impl Room {
         }
         // A task whose call was in a tab that is gone (the relay restarted, its sockets with
         // it) fails; the others go on as the tabs answer.
-        let lost: Vec<usize> = (0..self.tasks.len())
-            .filter(|i| {
-                let c = &self.tasks[*i].carried;
-                c.call.is_some() && !self.tabs.contains_key(&c.tab)
-            })
-            .collect();
-        for i in lost {
-            let gone = TaskEvent::Lost(INTERNAL_ERROR, sentences::TAB_GONE.into());
-            self.task_event(i, gone, now_ms, out);
+        for i in 0..self.tasks.len() {
+            let c = &self.tasks[i].carried;
+            if c.call.is_some() && !self.tabs.contains_key(&c.tab) {
+                let gone = TaskEvent::Lost(INTERNAL_ERROR, sentences::TAB_GONE.into());
+                self.task_event(i, gone, now_ms, out);
+            }
         }
     }
 
