@@ -256,10 +256,6 @@ impl<V> Slots<V> {
         self.0.iter_mut().find(|(k, _)| k == key).map(|(_, v)| v)
     }
 
-    fn contains_key(&self, key: &u64) -> bool {
-        self.get(key).is_some()
-    }
-
     fn insert(&mut self, key: u64, value: V) {
         match self.0.iter_mut().find(|(k, _)| *k == key) {
             Some((_, v)) => *v = value,
@@ -295,6 +291,38 @@ impl<V> Slots<V> {
     }
 }
 
+/// The pairing's tabs (tens at most), in a vector by the number each carries: its slice is
+/// what the tab functions go over, smaller in the Worker than an iterator adapter over pairs.
+#[derive(Debug, Clone, Default)]
+struct Tabs(Vec<Tab>);
+
+impl Tabs {
+    fn get(&self, number: &u64) -> Option<&Tab> {
+        self.0.iter().find(|t| t.number == *number)
+    }
+
+    fn contains_key(&self, number: &u64) -> bool {
+        self.get(number).is_some()
+    }
+
+    /// Keeps `tab`, in place of the tab of its number.
+    fn insert(&mut self, tab: Tab) {
+        match self.0.iter_mut().find(|t| t.number == tab.number) {
+            Some(t) => *t = tab,
+            None => self.0.push(tab),
+        }
+    }
+
+    fn remove(&mut self, number: &u64) -> Option<Tab> {
+        let i = self.0.iter().position(|t| t.number == *number)?;
+        Some(self.0.swap_remove(i))
+    }
+
+    fn values(&self) -> core::slice::Iter<'_, Tab> {
+        self.0.iter()
+    }
+}
+
 /// What a tab stated, held in memory.
 #[derive(Debug, Clone, Default)]
 struct Statement {
@@ -306,7 +334,7 @@ struct Statement {
 pub struct Room {
     keys: Option<Keys>,
     catalogue: &'static Catalogue,
-    tabs: Slots<Tab>,
+    tabs: Tabs,
     stated: Slots<Statement>,
     /// Every call in flight in a tab, whoever holds it, and the calls left open.
     calls: Calls,
@@ -343,7 +371,7 @@ impl Room {
         Self {
             keys,
             catalogue,
-            tabs: Slots::default(),
+            tabs: Tabs::default(),
             stated: Slots::default(),
             calls: Calls::default(),
             ticks: Slots::default(),
@@ -381,7 +409,7 @@ impl Room {
                 self.last_tab = self.last_tab.max(number);
                 out.push(Effect::Attach(admitted.tab.clone()));
                 out.push(Effect::Send(number, admitted.first));
-                self.tabs.insert(number, admitted.tab);
+                self.tabs.insert(admitted.tab);
             }
             Input::Message { tab, text } => {
                 self.message(tab, text.as_deref(), now_ms, entropy, &mut out);
@@ -430,7 +458,7 @@ impl Room {
         self.replayed_until = stored.replayed_until;
         for tab in stored.tabs {
             self.last_tab = self.last_tab.max(tab.number);
-            self.tabs.insert(tab.number, tab);
+            self.tabs.insert(tab);
         }
         for (number, tools, dataset) in stored.stated {
             if !self.tabs.contains_key(&number) {
@@ -559,7 +587,7 @@ impl Room {
             TabAction::Welcome(t) => {
                 let pairing = t.pairing.clone();
                 out.push(Effect::Attach(t.clone()));
-                self.tabs.insert(tab, t);
+                self.tabs.insert(t);
                 out.push(Effect::Send(
                     tab,
                     RelayMessage::Welcome { pairing, protocol: PROTOCOL_VERSION },
@@ -568,7 +596,7 @@ impl Room {
             TabAction::Verify(t, proof) => {
                 // The challenge is used before the check: a second hello meanwhile proves nothing.
                 out.push(Effect::Attach(t.clone()));
-                self.tabs.insert(tab, t);
+                self.tabs.insert(t);
                 out.push(Effect::Verify(tab, proof));
             }
             TabAction::Close(code, reason) => self.close(tab, code, reason, now_ms, out),
@@ -590,7 +618,7 @@ impl Room {
             }
             TabAction::Update(t) => {
                 out.push(Effect::Attach(t.clone()));
-                self.tabs.insert(tab, t);
+                self.tabs.insert(t);
             }
             TabAction::Asking(call, sentence) => {
                 self.asking(tab, call, &sentence, now_ms, entropy, out);
