@@ -14,7 +14,7 @@ use crate::limits::{
     TURN_STORED_EVERY_MS, USED_GRANULARITY_MS,
 };
 use crate::pairing::admit;
-use crate::pairing::calls::{Finished, Flight, Holder, LeftCalls, Waiter};
+use crate::pairing::calls::{Finished, Flight, Holder, Waiter};
 use crate::pairing::tasks::{self, Carried, Dispatch};
 use crate::pairing::wire::{CallEvent, CallReply, CallRequest, Reply};
 use crate::sentences;
@@ -191,7 +191,7 @@ impl Room {
         entropy: &mut dyn Entropy,
         out: &mut Vec<Effect>,
     ) {
-        let before = self.calls.left_calls().clone();
+        let before = json_text(self.calls.left_calls());
         if let Some(card) = self.calls.asking(call, tab, sentence) {
             match self.calls.get(call).map(|f| &f.holder) {
                 Some(Holder::Task(_)) => self.task_asking(call, &card, out),
@@ -207,7 +207,7 @@ impl Room {
 
     /// The person answered tab `tab`'s card for `call`.
     pub(super) fn answered(&mut self, tab: u64, call: u64, out: &mut Vec<Effect>) {
-        let before = self.calls.left_calls().clone();
+        let before = json_text(self.calls.left_calls());
         if self.calls.answered(call, tab) {
             match self.calls.get(call).map(|f| &f.holder) {
                 Some(Holder::Task(_)) => self.task_answered(call, out),
@@ -315,10 +315,12 @@ impl Room {
         }
     }
 
-    /// Stores the calls left open when they changed from `before`.
-    pub(super) fn store_left_if_changed(&self, before: &LeftCalls, out: &mut Vec<Effect>) {
-        if self.calls.left_calls() != before {
-            out.push(Effect::StoreLeft(json_text(self.calls.left_calls())));
+    /// Stores the calls left open when they changed from `before` (their JSON, as stored:
+    /// the text tells a change without a copy of them to compare).
+    pub(super) fn store_left_if_changed(&self, before: &str, out: &mut Vec<Effect>) {
+        let now = json_text(self.calls.left_calls());
+        if now != before {
+            out.push(Effect::StoreLeft(now));
         }
     }
 }

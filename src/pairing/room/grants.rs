@@ -229,7 +229,7 @@ impl Room {
             let connection = grant.to_owned();
             out.push(Effect::Send(tab.number, RelayMessage::Forgotten { connection }));
         }
-        let before = self.calls.left_calls().clone();
+        let before = json_text(self.calls.left_calls());
         let (flights, left) = self.calls.forget_grant(grant);
         for flight in flights {
             out.push(Effect::Send(flight.tab, RelayMessage::Cancel { id: flight.id }));
