@@ -71,7 +71,7 @@ pub fn param_header_mismatch(
                 None => continue,
             }
         };
-        let sent = headers.get(&name.to_ascii_lowercase()).and_then(Value::as_str);
+        let sent = headers.get(name.to_ascii_lowercase().as_str()).and_then(Value::as_str);
         let agrees = match (arg, sent.map(crate::http::header_value)) {
             (None, None) => true,
             (Some(arg), Some(Some(header))) => mirrors(arg, &header),
