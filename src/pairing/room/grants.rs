@@ -93,9 +93,7 @@ impl Room {
         entropy: &mut dyn Entropy,
         out: &mut Vec<Effect>,
     ) -> GrantReply {
-        let replays: Vec<(String, u64)> =
-            replayed.iter().map(|u| (request.id.clone(), *u)).collect();
-        if !grants::may_make(&request.id, &replays, now_ms) {
+        if !grants::may_make(replayed, now_ms) {
             return GrantReply::Replayed;
         }
         if !self.has_room(now_ms, out) {
