@@ -183,12 +183,6 @@ impl Grant {
     }
 }
 
-/// The stored grants that expired by `now_ms` (to delete).
-#[must_use]
-pub fn expired(stored: &[Grant], now_ms: u64) -> Vec<String> {
-    stored.iter().filter(|g| g.expired(now_ms)).map(|g| g.id.clone()).collect()
-}
-
 /// Whether a pairing holding `stored` has room for another connection at `now_ms` (expired
 /// ones do not count: they are dropped first). Never makes room by removing one.
 #[must_use]
@@ -342,7 +336,7 @@ mod tests {
             })
             .collect();
         assert!(has_room(&stored, 200), "a second connection of the same client id is room too");
-        assert!(expired(&stored, 200).is_empty(), "nothing is pushed out");
+        assert!(!stored.iter().any(|g| g.expired(200)), "nothing is pushed out");
         let (last, _) =
             Grant::new("last".into(), "claude".into(), requester("n", "h"), 300, &mut rng);
         stored.push(last);
@@ -354,9 +348,12 @@ mod tests {
         let (mut g, _, mut rng) = grant();
         g.requester.place = Some("Lisbon, PT".into());
         let (fresh, _) = Grant::new("g1".into(), "cid".into(), requester("n", "h"), 5000, &mut rng);
-        let stored = vec![g.clone(), fresh];
-        assert!(expired(&stored, 1000 + UNUSED_EXPIRY_MS - 1).is_empty());
-        assert_eq!(expired(&stored, 1000 + UNUSED_EXPIRY_MS), vec!["g0".to_owned()]);
+        let stored = [g.clone(), fresh];
+        let expired = |now_ms| -> Vec<&str> {
+            stored.iter().filter(|g| g.expired(now_ms)).map(|g| g.id.as_str()).collect()
+        };
+        assert!(expired(1000 + UNUSED_EXPIRY_MS - 1).is_empty());
+        assert_eq!(expired(1000 + UNUSED_EXPIRY_MS), ["g0"]);
         let full: Vec<Grant> = (0..MAX_GRANTS).map(|_| g.clone()).collect();
         assert!(has_room(&full, 1000 + UNUSED_EXPIRY_MS), "expired ones make no count");
         assert_eq!(g.info().place.as_deref(), Some("Lisbon, PT"));

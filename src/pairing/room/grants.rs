@@ -187,7 +187,8 @@ impl Room {
 
     /// The grants, those unused for too long dropped first.
     fn live_grants(&mut self, now_ms: u64, out: &mut Vec<Effect>) -> &[Grant] {
-        for id in grants::expired(&self.grants, now_ms) {
+        while let Some(expired) = self.grants.iter().find(|g| g.expired(now_ms)) {
+            let id = expired.id.clone();
             self.delete_grant(&id, out);
         }
         &self.grants
