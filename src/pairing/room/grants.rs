@@ -250,7 +250,8 @@ impl Room {
         }
         // Their calls in flight were dropped with the connection's others.
         for task in take_where(&mut self.tasks, &|t| t.grant == grant) {
-            out.push(Effect::DeleteTask(task.id));
+            // Its id copied, so the task is dropped whole (one drop, not one per part).
+            out.push(Effect::DeleteTask(task.id.clone()));
         }
     }
 }

@@ -249,7 +249,8 @@ impl Room {
             if let Some(flight) = task.carried.call.and_then(|call| self.calls.take(call)) {
                 out.push(Effect::Send(flight.tab, RelayMessage::Cancel { id: flight.id }));
             }
-            out.push(Effect::DeleteTask(task.id));
+            // Its id copied, so the task is dropped whole (one drop, not one per part).
+            out.push(Effect::DeleteTask(task.id.clone()));
         }
         self.tasks.iter().filter(|t| t.grant == grant).count()
     }
