@@ -45,7 +45,8 @@ impl Room {
             return done(CallReply::not_carried(sentences::AGENT_STOPPED));
         }
         if !admit::known(self.focused_list(), self.catalogue, &call.tool_call.tool) {
-            return done(CallReply::NoSuchTool { tool: call.tool_call.tool });
+            // The name copied, so the call is dropped whole (one drop, not one per part).
+            return done(CallReply::NoSuchTool { tool: call.tool_call.tool.clone() });
         }
         // A 2026-07-28 call's headers that mirror arguments must agree with them (see
         // `admit::param_header_mismatch`): refused before the tab hears of it.
