@@ -42,7 +42,8 @@ pub fn told(
     let code = said.to_owned();
     match (command, reply) {
         (Command::Approve { .. }, CodeReply::Described(d)) => {
-            (RelayMessage::Approved { code, client: d.requester.client_name }, false)
+            // The name copied, so the description is dropped whole.
+            (RelayMessage::Approved { code, client: d.requester.client_name.clone() }, false)
         }
         (Command::Approve { linked: true, .. }, CodeReply::ToConfirm { client, secret }) => {
             // The ticket names the link (the confirm page reads the code from it) and the
