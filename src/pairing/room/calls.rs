@@ -296,14 +296,14 @@ impl Room {
         now_ms: u64,
         out: &mut Vec<Effect>,
     ) {
-        match flight.holder {
+        match &flight.holder {
             Holder::Waiter(waiter) => {
                 if waiter.resumable {
-                    self.resume.keep(flight.request, &reply, flight.until_ms);
+                    self.resume.keep(&flight.request, &reply, flight.until_ms);
                 }
                 out.push(Effect::Reply(waiter.asker, Reply::Call(CallEvent::Done(reply))));
             }
-            Holder::Detached => self.resume.keep(flight.request, &reply, flight.until_ms),
+            Holder::Detached => self.resume.keep(&flight.request, &reply, flight.until_ms),
             Holder::Task(_) => {
                 let sentence = match reply {
                     CallReply::NotCarried { sentence } => sentence,
