@@ -100,8 +100,11 @@ impl Questions {
 
     /// Connection `grant` is gone: its questions go; the requests that waited for them.
     pub fn forget_grant(&mut self, grant: &str) -> Vec<Asker> {
-        let gone = take_where(&mut self.waiting, &|w| w.grant == grant);
-        gone.into_iter().map(|w| w.asker).collect()
+        let mut askers = Vec::new();
+        for gone in take_where(&mut self.waiting, &|w| w.grant == grant) {
+            askers.push(gone.asker);
+        }
+        askers
     }
 }
 

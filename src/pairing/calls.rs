@@ -370,9 +370,12 @@ impl Calls {
     /// tabs; what came of its earlier calls goes too.
     pub fn forget_grant(&mut self, grant: &str) -> (Vec<Flight>, Vec<(u64, u64)>) {
         let ended = take_where(&mut self.flights, &|f| f.grant == grant);
-        let left = take_where(&mut self.open.left, &|l| l.grant == grant);
+        let mut left = Vec::new();
+        for l in take_where(&mut self.open.left, &|l| l.grant == grant) {
+            left.push((l.id, l.tab));
+        }
         remove_where(&mut self.open.afterwards, &|a| a.grant == grant);
-        (ended, left.into_iter().map(|l| (l.id, l.tab)).collect())
+        (ended, left)
     }
 
     /// Takes call `id` out of flight.
