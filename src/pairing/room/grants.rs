@@ -104,9 +104,13 @@ impl Room {
         let id = grant.id.clone();
         self.store_grant(grant, out);
         // Every tab lists the new connection at once, not at its first call.
-        let tabs: Vec<u64> = self.tabs.values().filter(|t| t.proven).map(|t| t.number).collect();
-        for tab in tabs {
-            self.send_connections(tab, now_ms, out);
+        // By index: sending the list needs the room itself (it drops expired grants first).
+        for i in 0..self.tabs.0.len() {
+            let tab = &self.tabs.0[i];
+            if tab.proven {
+                let number = tab.number;
+                self.send_connections(number, now_ms, out);
+            }
         }
         GrantReply::Made { grant: id, secret }
     }
