@@ -26,10 +26,9 @@ impl Room {
         out: &mut Vec<Effect>,
     ) {
         let Some(flight) = self.calls.get_mut(call) else { return };
-        let Holder::Waiter(Waiter { asker, task: Some(carried), .. }) = &flight.holder else {
-            return;
-        };
-        let (asker, mut carried) = (*asker, carried.clone());
+        let Holder::Waiter(Waiter { asker, task, .. }) = &mut flight.holder else { return };
+        // What carries the task moves to it (the waiter's holder goes below).
+        let (asker, Some(mut carried)) = (*asker, task.take()) else { return };
         carried.tab = flight.tab;
         carried.call = Some(call);
         let mut task = Task::new(random_token(entropy, 16), *carried, now_ms);
