@@ -386,10 +386,9 @@ pub fn sockets_to_close<'a>(
     open: impl IntoIterator<Item = &'a Tab>,
     now_ms: u64,
 ) -> Vec<(u64, Refusal)> {
-    let waiting: Vec<&Tab> = open.into_iter().filter(|t| !t.proven).collect();
     let mut close: Vec<(u64, Refusal)> = Vec::new();
     let mut silent: Vec<&Tab> = Vec::new();
-    for t in waiting {
+    for t in open.into_iter().filter(|t| !t.proven) {
         if t.overdue(now_ms) {
             close.push((t.number, NOT_PROVEN_IN_TIME));
         } else if t.challenge.is_some() {
