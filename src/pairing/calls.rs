@@ -334,17 +334,17 @@ impl Calls {
     /// still open in the tab, then what came of the others, oldest first.
     #[must_use]
     pub fn told_to(&self, grant: &str) -> Vec<String> {
-        let open = self.open.left.iter().filter(|l| l.grant == grant).map(|l| match &l.asking {
-            Some(card) => sentences::left_asking(&quoted(&l.tool), &quoted(card)),
-            None => sentences::left_running(&quoted(&l.tool)),
-        });
-        let done = self
-            .open
-            .afterwards
-            .iter()
-            .filter(|a| a.grant == grant)
-            .map(|a| sentences::left_done(&quoted(&a.tool), &a.said));
-        open.chain(done).collect()
+        let mut told = Vec::new();
+        for l in self.open.left.iter().filter(|l| l.grant == grant) {
+            told.push(match &l.asking {
+                Some(card) => sentences::left_asking(&quoted(&l.tool), &quoted(card)),
+                None => sentences::left_running(&quoted(&l.tool)),
+            });
+        }
+        for a in self.open.afterwards.iter().filter(|a| a.grant == grant) {
+            told.push(sentences::left_done(&quoted(&a.tool), &a.said));
+        }
+        told
     }
 
     /// The wait for call `flight` (taken out) ran out. While the person is being asked, the
