@@ -102,28 +102,37 @@ impl Store {
     /// A row that does not read is skipped; a table not made yet reads as no rows.
     pub fn read_back(&self, sql: &mut dyn Sql, tabs: Vec<Tab>) -> Stored {
         let mut read = |query: &str| sql.exec(query, Vec::new()).unwrap_or_default();
-        let stated = read("SELECT tab, tools, dataset FROM tab_state ORDER BY tab")
-            .into_iter()
-            .filter_map(|mut row| {
-                let dataset = row.pop().flatten();
-                let tools = row.pop().flatten();
-                Some((row.pop()??.parse().ok()?, tools, dataset))
-            })
-            .collect();
+        // Each kind of row in a loop of its own (smaller in the Worker than a collect of each).
+        let mut stated = Vec::new();
+        for mut row in read("SELECT tab, tools, dataset FROM tab_state ORDER BY tab") {
+            let dataset = row.pop().flatten();
+            let tools = row.pop().flatten();
+            if let Some(tab) = row.pop().flatten().and_then(|t| t.parse().ok()) {
+                stated.push((tab, tools, dataset));
+            }
+        }
         let meta = read("SELECT k, v FROM meta");
+        let mut grants = Vec::new();
+        for body in column(read("SELECT body FROM grants ORDER BY rowid")) {
+            if let Some(grant) = from_json(body.as_bytes()) {
+                grants.push(grant);
+            }
+        }
+        let mut tasks = Vec::new();
+        for body in column(read("SELECT body FROM tasks ORDER BY rowid")) {
+            if let Some(task) = json(body).and_then(crate::pairing::tasks::read) {
+                tasks.push(task);
+            }
+        }
         let meta = |key: &str| meta_text(&meta, key).map(String::as_bytes);
         Stored {
             tabs,
             stated,
-            grants: column(read("SELECT body FROM grants ORDER BY rowid"))
-                .filter_map(|b| from_json(b.as_bytes()))
-                .collect(),
+            grants,
             turns: meta("turns").and_then(from_json).unwrap_or_default(),
             left: meta("left").and_then(from_json).unwrap_or_default(),
             wrong_codes: meta("wrong_codes").and_then(from_json).unwrap_or_default(),
-            tasks: column(read("SELECT body FROM tasks ORDER BY rowid"))
-                .filter_map(|b| json(b).and_then(crate::pairing::tasks::read))
-                .collect(),
+            tasks,
             replayed_until: until(read("SELECT CAST(until AS TEXT) FROM replayed"))
                 .max()
                 .unwrap_or_default(),
