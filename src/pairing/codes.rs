@@ -53,11 +53,12 @@ pub fn told(
         }
         (Command::Deny, CodeReply::Described(_)) => (RelayMessage::Denied { code }, false),
         (_, CodeReply::Described(d)) => {
-            let connections = grants
-                .iter()
-                .filter(|g| g.is_of(&d.client_id, d.requester.verified.as_deref()))
-                .map(Grant::info)
-                .collect();
+            let mut connections = Vec::new();
+            for g in grants {
+                if g.is_of(&d.client_id, d.requester.verified.as_deref()) {
+                    connections.push(g.info());
+                }
+            }
             let message = RelayMessage::Described {
                 code,
                 client: d.requester.client_name,

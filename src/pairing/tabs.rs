@@ -49,13 +49,12 @@ impl TabsStatus {
             proven += 1;
             position += usize::from(tab.number <= focused.number);
         }
-        let refused = list.map_or_else(Vec::new, |l| {
-            l.tools()
-                .iter()
-                .filter(|t| t.setting == tabrelay_bundle::protocol::Setting::Refused)
-                .map(|t| t.name.clone())
-                .collect()
-        });
+        let mut refused = Vec::new();
+        for tool in list.map_or(&[][..], |l| l.tools()) {
+            if tool.setting == tabrelay_bundle::protocol::Setting::Refused {
+                refused.push(tool.name.clone());
+            }
+        }
         Self { tabs: proven, focused: Some(position), dataset, stated: list.is_some(), refused }
     }
 }

@@ -181,7 +181,10 @@ impl Room {
     }
 
     pub(super) fn send_connections(&mut self, tab: u64, now_ms: u64, out: &mut Vec<Effect>) {
-        let list = self.live_grants(now_ms, out).iter().map(Grant::info).collect();
+        let mut list = Vec::new();
+        for grant in self.live_grants(now_ms, out) {
+            list.push(grant.info());
+        }
         out.push(Effect::Send(tab, RelayMessage::Connections { list }));
     }
 
