@@ -238,7 +238,11 @@ impl Calls {
     /// The calls whose timer fired by `now_ms`.
     #[must_use]
     pub fn due(&self, now_ms: u64) -> Vec<u64> {
-        self.flights.iter().filter(|f| f.due_ms <= now_ms).map(|f| f.id).collect()
+        let mut due = Vec::new();
+        for f in self.flights.iter().filter(|f| f.due_ms <= now_ms) {
+            due.push(f.id);
+        }
+        due
     }
 
     /// When the next call's timer fires (`durable`: of those only the alarm wakes for).

@@ -162,7 +162,11 @@ impl Store {
     /// The replays recorded for grant `id`: until when each is kept.
     pub fn replayed(&self, sql: &mut dyn Sql, id: &str) -> Vec<u64> {
         let query = "SELECT CAST(until AS TEXT) FROM replayed WHERE id = ?";
-        until(sql.exec(query, vec![Bind::Text(id.to_owned())]).unwrap_or_default()).collect()
+        let mut replayed = Vec::new();
+        for until in until(sql.exec(query, vec![Bind::Text(id.to_owned())]).unwrap_or_default()) {
+            replayed.push(until);
+        }
+        replayed
     }
 
     /// Runs a write, the tables made first if this instance has not yet: every write goes
