@@ -153,12 +153,10 @@ impl Room {
     /// Request `asker` stopped waiting: its calls are dropped in their tabs, or (a resumable
     /// one) kept running for its client's return.
     pub(super) fn waiter_gone(&mut self, asker: Asker, out: &mut Vec<Effect>) {
-        let calls: Vec<u64> = self
-            .calls
-            .flights()
-            .filter(|f| f.waiter().is_some_and(|w| w.asker == asker))
-            .map(|f| f.id)
-            .collect();
+        let mut calls = Vec::new();
+        for f in self.calls.flights().filter(|f| f.waiter().is_some_and(|w| w.asker == asker)) {
+            calls.push(f.id);
+        }
         for id in calls {
             let Some(flight) = self.calls.get_mut(id) else { continue };
             if flight.waiter().is_some_and(|w| w.resumable) {
