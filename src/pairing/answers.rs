@@ -49,8 +49,13 @@ pub enum Taken {
 impl Questions {
     /// Request `asker` of connection `grant` waits for answers to `ids`.
     pub fn ask(&mut self, asker: Asker, grant: &str, ids: Vec<String>) -> Result<(), Refused> {
-        let held: usize = self.waiting.iter().map(|w| w.ids.len()).sum();
-        let held_here = self.held_by(grant);
+        let (mut held, mut held_here) = (0, 0);
+        for w in &self.waiting {
+            held += w.ids.len();
+            if w.grant == grant {
+                held_here += w.ids.len();
+            }
+        }
         let known = |id: &String| self.waiting.iter().any(|w| w.ids.contains(id));
         // A few ids at most (checked first): each against those before it, no sort.
         let repeated = || ids.iter().enumerate().any(|(i, id)| ids[..i].contains(id));

@@ -251,7 +251,11 @@ impl Task {
         let kept: [&dyn Encode; 5] =
             [&self.result, &self.error, &self.input_requests, &self.responses, &self.tab_state];
         // As a JSON array of the five: the brackets and the commas between them.
-        kept.iter().map(|part| part.to_json().len()).sum::<usize>() + 6
+        let mut held = 6;
+        for part in kept {
+            held += part.to_json().len();
+        }
+        held
     }
 
     /// Whether connection `grant` may see it at `now_ms` (its own, not expired).

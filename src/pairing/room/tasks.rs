@@ -225,8 +225,13 @@ impl Room {
     /// The bytes the other tasks of task `i`'s connection keep until they expire.
     fn held_beside(&self, i: usize) -> usize {
         let grant = &self.tasks[i].grant;
-        let others = self.tasks.iter().enumerate().filter(|(j, t)| t.grant == *grant && *j != i);
-        others.map(|(_, t)| t.held_bytes()).sum()
+        let mut held = 0;
+        for (j, t) in self.tasks.iter().enumerate() {
+            if t.grant == *grant && j != i {
+                held += t.held_bytes();
+            }
+        }
+        held
     }
 
     /// What happened to task `i`, applied; stored when it changed.
