@@ -248,8 +248,13 @@ impl Calls {
     /// When the next call's timer fires (`durable`: of those only the alarm wakes for).
     #[must_use]
     pub fn next_due(&self, durable: bool) -> Option<u64> {
-        let timers = self.flights.iter().filter(|f| !durable || f.durable());
-        timers.map(|f| f.due_ms).filter(|d| *d != u64::MAX).min()
+        let mut next: Option<u64> = None;
+        for f in self.flights.iter().filter(|f| !durable || f.durable()) {
+            if f.due_ms != u64::MAX && next.is_none_or(|n| f.due_ms < n) {
+                next = Some(f.due_ms);
+            }
+        }
+        next
     }
 
     /// The person is being asked about call `id` (told by `tab`): the card's sentence, cut to
