@@ -124,6 +124,10 @@ impl Store {
                 tasks.push(task);
             }
         }
+        let mut replayed_until = 0;
+        for until in until(read("SELECT CAST(until AS TEXT) FROM replayed")) {
+            replayed_until = replayed_until.max(until);
+        }
         let meta = |key: &str| meta_text(&meta, key).map(String::as_bytes);
         Stored {
             tabs,
@@ -133,9 +137,7 @@ impl Store {
             left: meta("left").and_then(from_json).unwrap_or_default(),
             wrong_codes: meta("wrong_codes").and_then(from_json).unwrap_or_default(),
             tasks,
-            replayed_until: until(read("SELECT CAST(until AS TEXT) FROM replayed"))
-                .max()
-                .unwrap_or_default(),
+            replayed_until,
         }
     }
 

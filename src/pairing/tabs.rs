@@ -419,7 +419,14 @@ pub fn next_check<'a>(open: impl IntoIterator<Item = &'a Tab> + Clone, now_ms: u
     if !sockets_to_close(open.clone(), now_ms).is_empty() {
         return Some(now_ms);
     }
-    open.into_iter().filter(|t| !t.proven).map(|t| t.opened_ms.saturating_add(HELLO_WAIT_MS)).min()
+    let mut next: Option<u64> = None;
+    for t in open.into_iter().filter(|t| !t.proven) {
+        let at = t.opened_ms.saturating_add(HELLO_WAIT_MS);
+        if next.is_none_or(|n| at < n) {
+            next = Some(at);
+        }
+    }
+    next
 }
 
 impl Tab {
@@ -436,7 +443,13 @@ impl Tab {
 /// The proven tab focused last; among equals, the one opened last (the highest number).
 #[must_use]
 pub fn route<'a>(tabs: impl IntoIterator<Item = &'a Tab>) -> Option<&'a Tab> {
-    tabs.into_iter().filter(|t| t.proven).max_by_key(|t| (t.focus_ms, t.number))
+    let mut focused: Option<&Tab> = None;
+    for t in tabs.into_iter().filter(|t| t.proven) {
+        if focused.is_none_or(|f| (t.focus_ms, t.number) >= (f.focus_ms, f.number)) {
+            focused = Some(t);
+        }
+    }
+    focused
 }
 
 tabrelay_bundle::codec!(Tab, "a tab", {
