@@ -397,14 +397,15 @@ pub fn sockets_to_close<'a>(
     // A handful at most beyond the bound, so no sort.
     while silent.len() > MAX_UNPROVEN_SOCKETS {
         let held = |sender: &str| silent.iter().filter(|t| t.sender == sender).count();
-        let busiest = silent.iter().map(|t| held(&t.sender)).max().unwrap_or_default();
-        let oldest = silent
-            .iter()
-            .enumerate()
-            .filter(|(_, t)| held(&t.sender) == busiest)
-            .min_by_key(|(_, t)| t.number)
-            .map(|(i, t)| (i, t.number));
-        let Some((i, number)) = oldest else { break };
+        // The oldest socket of the sender holding the most: (its place, its number, how many).
+        let mut oldest: Option<(usize, u64, usize)> = None;
+        for (i, t) in silent.iter().enumerate() {
+            let n = held(&t.sender);
+            if oldest.is_none_or(|(_, number, most)| n > most || (n == most && t.number < number)) {
+                oldest = Some((i, t.number, n));
+            }
+        }
+        let Some((i, number, _)) = oldest else { break };
         silent.swap_remove(i);
         close.push((number, MADE_ROOM));
     }
