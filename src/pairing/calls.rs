@@ -155,6 +155,14 @@ pub struct LeftCalls {
 
 tabrelay_bundle::codec!(LeftCalls, "calls left open", { left, afterwards });
 
+impl LeftCalls {
+    /// Whether none is left open and nothing came of any.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.left.is_empty() && self.afterwards.is_empty()
+    }
+}
+
 /// Whose answer a tab's result is.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Finished {

@@ -85,7 +85,7 @@ impl Stored {
             && grants.is_empty()
             && *turns == Turns::default()
             && *wrong_codes == WrongCodes::default()
-            && *left == LeftCalls::default()
+            && left.is_empty()
             && tasks.is_empty()
             && *replayed_until == 0
     }
