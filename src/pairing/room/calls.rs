@@ -34,7 +34,7 @@ impl Room {
         let Some(grant) = grant else { return Some(Reply::NoGrant) };
         // Whether the client was verified is the grant's to say, not the call's.
         let mut call = call;
-        call.tool_call.connection.verified.clone_from(&grant.requester.verified);
+        call.tool_call.connection.verified = grant.requester.verified.clone();
         if now_ms >= grant.used_ms + USED_GRANULARITY_MS {
             grant.used_ms = now_ms;
             out.push(Effect::StoreGrant(grant.clone()));
