@@ -344,8 +344,8 @@ impl Task {
             created_ms: self.created_ms,
             updated_ms: self.updated_ms,
             status_message: self.status_message.clone(),
-            result: self.result.clone().filter(|_| status == Status::Completed),
-            error: self.error.clone().filter(|_| status == Status::Failed),
+            result: if status == Status::Completed { self.result.clone() } else { None },
+            error: if status == Status::Failed { self.error.clone() } else { None },
             input_requests: (status == Status::InputRequired)
                 .then(|| Value::Object(self.input_requests.clone())),
         }
