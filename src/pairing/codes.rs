@@ -22,6 +22,12 @@ impl WrongCodes {
         self.at.len() < WRONG_CODES_ALLOWED
     }
 
+    /// Whether no wrong code is recorded.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.at.is_empty()
+    }
+
     /// A code the pairing tried was wrong.
     pub fn record(&mut self, now_ms: u64) {
         self.at.push(now_ms);

@@ -83,8 +83,8 @@ impl Stored {
         tabs.is_empty()
             && stated.is_empty()
             && grants.is_empty()
-            && *turns == Turns::default()
-            && *wrong_codes == WrongCodes::default()
+            && turns.is_empty()
+            && wrong_codes.is_empty()
             && left.is_empty()
             && tasks.is_empty()
             && *replayed_until == 0
