@@ -78,7 +78,7 @@ pub fn param_header_mismatch(
             _ => false,
         };
         if !agrees {
-            return Some(format!("Mcp-Param-{name}"));
+            return Some(["Mcp-Param-", name].concat());
         }
     }
     None
