@@ -71,14 +71,14 @@ pub fn param_header_mismatch(
                 None => continue,
             }
         };
-        let sent = headers.get(&name.to_ascii_lowercase()).and_then(Value::as_str);
+        let sent = headers.get(name.to_ascii_lowercase().as_str()).and_then(Value::as_str);
         let agrees = match (arg, sent.map(crate::http::header_value)) {
             (None, None) => true,
             (Some(arg), Some(Some(header))) => mirrors(arg, &header),
             _ => false,
         };
         if !agrees {
-            return Some(format!("Mcp-Param-{name}"));
+            return Some(["Mcp-Param-", name].concat());
         }
     }
     None
@@ -94,7 +94,7 @@ fn mirrors(arg: &Value, header: &str) -> bool {
         // header mirror) as JSON writes it. No float parsing: it would cost the upload KiBs.
         Value::Number(n) => match n.as_i64() {
             Some(i) => header.parse::<i64>() == Ok(i),
-            None => header == n.to_string(),
+            None => header.as_bytes() == tabrelay_bundle::fields::Encode::to_json(arg),
         },
         _ => false,
     }
@@ -107,4 +107,22 @@ fn mirrors(arg: &Value, header: &str) -> bool {
 pub fn default_support(tool: &StatedTool) -> Option<Support> {
     let unsaid = !tool.definition.contains_key("execution");
     (unsaid && tool.setting == Setting::Asks).then_some(Support::Optional)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_number_other_than_an_integer_is_mirrored_as_json_writes_it() {
+        for (arg, same, other) in [
+            (json!(1.5), "1.5", "1.50"),
+            (json!(u64::MAX), "18446744073709551615", "1.8446744073709552e19"),
+            (json!(-7), "-07", "7"),
+        ] {
+            assert!(mirrors(&arg, same), "{arg} {same}");
+            assert!(!mirrors(&arg, other), "{arg} {other}");
+        }
+    }
 }

@@ -9,6 +9,7 @@ use serde_json::{Map, Value};
 use tabrelay_bundle::protocol::MAX_INPUT_REQUESTS;
 
 use super::room::Asker;
+use super::{remove_where, take_where};
 use crate::limits::{MAX_ANSWER_BYTES, MAX_PENDING_QUESTIONS, MAX_QUESTIONS_PER_CONNECTION};
 
 /// The questions waiting for answers, by the request that waits for them.
@@ -48,15 +49,19 @@ pub enum Taken {
 impl Questions {
     /// Request `asker` of connection `grant` waits for answers to `ids`.
     pub fn ask(&mut self, asker: Asker, grant: &str, ids: Vec<String>) -> Result<(), Refused> {
-        let held: usize = self.waiting.iter().map(|w| w.ids.len()).sum();
-        let held_here = self.held_by(grant);
+        let (mut held, mut held_here) = (0, 0);
+        for w in &self.waiting {
+            held += w.ids.len();
+            if w.grant == grant {
+                held_here += w.ids.len();
+            }
+        }
         let known = |id: &String| self.waiting.iter().any(|w| w.ids.contains(id));
-        let mut unique = ids.clone();
-        unique.sort();
-        unique.dedup();
+        // A few ids at most (checked first): each against those before it, no sort.
+        let repeated = || ids.iter().enumerate().any(|(i, id)| ids[..i].contains(id));
         if ids.is_empty()
             || ids.len() > MAX_INPUT_REQUESTS
-            || unique.len() != ids.len()
+            || repeated()
             || held_here + ids.len() > MAX_QUESTIONS_PER_CONNECTION
             || held + ids.len() > MAX_PENDING_QUESTIONS
             || ids.iter().any(known)
@@ -95,13 +100,15 @@ impl Questions {
 
     /// The request stopped waiting: its questions go (a late answer is not asked).
     pub fn gone(&mut self, asker: Asker) {
-        self.waiting.retain(|w| w.asker != asker);
+        remove_where(&mut self.waiting, &|w| w.asker == asker);
     }
 
     /// Connection `grant` is gone: its questions go; the requests that waited for them.
     pub fn forget_grant(&mut self, grant: &str) -> Vec<Asker> {
-        let askers = self.waiting.iter().filter(|w| w.grant == grant).map(|w| w.asker).collect();
-        self.waiting.retain(|w| w.grant != grant);
+        let mut askers = Vec::new();
+        for gone in take_where(&mut self.waiting, &|w| w.grant == grant) {
+            askers.push(gone.asker);
+        }
         askers
     }
 }

@@ -14,6 +14,7 @@ use crate::limits::{
     MAX_LEFT_OPEN, MAX_PENDING_CALLS,
 };
 use crate::pairing::tasks::Carried;
+use crate::pairing::{remove_where, take_where};
 use crate::sentences;
 
 /// Who holds a call in flight: who is told its events and its end.
@@ -154,6 +155,14 @@ pub struct LeftCalls {
 
 tabrelay_bundle::codec!(LeftCalls, "calls left open", { left, afterwards });
 
+impl LeftCalls {
+    /// Whether none is left open and nothing came of any.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.left.is_empty() && self.afterwards.is_empty()
+    }
+}
+
 /// Whose answer a tab's result is.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Finished {
@@ -237,14 +246,23 @@ impl Calls {
     /// The calls whose timer fired by `now_ms`.
     #[must_use]
     pub fn due(&self, now_ms: u64) -> Vec<u64> {
-        self.flights.iter().filter(|f| f.due_ms <= now_ms).map(|f| f.id).collect()
+        let mut due = Vec::new();
+        for f in self.flights.iter().filter(|f| f.due_ms <= now_ms) {
+            due.push(f.id);
+        }
+        due
     }
 
     /// When the next call's timer fires (`durable`: of those only the alarm wakes for).
     #[must_use]
     pub fn next_due(&self, durable: bool) -> Option<u64> {
-        let timers = self.flights.iter().filter(|f| !durable || f.durable());
-        timers.map(|f| f.due_ms).filter(|d| *d != u64::MAX).min()
+        let mut next: Option<u64> = None;
+        for f in self.flights.iter().filter(|f| !durable || f.durable()) {
+            if f.due_ms != u64::MAX && next.is_none_or(|n| f.due_ms < n) {
+                next = Some(f.due_ms);
+            }
+        }
+        next
     }
 
     /// The person is being asked about call `id` (told by `tab`): the card's sentence, cut to
@@ -311,13 +329,8 @@ impl Calls {
     /// `tab` went away: the calls in flight there, now failed (and those left open there
     /// are told to their connections' `status`).
     pub fn tab_gone(&mut self, tab: u64) -> Vec<Flight> {
-        let (gone, kept) =
-            core::mem::take(&mut self.flights).into_iter().partition(|f| f.tab == tab);
-        self.flights = kept;
-        let (closed, kept): (Vec<Left>, Vec<Left>) =
-            core::mem::take(&mut self.open.left).into_iter().partition(|l| l.tab == tab);
-        self.open.left = kept;
-        for l in closed {
+        let gone = take_where(&mut self.flights, &|f| f.tab == tab);
+        for l in take_where(&mut self.open.left, &|l| l.tab == tab) {
             self.afterwards(l.grant, l.tool, sentences::LEFT_TAB_CLOSED.to_owned());
         }
         gone
@@ -338,17 +351,17 @@ impl Calls {
     /// still open in the tab, then what came of the others, oldest first.
     #[must_use]
     pub fn told_to(&self, grant: &str) -> Vec<String> {
-        let open = self.open.left.iter().filter(|l| l.grant == grant).map(|l| match &l.asking {
-            Some(card) => sentences::left_asking(&quoted(&l.tool), &quoted(card)),
-            None => sentences::left_running(&quoted(&l.tool)),
-        });
-        let done = self
-            .open
-            .afterwards
-            .iter()
-            .filter(|a| a.grant == grant)
-            .map(|a| sentences::left_done(&quoted(&a.tool), &a.said));
-        open.chain(done).collect()
+        let mut told = Vec::new();
+        for l in self.open.left.iter().filter(|l| l.grant == grant) {
+            told.push(match &l.asking {
+                Some(card) => sentences::left_asking(&quoted(&l.tool), &quoted(card)),
+                None => sentences::left_running(&quoted(&l.tool)),
+            });
+        }
+        for a in self.open.afterwards.iter().filter(|a| a.grant == grant) {
+            told.push(sentences::left_done(&quoted(&a.tool), &a.said));
+        }
+        told
     }
 
     /// The wait for call `flight` (taken out) ran out. While the person is being asked, the
@@ -373,13 +386,12 @@ impl Calls {
     /// its tab: they are no longer anyone's), and the ids and tabs of those left open in their
     /// tabs; what came of its earlier calls goes too.
     pub fn forget_grant(&mut self, grant: &str) -> (Vec<Flight>, Vec<(u64, u64)>) {
-        let (ended, kept) =
-            core::mem::take(&mut self.flights).into_iter().partition(|f| f.grant == grant);
-        self.flights = kept;
-        let left = self.open.left.iter().filter(|l| l.grant == grant).map(|l| (l.id, l.tab));
-        let left = left.collect();
-        self.open.left.retain(|l| l.grant != grant);
-        self.open.afterwards.retain(|a| a.grant != grant);
+        let ended = take_where(&mut self.flights, &|f| f.grant == grant);
+        let mut left = Vec::new();
+        for l in take_where(&mut self.open.left, &|l| l.grant == grant) {
+            left.push((l.id, l.tab));
+        }
+        remove_where(&mut self.open.afterwards, &|a| a.grant == grant);
         (ended, left)
     }
 

@@ -4,6 +4,7 @@
 use tabrelay_bundle::protocol::RelayMessage;
 
 use super::grants::Grant;
+use super::remove_where;
 use crate::limits::{WRONG_CODES_ALLOWED, WRONG_CODE_WINDOW_MS};
 use crate::oauth::connect::{refusal, CodeReply, Command};
 
@@ -17,8 +18,14 @@ pub struct WrongCodes {
 impl WrongCodes {
     /// Whether the pairing may try a code at `now_ms`.
     pub fn allows(&mut self, now_ms: u64) -> bool {
-        self.at.retain(|t| now_ms < t + WRONG_CODE_WINDOW_MS);
+        remove_where(&mut self.at, &|t| now_ms >= t + WRONG_CODE_WINDOW_MS);
         self.at.len() < WRONG_CODES_ALLOWED
+    }
+
+    /// Whether no wrong code is recorded.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.at.is_empty()
     }
 
     /// A code the pairing tried was wrong.
@@ -41,7 +48,8 @@ pub fn told(
     let code = said.to_owned();
     match (command, reply) {
         (Command::Approve { .. }, CodeReply::Described(d)) => {
-            (RelayMessage::Approved { code, client: d.requester.client_name }, false)
+            // The name copied, so the description is dropped whole.
+            (RelayMessage::Approved { code, client: d.requester.client_name.clone() }, false)
         }
         (Command::Approve { linked: true, .. }, CodeReply::ToConfirm { client, secret }) => {
             // The ticket names the link (the confirm page reads the code from it) and the
@@ -51,11 +59,12 @@ pub fn told(
         }
         (Command::Deny, CodeReply::Described(_)) => (RelayMessage::Denied { code }, false),
         (_, CodeReply::Described(d)) => {
-            let connections = grants
-                .iter()
-                .filter(|g| g.is_of(&d.client_id, d.requester.verified.as_deref()))
-                .map(Grant::info)
-                .collect();
+            let mut connections = Vec::new();
+            for g in grants {
+                if g.is_of(&d.client_id, d.requester.verified.as_deref()) {
+                    connections.push(g.info());
+                }
+            }
             let message = RelayMessage::Described {
                 code,
                 client: d.requester.client_name,

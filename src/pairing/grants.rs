@@ -21,13 +21,13 @@ use crate::limits::{
     MAX_GRANTS, PREVIOUS_TOKEN_GRACE_MS, REFRESH_TOKEN_TTL_MS, RETIRED_KEPT, UNUSED_EXPIRY_MS,
 };
 
-/// Whether grant `id` may be made at `now_ms`, given the replays of authorization codes the
-/// pairing recorded (`(grant id, kept until)`): not when a replay of its code revoked it first.
-/// A replay's revocation names the grant id its first redemption chose, so the two orders come
-/// to the same: made then revoked, or revoked then refused.
+/// Whether a grant may be made at `now_ms`, given the replays of its authorization code the
+/// pairing recorded for its id (until when each is kept): not when a replay of its code
+/// revoked it first. A replay's revocation names the grant id its first redemption chose, so
+/// the two orders come to the same: made then revoked, or revoked then refused.
 #[must_use]
-pub fn may_make(id: &str, replayed: &[(String, u64)], now_ms: u64) -> bool {
-    !replayed.iter().any(|(r, until)| r == id && now_ms < *until)
+pub fn may_make(replayed_until: &[u64], now_ms: u64) -> bool {
+    !replayed_until.iter().any(|until| now_ms < *until)
 }
 
 /// One connection, as stored. Refresh tokens are kept as hashes only.
@@ -183,12 +183,6 @@ impl Grant {
     }
 }
 
-/// The stored grants that expired by `now_ms` (to delete).
-#[must_use]
-pub fn expired(stored: &[Grant], now_ms: u64) -> Vec<String> {
-    stored.iter().filter(|g| g.expired(now_ms)).map(|g| g.id.clone()).collect()
-}
-
 /// Whether a pairing holding `stored` has room for another connection at `now_ms` (expired
 /// ones do not count: they are dropped first). Never makes room by removing one.
 #[must_use]
@@ -315,12 +309,12 @@ mod tests {
     fn a_grant_whose_code_was_replayed_first_is_not_made_while_the_replay_is_kept() {
         // The replay's revocation reached the pairing at 1000, before the first redemption's
         // creation of grant g1.
-        let replayed = vec![("g1".to_owned(), 1000 + REPLAYED_KEPT_MS)];
-        assert!(!may_make("g1", &replayed, 1001));
-        assert!(!may_make("g1", &replayed, 1000 + REPLAYED_KEPT_MS - 1));
-        assert!(may_make("g2", &replayed, 1001), "another grant is made");
-        assert!(may_make("g1", &[], 1001));
-        assert!(may_make("g1", &replayed, 1000 + REPLAYED_KEPT_MS), "a record is dropped in time");
+        // (Another grant's replays are not its: the object reads those of its id.)
+        let replayed = [1000 + REPLAYED_KEPT_MS];
+        assert!(!may_make(&replayed, 1001));
+        assert!(!may_make(&replayed, 1000 + REPLAYED_KEPT_MS - 1));
+        assert!(may_make(&[], 1001));
+        assert!(may_make(&replayed, 1000 + REPLAYED_KEPT_MS), "a record is dropped in time");
     }
 
     #[test]
@@ -342,7 +336,7 @@ mod tests {
             })
             .collect();
         assert!(has_room(&stored, 200), "a second connection of the same client id is room too");
-        assert!(expired(&stored, 200).is_empty(), "nothing is pushed out");
+        assert!(!stored.iter().any(|g| g.expired(200)), "nothing is pushed out");
         let (last, _) =
             Grant::new("last".into(), "claude".into(), requester("n", "h"), 300, &mut rng);
         stored.push(last);
@@ -354,9 +348,12 @@ mod tests {
         let (mut g, _, mut rng) = grant();
         g.requester.place = Some("Lisbon, PT".into());
         let (fresh, _) = Grant::new("g1".into(), "cid".into(), requester("n", "h"), 5000, &mut rng);
-        let stored = vec![g.clone(), fresh];
-        assert!(expired(&stored, 1000 + UNUSED_EXPIRY_MS - 1).is_empty());
-        assert_eq!(expired(&stored, 1000 + UNUSED_EXPIRY_MS), vec!["g0".to_owned()]);
+        let stored = [g.clone(), fresh];
+        let expired = |now_ms| -> Vec<&str> {
+            stored.iter().filter(|g| g.expired(now_ms)).map(|g| g.id.as_str()).collect()
+        };
+        assert!(expired(1000 + UNUSED_EXPIRY_MS - 1).is_empty());
+        assert_eq!(expired(1000 + UNUSED_EXPIRY_MS), ["g0"]);
         let full: Vec<Grant> = (0..MAX_GRANTS).map(|_| g.clone()).collect();
         assert!(has_room(&full, 1000 + UNUSED_EXPIRY_MS), "expired ones make no count");
         assert_eq!(g.info().place.as_deref(), Some("Lisbon, PT"));

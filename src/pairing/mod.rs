@@ -29,6 +29,28 @@ pub mod turns;
 pub mod wire;
 
 pub use calls::{Calls, GaveUp};
+
+/// Takes out of `list` the items `pick` picks, in order, the others kept in order. The
+/// pairing's lists (tens of items at most) go through this one loop, a copy per item type
+/// (`pick` is a `dyn`), rather than a copy of `partition` or `retain` per closure: smaller in
+/// the Worker.
+pub(crate) fn take_where<T>(list: &mut Vec<T>, pick: &dyn Fn(&T) -> bool) -> Vec<T> {
+    let mut taken = Vec::new();
+    let mut i = 0;
+    while i < list.len() {
+        if pick(&list[i]) {
+            taken.push(list.remove(i));
+        } else {
+            i += 1;
+        }
+    }
+    taken
+}
+
+/// Removes from `list` the items `pick` picks ([`take_where`]).
+pub(crate) fn remove_where<T>(list: &mut Vec<T>, pick: &dyn Fn(&T) -> bool) {
+    take_where(list, pick);
+}
 pub use codes::WrongCodes;
 pub use tabs::{
     next_check, route, socket_pairing, sockets_to_close, tab_socket, Admitted, PairingKey, Proof,

@@ -7,8 +7,6 @@
 //! outcome comes back as an input). It keeps which requests still wait for their last reply,
 //! so a request's end reaches the room only when it stopped waiting early.
 
-use std::collections::VecDeque;
-
 use tabrelay_bundle::catalogue::Catalogue;
 
 use crate::crypto::Entropy;
@@ -44,8 +42,9 @@ pub struct Object {
     room: Room,
     store: Store,
     woke: bool,
-    /// The effects not yet carried out, in order.
-    queue: VecDeque<Effect>,
+    /// The effects not yet carried out, in order (a few tens at most: a vector, taken from
+    /// its front, is smaller in the Worker than a deque of effects).
+    queue: Vec<Effect>,
     /// The requests whose last reply has not gone.
     waiting: Vec<Asker>,
     last_asker: Asker,
@@ -62,7 +61,7 @@ impl Object {
             room: Room::new(keys, catalogue),
             store: Store::default(),
             woke: false,
-            queue: VecDeque::new(),
+            queue: Vec::new(),
             waiting: Vec::new(),
             last_asker: 0,
             now: 0,
@@ -94,7 +93,8 @@ impl Object {
     /// The room's effects of one input, queued.
     pub fn handle(&mut self, input: Input, now_ms: u64, entropy: &mut dyn Entropy) {
         self.now = now_ms;
-        self.queue.extend(self.room.handle(input, now_ms, entropy));
+        let mut effects = self.room.handle(input, now_ms, entropy);
+        self.queue.append(&mut effects);
     }
 
     /// A request of the Worker: who waits for its replies. A requestState's use is answered
@@ -115,7 +115,7 @@ impl Object {
                 self.now = now_ms;
                 let first = self.store.first_use(sql, &key, expires_ms, now_ms);
                 let reply = if first { Reply::Done } else { Reply::StateUsed };
-                self.queue.push_back(Effect::Reply(asker, reply));
+                self.queue.push(Effect::Reply(asker, reply));
             }
             request => {
                 let replayed = match &request {
@@ -150,7 +150,8 @@ impl Object {
 
     /// The next thing to carry out, the writes before it done; None when nothing is left.
     pub fn poll_output(&mut self, sql: &mut dyn Sql) -> Option<Output> {
-        while let Some(effect) = self.queue.pop_front() {
+        while !self.queue.is_empty() {
+            let effect = self.queue.remove(0);
             if self.store.apply(sql, &effect, self.now) {
                 continue;
             }
@@ -172,7 +173,7 @@ impl Object {
 
     fn reply(&mut self, asker: Asker, reply: Reply) -> Output {
         if reply.ends() {
-            self.waiting.retain(|a| *a != asker);
+            crate::pairing::remove_where(&mut self.waiting, &|a| *a == asker);
         }
         Output::Reply(asker, reply)
     }

@@ -3,7 +3,6 @@
 //! of the core; the object only runs the statements named here through [`Sql`].
 
 use serde_json::Value;
-use tabrelay_bundle::fields::FromValue;
 use tabrelay_bundle::fields::{json_text, Encode};
 use tabrelay_bundle::from_json;
 
@@ -103,32 +102,42 @@ impl Store {
     /// A row that does not read is skipped; a table not made yet reads as no rows.
     pub fn read_back(&self, sql: &mut dyn Sql, tabs: Vec<Tab>) -> Stored {
         let mut read = |query: &str| sql.exec(query, Vec::new()).unwrap_or_default();
-        let stated = read("SELECT tab, tools, dataset FROM tab_state ORDER BY tab")
-            .into_iter()
-            .filter_map(|mut row| {
-                let dataset = row.pop().flatten();
-                let tools = row.pop().flatten();
-                Some((row.pop()??.parse().ok()?, tools, dataset))
-            })
-            .collect();
+        // Each kind of row in a loop of its own (smaller in the Worker than a collect of each).
+        let mut stated = Vec::new();
+        for mut row in read("SELECT tab, tools, dataset FROM tab_state ORDER BY tab") {
+            let dataset = row.pop().flatten();
+            let tools = row.pop().flatten();
+            if let Some(tab) = row.pop().flatten().and_then(|t| t.parse().ok()) {
+                stated.push((tab, tools, dataset));
+            }
+        }
         let meta = read("SELECT k, v FROM meta");
-        let bodies = |rows: Rows| -> Vec<Value> { column(rows).filter_map(json).collect() };
+        let mut grants = Vec::new();
+        for body in column(read("SELECT body FROM grants ORDER BY rowid")) {
+            if let Some(grant) = from_json(body.as_bytes()) {
+                grants.push(grant);
+            }
+        }
+        let mut tasks = Vec::new();
+        for body in column(read("SELECT body FROM tasks ORDER BY rowid")) {
+            if let Some(task) = json(body).and_then(crate::pairing::tasks::read) {
+                tasks.push(task);
+            }
+        }
+        let mut replayed_until = 0;
+        for until in until(read("SELECT CAST(until AS TEXT) FROM replayed")) {
+            replayed_until = replayed_until.max(until);
+        }
+        let meta = |key: &str| meta_text(&meta, key).map(String::as_bytes);
         Stored {
             tabs,
             stated,
-            grants: column(read("SELECT body FROM grants ORDER BY rowid"))
-                .filter_map(|b| from_json(b.as_bytes()))
-                .collect(),
-            turns: meta_value(&meta, "turns").unwrap_or_default(),
-            left: meta_value(&meta, "left").unwrap_or_default(),
-            wrong_codes: meta_value(&meta, "wrong_codes").unwrap_or_default(),
-            tasks: bodies(read("SELECT body FROM tasks ORDER BY rowid"))
-                .into_iter()
-                .filter_map(crate::pairing::tasks::read)
-                .collect(),
-            replayed_until: until(read("SELECT CAST(until AS TEXT) FROM replayed"))
-                .max()
-                .unwrap_or_default(),
+            grants,
+            turns: meta("turns").and_then(from_json).unwrap_or_default(),
+            left: meta("left").and_then(from_json).unwrap_or_default(),
+            wrong_codes: meta("wrong_codes").and_then(from_json).unwrap_or_default(),
+            tasks,
+            replayed_until,
         }
     }
 
@@ -155,7 +164,11 @@ impl Store {
     /// The replays recorded for grant `id`: until when each is kept.
     pub fn replayed(&self, sql: &mut dyn Sql, id: &str) -> Vec<u64> {
         let query = "SELECT CAST(until AS TEXT) FROM replayed WHERE id = ?";
-        until(sql.exec(query, vec![Bind::Text(id.to_owned())]).unwrap_or_default()).collect()
+        let mut replayed = Vec::new();
+        for until in until(sql.exec(query, vec![Bind::Text(id.to_owned())]).unwrap_or_default()) {
+            replayed.push(until);
+        }
+        replayed
     }
 
     /// Runs a write, the tables made first if this instance has not yet: every write goes
@@ -171,10 +184,9 @@ impl Store {
         let _ = sql.exec(query, bindings);
     }
 
-    fn meta(&mut self, sql: &mut dyn Sql, key: &str, value: &dyn Encode) {
-        let v = json_text(value);
+    fn meta(&mut self, sql: &mut dyn Sql, key: &str, json: &str) {
         let query = "INSERT OR REPLACE INTO meta (k, v) VALUES (?, ?)";
-        self.write(sql, query, vec![Bind::Text(key.to_owned()), Bind::Text(v)]);
+        self.write(sql, query, vec![Bind::Text(key.to_owned()), Bind::Text(json.to_owned())]);
     }
 
     /// Stores a row (a grant, a task): its id and its body as JSON.
@@ -198,10 +210,11 @@ fn until(rows: Rows) -> impl Iterator<Item = u64> {
     column(rows).filter_map(|t| t.parse().ok())
 }
 
-/// The value of `key` among the meta rows, read (None: none, or it does not read).
-fn meta_value<T: FromValue>(rows: &Rows, key: &str) -> Option<T> {
+/// The text of `key` among the meta rows (None: none). Not generic: one copy whatever it
+/// reads as.
+fn meta_text<'a>(rows: &'a Rows, key: &str) -> Option<&'a String> {
     rows.iter().find_map(|row| match &row[..] {
-        [Some(k), Some(v)] if k == key => from_json(v.as_bytes()),
+        [Some(k), Some(v)] if k == key => Some(v),
         _ => None,
     })
 }
@@ -291,8 +304,8 @@ mod tests {
     #[test]
     fn meta_rows_are_the_values_as_json() {
         let (mut store, mut sql) = (Store::default(), Recorded::default());
-        store.apply(&mut sql, &Effect::StoreTurns(Turns::default()), 0);
-        store.apply(&mut sql, &Effect::StoreWrongCodes(WrongCodes::default()), 0);
+        store.apply(&mut sql, &Effect::StoreTurns(json_text(&Turns::default())), 0);
+        store.apply(&mut sql, &Effect::StoreWrongCodes(json_text(&WrongCodes::default())), 0);
         let metas: Vec<&Vec<Bind>> =
             sql.run.iter().filter(|(q, _)| q.contains("INTO meta")).map(|(_, b)| b).collect();
         let turns = tabrelay_bundle::fields::json_text(&Turns::default());
@@ -399,8 +412,8 @@ mod tests {
         let (mut store, mut sql) = (Store::default(), Recorded::default());
         let effects = [
             Effect::StoreGrant(grant.clone()),
-            Effect::StoreTurns(Turns::default()),
-            Effect::StoreWrongCodes(WrongCodes::default()),
+            Effect::StoreTurns(json_text(&Turns::default())),
+            Effect::StoreWrongCodes(json_text(&WrongCodes::default())),
             Effect::StoreStated(4, Stated::Dataset("d".into())),
         ];
         for effect in &effects {

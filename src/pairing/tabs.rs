@@ -37,28 +37,25 @@ impl TabsStatus {
     /// The status of `tabs`, with what the focused one stated (its list and dataset).
     #[must_use]
     pub fn of<'a>(
-        tabs: impl IntoIterator<Item = &'a Tab>,
+        tabs: impl IntoIterator<Item = &'a Tab> + Clone,
         list: Option<&ToolList>,
         dataset: Option<String>,
     ) -> Self {
-        let proven: Vec<&Tab> = tabs.into_iter().filter(|t| t.proven).collect();
-        let Some(focused) = route(proven.iter().copied()) else { return Self::default() };
-        // Its place in the order the tabs connected (numbers grow with each tab).
-        let position = proven.iter().filter(|t| t.number <= focused.number).count();
-        let refused = list.map_or_else(Vec::new, |l| {
-            l.tools()
-                .iter()
-                .filter(|t| t.setting == tabrelay_bundle::protocol::Setting::Refused)
-                .map(|t| t.name.clone())
-                .collect()
-        });
-        Self {
-            tabs: proven.len(),
-            focused: Some(position),
-            dataset,
-            stated: list.is_some(),
-            refused,
+        let Some(focused) = route(tabs.clone()) else { return Self::default() };
+        // How many are proven, and its place in the order they connected (numbers grow with
+        // each tab).
+        let (mut proven, mut position) = (0, 0);
+        for tab in tabs.into_iter().filter(|t| t.proven) {
+            proven += 1;
+            position += usize::from(tab.number <= focused.number);
         }
+        let mut refused = Vec::new();
+        for tool in list.map_or(&[][..], |l| l.tools()) {
+            if tool.setting == tabrelay_bundle::protocol::Setting::Refused {
+                refused.push(tool.name.clone());
+            }
+        }
+        Self { tabs: proven, focused: Some(position), dataset, stated: list.is_some(), refused }
     }
 }
 
@@ -300,31 +297,35 @@ impl Tab {
                 TabAction::Close(close::PROTOCOL_ERROR, sentences::tab::HELLO_FIRST)
             };
         };
-        match (self.proven, message) {
-            (false, TabMessage::Hello { protocol, key, signature, bundle }) => {
-                self.hello(protocol, &key, &signature, &bundle)
-            }
-            (false, _) => TabAction::Close(close::PROOF_FAILED, sentences::tab::PROVE_FIRST),
-            (true, TabMessage::Hello { .. }) => TabAction::Ignore,
-            (true, TabMessage::Describe { said }) => Self::with_code(&said, TabAction::Describe),
-            (true, TabMessage::Approve { said }) => Self::with_code(&said, TabAction::Approve),
-            (true, TabMessage::Deny { said }) => Self::with_code(&said, TabAction::Deny),
-            (true, TabMessage::Focus { focused: true }) => {
+        if !self.proven {
+            return match message {
+                TabMessage::Hello { protocol, key, signature, bundle } => {
+                    self.hello(protocol, &key, &signature, &bundle)
+                }
+                _ => TabAction::Close(close::PROOF_FAILED, sentences::tab::PROVE_FIRST),
+            };
+        }
+        match message {
+            TabMessage::Hello { .. } => TabAction::Ignore,
+            TabMessage::Describe { said } => Self::with_code(&said, TabAction::Describe),
+            TabMessage::Approve { said } => Self::with_code(&said, TabAction::Approve),
+            TabMessage::Deny { said } => Self::with_code(&said, TabAction::Deny),
+            TabMessage::Focus { focused: true } => {
                 TabAction::Update(Self { focus_ms: now_ms, ..self.clone() })
             }
             // Losing focus hands nothing on: the tab stays the one focused last.
-            (true, TabMessage::Focus { focused: false }) => TabAction::Ignore,
-            (true, TabMessage::Asking { id, sentence }) => TabAction::Asking(id, sentence),
-            (true, TabMessage::Answered { id }) => TabAction::Answered(id),
-            (true, TabMessage::Step) => TabAction::PersonStep,
-            (true, TabMessage::Connections) => TabAction::ListConnections,
-            (true, TabMessage::Forget { id }) => TabAction::Forget(id),
-            (true, TabMessage::Stop { connection }) => TabAction::Stopped(connection, true),
-            (true, TabMessage::GoOn { connection }) => TabAction::Stopped(connection, false),
-            (true, TabMessage::Result { id, outcome }) => TabAction::Result(id, outcome),
-            (true, TabMessage::Tools { tools }) => TabAction::Tools(tools),
-            (true, TabMessage::BadTools { why }) => TabAction::RefuseTools(why.sentence()),
-            (true, TabMessage::View { dataset }) => {
+            TabMessage::Focus { focused: false } => TabAction::Ignore,
+            TabMessage::Asking { id, sentence } => TabAction::Asking(id, sentence),
+            TabMessage::Answered { id } => TabAction::Answered(id),
+            TabMessage::Step => TabAction::PersonStep,
+            TabMessage::Connections => TabAction::ListConnections,
+            TabMessage::Forget { id } => TabAction::Forget(id),
+            TabMessage::Stop { connection } => TabAction::Stopped(connection, true),
+            TabMessage::GoOn { connection } => TabAction::Stopped(connection, false),
+            TabMessage::Result { id, outcome } => TabAction::Result(id, outcome),
+            TabMessage::Tools { tools } => TabAction::Tools(tools),
+            TabMessage::BadTools { why } => TabAction::RefuseTools(why.sentence()),
+            TabMessage::View { dataset } => {
                 TabAction::View(dataset.chars().take(MAX_DATASET_NAME_CHARS).collect())
             }
         }
@@ -384,10 +385,9 @@ pub fn sockets_to_close<'a>(
     open: impl IntoIterator<Item = &'a Tab>,
     now_ms: u64,
 ) -> Vec<(u64, Refusal)> {
-    let waiting: Vec<&Tab> = open.into_iter().filter(|t| !t.proven).collect();
     let mut close: Vec<(u64, Refusal)> = Vec::new();
     let mut silent: Vec<&Tab> = Vec::new();
-    for t in waiting {
+    for t in open.into_iter().filter(|t| !t.proven) {
         if t.overdue(now_ms) {
             close.push((t.number, NOT_PROVEN_IN_TIME));
         } else if t.challenge.is_some() {
@@ -397,14 +397,15 @@ pub fn sockets_to_close<'a>(
     // A handful at most beyond the bound, so no sort.
     while silent.len() > MAX_UNPROVEN_SOCKETS {
         let held = |sender: &str| silent.iter().filter(|t| t.sender == sender).count();
-        let busiest = silent.iter().map(|t| held(&t.sender)).max().unwrap_or_default();
-        let oldest = silent
-            .iter()
-            .enumerate()
-            .filter(|(_, t)| held(&t.sender) == busiest)
-            .min_by_key(|(_, t)| t.number)
-            .map(|(i, t)| (i, t.number));
-        let Some((i, number)) = oldest else { break };
+        // The oldest socket of the sender holding the most: (its place, its number, how many).
+        let mut oldest: Option<(usize, u64, usize)> = None;
+        for (i, t) in silent.iter().enumerate() {
+            let n = held(&t.sender);
+            if oldest.is_none_or(|(_, number, most)| n > most || (n == most && t.number < number)) {
+                oldest = Some((i, t.number, n));
+            }
+        }
+        let Some((i, number, _)) = oldest else { break };
         silent.swap_remove(i);
         close.push((number, MADE_ROOM));
     }
@@ -419,7 +420,14 @@ pub fn next_check<'a>(open: impl IntoIterator<Item = &'a Tab> + Clone, now_ms: u
     if !sockets_to_close(open.clone(), now_ms).is_empty() {
         return Some(now_ms);
     }
-    open.into_iter().filter(|t| !t.proven).map(|t| t.opened_ms.saturating_add(HELLO_WAIT_MS)).min()
+    let mut next: Option<u64> = None;
+    for t in open.into_iter().filter(|t| !t.proven) {
+        let at = t.opened_ms.saturating_add(HELLO_WAIT_MS);
+        if next.is_none_or(|n| at < n) {
+            next = Some(at);
+        }
+    }
+    next
 }
 
 impl Tab {
@@ -436,7 +444,13 @@ impl Tab {
 /// The proven tab focused last; among equals, the one opened last (the highest number).
 #[must_use]
 pub fn route<'a>(tabs: impl IntoIterator<Item = &'a Tab>) -> Option<&'a Tab> {
-    tabs.into_iter().filter(|t| t.proven).max_by_key(|t| (t.focus_ms, t.number))
+    let mut focused: Option<&Tab> = None;
+    for t in tabs.into_iter().filter(|t| t.proven) {
+        if focused.is_none_or(|f| (t.focus_ms, t.number) >= (f.focus_ms, f.number)) {
+            focused = Some(t);
+        }
+    }
+    focused
 }
 
 tabrelay_bundle::codec!(Tab, "a tab", {

@@ -251,7 +251,11 @@ impl Task {
         let kept: [&dyn Encode; 5] =
             [&self.result, &self.error, &self.input_requests, &self.responses, &self.tab_state];
         // As a JSON array of the five: the brackets and the commas between them.
-        kept.iter().map(|part| part.to_json().len()).sum::<usize>() + 6
+        let mut held = 6;
+        for part in kept {
+            held += part.to_json().len();
+        }
+        held
     }
 
     /// Whether connection `grant` may see it at `now_ms` (its own, not expired).
@@ -294,18 +298,16 @@ impl Task {
             }
             Event::Update(answers) => {
                 // Answers to requests the task is not waiting for are ignored (SEP-2663).
-                let asked: Vec<(String, Value)> = answers
-                    .into_iter()
-                    .filter(|(k, _)| {
-                        self.status == Status::InputRequired && self.input_requests.contains_key(k)
-                    })
-                    .collect();
-                if asked.is_empty() {
-                    return Effect::Unchanged;
+                let mut taken = false;
+                for (key, answer) in answers {
+                    let waits = self.status == Status::InputRequired;
+                    if waits && self.input_requests.remove(key.as_str()).is_some() {
+                        self.responses.insert(key, answer);
+                        taken = true;
+                    }
                 }
-                for (key, answer) in asked {
-                    self.input_requests.remove(&key);
-                    self.responses.insert(key, answer);
+                if !taken {
+                    return Effect::Unchanged;
                 }
                 if self.input_requests.is_empty() {
                     // Every request answered: the tab's next round runs.
@@ -342,8 +344,8 @@ impl Task {
             created_ms: self.created_ms,
             updated_ms: self.updated_ms,
             status_message: self.status_message.clone(),
-            result: self.result.clone().filter(|_| status == Status::Completed),
-            error: self.error.clone().filter(|_| status == Status::Failed),
+            result: if status == Status::Completed { self.result.clone() } else { None },
+            error: if status == Status::Failed { self.error.clone() } else { None },
             input_requests: (status == Status::InputRequired)
                 .then(|| Value::Object(self.input_requests.clone())),
         }

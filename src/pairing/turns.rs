@@ -26,6 +26,12 @@ impl Turns {
         self.turn
     }
 
+    /// Whether no call made a turn yet.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.last.is_none() && self.turn == 0
+    }
+
     /// The person took a step: the next call starts a new turn.
     pub fn person_stepped(&mut self) {
         self.last = None;

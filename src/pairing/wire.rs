@@ -197,7 +197,11 @@ impl Reply {
     /// # Errors
     /// [`WireError`] when the line is not a reply.
     pub fn decode(line: &[u8]) -> Result<Self, WireError> {
-        tabrelay_bundle::read_wire(line.strip_suffix(b"\n").unwrap_or(line))
+        let line = match line {
+            [whole @ .., b'\n'] => whole,
+            _ => line,
+        };
+        tabrelay_bundle::read_wire(line)
     }
 }
 

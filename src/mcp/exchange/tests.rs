@@ -210,8 +210,9 @@ impl Pair {
                     self.stored.tasks.push(row);
                 }
                 Effect::DeleteTask(id) => self.stored.tasks.retain(|t| t.id != id),
-                Effect::StoreLeft(left) => self.stored.left = left,
-                Effect::StoreTurns(turns) => self.stored.turns = turns,
+                // The rows (JSON) read back as the object reads them.
+                Effect::StoreLeft(left) => self.stored.left = read_row(&left),
+                Effect::StoreTurns(turns) => self.stored.turns = read_row(&turns),
                 _ => {}
             }
         }
@@ -931,4 +932,9 @@ fn an_answer_is_written_with_its_body_s_headers_then_the_exchange_s() {
     assert_eq!(refused.http(), http::Answer::text(405, "No."));
     let empty = Answer { status: 202, body: Body::Empty, headers: Vec::new() };
     assert_eq!(empty.http(), http::Answer::empty(202));
+}
+
+/// A stored row's JSON read back.
+fn read_row<T: tabrelay_bundle::fields::FromValue>(json: &str) -> T {
+    tabrelay_bundle::from_json(json.as_bytes()).expect("a stored row reads back")
 }

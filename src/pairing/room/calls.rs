@@ -4,6 +4,7 @@
 
 use serde_json::Value;
 use tabrelay_bundle::content::quoted;
+use tabrelay_bundle::fields::json_text;
 use tabrelay_bundle::protocol::{Outcome as TabOutcome, RelayMessage};
 
 use super::{Asker, Effect, Room, INTERNAL_ERROR};
@@ -13,7 +14,7 @@ use crate::limits::{
     TURN_STORED_EVERY_MS, USED_GRANULARITY_MS,
 };
 use crate::pairing::admit;
-use crate::pairing::calls::{Finished, Flight, Holder, LeftCalls, Waiter};
+use crate::pairing::calls::{Finished, Flight, Holder, Waiter};
 use crate::pairing::tasks::{self, Carried, Dispatch};
 use crate::pairing::wire::{CallEvent, CallReply, CallRequest, Reply};
 use crate::sentences;
@@ -33,7 +34,7 @@ impl Room {
         let Some(grant) = grant else { return Some(Reply::NoGrant) };
         // Whether the client was verified is the grant's to say, not the call's.
         let mut call = call;
-        call.tool_call.connection.verified.clone_from(&grant.requester.verified);
+        call.tool_call.connection.verified = grant.requester.verified.clone();
         if now_ms >= grant.used_ms + USED_GRANULARITY_MS {
             grant.used_ms = now_ms;
             out.push(Effect::StoreGrant(grant.clone()));
@@ -44,7 +45,8 @@ impl Room {
             return done(CallReply::not_carried(sentences::AGENT_STOPPED));
         }
         if !admit::known(self.focused_list(), self.catalogue, &call.tool_call.tool) {
-            return done(CallReply::NoSuchTool { tool: call.tool_call.tool });
+            // The name copied, so the call is dropped whole (one drop, not one per part).
+            return done(CallReply::NoSuchTool { tool: call.tool_call.tool.clone() });
         }
         // A 2026-07-28 call's headers that mirror arguments must agree with them (see
         // `admit::param_header_mismatch`): refused before the tab hears of it.
@@ -105,7 +107,7 @@ impl Room {
         let (stored_turn, stored_ms) = self.turns_stored;
         if turn != stored_turn || now_ms >= stored_ms + TURN_STORED_EVERY_MS {
             self.turns_stored = (turn, now_ms);
-            out.push(Effect::StoreTurns(self.turns.clone()));
+            out.push(Effect::StoreTurns(json_text(&self.turns)));
         }
         self.resume.forget(&call.request);
         out.push(Effect::Send(
@@ -140,7 +142,7 @@ impl Room {
                 match gave_up.cancel_in {
                     Some(tab) => out.push(Effect::Send(tab, RelayMessage::Cancel { id })),
                     // Left open in the tab: kept, for the connection's status.
-                    None => out.push(Effect::StoreLeft(self.calls.left_calls().clone())),
+                    None => out.push(Effect::StoreLeft(json_text(self.calls.left_calls()))),
                 }
                 let reply = CallReply::not_carried(gave_up.sentence);
                 self.end(flight, reply, now_ms, out);
@@ -151,12 +153,10 @@ impl Room {
     /// Request `asker` stopped waiting: its calls are dropped in their tabs, or (a resumable
     /// one) kept running for its client's return.
     pub(super) fn waiter_gone(&mut self, asker: Asker, out: &mut Vec<Effect>) {
-        let calls: Vec<u64> = self
-            .calls
-            .flights()
-            .filter(|f| f.waiter().is_some_and(|w| w.asker == asker))
-            .map(|f| f.id)
-            .collect();
+        let mut calls = Vec::new();
+        for f in self.calls.flights().filter(|f| f.waiter().is_some_and(|w| w.asker == asker)) {
+            calls.push(f.id);
+        }
         for id in calls {
             let Some(flight) = self.calls.get_mut(id) else { continue };
             if flight.waiter().is_some_and(|w| w.resumable) {
@@ -190,7 +190,7 @@ impl Room {
         entropy: &mut dyn Entropy,
         out: &mut Vec<Effect>,
     ) {
-        let before = self.calls.left_calls().clone();
+        let before = json_text(self.calls.left_calls());
         if let Some(card) = self.calls.asking(call, tab, sentence) {
             match self.calls.get(call).map(|f| &f.holder) {
                 Some(Holder::Task(_)) => self.task_asking(call, &card, out),
@@ -206,7 +206,7 @@ impl Room {
 
     /// The person answered tab `tab`'s card for `call`.
     pub(super) fn answered(&mut self, tab: u64, call: u64, out: &mut Vec<Effect>) {
-        let before = self.calls.left_calls().clone();
+        let before = json_text(self.calls.left_calls());
         if self.calls.answered(call, tab) {
             match self.calls.get(call).map(|f| &f.holder) {
                 Some(Holder::Task(_)) => self.task_answered(call, out),
@@ -234,7 +234,7 @@ impl Room {
             }
             Finished::Left { grant, tool } => {
                 self.calls.afterwards(grant, tool, afterwards_said(&outcome));
-                out.push(Effect::StoreLeft(self.calls.left_calls().clone()));
+                out.push(Effect::StoreLeft(json_text(self.calls.left_calls())));
             }
             Finished::Not => {}
         }
@@ -244,7 +244,7 @@ impl Room {
     pub(super) fn person_stepped(&mut self, now_ms: u64, out: &mut Vec<Effect>) {
         self.turns.person_stepped();
         self.turns_stored = (self.turns.current(), now_ms);
-        out.push(Effect::StoreTurns(self.turns.clone()));
+        out.push(Effect::StoreTurns(json_text(&self.turns)));
     }
 
     /// A client comes back for a call whose stream dropped: its end, or (a tick at once) its
@@ -294,14 +294,14 @@ impl Room {
         now_ms: u64,
         out: &mut Vec<Effect>,
     ) {
-        match flight.holder {
+        match &flight.holder {
             Holder::Waiter(waiter) => {
                 if waiter.resumable {
-                    self.resume.keep(flight.request, reply.clone(), flight.until_ms);
+                    self.resume.keep(&flight.request, &reply, flight.until_ms);
                 }
                 out.push(Effect::Reply(waiter.asker, Reply::Call(CallEvent::Done(reply))));
             }
-            Holder::Detached => self.resume.keep(flight.request, reply, flight.until_ms),
+            Holder::Detached => self.resume.keep(&flight.request, &reply, flight.until_ms),
             Holder::Task(_) => {
                 let sentence = match reply {
                     CallReply::NotCarried { sentence } => sentence,
@@ -314,10 +314,12 @@ impl Room {
         }
     }
 
-    /// Stores the calls left open when they changed from `before`.
-    pub(super) fn store_left_if_changed(&self, before: &LeftCalls, out: &mut Vec<Effect>) {
-        if self.calls.left_calls() != before {
-            out.push(Effect::StoreLeft(self.calls.left_calls().clone()));
+    /// Stores the calls left open when they changed from `before` (their JSON, as stored:
+    /// the text tells a change without a copy of them to compare).
+    pub(super) fn store_left_if_changed(&self, before: &str, out: &mut Vec<Effect>) {
+        let now = json_text(self.calls.left_calls());
+        if now != before {
+            out.push(Effect::StoreLeft(now));
         }
     }
 }

@@ -1,6 +1,7 @@
 //! The Room's grants and codes: a tab's command on a connect code, the connections made,
 //! refreshed, stopped, revoked or forgotten, and what a forgotten one set going.
 
+use tabrelay_bundle::fields::json_text;
 use tabrelay_bundle::protocol::RelayMessage;
 
 use super::{Effect, Room};
@@ -9,7 +10,7 @@ use crate::limits::REPLAYED_KEPT_MS;
 use crate::oauth::connect::{refusal, CodeReply, Command, Named};
 use crate::pairing::codes::{self};
 use crate::pairing::grants::{self, Grant, Refreshed};
-use crate::pairing::tasks::Task;
+use crate::pairing::take_where;
 use crate::pairing::wire::{
     CallEvent, CallReply, GrantReply, GrantRequest, RefreshReply, RefreshRequest, Reply,
     RevokeRequest,
@@ -42,7 +43,7 @@ impl Room {
         // A code (or link) this relay did not make is wrong without asking any code's object.
         let Some(code) = self.keys.as_ref().and_then(|k| named.code(k)) else {
             self.wrong_codes.record(now_ms);
-            out.push(Effect::StoreWrongCodes(self.wrong_codes.clone()));
+            out.push(Effect::StoreWrongCodes(json_text(&self.wrong_codes)));
             out.push(refused(refusal::UNKNOWN));
             return;
         };
@@ -76,7 +77,7 @@ impl Room {
         };
         if wrong {
             self.wrong_codes.record(now_ms);
-            out.push(Effect::StoreWrongCodes(self.wrong_codes.clone()));
+            out.push(Effect::StoreWrongCodes(json_text(&self.wrong_codes)));
         }
         if self.tabs.contains_key(&tab) {
             out.push(Effect::Send(tab, message));
@@ -92,9 +93,7 @@ impl Room {
         entropy: &mut dyn Entropy,
         out: &mut Vec<Effect>,
     ) -> GrantReply {
-        let replays: Vec<(String, u64)> =
-            replayed.iter().map(|u| (request.id.clone(), *u)).collect();
-        if !grants::may_make(&request.id, &replays, now_ms) {
+        if !grants::may_make(replayed, now_ms) {
             return GrantReply::Replayed;
         }
         if !self.has_room(now_ms, out) {
@@ -105,9 +104,13 @@ impl Room {
         let id = grant.id.clone();
         self.store_grant(grant, out);
         // Every tab lists the new connection at once, not at its first call.
-        let tabs: Vec<u64> = self.tabs.values().filter(|t| t.proven).map(|t| t.number).collect();
-        for tab in tabs {
-            self.send_connections(tab, now_ms, out);
+        // By index: sending the list needs the room itself (it drops expired grants first).
+        for i in 0..self.tabs.0.len() {
+            let tab = &self.tabs.0[i];
+            if tab.proven {
+                let number = tab.number;
+                self.send_connections(number, now_ms, out);
+            }
         }
         GrantReply::Made { grant: id, secret }
     }
@@ -178,7 +181,10 @@ impl Room {
     }
 
     pub(super) fn send_connections(&mut self, tab: u64, now_ms: u64, out: &mut Vec<Effect>) {
-        let list = self.live_grants(now_ms, out).iter().map(Grant::info).collect();
+        let mut list = Vec::new();
+        for grant in self.live_grants(now_ms, out) {
+            list.push(grant.info());
+        }
         out.push(Effect::Send(tab, RelayMessage::Connections { list }));
     }
 
@@ -188,7 +194,8 @@ impl Room {
 
     /// The grants, those unused for too long dropped first.
     fn live_grants(&mut self, now_ms: u64, out: &mut Vec<Effect>) -> &[Grant] {
-        for id in grants::expired(&self.grants, now_ms) {
+        while let Some(expired) = self.grants.iter().find(|g| g.expired(now_ms)) {
+            let id = expired.id.clone();
             self.delete_grant(&id, out);
         }
         &self.grants
@@ -228,7 +235,7 @@ impl Room {
             let connection = grant.to_owned();
             out.push(Effect::Send(tab.number, RelayMessage::Forgotten { connection }));
         }
-        let before = self.calls.left_calls().clone();
+        let before = json_text(self.calls.left_calls());
         let (flights, left) = self.calls.forget_grant(grant);
         for flight in flights {
             out.push(Effect::Send(flight.tab, RelayMessage::Cancel { id: flight.id }));
@@ -242,21 +249,16 @@ impl Room {
         self.store_left_if_changed(&before, out);
         self.resume.forget_grant(grant);
         // Its listen streams end (any reply but a listen event ends one).
-        let (gone, kept): (Vec<_>, Vec<_>) =
-            core::mem::take(&mut self.listeners).into_iter().partition(|(_, g)| g == grant);
-        self.listeners = kept;
-        for (asker, _) in gone {
+        for (asker, _) in take_where(&mut self.listeners, &|(_, g)| g == grant) {
             out.push(Effect::Reply(asker, forgotten()));
         }
         for asker in self.questions.forget_grant(grant) {
             out.push(Effect::Reply(asker, forgotten()));
         }
-        let (gone, kept): (Vec<Task>, Vec<Task>) =
-            core::mem::take(&mut self.tasks).into_iter().partition(|t| t.grant == grant);
-        self.tasks = kept;
         // Their calls in flight were dropped with the connection's others.
-        for task in gone {
-            out.push(Effect::DeleteTask(task.id));
+        for task in take_where(&mut self.tasks, &|t| t.grant == grant) {
+            // Its id copied, so the task is dropped whole (one drop, not one per part).
+            out.push(Effect::DeleteTask(task.id.clone()));
         }
     }
 }

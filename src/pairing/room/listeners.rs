@@ -6,6 +6,7 @@ use tabrelay_bundle::protocol::ToolList;
 use super::{Asker, Effect, Room};
 use crate::limits::{MAX_LISTENERS, MAX_LISTENERS_PER_CONNECTION};
 use crate::pairing::answers::Taken;
+use crate::pairing::remove_where;
 use crate::pairing::wire::{ListenEvent, Reply};
 
 impl Room {
@@ -39,7 +40,7 @@ impl Room {
 
     /// Request `asker` stopped waiting: it listens no more and waits for no answers.
     pub(super) fn listener_gone(&mut self, asker: Asker) {
-        self.listeners.retain(|(l, _)| *l != asker);
+        remove_where(&mut self.listeners, &|(l, _)| *l == asker);
         self.questions.gone(asker);
     }
 

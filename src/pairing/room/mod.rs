@@ -75,6 +75,22 @@ pub struct Stored {
     pub replayed_until: u64,
 }
 
+impl Stored {
+    /// Whether it holds nothing but defaults (every part named, so a new one is not missed;
+    /// smaller in the Worker than comparing it whole with the default).
+    fn is_empty(&self) -> bool {
+        let Stored { tabs, stated, grants, turns, wrong_codes, left, tasks, replayed_until } = self;
+        tabs.is_empty()
+            && stated.is_empty()
+            && grants.is_empty()
+            && turns.is_empty()
+            && wrong_codes.is_empty()
+            && left.is_empty()
+            && tasks.is_empty()
+            && *replayed_until == 0
+    }
+}
+
 /// One thing that happened to the pairing.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Input {
@@ -162,16 +178,16 @@ pub enum Effect {
     StoreStated(u64, Stated),
     /// Delete what a gone tab stated.
     ForgetStated(u64),
-    /// Store the turns.
-    StoreTurns(Turns),
-    /// Store the calls left open and what came of others.
-    StoreLeft(LeftCalls),
+    /// Store the turns (their JSON: the room keeps its own, so no copy is made).
+    StoreTurns(String),
+    /// Store the calls left open and what came of others (their JSON).
+    StoreLeft(String),
     /// Store a task (made or changed); its row is written before any reply that names it.
     StoreTask(Task),
     /// Delete a task (its time to live passed).
     DeleteTask(String),
-    /// Store the wrong codes.
-    StoreWrongCodes(WrongCodes),
+    /// Store the wrong codes (their JSON).
+    StoreWrongCodes(String),
     /// Store a grant.
     StoreGrant(Grant),
     /// Delete a grant.
@@ -240,10 +256,6 @@ impl<V> Slots<V> {
         self.0.iter_mut().find(|(k, _)| k == key).map(|(_, v)| v)
     }
 
-    fn contains_key(&self, key: &u64) -> bool {
-        self.get(key).is_some()
-    }
-
     fn insert(&mut self, key: u64, value: V) {
         match self.0.iter_mut().find(|(k, _)| *k == key) {
             Some((_, v)) => *v = value,
@@ -279,6 +291,38 @@ impl<V> Slots<V> {
     }
 }
 
+/// The pairing's tabs (tens at most), in a vector by the number each carries: its slice is
+/// what the tab functions go over, smaller in the Worker than an iterator adapter over pairs.
+#[derive(Debug, Clone, Default)]
+struct Tabs(Vec<Tab>);
+
+impl Tabs {
+    fn get(&self, number: &u64) -> Option<&Tab> {
+        self.0.iter().find(|t| t.number == *number)
+    }
+
+    fn contains_key(&self, number: &u64) -> bool {
+        self.get(number).is_some()
+    }
+
+    /// Keeps `tab`, in place of the tab of its number.
+    fn insert(&mut self, tab: Tab) {
+        match self.0.iter_mut().find(|t| t.number == tab.number) {
+            Some(t) => *t = tab,
+            None => self.0.push(tab),
+        }
+    }
+
+    fn remove(&mut self, number: &u64) -> Option<Tab> {
+        let i = self.0.iter().position(|t| t.number == *number)?;
+        Some(self.0.swap_remove(i))
+    }
+
+    fn values(&self) -> core::slice::Iter<'_, Tab> {
+        self.0.iter()
+    }
+}
+
 /// What a tab stated, held in memory.
 #[derive(Debug, Clone, Default)]
 struct Statement {
@@ -290,12 +334,12 @@ struct Statement {
 pub struct Room {
     keys: Option<Keys>,
     catalogue: &'static Catalogue,
-    tabs: Slots<Tab>,
+    tabs: Tabs,
     stated: Slots<Statement>,
     /// Every call in flight in a tab, whoever holds it, and the calls left open.
     calls: Calls,
     /// The streams that say a tick when quiet: when each says its next, and what.
-    ticks: Slots<(u64, Reply)>,
+    ticks: Slots<(u64, timers::Tick)>,
     /// The alarm the room last had set (None: none, or it rang).
     alarm: Option<u64>,
     /// When the last input happened.
@@ -327,7 +371,7 @@ impl Room {
         Self {
             keys,
             catalogue,
-            tabs: Slots::default(),
+            tabs: Tabs::default(),
             stated: Slots::default(),
             calls: Calls::default(),
             ticks: Slots::default(),
@@ -365,7 +409,7 @@ impl Room {
                 self.last_tab = self.last_tab.max(number);
                 out.push(Effect::Attach(admitted.tab.clone()));
                 out.push(Effect::Send(number, admitted.first));
-                self.tabs.insert(number, admitted.tab);
+                self.tabs.insert(admitted.tab);
             }
             Input::Message { tab, text } => {
                 self.message(tab, text.as_deref(), now_ms, entropy, &mut out);
@@ -410,11 +454,11 @@ impl Room {
     }
 
     fn woke(&mut self, stored: Stored, now_ms: u64, out: &mut Vec<Effect>) {
-        self.wrote = stored != Stored::default();
+        self.wrote = !stored.is_empty();
         self.replayed_until = stored.replayed_until;
         for tab in stored.tabs {
             self.last_tab = self.last_tab.max(tab.number);
-            self.tabs.insert(tab.number, tab);
+            self.tabs.insert(tab);
         }
         for (number, tools, dataset) in stored.stated {
             if !self.tabs.contains_key(&number) {
@@ -447,15 +491,12 @@ impl Room {
         }
         // A task whose call was in a tab that is gone (the relay restarted, its sockets with
         // it) fails; the others go on as the tabs answer.
-        let lost: Vec<usize> = (0..self.tasks.len())
-            .filter(|i| {
-                let c = &self.tasks[*i].carried;
-                c.call.is_some() && !self.tabs.contains_key(&c.tab)
-            })
-            .collect();
-        for i in lost {
-            let gone = TaskEvent::Lost(INTERNAL_ERROR, sentences::TAB_GONE.into());
-            self.task_event(i, gone, now_ms, out);
+        for i in 0..self.tasks.len() {
+            let c = &self.tasks[i].carried;
+            if c.call.is_some() && !self.tabs.contains_key(&c.tab) {
+                let gone = TaskEvent::Lost(INTERNAL_ERROR, sentences::TAB_GONE.into());
+                self.task_event(i, gone, now_ms, out);
+            }
         }
     }
 
@@ -470,18 +511,25 @@ impl Room {
         out: &mut Vec<Effect>,
     ) {
         self.watch_quiet(asker, &request, now_ms);
+        // A request about a connection's own things goes no further once it is not live.
+        let about = match &request {
+            Request::Check { grant, .. }
+            | Request::Listen { grant }
+            | Request::Task { grant, .. }
+            | Request::AwaitAnswers { grant, .. }
+            | Request::Answer { grant, .. }
+            | Request::Resume { grant, .. } => Some(grant),
+            _ => None,
+        };
+        if about.is_some_and(|grant| !self.live(grant)) {
+            out.push(Effect::Reply(asker, Reply::NoGrant));
+            return;
+        }
         let reply = match request {
             Request::Call(call) => match self.call(asker, call, now_ms, entropy, out) {
                 Some(reply) => reply,
                 None => return, // it waits for the tab
             },
-            Request::Check { grant, .. }
-            | Request::Listen { grant }
-            | Request::Task { grant, .. }
-                if !self.live(&grant) =>
-            {
-                Reply::NoGrant
-            }
             Request::Task { grant, task, op } => {
                 Reply::Task(self.task_request(&grant, &task, op, now_ms, out))
             }
@@ -512,17 +560,11 @@ impl Room {
                 self.cancel(&request, now_ms, out);
                 Reply::Done
             }
-            Request::AwaitAnswers { grant, .. } | Request::Answer { grant, .. }
-                if !self.live(&grant) =>
-            {
-                Reply::NoGrant
-            }
             Request::AwaitAnswers { grant, ids } => match self.questions.ask(asker, &grant, ids) {
                 Ok(()) => return, // it waits for the answers
                 Err(_) => Reply::TooManyQuestions,
             },
             Request::Answer { grant, id, answer } => self.answer(&grant, &id, answer, out),
-            Request::Resume { grant, .. } if !self.live(&grant) => Reply::NoGrant,
             // A call is taken up by the connection that made it (its key starts with the grant).
             Request::Resume { grant, request } if !is_request_of(&request, &grant) => {
                 Reply::NotAsked
@@ -545,7 +587,7 @@ impl Room {
             TabAction::Welcome(t) => {
                 let pairing = t.pairing.clone();
                 out.push(Effect::Attach(t.clone()));
-                self.tabs.insert(tab, t);
+                self.tabs.insert(t);
                 out.push(Effect::Send(
                     tab,
                     RelayMessage::Welcome { pairing, protocol: PROTOCOL_VERSION },
@@ -554,7 +596,7 @@ impl Room {
             TabAction::Verify(t, proof) => {
                 // The challenge is used before the check: a second hello meanwhile proves nothing.
                 out.push(Effect::Attach(t.clone()));
-                self.tabs.insert(tab, t);
+                self.tabs.insert(t);
                 out.push(Effect::Verify(tab, proof));
             }
             TabAction::Close(code, reason) => self.close(tab, code, reason, now_ms, out),
@@ -576,7 +618,7 @@ impl Room {
             }
             TabAction::Update(t) => {
                 out.push(Effect::Attach(t.clone()));
-                self.tabs.insert(tab, t);
+                self.tabs.insert(t);
             }
             TabAction::Asking(call, sentence) => {
                 self.asking(tab, call, &sentence, now_ms, entropy, out);

@@ -1,6 +1,7 @@
 //! The Room's tab sockets: a tab opening, proving itself, speaking and going away, what it
 //! stated, and which tab calls go to.
 
+use tabrelay_bundle::fields::json_text;
 use tabrelay_bundle::protocol::{close, ToolList, MAX_MESSAGE_BYTES};
 
 use super::{Effect, Room};
@@ -53,7 +54,7 @@ impl Room {
         if self.stated.remove(&tab).is_some() {
             out.push(Effect::ForgetStated(tab));
         }
-        let before = self.calls.left_calls().clone();
+        let before = json_text(self.calls.left_calls());
         for flight in self.calls.tab_gone(tab) {
             self.end(flight, CallReply::not_carried(sentences::TAB_GONE), now_ms, out);
         }

@@ -2,12 +2,14 @@
 //! client's requests about it, and its next round.
 
 use tabrelay_bundle::content::{self, quoted};
+use tabrelay_bundle::fields::Encode as _;
 use tabrelay_bundle::protocol::{askable, call_input, Outcome as TabOutcome, RelayMessage};
 
 use super::{Effect, Room, INTERNAL_ERROR, MISSING_CAPABILITY};
 use crate::crypto::{random_token, Entropy};
 use crate::limits::{MAX_TASK_BYTES_PER_CONNECTION, MAX_TASK_RESULT_BYTES, TAB_CALL_WAIT_MS};
 use crate::pairing::calls::{Flight, Holder, Waiter};
+use crate::pairing::take_where;
 use crate::pairing::tasks::{self, Task};
 use crate::pairing::wire::{CallEvent, CallReply, Reply, TaskOp, TaskReply};
 use crate::sentences;
@@ -24,10 +26,9 @@ impl Room {
         out: &mut Vec<Effect>,
     ) {
         let Some(flight) = self.calls.get_mut(call) else { return };
-        let Holder::Waiter(Waiter { asker, task: Some(carried), .. }) = &flight.holder else {
-            return;
-        };
-        let (asker, mut carried) = (*asker, carried.clone());
+        let Holder::Waiter(Waiter { asker, task, .. }) = &mut flight.holder else { return };
+        // What carries the task moves to it (the waiter's holder goes below).
+        let (asker, Some(mut carried)) = (*asker, task.take()) else { return };
         carried.tab = flight.tab;
         carried.call = Some(call);
         let mut task = Task::new(random_token(entropy, 16), *carried, now_ms);
@@ -94,9 +95,10 @@ impl Room {
         };
         // A task is one stored row: what does not fit is said, not kept.
         let size = match &event {
-            tasks::Event::Answered(result) => serde_json::to_vec(result).map_or(0, |v| v.len()),
+            tasks::Event::Answered(result) => result.to_json().len(),
+            // As the JSON array `[requests,state]`.
             tasks::Event::NeedsInput { requests, state } => {
-                serde_json::to_vec(&(requests, state)).map_or(0, |v| v.len())
+                requests.to_json().len() + state.to_json().len() + 3
             }
             _ => 0,
         };
@@ -139,7 +141,7 @@ impl Room {
         let mut changed = self.tasks[i].clone();
         let effect = changed.apply(event, now_ms);
         // Answers kept until the last comes count toward the connection's share, as results do.
-        if effect == tasks::Effect::Store
+        if matches!(effect, tasks::Effect::Store)
             && self.held_beside(i) + changed.held_bytes() > MAX_TASK_BYTES_PER_CONNECTION
         {
             let kib = MAX_TASK_BYTES_PER_CONNECTION / 1024;
@@ -223,8 +225,13 @@ impl Room {
     /// The bytes the other tasks of task `i`'s connection keep until they expire.
     fn held_beside(&self, i: usize) -> usize {
         let grant = &self.tasks[i].grant;
-        let others = self.tasks.iter().enumerate().filter(|(j, t)| t.grant == *grant && *j != i);
-        others.map(|(_, t)| t.held_bytes()).sum()
+        let mut held = 0;
+        for (j, t) in self.tasks.iter().enumerate() {
+            if t.grant == *grant && j != i {
+                held += t.held_bytes();
+            }
+        }
+        held
     }
 
     /// What happened to task `i`, applied; stored when it changed.
@@ -235,21 +242,19 @@ impl Room {
         now_ms: u64,
         out: &mut Vec<Effect>,
     ) {
-        if self.tasks[i].apply(event, now_ms) != tasks::Effect::Unchanged {
+        if !matches!(self.tasks[i].apply(event, now_ms), tasks::Effect::Unchanged) {
             out.push(Effect::StoreTask(self.tasks[i].clone()));
         }
     }
 
     /// How many tasks connection `grant` holds; those past their time to live are deleted first.
     pub(super) fn tasks_of(&mut self, grant: &str, now_ms: u64, out: &mut Vec<Effect>) -> usize {
-        let (expired, kept): (Vec<Task>, Vec<Task>) =
-            core::mem::take(&mut self.tasks).into_iter().partition(|t| now_ms >= t.expires_ms());
-        self.tasks = kept;
-        for task in expired {
+        for task in take_where(&mut self.tasks, &|t| now_ms >= t.expires_ms()) {
             if let Some(flight) = task.carried.call.and_then(|call| self.calls.take(call)) {
                 out.push(Effect::Send(flight.tab, RelayMessage::Cancel { id: flight.id }));
             }
-            out.push(Effect::DeleteTask(task.id));
+            // Its id copied, so the task is dropped whole (one drop, not one per part).
+            out.push(Effect::DeleteTask(task.id.clone()));
         }
         self.tasks.iter().filter(|t| t.grant == grant).count()
     }

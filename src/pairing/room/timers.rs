@@ -16,8 +16,11 @@ impl Room {
     /// When the room next needs an [`Input::Timeout`] (None: nothing is timed).
     #[must_use]
     pub fn poll_timeout(&self) -> Option<u64> {
-        let ticks = self.ticks.values().map(|(at, _)| *at).min();
-        [self.durable_next(), self.calls.next_due(false), ticks].into_iter().flatten().min()
+        let mut next = earliest(&[self.durable_next(), self.calls.next_due(false)]);
+        for (at, _) in self.ticks.values() {
+            next = earliest(&[next, Some(*at)]);
+        }
+        next
     }
 
     /// What is due at `now_ms` is done: [`Room::handle`] with [`Input::Timeout`].
@@ -45,7 +48,7 @@ impl Room {
         };
         for (asker, (at, tick)) in self.ticks.iter() {
             if *at <= now_ms && !heard(asker, out) {
-                out.push(Effect::Reply(*asker, tick.clone()));
+                out.push(Effect::Reply(*asker, tick.reply()));
             }
         }
     }
@@ -54,9 +57,9 @@ impl Room {
     /// call, a `/listen` stream, a wait for a session's answers, a call taken up.
     pub(super) fn watch_quiet(&mut self, asker: Asker, request: &Request, now_ms: u64) {
         let tick = match request {
-            Request::Call(call) if call.stream => Reply::Call(CallEvent::Tick),
-            Request::Listen { .. } => Reply::Listen(ListenEvent::Tick),
-            Request::AwaitAnswers { .. } | Request::Resume { .. } => Reply::Call(CallEvent::Tick),
+            Request::Call(call) if call.stream => Tick::Call,
+            Request::Listen { .. } => Tick::Listen,
+            Request::AwaitAnswers { .. } | Request::Resume { .. } => Tick::Call,
             _ => return,
         };
         self.ticks.insert(asker, (now_ms + KEEP_ALIVE_MS, tick));
@@ -95,6 +98,33 @@ impl Room {
     fn durable_next(&self) -> Option<u64> {
         let sockets = next_check(self.tabs.values(), self.now);
         let forget = (self.wrote && self.keeps_nothing()).then_some(self.replayed_until);
-        [sockets, self.calls.next_due(true), forget].into_iter().flatten().min()
+        earliest(&[sockets, self.calls.next_due(true), forget])
+    }
+}
+
+/// The earliest of `times` that are set (None: none is).
+fn earliest(times: &[Option<u64>]) -> Option<u64> {
+    let mut first: Option<u64> = None;
+    for t in times.iter().copied().flatten() {
+        if first.is_none_or(|f| t < f) {
+            first = Some(t);
+        }
+    }
+    first
+}
+
+/// The keep-alive a quiet stream says: a call's (or a wait for answers') or a listener's.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Tick {
+    Call,
+    Listen,
+}
+
+impl Tick {
+    fn reply(self) -> Reply {
+        match self {
+            Tick::Call => Reply::Call(CallEvent::Tick),
+            Tick::Listen => Reply::Listen(ListenEvent::Tick),
+        }
     }
 }

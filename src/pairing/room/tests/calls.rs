@@ -111,7 +111,7 @@ fn a_call_left_open_while_the_person_decides_outlives_an_eviction_and_status_tel
     let stored = Stored {
         tabs: vec![tab],
         grants: vec![grant("g1"), grant("g2")],
-        left: left.clone(),
+        left: tabrelay_bundle::from_json(left.as_bytes()).unwrap(),
         ..Stored::default()
     };
     let catalogue = sim.room.catalogue;

@@ -387,7 +387,8 @@ fn forget_ends_a_call_the_person_is_asked_about_waited_on_or_left_open() {
         Effect::StoreLeft(l) => Some(l.clone()),
         _ => None,
     });
-    assert_eq!(stored, Some(LeftCalls::default()), "nothing kept for it: {effects:?}");
+    let nothing = tabrelay_bundle::fields::json_text(&LeftCalls::default());
+    assert_eq!(stored, Some(nothing), "nothing kept for it: {effects:?}");
     // The person presses Allow anyway (a tab that did not drop its card): nothing of it
     // reaches anyone.
     for id in [left, asked] {
