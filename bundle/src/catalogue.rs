@@ -2,7 +2,7 @@
 
 use alloc::string::String;
 use alloc::vec::Vec;
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 
 use crate::fields::Fields;
 
@@ -236,13 +236,15 @@ impl Tool {
             .insert("destructiveHint".into(), Value::Bool(self.safety == Safety::Destructive));
         // The tools act on the person's tab, not the open world.
         annotations.insert("openWorldHint".into(), Value::Bool(false));
-        json!({
-            "name": self.name,
-            "title": self.title,
-            "description": self.description,
-            "inputSchema": self.input,
-            "annotations": annotations,
-        })
+        // Put in as they are (`json!` would copy the schema and annotations through serde's
+        // value serializer).
+        let mut tool = Map::new();
+        tool.insert("name".into(), Value::String(self.name.clone()));
+        tool.insert("title".into(), Value::String(self.title.clone()));
+        tool.insert("description".into(), Value::String(self.description.clone()));
+        tool.insert("inputSchema".into(), self.input.clone());
+        tool.insert("annotations".into(), Value::Object(annotations));
+        Value::Object(tool)
     }
 }
 
