@@ -381,15 +381,13 @@ pub fn handle(body: &[u8], headers: &Headers<'_>, app_url: &str) -> Reply {
                     // A 2026-07-28 client declares the extension: a call that waits becomes a
                     // task.
                     Era::Stateless { capabilities, .. } if takes_tasks(capabilities) => {
-                        Some(TaskTerms {
-                            declared: INPUT_METHODS
-                                .iter()
-                                .map(|(_, c)| *c)
-                                .filter(|c| capabilities.contains_key(*c))
-                                .map(str::to_owned)
-                                .collect(),
-                            at_once: false,
-                        })
+                        let mut declared = Vec::new();
+                        for (_, c) in INPUT_METHODS {
+                            if capabilities.contains_key(c) {
+                                declared.push(c.to_owned());
+                            }
+                        }
+                        Some(TaskTerms { declared, at_once: false })
                     }
                     // A 2025-11-25 client asks for a task with `params.task`: made at once.
                     Era::Session if params.get("task").is_some_and(Value::is_object) => {
