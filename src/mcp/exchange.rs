@@ -214,7 +214,15 @@ impl TimerTable {
 
     /// The earliest deadline, and which.
     fn next(&self) -> Option<(Timer, u64)> {
-        TIMERS.iter().filter_map(|t| Some((*t, self.0[*t as usize]?))).min_by_key(|(_, at)| *at)
+        let mut earliest: Option<(Timer, u64)> = None;
+        for timer in TIMERS {
+            match (self.0[timer as usize], earliest) {
+                (Some(at), Some((_, first))) if at >= first => {}
+                (Some(at), _) => earliest = Some((timer, at)),
+                (None, _) => {}
+            }
+        }
+        earliest
     }
 }
 
