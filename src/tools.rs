@@ -50,7 +50,11 @@ pub fn list(stated: Option<&ToolList>, catalogue: &Catalogue) -> Value {
         }
     }
     add(status_tool());
-    Value::Array(by_name.into_values().collect())
+    let mut tools = Vec::with_capacity(by_name.len());
+    for (_, tool) in by_name {
+        tools.push(tool);
+    }
+    Value::Array(tools)
 }
 
 /// The relay's own tool: what the pairing's tabs are and which one calls go to (kept as JSON
