@@ -46,12 +46,18 @@ pub fn ask(
 ) -> Result<Value, (u16, RpcError)> {
     let (kept, missing) = askable(requests, |c| era.declared(c));
     if kept.is_empty() {
-        let names: Vec<&str> = missing.keys().map(String::as_str).collect();
+        let mut names = String::new();
+        for name in missing.keys() {
+            if !names.is_empty() {
+                names.push_str(", ");
+            }
+            names.push_str(name);
+        }
         return Err((
             400,
             RpcError {
                 code: codes::MISSING_CAPABILITY,
-                message: sentences::missing_capability(&names.join(", ")),
+                message: sentences::missing_capability(&names),
                 data: Some(object(&mut |o| o.field("requiredCapabilities", &missing))),
             },
         ));
