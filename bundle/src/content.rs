@@ -61,11 +61,10 @@ pub fn tool_result(outcome: &Outcome) -> Value {
     match outcome {
         Outcome::Done { data, image, audio, resource } => {
             let mut text = data_text(data);
-            let mut notes: Vec<String> = Vec::new();
             let chars = text.chars().count();
             if chars > RESULT_TEXT_CHARS {
                 text = cut_keeping_tags(&text, RESULT_TEXT_CHARS);
-                notes.push(format!(
+                note(&mut text, &format!(
                     "The result was cut to {RESULT_TEXT_CHARS} of its {chars} characters; ask for less to see the rest."
                 ));
             }
@@ -77,7 +76,7 @@ pub fn tool_result(outcome: &Outcome) -> Value {
                     ("mimeType", &img.mime_type),
                 ])),
                 Some(sentence) => {
-                    notes.push(sentence);
+                    note(&mut text, &sentence);
                     None
                 }
             });
@@ -86,7 +85,7 @@ pub fn tool_result(outcome: &Outcome) -> Value {
                     Some(texts(&[("type", "audio"), ("data", &a.data), ("mimeType", &a.mime_type)]))
                 }
                 Some(sentence) => {
-                    notes.push(sentence);
+                    note(&mut text, &sentence);
                     None
                 }
             });
@@ -107,14 +106,10 @@ pub fn tool_result(outcome: &Outcome) -> Value {
                     Some(Value::Object(item))
                 }
                 Some(sentence) => {
-                    notes.push(sentence);
+                    note(&mut text, &sentence);
                     None
                 }
             });
-            for note in notes {
-                text.push(' ');
-                text.push_str(&note);
-            }
             content.push(texts(&[("type", "text"), ("text", &text)]));
             content.extend(picture);
             content.extend(sound);
@@ -125,6 +120,13 @@ pub fn tool_result(outcome: &Outcome) -> Value {
         // Only a 2026-07-28 client can be asked; the relay answers the others with this.
         Outcome::InputRequired { .. } => error_result(INPUT_NOT_POSSIBLE),
     }
+}
+
+/// Adds one of the relay's sentences after a result's text (what was cut or left out, in the
+/// order it was found).
+fn note(text: &mut String, sentence: &str) {
+    text.push(' ');
+    text.push_str(sentence);
 }
 
 /// An MCP tool result that is an error with one of the relay's sentences.
