@@ -122,10 +122,15 @@ pub fn status_unavailable() -> Value {
 }
 
 fn with_setting(mut definition: Map<String, Value>, (sentence, setting): (&str, &str)) -> Value {
-    let description = match definition.get("description").and_then(Value::as_str) {
-        Some(d) if !d.trim().is_empty() => format!("{} {sentence}", d.trim_end()),
-        _ => sentence.to_owned(),
-    };
+    let mut description = String::new();
+    match definition.get("description").and_then(Value::as_str) {
+        Some(d) if !d.trim().is_empty() => {
+            description.push_str(d.trim_end());
+            description.push(' ');
+        }
+        _ => {}
+    }
+    description.push_str(sentence);
     definition.insert("description".into(), Value::String(description));
     crate::mcp::put_meta(&mut definition, SETTING_META, Value::String(setting.into()));
     Value::Object(definition)
