@@ -69,8 +69,9 @@ pub fn ask(
     o.field("s", tab_state.unwrap_or(&Value::Null));
     o.close();
     let b64 = base64::engine::general_purpose::URL_SAFE_NO_PAD;
-    let tag = b64.encode(keys.current.mac(Purpose::RequestState, &sealed));
-    let state = format!("{}.{tag}", b64.encode(&sealed));
+    let mut state = b64.encode(&sealed);
+    state.push('.');
+    state.push_str(&b64.encode(keys.current.mac(Purpose::RequestState, &sealed)));
     if state.len() > MAX_STATE_BYTES {
         return Err((
             200,
