@@ -223,7 +223,11 @@ impl Answer {
 
 /// Headers as an [`Answer`] holds them.
 fn owned(headers: &[(&'static str, &str)]) -> Vec<(&'static str, String)> {
-    headers.iter().map(|(k, v)| (*k, (*v).to_owned())).collect()
+    let mut owned = Vec::with_capacity(headers.len());
+    for (name, value) in headers {
+        owned.push((*name, (*value).to_owned()));
+    }
+    owned
 }
 
 /// The CORS headers of any answer on `path` (none off a [`is_cors_path`]): [`CORS_HEADERS`],

@@ -151,34 +151,38 @@ pub struct Malformed {
 
 /// Reads one JSON-RPC message from a POST body.
 pub fn parse(body: &[u8]) -> Result<Message, Malformed> {
-    let value: Value = serde_json::from_slice(body).map_err(|_| Malformed {
-        id: None,
-        error: RpcError::new(ErrorCode::PARSE_ERROR, crate::sentences::NOT_JSON),
-    })?;
-    let invalid = |id: Option<Id>, message: &str| Malformed {
-        id,
-        error: RpcError::new(ErrorCode::INVALID_REQUEST, message),
+    read(body).map_err(|(id, code, message)| Malformed { id, error: RpcError::new(code, message) })
+}
+
+/// Why a body is not a message: the id when it was read, the code and the sentence (the
+/// refusal made once, in [`parse`]).
+type Refusal = (Option<Id>, ErrorCode, &'static str);
+
+fn read(body: &[u8]) -> Result<Message, Refusal> {
+    let Ok(value) = serde_json::from_slice::<Value>(body) else {
+        return Err((None, ErrorCode::PARSE_ERROR, crate::sentences::NOT_JSON));
     };
+    let invalid = ErrorCode::INVALID_REQUEST;
     let Value::Object(mut object) = value else {
         return Err(if value.is_array() {
-            invalid(None, crate::sentences::NO_BATCHES)
+            (None, invalid, crate::sentences::NO_BATCHES)
         } else {
-            invalid(None, crate::sentences::NOT_ONE_MESSAGE)
+            (None, invalid, crate::sentences::NOT_ONE_MESSAGE)
         });
     };
     let id = match object.remove("id") {
         None => None,
         Some(v) => match Id::of(&v) {
             Some(id) => Some(id),
-            None => return Err(invalid(None, crate::sentences::BAD_ID)),
+            None => return Err((None, invalid, crate::sentences::BAD_ID)),
         },
     };
     if object.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
-        return Err(invalid(id, crate::sentences::NOT_JSONRPC_2));
+        return Err((id, invalid, crate::sentences::NOT_JSONRPC_2));
     }
     let method = match object.remove("method") {
         Some(Value::String(m)) => m,
-        Some(_) => return Err(invalid(id, crate::sentences::METHOD_NOT_STRING)),
+        Some(_) => return Err((id, invalid, crate::sentences::METHOD_NOT_STRING)),
         None if id.is_some() && (object.contains_key("result") || object.contains_key("error")) => {
             let answer = match (object.remove("result"), object.remove("error")) {
                 (Some(result), None) => result,
@@ -187,19 +191,13 @@ pub fn parse(body: &[u8]) -> Result<Message, Malformed> {
             };
             return Ok(Message::Response { id: id.unwrap_or(Id::Number(0)), answer });
         }
-        None => return Err(invalid(id, crate::sentences::NO_METHOD)),
+        None => return Err((id, invalid, crate::sentences::NO_METHOD)),
     };
     let params = match object.remove("params") {
         None | Some(Value::Null) => Map::new(),
         Some(Value::Object(p)) => p,
         Some(_) => {
-            return Err(Malformed {
-                id,
-                error: RpcError::new(
-                    ErrorCode::INVALID_PARAMS,
-                    crate::sentences::PARAMS_NOT_OBJECT,
-                ),
-            })
+            return Err((id, ErrorCode::INVALID_PARAMS, crate::sentences::PARAMS_NOT_OBJECT))
         }
     };
     Ok(match id {

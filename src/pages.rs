@@ -155,7 +155,12 @@ pub fn connector(address: &str, app_url: &str) -> String {
 /// in the fragment.
 #[must_use]
 pub fn approval_link(app_url: &str, link: &str) -> String {
-    format!("{app_url}#{CONNECT_FRAGMENT}={link}")
+    let mut url = String::from(app_url);
+    url.push('#');
+    url.push_str(CONNECT_FRAGMENT);
+    url.push('=');
+    url.push_str(link);
+    url
 }
 
 /// The confirm page, opened by the tab that approved through the waiting page's link: whether

@@ -50,7 +50,11 @@ pub fn list(stated: Option<&ToolList>, catalogue: &Catalogue) -> Value {
         }
     }
     add(status_tool());
-    Value::Array(by_name.into_values().collect())
+    let mut tools = Vec::with_capacity(by_name.len());
+    for (_, tool) in by_name {
+        tools.push(tool);
+    }
+    Value::Array(tools)
 }
 
 /// The relay's own tool: what the pairing's tabs are and which one calls go to (kept as JSON
@@ -118,10 +122,15 @@ pub fn status_unavailable() -> Value {
 }
 
 fn with_setting(mut definition: Map<String, Value>, (sentence, setting): (&str, &str)) -> Value {
-    let description = match definition.get("description").and_then(Value::as_str) {
-        Some(d) if !d.trim().is_empty() => format!("{} {sentence}", d.trim_end()),
-        _ => sentence.to_owned(),
-    };
+    let mut description = String::new();
+    match definition.get("description").and_then(Value::as_str) {
+        Some(d) if !d.trim().is_empty() => {
+            description.push_str(d.trim_end());
+            description.push(' ');
+        }
+        _ => {}
+    }
+    description.push_str(sentence);
     definition.insert("description".into(), Value::String(description));
     crate::mcp::put_meta(&mut definition, SETTING_META, Value::String(setting.into()));
     Value::Object(definition)

@@ -2,7 +2,7 @@
 
 use alloc::string::String;
 use alloc::vec::Vec;
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 
 use crate::fields::Fields;
 
@@ -113,16 +113,20 @@ impl Catalogue {
     pub fn parse(json: &str) -> Result<Self, CatalogueError> {
         let value: Value = serde_json::from_slice(json.as_bytes())
             .map_err(|e| CatalogueError::Malformed(alloc::format!("{e}")))?;
-        let catalogue = Self::read(value)?;
-        for (i, tool) in catalogue.tools.iter().enumerate() {
-            if catalogue.tools[..i].iter().any(|t| t.name == tool.name) {
+        Self::read(value)?.checked()
+    }
+
+    /// The catalogue, when its tools' names are distinct and each input schema is an object's.
+    fn checked(self) -> Result<Self, CatalogueError> {
+        for (i, tool) in self.tools.iter().enumerate() {
+            if self.tools[..i].iter().any(|t| t.name == tool.name) {
                 return Err(CatalogueError::DuplicateName(tool.name.clone()));
             }
             if tool.input.get("type").and_then(Value::as_str) != Some("object") {
                 return Err(CatalogueError::BadSchema(tool.name.clone()));
             }
         }
-        Ok(catalogue)
+        Ok(self)
     }
 
     /// The catalogue bundled with this build.
@@ -131,9 +135,13 @@ impl Catalogue {
     /// Never at run time for a build whose tests passed: `bundled_catalogue_is_valid` checks it.
     #[must_use]
     pub fn bundled() -> Self {
-        // Not `expect`: the error's `Debug` would be linked for a panic that cannot happen.
-        Self::parse(crate::CATALOGUE_JSON)
-            .unwrap_or_else(|_| panic!("the bundled catalogue is checked by its tests"))
+        // Checked as `parse` checks, without the parser's error in words (the Worker carries
+        // no code to say why). Not `expect`: the error's `Debug` would be linked for a panic
+        // that cannot happen.
+        serde_json::from_slice(crate::CATALOGUE_JSON.as_bytes())
+            .ok()
+            .and_then(|value| Self::read(value).ok()?.checked().ok())
+            .unwrap_or_else(|| panic!("the bundled catalogue is checked by its tests"))
     }
 
     /// The catalogue's fields, read (not yet checked).
@@ -236,13 +244,15 @@ impl Tool {
             .insert("destructiveHint".into(), Value::Bool(self.safety == Safety::Destructive));
         // The tools act on the person's tab, not the open world.
         annotations.insert("openWorldHint".into(), Value::Bool(false));
-        json!({
-            "name": self.name,
-            "title": self.title,
-            "description": self.description,
-            "inputSchema": self.input,
-            "annotations": annotations,
-        })
+        // Put in as they are (`json!` would copy the schema and annotations through serde's
+        // value serializer).
+        let mut tool = Map::new();
+        tool.insert("name".into(), Value::String(self.name.clone()));
+        tool.insert("title".into(), Value::String(self.title.clone()));
+        tool.insert("description".into(), Value::String(self.description.clone()));
+        tool.insert("inputSchema".into(), self.input.clone());
+        tool.insert("annotations".into(), Value::Object(annotations));
+        Value::Object(tool)
     }
 }
 

@@ -3,8 +3,9 @@
 
 use alloc::format;
 use alloc::string::String;
+use alloc::vec;
 use alloc::vec::Vec;
-use serde_json::{json, Value};
+use serde_json::{Map, Value};
 
 use crate::protocol::{Audio, Embedded, Image, Outcome};
 
@@ -60,55 +61,60 @@ pub fn tool_result(outcome: &Outcome) -> Value {
     match outcome {
         Outcome::Done { data, image, audio, resource } => {
             let mut text = data_text(data);
-            let mut notes: Vec<String> = Vec::new();
             let chars = text.chars().count();
             if chars > RESULT_TEXT_CHARS {
                 text = cut_keeping_tags(&text, RESULT_TEXT_CHARS);
-                notes.push(format!(
+                note(&mut text, &format!(
                     "The result was cut to {RESULT_TEXT_CHARS} of its {chars} characters; ask for less to see the rest."
                 ));
             }
             let mut content = Vec::new();
             let picture = image.as_ref().and_then(|img| match image_refusal(img) {
-                None => Some(json!({"type": "image", "data": img.data, "mimeType": img.mime_type})),
+                None => Some(texts(&[
+                    ("type", "image"),
+                    ("data", &img.data),
+                    ("mimeType", &img.mime_type),
+                ])),
                 Some(sentence) => {
-                    notes.push(sentence);
+                    note(&mut text, &sentence);
                     None
                 }
             });
             let sound = audio.as_ref().and_then(|a| match audio_refusal(a) {
-                None => Some(json!({"type": "audio", "data": a.data, "mimeType": a.mime_type})),
+                None => {
+                    Some(texts(&[("type", "audio"), ("data", &a.data), ("mimeType", &a.mime_type)]))
+                }
                 Some(sentence) => {
-                    notes.push(sentence);
+                    note(&mut text, &sentence);
                     None
                 }
             });
             let document = resource.as_ref().and_then(|r| match resource_refusal(r) {
                 // The document is the app's words, its address too: marked as data like the
                 // rest, under the relay's own address.
-                None => Some(json!({"type": "resource", "resource": {
-                    "uri": DOCUMENT_URI,
-                    "mimeType": DOCUMENT_MIME_TYPE,
-                    "text": data_text(&json!({"uri": r.uri, "mimeType": r.mime_type, "text": r.text})),
-                }})),
+                None => {
+                    let said =
+                        texts(&[("uri", &r.uri), ("mimeType", &r.mime_type), ("text", &r.text)]);
+                    let resource = texts(&[
+                        ("uri", DOCUMENT_URI),
+                        ("mimeType", DOCUMENT_MIME_TYPE),
+                        ("text", &data_text(&said)),
+                    ]);
+                    let mut item = Map::new();
+                    item.insert("type".into(), Value::String("resource".into()));
+                    item.insert("resource".into(), resource);
+                    Some(Value::Object(item))
+                }
                 Some(sentence) => {
-                    notes.push(sentence);
+                    note(&mut text, &sentence);
                     None
                 }
             });
-            for note in notes {
-                text.push(' ');
-                text.push_str(&note);
-            }
-            content.push(json!({"type": "text", "text": text}));
+            content.push(texts(&[("type", "text"), ("text", &text)]));
             content.extend(picture);
             content.extend(sound);
             content.extend(document);
-            // The list put in as it is (`json!` would copy it through a serializer).
-            let mut result = serde_json::Map::new();
-            result.insert("content".into(), Value::Array(content));
-            result.insert("isError".into(), Value::Bool(false));
-            Value::Object(result)
+            result(content, false)
         }
         Outcome::Failed { error } => tab_error_result(error),
         // Only a 2026-07-28 client can be asked; the relay answers the others with this.
@@ -116,10 +122,35 @@ pub fn tool_result(outcome: &Outcome) -> Value {
     }
 }
 
+/// Adds one of the relay's sentences after a result's text (what was cut or left out, in the
+/// order it was found).
+fn note(text: &mut String, sentence: &str) {
+    text.push(' ');
+    text.push_str(sentence);
+}
+
 /// An MCP tool result that is an error with one of the relay's sentences.
 #[must_use]
 pub fn error_result(sentence: &str) -> Value {
-    json!({"content": [{"type": "text", "text": sentence}], "isError": true})
+    result(vec![texts(&[("type", "text"), ("text", sentence)])], true)
+}
+
+/// A tool result of this content. The parts here are put in as they are, not interpolated in
+/// `json!` (which copies each through serde's value serializer, with its code per shape).
+fn result(content: Vec<Value>, is_error: bool) -> Value {
+    let mut result = Map::new();
+    result.insert("content".into(), Value::Array(content));
+    result.insert("isError".into(), Value::Bool(is_error));
+    Value::Object(result)
+}
+
+/// A JSON object of these text fields.
+fn texts(fields: &[(&str, &str)]) -> Value {
+    let mut object = Map::new();
+    for (key, text) in fields {
+        object.insert((*key).into(), Value::String((*text).into()));
+    }
+    Value::Object(object)
 }
 
 /// What the agent reads after a tab's error message (which is quoted before it, as data).
@@ -223,6 +254,7 @@ fn cut_keeping_tags(text: &str, limit: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn sounds_and_documents_go_on_bounded_the_document_marked_as_data() {

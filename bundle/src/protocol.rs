@@ -851,7 +851,11 @@ impl ToolList {
     /// The list as the tab wrote it (read back by [`ToolList::read`]).
     #[must_use]
     pub fn to_value(&self) -> Value {
-        Value::Array(self.0.iter().map(StatedTool::to_value).collect())
+        let mut tools = Vec::with_capacity(self.0.len());
+        for tool in &self.0 {
+            tools.push(tool.to_value());
+        }
+        Value::Array(tools)
     }
 }
 

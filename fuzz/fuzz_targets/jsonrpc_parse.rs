@@ -5,6 +5,7 @@
 use libfuzzer_sys::fuzz_target;
 use serde_json::{json, Value};
 use tabrelay::jsonrpc::{self, ErrorCode, Message};
+use tabrelay_fuzz::id_value;
 
 fuzz_target!(|data: &[u8]| {
     let parsed = jsonrpc::parse(data);
@@ -26,13 +27,13 @@ fuzz_target!(|data: &[u8]| {
             let answer = jsonrpc::error(bad.id.as_ref(), &bad.error);
             assert_eq!(answer["jsonrpc"], "2.0");
             assert_eq!(answer["error"]["code"], code.0);
-            assert_eq!(answer["id"], serde_json::to_value(&bad.id).unwrap());
+            assert_eq!(answer["id"], id_value(bad.id.as_ref()));
         }
         Ok(message) => {
             assert!(is_json);
             match message {
                 Message::Request(r) => {
-                    let (id, method, params) = (&r.id, &r.method, &r.params);
+                    let (id, method, params) = (id_value(Some(&r.id)), &r.method, &r.params);
                     let again =
                         json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
                     let text = serde_json::to_vec(&again).unwrap();

@@ -56,3 +56,14 @@ pub fn is_slice_of(part: &str, whole: &str) -> bool {
 pub fn has_duplicate_key(pairs: &[(String, String)]) -> bool {
     pairs.iter().enumerate().any(|(i, (k, _))| pairs[..i].iter().any(|(k2, _)| k2 == k))
 }
+
+/// A request id as JSON (null when there is none): the relay writes it by its codec, not serde.
+#[must_use]
+pub fn id_value(id: Option<&tabrelay::jsonrpc::Id>) -> Value {
+    use tabrelay::jsonrpc::Id;
+    match id {
+        None => Value::Null,
+        Some(Id::Number(n)) => Value::from(*n),
+        Some(Id::Text(s)) => Value::String(s.clone()),
+    }
+}

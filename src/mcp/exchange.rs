@@ -214,7 +214,15 @@ impl TimerTable {
 
     /// The earliest deadline, and which.
     fn next(&self) -> Option<(Timer, u64)> {
-        TIMERS.iter().filter_map(|t| Some((*t, self.0[*t as usize]?))).min_by_key(|(_, at)| *at)
+        let mut earliest: Option<(Timer, u64)> = None;
+        for timer in TIMERS {
+            match (self.0[timer as usize], earliest) {
+                (Some(at), Some((_, first))) if at >= first => {}
+                (Some(at), _) => earliest = Some((timer, at)),
+                (None, _) => {}
+            }
+        }
+        earliest
     }
 }
 
@@ -461,19 +469,22 @@ impl<'a> Exchange<'a> {
             Some(_) => self.timers.set(Timer::Pairing, now_ms + self.quiet_ms),
             None => self.timers.stop(Timer::Pairing),
         }
-        let no_grant = matches!(reply, Some(Reply::NoGrant));
-        match std::mem::take(&mut self.job) {
+        // A grant gone ends every job waiting on the pairing with 401 (a call whose stream
+        // opened goes on to hear its end); checked once, before the job is taken.
+        let stops = match &self.job {
             Job::Check(_)
             | Job::Listing { .. }
             | Job::Answer
             | Job::Listen(_)
-            | Job::Resume { .. }
-                if no_grant =>
-            {
-                self.settle(Settled::Unauthorized)
-            }
-            Job::Task { asked: true, .. } if no_grant => self.settle(Settled::Unauthorized),
-            Job::Call { .. } if no_grant && !self.opened => self.settle(Settled::Unauthorized),
+            | Job::Resume { .. } => true,
+            Job::Task { asked, .. } => *asked,
+            Job::Call { .. } => !self.opened,
+            _ => false,
+        };
+        if stops && matches!(reply, Some(Reply::NoGrant)) {
+            return self.settle(Settled::Unauthorized);
+        }
+        match std::mem::take(&mut self.job) {
             Job::Check(Then::Answer(body)) => self.settle(Settled::Json(200, body)),
             Job::Check(Then::Initialize(body, declared)) => {
                 let grant = self.access.as_ref().map(|a| a.grant.as_str()).unwrap_or_default();

@@ -46,12 +46,18 @@ pub fn ask(
 ) -> Result<Value, (u16, RpcError)> {
     let (kept, missing) = askable(requests, |c| era.declared(c));
     if kept.is_empty() {
-        let names: Vec<&str> = missing.keys().map(String::as_str).collect();
+        let mut names = String::new();
+        for name in missing.keys() {
+            if !names.is_empty() {
+                names.push_str(", ");
+            }
+            names.push_str(name);
+        }
         return Err((
             400,
             RpcError {
                 code: codes::MISSING_CAPABILITY,
-                message: sentences::missing_capability(&names.join(", ")),
+                message: sentences::missing_capability(&names),
                 data: Some(object(&mut |o| o.field("requiredCapabilities", &missing))),
             },
         ));
@@ -63,8 +69,9 @@ pub fn ask(
     o.field("s", tab_state.unwrap_or(&Value::Null));
     o.close();
     let b64 = base64::engine::general_purpose::URL_SAFE_NO_PAD;
-    let tag = b64.encode(keys.current.mac(Purpose::RequestState, &sealed));
-    let state = format!("{}.{tag}", b64.encode(&sealed));
+    let mut state = b64.encode(&sealed);
+    state.push('.');
+    state.push_str(&b64.encode(keys.current.mac(Purpose::RequestState, &sealed)));
     if state.len() > MAX_STATE_BYTES {
         return Err((
             200,
@@ -128,24 +135,32 @@ pub fn resume(
     let Some(state) = state else {
         return Ok(Resume { responses, tab_state: Value::Null, once: None });
     };
-    let refused = || RpcError::new(ErrorCode::INVALID_PARAMS, crate::sentences::STATE_REFUSED);
+    let Some((tab_state, expires_ms)) = open(keys, &call, state, now_ms) else {
+        return Err(RpcError::new(ErrorCode::INVALID_PARAMS, crate::sentences::STATE_REFUSED));
+    };
+    let key = crate::crypto::sha256_hex(state.as_bytes());
+    Ok(Resume { responses, tab_state, once: Some(Once { key, expires_ms }) })
+}
+
+/// The tab's state and expiry sealed in a `requestState`, when it is the relay's, for this
+/// call, and not expired (None: refused, whatever the reason; one refusal is made of it).
+fn open(keys: &Keys, call: &CallIdentity<'_>, state: &str, now_ms: u64) -> Option<(Value, u64)> {
     if state.len() > MAX_STATE_BYTES {
-        return Err(refused());
+        return None;
     }
     let b64 = base64::engine::general_purpose::URL_SAFE_NO_PAD;
-    let (payload, tag) = state.split_once('.').ok_or_else(refused)?;
-    let payload = b64.decode(payload).map_err(|_| refused())?;
-    let tag = b64.decode(tag).map_err(|_| refused())?;
+    let (payload, tag) = state.split_once('.')?;
+    let payload = b64.decode(payload).ok()?;
+    let tag = b64.decode(tag).ok()?;
     if !keys.verify(Purpose::RequestState, &payload, &tag) {
-        return Err(refused());
+        return None;
     }
-    let sealed: Value = serde_json::from_slice(&payload).map_err(|_| refused())?;
+    let sealed: Value = serde_json::from_slice(&payload).ok()?;
     let expires_ms = sealed["e"].as_u64().unwrap_or(0);
     if sealed["c"].as_str() != Some(call.digest().as_str()) || now_ms > expires_ms {
-        return Err(refused());
+        return None;
     }
-    let key = crate::crypto::sha256_hex(state.as_bytes());
-    Ok(Resume { responses, tab_state: sealed["s"].clone(), once: Some(Once { key, expires_ms }) })
+    Some((sealed["s"].clone(), expires_ms))
 }
 
 tabrelay_bundle::codec!(Once, "a state's use", { key, expires_ms });

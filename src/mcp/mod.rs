@@ -361,35 +361,34 @@ pub fn handle(body: &[u8], headers: &Headers<'_>, app_url: &str) -> Reply {
                     .cloned();
                 let state = params.get("requestState");
                 let responses = params.get("inputResponses");
-                let retry = match (state, responses) {
-                    _ if !stateless => None,
-                    (None, None) => None,
-                    (Some(Value::String(s)), r) => Some(Retry {
-                        state: Some(s.clone()),
-                        responses: r.cloned().unwrap_or_else(|| Value::Object(Map::new())),
-                    }),
-                    (None, Some(r)) => Some(Retry { state: None, responses: r.clone() }),
-                    (Some(_), _) => {
-                        let e = RpcError::new(
-                            ErrorCode::INVALID_PARAMS,
-                            crate::sentences::STATE_NOT_STRING,
-                        );
-                        return failure(200, Some(&id), e);
-                    }
+                let retry = if !stateless || (state.is_none() && responses.is_none()) {
+                    None
+                } else {
+                    let state = match state {
+                        None => None,
+                        Some(Value::String(s)) => Some(s.clone()),
+                        Some(_) => {
+                            let e = RpcError::new(
+                                ErrorCode::INVALID_PARAMS,
+                                crate::sentences::STATE_NOT_STRING,
+                            );
+                            return failure(200, Some(&id), e);
+                        }
+                    };
+                    let responses = responses.cloned().unwrap_or_else(|| Value::Object(Map::new()));
+                    Some(Retry { state, responses })
                 };
                 let tasks = match &era {
                     // A 2026-07-28 client declares the extension: a call that waits becomes a
                     // task.
                     Era::Stateless { capabilities, .. } if takes_tasks(capabilities) => {
-                        Some(TaskTerms {
-                            declared: INPUT_METHODS
-                                .iter()
-                                .map(|(_, c)| *c)
-                                .filter(|c| capabilities.contains_key(*c))
-                                .map(str::to_owned)
-                                .collect(),
-                            at_once: false,
-                        })
+                        let mut declared = Vec::new();
+                        for (_, c) in INPUT_METHODS {
+                            if capabilities.contains_key(c) {
+                                declared.push(c.to_owned());
+                            }
+                        }
+                        Some(TaskTerms { declared, at_once: false })
                     }
                     // A 2025-11-25 client asks for a task with `params.task`: made at once.
                     Era::Session if params.get("task").is_some_and(Value::is_object) => {

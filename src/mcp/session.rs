@@ -118,10 +118,11 @@ fn signed(grant: &str, letters: &str) -> Vec<u8> {
 /// only (letters, digits, `-`, `_`, `.`), as the transport requires.
 #[must_use]
 pub fn issue(keys: &Keys, grant: &str, declared: Declared) -> String {
-    let letters = declared.letters();
-    let tag = keys.current.mac(Purpose::Session, &signed(grant, &letters));
-    let b64 = base64::engine::general_purpose::URL_SAFE_NO_PAD;
-    format!("{letters}.{}", b64.encode(tag))
+    let mut id = declared.letters();
+    let tag = keys.current.mac(Purpose::Session, &signed(grant, &id));
+    id.push('.');
+    id.push_str(&base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(tag));
+    id
 }
 
 /// What a session id says, when it is the relay's for this connection (None: another
