@@ -32,14 +32,6 @@ impl Fields {
         }
     }
 
-    /// The fields of a variant's value (`{"name": {…}}`), when it has one and it is an object.
-    #[doc(hidden)]
-    #[must_use]
-    #[inline(never)]
-    pub fn of_variant(value: Option<Value>) -> Option<Self> {
-        Self::of(value?)
-    }
-
     /// Which of `tags` the string field `key` names (its place in `tags`): how a
     /// [`codec!`](crate::codec) enum tagged by a field finds its variant.
     #[doc(hidden)]
@@ -289,12 +281,6 @@ impl<T: Take> Take for Option<T> {
 pub trait Whole: Sized {
     /// The value as this type, when it is one.
     fn whole(value: Value) -> Option<Self>;
-
-    /// A variant's value (`{"name": value}`) as this type, when it has one and it is one.
-    #[doc(hidden)]
-    fn whole_variant(value: Option<Value>) -> Option<Self> {
-        Self::whole(value?)
-    }
 }
 
 impl Whole for String {
@@ -318,18 +304,53 @@ impl<T: FromValue> Whole for T {
 #[doc(hidden)]
 #[must_use]
 #[inline(never)]
-pub fn variant(value: Value, tags: &[&str]) -> Option<(usize, Option<Value>)> {
+pub fn variant(value: Value, tags: &[&str]) -> Option<(usize, Inner)> {
     let (name, inner) = tagged(value)?;
+    let inner = match inner {
+        None => Inner::Bare,
+        Some(Value::Object(m)) => Inner::Fields(Fields(m)),
+        Some(value) => Inner::Value(value),
+    };
     Some((tags.iter().position(|tag| *tag == name)?, inner))
 }
 
-/// Whether a variant's value is missing: a variant written as its bare name (`"name"`).
-/// Takes the value, so one copy drops it.
+/// A variant's value as [`variant`] found it: held by the enum's reader and dropped once,
+/// whichever variant it reads.
 #[doc(hidden)]
-#[must_use]
-#[inline(never)]
-pub fn bare(value: Option<Value>) -> bool {
-    value.is_none()
+#[derive(Debug)]
+pub enum Inner {
+    /// A bare name (`"name"`).
+    Bare,
+    /// An object (`{"name": {…}}`), as its fields.
+    Fields(Fields),
+    /// Any other value.
+    Value(Value),
+}
+
+impl Inner {
+    /// Whether the variant was written as its bare name.
+    #[must_use]
+    pub fn bare(&self) -> bool {
+        matches!(self, Self::Bare)
+    }
+
+    /// The variant's fields, when its value is an object.
+    pub fn fields(&mut self) -> Option<&mut Fields> {
+        match self {
+            Self::Fields(f) => Some(f),
+            _ => None,
+        }
+    }
+
+    /// The variant's value, taken (None for a bare name).
+    #[inline(never)]
+    pub fn value(&mut self) -> Option<Value> {
+        match core::mem::replace(self, Self::Bare) {
+            Self::Bare => None,
+            Self::Fields(f) => Some(Value::Object(f.0)),
+            Self::Value(value) => Some(value),
+        }
+    }
 }
 
 /// The name of an enum's variant written `"name"` or `{"name": value}` and its value (None
@@ -746,15 +767,19 @@ macro_rules! codec {
             const WHAT: &'static str = $what;
             #[allow(unused_assignments)]
             fn from_value(value: serde_json::Value) -> Option<Self> {
-                let (which, inner) = $crate::fields::variant(value, &[$($tag),*])?;
-                let mut at = 0;
-                $(
-                    if which == at {
-                        return $crate::codec!(@variant inner, $variant $(($one))? $({ $($body)* })?);
-                    }
-                    at += 1;
-                )*
-                None
+                let (which, mut inner) = $crate::fields::variant(value, &[$($tag),*])?;
+                // One block, no early return: `inner` is dropped once, after it.
+                let read = 'read: {
+                    let mut at = 0;
+                    $(
+                        if which == at {
+                            break 'read $crate::codec!(@variant inner, $variant $(($one))? $({ $($body)* })?);
+                        }
+                        at += 1;
+                    )*
+                    None
+                };
+                read
             }
         }
         impl $crate::fields::Encode for $ty {
@@ -867,15 +892,17 @@ macro_rules! codec {
     (@any $variant:ident { $($body:tt)* }) => { Self::$variant { .. } };
     // An externally tagged variant: from its value, and written `"name"` or `{"name": …}`.
     (@variant $inner:ident, $variant:ident) => {
-        if $crate::fields::bare($inner) { Some(Self::$variant) } else { None }
+        if $inner.bare() { Some(Self::$variant) } else { None }
     };
     (@variant $inner:ident, $variant:ident ($one:ty)) => {
-        <$one as $crate::fields::Whole>::whole_variant($inner).map(Self::$variant)
+        $inner.value().and_then(<$one as $crate::fields::Whole>::whole).map(Self::$variant)
     };
-    (@variant $inner:ident, $variant:ident { $($body:tt)* }) => {{
-        let f = &mut $crate::fields::Fields::of_variant($inner)?;
-        $crate::codec!(@read f, [Self::$variant], $($body)*)
-    }};
+    (@variant $inner:ident, $variant:ident { $($body:tt)* }) => {
+        match $inner.fields() {
+            Some(f) => $crate::codec!(@read f, [Self::$variant], $($body)*),
+            None => None,
+        }
+    };
     (@external $me:ident, $out:ident, $tag:literal, $variant:ident) => {
         $crate::fields::Encode::write_json($tag, $out)
     };
