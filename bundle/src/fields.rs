@@ -299,19 +299,19 @@ impl<T: FromValue> Whole for T {
 }
 
 /// Which of `tags` a value written `"name"` or `{"name": value}` names (its place in
-/// `tags`), and its value: how a [`codec!`](crate::codec) enum finds its variant, one copy for
-/// every enum.
+/// `tags`; `tags.len()` when it names none or is not written so), and its value: how a
+/// [`codec!`](crate::codec) enum finds its variant, one copy for every enum.
 #[doc(hidden)]
 #[must_use]
 #[inline(never)]
-pub fn variant(value: Value, tags: &[&str]) -> Option<(usize, Inner)> {
-    let (name, inner) = tagged(value)?;
+pub fn variant(value: Value, tags: &[&str]) -> (usize, Inner) {
+    let Some((name, inner)) = tagged(value) else { return (tags.len(), Inner::Bare) };
     let inner = match inner {
         None => Inner::Bare,
         Some(Value::Object(m)) => Inner::Fields(Fields(m)),
         Some(value) => Inner::Value(value),
     };
-    Some((tags.iter().position(|tag| *tag == name)?, inner))
+    (tags.iter().position(|tag| *tag == name).unwrap_or(tags.len()), inner)
 }
 
 /// A variant's value as [`variant`] found it: held by the enum's reader and dropped once,
@@ -767,7 +767,7 @@ macro_rules! codec {
             const WHAT: &'static str = $what;
             #[allow(unused_assignments)]
             fn from_value(value: serde_json::Value) -> Option<Self> {
-                let (which, mut inner) = $crate::fields::variant(value, &[$($tag),*])?;
+                let (which, mut inner) = $crate::fields::variant(value, &[$($tag),*]);
                 // One block, no early return: `inner` is dropped once, after it.
                 let read = 'read: {
                     let mut at = 0;
