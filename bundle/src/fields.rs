@@ -136,6 +136,13 @@ pub trait FromValue: Sized {
 
     /// The value as this type, when it is one.
     fn from_value(value: Value) -> Option<Self>;
+
+    /// A variant's value (`{"name": value}`) as this type, when it is one: a type read from
+    /// an object's fields reads them where they are, without making the object again.
+    #[doc(hidden)]
+    fn from_variant(inner: &mut Inner) -> Option<Self> {
+        Self::from_value(inner.value()?)
+    }
 }
 
 /// A message between the Worker and one of its objects: one [`codec!`](crate::codec)
@@ -281,6 +288,12 @@ impl<T: Take> Take for Option<T> {
 pub trait Whole: Sized {
     /// The value as this type, when it is one.
     fn whole(value: Value) -> Option<Self>;
+
+    /// A variant's value (`{"name": value}`) as this type, when it is one.
+    #[doc(hidden)]
+    fn whole_variant(inner: &mut Inner) -> Option<Self> {
+        Self::whole(inner.value()?)
+    }
 }
 
 impl Whole for String {
@@ -295,6 +308,10 @@ impl Whole for String {
 impl<T: FromValue> Whole for T {
     fn whole(value: Value) -> Option<Self> {
         T::from_value(value)
+    }
+
+    fn whole_variant(inner: &mut Inner) -> Option<Self> {
+        T::from_variant(inner)
     }
 }
 
@@ -737,6 +754,9 @@ macro_rules! codec {
             fn from_value(value: serde_json::Value) -> Option<Self> {
                 <Self as $crate::fields::Flat>::from_fields(&mut $crate::fields::Fields::of(value)?)
             }
+            fn from_variant(inner: &mut $crate::fields::Inner) -> Option<Self> {
+                <Self as $crate::fields::Flat>::from_fields(inner.fields()?)
+            }
         }
         impl $crate::fields::Flat for $ty {
             fn from_fields(f: &mut $crate::fields::Fields) -> Option<Self> {
@@ -800,6 +820,9 @@ macro_rules! codec {
             const WHAT: &'static str = $what;
             fn from_value(value: serde_json::Value) -> Option<Self> {
                 <Self as $crate::fields::Flat>::from_fields(&mut $crate::fields::Fields::of(value)?)
+            }
+            fn from_variant(inner: &mut $crate::fields::Inner) -> Option<Self> {
+                <Self as $crate::fields::Flat>::from_fields(inner.fields()?)
             }
         }
         impl $crate::fields::Flat for $ty {
@@ -895,7 +918,7 @@ macro_rules! codec {
         if $inner.bare() { Some(Self::$variant) } else { None }
     };
     (@variant $inner:ident, $variant:ident ($one:ty)) => {
-        $inner.value().and_then(<$one as $crate::fields::Whole>::whole).map(Self::$variant)
+        <$one as $crate::fields::Whole>::whole_variant(&mut $inner).map(Self::$variant)
     };
     (@variant $inner:ident, $variant:ident { $($body:tt)* }) => {
         match $inner.fields() {
@@ -1141,6 +1164,20 @@ mod tests {
         );
         for line in lines {
             assert_eq!(crate::from_json::<Line>(&line.to_json()), Some(line));
+        }
+        for bad in [
+            json!("said"),
+            json!({"said": 1}),
+            json!({"said": {"kind": "gone"}}),
+            json!({"end": {}}),
+            json!({"end": null}),
+            json!({"pair": "g1"}),
+            json!({"pair": {}}),
+            json!({"said": {"kind": "quiet"}, "end": null}),
+            json!("other"),
+            json!(7),
+        ] {
+            assert_eq!(read::<Line>(bad.clone()), None, "{bad}");
         }
         // A variant made by hand is written as its tag alone, and never read.
         assert_eq!(text(&Said::Hidden), r#"{"kind":"hidden"}"#);
