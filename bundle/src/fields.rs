@@ -787,8 +787,10 @@ macro_rules! codec {
             const WHAT: &'static str = $what;
             #[allow(unused_assignments)]
             fn from_value(value: serde_json::Value) -> Option<Self> {
-                let (which, mut inner) = $crate::fields::variant(value, &[$($tag),*]);
-                // One block, no early return: `inner` is dropped once, after it.
+                let mut found = $crate::fields::variant(value, &[$($tag),*]);
+                // Borrowed where it was returned (not moved), and dropped once, after the
+                // block (which has no early return).
+                let (which, inner) = (found.0, &mut found.1);
                 let read = 'read: {
                     let mut at = 0;
                     $(
@@ -918,7 +920,7 @@ macro_rules! codec {
         if $inner.bare() { Some(Self::$variant) } else { None }
     };
     (@variant $inner:ident, $variant:ident ($one:ty)) => {
-        <$one as $crate::fields::Whole>::whole_variant(&mut $inner).map(Self::$variant)
+        <$one as $crate::fields::Whole>::whole_variant($inner).map(Self::$variant)
     };
     (@variant $inner:ident, $variant:ident { $($body:tt)* }) => {
         match $inner.fields() {
