@@ -32,13 +32,14 @@ impl Fields {
         }
     }
 
-    /// Which of `tags` the string field `key` names (its place in `tags`): how a
-    /// [`codec!`](crate::codec) enum tagged by a field finds its variant.
+    /// Which of `tags` the string field `key` names (its place in `tags`; `tags.len()` when
+    /// it names none or is not a string): how a [`codec!`](crate::codec) enum tagged by a
+    /// field finds its variant.
     #[doc(hidden)]
     #[inline(never)]
-    pub fn tag(&mut self, key: &str, tags: &[&str]) -> Option<usize> {
-        let name = self.string(key)?;
-        tags.iter().position(|tag| *tag == name)
+    pub fn tag(&mut self, key: &str, tags: &[&str]) -> usize {
+        let Some(name) = self.string(key) else { return tags.len() };
+        tags.iter().position(|tag| *tag == name).unwrap_or(tags.len())
     }
 
     /// Whether the field is missing or null (then taken): an `Option` field's None, checked
@@ -830,7 +831,7 @@ macro_rules! codec {
         impl $crate::fields::Flat for $ty {
             #[allow(unused_assignments)]
             fn from_fields(f: &mut $crate::fields::Fields) -> Option<Self> {
-                let which = f.tag($key, &[$($tag),*])?;
+                let which = f.tag($key, &[$($tag),*]);
                 let mut at = 0;
                 $(
                     if which == at {
