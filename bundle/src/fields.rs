@@ -32,21 +32,14 @@ impl Fields {
         }
     }
 
-    /// The fields of a variant's value (`{"name": {…}}`), when it has one and it is an object.
-    #[doc(hidden)]
-    #[must_use]
-    #[inline(never)]
-    pub fn of_variant(value: Option<Value>) -> Option<Self> {
-        Self::of(value?)
-    }
-
-    /// Which of `tags` the string field `key` names (its place in `tags`): how a
-    /// [`codec!`](crate::codec) enum tagged by a field finds its variant.
+    /// Which of `tags` the string field `key` names (its place in `tags`; `tags.len()` when
+    /// it names none or is not a string): how a [`codec!`](crate::codec) enum tagged by a
+    /// field finds its variant.
     #[doc(hidden)]
     #[inline(never)]
-    pub fn tag(&mut self, key: &str, tags: &[&str]) -> Option<usize> {
-        let name = self.string(key)?;
-        tags.iter().position(|tag| *tag == name)
+    pub fn tag(&mut self, key: &str, tags: &[&str]) -> usize {
+        let Some(name) = self.string(key) else { return tags.len() };
+        tags.iter().position(|tag| *tag == name).unwrap_or(tags.len())
     }
 
     /// Whether the field is missing or null (then taken): an `Option` field's None, checked
@@ -144,6 +137,13 @@ pub trait FromValue: Sized {
 
     /// The value as this type, when it is one.
     fn from_value(value: Value) -> Option<Self>;
+
+    /// A variant's value (`{"name": value}`) as this type, when it is one: a type read from
+    /// an object's fields reads them where they are, without making the object again.
+    #[doc(hidden)]
+    fn from_variant(inner: &mut Inner) -> Option<Self> {
+        Self::from_value(inner.value()?)
+    }
 }
 
 /// A message between the Worker and one of its objects: one [`codec!`](crate::codec)
@@ -290,10 +290,10 @@ pub trait Whole: Sized {
     /// The value as this type, when it is one.
     fn whole(value: Value) -> Option<Self>;
 
-    /// A variant's value (`{"name": value}`) as this type, when it has one and it is one.
+    /// A variant's value (`{"name": value}`) as this type, when it is one.
     #[doc(hidden)]
-    fn whole_variant(value: Option<Value>) -> Option<Self> {
-        Self::whole(value?)
+    fn whole_variant(inner: &mut Inner) -> Option<Self> {
+        Self::whole(inner.value()?)
     }
 }
 
@@ -310,26 +310,65 @@ impl<T: FromValue> Whole for T {
     fn whole(value: Value) -> Option<Self> {
         T::from_value(value)
     }
+
+    fn whole_variant(inner: &mut Inner) -> Option<Self> {
+        T::from_variant(inner)
+    }
 }
 
 /// Which of `tags` a value written `"name"` or `{"name": value}` names (its place in
-/// `tags`), and its value: how a [`codec!`](crate::codec) enum finds its variant, one copy for
-/// every enum.
+/// `tags`; `tags.len()` when it names none or is not written so), and its value: how a
+/// [`codec!`](crate::codec) enum finds its variant, one copy for every enum.
 #[doc(hidden)]
 #[must_use]
 #[inline(never)]
-pub fn variant(value: Value, tags: &[&str]) -> Option<(usize, Option<Value>)> {
-    let (name, inner) = tagged(value)?;
-    Some((tags.iter().position(|tag| *tag == name)?, inner))
+pub fn variant(value: Value, tags: &[&str]) -> (usize, Inner) {
+    let Some((name, inner)) = tagged(value) else { return (tags.len(), Inner::Bare) };
+    let inner = match inner {
+        None => Inner::Bare,
+        Some(Value::Object(m)) => Inner::Fields(Fields(m)),
+        Some(value) => Inner::Value(value),
+    };
+    (tags.iter().position(|tag| *tag == name).unwrap_or(tags.len()), inner)
 }
 
-/// Whether a variant's value is missing: a variant written as its bare name (`"name"`).
-/// Takes the value, so one copy drops it.
+/// A variant's value as [`variant`] found it: held by the enum's reader and dropped once,
+/// whichever variant it reads.
 #[doc(hidden)]
-#[must_use]
-#[inline(never)]
-pub fn bare(value: Option<Value>) -> bool {
-    value.is_none()
+#[derive(Debug)]
+pub enum Inner {
+    /// A bare name (`"name"`).
+    Bare,
+    /// An object (`{"name": {…}}`), as its fields.
+    Fields(Fields),
+    /// Any other value.
+    Value(Value),
+}
+
+impl Inner {
+    /// Whether the variant was written as its bare name.
+    #[must_use]
+    pub fn bare(&self) -> bool {
+        matches!(self, Self::Bare)
+    }
+
+    /// The variant's fields, when its value is an object.
+    pub fn fields(&mut self) -> Option<&mut Fields> {
+        match self {
+            Self::Fields(f) => Some(f),
+            _ => None,
+        }
+    }
+
+    /// The variant's value, taken (None for a bare name).
+    #[inline(never)]
+    pub fn value(&mut self) -> Option<Value> {
+        match core::mem::replace(self, Self::Bare) {
+            Self::Bare => None,
+            Self::Fields(f) => Some(Value::Object(f.0)),
+            Self::Value(value) => Some(value),
+        }
+    }
 }
 
 /// The name of an enum's variant written `"name"` or `{"name": value}` and its value (None
@@ -716,6 +755,9 @@ macro_rules! codec {
             fn from_value(value: serde_json::Value) -> Option<Self> {
                 <Self as $crate::fields::Flat>::from_fields(&mut $crate::fields::Fields::of(value)?)
             }
+            fn from_variant(inner: &mut $crate::fields::Inner) -> Option<Self> {
+                <Self as $crate::fields::Flat>::from_fields(inner.fields()?)
+            }
         }
         impl $crate::fields::Flat for $ty {
             fn from_fields(f: &mut $crate::fields::Fields) -> Option<Self> {
@@ -746,15 +788,21 @@ macro_rules! codec {
             const WHAT: &'static str = $what;
             #[allow(unused_assignments)]
             fn from_value(value: serde_json::Value) -> Option<Self> {
-                let (which, inner) = $crate::fields::variant(value, &[$($tag),*])?;
-                let mut at = 0;
-                $(
-                    if which == at {
-                        return $crate::codec!(@variant inner, $variant $(($one))? $({ $($body)* })?);
-                    }
-                    at += 1;
-                )*
-                None
+                let mut found = $crate::fields::variant(value, &[$($tag),*]);
+                // Borrowed where it was returned (not moved), and dropped once, after the
+                // block (which has no early return).
+                let (which, inner) = (found.0, &mut found.1);
+                let read = 'read: {
+                    let mut at = 0;
+                    $(
+                        if which == at {
+                            break 'read $crate::codec!(@variant inner, $variant $(($one))? $({ $($body)* })?);
+                        }
+                        at += 1;
+                    )*
+                    None
+                };
+                read
             }
         }
         impl $crate::fields::Encode for $ty {
@@ -776,11 +824,14 @@ macro_rules! codec {
             fn from_value(value: serde_json::Value) -> Option<Self> {
                 <Self as $crate::fields::Flat>::from_fields(&mut $crate::fields::Fields::of(value)?)
             }
+            fn from_variant(inner: &mut $crate::fields::Inner) -> Option<Self> {
+                <Self as $crate::fields::Flat>::from_fields(inner.fields()?)
+            }
         }
         impl $crate::fields::Flat for $ty {
             #[allow(unused_assignments)]
             fn from_fields(f: &mut $crate::fields::Fields) -> Option<Self> {
-                let which = f.tag($key, &[$($tag),*])?;
+                let which = f.tag($key, &[$($tag),*]);
                 let mut at = 0;
                 $(
                     if which == at {
@@ -867,15 +918,17 @@ macro_rules! codec {
     (@any $variant:ident { $($body:tt)* }) => { Self::$variant { .. } };
     // An externally tagged variant: from its value, and written `"name"` or `{"name": …}`.
     (@variant $inner:ident, $variant:ident) => {
-        if $crate::fields::bare($inner) { Some(Self::$variant) } else { None }
+        if $inner.bare() { Some(Self::$variant) } else { None }
     };
     (@variant $inner:ident, $variant:ident ($one:ty)) => {
         <$one as $crate::fields::Whole>::whole_variant($inner).map(Self::$variant)
     };
-    (@variant $inner:ident, $variant:ident { $($body:tt)* }) => {{
-        let f = &mut $crate::fields::Fields::of_variant($inner)?;
-        $crate::codec!(@read f, [Self::$variant], $($body)*)
-    }};
+    (@variant $inner:ident, $variant:ident { $($body:tt)* }) => {
+        match $inner.fields() {
+            Some(f) => $crate::codec!(@read f, [Self::$variant], $($body)*),
+            None => None,
+        }
+    };
     (@external $me:ident, $out:ident, $tag:literal, $variant:ident) => {
         $crate::fields::Encode::write_json($tag, $out)
     };
@@ -1114,6 +1167,20 @@ mod tests {
         );
         for line in lines {
             assert_eq!(crate::from_json::<Line>(&line.to_json()), Some(line));
+        }
+        for bad in [
+            json!("said"),
+            json!({"said": 1}),
+            json!({"said": {"kind": "gone"}}),
+            json!({"end": {}}),
+            json!({"end": null}),
+            json!({"pair": "g1"}),
+            json!({"pair": {}}),
+            json!({"said": {"kind": "quiet"}, "end": null}),
+            json!("other"),
+            json!(7),
+        ] {
+            assert_eq!(read::<Line>(bad.clone()), None, "{bad}");
         }
         // A variant made by hand is written as its tag alone, and never read.
         assert_eq!(text(&Said::Hidden), r#"{"kind":"hidden"}"#);
