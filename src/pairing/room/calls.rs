@@ -329,7 +329,7 @@ impl Room {
 fn afterwards_said(outcome: &TabOutcome) -> String {
     match outcome {
         TabOutcome::Done { data, .. } => {
-            let json = serde_json::to_string(data).unwrap_or_default();
+            let json = json_text(data);
             let cut: String = json.chars().take(AFTERWARDS_DATA_CHARS).collect();
             sentences::left_ran(&quoted(&cut))
         }
