@@ -56,14 +56,14 @@ impl Room {
     pub(super) fn task_asking(&mut self, call: u64, card: &str, out: &mut Vec<Effect>) {
         let Some(i) = self.task_of(call) else { return };
         self.tasks[i].status_message = Some(sentences::person_asked(&quoted(card)));
-        out.push(Effect::StoreTask(self.tasks[i].clone()));
+        self.store_task(i, out);
     }
 
     /// The person answered the card of task round `call`.
     pub(super) fn task_answered(&mut self, call: u64, out: &mut Vec<Effect>) {
         let Some(i) = self.task_of(call) else { return };
         self.tasks[i].status_message = Some(sentences::PERSON_ANSWERED.into());
-        out.push(Effect::StoreTask(self.tasks[i].clone()));
+        self.store_task(i, out);
     }
 
     /// The tab's result for task round `call`: the tool's result, or its requests for the
@@ -156,12 +156,12 @@ impl Room {
         self.tasks[i] = changed;
         match effect {
             tasks::Effect::Unchanged => {}
-            tasks::Effect::Store => out.push(Effect::StoreTask(self.tasks[i].clone())),
+            tasks::Effect::Store => self.store_task(i, out),
             tasks::Effect::StopInTab => {
                 if let Some(flight) = running.and_then(|call| self.calls.take(call)) {
                     out.push(Effect::Send(flight.tab, RelayMessage::Cancel { id: flight.id }));
                 }
-                out.push(Effect::StoreTask(self.tasks[i].clone()));
+                self.store_task(i, out);
             }
             tasks::Effect::Resume { responses, state } => {
                 self.next_round(i, responses, state, now_ms, out);
@@ -225,6 +225,12 @@ impl Room {
                 input: Some(call_input(serde_json::Value::Object(responses), state)),
             },
         ));
+        self.store_task(i, out);
+    }
+
+    /// Task `i` is stored as it is now (one copy of the clone and push for every change).
+    #[inline(never)]
+    fn store_task(&self, i: usize, out: &mut Vec<Effect>) {
         out.push(Effect::StoreTask(self.tasks[i].clone()));
     }
 
@@ -249,7 +255,7 @@ impl Room {
         out: &mut Vec<Effect>,
     ) {
         if !matches!(self.tasks[i].apply(event, now_ms), tasks::Effect::Unchanged) {
-            out.push(Effect::StoreTask(self.tasks[i].clone()));
+            self.store_task(i, out);
         }
     }
 
