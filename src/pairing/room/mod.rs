@@ -397,6 +397,12 @@ impl Room {
         self.last_tab
     }
 
+    /// Keeps tab `t`'s state, here and in its socket (one copy of the clone and push).
+    fn keep_tab(&mut self, t: Tab, out: &mut Vec<Effect>) {
+        out.push(Effect::Attach(t.clone()));
+        self.tabs.insert(t);
+    }
+
     /// Takes one input at `now_ms`; what to carry out, in order.
     pub fn handle(&mut self, input: Input, now_ms: u64, entropy: &mut dyn Entropy) -> Vec<Effect> {
         let mut out = Vec::new();
@@ -407,9 +413,8 @@ impl Room {
             Input::Opened { number, pairing, origin, sender } => {
                 let admitted = Tab::admit(&pairing, &origin, &sender, number, now_ms, entropy);
                 self.last_tab = self.last_tab.max(number);
-                out.push(Effect::Attach(admitted.tab.clone()));
+                self.keep_tab(admitted.tab, &mut out);
                 out.push(Effect::Send(number, admitted.first));
-                self.tabs.insert(admitted.tab);
             }
             Input::Message { tab, text } => {
                 self.message(tab, text.as_deref(), now_ms, entropy, &mut out);
@@ -586,8 +591,7 @@ impl Room {
         match action {
             TabAction::Welcome(t) => {
                 let pairing = t.pairing.clone();
-                out.push(Effect::Attach(t.clone()));
-                self.tabs.insert(t);
+                self.keep_tab(t, out);
                 out.push(Effect::Send(
                     tab,
                     RelayMessage::Welcome { pairing, protocol: PROTOCOL_VERSION },
@@ -595,8 +599,7 @@ impl Room {
             }
             TabAction::Verify(t, proof) => {
                 // The challenge is used before the check: a second hello meanwhile proves nothing.
-                out.push(Effect::Attach(t.clone()));
-                self.tabs.insert(t);
+                self.keep_tab(t, out);
                 out.push(Effect::Verify(tab, proof));
             }
             TabAction::Close(code, reason) => self.close(tab, code, reason, now_ms, out),
@@ -617,8 +620,7 @@ impl Room {
                 ));
             }
             TabAction::Update(t) => {
-                out.push(Effect::Attach(t.clone()));
-                self.tabs.insert(t);
+                self.keep_tab(t, out);
             }
             TabAction::Asking(call, sentence) => {
                 self.asking(tab, call, &sentence, now_ms, entropy, out);
