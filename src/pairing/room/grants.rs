@@ -4,7 +4,7 @@
 use tabrelay_bundle::fields::json_text;
 use tabrelay_bundle::protocol::RelayMessage;
 
-use super::{Effect, Room};
+use super::{send, Effect, Room};
 use crate::crypto::Entropy;
 use crate::limits::REPLAYED_KEPT_MS;
 use crate::oauth::connect::{refusal, CodeReply, Command, Named};
@@ -80,7 +80,7 @@ impl Room {
             out.push(Effect::StoreWrongCodes(json_text(&self.wrong_codes)));
         }
         if self.tabs.contains_key(&tab) {
-            out.push(Effect::Send(tab, message));
+            send(out, tab, message);
         }
     }
 
@@ -175,7 +175,7 @@ impl Room {
             self.store_grant(grant, out);
             for t in self.tabs.values().filter(|t| t.proven) {
                 let connection = id.clone();
-                out.push(Effect::Send(t.number, RelayMessage::Stopped { connection, stopped }));
+                send(out, t.number, RelayMessage::Stopped { connection, stopped });
             }
         }
     }
@@ -185,7 +185,7 @@ impl Room {
         for grant in self.live_grants(now_ms, out) {
             list.push(grant.info());
         }
-        out.push(Effect::Send(tab, RelayMessage::Connections { list }));
+        send(out, tab, RelayMessage::Connections { list });
     }
 
     pub(super) fn live(&self, grant: &str) -> bool {
@@ -233,18 +233,18 @@ impl Room {
         // The tabs hear it first: a call's cancel that follows then reads as its forgetting.
         for tab in self.tabs.values().filter(|t| t.proven) {
             let connection = grant.to_owned();
-            out.push(Effect::Send(tab.number, RelayMessage::Forgotten { connection }));
+            send(out, tab.number, RelayMessage::Forgotten { connection });
         }
         let before = json_text(self.calls.left_calls());
         let (flights, left) = self.calls.forget_grant(grant);
         for flight in flights {
-            out.push(Effect::Send(flight.tab, RelayMessage::Cancel { id: flight.id }));
+            send(out, flight.tab, RelayMessage::Cancel { id: flight.id });
             if let Some(waiter) = flight.waiter() {
                 out.push(Effect::Reply(waiter.asker, forgotten()));
             }
         }
         for (call, tab) in left {
-            out.push(Effect::Send(tab, RelayMessage::Cancel { id: call }));
+            send(out, tab, RelayMessage::Cancel { id: call });
         }
         self.store_left_if_changed(&before, out);
         self.resume.forget_grant(grant);

@@ -414,7 +414,7 @@ impl Room {
                 let admitted = Tab::admit(&pairing, &origin, &sender, number, now_ms, entropy);
                 self.last_tab = self.last_tab.max(number);
                 self.keep_tab(admitted.tab, &mut out);
-                out.push(Effect::Send(number, admitted.first));
+                send(&mut out, number, admitted.first);
             }
             Input::Message { tab, text } => {
                 self.message(tab, text.as_deref(), now_ms, entropy, &mut out);
@@ -592,10 +592,7 @@ impl Room {
             TabAction::Welcome(t) => {
                 let pairing = t.pairing.clone();
                 self.keep_tab(t, out);
-                out.push(Effect::Send(
-                    tab,
-                    RelayMessage::Welcome { pairing, protocol: PROTOCOL_VERSION },
-                ));
+                send(out, tab, RelayMessage::Welcome { pairing, protocol: PROTOCOL_VERSION });
             }
             TabAction::Verify(t, proof) => {
                 // The challenge is used before the check: a second hello meanwhile proves nothing.
@@ -614,10 +611,7 @@ impl Room {
             }
             TabAction::Deny(named) => self.code_command(tab, &named, Command::Deny, now_ms, out),
             TabAction::RefuseCode(code, sentence) => {
-                out.push(Effect::Send(
-                    tab,
-                    RelayMessage::Refused { code, sentence: sentence.into() },
-                ));
+                send(out, tab, RelayMessage::Refused { code, sentence: sentence.into() });
             }
             TabAction::Update(t) => {
                 self.keep_tab(t, out);
@@ -640,7 +634,7 @@ impl Room {
                 out.push(Effect::StoreStated(tab, Stated::Tools(json)));
             }
             TabAction::RefuseTools(sentence) => {
-                out.push(Effect::Send(tab, RelayMessage::ToolsRefused { sentence }));
+                send(out, tab, RelayMessage::ToolsRefused { sentence });
             }
             TabAction::View(dataset) => {
                 self.stated.entry_or_default(tab).dataset = Some(dataset.clone());
@@ -649,6 +643,11 @@ impl Room {
             TabAction::Ignore => {}
         }
     }
+}
+
+/// Sends `message` to tab `tab` (one copy of the push for every message).
+fn send(out: &mut Vec<Effect>, tab: u64, message: RelayMessage) {
+    out.push(Effect::Send(tab, message));
 }
 
 /// The JSON-RPC error codes a failed task carries: the relay could not carry its call, or the

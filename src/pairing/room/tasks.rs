@@ -5,7 +5,7 @@ use tabrelay_bundle::content::{self, quoted};
 use tabrelay_bundle::fields::Encode as _;
 use tabrelay_bundle::protocol::{askable, call_input, Outcome as TabOutcome, RelayMessage};
 
-use super::{Effect, Room, INTERNAL_ERROR, MISSING_CAPABILITY};
+use super::{send, Effect, Room, INTERNAL_ERROR, MISSING_CAPABILITY};
 use crate::crypto::{random_token, Entropy};
 use crate::limits::{MAX_TASK_BYTES_PER_CONNECTION, MAX_TASK_RESULT_BYTES, TAB_CALL_WAIT_MS};
 use crate::pairing::calls::{Flight, Holder, Waiter};
@@ -159,7 +159,7 @@ impl Room {
             tasks::Effect::Store => self.store_task(i, out),
             tasks::Effect::StopInTab => {
                 if let Some(flight) = running.and_then(|call| self.calls.take(call)) {
-                    out.push(Effect::Send(flight.tab, RelayMessage::Cancel { id: flight.id }));
+                    send(out, flight.tab, RelayMessage::Cancel { id: flight.id });
                 }
                 self.store_task(i, out);
             }
@@ -216,7 +216,8 @@ impl Room {
         let c = &mut self.tasks[i].carried;
         c.tab = tab;
         c.call = Some(id);
-        out.push(Effect::Send(
+        send(
+            out,
             tab,
             RelayMessage::Call {
                 id,
@@ -224,7 +225,7 @@ impl Room {
                 turn,
                 input: Some(call_input(serde_json::Value::Object(responses), state)),
             },
-        ));
+        );
         self.store_task(i, out);
     }
 
@@ -263,7 +264,7 @@ impl Room {
     pub(super) fn tasks_of(&mut self, grant: &str, now_ms: u64, out: &mut Vec<Effect>) -> usize {
         for task in take_where(&mut self.tasks, &|t| now_ms >= t.expires_ms()) {
             if let Some(flight) = task.carried.call.and_then(|call| self.calls.take(call)) {
-                out.push(Effect::Send(flight.tab, RelayMessage::Cancel { id: flight.id }));
+                send(out, flight.tab, RelayMessage::Cancel { id: flight.id });
             }
             // Its id copied, so the task is dropped whole (one drop, not one per part).
             out.push(Effect::DeleteTask(task.id.clone()));
