@@ -7,7 +7,7 @@ use tabrelay_bundle::content::quoted;
 use tabrelay_bundle::fields::json_text;
 use tabrelay_bundle::protocol::{Outcome as TabOutcome, RelayMessage};
 
-use super::{send, Asker, Effect, Room, INTERNAL_ERROR};
+use super::{cancel, send, Asker, Effect, Room, INTERNAL_ERROR};
 use crate::crypto::Entropy;
 use crate::limits::{
     AFTERWARDS_DATA_CHARS, MAX_TASKS_PER_CONNECTION, TAB_CALL_WAIT_MS, TASK_AFTER_MS,
@@ -141,7 +141,7 @@ impl Room {
                 let Some(flight) = self.calls.take(id) else { return };
                 let gave_up = self.calls.give_up(&flight);
                 match gave_up.cancel_in {
-                    Some(tab) => send(out, tab, RelayMessage::Cancel { id }),
+                    Some(tab) => cancel(out, tab, id),
                     // Left open in the tab: kept, for the connection's status.
                     None => out.push(Effect::StoreLeft(json_text(self.calls.left_calls()))),
                 }
@@ -167,7 +167,7 @@ impl Room {
                 continue;
             }
             if let Some(flight) = self.calls.take(id) {
-                send(out, flight.tab, RelayMessage::Cancel { id });
+                cancel(out, flight.tab, id);
             }
         }
     }
@@ -175,7 +175,7 @@ impl Room {
     /// The client cancelled its call `request`: dropped in its tab, its holder told.
     pub(super) fn cancel(&mut self, request: &str, now_ms: u64, out: &mut Vec<Effect>) {
         if let Some(flight) = self.calls.cancel(request) {
-            send(out, flight.tab, RelayMessage::Cancel { id: flight.id });
+            cancel(out, flight.tab, flight.id);
             self.end(flight, CallReply::not_carried(sentences::CANCELLED), now_ms, out);
         }
     }

@@ -4,7 +4,7 @@
 use tabrelay_bundle::fields::json_text;
 use tabrelay_bundle::protocol::RelayMessage;
 
-use super::{send, Effect, Room};
+use super::{cancel, send, Effect, Room};
 use crate::crypto::Entropy;
 use crate::limits::REPLAYED_KEPT_MS;
 use crate::oauth::connect::{refusal, CodeReply, Command, Named};
@@ -238,13 +238,13 @@ impl Room {
         let before = json_text(self.calls.left_calls());
         let (flights, left) = self.calls.forget_grant(grant);
         for flight in flights {
-            send(out, flight.tab, RelayMessage::Cancel { id: flight.id });
+            cancel(out, flight.tab, flight.id);
             if let Some(waiter) = flight.waiter() {
                 out.push(Effect::Reply(waiter.asker, forgotten()));
             }
         }
         for (call, tab) in left {
-            send(out, tab, RelayMessage::Cancel { id: call });
+            cancel(out, tab, call);
         }
         self.store_left_if_changed(&before, out);
         self.resume.forget_grant(grant);

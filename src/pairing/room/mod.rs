@@ -650,6 +650,11 @@ fn send(out: &mut Vec<Effect>, tab: u64, message: RelayMessage) {
     out.push(Effect::Send(tab, message));
 }
 
+/// Tells tab `tab` to stop call `id`.
+fn cancel(out: &mut Vec<Effect>, tab: u64, id: u64) {
+    send(out, tab, RelayMessage::Cancel { id });
+}
+
 /// The JSON-RPC error codes a failed task carries: the relay could not carry its call, or the
 /// tab asked for input the client did not declare it can give.
 const INTERNAL_ERROR: i64 = -32603;

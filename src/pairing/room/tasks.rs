@@ -5,7 +5,7 @@ use tabrelay_bundle::content::{self, quoted};
 use tabrelay_bundle::fields::Encode as _;
 use tabrelay_bundle::protocol::{askable, call_input, Outcome as TabOutcome, RelayMessage};
 
-use super::{send, Effect, Room, INTERNAL_ERROR, MISSING_CAPABILITY};
+use super::{cancel, send, Effect, Room, INTERNAL_ERROR, MISSING_CAPABILITY};
 use crate::crypto::{random_token, Entropy};
 use crate::limits::{MAX_TASK_BYTES_PER_CONNECTION, MAX_TASK_RESULT_BYTES, TAB_CALL_WAIT_MS};
 use crate::pairing::calls::{Flight, Holder, Waiter};
@@ -159,7 +159,7 @@ impl Room {
             tasks::Effect::Store => self.store_task(i, out),
             tasks::Effect::StopInTab => {
                 if let Some(flight) = running.and_then(|call| self.calls.take(call)) {
-                    send(out, flight.tab, RelayMessage::Cancel { id: flight.id });
+                    cancel(out, flight.tab, flight.id);
                 }
                 self.store_task(i, out);
             }
@@ -264,7 +264,7 @@ impl Room {
     pub(super) fn tasks_of(&mut self, grant: &str, now_ms: u64, out: &mut Vec<Effect>) -> usize {
         for task in take_where(&mut self.tasks, &|t| now_ms >= t.expires_ms()) {
             if let Some(flight) = task.carried.call.and_then(|call| self.calls.take(call)) {
-                send(out, flight.tab, RelayMessage::Cancel { id: flight.id });
+                cancel(out, flight.tab, flight.id);
             }
             // Its id copied, so the task is dropped whole (one drop, not one per part).
             out.push(Effect::DeleteTask(task.id.clone()));
