@@ -7,7 +7,7 @@ use tabrelay_bundle::content::quoted;
 use tabrelay_bundle::fields::json_text;
 use tabrelay_bundle::protocol::{Outcome as TabOutcome, RelayMessage};
 
-use super::{cancel, send, Asker, Effect, Room, INTERNAL_ERROR};
+use super::{cancel, reply_to, send, Asker, Effect, Room, INTERNAL_ERROR};
 use crate::crypto::Entropy;
 use crate::limits::{
     AFTERWARDS_DATA_CHARS, MAX_TASKS_PER_CONNECTION, TAB_CALL_WAIT_MS, TASK_AFTER_MS,
@@ -281,7 +281,7 @@ impl Room {
     fn event(&self, call: u64, event: CallEvent, out: &mut Vec<Effect>) {
         let waiter = self.calls.get(call).and_then(Flight::waiter);
         if let Some(waiter) = waiter.filter(|w| w.stream) {
-            out.push(Effect::Reply(waiter.asker, Reply::Call(event)));
+            reply_to(out, waiter.asker, Reply::Call(event));
         }
     }
 
@@ -300,7 +300,7 @@ impl Room {
                 if waiter.resumable {
                     self.resume.keep(&flight.request, &reply, flight.until_ms);
                 }
-                out.push(Effect::Reply(waiter.asker, Reply::Call(CallEvent::Done(reply))));
+                reply_to(out, waiter.asker, Reply::Call(CallEvent::Done(reply)));
             }
             Holder::Detached => self.resume.keep(&flight.request, &reply, flight.until_ms),
             Holder::Task(_) => {

@@ -4,7 +4,7 @@
 use tabrelay_bundle::fields::json_text;
 use tabrelay_bundle::protocol::RelayMessage;
 
-use super::{cancel, send, Effect, Room};
+use super::{cancel, reply_to, send, Effect, Room};
 use crate::crypto::Entropy;
 use crate::limits::REPLAYED_KEPT_MS;
 use crate::oauth::connect::{refusal, CodeReply, Command, Named};
@@ -240,7 +240,7 @@ impl Room {
         for flight in flights {
             cancel(out, flight.tab, flight.id);
             if let Some(waiter) = flight.waiter() {
-                out.push(Effect::Reply(waiter.asker, forgotten()));
+                reply_to(out, waiter.asker, forgotten());
             }
         }
         for (call, tab) in left {
@@ -250,10 +250,10 @@ impl Room {
         self.resume.forget_grant(grant);
         // Its listen streams end (any reply but a listen event ends one).
         for (asker, _) in take_where(&mut self.listeners, &|(_, g)| g == grant) {
-            out.push(Effect::Reply(asker, forgotten()));
+            reply_to(out, asker, forgotten());
         }
         for asker in self.questions.forget_grant(grant) {
-            out.push(Effect::Reply(asker, forgotten()));
+            reply_to(out, asker, forgotten());
         }
         // Their calls in flight were dropped with the connection's others.
         for task in take_where(&mut self.tasks, &|t| t.grant == grant) {

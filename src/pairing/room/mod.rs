@@ -527,7 +527,7 @@ impl Room {
             _ => None,
         };
         if about.is_some_and(|grant| !self.live(grant)) {
-            out.push(Effect::Reply(asker, Reply::NoGrant));
+            reply_to(out, asker, Reply::NoGrant);
             return;
         }
         let reply = match request {
@@ -576,7 +576,7 @@ impl Room {
             }
             Request::Resume { request, .. } => self.take_up(asker, &request, now_ms),
         };
-        out.push(Effect::Reply(asker, reply));
+        reply_to(out, asker, reply);
     }
 
     /// What a tab's message or proof comes to, to the job it asks of.
@@ -648,6 +648,11 @@ impl Room {
 /// Sends `message` to tab `tab` (one copy of the push for every message).
 fn send(out: &mut Vec<Effect>, tab: u64, message: RelayMessage) {
     out.push(Effect::Send(tab, message));
+}
+
+/// Answers `asker` (one copy of the push for every answer).
+fn reply_to(out: &mut Vec<Effect>, asker: Asker, reply: Reply) {
+    out.push(Effect::Reply(asker, reply));
 }
 
 /// Tells tab `tab` to stop call `id`.

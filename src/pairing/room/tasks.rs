@@ -5,7 +5,7 @@ use tabrelay_bundle::content::{self, quoted};
 use tabrelay_bundle::fields::Encode as _;
 use tabrelay_bundle::protocol::{askable, call_input, Outcome as TabOutcome, RelayMessage};
 
-use super::{cancel, send, Effect, Room, INTERNAL_ERROR, MISSING_CAPABILITY};
+use super::{cancel, reply_to, send, Effect, Room, INTERNAL_ERROR, MISSING_CAPABILITY};
 use crate::crypto::{random_token, Entropy};
 use crate::limits::{MAX_TASK_BYTES_PER_CONNECTION, MAX_TASK_RESULT_BYTES, TAB_CALL_WAIT_MS};
 use crate::pairing::calls::{Flight, Holder, Waiter};
@@ -42,7 +42,7 @@ impl Room {
         flight.due_ms = flight.until_ms;
         out.push(Effect::StoreTask(task.clone()));
         let made = CallReply::Task(task.view());
-        out.push(Effect::Reply(asker, Reply::Call(CallEvent::Done(made))));
+        reply_to(out, asker, Reply::Call(CallEvent::Done(made)));
         self.tasks.push(task);
     }
 
