@@ -30,29 +30,22 @@ impl Room {
         out: &mut Vec<Effect>,
     ) {
         let said = named.as_str();
-        let refused = |sentence: &str| {
-            Effect::Send(
-                tab,
-                RelayMessage::Refused { code: said.into(), sentence: sentence.into() },
-            )
-        };
-        if !self.wrong_codes.allows(now_ms) {
-            out.push(refused(sentences::TOO_MANY_WRONG_CODES));
-            return;
-        }
-        // A code (or link) this relay did not make is wrong without asking any code's object.
-        let Some(code) = self.keys.as_ref().and_then(|k| named.code(k)) else {
+        let sentence = if !self.wrong_codes.allows(now_ms) {
+            sentences::TOO_MANY_WRONG_CODES
+        } else if let Some(code) = self.keys.as_ref().and_then(|k| named.code(k)) {
+            // Approving never pushes out a connection: the person forgets one first.
+            if !matches!(command, Command::Approve { .. }) || self.has_room(now_ms, out) {
+                out.push(Effect::AskCode(tab, code, command, said.to_owned()));
+                return;
+            }
+            sentences::TOO_MANY_CONNECTIONS
+        } else {
+            // A code (or link) this relay did not make is wrong without asking any code's object.
             self.wrong_codes.record(now_ms);
             out.push(Effect::StoreWrongCodes(json_text(&self.wrong_codes)));
-            out.push(refused(refusal::UNKNOWN));
-            return;
+            refusal::UNKNOWN
         };
-        if matches!(command, Command::Approve { .. }) && !self.has_room(now_ms, out) {
-            // Approving never pushes out a connection: the person forgets one first.
-            out.push(refused(sentences::TOO_MANY_CONNECTIONS));
-            return;
-        }
-        out.push(Effect::AskCode(tab, code, command, said.to_owned()));
+        send(out, tab, RelayMessage::Refused { code: said.into(), sentence: sentence.into() });
     }
 
     /// A code's object replied to tab `tab`'s command: the tab is told, a wrong code counted.
