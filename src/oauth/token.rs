@@ -81,7 +81,9 @@ pub fn issue(keys: &Keys, access: Access, now_ms: u64) -> String {
     let Access { iss, aud, pairing, grant, client, host } = access;
     let exp = iat + ACCESS_TOKEN_TTL_S;
     let claims = Claims { iat, exp, iss, aud, sub: pairing, gid: grant, cli: client, hst: host };
-    let mut token = format!("{}.{}", part(&header), part(&claims));
+    let mut token = part(&header);
+    token.push('.');
+    token.push_str(&part(&claims));
     let signature =
         mac(&keys.current.derived(Purpose::AccessToken), &token).finalize().into_bytes();
     token.push('.');

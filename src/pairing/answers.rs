@@ -6,6 +6,7 @@
 //! share of the pairing's).
 
 use serde_json::{Map, Value};
+use tabrelay_bundle::fields::json_text;
 use tabrelay_bundle::protocol::MAX_INPUT_REQUESTS;
 
 use super::room::Asker;
@@ -74,7 +75,7 @@ impl Questions {
 
     /// Connection `grant` answers question `id`.
     pub fn answer(&mut self, grant: &str, id: &str, answer: Value) -> Taken {
-        let size = serde_json::to_string(&answer).map_or(usize::MAX, |s| s.len());
+        let size = json_text(&answer).len();
         let Some(i) = self.waiting.iter().position(|w| {
             w.grant == grant && w.ids.iter().any(|q| q == id) && !w.got.contains_key(id)
         }) else {

@@ -34,7 +34,11 @@ pub fn place_said(origin: &str, city: Option<&str>, country: Option<&str>) -> Op
 pub fn place(city: Option<&str>, country: Option<&str>) -> Option<String> {
     let clean = |s: Option<&str>| s.map(|s| clean_text(s, usize::MAX)).filter(|s| !s.is_empty());
     let mut joined = match (clean(city), clean(country)) {
-        (Some(city), Some(country)) => format!("{city}, {country}"),
+        (Some(mut city), Some(country)) => {
+            city.push_str(", ");
+            city.push_str(&country);
+            city
+        }
         (Some(one), None) | (None, Some(one)) => one,
         (None, None) => return None,
     };

@@ -7,7 +7,7 @@ use tabrelay_bundle::content::quoted;
 use tabrelay_bundle::fields::json_text;
 use tabrelay_bundle::protocol::{Outcome as TabOutcome, RelayMessage};
 
-use super::{Asker, Effect, Room, INTERNAL_ERROR};
+use super::{cancel, reply_to, send, Asker, Effect, Room, INTERNAL_ERROR};
 use crate::crypto::Entropy;
 use crate::limits::{
     AFTERWARDS_DATA_CHARS, MAX_TASKS_PER_CONNECTION, TAB_CALL_WAIT_MS, TASK_AFTER_MS,
@@ -110,10 +110,11 @@ impl Room {
             out.push(Effect::StoreTurns(json_text(&self.turns)));
         }
         self.resume.forget(&call.request);
-        out.push(Effect::Send(
+        send(
+            out,
             tab,
             RelayMessage::Call { id, tool_call: call.tool_call, turn, input: call.input },
-        ));
+        );
         if as_task && call.task.is_some_and(|t| t.at_once) {
             self.make_task(id, now_ms, entropy, out);
         }
@@ -140,7 +141,7 @@ impl Room {
                 let Some(flight) = self.calls.take(id) else { return };
                 let gave_up = self.calls.give_up(&flight);
                 match gave_up.cancel_in {
-                    Some(tab) => out.push(Effect::Send(tab, RelayMessage::Cancel { id })),
+                    Some(tab) => cancel(out, tab, id),
                     // Left open in the tab: kept, for the connection's status.
                     None => out.push(Effect::StoreLeft(json_text(self.calls.left_calls()))),
                 }
@@ -166,7 +167,7 @@ impl Room {
                 continue;
             }
             if let Some(flight) = self.calls.take(id) {
-                out.push(Effect::Send(flight.tab, RelayMessage::Cancel { id }));
+                cancel(out, flight.tab, id);
             }
         }
     }
@@ -174,7 +175,7 @@ impl Room {
     /// The client cancelled its call `request`: dropped in its tab, its holder told.
     pub(super) fn cancel(&mut self, request: &str, now_ms: u64, out: &mut Vec<Effect>) {
         if let Some(flight) = self.calls.cancel(request) {
-            out.push(Effect::Send(flight.tab, RelayMessage::Cancel { id: flight.id }));
+            cancel(out, flight.tab, flight.id);
             self.end(flight, CallReply::not_carried(sentences::CANCELLED), now_ms, out);
         }
     }
@@ -280,7 +281,7 @@ impl Room {
     fn event(&self, call: u64, event: CallEvent, out: &mut Vec<Effect>) {
         let waiter = self.calls.get(call).and_then(Flight::waiter);
         if let Some(waiter) = waiter.filter(|w| w.stream) {
-            out.push(Effect::Reply(waiter.asker, Reply::Call(event)));
+            reply_to(out, waiter.asker, Reply::Call(event));
         }
     }
 
@@ -299,7 +300,7 @@ impl Room {
                 if waiter.resumable {
                     self.resume.keep(&flight.request, &reply, flight.until_ms);
                 }
-                out.push(Effect::Reply(waiter.asker, Reply::Call(CallEvent::Done(reply))));
+                reply_to(out, waiter.asker, Reply::Call(CallEvent::Done(reply)));
             }
             Holder::Detached => self.resume.keep(&flight.request, &reply, flight.until_ms),
             Holder::Task(_) => {
@@ -329,7 +330,7 @@ impl Room {
 fn afterwards_said(outcome: &TabOutcome) -> String {
     match outcome {
         TabOutcome::Done { data, .. } => {
-            let json = serde_json::to_string(data).unwrap_or_default();
+            let json = json_text(data);
             let cut: String = json.chars().take(AFTERWARDS_DATA_CHARS).collect();
             sentences::left_ran(&quoted(&cut))
         }

@@ -4,7 +4,7 @@
 use tabrelay_bundle::fields::json_text;
 use tabrelay_bundle::protocol::RelayMessage;
 
-use super::{Effect, Room};
+use super::{cancel, reply_to, send, Effect, Room};
 use crate::crypto::Entropy;
 use crate::limits::REPLAYED_KEPT_MS;
 use crate::oauth::connect::{refusal, CodeReply, Command, Named};
@@ -30,29 +30,22 @@ impl Room {
         out: &mut Vec<Effect>,
     ) {
         let said = named.as_str();
-        let refused = |sentence: &str| {
-            Effect::Send(
-                tab,
-                RelayMessage::Refused { code: said.into(), sentence: sentence.into() },
-            )
-        };
-        if !self.wrong_codes.allows(now_ms) {
-            out.push(refused(sentences::TOO_MANY_WRONG_CODES));
-            return;
-        }
-        // A code (or link) this relay did not make is wrong without asking any code's object.
-        let Some(code) = self.keys.as_ref().and_then(|k| named.code(k)) else {
+        let sentence = if !self.wrong_codes.allows(now_ms) {
+            sentences::TOO_MANY_WRONG_CODES
+        } else if let Some(code) = self.keys.as_ref().and_then(|k| named.code(k)) {
+            // Approving never pushes out a connection: the person forgets one first.
+            if !matches!(command, Command::Approve { .. }) || self.has_room(now_ms, out) {
+                out.push(Effect::AskCode(tab, code, command, said.to_owned()));
+                return;
+            }
+            sentences::TOO_MANY_CONNECTIONS
+        } else {
+            // A code (or link) this relay did not make is wrong without asking any code's object.
             self.wrong_codes.record(now_ms);
             out.push(Effect::StoreWrongCodes(json_text(&self.wrong_codes)));
-            out.push(refused(refusal::UNKNOWN));
-            return;
+            refusal::UNKNOWN
         };
-        if matches!(command, Command::Approve { .. }) && !self.has_room(now_ms, out) {
-            // Approving never pushes out a connection: the person forgets one first.
-            out.push(refused(sentences::TOO_MANY_CONNECTIONS));
-            return;
-        }
-        out.push(Effect::AskCode(tab, code, command, said.to_owned()));
+        send(out, tab, RelayMessage::Refused { code: said.into(), sentence: sentence.into() });
     }
 
     /// A code's object replied to tab `tab`'s command: the tab is told, a wrong code counted.
@@ -80,7 +73,7 @@ impl Room {
             out.push(Effect::StoreWrongCodes(json_text(&self.wrong_codes)));
         }
         if self.tabs.contains_key(&tab) {
-            out.push(Effect::Send(tab, message));
+            send(out, tab, message);
         }
     }
 
@@ -175,7 +168,7 @@ impl Room {
             self.store_grant(grant, out);
             for t in self.tabs.values().filter(|t| t.proven) {
                 let connection = id.clone();
-                out.push(Effect::Send(t.number, RelayMessage::Stopped { connection, stopped }));
+                send(out, t.number, RelayMessage::Stopped { connection, stopped });
             }
         }
     }
@@ -185,7 +178,7 @@ impl Room {
         for grant in self.live_grants(now_ms, out) {
             list.push(grant.info());
         }
-        out.push(Effect::Send(tab, RelayMessage::Connections { list }));
+        send(out, tab, RelayMessage::Connections { list });
     }
 
     pub(super) fn live(&self, grant: &str) -> bool {
@@ -233,27 +226,27 @@ impl Room {
         // The tabs hear it first: a call's cancel that follows then reads as its forgetting.
         for tab in self.tabs.values().filter(|t| t.proven) {
             let connection = grant.to_owned();
-            out.push(Effect::Send(tab.number, RelayMessage::Forgotten { connection }));
+            send(out, tab.number, RelayMessage::Forgotten { connection });
         }
         let before = json_text(self.calls.left_calls());
         let (flights, left) = self.calls.forget_grant(grant);
         for flight in flights {
-            out.push(Effect::Send(flight.tab, RelayMessage::Cancel { id: flight.id }));
+            cancel(out, flight.tab, flight.id);
             if let Some(waiter) = flight.waiter() {
-                out.push(Effect::Reply(waiter.asker, forgotten()));
+                reply_to(out, waiter.asker, forgotten());
             }
         }
         for (call, tab) in left {
-            out.push(Effect::Send(tab, RelayMessage::Cancel { id: call }));
+            cancel(out, tab, call);
         }
         self.store_left_if_changed(&before, out);
         self.resume.forget_grant(grant);
         // Its listen streams end (any reply but a listen event ends one).
         for (asker, _) in take_where(&mut self.listeners, &|(_, g)| g == grant) {
-            out.push(Effect::Reply(asker, forgotten()));
+            reply_to(out, asker, forgotten());
         }
         for asker in self.questions.forget_grant(grant) {
-            out.push(Effect::Reply(asker, forgotten()));
+            reply_to(out, asker, forgotten());
         }
         // Their calls in flight were dropped with the connection's others.
         for task in take_where(&mut self.tasks, &|t| t.grant == grant) {

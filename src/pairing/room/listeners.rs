@@ -3,7 +3,7 @@
 
 use tabrelay_bundle::protocol::ToolList;
 
-use super::{Asker, Effect, Room};
+use super::{reply_to, Asker, Effect, Room};
 use crate::limits::{MAX_LISTENERS, MAX_LISTENERS_PER_CONNECTION};
 use crate::pairing::answers::Taken;
 use crate::pairing::remove_where;
@@ -33,7 +33,7 @@ impl Room {
     pub(super) fn tell_listeners(&self, before: Option<Option<ToolList>>, out: &mut Vec<Effect>) {
         if before.is_some_and(|b| b != self.focused_list_seen()) {
             for (asker, _) in &self.listeners {
-                out.push(Effect::Reply(*asker, Reply::Listen(ListenEvent::ToolsChanged)));
+                reply_to(out, *asker, Reply::Listen(ListenEvent::ToolsChanged));
             }
         }
     }
@@ -56,7 +56,7 @@ impl Room {
         match self.questions.answer(grant, id, answer) {
             Taken::Kept => Reply::Done,
             Taken::All(waiter, answers) => {
-                out.push(Effect::Reply(waiter, Reply::Answers(answers)));
+                reply_to(out, waiter, Reply::Answers(answers));
                 Reply::Done
             }
             Taken::NotAsked => Reply::NotAsked,

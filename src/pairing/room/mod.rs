@@ -397,6 +397,12 @@ impl Room {
         self.last_tab
     }
 
+    /// Keeps tab `t`'s state, here and in its socket (one copy of the clone and push).
+    fn keep_tab(&mut self, t: Tab, out: &mut Vec<Effect>) {
+        out.push(Effect::Attach(t.clone()));
+        self.tabs.insert(t);
+    }
+
     /// Takes one input at `now_ms`; what to carry out, in order.
     pub fn handle(&mut self, input: Input, now_ms: u64, entropy: &mut dyn Entropy) -> Vec<Effect> {
         let mut out = Vec::new();
@@ -407,9 +413,8 @@ impl Room {
             Input::Opened { number, pairing, origin, sender } => {
                 let admitted = Tab::admit(&pairing, &origin, &sender, number, now_ms, entropy);
                 self.last_tab = self.last_tab.max(number);
-                out.push(Effect::Attach(admitted.tab.clone()));
-                out.push(Effect::Send(number, admitted.first));
-                self.tabs.insert(admitted.tab);
+                self.keep_tab(admitted.tab, &mut out);
+                send(&mut out, number, admitted.first);
             }
             Input::Message { tab, text } => {
                 self.message(tab, text.as_deref(), now_ms, entropy, &mut out);
@@ -522,7 +527,7 @@ impl Room {
             _ => None,
         };
         if about.is_some_and(|grant| !self.live(grant)) {
-            out.push(Effect::Reply(asker, Reply::NoGrant));
+            reply_to(out, asker, Reply::NoGrant);
             return;
         }
         let reply = match request {
@@ -571,7 +576,7 @@ impl Room {
             }
             Request::Resume { request, .. } => self.take_up(asker, &request, now_ms),
         };
-        out.push(Effect::Reply(asker, reply));
+        reply_to(out, asker, reply);
     }
 
     /// What a tab's message or proof comes to, to the job it asks of.
@@ -586,17 +591,12 @@ impl Room {
         match action {
             TabAction::Welcome(t) => {
                 let pairing = t.pairing.clone();
-                out.push(Effect::Attach(t.clone()));
-                self.tabs.insert(t);
-                out.push(Effect::Send(
-                    tab,
-                    RelayMessage::Welcome { pairing, protocol: PROTOCOL_VERSION },
-                ));
+                self.keep_tab(t, out);
+                send(out, tab, RelayMessage::Welcome { pairing, protocol: PROTOCOL_VERSION });
             }
             TabAction::Verify(t, proof) => {
                 // The challenge is used before the check: a second hello meanwhile proves nothing.
-                out.push(Effect::Attach(t.clone()));
-                self.tabs.insert(t);
+                self.keep_tab(t, out);
                 out.push(Effect::Verify(tab, proof));
             }
             TabAction::Close(code, reason) => self.close(tab, code, reason, now_ms, out),
@@ -611,14 +611,10 @@ impl Room {
             }
             TabAction::Deny(named) => self.code_command(tab, &named, Command::Deny, now_ms, out),
             TabAction::RefuseCode(code, sentence) => {
-                out.push(Effect::Send(
-                    tab,
-                    RelayMessage::Refused { code, sentence: sentence.into() },
-                ));
+                send(out, tab, RelayMessage::Refused { code, sentence: sentence.into() });
             }
             TabAction::Update(t) => {
-                out.push(Effect::Attach(t.clone()));
-                self.tabs.insert(t);
+                self.keep_tab(t, out);
             }
             TabAction::Asking(call, sentence) => {
                 self.asking(tab, call, &sentence, now_ms, entropy, out);
@@ -638,7 +634,7 @@ impl Room {
                 out.push(Effect::StoreStated(tab, Stated::Tools(json)));
             }
             TabAction::RefuseTools(sentence) => {
-                out.push(Effect::Send(tab, RelayMessage::ToolsRefused { sentence }));
+                send(out, tab, RelayMessage::ToolsRefused { sentence });
             }
             TabAction::View(dataset) => {
                 self.stated.entry_or_default(tab).dataset = Some(dataset.clone());
@@ -647,6 +643,21 @@ impl Room {
             TabAction::Ignore => {}
         }
     }
+}
+
+/// Sends `message` to tab `tab` (one copy of the push for every message).
+fn send(out: &mut Vec<Effect>, tab: u64, message: RelayMessage) {
+    out.push(Effect::Send(tab, message));
+}
+
+/// Answers `asker` (one copy of the push for every answer).
+fn reply_to(out: &mut Vec<Effect>, asker: Asker, reply: Reply) {
+    out.push(Effect::Reply(asker, reply));
+}
+
+/// Tells tab `tab` to stop call `id`.
+fn cancel(out: &mut Vec<Effect>, tab: u64, id: u64) {
+    send(out, tab, RelayMessage::Cancel { id });
 }
 
 /// The JSON-RPC error codes a failed task carries: the relay could not carry its call, or the

@@ -5,7 +5,7 @@ use tabrelay_bundle::content::{self, quoted};
 use tabrelay_bundle::fields::Encode as _;
 use tabrelay_bundle::protocol::{askable, call_input, Outcome as TabOutcome, RelayMessage};
 
-use super::{Effect, Room, INTERNAL_ERROR, MISSING_CAPABILITY};
+use super::{cancel, reply_to, send, Effect, Room, INTERNAL_ERROR, MISSING_CAPABILITY};
 use crate::crypto::{random_token, Entropy};
 use crate::limits::{MAX_TASK_BYTES_PER_CONNECTION, MAX_TASK_RESULT_BYTES, TAB_CALL_WAIT_MS};
 use crate::pairing::calls::{Flight, Holder, Waiter};
@@ -42,7 +42,7 @@ impl Room {
         flight.due_ms = flight.until_ms;
         out.push(Effect::StoreTask(task.clone()));
         let made = CallReply::Task(task.view());
-        out.push(Effect::Reply(asker, Reply::Call(CallEvent::Done(made))));
+        reply_to(out, asker, Reply::Call(CallEvent::Done(made)));
         self.tasks.push(task);
     }
 
@@ -56,14 +56,14 @@ impl Room {
     pub(super) fn task_asking(&mut self, call: u64, card: &str, out: &mut Vec<Effect>) {
         let Some(i) = self.task_of(call) else { return };
         self.tasks[i].status_message = Some(sentences::person_asked(&quoted(card)));
-        out.push(Effect::StoreTask(self.tasks[i].clone()));
+        self.store_task(i, out);
     }
 
     /// The person answered the card of task round `call`.
     pub(super) fn task_answered(&mut self, call: u64, out: &mut Vec<Effect>) {
         let Some(i) = self.task_of(call) else { return };
         self.tasks[i].status_message = Some(sentences::PERSON_ANSWERED.into());
-        out.push(Effect::StoreTask(self.tasks[i].clone()));
+        self.store_task(i, out);
     }
 
     /// The tab's result for task round `call`: the tool's result, or its requests for the
@@ -84,8 +84,14 @@ impl Room {
                 let declared = &self.tasks[i].carried.declared;
                 let (kept, missing) = askable(&requests, |c| declared.iter().any(|d| d == c));
                 if kept.is_empty() {
-                    let names: Vec<&str> = missing.keys().map(String::as_str).collect();
-                    let sentence = sentences::missing_capability(&names.join(", "));
+                    let mut names = String::new();
+                    for name in missing.keys() {
+                        if !names.is_empty() {
+                            names.push_str(", ");
+                        }
+                        names.push_str(name);
+                    }
+                    let sentence = sentences::missing_capability(&names);
                     tasks::Event::Lost(MISSING_CAPABILITY, sentence)
                 } else {
                     tasks::Event::NeedsInput { requests: kept, state }
@@ -150,12 +156,12 @@ impl Room {
         self.tasks[i] = changed;
         match effect {
             tasks::Effect::Unchanged => {}
-            tasks::Effect::Store => out.push(Effect::StoreTask(self.tasks[i].clone())),
+            tasks::Effect::Store => self.store_task(i, out),
             tasks::Effect::StopInTab => {
                 if let Some(flight) = running.and_then(|call| self.calls.take(call)) {
-                    out.push(Effect::Send(flight.tab, RelayMessage::Cancel { id: flight.id }));
+                    cancel(out, flight.tab, flight.id);
                 }
-                out.push(Effect::StoreTask(self.tasks[i].clone()));
+                self.store_task(i, out);
             }
             tasks::Effect::Resume { responses, state } => {
                 self.next_round(i, responses, state, now_ms, out);
@@ -210,7 +216,8 @@ impl Room {
         let c = &mut self.tasks[i].carried;
         c.tab = tab;
         c.call = Some(id);
-        out.push(Effect::Send(
+        send(
+            out,
             tab,
             RelayMessage::Call {
                 id,
@@ -218,7 +225,13 @@ impl Room {
                 turn,
                 input: Some(call_input(serde_json::Value::Object(responses), state)),
             },
-        ));
+        );
+        self.store_task(i, out);
+    }
+
+    /// Task `i` is stored as it is now (one copy of the clone and push for every change).
+    #[inline(never)]
+    fn store_task(&self, i: usize, out: &mut Vec<Effect>) {
         out.push(Effect::StoreTask(self.tasks[i].clone()));
     }
 
@@ -243,7 +256,7 @@ impl Room {
         out: &mut Vec<Effect>,
     ) {
         if !matches!(self.tasks[i].apply(event, now_ms), tasks::Effect::Unchanged) {
-            out.push(Effect::StoreTask(self.tasks[i].clone()));
+            self.store_task(i, out);
         }
     }
 
@@ -251,7 +264,7 @@ impl Room {
     pub(super) fn tasks_of(&mut self, grant: &str, now_ms: u64, out: &mut Vec<Effect>) -> usize {
         for task in take_where(&mut self.tasks, &|t| now_ms >= t.expires_ms()) {
             if let Some(flight) = task.carried.call.and_then(|call| self.calls.take(call)) {
-                out.push(Effect::Send(flight.tab, RelayMessage::Cancel { id: flight.id }));
+                cancel(out, flight.tab, flight.id);
             }
             // Its id copied, so the task is dropped whole (one drop, not one per part).
             out.push(Effect::DeleteTask(task.id.clone()));

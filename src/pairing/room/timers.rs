@@ -6,7 +6,7 @@
 //! when no request is in flight (nothing else would) also sets its alarm: the room says when
 //! ([`Effect::SetAlarm`], only when that time changes); the rest is a request's to wake for.
 
-use super::{Asker, Effect, Room};
+use super::{reply_to, Asker, Effect, Room};
 use crate::crypto::Entropy;
 use crate::limits::KEEP_ALIVE_MS;
 use crate::pairing::tabs::{next_check, sockets_to_close};
@@ -48,7 +48,7 @@ impl Room {
         };
         for (asker, (at, tick)) in self.ticks.iter() {
             if *at <= now_ms && !heard(asker, out) {
-                out.push(Effect::Reply(*asker, tick.reply()));
+                reply_to(out, *asker, tick.reply());
             }
         }
     }
