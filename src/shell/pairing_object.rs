@@ -79,8 +79,9 @@ impl PairingClass {
     /// No connection is ever opened to a pairing: refused (what worker's default did, short
     /// of its panic).
     pub fn connect(&self) -> Promise {
-        console_error!("connect() handler not implemented");
-        Promise::reject(&JsValue::from_str("connect() handler not implemented"))
+        const WHY: &str = "connect() handler not implemented";
+        console_error!("{WHY}");
+        Promise::reject(&JsValue::from_str(WHY))
     }
 }
 

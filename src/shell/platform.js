@@ -24,7 +24,8 @@ export async function askLimit(env, binding, key) {
   }
 }
 export function sqlRows(state, query, bindings) {
-  return Array.from(state.storage.sql.exec(query, ...bindings), (row) => Object.values(row));
+  // Each row as its values in column order (raw: two columns of one name stay two).
+  return Array.from(state.storage.sql.exec(query, ...bindings).raw());
 }
 export async function setAlarm(state, at) {
   await state.storage.setAlarm(at);
