@@ -2,14 +2,22 @@
 //! authorization_code request from a client this relay signed is read, that what it asks
 //! the code's Durable Object is what the form said, and that the command survives the JSON
 //! trip to the Durable Object; that a refresh is read only for a token whose tag verifies; and
-//! that `invalid_client` alone is a 401.
+//! that `invalid_client` alone is a 401. A client is one the relay signed or a client metadata
+//! document's URL (CIMD), the two kinds of client id the relay accepts.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 use tabrelay::oauth::connect::{Command, ConnectCode, Redemption, CODE_ALPHABET, CODE_LEN};
 use tabrelay::oauth::exchange::TokenRequest;
-use tabrelay::oauth::{clients, exchange};
+use tabrelay::oauth::keys::Keys;
+use tabrelay::oauth::{cimd, clients, exchange};
 use tabrelay_fuzz::{has_duplicate_key, keys, Fixed, ORIGIN};
+
+/// A client id the relay reads: one it signed, or a metadata document's URL it would fetch.
+fn known(keys: &Keys, client_id: &str) -> bool {
+    clients::resolve(keys, client_id).is_ok()
+        || (cimd::is_url(client_id) && cimd::MetadataUrl::parse(client_id).is_ok())
+}
 
 fuzz_target!(|data: &[u8]| {
     let keys = keys();
@@ -20,10 +28,7 @@ fuzz_target!(|data: &[u8]| {
     match exchange::read(data, &keys, ORIGIN, &mut Fixed(3)) {
         Ok(TokenRequest::Refresh { pairing, request }) => {
             assert_eq!(param("grant_type").as_deref(), Some("refresh_token"));
-            assert!(
-                clients::resolve(&keys, &request.client_id).is_ok(),
-                "an unsigned client was read"
-            );
+            assert!(known(&keys, &request.client_id), "an unknown client was read");
             assert_eq!(param("client_id"), Some(request.client_id));
             let token = param("refresh_token").expect("a refresh token was sent");
             assert_eq!(
@@ -56,7 +61,7 @@ fuzz_target!(|data: &[u8]| {
             };
             assert_eq!(origin, ORIGIN);
             assert!(!grant.is_empty(), "a redemption names the grant it will make");
-            assert!(clients::resolve(&keys, &client_id).is_ok(), "an unsigned client was read");
+            assert!(known(&keys, &client_id), "an unknown client was read");
             assert_eq!(param("client_id"), Some(client_id));
             assert_eq!(param("code"), Some(format!("{}.{secret}", code.as_str())));
             assert_eq!(param("redirect_uri"), redirect_uri);
