@@ -113,7 +113,7 @@ impl Catalogue {
     pub fn parse(json: &str) -> Result<Self, CatalogueError> {
         let value: Value = serde_json::from_slice(json.as_bytes())
             .map_err(|e| CatalogueError::Malformed(alloc::format!("{e}")))?;
-        Self::read(value)?.checked()
+        Self::read(value).map_err(Malformed::error)?.checked()
     }
 
     /// The catalogue, when its tools' names are distinct and each input schema is an object's.
@@ -144,29 +144,19 @@ impl Catalogue {
             .unwrap_or_else(|| panic!("the bundled catalogue is checked by its tests"))
     }
 
-    /// The catalogue's fields, read (not yet checked).
-    fn read(value: Value) -> Result<Self, CatalogueError> {
-        let malformed = |what: &str| CatalogueError::Malformed(what.into());
-        let mut f = Fields::of(value).ok_or_else(|| malformed("not a JSON object"))?;
-        let app = f.string("app").ok_or_else(|| malformed("`app` must be a string"))?;
-        let resource_prefix = f
-            .string("resource_prefix")
-            .ok_or_else(|| malformed("`resource_prefix` must be a string"))?;
+    /// The catalogue's fields, read (not yet checked). What is malformed is said in words
+    /// only by [`Catalogue::parse`]: the Worker reads the bundled catalogue, checked by its
+    /// tests, and carries no sentence for it.
+    fn read(value: Value) -> Result<Self, Malformed> {
+        let mut f = Fields::of(value).ok_or(Malformed::NotAnObject)?;
+        let app = f.string("app").ok_or(Malformed::App)?;
+        let resource_prefix = f.string("resource_prefix").ok_or(Malformed::ResourcePrefix)?;
         let Some(Value::Array(items)) = f.value("tools") else {
-            return Err(malformed("`tools` must be a list"));
+            return Err(Malformed::Tools);
         };
         let mut tools = Vec::with_capacity(items.len());
         for (i, item) in items.into_iter().enumerate() {
-            let tool = Tool::read(item).ok_or_else(|| {
-                CatalogueError::Malformed(alloc::format!(
-                    "tool {i} needs a string `name`, `title` and `description`, a `safety` \
-                     of read, change or destructive, an `input` schema, and a `data` of \
-                     cells or summaries if any; a summaries tool, and no other, needs \
-                     `summaries_only`: a `result` list of paths such as `groups[].mean` \
-                     and `errors` of as_said or withheld"
-                ))
-            })?;
-            tools.push(tool);
+            tools.push(Tool::read(item).ok_or(Malformed::Tool(i))?);
         }
         Ok(Self { app, resource_prefix, tools })
     }
@@ -181,6 +171,35 @@ impl Catalogue {
     #[must_use]
     pub fn mcp_tools(&self) -> Value {
         Value::Array(self.tools.iter().map(Tool::mcp).collect())
+    }
+}
+
+/// What of a catalogue's own fields does not read ([`Catalogue::read`]).
+#[derive(Debug, Clone, Copy)]
+enum Malformed {
+    NotAnObject,
+    App,
+    ResourcePrefix,
+    Tools,
+    /// The tool at this position.
+    Tool(usize),
+}
+
+impl Malformed {
+    /// The error, in words for the app's developer.
+    fn error(self) -> CatalogueError {
+        CatalogueError::Malformed(match self {
+            Self::NotAnObject => "not a JSON object".into(),
+            Self::App => "`app` must be a string".into(),
+            Self::ResourcePrefix => "`resource_prefix` must be a string".into(),
+            Self::Tools => "`tools` must be a list".into(),
+            Self::Tool(i) => alloc::format!(
+                "tool {i} needs a string `name`, `title` and `description`, a `safety` of read, \
+                 change or destructive, an `input` schema, and a `data` of cells or summaries if \
+                 any; a summaries tool, and no other, needs `summaries_only`: a `result` list of \
+                 paths such as `groups[].mean` and `errors` of as_said or withheld"
+            ),
+        })
     }
 }
 
