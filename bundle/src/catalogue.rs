@@ -203,54 +203,30 @@ impl Malformed {
     }
 }
 
-impl SummariesOnly {
-    fn read(value: Value) -> Option<Self> {
-        let mut f = Fields::of(value)?;
-        let result = f.strings("result")?;
-        if !result.iter().all(|p| valid_data_path(p)) {
-            return None;
-        }
-        let errors = match f.string("errors")?.as_str() {
-            "as_said" => ErrorWords::AsSaid,
-            "withheld" => ErrorWords::Withheld,
-            _ => return None,
-        };
-        Some(Self { result, errors })
-    }
-}
+crate::codec!(Safety, "a safety", enum {
+    "read" => Read, "change" => Change, "destructive" => Destructive,
+});
+crate::codec!(DataClass, "a data class", enum { "cells" => Cells, "summaries" => Summaries });
+crate::codec!(ErrorWords, "what error messages may carry", enum {
+    "as_said" => AsSaid, "withheld" => Withheld,
+});
+crate::codec!(SummariesOnly, "what a summaries tool may send", { result, errors });
+crate::codec!(Tool, "a tool", {
+    name, title, description, safety, input, data, summaries_only
+});
 
 impl Tool {
+    /// A tool of the catalogue, read by its declaration above, then checked: its allow-list's
+    /// paths, and a summaries tool (and no other) saying what it may send (a cell or
+    /// unclassified tool never runs then).
     fn read(value: Value) -> Option<Self> {
-        let mut f = Fields::of(value)?;
-        let safety = match f.string("safety")?.as_str() {
-            "read" => Safety::Read,
-            "change" => Safety::Change,
-            "destructive" => Safety::Destructive,
-            _ => return None,
+        let tool = <Self as crate::fields::FromValue>::from_value(value)?;
+        let summaries = tool.data == Some(DataClass::Summaries);
+        let fits = match &tool.summaries_only {
+            Some(only) => summaries && only.result.iter().all(|p| valid_data_path(p)),
+            None => !summaries,
         };
-        let data = match f.optional_string("data")?.as_deref() {
-            None => None,
-            Some("cells") => Some(DataClass::Cells),
-            Some("summaries") => Some(DataClass::Summaries),
-            Some(_) => return None,
-        };
-        let summaries_only = match f.value("summaries_only") {
-            None | Some(Value::Null) => None,
-            Some(v) => Some(SummariesOnly::read(v)?),
-        };
-        // A summaries tool says what it may send; a cell or unclassified tool never runs then.
-        if summaries_only.is_some() != (data == Some(DataClass::Summaries)) {
-            return None;
-        }
-        Some(Self {
-            name: f.string("name")?,
-            title: f.string("title")?,
-            description: f.string("description")?,
-            safety,
-            input: f.value("input")?,
-            data,
-            summaries_only,
-        })
+        fits.then_some(tool)
     }
 
     /// This tool as an MCP tool definition, with its safety as annotations.
