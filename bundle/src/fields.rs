@@ -323,11 +323,14 @@ impl<T: FromValue> Whole for T {
 #[must_use]
 #[inline(never)]
 pub fn variant(value: Value, tags: &[&str]) -> (usize, Inner) {
-    let Some((name, inner)) = tagged(value) else { return (tags.len(), Inner::Bare) };
-    let inner = match inner {
-        None => Inner::Bare,
-        Some(Value::Object(m)) => Inner::Fields(Fields(m)),
-        Some(value) => Inner::Value(value),
+    let (name, inner) = match value {
+        Value::String(name) => (name, Inner::Bare),
+        Value::Object(m) if m.len() == 1 => match m.into_iter().next() {
+            Some((name, Value::Object(m))) => (name, Inner::Fields(Fields(m))),
+            Some((name, value)) => (name, Inner::Value(value)),
+            None => return (tags.len(), Inner::Bare),
+        },
+        _ => return (tags.len(), Inner::Bare),
     };
     (tags.iter().position(|tag| *tag == name).unwrap_or(tags.len()), inner)
 }
