@@ -138,8 +138,7 @@ impl Catalogue {
         // Checked as `parse` checks, without the parser's error in words (the Worker carries
         // no code to say why). Not `expect`: the error's `Debug` would be linked for a panic
         // that cannot happen.
-        serde_json::from_slice(crate::CATALOGUE_JSON.as_bytes())
-            .ok()
+        crate::parse(crate::CATALOGUE_JSON.as_bytes())
             .and_then(|value| Self::read(value).ok()?.checked().ok())
             .unwrap_or_else(|| panic!("the bundled catalogue is checked by its tests"))
     }
