@@ -113,7 +113,7 @@ impl Catalogue {
     pub fn parse(json: &str) -> Result<Self, CatalogueError> {
         let value: Value = serde_json::from_slice(json.as_bytes())
             .map_err(|e| CatalogueError::Malformed(alloc::format!("{e}")))?;
-        Self::read(value)?.checked()
+        Self::read(value).map_err(Malformed::error)?.checked()
     }
 
     /// The catalogue, when its tools' names are distinct and each input schema is an object's.
@@ -138,35 +138,24 @@ impl Catalogue {
         // Checked as `parse` checks, without the parser's error in words (the Worker carries
         // no code to say why). Not `expect`: the error's `Debug` would be linked for a panic
         // that cannot happen.
-        serde_json::from_slice(crate::CATALOGUE_JSON.as_bytes())
-            .ok()
+        crate::parse(crate::CATALOGUE_JSON.as_bytes())
             .and_then(|value| Self::read(value).ok()?.checked().ok())
             .unwrap_or_else(|| panic!("the bundled catalogue is checked by its tests"))
     }
 
-    /// The catalogue's fields, read (not yet checked).
-    fn read(value: Value) -> Result<Self, CatalogueError> {
-        let malformed = |what: &str| CatalogueError::Malformed(what.into());
-        let mut f = Fields::of(value).ok_or_else(|| malformed("not a JSON object"))?;
-        let app = f.string("app").ok_or_else(|| malformed("`app` must be a string"))?;
-        let resource_prefix = f
-            .string("resource_prefix")
-            .ok_or_else(|| malformed("`resource_prefix` must be a string"))?;
+    /// The catalogue's fields, read (not yet checked). What is malformed is said in words
+    /// only by [`Catalogue::parse`]: the Worker reads the bundled catalogue, checked by its
+    /// tests, and carries no sentence for it.
+    fn read(value: Value) -> Result<Self, Malformed> {
+        let mut f = Fields::of(value).ok_or(Malformed::NotAnObject)?;
+        let app = f.string("app").ok_or(Malformed::App)?;
+        let resource_prefix = f.string("resource_prefix").ok_or(Malformed::ResourcePrefix)?;
         let Some(Value::Array(items)) = f.value("tools") else {
-            return Err(malformed("`tools` must be a list"));
+            return Err(Malformed::Tools);
         };
         let mut tools = Vec::with_capacity(items.len());
         for (i, item) in items.into_iter().enumerate() {
-            let tool = Tool::read(item).ok_or_else(|| {
-                CatalogueError::Malformed(alloc::format!(
-                    "tool {i} needs a string `name`, `title` and `description`, a `safety` \
-                     of read, change or destructive, an `input` schema, and a `data` of \
-                     cells or summaries if any; a summaries tool, and no other, needs \
-                     `summaries_only`: a `result` list of paths such as `groups[].mean` \
-                     and `errors` of as_said or withheld"
-                ))
-            })?;
-            tools.push(tool);
+            tools.push(Tool::read(item).ok_or(Malformed::Tool(i))?);
         }
         Ok(Self { app, resource_prefix, tools })
     }
@@ -184,54 +173,59 @@ impl Catalogue {
     }
 }
 
-impl SummariesOnly {
-    fn read(value: Value) -> Option<Self> {
-        let mut f = Fields::of(value)?;
-        let result = f.strings("result")?;
-        if !result.iter().all(|p| valid_data_path(p)) {
-            return None;
-        }
-        let errors = match f.string("errors")?.as_str() {
-            "as_said" => ErrorWords::AsSaid,
-            "withheld" => ErrorWords::Withheld,
-            _ => return None,
-        };
-        Some(Self { result, errors })
+/// What of a catalogue's own fields does not read ([`Catalogue::read`]).
+#[derive(Debug, Clone, Copy)]
+enum Malformed {
+    NotAnObject,
+    App,
+    ResourcePrefix,
+    Tools,
+    /// The tool at this position.
+    Tool(usize),
+}
+
+impl Malformed {
+    /// The error, in words for the app's developer.
+    fn error(self) -> CatalogueError {
+        CatalogueError::Malformed(match self {
+            Self::NotAnObject => "not a JSON object".into(),
+            Self::App => "`app` must be a string".into(),
+            Self::ResourcePrefix => "`resource_prefix` must be a string".into(),
+            Self::Tools => "`tools` must be a list".into(),
+            Self::Tool(i) => alloc::format!(
+                "tool {i} needs a string `name`, `title` and `description`, a `safety` of read, \
+                 change or destructive, an `input` schema, and a `data` of cells or summaries if \
+                 any; a summaries tool, and no other, needs `summaries_only`: a `result` list of \
+                 paths such as `groups[].mean` and `errors` of as_said or withheld"
+            ),
+        })
     }
 }
 
+crate::codec!(Safety, "a safety", enum {
+    "read" => Read, "change" => Change, "destructive" => Destructive,
+});
+crate::codec!(DataClass, "a data class", enum { "cells" => Cells, "summaries" => Summaries });
+crate::codec!(ErrorWords, "what error messages may carry", enum {
+    "as_said" => AsSaid, "withheld" => Withheld,
+});
+crate::codec!(SummariesOnly, "what a summaries tool may send", { result, errors });
+crate::codec!(Tool, "a tool", {
+    name, title, description, safety, input, data, summaries_only
+});
+
 impl Tool {
+    /// A tool of the catalogue, read by its declaration above, then checked: its allow-list's
+    /// paths, and a summaries tool (and no other) saying what it may send (a cell or
+    /// unclassified tool never runs then).
     fn read(value: Value) -> Option<Self> {
-        let mut f = Fields::of(value)?;
-        let safety = match f.string("safety")?.as_str() {
-            "read" => Safety::Read,
-            "change" => Safety::Change,
-            "destructive" => Safety::Destructive,
-            _ => return None,
+        let tool = <Self as crate::fields::FromValue>::from_value(value)?;
+        let summaries = tool.data == Some(DataClass::Summaries);
+        let fits = match &tool.summaries_only {
+            Some(only) => summaries && only.result.iter().all(|p| valid_data_path(p)),
+            None => !summaries,
         };
-        let data = match f.optional_string("data")?.as_deref() {
-            None => None,
-            Some("cells") => Some(DataClass::Cells),
-            Some("summaries") => Some(DataClass::Summaries),
-            Some(_) => return None,
-        };
-        let summaries_only = match f.value("summaries_only") {
-            None | Some(Value::Null) => None,
-            Some(v) => Some(SummariesOnly::read(v)?),
-        };
-        // A summaries tool says what it may send; a cell or unclassified tool never runs then.
-        if summaries_only.is_some() != (data == Some(DataClass::Summaries)) {
-            return None;
-        }
-        Some(Self {
-            name: f.string("name")?,
-            title: f.string("title")?,
-            description: f.string("description")?,
-            safety,
-            input: f.value("input")?,
-            data,
-            summaries_only,
-        })
+        fits.then_some(tool)
     }
 
     /// This tool as an MCP tool definition, with its safety as annotations.

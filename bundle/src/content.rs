@@ -69,30 +69,17 @@ pub fn tool_result(outcome: &Outcome) -> Value {
                 ));
             }
             let mut content = Vec::new();
-            let picture = image.as_ref().and_then(|img| match image_refusal(img) {
-                None => Some(texts(&[
-                    ("type", "image"),
-                    ("data", &img.data),
-                    ("mimeType", &img.mime_type),
-                ])),
-                Some(sentence) => {
-                    note(&mut text, &sentence);
-                    None
-                }
+            let picture =
+                image.as_ref().filter(|img| kept(&mut text, image_refusal(img))).map(|img| {
+                    texts(&[("type", "image"), ("data", &img.data), ("mimeType", &img.mime_type)])
+                });
+            let sound = audio.as_ref().filter(|a| kept(&mut text, audio_refusal(a))).map(|a| {
+                texts(&[("type", "audio"), ("data", &a.data), ("mimeType", &a.mime_type)])
             });
-            let sound = audio.as_ref().and_then(|a| match audio_refusal(a) {
-                None => {
-                    Some(texts(&[("type", "audio"), ("data", &a.data), ("mimeType", &a.mime_type)]))
-                }
-                Some(sentence) => {
-                    note(&mut text, &sentence);
-                    None
-                }
-            });
-            let document = resource.as_ref().and_then(|r| match resource_refusal(r) {
-                // The document is the app's words, its address too: marked as data like the
-                // rest, under the relay's own address.
-                None => {
+            // The document is the app's words, its address too: marked as data like the rest,
+            // under the relay's own address.
+            let document =
+                resource.as_ref().filter(|r| kept(&mut text, resource_refusal(r))).map(|r| {
                     let said =
                         texts(&[("uri", &r.uri), ("mimeType", &r.mime_type), ("text", &r.text)]);
                     let resource = texts(&[
@@ -103,13 +90,8 @@ pub fn tool_result(outcome: &Outcome) -> Value {
                     let mut item = Map::new();
                     item.insert("type".into(), Value::String("resource".into()));
                     item.insert("resource".into(), resource);
-                    Some(Value::Object(item))
-                }
-                Some(sentence) => {
-                    note(&mut text, &sentence);
-                    None
-                }
-            });
+                    Value::Object(item)
+                });
             content.push(texts(&[("type", "text"), ("text", &text)]));
             content.extend(picture);
             content.extend(sound);
@@ -127,6 +109,18 @@ pub fn tool_result(outcome: &Outcome) -> Value {
 fn note(text: &mut String, sentence: &str) {
     text.push(' ');
     text.push_str(sentence);
+}
+
+/// Whether a part of a result is kept: when its refusal says why not, that sentence is noted
+/// after the text instead.
+fn kept(text: &mut String, refusal: Option<String>) -> bool {
+    match refusal {
+        None => true,
+        Some(sentence) => {
+            note(text, &sentence);
+            false
+        }
+    }
 }
 
 /// An MCP tool result that is an error with one of the relay's sentences.

@@ -24,7 +24,7 @@ pub use digest::BUNDLE_DIGEST;
 /// None when the text is not JSON or not the shape of `T`.
 #[must_use]
 pub fn from_json<T: fields::FromValue>(bytes: &[u8]) -> Option<T> {
-    T::from_value(parse(bytes)?)
+    parse(bytes).and_then(T::from_value)
 }
 
 /// JSON text as a `Value` (None: not JSON): one copy for every reader, with its error's drop.

@@ -669,7 +669,7 @@ impl TabMessage {
     /// # Errors
     /// [`NotProtocol`] when the text is not a message of this protocol.
     pub fn parse(text: &str) -> Result<Self, NotProtocol> {
-        let value: Value = serde_json::from_slice(text.as_bytes()).map_err(|_| NotProtocol)?;
+        let value = crate::parse(text.as_bytes()).ok_or(NotProtocol)?;
         // A tool list the relay refuses is still a `tools` message: why it is refused.
         if value.get("type").and_then(Value::as_str) == Some("tools") {
             return Ok(match ToolList::read(value.get("tools").unwrap_or(&Value::Null)) {
