@@ -246,7 +246,7 @@ enum Then {
 
 /// Where the exchange is.
 #[derive(Debug, Default)]
-enum Job {
+enum Job<'a> {
     /// Waiting for the body.
     Body,
     /// The grant's check, then this answer.
@@ -273,11 +273,11 @@ enum Job {
         asked: bool,
     },
     /// A call's retried state being marked used.
-    Marking(Box<Starting>),
+    Marking(Box<Starting<'a>>),
     /// A call; `request` is what asks the pairing again (None: a call taken up again, which
     /// asks nothing).
     Call {
-        call: Box<Call>,
+        call: Box<Call<'a>>,
         request: Option<Box<CallRequest>>,
     },
     /// A dropped stream's call, asked for.
@@ -305,7 +305,7 @@ pub struct Exchange<'a> {
     /// What to do next, first first (a handful at most).
     out: Vec<Output>,
     timers: TimerTable,
-    job: Job,
+    job: Job<'a>,
     /// A batch's messages still to answer, and the answers so far.
     batch: Option<(std::vec::IntoIter<Vec<u8>>, Vec<Value>)>,
     opened: bool,
@@ -542,7 +542,7 @@ impl<'a> Exchange<'a> {
             }
             Job::Resume { id, progress, number } => {
                 let Some(access) = &self.access else { return };
-                let keys = self.config.keys.clone();
+                let keys = &self.config.keys;
                 let (grant, tool, args) = (access.grant.clone(), String::new(), Value::Null);
                 let who = CallIdentity { id, era: Era::Session, keys, grant, tool, args };
                 let mut call = Call::resumed(who, progress, number, now_ms);
@@ -733,7 +733,7 @@ impl<'a> Exchange<'a> {
 
     /// Asks the pairing with a call; a client that takes a stream gets one if the answer does
     /// not come within the first wait.
-    fn call(&mut self, request: CallRequest, call: Call, now_ms: u64) {
+    fn call(&mut self, request: CallRequest, call: Call<'a>, now_ms: u64) {
         self.ask(Request::Call(request.clone()));
         if call.takes_stream() {
             self.timers.set(Timer::FirstEvent, now_ms + FIRST_EVENT_WAIT_MS);
@@ -744,7 +744,7 @@ impl<'a> Exchange<'a> {
     /// One input to the call; what it says goes out.
     fn step_call(
         &mut self,
-        mut call: Box<Call>,
+        mut call: Box<Call<'a>>,
         request: Option<Box<CallRequest>>,
         input: CallInput,
         now_ms: u64,
