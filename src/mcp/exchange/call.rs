@@ -384,16 +384,14 @@ impl<'k> Call<'k> {
     /// Takes one input at `now_ms`; says what goes to the client (on a resumable stream, its
     /// events numbered, after the priming event).
     pub fn input(&mut self, input: CallInput, now_ms: u64) -> CallOutput {
-        let output = self.step(input, now_ms);
+        let mut output = self.step(input, now_ms);
         let Some(ids) = self.ids.as_mut().filter(|_| self.open) else { return output };
-        match output {
-            CallOutput::Send(text) => CallOutput::Send(ids.frame(&text)),
-            CallOutput::Last(text) => CallOutput::Last(ids.frame(&text)),
-            CallOutput::Ask { text, ids: asked } => {
-                CallOutput::Ask { text: ids.frame(&text), ids: asked }
-            }
-            other => other,
+        if let CallOutput::Send(text) | CallOutput::Last(text) | CallOutput::Ask { text, .. } =
+            &mut output
+        {
+            *text = ids.frame(text);
         }
+        output
     }
 
     fn step(&mut self, input: CallInput, now_ms: u64) -> CallOutput {
