@@ -73,7 +73,11 @@ impl Round {
     /// The questions' ids.
     #[must_use]
     pub fn ids(&self) -> Vec<String> {
-        self.asked.iter().map(|(id, _)| id.clone()).collect()
+        let mut ids = Vec::with_capacity(self.asked.len());
+        for (id, _) in &self.asked {
+            ids.push(id.clone());
+        }
+        ids
     }
 
     /// The call's input for the tab from the client's answers (id → answer): each answer
