@@ -294,7 +294,11 @@ pub fn batch(body: &[u8], headers: &Headers<'_>) -> Batch {
     if items.is_empty() || items.len() > MAX_BATCH {
         return refuse(crate::sentences::batch_size(MAX_BATCH, items.len()));
     }
-    Batch::Many(items.iter().map(tabrelay_bundle::fields::Encode::to_json).collect())
+    let mut messages = Vec::with_capacity(items.len());
+    for item in &items {
+        messages.push(tabrelay_bundle::fields::Encode::to_json(item));
+    }
+    Batch::Many(messages)
 }
 
 /// Decides what to do with one POST to the endpoint, given its headers; `app_url` is where
