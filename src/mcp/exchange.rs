@@ -157,13 +157,13 @@ pub enum Body {
 impl Answer {
     /// The answer as HTTP: the body's own headers (JSON's), then the exchange's.
     #[must_use]
-    pub fn http(self) -> http::Answer {
+    pub fn http(mut self) -> http::Answer {
         let mut answer = match self.body {
             Body::Json(body) => http::Answer::json(self.status, &body),
             Body::Text(text) => http::Answer::text(self.status, &text),
             Body::Empty => http::Answer::empty(self.status),
         };
-        answer.headers.extend(self.headers);
+        answer.headers.append(&mut self.headers);
         answer
     }
 }
