@@ -14,7 +14,7 @@ use super::{accepts_stream, batch, handle, resume, session, status_answer, tasks
 use super::{Batch, Era, Headers, Reply as McpReply, KEEP_ALIVE};
 use crate::config::Config;
 use crate::http::{self, TooLarge};
-use crate::jsonrpc::{self, ErrorCode, Id, RpcError};
+use crate::jsonrpc::{self, ErrorCode, Id};
 use crate::limits::{FIRST_EVENT_WAIT_MS, KEEP_ALIVE_MS, PAIRING_LATE_MS, TOOL_LIST_WAIT_MS};
 use crate::limits::{MAX_PREFLIGHT_PARAMS, MAX_PREFLIGHT_PARAM_NAME_BYTES};
 use crate::oauth::metadata;
@@ -396,8 +396,8 @@ impl<'a> Exchange<'a> {
             now_ms,
         };
         if !config.allows_caller(exchange.headers.origin.as_deref(), origin) {
-            let e = RpcError::new(ErrorCode::INVALID_REQUEST, sentences::ORIGIN_REFUSED);
-            exchange.respond(403, Body::Json(jsonrpc::error(None, &e)));
+            let e = jsonrpc::refusal(None, ErrorCode::INVALID_REQUEST, sentences::ORIGIN_REFUSED);
+            exchange.respond(403, Body::Json(e));
             return exchange;
         }
         let presented = http::bearer(exchange.headers.authorization.as_deref());
@@ -444,8 +444,8 @@ impl<'a> Exchange<'a> {
             Ok(body) => body,
             Err(too_large) => {
                 let sentence = sentences::too_large(too_large.cap);
-                let e = RpcError::new(ErrorCode::INVALID_REQUEST, sentence);
-                return self.respond(413, Body::Json(jsonrpc::error(None, &e)));
+                let e = jsonrpc::refusal(None, ErrorCode::INVALID_REQUEST, &sentence);
+                return self.respond(413, Body::Json(e));
             }
         };
         match batch(&body, &self.headers.mcp()) {
@@ -505,8 +505,8 @@ impl<'a> Exchange<'a> {
             Job::Cancel => self.settle(Settled::Accepted),
             Job::Answer if matches!(reply, Some(Reply::Done)) => self.settle(Settled::Accepted),
             Job::Answer => {
-                let e = RpcError::new(ErrorCode::INVALID_REQUEST, sentences::NOT_ASKED);
-                self.settle(Settled::Json(400, jsonrpc::error(None, &e)));
+                let e = jsonrpc::refusal(None, ErrorCode::INVALID_REQUEST, sentences::NOT_ASKED);
+                self.settle(Settled::Json(400, e));
             }
             Job::Listen(mut listen) => {
                 self.open(now_ms);

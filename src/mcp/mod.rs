@@ -284,9 +284,7 @@ pub fn batch(body: &[u8], headers: &Headers<'_>) -> Batch {
         return Batch::One;
     }
     let Ok(Value::Array(items)) = serde_json::from_slice::<Value>(body) else { return Batch::One };
-    let refuse = |m: String| {
-        Batch::Refused(jsonrpc::error(None, &RpcError::new(ErrorCode::INVALID_REQUEST, m)))
-    };
+    let refuse = |m: String| Batch::Refused(jsonrpc::refusal(None, ErrorCode::INVALID_REQUEST, &m));
     match headers.version.map(str::trim) {
         None | Some("2025-03-26") => {}
         Some(v) => return refuse(crate::sentences::batch_not_in_revision(&quote(v))),
@@ -474,7 +472,7 @@ pub fn status_answer(id: &Id, era: &Era, result: Option<Value>) -> Value {
 #[must_use]
 pub fn no_such_tool(id: &Id, name: &str) -> Value {
     let message = sentences::no_such_tool(&quote(name));
-    jsonrpc::error(Some(id), &RpcError::new(ErrorCode::INVALID_PARAMS, message))
+    jsonrpc::refusal(Some(id), ErrorCode::INVALID_PARAMS, &message)
 }
 
 /// The HTTP status and JSON-RPC response to a call from what the pairing answered (None: the
@@ -507,10 +505,7 @@ pub fn call_reply(
         }
         Some(CallReply::HeaderMismatch { header }) => {
             let message = sentences::param_header_mismatch(&quote(&header));
-            return (
-                400,
-                jsonrpc::error(Some(id), &RpcError::new(era::codes::HEADER_MISMATCH, message)),
-            );
+            return (400, jsonrpc::refusal(Some(id), era::codes::HEADER_MISMATCH, &message));
         }
         None => call_failed(id, era, sentences::PAIRING_UNAVAILABLE),
     };

@@ -187,23 +187,18 @@ pub enum Next {
 /// The answer to a `tasks/result` whose task still worked when the wait ran out.
 #[must_use]
 pub fn still_working(id: &Id) -> Value {
-    jsonrpc::error(
-        Some(id),
-        &RpcError::new(ErrorCode::INTERNAL_ERROR, sentences::TASK_STILL_WORKING),
-    )
+    jsonrpc::refusal(Some(id), ErrorCode::INTERNAL_ERROR, sentences::TASK_STILL_WORKING)
 }
 
 /// The client's answer to its tasks request from what the pairing said (None: it could not be
 /// reached).
 #[must_use]
 pub fn answer(id: &Id, era: &Era, method: &Method, said: Option<TaskReply>) -> Next {
-    let error = |e: RpcError| Next::Answer(jsonrpc::error(Some(id), &e));
+    let error = |code, message: &str| Next::Answer(jsonrpc::refusal(Some(id), code, message));
     let task = match said {
-        None => {
-            return error(RpcError::new(ErrorCode::INTERNAL_ERROR, sentences::PAIRING_UNAVAILABLE))
-        }
+        None => return error(ErrorCode::INTERNAL_ERROR, sentences::PAIRING_UNAVAILABLE),
         Some(TaskReply::Refused { sentence }) => {
-            return error(RpcError::new(ErrorCode::INVALID_PARAMS, sentence))
+            return error(ErrorCode::INVALID_PARAMS, &sentence)
         }
         Some(TaskReply::Acknowledged) if era.is_stateless() => {
             return Next::Answer(jsonrpc::result(id, complete(era, Value::Object(Map::new()))))
@@ -230,15 +225,13 @@ pub fn answer(id: &Id, era: &Era, method: &Method, said: Option<TaskReply>) -> N
             Next::Answer(jsonrpc::result(id, result))
         }
         Status::Failed => {
-            let (code, message) = match task.error {
-                Some(e) => (e.code, e.message),
-                None => (-32603, sentences::PAIRING_UNAVAILABLE.to_owned()),
+            let (code, message) = match &task.error {
+                Some(e) => (e.code, e.message.as_str()),
+                None => (-32603, sentences::PAIRING_UNAVAILABLE),
             };
-            error(RpcError { code: ErrorCode(code as i32), message, data: None })
+            error(ErrorCode(code as i32), message)
         }
-        Status::Cancelled => {
-            error(RpcError::new(ErrorCode::INVALID_PARAMS, sentences::TASK_CANCELLED))
-        }
+        Status::Cancelled => error(ErrorCode::INVALID_PARAMS, sentences::TASK_CANCELLED),
         Status::Working | Status::InputRequired => Next::AskAgain(TASK_POLL_INTERVAL_MS / 2),
     }
 }

@@ -549,11 +549,9 @@ impl Listen {
             Some(Reply::TooManyListeners) => {
                 self.done = true;
                 let limit = crate::limits::MAX_LISTENERS_PER_CONNECTION;
-                let error = jsonrpc::RpcError::new(
-                    jsonrpc::ErrorCode::INTERNAL_ERROR,
-                    sentences::too_many_listeners(limit),
-                );
-                return Some((sse_event(&jsonrpc::error(Some(&self.id), &error)), true));
+                let sentence = sentences::too_many_listeners(limit);
+                let code = jsonrpc::ErrorCode::INTERNAL_ERROR;
+                return Some((sse_event(&jsonrpc::refusal(Some(&self.id), code, &sentence)), true));
             }
             _ => {
                 self.done = true;
