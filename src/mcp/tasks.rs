@@ -9,7 +9,7 @@ use serde_json::{Map, Value};
 
 use super::era::{codes, Era};
 use super::{complete, complete_input};
-use crate::jsonrpc::{self, object, ErrorCode, Id, RpcError};
+use crate::jsonrpc::{self, object, ErrorCode, Id, Raw, RpcError};
 use crate::limits::{TASK_POLL_INTERVAL_MS, TASK_TTL_MS};
 use crate::pairing::tasks::{declared, Status, View, EXTENSION};
 use crate::pairing::wire::{TaskOp, TaskReply};
@@ -146,9 +146,13 @@ pub fn detailed(task: View) -> Value {
     object(&mut |o| {
         envelope(o, &task, false);
         o.text("resultType", "complete");
-        let empty = Value::Object(Map::new());
+        let mut or_empty = |key, value: &Option<Value>| match value {
+            Some(value) => o.field(key, value),
+            None => o.field(key, &Raw("{}")),
+        };
         match task.status {
-            Status::Completed => o.field("result", task.result.as_ref().unwrap_or(&empty)),
+            Status::Completed => or_empty("result", &task.result),
+            Status::InputRequired => or_empty("inputRequests", &task.input_requests),
             Status::Failed => match &task.error {
                 Some(e) => {
                     let mut error = o.nested("error");
@@ -156,11 +160,8 @@ pub fn detailed(task: View) -> Value {
                     error.text("message", &e.message);
                     error.close();
                 }
-                None => o.field("error", &empty),
+                None => o.field("error", &Raw("{}")),
             },
-            Status::InputRequired => {
-                o.field("inputRequests", task.input_requests.as_ref().unwrap_or(&empty));
-            }
             Status::Working | Status::Cancelled => {}
         }
     })
