@@ -252,40 +252,23 @@ enum Job<'a> {
     /// The grant's check, then this answer.
     Check(Then),
     /// `tools/list` (`tools`) or the `status` tool, asked with the grant's check.
-    Listing {
-        id: Id,
-        era: Era,
-        tools: bool,
-    },
+    Listing { id: Id, era: Era, tools: bool },
     /// A cancellation told to the pairing.
     Cancel,
     /// The client's answer to a question, given to the pairing.
     Answer,
-    /// `subscriptions/listen`, asked; then its stream.
+    /// `subscriptions/listen`, asked; then (once the pairing first answers, acknowledged) its
+    /// stream.
     Listen(Listen),
-    Listening(Listen),
     /// A tasks request: asked (`asked`), or waiting to ask again.
-    Task {
-        id: Id,
-        era: Era,
-        task: String,
-        method: tasks::Method,
-        asked: bool,
-    },
+    Task { id: Id, era: Era, task: String, method: tasks::Method, asked: bool },
     /// A call's retried state being marked used.
     Marking(Box<Starting<'a>>),
     /// A call; `request` is what asks the pairing again (None: a call taken up again, which
     /// asks nothing).
-    Call {
-        call: Box<Call<'a>>,
-        request: Option<Box<CallRequest>>,
-    },
+    Call { call: Box<Call<'a>>, request: Option<Box<CallRequest>> },
     /// A dropped stream's call, asked for.
-    Resume {
-        id: Id,
-        progress: Option<Value>,
-        number: u64,
-    },
+    Resume { id: Id, progress: Option<Value>, number: u64 },
     /// Over.
     #[default]
     Done,
@@ -472,11 +455,9 @@ impl<'a> Exchange<'a> {
         // A grant gone ends every job waiting on the pairing with 401 (a call whose stream
         // opened goes on to hear its end); checked once, before the job is taken.
         let stops = match &self.job {
-            Job::Check(_)
-            | Job::Listing { .. }
-            | Job::Answer
-            | Job::Listen(_)
-            | Job::Resume { .. } => true,
+            Job::Check(_) | Job::Listing { .. } | Job::Answer | Job::Resume { .. } => true,
+            // A stream acknowledged hears its end as the listen's own.
+            Job::Listen(listen) => !listen.is_acknowledged(),
             Job::Task { asked, .. } => *asked,
             Job::Call { .. } => !self.opened,
             _ => false,
@@ -515,7 +496,6 @@ impl<'a> Exchange<'a> {
                 }
                 self.listening(listen, reply.as_ref(), now_ms);
             }
-            Job::Listening(listen) => self.listening(listen, reply.as_ref(), now_ms),
             Job::Task { id, era, task, method, asked: true } => {
                 let said = match reply {
                     Some(Reply::Task(reply)) => Some(reply),
@@ -580,9 +560,9 @@ impl<'a> Exchange<'a> {
                 (Timer::Round, Job::Call { call, request }) => {
                     self.step_call(call, request, CallInput::RoundOver, now_ms)
                 }
-                (Timer::KeepAlive, Job::Listening(listen)) => {
+                (Timer::KeepAlive, Job::Listen(listen)) => {
                     self.send(KEEP_ALIVE.to_owned(), now_ms);
-                    self.job = Job::Listening(listen);
+                    self.job = Job::Listen(listen);
                 }
                 (Timer::ToolList, Job::Listing { id, era, tools }) => {
                     self.listed(&id, &era, tools, None)
@@ -806,7 +786,7 @@ impl<'a> Exchange<'a> {
             }
             None => return self.end(),
         }
-        self.job = Job::Listening(listen);
+        self.job = Job::Listen(listen);
     }
 
     /// The event stream opens (once); a quiet stream keeps alive from now.

@@ -523,6 +523,12 @@ impl Listen {
         Self { id, tools, acknowledged: false, done: false }
     }
 
+    /// Whether the acknowledgement went out ([`Self::start`]).
+    #[must_use]
+    pub fn is_acknowledged(&self) -> bool {
+        self.acknowledged
+    }
+
     /// What to send first (the acknowledgement), once; None afterwards.
     pub fn start(&mut self) -> Option<String> {
         if self.acknowledged {
