@@ -594,29 +594,24 @@ impl<'a> Exchange<'a> {
             Err(body) => return self.settle(Settled::Json(404, body)),
         };
         let grant = access.grant.clone();
-        let check = |want| Request::Check { grant: grant.clone(), want };
         match reply {
             McpReply::Json { status, body } => self.settle(Settled::Json(status, body)),
             McpReply::Accepted => self.settle(Settled::Accepted),
             McpReply::Granted(body) => {
-                self.ask(check(Want::Nothing));
-                self.job = Job::Check(Then::Answer(body));
+                self.check(&grant, Want::Nothing, Job::Check(Then::Answer(body)))
             }
             McpReply::Initialize { body, declared } => {
-                self.ask(check(Want::Nothing));
-                self.job = Job::Check(Then::Initialize(body, declared));
+                self.check(&grant, Want::Nothing, Job::Check(Then::Initialize(body, declared)))
             }
             // The grant's check and the answer in one round trip, within a short wait; a
             // pairing that cannot answer in time gets the bundled list (or, for status, says so).
             McpReply::ListTools { id, era } => {
-                self.ask(check(Want::Tools));
                 self.timers.set(Timer::ToolList, now_ms + TOOL_LIST_WAIT_MS);
-                self.job = Job::Listing { id, era, tools: true };
+                self.check(&grant, Want::Tools, Job::Listing { id, era, tools: true });
             }
             McpReply::Status { id, era } => {
-                self.ask(check(Want::Status));
                 self.timers.set(Timer::ToolList, now_ms + TOOL_LIST_WAIT_MS);
-                self.job = Job::Listing { id, era, tools: false };
+                self.check(&grant, Want::Status, Job::Listing { id, era, tools: false });
             }
             McpReply::Cancel { request_id } => {
                 // Nothing to tell the client either way: a cancellation has no answer.
@@ -703,6 +698,12 @@ impl<'a> Exchange<'a> {
     fn respond(&mut self, status: u16, body: Body) {
         self.job = Job::Done;
         self.out.push(Output::Respond(Answer { status, body, headers: Vec::new() }));
+    }
+
+    /// Asks the pairing for the grant's check (with what `want` names), then waits as `job`.
+    fn check(&mut self, grant: &str, want: Want, job: Job<'a>) {
+        self.ask(Request::Check { grant: grant.to_owned(), want });
+        self.job = job;
     }
 
     fn ask(&mut self, request: Request) {
