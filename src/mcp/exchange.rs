@@ -330,12 +330,8 @@ impl<'a> Exchange<'a> {
         let mut exchange = Self::new(headers, config, catalogue, origin, now_ms);
         let Some(access) = exchange.access.clone() else { return exchange };
         let h = &exchange.headers;
-        let mcp = Headers {
-            version: h.version.as_deref(),
-            session: h.session.as_deref(),
-            ..Headers::default()
-        };
-        let declared = match session::check(&config.keys, &access.grant, &mcp, false) {
+        // The check reads the revision and the session id alone.
+        let declared = match session::check(&config.keys, &access.grant, &h.mcp(), false) {
             Ok(declared) => declared,
             Err(body) => {
                 exchange.settle(Settled::Json(404, body));
