@@ -303,8 +303,11 @@ impl<'k> Call<'k> {
     #[must_use]
     pub fn resumed(who: CallIdentity<'k>, progress: Option<Value>, last: u64, now_ms: u64) -> Self {
         let ids = Some(EventIds::new(&who.id, progress.as_ref(), last + 1));
-        let call = Self::new(who, true, progress, now_ms);
-        Self { open: true, ids, progress_sent: last, ..call }
+        let mut call = Self::new(who, true, progress, now_ms);
+        call.open = true;
+        call.ids = ids;
+        call.progress_sent = last;
+        call
     }
 
     /// What a resumable stream opens with (its priming event), once; empty otherwise.
