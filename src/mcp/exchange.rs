@@ -236,21 +236,15 @@ enum Settled {
     Session(Value, String),
 }
 
-/// A successful answer, sent once the pairing says the grant is live (the grant-first rule:
-/// a forgotten or revoked connection stops at once, on every method).
-#[derive(Debug)]
-enum Then {
-    Answer(Value),
-    Initialize(Value, session::Declared),
-}
-
 /// Where the exchange is.
 #[derive(Debug, Default)]
 enum Job<'a> {
     /// Waiting for the body.
     Body,
-    /// The grant's check, then this answer.
-    Check(Then),
+    /// The grant's check, then this successful answer (the grant-first rule: a forgotten or
+    /// revoked connection stops at once, on every method); an `initialize`'s with the session
+    /// id of what its client declared.
+    Check { body: Value, initialize: Option<session::Declared> },
     /// `tools/list` (`tools`) or the `status` tool, asked with the grant's check.
     Listing { id: Id, era: Era, tools: bool },
     /// A cancellation told to the pairing.
@@ -451,7 +445,7 @@ impl<'a> Exchange<'a> {
         // A grant gone ends every job waiting on the pairing with 401 (a call whose stream
         // opened goes on to hear its end); checked once, before the job is taken.
         let stops = match &self.job {
-            Job::Check(_) | Job::Listing { .. } | Job::Answer | Job::Resume { .. } => true,
+            Job::Check { .. } | Job::Listing { .. } | Job::Answer | Job::Resume { .. } => true,
             // A stream acknowledged hears its end as the listen's own.
             Job::Listen(listen) => !listen.is_acknowledged(),
             Job::Task { asked, .. } => *asked,
@@ -462,8 +456,8 @@ impl<'a> Exchange<'a> {
             return self.settle(Settled::Unauthorized);
         }
         match std::mem::take(&mut self.job) {
-            Job::Check(Then::Answer(body)) => self.settle(Settled::Json(200, body)),
-            Job::Check(Then::Initialize(body, declared)) => {
+            Job::Check { body, initialize: None } => self.settle(Settled::Json(200, body)),
+            Job::Check { body, initialize: Some(declared) } => {
                 let grant = self.access.as_ref().map(|a| a.grant.as_str()).unwrap_or_default();
                 let id = session::issue(&self.config.keys, grant, declared);
                 self.settle(Settled::Session(body, id));
@@ -594,10 +588,10 @@ impl<'a> Exchange<'a> {
             McpReply::Json { status, body } => self.settle(Settled::Json(status, body)),
             McpReply::Accepted => self.settle(Settled::Accepted),
             McpReply::Granted(body) => {
-                self.check(&grant, Want::Nothing, Job::Check(Then::Answer(body)))
+                self.check(&grant, Want::Nothing, Job::Check { body, initialize: None })
             }
             McpReply::Initialize { body, declared } => {
-                self.check(&grant, Want::Nothing, Job::Check(Then::Initialize(body, declared)))
+                self.check(&grant, Want::Nothing, Job::Check { body, initialize: Some(declared) })
             }
             // The grant's check and the answer in one round trip, within a short wait; a
             // pairing that cannot answer in time gets the bundled list (or, for status, says so).
