@@ -262,7 +262,7 @@ enum Job<'a> {
     /// asks nothing).
     Call { call: Box<Call<'a>>, request: Option<Box<CallRequest>> },
     /// A dropped stream's call, asked for.
-    Resume { id: Id, progress: Option<Value>, number: u64 },
+    Resume(resume::LastEvent),
     /// Over.
     #[default]
     Done,
@@ -333,14 +333,13 @@ impl<'a> Exchange<'a> {
             }
         };
         let last = h.last_event_id.as_deref().and_then(resume::read_event_id);
-        let Some(resume::LastEvent { id, progress, number }) = last.filter(|_| declared.is_some())
-        else {
+        let Some(last) = last.filter(|_| declared.is_some()) else {
             exchange.out.push(Output::Respond(not_allowed()));
             return exchange;
         };
-        let request = request_key(&access.grant, &id);
+        let request = request_key(&access.grant, &last.id);
         exchange.ask(Request::Resume { grant: access.grant, request });
-        exchange.job = Job::Resume { id, progress, number };
+        exchange.job = Job::Resume(last);
         exchange
     }
 
@@ -445,7 +444,7 @@ impl<'a> Exchange<'a> {
         // A grant gone ends every job waiting on the pairing with 401 (a call whose stream
         // opened goes on to hear its end); checked once, before the job is taken.
         let stops = match &self.job {
-            Job::Check { .. } | Job::Listing { .. } | Job::Answer | Job::Resume { .. } => true,
+            Job::Check { .. } | Job::Listing { .. } | Job::Answer | Job::Resume(_) => true,
             // A stream acknowledged hears its end as the listen's own.
             Job::Listen(listen) => !listen.is_acknowledged(),
             Job::Task { asked, .. } => *asked,
@@ -507,10 +506,10 @@ impl<'a> Exchange<'a> {
             Job::Call { call, request } => {
                 self.step_call(call, request, CallInput::of_reply(reply), now_ms)
             }
-            Job::Resume { .. } if matches!(reply, Some(Reply::NotAsked) | None) => {
+            Job::Resume(_) if matches!(reply, Some(Reply::NotAsked) | None) => {
                 self.out.push(Output::Respond(not_allowed()));
             }
-            Job::Resume { id, progress, number } => {
+            Job::Resume(resume::LastEvent { id, progress, number }) => {
                 let Some(access) = &self.access else { return };
                 let keys = &self.config.keys;
                 let (grant, tool, args) = (access.grant.clone(), String::new(), Value::Null);
