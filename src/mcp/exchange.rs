@@ -236,6 +236,15 @@ enum Settled {
     Session(Value, String),
 }
 
+/// A client's tasks request, as its job keeps it between asks of the pairing.
+#[derive(Debug)]
+struct TaskAsked {
+    id: Id,
+    era: Era,
+    task: String,
+    method: tasks::Method,
+}
+
 /// Where the exchange is.
 #[derive(Debug, Default)]
 enum Job<'a> {
@@ -254,8 +263,8 @@ enum Job<'a> {
     /// `subscriptions/listen`, asked; then (once the pairing first answers, acknowledged) its
     /// stream.
     Listen(Listen),
-    /// A tasks request: asked (`asked`), or waiting to ask again.
-    Task { id: Id, era: Era, task: String, method: tasks::Method, asked: bool },
+    /// A tasks request: asked (true), or waiting to ask again.
+    Task(TaskAsked, bool),
     /// A call's retried state being marked used.
     Marking(Box<Starting<'a>>),
     /// A call; `request` is what asks the pairing again (None: a call taken up again, which
@@ -447,7 +456,7 @@ impl<'a> Exchange<'a> {
             Job::Check { .. } | Job::Listing { .. } | Job::Answer | Job::Resume(_) => true,
             // A stream acknowledged hears its end as the listen's own.
             Job::Listen(listen) => !listen.is_acknowledged(),
-            Job::Task { asked, .. } => *asked,
+            Job::Task(_, asked) => *asked,
             Job::Call { .. } => !self.opened,
             _ => false,
         };
@@ -485,16 +494,16 @@ impl<'a> Exchange<'a> {
                 }
                 self.listening(listen, reply.as_ref(), now_ms);
             }
-            Job::Task { id, era, task, method, asked: true } => {
+            Job::Task(asked, true) => {
                 let said = match reply {
                     Some(Reply::Task(reply)) => Some(reply),
                     _ => None,
                 };
-                match tasks::answer(&id, &era, &method, said) {
+                match tasks::answer(&asked.id, &asked.era, &asked.method, said) {
                     tasks::Next::Answer(body) => self.settle(Settled::Json(200, body)),
                     tasks::Next::AskAgain(after_ms) => {
                         self.timers.set(Timer::TaskPoll, now_ms + after_ms);
-                        self.job = Job::Task { id, era, task, method, asked: false };
+                        self.job = Job::Task(asked, false);
                     }
                 }
             }
@@ -521,7 +530,7 @@ impl<'a> Exchange<'a> {
                 self.step_call(Box::new(call), None, CallInput::of_reply(reply), now_ms);
             }
             // A reply nothing waits for (the end of an answered ask): nothing to do.
-            job @ (Job::Body | Job::Task { .. } | Job::Done) => self.job = job,
+            job @ (Job::Body | Job::Task(..) | Job::Done) => self.job = job,
         }
     }
 
@@ -556,15 +565,15 @@ impl<'a> Exchange<'a> {
                 (Timer::ToolList, Job::Listing { id, era, tools }) => {
                     self.listed(&id, &era, tools, None)
                 }
-                (Timer::TaskPoll, Job::Task { id, era, task, method, .. }) => {
+                (Timer::TaskPoll, Job::Task(asked, _)) => {
                     let grant = self.access.as_ref().map(|a| a.grant.clone()).unwrap_or_default();
-                    let again = Request::Task { grant, task: task.clone(), op: TaskOp::Get };
+                    let again = Request::Task { grant, task: asked.task.clone(), op: TaskOp::Get };
                     self.ask(again);
-                    self.job = Job::Task { id, era, task, method, asked: true };
+                    self.job = Job::Task(asked, true);
                 }
                 // A `tasks/result` whose task still works when a call's wait ran out.
-                (Timer::Overall, Job::Task { id, .. }) => {
-                    self.settle(Settled::Json(200, tasks::still_working(&id)))
+                (Timer::Overall, Job::Task(asked, _)) => {
+                    self.settle(Settled::Json(200, tasks::still_working(&asked.id)))
                 }
                 (_, job) => self.job = job,
             }
@@ -614,7 +623,7 @@ impl<'a> Exchange<'a> {
             McpReply::Task { id, era, task, method } => {
                 self.ask(Request::Task { grant, task: task.clone(), op: method.op() });
                 self.timers.set(Timer::Overall, now_ms + self.config.call_wait_ms);
-                self.job = Job::Task { id, era, task, method, asked: true };
+                self.job = Job::Task(TaskAsked { id, era, task, method }, true);
             }
             McpReply::Answer { id, answer } => {
                 self.ask(Request::Answer { grant, id, answer });
