@@ -245,6 +245,14 @@ struct TaskAsked {
     method: tasks::Method,
 }
 
+/// A call, and what asks the pairing again with the client's answers (None: a call taken up
+/// again, which asks nothing).
+#[derive(Debug)]
+struct Calling<'a> {
+    call: Call<'a>,
+    request: Option<CallRequest>,
+}
+
 /// Where the exchange is.
 #[derive(Debug, Default)]
 enum Job<'a> {
@@ -267,9 +275,8 @@ enum Job<'a> {
     Task(TaskAsked, bool),
     /// A call's retried state being marked used.
     Marking(Box<Starting<'a>>),
-    /// A call; `request` is what asks the pairing again (None: a call taken up again, which
-    /// asks nothing).
-    Call { call: Box<Call<'a>>, request: Option<Box<CallRequest>> },
+    /// A call.
+    Call(Box<Calling<'a>>),
     /// A dropped stream's call, asked for.
     Resume(resume::LastEvent),
     /// Over.
@@ -457,7 +464,7 @@ impl<'a> Exchange<'a> {
             // A stream acknowledged hears its end as the listen's own.
             Job::Listen(listen) => !listen.is_acknowledged(),
             Job::Task(_, asked) => *asked,
-            Job::Call { .. } => !self.opened,
+            Job::Call(_) => !self.opened,
             _ => false,
         };
         if stops && matches!(reply, Some(Reply::NoGrant)) {
@@ -512,9 +519,7 @@ impl<'a> Exchange<'a> {
                 Ok((request, call)) => self.call(request, call, now_ms),
                 Err(body) => self.settle(Settled::Json(200, body)),
             },
-            Job::Call { call, request } => {
-                self.step_call(call, request, CallInput::of_reply(reply), now_ms)
-            }
+            Job::Call(calling) => self.step_call(calling, CallInput::of_reply(reply), now_ms),
             Job::Resume(_) if matches!(reply, Some(Reply::NotAsked) | None) => {
                 self.out.push(Output::Respond(not_allowed()));
             }
@@ -527,7 +532,8 @@ impl<'a> Exchange<'a> {
                 self.open(now_ms);
                 let opening = call.opening();
                 self.send(opening, now_ms);
-                self.step_call(Box::new(call), None, CallInput::of_reply(reply), now_ms);
+                let calling = Box::new(Calling { call, request: None });
+                self.step_call(calling, CallInput::of_reply(reply), now_ms);
             }
             // A reply nothing waits for (the end of an answered ask): nothing to do.
             job @ (Job::Body | Job::Task(..) | Job::Done) => self.job = job,
@@ -549,14 +555,14 @@ impl<'a> Exchange<'a> {
                 continue;
             }
             match (timer, std::mem::take(&mut self.job)) {
-                (Timer::FirstEvent, Job::Call { call, request }) => {
-                    self.step_call(call, request, CallInput::FirstWaitOver, now_ms)
+                (Timer::FirstEvent, Job::Call(calling)) => {
+                    self.step_call(calling, CallInput::FirstWaitOver, now_ms)
                 }
-                (Timer::KeepAlive, Job::Call { call, request }) => {
-                    self.step_call(call, request, CallInput::KeepAlive, now_ms)
+                (Timer::KeepAlive, Job::Call(calling)) => {
+                    self.step_call(calling, CallInput::KeepAlive, now_ms)
                 }
-                (Timer::Round, Job::Call { call, request }) => {
-                    self.step_call(call, request, CallInput::RoundOver, now_ms)
+                (Timer::Round, Job::Call(calling)) => {
+                    self.step_call(calling, CallInput::RoundOver, now_ms)
                 }
                 (Timer::KeepAlive, Job::Listen(listen)) => {
                     self.send(KEEP_ALIVE.to_owned(), now_ms);
@@ -717,19 +723,13 @@ impl<'a> Exchange<'a> {
         if call.takes_stream() {
             self.timers.set(Timer::FirstEvent, now_ms + FIRST_EVENT_WAIT_MS);
         }
-        self.job = Job::Call { call: Box::new(call), request: Some(Box::new(request)) };
+        self.job = Job::Call(Box::new(Calling { call, request: Some(request) }));
     }
 
     /// One input to the call; what it says goes out.
-    fn step_call(
-        &mut self,
-        mut call: Box<Call<'a>>,
-        request: Option<Box<CallRequest>>,
-        input: CallInput,
-        now_ms: u64,
-    ) {
-        let output = call.input(input, now_ms);
-        if call.streaming() {
+    fn step_call(&mut self, mut calling: Box<Calling<'a>>, input: CallInput, now_ms: u64) {
+        let output = calling.call.input(input, now_ms);
+        if calling.call.streaming() {
             self.open(now_ms);
         }
         match output {
@@ -743,25 +743,23 @@ impl<'a> Exchange<'a> {
             CallOutput::Ask { text, ids } => {
                 self.send(text, now_ms);
                 // The pairing holds the questions before the client can answer them.
-                let Some(grant) = request.as_ref().and(self.access.as_ref()) else {
-                    return self.step_call(call, request, CallInput::Ended, now_ms);
+                let Some(grant) = calling.request.as_ref().and(self.access.as_ref()) else {
+                    return self.step_call(calling, CallInput::Ended, now_ms);
                 };
                 self.ask(Request::AwaitAnswers { grant: grant.grant.clone(), ids });
-                self.timers.set(Timer::Round, now_ms + call.round_wait_ms());
+                self.timers.set(Timer::Round, now_ms + calling.call.round_wait_ms());
             }
             CallOutput::Again(input) => {
                 // The client's answers: the call goes to the tab again with them.
                 self.timers.stop(Timer::Round);
-                let Some(mut again) = request else {
-                    return self.step_call(call, None, CallInput::Ended, now_ms);
+                let Some(again) = calling.request.as_mut() else {
+                    return self.step_call(calling, CallInput::Ended, now_ms);
                 };
                 again.input = Some(input);
-                self.ask(Request::Call((*again).clone()));
-                self.job = Job::Call { call, request: Some(again) };
-                return;
+                self.ask(Request::Call(again.clone()));
             }
         }
-        self.job = Job::Call { call, request };
+        self.job = Job::Call(calling);
     }
 
     /// `tools/list` or `status` answered (None: the pairing did not say in time).
