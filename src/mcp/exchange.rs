@@ -236,15 +236,6 @@ enum Settled {
     Session(Value, String),
 }
 
-/// A client's tasks request, as its job keeps it between asks of the pairing.
-#[derive(Debug)]
-struct TaskAsked {
-    id: Id,
-    era: Era,
-    task: String,
-    method: tasks::Method,
-}
-
 /// A call, and what asks the pairing again with the client's answers (None: a call taken up
 /// again, which asks nothing).
 #[derive(Debug)]
@@ -272,7 +263,7 @@ enum Job<'a> {
     /// stream.
     Listen(Listen),
     /// A tasks request: asked (true), or waiting to ask again.
-    Task(TaskAsked, bool),
+    Task(tasks::Asked, bool),
     /// A call's retried state being marked used.
     Marking(Box<Starting<'a>>),
     /// A call.
@@ -626,10 +617,10 @@ impl<'a> Exchange<'a> {
                 self.ask(Request::Listen { grant });
                 self.job = Job::Listen(Listen::new(id, tools));
             }
-            McpReply::Task { id, era, task, method } => {
-                self.ask(Request::Task { grant, task: task.clone(), op: method.op() });
+            McpReply::Task(asked) => {
+                self.ask(Request::Task { grant, task: asked.task.clone(), op: asked.method.op() });
                 self.timers.set(Timer::Overall, now_ms + self.config.call_wait_ms);
-                self.job = Job::Task(TaskAsked { id, era, task, method }, true);
+                self.job = Job::Task(asked, true);
             }
             McpReply::Answer { id, answer } => {
                 self.ask(Request::Answer { grant, id, answer });

@@ -67,16 +67,7 @@ pub enum Reply {
     Call(ToolsCall),
     /// A tasks method (`tasks/get`, `tasks/update`, `tasks/cancel`; 2025-11-25's
     /// `tasks/result`): ask the pairing, then answer as [`tasks::answer`] says.
-    Task {
-        /// The request's id.
-        id: Id,
-        /// The revision it came in.
-        era: Era,
-        /// The task's id.
-        task: String,
-        /// What it asks.
-        method: tasks::Method,
-    },
+    Task(tasks::Asked),
     /// The client cancelled its request with this id: tell the pairing, answer 202.
     Cancel {
         /// The cancelled request's id.
@@ -430,7 +421,7 @@ pub fn handle(body: &[u8], headers: &Headers<'_>, app_url: &str) -> Reply {
             ),
         },
         m if tasks::is_method(m, &era) => match tasks::read(m, params, &era) {
-            Ok((task, method)) => Reply::Task { id, era, task, method },
+            Ok((task, method)) => Reply::Task(tasks::Asked { id, era, task, method }),
             Err((status, e)) => failure(status, Some(&id), e),
         },
         "subscriptions/listen" if stateless => {

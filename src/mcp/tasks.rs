@@ -41,6 +41,20 @@ impl Method {
     }
 }
 
+/// A client's tasks request, as read (and as the exchange keeps it between asks of the
+/// pairing).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Asked {
+    /// The request's id.
+    pub id: Id,
+    /// The revision it came in.
+    pub era: Era,
+    /// The task's id.
+    pub task: String,
+    /// What it asks.
+    pub method: Method,
+}
+
 /// Whether `method` is a tasks method of the request's revision.
 #[must_use]
 pub fn is_method(method: &str, era: &Era) -> bool {
