@@ -676,10 +676,8 @@ impl<'a> Exchange<'a> {
             }
         }
         let answer = match settled {
-            Settled::Json(status, body) => {
-                Answer { status, body: Body::Json(body), headers: vec![] }
-            }
-            Settled::Accepted => Answer { status: 202, body: Body::Empty, headers: vec![] },
+            Settled::Json(status, body) => return self.respond(status, Body::Json(body)),
+            Settled::Accepted => return self.respond(202, Body::Empty),
             Settled::Unauthorized => unauthorized(&self.origin, true),
             Settled::Session(body, id) => Answer {
                 status: 200,
