@@ -224,6 +224,16 @@ pub fn result(id: &Id, result: Value) -> Value {
 /// An error response; `id` is null when the request's id could not be read.
 #[must_use]
 pub fn error(id: Option<&Id>, error: &RpcError) -> Value {
+    written_error(id, error.code, &error.message, error.data.as_ref())
+}
+
+/// An error response without data, from its code and sentence (no [`RpcError`] made for it).
+#[must_use]
+pub fn refusal(id: Option<&Id>, code: ErrorCode, message: &str) -> Value {
+    written_error(id, code, message, None)
+}
+
+fn written_error(id: Option<&Id>, code: ErrorCode, message: &str, data: Option<&Value>) -> Value {
     object(&mut |o| {
         o.text("jsonrpc", "2.0");
         match id {
@@ -231,9 +241,9 @@ pub fn error(id: Option<&Id>, error: &RpcError) -> Value {
             None => o.field("id", &Raw("null")),
         }
         let mut e = o.nested("error");
-        e.field("code", &i64::from(error.code.0));
-        e.text("message", &error.message);
-        if let Some(data) = &error.data {
+        e.field("code", &i64::from(code.0));
+        e.text("message", message);
+        if let Some(data) = data {
             e.field("data", data);
         }
         e.close();

@@ -11,7 +11,7 @@ use tabrelay_bundle::protocol::call_input;
 
 use super::session::Declared;
 use super::sse_event;
-use crate::jsonrpc::object;
+use crate::jsonrpc::{object, Raw};
 use crate::oauth::keys::{Keys, Purpose};
 
 /// One round of questions on a call's stream, waiting for the client's answers.
@@ -51,15 +51,14 @@ pub fn ask(
         let signed = format!("{call}\0{round}\0{key}");
         let tag = keys.current.mac(Purpose::Question, signed.as_bytes());
         let id = format!("tabrelay-{}", b64.encode(&tag[..18]));
-        let params = match request.get("params") {
-            Some(p @ Value::Object(_)) => p.clone(),
-            _ => Value::Object(Map::new()),
-        };
         text.push_str(&sse_event(&object(&mut |o| {
             o.text("jsonrpc", "2.0");
             o.text("id", &id);
             o.field("method", request.get("method").unwrap_or(&Value::Null));
-            o.field("params", &params);
+            match request.get("params") {
+                Some(params @ Value::Object(_)) => o.field("params", params),
+                _ => o.field("params", &Raw("{}")),
+            }
         })));
         asked.push((id, key.clone()));
     }
@@ -73,7 +72,11 @@ impl Round {
     /// The questions' ids.
     #[must_use]
     pub fn ids(&self) -> Vec<String> {
-        self.asked.iter().map(|(id, _)| id.clone()).collect()
+        let mut ids = Vec::with_capacity(self.asked.len());
+        for (id, _) in &self.asked {
+            ids.push(id.clone());
+        }
+        ids
     }
 
     /// The call's input for the tab from the client's answers (id → answer): each answer

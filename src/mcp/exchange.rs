@@ -14,7 +14,7 @@ use super::{accepts_stream, batch, handle, resume, session, status_answer, tasks
 use super::{Batch, Era, Headers, Reply as McpReply, KEEP_ALIVE};
 use crate::config::Config;
 use crate::http::{self, TooLarge};
-use crate::jsonrpc::{self, ErrorCode, Id, RpcError};
+use crate::jsonrpc::{self, ErrorCode, Id};
 use crate::limits::{FIRST_EVENT_WAIT_MS, KEEP_ALIVE_MS, PAIRING_LATE_MS, TOOL_LIST_WAIT_MS};
 use crate::limits::{MAX_PREFLIGHT_PARAMS, MAX_PREFLIGHT_PARAM_NAME_BYTES};
 use crate::oauth::metadata;
@@ -157,13 +157,13 @@ pub enum Body {
 impl Answer {
     /// The answer as HTTP: the body's own headers (JSON's), then the exchange's.
     #[must_use]
-    pub fn http(self) -> http::Answer {
+    pub fn http(mut self) -> http::Answer {
         let mut answer = match self.body {
             Body::Json(body) => http::Answer::json(self.status, &body),
             Body::Text(text) => http::Answer::text(self.status, &text),
             Body::Empty => http::Answer::empty(self.status),
         };
-        answer.headers.extend(self.headers);
+        answer.headers.append(&mut self.headers);
         answer
     }
 }
@@ -236,56 +236,40 @@ enum Settled {
     Session(Value, String),
 }
 
-/// A successful answer, sent once the pairing says the grant is live (the grant-first rule:
-/// a forgotten or revoked connection stops at once, on every method).
+/// A call, and what asks the pairing again with the client's answers (None: a call taken up
+/// again, which asks nothing).
 #[derive(Debug)]
-enum Then {
-    Answer(Value),
-    Initialize(Value, session::Declared),
+struct Calling<'a> {
+    call: Call<'a>,
+    request: Option<CallRequest>,
 }
 
 /// Where the exchange is.
 #[derive(Debug, Default)]
-enum Job {
+enum Job<'a> {
     /// Waiting for the body.
     Body,
-    /// The grant's check, then this answer.
-    Check(Then),
+    /// The grant's check, then this successful answer (the grant-first rule: a forgotten or
+    /// revoked connection stops at once, on every method); an `initialize`'s with the session
+    /// id of what its client declared.
+    Check { body: Value, initialize: Option<session::Declared> },
     /// `tools/list` (`tools`) or the `status` tool, asked with the grant's check.
-    Listing {
-        id: Id,
-        era: Era,
-        tools: bool,
-    },
+    Listing { id: Id, era: Era, tools: bool },
     /// A cancellation told to the pairing.
     Cancel,
     /// The client's answer to a question, given to the pairing.
     Answer,
-    /// `subscriptions/listen`, asked; then its stream.
+    /// `subscriptions/listen`, asked; then (once the pairing first answers, acknowledged) its
+    /// stream.
     Listen(Listen),
-    Listening(Listen),
-    /// A tasks request: asked (`asked`), or waiting to ask again.
-    Task {
-        id: Id,
-        era: Era,
-        task: String,
-        method: tasks::Method,
-        asked: bool,
-    },
+    /// A tasks request: asked (true), or waiting to ask again.
+    Task(tasks::Asked, bool),
     /// A call's retried state being marked used.
-    Marking(Box<Starting>),
-    /// A call; `request` is what asks the pairing again (None: a call taken up again, which
-    /// asks nothing).
-    Call {
-        call: Box<Call>,
-        request: Option<Box<CallRequest>>,
-    },
+    Marking(Box<Starting<'a>>),
+    /// A call.
+    Call(Box<Calling<'a>>),
     /// A dropped stream's call, asked for.
-    Resume {
-        id: Id,
-        progress: Option<Value>,
-        number: u64,
-    },
+    Resume(resume::LastEvent),
     /// Over.
     #[default]
     Done,
@@ -305,7 +289,7 @@ pub struct Exchange<'a> {
     /// What to do next, first first (a handful at most).
     out: Vec<Output>,
     timers: TimerTable,
-    job: Job,
+    job: Job<'a>,
     /// A batch's messages still to answer, and the answers so far.
     batch: Option<(std::vec::IntoIter<Vec<u8>>, Vec<Value>)>,
     opened: bool,
@@ -347,12 +331,8 @@ impl<'a> Exchange<'a> {
         let mut exchange = Self::new(headers, config, catalogue, origin, now_ms);
         let Some(access) = exchange.access.clone() else { return exchange };
         let h = &exchange.headers;
-        let mcp = Headers {
-            version: h.version.as_deref(),
-            session: h.session.as_deref(),
-            ..Headers::default()
-        };
-        let declared = match session::check(&config.keys, &access.grant, &mcp, false) {
+        // The check reads the revision and the session id alone.
+        let declared = match session::check(&config.keys, &access.grant, &h.mcp(), false) {
             Ok(declared) => declared,
             Err(body) => {
                 exchange.settle(Settled::Json(404, body));
@@ -360,14 +340,13 @@ impl<'a> Exchange<'a> {
             }
         };
         let last = h.last_event_id.as_deref().and_then(resume::read_event_id);
-        let Some(resume::LastEvent { id, progress, number }) = last.filter(|_| declared.is_some())
-        else {
+        let Some(last) = last.filter(|_| declared.is_some()) else {
             exchange.out.push(Output::Respond(not_allowed()));
             return exchange;
         };
-        let request = request_key(&access.grant, &id);
+        let request = request_key(&access.grant, &last.id);
         exchange.ask(Request::Resume { grant: access.grant, request });
-        exchange.job = Job::Resume { id, progress, number };
+        exchange.job = Job::Resume(last);
         exchange
     }
 
@@ -396,8 +375,8 @@ impl<'a> Exchange<'a> {
             now_ms,
         };
         if !config.allows_caller(exchange.headers.origin.as_deref(), origin) {
-            let e = RpcError::new(ErrorCode::INVALID_REQUEST, sentences::ORIGIN_REFUSED);
-            exchange.respond(403, Body::Json(jsonrpc::error(None, &e)));
+            let e = jsonrpc::refusal(None, ErrorCode::INVALID_REQUEST, sentences::ORIGIN_REFUSED);
+            exchange.respond(403, Body::Json(e));
             return exchange;
         }
         let presented = http::bearer(exchange.headers.authorization.as_deref());
@@ -444,8 +423,8 @@ impl<'a> Exchange<'a> {
             Ok(body) => body,
             Err(too_large) => {
                 let sentence = sentences::too_large(too_large.cap);
-                let e = RpcError::new(ErrorCode::INVALID_REQUEST, sentence);
-                return self.respond(413, Body::Json(jsonrpc::error(None, &e)));
+                let e = jsonrpc::refusal(None, ErrorCode::INVALID_REQUEST, &sentence);
+                return self.respond(413, Body::Json(e));
             }
         };
         match batch(&body, &self.headers.mcp()) {
@@ -472,21 +451,19 @@ impl<'a> Exchange<'a> {
         // A grant gone ends every job waiting on the pairing with 401 (a call whose stream
         // opened goes on to hear its end); checked once, before the job is taken.
         let stops = match &self.job {
-            Job::Check(_)
-            | Job::Listing { .. }
-            | Job::Answer
-            | Job::Listen(_)
-            | Job::Resume { .. } => true,
-            Job::Task { asked, .. } => *asked,
-            Job::Call { .. } => !self.opened,
+            Job::Check { .. } | Job::Listing { .. } | Job::Answer | Job::Resume(_) => true,
+            // A stream acknowledged hears its end as the listen's own.
+            Job::Listen(listen) => !listen.is_acknowledged(),
+            Job::Task(_, asked) => *asked,
+            Job::Call(_) => !self.opened,
             _ => false,
         };
         if stops && matches!(reply, Some(Reply::NoGrant)) {
             return self.settle(Settled::Unauthorized);
         }
         match std::mem::take(&mut self.job) {
-            Job::Check(Then::Answer(body)) => self.settle(Settled::Json(200, body)),
-            Job::Check(Then::Initialize(body, declared)) => {
+            Job::Check { body, initialize: None } => self.settle(Settled::Json(200, body)),
+            Job::Check { body, initialize: Some(declared) } => {
                 let grant = self.access.as_ref().map(|a| a.grant.as_str()).unwrap_or_default();
                 let id = session::issue(&self.config.keys, grant, declared);
                 self.settle(Settled::Session(body, id));
@@ -505,8 +482,8 @@ impl<'a> Exchange<'a> {
             Job::Cancel => self.settle(Settled::Accepted),
             Job::Answer if matches!(reply, Some(Reply::Done)) => self.settle(Settled::Accepted),
             Job::Answer => {
-                let e = RpcError::new(ErrorCode::INVALID_REQUEST, sentences::NOT_ASKED);
-                self.settle(Settled::Json(400, jsonrpc::error(None, &e)));
+                let e = jsonrpc::refusal(None, ErrorCode::INVALID_REQUEST, sentences::NOT_ASKED);
+                self.settle(Settled::Json(400, e));
             }
             Job::Listen(mut listen) => {
                 self.open(now_ms);
@@ -515,17 +492,16 @@ impl<'a> Exchange<'a> {
                 }
                 self.listening(listen, reply.as_ref(), now_ms);
             }
-            Job::Listening(listen) => self.listening(listen, reply.as_ref(), now_ms),
-            Job::Task { id, era, task, method, asked: true } => {
+            Job::Task(asked, true) => {
                 let said = match reply {
                     Some(Reply::Task(reply)) => Some(reply),
                     _ => None,
                 };
-                match tasks::answer(&id, &era, &method, said) {
+                match tasks::answer(&asked.id, &asked.era, &asked.method, said) {
                     tasks::Next::Answer(body) => self.settle(Settled::Json(200, body)),
                     tasks::Next::AskAgain(after_ms) => {
                         self.timers.set(Timer::TaskPoll, now_ms + after_ms);
-                        self.job = Job::Task { id, era, task, method, asked: false };
+                        self.job = Job::Task(asked, false);
                     }
                 }
             }
@@ -534,25 +510,24 @@ impl<'a> Exchange<'a> {
                 Ok((request, call)) => self.call(request, call, now_ms),
                 Err(body) => self.settle(Settled::Json(200, body)),
             },
-            Job::Call { call, request } => {
-                self.step_call(call, request, CallInput::of_reply(reply), now_ms)
-            }
-            Job::Resume { .. } if matches!(reply, Some(Reply::NotAsked) | None) => {
+            Job::Call(calling) => self.step_call(calling, CallInput::of_reply(reply), now_ms),
+            Job::Resume(_) if matches!(reply, Some(Reply::NotAsked) | None) => {
                 self.out.push(Output::Respond(not_allowed()));
             }
-            Job::Resume { id, progress, number } => {
+            Job::Resume(resume::LastEvent { id, progress, number }) => {
                 let Some(access) = &self.access else { return };
-                let keys = self.config.keys.clone();
+                let keys = &self.config.keys;
                 let (grant, tool, args) = (access.grant.clone(), String::new(), Value::Null);
                 let who = CallIdentity { id, era: Era::Session, keys, grant, tool, args };
                 let mut call = Call::resumed(who, progress, number, now_ms);
                 self.open(now_ms);
                 let opening = call.opening();
                 self.send(opening, now_ms);
-                self.step_call(Box::new(call), None, CallInput::of_reply(reply), now_ms);
+                let calling = Box::new(Calling { call, request: None });
+                self.step_call(calling, CallInput::of_reply(reply), now_ms);
             }
             // A reply nothing waits for (the end of an answered ask): nothing to do.
-            job @ (Job::Body | Job::Task { .. } | Job::Done) => self.job = job,
+            job @ (Job::Body | Job::Task(..) | Job::Done) => self.job = job,
         }
     }
 
@@ -571,31 +546,31 @@ impl<'a> Exchange<'a> {
                 continue;
             }
             match (timer, std::mem::take(&mut self.job)) {
-                (Timer::FirstEvent, Job::Call { call, request }) => {
-                    self.step_call(call, request, CallInput::FirstWaitOver, now_ms)
+                (Timer::FirstEvent, Job::Call(calling)) => {
+                    self.step_call(calling, CallInput::FirstWaitOver, now_ms)
                 }
-                (Timer::KeepAlive, Job::Call { call, request }) => {
-                    self.step_call(call, request, CallInput::KeepAlive, now_ms)
+                (Timer::KeepAlive, Job::Call(calling)) => {
+                    self.step_call(calling, CallInput::KeepAlive, now_ms)
                 }
-                (Timer::Round, Job::Call { call, request }) => {
-                    self.step_call(call, request, CallInput::RoundOver, now_ms)
+                (Timer::Round, Job::Call(calling)) => {
+                    self.step_call(calling, CallInput::RoundOver, now_ms)
                 }
-                (Timer::KeepAlive, Job::Listening(listen)) => {
+                (Timer::KeepAlive, Job::Listen(listen)) => {
                     self.send(KEEP_ALIVE.to_owned(), now_ms);
-                    self.job = Job::Listening(listen);
+                    self.job = Job::Listen(listen);
                 }
                 (Timer::ToolList, Job::Listing { id, era, tools }) => {
                     self.listed(&id, &era, tools, None)
                 }
-                (Timer::TaskPoll, Job::Task { id, era, task, method, .. }) => {
+                (Timer::TaskPoll, Job::Task(asked, _)) => {
                     let grant = self.access.as_ref().map(|a| a.grant.clone()).unwrap_or_default();
-                    let again = Request::Task { grant, task: task.clone(), op: TaskOp::Get };
+                    let again = Request::Task { grant, task: asked.task.clone(), op: TaskOp::Get };
                     self.ask(again);
-                    self.job = Job::Task { id, era, task, method, asked: true };
+                    self.job = Job::Task(asked, true);
                 }
                 // A `tasks/result` whose task still works when a call's wait ran out.
-                (Timer::Overall, Job::Task { id, .. }) => {
-                    self.settle(Settled::Json(200, tasks::still_working(&id)))
+                (Timer::Overall, Job::Task(asked, _)) => {
+                    self.settle(Settled::Json(200, tasks::still_working(&asked.id)))
                 }
                 (_, job) => self.job = job,
             }
@@ -614,29 +589,24 @@ impl<'a> Exchange<'a> {
             Err(body) => return self.settle(Settled::Json(404, body)),
         };
         let grant = access.grant.clone();
-        let check = |want| Request::Check { grant: grant.clone(), want };
         match reply {
             McpReply::Json { status, body } => self.settle(Settled::Json(status, body)),
             McpReply::Accepted => self.settle(Settled::Accepted),
             McpReply::Granted(body) => {
-                self.ask(check(Want::Nothing));
-                self.job = Job::Check(Then::Answer(body));
+                self.check(&grant, Want::Nothing, Job::Check { body, initialize: None })
             }
             McpReply::Initialize { body, declared } => {
-                self.ask(check(Want::Nothing));
-                self.job = Job::Check(Then::Initialize(body, declared));
+                self.check(&grant, Want::Nothing, Job::Check { body, initialize: Some(declared) })
             }
             // The grant's check and the answer in one round trip, within a short wait; a
             // pairing that cannot answer in time gets the bundled list (or, for status, says so).
             McpReply::ListTools { id, era } => {
-                self.ask(check(Want::Tools));
                 self.timers.set(Timer::ToolList, now_ms + TOOL_LIST_WAIT_MS);
-                self.job = Job::Listing { id, era, tools: true };
+                self.check(&grant, Want::Tools, Job::Listing { id, era, tools: true });
             }
             McpReply::Status { id, era } => {
-                self.ask(check(Want::Status));
                 self.timers.set(Timer::ToolList, now_ms + TOOL_LIST_WAIT_MS);
-                self.job = Job::Listing { id, era, tools: false };
+                self.check(&grant, Want::Status, Job::Listing { id, era, tools: false });
             }
             McpReply::Cancel { request_id } => {
                 // Nothing to tell the client either way: a cancellation has no answer.
@@ -647,10 +617,10 @@ impl<'a> Exchange<'a> {
                 self.ask(Request::Listen { grant });
                 self.job = Job::Listen(Listen::new(id, tools));
             }
-            McpReply::Task { id, era, task, method } => {
-                self.ask(Request::Task { grant, task: task.clone(), op: method.op() });
+            McpReply::Task(asked) => {
+                self.ask(Request::Task { grant, task: asked.task.clone(), op: asked.method.op() });
                 self.timers.set(Timer::Overall, now_ms + self.config.call_wait_ms);
-                self.job = Job::Task { id, era, task, method, asked: true };
+                self.job = Job::Task(asked, true);
             }
             McpReply::Answer { id, answer } => {
                 self.ask(Request::Answer { grant, id, answer });
@@ -706,10 +676,8 @@ impl<'a> Exchange<'a> {
             }
         }
         let answer = match settled {
-            Settled::Json(status, body) => {
-                Answer { status, body: Body::Json(body), headers: vec![] }
-            }
-            Settled::Accepted => Answer { status: 202, body: Body::Empty, headers: vec![] },
+            Settled::Json(status, body) => return self.respond(status, Body::Json(body)),
+            Settled::Accepted => return self.respond(202, Body::Empty),
             Settled::Unauthorized => unauthorized(&self.origin, true),
             Settled::Session(body, id) => Answer {
                 status: 200,
@@ -725,6 +693,12 @@ impl<'a> Exchange<'a> {
         self.out.push(Output::Respond(Answer { status, body, headers: Vec::new() }));
     }
 
+    /// Asks the pairing for the grant's check (with what `want` names), then waits as `job`.
+    fn check(&mut self, grant: &str, want: Want, job: Job<'a>) {
+        self.ask(Request::Check { grant: grant.to_owned(), want });
+        self.job = job;
+    }
+
     fn ask(&mut self, request: Request) {
         self.quiet_ms = quiet_bound(&request);
         self.timers.set(Timer::Pairing, self.now_ms + self.quiet_ms);
@@ -733,24 +707,18 @@ impl<'a> Exchange<'a> {
 
     /// Asks the pairing with a call; a client that takes a stream gets one if the answer does
     /// not come within the first wait.
-    fn call(&mut self, request: CallRequest, call: Call, now_ms: u64) {
+    fn call(&mut self, request: CallRequest, call: Call<'a>, now_ms: u64) {
         self.ask(Request::Call(request.clone()));
         if call.takes_stream() {
             self.timers.set(Timer::FirstEvent, now_ms + FIRST_EVENT_WAIT_MS);
         }
-        self.job = Job::Call { call: Box::new(call), request: Some(Box::new(request)) };
+        self.job = Job::Call(Box::new(Calling { call, request: Some(request) }));
     }
 
     /// One input to the call; what it says goes out.
-    fn step_call(
-        &mut self,
-        mut call: Box<Call>,
-        request: Option<Box<CallRequest>>,
-        input: CallInput,
-        now_ms: u64,
-    ) {
-        let output = call.input(input, now_ms);
-        if call.streaming() {
+    fn step_call(&mut self, mut calling: Box<Calling<'a>>, input: CallInput, now_ms: u64) {
+        let output = calling.call.input(input, now_ms);
+        if calling.call.streaming() {
             self.open(now_ms);
         }
         match output {
@@ -764,25 +732,23 @@ impl<'a> Exchange<'a> {
             CallOutput::Ask { text, ids } => {
                 self.send(text, now_ms);
                 // The pairing holds the questions before the client can answer them.
-                let Some(grant) = request.as_ref().and(self.access.as_ref()) else {
-                    return self.step_call(call, request, CallInput::Ended, now_ms);
+                let Some(grant) = calling.request.as_ref().and(self.access.as_ref()) else {
+                    return self.step_call(calling, CallInput::Ended, now_ms);
                 };
                 self.ask(Request::AwaitAnswers { grant: grant.grant.clone(), ids });
-                self.timers.set(Timer::Round, now_ms + call.round_wait_ms());
+                self.timers.set(Timer::Round, now_ms + calling.call.round_wait_ms());
             }
             CallOutput::Again(input) => {
                 // The client's answers: the call goes to the tab again with them.
                 self.timers.stop(Timer::Round);
-                let Some(mut again) = request else {
-                    return self.step_call(call, None, CallInput::Ended, now_ms);
+                let Some(again) = calling.request.as_mut() else {
+                    return self.step_call(calling, CallInput::Ended, now_ms);
                 };
                 again.input = Some(input);
-                self.ask(Request::Call((*again).clone()));
-                self.job = Job::Call { call, request: Some(again) };
-                return;
+                self.ask(Request::Call(again.clone()));
             }
         }
-        self.job = Job::Call { call, request };
+        self.job = Job::Call(calling);
     }
 
     /// `tools/list` or `status` answered (None: the pairing did not say in time).
@@ -806,7 +772,7 @@ impl<'a> Exchange<'a> {
             }
             None => return self.end(),
         }
-        self.job = Job::Listening(listen);
+        self.job = Job::Listen(listen);
     }
 
     /// The event stream opens (once); a quiet stream keeps alive from now.

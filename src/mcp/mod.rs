@@ -67,16 +67,7 @@ pub enum Reply {
     Call(ToolsCall),
     /// A tasks method (`tasks/get`, `tasks/update`, `tasks/cancel`; 2025-11-25's
     /// `tasks/result`): ask the pairing, then answer as [`tasks::answer`] says.
-    Task {
-        /// The request's id.
-        id: Id,
-        /// The revision it came in.
-        era: Era,
-        /// The task's id.
-        task: String,
-        /// What it asks.
-        method: tasks::Method,
-    },
+    Task(tasks::Asked),
     /// The client cancelled its request with this id: tell the pairing, answer 202.
     Cancel {
         /// The cancelled request's id.
@@ -284,9 +275,7 @@ pub fn batch(body: &[u8], headers: &Headers<'_>) -> Batch {
         return Batch::One;
     }
     let Ok(Value::Array(items)) = serde_json::from_slice::<Value>(body) else { return Batch::One };
-    let refuse = |m: String| {
-        Batch::Refused(jsonrpc::error(None, &RpcError::new(ErrorCode::INVALID_REQUEST, m)))
-    };
+    let refuse = |m: String| Batch::Refused(jsonrpc::refusal(None, ErrorCode::INVALID_REQUEST, &m));
     match headers.version.map(str::trim) {
         None | Some("2025-03-26") => {}
         Some(v) => return refuse(crate::sentences::batch_not_in_revision(&quote(v))),
@@ -294,7 +283,11 @@ pub fn batch(body: &[u8], headers: &Headers<'_>) -> Batch {
     if items.is_empty() || items.len() > MAX_BATCH {
         return refuse(crate::sentences::batch_size(MAX_BATCH, items.len()));
     }
-    Batch::Many(items.iter().map(tabrelay_bundle::fields::Encode::to_json).collect())
+    let mut messages = Vec::with_capacity(items.len());
+    for item in &items {
+        messages.push(tabrelay_bundle::fields::Encode::to_json(item));
+    }
+    Batch::Many(messages)
 }
 
 /// Decides what to do with one POST to the endpoint, given its headers; `app_url` is where
@@ -428,7 +421,7 @@ pub fn handle(body: &[u8], headers: &Headers<'_>, app_url: &str) -> Reply {
             ),
         },
         m if tasks::is_method(m, &era) => match tasks::read(m, params, &era) {
-            Ok((task, method)) => Reply::Task { id, era, task, method },
+            Ok((task, method)) => Reply::Task(tasks::Asked { id, era, task, method }),
             Err((status, e)) => failure(status, Some(&id), e),
         },
         "subscriptions/listen" if stateless => {
@@ -470,7 +463,7 @@ pub fn status_answer(id: &Id, era: &Era, result: Option<Value>) -> Value {
 #[must_use]
 pub fn no_such_tool(id: &Id, name: &str) -> Value {
     let message = sentences::no_such_tool(&quote(name));
-    jsonrpc::error(Some(id), &RpcError::new(ErrorCode::INVALID_PARAMS, message))
+    jsonrpc::refusal(Some(id), ErrorCode::INVALID_PARAMS, &message)
 }
 
 /// The HTTP status and JSON-RPC response to a call from what the pairing answered (None: the
@@ -503,10 +496,7 @@ pub fn call_reply(
         }
         Some(CallReply::HeaderMismatch { header }) => {
             let message = sentences::param_header_mismatch(&quote(&header));
-            return (
-                400,
-                jsonrpc::error(Some(id), &RpcError::new(era::codes::HEADER_MISMATCH, message)),
-            );
+            return (400, jsonrpc::refusal(Some(id), era::codes::HEADER_MISMATCH, &message));
         }
         None => call_failed(id, era, sentences::PAIRING_UNAVAILABLE),
     };

@@ -5,6 +5,8 @@
 //! connection is the token's, so one connection never takes up another's call) and carries
 //! its progress token, so progress goes on after a return.
 
+use core::fmt::Write as _; // writing to a String cannot fail
+
 use base64::Engine as _;
 use serde_json::Value;
 
@@ -60,21 +62,23 @@ impl EventIds {
         let mut out = String::new();
         if !self.primed {
             self.primed = true;
-            out.push_str(&format!("id: {}\nretry: {RESUME_RETRY_MS}\ndata: \n\n", self.id()));
+            self.id(&mut out);
+            let _ = write!(out, "\nretry: {RESUME_RETRY_MS}\ndata: \n\n");
         }
         for block in text.split_inclusive("\n\n") {
             if block.starts_with("event: ") {
-                out.push_str(&format!("id: {}\n", self.id()));
+                self.id(&mut out);
+                out.push('\n');
             }
             out.push_str(block);
         }
         out
     }
 
-    fn id(&mut self) -> String {
-        let id = format!("{}.{}", self.token, self.next);
+    /// `id: {token}.{n}` (the next number) written onto `out`.
+    fn id(&mut self, out: &mut String) {
+        let _ = write!(out, "id: {}.{}", self.token, self.next);
         self.next += 1;
-        id
     }
 }
 

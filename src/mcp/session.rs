@@ -8,7 +8,7 @@ use serde_json::{Map, Value};
 use tabrelay_bundle::protocol::capability_of;
 
 use super::era::{Headers, STATELESS_VERSION};
-use crate::jsonrpc::{self, ErrorCode, RpcError};
+use crate::jsonrpc::{self, ErrorCode};
 use crate::oauth::keys::{Keys, Purpose};
 use crate::sentences;
 
@@ -153,10 +153,7 @@ pub fn check(
     }
     match verify(keys, grant, id) {
         Some(declared) => Ok(Some(declared)),
-        None => Err(jsonrpc::error(
-            None,
-            &RpcError::new(SESSION_NOT_FOUND, sentences::SESSION_NOT_FOUND),
-        )),
+        None => Err(jsonrpc::refusal(None, SESSION_NOT_FOUND, sentences::SESSION_NOT_FOUND)),
     }
 }
 

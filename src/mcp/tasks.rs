@@ -9,7 +9,7 @@ use serde_json::{Map, Value};
 
 use super::era::{codes, Era};
 use super::{complete, complete_input};
-use crate::jsonrpc::{self, object, ErrorCode, Id, RpcError};
+use crate::jsonrpc::{self, object, ErrorCode, Id, Raw, RpcError};
 use crate::limits::{TASK_POLL_INTERVAL_MS, TASK_TTL_MS};
 use crate::pairing::tasks::{declared, Status, View, EXTENSION};
 use crate::pairing::wire::{TaskOp, TaskReply};
@@ -39,6 +39,20 @@ impl Method {
             Self::Cancel => TaskOp::Cancel,
         }
     }
+}
+
+/// A client's tasks request, as read (and as the exchange keeps it between asks of the
+/// pairing).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Asked {
+    /// The request's id.
+    pub id: Id,
+    /// The revision it came in.
+    pub era: Era,
+    /// The task's id.
+    pub task: String,
+    /// What it asks.
+    pub method: Method,
 }
 
 /// Whether `method` is a tasks method of the request's revision.
@@ -146,9 +160,13 @@ pub fn detailed(task: View) -> Value {
     object(&mut |o| {
         envelope(o, &task, false);
         o.text("resultType", "complete");
-        let empty = Value::Object(Map::new());
+        let mut or_empty = |key, value: &Option<Value>| match value {
+            Some(value) => o.field(key, value),
+            None => o.field(key, &Raw("{}")),
+        };
         match task.status {
-            Status::Completed => o.field("result", task.result.as_ref().unwrap_or(&empty)),
+            Status::Completed => or_empty("result", &task.result),
+            Status::InputRequired => or_empty("inputRequests", &task.input_requests),
             Status::Failed => match &task.error {
                 Some(e) => {
                     let mut error = o.nested("error");
@@ -156,11 +174,8 @@ pub fn detailed(task: View) -> Value {
                     error.text("message", &e.message);
                     error.close();
                 }
-                None => o.field("error", &empty),
+                None => o.field("error", &Raw("{}")),
             },
-            Status::InputRequired => {
-                o.field("inputRequests", task.input_requests.as_ref().unwrap_or(&empty));
-            }
             Status::Working | Status::Cancelled => {}
         }
     })
@@ -187,23 +202,18 @@ pub enum Next {
 /// The answer to a `tasks/result` whose task still worked when the wait ran out.
 #[must_use]
 pub fn still_working(id: &Id) -> Value {
-    jsonrpc::error(
-        Some(id),
-        &RpcError::new(ErrorCode::INTERNAL_ERROR, sentences::TASK_STILL_WORKING),
-    )
+    jsonrpc::refusal(Some(id), ErrorCode::INTERNAL_ERROR, sentences::TASK_STILL_WORKING)
 }
 
 /// The client's answer to its tasks request from what the pairing said (None: it could not be
 /// reached).
 #[must_use]
 pub fn answer(id: &Id, era: &Era, method: &Method, said: Option<TaskReply>) -> Next {
-    let error = |e: RpcError| Next::Answer(jsonrpc::error(Some(id), &e));
+    let error = |code, message: &str| Next::Answer(jsonrpc::refusal(Some(id), code, message));
     let task = match said {
-        None => {
-            return error(RpcError::new(ErrorCode::INTERNAL_ERROR, sentences::PAIRING_UNAVAILABLE))
-        }
+        None => return error(ErrorCode::INTERNAL_ERROR, sentences::PAIRING_UNAVAILABLE),
         Some(TaskReply::Refused { sentence }) => {
-            return error(RpcError::new(ErrorCode::INVALID_PARAMS, sentence))
+            return error(ErrorCode::INVALID_PARAMS, &sentence)
         }
         Some(TaskReply::Acknowledged) if era.is_stateless() => {
             return Next::Answer(jsonrpc::result(id, complete(era, Value::Object(Map::new()))))
@@ -230,15 +240,13 @@ pub fn answer(id: &Id, era: &Era, method: &Method, said: Option<TaskReply>) -> N
             Next::Answer(jsonrpc::result(id, result))
         }
         Status::Failed => {
-            let (code, message) = match task.error {
-                Some(e) => (e.code, e.message),
-                None => (-32603, sentences::PAIRING_UNAVAILABLE.to_owned()),
+            let (code, message) = match &task.error {
+                Some(e) => (e.code, e.message.as_str()),
+                None => (-32603, sentences::PAIRING_UNAVAILABLE),
             };
-            error(RpcError { code: ErrorCode(code as i32), message, data: None })
+            error(ErrorCode(code as i32), message)
         }
-        Status::Cancelled => {
-            error(RpcError::new(ErrorCode::INVALID_PARAMS, sentences::TASK_CANCELLED))
-        }
+        Status::Cancelled => error(ErrorCode::INVALID_PARAMS, sentences::TASK_CANCELLED),
         Status::Working | Status::InputRequired => Next::AskAgain(TASK_POLL_INTERVAL_MS / 2),
     }
 }

@@ -7,6 +7,7 @@ use crate::sentences::card;
 use serde_json::Value;
 
 use crate::jsonrpc::{object, Raw};
+use tabrelay_bundle::fields::json_text;
 
 // The card's address and type live in the bundle: the live check reads them too.
 pub use tabrelay_bundle::agent::{VIEW_MIME, VIEW_URI};
@@ -46,8 +47,8 @@ pub fn contents(app_url: &str) -> Value {
 /// `<` escaped so it cannot end the script element.
 #[must_use]
 pub fn html(app_url: &str) -> String {
-    let app =
-        serde_json::to_string(app_url).unwrap_or_else(|_| "\"\"".into()).replace('<', "\\u003c");
+    // Written as the relay writes every JSON string (serde_json's escapes).
+    let app = json_text(&app_url.to_owned()).replace('<', "\\u003c");
     format!(
         concat!(
             r#"<!doctype html>

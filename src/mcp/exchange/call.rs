@@ -60,7 +60,7 @@ pub struct Asked {
 /// What a call becomes before the pairing is asked.
 #[derive(Debug)]
 #[allow(clippy::large_enum_variant)] // made once per call and taken apart at once
-pub enum Start {
+pub enum Start<'k> {
     /// Refused at once (a retried state that does not open): the JSON-RPC response.
     Refused(Value),
     /// The retried state's one use must be marked first (the pairing's `UseState` with this
@@ -71,23 +71,23 @@ pub enum Start {
         /// Until when the pairing keeps it.
         expires_ms: u64,
         /// The call, once the state is marked.
-        then: Box<Starting>,
+        then: Box<Starting<'k>>,
     },
     /// Ask the pairing with this request; the client's answer comes through the [`Call`].
-    Ask(CallRequest, Call),
+    Ask(CallRequest, Call<'k>),
 }
 
 /// A call waiting for its retried state to be marked used.
 #[derive(Debug)]
-pub struct Starting {
+pub struct Starting<'k> {
     request: CallRequest,
-    call: Call,
+    call: Call<'k>,
 }
 
-impl Starting {
+impl<'k> Starting<'k> {
     /// Whether the pairing marked the state used now (false: it came back before, or the
     /// pairing could not say): the call goes on, or is refused.
-    pub fn state_used(self, first: bool) -> Result<(CallRequest, Call), Value> {
+    pub fn state_used(self, first: bool) -> Result<(CallRequest, Call<'k>), Value> {
         if first {
             Ok((self.request, self.call))
         } else {
@@ -100,7 +100,7 @@ impl Starting {
 /// a client known to give up sooner), a retried state opened (or refused) and marked used once,
 /// the request to the pairing and the answer's state machine.
 #[must_use]
-pub fn start(asked: Asked, access: &Access, config: &Config, now_ms: u64) -> Start {
+pub fn start<'k>(asked: Asked, access: &Access, config: &'k Config, now_ms: u64) -> Start<'k> {
     let Asked { call, stream, session, resumable, params } = asked;
     let ToolsCall { id, tool, args, progress_token, era, retry, tasks } = call;
     let told = match &era {
@@ -141,7 +141,7 @@ pub fn start(asked: Asked, access: &Access, config: &Config, now_ms: u64) -> Sta
         // Only the 2026-07-28 revision mirrors arguments in headers; the pairing checks them.
         param_headers: era.is_stateless().then_some(Value::Object(params)),
     };
-    let keys = config.keys.clone();
+    let keys = &config.keys;
     let who = CallIdentity { id, era, keys, grant: access.grant.clone(), tool, args };
     let mut call = Call::new(who, stream, progress_token, now_ms).asking(session, wait_ms);
     if resumable {
@@ -226,13 +226,13 @@ pub enum CallOutput {
 
 /// What a call's answer needs to know of the call.
 #[derive(Debug, Clone)]
-pub struct CallIdentity {
+pub struct CallIdentity<'k> {
     /// The JSON-RPC id.
     pub id: Id,
     /// The revision the client speaks.
     pub era: Era,
     /// The relay's keys (a 2026-07-28 `input_required` state is sealed with them).
-    pub keys: Keys,
+    pub keys: &'k Keys,
     /// The connection's grant.
     pub grant: String,
     /// The tool called.
@@ -243,8 +243,8 @@ pub struct CallIdentity {
 
 /// One tool call's answer to its client.
 #[derive(Debug)]
-pub struct Call {
-    who: CallIdentity,
+pub struct Call<'k> {
+    who: CallIdentity<'k>,
     /// The client listens to a stream (its `Accept` names it).
     stream: bool,
     progress_token: Option<Value>,
@@ -270,11 +270,11 @@ pub struct Call {
     ids: Option<EventIds>,
 }
 
-impl Call {
+impl<'k> Call<'k> {
     /// A call that began at `now_ms`.
     #[must_use]
     pub fn new(
-        who: CallIdentity,
+        who: CallIdentity<'k>,
         stream: bool,
         progress_token: Option<Value>,
         now_ms: u64,
@@ -301,10 +301,13 @@ impl Call {
     /// `last`: a stream from the start, numbered on, its progress (when the call asked for
     /// it) counting on past any the client saw (each went out as a numbered event).
     #[must_use]
-    pub fn resumed(who: CallIdentity, progress: Option<Value>, last: u64, now_ms: u64) -> Self {
+    pub fn resumed(who: CallIdentity<'k>, progress: Option<Value>, last: u64, now_ms: u64) -> Self {
         let ids = Some(EventIds::new(&who.id, progress.as_ref(), last + 1));
-        let call = Self::new(who, true, progress, now_ms);
-        Self { open: true, ids, progress_sent: last, ..call }
+        let mut call = Self::new(who, true, progress, now_ms);
+        call.open = true;
+        call.ids = ids;
+        call.progress_sent = last;
+        call
     }
 
     /// What a resumable stream opens with (its priming event), once; empty otherwise.
@@ -332,7 +335,7 @@ impl Call {
         let declared = self.session.as_ref().filter(|_| self.stream)?;
         let call = format!("{}@{}", request_key(&self.who.grant, &self.who.id), self.started_ms);
         let round = self.rounds + 1;
-        let asked = asking::ask(&self.who.keys, &call, round, declared, requests, state.as_ref())?;
+        let asked = asking::ask(self.who.keys, &call, round, declared, requests, state.as_ref())?;
         self.rounds = round;
         let ids = asked.round.ids();
         self.round = Some(asked.round);
@@ -369,7 +372,7 @@ impl Call {
     pub fn reply(&self, answer: Option<CallAnswer>, now_ms: u64) -> (u16, Value) {
         let w = &self.who;
         let call = input::CallIdentity { grant: &w.grant, tool: &w.tool, args: &w.args };
-        call_reply(&w.id, &w.era, &w.keys, call, answer, now_ms)
+        call_reply(&w.id, &w.era, w.keys, call, answer, now_ms)
     }
 
     /// The client's response for the pairing's whole answer when the client takes no stream
@@ -384,16 +387,14 @@ impl Call {
     /// Takes one input at `now_ms`; says what goes to the client (on a resumable stream, its
     /// events numbered, after the priming event).
     pub fn input(&mut self, input: CallInput, now_ms: u64) -> CallOutput {
-        let output = self.step(input, now_ms);
+        let mut output = self.step(input, now_ms);
         let Some(ids) = self.ids.as_mut().filter(|_| self.open) else { return output };
-        match output {
-            CallOutput::Send(text) => CallOutput::Send(ids.frame(&text)),
-            CallOutput::Last(text) => CallOutput::Last(ids.frame(&text)),
-            CallOutput::Ask { text, ids: asked } => {
-                CallOutput::Ask { text: ids.frame(&text), ids: asked }
-            }
-            other => other,
+        if let CallOutput::Send(text) | CallOutput::Last(text) | CallOutput::Ask { text, .. } =
+            &mut output
+        {
+            *text = ids.frame(text);
         }
+        output
     }
 
     fn step(&mut self, input: CallInput, now_ms: u64) -> CallOutput {
@@ -525,6 +526,12 @@ impl Listen {
         Self { id, tools, acknowledged: false, done: false }
     }
 
+    /// Whether the acknowledgement went out ([`Self::start`]).
+    #[must_use]
+    pub fn is_acknowledged(&self) -> bool {
+        self.acknowledged
+    }
+
     /// What to send first (the acknowledgement), once; None afterwards.
     pub fn start(&mut self) -> Option<String> {
         if self.acknowledged {
@@ -551,11 +558,9 @@ impl Listen {
             Some(Reply::TooManyListeners) => {
                 self.done = true;
                 let limit = crate::limits::MAX_LISTENERS_PER_CONNECTION;
-                let error = jsonrpc::RpcError::new(
-                    jsonrpc::ErrorCode::INTERNAL_ERROR,
-                    sentences::too_many_listeners(limit),
-                );
-                return Some((sse_event(&jsonrpc::error(Some(&self.id), &error)), true));
+                let sentence = sentences::too_many_listeners(limit);
+                let code = jsonrpc::ErrorCode::INTERNAL_ERROR;
+                return Some((sse_event(&jsonrpc::refusal(Some(&self.id), code, &sentence)), true));
             }
             _ => {
                 self.done = true;
@@ -573,11 +578,12 @@ mod tests {
     use serde_json::json;
     use tabrelay_bundle::protocol::Outcome;
 
-    fn who() -> CallIdentity {
+    /// The call's identity; its keys live as long as the test (a call borrows the relay's).
+    fn who() -> CallIdentity<'static> {
         CallIdentity {
             id: Id::Number(7),
             era: Era::Session,
-            keys: Keys::new(&"k".repeat(32), None).unwrap(),
+            keys: Box::leak(Box::new(Keys::new(&"k".repeat(32), None).unwrap())),
             grant: "g".into(),
             tool: "history_list".into(),
             args: json!({}),
@@ -612,8 +618,9 @@ mod tests {
         }
     }
 
-    fn config() -> Config {
-        Config::for_tests()
+    /// The relay's configuration, living as long as the test (a call borrows its keys).
+    fn config() -> &'static Config {
+        Box::leak(Box::new(Config::for_tests()))
     }
 
     #[test]
@@ -627,7 +634,7 @@ mod tests {
                 ..asked(None, None)
             },
             &access,
-            &config(),
+            config(),
             0,
         ) {
             Start::Ask(request, _) => request.param_headers,
@@ -653,7 +660,7 @@ mod tests {
 
     #[test]
     fn a_call_asks_the_pairing_with_its_connection_and_the_wait_its_client_allows() {
-        let Start::Ask(request, call) = start(asked(None, None), &access("ChatGPT"), &config(), 0)
+        let Start::Ask(request, call) = start(asked(None, None), &access("ChatGPT"), config(), 0)
         else {
             panic!("ask")
         };
@@ -664,7 +671,7 @@ mod tests {
         assert!(request.stream && request.input.is_none());
         assert!(!call.streaming());
         let Start::Ask(request, _) =
-            start(asked(None, Some(json!("t"))), &access("claude-code"), &config(), 0)
+            start(asked(None, Some(json!("t"))), &access("claude-code"), config(), 0)
         else {
             panic!("ask")
         };
@@ -674,7 +681,7 @@ mod tests {
     #[test]
     fn a_retried_state_is_opened_marked_used_once_or_refused() {
         let bad = Retry { state: Some("forged".into()), responses: json!({}) };
-        let Start::Refused(body) = start(asked(Some(bad), None), &access("x"), &config(), 0) else {
+        let Start::Refused(body) = start(asked(Some(bad), None), &access("x"), config(), 0) else {
             panic!("refused")
         };
         assert_eq!(body["error"]["code"], -32602);
@@ -694,7 +701,7 @@ mod tests {
         let retry =
             || Retry { state: Some(state.clone()), responses: json!({"ok": {"action": "accept"}}) };
         let Start::MarkState { then, .. } =
-            start(asked(Some(retry()), None), &access("x"), &config(), 10)
+            start(asked(Some(retry()), None), &access("x"), config(), 10)
         else {
             panic!("mark the state first")
         };
@@ -702,7 +709,7 @@ mod tests {
         assert_eq!(request.input.as_ref().unwrap()["responses"]["ok"]["action"], "accept");
         assert_eq!(request.input.as_ref().unwrap()["state"], json!({"n": 1}));
         let Start::MarkState { then, .. } =
-            start(asked(Some(retry()), None), &access("x"), &config(), 10)
+            start(asked(Some(retry()), None), &access("x"), config(), 10)
         else {
             panic!("mark the state first")
         };
@@ -1011,7 +1018,7 @@ mod tests {
     #[test]
     fn a_resumable_stream_primes_numbers_its_events_and_is_taken_up_after_the_last_seen() {
         let resumable = Asked { resumable: true, ..asked(None, Some(json!("t"))) };
-        let Start::Ask(request, mut call) = start(resumable, &access("x"), &config(), 0) else {
+        let Start::Ask(request, mut call) = start(resumable, &access("x"), config(), 0) else {
             panic!("ask")
         };
         assert!(request.resumable, "the pairing keeps the call when the stream drops");
@@ -1052,7 +1059,7 @@ mod tests {
         assert_eq!(crate::mcp::resume::read_event_id(&end[0].0).unwrap().number, 6);
         assert!(end[0].1.contains("rows"));
         // Not resumable: no ids, as before.
-        let Start::Ask(request, mut plain) = start(asked(None, None), &access("x"), &config(), 0)
+        let Start::Ask(request, mut plain) = start(asked(None, None), &access("x"), config(), 0)
         else {
             panic!("ask")
         };

@@ -938,3 +938,38 @@ fn an_answer_is_written_with_its_body_s_headers_then_the_exchange_s() {
 fn read_row<T: tabrelay_bundle::fields::FromValue>(json: &str) -> T {
     tabrelay_bundle::from_json(json.as_bytes()).expect("a stored row reads back")
 }
+
+#[test]
+fn a_listener_forgotten_before_its_acknowledgement_is_refused_and_after_it_ended() {
+    let pair = Pair::new();
+    let mut headers = pair.headers(true);
+    headers.version = Some(crate::mcp::STATELESS_VERSION.into());
+    headers.method = Some("subscriptions/listen".into());
+    let meta = json!({
+        crate::mcp::era::meta::PROTOCOL_VERSION: crate::mcp::STATELESS_VERSION,
+        crate::mcp::era::meta::CLIENT_CAPABILITIES: {},
+    });
+    let body = json!({"jsonrpc": "2.0", "id": 18, "method": "subscriptions/listen",
+        "params": {"_meta": meta}});
+    let listen = || {
+        let mut exchange = Exchange::post(headers.clone(), pair.config, pair.catalogue, RELAY, 0);
+        assert!(matches!(exchange.poll_output(), Some(Output::ReadBody(_))));
+        exchange.handle_body(Ok(body.to_string().into_bytes()), 0);
+        assert!(matches!(exchange.poll_output(), Some(Output::Ask(Request::Listen { .. }))));
+        exchange
+    };
+    // The grant gone before the pairing took the listen: 401, no stream.
+    let mut early = listen();
+    early.handle_reply(Some(Reply::NoGrant), 1);
+    let answer = early.poll_output();
+    assert!(matches!(answer, Some(Output::Respond(Answer { status: 401, .. }))), "{answer:?}");
+    // Once acknowledged, the stream ends with the listen's own result.
+    let mut late = listen();
+    late.handle_reply(Some(Reply::Listen(crate::pairing::wire::ListenEvent::Tick)), 1);
+    assert_eq!(late.poll_output(), Some(Output::Open));
+    assert!(matches!(late.poll_output(), Some(Output::Send(ack)) if ack.contains("acknowledged")));
+    late.handle_reply(Some(Reply::NoGrant), 2);
+    let Some(Output::Send(last)) = late.poll_output() else { panic!("the listen's end") };
+    assert!(last.contains(r#""resultType":"complete""#), "{last}");
+    assert_eq!(late.poll_output(), Some(Output::End));
+}
