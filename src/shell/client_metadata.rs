@@ -4,11 +4,10 @@
 //! logged, never told to the requester (the core's sentence is the same for every failure).
 
 use futures::future::{select, Either};
-use futures::StreamExt as _;
 use wasm_bindgen::prelude::wasm_bindgen;
 use worker::wasm_bindgen::JsCast as _;
 use worker::wasm_bindgen_futures::JsFuture;
-use worker::{console_log, js_sys, web_sys, AbortController, ByteStream};
+use worker::{console_log, js_sys, web_sys, AbortController};
 
 use crate::limits::FETCH_TIMEOUT_MS;
 use crate::oauth::cimd::{
@@ -48,11 +47,9 @@ async fn fetch_checked(url: &MetadataUrl) -> Result<(MetadataClient, u64), CimdE
         let (mut body, seconds) =
             check_response(res.status(), length.as_deref(), cache.as_deref())?;
         // The body, read until it passes the cap (then refused without reading on).
-        if let Some(mut stream) = res.body().map(ByteStream::from) {
-            while let Some(chunk) = stream.next().await {
-                let chunk = chunk.map_err(|_| CimdError::Unreachable)?;
-                body.take(&chunk).map_err(|_| CimdError::TooLarge)?;
-            }
+        let mut reader = super::Reader::of(res.body());
+        while let Some(chunk) = reader.next().await.map_err(|_| CimdError::Unreachable)? {
+            body.take(&chunk).map_err(|_| CimdError::TooLarge)?;
         }
         Ok((check_document(url, &body.into_bytes())?, seconds))
     };

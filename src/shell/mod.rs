@@ -9,16 +9,18 @@ mod pairing_object;
 mod routes;
 mod webcrypto;
 
-use futures::future::LocalBoxFuture;
-use futures::StreamExt as _;
+use std::cell::Cell;
+use std::rc::Rc;
+
+use futures::future::{abortable, AbortHandle, LocalBoxFuture};
 use tabrelay_bundle::fields::Message as _;
 use wasm_bindgen::prelude::wasm_bindgen;
 use wasm_bindgen::JsValue;
-use worker::js_sys::Promise;
+use worker::js_sys::{Promise, Uint8Array};
 use worker::wasm_bindgen_futures::JsFuture;
 use worker::web_sys::{self, Request};
 use worker::worker_sys::DurableObjectState;
-use worker::{ByteStream, Date, Env, Headers, Response, ResponseBody, Result};
+use worker::{Date, Env, Headers, Response, ResponseBody, Result};
 
 pub(crate) use tabrelay_bundle::from_json;
 
@@ -84,17 +86,13 @@ pub(crate) trait Chunks {
     fn next_chunk(&mut self) -> LocalBoxFuture<'_, Option<Vec<u8>>>;
 }
 
-/// A response whose body is the chunks of `source`, sent as they come (one stream type for
-/// every such response, so the stream glue is built once).
+/// A response whose body is the chunks of `source`, sent as they come.
 pub(crate) fn stream_response(
     source: Box<dyn Chunks>,
     headers: &[(&str, &str)],
 ) -> Result<Response> {
-    let chunks = futures::stream::unfold(source, |mut source| async move {
-        let chunk = source.next_chunk().await?;
-        Some((Ok::<_, worker::Error>(chunk), source))
-    });
-    with_headers(Response::from_stream(chunks)?, headers)
+    let body = Body { source: Rc::new(Cell::new(Some(source))), pulling: None };
+    with_headers(Response::from_body(ResponseBody::Stream(stream_of(body)))?, headers)
 }
 
 /// `res` with `headers` set.
@@ -105,11 +103,79 @@ pub(crate) fn with_headers(mut res: Response, headers: &[(&str, &str)]) -> Resul
     Ok(res)
 }
 
+/// A streamed response's source as its stream (platform.js's `streamOf`) pulls it: each
+/// `next` its next chunk, undefined at the end. Freed when the client stops reading, which
+/// drops the chunk it waited for and the source (a pairing's request lets go of its replies).
+#[wasm_bindgen]
+pub struct Body {
+    source: Rc<Cell<Option<Box<dyn Chunks>>>>,
+    pulling: Option<AbortHandle>,
+}
+
+#[wasm_bindgen]
+impl Body {
+    /// The next chunk, or undefined at the end (the stream pulls one at a time).
+    pub fn next(&mut self) -> Promise {
+        let source = Rc::clone(&self.source);
+        let (next, pulling) = abortable(async move {
+            // Out of the cell while it is read: a pull cut off drops it (the stream is done).
+            let mut chunks = source.take()?;
+            let chunk = chunks.next_chunk().await;
+            source.set(Some(chunks));
+            chunk
+        });
+        self.pulling = Some(pulling);
+        promise(Box::pin(async move {
+            let chunk = next.await.ok().flatten();
+            Ok(chunk.map_or(JsValue::UNDEFINED, |c| Uint8Array::from(&c[..]).into()))
+        }))
+    }
+}
+
+impl Drop for Body {
+    fn drop(&mut self) {
+        if let Some(pulling) = self.pulling.take() {
+            pulling.abort();
+        }
+    }
+}
+
+/// A body as it comes, chunk by chunk (platform.js's reader of it); dropped before its end,
+/// it cancels the rest.
+pub(crate) struct Reader {
+    reader: JsValue,
+    /// The read under way, kept when a wait for it is given up (its chunk is the next).
+    reading: Option<JsFuture>,
+}
+
+impl Reader {
+    /// Reads `body`; no body reads as an empty one.
+    pub(crate) fn of(body: Option<web_sys::ReadableStream>) -> Self {
+        Self { reader: reader_of(body), reading: None }
+    }
+
+    /// The next chunk; None at the end.
+    pub(crate) async fn next(&mut self) -> Result<Option<Vec<u8>>> {
+        let reader = &self.reader;
+        let read = self.reading.get_or_insert_with(|| JsFuture::from(next_chunk(reader)));
+        let chunk = read.await;
+        self.reading = None;
+        let chunk = chunk?;
+        Ok((!chunk.is_undefined()).then(|| Uint8Array::new(&chunk).to_vec()))
+    }
+}
+
+impl Drop for Reader {
+    fn drop(&mut self) {
+        cancel_read(&self.reader);
+    }
+}
+
 /// Applies a command to a connect code's session in its Durable Object; its reply.
 pub(crate) async fn ask_code(env: &Env, code: &ConnectCode, command: Command) -> Result<CodeReply> {
     let request = CodeRequest { code: code.as_str().to_owned(), command };
     let read = post_object_read(env, routes::CONNECT_BINDING, code.as_str(), request.encode());
-    let body = worker::js_sys::Uint8Array::new(&JsFuture::from(read).await?).to_vec();
+    let body = Uint8Array::new(&JsFuture::from(read).await?).to_vec();
     CodeReply::decode(&body).map_err(|e| worker::Error::RustError(e.to_string()))
 }
 
@@ -143,32 +209,32 @@ async fn object_response(promise: Promise) -> Result<web_sys::Response> {
 
 /// The reply lines of a pairing's object (NDJSON), read as they come.
 pub(crate) struct Replies {
-    stream: Option<ByteStream>,
+    body: Option<Reader>,
     lines: ReplyLines,
 }
 
 impl Replies {
     /// No replies (the pairing could not be asked): the first `next` is None.
     pub(crate) fn none() -> Self {
-        Self { stream: None, lines: ReplyLines::default() }
+        Self { body: None, lines: ReplyLines::default() }
     }
 
     fn of(res: web_sys::Response) -> Self {
-        let stream = (res.status() == 200).then(|| res.body()).flatten().map(ByteStream::from);
-        Self { stream, lines: ReplyLines::default() }
+        let body = (res.status() == 200).then(|| Reader::of(res.body()));
+        Self { body, lines: ReplyLines::default() }
     }
 
-    /// The next reply, or None once the stream ended or failed (a line that does not read
+    /// The next reply, or None once the body ended or failed (a line that does not read
     /// is skipped).
     pub(crate) async fn next(&mut self) -> Option<Reply> {
         loop {
             if let Some(reply) = self.lines.next_reply() {
                 return Some(reply);
             }
-            match self.stream.as_mut()?.next().await {
-                Some(Ok(chunk)) => self.lines.push(&chunk),
+            match self.body.as_mut()?.next().await {
+                Ok(Some(chunk)) => self.lines.push(&chunk),
                 _ => {
-                    self.stream = None;
+                    self.body = None;
                     return None;
                 }
             }
@@ -192,7 +258,7 @@ pub(crate) fn method(req: &Request) -> &'static str {
 /// A request's whole body.
 pub(crate) async fn body_bytes(req: &Request) -> Result<Vec<u8>> {
     let body = JsFuture::from(req.array_buffer()?).await?;
-    Ok(worker::js_sys::Uint8Array::new(&body).to_vec())
+    Ok(Uint8Array::new(&body).to_vec())
 }
 
 /// A request's body, read with `cap` ([`CappedBody`]): refused by its `Content-Length` before
@@ -203,10 +269,9 @@ pub(crate) async fn read_body(req: &Request, cap: usize) -> Result<Result<Vec<u8
         Ok(body) => body,
         Err(too_large) => return Ok(Err(too_large)),
     };
-    // No body at all reads as an empty one.
-    let Some(mut stream) = req.body().map(ByteStream::from) else { return Ok(Ok(Vec::new())) };
-    while let Some(chunk) = stream.next().await {
-        if let Err(too_large) = body.take(&chunk?) {
+    let mut reader = Reader::of(req.body());
+    while let Some(chunk) = reader.next().await? {
+        if let Err(too_large) = body.take(&chunk) {
             return Ok(Err(too_large));
         }
     }
@@ -295,6 +360,22 @@ extern "C" {
     /// Sets the object's alarm to `at` (milliseconds since the epoch).
     #[wasm_bindgen(js_name = setAlarm)]
     fn set_alarm_at(state: &DurableObjectState, at: f64) -> Promise;
+
+    /// A stream whose chunks `body` gives, as they are read.
+    #[wasm_bindgen(js_name = streamOf)]
+    fn stream_of(body: Body) -> web_sys::ReadableStream;
+
+    /// A reader of `body` (none: an empty body).
+    #[wasm_bindgen(js_name = readerOf)]
+    fn reader_of(body: Option<web_sys::ReadableStream>) -> JsValue;
+
+    /// The reader's next chunk (a Uint8Array), undefined at the end.
+    #[wasm_bindgen(js_name = nextChunk)]
+    fn next_chunk(reader: &JsValue) -> Promise;
+
+    /// Cancels what the reader has not read.
+    #[wasm_bindgen(js_name = cancelRead)]
+    fn cancel_read(reader: &JsValue);
 
     /// Deletes everything the object stored.
     #[wasm_bindgen(js_name = deleteAll)]

@@ -34,6 +34,33 @@ export async function deleteAll(state) {
   await state.storage.deleteAll();
 }
 
+// A streamed response's body, pulled from the shell's Body one chunk at a time; when the client
+// stops reading, the Body is freed (and with it what it waited for).
+export function streamOf(body) {
+  return new ReadableStream({
+    async pull(controller) {
+      const chunk = await body.next();
+      if (chunk !== undefined) return controller.enqueue(chunk);
+      controller.close();
+      body.free();
+    },
+    cancel() {
+      body.free();
+    },
+  });
+}
+// A body read chunk by chunk (no body: an empty one); a reader dropped early cancels the rest.
+export function readerOf(body) {
+  return body?.getReader();
+}
+export async function nextChunk(reader) {
+  const { done, value } = (await reader?.read()) ?? { done: true };
+  return done ? undefined : value;
+}
+export function cancelRead(reader) {
+  reader?.cancel().catch(() => {});
+}
+
 // A client metadata document: fetched without following redirects, and kept in the Workers cache.
 export async function fetchDocument(url, signal) {
   return fetch(url, { redirect: 'manual', signal, headers: { accept: 'application/json' } });
