@@ -31,7 +31,7 @@ pub(crate) async fn client(url: &MetadataUrl, origin: &str) -> Result<MetadataCl
     })?;
     // A failure to cache costs only a fetch next time.
     if let Some(Ok(entry)) = cache_entry(&client, seconds).map(super::respond) {
-        let _ = JsFuture::from(keep(&key, &entry.into())).await;
+        let _ = JsFuture::from(keep(&key, &entry)).await;
     }
     Ok(client)
 }

@@ -3,10 +3,13 @@
 //! pairing says something, reads the clock once per event and feeds back what happened.
 
 use futures::future::{select, Either, LocalBoxFuture};
-use worker::web_sys::Request;
-use worker::{Env, Response, Result};
+use worker::web_sys::{Request, Response};
+use worker::Env;
 
-use super::{ask_pairing, now_ms, read_body, respond, stream_response, Chunks, Replies};
+use super::{
+    ask_pairing, bytes_response, now_ms, read_body, respond, stream_response, Chunks, Replies,
+    Result,
+};
 use crate::http;
 use crate::mcp::exchange::{Answer, Exchange, Output};
 use crate::pairing::wire::{Reply, Request as PairingRequest};
@@ -37,7 +40,7 @@ pub(crate) async fn drive(exchange: Exchange<'static>, req: Request, env: Env) -
         Step::Open => stream_response(Box::new(driver), &http::EVENT_STREAM_HEADERS),
         // Nothing could move the exchange any more (a fault of the core, never a client's).
         Step::Send(_) | Step::End => {
-            Response::error(crate::sentences::shell::CALL_NOT_ANSWERED, 500)
+            Ok(bytes_response(500, crate::sentences::shell::CALL_NOT_ANSWERED.as_bytes()))
         }
     }
 }

@@ -18,9 +18,9 @@ use wasm_bindgen::prelude::wasm_bindgen;
 use wasm_bindgen::JsValue;
 use worker::js_sys::{Promise, Uint8Array};
 use worker::wasm_bindgen_futures::JsFuture;
-use worker::web_sys::{self, Request};
+use worker::web_sys::{self, Request, Response};
 use worker::worker_sys::DurableObjectState;
-use worker::{Date, Env, Headers, Response, ResponseBody, Result};
+use worker::{Date, Env};
 
 pub(crate) use tabrelay_bundle::from_json;
 
@@ -57,27 +57,45 @@ pub(crate) fn now_ms() -> u64 {
     Date::now().as_millis()
 }
 
+/// What a platform call fails with: what it threw (worker's Error, made of each, and its
+/// Display and Debug cost KiBs of wasm).
+pub(crate) type Result<T, E = JsValue> = std::result::Result<T, E>;
+
+/// A failure of the relay's own, as the platform's are.
+pub(crate) fn failed(why: &str) -> JsValue {
+    worker::js_sys::Error::new(why).into()
+}
+
 /// Writes an answer the core made, with every header it carries and no other.
 pub(crate) fn respond(answer: http::Answer) -> Result<Response> {
-    let headers = Headers::new();
-    for (name, value) in &answer.headers {
-        headers.set(name, value)?;
+    let body = answer.body.map_or(JsValue::NULL, |body| Uint8Array::from(&body[..]).into());
+    let res = new_response(answer.status, &body);
+    set_headers(&res, answer.headers.iter().map(|(name, value)| (*name, value.as_str())))?;
+    Ok(res)
+}
+
+/// A response of `status` whose body is `bytes` (no content type, as worker's
+/// `Response::error` made its text).
+pub(crate) fn bytes_response(status: u16, bytes: &[u8]) -> Response {
+    new_response(status, &Uint8Array::from(bytes).into())
+}
+
+/// Sets `headers` on a response the relay made.
+pub(crate) fn set_headers<'a>(
+    res: &Response,
+    headers: impl IntoIterator<Item = (&'a str, &'a str)>,
+) -> Result<()> {
+    for (name, value) in headers {
+        res.headers().set(name, value)?;
     }
-    let body = answer.body.map_or(ResponseBody::Empty, ResponseBody::Body);
-    Ok(Response::from_body(body)?.with_status(answer.status).with_headers(headers))
+    Ok(())
 }
 
 /// A Durable Object method's outcome as the promise workerd awaits. Every method of both
 /// objects hands its work here as one boxed future type, so the export machinery
 /// (future_to_promise, its task and closures) is in the wasm once, not once per method.
 pub(crate) fn promise(work: LocalBoxFuture<'static, Result<JsValue>>) -> Promise {
-    let work = async move { work.await.map_err(JsValue::from) };
     worker::wasm_bindgen_futures::future_to_promise(work)
-}
-
-/// A response as workerd takes it.
-pub(crate) fn response_value(res: Response) -> JsValue {
-    worker::web_sys::Response::from(res).into()
 }
 
 /// What a streamed response's body is read from, one chunk at a time.
@@ -92,14 +110,8 @@ pub(crate) fn stream_response(
     headers: &[(&str, &str)],
 ) -> Result<Response> {
     let body = Body { source: Rc::new(Cell::new(Some(source))), pulling: None };
-    with_headers(Response::from_body(ResponseBody::Stream(stream_of(body)))?, headers)
-}
-
-/// `res` with `headers` set.
-pub(crate) fn with_headers(mut res: Response, headers: &[(&str, &str)]) -> Result<Response> {
-    for (name, value) in headers {
-        res.headers_mut().set(name, value)?;
-    }
+    let res = new_response(200, &stream_of(body).into());
+    set_headers(&res, headers.iter().copied())?;
     Ok(res)
 }
 
@@ -176,7 +188,7 @@ pub(crate) async fn ask_code(env: &Env, code: &ConnectCode, command: Command) ->
     let request = CodeRequest { code: code.as_str().to_owned(), command };
     let read = post_object_read(env, routes::CONNECT_BINDING, code.as_str(), request.encode());
     let body = Uint8Array::new(&JsFuture::from(read).await?).to_vec();
-    CodeReply::decode(&body).map_err(|e| worker::Error::RustError(e.to_string()))
+    CodeReply::decode(&body).map_err(|_| failed("a code's reply that does not read"))
 }
 
 /// Sends a request to a pairing's object: its reply lines, read as they come (one, or a
@@ -197,14 +209,14 @@ pub(crate) fn pass_to_object(
     binding: &str,
     name: &str,
     req: &Request,
-) -> impl std::future::Future<Output = Result<web_sys::Response>> {
+) -> impl std::future::Future<Output = Result<Response>> {
     object_response(pass_object(env, binding, name, req))
 }
 
 /// A Durable Object's response, once its promise settles.
-async fn object_response(promise: Promise) -> Result<web_sys::Response> {
+async fn object_response(promise: Promise) -> Result<Response> {
     use worker::wasm_bindgen::JsCast as _;
-    Ok(JsFuture::from(promise).await?.dyn_into()?)
+    JsFuture::from(promise).await?.dyn_into()
 }
 
 /// The reply lines of a pairing's object (NDJSON), read as they come.
@@ -219,7 +231,7 @@ impl Replies {
         Self { body: None, lines: ReplyLines::default() }
     }
 
-    fn of(res: web_sys::Response) -> Self {
+    fn of(res: Response) -> Self {
         let body = (res.status() == 200).then(|| Reader::of(res.body()));
         Self { body, lines: ReplyLines::default() }
     }
@@ -360,6 +372,20 @@ extern "C" {
     /// Sets the object's alarm to `at` (milliseconds since the epoch).
     #[wasm_bindgen(js_name = setAlarm)]
     fn set_alarm_at(state: &DurableObjectState, at: f64) -> Promise;
+
+    /// A response of `status` whose body is `body` (null, bytes or a stream).
+    #[wasm_bindgen(js_name = newResponse)]
+    fn new_response(status: u16, body: &JsValue) -> Response;
+
+    /// A response of 101 that hands over a socket the relay closes at once with `code` and
+    /// `reason` (a browser shows nothing else).
+    #[wasm_bindgen(js_name = refuseSocket)]
+    pub(crate) fn refuse_socket(code: u16, reason: &str) -> Response;
+
+    /// A tab's socket, accepted by the object: the 101 response that hands it over, and the
+    /// object's end.
+    #[wasm_bindgen(js_name = acceptSocket)]
+    pub(crate) fn accept_socket(state: &DurableObjectState) -> worker::js_sys::Array;
 
     /// A stream whose chunks `body` gives, as they are read.
     #[wasm_bindgen(js_name = streamOf)]

@@ -14,17 +14,19 @@ use futures::StreamExt as _;
 use tabrelay_bundle::fields::Message as _;
 use tabrelay_bundle::protocol::{PING, PONG};
 use wasm_bindgen::prelude::wasm_bindgen;
-use wasm_bindgen::JsValue;
+use wasm_bindgen::{JsCast as _, JsValue};
 use worker::js_sys::Promise;
 use worker::web_sys::WebSocket;
 use worker::worker_sys::ext::WebSocketExt as _;
 use worker::worker_sys::DurableObjectState;
 use worker::worker_sys::WebSocketRequestResponsePair;
-use worker::{console_error, console_log, web_sys, Env, Response, Result, WebSocketPair};
+use worker::web_sys::Response;
+use worker::{console_error, console_log, web_sys, Env};
 
 use super::{
-    ask_code, body_bytes, catalogue, header, now_ms, promise, response_value, routes, set_alarm,
-    sleep, stream_response, with_headers, Chunks, PlatformRandom, Sqlite,
+    accept_socket, ask_code, body_bytes, bytes_response, catalogue, header, now_ms, promise,
+    refuse_socket, routes, set_alarm, set_headers, sleep, stream_response, Chunks,
+    PlatformRandom, Result, Sqlite,
 };
 use crate::crypto::sha256_hex;
 use crate::http;
@@ -278,7 +280,7 @@ impl Pairing {
     async fn on(self: &Rc<Self>, event: Event) -> Result<JsValue> {
         self.room().await?;
         let (input, to_close) = match event {
-            Event::Fetch(req) => return self.fetch(req).await.map(response_value),
+            Event::Fetch(req) => return self.fetch(req).await.map(Into::into),
             Event::Message(ws, text) => {
                 (tab_of(&ws).map(|tab| Input::Message { tab: tab.number, text }), None)
             }
@@ -315,15 +317,14 @@ impl Pairing {
         let pairing = match socket_pairing(&http::query_of(&url)) {
             Ok(pairing) => pairing,
             // The Worker checked the pairing id before naming this object by it.
-            Err((code, reason)) => return routes::refuse_socket(code, reason),
+            Err((code, reason)) => return Ok(refuse_socket(code, reason)),
         };
-        let pair = WebSocketPair::new()?;
-        self.platform.accept_websocket(pair.server.as_ref())?;
+        let accepted = accept_socket(&self.platform);
         let number = self.object.borrow_mut().next_tab_number(now_ms());
-        self.sockets.borrow_mut().insert(number, pair.server.as_ref().clone());
+        self.sockets.borrow_mut().insert(number, accepted.get(1).unchecked_into());
         let origin = http::origin_of(&url).to_owned();
         self.hear(Input::Opened { number, pairing, origin, sender }).await?;
-        Response::from_websocket(pair.client)
+        Ok(accepted.get(0).unchecked_into())
     }
 
     /// A request of the Worker: the object's reply, one line or a stream of them.
@@ -340,7 +341,9 @@ impl Pairing {
         // A reply that is the last goes as the whole response; else the lines as they come.
         let first = waiting.replies.try_recv().ok();
         if let Some(reply) = first.as_ref().filter(|r| r.ends()) {
-            return with_headers(Response::from_bytes(reply.line())?, &http::NDJSON_HEADERS);
+            let res = bytes_response(200, &reply.line());
+            set_headers(&res, http::NDJSON_HEADERS)?;
+            return Ok(res);
         }
         let lines = Lines { first, waiting: Some(waiting) };
         stream_response(Box::new(lines), &http::NDJSON_HEADERS)
@@ -380,7 +383,7 @@ impl Pairing {
         }
         match Request::decode(&body_bytes(&req).await?) {
             Ok(request) => self.request(request).await,
-            Err(_) => Response::error("Not a request to the pairing.", 400),
+            Err(_) => Ok(bytes_response(400, b"Not a request to the pairing.")),
         }
     }
 }

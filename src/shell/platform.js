@@ -34,6 +34,25 @@ export async function deleteAll(state) {
   await state.storage.deleteAll();
 }
 
+// A response the relay made: `body` null, bytes or a stream; its headers set by the shell.
+export function newResponse(status, body) {
+  return new Response(body, { status });
+}
+// A tab's socket: its server end accepted by the object (hibernatable), and the response that
+// hands the client end over.
+export function acceptSocket(state) {
+  const [client, server] = Object.values(new WebSocketPair());
+  state.acceptWebSocket(server);
+  return [new Response(null, { status: 101, webSocket: client }), server];
+}
+// A socket accepted only to be closed with `code` and `reason` (a browser shows nothing else).
+export function refuseSocket(code, reason) {
+  const [client, server] = Object.values(new WebSocketPair());
+  server.accept();
+  server.close(code, reason);
+  return new Response(null, { status: 101, webSocket: client });
+}
+
 // A streamed response's body, pulled from the shell's Body one chunk at a time; when the client
 // stops reading, the Body is freed (and with it what it waited for).
 export function streamOf(body) {
