@@ -8,6 +8,7 @@ use std::rc::Rc;
 use tabrelay_bundle::fields::Message as _;
 use wasm_bindgen::prelude::wasm_bindgen;
 use worker::js_sys::Promise;
+use worker::wasm_bindgen_futures::JsFuture;
 use worker::web_sys::{self, Request, Response};
 use worker::worker_sys::DurableObjectState;
 use worker::Env;
@@ -64,7 +65,7 @@ impl ConnectCode {
             carry_out(&mut sql, &code, command, now_ms(), kept, &mut PlatformRandom)
                 .map_err(|_| failed("the code's storage failed"))?;
         if let Some(at) = forget {
-            set_alarm(&self.platform, at).await?;
+            JsFuture::from(set_alarm(&self.platform, at as f64)).await?;
         }
         Ok(bytes_response(200, &reply.encode()))
     }

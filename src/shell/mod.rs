@@ -202,19 +202,8 @@ pub(crate) async fn ask_pairing(
     Ok(Replies::of(object_response(promise).await?))
 }
 
-/// Passes a request on to the Durable Object `name` of `binding` (a tab's socket to its
-/// pairing); its response.
-pub(crate) fn pass_to_object(
-    env: &Env,
-    binding: &str,
-    name: &str,
-    req: &Request,
-) -> impl std::future::Future<Output = Result<Response>> {
-    object_response(pass_object(env, binding, name, req))
-}
-
 /// A Durable Object's response, once its promise settles.
-async fn object_response(promise: Promise) -> Result<Response> {
+pub(crate) async fn object_response(promise: Promise) -> Result<Response> {
     use worker::wasm_bindgen::JsCast as _;
     JsFuture::from(promise).await?.dyn_into()
 }
@@ -328,11 +317,6 @@ impl Sql for Sqlite<'_> {
     }
 }
 
-/// Sets the object's alarm to `at_ms` (since the epoch), once awaited.
-pub(crate) fn set_alarm(state: &DurableObjectState, at_ms: u64) -> JsFuture {
-    JsFuture::from(set_alarm_at(state, at_ms as f64))
-}
-
 /// The catalogue bundled with this build, read once.
 pub(crate) fn catalogue() -> &'static tabrelay_bundle::catalogue::Catalogue {
     static CATALOGUE: std::sync::OnceLock<tabrelay_bundle::catalogue::Catalogue> =
@@ -354,7 +338,7 @@ extern "C" {
 
     /// Passes `request` on to the Durable Object `name` of `binding`: its response.
     #[wasm_bindgen(js_name = passObject)]
-    fn pass_object(env: &Env, binding: &str, name: &str, request: &Request) -> Promise;
+    pub(crate) fn pass_object(env: &Env, binding: &str, name: &str, request: &Request) -> Promise;
 
     /// The rate-limiting binding `binding`'s answer for `key`: whether it is within its limit;
     /// undefined when the binding is missing or fails.
@@ -371,7 +355,7 @@ extern "C" {
 
     /// Sets the object's alarm to `at` (milliseconds since the epoch).
     #[wasm_bindgen(js_name = setAlarm)]
-    fn set_alarm_at(state: &DurableObjectState, at: f64) -> Promise;
+    pub(crate) fn set_alarm(state: &DurableObjectState, at: f64) -> Promise;
 
     /// A response of `status` whose body is `body` (null, bytes or a stream).
     #[wasm_bindgen(js_name = newResponse)]

@@ -16,17 +16,18 @@ use tabrelay_bundle::protocol::{PING, PONG};
 use wasm_bindgen::prelude::wasm_bindgen;
 use wasm_bindgen::{JsCast as _, JsValue};
 use worker::js_sys::Promise;
+use worker::wasm_bindgen_futures::JsFuture;
+use worker::web_sys::Response;
 use worker::web_sys::WebSocket;
 use worker::worker_sys::ext::WebSocketExt as _;
 use worker::worker_sys::DurableObjectState;
 use worker::worker_sys::WebSocketRequestResponsePair;
-use worker::web_sys::Response;
-use worker::{console_error, console_log, web_sys, Env};
+use worker::{console_log, web_sys, Env};
 
 use super::{
     accept_socket, ask_code, body_bytes, bytes_response, catalogue, header, now_ms, promise,
-    refuse_socket, routes, set_alarm, set_headers, sleep, stream_response, Chunks,
-    PlatformRandom, Result, Sqlite,
+    refuse_socket, routes, set_alarm, set_headers, sleep, stream_response, Chunks, PlatformRandom,
+    Result, Sqlite,
 };
 use crate::crypto::sha256_hex;
 use crate::http;
@@ -76,14 +77,6 @@ impl PairingClass {
     /// The alarm the object set.
     pub fn alarm(&self) -> Promise {
         self.on(Event::Alarm)
-    }
-
-    /// No connection is ever opened to a pairing: refused (what worker's default did, short
-    /// of its panic).
-    pub fn connect(&self) -> Promise {
-        const WHY: &str = "connect() handler not implemented";
-        console_error!("{WHY}");
-        Promise::reject(&JsValue::from_str(WHY))
     }
 }
 
@@ -162,7 +155,7 @@ impl Pairing {
                     continue;
                 }
                 Some(Output::SetAlarm(at)) => {
-                    set_alarm(&self.platform, at).await?;
+                    JsFuture::from(set_alarm(&self.platform, at as f64)).await?;
                     continue;
                 }
                 Some(Output::Verify(tab, proof)) => {

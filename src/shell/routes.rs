@@ -9,8 +9,8 @@ use worker::Env;
 use super::authorize;
 use super::drive::drive;
 use super::{
-    bytes_response, catalogue, header, method, now_ms, pass_to_object, promise, refuse_socket,
-    respond, set_headers, within_limit, Result,
+    bytes_response, catalogue, header, method, now_ms, object_response, pass_object, promise,
+    refuse_socket, respond, set_headers, within_limit, Result,
 };
 use crate::config::Config;
 use crate::http::{self, Route};
@@ -107,7 +107,7 @@ async fn tab(req: Request, url: &str, env: &Env, config: &Config) -> Result<Resp
     if !within_limit(env, &req, Limited::Tab).await {
         return Ok(refuse_socket(TOO_MANY_OPENED.0, TOO_MANY_OPENED.1));
     }
-    pass_to_object(env, PAIRING_BINDING, &pairing, &req).await
+    object_response(pass_object(env, PAIRING_BINDING, &pairing, &req)).await
 }
 
 /// The MCP endpoint (a POST, or a GET taking up a dropped stream) as its exchange says (a
