@@ -387,6 +387,10 @@ extern "C" {
     #[wasm_bindgen(js_name = cancelRead)]
     fn cancel_read(reader: &JsValue);
 
+    /// Has the runtime answer `ping` with `pong` on the object's sockets, without waking it.
+    #[wasm_bindgen(js_name = answerPings)]
+    pub(crate) fn answer_pings(state: &DurableObjectState, ping: &str, pong: &str);
+
     /// Deletes everything the object stored.
     #[wasm_bindgen(js_name = deleteAll)]
     pub(crate) fn delete_all(state: &DurableObjectState) -> Promise;

@@ -21,7 +21,6 @@ use worker::web_sys::Response;
 use worker::web_sys::WebSocket;
 use worker::worker_sys::ext::WebSocketExt as _;
 use worker::worker_sys::DurableObjectState;
-use worker::worker_sys::WebSocketRequestResponsePair;
 use worker::{console_log, web_sys, Env};
 
 use super::{
@@ -346,9 +345,7 @@ impl Pairing {
 impl Pairing {
     fn new(platform: DurableObjectState, env: Env) -> Self {
         // Pings are answered by the runtime without waking the object: idle tabs cost nothing.
-        if let Ok(pair) = WebSocketRequestResponsePair::new(PING, PONG) {
-            let _ = platform.set_websocket_auto_response(&pair);
-        }
+        super::answer_pings(&platform, PING, PONG);
         // The tables are made on the first write (see store::TABLES), not here.
         let sockets = sockets_of(&platform);
         if let Some(tab) = sockets.iter().find_map(tab_of) {
