@@ -247,10 +247,11 @@ fn tab_of(ws: &WebSocket) -> Option<Tab> {
 
 impl Pairing {
     /// Wakes the object the first time this instance needs it: the tabs from their open
-    /// sockets, the rest from storage.
-    async fn room(&self) -> Result<()> {
+    /// sockets, the rest from storage (what it says then is carried out with the event's
+    /// outputs, by the event's one run).
+    fn wake(&self) {
         if self.object.borrow().woke() {
-            return Ok(());
+            return;
         }
         let mut tabs = Vec::new();
         for ws in sockets_of(&self.platform) {
@@ -264,13 +265,12 @@ impl Pairing {
         }
         let mut sql = Sqlite(&self.platform);
         self.object.borrow_mut().wake(tabs, &mut sql, now_ms(), &mut PlatformRandom);
-        self.run().await
     }
 
     /// A request, a tab's message, its socket closing or failing, or the alarm: what the
     /// object hears of it, carried out; what workerd is answered.
     async fn on(self: &Rc<Self>, event: Event) -> Result<JsValue> {
-        self.room().await?;
+        self.wake();
         let (input, to_close) = match event {
             Event::Fetch(req) => return self.fetch(req).await.map(Into::into),
             Event::Message(ws, text) => {
@@ -286,8 +286,9 @@ impl Pairing {
             Event::Alarm => (Some(Input::Timeout), None),
         };
         if let Some(input) = input {
-            self.hear(input).await?;
+            self.handle(input);
         }
+        self.run().await?;
         if let Some(ws) = to_close {
             let _ = ws.close_with_code_and_reason(1000, "Closed.");
         }
@@ -373,7 +374,10 @@ impl Pairing {
         }
         match Request::decode(&body_bytes(&req).await?) {
             Ok(request) => self.request(request).await,
-            Err(_) => Ok(bytes_response(400, b"Not a request to the pairing.")),
+            Err(_) => {
+                self.run().await?;
+                Ok(bytes_response(400, b"Not a request to the pairing."))
+            }
         }
     }
 }
