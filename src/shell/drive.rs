@@ -12,7 +12,7 @@ use super::{
 };
 use crate::http;
 use crate::mcp::exchange::{Answer, Exchange, Output};
-use crate::pairing::wire::{Reply, Request as PairingRequest};
+use crate::pairing::wire::Request as PairingRequest;
 
 /// What the loop stops at.
 enum Step {
@@ -94,17 +94,15 @@ impl Driver {
             };
             self.now_ms = now_ms();
             match heard {
-                Some(reply) => self.heard(reply),
+                Some(reply) => {
+                    if reply.is_none() {
+                        self.replies = None;
+                    }
+                    self.exchange.handle_reply(reply, self.now_ms);
+                }
                 None => self.exchange.handle_timeout(self.now_ms),
             }
         }
-    }
-
-    fn heard(&mut self, reply: Option<Reply>) {
-        if reply.is_none() {
-            self.replies = None;
-        }
-        self.exchange.handle_reply(reply, self.now_ms);
     }
 
     /// Asks the pairing, dropping what an earlier ask would still say.
