@@ -7,7 +7,6 @@ mod connect_object;
 mod drive;
 mod pairing_object;
 mod routes;
-mod webcrypto;
 
 use std::cell::Cell;
 use std::rc::Rc;
@@ -29,6 +28,7 @@ use crate::http::{self, CappedBody, TooLarge};
 use crate::oauth::connect::{CodeReply, CodeRequest, Command, ConnectCode};
 use crate::pairing::object::ReplyLines;
 use crate::pairing::wire::{Reply, Request as PairingRequest};
+use crate::pairing::Proof;
 use crate::senders::{sender_key, Limited};
 use crate::sql::{Bind, Failed, Rows, Sql};
 
@@ -317,6 +317,12 @@ impl Sql for Sqlite<'_> {
     }
 }
 
+/// Whether a tab's proof holds ([`verify_p256`]).
+pub(crate) async fn verify(proof: &Proof) -> bool {
+    let answer = verify_p256(&proof.key, &proof.signature, proof.text.as_bytes());
+    JsFuture::from(answer).await.is_ok_and(|v| v.as_bool() == Some(true))
+}
+
 /// The catalogue bundled with this build, read once.
 pub(crate) fn catalogue() -> &'static tabrelay_bundle::catalogue::Catalogue {
     static CATALOGUE: std::sync::OnceLock<tabrelay_bundle::catalogue::Catalogue> =
@@ -390,6 +396,12 @@ extern "C" {
     /// Has the runtime answer `ping` with `pong` on the object's sockets, without waking it.
     #[wasm_bindgen(js_name = answerPings)]
     pub(crate) fn answer_pings(state: &DurableObjectState, ping: &str, pong: &str);
+
+    /// Whether `signature` (P1363) is `key`'s (raw P-256) ECDSA signature over SHA-256 of
+    /// `data`, by the runtime's WebCrypto (no signature crate in the wasm); false for a key
+    /// WebCrypto refuses (a point off the curve, say: it proves nothing).
+    #[wasm_bindgen(js_name = verifyP256)]
+    fn verify_p256(key: &[u8], signature: &[u8], data: &[u8]) -> Promise;
 
     /// Deletes everything the object stored.
     #[wasm_bindgen(js_name = deleteAll)]

@@ -158,7 +158,7 @@ impl Pairing {
                     continue;
                 }
                 Some(Output::Verify(tab, proof)) => {
-                    Input::Proved { tab, valid: super::webcrypto::verify(&proof).await }
+                    Input::Proved { tab, valid: super::verify(&proof).await }
                 }
                 Some(Output::AskCode(tab, code, command, said)) => {
                     let reply = ask_code(&self.env, &code, command.clone()).await.ok();
@@ -296,13 +296,6 @@ impl Pairing {
         Ok(JsValue::NULL)
     }
 
-    /// The object's outputs of one input, carried out: the input is handled at once, its
-    /// outputs when awaited (a plain fn, not an async one: no state machine of its own).
-    fn hear(&self, input: Input) -> impl std::future::Future<Output = Result<()>> + '_ {
-        self.handle(input);
-        self.run()
-    }
-
     /// Takes a tab's socket: its first message is a fresh challenge.
     async fn accept_tab(&self, req: &web_sys::Request) -> Result<Response> {
         let url = req.url();
@@ -316,7 +309,8 @@ impl Pairing {
         let number = self.object.borrow_mut().next_tab_number(now_ms());
         self.sockets.borrow_mut().insert(number, accepted.get(1).unchecked_into());
         let origin = http::origin_of(&url).to_owned();
-        self.hear(Input::Opened { number, pairing, origin, sender }).await?;
+        self.handle(Input::Opened { number, pairing, origin, sender });
+        self.run().await?;
         Ok(accepted.get(0).unchecked_into())
     }
 
