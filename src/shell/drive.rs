@@ -111,7 +111,7 @@ impl Driver {
         let pairing = self.exchange.pairing().unwrap_or_default().to_owned();
         let env = self.env.clone();
         self.asking = Some(Box::pin(async move {
-            ask_pairing(&env, &pairing, &request).await.unwrap_or_else(|_| Replies::none())
+            ask_pairing(&env, &pairing, &request).await.unwrap_or_else(|_| Replies::of(None))
         }));
     }
 }

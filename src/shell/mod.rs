@@ -199,7 +199,8 @@ pub(crate) async fn ask_pairing(
     request: &PairingRequest,
 ) -> Result<Replies> {
     let promise = post_object(env, routes::PAIRING_BINDING, pairing, request.encode());
-    Ok(Replies::of(object_response(promise).await?))
+    let res = object_response(promise).await?;
+    Ok(Replies::of((res.status() == 200).then(|| res.body()).flatten()))
 }
 
 /// A Durable Object's response, once its promise settles.
@@ -210,19 +211,14 @@ pub(crate) async fn object_response(promise: Promise) -> Result<Response> {
 
 /// The reply lines of a pairing's object (NDJSON), read as they come.
 pub(crate) struct Replies {
-    body: Option<Reader>,
+    body: Reader,
     lines: ReplyLines,
 }
 
 impl Replies {
-    /// No replies (the pairing could not be asked): the first `next` is None.
-    pub(crate) fn none() -> Self {
-        Self { body: None, lines: ReplyLines::default() }
-    }
-
-    fn of(res: Response) -> Self {
-        let body = (res.status() == 200).then(|| Reader::of(res.body()));
-        Self { body, lines: ReplyLines::default() }
+    /// The replies in `body`; none (the pairing could not be asked): the first `next` is None.
+    pub(crate) fn of(body: Option<web_sys::ReadableStream>) -> Self {
+        Self { body: Reader::of(body), lines: ReplyLines::default() }
     }
 
     /// The next reply, or None once the body ended or failed (a line that does not read
@@ -232,12 +228,9 @@ impl Replies {
             if let Some(reply) = self.lines.next_reply() {
                 return Some(reply);
             }
-            match self.body.as_mut()?.next().await {
+            match self.body.next().await {
                 Ok(Some(chunk)) => self.lines.push(&chunk),
-                _ => {
-                    self.body = None;
-                    return None;
-                }
+                _ => return None,
             }
         }
     }
