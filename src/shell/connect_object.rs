@@ -35,7 +35,6 @@ pub struct ConnectCodeClass(Rc<ConnectCode>);
 
 #[wasm_bindgen(js_class = ConnectCode)]
 impl ConnectCodeClass {
-    /// The object, made by workerd.
     #[wasm_bindgen(constructor)]
     pub fn new(state: DurableObjectState, env: Env) -> Self {
         Self(Rc::new(ConnectCode { platform: state, env }))

@@ -282,10 +282,8 @@ pub(crate) async fn within_limit(env: &Env, req: &Request, limited: Limited) -> 
     match JsFuture::from(asked).await.ok().and_then(|v| v.as_bool()) {
         Some(within) => within,
         None => {
-            worker::console_error!(
-                "the rate-limiting binding {} is missing or failed",
-                limited.binding()
-            );
+            let binding = limited.binding();
+            worker::console_error!("the rate-limiting binding {binding} is missing or failed");
             true
         }
     }

@@ -44,7 +44,6 @@ pub struct PairingClass(Rc<Pairing>);
 
 #[wasm_bindgen(js_class = Pairing)]
 impl PairingClass {
-    /// The object, made by workerd.
     #[wasm_bindgen(constructor)]
     pub fn new(state: DurableObjectState, env: Env) -> Self {
         Self(Rc::new(Pairing::new(state, env)))
@@ -98,7 +97,6 @@ enum Event {
 /// One browser's pairing, shared with its requests' response streams (a stream outlives
 /// `fetch`).
 struct Pairing {
-    /// The core.
     object: RefCell<Object>,
     /// The tabs' sockets, by tab number.
     sockets: RefCell<ByNumber<WebSocket>>,
@@ -335,9 +333,7 @@ impl Pairing {
         let lines = Lines { first, waiting: Some(waiting) };
         stream_response(Box::new(lines), &http::NDJSON_HEADERS)
     }
-}
 
-impl Pairing {
     fn new(platform: DurableObjectState, env: Env) -> Self {
         // Pings are answered by the runtime without waking the object: idle tabs cost nothing.
         super::answer_pings(&platform, PING, PONG);
@@ -345,11 +341,8 @@ impl Pairing {
         let sockets = sockets_of(&platform);
         if let Some(tab) = sockets.iter().find_map(tab_of) {
             // A hash of the pairing id names it in the log without naming it.
-            console_log!(
-                "pairing {} woke with {} tabs",
-                &sha256_hex(tab.pairing.as_bytes())[..8],
-                sockets.len()
-            );
+            let tag = &sha256_hex(tab.pairing.as_bytes())[..8];
+            console_log!("pairing {tag} woke with {} tabs", sockets.len());
         }
         let keys = routes::config(&env).ok().map(|c| c.keys);
         Self {

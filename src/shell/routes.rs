@@ -19,9 +19,8 @@ use crate::pairing::tabs::TOO_MANY_OPENED;
 use crate::pairing::{tab_socket, SocketRefused};
 use crate::senders::Limited;
 
-/// The Durable Object binding of the pairings.
+// The Durable Object bindings (wrangler.toml).
 pub(crate) const PAIRING_BINDING: &str = "PAIRING";
-/// The Durable Object binding of the connect codes.
 pub(crate) const CONNECT_BINDING: &str = "CONNECT";
 
 pub(crate) fn config(env: &Env) -> std::result::Result<Config, String> {
