@@ -3,10 +3,11 @@
 //! client is kept in the Workers cache for the time the core says. Why a fetch failed is
 //! logged, never told to the requester (the core's sentence is the same for every failure).
 
-use wasm_bindgen::prelude::wasm_bindgen;
 use worker::wasm_bindgen::JsCast as _;
 use worker::wasm_bindgen_futures::JsFuture;
-use worker::{console_log, js_sys, web_sys};
+use worker::{console_log, web_sys};
+
+use super::{cached_text, fetch_document, keep};
 
 use crate::limits::FETCH_TIMEOUT_MS;
 use crate::oauth::cimd::{
@@ -51,21 +52,4 @@ async fn fetch_checked(url: &MetadataUrl) -> Result<(MetadataClient, u64), CimdE
         body.take(&chunk).map_err(|_| CimdError::TooLarge)?;
     }
     Ok((check_document(url, &body.into_bytes())?, seconds))
-}
-
-// The fetch and the Workers cache in a few lines of JavaScript: worker's and web_sys' request
-// and cache wrappers cost KiBs of wasm.
-#[wasm_bindgen(module = "/src/shell/platform.js")]
-extern "C" {
-    /// A GET of `url` with `signal`, redirects not followed (a redirect could lead anywhere
-    /// the URL rules refuse): its response.
-    #[wasm_bindgen(js_name = fetchDocument)]
-    fn fetch_document(url: &str, signal: &web_sys::AbortSignal) -> js_sys::Promise;
-
-    /// The body of the response the Workers cache keeps under `key`, or undefined.
-    #[wasm_bindgen(js_name = cachedText)]
-    fn cached_text(key: &str) -> js_sys::Promise;
-
-    /// Keeps `response` in the Workers cache under `key`.
-    fn keep(key: &str, response: &web_sys::Response) -> js_sys::Promise;
 }

@@ -169,11 +169,9 @@ impl Reader {
     /// The next chunk; None at the end.
     pub(crate) async fn next(&mut self) -> Result<Option<Vec<u8>>> {
         let reader = &self.reader;
-        let read = self.reading.get_or_insert_with(|| JsFuture::from(next_chunk(reader)));
-        let chunk = read.await;
+        let chunk = self.reading.get_or_insert_with(|| JsFuture::from(next_chunk(reader))).await;
         self.reading = None;
-        let chunk = chunk?;
-        Ok((!chunk.is_undefined()).then(|| Uint8Array::new(&chunk).to_vec()))
+        Ok(Some(chunk?).filter(|c| !c.is_undefined()).map(|c| Uint8Array::new(&c).to_vec()))
     }
 }
 
@@ -393,6 +391,18 @@ extern "C" {
     /// WebCrypto refuses (a point off the curve, say: it proves nothing).
     #[wasm_bindgen(js_name = verifyP256)]
     fn verify_p256(key: &[u8], signature: &[u8], data: &[u8]) -> Promise;
+
+    /// A GET of `url` with `signal`, redirects not followed (a redirect could lead anywhere
+    /// the URL rules refuse): its response.
+    #[wasm_bindgen(js_name = fetchDocument)]
+    fn fetch_document(url: &str, signal: &web_sys::AbortSignal) -> Promise;
+
+    /// The body of the response the Workers cache keeps under `key`, or undefined.
+    #[wasm_bindgen(js_name = cachedText)]
+    fn cached_text(key: &str) -> Promise;
+
+    /// Keeps `response` in the Workers cache under `key`.
+    fn keep(key: &str, response: &Response) -> Promise;
 
     /// Deletes everything the object stored.
     #[wasm_bindgen(js_name = deleteAll)]

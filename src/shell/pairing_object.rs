@@ -232,11 +232,6 @@ impl Drop for Waiting {
     }
 }
 
-/// The sockets the platform keeps for the object (hibernated ones too).
-fn sockets_of(platform: &DurableObjectState) -> Vec<WebSocket> {
-    platform.get_websockets().unwrap_or_default()
-}
-
 /// A tab's state from its socket's attachment (read as a JS string directly, not through
 /// worker's serde-wasm-bindgen).
 fn tab_of(ws: &WebSocket) -> Option<Tab> {
@@ -252,7 +247,7 @@ impl Pairing {
             return;
         }
         let mut tabs = Vec::new();
-        for ws in sockets_of(&self.platform) {
+        for ws in self.platform.get_websockets().unwrap_or_default() {
             if ws.ready_state() != WebSocket::OPEN {
                 continue;
             }
@@ -338,7 +333,8 @@ impl Pairing {
         // Pings are answered by the runtime without waking the object: idle tabs cost nothing.
         super::answer_pings(&platform, PING, PONG);
         // The tables are made on the first write (see store::TABLES), not here.
-        let sockets = sockets_of(&platform);
+        // The sockets the platform keeps for the object (hibernated ones too).
+        let sockets = platform.get_websockets().unwrap_or_default();
         if let Some(tab) = sockets.iter().find_map(tab_of) {
             // A hash of the pairing id names it in the log without naming it.
             let tag = &sha256_hex(tab.pairing.as_bytes())[..8];
