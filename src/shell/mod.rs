@@ -109,7 +109,8 @@ pub(crate) fn stream_response(
     source: Box<dyn Chunks>,
     headers: &[(&str, &str)],
 ) -> Result<Response> {
-    let body = Body { source: Rc::new(Cell::new(Some(source))), pulling: None };
+    let (source, pulling) = (Rc::new(Cell::new(Some(source))), AbortHandle::new_pair().0);
+    let body = Body { source, pulling };
     let res = new_response(200, &stream_of(body).into());
     set_headers(&res, headers.iter().copied())?;
     Ok(res)
@@ -121,7 +122,8 @@ pub(crate) fn stream_response(
 #[wasm_bindgen]
 pub struct Body {
     source: Rc<Cell<Option<Box<dyn Chunks>>>>,
-    pulling: Option<AbortHandle>,
+    /// The pull under way (or done: aborting it then does nothing).
+    pulling: AbortHandle,
 }
 
 #[wasm_bindgen]
@@ -136,7 +138,7 @@ impl Body {
             source.set(Some(chunks));
             chunk
         });
-        self.pulling = Some(pulling);
+        self.pulling = pulling;
         promise(Box::pin(async move {
             let chunk = next.await.ok().flatten();
             Ok(chunk.map_or(JsValue::UNDEFINED, |c| Uint8Array::from(&c[..]).into()))
@@ -146,9 +148,7 @@ impl Body {
 
 impl Drop for Body {
     fn drop(&mut self) {
-        if let Some(pulling) = self.pulling.take() {
-            pulling.abort();
-        }
+        self.pulling.abort();
     }
 }
 

@@ -17,11 +17,10 @@ use wasm_bindgen::prelude::wasm_bindgen;
 use wasm_bindgen::{JsCast as _, JsValue};
 use worker::js_sys::Promise;
 use worker::wasm_bindgen_futures::JsFuture;
-use worker::web_sys::Response;
-use worker::web_sys::WebSocket;
+use worker::web_sys::{self, Response, WebSocket};
 use worker::worker_sys::ext::WebSocketExt as _;
 use worker::worker_sys::DurableObjectState;
-use worker::{console_log, web_sys, Env};
+use worker::{console_log, Env};
 
 use super::{
     accept_socket, ask_code, body_bytes, bytes_response, catalogue, header, now_ms, promise,

@@ -50,10 +50,7 @@ pub fn fetch_export(req: web_sys::Request, env: Env) -> Promise {
 
 async fn fetch(req: Request, env: Env) -> Result<Response> {
     console_error_panic_hook::set_once();
-    let read = match CONFIG.get() {
-        Some(c) => Ok(c),
-        None => config(&env).map(|c| CONFIG.get_or_init(|| c)),
-    };
+    let read = CONFIG.get().map_or_else(|| config(&env).map(|c| CONFIG.get_or_init(|| c)), Ok);
     let config = match read {
         Ok(c) => c,
         Err(why) => {
