@@ -18,10 +18,9 @@ use crate::oauth::cimd::{
 /// (under the core's [`cache_key`]), else fetched and checked.
 pub(crate) async fn client(url: &MetadataUrl, origin: &str) -> Result<MetadataClient, CimdError> {
     let key = cache_key(origin, url);
-    if let Ok(hit) = JsFuture::from(cached_text(&key)).await {
-        if let Some(client) = hit.as_string().and_then(|t| super::from_json(t.as_bytes())) {
-            return Ok(client);
-        }
+    let hit = JsFuture::from(cached_text(&key)).await.ok().and_then(|hit| hit.as_string());
+    if let Some(client) = hit.and_then(|text| super::from_json(text.as_bytes())) {
+        return Ok(client);
     }
     let (client, seconds) = fetch_checked(url).await.inspect_err(|e| {
         if let Some(detail) = e.detail() {

@@ -15,7 +15,7 @@ use futures::future::{abortable, AbortHandle, LocalBoxFuture};
 use tabrelay_bundle::fields::Message as _;
 use wasm_bindgen::prelude::wasm_bindgen;
 use wasm_bindgen::JsValue;
-use worker::js_sys::{Promise, Uint8Array};
+use worker::js_sys::{Array, Promise, Uint8Array};
 use worker::wasm_bindgen_futures::JsFuture;
 use worker::web_sys::{self, Request, Response};
 use worker::worker_sys::DurableObjectState;
@@ -298,11 +298,8 @@ impl Sql for Sqlite<'_> {
             Bind::Int(n) => JsValue::from(n as f64),
         });
         let rows = sql_rows(self.0, query, bindings.collect()).map_err(|_| Failed)?;
-        let text = |v: JsValue| v.as_string();
-        Ok(rows
-            .iter()
-            .map(|row| worker::js_sys::Array::from(row).iter().map(text).collect())
-            .collect())
+        let row = |row: &JsValue| Array::from(row).iter().map(|v| v.as_string()).collect();
+        Ok(rows.iter().map(row).collect())
     }
 }
 
