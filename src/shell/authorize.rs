@@ -41,10 +41,10 @@ pub(super) async fn endpoint(
     };
     loop {
         let input = match step {
-            Step::Respond(answer) => match answer.http() {
-                Some(answer) => return respond(answer),
-                None => return Err(failed("a reply that does not answer")),
-            },
+            Step::Respond(answer) => {
+                let unanswered = || Err(failed("a reply that does not answer"));
+                return answer.http().map_or_else(unanswered, respond);
+            }
             Step::AskLimit(limited) => Input::Limit(within_limit(env, &req, limited).await),
             // Boxed: the fetch's states stay out of the Worker's fetch machine (0.2 KiB).
             Step::FetchClient(url) => {

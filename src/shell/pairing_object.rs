@@ -308,11 +308,8 @@ impl Pairing {
 
     /// A request of the Worker: the object's reply, one line or a stream of them.
     async fn request(self: &Rc<Self>, request: Request) -> Result<Response> {
-        let asker = {
-            let mut sql = Sqlite(&self.platform);
-            let mut object = self.object.borrow_mut();
-            object.request(request, &mut sql, now_ms(), &mut PlatformRandom)
-        };
+        let (mut sql, now) = (Sqlite(&self.platform), now_ms());
+        let asker = self.object.borrow_mut().request(request, &mut sql, now, &mut PlatformRandom);
         let (sender, replies) = mpsc::unbounded();
         self.askers.borrow_mut().insert(asker, sender);
         let mut waiting = Waiting { asker, pairing: Rc::clone(self), replies };
