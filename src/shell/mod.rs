@@ -74,8 +74,7 @@ pub(crate) fn respond(answer: http::Answer) -> Result<Response> {
     Ok(res)
 }
 
-/// A response of `status` whose body is `bytes` (no content type, as worker's
-/// `Response::error` made its text).
+/// A response of `status` whose body is `bytes`, with no content type (as worker's had).
 pub(crate) fn bytes_response(status: u16, bytes: &[u8]) -> Response {
     new_response(status, &Uint8Array::from(bytes).into())
 }
@@ -189,8 +188,7 @@ pub(crate) async fn ask_code(env: &Env, code: &ConnectCode, command: Command) ->
     CodeReply::decode(&body).map_err(|_| failed("a code's reply that does not read"))
 }
 
-/// Sends a request to a pairing's object: its reply lines, read as they come (one, or a
-/// stream of them).
+/// Sends a request to a pairing's object: its reply lines, read as they come.
 pub(crate) async fn ask_pairing(
     env: &Env,
     pairing: &str,
@@ -287,8 +285,7 @@ pub(crate) async fn within_limit(env: &Env, req: &Request, limited: Limited) -> 
     }
 }
 
-/// A Durable Object's SQL storage (reached through its state), as the core runs statements
-/// on it.
+/// A Durable Object's SQL storage (through its state), as the core runs statements on it.
 pub(crate) struct Sqlite<'a>(pub(crate) &'a DurableObjectState);
 
 impl Sql for Sqlite<'_> {
@@ -353,13 +350,11 @@ extern "C" {
     #[wasm_bindgen(js_name = newResponse)]
     fn new_response(status: u16, body: &JsValue) -> Response;
 
-    /// A response of 101 that hands over a socket the relay closes at once with `code` and
-    /// `reason` (a browser shows nothing else).
+    /// A 101 whose socket closes at once with `code` and `reason` (all a browser shows).
     #[wasm_bindgen(js_name = refuseSocket)]
     pub(crate) fn refuse_socket(code: u16, reason: &str) -> Response;
 
-    /// A tab's socket, accepted by the object: the 101 response that hands it over, and the
-    /// object's end.
+    /// A tab's socket accepted by the object: [the 101 that hands it over, the object's end].
     #[wasm_bindgen(js_name = acceptSocket)]
     pub(crate) fn accept_socket(state: &DurableObjectState) -> worker::js_sys::Array;
 
