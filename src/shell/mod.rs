@@ -151,8 +151,7 @@ impl Drop for Body {
     }
 }
 
-/// A body as it comes, chunk by chunk (platform.js's reader of it); dropped before its end,
-/// it cancels the rest.
+/// A body read chunk by chunk (platform.js's reader); dropped before its end, it cancels the rest.
 pub(crate) struct Reader {
     reader: JsValue,
     /// The read under way, kept when a wait for it is given up (its chunk is the next).

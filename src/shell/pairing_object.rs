@@ -93,8 +93,7 @@ enum Event {
     Alarm,
 }
 
-/// One browser's pairing, shared with its requests' response streams (a stream outlives
-/// `fetch`).
+/// One browser's pairing, shared with its requests' response streams (they outlive `fetch`).
 struct Pairing {
     object: RefCell<Object>,
     /// The tabs' sockets, by tab number.
@@ -231,8 +230,7 @@ impl Drop for Waiting {
     }
 }
 
-/// A tab's state from its socket's attachment (read as a JS string directly, not through
-/// worker's serde-wasm-bindgen).
+/// A tab's state from its socket's attachment (a JS string, not worker's serde-wasm-bindgen).
 fn tab_of(ws: &WebSocket) -> Option<Tab> {
     read_attachment(&ws.deserialize_attachment().ok()?.as_string()?)
 }
