@@ -2,12 +2,12 @@
 //! step it asks (a code's object, a pairing's, the sender limit, a metadata document) and
 //! writes its answer.
 
-use worker::web_sys::Request;
-use worker::{Env, Response, Result};
+use worker::web_sys::{Request, Response};
+use worker::Env;
 
 use super::{
-    ask_code, ask_pairing, client_metadata, header, method, now_ms, read_body, respond,
-    within_limit, PlatformRandom,
+    ask_code, ask_pairing, client_metadata, failed, header, method, now_ms, read_body, respond,
+    within_limit, PlatformRandom, Result,
 };
 use crate::config::Config;
 use crate::http;
@@ -41,12 +41,10 @@ pub(super) async fn endpoint(
     };
     loop {
         let input = match step {
-            Step::Respond(answer) => match answer.http() {
-                Some(answer) => return respond(answer),
-                None => {
-                    return Err(worker::Error::RustError("a reply that does not answer".into()))
-                }
-            },
+            Step::Respond(answer) => {
+                let unanswered = || Err(failed("a reply that does not answer"));
+                return answer.http().map_or_else(unanswered, respond);
+            }
             Step::AskLimit(limited) => Input::Limit(within_limit(env, &req, limited).await),
             // Boxed: the fetch's states stay out of the Worker's fetch machine (0.2 KiB).
             Step::FetchClient(url) => {

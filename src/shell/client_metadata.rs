@@ -3,12 +3,11 @@
 //! client is kept in the Workers cache for the time the core says. Why a fetch failed is
 //! logged, never told to the requester (the core's sentence is the same for every failure).
 
-use futures::future::{select, Either};
-use futures::StreamExt as _;
-use wasm_bindgen::prelude::wasm_bindgen;
 use worker::wasm_bindgen::JsCast as _;
 use worker::wasm_bindgen_futures::JsFuture;
-use worker::{console_log, js_sys, web_sys, AbortController, ByteStream};
+use worker::{console_log, web_sys};
+
+use super::{cached_text, fetch_document, keep};
 
 use crate::limits::FETCH_TIMEOUT_MS;
 use crate::oauth::cimd::{
@@ -19,10 +18,9 @@ use crate::oauth::cimd::{
 /// (under the core's [`cache_key`]), else fetched and checked.
 pub(crate) async fn client(url: &MetadataUrl, origin: &str) -> Result<MetadataClient, CimdError> {
     let key = cache_key(origin, url);
-    if let Ok(hit) = JsFuture::from(cached_text(&key)).await {
-        if let Some(client) = hit.as_string().and_then(|t| super::from_json(t.as_bytes())) {
-            return Ok(client);
-        }
+    let hit = JsFuture::from(cached_text(&key)).await.ok().and_then(|hit| hit.as_string());
+    if let Some(client) = hit.and_then(|text| super::from_json(text.as_bytes())) {
+        return Ok(client);
     }
     let (client, seconds) = fetch_checked(url).await.inspect_err(|e| {
         if let Some(detail) = e.detail() {
@@ -32,59 +30,25 @@ pub(crate) async fn client(url: &MetadataUrl, origin: &str) -> Result<MetadataCl
     })?;
     // A failure to cache costs only a fetch next time.
     if let Some(Ok(entry)) = cache_entry(&client, seconds).map(super::respond) {
-        let _ = JsFuture::from(keep(&key, &entry.into())).await;
+        let _ = JsFuture::from(keep(&key, &entry)).await;
     }
     Ok(client)
 }
 
-/// Fetches and checks the document, racing a 5 s timer; the client and how long to keep it.
+/// Fetches and checks the document within 5 s (the platform's timeout signal cuts off the
+/// fetch and the body's reading alike); the client and how long to keep it.
 async fn fetch_checked(url: &MetadataUrl) -> Result<(MetadataClient, u64), CimdError> {
-    let controller = AbortController::default();
-    let signal = controller.signal();
-    let work = async {
-        let res = fetch(url.as_str(), &signal).await?;
-        let header = |name: &str| res.headers().get(name).ok().flatten();
-        let (length, cache) = (header("content-length"), header("cache-control"));
-        let (mut body, seconds) =
-            check_response(res.status(), length.as_deref(), cache.as_deref())?;
-        // The body, read until it passes the cap (then refused without reading on).
-        if let Some(mut stream) = res.body().map(ByteStream::from) {
-            while let Some(chunk) = stream.next().await {
-                let chunk = chunk.map_err(|_| CimdError::Unreachable)?;
-                body.take(&chunk).map_err(|_| CimdError::TooLarge)?;
-            }
-        }
-        Ok((check_document(url, &body.into_bytes())?, seconds))
-    };
-    let timer = super::sleep(FETCH_TIMEOUT_MS);
-    futures::pin_mut!(work);
-    let outcome = match select(work, timer).await {
-        Either::Left((outcome, _)) => outcome,
-        Either::Right(_) => Err(CimdError::TooSlow),
-    };
-    // Nothing more is read either way: a slow fetch or a body refused half-read is cut off.
-    controller.abort();
-    outcome
-}
-
-/// A GET that does not follow redirects (a redirect could lead anywhere the URL rules refuse).
-async fn fetch(url: &str, signal: &worker::AbortSignal) -> Result<web_sys::Response, CimdError> {
-    let res = JsFuture::from(fetch_document(url, signal)).await;
-    res.and_then(|r| r.dyn_into()).map_err(|_| CimdError::Unreachable)
-}
-
-// The fetch and the Workers cache in a few lines of JavaScript: worker's and web_sys' request
-// and cache wrappers cost KiBs of wasm.
-#[wasm_bindgen(module = "/src/shell/platform.js")]
-extern "C" {
-    /// A GET of `url` with `signal`, redirects not followed: its response.
-    #[wasm_bindgen(js_name = fetchDocument)]
-    fn fetch_document(url: &str, signal: &web_sys::AbortSignal) -> js_sys::Promise;
-
-    /// The body of the response the Workers cache keeps under `key`, or undefined.
-    #[wasm_bindgen(js_name = cachedText)]
-    fn cached_text(key: &str) -> js_sys::Promise;
-
-    /// Keeps `response` in the Workers cache under `key`.
-    fn keep(key: &str, response: &web_sys::Response) -> js_sys::Promise;
+    let signal = web_sys::AbortSignal::timeout_with_u32(FETCH_TIMEOUT_MS as u32);
+    let failed = |_| if signal.aborted() { CimdError::TooSlow } else { CimdError::Unreachable };
+    let res = JsFuture::from(fetch_document(url.as_str(), &signal)).await;
+    let res: web_sys::Response = res.and_then(|r| r.dyn_into()).map_err(failed)?;
+    let header = |name: &str| res.headers().get(name).ok().flatten();
+    let (length, cache) = (header("content-length"), header("cache-control"));
+    let (mut body, seconds) = check_response(res.status(), length.as_deref(), cache.as_deref())?;
+    // The body, read until it passes the cap (then refused, and the rest cut off unread).
+    let mut reader = super::Reader::of(res.body());
+    while let Some(chunk) = reader.next().await.map_err(failed)? {
+        body.take(&chunk).map_err(|_| CimdError::TooLarge)?;
+    }
+    Ok((check_document(url, &body.into_bytes())?, seconds))
 }

@@ -8,13 +8,14 @@ use std::rc::Rc;
 use tabrelay_bundle::fields::Message as _;
 use wasm_bindgen::prelude::wasm_bindgen;
 use worker::js_sys::Promise;
-use worker::web_sys::{self, Request};
+use worker::wasm_bindgen_futures::JsFuture;
+use worker::web_sys::{self, Request, Response};
 use worker::worker_sys::DurableObjectState;
-use worker::{Env, Response, Result};
+use worker::Env;
 
 use super::{
-    body_bytes, delete_all, now_ms, promise, response_value, routes, set_alarm, PlatformRandom,
-    Sqlite,
+    body_bytes, bytes_response, delete_all, failed, now_ms, promise, routes, set_alarm,
+    PlatformRandom, Result, Sqlite,
 };
 use crate::config::CODE_KEPT_MS;
 use crate::oauth::connect::stored::carry_out;
@@ -34,7 +35,6 @@ pub struct ConnectCodeClass(Rc<ConnectCode>);
 
 #[wasm_bindgen(js_class = ConnectCode)]
 impl ConnectCodeClass {
-    /// The object, made by workerd.
     #[wasm_bindgen(constructor)]
     pub fn new(state: DurableObjectState, env: Env) -> Self {
         Self(Rc::new(ConnectCode { platform: state, env }))
@@ -43,7 +43,7 @@ impl ConnectCodeClass {
     /// A command to the code's session.
     pub fn fetch(&self, req: web_sys::Request) -> Promise {
         let code = Rc::clone(&self.0);
-        promise(Box::pin(async move { code.fetch(req).await.map(response_value) }))
+        promise(Box::pin(async move { code.fetch(req).await.map(Into::into) }))
     }
 
     /// The code's end: nothing of a code outlives it, not its session, nor the table that held
@@ -56,16 +56,16 @@ impl ConnectCodeClass {
 impl ConnectCode {
     async fn fetch(&self, req: Request) -> Result<Response> {
         let Ok((code, command)) = CodeRequest::decode(&body_bytes(&req).await?) else {
-            return Response::error("Not a request to a connect code.", 400);
+            return Ok(bytes_response(400, b"Not a request to a connect code."));
         };
         let kept = routes::config(&self.env).map_or(CODE_KEPT_MS, |c| c.code_kept_ms);
         let mut sql = Sqlite(&self.platform);
         let (reply, forget) =
             carry_out(&mut sql, &code, command, now_ms(), kept, &mut PlatformRandom)
-                .map_err(|_| worker::Error::RustError("the code's storage failed".into()))?;
+                .map_err(|_| failed("the code's storage failed"))?;
         if let Some(at) = forget {
-            set_alarm(&self.platform, at).await?;
+            JsFuture::from(set_alarm(&self.platform, at as f64)).await?;
         }
-        Response::from_bytes(reply.encode())
+        Ok(bytes_response(200, &reply.encode()))
     }
 }

@@ -3,13 +3,16 @@
 //! pairing says something, reads the clock once per event and feeds back what happened.
 
 use futures::future::{select, Either, LocalBoxFuture};
-use worker::web_sys::Request;
-use worker::{Env, Response, Result};
+use worker::web_sys::{Request, Response};
+use worker::Env;
 
-use super::{ask_pairing, now_ms, read_body, respond, stream_response, Chunks, Replies};
+use super::{
+    ask_pairing, bytes_response, now_ms, read_body, respond, stream_response, Chunks, Replies,
+    Result,
+};
 use crate::http;
 use crate::mcp::exchange::{Answer, Exchange, Output};
-use crate::pairing::wire::{Reply, Request as PairingRequest};
+use crate::pairing::wire::Request as PairingRequest;
 
 /// What the loop stops at.
 enum Step {
@@ -37,7 +40,7 @@ pub(crate) async fn drive(exchange: Exchange<'static>, req: Request, env: Env) -
         Step::Open => stream_response(Box::new(driver), &http::EVENT_STREAM_HEADERS),
         // Nothing could move the exchange any more (a fault of the core, never a client's).
         Step::Send(_) | Step::End => {
-            Response::error(crate::sentences::shell::CALL_NOT_ANSWERED, 500)
+            Ok(bytes_response(500, crate::sentences::shell::CALL_NOT_ANSWERED.as_bytes()))
         }
     }
 }
@@ -91,17 +94,15 @@ impl Driver {
             };
             self.now_ms = now_ms();
             match heard {
-                Some(reply) => self.heard(reply),
+                Some(reply) => {
+                    if reply.is_none() {
+                        self.replies = None;
+                    }
+                    self.exchange.handle_reply(reply, self.now_ms);
+                }
                 None => self.exchange.handle_timeout(self.now_ms),
             }
         }
-    }
-
-    fn heard(&mut self, reply: Option<Reply>) {
-        if reply.is_none() {
-            self.replies = None;
-        }
-        self.exchange.handle_reply(reply, self.now_ms);
     }
 
     /// Asks the pairing, dropping what an earlier ask would still say.
@@ -110,7 +111,7 @@ impl Driver {
         let pairing = self.exchange.pairing().unwrap_or_default().to_owned();
         let env = self.env.clone();
         self.asking = Some(Box::pin(async move {
-            ask_pairing(&env, &pairing, &request).await.unwrap_or_else(|_| Replies::none())
+            ask_pairing(&env, &pairing, &request).await.unwrap_or_else(|_| Replies::of(None))
         }));
     }
 }

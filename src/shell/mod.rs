@@ -7,18 +7,19 @@ mod connect_object;
 mod drive;
 mod pairing_object;
 mod routes;
-mod webcrypto;
 
-use futures::future::LocalBoxFuture;
-use futures::StreamExt as _;
+use std::cell::Cell;
+use std::rc::Rc;
+
+use futures::future::{abortable, AbortHandle, LocalBoxFuture};
 use tabrelay_bundle::fields::Message as _;
 use wasm_bindgen::prelude::wasm_bindgen;
 use wasm_bindgen::JsValue;
-use worker::js_sys::Promise;
+use worker::js_sys::{Array, Promise, Uint8Array};
 use worker::wasm_bindgen_futures::JsFuture;
-use worker::web_sys::{self, Request};
+use worker::web_sys::{self, Request, Response};
 use worker::worker_sys::DurableObjectState;
-use worker::{ByteStream, Date, Env, Headers, Response, ResponseBody, Result};
+use worker::{Date, Env};
 
 pub(crate) use tabrelay_bundle::from_json;
 
@@ -27,6 +28,7 @@ use crate::http::{self, CappedBody, TooLarge};
 use crate::oauth::connect::{CodeReply, CodeRequest, Command, ConnectCode};
 use crate::pairing::object::ReplyLines;
 use crate::pairing::wire::{Reply, Request as PairingRequest};
+use crate::pairing::Proof;
 use crate::senders::{sender_key, Limited};
 use crate::sql::{Bind, Failed, Rows, Sql};
 
@@ -55,27 +57,44 @@ pub(crate) fn now_ms() -> u64 {
     Date::now().as_millis()
 }
 
+/// What a platform call fails with: what it threw (worker's Error, made of each, and its
+/// Display and Debug cost KiBs of wasm).
+pub(crate) type Result<T, E = JsValue> = std::result::Result<T, E>;
+
+/// A failure of the relay's own, as the platform's are.
+pub(crate) fn failed(why: &str) -> JsValue {
+    worker::js_sys::Error::new(why).into()
+}
+
 /// Writes an answer the core made, with every header it carries and no other.
 pub(crate) fn respond(answer: http::Answer) -> Result<Response> {
-    let headers = Headers::new();
-    for (name, value) in &answer.headers {
-        headers.set(name, value)?;
+    let body = answer.body.map_or(JsValue::NULL, |body| Uint8Array::from(&body[..]).into());
+    let res = new_response(answer.status, &body);
+    set_headers(&res, answer.headers.iter().map(|(name, value)| (*name, value.as_str())))?;
+    Ok(res)
+}
+
+/// A response of `status` whose body is `bytes`, with no content type (as worker's had).
+pub(crate) fn bytes_response(status: u16, bytes: &[u8]) -> Response {
+    new_response(status, &Uint8Array::from(bytes).into())
+}
+
+/// Sets `headers` on a response the relay made.
+pub(crate) fn set_headers<'a>(
+    res: &Response,
+    headers: impl IntoIterator<Item = (&'a str, &'a str)>,
+) -> Result<()> {
+    for (name, value) in headers {
+        res.headers().set(name, value)?;
     }
-    let body = answer.body.map_or(ResponseBody::Empty, ResponseBody::Body);
-    Ok(Response::from_body(body)?.with_status(answer.status).with_headers(headers))
+    Ok(())
 }
 
 /// A Durable Object method's outcome as the promise workerd awaits. Every method of both
 /// objects hands its work here as one boxed future type, so the export machinery
 /// (future_to_promise, its task and closures) is in the wasm once, not once per method.
 pub(crate) fn promise(work: LocalBoxFuture<'static, Result<JsValue>>) -> Promise {
-    let work = async move { work.await.map_err(JsValue::from) };
     worker::wasm_bindgen_futures::future_to_promise(work)
-}
-
-/// A response as workerd takes it.
-pub(crate) fn response_value(res: Response) -> JsValue {
-    worker::web_sys::Response::from(res).into()
 }
 
 /// What a streamed response's body is read from, one chunk at a time.
@@ -84,93 +103,129 @@ pub(crate) trait Chunks {
     fn next_chunk(&mut self) -> LocalBoxFuture<'_, Option<Vec<u8>>>;
 }
 
-/// A response whose body is the chunks of `source`, sent as they come (one stream type for
-/// every such response, so the stream glue is built once).
+/// A response whose body is the chunks of `source`, sent as they come.
 pub(crate) fn stream_response(
     source: Box<dyn Chunks>,
     headers: &[(&str, &str)],
 ) -> Result<Response> {
-    let chunks = futures::stream::unfold(source, |mut source| async move {
-        let chunk = source.next_chunk().await?;
-        Some((Ok::<_, worker::Error>(chunk), source))
-    });
-    with_headers(Response::from_stream(chunks)?, headers)
+    let (source, pulling) = (Rc::new(Cell::new(Some(source))), AbortHandle::new_pair().0);
+    let body = Body { source, pulling };
+    let res = new_response(200, &stream_of(body).into());
+    set_headers(&res, headers.iter().copied())?;
+    Ok(res)
 }
 
-/// `res` with `headers` set.
-pub(crate) fn with_headers(mut res: Response, headers: &[(&str, &str)]) -> Result<Response> {
-    for (name, value) in headers {
-        res.headers_mut().set(name, value)?;
+/// A streamed response's source as its stream (platform.js's `streamOf`) pulls it: each
+/// `next` its next chunk, undefined at the end. Freed when the client stops reading, which
+/// drops the chunk it waited for and the source (a pairing's request lets go of its replies).
+#[wasm_bindgen]
+pub struct Body {
+    source: Rc<Cell<Option<Box<dyn Chunks>>>>,
+    /// The pull under way (or done: aborting it then does nothing).
+    pulling: AbortHandle,
+}
+
+#[wasm_bindgen]
+impl Body {
+    /// The next chunk, or undefined at the end (the stream pulls one at a time).
+    pub fn next(&mut self) -> Promise {
+        let source = Rc::clone(&self.source);
+        let (next, pulling) = abortable(async move {
+            // Out of the cell while it is read: a pull cut off drops it (the stream is done).
+            let mut chunks = source.take()?;
+            let chunk = chunks.next_chunk().await;
+            source.set(Some(chunks));
+            chunk
+        });
+        self.pulling = pulling;
+        promise(Box::pin(async move {
+            let chunk = next.await.ok().flatten();
+            Ok(chunk.map_or(JsValue::UNDEFINED, |c| Uint8Array::from(&c[..]).into()))
+        }))
     }
-    Ok(res)
+}
+
+impl Drop for Body {
+    fn drop(&mut self) {
+        self.pulling.abort();
+    }
+}
+
+/// A body read chunk by chunk (platform.js's reader); dropped before its end, it cancels the rest.
+pub(crate) struct Reader {
+    reader: JsValue,
+    /// The read under way, kept when a wait for it is given up (its chunk is the next).
+    reading: Option<JsFuture>,
+}
+
+impl Reader {
+    /// Reads `body`; no body reads as an empty one.
+    pub(crate) fn of(body: Option<web_sys::ReadableStream>) -> Self {
+        Self { reader: reader_of(body), reading: None }
+    }
+
+    /// The next chunk; None at the end.
+    pub(crate) async fn next(&mut self) -> Result<Option<Vec<u8>>> {
+        let reader = &self.reader;
+        let chunk = self.reading.get_or_insert_with(|| JsFuture::from(next_chunk(reader))).await;
+        self.reading = None;
+        Ok(Some(chunk?).filter(|c| !c.is_undefined()).map(|c| Uint8Array::new(&c).to_vec()))
+    }
+}
+
+impl Drop for Reader {
+    fn drop(&mut self) {
+        cancel_read(&self.reader);
+    }
 }
 
 /// Applies a command to a connect code's session in its Durable Object; its reply.
 pub(crate) async fn ask_code(env: &Env, code: &ConnectCode, command: Command) -> Result<CodeReply> {
     let request = CodeRequest { code: code.as_str().to_owned(), command };
     let read = post_object_read(env, routes::CONNECT_BINDING, code.as_str(), request.encode());
-    let body = worker::js_sys::Uint8Array::new(&JsFuture::from(read).await?).to_vec();
-    CodeReply::decode(&body).map_err(|e| worker::Error::RustError(e.to_string()))
+    let body = Uint8Array::new(&JsFuture::from(read).await?).to_vec();
+    CodeReply::decode(&body).map_err(|_| failed("a code's reply that does not read"))
 }
 
-/// Sends a request to a pairing's object: its reply lines, read as they come (one, or a
-/// stream of them).
+/// Sends a request to a pairing's object: its reply lines, read as they come.
 pub(crate) async fn ask_pairing(
     env: &Env,
     pairing: &str,
     request: &PairingRequest,
 ) -> Result<Replies> {
     let promise = post_object(env, routes::PAIRING_BINDING, pairing, request.encode());
-    Ok(Replies::of(object_response(promise).await?))
-}
-
-/// Passes a request on to the Durable Object `name` of `binding` (a tab's socket to its
-/// pairing); its response.
-pub(crate) fn pass_to_object(
-    env: &Env,
-    binding: &str,
-    name: &str,
-    req: &Request,
-) -> impl std::future::Future<Output = Result<web_sys::Response>> {
-    object_response(pass_object(env, binding, name, req))
+    let res = object_response(promise).await?;
+    Ok(Replies::of((res.status() == 200).then(|| res.body()).flatten()))
 }
 
 /// A Durable Object's response, once its promise settles.
-async fn object_response(promise: Promise) -> Result<web_sys::Response> {
+pub(crate) async fn object_response(promise: Promise) -> Result<Response> {
     use worker::wasm_bindgen::JsCast as _;
-    Ok(JsFuture::from(promise).await?.dyn_into()?)
+    JsFuture::from(promise).await?.dyn_into()
 }
 
 /// The reply lines of a pairing's object (NDJSON), read as they come.
 pub(crate) struct Replies {
-    stream: Option<ByteStream>,
+    body: Reader,
     lines: ReplyLines,
 }
 
 impl Replies {
-    /// No replies (the pairing could not be asked): the first `next` is None.
-    pub(crate) fn none() -> Self {
-        Self { stream: None, lines: ReplyLines::default() }
+    /// The replies in `body`; none (the pairing could not be asked): the first `next` is None.
+    pub(crate) fn of(body: Option<web_sys::ReadableStream>) -> Self {
+        Self { body: Reader::of(body), lines: ReplyLines::default() }
     }
 
-    fn of(res: web_sys::Response) -> Self {
-        let stream = (res.status() == 200).then(|| res.body()).flatten().map(ByteStream::from);
-        Self { stream, lines: ReplyLines::default() }
-    }
-
-    /// The next reply, or None once the stream ended or failed (a line that does not read
+    /// The next reply, or None once the body ended or failed (a line that does not read
     /// is skipped).
     pub(crate) async fn next(&mut self) -> Option<Reply> {
         loop {
             if let Some(reply) = self.lines.next_reply() {
                 return Some(reply);
             }
-            match self.stream.as_mut()?.next().await {
-                Some(Ok(chunk)) => self.lines.push(&chunk),
-                _ => {
-                    self.stream = None;
-                    return None;
-                }
+            match self.body.next().await {
+                Ok(Some(chunk)) => self.lines.push(&chunk),
+                _ => return None,
             }
         }
     }
@@ -192,7 +247,7 @@ pub(crate) fn method(req: &Request) -> &'static str {
 /// A request's whole body.
 pub(crate) async fn body_bytes(req: &Request) -> Result<Vec<u8>> {
     let body = JsFuture::from(req.array_buffer()?).await?;
-    Ok(worker::js_sys::Uint8Array::new(&body).to_vec())
+    Ok(Uint8Array::new(&body).to_vec())
 }
 
 /// A request's body, read with `cap` ([`CappedBody`]): refused by its `Content-Length` before
@@ -203,10 +258,9 @@ pub(crate) async fn read_body(req: &Request, cap: usize) -> Result<Result<Vec<u8
         Ok(body) => body,
         Err(too_large) => return Ok(Err(too_large)),
     };
-    // No body at all reads as an empty one.
-    let Some(mut stream) = req.body().map(ByteStream::from) else { return Ok(Ok(Vec::new())) };
-    while let Some(chunk) = stream.next().await {
-        if let Err(too_large) = body.take(&chunk?) {
+    let mut reader = Reader::of(req.body());
+    while let Some(chunk) = reader.next().await? {
+        if let Err(too_large) = body.take(&chunk) {
             return Ok(Err(too_large));
         }
     }
@@ -223,17 +277,14 @@ pub(crate) async fn within_limit(env: &Env, req: &Request, limited: Limited) -> 
     match JsFuture::from(asked).await.ok().and_then(|v| v.as_bool()) {
         Some(within) => within,
         None => {
-            worker::console_error!(
-                "the rate-limiting binding {} is missing or failed",
-                limited.binding()
-            );
+            let binding = limited.binding();
+            worker::console_error!("the rate-limiting binding {binding} is missing or failed");
             true
         }
     }
 }
 
-/// A Durable Object's SQL storage (reached through its state), as the core runs statements
-/// on it.
+/// A Durable Object's SQL storage (through its state), as the core runs statements on it.
 pub(crate) struct Sqlite<'a>(pub(crate) &'a DurableObjectState);
 
 impl Sql for Sqlite<'_> {
@@ -243,17 +294,15 @@ impl Sql for Sqlite<'_> {
             Bind::Int(n) => JsValue::from(n as f64),
         });
         let rows = sql_rows(self.0, query, bindings.collect()).map_err(|_| Failed)?;
-        let text = |v: JsValue| v.as_string();
-        Ok(rows
-            .iter()
-            .map(|row| worker::js_sys::Array::from(row).iter().map(text).collect())
-            .collect())
+        let row = |row: &JsValue| Array::from(row).iter().map(|v| v.as_string()).collect();
+        Ok(rows.iter().map(row).collect())
     }
 }
 
-/// Sets the object's alarm to `at_ms` (since the epoch), once awaited.
-pub(crate) fn set_alarm(state: &DurableObjectState, at_ms: u64) -> JsFuture {
-    JsFuture::from(set_alarm_at(state, at_ms as f64))
+/// Whether a tab's proof holds ([`verify_p256`]).
+pub(crate) async fn verify(proof: &Proof) -> bool {
+    let answer = verify_p256(&proof.key, &proof.signature, proof.text.as_bytes());
+    JsFuture::from(answer).await.is_ok_and(|v| v.as_bool() == Some(true))
 }
 
 /// The catalogue bundled with this build, read once.
@@ -277,7 +326,7 @@ extern "C" {
 
     /// Passes `request` on to the Durable Object `name` of `binding`: its response.
     #[wasm_bindgen(js_name = passObject)]
-    fn pass_object(env: &Env, binding: &str, name: &str, request: &Request) -> Promise;
+    pub(crate) fn pass_object(env: &Env, binding: &str, name: &str, request: &Request) -> Promise;
 
     /// The rate-limiting binding `binding`'s answer for `key`: whether it is within its limit;
     /// undefined when the binding is missing or fails.
@@ -294,7 +343,57 @@ extern "C" {
 
     /// Sets the object's alarm to `at` (milliseconds since the epoch).
     #[wasm_bindgen(js_name = setAlarm)]
-    fn set_alarm_at(state: &DurableObjectState, at: f64) -> Promise;
+    pub(crate) fn set_alarm(state: &DurableObjectState, at: f64) -> Promise;
+
+    /// A response of `status` whose body is `body` (null, bytes or a stream).
+    #[wasm_bindgen(js_name = newResponse)]
+    fn new_response(status: u16, body: &JsValue) -> Response;
+
+    /// A 101 whose socket closes at once with `code` and `reason` (all a browser shows).
+    #[wasm_bindgen(js_name = refuseSocket)]
+    pub(crate) fn refuse_socket(code: u16, reason: &str) -> Response;
+
+    /// A tab's socket accepted by the object: [the 101 that hands it over, the object's end].
+    #[wasm_bindgen(js_name = acceptSocket)]
+    pub(crate) fn accept_socket(state: &DurableObjectState) -> worker::js_sys::Array;
+
+    /// A stream whose chunks `body` gives, as they are read.
+    #[wasm_bindgen(js_name = streamOf)]
+    fn stream_of(body: Body) -> web_sys::ReadableStream;
+
+    /// A reader of `body` (none: an empty body).
+    #[wasm_bindgen(js_name = readerOf)]
+    fn reader_of(body: Option<web_sys::ReadableStream>) -> JsValue;
+
+    /// The reader's next chunk (a Uint8Array), undefined at the end.
+    #[wasm_bindgen(js_name = nextChunk)]
+    fn next_chunk(reader: &JsValue) -> Promise;
+
+    /// Cancels what the reader has not read.
+    #[wasm_bindgen(js_name = cancelRead)]
+    fn cancel_read(reader: &JsValue);
+
+    /// Has the runtime answer `ping` with `pong` on the object's sockets, without waking it.
+    #[wasm_bindgen(js_name = answerPings)]
+    pub(crate) fn answer_pings(state: &DurableObjectState, ping: &str, pong: &str);
+
+    /// Whether `signature` (P1363) is `key`'s (raw P-256) ECDSA signature over SHA-256 of
+    /// `data`, by the runtime's WebCrypto (no signature crate in the wasm); false for a key
+    /// WebCrypto refuses (a point off the curve, say: it proves nothing).
+    #[wasm_bindgen(js_name = verifyP256)]
+    fn verify_p256(key: &[u8], signature: &[u8], data: &[u8]) -> Promise;
+
+    /// A GET of `url` with `signal`, redirects not followed (a redirect could lead anywhere
+    /// the URL rules refuse): its response.
+    #[wasm_bindgen(js_name = fetchDocument)]
+    fn fetch_document(url: &str, signal: &web_sys::AbortSignal) -> Promise;
+
+    /// The body of the response the Workers cache keeps under `key`, or undefined.
+    #[wasm_bindgen(js_name = cachedText)]
+    fn cached_text(key: &str) -> Promise;
+
+    /// Keeps `response` in the Workers cache under `key`.
+    fn keep(key: &str, response: &Response) -> Promise;
 
     /// Deletes everything the object stored.
     #[wasm_bindgen(js_name = deleteAll)]

@@ -14,17 +14,18 @@ use futures::StreamExt as _;
 use tabrelay_bundle::fields::Message as _;
 use tabrelay_bundle::protocol::{PING, PONG};
 use wasm_bindgen::prelude::wasm_bindgen;
-use wasm_bindgen::JsValue;
+use wasm_bindgen::{JsCast as _, JsValue};
 use worker::js_sys::Promise;
-use worker::web_sys::WebSocket;
+use worker::wasm_bindgen_futures::JsFuture;
+use worker::web_sys::{self, Response, WebSocket};
 use worker::worker_sys::ext::WebSocketExt as _;
 use worker::worker_sys::DurableObjectState;
-use worker::worker_sys::WebSocketRequestResponsePair;
-use worker::{console_error, console_log, web_sys, Env, Response, Result, WebSocketPair};
+use worker::{console_log, Env};
 
 use super::{
-    ask_code, body_bytes, catalogue, header, now_ms, promise, response_value, routes, set_alarm,
-    sleep, stream_response, with_headers, Chunks, PlatformRandom, Sqlite,
+    accept_socket, ask_code, body_bytes, bytes_response, catalogue, header, now_ms, promise,
+    refuse_socket, routes, set_alarm, set_headers, sleep, stream_response, Chunks, PlatformRandom,
+    Result, Sqlite,
 };
 use crate::crypto::sha256_hex;
 use crate::http;
@@ -42,7 +43,6 @@ pub struct PairingClass(Rc<Pairing>);
 
 #[wasm_bindgen(js_class = Pairing)]
 impl PairingClass {
-    /// The object, made by workerd.
     #[wasm_bindgen(constructor)]
     pub fn new(state: DurableObjectState, env: Env) -> Self {
         Self(Rc::new(Pairing::new(state, env)))
@@ -75,14 +75,6 @@ impl PairingClass {
     pub fn alarm(&self) -> Promise {
         self.on(Event::Alarm)
     }
-
-    /// No connection is ever opened to a pairing: refused (what worker's default did, short
-    /// of its panic).
-    pub fn connect(&self) -> Promise {
-        const WHY: &str = "connect() handler not implemented";
-        console_error!("{WHY}");
-        Promise::reject(&JsValue::from_str(WHY))
-    }
 }
 
 impl PairingClass {
@@ -101,10 +93,8 @@ enum Event {
     Alarm,
 }
 
-/// One browser's pairing, shared with its requests' response streams (a stream outlives
-/// `fetch`).
+/// One browser's pairing, shared with its requests' response streams (they outlive `fetch`).
 struct Pairing {
-    /// The core.
     object: RefCell<Object>,
     /// The tabs' sockets, by tab number.
     sockets: RefCell<ByNumber<WebSocket>>,
@@ -160,11 +150,11 @@ impl Pairing {
                     continue;
                 }
                 Some(Output::SetAlarm(at)) => {
-                    set_alarm(&self.platform, at).await?;
+                    JsFuture::from(set_alarm(&self.platform, at as f64)).await?;
                     continue;
                 }
                 Some(Output::Verify(tab, proof)) => {
-                    Input::Proved { tab, valid: super::webcrypto::verify(&proof).await }
+                    Input::Proved { tab, valid: super::verify(&proof).await }
                 }
                 Some(Output::AskCode(tab, code, command, said)) => {
                     let reply = ask_code(&self.env, &code, command.clone()).await.ok();
@@ -240,26 +230,21 @@ impl Drop for Waiting {
     }
 }
 
-/// The sockets the platform keeps for the object (hibernated ones too).
-fn sockets_of(platform: &DurableObjectState) -> Vec<WebSocket> {
-    platform.get_websockets().unwrap_or_default()
-}
-
-/// A tab's state from its socket's attachment (read as a JS string directly, not through
-/// worker's serde-wasm-bindgen).
+/// A tab's state from its socket's attachment (a JS string, not worker's serde-wasm-bindgen).
 fn tab_of(ws: &WebSocket) -> Option<Tab> {
     read_attachment(&ws.deserialize_attachment().ok()?.as_string()?)
 }
 
 impl Pairing {
     /// Wakes the object the first time this instance needs it: the tabs from their open
-    /// sockets, the rest from storage.
-    async fn room(&self) -> Result<()> {
+    /// sockets, the rest from storage (what it says then is carried out with the event's
+    /// outputs, by the event's one run).
+    fn wake(&self) {
         if self.object.borrow().woke() {
-            return Ok(());
+            return;
         }
         let mut tabs = Vec::new();
-        for ws in sockets_of(&self.platform) {
+        for ws in self.platform.get_websockets().unwrap_or_default() {
             if ws.ready_state() != WebSocket::OPEN {
                 continue;
             }
@@ -270,15 +255,14 @@ impl Pairing {
         }
         let mut sql = Sqlite(&self.platform);
         self.object.borrow_mut().wake(tabs, &mut sql, now_ms(), &mut PlatformRandom);
-        self.run().await
     }
 
     /// A request, a tab's message, its socket closing or failing, or the alarm: what the
     /// object hears of it, carried out; what workerd is answered.
     async fn on(self: &Rc<Self>, event: Event) -> Result<JsValue> {
-        self.room().await?;
+        self.wake();
         let (input, to_close) = match event {
-            Event::Fetch(req) => return self.fetch(req).await.map(response_value),
+            Event::Fetch(req) => return self.fetch(req).await.map(Into::into),
             Event::Message(ws, text) => {
                 (tab_of(&ws).map(|tab| Input::Message { tab: tab.number, text }), None)
             }
@@ -292,20 +276,14 @@ impl Pairing {
             Event::Alarm => (Some(Input::Timeout), None),
         };
         if let Some(input) = input {
-            self.hear(input).await?;
+            self.handle(input);
         }
+        self.run().await?;
         if let Some(ws) = to_close {
             let _ = ws.close_with_code_and_reason(1000, "Closed.");
         }
         // What an alarm or a socket event answers is not read by the platform.
         Ok(JsValue::NULL)
-    }
-
-    /// The object's outputs of one input, carried out: the input is handled at once, its
-    /// outputs when awaited (a plain fn, not an async one: no state machine of its own).
-    fn hear(&self, input: Input) -> impl std::future::Future<Output = Result<()>> + '_ {
-        self.handle(input);
-        self.run()
     }
 
     /// Takes a tab's socket: its first message is a fresh challenge.
@@ -315,24 +293,21 @@ impl Pairing {
         let pairing = match socket_pairing(&http::query_of(&url)) {
             Ok(pairing) => pairing,
             // The Worker checked the pairing id before naming this object by it.
-            Err((code, reason)) => return routes::refuse_socket(code, reason),
+            Err((code, reason)) => return Ok(refuse_socket(code, reason)),
         };
-        let pair = WebSocketPair::new()?;
-        self.platform.accept_websocket(pair.server.as_ref())?;
+        let accepted = accept_socket(&self.platform);
         let number = self.object.borrow_mut().next_tab_number(now_ms());
-        self.sockets.borrow_mut().insert(number, pair.server.as_ref().clone());
+        self.sockets.borrow_mut().insert(number, accepted.get(1).unchecked_into());
         let origin = http::origin_of(&url).to_owned();
-        self.hear(Input::Opened { number, pairing, origin, sender }).await?;
-        Response::from_websocket(pair.client)
+        self.handle(Input::Opened { number, pairing, origin, sender });
+        self.run().await?;
+        Ok(accepted.get(0).unchecked_into())
     }
 
     /// A request of the Worker: the object's reply, one line or a stream of them.
     async fn request(self: &Rc<Self>, request: Request) -> Result<Response> {
-        let asker = {
-            let mut sql = Sqlite(&self.platform);
-            let mut object = self.object.borrow_mut();
-            object.request(request, &mut sql, now_ms(), &mut PlatformRandom)
-        };
+        let (mut sql, now) = (Sqlite(&self.platform), now_ms());
+        let asker = self.object.borrow_mut().request(request, &mut sql, now, &mut PlatformRandom);
         let (sender, replies) = mpsc::unbounded();
         self.askers.borrow_mut().insert(asker, sender);
         let mut waiting = Waiting { asker, pairing: Rc::clone(self), replies };
@@ -340,28 +315,24 @@ impl Pairing {
         // A reply that is the last goes as the whole response; else the lines as they come.
         let first = waiting.replies.try_recv().ok();
         if let Some(reply) = first.as_ref().filter(|r| r.ends()) {
-            return with_headers(Response::from_bytes(reply.line())?, &http::NDJSON_HEADERS);
+            let res = bytes_response(200, &reply.line());
+            set_headers(&res, http::NDJSON_HEADERS)?;
+            return Ok(res);
         }
         let lines = Lines { first, waiting: Some(waiting) };
         stream_response(Box::new(lines), &http::NDJSON_HEADERS)
     }
-}
 
-impl Pairing {
     fn new(platform: DurableObjectState, env: Env) -> Self {
         // Pings are answered by the runtime without waking the object: idle tabs cost nothing.
-        if let Ok(pair) = WebSocketRequestResponsePair::new(PING, PONG) {
-            let _ = platform.set_websocket_auto_response(&pair);
-        }
+        super::answer_pings(&platform, PING, PONG);
         // The tables are made on the first write (see store::TABLES), not here.
-        let sockets = sockets_of(&platform);
+        // The sockets the platform keeps for the object (hibernated ones too).
+        let sockets = platform.get_websockets().unwrap_or_default();
         if let Some(tab) = sockets.iter().find_map(tab_of) {
             // A hash of the pairing id names it in the log without naming it.
-            console_log!(
-                "pairing {} woke with {} tabs",
-                &sha256_hex(tab.pairing.as_bytes())[..8],
-                sockets.len()
-            );
+            let tag = &sha256_hex(tab.pairing.as_bytes())[..8];
+            console_log!("pairing {tag} woke with {} tabs", sockets.len());
         }
         let keys = routes::config(&env).ok().map(|c| c.keys);
         Self {
@@ -380,7 +351,10 @@ impl Pairing {
         }
         match Request::decode(&body_bytes(&req).await?) {
             Ok(request) => self.request(request).await,
-            Err(_) => Response::error("Not a request to the pairing.", 400),
+            Err(_) => {
+                self.run().await?;
+                Ok(bytes_response(400, b"Not a request to the pairing."))
+            }
         }
     }
 }

@@ -30,8 +30,61 @@ export function sqlRows(state, query, bindings) {
 export async function setAlarm(state, at) {
   await state.storage.setAlarm(at);
 }
+export function answerPings(state, ping, pong) {
+  try {
+    state.setWebSocketAutoResponse(new WebSocketRequestResponsePair(ping, pong));
+  } catch {
+    // Ignored (as it was): without it, pings reach the object as messages.
+  }
+}
 export async function deleteAll(state) {
   await state.storage.deleteAll();
+}
+
+// A response the relay made: `body` null, bytes or a stream; its headers set by the shell.
+export function newResponse(status, body) {
+  return new Response(body, { status });
+}
+// A tab's socket: its server end accepted by the object (hibernatable), and the response that
+// hands the client end over.
+export function acceptSocket(state) {
+  const [client, server] = Object.values(new WebSocketPair());
+  state.acceptWebSocket(server);
+  return [new Response(null, { status: 101, webSocket: client }), server];
+}
+// A socket accepted only to be closed with `code` and `reason` (a browser shows nothing else).
+export function refuseSocket(code, reason) {
+  const [client, server] = Object.values(new WebSocketPair());
+  server.accept();
+  server.close(code, reason);
+  return new Response(null, { status: 101, webSocket: client });
+}
+
+// A streamed response's body, pulled from the shell's Body one chunk at a time; when the client
+// stops reading, the Body is freed (and with it what it waited for).
+export function streamOf(body) {
+  return new ReadableStream({
+    async pull(controller) {
+      const chunk = await body.next();
+      if (chunk !== undefined) return controller.enqueue(chunk);
+      controller.close();
+      body.free();
+    },
+    cancel() {
+      body.free();
+    },
+  });
+}
+// A body read chunk by chunk (no body: an empty one); a reader dropped early cancels the rest.
+export function readerOf(body) {
+  return body?.getReader();
+}
+export async function nextChunk(reader) {
+  const { done, value } = (await reader?.read()) ?? { done: true };
+  return done ? undefined : value;
+}
+export function cancelRead(reader) {
+  reader?.cancel().catch(() => {});
 }
 
 // A client metadata document: fetched without following redirects, and kept in the Workers cache.

@@ -3,14 +3,14 @@
 
 use wasm_bindgen::prelude::wasm_bindgen;
 use worker::js_sys::Promise;
-use worker::web_sys::{self, Request};
-use worker::{console_error, Env, Response, Result, WebSocketPair};
+use worker::web_sys::{self, Request, Response};
+use worker::Env;
 
 use super::authorize;
 use super::drive::drive;
 use super::{
-    catalogue, header, method, now_ms, pass_to_object, promise, respond, response_value,
-    within_limit,
+    bytes_response, catalogue, header, method, now_ms, object_response, pass_object, promise,
+    refuse_socket, respond, set_headers, within_limit, Result,
 };
 use crate::config::Config;
 use crate::http::{self, Route};
@@ -19,9 +19,8 @@ use crate::pairing::tabs::TOO_MANY_OPENED;
 use crate::pairing::{tab_socket, SocketRefused};
 use crate::senders::Limited;
 
-/// The Durable Object binding of the pairings.
+// The Durable Object bindings (wrangler.toml).
 pub(crate) const PAIRING_BINDING: &str = "PAIRING";
-/// The Durable Object binding of the connect codes.
 pub(crate) const CONNECT_BINDING: &str = "CONNECT";
 
 pub(crate) fn config(env: &Env) -> std::result::Result<Config, String> {
@@ -41,28 +40,22 @@ static CONFIG: std::sync::OnceLock<Config> = std::sync::OnceLock::new();
 #[wasm_bindgen(js_name = fetch)]
 pub fn fetch_export(req: web_sys::Request, env: Env) -> Promise {
     promise(Box::pin(async move {
-        let res = match fetch(req, env).await {
-            Ok(res) => res,
-            Err(e) => {
-                console_error!("{e}");
-                Response::error("INTERNAL SERVER ERROR", 500)?
-            }
-        };
-        Ok(response_value(res))
+        let res = fetch(req, env).await.unwrap_or_else(|e| {
+            web_sys::console::error_1(&e);
+            bytes_response(500, b"INTERNAL SERVER ERROR")
+        });
+        Ok(res.into())
     }))
 }
 
 async fn fetch(req: Request, env: Env) -> Result<Response> {
     console_error_panic_hook::set_once();
-    let read = match CONFIG.get() {
-        Some(c) => Ok(c),
-        None => config(&env).map(|c| CONFIG.get_or_init(|| c)),
-    };
+    let read = CONFIG.get().map_or_else(|| config(&env).map(|c| CONFIG.get_or_init(|| c)), Ok);
     let config = match read {
         Ok(c) => c,
         Err(why) => {
-            console_error!("tabrelay is misconfigured: {why}");
-            return Response::error(crate::sentences::shell::MISCONFIGURED, 500);
+            worker::console_error!("tabrelay is misconfigured: {why}");
+            return Ok(bytes_response(500, crate::sentences::shell::MISCONFIGURED.as_bytes()));
         }
     };
     let url = req.url();
@@ -70,10 +63,8 @@ async fn fetch(req: Request, env: Env) -> Result<Response> {
     // A browser's preflight to the endpoint names the Mcp-Param-* headers its call will send.
     let requested = header(&req, "access-control-request-headers");
     let cors = http::cors_headers(&path, method(&req), requested.as_deref());
-    let mut res = route(req, &url, &path, &env, config).await?;
-    for (name, value) in cors {
-        res.headers_mut().set(name, &value)?;
-    }
+    let res = route(req, &url, &path, &env, config).await?;
+    set_headers(&res, cors.iter().map(|(name, value)| (*name, value.as_str())))?;
     Ok(res)
 }
 
@@ -107,20 +98,12 @@ async fn tab(req: Request, url: &str, env: &Env, config: &Config) -> Result<Resp
     let pairing = match tab_socket(upgrade.as_deref(), origin.as_deref(), config, &query) {
         Ok(pairing) => pairing,
         Err(SocketRefused::Plain(answer)) => return respond(answer),
-        Err(SocketRefused::Closed((code, reason))) => return refuse_socket(code, reason),
+        Err(SocketRefused::Closed((code, reason))) => return Ok(refuse_socket(code, reason)),
     };
     if !within_limit(env, &req, Limited::Tab).await {
-        return refuse_socket(TOO_MANY_OPENED.0, TOO_MANY_OPENED.1);
+        return Ok(refuse_socket(TOO_MANY_OPENED.0, TOO_MANY_OPENED.1));
     }
-    pass_to_object(env, PAIRING_BINDING, &pairing, &req).await.map(Response::from)
-}
-
-/// Accepts a socket only to close it with a code and reason (a browser shows nothing else).
-pub(super) fn refuse_socket(code: u16, reason: &str) -> Result<Response> {
-    let pair = WebSocketPair::new()?;
-    pair.server.accept()?;
-    pair.server.close(Some(code), Some(reason))?;
-    Response::from_websocket(pair.client)
+    object_response(pass_object(env, PAIRING_BINDING, &pairing, &req)).await
 }
 
 /// The MCP endpoint (a POST, or a GET taking up a dropped stream) as its exchange says (a
@@ -132,8 +115,8 @@ fn mcp_endpoint(
     origin: &str,
     resume: bool,
 ) -> impl std::future::Future<Output = Result<Response>> {
-    let h = worker::Headers(req.headers());
-    let headers = RequestHeaders::read(|name| h.get(name).ok().flatten(), || h.entries().collect());
+    let all = || worker::Headers(req.headers()).entries().collect();
+    let headers = RequestHeaders::read(|name| header(&req, name), all);
     let (now, catalogue) = (now_ms(), catalogue());
     let exchange = match resume {
         true => Exchange::resume(headers, config, catalogue, origin, now),
