@@ -120,7 +120,7 @@ pub(crate) async fn ask_code(env: &Env, code: &ConnectCode, command: Command) ->
     let request = CodeRequest { code: code.as_str().to_owned(), command };
     let read = post_object_read(env, routes::CONNECT_BINDING, code.as_str(), request.encode());
     let body = worker::js_sys::Uint8Array::new(&JsFuture::from(read).await?).to_vec();
-    CodeReply::decode(&body).map_err(|e| worker::Error::RustError(e.to_string()))
+    CodeReply::decode(&body).map_err(|e| worker::Error::RustError(format!("{e}")))
 }
 
 /// Sends a request to a pairing's object: its reply lines, read as they come (one, or a
