@@ -102,9 +102,11 @@ pub(crate) fn stream_response(
 ) -> Result<Response> {
     let chunks = futures::stream::unfold(source, |mut source| async move {
         let chunk = source.next_chunk().await?;
-        Some((Ok::<_, worker::Error>(chunk), source))
+        Some((Ok(worker::js_sys::Uint8Array::new_from_slice(&chunk).into()), source))
     });
-    with_headers(Response::from_stream(chunks)?, headers)
+    // Not worker's `from_stream`: its unwrap of the stream's type links `ReadableStream`'s Debug.
+    let body = wasm_streams::ReadableStream::from_stream(chunks).into_raw();
+    with_headers(Response::from_body(ResponseBody::Stream(body))?, headers)
 }
 
 /// `res` with `headers` set.
