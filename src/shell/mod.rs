@@ -67,16 +67,14 @@ pub(crate) fn respond(answer: http::Answer) -> Result<Response> {
 
 /// A Durable Object method's outcome as the promise workerd awaits. Every method of both
 /// objects hands its work here as one boxed future type, so the export machinery
-/// (future_to_promise, its task and closures) is in the wasm once, not once per method. A
-/// failure rejects as worker's `JsValue::from` would, without the wrapped errors' `source` chain
-/// (that walk links every worker error's derived `Debug`, and std's, serde's: 3 KiB).
+/// (future_to_promise, its task and closures) is in the wasm once, not once per method. A failure
+/// rejects as worker's `JsValue::from` has it, but without the `source` chain (3 KiB of Debug).
 pub(crate) fn promise(work: LocalBoxFuture<'static, Result<JsValue>>) -> Promise {
+    use worker::Error::{Internal, JsError, UnknownJsError};
     let work = async move {
         work.await.map_err(|e| match e {
-            worker::Error::UnknownJsError { original, .. } | worker::Error::Internal(original) => {
-                original
-            }
-            worker::Error::JsError(s) => s.into(),
+            UnknownJsError { original, .. } | Internal(original) => original,
+            JsError(s) => s.into(),
             e => worker::js_sys::Error::new(&e.to_string()).into(),
         })
     };
