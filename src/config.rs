@@ -76,7 +76,7 @@ impl Config {
         call_wait_ms: Option<&str>,
     ) -> Result<Self, String> {
         let key = signing_key.ok_or("RELAY_SIGNING_KEY is not set")?;
-        let keys = Keys::new(key, previous_key).map_err(|e| e.to_string())?;
+        let keys = Keys::new(key, previous_key).map_err(|e| format!("{e}"))?;
         let allowed_origins = origins(allowed_origins);
         if allowed_origins.is_empty() {
             return Err("ALLOWED_ORIGINS is empty: name the app origins whose tabs may pair".into());

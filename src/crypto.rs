@@ -10,10 +10,25 @@ pub trait Entropy {
 
 /// `n` random bytes as base64url without padding.
 pub fn random_token(entropy: &mut dyn Entropy, n: usize) -> String {
-    use base64::Engine as _;
     let mut buf = vec![0u8; n];
     entropy.fill(&mut buf);
-    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(buf)
+    base64url(&buf)
+}
+
+/// `bytes` as base64url without padding: every token, id, tag and digest the relay writes.
+/// Not base64's `encode` (or `encode_string`), whose check of its own output
+/// (`String::from_utf8(..).expect(..)`) links `FromUtf8Error`'s `Debug` and the byte-list and
+/// `Utf8Error` `Debug`s under it.
+#[must_use]
+pub fn base64url(bytes: &[u8]) -> String {
+    use base64::Engine as _;
+    let mut out = vec![0; bytes.len().div_ceil(3) * 4];
+    let Ok(n) = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode_slice(bytes, &mut out)
+    else {
+        unreachable!("four characters for every three bytes are room enough")
+    };
+    // The alphabet is ASCII: each byte is its character.
+    out[..n].iter().map(|&b| char::from(b)).collect()
 }
 
 /// Lowercase hex of SHA-256 over `data`.
@@ -61,6 +76,19 @@ pub(crate) mod testing {
                 *b = self.0;
                 self.0 = self.0.wrapping_add(37);
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn base64url_writes_what_base64_writes() {
+        use base64::Engine as _;
+        let bytes: Vec<u8> = (0..=255).collect();
+        for n in [0, 1, 2, 3, 4, 5, 32, 256] {
+            let want = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(&bytes[..n]);
+            assert_eq!(super::base64url(&bytes[..n]), want, "{n} bytes");
         }
     }
 }

@@ -277,7 +277,7 @@ pub enum Outcome {
 
 /// The methods a tab may ask the client through [`Outcome::InputRequired`], each with the
 /// client capability it needs.
-pub const INPUT_METHODS: [(&str, &str); 3] = [
+pub static INPUT_METHODS: [(&str, &str); 3] = [
     ("elicitation/create", "elicitation"),
     ("sampling/createMessage", "sampling"),
     ("roots/list", "roots"),

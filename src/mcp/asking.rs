@@ -4,7 +4,6 @@
 //! round); when the client has answered them all, the call goes to the tab again with
 //! `input: {responses, state}`, exactly what a 2026-07-28 client's retry hands it.
 
-use base64::Engine as _;
 use serde_json::{Map, Value};
 
 use tabrelay_bundle::protocol::call_input;
@@ -44,13 +43,12 @@ pub fn ask(
     requests: &Map<String, Value>,
     state: Option<&Value>,
 ) -> Option<Asked> {
-    let b64 = base64::engine::general_purpose::URL_SAFE_NO_PAD;
     let mut asked = Vec::new();
     let mut text = String::new();
     for (key, request) in requests.iter().filter(|(_, r)| declared.can_take(r)) {
         let signed = format!("{call}\0{round}\0{key}");
         let tag = keys.current.mac(Purpose::Question, signed.as_bytes());
-        let id = format!("tabrelay-{}", b64.encode(&tag[..18]));
+        let id = format!("tabrelay-{}", crate::crypto::base64url(&tag[..18]));
         text.push_str(&sse_event(&object(&mut |o| {
             o.text("jsonrpc", "2.0");
             o.text("id", &id);

@@ -182,14 +182,26 @@ pub fn unsupported(requested: &str) -> Refused {
     )
 }
 
-/// At most 64 characters of a client's string, quoted, for saying it back.
+/// At most 64 characters of a client's string, quoted, for saying it back: escaped as `{:?}`
+/// of a str escapes (quotes, backslashes, control, unprintable and combining characters), by
+/// char's `escape_debug`, which the wasm has anyway, not str's `Debug` (0.4 KiB more).
 #[must_use]
 pub fn quote(s: &str) -> String {
-    let mut out: String = s.chars().take(64).collect();
-    if out.len() < s.len() {
+    let mut out = String::from('"');
+    let mut chars = s.chars();
+    for c in chars.by_ref().take(64) {
+        // A str's Debug leaves a single quote as it is; char's escape writes it `\'`.
+        if c == '\'' {
+            out.push(c);
+        } else {
+            out.extend(c.escape_debug());
+        }
+    }
+    if chars.next().is_some() {
         out.push('…');
     }
-    format!("{:?}", out)
+    out.push('"');
+    out
 }
 
 #[cfg(test)]
@@ -267,5 +279,24 @@ mod tests {
         let (s, e) = read(&odd, "server/discover", &meta("v999.0.0")).unwrap_err();
         assert_eq!((s, e.code.0), (400, -32022));
         assert_eq!(e.data.unwrap()["requested"], "v999.0.0");
+    }
+
+    #[test]
+    fn a_quote_escapes_as_a_strs_debug_does() {
+        let odd = "it's \"x\" \\ \t\n\r\0\u{7f}\u{1b} é\u{301} \u{202e}\u{200b}\u{feff}\u{2028} 👍🏽 \u{e000}";
+        let long = "a\u{301}".repeat(40);
+        for s in ["", "plain", odd, &long, &"é".repeat(64), &"é".repeat(65)] {
+            let mut kept: String = s.chars().take(64).collect();
+            if kept.len() < s.len() {
+                kept.push('…');
+            }
+            assert_eq!(quote(s), format!("{kept:?}"), "{s}");
+        }
+        let every: String =
+            (0..0x3100).chain(0x1F000..0x1F700).filter_map(char::from_u32).collect();
+        for piece in every.chars().collect::<Vec<_>>().chunks(64) {
+            let s: String = piece.iter().collect();
+            assert_eq!(quote(&s), format!("{s:?}"));
+        }
     }
 }

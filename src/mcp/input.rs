@@ -68,10 +68,9 @@ pub fn ask(
     o.field("e", &(now_ms + STATE_LIFETIME_MS));
     o.field("s", tab_state.unwrap_or(&Value::Null));
     o.close();
-    let b64 = base64::engine::general_purpose::URL_SAFE_NO_PAD;
-    let mut state = b64.encode(&sealed);
+    let mut state = crate::crypto::base64url(&sealed);
     state.push('.');
-    state.push_str(&b64.encode(keys.current.mac(Purpose::RequestState, &sealed)));
+    state.push_str(&crate::crypto::base64url(&keys.current.mac(Purpose::RequestState, &sealed)));
     if state.len() > MAX_STATE_BYTES {
         return Err((
             200,

@@ -52,7 +52,7 @@ impl EventIds {
             }
             None => id.write_json(&mut json),
         }
-        let token = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(json);
+        let token = crate::crypto::base64url(&json);
         Self { token, next, primed: false }
     }
 

@@ -121,7 +121,7 @@ pub fn issue(keys: &Keys, grant: &str, declared: Declared) -> String {
     let mut id = declared.letters();
     let tag = keys.current.mac(Purpose::Session, &signed(grant, &id));
     id.push('.');
-    id.push_str(&base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(tag));
+    id.push_str(&crate::crypto::base64url(&tag));
     id
 }
 

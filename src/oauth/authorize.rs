@@ -196,15 +196,13 @@ tabrelay_bundle::codec!(SealId, "a seal's id", (String));
 /// Object exist until then, so a client that only probes `/authorize` makes none.
 #[must_use]
 pub fn seal(keys: &Keys, request: &AuthRequest, now_ms: u64) -> String {
-    use base64::Engine as _;
-    let b64 = base64::engine::general_purpose::URL_SAFE_NO_PAD;
     let mut body = Vec::new();
     let mut o = tabrelay_bundle::fields::Object::open(&mut body);
     o.field("expires_ms", &(now_ms + SEAL_TTL_MS));
     o.field("request", request);
     o.close();
-    let body = b64.encode(body);
-    let tag = b64.encode(keys.current.mac(Purpose::AuthorizeSeal, body.as_bytes()));
+    let body = crate::crypto::base64url(&body);
+    let tag = crate::crypto::base64url(&keys.current.mac(Purpose::AuthorizeSeal, body.as_bytes()));
     format!("{body}.{tag}")
 }
 

@@ -145,9 +145,8 @@ pub fn register(
 /// The signed id of a client.
 #[must_use]
 pub fn client_id(keys: &Keys, client: &Client) -> String {
-    let b64 = base64::engine::general_purpose::URL_SAFE_NO_PAD;
-    let payload = b64.encode(tabrelay_bundle::fields::Encode::to_json(client));
-    let tag = b64.encode(keys.current.mac(Purpose::ClientId, payload.as_bytes()));
+    let payload = crate::crypto::base64url(&tabrelay_bundle::fields::Encode::to_json(client));
+    let tag = crate::crypto::base64url(&keys.current.mac(Purpose::ClientId, payload.as_bytes()));
     format!("{CLIENT_ID_PREFIX}{payload}.{tag}")
 }
 

@@ -1,13 +1,11 @@
 //! PKCE with S256 (RFC 7636): the only method the relay accepts.
 
-use base64::Engine as _;
 use sha2::Digest as _;
 
 /// The challenge of a verifier: base64url(SHA-256(verifier)) without padding.
 #[must_use]
 pub fn s256(verifier: &str) -> String {
-    base64::engine::general_purpose::URL_SAFE_NO_PAD
-        .encode(sha2::Sha256::digest(verifier.as_bytes()))
+    crate::crypto::base64url(&sha2::Sha256::digest(verifier.as_bytes()))
 }
 
 /// Whether a string has the form of a verifier (43 to 128 unreserved characters).

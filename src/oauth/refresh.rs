@@ -12,7 +12,7 @@ use super::keys::{Keys, Purpose};
 #[must_use]
 pub fn refresh_token(keys: &Keys, pairing: &str, grant: &str, secret: &str) -> String {
     let body = format!("{pairing}.{grant}.{secret}");
-    let tag = B64.encode(keys.current.mac(Purpose::RefreshToken, body.as_bytes()));
+    let tag = crate::crypto::base64url(&keys.current.mac(Purpose::RefreshToken, body.as_bytes()));
     format!("{body}.{tag}")
 }
 

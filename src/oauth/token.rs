@@ -69,7 +69,7 @@ fn mac(key: &[u8; 32], signing_input: &str) -> Hmac<Sha256> {
 fn part(value: &dyn Encode) -> String {
     let mut out = Vec::new();
     value.write_json(&mut out);
-    B64.encode(out)
+    crate::crypto::base64url(&out)
 }
 
 /// Signs an access token with the current key.
@@ -87,7 +87,7 @@ pub fn issue(keys: &Keys, access: Access, now_ms: u64) -> String {
     let signature =
         mac(&keys.current.derived(Purpose::AccessToken), &token).finalize().into_bytes();
     token.push('.');
-    token.push_str(&B64.encode(signature));
+    token.push_str(&crate::crypto::base64url(&signature));
     token
 }
 

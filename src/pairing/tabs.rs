@@ -92,8 +92,7 @@ impl PairingKey {
     /// The key as a hello names it (base64url).
     #[must_use]
     pub fn text(&self) -> String {
-        use base64::Engine as _;
-        base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(&self.0)
+        crate::crypto::base64url(&self.0)
     }
 }
 
