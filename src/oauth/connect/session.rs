@@ -178,7 +178,7 @@ pub fn apply(
         Command::Describe | Command::Approve { .. } | Command::Deny => {
             let session = match tried(stored, refusal::UNKNOWN) {
                 Ok(session) => session,
-                Err(refused) => return refused,
+                Err(sentence) => return CodeReply::refused(sentence),
             };
             if !session.is_open() {
                 return CodeReply::refused(refusal::USED);
@@ -211,7 +211,7 @@ pub fn apply(
         Command::Confirm { secret, browser_hash } => {
             let session = match tried(stored, refusal::TICKET_STALE) {
                 Ok(session) => session,
-                Err(refused) => return refused,
+                Err(sentence) => return CodeReply::refused(sentence),
             };
             let Stage::Confirming { pairing, ticket_hash, until_ms } = &session.stage else {
                 return CodeReply::refused(refusal::TICKET_STALE);
@@ -249,15 +249,18 @@ pub fn apply(
     }
 }
 
-/// The live session a tab's command tries once more, or the refusal: `unknown` when there is
-/// none, too many tries (the session is forgotten) past [`MAX_CODE_TRIES`].
-fn tried<'s>(stored: &'s mut Option<Session>, unknown: &str) -> Result<&'s mut Session, CodeReply> {
+/// The live session a tab's command tries once more, or the refusal's sentence: `unknown` when
+/// there is none, too many tries (the session is forgotten) past [`MAX_CODE_TRIES`].
+fn tried<'s>(
+    stored: &'s mut Option<Session>,
+    unknown: &'static str,
+) -> Result<&'s mut Session, &'static str> {
     if stored.as_ref().is_some_and(|s| s.tries >= MAX_CODE_TRIES) {
         *stored = None;
-        return Err(CodeReply::refused(refusal::TOO_MANY_TRIES));
+        return Err(refusal::TOO_MANY_TRIES);
     }
     let Some(session) = stored else {
-        return Err(CodeReply::refused(unknown));
+        return Err(unknown);
     };
     session.tries += 1;
     Ok(session)
