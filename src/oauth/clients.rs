@@ -147,20 +147,15 @@ pub fn register(
 pub fn client_id(keys: &Keys, client: &Client) -> String {
     let b64 = base64::engine::general_purpose::URL_SAFE_NO_PAD;
     let payload = b64.encode(tabrelay_bundle::fields::Encode::to_json(client));
-    let tag = b64.encode(keys.current.mac(Purpose::ClientId, payload.as_bytes()));
-    format!("{CLIENT_ID_PREFIX}{payload}.{tag}")
+    format!("{CLIENT_ID_PREFIX}{}", keys.sign(Purpose::ClientId, payload))
 }
 
 /// The client a signed id names, or `invalid_client`.
 pub fn resolve(keys: &Keys, id: &str) -> Result<Client, OAuthError> {
     let unknown = || OAuthError::invalid_client(sentences::oauth::CLIENT_ID_UNKNOWN);
     let rest = id.strip_prefix(CLIENT_ID_PREFIX).ok_or_else(unknown)?;
-    let (payload, tag) = rest.split_once('.').ok_or_else(unknown)?;
+    let payload = keys.verified(Purpose::ClientId, rest).ok_or_else(unknown)?;
     let b64 = base64::engine::general_purpose::URL_SAFE_NO_PAD;
-    let tag = b64.decode(tag).map_err(|_| unknown())?;
-    if !keys.verify(Purpose::ClientId, payload.as_bytes(), &tag) {
-        return Err(unknown());
-    }
     let bytes = b64.decode(payload).map_err(|_| unknown())?;
     tabrelay_bundle::from_json(&bytes).ok_or_else(unknown)
 }
