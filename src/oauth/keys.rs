@@ -129,7 +129,7 @@ impl Key {
 }
 
 /// HMAC-SHA-256 under `key`, fed `data` (more may follow).
-pub(crate) fn hmac(key: &[u8], data: &[u8]) -> Hmac<Sha256> {
+fn hmac(key: &[u8], data: &[u8]) -> Hmac<Sha256> {
     let mut mac = Hmac::<Sha256>::new_from_slice(key).expect("HMAC takes any key length");
     mac.update(data);
     mac
