@@ -183,7 +183,6 @@ pub fn apply(
             if !session.is_open() {
                 return CodeReply::refused(refusal::USED);
             }
-            let description = session.description(now_ms);
             match command {
                 // A linked approval waits for the browser that opened the waiting page.
                 Command::Approve { pairing, linked: true } => {
@@ -193,20 +192,18 @@ pub fn apply(
                         ticket_hash: sha256_hex(secret.as_bytes()),
                         until_ms: now_ms + LINK_CONFIRM_TTL_MS,
                     };
-                    CodeReply::ToConfirm { client: description.requester.client_name, secret }
+                    let client = session.request.client_name.clone();
+                    return CodeReply::ToConfirm { client, secret };
                 }
                 // The whole code typed from the waiting page: approved (over a linked approval
                 // still waiting for its browser).
                 Command::Approve { pairing, linked: false } => {
                     session.stage = Stage::Approved { pairing };
-                    CodeReply::Described(description)
                 }
-                Command::Deny => {
-                    session.stage = Stage::Denied;
-                    CodeReply::Described(description)
-                }
-                _ => CodeReply::Described(description),
+                Command::Deny => session.stage = Stage::Denied,
+                _ => {}
             }
+            CodeReply::Described(session.description(now_ms))
         }
         Command::Confirm { secret, browser_hash } => {
             let session = match tried(stored, refusal::TICKET_STALE) {
