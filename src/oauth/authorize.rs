@@ -139,12 +139,8 @@ pub fn validate(
     };
     let state = param("state").map(str::to_owned);
     let back = |error: &str, description: &str| {
-        let mut p: Vec<(&str, &str)> = vec![("error", error), ("error_description", description)];
-        if let Some(s) = &state {
-            p.push(("state", s));
-        }
-        p.push(("iss", origin));
-        Refusal::Redirect(redirect_url(&redirect_uri, &p))
+        let error = vec![("error", error), ("error_description", description)];
+        Refusal::Redirect(back(&redirect_uri, error, state.as_deref(), origin))
     };
     match param("response_type") {
         Some("code") => {}
@@ -253,6 +249,22 @@ fn thousandths(q: &str) -> u16 {
         value += u16::from(digit - b'0') * scale;
     }
     value.min(1000)
+}
+
+/// Where a browser goes back to the client: its `redirect_uri` with `params`, then the
+/// request's `state` (when it sent one) and the issuer `iss` (RFC 9207).
+#[must_use]
+pub fn back<'a>(
+    redirect_uri: &str,
+    mut params: Vec<(&'a str, &'a str)>,
+    state: Option<&'a str>,
+    iss: &'a str,
+) -> String {
+    if let Some(state) = state {
+        params.push(("state", state));
+    }
+    params.push(("iss", iss));
+    redirect_url(redirect_uri, &params)
 }
 
 /// `uri` with `params` added to its query.

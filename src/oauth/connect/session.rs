@@ -10,7 +10,7 @@ use crate::crypto::{random_token, sha256_hex, Entropy};
 use crate::limits::{
     AUTH_CODE_TTL_MS, CONNECT_CODE_TTL_MS, LINK_CONFIRM_TTL_MS, MAX_CODE_TRIES, MAX_PLACE_CHARS,
 };
-use crate::oauth::authorize::{is_this_resource, redirect_url, AuthRequest, SealId};
+use crate::oauth::authorize::{is_this_resource, AuthRequest, SealId};
 use crate::oauth::clients::{clean_text, host_of};
 use crate::oauth::error::OAuthError;
 use crate::oauth::lookalike;
@@ -308,12 +308,8 @@ fn poll(
 
 /// Where the waiting page sends the browser back: the client's redirect URI with `params`,
 /// then the request's state and the issuer (RFC 9207).
-fn back<'a>(request: &'a AuthRequest, mut params: Vec<(&'a str, &'a str)>, iss: &'a str) -> String {
-    if let Some(state) = &request.state {
-        params.push(("state", state));
-    }
-    params.push(("iss", iss));
-    redirect_url(&request.redirect_uri, &params)
+fn back<'a>(request: &'a AuthRequest, params: Vec<(&'a str, &'a str)>, iss: &'a str) -> String {
+    crate::oauth::authorize::back(&request.redirect_uri, params, request.state.as_deref(), iss)
 }
 
 /// Redeems the authorization code: the session moves to `Redeemed` only when every check passes.
