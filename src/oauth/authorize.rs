@@ -139,8 +139,8 @@ pub fn validate(
     };
     let state = param("state").map(str::to_owned);
     let back = |error: &str, description: &str| {
-        let error = vec![("error", error), ("error_description", description)];
-        Refusal::Redirect(back(&redirect_uri, error, state.as_deref(), origin))
+        let error = [("error", error), ("error_description", description)];
+        Refusal::Redirect(back(&redirect_uri, &error, state.as_deref(), origin))
     };
     match param("response_type") {
         Some("code") => {}
@@ -254,17 +254,13 @@ fn thousandths(q: &str) -> u16 {
 /// Where a browser goes back to the client: its `redirect_uri` with `params`, then the
 /// request's `state` (when it sent one) and the issuer `iss` (RFC 9207).
 #[must_use]
-pub fn back<'a>(
-    redirect_uri: &str,
-    mut params: Vec<(&'a str, &'a str)>,
-    state: Option<&'a str>,
-    iss: &'a str,
-) -> String {
+pub fn back(redirect_uri: &str, params: &[(&str, &str)], state: Option<&str>, iss: &str) -> String {
+    let mut url = redirect_url(redirect_uri, params);
     if let Some(state) = state {
-        params.push(("state", state));
+        add_param(&mut url, "state", state);
     }
-    params.push(("iss", iss));
-    redirect_url(redirect_uri, &params)
+    add_param(&mut url, "iss", iss);
+    url
 }
 
 /// `uri` with `params` added to its query.
@@ -278,11 +274,21 @@ pub fn redirect_url(uri: &str, params: &[(&str, &str)]) -> String {
         if i > 0 {
             url.push('&');
         }
-        url.extend(form_urlencoded::byte_serialize(k.as_bytes()));
-        url.push('=');
-        url.extend(form_urlencoded::byte_serialize(v.as_bytes()));
+        write_param(&mut url, k, v);
     }
     url
+}
+
+/// Adds `name=value` to a URL whose query has parameters.
+fn add_param(url: &mut String, name: &str, value: &str) {
+    url.push('&');
+    write_param(url, name, value);
+}
+
+fn write_param(url: &mut String, name: &str, value: &str) {
+    url.extend(form_urlencoded::byte_serialize(name.as_bytes()));
+    url.push('=');
+    url.extend(form_urlencoded::byte_serialize(value.as_bytes()));
 }
 
 tabrelay_bundle::codec!(AuthRequest, "an authorization request", { client_id, client_name, verified_domain or None, redirect_uri, state, code_challenge, resource, scope });

@@ -285,7 +285,7 @@ fn poll(
         Stage::Approved { pairing } => {
             let secret = random_token(entropy, 32);
             let auth_code = format!("{}.{secret}", code.as_str());
-            let to = back(&session.request, vec![("code", &auth_code)], issuer);
+            let to = back(&session.request, &[("code", &auth_code)], issuer);
             session.stage = Stage::Issued {
                 pairing: pairing.clone(),
                 code_hash: sha256_hex(secret.as_bytes()),
@@ -294,11 +294,11 @@ fn poll(
             PollState::Approved { redirect: to }
         }
         Stage::Denied => {
-            let denied = vec![
+            let denied = [
                 ("error", "access_denied"),
                 ("error_description", crate::sentences::oauth::DENIED),
             ];
-            let to = back(&session.request, denied, issuer);
+            let to = back(&session.request, &denied, issuer);
             *stored = None;
             PollState::Denied { redirect: to }
         }
@@ -308,7 +308,7 @@ fn poll(
 
 /// Where the waiting page sends the browser back: the client's redirect URI with `params`,
 /// then the request's state and the issuer (RFC 9207).
-fn back<'a>(request: &'a AuthRequest, params: Vec<(&'a str, &'a str)>, iss: &'a str) -> String {
+fn back(request: &AuthRequest, params: &[(&str, &str)], iss: &str) -> String {
     crate::oauth::authorize::back(&request.redirect_uri, params, request.state.as_deref(), iss)
 }
 
