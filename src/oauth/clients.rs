@@ -258,7 +258,7 @@ pub fn check_redirect_uri(uri: &str) -> Result<(), BadRedirect> {
         return Err(BadRedirect::Fragment);
     }
     let (scheme, rest) = uri.split_once("://").ok_or(BadRedirect::NotAbsolute)?;
-    let authority = &rest[..rest.find(['/', '?']).unwrap_or(rest.len())];
+    let (authority, _) = split_authority(rest);
     if authority.contains('@') {
         return Err(BadRedirect::Userinfo);
     }
@@ -284,9 +284,7 @@ pub fn redirect_matches(registered: &str, asked: &str) -> bool {
         return true;
     }
     fn split(uri: &str) -> Option<(&str, &str)> {
-        let rest = uri.strip_prefix("http://")?;
-        let cut = rest.find(['/', '?']).unwrap_or(rest.len());
-        let (authority, tail) = rest.split_at(cut);
+        let (authority, tail) = split_authority(uri.strip_prefix("http://")?);
         let host = host_of_authority(authority);
         is_loopback(host).then_some((host, tail))
     }
@@ -300,7 +298,13 @@ pub fn redirect_matches(registered: &str, asked: &str) -> bool {
 #[must_use]
 pub fn host_of(uri: &str) -> &str {
     let rest = uri.split_once("://").map_or(uri, |(_, r)| r);
-    host_of_authority(&rest[..rest.find(['/', '?', '#']).unwrap_or(rest.len())])
+    host_of_authority(split_authority(rest).0)
+}
+
+/// What follows a URI's `scheme://`, split into its authority and the rest (from the first
+/// `/`, `?` or `#`).
+fn split_authority(rest: &str) -> (&str, &str) {
+    rest.split_at(rest.find(['/', '?', '#']).unwrap_or(rest.len()))
 }
 
 fn host_of_authority(authority: &str) -> &str {
