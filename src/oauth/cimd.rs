@@ -160,8 +160,8 @@ impl MetadataUrl {
         if url.contains('#') {
             return Err(CimdError::BadUrl(sentences::oauth::url::URL_FRAGMENT));
         }
-        let authority_len = rest.find(['/', '?']).unwrap_or(rest.len());
-        let (authority, tail) = rest.split_at(authority_len);
+        // No fragment: it was refused above.
+        let (authority, tail) = super::clients::split_authority(rest);
         if authority.contains('@') {
             return Err(CimdError::BadUrl(sentences::oauth::url::URL_USERINFO));
         }

@@ -303,7 +303,7 @@ pub fn host_of(uri: &str) -> &str {
 
 /// What follows a URI's `scheme://`, split into its authority and the rest (from the first
 /// `/`, `?` or `#`).
-fn split_authority(rest: &str) -> (&str, &str) {
+pub(super) fn split_authority(rest: &str) -> (&str, &str) {
     rest.split_at(rest.find(['/', '?', '#']).unwrap_or(rest.len()))
 }
 
