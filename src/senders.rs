@@ -52,7 +52,7 @@ fn ipv4(ip: &str) -> Option<[u8; 4]> {
         if part.is_empty() || part.len() > 3 || !part.bytes().all(|b| b.is_ascii_digit()) {
             return None;
         }
-        *n = part.parse().ok()?;
+        *n = u8::try_from(part.parse::<u64>().ok()?).ok()?;
     }
     parts.next().is_none().then_some(out)
 }

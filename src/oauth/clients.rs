@@ -326,7 +326,7 @@ fn port_is_valid(authority: &str) -> bool {
         Some("") => true,
         Some(port) => port
             .strip_prefix(':')
-            .is_some_and(|p| !p.is_empty() && p.len() <= 5 && p.parse::<u16>().is_ok()),
+            .is_some_and(|p| !p.is_empty() && p.len() <= 5 && fits(p, u16::MAX.into())),
         None => false,
     }
 }
@@ -339,13 +339,19 @@ fn is_loopback(host: &str) -> bool {
     }
     let mut octets = 0;
     for o in host.split('.') {
-        let number = !o.is_empty() && o.len() <= 3 && o.parse::<u8>().is_ok();
+        let number = !o.is_empty() && o.len() <= 3 && fits(o, u8::MAX.into());
         if !number || (octets == 0 && o != "127") {
             return false;
         }
         octets += 1;
     }
     octets == 4
+}
+
+/// Whether `digits` reads as a number (as `str::parse` reads one) of at most `max`: read as a
+/// u64, whose parser the relay links anyway, rather than with a parser of each width.
+fn fits(digits: &str, max: u64) -> bool {
+    digits.parse::<u64>().is_ok_and(|n| n <= max)
 }
 
 /// A name as shown: control characters dropped, at most [`MAX_CLIENT_NAME_CHARS`], trimmed.
