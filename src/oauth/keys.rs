@@ -14,7 +14,7 @@ pub const MIN_KEY_BYTES: usize = 32;
 pub struct Key {
     /// The key id carried in every token (a digest of the key, not the key).
     pub id: String,
-    secret: Vec<u8>,
+    secret: String,
 }
 
 /// A signing key refused: too short. Its text is one line for the log, naming the secret
@@ -107,13 +107,13 @@ impl Key {
         let id = crate::crypto::sha256_hex(&[b"tabrelay key id:", secret.as_bytes()].concat())
             [..16]
             .to_owned();
-        Ok(Self { id, secret: secret.as_bytes().to_vec() })
+        Ok(Self { id, secret: secret.to_owned() })
     }
 
     /// The key this key derives for a purpose.
     #[must_use]
     pub fn derived(&self, purpose: Purpose) -> [u8; 32] {
-        hmac(&self.secret, purpose.label()).finalize().into_bytes().into()
+        hmac(self.secret.as_bytes(), purpose.label()).finalize().into_bytes().into()
     }
 
     /// HMAC-SHA-256 of `data` under this key's derived key for `purpose`.
