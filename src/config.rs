@@ -42,8 +42,10 @@ fn origins(list: Option<&str>) -> Vec<String> {
 
 /// `CODE_KEPT_MS` read: from 1000 to [`CODE_KEPT_MS`]; anything else is the default.
 fn code_kept_ms(ms: Option<&str>) -> u64 {
-    let ms = ms.and_then(|m| m.trim().parse::<u64>().ok());
-    ms.filter(|m| (1000..=CODE_KEPT_MS).contains(m)).unwrap_or(CODE_KEPT_MS)
+    match ms.and_then(|m| m.trim().parse::<u64>().ok()) {
+        Some(ms @ 1000..=CODE_KEPT_MS) => ms,
+        _ => CODE_KEPT_MS,
+    }
 }
 
 /// Whether `item` is one of a configured `list`.
@@ -85,7 +87,7 @@ impl Config {
         let call_wait_ms = match call_wait_ms.filter(|w| !w.is_empty()) {
             None => TAB_CALL_WAIT_MS,
             Some(w) => match w.parse::<u64>() {
-                Ok(ms) if (1000..=TAB_CALL_WAIT_MS).contains(&ms) => ms,
+                Ok(ms @ 1000..=TAB_CALL_WAIT_MS) => ms,
                 _ => {
                     return Err(format!(
                         "CALL_WAIT_MS must be milliseconds from 1000 to {TAB_CALL_WAIT_MS}"

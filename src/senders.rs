@@ -52,40 +52,45 @@ fn ipv4(ip: &str) -> Option<[u8; 4]> {
         if part.is_empty() || part.len() > 3 || !part.bytes().all(|b| b.is_ascii_digit()) {
             return None;
         }
-        *n = part.parse().ok()?;
+        *n = u8::try_from(part.parse::<u64>().ok()?).ok()?;
     }
     parts.next().is_none().then_some(out)
 }
 
 /// The eight groups of an IPv6 address written in hex groups, `::` standing for zeros once.
 fn ipv6(ip: &str) -> Option<[u16; 8]> {
-    let groups = |s: &str| -> Option<Vec<u16>> {
-        let mut groups = Vec::new();
-        if s.is_empty() {
-            return Some(groups);
-        }
-        for g in s.split(':') {
-            if g.is_empty() || g.len() > 4 || !g.bytes().all(|b| b.is_ascii_hexdigit()) {
-                return None;
-            }
-            groups.push(u16::from_str_radix(g, 16).ok()?);
-        }
-        Some(groups)
-    };
-    let (head, tail) = match ip.split_once("::") {
-        Some((head, tail)) => (groups(head)?, Some(groups(tail)?)),
-        None => (groups(ip)?, None),
-    };
     let mut out = [0u16; 8];
-    match tail {
-        None if head.len() == 8 => out.copy_from_slice(&head),
-        Some(tail) if head.len() + tail.len() < 8 => {
-            out[..head.len()].copy_from_slice(&head);
-            out[8 - tail.len()..].copy_from_slice(&tail);
-        }
-        _ => return None,
+    let Some((head, tail)) = ip.split_once("::") else {
+        return (groups(ip, &mut out)? == 8).then_some(out);
+    };
+    let before = groups(head, &mut out)?;
+    let mut after = [0u16; 8];
+    let n = groups(tail, &mut after)?;
+    if before + n >= 8 {
+        return None;
     }
+    out[8 - n..].copy_from_slice(&after[..n]);
     Some(out)
+}
+
+/// Reads the hex groups of `s` (colon-separated; none when empty) into `out`: how many.
+fn groups(s: &str, out: &mut [u16; 8]) -> Option<usize> {
+    if s.is_empty() {
+        return Some(0);
+    }
+    let mut n = 0;
+    for g in s.split(':') {
+        if n == out.len()
+            || g.is_empty()
+            || g.len() > 4
+            || !g.bytes().all(|b| b.is_ascii_hexdigit())
+        {
+            return None;
+        }
+        out[n] = u16::from_str_radix(g, 16).ok()?;
+        n += 1;
+    }
+    Some(n)
 }
 
 #[cfg(test)]

@@ -139,12 +139,8 @@ pub fn validate(
     };
     let state = param("state").map(str::to_owned);
     let back = |error: &str, description: &str| {
-        let mut p: Vec<(&str, &str)> = vec![("error", error), ("error_description", description)];
-        if let Some(s) = &state {
-            p.push(("state", s));
-        }
-        p.push(("iss", origin));
-        Refusal::Redirect(redirect_url(&redirect_uri, &p))
+        let error = [("error", error), ("error_description", description)];
+        Refusal::Redirect(back(&redirect_uri, &error, state.as_deref(), origin))
     };
     match param("response_type") {
         Some("code") => {}
@@ -201,9 +197,7 @@ pub fn seal(keys: &Keys, request: &AuthRequest, now_ms: u64) -> String {
     o.field("expires_ms", &(now_ms + SEAL_TTL_MS));
     o.field("request", request);
     o.close();
-    let body = crate::crypto::base64url(&body);
-    let tag = crate::crypto::base64url(&keys.current.mac(Purpose::AuthorizeSeal, body.as_bytes()));
-    format!("{body}.{tag}")
+    keys.sign(Purpose::AuthorizeSeal, crate::crypto::base64url(&body))
 }
 
 /// The request a seal carries and the seal's id (which makes its one connect code), when the
@@ -212,11 +206,7 @@ pub fn seal(keys: &Keys, request: &AuthRequest, now_ms: u64) -> String {
 pub fn unseal(keys: &Keys, sealed: &str, now_ms: u64) -> Option<(AuthRequest, SealId)> {
     use base64::Engine as _;
     let b64 = base64::engine::general_purpose::URL_SAFE_NO_PAD;
-    let (body, tag) = sealed.trim().split_once('.')?;
-    let tag = b64.decode(tag).ok()?;
-    if !keys.verify(Purpose::AuthorizeSeal, body.as_bytes(), &tag) {
-        return None;
-    }
+    let body = keys.verified(Purpose::AuthorizeSeal, sealed.trim())?;
     let mut f = Fields::of(serde_json::from_slice(&b64.decode(body).ok()?).ok()?)?;
     let expires_ms = f.u64("expires_ms")?;
     (now_ms < expires_ms).then_some(())?;
@@ -259,6 +249,18 @@ fn thousandths(q: &str) -> u16 {
     value.min(1000)
 }
 
+/// Where a browser goes back to the client: its `redirect_uri` with `params`, then the
+/// request's `state` (when it sent one) and the issuer `iss` (RFC 9207).
+#[must_use]
+pub fn back(redirect_uri: &str, params: &[(&str, &str)], state: Option<&str>, iss: &str) -> String {
+    let mut url = redirect_url(redirect_uri, params);
+    if let Some(state) = state {
+        add_param(&mut url, "state", state);
+    }
+    add_param(&mut url, "iss", iss);
+    url
+}
+
 /// `uri` with `params` added to its query.
 #[must_use]
 pub fn redirect_url(uri: &str, params: &[(&str, &str)]) -> String {
@@ -270,11 +272,21 @@ pub fn redirect_url(uri: &str, params: &[(&str, &str)]) -> String {
         if i > 0 {
             url.push('&');
         }
-        url.extend(form_urlencoded::byte_serialize(k.as_bytes()));
-        url.push('=');
-        url.extend(form_urlencoded::byte_serialize(v.as_bytes()));
+        write_param(&mut url, k, v);
     }
     url
+}
+
+/// Adds `name=value` to a URL whose query has parameters.
+fn add_param(url: &mut String, name: &str, value: &str) {
+    url.push('&');
+    write_param(url, name, value);
+}
+
+fn write_param(url: &mut String, name: &str, value: &str) {
+    url.extend(form_urlencoded::byte_serialize(name.as_bytes()));
+    url.push('=');
+    url.extend(form_urlencoded::byte_serialize(value.as_bytes()));
 }
 
 tabrelay_bundle::codec!(AuthRequest, "an authorization request", { client_id, client_name, verified_domain or None, redirect_uri, state, code_challenge, resource, scope });

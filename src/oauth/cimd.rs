@@ -160,8 +160,8 @@ impl MetadataUrl {
         if url.contains('#') {
             return Err(CimdError::BadUrl(sentences::oauth::url::URL_FRAGMENT));
         }
-        let authority_len = rest.find(['/', '?']).unwrap_or(rest.len());
-        let (authority, tail) = rest.split_at(authority_len);
+        // No fragment: it was refused above.
+        let (authority, tail) = super::clients::split_authority(rest);
         if authority.contains('@') {
             return Err(CimdError::BadUrl(sentences::oauth::url::URL_USERINFO));
         }
@@ -176,7 +176,8 @@ impl MetadataUrl {
             if p.is_empty() || p.len() > 5 || !p.bytes().all(|b| b.is_ascii_digit()) {
                 return Err(CimdError::BadUrl(sentences::oauth::url::URL_PORT_NOT_NUMBER));
             }
-            if !matches!(p.parse::<u16>(), Ok(1..)) {
+            // Read as a u64 (whose parser the relay links anyway): at most five digits fit.
+            if !matches!(p.parse::<u64>(), Ok(1..=65535)) {
                 return Err(CimdError::BadUrl(sentences::oauth::url::URL_PORT_RANGE));
             }
         }

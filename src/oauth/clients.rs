@@ -146,20 +146,15 @@ pub fn register(
 #[must_use]
 pub fn client_id(keys: &Keys, client: &Client) -> String {
     let payload = crate::crypto::base64url(&tabrelay_bundle::fields::Encode::to_json(client));
-    let tag = crate::crypto::base64url(&keys.current.mac(Purpose::ClientId, payload.as_bytes()));
-    format!("{CLIENT_ID_PREFIX}{payload}.{tag}")
+    format!("{CLIENT_ID_PREFIX}{}", keys.sign(Purpose::ClientId, payload))
 }
 
 /// The client a signed id names, or `invalid_client`.
 pub fn resolve(keys: &Keys, id: &str) -> Result<Client, OAuthError> {
     let unknown = || OAuthError::invalid_client(sentences::oauth::CLIENT_ID_UNKNOWN);
     let rest = id.strip_prefix(CLIENT_ID_PREFIX).ok_or_else(unknown)?;
-    let (payload, tag) = rest.split_once('.').ok_or_else(unknown)?;
+    let payload = keys.verified(Purpose::ClientId, rest).ok_or_else(unknown)?;
     let b64 = base64::engine::general_purpose::URL_SAFE_NO_PAD;
-    let tag = b64.decode(tag).map_err(|_| unknown())?;
-    if !keys.verify(Purpose::ClientId, payload.as_bytes(), &tag) {
-        return Err(unknown());
-    }
     let bytes = b64.decode(payload).map_err(|_| unknown())?;
     tabrelay_bundle::from_json(&bytes).ok_or_else(unknown)
 }
@@ -262,7 +257,7 @@ pub fn check_redirect_uri(uri: &str) -> Result<(), BadRedirect> {
         return Err(BadRedirect::Fragment);
     }
     let (scheme, rest) = uri.split_once("://").ok_or(BadRedirect::NotAbsolute)?;
-    let authority = &rest[..rest.find(['/', '?']).unwrap_or(rest.len())];
+    let (authority, _) = split_authority(rest);
     if authority.contains('@') {
         return Err(BadRedirect::Userinfo);
     }
@@ -288,9 +283,7 @@ pub fn redirect_matches(registered: &str, asked: &str) -> bool {
         return true;
     }
     fn split(uri: &str) -> Option<(&str, &str)> {
-        let rest = uri.strip_prefix("http://")?;
-        let cut = rest.find(['/', '?']).unwrap_or(rest.len());
-        let (authority, tail) = rest.split_at(cut);
+        let (authority, tail) = split_authority(uri.strip_prefix("http://")?);
         let host = host_of_authority(authority);
         is_loopback(host).then_some((host, tail))
     }
@@ -304,7 +297,13 @@ pub fn redirect_matches(registered: &str, asked: &str) -> bool {
 #[must_use]
 pub fn host_of(uri: &str) -> &str {
     let rest = uri.split_once("://").map_or(uri, |(_, r)| r);
-    host_of_authority(&rest[..rest.find(['/', '?', '#']).unwrap_or(rest.len())])
+    host_of_authority(split_authority(rest).0)
+}
+
+/// What follows a URI's `scheme://`, split into its authority and the rest (from the first
+/// `/`, `?` or `#`).
+pub(super) fn split_authority(rest: &str) -> (&str, &str) {
+    rest.split_at(rest.find(['/', '?', '#']).unwrap_or(rest.len()))
 }
 
 fn host_of_authority(authority: &str) -> &str {
@@ -326,7 +325,7 @@ fn port_is_valid(authority: &str) -> bool {
         Some("") => true,
         Some(port) => port
             .strip_prefix(':')
-            .is_some_and(|p| !p.is_empty() && p.len() <= 5 && p.parse::<u16>().is_ok()),
+            .is_some_and(|p| !p.is_empty() && p.len() <= 5 && fits(p, u16::MAX.into())),
         None => false,
     }
 }
@@ -339,13 +338,19 @@ fn is_loopback(host: &str) -> bool {
     }
     let mut octets = 0;
     for o in host.split('.') {
-        let number = !o.is_empty() && o.len() <= 3 && o.parse::<u8>().is_ok();
+        let number = !o.is_empty() && o.len() <= 3 && fits(o, u8::MAX.into());
         if !number || (octets == 0 && o != "127") {
             return false;
         }
         octets += 1;
     }
     octets == 4
+}
+
+/// Whether `digits` reads as a number (as `str::parse` reads one) of at most `max`: read as a
+/// u64, whose parser the relay links anyway, rather than with a parser of each width.
+fn fits(digits: &str, max: u64) -> bool {
+    digits.parse::<u64>().is_ok_and(|n| n <= max)
 }
 
 /// A name as shown: control characters dropped, at most [`MAX_CLIENT_NAME_CHARS`], trimmed.

@@ -75,17 +75,18 @@ pub fn read(
     }
     let pairs: Vec<(String, String)> = form_urlencoded::parse(body).into_owned().collect();
     // A parameter sent without a value is treated as omitted (RFC 6749 §3.2).
-    let mut sent: Vec<(&str, &str)> = Vec::new();
-    for (k, v) in &pairs {
+    let mut sent: Vec<&(String, String)> = Vec::new();
+    for pair in &pairs {
+        let (k, v) = pair;
         if v.is_empty() {
             continue;
         }
         if sent.iter().any(|(seen, _)| seen == k) {
             return Err(OAuthError::invalid_request(sentences::oauth::param_sent_twice(k)));
         }
-        sent.push((k, v));
+        sent.push(pair);
     }
-    let param = |name: &str| sent.iter().find(|(k, _)| *k == name).map(|(_, v)| *v);
+    let param = |name: &str| sent.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str());
     let refresh = match param("grant_type") {
         Some("authorization_code") => false,
         Some("refresh_token") => true,

@@ -1,6 +1,8 @@
 //! The signing keys: `RELAY_SIGNING_KEY` and, during a rotation, `RELAY_SIGNING_KEY_PREVIOUS`.
 //! Each purpose (access tokens, client ids) signs with its own key derived by HMAC.
 
+use base64::engine::general_purpose::URL_SAFE_NO_PAD as B64;
+use base64::Engine as _;
 use hmac::{Hmac, Mac};
 use sha2::Sha256;
 
@@ -12,7 +14,7 @@ pub const MIN_KEY_BYTES: usize = 32;
 pub struct Key {
     /// The key id carried in every token (a digest of the key, not the key).
     pub id: String,
-    secret: Vec<u8>,
+    secret: String,
 }
 
 /// A signing key refused: too short. Its text is one line for the log, naming the secret
@@ -105,13 +107,13 @@ impl Key {
         let id = crate::crypto::sha256_hex(&[b"tabrelay key id:", secret.as_bytes()].concat())
             [..16]
             .to_owned();
-        Ok(Self { id, secret: secret.as_bytes().to_vec() })
+        Ok(Self { id, secret: secret.to_owned() })
     }
 
     /// The key this key derives for a purpose.
     #[must_use]
     pub fn derived(&self, purpose: Purpose) -> [u8; 32] {
-        hmac(&self.secret, purpose.label()).finalize().into_bytes().into()
+        hmac(self.secret.as_bytes(), purpose.label()).finalize().into_bytes().into()
     }
 
     /// HMAC-SHA-256 of `data` under this key's derived key for `purpose`.
@@ -120,13 +122,14 @@ impl Key {
         hmac(&self.derived(purpose), data).finalize().into_bytes().into()
     }
 
-    fn verifies(&self, purpose: Purpose, data: &[u8], tag: &[u8]) -> bool {
+    /// Whether `tag` is the MAC of `data` under this key's derived key for `purpose`.
+    pub(crate) fn verifies(&self, purpose: Purpose, data: &[u8], tag: &[u8]) -> bool {
         hmac(&self.derived(purpose), data).verify_slice(tag).is_ok()
     }
 }
 
 /// HMAC-SHA-256 under `key`, fed `data` (more may follow).
-pub(crate) fn hmac(key: &[u8], data: &[u8]) -> Hmac<Sha256> {
+fn hmac(key: &[u8], data: &[u8]) -> Hmac<Sha256> {
     let mut mac = Hmac::<Sha256>::new_from_slice(key).expect("HMAC takes any key length");
     mac.update(data);
     mac
@@ -148,6 +151,26 @@ impl Keys {
     pub fn verify(&self, purpose: Purpose, data: &[u8], tag: &[u8]) -> bool {
         self.current.verifies(purpose, data, tag)
             || self.previous.as_ref().is_some_and(|k| k.verifies(purpose, data, tag))
+    }
+
+    /// `body` signed for `purpose` with the current key, as the relay's signed values carry
+    /// their tag (seals, client ids, refresh tokens, access tokens): `body.tag`, the tag in
+    /// base64url.
+    #[must_use]
+    pub fn sign(&self, purpose: Purpose, mut body: String) -> String {
+        let tag = self.current.mac(purpose, body.as_bytes());
+        body.push('.');
+        body.push_str(&crate::crypto::base64url(&tag));
+        body
+    }
+
+    /// The body of a value [`Self::sign`] signed (`body.tag`, the tag after the last dot) when
+    /// its tag verifies for `purpose` under the current or the previous key.
+    #[must_use]
+    pub fn verified<'s>(&self, purpose: Purpose, signed: &'s str) -> Option<&'s str> {
+        let (body, tag) = signed.rsplit_once('.')?;
+        let tag = B64.decode(tag).ok()?;
+        self.verify(purpose, body.as_bytes(), &tag).then_some(body)
     }
 
     /// The first key, the current then the previous one during a rotation, of which `test`

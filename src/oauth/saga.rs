@@ -195,8 +195,9 @@ struct Drawing {
     attempt: u8,
 }
 
-/// One OAuth request's saga: built by the endpoint's constructor (which returns the first
-/// [`Step`]), then fed an [`Input`] per step until it answers.
+/// One OAuth request's saga: built by [`Saga::start`] or the endpoint's constructor (which
+/// return the first [`Step`]), then fed an [`Input`] per step until it answers. Each endpoint's
+/// first step is a method on the saga (`…_step`), so that `start` builds one saga for all.
 #[derive(Debug)]
 pub struct Saga<'c> {
     config: &'c Config,
@@ -220,16 +221,18 @@ impl<'c> Saga<'c> {
         entropy: &mut dyn Entropy,
     ) -> Option<(Self, Step)> {
         let OAuthRequest { path, query, body, accept, cookies, place } = request;
-        Some(match path {
-            "/register" => Self::register(config, body, now_ms, entropy),
-            "/token" => Self::token(config, origin, body, now_ms, entropy),
-            "/revoke" => Self::revoke(config, origin, body, now_ms),
-            pages::CODE_PATH => Self::draw(config, origin, body, place, now_ms),
-            pages::STATUS_PATH => Self::status(config, origin, &query, cookies),
-            "/authorize" => Self::authorize(config, origin, query, accept, now_ms),
-            tabrelay_bundle::protocol::CONFIRM_PATH => Self::confirm(config, &query, cookies),
+        let mut saga = Self::new(config, origin, now_ms);
+        let step = match path {
+            "/register" => saga.register_step(body, entropy),
+            "/token" => saga.token_step(body, entropy),
+            "/revoke" => saga.revoke_step(body),
+            pages::CODE_PATH => saga.draw_step(body, place),
+            pages::STATUS_PATH => saga.status_step(&query, cookies),
+            "/authorize" => saga.authorize_step(query, accept),
+            tabrelay_bundle::protocol::CONFIRM_PATH => saga.confirm_step(&query, cookies),
             _ => return None,
-        })
+        };
+        Some((saga, step))
     }
 
     fn wait(&mut self, stage: Stage, step: Step) -> Step {
@@ -244,15 +247,23 @@ impl<'c> Saga<'c> {
         now_ms: u64,
         entropy: &mut dyn Entropy,
     ) -> (Self, Step) {
-        let saga = Self::new(config, "", now_ms);
-        let answer = match body {
+        let mut saga = Self::new(config, "", now_ms);
+        let step = saga.register_step(body, entropy);
+        (saga, step)
+    }
+
+    fn register_step(
+        &mut self,
+        body: Result<Vec<u8>, TooLarge>,
+        entropy: &mut dyn Entropy,
+    ) -> Step {
+        Step::Respond(match body {
             Err(too_large) => Answer::Error(OAuthError::too_large(too_large.cap)),
-            Ok(body) => match clients::register(&config.keys, &body, now_ms, entropy) {
+            Ok(body) => match clients::register(&self.config.keys, &body, self.now_ms, entropy) {
                 Ok(registered) => Answer::json(201, &registered),
                 Err(e) => Answer::Error(e),
             },
-        };
-        (saga, Step::Respond(answer))
+        })
     }
 
     /// `GET /authorize`: the waiting page for a valid request (a document client's document
@@ -266,22 +277,26 @@ impl<'c> Saga<'c> {
         now_ms: u64,
     ) -> (Self, Step) {
         let mut saga = Self::new(config, origin, now_ms);
+        let step = saga.authorize_step(pairs, accept);
+        (saga, step)
+    }
+
+    fn authorize_step(&mut self, pairs: Vec<(String, String)>, accept: Option<&str>) -> Step {
         let json = authorize::wants_json(accept);
-        let step = match authorize::client_named(&pairs, &config.keys) {
-            Ok(Named::Registered(client)) => saga.validate(&pairs, client.into(), json),
+        match authorize::client_named(&pairs, &self.config.keys) {
+            Ok(Named::Registered(client)) => self.validate(&pairs, client.into(), json),
             // Refused on the page: the redirect URI is not verified until the document is.
             Ok(Named::Document(url)) => {
-                match cimd::check_fetchable(&url, &config.local_metadata_hosts) {
+                match cimd::check_fetchable(&url, &self.config.local_metadata_hosts) {
                     Ok(()) => {
                         let step = Step::FetchClient(url.clone());
-                        saga.wait(Stage::Document { pairs, json, url }, step)
+                        self.wait(Stage::Document { pairs, json, url }, step)
                     }
                     Err(e) => refused(e.oauth(url.domain()), json),
                 }
             }
             Err(e) => refused(e, json),
-        };
-        (saga, step)
+        }
     }
 
     fn validate(&self, pairs: &[(String, String)], asking: authorize::Asking, json: bool) -> Step {
@@ -314,21 +329,26 @@ impl<'c> Saga<'c> {
         now_ms: u64,
     ) -> (Self, Step) {
         let mut saga = Self::new(config, origin, now_ms);
+        let step = saga.draw_step(body, place);
+        (saga, step)
+    }
+
+    fn draw_step(&mut self, body: Result<Vec<u8>, TooLarge>, place: Option<String>) -> Step {
         let body = match body {
             Ok(body) => body,
             Err(too_large) => {
                 let sentence = sentences::too_large(too_large.cap);
-                return (saga, Step::Respond(Answer::sentence(413, &sentence)));
+                return Step::Respond(Answer::sentence(413, &sentence));
             }
         };
         let sealed = String::from_utf8_lossy(&body);
-        let Some((request, seal)) = authorize::unseal(&config.keys, &sealed, now_ms) else {
-            return (saga, Step::Respond(Answer::sentence(400, sentences::SEAL_STALE)));
+        let Some((request, seal)) = authorize::unseal(&self.config.keys, &sealed, self.now_ms)
+        else {
+            return Step::Respond(Answer::sentence(400, sentences::SEAL_STALE));
         };
         // A seal makes at most one code, but anyone may fetch a waiting page and post its
         // seal: each sender may make only so many codes (and objects) a minute.
-        let step = saga.wait(Stage::Limit { request, seal, place }, Step::AskLimit(Limited::Code));
-        (saga, step)
+        self.wait(Stage::Limit { request, seal, place }, Step::AskLimit(Limited::Code))
     }
 
     /// `GET` the confirm page a tab opens after approving through the waiting page's link:
@@ -341,15 +361,19 @@ impl<'c> Saga<'c> {
         cookies: Option<&str>,
     ) -> (Self, Step) {
         let mut saga = Self::new(config, "", 0);
+        let step = saga.confirm_step(query, cookies);
+        (saga, step)
+    }
+
+    fn confirm_step(&mut self, query: &[(String, String)], cookies: Option<&str>) -> Step {
         let ticket = param(query, tabrelay_bundle::protocol::CONFIRM_TICKET_PARAM);
         // A ticket naming no link this relay made is refused before any object is addressed.
-        let Some((code, secret)) = connect::read_ticket(ticket.unwrap_or_default(), &config.keys)
-        else {
-            return (saga, Step::Respond(Answer::page_stale()));
+        let keys = &self.config.keys;
+        let Some((code, secret)) = connect::read_ticket(ticket.unwrap_or_default(), keys) else {
+            return Step::Respond(Answer::page_stale());
         };
         let command = Command::Confirm { secret, browser_hash: browser_hash(cookies, &code) };
-        let step = saga.wait(Stage::Confirm, Step::AskCode(code, command));
-        (saga, step)
+        self.wait(Stage::Confirm, Step::AskCode(code, command))
     }
 
     /// `GET /authorize/status`: where the waiting page of `code` stands, for its browser.
@@ -360,15 +384,19 @@ impl<'c> Saga<'c> {
         cookies: Option<&str>,
     ) -> (Self, Step) {
         let mut saga = Self::new(config, origin, 0);
+        let step = saga.status_step(query, cookies);
+        (saga, step)
+    }
+
+    fn status_step(&mut self, query: &[(String, String)], cookies: Option<&str>) -> Step {
         let code = param(query, "code").and_then(ConnectCode::parse);
         // A code this relay did not make is refused before any object is addressed.
-        let Some(code) = code.filter(|c| c.is_issued(&config.keys)) else {
-            return (saga, Step::Respond(Answer::poll(400, &PollState::Expired)));
+        let Some(code) = code.filter(|c| c.is_issued(&self.config.keys)) else {
+            return Step::Respond(Answer::poll(400, &PollState::Expired));
         };
         let browser_hash = browser_hash(cookies, &code);
-        let command = Command::Poll { browser_hash, issuer: origin.to_owned() };
-        let step = saga.wait(Stage::Poll, Step::AskCode(code, command));
-        (saga, step)
+        let command = Command::Poll { browser_hash, issuer: self.origin.to_owned() };
+        self.wait(Stage::Poll, Step::AskCode(code, command))
     }
 
     /// `POST /token`: an authorization code redeemed at its object, then its grant made by the
@@ -382,27 +410,32 @@ impl<'c> Saga<'c> {
         entropy: &mut dyn Entropy,
     ) -> (Self, Step) {
         let mut saga = Self::new(config, origin, now_ms);
+        let step = saga.token_step(body, entropy);
+        (saga, step)
+    }
+
+    fn token_step(&mut self, body: Result<Vec<u8>, TooLarge>, entropy: &mut dyn Entropy) -> Step {
+        let keys = &self.config.keys;
         let read = body
             .map_err(|too_large| OAuthError::too_large(too_large.cap))
-            .and_then(|body| exchange::read(&body, &config.keys, origin, entropy));
-        let step = match read {
+            .and_then(|body| exchange::read(&body, keys, self.origin, entropy));
+        match read {
             Err(e) => Step::Respond(Answer::Error(e)),
             // Not a code this relay made: refused before any object is addressed.
-            Ok(TokenRequest::Code(code, _)) if !code.is_issued(&config.keys) => {
+            Ok(TokenRequest::Code(code, _)) if !code.is_issued(keys) => {
                 refuse(sentences::oauth::CODE_UNKNOWN)
             }
             Ok(TokenRequest::Code(code, redemption)) => {
                 let (grant, client_id) = (redemption.grant.clone(), redemption.client_id.clone());
                 let step = Step::AskCode(code, Command::Redeem(redemption));
-                saga.wait(Stage::Redeem { grant, client_id }, step)
+                self.wait(Stage::Redeem { grant, client_id }, step)
             }
             Ok(TokenRequest::Refresh { pairing, request }) => {
                 let stage =
                     Stage::Refresh { pairing: pairing.clone(), grant: request.grant.clone() };
-                saga.wait(stage, Step::AskPairing(pairing, wire::Request::Refresh(request)))
+                self.wait(stage, Step::AskPairing(pairing, wire::Request::Refresh(request)))
             }
-        };
-        (saga, step)
+        }
     }
 
     /// `POST /revoke` (RFC 7009): the grant's pairing revokes it when the token is ours; the
@@ -414,17 +447,22 @@ impl<'c> Saga<'c> {
         now_ms: u64,
     ) -> (Self, Step) {
         let mut saga = Self::new(config, origin, now_ms);
+        let step = saga.revoke_step(body);
+        (saga, step)
+    }
+
+    fn revoke_step(&mut self, body: Result<Vec<u8>, TooLarge>) -> Step {
+        let (keys, origin, now_ms) = (&self.config.keys, self.origin, self.now_ms);
         let read = body
             .map_err(|too_large| OAuthError::too_large(too_large.cap))
-            .and_then(|body| exchange::revocation(&body, &config.keys, origin, now_ms));
-        let step = match read {
+            .and_then(|body| exchange::revocation(&body, keys, origin, now_ms));
+        match read {
             Err(e) => Step::Respond(Answer::Error(e)),
             Ok(None) => Step::Respond(Answer::Empty),
             Ok(Some((pairing, request))) => {
-                saga.wait(Stage::Revoke, Step::AskPairing(pairing, wire::Request::Revoke(request)))
+                self.wait(Stage::Revoke, Step::AskPairing(pairing, wire::Request::Revoke(request)))
             }
-        };
-        (saga, step)
+        }
     }
 
     /// Feeds what came of the last step: the next one.

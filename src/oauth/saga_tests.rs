@@ -92,9 +92,7 @@ impl Object {
     }
 
     fn ask(&mut self, code: &ConnectCode, command: Command, now_ms: u64) -> CodeReply {
-        let (stored, reply) = apply(self.stored.take(), command, now_ms, &mut self.rng, code);
-        self.stored = stored;
-        reply
+        apply(&mut self.stored, command, now_ms, &mut self.rng, code)
     }
 }
 

@@ -2,7 +2,7 @@
 //! life of one connection attempt, from waiting to an authorization code redeemed once.
 //!
 //! Each code's session lives in its own Durable Object (named by the normalised code); the
-//! object applies [`apply`] to what it stored and stores what it returns. By job: the code's
+//! object applies [`apply`] to what it stored and stores what that leaves. By job: the code's
 //! value ([`code`]), the session machine ([`session`]), its row in the object's storage
 //! ([`stored`]) and the wire between the Worker and the object ([`wire`]).
 

@@ -10,7 +10,7 @@ use crate::crypto::{random_token, sha256_hex, Entropy};
 use crate::limits::{
     AUTH_CODE_TTL_MS, CONNECT_CODE_TTL_MS, LINK_CONFIRM_TTL_MS, MAX_CODE_TRIES, MAX_PLACE_CHARS,
 };
-use crate::oauth::authorize::{is_this_resource, redirect_url, AuthRequest, SealId};
+use crate::oauth::authorize::{is_this_resource, AuthRequest, SealId};
 use crate::oauth::clients::{clean_text, host_of};
 use crate::oauth::error::OAuthError;
 use crate::oauth::lookalike;
@@ -151,40 +151,39 @@ pub fn forget_at(reply: &CodeReply, now_ms: u64, kept_ms: u64) -> Option<u64> {
     (*reply == CodeReply::Created).then_some(now_ms + kept_ms)
 }
 
-/// Applies a command to a code's stored session at `now_ms`: what to store (None: delete)
-/// and the reply.
+/// Applies a command to a code's stored session at `now_ms`: `stored` becomes what to store
+/// (None: delete), and the reply is returned.
 pub fn apply(
-    stored: Option<Session>,
+    stored: &mut Option<Session>,
     command: Command,
     now_ms: u64,
     entropy: &mut dyn Entropy,
     code: &ConnectCode,
-) -> (Option<Session>, CodeReply) {
-    let live = stored.filter(|s| now_ms < s.created_ms + CONNECT_CODE_TTL_MS);
+) -> CodeReply {
+    if stored.as_ref().is_some_and(|s| now_ms >= s.created_ms + CONNECT_CODE_TTL_MS) {
+        *stored = None;
+    }
     match command {
-        Command::Create { request, seal, browser_hash, place } => match live {
-            Some(s) if s.seal == seal => (Some(s), CodeReply::SealUsed),
-            Some(s) => (Some(s), CodeReply::Taken),
+        Command::Create { request, seal, browser_hash, place } => match stored {
+            Some(s) if s.seal == seal => CodeReply::SealUsed,
+            Some(_) => CodeReply::Taken,
             None => {
                 let stage = Stage::Waiting;
                 let created_ms = now_ms;
                 let s = Session { request, browser_hash, seal, created_ms, stage, tries: 0, place };
-                (Some(s), CodeReply::Created)
+                *stored = Some(s);
+                CodeReply::Created
             }
         },
         Command::Describe | Command::Approve { .. } | Command::Deny => {
-            let Some(mut session) = live else {
-                return (None, CodeReply::refused(refusal::UNKNOWN));
+            let session = match tried(stored, refusal::UNKNOWN) {
+                Ok(session) => session,
+                Err(sentence) => return CodeReply::refused(sentence),
             };
-            session.tries += 1;
-            if session.tries > MAX_CODE_TRIES {
-                return (None, CodeReply::refused(refusal::TOO_MANY_TRIES));
-            }
             if !session.is_open() {
-                return (Some(session), CodeReply::refused(refusal::USED));
+                return CodeReply::refused(refusal::USED);
             }
-            let description = session.description(now_ms);
-            let reply = match command {
+            match command {
                 // A linked approval waits for the browser that opened the waiting page.
                 Command::Approve { pairing, linked: true } => {
                     let secret = random_token(entropy, 24);
@@ -193,143 +192,142 @@ pub fn apply(
                         ticket_hash: sha256_hex(secret.as_bytes()),
                         until_ms: now_ms + LINK_CONFIRM_TTL_MS,
                     };
-                    CodeReply::ToConfirm { client: description.requester.client_name, secret }
+                    let client = session.request.client_name.clone();
+                    return CodeReply::ToConfirm { client, secret };
                 }
                 // The whole code typed from the waiting page: approved (over a linked approval
                 // still waiting for its browser).
                 Command::Approve { pairing, linked: false } => {
                     session.stage = Stage::Approved { pairing };
-                    CodeReply::Described(description)
                 }
-                Command::Deny => {
-                    session.stage = Stage::Denied;
-                    CodeReply::Described(description)
-                }
-                _ => CodeReply::Described(description),
-            };
-            (Some(session), reply)
+                Command::Deny => session.stage = Stage::Denied,
+                _ => {}
+            }
+            CodeReply::Described(session.description(now_ms))
         }
         Command::Confirm { secret, browser_hash } => {
-            let Some(mut session) = live else {
-                return (None, CodeReply::refused(refusal::TICKET_STALE));
+            let session = match tried(stored, refusal::TICKET_STALE) {
+                Ok(session) => session,
+                Err(sentence) => return CodeReply::refused(sentence),
             };
-            session.tries += 1;
-            if session.tries > MAX_CODE_TRIES {
-                return (None, CodeReply::refused(refusal::TOO_MANY_TRIES));
-            }
             let Stage::Confirming { pairing, ticket_hash, until_ms } = &session.stage else {
-                return (Some(session), CodeReply::refused(refusal::TICKET_STALE));
+                return CodeReply::refused(refusal::TICKET_STALE);
             };
             if *ticket_hash != sha256_hex(secret.as_bytes()) || now_ms >= *until_ms {
-                return (Some(session), CodeReply::refused(refusal::TICKET_STALE));
+                return CodeReply::refused(refusal::TICKET_STALE);
             }
             if session.browser_hash.is_empty() || browser_hash != session.browser_hash {
                 // Not the waiting page's browser (a link someone sent): the code waits again,
                 // for the whole code typed.
                 session.stage = Stage::Waiting;
-                return (Some(session), CodeReply::refused(refusal::NOT_THIS_BROWSER));
+                return CodeReply::refused(refusal::NOT_THIS_BROWSER);
             }
             session.stage = Stage::Approved { pairing: pairing.clone() };
-            let client = session.request.client_name.clone();
-            (Some(session), CodeReply::Confirmed { client })
+            CodeReply::Confirmed { client: session.request.client_name.clone() }
         }
         Command::Poll { browser_hash, issuer } => {
-            let (session, state) = poll(live, &browser_hash, &issuer, now_ms, entropy, code);
-            (session, CodeReply::Poll(state))
+            CodeReply::Poll(poll(stored, &browser_hash, &issuer, now_ms, entropy, code))
         }
-        Command::Redeem(r) => {
-            match redeem(live, &r, now_ms) {
-                (s, Ok(granted)) => (s, CodeReply::Redeemed { granted }),
-                (s, Err(e)) => {
-                    // A replay of a redeemed code revokes what it issued.
-                    let revoke = match s.as_ref().map(|s| &s.stage) {
-                        Some(Stage::Redeemed { pairing, grant, code_hash })
-                            if *code_hash == sha256_hex(r.secret.as_bytes()) =>
-                        {
-                            Some(Revoke { pairing: pairing.clone(), grant: grant.clone() })
-                        }
-                        _ => None,
-                    };
-                    (s, CodeReply::RedeemRefused { refused: e, revoke })
-                }
+        Command::Redeem(r) => match redeem(stored, &r, now_ms) {
+            Ok(granted) => CodeReply::Redeemed { granted },
+            Err(e) => {
+                // A replay of a redeemed code revokes what it issued.
+                let revoke = match stored.as_ref().map(|s| &s.stage) {
+                    Some(Stage::Redeemed { pairing, grant, code_hash })
+                        if *code_hash == sha256_hex(r.secret.as_bytes()) =>
+                    {
+                        Some(Revoke { pairing: pairing.clone(), grant: grant.clone() })
+                    }
+                    _ => None,
+                };
+                CodeReply::RedeemRefused { refused: e, revoke }
             }
-        }
+        },
     }
 }
 
+/// The live session a tab's command tries once more, or the refusal's sentence: `unknown` when
+/// there is none, too many tries (the session is forgotten) past [`MAX_CODE_TRIES`].
+fn tried<'s>(
+    stored: &'s mut Option<Session>,
+    unknown: &'static str,
+) -> Result<&'s mut Session, &'static str> {
+    if stored.as_ref().is_some_and(|s| s.tries >= MAX_CODE_TRIES) {
+        *stored = None;
+        return Err(refusal::TOO_MANY_TRIES);
+    }
+    let Some(session) = stored else {
+        return Err(unknown);
+    };
+    session.tries += 1;
+    Ok(session)
+}
+
 fn poll(
-    live: Option<Session>,
+    stored: &mut Option<Session>,
     browser_hash: &str,
     issuer: &str,
     now_ms: u64,
     entropy: &mut dyn Entropy,
     code: &ConnectCode,
-) -> (Option<Session>, PollState) {
-    let Some(session) = live else {
-        return (None, PollState::Expired);
+) -> PollState {
+    let Some(session) = stored else {
+        return PollState::Expired;
     };
     if session.browser_hash != browser_hash {
-        return (Some(session), PollState::NotThisBrowser);
+        return PollState::NotThisBrowser;
     }
     let remaining = session.created_ms + CONNECT_CODE_TTL_MS - now_ms;
-    match session.stage {
+    match &session.stage {
         Stage::Waiting | Stage::Confirming { .. } => {
-            (Some(session), PollState::Waiting { expires_in_ms: remaining })
+            PollState::Waiting { expires_in_ms: remaining }
         }
         Stage::Approved { pairing } => {
             let secret = random_token(entropy, 32);
             let auth_code = format!("{}.{secret}", code.as_str());
-            let to = back(&session.request, vec![("code", &auth_code)], issuer);
-            let stage = Stage::Issued {
-                pairing,
+            let to = back(&session.request, &[("code", &auth_code)], issuer);
+            session.stage = Stage::Issued {
+                pairing: pairing.clone(),
                 code_hash: sha256_hex(secret.as_bytes()),
                 issued_ms: now_ms,
             };
-            (Some(Session { stage, ..session }), PollState::Approved { redirect: to })
+            PollState::Approved { redirect: to }
         }
         Stage::Denied => {
-            let denied = vec![
+            let denied = [
                 ("error", "access_denied"),
                 ("error_description", crate::sentences::oauth::DENIED),
             ];
-            let to = back(&session.request, denied, issuer);
-            (None, PollState::Denied { redirect: to })
+            let to = back(&session.request, &denied, issuer);
+            *stored = None;
+            PollState::Denied { redirect: to }
         }
-        Stage::Issued { .. } | Stage::Redeemed { .. } => (Some(session), PollState::Done),
+        Stage::Issued { .. } | Stage::Redeemed { .. } => PollState::Done,
     }
 }
 
 /// Where the waiting page sends the browser back: the client's redirect URI with `params`,
 /// then the request's state and the issuer (RFC 9207).
-fn back<'a>(request: &'a AuthRequest, mut params: Vec<(&'a str, &'a str)>, iss: &'a str) -> String {
-    if let Some(state) = &request.state {
-        params.push(("state", state));
-    }
-    params.push(("iss", iss));
-    redirect_url(&request.redirect_uri, &params)
+fn back(request: &AuthRequest, params: &[(&str, &str)], iss: &str) -> String {
+    crate::oauth::authorize::back(&request.redirect_uri, params, request.state.as_deref(), iss)
 }
 
 /// Redeems the authorization code: the session moves to `Redeemed` only when every check passes.
 fn redeem(
-    live: Option<Session>,
+    stored: &mut Option<Session>,
     r: &Redemption,
     now_ms: u64,
-) -> (Option<Session>, Result<Granted, OAuthError>) {
-    let Some(session) = live else {
-        return (None, Err(OAuthError::invalid_grant(crate::sentences::oauth::CODE_UNKNOWN)));
+) -> Result<Granted, OAuthError> {
+    let Some(session) = stored else {
+        return Err(OAuthError::invalid_grant(crate::sentences::oauth::CODE_UNKNOWN));
     };
-    match check_redemption(&session, r, now_ms) {
-        Ok(granted) => {
-            let code_hash = sha256_hex(r.secret.as_bytes());
-            let stage = Stage::Redeemed {
-                pairing: granted.pairing.clone(),
-                grant: r.grant.clone(),
-                code_hash,
-            };
-            (Some(Session { stage, ..session }), Ok(granted))
-        }
-        Err(e) => (Some(session), Err(e)),
-    }
+    let granted = check_redemption(session, r, now_ms)?;
+    session.stage = Stage::Redeemed {
+        pairing: granted.pairing.clone(),
+        grant: r.grant.clone(),
+        code_hash: sha256_hex(r.secret.as_bytes()),
+    };
+    Ok(granted)
 }
 
 fn check_redemption(session: &Session, r: &Redemption, now_ms: u64) -> Result<Granted, OAuthError> {
@@ -403,8 +401,7 @@ mod tests {
         }
         /// The reply, as JSON to look into (and checked to read back as written).
         fn go(&mut self, c: Command, now: u64) -> Value {
-            let (s, reply) = apply(self.stored.take(), c, now, &mut self.rng, &self.code);
-            self.stored = s;
+            let reply = apply(&mut self.stored, c, now, &mut self.rng, &self.code);
             assert_eq!(CodeReply::decode(&reply.encode()).as_ref(), Ok(&reply));
             serde_json::from_slice(&reply.encode()).unwrap()
         }

@@ -29,9 +29,9 @@ pub fn carry_out(
     // No table (nothing was ever written) reads as no session; the table holds one row.
     let rows = sql.exec(READ, Vec::new()).unwrap_or_default();
     let body = rows.first().and_then(|row| row.first()?.as_deref());
-    let stored: Option<Session> = body.and_then(|b| tabrelay_bundle::from_json(b.as_bytes()));
-    let had = stored.is_some();
-    let (session, reply) = apply(stored, command, now_ms, entropy, code);
+    let mut session: Option<Session> = body.and_then(|b| tabrelay_bundle::from_json(b.as_bytes()));
+    let had = session.is_some();
+    let reply = apply(&mut session, command, now_ms, entropy, code);
     match session {
         Some(s) => {
             let body = tabrelay_bundle::fields::json_text(&s);

@@ -221,8 +221,7 @@ fn a_replayed_code_leaves_no_connection_whichever_request_reaches_the_pairing_fi
             // The Worker's request and the object's reply, each through its encoding.
             let request = CodeRequest { code: code.as_str().into(), command };
             let (c, command) = CodeRequest::decode(&request.encode()).unwrap();
-            let (s, reply) = apply(stored.take(), command, now, &mut Counter(5), &c);
-            stored = s;
+            let reply = apply(&mut stored, command, now, &mut Counter(5), &c);
             CodeReply::decode(&reply.encode()).unwrap()
         };
         let request = AuthRequest {
