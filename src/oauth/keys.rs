@@ -3,8 +3,8 @@
 
 use base64::engine::general_purpose::URL_SAFE_NO_PAD as B64;
 use base64::Engine as _;
-use hmac::{Hmac, Mac};
-use sha2::Sha256;
+use jwt_compact::alg::{Hs256, Hs256Key, Hs256Signature};
+use jwt_compact::{Algorithm as _, AlgorithmSignature as _};
 
 /// The fewest bytes a signing key may have.
 pub const MIN_KEY_BYTES: usize = 32;
@@ -113,26 +113,36 @@ impl Key {
     /// The key this key derives for a purpose.
     #[must_use]
     pub fn derived(&self, purpose: Purpose) -> [u8; 32] {
-        hmac(self.secret.as_bytes(), purpose.label()).finalize().into_bytes().into()
+        hs256(self.secret.as_bytes(), purpose.label())
     }
 
     /// HMAC-SHA-256 of `data` under this key's derived key for `purpose`.
     #[must_use]
     pub fn mac(&self, purpose: Purpose, data: &[u8]) -> [u8; 32] {
-        hmac(&self.derived(purpose), data).finalize().into_bytes().into()
+        hs256(&self.derived(purpose), data)
     }
 
     /// Whether `tag` is the MAC of `data` under this key's derived key for `purpose`.
     pub(crate) fn verifies(&self, purpose: Purpose, data: &[u8], tag: &[u8]) -> bool {
-        hmac(&self.derived(purpose), data).verify_slice(tag).is_ok()
+        hs256_verifies(&self.derived(purpose), data, tag)
     }
 }
 
-/// HMAC-SHA-256 under `key`, fed `data` (more may follow).
-fn hmac(key: &[u8], data: &[u8]) -> Hmac<Sha256> {
-    let mut mac = Hmac::<Sha256>::new_from_slice(key).expect("HMAC takes any key length");
-    mac.update(data);
-    mac
+/// HMAC-SHA-256 of `data` under `key`, computed by jwt-compact's HS256 (the JWT algorithm that
+/// is this MAC): the one HMAC in the relay, access tokens' signatures included.
+fn hs256(key: &[u8], data: &[u8]) -> [u8; 32] {
+    let mut tag = [0; 32];
+    tag.copy_from_slice(&Hs256.sign(&Hs256Key::new(key), data).as_bytes());
+    tag
+}
+
+/// Whether `tag` is HMAC-SHA-256 of `data` under `key`, checked by jwt-compact's HS256 (in
+/// constant time). Its signature has one length, checked first: `try_from_slice` panics on
+/// another.
+fn hs256_verifies(key: &[u8], data: &[u8], tag: &[u8]) -> bool {
+    Some(tag.len()) == Hs256Signature::LENGTH.map(core::num::NonZeroUsize::get)
+        && Hs256Signature::try_from_slice(tag)
+            .is_ok_and(|tag| Hs256.verify_signature(&tag, &Hs256Key::new(key), data))
 }
 
 impl Keys {
