@@ -57,6 +57,10 @@ test('another connection cannot cancel the call', async () => {
   tab.close();
 });
 
+// Cannot fail under wrangler dev: the client's abort does not reach the Worker there, so the
+// cancel this waits for comes from the call's wait running out (CALL_WAIT_MS), which the test
+// below shows. What the relay does when a response stream closes is shown natively: the room's
+// `an_agent_that_stops_listening_has_its_call_dropped_in_the_tab` (src/pairing/room/tests/calls.rs).
 test('closing the response stream cancels the call in the tab', async () => {
   const tab = await openTab();
   const token = await accessToken(tab);
