@@ -535,14 +535,14 @@ impl Room {
                 Some(reply) => reply,
                 None => return, // it waits for the tab
             },
-            Request::Task { grant, task, op } => {
-                Reply::Task(self.task_request(&grant, &task, op, now_ms, out))
+            Request::Task { ref grant, ref task, op } => {
+                Reply::Task(self.task_request(grant, task, op, now_ms, out))
             }
             Request::Check { want: Want::Nothing, .. } => Reply::Done,
             Request::Check { want: Want::Tools, .. } => {
                 Reply::Tools { stated: self.focused_list_seen() }
             }
-            Request::Check { want: Want::Status, grant } => self.status(&grant),
+            Request::Check { want: Want::Status, ref grant } => self.status(grant),
             Request::Listen { grant } => self.listen(asker, grant),
             // Never given: the object answers it from its storage (a uniqueness its SQL keeps);
             // refused here should it come.
@@ -553,28 +553,29 @@ impl Room {
             Request::Refresh(request) => {
                 Reply::Refresh(self.refresh(request, now_ms, entropy, out))
             }
-            Request::Revoke(request) => {
-                self.revoke(&request, out);
+            Request::Revoke(ref request) => {
+                self.revoke(request, out);
                 Reply::Done
             }
-            Request::Replayed { grant } => {
-                self.replayed(&grant, now_ms, out);
+            Request::Replayed { ref grant } => {
+                self.replayed(grant, now_ms, out);
                 Reply::Done
             }
-            Request::Cancel { request } => {
-                self.cancel(&request, now_ms, out);
+            Request::Cancel { ref request } => {
+                self.cancel(request, now_ms, out);
                 Reply::Done
             }
-            Request::AwaitAnswers { grant, ids } => match self.questions.ask(asker, &grant, ids) {
+            Request::AwaitAnswers { ref grant, ids } => match self.questions.ask(asker, grant, ids)
+            {
                 Ok(()) => return, // it waits for the answers
                 Err(_) => Reply::TooManyQuestions,
             },
-            Request::Answer { grant, id, answer } => self.answer(&grant, &id, answer, out),
+            Request::Answer { ref grant, ref id, answer } => self.answer(grant, id, answer, out),
             // A call is taken up by the connection that made it (its key starts with the grant).
             Request::Resume { grant, request } if !is_request_of(&request, &grant) => {
                 Reply::NotAsked
             }
-            Request::Resume { request, .. } => self.take_up(asker, &request, now_ms),
+            Request::Resume { ref request, .. } => self.take_up(asker, request, now_ms),
         };
         reply_to(out, asker, reply);
     }
