@@ -327,6 +327,9 @@ impl Tabs {
 #[derive(Debug, Clone, Default)]
 struct Statement {
     tools: Option<ToolList>,
+    /// The same list's JSON text, as stored: a change of the list agents see is told by it,
+    /// without a copy of the list and a comparison of every part.
+    tools_text: Option<String>,
     dataset: Option<String>,
 }
 
@@ -474,7 +477,9 @@ impl Room {
             let tools = tools
                 .and_then(|t| serde_json::from_slice(t.as_bytes()).ok())
                 .and_then(|v| ToolList::read(&v).ok());
-            self.stated.insert(number, Statement { tools, dataset });
+            // Its text as the list is written now (what a tab stating it again would store).
+            let tools_text = tools.as_ref().map(|l| tabrelay_bundle::fields::json_text(l));
+            self.stated.insert(number, Statement { tools, tools_text, dataset });
         }
         self.grants = stored.grants;
         self.turns = stored.turns;
@@ -631,7 +636,9 @@ impl Room {
             TabAction::Result(call, outcome) => self.result(tab, call, outcome, now_ms, out),
             TabAction::Tools(list) => {
                 let json = tabrelay_bundle::fields::json_text(&list.to_value());
-                self.stated.entry_or_default(tab).tools = Some(list);
+                let statement = self.stated.entry_or_default(tab);
+                statement.tools = Some(list);
+                statement.tools_text = Some(json.clone());
                 out.push(Effect::StoreStated(tab, Stated::Tools(json)));
             }
             TabAction::RefuseTools(sentence) => {

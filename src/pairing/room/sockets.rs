@@ -80,8 +80,14 @@ impl Room {
         self.focused().and_then(|t| self.stated.get(&t.number)).and_then(|s| s.tools.as_ref())
     }
 
-    /// The list agents see, to tell a change (None: the bundled one).
+    /// The list agents see (None: the bundled one).
     pub(super) fn focused_list_seen(&self) -> Option<ToolList> {
         self.focused_list().cloned()
+    }
+
+    /// The JSON text of the list agents see, to tell a change (None: the bundled one).
+    pub(super) fn focused_list_text(&self) -> Option<&str> {
+        let statement = self.focused().and_then(|t| self.stated.get(&t.number));
+        statement.and_then(|s| s.tools_text.as_deref())
     }
 }
