@@ -3,8 +3,7 @@
 //! of the core; the object only runs the statements named here through [`Sql`].
 
 use serde_json::Value;
-use tabrelay_bundle::fields::{json_text, Encode};
-use tabrelay_bundle::from_json;
+use tabrelay_bundle::fields::{json_text, Encode, FromValue};
 
 use crate::pairing::room::{Effect, Stated, Stored};
 use crate::pairing::tabs::Tab;
@@ -114,13 +113,13 @@ impl Store {
         let meta = read("SELECT k, v FROM meta");
         let mut grants = Vec::new();
         for body in column(read("SELECT body FROM grants ORDER BY rowid")) {
-            if let Some(grant) = from_json(body.as_bytes()) {
+            if let Some(grant) = json(&body).and_then(FromValue::from_value) {
                 grants.push(grant);
             }
         }
         let mut tasks = Vec::new();
         for body in column(read("SELECT body FROM tasks ORDER BY rowid")) {
-            if let Some(task) = json(body).and_then(crate::pairing::tasks::read) {
+            if let Some(task) = json(&body).and_then(crate::pairing::tasks::read) {
                 tasks.push(task);
             }
         }
@@ -128,14 +127,15 @@ impl Store {
         for until in until(read("SELECT CAST(until AS TEXT) FROM replayed")) {
             replayed_until = replayed_until.max(until);
         }
-        let meta = |key: &str| meta_text(&meta, key).map(String::as_bytes);
+        // Each read as JSON first, then as its type: one parse for all (not one per type).
+        let meta = |key: &str| meta_text(&meta, key).and_then(|t| json(t));
         Stored {
             tabs,
             stated,
             grants,
-            turns: meta("turns").and_then(from_json).unwrap_or_default(),
-            left: meta("left").and_then(from_json).unwrap_or_default(),
-            wrong_codes: meta("wrong_codes").and_then(from_json).unwrap_or_default(),
+            turns: meta("turns").and_then(FromValue::from_value).unwrap_or_default(),
+            left: meta("left").and_then(FromValue::from_value).unwrap_or_default(),
+            wrong_codes: meta("wrong_codes").and_then(FromValue::from_value).unwrap_or_default(),
             tasks,
             replayed_until,
         }
@@ -201,7 +201,7 @@ fn column(rows: Rows) -> impl Iterator<Item = String> {
     rows.into_iter().filter_map(|row| row.into_iter().next().flatten())
 }
 
-fn json(text: String) -> Option<Value> {
+fn json(text: &str) -> Option<Value> {
     serde_json::from_slice(text.as_bytes()).ok()
 }
 
