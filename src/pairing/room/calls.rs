@@ -115,7 +115,7 @@ impl Room {
             tab,
             RelayMessage::Call { id, tool_call: call.tool_call, turn, input: call.input },
         );
-        if as_task && call.task.is_some_and(|t| t.at_once) {
+        if as_task && call.task.as_ref().is_some_and(|t| t.at_once) {
             self.make_task(id, now_ms, entropy, out);
         }
         None
