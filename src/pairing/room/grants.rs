@@ -111,7 +111,7 @@ impl Room {
     /// A client refreshes its grant: a new secret, or (a secret used twice) the grant goes.
     pub(super) fn refresh(
         &mut self,
-        request: RefreshRequest,
+        request: &RefreshRequest,
         now_ms: u64,
         entropy: &mut dyn Entropy,
         out: &mut Vec<Effect>,

@@ -555,7 +555,7 @@ impl Room {
             Request::Grant(request) => {
                 Reply::Grant(self.new_grant(request, replayed, now_ms, entropy, out))
             }
-            Request::Refresh(request) => {
+            Request::Refresh(ref request) => {
                 Reply::Refresh(self.refresh(request, now_ms, entropy, out))
             }
             Request::Revoke(ref request) => {
