@@ -162,10 +162,11 @@ impl Room {
 
     /// The person stopped connection `id` in a tab (or let it go on): stored, every tab told.
     pub(super) fn set_stopped(&mut self, id: String, stopped: bool, out: &mut Vec<Effect>) {
-        let grant = self.grants.iter().find(|g| g.id == id && g.stopped != stopped);
-        if let Some(mut grant) = grant.cloned() {
+        // Changed in place: one copy, the stored one.
+        let grant = self.grants.iter_mut().find(|g| g.id == id && g.stopped != stopped);
+        if let Some(grant) = grant {
             grant.stopped = stopped;
-            self.store_grant(grant, out);
+            out.push(Effect::StoreGrant(grant.clone()));
             for t in self.tabs.values().filter(|t| t.proven) {
                 let connection = id.clone();
                 send(out, t.number, RelayMessage::Stopped { connection, stopped });
