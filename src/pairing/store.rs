@@ -50,17 +50,20 @@ impl Store {
     /// stores nothing (the object carries it out otherwise).
     pub fn apply(&mut self, sql: &mut dyn Sql, effect: &Effect, now_ms: u64) -> bool {
         let text = |s: &str| Bind::Text(s.to_owned());
+        // A tab's number as its decimal digits, written as the codec writes a number (not by
+        // `to_string`, whose formatting machinery nothing else in the Worker needs).
+        let number = |tab: &u64| Bind::Text(json_text(tab));
         match effect {
             Effect::StoreStated(tab, stated) => {
                 let (query, value) = match stated {
                     Stated::Tools(json) => ("INSERT INTO tab_state (tab, tools) VALUES (?1, ?2) ON CONFLICT(tab) DO UPDATE SET tools = ?2", json),
                     Stated::Dataset(name) => ("INSERT INTO tab_state (tab, dataset) VALUES (?1, ?2) ON CONFLICT(tab) DO UPDATE SET dataset = ?2", name),
                 };
-                self.write(sql, query, vec![Bind::Text(tab.to_string()), text(value)]);
+                self.write(sql, query, vec![number(tab), text(value)]);
             }
             Effect::ForgetStated(tab) => {
                 let query = "DELETE FROM tab_state WHERE tab = ?";
-                self.write(sql, query, vec![Bind::Text(tab.to_string())]);
+                self.write(sql, query, vec![number(tab)]);
             }
             Effect::StoreTurns(turns) => self.meta(sql, "turns", turns),
             Effect::StoreLeft(left) => self.meta(sql, "left", left),
@@ -245,6 +248,15 @@ mod tests {
             sql.run.last().unwrap(),
             &("DELETE FROM tasks WHERE id = ?".into(), vec![text("t")])
         );
+    }
+
+    #[test]
+    fn a_tabs_number_is_stored_as_its_decimal_digits() {
+        let (mut store, mut sql) = (Store::default(), Recorded::default());
+        for tab in [0, 7, 10, 1_806_896_332_800_001, u64::MAX] {
+            store.apply(&mut sql, &Effect::ForgetStated(tab), 0);
+            assert_eq!(sql.run.last().unwrap().1, [text(&tab.to_string())]);
+        }
     }
 
     #[test]
