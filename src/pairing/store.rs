@@ -167,11 +167,7 @@ impl Store {
     /// The replays recorded for grant `id`: until when each is kept.
     pub fn replayed(&self, sql: &mut dyn Sql, id: &str) -> Vec<u64> {
         let query = "SELECT CAST(until AS TEXT) FROM replayed WHERE id = ?";
-        let mut replayed = Vec::new();
-        for until in until(sql.exec(query, vec![Bind::Text(id.to_owned())]).unwrap_or_default()) {
-            replayed.push(until);
-        }
-        replayed
+        until(sql.exec(query, vec![Bind::Text(id.to_owned())]).unwrap_or_default())
     }
 
     /// Runs a write, the tables made first if this instance has not yet: every write goes
@@ -199,9 +195,16 @@ impl Store {
     }
 }
 
-/// The first column of each row, where it is not NULL.
-fn column(rows: Rows) -> impl Iterator<Item = String> {
-    rows.into_iter().filter_map(|row| row.into_iter().next().flatten())
+/// The first column of each row, where it is not NULL (a loop: smaller in the Worker than an
+/// iterator adapter).
+fn column(rows: Rows) -> Vec<String> {
+    let mut column = Vec::new();
+    for row in rows {
+        if let Some(Some(value)) = row.into_iter().next() {
+            column.push(value);
+        }
+    }
+    column
 }
 
 fn json(text: &str) -> Option<Value> {
@@ -209,8 +212,14 @@ fn json(text: &str) -> Option<Value> {
 }
 
 /// The times a query selected as text.
-fn until(rows: Rows) -> impl Iterator<Item = u64> {
-    column(rows).filter_map(|t| t.parse().ok())
+fn until(rows: Rows) -> Vec<u64> {
+    let mut times = Vec::new();
+    for text in column(rows) {
+        if let Ok(time) = text.parse() {
+            times.push(time);
+        }
+    }
+    times
 }
 
 /// The text of `key` among the meta rows (None: none). Not generic: one copy whatever it
