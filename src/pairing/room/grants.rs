@@ -250,8 +250,7 @@ impl Room {
             reply_to(out, asker, forgotten());
         }
         // Their calls in flight were dropped with the connection's others.
-        for task in take_where(&mut self.tasks, &|t| t.grant == grant) {
-            // Its id copied, so the task is dropped whole (one drop, not one per part).
+        for task in &take_where(&mut self.tasks, &|t| t.grant == grant) {
             out.push(Effect::DeleteTask(task.id.clone()));
         }
     }
