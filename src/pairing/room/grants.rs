@@ -237,14 +237,14 @@ impl Room {
                 reply_to(out, waiter.asker, forgotten());
             }
         }
-        for (call, tab) in left {
+        for &(call, tab) in &left {
             cancel(out, tab, call);
         }
         self.store_left_if_changed(&before, out);
         self.resume.forget_grant(grant);
         // Its listen streams end (any reply but a listen event ends one).
-        for (asker, _) in take_where(&mut self.listeners, &|(_, g)| g == grant) {
-            reply_to(out, asker, forgotten());
+        for (asker, _) in &take_where(&mut self.listeners, &|(_, g)| g == grant) {
+            reply_to(out, *asker, forgotten());
         }
         for asker in self.questions.forget_grant(grant) {
             reply_to(out, asker, forgotten());
