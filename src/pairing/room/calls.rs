@@ -146,7 +146,7 @@ impl Room {
                     None => out.push(Effect::StoreLeft(json_text(self.calls.left_calls()))),
                 }
                 let reply = CallReply::not_carried(gave_up.sentence);
-                self.end(flight, reply, now_ms, out);
+                self.end(&flight, reply, now_ms, out);
             }
         }
     }
@@ -176,7 +176,7 @@ impl Room {
     pub(super) fn cancel(&mut self, request: &str, now_ms: u64, out: &mut Vec<Effect>) {
         if let Some(flight) = self.calls.cancel(request) {
             cancel(out, flight.tab, flight.id);
-            self.end(flight, CallReply::not_carried(sentences::CANCELLED), now_ms, out);
+            self.end(&flight, CallReply::not_carried(sentences::CANCELLED), now_ms, out);
         }
     }
 
@@ -231,7 +231,7 @@ impl Room {
                 self.task_result(call, outcome, now_ms, out);
             }
             Finished::Flight(flight) => {
-                self.end(flight, CallReply::TabResult { outcome }, now_ms, out);
+                self.end(&flight, CallReply::TabResult { outcome }, now_ms, out);
             }
             Finished::Left { grant, tool } => {
                 self.calls.afterwards(grant, tool, afterwards_said(&outcome));
@@ -290,7 +290,7 @@ impl Room {
     /// kept for the client's return; a task's round that could not be carried fails its task.
     pub(super) fn end(
         &mut self,
-        flight: Flight,
+        flight: &Flight,
         reply: CallReply,
         now_ms: u64,
         out: &mut Vec<Effect>,

@@ -231,7 +231,7 @@ impl Room {
         }
         let before = json_text(self.calls.left_calls());
         let (flights, left) = self.calls.forget_grant(grant);
-        for flight in flights {
+        for flight in &flights {
             cancel(out, flight.tab, flight.id);
             if let Some(waiter) = flight.waiter() {
                 reply_to(out, waiter.asker, forgotten());

@@ -55,7 +55,7 @@ impl Room {
             out.push(Effect::ForgetStated(tab));
         }
         let before = json_text(self.calls.left_calls());
-        for flight in self.calls.tab_gone(tab) {
+        for flight in &self.calls.tab_gone(tab) {
             self.end(flight, CallReply::not_carried(sentences::TAB_GONE), now_ms, out);
         }
         self.store_left_if_changed(&before, out);
