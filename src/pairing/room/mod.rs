@@ -464,10 +464,12 @@ impl Room {
     fn woke(&mut self, stored: Stored, now_ms: u64, out: &mut Vec<Effect>) {
         self.wrote = !stored.is_empty();
         self.replayed_until = stored.replayed_until;
-        for tab in stored.tabs {
+        for tab in &stored.tabs {
             self.last_tab = self.last_tab.max(tab.number);
-            self.tabs.insert(tab);
         }
+        // A wake is a room's first input (the object's first event wakes it): the tabs its
+        // sockets kept are all its tabs, one socket each.
+        self.tabs = Tabs(stored.tabs);
         for (number, tools, dataset) in stored.stated {
             if !self.tabs.contains_key(&number) {
                 // A tab that went away while its close was not seen.
