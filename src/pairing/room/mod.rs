@@ -470,13 +470,16 @@ impl Room {
         // A wake is a room's first input (the object's first event wakes it): the tabs its
         // sockets kept are all its tabs, one socket each.
         self.tabs = Tabs(stored.tabs);
-        for (number, tools, dataset) in stored.stated {
+        // Gone over by reference (a dataset's name copied): no iterator of the rows by value.
+        for &(number, ref tools, ref dataset) in &stored.stated {
             if !self.tabs.contains_key(&number) {
                 // A tab that went away while its close was not seen.
                 out.push(Effect::ForgetStated(number));
                 continue;
             }
+            let dataset = dataset.clone();
             let tools = tools
+                .as_deref()
                 .and_then(|t| serde_json::from_slice(t.as_bytes()).ok())
                 .and_then(|v| ToolList::read(&v).ok());
             // Its text as the list is written now (what a tab stating it again would store).
