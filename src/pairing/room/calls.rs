@@ -158,7 +158,7 @@ impl Room {
         for f in self.calls.flights().filter(|f| f.waiter().is_some_and(|w| w.asker == asker)) {
             calls.push(f.id);
         }
-        for id in calls {
+        for &id in &calls {
             let Some(flight) = self.calls.get_mut(id) else { continue };
             if flight.waiter().is_some_and(|w| w.resumable) {
                 // Its client comes back for it: it keeps running until its wait ends.

@@ -246,7 +246,7 @@ impl Room {
         for (asker, _) in &take_where(&mut self.listeners, &|(_, g)| g == grant) {
             reply_to(out, *asker, forgotten());
         }
-        for asker in self.questions.forget_grant(grant) {
+        for &asker in &self.questions.forget_grant(grant) {
             reply_to(out, asker, forgotten());
         }
         // Their calls in flight were dropped with the connection's others.
