@@ -115,19 +115,19 @@ impl Store {
         }
         let meta = read("SELECT k, v FROM meta");
         let mut grants = Vec::new();
-        for body in column(read("SELECT body FROM grants ORDER BY rowid")) {
-            if let Some(grant) = json(&body).and_then(FromValue::from_value) {
+        for body in &column(read("SELECT body FROM grants ORDER BY rowid")) {
+            if let Some(grant) = json(body).and_then(FromValue::from_value) {
                 grants.push(grant);
             }
         }
         let mut tasks = Vec::new();
-        for body in column(read("SELECT body FROM tasks ORDER BY rowid")) {
-            if let Some(task) = json(&body).and_then(crate::pairing::tasks::read) {
+        for body in &column(read("SELECT body FROM tasks ORDER BY rowid")) {
+            if let Some(task) = json(body).and_then(crate::pairing::tasks::read) {
                 tasks.push(task);
             }
         }
         let mut replayed_until = 0;
-        for until in until(read("SELECT CAST(until AS TEXT) FROM replayed")) {
+        for &until in &until(read("SELECT CAST(until AS TEXT) FROM replayed")) {
             replayed_until = replayed_until.max(until);
         }
         // Each read as JSON first, then as its type: one parse for all (not one per type).
@@ -214,7 +214,7 @@ fn json(text: &str) -> Option<Value> {
 /// The times a query selected as text.
 fn until(rows: Rows) -> Vec<u64> {
     let mut times = Vec::new();
-    for text in column(rows) {
+    for text in &column(rows) {
         if let Ok(time) = text.parse() {
             times.push(time);
         }
