@@ -107,7 +107,7 @@ impl Questions {
     /// Connection `grant` is gone: its questions go; the requests that waited for them.
     pub fn forget_grant(&mut self, grant: &str) -> Vec<Asker> {
         let mut askers = Vec::new();
-        for gone in take_where(&mut self.waiting, &|w| w.grant == grant) {
+        for gone in &take_where(&mut self.waiting, &|w| w.grant == grant) {
             askers.push(gone.asker);
         }
         askers

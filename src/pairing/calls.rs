@@ -330,8 +330,10 @@ impl Calls {
     /// are told to their connections' `status`).
     pub fn tab_gone(&mut self, tab: u64) -> Vec<Flight> {
         let gone = take_where(&mut self.flights, &|f| f.tab == tab);
-        for l in take_where(&mut self.open.left, &|l| l.tab == tab) {
-            self.afterwards(l.grant, l.tool, sentences::LEFT_TAB_CLOSED.to_owned());
+        // Gone over by reference (their grant and tool copied): no iterator of them by value.
+        for l in &take_where(&mut self.open.left, &|l| l.tab == tab) {
+            let said = sentences::LEFT_TAB_CLOSED.to_owned();
+            self.afterwards(l.grant.clone(), l.tool.clone(), said);
         }
         gone
     }
@@ -388,7 +390,7 @@ impl Calls {
     pub fn forget_grant(&mut self, grant: &str) -> (Vec<Flight>, Vec<(u64, u64)>) {
         let ended = take_where(&mut self.flights, &|f| f.grant == grant);
         let mut left = Vec::new();
-        for l in take_where(&mut self.open.left, &|l| l.grant == grant) {
+        for l in &take_where(&mut self.open.left, &|l| l.grant == grant) {
             left.push((l.id, l.tab));
         }
         remove_where(&mut self.open.afterwards, &|a| a.grant == grant);

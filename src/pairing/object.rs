@@ -111,9 +111,9 @@ impl Object {
         let asker = self.last_asker;
         self.waiting.push(asker);
         match request {
-            Request::UseState { key, expires_ms } => {
+            Request::UseState { ref key, expires_ms } => {
                 self.now = now_ms;
-                let first = self.store.first_use(sql, &key, expires_ms, now_ms);
+                let first = self.store.first_use(sql, key, expires_ms, now_ms);
                 let reply = if first { Reply::Done } else { Reply::StateUsed };
                 self.queue.push(Effect::Reply(asker, reply));
             }

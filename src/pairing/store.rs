@@ -3,8 +3,7 @@
 //! of the core; the object only runs the statements named here through [`Sql`].
 
 use serde_json::Value;
-use tabrelay_bundle::fields::{json_text, Encode};
-use tabrelay_bundle::from_json;
+use tabrelay_bundle::fields::{json_text, Encode, FromValue};
 
 use crate::pairing::room::{Effect, Stated, Stored};
 use crate::pairing::tabs::Tab;
@@ -51,17 +50,20 @@ impl Store {
     /// stores nothing (the object carries it out otherwise).
     pub fn apply(&mut self, sql: &mut dyn Sql, effect: &Effect, now_ms: u64) -> bool {
         let text = |s: &str| Bind::Text(s.to_owned());
+        // A tab's number as its decimal digits, written as the codec writes a number (not by
+        // `to_string`, whose formatting machinery nothing else in the Worker needs).
+        let number = |tab: &u64| Bind::Text(json_text(tab));
         match effect {
             Effect::StoreStated(tab, stated) => {
                 let (query, value) = match stated {
                     Stated::Tools(json) => ("INSERT INTO tab_state (tab, tools) VALUES (?1, ?2) ON CONFLICT(tab) DO UPDATE SET tools = ?2", json),
                     Stated::Dataset(name) => ("INSERT INTO tab_state (tab, dataset) VALUES (?1, ?2) ON CONFLICT(tab) DO UPDATE SET dataset = ?2", name),
                 };
-                self.write(sql, query, vec![Bind::Text(tab.to_string()), text(value)]);
+                self.write(sql, query, vec![number(tab), text(value)]);
             }
             Effect::ForgetStated(tab) => {
                 let query = "DELETE FROM tab_state WHERE tab = ?";
-                self.write(sql, query, vec![Bind::Text(tab.to_string())]);
+                self.write(sql, query, vec![number(tab)]);
             }
             Effect::StoreTurns(turns) => self.meta(sql, "turns", turns),
             Effect::StoreLeft(left) => self.meta(sql, "left", left),
@@ -113,29 +115,30 @@ impl Store {
         }
         let meta = read("SELECT k, v FROM meta");
         let mut grants = Vec::new();
-        for body in column(read("SELECT body FROM grants ORDER BY rowid")) {
-            if let Some(grant) = from_json(body.as_bytes()) {
+        for body in &column(read("SELECT body FROM grants ORDER BY rowid")) {
+            if let Some(grant) = json(body).and_then(FromValue::from_value) {
                 grants.push(grant);
             }
         }
         let mut tasks = Vec::new();
-        for body in column(read("SELECT body FROM tasks ORDER BY rowid")) {
+        for body in &column(read("SELECT body FROM tasks ORDER BY rowid")) {
             if let Some(task) = json(body).and_then(crate::pairing::tasks::read) {
                 tasks.push(task);
             }
         }
         let mut replayed_until = 0;
-        for until in until(read("SELECT CAST(until AS TEXT) FROM replayed")) {
+        for &until in &until(read("SELECT CAST(until AS TEXT) FROM replayed")) {
             replayed_until = replayed_until.max(until);
         }
-        let meta = |key: &str| meta_text(&meta, key).map(String::as_bytes);
+        // Each read as JSON first, then as its type: one parse for all (not one per type).
+        let meta = |key: &str| meta_text(&meta, key).and_then(|t| json(t));
         Stored {
             tabs,
             stated,
             grants,
-            turns: meta("turns").and_then(from_json).unwrap_or_default(),
-            left: meta("left").and_then(from_json).unwrap_or_default(),
-            wrong_codes: meta("wrong_codes").and_then(from_json).unwrap_or_default(),
+            turns: meta("turns").and_then(FromValue::from_value).unwrap_or_default(),
+            left: meta("left").and_then(FromValue::from_value).unwrap_or_default(),
+            wrong_codes: meta("wrong_codes").and_then(FromValue::from_value).unwrap_or_default(),
             tasks,
             replayed_until,
         }
@@ -164,11 +167,7 @@ impl Store {
     /// The replays recorded for grant `id`: until when each is kept.
     pub fn replayed(&self, sql: &mut dyn Sql, id: &str) -> Vec<u64> {
         let query = "SELECT CAST(until AS TEXT) FROM replayed WHERE id = ?";
-        let mut replayed = Vec::new();
-        for until in until(sql.exec(query, vec![Bind::Text(id.to_owned())]).unwrap_or_default()) {
-            replayed.push(until);
-        }
-        replayed
+        until(sql.exec(query, vec![Bind::Text(id.to_owned())]).unwrap_or_default())
     }
 
     /// Runs a write, the tables made first if this instance has not yet: every write goes
@@ -196,18 +195,31 @@ impl Store {
     }
 }
 
-/// The first column of each row, where it is not NULL.
-fn column(rows: Rows) -> impl Iterator<Item = String> {
-    rows.into_iter().filter_map(|row| row.into_iter().next().flatten())
+/// The first column of each row, where it is not NULL (a loop: smaller in the Worker than an
+/// iterator adapter).
+fn column(rows: Rows) -> Vec<String> {
+    let mut column = Vec::new();
+    for row in rows {
+        if let Some(Some(value)) = row.into_iter().next() {
+            column.push(value);
+        }
+    }
+    column
 }
 
-fn json(text: String) -> Option<Value> {
+fn json(text: &str) -> Option<Value> {
     serde_json::from_slice(text.as_bytes()).ok()
 }
 
 /// The times a query selected as text.
-fn until(rows: Rows) -> impl Iterator<Item = u64> {
-    column(rows).filter_map(|t| t.parse().ok())
+fn until(rows: Rows) -> Vec<u64> {
+    let mut times = Vec::new();
+    for text in &column(rows) {
+        if let Ok(time) = text.parse() {
+            times.push(time);
+        }
+    }
+    times
 }
 
 /// The text of `key` among the meta rows (None: none). Not generic: one copy whatever it
@@ -245,6 +257,15 @@ mod tests {
             sql.run.last().unwrap(),
             &("DELETE FROM tasks WHERE id = ?".into(), vec![text("t")])
         );
+    }
+
+    #[test]
+    fn a_tabs_number_is_stored_as_its_decimal_digits() {
+        let (mut store, mut sql) = (Store::default(), Recorded::default());
+        for tab in [0, 7, 10, 1_806_896_332_800_001, u64::MAX] {
+            store.apply(&mut sql, &Effect::ForgetStated(tab), 0);
+            assert_eq!(sql.run.last().unwrap().1, [text(&tab.to_string())]);
+        }
     }
 
     #[test]

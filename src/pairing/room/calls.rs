@@ -115,7 +115,7 @@ impl Room {
             tab,
             RelayMessage::Call { id, tool_call: call.tool_call, turn, input: call.input },
         );
-        if as_task && call.task.is_some_and(|t| t.at_once) {
+        if as_task && call.task.as_ref().is_some_and(|t| t.at_once) {
             self.make_task(id, now_ms, entropy, out);
         }
         None
@@ -146,7 +146,7 @@ impl Room {
                     None => out.push(Effect::StoreLeft(json_text(self.calls.left_calls()))),
                 }
                 let reply = CallReply::not_carried(gave_up.sentence);
-                self.end(flight, reply, now_ms, out);
+                self.end(&flight, reply, now_ms, out);
             }
         }
     }
@@ -158,7 +158,7 @@ impl Room {
         for f in self.calls.flights().filter(|f| f.waiter().is_some_and(|w| w.asker == asker)) {
             calls.push(f.id);
         }
-        for id in calls {
+        for &id in &calls {
             let Some(flight) = self.calls.get_mut(id) else { continue };
             if flight.waiter().is_some_and(|w| w.resumable) {
                 // Its client comes back for it: it keeps running until its wait ends.
@@ -176,7 +176,7 @@ impl Room {
     pub(super) fn cancel(&mut self, request: &str, now_ms: u64, out: &mut Vec<Effect>) {
         if let Some(flight) = self.calls.cancel(request) {
             cancel(out, flight.tab, flight.id);
-            self.end(flight, CallReply::not_carried(sentences::CANCELLED), now_ms, out);
+            self.end(&flight, CallReply::not_carried(sentences::CANCELLED), now_ms, out);
         }
     }
 
@@ -231,7 +231,7 @@ impl Room {
                 self.task_result(call, outcome, now_ms, out);
             }
             Finished::Flight(flight) => {
-                self.end(flight, CallReply::TabResult { outcome }, now_ms, out);
+                self.end(&flight, CallReply::TabResult { outcome }, now_ms, out);
             }
             Finished::Left { grant, tool } => {
                 self.calls.afterwards(grant, tool, afterwards_said(&outcome));
@@ -290,7 +290,7 @@ impl Room {
     /// kept for the client's return; a task's round that could not be carried fails its task.
     pub(super) fn end(
         &mut self,
-        flight: Flight,
+        flight: &Flight,
         reply: CallReply,
         now_ms: u64,
         out: &mut Vec<Effect>,

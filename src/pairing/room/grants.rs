@@ -111,7 +111,7 @@ impl Room {
     /// A client refreshes its grant: a new secret, or (a secret used twice) the grant goes.
     pub(super) fn refresh(
         &mut self,
-        request: RefreshRequest,
+        request: &RefreshRequest,
         now_ms: u64,
         entropy: &mut dyn Entropy,
         out: &mut Vec<Effect>,
@@ -162,10 +162,11 @@ impl Room {
 
     /// The person stopped connection `id` in a tab (or let it go on): stored, every tab told.
     pub(super) fn set_stopped(&mut self, id: String, stopped: bool, out: &mut Vec<Effect>) {
-        let grant = self.grants.iter().find(|g| g.id == id && g.stopped != stopped);
-        if let Some(mut grant) = grant.cloned() {
+        // Changed in place: one copy, the stored one.
+        let grant = self.grants.iter_mut().find(|g| g.id == id && g.stopped != stopped);
+        if let Some(grant) = grant {
             grant.stopped = stopped;
-            self.store_grant(grant, out);
+            out.push(Effect::StoreGrant(grant.clone()));
             for t in self.tabs.values().filter(|t| t.proven) {
                 let connection = id.clone();
                 send(out, t.number, RelayMessage::Stopped { connection, stopped });
@@ -230,27 +231,26 @@ impl Room {
         }
         let before = json_text(self.calls.left_calls());
         let (flights, left) = self.calls.forget_grant(grant);
-        for flight in flights {
+        for flight in &flights {
             cancel(out, flight.tab, flight.id);
             if let Some(waiter) = flight.waiter() {
                 reply_to(out, waiter.asker, forgotten());
             }
         }
-        for (call, tab) in left {
+        for &(call, tab) in &left {
             cancel(out, tab, call);
         }
         self.store_left_if_changed(&before, out);
         self.resume.forget_grant(grant);
         // Its listen streams end (any reply but a listen event ends one).
-        for (asker, _) in take_where(&mut self.listeners, &|(_, g)| g == grant) {
-            reply_to(out, asker, forgotten());
+        for (asker, _) in &take_where(&mut self.listeners, &|(_, g)| g == grant) {
+            reply_to(out, *asker, forgotten());
         }
-        for asker in self.questions.forget_grant(grant) {
+        for &asker in &self.questions.forget_grant(grant) {
             reply_to(out, asker, forgotten());
         }
         // Their calls in flight were dropped with the connection's others.
-        for task in take_where(&mut self.tasks, &|t| t.grant == grant) {
-            // Its id copied, so the task is dropped whole (one drop, not one per part).
+        for task in &take_where(&mut self.tasks, &|t| t.grant == grant) {
             out.push(Effect::DeleteTask(task.id.clone()));
         }
     }

@@ -1,8 +1,6 @@
 //! The Room's listeners: `/listen` streams told when the list agents see changes, and
 //! requests waiting for a session's answers.
 
-use tabrelay_bundle::protocol::ToolList;
-
 use super::{reply_to, Asker, Effect, Room};
 use crate::limits::{MAX_LISTENERS, MAX_LISTENERS_PER_CONNECTION};
 use crate::pairing::answers::Taken;
@@ -25,13 +23,13 @@ impl Room {
 
     /// The list agents see before an input, to tell a change after it (None: nobody listens;
     /// only with listeners is a change worth telling).
-    pub(super) fn list_heard(&self) -> Option<Option<ToolList>> {
-        (!self.listeners.is_empty()).then(|| self.focused_list_seen())
+    pub(super) fn list_heard(&self) -> Option<Option<String>> {
+        (!self.listeners.is_empty()).then(|| self.focused_list_text().map(str::to_owned))
     }
 
     /// Every listener hears that the list agents see changed from `before`, if it did.
-    pub(super) fn tell_listeners(&self, before: Option<Option<ToolList>>, out: &mut Vec<Effect>) {
-        if before.is_some_and(|b| b != self.focused_list_seen()) {
+    pub(super) fn tell_listeners(&self, before: Option<Option<String>>, out: &mut Vec<Effect>) {
+        if before.is_some_and(|b| b.as_deref() != self.focused_list_text()) {
             for (asker, _) in &self.listeners {
                 reply_to(out, *asker, Reply::Listen(ListenEvent::ToolsChanged));
             }

@@ -327,6 +327,9 @@ impl Tabs {
 #[derive(Debug, Clone, Default)]
 struct Statement {
     tools: Option<ToolList>,
+    /// The same list's JSON text, as stored: a change of the list agents see is told by it,
+    /// without a copy of the list and a comparison of every part.
+    tools_text: Option<String>,
     dataset: Option<String>,
 }
 
@@ -461,20 +464,27 @@ impl Room {
     fn woke(&mut self, stored: Stored, now_ms: u64, out: &mut Vec<Effect>) {
         self.wrote = !stored.is_empty();
         self.replayed_until = stored.replayed_until;
-        for tab in stored.tabs {
+        for tab in &stored.tabs {
             self.last_tab = self.last_tab.max(tab.number);
-            self.tabs.insert(tab);
         }
-        for (number, tools, dataset) in stored.stated {
+        // A wake is a room's first input (the object's first event wakes it): the tabs its
+        // sockets kept are all its tabs, one socket each.
+        self.tabs = Tabs(stored.tabs);
+        // Gone over by reference (a dataset's name copied): no iterator of the rows by value.
+        for &(number, ref tools, ref dataset) in &stored.stated {
             if !self.tabs.contains_key(&number) {
                 // A tab that went away while its close was not seen.
                 out.push(Effect::ForgetStated(number));
                 continue;
             }
+            let dataset = dataset.clone();
             let tools = tools
+                .as_deref()
                 .and_then(|t| serde_json::from_slice(t.as_bytes()).ok())
                 .and_then(|v| ToolList::read(&v).ok());
-            self.stated.insert(number, Statement { tools, dataset });
+            // Its text as the list is written now (what a tab stating it again would store).
+            let tools_text = tools.as_ref().map(|l| tabrelay_bundle::fields::json_text(l));
+            self.stated.insert(number, Statement { tools, tools_text, dataset });
         }
         self.grants = stored.grants;
         self.turns = stored.turns;
@@ -535,14 +545,14 @@ impl Room {
                 Some(reply) => reply,
                 None => return, // it waits for the tab
             },
-            Request::Task { grant, task, op } => {
-                Reply::Task(self.task_request(&grant, &task, op, now_ms, out))
+            Request::Task { ref grant, ref task, op } => {
+                Reply::Task(self.task_request(grant, task, op, now_ms, out))
             }
             Request::Check { want: Want::Nothing, .. } => Reply::Done,
             Request::Check { want: Want::Tools, .. } => {
                 Reply::Tools { stated: self.focused_list_seen() }
             }
-            Request::Check { want: Want::Status, grant } => self.status(&grant),
+            Request::Check { want: Want::Status, ref grant } => self.status(grant),
             Request::Listen { grant } => self.listen(asker, grant),
             // Never given: the object answers it from its storage (a uniqueness its SQL keeps);
             // refused here should it come.
@@ -550,31 +560,32 @@ impl Room {
             Request::Grant(request) => {
                 Reply::Grant(self.new_grant(request, replayed, now_ms, entropy, out))
             }
-            Request::Refresh(request) => {
+            Request::Refresh(ref request) => {
                 Reply::Refresh(self.refresh(request, now_ms, entropy, out))
             }
-            Request::Revoke(request) => {
-                self.revoke(&request, out);
+            Request::Revoke(ref request) => {
+                self.revoke(request, out);
                 Reply::Done
             }
-            Request::Replayed { grant } => {
-                self.replayed(&grant, now_ms, out);
+            Request::Replayed { ref grant } => {
+                self.replayed(grant, now_ms, out);
                 Reply::Done
             }
-            Request::Cancel { request } => {
-                self.cancel(&request, now_ms, out);
+            Request::Cancel { ref request } => {
+                self.cancel(request, now_ms, out);
                 Reply::Done
             }
-            Request::AwaitAnswers { grant, ids } => match self.questions.ask(asker, &grant, ids) {
+            Request::AwaitAnswers { ref grant, ids } => match self.questions.ask(asker, grant, ids)
+            {
                 Ok(()) => return, // it waits for the answers
                 Err(_) => Reply::TooManyQuestions,
             },
-            Request::Answer { grant, id, answer } => self.answer(&grant, &id, answer, out),
+            Request::Answer { ref grant, ref id, answer } => self.answer(grant, id, answer, out),
             // A call is taken up by the connection that made it (its key starts with the grant).
             Request::Resume { grant, request } if !is_request_of(&request, &grant) => {
                 Reply::NotAsked
             }
-            Request::Resume { request, .. } => self.take_up(asker, &request, now_ms),
+            Request::Resume { ref request, .. } => self.take_up(asker, request, now_ms),
         };
         reply_to(out, asker, reply);
     }
@@ -630,7 +641,9 @@ impl Room {
             TabAction::Result(call, outcome) => self.result(tab, call, outcome, now_ms, out),
             TabAction::Tools(list) => {
                 let json = tabrelay_bundle::fields::json_text(&list.to_value());
-                self.stated.entry_or_default(tab).tools = Some(list);
+                let statement = self.stated.entry_or_default(tab);
+                statement.tools = Some(list);
+                statement.tools_text = Some(json.clone());
                 out.push(Effect::StoreStated(tab, Stated::Tools(json)));
             }
             TabAction::RefuseTools(sentence) => {

@@ -55,7 +55,7 @@ impl Room {
             out.push(Effect::ForgetStated(tab));
         }
         let before = json_text(self.calls.left_calls());
-        for flight in self.calls.tab_gone(tab) {
+        for flight in &self.calls.tab_gone(tab) {
             self.end(flight, CallReply::not_carried(sentences::TAB_GONE), now_ms, out);
         }
         self.store_left_if_changed(&before, out);
@@ -80,8 +80,14 @@ impl Room {
         self.focused().and_then(|t| self.stated.get(&t.number)).and_then(|s| s.tools.as_ref())
     }
 
-    /// The list agents see, to tell a change (None: the bundled one).
+    /// The list agents see (None: the bundled one).
     pub(super) fn focused_list_seen(&self) -> Option<ToolList> {
         self.focused_list().cloned()
+    }
+
+    /// The JSON text of the list agents see, to tell a change (None: the bundled one).
+    pub(super) fn focused_list_text(&self) -> Option<&str> {
+        let statement = self.focused().and_then(|t| self.stated.get(&t.number));
+        statement.and_then(|s| s.tools_text.as_deref())
     }
 }

@@ -262,11 +262,12 @@ impl Room {
 
     /// How many tasks connection `grant` holds; those past their time to live are deleted first.
     pub(super) fn tasks_of(&mut self, grant: &str, now_ms: u64, out: &mut Vec<Effect>) -> usize {
-        for task in take_where(&mut self.tasks, &|t| now_ms >= t.expires_ms()) {
+        // Gone over by reference, then dropped as one list (no iterator of tasks by value).
+        let expired = take_where(&mut self.tasks, &|t| now_ms >= t.expires_ms());
+        for task in &expired {
             if let Some(flight) = task.carried.call.and_then(|call| self.calls.take(call)) {
                 cancel(out, flight.tab, flight.id);
             }
-            // Its id copied, so the task is dropped whole (one drop, not one per part).
             out.push(Effect::DeleteTask(task.id.clone()));
         }
         self.tasks.iter().filter(|t| t.grant == grant).count()

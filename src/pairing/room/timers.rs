@@ -36,10 +36,10 @@ impl Room {
         entropy: &mut dyn Entropy,
         out: &mut Vec<Effect>,
     ) {
-        for (tab, (code, reason)) in sockets_to_close(self.tabs.values(), now_ms) {
+        for &(tab, (code, reason)) in &sockets_to_close(self.tabs.values(), now_ms) {
             self.close(tab, code, reason, now_ms, out);
         }
-        for id in self.calls.due(now_ms) {
+        for &id in &self.calls.due(now_ms) {
             self.flight_due(id, now_ms, entropy, out);
         }
         // A stream that heard something now is not quiet.

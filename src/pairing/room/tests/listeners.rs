@@ -33,6 +33,31 @@ fn listeners_hear_when_the_list_agents_see_changes_and_only_then() {
 }
 
 #[test]
+fn a_list_read_back_after_a_wake_and_stated_again_is_no_change() {
+    let mut sim = Sim::new();
+    let a = sim.tab();
+    sim.say(a, &tools_message(&["x"]));
+    let tab = sim.room.tabs.get(&a).unwrap().clone();
+    // Stored as an older relay may have written it: spaced out, with a key no longer kept.
+    let text =
+        r#"[ {"name": "x", "inputSchema": {"type": "object"}, "setting": "runs", "x-old": 1} ]"#;
+    let stored = Stored {
+        tabs: vec![tab],
+        stated: vec![(a, Some(text.into()), None)],
+        grants: vec![grant("g1")],
+        ..Stored::default()
+    };
+    sim.room = Room::new(Some(keys()), sim.room.catalogue);
+    sim.go(Input::Woke(stored));
+    let (listener, _) = sim.ask(Request::Listen { grant: "g1".into() });
+    let changed = |effects: &[Effect]| {
+        replies(effects, listener).contains(&Reply::Listen(ListenEvent::ToolsChanged))
+    };
+    assert!(!changed(&sim.say(a, &tools_message(&["x"]))), "the same list again");
+    assert!(changed(&sim.say(a, &tools_message(&["y"]))), "another list");
+}
+
+#[test]
 fn a_clients_answers_reach_the_request_that_waits_for_them_and_no_other_connection_answers() {
     let mut sim = Sim::new();
     let ids = vec!["q-a".to_owned(), "q-b".to_owned()];
