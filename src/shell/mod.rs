@@ -115,7 +115,7 @@ pub(crate) fn stream_response(
     Ok(res)
 }
 
-/// A streamed response's source as its stream (platform.js's `streamOf`) pulls it: each
+/// A streamed response's source as its stream (platform.js's `stream_of`) pulls it: each
 /// `next` its next chunk, undefined at the end. Freed when the client stops reading, which
 /// drops the chunk it waited for and the source (a pairing's request lets go of its replies).
 #[wasm_bindgen]
@@ -312,29 +312,25 @@ pub(crate) fn catalogue() -> &'static tabrelay_bundle::catalogue::Catalogue {
     CATALOGUE.get_or_init(tabrelay_bundle::catalogue::Catalogue::bundled)
 }
 
-// The platform's APIs the shell uses, in a few lines of JavaScript (platform.js): worker's
-// wrappers of them cost KiBs of wasm.
+// The platform's APIs the shell uses, in a few lines of JavaScript (platform.js, its functions
+// named as here): worker's wrappers of them cost KiBs of wasm.
 #[wasm_bindgen(module = "/src/shell/platform.js")]
 extern "C" {
     /// Posts `body` to the Durable Object `name` of `binding`: its response (it may stream).
-    #[wasm_bindgen(js_name = postObject)]
     fn post_object(env: &Env, binding: &str, name: &str, body: Vec<u8>) -> Promise;
 
     /// Posts `body` to the Durable Object `name` of `binding`: its response's body, whole.
-    #[wasm_bindgen(js_name = postObjectRead)]
     fn post_object_read(env: &Env, binding: &str, name: &str, body: Vec<u8>) -> Promise;
 
     /// Passes `request` on to the Durable Object `name` of `binding`: its response.
-    #[wasm_bindgen(js_name = passObject)]
     pub(crate) fn pass_object(env: &Env, binding: &str, name: &str, request: &Request) -> Promise;
 
     /// The rate-limiting binding `binding`'s answer for `key`: whether it is within its limit;
     /// undefined when the binding is missing or fails.
-    #[wasm_bindgen(js_name = askLimit)]
     fn ask_limit(env: &Env, binding: &str, key: &str) -> Promise;
 
     /// The rows of a statement run on the object's SQL storage, each its values in order.
-    #[wasm_bindgen(js_name = sqlRows, catch)]
+    #[wasm_bindgen(catch)]
     fn sql_rows(
         state: &DurableObjectState,
         query: &str,
@@ -342,60 +338,47 @@ extern "C" {
     ) -> std::result::Result<Vec<JsValue>, JsValue>;
 
     /// Sets the object's alarm to `at` (milliseconds since the epoch).
-    #[wasm_bindgen(js_name = setAlarm)]
     pub(crate) fn set_alarm(state: &DurableObjectState, at: f64) -> Promise;
 
     /// A response of `status` whose body is `body` (null, bytes or a stream).
-    #[wasm_bindgen(js_name = newResponse)]
     fn new_response(status: u16, body: &JsValue) -> Response;
 
     /// A 101 whose socket closes at once with `code` and `reason` (all a browser shows).
-    #[wasm_bindgen(js_name = refuseSocket)]
     pub(crate) fn refuse_socket(code: u16, reason: &str) -> Response;
 
     /// A tab's socket accepted by the object: [the 101 that hands it over, the object's end].
-    #[wasm_bindgen(js_name = acceptSocket)]
     pub(crate) fn accept_socket(state: &DurableObjectState) -> worker::js_sys::Array;
 
     /// A stream whose chunks `body` gives, as they are read.
-    #[wasm_bindgen(js_name = streamOf)]
     fn stream_of(body: Body) -> web_sys::ReadableStream;
 
     /// A reader of `body` (none: an empty body).
-    #[wasm_bindgen(js_name = readerOf)]
     fn reader_of(body: Option<web_sys::ReadableStream>) -> JsValue;
 
     /// The reader's next chunk (a Uint8Array), undefined at the end.
-    #[wasm_bindgen(js_name = nextChunk)]
     fn next_chunk(reader: &JsValue) -> Promise;
 
     /// Cancels what the reader has not read.
-    #[wasm_bindgen(js_name = cancelRead)]
     fn cancel_read(reader: &JsValue);
 
     /// Has the runtime answer `ping` with `pong` on the object's sockets, without waking it.
-    #[wasm_bindgen(js_name = answerPings)]
     pub(crate) fn answer_pings(state: &DurableObjectState, ping: &str, pong: &str);
 
     /// Whether `signature` (P1363) is `key`'s (raw P-256) ECDSA signature over SHA-256 of
     /// `data`, by the runtime's WebCrypto (no signature crate in the wasm); false for a key
     /// WebCrypto refuses (a point off the curve, say: it proves nothing).
-    #[wasm_bindgen(js_name = verifyP256)]
     fn verify_p256(key: &[u8], signature: &[u8], data: &[u8]) -> Promise;
 
     /// A GET of `url` with `signal`, redirects not followed (a redirect could lead anywhere
     /// the URL rules refuse): its response.
-    #[wasm_bindgen(js_name = fetchDocument)]
     fn fetch_document(url: &str, signal: &web_sys::AbortSignal) -> Promise;
 
     /// The body of the response the Workers cache keeps under `key`, or undefined.
-    #[wasm_bindgen(js_name = cachedText)]
     fn cached_text(key: &str) -> Promise;
 
     /// Keeps `response` in the Workers cache under `key`.
     fn keep(key: &str, response: &Response) -> Promise;
 
     /// Deletes everything the object stored.
-    #[wasm_bindgen(js_name = deleteAll)]
     pub(crate) fn delete_all(state: &DurableObjectState) -> Promise;
 }

@@ -1,21 +1,22 @@
 // The platform's APIs the Rust shell (src/shell/mod.rs) calls: worker's wrappers of them
 // (bindings, stubs, requests, the SQL cursor, alarm times: their conversions and checks) cost
-// KiBs of wasm, so the shell reaches them through these few functions.
+// KiBs of wasm, so the shell reaches them through these few functions, named as Rust names
+// them (no js_name to map each).
 function object(env, binding, name) {
   const objects = env[binding];
   return objects.get(objects.idFromName(name));
 }
-export async function postObject(env, binding, name, body) {
+export async function post_object(env, binding, name, body) {
   return object(env, binding, name).fetch('https://object/', { method: 'POST', body });
 }
-export async function postObjectRead(env, binding, name, body) {
-  const response = await postObject(env, binding, name, body);
+export async function post_object_read(env, binding, name, body) {
+  const response = await post_object(env, binding, name, body);
   return new Uint8Array(await response.arrayBuffer());
 }
-export async function passObject(env, binding, name, request) {
+export async function pass_object(env, binding, name, request) {
   return object(env, binding, name).fetch(request);
 }
-export async function askLimit(env, binding, key) {
+export async function ask_limit(env, binding, key) {
   try {
     const { success } = await env[binding].limit({ key });
     return typeof success === 'boolean' ? success : undefined;
@@ -23,37 +24,37 @@ export async function askLimit(env, binding, key) {
     return undefined;
   }
 }
-export function sqlRows(state, query, bindings) {
+export function sql_rows(state, query, bindings) {
   // Each row as its values in column order (raw: two columns of one name stay two).
   return Array.from(state.storage.sql.exec(query, ...bindings).raw());
 }
-export async function setAlarm(state, at) {
+export async function set_alarm(state, at) {
   await state.storage.setAlarm(at);
 }
-export function answerPings(state, ping, pong) {
+export function answer_pings(state, ping, pong) {
   try {
     state.setWebSocketAutoResponse(new WebSocketRequestResponsePair(ping, pong));
   } catch {
     // Ignored (as it was): without it, pings reach the object as messages.
   }
 }
-export async function deleteAll(state) {
+export async function delete_all(state) {
   await state.storage.deleteAll();
 }
 
 // A response the relay made: `body` null, bytes or a stream; its headers set by the shell.
-export function newResponse(status, body) {
+export function new_response(status, body) {
   return new Response(body, { status });
 }
 // A tab's socket: its server end accepted by the object (hibernatable), and the response that
 // hands the client end over.
-export function acceptSocket(state) {
+export function accept_socket(state) {
   const [client, server] = Object.values(new WebSocketPair());
   state.acceptWebSocket(server);
   return [new Response(null, { status: 101, webSocket: client }), server];
 }
 // A socket accepted only to be closed with `code` and `reason` (a browser shows nothing else).
-export function refuseSocket(code, reason) {
+export function refuse_socket(code, reason) {
   const [client, server] = Object.values(new WebSocketPair());
   server.accept();
   server.close(code, reason);
@@ -62,7 +63,7 @@ export function refuseSocket(code, reason) {
 
 // A streamed response's body, pulled from the shell's Body one chunk at a time; when the client
 // stops reading, the Body is freed (and with it what it waited for).
-export function streamOf(body) {
+export function stream_of(body) {
   return new ReadableStream({
     async pull(controller) {
       const chunk = await body.next();
@@ -76,22 +77,22 @@ export function streamOf(body) {
   });
 }
 // A body read chunk by chunk (no body: an empty one); a reader dropped early cancels the rest.
-export function readerOf(body) {
+export function reader_of(body) {
   return body?.getReader();
 }
-export async function nextChunk(reader) {
+export async function next_chunk(reader) {
   const { done, value } = (await reader?.read()) ?? { done: true };
   return done ? undefined : value;
 }
-export function cancelRead(reader) {
+export function cancel_read(reader) {
   reader?.cancel().catch(() => {});
 }
 
 // A client metadata document: fetched without following redirects, and kept in the Workers cache.
-export async function fetchDocument(url, signal) {
+export async function fetch_document(url, signal) {
   return fetch(url, { redirect: 'manual', signal, headers: { accept: 'application/json' } });
 }
-export async function cachedText(key) {
+export async function cached_text(key) {
   const hit = await caches.default.match(key);
   return hit === undefined ? undefined : hit.text();
 }
@@ -100,7 +101,7 @@ export async function keep(key, response) {
 }
 
 // The tab proof's signature, checked by the runtime's WebCrypto.
-export async function verifyP256(key, signature, data) {
+export async function verify_p256(key, signature, data) {
   // Views of the wasm memory: copied before the first await, which may see it reused.
   [key, signature, data] = [key.slice(), signature.slice(), data.slice()];
   try {
