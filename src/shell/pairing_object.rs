@@ -116,27 +116,24 @@ impl Pairing {
     async fn run(&self) -> Result<()> {
         loop {
             let output = self.object.borrow_mut().poll_output(&mut Sqlite(&self.platform));
-            let input = match output {
+            match output {
                 None => return Ok(()),
                 Some(Output::Send(tab, text)) => {
                     if let Some(ws) = self.sockets.borrow().get(&tab) {
                         // A socket that just closed fails its calls through websocket_close.
                         let _ = ws.send_with_str(&text);
                     }
-                    continue;
                 }
                 Some(Output::Close(tab, code, reason)) => {
                     if let Some(ws) = self.sockets.borrow_mut().remove(&tab) {
                         let _ = ws.close_with_code_and_reason(code, reason);
                     }
-                    continue;
                 }
                 Some(Output::Attach(tab, text)) => {
                     if let Some(ws) = self.sockets.borrow().get(&tab) {
                         // A socket that closed meanwhile keeps nothing; its close tells the room.
                         let _ = ws.serialize_attachment(text.into());
                     }
-                    continue;
                 }
                 Some(Output::Reply(asker, reply)) => {
                     let sender = if reply.ends() {
@@ -147,36 +144,40 @@ impl Pairing {
                     if let Some(sender) = sender {
                         let _ = sender.unbounded_send(reply);
                     }
-                    continue;
                 }
                 Some(Output::SetAlarm(at)) => {
                     JsFuture::from(set_alarm(&self.platform, at as f64)).await?;
-                    continue;
                 }
                 Some(Output::Verify(tab, proof)) => {
-                    Input::Proved { tab, valid: super::verify(&proof).await }
+                    let valid = super::verify(&proof).await;
+                    self.handle(Input::Proved { tab, valid });
                 }
                 Some(Output::AskCode(tab, code, command, said)) => {
                     let reply = ask_code(&self.env, &code, command.clone()).await.ok();
-                    Input::CodeReplied { tab, said, command, reply }
+                    self.handle(Input::CodeReplied { tab, said, command, reply });
                 }
-            };
-            self.handle(input);
+            }
         }
     }
 }
 
-/// A request's reply stream: when dropped before its last reply, the object lets go of it.
-struct Waiting {
+/// A request's reply lines: the first (read already), then each as it comes until the last
+/// (its sender is dropped with it, which ends the channel). Dropped before its last reply, it
+/// has the object let go of the request.
+struct Lines {
+    first: Option<Reply>,
     asker: Asker,
     pairing: Rc<Pairing>,
     replies: mpsc::UnboundedReceiver<Reply>,
 }
 
-impl Waiting {
+impl Lines {
     /// The next reply. Meanwhile it sleeps until the room next needs waking and then gives it
     /// the timeout (any waiting request may: what is due is done once).
     async fn next(&mut self) -> Option<Reply> {
+        if let Some(first) = self.first.take() {
+            return Some(first);
+        }
         loop {
             let wake = self.pairing.object.borrow().poll_timeout();
             // Nothing due: as long as a timer waits (u32::MAX ms here once fired at once).
@@ -195,29 +196,13 @@ impl Waiting {
     }
 }
 
-/// A request's reply lines: the first (read already), then each as it comes until the last.
-struct Lines {
-    first: Option<Reply>,
-    waiting: Option<Waiting>,
-}
-
 impl Chunks for Lines {
     fn next_chunk(&mut self) -> LocalBoxFuture<'_, Option<Vec<u8>>> {
-        Box::pin(async move {
-            let reply = match self.first.take() {
-                Some(first) => first,
-                None => self.waiting.as_mut()?.next().await?,
-            };
-            if reply.ends() {
-                // The object lets go of the request as soon as its last reply is out.
-                self.waiting = None;
-            }
-            Some(reply.line())
-        })
+        Box::pin(async move { Some(self.next().await?.line()) })
     }
 }
 
-impl Drop for Waiting {
+impl Drop for Lines {
     fn drop(&mut self) {
         let pairing = Rc::clone(&self.pairing);
         pairing.askers.borrow_mut().remove(&self.asker);
@@ -310,16 +295,15 @@ impl Pairing {
         let asker = self.object.borrow_mut().request(request, &mut sql, now, &mut PlatformRandom);
         let (sender, replies) = mpsc::unbounded();
         self.askers.borrow_mut().insert(asker, sender);
-        let mut waiting = Waiting { asker, pairing: Rc::clone(self), replies };
+        let mut lines = Lines { first: None, asker, pairing: Rc::clone(self), replies };
         self.run().await?;
         // A reply that is the last goes as the whole response; else the lines as they come.
-        let first = waiting.replies.try_recv().ok();
-        if let Some(reply) = first.as_ref().filter(|r| r.ends()) {
+        lines.first = lines.replies.try_recv().ok();
+        if let Some(reply) = lines.first.as_ref().filter(|r| r.ends()) {
             let res = bytes_response(200, &reply.line());
             set_headers(&res, http::NDJSON_HEADERS)?;
             return Ok(res);
         }
-        let lines = Lines { first, waiting: Some(waiting) };
         stream_response(Box::new(lines), &http::NDJSON_HEADERS)
     }
 
