@@ -11,16 +11,8 @@ use super::{
     Result,
 };
 use crate::http;
-use crate::mcp::exchange::{Answer, Exchange, Output};
+use crate::mcp::exchange::{Exchange, Output};
 use crate::pairing::wire::Request as PairingRequest;
-
-/// What the loop stops at.
-enum Step {
-    Respond(Answer),
-    Open,
-    Send(String),
-    End,
-}
 
 /// The exchange and its ask of the pairing in flight (kept across waits: a deadline passing
 /// does not drop an ask or a reply half read).
@@ -36,18 +28,17 @@ struct Driver {
 pub(crate) async fn drive(exchange: Exchange<'static>, req: Request, env: Env) -> Result<Response> {
     let mut driver = Driver { exchange, env, asking: None, replies: None, now_ms: now_ms() };
     match driver.step(Some(&req)).await? {
-        Step::Respond(answer) => respond(answer.http()),
-        Step::Open => stream_response(Box::new(driver), &http::EVENT_STREAM_HEADERS),
+        Output::Respond(answer) => respond(answer.http()),
+        Output::Open => stream_response(Box::new(driver), &http::EVENT_STREAM_HEADERS),
         // Nothing could move the exchange any more (a fault of the core, never a client's).
-        Step::Send(_) | Step::End => {
-            Ok(bytes_response(500, crate::sentences::shell::CALL_NOT_ANSWERED.as_bytes()))
-        }
+        _ => Ok(bytes_response(500, crate::sentences::shell::CALL_NOT_ANSWERED.as_bytes())),
     }
 }
 
 impl Driver {
-    /// Runs the exchange to its next answer, stream opening, event or end.
-    async fn step(&mut self, req: Option<&Request>) -> Result<Step> {
+    /// Runs the exchange to its next answer, stream opening, event or end (the output that
+    /// says it).
+    async fn step(&mut self, req: Option<&Request>) -> Result<Output> {
         loop {
             while let Some(output) = self.exchange.poll_output() {
                 match output {
@@ -60,23 +51,15 @@ impl Driver {
                         self.exchange.handle_body(body, self.now_ms);
                     }
                     Output::Ask(request) => self.ask(request),
-                    Output::Respond(answer) => return Ok(Step::Respond(answer)),
-                    Output::Open => return Ok(Step::Open),
-                    Output::Send(text) => return Ok(Step::Send(text)),
-                    Output::End => return Ok(Step::End),
+                    output => return Ok(output),
                 }
             }
             let timeout = self.exchange.poll_timeout();
             if timeout.is_none() && self.asking.is_none() && self.replies.is_none() {
-                return Ok(Step::End);
+                return Ok(Output::End);
             }
-            let wait_ms = timeout.map(|at| at.saturating_sub(self.now_ms));
-            let sleep = async move {
-                match wait_ms {
-                    Some(ms) => super::sleep(ms).await,
-                    None => std::future::pending().await,
-                }
-            };
+            // Nothing due: as long as a timer waits (the pairing's reply moves it first).
+            let sleep = super::sleep(timeout.map_or(u64::MAX, |at| at.saturating_sub(self.now_ms)));
             let (asking, replies) = (&mut self.asking, &mut self.replies);
             let reply = async move {
                 if let Some(ask) = asking.as_mut() {
@@ -121,7 +104,7 @@ impl Chunks for Driver {
     fn next_chunk(&mut self) -> LocalBoxFuture<'_, Option<Vec<u8>>> {
         Box::pin(async move {
             match self.step(None).await {
-                Ok(Step::Send(text)) => Some(text.into_bytes()),
+                Ok(Output::Send(text)) => Some(text.into_bytes()),
                 _ => None,
             }
         })
