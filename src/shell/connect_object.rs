@@ -3,13 +3,12 @@
 //! and sets the alarm the core names; at its end (the alarm) it deletes everything it stored,
 //! table and all.
 
-use std::rc::Rc;
-
 use tabrelay_bundle::fields::Message as _;
 use wasm_bindgen::prelude::wasm_bindgen;
+use wasm_bindgen::JsCast as _;
 use worker::js_sys::Promise;
 use worker::wasm_bindgen_futures::JsFuture;
-use worker::web_sys::{self, Request, Response};
+use worker::web_sys::{Request, Response};
 use worker::worker_sys::DurableObjectState;
 use worker::Env;
 
@@ -21,51 +20,45 @@ use crate::config::CODE_KEPT_MS;
 use crate::oauth::connect::stored::carry_out;
 use crate::oauth::connect::CodeRequest;
 
-/// One connect code's session.
-struct ConnectCode {
+/// The connect code's class as workerd calls it: its fetch and alarm (no socket ever reaches
+/// it), bound as the pairing's are ([`promise`], one future type for every method).
+#[wasm_bindgen]
+pub struct ConnectCode {
     /// The platform's state of the object: its SQL storage and its alarm.
     platform: DurableObjectState,
     env: Env,
 }
 
-/// The connect code's class as workerd calls it: its fetch and alarm (no socket ever reaches
-/// it), bound as the pairing's are ([`promise`], one future type for every method).
-#[wasm_bindgen(js_name = ConnectCode)]
-pub struct ConnectCodeClass(Rc<ConnectCode>);
-
-#[wasm_bindgen(js_class = ConnectCode)]
-impl ConnectCodeClass {
+#[wasm_bindgen]
+impl ConnectCode {
     #[wasm_bindgen(constructor)]
-    pub fn new(state: DurableObjectState, env: Env) -> Self {
-        Self(Rc::new(ConnectCode { platform: state, env }))
+    pub fn new(platform: DurableObjectState, env: Env) -> Self {
+        Self { platform, env }
     }
 
     /// A command to the code's session.
-    pub fn fetch(&self, req: web_sys::Request) -> Promise {
-        let code = Rc::clone(&self.0);
-        promise(Box::pin(async move { code.fetch(req).await.map(Into::into) }))
+    pub fn fetch(&self, req: Request) -> Promise {
+        let (platform, env) = (self.platform.clone().unchecked_into(), self.env.clone());
+        promise(Box::pin(async move { fetch(&platform, &env, req).await.map(Into::into) }))
     }
 
     /// The code's end: nothing of a code outlives it, not its session, nor the table that held
     /// it (the platform's own promise: no future of ours).
     pub fn alarm(&self) -> Promise {
-        delete_all(&self.0.platform)
+        delete_all(&self.platform)
     }
 }
 
-impl ConnectCode {
-    async fn fetch(&self, req: Request) -> Result<Response> {
-        let Ok((code, command)) = CodeRequest::decode(&body_bytes(&req).await?) else {
-            return Ok(bytes_response(400, b"Not a request to a connect code."));
-        };
-        let kept = routes::config(&self.env).map_or(CODE_KEPT_MS, |c| c.code_kept_ms);
-        let mut sql = Sqlite(&self.platform);
-        let (reply, forget) =
-            carry_out(&mut sql, &code, command, now_ms(), kept, &mut PlatformRandom)
-                .map_err(|_| failed("the code's storage failed"))?;
-        if let Some(at) = forget {
-            JsFuture::from(set_alarm(&self.platform, at as f64)).await?;
-        }
-        Ok(bytes_response(200, &reply.encode()))
+async fn fetch(platform: &DurableObjectState, env: &Env, req: Request) -> Result<Response> {
+    let Ok((code, command)) = CodeRequest::decode(&body_bytes(&req).await?) else {
+        return Ok(bytes_response(400, b"Not a request to a connect code."));
+    };
+    let kept = routes::config(env).map_or(CODE_KEPT_MS, |c| c.code_kept_ms);
+    let (reply, forget) =
+        carry_out(&mut Sqlite(platform), &code, command, now_ms(), kept, &mut PlatformRandom)
+            .map_err(|_| failed("the code's storage failed"))?;
+    if let Some(at) = forget {
+        JsFuture::from(set_alarm(platform, at as f64)).await?;
     }
+    Ok(bytes_response(200, &reply.encode()))
 }
