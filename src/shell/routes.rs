@@ -59,34 +59,21 @@ async fn fetch(req: Request, env: Env) -> Result<Response> {
         }
     };
     let url = req.url();
-    let path = http::path_of(&url).to_owned();
+    let (path, origin) = (http::path_of(&url), http::origin_of(&url));
     // A browser's preflight to the endpoint names the Mcp-Param-* headers its call will send.
     let requested = header(&req, "access-control-request-headers");
-    let cors = http::cors_headers(&path, method(&req), requested.as_deref());
-    let res = route(req, &url, &path, &env, config).await?;
-    set_headers(&res, cors.iter().map(|(name, value)| (*name, value.as_str())))?;
-    Ok(res)
-}
-
-async fn route(
-    req: Request,
-    url: &str,
-    path: &str,
-    env: &Env,
-    config: &'static Config,
-) -> Result<Response> {
-    let origin = http::origin_of(url).to_owned();
+    let cors = http::cors_headers(path, method(&req), requested.as_deref());
     let (accept, resume) = (header(&req, "accept"), header(&req, "last-event-id").is_some());
     let route = http::route(method(&req), path, accept.as_deref(), resume);
-    if let Some(answer) = route.answer(config, &origin) {
-        return respond(answer);
-    }
-    match route {
-        Route::Tab => tab(req, url, env, config).await,
-        Route::Mcp { resume } => mcp_endpoint(req, env, config, &origin, resume).await,
+    let res = match (route.answer(config, origin), route) {
+        (Some(answer), _) => respond(answer)?,
+        (None, Route::Tab) => tab(req, &url, &env, config).await?,
+        (None, Route::Mcp { resume }) => mcp_endpoint(req, &env, config, origin, resume).await?,
         // The OAuth endpoints (every other route was answered above).
-        _ => authorize::endpoint(req, path, url, env, config, &origin).await,
-    }
+        (None, _) => authorize::endpoint(req, path, &url, &env, config, origin).await?,
+    };
+    set_headers(&res, cors.iter().map(|(name, value)| (*name, value.as_str())))?;
+    Ok(res)
 }
 
 async fn tab(req: Request, url: &str, env: &Env, config: &Config) -> Result<Response> {
