@@ -79,8 +79,7 @@ impl PairingClass {
 
 impl PairingClass {
     fn on(&self, event: Event) -> Promise {
-        let pairing = Rc::clone(&self.0);
-        promise(Box::pin(async move { pairing.on(event).await }))
+        promise(Box::pin(Rc::clone(&self.0).on(event)))
     }
 }
 
@@ -96,7 +95,6 @@ enum Event {
 /// One browser's pairing, shared with its requests' response streams (they outlive `fetch`).
 struct Pairing {
     object: RefCell<Object>,
-    /// The tabs' sockets, by tab number.
     sockets: RefCell<ByNumber<WebSocket>>,
     /// Where each waiting request's replies go.
     askers: RefCell<ByNumber<mpsc::UnboundedSender<Reply>>>,
@@ -159,68 +157,7 @@ impl Pairing {
             }
         }
     }
-}
 
-/// A request's reply lines: the first (read already), then each as it comes until the last
-/// (its sender is dropped with it, which ends the channel). Dropped before its last reply, it
-/// has the object let go of the request.
-struct Lines {
-    first: Option<Reply>,
-    asker: Asker,
-    pairing: Rc<Pairing>,
-    replies: mpsc::UnboundedReceiver<Reply>,
-}
-
-impl Lines {
-    /// The next reply. Meanwhile it sleeps until the room next needs waking and then gives it
-    /// the timeout (any waiting request may: what is due is done once).
-    async fn next(&mut self) -> Option<Reply> {
-        if let Some(first) = self.first.take() {
-            return Some(first);
-        }
-        loop {
-            let wake = self.pairing.object.borrow().poll_timeout();
-            // Nothing due: as long as a timer waits (u32::MAX ms here once fired at once).
-            let ms = wake.map_or(u64::MAX, |at| at.saturating_sub(now_ms()));
-            let delay = Box::pin(sleep(ms));
-            match select(self.replies.next(), delay).await {
-                Either::Left((reply, _)) => return reply,
-                Either::Right(_) => {
-                    self.pairing.handle(Input::Timeout);
-                    if self.pairing.run().await.is_err() {
-                        return None;
-                    }
-                }
-            }
-        }
-    }
-}
-
-impl Chunks for Lines {
-    fn next_chunk(&mut self) -> LocalBoxFuture<'_, Option<Vec<u8>>> {
-        Box::pin(async move { Some(self.next().await?.line()) })
-    }
-}
-
-impl Drop for Lines {
-    fn drop(&mut self) {
-        let pairing = Rc::clone(&self.pairing);
-        pairing.askers.borrow_mut().remove(&self.asker);
-        let gone = pairing.object.borrow_mut().gone(self.asker, now_ms(), &mut PlatformRandom);
-        if gone {
-            worker::wasm_bindgen_futures::spawn_local(async move {
-                let _ = pairing.run().await;
-            });
-        }
-    }
-}
-
-/// A tab's state from its socket's attachment (a JS string, not worker's serde-wasm-bindgen).
-fn tab_of(ws: &WebSocket) -> Option<Tab> {
-    read_attachment(&ws.deserialize_attachment().ok()?.as_string()?)
-}
-
-impl Pairing {
     /// Wakes the object the first time this instance needs it: the tabs from their open
     /// sockets, the rest from storage (what it says then is carried out with the event's
     /// outputs, by the event's one run).
@@ -230,10 +167,7 @@ impl Pairing {
         }
         let mut tabs = Vec::new();
         for ws in self.platform.get_websockets().unwrap_or_default() {
-            if ws.ready_state() != WebSocket::OPEN {
-                continue;
-            }
-            if let Some(tab) = tab_of(&ws) {
+            if let Some(tab) = tab_of(&ws).filter(|_| ws.ready_state() == WebSocket::OPEN) {
                 self.sockets.borrow_mut().insert(tab.number, ws);
                 tabs.push(tab);
             }
@@ -244,7 +178,7 @@ impl Pairing {
 
     /// A request, a tab's message, its socket closing or failing, or the alarm: what the
     /// object hears of it, carried out; what workerd is answered.
-    async fn on(self: &Rc<Self>, event: Event) -> Result<JsValue> {
+    async fn on(self: Rc<Self>, event: Event) -> Result<JsValue> {
         self.wake();
         let (input, to_close) = match event {
             Event::Fetch(req) => return self.fetch(req).await.map(Into::into),
@@ -341,4 +275,63 @@ impl Pairing {
             }
         }
     }
+}
+
+/// A request's reply lines: the first (read already), then each as it comes until the last
+/// (its channel's sender is dropped as the last is sent). Dropped before its last reply, it
+/// has the object let go of the request.
+struct Lines {
+    first: Option<Reply>,
+    asker: Asker,
+    pairing: Rc<Pairing>,
+    replies: mpsc::UnboundedReceiver<Reply>,
+}
+
+impl Lines {
+    /// The next reply. Meanwhile it sleeps until the room next needs waking and then gives it
+    /// the timeout (any waiting request may: what is due is done once).
+    async fn next(&mut self) -> Option<Reply> {
+        if let Some(first) = self.first.take() {
+            return Some(first);
+        }
+        loop {
+            let wake = self.pairing.object.borrow().poll_timeout();
+            // Nothing due: as long as a timer waits (u32::MAX ms here once fired at once).
+            let ms = wake.map_or(u64::MAX, |at| at.saturating_sub(now_ms()));
+            let delay = Box::pin(sleep(ms));
+            match select(self.replies.next(), delay).await {
+                Either::Left((reply, _)) => return reply,
+                Either::Right(_) => {
+                    self.pairing.handle(Input::Timeout);
+                    if self.pairing.run().await.is_err() {
+                        return None;
+                    }
+                }
+            }
+        }
+    }
+}
+
+impl Chunks for Lines {
+    fn next_chunk(&mut self) -> LocalBoxFuture<'_, Option<Vec<u8>>> {
+        Box::pin(async move { Some(self.next().await?.line()) })
+    }
+}
+
+impl Drop for Lines {
+    fn drop(&mut self) {
+        let pairing = Rc::clone(&self.pairing);
+        pairing.askers.borrow_mut().remove(&self.asker);
+        let gone = pairing.object.borrow_mut().gone(self.asker, now_ms(), &mut PlatformRandom);
+        if gone {
+            worker::wasm_bindgen_futures::spawn_local(async move {
+                let _ = pairing.run().await;
+            });
+        }
+    }
+}
+
+/// A tab's state from its socket's attachment (a JS string, not worker's serde-wasm-bindgen).
+fn tab_of(ws: &WebSocket) -> Option<Tab> {
+    read_attachment(&ws.deserialize_attachment().ok()?.as_string()?)
 }
