@@ -14,15 +14,9 @@ use crate::http;
 use crate::oauth::connect;
 use crate::oauth::saga::{Input, OAuthRequest, Saga, Step};
 
-/// Answers the OAuth route `path` (the router matched its method).
-pub(super) async fn endpoint(
-    req: Request,
-    path: &str,
-    url: &str,
-    env: &Env,
-    config: &Config,
-    origin: &str,
-) -> Result<Response> {
+/// Answers the OAuth route at `url` (the router matched its method).
+pub(super) async fn oauth(req: Request, url: &str, env: &Env, config: &Config) -> Result<Response> {
+    let (path, origin) = (http::path_of(url), http::origin_of(url));
     let post = method(&req) == "POST";
     let body = if post { read_body(&req, http::body_cap(path)).await? } else { Ok(Vec::new()) };
     let (accept, cookies) = (header(&req, "accept"), header(&req, "cookie"));

@@ -14,14 +14,14 @@ use std::rc::Rc;
 use futures::future::{abortable, AbortHandle, LocalBoxFuture};
 use tabrelay_bundle::fields::Message as _;
 use wasm_bindgen::prelude::wasm_bindgen;
-use wasm_bindgen::JsValue;
+use wasm_bindgen::{JsCast as _, JsValue};
 use worker::js_sys::{Array, Promise, Uint8Array};
 use worker::wasm_bindgen_futures::JsFuture;
 use worker::web_sys::{self, Request, Response};
 use worker::worker_sys::DurableObjectState;
 use worker::{Date, Env};
 
-pub(crate) use tabrelay_bundle::from_json;
+use tabrelay_bundle::from_json;
 
 use crate::crypto::Entropy;
 use crate::http::{self, CappedBody, TooLarge};
@@ -33,7 +33,7 @@ use crate::senders::{sender_key, Limited};
 use crate::sql::{Bind, Failed, Rows, Sql};
 
 /// Random bytes from the platform (crypto.getRandomValues).
-pub(crate) struct PlatformRandom;
+struct PlatformRandom;
 
 impl Entropy for PlatformRandom {
     fn fill(&mut self, buf: &mut [u8]) {
@@ -48,44 +48,40 @@ impl Entropy for PlatformRandom {
 const LONGEST_SLEEP_MS: u64 = i32::MAX as u64;
 
 /// A timer of `ms` milliseconds (at most [`LONGEST_SLEEP_MS`], about 24 days).
-pub(crate) fn sleep(ms: u64) -> worker::Delay {
+fn sleep(ms: u64) -> worker::Delay {
     worker::Delay::from(std::time::Duration::from_millis(ms.min(LONGEST_SLEEP_MS)))
 }
 
-/// Milliseconds since the epoch, from the platform's clock.
-pub(crate) fn now_ms() -> u64 {
+fn now_ms() -> u64 {
     Date::now().as_millis()
 }
 
 /// What a platform call fails with: what it threw (worker's Error, made of each, and its
 /// Display and Debug cost KiBs of wasm).
-pub(crate) type Result<T, E = JsValue> = std::result::Result<T, E>;
+type Result<T, E = JsValue> = std::result::Result<T, E>;
 
 /// A failure of the relay's own, as the platform's are.
-pub(crate) fn failed(why: &str) -> JsValue {
+fn failed(why: &str) -> JsValue {
     worker::js_sys::Error::new(why).into()
 }
 
 /// Writes an answer the core made, with every header it carries and no other.
-pub(crate) fn respond(answer: http::Answer) -> Result<Response> {
+fn respond(answer: http::Answer) -> Result<Response> {
     let body = answer.body.map_or(JsValue::NULL, |body| Uint8Array::from(&body[..]).into());
     let res = new_response(answer.status, &body);
-    set_headers(&res, answer.headers.iter().map(|(name, value)| (*name, value.as_str())))?;
+    set_headers(&res, &answer.headers)?;
     Ok(res)
 }
 
 /// A response of `status` whose body is `bytes`, with no content type (as worker's had).
-pub(crate) fn bytes_response(status: u16, bytes: &[u8]) -> Response {
+fn bytes_response(status: u16, bytes: &[u8]) -> Response {
     new_response(status, &Uint8Array::from(bytes).into())
 }
 
-/// Sets `headers` on a response the relay made.
-pub(crate) fn set_headers<'a>(
-    res: &Response,
-    headers: impl IntoIterator<Item = (&'a str, &'a str)>,
-) -> Result<()> {
+/// Sets `headers` (each value a `&str` or a `String`) on a response the relay made.
+fn set_headers<V: AsRef<str>>(res: &Response, headers: &[(&str, V)]) -> Result<()> {
     for (name, value) in headers {
-        res.headers().set(name, value)?;
+        res.headers().set(name, value.as_ref())?;
     }
     Ok(())
 }
@@ -93,25 +89,22 @@ pub(crate) fn set_headers<'a>(
 /// A Durable Object method's outcome as the promise workerd awaits. Every method of both
 /// objects hands its work here as one boxed future type, so the export machinery
 /// (future_to_promise, its task and closures) is in the wasm once, not once per method.
-pub(crate) fn promise(work: LocalBoxFuture<'static, Result<JsValue>>) -> Promise {
+fn promise(work: LocalBoxFuture<'static, Result<JsValue>>) -> Promise {
     worker::wasm_bindgen_futures::future_to_promise(work)
 }
 
 /// What a streamed response's body is read from, one chunk at a time.
-pub(crate) trait Chunks {
+trait Chunks {
     /// The next chunk; None ends the body.
     fn next_chunk(&mut self) -> LocalBoxFuture<'_, Option<Vec<u8>>>;
 }
 
 /// A response whose body is the chunks of `source`, sent as they come.
-pub(crate) fn stream_response(
-    source: Box<dyn Chunks>,
-    headers: &[(&str, &str)],
-) -> Result<Response> {
+fn stream_response(source: Box<dyn Chunks>, headers: &[(&str, &str)]) -> Result<Response> {
     let (source, pulling) = (Rc::new(Cell::new(Some(source))), AbortHandle::new_pair().0);
     let body = Body { source, pulling };
     let res = new_response(200, &stream_of(body).into());
-    set_headers(&res, headers.iter().copied())?;
+    set_headers(&res, headers)?;
     Ok(res)
 }
 
@@ -152,7 +145,7 @@ impl Drop for Body {
 }
 
 /// A body read chunk by chunk (platform.js's reader); dropped before its end, it cancels the rest.
-pub(crate) struct Reader {
+struct Reader {
     reader: JsValue,
     /// The read under way, kept when a wait for it is given up (its chunk is the next).
     reading: Option<JsFuture>,
@@ -160,12 +153,12 @@ pub(crate) struct Reader {
 
 impl Reader {
     /// Reads `body`; no body reads as an empty one.
-    pub(crate) fn of(body: Option<web_sys::ReadableStream>) -> Self {
+    fn of(body: Option<web_sys::ReadableStream>) -> Self {
         Self { reader: reader_of(body), reading: None }
     }
 
     /// The next chunk; None at the end.
-    pub(crate) async fn next(&mut self) -> Result<Option<Vec<u8>>> {
+    async fn next(&mut self) -> Result<Option<Vec<u8>>> {
         let reader = &self.reader;
         let chunk = self.reading.get_or_insert_with(|| JsFuture::from(next_chunk(reader))).await;
         self.reading = None;
@@ -180,7 +173,7 @@ impl Drop for Reader {
 }
 
 /// Applies a command to a connect code's session in its Durable Object; its reply.
-pub(crate) async fn ask_code(env: &Env, code: &ConnectCode, command: Command) -> Result<CodeReply> {
+async fn ask_code(env: &Env, code: &ConnectCode, command: Command) -> Result<CodeReply> {
     let request = CodeRequest { code: code.as_str().to_owned(), command };
     let read = post_object_read(env, routes::CONNECT_BINDING, code.as_str(), request.encode());
     let body = Uint8Array::new(&JsFuture::from(read).await?).to_vec();
@@ -188,45 +181,38 @@ pub(crate) async fn ask_code(env: &Env, code: &ConnectCode, command: Command) ->
 }
 
 /// Sends a request to a pairing's object: its reply lines, read as they come.
-pub(crate) async fn ask_pairing(
-    env: &Env,
-    pairing: &str,
-    request: &PairingRequest,
-) -> Result<Replies> {
+async fn ask_pairing(env: &Env, pairing: &str, request: &PairingRequest) -> Result<Replies> {
     let promise = post_object(env, routes::PAIRING_BINDING, pairing, request.encode());
     let res = object_response(promise).await?;
     Ok(Replies::of((res.status() == 200).then(|| res.body()).flatten()))
 }
 
 /// A Durable Object's response, once its promise settles.
-pub(crate) async fn object_response(promise: Promise) -> Result<Response> {
-    use worker::wasm_bindgen::JsCast as _;
+async fn object_response(promise: Promise) -> Result<Response> {
     JsFuture::from(promise).await?.dyn_into()
 }
 
 /// The reply lines of a pairing's object (NDJSON), read as they come.
-pub(crate) struct Replies {
+struct Replies {
     body: Reader,
     lines: ReplyLines,
 }
 
 impl Replies {
     /// The replies in `body`; none (the pairing could not be asked): the first `next` is None.
-    pub(crate) fn of(body: Option<web_sys::ReadableStream>) -> Self {
+    fn of(body: Option<web_sys::ReadableStream>) -> Self {
         Self { body: Reader::of(body), lines: ReplyLines::default() }
     }
 
     /// The next reply, or None once the body ended or failed (a line that does not read
     /// is skipped).
-    pub(crate) async fn next(&mut self) -> Option<Reply> {
+    async fn next(&mut self) -> Option<Reply> {
         loop {
             if let Some(reply) = self.lines.next_reply() {
                 return Some(reply);
             }
-            match self.body.next().await {
-                Ok(Some(chunk)) => self.lines.push(&chunk),
-                _ => return None,
-            }
+            let chunk = self.body.next().await.ok().flatten()?;
+            self.lines.push(&chunk);
         }
     }
 }
@@ -235,24 +221,23 @@ impl Replies {
 // reads its method, path and `cf` data up front: a KiB of wasm the relay does not use).
 
 /// A request's header `name`, if it has one (it always reads: the names asked are valid).
-pub(crate) fn header(req: &Request, name: &str) -> Option<String> {
+fn header(req: &Request, name: &str) -> Option<String> {
     req.headers().get(name).ok().flatten()
 }
 
 /// A request's method, as the core names it ([`http::method`]).
-pub(crate) fn method(req: &Request) -> &'static str {
+fn method(req: &Request) -> &'static str {
     http::method(&req.method())
 }
 
-/// A request's whole body.
-pub(crate) async fn body_bytes(req: &Request) -> Result<Vec<u8>> {
+async fn body_bytes(req: &Request) -> Result<Vec<u8>> {
     let body = JsFuture::from(req.array_buffer()?).await?;
     Ok(Uint8Array::new(&body).to_vec())
 }
 
 /// A request's body, read with `cap` ([`CappedBody`]): refused by its `Content-Length` before
 /// anything is read, and as soon as what arrives passes the cap, so no more is ever held.
-pub(crate) async fn read_body(req: &Request, cap: usize) -> Result<Result<Vec<u8>, TooLarge>> {
+async fn read_body(req: &Request, cap: usize) -> Result<Result<Vec<u8>, TooLarge>> {
     let length = header(req, "content-length");
     let mut body = match CappedBody::start(cap, length.as_deref()) {
         Ok(body) => body,
@@ -271,21 +256,19 @@ pub(crate) async fn read_body(req: &Request, cap: usize) -> Result<Result<Vec<u8
 /// rate-limiting binding, keyed by [`sender_key`]); each ask counts. A binding that is missing
 /// or fails lets the request through, and says so in the log: the limit bounds cost, and
 /// the relay stays usable without it.
-pub(crate) async fn within_limit(env: &Env, req: &Request, limited: Limited) -> bool {
+async fn within_limit(env: &Env, req: &Request, limited: Limited) -> bool {
     let ip = header(req, "cf-connecting-ip");
     let asked = ask_limit(env, limited.binding(), &sender_key(ip.as_deref()));
-    match JsFuture::from(asked).await.ok().and_then(|v| v.as_bool()) {
-        Some(within) => within,
-        None => {
-            let binding = limited.binding();
-            worker::console_error!("the rate-limiting binding {binding} is missing or failed");
-            true
-        }
+    let within = JsFuture::from(asked).await.ok().and_then(|v| v.as_bool());
+    if within.is_none() {
+        let binding = limited.binding();
+        worker::console_error!("the rate-limiting binding {binding} is missing or failed");
     }
+    within.unwrap_or(true)
 }
 
 /// A Durable Object's SQL storage (through its state), as the core runs statements on it.
-pub(crate) struct Sqlite<'a>(pub(crate) &'a DurableObjectState);
+struct Sqlite<'a>(&'a DurableObjectState);
 
 impl Sql for Sqlite<'_> {
     fn exec(&mut self, query: &str, bindings: Vec<Bind>) -> std::result::Result<Rows, Failed> {
@@ -300,13 +283,13 @@ impl Sql for Sqlite<'_> {
 }
 
 /// Whether a tab's proof holds ([`verify_p256`]).
-pub(crate) async fn verify(proof: &Proof) -> bool {
+async fn verify(proof: &Proof) -> bool {
     let answer = verify_p256(&proof.key, &proof.signature, proof.text.as_bytes());
     JsFuture::from(answer).await.is_ok_and(|v| v.as_bool() == Some(true))
 }
 
 /// The catalogue bundled with this build, read once.
-pub(crate) fn catalogue() -> &'static tabrelay_bundle::catalogue::Catalogue {
+fn catalogue() -> &'static tabrelay_bundle::catalogue::Catalogue {
     static CATALOGUE: std::sync::OnceLock<tabrelay_bundle::catalogue::Catalogue> =
         std::sync::OnceLock::new();
     CATALOGUE.get_or_init(tabrelay_bundle::catalogue::Catalogue::bundled)
@@ -323,7 +306,7 @@ extern "C" {
     fn post_object_read(env: &Env, binding: &str, name: &str, body: Vec<u8>) -> Promise;
 
     /// Passes `request` on to the Durable Object `name` of `binding`: its response.
-    pub(crate) fn pass_object(env: &Env, binding: &str, name: &str, request: &Request) -> Promise;
+    fn pass_object(env: &Env, binding: &str, name: &str, request: &Request) -> Promise;
 
     /// The rate-limiting binding `binding`'s answer for `key`: whether it is within its limit;
     /// undefined when the binding is missing or fails.
@@ -338,16 +321,16 @@ extern "C" {
     ) -> std::result::Result<Vec<JsValue>, JsValue>;
 
     /// Sets the object's alarm to `at` (milliseconds since the epoch).
-    pub(crate) fn set_alarm(state: &DurableObjectState, at: f64) -> Promise;
+    fn set_alarm(state: &DurableObjectState, at: f64) -> Promise;
 
     /// A response of `status` whose body is `body` (null, bytes or a stream).
     fn new_response(status: u16, body: &JsValue) -> Response;
 
     /// A 101 whose socket closes at once with `code` and `reason` (all a browser shows).
-    pub(crate) fn refuse_socket(code: u16, reason: &str) -> Response;
+    fn refuse_socket(code: u16, reason: &str) -> Response;
 
     /// A tab's socket accepted by the object: [the 101 that hands it over, the object's end].
-    pub(crate) fn accept_socket(state: &DurableObjectState) -> worker::js_sys::Array;
+    fn accept_socket(state: &DurableObjectState) -> worker::js_sys::Array;
 
     /// A stream whose chunks `body` gives, as they are read.
     fn stream_of(body: Body) -> web_sys::ReadableStream;
@@ -358,11 +341,10 @@ extern "C" {
     /// The reader's next chunk (a Uint8Array), undefined at the end.
     fn next_chunk(reader: &JsValue) -> Promise;
 
-    /// Cancels what the reader has not read.
     fn cancel_read(reader: &JsValue);
 
     /// Has the runtime answer `ping` with `pong` on the object's sockets, without waking it.
-    pub(crate) fn answer_pings(state: &DurableObjectState, ping: &str, pong: &str);
+    fn answer_pings(state: &DurableObjectState, ping: &str, pong: &str);
 
     /// Whether `signature` (P1363) is `key`'s (raw P-256) ECDSA signature over SHA-256 of
     /// `data`, by the runtime's WebCrypto (no signature crate in the wasm); false for a key
@@ -376,9 +358,7 @@ extern "C" {
     /// The body of the response the Workers cache keeps under `key`, or undefined.
     fn cached_text(key: &str) -> Promise;
 
-    /// Keeps `response` in the Workers cache under `key`.
     fn keep(key: &str, response: &Response) -> Promise;
 
-    /// Deletes everything the object stored.
-    pub(crate) fn delete_all(state: &DurableObjectState) -> Promise;
+    fn delete_all(state: &DurableObjectState) -> Promise;
 }

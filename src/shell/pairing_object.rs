@@ -235,7 +235,7 @@ impl Pairing {
         lines.first = lines.replies.try_recv().ok();
         if let Some(reply) = lines.first.as_ref().filter(|r| r.ends()) {
             let res = bytes_response(200, &reply.line());
-            set_headers(&res, http::NDJSON_HEADERS)?;
+            set_headers(&res, &http::NDJSON_HEADERS)?;
             return Ok(res);
         }
         stream_response(Box::new(lines), &http::NDJSON_HEADERS)

@@ -68,11 +68,21 @@ async fn fetch(req: Request, env: Env) -> Result<Response> {
     let res = match (route.answer(config, origin), route) {
         (Some(answer), _) => respond(answer)?,
         (None, Route::Tab) => tab(req, &url, &env, config).await?,
-        (None, Route::Mcp { resume }) => mcp_endpoint(req, &env, config, origin, resume).await?,
+        // The MCP endpoint (a POST, or a GET taking up a dropped stream) as its exchange says.
+        (None, Route::Mcp { resume }) => {
+            let all = || worker::Headers(req.headers()).entries().collect();
+            let headers = RequestHeaders::read(|name| header(&req, name), all);
+            let (now, catalogue) = (now_ms(), catalogue());
+            let exchange = match resume {
+                true => Exchange::resume(headers, config, catalogue, origin, now),
+                false => Exchange::post(headers, config, catalogue, origin, now),
+            };
+            drive(exchange, req, env.clone()).await?
+        }
         // The OAuth endpoints (every other route was answered above).
-        (None, _) => authorize::endpoint(req, path, &url, &env, config, origin).await?,
+        (None, _) => authorize::oauth(req, &url, &env, config).await?,
     };
-    set_headers(&res, cors.iter().map(|(name, value)| (*name, value.as_str())))?;
+    set_headers(&res, &cors)?;
     Ok(res)
 }
 
@@ -91,23 +101,4 @@ async fn tab(req: Request, url: &str, env: &Env, config: &Config) -> Result<Resp
         return Ok(refuse_socket(TOO_MANY_OPENED.0, TOO_MANY_OPENED.1));
     }
     object_response(pass_object(env, PAIRING_BINDING, &pairing, &req)).await
-}
-
-/// The MCP endpoint (a POST, or a GET taking up a dropped stream) as its exchange says (a
-/// plain fn returning the drive's future: no state machine of its own).
-fn mcp_endpoint(
-    req: Request,
-    env: &Env,
-    config: &'static Config,
-    origin: &str,
-    resume: bool,
-) -> impl std::future::Future<Output = Result<Response>> {
-    let all = || worker::Headers(req.headers()).entries().collect();
-    let headers = RequestHeaders::read(|name| header(&req, name), all);
-    let (now, catalogue) = (now_ms(), catalogue());
-    let exchange = match resume {
-        true => Exchange::resume(headers, config, catalogue, origin, now),
-        false => Exchange::post(headers, config, catalogue, origin, now),
-    };
-    drive(exchange, req, env.clone())
 }
