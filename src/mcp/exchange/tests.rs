@@ -229,6 +229,21 @@ impl Pair {
         }
     }
 
+    /// A 2026-07-28 `subscriptions/listen` request numbered `id` asking for `params` (beside
+    /// its `_meta`): its headers and body.
+    fn listen(&self, id: u64, mut params: Value) -> (RequestHeaders, Value) {
+        let mut headers = self.headers(true);
+        headers.version = Some(crate::mcp::STATELESS_VERSION.into());
+        headers.method = Some("subscriptions/listen".into());
+        params["_meta"] = json!({
+            crate::mcp::era::meta::PROTOCOL_VERSION: crate::mcp::STATELESS_VERSION,
+            crate::mcp::era::meta::CLIENT_CAPABILITIES: {},
+        });
+        let body =
+            json!({"jsonrpc": "2.0", "id": id, "method": "subscriptions/listen", "params": params});
+        (headers, body)
+    }
+
     /// A POST of `body` with `headers`, driven until it waits.
     fn post(&mut self, headers: RequestHeaders, body: Value) -> Run {
         let exchange = Exchange::post(headers, self.config, self.catalogue, RELAY, self.now);
@@ -815,15 +830,7 @@ fn a_call_the_person_decides_hears_the_card_the_decision_and_the_result() {
 #[test]
 fn a_listener_hears_the_tool_list_change_and_keep_alives_on_the_exchanges_clock() {
     let mut pair = Pair::new();
-    let mut headers = pair.headers(true);
-    headers.version = Some(crate::mcp::STATELESS_VERSION.into());
-    headers.method = Some("subscriptions/listen".into());
-    let meta = json!({
-        crate::mcp::era::meta::PROTOCOL_VERSION: crate::mcp::STATELESS_VERSION,
-        crate::mcp::era::meta::CLIENT_CAPABILITIES: {},
-    });
-    let body = json!({"jsonrpc": "2.0", "id": 16, "method": "subscriptions/listen",
-        "params": {"notifications": {"toolsListChanged": true}, "_meta": meta}});
+    let (headers, body) = pair.listen(16, json!({"notifications": {"toolsListChanged": true}}));
     let mut run = pair.post(headers, body);
     assert!(run.seen.opened, "{:?}", run.seen);
     assert_eq!(run.seen.messages()[0]["method"], "notifications/subscriptions/acknowledged");
@@ -885,15 +892,7 @@ fn a_pairing_that_answers_is_never_cut_off_by_the_exchanges_bound() {
 #[test]
 fn a_listener_whose_pairing_goes_silent_is_ended_to_listen_again() {
     let mut pair = Pair::new();
-    let mut headers = pair.headers(true);
-    headers.version = Some(crate::mcp::STATELESS_VERSION.into());
-    headers.method = Some("subscriptions/listen".into());
-    let meta = json!({
-        crate::mcp::era::meta::PROTOCOL_VERSION: crate::mcp::STATELESS_VERSION,
-        crate::mcp::era::meta::CLIENT_CAPABILITIES: {},
-    });
-    let body = json!({"jsonrpc": "2.0", "id": 17, "method": "subscriptions/listen",
-        "params": {"notifications": {"toolsListChanged": true}, "_meta": meta}});
+    let (headers, body) = pair.listen(17, json!({"notifications": {"toolsListChanged": true}}));
     let mut run = pair.post(headers, body);
     assert!(run.seen.opened, "{:?}", run.seen);
     // The pairing ticks: the stream lives on long past any quiet bound.
@@ -942,15 +941,7 @@ fn read_row<T: tabrelay_bundle::fields::FromValue>(json: &str) -> T {
 #[test]
 fn a_listener_forgotten_before_its_acknowledgement_is_refused_and_after_it_ended() {
     let pair = Pair::new();
-    let mut headers = pair.headers(true);
-    headers.version = Some(crate::mcp::STATELESS_VERSION.into());
-    headers.method = Some("subscriptions/listen".into());
-    let meta = json!({
-        crate::mcp::era::meta::PROTOCOL_VERSION: crate::mcp::STATELESS_VERSION,
-        crate::mcp::era::meta::CLIENT_CAPABILITIES: {},
-    });
-    let body = json!({"jsonrpc": "2.0", "id": 18, "method": "subscriptions/listen",
-        "params": {"_meta": meta}});
+    let (headers, body) = pair.listen(18, json!({}));
     let listen = || {
         let mut exchange = Exchange::post(headers.clone(), pair.config, pair.catalogue, RELAY, 0);
         assert!(matches!(exchange.poll_output(), Some(Output::ReadBody(_))));
