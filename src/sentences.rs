@@ -685,6 +685,12 @@ pub mod shell {
     pub const ORIGIN_MAY_NOT_PAIR: &str = "This page's origin may not pair with this relay.";
     /// A call's answer the core said is JSON came as something else.
     pub const CALL_NOT_ANSWERED: &str = "The relay could not answer the call.";
+    /// The Worker's own failure (the log has what was thrown).
+    pub const INTERNAL: &str = "INTERNAL SERVER ERROR";
+    /// What a pairing's object answers a body that is not one of the Worker's requests.
+    pub const NOT_FOR_PAIRING: &str = "Not a request to the pairing.";
+    /// What a connect code's object answers a body that is not one of the Worker's requests.
+    pub const NOT_FOR_CODE: &str = "Not a request to a connect code.";
 }
 
 /// What the person reads on the relay's own pages ([`crate::pages`]). Each is a macro that

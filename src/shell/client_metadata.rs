@@ -1,6 +1,6 @@
-//! Fetches a client id metadata document for the core to check: within 5 s, no redirect
-//! followed, its status, length and body judged by the core as they come (`cimd`); the checked
-//! client is kept in the Workers cache for the time the core says. Why a fetch failed is
+//! Fetches a client id metadata document for the core to check: within [`FETCH_TIMEOUT_MS`], no
+//! redirect followed, its status, length and body judged by the core as they come (`cimd`); the
+//! checked client is kept in the Workers cache for the time the core says. Why a fetch failed is
 //! logged, never told to the requester (the core's sentence is the same for every failure).
 
 use worker::wasm_bindgen::JsCast as _;
@@ -35,8 +35,8 @@ pub(crate) async fn client(url: &MetadataUrl, origin: &str) -> Result<MetadataCl
     Ok(client)
 }
 
-/// Fetches and checks the document within 5 s (the platform's timeout signal cuts off the
-/// fetch and the body's reading alike); the client and how long to keep it.
+/// Fetches and checks the document within [`FETCH_TIMEOUT_MS`] (the platform's timeout signal cuts
+/// off the fetch and the body's reading alike); the client and how long to keep it.
 async fn fetch_checked(url: &MetadataUrl) -> Result<(MetadataClient, u64), CimdError> {
     let signal = web_sys::AbortSignal::timeout_with_u32(FETCH_TIMEOUT_MS as u32);
     let failed = |_| if signal.aborted() { CimdError::TooSlow } else { CimdError::Unreachable };

@@ -51,7 +51,7 @@ impl ConnectCode {
 
 async fn fetch(platform: &DurableObjectState, env: &Env, req: Request) -> Result<Response> {
     let Ok((code, command)) = CodeRequest::decode(&body_bytes(&req).await?) else {
-        return Ok(bytes_response(400, b"Not a request to a connect code."));
+        return Ok(bytes_response(400, crate::sentences::shell::NOT_FOR_CODE.as_bytes()));
     };
     let kept = routes::config(env).map_or(CODE_KEPT_MS, |c| c.code_kept_ms);
     let (reply, forget) =

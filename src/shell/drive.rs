@@ -59,7 +59,7 @@ impl Driver {
                 return Ok(Output::End);
             }
             // Nothing due: as long as a timer waits (the pairing's reply moves it first).
-            let sleep = super::sleep(timeout.map_or(u64::MAX, |at| at.saturating_sub(self.now_ms)));
+            let sleep = super::sleep_until(timeout, self.now_ms);
             let (asking, replies) = (&mut self.asking, &mut self.replies);
             let reply = async move {
                 if let Some(ask) = asking.as_mut() {

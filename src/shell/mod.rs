@@ -47,9 +47,11 @@ impl Entropy for PlatformRandom {
 /// milliseconds (worker's `Delay` casts to it), so a longer one would fire at once.
 const LONGEST_SLEEP_MS: u64 = i32::MAX as u64;
 
-/// A timer of `ms` milliseconds (at most [`LONGEST_SLEEP_MS`], about 24 days).
-fn sleep(ms: u64) -> worker::Delay {
-    worker::Delay::from(std::time::Duration::from_millis(ms.min(LONGEST_SLEEP_MS)))
+/// A timer until `at` (milliseconds since the epoch) from `now`, or as long as a timer can
+/// wait ([`LONGEST_SLEEP_MS`], about 24 days) when nothing is due.
+fn sleep_until(at: Option<u64>, now: u64) -> worker::Delay {
+    let ms = at.map_or(LONGEST_SLEEP_MS, |at| at.saturating_sub(now).min(LONGEST_SLEEP_MS));
+    worker::Delay::from(std::time::Duration::from_millis(ms))
 }
 
 fn now_ms() -> u64 {

@@ -24,8 +24,8 @@ use worker::{console_log, Env};
 
 use super::{
     accept_socket, ask_code, body_bytes, bytes_response, catalogue, header, now_ms, promise,
-    refuse_socket, routes, set_alarm, set_headers, sleep, stream_response, Chunks, PlatformRandom,
-    Result, Sqlite,
+    refuse_socket, routes, set_alarm, set_headers, sleep_until, stream_response, Chunks,
+    PlatformRandom, Result, Sqlite,
 };
 use crate::crypto::sha256_hex;
 use crate::http;
@@ -271,7 +271,7 @@ impl Pairing {
             Ok(request) => self.request(request).await,
             Err(_) => {
                 self.run().await?;
-                Ok(bytes_response(400, b"Not a request to the pairing."))
+                Ok(bytes_response(400, crate::sentences::shell::NOT_FOR_PAIRING.as_bytes()))
             }
         }
     }
@@ -296,9 +296,7 @@ impl Lines {
         }
         loop {
             let wake = self.pairing.object.borrow().poll_timeout();
-            // Nothing due: as long as a timer waits (u32::MAX ms here once fired at once).
-            let ms = wake.map_or(u64::MAX, |at| at.saturating_sub(now_ms()));
-            let delay = Box::pin(sleep(ms));
+            let delay = Box::pin(sleep_until(wake, now_ms()));
             match select(self.replies.next(), delay).await {
                 Either::Left((reply, _)) => return reply,
                 Either::Right(_) => {

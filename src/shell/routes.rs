@@ -42,7 +42,7 @@ pub fn fetch_export(req: web_sys::Request, env: Env) -> Promise {
     promise(Box::pin(async move {
         let res = fetch(req, env).await.unwrap_or_else(|e| {
             web_sys::console::error_1(&e);
-            bytes_response(500, b"INTERNAL SERVER ERROR")
+            bytes_response(500, crate::sentences::shell::INTERNAL.as_bytes())
         });
         Ok(res.into())
     }))
