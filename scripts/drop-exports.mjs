@@ -9,33 +9,26 @@
 // stays true when workers-rs changes.
 //   node scripts/drop-exports.mjs WASM
 import { readFileSync, writeFileSync } from 'node:fs';
+import { lebBytes, rewriteSection } from './wasm-sections.mjs';
 
 const CLASSES = ['containerstartupoptions', 'minifyconfig', 'r2range', 'intounderlyingsource',
   'intounderlyingbytesource', 'intounderlyingsink'];
 const unused = new RegExp(`^(__wbg_(get_|set_)?)?(${CLASSES.join('|')})(_|$)`);
 
 const [wasmFile] = process.argv.slice(2);
-const b = readFileSync(wasmFile);
-let i = 8;
-const leb = () => { let r = 0, s = 0, x; do { x = b[i++]; r += (x & 0x7f) * 2 ** s; s += 7; } while (x & 0x80); return r; };
-const lebBytes = (n) => { const out = []; do { let x = n % 128; n = Math.floor(n / 128); if (n > 0) x |= 0x80; out.push(x); } while (n > 0); return Buffer.from(out); };
-const parts = [b.subarray(0, 8)];
 const dropped = new Set();
-while (i < b.length) {
-  const id = b[i++], size = leb(), at = i, end = at + size;
-  if (id !== 7) { parts.push(Buffer.from([id]), lebBytes(size), b.subarray(at, end)); i = end; continue; }
+const wasm = rewriteSection(readFileSync(wasmFile), 7, (r, end) => {
   const kept = [];
-  for (let count = leb(); count > 0; count--) {
-    const start = i, n = leb(), name = b.subarray(i, i + n).toString();
-    i += n + 1;
-    leb();
+  for (let count = r.leb(); count > 0; count--) {
+    const start = r.i, name = r.text();
+    r.byte();
+    r.leb();
     const m = unused.exec(name);
-    if (m) dropped.add(m[3]); else kept.push(b.subarray(start, i));
+    if (m) dropped.add(m[3]); else kept.push(r.b.subarray(start, r.i));
   }
-  if (i !== end) throw new Error('the export section did not read to its end');
-  const body = Buffer.concat([lebBytes(kept.length), ...kept]);
-  parts.push(Buffer.from([7]), lebBytes(body.length), body);
-}
+  if (r.i !== end) throw new Error('the export section did not read to its end');
+  return Buffer.concat([lebBytes(kept.length), ...kept]);
+});
 const missing = CLASSES.filter((c) => !dropped.has(c));
 if (missing.length > 0) throw new Error(`no export of ${missing.join(', ')}: update scripts/drop-exports.mjs`);
-writeFileSync(wasmFile, Buffer.concat(parts));
+writeFileSync(wasmFile, wasm);

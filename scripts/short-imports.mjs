@@ -5,30 +5,21 @@
 // only ever matched between these two files.
 //   node scripts/short-imports.mjs WASM JS
 import { readFileSync, writeFileSync } from 'node:fs';
+import { lebBytes, name, rewriteSection } from './wasm-sections.mjs';
 
 const [wasmFile, jsFile] = process.argv.slice(2);
-const b = readFileSync(wasmFile);
 let js = readFileSync(jsFile, 'utf8');
-let i = 8;
-const leb = () => { let r = 0, s = 0, x; do { x = b[i++]; r += (x & 0x7f) * 2 ** s; s += 7; } while (x & 0x80); return r; };
-const lebBytes = (n) => { const out = []; do { let x = n % 128; n = Math.floor(n / 128); if (n > 0) x |= 0x80; out.push(x); } while (n > 0); return Buffer.from(out); };
-const name = (s) => { const t = Buffer.from(s); return Buffer.concat([lebBytes(t.length), t]); };
-const parts = [b.subarray(0, 8)];
 const taken = new Set();
 const renamed = new Map();
-while (i < b.length) {
-  const id = b[i++], size = leb(), at = i, end = at + size;
-  if (id !== 2) { parts.push(Buffer.from([id]), lebBytes(size), b.subarray(at, end)); i = end; continue; }
+const wasm = rewriteSection(readFileSync(wasmFile), 2, (r, end) => {
   const entries = [];
-  const count = leb();
-  const text = () => { const n = leb(); const s = b.subarray(i, i + n).toString(); i += n; return s; };
-  const limits = () => { const flags = leb(); leb(); if (flags & 1) leb(); };
+  const count = r.leb();
   for (let k = 0; k < count; k++) {
-    const module = text(), field = text(), descAt = i, kind = b[i++];
-    if (kind === 0) leb(); else if (kind === 1) { i++; limits(); } else if (kind === 2) limits(); else if (kind === 3) i += 2; else if (kind === 4) { i++; leb(); } else throw new Error(`import kind ${kind}`);
-    entries.push({ module, field, desc: b.subarray(descAt, i) });
+    const module = r.text(), field = r.text(), descAt = r.i;
+    r.skipImport(r.byte());
+    entries.push({ module, field, desc: r.b.subarray(descAt, r.i) });
   }
-  if (i !== end) throw new Error('the import section did not read to its end');
+  if (r.i !== end) throw new Error('the import section did not read to its end');
   for (const e of entries) taken.add(e.field);
   for (const e of entries) {
     const m = /^(__wbg_.*)_[0-9a-f]{16}$/.exec(e.field);
@@ -39,13 +30,12 @@ while (i < b.length) {
     renamed.set(e.field, short);
     e.field = short;
   }
-  const body = Buffer.concat([lebBytes(count), ...entries.flatMap((e) => [name(e.module), name(e.field), e.desc])]);
-  parts.push(Buffer.from([2]), lebBytes(body.length), body);
-}
+  return Buffer.concat([lebBytes(count), ...entries.flatMap((e) => [name(e.module), name(e.field), e.desc])]);
+});
 for (const [long, short] of renamed) {
   const uses = js.split(long).length - 1;
   if (uses !== 1) throw new Error(`${long} is written ${uses} times in ${jsFile}, not once`);
   js = js.replace(long, short);
 }
-writeFileSync(wasmFile, Buffer.concat(parts));
+writeFileSync(wasmFile, wasm);
 writeFileSync(jsFile, js);

@@ -6,43 +6,38 @@
 //   node scripts/size.mjs NAMED.wasm [ROWS]
 import { readFileSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
+import { Reader, sections } from './wasm-sections.mjs';
 
 const b = readFileSync(process.argv[2]);
 const rows = Number(process.argv[3] || 30);
 const kib = (n) => (n / 1024).toFixed(1);
 const gz = (buf) => gzipSync(buf, { level: 9 }).length;
-let i = 8;
-const leb = () => { let r = 0, s = 0, x; do { x = b[i++]; r += (x & 0x7f) * 2 ** s; s += 7; } while (x & 0x80); return r; };
-const skipLimits = () => { const flags = leb(); leb(); if (flags & 1) leb(); };
-const sections = [];
-while (i < b.length) { const id = b[i++], size = leb(); sections.push({ id, at: i, size }); i += size; }
 let imported = 0;
 const funcs = [], names = new Map(), segments = [];
-for (const { id, at, size } of sections) {
-  i = at;
+for (const { id, at, size } of sections(b)) {
+  const r = new Reader(b, at);
   if (id === 2) {
-    for (let n = leb(); n > 0; n--) {
-      for (let k = 0; k < 2; k++) { const len = leb(); i += len; }
-      const kind = b[i++];
-      if (kind === 0) { leb(); imported++; } else if (kind === 1) { i++; skipLimits(); } else if (kind === 2) skipLimits(); else if (kind === 3) i += 2; else { i++; leb(); }
+    for (let n = r.leb(); n > 0; n--) {
+      r.text();
+      r.text();
+      const kind = r.byte();
+      if (kind === 0) imported++;
+      r.skipImport(kind);
     }
   } else if (id === 10) {
-    for (let n = leb(), k = 0; k < n; k++) { const len = leb(); funcs.push({ index: imported + k, at: i, len }); i += len; }
+    for (let n = r.leb(), k = 0; k < n; k++) { const len = r.leb(); funcs.push({ index: imported + k, at: r.i, len }); r.i += len; }
   } else if (id === 11) {
-    for (let n = leb(); n > 0; n--) {
-      const flags = leb();
-      if (flags === 2) leb();
-      if (flags !== 1) { while (b[i] !== 0x0b) i++; i++; }
-      const len = leb(); segments.push({ at: i, len }); i += len;
+    for (let n = r.leb(); n > 0; n--) {
+      const flags = r.leb();
+      if (flags === 2) r.leb();
+      if (flags !== 1) { while (b[r.i] !== 0x0b) r.i++; r.i++; }
+      const len = r.leb(); segments.push({ at: r.i, len }); r.i += len;
     }
-  } else if (id === 0) {
-    const nameLen = leb();
-    if (b.subarray(i, i + nameLen).toString() !== 'name') continue;
-    i += nameLen;
-    while (i < at + size) {
-      const sub = b[i++], len = leb(), end = i + len;
-      if (sub === 1) for (let n = leb(); n > 0; n--) { const idx = leb(), l = leb(); names.set(idx, b.subarray(i, i + l).toString()); i += l; }
-      i = end;
+  } else if (id === 0 && r.text() === 'name') {
+    while (r.i < at + size) {
+      const sub = r.byte(), len = r.leb(), end = r.i + len;
+      if (sub === 1) for (let n = r.leb(); n > 0; n--) { const idx = r.leb(); names.set(idx, r.text()); }
+      r.i = end;
     }
   }
 }
