@@ -4,6 +4,11 @@
 relay_work="$(mktemp -d)"
 relay_key="$(node -e "console.log(require('crypto').randomBytes(48).toString('base64url'))")"
 export TABRELAY_CALL_WAIT_MS="${TABRELAY_CALL_WAIT_MS:-6000}"
+# wrangler dev's local trace collector (on by default) runs in the Worker's own workerd and
+# writes each invocation's spans to SQLite, with an fsync: about half that process's CPU per
+# call, the dev tool's and not the Worker's. The tests and the bench (whose hop inherits this)
+# run without it; scripts/dev keeps it for wrangler's local explorer.
+export X_LOCAL_OBSERVABILITY=false
 demo_pid=""
 relay_pid=""
 relay_down() {
