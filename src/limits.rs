@@ -139,6 +139,11 @@ pub const KEEP_ALIVE_MS: u64 = 15_000;
 /// ended: a call in one piece is due by its wait, anything else hears the pairing at least every
 /// [`KEEP_ALIVE_MS`] (`crate::mcp::exchange`'s bound for every ask).
 pub const PAIRING_LATE_MS: u64 = 10_000;
+/// How long a pairing's object holds a request's response for its first reply: a request
+/// answered by then (most calls are, in milliseconds) goes back as one whole body, which costs
+/// the Worker and the object less than a stream; else its replies stream as they come, and a
+/// Worker that stops reading (its client went away) lets go of the request.
+pub const WHOLE_REPLY_WAIT_MS: u64 = 1_000;
 /// How long the Worker waits for the pairing's tool list before answering with the bundled one.
 pub const TOOL_LIST_WAIT_MS: u64 = 2_000;
 /// How many codes a pairing may get wrong per [`WRONG_CODE_WINDOW_MS`].

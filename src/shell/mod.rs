@@ -182,11 +182,16 @@ async fn ask_code(env: &Env, code: &ConnectCode, command: Command) -> Result<Cod
     CodeReply::decode(&body).map_err(|_| failed("a code's reply that does not read"))
 }
 
-/// Sends a request to a pairing's object: its reply lines, read as they come.
+/// Sends a request to a pairing's object: its reply lines, read as they come (a whole body
+/// at once: see [`crate::limits::WHOLE_REPLY_WAIT_MS`]).
 async fn ask_pairing(env: &Env, pairing: &str, request: &PairingRequest) -> Result<Replies> {
-    let promise = post_object(env, routes::PAIRING_BINDING, pairing, request.encode());
-    let res = object_response(promise).await?;
-    Ok(Replies::of((res.status() == 200).then(|| res.body()).flatten()))
+    let read = post_object_lines(env, routes::PAIRING_BINDING, pairing, request.encode());
+    let read = JsFuture::from(read).await?;
+    let mut replies = Replies::of(read.clone().dyn_into().ok());
+    if let Some(whole) = read.dyn_ref::<Uint8Array>() {
+        replies.lines.push(&whole.to_vec());
+    }
+    Ok(replies)
 }
 
 /// A Durable Object's response, once its promise settles.
@@ -301,11 +306,12 @@ fn catalogue() -> &'static tabrelay_bundle::catalogue::Catalogue {
 // named as here): worker's wrappers of them cost KiBs of wasm.
 #[wasm_bindgen(module = "/src/shell/platform.js")]
 extern "C" {
-    /// Posts `body` to the Durable Object `name` of `binding`: its response (it may stream).
-    fn post_object(env: &Env, binding: &str, name: &str, body: Vec<u8>) -> Promise;
-
     /// Posts `body` to the Durable Object `name` of `binding`: its response's body, whole.
     fn post_object_read(env: &Env, binding: &str, name: &str, body: Vec<u8>) -> Promise;
+
+    /// Posts `body` to a pairing's object `name` of `binding`: its reply lines, as the bytes
+    /// of a whole body or, when they stream, as their stream; null for any status but 200.
+    fn post_object_lines(env: &Env, binding: &str, name: &str, body: Vec<u8>) -> Promise;
 
     /// Passes `request` on to the Durable Object `name` of `binding`: its response.
     fn pass_object(env: &Env, binding: &str, name: &str, request: &Request) -> Promise;

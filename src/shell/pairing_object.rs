@@ -29,6 +29,7 @@ use super::{
 };
 use crate::crypto::sha256_hex;
 use crate::http;
+use crate::limits::WHOLE_REPLY_WAIT_MS;
 use crate::pairing::object::{read_attachment, ByNumber, Object, Output};
 use crate::pairing::room::{Asker, Input};
 use crate::pairing::wire::{Reply, Request};
@@ -231,12 +232,16 @@ impl Pairing {
         self.askers.borrow_mut().insert(asker, sender);
         let mut lines = Lines { first: None, asker, pairing: Rc::clone(self), replies };
         self.run().await?;
-        // A reply that is the last goes as the whole response; else the lines as they come.
-        lines.first = lines.replies.try_recv().ok();
-        if let Some(reply) = lines.first.as_ref().filter(|r| r.ends()) {
-            let res = bytes_response(200, &reply.line());
-            set_headers(&res, &http::NDJSON_HEADERS)?;
-            return Ok(res);
+        // The last reply, come within the wait, goes as the whole response; else the lines
+        // stream as they come (the first of them, if one came).
+        match lines.next_by(now + WHOLE_REPLY_WAIT_MS).await {
+            Some(Some(reply)) if reply.ends() => {
+                let res = bytes_response(200, &reply.line());
+                set_headers(&res, &http::NDJSON_HEADERS)?;
+                return Ok(res);
+            }
+            Some(reply) => lines.first = reply,
+            None => {}
         }
         stream_response(Box::new(lines), &http::NDJSON_HEADERS)
     }
@@ -288,23 +293,34 @@ struct Lines {
 }
 
 impl Lines {
-    /// The next reply. Meanwhile it sleeps until the room next needs waking and then gives it
-    /// the timeout (any waiting request may: what is due is done once).
+    /// The next reply (None: the replies ended).
     async fn next(&mut self) -> Option<Reply> {
+        self.next_by(u64::MAX).await.flatten()
+    }
+
+    /// The next reply (`Some(None)`: the replies ended), or None when none came by `until`
+    /// (milliseconds since the epoch). Meanwhile it sleeps until the room next needs waking and
+    /// then gives it the timeout (any waiting request may: what is due is done once).
+    async fn next_by(&mut self, until: u64) -> Option<Option<Reply>> {
         if let Some(first) = self.first.take() {
-            return Some(first);
+            return Some(Some(first));
         }
         loop {
-            let wake = self.pairing.object.borrow().poll_timeout();
-            let delay = Box::pin(sleep_until(wake, now_ms()));
+            let now = now_ms();
+            if now >= until {
+                return None;
+            }
+            let wake = self.pairing.object.borrow().poll_timeout().filter(|&at| at < until);
+            let delay = Box::pin(sleep_until(Some(wake.unwrap_or(until)), now));
             match select(self.replies.next(), delay).await {
-                Either::Left((reply, _)) => return reply,
-                Either::Right(_) => {
+                Either::Left((reply, _)) => return Some(reply),
+                Either::Right(_) if wake.is_some() => {
                     self.pairing.handle(Input::Timeout);
                     if self.pairing.run().await.is_err() {
-                        return None;
+                        return Some(None);
                     }
                 }
+                Either::Right(_) => {}
             }
         }
     }

@@ -6,12 +6,20 @@ function object(env, binding, name) {
   const objects = env[binding];
   return objects.get(objects.idFromName(name));
 }
-export async function post_object(env, binding, name, body) {
+async function post_object(env, binding, name, body) {
   return object(env, binding, name).fetch('https://object/', { method: 'POST', body });
 }
 export async function post_object_read(env, binding, name, body) {
   const response = await post_object(env, binding, name, body);
   return new Uint8Array(await response.arrayBuffer());
+}
+// A pairing's reply lines: the bytes of a whole body (one that says its length), else its
+// stream; null for any status but 200.
+export async function post_object_lines(env, binding, name, body) {
+  const response = await post_object(env, binding, name, body);
+  if (response.status !== 200) return null;
+  if (response.headers.has('content-length')) return new Uint8Array(await response.arrayBuffer());
+  return response.body;
 }
 export async function pass_object(env, binding, name, request) {
   return object(env, binding, name).fetch(request);
