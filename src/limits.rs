@@ -139,6 +139,17 @@ pub const KEEP_ALIVE_MS: u64 = 15_000;
 /// ended: a call in one piece is due by its wait, anything else hears the pairing at least every
 /// [`KEEP_ALIVE_MS`] (`crate::mcp::exchange`'s bound for every ask).
 pub const PAIRING_LATE_MS: u64 = 10_000;
+/// The longest a platform timer waits: setTimeout takes a signed 32-bit count of milliseconds,
+/// so a longer one would fire at once.
+pub const LONGEST_WAIT_MS: u64 = i32::MAX as u64;
+
+/// How long to sleep from `now_ms` until `at` (milliseconds since the epoch): nothing due
+/// (None) or due later than a timer can wait sleeps [`LONGEST_WAIT_MS`] (about 24 days).
+#[must_use]
+pub fn wait_ms(at: Option<u64>, now_ms: u64) -> u64 {
+    at.map_or(LONGEST_WAIT_MS, |at| at.saturating_sub(now_ms).min(LONGEST_WAIT_MS))
+}
+
 /// How long a pairing's object holds a request's response for its first reply: a request
 /// answered by then (most calls are, in milliseconds) goes back as one whole body, which costs
 /// the Worker and the object less than a stream; else its replies stream as they come, and a
@@ -252,3 +263,16 @@ pub const MAX_HELD_BYTES_PER_CONNECTION: usize = MAX_TASK_BYTES_PER_CONNECTION
     + MAX_CALLS_PER_CONNECTION * 1024;
 const _: () =
     assert!(MAX_GRANTS * MAX_HELD_BYTES_PER_CONNECTION + 2_000_000 <= PAIRING_MEMORY_BYTES);
+
+#[cfg(test)]
+mod tests {
+    use super::{wait_ms, LONGEST_WAIT_MS};
+
+    #[test]
+    fn a_wait_is_until_its_time_and_never_longer_than_a_timer_can_wait() {
+        assert_eq!(wait_ms(Some(1_500), 1_000), 500);
+        assert_eq!(wait_ms(Some(900), 1_000), 0, "past due: at once");
+        assert_eq!(wait_ms(None, 1_000), LONGEST_WAIT_MS, "nothing due");
+        assert_eq!(wait_ms(Some(u64::MAX), 1_000), LONGEST_WAIT_MS);
+    }
+}

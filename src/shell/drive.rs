@@ -94,7 +94,9 @@ impl Driver {
         let pairing = self.exchange.pairing().unwrap_or_default().to_owned();
         let env = self.env.clone();
         self.asking = Some(Box::pin(async move {
-            ask_pairing(&env, &pairing, &request).await.unwrap_or_else(|_| Replies::of(None))
+            ask_pairing(&env, &pairing, &request)
+                .await
+                .unwrap_or_else(|_| Replies::of(wasm_bindgen::JsValue::NULL))
         }));
     }
 }

@@ -28,7 +28,6 @@ use crate::http::{self, CappedBody, TooLarge};
 use crate::oauth::connect::{CodeReply, CodeRequest, Command, ConnectCode};
 use crate::pairing::object::ReplyLines;
 use crate::pairing::wire::{Reply, Request as PairingRequest};
-use crate::pairing::Proof;
 use crate::senders::{sender_key, Limited};
 use crate::sql::{Bind, Failed, Rows, Sql};
 
@@ -43,15 +42,9 @@ impl Entropy for PlatformRandom {
     }
 }
 
-/// The longest a platform timer waits: setTimeout takes a signed 32-bit count of
-/// milliseconds (worker's `Delay` casts to it), so a longer one would fire at once.
-const LONGEST_SLEEP_MS: u64 = i32::MAX as u64;
-
-/// A timer until `at` (milliseconds since the epoch) from `now`, or as long as a timer can
-/// wait ([`LONGEST_SLEEP_MS`], about 24 days) when nothing is due.
+/// A timer until `at` from `now` ([`crate::limits::wait_ms`]).
 fn sleep_until(at: Option<u64>, now: u64) -> worker::Delay {
-    let ms = at.map_or(LONGEST_SLEEP_MS, |at| at.saturating_sub(now).min(LONGEST_SLEEP_MS));
-    worker::Delay::from(std::time::Duration::from_millis(ms))
+    worker::Delay::from(std::time::Duration::from_millis(crate::limits::wait_ms(at, now)))
 }
 
 fn now_ms() -> u64 {
@@ -177,21 +170,17 @@ impl Drop for Reader {
 /// Applies a command to a connect code's session in its Durable Object; its reply.
 async fn ask_code(env: &Env, code: &ConnectCode, command: Command) -> Result<CodeReply> {
     let request = CodeRequest { code: code.as_str().to_owned(), command };
-    let read = post_object_read(env, routes::CONNECT_BINDING, code.as_str(), request.encode());
-    let body = Uint8Array::new(&JsFuture::from(read).await?).to_vec();
+    let read = post_object(env, routes::CONNECT_BINDING, code.as_str(), request.encode());
+    let body = JsFuture::from(read).await?.dyn_into::<Uint8Array>().map(|b| b.to_vec());
+    let body = body.unwrap_or_default();
     CodeReply::decode(&body).map_err(|_| failed("a code's reply that does not read"))
 }
 
 /// Sends a request to a pairing's object: its reply lines, read as they come (a whole body
 /// at once: see [`crate::limits::WHOLE_REPLY_WAIT_MS`]).
 async fn ask_pairing(env: &Env, pairing: &str, request: &PairingRequest) -> Result<Replies> {
-    let read = post_object_lines(env, routes::PAIRING_BINDING, pairing, request.encode());
-    let read = JsFuture::from(read).await?;
-    let mut replies = Replies::of(read.clone().dyn_into().ok());
-    if let Some(whole) = read.dyn_ref::<Uint8Array>() {
-        replies.lines.push(&whole.to_vec());
-    }
-    Ok(replies)
+    let read = post_object(env, routes::PAIRING_BINDING, pairing, request.encode());
+    Ok(Replies::of(JsFuture::from(read).await?))
 }
 
 /// A Durable Object's response, once its promise settles.
@@ -206,9 +195,14 @@ struct Replies {
 }
 
 impl Replies {
-    /// The replies in `body`; none (the pairing could not be asked): the first `next` is None.
-    fn of(body: Option<web_sys::ReadableStream>) -> Self {
-        Self { body: Reader::of(body), lines: ReplyLines::default() }
+    /// The replies in `read`, a whole body's bytes or a stream; none (the pairing could not be
+    /// asked): the first `next` is None.
+    fn of(read: JsValue) -> Self {
+        let mut lines = ReplyLines::default();
+        if let Some(whole) = read.dyn_ref::<Uint8Array>() {
+            lines.push(&whole.to_vec());
+        }
+        Self { body: Reader::of(read.dyn_into().ok()), lines }
     }
 
     /// The next reply, or None once the body ended or failed (a line that does not read
@@ -289,12 +283,6 @@ impl Sql for Sqlite<'_> {
     }
 }
 
-/// Whether a tab's proof holds ([`verify_p256`]).
-async fn verify(proof: &Proof) -> bool {
-    let answer = verify_p256(&proof.key, &proof.signature, proof.text.as_bytes());
-    JsFuture::from(answer).await.is_ok_and(|v| v.as_bool() == Some(true))
-}
-
 /// The catalogue bundled with this build, read once.
 fn catalogue() -> &'static tabrelay_bundle::catalogue::Catalogue {
     static CATALOGUE: std::sync::OnceLock<tabrelay_bundle::catalogue::Catalogue> =
@@ -306,12 +294,9 @@ fn catalogue() -> &'static tabrelay_bundle::catalogue::Catalogue {
 // named as here): worker's wrappers of them cost KiBs of wasm.
 #[wasm_bindgen(module = "/src/shell/platform.js")]
 extern "C" {
-    /// Posts `body` to the Durable Object `name` of `binding`: its response's body, whole.
-    fn post_object_read(env: &Env, binding: &str, name: &str, body: Vec<u8>) -> Promise;
-
-    /// Posts `body` to a pairing's object `name` of `binding`: its reply lines, as the bytes
-    /// of a whole body or, when they stream, as their stream; null for any status but 200.
-    fn post_object_lines(env: &Env, binding: &str, name: &str, body: Vec<u8>) -> Promise;
+    /// Posts `body` to the Durable Object `name` of `binding`: its answer, the stream of its
+    /// lines when it streams them (NDJSON), else its body's bytes; null for any status but 200.
+    fn post_object(env: &Env, binding: &str, name: &str, body: Vec<u8>) -> Promise;
 
     /// Passes `request` on to the Durable Object `name` of `binding`: its response.
     fn pass_object(env: &Env, binding: &str, name: &str, request: &Request) -> Promise;

@@ -24,7 +24,7 @@ use worker::{console_log, Env};
 
 use super::{
     accept_socket, ask_code, body_bytes, bytes_response, catalogue, header, now_ms, promise,
-    refuse_socket, routes, set_alarm, set_headers, sleep_until, stream_response, Chunks,
+    refuse_socket, respond, routes, set_alarm, sleep_until, stream_response, verify_p256, Chunks,
     PlatformRandom, Result, Sqlite,
 };
 use crate::crypto::sha256_hex;
@@ -135,20 +135,21 @@ impl Pairing {
                     }
                 }
                 Some(Output::Reply(asker, reply)) => {
-                    let sender = if reply.ends() {
-                        self.askers.borrow_mut().remove(&asker)
-                    } else {
-                        self.askers.borrow().get(&asker).cloned()
-                    };
-                    if let Some(sender) = sender {
+                    let (mut askers, ends) = (self.askers.borrow_mut(), reply.ends());
+                    if let Some(sender) = askers.get(&asker) {
                         let _ = sender.unbounded_send(reply);
+                    }
+                    if ends {
+                        askers.remove(&asker);
                     }
                 }
                 Some(Output::SetAlarm(at)) => {
                     JsFuture::from(set_alarm(&self.platform, at as f64)).await?;
                 }
                 Some(Output::Verify(tab, proof)) => {
-                    let valid = super::verify(&proof).await;
+                    let answer = verify_p256(&proof.key, &proof.signature, proof.text.as_bytes());
+                    let valid =
+                        JsFuture::from(answer).await.is_ok_and(|v| v.as_bool() == Some(true));
                     self.handle(Input::Proved { tab, valid });
                 }
                 Some(Output::AskCode(tab, code, command, said)) => {
@@ -232,13 +233,11 @@ impl Pairing {
         self.askers.borrow_mut().insert(asker, sender);
         let mut lines = Lines { first: None, asker, pairing: Rc::clone(self), replies };
         self.run().await?;
-        // The last reply, come within the wait, goes as the whole response; else the lines
-        // stream as they come (the first of them, if one came).
+        // The last reply, come within the wait, goes as the whole response (one JSON text);
+        // else the lines stream as they come (NDJSON; the first of them, if one came).
         match lines.next_by(now + WHOLE_REPLY_WAIT_MS).await {
             Some(Some(reply)) if reply.ends() => {
-                let res = bytes_response(200, &reply.line());
-                set_headers(&res, &http::NDJSON_HEADERS)?;
-                return Ok(res);
+                return respond(http::Answer::json_text(200, reply.line()))
             }
             Some(reply) => lines.first = reply,
             None => {}
@@ -293,11 +292,6 @@ struct Lines {
 }
 
 impl Lines {
-    /// The next reply (None: the replies ended).
-    async fn next(&mut self) -> Option<Reply> {
-        self.next_by(u64::MAX).await.flatten()
-    }
-
     /// The next reply (`Some(None)`: the replies ended), or None when none came by `until`
     /// (milliseconds since the epoch). Meanwhile it sleeps until the room next needs waking and
     /// then gives it the timeout (any waiting request may: what is due is done once).
@@ -306,21 +300,17 @@ impl Lines {
             return Some(Some(first));
         }
         loop {
-            let now = now_ms();
-            if now >= until {
-                return None;
-            }
             let wake = self.pairing.object.borrow().poll_timeout().filter(|&at| at < until);
-            let delay = Box::pin(sleep_until(Some(wake.unwrap_or(until)), now));
+            let delay = Box::pin(sleep_until(Some(wake.unwrap_or(until)), now_ms()));
             match select(self.replies.next(), delay).await {
                 Either::Left((reply, _)) => return Some(reply),
-                Either::Right(_) if wake.is_some() => {
+                Either::Right(_) if wake.is_none() => return None,
+                Either::Right(_) => {
                     self.pairing.handle(Input::Timeout);
                     if self.pairing.run().await.is_err() {
                         return Some(None);
                     }
                 }
-                Either::Right(_) => {}
             }
         }
     }
@@ -328,7 +318,7 @@ impl Lines {
 
 impl Chunks for Lines {
     fn next_chunk(&mut self) -> LocalBoxFuture<'_, Option<Vec<u8>>> {
-        Box::pin(async move { Some(self.next().await?.line()) })
+        Box::pin(async move { Some(self.next_by(u64::MAX).await.flatten()?.line()) })
     }
 }
 

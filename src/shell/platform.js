@@ -6,20 +6,13 @@ function object(env, binding, name) {
   const objects = env[binding];
   return objects.get(objects.idFromName(name));
 }
-async function post_object(env, binding, name, body) {
-  return object(env, binding, name).fetch('https://object/', { method: 'POST', body });
-}
-export async function post_object_read(env, binding, name, body) {
-  const response = await post_object(env, binding, name, body);
-  return new Uint8Array(await response.arrayBuffer());
-}
-// A pairing's reply lines: the bytes of a whole body (one that says its length), else its
-// stream; null for any status but 200.
-export async function post_object_lines(env, binding, name, body) {
-  const response = await post_object(env, binding, name, body);
+// An object's answer: its stream when it streams lines (NDJSON), else its body's bytes; null
+// for any status but 200.
+export async function post_object(env, binding, name, body) {
+  const response = await object(env, binding, name).fetch('https://object/', { method: 'POST', body });
   if (response.status !== 200) return null;
-  if (response.headers.has('content-length')) return new Uint8Array(await response.arrayBuffer());
-  return response.body;
+  if (response.headers.get('content-type') === 'application/x-ndjson') return response.body;
+  return new Uint8Array(await response.arrayBuffer());
 }
 export async function pass_object(env, binding, name, request) {
   return object(env, binding, name).fetch(request);
