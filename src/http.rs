@@ -163,9 +163,13 @@ pub const EVENT_STREAM_HEADERS: [(&str, &str); 3] = [
     ("x-accel-buffering", "no"),
 ];
 
-/// The headers of the reply lines (NDJSON) of a pairing's object, one or a stream of them.
+/// The content type of a pairing's reply lines streamed as they come (NDJSON): the Worker reads
+/// a body of this type as a stream, any other whole.
+pub const NDJSON_TYPE: &str = "application/x-ndjson";
+
+/// The headers of the reply lines (NDJSON) of a pairing's object, streamed as they come.
 pub const NDJSON_HEADERS: [(&str, &str); 2] =
-    [("content-type", "application/x-ndjson"), ("cache-control", "no-cache, no-store")];
+    [("content-type", NDJSON_TYPE), ("cache-control", "no-cache, no-store")];
 
 impl Answer {
     /// JSON text already written (a message's own codec wrote it).

@@ -170,17 +170,21 @@ impl Drop for Reader {
 /// Applies a command to a connect code's session in its Durable Object; its reply.
 async fn ask_code(env: &Env, code: &ConnectCode, command: Command) -> Result<CodeReply> {
     let request = CodeRequest { code: code.as_str().to_owned(), command };
-    let read = post_object(env, routes::CONNECT_BINDING, code.as_str(), request.encode());
-    let body = JsFuture::from(read).await?.dyn_into::<Uint8Array>().map(|b| b.to_vec());
-    let body = body.unwrap_or_default();
+    let answer = ask_object(env, routes::CONNECT_BINDING, code.as_str(), request.encode()).await?;
+    let body = answer.dyn_into::<Uint8Array>().map(|b| b.to_vec()).unwrap_or_default();
     CodeReply::decode(&body).map_err(|_| failed("a code's reply that does not read"))
 }
 
 /// Sends a request to a pairing's object: its reply lines, read as they come (a whole body
 /// at once: see [`crate::limits::WHOLE_REPLY_WAIT_MS`]).
 async fn ask_pairing(env: &Env, pairing: &str, request: &PairingRequest) -> Result<Replies> {
-    let read = post_object(env, routes::PAIRING_BINDING, pairing, request.encode());
-    Ok(Replies::of(JsFuture::from(read).await?))
+    Ok(Replies::of(ask_object(env, routes::PAIRING_BINDING, pairing, request.encode()).await?))
+}
+
+/// Posts `body` to the Durable Object `name` of `binding`: its answer, streamed when it is
+/// reply lines ([`http::NDJSON_TYPE`]), else whole ([`post_object`]).
+async fn ask_object(env: &Env, binding: &str, name: &str, body: Vec<u8>) -> Result<JsValue> {
+    JsFuture::from(post_object(env, binding, name, body, http::NDJSON_TYPE)).await
 }
 
 /// A Durable Object's response, once its promise settles.
@@ -294,9 +298,9 @@ fn catalogue() -> &'static tabrelay_bundle::catalogue::Catalogue {
 // named as here): worker's wrappers of them cost KiBs of wasm.
 #[wasm_bindgen(module = "/src/shell/platform.js")]
 extern "C" {
-    /// Posts `body` to the Durable Object `name` of `binding`: its answer, the stream of its
-    /// lines when it streams them (NDJSON), else its body's bytes; null for any status but 200.
-    fn post_object(env: &Env, binding: &str, name: &str, body: Vec<u8>) -> Promise;
+    /// Posts `body` to the Durable Object `name` of `binding`: its answer, its body's stream
+    /// when its content type is `streamed`, else its body's bytes; null for any status but 200.
+    fn post_object(env: &Env, binding: &str, name: &str, body: Vec<u8>, streamed: &str) -> Promise;
 
     /// Passes `request` on to the Durable Object `name` of `binding`: its response.
     fn pass_object(env: &Env, binding: &str, name: &str, request: &Request) -> Promise;

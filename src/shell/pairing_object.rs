@@ -28,7 +28,7 @@ use super::{
     PlatformRandom, Result, Sqlite,
 };
 use crate::crypto::sha256_hex;
-use crate::http;
+use crate::http::{self, Answer};
 use crate::limits::WHOLE_REPLY_WAIT_MS;
 use crate::pairing::object::{read_attachment, ByNumber, Object, Output};
 use crate::pairing::room::{Asker, Input};
@@ -236,9 +236,7 @@ impl Pairing {
         // The last reply, come within the wait, goes as the whole response (one JSON text);
         // else the lines stream as they come (NDJSON; the first of them, if one came).
         match lines.next_by(now + WHOLE_REPLY_WAIT_MS).await {
-            Some(Some(reply)) if reply.ends() => {
-                return respond(http::Answer::json_text(200, reply.line()))
-            }
+            Some(Some(last)) if last.ends() => return respond(Answer::json_text(200, last.line())),
             Some(reply) => lines.first = reply,
             None => {}
         }

@@ -6,12 +6,12 @@ function object(env, binding, name) {
   const objects = env[binding];
   return objects.get(objects.idFromName(name));
 }
-// An object's answer: its stream when it streams lines (NDJSON), else its body's bytes; null
-// for any status but 200.
-export async function post_object(env, binding, name, body) {
+// An object's answer: its stream when its content type is `streamed`, else its body's bytes;
+// null for any status but 200.
+export async function post_object(env, binding, name, body, streamed) {
   const response = await object(env, binding, name).fetch('https://object/', { method: 'POST', body });
   if (response.status !== 200) return null;
-  if (response.headers.get('content-type') === 'application/x-ndjson') return response.body;
+  if (response.headers.get('content-type') === streamed) return response.body;
   return new Uint8Array(await response.arrayBuffer());
 }
 export async function pass_object(env, binding, name, request) {
