@@ -183,8 +183,8 @@ async fn ask_pairing(env: &Env, pairing: &str, request: &PairingRequest) -> Resu
 
 /// Posts `body` to the Durable Object `name` of `binding`: its answer, streamed when it is
 /// reply lines ([`http::NDJSON_TYPE`]), else whole ([`post_object`]).
-async fn ask_object(env: &Env, binding: &str, name: &str, body: Vec<u8>) -> Result<JsValue> {
-    JsFuture::from(post_object(env, binding, name, body, http::NDJSON_TYPE)).await
+fn ask_object(env: &Env, binding: &str, name: &str, body: Vec<u8>) -> JsFuture {
+    JsFuture::from(post_object(env, binding, name, body, http::NDJSON_TYPE))
 }
 
 /// A Durable Object's response, once its promise settles.
