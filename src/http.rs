@@ -354,6 +354,8 @@ pub struct TooLarge {
 pub struct CappedBody {
     cap: usize,
     bytes: Vec<u8>,
+    /// The length the request declared, within the cap.
+    declared: bool,
 }
 
 impl CappedBody {
@@ -363,8 +365,16 @@ impl CappedBody {
         let declared = content_length.and_then(|l| l.trim().parse::<u64>().ok());
         match declared {
             Some(n) if n > cap as u64 => Err(TooLarge { cap }),
-            _ => Ok(Self { cap, bytes: Vec::new() }),
+            _ => Ok(Self { cap, bytes: Vec::new(), declared: declared.is_some() }),
         }
+    }
+
+    /// Whether the body may be read whole, in one piece: its `Content-Length` said a length
+    /// within the cap, and the platform delivers no more than a declared length (its HTTP
+    /// framing ends the body there). What is read is still taken through [`Self::take`].
+    #[must_use]
+    pub fn whole(&self) -> bool {
+        self.declared
     }
 
     /// Takes the next chunk that arrived; refused once the whole passes the cap (the chunk is
@@ -692,6 +702,8 @@ mod tests {
         // Within the cap, or no (or no readable) length: the stream is read, and bounded.
         for length in [Some("12"), None, Some("lots"), Some(&*cap.to_string())] {
             let mut body = CappedBody::start(cap, length).unwrap();
+            let declared = length.is_some_and(|l| l.parse::<usize>().is_ok());
+            assert_eq!(body.whole(), declared, "{length:?}: read whole only by a length declared");
             body.take(&vec![b'a'; cap - 1]).unwrap();
             body.take(b"b").unwrap();
             assert_eq!(body.take(b"c"), Err(TooLarge { cap }), "{length:?}: one byte past the cap");

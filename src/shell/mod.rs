@@ -243,11 +243,14 @@ async fn body_bytes(req: &Request) -> Result<Vec<u8>> {
 /// A request's body, read with `cap` ([`CappedBody`]): refused by its `Content-Length` before
 /// anything is read, and as soon as what arrives passes the cap, so no more is ever held.
 async fn read_body(req: &Request, cap: usize) -> Result<Result<Vec<u8>, TooLarge>> {
-    let length = header(req, "content-length");
-    let mut body = match CappedBody::start(cap, length.as_deref()) {
+    let mut body = match CappedBody::start(cap, header(req, "content-length").as_deref()) {
         Ok(body) => body,
         Err(too_large) => return Ok(Err(too_large)),
     };
+    // A length declared within the cap: one read of the whole (the platform stops at it).
+    if body.whole() {
+        return Ok(body.take(&body_bytes(req).await?).map(|()| body.into_bytes()));
+    }
     let mut reader = Reader::of(req.body());
     while let Some(chunk) = reader.next().await? {
         if let Err(too_large) = body.take(&chunk) {
@@ -311,11 +314,8 @@ extern "C" {
 
     /// The rows of a statement run on the object's SQL storage, each its values in order.
     #[wasm_bindgen(catch)]
-    fn sql_rows(
-        state: &DurableObjectState,
-        query: &str,
-        bindings: Vec<JsValue>,
-    ) -> std::result::Result<Vec<JsValue>, JsValue>;
+    fn sql_rows(state: &DurableObjectState, sql: &str, binds: Vec<JsValue>)
+        -> Result<Vec<JsValue>>;
 
     /// Sets the object's alarm to `at` (milliseconds since the epoch).
     fn set_alarm(state: &DurableObjectState, at: f64) -> Promise;
