@@ -559,6 +559,43 @@ impl Encode for Value {
     }
 }
 
+/// A JSON value carried as the text it was written in, never read into a tree and written
+/// again: a tab's result on its way to the agent ([`crate::raw::parse_keeping`] keeps it so).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JsonText(String);
+
+impl JsonText {
+    /// A tree's text (compact, as the relay writes JSON).
+    #[must_use]
+    pub fn of(value: &Value) -> Self {
+        Self(json_text(value))
+    }
+
+    /// Text the parser read as one JSON value.
+    pub(crate) fn kept(text: String) -> Self {
+        Self(text)
+    }
+
+    /// The JSON text.
+    #[must_use]
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+/// A field read as a tree (what is not kept by [`crate::raw::parse_keeping`]): its text.
+impl Take for JsonText {
+    fn take(f: &mut Fields, key: &str) -> Option<Self> {
+        f.value(key).map(|value| Self::of(&value))
+    }
+}
+
+impl Encode for JsonText {
+    fn write_json(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(self.0.as_bytes());
+    }
+}
+
 impl Encode for Map<String, Value> {
     fn write_json(&self, out: &mut Vec<u8>) {
         out.extend_from_slice(&serde_json::to_vec(self).unwrap_or_default());

@@ -13,6 +13,7 @@ pub mod content;
 mod digest;
 pub mod fields;
 pub mod protocol;
+pub mod raw;
 pub mod tab_module;
 
 pub use digest::BUNDLE_DIGEST;
@@ -29,7 +30,7 @@ pub fn from_json<T: fields::FromValue>(bytes: &[u8]) -> Option<T> {
 
 /// JSON text as a `Value` (None: not JSON): one copy for every reader, with its error's drop.
 #[inline(never)]
-fn parse(bytes: &[u8]) -> Option<serde_json::Value> {
+pub(crate) fn parse(bytes: &[u8]) -> Option<serde_json::Value> {
     serde_json::from_slice(bytes).ok()
 }
 

@@ -6,7 +6,8 @@ use alloc::string::String;
 use alloc::vec::Vec;
 use serde_json::{Map, Value};
 
-use crate::fields::{Fields, Flat, FromValue, Object};
+use crate::fields::{Fields, Flat, FromValue, JsonText, Object};
+use crate::raw::parse_keeping;
 
 /// The version of this protocol; a tab states it in its `hello`. Version 2: the tab proves its
 /// pairing by a signature over the relay's challenge ([`proof_text`]), not by a secret.
@@ -249,8 +250,8 @@ pub enum TabMessage {
 pub enum Outcome {
     /// The tool ran; `data` is its JSON result and `image` an optional picture.
     Done {
-        /// The tool's JSON result.
-        data: Value,
+        /// The tool's JSON result, as the tab wrote it.
+        data: JsonText,
         /// A picture, when the tool makes one.
         image: Option<Image>,
         /// A sound, when the tool makes one.
@@ -669,7 +670,8 @@ impl TabMessage {
     /// # Errors
     /// [`NotProtocol`] when the text is not a message of this protocol.
     pub fn parse(text: &str) -> Result<Self, NotProtocol> {
-        let value = crate::parse(text.as_bytes()).ok_or(NotProtocol)?;
+        // A result's data is kept as the tab wrote it (see `raw`): read, it is put in its place.
+        let (value, data) = parse_keeping(text.as_bytes(), &["data"]).ok_or(NotProtocol)?;
         // A tool list the relay refuses is still a `tools` message: why it is refused.
         if value.get("type").and_then(Value::as_str) == Some("tools") {
             return Ok(match ToolList::read(value.get("tools").unwrap_or(&Value::Null)) {
@@ -677,7 +679,13 @@ impl TabMessage {
                 Err(why) => TabMessage::BadTools { why },
             });
         }
-        Self::from_value(value).ok_or(NotProtocol)
+        let mut message = Self::from_value(value).ok_or(NotProtocol)?;
+        if let (Self::Result { outcome: Outcome::Done { data, .. }, .. }, Some(kept)) =
+            (&mut message, data)
+        {
+            *data = kept;
+        }
+        Ok(message)
     }
 }
 
@@ -687,7 +695,7 @@ impl Flat for Outcome {
     fn from_fields(f: &mut Fields) -> Option<Self> {
         if let Some(data) = f.value("data") {
             return Some(Outcome::Done {
-                data,
+                data: JsonText::of(&data),
                 image: crate::fields::Take::take(f, "image")?,
                 audio: crate::fields::Take::take(f, "audio")?,
                 resource: crate::fields::Take::take(f, "resource")?,
@@ -1076,7 +1084,7 @@ mod tests {
             TabMessage::Result {
                 id: 7,
                 outcome: Outcome::Done {
-                    data: json!({"n":1}),
+                    data: JsonText::of(&json!({"n":1})),
                     image: None,
                     audio: None,
                     resource: None
@@ -1351,7 +1359,7 @@ mod tests {
             TabMessage::Result {
                 id: 2,
                 outcome: Outcome::Done {
-                    data: json!({"n": 1}),
+                    data: JsonText::of(&json!({"n": 1})),
                     image: None,
                     audio: None,
                     resource: None,
@@ -1360,7 +1368,7 @@ mod tests {
             TabMessage::Result {
                 id: 2,
                 outcome: Outcome::Done {
-                    data: json!(null),
+                    data: JsonText::of(&json!(null)),
                     image: Some(image),
                     audio: Some(audio),
                     resource: Some(embedded),

@@ -4,8 +4,9 @@
 //! [`Reply::decode`]). No path, no HTTP status carries an outcome.
 
 use serde_json::Value;
-use tabrelay_bundle::fields::{Encode as _, Message, WireError};
+use tabrelay_bundle::fields::{Encode as _, FromValue, Message, WireError};
 use tabrelay_bundle::protocol::{Outcome, ToolCall, ToolList};
+use tabrelay_bundle::raw::parse_keeping;
 
 use crate::oauth::connect::Requester;
 pub use crate::oauth::exchange::{RefreshRequest, RevokeRequest};
@@ -201,9 +202,26 @@ impl Reply {
             [whole @ .., b'\n'] => whole,
             _ => line,
         };
-        tabrelay_bundle::read_wire(line)
+        // A tab's result keeps its data as the tab wrote it (see `tabrelay_bundle::raw`).
+        let (value, data) = parse_keeping(line, &TAB_DATA_PATH).ok_or(WireError::NotJson)?;
+        let mut reply = Self::from_value(value).ok_or(WireError::Not(Self::WHAT))?;
+        if let (
+            Self::Call(CallEvent::Done(CallReply::TabResult {
+                outcome: Outcome::Done { data: d, .. },
+            })),
+            Some(kept),
+        ) = (&mut reply, data)
+        {
+            *d = kept;
+        }
+        Ok(reply)
     }
 }
+
+/// Where a tab's result data sits in a reply line, as the codecs below write
+/// `Reply::Call(CallEvent::Done(CallReply::TabResult { outcome: Outcome::Done { data, .. } }))`:
+/// read as the tab wrote it, never as a tree.
+const TAB_DATA_PATH: [&str; 5] = ["call", "done", "tab_result", "outcome", "data"];
 
 /// What the Worker asks the pairing to do with a tool call.
 #[derive(Debug, Clone, PartialEq)]
@@ -463,7 +481,7 @@ tabrelay_bundle::codec!(ListenEvent, "a listener's event", enum {
 mod tests {
     use super::*;
     use crate::pairing::tasks::{Failure, Status};
-    use tabrelay_bundle::protocol::Connection;
+    use tabrelay_bundle::protocol::{Connection, TabMessage};
 
     fn call() -> CallRequest {
         CallRequest {
@@ -666,6 +684,31 @@ mod tests {
         for (w, g) in written.iter().zip(golden) {
             assert_eq!(w, g);
         }
+    }
+
+    #[test]
+    fn a_tab_result_reaches_the_worker_as_the_tab_wrote_it() {
+        // Not as the relay would write it (keys in another order, a number's digits): read as
+        // a tree anywhere on the way, it would come out otherwise.
+        let written = "{\"z\": [1.50,\n \"<b>\"], \"a\": 1e2}";
+        let tab = format!(r#"{{"type":"result","id":3,"data":{written}}}"#);
+        let Ok(TabMessage::Result { outcome, .. }) = TabMessage::parse(&tab) else { panic!() };
+        let reply = Reply::Call(CallEvent::Done(CallReply::TabResult { outcome }));
+        let line = reply.line();
+        assert_eq!(line.iter().filter(|b| **b == b'\n').count(), 1, "one line, whatever the tab's");
+        let read = Reply::decode(&line).unwrap();
+        let Reply::Call(CallEvent::Done(CallReply::TabResult {
+            outcome: Outcome::Done { data, .. },
+        })) = &read
+        else {
+            panic!("{read:?}")
+        };
+        assert_eq!(data.as_str(), r#"{"z":[1.50,"<b>"],"a":1e2}"#, "as written, spaces aside");
+        assert_eq!(read, reply);
+        // Data that is not JSON never reads: not from the tab, not from the pairing.
+        assert!(TabMessage::parse(r#"{"type":"result","id":3,"data":{"a":}}"#).is_err());
+        let line = br#"{"call":{"done":{"tab_result":{"outcome":{"data":[1,}}}}}"#;
+        assert_eq!(Reply::decode(line), Err(WireError::NotJson));
     }
 
     #[test]

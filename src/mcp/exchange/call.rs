@@ -576,6 +576,7 @@ mod tests {
     use super::*;
     use crate::limits::{FIRST_EVENT_WAIT_MS, TAB_CALL_WAIT_MS};
     use serde_json::json;
+    use tabrelay_bundle::fields::JsonText;
     use tabrelay_bundle::protocol::Outcome;
 
     /// The call's identity; its keys live as long as the test (a call borrows the relay's).
@@ -591,8 +592,12 @@ mod tests {
     }
 
     fn done() -> CallInput {
-        let outcome =
-            Outcome::Done { data: json!({"rows": 3}), image: None, audio: None, resource: None };
+        let outcome = Outcome::Done {
+            data: JsonText::of(&json!({"rows": 3})),
+            image: None,
+            audio: None,
+            resource: None,
+        };
         CallInput::Event(CallEvent::Done(CallAnswer::TabResult { outcome }))
     }
 

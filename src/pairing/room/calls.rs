@@ -330,8 +330,7 @@ impl Room {
 fn afterwards_said(outcome: &TabOutcome) -> String {
     match outcome {
         TabOutcome::Done { data, .. } => {
-            let json = json_text(data);
-            let cut: String = json.chars().take(AFTERWARDS_DATA_CHARS).collect();
+            let cut: String = data.as_str().chars().take(AFTERWARDS_DATA_CHARS).collect();
             sentences::left_ran(&quoted(&cut))
         }
         TabOutcome::Failed { error } => {
