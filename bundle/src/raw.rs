@@ -5,7 +5,9 @@
 //!
 //! The member is found by a scan of the text ([`span`]); what the scan cannot place (text that
 //! is not JSON, a key written with escapes, a member named twice) is read as a whole tree, as
-//! before, so the scan decides only how fast, never what is read.
+//! before, so the scan decides only how fast, never what is read. The kept text is checked
+//! against JSON's grammar (serde_json's `IgnoredAny`), so JSON a tree cannot hold (a number
+//! past a float's range, an escape of half a surrogate pair) is carried as written.
 
 use alloc::string::String;
 use alloc::vec::Vec;

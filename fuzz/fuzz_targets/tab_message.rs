@@ -29,6 +29,7 @@ const OPENED: u64 = 1_000;
 const NOW: u64 = 2_000;
 
 fuzz_target!(|data: &[u8]| {
+    kept_as_read_whole(data);
     let text = String::from_utf8_lossy(data);
     let parsed = TabMessage::parse(&text);
     if let Ok(m) = &parsed {
@@ -190,6 +191,26 @@ fuzz_target!(|data: &[u8]| {
         None => assert!(left.iter().all(|t| t.proven)),
     }
 });
+
+/// `raw::parse_keeping` (how a result's data is read) against a whole read: the scan decides
+/// only how fast. What reads whole reads the same, its data kept as one line of the same value;
+/// what does not read whole does not read, unless the data is JSON a tree cannot hold.
+fn kept_as_read_whole(data: &[u8]) {
+    let whole = serde_json::from_slice::<serde_json::Value>(data).ok();
+    match (tabrelay_bundle::raw::parse_keeping(data, &["data"]), whole) {
+        (None, whole) => assert!(whole.is_none(), "read whole, not kept"),
+        (Some((tree, kept)), whole) => {
+            let Some(kept) = kept else { return assert_eq!(Some(tree), whole) };
+            assert!(!kept.as_str().contains(['\n', '\r']), "one line");
+            assert!(serde_json::from_str::<serde::de::IgnoredAny>(kept.as_str()).is_ok());
+            let Some(mut whole) = whole else { return };
+            let member = whole.get_mut("data").map(core::mem::take).expect("a data member");
+            assert_eq!(tree, whole, "the rest as a whole read has it");
+            let read: serde_json::Value = serde_json::from_str(kept.as_str()).unwrap();
+            assert!(tabrelay_fuzz::has_float(&member) || read == member, "the same data");
+        }
+    }
+}
 
 /// Whether a message holds a float the relay reads into a tree (and may write with other
 /// digits): a tool list's. A result's data is carried as the tab wrote it, floats and all.
