@@ -39,8 +39,14 @@ pub(crate) fn parse(bytes: &[u8]) -> Option<serde_json::Value> {
 /// # Errors
 /// [`fields::WireError`]: not JSON, or not the shape of `T`.
 pub fn read_wire<T: fields::FromValue>(bytes: &[u8]) -> Result<T, fields::WireError> {
-    let value = parse(bytes).ok_or(fields::WireError::NotJson)?;
-    T::from_value(value).ok_or(fields::WireError::Not(T::WHAT))
+    read_tree(parse(bytes))
+}
+
+/// A tree read as `T`, with why it is not one (None: the text was not JSON).
+pub(crate) fn read_tree<T: fields::FromValue>(
+    value: Option<serde_json::Value>,
+) -> Result<T, fields::WireError> {
+    T::from_value(value.ok_or(fields::WireError::NotJson)?).ok_or(fields::WireError::Not(T::WHAT))
 }
 
 /// The instructions the relay gives every agent (MCP `instructions`).

@@ -276,6 +276,16 @@ pub enum Outcome {
     },
 }
 
+impl Outcome {
+    /// Puts a result's data, kept as the tab wrote it ([`crate::raw`]), in its place (the tree
+    /// it was read from held null there).
+    pub fn keep(&mut self, kept: Option<JsonText>) {
+        if let (Self::Done { data, .. }, Some(kept)) = (self, kept) {
+            *data = kept;
+        }
+    }
+}
+
 /// The methods a tab may ask the client through [`Outcome::InputRequired`], each with the
 /// client capability it needs.
 pub static INPUT_METHODS: [(&str, &str); 3] = [
@@ -680,10 +690,8 @@ impl TabMessage {
             });
         }
         let mut message = Self::from_value(value).ok_or(NotProtocol)?;
-        if let (Self::Result { outcome: Outcome::Done { data, .. }, .. }, Some(kept)) =
-            (&mut message, data)
-        {
-            *data = kept;
+        if let Self::Result { outcome, .. } = &mut message {
+            outcome.keep(data);
         }
         Ok(message)
     }

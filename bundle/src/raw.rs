@@ -15,7 +15,7 @@ use alloc::vec::Vec;
 use serde::de::IgnoredAny;
 use serde_json::Value;
 
-use crate::fields::JsonText;
+use crate::fields::{FromValue, JsonText, WireError};
 
 /// JSON text read as a `Value`, but for the member at `path` (object keys, outermost first),
 /// whose text is kept (checked to be JSON, without the spaces between its tokens) and is null
@@ -36,6 +36,20 @@ pub fn parse_keeping(bytes: &[u8], path: &[&str]) -> Option<(Value, Option<JsonT
         }
     }
     crate::parse(bytes).map(|tree| (tree, None))
+}
+
+/// A message read from across a wire as [`crate::read_wire`] reads it, but for the member at
+/// `path`, kept as its text ([`parse_keeping`]); the message's outcome takes it back with
+/// [`crate::protocol::Outcome::keep`].
+///
+/// # Errors
+/// [`WireError`]: not JSON, or not the shape of `T`.
+pub fn read_keeping<T: FromValue>(
+    bytes: &[u8],
+    path: &[&str],
+) -> Result<(T, Option<JsonText>), WireError> {
+    let (tree, kept) = parse_keeping(bytes, path).unzip();
+    Ok((crate::read_tree(tree)?, kept.flatten()))
 }
 
 /// Where the member at `path` is in `json`: its value's first byte and the byte after it.

@@ -4,9 +4,9 @@
 //! [`Reply::decode`]). No path, no HTTP status carries an outcome.
 
 use serde_json::Value;
-use tabrelay_bundle::fields::{Encode as _, FromValue, Message, WireError};
+use tabrelay_bundle::fields::{Encode as _, Message, WireError};
 use tabrelay_bundle::protocol::{Outcome, ToolCall, ToolList};
-use tabrelay_bundle::raw::parse_keeping;
+use tabrelay_bundle::raw::read_keeping;
 
 use crate::oauth::connect::Requester;
 pub use crate::oauth::exchange::{RefreshRequest, RevokeRequest};
@@ -203,16 +203,9 @@ impl Reply {
             _ => line,
         };
         // A tab's result keeps its data as the tab wrote it (see `tabrelay_bundle::raw`).
-        let (value, data) = parse_keeping(line, &TAB_DATA_PATH).ok_or(WireError::NotJson)?;
-        let mut reply = Self::from_value(value).ok_or(WireError::Not(Self::WHAT))?;
-        if let (
-            Self::Call(CallEvent::Done(CallReply::TabResult {
-                outcome: Outcome::Done { data: d, .. },
-            })),
-            Some(kept),
-        ) = (&mut reply, data)
-        {
-            *d = kept;
+        let (mut reply, data) = read_keeping::<Self>(line, &TAB_DATA_PATH)?;
+        if let Self::Call(CallEvent::Done(CallReply::TabResult { outcome })) = &mut reply {
+            outcome.keep(data);
         }
         Ok(reply)
     }
