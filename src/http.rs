@@ -313,6 +313,41 @@ pub fn query_of(url: &str) -> Vec<(String, String)> {
     form_urlencoded::parse(q.as_bytes()).into_owned().collect()
 }
 
+/// A request's headers as the shell reads them, in one crossing into JS: a line `name:value`
+/// each, the names lowercase and each name once (its values joined), as the platform's
+/// `Headers` holds them. No value holds a line break.
+#[derive(Debug, Clone, Copy)]
+pub struct HeaderLines<'a>(pub &'a str);
+
+impl<'a> HeaderLines<'a> {
+    /// Every header, name and value.
+    pub fn entries(self) -> impl Iterator<Item = (&'a str, &'a str)> {
+        self.0.lines().filter_map(|line| line.split_once(':'))
+    }
+
+    /// The header `name` (lowercase), if the request has it.
+    #[must_use]
+    pub fn get(self, name: &str) -> Option<&'a str> {
+        self.entries().find(|(n, _)| *n == name).map(|(_, value)| value)
+    }
+}
+
+/// Headers as the shell sets them on a response in one crossing into JS: a line `name:value`
+/// each. None when one holds a line break (no header the relay writes does; one would read as
+/// a second header).
+#[must_use]
+pub fn header_text<V: AsRef<str>>(headers: &[(&str, V)]) -> Option<String> {
+    let mut text = String::new();
+    for (name, value) in headers {
+        let value = value.as_ref();
+        if name.contains(['\n', '\r', ':']) || value.contains(['\n', '\r']) {
+            return None;
+        }
+        text.extend([name, ":", value, "\n"]);
+    }
+    Some(text)
+}
+
 /// The value of a cookie in a `Cookie` header.
 #[must_use]
 pub fn cookie<'a>(header: Option<&'a str>, name: &str) -> Option<&'a str> {
@@ -726,5 +761,17 @@ mod tests {
             escape_html(r#"<a href="x">'&'</a>"#),
             "&lt;a href=&quot;x&quot;&gt;&#39;&amp;&#39;&lt;/a&gt;"
         );
+    }
+
+    #[test]
+    fn headers_are_written_one_a_line_and_a_line_break_is_refused() {
+        let headers = [("content-type", "text/plain"), ("location", "https://a.example/x?y=1:2")];
+        let text = header_text(&headers).unwrap();
+        assert_eq!(text, "content-type:text/plain\nlocation:https://a.example/x?y=1:2\n");
+        let read: Vec<_> = HeaderLines(&text).entries().collect();
+        assert_eq!(read, headers);
+        assert_eq!(header_text(&[("location", "https://a.example/\nset-cookie:a=b")]), None);
+        assert_eq!(header_text(&[("x", "a\rb")]), None);
+        assert_eq!(header_text(&[("x:y", "a")]), None);
     }
 }

@@ -61,6 +61,9 @@ pub const SEAL_TTL_MS: u64 = 5 * 60_000;
 pub const MAX_FORM_BYTES: usize = 8 * 1024;
 /// How long an access token lives, in seconds.
 pub const ACCESS_TOKEN_TTL_S: u64 = 3600;
+/// How many verified access tokens one isolate keeps to answer again without reading them
+/// ([`crate::oauth::token::Verified`]): enough for the clients one isolate serves at once.
+pub const VERIFIED_KEPT: usize = 16;
 /// How long an authorization code may wait to be redeemed, in milliseconds.
 pub const AUTH_CODE_TTL_MS: u64 = 60_000;
 /// How long a connect code (and its waiting page) lives, in milliseconds.

@@ -13,12 +13,12 @@ use tabrelay_bundle::catalogue::Catalogue;
 use super::{accepts_stream, batch, handle, resume, session, status_answer, tasks, tools_list};
 use super::{Batch, Era, Headers, Reply as McpReply, KEEP_ALIVE};
 use crate::config::Config;
-use crate::http::{self, TooLarge};
+use crate::http::{self, HeaderLines, TooLarge};
 use crate::jsonrpc::{self, ErrorCode, Id};
 use crate::limits::{FIRST_EVENT_WAIT_MS, KEEP_ALIVE_MS, PAIRING_LATE_MS, TOOL_LIST_WAIT_MS};
 use crate::limits::{MAX_PREFLIGHT_PARAMS, MAX_PREFLIGHT_PARAM_NAME_BYTES};
 use crate::oauth::metadata;
-use crate::oauth::token::{self, Access};
+use crate::oauth::token::{Access, Verified};
 use crate::pairing::wire::{request_key, CallRequest, Reply, Request, TaskOp, Want};
 use crate::{sentences, tools};
 
@@ -45,20 +45,19 @@ pub struct RequestHeaders {
 }
 
 impl RequestHeaders {
-    /// The headers read with `get` (by lowercase name). Only a 2026-07-28 `tools/call` (the one
-    /// request that names `Mcp-Method: tools/call`) may carry `Mcp-Param-*` headers to check, so
-    /// only then are all of them walked (`all`): each entry is a crossing into JS.
-    pub fn read(
-        get: impl Fn(&str) -> Option<String>,
-        all: impl FnOnce() -> Vec<(String, String)>,
-    ) -> Self {
+    /// The headers the endpoint reads, out of all of the request's. Only a 2026-07-28
+    /// `tools/call` (the one request that names `Mcp-Method: tools/call`) may carry
+    /// `Mcp-Param-*` headers to check, so only then are they gathered.
+    #[must_use]
+    pub fn read(headers: HeaderLines<'_>) -> Self {
+        let get = |name| headers.get(name).map(str::to_owned);
         let method = get("mcp-method");
         let mut params = Map::new();
         if method.as_deref() == Some("tools/call") {
             // Inserted one by one: collecting into the map sorts first (KiBs of sort code).
-            for (name, value) in all() {
-                if let Some(name) = name.to_ascii_lowercase().strip_prefix("mcp-param-") {
-                    params.insert(name.to_owned(), Value::String(value));
+            for (name, value) in headers.entries() {
+                if let Some(name) = name.strip_prefix("mcp-param-") {
+                    params.insert(name.to_owned(), Value::String(value.to_owned()));
                 }
             }
         }
@@ -300,16 +299,37 @@ pub struct Exchange<'a> {
 }
 
 impl<'a> Exchange<'a> {
-    /// A POST with these headers at `now_ms`: its caller and token checked, then its body read.
+    /// The exchange of a request with `headers` at `now_ms`: a GET taking up a dropped stream
+    /// (`resume`: [`Self::resume`]), else a POST ([`Self::post`]).
     #[must_use]
-    pub fn post(
-        headers: RequestHeaders,
+    pub fn begin(
+        headers: HeaderLines<'_>,
+        resume: bool,
+        tokens: &Verified,
         config: &'a Config,
         catalogue: &'a Catalogue,
         origin: &str,
         now_ms: u64,
     ) -> Self {
-        let mut exchange = Self::new(headers, config, catalogue, origin, now_ms);
+        let headers = RequestHeaders::read(headers);
+        match resume {
+            true => Self::resume(headers, tokens, config, catalogue, origin, now_ms),
+            false => Self::post(headers, tokens, config, catalogue, origin, now_ms),
+        }
+    }
+
+    /// A POST with these headers at `now_ms`: its caller and token checked (a token verified
+    /// before is found in `tokens`), then its body read.
+    #[must_use]
+    pub fn post(
+        headers: RequestHeaders,
+        tokens: &Verified,
+        config: &'a Config,
+        catalogue: &'a Catalogue,
+        origin: &str,
+        now_ms: u64,
+    ) -> Self {
+        let mut exchange = Self::new(headers, tokens, config, catalogue, origin, now_ms);
         if exchange.access.is_some() {
             exchange.job = Job::Body;
             exchange.out.push(Output::ReadBody(http::body_cap("/")));
@@ -323,12 +343,13 @@ impl<'a> Exchange<'a> {
     #[must_use]
     pub fn resume(
         headers: RequestHeaders,
+        tokens: &Verified,
         config: &'a Config,
         catalogue: &'a Catalogue,
         origin: &str,
         now_ms: u64,
     ) -> Self {
-        let mut exchange = Self::new(headers, config, catalogue, origin, now_ms);
+        let mut exchange = Self::new(headers, tokens, config, catalogue, origin, now_ms);
         let Some(access) = exchange.access.clone() else { return exchange };
         let h = &exchange.headers;
         // The check reads the revision and the session id alone.
@@ -353,6 +374,7 @@ impl<'a> Exchange<'a> {
     /// The caller's origin and the token checked: past them, the access (or the answer).
     fn new(
         headers: RequestHeaders,
+        tokens: &Verified,
         config: &'a Config,
         catalogue: &'a Catalogue,
         origin: &str,
@@ -381,7 +403,7 @@ impl<'a> Exchange<'a> {
         }
         let presented = http::bearer(exchange.headers.authorization.as_deref());
         exchange.access =
-            presented.and_then(|t| token::verify(&config.keys, origin, t, now_ms).ok());
+            presented.and_then(|t| tokens.verify(&config.keys, origin, t, now_ms).ok());
         if exchange.access.is_none() {
             let answer = unauthorized(origin, presented.is_some());
             exchange.out.push(Output::Respond(answer));

@@ -6,7 +6,7 @@ use base64::Engine as _;
 use tabrelay_bundle::fields::Encode;
 
 use super::keys::{Keys, Purpose};
-use crate::limits::ACCESS_TOKEN_TTL_S;
+use crate::limits::{ACCESS_TOKEN_TTL_S, VERIFIED_KEPT};
 
 /// What an access token says.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -83,6 +83,87 @@ pub fn issue(keys: &Keys, access: Access, now_ms: u64) -> String {
 
 /// Verifies an access token for this origin at `now_ms`.
 pub fn verify(keys: &Keys, origin: &str, token: &str, now_ms: u64) -> Result<Access, TokenError> {
+    verify_claims(keys, origin, token, now_ms).map(|(access, _)| access)
+}
+
+/// The tokens an isolate verified last ([`VERIFIED_KEPT`] of them), so that a client's calls
+/// with one token read and check it once: a token is kept only once it verified, it is found
+/// again only by a comparison of the whole of it that takes the same time wherever the two
+/// differ, and its expiry, audience and key are checked again on every use. Only verified
+/// tokens enter, so an outsider's tokens never displace anyone's; a client with many tokens
+/// displaces others', who then verify theirs again (the cost of a miss, never a refusal).
+#[derive(Default)]
+pub struct Verified {
+    kept: core::cell::RefCell<Vec<Kept>>,
+    /// Where the next token is kept (the oldest goes first).
+    next: core::cell::Cell<usize>,
+}
+
+struct Kept {
+    token: String,
+    /// The key it was signed with (a key's id is a hash of its secret).
+    kid: String,
+    exp_s: u64,
+    access: Access,
+}
+
+impl Verified {
+    /// None kept yet.
+    #[must_use]
+    pub const fn new() -> Self {
+        Self { kept: core::cell::RefCell::new(Vec::new()), next: core::cell::Cell::new(0) }
+    }
+
+    /// [`verify`], answered from what is kept when `token` verified before.
+    pub fn verify(
+        &self,
+        keys: &Keys,
+        origin: &str,
+        token: &str,
+        now_ms: u64,
+    ) -> Result<Access, TokenError> {
+        let mut kept_tokens = self.kept.borrow_mut();
+        let found = kept_tokens.iter().find(|k| same_bytes(&k.token, token));
+        if let Some(kept) = found.filter(|k| keys.by_id(&k.kid).is_some()) {
+            if kept.exp_s <= now_ms / 1000 {
+                return Err(TokenError::Expired);
+            }
+            if kept.access.aud != origin || kept.access.iss != origin {
+                return Err(TokenError::WrongAudience);
+            }
+            return Ok(kept.access.clone());
+        }
+        let (access, claims) = verify_claims(keys, origin, token, now_ms)?;
+        let kept = Kept { token: token.to_owned(), kid: claims.kid, exp_s: claims.exp, access };
+        let access = kept.access.clone();
+        let next = self.next.get();
+        match kept_tokens.get_mut(next) {
+            Some(slot) => *slot = kept,
+            None => kept_tokens.push(kept),
+        }
+        self.next.set((next + 1) % VERIFIED_KEPT);
+        Ok(access)
+    }
+}
+
+/// Whether `a` and `b` are the same text, compared in a time that does not depend on where they
+/// differ (a token's length is no secret: every token of a relay has about the same).
+fn same_bytes(a: &str, b: &str) -> bool {
+    a.len() == b.len() && a.bytes().zip(b.bytes()).fold(0, |diff, (x, y)| diff | (x ^ y)) == 0
+}
+
+/// What a verified token says beyond its access: its key and expiry.
+struct Checked {
+    kid: String,
+    exp: u64,
+}
+
+fn verify_claims(
+    keys: &Keys,
+    origin: &str,
+    token: &str,
+    now_ms: u64,
+) -> Result<(Access, Checked), TokenError> {
     let (signing_input, signature) = token.rsplit_once('.').ok_or(TokenError::Malformed)?;
     let (header, claims) = signing_input.split_once('.').ok_or(TokenError::Malformed)?;
     let header: Header = B64
@@ -110,8 +191,9 @@ pub fn verify(keys: &Keys, origin: &str, token: &str, now_ms: u64) -> Result<Acc
     if claims.aud != origin || claims.iss != origin {
         return Err(TokenError::WrongAudience);
     }
-    let Claims { iss, aud, sub, gid, cli, hst, .. } = claims;
-    Ok(Access { iss, aud, pairing: sub, grant: gid, client: cli, host: hst })
+    let Claims { iss, aud, sub, gid, cli, hst, exp, .. } = claims;
+    let checked = Checked { kid: key.id.clone(), exp };
+    Ok((Access { iss, aud, pairing: sub, grant: gid, client: cli, host: hst }, checked))
 }
 tabrelay_bundle::codec!(Header, "a JWT header", { alg, kid, typ });
 
@@ -174,5 +256,45 @@ mod tests {
         let unsigned = format!("{none_header}.{}.", parts[1]);
         assert_eq!(verify(&keys(), ORIGIN, &unsigned, NOW), Err(TokenError::UnknownKey));
         assert_eq!(verify(&keys(), ORIGIN, "not-a-token", NOW), Err(TokenError::Malformed));
+    }
+
+    #[test]
+    fn a_kept_token_is_checked_again_on_every_use() {
+        let (kept, t) = (Verified::new(), issue(&keys(), access(), NOW));
+        assert_eq!(kept.verify(&keys(), ORIGIN, &t, NOW), Ok(access()));
+        assert_eq!(kept.kept.borrow().len(), 1);
+        assert_eq!(kept.verify(&keys(), ORIGIN, &t, NOW + 1_000), Ok(access()));
+        assert_eq!(kept.verify(&keys(), ORIGIN, &t, NOW + 3_601_000), Err(TokenError::Expired));
+        let elsewhere = kept.verify(&keys(), "https://other.example", &t, NOW);
+        assert_eq!(elsewhere, Err(TokenError::WrongAudience));
+        let other = Keys::new(&"z".repeat(40), None).unwrap();
+        assert_eq!(kept.verify(&other, ORIGIN, &t, NOW), Err(TokenError::UnknownKey));
+        assert_eq!(kept.kept.borrow().len(), 1, "a refusal keeps nothing");
+    }
+
+    #[test]
+    fn only_the_same_token_is_answered_from_what_is_kept() {
+        let (kept, t) = (Verified::new(), issue(&keys(), access(), NOW));
+        kept.verify(&keys(), ORIGIN, &t, NOW).unwrap();
+        // The same length, one letter of the signature changed.
+        let last = t.chars().last().unwrap();
+        let forged = format!("{}{}", &t[..t.len() - 1], if last == 'A' { 'B' } else { 'A' });
+        assert_eq!(kept.verify(&keys(), ORIGIN, &forged, NOW), Err(TokenError::BadSignature));
+        assert!(kept.verify(&keys(), ORIGIN, &t[..t.len() - 1], NOW).is_err());
+        assert!(same_bytes(&t, &t.clone()) && !same_bytes(&t, &forged));
+    }
+
+    #[test]
+    fn many_tokens_displace_the_oldest_which_still_verifies() {
+        let kept = Verified::new();
+        let tokens: Vec<String> = (0..VERIFIED_KEPT as u64 + 1)
+            .map(|i| issue(&keys(), access(), NOW + i * 1_000))
+            .collect();
+        for t in &tokens {
+            assert_eq!(kept.verify(&keys(), ORIGIN, t, NOW + 20_000), Ok(access()));
+        }
+        assert_eq!(kept.kept.borrow().len(), VERIFIED_KEPT);
+        assert!(!kept.kept.borrow().iter().any(|k| k.token == tokens[0]), "the oldest went");
+        assert_eq!(kept.verify(&keys(), ORIGIN, &tokens[0], NOW + 20_000), Ok(access()));
     }
 }

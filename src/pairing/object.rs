@@ -239,6 +239,15 @@ impl<V> ByNumber<V> {
         let at = self.0.iter().position(|(k, _)| k == key)?;
         Some(self.0.swap_remove(at).1)
     }
+
+    /// The key of the first value that is `value`.
+    #[must_use]
+    pub fn key_of(&self, value: &V) -> Option<u64>
+    where
+        V: PartialEq,
+    {
+        self.0.iter().find(|(_, v)| v == value).map(|(k, _)| *k)
+    }
 }
 
 /// A tab's state as its socket keeps it (JSON text: smaller than a JS object).
@@ -272,6 +281,7 @@ mod tests {
         map.insert(3, "three");
         map.insert(1, "uno");
         assert_eq!(map.get(&1), Some(&"uno"));
+        assert_eq!((map.key_of(&"two"), map.key_of(&"one")), (Some(2), None));
         assert_eq!(map.remove(&1), Some("uno"));
         assert_eq!(map.remove(&1), None);
         assert_eq!((map.get(&2), map.get(&3)), (Some(&"two"), Some(&"three")));

@@ -19,7 +19,7 @@ use worker::js_sys::{Array, Promise, Uint8Array};
 use worker::wasm_bindgen_futures::JsFuture;
 use worker::web_sys::{self, Request, Response};
 use worker::worker_sys::DurableObjectState;
-use worker::{Date, Env};
+use worker::Env;
 
 use tabrelay_bundle::from_json;
 
@@ -48,7 +48,7 @@ fn sleep_until(at: Option<u64>, now: u64) -> worker::Delay {
 }
 
 fn now_ms() -> u64 {
-    Date::now().as_millis()
+    worker::js_sys::Date::now() as u64
 }
 
 /// What a platform call fails with: what it threw (worker's Error, made of each, and its
@@ -75,10 +75,8 @@ fn bytes_response(status: u16, bytes: &[u8]) -> Response {
 
 /// Sets `headers` (each value a `&str` or a `String`) on a response the relay made.
 fn set_headers<V: AsRef<str>>(res: &Response, headers: &[(&str, V)]) -> Result<()> {
-    for (name, value) in headers {
-        res.headers().set(name, value.as_ref())?;
-    }
-    Ok(())
+    let lines = http::header_text(headers).ok_or_else(|| failed("a header with a line break"))?;
+    set_header_lines(res, &lines)
 }
 
 /// A Durable Object method's outcome as the promise workerd awaits. Every method of both
@@ -175,8 +173,7 @@ async fn ask_code(env: &Env, code: &ConnectCode, command: Command) -> Result<Cod
     CodeReply::decode(&body).map_err(|_| failed("a code's reply that does not read"))
 }
 
-/// Sends a request to a pairing's object: its reply lines, read as they come (a whole body
-/// at once: see [`crate::limits::WHOLE_REPLY_WAIT_MS`]).
+/// A pairing's reply lines to `request`, as they come ([`crate::limits::WHOLE_REPLY_WAIT_MS`]).
 async fn ask_pairing(env: &Env, pairing: &str, request: &PairingRequest) -> Result<Replies> {
     Ok(Replies::of(ask_object(env, routes::PAIRING_BINDING, pairing, request.encode()).await?))
 }
@@ -185,11 +182,6 @@ async fn ask_pairing(env: &Env, pairing: &str, request: &PairingRequest) -> Resu
 /// reply lines ([`http::NDJSON_TYPE`]), else whole ([`post_object`]).
 fn ask_object(env: &Env, binding: &str, name: &str, body: Vec<u8>) -> JsFuture {
     JsFuture::from(post_object(env, binding, name, body, http::NDJSON_TYPE))
-}
-
-/// A Durable Object's response, once its promise settles.
-async fn object_response(promise: Promise) -> Result<Response> {
-    JsFuture::from(promise).await?.dyn_into()
 }
 
 /// The reply lines of a pairing's object (NDJSON), read as they come.
@@ -305,6 +297,9 @@ extern "C" {
     /// when its content type is `streamed`, else its body's bytes; null for any status but 200.
     fn post_object(env: &Env, binding: &str, name: &str, body: Vec<u8>, streamed: &str) -> Promise;
 
+    /// `req`'s headers in one crossing ([`http::HeaderLines`]).
+    fn header_lines(req: &Request) -> String;
+
     /// Passes `request` on to the Durable Object `name` of `binding`: its response.
     fn pass_object(env: &Env, binding: &str, name: &str, request: &Request) -> Promise;
 
@@ -319,6 +314,10 @@ extern "C" {
 
     /// Sets the object's alarm to `at` (milliseconds since the epoch).
     fn set_alarm(state: &DurableObjectState, at: f64) -> Promise;
+
+    /// Sets the headers in `lines` ([`http::header_text`]) on a response the relay made.
+    #[wasm_bindgen(catch)]
+    fn set_header_lines(res: &Response, lines: &str) -> Result<()>;
 
     /// A response of `status` whose body is `body` (null, bytes or a stream).
     fn new_response(status: u16, body: &JsValue) -> Response;

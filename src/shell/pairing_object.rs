@@ -51,36 +51,30 @@ impl PairingClass {
 
     /// A request of the Worker, or a tab's socket.
     pub fn fetch(&self, req: web_sys::Request) -> Promise {
-        self.on(Event::Fetch(req))
+        promise(Box::pin(Rc::clone(&self.0).on(Event::Fetch(req))))
     }
 
     /// A tab's message (text; binary reads as none).
     #[wasm_bindgen(js_name = webSocketMessage)]
     pub fn websocket_message(&self, ws: web_sys::WebSocket, message: JsValue) -> Promise {
-        self.on(Event::Message(ws, message.as_string()))
+        promise(Box::pin(Rc::clone(&self.0).on(Event::Message(ws, message.as_string()))))
     }
 
     /// A tab's socket closed: its end closes too.
     #[wasm_bindgen(js_name = webSocketClose)]
     pub fn websocket_close(&self, ws: web_sys::WebSocket) -> Promise {
-        self.on(Event::Closed(ws, true))
+        promise(Box::pin(Rc::clone(&self.0).on(Event::Closed(ws, true))))
     }
 
     /// A tab's socket failed.
     #[wasm_bindgen(js_name = webSocketError)]
     pub fn websocket_error(&self, ws: web_sys::WebSocket) -> Promise {
-        self.on(Event::Closed(ws, false))
+        promise(Box::pin(Rc::clone(&self.0).on(Event::Closed(ws, false))))
     }
 
     /// The alarm the object set.
     pub fn alarm(&self) -> Promise {
-        self.on(Event::Alarm)
-    }
-}
-
-impl PairingClass {
-    fn on(&self, event: Event) -> Promise {
-        promise(Box::pin(Rc::clone(&self.0).on(event)))
+        promise(Box::pin(Rc::clone(&self.0).on(Event::Alarm)))
     }
 }
 
@@ -185,12 +179,12 @@ impl Pairing {
         let (input, to_close) = match event {
             Event::Fetch(req) => return self.fetch(req).await.map(Into::into),
             Event::Message(ws, text) => {
-                (tab_of(&ws).map(|tab| Input::Message { tab: tab.number, text }), None)
+                (self.number_of(&ws).map(|tab| Input::Message { tab, text }), None)
             }
             Event::Closed(ws, close) => {
-                let input = tab_of(&ws).map(|tab| {
-                    self.sockets.borrow_mut().remove(&tab.number);
-                    Input::Closed { tab: tab.number }
+                let input = self.number_of(&ws).map(|tab| {
+                    self.sockets.borrow_mut().remove(&tab);
+                    Input::Closed { tab }
                 });
                 (input, close.then_some(ws))
             }
@@ -205,6 +199,11 @@ impl Pairing {
         }
         // What an alarm or a socket event answers is not read by the platform.
         Ok(JsValue::NULL)
+    }
+
+    /// The number of a tab's socket: by identity among those held, else from its attachment.
+    fn number_of(&self, ws: &WebSocket) -> Option<u64> {
+        self.sockets.borrow().key_of(ws).or_else(|| tab_of(ws).map(|tab| tab.number))
     }
 
     /// Takes a tab's socket: its first message is a fresh challenge.

@@ -14,6 +14,13 @@ export async function post_object(env, binding, name, body, streamed) {
   if (response.headers.get('content-type') === streamed) return response.body;
   return new Uint8Array(await response.arrayBuffer());
 }
+// A request's headers in one crossing: a line `name:value` each (lowercase names, each once,
+// as Headers holds them; no value holds a line break).
+export function header_lines(req) {
+  let lines = '';
+  for (const [name, value] of req.headers) lines += `${name}:${value}\n`;
+  return lines;
+}
 export async function pass_object(env, binding, name, request) {
   return object(env, binding, name).fetch(request);
 }
@@ -43,6 +50,13 @@ export async function delete_all(state) {
   await state.storage.deleteAll();
 }
 
+// Sets headers written as lines `name:value` (http::header_text) on a response the relay made.
+export function set_header_lines(response, lines) {
+  for (const line of lines.split('\n')) {
+    const colon = line.indexOf(':');
+    if (colon > 0) response.headers.set(line.slice(0, colon), line.slice(colon + 1));
+  }
+}
 // A response the relay made: `body` null, bytes or a stream; its headers set by the shell.
 export function new_response(status, body) {
   return new Response(body, { status });

@@ -1,20 +1,22 @@
 //! The Worker's routes: each reads the request into values, asks the core, and writes the
 //! answer back.
 
-use wasm_bindgen::prelude::wasm_bindgen;
+use wasm_bindgen::{prelude::wasm_bindgen, JsCast as _};
 use worker::js_sys::Promise;
+use worker::wasm_bindgen_futures::JsFuture;
 use worker::web_sys::{self, Request, Response};
 use worker::Env;
 
 use super::authorize;
 use super::drive::drive;
 use super::{
-    bytes_response, catalogue, header, method, now_ms, object_response, pass_object, promise,
+    bytes_response, catalogue, header, header_lines, method, now_ms, pass_object, promise,
     refuse_socket, respond, set_headers, within_limit, Result,
 };
 use crate::config::Config;
-use crate::http::{self, Route};
-use crate::mcp::exchange::{Exchange, RequestHeaders};
+use crate::http::{self, HeaderLines, Route};
+use crate::mcp::exchange::Exchange;
+use crate::oauth::token::Verified;
 use crate::pairing::tabs::TOO_MANY_OPENED;
 use crate::pairing::{tab_socket, SocketRefused};
 use crate::senders::Limited;
@@ -33,6 +35,11 @@ pub(crate) fn config(env: &Env) -> std::result::Result<Config, String> {
 /// change under a running isolate (a new deployment starts new ones). A misconfiguration is
 /// not kept, so it is read (and logged) again on the next request.
 static CONFIG: std::sync::OnceLock<Config> = std::sync::OnceLock::new();
+
+thread_local! {
+    /// The access tokens this isolate verified last (one isolate serves many requests).
+    static TOKENS: Verified = const { Verified::new() };
+}
 
 /// The Worker's fetch handler as workerd calls it, bound as the objects' methods are (one
 /// future type for every export: see [`promise`]). An error is logged and answered with a
@@ -58,26 +65,20 @@ async fn fetch(req: Request, env: Env) -> Result<Response> {
             return Ok(bytes_response(500, crate::sentences::shell::MISCONFIGURED.as_bytes()));
         }
     };
-    let url = req.url();
-    let (path, origin) = (http::path_of(&url), http::origin_of(&url));
+    let (url, lines, method) = (req.url(), header_lines(&req), method(&req));
+    let (path, origin, headers) = (http::path_of(&url), http::origin_of(&url), HeaderLines(&lines));
     // A browser's preflight to the endpoint names the Mcp-Param-* headers its call will send.
-    let requested = header(&req, "access-control-request-headers");
-    let cors = http::cors_headers(path, method(&req), requested.as_deref());
-    let (accept, resume) = (header(&req, "accept"), header(&req, "last-event-id").is_some());
-    let route = http::route(method(&req), path, accept.as_deref(), resume);
+    let cors = http::cors_headers(path, method, headers.get("access-control-request-headers"));
+    let resume = headers.get("last-event-id").is_some();
+    let route = http::route(method, path, headers.get("accept"), resume);
     let res = match (route.answer(config, origin), route) {
         (Some(answer), _) => respond(answer)?,
         (None, Route::Tab) => tab(req, &url, &env, config).await?,
         // The MCP endpoint (a POST, or a GET taking up a dropped stream) as its exchange says.
         (None, Route::Mcp { resume }) => {
-            let all = || worker::Headers(req.headers()).entries().collect();
-            let headers = RequestHeaders::read(|name| header(&req, name), all);
             let (now, catalogue) = (now_ms(), catalogue());
-            let exchange = match resume {
-                true => Exchange::resume(headers, config, catalogue, origin, now),
-                false => Exchange::post(headers, config, catalogue, origin, now),
-            };
-            drive(exchange, req, env.clone()).await?
+            let start = |t: &_| Exchange::begin(headers, resume, t, config, catalogue, origin, now);
+            drive(TOKENS.with(start), req, env.clone()).await?
         }
         // The OAuth endpoints (every other route was answered above).
         (None, _) => authorize::oauth(req, &url, &env, config).await?,
@@ -100,5 +101,5 @@ async fn tab(req: Request, url: &str, env: &Env, config: &Config) -> Result<Resp
     if !within_limit(env, &req, Limited::Tab).await {
         return Ok(refuse_socket(TOO_MANY_OPENED.0, TOO_MANY_OPENED.1));
     }
-    object_response(pass_object(env, PAIRING_BINDING, &pairing, &req)).await
+    JsFuture::from(pass_object(env, PAIRING_BINDING, &pairing, &req)).await?.dyn_into()
 }

@@ -15,10 +15,10 @@ use tabrelay_bundle::BUNDLE_DIGEST;
 use super::{Answer, Body, Exchange, Output, RequestHeaders};
 use crate::config::Config;
 use crate::crypto::testing::Counter;
-use crate::http;
+use crate::http::{self, HeaderLines};
 use crate::limits::{FIRST_EVENT_WAIT_MS, KEEP_ALIVE_MS, PAIRING_LATE_MS, TOOL_LIST_WAIT_MS};
 use crate::oauth::connect::Requester;
-use crate::oauth::token::{self, Access};
+use crate::oauth::token::{self, Access, Verified};
 use crate::pairing::grants::Grant;
 use crate::pairing::room::{Asker, Effect, Input, Room, Stated, Stored};
 use crate::pairing::tabs::tests::{hello, key, signature, ORIGIN, SENDER};
@@ -124,6 +124,8 @@ struct Pair {
     /// The pairing has gone silent: it still runs, but nothing it says reaches the Worker (a
     /// request that hangs, as an object broken mid-request leaves it).
     silent: bool,
+    /// The tokens the Worker's isolate verified (one for every exchange, as in the shell).
+    tokens: Verified,
 }
 
 impl Pair {
@@ -144,6 +146,7 @@ impl Pair {
             to_tab: Vec::new(),
             stored: Stored::default(),
             silent: false,
+            tokens: Verified::new(),
         };
         let requester = Requester {
             client_name: "Claude".into(),
@@ -246,7 +249,8 @@ impl Pair {
 
     /// A POST of `body` with `headers`, driven until it waits.
     fn post(&mut self, headers: RequestHeaders, body: Value) -> Run {
-        let exchange = Exchange::post(headers, self.config, self.catalogue, RELAY, self.now);
+        let exchange =
+            Exchange::post(headers, &self.tokens, self.config, self.catalogue, RELAY, self.now);
         let mut run = Run {
             exchange,
             body: body.to_string().into_bytes(),
@@ -259,7 +263,8 @@ impl Pair {
 
     /// A GET taking up a dropped stream, driven until it waits.
     fn resume(&mut self, headers: RequestHeaders) -> Run {
-        let exchange = Exchange::resume(headers, self.config, self.catalogue, RELAY, self.now);
+        let exchange =
+            Exchange::resume(headers, &self.tokens, self.config, self.catalogue, RELAY, self.now);
         let mut run = Run { exchange, body: Vec::new(), asker: None, seen: Seen::default() };
         self.drive(&mut run);
         run
@@ -436,7 +441,8 @@ fn a_tool_list_comes_from_the_tab_and_a_forgotten_connection_is_told_so() {
     let (status, answer) = run.seen.json();
     assert_eq!(status, 200);
     assert_eq!(answer["result"]["tools"][0]["name"], "only_this", "{answer}");
-    // The grant forgotten: every method stops at once (the grant-first rule).
+    // The grant forgotten: every method stops at once (the grant-first rule), though the
+    // Worker's isolate keeps the token as verified (`pair.tokens`): the pairing refuses it.
     let revoke = crate::pairing::wire::RevokeRequest { grant: "g1".into(), secret: None };
     pair.room_input(Input::Request {
         asker: 999,
@@ -453,7 +459,14 @@ fn a_tool_list_comes_from_the_tab_and_a_forgotten_connection_is_told_so() {
 fn a_tool_list_the_pairing_does_not_give_in_time_is_the_bundled_one() {
     let pair = Pair::new();
     let body = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/list"});
-    let mut exchange = Exchange::post(pair.headers(false), pair.config, pair.catalogue, RELAY, 0);
+    let mut exchange = Exchange::post(
+        pair.headers(false),
+        &Verified::new(),
+        pair.config,
+        pair.catalogue,
+        RELAY,
+        0,
+    );
     assert_eq!(exchange.poll_output(), Some(Output::ReadBody(crate::http::body_cap("/"))));
     exchange.handle_body(Ok(body.to_string().into_bytes()), 0);
     assert!(matches!(exchange.poll_output(), Some(Output::Ask(Request::Check { .. }))));
@@ -496,12 +509,14 @@ fn a_stranger_or_a_bad_token_gets_no_further_than_the_door() {
     let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}).to_string();
     let strange =
         RequestHeaders { origin: Some("https://evil.example".into()), ..pair.headers(false) };
-    let mut exchange = Exchange::post(strange, pair.config, pair.catalogue, RELAY, pair.now);
+    let mut exchange =
+        Exchange::post(strange, &Verified::new(), pair.config, pair.catalogue, RELAY, pair.now);
     let Some(Output::Respond(answer)) = exchange.poll_output() else { panic!("refused") };
     assert_eq!(answer.status, 403);
     let forged =
         RequestHeaders { authorization: Some("Bearer x.y.z".into()), ..pair.headers(false) };
-    let mut exchange = Exchange::post(forged, pair.config, pair.catalogue, RELAY, pair.now);
+    let mut exchange =
+        Exchange::post(forged, &Verified::new(), pair.config, pair.catalogue, RELAY, pair.now);
     let Some(Output::Respond(answer)) = exchange.poll_output() else { panic!("refused") };
     assert_eq!(answer.status, 401);
     assert!(answer
@@ -709,16 +724,23 @@ fn a_batch_from_a_forgotten_connection_answers_nothing_but_401() {
 }
 
 #[test]
-fn only_a_tools_call_walks_every_header_for_its_param_headers() {
-    let entries =
-        || vec![("Mcp-Param-Region".to_owned(), "eu".to_owned()), ("x-other".into(), "1".into())];
-    let get =
-        |method: &'static str| move |name: &str| (name == "mcp-method").then(|| method.to_owned());
-    let call = RequestHeaders::read(get("tools/call"), entries);
+fn only_a_tools_call_reads_param_headers() {
+    let lines = |method: &str| format!("mcp-method:{method}\nmcp-param-region:eu\nx-other:1\n");
+    let call = RequestHeaders::read(HeaderLines(&lines("tools/call")));
     assert_eq!(call.params, json!({"region": "eu"}).as_object().unwrap().clone());
-    let list =
-        RequestHeaders::read(get("tools/list"), || panic!("walked the headers of a tools/list"));
+    assert_eq!(call.method.as_deref(), Some("tools/call"));
+    let list = RequestHeaders::read(HeaderLines(&lines("tools/list")));
     assert!(list.params.is_empty());
+}
+
+#[test]
+fn a_header_is_read_whole_and_by_its_whole_name() {
+    let lines = "authorization:Bearer a:b\nmcp-name-x:no\nmcp-name:open_page\naccept:\n";
+    let read = RequestHeaders::read(HeaderLines(lines));
+    assert_eq!(read.authorization.as_deref(), Some("Bearer a:b"));
+    assert_eq!(read.name.as_deref(), Some("open_page"));
+    assert_eq!(read.accept.as_deref(), Some(""), "present, empty");
+    assert_eq!(read.origin, None);
 }
 
 #[test]
@@ -943,7 +965,14 @@ fn a_listener_forgotten_before_its_acknowledgement_is_refused_and_after_it_ended
     let pair = Pair::new();
     let (headers, body) = pair.listen(18, json!({}));
     let listen = || {
-        let mut exchange = Exchange::post(headers.clone(), pair.config, pair.catalogue, RELAY, 0);
+        let mut exchange = Exchange::post(
+            headers.clone(),
+            &Verified::new(),
+            pair.config,
+            pair.catalogue,
+            RELAY,
+            0,
+        );
         assert!(matches!(exchange.poll_output(), Some(Output::ReadBody(_))));
         exchange.handle_body(Ok(body.to_string().into_bytes()), 0);
         assert!(matches!(exchange.poll_output(), Some(Output::Ask(Request::Listen { .. }))));
