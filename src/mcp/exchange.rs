@@ -299,11 +299,12 @@ pub struct Exchange<'a> {
 }
 
 impl<'a> Exchange<'a> {
-    /// The exchange of a request with `headers` at `now_ms`: a GET taking up a dropped stream
+    /// The exchange of a request with `headers` at `now_ms`, its caller and token checked first
+    /// (a token verified before is found in `tokens`): a GET taking up a dropped stream
     /// (`resume`: [`Self::resume`]), else a POST ([`Self::post`]).
     #[must_use]
     pub fn begin(
-        headers: HeaderLines<'_>,
+        headers: RequestHeaders,
         resume: bool,
         tokens: &Verified,
         config: &'a Config,
@@ -311,64 +312,39 @@ impl<'a> Exchange<'a> {
         origin: &str,
         now_ms: u64,
     ) -> Self {
-        let headers = RequestHeaders::read(headers);
-        match resume {
-            true => Self::resume(headers, tokens, config, catalogue, origin, now_ms),
-            false => Self::post(headers, tokens, config, catalogue, origin, now_ms),
-        }
-    }
-
-    /// A POST with these headers at `now_ms`: its caller and token checked (a token verified
-    /// before is found in `tokens`), then its body read.
-    #[must_use]
-    pub fn post(
-        headers: RequestHeaders,
-        tokens: &Verified,
-        config: &'a Config,
-        catalogue: &'a Catalogue,
-        origin: &str,
-        now_ms: u64,
-    ) -> Self {
         let mut exchange = Self::new(headers, tokens, config, catalogue, origin, now_ms);
-        if exchange.access.is_some() {
-            exchange.job = Job::Body;
-            exchange.out.push(Output::ReadBody(http::body_cap("/")));
+        if let Some(access) = exchange.access.clone() {
+            match resume {
+                true => exchange.resume(access),
+                false => exchange.post(),
+            }
         }
         exchange
+    }
+
+    /// A POST: its body read next.
+    fn post(&mut self) {
+        self.job = Job::Body;
+        self.out.push(Output::ReadBody(http::body_cap("/")));
     }
 
     /// A GET with `Last-Event-ID` from a client whose call's stream dropped: the rest of the
     /// call's events (or its end) on a new stream, for the connection that made it. Nothing to
     /// take up: 405, as a GET without it (the relay offers no stream of its own).
-    #[must_use]
-    pub fn resume(
-        headers: RequestHeaders,
-        tokens: &Verified,
-        config: &'a Config,
-        catalogue: &'a Catalogue,
-        origin: &str,
-        now_ms: u64,
-    ) -> Self {
-        let mut exchange = Self::new(headers, tokens, config, catalogue, origin, now_ms);
-        let Some(access) = exchange.access.clone() else { return exchange };
-        let h = &exchange.headers;
+    fn resume(&mut self, access: Access) {
+        let h = &self.headers;
         // The check reads the revision and the session id alone.
-        let declared = match session::check(&config.keys, &access.grant, &h.mcp(), false) {
+        let declared = match session::check(&self.config.keys, &access.grant, &h.mcp(), false) {
             Ok(declared) => declared,
-            Err(body) => {
-                exchange.settle(Settled::Json(404, body));
-                return exchange;
-            }
+            Err(body) => return self.settle(Settled::Json(404, body)),
         };
         let last = h.last_event_id.as_deref().and_then(resume::read_event_id);
         let Some(last) = last.filter(|_| declared.is_some()) else {
-            exchange.out.push(Output::Respond(not_allowed()));
-            return exchange;
+            return self.out.push(Output::Respond(not_allowed()));
         };
         let request = request_key(&access.grant, &last.id);
-        exchange.ask(Request::Resume { grant: access.grant, request });
-        exchange.job = Job::Resume(last);
-        exchange
+        self.ask(Request::Resume { grant: access.grant, request });
+        self.job = Job::Resume(last);
     }
 
     /// The caller's origin and the token checked: past them, the access (or the answer).

@@ -15,7 +15,7 @@ use super::{
 };
 use crate::config::Config;
 use crate::http::{self, HeaderLines, Route};
-use crate::mcp::exchange::Exchange;
+use crate::mcp::exchange::{Exchange, RequestHeaders};
 use crate::oauth::token::Verified;
 use crate::pairing::tabs::TOO_MANY_OPENED;
 use crate::pairing::{tab_socket, SocketRefused};
@@ -76,7 +76,7 @@ async fn fetch(req: Request, env: Env) -> Result<Response> {
         (None, Route::Tab) => tab(req, &url, &env, config).await?,
         // The MCP endpoint (a POST, or a GET taking up a dropped stream) as its exchange says.
         (None, Route::Mcp { resume }) => {
-            let (now, catalogue) = (now_ms(), catalogue());
+            let (now, catalogue, headers) = (now_ms(), catalogue(), RequestHeaders::read(headers));
             let start = |t: &_| Exchange::begin(headers, resume, t, config, catalogue, origin, now);
             drive(TOKENS.with(start), req, env.clone()).await?
         }

@@ -249,8 +249,15 @@ impl Pair {
 
     /// A POST of `body` with `headers`, driven until it waits.
     fn post(&mut self, headers: RequestHeaders, body: Value) -> Run {
-        let exchange =
-            Exchange::post(headers, &self.tokens, self.config, self.catalogue, RELAY, self.now);
+        let exchange = Exchange::begin(
+            headers,
+            false,
+            &self.tokens,
+            self.config,
+            self.catalogue,
+            RELAY,
+            self.now,
+        );
         let mut run = Run {
             exchange,
             body: body.to_string().into_bytes(),
@@ -263,8 +270,15 @@ impl Pair {
 
     /// A GET taking up a dropped stream, driven until it waits.
     fn resume(&mut self, headers: RequestHeaders) -> Run {
-        let exchange =
-            Exchange::resume(headers, &self.tokens, self.config, self.catalogue, RELAY, self.now);
+        let exchange = Exchange::begin(
+            headers,
+            true,
+            &self.tokens,
+            self.config,
+            self.catalogue,
+            RELAY,
+            self.now,
+        );
         let mut run = Run { exchange, body: Vec::new(), asker: None, seen: Seen::default() };
         self.drive(&mut run);
         run
@@ -459,8 +473,9 @@ fn a_tool_list_comes_from_the_tab_and_a_forgotten_connection_is_told_so() {
 fn a_tool_list_the_pairing_does_not_give_in_time_is_the_bundled_one() {
     let pair = Pair::new();
     let body = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/list"});
-    let mut exchange = Exchange::post(
+    let mut exchange = Exchange::begin(
         pair.headers(false),
+        false,
         &Verified::new(),
         pair.config,
         pair.catalogue,
@@ -509,14 +524,28 @@ fn a_stranger_or_a_bad_token_gets_no_further_than_the_door() {
     let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}).to_string();
     let strange =
         RequestHeaders { origin: Some("https://evil.example".into()), ..pair.headers(false) };
-    let mut exchange =
-        Exchange::post(strange, &Verified::new(), pair.config, pair.catalogue, RELAY, pair.now);
+    let mut exchange = Exchange::begin(
+        strange,
+        false,
+        &Verified::new(),
+        pair.config,
+        pair.catalogue,
+        RELAY,
+        pair.now,
+    );
     let Some(Output::Respond(answer)) = exchange.poll_output() else { panic!("refused") };
     assert_eq!(answer.status, 403);
     let forged =
         RequestHeaders { authorization: Some("Bearer x.y.z".into()), ..pair.headers(false) };
-    let mut exchange =
-        Exchange::post(forged, &Verified::new(), pair.config, pair.catalogue, RELAY, pair.now);
+    let mut exchange = Exchange::begin(
+        forged,
+        false,
+        &Verified::new(),
+        pair.config,
+        pair.catalogue,
+        RELAY,
+        pair.now,
+    );
     let Some(Output::Respond(answer)) = exchange.poll_output() else { panic!("refused") };
     assert_eq!(answer.status, 401);
     assert!(answer
@@ -965,8 +994,9 @@ fn a_listener_forgotten_before_its_acknowledgement_is_refused_and_after_it_ended
     let pair = Pair::new();
     let (headers, body) = pair.listen(18, json!({}));
     let listen = || {
-        let mut exchange = Exchange::post(
+        let mut exchange = Exchange::begin(
             headers.clone(),
+            false,
             &Verified::new(),
             pair.config,
             pair.catalogue,
