@@ -247,6 +247,11 @@ impl Pair {
         (headers, body)
     }
 
+    /// The exchange of a POST with `headers` at `now`, not driven (its token verified afresh).
+    fn exchange(&self, headers: RequestHeaders, now: u64) -> Exchange<'static> {
+        Exchange::begin(headers, false, &Verified::new(), self.config, self.catalogue, RELAY, now)
+    }
+
     /// A POST of `body` with `headers`, driven until it waits.
     fn post(&mut self, headers: RequestHeaders, body: Value) -> Run {
         let exchange = Exchange::begin(
@@ -473,15 +478,7 @@ fn a_tool_list_comes_from_the_tab_and_a_forgotten_connection_is_told_so() {
 fn a_tool_list_the_pairing_does_not_give_in_time_is_the_bundled_one() {
     let pair = Pair::new();
     let body = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/list"});
-    let mut exchange = Exchange::begin(
-        pair.headers(false),
-        false,
-        &Verified::new(),
-        pair.config,
-        pair.catalogue,
-        RELAY,
-        0,
-    );
+    let mut exchange = pair.exchange(pair.headers(false), 0);
     assert_eq!(exchange.poll_output(), Some(Output::ReadBody(crate::http::body_cap("/"))));
     exchange.handle_body(Ok(body.to_string().into_bytes()), 0);
     assert!(matches!(exchange.poll_output(), Some(Output::Ask(Request::Check { .. }))));
@@ -524,28 +521,12 @@ fn a_stranger_or_a_bad_token_gets_no_further_than_the_door() {
     let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}).to_string();
     let strange =
         RequestHeaders { origin: Some("https://evil.example".into()), ..pair.headers(false) };
-    let mut exchange = Exchange::begin(
-        strange,
-        false,
-        &Verified::new(),
-        pair.config,
-        pair.catalogue,
-        RELAY,
-        pair.now,
-    );
+    let mut exchange = pair.exchange(strange, pair.now);
     let Some(Output::Respond(answer)) = exchange.poll_output() else { panic!("refused") };
     assert_eq!(answer.status, 403);
     let forged =
         RequestHeaders { authorization: Some("Bearer x.y.z".into()), ..pair.headers(false) };
-    let mut exchange = Exchange::begin(
-        forged,
-        false,
-        &Verified::new(),
-        pair.config,
-        pair.catalogue,
-        RELAY,
-        pair.now,
-    );
+    let mut exchange = pair.exchange(forged, pair.now);
     let Some(Output::Respond(answer)) = exchange.poll_output() else { panic!("refused") };
     assert_eq!(answer.status, 401);
     assert!(answer
@@ -994,15 +975,7 @@ fn a_listener_forgotten_before_its_acknowledgement_is_refused_and_after_it_ended
     let pair = Pair::new();
     let (headers, body) = pair.listen(18, json!({}));
     let listen = || {
-        let mut exchange = Exchange::begin(
-            headers.clone(),
-            false,
-            &Verified::new(),
-            pair.config,
-            pair.catalogue,
-            RELAY,
-            0,
-        );
+        let mut exchange = pair.exchange(headers.clone(), 0);
         assert!(matches!(exchange.poll_output(), Some(Output::ReadBody(_))));
         exchange.handle_body(Ok(body.to_string().into_bytes()), 0);
         assert!(matches!(exchange.poll_output(), Some(Output::Ask(Request::Listen { .. }))));
