@@ -1,6 +1,7 @@
-//! `ConnectCode::parse` on anything a person types, and `oauth::token::verify` on any bearer
-//! token. Checks that a code shows as it parses, that only this relay's tokens verify, and
-//! that a token it issues for any claims verifies to the same claims, until it expires.
+//! `ConnectCode::parse` on anything a person types, and `oauth::token::verify` (and the kept
+//! tokens' `Verified::verify`) on any bearer token. Checks that a code shows as it parses, that
+//! only this relay's tokens verify, that a token it issues for any claims verifies to the same
+//! claims until it expires, and that a kept token answers as a whole check would.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
@@ -26,9 +27,20 @@ fuzz_target!(|data: &[u8]| {
     }
 
     let keys = keys();
-    if let Ok(access) = token::verify(&keys, ORIGIN, &text, NOW) {
+    let read = token::verify(&keys, ORIGIN, &text, NOW);
+    if let Ok(access) = &read {
         assert_eq!((access.iss.as_str(), access.aud.as_str()), (ORIGIN, ORIGIN));
     }
+    // The tokens an isolate keeps answer as a whole check does, the second time too (from
+    // what was kept, when the first verified), and a kept token expires as it would.
+    let kept = token::Verified::new();
+    assert_eq!(kept.verify(&keys, ORIGIN, &text, NOW), read);
+    assert_eq!(kept.verify(&keys, ORIGIN, &text, NOW), read);
+    let later = NOW + 3_601_000;
+    assert_eq!(
+        kept.verify(&keys, ORIGIN, &text, later),
+        token::verify(&keys, ORIGIN, &text, later)
+    );
 
     // A token issued for claims made of the input verifies to those claims, and only here.
     let mut parts = text.splitn(4, '\n').map(str::to_owned);
@@ -49,4 +61,16 @@ fuzz_target!(|data: &[u8]| {
         token::verify(&keys, "https://other.example", &issued, NOW),
         Err(TokenError::WrongAudience)
     );
+    // Kept once verified, it is checked again on every use as a whole check would.
+    assert_eq!(
+        kept.verify(&keys, ORIGIN, &issued, NOW),
+        token::verify(&keys, ORIGIN, &issued, NOW)
+    );
+    assert_eq!(
+        kept.verify(&keys, ORIGIN, &issued, NOW),
+        token::verify(&keys, ORIGIN, &issued, NOW)
+    );
+    assert_eq!(kept.verify(&keys, ORIGIN, &issued, later), Err(TokenError::Expired));
+    let elsewhere = kept.verify(&keys, "https://other.example", &issued, NOW);
+    assert_eq!(elsewhere, Err(TokenError::WrongAudience));
 });

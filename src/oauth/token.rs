@@ -125,13 +125,8 @@ impl Verified {
         let mut kept_tokens = self.kept.borrow_mut();
         let found = kept_tokens.iter().find(|k| same_bytes(&k.token, token));
         if let Some(kept) = found.filter(|k| keys.by_id(&k.kid).is_some()) {
-            if kept.exp_s <= now_ms / 1000 {
-                return Err(TokenError::Expired);
-            }
-            if kept.access.aud != origin || kept.access.iss != origin {
-                return Err(TokenError::WrongAudience);
-            }
-            return Ok(kept.access.clone());
+            let Access { iss, aud, .. } = &kept.access;
+            return still_valid(kept.exp_s, iss, aud, origin, now_ms).map(|()| kept.access.clone());
         }
         let (access, claims) = verify_claims(keys, origin, token, now_ms)?;
         let kept = Kept { token: token.to_owned(), kid: claims.kid, exp_s: claims.exp, access };
@@ -150,6 +145,24 @@ impl Verified {
 /// differ (a token's length is no secret: every token of a relay has about the same).
 fn same_bytes(a: &str, b: &str) -> bool {
     a.len() == b.len() && a.bytes().zip(b.bytes()).fold(0, |diff, (x, y)| diff | (x ^ y)) == 0
+}
+
+/// What is checked of a signed token's claims at every use: it has not expired (`exp`, in
+/// seconds), and it is this origin's.
+fn still_valid(
+    exp: u64,
+    iss: &str,
+    aud: &str,
+    origin: &str,
+    now_ms: u64,
+) -> Result<(), TokenError> {
+    if exp <= now_ms / 1000 {
+        return Err(TokenError::Expired);
+    }
+    if aud != origin || iss != origin {
+        return Err(TokenError::WrongAudience);
+    }
+    Ok(())
 }
 
 /// What a verified token says beyond its access: its key and expiry.
@@ -185,12 +198,7 @@ fn verify_claims(
         .ok()
         .and_then(|c| tabrelay_bundle::from_json(&c))
         .ok_or(TokenError::Malformed)?;
-    if claims.exp <= now_ms / 1000 {
-        return Err(TokenError::Expired);
-    }
-    if claims.aud != origin || claims.iss != origin {
-        return Err(TokenError::WrongAudience);
-    }
+    still_valid(claims.exp, &claims.iss, &claims.aud, origin, now_ms)?;
     let Claims { iss, aud, sub, gid, cli, hst, exp, .. } = claims;
     let checked = Checked { kid: key.id.clone(), exp };
     Ok((Access { iss, aud, pairing: sub, grant: gid, client: cli, host: hst }, checked))
