@@ -66,8 +66,9 @@ async function timed(url, init) {
 }
 
 // ---- the bare hop, with a client in Node that answers what the tab answers -----------------------
-// The hop carries the relay's request body and answers with the relay's response body, so both
-// move the same bytes; the client answers each frame `<id>\n<body>` with `<id>\n<answer>`.
+// The hop takes the relay's request (its headers, the bearer token among them, and its body)
+// and answers with the relay's response body, so both are sent the same bytes; the client
+// answers each frame `<id>\n<body>` with `<id>\n<answer>`.
 const answers = new Map([[call, await fetched(`${RELAY}/`, mcp(call))], [big, await fetched(`${RELAY}/`, mcp(big))]]);
 const client = new WebSocket(`${HOP.replace('http', 'ws')}/ws`);
 await new Promise((resolve, reject) => {
@@ -78,7 +79,7 @@ client.onmessage = (e) => {
   const cut = e.data.indexOf('\n');
   client.send(`${e.data.slice(0, cut)}\n${answers.get(e.data.slice(cut + 1))}`);
 };
-const hopOf = (body) => ({ method: 'POST', headers: { 'content-type': 'application/json' }, body });
+const hopOf = (body) => mcp(body);
 const hop = hopOf(call);
 const bigHop = hopOf(big);
 for (let i = 0; i < 50; i++) {

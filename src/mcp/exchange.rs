@@ -88,13 +88,12 @@ impl RequestHeaders {
 }
 
 /// The `Access-Control-Allow-Headers` of a CORS preflight to the endpoint: the fixed ones
-/// ([`http::CORS_HEADERS`]), and each `Mcp-Param-{Name}` the browser asks to send (`requested`,
+/// ([`http::PREFLIGHT_HEADERS`]), and each `Mcp-Param-{Name}` the browser asks to send (`requested`,
 /// its `Access-Control-Request-Headers`): a tool's `x-mcp-header` names them, so no fixed list
 /// can, and the endpoint checks each against the tool's arguments.
 #[must_use]
 pub fn preflight_headers(requested: Option<&str>) -> String {
-    let fixed = http::CORS_HEADERS.iter().find(|(k, _)| *k == "access-control-allow-headers");
-    let mut allowed = fixed.map(|(_, v)| (*v).to_owned()).unwrap_or_default();
+    let mut allowed = http::PREFLIGHT_HEADERS.to_owned();
     let mut named: Vec<String> = Vec::new();
     for name in requested.unwrap_or_default().split(',').map(str::trim) {
         let lower = name.to_ascii_lowercase();

@@ -26,6 +26,7 @@ test('a 401 from the endpoint lets the browser read WWW-Authenticate', async () 
   assert.equal(r.status, 401);
   assert.equal(r.headers.get('access-control-allow-origin'), '*');
   assert.match(r.headers.get('access-control-expose-headers'), /www-authenticate/);
+  assert.equal(r.headers.get('access-control-allow-headers'), null, 'a browser reads it from the preflight only');
 });
 
 test('the pages and the tab channel are not opened to other origins', async () => {
