@@ -323,13 +323,14 @@ pub struct HeaderLines<'a>(pub &'a str);
 impl<'a> HeaderLines<'a> {
     /// Every header, name and value.
     pub fn entries(self) -> impl Iterator<Item = (&'a str, &'a str)> {
-        self.0.lines().filter_map(|line| line.split_once(':'))
+        self.0.split('\n').filter_map(|line| line.split_once(':'))
     }
 
-    /// The header `name` (lowercase), if the request has it.
+    /// The header `name` (lowercase, no colon), if the request has it: the first line that
+    /// starts `name:` (compared as bytes, each line once).
     #[must_use]
     pub fn get(self, name: &str) -> Option<&'a str> {
-        self.entries().find(|(n, _)| *n == name).map(|(_, value)| value)
+        self.0.split('\n').find_map(|line| line.strip_prefix(name)?.strip_prefix(':'))
     }
 }
 
