@@ -106,6 +106,9 @@ console.log(line('A (this tree)', a));
 console.log(line(`B (${other})`, b));
 // Each round's A and B ran next to each other: the median of their differences drifts least
 // with the machine's load (the least and the medians are each taken over the whole run).
+// So is the 64-way ratio: the median of each round's A/B (the ratio of the two medians beside it
+// moves with the rounds' spread: 0.89 x where the paired median read 0.98).
 const paired = pct(a.cpu.map((x, i) => x - b.cpu[i]), 50);
-console.log(`A - B: CPU paired median ${ms(paired)}, least ${ms(Math.min(...a.cpu) - Math.min(...b.cpu))}, median ${ms(pct(a.cpu, 50) - pct(b.cpu, 50))}; latency p50 over /health ${ms(pct(a.calls, 50) - pct(a.health, 50) - (pct(b.calls, 50) - pct(b.health, 50)))}; 64-way A/B ${(pct(a.rates, 50) / pct(b.rates, 50)).toFixed(2)} x`);
+const pairedRate = pct(a.rates.map((x, i) => x / b.rates[i]), 50);
+console.log(`A - B: CPU paired median ${ms(paired)}, least ${ms(Math.min(...a.cpu) - Math.min(...b.cpu))}, median ${ms(pct(a.cpu, 50) - pct(b.cpu, 50))}; latency p50 over /health ${ms(pct(a.calls, 50) - pct(a.health, 50) - (pct(b.calls, 50) - pct(b.health, 50)))}; 64-way A/B paired median ${pairedRate.toFixed(2)} x (of the medians ${(pct(a.rates, 50) / pct(b.rates, 50)).toFixed(2)} x)`);
 process.exit(0);
