@@ -44,6 +44,13 @@ pub fn sha256_hex(data: &[u8]) -> String {
     out
 }
 
+/// Whether `a` and `b` are the same text, compared in a time that does not depend on where they
+/// differ (their lengths are no secret: a token's, a PKCE challenge's).
+#[must_use]
+pub fn same_bytes(a: &str, b: &str) -> bool {
+    a.len() == b.len() && a.bytes().zip(b.bytes()).fold(0, |diff, (x, y)| diff | (x ^ y)) == 0
+}
+
 #[cfg(test)]
 pub(crate) mod testing {
     //! Test helpers: a seeded source of bytes for reproducible tests, a JSON round trip.

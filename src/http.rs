@@ -261,16 +261,19 @@ pub fn cors_headers(
     headers
 }
 
-/// CORS headers for the MCP endpoint and the OAuth endpoints a browser-based client calls
-/// (a preflight's `Access-Control-Allow-Methods` comes from [`allow`], per path). They authenticate by bearer
-/// header, never by cookie, so any origin may read them.
+/// CORS headers for the MCP endpoint and the OAuth endpoints a browser-based client calls (a
+/// preflight's `Access-Control-Allow-Methods` comes from [`allow`], per path). They
+/// authenticate by bearer header, never by cookie, so any origin may read them.
 pub const CORS_HEADERS: [(&str, &str); 2] = [
     ("access-control-allow-origin", "*"),
     ("access-control-expose-headers", "www-authenticate, mcp-session-id, mcp-protocol-version"),
 ];
 
 /// The request headers a preflight allows (`Access-Control-Allow-Headers`).
-pub const PREFLIGHT_HEADERS: &str = "authorization, content-type, accept, mcp-protocol-version, mcp-session-id, mcp-method, mcp-name, last-event-id";
+pub const PREFLIGHT_HEADERS: &str = concat!(
+    "authorization, content-type, accept, mcp-protocol-version, mcp-session-id, mcp-method, ",
+    "mcp-name, last-event-id"
+);
 
 /// Whether a path's answers carry [`CORS_HEADERS`]: the API routes, not the pages or the tab.
 #[must_use]
@@ -339,13 +342,13 @@ impl<'a> HeaderLines<'a> {
 /// a second header).
 #[must_use]
 pub fn header_text<V: AsRef<str>>(headers: &[(&str, V)]) -> Option<String> {
+    // Bytes, not chars: each of these is one byte in UTF-8, and never inside another char.
+    let breaks = |text: &str, colon: bool| {
+        text.bytes().any(|b| b == b'\n' || b == b'\r' || (colon && b == b':'))
+    };
     let mut text = String::new();
     for (name, value) in headers {
         let value = value.as_ref();
-        // Bytes, not chars: each of these is one byte in UTF-8, and never inside another char.
-        let breaks = |text: &str, colon: bool| {
-            text.bytes().any(|b| b == b'\n' || b == b'\r' || (colon && b == b':'))
-        };
         if breaks(name, true) || breaks(value, false) {
             return None;
         }

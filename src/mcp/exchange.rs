@@ -88,9 +88,9 @@ impl RequestHeaders {
 }
 
 /// The `Access-Control-Allow-Headers` of a CORS preflight to the endpoint: the fixed ones
-/// ([`http::PREFLIGHT_HEADERS`]), and each `Mcp-Param-{Name}` the browser asks to send (`requested`,
-/// its `Access-Control-Request-Headers`): a tool's `x-mcp-header` names them, so no fixed list
-/// can, and the endpoint checks each against the tool's arguments.
+/// ([`http::PREFLIGHT_HEADERS`]), and each `Mcp-Param-{Name}` the browser asks to send
+/// (`requested`, its `Access-Control-Request-Headers`): a tool's `x-mcp-header` names them, so
+/// no fixed list can, and the endpoint checks each against the tool's arguments.
 #[must_use]
 pub fn preflight_headers(requested: Option<&str>) -> String {
     let mut allowed = http::PREFLIGHT_HEADERS.to_owned();

@@ -27,7 +27,5 @@ pub fn verify(verifier: &str, challenge: &str) -> bool {
     if !is_verifier(verifier) {
         return false;
     }
-    let computed = s256(verifier);
-    computed.len() == challenge.len()
-        && computed.bytes().zip(challenge.bytes()).fold(0u8, |acc, (a, b)| acc | (a ^ b)) == 0
+    crate::crypto::same_bytes(&s256(verifier), challenge)
 }

@@ -6,6 +6,7 @@ use base64::Engine as _;
 use tabrelay_bundle::fields::Encode;
 
 use super::keys::{Keys, Purpose};
+use crate::crypto::same_bytes;
 use crate::limits::{ACCESS_TOKEN_TTL_S, VERIFIED_KEPT};
 
 /// What an access token says.
@@ -139,12 +140,6 @@ impl Verified {
         self.next.set((next + 1) % VERIFIED_KEPT);
         Ok(access)
     }
-}
-
-/// Whether `a` and `b` are the same text, compared in a time that does not depend on where they
-/// differ (a token's length is no secret: every token of a relay has about the same).
-fn same_bytes(a: &str, b: &str) -> bool {
-    a.len() == b.len() && a.bytes().zip(b.bytes()).fold(0, |diff, (x, y)| diff | (x ^ y)) == 0
 }
 
 /// What is checked of a signed token's claims at every use: it has not expired (`exp`, in
