@@ -1,5 +1,5 @@
 // The benchmark's measuring half; scripts/bench starts the relay and the bare hop and runs it.
-//   node scripts/bench.mjs [--calls 400] [--cpu-calls 300] [--cpu-rounds 3] [--rate-rounds 3] [--concurrency 64] [--burst 1000]
+//   node scripts/bench.mjs [--calls 400] [--cpu-calls 300] [--cpu-rounds 5] [--rate-rounds 9] [--concurrency 64] [--burst 1000]
 // The machines are shared and noisy, so every latency is reported as a difference measured in the
 // same run: the relay's tools/call against the hop's call made right after it (the target), and
 // each against the same server's plain route, interleaved with the calls; the relay
@@ -19,8 +19,8 @@ const arg = (name, dflt) => {
 };
 const CALLS = arg('calls', 400);
 const CPU_CALLS = arg('cpu-calls', 300);
-const CPU_ROUNDS = arg('cpu-rounds', 3);
-const RATE_ROUNDS = arg('rate-rounds', 3);
+const CPU_ROUNDS = arg('cpu-rounds', 5);
+const RATE_ROUNDS = arg('rate-rounds', 9);
 const CONCURRENCY = arg('concurrency', 64);
 const BURST = arg('burst', 1000);
 const HOP = process.env.BENCH_HOP_URL;
