@@ -96,7 +96,7 @@ async function answerOf(path, type, options) {
   for (let attempt = 1; attempt <= 3; attempt++) {
     answer = await within(endlessPost(path, type, options), 20_000, `${path}, attempt ${attempt}`);
     if (!lost(answer)) break;
-    console.log(`# ${path}: wrangler dev lost the answer (${answer.lost ?? answer.status}), attempt ${attempt}`);
+    console.log(`${path}: wrangler dev lost the answer (${answer.lost ?? answer.status}), attempt ${attempt}`);
   }
   return answer;
 }
