@@ -242,9 +242,17 @@ pub fn method_not_allowed(methods: &str) -> String {
 /// An authorization code was redeemed twice: the connection it made is revoked.
 pub const CODE_REPLAYED: &str = "The authorization code was used more than once, so the connection it made was revoked to be safe; connect again.";
 
-/// A tab asked the client for input it did not declare it can give (names: the capabilities).
+/// A tab asked the client for input it did not declare it can give (`missing`: the capabilities,
+/// as `requiredCapabilities` names them).
 #[must_use]
-pub fn missing_capability(names: &str) -> String {
+pub fn missing_capability(missing: &serde_json::Map<String, serde_json::Value>) -> String {
+    let mut names = String::new();
+    for name in missing.keys() {
+        if !names.is_empty() {
+            names.push_str(", ");
+        }
+        names.push_str(name);
+    }
     format!(
         "This call needs the client capability {names} to go on; the client did not declare it."
     )

@@ -46,18 +46,11 @@ pub fn ask(
 ) -> Result<Value, (u16, RpcError)> {
     let (kept, missing) = askable(requests, |c| era.declared(c));
     if kept.is_empty() {
-        let mut names = String::new();
-        for name in missing.keys() {
-            if !names.is_empty() {
-                names.push_str(", ");
-            }
-            names.push_str(name);
-        }
         return Err((
             400,
             RpcError {
                 code: codes::MISSING_CAPABILITY,
-                message: sentences::missing_capability(&names),
+                message: sentences::missing_capability(&missing),
                 data: Some(object(&mut |o| o.field("requiredCapabilities", &missing))),
             },
         ));
@@ -221,6 +214,11 @@ mod tests {
         let (status, e) =
             ask(&keys(), &era(json!({})), call(&args), &requests(), None, 0).unwrap_err();
         assert_eq!((status, e.code.0), (400, -32021));
+        assert_eq!(
+            e.message,
+            "This call needs the client capability elicitation, sampling to go on; the client did \
+             not declare it."
+        );
         let needed = &e.data.unwrap()["requiredCapabilities"];
         assert!(needed["sampling"].is_object() && needed["elicitation"].is_object());
     }

@@ -84,14 +84,7 @@ impl Room {
                 let declared = &self.tasks[i].carried.declared;
                 let (kept, missing) = askable(&requests, |c| declared.iter().any(|d| d == c));
                 if kept.is_empty() {
-                    let mut names = String::new();
-                    for name in missing.keys() {
-                        if !names.is_empty() {
-                            names.push_str(", ");
-                        }
-                        names.push_str(name);
-                    }
-                    let sentence = sentences::missing_capability(&names);
+                    let sentence = sentences::missing_capability(&missing);
                     tasks::Event::Lost(MISSING_CAPABILITY, sentence)
                 } else {
                     tasks::Event::NeedsInput { requests: kept, state }
