@@ -11,10 +11,10 @@
 // anything, as a token of a pairing whose storage is gone would.
 //
 // When: an object's file is there by the time its request is answered (the Worker answers only
-// after the object has; measured 130 of 130 one at a time), so the files are counted once the
-// requests are answered, never after a wait. The first test closes with one request that does
-// address an object, and sees its one file come: the count is read where the objects would be,
-// after the event that would have made them.
+// after the object has; measured for 130 of 130, 30 one at a time and 100 at once), so the files
+// are counted once the requests are answered, never after a wait. The first test closes with one
+// request that does address an object, and sees its one file come: the count is read where the
+// objects would be, after the event that would have made them.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
