@@ -153,6 +153,15 @@ pub const REFRESH_REFUSED: &str =
 pub const REFRESH_REUSED: &str =
     "That refresh token was already used, so the connection was revoked to be safe; connect again.";
 
+/// An approval came without the person's presence proven on this device (or with an assertion
+/// that does not hold), in a pairing that holds a presence credential: nothing is connected.
+pub const PRESENCE_NOT_PROVEN: &str = "Nothing was connected: your device did not confirm it was you (fingerprint, face, PIN or screen lock), and this browser approves only with that. Press Approve again and confirm on your device.";
+/// The presence credential a tab sent could not be read, or does not say the person was
+/// verified: it is not kept.
+pub const PRESENCE_NOT_KEPT: &str = "Your device's check could not be set up here (it did not confirm it was you), so nothing changed; try again and confirm on your device.";
+/// A tab sent a presence credential while the pairing holds one: the first stays.
+pub const PRESENCE_HELD: &str = "This browser already has its device check set up; nothing changed. To start over, clear this site's data in the browser.";
+
 /// The pairing got too many connect codes wrong in the last minute.
 pub const TOO_MANY_WRONG_CODES: &str = "Too many wrong connect codes were tried in this browser in the last minute; wait a minute, then check the code against the waiting page.";
 /// The tab refuses to approve a code: the pairing holds the most connections it keeps.

@@ -46,6 +46,33 @@ pub fn proof_text(origin: &str, challenge: &str) -> String {
     [PROOF_CONTEXT, origin, challenge].join(PROOF_SEPARATOR)
 }
 
+/// What a presence challenge names first: the purpose and its version, so an assertion of the
+/// person's presence means this and nothing else.
+pub const PRESENCE_CONTEXT: &str = "tabrelay-presence/v1";
+
+/// The decisions the person's presence is proven for ([`presence_text`]'s `decision`). The
+/// relay checks [`presence::CREATE`] and [`presence::APPROVE`]; the tab checks the rest itself.
+pub mod presence {
+    /// Making the pairing's presence credential (its subject: the pairing id).
+    pub const CREATE: &str = "create";
+    /// Approving a connect code (its subject: the code or link reference, as the tab sends it).
+    pub const APPROVE: &str = "approve";
+    /// A card's answer that gives power: Allow on an irreversible call, or "Always" (its
+    /// subject: the call's id and the answer).
+    pub const ANSWER: &str = "answer";
+    /// A looser mode or setting, or letting a stopped agent go on (its subject: what changes).
+    pub const SETTING: &str = "setting";
+}
+
+/// The text whose SHA-256 is the WebAuthn challenge of a presence check: [`PRESENCE_CONTEXT`],
+/// the relay's origin as the tab addressed it, the decision ([`presence`]) and what it is about,
+/// each after a [`PROOF_SEPARATOR`]. So an assertion made for one code, call or relay is worth
+/// nothing for another. `tab/generated/bundle.js` writes the same.
+#[must_use]
+pub fn presence_text(origin: &str, decision: &str, subject: &str) -> String {
+    [PRESENCE_CONTEXT, origin, decision, subject].join(PROOF_SEPARATOR)
+}
+
 /// The largest message either end sends over the tab's WebSocket, in bytes.
 pub const MAX_MESSAGE_BYTES: usize = 16 * 1024 * 1024;
 /// The largest message a socket may send before it has proven its pairing (its hello), in
@@ -207,6 +234,22 @@ pub enum TabMessage {
     Approve {
         /// The code typed, or the link's reference.
         said: CodeSaid,
+        /// The person's presence, proven on this device ([`presence::APPROVE`] of `said`): the
+        /// relay requires it once the pairing holds a presence credential.
+        proof: Option<Assertion>,
+    },
+    /// The person made the pairing's presence credential on this device (a WebAuthn platform
+    /// credential, user verification required, [`presence::CREATE`] of the pairing id). The
+    /// relay keeps the first one; a pairing that holds one refuses another.
+    Presence {
+        /// The credential's id (base64url).
+        credential: String,
+        /// Its public key: base64url of the raw uncompressed P-256 key ([`PAIRING_KEY_BYTES`]).
+        key: String,
+        /// The creation's `clientDataJSON` (base64url).
+        client_data: String,
+        /// The creation's authenticator data (base64url).
+        authenticator: String,
     },
     /// The person denied a connect code in this tab.
     Deny {
@@ -243,6 +286,28 @@ pub enum TabMessage {
         /// The outcome.
         outcome: Outcome,
     },
+}
+
+/// A WebAuthn assertion of the person's presence, each part base64url as the browser gave it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Assertion {
+    /// The credential's id.
+    pub credential: String,
+    /// The `clientDataJSON`.
+    pub client_data: String,
+    /// The authenticator data.
+    pub authenticator: String,
+    /// The signature (ASN.1 DER, as WebAuthn gives it).
+    pub signature: String,
+}
+
+/// The pairing's presence credential, as the relay tells its tabs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PresenceKey {
+    /// The credential's id (base64url).
+    pub credential: String,
+    /// Its public key: base64url of the raw uncompressed P-256 key.
+    pub key: String,
 }
 
 /// What a call came to in the tab: `{"data": …, "image"?: …}` or `{"error": "…"}`.
@@ -393,6 +458,18 @@ pub enum RelayMessage {
         pairing: String,
         /// The protocol version the relay speaks.
         protocol: u32,
+        /// The pairing's presence credential, once the person made one.
+        presence: Option<PresenceKey>,
+    },
+    /// The pairing now holds this presence credential (sent to every tab).
+    Presence {
+        /// The credential.
+        held: PresenceKey,
+    },
+    /// The presence credential a tab sent was not kept; the sentence says why.
+    PresenceRefused {
+        /// What the person can act on.
+        sentence: String,
     },
     /// An agent calls a tool.
     Call {
@@ -762,6 +839,8 @@ impl FromValue for Outcome {
 crate::codec!(Image, "a picture", { data, mime_type = "mimeType", width, height });
 crate::codec!(Audio, "a sound", { data, mime_type = "mimeType" });
 crate::codec!(Embedded, "a text document", { uri, mime_type = "mimeType", text });
+crate::codec!(Assertion, "an assertion", { credential, client_data, authenticator, signature });
+crate::codec!(PresenceKey, "a presence credential", { credential, key });
 crate::codec!(Connection, "a connection", { id, kind, client, host, verified or None });
 crate::codec!(ToolCall, "a tool call", { tool, args, agent, connection });
 crate::codec!(ConnectionInfo, "a connection as the tab lists it", {
@@ -770,7 +849,9 @@ crate::codec!(ConnectionInfo, "a connection as the tab lists it", {
 
 crate::codec!(RelayMessage, "a message of the relay", tag "type" {
     "challenge" => Challenge { challenge },
-    "welcome" => Welcome { pairing, protocol },
+    "welcome" => Welcome { pairing, protocol, presence or None },
+    "presence" => Presence { held as flat },
+    "presence_refused" => PresenceRefused { sentence },
     "call" => Call { id, tool_call as flat, turn, input or None },
     "described" => Described {
         code, client, host, verified or None, age_ms, place or None, lookalike or None,
@@ -801,7 +882,8 @@ crate::codec!(TabMessage, "a message of a tab", tag "type" {
     "stop" => Stop { connection },
     "go_on" => GoOn { connection },
     "describe" => Describe { said as flat },
-    "approve" => Approve { said as flat },
+    "approve" => Approve { said as flat, proof or None },
+    "presence" => Presence { credential, key, client_data, authenticator },
     "deny" => Deny { said as flat },
     "focus" => Focus { focused },
     "tools" => Tools { tools },
@@ -1026,7 +1108,7 @@ mod tests {
         let read = |text: &str| TabMessage::parse(text);
         assert_eq!(
             read(r#"{"type":"approve","code":"ABCDE-12345"}"#),
-            Ok(TabMessage::Approve { said: CodeSaid::Code("ABCDE-12345".into()) })
+            Ok(TabMessage::Approve { said: CodeSaid::Code("ABCDE-12345".into()), proof: None })
         );
         assert_eq!(
             read(r#"{"type":"describe","link":"ABCDEFGH0123456789"}"#),
@@ -1232,7 +1314,11 @@ mod tests {
 
     #[test]
     fn relay_messages_carry_their_type() {
-        let m = RelayMessage::Welcome { pairing: "p".into(), protocol: PROTOCOL_VERSION };
+        let m = RelayMessage::Welcome {
+            pairing: "p".into(),
+            protocol: PROTOCOL_VERSION,
+            presence: None,
+        };
         let v: Value = serde_json::from_str(&m.to_text()).unwrap();
         assert_eq!(v, json!({"type":"welcome","pairing":"p","protocol":3}));
         let m = RelayMessage::Challenge { challenge: "c".into() };
@@ -1270,7 +1356,11 @@ mod tests {
         };
         vec![
             RelayMessage::Challenge { challenge: "c".into() },
-            RelayMessage::Welcome { pairing: "p".into(), protocol: PROTOCOL_VERSION },
+            RelayMessage::Welcome {
+                pairing: "p".into(),
+                protocol: PROTOCOL_VERSION,
+                presence: None,
+            },
             RelayMessage::Call {
                 id: 1,
                 tool_call: ToolCall {
@@ -1359,7 +1449,7 @@ mod tests {
             TabMessage::Stop { connection: "g1".into() },
             TabMessage::GoOn { connection: "g1".into() },
             TabMessage::Describe { said: CodeSaid::Code("ABCDE-12345".into()) },
-            TabMessage::Approve { said: CodeSaid::Link("L".into()) },
+            TabMessage::Approve { said: CodeSaid::Link("L".into()), proof: None },
             TabMessage::Deny { said: CodeSaid::Code("X".into()) },
             TabMessage::Focus { focused: true },
             TabMessage::View { dataset: "Survey 4".into() },

@@ -27,6 +27,10 @@ export const PROOF_CONTEXT = '{proof_context}';\n\
 export const CHALLENGE_BYTES = {challenge_bytes};\n\
 /** The text a tab signs to prove its pairing (bundle/src/protocol.rs `proof_text`). */\n\
 export function proofText(origin, challenge) {{\n  return [PROOF_CONTEXT, origin, challenge].join({proof_separator});\n}}\n\
+export const PRESENCE_CONTEXT = '{presence_context}';\n\
+export const PRESENCE = Object.freeze({{ CREATE: '{p_create}', APPROVE: '{p_approve}', ANSWER: '{p_answer}', SETTING: '{p_setting}' }});\n\
+/** The text whose SHA-256 is a presence check's challenge (bundle/src/protocol.rs `presence_text`). */\n\
+export function presenceText(origin, decision, subject) {{\n  return [PRESENCE_CONTEXT, origin, decision, subject].join({proof_separator});\n}}\n\
 export const MAX_MESSAGE_BYTES = {max_message};\n\
 export const MAX_UNPROVEN_MESSAGE_BYTES = {max_unproven};\n\
 export const MAX_UNPROVEN_SOCKETS = {max_unproven_sockets};\n\
@@ -70,6 +74,11 @@ export const CATALOGUE = Object.freeze({catalogue});\n",
         tab_path = protocol::TAB_PATH,
         pairing_param = protocol::TAB_PAIRING_PARAM,
         proof_context = protocol::PROOF_CONTEXT,
+        presence_context = protocol::PRESENCE_CONTEXT,
+        p_create = protocol::presence::CREATE,
+        p_approve = protocol::presence::APPROVE,
+        p_answer = protocol::presence::ANSWER,
+        p_setting = protocol::presence::SETTING,
         challenge_bytes = protocol::CHALLENGE_BYTES,
         proof_separator = serde_json::to_string(protocol::PROOF_SEPARATOR).unwrap_or_default(),
         max_unproven = protocol::MAX_UNPROVEN_MESSAGE_BYTES,

@@ -20,6 +20,7 @@ pub mod calls;
 pub mod codes;
 pub mod grants;
 pub mod object;
+pub mod presence;
 pub mod resume;
 pub mod room;
 pub mod store;

@@ -10,7 +10,7 @@
 use tabrelay_bundle::catalogue::Catalogue;
 
 use crate::crypto::Entropy;
-use crate::oauth::connect::{Command, ConnectCode};
+use crate::oauth::connect::{Command, ConnectCode, Named};
 use crate::oauth::keys::Keys;
 use crate::pairing::room::{Asker, Effect, Input, Room};
 use crate::pairing::store::{Sql, Store};
@@ -29,6 +29,8 @@ pub enum Output {
     Attach(u64, String),
     /// Check this proof of a tab, then give [`Input::Proved`].
     Verify(u64, Proof),
+    /// Check this proof of the person's presence, then give [`Input::PresenceProved`].
+    VerifyPresence(u64, Proof, Named),
     /// Ask a code's object, then give [`Input::CodeReplied`].
     AskCode(u64, ConnectCode, Command, String),
     /// Reply to a waiting request; [`Reply::ends`] says whether it is its last.
@@ -160,6 +162,9 @@ impl Object {
                 Effect::Close(tab, code, reason) => Output::Close(tab, code, reason),
                 Effect::Attach(tab) => Output::Attach(tab.number, attachment(&tab)),
                 Effect::Verify(tab, proof) => Output::Verify(tab, proof),
+                Effect::VerifyPresence(tab, proof, named) => {
+                    Output::VerifyPresence(tab, proof, named)
+                }
                 Effect::AskCode(tab, code, command, said) => {
                     Output::AskCode(tab, code, command, said)
                 }

@@ -68,6 +68,7 @@ impl Store {
             Effect::StoreTurns(turns) => self.meta(sql, "turns", turns),
             Effect::StoreLeft(left) => self.meta(sql, "left", left),
             Effect::StoreWrongCodes(wrong) => self.meta(sql, "wrong_codes", wrong),
+            Effect::StorePresence(held) => self.meta(sql, "presence", held),
             Effect::StoreGrant(grant) => {
                 let query = "INSERT INTO grants (id, body) VALUES (?1, ?2) ON CONFLICT(id) DO UPDATE SET body = ?2";
                 self.body(sql, query, &grant.id, grant);
@@ -141,6 +142,7 @@ impl Store {
             wrong_codes: meta("wrong_codes").and_then(FromValue::from_value).unwrap_or_default(),
             tasks,
             replayed_until,
+            presence: meta("presence").and_then(FromValue::from_value),
         }
     }
 

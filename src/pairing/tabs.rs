@@ -2,14 +2,15 @@
 //! pairing key, what each message of a proven tab means, the bounds on sockets, and which tab
 //! gets a call.
 
-use tabrelay_bundle::protocol::CodeSaid;
 use tabrelay_bundle::protocol::{
     close, proof_text, Outcome, RelayMessage, TabMessage, ToolList, CHALLENGE_BYTES, HELLO_WAIT_MS,
     MAX_DATASET_NAME_CHARS, MAX_TABS_PER_PAIRING, MAX_UNPROVEN_MESSAGE_BYTES, MAX_UNPROVEN_SOCKETS,
     PAIRING_KEY_BYTES, PROTOCOL_VERSION, SIGNATURE_BYTES, TAB_PAIRING_PARAM,
 };
+use tabrelay_bundle::protocol::{Assertion, CodeSaid};
 use tabrelay_bundle::BUNDLE_DIGEST;
 
+use super::presence::Enrolment;
 use crate::crypto::{random_token, sha256_hex, Entropy};
 use crate::oauth::connect::{refusal, Named};
 use crate::sentences;
@@ -150,8 +151,10 @@ pub fn tab_socket(
 pub struct Proof {
     /// The raw public key ([`PairingKey::raw`]).
     pub key: Vec<u8>,
-    /// What was signed: [`proof_text`] of the relay's origin and the socket's challenge.
-    pub text: String,
+    /// What was signed: [`proof_text`] of the relay's origin and the socket's challenge (for a
+    /// tab's hello), or the authenticator data and the client data's hash (for the person's
+    /// presence, [`super::presence`]).
+    pub data: Vec<u8>,
     /// The signature, [`SIGNATURE_BYTES`] bytes.
     pub signature: Vec<u8>,
 }
@@ -194,8 +197,11 @@ pub enum TabAction {
     /// Ask the code's Durable Object who asks for it.
     Describe(Named),
     /// Ask the code's Durable Object to approve it for this pairing (a link's reference: once
-    /// the browser confirms).
-    Approve(Named),
+    /// the browser confirms), with the person's presence proven when the tab sent it: the
+    /// assertion, and the code or reference as the tab sent it (what the assertion is for).
+    Approve(Named, Option<(Assertion, String)>),
+    /// Keep this presence credential as the pairing's, if it holds none.
+    Enrol(Enrolment),
     /// Ask the code's Durable Object to deny it.
     Deny(Named),
     /// Tell the tab its code was refused, with this sentence.
@@ -307,7 +313,13 @@ impl Tab {
         match message {
             TabMessage::Hello { .. } => TabAction::Ignore,
             TabMessage::Describe { said } => Self::with_code(&said, TabAction::Describe),
-            TabMessage::Approve { said } => Self::with_code(&said, TabAction::Approve),
+            TabMessage::Approve { said, proof } => {
+                let proof = proof.map(|p| (p, said.text().to_owned()));
+                Self::with_code(&said, |named| TabAction::Approve(named, proof))
+            }
+            TabMessage::Presence { credential, key, client_data, authenticator } => {
+                TabAction::Enrol(Enrolment { credential, key, client_data, authenticator })
+            }
             TabMessage::Deny { said } => Self::with_code(&said, TabAction::Deny),
             TabMessage::Focus { focused: true } => {
                 TabAction::Update(Self { focus_ms: now_ms, ..self.clone() })
@@ -348,7 +360,11 @@ impl Tab {
         match (key, signature) {
             (Some(key), Some(signature)) => TabAction::Verify(
                 Self { challenge: None, key: key.text(), ..self.clone() },
-                Proof { key: key.0, text: proof_text(&self.origin, challenge), signature },
+                Proof {
+                    key: key.0,
+                    data: proof_text(&self.origin, challenge).into_bytes(),
+                    signature,
+                },
             ),
             _ => TabAction::Close(NOT_PROVEN.0, NOT_PROVEN.1),
         }
@@ -430,7 +446,7 @@ pub fn next_check<'a>(open: impl IntoIterator<Item = &'a Tab> + Clone, now_ms: u
 }
 
 impl Tab {
-    fn with_code(said: &CodeSaid, action: fn(Named) -> TabAction) -> TabAction {
+    fn with_code(said: &CodeSaid, action: impl FnOnce(Named) -> TabAction) -> TabAction {
         match Named::read(said) {
             Some(named) => action(named),
             None => {
@@ -671,7 +687,7 @@ pub(crate) mod tests {
             proof,
             Proof {
                 key: key().raw().to_vec(),
-                text: proof_text(ORIGIN, &challenge),
+                data: proof_text(ORIGIN, &challenge).into_bytes(),
                 signature: vec![9u8; SIGNATURE_BYTES],
             }
         );
@@ -863,11 +879,11 @@ pub(crate) mod tests {
     fn a_proven_tab_approves_codes_asks_and_answers() {
         let t = proven(1, 10);
         assert!(
-            matches!(t.on_message(r#"{"type":"approve","code":"abcde-12345"}"#, 11), TabAction::Approve(Named::Typed(c)) if c.as_str() == "ABCDE12345")
+            matches!(t.on_message(r#"{"type":"approve","code":"abcde-12345"}"#, 11), TabAction::Approve(Named::Typed(c), None) if c.as_str() == "ABCDE12345")
         );
         let link = r#"{"type":"approve","link":"abcdefgh0123456789"}"#;
         assert!(
-            matches!(t.on_message(link, 11), TabAction::Approve(Named::Linked(l)) if l.as_str() == "ABCDEFGH0123456789"),
+            matches!(t.on_message(link, 11), TabAction::Approve(Named::Linked(l), None) if l.as_str() == "ABCDEFGH0123456789"),
             "a link's reference is not a code"
         );
         assert!(matches!(

@@ -32,6 +32,7 @@ use crate::http::{self, Answer};
 use crate::limits::WHOLE_REPLY_WAIT_MS;
 use crate::pairing::object::{read_attachment, ByNumber, Object, Output};
 use crate::pairing::room::{Asker, Input};
+use crate::pairing::tabs::Proof;
 use crate::pairing::wire::{Reply, Request};
 use crate::pairing::{socket_pairing, Tab};
 use crate::senders::sender_key;
@@ -141,10 +142,12 @@ impl Pairing {
                     JsFuture::from(set_alarm(&self.platform, at as f64)).await?;
                 }
                 Some(Output::Verify(tab, proof)) => {
-                    let answer = verify_p256(&proof.key, &proof.signature, proof.text.as_bytes());
-                    let valid =
-                        JsFuture::from(answer).await.is_ok_and(|v| v.as_bool() == Some(true));
+                    let valid = verified(&proof).await;
                     self.handle(Input::Proved { tab, valid });
+                }
+                Some(Output::VerifyPresence(tab, proof, named)) => {
+                    let valid = verified(&proof).await;
+                    self.handle(Input::PresenceProved { tab, named, valid });
                 }
                 Some(Output::AskCode(tab, code, command, said)) => {
                     let reply = ask_code(&self.env, &code, command.clone()).await.ok();
@@ -335,4 +338,10 @@ impl Drop for Lines {
 /// A tab's state from its socket's attachment (a JS string, not worker's serde-wasm-bindgen).
 fn tab_of(ws: &WebSocket) -> Option<Tab> {
     read_attachment(&ws.deserialize_attachment().ok()?.as_string()?)
+}
+
+/// Whether a proof's ECDSA P-256 signature holds (the platform's WebCrypto checks it).
+async fn verified(proof: &Proof) -> bool {
+    let answer = verify_p256(&proof.key, &proof.signature, &proof.data);
+    JsFuture::from(answer).await.is_ok_and(|v| v.as_bool() == Some(true))
 }

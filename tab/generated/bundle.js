@@ -11,6 +11,12 @@ export const CHALLENGE_BYTES = 32;
 export function proofText(origin, challenge) {
   return [PROOF_CONTEXT, origin, challenge].join("\n");
 }
+export const PRESENCE_CONTEXT = 'tabrelay-presence/v1';
+export const PRESENCE = Object.freeze({ CREATE: 'create', APPROVE: 'approve', ANSWER: 'answer', SETTING: 'setting' });
+/** The text whose SHA-256 is a presence check's challenge (bundle/src/protocol.rs `presence_text`). */
+export function presenceText(origin, decision, subject) {
+  return [PRESENCE_CONTEXT, origin, decision, subject].join("\n");
+}
 export const MAX_MESSAGE_BYTES = 16777216;
 export const MAX_UNPROVEN_MESSAGE_BYTES = 4096;
 export const MAX_UNPROVEN_SOCKETS = 4;

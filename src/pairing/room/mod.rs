@@ -35,6 +35,7 @@ use crate::pairing::answers::Questions;
 use crate::pairing::calls::{Calls, Flight, Holder, LeftCalls};
 use crate::pairing::codes::WrongCodes;
 use crate::pairing::grants::Grant;
+use crate::pairing::presence::Held;
 use crate::pairing::resume::Resumable;
 use crate::pairing::tabs::{Proof, Tab, TabAction};
 use crate::pairing::tasks::{Event as TaskEvent, Task};
@@ -45,6 +46,7 @@ use crate::sentences;
 mod calls;
 mod grants;
 mod listeners;
+mod presence;
 mod sockets;
 mod tasks;
 #[cfg(test)]
@@ -73,13 +75,25 @@ pub struct Stored {
     pub tasks: Vec<Task>,
     /// Until when the last record of a replayed code's grant is kept (0: none).
     pub replayed_until: u64,
+    /// The pairing's presence credential.
+    pub presence: Option<Held>,
 }
 
 impl Stored {
     /// Whether it holds nothing but defaults (every part named, so a new one is not missed;
     /// smaller in the Worker than comparing it whole with the default).
     fn is_empty(&self) -> bool {
-        let Stored { tabs, stated, grants, turns, wrong_codes, left, tasks, replayed_until } = self;
+        let Stored {
+            tabs,
+            stated,
+            grants,
+            turns,
+            wrong_codes,
+            left,
+            tasks,
+            replayed_until,
+            presence,
+        } = self;
         tabs.is_empty()
             && stated.is_empty()
             && grants.is_empty()
@@ -88,6 +102,7 @@ impl Stored {
             && left.is_empty()
             && tasks.is_empty()
             && *replayed_until == 0
+            && presence.is_none()
     }
 }
 
@@ -118,6 +133,15 @@ pub enum Input {
     Proved {
         /// The tab.
         tab: u64,
+        /// Whether the signature holds.
+        valid: bool,
+    },
+    /// The person's presence for a tab's approval was checked ([`Effect::VerifyPresence`]).
+    PresenceProved {
+        /// The tab.
+        tab: u64,
+        /// The code or link reference it approves.
+        named: Named,
         /// Whether the signature holds.
         valid: bool,
     },
@@ -169,6 +193,11 @@ pub enum Effect {
     Attach(Tab),
     /// Check this proof of a tab, then give [`Input::Proved`].
     Verify(u64, Proof),
+    /// Check this proof of the person's presence for a tab's approval of a code, then give
+    /// [`Input::PresenceProved`].
+    VerifyPresence(u64, Proof, Named),
+    /// Store the pairing's presence credential (its JSON).
+    StorePresence(String),
     /// Ask a code's object, then give [`Input::CodeReplied`] (with the code or link reference
     /// the tab sent, last).
     AskCode(u64, ConnectCode, Command, String),
@@ -214,11 +243,13 @@ impl Effect {
             | Effect::StoreWrongCodes(_)
             | Effect::StoreGrant(_)
             | Effect::DeleteGrant(_)
-            | Effect::RecordReplayed(..) => true,
+            | Effect::RecordReplayed(..)
+            | Effect::StorePresence(_) => true,
             Effect::Send(..)
             | Effect::Close(..)
             | Effect::Attach(_)
             | Effect::Verify(..)
+            | Effect::VerifyPresence(..)
             | Effect::AskCode(..)
             | Effect::Reply(..)
             | Effect::SetAlarm(_)
@@ -364,6 +395,8 @@ pub struct Room {
     wrote: bool,
     /// Until when a replayed code's grant is recorded (refused should it be made): kept so long.
     replayed_until: u64,
+    /// The pairing's presence credential, once the person made one: approvals then need it.
+    presence: Option<Held>,
 }
 
 impl Room {
@@ -391,6 +424,7 @@ impl Room {
             resume: Resumable::default(),
             wrote: false,
             replayed_until: 0,
+            presence: None,
         }
     }
 
@@ -429,6 +463,9 @@ impl Room {
                     self.act(tab, action, now_ms, entropy, &mut out);
                 }
             }
+            Input::PresenceProved { tab, named, valid } => {
+                self.presence_proved(tab, named, valid, now_ms, &mut out);
+            }
             Input::CodeReplied { tab, said, command, reply } => {
                 self.code_replied(tab, said, &command, reply, now_ms, &mut out);
             }
@@ -457,8 +494,12 @@ impl Room {
     /// one still proving itself). Then what it stored (what its tabs stated, turns, wrong codes,
     /// used states) goes once any record of a replayed code has run its time: a pairing no agent
     /// was let into (a self-made key's, say) keeps nothing past its last socket.
+    /// A pairing whose person made a presence credential keeps it (only a proven tab makes one).
     fn keeps_nothing(&self) -> bool {
-        self.tabs.0.is_empty() && self.grants.is_empty() && self.tasks.is_empty()
+        self.tabs.0.is_empty()
+            && self.grants.is_empty()
+            && self.tasks.is_empty()
+            && self.presence.is_none()
     }
 
     fn woke(&mut self, stored: Stored, now_ms: u64, out: &mut Vec<Effect>) {
@@ -491,6 +532,7 @@ impl Room {
         // When it was stored is not known: the next call of the turn stores it again.
         self.turns_stored = (self.turns.current(), 0);
         self.wrong_codes = stored.wrong_codes;
+        self.presence = stored.presence;
         self.calls.restore(stored.left);
         self.tasks = stored.tasks;
         // A task's round in a tab that is still open runs on: in flight again, its wait anew.
@@ -603,7 +645,12 @@ impl Room {
             TabAction::Welcome(t) => {
                 let pairing = t.pairing.clone();
                 self.keep_tab(t, out);
-                send(out, tab, RelayMessage::Welcome { pairing, protocol: PROTOCOL_VERSION });
+                let presence = self.presence.as_ref().map(Held::told);
+                send(
+                    out,
+                    tab,
+                    RelayMessage::Welcome { pairing, protocol: PROTOCOL_VERSION, presence },
+                );
             }
             TabAction::Verify(t, proof) => {
                 // The challenge is used before the check: a second hello meanwhile proves nothing.
@@ -614,12 +661,8 @@ impl Room {
             TabAction::Describe(named) => {
                 self.code_command(tab, &named, Command::Describe, now_ms, out)
             }
-            TabAction::Approve(named) => {
-                let pairing = self.tabs.get(&tab).map(|t| t.pairing.clone()).unwrap_or_default();
-                // The relay, not the tab's script, knows a link's reference from a typed code.
-                let linked = matches!(named, Named::Linked(_));
-                self.code_command(tab, &named, Command::Approve { pairing, linked }, now_ms, out);
-            }
+            TabAction::Approve(named, proof) => self.approve(tab, named, proof, now_ms, out),
+            TabAction::Enrol(enrolment) => self.enrol(tab, enrolment, out),
             TabAction::Deny(named) => self.code_command(tab, &named, Command::Deny, now_ms, out),
             TabAction::RefuseCode(code, sentence) => {
                 send(out, tab, RelayMessage::Refused { code, sentence: sentence.into() });

@@ -67,6 +67,7 @@ fn after_a_wake_the_rows_read_back_route_the_call_and_list_the_tools() {
         left: LeftCalls::default(),
         tasks: Vec::new(),
         replayed_until: 0,
+        presence: None,
     };
     let catalogue = sim.room.catalogue;
     sim.room = Room::new(Some(keys()), catalogue);
