@@ -7,6 +7,7 @@ import type { DataSwitch } from './data-guard.js';
 import type { RelayClient } from './relay-client.js';
 import type { ConnectionsList } from './presence-elements.js';
 import type { AgentsRecord } from './record.js';
+import type { PresenceCheck } from './presence-check.js';
 
 /** A tool's own choice beside its kinds, in words: `kinds` (none), `ask`, `deny`. */
 export const TOOL_CHOICES: Readonly<{ kinds: string; ask: string; deny: string }>;
@@ -45,6 +46,8 @@ export class AgentsPanel extends HTMLElement {
   readonly connections: ConnectionsList;
   /** The record of what agents did (createRecord), shown in its own section. */
   record: AgentsRecord | null;
+  /** The person's presence check (./presence-check.js): approvals carry its proof. */
+  presenceCheck: PresenceCheck | null;
   /** Says the relay is stopped and why, when the app did not start it. */
   showStatus(state: 'stopped' | 'idle', detail?: { reason?: string }): void;
   /** Fills in the code of the waiting page's link (`#tabrelay-connect=CODE`), if any. */

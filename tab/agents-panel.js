@@ -35,6 +35,7 @@ import { CODE_LEN } from './generated/bundle.js';
 import { ago, shown } from './presence-elements.js';
 import { MODES, HEAVY_MS, kindDecision } from './presence.js';
 import { DATA_SENTENCES } from './data-guard.js';
+import { PRESENCE, PRESENCE_SENTENCES } from './presence-check.js';
 import './record.js';
 
 /** A tool's own choice beside its kinds: none (its kinds decide), ask first, or refuse. */
@@ -176,6 +177,8 @@ export class AgentsPanel extends Base {
   #root;
   #relay = null;
   #presence = null;
+  /** The person's presence check (./presence-check.js), set by the app: approvals carry its proof. */
+  presenceCheck = null;
   #unsubscribe = [];
   /** The state shown while the app has no relay to start (`showStatus`). */
   #stopped = null;
@@ -302,6 +305,7 @@ export class AgentsPanel extends Base {
     this.#presence = presence || null;
     this.#el('permissions').presence = this.#presence;
     this.#el('grants').presence = this.#presence;
+    this.#el('connections').presence = this.#presence;
     this.#unsubscribe.forEach((f) => f());
     this.#unsubscribe = [];
     this.#listen();
@@ -476,9 +480,22 @@ export class AgentsPanel extends Base {
     const select = event.target.closest('select[data-tool]');
     if (!select || !this.#presence) return;
     const name = select.dataset.tool;
-    this.#presence.store.setTool(name, select.value === 'kinds' ? null : select.value);
-    const setting = this.#presence.settingOf(name);
-    this.#el('settings-result').textContent = `${name} ${setting === 'refused' && this.#presence.refusalOf?.(name) ? NOW_SWITCH_WORDS : NOW_WORDS[setting]}.`;
+    const decision = select.value === 'kinds' ? null : select.value;
+    const result = this.#el('settings-result');
+    // A looser choice gives agents power: only once the person's device confirmed it.
+    const looser = this.#presence.loosens({ tool: name, decision });
+    if (looser) result.textContent = PRESENCE_SENTENCES.ASKING;
+    const asked = looser ? this.#presence.confirmed(PRESENCE.SETTING, JSON.stringify({ tool: name, decision })) : Promise.resolve('');
+    asked.then((refused) => {
+      if (refused) {
+        result.textContent = refused;
+        this.#renderTools(true); // the select shows the choice kept
+        return;
+      }
+      this.#presence.store.setTool(name, decision);
+      const setting = this.#presence.settingOf(name);
+      result.textContent = `${name} ${setting === 'refused' && this.#presence.refusalOf?.(name) ? NOW_SWITCH_WORDS : NOW_WORDS[setting]}.`;
+    });
   }
 
   /**
@@ -662,20 +679,28 @@ export class AgentsPanel extends Base {
    */
   #approve(event) {
     event.preventDefault();
+    const check = this.presenceCheck;
     if (this.#asked()?.kind !== 'link') {
       return this.#decide('approve', 'Approving…', async (whole) => {
-        const { client } = await this.#relay.approve(whole);
+        const proof = check ? await this.#proof(check, whole) : null;
+        const { client } = await this.#relay.approve(whole, proof);
         this.#el('connections').refresh();
         this.#el('approve-result').dataset.connected = 'yes';
         return `Connected to ${shown(client || 'the agent')}.`;
       });
     }
-    // Opened now, while the press lets a page open a window; given its address once the relay answered.
-    const win = this.#relay ? openConfirmWindow() : null;
+    // Opened now, while the press lets a page open a window; given its address once the relay
+    // answered. With the person's presence to prove, the device is asked first: a window opened
+    // before it would take the focus WebAuthn needs (the browser may then block the window: the
+    // link to open it is offered instead).
+    const early = this.#relay && !check ? openConfirmWindow() : null;
     return this.#decide('approve', CONSENT.LINK_CONFIRMING, async (link) => {
+      const proof = check ? await this.#proof(check, link) : null;
+      if (check) this.#el('approve-result').textContent = CONSENT.LINK_CONFIRMING;
+      const win = early ?? (check && this.#relay ? openConfirmWindow() : null);
       let said;
       try {
-        said = await this.#relay.approveLink(link);
+        said = await this.#relay.approveLink(link, proof);
       } catch (err) {
         win?.close();
         throw err;
@@ -698,6 +723,16 @@ export class AgentsPanel extends Base {
       this.#el('approve-result').dataset.connected = 'yes';
       return `Connected to ${shown(said.client || 'the agent')}.`;
     });
+  }
+
+  /**
+   * The person's presence proven on this device for approving `said` (./presence-check.js): the
+   * assertion the relay checks, or null where the browser has no device and the app allows it;
+   * throws the sentence the person reads.
+   */
+  async #proof(check, said) {
+    this.#el('approve-result').textContent = PRESENCE_SENTENCES.ASKING;
+    return check.approval(said);
   }
 
   /** Resolves with whether the relay's confirm page approved (what it posts), or null once its window closed without a word. */

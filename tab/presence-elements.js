@@ -30,7 +30,10 @@
 // that summaries of very small groups can still reveal values. Set `dataSwitch` (from
 // ./data-guard.js createDataSwitch) and `datasetId` (the shown dataset's identity).
 
-import { MODES, DECISIONS, modeDecision, MODE_CHOICE, CUSTOM_MODE, UNTIL, ALL_AGENTS } from './presence.js';
+import { MODES, DECISIONS, modeDecision, MODE_CHOICE, CUSTOM_MODE, UNTIL, ALL_AGENTS, answerNeedsPresence } from './presence.js';
+import { PRESENCE, PRESENCE_SENTENCES } from './presence-check.js';
+
+const PRESENCE_ASKING = PRESENCE_SENTENCES.ASKING;
 import { DATA_SENTENCES } from './data-guard.js';
 
 /** How a card says the weight of what it asks: a read and an undoable change are neutral, irreversible red. */
@@ -208,6 +211,8 @@ export class ConfirmCard extends PresenceElement {
       [part=once] { background: #0b5cad; border-color: #0b5cad; color: #fff; }
       [part=card][data-risk=irreversible] [part=once] { background: #b3261e; border-color: #b3261e; }
       [part=more] { color: #5b5b60; font-size: .9rem; margin: .5rem 0 0; }
+      [part=presence] { margin: .5rem 0 0; font-size: .9rem; }
+      [part=presence]:empty { display: none; }
     </style>
     <div part="card" role="alertdialog" aria-modal="false" aria-labelledby="what" aria-describedby="risk who why" tabindex="-1">
       <h3 part="what" id="what"></h3>
@@ -223,6 +228,7 @@ export class ConfirmCard extends PresenceElement {
         <button part="always" type="button" data-choice="always"></button>
         <button part="once" type="button" data-choice="once"></button>
       </div>
+      <p part="presence" role="status" aria-live="polite"></p>
       <p part="more" aria-live="polite"></p>
     </div>`;
     this.#root.addEventListener('click', (event) => {
@@ -277,6 +283,12 @@ export class ConfirmCard extends PresenceElement {
       this.#focusBefore = null;
       return;
     }
+    // What the person's device is asked, or said (./presence-check.js): the card stays until
+    // an answer that needs their presence was confirmed by it.
+    const power = (q.choices || []).some((c) => answerNeedsPresence(q.risk, c.choice));
+    this.#root.querySelector('[part=presence]').textContent = q.proving
+      ? PRESENCE_ASKING
+      : q.presenceRefused || (power && this.presence.presenceState === 'without' ? PRESENCE_SENTENCES.WITHOUT_DEVICE : '');
     const more = this.presence.questions().length - 1;
     this.#root.querySelector('[part=more]').textContent = more > 0 ? `${more} more waiting after this one.` : '';
     if (q.id === this.#shownId) return;
@@ -355,7 +367,9 @@ export class ActivityLines extends PresenceElement {
       [part~=text] { overflow-wrap: anywhere; }
       [part~=buttons] { display: flex; gap: .5rem; }
       [part~=ask-undo] { width: 100%; margin: 0; font-weight: 600; }
-    </style><ul part="lines" aria-live="polite" aria-label="What agents are doing" tabindex="-1"></ul>`;
+      [part=presence]:empty { display: none; }
+    </style><ul part="lines" aria-live="polite" aria-label="What agents are doing" tabindex="-1"></ul>
+    <p part="presence" role="status" aria-live="polite"></p>`;
     this.#root.addEventListener('click', (event) => {
       const b = event.target.closest?.('button[data-line]');
       if (!b || !this.presence) return;
@@ -364,7 +378,16 @@ export class ActivityLines extends PresenceElement {
       const act = b.dataset.act;
       if (act !== 'undo' && act !== 'undo-anyway') this.#confirmingUndo = null;
       if (act === 'stop') this.presence.stop(key);
-      if (act === 'go-on') this.presence.goOn(this.presence.lines().find((l) => l.key === key)?.connection?.id);
+      if (act === 'go-on') {
+        // Letting a stopped agent go on gives it power back: the person's device confirms it.
+        const id = this.presence.lines().find((l) => l.key === key)?.connection?.id;
+        const said = this.#root.querySelector('[part=presence]');
+        said.textContent = this.presence.presenceState === 'device' ? PRESENCE_ASKING : '';
+        this.presence.confirmed(PRESENCE.SETTING, `go on\n${id}`).then((refused) => {
+          said.textContent = refused;
+          if (!refused) this.presence.goOn(id);
+        });
+      }
       if (act === 'undo') {
         // A turn under a later one's steps is undone only on a second, explicit yes.
         if (this.presence.undoAsks(key)) {
@@ -536,12 +559,27 @@ export class PermissionSettings extends PresenceElement {
     this.#root.addEventListener('change', (event) => {
       const select = event.target;
       if (!this.presence) return;
-      if (select.dataset.mode !== undefined && Object.hasOwn(MODES, select.value)) {
-        const taken = this.presence.chooseMode(select.value);
-        this.#root.querySelector('[part=mode-result]').textContent = `Mode “${MODES[select.value].title}”: every kind as it says; ${
-          taken === 0 ? 'there was no grant to take back' : taken === 1 ? '1 grant taken back' : `${taken} grants taken back`
-        }.`;
-      } else if (select.dataset.kind) this.presence.store.setKind(select.dataset.kind, select.value);
+      const result = this.#root.querySelector('[part=mode-result]');
+      const change = select.dataset.mode !== undefined ? { mode: select.value } : { kind: select.dataset.kind, decision: select.value };
+      if (select.dataset.mode !== undefined && !Object.hasOwn(MODES, select.value)) return;
+      if (select.dataset.mode === undefined && !select.dataset.kind) return;
+      // A looser mode or rule gives agents power: only once the person's device confirmed it.
+      const asked = this.presence.loosens(change) ? this.presence.confirmed(PRESENCE.SETTING, JSON.stringify(change)) : Promise.resolve('');
+      if (this.presence.loosens(change)) result.textContent = PRESENCE_ASKING;
+      asked.then((refused) => {
+        if (refused) {
+          result.textContent = refused;
+          this.render(); // the select shows the rule kept
+        } else if (change.mode) {
+          const taken = this.presence.chooseMode(change.mode);
+          result.textContent = `Mode “${MODES[change.mode].title}”: every kind as it says; ${
+            taken === 0 ? 'there was no grant to take back' : taken === 1 ? '1 grant taken back' : `${taken} grants taken back`
+          }.`;
+        } else {
+          this.presence.store.setKind(change.kind, change.decision);
+          if (result.textContent === PRESENCE_ASKING) result.textContent = '';
+        }
+      });
     });
   }
 
@@ -710,11 +748,20 @@ export class ConnectionsList extends Base {
       const button = event.target.closest?.('button[part=forget]');
       if (button) this.#forget(button);
       const goOn = event.target.closest?.('button[part=go-on]');
-      if (goOn && this.#relay) {
-        this.#relay.letGoOn(goOn.dataset.id);
-        this.refresh();
-      }
+      if (goOn && this.#relay) this.#goOn(goOn.dataset.id);
     });
+  }
+  /** Lets a stopped agent go on, once the person's device confirmed it (the presence's check). */
+  async #goOn(id) {
+    if (this.presence) {
+      if (this.presence.presenceState === 'device') this.#say(PRESENCE_ASKING);
+      const refused = await this.presence.confirmed(PRESENCE.SETTING, `go on\n${id}`);
+      this.#say(refused);
+      if (refused) return;
+      this.presence.goOn(id);
+    }
+    this.#relay.letGoOn(id);
+    this.refresh();
   }
   get relay() {
     return this.#relay;

@@ -109,6 +109,13 @@ export interface PermissionStore {
 }
 export function createPermissionStore(options: { app: string; storage?: Pick<Storage, 'getItem' | 'setItem'> | null }): PermissionStore;
 
+/** A change of the person's settings, as `loosens` weighs it. */
+export type SettingChange = { mode: Mode } | { kind: string; decision: Decision } | { tool: string; decision: Decision | null };
+/** Whether `change` lets more run without asking than `settings` do now (it needs the person's presence). */
+export function loosens(settings: Settings, change: SettingChange, kinds?: readonly string[]): boolean;
+/** Whether a card's answer needs the person's presence: "Always", or any Allow of an irreversible call. */
+export function answerNeedsPresence(risk: Risk, choice: Choice): boolean;
+
 export class NotRun extends Error {
   constructor(sentence: string, outcome: string);
   outcome: string;
@@ -135,6 +142,10 @@ export interface Question {
   choices: ChoiceWords[];
   /** The app's estimate of the call in milliseconds, or null. */
   estimateMs: number | null;
+  /** The person's device is being asked to confirm an answer. */
+  proving?: boolean;
+  /** Why the last answer that needed the person's presence did not count ('' when none). */
+  presenceRefused?: string;
 }
 
 /** One activity line: an agent's turn. */
@@ -211,7 +222,14 @@ export interface Presence {
   /** The tools changed (./webmcp.js): their definitions and the confirm kinds their annotations give. */
   setTools(tools: PresenceTool[], kinds?: Record<string, string[]>): void;
   run<T>(call: PresenceCall, fn: (signal: AbortSignal) => T | Promise<T>): Promise<T>;
-  answer(id: number, choice: Choice): boolean;
+  /** The person's answer; a Promise where it needs their presence (`answerNeedsPresence`) and a check is set. */
+  answer(id: number, choice: Choice): boolean | Promise<boolean>;
+  /** The person's presence proven for `decision` about `subject`: '' once it is (or no check is set), else why not. */
+  confirmed(decision: string, subject: string): Promise<string>;
+  /** Whether `change` loosens the person's settings now. */
+  loosens(change: SettingChange): boolean;
+  /** What the person's side says of this browser's presence check (set by ./tabrelay.js). */
+  presenceState?: 'device' | 'without' | 'refused' | 'off';
   cancel(id: number | string): void;
   stop(key: string): void;
   goOn(connection: string | null | undefined): boolean;
@@ -243,5 +261,7 @@ export interface PresenceOptions {
   undoTurn?(steps: unknown[], line: ActivityLine): unknown;
   stepOf?(result: unknown): unknown;
   actionOf?(call: PresenceCall): string | null;
+  /** Confirms the person's presence for `decision` about `subject` (./presence-check.js `confirm`); rejects with a sentence. */
+  confirmPresence?: ((decision: string, subject: string) => Promise<unknown>) | null;
 }
 export function createPresence(options: PresenceOptions): Presence;

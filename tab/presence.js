@@ -22,7 +22,7 @@
 // listed (`grants()`) with who it is for and until when, and revocable; choosing a mode takes
 // every grant back (MODE_CHOICE says so), and forgetting a connection takes back its own.
 
-import { WITHDRAWN, FORGOTTEN, AGENT_STOPPED } from './generated/bundle.js';
+import { WITHDRAWN, FORGOTTEN, AGENT_STOPPED, PRESENCE } from './generated/bundle.js';
 import { createKeptStore } from './kept-store.js';
 
 /** What the person may make of a kind, least strict first. */
@@ -311,6 +311,25 @@ export function createPermissionStore({ app, storage = globalThis.localStorage }
   };
 }
 
+/**
+ * Whether `change` lets more run without asking than `settings` do now: a mode (`{mode}`) that
+ * makes any of `kinds` less strict, a kind's rule (`{kind, decision}`) or a tool's own choice
+ * (`{tool, decision}`, null: the tool follows its kinds) less strict than now. Such a change is
+ * one of the person's decisions that needs their presence proven (./presence-check.js).
+ */
+export function loosens(settings, change, kinds = BASE_KINDS) {
+  const rank = (d) => (d == null ? 0.5 : DECISIONS.indexOf(d));
+  if (change.mode != null) return kinds.some((k) => rank(modeDecision(change.mode, k)) < rank(kindDecision(settings, k)));
+  if (change.kind != null) return rank(change.decision) < rank(kindDecision(settings, change.kind));
+  if (change.tool != null) return rank(change.decision) < rank(settings.tools?.[change.tool]);
+  return false;
+}
+
+/** Whether a card's answer `choice` gives power enough to need the person's presence: "Always", or any Allow of an irreversible call. */
+export function answerNeedsPresence(risk, choice) {
+  return choice === 'always' || (choice !== 'deny' && risk === 'irreversible');
+}
+
 /** A call that did not run because of the person (declined, stopped, withdrawn) or the agent. */
 export class NotRun extends Error {
   constructor(sentence, outcome) {
@@ -339,7 +358,7 @@ export class NotRun extends Error {
  * said it was forgotten) drops its questions, refuses its queued calls, aborts its running ones,
  * drops what was allowed for it, and refuses any call of it that still comes.
  */
-export function createPresence({ app, storage, store, tools = [], confirmKinds = {}, kindWords = {}, kindNames = {}, estimate = () => null, undoTurn = null, stepOf = () => null, actionOf = null, itemsOf = () => [], refuses = () => null, saidOf = null, now = () => Date.now() } = {}) {
+export function createPresence({ app, storage, store, tools = [], confirmKinds = {}, kindWords = {}, kindNames = {}, estimate = () => null, undoTurn = null, stepOf = () => null, actionOf = null, itemsOf = () => [], refuses = () => null, saidOf = null, confirmPresence = null, now = () => Date.now() } = {}) {
   const permissions = store || createPermissionStore({ app, storage });
   const words = { ...KIND_WORDS, ...kindWords };
   /** The items the shown card names, as last given to `onShowItems`. */
@@ -568,29 +587,46 @@ export function createPresence({ app, storage, store, tools = [], confirmKinds =
      */
     answer(id, choice) {
       const q = questions.find((x) => x.id === id);
-      if (!q || !q.choices.some((c) => c.choice === choice)) return false;
-      drop(q);
-      tell({ type: 'decided', call: q.call, choice });
-      if (choice === 'deny') {
-        // Nothing is said before the result: it says they declined (the step does not run).
-        q.reject(new NotRun(`The person declined “${q.title}”, so nothing was changed.`, 'declined by the person'));
+      if (!q || !q.choices.some((c) => c.choice === choice) || q.proving) return false;
+      if (confirmPresence && answerNeedsPresence(q.risk, choice)) {
+        // Allow on an irreversible call, or Always: only once the person's device confirmed
+        // it was them, for this call and this answer (an agent driving the page cannot).
+        q.proving = true;
+        q.presenceRefused = '';
         emit();
-        return true;
+        return confirmPresence(PRESENCE.ANSWER, `${q.call.id}\n${choice}`).then(
+          () => {
+            q.proving = false;
+            return questions.includes(q) ? settle(q, choice) : false;
+          },
+          (err) => {
+            q.proving = false;
+            q.presenceRefused = String(err?.message || err);
+            emit();
+            return false;
+          },
+        );
       }
-      presence.onAnswered(q, choice);
-      if (choice === 'connection') {
-        const id = String(q.call.connection.id);
-        if (!grants.has(id)) grants.set(id, new Set());
-        grants.get(id).add(q.call.tool);
-        grantNames.set(id, grantWho(q.call));
-      }
-      if (choice === 'always') {
-        const scope = grantScopeOf(q.call);
-        permissions.grant(scope, scope === ALL_AGENTS ? 'all agents' : grantWho(q.call), q.call.tool);
-      }
-      q.resolve();
-      return true;
+      return settle(q, choice);
     },
+
+    /**
+     * The person's presence, proven for `decision` (PRESENCE.SETTING: a looser mode or rule,
+     * letting a stopped agent go on) about `subject`: resolves with '' once it is (or no check
+     * is set), else with the sentence saying why not. Nothing is changed here: the caller
+     * changes the setting once this resolved with ''.
+     */
+    async confirmed(decision, subject) {
+      if (!confirmPresence) return '';
+      try {
+        await confirmPresence(decision, String(subject));
+        return '';
+      } catch (err) {
+        return String(err?.message || err);
+      }
+    },
+    /** Whether `change` ({mode} | {kind, decision} | {tool, decision}) loosens the person's settings. */
+    loosens: (change) => loosens(permissions.settings(), change, presence.kinds()),
 
     /**
      * The agent no longer waits for call `id` (the relay's cancel): its question or queued run
@@ -831,6 +867,31 @@ export function createPresence({ app, storage, store, tools = [], confirmKinds =
       tell({ type: 'asking', call, question: q });
       emit();
     });
+  }
+
+  /** Applies the person's answer to question `q` (its presence proven where it must be). */
+  function settle(q, choice) {
+    drop(q);
+    tell({ type: 'decided', call: q.call, choice });
+    if (choice === 'deny') {
+      // Nothing is said before the result: it says they declined (the step does not run).
+      q.reject(new NotRun(`The person declined “${q.title}”, so nothing was changed.`, 'declined by the person'));
+      emit();
+      return true;
+    }
+    presence.onAnswered(q, choice);
+    if (choice === 'connection') {
+      const id = String(q.call.connection.id);
+      if (!grants.has(id)) grants.set(id, new Set());
+      grants.get(id).add(q.call.tool);
+      grantNames.set(id, grantWho(q.call));
+    }
+    if (choice === 'always') {
+      const scope = grantScopeOf(q.call);
+      permissions.grant(scope, scope === ALL_AGENTS ? 'all agents' : grantWho(q.call), q.call.tool);
+    }
+    q.resolve();
+    return true;
   }
 
   function drop(q) {

@@ -50,6 +50,19 @@ export function lookalikeSentence(app: string): string;
 export function nameWarningSentence(said: CodeDescription, show?: (text: string) => string): string;
 
 /** A catalogue tool as the bundle carries it. */
+/** A WebAuthn assertion of the person's presence, each part base64url. */
+export interface PresenceAssertion {
+  credential: string;
+  client_data: string;
+  authenticator: string;
+  signature: string;
+}
+/** The pairing's presence credential: its id and raw P-256 public key, base64url. */
+export interface PresenceKey {
+  credential: string;
+  key: string;
+}
+
 export interface CatalogueTool {
   name: string;
   title: string;
@@ -210,9 +223,14 @@ export class RelayClient {
   isStopped(id: string): boolean;
   describe(code: string): Promise<CodeDescription>;
   describeLink(link: string): Promise<CodeDescription>;
-  approve(code: string): Promise<{ client: string; host: string }>;
+  /** `proof`: the person's presence proven for this code (./presence-check.js `approval`). */
+  approve(code: string, proof?: PresenceAssertion | null): Promise<{ client: string; host: string }>;
   /** Resolves with the relay's confirm page (`confirm`), which this browser must open to approve. */
-  approveLink(link: string): Promise<{ client: string; confirm: string }>;
+  approveLink(link: string, proof?: PresenceAssertion | null): Promise<{ client: string; confirm: string }>;
+  /** Gives the relay the pairing's presence credential the person made; resolves with what it keeps. */
+  enrolPresence(made: { credential: string; key: string; client_data: string; authenticator: string }): Promise<PresenceKey>;
+  /** The pairing's presence credential as the relay holds it, or null. */
+  presenceKey: PresenceKey | null;
   deny(code: string): Promise<{ client: string; host: string }>;
   denyLink(link: string): Promise<{ client: string; host: string }>;
   confirmAddress(ticket: string): string;

@@ -324,6 +324,9 @@ export class RelayClient {
     this.pingTimer = null;
     this.focused = focused ?? (typeof document === 'undefined' || document.hasFocus());
     this.pairing = null;
+    /** The pairing's presence credential as the relay holds it ({credential, key}), or null. */
+    this.presenceKey = null;
+    this.enrolling = null;
     this.status = 'idle';
     this.socket = null;
     this.stopped = true;
@@ -557,9 +560,13 @@ export class RelayClient {
     return this.codeRequest('describe', 'link', link);
   }
 
-  /** Approves a connect code the person typed whole; resolves with {client} or rejects with a sentence. */
-  approve(code) {
-    return this.codeRequest('approve', 'code', code);
+  /**
+   * Approves a connect code the person typed whole; resolves with {client} or rejects with a
+   * sentence. `proof`: the person's presence proven for this code (./presence-check.js
+   * `approval`), which the relay requires once the pairing holds a presence credential.
+   */
+  approve(code, proof = null) {
+    return this.codeRequest('approve', 'code', code, proof);
   }
 
   /**
@@ -567,8 +574,27 @@ export class RelayClient {
    * once this browser opens `confirm` (the relay's confirm page) as a top-level window and the
    * relay finds the waiting page's cookie there. Rejects with a sentence.
    */
-  approveLink(link) {
-    return this.codeRequest('approve', 'link', link);
+  approveLink(link, proof = null) {
+    return this.codeRequest('approve', 'link', link, proof);
+  }
+
+  /**
+   * Gives the relay the pairing's presence credential the person just made
+   * (./presence-check.js): resolves with the credential the relay keeps ({credential, key}),
+   * or rejects with its sentence (the pairing holds one already, say).
+   */
+  enrolPresence(made) {
+    if (this.status !== 'connected') {
+      return Promise.reject(new Error('This tab is not connected to the relay yet; wait a moment and try again.'));
+    }
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.enrolling = null;
+        reject(new Error('The relay did not answer; try again.'));
+      }, APPROVE_WAIT_MS);
+      this.enrolling = { resolve, reject, timer };
+      this.send({ type: 'presence', ...made });
+    });
   }
 
   /** Denies a connect code (the waiting page returns a refusal); rejects with a sentence. */
@@ -586,7 +612,7 @@ export class RelayClient {
     return `${this.relay}${CONFIRM_PATH}?${CONFIRM_TICKET_PARAM}=${encodeURIComponent(ticket)}`;
   }
 
-  codeRequest(type, field, code) {
+  codeRequest(type, field, code, proof = null) {
     const normal = normalCode(code);
     if (this.status !== 'connected') {
       return Promise.reject(new Error('This tab is not connected to the relay yet; wait a moment and try again.'));
@@ -597,7 +623,7 @@ export class RelayClient {
         reject(new Error('The relay did not answer; try the code again.'));
       }, APPROVE_WAIT_MS);
       this.approvals.set(normal, { resolve, reject, timer });
-      this.send({ type, [field]: String(code) });
+      this.send(proof ? { type, [field]: String(code), proof } : { type, [field]: String(code) });
     });
   }
 
@@ -688,6 +714,8 @@ export class RelayClient {
       }
       case 'welcome':
         this.retries = 0;
+        // The pairing's presence credential, once the person made one (./presence-check.js).
+        this.presenceKey = message.presence ?? null;
         this.send({ type: 'focus', focused: this.focused });
         this.send({ type: 'tools', tools: this.tools });
         if (this.dataset !== null) this.send({ type: 'view', dataset: this.dataset });
@@ -697,6 +725,18 @@ export class RelayClient {
         // A stop or go-on pressed while the tab was not connected reaches the relay now.
         this.sendStops();
         break;
+      case 'presence':
+      case 'presence_refused': {
+        const waiter = this.enrolling;
+        this.enrolling = null;
+        if (waiter) clearTimeout(waiter.timer);
+        if (message.type === 'presence') {
+          this.presenceKey = { credential: String(message.credential), key: String(message.key) };
+          waiter?.resolve(this.presenceKey);
+          this.changed();
+        } else waiter?.reject(new Error(String(message.sentence)));
+        break;
+      }
       case 'tools_refused':
         this.toolsRefused = String(message.sentence);
         this.onToolsRefused(this.toolsRefused);

@@ -9,6 +9,7 @@ import type { AgentsRecord } from './record.js';
 import type { DrivenIndicator, DrivenBanner } from './driven.js';
 import type { AgentsPanel } from './agents-panel.js';
 import type { ConfirmCard, ActivityLines } from './presence-elements.js';
+import type { PresenceCheck, PresenceCheckOptions } from './presence-check.js';
 
 export const SOME_AGENT: string;
 export const REFUSED_BY_SETTINGS: string;
@@ -57,6 +58,10 @@ export interface TabrelayOptions extends Pick<PresenceOptions, 'confirmKinds' | 
   panel?: AgentsPanel | string | null | false;
   driven?: boolean | { title?: boolean; favicon?: boolean; banner?: boolean | DrivenBanner };
   record?: boolean;
+  /** Where the browser has no platform authenticator: refuse the decisions that need the person's presence (default), or allow them with a warning. */
+  withoutDevice?: 'refuse' | 'allow';
+  credentials?: PresenceCheckOptions['credentials'];
+  PublicKeyCredential?: PresenceCheckOptions['PublicKeyCredential'];
   modelContext?: ModelContextLike | null;
   frames?: string[];
   /** false: the relay waits for `start()`. */
@@ -73,6 +78,8 @@ export interface TabrelayOptions extends Pick<PresenceOptions, 'confirmKinds' | 
 export interface Tabrelay {
   readonly relay: RelayClient | null;
   readonly presence: Presence;
+  /** The person's presence check (null without a relay). */
+  readonly presenceCheck: PresenceCheck | null;
   readonly dataSwitch: DataSwitch;
   readonly bridge: ToolBridge;
   readonly record: AgentsRecord | null;

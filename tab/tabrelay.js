@@ -29,6 +29,7 @@ import { createDataSwitch, guardCall, refusalBefore } from './data-guard.js';
 import './agents-panel.js';
 import { createRecord } from './record.js';
 import { createDrivenIndicator } from './driven.js';
+import { createPresenceCheck } from './presence-check.js';
 
 /** What a call's agent is called when it gave no name. */
 export const SOME_AGENT = 'an agent';
@@ -114,6 +115,9 @@ export function createTabrelay(options = {}) {
     undoTurn,
     actionOf,
     saidOf,
+    withoutDevice = 'refuse',
+    credentials,
+    PublicKeyCredential,
     driven: drivenOptions = true,
     record: keepRecord = true,
     modelContext,
@@ -164,6 +168,8 @@ export function createTabrelay(options = {}) {
         : undefined,
       actionOf,
       saidOf,
+      // Allow on an irreversible call and "Always" count once the person's device confirmed them.
+      confirmPresence: (decision, subject) => (check ? check.confirm(decision, subject) : Promise.resolve({ verified: false })),
     }),
   );
   /** What every agent did, kept in this browser (IndexedDB). */
@@ -195,6 +201,19 @@ export function createTabrelay(options = {}) {
         }),
       )
     : null;
+  /** The person's proven presence (./presence-check.js), checked where the relay or the tab decides. */
+  const check = relay ? createPresenceCheck(kept({ relay, withoutDevice, credentials, PublicKeyCredential })) : null;
+  /** What the person's side says of this browser's check: 'device', 'without', 'refused' or 'off' (no relay). */
+  presence.presenceState = 'off';
+  const followCheck = () =>
+    check?.state().then((state) => {
+      if (state !== presence.presenceState) {
+        presence.presenceState = state;
+        presence.refresh();
+      }
+    });
+  followCheck();
+  relay?.subscribe(() => followCheck());
   if (win) dataSwitch.follow(win);
   // The switch refuses tools: the tools stated, the panel and the consent follow it.
   dataSwitch.subscribe(() => presence.refresh());
@@ -244,7 +263,7 @@ export function createTabrelay(options = {}) {
   const panel = element(options.panel, ELEMENT_TAGS.panel);
   if (confirm) confirm.presence = presence;
   if (activity) activity.presence = presence;
-  if (panel) Object.assign(panel, { relay, presence, dataSwitch, datasetId: shownDataset, record });
+  if (panel) Object.assign(panel, { relay, presence, dataSwitch, datasetId: shownDataset, record, presenceCheck: check });
   // While an agent's call runs or waits for the person: the title, the favicon and a banner with Stop.
   const driven = doc && drivenOptions !== false ? createDrivenIndicator({ presence, document: doc, ...(typeof drivenOptions === 'object' ? drivenOptions : {}) }) : null;
 
@@ -256,6 +275,8 @@ export function createTabrelay(options = {}) {
   const tabrelay = Object.freeze({
     relay,
     presence,
+    /** The person's presence check (null without a relay). */
+    presenceCheck: check,
     dataSwitch,
     bridge,
     record,
