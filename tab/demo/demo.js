@@ -77,6 +77,11 @@ const tabrelay = createTabrelay({
     app.undoSteps(here.map((s) => s.step), PERSON);
   },
   actionOf: (call) => actionOf(call.tool, call.args),
+  // Where the browser has no fingerprint, face, PIN or screen lock to confirm the person (a
+  // page on 127.0.0.1 never has: WebAuthn needs a host name), the demo still lets the person
+  // decide, and the card says an agent driving the browser could have pressed it. An app
+  // whose people all have such a device passes 'refuse' (the default).
+  withoutDevice: 'allow',
   confirm: $('confirm'),
   activity: $('activity'),
   panel: $('agents'),
