@@ -27,10 +27,10 @@ pub enum Output {
     /// Keep this text as the tab's socket attachment (it survives hibernation; it reads back
     /// with [`read_attachment`]).
     Attach(u64, String),
-    /// Check this proof of a tab, then give [`Input::Proved`].
-    Verify(u64, Proof),
-    /// Check this proof of the person's presence, then give [`Input::PresenceProved`].
-    VerifyPresence(u64, Proof, Named),
+    /// Check this proof, then give [`Input::Proved`] (a tab's hello), or
+    /// [`Input::PresenceProved`] for the approval of the code or link it names (the person's
+    /// presence): one check and one await in the shell for both.
+    Verify(u64, Proof, Option<Named>),
     /// Ask a code's object, then give [`Input::CodeReplied`].
     AskCode(u64, ConnectCode, Command, String),
     /// Reply to a waiting request; [`Reply::ends`] says whether it is its last.
@@ -161,10 +161,8 @@ impl Object {
                 Effect::Send(tab, message) => Output::Send(tab, message.to_text()),
                 Effect::Close(tab, code, reason) => Output::Close(tab, code, reason),
                 Effect::Attach(tab) => Output::Attach(tab.number, attachment(&tab)),
-                Effect::Verify(tab, proof) => Output::Verify(tab, proof),
-                Effect::VerifyPresence(tab, proof, named) => {
-                    Output::VerifyPresence(tab, proof, named)
-                }
+                Effect::Verify(tab, proof) => Output::Verify(tab, proof, None),
+                Effect::VerifyPresence(tab, proof, named) => Output::Verify(tab, proof, Some(named)),
                 Effect::AskCode(tab, code, command, said) => {
                     Output::AskCode(tab, code, command, said)
                 }

@@ -32,7 +32,6 @@ use crate::http::{self, Answer};
 use crate::limits::WHOLE_REPLY_WAIT_MS;
 use crate::pairing::object::{read_attachment, ByNumber, Object, Output};
 use crate::pairing::room::{Asker, Input};
-use crate::pairing::tabs::Proof;
 use crate::pairing::wire::{Reply, Request};
 use crate::pairing::{socket_pairing, Tab};
 use crate::senders::sender_key;
@@ -141,13 +140,14 @@ impl Pairing {
                 Some(Output::SetAlarm(at)) => {
                     JsFuture::from(set_alarm(&self.platform, at as f64)).await?;
                 }
-                Some(Output::Verify(tab, proof)) => {
-                    let valid = verified(&proof).await;
-                    self.handle(Input::Proved { tab, valid });
-                }
-                Some(Output::VerifyPresence(tab, proof, named)) => {
-                    let valid = verified(&proof).await;
-                    self.handle(Input::PresenceProved { tab, named, valid });
+                Some(Output::Verify(tab, proof, named)) => {
+                    let answer = verify_p256(&proof.key, &proof.signature, &proof.data);
+                    let valid =
+                        JsFuture::from(answer).await.is_ok_and(|v| v.as_bool() == Some(true));
+                    self.handle(match named {
+                        None => Input::Proved { tab, valid },
+                        Some(named) => Input::PresenceProved { tab, named, valid },
+                    });
                 }
                 Some(Output::AskCode(tab, code, command, said)) => {
                     let reply = ask_code(&self.env, &code, command.clone()).await.ok();
@@ -340,8 +340,3 @@ fn tab_of(ws: &WebSocket) -> Option<Tab> {
     read_attachment(&ws.deserialize_attachment().ok()?.as_string()?)
 }
 
-/// Whether a proof's ECDSA P-256 signature holds (the platform's WebCrypto checks it).
-async fn verified(proof: &Proof) -> bool {
-    let answer = verify_p256(&proof.key, &proof.signature, &proof.data);
-    JsFuture::from(answer).await.is_ok_and(|v| v.as_bool() == Some(true))
-}
