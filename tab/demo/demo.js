@@ -81,7 +81,8 @@ const tabrelay = createTabrelay({
   // page on 127.0.0.1 never has: WebAuthn needs a host name), the demo still lets the person
   // decide, and the card says an agent driving the browser could have pressed it. An app
   // whose people all have such a device passes 'refuse' (the default).
-  withoutDevice: 'allow',
+  // `?device=required` tries the stricter choice (a query can only make it stricter).
+  withoutDevice: params.get('device') === 'required' ? 'refuse' : 'allow',
   confirm: $('confirm'),
   activity: $('activity'),
   panel: $('agents'),

@@ -9,7 +9,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { RELAY, HeadlessProvider, register, pkcePair, openWaitingPage, CALLBACK } from './harness.mjs';
-import { fileChromium, fileSession, connected, connectThroughPage, cardSays, choose, cardGone, textOf, SHOW_MS } from './demo_harness.mjs';
+import { fileChromium, fileSession, connected, connectThroughPage, cardSays, choose, cardGone, textOf, SHOW_MS, openDemo } from './demo_harness.mjs';
 
 const LOCAL = process.env.TABRELAY_APP_LOCALHOST;
 /** What the panel and the card say (tab/presence-check.js, src/sentences.rs). */
@@ -173,4 +173,27 @@ test('a looser mode needs the person’s device; a stricter one does not', async
   await device.answers();
   await select.selectOption('careful');
   await page.waitForFunction(() => document.getElementById('confirm').presence.settings().mode === 'careful', null, { timeout: SHOW_MS });
+});
+
+test('with no device, an app that refuses those decisions connects nothing; one that allows them says an agent could have pressed', async () => {
+  const browser = await chromium();
+  // A browser of its own (another pairing, with no credential) and no authenticator at all.
+  const context = await browser.newContext();
+  const strict = await context.newPage();
+  await strict.goto(`${LOCAL}/demo/?seed=11&device=required`);
+  await connected(strict);
+  const w = await waiting();
+  await pressApprove(strict, w.code, /cannot confirm it is you/);
+  assert.equal(await stateOf(w), 'waiting', 'read after the refusal');
+  await context.close();
+  // The demo as it ships (it allows), on 127.0.0.1 where no credential can exist.
+  const page = await openDemo(browser);
+  const { client } = await connectThroughPage(page, 'presence-without-e2e');
+  const call = client.callTool({ name: 'items_delete', arguments: { ids: [9] } });
+  await cardSays(page, /asks to delete item 9\. Allow\?$/);
+  assert.match(await page.textContent('#confirm [part=presence]'), /an agent driving this browser could press this/);
+  await choose(page, 'deny');
+  assert.equal((await call).isError, true);
+  await client.close();
+  await page.close();
 });
