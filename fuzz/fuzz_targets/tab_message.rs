@@ -68,7 +68,7 @@ fuzz_target!(|data: &[u8]| {
             };
             assert_eq!((*protocol, bundle.as_str()), (PROTOCOL_VERSION, BUNDLE_DIGEST));
             assert_eq!(PairingKey::read(named).map(|k| k.pairing()), Some(key.pairing()));
-            assert_eq!(proof.text, proof_text(ORIGIN, &challenge));
+            assert_eq!(proof.data, proof_text(ORIGIN, &challenge).into_bytes());
             assert_eq!(proof.key, key.raw());
             assert_eq!(proof.signature.len(), SIGNATURE_BYTES);
             assert!(!signature.is_empty());
@@ -111,13 +111,23 @@ fuzz_target!(|data: &[u8]| {
             parsed,
             Err(_) | Ok(TabMessage::Hello { .. } | TabMessage::Focus { focused: false })
         )),
-        TabAction::Approve(named) => {
-            let Ok(TabMessage::Approve { said }) = &parsed else { panic!("approved no code") };
+        TabAction::Approve(named, proof) => {
+            let Ok(TabMessage::Approve { said, proof: sent }) = &parsed else {
+                panic!("approved no code")
+            };
             assert_eq!(Named::read(said).as_ref(), Some(&named));
+            // The assertion is for what the tab sent, as it sent it.
+            assert_eq!(proof, sent.clone().map(|a| (a, said.text().to_owned())));
+        }
+        TabAction::Enrol(made) => {
+            let Ok(TabMessage::Presence { credential, key, .. }) = &parsed else {
+                panic!("enrolled no credential")
+            };
+            assert_eq!((&made.credential, &made.key), (credential, key));
         }
         TabAction::RefuseCode(shown, sentence) => {
             let Ok(
-                TabMessage::Approve { said }
+                TabMessage::Approve { said, .. }
                 | TabMessage::Describe { said }
                 | TabMessage::Deny { said },
             ) = &parsed
