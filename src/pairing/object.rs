@@ -162,7 +162,9 @@ impl Object {
                 Effect::Close(tab, code, reason) => Output::Close(tab, code, reason),
                 Effect::Attach(tab) => Output::Attach(tab.number, attachment(&tab)),
                 Effect::Verify(tab, proof) => Output::Verify(tab, proof, None),
-                Effect::VerifyPresence(tab, proof, named) => Output::Verify(tab, proof, Some(named)),
+                Effect::VerifyPresence(tab, proof, named) => {
+                    Output::Verify(tab, proof, Some(named))
+                }
                 Effect::AskCode(tab, code, command, said) => {
                     Output::AskCode(tab, code, command, said)
                 }

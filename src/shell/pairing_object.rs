@@ -339,4 +339,3 @@ impl Drop for Lines {
 fn tab_of(ws: &WebSocket) -> Option<Tab> {
     read_attachment(&ws.deserialize_attachment().ok()?.as_string()?)
 }
-
