@@ -125,8 +125,8 @@ pub const RESUME_RETRY_MS: u64 = 1_000;
 /// How long the end of a resumable call is kept for its client's return (its stream may have
 /// dropped unseen), after the call's wait, in milliseconds.
 pub const RESUME_KEPT_MS: u64 = 60_000;
-/// The largest answer to one question a pairing keeps, in bytes of JSON (it goes on to the
-/// tab with the call again).
+/// The largest answer to one question a pairing keeps, in bytes held (its JSON and its tree,
+/// `crate::pairing::tree_bytes`; it goes on to the tab with the call again).
 pub const MAX_ANSWER_BYTES: usize = 64 * 1024;
 
 // The pairing: calls, turns, listeners, codes.
@@ -185,21 +185,26 @@ const _: () = assert!(TASK_AFTER_MS < FIRST_EVENT_WAIT_MS);
 pub const TASK_TTL_MS: u64 = 6 * 3600 * 1000;
 /// How often the relay suggests a client polls a task, in milliseconds.
 pub const TASK_POLL_INTERVAL_MS: u64 = 2_000;
-/// The most tasks one connection holds at once (finished ones count until they expire): a
-/// connection cannot fill its pairing's storage, nor crowd out the others' (see
-/// [`MAX_CALLS_PER_CONNECTION`] for the calls they run in the tab).
+/// The most tasks one connection holds at once (finished ones count until they expire, and a
+/// call that may become one counts from its start): a connection cannot fill its pairing's
+/// storage, nor crowd out the others' (see [`MAX_CALLS_PER_CONNECTION`] for the calls they run
+/// in the tab).
 pub const MAX_TASKS_PER_CONNECTION: usize = 32;
-/// The largest result or set of questions a task keeps, in bytes of JSON (a larger one is
-/// replaced by a sentence): a connection's whole share ([`MAX_TASK_BYTES_PER_CONNECTION`]), so
-/// one large result can still be kept, and well inside a stored row's 2 MB.
+/// The largest result or set of questions a task keeps, in bytes held (its JSON and its tree,
+/// `crate::pairing::tree_bytes`; a larger one is replaced by a sentence): a connection's whole
+/// share ([`MAX_TASK_BYTES_PER_CONNECTION`]), so one large result can still be kept, and well
+/// inside a stored row's 2 MB.
 pub const MAX_TASK_RESULT_BYTES: usize = MAX_TASK_BYTES_PER_CONNECTION;
-/// The most bytes of JSON one connection's tasks keep in all (results, errors, questions, the
-/// client's answers so far, the tab's state), until they expire: every task is held in the
-/// pairing's memory, so one connection cannot fill it (or its storage) for the others (its 32
-/// tasks could otherwise keep 32 MB). A result past it is replaced by a sentence, as a too large
-/// one is; answers past it are refused. Sized so that every connection's shares of all the
-/// pairing holds fit in [`PAIRING_MEMORY_BYTES`] together (at 2 MiB, the tasks alone came to
-/// 100 MiB).
+/// The most bytes one connection's tasks hold in all (`crate::pairing::tasks::Task::held_bytes`:
+/// its call's arguments and the rest of its row, its results, errors, questions, the client's
+/// answers so far and the tab's state, as JSON and as trees, `crate::pairing::tree_bytes`),
+/// until they expire, a call that may become a task holding its arguments and its row from its
+/// start: every task is held in the pairing's memory, so one connection cannot fill it (or its
+/// storage) for the others (its 32 tasks could otherwise keep 32 MB of arguments alone). A call
+/// whose arguments would pass it is refused with a sentence; a result past it is replaced by
+/// one, as a too large one is; answers past it are refused. Sized so that every connection's
+/// shares of all the pairing holds fit in [`PAIRING_MEMORY_BYTES`] together (at 2 MiB, the
+/// tasks alone would fill it).
 pub const MAX_TASK_BYTES_PER_CONNECTION: usize = 512 * 1024;
 
 // Each connection's share of what the pairing holds (why these shares: the module's doc).
@@ -210,11 +215,23 @@ pub const MAX_TASK_BYTES_PER_CONNECTION: usize = 512 * 1024;
 /// agent (or a 64-way benchmark through one connection) loses nothing; the tab runs each
 /// connection's calls in lines of their own, so they do not queue behind another's either.
 pub const MAX_CALLS_PER_CONNECTION: usize = 64;
-/// The most calls a pairing carries at once; another is answered with a sentence. Each costs the
-/// pairing under a KiB (the call's arguments go to the tab, kept only for a call that may become
-/// a task, until it does), so 3,200 stay well inside an object's memory.
+/// The most calls a pairing carries at once; another is answered with a sentence. Each holds at
+/// most [`CALL_HELD_BYTES`] beside its request key (its arguments go to the tab; a call that
+/// may become a task holds them in its connection's share of tasks), so 3,200 stay well inside
+/// an object's memory.
 pub const MAX_PENDING_CALLS: usize = MAX_GRANTS * MAX_CALLS_PER_CONNECTION;
 const _: () = assert!(MAX_CALLS_PER_CONNECTION >= MAX_BATCH);
+/// The most bytes of request keys (the connection's id and the client's JSON-RPC id, which may
+/// be of any length) one connection's calls in the tab hold at once: 256 bytes a call at its
+/// whole share of calls. A call past it is refused with a sentence.
+pub const MAX_ID_BYTES_PER_CONNECTION: usize = 16 * 1024;
+/// What a call in flight holds beside its request key, at most: a card of
+/// `tabrelay_bundle::protocol::MAX_CARD_CHARS` (4 bytes a character at most), a tool's name, the
+/// connection's id, its numbers and its slot.
+pub const CALL_HELD_BYTES: usize = 2 * 1024;
+/// What a task holds beside what its share counts ([`MAX_TASK_BYTES_PER_CONNECTION`]: its row
+/// and its trees), at most: its slot and the slots of its parts.
+pub const TASK_HELD_BYTES: usize = 1024;
 /// The most `/listen` streams one connection holds at once (a client needs one; a second
 /// while it reconnects).
 pub const MAX_LISTENERS_PER_CONNECTION: usize = 4;
@@ -229,8 +246,8 @@ pub const MAX_QUESTIONS_PER_CONNECTION: usize = 2 * tabrelay_bundle::protocol::M
 pub const MAX_PENDING_QUESTIONS: usize = MAX_GRANTS * MAX_QUESTIONS_PER_CONNECTION;
 /// The most ends of resumable calls one connection has kept at once (its oldest goes first).
 pub const MAX_KEPT_ENDS_PER_CONNECTION: usize = 4;
-/// The most bytes (as JSON) of ends of resumable calls one connection has kept at once; a
-/// larger end is not kept.
+/// The most bytes (as JSON, with their keys) of ends of resumable calls one connection has kept
+/// at once; a larger end is not kept.
 pub const MAX_KEPT_BYTES_PER_CONNECTION: usize = 256 * 1024;
 /// The most ends of resumable calls a pairing keeps at once.
 pub const MAX_KEPT_ENDS: usize = MAX_GRANTS * MAX_KEPT_ENDS_PER_CONNECTION;
@@ -252,18 +269,26 @@ pub const MAX_AFTERWARDS: usize = MAX_GRANTS * AFTERWARDS_KEPT;
 // characters of data, a sentence and a tool name, each character at most 6 bytes as JSON.
 const _: () = assert!(MAX_LEFT_OPEN * 2_300 + MAX_AFTERWARDS * 4_300 < 2_000_000);
 
-/// What a pairing may hold in memory at worst for what its connections make it keep, every
-/// connection's share full at once ([`MAX_HELD_BYTES_PER_CONNECTION`] each): a Durable Object
-/// has 128 MB for everything, its code and the runtime's own share included.
-pub const PAIRING_MEMORY_BYTES: usize = 96 * 1024 * 1024;
-/// What one connection can make its pairing hold in memory at worst, counted as JSON: its tasks'
-/// bytes, its questions' answers, its kept ends, and its calls in the tab (under a KiB each).
-/// What the pairing holds apart from connections (its tabs, their tool lists, the calls left
-/// open and their outcomes: one row of at most 2 MB) is bounded where it is declared.
+/// What a pairing may hold in memory at worst for what its connections make it keep between
+/// requests, every connection's share full at once ([`MAX_HELD_BYTES_PER_CONNECTION`] each),
+/// whatever they send (1 MiB arguments, 1 MiB ids, JSON shaped to take the most memory): a
+/// Durable Object has 128 MB for everything, its code and the runtime's own share included.
+/// Not in it: the one request being read and handled at a time (its body at most
+/// [`MAX_BODY_BYTES`], its tree while it is handled).
+pub const PAIRING_MEMORY_BYTES: usize = 100 * 1024 * 1024;
+/// What one connection can make its pairing hold in memory at worst: its tasks' bytes (their
+/// arguments included, a call that may become a task's too), its questions' answers, its kept
+/// ends (their keys included), its calls' request keys, and what each call and task holds beside
+/// ([`CALL_HELD_BYTES`], [`TASK_HELD_BYTES`]). Client JSON kept as a tree counts as the tree
+/// takes memory, not as its text (`crate::pairing::tree_bytes`). What the pairing holds apart
+/// from connections (its tabs, their tool lists, the calls left open and their outcomes: one
+/// row of at most 2 MB) is bounded where it is declared.
 pub const MAX_HELD_BYTES_PER_CONNECTION: usize = MAX_TASK_BYTES_PER_CONNECTION
     + MAX_QUESTIONS_PER_CONNECTION * MAX_ANSWER_BYTES
     + MAX_KEPT_BYTES_PER_CONNECTION
-    + MAX_CALLS_PER_CONNECTION * 1024;
+    + MAX_ID_BYTES_PER_CONNECTION
+    + MAX_CALLS_PER_CONNECTION * CALL_HELD_BYTES
+    + MAX_TASKS_PER_CONNECTION * TASK_HELD_BYTES;
 const _: () =
     assert!(MAX_GRANTS * MAX_HELD_BYTES_PER_CONNECTION + 2_000_000 <= PAIRING_MEMORY_BYTES);
 

@@ -72,6 +72,12 @@ pub fn too_many_calls_here(limit: usize) -> String {
     format!("This connection already has {limit} calls (its tasks' included) waiting in the tab, the most the relay carries for one connection; wait for some to finish or cancel some, then try again.")
 }
 
+/// The connection's calls in the tab would keep more bytes of request ids than its share.
+#[must_use]
+pub fn ids_too_long(kib: usize) -> String {
+    format!("This call's JSON-RPC id, with this connection's other calls' ids, would pass {kib} KiB, the most the relay keeps for one connection; use a short id, then call again.")
+}
+
 /// The wait ran out while the person was still being asked (`card` is marked as data).
 #[must_use]
 pub fn still_asking(card: &str) -> String {
@@ -267,10 +273,11 @@ pub fn missing_capability(missing: &serde_json::Map<String, serde_json::Value>) 
     )
 }
 
-/// A connection holds the most tasks it keeps.
+/// A call that may become a task would take its connection's tasks past their share: in
+/// number, or in bytes with its arguments.
 #[must_use]
-pub fn too_many_tasks(limit: usize) -> String {
-    format!("This connection already holds {limit} tasks, the most the relay keeps for one; wait for one to finish or cancel one, then call again.")
+pub fn too_many_tasks(limit: usize, kib: usize) -> String {
+    format!("This call would take this connection's tasks past {limit} tasks or {kib} KiB (their arguments included), the most the relay keeps for one connection; wait for a task to finish or cancel one, or call with smaller arguments, then call again.")
 }
 
 /// A task the client named is not this connection's (or it expired).

@@ -75,7 +75,8 @@ impl Questions {
 
     /// Connection `grant` answers question `id`.
     pub fn answer(&mut self, grant: &str, id: &str, answer: Value) -> Taken {
-        let size = json_text(&answer).len();
+        // Kept as a tree until the last answer comes: counted as the tree takes memory.
+        let size = json_text(&answer).len() + super::tree_bytes(&answer);
         let Some(i) = self.waiting.iter().position(|w| {
             w.grant == grant && w.ids.iter().any(|q| q == id) && !w.got.contains_key(id)
         }) else {
@@ -146,6 +147,18 @@ mod tests {
         let big = json!({"text": "x".repeat(MAX_ANSWER_BYTES)});
         assert_eq!(q.answer("g1", "a", big), Taken::NotAsked);
         assert_eq!(q.answer("g1", "a", json!({})), Taken::All(1, json!({"a": {}})));
+    }
+
+    #[test]
+    fn an_answer_counts_as_the_memory_its_tree_takes() {
+        let mut q = Questions::default();
+        q.ask(1, "g1", ids(&["a", "b"])).unwrap();
+        // 40 KB of JSON, 20,000 values of 24 bytes in memory: refused.
+        let zeros = json!({"n": vec![0; 20_000]});
+        assert!(json_text(&zeros).len() < MAX_ANSWER_BYTES);
+        assert_eq!(q.answer("g1", "a", zeros), Taken::NotAsked);
+        // As much JSON in one string is kept.
+        assert_eq!(q.answer("g1", "a", json!({"text": "x".repeat(40_000)})), Taken::Kept);
     }
 
     #[test]

@@ -11,7 +11,7 @@ use tabrelay_bundle::protocol::MAX_CARD_CHARS;
 
 use crate::limits::{
     AFTERWARDS_KEPT, LEFT_OPEN_PER_CONNECTION, MAX_AFTERWARDS, MAX_CALLS_PER_CONNECTION,
-    MAX_LEFT_OPEN, MAX_PENDING_CALLS,
+    MAX_ID_BYTES_PER_CONNECTION, MAX_LEFT_OPEN, MAX_PENDING_CALLS,
 };
 use crate::pairing::tasks::Carried;
 use crate::pairing::{remove_where, take_where};
@@ -204,12 +204,24 @@ pub struct Calls {
 
 impl Calls {
     /// Starts `flight` in `tab`: its id, or the sentence when connection `flight.grant` holds
-    /// its share of calls ([`MAX_CALLS_PER_CONNECTION`]) or the pairing its bound
+    /// its share of calls ([`MAX_CALLS_PER_CONNECTION`], their request keys in
+    /// [`MAX_ID_BYTES_PER_CONNECTION`]) or the pairing its bound
     /// ([`MAX_PENDING_CALLS`]); every call counts, whoever holds it. Ids grow with time
     /// (`now_ms`), so they stay unique across a restart of the object.
     pub fn start(&mut self, tab: u64, now_ms: u64, flight: Flight) -> Result<u64, String> {
-        if self.of(&flight.grant) >= MAX_CALLS_PER_CONNECTION {
+        // The client's ids, of any length, are kept with its calls: they count in its share.
+        let (mut calls, mut ids) = (0, flight.request.len());
+        for f in &self.flights {
+            if f.grant == flight.grant {
+                calls += 1;
+                ids += f.request.len();
+            }
+        }
+        if calls >= MAX_CALLS_PER_CONNECTION {
             return Err(sentences::too_many_calls_here(MAX_CALLS_PER_CONNECTION));
+        }
+        if ids > MAX_ID_BYTES_PER_CONNECTION {
+            return Err(sentences::ids_too_long(MAX_ID_BYTES_PER_CONNECTION / 1024));
         }
         if self.flights.len() >= MAX_PENDING_CALLS {
             return Err(sentences::too_many_calls(MAX_PENDING_CALLS));
@@ -318,12 +330,6 @@ impl Calls {
         let list = &mut self.open.afterwards;
         make_room(list, |a| a.grant == grant, AFTERWARDS_KEPT, MAX_AFTERWARDS);
         list.push(Afterwards { grant, tool, said });
-    }
-
-    /// How many calls of connection `grant` are in flight.
-    #[must_use]
-    pub fn of(&self, grant: &str) -> usize {
-        self.flights.iter().filter(|f| f.grant == grant).count()
     }
 
     /// `tab` went away: the calls in flight there, now failed (and those left open there

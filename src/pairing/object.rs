@@ -386,6 +386,47 @@ mod tests {
         assert!(written.contains(&"DELETE FROM grants WHERE id = ?"), "{written:?}");
     }
 
+    /// A grant whose authorization code was replayed: the replay's record, kept in storage
+    /// (perhaps by an earlier instance of the object), is read for the grant's id and handed
+    /// to the room, which refuses to make it; a grant with no record is made.
+    #[test]
+    fn a_grant_whose_id_has_a_stored_replay_is_not_made() {
+        use crate::pairing::wire::{GrantReply, GrantRequest};
+        let mut sql = Recorded::default();
+        let mut object = woken(&mut sql);
+        let replayed = "SELECT CAST(until AS TEXT) FROM replayed WHERE id = ?";
+        sql.rows.push((replayed, vec![vec![Some("1060000".into())]]));
+        let request = |id: &str| {
+            Request::Grant(GrantRequest {
+                id: id.into(),
+                client_id: "cid".into(),
+                requester: crate::oauth::connect::Requester {
+                    client_name: "Claude".into(),
+                    host: "claude.ai".into(),
+                    place: None,
+                    verified: None,
+                },
+            })
+        };
+        let asker = object.request(request("g2"), &mut sql, 1_000_001, &mut Counter(2));
+        let asked = sql.run.iter().find(|(q, _)| q == replayed).map(|(_, b)| b.clone());
+        assert_eq!(asked, Some(vec![crate::sql::Bind::Text("g2".into())]), "read for its id");
+        let out = outputs(&mut object, &mut sql);
+        assert_eq!(out, [Output::Reply(asker, Reply::Grant(GrantReply::Replayed))]);
+        assert!(!sql.queries().iter().any(|q| q.starts_with("INSERT INTO grants")));
+        // Once the record's time has passed, the grant is made.
+        let asker = object.request(request("g3"), &mut sql, 1_060_000, &mut Counter(3));
+        let out = outputs(&mut object, &mut sql);
+        let made = match &out[..] {
+            [Output::Reply(a, Reply::Grant(GrantReply::Made { grant, .. }))] if *a == asker => {
+                grant
+            }
+            _ => panic!("{out:?}"),
+        };
+        assert_eq!(made, "g3");
+        assert!(sql.queries().iter().any(|q| q.starts_with("INSERT INTO grants")));
+    }
+
     #[test]
     fn a_tabs_attachment_reads_back_as_the_tab() {
         let tab = crate::pairing::tabs::tests::proven(7, 1_000);

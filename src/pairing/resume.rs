@@ -27,6 +27,13 @@ struct Kept {
     until_ms: u64,
 }
 
+impl Kept {
+    /// What it holds: its reply's JSON and its key.
+    fn bytes(&self) -> usize {
+        self.reply.len() + self.request.len()
+    }
+}
+
 impl Resumable {
     /// Keeps the end of the call of request key `request` (whose wait ran to `until_ms`) for
     /// a while: its stream may have dropped before the pairing could tell, so even an end
@@ -36,7 +43,8 @@ impl Resumable {
     /// than a connection's whole share is not kept.
     pub fn keep(&mut self, request: &str, reply: &CallReply, until_ms: u64) {
         let reply = tabrelay_bundle::fields::Encode::to_json(reply);
-        let bytes = reply.len();
+        // Its key (the client's JSON-RPC id) is kept too.
+        let bytes = reply.len() + request.len();
         if bytes > MAX_KEPT_BYTES_PER_CONNECTION {
             return;
         }
@@ -50,7 +58,7 @@ impl Resumable {
             let counted = |k: &Kept| whose.is_none_or(|c| connection_of(&k.request) == c);
             loop {
                 let held = self.kept.iter().filter(|k| counted(k));
-                let (count, held_bytes) = held.fold((0, 0), |(n, b), k| (n + 1, b + k.reply.len()));
+                let (count, held_bytes) = held.fold((0, 0), |(n, b), k| (n + 1, b + k.bytes()));
                 if count < ends && held_bytes + bytes <= most {
                     break;
                 }
@@ -131,6 +139,21 @@ mod tests {
         r.keep("again", &end("round 1"), 1_000);
         r.forget("again");
         assert_eq!(r.take("again", 0), None, "a new round forgets the last one's end");
+    }
+
+    #[test]
+    fn a_kept_ends_key_counts_in_its_connections_bytes() {
+        let mut r = Resumable::default();
+        // Two ends that fit the share as replies, but not with their long ids.
+        let half = || end(&"x".repeat(MAX_KEPT_BYTES_PER_CONNECTION / 2 - 1_000));
+        let id = "i".repeat(1_500);
+        r.keep(&format!("g1 \"a{id}\""), &half(), 1_000);
+        r.keep(&format!("g1 \"b{id}\""), &half(), 1_000);
+        assert_eq!(r.take(&format!("g1 \"a{id}\""), 0), None, "the oldest went");
+        assert_eq!(r.take(&format!("g1 \"b{id}\""), 0), Some(half()));
+        let huge = format!("g1 \"{}\"", "i".repeat(MAX_KEPT_BYTES_PER_CONNECTION));
+        r.keep(&huge, &end("small"), 1_000);
+        assert_eq!(r.take(&huge, 0), None, "an end whose key passes the share is not kept");
     }
 
     #[test]

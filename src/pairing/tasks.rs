@@ -115,6 +115,22 @@ pub struct Carried {
 
 tabrelay_bundle::codec!(Carried, "what carries a task", { tab, call, tool_call as flat, declared });
 
+/// What a call that may become a task holds for it from its start, in bytes, and its task for
+/// as long as it is kept beside what comes of it ([`Task::held_bytes`]): the call's JSON and
+/// its arguments' tree, and [`ROW_BYTES`] for the rest of the task's row. Its connection's share
+/// of tasks counts it; the call is refused before anything is copied when it would not fit.
+#[must_use]
+pub fn call_held_bytes(tool_call: &ToolCall) -> usize {
+    let json = tabrelay_bundle::fields::Encode::to_json(tool_call).len();
+    json + crate::pairing::tree_bytes(&tool_call.args) + ROW_BYTES
+}
+
+/// The most a task's row holds beside its call and what comes of it: its id, its connection's,
+/// its status and times, the tab and call that carry it, the client's input capabilities, and
+/// its status message (a card of `tabrelay_bundle::protocol::MAX_CARD_CHARS`, quoted, which
+/// may come after the share was checked).
+const ROW_BYTES: usize = 4096;
+
 /// One task, as the pairing keeps it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Task {
@@ -242,18 +258,28 @@ impl Task {
         self.created_ms + TASK_TTL_MS
     }
 
-    /// The bytes of JSON it keeps for its client (its result, error, requests, answers so far
-    /// and the tab's state): what counts toward its connection's share
-    /// ([`crate::limits::MAX_TASK_BYTES_PER_CONNECTION`]).
+    /// What it holds, in bytes: what its call held from its start ([`call_held_bytes`]: its
+    /// arguments, the rest of its row), and its result, error, the tab's questions and state and
+    /// the client's answers so far, as JSON and as trees ([`crate::pairing::tree_bytes`]): what
+    /// counts toward its connection's share ([`crate::limits::MAX_TASK_BYTES_PER_CONNECTION`])
+    /// for as long as it is kept.
     #[must_use]
     pub fn held_bytes(&self) -> usize {
+        use crate::pairing::{map_tree_bytes, tree_bytes};
         use tabrelay_bundle::fields::Encode;
-        let kept: [&dyn Encode; 5] =
+        let parts: [&dyn Encode; 5] =
             [&self.result, &self.error, &self.input_requests, &self.responses, &self.tab_state];
         // As a JSON array of the five: the brackets and the commas between them.
-        let mut held = 6;
-        for part in kept {
+        let mut held = call_held_bytes(&self.carried.tool_call) + 6;
+        for part in parts {
             held += part.to_json().len();
+        }
+        held += map_tree_bytes(&self.input_requests) + map_tree_bytes(&self.responses);
+        if let Some(result) = &self.result {
+            held += tree_bytes(result);
+        }
+        if let Some(state) = &self.tab_state {
+            held += tree_bytes(state);
         }
         held
     }
@@ -595,25 +621,56 @@ mod tests {
         }
     }
 
-    /// What a task holds for its client is counted as the JSON array of its result, error,
-    /// requests, answers and the tab's state (as a derived `Serialize` wrote the five).
+    /// What a task holds is what its call held from its start and what came of it, as JSON
+    /// and as trees: never less than its whole row, whatever its card, and a value shaped to
+    /// take the most memory counts as it takes it.
     #[test]
-    fn a_task_holds_the_bytes_of_its_parts() {
-        let parts = |t: &Task| {
-            let error = t.error.as_ref().map(|e| crate::crypto::testing::value_of(e));
-            let parts = json!([t.result, error, t.input_requests, t.responses, t.tab_state]);
-            serde_json::to_vec(&parts).unwrap().len()
+    fn a_task_holds_its_row_and_the_trees_of_its_values() {
+        use crate::pairing::{map_tree_bytes, tree_bytes};
+        use tabrelay_bundle::fields::Encode;
+        use tabrelay_bundle::protocol::MAX_CARD_CHARS;
+        let row = |t: &Task| {
+            let trees = [&t.result, &t.tab_state].map(|v| v.as_ref().map_or(0, tree_bytes));
+            let maps = [&t.input_requests, &t.responses].map(map_tree_bytes);
+            let args = tree_bytes(&t.carried.tool_call.args);
+            t.to_json().len() + trees.iter().chain(&maps).sum::<usize>() + args
         };
+        // The longest row beside its call: long names, the largest numbers, a card of the
+        // characters JSON writes longest.
         let mut t = task();
-        assert_eq!(t.held_bytes(), parts(&t));
-        assert_eq!(t.held_bytes(), "[null,null,{},{},null]".len());
+        t.id = "t".repeat(64);
+        t.grant = "g".repeat(64);
+        (t.created_ms, t.updated_ms) = (u64::MAX, u64::MAX);
+        (t.carried.tab, t.carried.call) = (u64::MAX, Some(u64::MAX));
+        t.carried.declared = vec!["elicitation".into(), "sampling".into(), "roots".into()];
+        let card = "<\u{1}\"".repeat(MAX_CARD_CHARS / 3);
+        t.status_message =
+            Some(crate::sentences::person_asked(&tabrelay_bundle::content::quoted(&card)));
+        t.status = Status::InputRequired;
+        assert!(row(&t) <= t.held_bytes(), "{} > {}", row(&t), t.held_bytes());
         let asks = one("a", json!({"method": "elicitation/create"}));
         t.apply(Event::NeedsInput { requests: asks, state: Some(json!([1])) }, 2_000);
         t.apply(Event::Update(one("x", json!("é\n"))), 2_100);
-        assert_eq!(t.held_bytes(), parts(&t));
-        let mut failed = task();
-        failed.apply(Event::Lost(-32021, "Needs roots.".into()), 2_000);
-        assert_eq!(failed.held_bytes(), parts(&failed));
+        assert!(row(&t) <= t.held_bytes());
+        // A megabyte of arguments is held in full, for as long as the task is kept.
+        let small = task();
+        let mut big = task();
+        big.carried.tool_call.args = json!({"text": "a".repeat(1 << 20)});
+        let more =
+            call_held_bytes(&big.carried.tool_call) - call_held_bytes(&small.carried.tool_call);
+        assert!(more > 1 << 20);
+        assert_eq!(big.held_bytes(), small.held_bytes() + more);
+        // Small numbers in an array: two bytes of JSON each, a 24-byte slot (twice over as the
+        // array grows) in memory: counted as the slots.
+        let mut zeros = task();
+        zeros.carried.tool_call.args = json!({"n": vec![0; 1000]});
+        assert!(zeros.held_bytes() - small.held_bytes() >= 1000 * 48, "{}", zeros.held_bytes());
+        // A task's result counts as its JSON and its tree.
+        let mut done = task();
+        let result = json!({"content": [{"type": "text", "text": "a".repeat(1000)}]});
+        done.apply(Event::Answered(result.clone()), 2_000);
+        let result_bytes = result.to_json().len() + tree_bytes(&result);
+        assert_eq!(done.held_bytes(), small.held_bytes() - 4 + result_bytes);
     }
 
     #[test]

@@ -1,7 +1,7 @@
 // Each connection has its own share of what a pairing holds: one connection (a leftover or
 // phished one, say) that keeps its share of calls waiting in the tab, or of listen streams open,
-// is refused past it at once with a sentence naming its share, and the person's other agent is
-// still answered and still hears.
+// or sends a JSON-RPC id of nearly a mebibyte, is refused past it at once with a sentence naming
+// its share, and the person's other agent is still answered and still hears.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { openTab, accessToken, callTool, MemoryStorage, waitFor, listenStream, toolDef } from './harness.mjs';
@@ -9,6 +9,7 @@ import { openTab, accessToken, callTool, MemoryStorage, waitFor, listenStream, t
 const SHARE = 64; // src/limits.rs MAX_CALLS_PER_CONNECTION
 const TRIED = SHARE + 16;
 const LISTENERS = 4; // src/limits.rs MAX_LISTENERS_PER_CONNECTION
+const ID_KIB = 16; // src/limits.rs MAX_ID_BYTES_PER_CONNECTION / 1024
 
 /** Resolves with `promise`'s value, or with 'no answer' after `ms`. */
 function within(promise, ms) {
@@ -79,5 +80,29 @@ test("a connection that fills its share of listen streams leaves the other conne
   await waitFor(() => mine.events.some((e) => e.method === 'notifications/tools/list_changed'));
   assert.ok(!mine.events.some((e) => e.error), JSON.stringify(mine.events));
   await Promise.all([...held, over, mine].map((s) => s.stop()));
+  tab.close();
+});
+
+test("a call whose JSON-RPC id is nearly a mebibyte is refused before the tab hears of it, and short ids are answered", async () => {
+  const tab = await openTab({ storage: new MemoryStorage() });
+  const [long, own] = [await accessToken(tab), await accessToken(tab)];
+  let reached = 0;
+  tab.client.handle = async () => {
+    reached += 1;
+    return { data: { answered: true } };
+  };
+  // As long as the MCP endpoint's body cap lets an id be (1 MiB with the rest of the call).
+  const id = 'i'.repeat(1024 * 1024 - 512);
+  const refused = await callTool(long, 'history_list', {}, id);
+  assert.equal(refused.isError, true, JSON.stringify(refused).slice(0, 300));
+  assert.match(refused.content[0].text, new RegExp(`would pass ${ID_KIB} KiB.*use a short id`));
+  // The same connection with a short id, and the other connection, are answered; the tab heard
+  // of those two only.
+  for (const token of [long, own]) {
+    const r = await within(callTool(token, 'history_list', {}, 7), 10_000);
+    assert.notEqual(r, 'no answer');
+    assert.equal(r.isError, false, JSON.stringify(r));
+  }
+  assert.equal(reached, 2);
   tab.close();
 });

@@ -10,8 +10,8 @@ use tabrelay_bundle::protocol::{Outcome as TabOutcome, RelayMessage};
 use super::{cancel, reply_to, send, Asker, Effect, Room, INTERNAL_ERROR};
 use crate::crypto::Entropy;
 use crate::limits::{
-    AFTERWARDS_DATA_CHARS, MAX_TASKS_PER_CONNECTION, TAB_CALL_WAIT_MS, TASK_AFTER_MS,
-    TURN_STORED_EVERY_MS, USED_GRANULARITY_MS,
+    AFTERWARDS_DATA_CHARS, MAX_TASKS_PER_CONNECTION, MAX_TASK_BYTES_PER_CONNECTION,
+    TAB_CALL_WAIT_MS, TASK_AFTER_MS, TURN_STORED_EVERY_MS, USED_GRANULARITY_MS,
 };
 use crate::pairing::admit;
 use crate::pairing::calls::{Finished, Flight, Holder, Waiter};
@@ -66,12 +66,16 @@ impl Room {
             Dispatch::Direct => false,
             Dispatch::Task => true,
         };
-        if as_task
-            && self.tasks_of(&call.tool_call.connection.id, now_ms, out) >= MAX_TASKS_PER_CONNECTION
-        {
-            return done(CallReply::not_carried(sentences::too_many_tasks(
-                MAX_TASKS_PER_CONNECTION,
-            )));
+        // A call that may become a task holds a task's place and its arguments from its start.
+        if as_task {
+            self.expire_tasks(now_ms, out);
+            let (count, bytes) = self.tasks_held(&call.tool_call.connection.id, None);
+            let held = bytes + tasks::call_held_bytes(&call.tool_call);
+            if count >= MAX_TASKS_PER_CONNECTION || held > MAX_TASK_BYTES_PER_CONNECTION {
+                let kib = MAX_TASK_BYTES_PER_CONNECTION / 1024;
+                let sentence = sentences::too_many_tasks(MAX_TASKS_PER_CONNECTION, kib);
+                return done(CallReply::not_carried(sentence));
+            }
         }
         let Some(tab) = self.focused().map(|t| t.number) else {
             return done(CallReply::not_carried(sentences::NO_TAB));

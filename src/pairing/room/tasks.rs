@@ -9,9 +9,9 @@ use super::{cancel, reply_to, send, Effect, Room, INTERNAL_ERROR, MISSING_CAPABI
 use crate::crypto::{random_token, Entropy};
 use crate::limits::{MAX_TASK_BYTES_PER_CONNECTION, MAX_TASK_RESULT_BYTES, TAB_CALL_WAIT_MS};
 use crate::pairing::calls::{Flight, Holder, Waiter};
-use crate::pairing::take_where;
 use crate::pairing::tasks::{self, Task};
 use crate::pairing::wire::{CallEvent, CallReply, Reply, TaskOp, TaskReply};
+use crate::pairing::{map_tree_bytes, take_where, tree_bytes};
 use crate::sentences;
 
 impl Room {
@@ -94,14 +94,15 @@ impl Room {
         };
         // A task is one stored row: what does not fit is said, not kept.
         let size = match &event {
-            tasks::Event::Answered(result) => result.to_json().len(),
+            tasks::Event::Answered(result) => result.to_json().len() + tree_bytes(result),
             // As the JSON array `[requests,state]`.
             tasks::Event::NeedsInput { requests, state } => {
-                requests.to_json().len() + state.to_json().len() + 3
+                let state_bytes = state.as_ref().map_or(0, tree_bytes) + state.to_json().len();
+                requests.to_json().len() + map_tree_bytes(requests) + state_bytes + 3
             }
             _ => 0,
         };
-        let held = self.held_beside(i);
+        let held = self.tasks_held(&self.tasks[i].grant, Some(i)).1 + self.tasks[i].held_bytes();
         let event = if size > MAX_TASK_RESULT_BYTES {
             let sentence = sentences::TASK_RESULT_TOO_LARGE;
             tasks::Event::Answered(content::error_result(sentence))
@@ -123,7 +124,7 @@ impl Room {
         now_ms: u64,
         out: &mut Vec<Effect>,
     ) -> TaskReply {
-        self.tasks_of(grant, now_ms, out);
+        self.expire_tasks(now_ms, out);
         let Some(i) = self.tasks.iter().position(|t| t.id == id && t.visible_to(grant, now_ms))
         else {
             return TaskReply::Refused { sentence: sentences::TASK_UNKNOWN.into() };
@@ -141,7 +142,8 @@ impl Room {
         let effect = changed.apply(event, now_ms);
         // Answers kept until the last comes count toward the connection's share, as results do.
         if matches!(effect, tasks::Effect::Store)
-            && self.held_beside(i) + changed.held_bytes() > MAX_TASK_BYTES_PER_CONNECTION
+            && self.tasks_held(grant, Some(i)).1 + changed.held_bytes()
+                > MAX_TASK_BYTES_PER_CONNECTION
         {
             let kib = MAX_TASK_BYTES_PER_CONNECTION / 1024;
             return TaskReply::Refused { sentence: sentences::task_answers_full(kib) };
@@ -228,16 +230,29 @@ impl Room {
         out.push(Effect::StoreTask(self.tasks[i].clone()));
     }
 
-    /// The bytes the other tasks of task `i`'s connection keep until they expire.
-    fn held_beside(&self, i: usize) -> usize {
-        let grant = &self.tasks[i].grant;
-        let mut held = 0;
+    /// What connection `grant`'s tasks hold beside task `except`: how many, and their bytes
+    /// ([`Task::held_bytes`]). A call that may become a task counts as one from its start (its
+    /// arguments held for it), so however many such calls start at once, the connection's tasks
+    /// never pass their share ([`crate::limits::MAX_TASKS_PER_CONNECTION`],
+    /// [`MAX_TASK_BYTES_PER_CONNECTION`]).
+    pub(super) fn tasks_held(&self, grant: &str, except: Option<usize>) -> (usize, usize) {
+        let (mut count, mut bytes) = (0, 0);
         for (j, t) in self.tasks.iter().enumerate() {
-            if t.grant == *grant && j != i {
-                held += t.held_bytes();
+            if t.grant == grant && Some(j) != except {
+                count += 1;
+                bytes += t.held_bytes();
             }
         }
-        held
+        for f in self.calls.flights() {
+            match f.waiter() {
+                Some(Waiter { task: Some(carried), .. }) if f.grant == grant => {
+                    count += 1;
+                    bytes += tasks::call_held_bytes(&carried.tool_call);
+                }
+                _ => {}
+            }
+        }
+        (count, bytes)
     }
 
     /// What happened to task `i`, applied; stored when it changed.
@@ -253,8 +268,8 @@ impl Room {
         }
     }
 
-    /// How many tasks connection `grant` holds; those past their time to live are deleted first.
-    pub(super) fn tasks_of(&mut self, grant: &str, now_ms: u64, out: &mut Vec<Effect>) -> usize {
+    /// The tasks past their time to live are deleted (their calls dropped in their tabs).
+    pub(super) fn expire_tasks(&mut self, now_ms: u64, out: &mut Vec<Effect>) {
         // Gone over by reference, then dropped as one list (no iterator of tasks by value).
         let expired = take_where(&mut self.tasks, &|t| now_ms >= t.expires_ms());
         for task in &expired {
@@ -263,6 +278,5 @@ impl Room {
             }
             out.push(Effect::DeleteTask(task.id.clone()));
         }
-        self.tasks.iter().filter(|t| t.grant == grant).count()
     }
 }

@@ -4,6 +4,7 @@
 mod calls;
 mod grants;
 mod listeners;
+mod memory;
 mod presence;
 mod sockets;
 mod tasks;

@@ -209,7 +209,10 @@ fn a_connection_holds_a_bounded_number_of_tasks_and_a_tool_that_needs_tasks_says
     let (asker, effects) = task_call(&mut sim, "g1", 99);
     assert_eq!(
         done(&effects, asker),
-        CallReply::not_carried(sentences::too_many_tasks(MAX_TASKS_PER_CONNECTION))
+        CallReply::not_carried(sentences::too_many_tasks(
+            MAX_TASKS_PER_CONNECTION,
+            crate::limits::MAX_TASK_BYTES_PER_CONNECTION / 1024
+        ))
     );
     // The other connection is not crowded out.
     let (_, effects) = task_call(&mut sim, "g2", 1);
@@ -363,7 +366,8 @@ fn a_connections_tasks_keep_a_bounded_number_of_bytes_and_leave_the_others_their
     }
     let refused = refused.expect("past its share, a result is said, not kept");
     assert!(held <= MAX_TASK_BYTES_PER_CONNECTION && held + one > MAX_TASK_BYTES_PER_CONNECTION);
-    assert!(refused.held_bytes() < 4096);
+    let call = tasks::call_held_bytes(&refused.carried.tool_call);
+    assert!(refused.held_bytes() < call + 4096, "a sentence, not the result");
     assert_eq!(refused.result.unwrap()["isError"], true);
     // Another connection keeps its own share.
     let (_, call) = slow_task(&mut sim, "g2", 1, a);
