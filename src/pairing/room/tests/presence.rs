@@ -128,3 +128,35 @@ fn a_tab_that_opens_later_is_welcomed_with_the_credential_and_it_outlives_every_
     assert!(!gone.iter().any(|e| matches!(e, Effect::ForgetAll)), "{gone:?}");
     let _ = a;
 }
+
+#[test]
+fn a_links_approval_needs_the_persons_assertion_for_that_link_too() {
+    use crate::oauth::connect::LinkRef;
+    let (mut sim, a, _) = enrolled();
+    let code = ConnectCode::generate(&mut Counter(3), &keys());
+    let link = LinkRef::for_code(&code, &keys(), &mut Counter(9));
+    let message = |proof: Option<&Assertion>| {
+        let mut m = json!({"type": "approve", "link": link.as_str()});
+        if let Some(a) = proof {
+            m["proof"] = json!({"credential": a.credential, "client_data": a.client_data,
+                "authenticator": a.authenticator, "signature": a.signature});
+        }
+        m.to_string()
+    };
+    let effects = sim.say(a, &message(None));
+    assert!(!asked_code(&effects), "{effects:?}");
+    assert_eq!(refused(&effects).as_deref(), Some(sentences::PRESENCE_NOT_PROVEN));
+    // The assertion the person made for the code typed is not one for its link.
+    let typed = assertion(&code.display(), 0x05, APP);
+    assert_eq!(
+        refused(&sim.say(a, &message(Some(&typed)))).as_deref(),
+        Some(sentences::PRESENCE_NOT_PROVEN)
+    );
+    let effects = sim.say(a, &message(Some(&assertion(link.as_str(), 0x05, APP))));
+    assert!(matches!(effects.last(), Some(Effect::VerifyPresence(..))), "{effects:?}");
+    let Some(Effect::VerifyPresence(_, _, named)) = effects.last().cloned() else { unreachable!() };
+    let effects = sim.go(Input::PresenceProved { tab: a, named, valid: true });
+    assert!(effects
+        .iter()
+        .any(|e| matches!(e, Effect::AskCode(_, _, Command::Approve { linked: true, .. }, _))));
+}
