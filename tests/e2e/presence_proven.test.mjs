@@ -197,3 +197,29 @@ test('with no device, an app that refuses those decisions connects nothing; one 
   await client.close();
   await page.close();
 });
+
+test('Let it go on gives a stopped agent its power back only once the person’s device verified it', async () => {
+  const { page, client, device } = await session();
+  await device.answers();
+  const call = client.callTool({ name: 'items_delete', arguments: { ids: [7] } });
+  await cardSays(page, /asks to delete item 7\. Allow\?$/);
+  await page.click('#activity button[data-act=stop]');
+  assert.equal((await call).isError, true, 'stopped');
+  const stopped = () => page.evaluate(() => {
+    const presence = document.getElementById('confirm').presence;
+    return presence.lines().some((l) => l.connection?.id != null && presence.isStopped(l.connection.id));
+  });
+  assert.equal(await stopped(), true);
+  await device.answers({ verified: false });
+  await page.click('#activity button[data-act=go-on]');
+  await page.locator('#activity [part=presence]').filter({ hasText: NOT_CONFIRMED }).waitFor({ timeout: SHOW_MS });
+  assert.equal(await stopped(), true, 'read after the refusal: still stopped');
+  await device.answers();
+  await page.click('#activity button[data-act=go-on]');
+  await page.waitForFunction(() => {
+    const presence = document.getElementById('confirm').presence;
+    return !presence.lines().some((l) => l.connection?.id != null && presence.isStopped(l.connection.id));
+  }, null, { timeout: SHOW_MS });
+  const after = await client.callTool({ name: 'items_values', arguments: { ids: [1] } });
+  assert.equal(after.isError, false, textOf(after));
+});
