@@ -531,6 +531,29 @@ mod tests {
         assert_eq!(c.verified_domain(), Some("claude.ai"));
     }
 
+    /// A bucket on Google's storage is anyone's, though its name is under a domain of
+    /// Google's: its document verifies nobody, and a name it gives like Gemini's is warned
+    /// about as any unverified name is (S3's and Azure's storage alike).
+    #[test]
+    fn a_document_in_a_clouds_storage_is_not_verified_and_cannot_be_gemini() {
+        use super::super::lookalike::{judge, NameWarning};
+        for (stored, name, like) in [
+            ("https://storage.googleapis.com/bucket/client.json", "Gemini", "Gemini"),
+            ("https://firebasestorage.googleapis.com/v0/b/x/o/c.json", "Gemini CLI", "Gemini"),
+            ("https://bucket.s3.amazonaws.com/client.json", "Claude", "Claude"),
+            ("https://s3.us-east-1.amazonaws.com/bucket/client.json", "Claude", "Claude"),
+            ("https://acct.blob.core.windows.net/c/client.json", "GitHub Copilot", "Copilot"),
+            ("https://acct.z6.web.core.windows.net/client.json", "Copilot", "Copilot"),
+        ] {
+            let u = url(stored);
+            let body = doc(stored, &format!(r#","client_name":"{name}""#));
+            let c = check_document(&u, &body).unwrap();
+            assert_eq!(c.verified_domain(), None, "{stored}");
+            let warned = judge(c.name.as_deref().unwrap(), c.verified_domain());
+            assert_eq!(warned, Some(NameWarning::LooksLike(like)), "{stored}");
+        }
+    }
+
     #[test]
     fn single_label_names_are_not_fetched_unless_the_owner_names_them() {
         let none: &[String] = &[];

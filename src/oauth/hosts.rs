@@ -13,7 +13,14 @@
 /// commit e8c9a2b of 2026-08-19), where a host lists the names under which its users publish:
 /// the entries below are those of code hosts, static and serverless hosting, preview
 /// deployments, tunnels and site builders an agent app's document could be put on, chosen from
-/// it; except `glitch.me` (Glitch's project pages), which the list does not carry.
+/// it; and the big clouds' storage and hosting names, where anyone with an account publishes,
+/// the list does not carry whole: `amazonaws.com` (S3 buckets by name or by path,
+/// `s3.<region>.amazonaws.com`, and every customer endpoint), `on.aws` (Lambda URLs),
+/// `core.windows.net` (Azure storage accounts' blobs and static sites), Google's storage names
+/// under `googleapis.com` (whose other names are Google's own, so each storage name is listed)
+/// and `googleusercontent.com`; and `glitch.me` (Glitch's project pages), not on the list
+/// either. A name under one of these may still be an app's own (Google's under
+/// `googleapis.com`); one its maker serves for itself is verified as before.
 pub const SHARED_HOSTS: &[&str] = &[
     // Code hosts' pages and raw files.
     "github.io",
@@ -56,16 +63,43 @@ pub const SHARED_HOSTS: &[&str] = &[
     "translate.goog",
     "azurewebsites.net",
     "azurestaticapps.net",
-    "blob.core.windows.net",
+    "storage.googleapis.com",
+    "storage.cloud.google.com",
+    "commondatastorage.googleapis.com",
+    "firebasestorage.googleapis.com",
+    "firebasestorage.app",
+    "googleusercontent.com",
+    "core.windows.net",
+    "azureedge.net",
+    "azurefd.net",
+    "azure-api.net",
+    "azurecontainerapps.io",
+    "cloudapp.azure.com",
+    "cloudapp.net",
     "cloudfront.net",
-    "s3.amazonaws.com",
+    "amazonaws.com",
+    "on.aws",
     "amplifyapp.com",
+    "elasticbeanstalk.com",
+    "awsapprunner.com",
+    "digitaloceanspaces.com",
+    "ondigitalocean.app",
+    "backblazeb2.com",
+    // CDNs that serve any repository's or package's files.
+    "jsdelivr.net",
+    "unpkg.com",
+    "githack.com",
     // Tunnels to someone's own machine.
     "ngrok.app",
     "ngrok.io",
     "ngrok.dev",
     "ngrok-free.app",
     "ngrok-free.dev",
+    "ngrok.pizza",
+    "ngrok.pro",
+    "ngrok-free.pizza",
+    "loca.lt",
+    "serveo.net",
     // Site builders.
     "notion.site",
     "webflow.io",
@@ -150,10 +184,40 @@ mod tests {
             "a-b-c.trycloudflare.com",
             "bucket.s3.amazonaws.com",
             "github.io",
+            // The big clouds' storage and hosting, by name and by path.
+            "storage.googleapis.com",
+            "firebasestorage.googleapis.com",
+            "app.firebasestorage.app",
+            "lh3.googleusercontent.com",
+            "s3.amazonaws.com",
+            "s3.us-east-1.amazonaws.com",
+            "bucket.s3.eu-west-2.amazonaws.com",
+            "s3-website-us-east-1.amazonaws.com",
+            "abc.execute-api.us-east-1.amazonaws.com",
+            "abc.lambda-url.us-east-1.on.aws",
+            "account.blob.core.windows.net",
+            "account.z6.web.core.windows.net",
+            "x.azureedge.net",
+            "d111111abcdef8.cloudfront.net",
+            "x.r2.dev",
+            "x.pages.dev",
+            "x.appspot.com",
+            "abc.ngrok.pizza",
+            "bucket.nyc3.digitaloceanspaces.com",
+            "cdn.jsdelivr.net",
         ] {
             assert!(is_shared(host), "{host}");
         }
-        for host in ["claude.ai", "github.com", "notgithub.io", "vercel.com", "example.com"] {
+        for host in [
+            "claude.ai",
+            "github.com",
+            "notgithub.io",
+            "vercel.com",
+            "example.com",
+            "generativelanguage.googleapis.com",
+            "windows.net",
+            "aws.amazon.com",
+        ] {
             assert!(!is_shared(host), "{host}");
         }
     }
