@@ -518,6 +518,8 @@ pub mod oauth {
     pub const REDIRECT_URIS_NOT_ARRAY: &str = "redirect_uris must be an array of URIs.";
     /// /register: no redirect URI.
     pub const NO_REDIRECT_URIS: &str = "The registration needs at least one redirect URI.";
+    /// The name of a registered client that gave none (or only characters never shown).
+    pub const UNNAMED_CLIENT: &str = "An unnamed app";
     /// /register: more than `limit` redirect URIs.
     #[must_use]
     pub fn too_many_redirect_uris(limit: usize) -> String {

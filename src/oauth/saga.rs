@@ -22,8 +22,19 @@ use crate::pairing::wire::{self, GrantReply, RefreshReply, Reply};
 use crate::senders::Limited;
 use crate::sentences;
 
-/// The waiting page's cookie for a code is named this, then the code.
+/// The waiting page's cookie for a code is named this, then the code ([`cookie_name`]).
 pub const COOKIE_PREFIX: &str = "tabrelay_connect_";
+
+/// The name of the waiting page's cookie for `code` on a relay at `origin`: `__Host-` first
+/// when the relay is served over https, so the browser keeps it only as the relay's own
+/// (`Secure`, `Path=/`, no `Domain`: no other name under the relay's domain, nor a page over
+/// http, can set or replace it). Served over http (`wrangler dev` on `localhost` or
+/// `127.0.0.1`), a browser refuses a `Secure` cookie, and so the prefix, so it goes without.
+#[must_use]
+pub fn cookie_name(origin: &str, code: &ConnectCode) -> String {
+    let host_only = if origin.starts_with("https://") { "__Host-" } else { "" };
+    format!("{host_only}{COOKIE_PREFIX}{}", code.as_str())
+}
 
 /// What the shell does next for a saga.
 #[derive(Debug, Clone, PartialEq)]
@@ -306,10 +317,11 @@ impl<'c> Saga<'c> {
             Err(Refusal::Redirect(to)) => return Step::Respond(Answer::Redirect(to)),
         };
         // No connect code yet: the page's script asks for one with the sealed request.
+        let host = clients::shown_host(&request.redirect_uri);
         let asker = pages::Asker {
             name: &request.client_name,
             verified_domain: request.verified_domain.as_deref(),
-            redirect_host: clients::host_of(&request.redirect_uri),
+            redirect_host: &host,
         };
         let sealed = authorize::seal(&self.config.keys, &request, self.now_ms);
         Step::Respond(Answer::Page { status: 200, html: pages::waiting(&sealed, &asker) })
@@ -357,10 +369,11 @@ impl<'c> Saga<'c> {
     /// object decides.
     pub fn confirm(
         config: &'c Config,
+        origin: &'c str,
         query: &[(String, String)],
         cookies: Option<&str>,
     ) -> (Self, Step) {
-        let mut saga = Self::new(config, "", 0);
+        let mut saga = Self::new(config, origin, 0);
         let step = saga.confirm_step(query, cookies);
         (saga, step)
     }
@@ -372,7 +385,8 @@ impl<'c> Saga<'c> {
         let Some((code, secret)) = connect::read_ticket(ticket.unwrap_or_default(), keys) else {
             return Step::Respond(Answer::page_stale());
         };
-        let command = Command::Confirm { secret, browser_hash: browser_hash(cookies, &code) };
+        let browser_hash = browser_hash(self.origin, cookies, &code);
+        let command = Command::Confirm { secret, browser_hash };
         self.wait(Stage::Confirm, Step::AskCode(code, command))
     }
 
@@ -394,7 +408,7 @@ impl<'c> Saga<'c> {
         let Some(code) = code.filter(|c| c.is_issued(&self.config.keys)) else {
             return Step::Respond(Answer::poll(400, &PollState::Expired));
         };
-        let browser_hash = browser_hash(cookies, &code);
+        let browser_hash = browser_hash(self.origin, cookies, &code);
         let command = Command::Poll { browser_hash, issuer: self.origin.to_owned() };
         self.wait(Stage::Poll, Step::AskCode(code, command))
     }
@@ -553,8 +567,8 @@ impl<'c> Saga<'c> {
         let link = pages::approval_link(&self.config.app_url, reference.as_str());
         let secure = if self.origin.starts_with("https://") { "; Secure" } else { "" };
         let cookie = format!(
-            "{COOKIE_PREFIX}{}={}; Path=/authorize; HttpOnly; SameSite=Lax; Max-Age={}{secure}",
-            code.as_str(),
+            "{}={}; Path=/; HttpOnly; SameSite=Lax; Max-Age={}{secure}",
+            cookie_name(self.origin, &code),
             d.secret,
             CONNECT_CODE_TTL_MS / 1000,
         );
@@ -620,11 +634,11 @@ fn refused(e: OAuthError, json: bool) -> Step {
     })
 }
 
-/// SHA-256 of the secret in the waiting page's cookie for `code`, as the browser sent it in its
-/// `Cookie` header (empty when it sent none).
+/// SHA-256 of the secret in the waiting page's cookie for `code` on a relay at `origin`
+/// ([`cookie_name`]), as the browser sent it in its `Cookie` header (empty when it sent none).
 #[must_use]
-pub fn browser_hash(cookies: Option<&str>, code: &ConnectCode) -> String {
-    let name = format!("{COOKIE_PREFIX}{}", code.as_str());
+pub fn browser_hash(origin: &str, cookies: Option<&str>, code: &ConnectCode) -> String {
+    let name = cookie_name(origin, code);
     http::cookie(cookies, &name).map(|s| sha256_hex(s.as_bytes())).unwrap_or_default()
 }
 

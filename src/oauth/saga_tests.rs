@@ -111,7 +111,7 @@ fn drawn(c: &Config) -> (Object, ConnectCode, String) {
 }
 
 fn cookie_header(code: &ConnectCode, secret: &str) -> String {
-    format!("other=1; {COOKIE_PREFIX}{}={secret}", code.as_str())
+    format!("other=1; {}={secret}", cookie_name(ORIGIN, code))
 }
 
 /// An approved code's authorization code, as the waiting page is sent on with it.
@@ -285,22 +285,38 @@ fn a_seal_draws_its_code_within_the_senders_limit_and_sets_the_cookie_for_the_co
     let link = body["link"].as_str().unwrap();
     assert!(link.starts_with("https://app.example/#") && !link.contains(code.as_str()), "{link}");
     let cookie = cookie.unwrap();
-    let name = format!("{COOKIE_PREFIX}{}=", code.as_str());
+    // The relay's own (`__Host-`: Secure, Path=/, no Domain), so no other name under its
+    // domain can set or replace it.
+    let name = format!("__Host-{COOKIE_PREFIX}{}=", code.as_str());
     assert!(cookie.starts_with(&name), "{cookie}");
     // The cookie lives as long as the code: the one limit, in seconds.
     let max_age = format!("; Max-Age={}", CONNECT_CODE_TTL_MS / 1000);
     assert!(cookie.contains(&max_age), "{cookie}");
-    for part in ["; Path=/authorize", "; HttpOnly", "; SameSite=Lax", "; Secure"] {
+    for part in ["; Path=/;", "; HttpOnly", "; SameSite=Lax", "; Secure"] {
         assert!(cookie.contains(part), "{part} in {cookie}");
     }
+    assert!(!cookie.to_ascii_lowercase().contains("domain="), "{cookie}");
     // The object keeps the hash of the cookie's secret, the browser the secret.
     let secret = cookie[name.len()..].split(';').next().unwrap();
     assert_eq!(browser_hash, sha256_hex(secret.as_bytes()));
-    // Served over http (wrangler dev), the cookie cannot ask for https.
-    let (mut saga, _) = Saga::draw(&c, "http://localhost", Ok(sealed(&c, &request())), None, NOW);
-    let _ = saga.next(Input::Limit(true), &mut rng());
-    let (_, _, cookie) = json(saga.next(Input::Code(CodeReply::Created), &mut rng()));
-    assert!(!cookie.unwrap().contains("Secure"));
+    // The same secret under the name without its prefix (set by a page of a name under the
+    // relay's domain, or over http) is not the waiting page's.
+    let (code_only, bare) = (&code, format!("{COOKIE_PREFIX}{}={secret}", code.as_str()));
+    assert_eq!(super::browser_hash(ORIGIN, Some(&bare), code_only), "");
+    let prefixed = format!("{name}{secret}");
+    assert_eq!(super::browser_hash(ORIGIN, Some(&prefixed), code_only), browser_hash);
+    // Served over http (wrangler dev on localhost or 127.0.0.1), a browser refuses a Secure
+    // cookie and so the prefix: the cookie goes without both.
+    for origin in ["http://localhost:8787", "http://127.0.0.1:8787"] {
+        let (mut saga, _) = Saga::draw(&c, origin, Ok(sealed(&c, &request())), None, NOW);
+        let _ = saga.next(Input::Limit(true), &mut rng());
+        let (_, _, cookie) = json(saga.next(Input::Code(CodeReply::Created), &mut rng()));
+        let cookie = cookie.unwrap();
+        assert!(cookie.starts_with(COOKIE_PREFIX) && cookie.contains("; Path=/;"), "{cookie}");
+        assert!(!cookie.contains("Secure"), "{cookie}");
+        let bare = format!("{COOKIE_PREFIX}{}={secret}", code.as_str());
+        assert_eq!(super::browser_hash(origin, Some(&bare), &code), browser_hash);
+    }
 }
 
 #[test]
@@ -387,7 +403,7 @@ fn the_waiting_pages_browser_confirms_a_linked_approval() {
     let (mut object, code, secret) = drawn(&c);
     let ticket = linked_ticket(&c, &mut object, &code);
     let cookies = cookie_header(&code, &secret);
-    let (mut saga, step) = Saga::confirm(&c, &confirm_query(&ticket), Some(&cookies));
+    let (mut saga, step) = Saga::confirm(&c, ORIGIN, &confirm_query(&ticket), Some(&cookies));
     let (asked, command) = ask_code(step);
     assert_eq!(asked, code);
     let reply = object.ask(&asked, command, NOW + 2);
@@ -401,7 +417,7 @@ fn another_browser_or_a_late_one_cannot_confirm() {
     let (mut object, code, _) = drawn(&c);
     let ticket = linked_ticket(&c, &mut object, &code);
     // No cookie (a link someone sent): refused, and the code waits for the whole code typed.
-    let (mut saga, step) = Saga::confirm(&c, &confirm_query(&ticket), None);
+    let (mut saga, step) = Saga::confirm(&c, ORIGIN, &confirm_query(&ticket), None);
     let (asked, command) = ask_code(step);
     let Command::Confirm { browser_hash, .. } = &command else { panic!("confirm") };
     assert_eq!(browser_hash, "", "no cookie, no hash");
@@ -412,7 +428,7 @@ fn another_browser_or_a_late_one_cannot_confirm() {
     let (mut object, code, secret) = drawn(&c);
     let ticket = linked_ticket(&c, &mut object, &code);
     let cookies = cookie_header(&code, &secret);
-    let (mut saga, step) = Saga::confirm(&c, &confirm_query(&ticket), Some(&cookies));
+    let (mut saga, step) = Saga::confirm(&c, ORIGIN, &confirm_query(&ticket), Some(&cookies));
     let (asked, command) = ask_code(step);
     let reply = object.ask(&asked, command, NOW + 1 + LINK_CONFIRM_TTL_MS);
     let (status, html) = page(saga.next(Input::Code(reply), &mut rng()));
@@ -423,15 +439,15 @@ fn another_browser_or_a_late_one_cannot_confirm() {
 fn a_ticket_of_no_link_of_ours_is_refused_before_any_object() {
     let c = config();
     for ticket in ["", "nodot", "ABCDEFGHJKMNPQRSTVWX.s3cret"] {
-        let (status, html) = page(Saga::confirm(&c, &confirm_query(ticket), None).1);
+        let (status, html) = page(Saga::confirm(&c, ORIGIN, &confirm_query(ticket), None).1);
         assert!(status == 400 && html.contains(connect::refusal::TICKET_STALE), "{ticket}");
     }
-    let (status, _) = page(Saga::confirm(&c, &[], None).1);
+    let (status, _) = page(Saga::confirm(&c, ORIGIN, &[], None).1);
     assert_eq!(status, 400);
     // A reply that is not a confirmation's reads as stale.
     let (mut object, code, _) = drawn(&c);
     let ticket = linked_ticket(&c, &mut object, &code);
-    let (mut saga, _) = Saga::confirm(&c, &confirm_query(&ticket), None);
+    let (mut saga, _) = Saga::confirm(&c, ORIGIN, &confirm_query(&ticket), None);
     let (status, _) = page(saga.next(Input::Code(CodeReply::Created), &mut rng()));
     assert_eq!(status, 400);
 }
@@ -724,4 +740,88 @@ fn each_answer_is_written_with_its_headers() {
     );
     assert_eq!(Answer::Empty.http(), Some(http::Answer::empty(200)));
     assert_eq!(Answer::Broken.http(), None, "a broken reply answers nothing");
+}
+
+// --- names as shown
+
+/// Characters that show as nothing yet turn a name around or split it unseen: bidirectional
+/// controls, marks, zero-width and other format characters.
+const UNSHOWN: [char; 14] = [
+    '\u{202A}',
+    '\u{202E}',
+    '\u{2066}',
+    '\u{2069}',
+    '\u{200E}',
+    '\u{200F}',
+    '\u{061C}',
+    '\u{200B}',
+    '\u{200D}',
+    '\u{FEFF}',
+    '\u{2060}',
+    '\u{2064}',
+    '\u{00AD}',
+    '\u{E0041}',
+];
+
+/// Whether `text` holds none of [`UNSHOWN`].
+fn shows_all(text: &str) -> bool {
+    !text.contains(UNSHOWN)
+}
+
+/// A client's name and redirect host reach the waiting page, the confirm page and the tab
+/// without the characters that show as nothing: dropped when a client registers or its
+/// document is read, and again from a client id signed before they were (whose redirect URI
+/// may hold one too); a redirect URI holding one is refused from now on.
+#[test]
+fn unshown_characters_leave_a_clients_name_on_every_page_and_in_the_tab() {
+    let c = config();
+    let raw: String = ["Notes", &UNSHOWN.iter().collect::<String>(), " app"].concat();
+    let body = format!(r#"{{"redirect_uris":["{REDIRECT}"],"client_name":"{raw}"}}"#);
+    let registered = clients::register(&c.keys, body.as_bytes(), NOW, &mut rng()).unwrap();
+    assert_eq!(registered.client.name, "Notes app");
+    let url = MetadataUrl::parse("https://notes.example/client.json").unwrap();
+    let doc = format!(
+        r#"{{"client_id":"{}","client_name":"{raw}","redirect_uris":["{REDIRECT}"]}}"#,
+        url.as_str()
+    );
+    assert_eq!(cimd::check_document(&url, doc.as_bytes()).unwrap().name.unwrap(), "Notes app");
+    let turned = "https://evil.example\u{202E}\u{200B}/cb";
+    let body = format!(r#"{{"redirect_uris":["{turned}"]}}"#);
+    let e = error(Saga::register(&c, Ok(body.into_bytes()), NOW, &mut rng()).1);
+    assert_eq!(e.code, "invalid_redirect_uri");
+    // A client id signed before: its name and its redirect URI as they were.
+    let old = clients::Client {
+        name: raw.clone(),
+        redirect_uris: vec![turned.into()],
+        issued_at: NOW / 1000,
+        instance: "old".into(),
+    };
+    let mut pairs = authorize_pairs(&clients::client_id(&c.keys, &old));
+    pairs.retain(|(k, _)| k != "redirect_uri");
+    let (status, html) = page(Saga::authorize(&c, ORIGIN, pairs, None, NOW).1);
+    assert_eq!(status, 200, "{html}");
+    assert!(shows_all(&html), "{html}");
+    assert!(html.contains("Notes app") && html.contains(">evil.example<"), "{html}");
+    // The request the page seals is what the code's object keeps: the tab is described from
+    // it, and the confirm page names it.
+    let sealed = html.split("data-request=\"").nth(1).unwrap().split('"').next().unwrap();
+    let (request, _) = authorize::unseal(&c.keys, sealed, NOW).unwrap();
+    assert_eq!(request.client_name, "Notes app");
+    let mut object = Object::new();
+    let (mut saga, _) = Saga::draw(&c, ORIGIN, Ok(sealed.as_bytes().to_vec()), None, NOW);
+    let (code, command) = ask_code(saga.next(Input::Limit(true), &mut rng()));
+    let created = object.ask(&code, command, NOW);
+    let (_, _, cookie) = json(saga.next(Input::Code(created), &mut rng()));
+    let CodeReply::Described(told) = object.ask(&code, Command::Describe, NOW + 1) else {
+        panic!("told")
+    };
+    assert_eq!(told.requester.client_name, "Notes app");
+    assert_eq!(told.requester.host, "evil.example");
+    let ticket = linked_ticket(&c, &mut object, &code);
+    let cookies = cookie.unwrap().split(';').next().unwrap().to_owned();
+    let (mut saga, step) = Saga::confirm(&c, ORIGIN, &confirm_query(&ticket), Some(&cookies));
+    let (asked, command) = ask_code(step);
+    let reply = object.ask(&asked, command, NOW + 2);
+    let (status, html) = page(saga.next(Input::Code(reply), &mut rng()));
+    assert!(status == 200 && html.contains("Notes app") && shows_all(&html), "{html}");
 }
