@@ -14,6 +14,11 @@ pub const SEAL_STALE: &str =
 pub const SEAL_USED: &str = "This waiting page already has its connect code; if it does not show it, start connecting again from the app.";
 /// The sender asked for more connect codes than a person needs ([`crate::senders`]).
 pub const TOO_MANY_CODES: &str = "Too many connect codes were asked for from this address just now; wait a minute, then reload this page.";
+/// A request the per-sender limit could not count: it names no sender address, or the relay's
+/// limit is not set up ([`crate::senders::Limit::Uncounted`]).
+pub const SENDER_UNCOUNTED: &str = "This relay could not count this request against its sender's limit, so it is refused; if it goes on, tell the relay's owner.";
+/// The sender fetched more client metadata documents than a person needs ([`crate::senders`]).
+pub const TOO_MANY_DOCUMENTS: &str = "Too many connection requests of apps known by their metadata documents came from this address just now; wait a minute, then try again.";
 /// The sender opened more tab sockets than a browser needs ([`crate::senders`]); a close
 /// reason, so at most 123 bytes.
 pub const TOO_MANY_SOCKETS: &str =
@@ -686,6 +691,15 @@ pub mod connect_code {
 
 /// What the Worker's shell answers on its own (plain text or a close reason).
 pub mod shell {
+    /// The log's line when the relay starts without some of its rate-limiting bindings
+    /// (`bindings`: their names, joined).
+    #[must_use]
+    pub fn limits_unbound(bindings: &str) -> String {
+        format!(
+            "rate-limiting bindings missing from this deployment: {bindings}; what each limits \
+             per sender is refused until [[ratelimits]] in wrangler.toml names it"
+        )
+    }
     /// Any request while the relay's secrets are missing or bad (the log says which).
     pub const MISCONFIGURED: &str =
         "This relay is misconfigured: its owner must set its secrets (the log says which).";

@@ -19,7 +19,7 @@ use crate::http::{self, TooLarge};
 use crate::limits::{CONNECT_CODE_TTL_MS, MAX_CODE_DRAWS};
 use crate::pages;
 use crate::pairing::wire::{self, GrantReply, RefreshReply, Reply};
-use crate::senders::Limited;
+use crate::senders::{Limit, Limited};
 use crate::sentences;
 
 /// The waiting page's cookie for a code is named this, then the code ([`cookie_name`]).
@@ -42,6 +42,8 @@ pub fn cookie_name(origin: &str, code: &ConnectCode) -> String {
 pub enum Step {
     /// Ask whether the sender is within its limit; feed [`Input::Limit`].
     AskLimit(Limited),
+    /// Look for a client's checked metadata document among those kept; feed [`Input::Kept`].
+    KeptClient(MetadataUrl),
     /// Fetch and check a client's metadata document; feed [`Input::Client`].
     FetchClient(MetadataUrl),
     /// Send the command to the code's Durable Object; feed [`Input::Code`].
@@ -55,8 +57,10 @@ pub enum Step {
 /// What came of a [`Step`], fed back to the saga.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Input {
-    /// [`Step::AskLimit`]: whether the sender is within its limit.
-    Limit(bool),
+    /// [`Step::AskLimit`]: what the sender's limit makes of the request.
+    Limit(Limit),
+    /// [`Step::KeptClient`]: the client, when its checked document is kept.
+    Kept(Option<MetadataClient>),
     /// [`Step::FetchClient`]: the checked client, or why not.
     Client(Result<MetadataClient, CimdError>),
     /// [`Step::AskCode`]: the object's reply.
@@ -167,7 +171,8 @@ pub struct OAuthRequest<'r> {
 enum Stage {
     /// Answered: nothing more.
     Over,
-    /// `/authorize` waits for the client's document.
+    /// `/authorize` waits for the client's document: kept, then (when not kept) the sender's
+    /// limit on fetches, then the fetch.
     Document { pairs: Vec<(String, String)>, json: bool, url: MetadataUrl },
     /// The code endpoint waits for the sender limit…
     Limit { request: AuthRequest, seal: SealId, place: Option<String> },
@@ -300,7 +305,7 @@ impl<'c> Saga<'c> {
             Ok(Named::Document(url)) => {
                 match cimd::check_fetchable(&url, &self.config.local_metadata_hosts) {
                     Ok(()) => {
-                        let step = Step::FetchClient(url.clone());
+                        let step = Step::KeptClient(url.clone());
                         self.wait(Stage::Document { pairs, json, url }, step)
                     }
                     Err(e) => refused(e.oauth(url.domain()), json),
@@ -482,17 +487,41 @@ impl<'c> Saga<'c> {
     /// Feeds what came of the last step: the next one.
     pub fn next(&mut self, input: Input, entropy: &mut dyn Entropy) -> Step {
         match (core::mem::replace(&mut self.stage, Stage::Over), input) {
+            (Stage::Document { pairs, json, .. }, Input::Kept(Some(client))) => {
+                self.validate(&pairs, client.into(), json)
+            }
+            // Not kept: each fetch counts against the sender's limit, asked first.
+            (stage @ Stage::Document { .. }, Input::Kept(None)) => {
+                self.wait(stage, Step::AskLimit(Limited::Document))
+            }
+            (Stage::Document { pairs, json, url }, Input::Limit(limit)) => match limit {
+                Limit::Within => {
+                    let step = Step::FetchClient(url.clone());
+                    self.wait(Stage::Document { pairs, json, url }, step)
+                }
+                Limit::Past => refused(
+                    OAuthError::temporarily_unavailable(429, sentences::TOO_MANY_DOCUMENTS),
+                    json,
+                ),
+                Limit::Uncounted => refused(
+                    OAuthError::temporarily_unavailable(503, sentences::SENDER_UNCOUNTED),
+                    json,
+                ),
+            },
             (Stage::Document { pairs, json, url }, Input::Client(client)) => match client {
                 Ok(client) => self.validate(&pairs, client.into(), json),
                 Err(e) => refused(e.oauth(url.domain()), json),
             },
-            (Stage::Limit { request, seal, place }, Input::Limit(within)) => {
-                if !within {
-                    return Step::Respond(Answer::sentence(429, sentences::TOO_MANY_CODES));
+            (Stage::Limit { request, seal, place }, Input::Limit(limit)) => match limit {
+                Limit::Within => {
+                    let secret = random_token(entropy, 32);
+                    self.ask_draw(Drawing { request, seal, place, secret, attempt: 0 })
                 }
-                let secret = random_token(entropy, 32);
-                self.ask_draw(Drawing { request, seal, place, secret, attempt: 0 })
-            }
+                Limit::Past => Step::Respond(Answer::sentence(429, sentences::TOO_MANY_CODES)),
+                Limit::Uncounted => {
+                    Step::Respond(Answer::sentence(503, sentences::SENDER_UNCOUNTED))
+                }
+            },
             (Stage::Draw(drawing), Input::Code(reply)) => match reply {
                 CodeReply::Created => Step::Respond(self.drawn(&drawing, entropy)),
                 CodeReply::SealUsed => Step::Respond(Answer::sentence(409, sentences::SEAL_USED)),

@@ -101,7 +101,7 @@ fn drawn(c: &Config) -> (Object, ConnectCode, String) {
     let mut object = Object::new();
     let (mut saga, step) = Saga::draw(c, ORIGIN, Ok(sealed(c, &request())), None, NOW);
     assert_eq!(step, Step::AskLimit(Limited::Code));
-    let (code, command) = ask_code(saga.next(Input::Limit(true), &mut rng()));
+    let (code, command) = ask_code(saga.next(Input::Limit(Limit::Within), &mut rng()));
     let reply = object.ask(&code, command, NOW);
     let (status, _, cookie) = json(saga.next(Input::Code(reply), &mut rng()));
     assert_eq!(status, 200);
@@ -157,7 +157,7 @@ fn registered_request() -> AuthRequest {
 fn approved(c: &Config) -> (Object, ConnectCode, String) {
     let mut object = Object::new();
     let (mut saga, _) = Saga::draw(c, ORIGIN, Ok(sealed(c, &registered_request())), None, NOW);
-    let (code, command) = ask_code(saga.next(Input::Limit(true), &mut rng()));
+    let (code, command) = ask_code(saga.next(Input::Limit(Limit::Within), &mut rng()));
     let reply = object.ask(&code, command, NOW);
     let (_, _, cookie) = json(saga.next(Input::Code(reply), &mut rng()));
     let cookie = cookie.unwrap();
@@ -238,24 +238,65 @@ fn a_document_client_is_fetched_first_and_then_checked_like_any() {
     let c = config();
     let doc = "https://claude.ai/oauth/meta";
     let (mut saga, step) = Saga::authorize(&c, ORIGIN, authorize_pairs(doc), None, NOW);
-    let Step::FetchClient(url) = step else { panic!("a fetch: {step:?}") };
+    let Step::KeptClient(url) = step else { panic!("kept first: {step:?}") };
+    assert_eq!(url.as_str(), doc);
+    let step = saga.next(Input::Kept(None), &mut rng());
+    assert_eq!(step, Step::AskLimit(Limited::Document), "not kept: the sender's limit");
+    let Step::FetchClient(url) = saga.next(Input::Limit(Limit::Within), &mut rng()) else {
+        panic!("a fetch")
+    };
     assert_eq!(url.as_str(), doc);
     let client = MetadataClient {
         domain: "claude.ai".into(),
         name: Some("Claude".into()),
         redirect_uris: vec![REDIRECT.into()],
     };
-    let (status, html) = page(saga.next(Input::Client(Ok(client)), &mut rng()));
+    let (status, html) = page(saga.next(Input::Client(Ok(client.clone())), &mut rng()));
     assert_eq!(status, 200);
     assert!(html.contains("claude.ai"), "the verified domain is shown");
-    // A document that cannot be read refuses the request, on the page and to a program.
+    // Kept: checked at once, no limit asked, nothing fetched.
     let (mut saga, _) = Saga::authorize(&c, ORIGIN, authorize_pairs(doc), None, NOW);
+    let (status, html) = page(saga.next(Input::Kept(Some(client)), &mut rng()));
+    assert!(status == 200 && html.contains("claude.ai"), "{html}");
+    // A document that cannot be read refuses the request, on the page and to a program.
+    let fetching = |accept| {
+        let (mut saga, _) = Saga::authorize(&c, ORIGIN, authorize_pairs(doc), accept, NOW);
+        let _ = saga.next(Input::Kept(None), &mut rng());
+        assert!(matches!(saga.next(Input::Limit(Limit::Within), &mut rng()), Step::FetchClient(_)));
+        saga
+    };
+    let mut saga = fetching(None);
     let (status, html) = page(saga.next(Input::Client(Err(CimdError::TooSlow)), &mut rng()));
     assert!(status == 400 && html.contains("invalid_client"), "{html}");
-    let json = Some("application/json");
-    let (mut saga, _) = Saga::authorize(&c, ORIGIN, authorize_pairs(doc), json, NOW);
+    let mut saga = fetching(Some("application/json"));
     let e = error(saga.next(Input::Client(Err(CimdError::NotJson)), &mut rng()));
     assert_eq!((e.code, e.status), ("invalid_client", 401));
+}
+
+/// Each fetch of a metadata document counts against its sender's limit: past it, or when the
+/// limit cannot count the request (no sender address, no binding), nothing is fetched.
+#[test]
+fn a_sender_past_its_limit_fetches_no_document() {
+    let c = config();
+    let doc = "https://notes.example/client.json";
+    for (limit, status, sentence) in [
+        (Limit::Past, 429, sentences::TOO_MANY_DOCUMENTS),
+        (Limit::Uncounted, 503, sentences::SENDER_UNCOUNTED),
+    ] {
+        let (mut saga, _) = Saga::authorize(&c, ORIGIN, authorize_pairs(doc), None, NOW);
+        let _ = saga.next(Input::Kept(None), &mut rng());
+        let (_, html) = page(saga.next(Input::Limit(limit), &mut rng()));
+        let said = http::escape_html(sentence);
+        assert!(html.contains(&said) && html.contains("temporarily_unavailable"), "{html}");
+        let json = Some("application/json");
+        let (mut saga, _) = Saga::authorize(&c, ORIGIN, authorize_pairs(doc), json, NOW);
+        let _ = saga.next(Input::Kept(None), &mut rng());
+        let e = error(saga.next(Input::Limit(limit), &mut rng()));
+        assert_eq!(
+            (e.code, e.status, e.description.as_str()),
+            ("temporarily_unavailable", status, sentence)
+        );
+    }
 }
 
 #[test]
@@ -267,7 +308,7 @@ fn a_document_on_a_local_name_is_refused_without_a_fetch() {
     // One the owner named (`LOCAL_METADATA_HOSTS`, for tests) is fetched.
     let named = c.clone().with_local_metadata_hosts(Some("buildbox"));
     let (_, step) = Saga::authorize(&named, ORIGIN, pairs(), None, NOW);
-    assert!(matches!(step, Step::FetchClient(_)), "{step:?}");
+    assert!(matches!(step, Step::KeptClient(_)), "{step:?}");
 }
 
 // --- POST /authorize/code
@@ -277,7 +318,7 @@ fn a_seal_draws_its_code_within_the_senders_limit_and_sets_the_cookie_for_the_co
     let c = config();
     let (mut saga, step) = Saga::draw(&c, ORIGIN, Ok(sealed(&c, &request())), None, NOW);
     assert_eq!(step, Step::AskLimit(Limited::Code), "the limit first, before any object");
-    let (code, command) = ask_code(saga.next(Input::Limit(true), &mut rng()));
+    let (code, command) = ask_code(saga.next(Input::Limit(Limit::Within), &mut rng()));
     let Command::Create { request: asked, browser_hash, .. } = command else { panic!("create") };
     assert_eq!(asked, request());
     let (status, body, cookie) = json(saga.next(Input::Code(CodeReply::Created), &mut rng()));
@@ -309,7 +350,7 @@ fn a_seal_draws_its_code_within_the_senders_limit_and_sets_the_cookie_for_the_co
     // cookie and so the prefix: the cookie goes without both.
     for origin in ["http://localhost:8787", "http://127.0.0.1:8787"] {
         let (mut saga, _) = Saga::draw(&c, origin, Ok(sealed(&c, &request())), None, NOW);
-        let _ = saga.next(Input::Limit(true), &mut rng());
+        let _ = saga.next(Input::Limit(Limit::Within), &mut rng());
         let (_, _, cookie) = json(saga.next(Input::Code(CodeReply::Created), &mut rng()));
         let cookie = cookie.unwrap();
         assert!(cookie.starts_with(COOKIE_PREFIX) && cookie.contains("; Path=/;"), "{cookie}");
@@ -323,10 +364,17 @@ fn a_seal_draws_its_code_within_the_senders_limit_and_sets_the_cookie_for_the_co
 fn a_sender_past_its_limit_makes_no_code() {
     let c = config();
     let (mut saga, _) = Saga::draw(&c, ORIGIN, Ok(sealed(&c, &request())), None, NOW);
-    let (status, body, cookie) = json(saga.next(Input::Limit(false), &mut rng()));
+    let (status, body, cookie) = json(saga.next(Input::Limit(Limit::Past), &mut rng()));
     assert_eq!(
         (status, body["sentence"].as_str(), cookie),
         (429, Some(sentences::TOO_MANY_CODES), None)
+    );
+    // One the limit cannot count (no sender address, no binding) makes none either.
+    let (mut saga, _) = Saga::draw(&c, ORIGIN, Ok(sealed(&c, &request())), None, NOW);
+    let (status, body, cookie) = json(saga.next(Input::Limit(Limit::Uncounted), &mut rng()));
+    assert_eq!(
+        (status, body["sentence"].as_str(), cookie),
+        (503, Some(sentences::SENDER_UNCOUNTED), None)
     );
 }
 
@@ -348,7 +396,7 @@ fn a_seal_posted_again_reaches_its_code_which_says_it_was_made() {
     let c = config();
     let (mut object, code, _) = drawn(&c);
     let (mut saga, _) = Saga::draw(&c, ORIGIN, Ok(sealed(&c, &request())), None, NOW + 5);
-    let (again, command) = ask_code(saga.next(Input::Limit(true), &mut rng()));
+    let (again, command) = ask_code(saga.next(Input::Limit(Limit::Within), &mut rng()));
     assert_eq!(again, code, "the same seal draws the same code");
     let reply = object.ask(&again, command, NOW + 5);
     let (status, body, cookie) = json(saga.next(Input::Code(reply), &mut rng()));
@@ -362,7 +410,7 @@ fn a_seal_posted_again_reaches_its_code_which_says_it_was_made() {
 fn letters_held_by_another_request_draw_again_then_give_up() {
     let c = config();
     let (mut saga, _) = Saga::draw(&c, ORIGIN, Ok(sealed(&c, &request())), None, NOW);
-    let mut step = saga.next(Input::Limit(true), &mut rng());
+    let mut step = saga.next(Input::Limit(Limit::Within), &mut rng());
     let mut codes = Vec::new();
     while let Step::AskCode(code, _) = step {
         codes.push(code);
@@ -375,7 +423,7 @@ fn letters_held_by_another_request_draw_again_then_give_up() {
     assert_eq!((status, body["sentence"].as_str()), (503, Some(sentences::CODE_NOT_MADE)));
     // Taken once, then made: the second draw's code is the one shown.
     let (mut saga, _) = Saga::draw(&c, ORIGIN, Ok(sealed(&c, &request())), None, NOW);
-    let _ = saga.next(Input::Limit(true), &mut rng());
+    let _ = saga.next(Input::Limit(Limit::Within), &mut rng());
     let (second, _) = ask_code(saga.next(Input::Code(CodeReply::Taken), &mut rng()));
     let (_, body, _) = json(saga.next(Input::Code(CodeReply::Created), &mut rng()));
     assert_eq!(body["code"].as_str(), Some(second.display().as_str()));
@@ -674,9 +722,9 @@ fn an_input_the_saga_did_not_ask_for_ends_it() {
     let c = config();
     let (mut saga, _) = Saga::draw(&c, ORIGIN, Ok(sealed(&c, &request())), None, NOW);
     assert_eq!(respond(saga.next(Input::Code(CodeReply::Created), &mut rng())), Answer::Broken);
-    assert_eq!(respond(saga.next(Input::Limit(true), &mut rng())), Answer::Broken, "over");
+    assert_eq!(respond(saga.next(Input::Limit(Limit::Within), &mut rng())), Answer::Broken, "over");
     let (mut saga, _) = Saga::register(&c, Ok(Vec::new()), NOW, &mut rng());
-    assert_eq!(respond(saga.next(Input::Limit(true), &mut rng())), Answer::Broken);
+    assert_eq!(respond(saga.next(Input::Limit(Limit::Within), &mut rng())), Answer::Broken);
 }
 
 fn asked(path: &str) -> OAuthRequest<'_> {
@@ -809,7 +857,7 @@ fn unshown_characters_leave_a_clients_name_on_every_page_and_in_the_tab() {
     assert_eq!(request.client_name, "Notes app");
     let mut object = Object::new();
     let (mut saga, _) = Saga::draw(&c, ORIGIN, Ok(sealed.as_bytes().to_vec()), None, NOW);
-    let (code, command) = ask_code(saga.next(Input::Limit(true), &mut rng()));
+    let (code, command) = ask_code(saga.next(Input::Limit(Limit::Within), &mut rng()));
     let created = object.ask(&code, command, NOW);
     let (_, _, cookie) = json(saga.next(Input::Code(created), &mut rng()));
     let CodeReply::Described(told) = object.ask(&code, Command::Describe, NOW + 1) else {

@@ -25,6 +25,8 @@ export async function pass_object(env, binding, name, request) {
   return object(env, binding, name).fetch(request);
 }
 export async function ask_limit(env, binding, key) {
+  // null: no such binding (said once at start); undefined: it failed.
+  if (!env[binding]) return null;
   try {
     const { success } = await env[binding].limit({ key });
     return typeof success === 'boolean' ? success : undefined;
