@@ -873,3 +873,28 @@ fn unshown_characters_leave_a_clients_name_on_every_page_and_in_the_tab() {
     let (status, html) = page(saga.next(Input::Code(reply), &mut rng()));
     assert!(status == 200 && html.contains("Notes app") && shows_all(&html), "{html}");
 }
+
+// --- a registration kept
+
+/// The relay drops no registration: a client id it signed opens the waiting page (to a person
+/// and to a program checking its cached registration) however long after it was made, used or
+/// not; and a grant that is gone (forgotten in the tab, revoked) refuses its refresh as
+/// `invalid_grant`, never as an unknown client, so the app keeps its client id and signs in
+/// again with it (tests/e2e/forget.test.mjs does, end to end).
+#[test]
+fn a_registration_outlives_any_time_and_its_grants() {
+    let c = config();
+    let id = registered_id();
+    let ten_years = 10 * 365 * 24 * 3600 * 1000;
+    for accept in [None, Some("application/json")] {
+        let later = NOW + ten_years;
+        let (status, html) =
+            page(Saga::authorize(&c, ORIGIN, authorize_pairs(&id), accept, later).1);
+        assert!(status == 200 && html.contains("data-request="), "{accept:?}: {html}");
+    }
+    let token = refresh_token(&c.keys, &"b".repeat(64), "g9", "s");
+    let (mut saga, _) = Saga::token(&c, ORIGIN, Ok(refresh_form(&token)), NOW, &mut rng());
+    let gone = Reply::Refresh(RefreshReply::Refused { description: "Forgotten.".into() });
+    let e = error(saga.next(Input::Pairing(Some(gone)), &mut rng()));
+    assert_eq!((e.code, e.status, e.challenge()), ("invalid_grant", 400, None));
+}
