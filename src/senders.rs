@@ -59,15 +59,23 @@ impl Limit {
             _ => Self::Uncounted,
         }
     }
+
+    /// How a request is refused, its status and sentence (`past`: the limit's own, for a
+    /// sender past it); None when it goes on.
+    #[must_use]
+    pub fn refusal(self, past: &'static str) -> Option<(u16, &'static str)> {
+        match self {
+            Self::Within => None,
+            Self::Past => Some((429, past)),
+            Self::Uncounted => Some((503, crate::sentences::SENDER_UNCOUNTED)),
+        }
+    }
 }
 
-/// The one line the relay logs when it starts without some of its rate-limiting bindings
-/// (`has` says whether the deployment has a binding of that name); None when it has them all.
-#[must_use]
-pub fn unbound(has: impl Fn(&str) -> bool) -> Option<String> {
-    let missing: Vec<&str> = Limited::ALL.iter().map(|l| l.binding()).filter(|b| !has(b)).collect();
-    (!missing.is_empty()).then(|| crate::sentences::shell::limits_unbound(&missing.join(", ")))
-}
+/// Every limit's binding ([`Limited::binding`]), space-separated: the relay names each the
+/// deployment lacks when it starts ([`crate::sentences::shell::LIMIT_UNBOUND`], then the name;
+/// looked up by the platform's few lines, which cost less than Rust's).
+pub const BINDINGS: &str = "CODE_SENDERS TAB_SENDERS DOCUMENT_SENDERS";
 
 /// The key a sender is counted under, from the address the platform says it connected from
 /// (`CF-Connecting-IP`). An IPv6 sender is counted by its /64, the block one subscriber gets
@@ -232,12 +240,9 @@ mod tests {
     /// A deployment without a binding says so once, at start, naming each missing one.
     #[test]
     fn a_missing_binding_is_said_at_start() {
-        assert_eq!(unbound(|_| true), None);
-        let line = unbound(|b| b == "TAB_SENDERS").unwrap();
-        assert!(
-            line.contains("CODE_SENDERS, DOCUMENT_SENDERS") && !line.contains("TAB_"),
-            "{line}"
-        );
-        assert!(line.contains("refused") && line.contains("wrangler.toml"), "{line}");
+        let named: Vec<&str> = Limited::ALL.into_iter().map(Limited::binding).collect();
+        assert_eq!(BINDINGS.split(' ').collect::<Vec<_>>(), named, "every binding, once");
+        let line = crate::sentences::shell::LIMIT_UNBOUND;
+        assert!(line.contains("refusing") && line.contains("binding"), "{line}");
     }
 }

@@ -16,9 +16,11 @@ pub const SEAL_USED: &str = "This waiting page already has its connect code; if 
 pub const TOO_MANY_CODES: &str = "Too many connect codes were asked for from this address just now; wait a minute, then reload this page.";
 /// A request the per-sender limit could not count: it names no sender address, or the relay's
 /// limit is not set up ([`crate::senders::Limit::Uncounted`]).
-pub const SENDER_UNCOUNTED: &str = "This relay could not count this request against its sender's limit, so it is refused; if it goes on, tell the relay's owner.";
+pub const SENDER_UNCOUNTED: &str =
+    "This relay cannot count this request against a sender's limit; tell its owner.";
 /// The sender fetched more client metadata documents than a person needs ([`crate::senders`]).
-pub const TOO_MANY_DOCUMENTS: &str = "Too many connection requests of apps known by their metadata documents came from this address just now; wait a minute, then try again.";
+pub const TOO_MANY_DOCUMENTS: &str =
+    "Too many requests from this address just now; wait a minute, then try again.";
 /// The sender opened more tab sockets than a browser needs ([`crate::senders`]); a close
 /// reason, so at most 123 bytes.
 pub const TOO_MANY_SOCKETS: &str =
@@ -691,15 +693,9 @@ pub mod connect_code {
 
 /// What the Worker's shell answers on its own (plain text or a close reason).
 pub mod shell {
-    /// The log's line when the relay starts without some of its rate-limiting bindings
-    /// (`bindings`: their names, joined).
-    #[must_use]
-    pub fn limits_unbound(bindings: &str) -> String {
-        format!(
-            "rate-limiting bindings missing from this deployment: {bindings}; what each limits \
-             per sender is refused until [[ratelimits]] in wrangler.toml names it"
-        )
-    }
+    /// The log's line when the relay starts without one of its rate-limiting bindings (its
+    /// name follows).
+    pub const LIMIT_UNBOUND: &str = "refusing what it limits: no rate-limiting binding";
     /// Any request while the relay's secrets are missing or bad (the log says which).
     pub const MISCONFIGURED: &str =
         "This relay is misconfigured: its owner must set its secrets (the log says which).";

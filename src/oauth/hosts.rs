@@ -2,7 +2,9 @@
 //! publish, so a document there verifies nobody; and wildcard-DNS names, which resolve to the
 //! address written in them (`127.0.0.1.nip.io` is 127.0.0.1), so the relay never fetches them.
 //!
-//! Each entry counts with every name under it (`claude.github.io` is under `github.io`).
+//! Each entry counts with every name under it (`claude.github.io` is under `github.io`). Each
+//! list is one text, its names separated by spaces: a list of strings costs the Worker eight
+//! bytes of pointers a name.
 
 /// Hosts where anyone may publish under a name of the host's (project pages, user content,
 /// preview deployments, tunnels). A client metadata document served from one of them is read,
@@ -21,92 +23,91 @@
 /// and `googleusercontent.com`; and `glitch.me` (Glitch's project pages), not on the list
 /// either. A name under one of these may still be an app's own (Google's under
 /// `googleapis.com`); one its maker serves for itself is verified as before.
-pub const SHARED_HOSTS: &[&str] = &[
+pub const SHARED_HOSTS: &str = concat!(
     // Code hosts' pages and raw files.
-    "github.io",
-    "githubusercontent.com",
-    "githubpreview.dev",
-    "gitlab.io",
-    "bitbucket.io",
-    "codeberg.page",
-    "readthedocs.io",
+    "github.io ",
+    "githubusercontent.com ",
+    "githubpreview.dev ",
+    "gitlab.io ",
+    "bitbucket.io ",
+    "codeberg.page ",
+    "readthedocs.io ",
     // Cloudflare.
-    "pages.dev",
-    "workers.dev",
-    "r2.dev",
-    "trycloudflare.com",
+    "pages.dev ",
+    "workers.dev ",
+    "r2.dev ",
+    "trycloudflare.com ",
     // Static and serverless hosting, preview deployments.
-    "netlify.app",
-    "vercel.app",
-    "vercel.dev",
-    "herokuapp.com",
-    "onrender.com",
-    "fly.dev",
-    "deno.dev",
-    "up.railway.app",
-    "repl.co",
-    "replit.app",
-    "replit.dev",
-    "glitch.me",
-    "csb.app",
-    "val.run",
-    "hf.space",
-    "supabase.co",
-    "pythonanywhere.com",
+    "netlify.app ",
+    "vercel.app ",
+    "vercel.dev ",
+    "herokuapp.com ",
+    "onrender.com ",
+    "fly.dev ",
+    "deno.dev ",
+    "up.railway.app ",
+    "repl.co ",
+    "replit.app ",
+    "replit.dev ",
+    "glitch.me ",
+    "csb.app ",
+    "val.run ",
+    "hf.space ",
+    "supabase.co ",
+    "pythonanywhere.com ",
     // Google, Microsoft and Amazon hosting.
-    "web.app",
-    "firebaseapp.com",
-    "appspot.com",
-    "run.app",
-    "cloudfunctions.net",
-    "blogspot.com",
-    "translate.goog",
-    "azurewebsites.net",
-    "azurestaticapps.net",
-    "storage.googleapis.com",
-    "storage.cloud.google.com",
-    "commondatastorage.googleapis.com",
-    "firebasestorage.googleapis.com",
-    "firebasestorage.app",
-    "googleusercontent.com",
-    "core.windows.net",
-    "azureedge.net",
-    "azurefd.net",
-    "azure-api.net",
-    "azurecontainerapps.io",
-    "cloudapp.azure.com",
-    "cloudapp.net",
-    "cloudfront.net",
-    "amazonaws.com",
-    "on.aws",
-    "amplifyapp.com",
-    "elasticbeanstalk.com",
-    "awsapprunner.com",
-    "digitaloceanspaces.com",
-    "ondigitalocean.app",
-    "backblazeb2.com",
+    "web.app ",
+    "firebaseapp.com ",
+    "appspot.com ",
+    "run.app ",
+    "cloudfunctions.net ",
+    "blogspot.com ",
+    "translate.goog ",
+    "azurewebsites.net ",
+    "azurestaticapps.net ",
+    "storage.googleapis.com ",
+    "commondatastorage.googleapis.com ",
+    "firebasestorage.googleapis.com ",
+    "firebasestorage.app ",
+    "googleusercontent.com ",
+    "core.windows.net ",
+    "azureedge.net ",
+    "azurefd.net ",
+    "azure-api.net ",
+    "azurecontainerapps.io ",
+    "cloudapp.azure.com ",
+    "cloudapp.net ",
+    "cloudfront.net ",
+    "amazonaws.com ",
+    "on.aws ",
+    "amplifyapp.com ",
+    "elasticbeanstalk.com ",
+    "awsapprunner.com ",
+    "digitaloceanspaces.com ",
+    "ondigitalocean.app ",
+    "backblazeb2.com ",
     // CDNs that serve any repository's or package's files.
-    "jsdelivr.net",
-    "unpkg.com",
-    "githack.com",
+    "jsdelivr.net ",
+    "unpkg.com ",
+    "githack.com ",
     // Tunnels to someone's own machine.
-    "ngrok.app",
-    "ngrok.io",
-    "ngrok.dev",
-    "ngrok-free.app",
-    "ngrok-free.dev",
-    "ngrok.pizza",
-    "ngrok.pro",
-    "ngrok-free.pizza",
-    "loca.lt",
-    "serveo.net",
+    "ngrok.app ",
+    "ngrok.io ",
+    "ngrok.dev ",
+    "ngrok-free.app ",
+    "ngrok-free.dev ",
+    "ngrok.pizza ",
+    "ngrok.pro ",
+    "ngrok-free.pizza ",
+    "loca.lt ",
+    "serveo.net ",
     // Site builders.
-    "notion.site",
-    "webflow.io",
-    "wixsite.com",
-    "framer.app",
-    "carrd.co",
-];
+    "notion.site ",
+    "webflow.io ",
+    "wixsite.com ",
+    "framer.app ",
+    "carrd.co ",
+);
 
 /// Wildcard-DNS services: every name under them resolves to the IP address written in the
 /// name (or to 127.0.0.1), so a fetch of one reaches whatever address its writer chose, a
@@ -117,17 +118,17 @@ pub const SHARED_HOSTS: &[&str] = &[
 /// (<https://traefik.me>), localtest.me (<https://readme.localtest.me>), lvh.me, vcap.me
 /// (Cloud Foundry's), lacolhost.com and local.gd (<https://local.gd>), all of which answer
 /// 127.0.0.1 or the address in the name.
-pub const WILDCARD_DNS: &[&str] = &[
-    "nip.io",
-    "sslip.io",
-    "xip.io",
-    "traefik.me",
-    "localtest.me",
-    "lvh.me",
-    "vcap.me",
-    "lacolhost.com",
-    "local.gd",
-];
+pub const WILDCARD_DNS: &str = concat!(
+    "nip.io ",
+    "sslip.io ",
+    "xip.io ",
+    "traefik.me ",
+    "localtest.me ",
+    "lvh.me ",
+    "vcap.me ",
+    "lacolhost.com ",
+    "local.gd ",
+);
 
 /// Whether `host` (lower case) is `suffix` or a name under it.
 #[must_use]
@@ -137,7 +138,7 @@ pub fn is_under(host: &str, suffix: &str) -> bool {
 
 /// Whether `host` (lower case) is one of `names` or a name under one.
 #[must_use]
-pub fn is_under_any(host: &str, names: &[&str]) -> bool {
+pub fn is_under_any<'n>(host: &str, names: impl IntoIterator<Item = &'n str>) -> bool {
     for name in names {
         if is_under(host, name) {
             return true;
@@ -149,13 +150,13 @@ pub fn is_under_any(host: &str, names: &[&str]) -> bool {
 /// Whether anyone may publish on `host` ([`SHARED_HOSTS`]).
 #[must_use]
 pub fn is_shared(host: &str) -> bool {
-    is_under_any(host, SHARED_HOSTS)
+    is_under_any(host, SHARED_HOSTS.split_ascii_whitespace())
 }
 
 /// Whether `host` resolves to an address written in it ([`WILDCARD_DNS`]).
 #[must_use]
 pub fn is_wildcard_dns(host: &str) -> bool {
-    is_under_any(host, WILDCARD_DNS)
+    is_under_any(host, WILDCARD_DNS.split_ascii_whitespace())
 }
 
 #[cfg(test)]
@@ -240,7 +241,9 @@ mod tests {
 
     #[test]
     fn no_host_is_both_and_every_entry_is_a_lower_case_name() {
-        for entry in SHARED_HOSTS.iter().chain(WILDCARD_DNS) {
+        let entries =
+            SHARED_HOSTS.split_ascii_whitespace().chain(WILDCARD_DNS.split_ascii_whitespace());
+        for entry in entries {
             assert!(entry.contains('.') && !entry.starts_with('.'), "{entry}");
             assert!(entry
                 .bytes()

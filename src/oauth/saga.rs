@@ -42,10 +42,15 @@ pub fn cookie_name(origin: &str, code: &ConnectCode) -> String {
 pub enum Step {
     /// Ask whether the sender is within its limit; feed [`Input::Limit`].
     AskLimit(Limited),
-    /// Look for a client's checked metadata document among those kept; feed [`Input::Kept`].
-    KeptClient(MetadataUrl),
-    /// Fetch and check a client's metadata document; feed [`Input::Client`].
-    FetchClient(MetadataUrl),
+    /// The client a metadata document names: its checked document if kept, else (`fetch`:
+    /// the sender's limit allowed it) fetched and checked, else [`CimdError::NotKept`]; feed
+    /// [`Input::Client`].
+    FetchClient {
+        /// The document's address.
+        url: MetadataUrl,
+        /// Whether to fetch it when it is not kept.
+        fetch: bool,
+    },
     /// Send the command to the code's Durable Object; feed [`Input::Code`].
     AskCode(ConnectCode, Command),
     /// Ask the pairing (by its id) this; feed [`Input::Pairing`].
@@ -59,8 +64,6 @@ pub enum Step {
 pub enum Input {
     /// [`Step::AskLimit`]: what the sender's limit makes of the request.
     Limit(Limit),
-    /// [`Step::KeptClient`]: the client, when its checked document is kept.
-    Kept(Option<MetadataClient>),
     /// [`Step::FetchClient`]: the checked client, or why not.
     Client(Result<MetadataClient, CimdError>),
     /// [`Step::AskCode`]: the object's reply.
@@ -305,7 +308,7 @@ impl<'c> Saga<'c> {
             Ok(Named::Document(url)) => {
                 match cimd::check_fetchable(&url, &self.config.local_metadata_hosts) {
                     Ok(()) => {
-                        let step = Step::KeptClient(url.clone());
+                        let step = Step::FetchClient { url: url.clone(), fetch: false };
                         self.wait(Stage::Document { pairs, json, url }, step)
                     }
                     Err(e) => refused(e.oauth(url.domain()), json),
@@ -487,41 +490,34 @@ impl<'c> Saga<'c> {
     /// Feeds what came of the last step: the next one.
     pub fn next(&mut self, input: Input, entropy: &mut dyn Entropy) -> Step {
         match (core::mem::replace(&mut self.stage, Stage::Over), input) {
-            (Stage::Document { pairs, json, .. }, Input::Kept(Some(client))) => {
-                self.validate(&pairs, client.into(), json)
-            }
             // Not kept: each fetch counts against the sender's limit, asked first.
-            (stage @ Stage::Document { .. }, Input::Kept(None)) => {
+            (stage @ Stage::Document { .. }, Input::Client(Err(CimdError::NotKept))) => {
                 self.wait(stage, Step::AskLimit(Limited::Document))
             }
-            (Stage::Document { pairs, json, url }, Input::Limit(limit)) => match limit {
-                Limit::Within => {
-                    let step = Step::FetchClient(url.clone());
-                    self.wait(Stage::Document { pairs, json, url }, step)
+            (Stage::Document { pairs, json, url }, Input::Limit(limit)) => {
+                match limit.refusal(sentences::TOO_MANY_DOCUMENTS) {
+                    None => {
+                        let step = Step::FetchClient { url: url.clone(), fetch: true };
+                        self.wait(Stage::Document { pairs, json, url }, step)
+                    }
+                    Some((status, why)) => {
+                        refused(OAuthError::temporarily_unavailable(status, why), json)
+                    }
                 }
-                Limit::Past => refused(
-                    OAuthError::temporarily_unavailable(429, sentences::TOO_MANY_DOCUMENTS),
-                    json,
-                ),
-                Limit::Uncounted => refused(
-                    OAuthError::temporarily_unavailable(503, sentences::SENDER_UNCOUNTED),
-                    json,
-                ),
-            },
+            }
             (Stage::Document { pairs, json, url }, Input::Client(client)) => match client {
                 Ok(client) => self.validate(&pairs, client.into(), json),
                 Err(e) => refused(e.oauth(url.domain()), json),
             },
-            (Stage::Limit { request, seal, place }, Input::Limit(limit)) => match limit {
-                Limit::Within => {
-                    let secret = random_token(entropy, 32);
-                    self.ask_draw(Drawing { request, seal, place, secret, attempt: 0 })
+            (Stage::Limit { request, seal, place }, Input::Limit(limit)) => {
+                match limit.refusal(sentences::TOO_MANY_CODES) {
+                    None => {
+                        let secret = random_token(entropy, 32);
+                        self.ask_draw(Drawing { request, seal, place, secret, attempt: 0 })
+                    }
+                    Some((status, why)) => Step::Respond(Answer::sentence(status, why)),
                 }
-                Limit::Past => Step::Respond(Answer::sentence(429, sentences::TOO_MANY_CODES)),
-                Limit::Uncounted => {
-                    Step::Respond(Answer::sentence(503, sentences::SENDER_UNCOUNTED))
-                }
-            },
+            }
             (Stage::Draw(drawing), Input::Code(reply)) => match reply {
                 CodeReply::Created => Step::Respond(self.drawn(&drawing, entropy)),
                 CodeReply::SealUsed => Step::Respond(Answer::sentence(409, sentences::SEAL_USED)),

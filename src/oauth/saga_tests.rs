@@ -238,11 +238,12 @@ fn a_document_client_is_fetched_first_and_then_checked_like_any() {
     let c = config();
     let doc = "https://claude.ai/oauth/meta";
     let (mut saga, step) = Saga::authorize(&c, ORIGIN, authorize_pairs(doc), None, NOW);
-    let Step::KeptClient(url) = step else { panic!("kept first: {step:?}") };
+    let Step::FetchClient { url, fetch: false } = step else { panic!("kept first: {step:?}") };
     assert_eq!(url.as_str(), doc);
-    let step = saga.next(Input::Kept(None), &mut rng());
+    let step = saga.next(Input::Client(Err(CimdError::NotKept)), &mut rng());
     assert_eq!(step, Step::AskLimit(Limited::Document), "not kept: the sender's limit");
-    let Step::FetchClient(url) = saga.next(Input::Limit(Limit::Within), &mut rng()) else {
+    let Step::FetchClient { url, fetch: true } = saga.next(Input::Limit(Limit::Within), &mut rng())
+    else {
         panic!("a fetch")
     };
     assert_eq!(url.as_str(), doc);
@@ -256,13 +257,14 @@ fn a_document_client_is_fetched_first_and_then_checked_like_any() {
     assert!(html.contains("claude.ai"), "the verified domain is shown");
     // Kept: checked at once, no limit asked, nothing fetched.
     let (mut saga, _) = Saga::authorize(&c, ORIGIN, authorize_pairs(doc), None, NOW);
-    let (status, html) = page(saga.next(Input::Kept(Some(client)), &mut rng()));
+    let (status, html) = page(saga.next(Input::Client(Ok(client)), &mut rng()));
     assert!(status == 200 && html.contains("claude.ai"), "{html}");
     // A document that cannot be read refuses the request, on the page and to a program.
     let fetching = |accept| {
         let (mut saga, _) = Saga::authorize(&c, ORIGIN, authorize_pairs(doc), accept, NOW);
-        let _ = saga.next(Input::Kept(None), &mut rng());
-        assert!(matches!(saga.next(Input::Limit(Limit::Within), &mut rng()), Step::FetchClient(_)));
+        let _ = saga.next(Input::Client(Err(CimdError::NotKept)), &mut rng());
+        let step = saga.next(Input::Limit(Limit::Within), &mut rng());
+        assert!(matches!(step, Step::FetchClient { fetch: true, .. }));
         saga
     };
     let mut saga = fetching(None);
@@ -284,13 +286,13 @@ fn a_sender_past_its_limit_fetches_no_document() {
         (Limit::Uncounted, 503, sentences::SENDER_UNCOUNTED),
     ] {
         let (mut saga, _) = Saga::authorize(&c, ORIGIN, authorize_pairs(doc), None, NOW);
-        let _ = saga.next(Input::Kept(None), &mut rng());
+        let _ = saga.next(Input::Client(Err(CimdError::NotKept)), &mut rng());
         let (_, html) = page(saga.next(Input::Limit(limit), &mut rng()));
         let said = http::escape_html(sentence);
         assert!(html.contains(&said) && html.contains("temporarily_unavailable"), "{html}");
         let json = Some("application/json");
         let (mut saga, _) = Saga::authorize(&c, ORIGIN, authorize_pairs(doc), json, NOW);
-        let _ = saga.next(Input::Kept(None), &mut rng());
+        let _ = saga.next(Input::Client(Err(CimdError::NotKept)), &mut rng());
         let e = error(saga.next(Input::Limit(limit), &mut rng()));
         assert_eq!(
             (e.code, e.status, e.description.as_str()),
@@ -308,7 +310,7 @@ fn a_document_on_a_local_name_is_refused_without_a_fetch() {
     // One the owner named (`LOCAL_METADATA_HOSTS`, for tests) is fetched.
     let named = c.clone().with_local_metadata_hosts(Some("buildbox"));
     let (_, step) = Saga::authorize(&named, ORIGIN, pairs(), None, NOW);
-    assert!(matches!(step, Step::KeptClient(_)), "{step:?}");
+    assert!(matches!(step, Step::FetchClient { fetch: false, .. }), "{step:?}");
 }
 
 // --- POST /authorize/code

@@ -40,10 +40,9 @@ pub(super) async fn oauth(req: Request, url: &str, env: &Env, config: &Config) -
                 return answer.http().map_or_else(unanswered, respond);
             }
             Step::AskLimit(limited) => Input::Limit(within_limit(env, &req, limited).await),
-            Step::KeptClient(url) => Input::Kept(client_metadata::kept(&url, origin).await),
             // Boxed: the fetch's states stay out of the Worker's fetch machine (0.2 KiB).
-            Step::FetchClient(url) => {
-                Input::Client(Box::pin(client_metadata::fetched(&url, origin)).await)
+            Step::FetchClient { url, fetch } => {
+                Input::Client(Box::pin(client_metadata::client(&url, origin, fetch)).await)
             }
             Step::AskCode(code, command) => Input::Code(ask_code(env, &code, command).await?),
             Step::AskPairing(pairing, ask) => {

@@ -14,17 +14,22 @@ use crate::oauth::cimd::{
     cache_entry, cache_key, check_document, check_response, CimdError, MetadataClient, MetadataUrl,
 };
 
-/// The client a metadata document URL names (one the core found fetchable), when its checked
-/// document is kept in the cache (under the core's [`cache_key`]).
-pub(crate) async fn kept(url: &MetadataUrl, origin: &str) -> Option<MetadataClient> {
+/// The client a metadata document URL names (one the core found fetchable): from the cache
+/// (under the core's [`cache_key`]), else, when `fetch` (the sender's limit allowed it),
+/// fetched, checked and kept; else [`CimdError::NotKept`].
+pub(crate) async fn client(
+    url: &MetadataUrl,
+    origin: &str,
+    fetch: bool,
+) -> Result<MetadataClient, CimdError> {
     let key = cache_key(origin, url);
     let hit = JsFuture::from(cached_text(&key)).await.ok().and_then(|hit| hit.as_string());
-    hit.and_then(|text| super::from_json(text.as_bytes()))
-}
-
-/// The client a metadata document URL names, fetched and checked, then kept in the cache.
-pub(crate) async fn fetched(url: &MetadataUrl, origin: &str) -> Result<MetadataClient, CimdError> {
-    let key = cache_key(origin, url);
+    if let Some(client) = hit.and_then(|text| super::from_json(text.as_bytes())) {
+        return Ok(client);
+    }
+    if !fetch {
+        return Err(CimdError::NotKept);
+    }
     let (client, seconds) = fetch_checked(url).await.inspect_err(|e| {
         if let Some(detail) = e.detail() {
             // The document's URL is the client's public id: no secret in this line.

@@ -305,8 +305,11 @@ extern "C" {
     fn pass_object(env: &Env, binding: &str, name: &str, request: &Request) -> Promise;
 
     /// The rate-limiting binding `binding`'s answer for `key`: whether it is within its limit;
-    /// undefined when the binding is missing or fails.
+    /// null when the deployment has no such binding, undefined when it fails.
     fn ask_limit(env: &Env, binding: &str, key: &str) -> Promise;
+
+    /// Logs `line` and the name of each of `bindings` (space-separated) the deployment lacks.
+    fn say_unbound(env: &Env, bindings: &str, line: &str);
 
     /// The rows of a statement run on the object's SQL storage, each its values in order.
     #[wasm_bindgen(catch)]

@@ -39,10 +39,7 @@ static CONFIG: std::sync::OnceLock<Config> = std::sync::OnceLock::new();
 /// The configuration kept for this isolate, read at its start; and, said once then, which
 /// rate-limiting bindings the deployment lacks (what they limit is refused meanwhile).
 fn started(env: &Env, config: Config) -> &'static Config {
-    let has = |name: &str| worker::js_sys::Reflect::has(env, &name.into()).unwrap_or(false);
-    if let Some(line) = crate::senders::unbound(has) {
-        worker::console_error!("{line}");
-    }
+    super::say_unbound(env, crate::senders::BINDINGS, crate::sentences::shell::LIMIT_UNBOUND);
     CONFIG.get_or_init(|| config)
 }
 
