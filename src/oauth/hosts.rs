@@ -69,6 +69,7 @@ pub const SHARED_HOSTS: &str = concat!(
     "commondatastorage.googleapis.com ",
     "firebasestorage.googleapis.com ",
     "firebasestorage.app ",
+    "firebaseio.com ",
     "googleusercontent.com ",
     "core.windows.net ",
     "azureedge.net ",
@@ -206,6 +207,7 @@ mod tests {
             "abc.ngrok.pizza",
             "bucket.nyc3.digitaloceanspaces.com",
             "cdn.jsdelivr.net",
+            "someones-db.firebaseio.com",
         ] {
             assert!(is_shared(host), "{host}");
         }
