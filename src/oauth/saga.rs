@@ -559,6 +559,11 @@ impl<'c> Saga<'c> {
             (Stage::Refresh { pairing, grant }, Input::Pairing(Some(Reply::Refresh(r)))) => match r
             {
                 RefreshReply::Rotated { secret, client_name, host } => {
+                    // Shown again as every name is: a grant made before may hold what is not.
+                    let (client_name, host) = (
+                        authorize::shown_name(&client_name),
+                        clients::clean_text(&host, usize::MAX),
+                    );
                     let requester = Requester { client_name, host, place: None, verified: None };
                     let granted = Granted { pairing, requester };
                     Step::Respond(self.tokens(granted, &grant, &secret))

@@ -874,6 +874,16 @@ fn unshown_characters_leave_a_clients_name_on_every_page_and_in_the_tab() {
     let reply = object.ask(&asked, command, NOW + 2);
     let (status, html) = page(saga.next(Input::Code(reply), &mut rng()));
     assert!(status == 200 && html.contains("Notes app") && shows_all(&html), "{html}");
+    // A grant made before keeps the name it was given: its refreshed tokens (whose name each
+    // call carries to the tab) are cleaned too.
+    let token = refresh_token(&c.keys, &"b".repeat(64), "g9", "s");
+    let (mut saga, _) = Saga::token(&c, ORIGIN, Ok(refresh_form(&token)), NOW, &mut rng());
+    let host = "evil.example\u{202E}".to_owned();
+    let rotated = RefreshReply::Rotated { secret: "n".into(), client_name: raw.clone(), host };
+    let (_, body, _) = json(saga.next(Input::Pairing(Some(Reply::Refresh(rotated))), &mut rng()));
+    let access = token::verify(&c.keys, ORIGIN, body["access_token"].as_str().unwrap(), NOW);
+    let access = access.unwrap();
+    assert_eq!((access.client.as_str(), access.host.as_str()), ("Notes app", "evil.example"));
 }
 
 // --- a registration kept
