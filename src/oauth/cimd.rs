@@ -531,6 +531,11 @@ mod tests {
         use super::super::lookalike::{judge, NameWarning};
         for (stored, name, like) in [
             ("https://storage.googleapis.com/bucket/client.json", "Gemini", "Gemini"),
+            (
+                "https://www.googleapis.com/download/storage/v1/b/x/o/c?alt=media",
+                "Gemini",
+                "Gemini",
+            ),
             ("https://firebasestorage.googleapis.com/v0/b/x/o/c.json", "Gemini CLI", "Gemini"),
             ("https://bucket.s3.amazonaws.com/client.json", "Claude", "Claude"),
             ("https://s3.us-east-1.amazonaws.com/bucket/client.json", "Claude", "Claude"),

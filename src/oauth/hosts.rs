@@ -19,7 +19,8 @@
 /// the list does not carry whole: `amazonaws.com` (S3 buckets by name or by path,
 /// `s3.<region>.amazonaws.com`, and every customer endpoint), `on.aws` (Lambda URLs),
 /// `core.windows.net` (Azure storage accounts' blobs and static sites), Google's storage names
-/// under `googleapis.com` (whose other names are Google's own, so each storage name is listed)
+/// under `googleapis.com` (`www.googleapis.com` serves any public object by path; its other
+/// names are Google's own, so each storage name is listed)
 /// and `googleusercontent.com`; and `glitch.me` (Glitch's project pages), not on the list
 /// either. A name under one of these may still be an app's own (Google's under
 /// `googleapis.com`); one its maker serves for itself is verified as before.
@@ -36,6 +37,7 @@ pub const SHARED_HOSTS: &str = concat!(
     "pages.dev ",
     "workers.dev ",
     "r2.dev ",
+    "r2.cloudflarestorage.com ",
     "trycloudflare.com ",
     // Static and serverless hosting, preview deployments.
     "netlify.app ",
@@ -66,6 +68,7 @@ pub const SHARED_HOSTS: &str = concat!(
     "azurewebsites.net ",
     "azurestaticapps.net ",
     "storage.googleapis.com ",
+    "www.googleapis.com ",
     "commondatastorage.googleapis.com ",
     "firebasestorage.googleapis.com ",
     "firebasestorage.app ",
@@ -208,6 +211,7 @@ mod tests {
             "bucket.nyc3.digitaloceanspaces.com",
             "cdn.jsdelivr.net",
             "someones-db.firebaseio.com",
+            "www.googleapis.com",
         ] {
             assert!(is_shared(host), "{host}");
         }
