@@ -14,6 +14,13 @@ pub const SEAL_STALE: &str =
 pub const SEAL_USED: &str = "This waiting page already has its connect code; if it does not show it, start connecting again from the app.";
 /// The sender asked for more connect codes than a person needs ([`crate::senders`]).
 pub const TOO_MANY_CODES: &str = "Too many connect codes were asked for from this address just now; wait a minute, then reload this page.";
+/// A request the per-sender limit could not count: it names no sender address, or the relay's
+/// limit is not set up ([`crate::senders::Limit::Uncounted`]).
+pub const SENDER_UNCOUNTED: &str =
+    "This relay cannot count this request against a sender's limit; tell its owner.";
+/// The sender fetched more client metadata documents than a person needs ([`crate::senders`]).
+pub const TOO_MANY_DOCUMENTS: &str =
+    "Too many requests from this address just now; wait a minute, then try again.";
 /// The sender opened more tab sockets than a browser needs ([`crate::senders`]); a close
 /// reason, so at most 123 bytes.
 pub const TOO_MANY_SOCKETS: &str =
@@ -534,6 +541,8 @@ pub mod oauth {
     pub const REDIRECT_URIS_NOT_ARRAY: &str = "redirect_uris must be an array of URIs.";
     /// /register: no redirect URI.
     pub const NO_REDIRECT_URIS: &str = "The registration needs at least one redirect URI.";
+    /// The name of a registered client that gave none (or only characters never shown).
+    pub const UNNAMED_CLIENT: &str = "An unnamed app";
     /// /register: more than `limit` redirect URIs.
     #[must_use]
     pub fn too_many_redirect_uris(limit: usize) -> String {
@@ -700,6 +709,9 @@ pub mod connect_code {
 
 /// What the Worker's shell answers on its own (plain text or a close reason).
 pub mod shell {
+    /// The log's line when the relay starts without one of its rate-limiting bindings (its
+    /// name follows).
+    pub const LIMIT_UNBOUND: &str = "refusing what it limits: no rate-limiting binding";
     /// Any request while the relay's secrets are missing or bad (the log says which).
     pub const MISCONFIGURED: &str =
         "This relay is misconfigured: its owner must set its secrets (the log says which).";

@@ -11,8 +11,10 @@ export const HEAVY_MS: number;
 export const MODES: Readonly<Record<Mode, Readonly<{ title: string; change: Decision; heavy: Decision; confirm: Decision }>>>;
 export const DEFAULT_MODE: Mode;
 export const CHOICES: Readonly<Record<Choice, string>>;
-/** The scope of a grant kept for every agent. */
+/** The scope of a grant kept for every agent: calls through no connection. */
 export const ALL_AGENTS: '*';
+/** A grant kept for a verified client is scoped to this and its domain. */
+export const CLIENT_SCOPE: 'client:';
 /** Until when each kind of grant lasts, in words. */
 export const UNTIL: Readonly<{ tab: string; revoked: string }>;
 /** What choosing a mode does to the rules and the grants. */
@@ -38,7 +40,7 @@ export interface Settings {
   mode: Mode;
   kinds: Record<string, Decision>;
   tools: Record<string, Decision>;
-  /** Grants kept until revoked: scope (a connection id, or ALL_AGENTS) → who and the tools granted. */
+  /** Grants kept until revoked: scope (a connection id, CLIENT_SCOPE and a verified domain, or ALL_AGENTS) → who and the tools granted. */
   grants: Record<string, { who: string; tools: string[] }>;
 }
 
@@ -76,8 +78,8 @@ export function modeDecision(mode: Mode, kind: string): Decision;
 export function kindsOf(tool: PresenceTool, options?: { confirmKinds?: Record<string, string[]>; estimateMs?: number | null }): string[];
 export function readSettings(text: string | object | null): Settings;
 export function kindDecision(settings: Settings, kind: string): Decision;
-export function decide(input: { kinds: string[]; tool?: string; settings: Settings; connection?: string; grants?: Map<string, Set<string>> }): Decided;
-export function granted(input: { tool?: string; settings: Settings; connection?: string; grants?: Map<string, Set<string>> }): boolean;
+export function decide(input: { kinds: string[]; tool?: string; settings: Settings; connection?: string; scope?: string; grants?: Map<string, Set<string>> }): Decided;
+export function granted(input: { tool?: string; settings: Settings; connection?: string; scope?: string; grants?: Map<string, Set<string>> }): boolean;
 export function isCustom(settings: Settings): boolean;
 export function grantScopeOf(call: PresenceCall): string;
 export function grantWho(call: PresenceCall): string;

@@ -17,8 +17,9 @@
 //
 // Grants: a card's answer that lets a tool's asking calls run without a card, for one
 // connection until the tab closes ("connection", never leaving the page), or kept until the
-// person revokes it ("always": for all agents when the client's domain is verified, else for
-// that connection only: a name an app gives itself speaks for no other agent). Every grant is
+// person revokes it ("always": for that client's every connection when its domain is verified,
+// else for that connection only: a name an app gives itself speaks for no other agent; never for
+// all agents). Every grant is
 // listed (`grants()`) with who it is for and until when, and revocable; choosing a mode takes
 // every grant back (MODE_CHOICE says so), and forgetting a connection takes back its own.
 
@@ -40,8 +41,10 @@ export const MODES = Object.freeze({
 export const DEFAULT_MODE = 'careful';
 /** A question's choices, in the order the card shows them (each button's words: `choicesOf`). */
 export const CHOICES = Object.freeze({ once: 'Allow once', connection: 'This connection', always: 'Always', deny: 'Deny' });
-/** Who a grant kept for every agent is for (its scope is ALL_AGENTS). */
+/** Who a grant kept for every agent is for (its scope is ALL_AGENTS): calls through no connection. */
 export const ALL_AGENTS = '*';
+/** A grant kept for a verified client is scoped to this and its domain. */
+export const CLIENT_SCOPE = 'client:';
 /** Until when each kind of grant lasts, in words. */
 export const UNTIL = Object.freeze({ tab: 'until this tab closes', revoked: 'until you revoke it' });
 /** What choosing a mode does to the rules and the grants, said beside the mode. */
@@ -168,13 +171,14 @@ export function kindDecision(settings, kind) {
 /**
  * Whether `tool`'s asking calls through `connection` are granted: by a grant of the page
  * (`grants`, a Map of connection id → Set of tool names) or one kept in `settings.grants`,
- * for the connection or for all agents.
+ * for the connection or for its client (`scope`, `grantScopeOf` its call); a call through no
+ * connection by one kept for all agents, which grants no connection's calls.
  */
-export function granted({ tool, settings, connection, grants }) {
+export function granted({ tool, settings, connection, scope, grants }) {
   if (tool == null) return false;
   const kept = settings.grants || {};
-  if (kept[ALL_AGENTS]?.tools.includes(tool)) return true;
-  if (connection == null) return false;
+  if (connection == null) return Boolean(kept[ALL_AGENTS]?.tools.includes(tool));
+  if (scope != null && scope !== ALL_AGENTS && kept[scope]?.tools.includes(tool)) return true;
   const id = String(connection);
   return Boolean(grants?.get(id)?.has(tool) || kept[id]?.tools.includes(tool));
 }
@@ -184,7 +188,7 @@ export function granted({ tool, settings, connection, grants }) {
  * strictest winning; a grant of the tool for `connection` (see `granted`) answers the asks,
  * never a deny. Returns {decision, asked: the kinds that ask, denied: the kinds that deny}.
  */
-export function decide({ kinds, tool, settings, connection, grants }) {
+export function decide({ kinds, tool, settings, connection, scope, grants }) {
   const asked = [];
   const denied = [];
   for (const kind of kinds) {
@@ -195,19 +199,28 @@ export function decide({ kinds, tool, settings, connection, grants }) {
   const own = tool != null ? settings.tools?.[tool] : undefined;
   if (own === 'deny') denied.push('tool');
   else if (own === 'ask') asked.push('tool');
-  if (asked.length && !denied.length && granted({ tool, settings, connection, grants })) asked.length = 0;
+  if (asked.length && !denied.length && granted({ tool, settings, connection, scope, grants })) asked.length = 0;
   const decision = denied.length ? 'deny' : asked.length ? 'ask' : 'allow';
   return { decision, asked, denied };
 }
 
 /**
- * Who a card's grant is for: all agents (ALL_AGENTS) only when the asking client's domain is
- * verified, or the call came through no connection; else that connection alone.
+ * Who a card's grant is for: the asking client (CLIENT_SCOPE and its domain, every connection
+ * of it) when its domain is verified, else that connection alone; all agents (ALL_AGENTS) only
+ * for a call that came through no connection. Never every agent for a connection's card: a
+ * verified domain names that client, not the others.
  */
 export function grantScopeOf(call) {
   const c = call?.connection;
-  if (c?.id == null || c.verified) return ALL_AGENTS;
-  return String(c.id);
+  if (c?.id == null) return ALL_AGENTS;
+  return c.verified ? `${CLIENT_SCOPE}${c.verified}` : String(c.id);
+}
+
+/** Who a grant for `scope` is for, in its button's words. */
+function scopeWho(scope, call) {
+  if (scope === ALL_AGENTS) return 'all agents';
+  if (scope.startsWith(CLIENT_SCOPE)) return `${short(scope.slice(CLIENT_SCOPE.length))}’s app (each of its connections)`;
+  return grantWho(call);
 }
 
 /** A name from outside, short and on one line, for a button. */
@@ -231,7 +244,7 @@ export function choicesOf({ call, title }) {
   const scope = grantScopeOf(call);
   const out = [{ choice: 'deny', words: 'Deny this call' }];
   if (call?.connection?.id != null) out.push({ choice: 'connection', words: `Allow ${what} for ${grantWho(call)} ${UNTIL.tab}` });
-  out.push({ choice: 'always', words: `Allow ${what} for ${scope === ALL_AGENTS ? 'all agents' : grantWho(call)} ${UNTIL.revoked}` });
+  out.push({ choice: 'always', words: `Allow ${what} for ${scopeWho(scope, call)} ${UNTIL.revoked}` });
   out.push({ choice: 'once', words: 'Allow this call only' });
   return out;
 }
@@ -532,7 +545,7 @@ export function createPresence({ app, storage, store, tools = [], confirmKinds =
         const tool = byName.get(call.tool) || { name: call.tool, title: call.tool, safety: 'change' };
         const estimateMs = estimate(call);
         const kinds = kindsOf(tool, { confirmKinds, estimateMs });
-        const decided = decide({ kinds, tool: call.tool, settings: permissions.settings(), connection: call.connection?.id, grants });
+        const decided = decide({ kinds, tool: call.tool, settings: permissions.settings(), connection: call.connection?.id, scope: grantScopeOf(call), grants });
         if (decided.decision === 'deny') {
           throw new NotRun(deniedSentence(tool.title || tool.name, decided.denied, words), 'refused by the person’s settings');
         }
@@ -888,7 +901,7 @@ export function createPresence({ app, storage, store, tools = [], confirmKinds =
     }
     if (choice === 'always') {
       const scope = grantScopeOf(q.call);
-      permissions.grant(scope, scope === ALL_AGENTS ? 'all agents' : grantWho(q.call), q.call.tool);
+      permissions.grant(scope, scopeWho(scope, q.call), q.call.tool);
     }
     q.resolve();
     return true;

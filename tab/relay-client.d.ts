@@ -83,12 +83,16 @@ export interface TabTool {
 }
 export function catalogueTools(settings?: Record<string, Setting>): TabTool[];
 
-/** Where a browser keeps its pairing keys, by relay origin. */
+/**
+ * Where a browser keeps its pairing keys, by relay origin: `put` keeps the pair stored first,
+ * unless the stored one is unsound (`soundKey`), which it replaces.
+ */
 export interface KeyStore {
   get(origin: string): Promise<CryptoKeyPair | null>;
   put(origin: string, keyPair: CryptoKeyPair): Promise<void>;
 }
 export function indexedDbKeys(idb?: IDBFactory): KeyStore;
+export function soundKey(pair: CryptoKeyPair | null | undefined): boolean;
 export function pairingKey(keys: KeyStore, origin: string): Promise<CryptoKeyPair>;
 export function publicKeyOf(keyPair: CryptoKeyPair): Promise<Uint8Array>;
 export function pairingIdOf(publicKey: Uint8Array): Promise<string>;

@@ -8,8 +8,9 @@
 // worthless anywhere else or later), answers calls through the handler the app gives it,
 // approves connect codes, says when the tab gains or loses focus, and reconnects by itself
 // with growing, jittered waits. `keys` ({get(origin), put(origin, keyPair)}) replaces the
-// IndexedDB store (Node has none; tests pass one in memory); `relayOrigin` (default: the relay
-// address's origin) is what the key is kept by and the proofs name.
+// IndexedDB store (Node has none; tests pass one in memory); `put` keeps the pair stored first,
+// unless the stored one is unsound (`soundKey`), which it replaces. `relayOrigin` (default: the
+// relay address's origin) is what the key is kept by and the proofs name.
 //
 //   import { RelayClient, takeConnectLink } from './relay-client.js';
 //   const relay = new RelayClient({ relay: 'https://relay.example', handle: async (call) => ... });
@@ -259,21 +260,34 @@ export function indexedDbKeys(idb = globalThis.indexedDB) {
     },
     async put(origin, keyPair) {
       const s = await store('readwrite');
-      if (!(await done(s.get(origin)))) await done(s.add(keyPair, origin));
+      if (!soundKey(await done(s.get(origin)))) await done(s.put(keyPair, origin));
     },
   };
 }
 
 /**
+ * Whether `pair` is a pairing key pair as this module makes one: ECDSA P-256, its private key
+ * not extractable and for signing only. A pair stored otherwise (planted by script on the page,
+ * whose private half it can read) is never used.
+ */
+export function soundKey(pair) {
+  const { privateKey: k, publicKey: p } = pair ?? {};
+  const ecdsa = (key) => key?.algorithm?.name === KEY_ALGORITHM.name && key.algorithm.namedCurve === KEY_ALGORITHM.namedCurve;
+  return ecdsa(k) && ecdsa(p) && k.type === 'private' && p.type === 'public' && k.extractable === false && k.usages.length === 1 && k.usages[0] === 'sign';
+}
+
+/**
  * The browser's pairing key pair for the relay at `origin`, made once (ECDSA P-256, the
- * private key not extractable, for signing only) and kept in `keys`.
+ * private key not extractable, for signing only) and kept in `keys`; a stored pair that is
+ * not so (`soundKey`) is replaced by a new one.
  */
 export async function pairingKey(keys, origin) {
   const kept = await keys.get(origin);
-  if (kept) return kept;
+  if (soundKey(kept)) return kept;
   const made = await crypto.subtle.generateKey(KEY_ALGORITHM, false, ['sign']);
   await keys.put(origin, made);
-  return (await keys.get(origin)) || made;
+  const stored = await keys.get(origin);
+  return soundKey(stored) ? stored : made;
 }
 
 /** The raw (uncompressed, 65-byte) public key of a pairing key pair. */

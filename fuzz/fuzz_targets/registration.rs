@@ -22,7 +22,7 @@ fuzz_target!(|data: &[u8]| {
             assert_eq!(client.issued_at, NOW / 1000);
             assert!(!client.name.is_empty() && client.name == client.name.trim());
             assert!(client.name.chars().count() <= tabrelay::limits::MAX_CLIENT_NAME_CHARS);
-            assert!(!client.name.chars().any(char::is_control));
+            assert!(!client.name.chars().any(tabrelay::oauth::clients::is_unshown));
             let n = client.redirect_uris.len();
             assert!((1..=tabrelay::limits::MAX_REDIRECT_URIS).contains(&n));
             for uri in &client.redirect_uris {

@@ -170,7 +170,8 @@ pub fn validate(
     }
     Ok(AuthRequest {
         client_id: client_id.to_owned(),
-        client_name: client.name,
+        // Cleaned again: a name signed into a client id before a character was known unshown.
+        client_name: shown_name(&client.name),
         verified_domain: client.verified_domain,
         redirect_uri,
         state,
@@ -178,6 +179,18 @@ pub fn validate(
         resource,
         scope: param("scope").map(str::to_owned),
     })
+}
+
+/// A client's name as every page and the tab show it ([`clients::clean_name`]); a name left
+/// empty reads as [`sentences::oauth::UNNAMED_CLIENT`].
+#[must_use]
+pub fn shown_name(name: &str) -> String {
+    let name = clients::clean_name(name);
+    if name.is_empty() {
+        sentences::oauth::UNNAMED_CLIENT.to_owned()
+    } else {
+        name
+    }
 }
 
 /// Which sealed request it is: SHA-256 of the seal's body. One seal makes one connect code

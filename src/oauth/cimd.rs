@@ -34,20 +34,9 @@ use crate::sentences;
 
 /// Names that mean this machine or a local network (RFC 6761, RFC 6762, RFC 8375) and the
 /// suffixes private networks commonly use (RFC 6762 Appendix G), refused with every name under
-/// them.
-const LOCAL_NAMES: [&str; 11] = [
-    "localhost",
-    "local",
-    "internal",
-    "home.arpa",
-    "localdomain",
-    "lan",
-    "home",
-    "corp",
-    "intranet",
-    "private",
-    "invalid",
-];
+/// them (separated by spaces, as [`hosts`]' lists are).
+const LOCAL_NAMES: &str =
+    "localhost local internal home.arpa localdomain lan home corp intranet private invalid";
 
 /// Whether a client id names a metadata document (it is a URL) rather than being a signed id.
 /// Any `scheme://` counts, so that an http one is refused with a reason instead of as unknown.
@@ -96,6 +85,8 @@ pub enum CimdError {
     HasSecret,
     /// A field has the wrong type (the field is named).
     BadField(&'static str),
+    /// Not kept, and not fetched (the sender's limit is asked first).
+    NotKept,
 }
 
 impl CimdError {
@@ -112,7 +103,8 @@ impl CimdError {
             | Self::Redirected
             | Self::Status(_)
             | Self::TooLarge
-            | Self::NotJson => sentences::oauth::cimd_unreadable(domain),
+            | Self::NotJson
+            | Self::NotKept => sentences::oauth::cimd_unreadable(domain),
             Self::Mismatch => sentences::oauth::cimd_mismatch(domain),
             Self::BadRedirect(why) => {
                 sentences::oauth::cimd_bad_redirect(domain, why.sentence().trim_end_matches('.'))
@@ -233,7 +225,7 @@ fn check_host(host: &str) -> Result<(), CimdError> {
     if numeric {
         return Err(CimdError::HostRefused);
     }
-    if hosts::is_under_any(host, &LOCAL_NAMES) || hosts::is_wildcard_dns(host) {
+    if hosts::is_under_any(host, LOCAL_NAMES.split(' ')) || hosts::is_wildcard_dns(host) {
         return Err(CimdError::HostRefused);
     }
     Ok(())
@@ -529,6 +521,34 @@ mod tests {
         }
         let c = check_document(&url(CLAUDE), &doc(CLAUDE, "")).unwrap();
         assert_eq!(c.verified_domain(), Some("claude.ai"));
+    }
+
+    /// A bucket on Google's storage is anyone's, though its name is under a domain of
+    /// Google's: its document verifies nobody, and a name it gives like Gemini's is warned
+    /// about as any unverified name is (S3's and Azure's storage alike).
+    #[test]
+    fn a_document_in_a_clouds_storage_is_not_verified_and_cannot_be_gemini() {
+        use super::super::lookalike::{judge, NameWarning};
+        for (stored, name, like) in [
+            ("https://storage.googleapis.com/bucket/client.json", "Gemini", "Gemini"),
+            (
+                "https://www.googleapis.com/download/storage/v1/b/x/o/c?alt=media",
+                "Gemini",
+                "Gemini",
+            ),
+            ("https://firebasestorage.googleapis.com/v0/b/x/o/c.json", "Gemini CLI", "Gemini"),
+            ("https://bucket.s3.amazonaws.com/client.json", "Claude", "Claude"),
+            ("https://s3.us-east-1.amazonaws.com/bucket/client.json", "Claude", "Claude"),
+            ("https://acct.blob.core.windows.net/c/client.json", "GitHub Copilot", "Copilot"),
+            ("https://acct.z6.web.core.windows.net/client.json", "Copilot", "Copilot"),
+        ] {
+            let u = url(stored);
+            let body = doc(stored, &format!(r#","client_name":"{name}""#));
+            let c = check_document(&u, &body).unwrap();
+            assert_eq!(c.verified_domain(), None, "{stored}");
+            let warned = judge(c.name.as_deref().unwrap(), c.verified_domain());
+            assert_eq!(warned, Some(NameWarning::LooksLike(like)), "{stored}");
+        }
     }
 
     #[test]

@@ -133,10 +133,9 @@ pub fn register(
         }
     }
     let name = match reg.client_name {
-        Some(Value::String(n)) => clean_name(&n),
-        _ => String::new(),
+        Some(Value::String(n)) => super::authorize::shown_name(&n),
+        _ => sentences::oauth::UNNAMED_CLIENT.to_owned(),
     };
-    let name = if name.is_empty() { "An unnamed app".to_owned() } else { name };
     let instance = random_token(entropy, 6);
     let client = Client { name, redirect_uris, issued_at: now_ms / 1000, instance };
     Ok(Registered { client_id: client_id(keys, &client), client })
@@ -250,7 +249,7 @@ pub fn check_redirect_uri(uri: &str) -> Result<(), BadRedirect> {
     if uri.len() > MAX_REDIRECT_URI_BYTES {
         return Err(BadRedirect::TooLong);
     }
-    if uri.bytes().any(|b| b <= b' ' || b == 0x7f || b == b'\\') {
+    if uri.bytes().any(|b| b <= b' ' || b == 0x7f || b == b'\\') || uri.chars().any(is_unshown) {
         return Err(BadRedirect::Characters);
     }
     if uri.contains('#') {
@@ -298,6 +297,13 @@ pub fn redirect_matches(registered: &str, asked: &str) -> bool {
 pub fn host_of(uri: &str) -> &str {
     let rest = uri.split_once("://").map_or(uri, |(_, r)| r);
     host_of_authority(split_authority(rest).0)
+}
+
+/// The host of a redirect URI as a page or the tab shows it ([`clean_text`]: a URI registered
+/// before a character was refused may still hold one).
+#[must_use]
+pub fn shown_host(uri: &str) -> String {
+    clean_text(host_of(uri), usize::MAX)
 }
 
 /// What follows a URI's `scheme://`, split into its authority and the rest (from the first
@@ -353,18 +359,55 @@ fn fits(digits: &str, max: u64) -> bool {
     digits.parse::<u64>().is_ok_and(|n| n <= max)
 }
 
-/// A name as shown: control characters dropped, at most [`MAX_CLIENT_NAME_CHARS`], trimmed.
+/// A name as shown: [unshown](is_unshown) characters dropped, at most
+/// [`MAX_CLIENT_NAME_CHARS`], trimmed.
 pub(crate) fn clean_name(name: &str) -> String {
     clean_text(name, MAX_CLIENT_NAME_CHARS)
 }
 
-/// `text` as shown: control characters dropped, at most `most` characters, trimmed.
+/// `text` as shown: [unshown](is_unshown) characters dropped, at most `most` characters,
+/// trimmed. Every text from outside a page or the tab shows (a client's name, its redirect
+/// host, the platform's place) passes here.
 pub(crate) fn clean_text(text: &str, most: usize) -> String {
     let mut kept = String::with_capacity(text.len());
-    for c in text.chars().filter(|c| !c.is_control()).take(most) {
+    for c in text.chars().filter(|&c| !is_unshown(c)).take(most) {
         kept.push(c);
     }
     kept.trim().to_owned()
+}
+
+/// Whether `c` is a character a name must not carry: a control character (Unicode's Cc) or
+/// a format character (Cf), which shows as nothing yet changes what a person reads: the
+/// bidirectional controls (U+202A–202E, U+2066–2069, the marks U+200E, U+200F, U+061C) turn
+/// the text around them ("Claude\u{202E}edoc" reads as another name), the zero-width ones
+/// (U+200B–200D, U+2060–2064, U+FEFF) split or join a word unseen; and the line and paragraph
+/// separators (U+2028, U+2029). Unicode 16's Cf, as ranges.
+#[must_use]
+pub fn is_unshown(c: char) -> bool {
+    c.is_control()
+        || matches!(
+            u32::from(c),
+            0xAD | 0x600..=0x605
+                | 0x61C
+                | 0x6DD
+                | 0x70F
+                | 0x890..=0x891
+                | 0x8E2
+                | 0x180E
+                | 0x200B..=0x200F
+                | 0x2028..=0x202E
+                | 0x2060..=0x2064
+                | 0x2066..=0x206F
+                | 0xFEFF
+                | 0xFFF9..=0xFFFB
+                | 0x110BD
+                | 0x110CD
+                | 0x13430..=0x1343F
+                | 0x1BCA0..=0x1BCA3
+                | 0x1D173..=0x1D17A
+                | 0xE0001
+                | 0xE0020..=0xE007F
+        )
 }
 
 tabrelay_bundle::codec!(Client, "a client", { name = "n", redirect_uris = "r", issued_at = "t", instance = "i" });

@@ -34,6 +34,11 @@ impl OAuthError {
     pub fn invalid_client(d: impl Into<String>) -> Self {
         Self::new("invalid_client", 401, d)
     }
+    /// The relay cannot take the request now (RFC 6749 §4.1.2.1): `status` 429 for a sender
+    /// past its limit, 503 for a request the limit could not count.
+    pub fn temporarily_unavailable(status: u16, d: impl Into<String>) -> Self {
+        Self::new("temporarily_unavailable", status, d)
+    }
     /// The code, verifier or refresh token is wrong, used or expired.
     pub fn invalid_grant(d: impl Into<String>) -> Self {
         Self::new("invalid_grant", 400, d)

@@ -19,11 +19,22 @@ use crate::http::{self, TooLarge};
 use crate::limits::{CONNECT_CODE_TTL_MS, MAX_CODE_DRAWS};
 use crate::pages;
 use crate::pairing::wire::{self, GrantReply, RefreshReply, Reply};
-use crate::senders::Limited;
+use crate::senders::{Limit, Limited};
 use crate::sentences;
 
-/// The waiting page's cookie for a code is named this, then the code.
+/// The waiting page's cookie for a code is named this, then the code ([`cookie_name`]).
 pub const COOKIE_PREFIX: &str = "tabrelay_connect_";
+
+/// The name of the waiting page's cookie for `code` on a relay at `origin`: `__Host-` first
+/// when the relay is served over https, so the browser keeps it only as the relay's own
+/// (`Secure`, `Path=/`, no `Domain`: no other name under the relay's domain, nor a page over
+/// http, can set or replace it). Served over http (`wrangler dev` on `localhost` or
+/// `127.0.0.1`), a browser refuses a `Secure` cookie, and so the prefix, so it goes without.
+#[must_use]
+pub fn cookie_name(origin: &str, code: &ConnectCode) -> String {
+    let host_only = if origin.starts_with("https://") { "__Host-" } else { "" };
+    format!("{host_only}{COOKIE_PREFIX}{}", code.as_str())
+}
 
 /// What the shell does next for a saga.
 #[derive(Debug, Clone, PartialEq)]
@@ -31,8 +42,15 @@ pub const COOKIE_PREFIX: &str = "tabrelay_connect_";
 pub enum Step {
     /// Ask whether the sender is within its limit; feed [`Input::Limit`].
     AskLimit(Limited),
-    /// Fetch and check a client's metadata document; feed [`Input::Client`].
-    FetchClient(MetadataUrl),
+    /// The client a metadata document names: its checked document if kept, else (`fetch`:
+    /// the sender's limit allowed it) fetched and checked, else [`CimdError::NotKept`]; feed
+    /// [`Input::Client`].
+    FetchClient {
+        /// The document's address.
+        url: MetadataUrl,
+        /// Whether to fetch it when it is not kept.
+        fetch: bool,
+    },
     /// Send the command to the code's Durable Object; feed [`Input::Code`].
     AskCode(ConnectCode, Command),
     /// Ask the pairing (by its id) this; feed [`Input::Pairing`].
@@ -44,8 +62,8 @@ pub enum Step {
 /// What came of a [`Step`], fed back to the saga.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Input {
-    /// [`Step::AskLimit`]: whether the sender is within its limit.
-    Limit(bool),
+    /// [`Step::AskLimit`]: what the sender's limit makes of the request.
+    Limit(Limit),
     /// [`Step::FetchClient`]: the checked client, or why not.
     Client(Result<MetadataClient, CimdError>),
     /// [`Step::AskCode`]: the object's reply.
@@ -156,7 +174,8 @@ pub struct OAuthRequest<'r> {
 enum Stage {
     /// Answered: nothing more.
     Over,
-    /// `/authorize` waits for the client's document.
+    /// `/authorize` waits for the client's document: kept, then (when not kept) the sender's
+    /// limit on fetches, then the fetch.
     Document { pairs: Vec<(String, String)>, json: bool, url: MetadataUrl },
     /// The code endpoint waits for the sender limit…
     Limit { request: AuthRequest, seal: SealId, place: Option<String> },
@@ -289,7 +308,7 @@ impl<'c> Saga<'c> {
             Ok(Named::Document(url)) => {
                 match cimd::check_fetchable(&url, &self.config.local_metadata_hosts) {
                     Ok(()) => {
-                        let step = Step::FetchClient(url.clone());
+                        let step = Step::FetchClient { url: url.clone(), fetch: false };
                         self.wait(Stage::Document { pairs, json, url }, step)
                     }
                     Err(e) => refused(e.oauth(url.domain()), json),
@@ -306,10 +325,11 @@ impl<'c> Saga<'c> {
             Err(Refusal::Redirect(to)) => return Step::Respond(Answer::Redirect(to)),
         };
         // No connect code yet: the page's script asks for one with the sealed request.
+        let host = clients::shown_host(&request.redirect_uri);
         let asker = pages::Asker {
             name: &request.client_name,
             verified_domain: request.verified_domain.as_deref(),
-            redirect_host: clients::host_of(&request.redirect_uri),
+            redirect_host: &host,
         };
         let sealed = authorize::seal(&self.config.keys, &request, self.now_ms);
         Step::Respond(Answer::Page { status: 200, html: pages::waiting(&sealed, &asker) })
@@ -357,10 +377,11 @@ impl<'c> Saga<'c> {
     /// object decides.
     pub fn confirm(
         config: &'c Config,
+        origin: &'c str,
         query: &[(String, String)],
         cookies: Option<&str>,
     ) -> (Self, Step) {
-        let mut saga = Self::new(config, "", 0);
+        let mut saga = Self::new(config, origin, 0);
         let step = saga.confirm_step(query, cookies);
         (saga, step)
     }
@@ -372,7 +393,8 @@ impl<'c> Saga<'c> {
         let Some((code, secret)) = connect::read_ticket(ticket.unwrap_or_default(), keys) else {
             return Step::Respond(Answer::page_stale());
         };
-        let command = Command::Confirm { secret, browser_hash: browser_hash(cookies, &code) };
+        let browser_hash = browser_hash(self.origin, cookies, &code);
+        let command = Command::Confirm { secret, browser_hash };
         self.wait(Stage::Confirm, Step::AskCode(code, command))
     }
 
@@ -394,7 +416,7 @@ impl<'c> Saga<'c> {
         let Some(code) = code.filter(|c| c.is_issued(&self.config.keys)) else {
             return Step::Respond(Answer::poll(400, &PollState::Expired));
         };
-        let browser_hash = browser_hash(cookies, &code);
+        let browser_hash = browser_hash(self.origin, cookies, &code);
         let command = Command::Poll { browser_hash, issuer: self.origin.to_owned() };
         self.wait(Stage::Poll, Step::AskCode(code, command))
     }
@@ -468,16 +490,33 @@ impl<'c> Saga<'c> {
     /// Feeds what came of the last step: the next one.
     pub fn next(&mut self, input: Input, entropy: &mut dyn Entropy) -> Step {
         match (core::mem::replace(&mut self.stage, Stage::Over), input) {
+            // Not kept: each fetch counts against the sender's limit, asked first.
+            (stage @ Stage::Document { .. }, Input::Client(Err(CimdError::NotKept))) => {
+                self.wait(stage, Step::AskLimit(Limited::Document))
+            }
+            (Stage::Document { pairs, json, url }, Input::Limit(limit)) => {
+                match limit.refusal(sentences::TOO_MANY_DOCUMENTS) {
+                    None => {
+                        let step = Step::FetchClient { url: url.clone(), fetch: true };
+                        self.wait(Stage::Document { pairs, json, url }, step)
+                    }
+                    Some((status, why)) => {
+                        refused(OAuthError::temporarily_unavailable(status, why), json)
+                    }
+                }
+            }
             (Stage::Document { pairs, json, url }, Input::Client(client)) => match client {
                 Ok(client) => self.validate(&pairs, client.into(), json),
                 Err(e) => refused(e.oauth(url.domain()), json),
             },
-            (Stage::Limit { request, seal, place }, Input::Limit(within)) => {
-                if !within {
-                    return Step::Respond(Answer::sentence(429, sentences::TOO_MANY_CODES));
+            (Stage::Limit { request, seal, place }, Input::Limit(limit)) => {
+                match limit.refusal(sentences::TOO_MANY_CODES) {
+                    None => {
+                        let secret = random_token(entropy, 32);
+                        self.ask_draw(Drawing { request, seal, place, secret, attempt: 0 })
+                    }
+                    Some((status, why)) => Step::Respond(Answer::sentence(status, why)),
                 }
-                let secret = random_token(entropy, 32);
-                self.ask_draw(Drawing { request, seal, place, secret, attempt: 0 })
             }
             (Stage::Draw(drawing), Input::Code(reply)) => match reply {
                 CodeReply::Created => Step::Respond(self.drawn(&drawing, entropy)),
@@ -520,6 +559,11 @@ impl<'c> Saga<'c> {
             (Stage::Refresh { pairing, grant }, Input::Pairing(Some(Reply::Refresh(r)))) => match r
             {
                 RefreshReply::Rotated { secret, client_name, host } => {
+                    // Shown again as every name is: a grant made before may hold what is not.
+                    let (client_name, host) = (
+                        authorize::shown_name(&client_name),
+                        clients::clean_text(&host, usize::MAX),
+                    );
                     let requester = Requester { client_name, host, place: None, verified: None };
                     let granted = Granted { pairing, requester };
                     Step::Respond(self.tokens(granted, &grant, &secret))
@@ -553,8 +597,8 @@ impl<'c> Saga<'c> {
         let link = pages::approval_link(&self.config.app_url, reference.as_str());
         let secure = if self.origin.starts_with("https://") { "; Secure" } else { "" };
         let cookie = format!(
-            "{COOKIE_PREFIX}{}={}; Path=/authorize; HttpOnly; SameSite=Lax; Max-Age={}{secure}",
-            code.as_str(),
+            "{}={}; Path=/; HttpOnly; SameSite=Lax; Max-Age={}{secure}",
+            cookie_name(self.origin, &code),
             d.secret,
             CONNECT_CODE_TTL_MS / 1000,
         );
@@ -620,11 +664,11 @@ fn refused(e: OAuthError, json: bool) -> Step {
     })
 }
 
-/// SHA-256 of the secret in the waiting page's cookie for `code`, as the browser sent it in its
-/// `Cookie` header (empty when it sent none).
+/// SHA-256 of the secret in the waiting page's cookie for `code` on a relay at `origin`
+/// ([`cookie_name`]), as the browser sent it in its `Cookie` header (empty when it sent none).
 #[must_use]
-pub fn browser_hash(cookies: Option<&str>, code: &ConnectCode) -> String {
-    let name = format!("{COOKIE_PREFIX}{}", code.as_str());
+pub fn browser_hash(origin: &str, cookies: Option<&str>, code: &ConnectCode) -> String {
+    let name = cookie_name(origin, code);
     http::cookie(cookies, &name).map(|s| sha256_hex(s.as_bytes())).unwrap_or_default()
 }
 

@@ -101,7 +101,7 @@ fn drawn(c: &Config) -> (Object, ConnectCode, String) {
     let mut object = Object::new();
     let (mut saga, step) = Saga::draw(c, ORIGIN, Ok(sealed(c, &request())), None, NOW);
     assert_eq!(step, Step::AskLimit(Limited::Code));
-    let (code, command) = ask_code(saga.next(Input::Limit(true), &mut rng()));
+    let (code, command) = ask_code(saga.next(Input::Limit(Limit::Within), &mut rng()));
     let reply = object.ask(&code, command, NOW);
     let (status, _, cookie) = json(saga.next(Input::Code(reply), &mut rng()));
     assert_eq!(status, 200);
@@ -111,7 +111,7 @@ fn drawn(c: &Config) -> (Object, ConnectCode, String) {
 }
 
 fn cookie_header(code: &ConnectCode, secret: &str) -> String {
-    format!("other=1; {COOKIE_PREFIX}{}={secret}", code.as_str())
+    format!("other=1; {}={secret}", cookie_name(ORIGIN, code))
 }
 
 /// An approved code's authorization code, as the waiting page is sent on with it.
@@ -157,7 +157,7 @@ fn registered_request() -> AuthRequest {
 fn approved(c: &Config) -> (Object, ConnectCode, String) {
     let mut object = Object::new();
     let (mut saga, _) = Saga::draw(c, ORIGIN, Ok(sealed(c, &registered_request())), None, NOW);
-    let (code, command) = ask_code(saga.next(Input::Limit(true), &mut rng()));
+    let (code, command) = ask_code(saga.next(Input::Limit(Limit::Within), &mut rng()));
     let reply = object.ask(&code, command, NOW);
     let (_, _, cookie) = json(saga.next(Input::Code(reply), &mut rng()));
     let cookie = cookie.unwrap();
@@ -238,24 +238,67 @@ fn a_document_client_is_fetched_first_and_then_checked_like_any() {
     let c = config();
     let doc = "https://claude.ai/oauth/meta";
     let (mut saga, step) = Saga::authorize(&c, ORIGIN, authorize_pairs(doc), None, NOW);
-    let Step::FetchClient(url) = step else { panic!("a fetch: {step:?}") };
+    let Step::FetchClient { url, fetch: false } = step else { panic!("kept first: {step:?}") };
+    assert_eq!(url.as_str(), doc);
+    let step = saga.next(Input::Client(Err(CimdError::NotKept)), &mut rng());
+    assert_eq!(step, Step::AskLimit(Limited::Document), "not kept: the sender's limit");
+    let Step::FetchClient { url, fetch: true } = saga.next(Input::Limit(Limit::Within), &mut rng())
+    else {
+        panic!("a fetch")
+    };
     assert_eq!(url.as_str(), doc);
     let client = MetadataClient {
         domain: "claude.ai".into(),
         name: Some("Claude".into()),
         redirect_uris: vec![REDIRECT.into()],
     };
-    let (status, html) = page(saga.next(Input::Client(Ok(client)), &mut rng()));
+    let (status, html) = page(saga.next(Input::Client(Ok(client.clone())), &mut rng()));
     assert_eq!(status, 200);
     assert!(html.contains("claude.ai"), "the verified domain is shown");
-    // A document that cannot be read refuses the request, on the page and to a program.
+    // Kept: checked at once, no limit asked, nothing fetched.
     let (mut saga, _) = Saga::authorize(&c, ORIGIN, authorize_pairs(doc), None, NOW);
+    let (status, html) = page(saga.next(Input::Client(Ok(client)), &mut rng()));
+    assert!(status == 200 && html.contains("claude.ai"), "{html}");
+    // A document that cannot be read refuses the request, on the page and to a program.
+    let fetching = |accept| {
+        let (mut saga, _) = Saga::authorize(&c, ORIGIN, authorize_pairs(doc), accept, NOW);
+        let _ = saga.next(Input::Client(Err(CimdError::NotKept)), &mut rng());
+        let step = saga.next(Input::Limit(Limit::Within), &mut rng());
+        assert!(matches!(step, Step::FetchClient { fetch: true, .. }));
+        saga
+    };
+    let mut saga = fetching(None);
     let (status, html) = page(saga.next(Input::Client(Err(CimdError::TooSlow)), &mut rng()));
     assert!(status == 400 && html.contains("invalid_client"), "{html}");
-    let json = Some("application/json");
-    let (mut saga, _) = Saga::authorize(&c, ORIGIN, authorize_pairs(doc), json, NOW);
+    let mut saga = fetching(Some("application/json"));
     let e = error(saga.next(Input::Client(Err(CimdError::NotJson)), &mut rng()));
     assert_eq!((e.code, e.status), ("invalid_client", 401));
+}
+
+/// Each fetch of a metadata document counts against its sender's limit: past it, or when the
+/// limit cannot count the request (no sender address, no binding), nothing is fetched.
+#[test]
+fn a_sender_past_its_limit_fetches_no_document() {
+    let c = config();
+    let doc = "https://notes.example/client.json";
+    for (limit, status, sentence) in [
+        (Limit::Past, 429, sentences::TOO_MANY_DOCUMENTS),
+        (Limit::Uncounted, 503, sentences::SENDER_UNCOUNTED),
+    ] {
+        let (mut saga, _) = Saga::authorize(&c, ORIGIN, authorize_pairs(doc), None, NOW);
+        let _ = saga.next(Input::Client(Err(CimdError::NotKept)), &mut rng());
+        let (_, html) = page(saga.next(Input::Limit(limit), &mut rng()));
+        let said = http::escape_html(sentence);
+        assert!(html.contains(&said) && html.contains("temporarily_unavailable"), "{html}");
+        let json = Some("application/json");
+        let (mut saga, _) = Saga::authorize(&c, ORIGIN, authorize_pairs(doc), json, NOW);
+        let _ = saga.next(Input::Client(Err(CimdError::NotKept)), &mut rng());
+        let e = error(saga.next(Input::Limit(limit), &mut rng()));
+        assert_eq!(
+            (e.code, e.status, e.description.as_str()),
+            ("temporarily_unavailable", status, sentence)
+        );
+    }
 }
 
 #[test]
@@ -267,7 +310,7 @@ fn a_document_on_a_local_name_is_refused_without_a_fetch() {
     // One the owner named (`LOCAL_METADATA_HOSTS`, for tests) is fetched.
     let named = c.clone().with_local_metadata_hosts(Some("buildbox"));
     let (_, step) = Saga::authorize(&named, ORIGIN, pairs(), None, NOW);
-    assert!(matches!(step, Step::FetchClient(_)), "{step:?}");
+    assert!(matches!(step, Step::FetchClient { fetch: false, .. }), "{step:?}");
 }
 
 // --- POST /authorize/code
@@ -277,7 +320,7 @@ fn a_seal_draws_its_code_within_the_senders_limit_and_sets_the_cookie_for_the_co
     let c = config();
     let (mut saga, step) = Saga::draw(&c, ORIGIN, Ok(sealed(&c, &request())), None, NOW);
     assert_eq!(step, Step::AskLimit(Limited::Code), "the limit first, before any object");
-    let (code, command) = ask_code(saga.next(Input::Limit(true), &mut rng()));
+    let (code, command) = ask_code(saga.next(Input::Limit(Limit::Within), &mut rng()));
     let Command::Create { request: asked, browser_hash, .. } = command else { panic!("create") };
     assert_eq!(asked, request());
     let (status, body, cookie) = json(saga.next(Input::Code(CodeReply::Created), &mut rng()));
@@ -285,32 +328,55 @@ fn a_seal_draws_its_code_within_the_senders_limit_and_sets_the_cookie_for_the_co
     let link = body["link"].as_str().unwrap();
     assert!(link.starts_with("https://app.example/#") && !link.contains(code.as_str()), "{link}");
     let cookie = cookie.unwrap();
-    let name = format!("{COOKIE_PREFIX}{}=", code.as_str());
+    // The relay's own (`__Host-`: Secure, Path=/, no Domain), so no other name under its
+    // domain can set or replace it.
+    let name = format!("__Host-{COOKIE_PREFIX}{}=", code.as_str());
     assert!(cookie.starts_with(&name), "{cookie}");
     // The cookie lives as long as the code: the one limit, in seconds.
     let max_age = format!("; Max-Age={}", CONNECT_CODE_TTL_MS / 1000);
     assert!(cookie.contains(&max_age), "{cookie}");
-    for part in ["; Path=/authorize", "; HttpOnly", "; SameSite=Lax", "; Secure"] {
+    for part in ["; Path=/;", "; HttpOnly", "; SameSite=Lax", "; Secure"] {
         assert!(cookie.contains(part), "{part} in {cookie}");
     }
+    assert!(!cookie.to_ascii_lowercase().contains("domain="), "{cookie}");
     // The object keeps the hash of the cookie's secret, the browser the secret.
     let secret = cookie[name.len()..].split(';').next().unwrap();
     assert_eq!(browser_hash, sha256_hex(secret.as_bytes()));
-    // Served over http (wrangler dev), the cookie cannot ask for https.
-    let (mut saga, _) = Saga::draw(&c, "http://localhost", Ok(sealed(&c, &request())), None, NOW);
-    let _ = saga.next(Input::Limit(true), &mut rng());
-    let (_, _, cookie) = json(saga.next(Input::Code(CodeReply::Created), &mut rng()));
-    assert!(!cookie.unwrap().contains("Secure"));
+    // The same secret under the name without its prefix (set by a page of a name under the
+    // relay's domain, or over http) is not the waiting page's.
+    let (code_only, bare) = (&code, format!("{COOKIE_PREFIX}{}={secret}", code.as_str()));
+    assert_eq!(super::browser_hash(ORIGIN, Some(&bare), code_only), "");
+    let prefixed = format!("{name}{secret}");
+    assert_eq!(super::browser_hash(ORIGIN, Some(&prefixed), code_only), browser_hash);
+    // Served over http (wrangler dev on localhost or 127.0.0.1), a browser refuses a Secure
+    // cookie and so the prefix: the cookie goes without both.
+    for origin in ["http://localhost:8787", "http://127.0.0.1:8787"] {
+        let (mut saga, _) = Saga::draw(&c, origin, Ok(sealed(&c, &request())), None, NOW);
+        let _ = saga.next(Input::Limit(Limit::Within), &mut rng());
+        let (_, _, cookie) = json(saga.next(Input::Code(CodeReply::Created), &mut rng()));
+        let cookie = cookie.unwrap();
+        assert!(cookie.starts_with(COOKIE_PREFIX) && cookie.contains("; Path=/;"), "{cookie}");
+        assert!(!cookie.contains("Secure"), "{cookie}");
+        let bare = format!("{COOKIE_PREFIX}{}={secret}", code.as_str());
+        assert_eq!(super::browser_hash(origin, Some(&bare), &code), browser_hash);
+    }
 }
 
 #[test]
 fn a_sender_past_its_limit_makes_no_code() {
     let c = config();
     let (mut saga, _) = Saga::draw(&c, ORIGIN, Ok(sealed(&c, &request())), None, NOW);
-    let (status, body, cookie) = json(saga.next(Input::Limit(false), &mut rng()));
+    let (status, body, cookie) = json(saga.next(Input::Limit(Limit::Past), &mut rng()));
     assert_eq!(
         (status, body["sentence"].as_str(), cookie),
         (429, Some(sentences::TOO_MANY_CODES), None)
+    );
+    // One the limit cannot count (no sender address, no binding) makes none either.
+    let (mut saga, _) = Saga::draw(&c, ORIGIN, Ok(sealed(&c, &request())), None, NOW);
+    let (status, body, cookie) = json(saga.next(Input::Limit(Limit::Uncounted), &mut rng()));
+    assert_eq!(
+        (status, body["sentence"].as_str(), cookie),
+        (503, Some(sentences::SENDER_UNCOUNTED), None)
     );
 }
 
@@ -332,7 +398,7 @@ fn a_seal_posted_again_reaches_its_code_which_says_it_was_made() {
     let c = config();
     let (mut object, code, _) = drawn(&c);
     let (mut saga, _) = Saga::draw(&c, ORIGIN, Ok(sealed(&c, &request())), None, NOW + 5);
-    let (again, command) = ask_code(saga.next(Input::Limit(true), &mut rng()));
+    let (again, command) = ask_code(saga.next(Input::Limit(Limit::Within), &mut rng()));
     assert_eq!(again, code, "the same seal draws the same code");
     let reply = object.ask(&again, command, NOW + 5);
     let (status, body, cookie) = json(saga.next(Input::Code(reply), &mut rng()));
@@ -346,7 +412,7 @@ fn a_seal_posted_again_reaches_its_code_which_says_it_was_made() {
 fn letters_held_by_another_request_draw_again_then_give_up() {
     let c = config();
     let (mut saga, _) = Saga::draw(&c, ORIGIN, Ok(sealed(&c, &request())), None, NOW);
-    let mut step = saga.next(Input::Limit(true), &mut rng());
+    let mut step = saga.next(Input::Limit(Limit::Within), &mut rng());
     let mut codes = Vec::new();
     while let Step::AskCode(code, _) = step {
         codes.push(code);
@@ -359,7 +425,7 @@ fn letters_held_by_another_request_draw_again_then_give_up() {
     assert_eq!((status, body["sentence"].as_str()), (503, Some(sentences::CODE_NOT_MADE)));
     // Taken once, then made: the second draw's code is the one shown.
     let (mut saga, _) = Saga::draw(&c, ORIGIN, Ok(sealed(&c, &request())), None, NOW);
-    let _ = saga.next(Input::Limit(true), &mut rng());
+    let _ = saga.next(Input::Limit(Limit::Within), &mut rng());
     let (second, _) = ask_code(saga.next(Input::Code(CodeReply::Taken), &mut rng()));
     let (_, body, _) = json(saga.next(Input::Code(CodeReply::Created), &mut rng()));
     assert_eq!(body["code"].as_str(), Some(second.display().as_str()));
@@ -387,7 +453,7 @@ fn the_waiting_pages_browser_confirms_a_linked_approval() {
     let (mut object, code, secret) = drawn(&c);
     let ticket = linked_ticket(&c, &mut object, &code);
     let cookies = cookie_header(&code, &secret);
-    let (mut saga, step) = Saga::confirm(&c, &confirm_query(&ticket), Some(&cookies));
+    let (mut saga, step) = Saga::confirm(&c, ORIGIN, &confirm_query(&ticket), Some(&cookies));
     let (asked, command) = ask_code(step);
     assert_eq!(asked, code);
     let reply = object.ask(&asked, command, NOW + 2);
@@ -401,7 +467,7 @@ fn another_browser_or_a_late_one_cannot_confirm() {
     let (mut object, code, _) = drawn(&c);
     let ticket = linked_ticket(&c, &mut object, &code);
     // No cookie (a link someone sent): refused, and the code waits for the whole code typed.
-    let (mut saga, step) = Saga::confirm(&c, &confirm_query(&ticket), None);
+    let (mut saga, step) = Saga::confirm(&c, ORIGIN, &confirm_query(&ticket), None);
     let (asked, command) = ask_code(step);
     let Command::Confirm { browser_hash, .. } = &command else { panic!("confirm") };
     assert_eq!(browser_hash, "", "no cookie, no hash");
@@ -412,7 +478,7 @@ fn another_browser_or_a_late_one_cannot_confirm() {
     let (mut object, code, secret) = drawn(&c);
     let ticket = linked_ticket(&c, &mut object, &code);
     let cookies = cookie_header(&code, &secret);
-    let (mut saga, step) = Saga::confirm(&c, &confirm_query(&ticket), Some(&cookies));
+    let (mut saga, step) = Saga::confirm(&c, ORIGIN, &confirm_query(&ticket), Some(&cookies));
     let (asked, command) = ask_code(step);
     let reply = object.ask(&asked, command, NOW + 1 + LINK_CONFIRM_TTL_MS);
     let (status, html) = page(saga.next(Input::Code(reply), &mut rng()));
@@ -423,15 +489,15 @@ fn another_browser_or_a_late_one_cannot_confirm() {
 fn a_ticket_of_no_link_of_ours_is_refused_before_any_object() {
     let c = config();
     for ticket in ["", "nodot", "ABCDEFGHJKMNPQRSTVWX.s3cret"] {
-        let (status, html) = page(Saga::confirm(&c, &confirm_query(ticket), None).1);
+        let (status, html) = page(Saga::confirm(&c, ORIGIN, &confirm_query(ticket), None).1);
         assert!(status == 400 && html.contains(connect::refusal::TICKET_STALE), "{ticket}");
     }
-    let (status, _) = page(Saga::confirm(&c, &[], None).1);
+    let (status, _) = page(Saga::confirm(&c, ORIGIN, &[], None).1);
     assert_eq!(status, 400);
     // A reply that is not a confirmation's reads as stale.
     let (mut object, code, _) = drawn(&c);
     let ticket = linked_ticket(&c, &mut object, &code);
-    let (mut saga, _) = Saga::confirm(&c, &confirm_query(&ticket), None);
+    let (mut saga, _) = Saga::confirm(&c, ORIGIN, &confirm_query(&ticket), None);
     let (status, _) = page(saga.next(Input::Code(CodeReply::Created), &mut rng()));
     assert_eq!(status, 400);
 }
@@ -658,9 +724,9 @@ fn an_input_the_saga_did_not_ask_for_ends_it() {
     let c = config();
     let (mut saga, _) = Saga::draw(&c, ORIGIN, Ok(sealed(&c, &request())), None, NOW);
     assert_eq!(respond(saga.next(Input::Code(CodeReply::Created), &mut rng())), Answer::Broken);
-    assert_eq!(respond(saga.next(Input::Limit(true), &mut rng())), Answer::Broken, "over");
+    assert_eq!(respond(saga.next(Input::Limit(Limit::Within), &mut rng())), Answer::Broken, "over");
     let (mut saga, _) = Saga::register(&c, Ok(Vec::new()), NOW, &mut rng());
-    assert_eq!(respond(saga.next(Input::Limit(true), &mut rng())), Answer::Broken);
+    assert_eq!(respond(saga.next(Input::Limit(Limit::Within), &mut rng())), Answer::Broken);
 }
 
 fn asked(path: &str) -> OAuthRequest<'_> {
@@ -724,4 +790,123 @@ fn each_answer_is_written_with_its_headers() {
     );
     assert_eq!(Answer::Empty.http(), Some(http::Answer::empty(200)));
     assert_eq!(Answer::Broken.http(), None, "a broken reply answers nothing");
+}
+
+// --- names as shown
+
+/// Characters that show as nothing yet turn a name around or split it unseen: bidirectional
+/// controls, marks, zero-width and other format characters.
+const UNSHOWN: [char; 14] = [
+    '\u{202A}',
+    '\u{202E}',
+    '\u{2066}',
+    '\u{2069}',
+    '\u{200E}',
+    '\u{200F}',
+    '\u{061C}',
+    '\u{200B}',
+    '\u{200D}',
+    '\u{FEFF}',
+    '\u{2060}',
+    '\u{2064}',
+    '\u{00AD}',
+    '\u{E0041}',
+];
+
+/// Whether `text` holds none of [`UNSHOWN`].
+fn shows_all(text: &str) -> bool {
+    !text.contains(UNSHOWN)
+}
+
+/// A client's name and redirect host reach the waiting page, the confirm page and the tab
+/// without the characters that show as nothing: dropped when a client registers or its
+/// document is read, and again from a client id signed before they were (whose redirect URI
+/// may hold one too); a redirect URI holding one is refused from now on.
+#[test]
+fn unshown_characters_leave_a_clients_name_on_every_page_and_in_the_tab() {
+    let c = config();
+    let raw: String = ["Notes", &UNSHOWN.iter().collect::<String>(), " app"].concat();
+    let body = format!(r#"{{"redirect_uris":["{REDIRECT}"],"client_name":"{raw}"}}"#);
+    let registered = clients::register(&c.keys, body.as_bytes(), NOW, &mut rng()).unwrap();
+    assert_eq!(registered.client.name, "Notes app");
+    let url = MetadataUrl::parse("https://notes.example/client.json").unwrap();
+    let doc = format!(
+        r#"{{"client_id":"{}","client_name":"{raw}","redirect_uris":["{REDIRECT}"]}}"#,
+        url.as_str()
+    );
+    assert_eq!(cimd::check_document(&url, doc.as_bytes()).unwrap().name.unwrap(), "Notes app");
+    let turned = "https://evil.example\u{202E}\u{200B}/cb";
+    let body = format!(r#"{{"redirect_uris":["{turned}"]}}"#);
+    let e = error(Saga::register(&c, Ok(body.into_bytes()), NOW, &mut rng()).1);
+    assert_eq!(e.code, "invalid_redirect_uri");
+    // A client id signed before: its name and its redirect URI as they were.
+    let old = clients::Client {
+        name: raw.clone(),
+        redirect_uris: vec![turned.into()],
+        issued_at: NOW / 1000,
+        instance: "old".into(),
+    };
+    let mut pairs = authorize_pairs(&clients::client_id(&c.keys, &old));
+    pairs.retain(|(k, _)| k != "redirect_uri");
+    let (status, html) = page(Saga::authorize(&c, ORIGIN, pairs, None, NOW).1);
+    assert_eq!(status, 200, "{html}");
+    assert!(shows_all(&html), "{html}");
+    assert!(html.contains("Notes app") && html.contains(">evil.example<"), "{html}");
+    // The request the page seals is what the code's object keeps: the tab is described from
+    // it, and the confirm page names it.
+    let sealed = html.split("data-request=\"").nth(1).unwrap().split('"').next().unwrap();
+    let (request, _) = authorize::unseal(&c.keys, sealed, NOW).unwrap();
+    assert_eq!(request.client_name, "Notes app");
+    let mut object = Object::new();
+    let (mut saga, _) = Saga::draw(&c, ORIGIN, Ok(sealed.as_bytes().to_vec()), None, NOW);
+    let (code, command) = ask_code(saga.next(Input::Limit(Limit::Within), &mut rng()));
+    let created = object.ask(&code, command, NOW);
+    let (_, _, cookie) = json(saga.next(Input::Code(created), &mut rng()));
+    let CodeReply::Described(told) = object.ask(&code, Command::Describe, NOW + 1) else {
+        panic!("told")
+    };
+    assert_eq!(told.requester.client_name, "Notes app");
+    assert_eq!(told.requester.host, "evil.example");
+    let ticket = linked_ticket(&c, &mut object, &code);
+    let cookies = cookie.unwrap().split(';').next().unwrap().to_owned();
+    let (mut saga, step) = Saga::confirm(&c, ORIGIN, &confirm_query(&ticket), Some(&cookies));
+    let (asked, command) = ask_code(step);
+    let reply = object.ask(&asked, command, NOW + 2);
+    let (status, html) = page(saga.next(Input::Code(reply), &mut rng()));
+    assert!(status == 200 && html.contains("Notes app") && shows_all(&html), "{html}");
+    // A grant made before keeps the name it was given: its refreshed tokens (whose name each
+    // call carries to the tab) are cleaned too.
+    let token = refresh_token(&c.keys, &"b".repeat(64), "g9", "s");
+    let (mut saga, _) = Saga::token(&c, ORIGIN, Ok(refresh_form(&token)), NOW, &mut rng());
+    let host = "evil.example\u{202E}".to_owned();
+    let rotated = RefreshReply::Rotated { secret: "n".into(), client_name: raw.clone(), host };
+    let (_, body, _) = json(saga.next(Input::Pairing(Some(Reply::Refresh(rotated))), &mut rng()));
+    let access = token::verify(&c.keys, ORIGIN, body["access_token"].as_str().unwrap(), NOW);
+    let access = access.unwrap();
+    assert_eq!((access.client.as_str(), access.host.as_str()), ("Notes app", "evil.example"));
+}
+
+// --- a registration kept
+
+/// The relay drops no registration: a client id it signed opens the waiting page (to a person
+/// and to a program checking its cached registration) however long after it was made, used or
+/// not; and a grant that is gone (forgotten in the tab, revoked) refuses its refresh as
+/// `invalid_grant`, never as an unknown client, so the app keeps its client id and signs in
+/// again with it (tests/e2e/forget.test.mjs does, end to end).
+#[test]
+fn a_registration_outlives_any_time_and_its_grants() {
+    let c = config();
+    let id = registered_id();
+    let ten_years = 10 * 365 * 24 * 3600 * 1000;
+    for accept in [None, Some("application/json")] {
+        let later = NOW + ten_years;
+        let (status, html) =
+            page(Saga::authorize(&c, ORIGIN, authorize_pairs(&id), accept, later).1);
+        assert!(status == 200 && html.contains("data-request="), "{accept:?}: {html}");
+    }
+    let token = refresh_token(&c.keys, &"b".repeat(64), "g9", "s");
+    let (mut saga, _) = Saga::token(&c, ORIGIN, Ok(refresh_form(&token)), NOW, &mut rng());
+    let gone = Reply::Refresh(RefreshReply::Refused { description: "Forgotten.".into() });
+    let e = error(saga.next(Input::Pairing(Some(gone)), &mut rng()));
+    assert_eq!((e.code, e.status, e.challenge()), ("invalid_grant", 400, None));
 }

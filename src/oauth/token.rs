@@ -182,6 +182,10 @@ fn verify_claims(
     if header.alg != ALG {
         return Err(TokenError::UnknownKey);
     }
+    // Only an access token (RFC 9068 §4): a JWT of another type is never one, whoever signed it.
+    if header.typ.as_deref() != Some(TYP) {
+        return Err(TokenError::Malformed);
+    }
     let key =
         header.kid.as_deref().and_then(|kid| keys.by_id(kid)).ok_or(TokenError::UnknownKey)?;
     let signature = B64.decode(signature).map_err(|_| TokenError::Malformed)?;
@@ -259,6 +263,26 @@ mod tests {
         let unsigned = format!("{none_header}.{}.", parts[1]);
         assert_eq!(verify(&keys(), ORIGIN, &unsigned, NOW), Err(TokenError::UnknownKey));
         assert_eq!(verify(&keys(), ORIGIN, "not-a-token", NOW), Err(TokenError::Malformed));
+    }
+
+    /// A JWT signed with the access tokens' own key but of another type (or none) is not an
+    /// access token (RFC 9068 §4: `typ` is `at+jwt`).
+    #[test]
+    fn a_token_of_another_type_is_refused() {
+        let t = issue(&keys(), access(), NOW);
+        let (header, rest) = t.split_once('.').unwrap();
+        let claims = rest.rsplit_once('.').unwrap().0;
+        let b64 = base64::engine::general_purpose::URL_SAFE_NO_PAD;
+        let kid = &keys().current.id;
+        let ours = String::from_utf8(b64.decode(header).unwrap()).unwrap();
+        assert!(ours.contains(r#""typ":"at+jwt""#), "{ours}");
+        for typ in [r#","typ":"JWT""#, r#","typ":"AT+JWT ""#, r#","typ":null"#, ""] {
+            let header = b64.encode(format!(r#"{{"alg":"HS256","kid":"{kid}"{typ}}}"#));
+            let signed = keys().sign(Purpose::AccessToken, format!("{header}.{claims}"));
+            assert_eq!(verify(&keys(), ORIGIN, &signed, NOW), Err(TokenError::Malformed), "{typ}");
+            let kept = Verified::new();
+            assert!(kept.verify(&keys(), ORIGIN, &signed, NOW).is_err(), "{typ}");
+        }
     }
 
     #[test]

@@ -41,8 +41,8 @@ pub(super) async fn oauth(req: Request, url: &str, env: &Env, config: &Config) -
             }
             Step::AskLimit(limited) => Input::Limit(within_limit(env, &req, limited).await),
             // Boxed: the fetch's states stay out of the Worker's fetch machine (0.2 KiB).
-            Step::FetchClient(url) => {
-                Input::Client(Box::pin(client_metadata::client(&url, origin)).await)
+            Step::FetchClient { url, fetch } => {
+                Input::Client(Box::pin(client_metadata::client(&url, origin, fetch)).await)
             }
             Step::AskCode(code, command) => Input::Code(ask_code(env, &code, command).await?),
             Step::AskPairing(pairing, ask) => {

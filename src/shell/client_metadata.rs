@@ -15,12 +15,20 @@ use crate::oauth::cimd::{
 };
 
 /// The client a metadata document URL names (one the core found fetchable): from the cache
-/// (under the core's [`cache_key`]), else fetched and checked.
-pub(crate) async fn client(url: &MetadataUrl, origin: &str) -> Result<MetadataClient, CimdError> {
+/// (under the core's [`cache_key`]), else, when `fetch` (the sender's limit allowed it),
+/// fetched, checked and kept; else [`CimdError::NotKept`].
+pub(crate) async fn client(
+    url: &MetadataUrl,
+    origin: &str,
+    fetch: bool,
+) -> Result<MetadataClient, CimdError> {
     let key = cache_key(origin, url);
     let hit = JsFuture::from(cached_text(&key)).await.ok().and_then(|hit| hit.as_string());
     if let Some(client) = hit.and_then(|text| super::from_json(text.as_bytes())) {
         return Ok(client);
+    }
+    if !fetch {
+        return Err(CimdError::NotKept);
     }
     let (client, seconds) = fetch_checked(url).await.inspect_err(|e| {
         if let Some(detail) = e.detail() {

@@ -28,7 +28,7 @@ use crate::http::{self, CappedBody, TooLarge};
 use crate::oauth::connect::{CodeReply, CodeRequest, Command, ConnectCode};
 use crate::pairing::object::ReplyLines;
 use crate::pairing::wire::{Reply, Request as PairingRequest};
-use crate::senders::{sender_key, Limited};
+use crate::senders::{sender_key, Limit, Limited};
 use crate::sql::{Bind, Failed, Rows, Sql};
 
 /// Random bytes from the platform (crypto.getRandomValues).
@@ -252,19 +252,20 @@ async fn read_body(req: &Request, cap: usize) -> Result<Result<Vec<u8>, TooLarge
     Ok(Ok(body.into_bytes()))
 }
 
-/// Whether the sender of `req` is still within its limit of `limited` (the platform's
-/// rate-limiting binding, keyed by [`sender_key`]); each ask counts. A binding that is missing
-/// or fails lets the request through, and says so in the log: the limit bounds cost, and
-/// the relay stays usable without it.
-async fn within_limit(env: &Env, req: &Request, limited: Limited) -> bool {
-    let ip = header(req, "cf-connecting-ip");
-    let asked = ask_limit(env, limited.binding(), &sender_key(ip.as_deref()));
-    let within = JsFuture::from(asked).await.ok().and_then(|v| v.as_bool());
-    if within.is_none() {
+/// What the sender's limit of `limited` makes of `req` (the platform's rate-limiting binding,
+/// keyed by [`sender_key`]; each ask counts): the core decides ([`Limit::said`]). A binding
+/// that fails is logged (a missing one was said at start: [`crate::senders::unbound`]).
+async fn within_limit(env: &Env, req: &Request, limited: Limited) -> Limit {
+    let sender = sender_key(header(req, "cf-connecting-ip").as_deref());
+    let Some(key) = sender.as_deref() else { return Limit::said(None, None) };
+    let answer = JsFuture::from(ask_limit(env, limited.binding(), key)).await;
+    let answer = answer.ok().filter(|v| !v.is_null());
+    let within = answer.as_ref().and_then(JsValue::as_bool);
+    if answer.is_some() && within.is_none() {
         let binding = limited.binding();
-        worker::console_error!("the rate-limiting binding {binding} is missing or failed");
+        worker::console_error!("the rate-limiting binding {binding} failed");
     }
-    within.unwrap_or(true)
+    Limit::said(Some(key), within)
 }
 
 /// A Durable Object's SQL storage (through its state), as the core runs statements on it.
@@ -304,8 +305,11 @@ extern "C" {
     fn pass_object(env: &Env, binding: &str, name: &str, request: &Request) -> Promise;
 
     /// The rate-limiting binding `binding`'s answer for `key`: whether it is within its limit;
-    /// undefined when the binding is missing or fails.
+    /// null when the deployment has no such binding, undefined when it fails.
     fn ask_limit(env: &Env, binding: &str, key: &str) -> Promise;
+
+    /// Logs `line` and the name of each of `bindings` (space-separated) the deployment lacks.
+    fn say_unbound(env: &Env, bindings: &str, line: &str);
 
     /// The rows of a statement run on the object's SQL storage, each its values in order.
     #[wasm_bindgen(catch)]

@@ -212,7 +212,8 @@ impl Pairing {
     /// Takes a tab's socket: its first message is a fresh challenge.
     async fn accept_tab(&self, req: &web_sys::Request) -> Result<Response> {
         let url = req.url();
-        let sender = sender_key(header(req, "cf-connecting-ip").as_deref());
+        // The Worker refused a socket without a sender before it came here.
+        let sender = sender_key(header(req, "cf-connecting-ip").as_deref()).unwrap_or_default();
         let pairing = match socket_pairing(&http::query_of(&url)) {
             Ok(pairing) => pairing,
             // The Worker checked the pairing id before naming this object by it.

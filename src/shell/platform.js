@@ -24,7 +24,12 @@ export function header_lines(req) {
 export async function pass_object(env, binding, name, request) {
   return object(env, binding, name).fetch(request);
 }
+export function say_unbound(env, bindings, line) {
+  for (const name of bindings.split(' ')) if (!env[name]) console.error(line, name);
+}
 export async function ask_limit(env, binding, key) {
+  // null: no such binding (said once at start); undefined: it failed.
+  if (!env[binding]) return null;
   try {
     const { success } = await env[binding].limit({ key });
     return typeof success === 'boolean' ? success : undefined;

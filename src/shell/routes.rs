@@ -19,7 +19,7 @@ use crate::mcp::exchange::{Exchange, RequestHeaders};
 use crate::oauth::token::Verified;
 use crate::pairing::tabs::TOO_MANY_OPENED;
 use crate::pairing::{tab_socket, SocketRefused};
-use crate::senders::Limited;
+use crate::senders::{Limit, Limited};
 
 // The Durable Object bindings (wrangler.toml).
 pub(crate) const PAIRING_BINDING: &str = "PAIRING";
@@ -35,6 +35,13 @@ pub(crate) fn config(env: &Env) -> std::result::Result<Config, String> {
 /// change under a running isolate (a new deployment starts new ones). A misconfiguration is
 /// not kept, so it is read (and logged) again on the next request.
 static CONFIG: std::sync::OnceLock<Config> = std::sync::OnceLock::new();
+
+/// The configuration kept for this isolate, read at its start; and, said once then, which
+/// rate-limiting bindings the deployment lacks (what they limit is refused meanwhile).
+fn started(env: &Env, config: Config) -> &'static Config {
+    super::say_unbound(env, crate::senders::BINDINGS, crate::sentences::shell::LIMIT_UNBOUND);
+    CONFIG.get_or_init(|| config)
+}
 
 thread_local! {
     /// The access tokens this isolate verified last (one isolate serves many requests).
@@ -57,7 +64,7 @@ pub fn fetch_export(req: web_sys::Request, env: Env) -> Promise {
 
 async fn fetch(req: Request, env: Env) -> Result<Response> {
     console_error_panic_hook::set_once();
-    let read = CONFIG.get().map_or_else(|| config(&env).map(|c| CONFIG.get_or_init(|| c)), Ok);
+    let read = CONFIG.get().map_or_else(|| config(&env).map(|c| started(&env, c)), Ok);
     let config = match read {
         Ok(c) => c,
         Err(why) => {
@@ -98,7 +105,7 @@ async fn tab(req: Request, url: &str, env: &Env, config: &Config) -> Result<Resp
         Err(SocketRefused::Plain(answer)) => return respond(answer),
         Err(SocketRefused::Closed((code, reason))) => return Ok(refuse_socket(code, reason)),
     };
-    if !within_limit(env, &req, Limited::Tab).await {
+    if within_limit(env, &req, Limited::Tab).await != Limit::Within {
         return Ok(refuse_socket(TOO_MANY_OPENED.0, TOO_MANY_OPENED.1));
     }
     JsFuture::from(pass_object(env, PAIRING_BINDING, &pairing, &req)).await?.dyn_into()

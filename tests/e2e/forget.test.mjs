@@ -4,7 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { FORGOTTEN } from '../../tab/relay-client.js';
-import { openTab, connectByHand, refresh, callTool, mcpPost, postForm, register, waitFor, accessToken, toolDef } from './harness.mjs';
+import { openTab, connectByHand, refresh, callTool, mcpPost, postForm, register, waitFor, accessToken, toolDef, RELAY, CALLBACK } from './harness.mjs';
 import { fileChromium, demoWithAgent, heavyComparisonRunning, cardSays, cardGone, textOf, SHOW_MS } from './demo_harness.mjs';
 
 const chromium = fileChromium();
@@ -30,6 +30,30 @@ test('the tab lists its connections and forgets one; its tokens stop at once', a
   assert.deepEqual(statuses, [200, 401], 'the forgotten one stops, the other goes on');
   const forgotten = results[0].status === 401 ? a : b;
   assert.equal((await refresh(forgotten.client, forgotten.tokens.refresh_token)).body.error, 'invalid_grant');
+  tab.close();
+});
+
+test('after Forget the agent app signs in again with the client id it kept: Forget ends the grant, not the registration', async () => {
+  const tab = await openTab();
+  const { authorizeByHand, redeem } = await import('./harness.mjs');
+  const a = await connectByHand(tab);
+  const [connection] = await tab.client.connections();
+  await tab.client.forget(connection.id);
+  // What the app hears: the grant is gone (invalid_grant), never that its client is unknown
+  // (invalid_client, on which apps drop the registration, or, as mcp-remote 0.15.1 does on a
+  // stale one, stop short of the sign-in they restart).
+  const refused = await refresh(a.client, a.tokens.refresh_token);
+  assert.equal(refused.body.error, 'invalid_grant');
+  const probe = new URL(`${RELAY}/authorize`);
+  probe.search = new URLSearchParams({ response_type: 'code', client_id: a.client.client_id, redirect_uri: CALLBACK, code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM', code_challenge_method: 'S256', state: 's' });
+  const probed = await fetch(probe, { headers: { accept: 'application/json' }, redirect: 'manual' });
+  assert.equal(probed.status, 200, 'the kept client id is still one the relay knows');
+  const again = await authorizeByHand(tab, { client: a.client });
+  const tokens = await redeem({ client: a.client, code: again.code, verifier: again.pkce.verifier });
+  assert.equal(tokens.status, 200, JSON.stringify(tokens.body));
+  assert.equal((await call(tokens.body.access_token)).status, 200, 'connected again');
+  assert.equal((await call(a.tokens.access_token)).status, 401, 'the forgotten grant stays forgotten');
+  assert.equal((await tab.client.connections()).length, 1);
   tab.close();
 });
 

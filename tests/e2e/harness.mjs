@@ -453,13 +453,14 @@ export function freePort() {
  * fresh signing key unless `key` is given, the test's app origin, and `vars` on top), and waits
  * until it answers. Returns `{ url, key, stop }`; `stop` kills wrangler and its workerd.
  */
-export async function startRelay({ state, key = randomBytes(48).toString('base64url'), vars = {}, env = process.env, stdio = 'ignore' }) {
+export async function startRelay({ state, key = randomBytes(48).toString('base64url'), vars = {}, env = process.env, stdio = 'ignore', config }) {
   const { spawn } = await import('node:child_process');
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
   const all = { RELAY_SIGNING_KEY: key, ALLOWED_ORIGINS: APP_ORIGIN, APP_URL: `${APP_ORIGIN}/demo/`, ...vars };
   const args = ['dev', '--ip', '127.0.0.1', '--port', String(port), '--persist-to', state, '--show-interactive-dev-session=false'];
   for (const [name, value] of Object.entries(all)) args.push('--var', `${name}:${value}`);
+  if (config) args.push('--config', config); // another wrangler.toml (in the repository's root)
   const root = new URL('../../', import.meta.url).pathname;
   const relay = spawn('wrangler', args, { cwd: root, detached: true, stdio, env });
   const stop = () => {

@@ -79,7 +79,13 @@ test('a grant for a connection allows what asks, for that connection only, never
   const kept = settings({ grants: { c3: { who: 'X', tools: ['delete'] }, '*': { who: 'all agents', tools: ['edit'] } } });
   assert.equal(decide({ kinds: ['deletes-saved'], tool: 'delete', settings: kept, connection: 'c3' }).decision, 'allow', 'kept for c3');
   assert.equal(decide({ kinds: ['deletes-saved'], tool: 'delete', settings: kept, connection: 'c4' }).decision, 'ask');
-  assert.equal(decide({ kinds: ['heavy'], tool: 'edit', settings: kept, connection: 'c4' }).decision, 'allow', 'kept for all agents');
+  assert.equal(decide({ kinds: ['heavy'], tool: 'edit', settings: kept, connection: 'c4' }).decision, 'ask', 'kept for all agents: no connection’s');
+  assert.equal(decide({ kinds: ['heavy'], tool: 'edit', settings: kept }).decision, 'allow', 'kept for all agents: a call through none');
+  const client = settings({ grants: { 'client:openai.com': { who: 'X', tools: ['delete'] } } });
+  const of = (scope) => decide({ kinds: ['deletes-saved'], tool: 'delete', settings: client, connection: 'c5', scope }).decision;
+  assert.equal(of('client:openai.com'), 'allow', 'kept for that client');
+  assert.equal(of('client:claude.ai'), 'ask', 'another client');
+  assert.equal(of('c5'), 'ask', 'an unverified connection');
 });
 
 test('kept settings are read strictly: unknown modes and decisions are left out', () => {
@@ -154,7 +160,7 @@ test('a question: who, what and why; Allow once runs, Deny refuses with a senten
   assert.deepEqual(steps, [1, 2]);
 });
 
-test('This connection allows the tool for that connection for the page’s life; Always of a verified client, for all agents until revoked', async () => {
+test('This connection allows the tool for that connection for the page’s life; Always of a verified client, for that client until revoked', async () => {
   const { presence, runOf } = presenceOf();
   const first = runOf(call('delete'));
   await tick();
@@ -170,9 +176,10 @@ test('This connection allows the tool for that connection for the page’s life;
   await other;
   assert.deepEqual(presence.settings().kinds, {}, 'no rule changed: the mode is not Custom');
   assert.equal(presence.isCustom(), false);
-  assert.deepEqual(presence.settings().grants, { '*': { who: 'all agents', tools: ['delete'] } });
-  assert.equal(presence.settingOf('delete'), 'runs', 'the tool list follows');
-  assert.deepEqual(presence.grants().map((g) => [g.scope, g.who, g.until]), [['*', 'all agents', 'revoked'], ['c1', 'Claude (this connection)', 'tab']]);
+  const who = 'openai.com’s app (each of its connections)';
+  assert.deepEqual(presence.settings().grants, { 'client:openai.com': { who, tools: ['delete'] } });
+  assert.equal(presence.settingOf('delete'), 'asks', 'the tool list, every agent’s, still says it asks');
+  assert.deepEqual(presence.grants().map((g) => [g.scope, g.who, g.until]), [['client:openai.com', who, 'revoked'], ['c1', 'Claude (this connection)', 'tab']]);
 });
 
 test('a question is withdrawn when the agent cancels, when the person presses Stop, and when moot', async () => {

@@ -1,11 +1,13 @@
 // Grants the person can see and take back, decided without any page: each card button says
 // what it grants, to whom and until when; a grant from an unverified client's card is for that
-// connection only (kept until revoked, listed under it); every grant is listed and revocable;
+// connection only (kept until revoked, listed under it), and from a verified client's card for
+// that client only (its every connection), never for all agents; every grant is listed and
+// revocable;
 // choosing a mode (the same one again too) takes every grant back and says so; a changed
 // kind's rule makes the mode read Custom.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createPresence, choicesOf, grantScopeOf, ALL_AGENTS, MODE_CHOICE, UNTIL } from '../../tab/presence.js';
+import { createPresence, choicesOf, grantScopeOf, ALL_AGENTS, CLIENT_SCOPE, MODE_CHOICE, UNTIL } from '../../tab/presence.js';
 import { MemoryStorage as Storage } from './memory_storage.mjs';
 
 const TOOLS = [
@@ -43,10 +45,12 @@ test('each button says what it grants, to whom and until when', () => {
     always: `Allow “Delete items” for Claude (this connection) ${UNTIL.revoked}`,
     once: 'Allow this call only',
   });
-  assert.equal(words(call(verified)).always, `Allow “Delete items” for all agents ${UNTIL.revoked}`);
+  assert.equal(words(call(verified)).always, `Allow “Delete items” for openai.com’s app (each of its connections) ${UNTIL.revoked}`);
   assert.equal(words(call(null)).connection, undefined, 'no connection, no connection grant');
+  assert.equal(words(call(null)).always, `Allow “Delete items” for all agents ${UNTIL.revoked}`, 'agents in the page');
   assert.equal(grantScopeOf(call(unverified)), 'c1');
-  assert.equal(grantScopeOf(call(verified)), ALL_AGENTS);
+  assert.equal(grantScopeOf(call(verified)), `${CLIENT_SCOPE}openai.com`);
+  assert.equal(grantScopeOf(call(null)), ALL_AGENTS);
 });
 
 test('Always on an unverified client’s card applies to that connection only, kept until revoked', async () => {
@@ -75,7 +79,7 @@ test('Revoke takes a grant back: the connection is asked again', async () => {
   const { presence, runOf } = presenceOf();
   await answered(presence, runOf, call(unverified), 'connection');
   await answered(presence, runOf, call(verified), 'always');
-  assert.deepEqual(presence.grants().map((g) => `${g.who} ${g.until}`), ['all agents revoked', 'Claude (this connection) tab']);
+  assert.deepEqual(presence.grants().map((g) => `${g.who} ${g.until}`), ['openai.com’s app (each of its connections) revoked', 'Claude (this connection) tab']);
   for (const g of presence.grants()) assert.equal(presence.revoke(g), true);
   assert.deepEqual(presence.grants(), []);
   assert.equal(presence.revoke({ scope: 'c1', tool: 'delete', until: 'tab' }), false, 'once');
@@ -115,7 +119,7 @@ test('forgetting a connection takes back its kept grants', async () => {
   await answered(presence, runOf, call(unverified), 'always');
   await answered(presence, runOf, call(verified), 'always');
   presence.forget('c1');
-  assert.deepEqual(presence.grants().map((g) => g.scope), [ALL_AGENTS]);
+  assert.deepEqual(presence.grants().map((g) => g.scope), [`${CLIENT_SCOPE}openai.com`]);
 });
 
 test('Revoke all takes every grant back and keeps the rules', async () => {
@@ -127,4 +131,39 @@ test('Revoke all takes every grant back and keeps the rules', async () => {
   assert.deepEqual(presence.grants(), []);
   assert.equal(presence.settings().kinds.heavy, 'allow', 'the rules stay');
   assert.equal(presence.settingOf('delete'), 'asks');
+});
+
+test('Always on a verified client’s card is kept for that client only: a later agent of another client is asked', async () => {
+  const storage = new Storage();
+  const { presence, runOf, ran } = presenceOf(storage);
+  await answered(presence, runOf, call(verified), 'always');
+  // That client's later connection runs without a card, in a tab opened later too.
+  const later = presenceOf(storage);
+  await later.runOf(call({ ...verified, id: 'c9' }));
+  assert.equal(later.presence.questions().length, 0, 'the same verified client');
+  assert.deepEqual(later.ran, ['c9']);
+  // Any other agent, later ones included, is asked: another verified client, an unverified one
+  // calling itself by the same name, a connection with no domain.
+  for (const other of [
+    { id: 'c4', client: 'Claude', host: 'claude.ai', verified: 'claude.ai' },
+    { id: 'c5', client: 'ChatGPT', host: 'chatgpt.com' },
+    { id: 'c6', client: 'ChatGPT', host: 'chatgpt.com', verified: 'openai.com.example' },
+  ]) {
+    const asked = runOf(call(other));
+    await tick();
+    assert.equal(presence.questions().length, 1, `${other.id} is asked`);
+    presence.answer(presence.questions()[0].id, 'deny');
+    await asked.catch(() => {});
+  }
+  assert.deepEqual(ran, ['c2']);
+  // A grant kept for all agents (stored before this rule) lets no connection's call through,
+  // only a call through none (an agent in the page).
+  presence.store.grant(ALL_AGENTS, 'all agents', 'delete');
+  const asked = runOf(call({ id: 'c7', client: 'Cursor', host: 'cursor.com' }));
+  await tick();
+  assert.equal(presence.questions().length, 1, 'a connection is asked despite the all-agents grant');
+  presence.answer(presence.questions()[0].id, 'deny');
+  await asked.catch(() => {});
+  await runOf(call(null));
+  assert.equal(presence.questions().length, 0, 'a call through no connection runs');
 });

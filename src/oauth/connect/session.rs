@@ -11,7 +11,7 @@ use crate::limits::{
     AUTH_CODE_TTL_MS, CONNECT_CODE_TTL_MS, LINK_CONFIRM_TTL_MS, MAX_CODE_TRIES, MAX_PLACE_CHARS,
 };
 use crate::oauth::authorize::{is_this_resource, AuthRequest, SealId};
-use crate::oauth::clients::{clean_text, host_of};
+use crate::oauth::clients::clean_text;
 use crate::oauth::error::OAuthError;
 use crate::oauth::lookalike;
 use crate::oauth::pkce;
@@ -122,7 +122,7 @@ impl Session {
     fn requester(&self) -> Requester {
         Requester {
             client_name: self.request.client_name.clone(),
-            host: host_of(&self.request.redirect_uri).to_owned(),
+            host: crate::oauth::clients::shown_host(&self.request.redirect_uri),
             place: self.place.clone(),
             verified: self.request.verified_domain.clone(),
         }
