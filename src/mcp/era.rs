@@ -6,7 +6,7 @@
 use serde_json::{Map, Value};
 
 use crate::jsonrpc::{object, ErrorCode, RpcError, Texts};
-use crate::sentences::SESSION_NOT_FOUND;
+use crate::sentences::{name_param_missing, SESSION_NOT_FOUND};
 
 /// The stateless revision.
 pub const STATELESS_VERSION: &str = "2026-07-28";
@@ -101,21 +101,23 @@ pub fn read(
     params: &Map<String, Value>,
 ) -> Result<Era, Refused> {
     let meta = params.get("_meta");
-    let meta_version = meta.and_then(|m| m.get(meta::PROTOCOL_VERSION));
-    let version = match headers.version.map(str::trim) {
-        Some(v) if SESSION_VERSIONS.contains(&v) => {
-            return routed(headers, method, params, false).map(|()| Era::Session)
-        }
-        Some(STATELESS_VERSION) => STATELESS_VERSION,
+    let stated = meta.and_then(|m| m.get(meta::PROTOCOL_VERSION)).and_then(Value::as_str);
+    let era = match headers.version.map(str::trim) {
+        Some(v) if SESSION_VERSIONS.contains(&v) => Era::Session,
+        Some(STATELESS_VERSION) => stateless(headers, meta)?,
         Some(other) => return Err(unsupported(other)),
         // No header: a stateless request still says its revision in `_meta`.
-        None => match meta_version.and_then(Value::as_str) {
-            None => return routed(headers, method, params, false).map(|()| Era::Session),
-            Some(_) => {
-                return Err(mismatch(crate::sentences::VERSION_HEADER_MISSING.into()));
-            }
-        },
+        None if stated.is_some() => {
+            return Err(mismatch(crate::sentences::VERSION_HEADER_MISSING.into()))
+        }
+        None => Era::Session,
     };
+    routed(headers, method, params, era.is_stateless())?;
+    Ok(era)
+}
+
+/// A 2026-07-28 request's `_meta` read: its revision, the client's capabilities and name.
+fn stateless(headers: &Headers<'_>, meta: Option<&Value>) -> Result<Era, Refused> {
     let invalid = |m: &str| (400, RpcError::new(ErrorCode::INVALID_PARAMS, m));
     let Some(Value::Object(meta)) = meta else {
         // A session client's request (a session the relay opened is read in its own revision
@@ -132,10 +134,10 @@ pub fn read(
     let Some(Value::Object(capabilities)) = meta.get(meta::CLIENT_CAPABILITIES) else {
         return Err(invalid(crate::sentences::META_CAPABILITIES_MISSING));
     };
-    if stated != version {
-        return Err(mismatch(crate::sentences::version_mismatch(version, &quote(stated))));
+    if stated != STATELESS_VERSION {
+        let said = crate::sentences::version_mismatch(STATELESS_VERSION, &quote(stated));
+        return Err(mismatch(said));
     }
-    routed(headers, method, params, true)?;
     let client_name = meta
         .get(meta::CLIENT_INFO)
         .and_then(|i| i.get("name"))
@@ -154,34 +156,26 @@ fn routed(
     params: &Map<String, Value>,
     required: bool,
 ) -> Result<(), Refused> {
-    let invalid = |m: &str| (400, RpcError::new(ErrorCode::INVALID_PARAMS, m));
     match headers.method.map(str::trim) {
-        Some(m) if m == method => {}
-        Some(m) => {
+        Some(m) if m != method => {
             return Err(mismatch(crate::sentences::method_mismatch(&quote(m), &quote(method))))
         }
         None if required => return Err(mismatch(crate::sentences::METHOD_HEADER_MISSING.into())),
-        None => {}
+        _ => {}
     }
-    if let Some(field) = named_by(method) {
-        let header = headers.name.map(crate::http::header_value);
-        let body_name = match params.get(field) {
-            Some(Value::String(n)) => Some(n),
-            _ if required => {
-                return Err(invalid(&crate::sentences::name_param_missing(method, field)))
-            }
-            _ => None,
-        };
-        match header {
-            Some(Some(h)) if body_name == Some(&h) => {}
-            Some(_) => return Err(mismatch(crate::sentences::name_mismatch(field))),
-            None if required => {
-                return Err(mismatch(crate::sentences::name_header_missing(method)))
-            }
-            None => {}
+    let Some(field) = named_by(method) else { return Ok(()) };
+    let body_name = params.get(field).and_then(Value::as_str);
+    if required && body_name.is_none() {
+        let e = RpcError::new(ErrorCode::INVALID_PARAMS, name_param_missing(method, field));
+        return Err((400, e));
+    }
+    match headers.name.map(crate::http::header_value) {
+        Some(h) if h.as_deref() != body_name => {
+            Err(mismatch(crate::sentences::name_mismatch(field)))
         }
+        None if required => Err(mismatch(crate::sentences::name_header_missing(method))),
+        _ => Ok(()),
     }
-    Ok(())
 }
 
 /// The params field a method's `Mcp-Name` header mirrors.

@@ -24,11 +24,6 @@ const MAX_ID_BYTES: usize = 128;
 /// The version letter every id starts with.
 const VERSION: char = '1';
 
-/// The letter of each session revision in an id (an id without one was made before ids said
-/// which; a revision added later takes the next letter).
-const REVISIONS: [(&str, char); 3] =
-    [("2025-03-26", 'a'), ("2025-06-18", 'b'), ("2025-11-25", 'c')];
-
 /// A session the relay opened, as its id says.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Opened {
@@ -107,9 +102,8 @@ impl Declared {
         self.elicitation_form || self.elicitation_url || self.sampling || self.roots
     }
 
-    fn letters(self, revision: &str) -> String {
+    fn letters(self) -> String {
         let mut out = String::from(VERSION);
-        out.extend(REVISIONS.iter().filter(|(r, _)| *r == revision).map(|(_, letter)| letter));
         for (on, letter) in [
             (self.elicitation_form, 'f'),
             (self.elicitation_url, 'u'),
@@ -123,15 +117,10 @@ impl Declared {
         out
     }
 
-    fn of_letters(letters: &str) -> Option<Opened> {
+    fn of_letters(letters: &str) -> Option<Self> {
         let rest = letters.strip_prefix(VERSION)?;
         let mut d = Self::default();
-        let mut chars = rest.chars().peekable();
-        let revision = REVISIONS.iter().find(|(_, l)| chars.peek() == Some(l)).map(|(r, _)| *r);
-        if revision.is_some() {
-            chars.next();
-        }
-        for c in chars {
+        for c in rest.chars() {
             let flag = match c {
                 'f' => &mut d.elicitation_form,
                 'u' => &mut d.elicitation_url,
@@ -144,7 +133,7 @@ impl Declared {
             }
             *flag = true;
         }
-        Some(Opened { declared: d, revision })
+        Some(d)
     }
 }
 
@@ -153,10 +142,13 @@ fn signed(grant: &str, letters: &str) -> Vec<u8> {
 }
 
 /// The session id for a client of connection `grant` that declared `declared` and negotiated
-/// `revision`: visible ASCII only (letters, digits, `-`, `_`, `.`), as the transport requires.
+/// `revision` (`{letters}.{revision}.{tag}`): visible ASCII only (letters, digits, `-`, `_`,
+/// `.`), as the transport requires.
 #[must_use]
 pub fn issue(keys: &Keys, grant: &str, declared: Declared, revision: &str) -> String {
-    let mut id = declared.letters(revision);
+    let mut id = declared.letters();
+    id.push('.');
+    id.push_str(revision);
     let tag = keys.current.mac(Purpose::Session, &signed(grant, &id));
     id.push('.');
     id.push_str(&crate::crypto::base64url(&tag));
@@ -164,16 +156,22 @@ pub fn issue(keys: &Keys, grant: &str, declared: Declared, revision: &str) -> St
 }
 
 /// What a session id says, when it is the relay's for this connection (None: another
-/// connection's, altered, made with a key no longer held, or not the relay's at all).
+/// connection's, altered, made with a key no longer held, or not the relay's at all). An id
+/// made before ids said their revision (`{letters}.{tag}`) still reads, its revision unsaid.
 #[must_use]
 pub fn verify(keys: &Keys, grant: &str, id: &str) -> Option<Opened> {
     if id.len() > MAX_ID_BYTES {
         return None;
     }
-    let (letters, tag) = id.split_once('.')?;
+    let (said, tag) = id.rsplit_once('.')?;
     let tag = base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(tag).ok()?;
+    let (letters, revision) = match said.split_once('.') {
+        Some((letters, r)) => (letters, Some(*SESSION_VERSIONS.iter().find(|v| **v == r)?)),
+        None => (said, None),
+    };
     let declared = Declared::of_letters(letters)?;
-    keys.verify(Purpose::Session, &signed(grant, letters), &tag).then_some(declared)
+    let opened = Opened { declared, revision };
+    keys.verify(Purpose::Session, &signed(grant, said), &tag).then_some(opened)
 }
 
 /// The session a request's id names, when the relay opened it for connection `grant`.
@@ -255,23 +253,27 @@ mod tests {
         // Another connection, an altered declaration, revision or tag, another key: not the
         // relay's.
         assert_eq!(verify(&keys(), "g2", &id), None);
-        let (letters, tag) = id.split_once('.').unwrap();
-        assert_eq!(verify(&keys(), "g1", &format!("{letters}r.{tag}")), None);
-        assert_eq!(verify(&keys(), "g1", &format!("1csf.{tag}")), None, "same letters, reordered");
-        assert_eq!(verify(&keys(), "g1", &format!("1afs.{tag}")), None, "another revision");
+        let (said, tag) = id.rsplit_once('.').unwrap();
+        let (letters, revision) = said.split_once('.').unwrap();
+        let again = |letters: &str, revision: &str| format!("{letters}.{revision}.{tag}");
+        assert_eq!(verify(&keys(), "g1", &again(&format!("{letters}r"), revision)), None);
+        assert_eq!(verify(&keys(), "g1", &again("1sf", revision)), None, "same letters, reordered");
+        assert_eq!(verify(&keys(), "g1", &again(letters, "2025-06-18")), None, "another revision");
+        assert_eq!(verify(&keys(), "g1", &again(letters, "2026-07-28")), None, "no session's");
+        assert_eq!(verify(&keys(), "g1", &format!("{letters}.{tag}")), None, "revision left out");
         let mut bent = tag.to_owned().into_bytes();
         bent[3] = if bent[3] == b'A' { b'B' } else { b'A' };
-        let bent = format!("{letters}.{}", String::from_utf8(bent).unwrap());
+        let bent = format!("{letters}.{revision}.{}", String::from_utf8(bent).unwrap());
         assert_eq!(verify(&keys(), "g1", &bent), None);
         let other = Keys::new(&"z".repeat(32), None).unwrap();
         assert_eq!(verify(&other, "g1", &id), None);
-        for junk in ["", ".", "1f", "1ff.", "1cc.", "1fc.", "x.y", &"1".repeat(500)] {
+        for junk in ["", ".", "1f", "1ff.", "1.2025-11-25.", "1..x", "x.y", &"1".repeat(500)] {
             assert_eq!(verify(&keys(), "g1", junk), None, "{junk}");
         }
     }
 
     #[test]
-    fn each_session_revision_has_its_letter_and_an_id_without_one_still_reads() {
+    fn each_session_revision_is_said_and_an_id_that_does_not_say_still_reads() {
         for v in SESSION_VERSIONS {
             let id = issue(&keys(), "g1", Declared::default(), v);
             assert_eq!(verify(&keys(), "g1", &id).and_then(|o| o.revision), Some(v), "{id}");
