@@ -76,7 +76,7 @@ fuzz_target!(|data: &[u8]| {
             };
             assert_eq!((asked, read), (&Id::Text(id), &answer));
         }
-        Reply::Initialize { body: answer, declared } => {
+        Reply::Initialize { body: answer, declared, revision } => {
             let Some(Ok(Message::Request(r))) = &parsed else {
                 panic!("initialize from no request")
             };
@@ -84,10 +84,12 @@ fuzz_target!(|data: &[u8]| {
             assert_ne!(header.map(str::trim), Some(mcp::STATELESS_VERSION));
             assert_eq!(answer["id"], tabrelay_fuzz::id_value(Some(&r.id)));
             check_result("initialize", &answer["result"]);
-            // What the client declared reads back from the session id made of it.
+            assert_eq!(answer["result"]["protocolVersion"], revision);
+            // What the client declared, and the revision, read back from the session id.
             let keys = tabrelay::oauth::keys::Keys::new(&"k".repeat(32), None).unwrap();
-            let id = mcp::session::issue(&keys, "g", declared);
-            assert_eq!(mcp::session::verify(&keys, "g", &id), Some(declared));
+            let id = mcp::session::issue(&keys, "g", declared, revision);
+            let opened = mcp::session::Opened { declared, revision: Some(revision) };
+            assert_eq!(mcp::session::verify(&keys, "g", &id), Some(opened));
         }
         Reply::Cancel { request_id } => {
             let Some(Ok(Message::Notification { method, params })) = &parsed else {

@@ -6,6 +6,7 @@
 use serde_json::{Map, Value};
 
 use crate::jsonrpc::{object, ErrorCode, RpcError, Texts};
+use crate::sentences::{name_param_missing, SESSION_NOT_FOUND};
 
 /// The stateless revision.
 pub const STATELESS_VERSION: &str = "2026-07-28";
@@ -100,21 +101,31 @@ pub fn read(
     params: &Map<String, Value>,
 ) -> Result<Era, Refused> {
     let meta = params.get("_meta");
-    let meta_version = meta.and_then(|m| m.get(meta::PROTOCOL_VERSION));
-    let version = match headers.version.map(str::trim) {
-        Some(v) if SESSION_VERSIONS.contains(&v) => return Ok(Era::Session),
-        Some(STATELESS_VERSION) => STATELESS_VERSION,
+    let stated = meta.and_then(|m| m.get(meta::PROTOCOL_VERSION)).and_then(Value::as_str);
+    let era = match headers.version.map(str::trim) {
+        Some(v) if SESSION_VERSIONS.contains(&v) => Era::Session,
+        Some(STATELESS_VERSION) => stateless(headers, meta)?,
         Some(other) => return Err(unsupported(other)),
         // No header: a stateless request still says its revision in `_meta`.
-        None => match meta_version.and_then(Value::as_str) {
-            None => return Ok(Era::Session),
-            Some(_) => {
-                return Err(mismatch(crate::sentences::VERSION_HEADER_MISSING.into()));
-            }
-        },
+        None if stated.is_some() => {
+            return Err(mismatch(crate::sentences::VERSION_HEADER_MISSING.into()))
+        }
+        None => Era::Session,
     };
+    routed(headers, method, params, era.is_stateless())?;
+    Ok(era)
+}
+
+/// A 2026-07-28 request's `_meta` read: its revision, the client's capabilities and name.
+fn stateless(headers: &Headers<'_>, meta: Option<&Value>) -> Result<Era, Refused> {
     let invalid = |m: &str| (400, RpcError::new(ErrorCode::INVALID_PARAMS, m));
     let Some(Value::Object(meta)) = meta else {
+        // A session client's request (a session the relay opened is read in its own revision
+        // before this): its session is not the relay's (any more), so it initializes again.
+        if headers.session.is_some() {
+            let e = RpcError::new(super::session::SESSION_NOT_FOUND, SESSION_NOT_FOUND);
+            return Err((404, e));
+        }
         return Err(invalid(crate::sentences::META_MISSING));
     };
     let Some(Value::String(stated)) = meta.get(meta::PROTOCOL_VERSION) else {
@@ -123,25 +134,9 @@ pub fn read(
     let Some(Value::Object(capabilities)) = meta.get(meta::CLIENT_CAPABILITIES) else {
         return Err(invalid(crate::sentences::META_CAPABILITIES_MISSING));
     };
-    if stated != version {
-        return Err(mismatch(crate::sentences::version_mismatch(version, &quote(stated))));
-    }
-    match headers.method.map(str::trim) {
-        Some(m) if m == method => {}
-        Some(m) => {
-            return Err(mismatch(crate::sentences::method_mismatch(&quote(m), &quote(method))))
-        }
-        None => return Err(mismatch(crate::sentences::METHOD_HEADER_MISSING.into())),
-    }
-    if let Some(field) = named_by(method) {
-        let Some(Value::String(body_name)) = params.get(field) else {
-            return Err(invalid(&crate::sentences::name_param_missing(method, field)));
-        };
-        match headers.name.map(crate::http::header_value) {
-            Some(Some(h)) if h == *body_name => {}
-            Some(_) => return Err(mismatch(crate::sentences::name_mismatch(field))),
-            None => return Err(mismatch(crate::sentences::name_header_missing(method))),
-        }
+    if stated != STATELESS_VERSION {
+        let said = crate::sentences::version_mismatch(STATELESS_VERSION, &quote(stated));
+        return Err(mismatch(said));
     }
     let client_name = meta
         .get(meta::CLIENT_INFO)
@@ -149,6 +144,38 @@ pub fn read(
         .and_then(Value::as_str)
         .map(|n| n.chars().take(100).collect());
     Ok(Era::Stateless { capabilities: capabilities.clone(), client_name })
+}
+
+/// Checks the routing headers (`Mcp-Method`, `Mcp-Name`) against the body: a stateless
+/// request (`required`) must carry them; in the session era they are optional, but one that is
+/// sent must agree too, so nothing routing or filtering by header (a gateway) is told one
+/// request and the relay runs another.
+fn routed(
+    headers: &Headers<'_>,
+    method: &str,
+    params: &Map<String, Value>,
+    required: bool,
+) -> Result<(), Refused> {
+    match headers.method.map(str::trim) {
+        Some(m) if m != method => {
+            return Err(mismatch(crate::sentences::method_mismatch(&quote(m), &quote(method))))
+        }
+        None if required => return Err(mismatch(crate::sentences::METHOD_HEADER_MISSING.into())),
+        _ => {}
+    }
+    let Some(field) = named_by(method) else { return Ok(()) };
+    let body_name = params.get(field).and_then(Value::as_str);
+    if required && body_name.is_none() {
+        let e = RpcError::new(ErrorCode::INVALID_PARAMS, name_param_missing(method, field));
+        return Err((400, e));
+    }
+    match headers.name.map(crate::http::header_value) {
+        Some(h) if h.as_deref() != body_name => {
+            Err(mismatch(crate::sentences::name_mismatch(field)))
+        }
+        None if required => Err(mismatch(crate::sentences::name_header_missing(method))),
+        _ => Ok(()),
+    }
 }
 
 /// The params field a method's `Mcp-Name` header mirrors.
@@ -279,6 +306,43 @@ mod tests {
         let (s, e) = read(&odd, "server/discover", &meta("v999.0.0")).unwrap_err();
         assert_eq!((s, e.code.0), (400, -32022));
         assert_eq!(e.data.unwrap()["requested"], "v999.0.0");
+    }
+
+    #[test]
+    fn a_session_era_request_may_leave_out_the_routing_headers_but_never_contradict_them() {
+        let call = || json!({"name": "history_list"}).as_object().unwrap().clone();
+        for version in [None, Some("2025-11-25")] {
+            let with = |method, name| Headers { version, method, name, ..Headers::default() };
+            let read_as = |h: &Headers<'_>| read(h, "tools/call", &call());
+            assert_eq!(read_as(&with(None, None)), Ok(Era::Session));
+            assert_eq!(read_as(&with(Some("tools/call"), Some("history_list"))), Ok(Era::Session));
+            // A gateway that routes or filters by header is never told one request while the
+            // relay runs another.
+            let (status, e) = read_as(&with(Some("tools/list"), None)).unwrap_err();
+            assert_eq!((status, e.code.0), (400, -32020));
+            assert!(e.message.contains("\"tools/list\""), "{}", e.message);
+            assert_eq!(code(read_as(&with(None, Some("items_delete")))), (400, -32020));
+            let no_name = Map::new();
+            let named = with(Some("tools/call"), Some("history_list"));
+            assert_eq!(code(read(&named, "tools/call", &no_name)), (400, -32020));
+        }
+    }
+
+    #[test]
+    fn a_session_client_whose_session_is_gone_is_told_to_initialize_again() {
+        // What Claude Code sends in a session (the header 2026-07-28, no `_meta`), its id not
+        // one the relay gave this connection: 404 -32001, as in its own revision.
+        let gone = Headers { session: Some("1c.x"), ..modern("tools/list", None) };
+        let (status, e) = read(&gone, "tools/list", &Map::new()).unwrap_err();
+        assert_eq!((status, e.code.0), (404, -32001));
+        // Without an id it is a stateless request that left out its `_meta`.
+        assert_eq!(
+            code(read(&modern("tools/list", None), "tools/list", &Map::new())),
+            (400, -32602)
+        );
+        // With its `_meta`, an id is no concern of the stateless revision.
+        let stateless = Headers { session: Some("1c.x"), ..modern("tools/list", None) };
+        assert!(read(&stateless, "tools/list", &meta(STATELESS_VERSION)).is_ok());
     }
 
     #[test]

@@ -250,7 +250,7 @@ enum Job<'a> {
     /// The grant's check, then this successful answer (the grant-first rule: a forgotten or
     /// revoked connection stops at once, on every method); an `initialize`'s with the session
     /// id of what its client declared.
-    Check { body: Value, initialize: Option<session::Declared> },
+    Check { body: Value, initialize: Option<(session::Declared, &'static str)> },
     /// `tools/list` (`tools`) or the `status` tool, asked with the grant's check.
     Listing { id: Id, era: Era, tools: bool },
     /// A cancellation told to the pairing.
@@ -282,6 +282,9 @@ pub struct Exchange<'a> {
     origin: String,
     headers: RequestHeaders,
     access: Option<Access>,
+    /// The session the request's `Mcp-Session-Id` names, when the relay opened it for the
+    /// token's connection ([`session::opened`]).
+    session: Option<session::Opened>,
     /// The client takes a stream.
     stream: bool,
     /// What to do next, first first (a handful at most).
@@ -333,7 +336,7 @@ impl<'a> Exchange<'a> {
     fn resume(&mut self, access: Access) {
         let h = &self.headers;
         // The check reads the revision and the session id alone.
-        let declared = match session::check(&self.config.keys, &access.grant, &h.mcp(), false) {
+        let declared = match session::check(self.session, &h.mcp(), false) {
             Ok(declared) => declared,
             Err(body) => return self.settle(Settled::Json(404, body)),
         };
@@ -362,6 +365,7 @@ impl<'a> Exchange<'a> {
             origin: origin.to_owned(),
             headers,
             access: None,
+            session: None,
             stream,
             out: Vec::new(),
             timers: TimerTable::default(),
@@ -379,9 +383,18 @@ impl<'a> Exchange<'a> {
         let presented = http::bearer(exchange.headers.authorization.as_deref());
         exchange.access =
             presented.and_then(|t| tokens.verify(&config.keys, origin, t, now_ms).ok());
-        if exchange.access.is_none() {
+        let Some(access) = &exchange.access else {
             let answer = unauthorized(origin, presented.is_some());
             exchange.out.push(Output::Respond(answer));
+            return exchange;
+        };
+        // A request in a session the relay opened is read in that session's revision, whatever
+        // its header says: every rule that reads the header (the era, batches, resumable
+        // streams) reads the session's.
+        let h = &mut exchange.headers;
+        exchange.session = session::opened(&config.keys, &access.grant, &h.mcp());
+        if let Some(opened) = exchange.session {
+            h.version = opened.version(h.version.as_deref()).map(str::to_owned);
         }
         exchange
     }
@@ -460,9 +473,9 @@ impl<'a> Exchange<'a> {
         }
         match std::mem::take(&mut self.job) {
             Job::Check { body, initialize: None } => self.settle(Settled::Json(200, body)),
-            Job::Check { body, initialize: Some(declared) } => {
+            Job::Check { body, initialize: Some((declared, revision)) } => {
                 let grant = self.access.as_ref().map(|a| a.grant.as_str()).unwrap_or_default();
-                let id = session::issue(&self.config.keys, grant, declared);
+                let id = session::issue(&self.config.keys, grant, declared, revision);
                 self.settle(Settled::Session(body, id));
             }
             Job::Listing { id, era, tools } => {
@@ -580,8 +593,7 @@ impl<'a> Exchange<'a> {
         let headers = self.headers.mcp();
         let reply = handle(body, &headers, &self.config.app_url);
         let initialize = matches!(reply, McpReply::Initialize { .. });
-        let declared = match session::check(&self.config.keys, &access.grant, &headers, initialize)
-        {
+        let declared = match session::check(self.session, &headers, initialize) {
             Ok(declared) => declared,
             Err(body) => return self.settle(Settled::Json(404, body)),
         };
@@ -592,8 +604,9 @@ impl<'a> Exchange<'a> {
             McpReply::Granted(body) => {
                 self.check(&grant, Want::Nothing, Job::Check { body, initialize: None })
             }
-            McpReply::Initialize { body, declared } => {
-                self.check(&grant, Want::Nothing, Job::Check { body, initialize: Some(declared) })
+            McpReply::Initialize { body, declared, revision } => {
+                let initialize = Some((declared, revision));
+                self.check(&grant, Want::Nothing, Job::Check { body, initialize })
             }
             // The grant's check and the answer in one round trip, within a short wait; a
             // pairing that cannot answer in time gets the bundled list (or, for status, says so).

@@ -82,12 +82,15 @@ pub enum Reply {
         tools: bool,
     },
     /// A session-era `initialize`: answer with `body` (after the grant's check) and an
-    /// `Mcp-Session-Id` that carries what the client declared ([`session::issue`]).
+    /// `Mcp-Session-Id` that carries what the client declared and the revision it negotiated
+    /// ([`session::issue`]).
     Initialize {
         /// The JSON-RPC response.
         body: Value,
         /// Which of the relay's questions the client can take.
         declared: session::Declared,
+        /// The revision negotiated.
+        revision: &'static str,
     },
     /// The client's answer to a question the relay asked it (a JSON-RPC response whose id is
     /// the relay's): to the pairing, where the call waits for it; 202 when taken.
@@ -332,9 +335,13 @@ pub fn handle(body: &[u8], headers: &Headers<'_>, app_url: &str) -> Reply {
     match method {
         "initialize" if !stateless => {
             let capabilities = params.get("capabilities").and_then(Value::as_object);
+            let asked = params.get("protocolVersion").and_then(Value::as_str);
+            let revision = SESSION_VERSIONS.into_iter().find(|v| Some(*v) == asked);
+            let revision = revision.unwrap_or(SESSION_VERSIONS[0]);
             Reply::Initialize {
-                body: jsonrpc::result(&id, initialize(params)),
+                body: jsonrpc::result(&id, initialize(revision)),
                 declared: capabilities.map(session::Declared::of).unwrap_or_default(),
+                revision,
             }
         }
         "ping" if !stateless => ok(&id, Value::Object(Map::new())),
@@ -553,12 +560,8 @@ fn discover() -> Value {
     })
 }
 
-fn initialize(params: &Map<String, Value>) -> Value {
-    let asked = params.get("protocolVersion").and_then(Value::as_str);
-    let version = match asked {
-        Some(v) if SESSION_VERSIONS.contains(&v) => v,
-        _ => SESSION_VERSIONS[0],
-    };
+/// `initialize`'s result, in `version`: the client's, when the relay speaks it, else the newest.
+fn initialize(version: &str) -> Value {
     object(&mut |o| {
         o.text("protocolVersion", version);
         capabilities(o.nested("capabilities"), false);
@@ -665,12 +668,13 @@ mod tests {
     #[test]
     fn initialize_says_which_questions_the_client_can_take() {
         let body = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"elicitation":{},"roots":{}}}}"#;
-        let Reply::Initialize { declared, body } =
+        let Reply::Initialize { declared, body, revision } =
             handle(body.as_bytes(), &Headers::default(), APP)
         else {
             panic!("initialize")
         };
         assert!(declared.elicitation_form && declared.roots && !declared.sampling);
+        assert_eq!(revision, "2025-11-25", "the session id says it");
         assert_eq!(body["result"]["protocolVersion"], "2025-11-25");
         let bare = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}"#;
         let Reply::Initialize { declared, .. } = handle(bare.as_bytes(), &Headers::default(), APP)

@@ -1,9 +1,13 @@
-// A call the agent cancels (notifications/cancelled, or closing its response stream) is
-// cancelled in the tab; its request ends at once; a late answer from the tab goes nowhere and
-// breaks nothing; one connection cannot cancel another's call.
+// A call the agent cancels (notifications/cancelled) is cancelled in the tab; its request ends
+// at once; a late answer from the tab goes nowhere and breaks nothing; one connection cannot
+// cancel another's call; a wait that runs out drops the call in the tab. (A closed response
+// stream cancels the call too, shown natively only: wrangler dev never carries a client's abort
+// to the Worker, so a test here saw the wait's own cancel, 5.5 s after the abort with 6 s waits,
+// and passed without the defence. See the room's
+// `an_agent_that_stops_listening_has_its_call_dropped_in_the_tab`, src/pairing/room/tests/calls.rs.)
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { openTab, accessToken, mcpPost, callTool, waitFor, MemoryStorage, RELAY, CALL_WAIT_MS } from './harness.mjs';
+import { openTab, accessToken, mcpPost, callTool, waitFor, MemoryStorage, CALL_WAIT_MS } from './harness.mjs';
 
 const cancelled = (requestId) => ({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId, reason: 'the user stopped it' } });
 
@@ -54,29 +58,6 @@ test('another connection cannot cancel the call', async () => {
   held[0].answer();
   const r = await pending;
   assert.equal(r.body.result.isError, false, 'the call went on and was answered');
-  tab.close();
-});
-
-// Cannot fail under wrangler dev: the client's abort does not reach the Worker there, so the
-// cancel this waits for comes from the call's wait running out (CALL_WAIT_MS), which the test
-// below shows. What the relay does when a response stream closes is shown natively: the room's
-// `an_agent_that_stops_listening_has_its_call_dropped_in_the_tab` (src/pairing/room/tests/calls.rs).
-test('closing the response stream cancels the call in the tab', async () => {
-  const tab = await openTab();
-  const token = await accessToken(tab);
-  const { held, cancels } = heldTab(tab);
-  const abort = new AbortController();
-  const res = await fetch(`${RELAY}/`, {
-    method: 'POST',
-    signal: abort.signal,
-    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
-    body: JSON.stringify({ jsonrpc: '2.0', id: 61, method: 'tools/call', params: { name: 'history_list', arguments: {} } }),
-  });
-  assert.match(res.headers.get('content-type'), /event-stream/);
-  await waitFor(() => held.length === 1, 5000);
-  abort.abort();
-  await waitFor(() => cancels.length === 1, 10_000);
-  assert.equal(cancels[0], held[0].c.id);
   tab.close();
 });
 

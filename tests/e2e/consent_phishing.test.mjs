@@ -6,9 +6,15 @@
 // the waiting page's cookie in that browser only. So:
 // (a) the person's own flow (waiting page and app in one browser) connects with one press;
 // (b) the attacker's flow (waiting page in another browser, the link opened in the person's)
-//     connects nothing: read after the attacker's poll, from a /token redeem attempt and then
-//     from the tab's own list of connections;
-// (c) an app's script that approves the link's reference itself gets no connection either.
+//     connects nothing;
+// (c) an app's script that approves the link's reference itself, then opens the confirm page in
+//     the person's browser, gets no connection either.
+// "Nothing" is read after the one event that could still connect: the ticket's confirm page
+// opened in the waiting page's own browser (the attacker's, with its cookie), as if the ticket
+// had reached them. The refused confirm killed the ticket, so that is stale too; then the
+// attacker's poll, a /token redeem attempt and the tab's own list of connections say nothing
+// connected. (Before the person's browser opens it, the ticket would confirm in the attacker's:
+// a script that sends it there instead is what the person's own verification must stop.)
 // The link leaves the address bar at load, a fragment set later is ignored, and nothing is
 // described before the person presses Show who asks. The consent says how old the request is,
 // from where, where it returns, what its name imitates, and this client's connections here.
@@ -62,6 +68,18 @@ async function attackerRedeems({ client, pkce, page: waiting }) {
   const code = status.redirect ? new URL(status.redirect).searchParams.get('code') : `${waiting.code.replace('-', '')}.made-up`;
   const token = await redeem({ client, code, verifier: pkce.verifier, redirectUri: LOOPBACK });
   return { status, token };
+}
+
+/**
+ * The confirm page at `confirm` opened in the attacker's browser, with the cookie of the waiting
+ * page `waiting` (what a leaked ticket would let them do): stale once the person's browser was
+ * refused, so it approves nothing.
+ */
+async function attackerConfirms(confirm, waiting) {
+  const r = await fetch(confirm, { headers: { cookie: waiting.cookie } });
+  const html = await r.text();
+  assert.equal(r.status, 403, html);
+  assert.match(html, /data-ok="false"[^>]*>This confirmation is no longer valid/, html);
 }
 
 /** The tab's own list of connections, asked of the relay by the page's relay client (it rejects on a timeout). */
@@ -162,15 +180,19 @@ test('(b) a link opened in another browser than the waiting page’s connects no
   assert.ok(asker.includes(CONSENT.PLACE_UNKNOWN));
 
   const popup = context.waitForEvent('page', { timeout: 10_000 });
+  // The confirm page drops its ticket from the address bar: its address as it was asked for.
+  const confirming = context.waitForEvent('request', { predicate: (r) => r.url().includes('/authorize/confirm?'), timeout: 10_000 });
   await page.click('#approve');
   const confirmPage = await popup;
+  const confirmUrl = (await confirming).url();
   // The relay's window said no (the person's browser has no cookie of the attacker's waiting page).
   assert.equal(await resultSays(page, /^(Connected to|This browser did not)/), CONSENT.NOT_THIS_BROWSER);
   await confirmPage.locator('#confirmed[data-ok=false]').waitFor({ timeout: 5_000 });
   assert.ok(await page.isHidden('#link-box'), 'the link is no longer offered: only the whole code typed approves');
 
-  // After the approval: the attacker's poll carries no code, /token grants nothing, and the
-  // tab's list holds no connection.
+  // The ticket is dead even where the waiting page's cookie is; then the attacker's poll
+  // carries no code, /token grants nothing, and the tab's list holds no connection.
+  await attackerConfirms(confirmUrl, attacker.page);
   const { status, token } = await attackerRedeems(attacker);
   assert.equal(status.state, 'waiting', JSON.stringify(status));
   assert.notEqual(token.status, 200, JSON.stringify(token.body));
@@ -201,6 +223,7 @@ test('(c) an app’s script approving the link’s reference itself gets no conn
   const r = await confirmPage.goto(said.linked.ok.confirm);
   assert.equal(r.status(), 403);
   assert.equal(await confirmPage.textContent('#confirmed'), CONSENT.NOT_THIS_BROWSER);
+  await attackerConfirms(said.linked.ok.confirm, attacker.page);
   const { status, token } = await attackerRedeems(attacker);
   assert.equal(status.state, 'waiting', JSON.stringify(status));
   assert.notEqual(token.status, 200, JSON.stringify(token.body));

@@ -503,6 +503,8 @@ export async function readEvents(body, onMessage) {
 /**
  * Opens a 2026-07-28 `subscriptions/listen` with `token` and reads its events into `events` as
  * they come; `changes()` counts the tools/list_changed notifications, `stop()` ends the stream.
+ * `reading` (and `stop()`) rejects with whatever broke the stream (a reset, an event that is
+ * not JSON), never swallowed: a test that never awaits it fails on the unhandled rejection.
  */
 export async function listenStream(token, notifications = { toolsListChanged: true }) {
   const abort = new AbortController();
@@ -529,7 +531,7 @@ export async function listenStream(token, notifications = { toolsListChanged: tr
   assert.equal(r.status, 200);
   assert.match(r.headers.get('content-type'), /text\/event-stream/);
   const events = [];
-  const reading = readEvents(r.body, (m) => events.push(m)).catch(() => {});
+  const reading = readEvents(r.body, (m) => events.push(m));
   const changes = () => events.filter((e) => e.method === 'notifications/tools/list_changed').length;
   return { events, changes, reading, stop: () => (abort.abort(), reading) };
 }

@@ -574,7 +574,7 @@ fn a_task_handed_over_is_polled_until_its_result() {
 fn a_dropped_stream_is_taken_up_with_last_event_id() {
     let mut pair = Pair::new();
     let declared = crate::mcp::session::Declared::default();
-    let session = crate::mcp::session::issue(&pair.config.keys, "g1", declared);
+    let session = crate::mcp::session::issue(&pair.config.keys, "g1", declared, "2025-11-25");
     let mut headers = pair.headers(true);
     headers.version = Some("2025-11-25".into());
     headers.session = Some(session);
@@ -613,7 +613,7 @@ fn a_dropped_stream_is_taken_up_with_last_event_id() {
 fn session_questions_are_asked_on_the_stream_and_the_answers_reach_the_tab() {
     let mut pair = Pair::new();
     let declared = crate::mcp::session::Declared { elicitation_form: true, ..Default::default() };
-    let session = crate::mcp::session::issue(&pair.config.keys, "g1", declared);
+    let session = crate::mcp::session::issue(&pair.config.keys, "g1", declared, "2025-11-25");
     let mut headers = pair.headers(true);
     headers.version = Some("2025-11-25".into());
     headers.session = Some(session);
@@ -693,7 +693,7 @@ fn a_preflight_answer_does_not_grow_with_what_an_outsider_asks() {
 fn a_round_of_questions_not_answered_in_time_ends_the_call_with_a_sentence() {
     let mut pair = Pair::new();
     let declared = crate::mcp::session::Declared { elicitation_form: true, ..Default::default() };
-    let session = crate::mcp::session::issue(&pair.config.keys, "g1", declared);
+    let session = crate::mcp::session::issue(&pair.config.keys, "g1", declared, "2025-11-25");
     let mut headers = pair.headers(true);
     headers.version = Some("2025-11-25".into());
     headers.session = Some(session);
@@ -996,3 +996,43 @@ fn a_listener_forgotten_before_its_acknowledgement_is_refused_and_after_it_ended
     assert!(last.contains(r#""resultType":"complete""#), "{last}");
     assert_eq!(late.poll_output(), Some(Output::End));
 }
+
+#[test]
+fn a_session_era_call_whose_mcp_method_header_disagrees_is_refused_before_the_tab() {
+    // A gateway in front of the relay may route or filter by `Mcp-Method`: a session-era
+    // request need not send it, but one that does is never run as another method.
+    let mut pair = Pair::new();
+    let declared = crate::mcp::session::Declared::default();
+    let session = crate::mcp::session::issue(&pair.config.keys, "g1", declared, "2025-11-25");
+    let calls = |pair: &Pair| pair.to_tab.iter().filter(|m| m["type"] == "call").count();
+    let before = calls(&pair);
+    for version in [Some("2025-11-25"), Some(crate::mcp::STATELESS_VERSION)] {
+        let headers = RequestHeaders {
+            version: version.map(str::to_owned),
+            session: Some(session.clone()),
+            method: Some("tools/list".into()),
+            ..pair.headers(false)
+        };
+        let run = pair.post(headers, call_body(11, json!({})));
+        let (status, body) = run.seen.json();
+        assert_eq!((status, &body["error"]["code"]), (400, &json!(-32020)), "{body}");
+        assert_eq!(body["id"], 11);
+    }
+    assert_eq!(calls(&pair), before, "the tab never heard of the call");
+    // The header that agrees, or none: the call runs.
+    for method in [Some("tools/call"), None] {
+        let headers = RequestHeaders {
+            version: Some("2025-11-25".into()),
+            session: Some(session.clone()),
+            method: method.map(str::to_owned),
+            ..pair.headers(false)
+        };
+        let mut run = pair.post(headers, call_body(12, json!({})));
+        let call = pair.last_call();
+        pair.tab_says(&mut [&mut run], &format!(r#"{{"type":"result","id":{call},"data":1}}"#));
+        let (status, body) = run.seen.json();
+        assert_eq!((status, body["result"]["isError"].as_bool()), (200, Some(false)), "{body}");
+    }
+}
+
+mod claude_traffic;

@@ -747,6 +747,25 @@ mod tests {
     }
 
     #[test]
+    fn a_confirm_with_a_wrong_cookie_value_approves_nothing_and_the_code_waits_for_typing() {
+        // The browser sends a cookie for the waiting page, but not its value: another waiting
+        // page's (the attacker's own), or one made up. Only the waiting page's own secret binds.
+        for wrong in ["someone-else", "b-", "B", " b"] {
+            let mut r = Run::new();
+            r.go(create(), 0);
+            let secret = r.go(linked("victim"), 1)["secret"].as_str().unwrap().to_owned();
+            assert_eq!(r.go(confirm(&secret, wrong), 2)["sentence"], refusal::NOT_THIS_BROWSER);
+            assert_eq!(r.stored.as_ref().unwrap().stage, Stage::Waiting, "{wrong:?}");
+            // Over the ticket's whole life nothing is approved: the waiting page's own poll
+            // and the right cookie later both find the code waiting, the ticket dead.
+            assert_eq!(r.go(poll("b"), 3)["state"], "waiting");
+            let late = 1 + LINK_CONFIRM_TTL_MS - 1;
+            assert_eq!(r.go(confirm(&secret, "b"), late)["sentence"], refusal::TICKET_STALE);
+            assert_eq!(r.go(poll("b"), late + 1)["state"], "waiting");
+        }
+    }
+
+    #[test]
     fn a_linked_approval_expires_and_typing_the_code_overrides_it() {
         let mut r = Run::new();
         r.go(create(), 0);
