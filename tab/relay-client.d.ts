@@ -78,6 +78,7 @@ export interface TabTool {
   title?: string;
   description?: string;
   inputSchema: Record<string, unknown>;
+  outputSchema?: Record<string, unknown>;
   annotations?: Record<string, unknown>;
   setting: Setting;
 }

@@ -63,7 +63,6 @@ export interface TabrelayOptions extends Pick<PresenceOptions, 'confirmKinds' | 
   credentials?: PresenceCheckOptions['credentials'];
   PublicKeyCredential?: PresenceCheckOptions['PublicKeyCredential'];
   modelContext?: ModelContextLike | null;
-  frames?: string[];
   /** false: the relay waits for `start()`. */
   start?: boolean;
   window?: (Pick<Window, 'addEventListener' | 'removeEventListener'> & { isSecureContext?: boolean }) | null;

@@ -95,7 +95,8 @@ export function webmcpToolOf(tool, run) {
  * - `confirm`, `activity`, `panel`: the elements (or selectors) to wire, by default the page's
  *   first `<tabrelay-confirm-card>`, `<tabrelay-activity>`, `<tabrelay-agents>`; null: none;
  * - `driven`: false turns the title, favicon and banner off, or `{title, favicon, banner}`;
- * - `record`: false keeps no record; `modelContext`, `frames`: the bridge's; `start`: false
+ * - `record`: false keeps no record; `modelContext`: the bridge's (`frames` is gone: giving it
+ *   throws the bridge's NO_FRAMES); `start`: false
  *   leaves the relay to `start()`; `window`, `document`, `storage`, `indexedDB`, `channel` (the record's), `keys`,
  *   `WebSocket`: for tests.
  */

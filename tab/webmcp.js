@@ -16,9 +16,19 @@
 // the activity line with Stop and Undo turn, and whatever the app adds there (the data switch).
 // An in-browser agent is named IN_BROWSER_AGENT on the card and the line; a remote one by its
 // connection. A page's own WebMCP tools (registered with `document.modelContext` directly, not
-// through here) are relayed too: read with `getTools()` (this page's origin only, plus the frame
-// origins the app names in `frames`), followed on `toolchange`, and run for a remote agent with
-// `executeTool` once the person's permissions let it.
+// through here) are relayed too: read with `getTools()` (this page's origin only), followed on
+// `toolchange`, and run for a remote agent with `executeTool` once the person's permissions let
+// it. A cross-origin frame's tools are not: Chromium never lists them in the top page's
+// `getTools()`, even for a frame with `allow="tools"` (tried here), so the `frames` option is
+// gone and giving it is a TypeError.
+//
+// Each tool from `getTools()` is read attribute by attribute (`readTool`), never spread or
+// serialised: Chrome 160's are `Tool` objects whose attributes are getters on the prototype.
+// `outputSchema` (Chrome 159 takes it at registration) is passed to the browser and stated to
+// remote agents. A call an in-browser agent makes that does not run (the person declined it, the
+// mode or the data switch refuses it, Stop) answers with the tab end's sentence as the tool's
+// result, not a thrown error: Chromium hands a thrown message to the agent as a bare
+// `UnknownError`. What the app's own `execute` throws is thrown as it threw it.
 //
 // Annotations become the person's kinds: `readOnlyHint` → a read (no `change` kind);
 // `consequentialHint` → the confirm kind CONSEQUENTIAL (asks under every mode but Read only,
@@ -51,6 +61,12 @@
 //   `execute` rejects it with UnknownError "Tool was executed but the invocation failed…".
 // - `toolchange` fires after each registration and each withdrawal; `toolactivated` when a tool
 //   is executed.
+// - A cross-origin frame's tools (its own `registerTool`, `allow="tools"` on the iframe or not)
+//   are not in the top page's `getTools()`.
+// What Chrome 160 changes (Chrome's WebMCP updates page, 2026-11-26; stable 2027-01-05):
+// `getTools()` gives `Tool` objects (`window` renamed `source`; spread and JSON.stringify copy
+// nothing, structuredClone throws; empty `inputSchema`, `outputSchema` and `annotations` are
+// null) and `executeTool` runs a tool by the Tool's own id, so it is given the very object.
 
 /** How an in-browser agent is named on the card, the activity line and the app's history. */
 export const IN_BROWSER_AGENT = 'an agent in this browser';
@@ -66,6 +82,8 @@ export const TURN_IDLE_MS = 120_000;
 const TOOL_NAME = /^[A-Za-z0-9_.-]{1,128}$/;
 /** The keys of the tab end's result shape. */
 const RESULT_KEYS = ['data', 'image', 'audio', 'resource', 'inputRequired', 'state'];
+/** The WebMCP annotations the bridge reads. */
+const HINTS = ['readOnlyHint', 'consequentialHint', 'untrustedContentHint'];
 
 /** The tool's safety as the presence reads it: 'read' for `readOnlyHint`, else 'change'. */
 export function safetyOf(annotations) {
@@ -77,15 +95,67 @@ export function kindsOfAnnotations(annotations) {
   return annotations?.consequentialHint === true ? [CONSEQUENTIAL] : [];
 }
 
+/**
+ * A tool's schema as WebMCP gives it (an object; JSON text, as Chrome 160's `Tool` has it; null
+ * or undefined when empty) as the JSON Schema of an object, which MCP requires of a tool's input
+ * and output: `empty` when there is none (or `{}`), `type: 'object'` added when it names no type;
+ * undefined when it is not an object's (JSON that does not read, another type).
+ */
+export function objectSchema(value, empty) {
+  if (value == null || value === '') return empty;
+  let schema = value;
+  if (typeof value === 'string') {
+    try {
+      schema = JSON.parse(value);
+    } catch {
+      return undefined;
+    }
+  }
+  if (!isObject(schema)) return undefined;
+  if (Object.keys(schema).length === 0) return empty;
+  if (schema.type === undefined) return { type: 'object', ...schema };
+  return schema.type === 'object' ? schema : undefined;
+}
+
+/** The WebMCP annotations the bridge reads, each by name (a boolean, or left out). */
+export function hintsOf(annotations) {
+  const hints = {};
+  if (annotations === null || typeof annotations !== 'object') return hints;
+  for (const key of HINTS) if (typeof annotations[key] === 'boolean') hints[key] = annotations[key];
+  return hints;
+}
+
+/**
+ * A tool from the browser's `getTools()` as the bridge reads it, each attribute by name: Chrome
+ * 160's `Tool` keeps them as getters on its prototype (spread, JSON and structuredClone copy
+ * nothing), Chromium 156 gives a dictionary. `source` is the Window that registered it (`window`
+ * before Chrome 160). Null for a tool that cannot be stated: no valid name, or an input schema
+ * that is not an object's (a call's input always is one). An output schema that is not an
+ * object's is left out.
+ */
+export function readTool(tool) {
+  if (tool === null || typeof tool !== 'object') return null;
+  const name = tool.name;
+  if (typeof name !== 'string' || !TOOL_NAME.test(name)) return null;
+  const inputSchema = objectSchema(tool.inputSchema, { type: 'object' });
+  if (!inputSchema) return null;
+  const read = { name, title: textOf(tool.title), description: textOf(tool.description), inputSchema, annotations: hintsOf(tool.annotations), origin: tool.origin, source: tool.source ?? tool.window ?? null };
+  const outputSchema = objectSchema(tool.outputSchema, undefined);
+  if (outputSchema) read.outputSchema = outputSchema;
+  return read;
+}
+
 /** A WebMCP tool as the relay states it to remote agents: an MCP tool definition. */
 export function mcpDefinition(tool) {
   const a = tool.annotations || {};
   const definition = {
     name: tool.name,
-    description: String(tool.description ?? ''),
-    inputSchema: isObject(tool.inputSchema) ? tool.inputSchema : { type: 'object' },
+    description: textOf(tool.description),
+    inputSchema: objectSchema(tool.inputSchema, { type: 'object' }) || { type: 'object' },
     annotations: { readOnlyHint: a.readOnlyHint === true, destructiveHint: a.readOnlyHint !== true && a.consequentialHint === true, openWorldHint: a.untrustedContentHint === true },
   };
+  const outputSchema = objectSchema(tool.outputSchema, undefined);
+  if (outputSchema) definition.outputSchema = outputSchema;
   if (tool.title) {
     definition.title = String(tool.title);
     definition.annotations.title = String(tool.title);
@@ -118,21 +188,28 @@ function isObject(v) {
   return v !== null && typeof v === 'object' && !Array.isArray(v);
 }
 
+function textOf(v) {
+  return typeof v === 'string' ? v : '';
+}
+
+/** Why the `frames` option is gone (a TypeError when it is given). */
+export const NO_FRAMES = 'The frames option is gone: Chromium never lists a cross-origin frame’s WebMCP tools in the top page’s getTools(), so only this page’s origin is relayed.';
+
 /**
  * The bridge. `relay`: the RelayClient (or null: WebMCP alone); `presence`: the person's
  * presence (./presence.js); `run(call, fn)`: the door every call goes through (default
  * `presence.run`; an app adds its data switch there); `modelContext`: the browser's (default
- * `document.modelContext`, absent without WebMCP); `frames`: origins of frames whose WebMCP
- * tools are relayed too (default: none, this page's origin only); `origin`: this page's.
+ * `document.modelContext`, absent without WebMCP); `origin`: this page's (the page's own tools
+ * of this origin only are relayed).
  */
-export function createToolBridge({ relay = null, presence, run, modelContext = globalThis.document?.modelContext, frames = [], origin = globalThis.location?.origin, now = () => Date.now() } = {}) {
+export function createToolBridge({ relay = null, presence, run, modelContext = globalThis.document?.modelContext, frames, origin = globalThis.location?.origin, now = () => Date.now() } = {}) {
   if (!presence) throw new Error('createToolBridge needs the presence: every call goes through the person’s permissions.');
+  if (frames?.length) throw new TypeError(NO_FRAMES);
   const door = run || ((call, fn) => presence.run(call, fn));
   /** Name → tool registered through the bridge. */
   const own = new Map();
   /** Name → the page's own tool from `getTools()`. */
   let page = new Map();
-  const origins = new Set([origin, ...frames].filter(Boolean));
   let nextCall = 1;
   let turn = { n: 1, at: 0 };
   let reading = null;
@@ -159,12 +236,16 @@ export function createToolBridge({ relay = null, presence, run, modelContext = g
     /**
      * Registers a tool in WebMCP's shape with the browser (when it has WebMCP) and states it to
      * the relay. Rejects as WebMCP does for a tool without a valid name, a description or an
-     * `execute` function, or whose name is taken. Aborting `signal` withdraws it from both.
+     * `execute` function, or whose name is taken, and for a schema that is not an object's
+     * (MCP's rule for `inputSchema` and `outputSchema`). Aborting `signal` withdraws it from both.
      */
     async registerTool(tool, { signal } = {}) {
       if (!isObject(tool) || typeof tool.name !== 'string' || !TOOL_NAME.test(tool.name)) throw new TypeError('A tool needs a name of 1 to 128 letters, digits, _, - or . characters.');
       if (typeof tool.description !== 'string') throw new TypeError(`The tool “${tool.name}” needs a description.`);
       if (typeof tool.execute !== 'function') throw new TypeError(`The tool “${tool.name}” needs an execute(input, client) function.`);
+      for (const key of ['inputSchema', 'outputSchema']) {
+        if (objectSchema(tool[key], {}) === undefined) throw new TypeError(`The ${key} of the tool “${tool.name}” must be a JSON Schema of an object ("type": "object").`);
+      }
       if (own.has(tool.name)) throw new Error(`A tool named “${tool.name}” is already registered.`);
       if (signal?.aborted) return;
       const entry = { name: tool.name, tool, annotations: { ...(tool.annotations || {}) }, definition: mcpDefinition(tool), page: false };
@@ -172,6 +253,7 @@ export function createToolBridge({ relay = null, presence, run, modelContext = g
       if (modelContext) {
         const browserTool = { name: tool.name, description: tool.description, inputSchema: entry.definition.inputSchema, annotations: entry.annotations, execute: (input, client) => inBrowser(entry, input, client) };
         if (tool.title) browserTool.title = String(tool.title);
+        if (entry.definition.outputSchema) browserTool.outputSchema = entry.definition.outputSchema;
         try {
           await modelContext.registerTool(browserTool, signal ? { signal } : {});
         } catch (err) {
@@ -219,23 +301,37 @@ export function createToolBridge({ relay = null, presence, run, modelContext = g
   presence.store?.subscribe?.(() => restate());
   presence.subscribe?.(() => restate());
 
-  /** An in-browser agent's call of a tool registered here: through the same door. */
+  /**
+   * An in-browser agent's call of a tool registered here: through the same door. What the door
+   * says instead of a result (the person declined, the mode or the data switch refuses, Stop)
+   * is the result, in its sentence: Chromium turns a thrown message into a bare UnknownError.
+   * What `execute` itself threw is thrown as it is.
+   */
   async function inBrowser(entry, input, client) {
     const call = { id: `in-browser-${nextCall++}`, tool: entry.name, args: isObject(input) ? input : {}, agent: IN_BROWSER_AGENT, connection: IN_BROWSER_CONNECTION, turn: turnNow() };
     const cancel = () => presence.cancel(call.id);
     client?.signal?.addEventListener?.('abort', cancel, { once: true });
     let shaped = false;
+    let thrown;
     try {
-      const result = await door(call, (signal) =>
-        Promise.resolve(entry.tool.execute(call.args, { signal, agent: IN_BROWSER_AGENT, call })).then((out) => {
-          const r = relayResult(out);
-          shaped = r === out;
-          return r;
-        }),
-      );
+      const result = await door(call, async (signal) => {
+        let out;
+        try {
+          out = await entry.tool.execute(call.args, { signal, agent: IN_BROWSER_AGENT, call });
+        } catch (err) {
+          thrown = { err };
+          throw err;
+        }
+        const r = relayResult(out);
+        shaped = r === out;
+        return r;
+      });
       // What the door let through (the data switch may have left parts out), as the tool's shape.
       if (entry.annotations.untrustedContentHint === true) return markUntrusted(result?.data);
       return shaped ? result : result?.data;
+    } catch (err) {
+      if (thrown && err === thrown.err) throw err;
+      return String(err?.message ?? err);
     } finally {
       client?.signal?.removeEventListener?.('abort', cancel);
       turn.at = now();
@@ -285,11 +381,16 @@ export function createToolBridge({ relay = null, presence, run, modelContext = g
           list = [];
         }
         const next = new Map();
-        for (const t of Array.isArray(list) ? list : []) {
-          if (!t || typeof t.name !== 'string' || !TOOL_NAME.test(t.name) || own.has(t.name) || next.has(t.name)) continue;
-          if (!origins.has(t.origin)) continue;
-          const annotations = { ...(t.annotations || {}) };
-          next.set(t.name, { name: t.name, registered: t, annotations, definition: mcpDefinition({ ...t, annotations }), page: true });
+        for (const registered of Array.isArray(list) ? list : []) {
+          let t = null;
+          try {
+            t = readTool(registered);
+          } catch {
+            // An attribute that throws as it is read: the tool cannot be stated.
+          }
+          if (!t || own.has(t.name) || next.has(t.name) || !origin || t.origin !== origin) continue;
+          // `registered` is kept as the browser gave it: executeTool runs the very object.
+          next.set(t.name, { name: t.name, registered, annotations: t.annotations, definition: mcpDefinition(t), page: true });
         }
         page = next;
         changed();
