@@ -78,7 +78,6 @@ export interface TabTool {
   title?: string;
   description?: string;
   inputSchema: Record<string, unknown>;
-  outputSchema?: Record<string, unknown>;
   annotations?: Record<string, unknown>;
   setting: Setting;
 }

@@ -37,7 +37,7 @@ export interface WebMcpTool {
   description: string;
   /** Its input's JSON Schema ("type": "object"); absent: any object. */
   inputSchema?: WebMcpSchema;
-  /** Its result's JSON Schema ("type": "object"), stated to remote agents and to the browser (Chrome 159 on). */
+  /** Its result's JSON Schema ("type": "object"), given to the browser (Chrome 159 on); not stated to remote agents while the relay sends no structuredContent. */
   outputSchema?: WebMcpSchema;
   annotations?: WebMcpAnnotations;
   execute(input: Record<string, unknown>, client: ToolClient): unknown;

@@ -24,8 +24,8 @@
 //
 // Each tool from `getTools()` is read attribute by attribute (`readTool`), never spread or
 // serialised: Chrome 160's are `Tool` objects whose attributes are getters on the prototype.
-// `outputSchema` (Chrome 159 takes it at registration) is passed to the browser and stated to
-// remote agents. A call an in-browser agent makes that does not run (the person declined it, the
+// `outputSchema` (Chrome 159 takes it at registration) is passed to the browser, and not yet
+// stated to remote agents (see `mcpDefinition`). A call an in-browser agent makes that does not run (the person declined it, the
 // mode or the data switch refuses it, Stop) answers with the tab end's sentence as the tool's
 // result, not a thrown error: Chromium hands a thrown message to the agent as a bare
 // `UnknownError`. What the app's own `execute` throws is thrown as it threw it.
@@ -49,11 +49,13 @@
 //   at registration is the only withdrawal.
 // - `registerTool` returns a Promise (undefined): it rejects with InvalidStateError "Duplicate
 //   tool name" / "Invalid tool name" (a space or `!`), and with a TypeError when `description`
-//   is missing; `inputSchema` may be left out.
-// - `getTools()` resolves with an Array of plain objects {name, title, description,
-//   inputSchema, annotations: {readOnlyHint, consequentialHint, untrustedContentHint,
-//   debugging}, origin: 'http://127.0.0.1:…', window: the Window that registered it} (frames'
-//   tools included, hence the origin check), in registration order.
+//   is missing; `inputSchema` may be left out, and is taken whatever its type (`{type:
+//   'string'}`, none); `outputSchema` is taken and never listed.
+// - `getTools()` resolves with an Array of plain objects {name, title ('' when none),
+//   description, inputSchema (as given; absent when none), annotations: {readOnlyHint,
+//   consequentialHint, untrustedContentHint, debugging} (absent when none), origin:
+//   'http://127.0.0.1:…', window: the Window that registered it} (a same-origin frame's tools
+//   included, with the frame's window).
 // - `executeTool(registeredTool, input)` needs an object from `getTools()` (a name is a
 //   TypeError) and an object input (a string is a TypeError); the input is NOT checked against
 //   `inputSchema`. It calls `execute(input, client)` with `client` = `{signal}` only, and
@@ -61,8 +63,9 @@
 //   `execute` rejects it with UnknownError "Tool was executed but the invocation failed…".
 // - `toolchange` fires after each registration and each withdrawal; `toolactivated` when a tool
 //   is executed.
-// - A cross-origin frame's tools (its own `registerTool`, `allow="tools"` on the iframe or not)
-//   are not in the top page's `getTools()`.
+// - A cross-origin frame's `registerTool` rejects with NotAllowedError (permissions policy
+//   "tools") unless the iframe has `allow="tools"`; with it, the tool registers, and is still
+//   not in the top page's `getTools()`.
 // What Chrome 160 changes (Chrome's WebMCP updates page, 2026-11-26; stable 2027-01-05):
 // `getTools()` gives `Tool` objects (`window` renamed `source`; spread and JSON.stringify copy
 // nothing, structuredClone throws; empty `inputSchema`, `outputSchema` and `annotations` are
@@ -145,7 +148,13 @@ export function readTool(tool) {
   return read;
 }
 
-/** A WebMCP tool as the relay states it to remote agents: an MCP tool definition. */
+/**
+ * A WebMCP tool as the relay states it to remote agents: an MCP tool definition. Without its
+ * `outputSchema`: MCP has a server that states one answer with `structuredContent` matching it,
+ * which the relay does not send, and the SDKs' clients refuse every result without it (-32600
+ * "has an output schema but did not return structured content", @modelcontextprotocol/sdk
+ * 1.32.2 against this relay), so stating it would make each call of the tool fail.
+ */
 export function mcpDefinition(tool) {
   const a = tool.annotations || {};
   const definition = {
@@ -154,8 +163,6 @@ export function mcpDefinition(tool) {
     inputSchema: objectSchema(tool.inputSchema, { type: 'object' }) || { type: 'object' },
     annotations: { readOnlyHint: a.readOnlyHint === true, destructiveHint: a.readOnlyHint !== true && a.consequentialHint === true, openWorldHint: a.untrustedContentHint === true },
   };
-  const outputSchema = objectSchema(tool.outputSchema, undefined);
-  if (outputSchema) definition.outputSchema = outputSchema;
   if (tool.title) {
     definition.title = String(tool.title);
     definition.annotations.title = String(tool.title);
@@ -253,7 +260,8 @@ export function createToolBridge({ relay = null, presence, run, modelContext = g
       if (modelContext) {
         const browserTool = { name: tool.name, description: tool.description, inputSchema: entry.definition.inputSchema, annotations: entry.annotations, execute: (input, client) => inBrowser(entry, input, client) };
         if (tool.title) browserTool.title = String(tool.title);
-        if (entry.definition.outputSchema) browserTool.outputSchema = entry.definition.outputSchema;
+        const outputSchema = objectSchema(tool.outputSchema, undefined);
+        if (outputSchema) browserTool.outputSchema = outputSchema;
         try {
           await modelContext.registerTool(browserTool, signal ? { signal } : {});
         } catch (err) {

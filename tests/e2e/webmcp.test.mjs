@@ -4,12 +4,19 @@
 // in-browser `executeTool` call of the destructive tool both raise the person's card (naming
 // who asks); withdrawing a tool takes it from both (a remote listener hears list_changed); a
 // tool the page registers with `document.modelContext` itself is relayed and asks the person
-// first. An in-browser agent meets the same data switch and Stop. Without WebMCP the same page works with the relay alone (withdrawing included).
+// first, and one whose input schema the relay could not state is left out without costing the
+// others their place. An in-browser agent meets the same data switch and Stop, and reads why a
+// call did not run as the tool's result (a thrown message would reach it as a bare
+// UnknownError). A cross-origin frame's tools, registered with allow="tools", are not in the
+// top page's getTools() (so the bridge has no `frames` option). Without WebMCP the same page
+// works with the relay alone (withdrawing included).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { waitFor, listenStream, dataOfText } from './harness.mjs';
+import { waitFor, listenStream, dataOfText, APP_ORIGIN } from './harness.mjs';
 import { fileChromium, fileSession, openDemo, connectThroughPage, namedProvider, cardSays, cardGone, choose, textOf, activityLines, SHOW_MS } from './demo_harness.mjs';
 import { CATALOGUE } from '../../tab/generated/bundle.js';
+import { SENTENCES } from '../../tab/presence.js';
+import { DATA_SENTENCES } from '../../tab/data-guard.js';
 
 const WEBMCP = ['--enable-features=WebMCP'];
 const withWebMcp = fileChromium(WEBMCP);
@@ -71,7 +78,7 @@ test('a remote call and an in-browser executeTool call of the destructive tool b
   await cardGone(page);
   await waitFor(async () => (await activityLines(page)).some((l) => l.startsWith('an agent in this browser: done')), SHOW_MS);
 
-  // Deny: the in-browser agent's call fails and nothing is deleted.
+  // Deny: the in-browser agent reads that the person declined, as the result; nothing is deleted.
   const items = await page.evaluate(() => document.querySelector('#plot').getAttribute('aria-label'));
   await page.evaluate(() => {
     window.inBrowserCall = (async () => {
@@ -81,7 +88,8 @@ test('a remote call and an in-browser executeTool call of the destructive tool b
   });
   await cardSays(page, /asks to delete item 3/);
   await choose(page, 'deny');
-  assert.ok((await page.evaluate(() => window.inBrowserCall)).error, 'the call failed');
+  const declined = await page.evaluate(() => window.inBrowserCall);
+  assert.match(declined.text ?? declined.error, /^The person declined “.+”, so nothing was changed\.$/);
   assert.equal(await page.evaluate(() => document.querySelector('#plot').getAttribute('aria-label')), items, 'nothing deleted');
 });
 
@@ -105,7 +113,8 @@ test('an in-browser agent meets the same data switch and the same Stop', async (
   await toggle.check();
   try {
     await inBrowserCall(page, 'items_values', { ids: [5] });
-    assert.ok((await settled(page)).error, 'a cell read is refused');
+    const refused = await settled(page);
+    assert.equal(refused.text ?? refused.error, DATA_SENTENCES.REFUSED.replace('{tool}', '“items_values”'), 'a cell read is refused, and it reads why');
     await waitFor(async () => /an agent in this browser · items_values · error: The person set this dataset/.test(await page.textContent('#calls')), SHOW_MS);
   } finally {
     await toggle.uncheck();
@@ -116,7 +125,8 @@ test('an in-browser agent meets the same data switch and the same Stop', async (
   await inBrowserCall(page, 'items_delete', { ids: [6] });
   await cardSays(page, /^an agent in this browser asks to delete item 6/);
   await page.locator('#activity [part~=acting] [part=stop]').click();
-  assert.ok((await settled(page)).error, 'Stop refuses the call');
+  const stopped = await settled(page);
+  assert.equal(stopped.text ?? stopped.error, SENTENCES.STOPPED, 'Stop refuses the call, and it reads why');
   await cardGone(page);
   await waitFor(async () => (await activityLines(page)).some((l) => l.startsWith('an agent in this browser: stopped')), SHOW_MS);
 });
@@ -138,8 +148,11 @@ test('withdrawing a tool takes it from the browser and from remote agents, who h
 
 test('a tool the page registers with document.modelContext itself is relayed, and asks before it runs', async () => {
   const { page, client } = await session();
-  await page.evaluate(() => {
+  await page.evaluate(async () => {
     window.pageToolRuns = [];
+    // Chromium takes an input schema of any type; MCP states an object's only (the relay refuses
+    // a whole list for one such): this one is left out, the others stay.
+    await document.modelContext.registerTool({ name: 'note_word', description: 'Takes a bare word.', inputSchema: { type: 'string' }, execute: () => 1 });
     return document.modelContext.registerTool({
       name: 'note_pin',
       title: 'Pin a note',
@@ -150,6 +163,9 @@ test('a tool the page registers with document.modelContext itself is relayed, an
     });
   });
   await waitFor(async () => (await remoteToolNames(client)).includes('note_pin'));
+  assert.deepEqual(await remoteToolNames(client), (await browserToolNames(page)).filter((n) => n !== 'note_word'), 'note_word is left out, the rest listed');
+  const pin = (await client.listTools()).tools.find((t) => t.name === 'note_pin');
+  assert.deepEqual([pin.title, pin.inputSchema.required], ['Pin a note', ['text']], 'its title and schema as the page wrote them');
   const call = client.callTool({ name: 'note_pin', arguments: { text: 'hello' } });
   await cardSays(page, /webmcp-e2e asks to /);
   assert.deepEqual(await page.evaluate(() => window.pageToolRuns), [], 'it waits for the person');
@@ -158,6 +174,37 @@ test('a tool the page registers with document.modelContext itself is relayed, an
   assert.equal(done.isError, false, textOf(done));
   assert.deepEqual(dataOfText(textOf(done)), { pinned: 'hello' });
   assert.deepEqual(await page.evaluate(() => window.pageToolRuns), [{ text: 'hello' }]);
+});
+
+test('a cross-origin frame’s tools, registered with allow="tools", are not in the top page’s getTools(), so none is relayed', async () => {
+  const { page, client } = await session();
+  // Another origin of this machine (the host swapped), served by the test itself.
+  const app = new URL(APP_ORIGIN);
+  const frameOrigin = `http://${app.hostname === 'localhost' ? '127.0.0.1' : 'localhost'}:${app.port || 80}`;
+  const frameUrl = `${frameOrigin}/webmcp-frame`;
+  await page.route(frameUrl, (route) =>
+    route.fulfill({
+      contentType: 'text/html',
+      body: `<script>document.modelContext.registerTool({ name: 'frame_tool', description: 'A frame’s tool.', execute: () => 1 }).then(() => parent.postMessage('registered', '*'), (e) => parent.postMessage(e.name, '*'));</script>`,
+    }),
+  );
+  try {
+    const said = await page.evaluate(
+      (src) =>
+        new Promise((resolve) => {
+          window.addEventListener('message', (e) => resolve(e.data), { once: true });
+          const frame = Object.assign(document.createElement('iframe'), { src, allow: 'tools', hidden: true, id: 'webmcp-frame' });
+          document.body.append(frame);
+        }),
+      frameUrl,
+    );
+    assert.equal(said, 'registered', 'the frame registered its tool');
+    assert.equal((await browserToolNames(page)).includes('frame_tool'), false, 'Chromium does not list it in the top page');
+    assert.equal((await remoteToolNames(client)).includes('frame_tool'), false);
+  } finally {
+    await page.evaluate(() => document.getElementById('webmcp-frame')?.remove());
+    await page.unroute(frameUrl);
+  }
 });
 
 test('without WebMCP the same page works with the relay alone', async () => {

@@ -4,8 +4,8 @@
 // with the page's origin, and run by `executeTool`, which resolves with the tool's JSON. Two
 // shapes of what `getTools()` gives:
 // - FakeModelContext, as Chromium 156's was probed (see tab/webmcp.js): plain dictionaries
-//   ({name, title, description, inputSchema as the object given, annotations, origin, window});
-//   `outputSchema` is not known to it, so it is dropped at registration.
+//   ({name, title, description, inputSchema as the object given, whatever its type, annotations,
+//   origin, window}); `outputSchema` is taken at registration and never listed.
 // - ToolObjectModelContext, as Chrome 160's is described (Chrome's WebMCP updates page,
 //   2026-11-26): `Tool` objects whose attributes are getters on the prototype (spread,
 //   JSON.stringify and structuredClone copy nothing), `source` for `window`, the schemas as JSON
@@ -45,7 +45,13 @@ class ModelContextBase extends EventTarget {
 /** Chromium 156's `document.modelContext`: dictionaries; tools name `origin` to pose as a frame's. */
 export class FakeModelContext extends ModelContextBase {
   async getTools() {
-    return this.registered.map(({ tool, origin }) => ({ name: tool.name, title: tool.title, description: tool.description, inputSchema: tool.inputSchema, annotations: { ...tool.annotations }, origin, window: {} }));
+    return this.registered.map(({ tool, origin }) => {
+      // As Chromium 156 lists them: `title` '' when none, `inputSchema` and `annotations` only when given.
+      const listed = { name: tool.name, title: tool.title ?? '', description: tool.description, origin, window: {} };
+      if (tool.inputSchema !== undefined) listed.inputSchema = tool.inputSchema;
+      if (tool.annotations !== undefined) listed.annotations = { ...tool.annotations };
+      return listed;
+    });
   }
   async executeTool(registered, input) {
     const entry = this.registered.find((e) => e.tool.name === registered.name);
