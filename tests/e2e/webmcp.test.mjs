@@ -7,9 +7,10 @@
 // first, and one whose input schema the relay could not state is left out without costing the
 // others their place. An in-browser agent meets the same data switch and Stop, and reads why a
 // call did not run as the tool's result (a thrown message would reach it as a bare
-// UnknownError). A cross-origin frame's tools, registered with allow="tools", are not in the
-// top page's getTools() (so the bridge has no `frames` option). Without WebMCP the same page
-// works with the relay alone (withdrawing included).
+// UnknownError). A tool registered with an outputSchema is called by the official SDK's client.
+// A cross-origin frame's tools, registered with allow="tools", are not in the top page's
+// getTools(), a same-origin frame's are (so the bridge has no `frames` option). Without WebMCP
+// the same page works with the relay alone (withdrawing included).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { waitFor, listenStream, dataOfText, APP_ORIGIN } from './harness.mjs';
@@ -176,34 +177,54 @@ test('a tool the page registers with document.modelContext itself is relayed, an
   assert.deepEqual(await page.evaluate(() => window.pageToolRuns), [{ text: 'hello' }]);
 });
 
-test('a cross-origin frame’s tools, registered with allow="tools", are not in the top page’s getTools(), so none is relayed', async () => {
+test('a tool registered with an outputSchema is called by the official SDK’s client, which gets its result', async () => {
+  // The SDK's client refuses a result without structuredContent from a tool stated with an
+  // outputSchema (-32600); the relay sends none, so the schema goes to the browser only.
   const { page, client } = await session();
-  // Another origin of this machine (the host swapped), served by the test itself.
-  const app = new URL(APP_ORIGIN);
-  const frameOrigin = `http://${app.hostname === 'localhost' ? '127.0.0.1' : 'localhost'}:${app.port || 80}`;
-  const frameUrl = `${frameOrigin}/webmcp-frame`;
-  await page.route(frameUrl, (route) =>
-    route.fulfill({
-      contentType: 'text/html',
-      body: `<script>document.modelContext.registerTool({ name: 'frame_tool', description: 'A frame’s tool.', execute: () => 1 }).then(() => parent.postMessage('registered', '*'), (e) => parent.postMessage(e.name, '*'));</script>`,
+  await page.evaluate(() =>
+    window.tabrelayDemo.bridge.registerTool({
+      name: 'notes_count',
+      description: 'Counts the notes.',
+      outputSchema: { type: 'object', properties: { count: { type: 'number' } }, required: ['count'] },
+      annotations: { readOnlyHint: true },
+      execute: () => ({ count: 3 }),
     }),
   );
+  await waitFor(async () => (await remoteToolNames(client)).includes('notes_count'));
+  const done = await client.callTool({ name: 'notes_count', arguments: {} });
+  assert.equal(done.isError, false, textOf(done));
+  assert.deepEqual(dataOfText(textOf(done)), { count: 3 });
+});
+
+test('a cross-origin frame’s tools, registered with allow="tools", are not in the top page’s getTools() (a same-origin frame’s are)', async () => {
+  // Pages the test serves itself (the demo's CSP allows no frame): a top page of the app's
+  // origin, and a frame page there and on another origin of this machine (the host swapped).
+  const app = new URL(APP_ORIGIN);
+  const other = `http://${app.hostname === 'localhost' ? '127.0.0.1' : 'localhost'}:${app.port || 80}`;
+  const registers = (name) => `<script>document.modelContext.registerTool({ name: '${name}', description: 'A frame’s tool.', execute: () => 1 }).then(() => parent.postMessage('${name}: registered', '*'), (e) => parent.postMessage('${name}: ' + e.name, '*'));</script>`;
+  const page = await (await withWebMcp()).newPage();
   try {
+    await page.route(`${APP_ORIGIN}/webmcp-top`, (route) => route.fulfill({ contentType: 'text/html', body: '<p>top</p>' }));
+    await page.route(`${APP_ORIGIN}/webmcp-frame`, (route) => route.fulfill({ contentType: 'text/html', body: registers('same_origin_tool') }));
+    await page.route(`${other}/webmcp-frame`, (route) => route.fulfill({ contentType: 'text/html', body: registers('cross_origin_tool') }));
+    await page.goto(`${APP_ORIGIN}/webmcp-top`);
     const said = await page.evaluate(
-      (src) =>
+      (sources) =>
         new Promise((resolve) => {
-          window.addEventListener('message', (e) => resolve(e.data), { once: true });
-          const frame = Object.assign(document.createElement('iframe'), { src, allow: 'tools', hidden: true, id: 'webmcp-frame' });
-          document.body.append(frame);
+          const heard = [];
+          window.addEventListener('message', (e) => {
+            heard.push(e.data);
+            if (heard.length === sources.length) resolve(heard.sort());
+          });
+          setTimeout(() => resolve(heard.sort()), 10_000);
+          for (const src of sources) document.body.append(Object.assign(document.createElement('iframe'), { src, allow: 'tools' }));
         }),
-      frameUrl,
+      [`${APP_ORIGIN}/webmcp-frame`, `${other}/webmcp-frame`],
     );
-    assert.equal(said, 'registered', 'the frame registered its tool');
-    assert.equal((await browserToolNames(page)).includes('frame_tool'), false, 'Chromium does not list it in the top page');
-    assert.equal((await remoteToolNames(client)).includes('frame_tool'), false);
+    assert.deepEqual(said, ['cross_origin_tool: registered', 'same_origin_tool: registered'], 'both frames registered their tool');
+    assert.deepEqual(await browserToolNames(page), ['same_origin_tool'], 'the cross-origin frame’s tool is not listed in the top page');
   } finally {
-    await page.evaluate(() => document.getElementById('webmcp-frame')?.remove());
-    await page.unroute(frameUrl);
+    await page.close();
   }
 });
 
