@@ -25,10 +25,10 @@
 // Each tool from `getTools()` is read attribute by attribute (`readTool`), never spread or
 // serialised: Chrome 160's are `Tool` objects whose attributes are getters on the prototype.
 // `outputSchema` (Chrome 159 takes it at registration) is passed to the browser, and not yet
-// stated to remote agents (see `mcpDefinition`). A call an in-browser agent makes that does not run (the person declined it, the
-// mode or the data switch refuses it, Stop) answers with the tab end's sentence as the tool's
-// result, not a thrown error: Chromium hands a thrown message to the agent as a bare
-// `UnknownError`. What the app's own `execute` throws is thrown as it threw it.
+// stated to remote agents (see `mcpDefinition`). A call an in-browser agent makes that does not
+// run (the person declined it, the mode or the data switch refuses it, Stop) answers with the tab
+// end's sentence as the tool's result, not a thrown error: Chromium hands a thrown message to the
+// agent as a bare `UnknownError`. What the app's own `execute` throws is thrown as it threw it.
 //
 // Annotations become the person's kinds: `readOnlyHint` → a read (no `change` kind);
 // `consequentialHint` → the confirm kind CONSEQUENTIAL (asks under every mode but Read only,
