@@ -1,5 +1,6 @@
 // Every agent through one door: the tab end's bridge to WebMCP, the browser's own API for agents
-// *in the browser* (`document.modelContext`). No dependencies, no DOM beyond the model context.
+// *in the browser* (`document.modelContext`). No dependencies but the tab's copy of the bundle
+// (the relay's tool-name rule), no DOM beyond the model context.
 //
 //   import { createToolBridge } from './webmcp.js';
 //   const relay = new RelayClient({ relay, tools: [], handle: (call) => bridge.handle(call), onCancel: (id) => presence.cancel(id) });
@@ -71,6 +72,8 @@
 // nothing, structuredClone throws; empty `inputSchema`, `outputSchema` and `annotations` are
 // null) and `executeTool` runs a tool by the Tool's own id, so it is given the very object.
 
+import { MAX_TOOL_NAME_CHARS } from './generated/bundle.js';
+
 /** How an in-browser agent is named on the card, the activity line and the app's history. */
 export const IN_BROWSER_AGENT = 'an agent in this browser';
 /** The connection an in-browser agent's calls come through (grants "for this connection"). */
@@ -132,14 +135,16 @@ export function hintsOf(annotations) {
  * A tool from the browser's `getTools()` as the bridge reads it, each attribute by name: Chrome
  * 160's `Tool` keeps them as getters on its prototype (spread, JSON and structuredClone copy
  * nothing), Chromium 156 gives a dictionary. `source` is the Window that registered it (`window`
- * before Chrome 160). Null for a tool that cannot be stated: no valid name, or an input schema
+ * before Chrome 160). Null for a tool that cannot be stated: no valid name (the relay's: at
+ * most MAX_TOOL_NAME_CHARS), or an input schema
  * that is not an object's (a call's input always is one). An output schema that is not an
  * object's is left out.
  */
 export function readTool(tool) {
   if (tool === null || typeof tool !== 'object') return null;
   const name = tool.name;
-  if (typeof name !== 'string' || !TOOL_NAME.test(name)) return null;
+  // The relay's rule, not WebMCP's (128): a longer name would make it refuse the whole list.
+  if (typeof name !== 'string' || !TOOL_NAME.test(name) || name.length > MAX_TOOL_NAME_CHARS) return null;
   const inputSchema = objectSchema(tool.inputSchema, { type: 'object' });
   if (!inputSchema) return null;
   const read = { name, title: textOf(tool.title), description: textOf(tool.description), inputSchema, annotations: hintsOf(tool.annotations), origin: tool.origin, source: tool.source ?? tool.window ?? null };

@@ -4,7 +4,8 @@
 // structuredClone copy nothing; schemas as JSON text, `null` when empty), and a remote call runs
 // the very object `getTools()` gave. A schema the relay could not state (MCP wants an object's)
 // never costs the other tools their place: a schema naming no type is an object's, a tool whose
-// input is not an object is left out (the relay refuses a whole list for one bad schema).
+// input is not an object is left out (the relay refuses a whole list for one bad schema), and
+// so is one whose name is longer than the relay takes.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createPresence } from '../../tab/presence.js';
@@ -90,3 +91,12 @@ async function trueToChrome160(modelContext) {
   await assert.rejects(modelContext.executeTool({ name: 'cart_total' }, {}), TypeError);
   await assert.rejects(modelContext.executeTool({ ...tool }, {}), TypeError);
 }
+
+test('a page tool whose name the relay would refuse (WebMCP allows 128 characters, the relay 64) is left out, the others kept', async () => {
+  const { readTool } = await import('../../tab/webmcp.js');
+  const { MAX_TOOL_NAME_CHARS } = await import('../../tab/generated/bundle.js');
+  const long = (n) => ({ name: 'a'.repeat(n), description: 'd', inputSchema: { type: 'object' } });
+  assert.equal(readTool(long(MAX_TOOL_NAME_CHARS))?.name, 'a'.repeat(MAX_TOOL_NAME_CHARS));
+  assert.equal(readTool(long(MAX_TOOL_NAME_CHARS + 1)), null);
+  assert.equal(readTool(long(128)), null);
+});
