@@ -5,8 +5,9 @@
 // stay in the wasm once the methods are gone (about 9 KB, 2.8 KiB of upload gzip). A slot is
 // emptied (its function a new one that traps) only when nothing can reach it:
 //  - a vtable is dead when its drop (first entry) is the drop of one of those classes' types
-//    (by its function's name) and no code holds the vtable's address as a constant nor any
-//    data as a word: no trait object is ever made with it;
+//    (by its function's name) and no code holds the vtable's address, nor any of its entries'
+//    (a constant folded into a load), as a constant, nor any data as a word: no trait object
+//    is ever made with it;
 //  - a slot of a dead vtable (its drop or a method, up to the next drop) is emptied when every
 //    word of the data equal to it is in a dead vtable or is a panic location's line; a slot of
 //    a type-specific function is not taken as a number by code.
@@ -111,20 +112,6 @@ const inCode = (value) => code.indexOf(Buffer.concat([Buffer.from([0x41]), slebB
 
 const slotName = (slot) => names.get(elem.funcs[slot - elem.offset]) || '';
 const isSlot = (v) => v >= elem.offset && v < elem.offset + elem.funcs.length;
-// The dead vtables: at an address holding a dead drop's slot, aligned as a vtable is, and never
-// referred to.
-const deadVtables = new Set();
-for (let k = 0; k < elem.funcs.length; k++) {
-  const slot = elem.offset + k;
-  if (!DEAD.test(slotName(slot)) || !slotName(slot).startsWith('core::ptr::drop_in_place<')) continue;
-  for (const at of wordsEqual(slot)) {
-    const align = word(at + 8);
-    if (![1, 2, 4, 8, 16].includes(align) || !isSlot(word(at + 12))) continue;
-    if (inCode(at) || wordsEqual(at).length > 0) continue;
-    deadVtables.add(at);
-  }
-}
-// A slot goes when every data word that holds it is a dead vtable's drop or first method.
 // A panic location's line (`{file: &str, line, column}`: the file's address and length before
 // it, its column after), not a slot however small the number.
 const dataStart = Math.min(...data.map((d) => d.at));
@@ -134,6 +121,24 @@ const isLine = (at) => {
   return file >= dataStart && file < dataEnd && len > 0 && len < 4096 && column < 4096;
 };
 const isDrop = (slot) => slotName(slot).startsWith('core::ptr::drop_in_place<');
+// The dead vtables: at an address holding a dead drop's slot, aligned as a vtable is, and never
+// referred to.
+const deadVtables = new Set();
+for (let k = 0; k < elem.funcs.length; k++) {
+  const slot = elem.offset + k;
+  if (!DEAD.test(slotName(slot)) || !slotName(slot).startsWith('core::ptr::drop_in_place<')) continue;
+  for (const at of wordsEqual(slot)) {
+    const align = word(at + 8);
+    if (![1, 2, 4, 8, 16].includes(align) || !isSlot(word(at + 12))) continue;
+    // Its address, or an entry's (a constant folded into a load), in code or data: not dead.
+    let end = at + 12;
+    while (isSlot(word(end)) && !isDrop(word(end))) end += 4;
+    let held = false;
+    for (let a = at; a < end && !held; a += 4) held = inCode(a) || wordsEqual(a).length > 0;
+    if (!held) deadVtables.add(at);
+  }
+}
+// A slot goes when every data word that holds it is a dead vtable's entry or a location's line.
 const deadEntries = new Set();
 for (const at of deadVtables) {
   deadEntries.add(at);
