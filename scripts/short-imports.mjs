@@ -32,6 +32,15 @@ const wasm = rewriteSection(readFileSync(wasmFile), 2, (r, end) => {
   }
   return Buffer.concat([lebBytes(count), ...entries.flatMap((e) => [name(e.module), name(e.field), e.desc])]);
 });
+// The glue's functions for imports the wasm no longer has (their code removed after
+// scripts/drop-dead-vtables.mjs): shortened alike, never called.
+for (const [long, base] of js.matchAll(/\b(__wbg_\w*?)_[0-9a-f]{16}\b/g)) {
+  if (renamed.has(long)) continue;
+  let short = base;
+  for (let n = 2; taken.has(short); n++) short = `${base}_${n}`;
+  taken.add(short);
+  renamed.set(long, short);
+}
 for (const [long, short] of renamed) {
   const uses = js.split(long).length - 1;
   if (uses !== 1) throw new Error(`${long} is written ${uses} times in ${jsFile}, not once`);

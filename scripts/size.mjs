@@ -1,5 +1,6 @@
 // Where the upload's KiB go, read from a wasm built with its function names (scripts/size makes
-// it): the code by crate and by module of the relay, the data by segment, each gzipped.
+// it): the code by crate and by module of the relay, the data by segment, each gzipped (a name
+// is read without the place scripts/order-functions.mjs put before it).
 // A group's gzip is what the code section's gzip loses without the group's functions (what
 // removing them would save, roughly: the rest compresses as it did); the groups overlap in
 // what they share, so the rows add up to less than the whole.
@@ -43,7 +44,7 @@ for (const { id, at, size } of sections(b)) {
 }
 // The crate a function's code belongs to: its path's first segment, or for `<T as Trait>`
 // and `drop_in_place<T>` (core's glue for a type) the type's.
-const bare = (name) => name.replace(/::h[0-9a-f]{16}$/, '').replace(/\[[0-9a-f]+\]/g, '');
+const bare = (name) => name.replace(/^\d{6} /, '').replace(/::h[0-9a-f]{16}$/, '').replace(/\[[0-9a-f]+\]/g, '');
 const crateOf = (name) => {
   let s = bare(name);
   const drop = s.match(/^core::ptr::drop_in_place<(.*)>$/);
