@@ -32,13 +32,7 @@ let elem;
 for (const s of all) {
   const r = new Reader(b, s.at);
   if (s.id === 2) {
-    for (let n = r.leb(); n > 0; n--) {
-      r.text();
-      r.text();
-      const kind = r.byte();
-      if (kind === 0) imported++;
-      r.skipImport(kind);
-    }
+    imported = r.importedFunctions();
   } else if (s.id === 3) {
     defined = r.leb();
   } else if (s.id === 10) {

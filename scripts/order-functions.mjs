@@ -24,13 +24,7 @@ let nameSection;
 for (const s of sections(b)) {
   const r = new Reader(b, s.at);
   if (s.id === 2) {
-    for (let n = r.leb(); n > 0; n--) {
-      r.text();
-      r.text();
-      const kind = r.byte();
-      if (kind === 0) imported++;
-      r.skipImport(kind);
-    }
+    imported = r.importedFunctions();
   } else if (s.id === 10) {
     for (let n = r.leb(), k = 0; k < n; k++) {
       const len = r.leb();

@@ -18,13 +18,7 @@ const funcs = [], names = new Map(), segments = [];
 for (const { id, at, size } of sections(b)) {
   const r = new Reader(b, at);
   if (id === 2) {
-    for (let n = r.leb(); n > 0; n--) {
-      r.text();
-      r.text();
-      const kind = r.byte();
-      if (kind === 0) imported++;
-      r.skipImport(kind);
-    }
+    imported = r.importedFunctions();
   } else if (id === 10) {
     for (let n = r.leb(), k = 0; k < n; k++) { const len = r.leb(); funcs.push({ index: imported + k, at: r.i, len }); r.i += len; }
   } else if (id === 11) {

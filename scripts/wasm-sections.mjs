@@ -35,6 +35,19 @@ export class Reader {
   }
 
   /** Steps over an import's description of `kind` (its kind byte read already). */
+  /** Reads an import section's entries (the reader at its start): how many import a function. */
+  importedFunctions() {
+    let functions = 0;
+    for (let n = this.leb(); n > 0; n--) {
+      this.text();
+      this.text();
+      const kind = this.byte();
+      if (kind === 0) functions++;
+      this.skipImport(kind);
+    }
+    return functions;
+  }
+
   skipImport(kind) {
     const limits = () => {
       const flags = this.leb();
