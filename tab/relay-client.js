@@ -845,6 +845,10 @@ export class RelayClient {
         if (out.state !== undefined) reply.state = out.state;
       } else {
         reply = { type: 'result', id: call.id, data: out.data ?? null };
+        // A tool stated with an outputSchema answers its object as structured content too (MCP's
+        // clients refuse such a tool's result without it); the relay adds it.
+        const data = out.data;
+        if (data !== null && typeof data === 'object' && !Array.isArray(data) && this.tools.some((t) => t?.name === call.tool && t.outputSchema)) reply.structured = true;
         if (out.image) reply.image = out.image;
         if (out.audio) reply.audio = out.audio;
         if (out.resource) reply.resource = out.resource;

@@ -25,8 +25,9 @@
 //
 // Each tool from `getTools()` is read attribute by attribute (`readTool`), never spread or
 // serialised: Chrome 160's are `Tool` objects whose attributes are getters on the prototype.
-// `outputSchema` (Chrome 159 takes it at registration) is passed to the browser, and not yet
-// stated to remote agents (see `mcpDefinition`). A call an in-browser agent makes that does not
+// `outputSchema` (Chrome 159 takes it at registration) is passed to the browser and stated to
+// remote agents, whose results then carry `structuredContent` (see `mcpDefinition`). A call an
+// in-browser agent makes that does not
 // run (the person declined it, the mode or the data switch refuses it, Stop) answers with the tab
 // end's sentence as the tool's result, not a thrown error: Chromium hands a thrown message to the
 // agent as a bare `UnknownError`. What the app's own `execute` throws is thrown as it threw it.
@@ -154,11 +155,11 @@ export function readTool(tool) {
 }
 
 /**
- * A WebMCP tool as the relay states it to remote agents: an MCP tool definition. Without its
- * `outputSchema`: MCP has a server that states one answer with `structuredContent` matching it,
- * which the relay does not send, and the SDKs' clients refuse every result without it (-32600
- * "has an output schema but did not return structured content", @modelcontextprotocol/sdk
- * 1.32.2 against this relay), so stating it would make each call of the tool fail.
+ * A WebMCP tool as the relay states it to remote agents: an MCP tool definition, with its
+ * `outputSchema` when it has one (an object's). MCP has a server that states one answer with
+ * `structuredContent` matching it (the SDKs' clients refuse a result without it: -32600 "has an
+ * output schema but did not return structured content"): the relay client says so of such a
+ * tool's object result (`structured`), and the relay adds it.
  */
 export function mcpDefinition(tool) {
   const a = tool.annotations || {};
@@ -172,6 +173,8 @@ export function mcpDefinition(tool) {
     definition.title = String(tool.title);
     definition.annotations.title = String(tool.title);
   }
+  const outputSchema = objectSchema(tool.outputSchema, undefined);
+  if (outputSchema) definition.outputSchema = outputSchema;
   return definition;
 }
 

@@ -64,7 +64,7 @@ pub const INPUT_NOT_POSSIBLE: &str = "The app needs an answer from the agent's a
 #[must_use]
 pub fn tool_result(outcome: &Outcome) -> Value {
     match outcome {
-        Outcome::Done { data, image, audio, resource } => {
+        Outcome::Done { data, image, audio, resource, structured } => {
             let mut text = marked(data.as_str());
             let chars = text.chars().count();
             if chars > RESULT_TEXT_CHARS {
@@ -101,7 +101,14 @@ pub fn tool_result(outcome: &Outcome) -> Value {
             content.extend(picture);
             content.extend(sound);
             content.extend(document);
-            result(content, false)
+            let mut done = result(content, false);
+            // A tool stated with an outputSchema: its data (an object) as structured content too.
+            if let (true, Value::Object(done), Ok(Value::Object(data))) =
+                (*structured, &mut done, serde_json::from_slice::<Value>(data.as_str().as_bytes()))
+            {
+                done.insert("structuredContent".into(), Value::Object(data));
+            }
+            done
         }
         Outcome::Failed { error } => tab_error_result(error),
         // Only a 2026-07-28 client can be asked; the relay answers the others with this.
@@ -269,6 +276,7 @@ mod tests {
             image: None,
             audio: Some(audio.clone()),
             resource: Some(doc.clone()),
+            structured: false,
         });
         let c = r["content"].as_array().unwrap();
         assert_eq!(
@@ -285,6 +293,7 @@ mod tests {
             image: None,
             audio: Some(not_audio),
             resource: Some(huge),
+            structured: false,
         });
         let c = r["content"].as_array().unwrap();
         assert_eq!(c.len(), 1);
@@ -304,6 +313,7 @@ mod tests {
             image: None,
             audio: None,
             resource: Some(doc.clone()),
+            structured: false,
         });
         let resource = &r["content"][1]["resource"];
         assert_eq!(
@@ -334,6 +344,7 @@ mod tests {
                 image: Some(picture(bad)),
                 audio: None,
                 resource: None,
+                structured: false,
             });
             let c = r["content"].as_array().unwrap();
             assert_eq!(c.len(), 1, "{bad:.40}: left out");
@@ -349,6 +360,7 @@ mod tests {
                 image: Some(picture(good)),
                 audio: None,
                 resource: None,
+                structured: false,
             });
             assert_eq!(r["content"][1]["mimeType"], good);
         }
@@ -370,6 +382,7 @@ mod tests {
                 image: None,
                 audio: Some(audio),
                 resource: None,
+                structured: false,
             })
         };
         assert_eq!(sound("audio/wav")["content"][1]["mimeType"], "audio/wav");
@@ -397,6 +410,7 @@ mod tests {
             image: None,
             audio: None,
             resource: None,
+            structured: false,
         });
         let text = r["content"][0]["text"].as_str().unwrap();
         let (data, note) = text.split_at(text.find(DATA_CLOSE).unwrap() + DATA_CLOSE.len());
@@ -416,6 +430,7 @@ mod tests {
             image: Some(img),
             audio: None,
             resource: None,
+            structured: false,
         });
         assert_eq!(r["content"].as_array().unwrap().len(), 1);
         assert!(r["content"][0]["text"].as_str().unwrap().contains("9000×10 px"));
@@ -426,6 +441,7 @@ mod tests {
             image: Some(ok),
             audio: None,
             resource: None,
+            structured: false,
         });
         assert_eq!(r["content"][1]["type"], "image");
     }
@@ -457,5 +473,26 @@ mod tests {
     fn the_relays_own_refusal_passes_as_it_is() {
         let r = tool_result(&Outcome::Failed { error: crate::protocol::TOOL_REFUSED.into() });
         assert_eq!(r["content"][0]["text"], crate::protocol::TOOL_REFUSED);
+    }
+
+    #[test]
+    fn a_tool_stated_with_an_output_schema_answers_its_object_as_structured_content_too() {
+        let done = |data: Value, structured: bool| {
+            tool_result(&Outcome::Done {
+                data: JsonText::of(&data),
+                image: None,
+                audio: None,
+                resource: None,
+                structured,
+            })
+        };
+        let r = done(json!({"count": 3, "note": "<b>"}), true);
+        assert_eq!(r["structuredContent"], json!({"count": 3, "note": "<b>"}));
+        // The text says the same, marked as data, as for any tool.
+        let text = r["content"][0]["text"].as_str().unwrap();
+        assert!(text.starts_with(DATA_OPEN) && text.contains("count"));
+        // Only an object is structured content; a tool the tab did not say so of has none.
+        assert_eq!(done(json!([1, 2]), true).get("structuredContent"), None);
+        assert_eq!(done(json!({"count": 3}), false).get("structuredContent"), None);
     }
 }

@@ -323,6 +323,10 @@ pub enum Outcome {
         audio: Option<Audio>,
         /// A document the tool hands over whole (an embedded text resource).
         resource: Option<Embedded>,
+        /// The tab stated the tool with an `outputSchema` and `data` is its structured result:
+        /// the agent gets it as the result's `structuredContent` too (MCP: a client refuses a
+        /// result without it from such a tool). Written `"structured": true`; absent: false.
+        structured: bool,
     },
     /// The tool was refused or failed; one sentence says why.
     Failed {
@@ -784,6 +788,7 @@ impl Flat for Outcome {
                 image: crate::fields::Take::take(f, "image")?,
                 audio: crate::fields::Take::take(f, "audio")?,
                 resource: crate::fields::Take::take(f, "resource")?,
+                structured: f.bool("structured").unwrap_or(false),
             });
         }
         if let Some(requests) = f.value("input_required") {
@@ -806,8 +811,11 @@ impl Flat for Outcome {
 
     fn write_fields(&self, o: &mut Object<'_>) {
         match self {
-            Self::Done { data, image, audio, resource } => {
+            Self::Done { data, image, audio, resource, structured } => {
                 o.field("data", data);
+                if *structured {
+                    o.field("structured", structured);
+                }
                 if let Some(image) = image {
                     o.field("image", image);
                 }
@@ -1177,7 +1185,8 @@ mod tests {
                     data: JsonText::of(&json!({"n":1})),
                     image: None,
                     audio: None,
-                    resource: None
+                    resource: None,
+                    structured: false,
                 }
             }
         );
@@ -1461,6 +1470,7 @@ mod tests {
                     image: None,
                     audio: None,
                     resource: None,
+                    structured: false,
                 },
             },
             TabMessage::Result {
@@ -1470,6 +1480,7 @@ mod tests {
                     image: Some(image),
                     audio: Some(audio),
                     resource: Some(embedded),
+                    structured: false,
                 },
             },
             TabMessage::Result {

@@ -25,12 +25,14 @@ fuzz_target!(|data: &[u8]| {
     let Some(outcome) = tabrelay_bundle::from_json::<Outcome>(data) else { return };
     check(&outcome);
     if data.first() == Some(&b'\t') {
-        if let Outcome::Done { data, image, .. } = &outcome {
+        if let Outcome::Done { data, image, structured, .. } = &outcome {
+            let structured = *structured;
             let one = data.as_str().chars().count() + 1;
             let copies = RESULT_TEXT_CHARS / one + 2;
             let value: Value = serde_json::from_str(data.as_str()).unwrap();
             let long = JsonText::of(&Value::Array(vec![value; copies]));
-            check(&Outcome::Done { data: long, image: image.clone(), audio: None, resource: None });
+            let image = image.clone();
+            check(&Outcome::Done { data: long, image, audio: None, resource: None, structured });
         }
     }
     let answer = mcp::call_answer(&Id::Number(1), &mcp::Era::Session, &outcome);
@@ -65,8 +67,19 @@ fn check(outcome: &Outcome) {
             assert_eq!(quoted, kept);
             assert!(text[end..].contains(content::TAB_ERROR_SAID));
         }
-        Outcome::Done { data, image, audio, resource } => {
+        Outcome::Done { data, image, audio, resource, structured } => {
             assert_eq!(result["isError"], false);
+            // Structured content only when the tab said so, and only an object: its data whole.
+            match result.get("structuredContent") {
+                Some(s) => {
+                    assert!(*structured && s.is_object());
+                    let data: Value = serde_json::from_str(data.as_str()).unwrap();
+                    assert!(tabrelay_fuzz::has_float(&data) || *s == data);
+                }
+                None => assert!(
+                    !*structured || !serde_json::from_str::<Value>(data.as_str()).unwrap().is_object()
+                ),
+            }
             assert!(text.starts_with(DATA_OPEN), "{text:.80}");
             assert_eq!(text.matches(DATA_CLOSE).count(), 1, "{text:.80}");
             // Every `<` inside the data is escaped, and the relay's notes have none.

@@ -7,7 +7,8 @@
 // first, and one whose input schema the relay could not state is left out without costing the
 // others their place. An in-browser agent meets the same data switch and Stop, and reads why a
 // call did not run as the tool's result (a thrown message would reach it as a bare
-// UnknownError). A tool registered with an outputSchema is called by the official SDK's client.
+// UnknownError). A tool registered with an outputSchema is stated with it and called by the
+// official SDK's client, which gets structured content.
 // A cross-origin frame's tools, registered with allow="tools", are not in the top page's
 // getTools(), a same-origin frame's are (so the bridge has no `frames` option). Without WebMCP
 // the same page works with the relay alone (withdrawing included).
@@ -177,9 +178,9 @@ test('a tool the page registers with document.modelContext itself is relayed, an
   assert.deepEqual(await page.evaluate(() => window.pageToolRuns), [{ text: 'hello' }]);
 });
 
-test('a tool registered with an outputSchema is called by the official SDK’s client, which gets its result', async () => {
+test('a tool registered with an outputSchema is stated with it, and the official SDK’s client gets its result as structured content too', async () => {
   // The SDK's client refuses a result without structuredContent from a tool stated with an
-  // outputSchema (-32600); the relay sends none, so the schema goes to the browser only.
+  // outputSchema (-32600): the relay adds it (the tab says the result is the tool's object).
   const { page, client } = await session();
   await page.evaluate(() =>
     window.tabrelayDemo.bridge.registerTool({
@@ -191,8 +192,11 @@ test('a tool registered with an outputSchema is called by the official SDK’s c
     }),
   );
   await waitFor(async () => (await remoteToolNames(client)).includes('notes_count'));
+  const { tools } = await client.listTools();
+  assert.deepEqual(tools.find((t) => t.name === 'notes_count').outputSchema, { type: 'object', properties: { count: { type: 'number' } }, required: ['count'] });
   const done = await client.callTool({ name: 'notes_count', arguments: {} });
   assert.equal(done.isError, false, textOf(done));
+  assert.deepEqual(done.structuredContent, { count: 3 });
   assert.deepEqual(dataOfText(textOf(done)), { count: 3 });
 });
 

@@ -1,10 +1,10 @@
 // A tool's outputSchema (Chrome 159 takes it at registration) is accepted when a tool is
 // registered through the bridge and given to the browser with the tool; one that is not an
-// object's schema (MCP's rule) is refused at registration with a sentence. It is not stated to
-// remote agents, a page's own tool's neither (Chrome 160 gives it as JSON text): MCP has a server
-// that states one answer with structuredContent, which the relay does not send, and the SDKs'
-// clients refuse every result without it (tests/e2e/webmcp.test.mjs calls such a tool with the
-// official SDK's client).
+// object's schema (MCP's rule) is refused at registration with a sentence. It is stated to
+// remote agents, a page's own tool's too (Chrome 160 gives it as JSON text): MCP has a server
+// that states one answer with structuredContent, which the relay adds to such a tool's object
+// result (tests/e2e/webmcp.test.mjs calls such a tool with the official SDK's client, which
+// refuses a result without it).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createPresence } from '../../tab/presence.js';
@@ -29,7 +29,7 @@ for (const [shape, ModelContext] of Object.entries(SHAPES)) {
     await bridge.registerTool({ name: 'notes_count', description: 'Counts the notes.', outputSchema: COUNTED, annotations: { readOnlyHint: true }, execute: () => ({ count: 3 }) });
     assert.deepEqual(modelContext.registered[0].tool.outputSchema, COUNTED, 'given to the browser');
     assert.ok(statedOf(relay, 'notes_count'), 'the tool is stated');
-    assert.equal(Object.hasOwn(statedOf(relay, 'notes_count'), 'outputSchema'), false, 'its outputSchema is not: the relay sends no structuredContent');
+    assert.deepEqual(statedOf(relay, 'notes_count').outputSchema, COUNTED, 'and stated to remote agents');
 
     // One that is not an object's schema is refused at once, as MCP would have the relay refuse it.
     await assert.rejects(bridge.registerTool({ name: 'notes_text', description: 'The notes as text.', outputSchema: { type: 'string' }, execute: () => '' }), {
@@ -42,7 +42,7 @@ for (const [shape, ModelContext] of Object.entries(SHAPES)) {
   });
 }
 
-test('Chrome 160: a page’s own tool’s outputSchema is read from its JSON text; the tool is stated without it', async () => {
+test('Chrome 160: a page’s own tool’s outputSchema is read from its JSON text; the tool is stated with it', async () => {
   const modelContext = new ToolObjectModelContext(ORIGIN);
   await modelContext.registerTool({ name: 'cart_total', description: 'The cart’s total.', outputSchema: COUNTED, execute: () => ({ count: 1 }) });
   const [tool] = await modelContext.getTools();
@@ -50,5 +50,5 @@ test('Chrome 160: a page’s own tool’s outputSchema is read from its JSON tex
   assert.deepEqual(readTool(tool).outputSchema, COUNTED);
   const { relay, bridge } = setUp(modelContext);
   await bridge.start();
-  assert.deepEqual(relay.stated.map((t) => [t.name, Object.hasOwn(t, 'outputSchema')]), [['cart_total', false]]);
+  assert.deepEqual(relay.stated.map((t) => [t.name, t.outputSchema]), [['cart_total', COUNTED]]);
 });

@@ -597,6 +597,7 @@ mod tests {
             image: None,
             audio: None,
             resource: None,
+            structured: false,
         };
         CallInput::Event(CallEvent::Done(CallAnswer::TabResult { outcome }))
     }
