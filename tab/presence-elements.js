@@ -536,11 +536,11 @@ export class PermissionSettings extends PresenceElement {
     super();
     this.#root = this.attachShadow({ mode: 'open' });
     this.#root.innerHTML = `<style>${BASE_CSS}
-      label { display: grid; grid-template-columns: minmax(0, 1fr) auto; gap: .25rem .75rem; align-items: center; padding: .3rem 0; }
-      select { font: inherit; padding: .2rem .3rem; border: 1px solid #8a8a90; border-radius: .3rem; background: #fff; }
+      label { display: grid; grid-template-columns: minmax(0, 1fr) minmax(0, auto); gap: .25rem .75rem; align-items: center; padding: .3rem 0; }
+      /* A select is as wide as its longest option, hidden ones too ("Custom (from …)"): never wider than its row. */
+      select { font: inherit; padding: .2rem .3rem; border: 1px solid #8a8a90; border-radius: .3rem; background: #fff; max-width: 100%; min-width: 0; }
       [part=kinds] { margin: .25rem 0 0; padding: 0; border: 0; }
       legend { padding: 0; font-weight: 600; }
-    </style>
       [part=mode-hint], [part=mode-result] { margin: .1rem 0 .25rem; color: #5b5b60; font-size: .85rem; }
       [part=mode-result]:empty { margin: 0; }
     </style>
