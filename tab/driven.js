@@ -10,10 +10,13 @@
 //   createDrivenIndicator({ presence, favicon: false, banner: document.querySelector('tabrelay-driven') });
 //   tabrelay-driven::part(banner) { background: … }  ::part(stop) { … }
 
-/** The title while an agent drives the tab: `{agent}` and the app's own `{title}`. */
+/**
+ * The title while agents drive the tab: `{agent}` (their names), the app's own `{title}`, and
+ * the verb agreeing with how many they are (`{is}`: is or are, `{waits}`: waits or wait).
+ */
 export const DRIVEN_TITLES = Object.freeze({
-  running: '▶ {agent} is using this tab · {title}',
-  asking: '⏸ {agent} waits for you · {title}',
+  running: '▶ {agent} {is} using this tab · {title}',
+  asking: '⏸ {agent} {waits} for you · {title}',
 });
 /** The banner's words. */
 export const DRIVEN_WORDS = Object.freeze({
@@ -50,7 +53,13 @@ export function agentsWords(agents) {
 
 /** The title while driven: the app's `title` under the state's words. */
 export function drivenTitle({ state, agents }, title) {
-  return state ? DRIVEN_TITLES[state].replace('{agent}', agentsWords(agents)).replace('{title}', title) : title;
+  if (!state) return title;
+  const one = new Set(agents.map((a) => a.agent)).size <= 1;
+  return DRIVEN_TITLES[state]
+    .replace('{agent}', agentsWords(agents))
+    .replace('{is}', one ? 'is' : 'are')
+    .replace('{waits}', one ? 'waits' : 'wait')
+    .replace('{title}', title);
 }
 
 /**

@@ -93,3 +93,13 @@ test('a stopped line no longer drives the tab; title and favicon can be turned o
   await assert.rejects(asked);
   assert.equal(drivenState(presence).state, null);
 });
+
+test('the title’s verb agrees with how many agents drive the tab', async () => {
+  const { drivenTitle } = await import('../../tab/driven.js');
+  const one = [{ agent: 'Claude' }, { agent: 'Claude' }];
+  const two = [{ agent: 'Data Analyst' }, { agent: 'ChatGPT' }];
+  assert.equal(drivenTitle({ state: 'running', agents: one }, 'Orders'), '▶ Claude is using this tab · Orders');
+  assert.equal(drivenTitle({ state: 'running', agents: two }, 'Orders'), '▶ Data Analyst and ChatGPT are using this tab · Orders');
+  assert.equal(drivenTitle({ state: 'asking', agents: two }, 'Orders'), '⏸ Data Analyst and ChatGPT wait for you · Orders');
+  assert.equal(drivenTitle({ state: null, agents: [] }, 'Orders'), 'Orders');
+});
