@@ -564,8 +564,9 @@ export class PermissionSettings extends PresenceElement {
       if (select.dataset.mode !== undefined && !Object.hasOwn(MODES, select.value)) return;
       if (select.dataset.mode === undefined && !select.dataset.kind) return;
       // A looser mode or rule gives agents power: only once the person's device confirmed it.
-      const asked = this.presence.loosens(change) ? this.presence.confirmed(PRESENCE.SETTING, JSON.stringify(change)) : Promise.resolve('');
-      if (this.presence.loosens(change)) result.textContent = PRESENCE_ASKING;
+      const looser = this.presence.loosens(change);
+      const asked = looser ? this.presence.confirmed(PRESENCE.SETTING, JSON.stringify(change)) : Promise.resolve('');
+      if (looser) result.textContent = PRESENCE_ASKING;
       asked.then((refused) => {
         if (refused) {
           result.textContent = refused;

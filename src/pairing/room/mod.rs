@@ -485,6 +485,7 @@ impl Room {
         if self.wrote && self.keeps_nothing() && now_ms >= self.replayed_until {
             out.push(Effect::ForgetAll);
             self.wrote = false;
+            self.presence = None;
         }
         self.keep_time(now_ms, &mut out);
         out
@@ -494,12 +495,10 @@ impl Room {
     /// one still proving itself). Then what it stored (what its tabs stated, turns, wrong codes,
     /// used states) goes once any record of a replayed code has run its time: a pairing no agent
     /// was let into (a self-made key's, say) keeps nothing past its last socket.
-    /// A pairing whose person made a presence credential keeps it (only a proven tab makes one).
+    /// A presence credential alone keeps nothing: anyone can make a key, prove it and send one
+    /// (its attestation is "none"), so it is kept only while the pairing keeps something else.
     fn keeps_nothing(&self) -> bool {
-        self.tabs.0.is_empty()
-            && self.grants.is_empty()
-            && self.tasks.is_empty()
-            && self.presence.is_none()
+        self.tabs.0.is_empty() && self.grants.is_empty() && self.tasks.is_empty()
     }
 
     fn woke(&mut self, stored: Stored, now_ms: u64, out: &mut Vec<Effect>) {

@@ -110,7 +110,7 @@ fn the_first_credential_stays_and_a_second_is_refused() {
 }
 
 #[test]
-fn a_tab_that_opens_later_is_welcomed_with_the_credential_and_it_outlives_every_tab() {
+fn a_tab_that_opens_later_is_welcomed_with_the_credential_kept_while_a_connection_is() {
     let (mut sim, a, _) = enrolled();
     let held: Held = sim.room.presence.clone().unwrap();
     let c = sim.open();
@@ -118,15 +118,30 @@ fn a_tab_that_opens_later_is_welcomed_with_the_credential_and_it_outlives_every_
     let effects = sim.go(Input::Proved { tab: c, valid: true });
     assert!(effects.iter().any(|e| matches!(e,
         Effect::Send(n, RelayMessage::Welcome { presence: Some(p), .. }) if *n == c && *p == held.told())));
-    // Every tab and grant gone: the pairing still keeps its credential (no ForgetAll).
-    sim.room.grants.clear();
+    // Every tab gone, the connections kept: so is the credential.
     let numbers: Vec<u64> = sim.room.tabs.values().map(|t| t.number).collect();
     let mut gone = Vec::new();
     for tab in numbers {
         gone.extend(sim.go(Input::Closed { tab }));
     }
     assert!(!gone.iter().any(|e| matches!(e, Effect::ForgetAll)), "{gone:?}");
+    assert_eq!(sim.room.presence.as_ref(), Some(&held));
     let _ = a;
+}
+
+#[test]
+fn a_credential_alone_keeps_nothing_past_the_last_tab() {
+    // Anyone can make a key, prove it and send a credential (attestation "none"): a pairing
+    // that holds nothing else must not keep it, or an outsider could make it keep a row.
+    let (mut sim, _, _) = enrolled();
+    sim.room.grants.clear();
+    let numbers: Vec<u64> = sim.room.tabs.values().map(|t| t.number).collect();
+    let mut gone = Vec::new();
+    for tab in numbers {
+        gone.extend(sim.go(Input::Closed { tab }));
+    }
+    assert!(gone.iter().any(|e| matches!(e, Effect::ForgetAll)), "{gone:?}");
+    assert_eq!(sim.room.presence, None);
 }
 
 #[test]
