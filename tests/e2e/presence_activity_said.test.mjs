@@ -40,6 +40,10 @@ test('a line says what was read and changed; a heavy call’s line its running t
   await page.locator('#activity [part=stop]').click();
   await heavy;
   await page.locator('#activity [part=go-on]').first().click();
+  // Letting it go on waits for the person's device (or its absence) before it is sent: the next
+  // call goes only once the line no longer offers it (before, a call could reach the relay first
+  // and be refused as stopped).
+  await page.locator('#activity [part=go-on]').first().waitFor({ state: 'detached', timeout: SHOW_MS });
 
   // A turn on this dataset, then another dataset shown: its Undo turn says why it cannot.
   await page.locator('#activity [part=dismiss]').evaluateAll((bs) => bs.forEach((b) => b.click()));
