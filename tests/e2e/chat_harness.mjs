@@ -34,10 +34,11 @@ export async function routeChatOrigins(context, played) {
 /**
  * A demo page of a fresh context of `browser` whose chat talks to the played providers, with
  * `key` typed into the chat's settings and saved (`remember`: the Remember box ticked), once the
- * models are listed (or the key's refusal is said).
+ * models are listed (or the key's refusal is said). `watch(context)`: called before the page opens.
  */
-export async function openChatDemo(browser, played, { key = PLAYED_KEY, remember = false, provider = 'anthropic' } = {}) {
+export async function openChatDemo(browser, played, { key = PLAYED_KEY, remember = false, provider = 'anthropic', watch = null } = {}) {
   const context = await browser.newContext();
+  await watch?.(context);
   await routeChatOrigins(context, played);
   const page = await openDemo(context);
   await page.locator('#chat [part=settings] summary').click();
