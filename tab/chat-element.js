@@ -208,9 +208,12 @@ export class ChatElement extends Base {
   #event(event) {
     const e = this.#els;
     if (event.type === 'text') {
+      // Appended once a frame: thousands of pieces never cost more than one text change a frame.
       this.#pending += event.text;
       if (!this.#frame) this.#frame = requestAnimationFrame(() => this.#flushLive(false));
-    } else if (event.type === 'restart') this.#flushLive(true);
+      return;
+    }
+    if (event.type === 'restart') this.#flushLive(true);
     else if (event.type === 'call') {
       const line = event.line;
       let el = this.#lines.get(line.callId);
@@ -240,7 +243,7 @@ export class ChatElement extends Base {
     e.send.disabled = busy;
     e.log.setAttribute('aria-busy', String(busy));
     e.waiting.textContent = this.#chat.live()?.waiting ?? '';
-    if (event.type !== 'text') this.#settings();
+    this.#settings();
   }
 
   /** The streamed text so far, appended once a frame; `done`: the answer is complete (or taken back). */

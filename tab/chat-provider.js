@@ -121,12 +121,20 @@ export async function* serverEvents(response, signal) {
         if (signal?.aborted) throw signal.reason ?? err;
         throw new ProviderError('unreadable', { detail: 'the stream broke off' });
       }
-      if (chunk.done) break;
-      buffer += decoder.decode(chunk.value, { stream: true });
-      let nl;
-      while ((nl = buffer.search(/\r\n|\r|\n/)) >= 0) {
-        const line = buffer.slice(0, nl);
-        buffer = buffer.slice(nl + (buffer.startsWith('\r\n', nl) ? 2 : 1));
+      // The stream's end ends a \r held back as half of a \r\n.
+      if (chunk.done && !buffer.endsWith('\r')) break;
+      buffer = chunk.done ? `${buffer}\n` : buffer + decoder.decode(chunk.value, { stream: true });
+      // Lines read by index, the buffer cut once a chunk (a chunk may hold hundreds of events).
+      let at = 0;
+      let cr = buffer.indexOf('\r');
+      for (;;) {
+        if (cr >= 0 && cr < at) cr = buffer.indexOf('\r', at);
+        const lf = buffer.indexOf('\n', at);
+        const nl = cr < 0 ? lf : lf < 0 ? cr : Math.min(lf, cr);
+        // A \r last in the buffer may be half of a \r\n: wait for the next chunk.
+        if (nl < 0 || (nl === cr && nl === buffer.length - 1)) break;
+        const line = buffer.slice(at, nl);
+        at = nl + (buffer.charCodeAt(nl) === 13 && buffer.charCodeAt(nl + 1) === 10 ? 2 : 1);
         if (line === '') {
           if (data.length) {
             const text = data.join('\n');
@@ -140,7 +148,7 @@ export async function* serverEvents(response, signal) {
           }
           event = '';
           data = [];
-        } else if (line.startsWith(':')) continue;
+        } else if (line.charCodeAt(0) === 58) continue;
         else {
           const colon = line.indexOf(':');
           const field = colon < 0 ? line : line.slice(0, colon);
@@ -149,6 +157,8 @@ export async function* serverEvents(response, signal) {
           else if (field === 'data') data.push(value);
         }
       }
+      buffer = buffer.slice(at);
+      if (chunk.done) break;
     }
   } finally {
     reader.releaseLock?.();

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { playProvider, PLAYED_KEY } from '../played/providers.mjs';
 import { createAnthropic, ANTHROPIC_VERSION } from '../../tab/chat-anthropic.js';
 import { createOpenAI } from '../../tab/chat-openai.js';
-import { callModel } from '../../tab/chat-provider.js';
+import { callModel, serverEvents } from '../../tab/chat-provider.js';
 
 const MAKERS = { anthropic: createAnthropic, openai: createOpenAI };
 const played = {};
@@ -74,3 +74,20 @@ for (const kind of ['anthropic', 'openai']) {
     else assert.deepEqual(models.map((m) => m.id), ['gpt-played-1'], 'a model answering no text is not offered');
   });
 }
+
+test('server-sent events are read whatever the chunks and line endings (\n, \r\n, \r), comments skipped', async () => {
+  const text = 'event: a\r\ndata: {"x":1}\r\n\r\n: a comment\ndata: {"y":\ndata: 2}\n\nevent: b\rdata: {"z":3}\r\r';
+  const expected = [{ event: 'a', data: { x: 1 } }, { event: 'message', data: { y: 2 } }, { event: 'b', data: { z: 3 } }];
+  const bytes = new TextEncoder().encode(text);
+  for (let size = 1; size <= bytes.length; size++) {
+    const body = new ReadableStream({
+      start(c) {
+        for (let i = 0; i < bytes.length; i += size) c.enqueue(bytes.slice(i, i + size));
+        c.close();
+      },
+    });
+    const seen = [];
+    for await (const e of serverEvents({ body })) seen.push(e);
+    assert.deepEqual(seen, expected, `chunks of ${size} bytes`);
+  }
+});
