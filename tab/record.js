@@ -284,7 +284,7 @@ export function createRecord({ app, indexedDB = globalThis.indexedDB, backend, l
       at: now(),
       agent: cut(call?.agent || 'an agent'),
       connection: connection?.id == null ? null : cut(connection.id),
-      from: connection?.kind === 'browser' ? 'this browser' : connection?.host ? cut(connection.host) : null,
+      from: connection?.kind === 'browser' ? 'this browser' : connection?.kind === 'chat' ? 'the chat in this tab' : connection?.host ? cut(connection.host) : null,
       tool: cut(call?.tool),
       decision: DECISION_WORDS.none,
       outcome: null,

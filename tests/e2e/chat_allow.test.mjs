@@ -25,6 +25,7 @@ test('a typed request: the card asks, Allow runs the call, its result goes back,
   await chatShows(page, 'I will delete item 4 for you.');
   const what = await cardSays(page, /delete/i);
   assert.match(what, /Claude Played 1/);
+  assert.match(await page.locator('#confirm [part=who]').textContent(), /Claude Played 1 \(your chat in this tab\)/);
   assert.match(await page.locator('#confirm [part=connection]').textContent(), /this chat/);
   await page.locator('#chat [part~=tool-line][data-state=asking]').waitFor({ timeout: SHOW_MS });
   await choose(page, 'once');

@@ -57,7 +57,7 @@ async function wired() {
 }
 
 test('a typed request: the tool call asks on the card, Allow runs it, the result goes back, the answer ends the turn', async () => {
-  const { chat, ran, heard, presence } = await wired();
+  const { tabrelay, chat, ran, heard, presence } = await wired();
   played.script({ answer: [{ text: 'I will delete order 7.' }, { tool: { name: 'orders_delete', input: { ids: [7] } } }] }, { answer: [{ text: 'Order 7 is deleted.' }] });
   const turn = chat.send('Delete order 7');
   await until(() => presence.questions().length === 1);
@@ -76,6 +76,11 @@ test('a typed request: the tool call asks on the card, Allow runs it, the result
   const said = chat.conversation.entries().filter((e) => e.kind === 'model').at(-1).parts[0].text;
   assert.equal(said, 'Order 7 is deleted.');
   assert.deepEqual(heard.map((e) => [e.agent, e.tool, e.outcome]), [['Claude Played 1', 'orders_delete', 'ok']]);
+  await until(() => tabrelay.record.entries().length === 1);
+  assert.deepEqual(
+    tabrelay.record.entries().map((e) => [e.agent, e.connection, e.from, e.tool, e.outcome]),
+    [['Claude Played 1', chat.id, 'the chat in this tab', 'orders_delete', 'done']],
+  );
   assert.match(chat.footer(1), /^Sent to Anthropic \(127\.0\.0\.1:\d+\): the conversation so far, 1 tool result, the tools’ descriptions and the instructions, in 2 calls\.$/);
   assert.ok(played.calls()[0].body.system.includes('ask_person'), 'the instructions have the chat’s part');
   assert.ok(played.calls()[0].body.tools.some((t) => t.name === 'ask_person'));
