@@ -14,6 +14,8 @@ import { DATA_OPEN } from '../../tab/generated/bundle.js';
 
 const TOOLS = [
   { name: 'orders_count', title: 'Count orders', description: 'Counts the orders.', safety: 'read', input: { type: 'object' } },
+  { name: 'orders_read', title: 'Read orders', description: 'Reads the orders’ cells.', safety: 'read', input: { type: 'object' }, data: 'cells' },
+  { name: 'orders_mean', title: 'Mean order', description: 'The mean order.', safety: 'read', input: { type: 'object' }, data: 'summaries', summaries_only: { result: ['mean'], errors: 'as_said' } },
   { name: 'orders_delete', title: 'Delete orders', description: 'Deletes orders.', safety: 'destructive', input: { type: 'object', properties: { ids: { type: 'array' } } } },
 ];
 let played;
@@ -37,9 +39,12 @@ async function wired() {
     tools: TOOLS,
     run: (name, input) => {
       ran.push({ name, input });
+      if (name === 'orders_read') return { data: { cells: ['SECRET-CELL'] } };
+      if (name === 'orders_mean') return { data: { mean: 12.5, values: ['SECRET-VALUE'] } };
       return { data: name === 'orders_count' ? { count: 3 } : { deleted: input.ids.length } };
     },
     confirmKinds: { orders_delete: ['deletes-saved'] },
+    dataset: 'orders-2026',
     storage: new MemoryStorage(),
     channel: null,
     modelContext: null,
@@ -138,4 +143,17 @@ test('the activity line’s Stop ends the chat’s turn; its next message goes o
   played.script({ answer: [{ tool: { name: 'orders_count', input: {} } }] }, { answer: [{ text: '3 orders.' }] });
   await chat.send('Count them');
   assert.deepEqual(ran, [{ name: 'orders_count', input: {} }], 'the chat goes on with the next message');
+});
+
+test('with the data switch on, the chat’s calls meet it as every agent’s, and the footer says values were kept out', async () => {
+  const { tabrelay, chat, ran } = await wired();
+  tabrelay.dataSwitch.set('orders-2026', true);
+  played.script({ answer: [{ tool: { name: 'orders_read', input: {} } }, { tool: { name: 'orders_mean', input: {} } }] }, { answer: [{ text: 'The mean is 12.5.' }] });
+  const before = played.calls().length;
+  await chat.send('What is in the orders?');
+  const sent = JSON.stringify(played.calls().slice(before));
+  assert.ok(!sent.includes('SECRET-CELL') && !sent.includes('SECRET-VALUE'), 'no value reached the provider');
+  assert.ok(sent.includes('12.5'), 'the summary did');
+  assert.deepEqual(ran.map((r) => r.name), ['orders_mean'], 'the read of cells was refused before it ran');
+  assert.match(chat.footer(chat.turn), /The data switch was on: values and pictures were kept out\.$/);
 });
