@@ -70,7 +70,8 @@ export interface ChatOptions {
   presence?: Presence | null;
   /** The door every agent's call goes through (createTabrelay gives the bridge's). */
   handle(call: PresenceCall): Promise<CallResult>;
-  tools?: () => Array<{ name: string; definition?: { name: string; description?: string; inputSchema?: unknown } }>;
+  tools?: () => Array<{ name: string; definition?: { name: string; title?: string; description?: string; inputSchema?: unknown } }>;
+  subscribeTools?: ((fn: () => void) => unknown) | null;
   providers?: Record<string, ChatProvider>;
   /** Each provider's API origin (tests, a company's proxy). */
   origins?: Partial<Record<'anthropic' | 'openai', string>>;
@@ -93,6 +94,7 @@ export interface Chat {
   readonly turn: number;
   readonly busy: boolean;
   providers(): Array<{ id: string; name: string; origin: string }>;
+  tools(): Array<{ name: string; title: string }>;
   models(): ModelInfo[];
   modelsSaid(): string;
   live(): { turn: number; text: string; waiting: string | null } | null;

@@ -92,13 +92,14 @@ function randomId() {
 /**
  * The chat. `app`: the app's name (keys and choices kept under it); `presence`: the person's
  * presence (Stop, the chat's lines); `handle(call)`: the door every agent's call goes through;
- * `tools()`: the tools agents reach ([{name, definition}] as the bridge lists them);
+ * `tools()`: the tools agents reach ([{name, definition}] as the bridge lists them), and
+ * `subscribeTools(fn)` hears them change;
  * `providers` (id → provider) or `origins` (id → origin) and `fetch`; `dataKeptOut()`: whether
  * the data switch keeps values and pictures out now (the footer says so); `session`, `local`:
  * the storages (default the browser's); `id`: the conversation's; `budget`: the token budget
  * until the person sets one; `instructions`.
  */
-export function createChat({ app, presence, handle, tools = () => [], providers, origins, budget = 0, fetch: fetchFn, dataKeptOut = () => false, session = globalThis.sessionStorage ?? null, local = globalThis.localStorage ?? null, id = randomId(), instructions = CHAT_MODEL_INSTRUCTIONS, now = () => Date.now() } = {}) {
+export function createChat({ app, presence, handle, tools = () => [], subscribeTools = null, providers, origins, budget = 0, fetch: fetchFn, dataKeptOut = () => false, session = globalThis.sessionStorage ?? null, local = globalThis.localStorage ?? null, id = randomId(), instructions = CHAT_MODEL_INSTRUCTIONS, now = () => Date.now() } = {}) {
   if (!app) throw new Error('createChat needs the app’s name: keys and choices are kept under it.');
   if (typeof handle !== 'function') throw new Error('createChat needs handle(call): every call goes through the person’s permissions.');
   const offered = providers || defaultProviders(origins, fetchFn);
@@ -126,6 +127,8 @@ export function createChat({ app, presence, handle, tools = () => [], providers,
     for (const fn of listeners) fn(event);
   };
 
+  // The tools shown follow the app's.
+  subscribeTools?.(() => emit());
   // A call of the chat asking the person, running, ended: its line in the chat follows.
   presence?.watch?.((e) => {
     const line = toolLines.get(String(e.call?.id));
@@ -148,6 +151,8 @@ export function createChat({ app, presence, handle, tools = () => [], providers,
     get model() {
       return modelId;
     },
+    /** The tools the model may call (the app's, under the person's permissions), by name and title. */
+    tools: () => tools().map((x) => ({ name: x.definition?.name ?? x.name, title: x.definition?.title ?? x.definition?.annotations?.title ?? x.name })),
     /** The models listed for the provider (after `listModels`), and why none are when none are. */
     models: () => models.slice(),
     modelsSaid: () => modelsSaid,

@@ -277,7 +277,7 @@ export function createTabrelay(options = {}) {
   const chat = chatOptions
     ? Promise.all([import('./chat.js'), doc ? import('./chat-element.js') : null]).then(([{ createChat }]) => {
         const { element: named, ...rest } = chatOptions === true ? {} : chatOptions;
-        chatEngine = createChat({ app, presence, handle: (call) => bridge.handle(call), tools: () => bridge.tools(), dataKeptOut: () => dataSwitch.isOn(shownDataset), ...rest });
+        chatEngine = createChat({ app, presence, handle: (call) => bridge.handle(call), tools: () => bridge.tools(), subscribeTools: (fn) => bridge.subscribe(fn), dataKeptOut: () => dataSwitch.isOn(shownDataset), ...rest });
         const el = element(named, 'tabrelay-chat');
         if (el) el.chat = chatEngine;
         return chatEngine;

@@ -49,3 +49,12 @@ for (const [width, height] of [[390, 844], [1280, 800]]) {
     await context.close();
   });
 }
+
+test('without a key the chat shows, with the app’s tools and where a key would go', async () => {
+  const p = await played();
+  const { page, context } = await openChatDemo(await chromium(), p, { key: null });
+  await page.locator('#chat [part=tools]', { hasText: /^The model may use .*Delete items.*, each under your permissions\.$/ }).waitFor({ timeout: SHOW_MS });
+  assert.equal(await page.locator('#chat [part=key-said]').textContent(), 'No key yet: paste one to chat.');
+  assert.match(await page.locator('#chat [part=key-for]').textContent(), new RegExp(`sent only to ${p.anthropic.origin.replace(/[.]/g, '\\.')}`));
+  await context.close();
+});
