@@ -55,7 +55,7 @@ const CSS = `
   [part=choices] { display: flex; flex-wrap: wrap; gap: .4rem; }
   [part=waiting] { margin: 0 0 .4rem; font-size: .9rem; }
   [part=waiting]:empty { display: none; }
-  [part=tools] { margin: 0 0 .4rem; font-size: .85rem; color: #5b5b60; }
+  [part=tools] { margin: 0; color: #5b5b60; }
   [part=tools]:empty { display: none; }
   form { display: grid; grid-template-columns: minmax(0, 1fr) auto; gap: .4rem; align-items: end; }
   textarea { width: 100%; min-height: 2.6rem; resize: vertical; padding: .35rem .5rem; border: 1px solid #8a8a90; border-radius: .3rem; }
@@ -86,7 +86,6 @@ export class ChatElement extends Base {
       <p part="live" aria-hidden="true"></p>
       <div part="ask" hidden role="group" aria-labelledby="ask-question"><p id="ask-question" part="ask-question"></p><div part="choices"></div></div>
       <p part="waiting" role="status"></p>
-      <p part="tools"></p>
       <form part="composer">
         <textarea part="message" aria-label="Message to the model" placeholder="Ask the model…" rows="2"></textarea>
         <div part="buttons"><button part="send primary" type="submit">Send</button><button part="stop" type="button" hidden>Stop</button></div>
@@ -101,6 +100,7 @@ export class ChatElement extends Base {
           <p part="models-said" role="status"></p>
           <label>Token budget for this chat (0: none)<input part="budget" type="number" min="0" step="1000" inputmode="numeric"></label>
           <p part="spent"></p>
+          <p part="tools"></p>
           <div part="row"><button part="export" type="button">Export as Markdown</button></div>
         </div>
       </details>`;
