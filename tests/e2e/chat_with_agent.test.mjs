@@ -1,17 +1,19 @@
 // The chat bar and a remote agent in the same tab at the same time, in the demo page in headless
 // Chromium: the chat's played model (a played Anthropic API) and the official SDK client through
 // the relay each change a value while the other's turn is under way; each has its own activity
-// line; Undo turn of the chat's turn undoes only its step. The chat's provider down leaves the
+// line; Undo turn of the chat's turn undoes only its step; with an agent in the browser (WebMCP)
+// too, the three ask at once, each on its own card and line. The chat's provider down leaves the
 // remote agent working; the relay down (the page's relay address closed) leaves the chat working.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { dataOf, waitFor } from './harness.mjs';
-import { fileChromium, connectThroughPage, activityLines, SHOW_MS } from './demo_harness.mjs';
+import { fileChromium, connectThroughPage, namedProvider, activityLines, cardSays, choose, textOf, SHOW_MS } from './demo_harness.mjs';
 import { filePlayed, openChatDemo, say, chatShows, turnEnded, PLAYED_KEY } from './chat_harness.mjs';
 import { FAILURES } from '../../tab/chat-provider.js';
 import { playProvider } from '../played/providers.mjs';
 
 const chromium = fileChromium();
+const withWebMcp = fileChromium(['--enable-features=WebMCP']);
 const played = filePlayed();
 
 test('the chat and a remote agent at once: their own lines; Undo turn of the chat’s turn undoes only its step', async () => {
@@ -70,5 +72,44 @@ test('the relay down: the chat still works in the tab', async () => {
   await chatShows(page, 'Highlighted two items.');
   assert.match(await page.locator('#chat [part~=tool-line]').textContent(), /^items_highlight \(ids: 1, 2\): done in/);
   assert.match(await page.textContent('#history'), /highlight/i);
+  await context.close();
+});
+
+test('the chat, a remote agent and an agent in this browser at once: each its own card and line', async () => {
+  const p = await played();
+  const { page, context } = await openChatDemo(await withWebMcp(), p);
+  const { client } = await connectThroughPage(page, 'remote-e2e', namedProvider(page, 'remote-e2e'));
+  p.anthropic.script({ answer: [{ tool: { name: 'items_delete', input: { ids: [11] } } }] }, { answer: [{ text: 'Deleted item 11.' }] });
+  await say(page, 'Delete item 11');
+  await cardSays(page, /asks to delete item 11/);
+  const remote = client.callTool({ name: 'items_delete', arguments: { ids: [12] } });
+  await page.evaluate(() => {
+    window.inBrowserCall = (async () => {
+      const tool = (await document.modelContext.getTools()).find((t) => t.name === 'items_delete');
+      return document.modelContext.executeTool(tool, { ids: [13] });
+    })().then((text) => ({ text }), (e) => ({ error: e.name }));
+  });
+  await waitFor(async () => {
+    const lines = (await activityLines(page)).join('\n');
+    return /Claude Played 1/.test(lines) && /remote-e2e/.test(lines) && /an agent in this browser/.test(lines);
+  }, SHOW_MS);
+  // The cards come one at a time, oldest first: each names its own agent.
+  const asked = [];
+  for (let i = 0; i < 3; i++) {
+    const what = await cardSays(page, /asks to delete item 1[123]/);
+    asked.push(what);
+    await choose(page, 'once');
+    // The next card is another question (or none once all three are answered).
+    await page.waitForFunction((before) => {
+      const card = document.querySelector('#confirm');
+      return card.hidden || card.shadowRoot.querySelector('[part=what]').textContent !== before;
+    }, what, { timeout: SHOW_MS });
+  }
+  assert.deepEqual(asked.map((w) => w.replace(/ asks to delete item (\d+).*/, ' $1')).sort(), ['Claude Played 1 11', 'an agent in this browser 13', 'remote-e2e 12']);
+  await chatShows(page, 'Deleted item 11.');
+  const done = await remote;
+  assert.equal(done.isError, false, textOf(done));
+  assert.ok((await page.evaluate(() => window.inBrowserCall)).text);
+  await client.close();
   await context.close();
 });
