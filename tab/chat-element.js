@@ -44,8 +44,7 @@ const CSS = `
   [part=log] { max-height: 28rem; overflow-y: auto; overflow-wrap: anywhere; display: grid; gap: .4rem; margin: 0 0 .5rem; }
   [part=log]:empty::before { content: attr(data-empty); color: #5b5b60; }
   [part~=person] { justify-self: end; background: #e8f0fa; border-radius: .5rem; padding: .35rem .6rem; max-width: 90%; white-space: pre-wrap; }
-  [part~=model], [part=live] { white-space: pre-wrap; }
-  [part=live]:empty { display: none; }
+  [part~=model] { white-space: pre-wrap; }
   [part~=tool-line] { font-size: .9rem; color: #36363a; border-left: 3px solid #8a8a90; padding-left: .5rem; }
   [part~=tool-line][data-state=asking] { border-color: #b3261e; }
   [part~=note], [part~=footer] { font-size: .85rem; color: #5b5b60; margin: 0; }
@@ -61,7 +60,7 @@ const CSS = `
   textarea { width: 100%; min-height: 2.6rem; resize: vertical; padding: .35rem .5rem; border: 1px solid #8a8a90; border-radius: .3rem; }
   [part=buttons] { display: flex; gap: .4rem; }
   details { margin-top: .5rem; font-size: .9rem; }
-  [part=settings-body] { display: grid; gap: .45rem; margin-top: .4rem; }
+  [part=settings-body] { display: grid; gap: .45rem; margin: .4rem 0 0; padding: 0; border: 0; min-width: 0; }
   label { display: grid; gap: .15rem; }
   label.inline { display: flex; gap: .4rem; align-items: center; }
   [part=key-row], [part=row] { display: flex; flex-wrap: wrap; gap: .4rem; align-items: center; }
@@ -78,20 +77,23 @@ export class ChatElement extends Base {
   #pending = '';
   #frame = 0;
   #lines = new Map();
+  /** The answer streaming in: the log's last element, made the model's entry in place once whole. */
+  #live = null;
+  /** Whether the log follows its end (the person has not scrolled up). */
+  #stick = true;
   constructor() {
     super();
     this.#root = this.attachShadow({ mode: 'open' });
     this.#root.innerHTML = `<style>${CSS}</style>
       <div part="log" role="log" aria-live="polite" aria-label="Conversation with the model" data-empty="Ask the model to do something in this app: it acts here, under your permissions."></div>
-      <p part="live" aria-hidden="true"></p>
       <div part="ask" hidden role="group" aria-labelledby="ask-question"><p id="ask-question" part="ask-question"></p><div part="choices"></div></div>
       <p part="waiting" role="status"></p>
       <form part="composer">
-        <textarea part="message" aria-label="Message to the model" placeholder="Ask the model…" rows="2"></textarea>
-        <div part="buttons"><button part="send primary" type="submit">Send</button><button part="stop" type="button" hidden>Stop</button></div>
+        <textarea part="message" aria-label="Message to the model" placeholder="Ask the model…" rows="2" disabled></textarea>
+        <div part="buttons"><button part="send primary" type="submit" disabled>Send</button><button part="stop" type="button" hidden>Stop</button></div>
       </form>
       <details part="settings"><summary>Chat settings: provider, key, model, budget</summary>
-        <div part="settings-body">
+        <fieldset part="settings-body" disabled>
           <label>Provider<select part="provider"></select></label>
           <label>API key <span part="key-for"></span><input part="key" type="password" autocomplete="off" spellcheck="false"></label>
           <div part="key-row"><label class="inline"><input part="remember" type="checkbox"> Remember in this browser</label><button part="save-key" type="button">Save key</button><button part="forget-key" type="button">Forget key</button></div>
@@ -102,10 +104,11 @@ export class ChatElement extends Base {
           <p part="spent"></p>
           <p part="tools"></p>
           <div part="row"><button part="export" type="button">Export as Markdown</button></div>
-        </div>
+        </fieldset>
       </details>`;
     for (const el of this.#root.querySelectorAll('[part]')) this.#els[el.getAttribute('part').split(' ')[0]] = el;
     const e = this.#els;
+    e.log.addEventListener('scroll', () => (this.#stick = e.log.scrollHeight - e.log.scrollTop - e.log.clientHeight < 40), { passive: true });
     e.composer.addEventListener('submit', (ev) => {
       ev.preventDefault();
       this.#send();
@@ -141,7 +144,12 @@ export class ChatElement extends Base {
     for (const off of this.#off) off();
     this.#off = [];
     this.#chat = chat;
+    // Nothing typed is lost: the field takes a message once a chat is there to send it.
+    this.#els.message.disabled = !chat;
+    this.#els.send.disabled = !chat;
+    this.#els['settings-body'].disabled = !chat;
     this.#els.log.textContent = '';
+    this.#live = null;
     this.#lines.clear();
     if (!chat) return;
     for (const entry of chat.conversation.entries()) this.#entry(entry);
@@ -189,21 +197,35 @@ export class ChatElement extends Base {
     el.setAttribute('part', part);
     for (const [k, v] of Object.entries(attrs)) el.setAttribute(k, v);
     el.textContent = text;
-    const log = this.#els.log;
-    const atEnd = log.scrollHeight - log.scrollTop - log.clientHeight < 40;
-    log.append(el);
-    if (atEnd) log.scrollTop = log.scrollHeight;
+    // Before the answer streaming in, which stays last.
+    this.#els.log.insertBefore(el, this.#live);
+    this.#follow();
     return el;
+  }
+
+  /** Keeps the log at its end unless the person scrolled up (read once the frame lays out anyway). */
+  #follow() {
+    if (this.#stick) this.#els.log.scrollTop = this.#els.log.scrollHeight;
   }
 
   #entry(entry) {
     if (entry.kind === 'person') this.#add('person', entry.text);
     else if (entry.kind === 'model') {
-      this.#flushLive(true);
       const text = entry.parts.filter((p) => p.type === 'text').map((p) => p.text).join('\n\n');
-      if (text) this.#add('model', text, { 'data-model': entry.model });
+      this.#flushText();
+      const live = this.#live;
+      this.#live = null;
+      if (live && live.textContent === text) {
+        // The streamed text is the answer: its element becomes the entry, laid out once only.
+        live.setAttribute('part', 'model');
+        live.setAttribute('data-model', entry.model);
+        live.removeAttribute('aria-hidden');
+      } else {
+        live?.remove();
+        if (text) this.#add('model', text, { 'data-model': entry.model });
+      }
     } else if (entry.kind === 'note' && entry.note !== 'summary') {
-      this.#flushLive(true);
+      this.#dropLive();
       this.#add('note', entry.text, { 'data-note': entry.note });
     } else if (entry.kind === 'note') this.#add('note', 'The conversation was summarised to fit the model’s window.', { 'data-note': 'summary' });
   }
@@ -213,10 +235,10 @@ export class ChatElement extends Base {
     if (event.type === 'text') {
       // Appended once a frame: thousands of pieces never cost more than one text change a frame.
       this.#pending += event.text;
-      if (!this.#frame) this.#frame = requestAnimationFrame(() => this.#flushLive(false));
+      if (!this.#frame) this.#frame = requestAnimationFrame(() => this.#flushText());
       return;
     }
-    if (event.type === 'restart') this.#flushLive(true);
+    if (event.type === 'restart') this.#dropLive();
     else if (event.type === 'call') {
       const line = event.line;
       let el = this.#lines.get(line.callId);
@@ -249,20 +271,32 @@ export class ChatElement extends Base {
     this.#settings();
   }
 
-  /** The streamed text so far, appended once a frame; `done`: the answer is complete (or taken back). */
-  #flushLive(done) {
-    const live = this.#els.live;
+  /** The streamed text so far, appended once a frame to the answer streaming in (made when none is). */
+  #flushText() {
     if (this.#frame) cancelAnimationFrame(this.#frame);
     this.#frame = 0;
-    if (done) {
-      this.#pending = '';
-      live.textContent = '';
-      return;
-    }
     if (!this.#pending) return;
-    if (!live.firstChild) live.append(document.createTextNode(''));
-    live.firstChild.appendData(this.#pending);
+    if (!this.#live) {
+      this.#live = document.createElement('div');
+      this.#live.setAttribute('part', 'live');
+      // Read once whole (the log is busy meanwhile), not piece by piece.
+      this.#live.setAttribute('aria-hidden', 'true');
+      this.#live.style.whiteSpace = 'pre-wrap';
+      this.#live.append(document.createTextNode(''));
+      this.#els.log.append(this.#live);
+    }
+    this.#live.firstChild.appendData(this.#pending);
     this.#pending = '';
+    this.#follow();
+  }
+
+  /** What streamed in goes (a retry takes it back; a note says what was shown of it). */
+  #dropLive() {
+    if (this.#frame) cancelAnimationFrame(this.#frame);
+    this.#frame = 0;
+    this.#pending = '';
+    this.#live?.remove();
+    this.#live = null;
   }
 
   #ask(asking) {

@@ -126,6 +126,7 @@ export async function* serverEvents(response, signal) {
       buffer = chunk.done ? `${buffer}\n` : buffer + decoder.decode(chunk.value, { stream: true });
       // Lines read by index, the buffer cut once a chunk (a chunk may hold hundreds of events).
       let at = 0;
+      let slice = now();
       let cr = buffer.indexOf('\r');
       for (;;) {
         if (cr >= 0 && cr < at) cr = buffer.indexOf('\r', at);
@@ -145,6 +146,11 @@ export async function* serverEvents(response, signal) {
               throw new ProviderError('unreadable', { detail: 'an event that is not JSON' });
             }
             yield { event: event || parsed?.type || 'message', data: parsed };
+            // A chunk of hundreds of events is read in slices: the page draws between them.
+            if (now() - slice > SLICE_MS) {
+              await pause();
+              slice = now();
+            }
           }
           event = '';
           data = [];
@@ -164,6 +170,12 @@ export async function* serverEvents(response, signal) {
     reader.releaseLock?.();
   }
 }
+
+/** The longest a stream is read without letting the page draw (a long task is 50 ms). */
+export const SLICE_MS = 8;
+const now = () => globalThis.performance?.now() ?? Date.now();
+/** Lets the event loop run (the page draws, input is handled) before the stream is read on. */
+const pause = () => (globalThis.scheduler?.yield ? globalThis.scheduler.yield() : new Promise((r) => setTimeout(r, 0)));
 
 /** A JSON object's text as the tool call's input ('' is {}); 'unreadable' when it is not one. */
 export function toolInput(text) {

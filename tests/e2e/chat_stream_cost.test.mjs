@@ -1,7 +1,8 @@
 // What a long streamed answer costs the page, in the demo page in headless Chromium against a
 // played Anthropic API: the first token is shown (the chat's text in the DOM) within 50 ms of
 // reaching the page (its bytes out of the fetch body), and while 10,000 streamed tokens render
-// no main-thread task takes 50 ms or more (the browser's long tasks). The figures are printed.
+// no main-thread task takes 50 ms or more from its arrival until the whole answer is drawn (the
+// browser's long tasks, by start time). The figures are printed.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { fileChromium } from './demo_harness.mjs';
@@ -14,9 +15,9 @@ const WITHIN_MS = 50;
 
 /** In the page before it loads: when the first text piece reaches the page, and every long task. */
 function watchStream() {
-  window.__chatCost = { arrived: null, shown: null, long: [] };
+  window.__chatCost = { arrived: null, shown: null, drawn: null, long: [] };
   new PerformanceObserver((list) => {
-    for (const e of list.getEntries()) window.__chatCost.long.push(Math.round(e.duration));
+    for (const e of list.getEntries()) window.__chatCost.long.push({ at: e.startTime, ms: Math.round(e.duration) });
   }).observe({ type: 'longtask', buffered: true });
   const fetched = window.fetch;
   window.fetch = async (...args) => {
@@ -42,12 +43,18 @@ test(`the first token is shown within ${WITHIN_MS} ms of its arrival; ${TOKENS} 
     while (performance.now() < until);
     setTimeout(resolve, 50);
   })));
-  await page.waitForFunction(() => window.__chatCost.long.some((d) => d >= 80), null, { timeout: 5_000 });
+  await page.waitForFunction(() => window.__chatCost.long.some((d) => d.ms >= 80), null, { timeout: 5_000 });
   await page.evaluate(() => {
-    const live = document.querySelector('#chat').shadowRoot.querySelector('[part=live]');
+    // The first token shown: the answer streaming in has text; the whole answer drawn: the
+    // model's entry is in the conversation (and its frame ran).
+    const log = document.querySelector('#chat').shadowRoot.querySelector('[part=log]');
     new MutationObserver(() => {
-      if (window.__chatCost.shown === null && live.textContent) window.__chatCost.shown = performance.now();
-    }).observe(live, { childList: true, characterData: true, subtree: true });
+      if (window.__chatCost.shown === null && log.querySelector('[part=live]')?.textContent) window.__chatCost.shown = performance.now();
+      if (window.__chatCost.drawn === null && log.querySelector('[part~=model]')) {
+        window.__chatCost.drawn = 0;
+        requestAnimationFrame(() => setTimeout(() => (window.__chatCost.drawn = performance.now())));
+      }
+    }).observe(log, { childList: true, characterData: true, subtree: true, attributes: true });
     window.__chatCost.long.length = 0;
   });
   const text = Array.from({ length: TOKENS }, (_, i) => `w${i % 100} `.padEnd(4).slice(0, 4)).join('');
@@ -57,11 +64,14 @@ test(`the first token is shown within ${WITHIN_MS} ms of its arrival; ${TOKENS} 
   await turnEnded(page, 1);
   const ms = Date.now() - started;
   await chatShows(page, text.slice(0, 40));
+  await page.waitForFunction(() => window.__chatCost.drawn);
   const cost = await page.evaluate(() => window.__chatCost);
   const firstMs = cost.shown - cost.arrived;
-  const longest = Math.max(0, ...cost.long);
-  t.diagnostic(`first token shown ${firstMs.toFixed(1)} ms after it reached the page; ${TOKENS} tokens in ${ms} ms; long tasks: ${cost.long.length ? cost.long.join(', ') + ' ms' : 'none'}`);
-  console.log(`chat stream cost: first token shown ${firstMs.toFixed(1)} ms after arrival; ${TOKENS} tokens streamed in ${ms} ms; longest main-thread task ${longest} ms (${cost.long.length} of 50 ms or more)`);
+  // Tasks that started between the first token's arrival and the whole answer drawn.
+  const during = cost.long.filter((e) => e.at + e.ms > cost.arrived && e.at < cost.drawn).map((e) => e.ms);
+  const longest = Math.max(0, ...during);
+  t.diagnostic(`first token shown ${firstMs.toFixed(1)} ms after it reached the page; ${TOKENS} tokens in ${ms} ms; long tasks while they streamed: ${during.length ? during.join(', ') + ' ms' : 'none'}`);
+  console.log(`chat stream cost: first token shown ${firstMs.toFixed(1)} ms after arrival; ${TOKENS} tokens streamed and drawn in ${Math.round(cost.drawn - cost.arrived)} ms; longest main-thread task meanwhile ${longest} ms (${during.length} of 50 ms or more)`);
   assert.ok(cost.arrived !== null && cost.shown !== null);
   assert.ok(firstMs < WITHIN_MS, `first token shown ${firstMs} ms after arrival`);
   assert.ok(longest < WITHIN_MS, `a main-thread task of ${longest} ms`);
