@@ -71,6 +71,8 @@ export interface Decided {
   decision: Decision;
   asked: string[];
   denied: string[];
+  /** The grant that answered the asks: 'tab' (this connection until the tab closes), 'revoked' (kept until revoked), else null. */
+  grant: 'tab' | 'revoked' | null;
 }
 
 export function strictest(decisions: Iterable<Decision>): Decision;
@@ -80,6 +82,8 @@ export function readSettings(text: string | object | null): Settings;
 export function kindDecision(settings: Settings, kind: string): Decision;
 export function decide(input: { kinds: string[]; tool?: string; settings: Settings; connection?: string; scope?: string; grants?: Map<string, Set<string>> }): Decided;
 export function granted(input: { tool?: string; settings: Settings; connection?: string; scope?: string; grants?: Map<string, Set<string>> }): boolean;
+/** Which grant lets the tool's asking calls run: 'tab', 'revoked', or null. */
+export function grantOf(input: { tool?: string; settings: Settings; connection?: string; scope?: string; grants?: Map<string, Set<string>> }): 'tab' | 'revoked' | null;
 export function isCustom(settings: Settings): boolean;
 export function grantScopeOf(call: PresenceCall): string;
 export function grantWho(call: PresenceCall): string;
@@ -175,7 +179,9 @@ export interface ActivityLine {
 
 /** One event of a call (`presence.watch`). */
 export type CallEvent =
-  | { type: 'started' | 'running'; call: PresenceCall }
+  | { type: 'started'; call: PresenceCall }
+  /** `grant`: what let it run without a card ('tab' or 'revoked'), null when the settings did (or after a card). */
+  | { type: 'running'; call: PresenceCall; grant: 'tab' | 'revoked' | null }
   | { type: 'asking'; call: PresenceCall; question: Question }
   | { type: 'decided'; call: PresenceCall; choice: Choice }
   | { type: 'ended'; call: PresenceCall; outcome: string }

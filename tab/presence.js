@@ -174,19 +174,30 @@ export function kindDecision(settings, kind) {
  * for the connection or for its client (`scope`, `grantScopeOf` its call); a call through no
  * connection by one kept for all agents, which grants no connection's calls.
  */
-export function granted({ tool, settings, connection, scope, grants }) {
-  if (tool == null) return false;
+export function granted(args) {
+  return grantOf(args) !== null;
+}
+
+/**
+ * Which grant lets `tool`'s asking calls through `connection` run (as `granted` reads them):
+ * 'revoked' (one kept until the person revokes it), 'tab' (one for this connection until the
+ * tab closes), or null (none).
+ */
+export function grantOf({ tool, settings, connection, scope, grants }) {
+  if (tool == null) return null;
   const kept = settings.grants || {};
-  if (connection == null) return Boolean(kept[ALL_AGENTS]?.tools.includes(tool));
-  if (scope != null && scope !== ALL_AGENTS && kept[scope]?.tools.includes(tool)) return true;
+  if (connection == null) return kept[ALL_AGENTS]?.tools.includes(tool) ? 'revoked' : null;
+  if (scope != null && scope !== ALL_AGENTS && kept[scope]?.tools.includes(tool)) return 'revoked';
   const id = String(connection);
-  return Boolean(grants?.get(id)?.has(tool) || kept[id]?.tools.includes(tool));
+  if (kept[id]?.tools.includes(tool)) return 'revoked';
+  return grants?.get(id)?.has(tool) ? 'tab' : null;
 }
 
 /**
  * Decides a call: each of its `kinds` and the person's choice for the tool itself, the
  * strictest winning; a grant of the tool for `connection` (see `granted`) answers the asks,
- * never a deny. Returns {decision, asked: the kinds that ask, denied: the kinds that deny}.
+ * never a deny. Returns {decision, asked: the kinds that ask, denied: the kinds that deny,
+ * grant: the grant that answered the asks ('tab' or 'revoked', see `grantOf`), else null}.
  */
 export function decide({ kinds, tool, settings, connection, scope, grants }) {
   const asked = [];
@@ -199,9 +210,10 @@ export function decide({ kinds, tool, settings, connection, scope, grants }) {
   const own = tool != null ? settings.tools?.[tool] : undefined;
   if (own === 'deny') denied.push('tool');
   else if (own === 'ask') asked.push('tool');
-  if (asked.length && !denied.length && granted({ tool, settings, connection, scope, grants })) asked.length = 0;
+  const grant = asked.length && !denied.length ? grantOf({ tool, settings, connection, scope, grants }) : null;
+  if (grant) asked.length = 0;
   const decision = denied.length ? 'deny' : asked.length ? 'ask' : 'allow';
-  return { decision, asked, denied };
+  return { decision, asked, denied, grant };
 }
 
 /**
@@ -362,7 +374,7 @@ export class NotRun extends Error {
  * agent: the relay client's `stopAgent(line.connection?.id)`, which ends the turn too),
  * `onGoOn(connection)` (they let it go on: the relay client's `letGoOn`); `subscribe(fn)` hears
  * every change; `watch(fn)` hears each call's events, `{type, call, …}`: 'started', 'asking'
- * ({question}), 'decided' ({choice}), 'running', 'ended' ({outcome}: 'done', a NotRun's
+ * ({question}), 'decided' ({choice}), 'running' ({grant}: 'tab' or 'revoked' when a grant let it run without a card, else null), 'ended' ({outcome}: 'done', a NotRun's
  * outcome, or 'failed'), and 'undone' ({calls}: the calls whose steps Undo turn took back) —
  * what ./record.js keeps.
  *
@@ -554,7 +566,8 @@ export function createPresence({ app, storage, store, tools = [], confirmKinds =
         line.running = tool.title || tool.name;
         line.startedMs = now();
         line.estimateMs = Number.isFinite(estimateMs) ? estimateMs : null;
-        tell({ type: 'running', call });
+        // What let it run without a card: a grant ('tab' or 'revoked'), else the settings.
+        tell({ type: 'running', call, grant: decided.decision === 'allow' ? decided.grant : null });
         emit();
         const { signal } = entry.controller;
         const result = await Promise.resolve()
