@@ -32,6 +32,8 @@ export function kindName(kind: string, names?: Record<string, string>): string;
 export function riskOf(tool: PresenceTool | null | undefined, options?: { confirmKinds?: Record<string, string[]> }): Risk;
 export const LINES_KEPT: number;
 export const STEPPED_KEPT: number;
+/** Said on a line whose steps were made on a dataset no longer shown (`{dataset}`: its name). */
+export const UNDO_ELSEWHERE: string;
 export const PERMISSIONS_KEY: string;
 export const SENTENCES: Readonly<{ STOPPED: string; CANCELLED: string; STOPPED_RUNNING: string; CANCELLED_RUNNING: string; WITHDRAWN: string; FORGOTTEN: string; AGENT_STOPPED: string }>;
 
@@ -168,8 +170,10 @@ export interface ActivityLine {
   steps: unknown[];
   /** What the turn read and changed (or what did not run), in words, oldest first. */
   did: Array<{ what: 'read' | 'changed' | 'not-run' | 'failed'; words: string }>;
-  /** Why Undo turn could not undo it, once tried. */
+  /** Why Undo turn could not undo it, once tried (or at once when its steps were another dataset's). */
   undoSaid: string | null;
+  /** Whether Undo turn can take its steps back here (false once they were another dataset's). */
+  undoable: boolean;
   stopped: boolean;
   /** The person stopped this line's agent: its calls are refused until they let it go on. */
   held: boolean;
@@ -215,6 +219,8 @@ export interface Presence {
   chooseMode(mode: Mode): number;
   /** Whether Undo turn of line `key` asks first (a later turn made steps). */
   undoAsks(key: string): boolean;
+  /** The app shows dataset `name`: lines whose steps were another dataset's say at once they cannot be undone. */
+  setDataset(name: string | null): void;
   kinds(): string[];
   wordsOf(kind: string): string;
   settingOf(name: string): 'runs' | 'asks' | 'refused';
@@ -271,5 +277,7 @@ export interface PresenceOptions {
   actionOf?(call: PresenceCall): string | null;
   /** Confirms the person's presence for `decision` about `subject` (./presence-check.js `confirm`); rejects with a sentence. */
   confirmPresence?: ((decision: string, subject: string) => Promise<unknown>) | null;
+  /** The dataset shown (then `setDataset`): a turn's steps are undone only on the dataset they were made on. */
+  dataset?: string | null;
 }
 export function createPresence(options: PresenceOptions): Presence;
