@@ -33,8 +33,8 @@
 // <tabrelay-data-switch>: the dataset's switch "Agents see names and summaries only" (the
 // person's alone), the notice of what agents are sent (once per dataset, until Got it) and
 // that summaries of very small groups can still reveal values; once another dataset is shown,
-// what the switch is for it. Set `dataSwitch` (from
-// ./data-guard.js createDataSwitch) and `datasetId` (the shown dataset's identity).
+// what the switch is for it. Set `dataSwitch` (from ./data-guard.js createDataSwitch) and
+// `datasetId` (the shown dataset's identity).
 
 import { MODES, DECISIONS, modeDecision, MODE_CHOICE, CUSTOM_MODE, UNTIL, ALL_AGENTS, answerNeedsPresence } from './presence.js';
 import { PRESENCE, PRESENCE_SENTENCES } from './presence-check.js';
