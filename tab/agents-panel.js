@@ -95,7 +95,7 @@ export const DESCRIBE_AFTER_MS = 300;
 /** The composed elements' parts, exported by the panel with a prefix. */
 const INNER_PARTS = {
   connections: ['head', 'refresh', 'list', 'item', 'who', 'unverified', 'when', 'forget', 'go-on', 'empty', 'result'],
-  data: ['switch-row', 'switch', 'now', 'notice', 'notice-text', 'got-it', 'caveat', 'dataset-changed'],
+  data: ['switch-row', 'switch', 'now', 'notice', 'notice-text', 'got-it', 'caveat'],
   permissions: ['mode-row', 'mode', 'mode-hint', 'mode-result', 'kinds', 'kind-rows', 'kind-row', 'kind'],
   record: ['kept', 'filters', 'agent-filter', 'show', 'list', 'entry', 'when', 'who', 'tool', 'decision', 'outcome', 'undone-mark', 'empty', 'actions', 'export-json', 'export-csv', 'clear', 'clear-ask', 'clear-yes', 'clear-no', 'result'],
   grants: ['title', 'groups', 'group', 'who', 'grant', 'grant-text', 'revoke', 'revoke-all', 'empty', 'result'],

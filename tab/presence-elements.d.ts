@@ -27,11 +27,7 @@ declare class PresenceElement extends HTMLElement {
 }
 /** `<tabrelay-confirm-card>`: parts card, what, tool, who, why, details, args, choices, once, connection, always, deny, more. */
 export class ConfirmCard extends PresenceElement {}
-/** How many finished turns show before the older ones fold. */
-export const FINISHED_SHOWN: number;
-/** The lines in the order they show (acting or stopped first, then finished, newest first), and how many finished ones fold. */
-export function linesShown<L extends Pick<import('./presence.js').ActivityLine, 'key' | 'done' | 'held'>>(lines: L[], options?: { unfolded?: boolean; keep?: string[] }): { shown: L[]; folded: number };
-/** `<tabrelay-activity>`: parts lines, line (acting or done), text, buttons, stop, go-on, undo, dismiss, ask-undo, keep, undo-anyway, fold. */
+/** `<tabrelay-activity>`: parts lines, line (acting or done), text, buttons, stop, go-on, undo, dismiss, ask-undo, keep, undo-anyway. */
 export class ActivityLines extends PresenceElement {}
 /** `<tabrelay-permissions>`: parts mode-row, mode, mode-hint, mode-result, kinds, kind-rows, kind-row, kind. */
 export class PermissionSettings extends PresenceElement {}
@@ -48,12 +44,17 @@ export class ConnectionsList extends HTMLElement {
   render(list: ConnectionInfo[]): void;
 }
 
-/** `<tabrelay-data-switch>`: parts switch-row, switch, now, notice, notice-text, got-it, caveat. */
+/** `<tabrelay-data-switch>`: parts switch-row, switch, now, notice, notice-text, got-it, caveat, dataset-changed. */
 export class DataSwitchElement extends HTMLElement {
   dataSwitch: DataSwitch | null;
   datasetId: string | null;
   render(): void;
 }
+
+/** How many finished turns `<tabrelay-activity>` shows before the older ones fold (behind its part `fold`, which counts them). */
+export const FINISHED_SHOWN: number;
+/** The lines in the order they show (acting or stopped first, then finished, newest first), and how many finished ones fold. */
+export function linesShown<L extends Pick<import('./presence.js').ActivityLine, 'key' | 'done' | 'held'>>(lines: L[], options?: { unfolded?: boolean; keep?: string[] }): { shown: L[]; folded: number };
 
 declare global {
   interface HTMLElementTagNameMap {

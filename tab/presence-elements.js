@@ -15,21 +15,20 @@
 // in the card (on Deny once armed); Escape denies whichever card is shown. A question withdrawn
 // (the agent cancelled, Stop, another dataset, the tab closing) takes its card away and gives
 // the focus back.
-// <tabrelay-activity>: one line per agent turn, newest first, those acting or stopped before
-// the finished ones: what runs and Stop; once done with steps, Undo turn and Dismiss. Finished
-// turns beyond FINISHED_SHOWN fold behind a button that counts them; where an agent's
-// connection returns to is said once, on its first line. Stop stops the agent: its lines say
-// "Stopped" with Let it go on until the person presses it. After a press the focus stays on the
-// same line (never on another turn's Undo); Undo turn of any but the newest turn asks first, on
-// its line; a turn whose steps were another dataset's says at once that it cannot be undone.
+// <tabrelay-activity>: one line per agent turn: what runs and Stop; once done with steps,
+// Undo turn and Dismiss. The lines are newest first, those acting or stopped before the
+// finished ones; finished turns beyond FINISHED_SHOWN fold behind a button that counts them
+// (part `fold`); where an agent's connection returns to is said once, on its first line. Stop
+// stops the agent: its lines say "Stopped" with Let it go on until the person presses it. After
+// a press the focus stays on the same line (never on another turn's Undo); Undo turn of any but
+// the newest turn asks first, on its line; a turn whose steps were another dataset's says at
+// once that it cannot be undone.
 // <tabrelay-permissions>: the mode (Custom once a kind's rule changed; choosing one says it takes
 // the grants back) and each kind's Ask / Allow / Deny.
 // <tabrelay-grants>: every grant, under all agents or its connection, with what, until when and
 // Revoke.
 // <tabrelay-connections>: the agent apps connected to this browser (set `relay`, a RelayClient),
-// each with when and where it was made and Forget (its tokens stop at once); Refresh. It
-// follows the relay's list as it changes: a stop, a go-on or a forgetting in any tab of the
-// pairing shows at once.
+// each with when and where it was made and Forget (its tokens stop at once); Refresh.
 // <tabrelay-data-switch>: the dataset's switch "Agents see names and summaries only" (the
 // person's alone), the notice of what agents are sent (once per dataset, until Got it) and
 // that summaries of very small groups can still reveal values; once another dataset is shown,
@@ -777,6 +776,10 @@ export class GrantsList extends PresenceElement {
   }
 }
 
+/**
+ * <tabrelay-connections>: it follows the relay's list as it changes (`relay.connectionsList`): a
+ * connection made, stopped, let go on or forgotten in any tab of the pairing shows at once.
+ */
 export class ConnectionsList extends Base {
   #root;
   #relay = null;
