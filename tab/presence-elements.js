@@ -776,10 +776,6 @@ export class GrantsList extends PresenceElement {
   }
 }
 
-/**
- * <tabrelay-connections>: it follows the relay's list as it changes (`relay.connectionsList`): a
- * connection made, stopped, let go on or forgotten in any tab of the pairing shows at once.
- */
 export class ConnectionsList extends Base {
   #root;
   #relay = null;
