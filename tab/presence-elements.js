@@ -40,7 +40,8 @@ import { DATA_SENTENCES } from './data-guard.js';
 export const RISK_WORDS = Object.freeze({
   read: 'It only reads: nothing is changed.',
   undoable: 'It changes what the tab shows; you can undo it.',
-  irreversible: 'It cannot be undone.',
+  // The app's kind, not the tab end's guess: the tool's own words may say how it is undone.
+  irreversible: 'Take care: this app counts it as a change that may not be taken back.',
 });
 /** A new card's buttons wait this long, so a click meant for the card before cannot answer it. */
 export const CARD_ARM_MS = 350;
@@ -155,6 +156,39 @@ function deepActive() {
   return active;
 }
 
+/** Fields where keys are text, not commands. */
+const TEXT_INPUTS = /^(text|search|email|url|tel|password|number)$/;
+
+/**
+ * Whether the person is typing in `el`: a text field or editable text that holds something. An
+ * empty field (the code field after Enter approved, say), a select or a checkbox is not typing.
+ */
+export function typingIn(el) {
+  if (!el) return false;
+  if (el.isContentEditable) return Boolean(el.textContent?.trim());
+  if (el.tagName === 'TEXTAREA') return el.value !== '';
+  if (el.tagName === 'INPUT') return TEXT_INPUTS.test(el.type || 'text') && el.value !== '';
+  return false;
+}
+
+/** Whether `el` is a field or select, where Escape is the field's own (no card is denied by it). */
+function fieldOf(el) {
+  return Boolean(el && (el.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(el.tagName)));
+}
+
+/**
+ * Gives the focus to `target` (an element, or a function returning one) when it can take it:
+ * where the focus goes once a pressed control went. Returns whether it did.
+ */
+export function focusOn(target) {
+  const el = typeof target === 'function' ? target() : target;
+  if (!el?.isConnected || el.hidden || el.disabled) return false;
+  el.focus?.();
+  let active = document.activeElement;
+  while (active && active !== el && active.shadowRoot?.activeElement) active = active.shadowRoot.activeElement;
+  return active === el || el.contains?.(document.activeElement) || Boolean(el.shadowRoot?.activeElement);
+}
+
 const BASE_CSS = `
   :host { display: block; }
   :host([hidden]) { display: none; }
@@ -193,35 +227,45 @@ export class ConfirmCard extends PresenceElement {
   #shownId = null;
   #focusBefore = null;
   #root;
+  /**
+   * Where the focus goes once the card is answered or withdrawn, when it did not come from a
+   * field: an element or a function returning one (createTabrelay sets the activity lines).
+   */
+  returnFocus = null;
   constructor() {
     super();
     this.#root = this.attachShadow({ mode: 'open' });
     this.#root.innerHTML = `<style>${BASE_CSS}
+      :host { scroll-margin: 1rem 0 4rem; }
       [part=card] { padding: .75rem; border: 2px solid #8a8a90; border-radius: .4rem; background: #fff; }
       [part=card][data-risk=irreversible] { border-color: #b3261e; background: #fff8f7; }
       [part=risk] { font-weight: 600; }
       [part=card][data-risk=irreversible] [part=risk] { color: #b3261e; }
       [part=args] li { list-style: none; }
       [part=args] { padding-left: 0; }
-      h3 { margin: 0 0 .25rem; font-size: 1rem; }
-      p, ul { margin: 0 0 .5rem; overflow-wrap: anywhere; }
+      h3 { margin: 0 0 .25rem; font-size: 1rem; overflow-wrap: anywhere; }
+      p, ul { margin: 0 0 .35rem; overflow-wrap: anywhere; }
       ul { padding-left: 1.2rem; }
-      pre { white-space: pre-wrap; overflow-wrap: anywhere; font-size: .85rem; margin: .25rem 0 0; }
+      #why p { margin: 0; }
+      [part=about] { margin: 0 0 .35rem; font-size: .9rem; }
+      [part=about] summary { cursor: pointer; color: #0b5cad; }
+      [part=about] p { margin: .25rem 0 0; }
       [part=choices] { display: grid; grid-template-columns: repeat(auto-fit, minmax(7.5rem, 1fr)); gap: .5rem; margin-top: .5rem; }
       [part=once] { background: #0b5cad; border-color: #0b5cad; color: #fff; }
       [part=card][data-risk=irreversible] [part=once] { background: #b3261e; border-color: #b3261e; }
       [part=more] { color: #5b5b60; font-size: .9rem; margin: .5rem 0 0; }
+      [part=more]:empty { display: none; }
       [part=presence] { margin: .5rem 0 0; font-size: .9rem; }
       [part=presence]:empty { display: none; }
     </style>
     <div part="card" role="alertdialog" aria-modal="false" aria-labelledby="what" aria-describedby="risk who why" tabindex="-1">
       <h3 part="what" id="what"></h3>
-      <p part="risk" id="risk"></p>
       <p part="tool"></p>
-      <p part="description"></p>
+      <p part="risk" id="risk"></p>
       <p part="who" id="who"></p>
       <div id="why"><p>Asked because:</p><ul part="why"></ul></div>
       <div part="details"><p part="given-title">What it is given:</p><ul part="args"></ul><p part="items"></p></div>
+      <details part="about"><summary part="about-title">Details: what the tool says it does</summary><p part="description"></p></details>
       <div part="choices">
         <button part="deny" type="button" data-choice="deny"></button>
         <button part="connection" type="button" data-choice="connection"></button>
@@ -243,11 +287,13 @@ export class ConfirmCard extends PresenceElement {
     });
   }
 
-  /** Escape anywhere the person is not typing denies the card shown, focused or not. */
+  /**
+   * Escape anywhere denies the card shown, focused or not, unless the person is typing (a field
+   * that holds text) or something shown since took the Escape (a question of its own).
+   */
   #onDocumentKey = (event) => {
     if (event.key !== 'Escape' || this.#shownId == null || event.defaultPrevented) return;
-    const active = deepActive();
-    if (active && active !== document.body && (active.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(active.tagName))) return;
+    if (typingIn(deepActive())) return;
     event.preventDefault();
     this.#answer('deny');
   };
@@ -266,6 +312,24 @@ export class ConfirmCard extends PresenceElement {
     if (this.#shownId != null) this.presence?.answer(this.#shownId, choice);
   }
 
+  /** Brings the card into view (a fixed sheet is already). */
+  #reveal() {
+    if (getComputedStyle(this).position !== 'fixed') this.scrollIntoView({ block: 'nearest' });
+  }
+
+  /**
+   * Shows the question waiting: the card scrolled into view with the focus on it (on Deny once
+   * its buttons are armed). The banner's "Show the question" presses this. Returns whether a
+   * question shows.
+   */
+  showQuestion() {
+    if (this.#shownId == null || this.hidden) return false;
+    const deny = this.#root.querySelector('[part=deny]');
+    (deny.disabled ? this.#root.querySelector('[part=card]') : deny).focus({ preventScroll: true });
+    this.#reveal();
+    return true;
+  }
+
   render() {
     const q = this.presence?.questions()[0];
     if (!q) {
@@ -273,12 +337,12 @@ export class ConfirmCard extends PresenceElement {
       this.hidden = true;
       this.#shownId = null;
       if (hadFocus) {
-        // Back where the person was, unless that was a button: a second Enter there could act
-        // (another turn's Undo, a Forget) on something the card's answer never meant.
+        // Back to the field the person was in; never to a button (a second Enter there could
+        // act, on another turn's Undo or a Forget, when the card's answer never meant it): then
+        // to the named control the app gave (the activity lines), else nowhere.
         const before = this.#focusBefore;
-        const back = before?.isConnected && before.tagName !== 'BUTTON' ? before : null;
-        back?.focus?.();
-        if (!back) this.blur?.();
+        const field = fieldOf(before) ? before : null;
+        if (!focusOn(field) && !focusOn(this.returnFocus)) this.blur?.();
       }
       this.#focusBefore = null;
       return;
@@ -299,9 +363,11 @@ export class ConfirmCard extends PresenceElement {
     card.dataset.risk = RISK_WORDS[q.risk] ? q.risk : 'undoable';
     this.#root.querySelector('[part=risk]').textContent = RISK_WORDS[card.dataset.risk];
     this.#root.querySelector('[part=tool]').textContent = `Tool: ${shown(q.title)}`;
-    const description = this.#root.querySelector('[part=description]');
-    description.textContent = q.description ? shown(q.description, 400) : '';
-    description.hidden = !q.description;
+    // The tool's own description is under Details: the card is sized for a person to decide.
+    const about = this.#root.querySelector('[part=about]');
+    about.open = false;
+    about.hidden = !q.description;
+    this.#root.querySelector('[part=description]').textContent = q.description ? shown(q.description, 400) : '';
     this.#root.querySelector('[part=who]').textContent = `Who asks: ${askerOf(q.call)}`;
     this.#root.querySelector('[part=why]').replaceChildren(
       ...q.why.map((w, i) => {
@@ -328,21 +394,26 @@ export class ConfirmCard extends PresenceElement {
       b.hidden = !choices.has(b.dataset.choice);
       b.textContent = choices.get(b.dataset.choice) ?? '';
     }
-    const hadFocus = this.matches(':focus-within');
     this.hidden = false;
     const buttons = [...this.#root.querySelectorAll('button')];
     const active = deepActive();
-    const typing = !this.contains(active) && !this.shadowRoot.contains(active) && active && (active.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(active.tagName));
+    const inCard = this.contains(active) || this.shadowRoot.contains(active);
+    // Every card shown takes the focus (and comes into view) unless the person is typing: a
+    // field that holds text, being edited. The banner's "Show the question" reaches it then.
+    const typing = !inCard && typingIn(active);
     if (first) this.#focusBefore = active;
     // While its buttons wait, the card itself holds the focus (a disabled button would drop it
     // to the page, where Escape and Tab no longer reach the card).
-    if (hadFocus || (first && !typing)) card.focus();
+    if (!typing) {
+      card.focus({ preventScroll: true });
+      this.#reveal();
+    }
     for (const b of buttons) b.disabled = true;
     setTimeout(() => {
       if (this.#shownId !== q.id) return;
       for (const b of buttons) b.disabled = false;
-      // The first card takes the focus unless the person is typing; Deny, the safe answer.
-      if ((first && !typing) || this.matches(':focus-within')) this.#root.querySelector('[part=deny]').focus();
+      // Deny, the safe answer, once armed, unless the person went elsewhere meanwhile.
+      if (this.matches(':focus-within')) this.#root.querySelector('[part=deny]').focus({ preventScroll: true });
     }, CARD_ARM_MS);
   }
 }
@@ -410,6 +481,11 @@ export class ActivityLines extends PresenceElement {
       // The pressed button may be gone: the focus stays on its line (see render).
       if (!b.isConnected && this.#root.activeElement?.dataset?.line !== key) this.#refocus(key);
     });
+  }
+
+  /** The focus goes to the list (named "What agents are doing"), never to one of its buttons. */
+  focus(options) {
+    this.#root.querySelector('[part=lines]').focus(options);
   }
 
   /** While a call runs, its running time is written again every second. */
@@ -638,13 +714,38 @@ export class GrantsList extends PresenceElement {
       p { margin: .5rem 0 0; color: #5b5b60; font-size: .9rem; }
       [part=result]:empty { margin: 0; }
       [part=revoke-all] { margin-top: .5rem; }
+      [part=revoke-all-ask] { color: #1d1d1f; font-weight: 600; display: flex; flex-wrap: wrap; gap: .5rem; align-items: center; }
+      [part=revoke-all-ask][hidden] { display: none; }
+      [part=revoke-all-yes] { border-color: #b3261e; color: #b3261e; }
     </style>
     <h3 part="title" id="grants-title" tabindex="-1">Grants</h3>
     <div part="groups" aria-labelledby="grants-title"></div>
     <button part="revoke-all" type="button">Revoke all grants</button>
+    <p part="revoke-all-ask" role="alertdialog" aria-labelledby="revoke-all-words" hidden><span id="revoke-all-words"></span><button part="revoke-all-yes" type="button">Revoke all</button><button part="revoke-all-no" type="button">Keep them</button></p>
     <p part="empty">Nothing is allowed beyond the mode: each Allow you press on a card for more than one call shows here, with Revoke.</p>
     <p part="result" aria-live="polite"></p>`;
+    // Revoke all cannot be taken back: it asks first, with the focus on Keep them.
+    const ask = this.#root.querySelector('[part=revoke-all-ask]');
     this.#root.querySelector('[part=revoke-all]').addEventListener('click', () => {
+      if (!this.presence) return;
+      const count = this.presence.grants().length;
+      this.#root.getElementById('revoke-all-words').textContent = `Revoke all ${count === 1 ? '1 grant' : `${count} grants`}? Each card asks again; this cannot be undone.`;
+      ask.hidden = false;
+      this.#root.querySelector('[part=revoke-all-no]').focus();
+    });
+    // Keep them: nothing revoked; the focus goes to the heading, not back to Revoke all.
+    const keep = () => {
+      ask.hidden = true;
+      this.#root.querySelector('[part=title]').focus();
+    };
+    this.#root.querySelector('[part=revoke-all-no]').addEventListener('click', keep);
+    ask.addEventListener('keydown', (event) => {
+      if (event.key !== 'Escape') return;
+      event.preventDefault();
+      keep();
+    });
+    this.#root.querySelector('[part=revoke-all-yes]').addEventListener('click', () => {
+      ask.hidden = true;
       if (!this.presence) return;
       const count = this.presence.revokeAll();
       this.#root.querySelector('[part=result]').textContent = `Revoked ${count === 1 ? '1 grant' : `${count} grants`}: each card asks again.`;
@@ -714,15 +815,21 @@ export class GrantsList extends PresenceElement {
     );
     this.#root.querySelector('[part=empty]').hidden = grants.length > 0;
     this.#root.querySelector('[part=revoke-all]').hidden = grants.length < 2;
+    if (grants.length < 2) this.#root.querySelector('[part=revoke-all-ask]').hidden = true;
     if (focusedGrant) [...groups.querySelectorAll('button[part=revoke]')].find((b) => b.dataset.grant === focusedGrant)?.focus();
   }
 }
+
+/** What a Forget asks before it acts: it cannot be taken back. */
+export const FORGET_ASK = 'Forget {name}? It can no longer act in this tab; this cannot be undone.';
 
 export class ConnectionsList extends Base {
   #root;
   #relay = null;
   #list = null;
   #timer = null;
+  /** The connection whose Forget asks first ("Forget" / "Keep it"), or null. */
+  #asking = null;
   constructor() {
     super();
     this.#root = this.attachShadow({ mode: 'open' });
@@ -736,6 +843,8 @@ export class ConnectionsList extends Base {
       [part=unverified], [part=when] { display: block; color: #5b5b60; }
       button { padding: .2rem .6rem; font-size: .9rem; }
       p { margin: .5rem 0 0; color: #5b5b60; font-size: .9rem; min-height: 1.4em; }
+      [part=forget-ask] { width: 100%; margin: 0; color: #1d1d1f; font-weight: 600; min-height: 0; display: flex; flex-wrap: wrap; gap: .5rem; align-items: center; }
+      [part=forget-yes] { border-color: #b3261e; color: #b3261e; }
     </style>
     <div part="head"><h3 id="title">Connections</h3><button part="refresh" type="button">Refresh</button></div>
     <ul part="list" aria-labelledby="title"></ul>
@@ -746,11 +855,35 @@ export class ConnectionsList extends Base {
       this.refresh();
     });
     this.#root.querySelector('[part=list]').addEventListener('click', (event) => {
+      // Forget cannot be taken back: it asks first, on its row, with the focus on Keep it.
       const button = event.target.closest?.('button[part=forget]');
-      if (button) this.#forget(button);
+      if (button) {
+        this.#asking = button.dataset.id;
+        this.render(this.#list);
+        this.#buttonOf('forget-no', this.#asking)?.focus();
+      }
+      const yes = event.target.closest?.('button[part=forget-yes]');
+      if (yes) this.#forget(yes);
+      if (event.target.closest?.('button[part=forget-no]')) this.#keep();
       const goOn = event.target.closest?.('button[part=go-on]');
       if (goOn && this.#relay) this.#goOn(goOn.dataset.id);
     });
+    this.#root.querySelector('[part=list]').addEventListener('keydown', (event) => {
+      if (event.key === 'Escape' && this.#asking != null) {
+        event.preventDefault();
+        this.#keep();
+      }
+    });
+  }
+  /** Keep it: the question goes and nothing is forgotten; the focus goes to Refresh (never Forget). */
+  #keep() {
+    this.#asking = null;
+    this.render(this.#list);
+    this.#root.querySelector('[part=refresh]').focus();
+  }
+  /** Button `part` of connection `id` (an id holds characters a selector cannot). */
+  #buttonOf(part, id) {
+    return [...this.#root.querySelectorAll(`button[part=${part}]`)].find((b) => b.dataset.id === id) ?? null;
   }
   /** Lets a stopped agent go on, once the person's device confirmed it (the presence's check). */
   async #goOn(id) {
@@ -799,7 +932,9 @@ export class ConnectionsList extends Base {
     const name = shown(this.#list?.find((c) => c.id === id)?.client || 'the agent app');
     button.disabled = true;
     try {
-      this.render(await this.#relay.forget(id));
+      const left = await this.#relay.forget(id);
+      this.#asking = null;
+      this.render(left);
       this.#say(`Forgot ${name}: it can no longer act in this tab.`);
       this.dispatchEvent(new CustomEvent('tabrelay-forgot', { detail: { id }, bubbles: true, composed: true }));
       // The pressed button is gone: the focus goes to Refresh, never to another connection's
@@ -810,11 +945,16 @@ export class ConnectionsList extends Base {
       this.#say(`${name} was not forgotten: ${err.message}`);
     }
   }
-  /** Shows `list` (oldest first), keeping the focus on the Forget button that had it. */
+  /**
+   * Shows `list` (oldest first), keeping the focus on the button that had it; when that button
+   * went (Let it go on, once the agent goes on), on Refresh: never on another button of the row.
+   */
   render(list) {
     this.#list = Array.isArray(list) ? list : [];
     const ul = this.#root.querySelector('[part=list]');
     const focusedId = this.#root.activeElement?.dataset?.id ?? null;
+    const focusedPart = focusedId == null ? null : this.#root.activeElement.getAttribute('part');
+    if (this.#asking != null && !this.#list.some((c) => c.id === this.#asking)) this.#asking = null;
     ul.replaceChildren(
       ...this.#list.map((c) => {
         const li = document.createElement('li');
@@ -839,6 +979,28 @@ export class ConnectionsList extends Base {
         forget.textContent = 'Forget';
         forget.setAttribute('aria-label', `Forget ${name.textContent} (${shown(c.host)})`);
         li.append(who, forget);
+        if (c.id === this.#asking) {
+          forget.hidden = true;
+          const ask = document.createElement('p');
+          ask.setAttribute('part', 'forget-ask');
+          ask.setAttribute('role', 'alertdialog');
+          const words = document.createElement('span');
+          words.textContent = FORGET_ASK.replace('{name}', name.textContent);
+          ask.setAttribute('aria-label', words.textContent);
+          const yes = document.createElement('button');
+          yes.type = 'button';
+          yes.setAttribute('part', 'forget-yes');
+          yes.dataset.id = c.id;
+          yes.textContent = 'Forget';
+          yes.setAttribute('aria-label', `Forget ${name.textContent} now`);
+          const no = document.createElement('button');
+          no.type = 'button';
+          no.setAttribute('part', 'forget-no');
+          no.dataset.id = c.id;
+          no.textContent = 'Keep it';
+          ask.append(words, yes, no);
+          li.append(ask);
+        }
         if (c.stopped) {
           // Stopped in a tab of this browser: its calls are refused until the person lets it go on.
           when.textContent += ' · stopped';
@@ -856,7 +1018,7 @@ export class ConnectionsList extends Base {
     const empty = this.#root.querySelector('[part=empty]');
     empty.hidden = this.#list.length > 0;
     empty.textContent = 'No agent app is connected to this tab.';
-    [...ul.querySelectorAll('button[part=forget]')].find((b) => b.dataset.id === focusedId)?.focus();
+    if (focusedId != null) (this.#buttonOf(focusedPart, focusedId) || this.#root.querySelector('[part=refresh]')).focus();
     this.dispatchEvent(new Event('listed'));
   }
 }
