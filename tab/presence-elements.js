@@ -246,11 +246,20 @@ export class ConfirmCard extends PresenceElement {
       h3 { margin: 0 0 .25rem; font-size: 1rem; overflow-wrap: anywhere; }
       p, ul { margin: 0 0 .35rem; overflow-wrap: anywhere; }
       ul { padding-left: 1.2rem; }
-      #why p { margin: 0; }
+      /* Why and what it is given read as lines of text, not lists a screen tall. */
+      #why, [part=details] { margin: 0 0 .35rem; overflow-wrap: anywhere; }
+      #why p, [part=given-title] { display: inline; margin: 0; }
+      [part=why], [part=args] { display: inline; margin: 0; padding: 0; }
+      [part=why] li, [part=args] li { display: inline; list-style: none; }
+      [part=why] li + li::before, [part=args] li + li::before { content: "; "; }
+      [part=items] { margin: .35rem 0 0; }
       [part=about] { margin: 0 0 .35rem; font-size: .9rem; }
       [part=about] summary { cursor: pointer; color: #0b5cad; }
       [part=about] p { margin: .25rem 0 0; }
-      [part=choices] { display: grid; grid-template-columns: repeat(auto-fit, minmax(7.5rem, 1fr)); gap: .5rem; margin-top: .5rem; }
+      /* Deny and Allow once side by side, each grant a row of its own; they stay in sight at the
+         foot of the card (or of a sheet that scrolls) while what is above them scrolls. */
+      [part=choices] { display: grid; grid-template-columns: 1fr 1fr; gap: .4rem; padding: .4rem 0 .1rem; position: sticky; bottom: 0; background: inherit; }
+      [part=connection], [part=always] { grid-column: 1 / -1; font-size: .9rem; padding: .3rem .6rem; }
       [part=once] { background: #0b5cad; border-color: #0b5cad; color: #fff; }
       [part=card][data-risk=irreversible] [part=once] { background: #b3261e; border-color: #b3261e; }
       [part=more] { color: #5b5b60; font-size: .9rem; margin: .5rem 0 0; }
@@ -263,14 +272,14 @@ export class ConfirmCard extends PresenceElement {
       <p part="tool"></p>
       <p part="risk" id="risk"></p>
       <p part="who" id="who"></p>
-      <div id="why"><p>Asked because:</p><ul part="why"></ul></div>
-      <div part="details"><p part="given-title">What it is given:</p><ul part="args"></ul><p part="items"></p></div>
+      <div id="why"><p>Asked because: </p><ul part="why"></ul></div>
+      <div part="details"><p part="given-title">What it is given: </p><ul part="args"></ul><p part="items"></p></div>
       <details part="about"><summary part="about-title">Details: what the tool says it does</summary><p part="description"></p></details>
       <div part="choices">
         <button part="deny" type="button" data-choice="deny"></button>
+        <button part="once" type="button" data-choice="once"></button>
         <button part="connection" type="button" data-choice="connection"></button>
         <button part="always" type="button" data-choice="always"></button>
-        <button part="once" type="button" data-choice="once"></button>
       </div>
       <p part="presence" role="status" aria-live="polite"></p>
       <p part="more" aria-live="polite"></p>
@@ -324,6 +333,8 @@ export class ConfirmCard extends PresenceElement {
    */
   showQuestion() {
     if (this.#shownId == null || this.hidden) return false;
+    // The person left where they were for the question: once answered, the focus stays near it.
+    this.#focusBefore = null;
     const deny = this.#root.querySelector('[part=deny]');
     (deny.disabled ? this.#root.querySelector('[part=card]') : deny).focus({ preventScroll: true });
     this.#reveal();
