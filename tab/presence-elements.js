@@ -7,14 +7,16 @@
 //   document.querySelector('tabrelay-activity').presence = presence;
 //   document.querySelector('tabrelay-permissions').presence = presence;
 //
-// <tabrelay-confirm-card>: the oldest question: who asks (the agent, its connection, verified
-// domain or not), what (the tool's title; its arguments under Details), why (each kind asked
-// about); Deny, and each grant in words (what, to whom, until when: the presence's `choices`).
-// Its buttons wait CARD_ARM_MS so a click meant for something else cannot answer it; the first
-// card takes the focus unless the person is typing, and a card queued after it keeps the focus
-// in the card (on Deny once armed); Escape denies whichever card is shown. A question withdrawn
-// (the agent cancelled, Stop, another dataset, the tab closing) takes its card away and gives
-// the focus back.
+// <tabrelay-confirm-card>: the oldest question: what it asks and the tool's title first, who asks
+// (the agent, its connection, verified domain or not), why (each kind asked about), what it is
+// given, the tool's own description under Details; Deny, and each grant in words (what, to whom,
+// until when: the presence's `choices`), kept in sight at its foot. Its buttons wait
+// CARD_ARM_MS so a click meant for something else cannot answer it; every card shown takes the
+// focus and comes into view unless the person is typing (a field holding text), on Deny once
+// armed; `showQuestion()` (the banner's "Show the question") brings it to them; Escape denies
+// it wherever the focus is unless they type. Answered or withdrawn (the agent cancelled, Stop,
+// another dataset, the tab closing), the focus goes back to the field it came from, else to
+// `returnFocus` (the activity lines), never to a button nor the page's body.
 // <tabrelay-activity>: one line per agent turn: what runs and Stop; once done with steps,
 // Undo turn and Dismiss. Stop stops the agent: its lines say "Stopped" with Let it go on until
 // the person presses it. After a press the focus stays on the same line (never on another
@@ -22,9 +24,10 @@
 // <tabrelay-permissions>: the mode (Custom once a kind's rule changed; choosing one says it takes
 // the grants back) and each kind's Ask / Allow / Deny.
 // <tabrelay-grants>: every grant, under all agents or its connection, with what, until when and
-// Revoke.
+// Revoke; Revoke all asks first (Keep them has the focus).
 // <tabrelay-connections>: the agent apps connected to this browser (set `relay`, a RelayClient),
-// each with when and where it was made and Forget (its tokens stop at once); Refresh.
+// each with when and where it was made and Forget (its tokens stop at once: it asks first, Keep
+// it has the focus); Refresh. After a press whose button went, the focus is on Refresh.
 // <tabrelay-data-switch>: the dataset's switch "Agents see names and summaries only" (the
 // person's alone), the notice of what agents are sent (once per dataset, until Got it) and
 // that summaries of very small groups can still reveal values. Set `dataSwitch` (from

@@ -1,7 +1,8 @@
 // No harm one key away, in the demo page in headless Chromium with the official SDK client as
 // the agent: after a press that removes its own button the focus goes to a named control nearby,
 // never the page's body: the banner's Stop (to the activity lines), Let it go on in Connections
-// (to Refresh, not that row's Forget: Enter twice forgets nothing), Show who asks (to Deny, not
+// (to Refresh, not that row's Forget: Enter twice forgets nothing) and on the activity line (a
+// control of the line, never Forget or Undo), Show who asks (to Deny, not
 // Approve); and what cannot be taken back asks first with the focus on its safe answer: Forget
 // (Keep it; Escape keeps), Revoke all (Keep them), Clear the record (Keep it; after Clear, the
 // focus on the record's filter).
@@ -46,6 +47,22 @@ test('the banner’s Stop, then Let it go on in Connections, then Enter twice: t
   assert.equal(after.isError, false, textOf(after));
   assert.equal(await listed(page), 1, 'the connection is kept');
   assert.doesNotMatch(await page.textContent('#connections [part=result]'), /Forgot/);
+
+  // Stop and Let it go on on the activity line, from the keyboard: the focus stays on the line.
+  const again = client.callTool({ name: 'items_delete', arguments: { ids: [2] } });
+  await cardSays(page, /delete item 2\./);
+  await page.locator('#activity [part~=acting] [part=stop]').focus();
+  await page.keyboard.press('Enter');
+  assert.match(textOf(await again), /pressed Stop/);
+  // Every line of the agent says stopped: the newest one's Let it go on.
+  const lineGoOn = page.locator('#activity [part=go-on]');
+  await lineGoOn.last().waitFor({ timeout: SHOW_MS });
+  await lineGoOn.last().focus();
+  await page.keyboard.press('Enter');
+  await waitFor(async () => (await lineGoOn.count()) === 0, SHOW_MS);
+  const atLine = await focusedIn(page);
+  assert.ok(!['body', 'forget', 'undo'].includes(atLine), `after the line's Let it go on the focus is on ${atLine}`);
+  await waitFor(async () => (await client.callTool({ name: 'dataset_describe', arguments: {} })).isError === false, SHOW_MS);
 
   // Forget asks first, with the focus on Keep it: Enter twice keeps the connection.
   const forget = page.locator('#connections [part=forget]');
