@@ -223,7 +223,7 @@ export class DrivenBanner extends Base {
           // The row went with the press: the focus goes to the named control the app gave (the
           // activity lines, where the stopped agent's line says so), never to the page's body
           // or another agent's Stop.
-          if (!stop.isConnected || this.hidden) focusOn(this.returnFocus) || focusOn(this.card?.hidden ? null : this.card);
+          if (!stop.isConnected || this.hidden) focusOn(this.returnFocus);
         });
         const show = document.createElement('button');
         show.type = 'button';
