@@ -172,6 +172,8 @@ export function createTabrelay(options = {}) {
         : undefined,
       actionOf,
       saidOf,
+      // A turn's steps are undone only on the dataset they were made on.
+      dataset: shownDataset,
       // Allow on an irreversible call and "Always" count once the person's device confirmed them.
       confirmPresence: (decision, subject) => (check ? check.confirm(decision, subject) : Promise.resolve({ verified: false })),
     }),
@@ -268,6 +270,8 @@ export function createTabrelay(options = {}) {
   const panel = element(options.panel, ELEMENT_TAGS.panel);
   if (confirm) confirm.presence = presence;
   if (activity) activity.presence = presence;
+  // Once a card is answered (or the banner's Stop pressed), the focus goes to the activity lines.
+  if (confirm && activity && !confirm.returnFocus) confirm.returnFocus = activity;
   if (panel) Object.assign(panel, { relay, presence, dataSwitch, datasetId: shownDataset, record, presenceCheck: check });
   /**
    * The chat bar (./chat.js, loaded only when asked for): the person's own agent, whose calls go
@@ -284,7 +288,7 @@ export function createTabrelay(options = {}) {
       })
     : null;
   // While an agent's call runs or waits for the person: the title, the favicon and a banner with Stop.
-  const driven = doc && drivenOptions !== false ? createDrivenIndicator({ presence, document: doc, ...(typeof drivenOptions === 'object' ? drivenOptions : {}) }) : null;
+  const driven = doc && drivenOptions !== false ? createDrivenIndicator({ presence, document: doc, card: confirm, returnFocus: activity, ...(typeof drivenOptions === 'object' ? drivenOptions : {}) }) : null;
 
   // The person's permissions changed (here or in another tab of the app): the tools stated follow.
   if (win) presence.store.follow(win);
@@ -318,11 +322,15 @@ export function createTabrelay(options = {}) {
     },
     /**
      * The app shows another dataset: every question waiting is withdrawn (the agent told `why`),
-     * the data switch, the panel and the relay follow it.
+     * the data switch, the panel, the activity lines and the relay follow it. A dataset whose
+     * switch the person never set starts on when the app says so (`dataSwitch: true`), else as
+     * the dataset shown before (never turned off unasked).
      */
-    setDataset(name, why = WITHDRAWN.dataset) {
-      presence.withdrawAll(why);
+    setDataset(name, why = WITHDRAWN.dataset, { dataSwitch: on } = {}) {
+      presence.withdrawAll(why ?? WITHDRAWN.dataset);
+      if (name != null) dataSwitch.carry(shownDataset, name, on);
       shownDataset = name;
+      presence.setDataset(name);
       if (panel) panel.datasetId = name;
       presence.refresh(); // The data switch is the dataset's: what it refuses may change.
       relay?.setView({ dataset: name });
