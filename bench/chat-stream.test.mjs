@@ -5,8 +5,8 @@
 // browser's long tasks, by start time). The figures are printed.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { fileChromium } from './demo_harness.mjs';
-import { filePlayed, openChatDemo, say, chatShows, turnEnded } from './chat_harness.mjs';
+import { fileChromium } from '../tests/e2e/demo_harness.mjs';
+import { filePlayed, openChatDemo, say, chatShows, turnEnded } from '../tests/e2e/chat_harness.mjs';
 
 const chromium = fileChromium();
 const played = filePlayed();
