@@ -311,7 +311,7 @@ export async function signProof(keyPair, origin, challenge) {
 export const CALLS_CHANNEL = 'tabrelay:calls';
 
 export class RelayClient {
-  constructor({ relay, handle, keys, storage, relayOrigin, WebSocket: Ws, headers, onStatus, onCancel, onForgotten, onGoOn, focused, bundle, tools, dataset, onToolsRefused, onRefused, refusalOf } = {}) {
+  constructor({ relay, handle, keys, storage, relayOrigin, WebSocket: Ws, headers, onStatus, onCancel, onForgotten, onGoOn, focused, bundle, tools, dataset, onToolsRefused, onRefused, refusalOf, quiet = false } = {}) {
     if (!relay) throw new Error('RelayClient needs the relay address.');
     if (typeof handle !== 'function') throw new Error('RelayClient needs a handle(call) function.');
     this.relay = String(relay).replace(/\/+$/, '');
@@ -358,6 +358,12 @@ export class RelayClient {
     /** Why a refused tool's call is refused, when the app says more than TOOL_REFUSED (its data switch). */
     this.refusalOf = refusalOf || (() => null);
     this.statusDetail = {};
+    /**
+     * A relay that may well not be running (the local server, `tabrelay-local`): until it
+     * answers, its status stays 'absent' through every retry (no 'connecting' and 'waiting' in
+     * turn), and so again once it went away; the waits grow as for any relay.
+     */
+    this.quiet = Boolean(quiet);
     this.listeners = new Set();
     /** Whether, as this browser's tabs said, agents' calls go to another tab of the pairing. */
     this.callsElsewhere = false;
@@ -642,6 +648,11 @@ export class RelayClient {
   }
 
   setStatus(status, detail) {
+    // Quiet: a relay not (or no longer) there is 'absent' until it welcomes the tab.
+    if (this.quiet && (status === 'connecting' || status === 'waiting')) {
+      if (this.status === 'absent') return;
+      if (status === 'waiting' || this.status !== 'connected') status = 'absent';
+    }
     this.status = status;
     this.statusDetail = detail || {};
     if (status !== 'connected') this.callsElsewhere = false;

@@ -27,7 +27,7 @@
 import { createTabrelay } from '../tabrelay.js';
 import { CATALOGUE } from '../generated/bundle.js';
 import { createDemoApp, seedOf, pictureSize, PERSON, PICTURE_WIDTH_DEFAULT } from './app.js';
-import { RELAY } from './config.js';
+import { RELAY, LOCAL } from './config.js';
 
 const SEED_KEY = 'tabrelay-demo:seed';
 /** The demo's confirm kinds, per tool, and why each asks. */
@@ -55,6 +55,7 @@ showDataset();
 // tools registered once for both kinds of agent, the record, the driven sign and the elements.
 const tabrelay = createTabrelay({
   relay: RELAY,
+  local: LOCAL,
   app: CATALOGUE.resource_prefix,
   tools: CATALOGUE.tools,
   run: (name, input, client) => app.run(name, input, client.agent, client.signal),
