@@ -13,7 +13,7 @@ use std::collections::HashMap;
 use serde_json::Value;
 use tabrelay::crypto::{random_token, Entropy};
 use tabrelay::http::TooLarge;
-use tabrelay::jsonrpc::{self, ErrorCode, Id};
+use tabrelay::jsonrpc::{self, ErrorCode};
 use tabrelay::limits::CONNECT_CODE_TTL_MS;
 use tabrelay::mcp::{self, Headers, Reply as McpReply};
 use tabrelay::oauth::authorize::{self, Named};
@@ -304,8 +304,13 @@ impl Local {
             if self.consent.name.is_none() {
                 self.consent.name = Some(name.chars().take(60).collect());
             }
-        } else if self.consent.name.is_none() && parsed.is_some() {
-            self.consent.name = Some("An agent app".into());
+        } else if self.consent.name.is_none() {
+            // A request that needs the tab, from a client that never named itself (a ping or a
+            // notification needs no code).
+            let method = parsed.as_ref().and_then(|m| m.get("method")).and_then(Value::as_str);
+            if method.is_some_and(|m| m != "ping" && !m.starts_with("notifications/")) {
+                self.consent.name = Some("An agent app".into());
+            }
         }
         // The code exists before the answer that says it.
         self.consent_step(now);
@@ -332,7 +337,7 @@ impl Local {
                 }
                 let version = body.pointer("/result/protocolVersion").and_then(Value::as_str);
                 self.negotiated(version);
-                self.consent.initialize = Some(body_of(&body, &parsed));
+                self.consent.initialize = parsed.as_ref().map(|m| m.to_string().into_bytes());
                 write_value(&body);
             }
             McpReply::ListTools { id, era } => {
@@ -361,20 +366,6 @@ impl Local {
             McpReply::Accepted | McpReply::Cancel { .. } | McpReply::Answer { .. } => {}
         }
     }
-
-    /// A message whose connection was forgotten meanwhile: its id answered with the sentence.
-    pub fn unconnected_id(&mut self, id: Option<Value>, now: u64) {
-        self.consent_step(now);
-        let sentence = said::not_connected(self.consent.code_said());
-        if let Some(id) = id.as_ref().and_then(Id::of) {
-            write_value(&jsonrpc::refusal(Some(&id), ErrorCode::INVALID_REQUEST, &sentence));
-        }
-    }
-}
-
-/// The client's `initialize` message as it sent it (replayed once connected).
-fn body_of(_answer: &Value, parsed: &Option<Value>) -> Vec<u8> {
-    parsed.as_ref().map(|m| m.to_string().into_bytes()).unwrap_or_default()
 }
 
 fn write_value(value: &Value) {

@@ -113,8 +113,8 @@ struct Running {
     /// What to do with its answer: write it (a client's message), or keep it (a replayed
     /// `initialize`, whose answer only names the session).
     replay: bool,
-    /// The message's id, for an answer that lost it (the connection forgotten: 401).
-    id: Option<Value>,
+    /// The message as sent, answered as before the connection once it was forgotten (401).
+    line: Option<Vec<u8>>,
 }
 
 /// The local server.
@@ -304,8 +304,8 @@ impl Local {
             &self.origin,
             now,
         );
-        let id = parsed.as_ref().and_then(|m| m.get("id")).cloned();
-        self.running.push(Running { exchange, body: Some(body), asking: None, replay, id });
+        let line = body.as_ref().ok().cloned();
+        self.running.push(Running { exchange, body: Some(body), asking: None, replay, line });
     }
 
     /// Carries out what every machine says until none says more.
@@ -419,9 +419,9 @@ impl Local {
             }
             Output::Ask(request) => self.ask(i, request, now),
             Output::Respond(answer) => {
-                let (replay, id) = (self.running[i].replay, self.running[i].id.take());
+                let (replay, line) = (self.running[i].replay, self.running[i].line.take());
                 self.let_go(i, now);
-                self.answered(answer, replay, id, now);
+                self.answered(answer, replay, line, now);
             }
             Output::Send(text) => {
                 for line in text.lines() {
@@ -454,9 +454,9 @@ impl Local {
     }
 
     /// A whole answer: its JSON written (a replayed `initialize`'s kept as the session);
-    /// 401, the connection was forgotten in the tab: a new code, and the message is not
-    /// answered by the endpoint (the agent app hears the sentence on its next).
-    fn answered(&mut self, answer: Answer, replay: bool, id: Option<Value>, now: u64) {
+    /// 401, the connection was forgotten in the tab: the message is answered as before any
+    /// connection, with a new code.
+    fn answered(&mut self, answer: Answer, replay: bool, line: Option<Vec<u8>>, now: u64) {
         if answer.status == 401 {
             self.consent.forgotten();
             self.session = None;
@@ -474,7 +474,11 @@ impl Local {
             return;
         }
         match answer.body {
-            _ if answer.status == 401 => self.unconnected_id(id, now),
+            _ if answer.status == 401 => {
+                if let Some(line) = line {
+                    self.unconnected(Ok(line), now);
+                }
+            }
             Body::Json(value) => write_line(&tabrelay_bundle::fields::json_text(&value)),
             Body::Text(text) => eprintln!("tabrelay-local: {} {text}", answer.status),
             Body::Empty => {}
