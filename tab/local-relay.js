@@ -30,7 +30,9 @@ export function joinLocal(relay, local) {
     own[name] = relay[name].bind(relay);
   }
   const up = () => local.status === 'connected';
-  const localHas = (id) => (local.connectionsList || []).some((c) => String(c.id) === String(id)) || local.stoppedAgents.has(String(id));
+  /** Whether connection `id` is the local server's: listed by it, stopped there, or one of its calls' own. */
+  const localHas = (id) =>
+    (local.connectionsList || []).some((c) => String(c.id) === String(id)) || local.stoppedAgents.has(String(id)) || [...local.running.values()].some((c) => String(c) === String(id));
   /** A code to the local server first; on its refusal, to the relay. */
   const codeTo =
     (name) =>
