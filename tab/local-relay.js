@@ -5,7 +5,8 @@
 // waits). `joinLocal(relay, local)` makes the relay client the door to both, so the person's
 // side (the panel, the presence, the bridge) keeps talking to one client:
 // - a connect code the person types goes to the local server first when it is connected (a code
-//   it did not make, it refuses), then to the relay;
+//   it did not make, it refuses), then to the relay; a local server not connected then is tried
+//   again at once (an agent app may have just started it);
 // - the connections are both relays' (each marked with its relay: `local: true`), and Forget
 //   and Stop go to the relay that holds the connection;
 // - the tools, the view and the person's steps go to both; a call's asking and answered go to
@@ -19,6 +20,8 @@
 
 /** The local server's default address (`tabrelay-local`'s default port). */
 export const LOCAL_ADDRESS = 'http://127.0.0.1:8790';
+/** How long a code typed waits for a local server not connected yet, tried again at once. */
+const NUDGE_MS = 2_000;
 
 /**
  * Joins `local` to `relay` (both RelayClients): `relay`'s methods reach both, as above.
@@ -33,10 +36,37 @@ export function joinLocal(relay, local) {
   /** Whether connection `id` is the local server's: listed by it, stopped there, or one of its calls' own. */
   const localHas = (id) =>
     (local.connectionsList || []).some((c) => String(c.id) === String(id)) || local.stoppedAgents.has(String(id)) || [...local.running.values()].some((c) => String(c) === String(id));
+  /**
+   * The person typed a code: the moment a local server is likely to run, so one not connected
+   * is tried again at once (not at the end of its growing wait), for up to NUDGE_MS.
+   */
+  const nudged = async () => {
+    if (up() || local.stopped) return;
+    if (!local.socket) {
+      clearTimeout(local.retryTimer);
+      local.retries = 0;
+      await local.connect();
+    }
+    const socket = local.socket;
+    if (!socket || up()) return;
+    // Until it is welcomed, or its socket fails (at once when nothing listens), or NUDGE_MS.
+    await new Promise((resolve) => {
+      const timer = setTimeout(done, NUDGE_MS);
+      const stop = local.subscribe(() => up() && done());
+      socket.addEventListener('close', done);
+      socket.addEventListener('error', done);
+      function done() {
+        clearTimeout(timer);
+        stop();
+        resolve();
+      }
+    });
+  };
   /** A code to the local server first; on its refusal, to the relay. */
   const codeTo =
     (name) =>
     async (...args) => {
+      await nudged();
       if (up()) {
         try {
           return await local[name](...args);
