@@ -362,7 +362,14 @@ impl Local {
             McpReply::Listen { id, .. } => {
                 write_value(&jsonrpc::refusal(Some(&id), ErrorCode::INVALID_REQUEST, &sentence));
             }
-            McpReply::Granted(body) | McpReply::Json { body, .. } => write_value(&body),
+            // `server/discover` (2026-07-28) carries the instructions too: they say the code.
+            McpReply::Granted(mut body) => {
+                if let Some(Value::String(text)) = body.pointer_mut("/result/instructions") {
+                    text.push_str(&said::connect_line(&code));
+                }
+                write_value(&body);
+            }
+            McpReply::Json { body, .. } => write_value(&body),
             McpReply::Accepted | McpReply::Cancel { .. } | McpReply::Answer { .. } => {}
         }
     }
