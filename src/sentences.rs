@@ -205,6 +205,9 @@ pub(crate) use status_description;
 /// What the `status` tool says when no tab is connected.
 pub const STATUS_NO_TAB: &str = "No tab of the app is connected in the browser this connection was approved from, so every tool but status fails until the person opens the app there.";
 
+/// What the `status` tool says to an agent the person stopped in their tab, until they let it go on.
+pub const STATUS_STOPPED: &str = "The person stopped you in their tab: your calls are refused until they press Let it go on there. Stop, and ask them in plain words whether to continue.";
+
 /// What the `status` tool says about connected tabs: `dataset` and each name in `refused`
 /// (joined with commas) are already marked as data (they come from the page).
 #[must_use]

@@ -44,12 +44,17 @@ export class ConnectionsList extends HTMLElement {
   render(list: ConnectionInfo[]): void;
 }
 
-/** `<tabrelay-data-switch>`: parts switch-row, switch, now, notice, notice-text, got-it, caveat. */
+/** `<tabrelay-data-switch>`: parts switch-row, switch, now, notice, notice-text, got-it, caveat, dataset-changed. */
 export class DataSwitchElement extends HTMLElement {
   dataSwitch: DataSwitch | null;
   datasetId: string | null;
   render(): void;
 }
+
+/** How many finished turns `<tabrelay-activity>` shows before the older ones fold (behind its part `fold`, which counts them). */
+export const FINISHED_SHOWN: number;
+/** The lines in the order they show (acting or stopped first, then finished, newest first), and how many finished ones fold. */
+export function linesShown<L extends Pick<import('./presence.js').ActivityLine, 'key' | 'done' | 'held'>>(lines: L[], options?: { unfolded?: boolean; keep?: string[] }): { shown: L[]; folded: number };
 
 declare global {
   interface HTMLElementTagNameMap {

@@ -16,9 +16,13 @@
 // (the agent cancelled, Stop, another dataset, the tab closing) takes its card away and gives
 // the focus back.
 // <tabrelay-activity>: one line per agent turn: what runs and Stop; once done with steps,
-// Undo turn and Dismiss. Stop stops the agent: its lines say "Stopped" with Let it go on until
-// the person presses it. After a press the focus stays on the same line (never on another
-// turn's Undo); Undo turn of any but the newest turn asks first, on its line.
+// Undo turn and Dismiss. The lines are newest first, those acting or stopped before the
+// finished ones; finished turns beyond FINISHED_SHOWN fold behind a button that counts them
+// (part `fold`); where an agent's connection returns to is said once, on its first line. Stop
+// stops the agent: its lines say "Stopped" with Let it go on until the person presses it. After
+// a press the focus stays on the same line (never on another turn's Undo); Undo turn of any but
+// the newest turn asks first, on its line; a turn whose steps were another dataset's says at
+// once that it cannot be undone.
 // <tabrelay-permissions>: the mode (Custom once a kind's rule changed; choosing one says it takes
 // the grants back) and each kind's Ask / Allow / Deny.
 // <tabrelay-grants>: every grant, under all agents or its connection, with what, until when and
@@ -27,8 +31,9 @@
 // each with when and where it was made and Forget (its tokens stop at once); Refresh.
 // <tabrelay-data-switch>: the dataset's switch "Agents see names and summaries only" (the
 // person's alone), the notice of what agents are sent (once per dataset, until Got it) and
-// that summaries of very small groups can still reveal values. Set `dataSwitch` (from
-// ./data-guard.js createDataSwitch) and `datasetId` (the shown dataset's identity).
+// that summaries of very small groups can still reveal values; once another dataset is shown,
+// what the switch is for it. Set `dataSwitch` (from ./data-guard.js createDataSwitch) and
+// `datasetId` (the shown dataset's identity).
 
 import { MODES, DECISIONS, modeDecision, MODE_CHOICE, CUSTOM_MODE, UNTIL, ALL_AGENTS, answerNeedsPresence } from './presence.js';
 import { PRESENCE, PRESENCE_SENTENCES } from './presence-check.js';
@@ -349,6 +354,22 @@ export class ConfirmCard extends PresenceElement {
 
 /** Where the focus goes on a line whose pressed button went: its safest control first, never Undo. */
 const LINE_FOCUS_ORDER = ['keep', 'dismiss', 'go-on', 'stop'];
+/** How many finished turns show before the older ones fold (behind a count and a button). */
+export const FINISHED_SHOWN = 3;
+
+/**
+ * The lines in the order they show, and which of them show: those acting or stopped first, then
+ * the finished ones, each newest first; the finished ones beyond FINISHED_SHOWN fold unless
+ * `unfolded`, except a line in `keep` (the one with the focus, or asking about its Undo turn).
+ * Returns {shown, folded: how many finished lines fold}.
+ */
+export function linesShown(lines, { unfolded = false, keep = [] } = {}) {
+  const newest = [...lines].reverse();
+  const acting = newest.filter((l) => !l.done || l.held);
+  const finished = newest.filter((l) => l.done && !l.held);
+  const fold = unfolded ? [] : finished.slice(FINISHED_SHOWN).filter((l) => !keep.includes(l.key));
+  return { shown: [...acting, ...finished.filter((l) => !fold.includes(l))], folded: finished.length > FINISHED_SHOWN ? finished.length - FINISHED_SHOWN : 0 };
+}
 
 export class ActivityLines extends PresenceElement {
   #root;
@@ -357,6 +378,8 @@ export class ActivityLines extends PresenceElement {
   #confirmingUndo = null;
   /** The line pressed last: where the focus stays when its button goes. */
   #pressedLine = null;
+  /** Whether the person asked to see the older finished turns. */
+  #unfolded = false;
   constructor() {
     super();
     this.#root = this.attachShadow({ mode: 'open' });
@@ -368,8 +391,15 @@ export class ActivityLines extends PresenceElement {
       [part~=buttons] { display: flex; gap: .5rem; }
       [part~=ask-undo] { width: 100%; margin: 0; font-weight: 600; }
       [part=presence]:empty { display: none; }
-    </style><ul part="lines" aria-live="polite" aria-label="What agents are doing" tabindex="-1"></ul>
+      [part=fold] { margin-top: .4rem; }
+      [part=fold][hidden] { display: none; }
+    </style><ul part="lines" aria-live="polite" aria-label="What agents are doing, newest first" tabindex="-1"></ul>
+    <button part="fold" type="button" aria-expanded="false" hidden></button>
     <p part="presence" role="status" aria-live="polite"></p>`;
+    this.#root.querySelector('[part=fold]').addEventListener('click', () => {
+      this.#unfolded = !this.#unfolded;
+      this.render();
+    });
     this.#root.addEventListener('click', (event) => {
       const b = event.target.closest?.('button[data-line]');
       if (!b || !this.presence) return;
@@ -448,16 +478,28 @@ export class ActivityLines extends PresenceElement {
     const focused = this.#root.activeElement;
     const focusedAt = focused?.dataset?.line != null ? `${focused.dataset.line}|${focused.dataset.act}` : null;
     const focusedLine = focused?.dataset?.line ?? null;
-    if (this.#confirmingUndo && !lines.some((l) => l.key === this.#confirmingUndo && l.done && !l.undone)) this.#confirmingUndo = null;
+    if (this.#confirmingUndo && !lines.some((l) => l.key === this.#confirmingUndo && l.done && !l.undone && l.undoable !== false)) this.#confirmingUndo = null;
     this.hidden = !lines.length;
+    const keep = [focusedLine, this.#confirmingUndo].filter((k) => k != null);
+    const { shown: showing, folded } = linesShown(lines, { unfolded: this.#unfolded, keep });
+    const fold = this.#root.querySelector('[part=fold]');
+    fold.hidden = folded === 0;
+    if (!folded) this.#unfolded = false;
+    const turns = folded === 1 ? '1 older finished turn' : `${folded} older finished turns`;
+    fold.textContent = this.#unfolded ? `Hide ${turns}` : `Show ${turns}`;
+    fold.setAttribute('aria-expanded', String(this.#unfolded));
+    // Where an agent's connection returns to is said once, on its first line shown.
+    const placed = new Set();
     ul.replaceChildren(
-      ...lines.map((line) => {
+      ...showing.map((line) => {
         const li = document.createElement('li');
         li.setAttribute('part', `line ${line.done ? 'done' : 'acting'}`);
         li.dataset.line = line.key;
         const text = document.createElement('span');
         text.setAttribute('part', 'text');
-        const who = askerOf({ agent: line.agent, connection: line.connection });
+        const place = line.connection?.id != null ? `c:${line.connection.id}` : `a:${line.agent}`;
+        const who = placed.has(place) ? shown(line.agent) : askerOf({ agent: line.agent, connection: line.connection });
+        placed.add(place);
         const steps = line.steps.length === 1 ? '1 step' : `${line.steps.length} steps`;
         const did = didWords(line.did);
         const state = line.held
@@ -512,7 +554,7 @@ export class ActivityLines extends PresenceElement {
         if (line.held) button('go-on', 'Let it go on', label);
         if (!line.done && !line.held) button('stop', 'Stop', label);
         else if (line.done) {
-          if (line.steps.length && !line.undone && this.presence.canUndo) button('undo', 'Undo turn', label);
+          if (line.steps.length && !line.undone && line.undoable !== false && this.presence.canUndo) button('undo', 'Undo turn', label);
           button('dismiss', 'Dismiss', label);
         }
         li.append(text, buttons);
@@ -532,6 +574,8 @@ export class ActivityLines extends PresenceElement {
 
 export class PermissionSettings extends PresenceElement {
   #root;
+  /** The rules the result line was written for: once they change, it is no longer true and goes. */
+  #resultFor = null;
   constructor() {
     super();
     this.#root = this.attachShadow({ mode: 'open' });
@@ -576,6 +620,7 @@ export class PermissionSettings extends PresenceElement {
           result.textContent = `Mode “${MODES[change.mode].title}”: every kind as it says; ${
             taken === 0 ? 'there was no grant to take back' : taken === 1 ? '1 grant taken back' : `${taken} grants taken back`
           }.`;
+          this.#resultFor = this.#rules();
         } else {
           this.presence.store.setKind(change.kind, change.decision);
           if (result.textContent === PRESENCE_ASKING) result.textContent = '';
@@ -584,8 +629,21 @@ export class PermissionSettings extends PresenceElement {
     });
   }
 
+  /** The mode and each kind's rule now, as one text. */
+  #rules() {
+    const settings = this.presence.settings();
+    return JSON.stringify([settings.mode, this.presence.isCustom(), this.presence.kinds().map((k) => settings.kinds[k] ?? null)]);
+  }
+
   render() {
     if (!this.presence) return;
+    // A mode's result says what choosing it did: once a rule changed since (here or in another
+    // tab: Custom, another mode), it is no longer what the rules are, and goes.
+    const result = this.#root.querySelector('[part=mode-result]');
+    if (this.#resultFor !== null && this.#resultFor !== this.#rules()) {
+      this.#resultFor = null;
+      if (result.textContent !== PRESENCE_ASKING) result.textContent = '';
+    }
     const settings = this.presence.settings();
     const custom = this.presence.isCustom();
     const mode = this.#root.querySelector('[part=mode]');
@@ -722,6 +780,9 @@ export class ConnectionsList extends Base {
   #root;
   #relay = null;
   #list = null;
+  /** The list object drawn last (the relay's, when it came from there). */
+  #drawn = null;
+  #unsubscribe = null;
   #timer = null;
   constructor() {
     super();
@@ -769,6 +830,23 @@ export class ConnectionsList extends Base {
   }
   set relay(value) {
     this.#relay = value;
+    this.#follow();
+  }
+  /**
+   * Follows the relay's list as it changes (a connection made, stopped, let go on or forgotten,
+   * in any tab of the pairing): shown at once, no Refresh needed.
+   */
+  #follow() {
+    this.#unsubscribe?.();
+    this.#unsubscribe = null;
+    const relay = this.#relay;
+    if (!relay?.subscribe) return;
+    const show = () => {
+      const list = relay.connectionsList;
+      if (Array.isArray(list) && list !== this.#drawn) this.render(list);
+    };
+    this.#unsubscribe = relay.subscribe(show);
+    show();
   }
   /** The connections as last listed, oldest first; null before the first list. */
   get list() {
@@ -777,9 +855,12 @@ export class ConnectionsList extends Base {
   connectedCallback() {
     clearInterval(this.#timer);
     this.#timer = setInterval(() => this.#list && this.render(this.#list), CONNECTIONS_AGE_MS);
+    if (!this.#unsubscribe) this.#follow();
   }
   disconnectedCallback() {
     clearInterval(this.#timer);
+    this.#unsubscribe?.();
+    this.#unsubscribe = null;
   }
   #say(text) {
     this.#root.querySelector('[part=result]').textContent = text;
@@ -812,6 +893,7 @@ export class ConnectionsList extends Base {
   }
   /** Shows `list` (oldest first), keeping the focus on the Forget button that had it. */
   render(list) {
+    this.#drawn = list;
     this.#list = Array.isArray(list) ? list : [];
     const ul = this.#root.querySelector('[part=list]');
     const focusedId = this.#root.activeElement?.dataset?.id ?? null;
@@ -865,6 +947,8 @@ export class DataSwitchElement extends Base {
   #root;
   #dataSwitch = null;
   #dataset = null;
+  /** Whether the dataset changed since the element first showed one: its state is then said. */
+  #changed = false;
   #unsubscribe = null;
   constructor() {
     super();
@@ -876,8 +960,11 @@ export class DataSwitchElement extends Base {
       p { margin: .5rem 0 0; font-size: .9rem; color: #5b5b60; }
       [part=notice] { padding: .5rem .6rem; border-left: 4px solid #0b5cad; background: #f2f7fd; color: #1d1d1f; }
       [part=notice] button { margin-top: .4rem; display: block; }
+      [part=dataset-changed] { color: #1d1d1f; font-weight: 600; }
+      [part=dataset-changed]:empty { display: none; }
     </style>
     <label part="switch-row"><input part="switch" type="checkbox" aria-describedby="now caveat"><span></span></label>
+    <p part="dataset-changed" role="status" aria-live="polite"></p>
     <p part="now" id="now"></p>
     <div part="notice" role="note"><span part="notice-text"></span><button part="got-it" type="button">Got it</button></div>
     <p part="caveat" id="caveat"></p>`;
@@ -904,7 +991,9 @@ export class DataSwitchElement extends Base {
     return this.#dataset;
   }
   set datasetId(value) {
-    this.#dataset = value == null ? null : String(value);
+    const next = value == null ? null : String(value);
+    if (this.#dataset != null && next !== this.#dataset) this.#changed = true;
+    this.#dataset = next;
     this.render();
   }
   render() {
@@ -917,6 +1006,10 @@ export class DataSwitchElement extends Base {
     const seen = !this.#dataSwitch || this.#dataset == null || this.#dataSwitch.noticeSeen(this.#dataset);
     this.#root.querySelector('[part=notice]').hidden = seen;
     this.#root.querySelector('[part=now]').hidden = !seen;
+    // Another dataset shown: what the switch is for it now (written again on each change).
+    const changed = this.#changed && this.#dataset != null ? (on ? DATA_SENTENCES.DATASET_ON : DATA_SENTENCES.DATASET_OFF).replace('{dataset}', shown(this.#dataset)) : '';
+    const changedLine = this.#root.querySelector('[part=dataset-changed]');
+    if (changedLine.textContent !== changed) changedLine.textContent = changed;
   }
 }
 

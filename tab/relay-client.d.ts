@@ -209,7 +209,7 @@ export class RelayClient {
   tools: TabTool[];
   dataset: string | null;
   toolsRefused: string | null;
-  /** The relay's last list of this browser's connections (it also sends one unasked once a connection is made); null before the first. */
+  /** The relay's last list of this browser's connections (it also sends one unasked once a connection is made), as a stop, a go-on or a forgetting in any tab of the pairing changed it; null before the first. */
   connectionsList: ConnectionInfo[] | null;
   /** Calls `fn(relay)` after each change of `status` or `toolsRefused`; returns a function that stops it. */
   subscribe(fn: (relay: RelayClient) => void): () => void;

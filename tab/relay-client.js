@@ -54,7 +54,8 @@
 // `stopAgent(id)` (the person's Stop) tells the relay to refuse the connection's calls until
 // `letGoOn(id)` (either is sent once the tab is connected, if it is not); meanwhile a call of it
 // that still arrives is refused here with AGENT_STOPPED without reaching `handle`. The relay
-// tells every tab of the pairing (`stopped {connection, stopped}`), so all of them agree.
+// tells every tab of the pairing (`stopped {connection, stopped}`), so all of them agree, and
+// `connectionsList` follows a stop, a go-on and a forgetting as the relay tells them.
 //
 // The relay sends agents' calls to the tab of the pairing focused (or opened) last. The tabs of
 // a browser tell each other which took them last (a BroadcastChannel, CALLS_CHANNEL), so a tab
@@ -799,6 +800,8 @@ export class RelayClient {
         if (!id) break;
         if (message.stopped === true) this.stoppedAgents.add(id);
         else if (this.stoppedAgents.delete(id)) this.onGoOn(id);
+        // The connections as listed say so at once (no Refresh needed).
+        this.relisted((c) => (c.id === id ? { ...c, stopped: message.stopped === true } : c));
         this.changed();
         break;
       }
@@ -809,6 +812,7 @@ export class RelayClient {
         this.stoppedAgents.delete(id);
         this.onForgotten(id);
         for (const [call, connection] of this.running) if (connection === id) this.onCancel(call);
+        this.relisted((c) => (c.id === id ? null : c));
         this.changed();
         break;
       }
@@ -827,6 +831,14 @@ export class RelayClient {
       default:
         break;
     }
+  }
+
+  /** The connections as listed, each changed by `change` (null: gone), as a new list when any changed. */
+  relisted(change) {
+    if (!Array.isArray(this.connectionsList)) return;
+    const next = this.connectionsList.map(change);
+    if (next.every((c, i) => c === this.connectionsList[i])) return;
+    this.connectionsList = next.filter(Boolean);
   }
 
   async answer(socket, call) {

@@ -91,7 +91,8 @@ export interface Tabrelay {
   readonly dataset: string | null;
   register(tool: DescribedTool | WebMcpTool, options?: { signal?: AbortSignal }): Promise<void>;
   withdraw(name: string): void;
-  setDataset(name: string | null, why?: string): void;
+  /** Another dataset shown; one whose switch was never set starts on when `dataSwitch` is true, else as the one shown before. */
+  setDataset(name: string | null, why?: string, options?: { dataSwitch?: boolean }): void;
   step(): void;
   start(): void;
   stop(): void;

@@ -173,6 +173,8 @@ export function createTabrelay(options = {}) {
         : undefined,
       actionOf,
       saidOf,
+      // A turn's steps are undone only on the dataset they were made on.
+      dataset: shownDataset,
       // Allow on an irreversible call and "Always" count once the person's device confirmed them.
       confirmPresence: (decision, subject) => (check ? check.confirm(decision, subject) : Promise.resolve({ verified: false })),
     }),
@@ -307,11 +309,15 @@ export function createTabrelay(options = {}) {
     },
     /**
      * The app shows another dataset: every question waiting is withdrawn (the agent told `why`),
-     * the data switch, the panel and the relay follow it.
+     * the data switch, the panel, the activity lines and the relay follow it. A dataset whose
+     * switch the person never set starts on when the app says so (`dataSwitch: true`), else as
+     * the dataset shown before (never turned off unasked).
      */
-    setDataset(name, why = WITHDRAWN.dataset) {
-      presence.withdrawAll(why);
+    setDataset(name, why = WITHDRAWN.dataset, { dataSwitch: on } = {}) {
+      presence.withdrawAll(why ?? WITHDRAWN.dataset);
+      if (name != null) dataSwitch.carry(shownDataset, name, on);
       shownDataset = name;
+      presence.setDataset(name);
       if (panel) panel.datasetId = name;
       presence.refresh(); // The data switch is the dataset's: what it refuses may change.
       relay?.setView({ dataset: name });

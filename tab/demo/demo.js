@@ -11,7 +11,8 @@
 // items is a confirm kind of this app; comparing two groups with many permutations is heavy,
 // from the app's own measurement of its cost on this device) and the dataset's switch
 // "Agents see names and summaries only" (../data-guard.js) guards it first. "Another dataset"
-// shows a new dataset: every question waiting is withdrawn (the agent is told why).
+// shows a new dataset: every question waiting is withdrawn (the agent is told why), its switch
+// starts as the shown one's was (unless the person set it), and the page says which.
 //
 // Its tools are written once, in WebMCP's shape, through the tab end's bridge (../webmcp.js):
 // registered with the browser's `document.modelContext` when it has WebMCP (an agent in this
@@ -26,6 +27,7 @@
 
 import { createTabrelay } from '../tabrelay.js';
 import { CATALOGUE } from '../generated/bundle.js';
+import { DATA_SENTENCES } from '../data-guard.js';
 import { createDemoApp, seedOf, pictureSize, PERSON, PICTURE_WIDTH_DEFAULT } from './app.js';
 import { RELAY, LOCAL } from './config.js';
 
@@ -108,6 +110,9 @@ window.addEventListener('resize', () => {
 });
 $('undo').addEventListener('click', undo);
 $('another-dataset').addEventListener('click', anotherDataset);
+/** Whether the person showed another dataset (the page then says what its switch is). */
+let datasetChanged = false;
+tabrelay.dataSwitch.subscribe(sayDataset);
 
 /** The dataset shown: its name in the page, the title and the plot. */
 function showDataset() {
@@ -126,10 +131,19 @@ function anotherDataset() {
   app = createDemoApp({ seed, picture });
   unsubscribeApp = app.subscribe(render);
   keepSeed(seed);
-  // Every question waiting is withdrawn (the agent is told why); the switch and the relay follow.
+  // Every question waiting is withdrawn (the agent is told why); the switch (as it was for the
+  // dataset shown before, unless the person set this one), the lines and the relay follow.
   tabrelay.setDataset(app.dataset.name);
   showDataset();
-  $('dataset-said').textContent = `Now showing ${app.dataset.name}.`;
+  datasetChanged = true;
+  sayDataset();
+}
+
+/** Once another dataset was shown: what the switch is for it, written again on each change. */
+function sayDataset() {
+  if (!datasetChanged) return;
+  const on = tabrelay.dataSwitch.isOn(app.dataset.name);
+  $('dataset-said').textContent = (on ? DATA_SENTENCES.DATASET_ON : DATA_SENTENCES.DATASET_OFF).replace('{dataset}', shown(app.dataset.name));
 }
 
 /** The seed shown, kept for a reload (in the address when it came from there). */
