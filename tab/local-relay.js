@@ -79,9 +79,10 @@ export function joinLocal(relay, local) {
   relay.describe = codeTo('describe');
   relay.approve = codeTo('approve');
   relay.deny = codeTo('deny');
+  // Each relay lists its own (kept as its `connectionsList`); the answer is both (below).
   relay.connections = async () => {
-    const [remote, here] = await Promise.all([own.connections(), up() ? local.connections().catch(() => []) : []]);
-    return [...remote, ...here.map((c) => ({ ...c, local: true }))];
+    await Promise.all([own.connections(), up() ? local.connections().catch(() => null) : null]);
+    return relay.connectionsList || [];
   };
   relay.forget = async (id) => {
     if (localHas(id)) await local.forget(id);
@@ -106,6 +107,34 @@ export function joinLocal(relay, local) {
   relay.stop = () => {
     local.stop();
     return own.stop();
+  };
+  // The list the person's side follows (`connectionsList`, kept as each relay tells it): both
+  // relays', the same array until either changes. The relay client's own writes and changes of
+  // it are its own list's.
+  let ownList = relay.connectionsList;
+  let merged = null;
+  let from = [];
+  Object.defineProperty(relay, 'connectionsList', {
+    configurable: true,
+    enumerable: true,
+    get() {
+      const here = local.connectionsList;
+      if (ownList == null && here == null) return null;
+      if (!merged || from[0] !== ownList || from[1] !== here) {
+        from = [ownList, here];
+        merged = [...(ownList || []), ...(here || []).map((c) => ({ ...c, local: true }))];
+      }
+      return merged;
+    },
+    set(list) {
+      ownList = list;
+    },
+  });
+  relay.relisted = (change) => {
+    if (!Array.isArray(ownList)) return;
+    const next = ownList.map(change);
+    if (next.every((c, i) => c === ownList[i])) return;
+    ownList = next.filter(Boolean);
   };
   relay.local = local;
   // A change of the local server's status or list is the relay's to its listeners (the panel).

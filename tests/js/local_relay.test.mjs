@@ -97,6 +97,12 @@ test('joined, the connections are both relays’, and Forget, Stop and a call’
   joinLocal(relay, local);
   const both = await relay.connections();
   assert.deepEqual(both.map((c) => [c.id, Boolean(c.local)]), [['r1', false], ['l1', true]]);
+  // The list the panel follows is both too, the same array until either relay's changes.
+  assert.deepEqual(relay.connectionsList.map((c) => c.id), ['r1', 'l1']);
+  assert.equal(relay.connectionsList, relay.connectionsList);
+  local.connectionsList = [...local.connectionsList, { id: 'l2', client: 'Cursor (local)' }];
+  assert.deepEqual(relay.connectionsList.map((c) => c.id), ['r1', 'l1', 'l2']);
+  local.connectionsList = local.connectionsList.slice(0, 1);
   await relay.forget('l1');
   assert.ok(toLocal.some((m) => m.type === 'forget' && m.id === 'l1'));
   assert.ok(!toRelay.some((m) => m.type === 'forget'));
