@@ -87,6 +87,12 @@ const FINAL_CLOSES = [CLOSE.ORIGIN_REFUSED, CLOSE.PROOF_FAILED, CLOSE.PROTOCOL_E
 
 const RETRY_FIRST_MS = 500;
 const RETRY_MAX_MS = 30_000;
+/**
+ * A quiet client's longest wait (the local server, which may well not run): each refused try is
+ * a line the browser itself writes in the console, and a code the person types tries it again
+ * at once (./local-relay.js), so it waits longer between tries than a relay.
+ */
+const QUIET_RETRY_MAX_MS = 60_000;
 const APPROVE_WAIT_MS = 15_000;
 
 /** `c` upper-cased as the relay does: ASCII letters only (ß or ı stay what they are, as the relay refuses them). */
@@ -709,7 +715,7 @@ export class RelayClient {
       return;
     }
     // Growing, jittered waits: half to the whole of min(first * 2^n, max).
-    const ceiling = Math.min(RETRY_FIRST_MS * 2 ** this.retries, RETRY_MAX_MS);
+    const ceiling = Math.min(RETRY_FIRST_MS * 2 ** this.retries, this.quiet ? QUIET_RETRY_MAX_MS : RETRY_MAX_MS);
     const wait = ceiling / 2 + Math.random() * (ceiling / 2);
     this.retries += 1;
     this.setStatus('waiting', { code: event.code, reason: event.reason, wait });
