@@ -58,7 +58,7 @@ async function bare() {
 }
 
 async function local() {
-  const child = spawn(`${ROOT}target/release/tabrelay-local`, ['--app-origin', ORIGIN, '--port', '0'], { stdio: ['pipe', 'pipe', 'pipe'] });
+  const child = spawn(`${ROOT}target/release/tabrelay-local`, ['--app-origin', ORIGIN, '--port', '0', '--state', 'none'], { stdio: ['pipe', 'pipe', 'pipe'] });
   const port = await listening(child);
   const io = lines(child);
   const byId = (id) => (line) => JSON.parse(line).id === id;

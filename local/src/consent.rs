@@ -64,10 +64,12 @@ impl Consent {
         self.tokens.as_ref().map(|(t, _, _)| t.as_str())
     }
 
-    /// The connection was forgotten in the tab (or its tokens stopped working).
-    pub fn forgotten(&mut self) {
+    /// The connection was forgotten in the tab (or its tokens stopped working): nothing of it
+    /// is kept for the next run either.
+    pub fn forgotten(&mut self, state: Option<&std::path::Path>) {
         self.tokens = None;
         self.waiting = None;
+        crate::state::Connection::forget(state);
     }
 
     /// When the consent next needs waking: a code's death, or a token's refresh.
@@ -240,12 +242,17 @@ impl Local {
         let tokens = self.saga(saga, step, now).as_ref().and_then(json_of);
         let field = |name: &str| tokens.as_ref()?.get(name)?.as_str().map(str::to_owned);
         let (Some(access), Some(refresh)) = (field("access_token"), field("refresh_token")) else {
-            self.consent.forgotten();
+            self.consent.forgotten(self.state.as_deref());
             return;
         };
         let expires_s = tokens.as_ref().and_then(|t| t.get("expires_in")?.as_u64()).unwrap_or(3600);
         let refresh_at = now + expires_s * 800;
         let first = self.consent.tokens.is_none();
+        if let (Some(name), Some(client_id)) = (&self.consent.name, &self.consent.client_id) {
+            let (name, client_id) = (name.clone(), client_id.clone());
+            let kept = crate::state::Connection { name, client_id, refresh: refresh.clone() };
+            kept.keep(self.state.as_deref());
+        }
         self.consent.tokens = Some((access.clone(), refresh, refresh_at));
         self.consent.waiting = None;
         if first {
@@ -257,6 +264,24 @@ impl Local {
         }
     }
 
+    /// At start: the connection kept from an earlier run, refreshed through the token
+    /// endpoint's saga (its pairing, read back with its grants, checks it); if that fails it is
+    /// forgotten, and the agent app gets a code as on a first run.
+    pub fn resume(&mut self, now: u64) {
+        let Some(kept) = crate::state::Connection::kept(self.state.as_deref()) else { return };
+        self.consent.name = Some(kept.name);
+        self.consent.client_id = Some(kept.client_id.clone());
+        let body = form(&[
+            ("grant_type", "refresh_token"),
+            ("refresh_token", &kept.refresh),
+            ("client_id", &kept.client_id),
+        ]);
+        self.token_grant(body, now);
+        if self.consent.tokens.is_some() {
+            eprintln!("tabrelay-local: connected to the tab as before");
+        }
+    }
+
     /// A code died (a new one is made) or the token is due its refresh.
     pub fn consent_timeout(&mut self, now: u64) {
         if self.consent.waiting.as_ref().is_some_and(|w| w.until <= now) {
@@ -265,7 +290,7 @@ impl Local {
         }
         let Some((_, refresh, _)) = self.consent.tokens.clone() else { return };
         let Some(client_id) = self.consent.client_id.clone() else {
-            self.consent.forgotten();
+            self.consent.forgotten(self.state.as_deref());
             return;
         };
         let body = form(&[

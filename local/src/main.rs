@@ -10,6 +10,7 @@ mod consent;
 mod guard;
 mod pump;
 mod sockets;
+mod state;
 
 use std::sync::mpsc;
 
@@ -19,11 +20,14 @@ use tabrelay::crypto::{random_token, Entropy};
 /// The port the tab looks for by default (`createTabrelay({ local: 'http://127.0.0.1:8790' })`).
 const DEFAULT_PORT: u16 = 8790;
 
-const USAGE: &str = "tabrelay-local --app-origin ORIGIN[,ORIGIN…] [--port PORT] [--app-url URL]
+const USAGE: &str =
+    "tabrelay-local --app-origin ORIGIN[,ORIGIN…] [--port PORT] [--app-url URL] [--state DIR]
   An MCP server over stdio that an agent app starts. The app's tab (its origin one of ORIGIN)
   connects to ws://127.0.0.1:PORT/tab (default port 8790; 0 picks a free one, printed on
   stderr). The person approves the agent in the tab with the connect code it gives.
-  ORIGIN also from TABRELAY_APP_ORIGINS; PORT from TABRELAY_LOCAL_PORT.";
+  ORIGIN also from TABRELAY_APP_ORIGINS; PORT from TABRELAY_LOCAL_PORT. What outlives a run (its
+  key, the approved connection, its grants) is kept in DIR (TABRELAY_LOCAL_STATE; by default
+  ~/.local/state/tabrelay-local; none: nothing is kept).";
 
 /// Random bytes from the operating system.
 struct OsRandom;
@@ -40,6 +44,7 @@ struct Args {
     origins: String,
     port: u16,
     app_url: Option<String>,
+    state: Option<String>,
 }
 
 fn args() -> Result<Args, String> {
@@ -47,6 +52,7 @@ fn args() -> Result<Args, String> {
     let port_var = std::env::var("TABRELAY_LOCAL_PORT").ok();
     let mut port = port_var.as_deref().map_or(Ok(DEFAULT_PORT), str::parse).map_err(|_| USAGE)?;
     let mut app_url = None;
+    let mut state = None;
     let mut it = std::env::args().skip(1);
     while let Some(arg) = it.next() {
         let mut value = || it.next().ok_or_else(|| format!("{arg} needs a value\n{USAGE}"));
@@ -59,11 +65,12 @@ fn args() -> Result<Args, String> {
                 port = value()?.parse().map_err(|_| format!("--port: a number\n{USAGE}"))?
             }
             "--app-url" => app_url = Some(value()?),
+            "--state" => state = Some(value()?),
             "-h" | "--help" => return Err(USAGE.to_owned()),
             _ => return Err(format!("unknown argument {arg}\n{USAGE}")),
         }
     }
-    Ok(Args { origins, port, app_url })
+    Ok(Args { origins, port, app_url, state })
 }
 
 fn main() {
@@ -74,8 +81,10 @@ fn main() {
             std::process::exit(2);
         }
     };
-    // A key of this run: tokens and codes it signs die with it.
-    let key = random_token(&mut OsRandom, 48);
+    // The key kept in the state directory (a new one each run without one: tokens and codes
+    // it signed die with the run).
+    let state = state::dir(args.state.as_deref());
+    let key = state::key(state.as_deref(), || random_token(&mut OsRandom, 48));
     let first = args.origins.split([',', ' ']).find(|o| !o.is_empty()).unwrap_or_default();
     let app_url = args.app_url.unwrap_or_else(|| format!("{}/", first.trim_end_matches('/')));
     let config =
@@ -99,5 +108,7 @@ fn main() {
     let (events, inbox) = mpsc::channel();
     sockets::listen(listener, port, config, events.clone());
     pump::read_stdin(events);
-    pump::Local::new(config, port).run(&inbox);
+    let mut local = pump::Local::new(config, port, state);
+    local.resume(pump::now_ms());
+    local.run(&inbox);
 }

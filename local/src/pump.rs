@@ -75,23 +75,61 @@ pub fn read_stdin(events: Sender<Event>) {
     });
 }
 
-/// A pairing's storage here: in memory, for as long as the server runs. The pairing keeps in
-/// memory all it needs (its rows are read back only when a Durable Object wakes, which this
-/// object never does), so writes are dropped; only a used `requestState` is remembered, since
-/// that uniqueness is what its SQL answers.
+/// A pairing's storage here: in memory, for as long as the server runs, but for its grants,
+/// kept in the state directory ([`crate::state`]) so a connection outlives a run. The pairing
+/// keeps in memory all it needs (its rows are read back only when it wakes, once, at its
+/// making), so the other writes are dropped; a used `requestState` is remembered, since that
+/// uniqueness is what its SQL answers.
 #[derive(Default)]
 pub struct Memory {
     used_states: std::collections::HashSet<String>,
+    /// The grants' rows (id, body), in the order written.
+    grants: Vec<(String, String)>,
+    file: Option<std::path::PathBuf>,
+}
+
+impl Memory {
+    /// The storage of a pairing whose grants are kept in `file`.
+    pub fn kept_in(file: Option<std::path::PathBuf>) -> Self {
+        let grants = crate::state::grants(file.as_deref());
+        Self { used_states: std::collections::HashSet::new(), grants, file }
+    }
+}
+
+/// The text bound at `i`.
+fn text(bindings: &[Bind], i: usize) -> Option<String> {
+    match bindings.get(i) {
+        Some(Bind::Text(t)) => Some(t.clone()),
+        _ => None,
+    }
 }
 
 impl Sql for Memory {
     fn exec(&mut self, query: &str, bindings: Vec<Bind>) -> Result<Rows, Failed> {
+        let before = self.grants.clone();
         if query.starts_with("INSERT INTO used_states") {
-            if let Some(Bind::Text(key)) = bindings.first() {
+            if let Some(key) = text(&bindings, 0) {
                 if self.used_states.insert(key.clone()) {
-                    return Ok(vec![vec![Some(key.clone())]]);
+                    return Ok(vec![vec![Some(key)]]);
                 }
             }
+        } else if query.starts_with("INSERT INTO grants") {
+            if let (Some(id), Some(body)) = (text(&bindings, 0), text(&bindings, 1)) {
+                match self.grants.iter_mut().find(|(g, _)| *g == id) {
+                    Some(row) => row.1 = body,
+                    None => self.grants.push((id, body)),
+                }
+            }
+        } else if query.starts_with("DELETE FROM grants WHERE id = ?") {
+            let id = text(&bindings, 0);
+            self.grants.retain(|(g, _)| Some(g) != id.as_ref());
+        } else if query == "DROP TABLE IF EXISTS grants" {
+            self.grants.clear();
+        } else if query == "SELECT body FROM grants ORDER BY rowid" {
+            return Ok(self.grants.iter().map(|(_, body)| vec![Some(body.clone())]).collect());
+        }
+        if self.grants != before {
+            crate::state::keep_grants(self.file.as_deref(), &self.grants);
         }
         Ok(Vec::new())
     }
@@ -134,11 +172,13 @@ pub struct Local {
     version: Option<String>,
     /// A saga's ask of a pairing: its asker, and the reply once it came.
     pub saga_ask: Option<(String, Asker, Option<Reply>)>,
+    /// Where what outlives a run is kept (None: nothing is).
+    pub state: Option<std::path::PathBuf>,
 }
 
 impl Local {
-    /// A server for `config` listening on `port`.
-    pub fn new(config: &'static Config, port: u16) -> Self {
+    /// A server for `config` listening on `port`, keeping what outlives a run in `state`.
+    pub fn new(config: &'static Config, port: u16, state: Option<std::path::PathBuf>) -> Self {
         let catalogue: &'static Catalogue = Box::leak(Box::new(Catalogue::bundled()));
         Self {
             config,
@@ -152,6 +192,7 @@ impl Local {
             session: None,
             version: None,
             saga_ask: None,
+            state,
         }
     }
 
@@ -247,10 +288,10 @@ impl Local {
     /// The pairing of `id`, made (and woken, with nothing stored) on first use, as a Durable
     /// Object is made for any name.
     pub fn pairing(&mut self, id: &str, now: u64) -> &mut Pairing {
-        let (config, catalogue) = (self.config, self.catalogue);
+        let (config, catalogue, state) = (self.config, self.catalogue, self.state.clone());
         self.pairings.entry(id.to_owned()).or_insert_with(|| {
             let mut object = Object::new(Some(config.keys.clone()), catalogue);
-            let mut sql = Memory::default();
+            let mut sql = Memory::kept_in(crate::state::grants_file(state.as_deref(), id));
             object.wake(Vec::new(), &mut sql, now, &mut OsRandom);
             Pairing { object, sql, alarm: None, sockets: HashMap::new() }
         })
@@ -458,7 +499,7 @@ impl Local {
     /// connection, with a new code.
     fn answered(&mut self, answer: Answer, replay: bool, line: Option<Vec<u8>>, now: u64) {
         if answer.status == 401 {
-            self.consent.forgotten();
+            self.consent.forgotten(self.state.as_deref());
             self.session = None;
         }
         if replay {

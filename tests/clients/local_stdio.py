@@ -1,7 +1,8 @@
 """The official MCP Python SDK's stdio client (mcp 2.3.0) starting tabrelay-local, as an agent
 app on the person's computer does.
 
-It starts ${TABRELAY_LOCAL_BIN} with the arguments in ${TABRELAY_LOCAL_ARGS} (JSON), calls the
+It starts ${TABRELAY_LOCAL_BIN} with the arguments in ${TABRELAY_LOCAL_ARGS} (JSON) and its
+state directory ${TABRELAY_LOCAL_STATE}, calls the
 status tool and prints `CODE <connect code>` from its sentence for the approver
 (tests/e2e/local_python.test.mjs, whose tab approves it), waits for the server's
 notifications/tools/list_changed (it is connected), lists the tools, calls `dataset_describe`
@@ -27,7 +28,9 @@ def text_of(result: types.CallToolResult) -> str:
 
 async def main() -> dict:
     server = StdioServerParameters(
-        command=os.environ["TABRELAY_LOCAL_BIN"], args=json.loads(os.environ["TABRELAY_LOCAL_ARGS"])
+        command=os.environ["TABRELAY_LOCAL_BIN"],
+        args=json.loads(os.environ["TABRELAY_LOCAL_ARGS"]),
+        env={"TABRELAY_LOCAL_STATE": os.environ["TABRELAY_LOCAL_STATE"]},
     )
     async with stdio_client(server) as (read, write):
         info = types.Implementation(name="Python SDK agent", version="1.0.0")

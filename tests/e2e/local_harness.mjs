@@ -3,10 +3,12 @@
 // port the demo page's tab looks for it (scripts/relay-up.sh's TABRELAY_LOCAL_URL).
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StdioClientTransport, getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { APP_ORIGIN } from './harness.mjs';
 
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -26,9 +28,28 @@ export function localArgs(port = LOCAL_PORT) {
   return ['--app-origin', APP_ORIGINS, '--port', String(port)];
 }
 
-/** The official TypeScript SDK's client calling itself `name`, having started the binary over stdio. */
-export async function stdioClient(name, { port } = {}) {
-  const transport = new StdioClientTransport({ command: LOCAL_BIN, args: localArgs(port), stderr: 'pipe' });
+/** The state directories made, removed when the file's tests are done. */
+const made = [];
+process.on('exit', () => made.forEach((dir) => rmSync(dir, { recursive: true, force: true })));
+
+/** A state directory of its own (what the binary keeps between runs), empty. */
+export function freshState() {
+  const dir = mkdtempSync(join(tmpdir(), 'tabrelay-local-'));
+  made.push(dir);
+  return dir;
+}
+
+/** The environment the agent app starts the binary with: the SDK's default, and `state`. */
+export function localEnv(state = freshState()) {
+  return { ...getDefaultEnvironment(), TABRELAY_LOCAL_STATE: state };
+}
+
+/**
+ * The official TypeScript SDK's client calling itself `name`, having started the binary over
+ * stdio (with `state` as its state directory: a fresh one unless given).
+ */
+export async function stdioClient(name, { port, state } = {}) {
+  const transport = new StdioClientTransport({ command: LOCAL_BIN, args: localArgs(port), env: localEnv(state), stderr: 'pipe' });
   const client = new Client({ name, version: '1.0.0' });
   const changed = [];
   client.fallbackNotificationHandler = async (n) => changed.push(n.method);
@@ -38,7 +59,7 @@ export async function stdioClient(name, { port } = {}) {
 
 /** The binary started bare (no SDK): its stdin and stdout, for the refusals' tests. */
 export function startBare(port = LOCAL_PORT) {
-  const child = spawn(LOCAL_BIN, localArgs(port), { stdio: ['pipe', 'pipe', 'pipe'] });
+  const child = spawn(LOCAL_BIN, localArgs(port), { stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, TABRELAY_LOCAL_STATE: freshState() } });
   const listening = new Promise((resolve, reject) => {
     let said = '';
     child.stderr.on('data', (d) => {

@@ -7,7 +7,7 @@ import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { fileChromium, openDemo, approveIn } from './demo_harness.mjs';
-import { LOCAL_BIN, ROOT, localArgs, localStatus } from './local_harness.mjs';
+import { LOCAL_BIN, ROOT, localArgs, localStatus, freshState } from './local_harness.mjs';
 
 const PYTHON = `${ROOT}.venv/bin/python`;
 const chromium = fileChromium();
@@ -15,7 +15,7 @@ const chromium = fileChromium();
 test('the official Python SDK’s stdio client starts tabrelay-local and calls the tab once approved', async (t) => {
   assert.ok(existsSync(PYTHON), `${PYTHON} is missing: run scripts/setup`);
   const child = spawn(PYTHON, [`${ROOT}tests/clients/local_stdio.py`], {
-    env: { ...process.env, PYTHONUNBUFFERED: '1', TABRELAY_LOCAL_BIN: LOCAL_BIN, TABRELAY_LOCAL_ARGS: JSON.stringify(localArgs()) },
+    env: { ...process.env, PYTHONUNBUFFERED: '1', TABRELAY_LOCAL_BIN: LOCAL_BIN, TABRELAY_LOCAL_ARGS: JSON.stringify(localArgs()), TABRELAY_LOCAL_STATE: freshState() },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   t.after(() => child.kill());

@@ -6,15 +6,16 @@
 import test from 'node:test';
 import assert from 'node:assert/strict';
 import { Client } from '@modelcontextprotocol/client';
-import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
+import { StdioClientTransport, getDefaultEnvironment } from '@modelcontextprotocol/client/stdio';
 import { openTab, dataOf, APP_ORIGIN } from './harness.mjs';
-import { LOCAL_BIN, LOCAL_URL, localArgs, codeIn } from './local_harness.mjs';
+import { LOCAL_BIN, LOCAL_URL, localArgs, codeIn, freshState } from './local_harness.mjs';
 
 const textOf = (result) => result.content.map((c) => c.text || '').join('\n');
 
 test('the SDK v2 client over stdio speaks 2026-07-28 with tabrelay-local and calls the tab once approved', async (t) => {
   const client = new Client({ name: 'SDK v2 local', version: '1.0.0' }, { versionNegotiation: { mode: 'auto' } });
-  await client.connect(new StdioClientTransport({ command: LOCAL_BIN, args: localArgs(), stderr: 'pipe' }));
+  const env = { ...getDefaultEnvironment(), TABRELAY_LOCAL_STATE: freshState() };
+  await client.connect(new StdioClientTransport({ command: LOCAL_BIN, args: localArgs(), env, stderr: 'pipe' }));
   t.after(() => client.close());
   assert.deepEqual({ era: client.getProtocolEra(), version: client.getNegotiatedProtocolVersion() }, { era: 'modern', version: '2026-07-28' });
   const said = await client.callTool({ name: 'status', arguments: {} });
