@@ -94,11 +94,11 @@ export const DESCRIBE_AFTER_MS = 300;
 
 /** The composed elements' parts, exported by the panel with a prefix. */
 const INNER_PARTS = {
-  connections: ['head', 'refresh', 'list', 'item', 'who', 'unverified', 'when', 'forget', 'go-on', 'empty', 'result'],
-  data: ['switch-row', 'switch', 'now', 'notice', 'notice-text', 'got-it', 'caveat'],
+  connections: ['head', 'refresh', 'list', 'item', 'who', 'unverified', 'when', 'forget', 'forget-ask', 'forget-yes', 'forget-no', 'go-on', 'empty', 'result'],
+  data: ['switch-row', 'switch', 'now', 'notice', 'notice-text', 'got-it', 'caveat', 'dataset-changed'],
   permissions: ['mode-row', 'mode', 'mode-hint', 'mode-result', 'kinds', 'kind-rows', 'kind-row', 'kind'],
   record: ['kept', 'filters', 'agent-filter', 'show', 'list', 'entry', 'when', 'who', 'tool', 'decision', 'outcome', 'undone-mark', 'empty', 'actions', 'export-json', 'export-csv', 'clear', 'clear-ask', 'clear-yes', 'clear-no', 'result'],
-  grants: ['title', 'groups', 'group', 'who', 'grant', 'grant-text', 'revoke', 'revoke-all', 'empty', 'result'],
+  grants: ['title', 'groups', 'group', 'who', 'grant', 'grant-text', 'revoke', 'revoke-all', 'revoke-all-ask', 'revoke-all-yes', 'revoke-all-no', 'empty', 'result'],
 };
 const exported = (prefix) => INNER_PARTS[prefix].map((p) => `${p}: ${prefix}-${p}`).join(', ');
 
@@ -531,6 +531,9 @@ export class AgentsPanel extends Base {
     this.#el('link-box').hidden = true;
     this.#el('code').value = '';
     this.#codeEdited(true);
+    // The pressed button went: the focus goes to Deny, the safe answer beside who asks (never
+    // the page's body, nor Approve, where a second Enter would connect the agent).
+    this.#el('deny').focus();
   }
 
   /** The link is no longer offered (the person typed, or it was decided or refused). */

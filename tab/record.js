@@ -437,10 +437,15 @@ export class RecordElement extends ElementBase {
       $('clear-ask').hidden = true;
       await this.#record?.clear();
       $('result').textContent = RECORD_WORDS.CLEARED;
-      $('clear').focus();
+      // Clear is disabled once nothing is kept: the focus goes to the filter beside it, never the page.
+      this.#render();
+      ($('clear').disabled ? $('agent-filter') : $('clear')).focus();
     });
     this.#root.addEventListener('keydown', (event) => {
-      if (event.key === 'Escape' && !$('clear-ask').hidden) $('clear-no').click();
+      if (event.key !== 'Escape' || $('clear-ask').hidden) return;
+      // The question shown takes the Escape (a confirm card's is not answered by it too).
+      event.preventDefault();
+      $('clear-no').click();
     });
   }
 

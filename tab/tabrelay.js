@@ -275,9 +275,11 @@ export function createTabrelay(options = {}) {
   const panel = element(options.panel, ELEMENT_TAGS.panel);
   if (confirm) confirm.presence = presence;
   if (activity) activity.presence = presence;
+  // Once a card is answered (or the banner's Stop pressed), the focus goes to the activity lines.
+  if (confirm && activity && !confirm.returnFocus) confirm.returnFocus = activity;
   if (panel) Object.assign(panel, { relay, presence, dataSwitch, datasetId: shownDataset, record, presenceCheck: check });
   // While an agent's call runs or waits for the person: the title, the favicon and a banner with Stop.
-  const driven = doc && drivenOptions !== false ? createDrivenIndicator({ presence, document: doc, ...(typeof drivenOptions === 'object' ? drivenOptions : {}) }) : null;
+  const driven = doc && drivenOptions !== false ? createDrivenIndicator({ presence, document: doc, card: confirm, returnFocus: activity, ...(typeof drivenOptions === 'object' ? drivenOptions : {}) }) : null;
 
   // The person's permissions changed (here or in another tab of the app): the tools stated follow.
   if (win) presence.store.follow(win);

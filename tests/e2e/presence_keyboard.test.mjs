@@ -1,8 +1,8 @@
 // Safe under the keyboard, in the demo page in headless Chromium with two official SDK clients
 // as the agents: Enter on a line's Stop leaves the focus on that line, so a second Enter never
 // lands on another turn's Undo turn; Undo turn of a turn that is not the newest asks first, with
-// the focus on Keep it; after Forget the focus is on Refresh, not on another connection's
-// Forget; Escape denies a card queued behind one the person just answered, as soon as it appears;
+// the focus on Keep it; Forget asks first (the focus on Keep it), and after Forget the focus is
+// on Refresh, not on another connection's Forget; Escape denies a card queued behind one the person just answered, as soon as it appears;
 // once a card is answered, the focus does not go back to a button (Forget) it was on before.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -72,6 +72,10 @@ test('Enter on Stop then Enter again stays on the line; an older turn’s Undo a
   await page.click('#connections [part=refresh]');
   await waitFor(async () => (await items.count()) === 2, SHOW_MS);
   await items.first().locator('[part=forget]').focus();
+  await page.keyboard.press('Enter');
+  assert.equal(await focusedIn(page), 'forget-no', 'Forget asks first, the focus on Keep it');
+  await page.keyboard.press('Shift+Tab');
+  assert.equal(await focusedIn(page), 'forget-yes');
   await page.keyboard.press('Enter');
   await page.locator('#connections [part=result]', { hasText: /^Forgot / }).waitFor({ timeout: SHOW_MS });
   assert.equal(await focusedIn(page), 'refresh', 'the focus goes to Refresh, not to the other Forget');
