@@ -27,6 +27,8 @@ test('Forget ends a local agent’s connection at once, and leaves the remote ag
   await mine.waitFor();
   await items.filter({ hasText: 'Remote agent kept' }).waitFor();
   await mine.locator('[part=forget]').click();
+  // Forget asks first (it cannot be undone); the question's Forget forgets.
+  await page.click('#connections [part=forget-yes]');
   await page.locator('#connections [part=result]', { hasText: 'Forgot Forgotten local agent (local)' }).waitFor();
   await items.filter({ hasText: 'Remote agent kept' }).waitFor();
   assert.equal(await mine.count(), 0);

@@ -39,6 +39,8 @@ test('an approved local connection outlives a run of the binary, until the perso
   const items = page.locator('#connections [part=item]');
   await page.click('#connections [part=refresh]');
   await items.filter({ hasText: 'Kept local agent (local)' }).locator('[part=forget]').click();
+  // Forget asks first (it cannot be undone); the question's Forget forgets.
+  await page.click('#connections [part=forget-yes]');
   await page.locator('#connections [part=result]', { hasText: 'Forgot Kept local agent (local)' }).waitFor();
   codeIn(textOf(await second.client.callTool({ name: 'dataset_describe', arguments: {} })));
   await second.client.close();
