@@ -30,45 +30,61 @@ pub fn now_ms() -> u64 {
     SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64)
 }
 
+/// Stdin's lines as they arrive in chunks, each bounded by `cap` bytes: a longer one is dropped
+/// as it comes (never held past the cap and one chunk) and said to be too large.
+#[derive(Debug)]
+pub struct LineReader {
+    cap: usize,
+    line: Vec<u8>,
+    over: bool,
+}
+
+impl LineReader {
+    /// Lines of at most `cap` bytes.
+    #[must_use]
+    pub fn new(cap: usize) -> Self {
+        Self { cap, line: Vec::new(), over: false }
+    }
+
+    /// Takes what of `chunk` it can: how many bytes it took, and the line they ended (blank
+    /// lines are none).
+    pub fn take(&mut self, chunk: &[u8]) -> (usize, Option<Result<Vec<u8>, TooLarge>>) {
+        let (part, used, ends) = match chunk.iter().position(|&b| b == b'\n') {
+            Some(i) => (&chunk[..i], i + 1, true),
+            None => (chunk, chunk.len(), false),
+        };
+        self.over |= self.line.len() + part.len() > self.cap;
+        if !self.over {
+            self.line.extend_from_slice(part);
+        }
+        if !ends {
+            return (used, None);
+        }
+        let line = std::mem::take(&mut self.line);
+        if std::mem::take(&mut self.over) {
+            return (used, Some(Err(TooLarge { cap: self.cap })));
+        }
+        let blank = line.iter().all(u8::is_ascii_whitespace);
+        (used, (!blank).then_some(Ok(line)))
+    }
+}
+
 /// Reads stdin line by line on its own thread, each line bounded by the endpoint's cap on a
-/// body ([`tabrelay::http::body_cap`]): a longer one is dropped as it comes, and said to be
-/// too large.
+/// body ([`tabrelay::http::body_cap`], [`LineReader`]).
 pub fn read_stdin(events: Sender<Event>) {
     std::thread::spawn(move || {
-        let cap = tabrelay::http::body_cap("/");
+        let mut lines = LineReader::new(tabrelay::http::body_cap("/"));
         let mut stdin = std::io::stdin().lock();
-        let mut line = Vec::new();
         loop {
-            let (done, used, over) = match stdin.fill_buf() {
+            let (used, line) = match stdin.fill_buf() {
                 Ok([]) | Err(_) => break,
-                Ok(buf) => match buf.iter().position(|&b| b == b'\n') {
-                    Some(i) => {
-                        let over = line.len() + i > cap;
-                        if !over {
-                            line.extend_from_slice(&buf[..i]);
-                        }
-                        (true, i + 1, over)
-                    }
-                    None => {
-                        if line.len() <= cap {
-                            line.extend_from_slice(buf);
-                        }
-                        (false, buf.len(), false)
-                    }
-                },
+                Ok(chunk) => lines.take(chunk),
             };
             stdin.consume(used);
-            if !done {
-                continue;
-            }
-            let over = over || line.len() > cap;
-            let body = std::mem::take(&mut line);
-            let read = if over { Err(TooLarge { cap }) } else { Ok(body) };
-            if matches!(&read, Ok(b) if b.iter().all(u8::is_ascii_whitespace)) {
-                continue;
-            }
-            if events.send(Event::Line(read)).is_err() {
-                return;
+            if let Some(line) = line {
+                if events.send(Event::Line(line)).is_err() {
+                    return;
+                }
             }
         }
         let _ = events.send(Event::StdinClosed);
@@ -538,4 +554,49 @@ pub fn write_line(json: &str) {
     let _ = out.write_all(json.as_bytes());
     let _ = out.write_all(b"\n");
     let _ = out.flush();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lines(cap: usize, chunks: &[&[u8]]) -> Vec<Result<Vec<u8>, TooLarge>> {
+        let mut reader = LineReader::new(cap);
+        let mut out = Vec::new();
+        for chunk in chunks {
+            let mut rest = *chunk;
+            while !rest.is_empty() {
+                let (used, line) = reader.take(rest);
+                out.extend(line);
+                rest = &rest[used..];
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn a_line_is_whole_whatever_the_chunks_and_blank_lines_are_none() {
+        let got = lines(16, &[b"{\"a\"", b":1}\n\n  \n{}\n"]);
+        assert_eq!(got, [Ok(br#"{"a":1}"#.to_vec()), Ok(b"{}".to_vec())]);
+    }
+
+    #[test]
+    fn a_line_over_the_cap_is_too_large_and_the_next_is_read() {
+        let cap = 8;
+        let got = lines(cap, &[b"0123", b"45678", b"9abc\n{}\n"]);
+        assert_eq!(got, [Err(TooLarge { cap }), Ok(b"{}".to_vec())]);
+        // Exactly the cap is taken.
+        assert_eq!(lines(cap, &[b"01234567\n"]), [Ok(b"01234567".to_vec())]);
+    }
+
+    #[test]
+    fn a_line_over_the_cap_is_never_held_whole() {
+        let cap = 8;
+        let mut reader = LineReader::new(cap);
+        for _ in 0..1000 {
+            let _ = reader.take(b"xxxxxxxxxxxxxxxx");
+        }
+        assert!(reader.line.len() <= cap, "{} bytes held", reader.line.len());
+        assert_eq!(reader.take(b"\n"), (1, Some(Err(TooLarge { cap }))));
+    }
 }

@@ -2,11 +2,12 @@
 // from a page of another origin is closed with the relay's code, a request naming another host
 // (a name rebound to 127.0.0.1: DNS rebinding) is refused before any socket exists, and a
 // message over the relay's bounds closes the socket (before the hello: the relay's bound on an
-// unproven socket's message).
+// unproven socket's message). A stdin message over the endpoint's cap is refused as the relay
+// refuses such a body, and the next is read.
 import test from 'node:test';
 import assert from 'node:assert/strict';
 import { connect } from 'node:net';
-import { rawTabSocket, APP_ORIGIN } from './harness.mjs';
+import { rawTabSocket, APP_ORIGIN, waitFor } from './harness.mjs';
 import { startBare, LOCAL_URL, LOCAL_PORT } from './local_harness.mjs';
 
 /** A pairing id of the form the relay reads (what names a socket's pairing). */
@@ -70,4 +71,23 @@ test('a message over the relay’s bound closes the socket', async (t) => {
   huge.ws.send('x'.repeat(17 * 1024 * 1024));
   const closed = await huge.closed;
   assert.notEqual(closed.code, 1000);
+});
+
+test('a stdin message over the endpoint’s cap is refused with its sentence, and the next is answered', async (t) => {
+  const child = await started(t);
+  const lines = [];
+  let buffered = '';
+  child.stdout.on('data', (d) => {
+    buffered += d;
+    const parts = buffered.split('\n');
+    buffered = parts.pop();
+    lines.push(...parts.map((l) => JSON.parse(l)));
+  });
+  // 2 MiB in one line (the endpoint takes 1 MiB), then a ping.
+  child.stdin.write(`{"jsonrpc":"2.0","id":1,"method":"ping","params":{"pad":"${'x'.repeat(2 * 1024 * 1024)}"}}\n`);
+  child.stdin.write('{"jsonrpc":"2.0","id":2,"method":"ping"}\n');
+  await waitFor(() => lines.length >= 2);
+  assert.equal(lines[0].error?.code, -32600, JSON.stringify(lines[0]));
+  assert.match(lines[0].error.message, /1048576|1 MiB|too large/i);
+  assert.deepEqual(lines[1], { id: 2, jsonrpc: '2.0', result: {} });
 });
