@@ -156,3 +156,17 @@ pub fn close(writer: &Writer, code: u16, reason: &str) {
     let _ = ws.flush();
     let _ = ws.get_ref().shutdown(std::net::Shutdown::Both);
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// One byte over the pairing's bound: the pairing itself refuses a message just over it (as
+    /// on the Worker), and no larger one is read whole.
+    #[test]
+    fn a_tabs_message_is_bounded_just_over_the_pairings_bound() {
+        let config = ws_config();
+        assert_eq!(config.max_message_size, Some(MAX_MESSAGE_BYTES + 1));
+        assert_eq!(config.max_frame_size, Some(MAX_MESSAGE_BYTES + 1));
+    }
+}
