@@ -93,10 +93,10 @@ async function serve(req, res) {
   }
   if (path === '/') return redirect(res, `/demo/${url.search}`);
   if (path === CONFIG_PATH && (relay || local)) {
-    const own = await readFile(join(ROOT, `.${CONFIG_PATH}`)).then(String);
-    const relayLine = relay ? `export const RELAY = ${JSON.stringify(relay)};` : own.match(/^export const RELAY = .*$/m)[0];
-    const localLine = local ? `export const LOCAL = ${JSON.stringify(local)};` : own.match(/^export const LOCAL = .*$/m)[0];
-    const text = `// Written by scripts/serve-tab.mjs --relay/--local.\n${relayLine}\n${localLine}\n`;
+    // The file as it is, with the addresses given in place of its own.
+    let text = await readFile(join(ROOT, `.${CONFIG_PATH}`)).then(String);
+    if (relay) text = text.replace(/^export const RELAY = .*$/m, `export const RELAY = ${JSON.stringify(relay)};`);
+    if (local) text = text.replace(/^export const LOCAL = .*$/m, `export const LOCAL = ${JSON.stringify(local)};`);
     res.writeHead(200, {
       'Content-Type': TYPES['.js'],
       'Cache-Control': 'no-store',

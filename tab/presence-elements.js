@@ -152,6 +152,8 @@ export function askerOf(call) {
   const c = call.connection;
   // An agent in this browser (./webmcp.js) has no app or host to name.
   if (!c || c.kind === 'browser') return agent;
+  // The person's own chat in this tab (./chat.js): the model they chose, with their key.
+  if (c.kind === 'chat') return `${agent} (your chat in this tab)`;
   const app = c.client && c.client !== call.agent ? ` via ${shown(c.client)}` : '';
   const where = c.verified ? `verified domain ${shown(c.verified)}` : `${c.host ? `returns to ${shown(c.host)}, ` : ''}name not verified`;
   return `${agent}${app} (${where})`;

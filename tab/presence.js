@@ -245,7 +245,7 @@ function short(text, chars = 40) {
 
 /** Who a connection is, in a grant's words: its agent's name and "this connection". */
 export function grantWho(call) {
-  return `${short(call?.agent || call?.connection?.client || 'this agent')} (this connection)`;
+  return `${short(call?.agent || call?.connection?.client || 'this agent')} (${call?.connection?.kind === 'chat' ? 'this chat' : 'this connection'})`;
 }
 
 /**

@@ -299,7 +299,7 @@ export function createRecord({ app, indexedDB = globalThis.indexedDB, backend, l
       at: now(),
       agent: cut(call?.agent || 'an agent'),
       connection: connection?.id == null ? null : cut(connection.id),
-      from: connection?.kind === 'browser' ? 'this browser' : connection?.host ? cut(connection.host) : null,
+      from: connection?.kind === 'browser' ? 'this browser' : connection?.kind === 'chat' ? 'the chat in this tab' : connection?.host ? cut(connection.host) : null,
       tool: cut(call?.tool),
       title: typeof title === 'string' && title ? cut(title) : null,
       decision: DECISION_WORDS.none,

@@ -10,6 +10,7 @@ import type { DrivenIndicator, DrivenBanner } from './driven.js';
 import type { AgentsPanel } from './agents-panel.js';
 import type { ConfirmCard, ActivityLines } from './presence-elements.js';
 import type { PresenceCheck, PresenceCheckOptions } from './presence-check.js';
+import type { Chat, ChatOptions } from './chat.js';
 
 export const SOME_AGENT: string;
 export const REFUSED_BY_SETTINGS: string;
@@ -65,6 +66,8 @@ export interface TabrelayOptions extends Pick<PresenceOptions, 'confirmKinds' | 
   credentials?: PresenceCheckOptions['credentials'];
   PublicKeyCredential?: PresenceCheckOptions['PublicKeyCredential'];
   modelContext?: ModelContextLike | null;
+  /** The chat bar (./chat.js, loaded only then), drawn by the page's `<tabrelay-chat>` or `element`. */
+  chat?: boolean | (Partial<Omit<ChatOptions, 'app' | 'presence' | 'handle' | 'tools'>> & { element?: HTMLElement | string | null });
   /** false: the relay waits for `start()`. */
   start?: boolean;
   window?: (Pick<Window, 'addEventListener' | 'removeEventListener'> & { isSecureContext?: boolean }) | null;
@@ -86,6 +89,8 @@ export interface Tabrelay {
   readonly record: AgentsRecord | null;
   readonly driven: DrivenIndicator | null;
   readonly panel: AgentsPanel | null;
+  /** The chat bar when the `chat` option asked for it, else null. */
+  readonly chat: Promise<Chat> | null;
   /** Resolves once the tools given are registered (with the browser's WebMCP too). */
   readonly registered: Promise<unknown>;
   readonly dataset: string | null;

@@ -98,6 +98,8 @@ export function webmcpToolOf(tool, run) {
  * - `confirm`, `activity`, `panel`: the elements (or selectors) to wire, by default the page's
  *   first `<tabrelay-confirm-card>`, `<tabrelay-activity>`, `<tabrelay-agents>`; null: none;
  * - `driven`: false turns the title, favicon and banner off, or `{title, favicon, banner}`;
+ * - `chat`: true (or `{origins, providers, element, budget…}`, ./chat.js's options) adds the chat
+ *   bar, loaded only then: the person's own agent, drawn by the page's `<tabrelay-chat>`;
  * - `record`: false keeps no record; `modelContext`: the bridge's (`frames` is gone: giving it
  *   throws the bridge's NO_FRAMES); `start`: false
  *   leaves the relay to `start()`; `window`, `document`, `storage`, `indexedDB`, `channel` (the record's), `keys`,
@@ -127,6 +129,7 @@ export function createTabrelay(options = {}) {
     record: keepRecord = true,
     modelContext,
     frames,
+    chat: chatOptions = null,
     start = true,
     window: win = globalThis.window ?? null,
     document: doc = globalThis.document ?? null,
@@ -265,8 +268,9 @@ export function createTabrelay(options = {}) {
   presence.onShowItems = (items) => emit('items', items);
   // Stop stops the agent (the relay refuses a remote agent's calls) until the person lets it go
   // on; an in-browser agent's turn ends with it (the presence refuses its calls meanwhile).
-  presence.onStopped = (line) => (line.connection?.kind === 'browser' ? bridge.step() : relay?.stopAgent(line.connection?.id));
-  presence.onGoOn = (id) => relay?.letGoOn(id);
+  presence.onStopped = (line) => (line.connection?.kind === 'chat' ? chatEngine?.stoppedByLine(line) : line.connection?.kind === 'browser' ? bridge.step() : relay?.stopAgent(line.connection?.id));
+  // The chat's agent goes on with the person's next message; the relay knows nothing of it.
+  presence.onGoOn = (id) => (id === chatEngine?.id ? undefined : relay?.letGoOn(id));
   relay?.subscribe((r) => emit('status', r));
 
   const element = (named, tag) => (named === null || named === false ? null : typeof named === 'string' ? doc?.querySelector(named) : named || doc?.querySelector(tag) || null);
@@ -278,6 +282,20 @@ export function createTabrelay(options = {}) {
   // Once a card is answered (or the banner's Stop pressed), the focus goes to the activity lines.
   if (confirm && activity && !confirm.returnFocus) confirm.returnFocus = activity;
   if (panel) Object.assign(panel, { relay, presence, dataSwitch, datasetId: shownDataset, record, presenceCheck: check });
+  /**
+   * The chat bar (./chat.js, loaded only when asked for): the person's own agent, whose calls go
+   * through the same door (`bridge.handle`), drawn by the page's `<tabrelay-chat>` (or `element`).
+   */
+  let chatEngine = null;
+  const chat = chatOptions
+    ? Promise.all([import('./chat.js'), doc ? import('./chat-element.js') : null]).then(([{ createChat }]) => {
+        const { element: named, ...rest } = chatOptions === true ? {} : chatOptions;
+        chatEngine = createChat({ app, presence, handle: (call) => bridge.handle(call), tools: () => bridge.tools(), subscribeTools: (fn) => bridge.subscribe(fn), dataKeptOut: () => dataSwitch.isOn(shownDataset), ...rest });
+        const el = element(named, 'tabrelay-chat');
+        if (el) el.chat = chatEngine;
+        return chatEngine;
+      })
+    : null;
   // While an agent's call runs or waits for the person: the title, the favicon and a banner with Stop.
   const driven = doc && drivenOptions !== false ? createDrivenIndicator({ presence, document: doc, card: confirm, returnFocus: activity, ...(typeof drivenOptions === 'object' ? drivenOptions : {}) }) : null;
 
@@ -296,6 +314,8 @@ export function createTabrelay(options = {}) {
     record,
     driven,
     panel,
+    /** The chat bar (a promise of ./chat.js's chat) when the `chat` option asked for it, else null. */
+    chat,
     /** Resolves once the tools given are registered (with the browser's WebMCP too). */
     registered,
     /** Registers one more tool (either shape) for every agent; aborting `signal` withdraws it. */

@@ -6,7 +6,9 @@
 //   code), the connections with Forget, the data switch, the mode and each kind, each tool;
 // - the confirm card and the activity line (../presence-elements.js) beside the chart;
 // - the record of what agents did (../record.js, a section of the panel), and the sign that an
-//   agent drives the tab (../driven.js: the title, the favicon and a banner with Stop).
+//   agent drives the tab (../driven.js: the title, the favicon and a banner with Stop);
+// - the chat bar (../chat-element.js, `<tabrelay-chat>`): the person's own model, called with
+//   their own key from this page, its calls through the same door as every other agent's.
 // The presence (../presence.js) runs every call through the person's permissions (deleting
 // items is a confirm kind of this app; comparing two groups with many permutations is heavy,
 // from the app's own measurement of its cost on this device) and the dataset's switch
@@ -29,7 +31,9 @@ import { createTabrelay } from '../tabrelay.js';
 import { CATALOGUE } from '../generated/bundle.js';
 import { DATA_SENTENCES } from '../data-guard.js';
 import { createDemoApp, seedOf, pictureSize, PERSON, PICTURE_WIDTH_DEFAULT } from './app.js';
-import { RELAY, LOCAL } from './config.js';
+import * as config from './config.js';
+
+const { RELAY, LOCAL } = config;
 
 const SEED_KEY = 'tabrelay-demo:seed';
 /** The demo's confirm kinds, per tool, and why each asks. */
@@ -89,6 +93,9 @@ const tabrelay = createTabrelay({
   confirm: $('confirm'),
   activity: $('activity'),
   panel: $('agents'),
+  // The chat bar: the person's own model with their own key, through the same door. Its
+  // providers' origins are the configuration's (the tests' played providers), never a query's.
+  chat: { element: $('chat'), origins: config.CHAT_ORIGINS ?? {} },
 });
 tabrelay.on('call', ({ agent, tool, outcome }) => logCall(agent, tool, outcome));
 // While a card waits, the items it names are marked on the chart; unmarked once it goes.

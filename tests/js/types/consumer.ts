@@ -90,3 +90,14 @@ wired.setDataset('orders-2027');
 wired.withdraw('orders_list');
 const someone: string = agentOf({ agent: '' }) + SOME_AGENT;
 void stopHearing, someone, wired.presence.lines(), wired.relay?.status;
+
+// The chat bar (tabrelay-tab/chat, tabrelay-tab/chat-element), alone and wired by the one call.
+import { createChat, type Chat } from '../../../tab/chat.js';
+import { ChatElement, toolLineWords } from '../../../tab/chat-element.js';
+const alone: Chat = createChat({ app: 'orders', presence, handle: (call) => presence.run(call, async () => ({ data: { ok: true } })), origins: { anthropic: 'https://proxy.example' } });
+alone.setKey('anthropic', 'sk-…', { remember: false });
+alone.subscribe((e) => (e.type === 'call' ? toolLineWords(e.line) : e.type));
+const chatBar: ChatElement | null = document.querySelector('tabrelay-chat');
+if (chatBar) chatBar.chat = alone;
+const withChat = createTabrelay({ relay: 'https://relay.example', app: 'orders', chat: { origins: { openai: 'https://proxy.example' } } });
+void withChat.chat?.then((c: Chat) => c.send('Count the orders'));
