@@ -126,6 +126,8 @@ export function statusWords(state, detail = {}) {
       return `stopped: ${detail.reason}`;
     case 'idle':
       return 'starting…';
+    case 'absent':
+      return 'not running';
     default:
       return 'stopped';
   }
@@ -213,6 +215,7 @@ export class AgentsPanel extends Base {
     <section part="group agents" aria-labelledby="agents-title">
       <h2 part="heading" id="agents-title">Agents</h2>
       <p part="status-line">Relay <code part="relay" id="relay"></code>: <span part="status" id="status" role="status" tabindex="-1">starting…</span></p>
+      <p part="local-line" id="local-line" hidden>Local server <code part="local" id="local"></code>: <span part="local-status" id="local-status" role="status">not running</span></p>
       <p part="calls-elsewhere" id="calls-elsewhere" role="status" hidden><span part="calls-elsewhere-text" id="calls-elsewhere-text"></span> <button part="take-calls" id="take-calls" class="small" type="button">Take the calls back here</button></p>
       <p part="calls-back" id="calls-back" class="hint" aria-live="polite"></p>
       <p part="address-row" class="hint">Add this tab to Claude or ChatGPT as a connector with this address: <code part="address" id="connector-address"></code> <button part="copy" id="copy-address" class="quiet small" type="button" aria-label="Copy the connector address">Copy</button> <span part="copy-result" id="copy-result" aria-live="polite"></span></p>
@@ -391,6 +394,16 @@ export class AgentsPanel extends Base {
     status.dataset.state = state;
     status.textContent = statusWords(state, detail);
     if (relay?.toolsRefused) this.#el('settings-result').textContent = relay.toolsRefused;
+    // The local server beside the relay (./local-relay.js), when the app names one.
+    const local = relay?.local;
+    this.#el('local-line').hidden = !local;
+    if (local) {
+      this.#el('local').textContent = shown(local.relay);
+      this.#el('local-status').dataset.state = local.status;
+      this.#el('local-status').textContent = statusWords(local.status, local.statusDetail || {});
+      if (local.status === 'connected' && this.#el('local-status').dataset.was !== 'connected') this.#el('connections').refresh();
+      this.#el('local-status').dataset.was = local.status;
+    }
     const elsewhere = Boolean(useRelay && relay.callsElsewhere);
     if (elsewhere) this.#el('calls-back').textContent = '';
     this.#el('calls-elsewhere').hidden = !elsewhere;

@@ -87,6 +87,12 @@ const FINAL_CLOSES = [CLOSE.ORIGIN_REFUSED, CLOSE.PROOF_FAILED, CLOSE.PROTOCOL_E
 
 const RETRY_FIRST_MS = 500;
 const RETRY_MAX_MS = 30_000;
+/**
+ * A quiet client's longest wait (the local server, which may well not run): each refused try is
+ * a line the browser itself writes in the console, and a code the person types tries it again
+ * at once (./local-relay.js), so it waits longer between tries than a relay.
+ */
+const QUIET_RETRY_MAX_MS = 60_000;
 const APPROVE_WAIT_MS = 15_000;
 
 /** `c` upper-cased as the relay does: ASCII letters only (ß or ı stay what they are, as the relay refuses them). */
@@ -312,7 +318,7 @@ export async function signProof(keyPair, origin, challenge) {
 export const CALLS_CHANNEL = 'tabrelay:calls';
 
 export class RelayClient {
-  constructor({ relay, handle, keys, storage, relayOrigin, WebSocket: Ws, headers, onStatus, onCancel, onForgotten, onGoOn, focused, bundle, tools, dataset, onToolsRefused, onRefused, refusalOf } = {}) {
+  constructor({ relay, handle, keys, storage, relayOrigin, WebSocket: Ws, headers, onStatus, onCancel, onForgotten, onGoOn, focused, bundle, tools, dataset, onToolsRefused, onRefused, refusalOf, quiet = false } = {}) {
     if (!relay) throw new Error('RelayClient needs the relay address.');
     if (typeof handle !== 'function') throw new Error('RelayClient needs a handle(call) function.');
     this.relay = String(relay).replace(/\/+$/, '');
@@ -359,6 +365,12 @@ export class RelayClient {
     /** Why a refused tool's call is refused, when the app says more than TOOL_REFUSED (its data switch). */
     this.refusalOf = refusalOf || (() => null);
     this.statusDetail = {};
+    /**
+     * A relay that may well not be running (the local server, `tabrelay-local`): until it
+     * answers, its status stays 'absent' through every retry (no 'connecting' and 'waiting' in
+     * turn), and so again once it went away; the waits grow as for any relay.
+     */
+    this.quiet = Boolean(quiet);
     this.listeners = new Set();
     /** Whether, as this browser's tabs said, agents' calls go to another tab of the pairing. */
     this.callsElsewhere = false;
@@ -643,6 +655,11 @@ export class RelayClient {
   }
 
   setStatus(status, detail) {
+    // Quiet: a relay not (or no longer) there is 'absent' until it welcomes the tab.
+    if (this.quiet && (status === 'connecting' || status === 'waiting')) {
+      if (this.status === 'absent') return;
+      if (status === 'waiting' || this.status !== 'connected') status = 'absent';
+    }
     this.status = status;
     this.statusDetail = detail || {};
     if (status !== 'connected') this.callsElsewhere = false;
@@ -698,7 +715,7 @@ export class RelayClient {
       return;
     }
     // Growing, jittered waits: half to the whole of min(first * 2^n, max).
-    const ceiling = Math.min(RETRY_FIRST_MS * 2 ** this.retries, RETRY_MAX_MS);
+    const ceiling = Math.min(RETRY_FIRST_MS * 2 ** this.retries, this.quiet ? QUIET_RETRY_MAX_MS : RETRY_MAX_MS);
     const wait = ceiling / 2 + Math.random() * (ceiling / 2);
     this.retries += 1;
     this.setStatus('waiting', { code: event.code, reason: event.reason, wait });

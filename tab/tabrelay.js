@@ -23,6 +23,7 @@
 // used alone, as before.
 
 import { RelayClient } from './relay-client.js';
+import { joinLocal } from './local-relay.js';
 import { createToolBridge } from './webmcp.js';
 import { createPresence, NotRun } from './presence.js';
 import { createDataSwitch, guardCall, refusalBefore } from './data-guard.js';
@@ -84,7 +85,9 @@ export function webmcpToolOf(tool, run) {
 /**
  * Wires the tab end. Options:
  * - `relay`: the relay's address (http or https; anything else leaves the relay off, and the
- *   panel says why); `app`: the app's name (permissions, switches and the record are kept under it);
+ *   panel says why); `local`: the local server's address (`tabrelay-local` on the person's
+ *   computer, such as `http://127.0.0.1:8790`; none by default), connected beside the relay
+ *   with the same protocol and quietly retried while none runs (./local-relay.js); `app`: the app's name (permissions, switches and the record are kept under it);
  * - `tools`: the app's tools, catalogue-shaped (`name`, `title`, `description`, `input`,
  *   `safety`, `data`, `summaries_only`) or WebMCP-shaped (with `execute(input, client)`), each
  *   registered once for both kinds of agent; `run(name, input, client)`: runs a catalogue tool
@@ -105,6 +108,7 @@ export function webmcpToolOf(tool, run) {
 export function createTabrelay(options = {}) {
   const {
     relay: address,
+    local: localAddress,
     app,
     tools = [],
     run,
@@ -182,10 +186,13 @@ export function createTabrelay(options = {}) {
   const record = keepRecord === false ? null : createRecord(kept({ app, indexedDB, channel }));
   record?.follow(presence);
   const url = relayAddress(address);
-  const relay = url
-    ? new RelayClient(
+  const localUrl = localAddress == null ? null : relayAddress(localAddress);
+  /** A relay client of `at` (the relay's, or the local server's: `quiet`). */
+  const clientOf = (at, quiet) =>
+    new RelayClient(
         kept({
-          relay: url,
+          relay: at,
+          quiet,
           storage,
           keys,
           WebSocket,
@@ -205,8 +212,10 @@ export function createTabrelay(options = {}) {
           // A tool the data switch refuses says so (the relay lists it as refused meanwhile).
           refusalOf: (call) => presence.refusalOf(call.tool),
         }),
-      )
-    : null;
+      );
+  const local = localUrl ? clientOf(localUrl, true) : null;
+  const relay = url ? clientOf(url, false) : local;
+  if (relay && local && relay !== local) joinLocal(relay, local);
   /** The person's proven presence (./presence-check.js), checked where the relay or the tab decides. */
   const check = relay ? createPresenceCheck(kept({ relay, withoutDevice, credentials, PublicKeyCredential })) : null;
   /** What the person's side says of this browser's check: 'device', 'without', 'refused' or 'off' (no relay). */

@@ -33,7 +33,7 @@ import { DATA_SENTENCES } from '../data-guard.js';
 import { createDemoApp, seedOf, pictureSize, PERSON, PICTURE_WIDTH_DEFAULT } from './app.js';
 import * as config from './config.js';
 
-const { RELAY } = config;
+const { RELAY, LOCAL } = config;
 
 const SEED_KEY = 'tabrelay-demo:seed';
 /** The demo's confirm kinds, per tool, and why each asks. */
@@ -61,6 +61,7 @@ showDataset();
 // tools registered once for both kinds of agent, the record, the driven sign and the elements.
 const tabrelay = createTabrelay({
   relay: RELAY,
+  local: LOCAL,
   app: CATALOGUE.resource_prefix,
   tools: CATALOGUE.tools,
   run: (name, input, client) => app.run(name, input, client.agent, client.signal),

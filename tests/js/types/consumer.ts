@@ -9,6 +9,7 @@ import { createToolBridge, IN_BROWSER_AGENT, type WebMcpTool } from '../../../ta
 import { createRecord, toCsv, type RecordEntry } from '../../../tab/record.js';
 import { createDrivenIndicator } from '../../../tab/driven.js';
 import { createTabrelay, agentOf, SOME_AGENT, type Tabrelay } from '../../../tab/tabrelay.js';
+import { joinLocal, LOCAL_ADDRESS } from '../../../tab/local-relay.js';
 
 const presence = createPresence({
   app: 'orders',
@@ -37,6 +38,11 @@ relay.start();
 const panel: AgentsPanel | null = document.querySelector('tabrelay-agents');
 if (panel) Object.assign(panel, { relay, presence, dataSwitch, datasetId: 'orders-2026' });
 const unsubscribe: () => void = relay.subscribe((r) => statusWords(r.status, r.statusDetail));
+// The local server beside the relay (tabrelay-tab/local), quiet while none runs.
+const local = new RelayClient({ relay: LOCAL_ADDRESS, quiet: true, handle: () => ({ data: null }) });
+const joined: RelayClient = joinLocal(relay, local);
+const absent: boolean = joined.local?.status === 'absent';
+void absent;
 unsubscribe();
 
 const card: ConfirmCard | null = document.querySelector('tabrelay-confirm-card');
@@ -69,6 +75,7 @@ void csv, stopDriven;
 // The one call that wires it all (tabrelay-tab/wire).
 const wired: Tabrelay = createTabrelay({
   relay: 'https://relay.example',
+  local: 'http://127.0.0.1:8790',
   app: 'orders',
   tools: [{ name: 'orders_list', title: 'List orders', description: 'Lists the orders.', safety: 'read', input: { type: 'object' }, data: 'summaries', summaries_only: { result: ['count'], errors: 'as_said' } }, tool],
   run: (name, input, client) => ({ name, input, agent: client.agent }),
