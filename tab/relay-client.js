@@ -65,13 +65,16 @@
 // The protocol version, bundle digest, close codes and ping come from ./generated/bundle.js,
 // written from the relay's own bundle crate (scripts/bundle), so both ends agree.
 
-import { PROTOCOL_VERSION, BUNDLE_DIGEST, CLOSE, PING, PING_EVERY_MS, CATALOGUE, TOOL_REFUSED, CONSENT, TAB_PATH, TAB_PAIRING_PARAM, CHALLENGE_BYTES, FORGOTTEN, AGENT_STOPPED, proofText } from './generated/bundle.js';
+import { SETTINGS, PROTOCOL_VERSION, BUNDLE_DIGEST, CLOSE, PING, PING_EVERY_MS, CATALOGUE, TOOL_REFUSED, CONSENT, TAB_PATH, TAB_PAIRING_PARAM, CHALLENGE_BYTES, FORGOTTEN, AGENT_STOPPED, proofText } from './generated/bundle.js';
 import { CONNECT_FRAGMENT, CONFIRM_PATH, CONFIRM_TICKET_PARAM, CONFIRM_MESSAGE } from './generated/bundle.js';
 import { CODE_ALPHABET, CODE_LEN, CODE_LINK_LEN, CODE_IGNORED, CODE_FOLD } from './generated/bundle.js';
+// Every message on the socket is read and written by ./generated/wire.js, from the same
+// declarations the relay and the local server read and write them by (bundle/src/protocol.rs).
+import { readRelay, writeTab } from './generated/wire.js';
 
 export { PROTOCOL_VERSION, BUNDLE_DIGEST, CLOSE, TOOL_REFUSED, CONSENT, FORGOTTEN, AGENT_STOPPED, proofText };
 /** What the person's settings may make of a tool. */
-export const SETTINGS = Object.freeze(['asks', 'runs', 'refused']);
+export { SETTINGS };
 /** Where the first protocol kept a bearer tab secret; removed when found. */
 export const OLD_SECRET_KEY = 'tabrelay:tab-secret';
 /** The IndexedDB database and store of the pairing keys (key: the relay's origin). */
@@ -343,7 +346,7 @@ export class RelayClient {
     this.unsentStops = new Map();
     this.bundle = bundle || BUNDLE_DIGEST;
     this.pingTimer = null;
-    this.focused = focused ?? (typeof document === 'undefined' || document.hasFocus());
+    this.focused = Boolean(focused ?? (typeof document === 'undefined' || document.hasFocus()));
     this.pairing = null;
     /** The pairing's presence credential as the relay holds it ({credential, key}), or null. */
     this.presenceKey = null;
@@ -425,13 +428,13 @@ export class RelayClient {
     if (refused) this.changed();
     // Before the relay's welcome the socket carries the hello alone (anything else first closes
     // it); the welcome sends the list kept here.
-    if (this.status === 'connected') this.send({ type: 'tools', tools: this.tools });
+    if (this.status === 'connected') this.send('tools', { tools: this.tools });
   }
 
   /** States what the tab shows: `{ dataset }`, the shown dataset's name. */
   setView({ dataset } = {}) {
     this.dataset = dataset == null ? null : String(dataset);
-    if (this.dataset !== null) this.send({ type: 'view', dataset: this.dataset });
+    if (this.dataset !== null) this.send('view', { dataset: this.dataset });
   }
 
   /** The setting this tab stated for tool `name` ('asks', 'runs', 'refused'), or undefined. */
@@ -482,24 +485,24 @@ export class RelayClient {
   }
 
   setFocused(focused) {
-    this.focused = focused;
-    this.send({ type: 'focus', focused });
+    this.focused = Boolean(focused);
+    this.send('focus', { focused: this.focused });
     if (focused && this.status === 'connected') this.tookCalls();
   }
 
   /** The person is being asked about call `id`; `sentence` is what their card says. */
   asking(id, sentence) {
-    this.send({ type: 'asking', id, sentence: String(sentence) });
+    this.send('asking', { id, sentence: String(sentence) });
   }
 
   /** The person allowed call `id` (its result follows through `handle`); never sent after a Deny. */
   answered(id) {
-    this.send({ type: 'answered', id });
+    this.send('answered', { id });
   }
 
   /** The person took a step in the app themselves: the agents' turn ends. */
   step() {
-    this.send({ type: 'step' });
+    this.send('step');
   }
 
   /**
@@ -537,7 +540,7 @@ export class RelayClient {
   /** Sends the relay the stops and go-ons it has not heard, once the tab is connected. */
   sendStops() {
     if (this.status !== 'connected' || !this.socket || this.socket.readyState !== 1) return;
-    for (const [connection, stopped] of this.unsentStops) this.send({ type: stopped ? 'stop' : 'go_on', connection });
+    for (const [connection, stopped] of this.unsentStops) this.send(stopped ? 'stop' : 'go_on', { connection });
     this.unsentStops.clear();
   }
 
@@ -551,7 +554,7 @@ export class RelayClient {
     return this.askList({ type: 'forget', id: String(id) });
   }
 
-  askList(message) {
+  askList({ type, ...fields }) {
     if (this.status !== 'connected') {
       return Promise.reject(new Error('This tab is not connected to the relay yet; wait a moment and try again.'));
     }
@@ -561,7 +564,7 @@ export class RelayClient {
         reject(new Error('The relay did not answer; try again.'));
       }, APPROVE_WAIT_MS);
       this.listWaiters.push({ resolve, timer });
-      this.send(message);
+      this.send(type, fields);
     });
   }
 
@@ -620,7 +623,7 @@ export class RelayClient {
         reject(new Error('The relay did not answer; try again.'));
       }, APPROVE_WAIT_MS);
       this.enrolling = { resolve, reject, timer };
-      this.send({ type: 'presence', ...made });
+      this.send('presence', made);
     });
   }
 
@@ -650,7 +653,7 @@ export class RelayClient {
         reject(new Error('The relay did not answer; try the code again.'));
       }, APPROVE_WAIT_MS);
       this.approvals.set(normal, { resolve, reject, timer });
-      this.send(proof ? { type, [field]: String(code), proof } : { type, [field]: String(code) });
+      this.send(type, { [field]: String(code), proof });
     });
   }
 
@@ -722,18 +725,16 @@ export class RelayClient {
     this.retryTimer = setTimeout(() => this.connect(), wait);
   }
 
-  send(message) {
-    if (this.socket && this.socket.readyState === 1) this.socket.send(JSON.stringify(message));
+  /** Sends the tab's message `type` with its `fields` (./generated/wire.js writes it). */
+  send(type, fields) {
+    if (this.socket && this.socket.readyState === 1) this.socket.send(writeTab(type, fields));
   }
 
   async receive(socket, text) {
-    let message;
     if (text === 'pong') return;
-    try {
-      message = JSON.parse(text);
-    } catch {
-      return;
-    }
+    // Not a message of the relay (a field missing or of another kind): nothing is done.
+    const message = readRelay(text);
+    if (!message) return;
     switch (message.type) {
       case 'challenge': {
         // The relay's first message: sign its challenge, bound to its origin, as the hello
@@ -741,16 +742,16 @@ export class RelayClient {
         if (socket !== this.socket || this.challenged === socket || !CHALLENGE.test(String(message.challenge))) break;
         this.challenged = socket;
         const signature = await signProof(this.keyPair, this.origin, message.challenge);
-        if (socket.readyState === 1) socket.send(JSON.stringify({ type: 'hello', protocol: PROTOCOL_VERSION, bundle: this.bundle, key: this.key, signature }));
+        if (socket.readyState === 1) socket.send(writeTab('hello', { protocol: PROTOCOL_VERSION, key: this.key, signature, bundle: this.bundle }));
         break;
       }
       case 'welcome':
         this.retries = 0;
         // The pairing's presence credential, once the person made one (./presence-check.js).
-        this.presenceKey = message.presence ?? null;
-        this.send({ type: 'focus', focused: this.focused });
-        this.send({ type: 'tools', tools: this.tools });
-        if (this.dataset !== null) this.send({ type: 'view', dataset: this.dataset });
+        this.presenceKey = message.presence;
+        this.send('focus', { focused: this.focused });
+        this.send('tools', { tools: this.tools });
+        if (this.dataset !== null) this.send('view', { dataset: this.dataset });
         this.setStatus('connected', { pairing: message.pairing });
         // The relay counts a tab's hello as its focus: agents' calls come here now.
         this.tookCalls();
@@ -763,14 +764,14 @@ export class RelayClient {
         this.enrolling = null;
         if (waiter) clearTimeout(waiter.timer);
         if (message.type === 'presence') {
-          this.presenceKey = { credential: String(message.credential), key: String(message.key) };
+          this.presenceKey = { credential: message.credential, key: message.key };
           waiter?.resolve(this.presenceKey);
           this.changed();
-        } else waiter?.reject(new Error(String(message.sentence)));
+        } else waiter?.reject(new Error(message.sentence));
         break;
       }
       case 'tools_refused':
-        this.toolsRefused = String(message.sentence);
+        this.toolsRefused = message.sentence;
         this.onToolsRefused(this.toolsRefused);
         this.changed();
         break;
@@ -788,8 +789,8 @@ export class RelayClient {
         else {
           const said = { client: message.client, host: message.host };
           for (const k of ['verified', 'age_ms', 'place', 'lookalike', 'name_warning']) if (message[k] != null) said[k] = message[k];
-          if (Array.isArray(message.connections)) said.connections = message.connections;
-          if (message.type === 'confirm') said.confirm = this.confirmAddress(String(message.ticket));
+          if (message.connections?.length) said.connections = message.connections;
+          if (message.type === 'confirm') said.confirm = this.confirmAddress(message.ticket);
           waiter.resolve(said);
         }
         break;
@@ -802,7 +803,7 @@ export class RelayClient {
         break;
       case 'stopped': {
         // The person stopped an agent or let it go on, in this tab or another of the pairing.
-        const id = String(message.connection ?? '');
+        const id = message.connection;
         if (!id) break;
         if (message.stopped === true) this.stoppedAgents.add(id);
         else if (this.stoppedAgents.delete(id)) this.onGoOn(id);
@@ -812,7 +813,7 @@ export class RelayClient {
         break;
       }
       case 'forgotten': {
-        const id = String(message.connection ?? '');
+        const id = message.connection;
         if (!id) break;
         this.forgotten.add(id);
         this.stoppedAgents.delete(id);
@@ -824,13 +825,13 @@ export class RelayClient {
       }
       case 'connections': {
         // Also sent unasked, as soon as a connection is made: kept, and heard by `subscribe`.
-        this.connectionsList = message.list || [];
+        this.connectionsList = message.list;
         this.changed();
         const waiters = this.listWaiters;
         this.listWaiters = [];
         for (const w of waiters) {
           clearTimeout(w.timer);
-          w.resolve(message.list || []);
+          w.resolve(message.list);
         }
         break;
       }
@@ -853,13 +854,13 @@ export class RelayClient {
     // A call of a connection forgotten meanwhile never runs, and nothing of it is said.
     if (connection !== null && this.forgotten.has(connection)) return;
     if (connection !== null && this.stoppedAgents.has(connection)) {
-      if (socket.readyState === 1) socket.send(JSON.stringify({ type: 'result', id: call.id, error: AGENT_STOPPED }));
+      if (socket.readyState === 1) socket.send(writeTab('result', { id: call.id, error: AGENT_STOPPED }));
       return;
     }
     if (this.settingOf(call.tool) === 'refused') {
       // The relay leaves the tool out of the agents' list; an agent may still call it by name.
-      reply = { type: 'result', id: call.id, error: this.refusalOf(call) || TOOL_REFUSED };
-      if (socket.readyState === 1) socket.send(JSON.stringify(reply));
+      reply = writeTab('result', { id: call.id, error: String(this.refusalOf(call) || TOOL_REFUSED) });
+      if (socket.readyState === 1) socket.send(reply);
       this.onRefused(call);
       return;
     }
@@ -870,25 +871,22 @@ export class RelayClient {
       this.running.set(call.id, connection);
       const out = (await this.handle(call)) || {};
       if (out.inputRequired) {
-        reply = { type: 'result', id: call.id, input_required: out.inputRequired };
-        if (out.state !== undefined) reply.state = out.state;
+        reply = writeTab('result', { id: call.id, input_required: out.inputRequired, state: out.state });
       } else {
-        reply = { type: 'result', id: call.id, data: out.data ?? null };
         // A tool stated with an outputSchema answers its object as structured content too (MCP's
         // clients refuse such a tool's result without it); the relay adds it.
-        const data = out.data;
-        if (data !== null && typeof data === 'object' && !Array.isArray(data) && this.tools.some((t) => t?.name === call.tool && t.outputSchema)) reply.structured = true;
-        if (out.image) reply.image = out.image;
-        if (out.audio) reply.audio = out.audio;
-        if (out.resource) reply.resource = out.resource;
+        const data = out.data ?? null;
+        const structured = data !== null && typeof data === 'object' && !Array.isArray(data) && this.tools.some((t) => t?.name === call.tool && t.outputSchema);
+        // A result the writer cannot write (a picture that is not an object, say) is the tool's failure.
+        reply = writeTab('result', { id: call.id, data, structured, image: out.image || null, audio: out.audio || null, resource: out.resource || null });
       }
     } catch (err) {
-      reply = { type: 'result', id: call.id, error: String((err && err.message) || err || 'The tool failed.') };
+      reply = writeTab('result', { id: call.id, error: String((err && err.message) || err || 'The tool failed.') });
     } finally {
       this.running.delete(call.id);
     }
     // Forgotten while it ran: its result is nobody's (the relay would drop it too).
     if (connection !== null && this.forgotten.has(connection)) return;
-    if (socket.readyState === 1) socket.send(JSON.stringify(reply));
+    if (socket.readyState === 1) socket.send(reply);
   }
 }

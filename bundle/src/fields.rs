@@ -134,6 +134,8 @@ impl Fields {
 pub trait FromValue: Sized {
     /// What the type is, for the error when a value does not read as one.
     const WHAT: &'static str;
+    /// The JSON kind of its value, for the tab end's generated reader ([`Shape`]).
+    const KIND: &'static str = "any";
 
     /// The value as this type, when it is one.
     fn from_value(value: Value) -> Option<Self>;
@@ -184,23 +186,71 @@ impl core::fmt::Display for WireError {
 
 /// A field read by its type: how [`codec!`](crate::codec) reads each field.
 pub trait Take: Sized {
+    /// The JSON kind of the field, for the tab end's generated reader ([`Shape`]): `string`,
+    /// `count` (a whole number from 0), `number`, `bool`, `list`, `object` or `any`.
+    const KIND: &'static str = "any";
+
     /// The field `key` of `f`, taken (None: missing, or not of this type).
     fn take(f: &mut Fields, key: &str) -> Option<Self>;
 }
 
+/// One field of a message as [`codec!`](crate::codec) declares it, for the tab end's
+/// generated reader and writer (`tab/generated/wire.js`, written by [`crate::tab_wire`]): never
+/// compiled into the Worker, which reads and writes through the same declaration.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Shape {
+    /// Its key.
+    pub key: &'static str,
+    /// Its JSON kind ([`Take::KIND`]).
+    pub kind: &'static str,
+    /// What a missing field reads as, as declared (`None`, `false`, `Vec::new()`), which is
+    /// then not written; `""`: the field is needed; [`Shape::EITHER`]: one of the fields so
+    /// marked is needed.
+    pub or: &'static str,
+}
+
+impl Shape {
+    /// [`Shape::or`] of fields one of which is needed (a [`Flat`] type written by hand).
+    pub const EITHER: &'static str = "either";
+}
+
+/// The kind of the field `field` picks out of `S` ([`Take::KIND`]).
+#[doc(hidden)]
+pub fn kind_of<S, T: Take>(_field: impl Fn(&S) -> Option<&T>) -> &'static str {
+    T::KIND
+}
+
+/// The fields of the [`Flat`] field `field` picks out of `S`.
+#[doc(hidden)]
+pub fn flat_of<S, T: Flat>(_field: impl Fn(&S) -> Option<&T>) -> Vec<Shape> {
+    T::shapes()
+}
+
+/// A type tagged by one of its fields (`codec!(…, tag "type" { … })`): its variants' shapes,
+/// for the tab end's generated reader and writer.
+pub trait Tagged {
+    /// The tag's key.
+    const TAG: &'static str;
+    /// Each variant's tag and fields (after the tag), in the declaration's order.
+    fn variants() -> Vec<(&'static str, Vec<Shape>)>;
+}
+
 impl Take for String {
+    const KIND: &'static str = "string";
     fn take(f: &mut Fields, key: &str) -> Option<Self> {
         f.string(key)
     }
 }
 
 impl Take for u64 {
+    const KIND: &'static str = "count";
     fn take(f: &mut Fields, key: &str) -> Option<Self> {
         f.u64(key)
     }
 }
 
 impl Take for u32 {
+    const KIND: &'static str = "count";
     fn take(f: &mut Fields, key: &str) -> Option<Self> {
         f.u32(key)
     }
@@ -208,6 +258,7 @@ impl Take for u32 {
 
 /// A count.
 impl Take for usize {
+    const KIND: &'static str = "count";
     fn take(f: &mut Fields, key: &str) -> Option<Self> {
         f.u64(key).and_then(|n| usize::try_from(n).ok())
     }
@@ -215,24 +266,28 @@ impl Take for usize {
 
 /// A signed whole number (a JSON-RPC error's code).
 impl Take for i64 {
+    const KIND: &'static str = "number";
     fn take(f: &mut Fields, key: &str) -> Option<Self> {
         f.0.get(key).and_then(Value::as_i64)
     }
 }
 
 impl Take for bool {
+    const KIND: &'static str = "bool";
     fn take(f: &mut Fields, key: &str) -> Option<Self> {
         f.bool(key)
     }
 }
 
 impl Take for Vec<String> {
+    const KIND: &'static str = "list";
     fn take(f: &mut Fields, key: &str) -> Option<Self> {
         f.strings(key)
     }
 }
 
 impl Take for Vec<u64> {
+    const KIND: &'static str = "list";
     fn take(f: &mut Fields, key: &str) -> Option<Self> {
         let Some(Value::Array(items)) = f.0.remove(key) else { return None };
         let mut list = Vec::with_capacity(items.len());
@@ -245,6 +300,7 @@ impl Take for Vec<u64> {
 
 /// A pair written as a two-element array (`["g1", 1000]`).
 impl Take for (String, u64) {
+    const KIND: &'static str = "list";
     fn take(f: &mut Fields, key: &str) -> Option<Self> {
         match f.0.remove(key) {
             Some(Value::Array(pair)) => match pair.as_slice() {
@@ -257,6 +313,7 @@ impl Take for (String, u64) {
 }
 
 impl<T: FromValue> Take for Vec<T> {
+    const KIND: &'static str = "list";
     fn take(f: &mut Fields, key: &str) -> Option<Self> {
         let Some(Value::Array(items)) = f.0.remove(key) else { return None };
         // A loop, not `collect` into an `Option`: less code for each type.
@@ -269,12 +326,14 @@ impl<T: FromValue> Take for Vec<T> {
 }
 
 impl<T: FromValue> Take for T {
+    const KIND: &'static str = T::KIND;
     fn take(f: &mut Fields, key: &str) -> Option<Self> {
         f.read(key)
     }
 }
 
 impl<T: Take> Take for Option<T> {
+    const KIND: &'static str = T::KIND;
     fn take(f: &mut Fields, key: &str) -> Option<Self> {
         if f.absent(key) {
             Some(None)
@@ -407,6 +466,11 @@ pub trait Flat: Sized {
 
     /// Writes its fields into the object `o`.
     fn write_fields(&self, o: &mut Object<'_>);
+
+    /// Its fields' shapes, in the order they are written (for the tab end's generated JS).
+    fn shapes() -> Vec<Shape> {
+        Vec::new()
+    }
 }
 
 impl<T: Flat> Encode for T {
@@ -670,6 +734,7 @@ macro_rules! codec {
     ($ty:ident, $what:literal, { $($body:tt)* }) => {
         impl $crate::fields::FromValue for $ty {
             const WHAT: &'static str = $what;
+            const KIND: &'static str = "object";
             fn from_value(value: serde_json::Value) -> Option<Self> {
                 <Self as $crate::fields::Flat>::from_fields(&mut $crate::fields::Fields::of(value)?)
             }
@@ -680,6 +745,10 @@ macro_rules! codec {
         impl $crate::fields::Flat for $ty {
             fn from_fields(f: &mut $crate::fields::Fields) -> Option<Self> {
                 $crate::codec!(@read f, [Self], $($body)*)
+            }
+            #[allow(clippy::vec_init_then_push)]
+            fn shapes() -> $crate::fields::Vec<$crate::fields::Shape> {
+                $crate::codec!(@shapes [Self], $($body)*)
             }
             #[allow(clippy::partialeq_to_none, clippy::bool_comparison)]
             fn write_fields(&self, o: &mut $crate::fields::Object<'_>) {
@@ -739,11 +808,21 @@ macro_rules! codec {
     ($ty:ident, $what:literal, tag $key:literal { $($tag:literal => $variant:ident $(($one:ty))? $({ $($body:tt)* })?),* $(,)? } $(else $ntag:literal => $never:ident)?) => {
         impl $crate::fields::FromValue for $ty {
             const WHAT: &'static str = $what;
+            const KIND: &'static str = "object";
             fn from_value(value: serde_json::Value) -> Option<Self> {
                 <Self as $crate::fields::Flat>::from_fields(&mut $crate::fields::Fields::of(value)?)
             }
             fn from_variant(inner: &mut $crate::fields::Inner) -> Option<Self> {
                 <Self as $crate::fields::Flat>::from_fields(inner.fields()?)
+            }
+        }
+        impl $crate::fields::Tagged for $ty {
+            const TAG: &'static str = $key;
+            #[allow(clippy::vec_init_then_push)]
+            fn variants() -> $crate::fields::Vec<(&'static str, $crate::fields::Vec<$crate::fields::Shape>)> {
+                $crate::fields::Vec::from([$(
+                    ($tag, $crate::codec!(@variant_shapes $variant $(($one))? $({ $($body)* })?)),
+                )*])
             }
         }
         impl $crate::fields::Flat for $ty {
@@ -806,6 +885,30 @@ macro_rules! codec {
         } else {
             Some($default)
         }
+    };
+    // Shapes: each field's key, kind and default, for the tab end's generated JS.
+    (@shapes [$path:path], $($field:ident $(= $key:literal)? $(else $fallback:literal)? $(as $flat:ident)? $(or $default:expr)?),* $(,)?) => {{
+        #[allow(unused_mut)]
+        let mut shapes = $crate::fields::Vec::new();
+        $( $crate::codec!(@shape shapes, [$path], $field $(= $key)? $(else $fallback)? $(as $flat)? $(or $default)?); )*
+        shapes
+    }};
+    (@shape $v:ident, [$path:path], $field:ident as flat) => {
+        #[allow(unreachable_patterns)]
+        $v.extend($crate::fields::flat_of(|m: &Self| match m { $path { $field, .. } => Some($field), _ => None }))
+    };
+    (@shape $v:ident, [$path:path], $field:ident $(= $key:literal)? $(else $fallback:literal)? $(or $default:expr)?) => {
+        #[allow(unreachable_patterns)]
+        $v.push($crate::fields::Shape {
+            key: $crate::codec!(@key $field $(= $key)?),
+            kind: $crate::fields::kind_of(|m: &Self| match m { $path { $field, .. } => Some($field), _ => None }),
+            or: concat!("" $(, stringify!($default))?),
+        })
+    };
+    (@variant_shapes $variant:ident) => { $crate::fields::Vec::new() };
+    (@variant_shapes $variant:ident ($one:ty)) => { <$one as $crate::fields::Flat>::shapes() };
+    (@variant_shapes $variant:ident { $($body:tt)* }) => {
+        $crate::codec!(@shapes [Self::$variant], $($body)*)
     };
     (@key $field:ident) => { stringify!($field) };
     (@key $field:ident = $key:literal) => { $key };

@@ -15,6 +15,7 @@ pub mod fields;
 pub mod protocol;
 pub mod raw;
 pub mod tab_module;
+pub mod tab_wire;
 
 pub use digest::BUNDLE_DIGEST;
 

@@ -6,7 +6,7 @@ use alloc::string::String;
 use alloc::vec::Vec;
 use serde_json::{Map, Value};
 
-use crate::fields::{Fields, Flat, FromValue, JsonText, Object};
+use crate::fields::{Fields, Flat, FromValue, JsonText, Object, Shape};
 use crate::raw::parse_keeping;
 
 /// The version of this protocol; a tab states it in its `hello`. Version 2: the tab proves its
@@ -576,7 +576,11 @@ pub enum RelayMessage {
     },
 }
 
-/// What the person's settings make of a tool.
+/// The words of [`Setting`] as a tab states them, in its order (the tab's copy of the bundle
+/// carries them: `SETTINGS`).
+pub const SETTINGS: [&str; 3] = ["asks", "runs", "refused"];
+
+/// What the person's settings make of a tool (written as its word in [`SETTINGS`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Setting {
     /// Each call asks the person in the tab first.
@@ -753,6 +757,11 @@ impl Flat for CodeSaid {
             Self::Link(link) => o.field("link", link),
         }
     }
+
+    fn shapes() -> Vec<Shape> {
+        let either = |key| Shape { key, kind: "string", or: Shape::EITHER };
+        Vec::from([either("code"), either("link")])
+    }
 }
 
 impl TabMessage {
@@ -835,6 +844,22 @@ impl Flat for Outcome {
             }
         }
     }
+
+    /// In the order [`Outcome::write_fields`] writes them: one of `data`, `error` and
+    /// `input_required` is needed.
+    fn shapes() -> Vec<Shape> {
+        let shape = |key, kind, or| Shape { key, kind, or };
+        Vec::from([
+            shape("data", "any", Shape::EITHER),
+            shape("structured", "bool", "false"),
+            shape("image", "object", "None"),
+            shape("audio", "object", "None"),
+            shape("resource", "object", "None"),
+            shape("error", "string", Shape::EITHER),
+            shape("input_required", "object", Shape::EITHER),
+            shape("state", "any", "None"),
+        ])
+    }
 }
 
 impl FromValue for Outcome {
@@ -901,6 +926,7 @@ crate::codec!(TabMessage, "a message of a tab", tag "type" {
 
 /// A tool list as the tab writes it, read and checked by [`ToolList::read`] (None: refused).
 impl crate::fields::Take for ToolList {
+    const KIND: &'static str = "list";
     fn take(f: &mut Fields, key: &str) -> Option<Self> {
         ToolList::read(&f.value(key)?).ok()
     }
@@ -980,10 +1006,11 @@ impl StatedTool {
             return Err(ToolsError::Reserved(name));
         }
         let bad = |field: &'static str| ToolsError::BadField(name.clone(), field);
-        let setting = match m.get("setting").and_then(Value::as_str) {
-            Some("asks") => Setting::Asks,
-            Some("runs") => Setting::Runs,
-            Some("refused") => Setting::Refused,
+        let said = m.get("setting").and_then(Value::as_str);
+        let setting = match SETTINGS.iter().position(|w| Some(*w) == said) {
+            Some(0) => Setting::Asks,
+            Some(1) => Setting::Runs,
+            Some(2) => Setting::Refused,
             _ => return Err(bad("setting")),
         };
         let mut definition = Map::new();
@@ -1029,12 +1056,7 @@ impl StatedTool {
     #[must_use]
     pub fn to_value(&self) -> Value {
         let mut m = self.definition.clone();
-        let setting = match self.setting {
-            Setting::Asks => "asks",
-            Setting::Runs => "runs",
-            Setting::Refused => "refused",
-        };
-        m.insert("setting".into(), Value::String(setting.into()));
+        m.insert("setting".into(), Value::String(SETTINGS[self.setting as usize].into()));
         Value::Object(m)
     }
 }
@@ -1382,7 +1404,8 @@ mod tests {
                 input: None,
             },
             RelayMessage::Call {
-                id: 18446744073709551615,
+                // The largest id JavaScript reads exactly (a tab's ids are far below it).
+                id: 9_007_199_254_740_991,
                 tool_call: ToolCall {
                     tool: "add".into(),
                     args: json!({}),
@@ -1432,6 +1455,15 @@ mod tests {
             RelayMessage::Stopped { connection: "g1".into(), stopped: false },
             RelayMessage::Refused { code: "X".into(), sentence: "No\u{7f}\u{1f}.".into() },
             RelayMessage::ToolsRefused { sentence: "Bad.".into() },
+            RelayMessage::Welcome {
+                pairing: "p".into(),
+                protocol: PROTOCOL_VERSION,
+                presence: Some(PresenceKey { credential: "c".into(), key: "k".into() }),
+            },
+            RelayMessage::Presence {
+                held: PresenceKey { credential: "c".into(), key: "k".into() },
+            },
+            RelayMessage::PresenceRefused { sentence: "One is held.".into() },
         ]
     }
 
@@ -1491,29 +1523,81 @@ mod tests {
                 id: 4,
                 outcome: Outcome::InputRequired { requests, state: Some(json!({"round": 1})) },
             },
+            TabMessage::Approve {
+                said: CodeSaid::Code("ABCDE-12345".into()),
+                proof: Some(Assertion {
+                    credential: "c".into(),
+                    client_data: "d".into(),
+                    authenticator: "a".into(),
+                    signature: "s".into(),
+                }),
+            },
+            TabMessage::Presence {
+                credential: "c".into(),
+                key: "k".into(),
+                client_data: "d".into(),
+                authenticator: "a".into(),
+            },
+            TabMessage::Tools {
+                tools: ToolList::read(&json!([
+                    {"name": "add", "description": "Adds.", "inputSchema": {"type": "object"},
+                     "annotations": {"readOnlyHint": true}, "setting": "asks"},
+                    {"name": "wipe", "inputSchema": {"type": "object"}, "setting": "refused"}
+                ]))
+                .unwrap(),
+            },
+            TabMessage::Result {
+                id: 5,
+                outcome: Outcome::Done {
+                    data: JsonText::of(&json!({"sum": 3})),
+                    image: None,
+                    audio: None,
+                    resource: None,
+                    structured: true,
+                },
+            },
         ]
     }
 
-    /// The bytes on the socket, as the derived `Serialize` wrote them before the codec: each of
-    /// [`relay_messages`] then each of [`tab_messages`], one a line. A change to the tab
-    /// protocol's bytes fails here.
+    /// The bytes on the socket (as the derived `Serialize` wrote them before the codec): each
+    /// of [`relay_messages`] after `# relay`, then each of [`tab_messages`] after `# tab`, one
+    /// a line. A change to the tab protocol's bytes fails here; tests/js/wire_golden.test.mjs
+    /// reads and writes the same lines with the tab's generated reader and writer.
     const GOLDEN: &str = include_str!("../../tests/data/wire/tab.txt");
+
+    /// The golden lines of one side (`# relay` or `# tab`).
+    fn golden(side: &str) -> Vec<&'static str> {
+        let mut lines = GOLDEN.lines().skip_while(|l| *l != side).skip(1);
+        let lines = lines.by_ref().take_while(|l| !l.starts_with('#'));
+        lines.collect()
+    }
 
     #[test]
     fn every_message_reads_back_and_is_written_as_before() {
-        let mut written = Vec::new();
-        for m in relay_messages() {
-            assert_eq!(crate::from_json::<RelayMessage>(m.to_text().as_bytes()), Some(m.clone()));
-            written.push(m.to_text());
+        let relay: Vec<String> = relay_messages().iter().map(RelayMessage::to_text).collect();
+        assert_eq!(relay, golden("# relay"));
+        let tab: Vec<String> = tab_messages().iter().map(text).collect();
+        assert_eq!(tab, golden("# tab"));
+        for line in golden("# relay") {
+            let m = crate::from_json::<RelayMessage>(line.as_bytes()).unwrap();
+            assert_eq!(m.to_text(), line, "read and written again, the same");
         }
-        for m in tab_messages() {
-            assert_eq!(TabMessage::parse(&text(&m)), Ok(m.clone()));
-            written.push(text(&m));
+        for line in golden("# tab") {
+            assert_eq!(text(&TabMessage::parse(line).unwrap()), line, "the same, read and written");
         }
-        let golden: Vec<&str> = GOLDEN.lines().collect();
-        assert_eq!(written.len(), golden.len());
-        for (w, g) in written.iter().zip(golden) {
-            assert_eq!(w, g);
+        // Every message of either side is there.
+        use crate::fields::Tagged as _;
+        let tag = |l: &&str| serde_json::from_str::<Value>(l).unwrap()["type"].clone();
+        for (side, variants) in
+            [("# relay", RelayMessage::variants()), ("# tab", TabMessage::variants())]
+        {
+            let tags: Vec<Value> = golden(side).iter().map(tag).collect();
+            for (t, _) in variants {
+                assert!(tags.contains(&json!(t)), "{side} has no {t} message");
+            }
         }
+        // An id beyond JavaScript's exact numbers still reads back on the relay's side.
+        let far = RelayMessage::Cancel { id: u64::MAX };
+        assert_eq!(crate::from_json::<RelayMessage>(far.to_text().as_bytes()), Some(far));
     }
 }

@@ -42,6 +42,8 @@ export const PONG = '{pong}';\n\
 export const PING_EVERY_MS = {ping_every};\n\
 export const CLOSE = Object.freeze({{ ORIGIN_REFUSED: {origin}, PROOF_FAILED: {proof}, PROTOCOL_ERROR: {proto}, OUTDATED: {outdated}, TOO_MANY_TABS: {tabs} }});\n\
 export const MAX_TOOLS = {max_tools};\n\
+/** What the person's settings make of a tool, as a tab states it (`setting`). */\n\
+export const SETTINGS = Object.freeze({settings});\n\
 export const MAX_TOOL_LIST_BYTES = {max_list};\n\
 export const MAX_TOOL_NAME_CHARS = {max_name};\n\
 export const MAX_DATASET_NAME_CHARS = {max_dataset};\n\
@@ -98,6 +100,7 @@ export const CATALOGUE = Object.freeze({catalogue});\n",
         outdated = close::OUTDATED,
         tabs = close::TOO_MANY_TABS,
         max_tools = protocol::MAX_TOOLS,
+        settings = serde_json::to_string(&protocol::SETTINGS).unwrap_or_default(),
         max_list = protocol::MAX_TOOL_LIST_BYTES,
         max_name = protocol::MAX_TOOL_NAME_CHARS,
         max_dataset = protocol::MAX_DATASET_NAME_CHARS,

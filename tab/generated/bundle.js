@@ -27,6 +27,8 @@ export const PONG = 'pong';
 export const PING_EVERY_MS = 30000;
 export const CLOSE = Object.freeze({ ORIGIN_REFUSED: 4403, PROOF_FAILED: 4401, PROTOCOL_ERROR: 4400, OUTDATED: 4426, TOO_MANY_TABS: 4429 });
 export const MAX_TOOLS = 100;
+/** What the person's settings make of a tool, as a tab states it (`setting`). */
+export const SETTINGS = Object.freeze(["asks","runs","refused"]);
 export const MAX_TOOL_LIST_BYTES = 262144;
 export const MAX_TOOL_NAME_CHARS = 64;
 export const MAX_DATASET_NAME_CHARS = 200;
