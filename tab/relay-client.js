@@ -71,6 +71,8 @@ import { CODE_ALPHABET, CODE_LEN, CODE_LINK_LEN, CODE_IGNORED, CODE_FOLD } from 
 // Every message on the socket is read and written by ./generated/wire.js, from the same
 // declarations the relay and the local server read and write them by (bundle/src/protocol.rs).
 import { readRelay, writeTab } from './generated/wire.js';
+// What the relay told this tab and what the tab owes it, apart from the socket and its timers.
+import { RelayState } from './relay-state.js';
 
 export { PROTOCOL_VERSION, BUNDLE_DIGEST, CLOSE, TOOL_REFUSED, CONSENT, FORGOTTEN, AGENT_STOPPED, proofText };
 /** What the person's settings may make of a tool. */
@@ -88,14 +90,6 @@ export { CONNECT_FRAGMENT, CONFIRM_MESSAGE };
 /** After these close codes the client does not retry: retrying cannot help. */
 const FINAL_CLOSES = [CLOSE.ORIGIN_REFUSED, CLOSE.PROOF_FAILED, CLOSE.PROTOCOL_ERROR, CLOSE.OUTDATED];
 
-const RETRY_FIRST_MS = 500;
-const RETRY_MAX_MS = 30_000;
-/**
- * A quiet client's longest wait (the local server, which may well not run): each refused try is
- * a line the browser itself writes in the console, and a code the person types tries it again
- * at once (./local-relay.js), so it waits longer between tries than a relay.
- */
-const QUIET_RETRY_MAX_MS = 60_000;
 const APPROVE_WAIT_MS = 15_000;
 
 /** `c` upper-cased as the relay does: ASCII letters only (ß or ı stay what they are, as the relay refuses them). */
@@ -336,31 +330,21 @@ export class RelayClient {
     this.onCancel = onCancel || (() => {});
     this.onForgotten = onForgotten || (() => {});
     this.onGoOn = onGoOn || (() => {});
-    /** Calls given to `handle` and not answered yet: id → connection id. */
-    this.running = new Map();
-    /** Connections the relay said were forgotten: none of their calls runs or answers here. */
-    this.forgotten = new Set();
-    /** Connections whose agent the person stopped, until they let it go on. */
-    this.stoppedAgents = new Set();
-    /** Stops and go-ons the relay has not been sent yet (the tab was not connected): id → stopped. */
-    this.unsentStops = new Map();
+    /** The protocol's state (./relay-state.js); this class is its shell: the socket, the timers, the app's callbacks. */
+    this.state = new RelayState({ quiet });
     this.bundle = bundle || BUNDLE_DIGEST;
     this.pingTimer = null;
     this.focused = Boolean(focused ?? (typeof document === 'undefined' || document.hasFocus()));
     this.pairing = null;
-    /** The pairing's presence credential as the relay holds it ({credential, key}), or null. */
-    this.presenceKey = null;
     this.enrolling = null;
     this.status = 'idle';
     this.socket = null;
     this.stopped = true;
-    this.retries = 0;
     this.approvals = new Map();
     this.listWaiters = [];
     this.retryTimer = null;
     this.tools = tools || catalogueTools();
     this.dataset = dataset ?? null;
-    this.toolsRefused = null;
     /** The relay's last list of this browser's connections (null before the first). */
     this.connectionsList = null;
     this.onToolsRefused = onToolsRefused || (() => {});
@@ -381,6 +365,40 @@ export class RelayClient {
     this.tabId = Math.random().toString(36).slice(2);
     this.callsTaken = new Map();
     this.callsChannel = null;
+  }
+
+  /** Calls given to `handle` and not answered yet: id → connection id. */
+  get running() {
+    return this.state.running;
+  }
+
+  /** Connections the relay said were forgotten: none of their calls runs or answers here. */
+  get forgotten() {
+    return this.state.forgotten;
+  }
+
+  /** Connections whose agent the person stopped, until they let it go on. */
+  get stoppedAgents() {
+    return this.state.stoppedAgents;
+  }
+
+  /** The pairing's presence credential as the relay holds it ({credential, key}), or null. */
+  get presenceKey() {
+    return this.state.presenceKey;
+  }
+
+  /** The relay's sentence for the tool list it refused, or null. */
+  get toolsRefused() {
+    return this.state.toolsRefused;
+  }
+
+  /** Tries since the relay last welcomed the tab (./local-relay.js sets it to 0 to try at once). */
+  get retries() {
+    return this.state.retries;
+  }
+
+  set retries(n) {
+    this.state.retries = n;
   }
 
   /** This tab took agents' calls (its welcome, its focus): the browser's other tabs hear it. */
@@ -423,9 +441,7 @@ export class RelayClient {
   /** States the tab's tools (MCP definitions, each with `setting`); sent now and on every reconnect. */
   setTools(tools) {
     this.tools = Array.isArray(tools) ? tools : [];
-    const refused = this.toolsRefused;
-    this.toolsRefused = null;
-    if (refused) this.changed();
+    if (this.state.restated()) this.changed();
     // Before the relay's welcome the socket carries the hello alone (anything else first closes
     // it); the welcome sends the list kept here.
     if (this.status === 'connected') this.send('tools', { tools: this.tools });
@@ -519,8 +535,7 @@ export class RelayClient {
    */
   stopAgent(id) {
     if (id != null) {
-      this.stoppedAgents.add(String(id));
-      this.unsentStops.set(String(id), true);
+      this.state.stop(id);
       this.sendStops();
     }
     this.step();
@@ -530,8 +545,7 @@ export class RelayClient {
   /** The person lets connection `id`'s stopped agent go on; `onGoOn(id)` hears it. */
   letGoOn(id) {
     if (id == null) return;
-    const had = this.stoppedAgents.delete(String(id));
-    this.unsentStops.set(String(id), false);
+    const had = this.state.goOn(id);
     this.sendStops();
     if (had) this.onGoOn(String(id));
     this.changed();
@@ -540,8 +554,7 @@ export class RelayClient {
   /** Sends the relay the stops and go-ons it has not heard, once the tab is connected. */
   sendStops() {
     if (this.status !== 'connected' || !this.socket || this.socket.readyState !== 1) return;
-    for (const [connection, stopped] of this.unsentStops) this.send(stopped ? 'stop' : 'go_on', { connection });
-    this.unsentStops.clear();
+    for (const [type, fields] of this.state.owed()) this.send(type, fields);
   }
 
   /** Whether the person stopped connection `id`'s agent in this tab. */
@@ -717,10 +730,8 @@ export class RelayClient {
       this.setStatus('refused', { code: event.code, reason: event.reason });
       return;
     }
-    // Growing, jittered waits: half to the whole of min(first * 2^n, max).
-    const ceiling = Math.min(RETRY_FIRST_MS * 2 ** this.retries, this.quiet ? QUIET_RETRY_MAX_MS : RETRY_MAX_MS);
-    const wait = ceiling / 2 + Math.random() * (ceiling / 2);
-    this.retries += 1;
+    // Growing, jittered waits (the state's rule).
+    const wait = this.state.nextWait(Math.random());
     this.setStatus('waiting', { code: event.code, reason: event.reason, wait });
     this.retryTimer = setTimeout(() => this.connect(), wait);
   }
@@ -735,6 +746,7 @@ export class RelayClient {
     // Not a message of the relay (a field missing or of another kind): nothing is done.
     const message = readRelay(text);
     if (!message) return;
+    const heard = this.state.hear(message);
     switch (message.type) {
       case 'challenge': {
         // The relay's first message: sign its challenge, bound to its origin, as the hello
@@ -746,9 +758,7 @@ export class RelayClient {
         break;
       }
       case 'welcome':
-        this.retries = 0;
-        // The pairing's presence credential, once the person made one (./presence-check.js).
-        this.presenceKey = message.presence;
+        // The state took the pairing's presence credential, once the person made one (./presence-check.js).
         this.send('focus', { focused: this.focused });
         this.send('tools', { tools: this.tools });
         if (this.dataset !== null) this.send('view', { dataset: this.dataset });
@@ -764,14 +774,12 @@ export class RelayClient {
         this.enrolling = null;
         if (waiter) clearTimeout(waiter.timer);
         if (message.type === 'presence') {
-          this.presenceKey = { credential: message.credential, key: message.key };
           waiter?.resolve(this.presenceKey);
           this.changed();
         } else waiter?.reject(new Error(message.sentence));
         break;
       }
       case 'tools_refused':
-        this.toolsRefused = message.sentence;
         this.onToolsRefused(this.toolsRefused);
         this.changed();
         break;
@@ -801,25 +809,16 @@ export class RelayClient {
       case 'cancel':
         this.onCancel(message.id);
         break;
-      case 'stopped': {
-        // The person stopped an agent or let it go on, in this tab or another of the pairing.
-        const id = message.connection;
-        if (!id) break;
-        if (message.stopped === true) this.stoppedAgents.add(id);
-        else if (this.stoppedAgents.delete(id)) this.onGoOn(id);
-        // The connections as listed say so at once (no Refresh needed).
-        this.relisted((c) => (c.id === id ? { ...c, stopped: message.stopped === true } : c));
-        this.changed();
-        break;
-      }
+      case 'stopped':
       case 'forgotten': {
-        const id = message.connection;
-        if (!id) break;
-        this.forgotten.add(id);
-        this.stoppedAgents.delete(id);
-        this.onForgotten(id);
-        for (const [call, connection] of this.running) if (connection === id) this.onCancel(call);
-        this.relisted((c) => (c.id === id ? null : c));
+        // The person stopped an agent or let it go on, or forgot a connection, in this tab or
+        // another of the pairing: the state says what follows.
+        if (!heard.relist) break;
+        if (heard.goOn) this.onGoOn(heard.goOn);
+        if (heard.forgotten) this.onForgotten(heard.forgotten);
+        for (const call of heard.cancel ?? []) this.onCancel(call);
+        // The connections as listed say so at once (no Refresh needed).
+        this.relisted(heard.relist);
         this.changed();
         break;
       }
@@ -852,8 +851,9 @@ export class RelayClient {
     let reply;
     const connection = call.connection?.id == null ? null : String(call.connection.id);
     // A call of a connection forgotten meanwhile never runs, and nothing of it is said.
-    if (connection !== null && this.forgotten.has(connection)) return;
-    if (connection !== null && this.stoppedAgents.has(connection)) {
+    const gate = this.state.gate(call);
+    if (gate === 'forgotten') return;
+    if (gate === 'stopped') {
       if (socket.readyState === 1) socket.send(writeTab('result', { id: call.id, error: AGENT_STOPPED }));
       return;
     }
