@@ -134,7 +134,8 @@ impl Fields {
 pub trait FromValue: Sized {
     /// What the type is, for the error when a value does not read as one.
     const WHAT: &'static str;
-    /// The JSON kind of its value, for the tab end's generated reader ([`Shape`]).
+    /// The JSON kind of its value, for the tab end's generated reader.
+    #[cfg(feature = "shapes")]
     const KIND: &'static str = "any";
 
     /// The value as this type, when it is one.
@@ -186,56 +187,17 @@ impl core::fmt::Display for WireError {
 
 /// A field read by its type: how [`codec!`](crate::codec) reads each field.
 pub trait Take: Sized {
-    /// The JSON kind of the field, for the tab end's generated reader ([`Shape`]): `string`,
+    /// The JSON kind of the field, for the tab end's generated reader: `string`,
     /// `count` (a whole number from 0), `number`, `bool`, `list`, `object` or `any`.
+    #[cfg(feature = "shapes")]
     const KIND: &'static str = "any";
 
     /// The field `key` of `f`, taken (None: missing, or not of this type).
     fn take(f: &mut Fields, key: &str) -> Option<Self>;
 }
 
-/// One field of a message as [`codec!`](crate::codec) declares it, for the tab end's
-/// generated reader and writer (`tab/generated/wire.js`, written by [`crate::tab_wire`]): never
-/// compiled into the Worker, which reads and writes through the same declaration.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Shape {
-    /// Its key.
-    pub key: &'static str,
-    /// Its JSON kind ([`Take::KIND`]).
-    pub kind: &'static str,
-    /// What a missing field reads as, as declared (`None`, `false`, `Vec::new()`), which is
-    /// then not written; `""`: the field is needed; [`Shape::EITHER`]: one of the fields so
-    /// marked is needed.
-    pub or: &'static str,
-}
-
-impl Shape {
-    /// [`Shape::or`] of fields one of which is needed (a [`Flat`] type written by hand).
-    pub const EITHER: &'static str = "either";
-}
-
-/// The kind of the field `field` picks out of `S` ([`Take::KIND`]).
-#[doc(hidden)]
-pub fn kind_of<S, T: Take>(_field: impl Fn(&S) -> Option<&T>) -> &'static str {
-    T::KIND
-}
-
-/// The fields of the [`Flat`] field `field` picks out of `S`.
-#[doc(hidden)]
-pub fn flat_of<S, T: Flat>(_field: impl Fn(&S) -> Option<&T>) -> Vec<Shape> {
-    T::shapes()
-}
-
-/// A type tagged by one of its fields (`codec!(…, tag "type" { … })`): its variants' shapes,
-/// for the tab end's generated reader and writer.
-pub trait Tagged {
-    /// The tag's key.
-    const TAG: &'static str;
-    /// Each variant's tag and fields (after the tag), in the declaration's order.
-    fn variants() -> Vec<(&'static str, Vec<Shape>)>;
-}
-
 impl Take for String {
+    #[cfg(feature = "shapes")]
     const KIND: &'static str = "string";
     fn take(f: &mut Fields, key: &str) -> Option<Self> {
         f.string(key)
@@ -243,6 +205,7 @@ impl Take for String {
 }
 
 impl Take for u64 {
+    #[cfg(feature = "shapes")]
     const KIND: &'static str = "count";
     fn take(f: &mut Fields, key: &str) -> Option<Self> {
         f.u64(key)
@@ -250,6 +213,7 @@ impl Take for u64 {
 }
 
 impl Take for u32 {
+    #[cfg(feature = "shapes")]
     const KIND: &'static str = "count";
     fn take(f: &mut Fields, key: &str) -> Option<Self> {
         f.u32(key)
@@ -258,6 +222,7 @@ impl Take for u32 {
 
 /// A count.
 impl Take for usize {
+    #[cfg(feature = "shapes")]
     const KIND: &'static str = "count";
     fn take(f: &mut Fields, key: &str) -> Option<Self> {
         f.u64(key).and_then(|n| usize::try_from(n).ok())
@@ -266,6 +231,7 @@ impl Take for usize {
 
 /// A signed whole number (a JSON-RPC error's code).
 impl Take for i64 {
+    #[cfg(feature = "shapes")]
     const KIND: &'static str = "number";
     fn take(f: &mut Fields, key: &str) -> Option<Self> {
         f.0.get(key).and_then(Value::as_i64)
@@ -273,6 +239,7 @@ impl Take for i64 {
 }
 
 impl Take for bool {
+    #[cfg(feature = "shapes")]
     const KIND: &'static str = "bool";
     fn take(f: &mut Fields, key: &str) -> Option<Self> {
         f.bool(key)
@@ -280,6 +247,7 @@ impl Take for bool {
 }
 
 impl Take for Vec<String> {
+    #[cfg(feature = "shapes")]
     const KIND: &'static str = "list";
     fn take(f: &mut Fields, key: &str) -> Option<Self> {
         f.strings(key)
@@ -287,6 +255,7 @@ impl Take for Vec<String> {
 }
 
 impl Take for Vec<u64> {
+    #[cfg(feature = "shapes")]
     const KIND: &'static str = "list";
     fn take(f: &mut Fields, key: &str) -> Option<Self> {
         let Some(Value::Array(items)) = f.0.remove(key) else { return None };
@@ -300,6 +269,7 @@ impl Take for Vec<u64> {
 
 /// A pair written as a two-element array (`["g1", 1000]`).
 impl Take for (String, u64) {
+    #[cfg(feature = "shapes")]
     const KIND: &'static str = "list";
     fn take(f: &mut Fields, key: &str) -> Option<Self> {
         match f.0.remove(key) {
@@ -313,6 +283,7 @@ impl Take for (String, u64) {
 }
 
 impl<T: FromValue> Take for Vec<T> {
+    #[cfg(feature = "shapes")]
     const KIND: &'static str = "list";
     fn take(f: &mut Fields, key: &str) -> Option<Self> {
         let Some(Value::Array(items)) = f.0.remove(key) else { return None };
@@ -326,6 +297,7 @@ impl<T: FromValue> Take for Vec<T> {
 }
 
 impl<T: FromValue> Take for T {
+    #[cfg(feature = "shapes")]
     const KIND: &'static str = T::KIND;
     fn take(f: &mut Fields, key: &str) -> Option<Self> {
         f.read(key)
@@ -333,6 +305,7 @@ impl<T: FromValue> Take for T {
 }
 
 impl<T: Take> Take for Option<T> {
+    #[cfg(feature = "shapes")]
     const KIND: &'static str = T::KIND;
     fn take(f: &mut Fields, key: &str) -> Option<Self> {
         if f.absent(key) {
@@ -468,7 +441,8 @@ pub trait Flat: Sized {
     fn write_fields(&self, o: &mut Object<'_>);
 
     /// Its fields' shapes, in the order they are written (for the tab end's generated JS).
-    fn shapes() -> Vec<Shape> {
+    #[cfg(feature = "shapes")]
+    fn shapes() -> Vec<crate::shapes::Shape> {
         Vec::new()
     }
 }
@@ -734,7 +708,7 @@ macro_rules! codec {
     ($ty:ident, $what:literal, { $($body:tt)* }) => {
         impl $crate::fields::FromValue for $ty {
             const WHAT: &'static str = $what;
-            const KIND: &'static str = "object";
+            $crate::__shapes! { const KIND: &'static str = "object"; }
             fn from_value(value: serde_json::Value) -> Option<Self> {
                 <Self as $crate::fields::Flat>::from_fields(&mut $crate::fields::Fields::of(value)?)
             }
@@ -746,9 +720,11 @@ macro_rules! codec {
             fn from_fields(f: &mut $crate::fields::Fields) -> Option<Self> {
                 $crate::codec!(@read f, [Self], $($body)*)
             }
-            #[allow(clippy::vec_init_then_push)]
-            fn shapes() -> $crate::fields::Vec<$crate::fields::Shape> {
-                $crate::codec!(@shapes [Self], $($body)*)
+            $crate::__shapes! {
+                #[allow(clippy::vec_init_then_push)]
+                fn shapes() -> $crate::fields::Vec<$crate::shapes::Shape> {
+                    $crate::codec!(@shapes [Self], $($body)*)
+                }
             }
             #[allow(clippy::partialeq_to_none, clippy::bool_comparison)]
             fn write_fields(&self, o: &mut $crate::fields::Object<'_>) {
@@ -808,7 +784,7 @@ macro_rules! codec {
     ($ty:ident, $what:literal, tag $key:literal { $($tag:literal => $variant:ident $(($one:ty))? $({ $($body:tt)* })?),* $(,)? } $(else $ntag:literal => $never:ident)?) => {
         impl $crate::fields::FromValue for $ty {
             const WHAT: &'static str = $what;
-            const KIND: &'static str = "object";
+            $crate::__shapes! { const KIND: &'static str = "object"; }
             fn from_value(value: serde_json::Value) -> Option<Self> {
                 <Self as $crate::fields::Flat>::from_fields(&mut $crate::fields::Fields::of(value)?)
             }
@@ -816,13 +792,15 @@ macro_rules! codec {
                 <Self as $crate::fields::Flat>::from_fields(inner.fields()?)
             }
         }
-        impl $crate::fields::Tagged for $ty {
-            const TAG: &'static str = $key;
-            #[allow(clippy::vec_init_then_push)]
-            fn variants() -> $crate::fields::Vec<(&'static str, $crate::fields::Vec<$crate::fields::Shape>)> {
-                $crate::fields::Vec::from([$(
-                    ($tag, $crate::codec!(@variant_shapes $variant $(($one))? $({ $($body)* })?)),
-                )*])
+        $crate::__shapes! {
+            impl $crate::shapes::Tagged for $ty {
+                const TAG: &'static str = $key;
+                #[allow(clippy::vec_init_then_push)]
+                fn variants() -> $crate::fields::Vec<(&'static str, $crate::fields::Vec<$crate::shapes::Shape>)> {
+                    $crate::fields::Vec::from([$(
+                        ($tag, $crate::codec!(@variant_shapes $variant $(($one))? $({ $($body)* })?)),
+                    )*])
+                }
             }
         }
         impl $crate::fields::Flat for $ty {
@@ -895,13 +873,13 @@ macro_rules! codec {
     }};
     (@shape $v:ident, [$path:path], $field:ident as flat) => {
         #[allow(unreachable_patterns)]
-        $v.extend($crate::fields::flat_of(|m: &Self| match m { $path { $field, .. } => Some($field), _ => None }))
+        $v.extend($crate::shapes::flat_of(|m: &Self| match m { $path { $field, .. } => Some($field), _ => None }))
     };
     (@shape $v:ident, [$path:path], $field:ident $(= $key:literal)? $(else $fallback:literal)? $(or $default:expr)?) => {
         #[allow(unreachable_patterns)]
-        $v.push($crate::fields::Shape {
+        $v.push($crate::shapes::Shape {
             key: $crate::codec!(@key $field $(= $key)?),
-            kind: $crate::fields::kind_of(|m: &Self| match m { $path { $field, .. } => Some($field), _ => None }),
+            kind: $crate::shapes::kind_of(|m: &Self| match m { $path { $field, .. } => Some($field), _ => None }),
             or: concat!("" $(, stringify!($default))?),
         })
     };

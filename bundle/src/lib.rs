@@ -14,10 +14,30 @@ mod digest;
 pub mod fields;
 pub mod protocol;
 pub mod raw;
+#[cfg(feature = "shapes")]
+pub mod shapes;
 pub mod tab_module;
+#[cfg(feature = "shapes")]
 pub mod tab_wire;
 
 pub use digest::BUNDLE_DIGEST;
+
+/// What only the tab end's generator reads (feature `shapes`: scripts/bundle and the tests),
+/// never compiled into the Worker.
+#[cfg(feature = "shapes")]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __shapes {
+    ($($item:tt)*) => { $($item)* };
+}
+
+/// Without feature `shapes`: nothing.
+#[cfg(not(feature = "shapes"))]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __shapes {
+    ($($item:tt)*) => {};
+}
 
 /// Reads JSON into `T` through a `serde_json::Value`: the parser is compiled once, for `Value`,
 /// and each `T` only reads a tree ([`fields`]), where `serde_json::from_slice::<T>` compiles a

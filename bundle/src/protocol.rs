@@ -6,8 +6,10 @@ use alloc::string::String;
 use alloc::vec::Vec;
 use serde_json::{Map, Value};
 
-use crate::fields::{Fields, Flat, FromValue, JsonText, Object, Shape};
+use crate::fields::{Fields, Flat, FromValue, JsonText, Object};
 use crate::raw::parse_keeping;
+#[cfg(feature = "shapes")]
+use crate::shapes::Shape;
 
 /// The version of this protocol; a tab states it in its `hello`. Version 2: the tab proves its
 /// pairing by a signature over the relay's challenge ([`proof_text`]), not by a secret.
@@ -758,6 +760,7 @@ impl Flat for CodeSaid {
         }
     }
 
+    #[cfg(feature = "shapes")]
     fn shapes() -> Vec<Shape> {
         let either = |key| Shape { key, kind: "string", or: Shape::EITHER };
         Vec::from([either("code"), either("link")])
@@ -847,6 +850,7 @@ impl Flat for Outcome {
 
     /// In the order [`Outcome::write_fields`] writes them: one of `data`, `error` and
     /// `input_required` is needed.
+    #[cfg(feature = "shapes")]
     fn shapes() -> Vec<Shape> {
         let shape = |key, kind, or| Shape { key, kind, or };
         Vec::from([
@@ -926,6 +930,7 @@ crate::codec!(TabMessage, "a message of a tab", tag "type" {
 
 /// A tool list as the tab writes it, read and checked by [`ToolList::read`] (None: refused).
 impl crate::fields::Take for ToolList {
+    #[cfg(feature = "shapes")]
     const KIND: &'static str = "list";
     fn take(f: &mut Fields, key: &str) -> Option<Self> {
         ToolList::read(&f.value(key)?).ok()
@@ -1006,11 +1011,11 @@ impl StatedTool {
             return Err(ToolsError::Reserved(name));
         }
         let bad = |field: &'static str| ToolsError::BadField(name.clone(), field);
-        let said = m.get("setting").and_then(Value::as_str);
-        let setting = match SETTINGS.iter().position(|w| Some(*w) == said) {
-            Some(0) => Setting::Asks,
-            Some(1) => Setting::Runs,
-            Some(2) => Setting::Refused,
+        // The words of SETTINGS, in its order (a test holds them to it).
+        let setting = match m.get("setting").and_then(Value::as_str) {
+            Some("asks") => Setting::Asks,
+            Some("runs") => Setting::Runs,
+            Some("refused") => Setting::Refused,
             _ => return Err(bad("setting")),
         };
         let mut definition = Map::new();
@@ -1056,7 +1061,12 @@ impl StatedTool {
     #[must_use]
     pub fn to_value(&self) -> Value {
         let mut m = self.definition.clone();
-        m.insert("setting".into(), Value::String(SETTINGS[self.setting as usize].into()));
+        let setting = match self.setting {
+            Setting::Asks => "asks",
+            Setting::Runs => "runs",
+            Setting::Refused => "refused",
+        };
+        m.insert("setting".into(), Value::String(setting.into()));
         Value::Object(m)
     }
 }
@@ -1278,6 +1288,17 @@ mod tests {
             TabMessage::View { dataset: "Survey 4".into() }
         );
         assert!(TabMessage::parse(r#"{"type":"view"}"#).is_err());
+    }
+
+    #[test]
+    fn a_setting_is_read_and_written_as_the_word_the_tab_has() {
+        // The tab's copy of the bundle carries SETTINGS: the words read here are those.
+        let settings = [Setting::Asks, Setting::Runs, Setting::Refused];
+        for (word, setting) in SETTINGS.iter().zip(settings) {
+            let list = ToolList::read(&json!([tool("a", word)])).unwrap();
+            assert_eq!(list.tool("a").unwrap().setting, setting);
+            assert_eq!(list.to_value()[0]["setting"], json!(word));
+        }
     }
 
     #[test]
@@ -1586,7 +1607,7 @@ mod tests {
             assert_eq!(text(&TabMessage::parse(line).unwrap()), line, "the same, read and written");
         }
         // Every message of either side is there.
-        use crate::fields::Tagged as _;
+        use crate::shapes::Tagged as _;
         let tag = |l: &&str| serde_json::from_str::<Value>(l).unwrap()["type"].clone();
         for (side, variants) in
             [("# relay", RelayMessage::variants()), ("# tab", TabMessage::variants())]

@@ -7,8 +7,8 @@ use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
 
-use crate::fields::{Shape, Tagged};
 use crate::protocol::{RelayMessage, TabMessage};
+use crate::shapes::{Shape, Tagged};
 
 /// The text of `tab/generated/wire.js`.
 #[must_use]
@@ -74,14 +74,14 @@ mod tests {
 
     #[test]
     fn both_ends_are_tagged_by_type_as_the_tabs_code_reads_them() {
-        use crate::fields::Tagged as _;
+        use crate::shapes::Tagged as _;
         assert_eq!(crate::protocol::TabMessage::TAG, "type");
         assert_eq!(crate::protocol::RelayMessage::TAG, "type");
     }
 
     #[test]
     fn every_default_is_one_the_tab_knows() {
-        use crate::fields::Tagged as _;
+        use crate::shapes::Tagged as _;
         let all = crate::protocol::TabMessage::variants()
             .into_iter()
             .chain(crate::protocol::RelayMessage::variants());
