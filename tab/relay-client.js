@@ -508,12 +508,13 @@ export class RelayClient {
 
   /** The person is being asked about call `id`; `sentence` is what their card says. */
   asking(id, sentence) {
-    this.send('asking', { id, sentence: String(sentence) });
+    // Only of a call the relay sent (its ids are counts): an in-browser or a chat call is not the relay's.
+    if (Number.isSafeInteger(id) && id >= 0) this.send('asking', { id, sentence: String(sentence) });
   }
 
   /** The person allowed call `id` (its result follows through `handle`); never sent after a Deny. */
   answered(id) {
-    this.send('answered', { id });
+    if (Number.isSafeInteger(id) && id >= 0) this.send('answered', { id });
   }
 
   /** The person took a step in the app themselves: the agents' turn ends. */
