@@ -579,7 +579,9 @@ pub enum RelayMessage {
 }
 
 /// The words of [`Setting`] as a tab states them, in its order (the tab's copy of the bundle
-/// carries them: `SETTINGS`).
+/// carries them: `SETTINGS`). Only the generator reads them (the relay's own reading spells
+/// the words out, as a test holds it to): a constant of them in the Worker costs its upload.
+#[cfg(feature = "shapes")]
 pub const SETTINGS: [&str; 3] = ["asks", "runs", "refused"];
 
 /// What the person's settings make of a tool (written as its word in [`SETTINGS`]).

@@ -100,7 +100,7 @@ export const CATALOGUE = Object.freeze({catalogue});\n",
         outdated = close::OUTDATED,
         tabs = close::TOO_MANY_TABS,
         max_tools = protocol::MAX_TOOLS,
-        settings = serde_json::to_string(&protocol::SETTINGS).unwrap_or_default(),
+        settings = settings(),
         max_list = protocol::MAX_TOOL_LIST_BYTES,
         max_name = protocol::MAX_TOOL_NAME_CHARS,
         max_dataset = protocol::MAX_DATASET_NAME_CHARS,
@@ -141,6 +141,18 @@ export const CATALOGUE = Object.freeze({catalogue});\n",
         forgotten = js_string(crate::agent::FORGOTTEN),
         agent_stopped = js_string(crate::agent::AGENT_STOPPED),
     )
+}
+
+/// The words of the person's settings ([`protocol::SETTINGS`]), as a JavaScript array.
+#[cfg(feature = "shapes")]
+fn settings() -> String {
+    serde_json::to_string(&protocol::SETTINGS).unwrap_or_default()
+}
+
+/// Without the generator's feature the module is never written (the Worker holds no words).
+#[cfg(not(feature = "shapes"))]
+fn settings() -> String {
+    String::new()
 }
 
 /// A sentence as a JavaScript string literal.
