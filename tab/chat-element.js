@@ -169,8 +169,13 @@ export class ChatElement extends Base {
     if (!chat || chat.busy) return;
     const text = e.message.value;
     if (!text.trim()) return;
-    e.message.value = '';
-    chat.send(text);
+    // A stopped chat goes on only once the person's device confirmed it: the message stays in
+    // the field until it is sent (a refusal leaves it there, its sentence in the log).
+    const held = chat.stopped;
+    if (!held) e.message.value = '';
+    chat.send(text).then((sent) => {
+      if (sent && held && e.message.value === text) e.message.value = '';
+    });
   }
 
   #saveKey() {

@@ -7,7 +7,7 @@ import type { CallResult } from './relay-client.js';
 
 export const CHAT_MODEL_INSTRUCTIONS: string;
 export const ASK_PERSON: Readonly<{ name: 'ask_person'; description: string; inputSchema: Readonly<Record<string, unknown>> }>;
-export const CHAT_SAID: Readonly<Record<'noKey' | 'noModel' | 'stopped' | 'askBad' | 'asked' | 'refusal' | 'length' | 'tooManySteps' | 'picture', string>>;
+export const CHAT_SAID: Readonly<Record<'noKey' | 'noModel' | 'stopped' | 'askBad' | 'asked' | 'refusal' | 'length' | 'tooManySteps' | 'picture' | 'held', string>>;
 export const MAX_MODEL_CALLS: number;
 export const KEY_PREFIX: string;
 export const SETTINGS_PREFIX: string;
@@ -61,7 +61,9 @@ export type ChatEvent =
   | { type: 'restart'; turn: number }
   | { type: 'waiting'; waiting: string | null; ms: number }
   | { type: 'call'; line: ChatToolLine }
-  | { type: 'asking'; asking: { question: string; choices: readonly string[] } };
+  | { type: 'asking'; asking: { question: string; choices: readonly string[] } }
+  /** A message refused while the chat is stopped: the person's device did not confirm it was them. */
+  | { type: 'held'; sentence: string };
 type StorageLike = Pick<Storage, 'getItem' | 'setItem' | 'removeItem'>;
 
 export interface ChatOptions {
@@ -93,6 +95,8 @@ export interface Chat {
   readonly model: string | null;
   readonly turn: number;
   readonly busy: boolean;
+  /** Whether the chat's agent is stopped: the next message goes only once the person's device confirms it. */
+  readonly stopped: boolean;
   providers(): Array<{ id: string; name: string; origin: string }>;
   tools(): Array<{ name: string; title: string }>;
   models(): ModelInfo[];

@@ -17,7 +17,7 @@
 // asks to remember one (localStorage), sent in a header to their provider's origin only, never
 // in an entry, an event, an export, a URL or a log; `forgetKey` removes one.
 
-import { INSTRUCTIONS, CHAT_INSTRUCTIONS } from './generated/bundle.js';
+import { INSTRUCTIONS, CHAT_INSTRUCTIONS, PRESENCE } from './generated/bundle.js';
 import { createConversation, dataText, estimateTokens } from './chat-conversation.js';
 import { callModel, ProviderError, BudgetRefusal } from './chat-provider.js';
 import { createAnthropic } from './chat-anthropic.js';
@@ -42,6 +42,7 @@ export const CHAT_SAID = Object.freeze({
   length: 'The answer reached its most tokens and was cut.',
   tooManySteps: 'The model made {n} calls in this turn without finishing: the turn ends here; ask again to go on.',
   picture: '(A picture was left out: the chat sends text only.)',
+  held: 'Your chat was stopped, and goes on only once your device confirms it is you ({why}): your message was not sent.',
 });
 /** The most model calls one turn makes (a model that never stops is stopped). */
 export const MAX_MODEL_CALLS = 25;
@@ -114,6 +115,8 @@ export function createChat({ app, presence, handle, tools = () => [], subscribeT
   let modelsSaid = '';
   let turn = 0;
   let nextCall = 1;
+  /** Whether a message waits for the person's device to let the stopped chat go on. */
+  let goingOn = false;
   /** The turn under way: {n, controller, text, waiting, calls: Map id → line, stopping}. */
   let live = null;
   /** The question the model asked (ask_person) until the person answers: {question, choices}. */
@@ -162,6 +165,10 @@ export function createChat({ app, presence, handle, tools = () => [], subscribeT
     /** Whether a turn is under way. */
     get busy() {
       return live !== null;
+    },
+    /** Whether the chat's agent is stopped: the next message goes only once the person's device confirms it. */
+    get stopped() {
+      return Boolean(presence?.isStopped?.(id));
     },
     /** What the turn under way shows: {text (streamed so far), waiting (a retry's sentence)}; null when none. */
     live: () => (live ? { turn: live.n, text: live.text, waiting: live.waiting } : null),
@@ -241,11 +248,29 @@ export function createChat({ app, presence, handle, tools = () => [], subscribeT
     /** The person's message: a turn. Resolves once the turn ended (however it ended). */
     async send(text) {
       const words = String(text ?? '').trim();
-      if (!words || live) return false;
+      if (!words || live || goingOn) return false;
+      if (presence?.isStopped?.(id)) {
+        // Stopped (its activity line's Stop, or the chat's Stop during a tool call): a message
+        // lets it go on only as the activity line's "Let it go on" does, once the person's device
+        // confirmed it is them. Text typed into the field is no proof: an agent driving the
+        // browser can type too.
+        goingOn = true;
+        let refused;
+        try {
+          refused = await presence.confirmed(PRESENCE.SETTING, `go on\n${id}`);
+        } finally {
+          goingOn = false;
+        }
+        if (refused) {
+          talk.note('stopped', said(CHAT_SAID.held, { why: refused }), turn);
+          emit({ type: 'held', sentence: refused });
+          return false;
+        }
+        presence.goOn(id);
+        if (live) return false;
+      }
       const n = ++turn;
       asking = null;
-      // A new message of the person lets the chat's agent go on after a Stop.
-      if (presence?.isStopped?.(id)) presence.goOn(id);
       talk.person(words, n);
       const controller = new AbortController();
       live = { n, controller, text: '', waiting: null, sent: { calls: 0, results: 0, summary: false, asked: false } };
