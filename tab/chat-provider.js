@@ -9,6 +9,7 @@
 //     models({ key, signal }) -> [{ id, name, window }],  // listed from the provider's API
 //     stream({ key, model, instructions, messages, tools, maxTokens, signal }) -> async iterable of
 //       { type: 'text', text } | { type: 'tool_call', id, name, input } | { type: 'usage', usage }
+//       | { type: 'reasoning', item }                     // the provider's own, sent back to it as is
 //       | { type: 'done', stop, usage }                   // stop: one of the conversation's STOPS
 //   }
 // Both throw a ProviderError (its `kind` one of FAILURE_KINDS) for what went wrong, and let an
@@ -88,7 +89,10 @@ export async function failureOfResponse(response, kindOf) {
     body = null;
   }
   const kind = kindOf(response.status, body) || kindOfStatus(response.status);
-  return new ProviderError(kind, { status: response.status, retryAfterMs: retryAfterMs(response.headers.get('retry-after')), detail: body?.error?.message ?? '' });
+  const failure = new ProviderError(kind, { status: response.status, retryAfterMs: retryAfterMs(response.headers.get('retry-after')), detail: body?.error?.message ?? '' });
+  /** The request's field the provider named as wrong (OpenAI's `error.param`), or null. */
+  failure.param = typeof body?.error?.param === 'string' ? body.error.param : null;
+  return failure;
 }
 
 /** `fetch`, with a failure to reach the provider as a ProviderError ('network'); an abort stays an abort. */
@@ -226,7 +230,8 @@ export async function callModel(provider, request, { onEvent = () => {}, onWait 
           parts.push({ type: 'tool_call', id: e.id, name: e.name, input: e.input });
           shown = true;
           onEvent(e);
-        } else if (e.type === 'usage') usage = e.usage;
+        } else if (e.type === 'reasoning') parts.push({ type: 'reasoning', provider: provider.id, item: e.item });
+        else if (e.type === 'usage') usage = e.usage;
         else if (e.type === 'done') return { parts, stop: e.stop, usage: e.usage ?? usage };
       }
       throw new ProviderError('unreadable', { detail: 'the answer ended before its end' });

@@ -15,7 +15,8 @@ export const SETTINGS_PREFIX: string;
 /** Why a model stopped. */
 export type Stop = 'end' | 'tool' | 'length' | 'refusal' | 'stopped' | 'other';
 export interface Usage { input: number; output: number }
-export type ModelPart = { type: 'text'; text: string } | { type: 'tool_call'; id: string; name: string; input: Record<string, unknown> };
+/** A model's part; `reasoning`: a provider's own reasoning item (OpenAI's, encrypted), sent back to that provider only. */
+export type ModelPart = { type: 'text'; text: string } | { type: 'tool_call'; id: string; name: string; input: Record<string, unknown> } | { type: 'reasoning'; provider: string; item: Record<string, unknown> };
 export type MessagePart = ModelPart | { type: 'tool_result'; id: string; name: string; content: string; isError: boolean };
 export interface NeutralMessage { role: 'user' | 'assistant'; parts: MessagePart[] }
 /** An entry of the conversation (frozen once added). */
@@ -38,7 +39,7 @@ export interface Conversation {
 }
 
 export interface ModelInfo { id: string; name: string; window: number }
-export type StreamEvent = { type: 'text'; text: string } | { type: 'tool_call'; id: string; name: string; input: Record<string, unknown> } | { type: 'usage'; usage: Usage } | { type: 'done'; stop: Stop; usage: Usage };
+export type StreamEvent = { type: 'text'; text: string } | { type: 'reasoning'; item: Record<string, unknown> } | { type: 'tool_call'; id: string; name: string; input: Record<string, unknown> } | { type: 'usage'; usage: Usage } | { type: 'done'; stop: Stop; usage: Usage };
 /** A model provider (Anthropic's Messages API, OpenAI's Responses API, or the app's own). */
 export interface ChatProvider {
   readonly id: string;
