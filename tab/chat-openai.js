@@ -35,6 +35,17 @@ export function openaiKind(status, body) {
   return null;
 }
 
+/**
+ * The wait an OpenAI 429's message asks for ("… Please try again in 10.384s." or "in 120ms"),
+ * in ms, or null: read when the browser cannot read `retry-after` (whether OpenAI's CORS exposes
+ * it is not documented).
+ */
+export function openaiWaitMs(body) {
+  const m = /try again in (\d+(?:\.\d+)?)(ms|s)\b/i.exec(String(body?.error?.message ?? ''));
+  if (!m) return null;
+  return Math.ceil(Number(m[1]) * (m[2].toLowerCase() === 'ms' ? 1 : 1000));
+}
+
 /** The conversation's provider-neutral messages as the Responses API's input items. */
 export function openaiInput(messages) {
   const items = [];
@@ -74,7 +85,7 @@ export function createOpenAI({ origin = OPENAI_ORIGIN, fetch: fetchFn = (...a) =
     },
     async models({ key, signal }) {
       const response = await reach(fetchFn, `${provider.origin}/v1/models`, { headers: provider.headers(key), signal });
-      if (!response.ok) throw await failureOfResponse(response, openaiKind);
+      if (!response.ok) throw await failureOfResponse(response, openaiKind, openaiWaitMs);
       let body;
       try {
         body = await response.json();
@@ -94,14 +105,14 @@ export function createOpenAI({ origin = OPENAI_ORIGIN, fetch: fetchFn = (...a) =
       if (!plain.has(model)) body.include = OPENAI_INCLUDE;
       let response = await post();
       if (!response.ok && body.include) {
-        const failure = await failureOfResponse(response, openaiKind);
+        const failure = await failureOfResponse(response, openaiKind, openaiWaitMs);
         if (failure.status !== 400 || failure.param !== 'include') throw failure;
         // Not a reasoning model: it has no reasoning to send back.
         plain.add(model);
         delete body.include;
         response = await post();
       }
-      if (!response.ok) throw await failureOfResponse(response, openaiKind);
+      if (!response.ok) throw await failureOfResponse(response, openaiKind, openaiWaitMs);
       const calls = new Map();
       let called = false;
       let refused = false;

@@ -80,8 +80,12 @@ export function kindOfStatus(status) {
   return 'bad';
 }
 
-/** A ProviderError for an HTTP answer that is not a 2xx: `kindOf(status, body)` reads the provider's own error. */
-export async function failureOfResponse(response, kindOf) {
+/**
+ * A ProviderError for an HTTP answer that is not a 2xx: `kindOf(status, body)` reads the
+ * provider's own error; `waitOf(body)` the wait its body asks for (ms, or null), read when no
+ * `retry-after` header can be (a provider whose CORS does not expose it).
+ */
+export async function failureOfResponse(response, kindOf, waitOf = () => null) {
   let body = null;
   try {
     body = JSON.parse(await response.text());
@@ -89,7 +93,7 @@ export async function failureOfResponse(response, kindOf) {
     body = null;
   }
   const kind = kindOf(response.status, body) || kindOfStatus(response.status);
-  const failure = new ProviderError(kind, { status: response.status, retryAfterMs: retryAfterMs(response.headers.get('retry-after')), detail: body?.error?.message ?? '' });
+  const failure = new ProviderError(kind, { status: response.status, retryAfterMs: retryAfterMs(response.headers.get('retry-after')) ?? waitOf(body), detail: body?.error?.message ?? '' });
   /** The request's field the provider named as wrong (OpenAI's `error.param`), or null. */
   failure.param = typeof body?.error?.param === 'string' ? body.error.param : null;
   return failure;
