@@ -8,6 +8,8 @@ import type { CallResult } from './relay-client.js';
 export const CHAT_MODEL_INSTRUCTIONS: string;
 export const ASK_PERSON: Readonly<{ name: 'ask_person'; description: string; inputSchema: Readonly<Record<string, unknown>> }>;
 export const CHAT_SAID: Readonly<Record<'noKey' | 'noModel' | 'stopped' | 'askBad' | 'asked' | 'refusal' | 'length' | 'tooManySteps' | 'picture' | 'held', string>>;
+/** How far the provider's count of the last call may scale the estimate of the next. */
+export const ESTIMATE_SCALE: Readonly<{ least: number; most: number }>;
 export const MAX_MODEL_CALLS: number;
 export const KEY_PREFIX: string;
 export const SETTINGS_PREFIX: string;

@@ -18,7 +18,7 @@
 // in an entry, an event, an export, a URL or a log; `forgetKey` removes one.
 
 import { INSTRUCTIONS, CHAT_INSTRUCTIONS, PRESENCE } from './generated/bundle.js';
-import { createConversation, dataText, estimateTokens } from './chat-conversation.js';
+import { createConversation, dataText, estimateTokens, tokensOf } from './chat-conversation.js';
 import { callModel, ProviderError, BudgetRefusal } from './chat-provider.js';
 import { createAnthropic } from './chat-anthropic.js';
 import { createOpenAI } from './chat-openai.js';
@@ -44,6 +44,12 @@ export const CHAT_SAID = Object.freeze({
   picture: '(A picture was left out: the chat sends text only.)',
   held: 'Your chat was stopped, and goes on only once your device confirms it is you ({why}): your message was not sent.',
 });
+/**
+ * How far the provider's own count of a call's input may move the estimate of the next (a
+ * character is a quarter token until a call was counted; code, JSON and other scripts run
+ * denser): the last call's count over its estimate, within these bounds.
+ */
+export const ESTIMATE_SCALE = Object.freeze({ least: 0.5, most: 4 });
 /** The most model calls one turn makes (a model that never stops is stopped). */
 export const MAX_MODEL_CALLS = 25;
 /** Where a key is kept: `${KEY_PREFIX}:${app}:${provider}` in session- or localStorage. */
@@ -117,6 +123,8 @@ export function createChat({ app, presence, handle, tools = () => [], subscribeT
   let nextCall = 1;
   /** Whether a message waits for the person's device to let the stopped chat go on. */
   let goingOn = false;
+  /** The provider's count of the last call's input over its estimate (see ESTIMATE_SCALE). */
+  let scale = 1;
   /** The turn under way: {n, controller, text, waiting, calls: Map id → line, stopping}. */
   let live = null;
   /** The question the model asked (ask_person) until the person answers: {question, choices}. */
@@ -185,12 +193,14 @@ export function createChat({ app, presence, handle, tools = () => [], subscribeT
       if (!offered[pid] || pid === providerId) return;
       providerId = pid;
       modelId = null;
+      scale = 1;
       models = [];
       saveSettings();
       emit();
       return chat.listModels();
     },
     chooseModel(mid) {
+      if ((mid || null) !== modelId) scale = 1;
       modelId = mid || null;
       saveSettings();
       emit();
@@ -321,6 +331,13 @@ export function createChat({ app, presence, handle, tools = () => [], subscribeT
     const window = models.find((m) => m.id === model)?.window ?? 0;
     const signal = t.controller.signal;
     const toolDefs = [...tools().map((x) => ({ name: x.definition?.name ?? x.name, description: x.definition?.description ?? '', inputSchema: x.definition?.inputSchema ?? { type: 'object' } })), ASK_PERSON];
+    // What a call sends, estimated: the messages, the instructions and the tools' descriptions,
+    // scaled by how the provider counted the last call (its own count is what is spent).
+    const toolTokens = tokensOf(JSON.stringify(toolDefs));
+    const rough = (messages) => estimateTokens(messages, instructions) + toolTokens;
+    const counted = (estimate, usage) => {
+      if (estimate > 0 && usage?.input > 0) scale = Math.min(ESTIMATE_SCALE.most, Math.max(ESTIMATE_SCALE.least, usage.input / estimate));
+    };
     const hooks = (estimate) => ({
       onEvent: (e) => {
         if (e.type === 'text') {
@@ -340,9 +357,9 @@ export function createChat({ app, presence, handle, tools = () => [], subscribeT
     });
     try {
       // Once, at the start of the turn: a conversation that would not fit is summarised.
-      const ask = talk.wouldOverflow(window, instructions) ? talk.summaryRequest() : null;
+      const ask = talk.wouldOverflow(window / scale, instructions) ? talk.summaryRequest() : null;
       if (ask) {
-        const estimate = estimateTokens(ask);
+        const estimate = Math.ceil(estimateTokens(ask) * scale);
         const refusal = talk.budgetRefusal(estimate);
         if (refusal) return talk.note('limit', refusal, t.n);
         t.sent.summary = true;
@@ -352,12 +369,14 @@ export function createChat({ app, presence, handle, tools = () => [], subscribeT
       for (let step = 0; ; step++) {
         if (step >= MAX_MODEL_CALLS) return talk.note('limit', said(CHAT_SAID.tooManySteps, { n: MAX_MODEL_CALLS }), t.n);
         const messages = talk.messages();
-        const estimate = estimateTokens(messages, instructions);
+        const raw = rough(messages);
+        const estimate = Math.ceil(raw * scale);
         const refusal = talk.budgetRefusal(estimate);
         if (refusal) return talk.note('limit', refusal, t.n);
         t.text = '';
         t.sent.calls++;
         const out = await callModel(provider, { key, model, instructions, messages, tools: toolDefs, signal }, hooks(estimate));
+        counted(raw, out.usage);
         t.text = '';
         talk.model({ provider: provider.id, model, parts: out.parts, stop: out.stop, usage: out.usage }, t.n);
         const calls = out.parts.filter((p) => p.type === 'tool_call');
