@@ -270,8 +270,9 @@ export function safeMarkdown(text) {
     .replace(/>/g, '&gt;');
   // An inline link or picture whose destination is a script: its `](` escaped, so it stays text.
   out = out.replace(/\]\s*\(([^)]*)/g, (whole, dest) => (isScript(dest) ? whole.replace('(', '\\(') : whole));
-  // A reference definition whose destination is a script: its `[` escaped.
-  out = out.replace(/^( {0,3})\[([^\]\n]*)\]:[ \t]*(\S+)/gm, (whole, indent, label, dest) => (isScript(dest) ? `${indent}\\[${label}\\]:${whole.slice(whole.indexOf(':') + 1)}` : whole));
+  // A reference definition whose destination is a script: its brackets escaped. Anywhere on a
+  // line (a definition counts inside a list item or a quote), its destination maybe on the next.
+  out = out.replace(/\[((?:\\.|[^\]\\])*)\]:(\s*)(\S+)/g, (whole, label, space, dest) => (isScript(dest) ? `\\[${label}\\]:${space}${dest}` : whole));
   return out;
 }
 
