@@ -22,7 +22,7 @@ export const FAILURES = Object.freeze({
   quota: 'This key’s account is out of credit or quota: add credit with the provider, or use another key.',
   rate: 'The provider is limiting how often this key may call, and did not let it through after waiting: try again in a minute.',
   busy: 'The provider is busy and did not answer after waiting: try again in a few minutes.',
-  network: 'The provider could not be reached: check the connection, or the provider’s address in the chat’s settings.',
+  network: 'The provider could not be reached at its address (shown in the chat’s settings): check the connection and try again; if it stays so, tell the app’s makers.',
   unreadable: 'The provider’s answer could not be read, even when asked for once more: try again.',
   model: 'The provider has no such model for this key: choose another one.',
   long: 'The conversation is too long for this model: start a new chat, or choose a model with a larger window.',
