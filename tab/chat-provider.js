@@ -25,7 +25,7 @@ export const FAILURES = Object.freeze({
   network: 'The provider could not be reached at its address (shown in the chat’s settings): check the connection and try again; if it stays so, tell the app’s makers.',
   unreadable: 'The provider’s answer could not be read, even when asked for once more: try again.',
   model: 'The provider has no such model for this key: choose another one.',
-  long: 'The conversation is too long for this model: start a new chat, or choose a model with a larger window.',
+  long: 'The conversation is too long for this model: choose a model with a larger window, or reload the page for a new chat (Export as Markdown first to keep this one).',
   bad: 'The provider refused the request as malformed: try another model, or tell the app’s makers.',
 });
 /** The kinds of failure. */
