@@ -315,7 +315,11 @@ export class ChatElement extends Base {
       b.type = 'button';
       b.setAttribute('part', 'choice');
       b.textContent = choice;
-      b.addEventListener('click', () => this.#chat?.choose(choice));
+      b.addEventListener('click', () => {
+        this.#chat?.choose(choice);
+        // The choices go once one is sent: the focus goes to the field (the draft in it), not the page.
+        e.message.focus();
+      });
       e.choices.append(b);
     }
   }
