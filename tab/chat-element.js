@@ -269,6 +269,8 @@ export class ChatElement extends Base {
     }
     if (event.type === 'turn') this.#ask(null);
     const busy = this.#chat.busy;
+    // Stop goes with the turn: the focus on it goes to the field, not the page.
+    if (!busy && this.#root.activeElement === e.stop) e.message.focus();
     e.stop.hidden = !busy;
     e.send.disabled = busy;
     e.log.setAttribute('aria-busy', String(busy));

@@ -40,8 +40,11 @@ test('Stop mid-stream aborts the provider’s stream; the next message goes on',
   const before = p.anthropic.calls().length;
   await say(page, 'Tell me everything');
   await page.locator('#chat [part=live]', { hasText: 'The first words' }).waitFor({ timeout: SHOW_MS });
-  await page.locator('#chat [part=stop]').click();
+  await page.locator('#chat [part=stop]').focus();
+  await page.keyboard.press('Enter');
   await chatShows(page, /You pressed Stop\. The answer so far: The first words/, 'note');
+  await page.locator('#chat [part=stop]').waitFor({ state: 'hidden', timeout: SHOW_MS });
+  assert.equal(await page.evaluate(() => document.querySelector('#chat').shadowRoot.activeElement?.getAttribute('part')), 'message', 'Stop gone, the focus is in the field, not the page');
   await p.anthropic.until(() => p.anthropic.calls()[before]?.ended);
   release();
   assert.equal(p.anthropic.calls()[before].aborted, true, 'the provider’s stream was aborted');
