@@ -79,7 +79,7 @@ impl Asker<'_> {
 
 const STYLE: &str = "body{font:16px/1.5 system-ui,sans-serif;max-width:34rem;margin:3rem auto;padding:0 1rem;color:#1d2330}\
 .code{font:600 2.2rem/1.2 ui-monospace,monospace;letter-spacing:.12em;padding:.6rem 1rem;border:2px solid #3b5bdb;border-radius:.5rem;display:inline-block}\
-[hidden]{display:none}.muted{color:#5c6370}#app-url{overflow-wrap:anywhere}.verified{color:#2b8a3e}a.button{display:inline-block;margin:.5rem 0;padding:.5rem 1rem;background:#3b5bdb;color:#fff;border-radius:.4rem;text-decoration:none}";
+[hidden]{display:none!important}.muted{color:#5c6370}#app-url{overflow-wrap:anywhere}.verified{color:#2b8a3e}a.button{display:inline-block;margin:.5rem 0;padding:.5rem 1rem;background:#3b5bdb;color:#fff;border-radius:.4rem;text-decoration:none}";
 
 /// The waiting page: who asks, in which app (`app`: its name, then the address the link opens),
 /// and where it returns; its script then asks the relay for the connect code with `sealed` (the

@@ -5,7 +5,7 @@
 // not Claude and ChatGPT on the web; Approve and Deny are off until the panel says who asks (on
 // load, with part of a code, with a whole code the relay is not waiting for); a request just
 // started says neither its age nor that its origin is not known; the waiting page names the app
-// and its address; the connector page, at a loopback address, says which agent apps reach it.
+// and its address, and shows no link to open it before it has its code; the connector page, at a loopback address, says which agent apps reach it.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { RELAY, APP_ORIGIN, register, pkcePair, openWaitingPage } from './harness.mjs';
@@ -73,6 +73,15 @@ test('the waiting page names the app and its address; the connector page says wh
   assert.ok(waiting.html.includes(`asks to act in your open tab of <strong id="app">Tabrelay demo</strong> (<span id="app-url">${APP_ORIGIN}/demo/</span>).`), waiting.html);
   assert.ok(!waiting.html.includes('tab of the app'), 'not “the app”');
   const page = await (await chromium()).newPage();
+  // Until the page has its code, its link to open the app is not shown (it has no address yet).
+  await page.route('**/authorize/code', (route) => route.abort());
+  const client = await register('Words helper');
+  const url = new URL(`${RELAY}/authorize`);
+  url.search = new URLSearchParams({ response_type: 'code', client_id: client.client_id, redirect_uri: client.redirect_uris[0], code_challenge: pkcePair().challenge, code_challenge_method: 'S256', state: 'words' });
+  await page.goto(url.toString());
+  await page.locator('#status', { hasText: 'Cannot reach the relay' }).waitFor({ timeout: 10_000 });
+  assert.equal(await page.isVisible('#link'), false, 'no link before the code');
+  assert.equal(await page.textContent('#app'), 'Tabrelay demo');
   await page.goto(`${RELAY}/`);
   assert.match(await page.textContent('#local'), /^Only agent apps on this computer reach this address \(Claude Code, MCP Inspector\); Claude and ChatGPT on the web need/);
   await page.close();
