@@ -5,14 +5,23 @@
 // look-alike warning, then what the connection can do, then Approve, in that order; the warning
 // and Approve both within the window as the page is left then, and with the Agents panel's top
 // at the window's top (the panel's first screen); the "can do" text short (its tools under
-// Which tools, folded); nothing wider than the window or than its element.
+// Which tools, folded); nothing wider than the window or than its element. Each screen is written
+// to target/screens/ for people to look at (not compared).
 import { test } from 'node:test';
+import { mkdirSync } from 'node:fs';
 import assert from 'node:assert/strict';
 import { RELAY, APP_ORIGIN, register, pkcePair, openWaitingPage } from './harness.mjs';
 import { fileChromium, connected } from './demo_harness.mjs';
 import { CONSENT, CATALOGUE } from '../../tab/generated/bundle.js';
 
 const chromium = fileChromium();
+const SCREENS = new URL('../../target/screens/', import.meta.url).pathname;
+
+/** Writes what the window shows to target/screens/`name`.png. */
+async function screen(page, name) {
+  mkdirSync(SCREENS, { recursive: true });
+  await page.screenshot({ path: `${SCREENS}${name}.png` });
+}
 const SIZES = [
   { width: 1280, height: 800 },
   { width: 390, height: 844 },
@@ -101,6 +110,7 @@ for (const size of SIZES) {
     await page.click('#code');
     await page.keyboard.type(waiting.code);
     await lookalikeShown(page);
+    await screen(page, `consent-typed-${size.width}x${size.height}`);
     assertFirstScreen(await measure(page), 'where the person typed');
     await panelAtTop(page);
     assertFirstScreen(await measure(page), 'with the panel at the top');
@@ -115,6 +125,7 @@ for (const size of SIZES) {
     await connected(page);
     await page.keyboard.press('Enter'); // the focus is on Show who asks
     await lookalikeShown(page);
+    await screen(page, `consent-linked-${size.width}x${size.height}`);
     assertFirstScreen(await measure(page), 'after Show who asks');
     await panelAtTop(page);
     assertFirstScreen(await measure(page), 'with the panel at the top');
