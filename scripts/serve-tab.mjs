@@ -6,10 +6,11 @@
 // `/` redirects to `/demo/` (keeping the query), nothing outside tab/ is served, nothing is cached.
 // `--relay` fixes the relay the demo app pairs with: `/demo/config.js` (the page's configuration)
 // is then served naming that relay's origin instead of the file's default. A query cannot change it.
+// `--local` does the same for the local server's address (`tabrelay-local`) the tab connects to beside it.
 
 import { createServer } from 'node:http';
 import { createReadStream } from 'node:fs';
-import { realpath, stat } from 'node:fs/promises';
+import { readFile, realpath, stat } from 'node:fs/promises';
 import { extname, join, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -23,11 +24,11 @@ const TYPES = {
   '.png': 'image/png',
   '.svg': 'image/svg+xml',
 };
-const USAGE = 'usage: node scripts/serve-tab.mjs --port 8788 [--host 127.0.0.1] [--relay http://127.0.0.1:8787]';
+const USAGE = 'usage: node scripts/serve-tab.mjs --port 8788 [--host 127.0.0.1] [--relay http://127.0.0.1:8787] [--local http://127.0.0.1:8790]';
 /** The demo app's configuration, served for `--relay`. */
 const CONFIG_PATH = '/demo/config.js';
 
-const { port, host, relay } = options(process.argv.slice(2));
+const { port, host, relay, local } = options(process.argv.slice(2));
 const server = createServer((req, res) => {
   serve(req, res).catch(() => send(res, 500, 'The file could not be read.'));
 });
@@ -57,6 +58,7 @@ function options(args) {
     if (flag === '--port' && /^\d{1,5}$/.test(value ?? '') && Number(value) <= 65535) out.port = Number(value);
     else if (flag === '--host' && value) out.host = value;
     else if (flag === '--relay') out.relay = relayOrigin(value) || fail(`serve-tab: --relay needs the relay's http(s) address, not ${JSON.stringify(value ?? '')}; ${USAGE}`);
+    else if (flag === '--local') out.local = relayOrigin(value) || fail(`serve-tab: --local needs the local server's http address, not ${JSON.stringify(value ?? '')}; ${USAGE}`);
     else fail(flag === '--help' || flag === '-h' ? USAGE : `serve-tab: ${JSON.stringify(flag)} is not understood; ${USAGE}`);
   }
   return out;
@@ -90,8 +92,11 @@ async function serve(req, res) {
     return send(res, 400, 'The path is not valid.');
   }
   if (path === '/') return redirect(res, `/demo/${url.search}`);
-  if (path === CONFIG_PATH && relay) {
-    const text = `// Written by scripts/serve-tab.mjs --relay.\nexport const RELAY = ${JSON.stringify(relay)};\n`;
+  if (path === CONFIG_PATH && (relay || local)) {
+    // The file as it is, with the addresses given in place of its own.
+    let text = await readFile(join(ROOT, `.${CONFIG_PATH}`)).then(String);
+    if (relay) text = text.replace(/^export const RELAY = .*$/m, `export const RELAY = ${JSON.stringify(relay)};`);
+    if (local) text = text.replace(/^export const LOCAL = .*$/m, `export const LOCAL = ${JSON.stringify(local)};`);
     res.writeHead(200, {
       'Content-Type': TYPES['.js'],
       'Cache-Control': 'no-store',

@@ -205,6 +205,9 @@ pub(crate) use status_description;
 /// What the `status` tool says when no tab is connected.
 pub const STATUS_NO_TAB: &str = "No tab of the app is connected in the browser this connection was approved from, so every tool but status fails until the person opens the app there.";
 
+/// What the `status` tool says to an agent the person stopped in their tab, until they let it go on.
+pub const STATUS_STOPPED: &str = "The person stopped you in their tab: your calls are refused until they press Let it go on there. Stop, and ask them in plain words whether to continue.";
+
 /// What the `status` tool says about connected tabs: `dataset` and each name in `refused`
 /// (joined with commas) are already marked as data (they come from the page).
 #[must_use]
@@ -907,4 +910,28 @@ pub mod page {
         open_with_code, refused_heading, refused_title, relay_unreachable, verified_domain,
         waiting_asks, waiting_for_approval, waiting_heading, waiting_title,
     };
+}
+
+/// What `tabrelay-local` (the local way in) says to its agent app while the person has not
+/// connected it yet. The Worker never says them (no byte of the upload).
+pub mod local {
+    /// A tool call, `status`, or another request, before the person approved the connection
+    /// in their tab: the code they type there, and what to do.
+    #[must_use]
+    pub fn not_connected(code: &str) -> String {
+        format!(
+            "Not connected to the person's tab yet. Ask them to open the app, and in its Agents panel type the connect code {code} and press Approve; then call again."
+        )
+    }
+
+    /// The line added to the instructions of an `initialize` answered before the approval.
+    #[must_use]
+    pub fn connect_line(code: &str) -> String {
+        format!(
+            "\n\nThis is tabrelay-local, on the person's computer. It is not connected to their tab yet: they type the connect code {code} into the app's Agents panel and press Approve. Until then every call answers with this code; the status tool says it too."
+        )
+    }
+
+    /// Before any code could be made (no request has named the agent app yet).
+    pub const NO_CODE_YET: &str = "(not made yet: send initialize first)";
 }

@@ -31,6 +31,8 @@ export const SAY_AGE_AFTER_MS: number;
 /** When and where a request started, only where it tells the person something; '' or a sentence after a space. */
 export function startedWords(said: { age_ms?: number; place?: string }, now?: number): string;
 export const CODE_CHARS: number;
+/** Said where who asks will be, while the relay is asked about the link. */
+export const ASKING_WHO: string;
 export const DESCRIBE_AFTER_MS: number;
 /** A whole connect code as the relay reads it, or null. */
 export function wholeCode(text: string | null | undefined): string | null;

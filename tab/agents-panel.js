@@ -174,16 +174,18 @@ export function isLoopback(address) {
 export const CALLS_BACK = 'Agents’ calls come to this tab again.';
 /** A connect code's letters and digits (dashes and spaces aside): the bundle's `CODE_LEN`. */
 export const CODE_CHARS = CODE_LEN;
+/** Said where who asks will be, while the relay is asked about the link. */
+export const ASKING_WHO = 'Asking the relay who asks…';
 /** A whole code is described once typing has paused this long. */
 export const DESCRIBE_AFTER_MS = 300;
 
 /** The composed elements' parts, exported by the panel with a prefix. */
 const INNER_PARTS = {
-  connections: ['head', 'refresh', 'list', 'item', 'who', 'unverified', 'when', 'forget', 'go-on', 'empty', 'result'],
-  data: ['switch-row', 'switch', 'now', 'notice', 'notice-text', 'got-it', 'caveat'],
+  connections: ['head', 'refresh', 'list', 'item', 'who', 'unverified', 'when', 'forget', 'forget-ask', 'forget-yes', 'forget-no', 'go-on', 'empty', 'result'],
+  data: ['switch-row', 'switch', 'now', 'notice', 'notice-text', 'got-it', 'caveat', 'dataset-changed'],
   permissions: ['mode-row', 'mode', 'mode-hint', 'mode-result', 'kinds', 'kind-rows', 'kind-row', 'kind'],
   record: ['kept', 'filters', 'agent-filter', 'show', 'list', 'entry', 'when', 'who', 'tool', 'decision', 'outcome', 'undone-mark', 'empty', 'actions', 'export-json', 'export-csv', 'clear', 'clear-ask', 'clear-yes', 'clear-no', 'result'],
-  grants: ['title', 'groups', 'group', 'who', 'grant', 'grant-text', 'revoke', 'revoke-all', 'empty', 'result'],
+  grants: ['title', 'groups', 'group', 'who', 'grant', 'grant-text', 'revoke', 'revoke-all', 'revoke-all-ask', 'revoke-all-yes', 'revoke-all-no', 'empty', 'result'],
 };
 const exported = (prefix) => INNER_PARTS[prefix].map((p) => `${p}: ${prefix}-${p}`).join(', ');
 
@@ -215,6 +217,8 @@ export function statusWords(state, detail = {}) {
       return `stopped: ${detail.reason}`;
     case 'idle':
       return 'starting…';
+    case 'absent':
+      return 'not running';
     default:
       return 'stopped';
   }
@@ -236,8 +240,9 @@ const CSS = `
   input { flex: 1 1 10rem; min-width: 0; font: inherit; font-family: ui-monospace, monospace; padding: .4rem .5rem; border: 1px solid #8a8a90; border-radius: .3rem; }
   select { font: inherit; padding: .2rem .3rem; border: 1px solid #8a8a90; border-radius: .3rem; background: #fff; max-width: 100%; }
   [part=status] { font-weight: 600; }
-  /* Where the person looks, wherever the page is scrolled: at the top of the window. */
-  [part=calls-elsewhere] { position: fixed; top: .5rem; left: .5rem; right: .5rem; z-index: 11; max-width: 40rem; margin: 0 auto; padding: .5rem .75rem; border-left: 4px solid #f2a900; background: #fff9e6; box-shadow: 0 .25rem 1rem rgba(0,0,0,.25); border-radius: .3rem; }
+  /* Where the person looks, wherever the page is scrolled: at the top of the window (beneath the
+     driven banner and the card, z-index 10, which say more urgent things). */
+  [part=calls-elsewhere] { position: fixed; top: .5rem; left: .5rem; right: .5rem; z-index: 9; max-width: 40rem; margin: 0 auto; padding: .5rem .75rem; border-left: 4px solid #f2a900; background: #fff9e6; box-shadow: 0 .25rem 1rem rgba(0,0,0,.25); border-radius: .3rem; }
   [part=calls-back]:empty { margin: 0; }
   [part=status][data-state=connected] { color: #0a7a3d; }
   [part=status][data-state=refused] { color: #b3261e; }
@@ -313,6 +318,7 @@ export class AgentsPanel extends Base {
     <section part="group agents" aria-labelledby="agents-title">
       <h2 part="heading" id="agents-title">Agents</h2>
       <p part="status-line">Relay <code part="relay" id="relay"></code>: <span part="status" id="status" role="status" tabindex="-1">starting…</span></p>
+      <p part="local-line" id="local-line" hidden>Local server <code part="local" id="local"></code>: <span part="local-status" id="local-status" role="status">not running</span></p>
       <p part="calls-elsewhere" id="calls-elsewhere" role="status" hidden><span part="calls-elsewhere-text" id="calls-elsewhere-text"></span> <button part="take-calls" id="take-calls" class="small" type="button">Take the calls back here</button></p>
       <p part="calls-back" id="calls-back" class="hint" aria-live="polite"></p>
       <p part="address-row" class="hint"><span part="address-lead" id="address-lead"></span> <code part="address" id="connector-address"></code> <button part="copy" id="copy-address" class="quiet small" type="button" aria-label="Copy the connector address">Copy</button> <span part="copy-result" id="copy-result" aria-live="polite"></span> <span part="address-reach" id="address-reach"></span></p>
@@ -503,6 +509,16 @@ export class AgentsPanel extends Base {
     const words = statusWords(state, { ...detail, agents });
     if (status.textContent !== words) status.textContent = words;
     if (relay?.toolsRefused) this.#el('settings-result').textContent = relay.toolsRefused;
+    // The local server beside the relay (./local-relay.js), when the app names one.
+    const local = relay?.local;
+    this.#el('local-line').hidden = !local;
+    if (local) {
+      this.#el('local').textContent = shown(local.relay);
+      this.#el('local-status').dataset.state = local.status;
+      this.#el('local-status').textContent = statusWords(local.status, local.statusDetail || {});
+      if (local.status === 'connected' && this.#el('local-status').dataset.was !== 'connected') this.#el('connections').refresh();
+      this.#el('local-status').dataset.was = local.status;
+    }
     const elsewhere = Boolean(useRelay && relay.callsElsewhere);
     if (elsewhere) this.#el('calls-back').textContent = '';
     this.#el('calls-elsewhere').hidden = !elsewhere;
@@ -644,11 +660,19 @@ export class AgentsPanel extends Base {
   #showLink() {
     if (!this.#linked) return;
     this.#linkShown = true;
-    // The pressed button goes: the focus goes to who asks once the relay said it.
+    // The pressed button goes: the focus waits on the line saying the relay is asked, then goes
+    // to Deny, the safe answer beside who asks (never the page's body, nor Approve, where a second
+    // Enter would connect the agent).
     this.#focusAsker = true;
     this.#el('link-box').hidden = true;
     this.#el('code').value = '';
     this.#codeEdited(true);
+    const result = this.#el('approve-result');
+    if (this.#focusAsker && !this.#el('code-asker').dataset.code) {
+      result.textContent = ASKING_WHO;
+      result.dataset.code = this.#linked; // goes once the relay said who asks
+      result.focus({ preventScroll: true });
+    }
   }
 
   /** The link is no longer offered (the person typed, or it was decided or refused). */
@@ -780,14 +804,15 @@ export class AgentsPanel extends Base {
 
   /**
    * Who asks was just said: the person at the consent sees it through to Approve (scrolled
-   * into view if below the window); after Show who asks, the focus goes to `said` (who asks,
-   * or why not), not to the page.
+   * into view if below the window); after Show who asks, the focus goes to Deny (or to `said`,
+   * why not, when there is nothing to deny), not to the page.
    */
   #toDecide(said) {
     const here = this.#root.activeElement;
     if (this.#focusAsker) {
       this.#focusAsker = false;
-      if (!here || here === this.#el('show-link')) said.focus({ preventScroll: true });
+      const to = this.#el('deny').disabled ? said : this.#el('deny');
+      if (!here || here === this.#el('show-link') || here === this.#el('approve-result')) to.focus({ preventScroll: true });
     } else if (!here || !this.#el('approve-form').contains(here)) return;
     const decide = this.#el('approve-result').textContent ? this.#el('approve-result') : this.#el('decide');
     decide.scrollIntoView?.({ block: 'nearest' });

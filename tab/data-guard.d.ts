@@ -6,7 +6,7 @@ export const DATA_CLASSES: readonly DataClass[];
 export type ErrorWords = 'as_said' | 'withheld';
 export const ERROR_WORDS: readonly ErrorWords[];
 export const DATA_SWITCH_KEY: string;
-export const DATA_SENTENCES: Readonly<{ SWITCH: string; REFUSED: string; UNCLASSIFIED: string; TURNED_ON: string; LEFT_OUT: string; ERROR_WITHHELD: string; NOTICE: string; NOTICE_ON: string; CAVEAT: string }>;
+export const DATA_SENTENCES: Readonly<{ SWITCH: string; REFUSED: string; UNCLASSIFIED: string; TURNED_ON: string; LEFT_OUT: string; ERROR_WITHHELD: string; NOTICE: string; NOTICE_ON: string; CAVEAT: string; DATASET_ON: string; DATASET_OFF: string }>;
 
 /** What a summaries tool may send while the switch is on (the catalogue's `summaries_only`). */
 export interface SummariesOnly {
@@ -36,6 +36,8 @@ export interface DataSwitch {
   readonly key: string;
   isOn(dataset: string): boolean;
   set(dataset: string, on: boolean): void;
+  /** Dataset `to` shown after `from`: never set, it starts as the app says (`on`), else as `from`'s; returns whether it is on. */
+  carry(from: string | null, to: string, on?: boolean): boolean;
   noticeSeen(dataset: string): boolean;
   seeNotice(dataset: string): void;
   subscribe(fn: () => void): () => void;

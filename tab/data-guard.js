@@ -45,6 +45,9 @@ export const DATA_SENTENCES = Object.freeze({
   NOTICE: 'Agents you connect are sent the names, counts and summaries of the dataset shown and, when they ask, single items’ values and pictures of the view; they go to the agent’s provider with the conversation. The dataset’s files never leave this browser.',
   NOTICE_ON: 'Agents are sent names, counts and summaries only, as each tool of the app lists them: no single item’s values, no minimum, maximum or median, no pictures.',
   CAVEAT: 'This is not anonymisation: a summary of a very small group (a narrow range, a rare category) can still reveal its items’ values.',
+  /** Said when the app shows another dataset (`{dataset}`: its name), with the switch on, or off. */
+  DATASET_ON: 'Now “{dataset}”: the switch is on, agents see its names and summaries only.',
+  DATASET_OFF: 'Now “{dataset}”: the switch is off, agents are sent its single items’ values and pictures when they ask.',
 });
 /** What a result carries besides its data, in words: never sent while the switch is on. */
 const PARTS = Object.freeze({ image: 'the picture', audio: 'the sound', resource: 'the document', inputRequired: 'a question for the agent app' });
@@ -169,7 +172,8 @@ function withKey(object, key, value) {
 /**
  * The switches of `app`, kept per dataset in `storage` (localStorage; off when storage is
  * off, kept for the page): `isOn(dataset)`, `set(dataset, on)` (the person's UI only: no tool
- * calls it), `noticeSeen(dataset)` / `seeNotice(dataset)`, `subscribe(fn)`, `follow(window)`.
+ * calls it), `carry(from, to, on)` (another dataset shown), `noticeSeen(dataset)` /
+ * `seeNotice(dataset)`, `subscribe(fn)`, `follow(window)`.
  */
 export function createDataSwitch({ app, storage = globalThis.localStorage } = {}) {
   if (!app) throw new Error('createDataSwitch needs the app’s name: switches are kept per app.');
@@ -184,6 +188,19 @@ export function createDataSwitch({ app, storage = globalThis.localStorage } = {}
     key: kept.key,
     isOn: (dataset) => entry(dataset).on === true,
     set: (dataset, on) => update(dataset, { on: Boolean(on) }),
+    /**
+     * Dataset `to` is shown after `from`: one whose switch was never set starts as the app says
+     * (`on`, a boolean), else as `from`'s, so showing another dataset never turns the switch off
+     * unasked (its notice then says what agents are sent, until Got it). Returns whether `to`'s
+     * switch is on.
+     */
+    carry(from, to, on) {
+      const set = entry(to).on;
+      if (typeof set === 'boolean') return set;
+      const start = typeof on === 'boolean' ? on : from != null && entry(from).on === true;
+      if (start) update(to, { on: true });
+      return start;
+    },
     noticeSeen: (dataset) => entry(dataset).seen === true,
     seeNotice: (dataset) => update(dataset, { seen: true }),
     subscribe: (fn) => kept.subscribe(() => fn()),

@@ -3,8 +3,11 @@
 
 import type { Presence } from './presence.js';
 
+/** Where the focus goes: an element, or a function returning one (or null). */
+type FocusTarget = HTMLElement | (() => HTMLElement | null) | null;
+
 export const DRIVEN_TITLES: Readonly<{ running: string; asking: string }>;
-export const DRIVEN_WORDS: Readonly<{ running: string; asking: string; STOP: string }>;
+export const DRIVEN_WORDS: Readonly<{ running: string; asking: string; STOP: string; SHOW: string }>;
 export const DRIVEN_ICONS: Readonly<{ running: string; asking: string }>;
 
 /** Who drives the tab now: one per activity line with a call under way or waiting. */
@@ -22,11 +25,18 @@ export interface DrivenIndicator {
   stop(): void;
 }
 /** Shows in the page when agents drive the tab; `false` turns a part off. */
-export function createDrivenIndicator(options: { presence: Presence; document?: Document; title?: boolean; favicon?: boolean; banner?: boolean | DrivenBanner }): DrivenIndicator;
+export function createDrivenIndicator(options: { presence: Presence; document?: Document; title?: boolean; favicon?: boolean; banner?: boolean | DrivenBanner;
+  /** The confirm card "Show the question" brings into view and focuses. */
+  card?: (HTMLElement & { showQuestion(): boolean }) | null;
+  /** Where the focus goes once the banner's pressed Stop went with its row. */
+  returnFocus?: FocusTarget;
+}): DrivenIndicator;
 
-/** `<tabrelay-driven>`: the quiet banner. Parts: banner, row (row asking), words, stop. */
+/** `<tabrelay-driven>`: the quiet banner. Parts: banner, row (row asking), words, show, stop. */
 export class DrivenBanner extends HTMLElement {
   presence: Presence | null;
+  card: (HTMLElement & { showQuestion(): boolean }) | null;
+  returnFocus: FocusTarget;
   show(state: DrivenState): void;
 }
 

@@ -2,8 +2,9 @@
 // page's title and favicon say so (the app's own restored after), and a quiet banner,
 // `<tabrelay-driven>` (fixed in the corner by default, so nothing on the page moves under the
 // person's pointer when an agent starts), names the agent with Stop (the presence's Stop: the agent stops until the
-// person lets it go on). Reads the presence (./presence.js) only; each part can be turned off,
-// and the banner styled through its `part`s.
+// person lets it go on) and, while one waits for the person, "Show the question" (the focus to
+// the confirm card, wherever it is on the page). Reads the presence (./presence.js) only; each
+// part can be turned off, and the banner styled through its `part`s.
 //
 //   import { createDrivenIndicator } from './driven.js';
 //   const driven = createDrivenIndicator({ presence });           // title, favicon and banner
@@ -23,6 +24,7 @@ export const DRIVEN_WORDS = Object.freeze({
   running: 'Using this tab now: {agent}.',
   asking: 'Waiting for your answer: {agent}.',
   STOP: 'Stop',
+  SHOW: 'Show the question',
 });
 /** The favicon while driven: a dot, blue while a call runs, amber while one waits for the person. */
 export const DRIVEN_ICONS = Object.freeze({
@@ -65,10 +67,12 @@ export function drivenTitle({ state, agents }, title) {
 /**
  * Shows in `document` when `presence`'s agents drive the tab. `title`, `favicon`, `banner`:
  * false turns each off (`banner` may be a `<tabrelay-driven>` the app placed; by default one
- * is added to the body while driven). Returns {state(), stop()} (stop: restores and stops
- * following).
+ * is added to the body while driven). `card`: the `<tabrelay-confirm-card>` its "Show the
+ * question" brings into view and focuses; `returnFocus`: where the focus goes once the banner's
+ * Stop went with its row (an element, e.g. the `<tabrelay-activity>`, or a function returning
+ * one). Returns {state(), stop()} (stop: restores and stops following).
  */
-export function createDrivenIndicator({ presence, document = globalThis.document, title = true, favicon = true, banner = true } = {}) {
+export function createDrivenIndicator({ presence, document = globalThis.document, title = true, favicon = true, banner = true, card = null, returnFocus = null } = {}) {
   if (!presence) throw new Error('createDrivenIndicator needs the presence: it shows the calls under way.');
   let current = { state: null, agents: [] };
   /** The app's own title, and the one set here (a title the app sets meanwhile becomes its own). */
@@ -127,6 +131,8 @@ export function createDrivenIndicator({ presence, document = globalThis.document
     el ||= placed;
     if (!el) return;
     el.presence = presence;
+    el.card ??= card;
+    el.returnFocus ??= returnFocus;
     el.show?.(current);
     if (!current.state && placed) {
       placed.remove();
@@ -154,19 +160,35 @@ const BANNER_CSS = `
   [part=banner] { display: flex; flex-direction: column; gap: .25rem; padding: .35rem .75rem; background: #eef4fb; color: #1d1d1f; border: 1px solid #c9d9ee; border-radius: .5rem; box-shadow: 0 1px 4px rgb(0 0 0 / .12); font-size: .9rem; }
   [part~=row] { display: flex; gap: .75rem; align-items: center; flex-wrap: wrap; }
   [part~=row][data-asking] [part=words] { color: #7a4a00; }
+  [part=show] { border-color: #0b5cad; color: #0b5cad; }
+  [part=show][hidden] { display: none; }
   button { font: inherit; font-size: .85rem; padding: .1rem .6rem; border-radius: .3rem; border: 1px solid #b3261e; background: #fff; color: #b3261e; cursor: pointer; }
   :focus-visible { outline: 3px solid #f2a900; outline-offset: 2px; }
 `;
 
 const Base = globalThis.HTMLElement || class {};
 
+/** Gives the focus to `target` (an element or a function returning one); returns whether it took it. */
+function focusOn(target) {
+  const el = typeof target === 'function' ? target() : target;
+  if (!el?.isConnected || el.hidden || el.disabled) return false;
+  el.focus?.();
+  const active = el.getRootNode?.().activeElement;
+  return active === el || Boolean(el.shadowRoot?.activeElement) || Boolean(el.contains?.(active));
+}
+
 /**
- * `<tabrelay-driven>`: the quiet banner, one row per agent driving the tab with its Stop.
- * Parts: `banner`, `row` (and `row asking`), `words`, `stop`. Hidden while no agent drives.
+ * `<tabrelay-driven>`: the quiet banner, one row per agent driving the tab with its Stop, and
+ * "Show the question" on a row whose agent waits for the person. Parts: `banner`, `row` (and
+ * `row asking`), `words`, `show`, `stop`. Hidden while no agent drives.
  */
 export class DrivenBanner extends Base {
   #root;
   presence = null;
+  /** The confirm card "Show the question" brings into view and focuses. */
+  card = null;
+  /** Where the focus goes once a pressed Stop went with its row (an element or a function). */
+  returnFocus = null;
 
   constructor() {
     super();
@@ -196,14 +218,26 @@ export class DrivenBanner extends Base {
         stop.type = 'button';
         stop.setAttribute('part', 'stop');
         stop.textContent = DRIVEN_WORDS.STOP;
-        stop.addEventListener('click', () => this.presence?.stop(row.dataset.key));
-        row.append(words, ' ', stop);
+        stop.addEventListener('click', () => {
+          this.presence?.stop(row.dataset.key);
+          // The row went with the press: the focus goes to the named control the app gave (the
+          // activity lines, where the stopped agent's line says so), never to the page's body
+          // or another agent's Stop.
+          if (!stop.isConnected || this.hidden) focusOn(this.returnFocus);
+        });
+        const show = document.createElement('button');
+        show.type = 'button';
+        show.setAttribute('part', 'show');
+        show.textContent = DRIVEN_WORDS.SHOW;
+        show.addEventListener('click', () => this.card?.showQuestion?.());
+        row.append(words, ' ', show, ' ', stop);
         box.append(row);
       }
       row.setAttribute('part', a.asking ? 'row asking' : 'row');
       row.toggleAttribute('data-asking', a.asking);
       row.querySelector('[part=words]').textContent = DRIVEN_WORDS[a.asking ? 'asking' : 'running'].replace('{agent}', a.agent);
       row.querySelector('[part=stop]').setAttribute('aria-label', `Stop ${a.agent}`);
+      row.querySelector('[part=show]').hidden = !a.asking || !this.card;
     }
   }
 }

@@ -7,28 +7,36 @@
 //   document.querySelector('tabrelay-activity').presence = presence;
 //   document.querySelector('tabrelay-permissions').presence = presence;
 //
-// <tabrelay-confirm-card>: the oldest question: who asks (the agent, its connection, verified
-// domain or not), what (the tool's title; its arguments under Details), why (each kind asked
-// about); Deny, and each grant in words (what, to whom, until when: the presence's `choices`).
-// Its buttons wait CARD_ARM_MS so a click meant for something else cannot answer it; the first
-// card takes the focus unless the person is typing, and a card queued after it keeps the focus
-// in the card (on Deny once armed); Escape denies whichever card is shown. A question withdrawn
-// (the agent cancelled, Stop, another dataset, the tab closing) takes its card away and gives
-// the focus back.
+// <tabrelay-confirm-card>: the oldest question: what it asks and the tool's title first, who asks
+// (the agent, its connection, verified domain or not), why (each kind asked about), what it is
+// given, the tool's own description under Details; Deny, and each grant in words (what, to whom,
+// until when: the presence's `choices`), kept in sight at its foot. Its buttons wait
+// CARD_ARM_MS so a click meant for something else cannot answer it; every card shown takes the
+// focus and comes into view unless the person is typing (a field holding text), on Deny once
+// armed; `showQuestion()` (the banner's "Show the question") brings it to them; Escape denies
+// it wherever the focus is unless they type. Answered or withdrawn (the agent cancelled, Stop,
+// another dataset, the tab closing), the focus goes back to the field it came from, else to
+// `returnFocus` (the activity lines), never to a button nor the page's body.
 // <tabrelay-activity>: one line per agent turn: what runs and Stop; once done with steps,
-// Undo turn and Dismiss. Stop stops the agent: its lines say "Stopped" with Let it go on until
-// the person presses it. After a press the focus stays on the same line (never on another
-// turn's Undo); Undo turn of any but the newest turn asks first, on its line.
+// Undo turn and Dismiss. The lines are newest first, those acting or stopped before the
+// finished ones; finished turns beyond FINISHED_SHOWN fold behind a button that counts them
+// (part `fold`); where an agent's connection returns to is said once, on its first line. Stop
+// stops the agent: its lines say "Stopped" with Let it go on until the person presses it. After
+// a press the focus stays on the same line (never on another turn's Undo); Undo turn of any but
+// the newest turn asks first, on its line; a turn whose steps were another dataset's says at
+// once that it cannot be undone.
 // <tabrelay-permissions>: the mode (Custom once a kind's rule changed; choosing one says it takes
 // the grants back) and each kind's Ask / Allow / Deny.
 // <tabrelay-grants>: every grant, under all agents or its connection, with what, until when and
-// Revoke.
+// Revoke; Revoke all asks first (Keep them has the focus).
 // <tabrelay-connections>: the agent apps connected to this browser (set `relay`, a RelayClient),
-// each with when and where it was made and Forget (its tokens stop at once); Refresh.
+// each with when and where it was made and Forget (its tokens stop at once: it asks first, Keep
+// it has the focus); Refresh. After a press whose button went, the focus is on Refresh.
 // <tabrelay-data-switch>: the dataset's switch "Agents see names and summaries only" (the
 // person's alone), the notice of what agents are sent (once per dataset, until Got it) and
-// that summaries of very small groups can still reveal values. Set `dataSwitch` (from
-// ./data-guard.js createDataSwitch) and `datasetId` (the shown dataset's identity).
+// that summaries of very small groups can still reveal values; once another dataset is shown,
+// what the switch is for it. Set `dataSwitch` (from ./data-guard.js createDataSwitch) and
+// `datasetId` (the shown dataset's identity).
 
 import { MODES, DECISIONS, modeDecision, MODE_CHOICE, CUSTOM_MODE, UNTIL, ALL_AGENTS, answerNeedsPresence } from './presence.js';
 import { PRESENCE, PRESENCE_SENTENCES } from './presence-check.js';
@@ -40,7 +48,8 @@ import { DATA_SENTENCES } from './data-guard.js';
 export const RISK_WORDS = Object.freeze({
   read: 'It only reads: nothing is changed.',
   undoable: 'It changes what the tab shows; you can undo it.',
-  irreversible: 'It cannot be undone.',
+  // The app's kind, not the tab end's guess: the tool's own words may say how it is undone.
+  irreversible: 'Take care: this app counts it as a change that may not be taken back.',
 });
 /** A new card's buttons wait this long, so a click meant for the card before cannot answer it. */
 export const CARD_ARM_MS = 350;
@@ -143,6 +152,8 @@ export function askerOf(call) {
   const c = call.connection;
   // An agent in this browser (./webmcp.js) has no app or host to name.
   if (!c || c.kind === 'browser') return agent;
+  // The person's own chat in this tab (./chat.js): the model they chose, with their key.
+  if (c.kind === 'chat') return `${agent} (your chat in this tab)`;
   const app = c.client && c.client !== call.agent ? ` via ${shown(c.client)}` : '';
   const where = c.verified ? `verified domain ${shown(c.verified)}` : `${c.host ? `returns to ${shown(c.host)}, ` : ''}name not verified`;
   return `${agent}${app} (${where})`;
@@ -153,6 +164,39 @@ function deepActive() {
   let active = document.activeElement;
   while (active?.shadowRoot?.activeElement) active = active.shadowRoot.activeElement;
   return active;
+}
+
+/** Fields where keys are text, not commands. */
+const TEXT_INPUTS = /^(text|search|email|url|tel|password|number)$/;
+
+/**
+ * Whether the person is typing in `el`: a text field or editable text that holds something. An
+ * empty field (the code field after Enter approved, say), a select or a checkbox is not typing.
+ */
+export function typingIn(el) {
+  if (!el) return false;
+  if (el.isContentEditable) return Boolean(el.textContent?.trim());
+  if (el.tagName === 'TEXTAREA') return el.value !== '';
+  if (el.tagName === 'INPUT') return TEXT_INPUTS.test(el.type || 'text') && el.value !== '';
+  return false;
+}
+
+/** Whether `el` is a field or select, where Escape is the field's own (no card is denied by it). */
+function fieldOf(el) {
+  return Boolean(el && (el.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(el.tagName)));
+}
+
+/**
+ * Gives the focus to `target` (an element, or a function returning one) when it can take it:
+ * where the focus goes once a pressed control went. Returns whether it did.
+ */
+export function focusOn(target) {
+  const el = typeof target === 'function' ? target() : target;
+  if (!el?.isConnected || el.hidden || el.disabled) return false;
+  el.focus?.();
+  let active = document.activeElement;
+  while (active && active !== el && active.shadowRoot?.activeElement) active = active.shadowRoot.activeElement;
+  return active === el || el.contains?.(document.activeElement) || Boolean(el.shadowRoot?.activeElement);
 }
 
 const BASE_CSS = `
@@ -193,40 +237,59 @@ export class ConfirmCard extends PresenceElement {
   #shownId = null;
   #focusBefore = null;
   #root;
+  /**
+   * Where the focus goes once the card is answered or withdrawn, when it did not come from a
+   * field: an element or a function returning one (createTabrelay sets the activity lines).
+   */
+  returnFocus = null;
   constructor() {
     super();
     this.#root = this.attachShadow({ mode: 'open' });
     this.#root.innerHTML = `<style>${BASE_CSS}
+      :host { scroll-margin: 1rem 0 4rem; }
       [part=card] { padding: .75rem; border: 2px solid #8a8a90; border-radius: .4rem; background: #fff; }
       [part=card][data-risk=irreversible] { border-color: #b3261e; background: #fff8f7; }
       [part=risk] { font-weight: 600; }
       [part=card][data-risk=irreversible] [part=risk] { color: #b3261e; }
       [part=args] li { list-style: none; }
       [part=args] { padding-left: 0; }
-      h3 { margin: 0 0 .25rem; font-size: 1rem; }
-      p, ul { margin: 0 0 .5rem; overflow-wrap: anywhere; }
+      h3 { margin: 0 0 .25rem; font-size: 1rem; overflow-wrap: anywhere; }
+      p, ul { margin: 0 0 .35rem; overflow-wrap: anywhere; }
       ul { padding-left: 1.2rem; }
-      pre { white-space: pre-wrap; overflow-wrap: anywhere; font-size: .85rem; margin: .25rem 0 0; }
-      [part=choices] { display: grid; grid-template-columns: repeat(auto-fit, minmax(7.5rem, 1fr)); gap: .5rem; margin-top: .5rem; }
+      /* Why and what it is given read as lines of text, not lists a screen tall. */
+      #why, [part=details] { margin: 0 0 .35rem; overflow-wrap: anywhere; }
+      #why p, [part=given-title] { display: inline; margin: 0; }
+      [part=why], [part=args] { display: inline; margin: 0; padding: 0; }
+      [part=why] li, [part=args] li { display: inline; list-style: none; }
+      [part=why] li + li::before, [part=args] li + li::before { content: "; "; }
+      [part=items] { margin: .35rem 0 0; }
+      [part=about] { margin: 0 0 .35rem; font-size: .9rem; }
+      [part=about] summary { cursor: pointer; color: #0b5cad; }
+      [part=about] p { margin: .25rem 0 0; }
+      /* Deny and Allow once side by side, each grant a row of its own; they stay in sight at the
+         foot of the card (or of a sheet that scrolls) while what is above them scrolls. */
+      [part=choices] { display: grid; grid-template-columns: 1fr 1fr; gap: .4rem; padding: .4rem 0 .1rem; position: sticky; bottom: 0; background: inherit; }
+      [part=connection], [part=always] { grid-column: 1 / -1; font-size: .9rem; padding: .3rem .6rem; }
       [part=once] { background: #0b5cad; border-color: #0b5cad; color: #fff; }
       [part=card][data-risk=irreversible] [part=once] { background: #b3261e; border-color: #b3261e; }
       [part=more] { color: #5b5b60; font-size: .9rem; margin: .5rem 0 0; }
+      [part=more]:empty { display: none; }
       [part=presence] { margin: .5rem 0 0; font-size: .9rem; }
       [part=presence]:empty { display: none; }
     </style>
     <div part="card" role="alertdialog" aria-modal="false" aria-labelledby="what" aria-describedby="risk who why" tabindex="-1">
       <h3 part="what" id="what"></h3>
-      <p part="risk" id="risk"></p>
       <p part="tool"></p>
-      <p part="description"></p>
+      <p part="risk" id="risk"></p>
       <p part="who" id="who"></p>
-      <div id="why"><p>Asked because:</p><ul part="why"></ul></div>
-      <div part="details"><p part="given-title">What it is given:</p><ul part="args"></ul><p part="items"></p></div>
+      <div id="why"><p>Asked because: </p><ul part="why"></ul></div>
+      <div part="details"><p part="given-title">What it is given: </p><ul part="args"></ul><p part="items"></p></div>
+      <details part="about"><summary part="about-title">Details: what the tool says it does</summary><p part="description"></p></details>
       <div part="choices">
         <button part="deny" type="button" data-choice="deny"></button>
+        <button part="once" type="button" data-choice="once"></button>
         <button part="connection" type="button" data-choice="connection"></button>
         <button part="always" type="button" data-choice="always"></button>
-        <button part="once" type="button" data-choice="once"></button>
       </div>
       <p part="presence" role="status" aria-live="polite"></p>
       <p part="more" aria-live="polite"></p>
@@ -243,11 +306,13 @@ export class ConfirmCard extends PresenceElement {
     });
   }
 
-  /** Escape anywhere the person is not typing denies the card shown, focused or not. */
+  /**
+   * Escape anywhere denies the card shown, focused or not, unless the person is typing (a field
+   * that holds text) or something shown since took the Escape (a question of its own).
+   */
   #onDocumentKey = (event) => {
     if (event.key !== 'Escape' || this.#shownId == null || event.defaultPrevented) return;
-    const active = deepActive();
-    if (active && active !== document.body && (active.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(active.tagName))) return;
+    if (typingIn(deepActive())) return;
     event.preventDefault();
     this.#answer('deny');
   };
@@ -266,6 +331,26 @@ export class ConfirmCard extends PresenceElement {
     if (this.#shownId != null) this.presence?.answer(this.#shownId, choice);
   }
 
+  /** Brings the card into view (a fixed sheet is already). */
+  #reveal() {
+    if (getComputedStyle(this).position !== 'fixed') this.scrollIntoView({ block: 'nearest' });
+  }
+
+  /**
+   * Shows the question waiting: the card scrolled into view with the focus on it (on Deny once
+   * its buttons are armed). The banner's "Show the question" presses this. Returns whether a
+   * question shows.
+   */
+  showQuestion() {
+    if (this.#shownId == null || this.hidden) return false;
+    // The person left where they were for the question: once answered, the focus stays near it.
+    this.#focusBefore = null;
+    const deny = this.#root.querySelector('[part=deny]');
+    (deny.disabled ? this.#root.querySelector('[part=card]') : deny).focus({ preventScroll: true });
+    this.#reveal();
+    return true;
+  }
+
   render() {
     const q = this.presence?.questions()[0];
     if (!q) {
@@ -273,12 +358,12 @@ export class ConfirmCard extends PresenceElement {
       this.hidden = true;
       this.#shownId = null;
       if (hadFocus) {
-        // Back where the person was, unless that was a button: a second Enter there could act
-        // (another turn's Undo, a Forget) on something the card's answer never meant.
+        // Back to the field the person was in; never to a button (a second Enter there could
+        // act, on another turn's Undo or a Forget, when the card's answer never meant it): then
+        // to the named control the app gave (the activity lines), else nowhere.
         const before = this.#focusBefore;
-        const back = before?.isConnected && before.tagName !== 'BUTTON' ? before : null;
-        back?.focus?.();
-        if (!back) this.blur?.();
+        const field = fieldOf(before) ? before : null;
+        if (!focusOn(field) && !focusOn(this.returnFocus)) this.blur?.();
       }
       this.#focusBefore = null;
       return;
@@ -299,9 +384,11 @@ export class ConfirmCard extends PresenceElement {
     card.dataset.risk = RISK_WORDS[q.risk] ? q.risk : 'undoable';
     this.#root.querySelector('[part=risk]').textContent = RISK_WORDS[card.dataset.risk];
     this.#root.querySelector('[part=tool]').textContent = `Tool: ${shown(q.title)}`;
-    const description = this.#root.querySelector('[part=description]');
-    description.textContent = q.description ? shown(q.description, 400) : '';
-    description.hidden = !q.description;
+    // The tool's own description is under Details: the card is sized for a person to decide.
+    const about = this.#root.querySelector('[part=about]');
+    about.open = false;
+    about.hidden = !q.description;
+    this.#root.querySelector('[part=description]').textContent = q.description ? shown(q.description, 400) : '';
     this.#root.querySelector('[part=who]').textContent = `Who asks: ${askerOf(q.call)}`;
     this.#root.querySelector('[part=why]').replaceChildren(
       ...q.why.map((w, i) => {
@@ -328,27 +415,48 @@ export class ConfirmCard extends PresenceElement {
       b.hidden = !choices.has(b.dataset.choice);
       b.textContent = choices.get(b.dataset.choice) ?? '';
     }
-    const hadFocus = this.matches(':focus-within');
     this.hidden = false;
     const buttons = [...this.#root.querySelectorAll('button')];
     const active = deepActive();
-    const typing = !this.contains(active) && !this.shadowRoot.contains(active) && active && (active.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(active.tagName));
+    const inCard = this.contains(active) || this.shadowRoot.contains(active);
+    // Every card shown takes the focus (and comes into view) unless the person is typing: a
+    // field that holds text, being edited. The banner's "Show the question" reaches it then.
+    const typing = !inCard && typingIn(active);
     if (first) this.#focusBefore = active;
     // While its buttons wait, the card itself holds the focus (a disabled button would drop it
     // to the page, where Escape and Tab no longer reach the card).
-    if (hadFocus || (first && !typing)) card.focus();
+    if (!typing) {
+      card.focus({ preventScroll: true });
+      this.#reveal();
+    }
     for (const b of buttons) b.disabled = true;
     setTimeout(() => {
       if (this.#shownId !== q.id) return;
       for (const b of buttons) b.disabled = false;
-      // The first card takes the focus unless the person is typing; Deny, the safe answer.
-      if ((first && !typing) || this.matches(':focus-within')) this.#root.querySelector('[part=deny]').focus();
+      // Deny, the safe answer, once armed, unless the person went elsewhere meanwhile.
+      if (this.matches(':focus-within')) this.#root.querySelector('[part=deny]').focus({ preventScroll: true });
     }, CARD_ARM_MS);
   }
 }
 
 /** Where the focus goes on a line whose pressed button went: its safest control first, never Undo. */
 const LINE_FOCUS_ORDER = ['keep', 'dismiss', 'go-on', 'stop'];
+/** How many finished turns show before the older ones fold (behind a count and a button). */
+export const FINISHED_SHOWN = 3;
+
+/**
+ * The lines in the order they show, and which of them show: those acting or stopped first, then
+ * the finished ones, each newest first; the finished ones beyond FINISHED_SHOWN fold unless
+ * `unfolded`, except a line in `keep` (the one with the focus, or asking about its Undo turn).
+ * Returns {shown, folded: how many finished lines fold}.
+ */
+export function linesShown(lines, { unfolded = false, keep = [] } = {}) {
+  const newest = [...lines].reverse();
+  const acting = newest.filter((l) => !l.done || l.held);
+  const finished = newest.filter((l) => l.done && !l.held);
+  const fold = unfolded ? [] : finished.slice(FINISHED_SHOWN).filter((l) => !keep.includes(l.key));
+  return { shown: [...acting, ...finished.filter((l) => !fold.includes(l))], folded: finished.length > FINISHED_SHOWN ? finished.length - FINISHED_SHOWN : 0 };
+}
 
 export class ActivityLines extends PresenceElement {
   #root;
@@ -357,6 +465,8 @@ export class ActivityLines extends PresenceElement {
   #confirmingUndo = null;
   /** The line pressed last: where the focus stays when its button goes. */
   #pressedLine = null;
+  /** Whether the person asked to see the older finished turns. */
+  #unfolded = false;
   constructor() {
     super();
     this.#root = this.attachShadow({ mode: 'open' });
@@ -368,8 +478,15 @@ export class ActivityLines extends PresenceElement {
       [part~=buttons] { display: flex; gap: .5rem; }
       [part~=ask-undo] { width: 100%; margin: 0; font-weight: 600; }
       [part=presence]:empty { display: none; }
-    </style><ul part="lines" aria-live="polite" aria-label="What agents are doing" tabindex="-1"></ul>
+      [part=fold] { margin-top: .4rem; }
+      [part=fold][hidden] { display: none; }
+    </style><ul part="lines" aria-live="polite" aria-label="What agents are doing, newest first" tabindex="-1"></ul>
+    <button part="fold" type="button" aria-expanded="false" hidden></button>
     <p part="presence" role="status" aria-live="polite"></p>`;
+    this.#root.querySelector('[part=fold]').addEventListener('click', () => {
+      this.#unfolded = !this.#unfolded;
+      this.render();
+    });
     this.#root.addEventListener('click', (event) => {
       const b = event.target.closest?.('button[data-line]');
       if (!b || !this.presence) return;
@@ -412,6 +529,11 @@ export class ActivityLines extends PresenceElement {
     });
   }
 
+  /** The focus goes to the list (named "What agents are doing"), never to one of its buttons. */
+  focus(options) {
+    this.#root.querySelector('[part=lines]').focus(options);
+  }
+
   /** While a call runs, its running time is written again every second. */
   #tick(running) {
     if (!running) {
@@ -448,16 +570,28 @@ export class ActivityLines extends PresenceElement {
     const focused = this.#root.activeElement;
     const focusedAt = focused?.dataset?.line != null ? `${focused.dataset.line}|${focused.dataset.act}` : null;
     const focusedLine = focused?.dataset?.line ?? null;
-    if (this.#confirmingUndo && !lines.some((l) => l.key === this.#confirmingUndo && l.done && !l.undone)) this.#confirmingUndo = null;
+    if (this.#confirmingUndo && !lines.some((l) => l.key === this.#confirmingUndo && l.done && !l.undone && l.undoable !== false)) this.#confirmingUndo = null;
     this.hidden = !lines.length;
+    const keep = [focusedLine, this.#confirmingUndo].filter((k) => k != null);
+    const { shown: showing, folded } = linesShown(lines, { unfolded: this.#unfolded, keep });
+    const fold = this.#root.querySelector('[part=fold]');
+    fold.hidden = folded === 0;
+    if (!folded) this.#unfolded = false;
+    const turns = folded === 1 ? '1 older finished turn' : `${folded} older finished turns`;
+    fold.textContent = this.#unfolded ? `Hide ${turns}` : `Show ${turns}`;
+    fold.setAttribute('aria-expanded', String(this.#unfolded));
+    // Where an agent's connection returns to is said once, on its first line shown.
+    const placed = new Set();
     ul.replaceChildren(
-      ...lines.map((line) => {
+      ...showing.map((line) => {
         const li = document.createElement('li');
         li.setAttribute('part', `line ${line.done ? 'done' : 'acting'}`);
         li.dataset.line = line.key;
         const text = document.createElement('span');
         text.setAttribute('part', 'text');
-        const who = askerOf({ agent: line.agent, connection: line.connection });
+        const place = line.connection?.id != null ? `c:${line.connection.id}` : `a:${line.agent}`;
+        const who = placed.has(place) ? shown(line.agent) : askerOf({ agent: line.agent, connection: line.connection });
+        placed.add(place);
         const steps = line.steps.length === 1 ? '1 step' : `${line.steps.length} steps`;
         const did = didWords(line.did);
         const state = line.held
@@ -512,7 +646,7 @@ export class ActivityLines extends PresenceElement {
         if (line.held) button('go-on', 'Let it go on', label);
         if (!line.done && !line.held) button('stop', 'Stop', label);
         else if (line.done) {
-          if (line.steps.length && !line.undone && this.presence.canUndo) button('undo', 'Undo turn', label);
+          if (line.steps.length && !line.undone && line.undoable !== false && this.presence.canUndo) button('undo', 'Undo turn', label);
           button('dismiss', 'Dismiss', label);
         }
         li.append(text, buttons);
@@ -532,6 +666,8 @@ export class ActivityLines extends PresenceElement {
 
 export class PermissionSettings extends PresenceElement {
   #root;
+  /** The rules the result line was written for: once they change, it is no longer true and goes. */
+  #resultFor = null;
   constructor() {
     super();
     this.#root = this.attachShadow({ mode: 'open' });
@@ -576,6 +712,7 @@ export class PermissionSettings extends PresenceElement {
           result.textContent = `Mode “${MODES[change.mode].title}”: every kind as it says; ${
             taken === 0 ? 'there was no grant to take back' : taken === 1 ? '1 grant taken back' : `${taken} grants taken back`
           }.`;
+          this.#resultFor = this.#rules();
         } else {
           this.presence.store.setKind(change.kind, change.decision);
           if (result.textContent === PRESENCE_ASKING) result.textContent = '';
@@ -584,8 +721,21 @@ export class PermissionSettings extends PresenceElement {
     });
   }
 
+  /** The mode and each kind's rule now, as one text. */
+  #rules() {
+    const settings = this.presence.settings();
+    return JSON.stringify([settings.mode, this.presence.isCustom(), this.presence.kinds().map((k) => settings.kinds[k] ?? null)]);
+  }
+
   render() {
     if (!this.presence) return;
+    // A mode's result says what choosing it did: once a rule changed since (here or in another
+    // tab: Custom, another mode), it is no longer what the rules are, and goes.
+    const result = this.#root.querySelector('[part=mode-result]');
+    if (this.#resultFor !== null && this.#resultFor !== this.#rules()) {
+      this.#resultFor = null;
+      if (result.textContent !== PRESENCE_ASKING) result.textContent = '';
+    }
     const settings = this.presence.settings();
     const custom = this.presence.isCustom();
     const mode = this.#root.querySelector('[part=mode]');
@@ -638,13 +788,38 @@ export class GrantsList extends PresenceElement {
       p { margin: .5rem 0 0; color: #5b5b60; font-size: .9rem; }
       [part=result]:empty { margin: 0; }
       [part=revoke-all] { margin-top: .5rem; }
+      [part=revoke-all-ask] { color: #1d1d1f; font-weight: 600; display: flex; flex-wrap: wrap; gap: .5rem; align-items: center; }
+      [part=revoke-all-ask][hidden] { display: none; }
+      [part=revoke-all-yes] { border-color: #b3261e; color: #b3261e; }
     </style>
     <h3 part="title" id="grants-title" tabindex="-1">Grants</h3>
     <div part="groups" aria-labelledby="grants-title"></div>
     <button part="revoke-all" type="button">Revoke all grants</button>
+    <p part="revoke-all-ask" role="alertdialog" aria-labelledby="revoke-all-words" hidden><span id="revoke-all-words"></span><button part="revoke-all-yes" type="button">Revoke all</button><button part="revoke-all-no" type="button">Keep them</button></p>
     <p part="empty">Nothing is allowed beyond the mode: each Allow you press on a card for more than one call shows here, with Revoke.</p>
     <p part="result" aria-live="polite"></p>`;
+    // Revoke all cannot be taken back: it asks first, with the focus on Keep them.
+    const ask = this.#root.querySelector('[part=revoke-all-ask]');
     this.#root.querySelector('[part=revoke-all]').addEventListener('click', () => {
+      if (!this.presence) return;
+      const count = this.presence.grants().length;
+      this.#root.getElementById('revoke-all-words').textContent = `Revoke all ${count === 1 ? '1 grant' : `${count} grants`}? Each card asks again; this cannot be undone.`;
+      ask.hidden = false;
+      this.#root.querySelector('[part=revoke-all-no]').focus();
+    });
+    // Keep them: nothing revoked; the focus goes to the heading, not back to Revoke all.
+    const keep = () => {
+      ask.hidden = true;
+      this.#root.querySelector('[part=title]').focus();
+    };
+    this.#root.querySelector('[part=revoke-all-no]').addEventListener('click', keep);
+    ask.addEventListener('keydown', (event) => {
+      if (event.key !== 'Escape') return;
+      event.preventDefault();
+      keep();
+    });
+    this.#root.querySelector('[part=revoke-all-yes]').addEventListener('click', () => {
+      ask.hidden = true;
       if (!this.presence) return;
       const count = this.presence.revokeAll();
       this.#root.querySelector('[part=result]').textContent = `Revoked ${count === 1 ? '1 grant' : `${count} grants`}: each card asks again.`;
@@ -714,15 +889,24 @@ export class GrantsList extends PresenceElement {
     );
     this.#root.querySelector('[part=empty]').hidden = grants.length > 0;
     this.#root.querySelector('[part=revoke-all]').hidden = grants.length < 2;
+    if (grants.length < 2) this.#root.querySelector('[part=revoke-all-ask]').hidden = true;
     if (focusedGrant) [...groups.querySelectorAll('button[part=revoke]')].find((b) => b.dataset.grant === focusedGrant)?.focus();
   }
 }
+
+/** What a Forget asks before it acts: it cannot be taken back. */
+export const FORGET_ASK = 'Forget {name}? It can no longer act in this tab; this cannot be undone.';
 
 export class ConnectionsList extends Base {
   #root;
   #relay = null;
   #list = null;
+  /** The list object drawn last (the relay's, when it came from there). */
+  #drawn = null;
+  #unsubscribe = null;
   #timer = null;
+  /** The connection whose Forget asks first ("Forget" / "Keep it"), or null. */
+  #asking = null;
   constructor() {
     super();
     this.#root = this.attachShadow({ mode: 'open' });
@@ -736,6 +920,8 @@ export class ConnectionsList extends Base {
       [part=unverified], [part=when] { display: block; color: #5b5b60; }
       button { padding: .2rem .6rem; font-size: .9rem; }
       p { margin: .5rem 0 0; color: #5b5b60; font-size: .9rem; min-height: 1.4em; }
+      [part=forget-ask] { width: 100%; margin: 0; color: #1d1d1f; font-weight: 600; min-height: 0; display: flex; flex-wrap: wrap; gap: .5rem; align-items: center; }
+      [part=forget-yes] { border-color: #b3261e; color: #b3261e; }
     </style>
     <div part="head"><h3 id="title">Connections</h3><button part="refresh" type="button">Refresh</button></div>
     <ul part="list" aria-labelledby="title"></ul>
@@ -746,11 +932,35 @@ export class ConnectionsList extends Base {
       this.refresh();
     });
     this.#root.querySelector('[part=list]').addEventListener('click', (event) => {
+      // Forget cannot be taken back: it asks first, on its row, with the focus on Keep it.
       const button = event.target.closest?.('button[part=forget]');
-      if (button) this.#forget(button);
+      if (button) {
+        this.#asking = button.dataset.id;
+        this.render(this.#list);
+        this.#buttonOf('forget-no', this.#asking)?.focus();
+      }
+      const yes = event.target.closest?.('button[part=forget-yes]');
+      if (yes) this.#forget(yes);
+      if (event.target.closest?.('button[part=forget-no]')) this.#keep();
       const goOn = event.target.closest?.('button[part=go-on]');
       if (goOn && this.#relay) this.#goOn(goOn.dataset.id);
     });
+    this.#root.querySelector('[part=list]').addEventListener('keydown', (event) => {
+      if (event.key === 'Escape' && this.#asking != null) {
+        event.preventDefault();
+        this.#keep();
+      }
+    });
+  }
+  /** Keep it: the question goes and nothing is forgotten; the focus goes to Refresh (never Forget). */
+  #keep() {
+    this.#asking = null;
+    this.render(this.#list);
+    this.#root.querySelector('[part=refresh]').focus();
+  }
+  /** Button `part` of connection `id` (an id holds characters a selector cannot). */
+  #buttonOf(part, id) {
+    return [...this.#root.querySelectorAll(`button[part=${part}]`)].find((b) => b.dataset.id === id) ?? null;
   }
   /** Lets a stopped agent go on, once the person's device confirmed it (the presence's check). */
   async #goOn(id) {
@@ -769,6 +979,23 @@ export class ConnectionsList extends Base {
   }
   set relay(value) {
     this.#relay = value;
+    this.#follow();
+  }
+  /**
+   * Follows the relay's list as it changes (a connection made, stopped, let go on or forgotten,
+   * in any tab of the pairing): shown at once, no Refresh needed.
+   */
+  #follow() {
+    this.#unsubscribe?.();
+    this.#unsubscribe = null;
+    const relay = this.#relay;
+    if (!relay?.subscribe) return;
+    const show = () => {
+      const list = relay.connectionsList;
+      if (Array.isArray(list) && list !== this.#drawn) this.render(list);
+    };
+    this.#unsubscribe = relay.subscribe(show);
+    show();
   }
   /** The connections as last listed, oldest first; null before the first list. */
   get list() {
@@ -777,9 +1004,12 @@ export class ConnectionsList extends Base {
   connectedCallback() {
     clearInterval(this.#timer);
     this.#timer = setInterval(() => this.#list && this.render(this.#list), CONNECTIONS_AGE_MS);
+    if (!this.#unsubscribe) this.#follow();
   }
   disconnectedCallback() {
     clearInterval(this.#timer);
+    this.#unsubscribe?.();
+    this.#unsubscribe = null;
   }
   #say(text) {
     this.#root.querySelector('[part=result]').textContent = text;
@@ -799,7 +1029,9 @@ export class ConnectionsList extends Base {
     const name = shown(this.#list?.find((c) => c.id === id)?.client || 'the agent app');
     button.disabled = true;
     try {
-      this.render(await this.#relay.forget(id));
+      const left = await this.#relay.forget(id);
+      this.#asking = null;
+      this.render(left);
       this.#say(`Forgot ${name}: it can no longer act in this tab.`);
       this.dispatchEvent(new CustomEvent('tabrelay-forgot', { detail: { id }, bubbles: true, composed: true }));
       // The pressed button is gone: the focus goes to Refresh, never to another connection's
@@ -810,11 +1042,17 @@ export class ConnectionsList extends Base {
       this.#say(`${name} was not forgotten: ${err.message}`);
     }
   }
-  /** Shows `list` (oldest first), keeping the focus on the Forget button that had it. */
+  /**
+   * Shows `list` (oldest first), keeping the focus on the button that had it; when that button
+   * went (Let it go on, once the agent goes on), on Refresh: never on another button of the row.
+   */
   render(list) {
+    this.#drawn = list;
     this.#list = Array.isArray(list) ? list : [];
     const ul = this.#root.querySelector('[part=list]');
     const focusedId = this.#root.activeElement?.dataset?.id ?? null;
+    const focusedPart = focusedId == null ? null : this.#root.activeElement.getAttribute('part');
+    if (this.#asking != null && !this.#list.some((c) => c.id === this.#asking)) this.#asking = null;
     ul.replaceChildren(
       ...this.#list.map((c) => {
         const li = document.createElement('li');
@@ -839,6 +1077,28 @@ export class ConnectionsList extends Base {
         forget.textContent = 'Forget';
         forget.setAttribute('aria-label', `Forget ${name.textContent} (${shown(c.host)})`);
         li.append(who, forget);
+        if (c.id === this.#asking) {
+          forget.hidden = true;
+          const ask = document.createElement('p');
+          ask.setAttribute('part', 'forget-ask');
+          ask.setAttribute('role', 'alertdialog');
+          const words = document.createElement('span');
+          words.textContent = FORGET_ASK.replace('{name}', name.textContent);
+          ask.setAttribute('aria-label', words.textContent);
+          const yes = document.createElement('button');
+          yes.type = 'button';
+          yes.setAttribute('part', 'forget-yes');
+          yes.dataset.id = c.id;
+          yes.textContent = 'Forget';
+          yes.setAttribute('aria-label', `Forget ${name.textContent} now`);
+          const no = document.createElement('button');
+          no.type = 'button';
+          no.setAttribute('part', 'forget-no');
+          no.dataset.id = c.id;
+          no.textContent = 'Keep it';
+          ask.append(words, yes, no);
+          li.append(ask);
+        }
         if (c.stopped) {
           // Stopped in a tab of this browser: its calls are refused until the person lets it go on.
           when.textContent += ' · stopped';
@@ -856,7 +1116,7 @@ export class ConnectionsList extends Base {
     const empty = this.#root.querySelector('[part=empty]');
     empty.hidden = this.#list.length > 0;
     empty.textContent = 'No agent app is connected to this tab.';
-    [...ul.querySelectorAll('button[part=forget]')].find((b) => b.dataset.id === focusedId)?.focus();
+    if (focusedId != null) (this.#buttonOf(focusedPart, focusedId) || this.#root.querySelector('[part=refresh]')).focus();
     this.dispatchEvent(new Event('listed'));
   }
 }
@@ -865,6 +1125,8 @@ export class DataSwitchElement extends Base {
   #root;
   #dataSwitch = null;
   #dataset = null;
+  /** Whether the dataset changed since the element first showed one: its state is then said. */
+  #changed = false;
   #unsubscribe = null;
   constructor() {
     super();
@@ -876,8 +1138,11 @@ export class DataSwitchElement extends Base {
       p { margin: .5rem 0 0; font-size: .9rem; color: #5b5b60; }
       [part=notice] { padding: .5rem .6rem; border-left: 4px solid #0b5cad; background: #f2f7fd; color: #1d1d1f; }
       [part=notice] button { margin-top: .4rem; display: block; }
+      [part=dataset-changed] { color: #1d1d1f; font-weight: 600; }
+      [part=dataset-changed]:empty { display: none; }
     </style>
     <label part="switch-row"><input part="switch" type="checkbox" aria-describedby="now caveat"><span></span></label>
+    <p part="dataset-changed" role="status" aria-live="polite"></p>
     <p part="now" id="now"></p>
     <div part="notice" role="note"><span part="notice-text"></span><button part="got-it" type="button">Got it</button></div>
     <p part="caveat" id="caveat"></p>`;
@@ -904,7 +1169,9 @@ export class DataSwitchElement extends Base {
     return this.#dataset;
   }
   set datasetId(value) {
-    this.#dataset = value == null ? null : String(value);
+    const next = value == null ? null : String(value);
+    if (this.#dataset != null && next !== this.#dataset) this.#changed = true;
+    this.#dataset = next;
     this.render();
   }
   render() {
@@ -917,6 +1184,10 @@ export class DataSwitchElement extends Base {
     const seen = !this.#dataSwitch || this.#dataset == null || this.#dataSwitch.noticeSeen(this.#dataset);
     this.#root.querySelector('[part=notice]').hidden = seen;
     this.#root.querySelector('[part=now]').hidden = !seen;
+    // Another dataset shown: what the switch is for it now (written again on each change).
+    const changed = this.#changed && this.#dataset != null ? (on ? DATA_SENTENCES.DATASET_ON : DATA_SENTENCES.DATASET_OFF).replace('{dataset}', shown(this.#dataset)) : '';
+    const changedLine = this.#root.querySelector('[part=dataset-changed]');
+    if (changedLine.textContent !== changed) changedLine.textContent = changed;
   }
 }
 

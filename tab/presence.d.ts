@@ -32,6 +32,8 @@ export function kindName(kind: string, names?: Record<string, string>): string;
 export function riskOf(tool: PresenceTool | null | undefined, options?: { confirmKinds?: Record<string, string[]> }): Risk;
 export const LINES_KEPT: number;
 export const STEPPED_KEPT: number;
+/** Said on a line whose steps were made on a dataset no longer shown (`{dataset}`: its name). */
+export const UNDO_ELSEWHERE: string;
 export const PERMISSIONS_KEY: string;
 export const SENTENCES: Readonly<{ STOPPED: string; CANCELLED: string; STOPPED_RUNNING: string; CANCELLED_RUNNING: string; WITHDRAWN: string; FORGOTTEN: string; AGENT_STOPPED: string }>;
 
@@ -71,6 +73,8 @@ export interface Decided {
   decision: Decision;
   asked: string[];
   denied: string[];
+  /** The grant that answered the asks: 'tab' (this connection until the tab closes), 'revoked' (kept until revoked), else null. */
+  grant: 'tab' | 'revoked' | null;
 }
 
 export function strictest(decisions: Iterable<Decision>): Decision;
@@ -80,6 +84,8 @@ export function readSettings(text: string | object | null): Settings;
 export function kindDecision(settings: Settings, kind: string): Decision;
 export function decide(input: { kinds: string[]; tool?: string; settings: Settings; connection?: string; scope?: string; grants?: Map<string, Set<string>> }): Decided;
 export function granted(input: { tool?: string; settings: Settings; connection?: string; scope?: string; grants?: Map<string, Set<string>> }): boolean;
+/** Which grant lets the tool's asking calls run: 'tab', 'revoked', or null. */
+export function grantOf(input: { tool?: string; settings: Settings; connection?: string; scope?: string; grants?: Map<string, Set<string>> }): 'tab' | 'revoked' | null;
 export function isCustom(settings: Settings): boolean;
 export function grantScopeOf(call: PresenceCall): string;
 export function grantWho(call: PresenceCall): string;
@@ -164,8 +170,10 @@ export interface ActivityLine {
   steps: unknown[];
   /** What the turn read and changed (or what did not run), in words, oldest first. */
   did: Array<{ what: 'read' | 'changed' | 'not-run' | 'failed'; words: string }>;
-  /** Why Undo turn could not undo it, once tried. */
+  /** Why Undo turn could not undo it, once tried (or at once when its steps were another dataset's). */
   undoSaid: string | null;
+  /** Whether Undo turn can take its steps back here (false once they were another dataset's). */
+  undoable: boolean;
   stopped: boolean;
   /** The person stopped this line's agent: its calls are refused until they let it go on. */
   held: boolean;
@@ -175,7 +183,9 @@ export interface ActivityLine {
 
 /** One event of a call (`presence.watch`). */
 export type CallEvent =
-  | { type: 'started' | 'running'; call: PresenceCall }
+  | { type: 'started'; call: PresenceCall }
+  /** `grant`: what let it run without a card ('tab' or 'revoked'), null when the settings did (or after a card). */
+  | { type: 'running'; call: PresenceCall; grant: 'tab' | 'revoked' | null }
   | { type: 'asking'; call: PresenceCall; question: Question }
   | { type: 'decided'; call: PresenceCall; choice: Choice }
   | { type: 'ended'; call: PresenceCall; outcome: string }
@@ -209,6 +219,8 @@ export interface Presence {
   chooseMode(mode: Mode): number;
   /** Whether Undo turn of line `key` asks first (a later turn made steps). */
   undoAsks(key: string): boolean;
+  /** The app shows dataset `name`: lines whose steps were another dataset's say at once they cannot be undone. */
+  setDataset(name: string | null): void;
   kinds(): string[];
   wordsOf(kind: string): string;
   settingOf(name: string): 'runs' | 'asks' | 'refused';
@@ -265,5 +277,7 @@ export interface PresenceOptions {
   actionOf?(call: PresenceCall): string | null;
   /** Confirms the person's presence for `decision` about `subject` (./presence-check.js `confirm`); rejects with a sentence. */
   confirmPresence?: ((decision: string, subject: string) => Promise<unknown>) | null;
+  /** The dataset shown (then `setDataset`): a turn's steps are undone only on the dataset they were made on. */
+  dataset?: string | null;
 }
 export function createPresence(options: PresenceOptions): Presence;

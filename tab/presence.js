@@ -66,6 +66,8 @@ export const RISKS = Object.freeze(['read', 'undoable', 'irreversible']);
 export const DID_KEPT = 20;
 /** The most activity lines kept: beyond it, the oldest lines done acting leave by themselves. */
 export const LINES_KEPT = 20;
+/** Said on a line whose steps were made on a dataset no longer shown (`{dataset}`: its name). */
+export const UNDO_ELSEWHERE = 'This turn changed “{dataset}”, which is no longer shown, so it cannot be undone here.';
 /** The most lines that made steps remembered for Undo turn's question (dismissed ones too). */
 export const STEPPED_KEPT = 200;
 /** Where a browser keeps an app's permissions (`${PERMISSIONS_KEY}:${app}`). */
@@ -174,19 +176,30 @@ export function kindDecision(settings, kind) {
  * for the connection or for its client (`scope`, `grantScopeOf` its call); a call through no
  * connection by one kept for all agents, which grants no connection's calls.
  */
-export function granted({ tool, settings, connection, scope, grants }) {
-  if (tool == null) return false;
+export function granted(args) {
+  return grantOf(args) !== null;
+}
+
+/**
+ * Which grant lets `tool`'s asking calls through `connection` run (as `granted` reads them):
+ * 'revoked' (one kept until the person revokes it), 'tab' (one for this connection until the
+ * tab closes), or null (none).
+ */
+export function grantOf({ tool, settings, connection, scope, grants }) {
+  if (tool == null) return null;
   const kept = settings.grants || {};
-  if (connection == null) return Boolean(kept[ALL_AGENTS]?.tools.includes(tool));
-  if (scope != null && scope !== ALL_AGENTS && kept[scope]?.tools.includes(tool)) return true;
+  if (connection == null) return kept[ALL_AGENTS]?.tools.includes(tool) ? 'revoked' : null;
+  if (scope != null && scope !== ALL_AGENTS && kept[scope]?.tools.includes(tool)) return 'revoked';
   const id = String(connection);
-  return Boolean(grants?.get(id)?.has(tool) || kept[id]?.tools.includes(tool));
+  if (kept[id]?.tools.includes(tool)) return 'revoked';
+  return grants?.get(id)?.has(tool) ? 'tab' : null;
 }
 
 /**
  * Decides a call: each of its `kinds` and the person's choice for the tool itself, the
  * strictest winning; a grant of the tool for `connection` (see `granted`) answers the asks,
- * never a deny. Returns {decision, asked: the kinds that ask, denied: the kinds that deny}.
+ * never a deny. Returns {decision, asked: the kinds that ask, denied: the kinds that deny,
+ * grant: the grant that answered the asks ('tab' or 'revoked', see `grantOf`), else null}.
  */
 export function decide({ kinds, tool, settings, connection, scope, grants }) {
   const asked = [];
@@ -199,9 +212,10 @@ export function decide({ kinds, tool, settings, connection, scope, grants }) {
   const own = tool != null ? settings.tools?.[tool] : undefined;
   if (own === 'deny') denied.push('tool');
   else if (own === 'ask') asked.push('tool');
-  if (asked.length && !denied.length && granted({ tool, settings, connection, scope, grants })) asked.length = 0;
+  const grant = asked.length && !denied.length ? grantOf({ tool, settings, connection, scope, grants }) : null;
+  if (grant) asked.length = 0;
   const decision = denied.length ? 'deny' : asked.length ? 'ask' : 'allow';
-  return { decision, asked, denied };
+  return { decision, asked, denied, grant };
 }
 
 /**
@@ -231,7 +245,7 @@ function short(text, chars = 40) {
 
 /** Who a connection is, in a grant's words: its agent's name and "this connection". */
 export function grantWho(call) {
-  return `${short(call?.agent || call?.connection?.client || 'this agent')} (this connection)`;
+  return `${short(call?.agent || call?.connection?.client || 'this agent')} (${call?.connection?.kind === 'chat' ? 'this chat' : 'this connection'})`;
 }
 
 /**
@@ -362,7 +376,7 @@ export class NotRun extends Error {
  * agent: the relay client's `stopAgent(line.connection?.id)`, which ends the turn too),
  * `onGoOn(connection)` (they let it go on: the relay client's `letGoOn`); `subscribe(fn)` hears
  * every change; `watch(fn)` hears each call's events, `{type, call, …}`: 'started', 'asking'
- * ({question}), 'decided' ({choice}), 'running', 'ended' ({outcome}: 'done', a NotRun's
+ * ({question}), 'decided' ({choice}), 'running' ({grant}: 'tab' or 'revoked' when a grant let it run without a card, else null), 'ended' ({outcome}: 'done', a NotRun's
  * outcome, or 'failed'), and 'undone' ({calls}: the calls whose steps Undo turn took back) —
  * what ./record.js keeps.
  *
@@ -371,7 +385,7 @@ export class NotRun extends Error {
  * said it was forgotten) drops its questions, refuses its queued calls, aborts its running ones,
  * drops what was allowed for it, and refuses any call of it that still comes.
  */
-export function createPresence({ app, storage, store, tools = [], confirmKinds = {}, kindWords = {}, kindNames = {}, estimate = () => null, undoTurn = null, stepOf = () => null, actionOf = null, itemsOf = () => [], refuses = () => null, saidOf = null, confirmPresence = null, now = () => Date.now() } = {}) {
+export function createPresence({ app, storage, store, tools = [], confirmKinds = {}, kindWords = {}, kindNames = {}, estimate = () => null, undoTurn = null, stepOf = () => null, actionOf = null, itemsOf = () => [], refuses = () => null, saidOf = null, confirmPresence = null, dataset = null, now = () => Date.now() } = {}) {
   const permissions = store || createPermissionStore({ app, storage });
   const words = { ...KIND_WORDS, ...kindWords };
   /** The items the shown card names, as last given to `onShowItems`. */
@@ -397,6 +411,10 @@ export function createPresence({ app, storage, store, tools = [], confirmKinds =
   const held = new Set();
   /** Connections the person forgot. */
   const forgotten = new Set();
+  /** The dataset shown (`setDataset`): a line's steps are undone only on the dataset they were made on. */
+  let shownDataset = dataset == null ? null : String(dataset);
+  /** Whether line `line`'s steps were all made on a dataset no longer shown (one not known: no). */
+  const elsewhere = (line) => shownDataset !== null && line.stepDatasets.length > 0 && line.stepDatasets.every((d) => d !== null && d !== shownDataset);
   const listeners = new Set();
   /** Who hears each call's events (`watch`). */
   const watchers = new Set();
@@ -419,7 +437,7 @@ export function createPresence({ app, storage, store, tools = [], confirmKinds =
     /** The tool definitions, as given. */
     tools: () => [...byName.values()],
     questions: () => [...questions],
-    lines: () => [...lines.values()].map((line) => ({ ...publicLine(line), held: connectionOf(line) !== null && held.has(connectionOf(line)) })),
+    lines: () => [...lines.values()].map((line) => ({ ...publicLine(line), held: connectionOf(line) !== null && held.has(connectionOf(line)), ...elsewhereOf(line) })),
     /** Whether the person stopped connection `id`'s agent (its calls are refused until goOn). */
     isStopped: (id) => id != null && held.has(String(id)),
     /** The tools granted for connection `id` until the tab closes. */
@@ -554,7 +572,8 @@ export function createPresence({ app, storage, store, tools = [], confirmKinds =
         line.running = tool.title || tool.name;
         line.startedMs = now();
         line.estimateMs = Number.isFinite(estimateMs) ? estimateMs : null;
-        tell({ type: 'running', call });
+        // What let it run without a card: a grant ('tab' or 'revoked'), else the settings.
+        tell({ type: 'running', call, grant: decided.decision === 'allow' ? decided.grant : null });
         emit();
         const { signal } = entry.controller;
         const result = await Promise.resolve()
@@ -566,6 +585,7 @@ export function createPresence({ app, storage, store, tools = [], confirmKinds =
         if (step != null) {
           line.steps.push(step);
           line.stepCalls.push(call);
+          line.stepDatasets.push(shownDataset);
           stepped.delete(line);
           stepped.add(line);
           if (stepped.size > STEPPED_KEPT) stepped.delete(stepped.values().next().value);
@@ -736,9 +756,19 @@ export function createPresence({ app, storage, store, tools = [], confirmKinds =
      */
     undoAsks(key) {
       const line = lines.get(key);
-      if (!line) return false;
-      for (const other of stepped) if (other.seq > line.seq && !other.undone) return true;
+      if (!line || elsewhere(line)) return false;
+      // A later turn on another dataset reaches nothing this one changed.
+      for (const other of stepped) if (other.seq > line.seq && !other.undone && !elsewhere(other)) return true;
       return false;
+    },
+
+    /**
+     * The app shows dataset `name`: a line whose steps were all made on another dataset can no
+     * longer be undone here, and says so at once (`undoSaid`, no Undo turn).
+     */
+    setDataset(name) {
+      shownDataset = name == null ? null : String(name);
+      emit();
     },
 
     /**
@@ -747,7 +777,7 @@ export function createPresence({ app, storage, store, tools = [], confirmKinds =
      */
     async undoTurn(key, { confirmed = false } = {}) {
       const line = lines.get(key);
-      if (!line || !undoTurn || !line.steps.length || line.undone) return false;
+      if (!line || !undoTurn || !line.steps.length || line.undone || elsewhere(line)) return false;
       if (!confirmed && presence.undoAsks(key)) return false;
       try {
         await undoTurn([...line.steps].reverse(), publicLine(line));
@@ -825,6 +855,13 @@ export function createPresence({ app, storage, store, tools = [], confirmKinds =
   // A change of the permissions (here or in another tab) is a change of the presence.
   permissions.subscribe(emit);
 
+  /** What a line says of its Undo turn when its steps are another dataset's: it cannot, at once. */
+  function elsewhereOf(line) {
+    if (line.undone || !elsewhere(line)) return {};
+    const name = line.stepDatasets.find((d) => d !== null);
+    return { undoable: false, undoSaid: UNDO_ELSEWHERE.replace('{dataset}', shown(name, 80)) };
+  }
+
   function trimLines() {
     for (const [key, line] of lines) {
       if (lines.size <= LINES_KEPT) break;
@@ -836,7 +873,7 @@ export function createPresence({ app, storage, store, tools = [], confirmKinds =
     const key = lineKeyOf(call);
     let line = lines.get(key);
     if (!line) {
-      line = { key, seq: nextLine++, agent: call.agent || 'An agent', connection: call.connection || null, turn: call.turn ?? null, calls: [], steps: [], stepCalls: [], did: [], tail: Promise.resolve(), running: null, startedMs: null, estimateMs: null, stopped: false, done: false, undone: false, undoSaid: null };
+      line = { key, seq: nextLine++, agent: call.agent || 'An agent', connection: call.connection || null, turn: call.turn ?? null, calls: [], steps: [], stepCalls: [], stepDatasets: [], did: [], tail: Promise.resolve(), running: null, startedMs: null, estimateMs: null, stopped: false, done: false, undone: false, undoSaid: null };
       lines.set(key, line);
     }
     line.done = false;
@@ -941,6 +978,8 @@ function publicLine(line) {
     steps: [...line.steps],
     did: line.did.map((d) => ({ ...d })),
     undoSaid: line.undoSaid,
+    /** Whether Undo turn can take its steps back here (false: they were another dataset's). */
+    undoable: line.steps.length > 0 && !line.undone,
     stopped: line.stopped,
     done: line.done,
     undone: line.undone,

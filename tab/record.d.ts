@@ -12,7 +12,9 @@ export interface RecordLimits {
 export const RECORD_LIMITS: Readonly<RecordLimits>;
 export const RECORD_DB: string;
 export const RECORD_COLUMNS: readonly ['when', 'agent', 'connection', 'from', 'tool', 'decision', 'outcome', 'undone'];
-export const DECISION_WORDS: Readonly<Record<'once' | 'connection' | 'always' | 'deny' | 'settings' | 'refused' | 'dataSwitch' | 'unanswered' | 'none', string>>;
+export const DECISION_WORDS: Readonly<Record<'once' | 'connection' | 'always' | 'deny' | 'grantTab' | 'grantRevoked' | 'settings' | 'refused' | 'dataSwitch' | 'unanswered' | 'none', string>>;
+/** The outcome of a call that did not run because of its decision. */
+export const NOT_RUN: string;
 export const SWITCH_OUTCOMES: Readonly<{ refused: string; withheld: string }>;
 export const RECORD_SHOWS: Readonly<Record<'all' | 'asked' | 'refused' | 'undone', string>>;
 export const RECORD_WORDS: Readonly<{ EMPTY: string; KEPT: string; CLEAR_ASK: string; CLEARED: string }>;
@@ -26,7 +28,10 @@ export interface RecordEntry {
   connection: string | null;
   /** Where the connection was made from (its host, or "this browser"). */
   from: string | null;
+  /** The tool's name (what an export keeps). */
   tool: string;
+  /** The tool's title, shown in its place (null: none known, or kept by an older version). */
+  title?: string | null;
   decision: string;
   /** The outcome in the tab end's words; null while the call is under way. */
   outcome: string | null;

@@ -12,10 +12,11 @@
 //   document.querySelector('tabrelay-agents').record = record; // or <tabrelay-record>.record
 //
 // What is kept of a call: when, which agent (its name) and connection (its id and where it was
-// made from), which tool, what the person decided, the outcome in one line and whether Undo turn
-// took it back. The record keeps only the tool's name, the decision and a short outcome made of
-// the tab end's own fixed words: never a call's arguments, its result or an error's message
-// (which can carry a value of the data). So nothing the data switch hid from an agent, and
+// made from), which tool (its name, and its title to show it by), what decided it (the person's
+// answer on its card, a grant made on an earlier one, or the settings), the outcome in one line
+// and whether Undo turn took it back. The record keeps only the tool's name and title, the
+// decision and a short outcome made of the tab end's own fixed words: never a call's arguments,
+// its result or an error's message (which can carry a value of the data). So nothing the data switch hid from an agent, and
 // nothing else of the data, is ever in the record.
 
 import { DATA_SENTENCES } from './data-guard.js';
@@ -26,18 +27,26 @@ export const RECORD_LIMITS = Object.freeze({ entries: 500, ageMs: 30 * 24 * 60 *
 export const RECORD_DB = 'tabrelay:record';
 /** The columns of an export, in order. */
 export const RECORD_COLUMNS = Object.freeze(['when', 'agent', 'connection', 'from', 'tool', 'decision', 'outcome', 'undone']);
-/** The person's decision, in words. */
+/**
+ * What decided a call, in words: the person's answer on its card (`once`, `connection`,
+ * `always`, `deny`), a grant made on an earlier card (`grantTab`, `grantRevoked`), or the
+ * settings alone.
+ */
 export const DECISION_WORDS = Object.freeze({
   once: 'allowed once',
-  connection: 'allowed for this connection',
-  always: 'allowed always',
+  connection: 'allowed for this connection until the tab closes',
+  always: 'allowed until you revoke it',
   deny: 'denied',
+  grantTab: 'allowed by your grant for this connection until the tab closes',
+  grantRevoked: 'allowed by your grant until you revoke it',
   settings: 'allowed by your settings',
   refused: 'refused by your settings',
   dataSwitch: 'refused by the data switch',
   unanswered: 'asked, not answered',
   none: 'not decided',
 });
+/** The outcome of a call that did not run because of the decision (the decision says why). */
+export const NOT_RUN = 'not run';
 /** The outcome of a call refused or withheld by the data switch, in words. */
 export const SWITCH_OUTCOMES = Object.freeze({ refused: 'refused: names and summaries only', withheld: 'result withheld: names and summaries only' });
 /** What the record shows of a name from outside (an agent's, a tool's) at most. */
@@ -189,6 +198,7 @@ export function createRecord({ app, indexedDB = globalThis.indexedDB, backend, l
 
     /** Keeps the presence's calls: started, asked, the person's decision, the outcome, undone. */
     follow(presence) {
+      followed = presence;
       return presence.watch((event) => {
         if (event.type === 'undone') {
           for (const call of event.calls) update(byCall.get(call), { undone: true });
@@ -197,10 +207,11 @@ export function createRecord({ app, indexedDB = globalThis.indexedDB, backend, l
         const entry = entryOf(event.call);
         if (event.type === 'asking') update(entry, { decision: DECISION_WORDS.unanswered, asked: true });
         else if (event.type === 'decided') update(entry, { decision: DECISION_WORDS[event.choice] || DECISION_WORDS.none });
-        else if (event.type === 'running' && !entry.asked) update(entry, { decision: DECISION_WORDS.settings });
+        else if (event.type === 'running' && !entry.asked) update(entry, { decision: DECISION_WORDS[GRANT_DECISIONS[event.grant]] || DECISION_WORDS.settings });
         else if (event.type === 'ended') {
+          // Refused by the settings: the decision says so, the outcome that it did not run.
           const refused = event.outcome === 'refused by the person’s settings';
-          update(entry, { outcome: cut(event.outcome), ...(refused ? { decision: DECISION_WORDS.refused } : {}) });
+          update(entry, refused ? { decision: DECISION_WORDS.refused, outcome: NOT_RUN } : { outcome: cut(event.outcome) });
         }
       });
     },
@@ -233,7 +244,7 @@ export function createRecord({ app, indexedDB = globalThis.indexedDB, backend, l
      */
     refused(call, sentence = '') {
       if (switchOutcome(String(sentence ?? '')) === SWITCH_OUTCOMES.refused) update(entryOf(call), { decision: DECISION_WORDS.dataSwitch, outcome: SWITCH_OUTCOMES.refused });
-      else update(entryOf(call), { decision: DECISION_WORDS.refused, outcome: 'refused by your settings' });
+      else update(entryOf(call), { decision: DECISION_WORDS.refused, outcome: NOT_RUN });
     },
 
     /** Clears the record, in every tab of the app. */
@@ -275,17 +286,22 @@ export function createRecord({ app, indexedDB = globalThis.indexedDB, backend, l
     };
   }
 
+  /** The presence followed last: it names each tool by its title. */
+  let followed = null;
+
   function entryOf(call) {
     let entry = byCall.get(call);
     if (entry) return entry;
     const connection = call?.connection;
+    const title = followed?.tools?.().find((t) => t.name === call?.tool)?.title;
     entry = {
       id: `${now()}-${tabId}-${seq++}`,
       at: now(),
       agent: cut(call?.agent || 'an agent'),
       connection: connection?.id == null ? null : cut(connection.id),
-      from: connection?.kind === 'browser' ? 'this browser' : connection?.host ? cut(connection.host) : null,
+      from: connection?.kind === 'browser' ? 'this browser' : connection?.kind === 'chat' ? 'the chat in this tab' : connection?.host ? cut(connection.host) : null,
       tool: cut(call?.tool),
+      title: typeof title === 'string' && title ? cut(title) : null,
       decision: DECISION_WORDS.none,
       outcome: null,
       undone: false,
@@ -308,7 +324,7 @@ export function createRecord({ app, indexedDB = globalThis.indexedDB, backend, l
     const { keep: kept, drop } = bounded(entries, now(), limits);
     entries = kept;
     for (const e of drop) own.delete(e.id);
-    const saved = { id: entry.id, at: entry.at, agent: entry.agent, connection: entry.connection, from: entry.from, tool: entry.tool, decision: entry.decision, outcome: entry.outcome, undone: entry.undone };
+    const saved = { id: entry.id, at: entry.at, agent: entry.agent, connection: entry.connection, from: entry.from, tool: entry.tool, title: entry.title, decision: entry.decision, outcome: entry.outcome, undone: entry.undone };
     const dropped = drop.map((e) => e.id);
     writing = writing
       .then(async () => {
@@ -326,6 +342,9 @@ export function createRecord({ app, indexedDB = globalThis.indexedDB, backend, l
 
   return record;
 }
+
+/** The decision of a call a grant let run without a card, by the grant's `until`. */
+const GRANT_DECISIONS = Object.freeze({ tab: 'grantTab', revoked: 'grantRevoked' });
 
 /** What the data switch made of a call whose door threw `message`, or null. */
 function switchOutcome(message) {
@@ -418,10 +437,15 @@ export class RecordElement extends ElementBase {
       $('clear-ask').hidden = true;
       await this.#record?.clear();
       $('result').textContent = RECORD_WORDS.CLEARED;
-      $('clear').focus();
+      // Clear is disabled once nothing is kept: the focus goes to the filter beside it, never the page.
+      this.#render();
+      ($('clear').disabled ? $('agent-filter') : $('clear')).focus();
     });
     this.#root.addEventListener('keydown', (event) => {
-      if (event.key === 'Escape' && !$('clear-ask').hidden) $('clear-no').click();
+      if (event.key !== 'Escape' || $('clear-ask').hidden) return;
+      // The question shown takes the Escape (a confirm card's is not answered by it too).
+      event.preventDefault();
+      $('clear-no').click();
     });
   }
 
@@ -472,7 +496,10 @@ export class RecordElement extends ElementBase {
     const time = span('when', when.toLocaleString([], { hour12: false, month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit', second: '2-digit' }));
     time.title = when.toISOString();
     const who = entry.from ? `${entry.agent} (${entry.from})` : entry.agent;
-    li.append(time, ' · ', span('who', who), ' · ', span('tool', entry.tool), ' · ', span('decision', entry.decision), ' · ', span('outcome', entry.outcome ?? 'under way'));
+    // The tool by its title (its name, which the export keeps, on hover).
+    const tool = span('tool', entry.title ? `“${entry.title}”` : entry.tool);
+    tool.title = entry.tool;
+    li.append(time, ' · ', span('who', who), ' · ', tool, ' · ', span('decision', entry.decision), ' · ', span('outcome', entry.outcome ?? 'under way'));
     if (entry.undone) li.append(' · ', span('undone-mark', 'undone'));
     return li;
   }

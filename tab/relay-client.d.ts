@@ -159,7 +159,8 @@ export interface CodeDescription {
 /** The kinds of warning about a name. */
 export type NameWarning = 'looks_like' | 'claims' | 'mixed_scripts' | 'not_latin';
 
-export type Status = 'idle' | 'connecting' | 'connected' | 'waiting' | 'refused';
+/** `absent`: a quiet client's relay (the local server) is not running, or no longer. */
+export type Status = 'idle' | 'connecting' | 'connected' | 'waiting' | 'refused' | 'absent';
 
 export interface RelayClientOptions {
   relay: string;
@@ -183,6 +184,8 @@ export interface RelayClientOptions {
   onRefused?(call: Call): void;
   /** Why a refused tool's call is refused, when the app says more than TOOL_REFUSED (its data switch). */
   refusalOf?(call: Call): string | null;
+  /** A relay that may well not run (the local server): 'absent' until it answers, retried quietly. */
+  quiet?: boolean;
 }
 
 /** The channel the browser's tabs of a relay say on which of them took agents' calls last. */
@@ -192,6 +195,10 @@ export class RelayClient {
   constructor(options: RelayClientOptions);
   readonly relay: string;
   readonly origin: string;
+  /** A relay that may well not run (the local server): 'absent' until it answers, retried quietly. */
+  readonly quiet: boolean;
+  /** The local server joined beside this relay (./local-relay.js `joinLocal`), if any. */
+  local?: RelayClient;
   status: Status;
   /** What came with the last status (`wait` in ms while waiting, `reason`, `code` once refused). */
   statusDetail: Record<string, unknown>;
@@ -202,7 +209,7 @@ export class RelayClient {
   tools: TabTool[];
   dataset: string | null;
   toolsRefused: string | null;
-  /** The relay's last list of this browser's connections (it also sends one unasked once a connection is made); null before the first. */
+  /** The relay's last list of this browser's connections (it also sends one unasked once a connection is made), as a stop, a go-on or a forgetting in any tab of the pairing changed it; null before the first. */
   connectionsList: ConnectionInfo[] | null;
   /** Calls `fn(relay)` after each change of `status` or `toolsRefused`; returns a function that stops it. */
   subscribe(fn: (relay: RelayClient) => void): () => void;

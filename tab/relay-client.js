@@ -54,7 +54,8 @@
 // `stopAgent(id)` (the person's Stop) tells the relay to refuse the connection's calls until
 // `letGoOn(id)` (either is sent once the tab is connected, if it is not); meanwhile a call of it
 // that still arrives is refused here with AGENT_STOPPED without reaching `handle`. The relay
-// tells every tab of the pairing (`stopped {connection, stopped}`), so all of them agree.
+// tells every tab of the pairing (`stopped {connection, stopped}`), so all of them agree, and
+// `connectionsList` follows a stop, a go-on and a forgetting as the relay tells them.
 //
 // The relay sends agents' calls to the tab of the pairing focused (or opened) last. The tabs of
 // a browser tell each other which took them last (a BroadcastChannel, CALLS_CHANNEL), so a tab
@@ -86,6 +87,12 @@ const FINAL_CLOSES = [CLOSE.ORIGIN_REFUSED, CLOSE.PROOF_FAILED, CLOSE.PROTOCOL_E
 
 const RETRY_FIRST_MS = 500;
 const RETRY_MAX_MS = 30_000;
+/**
+ * A quiet client's longest wait (the local server, which may well not run): each refused try is
+ * a line the browser itself writes in the console, and a code the person types tries it again
+ * at once (./local-relay.js), so it waits longer between tries than a relay.
+ */
+const QUIET_RETRY_MAX_MS = 60_000;
 const APPROVE_WAIT_MS = 15_000;
 
 /** `c` upper-cased as the relay does: ASCII letters only (ß or ı stay what they are, as the relay refuses them). */
@@ -311,7 +318,7 @@ export async function signProof(keyPair, origin, challenge) {
 export const CALLS_CHANNEL = 'tabrelay:calls';
 
 export class RelayClient {
-  constructor({ relay, handle, keys, storage, relayOrigin, WebSocket: Ws, headers, onStatus, onCancel, onForgotten, onGoOn, focused, bundle, tools, dataset, onToolsRefused, onRefused, refusalOf } = {}) {
+  constructor({ relay, handle, keys, storage, relayOrigin, WebSocket: Ws, headers, onStatus, onCancel, onForgotten, onGoOn, focused, bundle, tools, dataset, onToolsRefused, onRefused, refusalOf, quiet = false } = {}) {
     if (!relay) throw new Error('RelayClient needs the relay address.');
     if (typeof handle !== 'function') throw new Error('RelayClient needs a handle(call) function.');
     this.relay = String(relay).replace(/\/+$/, '');
@@ -358,6 +365,12 @@ export class RelayClient {
     /** Why a refused tool's call is refused, when the app says more than TOOL_REFUSED (its data switch). */
     this.refusalOf = refusalOf || (() => null);
     this.statusDetail = {};
+    /**
+     * A relay that may well not be running (the local server, `tabrelay-local`): until it
+     * answers, its status stays 'absent' through every retry (no 'connecting' and 'waiting' in
+     * turn), and so again once it went away; the waits grow as for any relay.
+     */
+    this.quiet = Boolean(quiet);
     this.listeners = new Set();
     /** Whether, as this browser's tabs said, agents' calls go to another tab of the pairing. */
     this.callsElsewhere = false;
@@ -642,6 +655,11 @@ export class RelayClient {
   }
 
   setStatus(status, detail) {
+    // Quiet: a relay not (or no longer) there is 'absent' until it welcomes the tab.
+    if (this.quiet && (status === 'connecting' || status === 'waiting')) {
+      if (this.status === 'absent') return;
+      if (status === 'waiting' || this.status !== 'connected') status = 'absent';
+    }
     this.status = status;
     this.statusDetail = detail || {};
     if (status !== 'connected') this.callsElsewhere = false;
@@ -697,7 +715,7 @@ export class RelayClient {
       return;
     }
     // Growing, jittered waits: half to the whole of min(first * 2^n, max).
-    const ceiling = Math.min(RETRY_FIRST_MS * 2 ** this.retries, RETRY_MAX_MS);
+    const ceiling = Math.min(RETRY_FIRST_MS * 2 ** this.retries, this.quiet ? QUIET_RETRY_MAX_MS : RETRY_MAX_MS);
     const wait = ceiling / 2 + Math.random() * (ceiling / 2);
     this.retries += 1;
     this.setStatus('waiting', { code: event.code, reason: event.reason, wait });
@@ -788,6 +806,8 @@ export class RelayClient {
         if (!id) break;
         if (message.stopped === true) this.stoppedAgents.add(id);
         else if (this.stoppedAgents.delete(id)) this.onGoOn(id);
+        // The connections as listed say so at once (no Refresh needed).
+        this.relisted((c) => (c.id === id ? { ...c, stopped: message.stopped === true } : c));
         this.changed();
         break;
       }
@@ -798,6 +818,7 @@ export class RelayClient {
         this.stoppedAgents.delete(id);
         this.onForgotten(id);
         for (const [call, connection] of this.running) if (connection === id) this.onCancel(call);
+        this.relisted((c) => (c.id === id ? null : c));
         this.changed();
         break;
       }
@@ -816,6 +837,14 @@ export class RelayClient {
       default:
         break;
     }
+  }
+
+  /** The connections as listed, each changed by `change` (null: gone), as a new list when any changed. */
+  relisted(change) {
+    if (!Array.isArray(this.connectionsList)) return;
+    const next = this.connectionsList.map(change);
+    if (next.every((c, i) => c === this.connectionsList[i])) return;
+    this.connectionsList = next.filter(Boolean);
   }
 
   async answer(socket, call) {

@@ -10,6 +10,7 @@ import type { DrivenIndicator, DrivenBanner } from './driven.js';
 import type { AgentsPanel } from './agents-panel.js';
 import type { ConfirmCard, ActivityLines } from './presence-elements.js';
 import type { PresenceCheck, PresenceCheckOptions } from './presence-check.js';
+import type { Chat, ChatOptions } from './chat.js';
 
 export const SOME_AGENT: string;
 export const REFUSED_BY_SETTINGS: string;
@@ -48,6 +49,8 @@ export interface TabrelayEvents {
 export interface TabrelayOptions extends Pick<PresenceOptions, 'confirmKinds' | 'kindWords' | 'kindNames' | 'itemsOf' | 'estimate' | 'stepOf' | 'undoTurn' | 'actionOf' | 'saidOf'> {
   /** The relay's address (http or https); anything else leaves the relay off and the panel says why. */
   relay: string | null | undefined;
+  /** The local server's address (`tabrelay-local` on the person's computer, such as `http://127.0.0.1:8790`): connected beside the relay, quietly retried while none runs. */
+  local?: string | null;
   /** The app's name: permissions, data switches and the record are kept under it. */
   app: string;
   tools?: Array<DescribedTool | WebMcpTool>;
@@ -63,6 +66,8 @@ export interface TabrelayOptions extends Pick<PresenceOptions, 'confirmKinds' | 
   credentials?: PresenceCheckOptions['credentials'];
   PublicKeyCredential?: PresenceCheckOptions['PublicKeyCredential'];
   modelContext?: ModelContextLike | null;
+  /** The chat bar (./chat.js, loaded only then), drawn by the page's `<tabrelay-chat>` or `element`. */
+  chat?: boolean | (Partial<Omit<ChatOptions, 'app' | 'presence' | 'handle' | 'tools'>> & { element?: HTMLElement | string | null });
   /** false: the relay waits for `start()`. */
   start?: boolean;
   window?: (Pick<Window, 'addEventListener' | 'removeEventListener'> & { isSecureContext?: boolean }) | null;
@@ -84,12 +89,15 @@ export interface Tabrelay {
   readonly record: AgentsRecord | null;
   readonly driven: DrivenIndicator | null;
   readonly panel: AgentsPanel | null;
+  /** The chat bar when the `chat` option asked for it, else null. */
+  readonly chat: Promise<Chat> | null;
   /** Resolves once the tools given are registered (with the browser's WebMCP too). */
   readonly registered: Promise<unknown>;
   readonly dataset: string | null;
   register(tool: DescribedTool | WebMcpTool, options?: { signal?: AbortSignal }): Promise<void>;
   withdraw(name: string): void;
-  setDataset(name: string | null, why?: string): void;
+  /** Another dataset shown; one whose switch was never set starts on when `dataSwitch` is true, else as the one shown before. */
+  setDataset(name: string | null, why?: string, options?: { dataSwitch?: boolean }): void;
   step(): void;
   start(): void;
   stop(): void;

@@ -23,6 +23,7 @@
 // used alone, as before.
 
 import { RelayClient } from './relay-client.js';
+import { joinLocal } from './local-relay.js';
 import { createToolBridge } from './webmcp.js';
 import { createPresence, NotRun } from './presence.js';
 import { createDataSwitch, guardCall, refusalBefore } from './data-guard.js';
@@ -84,7 +85,9 @@ export function webmcpToolOf(tool, run) {
 /**
  * Wires the tab end. Options:
  * - `relay`: the relay's address (http or https; anything else leaves the relay off, and the
- *   panel says why); `app`: the app's name (permissions, switches and the record are kept under it);
+ *   panel says why); `local`: the local server's address (`tabrelay-local` on the person's
+ *   computer, such as `http://127.0.0.1:8790`; none by default), connected beside the relay
+ *   with the same protocol and quietly retried while none runs (./local-relay.js); `app`: the app's name (permissions, switches and the record are kept under it);
  * - `tools`: the app's tools, catalogue-shaped (`name`, `title`, `description`, `input`,
  *   `safety`, `data`, `summaries_only`) or WebMCP-shaped (with `execute(input, client)`), each
  *   registered once for both kinds of agent; `run(name, input, client)`: runs a catalogue tool
@@ -95,6 +98,8 @@ export function webmcpToolOf(tool, run) {
  * - `confirm`, `activity`, `panel`: the elements (or selectors) to wire, by default the page's
  *   first `<tabrelay-confirm-card>`, `<tabrelay-activity>`, `<tabrelay-agents>`; null: none;
  * - `driven`: false turns the title, favicon and banner off, or `{title, favicon, banner}`;
+ * - `chat`: true (or `{origins, providers, element, budget…}`, ./chat.js's options) adds the chat
+ *   bar, loaded only then: the person's own agent, drawn by the page's `<tabrelay-chat>`;
  * - `record`: false keeps no record; `modelContext`: the bridge's (`frames` is gone: giving it
  *   throws the bridge's NO_FRAMES); `start`: false
  *   leaves the relay to `start()`; `window`, `document`, `storage`, `indexedDB`, `channel` (the record's), `keys`,
@@ -103,6 +108,7 @@ export function webmcpToolOf(tool, run) {
 export function createTabrelay(options = {}) {
   const {
     relay: address,
+    local: localAddress,
     app,
     tools = [],
     run,
@@ -123,6 +129,7 @@ export function createTabrelay(options = {}) {
     record: keepRecord = true,
     modelContext,
     frames,
+    chat: chatOptions = null,
     start = true,
     window: win = globalThis.window ?? null,
     document: doc = globalThis.document ?? null,
@@ -169,6 +176,8 @@ export function createTabrelay(options = {}) {
         : undefined,
       actionOf,
       saidOf,
+      // A turn's steps are undone only on the dataset they were made on.
+      dataset: shownDataset,
       // Allow on an irreversible call and "Always" count once the person's device confirmed them.
       confirmPresence: (decision, subject) => (check ? check.confirm(decision, subject) : Promise.resolve({ verified: false })),
     }),
@@ -177,10 +186,13 @@ export function createTabrelay(options = {}) {
   const record = keepRecord === false ? null : createRecord(kept({ app, indexedDB, channel }));
   record?.follow(presence);
   const url = relayAddress(address);
-  const relay = url
-    ? new RelayClient(
+  const localUrl = localAddress == null ? null : relayAddress(localAddress);
+  /** A relay client of `at` (the relay's, or the local server's: `quiet`). */
+  const clientOf = (at, quiet) =>
+    new RelayClient(
         kept({
-          relay: url,
+          relay: at,
+          quiet,
           storage,
           keys,
           WebSocket,
@@ -200,8 +212,10 @@ export function createTabrelay(options = {}) {
           // A tool the data switch refuses says so (the relay lists it as refused meanwhile).
           refusalOf: (call) => presence.refusalOf(call.tool),
         }),
-      )
-    : null;
+      );
+  const local = localUrl ? clientOf(localUrl, true) : null;
+  const relay = url ? clientOf(url, false) : local;
+  if (relay && local && relay !== local) joinLocal(relay, local);
   /** The person's proven presence (./presence-check.js), checked where the relay or the tab decides. */
   const check = relay ? createPresenceCheck(kept({ relay, withoutDevice, credentials, PublicKeyCredential })) : null;
   /** What the person's side says of this browser's check: 'device', 'without', 'refused' or 'off' (no relay). */
@@ -254,8 +268,9 @@ export function createTabrelay(options = {}) {
   presence.onShowItems = (items) => emit('items', items);
   // Stop stops the agent (the relay refuses a remote agent's calls) until the person lets it go
   // on; an in-browser agent's turn ends with it (the presence refuses its calls meanwhile).
-  presence.onStopped = (line) => (line.connection?.kind === 'browser' ? bridge.step() : relay?.stopAgent(line.connection?.id));
-  presence.onGoOn = (id) => relay?.letGoOn(id);
+  presence.onStopped = (line) => (line.connection?.kind === 'chat' ? chatEngine?.stoppedByLine(line) : line.connection?.kind === 'browser' ? bridge.step() : relay?.stopAgent(line.connection?.id));
+  // The chat's agent goes on with the person's next message; the relay knows nothing of it.
+  presence.onGoOn = (id) => (id === chatEngine?.id ? undefined : relay?.letGoOn(id));
   relay?.subscribe((r) => emit('status', r));
 
   const element = (named, tag) => (named === null || named === false ? null : typeof named === 'string' ? doc?.querySelector(named) : named || doc?.querySelector(tag) || null);
@@ -264,9 +279,25 @@ export function createTabrelay(options = {}) {
   const panel = element(options.panel, ELEMENT_TAGS.panel);
   if (confirm) confirm.presence = presence;
   if (activity) activity.presence = presence;
+  // Once a card is answered (or the banner's Stop pressed), the focus goes to the activity lines.
+  if (confirm && activity && !confirm.returnFocus) confirm.returnFocus = activity;
   if (panel) Object.assign(panel, { relay, presence, dataSwitch, datasetId: shownDataset, record, presenceCheck: check });
+  /**
+   * The chat bar (./chat.js, loaded only when asked for): the person's own agent, whose calls go
+   * through the same door (`bridge.handle`), drawn by the page's `<tabrelay-chat>` (or `element`).
+   */
+  let chatEngine = null;
+  const chat = chatOptions
+    ? Promise.all([import('./chat.js'), doc ? import('./chat-element.js') : null]).then(([{ createChat }]) => {
+        const { element: named, ...rest } = chatOptions === true ? {} : chatOptions;
+        chatEngine = createChat({ app, presence, handle: (call) => bridge.handle(call), tools: () => bridge.tools(), subscribeTools: (fn) => bridge.subscribe(fn), dataKeptOut: () => dataSwitch.isOn(shownDataset), ...rest });
+        const el = element(named, 'tabrelay-chat');
+        if (el) el.chat = chatEngine;
+        return chatEngine;
+      })
+    : null;
   // While an agent's call runs or waits for the person: the title, the favicon and a banner with Stop.
-  const driven = doc && drivenOptions !== false ? createDrivenIndicator({ presence, document: doc, ...(typeof drivenOptions === 'object' ? drivenOptions : {}) }) : null;
+  const driven = doc && drivenOptions !== false ? createDrivenIndicator({ presence, document: doc, card: confirm, returnFocus: activity, ...(typeof drivenOptions === 'object' ? drivenOptions : {}) }) : null;
 
   // The person's permissions changed (here or in another tab of the app): the tools stated follow.
   if (win) presence.store.follow(win);
@@ -283,6 +314,8 @@ export function createTabrelay(options = {}) {
     record,
     driven,
     panel,
+    /** The chat bar (a promise of ./chat.js's chat) when the `chat` option asked for it, else null. */
+    chat,
     /** Resolves once the tools given are registered (with the browser's WebMCP too). */
     registered,
     /** Registers one more tool (either shape) for every agent; aborting `signal` withdraws it. */
@@ -298,11 +331,15 @@ export function createTabrelay(options = {}) {
     },
     /**
      * The app shows another dataset: every question waiting is withdrawn (the agent told `why`),
-     * the data switch, the panel and the relay follow it.
+     * the data switch, the panel, the activity lines and the relay follow it. A dataset whose
+     * switch the person never set starts on when the app says so (`dataSwitch: true`), else as
+     * the dataset shown before (never turned off unasked).
      */
-    setDataset(name, why = WITHDRAWN.dataset) {
-      presence.withdrawAll(why);
+    setDataset(name, why = WITHDRAWN.dataset, { dataSwitch: on } = {}) {
+      presence.withdrawAll(why ?? WITHDRAWN.dataset);
+      if (name != null) dataSwitch.carry(shownDataset, name, on);
       shownDataset = name;
+      presence.setDataset(name);
       if (panel) panel.datasetId = name;
       presence.refresh(); // The data switch is the dataset's: what it refuses may change.
       relay?.setView({ dataset: name });

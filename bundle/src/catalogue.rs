@@ -419,4 +419,20 @@ mod tests {
             }
         }
     }
+
+    #[test]
+    fn the_chat_part_names_only_tools_and_ask_person() {
+        let c = Catalogue::bundled();
+        assert!(crate::CHAT_INSTRUCTIONS.contains("ask_person"));
+        for word in
+            crate::CHAT_INSTRUCTIONS.split(|ch: char| !(ch.is_ascii_alphanumeric() || ch == '_'))
+        {
+            if word.contains('_') && word.chars().all(|ch| ch.is_ascii_lowercase() || ch == '_') {
+                assert!(
+                    word == "ask_person" || c.tool(word).is_some(),
+                    "the chat's part names {word}, which is no tool"
+                );
+            }
+        }
+    }
 }

@@ -52,5 +52,9 @@ pub(crate) fn read_tree<T: fields::FromValue>(
 /// The instructions the relay gives every agent (MCP `instructions`).
 pub const INSTRUCTIONS: &str = include_str!("../data/instructions.md");
 
+/// The part of the instructions for the chat bar only (`<tabrelay-chat>` in the tab): its model
+/// reads INSTRUCTIONS, then this. Only the tab's copy of the bundle carries it (not the Worker).
+pub const CHAT_INSTRUCTIONS: &str = include_str!("../data/instructions_chat.md");
+
 /// The catalogue the app owner generated from the app's actions, as JSON.
 pub const CATALOGUE_JSON: &str = include_str!("../data/catalogue.json");

@@ -934,7 +934,13 @@ impl Run<'_> {
         )?;
         // The check's connection by name, read afresh at each press (the list is drawn anew
         // whenever the relay sends it).
-        let button = format!("[...{root}.querySelectorAll('[part=item]')].find((li) => li.querySelector('strong')?.textContent === {name})?.querySelector('button[part=forget]')");
+        // Forget asks first, on its row: Forget (or the question's Forget, when it already asks),
+        // then the question's Forget.
+        let row = format!("[...{root}.querySelectorAll('[part=item]')].find((li) => li.querySelector('strong')?.textContent === {name})");
+        let button = format!(
+            "{row}?.querySelector('button[part=forget-yes], button[part=forget]:not([hidden])')"
+        );
+        let yes = format!("{row}?.querySelector('button[part=forget-yes]:not(:disabled)')");
         let items = format!("{root}.querySelectorAll('[part=item]').length");
         let mut forgot = 0;
         while b.eval(&page, &index)?.as_i64().unwrap_or(-1) >= 0 && forgot < MAX_FORGOTTEN {
@@ -945,7 +951,14 @@ impl Run<'_> {
             let mut pressed = Err("the tab's Forget button could not be pressed".to_owned());
             for _ in 0..FORGET_PRESSES {
                 let within = UI_WAIT / FORGET_PRESSES;
-                pressed = match b.click_element(&page, &button, "Forget") {
+                let forget = b.click_element(&page, &button, "Forget").and_then(|()| {
+                    if b.eval(&page, &format!("Boolean({yes})"))?.as_bool() == Some(true) {
+                        b.click_element(&page, &yes, "Forget, asked again")
+                    } else {
+                        Ok(())
+                    }
+                });
+                pressed = match forget {
                     Ok(()) => {
                         b.wait_for(&page, &gone, within, "the tab saying it forgot the connection")
                     }

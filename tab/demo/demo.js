@@ -6,12 +6,15 @@
 //   code), the connections with Forget, the data switch, the mode and each kind, each tool;
 // - the confirm card and the activity line (../presence-elements.js) beside the chart;
 // - the record of what agents did (../record.js, a section of the panel), and the sign that an
-//   agent drives the tab (../driven.js: the title, the favicon and a banner with Stop).
+//   agent drives the tab (../driven.js: the title, the favicon and a banner with Stop);
+// - the chat bar (../chat-element.js, `<tabrelay-chat>`): the person's own model, called with
+//   their own key from this page, its calls through the same door as every other agent's.
 // The presence (../presence.js) runs every call through the person's permissions (deleting
 // items is a confirm kind of this app; comparing two groups with many permutations is heavy,
 // from the app's own measurement of its cost on this device) and the dataset's switch
 // "Agents see names and summaries only" (../data-guard.js) guards it first. "Another dataset"
-// shows a new dataset: every question waiting is withdrawn (the agent is told why).
+// shows a new dataset: every question waiting is withdrawn (the agent is told why), its switch
+// starts as the shown one's was (unless the person set it), and the page says which.
 //
 // Its tools are written once, in WebMCP's shape, through the tab end's bridge (../webmcp.js):
 // registered with the browser's `document.modelContext` when it has WebMCP (an agent in this
@@ -26,8 +29,11 @@
 
 import { createTabrelay } from '../tabrelay.js';
 import { CATALOGUE } from '../generated/bundle.js';
+import { DATA_SENTENCES } from '../data-guard.js';
 import { createDemoApp, seedOf, pictureSize, PERSON, PICTURE_WIDTH_DEFAULT } from './app.js';
-import { RELAY } from './config.js';
+import * as config from './config.js';
+
+const { RELAY, LOCAL } = config;
 
 const SEED_KEY = 'tabrelay-demo:seed';
 /** The demo's confirm kinds, per tool, and why each asks. */
@@ -55,6 +61,7 @@ showDataset();
 // tools registered once for both kinds of agent, the record, the driven sign and the elements.
 const tabrelay = createTabrelay({
   relay: RELAY,
+  local: LOCAL,
   app: CATALOGUE.resource_prefix,
   tools: CATALOGUE.tools,
   run: (name, input, client) => app.run(name, input, client.agent, client.signal),
@@ -86,6 +93,9 @@ const tabrelay = createTabrelay({
   confirm: $('confirm'),
   activity: $('activity'),
   panel: $('agents'),
+  // The chat bar: the person's own model with their own key, through the same door. Its
+  // providers' origins are the configuration's (the tests' played providers), never a query's.
+  chat: { element: $('chat'), origins: config.CHAT_ORIGINS ?? {} },
 });
 tabrelay.on('call', ({ agent, tool, outcome }) => logCall(agent, tool, outcome));
 // While a card waits, the items it names are marked on the chart; unmarked once it goes.
@@ -107,6 +117,9 @@ window.addEventListener('resize', () => {
 });
 $('undo').addEventListener('click', undo);
 $('another-dataset').addEventListener('click', anotherDataset);
+/** Whether the person showed another dataset (the page then says what its switch is). */
+let datasetChanged = false;
+tabrelay.dataSwitch.subscribe(sayDataset);
 
 /** The dataset shown: its name in the page, the title and the plot. */
 function showDataset() {
@@ -125,10 +138,19 @@ function anotherDataset() {
   app = createDemoApp({ seed, picture });
   unsubscribeApp = app.subscribe(render);
   keepSeed(seed);
-  // Every question waiting is withdrawn (the agent is told why); the switch and the relay follow.
+  // Every question waiting is withdrawn (the agent is told why); the switch (as it was for the
+  // dataset shown before, unless the person set this one), the lines and the relay follow.
   tabrelay.setDataset(app.dataset.name);
   showDataset();
-  $('dataset-said').textContent = `Now showing ${app.dataset.name}.`;
+  datasetChanged = true;
+  sayDataset();
+}
+
+/** Once another dataset was shown: what the switch is for it, written again on each change. */
+function sayDataset() {
+  if (!datasetChanged) return;
+  const on = tabrelay.dataSwitch.isOn(app.dataset.name);
+  $('dataset-said').textContent = (on ? DATA_SENTENCES.DATASET_ON : DATA_SENTENCES.DATASET_OFF).replace('{dataset}', shown(app.dataset.name));
 }
 
 /** The seed shown, kept for a reload (in the address when it came from there). */

@@ -10,12 +10,15 @@ import { readFile } from 'node:fs/promises';
 import { APP_ORIGIN, dataOf } from './harness.mjs';
 import { fileChromium, connectThroughPage, namedProvider, connected, cardSays, cardGone, choose, textOf } from './demo_harness.mjs';
 import { RECORD_COLUMNS, DECISION_WORDS, SWITCH_OUTCOMES } from '../../tab/record.js';
+import { CATALOGUE } from '../../tab/generated/bundle.js';
 
 const chromium = fileChromium(['--enable-features=WebMCP']);
 const AGENT = 'record-e2e';
 const IN_BROWSER = 'an agent in this browser';
 const SHOW_MS = 5_000;
 const DEMO = `${APP_ORIGIN}/demo/?seed=11`;
+/** A tool's title, as the record shows it (the export keeps its name). */
+const titleOf = (name) => `“${CATALOGUE.tools.find((t) => t.name === name).title}”`;
 let opened = [];
 after(async () => {
   for (const p of opened) await p.close().catch(() => {});
@@ -128,11 +131,11 @@ test('every agent’s calls land in the record; the exports’ rows match them; 
   await recordShows(page, made.length);
   const lines = await recordLines(page);
   [...made].reverse().forEach((call, i) => {
-    assert.ok(lines[i].includes(call.agent) && lines[i].includes(call.tool) && lines[i].includes(call.decision) && lines[i].includes(call.outcome), `line ${i}: ${lines[i]}`);
+    assert.ok(lines[i].includes(call.agent) && lines[i].includes(titleOf(call.tool)) && lines[i].includes(call.decision) && lines[i].includes(call.outcome), `line ${i}: ${lines[i]}`);
     assert.equal(/ · undone$/.test(lines[i]), call.undone, `line ${i}: ${lines[i]}`);
   });
-  assert.match(lines.at(-1), /record-e2e \(.+\) · items_values/, 'a remote agent is named with where it connected from');
-  assert.match(lines[2], /an agent in this browser \(this browser\) · items_delete/);
+  assert.ok(lines.at(-1).includes(`) · ${titleOf('items_values')}`) && /^.*record-e2e \(.+\) · /.test(lines.at(-1)), 'a remote agent is named with where it connected from');
+  assert.ok(lines[2].includes(`an agent in this browser (this browser) · ${titleOf('items_delete')}`), lines[2]);
 
   // Exports: one row per call made, in order, the same in JSON and CSV; none of the data.
   const json = JSON.parse(await exported(page, 'export-json'));

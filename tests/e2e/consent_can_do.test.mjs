@@ -39,6 +39,7 @@ test('the consent says what the connection will be able to do; it is listed at o
   assert.equal(await page.locator('#agents tabrelay-connections [part=empty]').isVisible(), false, 'not “No agent app is connected”');
 
   await page.locator('#agents [part=forget]').first().click();
+  await page.locator('#agents [part=forget-yes]').first().click();
   await page.locator('#agents [part=result]', { hasText: /^Forgot / }).waitFor({ timeout: SHOW_MS });
   assert.doesNotMatch(await page.textContent('#approve-result'), /Connected to/, 'the stale line went');
   await client.close().catch(() => {});

@@ -57,7 +57,10 @@ test('the person sees the SDK client among the connections and forgets it; its n
   const described = await client.callTool({ name: 'dataset_describe', arguments: {} });
   assert.equal(described.isError, false);
 
+  // Forget asks first (it cannot be undone); the question's Forget forgets.
   await page.click('#connections [part=forget]');
+  assert.match(await page.textContent('#connections [part=forget-ask]'), /^Forget SDK e2e client\? It can no longer act in this tab; this cannot be undone\./);
+  await page.click('#connections [part=forget-yes]');
   await page.locator('#connections [part=result]', { hasText: 'Forgot SDK e2e client: it can no longer act in this tab.' }).waitFor({ timeout: 10_000 });
   assert.equal(await items.count(), 0);
   assert.ok(await page.isVisible('#connections [part=empty]'));

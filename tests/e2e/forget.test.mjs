@@ -93,6 +93,7 @@ async function forgetIn(page) {
   await page.click('#connections [part=refresh]');
   await page.locator('#connections [part=forget]').first().waitFor({ timeout: SHOW_MS });
   await page.locator('#connections [part=forget]').first().click();
+  await page.locator('#connections [part=forget-yes]').first().click();
   await page.locator('#connections [part=result]', { hasText: /^Forgot / }).waitFor({ timeout: 10_000 });
 }
 

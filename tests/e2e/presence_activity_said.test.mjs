@@ -2,7 +2,8 @@
 // with the official SDK client as the agent: the activity line says what its turn read and
 // changed (never "done, 0 steps"); a heavy call's line counts its running time beside the app's
 // estimate; after a Deny the agent's progress never says the step runs (after an Allow it says
-// the person allowed it); Undo turn on a line of a dataset no longer shown says why it cannot.
+// the person allowed it); a line of a dataset no longer shown says at once why it cannot be
+// undone, and offers no Undo turn.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { dataOf } from './harness.mjs';
@@ -50,11 +51,13 @@ test('a line says what was read and changed; a heavy call’s line its running t
   await page.evaluate(() => window.tabrelayDemo.bridge.step());
   const set = await client.callTool({ name: 'items_highlight', arguments: { ids: [9] } });
   assert.equal(set.isError, false, textOf(set));
-  const undo = page.locator('#activity [part=undo]').last();
+  const undo = page.locator('#activity [part=undo]');
   await undo.waitFor({ timeout: SHOW_MS });
+  // At once, with no question first and no Undo turn left to press.
   await page.click('#another-dataset');
-  await undo.click();
   await page.locator('#activity [part=text]', { hasText: /which is no longer shown, so it cannot be undone here/ }).waitFor({ timeout: SHOW_MS });
+  assert.equal(await undo.count(), 0, 'the line no longer offers Undo turn');
+  assert.equal(await page.locator('#activity [part~=ask-undo]').count(), 0, 'nothing was asked');
   await client.close();
 });
 

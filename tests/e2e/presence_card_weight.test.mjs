@@ -1,7 +1,8 @@
 // A card weighs the risk and speaks in words, in the demo page in headless Chromium with the
 // official SDK client as the agent: a read asked about because the person chose "Ask me first"
-// for its tool is a neutral card (no red frame, no red Allow once), a delete is red; no card
-// shows JSON; kinds are named in words, never by identifier; and while a card waits, the items
+// for its tool is a neutral card (no red frame, no red Allow once), a delete is red, in words
+// that never contradict the tool's (it says history_undo brings the items back: not "It cannot
+// be undone."); the tool's own description is under Details; no card shows JSON; kinds are named in words, never by identifier; and while a card waits, the items
 // it names are marked on the demo's chart, unmarked once it is answered.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -48,7 +49,9 @@ test('a read’s card is neutral, an irreversible one red; both in words, and th
   assert.match(readCard.text, /Ids: 5 and 9/, 'the arguments in words');
   assert.match(readCard.text, /Columns: “score”/);
   assert.doesNotMatch(readCard.text, /[{}]|"ids"|\[/, 'no JSON on the card');
-  assert.match(readCard.text, /The values of single items: for each item id given/, 'the tool’s own words');
+  assert.doesNotMatch(readCard.text, /The values of single items: for each item id given/, 'the tool’s own words are under Details');
+  await page.locator('#confirm [part=about-title]').click();
+  assert.match((await cardLooks(page)).text, /The values of single items: for each item id given/, 'the tool’s own words, under Details');
   // The items the card names are marked on the chart while it waits.
   await page.waitForFunction(() => document.querySelector('#plot').dataset.named === '5 9', null, { timeout: SHOW_MS });
   assert.match(await page.getAttribute('#plot', 'aria-label'), /the items the agent's question names: 5, 9/);
@@ -63,7 +66,8 @@ test('a read’s card is neutral, an irreversible one red; both in words, and th
   assert.equal(delCard.risk, 'irreversible');
   assert.equal(delCard.frame, RED, 'an irreversible card’s frame is red');
   assert.equal(delCard.once, RED, 'and its Allow once');
-  assert.match(delCard.text, /It cannot be undone\./);
+  assert.doesNotMatch(delCard.text, /cannot be undone/, 'the tool says history_undo brings the items back');
+  assert.match(delCard.text, /Take care: this app counts it as a change that may not be taken back\./);
   assert.match(delCard.text, /Deleting items: it deletes items/, 'the kind by name');
   assert.doesNotMatch(delCard.text, /deletes-items/, 'never by identifier');
   assert.doesNotMatch(delCard.text, /[{}]|"ids"/, 'no JSON on the card');

@@ -1,8 +1,8 @@
 // Safe under the keyboard, in the demo page in headless Chromium with two official SDK clients
 // as the agents: Enter on a line's Stop leaves the focus on that line, so a second Enter never
 // lands on another turn's Undo turn; Undo turn of a turn that is not the newest asks first, with
-// the focus on Keep it; after Forget the focus is on Refresh, not on another connection's
-// Forget; Escape denies a card queued behind one the person just answered, as soon as it appears;
+// the focus on Keep it; Forget asks first (the focus on Keep it), and after Forget the focus is
+// on Refresh, not on another connection's Forget; Escape denies a card queued behind one the person just answered, as soon as it appears;
 // once a card is answered, the focus does not go back to a button (Forget) it was on before.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -20,17 +20,17 @@ const focusedLine = (page) =>
   });
 /** The key of the newest line whose text names `agent`. */
 const lineOf = (page, agent) =>
-  page.evaluate((who) => [...document.querySelector('#activity').shadowRoot.querySelectorAll('li')].filter((li) => li.querySelector('[part=text]').textContent.startsWith(who)).at(-1)?.dataset.line, agent);
+  page.evaluate((who) => [...document.querySelector('#activity').shadowRoot.querySelectorAll('li')].find((li) => li.querySelector('[part=text]').textContent.startsWith(who))?.dataset.line, agent);
 
 test('Enter on Stop then Enter again stays on the line; an older turn’s Undo asks first', async () => {
   const page = await openDemo(await chromium());
   const { client: a } = await connectThroughPage(page, 'keys-a', namedProvider(page, 'Agent A'));
   const { client: b } = await connectThroughPage(page, 'keys-b', namedProvider(page, 'Agent B'));
 
-  // Agent A's turn: one step, done (its line comes first, with Undo turn). Agent B's: one step.
+  // Agent A's turn: one step, done (its line under B's, newest first, with Undo turn). Agent B's: one step.
   assert.equal((await a.callTool({ name: 'items_highlight', arguments: { ids: [1] } })).isError, false);
   assert.equal((await b.callTool({ name: 'item_set_value', arguments: { id: 2, column: 'score', value: 777 } })).isError, false);
-  const undoA = page.locator('#activity [part~=done] [part=undo]').first();
+  const undoA = page.locator('#activity [part~=done]', { hasText: /^Agent A/ }).locator('[part=undo]');
   await undoA.waitFor({ timeout: SHOW_MS });
   const keyA = await lineOf(page, 'Agent A');
   let keyB = await lineOf(page, 'Agent B');
@@ -56,7 +56,7 @@ test('Enter on Stop then Enter again stays on the line; an older turn’s Undo a
   await page.keyboard.press('Enter');
   assert.match(textOf(await asking), /pressed Stop/);
   await cardGone(page);
-  // The focus stays on B's line, never on A's Undo turn (the list's first button).
+  // The focus stays on B's line, never on A's Undo turn.
   const at = await focusedLine(page);
   assert.equal(at?.line, keyB, `the focus is on B's line: ${JSON.stringify(at)}`);
   assert.notEqual(at.act, 'undo');
@@ -72,6 +72,10 @@ test('Enter on Stop then Enter again stays on the line; an older turn’s Undo a
   await page.click('#connections [part=refresh]');
   await waitFor(async () => (await items.count()) === 2, SHOW_MS);
   await items.first().locator('[part=forget]').focus();
+  await page.keyboard.press('Enter');
+  assert.equal(await focusedIn(page), 'forget-no', 'Forget asks first, the focus on Keep it');
+  await page.keyboard.press('Shift+Tab');
+  assert.equal(await focusedIn(page), 'forget-yes');
   await page.keyboard.press('Enter');
   await page.locator('#connections [part=result]', { hasText: /^Forgot / }).waitFor({ timeout: SHOW_MS });
   assert.equal(await focusedIn(page), 'refresh', 'the focus goes to Refresh, not to the other Forget');

@@ -19,8 +19,8 @@ test('two agents acting at once are two lines, each stopped on its own', async (
   await page.waitForFunction(() => document.querySelector('#activity').shadowRoot.querySelectorAll('[part~=acting]').length === 2, null, { timeout: SHOW_MS });
   const lines = await activityLines(page);
   assert.equal(lines.length, 2);
-  assert.match(lines[0], /^Agent A .*waiting/);
-  assert.match(lines[1], /^Agent B .*waiting/);
+  assert.match(lines[0], /^Agent B .*waiting/, 'newest first');
+  assert.match(lines[1], /^Agent A .*waiting/);
 
   await acting.filter({ hasText: 'Agent A' }).locator('[part=stop]').click();
   assert.match(textOf(await fromA), /pressed Stop/);

@@ -34,7 +34,7 @@ test('Undo turn restores what the agent’s turn changed', async () => {
   assert.match((await activityLines(page)).join('\n'), /3 steps, undone/);
   assert.equal(await page.locator('#activity [part=undo]').count(), 0, 'Undo turn is offered once');
 
-  await page.locator('#activity [part=dismiss]').first().click();
+  await page.locator('#activity [part~=done]', { hasText: /3 steps, undone/ }).locator('[part=dismiss]').click();
   await waitFor(async () => (await activityLines(page)).every((l) => !/undone/.test(l)), SHOW_MS);
   await client.close();
 });

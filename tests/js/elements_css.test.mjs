@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 
-for (const file of ['presence-elements.js', 'agents-panel.js', 'record.js', 'driven.js']) {
+for (const file of ['presence-elements.js', 'agents-panel.js', 'record.js', 'driven.js', 'chat-element.js']) {
   test(`${file}: each template's style element is closed once, after its rules`, () => {
     const text = readFileSync(new URL(`../../tab/${file}`, import.meta.url), 'utf8');
     const templates = [...text.matchAll(/`<style>([\s\S]*?)`/g)].map((m) => m[1]);

@@ -44,7 +44,7 @@ test('the strictest kind decides: deny over ask over allow', () => {
   assert.equal(strictest(['ask', 'deny', 'allow']), 'deny');
   const s = settings({ kinds: { change: 'allow', 'deletes-saved': 'ask' } });
   assert.equal(decide({ kinds: ['change'], settings: s }).decision, 'allow');
-  assert.deepEqual(decide({ kinds: ['change', 'deletes-saved'], settings: s }), { decision: 'ask', asked: ['deletes-saved'], denied: [] });
+  assert.deepEqual(decide({ kinds: ['change', 'deletes-saved'], settings: s }), { decision: 'ask', asked: ['deletes-saved'], denied: [], grant: null });
   const d = settings({ kinds: { change: 'deny', 'deletes-saved': 'allow' } });
   assert.equal(decide({ kinds: ['change', 'deletes-saved'], settings: d }).decision, 'deny');
   assert.equal(decide({ kinds: ['change'], tool: 'edit', settings: settings({ tools: { edit: 'deny' } }) }).decision, 'deny', 'a tool the person refuses');

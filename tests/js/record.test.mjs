@@ -6,13 +6,14 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createPresence, NotRun } from '../../tab/presence.js';
 import { createDataSwitch, guardCall } from '../../tab/data-guard.js';
-import { createRecord, memoryBackend, toCsv, toJson, csvCell, bounded, filtered, RECORD_LIMITS, RECORD_COLUMNS, DECISION_WORDS, SWITCH_OUTCOMES } from '../../tab/record.js';
+import { createRecord, memoryBackend, toCsv, toJson, csvCell, bounded, filtered, RECORD_LIMITS, RECORD_COLUMNS, DECISION_WORDS, SWITCH_OUTCOMES, NOT_RUN } from '../../tab/record.js';
 import { MemoryStorage as Storage } from './memory_storage.mjs';
 
 const TOOLS = [
   { name: 'read', title: 'Read values', safety: 'read', data: 'cells' },
   { name: 'mean', title: 'Mean of a group', safety: 'read', data: 'summaries', summaries_only: { result: ['mean'], errors: 'as_said' } },
   { name: 'delete', title: 'Delete items', safety: 'destructive' },
+  { name: 'highlight', title: 'Highlight items', safety: 'change' },
 ];
 const CONFIRM = { delete: ['deletes-saved'] };
 const SECRET = 'SECRET-VALUE-4711';
@@ -85,7 +86,46 @@ test('what the data switch hid is not recorded: a refusal and a withheld result 
 test('a call refused before the tab ran anything is kept too', async () => {
   const { record } = setUp();
   record.refused(call('delete'));
-  assert.deepEqual([record.entries()[0].decision, record.entries()[0].outcome], [DECISION_WORDS.refused, 'refused by your settings']);
+  assert.deepEqual([record.entries()[0].decision, record.entries()[0].outcome], [DECISION_WORDS.refused, NOT_RUN]);
+});
+
+test('each call names what allowed it: the settings, a card’s answer, or the grant it made (per kind), in the export too', async () => {
+  const { presence, record, door } = setUp({ now: () => Date.UTC(2026, 11, 5, 12) });
+  await record.ready;
+  presence.store.setKind('change', 'ask');
+  const answered = async (c, choice) => {
+    const done = door(c, async () => ({ data: 1 }));
+    await tick();
+    presence.answer(presence.questions()[0].id, choice);
+    return done;
+  };
+  await door(call('read'), async () => ({ data: 1 }));
+  await answered(call('delete'), 'connection');
+  await door(call('delete'), async () => ({ data: 1 }));
+  await answered(call('highlight'), 'always');
+  await door(call('highlight'), async () => ({ data: 1 }));
+  await answered(call('highlight', { connection: { id: 'c2', host: 'other.example' } }), 'once');
+  presence.store.setTool('read', 'deny');
+  await assert.rejects(door(call('read'), async () => ({ data: 1 })), NotRun);
+  const decisions = record.entries().map((e) => [e.tool, e.decision]);
+  assert.deepEqual(decisions, [
+    ['read', 'allowed by your settings'],
+    ['delete', 'allowed for this connection until the tab closes'],
+    ['delete', 'allowed by your grant for this connection until the tab closes'],
+    ['highlight', 'allowed until you revoke it'],
+    ['highlight', 'allowed by your grant until you revoke it'],
+    ['highlight', 'allowed once'],
+    ['read', 'refused by your settings'],
+  ]);
+  assert.ok(!decisions.some(([, d]) => /always/.test(d)), 'never “allowed always”');
+  const refused = record.entries().at(-1);
+  assert.equal(refused.outcome, NOT_RUN, 'the outcome does not say the decision again');
+  // The tool by its title where it is shown; the export keeps its name.
+  assert.deepEqual([...new Set(record.entries().map((e) => e.title))], ['Read values', 'Delete items', 'Highlight items']);
+  const csv = toCsv(record.entries()).split('\r\n');
+  assert.equal(csv[3], '2026-12-05T12:00:00.000Z,Claude,c1,claude.ai,delete,allowed by your grant for this connection until the tab closes,done,false');
+  assert.equal(csv[5], '2026-12-05T12:00:00.000Z,Claude,c1,claude.ai,highlight,allowed by your grant until you revoke it,done,false');
+  assert.deepEqual(JSON.parse(toJson(record.entries())).map((r) => r.decision), decisions.map(([, d]) => d));
 });
 
 test('the record is bounded by count and by age, in memory and in the store', async () => {

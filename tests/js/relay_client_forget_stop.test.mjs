@@ -1,7 +1,8 @@
 // Forget and Stop in the tab end's protocol (the relay client), not only in an element: a
 // connection the relay says was forgotten has its calls under way cancelled, no result of it
 // answered and no later call of it run; an agent the person stopped has its calls refused here
-// with AGENT_STOPPED (the relay is told, again on every reconnect) until they let it go on.
+// with AGENT_STOPPED (the relay is told, again on every reconnect) until they let it go on; the
+// connections as listed follow a stop, a go-on and a forgetting as the relay tells them.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { RelayClient, FORGOTTEN, AGENT_STOPPED } from '../../tab/relay-client.js';
@@ -96,4 +97,21 @@ test('another tab’s Stop and Let it go on reach this one through the relay', a
   await c.receive(c.socket, JSON.stringify({ type: 'stopped', connection: 'g3', stopped: false }));
   assert.deepEqual(goOn, ['g3'], 'the presence hears it goes on');
   assert.equal(c.isStopped('g3'), false);
+});
+
+test('the connections as listed follow a stop, a go-on and a forgetting the relay tells, in any tab, each as a new list heard by subscribe', async () => {
+  const { c } = client();
+  const heard = [];
+  c.subscribe((r) => heard.push(r.connectionsList));
+  const row = (id, stopped = false) => ({ id, client: 'Claude', host: 'claude.ai', created_ms: 1, used_ms: 1, stopped });
+  await c.receive(c.socket, JSON.stringify({ type: 'connections', list: [row('g1'), row('g2')] }));
+  await c.receive(c.socket, JSON.stringify({ type: 'stopped', connection: 'g1', stopped: true }));
+  assert.deepEqual(c.connectionsList.map((x) => [x.id, x.stopped]), [['g1', true], ['g2', false]], 'stopped, as another tab’s Stop made it');
+  await c.receive(c.socket, JSON.stringify({ type: 'stopped', connection: 'g1', stopped: false }));
+  assert.deepEqual(c.connectionsList.map((x) => [x.id, x.stopped]), [['g1', false], ['g2', false]], 'let go on');
+  await c.receive(c.socket, JSON.stringify({ type: 'forgotten', connection: 'g2' }));
+  assert.deepEqual(c.connectionsList.map((x) => x.id), ['g1'], 'forgotten: gone from the list');
+  assert.equal(new Set(heard).size, heard.length, 'each change a new list, so what shows it redraws');
+  await c.receive(c.socket, JSON.stringify({ type: 'stopped', connection: 'nope', stopped: true }));
+  assert.equal(heard.at(-1), heard.at(-2), 'a connection not listed changes nothing');
 });

@@ -95,10 +95,31 @@ test('under the data switch a cells tool is refused before it runs, and a summar
   const out = await tabrelay.bridge.handle(call(3, 'orders_count'));
   assert.equal(out.data.count, 3);
   assert.equal(out.data.secret, undefined, 'what the allow-list leaves out is not sent');
-  // Another dataset has its own switch (off).
+  // Another dataset the person never set starts as the one shown before: on, never silently off.
   tabrelay.setDataset('orders-2027');
-  assert.equal(tabrelay.presence.refusalOf('orders_read'), null);
+  assert.equal(tabrelay.dataSwitch.isOn('orders-2027'), true);
+  assert.equal(tabrelay.presence.refusalOf('orders_read'), sentence);
+  await assert.rejects(tabrelay.bridge.handle(call(4, 'orders_read')), { message: sentence });
+  assert.ok(!ran.some((r) => r.name === 'orders_read'), 'no cell value went out after Another dataset');
   assert.equal(tabrelay.relay.dataset, 'orders-2027');
+});
+
+test('the data switch follows a dataset’s identity across another dataset: the person’s own choice, else the app’s word, else the one shown before', () => {
+  const { tabrelay } = wired();
+  tabrelay.dataSwitch.set('orders-2026', true);
+  tabrelay.dataSwitch.set('public', false);
+  tabrelay.setDataset('public');
+  assert.equal(tabrelay.dataSwitch.isOn('public'), false, 'the person set it off for this dataset');
+  tabrelay.setDataset('new-a');
+  assert.equal(tabrelay.dataSwitch.isOn('new-a'), false, 'new, after one that is off: off');
+  tabrelay.setDataset('new-b', undefined, { dataSwitch: true });
+  assert.equal(tabrelay.dataSwitch.isOn('new-b'), true, 'the app says a new dataset starts on');
+  tabrelay.setDataset('new-c');
+  assert.equal(tabrelay.dataSwitch.isOn('new-c'), true, 'new, after one that is on: on');
+  tabrelay.setDataset('orders-2026', undefined, { dataSwitch: false });
+  assert.equal(tabrelay.dataSwitch.isOn('orders-2026'), true, 'the app’s word is for a new dataset only, never over the person’s choice');
+  tabrelay.setDataset('new-a');
+  assert.equal(tabrelay.dataSwitch.isOn('new-a'), true, 'a dataset shown before whose switch was never set follows again');
 });
 
 test('a destructive call asks the person; the items it names are heard, a Deny is heard as not run', async () => {

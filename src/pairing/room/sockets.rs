@@ -62,12 +62,16 @@ impl Room {
     }
 
     /// What connection `grant`'s status call reads: the tabs, the list and dataset of the tab
-    /// calls go to, and what came of its calls left open.
+    /// calls go to, whether the person stopped it, and what came of its calls left open.
     pub(super) fn status(&self, grant: &str) -> Reply {
         let dataset =
             self.focused().and_then(|t| self.stated.get(&t.number)).and_then(|s| s.dataset.clone());
         let status = TabsStatus::of(self.tabs.values(), self.focused_list(), dataset);
-        Reply::Status { tabs: status, told: self.calls.told_to(grant) }
+        let mut told = self.calls.told_to(grant);
+        if self.grants.iter().any(|g| g.id == grant && g.stopped) {
+            told.insert(0, sentences::STATUS_STOPPED.to_owned());
+        }
+        Reply::Status { tabs: status, told }
     }
 
     /// The tab calls go to.

@@ -9,6 +9,7 @@ import { createToolBridge, IN_BROWSER_AGENT, type WebMcpTool } from '../../../ta
 import { createRecord, toCsv, type RecordEntry } from '../../../tab/record.js';
 import { createDrivenIndicator } from '../../../tab/driven.js';
 import { createTabrelay, agentOf, SOME_AGENT, type Tabrelay } from '../../../tab/tabrelay.js';
+import { joinLocal, LOCAL_ADDRESS } from '../../../tab/local-relay.js';
 
 const presence = createPresence({
   app: 'orders',
@@ -37,6 +38,11 @@ relay.start();
 const panel: AgentsPanel | null = document.querySelector('tabrelay-agents');
 if (panel) Object.assign(panel, { relay, presence, dataSwitch, datasetId: 'orders-2026' });
 const unsubscribe: () => void = relay.subscribe((r) => statusWords(r.status, r.statusDetail));
+// The local server beside the relay (tabrelay-tab/local), quiet while none runs.
+const local = new RelayClient({ relay: LOCAL_ADDRESS, quiet: true, handle: () => ({ data: null }) });
+const joined: RelayClient = joinLocal(relay, local);
+const absent: boolean = joined.local?.status === 'absent';
+void absent;
 unsubscribe();
 
 const card: ConfirmCard | null = document.querySelector('tabrelay-confirm-card');
@@ -69,6 +75,7 @@ void csv, stopDriven;
 // The one call that wires it all (tabrelay-tab/wire).
 const wired: Tabrelay = createTabrelay({
   relay: 'https://relay.example',
+  local: 'http://127.0.0.1:8790',
   app: 'orders',
   tools: [{ name: 'orders_list', title: 'List orders', description: 'Lists the orders.', safety: 'read', input: { type: 'object' }, data: 'summaries', summaries_only: { result: ['count'], errors: 'as_said' } }, tool],
   run: (name, input, client) => ({ name, input, agent: client.agent }),
@@ -83,3 +90,14 @@ wired.setDataset('orders-2027');
 wired.withdraw('orders_list');
 const someone: string = agentOf({ agent: '' }) + SOME_AGENT;
 void stopHearing, someone, wired.presence.lines(), wired.relay?.status;
+
+// The chat bar (tabrelay-tab/chat, tabrelay-tab/chat-element), alone and wired by the one call.
+import { createChat, type Chat } from '../../../tab/chat.js';
+import { ChatElement, toolLineWords } from '../../../tab/chat-element.js';
+const alone: Chat = createChat({ app: 'orders', presence, handle: (call) => presence.run(call, async () => ({ data: { ok: true } })), origins: { anthropic: 'https://proxy.example' } });
+alone.setKey('anthropic', 'sk-…', { remember: false });
+alone.subscribe((e) => (e.type === 'call' ? toolLineWords(e.line) : e.type));
+const chatBar: ChatElement | null = document.querySelector('tabrelay-chat');
+if (chatBar) chatBar.chat = alone;
+const withChat = createTabrelay({ relay: 'https://relay.example', app: 'orders', chat: { origins: { openai: 'https://proxy.example' } } });
+void withChat.chat?.then((c: Chat) => c.send('Count the orders'));

@@ -476,6 +476,13 @@ fn a_stopped_agents_calls_are_refused_until_the_person_lets_it_go_on() {
     };
     refused(&mut sim, 1);
     refused(&mut sim, 2);
+    // Its status says it is stopped, and what the person must do; another agent's does not.
+    let status = |sim: &mut Sim, grant: &str| {
+        let (asker, effects) = sim.ask(Request::Check { grant: grant.into(), want: Want::Status });
+        answered(&effects, asker)
+    };
+    assert!(status(&mut sim, "g1").contains(sentences::STATUS_STOPPED));
+    assert!(!status(&mut sim, "g2").contains(sentences::STATUS_STOPPED));
     let (_, effects) = sim.call("g2", 1, false, 60_000);
     sent_call(&effects, a); // another agent is not stopped
     let (asker, effects) = sim.ask(Request::Check { grant: "g1".into(), want: Want::Nothing });
@@ -500,6 +507,7 @@ fn a_stopped_agents_calls_are_refused_until_the_person_lets_it_go_on() {
         .any(|e| matches!(e, Effect::StoreGrant(g) if g.id == "g1" && !g.stopped)));
     let (_, effects) = woken.call("g1", 4, false, 60_000);
     sent_call(&effects, b);
+    assert!(!status(&mut woken, "g1").contains(sentences::STATUS_STOPPED), "no longer stopped");
     // Stopping one that is not a connection here changes nothing.
     assert!(woken.say(b, r#"{"type":"stop","connection":"nope"}"#).is_empty());
 }

@@ -1,0 +1,114 @@
+//! `tabrelay-local`: the local way in. An agent app on the person's computer (Claude Code,
+//! Claude Desktop, Cursor) starts it and speaks MCP over stdio (one JSON-RPC message a line);
+//! the app's tab connects to it on loopback with the same protocol as to the relay's `/tab`.
+//! Every decision is the relay's core, driven by one loop ([`pump`]): each stdin line is an
+//! endpoint `Exchange` (as a POST to the Worker's `/`), each browser a pairing `Object` (as its
+//! Durable Object), and the connection's consent runs through the OAuth sagas and the connect
+//! code's session, with the person typing the code in their tab as for any agent.
+
+mod consent;
+mod guard;
+mod pump;
+mod sockets;
+mod state;
+
+use std::sync::mpsc;
+
+use tabrelay::config::Config;
+use tabrelay::crypto::{random_token, Entropy};
+
+/// The port the tab looks for by default (`createTabrelay({ local: 'http://127.0.0.1:8790' })`).
+const DEFAULT_PORT: u16 = 8790;
+
+const USAGE: &str =
+    "tabrelay-local --app-origin ORIGIN[,ORIGIN…] [--port PORT] [--app-url URL] [--state DIR]
+  An MCP server over stdio that an agent app starts. The app's tab (its origin one of ORIGIN)
+  connects to ws://127.0.0.1:PORT/tab (default port 8790; 0 picks a free one, printed on
+  stderr). The person approves the agent in the tab with the connect code it gives.
+  ORIGIN also from TABRELAY_APP_ORIGINS; PORT from TABRELAY_LOCAL_PORT. What outlives a run (its
+  key, the approved connection, its grants) is kept in DIR (TABRELAY_LOCAL_STATE; by default
+  ~/.local/state/tabrelay-local; none: nothing is kept).";
+
+/// Random bytes from the operating system.
+struct OsRandom;
+
+impl Entropy for OsRandom {
+    fn fill(&mut self, buf: &mut [u8]) {
+        // The OS's random source failing is a broken machine: nothing safe can go on.
+        assert!(getrandom::getrandom(buf).is_ok(), "the system's random source failed");
+    }
+}
+
+/// What the command line says.
+struct Args {
+    origins: String,
+    port: u16,
+    app_url: Option<String>,
+    state: Option<String>,
+}
+
+fn args() -> Result<Args, String> {
+    let mut origins = std::env::var("TABRELAY_APP_ORIGINS").unwrap_or_default();
+    let port_var = std::env::var("TABRELAY_LOCAL_PORT").ok();
+    let mut port = port_var.as_deref().map_or(Ok(DEFAULT_PORT), str::parse).map_err(|_| USAGE)?;
+    let mut app_url = None;
+    let mut state = None;
+    let mut it = std::env::args().skip(1);
+    while let Some(arg) = it.next() {
+        let mut value = || it.next().ok_or_else(|| format!("{arg} needs a value\n{USAGE}"));
+        match arg.as_str() {
+            "--app-origin" | "--app-origins" => {
+                let v = value()?;
+                origins = if origins.is_empty() { v } else { format!("{origins},{v}") };
+            }
+            "--port" => {
+                port = value()?.parse().map_err(|_| format!("--port: a number\n{USAGE}"))?
+            }
+            "--app-url" => app_url = Some(value()?),
+            "--state" => state = Some(value()?),
+            "-h" | "--help" => return Err(USAGE.to_owned()),
+            _ => return Err(format!("unknown argument {arg}\n{USAGE}")),
+        }
+    }
+    Ok(Args { origins, port, app_url, state })
+}
+
+fn main() {
+    let args = match args() {
+        Ok(args) => args,
+        Err(why) => {
+            eprintln!("{why}");
+            std::process::exit(2);
+        }
+    };
+    // The key kept in the state directory (a new one each run without one: tokens and codes
+    // it signed die with the run).
+    let state = state::dir(args.state.as_deref());
+    let key = state::key(state.as_deref(), || random_token(&mut OsRandom, 48));
+    let first = args.origins.split([',', ' ']).find(|o| !o.is_empty()).unwrap_or_default();
+    let app_url = args.app_url.unwrap_or_else(|| format!("{}/", first.trim_end_matches('/')));
+    let config =
+        match Config::from_vars(Some(&key), None, Some(&args.origins), Some(&app_url), None) {
+            Ok(config) => config,
+            Err(why) => {
+                eprintln!("tabrelay-local: {why} (--app-origin)\n{USAGE}");
+                std::process::exit(2);
+            }
+        };
+    let config: &'static Config = Box::leak(Box::new(config));
+    let listener = match std::net::TcpListener::bind(("127.0.0.1", args.port)) {
+        Ok(listener) => listener,
+        Err(e) => {
+            eprintln!("tabrelay-local: cannot listen on 127.0.0.1:{}: {e}", args.port);
+            std::process::exit(1);
+        }
+    };
+    let port = listener.local_addr().map_or(args.port, |a| a.port());
+    eprintln!("tabrelay-local: the tab connects to ws://127.0.0.1:{port}/tab");
+    let (events, inbox) = mpsc::channel();
+    sockets::listen(listener, port, config, events.clone());
+    pump::read_stdin(events);
+    let mut local = pump::Local::new(config, port, state);
+    local.resume(pump::now_ms());
+    local.run(&inbox);
+}

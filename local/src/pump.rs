@@ -1,0 +1,602 @@
+//! The one loop: it waits for the next event (a stdin line, a tab's socket opening, speaking or
+//! closing) or the earliest deadline any machine names, gives it to the machine it is for with
+//! the one `now` read for it, then carries out what every machine says until none says more
+//! ([`Local::pump`]). The machines are the relay's: an [`Exchange`] per stdin message, an
+//! [`Object`] per pairing (browser), the OAuth sagas and connect code sessions of the consent
+//! ([`crate::consent`]). Nothing here decides what the relay would decide.
+
+use std::collections::HashMap;
+use std::io::{BufRead as _, Write as _};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use serde_json::Value;
+use tabrelay::config::Config;
+use tabrelay::http::TooLarge;
+use tabrelay::mcp::exchange::{Answer, Body, Exchange, Output, RequestHeaders};
+use tabrelay::oauth::token::Verified;
+use tabrelay::pairing::object::{Object, Output as ObjectOutput};
+use tabrelay::pairing::room::{Asker, Input};
+use tabrelay::pairing::wire::{Reply, Request};
+use tabrelay::sql::{Bind, Failed, Rows, Sql};
+use tabrelay_bundle::catalogue::Catalogue;
+
+use crate::consent::Consent;
+use crate::sockets::{self, Event, Writer};
+use crate::OsRandom;
+
+/// Milliseconds since the epoch.
+pub fn now_ms() -> u64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64)
+}
+
+/// Stdin's lines as they arrive in chunks, each bounded by `cap` bytes: a longer one is dropped
+/// as it comes (never held past the cap and one chunk) and said to be too large.
+#[derive(Debug)]
+pub struct LineReader {
+    cap: usize,
+    line: Vec<u8>,
+    over: bool,
+}
+
+impl LineReader {
+    /// Lines of at most `cap` bytes.
+    #[must_use]
+    pub fn new(cap: usize) -> Self {
+        Self { cap, line: Vec::new(), over: false }
+    }
+
+    /// Takes what of `chunk` it can: how many bytes it took, and the line they ended (blank
+    /// lines are none).
+    pub fn take(&mut self, chunk: &[u8]) -> (usize, Option<Result<Vec<u8>, TooLarge>>) {
+        let (part, used, ends) = match chunk.iter().position(|&b| b == b'\n') {
+            Some(i) => (&chunk[..i], i + 1, true),
+            None => (chunk, chunk.len(), false),
+        };
+        self.over |= self.line.len() + part.len() > self.cap;
+        if !self.over {
+            self.line.extend_from_slice(part);
+        }
+        if !ends {
+            return (used, None);
+        }
+        let line = std::mem::take(&mut self.line);
+        if std::mem::take(&mut self.over) {
+            return (used, Some(Err(TooLarge { cap: self.cap })));
+        }
+        let blank = line.iter().all(u8::is_ascii_whitespace);
+        (used, (!blank).then_some(Ok(line)))
+    }
+}
+
+/// Reads stdin line by line on its own thread, each line bounded by the endpoint's cap on a
+/// body ([`tabrelay::http::body_cap`], [`LineReader`]).
+pub fn read_stdin(events: Sender<Event>) {
+    std::thread::spawn(move || {
+        let mut lines = LineReader::new(tabrelay::http::body_cap("/"));
+        let mut stdin = std::io::stdin().lock();
+        loop {
+            let (used, line) = match stdin.fill_buf() {
+                Ok([]) | Err(_) => break,
+                Ok(chunk) => lines.take(chunk),
+            };
+            stdin.consume(used);
+            if let Some(line) = line {
+                if events.send(Event::Line(line)).is_err() {
+                    return;
+                }
+            }
+        }
+        let _ = events.send(Event::StdinClosed);
+    });
+}
+
+/// A pairing's storage here: in memory, for as long as the server runs, but for its grants,
+/// kept in the state directory ([`crate::state`]) so a connection outlives a run. The pairing
+/// keeps in memory all it needs (its rows are read back only when it wakes, once, at its
+/// making), so the other writes are dropped; a used `requestState` is remembered, since that
+/// uniqueness is what its SQL answers.
+#[derive(Default)]
+pub struct Memory {
+    used_states: std::collections::HashSet<String>,
+    /// The grants' rows (id, body), in the order written.
+    grants: Vec<(String, String)>,
+    file: Option<std::path::PathBuf>,
+}
+
+impl Memory {
+    /// The storage of a pairing whose grants are kept in `file`.
+    pub fn kept_in(file: Option<std::path::PathBuf>) -> Self {
+        let grants = crate::state::grants(file.as_deref());
+        Self { used_states: std::collections::HashSet::new(), grants, file }
+    }
+}
+
+/// The text bound at `i`.
+fn text(bindings: &[Bind], i: usize) -> Option<String> {
+    match bindings.get(i) {
+        Some(Bind::Text(t)) => Some(t.clone()),
+        _ => None,
+    }
+}
+
+impl Sql for Memory {
+    fn exec(&mut self, query: &str, bindings: Vec<Bind>) -> Result<Rows, Failed> {
+        let before = self.grants.clone();
+        if query.starts_with("INSERT INTO used_states") {
+            if let Some(key) = text(&bindings, 0) {
+                if self.used_states.insert(key.clone()) {
+                    return Ok(vec![vec![Some(key)]]);
+                }
+            }
+        } else if query.starts_with("INSERT INTO grants") {
+            if let (Some(id), Some(body)) = (text(&bindings, 0), text(&bindings, 1)) {
+                match self.grants.iter_mut().find(|(g, _)| *g == id) {
+                    Some(row) => row.1 = body,
+                    None => self.grants.push((id, body)),
+                }
+            }
+        } else if query.starts_with("DELETE FROM grants WHERE id = ?") {
+            let id = text(&bindings, 0);
+            self.grants.retain(|(g, _)| Some(g) != id.as_ref());
+        } else if query == "DROP TABLE IF EXISTS grants" {
+            self.grants.clear();
+        } else if query == "SELECT body FROM grants ORDER BY rowid" {
+            return Ok(self.grants.iter().map(|(_, body)| vec![Some(body.clone())]).collect());
+        }
+        if self.grants != before {
+            crate::state::keep_grants(self.file.as_deref(), &self.grants);
+        }
+        Ok(Vec::new())
+    }
+}
+
+/// One browser's pairing: its object, its alarm, and its tabs' sockets by tab number.
+pub struct Pairing {
+    pub object: Object,
+    pub sql: Memory,
+    alarm: Option<u64>,
+    sockets: HashMap<u64, Writer>,
+}
+
+/// An exchange (one stdin message) and its ask of a pairing in flight.
+struct Running {
+    exchange: Exchange<'static>,
+    body: Option<Result<Vec<u8>, TooLarge>>,
+    asking: Option<(String, Asker)>,
+    /// What to do with its answer: write it (a client's message), or keep it (a replayed
+    /// `initialize`, whose answer only names the session).
+    replay: bool,
+    /// The message as sent, answered as before the connection once it was forgotten (401).
+    line: Option<Vec<u8>>,
+}
+
+/// The local server.
+pub struct Local {
+    pub config: &'static Config,
+    pub catalogue: &'static Catalogue,
+    /// The origin tokens name (`http://127.0.0.1:PORT`).
+    pub origin: String,
+    tokens: Verified,
+    pub pairings: HashMap<String, Pairing>,
+    /// Each socket: its pairing and tab number.
+    conns: HashMap<u64, (String, u64)>,
+    running: Vec<Running>,
+    pub consent: Consent,
+    /// The session the replayed `initialize` opened, and its revision.
+    session: Option<String>,
+    version: Option<String>,
+    /// A saga's ask of a pairing: its asker, and the reply once it came.
+    pub saga_ask: Option<(String, Asker, Option<Reply>)>,
+    /// Where what outlives a run is kept (None: nothing is).
+    pub state: Option<std::path::PathBuf>,
+}
+
+impl Local {
+    /// A server for `config` listening on `port`, keeping what outlives a run in `state`.
+    pub fn new(config: &'static Config, port: u16, state: Option<std::path::PathBuf>) -> Self {
+        let catalogue: &'static Catalogue = Box::leak(Box::new(Catalogue::bundled()));
+        Self {
+            config,
+            catalogue,
+            origin: format!("http://127.0.0.1:{port}"),
+            tokens: Verified::new(),
+            pairings: HashMap::new(),
+            conns: HashMap::new(),
+            running: Vec::new(),
+            consent: Consent::default(),
+            session: None,
+            version: None,
+            saga_ask: None,
+            state,
+        }
+    }
+
+    /// Runs until stdin ends.
+    pub fn run(mut self, inbox: &Receiver<Event>) {
+        loop {
+            let now = now_ms();
+            let event = match self.next_deadline() {
+                Some(at) => match inbox.recv_timeout(Duration::from_millis(at.saturating_sub(now)))
+                {
+                    Ok(event) => Some(event),
+                    Err(RecvTimeoutError::Timeout) => None,
+                    Err(RecvTimeoutError::Disconnected) => return,
+                },
+                None => match inbox.recv() {
+                    Ok(event) => Some(event),
+                    Err(_) => return,
+                },
+            };
+            let now = now_ms();
+            match event {
+                Some(Event::StdinClosed) => return,
+                Some(event) => self.handle(event, now),
+                None => self.timeouts(now),
+            }
+            self.pump(now);
+        }
+    }
+
+    /// The earliest time any machine needs waking.
+    fn next_deadline(&self) -> Option<u64> {
+        let exchanges = self.running.iter().filter_map(|r| r.exchange.poll_timeout());
+        let pairings = self
+            .pairings
+            .values()
+            .flat_map(|p| [p.object.poll_timeout(), p.alarm].into_iter().flatten());
+        exchanges.chain(pairings).chain(self.consent.poll_timeout()).min()
+    }
+
+    /// Gives every machine whose deadline passed its timeout.
+    fn timeouts(&mut self, now: u64) {
+        for r in &mut self.running {
+            if r.exchange.poll_timeout().is_some_and(|at| at <= now) {
+                r.exchange.handle_timeout(now);
+            }
+        }
+        for p in self.pairings.values_mut() {
+            let due = [p.object.poll_timeout(), p.alarm].into_iter().flatten().any(|at| at <= now);
+            if due {
+                if p.alarm.is_some_and(|at| at <= now) {
+                    p.alarm = None;
+                }
+                p.object.handle(Input::Timeout, now, &mut OsRandom);
+            }
+        }
+        if self.consent.poll_timeout().is_some_and(|at| at <= now) {
+            self.consent_timeout(now);
+        }
+    }
+
+    fn handle(&mut self, event: Event, now: u64) {
+        match event {
+            Event::Line(body) => self.message(body, now),
+            Event::Opened { conn, pairing, origin, writer } => {
+                let p = self.pairing(&pairing, now);
+                let number = p.object.next_tab_number(now);
+                p.sockets.insert(number, writer);
+                let sender = "local".to_owned();
+                p.object.handle(
+                    Input::Opened { number, pairing: pairing.clone(), origin, sender },
+                    now,
+                    &mut OsRandom,
+                );
+                self.conns.insert(conn, (pairing, number));
+            }
+            Event::Message { conn, text } => {
+                let Some((pairing, tab)) = self.conns.get(&conn).cloned() else { return };
+                if let Some(p) = self.pairings.get_mut(&pairing) {
+                    p.object.handle(Input::Message { tab, text }, now, &mut OsRandom);
+                }
+            }
+            Event::Closed { conn } => {
+                let Some((pairing, tab)) = self.conns.remove(&conn) else { return };
+                if let Some(p) = self.pairings.get_mut(&pairing) {
+                    p.sockets.remove(&tab);
+                    p.object.handle(Input::Closed { tab }, now, &mut OsRandom);
+                }
+            }
+            Event::StdinClosed => {}
+        }
+    }
+
+    /// The pairing of `id`, made (and woken, with nothing stored) on first use, as a Durable
+    /// Object is made for any name.
+    pub fn pairing(&mut self, id: &str, now: u64) -> &mut Pairing {
+        let (config, catalogue, state) = (self.config, self.catalogue, self.state.clone());
+        self.pairings.entry(id.to_owned()).or_insert_with(|| {
+            let mut object = Object::new(Some(config.keys.clone()), catalogue);
+            let mut sql = Memory::kept_in(crate::state::grants_file(state.as_deref(), id));
+            object.wake(Vec::new(), &mut sql, now, &mut OsRandom);
+            Pairing { object, sql, alarm: None, sockets: HashMap::new() }
+        })
+    }
+
+    /// A message of the agent app: through the endpoint once the person connected it, else
+    /// answered as not connected yet (with the code to type).
+    fn message(&mut self, body: Result<Vec<u8>, TooLarge>, now: u64) {
+        let Some(token) = self.consent.token().map(str::to_owned) else {
+            self.unconnected(body, now);
+            return;
+        };
+        self.start_exchange(&token, body, false, now);
+    }
+
+    /// Starts an exchange for `body` as a POST to the endpoint with the connection's token,
+    /// and the headers the request names (the revision negotiated, the session, and for a
+    /// 2026-07-28 request its method and name).
+    pub fn start_exchange(
+        &mut self,
+        token: &str,
+        body: Result<Vec<u8>, TooLarge>,
+        replay: bool,
+        now: u64,
+    ) {
+        let parsed: Option<Value> = body.as_ref().ok().and_then(|b| serde_json::from_slice(b).ok());
+        let params = parsed.as_ref().and_then(|m| m.get("params"));
+        let meta_version = params
+            .and_then(|p| p.get("_meta"))
+            .and_then(|m| m.get(tabrelay::mcp::era::meta::PROTOCOL_VERSION))
+            .and_then(Value::as_str);
+        let version = meta_version.map(str::to_owned).or_else(|| self.version.clone());
+        let stateless = meta_version.is_some();
+        let field = |name: &str| parsed.as_ref().and_then(|m| m.get(name)).and_then(Value::as_str);
+        let name = params.and_then(|p| p.get("name")).and_then(Value::as_str);
+        let headers = RequestHeaders {
+            authorization: Some(format!("Bearer {token}")),
+            version,
+            method: stateless.then(|| field("method").map(str::to_owned)).flatten(),
+            name: stateless.then(|| name.map(str::to_owned)).flatten(),
+            session: if stateless { None } else { self.session.clone() },
+            accept: Some("application/json, text/event-stream".into()),
+            ..RequestHeaders::default()
+        };
+        let exchange = Exchange::begin(
+            headers,
+            false,
+            &self.tokens,
+            self.config,
+            self.catalogue,
+            &self.origin,
+            now,
+        );
+        let line = body.as_ref().ok().cloned();
+        self.running.push(Running { exchange, body: Some(body), asking: None, replay, line });
+    }
+
+    /// Carries out what every machine says until none says more.
+    pub fn pump(&mut self, now: u64) {
+        loop {
+            let mut moved = false;
+            let ids: Vec<String> = self.pairings.keys().cloned().collect();
+            for id in ids {
+                while let Some(output) = self.pairing_output(&id) {
+                    moved = true;
+                    self.carry_out(&id, output, now);
+                }
+            }
+            let mut i = 0;
+            while i < self.running.len() {
+                match self.running[i].exchange.poll_output() {
+                    Some(output) => {
+                        moved = true;
+                        self.exchange_output(i, output, now);
+                    }
+                    None => i += 1,
+                }
+            }
+            self.running.retain(|r| !r.exchange.is_done() || r.asking.is_some());
+            if !moved {
+                break;
+            }
+        }
+        // Not within a saga's own ask (which runs this pump): one consent step at a time.
+        if self.saga_ask.is_none() {
+            self.consent_step(now);
+        }
+    }
+
+    fn pairing_output(&mut self, id: &str) -> Option<ObjectOutput> {
+        let p = self.pairings.get_mut(id)?;
+        p.object.poll_output(&mut p.sql)
+    }
+
+    /// One output of a pairing's object.
+    fn carry_out(&mut self, id: &str, output: ObjectOutput, now: u64) {
+        let Some(p) = self.pairings.get_mut(id) else { return };
+        match output {
+            ObjectOutput::Send(tab, text) => {
+                if let Some(w) = p.sockets.get(&tab) {
+                    // A socket that failed tells the loop through its reader.
+                    let _ = sockets::send(w, &text);
+                }
+            }
+            ObjectOutput::Close(tab, code, reason) => {
+                if let Some(w) = p.sockets.remove(&tab) {
+                    sockets::close(&w, code, reason);
+                }
+            }
+            // Nothing hibernates here: the room holds its tabs.
+            ObjectOutput::Attach(..) => {}
+            ObjectOutput::SetAlarm(at) => p.alarm = Some(at),
+            ObjectOutput::Verify(tab, proof, named) => {
+                let valid = crate::consent::verify_p256(&proof.key, &proof.signature, &proof.data);
+                let input = match named {
+                    None => Input::Proved { tab, valid },
+                    Some(named) => Input::PresenceProved { tab, named, valid },
+                };
+                p.object.handle(input, now, &mut OsRandom);
+            }
+            ObjectOutput::AskCode(tab, code, command, said) => {
+                let reply = self.consent.code(&code, command.clone(), now, &mut OsRandom);
+                if let Some(p) = self.pairings.get_mut(id) {
+                    p.object.handle(
+                        Input::CodeReplied { tab, said, command, reply: Some(reply) },
+                        now,
+                        &mut OsRandom,
+                    );
+                }
+            }
+            ObjectOutput::Reply(asker, reply) => {
+                let ends = reply.ends();
+                if let Some((pairing, a, got)) = &mut self.saga_ask {
+                    if pairing == id && *a == asker {
+                        *got = Some(reply);
+                        return;
+                    }
+                }
+                let Some(r) = self
+                    .running
+                    .iter_mut()
+                    .find(|r| r.asking.as_ref().is_some_and(|(p, a)| p == id && *a == asker))
+                else {
+                    return;
+                };
+                r.exchange.handle_reply(Some(reply), now);
+                if ends {
+                    r.asking = None;
+                    r.exchange.handle_reply(None, now);
+                }
+            }
+        }
+    }
+
+    /// One output of the `i`th exchange.
+    fn exchange_output(&mut self, i: usize, output: Output, now: u64) {
+        match output {
+            Output::ReadBody(cap) => {
+                let r = &mut self.running[i];
+                let body = match r.body.take() {
+                    Some(Ok(body)) if body.len() > cap => Err(TooLarge { cap }),
+                    Some(body) => body,
+                    None => Ok(Vec::new()),
+                };
+                r.exchange.handle_body(body, now);
+            }
+            Output::Ask(request) => self.ask(i, request, now),
+            Output::Respond(answer) => {
+                let (replay, line) = (self.running[i].replay, self.running[i].line.take());
+                self.let_go(i, now);
+                self.answered(answer, replay, line, now);
+            }
+            Output::Send(text) => {
+                for line in text.lines() {
+                    if let Some(json) = line.strip_prefix("data: ") {
+                        write_line(json);
+                    }
+                }
+            }
+            Output::Open => {}
+            Output::End => self.let_go(i, now),
+        }
+    }
+
+    /// The exchange's ask of its pairing (the one the token names), in place of its last.
+    fn ask(&mut self, i: usize, request: Request, now: u64) {
+        self.let_go(i, now);
+        let Some(id) = self.running[i].exchange.pairing().map(str::to_owned) else { return };
+        let p = self.pairing(&id, now);
+        let asker = p.object.request(request, &mut p.sql, now, &mut OsRandom);
+        self.running[i].asking = Some((id, asker));
+    }
+
+    /// The exchange's ask in flight is let go of (its stream ended, or it asks again).
+    fn let_go(&mut self, i: usize, now: u64) {
+        if let Some((id, asker)) = self.running[i].asking.take() {
+            if let Some(p) = self.pairings.get_mut(&id) {
+                p.object.gone(asker, now, &mut OsRandom);
+            }
+        }
+    }
+
+    /// A whole answer: its JSON written (a replayed `initialize`'s kept as the session);
+    /// 401, the connection was forgotten in the tab: the message is answered as before any
+    /// connection, with a new code.
+    fn answered(&mut self, answer: Answer, replay: bool, line: Option<Vec<u8>>, now: u64) {
+        if answer.status == 401 {
+            self.consent.forgotten(self.state.as_deref());
+            self.session = None;
+        }
+        if replay {
+            self.session = answer
+                .headers
+                .iter()
+                .find(|(name, _)| name.eq_ignore_ascii_case("mcp-session-id"))
+                .map(|(_, v)| v.clone());
+            if self.session.is_some() {
+                // The list the agent app read before is the bundled one: it may read the tab's.
+                write_line(r#"{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}"#);
+            }
+            return;
+        }
+        match answer.body {
+            _ if answer.status == 401 => {
+                if let Some(line) = line {
+                    self.unconnected(Ok(line), now);
+                }
+            }
+            Body::Json(value) => write_line(&tabrelay_bundle::fields::json_text(&value)),
+            Body::Text(text) => eprintln!("tabrelay-local: {} {text}", answer.status),
+            Body::Empty => {}
+        }
+    }
+
+    /// Remembers the revision an `initialize` negotiated (its answer's `protocolVersion`).
+    pub fn negotiated(&mut self, version: Option<&str>) {
+        self.version = version.map(str::to_owned);
+    }
+}
+
+/// Writes one JSON-RPC message to stdout, as a line.
+pub fn write_line(json: &str) {
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(json.as_bytes());
+    let _ = out.write_all(b"\n");
+    let _ = out.flush();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lines(cap: usize, chunks: &[&[u8]]) -> Vec<Result<Vec<u8>, TooLarge>> {
+        let mut reader = LineReader::new(cap);
+        let mut out = Vec::new();
+        for chunk in chunks {
+            let mut rest = *chunk;
+            while !rest.is_empty() {
+                let (used, line) = reader.take(rest);
+                out.extend(line);
+                rest = &rest[used..];
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn a_line_is_whole_whatever_the_chunks_and_blank_lines_are_none() {
+        let got = lines(16, &[b"{\"a\"", b":1}\n\n  \n{}\n"]);
+        assert_eq!(got, [Ok(br#"{"a":1}"#.to_vec()), Ok(b"{}".to_vec())]);
+    }
+
+    #[test]
+    fn a_line_over_the_cap_is_too_large_and_the_next_is_read() {
+        let cap = 8;
+        let got = lines(cap, &[b"0123", b"45678", b"9abc\n{}\n"]);
+        assert_eq!(got, [Err(TooLarge { cap }), Ok(b"{}".to_vec())]);
+        // Exactly the cap is taken.
+        assert_eq!(lines(cap, &[b"01234567\n"]), [Ok(b"01234567".to_vec())]);
+    }
+
+    #[test]
+    fn a_line_over_the_cap_is_never_held_whole() {
+        let cap = 8;
+        let mut reader = LineReader::new(cap);
+        for _ in 0..1000 {
+            let _ = reader.take(b"xxxxxxxxxxxxxxxx");
+        }
+        assert!(reader.line.len() <= cap, "{} bytes held", reader.line.len());
+        assert_eq!(reader.take(b"\n"), (1, Some(Err(TooLarge { cap }))));
+    }
+}

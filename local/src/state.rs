@@ -1,0 +1,161 @@
+//! What the local server keeps between runs, in a directory of the person's own (owner-only
+//! files): its signing key, the connection the person approved (its client and refresh token),
+//! and each pairing's grants, so an agent app that starts it again goes on with no new code.
+//! The relay's core decides everything about them as on the Worker (a refresh rotates the token
+//! through the token endpoint's saga; the pairing checks the grant); this only keeps bytes.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{json, Value};
+
+/// The directory: `--state`, `TABRELAY_LOCAL_STATE`, else `$XDG_STATE_HOME/tabrelay-local` or
+/// `~/.local/state/tabrelay-local`; "none" (or no home): nothing is kept.
+#[must_use]
+pub fn dir(said: Option<&str>) -> Option<PathBuf> {
+    let env = |name| std::env::var(name).ok().filter(|v| !v.is_empty());
+    let chosen = said.map(str::to_owned).or_else(|| env("TABRELAY_LOCAL_STATE"));
+    match chosen.as_deref() {
+        Some("none") => None,
+        Some(dir) => Some(PathBuf::from(dir)),
+        None => env("XDG_STATE_HOME")
+            .map(PathBuf::from)
+            .or_else(|| env("HOME").map(|h| Path::new(&h).join(".local/state")))
+            .map(|d| d.join("tabrelay-local")),
+    }
+}
+
+/// Writes `text` to `file` (made owner-only, its directory too), whole or not at all.
+fn write(file: &Path, text: &str) {
+    use std::io::Write as _;
+    use std::os::unix::fs::{DirBuilderExt as _, OpenOptionsExt as _};
+    if let Some(parent) = file.parent() {
+        let _ = std::fs::DirBuilder::new().recursive(true).mode(0o700).create(parent);
+    }
+    let partial = file.with_extension("partial");
+    let made = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(&partial)
+        .and_then(|mut f| f.write_all(text.as_bytes()));
+    if made.is_ok() {
+        let _ = std::fs::rename(&partial, file);
+    }
+}
+
+fn read(file: &Path) -> Option<Value> {
+    serde_json::from_slice(&std::fs::read(file).ok()?).ok()
+}
+
+/// The signing key kept in `dir` (made on first use); a new one each run without a directory.
+#[must_use]
+pub fn key(dir: Option<&Path>, fresh: impl FnOnce() -> String) -> String {
+    let Some(file) = dir.map(|d| d.join("key")) else { return fresh() };
+    match std::fs::read_to_string(&file) {
+        Ok(kept) if kept.trim().len() >= 43 => kept.trim().to_owned(),
+        _ => {
+            let key = fresh();
+            write(&file, &key);
+            key
+        }
+    }
+}
+
+/// The connection the person approved: the agent app's name, its registered client, its
+/// refresh token.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Connection {
+    pub name: String,
+    pub client_id: String,
+    pub refresh: String,
+}
+
+impl Connection {
+    /// The connection kept in `dir`, if any.
+    #[must_use]
+    pub fn kept(dir: Option<&Path>) -> Option<Self> {
+        let v = read(&dir?.join("connection.json"))?;
+        let field = |name: &str| v.get(name)?.as_str().map(str::to_owned);
+        Some(Self {
+            name: field("name")?,
+            client_id: field("client_id")?,
+            refresh: field("refresh")?,
+        })
+    }
+
+    /// Keeps it in `dir`.
+    pub fn keep(&self, dir: Option<&Path>) {
+        let Some(dir) = dir else { return };
+        let v = json!({ "name": self.name, "client_id": self.client_id, "refresh": self.refresh });
+        write(&dir.join("connection.json"), &v.to_string());
+    }
+
+    /// Forgets the connection kept in `dir`.
+    pub fn forget(dir: Option<&Path>) {
+        if let Some(dir) = dir {
+            let _ = std::fs::remove_file(dir.join("connection.json"));
+        }
+    }
+}
+
+/// The file a pairing's grants are kept in (its id is hex: a file name as it is).
+#[must_use]
+pub fn grants_file(dir: Option<&Path>, pairing: &str) -> Option<PathBuf> {
+    let hex = pairing.bytes().all(|b| b.is_ascii_hexdigit());
+    dir.filter(|_| hex).map(|d| d.join(format!("grants-{pairing}.json")))
+}
+
+/// A pairing's grants (id and stored body, in order) kept in `file`.
+#[must_use]
+pub fn grants(file: Option<&Path>) -> Vec<(String, String)> {
+    let Some(Value::Array(rows)) = file.and_then(read) else { return Vec::new() };
+    let row = |r: &Value| Some((r.get(0)?.as_str()?.to_owned(), r.get(1)?.as_str()?.to_owned()));
+    rows.iter().filter_map(row).collect()
+}
+
+/// Keeps a pairing's grants in `file` (none: the file goes).
+pub fn keep_grants(file: Option<&Path>, rows: &[(String, String)]) {
+    let Some(file) = file else { return };
+    if rows.is_empty() {
+        let _ = std::fs::remove_file(file);
+        return;
+    }
+    let rows: Vec<Value> = rows.iter().map(|(id, body)| json!([id, body])).collect();
+    write(file, &Value::Array(rows).to_string());
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn temp() -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("tabrelay-local-state-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        dir
+    }
+
+    #[test]
+    fn what_is_kept_reads_back_owner_only_and_goes_when_forgotten() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let dir = temp();
+        let key = key(Some(&dir), || "k".repeat(64));
+        assert_eq!(key, "k".repeat(64));
+        assert_eq!(super::key(Some(&dir), || "other".into()), key, "the same key next run");
+        let mode = std::fs::metadata(dir.join("key")).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600);
+        let c = Connection { name: "Cursor".into(), client_id: "cid".into(), refresh: "r".into() };
+        c.keep(Some(&dir));
+        assert_eq!(Connection::kept(Some(&dir)), Some(c));
+        Connection::forget(Some(&dir));
+        assert_eq!(Connection::kept(Some(&dir)), None);
+        let file = grants_file(Some(&dir), "ab12");
+        keep_grants(file.as_deref(), &[("g1".into(), "{}".into())]);
+        assert_eq!(grants(file.as_deref()), [("g1".to_owned(), "{}".to_owned())]);
+        keep_grants(file.as_deref(), &[]);
+        assert!(grants(file.as_deref()).is_empty());
+        assert_eq!(grants_file(Some(&dir), "../x"), None, "only a hex pairing id names a file");
+        assert_eq!(super::dir(Some("none")), None);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}

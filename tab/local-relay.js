@@ -1,0 +1,143 @@
+// The tab's second relay: the local server an agent app on the person's computer starts
+// (`tabrelay-local`), on loopback beside the app's relay. It is a RelayClient like the relay's
+// (the same protocol: the pairing key, kept per origin, and a challenge bound to that origin),
+// started quiet (its status stays 'absent' while no local server runs, retried with growing
+// waits). `joinLocal(relay, local)` makes the relay client the door to both, so the person's
+// side (the panel, the presence, the bridge) keeps talking to one client:
+// - a connect code the person types goes to the local server first when it is connected (a code
+//   it did not make, it refuses), then to the relay; a local server not connected then is tried
+//   again at once (an agent app may have just started it);
+// - the connections are both relays' (each marked with its relay: `local: true`), and Forget
+//   and Stop go to the relay that holds the connection;
+// - the tools, the view and the person's steps go to both; a call's asking and answered go to
+//   the relay that sent the call;
+// - start and stop start and stop both.
+//
+//   import { RelayClient } from './relay-client.js';
+//   import { joinLocal } from './local-relay.js';
+//   const local = new RelayClient({ relay: 'http://127.0.0.1:8790', quiet: true, handle });
+//   joinLocal(relay, local);
+
+/** The local server's default address (`tabrelay-local`'s default port). */
+export const LOCAL_ADDRESS = 'http://127.0.0.1:8790';
+/** How long a code typed waits for a local server not connected yet, tried again at once. */
+const NUDGE_MS = 2_000;
+
+/**
+ * Joins `local` to `relay` (both RelayClients): `relay`'s methods reach both, as above.
+ * Returns `relay`.
+ */
+export function joinLocal(relay, local) {
+  const own = {};
+  for (const name of ['describe', 'approve', 'deny', 'connections', 'forget', 'stopAgent', 'letGoOn', 'asking', 'answered', 'setTools', 'setView', 'step', 'start', 'stop', 'setFocused']) {
+    own[name] = relay[name].bind(relay);
+  }
+  const up = () => local.status === 'connected';
+  /** Whether connection `id` is the local server's: listed by it, stopped there, or one of its calls' own. */
+  const localHas = (id) =>
+    (local.connectionsList || []).some((c) => String(c.id) === String(id)) || local.stoppedAgents.has(String(id)) || [...local.running.values()].some((c) => String(c) === String(id));
+  /**
+   * The person typed a code: the moment a local server is likely to run, so one not connected
+   * is tried again at once (not at the end of its growing wait), for up to NUDGE_MS.
+   */
+  const nudged = async () => {
+    if (up() || local.stopped) return;
+    if (!local.socket) {
+      clearTimeout(local.retryTimer);
+      local.retries = 0;
+      await local.connect();
+    }
+    const socket = local.socket;
+    if (!socket || up()) return;
+    // Until it is welcomed, or its socket fails (at once when nothing listens), or NUDGE_MS.
+    await new Promise((resolve) => {
+      const timer = setTimeout(done, NUDGE_MS);
+      const stop = local.subscribe(() => up() && done());
+      socket.addEventListener('close', done);
+      socket.addEventListener('error', done);
+      function done() {
+        clearTimeout(timer);
+        stop();
+        resolve();
+      }
+    });
+  };
+  /** A code to the local server first; on its refusal, to the relay. */
+  const codeTo =
+    (name) =>
+    async (...args) => {
+      await nudged();
+      if (up()) {
+        try {
+          return await local[name](...args);
+        } catch {
+          // Not the local server's code (or not one it can take): the relay's, then.
+        }
+      }
+      return own[name](...args);
+    };
+  relay.describe = codeTo('describe');
+  relay.approve = codeTo('approve');
+  relay.deny = codeTo('deny');
+  // Each relay lists its own (kept as its `connectionsList`); the answer is both (below).
+  relay.connections = async () => {
+    await Promise.all([own.connections(), up() ? local.connections().catch(() => null) : null]);
+    return relay.connectionsList || [];
+  };
+  relay.forget = async (id) => {
+    if (localHas(id)) await local.forget(id);
+    else await own.forget(id);
+    return relay.connections();
+  };
+  relay.stopAgent = (id) => (id != null && localHas(id) ? local.stopAgent(id) : own.stopAgent(id));
+  relay.letGoOn = (id) => (id != null && localHas(id) ? local.letGoOn(id) : own.letGoOn(id));
+  relay.isStopped = ((isStopped) => (id) => isStopped(id) || local.isStopped(id))(relay.isStopped.bind(relay));
+  relay.asking = (id, sentence) => (local.running.has(id) ? local.asking(id, sentence) : own.asking(id, sentence));
+  relay.answered = (id) => (local.running.has(id) ? local.answered(id) : own.answered(id));
+  for (const name of ['setTools', 'setView', 'step', 'setFocused']) {
+    relay[name] = (...args) => {
+      local[name](...args);
+      return own[name](...args);
+    };
+  }
+  relay.start = () => {
+    local.start();
+    return own.start();
+  };
+  relay.stop = () => {
+    local.stop();
+    return own.stop();
+  };
+  // The list the person's side follows (`connectionsList`, kept as each relay tells it): both
+  // relays', the same array until either changes. The relay client's own writes and changes of
+  // it are its own list's.
+  let ownList = relay.connectionsList;
+  let merged = null;
+  let from = [];
+  Object.defineProperty(relay, 'connectionsList', {
+    configurable: true,
+    enumerable: true,
+    get() {
+      const here = local.connectionsList;
+      if (ownList == null && here == null) return null;
+      if (!merged || from[0] !== ownList || from[1] !== here) {
+        from = [ownList, here];
+        merged = [...(ownList || []), ...(here || []).map((c) => ({ ...c, local: true }))];
+      }
+      return merged;
+    },
+    set(list) {
+      ownList = list;
+    },
+  });
+  relay.relisted = (change) => {
+    if (!Array.isArray(ownList)) return;
+    const next = ownList.map(change);
+    if (next.every((c, i) => c === ownList[i])) return;
+    ownList = next.filter(Boolean);
+  };
+  relay.local = local;
+  // A change of the local server's status or list is the relay's to its listeners (the panel).
+  local.subscribe(() => relay.changed());
+  return relay;
+}
