@@ -254,6 +254,8 @@ const CSS = `
   form > p, form > div { width: 100%; margin: 0; }
   form > p:empty, form > [hidden] { display: none; }
   [part=decide] { display: flex; flex-wrap: wrap; gap: .5rem; }
+  /* Scrolled into view with room around it, not flush with the window's edge. */
+  [part=decide], form > [part=result] { scroll-margin: 1rem; }
   [part=asker], [part=already], [part=can-do] { overflow-wrap: anywhere; }
   [part=asker]:focus { outline: none; }
   [part=asker]:focus-visible { outline: 3px solid #f2a900; }
