@@ -81,6 +81,8 @@ export class ChatElement extends Base {
   #live = null;
   /** Whether the log follows its end (the person has not scrolled up). */
   #stick = true;
+  /** A message sent to a stopped chat: it stays in the field until its turn starts (or is refused). */
+  #held = null;
   constructor() {
     super();
     this.#root = this.attachShadow({ mode: 'open' });
@@ -171,10 +173,10 @@ export class ChatElement extends Base {
     if (!text.trim()) return;
     // A stopped chat goes on only once the person's device confirmed it: the message stays in
     // the field until it is sent (a refusal leaves it there, its sentence in the log).
-    const held = chat.stopped;
-    if (!held) e.message.value = '';
-    chat.send(text).then((sent) => {
-      if (sent && held && e.message.value === text) e.message.value = '';
+    if (chat.stopped) this.#held = text;
+    else e.message.value = '';
+    chat.send(text).finally(() => {
+      if (this.#held === text) this.#held = null;
     });
   }
 
@@ -267,7 +269,12 @@ export class ChatElement extends Base {
         }
       }
     }
-    if (event.type === 'turn') this.#ask(null);
+    if (event.type === 'turn') {
+      this.#ask(null);
+      // The message sent to a stopped chat went: it leaves the field (unless the person changed it).
+      if (this.#held !== null && e.message.value === this.#held) e.message.value = '';
+      this.#held = null;
+    }
     const busy = this.#chat.busy;
     // Stop goes with the turn: the focus on it goes to the field, not the page.
     if (!busy && this.#root.activeElement === e.stop) e.message.focus();

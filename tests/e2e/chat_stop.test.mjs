@@ -75,6 +75,16 @@ test('Stop while a call runs stops it, and no model call follows', async () => {
   assert.equal(p.anthropic.calls().length, calls, 'no model call after Stop');
   assert.equal(p.anthropic.pending(), 1);
   p.anthropic.clear();
+  // The demo lets a device without a check go on: the next message goes, and leaves the field
+  // as its turn starts (not once it ended).
+  let release;
+  p.anthropic.script({ answer: [{ text: 'Going on.' }], hold: new Promise((r) => (release = r)), holdAfter: 3 });
+  await say(page, 'Go on');
+  await chatShows(page, /^Go on$/, 'person');
+  await p.anthropic.until(() => p.anthropic.calls().length === calls + 1);
+  assert.equal(await page.locator('#chat [part=message]').inputValue(), '', 'the message left the field as its turn started');
+  release();
+  await chatShows(page, 'Going on.');
   await context.close();
 });
 
