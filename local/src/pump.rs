@@ -91,8 +91,8 @@ pub fn read_stdin(events: Sender<Event>) {
     });
 }
 
-/// A pairing's storage here: in memory, for as long as the server runs, but for its grants,
-/// kept in the state directory ([`crate::state`]) so a connection outlives a run. The pairing
+/// A pairing's storage here: in memory, for as long as the server runs, but for its grants
+/// and its presence credential, kept in the state directory ([`crate::state`]) so a connection outlives a run. The pairing
 /// keeps in memory all it needs (its rows are read back only when it wakes, once, at its
 /// making), so the other writes are dropped; a used `requestState` is remembered, since that
 /// uniqueness is what its SQL answers.
@@ -102,13 +102,24 @@ pub struct Memory {
     /// The grants' rows (id, body), in the order written.
     grants: Vec<(String, String)>,
     file: Option<std::path::PathBuf>,
+    /// The `presence` meta row (the person's credential, as stored), and where it is kept.
+    presence: Option<String>,
+    presence_file: Option<std::path::PathBuf>,
 }
 
 impl Memory {
     /// The storage of a pairing whose grants are kept in `file`.
     pub fn kept_in(file: Option<std::path::PathBuf>) -> Self {
         let grants = crate::state::grants(file.as_deref());
-        Self { used_states: std::collections::HashSet::new(), grants, file }
+        Self { used_states: std::collections::HashSet::new(), grants, file, ..Self::default() }
+    }
+
+    /// Keeps the pairing's presence credential in `file` too (read back from it now).
+    #[must_use]
+    pub fn presence_in(mut self, file: Option<std::path::PathBuf>) -> Self {
+        self.presence = crate::state::presence(file.as_deref());
+        self.presence_file = file;
+        self
     }
 }
 
@@ -141,6 +152,20 @@ impl Sql for Memory {
             self.grants.retain(|(g, _)| Some(g) != id.as_ref());
         } else if query == "DROP TABLE IF EXISTS grants" {
             self.grants.clear();
+        } else if query.starts_with("INSERT OR REPLACE INTO meta") {
+            if let (Some("presence"), Some(row)) =
+                (text(&bindings, 0).as_deref(), text(&bindings, 1))
+            {
+                crate::state::keep_presence(self.presence_file.as_deref(), Some(&row));
+                self.presence = Some(row);
+            }
+        } else if query == "DROP TABLE IF EXISTS meta" {
+            if self.presence.take().is_some() {
+                crate::state::keep_presence(self.presence_file.as_deref(), None);
+            }
+        } else if query == "SELECT k, v FROM meta" {
+            let row = self.presence.clone().map(|v| vec![Some("presence".to_owned()), Some(v)]);
+            return Ok(row.into_iter().collect());
         } else if query == "SELECT body FROM grants ORDER BY rowid" {
             return Ok(self.grants.iter().map(|(_, body)| vec![Some(body.clone())]).collect());
         }
@@ -307,7 +332,8 @@ impl Local {
         let (config, catalogue, state) = (self.config, self.catalogue, self.state.clone());
         self.pairings.entry(id.to_owned()).or_insert_with(|| {
             let mut object = Object::new(Some(config.keys.clone()), catalogue);
-            let mut sql = Memory::kept_in(crate::state::grants_file(state.as_deref(), id));
+            let mut sql = Memory::kept_in(crate::state::grants_file(state.as_deref(), id))
+                .presence_in(crate::state::presence_file(state.as_deref(), id));
             object.wake(Vec::new(), &mut sql, now, &mut OsRandom);
             Pairing { object, sql, alarm: None, sockets: HashMap::new() }
         })
@@ -587,6 +613,26 @@ mod tests {
         assert_eq!(got, [Err(TooLarge { cap }), Ok(b"{}".to_vec())]);
         // Exactly the cap is taken.
         assert_eq!(lines(cap, &[b"01234567\n"]), [Ok(b"01234567".to_vec())]);
+    }
+
+    /// The pairing's presence credential outlives a run (else anyone could set up another in
+    /// its place at the next), and goes when the pairing forgets everything.
+    #[test]
+    fn the_presence_credential_is_kept_between_runs() {
+        let dir = std::env::temp_dir().join(format!("tabrelay-local-pump-{}", std::process::id()));
+        let file = crate::state::presence_file(Some(&dir), "ab12");
+        let row = r#"{"credential":"c","key":"k","origin":"http://localhost:1"}"#;
+        let mut sql = Memory::default().presence_in(file.clone());
+        let write = "INSERT OR REPLACE INTO meta (k, v) VALUES (?, ?)";
+        let binds = vec![Bind::Text("presence".into()), Bind::Text(row.into())];
+        assert!(sql.exec(write, binds).is_ok());
+        let mut next = Memory::default().presence_in(file.clone());
+        let read = next.exec("SELECT k, v FROM meta", Vec::new()).unwrap_or_default();
+        assert_eq!(read, [vec![Some("presence".to_owned()), Some(row.to_owned())]]);
+        assert!(next.exec("DROP TABLE IF EXISTS meta", Vec::new()).is_ok());
+        let after = Memory::default().presence_in(file);
+        assert_eq!(after.presence, None);
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]

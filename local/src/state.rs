@@ -1,6 +1,6 @@
 //! What the local server keeps between runs, in a directory of the person's own (owner-only
 //! files): its signing key, the connection the person approved (its client and refresh token),
-//! and each pairing's grants, so an agent app that starts it again goes on with no new code.
+//! and each pairing's grants and presence credential, so an agent app that starts it again goes on with no new code.
 //! The relay's core decides everything about them as on the Worker (a refresh rotates the token
 //! through the token endpoint's saga; the pairing checks the grant); this only keeps bytes.
 
@@ -125,6 +125,31 @@ pub fn keep_grants(file: Option<&Path>, rows: &[(String, String)]) {
     write(file, &Value::Array(rows).to_string());
 }
 
+/// The file a pairing's presence credential is kept in (the pairing's `presence` row, as the
+/// relay's storage keeps it), so no one can enrol another in its place at the next run.
+#[must_use]
+pub fn presence_file(dir: Option<&Path>, pairing: &str) -> Option<PathBuf> {
+    let hex = pairing.bytes().all(|b| b.is_ascii_hexdigit());
+    dir.filter(|_| hex).map(|d| d.join(format!("presence-{pairing}.json")))
+}
+
+/// The presence row kept in `file`, as stored (JSON text).
+#[must_use]
+pub fn presence(file: Option<&Path>) -> Option<String> {
+    file.and_then(read).map(|v| v.to_string())
+}
+
+/// Keeps a pairing's presence row in `file` (none: the file goes).
+pub fn keep_presence(file: Option<&Path>, row: Option<&str>) {
+    let Some(file) = file else { return };
+    match row {
+        Some(row) => write(file, row),
+        None => {
+            let _ = std::fs::remove_file(file);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -155,6 +180,12 @@ mod tests {
         keep_grants(file.as_deref(), &[]);
         assert!(grants(file.as_deref()).is_empty());
         assert_eq!(grants_file(Some(&dir), "../x"), None, "only a hex pairing id names a file");
+        let file = presence_file(Some(&dir), "ab12");
+        keep_presence(file.as_deref(), Some(r#"{"credential":"c"}"#));
+        assert_eq!(presence(file.as_deref()).as_deref(), Some(r#"{"credential":"c"}"#));
+        keep_presence(file.as_deref(), None);
+        assert_eq!(presence(file.as_deref()), None);
+        assert_eq!(presence_file(Some(&dir), "../x"), None);
         assert_eq!(super::dir(Some("none")), None);
         let _ = std::fs::remove_dir_all(&dir);
     }
