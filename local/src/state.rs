@@ -71,11 +71,18 @@ pub struct Connection {
     pub refresh: String,
 }
 
+/// The file the connection of the agent app named `name` is kept in (its name's bytes in hex:
+/// each agent app its own, with the same state directory).
+fn connection_file(dir: &Path, name: &str) -> PathBuf {
+    let hex: String = name.bytes().map(|b| format!("{b:02x}")).collect();
+    dir.join(format!("connection-{hex}.json"))
+}
+
 impl Connection {
-    /// The connection kept in `dir`, if any.
+    /// The connection of the agent app named `name` kept in `dir`, if any.
     #[must_use]
-    pub fn kept(dir: Option<&Path>) -> Option<Self> {
-        let v = read(&dir?.join("connection.json"))?;
+    pub fn kept(dir: Option<&Path>, name: &str) -> Option<Self> {
+        let v = read(&connection_file(dir?, name))?;
         let field = |name: &str| v.get(name)?.as_str().map(str::to_owned);
         Some(Self {
             name: field("name")?,
@@ -88,13 +95,13 @@ impl Connection {
     pub fn keep(&self, dir: Option<&Path>) {
         let Some(dir) = dir else { return };
         let v = json!({ "name": self.name, "client_id": self.client_id, "refresh": self.refresh });
-        write(&dir.join("connection.json"), &v.to_string());
+        write(&connection_file(dir, &self.name), &v.to_string());
     }
 
-    /// Forgets the connection kept in `dir`.
-    pub fn forget(dir: Option<&Path>) {
+    /// Forgets the connection of the agent app named `name` kept in `dir`.
+    pub fn forget(dir: Option<&Path>, name: &str) {
         if let Some(dir) = dir {
-            let _ = std::fs::remove_file(dir.join("connection.json"));
+            let _ = std::fs::remove_file(connection_file(dir, name));
         }
     }
 }
@@ -150,6 +157,38 @@ pub fn keep_presence(file: Option<&Path>, row: Option<&str>) {
     }
 }
 
+/// Where the first `tabrelay-local` on `port` writes the secret later ones join it with: the
+/// user's runtime directory (`XDG_RUNTIME_DIR`), else the system's temporary one.
+#[must_use]
+pub fn agents_secret_file(port: u16) -> PathBuf {
+    let dir = std::env::var("XDG_RUNTIME_DIR").ok().filter(|d| !d.is_empty());
+    dir.map_or_else(std::env::temp_dir, PathBuf::from).join(format!("tabrelay-local-{port}.secret"))
+}
+
+/// Keeps `key` as the signing key in `dir` (a joined one takes the serving one's: the tokens
+/// kept for it are that one's).
+pub fn keep_key(dir: Option<&Path>, key: &str) {
+    if let Some(dir) = dir {
+        write(&dir.join("key"), key);
+    }
+}
+
+/// Writes the secret later agent apps join with (owner-only).
+pub fn keep_secret(file: &Path, secret: &str) {
+    write(file, secret);
+}
+
+/// The secret in `file`, only when this user owns it and no one else may read it (else another
+/// user's program could have put it there, to be joined in the person's place).
+#[must_use]
+pub fn own_secret(file: &Path) -> Option<String> {
+    use std::os::unix::fs::MetadataExt as _;
+    let meta = std::fs::symlink_metadata(file).ok()?;
+    let me = std::fs::metadata("/proc/self").ok()?.uid();
+    let own = meta.is_file() && meta.uid() == me && meta.mode() & 0o077 == 0;
+    own.then(|| std::fs::read_to_string(file).ok()).flatten().map(|s| s.trim().to_owned())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -171,9 +210,10 @@ mod tests {
         assert_eq!(mode & 0o777, 0o600);
         let c = Connection { name: "Cursor".into(), client_id: "cid".into(), refresh: "r".into() };
         c.keep(Some(&dir));
-        assert_eq!(Connection::kept(Some(&dir)), Some(c));
-        Connection::forget(Some(&dir));
-        assert_eq!(Connection::kept(Some(&dir)), None);
+        assert_eq!(Connection::kept(Some(&dir), "Cursor"), Some(c));
+        assert_eq!(Connection::kept(Some(&dir), "Claude Code"), None, "each agent app its own");
+        Connection::forget(Some(&dir), "Cursor");
+        assert_eq!(Connection::kept(Some(&dir), "Cursor"), None);
         let file = grants_file(Some(&dir), "ab12");
         keep_grants(file.as_deref(), &[("g1".into(), "{}".into())]);
         assert_eq!(grants(file.as_deref()), [("g1".to_owned(), "{}".to_owned())]);
