@@ -22,6 +22,8 @@
 //   const local = new RelayClient({ relay: 'http://127.0.0.1:8790', quiet: true, handle });
 //   joinLocal(relay, local);
 
+import { CODE_LEN, CODE_IGNORED } from './generated/bundle.js';
+
 /**
  * The person's presence check for `relay` joined to its local server (`joinLocal`): `check` is
  * the relay's (./presence-check.js), `localCheck` the same made for the local server's client.
@@ -102,9 +104,24 @@ export function joinLocal(relay, local) {
       }
       return own[name](...args);
     };
-  /** Whether code `said` is the local server's (it describes it): where its approval goes. */
+  /**
+   * Whether `said` is a code the local server made (it describes it): where its approval goes.
+   * Only the local server is asked, and only of a code's length (a waiting page's link
+   * reference is the relay's: the local server has none).
+   */
   relay.isLocalCode = async (said) => {
-    if (!whose.has(said)) await relay.describe(said).catch(() => null);
+    const letters = [...String(said)].filter((c) => !CODE_IGNORED.includes(c)).length;
+    if (letters !== CODE_LEN) return false;
+    if (!whose.has(said)) {
+      await nudged();
+      if (!up()) return false;
+      try {
+        await local.describe(said);
+        whose.set(said, true);
+      } catch {
+        whose.set(said, false);
+      }
+    }
     if (whose.size > 64) whose.delete(whose.keys().next().value);
     return whose.get(said) === true;
   };

@@ -178,14 +178,14 @@ pub fn keep_secret(file: &Path, secret: &str) {
     write(file, secret);
 }
 
-/// The secret in `file`, only when this user owns it and no one else may read it (else another
-/// user's program could have put it there, to be joined in the person's place).
+/// The secret in `file`, only when it is a file no one else may read (else another user's
+/// program could have put it there, to be joined in the person's place; a file of another user
+/// that only its owner may read does not read here).
 #[must_use]
 pub fn own_secret(file: &Path) -> Option<String> {
-    use std::os::unix::fs::MetadataExt as _;
+    use std::os::unix::fs::PermissionsExt as _;
     let meta = std::fs::symlink_metadata(file).ok()?;
-    let me = std::fs::metadata("/proc/self").ok()?.uid();
-    let own = meta.is_file() && meta.uid() == me && meta.mode() & 0o077 == 0;
+    let own = meta.is_file() && meta.permissions().mode() & 0o077 == 0;
     own.then(|| std::fs::read_to_string(file).ok()).flatten().map(|s| s.trim().to_owned())
 }
 
@@ -226,6 +226,12 @@ mod tests {
         keep_presence(file.as_deref(), None);
         assert_eq!(presence(file.as_deref()), None);
         assert_eq!(presence_file(Some(&dir), "../x"), None);
+        let secret = dir.join("agents.secret");
+        keep_secret(&secret, "s3cret");
+        assert_eq!(own_secret(&secret).as_deref(), Some("s3cret"));
+        let open = std::fs::Permissions::from_mode(0o644);
+        std::fs::set_permissions(&secret, open).unwrap();
+        assert_eq!(own_secret(&secret), None, "a secret others may read is none");
         assert_eq!(super::dir(Some("none")), None);
         let _ = std::fs::remove_dir_all(&dir);
     }

@@ -120,21 +120,26 @@ test('joined, the connections are both relays’, and Forget, Stop and a call’
 });
 
 test('joined, a local code’s approval is proven to the local server, any other to the relay; a local refusal stands', async () => {
-  const { c: relay } = connected('https://relay.example', { 'REMOTE-CODE': { client: 'Claude' } });
-  const { c: local, sent: toLocal } = connected('http://127.0.0.1:8790', { 'LOCAL-CODE': { client: 'Claude Code (local)' } });
+  const { c: relay } = connected('https://relay.example', { 'REMOT-00002': { client: 'Claude' } });
+  const { c: local, sent: toLocal } = connected('http://127.0.0.1:8790', { 'LOCAL-00001': { client: 'Claude Code (local)' } });
   joinLocal(relay, local);
   const proven = [];
   const checkOf = (name) => ({ withoutDevice: 'refuse', approval: async (said) => (proven.push([name, said]), { by: name }), confirm: async () => ({ verified: true, by: name }) });
   const check = joinPresenceCheck(checkOf('relay'), checkOf('local'), relay);
-  assert.deepEqual(await check.approval('LOCAL-CODE'), { by: 'local' });
-  assert.deepEqual(await check.approval('REMOTE-CODE'), { by: 'relay' });
+  assert.deepEqual(await check.approval('LOCAL-00001'), { by: 'local' });
+  assert.deepEqual(await check.approval('REMOT-00002'), { by: 'relay' });
   assert.deepEqual(await check.confirm('answer', 'x'), { verified: true, by: 'relay' }, 'the tab’s own decisions stay the relay’s check');
-  assert.deepEqual(proven, [['local', 'LOCAL-CODE'], ['relay', 'REMOTE-CODE']]);
+  // A waiting page's link reference is the relay's: the local server is not asked of it.
+  const link = 'ABCDEFGHJKMNPQRSTV';
+  const asked = toLocal.length;
+  assert.deepEqual(await check.approval(link), { by: 'relay' });
+  assert.equal(toLocal.length, asked, 'the local server was not asked of a link');
+  assert.deepEqual(proven, [['local', 'LOCAL-00001'], ['relay', 'REMOT-00002'], ['relay', link]]);
   // The local server refusing the approval of its own code (no presence proven): its sentence,
   // never the relay's unknown code.
   local.codeRequest = async (type, field, code) => {
     toLocal.push({ type, code });
     throw new Error('Nothing was connected: your device did not confirm it was you.');
   };
-  await assert.rejects(relay.approve('LOCAL-CODE'), /your device did not confirm/);
+  await assert.rejects(relay.approve('LOCAL-00001'), /your device did not confirm/);
 });
