@@ -155,10 +155,11 @@ fn main() {
         };
     let config: &'static Config = Box::leak(Box::new(config));
     let port = listener.local_addr().map_or(args.port, |a| a.port());
-    eprintln!("tabrelay-local: the tab connects to ws://127.0.0.1:{port}/tab");
     // Later agent apps' tabrelay-local join this one with this secret (owner-only file).
     let secret: &'static str = Box::leak(random_token(&mut OsRandom, 32).into_boxed_str());
     state::keep_secret(&state::agents_secret_file(port), secret);
+    // Said once everything is in place: whoever reads it may join at once.
+    eprintln!("tabrelay-local: the tab connects to ws://127.0.0.1:{port}/tab");
     let key: &'static str = Box::leak(key.into_boxed_str());
     sockets::listen(listener, port, config, (secret, key), events);
     let mut local = pump::Local::new(config, port, state);

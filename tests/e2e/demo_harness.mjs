@@ -55,7 +55,7 @@ export function fileSession(open) {
 
 /** Waits until the demo page says it is connected to the relay. */
 export function connected(page) {
-  return page.locator('tabrelay-agents [part=status]', { hasText: /^connected$/ }).waitFor({ timeout: 15_000 });
+  return page.locator('tabrelay-agents [part=status]', { hasText: /^this tab is connected/ }).waitFor({ timeout: 15_000 });
 }
 
 /**

@@ -21,7 +21,7 @@ test('an approved local connection outlives a run of the binary, until the perso
   const first = await stdioClient('Kept local agent', { state });
   const code = codeIn(await said(first.client));
   const page = await openDemo(await chromium());
-  await localStatus(page).filter({ hasText: /^connected$/ }).waitFor({ timeout: 20_000 });
+  await localStatus(page).filter({ hasText: /^this tab is connected/ }).waitFor({ timeout: 20_000 });
   await approveIn(page)(code);
   await waitFor(() => first.changed.includes('notifications/tools/list_changed'));
   const refresh = JSON.parse(readFileSync(keptIn(state), 'utf8')).refresh;
@@ -30,7 +30,7 @@ test('an approved local connection outlives a run of the binary, until the perso
 
   // The agent app starts it again: connected at once, the tab's tools answer.
   const second = await stdioClient('Kept local agent', { state });
-  await localStatus(page).filter({ hasText: /^connected$/ }).waitFor({ timeout: 70_000 });
+  await localStatus(page).filter({ hasText: /^this tab is connected/ }).waitFor({ timeout: 70_000 });
   assert.doesNotMatch(await said(second.client), /connect code/);
   const described = await second.client.callTool({ name: 'dataset_describe', arguments: {} });
   assert.notEqual(described.isError, true, textOf(described));

@@ -44,7 +44,7 @@ test('a local agent is connected only with the person’s assertion, which the l
   const device = await addAuthenticator(page);
   await page.goto(`${LOCALHOST}/demo/?seed=11`);
   await connected(page);
-  await localStatus(page).filter({ hasText: /^connected$/ }).waitFor({ timeout: 20_000 });
+  await localStatus(page).filter({ hasText: /^this tab is connected/ }).waitFor({ timeout: 20_000 });
 
   // The person proves their presence for this code once: the local server's pairing now keeps
   // the credential made for it (nothing was approved yet).
@@ -91,7 +91,7 @@ test('a local agent is connected only with the person’s assertion, which the l
   await localStatus(page).filter({ hasText: /^not running$/ }).waitFor({ timeout: 20_000 });
   const again = await stdioClient('Proven local agent', { state });
   t.after(() => again.client.close());
-  await localStatus(page).filter({ hasText: /^connected$/ }).waitFor({ timeout: 70_000 });
+  await localStatus(page).filter({ hasText: /^this tab is connected/ }).waitFor({ timeout: 70_000 });
   const kept = await page.evaluate(() => document.getElementById('agents').relay.local.presenceKey);
   assert.equal(kept?.credential, held.credential);
 });

@@ -38,7 +38,7 @@ test('two agent apps each start tabrelay-local: both served, each its own connec
   assert.match(saidTwo(), /joined the one already serving the tab/);
 
   const page = await openDemo(await chromium());
-  await localStatus(page).filter({ hasText: /^connected$/ }).waitFor({ timeout: 20_000 });
+  await localStatus(page).filter({ hasText: /^this tab is connected/ }).waitFor({ timeout: 20_000 });
   await approveIn(page)(codeTwo);
   await waitFor(() => two.changed.includes('notifications/tools/list_changed'));
   assert.equal(await codeOf(one.client), codeOne, 'approving the second did not connect the first');
