@@ -171,3 +171,20 @@ export async function heavyComparisonRunning(page, client) {
   await page.locator('#activity [part=text]', { hasText: 'running Compare two groups' }).waitFor({ timeout: SHOW_MS });
   return { running };
 }
+
+/**
+ * The page's virtual authenticator, a platform one. `answers({verified, signs})`: whether its
+ * answers say the user was verified (else the UV flag is zero, as from an authenticator that
+ * only took a tap) and carry a signature that holds. (An authenticator that cannot verify its
+ * user leaves the browser's prompt waiting until the person cancels it: nothing to read soon.)
+ */
+export async function addAuthenticator(page) {
+  const cdp = await page.context().newCDPSession(page);
+  await cdp.send('WebAuthn.enable', { enableUI: false });
+  const options = { protocol: 'ctap2', transport: 'internal', hasResidentKey: true, hasUserVerification: true, isUserVerified: true, automaticPresenceSimulation: true };
+  const { authenticatorId } = await cdp.send('WebAuthn.addVirtualAuthenticator', { options });
+  return {
+    answers: ({ verified = true, signs = true } = {}) => cdp.send('WebAuthn.setResponseOverrideBits', { authenticatorId, isBadUV: !verified, isBogusSignature: !signs }),
+    credentials: async () => (await cdp.send('WebAuthn.getCredentials', { authenticatorId })).credentials,
+  };
+}
