@@ -420,11 +420,12 @@ export function createPresence({ app, storage, store, tools = [], confirmKinds =
   const watchers = new Set();
   let nextQuestion = 1;
 
-  /** Stops connection `connection`'s agent (held until goOn) and its lines here (line `line` alone when it has none). */
+  /** Stops connection `connection`'s agent (held until goOn) and its unfinished lines here (line `line` alone when it has none). */
   function stopLines(connection, line) {
     if (connection !== null) held.add(connection);
     for (const other of lines.values()) {
-      if (other !== line && (connection === null || connectionOf(other) !== connection)) continue;
+      // A turn that had finished before the Stop stays as it ended.
+      if (other !== line && (connection === null || connectionOf(other) !== connection || other.done)) continue;
       other.stopped = true;
       for (const entry of other.calls) {
         if (entry.state === 'running') entry.controller.abort(new NotRun(SENTENCES.STOPPED_RUNNING, 'stopped by the person while it ran'));
