@@ -11,7 +11,6 @@ import assert from 'node:assert/strict';
 import { RELAY, APP_ORIGIN, register, pkcePair, openWaitingPage } from './harness.mjs';
 import { fileChromium, openDemo, connectThroughPage } from './demo_harness.mjs';
 import { ADDRESS_WORDS } from '../../tab/agents-panel.js';
-import { CONSENT } from '../../tab/generated/bundle.js';
 
 const chromium = fileChromium();
 
