@@ -445,13 +445,24 @@ const LINE_FOCUS_ORDER = ['keep', 'dismiss', 'go-on', 'stop'];
 export const FINISHED_SHOWN = 3;
 
 /**
- * The lines in the order they show, and which of them show: those acting or stopped first, then
- * the finished ones, each newest first; the finished ones beyond FINISHED_SHOWN fold unless
+ * The lines in the order they show, and which of them show: those acting or stopped first (a
+ * stopped agent's newest line only), then the finished ones, each newest first; the finished ones beyond FINISHED_SHOWN fold unless
  * `unfolded`, except a line in `keep` (the one with the focus, or asking about its Undo turn).
  * Returns {shown, folded: how many finished lines fold}.
  */
 export function linesShown(lines, { unfolded = false, keep = [] } = {}) {
-  const newest = [...lines].reverse();
+  // A stopped agent is said stopped, with Let it go on, once: on its newest line; its older
+  // finished turns read as they ended and fold with the others.
+  const holding = new Set();
+  const newest = [...lines].reverse().map((l) => {
+    if (!l.held) return l;
+    const id = String(l.connection?.id ?? l.agent);
+    if (!holding.has(id)) {
+      holding.add(id);
+      return l;
+    }
+    return { ...l, held: false };
+  });
   const acting = newest.filter((l) => !l.done || l.held);
   const finished = newest.filter((l) => l.done && !l.held);
   const fold = unfolded ? [] : finished.slice(FINISHED_SHOWN).filter((l) => !keep.includes(l.key));

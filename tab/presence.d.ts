@@ -248,6 +248,8 @@ export interface Presence {
   presenceState?: 'device' | 'without' | 'refused' | 'off';
   cancel(id: number | string): void;
   stop(key: string): void;
+  /** Connection `id`'s agent was stopped in another tab of the pairing: its lines here say so. */
+  stoppedElsewhere(id: string | null | undefined): void;
   goOn(connection: string | null | undefined): boolean;
   forget(connection: string): void;
   withdrawAll(reason: string): void;

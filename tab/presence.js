@@ -429,6 +429,23 @@ export function createPresence({ app, storage, store, tools = [], confirmKinds =
   const watchers = new Set();
   let nextQuestion = 1;
 
+  /** Stops connection `connection`'s agent (held until goOn) and its unfinished lines here (line `line` alone when it has none). */
+  function stopLines(connection, line) {
+    if (connection !== null) held.add(connection);
+    for (const other of lines.values()) {
+      // A turn that had finished before the Stop stays as it ended.
+      if (other !== line && (connection === null || connectionOf(other) !== connection || other.done)) continue;
+      other.stopped = true;
+      for (const entry of other.calls) {
+        if (entry.state === 'running') entry.controller.abort(new NotRun(SENTENCES.STOPPED_RUNNING, 'stopped by the person while it ran'));
+      }
+      for (const q of questions.filter((x) => x.lineKey === other.key)) {
+        drop(q);
+        q.reject(new NotRun(SENTENCES.STOPPED, 'stopped by the person'));
+      }
+    }
+  }
+
   const presence = {
     store: permissions,
     /** Whether the app gave an undo hook (Undo turn is offered only then). */
@@ -701,20 +718,19 @@ export function createPresence({ app, storage, store, tools = [], confirmKinds =
     stop(key) {
       const line = lines.get(key);
       if (!line) return;
-      const connection = connectionOf(line);
-      if (connection !== null) held.add(connection);
-      for (const other of lines.values()) {
-        if (other !== line && (connection === null || connectionOf(other) !== connection)) continue;
-        other.stopped = true;
-        for (const entry of other.calls) {
-          if (entry.state === 'running') entry.controller.abort(new NotRun(SENTENCES.STOPPED_RUNNING, 'stopped by the person while it ran'));
-        }
-        for (const q of questions.filter((x) => x.lineKey === other.key)) {
-          drop(q);
-          q.reject(new NotRun(SENTENCES.STOPPED, 'stopped by the person'));
-        }
-      }
+      stopLines(connectionOf(line), line);
       presence.onStopped(publicLine(line));
+      emit();
+    },
+
+    /**
+     * Connection `id`'s agent was stopped elsewhere (Stop pressed in another tab of the pairing):
+     * its lines here say so, with Let it go on, as in the tab where it was pressed; the relay is
+     * not told again.
+     */
+    stoppedElsewhere(id) {
+      if (id == null || held.has(String(id)) || forgotten.has(String(id))) return;
+      stopLines(String(id), null);
       emit();
     },
 

@@ -373,6 +373,9 @@ const RECORD_CSS = `
   p { margin: .5rem 0 0; }
   .hint { color: #5b5b60; }
   [part=filters], [part=actions] { display: flex; flex-wrap: wrap; gap: .5rem; align-items: center; margin-top: .5rem; }
+  /* A long agent name never widens the page: its filter is as wide as the panel at most. */
+  [part=filters] label { display: flex; gap: .35rem; align-items: center; min-width: 0; max-width: 100%; }
+  [part=filters] select { min-width: 0; flex: 0 1 auto; text-overflow: ellipsis; }
   select { font: inherit; padding: .2rem .3rem; border: 1px solid #8a8a90; border-radius: .3rem; background: #fff; max-width: 100%; }
   button { font: inherit; font-size: .9rem; padding: .2rem .6rem; border-radius: .3rem; border: 1px solid #0b5cad; background: #fff; color: #0b5cad; cursor: pointer; }
   button:disabled { opacity: .5; cursor: default; }

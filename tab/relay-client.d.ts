@@ -14,7 +14,7 @@ export const FORGOTTEN: string;
 /** Said for a call of an agent the person stopped, until they let it go on. */
 export const AGENT_STOPPED: string;
 /** The consent's sentences, in the relay's words. */
-export const CONSENT: Readonly<{ APPROVE_ONLY_YOURS: string; PLACE_UNKNOWN: string; LOOKALIKE: string; LINK_OPENED: string; LINK_CONFIRMING: string; LINK_WINDOW_BLOCKED: string; LINK_WINDOW_CLOSED: string; NOT_THIS_BROWSER: string; WARNINGS: Readonly<Record<NameWarning, string>> }>;
+export const CONSENT: Readonly<{ APPROVE_ONLY_YOURS: string; LOOKALIKE: string; LINK_OPENED: string; LINK_CONFIRMING: string; LINK_WINDOW_BLOCKED: string; LINK_WINDOW_CLOSED: string; NOT_THIS_BROWSER: string; WARNINGS: Readonly<Record<NameWarning, string>> }>;
 /** The text a tab signs to prove its pairing. */
 export function proofText(origin: string, challenge: string): string;
 

@@ -273,6 +273,12 @@ export function createTabrelay(options = {}) {
   // The chat's agent goes on with the person's next message; the relay knows nothing of it.
   presence.onGoOn = (id) => (id === chatEngine?.id ? undefined : relay?.letGoOn(id));
   relay?.subscribe((r) => emit('status', r));
+  // Stop pressed in another tab of the pairing: this tab's lines of that agent say so too.
+  for (const client of new Set([relay, local])) {
+    client?.subscribe(() => {
+      for (const id of client.stoppedAgents) presence.stoppedElsewhere(id);
+    });
+  }
 
   const element = (named, tag) => (named === null || named === false ? null : typeof named === 'string' ? doc?.querySelector(named) : named || doc?.querySelector(tag) || null);
   const confirm = element(options.confirm, ELEMENT_TAGS.confirm);

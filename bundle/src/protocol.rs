@@ -504,7 +504,7 @@ pub enum RelayMessage {
         /// How long ago the request started (its connect code was made), in milliseconds.
         age_ms: u64,
         /// Where the browser that started it was ("City, CC"), when the platform said; absent
-        /// when it did not (the tab then says [`consent::PLACE_UNKNOWN`]).
+        /// when it did not (the tab then says nothing of where).
         place: Option<String>,
         /// The well-known agent app the name looks like or claims, when `name_warning` is
         /// [`consent::warning::LOOKS_LIKE`] or [`consent::warning::CLAIMS`].
@@ -660,8 +660,6 @@ pub struct ConnectionInfo {
 pub mod consent {
     /// Said with every request to approve.
     pub const APPROVE_ONLY_YOURS: &str = "Approve only a request you started yourself just now, from an app you use. If someone sent you this link or code, or you did not just start connecting, Deny it.";
-    /// Where the request came from is not known (the platform did not say).
-    pub const PLACE_UNKNOWN: &str = "Where this request came from is not known.";
     /// An unverified name like a well-known app's; `{app}` is that app's name.
     pub const LOOKALIKE: &str = "This name looks like {app}'s, but nobody verified it: any app can call itself {app}. Approve only if you started this yourself just now.";
     /// A link to the app carried a request to connect; nothing is asked until the person

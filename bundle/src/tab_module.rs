@@ -56,7 +56,7 @@ export const WITHDRAWN = {withdrawn};\n\
 /** Said for a call of a connection the person forgot, and of an agent they stopped. */\n\
 export const FORGOTTEN = {forgotten};\n\
 export const AGENT_STOPPED = {agent_stopped};\n\
-export const CONSENT = Object.freeze({{ APPROVE_ONLY_YOURS: {yours}, PLACE_UNKNOWN: {place}, LOOKALIKE: {lookalike}, LINK_OPENED: {link_opened}, LINK_CONFIRMING: {link_confirming}, LINK_WINDOW_BLOCKED: {link_blocked}, LINK_WINDOW_CLOSED: {link_closed}, NOT_THIS_BROWSER: {not_this_browser}, WARNINGS: Object.freeze({{ {lookslike_kind}: {lookalike}, {claims_kind}: {claims}, {mixed_kind}: {mixed}, {not_latin_kind}: {not_latin} }}) }});\n\
+export const CONSENT = Object.freeze({{ APPROVE_ONLY_YOURS: {yours}, LOOKALIKE: {lookalike}, LINK_OPENED: {link_opened}, LINK_CONFIRMING: {link_confirming}, LINK_WINDOW_BLOCKED: {link_blocked}, LINK_WINDOW_CLOSED: {link_closed}, NOT_THIS_BROWSER: {not_this_browser}, WARNINGS: Object.freeze({{ {lookslike_kind}: {lookalike}, {claims_kind}: {claims}, {mixed_kind}: {mixed}, {not_latin_kind}: {not_latin} }}) }});\n\
 /** The connect code's form (bundle/src/code.rs); tab/relay-client.js builds its reader from it. */\n\
 export const CODE_ALPHABET = '{code_alphabet}';\n\
 export const CODE_LEN = {code_len};\n\
@@ -109,7 +109,6 @@ export const CATALOGUE = Object.freeze({catalogue});\n",
         open = crate::content::DATA_OPEN,
         close_tag = crate::content::DATA_CLOSE,
         yours = js_string(protocol::consent::APPROVE_ONLY_YOURS),
-        place = js_string(protocol::consent::PLACE_UNKNOWN),
         lookalike = js_string(protocol::consent::LOOKALIKE),
         link_opened = js_string(protocol::consent::LINK_OPENED),
         link_confirming = js_string(protocol::consent::LINK_CONFIRMING),

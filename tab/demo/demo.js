@@ -106,8 +106,25 @@ tabrelay.on('items', (items) => {
 // For the console and the tests: the bridge, and withdrawing one of the demo's tools.
 window.tabrelayDemo = Object.freeze({ bridge: tabrelay.bridge, withdraw: (name) => tabrelay.withdraw(name) });
 
+// On the phone the driven banner sits at the top of the screen, where the panel's fixed notice
+// that the calls went to another tab sits too: the page keeps the banner's foot in
+// --driven-foot, and the notice stands beneath it (index.html), both readable.
+function drivenFoot() {
+  const el = document.querySelector('tabrelay-driven');
+  const box = el?.isConnected && !el.hidden ? el.getBoundingClientRect() : null;
+  const foot = box && box.height > 0 && box.top < innerHeight / 2 ? Math.ceil(box.bottom) : 0;
+  document.documentElement.style.setProperty('--driven-foot', `${foot}px`);
+}
+const drivenSized = new ResizeObserver(drivenFoot);
+new MutationObserver(() => {
+  const el = document.querySelector('tabrelay-driven');
+  if (el) drivenSized.observe(el);
+  drivenFoot();
+}).observe(document.body, { childList: true });
+
 let resizing = false;
 window.addEventListener('resize', () => {
+  drivenFoot();
   if (resizing) return;
   resizing = true;
   requestAnimationFrame(() => {

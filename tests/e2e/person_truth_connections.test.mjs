@@ -1,7 +1,7 @@
 // Connections live in every tab of a pairing, in two tabs of the demo page in one headless
 // Chromium profile with the official SDK client as the agent: Stop pressed in one tab shows
-// "stopped" with Let it go on in the other's Connections, Let it go on pressed there clears it
-// in both, a grant kept in one is listed in the other, and a connection forgotten in one leaves
+// "stopped" with Let it go on in the other's Connections and on the other's activity line of
+// that agent, Let it go on pressed there clears it in both, a grant kept in one is listed in the other, and a connection forgotten in one leaves
 // the other's list, each as it happens, with no Refresh pressed.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -41,6 +41,9 @@ test('Stop, Let it go on, a grant and Forget in one tab show in the other at onc
   };
   const a = await open();
   const { client } = await connectThroughPage(a, 'live-e2e', namedProvider(a, AGENT));
+  // A turn of the agent in A, which takes its calls until B opens: A shows its line.
+  assert.equal((await client.callTool({ name: 'dataset_describe', arguments: {} })).isError, false);
+  await a.locator('#activity [part~=line]', { hasText: AGENT }).waitFor({ timeout: SHOW_MS });
   // The tab opened last takes the calls.
   const b = await open();
   await listed(a, { count: 1 }, 'A lists the connection');
@@ -62,6 +65,9 @@ test('Stop, Let it go on, a grant and Forget in one tab show in the other at onc
   assert.match(textOf(await heavy), /pressed Stop/);
   await listed(a, { count: 1, stopped: true }, 'A says stopped without Refresh');
   await a.locator('#connections [part=go-on]').waitFor({ timeout: SHOW_MS });
+  // A's own line of that agent says so too, with Let it go on, as B's does.
+  await a.locator('#activity [part=go-on]').waitFor({ timeout: SHOW_MS });
+  assert.match(await a.locator('#activity [part~=line]', { hasText: AGENT }).first().textContent(), /stopped: its calls are refused until you let it go on/);
   await listed(b, { count: 1, stopped: true }, 'B says stopped too');
   const refused = await client.callTool({ name: 'dataset_describe', arguments: {} });
   assert.equal(refused.isError, true, 'its calls are refused');
@@ -71,6 +77,7 @@ test('Stop, Let it go on, a grant and Forget in one tab show in the other at onc
   await listed(a, { count: 1 }, 'A no longer says stopped');
   await listed(b, { count: 1 }, 'B no longer says stopped');
   await b.locator('#activity [part=go-on]').waitFor({ state: 'detached', timeout: SHOW_MS });
+  await a.locator('#activity [part=go-on]').waitFor({ state: 'detached', timeout: SHOW_MS });
   assert.equal((await client.callTool({ name: 'dataset_describe', arguments: {} })).isError, false);
 
   // Forgotten in A (through its relay client, as Forget does once confirmed): B's list empties.

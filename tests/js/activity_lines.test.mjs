@@ -1,5 +1,6 @@
 // The activity lines sized for a person, without a page: newest first, the turns acting or
-// stopped before the finished ones, the finished ones beyond a few folded behind a count; and a
+// stopped before the finished ones, the finished ones beyond a few folded behind a count (a
+// stopped agent said stopped once, its earlier finished turns folding as they ended); and a
 // turn whose steps were another dataset's says at once that it cannot be undone (no question
 // first, no Undo turn), and can again once that dataset is shown.
 import { test } from 'node:test';
@@ -34,6 +35,24 @@ test('after 20 turns the running one is first, then the newest finished ones; th
   finish({});
   await running;
   assert.deepEqual(linesShown(presence.lines()).shown.map((l) => l.turn), [20, 19, 18], 'finished, it folds with the others by age');
+});
+
+test('after Stop, the agent is said stopped once, on its newest line; its earlier finished turns stay as they ended and fold', async () => {
+  const presence = createPresence({ app: 't', storage: new Storage(), tools: TOOLS });
+  for (let turn = 1; turn <= 8; turn += 1) await presence.run(call(turn), async () => ({}));
+  let finish;
+  const asking = presence.run(call(9), () => new Promise((r) => (finish = r)));
+  await new Promise((r) => setTimeout(r, 0));
+  const acting = presence.lines().find((l) => !l.done);
+  presence.stop(acting.key);
+  finish?.({});
+  await asking.catch(() => {});
+  const { shown, folded } = linesShown(presence.lines());
+  assert.deepEqual(shown.filter((l) => l.held).map((l) => l.turn), [9], 'one line says stopped, with Let it go on');
+  assert.equal(shown[0].turn, 9);
+  assert.deepEqual(shown.slice(1).map((l) => l.turn), [8, 7, 6], 'then the newest finished turns');
+  assert.ok(shown.slice(1).every((l) => !l.stopped), 'turns that had finished are not said stopped');
+  assert.equal(folded, 8 - FINISHED_SHOWN);
 });
 
 test('a turn on a dataset no longer shown says at once that it cannot be undone, and offers no Undo turn', async () => {
