@@ -13,7 +13,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use serde_json::Value;
 use tabrelay::config::Config;
 use tabrelay::http::TooLarge;
-use tabrelay::mcp::exchange::{Answer, Body, Exchange, Output, RequestHeaders};
+use tabrelay::mcp::exchange::{Body, Exchange, Output, RequestHeaders, Response};
 use tabrelay::oauth::token::Verified;
 use tabrelay::pairing::object::{Object, Output as ObjectOutput};
 use tabrelay::pairing::room::{Asker, Input};
@@ -513,7 +513,7 @@ impl Local {
     /// A whole answer: its JSON written (a replayed `initialize`'s kept as the session);
     /// 401, the connection was forgotten in the tab: the message is answered as before any
     /// connection, with a new code.
-    fn answered(&mut self, answer: Answer, replay: bool, line: Option<Vec<u8>>, now: u64) {
+    fn answered(&mut self, answer: Response, replay: bool, line: Option<Vec<u8>>, now: u64) {
         if answer.status == 401 {
             self.consent.forgotten(self.state.as_deref());
             self.session = None;

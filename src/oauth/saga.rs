@@ -56,7 +56,7 @@ pub enum Step {
     /// Ask the pairing (by its id) this; feed [`Input::Pairing`].
     AskPairing(String, wire::Request),
     /// Answer the request: the saga is over.
-    Respond(Answer),
+    Respond(Outcome),
 }
 
 /// What came of a [`Step`], fed back to the saga.
@@ -74,7 +74,7 @@ pub enum Input {
 
 /// The answer to an OAuth request, as the shell writes it.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Answer {
+pub enum Outcome {
     /// JSON (never cached), with a cookie to set when there is one.
     Json {
         /// The status.
@@ -102,7 +102,7 @@ pub enum Answer {
     Broken,
 }
 
-impl Answer {
+impl Outcome {
     /// Where a waiting page stands (`{"state": …}`).
     fn poll(status: u16, state: &PollState) -> Self {
         Self::json(status, state)
@@ -125,7 +125,7 @@ impl Answer {
         Self::Page { status: 400, html: pages::confirmed(Err(connect::refusal::TICKET_STALE)) }
     }
 
-    /// The answer as HTTP, every header it carries; None for [`Answer::Broken`] (the request
+    /// The answer as HTTP, every header it carries; None for [`Outcome::Broken`] (the request
     /// fails).
     #[must_use]
     pub fn http(self) -> Option<http::Answer> {
@@ -277,10 +277,10 @@ impl<'c> Saga<'c> {
         entropy: &mut dyn Entropy,
     ) -> Step {
         Step::Respond(match body {
-            Err(too_large) => Answer::Error(OAuthError::too_large(too_large.cap)),
+            Err(too_large) => Outcome::Error(OAuthError::too_large(too_large.cap)),
             Ok(body) => match clients::register(&self.config.keys, &body, self.now_ms, entropy) {
-                Ok(registered) => Answer::json(201, &registered),
-                Err(e) => Answer::Error(e),
+                Ok(registered) => Outcome::json(201, &registered),
+                Err(e) => Outcome::Error(e),
             },
         })
     }
@@ -322,7 +322,7 @@ impl<'c> Saga<'c> {
         let request = match authorize::validate(pairs, asking, self.origin) {
             Ok(request) => request,
             Err(Refusal::Page(e)) => return refused(e, json),
-            Err(Refusal::Redirect(to)) => return Step::Respond(Answer::Redirect(to)),
+            Err(Refusal::Redirect(to)) => return Step::Respond(Outcome::Redirect(to)),
         };
         // No connect code yet: the page's script asks for one with the sealed request.
         let host = clients::shown_host(&request.redirect_uri);
@@ -332,7 +332,7 @@ impl<'c> Saga<'c> {
             redirect_host: &host,
         };
         let sealed = authorize::seal(&self.config.keys, &request, self.now_ms);
-        Step::Respond(Answer::Page { status: 200, html: pages::waiting(&sealed, &asker) })
+        Step::Respond(Outcome::Page { status: 200, html: pages::waiting(&sealed, &asker) })
     }
 
     /// `POST /authorize/code`: the waiting page, running in a browser, asks for its connect
@@ -358,13 +358,13 @@ impl<'c> Saga<'c> {
             Ok(body) => body,
             Err(too_large) => {
                 let sentence = sentences::too_large(too_large.cap);
-                return Step::Respond(Answer::sentence(413, &sentence));
+                return Step::Respond(Outcome::sentence(413, &sentence));
             }
         };
         let sealed = String::from_utf8_lossy(&body);
         let Some((request, seal)) = authorize::unseal(&self.config.keys, &sealed, self.now_ms)
         else {
-            return Step::Respond(Answer::sentence(400, sentences::SEAL_STALE));
+            return Step::Respond(Outcome::sentence(400, sentences::SEAL_STALE));
         };
         // A seal makes at most one code, but anyone may fetch a waiting page and post its
         // seal: each sender may make only so many codes (and objects) a minute.
@@ -391,7 +391,7 @@ impl<'c> Saga<'c> {
         // A ticket naming no link this relay made is refused before any object is addressed.
         let keys = &self.config.keys;
         let Some((code, secret)) = connect::read_ticket(ticket.unwrap_or_default(), keys) else {
-            return Step::Respond(Answer::page_stale());
+            return Step::Respond(Outcome::page_stale());
         };
         let browser_hash = browser_hash(self.origin, cookies, &code);
         let command = Command::Confirm { secret, browser_hash };
@@ -414,7 +414,7 @@ impl<'c> Saga<'c> {
         let code = param(query, "code").and_then(ConnectCode::parse);
         // A code this relay did not make is refused before any object is addressed.
         let Some(code) = code.filter(|c| c.is_issued(&self.config.keys)) else {
-            return Step::Respond(Answer::poll(400, &PollState::Expired));
+            return Step::Respond(Outcome::poll(400, &PollState::Expired));
         };
         let browser_hash = browser_hash(self.origin, cookies, &code);
         let command = Command::Poll { browser_hash, issuer: self.origin.to_owned() };
@@ -442,7 +442,7 @@ impl<'c> Saga<'c> {
             .map_err(|too_large| OAuthError::too_large(too_large.cap))
             .and_then(|body| exchange::read(&body, keys, self.origin, entropy));
         match read {
-            Err(e) => Step::Respond(Answer::Error(e)),
+            Err(e) => Step::Respond(Outcome::Error(e)),
             // Not a code this relay made: refused before any object is addressed.
             Ok(TokenRequest::Code(code, _)) if !code.is_issued(keys) => {
                 refuse(sentences::oauth::CODE_UNKNOWN)
@@ -479,8 +479,8 @@ impl<'c> Saga<'c> {
             .map_err(|too_large| OAuthError::too_large(too_large.cap))
             .and_then(|body| exchange::revocation(&body, keys, origin, now_ms));
         match read {
-            Err(e) => Step::Respond(Answer::Error(e)),
-            Ok(None) => Step::Respond(Answer::Empty),
+            Err(e) => Step::Respond(Outcome::Error(e)),
+            Ok(None) => Step::Respond(Outcome::Empty),
             Ok(Some((pairing, request))) => {
                 self.wait(Stage::Revoke, Step::AskPairing(pairing, wire::Request::Revoke(request)))
             }
@@ -515,33 +515,33 @@ impl<'c> Saga<'c> {
                         let secret = random_token(entropy, 32);
                         self.ask_draw(Drawing { request, seal, place, secret, attempt: 0 })
                     }
-                    Some((status, why)) => Step::Respond(Answer::sentence(status, why)),
+                    Some((status, why)) => Step::Respond(Outcome::sentence(status, why)),
                 }
             }
             (Stage::Draw(drawing), Input::Code(reply)) => match reply {
                 CodeReply::Created => Step::Respond(self.drawn(&drawing, entropy)),
-                CodeReply::SealUsed => Step::Respond(Answer::sentence(409, sentences::SEAL_USED)),
+                CodeReply::SealUsed => Step::Respond(Outcome::sentence(409, sentences::SEAL_USED)),
                 // Another request holds these letters: draw again.
                 _ if drawing.attempt + 1 < MAX_CODE_DRAWS => {
                     self.ask_draw(Drawing { attempt: drawing.attempt + 1, ..drawing })
                 }
-                _ => Step::Respond(Answer::sentence(503, sentences::CODE_NOT_MADE)),
+                _ => Step::Respond(Outcome::sentence(503, sentences::CODE_NOT_MADE)),
             },
             (Stage::Confirm, Input::Code(reply)) => Step::Respond(match reply {
                 CodeReply::Confirmed { client } => {
-                    Answer::Page { status: 200, html: pages::confirmed(Ok(&client)) }
+                    Outcome::Page { status: 200, html: pages::confirmed(Ok(&client)) }
                 }
                 CodeReply::Refused { sentence } => {
-                    Answer::Page { status: 403, html: pages::confirmed(Err(&sentence)) }
+                    Outcome::Page { status: 403, html: pages::confirmed(Err(&sentence)) }
                 }
-                _ => Answer::page_stale(),
+                _ => Outcome::page_stale(),
             }),
             (Stage::Poll, Input::Code(reply)) => {
                 let state = match reply {
                     CodeReply::Poll(state) => state,
                     _ => PollState::Expired,
                 };
-                Step::Respond(Answer::poll(200, &state))
+                Step::Respond(Outcome::poll(200, &state))
             }
             (Stage::Redeem { grant, client_id }, Input::Code(reply)) => {
                 self.redeemed(grant, client_id, reply)
@@ -555,7 +555,7 @@ impl<'c> Saga<'c> {
                 // Its code was replayed meanwhile: the grant was revoked before it was made.
                 GrantReply::Replayed => refuse(sentences::CODE_REPLAYED),
             },
-            (Stage::Replayed(e), Input::Pairing(_)) => Step::Respond(Answer::Error(e)),
+            (Stage::Replayed(e), Input::Pairing(_)) => Step::Respond(Outcome::Error(e)),
             (Stage::Refresh { pairing, grant }, Input::Pairing(Some(Reply::Refresh(r)))) => match r
             {
                 RefreshReply::Rotated { secret, client_name, host } => {
@@ -570,9 +570,9 @@ impl<'c> Saga<'c> {
                 }
                 RefreshReply::Refused { description } => refuse(&description),
             },
-            (Stage::Revoke, Input::Pairing(_)) => Step::Respond(Answer::Empty),
+            (Stage::Revoke, Input::Pairing(_)) => Step::Respond(Outcome::Empty),
             // An input the saga did not ask for: nothing more comes of it.
-            _ => Step::Respond(Answer::Broken),
+            _ => Step::Respond(Outcome::Broken),
         }
     }
 
@@ -590,7 +590,7 @@ impl<'c> Saga<'c> {
 
     /// The code a draw made, as the waiting page shows it, and its browser's cookie, kept as
     /// long as the code lives.
-    fn drawn(&self, d: &Drawing, entropy: &mut dyn Entropy) -> Answer {
+    fn drawn(&self, d: &Drawing, entropy: &mut dyn Entropy) -> Outcome {
         let code = ConnectCode::for_seal(&self.config.keys, &d.seal, d.attempt);
         // The link carries a reference only the relay reads back, never the code.
         let reference = LinkRef::for_code(&code, &self.config.keys, entropy);
@@ -607,7 +607,7 @@ impl<'c> Saga<'c> {
         o.field("code", &code.display());
         o.field("link", &link);
         o.close();
-        Answer::Json { status: 200, body, cookie: Some(cookie) }
+        Outcome::Json { status: 200, body, cookie: Some(cookie) }
     }
 
     /// What the code's object said to a redemption: the grant to make, or the refusal (after
@@ -631,17 +631,17 @@ impl<'c> Saga<'c> {
                         let step = Step::AskPairing(pairing, wire::Request::Replayed { grant });
                         self.wait(Stage::Replayed(e), step)
                     }
-                    None => Step::Respond(Answer::Error(e)),
+                    None => Step::Respond(Outcome::Error(e)),
                 }
             }
-            _ => Step::Respond(Answer::Broken),
+            _ => Step::Respond(Outcome::Broken),
         }
     }
 
-    fn tokens(&self, granted: Granted, grant: &str, secret: &str) -> Answer {
+    fn tokens(&self, granted: Granted, grant: &str, secret: &str) -> Outcome {
         let keys = &self.config.keys;
         let tokens = exchange::tokens(keys, self.origin, granted, grant, secret, self.now_ms);
-        Answer::json(200, &tokens)
+        Outcome::json(200, &tokens)
     }
 }
 
@@ -651,16 +651,16 @@ fn param<'a>(pairs: &'a [(String, String)], name: &str) -> Option<&'a str> {
 
 /// An `invalid_grant` with this sentence.
 fn refuse(sentence: &str) -> Step {
-    Step::Respond(Answer::Error(OAuthError::invalid_grant(sentence)))
+    Step::Respond(Outcome::Error(OAuthError::invalid_grant(sentence)))
 }
 
 /// A refused `/authorize`: the OAuth error for a program (its status; 401 for
 /// `invalid_client`, so it registers again), the page for a person.
 fn refused(e: OAuthError, json: bool) -> Step {
     Step::Respond(if json {
-        Answer::Error(e)
+        Outcome::Error(e)
     } else {
-        Answer::Page { status: 400, html: pages::refused(e.code, &e.description) }
+        Outcome::Page { status: 400, html: pages::refused(e.code, &e.description) }
     })
 }
 

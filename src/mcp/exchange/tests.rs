@@ -12,7 +12,7 @@ use tabrelay_bundle::fields::Message as _;
 use tabrelay_bundle::protocol::PROTOCOL_VERSION;
 use tabrelay_bundle::BUNDLE_DIGEST;
 
-use super::{Answer, Body, Exchange, Output, RequestHeaders};
+use super::{Body, Exchange, Output, RequestHeaders, Response};
 use crate::config::Config;
 use crate::crypto::testing::Counter;
 use crate::http::{self, HeaderLines};
@@ -44,7 +44,7 @@ fn tool() -> String {
 /// What a client saw of one exchange.
 #[derive(Debug, Default)]
 struct Seen {
-    answer: Option<Answer>,
+    answer: Option<Response>,
     opened: bool,
     events: Vec<String>,
     /// When each event went out.
@@ -89,7 +89,7 @@ impl Seen {
     /// The whole answer's JSON body.
     fn json(&self) -> (u16, Value) {
         match &self.answer {
-            Some(Answer { status, body: Body::Json(body), .. }) => (*status, body.clone()),
+            Some(Response { status, body: Body::Json(body), .. }) => (*status, body.clone()),
             other => panic!("no JSON answer: {other:?} ({self:?})"),
         }
     }
@@ -485,7 +485,7 @@ fn a_tool_list_the_pairing_does_not_give_in_time_is_the_bundled_one() {
     assert_eq!(exchange.poll_output(), None);
     assert_eq!(exchange.poll_timeout(), Some(TOOL_LIST_WAIT_MS));
     exchange.handle_timeout(TOOL_LIST_WAIT_MS);
-    let Some(Output::Respond(Answer { status: 200, body: Body::Json(answer), .. })) =
+    let Some(Output::Respond(Response { status: 200, body: Body::Json(answer), .. })) =
         exchange.poll_output()
     else {
         panic!("the bundled list")
@@ -943,7 +943,7 @@ fn a_listener_whose_pairing_goes_silent_is_ended_to_listen_again() {
 
 #[test]
 fn an_answer_is_written_with_its_body_s_headers_then_the_exchange_s() {
-    let answer = Answer {
+    let answer = Response {
         status: 401,
         body: Body::Json(json!({"error": "invalid_token"})),
         headers: vec![("www-authenticate", "Bearer".into())],
@@ -959,9 +959,9 @@ fn an_answer_is_written_with_its_body_s_headers_then_the_exchange_s() {
             ("www-authenticate", "Bearer".into())
         ]
     );
-    let refused = Answer { status: 405, body: Body::Text("No.".into()), headers: Vec::new() };
+    let refused = Response { status: 405, body: Body::Text("No.".into()), headers: Vec::new() };
     assert_eq!(refused.http(), http::Answer::text(405, "No."));
-    let empty = Answer { status: 202, body: Body::Empty, headers: Vec::new() };
+    let empty = Response { status: 202, body: Body::Empty, headers: Vec::new() };
     assert_eq!(empty.http(), http::Answer::empty(202));
 }
 
@@ -985,7 +985,7 @@ fn a_listener_forgotten_before_its_acknowledgement_is_refused_and_after_it_ended
     let mut early = listen();
     early.handle_reply(Some(Reply::NoGrant), 1);
     let answer = early.poll_output();
-    assert!(matches!(answer, Some(Output::Respond(Answer { status: 401, .. }))), "{answer:?}");
+    assert!(matches!(answer, Some(Output::Respond(Response { status: 401, .. }))), "{answer:?}");
     // Once acknowledged, the stream ends with the listen's own result.
     let mut late = listen();
     late.handle_reply(Some(Reply::Listen(crate::pairing::wire::ListenEvent::Tick)), 1);
