@@ -13,7 +13,10 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use serde_json::Value;
 use tabrelay::config::Config;
 use tabrelay::http::TooLarge;
-use tabrelay::mcp::exchange::{Body, Exchange, Output, RequestHeaders, Response};
+use tabrelay::machine::{self, Machine, Platform};
+use tabrelay::mcp::exchange::{
+    Body, Exchange, Input as ExchangeInput, Output, RequestHeaders, Response,
+};
 use tabrelay::oauth::token::Verified;
 use tabrelay::pairing::object::{Object, Output as ObjectOutput};
 use tabrelay::pairing::room::{Asker, Input};
@@ -159,6 +162,14 @@ pub struct Pairing {
     sockets: HashMap<u64, Writer>,
 }
 
+impl Pairing {
+    /// Gives the pairing's object one input, with its storage and randomness at hand.
+    fn input(&mut self, input: Input, now: u64) {
+        let host = Platform { sql: &mut self.sql, entropy: &mut OsRandom };
+        self.object.handle_input(input, now, host);
+    }
+}
+
 /// An exchange (one stdin message) and its ask of a pairing in flight.
 struct Running {
     exchange: Exchange<'static>,
@@ -240,28 +251,27 @@ impl Local {
 
     /// The earliest time any machine needs waking.
     fn next_deadline(&self) -> Option<u64> {
-        let exchanges = self.running.iter().filter_map(|r| r.exchange.poll_timeout());
-        let pairings = self
-            .pairings
-            .values()
-            .flat_map(|p| [p.object.poll_timeout(), p.alarm].into_iter().flatten());
-        exchanges.chain(pairings).chain(self.consent.poll_timeout()).min()
+        let exchanges = self.running.iter().map(|r| Machine::poll_timeout(&r.exchange));
+        let pairings =
+            self.pairings.values().flat_map(|p| [Machine::poll_timeout(&p.object), p.alarm]);
+        machine::earliest(exchanges.chain(pairings).chain([self.consent.poll_timeout()]))
     }
 
     /// Gives every machine whose deadline passed its timeout.
     fn timeouts(&mut self, now: u64) {
         for r in &mut self.running {
-            if r.exchange.poll_timeout().is_some_and(|at| at <= now) {
-                r.exchange.handle_timeout(now);
+            if machine::due(&r.exchange, now) {
+                Machine::handle_timeout(&mut r.exchange, now, ());
             }
         }
         for p in self.pairings.values_mut() {
-            let due = [p.object.poll_timeout(), p.alarm].into_iter().flatten().any(|at| at <= now);
-            if due {
-                if p.alarm.is_some_and(|at| at <= now) {
+            let alarm = p.alarm.is_some_and(|at| at <= now);
+            if alarm || machine::due(&p.object, now) {
+                if alarm {
                     p.alarm = None;
                 }
-                p.object.handle(Input::Timeout, now, &mut OsRandom);
+                let host = Platform { sql: &mut p.sql, entropy: &mut OsRandom };
+                p.object.handle_timeout(now, host);
             }
         }
         if self.consent.poll_timeout().is_some_and(|at| at <= now) {
@@ -277,24 +287,20 @@ impl Local {
                 let number = p.object.next_tab_number(now);
                 p.sockets.insert(number, writer);
                 let sender = "local".to_owned();
-                p.object.handle(
-                    Input::Opened { number, pairing: pairing.clone(), origin, sender },
-                    now,
-                    &mut OsRandom,
-                );
+                p.input(Input::Opened { number, pairing: pairing.clone(), origin, sender }, now);
                 self.conns.insert(conn, (pairing, number));
             }
             Event::Message { conn, text } => {
                 let Some((pairing, tab)) = self.conns.get(&conn).cloned() else { return };
                 if let Some(p) = self.pairings.get_mut(&pairing) {
-                    p.object.handle(Input::Message { tab, text }, now, &mut OsRandom);
+                    p.input(Input::Message { tab, text }, now);
                 }
             }
             Event::Closed { conn } => {
                 let Some((pairing, tab)) = self.conns.remove(&conn) else { return };
                 if let Some(p) = self.pairings.get_mut(&pairing) {
                     p.sockets.remove(&tab);
-                    p.object.handle(Input::Closed { tab }, now, &mut OsRandom);
+                    p.input(Input::Closed { tab }, now);
                 }
             }
             Event::StdinClosed => {}
@@ -378,7 +384,7 @@ impl Local {
             }
             let mut i = 0;
             while i < self.running.len() {
-                match self.running[i].exchange.poll_output() {
+                match Machine::poll_output(&mut self.running[i].exchange, ()) {
                     Some(output) => {
                         moved = true;
                         self.exchange_output(i, output, now);
@@ -399,7 +405,7 @@ impl Local {
 
     fn pairing_output(&mut self, id: &str) -> Option<ObjectOutput> {
         let p = self.pairings.get_mut(id)?;
-        p.object.poll_output(&mut p.sql)
+        Machine::poll_output(&mut p.object, Platform { sql: &mut p.sql, entropy: &mut OsRandom })
     }
 
     /// One output of a pairing's object.
@@ -426,16 +432,12 @@ impl Local {
                     None => Input::Proved { tab, valid },
                     Some(named) => Input::PresenceProved { tab, named, valid },
                 };
-                p.object.handle(input, now, &mut OsRandom);
+                p.input(input, now);
             }
             ObjectOutput::AskCode(tab, code, command, said) => {
                 let reply = self.consent.code(&code, command.clone(), now, &mut OsRandom);
                 if let Some(p) = self.pairings.get_mut(id) {
-                    p.object.handle(
-                        Input::CodeReplied { tab, said, command, reply: Some(reply) },
-                        now,
-                        &mut OsRandom,
-                    );
+                    p.input(Input::CodeReplied { tab, said, command, reply: Some(reply) }, now);
                 }
             }
             ObjectOutput::Reply(asker, reply) => {
@@ -453,10 +455,10 @@ impl Local {
                 else {
                     return;
                 };
-                r.exchange.handle_reply(Some(reply), now);
+                r.exchange.handle_input(ExchangeInput::Reply(Some(reply)), now, ());
                 if ends {
                     r.asking = None;
-                    r.exchange.handle_reply(None, now);
+                    r.exchange.handle_input(ExchangeInput::Reply(None), now, ());
                 }
             }
         }
@@ -472,7 +474,7 @@ impl Local {
                     Some(body) => body,
                     None => Ok(Vec::new()),
                 };
-                r.exchange.handle_body(body, now);
+                r.exchange.handle_input(ExchangeInput::Body(body), now, ());
             }
             Output::Ask(request) => self.ask(i, request, now),
             Output::Respond(answer) => {

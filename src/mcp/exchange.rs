@@ -840,3 +840,38 @@ fn not_allowed() -> Response {
     let body = Body::Text(sentences::method_not_allowed(&methods));
     Response { status: 405, body, headers: vec![("allow", methods)] }
 }
+
+impl crate::machine::Machine for Exchange<'_> {
+    type Input = Input;
+    type Output = Output;
+    type Host<'h> = ();
+
+    fn handle_input(&mut self, input: Input, now_ms: u64, (): ()) {
+        match input {
+            Input::Body(body) => self.handle_body(body, now_ms),
+            Input::Reply(reply) => self.handle_reply(reply, now_ms),
+        }
+    }
+
+    fn poll_output(&mut self, (): ()) -> Option<Output> {
+        Exchange::poll_output(self)
+    }
+
+    fn poll_timeout(&self) -> Option<u64> {
+        Exchange::poll_timeout(self)
+    }
+
+    fn handle_timeout(&mut self, now_ms: u64, (): ()) {
+        Exchange::handle_timeout(self, now_ms);
+    }
+}
+
+/// What happens to an exchange (its [`crate::machine::Machine::Input`]).
+#[derive(Debug)]
+pub enum Input {
+    /// The request's body ([`Output::ReadBody`]), or that it passed its cap.
+    Body(Result<Vec<u8>, TooLarge>),
+    /// One of the pairing's replies to the last [`Output::Ask`] (None: its replies ended, or
+    /// it could not be asked).
+    Reply(Option<Reply>),
+}

@@ -672,6 +672,43 @@ pub fn browser_hash(origin: &str, cookies: Option<&str>, code: &ConnectCode) -> 
     http::cookie(cookies, &name).map(|s| sha256_hex(s.as_bytes())).unwrap_or_default()
 }
 
+/// A saga as the core's one machine shape: its outputs its [`Step`]s (the first the one
+/// [`Saga::start`] returned), each input what came of the last; no timeout (each ask is bounded
+/// where it is carried out).
+#[derive(Debug)]
+pub struct SagaRun<'c> {
+    saga: Saga<'c>,
+    step: Option<Step>,
+}
+
+impl<'c> SagaRun<'c> {
+    /// The run of a saga from its first step (as [`Saga::start`] returns them).
+    #[must_use]
+    pub fn new((saga, step): (Saga<'c>, Step)) -> Self {
+        Self { saga, step: Some(step) }
+    }
+}
+
+impl crate::machine::Machine for SagaRun<'_> {
+    type Input = Input;
+    type Output = Step;
+    type Host<'h> = &'h mut dyn Entropy;
+
+    fn handle_input(&mut self, input: Input, _now_ms: u64, entropy: Self::Host<'_>) {
+        self.step = Some(self.saga.next(input, entropy));
+    }
+
+    fn poll_output(&mut self, _: Self::Host<'_>) -> Option<Step> {
+        self.step.take()
+    }
+
+    fn poll_timeout(&self) -> Option<u64> {
+        None
+    }
+
+    fn handle_timeout(&mut self, _now_ms: u64, _: Self::Host<'_>) {}
+}
+
 #[cfg(test)]
 #[path = "saga_tests.rs"]
 mod tests;

@@ -12,11 +12,12 @@ use tabrelay_bundle::fields::Message as _;
 use tabrelay_bundle::protocol::PROTOCOL_VERSION;
 use tabrelay_bundle::BUNDLE_DIGEST;
 
-use super::{Body, Exchange, Output, RequestHeaders, Response};
+use super::{Body, Exchange, Input as ExchangeInput, Output, RequestHeaders, Response};
 use crate::config::Config;
 use crate::crypto::testing::Counter;
 use crate::http::{self, HeaderLines};
 use crate::limits::{FIRST_EVENT_WAIT_MS, KEEP_ALIVE_MS, PAIRING_LATE_MS, TOOL_LIST_WAIT_MS};
+use crate::machine::{self, Machine};
 use crate::oauth::connect::Requester;
 use crate::oauth::token::{self, Access, Verified};
 use crate::pairing::grants::Grant;
@@ -289,14 +290,15 @@ impl Pair {
         run
     }
 
-    /// Moves `run` until it waits for the clock or for something outside it.
+    /// Moves `run` until it waits for the clock or for something outside it: the shells'
+    /// loop ([`Machine`]): every output carried out, then the next input given.
     fn drive(&mut self, run: &mut Run) {
         loop {
-            while let Some(output) = run.exchange.poll_output() {
+            while let Some(output) = Machine::poll_output(&mut run.exchange, ()) {
                 match output {
                     Output::ReadBody(_) => {
-                        let body = std::mem::take(&mut run.body);
-                        run.exchange.handle_body(Ok(body), self.now);
+                        let body = ExchangeInput::Body(Ok(std::mem::take(&mut run.body)));
+                        run.exchange.handle_input(body, self.now, ());
                     }
                     Output::Ask(request) => self.ask(run, &request),
                     Output::Respond(answer) => run.seen.answer = Some(answer),
@@ -313,17 +315,15 @@ impl Pair {
             if inbox.is_empty() {
                 return;
             }
-            match inbox.remove(0) {
+            let reply = match inbox.remove(0) {
                 // Through the wire: the line read back as the Worker reads it.
-                Some(line) => {
-                    let reply = Reply::decode(&line).expect("a reply line reads back");
-                    run.exchange.handle_reply(Some(reply), self.now);
-                }
+                Some(line) => Some(Reply::decode(&line).expect("a reply line reads back")),
                 None => {
                     run.asker = None;
-                    run.exchange.handle_reply(None, self.now);
+                    None
                 }
-            }
+            };
+            run.exchange.handle_input(ExchangeInput::Reply(reply), self.now, ());
         }
     }
 
@@ -353,16 +353,18 @@ impl Pair {
             for run in runs.iter_mut() {
                 self.drive(run);
             }
-            let exchange = runs.iter().filter_map(|r| r.exchange.poll_timeout()).min();
+            let exchange =
+                machine::earliest(runs.iter().map(|r| Machine::poll_timeout(&r.exchange)));
             // The room's one timer table stands for its deadlines, ticks and alarm alike.
             let room = self.room.poll_timeout();
-            let next = [exchange, room].into_iter().flatten().min();
-            let Some(at) = next.filter(|at| *at <= until) else { break };
+            let Some(at) = machine::earliest([exchange, room]).filter(|at| *at <= until) else {
+                break;
+            };
             self.now = self.now.max(at);
             if exchange == Some(at) {
                 for run in runs.iter_mut() {
-                    if run.exchange.poll_timeout().is_some_and(|t| t <= self.now) {
-                        run.exchange.handle_timeout(self.now);
+                    if machine::due(&run.exchange, self.now) {
+                        Machine::handle_timeout(&mut run.exchange, self.now, ());
                     }
                 }
             } else {
