@@ -846,6 +846,7 @@ impl crate::machine::Machine for Exchange<'_> {
     type Output = Output;
     type Host<'h> = ();
 
+    #[inline]
     fn handle_input(&mut self, input: Input, now_ms: u64, (): ()) {
         match input {
             Input::Body(body) => self.handle_body(body, now_ms),
@@ -853,14 +854,17 @@ impl crate::machine::Machine for Exchange<'_> {
         }
     }
 
+    #[inline]
     fn poll_output(&mut self, (): ()) -> Option<Output> {
         Exchange::poll_output(self)
     }
 
+    #[inline]
     fn poll_timeout(&self) -> Option<u64> {
         Exchange::poll_timeout(self)
     }
 
+    #[inline]
     fn handle_timeout(&mut self, now_ms: u64, (): ()) {
         Exchange::handle_timeout(self, now_ms);
     }

@@ -277,18 +277,22 @@ impl crate::machine::Machine for Object {
     type Output = Output;
     type Host<'h> = crate::machine::Platform<'h>;
 
+    #[inline]
     fn handle_input(&mut self, input: Input, now_ms: u64, host: Self::Host<'_>) {
         self.handle(input, now_ms, host.entropy);
     }
 
+    #[inline]
     fn poll_output(&mut self, host: Self::Host<'_>) -> Option<Output> {
         Object::poll_output(self, host.sql)
     }
 
+    #[inline]
     fn poll_timeout(&self) -> Option<u64> {
         Object::poll_timeout(self)
     }
 
+    #[inline]
     fn handle_timeout(&mut self, now_ms: u64, host: Self::Host<'_>) {
         self.handle(Input::Timeout, now_ms, host.entropy);
     }
