@@ -79,13 +79,13 @@ impl Asker<'_> {
 
 const STYLE: &str = "body{font:16px/1.5 system-ui,sans-serif;max-width:34rem;margin:3rem auto;padding:0 1rem;color:#1d2330}\
 .code{font:600 2.2rem/1.2 ui-monospace,monospace;letter-spacing:.12em;padding:.6rem 1rem;border:2px solid #3b5bdb;border-radius:.5rem;display:inline-block}\
-.muted{color:#5c6370}.verified{color:#2b8a3e}a.button{display:inline-block;margin:.5rem 0;padding:.5rem 1rem;background:#3b5bdb;color:#fff;border-radius:.4rem;text-decoration:none}";
+[hidden]{display:none!important}.muted{color:#5c6370}#app-url{overflow-wrap:anywhere}.verified{color:#2b8a3e}a.button{display:inline-block;margin:.5rem 0;padding:.5rem 1rem;background:#3b5bdb;color:#fff;border-radius:.4rem;text-decoration:none}";
 
-/// The waiting page: who asks and where it returns; its script then asks the relay for the
-/// connect code with `sealed` (the checked request) and shows the code and the link that opens
-/// the app with it.
+/// The waiting page: who asks, in which app (`app`: its name, then the address the link opens),
+/// and where it returns; its script then asks the relay for the connect code with `sealed` (the
+/// checked request) and shows the code and the link that opens the app with it.
 #[must_use]
-pub fn waiting(sealed: &str, asker: &Asker<'_>) -> String {
+pub fn waiting(sealed: &str, asker: &Asker<'_>, app: (&str, &str)) -> String {
     let (title, who) = asker.who();
     format!(
         concat!(
@@ -95,7 +95,11 @@ pub fn waiting(sealed: &str, asker: &Asker<'_>) -> String {
             "</title><style>{style}</style></head><body><h1>",
             page::waiting_heading!("{title}"),
             "</h1><p>",
-            page::waiting_asks!("{who}", "<strong id=\"redirect-host\">{host}</strong>"),
+            page::waiting_asks!(
+                "{who}",
+                "<strong id=\"app\">{app}</strong> (<span id=\"app-url\">{app_url}</span>)",
+                "<strong id=\"redirect-host\">{host}</strong>"
+            ),
             "</p><p>",
             page::enter_code!(),
             "</p>\
@@ -112,6 +116,8 @@ pub fn waiting(sealed: &str, asker: &Asker<'_>) -> String {
         style = STYLE,
         title = title,
         who = who,
+        app = escape_html(app.0),
+        app_url = escape_html(app.1),
         host = escape_html(asker.redirect_host),
         sealed = escape_html(sealed),
         code_path = CODE_PATH,
@@ -120,10 +126,24 @@ pub fn waiting(sealed: &str, asker: &Asker<'_>) -> String {
     )
 }
 
+/// Whether `address` (`http://host:port/`) is this computer's own: localhost, 127.0.0.0/8, ::1.
+fn loopback(address: &str) -> bool {
+    let host = address.split_once("://").map_or("", |(_, rest)| rest);
+    let name = host.split([':', '/']).next().unwrap_or_default();
+    let numeric = name.bytes().all(|b| b.is_ascii_digit() || b == b'.');
+    name == "localhost" || (numeric && name.starts_with("127.")) || host.starts_with("[::1]")
+}
+
 /// The connector address opened in a browser: what it is and how to add it in the agent apps
-/// people use (MCP clients asking for a stream or JSON still get the endpoint's 405).
+/// people use, and, for a loopback address, which of them reach it (MCP clients asking for a
+/// stream or JSON still get the endpoint's 405).
 #[must_use]
 pub fn connector(address: &str, app_url: &str) -> String {
+    let local = if loopback(address) {
+        concat!("<p id=\"local\">", page::connector_local!(), "</p>")
+    } else {
+        ""
+    };
     format!(
         concat!(
             "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width\">\
@@ -141,13 +161,14 @@ pub fn connector(address: &str, app_url: &str) -> String {
 <li><strong>ChatGPT</strong>: Settings → Apps &amp; Connectors → Advanced settings → Developer mode, then Create, with this address and OAuth.</li>\
 <li><strong>Claude Code</strong>: <code>claude mcp add --transport http tabrelay {address}</code>, then <code>/mcp</code> to sign in.</li>\
 <li><strong>MCP Inspector</strong>: <code>npx @modelcontextprotocol/inspector --transport http --server-url {address}</code>.</li>\
-</ul><p>",
+</ul>{local}<p>",
             page::connector_next!(),
             "</p></body></html>"
         ),
         style = STYLE,
         address = escape_html(address),
         app = escape_html(app_url),
+        local = local,
     )
 }
 
@@ -276,6 +297,8 @@ pub const WAIT_SCRIPT: &str = concat!(
 mod tests {
     use super::*;
 
+    const APP: (&str, &str) = ("Orders", "https://app.example/");
+
     #[test]
     fn the_wait_scripts_sentences_fit_its_strings() {
         for s in [
@@ -296,6 +319,11 @@ mod tests {
         assert!(page.contains("--server-url https://relay.example/"));
         assert!(page.contains("href=\"https://app.example/?a=1&amp;b=&lt;2&gt;\""));
         assert!(!page.contains("<script"), "the page needs no script");
+        assert!(!page.contains("id=\"local\""), "an https address is reached from the web");
+        for local in ["http://127.0.0.1:8787/", "http://localhost:8787/", "http://[::1]:8787/"] {
+            assert!(connector(local, "x").contains("Only agent apps on this computer"), "{local}");
+        }
+        assert!(!connector("https://127.example/", "x").contains("id=\"local\""));
     }
 
     #[test]
@@ -307,11 +335,15 @@ mod tests {
                 verified_domain: None,
                 redirect_host: "a\"b.example",
             },
+            ("<i>App</i>", "https://app.example/?a=1&b=2"),
         );
         assert!(page.contains("not verified"));
         assert!(!page.contains("<script>alert"));
         assert!(page.contains("&lt;script&gt;alert(1)&lt;/script&gt;"));
         assert!(page.contains("a&quot;b.example"));
+        assert!(page.contains(
+            "your open tab of <strong id=\"app\">&lt;i&gt;App&lt;/i&gt;</strong> (<span id=\"app-url\">https://app.example/?a=1&amp;b=2</span>)"
+        ));
         assert!(page.contains("data-request=\"seal.&quot;tag&lt;\""), "{page}");
         assert_eq!(
             approval_link("https://app.example/", "ABCDEFGH0123456789"),
@@ -323,13 +355,13 @@ mod tests {
     fn a_document_client_is_shown_by_its_verified_domain() {
         let asker =
             |name| Asker { name, verified_domain: Some("claude.ai"), redirect_host: "claude.ai" };
-        let page = waiting("s.t", &asker("Claude"));
+        let page = waiting("s.t", &asker("Claude"), APP);
         assert!(page.contains("Connect claude.ai to your tab"), "{page}");
         assert!(page.contains("verified domain") && !page.contains("not verified"));
         assert!(page.contains("calls itself “Claude”"));
-        let page = waiting("s.t", &asker("claude.ai"));
+        let page = waiting("s.t", &asker("claude.ai"), APP);
         assert!(!page.contains("calls itself"), "a name that is the domain is said once");
-        let page = waiting("s.t", &asker("<b>"));
+        let page = waiting("s.t", &asker("<b>"), APP);
         assert!(page.contains("&lt;b&gt;") && !page.contains("<b>"));
     }
 

@@ -767,12 +767,15 @@ pub mod page {
             concat!("Connect ", $who, " to your tab")
         };
     }
-    /// The waiting page: who asks, and where the person returns after approving.
+    /// The waiting page: who asks, in which app (`$app`: its name and address), and where the
+    /// person returns after approving.
     macro_rules! waiting_asks {
-        ($who:literal, $host:literal) => {
+        ($who:literal, $app:literal, $host:literal) => {
             concat!(
                 $who,
-                " asks to act in your open tab of the app. After approval you will be sent back to ",
+                " asks to act in your open tab of ",
+                $app,
+                ". After approval you will be sent back to ",
                 $host,
                 "."
             )
@@ -781,7 +784,7 @@ pub mod page {
     /// The waiting page, above the code.
     macro_rules! enter_code {
         () => {
-            "In your tab of the app, enter this code and approve it:"
+            "In that tab, enter this code and approve it:"
         };
     }
     /// The waiting page's button that opens the app with the code.
@@ -824,6 +827,12 @@ pub mod page {
                 $app,
                 ", with your approval there. There is nothing to see here in a browser."
             )
+        };
+    }
+    /// The connector address opened in a browser, when it is this computer's own (loopback).
+    macro_rules! connector_local {
+        () => {
+            "Only agent apps on this computer reach this address (Claude Code, MCP Inspector); Claude and ChatGPT on the web need the relay deployed at https."
         };
     }
     /// The connector address opened in a browser: what happens next.
@@ -896,10 +905,10 @@ pub mod page {
     }
     pub(crate) use {
         approved, calls_itself, code_dead, code_rules, connecting, connector_adds,
-        connector_heading, connector_next, connector_title, enter_code, going_back_approved,
-        going_back_denied, making_code, name_not_verified, not_approved, open_with_code,
-        refused_heading, refused_title, relay_unreachable, verified_domain, waiting_asks,
-        waiting_for_approval, waiting_heading, waiting_title,
+        connector_heading, connector_local, connector_next, connector_title, enter_code,
+        going_back_approved, going_back_denied, making_code, name_not_verified, not_approved,
+        open_with_code, refused_heading, refused_title, relay_unreachable, verified_domain,
+        waiting_asks, waiting_for_approval, waiting_heading, waiting_title,
     };
 }
 

@@ -18,22 +18,39 @@ export const CALLS_BACK: string;
 /** What a tool's calls do now, in words. */
 export const NOW_WORDS: Readonly<{ runs: string; asks: string; refused: string }>;
 export const NOW_SWITCH_WORDS: string;
-/** What a connection approved now will be able to do, in words, or null. */
+/** What a connection approved now will be able to do, short (counts by how calls weigh, no titles), or null. */
 export function abilitiesWords(presence: import('./presence.js').Presence | null | undefined): string | null;
+/** What a connection approved now will be able to do, tool by tool (titles), or null. */
+export function abilitiesList(presence: import('./presence.js').Presence | null | undefined): string | null;
+/** The connector address's hint: for an https relay (REMOTE), for a loopback one (LOCAL, then LOCAL_REACH). */
+export const ADDRESS_WORDS: Readonly<{ REMOTE: string; LOCAL: string; LOCAL_REACH: string }>;
+/** Whether an address names this computer (localhost, 127.0.0.0/8, ::1). */
+export function isLoopback(address: string): boolean;
+/** A request's age is said once it is this old (milliseconds). */
+export const SAY_AGE_AFTER_MS: number;
+/** When and where a request started, only where it tells the person something; '' or a sentence after a space. */
+export function startedWords(said: { age_ms?: number; place?: string }, now?: number): string;
 export const CODE_CHARS: number;
+/** Said where who asks will be, while the relay is asked about the link. */
+export const ASKING_WHO: string;
 export const DESCRIBE_AFTER_MS: number;
 /** A whole connect code as the relay reads it, or null. */
 export function wholeCode(text: string | null | undefined): string | null;
-/** The status line's words for a relay status (`stopped` with `detail.reason` too). */
-export function statusWords(state: string, detail?: { wait?: number; reason?: string; code?: number }): string;
+/**
+ * The status line's words for a relay status, after "Relay <address>:" (`stopped` with
+ * `detail.reason` too; `connected` with `detail.agents` 0 says it waits for an agent app).
+ */
+export function statusWords(state: string, detail?: { wait?: number; reason?: string; code?: number; agents?: number }): string;
 
 /**
  * `<tabrelay-agents>`: the relay's status and the connector address with Copy, the connect code
  * entry and approval, the connections with Forget, the data switch, the mode and each kind,
  * and each tool's own choice. Parts: group (with agents or rules), heading, status-line, relay,
- * status, address-row, address, copy, copy-result, code-form, code-label, code, decide,
- * approve, deny, link-box, link-opened, show-link, asker, already, lookalike, code-hint, result,
- * confirm-link, connections,
+ * status, calls-elsewhere (fixed at the window's top while shown), calls-elsewhere-text, take-calls,
+ * calls-back, address-row, address-lead, address, copy, copy-result, address-reach, code-form,
+ * code-label, code, link-box, link-opened, show-link, asker, lookalike, already, can-do,
+ * can-do-text, can-do-details, can-do-title, can-do-list, decide, approve, deny (both disabled
+ * until the panel says who asks), result, code-hint, confirm-link, connections, grants,
  * rules-hint, data-switch, permissions, tools-details, tools-title, tools, tool-row, tool-choice, tool-now,
  * tools-result, record; the composed elements' parts prefixed `connections-`, `data-`, `permissions-`,
  * `record-` (the record's section shows once `record` is set).

@@ -45,6 +45,22 @@ export const NOW_WORDS = Object.freeze({ runs: 'runs without asking', asks: 'ask
 /** What a tool refused by the dataset's switch does now. */
 export const NOW_SWITCH_WORDS = `refused while “${DATA_SENTENCES.SWITCH}” is on`;
 
+/** A request's age is said once it is this old: younger, it is the one the person just started. */
+export const SAY_AGE_AFTER_MS = 60_000;
+
+/**
+ * When and where a request started, in words, only where it tells the person something: its age
+ * once a minute old or more (a request the person did not just start), where it came from when the
+ * relay knows; else nothing.
+ */
+export function startedWords(said, now = Date.now()) {
+  const old = Number.isFinite(said.age_ms) && said.age_ms >= SAY_AGE_AFTER_MS;
+  const place = said.place ? shown(said.place) : '';
+  if (old && place) return ` It started ${ago(now - said.age_ms, now)}, from ${place}.`;
+  if (old) return ` It started ${ago(now - said.age_ms, now)}.`;
+  return place ? ` It came from ${place}.` : '';
+}
+
 /** Up to `n` titles, "A, B and C" or "A, B, … and 4 more". */
 function titles(list, n = 12) {
   const head = list.slice(0, n);
@@ -53,42 +69,113 @@ function titles(list, n = 12) {
   return head.length < 2 ? head.join('') : `${head.slice(0, -1).join(', ')} and ${head[head.length - 1]}`;
 }
 
+/** How a tool's calls weigh (presence.riskOf), counted in the consent's short words. */
+const RISK_COUNTS = Object.freeze({
+  read: ['that reads', 'that read'],
+  undoable: ['whose changes can be undone', 'whose changes can be undone'],
+  irreversible: ['whose changes cannot be undone', 'whose changes cannot be undone'],
+});
+
+/** The tools under the presence's settings: runs, asks, refused (by the person), switched (by the dataset's switch). */
+function toolGroups(presence) {
+  const groups = { runs: [], asks: [], refused: [], switched: [] };
+  for (const t of presence.tools()) {
+    const setting = presence.settingOf(t.name);
+    if (setting === 'refused' && presence.refusalOf?.(t.name)) groups.switched.push(t);
+    else (groups[setting] || groups.refused).push(t);
+  }
+  return groups;
+}
+
+/** The mode's title, with ", with your own choices" once the person made some. */
+function modeTitle(settings) {
+  const own = Object.keys(settings.kinds || {}).length || Object.keys(settings.tools || {}).length;
+  return `${MODES[settings.mode]?.title ?? settings.mode}${own ? ', with your own choices' : ''}`;
+}
+
+/** "3 tools (2 that read, 1 whose changes cannot be undone)", or "2 tools that read". */
+function counted(presence, tools) {
+  const by = new Map();
+  for (const t of tools) {
+    const risk = presence.riskOf?.(t.name) ?? 'undoable';
+    by.set(risk, (by.get(risk) || 0) + 1);
+  }
+  const risks = Object.keys(RISK_COUNTS).filter((r) => by.has(r));
+  const many = tools.length === 1 ? 0 : 1;
+  const count = `${tools.length} tool${many ? 's' : ''}`;
+  // One kind: "3 tools that read"; several: "3 tools (2 that read, 1 whose changes …)".
+  if (risks.length === 1) return `${count} ${RISK_COUNTS[risks[0]][many]}`;
+  return `${count} (${risks.map((r) => `${by.get(r)} ${RISK_COUNTS[r][by.get(r) === 1 ? 0 : 1]}`).join(', ')})`;
+}
+
 /**
- * What a connection approved now will be able to do, in words, from the presence's settings:
- * which tools run without asking, which ask first, which are refused (by the person's choice, or
- * by the dataset's switch while it is on). Null without a presence or tools.
+ * What a connection approved now will be able to do, short, from the presence's settings: how
+ * many tools run without asking, how many ask first and how many are refused, each count by how
+ * its calls weigh (read, undoable, cannot be undone). The titles are in `abilitiesList`. Null
+ * without a presence or tools.
  */
 export function abilitiesWords(presence) {
-  const tools = presence?.tools?.() ?? [];
-  if (!tools.length) return null;
-  const settings = presence.settings();
-  const groups = { runs: [], asks: [], refused: [], switched: [] };
-  for (const t of tools) {
-    const setting = presence.settingOf(t.name);
-    const name = `“${shown(t.title || t.name)}”`;
-    if (setting === 'refused' && presence.refusalOf?.(t.name)) groups.switched.push(name);
-    else (groups[setting] || groups.refused).push(name);
-  }
-  const own = Object.keys(settings.kinds || {}).length || Object.keys(settings.tools || {}).length;
-  const mode = `${MODES[settings.mode]?.title ?? settings.mode}${own ? ', with your own choices' : ''}`;
+  if (!presence?.tools?.()?.length) return null;
+  const groups = toolGroups(presence);
   const parts = [];
-  if (groups.runs.length) parts.push(`use without asking you: ${titles(groups.runs)}`);
-  if (groups.asks.length) parts.push(`use only once you allow each call: ${titles(groups.asks)}`);
+  if (groups.runs.length) parts.push(`${counted(presence, groups.runs)} without asking you`);
+  if (groups.asks.length) parts.push(`${counted(presence, groups.asks)} only once you allow each call`);
+  const can = parts.length ? `it can use ${parts.join('; ')}` : 'it cannot use any tool';
+  const refused = groups.refused.length + groups.switched.length;
+  return `Under your mode “${modeTitle(presence.settings())}”, ${can}${refused ? `; ${refused} refused` : ''}.`;
+}
+
+/**
+ * What a connection approved now will be able to do, tool by tool, in words: which tools run
+ * without asking, which ask first, which are refused (by the person's choice, or by the
+ * dataset's switch while it is on). Null without a presence or tools.
+ */
+export function abilitiesList(presence) {
+  if (!presence?.tools?.()?.length) return null;
+  const settings = presence.settings();
+  const groups = toolGroups(presence);
+  const named = (list) => titles(list.map((t) => `“${shown(t.title || t.name)}”`));
+  const parts = [];
+  if (groups.runs.length) parts.push(`use without asking you: ${named(groups.runs)}`);
+  if (groups.asks.length) parts.push(`use only once you allow each call: ${named(groups.asks)}`);
   const refused = [];
-  if (groups.refused.length) refused.push(`${titles(groups.refused)} (you refuse them)`);
-  if (groups.switched.length) refused.push(`${titles(groups.switched)} (refused while “${DATA_SENTENCES.SWITCH}” is on)`);
-  const can = parts.length ? `it will be able to ${parts.join('; ')}.` : 'it will not be able to use any tool.';
+  if (groups.refused.length) refused.push(`${named(groups.refused)} (you refuse them)`);
+  if (groups.switched.length) refused.push(`${named(groups.switched)} (refused while “${DATA_SENTENCES.SWITCH}” is on)`);
+  const can = parts.length ? `It will be able to ${parts.join('; ')}.` : 'It will not be able to use any tool.';
   const cannot = refused.length ? ` It will not be able to use ${refused.join('; ')}.` : '';
   const heavy = kindDecision(settings, 'heavy');
   const heavyWords = heavy === 'allow' ? '' : ` A call the app estimates at ${Math.round(HEAVY_MS / 1000)} s or more ${heavy === 'ask' ? 'asks you first' : 'is refused'}.`;
-  return `Under your mode “${mode}”, ${can}${cannot}${heavyWords} You can change this under “What agents may do” at any time.`;
+  return `${can}${cannot}${heavyWords} You can change this under “What agents may do” at any time.`;
 }
 /** Said in a tab whose agents' calls went to another tab of the app in this browser. */
 export const CALLS_ELSEWHERE = 'Agents’ calls now go to another tab of this app in this browser (the one opened or focused last), not to this one.';
+/**
+ * The connector address's hint: where agent apps reach it. A loopback address (this computer's)
+ * is reached only by agent apps on this computer; Claude and ChatGPT on the web reach a relay
+ * deployed at an https address.
+ */
+export const ADDRESS_WORDS = Object.freeze({
+  REMOTE: 'Add this tab to Claude or ChatGPT as a connector with this address:',
+  LOCAL: 'Connector address:',
+  LOCAL_REACH: 'Only agent apps on this computer reach it (Claude Code, MCP Inspector); Claude and ChatGPT on the web need the relay deployed at https.',
+});
+
+/** Whether `address` names this computer (localhost, 127.0.0.0/8, ::1): only agent apps running here reach it. */
+export function isLoopback(address) {
+  let host;
+  try {
+    host = new URL(address).hostname;
+  } catch {
+    return false;
+  }
+  return host === 'localhost' || host.endsWith('.localhost') || /^127(\.\d{1,3}){3}$/.test(host) || host === '[::1]' || host === '0.0.0.0';
+}
 /** Said once the person took the calls back. */
 export const CALLS_BACK = 'Agents’ calls come to this tab again.';
 /** A connect code's letters and digits (dashes and spaces aside): the bundle's `CODE_LEN`. */
 export const CODE_CHARS = CODE_LEN;
+/** Said where who asks will be, while the relay is asked about the link. */
+export const ASKING_WHO = 'Asking the relay who asks…';
 /** A whole code is described once typing has paused this long. */
 export const DESCRIBE_AFTER_MS = 300;
 
@@ -111,11 +198,15 @@ export function wholeCode(text) {
   return connectCode(text);
 }
 
-/** The status line's words for a relay status (only the connected state says "connected"). */
+/**
+ * The status line's words for a relay status, after "Relay <address>:" (only the connected
+ * state says "connected", and says it is this tab, to the relay; with `detail.agents` 0, that it
+ * waits for an agent app).
+ */
 export function statusWords(state, detail = {}) {
   switch (state) {
     case 'connected':
-      return 'connected';
+      return detail.agents === 0 ? 'this tab is connected to it, waiting for an agent app' : 'this tab is connected to it';
     case 'connecting':
       return 'connecting…';
     case 'waiting':
@@ -149,19 +240,29 @@ const CSS = `
   input { flex: 1 1 10rem; min-width: 0; font: inherit; font-family: ui-monospace, monospace; padding: .4rem .5rem; border: 1px solid #8a8a90; border-radius: .3rem; }
   select { font: inherit; padding: .2rem .3rem; border: 1px solid #8a8a90; border-radius: .3rem; background: #fff; max-width: 100%; }
   [part=status] { font-weight: 600; }
-  [part=calls-elsewhere] { padding: .4rem .6rem; border-left: 4px solid #f2a900; background: #fff9e6; }
+  /* Where the person looks, wherever the page is scrolled: at the top of the window (beneath the
+     driven banner and the card, z-index 10, which say more urgent things). */
+  [part=calls-elsewhere] { position: fixed; top: .5rem; left: .5rem; right: .5rem; z-index: 9; max-width: 40rem; margin: 0 auto; padding: .5rem .75rem; border-left: 4px solid #f2a900; background: #fff9e6; box-shadow: 0 .25rem 1rem rgba(0,0,0,.25); border-radius: .3rem; }
   [part=calls-back]:empty { margin: 0; }
   [part=status][data-state=connected] { color: #0a7a3d; }
   [part=status][data-state=refused] { color: #b3261e; }
   .hint, [part=result], [part=tools-result] { color: #5b5b60; font-size: .9rem; }
-  [part=result], [part=tools-result] { min-height: 1.4em; }
+  [part=tools-result] { min-height: 1.4em; }
   [part=tools-result]:empty { min-height: 0; margin: 0; }
   form { display: flex; flex-wrap: wrap; gap: .5rem; align-items: center; margin-top: .75rem; }
   form label { width: 100%; font-weight: 600; }
-  [part=decide] { display: flex; gap: .5rem; }
-  [part=link-box][hidden] { display: none; }
-  [part=asker] { overflow-wrap: anywhere; }
-  [part=asker]:empty { margin: 0; }
+  form > p, form > div { width: 100%; margin: 0; }
+  form > p:empty, form > [hidden] { display: none; }
+  [part=decide] { display: flex; flex-wrap: wrap; gap: .5rem; }
+  /* Scrolled into view with room around it, not flush with the window's edge. */
+  [part=decide], form > [part=result] { scroll-margin: 1rem; }
+  [part=asker], [part=already], [part=can-do] { overflow-wrap: anywhere; }
+  [part=asker]:focus { outline: none; }
+  [part=asker]:focus-visible { outline: 3px solid #f2a900; }
+  [part=can-do] { font-size: .9rem; }
+  [part=can-do] summary { display: inline; margin: 0; font-size: .9rem; font-weight: 400; color: #0b5cad; }
+  [part=can-do] details[open] { display: block; }
+  [part=can-do] details { display: inline; }
   [part=lookalike] { padding: .4rem .6rem; border-left: 4px solid #b3261e; background: #fff8f7; color: #7a1a14; }
   tabrelay-connections, tabrelay-grants { margin-top: 1rem; border-top: 1px solid #d8d8dc; padding-top: .75rem; }
   tabrelay-data-switch { margin: .75rem 0; padding-bottom: .75rem; border-bottom: 1px solid #d8d8dc; }
@@ -198,6 +299,10 @@ export class AgentsPanel extends Base {
   #linked = null;
   /** Whether the person pressed to see who asks for the link. */
   #linkShown = false;
+  /** The person pressed Show who asks: the focus goes to who asks once it is said. */
+  #focusAsker = false;
+  /** Whether an Approve or Deny is being asked of the relay. */
+  #deciding = false;
   /**
    * The link whose approval this browser could not give (not the waiting page's): what was said
    * about it stays while the person types the whole code, until a whole code is described.
@@ -218,19 +323,19 @@ export class AgentsPanel extends Base {
       <p part="local-line" id="local-line" hidden>Local server <code part="local" id="local"></code>: <span part="local-status" id="local-status" role="status">not running</span></p>
       <p part="calls-elsewhere" id="calls-elsewhere" role="status" hidden><span part="calls-elsewhere-text" id="calls-elsewhere-text"></span> <button part="take-calls" id="take-calls" class="small" type="button">Take the calls back here</button></p>
       <p part="calls-back" id="calls-back" class="hint" aria-live="polite"></p>
-      <p part="address-row" class="hint">Add this tab to Claude or ChatGPT as a connector with this address: <code part="address" id="connector-address"></code> <button part="copy" id="copy-address" class="quiet small" type="button" aria-label="Copy the connector address">Copy</button> <span part="copy-result" id="copy-result" aria-live="polite"></span></p>
+      <p part="address-row" class="hint"><span part="address-lead" id="address-lead"></span> <code part="address" id="connector-address"></code> <button part="copy" id="copy-address" class="quiet small" type="button" aria-label="Copy the connector address">Copy</button> <span part="copy-result" id="copy-result" aria-live="polite"></span> <span part="address-reach" id="address-reach"></span></p>
       <form part="code-form" id="approve-form" aria-label="Approve or deny a connect code">
         <label part="code-label" for="code">Connect code</label>
-        <input part="code" id="code" name="code" autocomplete="off" autocapitalize="characters" spellcheck="false" placeholder="ABCDE-FGHJK" aria-describedby="code-asker code-can-do code-lookalike code-hint">
-        <span part="decide"><button part="approve" id="approve" type="submit">Approve</button> <button part="deny" id="deny" class="quiet" type="button">Deny</button></span>
+        <input part="code" id="code" name="code" autocomplete="off" autocapitalize="characters" spellcheck="false" placeholder="ABCDE-FGHJK" aria-describedby="code-asker code-lookalike code-can-do code-hint">
+        <p part="link-box" id="link-box" hidden><span part="link-opened" id="link-opened"></span> <button part="show-link" id="show-link" class="quiet small" type="button">Show who asks</button></p>
+        <p part="asker" id="code-asker" aria-live="polite" tabindex="-1"></p>
+        <p part="lookalike" id="code-lookalike" role="alert" hidden></p>
+        <p part="already" id="code-already" hidden></p>
+        <div part="can-do" id="code-can-do" hidden><span part="can-do-text" id="can-do-text"></span> <details part="can-do-details" id="can-do-details"><summary part="can-do-title">Which tools</summary><p part="can-do-list" id="can-do-list"></p></details></div>
+        <span part="decide" id="decide"><button part="approve" id="approve" type="submit" disabled>Approve</button> <button part="deny" id="deny" class="quiet" type="button" disabled>Deny</button></span>
+        <p part="result" id="approve-result" aria-live="polite" tabindex="-1"></p>
+        <p part="code-hint" id="code-hint" class="hint"></p>
       </form>
-      <p part="link-box" id="link-box" hidden><span part="link-opened" id="link-opened"></span> <button part="show-link" id="show-link" class="quiet small" type="button">Show who asks</button></p>
-      <p part="asker" id="code-asker" aria-live="polite"></p>
-      <p part="can-do" id="code-can-do" hidden></p>
-      <p part="already" id="code-already" hidden></p>
-      <p part="lookalike" id="code-lookalike" role="alert" hidden></p>
-      <p part="code-hint" id="code-hint" class="hint"></p>
-      <p part="result" id="approve-result" aria-live="polite"></p>
       <tabrelay-connections part="connections" id="connections" exportparts="${exported('connections')}"></tabrelay-connections>
       <tabrelay-grants part="grants" id="grants" exportparts="${exported('grants')}"></tabrelay-grants>
     </section>
@@ -260,8 +365,9 @@ export class AgentsPanel extends Base {
     $('take-calls').addEventListener('click', () => {
       this.#relay?.takeCalls();
       $('calls-back').textContent = CALLS_BACK;
-      // The pressed button went: the focus stays on what says so.
-      $('status').focus();
+      // The pressed button went: the focus stays on what says so, where the page is scrolled
+      // (the notice was at the top of the window, wherever that was).
+      $('status').focus({ preventScroll: true });
     });
     $('code').addEventListener('input', () => {
       // Typing in the field leaves the link: a whole code typed needs no extra step.
@@ -277,8 +383,12 @@ export class AgentsPanel extends Base {
         delete result.dataset.connected;
       }
     });
-    // A connection's grants are headed by its name as the connections list shows it.
-    $('connections').addEventListener('listed', () => ($('grants').connections = $('connections').list));
+    // A connection's grants are headed by its name as the connections list shows it; the status
+    // says whether an agent app is connected yet.
+    $('connections').addEventListener('listed', () => {
+      $('grants').connections = $('connections').list;
+      this.#showRelay();
+    });
     this.#showAddress();
   }
 
@@ -382,6 +492,10 @@ export class AgentsPanel extends Base {
     this.#el('relay').textContent = this.#relay ? shown(this.#relay.relay) : 'none';
     this.#el('connector-address').textContent = address || 'none (the page has no relay: its configured address is not an http or https address)';
     this.#el('copy-address').disabled = !address;
+    // A loopback address is reached only by agent apps on this computer: the hint says which.
+    const local = isLoopback(address);
+    this.#el('address-lead').textContent = local ? ADDRESS_WORDS.LOCAL : ADDRESS_WORDS.REMOTE;
+    this.#el('address-reach').textContent = local ? ADDRESS_WORDS.LOCAL_REACH : '';
   }
 
   #showRelay() {
@@ -392,7 +506,10 @@ export class AgentsPanel extends Base {
     const detail = useRelay ? relay.statusDetail || {} : (this.#stopped?.detail ?? {});
     const was = status.dataset.state;
     status.dataset.state = state;
-    status.textContent = statusWords(state, detail);
+    // Whether an agent app is connected, once the connections were listed (unknown before).
+    const agents = state === 'connected' ? this.#el('connections').list?.length : undefined;
+    const words = statusWords(state, { ...detail, agents });
+    if (status.textContent !== words) status.textContent = words;
     if (relay?.toolsRefused) this.#el('settings-result').textContent = relay.toolsRefused;
     // The local server beside the relay (./local-relay.js), when the app names one.
     const local = relay?.local;
@@ -421,13 +538,30 @@ export class AgentsPanel extends Base {
     this.#el('connections').render(list);
   }
 
-  /** What the connection asked about will be able to do, while the dialog says who asks. */
+  /**
+   * What the connection asked about will be able to do, while the dialog says who asks: the
+   * counts, and the tools by title under Which tools.
+   */
   #showCanDo() {
-    const canDo = this.#el('code-can-do');
     const asking = Boolean(this.#el('code-asker').dataset.code);
     const words = asking ? abilitiesWords(this.#presence) : null;
-    if (canDo.textContent !== (words || '')) canDo.textContent = words || '';
-    canDo.hidden = !words;
+    const list = asking ? abilitiesList(this.#presence) : null;
+    const text = this.#el('can-do-text');
+    if (text.textContent !== (words || '')) text.textContent = words || '';
+    if (this.#el('can-do-list').textContent !== (list || '')) this.#el('can-do-list').textContent = list || '';
+    if (!words) this.#el('can-do-details').open = false;
+    this.#el('code-can-do').hidden = !words;
+  }
+
+  /**
+   * Approve and Deny act only on a request the dialog says who asks for: off until then, and
+   * while the relay is asked.
+   */
+  #armDecide() {
+    const code = this.#fieldCode();
+    const off = this.#deciding || !code || this.#el('code-asker').dataset.code !== code;
+    this.#el('approve').disabled = off;
+    this.#el('deny').disabled = off;
   }
 
   /** A call came through a connection the list does not show (made after it was drawn): list again. */
@@ -528,19 +662,28 @@ export class AgentsPanel extends Base {
   #showLink() {
     if (!this.#linked) return;
     this.#linkShown = true;
+    // The pressed button goes: the focus waits on the line saying the relay is asked, then goes
+    // to Deny, the safe answer beside who asks (never the page's body, nor Approve, where a second
+    // Enter would connect the agent).
+    this.#focusAsker = true;
     this.#el('link-box').hidden = true;
     this.#el('code').value = '';
     this.#codeEdited(true);
-    // The pressed button went: the focus goes to Deny, the safe answer beside who asks (never
-    // the page's body, nor Approve, where a second Enter would connect the agent).
-    this.#el('deny').focus();
+    const result = this.#el('approve-result');
+    if (this.#focusAsker && !this.#el('code-asker').dataset.code) {
+      result.textContent = ASKING_WHO;
+      result.dataset.code = this.#linked; // goes once the relay said who asks
+      result.focus({ preventScroll: true });
+    }
   }
 
   /** The link is no longer offered (the person typed, or it was decided or refused). */
   #dropLink() {
     this.#linked = null;
     this.#linkShown = false;
+    this.#focusAsker = false;
     this.#el('link-box').hidden = true;
+    this.#armDecide();
   }
 
   /** What Approve and Deny act on: the whole code typed, else the link once shown: {kind, key}, or null. */
@@ -576,6 +719,7 @@ export class AgentsPanel extends Base {
       result.textContent = '';
       delete result.dataset.code;
     }
+    this.#armDecide();
     if (!code) return;
     if (now) this.#describeCode();
     else this.#describeTimer = setTimeout(() => this.#describeCode(), DESCRIBE_AFTER_MS);
@@ -623,7 +767,7 @@ export class AgentsPanel extends Base {
     already.hidden = connections.length === 0;
     already.textContent = connections.length
       ? `This app already has ${connections.length === 1 ? 'a connection' : `${connections.length} connections`} to this browser: ${connections
-          .map((c) => `started ${ago(c.created_ms)} ${c.place ? `from ${shown(c.place)}` : 'from a place not known'}`)
+          .map((c) => `started ${ago(c.created_ms)}${c.place ? ` from ${shown(c.place)}` : ''}`)
           .join('; ')}. If you did not mean to add another, Deny this one.`
       : '';
     if (said.sentence) {
@@ -632,6 +776,8 @@ export class AgentsPanel extends Base {
       this.#showCanDo();
       result.textContent = said.sentence;
       result.dataset.code = code;
+      this.#armDecide();
+      this.#toDecide(result);
       return;
     }
     const calls = said.client && said.client !== said.verified ? `, which calls itself “${shown(said.client)}”,` : '';
@@ -641,9 +787,7 @@ export class AgentsPanel extends Base {
         ? `“${shown(said.client)}” (name given by the app, not verified)`
         : 'An agent app that gave no name';
     const back = said.host ? `; you will be sent back to ${shown(said.host)}` : '';
-    const started = Number.isFinite(said.age_ms) ? `It started ${ago(Date.now() - said.age_ms)}` : 'It started at an unknown time';
-    const where = said.place ? `, from ${shown(said.place)}.` : `. ${CONSENT.PLACE_UNKNOWN}`;
-    asker.textContent = `${who} asks to act in this tab${back}. ${started}${where}`;
+    asker.textContent = `${who} asks to act in this tab${back}.${startedWords(said)}`;
     asker.dataset.code = code;
     this.#showCanDo();
     if (this.#awaitingWhole !== null && code !== this.#awaitingWhole) {
@@ -656,6 +800,24 @@ export class AgentsPanel extends Base {
       result.textContent = '';
       delete result.dataset.code;
     }
+    this.#armDecide();
+    this.#toDecide(asker);
+  }
+
+  /**
+   * Who asks was just said: the person at the consent sees it through to Approve (scrolled
+   * into view if below the window); after Show who asks, the focus goes to Deny (or to `said`,
+   * why not, when there is nothing to deny), not to the page.
+   */
+  #toDecide(said) {
+    const here = this.#root.activeElement;
+    if (this.#focusAsker) {
+      this.#focusAsker = false;
+      const to = this.#el('deny').disabled ? said : this.#el('deny');
+      if (!here || here === this.#el('show-link') || here === this.#el('approve-result')) to.focus({ preventScroll: true });
+    } else if (!here || !this.#el('approve-form').contains(here)) return;
+    const decide = this.#el('approve-result').textContent ? this.#el('approve-result') : this.#el('decide');
+    decide.scrollIntoView?.({ block: 'nearest' });
   }
 
   /** Runs `request` once the code requests before it have settled. */
@@ -678,6 +840,7 @@ export class AgentsPanel extends Base {
     this.#showCanDo();
     this.#awaitingWhole = null;
     this.#clearSaid();
+    this.#armDecide();
   }
 
   /** The look-alike warning and the client's connections here go. */
@@ -803,8 +966,8 @@ export class AgentsPanel extends Base {
     this.#decisions += 1;
     delete result.dataset.code;
     delete result.dataset.connected;
-    this.#el('approve').disabled = true;
-    this.#el('deny').disabled = true;
+    this.#deciding = true;
+    this.#armDecide();
     result.textContent = doing;
     try {
       result.textContent = await this.#inTurn(() => run(wholeCode(typed) ?? typed));
@@ -812,8 +975,8 @@ export class AgentsPanel extends Base {
     } catch (err) {
       result.textContent = err.message;
     } finally {
-      this.#el('approve').disabled = false;
-      this.#el('deny').disabled = false;
+      this.#deciding = false;
+      this.#armDecide();
     }
   }
 

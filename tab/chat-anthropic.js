@@ -34,9 +34,10 @@ export function anthropicKind(status, body) {
 
 /** The conversation's provider-neutral messages as the Messages API's. */
 export function anthropicMessages(messages) {
+  // Another provider's reasoning items are its own: left out.
   return messages.map((m) => ({
     role: m.role,
-    content: m.parts.map((p) => {
+    content: m.parts.filter((p) => p.type !== 'reasoning').map((p) => {
       if (p.type === 'text') return { type: 'text', text: p.text };
       if (p.type === 'tool_call') return { type: 'tool_use', id: p.id, name: p.name, input: p.input ?? {} };
       return { type: 'tool_result', tool_use_id: p.id, content: p.content, is_error: Boolean(p.isError) };

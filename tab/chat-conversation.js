@@ -109,11 +109,15 @@ export function createConversation({ id, budget = 0, now = () => Date.now() } = 
       return add({ kind: 'person', text: String(text), turn });
     },
     /**
-     * The model's answer: `provider`, `model`, `parts` ({type: 'text', text} or {type:
-     * 'tool_call', id, name, input}), `stop` (one of STOPS), `usage` ({input, output} tokens).
+     * The model's answer: `provider`, `model`, `parts` ({type: 'text', text}, {type:
+     * 'tool_call', id, name, input}, or {type: 'reasoning', provider, item}: a provider's own
+     * reasoning item, opaque, sent back to that provider only), `stop` (one of STOPS), `usage`
+     * ({input, output} tokens).
      */
     model({ provider, model, parts, stop, usage }, turn) {
-      const kept = (parts || []).filter((p) => (p.type === 'text' && p.text) || p.type === 'tool_call').map((p) => (p.type === 'text' ? { type: 'text', text: String(p.text) } : { type: 'tool_call', id: String(p.id), name: String(p.name), input: p.input ?? {} }));
+      const kept = (parts || [])
+        .filter((p) => (p.type === 'text' && p.text) || p.type === 'tool_call' || (p.type === 'reasoning' && p.item && typeof p.item === 'object'))
+        .map((p) => (p.type === 'text' ? { type: 'text', text: String(p.text) } : p.type === 'reasoning' ? { type: 'reasoning', provider: String(p.provider), item: p.item } : { type: 'tool_call', id: String(p.id), name: String(p.name), input: p.input ?? {} }));
       return add({ kind: 'model', provider: String(provider), model: String(model), parts: kept, stop: STOPS.includes(stop) ? stop : 'other', usage: usageOf(usage), turn });
     },
     /** A tool call's result: `content` (the text the model reads), `isError`. */
@@ -198,7 +202,9 @@ export function createConversation({ id, budget = 0, now = () => Date.now() } = 
       if (prior >= 0) lines.push(`Earlier summary: ${entries[prior].text}`);
       for (const e of before.slice(prior >= 0 ? entries[prior].covers : 0)) {
         if (e.kind === 'person') lines.push(`Person: ${e.text}`);
-        else if (e.kind === 'model') for (const p of e.parts) lines.push(p.type === 'text' ? `You: ${p.text}` : `You called ${p.name} with ${JSON.stringify(p.input)}`);
+        else if (e.kind === 'model') {
+          for (const p of e.parts) if (p.type !== 'reasoning') lines.push(p.type === 'text' ? `You: ${p.text}` : `You called ${p.name} with ${JSON.stringify(p.input)}`);
+        }
         else if (e.kind === 'tool') lines.push(`Result of ${e.name}${e.isError ? ' (failed)' : ''}: ${e.content}`);
       }
       return [{ role: 'user', parts: [{ type: 'text', text: `${SUMMARY_ASK}\n${dataText(lines.join('\n'))}` }] }];
@@ -264,8 +270,9 @@ export function safeMarkdown(text) {
     .replace(/>/g, '&gt;');
   // An inline link or picture whose destination is a script: its `](` escaped, so it stays text.
   out = out.replace(/\]\s*\(([^)]*)/g, (whole, dest) => (isScript(dest) ? whole.replace('(', '\\(') : whole));
-  // A reference definition whose destination is a script: its `[` escaped.
-  out = out.replace(/^( {0,3})\[([^\]\n]*)\]:[ \t]*(\S+)/gm, (whole, indent, label, dest) => (isScript(dest) ? `${indent}\\[${label}\\]:${whole.slice(whole.indexOf(':') + 1)}` : whole));
+  // A reference definition whose destination is a script: its brackets escaped. Anywhere on a
+  // line (a definition counts inside a list item or a quote), its destination maybe on the next.
+  out = out.replace(/\[((?:\\.|[^\]\\])*)\]:(\s*)(\S+)/g, (whole, label, space, dest) => (isScript(dest) ? `\\[${label}\\]:${space}${dest}` : whole));
   return out;
 }
 

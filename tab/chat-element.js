@@ -81,6 +81,8 @@ export class ChatElement extends Base {
   #live = null;
   /** Whether the log follows its end (the person has not scrolled up). */
   #stick = true;
+  /** A message sent to a stopped chat: it stays in the field until its turn starts (or is refused). */
+  #held = null;
   constructor() {
     super();
     this.#root = this.attachShadow({ mode: 'open' });
@@ -169,8 +171,13 @@ export class ChatElement extends Base {
     if (!chat || chat.busy) return;
     const text = e.message.value;
     if (!text.trim()) return;
-    e.message.value = '';
-    chat.send(text);
+    // A stopped chat goes on only once the person's device confirmed it: the message stays in
+    // the field until it is sent (a refusal leaves it there, its sentence in the log).
+    if (chat.stopped) this.#held = text;
+    else e.message.value = '';
+    chat.send(text).finally(() => {
+      if (this.#held === text) this.#held = null;
+    });
   }
 
   #saveKey() {
@@ -262,8 +269,15 @@ export class ChatElement extends Base {
         }
       }
     }
-    if (event.type === 'turn') this.#ask(null);
+    if (event.type === 'turn') {
+      this.#ask(null);
+      // The message sent to a stopped chat went: it leaves the field (unless the person changed it).
+      if (this.#held !== null && e.message.value === this.#held) e.message.value = '';
+      this.#held = null;
+    }
     const busy = this.#chat.busy;
+    // Stop goes with the turn: the focus on it goes to the field, not the page.
+    if (!busy && this.#root.activeElement === e.stop) e.message.focus();
     e.stop.hidden = !busy;
     e.send.disabled = busy;
     e.log.setAttribute('aria-busy', String(busy));
@@ -310,7 +324,11 @@ export class ChatElement extends Base {
       b.type = 'button';
       b.setAttribute('part', 'choice');
       b.textContent = choice;
-      b.addEventListener('click', () => this.#chat?.choose(choice));
+      b.addEventListener('click', () => {
+        this.#chat?.choose(choice);
+        // The choices go once one is sent: the focus goes to the field (the draft in it), not the page.
+        e.message.focus();
+      });
       e.choices.append(b);
     }
   }

@@ -9,6 +9,7 @@
 //     models({ key, signal }) -> [{ id, name, window }],  // listed from the provider's API
 //     stream({ key, model, instructions, messages, tools, maxTokens, signal }) -> async iterable of
 //       { type: 'text', text } | { type: 'tool_call', id, name, input } | { type: 'usage', usage }
+//       | { type: 'reasoning', item }                     // the provider's own, sent back to it as is
 //       | { type: 'done', stop, usage }                   // stop: one of the conversation's STOPS
 //   }
 // Both throw a ProviderError (its `kind` one of FAILURE_KINDS) for what went wrong, and let an
@@ -21,10 +22,10 @@ export const FAILURES = Object.freeze({
   quota: 'This key’s account is out of credit or quota: add credit with the provider, or use another key.',
   rate: 'The provider is limiting how often this key may call, and did not let it through after waiting: try again in a minute.',
   busy: 'The provider is busy and did not answer after waiting: try again in a few minutes.',
-  network: 'The provider could not be reached: check the connection, or the provider’s address in the chat’s settings.',
+  network: 'The provider could not be reached at its address (shown in the chat’s settings): check the connection and try again; if it stays so, tell the app’s makers.',
   unreadable: 'The provider’s answer could not be read, even when asked for once more: try again.',
   model: 'The provider has no such model for this key: choose another one.',
-  long: 'The conversation is too long for this model: start a new chat, or choose a model with a larger window.',
+  long: 'The conversation is too long for this model: choose a model with a larger window, or reload the page for a new chat (Export as Markdown first to keep this one).',
   bad: 'The provider refused the request as malformed: try another model, or tell the app’s makers.',
 });
 /** The kinds of failure. */
@@ -79,8 +80,12 @@ export function kindOfStatus(status) {
   return 'bad';
 }
 
-/** A ProviderError for an HTTP answer that is not a 2xx: `kindOf(status, body)` reads the provider's own error. */
-export async function failureOfResponse(response, kindOf) {
+/**
+ * A ProviderError for an HTTP answer that is not a 2xx: `kindOf(status, body)` reads the
+ * provider's own error; `waitOf(body)` the wait its body asks for (ms, or null), read when no
+ * `retry-after` header can be (a provider whose CORS does not expose it).
+ */
+export async function failureOfResponse(response, kindOf, waitOf = () => null) {
   let body = null;
   try {
     body = JSON.parse(await response.text());
@@ -88,7 +93,10 @@ export async function failureOfResponse(response, kindOf) {
     body = null;
   }
   const kind = kindOf(response.status, body) || kindOfStatus(response.status);
-  return new ProviderError(kind, { status: response.status, retryAfterMs: retryAfterMs(response.headers.get('retry-after')), detail: body?.error?.message ?? '' });
+  const failure = new ProviderError(kind, { status: response.status, retryAfterMs: retryAfterMs(response.headers.get('retry-after')) ?? waitOf(body), detail: body?.error?.message ?? '' });
+  /** The request's field the provider named as wrong (OpenAI's `error.param`), or null. */
+  failure.param = typeof body?.error?.param === 'string' ? body.error.param : null;
+  return failure;
 }
 
 /** `fetch`, with a failure to reach the provider as a ProviderError ('network'); an abort stays an abort. */
@@ -226,7 +234,8 @@ export async function callModel(provider, request, { onEvent = () => {}, onWait 
           parts.push({ type: 'tool_call', id: e.id, name: e.name, input: e.input });
           shown = true;
           onEvent(e);
-        } else if (e.type === 'usage') usage = e.usage;
+        } else if (e.type === 'reasoning') parts.push({ type: 'reasoning', provider: provider.id, item: e.item });
+        else if (e.type === 'usage') usage = e.usage;
         else if (e.type === 'done') return { parts, stop: e.stop, usage: e.usage ?? usage };
       }
       throw new ProviderError('unreadable', { detail: 'the answer ended before its end' });

@@ -7,7 +7,9 @@ import type { CallResult } from './relay-client.js';
 
 export const CHAT_MODEL_INSTRUCTIONS: string;
 export const ASK_PERSON: Readonly<{ name: 'ask_person'; description: string; inputSchema: Readonly<Record<string, unknown>> }>;
-export const CHAT_SAID: Readonly<Record<'noKey' | 'noModel' | 'stopped' | 'askBad' | 'asked' | 'refusal' | 'length' | 'tooManySteps' | 'picture', string>>;
+export const CHAT_SAID: Readonly<Record<'noKey' | 'noModel' | 'stopped' | 'askBad' | 'asked' | 'refusal' | 'length' | 'tooManySteps' | 'picture' | 'held', string>>;
+/** How far the provider's count of the last call may scale the estimate of the next. */
+export const ESTIMATE_SCALE: Readonly<{ least: number; most: number }>;
 export const MAX_MODEL_CALLS: number;
 export const KEY_PREFIX: string;
 export const SETTINGS_PREFIX: string;
@@ -15,7 +17,8 @@ export const SETTINGS_PREFIX: string;
 /** Why a model stopped. */
 export type Stop = 'end' | 'tool' | 'length' | 'refusal' | 'stopped' | 'other';
 export interface Usage { input: number; output: number }
-export type ModelPart = { type: 'text'; text: string } | { type: 'tool_call'; id: string; name: string; input: Record<string, unknown> };
+/** A model's part; `reasoning`: a provider's own reasoning item (OpenAI's, encrypted), sent back to that provider only. */
+export type ModelPart = { type: 'text'; text: string } | { type: 'tool_call'; id: string; name: string; input: Record<string, unknown> } | { type: 'reasoning'; provider: string; item: Record<string, unknown> };
 export type MessagePart = ModelPart | { type: 'tool_result'; id: string; name: string; content: string; isError: boolean };
 export interface NeutralMessage { role: 'user' | 'assistant'; parts: MessagePart[] }
 /** An entry of the conversation (frozen once added). */
@@ -38,7 +41,7 @@ export interface Conversation {
 }
 
 export interface ModelInfo { id: string; name: string; window: number }
-export type StreamEvent = { type: 'text'; text: string } | { type: 'tool_call'; id: string; name: string; input: Record<string, unknown> } | { type: 'usage'; usage: Usage } | { type: 'done'; stop: Stop; usage: Usage };
+export type StreamEvent = { type: 'text'; text: string } | { type: 'reasoning'; item: Record<string, unknown> } | { type: 'tool_call'; id: string; name: string; input: Record<string, unknown> } | { type: 'usage'; usage: Usage } | { type: 'done'; stop: Stop; usage: Usage };
 /** A model provider (Anthropic's Messages API, OpenAI's Responses API, or the app's own). */
 export interface ChatProvider {
   readonly id: string;
@@ -61,7 +64,9 @@ export type ChatEvent =
   | { type: 'restart'; turn: number }
   | { type: 'waiting'; waiting: string | null; ms: number }
   | { type: 'call'; line: ChatToolLine }
-  | { type: 'asking'; asking: { question: string; choices: readonly string[] } };
+  | { type: 'asking'; asking: { question: string; choices: readonly string[] } }
+  /** A message refused while the chat is stopped: the person's device did not confirm it was them. */
+  | { type: 'held'; sentence: string };
 type StorageLike = Pick<Storage, 'getItem' | 'setItem' | 'removeItem'>;
 
 export interface ChatOptions {
@@ -93,6 +98,8 @@ export interface Chat {
   readonly model: string | null;
   readonly turn: number;
   readonly busy: boolean;
+  /** Whether the chat's agent is stopped: the next message goes only once the person's device confirms it. */
+  readonly stopped: boolean;
   providers(): Array<{ id: string; name: string; origin: string }>;
   tools(): Array<{ name: string; title: string }>;
   models(): ModelInfo[];

@@ -17,8 +17,8 @@
 // asks to remember one (localStorage), sent in a header to their provider's origin only, never
 // in an entry, an event, an export, a URL or a log; `forgetKey` removes one.
 
-import { INSTRUCTIONS, CHAT_INSTRUCTIONS } from './generated/bundle.js';
-import { createConversation, dataText, estimateTokens } from './chat-conversation.js';
+import { INSTRUCTIONS, CHAT_INSTRUCTIONS, PRESENCE } from './generated/bundle.js';
+import { createConversation, dataText, estimateTokens, tokensOf } from './chat-conversation.js';
 import { callModel, ProviderError, BudgetRefusal } from './chat-provider.js';
 import { createAnthropic } from './chat-anthropic.js';
 import { createOpenAI } from './chat-openai.js';
@@ -42,7 +42,14 @@ export const CHAT_SAID = Object.freeze({
   length: 'The answer reached its most tokens and was cut.',
   tooManySteps: 'The model made {n} calls in this turn without finishing: the turn ends here; ask again to go on.',
   picture: '(A picture was left out: the chat sends text only.)',
+  held: 'Your chat was stopped, and goes on only once your device confirms it is you ({why}): your message was not sent.',
 });
+/**
+ * How far the provider's own count of a call's input may move the estimate of the next (a
+ * character is a quarter token until a call was counted; code, JSON and other scripts run
+ * denser): the last call's count over its estimate, within these bounds.
+ */
+export const ESTIMATE_SCALE = Object.freeze({ least: 0.5, most: 4 });
 /** The most model calls one turn makes (a model that never stops is stopped). */
 export const MAX_MODEL_CALLS = 25;
 /** Where a key is kept: `${KEY_PREFIX}:${app}:${provider}` in session- or localStorage. */
@@ -114,6 +121,10 @@ export function createChat({ app, presence, handle, tools = () => [], subscribeT
   let modelsSaid = '';
   let turn = 0;
   let nextCall = 1;
+  /** Whether a message waits for the person's device to let the stopped chat go on. */
+  let goingOn = false;
+  /** The provider's count of the last call's input over its estimate (see ESTIMATE_SCALE). */
+  let scale = 1;
   /** The turn under way: {n, controller, text, waiting, calls: Map id → line, stopping}. */
   let live = null;
   /** The question the model asked (ask_person) until the person answers: {question, choices}. */
@@ -163,6 +174,10 @@ export function createChat({ app, presence, handle, tools = () => [], subscribeT
     get busy() {
       return live !== null;
     },
+    /** Whether the chat's agent is stopped: the next message goes only once the person's device confirms it. */
+    get stopped() {
+      return Boolean(presence?.isStopped?.(id));
+    },
     /** What the turn under way shows: {text (streamed so far), waiting (a retry's sentence)}; null when none. */
     live: () => (live ? { turn: live.n, text: live.text, waiting: live.waiting } : null),
     asking: () => asking,
@@ -178,12 +193,14 @@ export function createChat({ app, presence, handle, tools = () => [], subscribeT
       if (!offered[pid] || pid === providerId) return;
       providerId = pid;
       modelId = null;
+      scale = 1;
       models = [];
       saveSettings();
       emit();
       return chat.listModels();
     },
     chooseModel(mid) {
+      if ((mid || null) !== modelId) scale = 1;
       modelId = mid || null;
       saveSettings();
       emit();
@@ -241,11 +258,29 @@ export function createChat({ app, presence, handle, tools = () => [], subscribeT
     /** The person's message: a turn. Resolves once the turn ended (however it ended). */
     async send(text) {
       const words = String(text ?? '').trim();
-      if (!words || live) return false;
+      if (!words || live || goingOn) return false;
+      if (presence?.isStopped?.(id)) {
+        // Stopped (its activity line's Stop, or the chat's Stop during a tool call): a message
+        // lets it go on only as the activity line's "Let it go on" does, once the person's device
+        // confirmed it is them. Text typed into the field is no proof: an agent driving the
+        // browser can type too.
+        goingOn = true;
+        let refused;
+        try {
+          refused = await presence.confirmed(PRESENCE.SETTING, `go on\n${id}`);
+        } finally {
+          goingOn = false;
+        }
+        if (refused) {
+          talk.note('stopped', said(CHAT_SAID.held, { why: refused }), turn);
+          emit({ type: 'held', sentence: refused });
+          return false;
+        }
+        presence.goOn(id);
+        if (live) return false;
+      }
       const n = ++turn;
       asking = null;
-      // A new message of the person lets the chat's agent go on after a Stop.
-      if (presence?.isStopped?.(id)) presence.goOn(id);
       talk.person(words, n);
       const controller = new AbortController();
       live = { n, controller, text: '', waiting: null, sent: { calls: 0, results: 0, summary: false, asked: false } };
@@ -296,6 +331,13 @@ export function createChat({ app, presence, handle, tools = () => [], subscribeT
     const window = models.find((m) => m.id === model)?.window ?? 0;
     const signal = t.controller.signal;
     const toolDefs = [...tools().map((x) => ({ name: x.definition?.name ?? x.name, description: x.definition?.description ?? '', inputSchema: x.definition?.inputSchema ?? { type: 'object' } })), ASK_PERSON];
+    // What a call sends, estimated: the messages, the instructions and the tools' descriptions,
+    // scaled by how the provider counted the last call (its own count is what is spent).
+    const toolTokens = tokensOf(JSON.stringify(toolDefs));
+    const rough = (messages) => estimateTokens(messages, instructions) + toolTokens;
+    const counted = (estimate, usage) => {
+      if (estimate > 0 && usage?.input > 0) scale = Math.min(ESTIMATE_SCALE.most, Math.max(ESTIMATE_SCALE.least, usage.input / estimate));
+    };
     const hooks = (estimate) => ({
       onEvent: (e) => {
         if (e.type === 'text') {
@@ -315,9 +357,9 @@ export function createChat({ app, presence, handle, tools = () => [], subscribeT
     });
     try {
       // Once, at the start of the turn: a conversation that would not fit is summarised.
-      const ask = talk.wouldOverflow(window, instructions) ? talk.summaryRequest() : null;
+      const ask = talk.wouldOverflow(window / scale, instructions) ? talk.summaryRequest() : null;
       if (ask) {
-        const estimate = estimateTokens(ask);
+        const estimate = Math.ceil(estimateTokens(ask) * scale);
         const refusal = talk.budgetRefusal(estimate);
         if (refusal) return talk.note('limit', refusal, t.n);
         t.sent.summary = true;
@@ -327,12 +369,14 @@ export function createChat({ app, presence, handle, tools = () => [], subscribeT
       for (let step = 0; ; step++) {
         if (step >= MAX_MODEL_CALLS) return talk.note('limit', said(CHAT_SAID.tooManySteps, { n: MAX_MODEL_CALLS }), t.n);
         const messages = talk.messages();
-        const estimate = estimateTokens(messages, instructions);
+        const raw = rough(messages);
+        const estimate = Math.ceil(raw * scale);
         const refusal = talk.budgetRefusal(estimate);
         if (refusal) return talk.note('limit', refusal, t.n);
         t.text = '';
         t.sent.calls++;
         const out = await callModel(provider, { key, model, instructions, messages, tools: toolDefs, signal }, hooks(estimate));
+        counted(raw, out.usage);
         t.text = '';
         talk.model({ provider: provider.id, model, parts: out.parts, stop: out.stop, usage: out.usage }, t.n);
         const calls = out.parts.filter((p) => p.type === 'tool_call');

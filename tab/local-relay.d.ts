@@ -1,9 +1,13 @@
 // Declarations of the tab's second relay, the local server (./local-relay.js), checked by the
 // TypeScript compiler in tests/js/package_types.test.mjs.
 import type { RelayClient } from './relay-client.js';
+import type { PresenceCheck } from './presence-check.js';
 
 /** The local server's default address (`tabrelay-local`'s default port). */
 export const LOCAL_ADDRESS: string;
 
 /** Makes `relay` the door to both relays: codes to the local server first, connections of both, each call's words to its relay. Returns `relay`. */
 export function joinLocal(relay: RelayClient, local: RelayClient): RelayClient;
+
+/** The presence check for a relay joined to its local server: a local code's approval is proven to the local server (its own credential and origin), the rest as `check`. */
+export function joinPresenceCheck(check: PresenceCheck, localCheck: PresenceCheck, relay: RelayClient): PresenceCheck;

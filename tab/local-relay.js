@@ -11,12 +11,33 @@
 //   and Stop go to the relay that holds the connection;
 // - the tools, the view and the person's steps go to both; a call's asking and answered go to
 //   the relay that sent the call;
-// - start and stop start and stop both.
+// - start and stop start and stop both;
+// - the person's presence for approving a code goes to the relay that takes the code
+//   (`joinPresenceCheck`): the local server's pairing keeps a credential of its own (made once,
+//   its challenge bound to the local origin) and checks each approval's assertion as the relay
+//   does, so neither a click nor the page's script connects a local agent without the person.
 //
 //   import { RelayClient } from './relay-client.js';
 //   import { joinLocal } from './local-relay.js';
 //   const local = new RelayClient({ relay: 'http://127.0.0.1:8790', quiet: true, handle });
 //   joinLocal(relay, local);
+
+import { CODE_LEN, CODE_IGNORED } from './generated/bundle.js';
+
+/**
+ * The person's presence check for `relay` joined to its local server (`joinLocal`): `check` is
+ * the relay's (./presence-check.js), `localCheck` the same made for the local server's client.
+ * An approval of a code the local server made is proven to it (its credential, its origin);
+ * every other decision is `check`'s.
+ */
+export function joinPresenceCheck(check, localCheck, relay) {
+  return {
+    ...check,
+    async approval(said) {
+      return (await relay.isLocalCode(said)) ? localCheck.approval(said) : check.approval(said);
+    },
+  };
+}
 
 /** The local server's default address (`tabrelay-local`'s default port). */
 export const LOCAL_ADDRESS = 'http://127.0.0.1:8790';
@@ -62,20 +83,48 @@ export function joinLocal(relay, local) {
       }
     });
   };
+  /** Whether each code asked about was the local server's (it described it), by code. */
+  const whose = new Map();
   /** A code to the local server first; on its refusal, to the relay. */
   const codeTo =
     (name) =>
     async (...args) => {
       await nudged();
-      if (up()) {
+      if (up() && whose.get(args[0]) !== false) {
         try {
-          return await local[name](...args);
-        } catch {
-          // Not the local server's code (or not one it can take): the relay's, then.
+          const said = await local[name](...args);
+          if (name === 'describe') whose.set(args[0], true);
+          return said;
+        } catch (err) {
+          // Not the local server's code (or not one it can take): the relay's, then. A code it
+          // described is its own: its refusal stands (a relay would not know the code).
+          if (whose.get(args[0]) === true) throw err;
+          if (name === 'describe') whose.set(args[0], false);
         }
       }
       return own[name](...args);
     };
+  /**
+   * Whether `said` is a code the local server made (it describes it): where its approval goes.
+   * Only the local server is asked, and only of a code's length (a waiting page's link
+   * reference is the relay's: the local server has none).
+   */
+  relay.isLocalCode = async (said) => {
+    const letters = [...String(said)].filter((c) => !CODE_IGNORED.includes(c)).length;
+    if (letters !== CODE_LEN) return false;
+    if (!whose.has(said)) {
+      await nudged();
+      if (!up()) return false;
+      try {
+        await local.describe(said);
+        whose.set(said, true);
+      } catch {
+        whose.set(said, false);
+      }
+    }
+    if (whose.size > 64) whose.delete(whose.keys().next().value);
+    return whose.get(said) === true;
+  };
   relay.describe = codeTo('describe');
   relay.approve = codeTo('approve');
   relay.deny = codeTo('deny');

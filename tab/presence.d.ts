@@ -15,6 +15,8 @@ export const CHOICES: Readonly<Record<Choice, string>>;
 export const ALL_AGENTS: '*';
 /** A grant kept for a verified client is scoped to this and its domain. */
 export const CLIENT_SCOPE: 'client:';
+/** A grant kept for the chat bar: its every conversation in this app. */
+export const CHAT_SCOPE: 'chat:';
 /** Until when each kind of grant lasts, in words. */
 export const UNTIL: Readonly<{ tab: string; revoked: string }>;
 /** What choosing a mode does to the rules and the grants. */

@@ -18,6 +18,7 @@
 // Grants: a card's answer that lets a tool's asking calls run without a card, for one
 // connection until the tab closes ("connection", never leaving the page), or kept until the
 // person revokes it ("always": for that client's every connection when its domain is verified,
+// for the chat bar's every conversation when the chat asks,
 // else for that connection only: a name an app gives itself speaks for no other agent; never for
 // all agents). Every grant is
 // listed (`grants()`) with who it is for and until when, and revocable; choosing a mode takes
@@ -45,6 +46,11 @@ export const CHOICES = Object.freeze({ once: 'Allow once', connection: 'This con
 export const ALL_AGENTS = '*';
 /** A grant kept for a verified client is scoped to this and its domain. */
 export const CLIENT_SCOPE = 'client:';
+/**
+ * A grant kept for the chat bar (./chat.js): its every conversation in this app, whichever model
+ * (a conversation's id is new on each page load, so a grant kept for one would never apply again).
+ */
+export const CHAT_SCOPE = 'chat:';
 /** Until when each kind of grant lasts, in words. */
 export const UNTIL = Object.freeze({ tab: 'until this tab closes', revoked: 'until you revoke it' });
 /** What choosing a mode does to the rules and the grants, said beside the mode. */
@@ -220,19 +226,22 @@ export function decide({ kinds, tool, settings, connection, scope, grants }) {
 
 /**
  * Who a card's grant is for: the asking client (CLIENT_SCOPE and its domain, every connection
- * of it) when its domain is verified, else that connection alone; all agents (ALL_AGENTS) only
+ * of it) when its domain is verified, the chat bar (CHAT_SCOPE: its every conversation) for the
+ * chat's call, else that connection alone; all agents (ALL_AGENTS) only
  * for a call that came through no connection. Never every agent for a connection's card: a
  * verified domain names that client, not the others.
  */
 export function grantScopeOf(call) {
   const c = call?.connection;
   if (c?.id == null) return ALL_AGENTS;
+  if (c.kind === 'chat') return CHAT_SCOPE;
   return c.verified ? `${CLIENT_SCOPE}${c.verified}` : String(c.id);
 }
 
 /** Who a grant for `scope` is for, in its button's words. */
 function scopeWho(scope, call) {
   if (scope === ALL_AGENTS) return 'all agents';
+  if (scope === CHAT_SCOPE) return 'your chat in this app (every conversation)';
   if (scope.startsWith(CLIENT_SCOPE)) return `${short(scope.slice(CLIENT_SCOPE.length))}’s app (each of its connections)`;
   return grantWho(call);
 }

@@ -571,7 +571,7 @@ export class RelayClient {
    * published the client's metadata document (the relay fetched it from there); absent for a
    * client that registered, whose name is not verified. `age_ms`: how long ago the request
    * started; `place`: where its browser was ("City, CC"), absent when the relay's platform did
-   * not say (show CONSENT.PLACE_UNKNOWN); `name_warning`: what about the name should make the
+   * not say (then say nothing of it: the panel's `startedWords(said)`); `name_warning`: what about the name should make the
    * person look twice, with `lookalike`, the well-known app it looks like or claims (show
    * `nameWarningSentence(said)`); `connections`: this browser's connections
    * of the same client, each with `created_ms` and `place`. Show CONSENT.APPROVE_ONLY_YOURS with

@@ -23,7 +23,7 @@
 // used alone, as before.
 
 import { RelayClient } from './relay-client.js';
-import { joinLocal } from './local-relay.js';
+import { joinLocal, joinPresenceCheck } from './local-relay.js';
 import { createToolBridge } from './webmcp.js';
 import { createPresence, NotRun } from './presence.js';
 import { createDataSwitch, guardCall, refusalBefore } from './data-guard.js';
@@ -217,7 +217,8 @@ export function createTabrelay(options = {}) {
   const relay = url ? clientOf(url, false) : local;
   if (relay && local && relay !== local) joinLocal(relay, local);
   /** The person's proven presence (./presence-check.js), checked where the relay or the tab decides. */
-  const check = relay ? createPresenceCheck(kept({ relay, withoutDevice, credentials, PublicKeyCredential })) : null;
+  const checkOf = (at) => createPresenceCheck(kept({ relay: at, withoutDevice, credentials, PublicKeyCredential }));
+  const check = !relay ? null : local && relay !== local ? joinPresenceCheck(checkOf(relay), checkOf(local), relay) : checkOf(relay);
   /** What the person's side says of this browser's check: 'device', 'without', 'refused' or 'off' (no relay). */
   presence.presenceState = 'off';
   const followCheck = () =>

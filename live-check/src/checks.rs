@@ -506,6 +506,13 @@ impl Run<'_> {
             (page.clone(), b.click_element(&page, &panel("approve"), "Approve"))
         } else {
             b.type_into(&page, &panel("code"), &code)?;
+            // Approve is off until the tab says who asks.
+            b.wait_for(
+                &page,
+                &format!("{PANEL}?.getElementById('approve')?.disabled === false"),
+                UI_WAIT,
+                "the tab saying who asks",
+            )?;
             (page.clone(), b.click_element(&page, &panel("approve"), "Approve"))
         };
         let b = self.browser()?;

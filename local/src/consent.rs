@@ -44,7 +44,7 @@ struct Waiting {
 #[derive(Debug, Default)]
 pub struct Consent {
     /// The agent app's name, once a message named it.
-    name: Option<String>,
+    pub name: Option<String>,
     waiting: Option<Waiting>,
     /// The access token and refresh token, and when to refresh.
     tokens: Option<(String, String, u64)>,
@@ -69,7 +69,9 @@ impl Consent {
     pub fn forgotten(&mut self, state: Option<&std::path::Path>) {
         self.tokens = None;
         self.waiting = None;
-        crate::state::Connection::forget(state);
+        if let Some(name) = &self.name {
+            crate::state::Connection::forget(state, name);
+        }
     }
 
     /// When the consent next needs waking: a code's death, or a token's refresh.
@@ -96,6 +98,19 @@ impl Consent {
             self.poll = true;
         }
         reply
+    }
+
+    /// Whether connect code `code` (as the tab sends it) is this agent app's.
+    pub fn holds(&self, code: &str) -> bool {
+        self.codes.contains_key(code) || self.waiting.as_ref().is_some_and(|w| w.code == code)
+    }
+
+    /// The agent app's `initialize`, answered by a server before this one (which went away: this
+    /// one took its place): its name, and the message to replay once connected.
+    pub fn adopt(&mut self, initialize: &[u8]) {
+        let parsed: Option<Value> = serde_json::from_slice(initialize).ok();
+        self.name = parsed.as_ref().and_then(client_name);
+        self.initialize = Some(initialize.to_vec());
     }
 
     /// The code to type, as the agent app is told it.
@@ -242,7 +257,8 @@ impl Local {
         let tokens = self.saga(saga, step, now).as_ref().and_then(json_of);
         let field = |name: &str| tokens.as_ref()?.get(name)?.as_str().map(str::to_owned);
         let (Some(access), Some(refresh)) = (field("access_token"), field("refresh_token")) else {
-            self.consent.forgotten(self.state.as_deref());
+            let kept = self.kept();
+            self.consent.forgotten(kept.as_deref());
             return;
         };
         let expires_s = tokens.as_ref().and_then(|t| t.get("expires_in")?.as_u64()).unwrap_or(3600);
@@ -251,7 +267,7 @@ impl Local {
         if let (Some(name), Some(client_id)) = (&self.consent.name, &self.consent.client_id) {
             let (name, client_id) = (name.clone(), client_id.clone());
             let kept = crate::state::Connection { name, client_id, refresh: refresh.clone() };
-            kept.keep(self.state.as_deref());
+            kept.keep(self.kept().as_deref());
         }
         self.consent.tokens = Some((access.clone(), refresh, refresh_at));
         self.consent.waiting = None;
@@ -264,11 +280,14 @@ impl Local {
         }
     }
 
-    /// At start: the connection kept from an earlier run, refreshed through the token
-    /// endpoint's saga (its pairing, read back with its grants, checks it); if that fails it is
-    /// forgotten, and the agent app gets a code as on a first run.
+    /// Once the agent app named itself: its connection kept from an earlier run, refreshed
+    /// through the token endpoint's saga (its pairing, read back with its grants, checks it);
+    /// if that fails it is forgotten, and the agent app gets a code as on a first run.
     pub fn resume(&mut self, now: u64) {
-        let Some(kept) = crate::state::Connection::kept(self.state.as_deref()) else { return };
+        let Some(name) = self.consent.name.clone() else { return };
+        let Some(kept) = crate::state::Connection::kept(self.kept().as_deref(), &name) else {
+            return;
+        };
         self.consent.name = Some(kept.name);
         self.consent.client_id = Some(kept.client_id.clone());
         let body = form(&[
@@ -290,7 +309,8 @@ impl Local {
         }
         let Some((_, refresh, _)) = self.consent.tokens.clone() else { return };
         let Some(client_id) = self.consent.client_id.clone() else {
-            self.consent.forgotten(self.state.as_deref());
+            let kept = self.kept();
+            self.consent.forgotten(kept.as_deref());
             return;
         };
         let body = form(&[
@@ -320,14 +340,9 @@ impl Local {
         let meta = params.and_then(|p| p.get("_meta"));
         let version =
             meta.and_then(|m| m.get(mcp::era::meta::PROTOCOL_VERSION)).and_then(Value::as_str);
-        let info = params
-            .and_then(|p| p.get("clientInfo"))
-            .or_else(|| meta.and_then(|m| m.get(mcp::era::meta::CLIENT_INFO)));
-        if let Some(name) =
-            info.and_then(|i| i.get("title").or(i.get("name"))).and_then(Value::as_str)
-        {
+        if let Some(name) = parsed.as_ref().and_then(client_name) {
             if self.consent.name.is_none() {
-                self.consent.name = Some(name.chars().take(60).collect());
+                self.consent.name = Some(name);
             }
         } else if self.consent.name.is_none() {
             // A request that needs the tab, from a client that never named itself (a ping or a
@@ -398,6 +413,18 @@ impl Local {
             McpReply::Accepted | McpReply::Cancel { .. } | McpReply::Answer { .. } => {}
         }
     }
+}
+
+/// The name a message gives its agent app (`clientInfo`'s title or name, in `params` or, in
+/// the 2026-07-28 revision, its `_meta`), at most 60 characters.
+pub fn client_name(message: &Value) -> Option<String> {
+    let params = message.get("params")?;
+    let meta = params.get("_meta");
+    let info = params
+        .get("clientInfo")
+        .or_else(|| meta.and_then(|m| m.get(mcp::era::meta::CLIENT_INFO)))?;
+    let name = info.get("title").or(info.get("name")).and_then(Value::as_str)?;
+    Some(name.chars().take(60).collect())
 }
 
 fn write_value(value: &Value) {

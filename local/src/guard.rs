@@ -3,7 +3,9 @@
 //! 127.0.0.1, DNS rebinding, names its own host), and its `Origin` must be one of the app
 //! origins the server was started with (checked by the core's own rule, [`tab_socket`]).
 //! Everything past them (the key's proof, the challenge bound to the address, every message's
-//! bound) is the pairing's, as on the Worker.
+//! bound) is the pairing's, as on the Worker. A later agent app's own `tabrelay-local` joins on
+//! `/agent` ([`admit_agent`]): loopback, no `Origin` (a page's socket always has one), and the
+//! secret only the person's own programs can read.
 
 use tabrelay::config::Config;
 use tabrelay::pairing::{tab_socket, SocketRefused};
@@ -74,6 +76,39 @@ pub fn admit(
         }
         Err(SocketRefused::Closed((code, reason))) => Err(Refused::Status(code, reason.into())),
     }
+}
+
+/// The sentence for an `/agent` socket that is not a later `tabrelay-local` of the same user.
+pub const NOT_AN_AGENT_APP: &str =
+    "Only another tabrelay-local of this computer's user joins here (with the secret the first one wrote).";
+
+/// Whether a socket to `/agent` is a later `tabrelay-local` of the same user: a loopback
+/// `Host` on `port`, no `Origin` (every page's socket has one: no page joins), and `said`
+/// equal to `secret` (compared in time that does not depend on where they differ).
+///
+/// # Errors
+/// [`Refused`]: the host (421), or anything else (403).
+pub fn admit_agent(
+    host: Option<&str>,
+    origin: Option<&str>,
+    said: Option<&str>,
+    port: u16,
+    secret: &str,
+) -> Result<(), Refused> {
+    loopback_origin(host, port).ok_or(Refused::Host(NOT_LOOPBACK))?;
+    let said = said.unwrap_or_default().as_bytes();
+    let same = said.len() == secret.len()
+        && said.iter().zip(secret.as_bytes()).fold(0u8, |d, (a, b)| d | (a ^ b)) == 0;
+    if origin.is_some() || secret.is_empty() || !same {
+        return Err(Refused::Status(403, NOT_AN_AGENT_APP.to_owned()));
+    }
+    Ok(())
+}
+
+/// Whether a request line's `path` is a later agent app's socket, `/agent`.
+#[must_use]
+pub fn is_agent_path(path: &str) -> bool {
+    path == "/agent"
 }
 
 #[cfg(test)]
@@ -162,5 +197,19 @@ mod tests {
             &config,
         );
         assert!(matches!(plain, Err(Refused::Status(426, _))), "{plain:?}");
+    }
+
+    #[test]
+    fn only_a_later_tabrelay_local_with_the_secret_joins() {
+        let host = Some("127.0.0.1:8790");
+        assert_eq!(admit_agent(host, None, Some("s3cret"), 8790, "s3cret"), Ok(()));
+        let refused = Err(Refused::Status(403, NOT_AN_AGENT_APP.to_owned()));
+        assert_eq!(admit_agent(host, None, Some("s3creT"), 8790, "s3cret"), refused);
+        assert_eq!(admit_agent(host, None, None, 8790, "s3cret"), refused);
+        assert_eq!(admit_agent(host, None, Some(""), 8790, ""), refused, "no secret, no joining");
+        let page = Some("http://localhost:8788");
+        assert_eq!(admit_agent(host, page, Some("s3cret"), 8790, "s3cret"), refused, "a page");
+        let rebound = admit_agent(Some("evil.example:8790"), None, Some("s3cret"), 8790, "s3cret");
+        assert_eq!(rebound, Err(Refused::Host(NOT_LOOPBACK)));
     }
 }

@@ -8,6 +8,7 @@
 
 mod consent;
 mod guard;
+mod guest;
 mod pump;
 mod sockets;
 mod state;
@@ -95,20 +96,76 @@ fn main() {
                 std::process::exit(2);
             }
         };
-    let config: &'static Config = Box::leak(Box::new(config));
-    let listener = match std::net::TcpListener::bind(("127.0.0.1", args.port)) {
-        Ok(listener) => listener,
-        Err(e) => {
-            eprintln!("tabrelay-local: cannot listen on 127.0.0.1:{}: {e}", args.port);
-            std::process::exit(1);
+    let _ = config;
+    let (events, inbox) = mpsc::channel();
+    pump::read_stdin(events.clone());
+    // The port taken by another agent app's tabrelay-local: this one joins it, and takes its
+    // place should it go away (or joins the one that did).
+    let (mut key, mut initialize, mut tries) = (key, None, 0);
+    let listener = loop {
+        match std::net::TcpListener::bind(("127.0.0.1", args.port)) {
+            Ok(listener) => break listener,
+            Err(e) if e.kind() == std::io::ErrorKind::AddrInUse => {}
+            Err(e) => {
+                eprintln!("tabrelay-local: cannot listen on 127.0.0.1:{}: {e}", args.port);
+                std::process::exit(1);
+            }
+        }
+        let secret = state::own_secret(&state::agents_secret_file(args.port));
+        let joined = secret
+            .ok_or_else(|| {
+                format!("port {} is taken, and not by a tabrelay-local of this user", args.port)
+            })
+            .and_then(|secret| {
+                guest::run(
+                    args.port,
+                    &secret,
+                    state.as_deref(),
+                    &inbox,
+                    &events,
+                    initialize.clone(),
+                )
+            });
+        match joined {
+            Ok(handover) => {
+                eprintln!("tabrelay-local: the one serving the tab went away: taking its place");
+                initialize = handover.initialize;
+                key = handover.key.unwrap_or(key);
+                tries = 0;
+            }
+            // The one that went away leaves its secret behind a moment: tried again shortly.
+            Err(why) if tries < 30 => {
+                tries += 1;
+                let _ = why;
+                std::thread::sleep(std::time::Duration::from_millis(100));
+            }
+            Err(why) => {
+                eprintln!("tabrelay-local: {why}");
+                std::process::exit(1);
+            }
         }
     };
+    let config =
+        match Config::from_vars(Some(&key), None, Some(&args.origins), Some(&app_url), None) {
+            Ok(config) => config,
+            Err(why) => {
+                eprintln!("tabrelay-local: {why} (--app-origin)\n{USAGE}");
+                std::process::exit(2);
+            }
+        };
+    let config: &'static Config = Box::leak(Box::new(config));
     let port = listener.local_addr().map_or(args.port, |a| a.port());
+    // Later agent apps' tabrelay-local join this one with this secret (owner-only file).
+    let secret: &'static str = Box::leak(random_token(&mut OsRandom, 32).into_boxed_str());
+    state::keep_secret(&state::agents_secret_file(port), secret);
+    // Said once everything is in place: whoever reads it may join at once.
     eprintln!("tabrelay-local: the tab connects to ws://127.0.0.1:{port}/tab");
-    let (events, inbox) = mpsc::channel();
-    sockets::listen(listener, port, config, events.clone());
-    pump::read_stdin(events);
+    let key: &'static str = Box::leak(key.into_boxed_str());
+    sockets::listen(listener, port, config, (secret, key), events);
     let mut local = pump::Local::new(config, port, state);
-    local.resume(pump::now_ms());
+    if let Some(initialize) = initialize {
+        local.consent.adopt(&initialize);
+        local.resume(pump::now_ms());
+    }
     local.run(&inbox);
 }

@@ -3,8 +3,11 @@
 //! the one `now` read for it, then carries out what every machine says until none says more
 //! ([`Local::pump`]). The machines are the relay's: an [`Exchange`] per stdin message, an
 //! [`Object`] per pairing (browser), the OAuth sagas and connect code sessions of the consent
-//! ([`crate::consent`]). Nothing here decides what the relay would decide.
+//! ([`crate::consent`]). Nothing here decides what the relay would decide. Several agent apps
+//! may be served at once (the first's own stdio, and later ones joined on `/agent`), each its
+//! own consent, session and output ([`Agent`], [`Local::enter`]).
 
+use std::cell::RefCell;
 use std::collections::HashMap;
 use std::io::{BufRead as _, Write as _};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
@@ -94,8 +97,8 @@ pub fn read_stdin(events: Sender<Event>) {
     });
 }
 
-/// A pairing's storage here: in memory, for as long as the server runs, but for its grants,
-/// kept in the state directory ([`crate::state`]) so a connection outlives a run. The pairing
+/// A pairing's storage here: in memory, for as long as the server runs, but for its grants
+/// and its presence credential, kept in the state directory ([`crate::state`]) so a connection outlives a run. The pairing
 /// keeps in memory all it needs (its rows are read back only when it wakes, once, at its
 /// making), so the other writes are dropped; a used `requestState` is remembered, since that
 /// uniqueness is what its SQL answers.
@@ -105,13 +108,24 @@ pub struct Memory {
     /// The grants' rows (id, body), in the order written.
     grants: Vec<(String, String)>,
     file: Option<std::path::PathBuf>,
+    /// The `presence` meta row (the person's credential, as stored), and where it is kept.
+    presence: Option<String>,
+    presence_file: Option<std::path::PathBuf>,
 }
 
 impl Memory {
     /// The storage of a pairing whose grants are kept in `file`.
     pub fn kept_in(file: Option<std::path::PathBuf>) -> Self {
         let grants = crate::state::grants(file.as_deref());
-        Self { used_states: std::collections::HashSet::new(), grants, file }
+        Self { used_states: std::collections::HashSet::new(), grants, file, ..Self::default() }
+    }
+
+    /// Keeps the pairing's presence credential in `file` too (read back from it now).
+    #[must_use]
+    pub fn presence_in(mut self, file: Option<std::path::PathBuf>) -> Self {
+        self.presence = crate::state::presence(file.as_deref());
+        self.presence_file = file;
+        self
     }
 }
 
@@ -144,6 +158,20 @@ impl Sql for Memory {
             self.grants.retain(|(g, _)| Some(g) != id.as_ref());
         } else if query == "DROP TABLE IF EXISTS grants" {
             self.grants.clear();
+        } else if query.starts_with("INSERT OR REPLACE INTO meta") {
+            if let (Some("presence"), Some(row)) =
+                (text(&bindings, 0).as_deref(), text(&bindings, 1))
+            {
+                crate::state::keep_presence(self.presence_file.as_deref(), Some(&row));
+                self.presence = Some(row);
+            }
+        } else if query == "DROP TABLE IF EXISTS meta" {
+            if self.presence.take().is_some() {
+                crate::state::keep_presence(self.presence_file.as_deref(), None);
+            }
+        } else if query == "SELECT k, v FROM meta" {
+            let row = self.presence.clone().map(|v| vec![Some("presence".to_owned()), Some(v)]);
+            return Ok(row.into_iter().collect());
         } else if query == "SELECT body FROM grants ORDER BY rowid" {
             return Ok(self.grants.iter().map(|(_, body)| vec![Some(body.clone())]).collect());
         }
@@ -180,6 +208,27 @@ struct Running {
     replay: bool,
     /// The message as sent, answered as before the connection once it was forgotten (401).
     line: Option<Vec<u8>>,
+    /// The agent app it is for.
+    agent: u64,
+}
+
+/// An agent app served here, while another is the one served now ([`Local::enter`]): its
+/// consent, the session its replayed `initialize` opened and its revision, and where it reads
+/// (None: this process's stdout; else the socket of the `tabrelay-local` it started).
+#[derive(Default)]
+struct Agent {
+    consent: Consent,
+    session: Option<String>,
+    version: Option<String>,
+    out: Option<Writer>,
+}
+
+/// The agent app whose own stdio is this process's.
+const OWN: u64 = 0;
+
+thread_local! {
+    /// Where the agent app served now reads (None: stdout), set by [`Local::enter`].
+    static OUT: RefCell<Option<Writer>> = const { RefCell::new(None) };
 }
 
 /// The local server.
@@ -201,6 +250,12 @@ pub struct Local {
     pub saga_ask: Option<(String, Asker, Option<Reply>)>,
     /// Where what outlives a run is kept (None: nothing is).
     pub state: Option<std::path::PathBuf>,
+    /// The agent app served now (its consent, session and revision are the fields above), and
+    /// the others, by id ([`OWN`], or their socket's number).
+    agent: u64,
+    agents: HashMap<u64, Agent>,
+    /// Whether this process's own stdin ended (it serves the others until they end too).
+    own_gone: bool,
 }
 
 impl Local {
@@ -220,7 +275,71 @@ impl Local {
             version: None,
             saga_ask: None,
             state,
+            agent: OWN,
+            agents: HashMap::new(),
+            own_gone: false,
         }
+    }
+
+    /// Makes agent app `id` the one served now: its consent, session, revision and output in
+    /// place of the current one's (kept aside). An id no longer served changes nothing.
+    pub fn enter(&mut self, id: u64) {
+        if id == self.agent {
+            return;
+        }
+        let Some(mut next) = self.agents.remove(&id) else { return };
+        std::mem::swap(&mut self.consent, &mut next.consent);
+        std::mem::swap(&mut self.session, &mut next.session);
+        std::mem::swap(&mut self.version, &mut next.version);
+        next.out = OUT.with(|o| o.replace(next.out.take()));
+        self.agents.insert(self.agent, next);
+        self.agent = id;
+    }
+
+    /// Every agent app served, the current one first.
+    fn agent_ids(&self) -> Vec<u64> {
+        std::iter::once(self.agent).chain(self.agents.keys().copied()).collect()
+    }
+
+    /// Where the agent app served now keeps its connection between runs (each agent app its
+    /// own file, by its name: [`crate::state::Connection`]).
+    pub fn kept(&self) -> Option<std::path::PathBuf> {
+        self.state.clone()
+    }
+
+    /// The agent app whose connect code `code` is, made the one served now.
+    pub fn enter_owner(&mut self, code: &str) {
+        if self.consent.holds(code) {
+            return;
+        }
+        let owner = self.agents.iter().find(|(_, a)| a.consent.holds(code)).map(|(id, _)| *id);
+        if let Some(id) = owner {
+            self.enter(id);
+        }
+    }
+
+    /// A joined agent app went away: its exchanges let go of, its state dropped.
+    fn agent_gone(&mut self, id: u64, now: u64) {
+        for i in 0..self.running.len() {
+            if self.running[i].agent == id {
+                self.let_go(i, now);
+            }
+        }
+        self.running.retain(|r| r.agent != id);
+        if self.agent == id {
+            let other = self.agents.keys().copied().next();
+            match other {
+                Some(other) => self.enter(other),
+                None => {
+                    // None left: the slot stays, empty, until the next one joins.
+                    self.consent = Consent::default();
+                    self.session = None;
+                    self.version = None;
+                    OUT.with(|o| o.replace(None));
+                }
+            }
+        }
+        self.agents.remove(&id);
     }
 
     /// Runs until stdin ends.
@@ -241,7 +360,18 @@ impl Local {
             };
             let now = now_ms();
             match event {
-                Some(Event::StdinClosed) => return,
+                Some(Event::StdinClosed) if self.agents.is_empty() && self.agent == OWN => return,
+                Some(Event::StdinClosed) => {
+                    self.own_gone = true;
+                    self.agent_gone(OWN, now);
+                }
+                Some(Event::AgentClosed { conn }) => {
+                    self.agent_gone(conn, now);
+                    let served = self.agents.len() + usize::from(self.agent != conn);
+                    if self.own_gone && served == 0 {
+                        return;
+                    }
+                }
                 Some(event) => self.handle(event, now),
                 None => self.timeouts(now),
             }
@@ -254,7 +384,9 @@ impl Local {
         let exchanges = self.running.iter().map(|r| Machine::poll_timeout(&r.exchange));
         let pairings =
             self.pairings.values().flat_map(|p| [Machine::poll_timeout(&p.object), p.alarm]);
-        machine::earliest(exchanges.chain(pairings).chain([self.consent.poll_timeout()]))
+        let consents = self.agents.values().map(|a| a.consent.poll_timeout());
+        let consent = [self.consent.poll_timeout()];
+        machine::earliest(exchanges.chain(pairings).chain(consent).chain(consents))
     }
 
     /// Gives every machine whose deadline passed its timeout.
@@ -274,14 +406,34 @@ impl Local {
                 p.object.handle_timeout(now, host);
             }
         }
-        if self.consent.poll_timeout().is_some_and(|at| at <= now) {
-            self.consent_timeout(now);
+        let was = self.agent;
+        for id in self.agent_ids() {
+            self.enter(id);
+            if self.consent.poll_timeout().is_some_and(|at| at <= now) {
+                self.consent_timeout(now);
+            }
         }
+        self.enter(was);
     }
 
     fn handle(&mut self, event: Event, now: u64) {
         match event {
-            Event::Line(body) => self.message(body, now),
+            Event::Line(body) => {
+                self.enter(OWN);
+                self.message(body, now);
+            }
+            Event::AgentOpened { conn, writer } => {
+                let agent = Agent { out: Some(writer), ..Agent::default() };
+                self.agents.insert(conn, agent);
+                self.enter(conn);
+                self.resume(now);
+            }
+            Event::AgentLine { conn, line } => {
+                self.enter(conn);
+                if self.agent == conn {
+                    self.message(line, now);
+                }
+            }
             Event::Opened { conn, pairing, origin, writer } => {
                 let p = self.pairing(&pairing, now);
                 let number = p.object.next_tab_number(now);
@@ -303,7 +455,7 @@ impl Local {
                     p.input(Input::Closed { tab }, now);
                 }
             }
-            Event::StdinClosed => {}
+            Event::StdinClosed | Event::AgentClosed { .. } => {}
         }
     }
 
@@ -313,7 +465,8 @@ impl Local {
         let (config, catalogue, state) = (self.config, self.catalogue, self.state.clone());
         self.pairings.entry(id.to_owned()).or_insert_with(|| {
             let mut object = Object::new(Some(config.keys.clone()), catalogue);
-            let mut sql = Memory::kept_in(crate::state::grants_file(state.as_deref(), id));
+            let mut sql = Memory::kept_in(crate::state::grants_file(state.as_deref(), id))
+                .presence_in(crate::state::presence_file(state.as_deref(), id));
             object.wake(Vec::new(), &mut sql, now, &mut OsRandom);
             Pairing { object, sql, alarm: None, sockets: HashMap::new() }
         })
@@ -322,6 +475,14 @@ impl Local {
     /// A message of the agent app: through the endpoint once the person connected it, else
     /// answered as not connected yet (with the code to type).
     fn message(&mut self, body: Result<Vec<u8>, TooLarge>, now: u64) {
+        // The agent app names itself: its connection kept from an earlier run, if any.
+        if self.consent.token().is_none() && self.consent.name.is_none() {
+            let parsed = body.as_ref().ok().and_then(|b| serde_json::from_slice(b).ok());
+            if let Some(name) = parsed.as_ref().and_then(crate::consent::client_name) {
+                self.consent.name = Some(name);
+                self.resume(now);
+            }
+        }
         let Some(token) = self.consent.token().map(str::to_owned) else {
             self.unconnected(body, now);
             return;
@@ -368,11 +529,20 @@ impl Local {
             now,
         );
         let line = body.as_ref().ok().cloned();
-        self.running.push(Running { exchange, body: Some(body), asking: None, replay, line });
+        let agent = self.agent;
+        self.running.push(Running {
+            exchange,
+            body: Some(body),
+            asking: None,
+            replay,
+            line,
+            agent,
+        });
     }
 
     /// Carries out what every machine says until none says more.
     pub fn pump(&mut self, now: u64) {
+        let was = self.agent;
         loop {
             let mut moved = false;
             let ids: Vec<String> = self.pairings.keys().cloned().collect();
@@ -387,6 +557,7 @@ impl Local {
                 match Machine::poll_output(&mut self.running[i].exchange, ()) {
                     Some(output) => {
                         moved = true;
+                        self.enter(self.running[i].agent);
                         self.exchange_output(i, output, now);
                     }
                     None => i += 1,
@@ -399,8 +570,12 @@ impl Local {
         }
         // Not within a saga's own ask (which runs this pump): one consent step at a time.
         if self.saga_ask.is_none() {
-            self.consent_step(now);
+            for id in self.agent_ids() {
+                self.enter(id);
+                self.consent_step(now);
+            }
         }
+        self.enter(was);
     }
 
     fn pairing_output(&mut self, id: &str) -> Option<ObjectOutput> {
@@ -435,6 +610,7 @@ impl Local {
                 p.input(input, now);
             }
             ObjectOutput::AskCode(tab, code, command, said) => {
+                self.enter_owner(code.as_str());
                 let reply = self.consent.code(&code, command.clone(), now, &mut OsRandom);
                 if let Some(p) = self.pairings.get_mut(id) {
                     p.input(Input::CodeReplied { tab, said, command, reply: Some(reply) }, now);
@@ -517,7 +693,8 @@ impl Local {
     /// connection, with a new code.
     fn answered(&mut self, answer: Response, replay: bool, line: Option<Vec<u8>>, now: u64) {
         if answer.status == 401 {
-            self.consent.forgotten(self.state.as_deref());
+            let kept = self.kept();
+            self.consent.forgotten(kept.as_deref());
             self.session = None;
         }
         if replay {
@@ -550,8 +727,13 @@ impl Local {
     }
 }
 
-/// Writes one JSON-RPC message to stdout, as a line.
+/// Writes one JSON-RPC message to the agent app served now, as a line (stdout, or the socket of
+/// the `tabrelay-local` it started).
 pub fn write_line(json: &str) {
+    if let Some(writer) = OUT.with(|o| o.borrow().clone()) {
+        let _ = sockets::send(&writer, json);
+        return;
+    }
     let mut out = std::io::stdout().lock();
     let _ = out.write_all(json.as_bytes());
     let _ = out.write_all(b"\n");
@@ -589,6 +771,26 @@ mod tests {
         assert_eq!(got, [Err(TooLarge { cap }), Ok(b"{}".to_vec())]);
         // Exactly the cap is taken.
         assert_eq!(lines(cap, &[b"01234567\n"]), [Ok(b"01234567".to_vec())]);
+    }
+
+    /// The pairing's presence credential outlives a run (else anyone could set up another in
+    /// its place at the next), and goes when the pairing forgets everything.
+    #[test]
+    fn the_presence_credential_is_kept_between_runs() {
+        let dir = std::env::temp_dir().join(format!("tabrelay-local-pump-{}", std::process::id()));
+        let file = crate::state::presence_file(Some(&dir), "ab12");
+        let row = r#"{"credential":"c","key":"k","origin":"http://localhost:1"}"#;
+        let mut sql = Memory::default().presence_in(file.clone());
+        let write = "INSERT OR REPLACE INTO meta (k, v) VALUES (?, ?)";
+        let binds = vec![Bind::Text("presence".into()), Bind::Text(row.into())];
+        assert!(sql.exec(write, binds).is_ok());
+        let mut next = Memory::default().presence_in(file.clone());
+        let read = next.exec("SELECT k, v FROM meta", Vec::new()).unwrap_or_default();
+        assert_eq!(read, [vec![Some("presence".to_owned()), Some(row.to_owned())]]);
+        assert!(next.exec("DROP TABLE IF EXISTS meta", Vec::new()).is_ok());
+        let after = Memory::default().presence_in(file);
+        assert_eq!(after.presence, None);
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]

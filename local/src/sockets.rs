@@ -33,6 +33,12 @@ pub enum Event {
     Message { conn: u64, text: Option<String> },
     /// A tab's socket closed or failed.
     Closed { conn: u64 },
+    /// A later agent app's `tabrelay-local` joined (`/agent`): its stdio is this socket.
+    AgentOpened { conn: u64, writer: Writer },
+    /// A line of its stdin (or that it passed the cap).
+    AgentLine { conn: u64, line: Result<Vec<u8>, tabrelay::http::TooLarge> },
+    /// It went away (its agent app closed it).
+    AgentClosed { conn: u64 },
 }
 
 /// The bound on a message: one byte over what the pairing takes, so the pairing itself refuses
@@ -43,13 +49,21 @@ fn ws_config() -> WebSocketConfig {
 }
 
 /// Accepts sockets on `listener` (loopback) for the loop behind `events`.
-pub fn listen(listener: TcpListener, port: u16, config: &'static Config, events: Sender<Event>) {
+/// A later agent app's `tabrelay-local` joins with `secret` ([`guard::admit_agent`]) and is
+/// given the signing `key` (the tokens kept for it are this one's, should it take its place).
+pub fn listen(
+    listener: TcpListener,
+    port: u16,
+    config: &'static Config,
+    (secret, key): (&'static str, &'static str),
+    events: Sender<Event>,
+) {
     static NEXT: AtomicU64 = AtomicU64::new(1);
     std::thread::spawn(move || {
         for stream in listener.incoming().flatten() {
             let events = events.clone();
             let conn = NEXT.fetch_add(1, Ordering::Relaxed);
-            std::thread::spawn(move || serve(stream, conn, port, config, &events));
+            std::thread::spawn(move || serve(stream, conn, port, config, (secret, key), &events));
         }
     });
 }
@@ -60,23 +74,36 @@ fn header<'r>(req: &'r Request, name: &str) -> Option<&'r str> {
 
 /// One socket: the handshake as [`guard::admit`] says, then its messages until it closes.
 #[allow(clippy::result_large_err)] // the handshake's callback type is tungstenite's
-fn serve(stream: TcpStream, conn: u64, port: u16, config: &Config, events: &Sender<Event>) {
+fn serve(
+    stream: TcpStream,
+    conn: u64,
+    port: u16,
+    config: &Config,
+    (secret, key): (&str, &str),
+    events: &Sender<Event>,
+) {
     let _ = stream.set_nodelay(true);
     let Ok(write_half) = stream.try_clone() else { return };
     let mut admitted = None;
+    let mut agent = false;
     let mut closing = None;
-    let callback = |req: &Request, res: Response| -> Result<Response, ErrorResponse> {
+    let callback = |req: &Request, mut res: Response| -> Result<Response, ErrorResponse> {
         let path = req.uri().path_and_query().map_or("/", |p| p.as_str());
-        let refused = match guard::admit(
-            path,
-            header(req, "host"),
-            header(req, "upgrade"),
-            header(req, "origin"),
-            port,
-            config,
-        ) {
-            Ok(ok) => {
-                admitted = Some(ok);
+        let said = header(req, crate::guest::SECRET_HEADER);
+        let (host, origin) = (header(req, "host"), header(req, "origin"));
+        let decided = if guard::is_agent_path(path) {
+            guard::admit_agent(host, origin, said, port, secret).map(|()| agent = true)
+        } else {
+            guard::admit(path, host, header(req, "upgrade"), origin, port, config)
+                .map(|ok| admitted = Some(ok))
+        };
+        let refused = match decided {
+            Ok(()) => {
+                if agent {
+                    if let Ok(value) = key.parse() {
+                        res.headers_mut().insert(crate::guest::KEY_HEADER, value);
+                    }
+                }
                 return Ok(res);
             }
             Err(refused) => refused,
@@ -107,12 +134,15 @@ fn serve(stream: TcpStream, conn: u64, port: u16, config: &Config, events: &Send
         let _ = reader.flush();
         return;
     }
-    let Some((pairing, origin)) = admitted else { return };
     let writer: Writer = Arc::new(Mutex::new(WebSocket::from_raw_socket(
         write_half,
         Role::Server,
         Some(ws_config()),
     )));
+    if agent {
+        return serve_agent(&mut reader, conn, writer, events);
+    }
+    let Some((pairing, origin)) = admitted else { return };
     if events.send(Event::Opened { conn, pairing, origin, writer: Arc::clone(&writer) }).is_err() {
         return;
     }
@@ -139,6 +169,32 @@ fn serve(stream: TcpStream, conn: u64, port: u16, config: &Config, events: &Send
         }
     }
     let _ = events.send(Event::Closed { conn });
+}
+
+/// A later agent app's socket: each text message a line of its stdin (bounded by the
+/// endpoint's cap on a body, as stdin is; an empty binary message says a line passed it).
+fn serve_agent(
+    reader: &mut WebSocket<TcpStream>,
+    conn: u64,
+    writer: Writer,
+    events: &Sender<Event>,
+) {
+    let cap = tabrelay::http::body_cap("/");
+    if events.send(Event::AgentOpened { conn, writer }).is_err() {
+        return;
+    }
+    loop {
+        let line = match reader.read() {
+            Ok(Message::Text(text)) if text.len() <= cap => Ok(text.as_bytes().to_vec()),
+            Ok(Message::Text(_) | Message::Binary(_)) => Err(tabrelay::http::TooLarge { cap }),
+            Ok(Message::Close(_)) | Err(_) => break,
+            Ok(_) => continue,
+        };
+        if events.send(Event::AgentLine { conn, line }).is_err() {
+            return;
+        }
+    }
+    let _ = events.send(Event::AgentClosed { conn });
 }
 
 /// Sends `text` on a socket; false when the socket failed (its reader tells the loop it

@@ -3,6 +3,7 @@
 //! fed each reply, ends in the answer. The shell only does the asking ([`Step`]) and feeds
 //! back what came ([`Input`]); every decision, refusal and timer is here, tested natively.
 
+use tabrelay_bundle::catalogue::Catalogue;
 use tabrelay_bundle::fields::{Encode, Object};
 
 use super::authorize::{self, AuthRequest, Named, Refusal, SealId};
@@ -332,7 +333,10 @@ impl<'c> Saga<'c> {
             redirect_host: &host,
         };
         let sealed = authorize::seal(&self.config.keys, &request, self.now_ms);
-        Step::Respond(Outcome::Page { status: 200, html: pages::waiting(&sealed, &asker) })
+        // The app by the name its catalogue gives and the address the link opens.
+        let app = Catalogue::bundled().app;
+        let html = pages::waiting(&sealed, &asker, (&app, &self.config.app_url));
+        Step::Respond(Outcome::Page { status: 200, html })
     }
 
     /// `POST /authorize/code`: the waiting page, running in a browser, asks for its connect

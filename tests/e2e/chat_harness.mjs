@@ -36,11 +36,11 @@ export async function routeChatOrigins(context, played) {
  * `key` typed into the chat's settings and saved (`remember`: the Remember box ticked), once the
  * models are listed (or the key's refusal is said). `watch(context)`: called before the page opens.
  */
-export async function openChatDemo(browser, played, { key = PLAYED_KEY, remember = false, provider = 'anthropic', watch = null } = {}) {
+export async function openChatDemo(browser, played, { key = PLAYED_KEY, remember = false, provider = 'anthropic', watch = null, query = '' } = {}) {
   const context = await browser.newContext();
   await watch?.(context);
   await routeChatOrigins(context, played);
-  const page = await openDemo(context);
+  const page = await openDemo(context, '', query);
   await page.locator('#chat [part=settings] summary').click();
   if (provider !== 'anthropic') await page.locator('#chat [part=provider]').selectOption(provider);
   if (key) {

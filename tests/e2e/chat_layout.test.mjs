@@ -38,6 +38,8 @@ for (const [width, height] of [[390, 844], [1280, 800]]) {
     await field.fill('half a thou');
     await page.locator('#chat [part=choice]', { hasText: 'Group B' }).focus();
     await page.keyboard.press('Enter');
+    await page.locator('#chat [part=ask]').waitFor({ state: 'hidden', timeout: SHOW_MS });
+    assert.equal(await page.evaluate(() => document.querySelector('#chat').shadowRoot.activeElement?.getAttribute('part')), 'message', 'the focus goes back to the field, not the page');
     await chatShows(page, 'Starting with Group B.');
     await turnEnded(page, 2);
     assert.equal(await field.inputValue(), 'half a thou', 'the draft stays');

@@ -1,6 +1,7 @@
 // The consent and the connections, in the demo page in headless Chromium with the official SDK
 // client as the agent: before Approve the panel says what the connection will be able to do
-// under the current mode (and the data switch); right after Approve, before any call, the
+// under the current mode (and the data switch), in counts, with the tools' titles under Which
+// tools; right after Approve, before any call, the
 // connection is listed; after Forget, "Connected to …" goes. With the switch on, a tool it
 // refuses is not described as running without asking, to the person or to the agent.
 import { test } from 'node:test';
@@ -12,13 +13,13 @@ import { fileChromium, openDemo, connectThroughPage, textOf, SHOW_MS } from './d
 const chromium = fileChromium();
 const CELLS = CATALOGUE.tools.filter((t) => t.data === 'cells');
 
-/** Approves in `page` once the consent says what the connection will be able to do; keeps what it said. */
+/** Approves in `page` once the consent says what the connection will be able to do; keeps what it said (short, and the list). */
 function approveReading(page, said) {
   return async (code) => {
     await page.fill('#code', code);
     const canDo = page.locator('#agents #code-can-do');
     await canDo.waitFor({ state: 'visible', timeout: SHOW_MS });
-    said.push(await canDo.textContent());
+    said.push({ short: await page.textContent('#can-do-text'), list: await page.textContent('#can-do-list') });
     await page.click('#approve');
     await page.locator('#approve-result', { hasText: /Connected to/ }).waitFor({ timeout: 10_000 });
   };
@@ -28,8 +29,10 @@ test('the consent says what the connection will be able to do; it is listed at o
   const page = await openDemo(await chromium());
   const said = [];
   const { client } = await connectThroughPage(page, 'can-do-e2e', new HeadlessProvider(null, approveReading(page, said)));
-  assert.match(said[0], /^Under your mode “Ask before heavy or irreversible”, it will be able to use without asking you: .*“Describe the dataset”.*; use only once you allow each call: “Delete items”\./);
-  assert.doesNotMatch(said[0], /will not be able to use/, 'nothing refused under this mode');
+  assert.match(said[0].short, /^Under your mode “Ask before heavy or irreversible”, it can use \d+ tools \(\d+ that read, \d+ whose changes can be undone\) without asking you; 1 tool whose changes cannot be undone only once you allow each call\.$/);
+  assert.match(said[0].list, /^It will be able to use without asking you: .*“Describe the dataset”.*; use only once you allow each call: “Delete items”\./);
+  assert.doesNotMatch(said[0].list, /will not be able to use/, 'nothing refused under this mode');
+  assert.doesNotMatch(said[0].short, /refused/, 'nothing refused under this mode');
 
   // Listed as soon as approved, before any call of it.
   await page.locator('#agents [part=item]', { hasText: 'SDK e2e client' }).waitFor({ timeout: SHOW_MS });
@@ -52,7 +55,8 @@ test('with the switch on, a tool it refuses is said to be refused: in the consen
   }
   const said = [];
   const { client } = await connectThroughPage(page, 'can-do-switch-e2e', new HeadlessProvider(null, approveReading(page, said)));
-  assert.match(said[0], new RegExp(`It will not be able to use .*“${CELLS[0].title.replace(/[’']/g, '.')}”.* \\(refused while “Agents see names and summaries only” is on\\)`));
+  assert.match(said[0].short, new RegExp(`; ${CELLS.length} refused\\.$`));
+  assert.match(said[0].list, new RegExp(`It will not be able to use .*“${CELLS[0].title.replace(/[’']/g, '.')}”.* \\(refused while “Agents see names and summaries only” is on\\)`));
   // Refused tools are left out of the list agents see: none of them is listed, so none is
   // described as running without asking. (The list is the tab's own: it holds the tools the
   // switch leaves on.)

@@ -54,7 +54,7 @@ test('the waiting page’s link shows who asks once the person presses, and appr
   assert.equal(await page.textContent('#code-asker'), '', 'nothing asked of the relay before the press');
   await page.click('#show-link');
   const asker = await askerSays(page);
-  assert.match(asker, /“Linked app” \(name given by the app, not verified\) asks to act in this tab; you will be sent back to 127\.0\.0\.1\. It started .+\. Where this request came from is not known\./);
+  assert.match(asker, /“Linked app” \(name given by the app, not verified\) asks to act in this tab; you will be sent back to 127\.0\.0\.1\.$/);
   assert.doesNotMatch(await page.textContent('#approve-result'), /Connected|Denied/);
   const r = await fetch(`${RELAY}/authorize/status?code=${encodeURIComponent(waiting.code)}`, { headers: { cookie: waiting.cookie } });
   assert.equal((await r.json()).state, 'waiting', 'still the person’s to decide');

@@ -55,7 +55,7 @@ export function fileSession(open) {
 
 /** Waits until the demo page says it is connected to the relay. */
 export function connected(page) {
-  return page.locator('tabrelay-agents [part=status]', { hasText: /^connected$/ }).waitFor({ timeout: 15_000 });
+  return page.locator('tabrelay-agents [part=status]', { hasText: /^this tab is connected/ }).waitFor({ timeout: 15_000 });
 }
 
 /**
@@ -170,4 +170,21 @@ export async function heavyComparisonRunning(page, client) {
   await choose(page, 'once');
   await page.locator('#activity [part=text]', { hasText: 'running Compare two groups' }).waitFor({ timeout: SHOW_MS });
   return { running };
+}
+
+/**
+ * The page's virtual authenticator, a platform one. `answers({verified, signs})`: whether its
+ * answers say the user was verified (else the UV flag is zero, as from an authenticator that
+ * only took a tap) and carry a signature that holds. (An authenticator that cannot verify its
+ * user leaves the browser's prompt waiting until the person cancels it: nothing to read soon.)
+ */
+export async function addAuthenticator(page) {
+  const cdp = await page.context().newCDPSession(page);
+  await cdp.send('WebAuthn.enable', { enableUI: false });
+  const options = { protocol: 'ctap2', transport: 'internal', hasResidentKey: true, hasUserVerification: true, isUserVerified: true, automaticPresenceSimulation: true };
+  const { authenticatorId } = await cdp.send('WebAuthn.addVirtualAuthenticator', { options });
+  return {
+    answers: ({ verified = true, signs = true } = {}) => cdp.send('WebAuthn.setResponseOverrideBits', { authenticatorId, isBadUV: !verified, isBogusSignature: !signs }),
+    credentials: async () => (await cdp.send('WebAuthn.getCredentials', { authenticatorId })).credentials,
+  };
 }

@@ -24,7 +24,7 @@ test('a local agent over stdio and a remote agent act in the same tab, each with
   assert.equal(codeIn(textOf(refused)), code, 'a call says the same code');
 
   const page = await openDemo(await chromium());
-  await localStatus(page).filter({ hasText: /^connected$/ }).waitFor({ timeout: 20_000 });
+  await localStatus(page).filter({ hasText: /^this tab is connected/ }).waitFor({ timeout: 20_000 });
   const remote = await connectThroughPage(page, 'remote', namedProvider(page, 'Remote SDK agent'));
   t.after(() => remote.client.close());
   await approveIn(page)(code);

@@ -14,7 +14,7 @@ test('Forget ends a local agent’s connection at once, and leaves the remote ag
   t.after(() => local.client.close());
   const code = codeIn(textOf(await local.client.callTool({ name: 'status', arguments: {} })));
   const page = await openDemo(await chromium());
-  await localStatus(page).filter({ hasText: /^connected$/ }).waitFor({ timeout: 20_000 });
+  await localStatus(page).filter({ hasText: /^this tab is connected/ }).waitFor({ timeout: 20_000 });
   const remote = await connectThroughPage(page, 'remote', namedProvider(page, 'Remote agent kept'));
   t.after(() => remote.client.close());
   await approveIn(page)(code);

@@ -13,26 +13,28 @@ import { stdioClient, codeIn, localStatus, freshState } from './local_harness.mj
 
 const chromium = fileChromium();
 const said = (client) => client.callTool({ name: 'status', arguments: {} }).then(textOf);
+/** Where the agent app's connection is kept: a file of its own, by its name (in hex). */
+const keptIn = (state) => join(state, `connection-${Buffer.from('Kept local agent').toString('hex')}.json`);
 
 test('an approved local connection outlives a run of the binary, until the person forgets it', async () => {
   const state = freshState();
   const first = await stdioClient('Kept local agent', { state });
   const code = codeIn(await said(first.client));
   const page = await openDemo(await chromium());
-  await localStatus(page).filter({ hasText: /^connected$/ }).waitFor({ timeout: 20_000 });
+  await localStatus(page).filter({ hasText: /^this tab is connected/ }).waitFor({ timeout: 20_000 });
   await approveIn(page)(code);
   await waitFor(() => first.changed.includes('notifications/tools/list_changed'));
-  const refresh = JSON.parse(readFileSync(join(state, 'connection.json'), 'utf8')).refresh;
-  assert.equal(statSync(join(state, 'connection.json')).mode & 0o777, 0o600, 'owner-only');
+  const refresh = JSON.parse(readFileSync(keptIn(state), 'utf8')).refresh;
+  assert.equal(statSync(keptIn(state)).mode & 0o777, 0o600, 'owner-only');
   await first.client.close();
 
   // The agent app starts it again: connected at once, the tab's tools answer.
   const second = await stdioClient('Kept local agent', { state });
-  await localStatus(page).filter({ hasText: /^connected$/ }).waitFor({ timeout: 70_000 });
+  await localStatus(page).filter({ hasText: /^this tab is connected/ }).waitFor({ timeout: 70_000 });
   assert.doesNotMatch(await said(second.client), /connect code/);
   const described = await second.client.callTool({ name: 'dataset_describe', arguments: {} });
   assert.notEqual(described.isError, true, textOf(described));
-  const rotated = JSON.parse(readFileSync(join(state, 'connection.json'), 'utf8')).refresh;
+  const rotated = JSON.parse(readFileSync(keptIn(state), 'utf8')).refresh;
   assert.notEqual(rotated, refresh, 'the refresh token rotated');
 
   // Forgotten in the tab: this run is told a code, and so is the next.

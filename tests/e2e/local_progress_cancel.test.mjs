@@ -14,7 +14,7 @@ test('a local agent hears progress while the person decides, and its cancel take
   t.after(() => local.client.close());
   const code = codeIn(textOf(await local.client.callTool({ name: 'status', arguments: {} })));
   const page = await openDemo(await chromium());
-  await localStatus(page).filter({ hasText: /^connected$/ }).waitFor({ timeout: 20_000 });
+  await localStatus(page).filter({ hasText: /^this tab is connected/ }).waitFor({ timeout: 20_000 });
   await approveIn(page)(code);
   await waitFor(() => local.changed.includes('notifications/tools/list_changed'));
 

@@ -24,7 +24,7 @@ test('the official Python SDK’s stdio client starts tabrelay-local and calls t
   const code = /^CODE (\S+)$/.exec(first)?.[1];
   assert.ok(code, first);
   const page = await openDemo(await chromium());
-  await localStatus(page).filter({ hasText: /^connected$/ }).waitFor({ timeout: 20_000 });
+  await localStatus(page).filter({ hasText: /^this tab is connected/ }).waitFor({ timeout: 20_000 });
   await approveIn(page)(code);
   await page.locator('#approve-result', { hasText: 'Connected to Python SDK agent (local)' }).waitFor();
   const result = JSON.parse((await lines.next()).value);

@@ -34,5 +34,5 @@ test('a tab whose local server is not running retries it quietly with growing wa
   assert.ok(gaps[1] > gaps[0] * 0.6, `the waits grow: ${gaps}`);
   const ours = console.filter((text) => !text.includes(local));
   assert.deepEqual(ours, [], 'the tab end wrote nothing to the console');
-  await demo.locator('tabrelay-agents [part=status]', { hasText: /^connected$/ }).waitFor();
+  await demo.locator('tabrelay-agents [part=status]', { hasText: /^this tab is connected/ }).waitFor();
 });

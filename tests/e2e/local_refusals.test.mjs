@@ -3,10 +3,14 @@
 // (a name rebound to 127.0.0.1: DNS rebinding) is refused before any socket exists, and a
 // message over the relay's bounds closes the socket (before the hello: the relay's bound on an
 // unproven socket's message). A stdin message over the endpoint's cap is refused as the relay
-// refuses such a body, and the next is read.
+// refuses such a body, and the next is read. A later agent app's tabrelay-local joins on
+// `/agent` only with the secret the first wrote (owner-only), and never from a page.
 import test from 'node:test';
 import assert from 'node:assert/strict';
 import { connect } from 'node:net';
+import { readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { rawTabSocket, APP_ORIGIN, waitFor } from './harness.mjs';
 import { startBare, LOCAL_URL, LOCAL_PORT } from './local_harness.mjs';
 
@@ -54,6 +58,31 @@ test('a request naming another host (DNS rebinding) is refused before any socket
     });
   assert.match(await answer(`rebound.example:${LOCAL_PORT}`), /^HTTP\/1\.1 421/);
   assert.match(await answer(`127.0.0.1:${LOCAL_PORT}`), /^HTTP\/1\.1 101/);
+});
+
+test('only a tabrelay-local of the same user joins on /agent: with the secret, and no page', async (t) => {
+  await started(t);
+  const answer = (headers) =>
+    new Promise((resolve, reject) => {
+      const socket = connect(Number(LOCAL_PORT), '127.0.0.1', () => {
+        const lines = [`GET /agent HTTP/1.1`, `Host: 127.0.0.1:${LOCAL_PORT}`, 'Upgrade: websocket', 'Connection: Upgrade', 'Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==', 'Sec-WebSocket-Version: 13', ...headers];
+        socket.write(`${lines.join('\r\n')}\r\n\r\n`);
+      });
+      let said = '';
+      socket.on('data', (d) => {
+        said += d;
+        if (said.includes('\r\n\r\n')) {
+          socket.destroy();
+          resolve(said.split('\r\n')[0]);
+        }
+      });
+      socket.on('error', reject);
+    });
+  const secret = readFileSync(join(process.env.XDG_RUNTIME_DIR || tmpdir(), `tabrelay-local-${LOCAL_PORT}.secret`), 'utf8').trim();
+  assert.match(await answer([]), /^HTTP\/1\.1 403/, 'no secret');
+  assert.match(await answer([`x-tabrelay-agent: ${secret.slice(1)}x`]), /^HTTP\/1\.1 403/, 'another secret');
+  assert.match(await answer([`x-tabrelay-agent: ${secret}`, `Origin: ${APP_ORIGIN}`]), /^HTTP\/1\.1 403/, 'a page, even with the secret');
+  assert.match(await answer([`x-tabrelay-agent: ${secret}`]), /^HTTP\/1\.1 101/);
 });
 
 test('a message over the relay’s bound closes the socket', async (t) => {

@@ -26,7 +26,7 @@ test('a code typed after the local server started late reaches it at once, not a
   await page.click('#approve');
   await page.locator('#approve-result', { hasText: 'Connected to Late local agent (local)' }).waitFor({ timeout: 3_500 });
   assert.ok(Date.now() - typed < 3_500);
-  await localStatus(page).filter({ hasText: /^connected$/ }).waitFor();
+  await localStatus(page).filter({ hasText: /^this tab is connected/ }).waitFor();
   await waitFor(() => agent.changed.includes('notifications/tools/list_changed'));
   assert.notEqual((await agent.client.callTool({ name: 'dataset_describe', arguments: {} })).isError, true);
 });

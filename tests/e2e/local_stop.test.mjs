@@ -16,7 +16,7 @@ test('Stop on a local agent’s line stops it, and only it', async (t) => {
   t.after(() => local.client.close());
   const code = codeIn(textOf(await local.client.callTool({ name: 'status', arguments: {} })));
   const page = await openDemo(await chromium());
-  await localStatus(page).filter({ hasText: /^connected$/ }).waitFor({ timeout: 20_000 });
+  await localStatus(page).filter({ hasText: /^this tab is connected/ }).waitFor({ timeout: 20_000 });
   const remote = await connectThroughPage(page, 'remote', namedProvider(page, 'Remote agent going on'));
   t.after(() => remote.client.close());
   await approveIn(page)(code);

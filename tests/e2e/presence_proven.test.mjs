@@ -9,7 +9,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { RELAY, HeadlessProvider, register, pkcePair, openWaitingPage, CALLBACK } from './harness.mjs';
-import { fileChromium, fileSession, connected, connectThroughPage, cardSays, choose, cardGone, textOf, SHOW_MS, openDemo } from './demo_harness.mjs';
+import { fileChromium, fileSession, connected, connectThroughPage, cardSays, choose, cardGone, textOf, SHOW_MS, openDemo, addAuthenticator } from './demo_harness.mjs';
 
 const LOCAL = process.env.TABRELAY_APP_LOCALHOST;
 /** What the panel and the card say (tab/presence-check.js, src/sentences.rs). */
@@ -17,23 +17,6 @@ const NOT_CONFIRMED = /Your device did not confirm it was you/;
 const RELAY_REFUSED = /^Nothing was connected: your device did not confirm it was you/;
 
 const chromium = fileChromium();
-
-/**
- * The page's virtual authenticator, a platform one. `answers({verified, signs})`: whether its
- * answers say the user was verified (else the UV flag is zero, as from an authenticator that
- * only took a tap) and carry a signature that holds. (An authenticator that cannot verify its
- * user leaves the browser's prompt waiting until the person cancels it: nothing to read soon.)
- */
-async function addAuthenticator(page) {
-  const cdp = await page.context().newCDPSession(page);
-  await cdp.send('WebAuthn.enable', { enableUI: false });
-  const options = { protocol: 'ctap2', transport: 'internal', hasResidentKey: true, hasUserVerification: true, isUserVerified: true, automaticPresenceSimulation: true };
-  const { authenticatorId } = await cdp.send('WebAuthn.addVirtualAuthenticator', { options });
-  return {
-    answers: ({ verified = true, signs = true } = {}) => cdp.send('WebAuthn.setResponseOverrideBits', { authenticatorId, isBadUV: !verified, isBogusSignature: !signs }),
-    credentials: async () => (await cdp.send('WebAuthn.getCredentials', { authenticatorId })).credentials,
-  };
-}
 
 /** The demo page on localhost with a device, and the SDK client the person approved in it. */
 const session = fileSession(async () => {

@@ -25,6 +25,12 @@ test('links to scripts are left as text; others stay links', () => {
   assert.equal(safeMarkdown('![p](data:text/html;base64,PHNjcmlwdD4=)'), '![p]\\(data:text/html;base64,PHNjcmlwdD4=)');
   assert.equal(safeMarkdown('[x](<javascript:alert(1)>)'), '[x]\\(&lt;javascript:alert(1)&gt;)');
   assert.equal(safeMarkdown('[ref]: vbscript:msgbox'), '\\[ref\\]: vbscript:msgbox');
+  // A definition counts inside a list item or a quote, and its destination may be on the next line.
+  assert.equal(safeMarkdown('- [ref]: javascript:alert(1)'), '- \\[ref\\]: javascript:alert(1)');
+  assert.equal(safeMarkdown('1. [ref]: JavaScript:alert(1)'), '1. \\[ref\\]: JavaScript:alert(1)');
+  assert.equal(safeMarkdown('[ref]:\n  javascript:alert(1)'), '\\[ref\\]:\n  javascript:alert(1)');
+  assert.equal(safeMarkdown('- [ref]: https://example.com'), '- [ref]: https://example.com');
+  assert.equal(safeMarkdown('[a\\]b]: javascript:alert(1)'), '\\[a\\]b\\]: javascript:alert(1)', 'a label with an escaped bracket');
   assert.equal(safeMarkdown('[docs](https://example.com/a)'), '[docs](https://example.com/a)');
   assert.equal(safeMarkdown('<javascript:alert(1)>'), '&lt;javascript:alert(1)&gt;');
 });

@@ -2,11 +2,12 @@
 // through every failed try (no 'connecting' and 'waiting' in turn) and waits longer each time;
 // joined to the relay's client, a code goes to the local server first and to the relay when the
 // local server refuses it, the connections are both relays' (the local ones marked), Forget and
-// a call's words go to the relay that holds them, and the tools go to both.
+// a call's words go to the relay that holds them, and the tools go to both; the person's presence
+// for a local code's approval is proven to the local server, for any other to the relay.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { RelayClient } from '../../tab/relay-client.js';
-import { joinLocal } from '../../tab/local-relay.js';
+import { joinLocal, joinPresenceCheck } from '../../tab/local-relay.js';
 import { MemoryStorage } from './memory_storage.mjs';
 
 /** Keys kept in memory (Node has no IndexedDB). */
@@ -116,4 +117,29 @@ test('joined, the connections are both relays’, and Forget, Stop and a call’
   assert.ok(!toRelay.some((m) => m.type === 'asking'));
   relay.setTools([{ name: 't', setting: 'runs' }]);
   assert.ok(toLocal.some((m) => m.type === 'tools') && toRelay.some((m) => m.type === 'tools'));
+});
+
+test('joined, a local code’s approval is proven to the local server, any other to the relay; a local refusal stands', async () => {
+  const { c: relay } = connected('https://relay.example', { 'REMOT-00002': { client: 'Claude' } });
+  const { c: local, sent: toLocal } = connected('http://127.0.0.1:8790', { 'LOCAL-00001': { client: 'Claude Code (local)' } });
+  joinLocal(relay, local);
+  const proven = [];
+  const checkOf = (name) => ({ withoutDevice: 'refuse', approval: async (said) => (proven.push([name, said]), { by: name }), confirm: async () => ({ verified: true, by: name }) });
+  const check = joinPresenceCheck(checkOf('relay'), checkOf('local'), relay);
+  assert.deepEqual(await check.approval('LOCAL-00001'), { by: 'local' });
+  assert.deepEqual(await check.approval('REMOT-00002'), { by: 'relay' });
+  assert.deepEqual(await check.confirm('answer', 'x'), { verified: true, by: 'relay' }, 'the tab’s own decisions stay the relay’s check');
+  // A waiting page's link reference is the relay's: the local server is not asked of it.
+  const link = 'ABCDEFGHJKMNPQRSTV';
+  const asked = toLocal.length;
+  assert.deepEqual(await check.approval(link), { by: 'relay' });
+  assert.equal(toLocal.length, asked, 'the local server was not asked of a link');
+  assert.deepEqual(proven, [['local', 'LOCAL-00001'], ['relay', 'REMOT-00002'], ['relay', link]]);
+  // The local server refusing the approval of its own code (no presence proven): its sentence,
+  // never the relay's unknown code.
+  local.codeRequest = async (type, field, code) => {
+    toLocal.push({ type, code });
+    throw new Error('Nothing was connected: your device did not confirm it was you.');
+  };
+  await assert.rejects(relay.approve('LOCAL-00001'), /your device did not confirm/);
 });

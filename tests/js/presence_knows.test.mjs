@@ -7,7 +7,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createPresence, kindName, riskOf, NotRun } from '../../tab/presence.js';
 import { argsInWords, valueInWords, runningWords, didWords } from '../../tab/presence-elements.js';
-import { abilitiesWords, NOW_SWITCH_WORDS } from '../../tab/agents-panel.js';
+import { abilitiesWords, abilitiesList, NOW_SWITCH_WORDS } from '../../tab/agents-panel.js';
 import { MemoryStorage as Storage } from './memory_storage.mjs';
 
 const TOOLS = [
@@ -141,12 +141,15 @@ test('a tool the app refuses before the permissions (its data switch) is stated 
   const presence = presenceOf({ refuses: (tool) => (on && tool.name === 'read' ? 'The switch refuses it.' : null) });
   assert.equal(presence.settingOf('read'), 'runs');
   assert.equal(presence.refusalOf('read'), null);
-  assert.match(abilitiesWords(presence), /^Under your mode “Ask before heavy or irreversible”, it will be able to use without asking you: “Read values” and “Edit a value”; use only once you allow each call: “Delete items”\. A call the app estimates at 10 s or more asks you first\. You can change/);
+  assert.equal(abilitiesWords(presence), 'Under your mode “Ask before heavy or irreversible”, it can use 2 tools (1 that reads, 1 whose changes can be undone) without asking you; 1 tool whose changes cannot be undone only once you allow each call.');
+  assert.match(abilitiesList(presence), /^It will be able to use without asking you: “Read values” and “Edit a value”; use only once you allow each call: “Delete items”\. A call the app estimates at 10 s or more asks you first\. You can change/);
   on = true;
   assert.equal(presence.settingOf('read'), 'refused', 'not “runs without asking”');
   assert.equal(presence.refusalOf('read'), 'The switch refuses it.');
-  assert.match(abilitiesWords(presence), /It will not be able to use “Read values” \(refused while “Agents see names and summaries only” is on\)\./);
+  assert.match(abilitiesWords(presence), /it can use 1 tool whose changes can be undone without asking you; .*; 1 refused\.$/);
+  assert.match(abilitiesList(presence), /It will not be able to use “Read values” \(refused while “Agents see names and summaries only” is on\)\./);
   assert.match(NOW_SWITCH_WORDS, /^refused while/);
   presence.store.setMode('read-only');
-  assert.match(abilitiesWords(presence), /^Under your mode “Read only”, it will not be able to use any tool\. It will not be able to use “Edit a value” and “Delete items” \(you refuse them\); “Read values” \(refused while/);
+  assert.equal(abilitiesWords(presence), 'Under your mode “Read only”, it cannot use any tool; 3 refused.');
+  assert.match(abilitiesList(presence), /^It will not be able to use any tool\. It will not be able to use “Edit a value” and “Delete items” \(you refuse them\); “Read values” \(refused while/);
 });

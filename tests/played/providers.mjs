@@ -30,7 +30,7 @@ const OPENAI_CODES = { 401: 'invalid_api_key', 404: 'model_not_found', 429: 'rat
 const ANTHROPIC_STOPS = { end: 'end_turn', tool: 'tool_use', length: 'max_tokens', refusal: 'refusal' };
 
 /** A played provider of `kind` ('anthropic' or 'openai') on a free loopback port. */
-export async function playProvider(kind, { keys = [PLAYED_KEY], models = PLAYED_MODELS[kind] } = {}) {
+export async function playProvider(kind, { keys = [PLAYED_KEY], models = PLAYED_MODELS[kind], plainModels = [] } = {}) {
   if (kind !== 'anthropic' && kind !== 'openai') throw new Error(`No played provider “${kind}”.`);
   const queue = [];
   const requests = [];
@@ -65,7 +65,7 @@ export async function playProvider(kind, { keys = [PLAYED_KEY], models = PLAYED_
       res.writeHead(status, headers);
       const message = item.message ?? `played failure ${status}`;
       if (kind === 'anthropic') res.end(JSON.stringify({ type: 'error', error: { type: item.type ?? ANTHROPIC_ERRORS[status] ?? 'api_error', message }, request_id: 'req_played' }));
-      else res.end(JSON.stringify({ error: { message, type: item.type ?? (status >= 500 ? 'server_error' : 'invalid_request_error'), param: null, code: item.code ?? OPENAI_CODES[status] ?? null } }));
+      else res.end(JSON.stringify({ error: { message, type: item.type ?? (status >= 500 ? 'server_error' : 'invalid_request_error'), param: item.param ?? null, code: item.code ?? OPENAI_CODES[status] ?? null } }));
     };
     // Anthropic refuses a call from a browser page that did not ask for direct browser access.
     if (kind === 'anthropic' && req.headers.origin && req.headers['anthropic-dangerous-direct-browser-access'] !== 'true') {
@@ -82,6 +82,11 @@ export async function playProvider(kind, { keys = [PLAYED_KEY], models = PLAYED_
     if (req.method !== 'POST' || url.pathname !== path) return fail(404, { message: `no route ${req.method} ${url.pathname}` });
     if (kind === 'anthropic' && req.headers['anthropic-version'] !== '2023-06-01') return fail(400, { message: 'anthropic-version: the played API speaks 2023-06-01' });
     if (kind === 'openai' && body?.store !== false) return fail(400, { message: 'the played API expects store: false' });
+    // As OpenAI documents: a model that does not reason has no encrypted reasoning to include;
+    // with store: false a reasoning item is known only by its encrypted content, never its id.
+    if (kind === 'openai' && plainModels.includes(body?.model) && body?.include?.includes('reasoning.encrypted_content')) return fail(400, { message: 'Encrypted content is not supported with this model.', param: 'include' });
+    const lost = kind === 'openai' && Array.isArray(body?.input) ? body.input.find((x) => x?.type === 'reasoning' && typeof x.encrypted_content !== 'string') : null;
+    if (lost) return fail(400, { message: `Item with id '${lost.id}' not found. Items are not persisted when \`store\` is set to false. Try again with \`store\` set to true, or remove this item from your input.` });
     let item = queue.shift() ?? { answer: [{ text: 'played' }] };
     if (typeof item === 'function') item = await item(entry);
     if (item.status) return fail(item.status, item);
@@ -188,7 +193,12 @@ function openaiEvents(item, body) {
   const response = (status, extra = {}) => ({ id: 'resp_played', object: 'response', status, model: body?.model, output: [], store: false, ...extra });
   const ev = [e('response.created', { response: response('in_progress') }), e('response.in_progress', { response: response('in_progress') })];
   (item.answer ?? []).forEach((part, output_index) => {
-    if (part.text != null) {
+    if (part.reasoning != null) {
+      // A reasoning item: its content encrypted only when the request included it.
+      const id = `rs_played_${output_index}`;
+      ev.push(e('response.output_item.added', { output_index, item: { id, type: 'reasoning', summary: [] } }));
+      ev.push(e('response.output_item.done', { output_index, item: { id, type: 'reasoning', summary: [], encrypted_content: body?.include?.includes('reasoning.encrypted_content') ? part.reasoning : null } }));
+    } else if (part.text != null) {
       const item_id = `msg_played_${output_index}`;
       ev.push(e('response.output_item.added', { output_index, item: { id: item_id, type: 'message', status: 'in_progress', role: 'assistant', content: [] } }));
       ev.push(e('response.content_part.added', { item_id, output_index, content_index: 0, part: { type: 'output_text', text: '', annotations: [] } }));
