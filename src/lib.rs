@@ -27,6 +27,7 @@ pub mod crypto;
 pub mod http;
 pub mod jsonrpc;
 pub mod limits;
+pub mod machine;
 pub mod mcp;
 pub mod oauth;
 pub mod pages;

@@ -19,7 +19,7 @@ use tabrelay::mcp::{self, Headers, Reply as McpReply};
 use tabrelay::oauth::authorize::{self, Named};
 use tabrelay::oauth::connect::{apply, CodeReply, Command, ConnectCode, Session};
 use tabrelay::oauth::pkce;
-use tabrelay::oauth::saga::{Answer, Input, Saga, Step};
+use tabrelay::oauth::saga::{Input, Outcome, Saga, Step};
 use tabrelay::pairing::wire::Request;
 use tabrelay::senders::Limit;
 use tabrelay::sentences::local as said;
@@ -129,9 +129,9 @@ fn form(pairs: &[(&str, &str)]) -> Vec<u8> {
 }
 
 /// A JSON answer's body.
-fn json_of(answer: &Answer) -> Option<Value> {
+fn json_of(answer: &Outcome) -> Option<Value> {
     match answer {
-        Answer::Json { body, .. } => serde_json::from_slice(body).ok(),
+        Outcome::Json { body, .. } => serde_json::from_slice(body).ok(),
         _ => None,
     }
 }
@@ -140,7 +140,7 @@ impl Local {
     /// Runs a saga from its first step to its answer: the sender limit is the person's own
     /// machine (within), a code's command goes to its session here, a pairing's ask to its
     /// object (whose replies to a grant or a refresh come at once).
-    fn saga(&mut self, mut saga: Saga<'_>, mut step: Step, now: u64) -> Option<Answer> {
+    fn saga(&mut self, mut saga: Saga<'_>, mut step: Step, now: u64) -> Option<Outcome> {
         loop {
             let input = match step {
                 Step::Respond(answer) => return Some(answer),
@@ -204,7 +204,7 @@ impl Local {
         let sealed = authorize::seal(&config.keys, &request, now);
         let (saga, step) = Saga::draw(config, &origin, Ok(sealed.into_bytes()), None, now);
         let answer = self.saga(saga, step, now)?;
-        let Answer::Json { cookie: Some(cookie), .. } = &answer else { return None };
+        let Outcome::Json { cookie: Some(cookie), .. } = &answer else { return None };
         let code = json_of(&answer)?.get("code")?.as_str()?.to_owned();
         let cookie = cookie.split(';').next()?.to_owned();
         let until = now + CONNECT_CODE_TTL_MS;

@@ -16,7 +16,10 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use serde_json::Value;
 use tabrelay::config::Config;
 use tabrelay::http::TooLarge;
-use tabrelay::mcp::exchange::{Answer, Body, Exchange, Output, RequestHeaders};
+use tabrelay::machine::{self, Machine, Platform};
+use tabrelay::mcp::exchange::{
+    Body, Exchange, Input as ExchangeInput, Output, RequestHeaders, Response,
+};
 use tabrelay::oauth::token::Verified;
 use tabrelay::pairing::object::{Object, Output as ObjectOutput};
 use tabrelay::pairing::room::{Asker, Input};
@@ -185,6 +188,14 @@ pub struct Pairing {
     pub sql: Memory,
     alarm: Option<u64>,
     sockets: HashMap<u64, Writer>,
+}
+
+impl Pairing {
+    /// Gives the pairing's object one input, with its storage and randomness at hand.
+    fn input(&mut self, input: Input, now: u64) {
+        let host = Platform { sql: &mut self.sql, entropy: &mut OsRandom };
+        self.object.handle_input(input, now, host);
+    }
 }
 
 /// An exchange (one stdin message) and its ask of a pairing in flight.
@@ -370,29 +381,29 @@ impl Local {
 
     /// The earliest time any machine needs waking.
     fn next_deadline(&self) -> Option<u64> {
-        let exchanges = self.running.iter().filter_map(|r| r.exchange.poll_timeout());
-        let pairings = self
-            .pairings
-            .values()
-            .flat_map(|p| [p.object.poll_timeout(), p.alarm].into_iter().flatten());
-        let consents = self.agents.values().filter_map(|a| a.consent.poll_timeout());
-        exchanges.chain(pairings).chain(self.consent.poll_timeout()).chain(consents).min()
+        let exchanges = self.running.iter().map(|r| Machine::poll_timeout(&r.exchange));
+        let pairings =
+            self.pairings.values().flat_map(|p| [Machine::poll_timeout(&p.object), p.alarm]);
+        let consents = self.agents.values().map(|a| a.consent.poll_timeout());
+        let consent = [self.consent.poll_timeout()];
+        machine::earliest(exchanges.chain(pairings).chain(consent).chain(consents))
     }
 
     /// Gives every machine whose deadline passed its timeout.
     fn timeouts(&mut self, now: u64) {
         for r in &mut self.running {
-            if r.exchange.poll_timeout().is_some_and(|at| at <= now) {
-                r.exchange.handle_timeout(now);
+            if machine::due(&r.exchange, now) {
+                Machine::handle_timeout(&mut r.exchange, now, ());
             }
         }
         for p in self.pairings.values_mut() {
-            let due = [p.object.poll_timeout(), p.alarm].into_iter().flatten().any(|at| at <= now);
-            if due {
-                if p.alarm.is_some_and(|at| at <= now) {
+            let alarm = p.alarm.is_some_and(|at| at <= now);
+            if alarm || machine::due(&p.object, now) {
+                if alarm {
                     p.alarm = None;
                 }
-                p.object.handle(Input::Timeout, now, &mut OsRandom);
+                let host = Platform { sql: &mut p.sql, entropy: &mut OsRandom };
+                p.object.handle_timeout(now, host);
             }
         }
         let was = self.agent;
@@ -428,24 +439,20 @@ impl Local {
                 let number = p.object.next_tab_number(now);
                 p.sockets.insert(number, writer);
                 let sender = "local".to_owned();
-                p.object.handle(
-                    Input::Opened { number, pairing: pairing.clone(), origin, sender },
-                    now,
-                    &mut OsRandom,
-                );
+                p.input(Input::Opened { number, pairing: pairing.clone(), origin, sender }, now);
                 self.conns.insert(conn, (pairing, number));
             }
             Event::Message { conn, text } => {
                 let Some((pairing, tab)) = self.conns.get(&conn).cloned() else { return };
                 if let Some(p) = self.pairings.get_mut(&pairing) {
-                    p.object.handle(Input::Message { tab, text }, now, &mut OsRandom);
+                    p.input(Input::Message { tab, text }, now);
                 }
             }
             Event::Closed { conn } => {
                 let Some((pairing, tab)) = self.conns.remove(&conn) else { return };
                 if let Some(p) = self.pairings.get_mut(&pairing) {
                     p.sockets.remove(&tab);
-                    p.object.handle(Input::Closed { tab }, now, &mut OsRandom);
+                    p.input(Input::Closed { tab }, now);
                 }
             }
             Event::StdinClosed | Event::AgentClosed { .. } => {}
@@ -547,7 +554,7 @@ impl Local {
             }
             let mut i = 0;
             while i < self.running.len() {
-                match self.running[i].exchange.poll_output() {
+                match Machine::poll_output(&mut self.running[i].exchange, ()) {
                     Some(output) => {
                         moved = true;
                         self.enter(self.running[i].agent);
@@ -573,7 +580,7 @@ impl Local {
 
     fn pairing_output(&mut self, id: &str) -> Option<ObjectOutput> {
         let p = self.pairings.get_mut(id)?;
-        p.object.poll_output(&mut p.sql)
+        Machine::poll_output(&mut p.object, Platform { sql: &mut p.sql, entropy: &mut OsRandom })
     }
 
     /// One output of a pairing's object.
@@ -600,17 +607,13 @@ impl Local {
                     None => Input::Proved { tab, valid },
                     Some(named) => Input::PresenceProved { tab, named, valid },
                 };
-                p.object.handle(input, now, &mut OsRandom);
+                p.input(input, now);
             }
             ObjectOutput::AskCode(tab, code, command, said) => {
                 self.enter_owner(code.as_str());
                 let reply = self.consent.code(&code, command.clone(), now, &mut OsRandom);
                 if let Some(p) = self.pairings.get_mut(id) {
-                    p.object.handle(
-                        Input::CodeReplied { tab, said, command, reply: Some(reply) },
-                        now,
-                        &mut OsRandom,
-                    );
+                    p.input(Input::CodeReplied { tab, said, command, reply: Some(reply) }, now);
                 }
             }
             ObjectOutput::Reply(asker, reply) => {
@@ -628,10 +631,10 @@ impl Local {
                 else {
                     return;
                 };
-                r.exchange.handle_reply(Some(reply), now);
+                r.exchange.handle_input(ExchangeInput::Reply(Some(reply)), now, ());
                 if ends {
                     r.asking = None;
-                    r.exchange.handle_reply(None, now);
+                    r.exchange.handle_input(ExchangeInput::Reply(None), now, ());
                 }
             }
         }
@@ -647,7 +650,7 @@ impl Local {
                     Some(body) => body,
                     None => Ok(Vec::new()),
                 };
-                r.exchange.handle_body(body, now);
+                r.exchange.handle_input(ExchangeInput::Body(body), now, ());
             }
             Output::Ask(request) => self.ask(i, request, now),
             Output::Respond(answer) => {
@@ -688,7 +691,7 @@ impl Local {
     /// A whole answer: its JSON written (a replayed `initialize`'s kept as the session);
     /// 401, the connection was forgotten in the tab: the message is answered as before any
     /// connection, with a new code.
-    fn answered(&mut self, answer: Answer, replay: bool, line: Option<Vec<u8>>, now: u64) {
+    fn answered(&mut self, answer: Response, replay: bool, line: Option<Vec<u8>>, now: u64) {
         if answer.status == 401 {
             let kept = self.kept();
             self.consent.forgotten(kept.as_deref());

@@ -24,7 +24,7 @@ pub struct Round {
 
 /// What a call's round asks the client.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Asked {
+pub struct RoundQuestions {
     /// The round, to be given the answers.
     pub round: Round,
     /// The questions as server-sent events, in the tab's order of keys.
@@ -42,7 +42,7 @@ pub fn ask(
     declared: &Declared,
     requests: &Map<String, Value>,
     state: Option<&Value>,
-) -> Option<Asked> {
+) -> Option<RoundQuestions> {
     let mut asked = Vec::new();
     let mut text = String::new();
     for (key, request) in requests.iter().filter(|(_, r)| declared.can_take(r)) {
@@ -63,7 +63,7 @@ pub fn ask(
     if asked.is_empty() {
         return None;
     }
-    Some(Asked { round: Round { asked, state: state.cloned() }, text })
+    Some(RoundQuestions { round: Round { asked, state: state.cloned() }, text })
 }
 
 impl Round {

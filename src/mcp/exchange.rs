@@ -26,7 +26,7 @@ pub mod call;
 #[cfg(test)]
 mod tests;
 
-use call::{Asked, Call, CallIdentity, CallInput, CallOutput, Listen, Start, Starting};
+use call::{Call, CallIdentity, CallInput, CallOutput, Listen, ReadCall, Start, Starting};
 
 /// The headers the endpoint reads, read once ([`RequestHeaders::read`]).
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -121,7 +121,7 @@ pub enum Output {
     /// its reply lines go to [`Exchange::handle_reply`], and its end as None.
     Ask(Request),
     /// Answer the request with this; the exchange is over.
-    Respond(Answer),
+    Respond(Response),
     /// Answer with an event stream (its events follow as [`Output::Send`]).
     Open,
     /// Send this text on the stream.
@@ -132,7 +132,7 @@ pub enum Output {
 
 /// A whole answer.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Answer {
+pub struct Response {
     /// The HTTP status.
     pub status: u16,
     /// The body.
@@ -152,7 +152,7 @@ pub enum Body {
     Empty,
 }
 
-impl Answer {
+impl Response {
     /// The answer as HTTP: the body's own headers (JSON's), then the exchange's.
     #[must_use]
     pub fn http(mut self) -> http::Answer {
@@ -261,7 +261,7 @@ enum Job<'a> {
     /// stream.
     Listen(Listen),
     /// A tasks request: asked (true), or waiting to ask again.
-    Task(tasks::Asked, bool),
+    Task(tasks::TaskRequest, bool),
     /// A call's retried state being marked used.
     Marking(Box<Starting<'a>>),
     /// A call.
@@ -640,7 +640,7 @@ impl<'a> Exchange<'a> {
                 let resumable = resume::resumable(&headers, declared.as_ref(), stream);
                 let session = declared;
                 let params = self.headers.params.clone();
-                let asked = Asked { call, stream, session, resumable, params };
+                let asked = ReadCall { call, stream, session, resumable, params };
                 match call::start(asked, &access, self.config, now_ms) {
                     Start::Refused(body) => self.settle(Settled::Json(200, body)),
                     Start::Ask(request, call) => self.call(request, call, now_ms),
@@ -689,7 +689,7 @@ impl<'a> Exchange<'a> {
             Settled::Json(status, body) => return self.respond(status, Body::Json(body)),
             Settled::Accepted => return self.respond(202, Body::Empty),
             Settled::Unauthorized => unauthorized(&self.origin, true),
-            Settled::Session(body, id) => Answer {
+            Settled::Session(body, id) => Response {
                 status: 200,
                 body: Body::Json(body),
                 headers: vec![("mcp-session-id", id)],
@@ -700,7 +700,7 @@ impl<'a> Exchange<'a> {
 
     fn respond(&mut self, status: u16, body: Body) {
         self.job = Job::Done;
-        self.out.push(Output::Respond(Answer { status, body, headers: Vec::new() }));
+        self.out.push(Output::Respond(Response { status, body, headers: Vec::new() }));
     }
 
     /// Asks the pairing for the grant's check (with what `want` names), then waits as `job`.
@@ -825,18 +825,57 @@ fn quiet_bound(request: &Request) -> u64 {
 }
 
 /// 401 with the header that tells a client where to authorize.
-fn unauthorized(origin: &str, token_presented: bool) -> Answer {
+fn unauthorized(origin: &str, token_presented: bool) -> Response {
     let body = jsonrpc::object(&mut |o| {
         o.text("error", "invalid_token");
         o.text("error_description", sentences::TOKEN_INVALID);
     });
     let challenge = metadata::www_authenticate(origin, token_presented);
-    Answer { status: 401, body: Body::Json(body), headers: vec![("www-authenticate", challenge)] }
+    Response { status: 401, body: Body::Json(body), headers: vec![("www-authenticate", challenge)] }
 }
 
 /// 405 naming the methods the endpoint takes.
-fn not_allowed() -> Answer {
+fn not_allowed() -> Response {
     let methods = http::allow("/").unwrap_or_default();
     let body = Body::Text(sentences::method_not_allowed(&methods));
-    Answer { status: 405, body, headers: vec![("allow", methods)] }
+    Response { status: 405, body, headers: vec![("allow", methods)] }
+}
+
+impl crate::machine::Machine for Exchange<'_> {
+    type Input = Input;
+    type Output = Output;
+    type Host<'h> = ();
+
+    #[inline]
+    fn handle_input(&mut self, input: Input, now_ms: u64, (): ()) {
+        match input {
+            Input::Body(body) => self.handle_body(body, now_ms),
+            Input::Reply(reply) => self.handle_reply(reply, now_ms),
+        }
+    }
+
+    #[inline]
+    fn poll_output(&mut self, (): ()) -> Option<Output> {
+        Exchange::poll_output(self)
+    }
+
+    #[inline]
+    fn poll_timeout(&self) -> Option<u64> {
+        Exchange::poll_timeout(self)
+    }
+
+    #[inline]
+    fn handle_timeout(&mut self, now_ms: u64, (): ()) {
+        Exchange::handle_timeout(self, now_ms);
+    }
+}
+
+/// What happens to an exchange (its [`crate::machine::Machine::Input`]).
+#[derive(Debug)]
+pub enum Input {
+    /// The request's body ([`Output::ReadBody`]), or that it passed its cap.
+    Body(Result<Vec<u8>, TooLarge>),
+    /// One of the pairing's replies to the last [`Output::Ask`] (None: its replies ended, or
+    /// it could not be asked).
+    Reply(Option<Reply>),
 }

@@ -16,7 +16,7 @@ use tabrelay_bundle::fields::Object;
 
 /// The call a state belongs to: its connection, tool and arguments.
 #[derive(Debug, Clone, Copy)]
-pub struct CallIdentity<'a> {
+pub struct CallKey<'a> {
     /// The connection (grant) id.
     pub grant: &'a str,
     /// The tool's name.
@@ -25,7 +25,7 @@ pub struct CallIdentity<'a> {
     pub args: &'a Value,
 }
 
-impl CallIdentity<'_> {
+impl CallKey<'_> {
     fn digest(&self) -> String {
         let args = tabrelay_bundle::fields::json_text(self.args);
         let data = [self.grant.as_bytes(), b"\0", self.tool.as_bytes(), b"\0", args.as_bytes()];
@@ -39,7 +39,7 @@ impl CallIdentity<'_> {
 pub fn ask(
     keys: &Keys,
     era: &Era,
-    call: CallIdentity<'_>,
+    call: CallKey<'_>,
     requests: &Map<String, Value>,
     tab_state: Option<&Value>,
     now_ms: u64,
@@ -113,7 +113,7 @@ impl Resume {
 /// any argument).
 pub fn resume(
     keys: &Keys,
-    call: CallIdentity<'_>,
+    call: CallKey<'_>,
     state: Option<&str>,
     responses: Value,
     now_ms: u64,
@@ -136,7 +136,7 @@ pub fn resume(
 
 /// The tab's state and expiry sealed in a `requestState`, when it is the relay's, for this
 /// call, and not expired (None: refused, whatever the reason; one refusal is made of it).
-fn open(keys: &Keys, call: &CallIdentity<'_>, state: &str, now_ms: u64) -> Option<(Value, u64)> {
+fn open(keys: &Keys, call: &CallKey<'_>, state: &str, now_ms: u64) -> Option<(Value, u64)> {
     if state.len() > MAX_STATE_BYTES {
         return None;
     }
@@ -188,8 +188,8 @@ mod tests {
 
     const ARGS: &str = r#"{"a":1}"#;
 
-    fn call(args: &Value) -> CallIdentity<'_> {
-        CallIdentity { grant: "g1", tool: "t", args }
+    fn call(args: &Value) -> CallKey<'_> {
+        CallKey { grant: "g1", tool: "t", args }
     }
 
     /// A call's digest is SHA-256 over its connection, tool and arguments, NUL between them,
@@ -240,7 +240,7 @@ mod tests {
         // Another call, another connection, too late, tampered, another key: refused.
         let other: Value = json!({"a": 2});
         assert!(resume(&keys(), call(&other), Some(state), json!({}), 2000).is_err());
-        let elsewhere = CallIdentity { grant: "g2", tool: "t", args: &args };
+        let elsewhere = CallKey { grant: "g2", tool: "t", args: &args };
         assert!(resume(&keys(), elsewhere, Some(state), json!({}), 2000).is_err());
         assert!(resume(&keys(), call(&args), Some(state), json!({}), 1000 + STATE_LIFETIME_MS + 1)
             .is_err());

@@ -67,7 +67,7 @@ pub enum Reply {
     Call(ToolsCall),
     /// A tasks method (`tasks/get`, `tasks/update`, `tasks/cancel`; 2025-11-25's
     /// `tasks/result`): ask the pairing, then answer as [`tasks::answer`] says.
-    Task(tasks::Asked),
+    Task(tasks::TaskRequest),
     /// The client cancelled its request with this id: tell the pairing, answer 202.
     Cancel {
         /// The cancelled request's id.
@@ -428,7 +428,7 @@ pub fn handle(body: &[u8], headers: &Headers<'_>, app_url: &str) -> Reply {
             ),
         },
         m if tasks::is_method(m, &era) => match tasks::read(m, params, &era) {
-            Ok((task, method)) => Reply::Task(tasks::Asked { id, era, task, method }),
+            Ok((task, method)) => Reply::Task(tasks::TaskRequest { id, era, task, method }),
             Err((status, e)) => failure(status, Some(&id), e),
         },
         "subscriptions/listen" if stateless => {
@@ -481,7 +481,7 @@ pub fn call_reply(
     id: &Id,
     era: &Era,
     keys: &Keys,
-    call: input::CallIdentity<'_>,
+    call: input::CallKey<'_>,
     answer: Option<CallReply>,
     now_ms: u64,
 ) -> (u16, Value) {
@@ -897,7 +897,7 @@ mod tests {
     fn a_call_is_answered_as_its_revision_can_take_it() {
         let keys = Keys::new(&"k".repeat(32), None).unwrap();
         let args = json!({});
-        let call = input::CallIdentity { grant: "g", tool: "t", args: &args };
+        let call = input::CallKey { grant: "g", tool: "t", args: &args };
         let asks = || {
             let requests = json!({"who": {"method": "elicitation/create", "params": {}}});
             let requests = requests.as_object().unwrap().clone();

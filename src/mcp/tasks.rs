@@ -44,7 +44,7 @@ impl Method {
 /// A client's tasks request, as read (and as the exchange keeps it between asks of the
 /// pairing).
 #[derive(Debug, Clone, PartialEq)]
-pub struct Asked {
+pub struct TaskRequest {
     /// The request's id.
     pub id: Id,
     /// The revision it came in.

@@ -57,7 +57,7 @@ pub enum Step {
     /// Ask the pairing (by its id) this; feed [`Input::Pairing`].
     AskPairing(String, wire::Request),
     /// Answer the request: the saga is over.
-    Respond(Answer),
+    Respond(Outcome),
 }
 
 /// What came of a [`Step`], fed back to the saga.
@@ -75,7 +75,7 @@ pub enum Input {
 
 /// The answer to an OAuth request, as the shell writes it.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Answer {
+pub enum Outcome {
     /// JSON (never cached), with a cookie to set when there is one.
     Json {
         /// The status.
@@ -103,7 +103,7 @@ pub enum Answer {
     Broken,
 }
 
-impl Answer {
+impl Outcome {
     /// Where a waiting page stands (`{"state": …}`).
     fn poll(status: u16, state: &PollState) -> Self {
         Self::json(status, state)
@@ -126,7 +126,7 @@ impl Answer {
         Self::Page { status: 400, html: pages::confirmed(Err(connect::refusal::TICKET_STALE)) }
     }
 
-    /// The answer as HTTP, every header it carries; None for [`Answer::Broken`] (the request
+    /// The answer as HTTP, every header it carries; None for [`Outcome::Broken`] (the request
     /// fails).
     #[must_use]
     pub fn http(self) -> Option<http::Answer> {
@@ -278,10 +278,10 @@ impl<'c> Saga<'c> {
         entropy: &mut dyn Entropy,
     ) -> Step {
         Step::Respond(match body {
-            Err(too_large) => Answer::Error(OAuthError::too_large(too_large.cap)),
+            Err(too_large) => Outcome::Error(OAuthError::too_large(too_large.cap)),
             Ok(body) => match clients::register(&self.config.keys, &body, self.now_ms, entropy) {
-                Ok(registered) => Answer::json(201, &registered),
-                Err(e) => Answer::Error(e),
+                Ok(registered) => Outcome::json(201, &registered),
+                Err(e) => Outcome::Error(e),
             },
         })
     }
@@ -323,7 +323,7 @@ impl<'c> Saga<'c> {
         let request = match authorize::validate(pairs, asking, self.origin) {
             Ok(request) => request,
             Err(Refusal::Page(e)) => return refused(e, json),
-            Err(Refusal::Redirect(to)) => return Step::Respond(Answer::Redirect(to)),
+            Err(Refusal::Redirect(to)) => return Step::Respond(Outcome::Redirect(to)),
         };
         // No connect code yet: the page's script asks for one with the sealed request.
         let host = clients::shown_host(&request.redirect_uri);
@@ -336,7 +336,7 @@ impl<'c> Saga<'c> {
         // The app by the name its catalogue gives and the address the link opens.
         let app = Catalogue::bundled().app;
         let html = pages::waiting(&sealed, &asker, (&app, &self.config.app_url));
-        Step::Respond(Answer::Page { status: 200, html })
+        Step::Respond(Outcome::Page { status: 200, html })
     }
 
     /// `POST /authorize/code`: the waiting page, running in a browser, asks for its connect
@@ -362,13 +362,13 @@ impl<'c> Saga<'c> {
             Ok(body) => body,
             Err(too_large) => {
                 let sentence = sentences::too_large(too_large.cap);
-                return Step::Respond(Answer::sentence(413, &sentence));
+                return Step::Respond(Outcome::sentence(413, &sentence));
             }
         };
         let sealed = String::from_utf8_lossy(&body);
         let Some((request, seal)) = authorize::unseal(&self.config.keys, &sealed, self.now_ms)
         else {
-            return Step::Respond(Answer::sentence(400, sentences::SEAL_STALE));
+            return Step::Respond(Outcome::sentence(400, sentences::SEAL_STALE));
         };
         // A seal makes at most one code, but anyone may fetch a waiting page and post its
         // seal: each sender may make only so many codes (and objects) a minute.
@@ -395,7 +395,7 @@ impl<'c> Saga<'c> {
         // A ticket naming no link this relay made is refused before any object is addressed.
         let keys = &self.config.keys;
         let Some((code, secret)) = connect::read_ticket(ticket.unwrap_or_default(), keys) else {
-            return Step::Respond(Answer::page_stale());
+            return Step::Respond(Outcome::page_stale());
         };
         let browser_hash = browser_hash(self.origin, cookies, &code);
         let command = Command::Confirm { secret, browser_hash };
@@ -418,7 +418,7 @@ impl<'c> Saga<'c> {
         let code = param(query, "code").and_then(ConnectCode::parse);
         // A code this relay did not make is refused before any object is addressed.
         let Some(code) = code.filter(|c| c.is_issued(&self.config.keys)) else {
-            return Step::Respond(Answer::poll(400, &PollState::Expired));
+            return Step::Respond(Outcome::poll(400, &PollState::Expired));
         };
         let browser_hash = browser_hash(self.origin, cookies, &code);
         let command = Command::Poll { browser_hash, issuer: self.origin.to_owned() };
@@ -446,7 +446,7 @@ impl<'c> Saga<'c> {
             .map_err(|too_large| OAuthError::too_large(too_large.cap))
             .and_then(|body| exchange::read(&body, keys, self.origin, entropy));
         match read {
-            Err(e) => Step::Respond(Answer::Error(e)),
+            Err(e) => Step::Respond(Outcome::Error(e)),
             // Not a code this relay made: refused before any object is addressed.
             Ok(TokenRequest::Code(code, _)) if !code.is_issued(keys) => {
                 refuse(sentences::oauth::CODE_UNKNOWN)
@@ -483,8 +483,8 @@ impl<'c> Saga<'c> {
             .map_err(|too_large| OAuthError::too_large(too_large.cap))
             .and_then(|body| exchange::revocation(&body, keys, origin, now_ms));
         match read {
-            Err(e) => Step::Respond(Answer::Error(e)),
-            Ok(None) => Step::Respond(Answer::Empty),
+            Err(e) => Step::Respond(Outcome::Error(e)),
+            Ok(None) => Step::Respond(Outcome::Empty),
             Ok(Some((pairing, request))) => {
                 self.wait(Stage::Revoke, Step::AskPairing(pairing, wire::Request::Revoke(request)))
             }
@@ -519,33 +519,33 @@ impl<'c> Saga<'c> {
                         let secret = random_token(entropy, 32);
                         self.ask_draw(Drawing { request, seal, place, secret, attempt: 0 })
                     }
-                    Some((status, why)) => Step::Respond(Answer::sentence(status, why)),
+                    Some((status, why)) => Step::Respond(Outcome::sentence(status, why)),
                 }
             }
             (Stage::Draw(drawing), Input::Code(reply)) => match reply {
                 CodeReply::Created => Step::Respond(self.drawn(&drawing, entropy)),
-                CodeReply::SealUsed => Step::Respond(Answer::sentence(409, sentences::SEAL_USED)),
+                CodeReply::SealUsed => Step::Respond(Outcome::sentence(409, sentences::SEAL_USED)),
                 // Another request holds these letters: draw again.
                 _ if drawing.attempt + 1 < MAX_CODE_DRAWS => {
                     self.ask_draw(Drawing { attempt: drawing.attempt + 1, ..drawing })
                 }
-                _ => Step::Respond(Answer::sentence(503, sentences::CODE_NOT_MADE)),
+                _ => Step::Respond(Outcome::sentence(503, sentences::CODE_NOT_MADE)),
             },
             (Stage::Confirm, Input::Code(reply)) => Step::Respond(match reply {
                 CodeReply::Confirmed { client } => {
-                    Answer::Page { status: 200, html: pages::confirmed(Ok(&client)) }
+                    Outcome::Page { status: 200, html: pages::confirmed(Ok(&client)) }
                 }
                 CodeReply::Refused { sentence } => {
-                    Answer::Page { status: 403, html: pages::confirmed(Err(&sentence)) }
+                    Outcome::Page { status: 403, html: pages::confirmed(Err(&sentence)) }
                 }
-                _ => Answer::page_stale(),
+                _ => Outcome::page_stale(),
             }),
             (Stage::Poll, Input::Code(reply)) => {
                 let state = match reply {
                     CodeReply::Poll(state) => state,
                     _ => PollState::Expired,
                 };
-                Step::Respond(Answer::poll(200, &state))
+                Step::Respond(Outcome::poll(200, &state))
             }
             (Stage::Redeem { grant, client_id }, Input::Code(reply)) => {
                 self.redeemed(grant, client_id, reply)
@@ -559,7 +559,7 @@ impl<'c> Saga<'c> {
                 // Its code was replayed meanwhile: the grant was revoked before it was made.
                 GrantReply::Replayed => refuse(sentences::CODE_REPLAYED),
             },
-            (Stage::Replayed(e), Input::Pairing(_)) => Step::Respond(Answer::Error(e)),
+            (Stage::Replayed(e), Input::Pairing(_)) => Step::Respond(Outcome::Error(e)),
             (Stage::Refresh { pairing, grant }, Input::Pairing(Some(Reply::Refresh(r)))) => match r
             {
                 RefreshReply::Rotated { secret, client_name, host } => {
@@ -574,9 +574,9 @@ impl<'c> Saga<'c> {
                 }
                 RefreshReply::Refused { description } => refuse(&description),
             },
-            (Stage::Revoke, Input::Pairing(_)) => Step::Respond(Answer::Empty),
+            (Stage::Revoke, Input::Pairing(_)) => Step::Respond(Outcome::Empty),
             // An input the saga did not ask for: nothing more comes of it.
-            _ => Step::Respond(Answer::Broken),
+            _ => Step::Respond(Outcome::Broken),
         }
     }
 
@@ -594,7 +594,7 @@ impl<'c> Saga<'c> {
 
     /// The code a draw made, as the waiting page shows it, and its browser's cookie, kept as
     /// long as the code lives.
-    fn drawn(&self, d: &Drawing, entropy: &mut dyn Entropy) -> Answer {
+    fn drawn(&self, d: &Drawing, entropy: &mut dyn Entropy) -> Outcome {
         let code = ConnectCode::for_seal(&self.config.keys, &d.seal, d.attempt);
         // The link carries a reference only the relay reads back, never the code.
         let reference = LinkRef::for_code(&code, &self.config.keys, entropy);
@@ -611,7 +611,7 @@ impl<'c> Saga<'c> {
         o.field("code", &code.display());
         o.field("link", &link);
         o.close();
-        Answer::Json { status: 200, body, cookie: Some(cookie) }
+        Outcome::Json { status: 200, body, cookie: Some(cookie) }
     }
 
     /// What the code's object said to a redemption: the grant to make, or the refusal (after
@@ -635,17 +635,17 @@ impl<'c> Saga<'c> {
                         let step = Step::AskPairing(pairing, wire::Request::Replayed { grant });
                         self.wait(Stage::Replayed(e), step)
                     }
-                    None => Step::Respond(Answer::Error(e)),
+                    None => Step::Respond(Outcome::Error(e)),
                 }
             }
-            _ => Step::Respond(Answer::Broken),
+            _ => Step::Respond(Outcome::Broken),
         }
     }
 
-    fn tokens(&self, granted: Granted, grant: &str, secret: &str) -> Answer {
+    fn tokens(&self, granted: Granted, grant: &str, secret: &str) -> Outcome {
         let keys = &self.config.keys;
         let tokens = exchange::tokens(keys, self.origin, granted, grant, secret, self.now_ms);
-        Answer::json(200, &tokens)
+        Outcome::json(200, &tokens)
     }
 }
 
@@ -655,16 +655,16 @@ fn param<'a>(pairs: &'a [(String, String)], name: &str) -> Option<&'a str> {
 
 /// An `invalid_grant` with this sentence.
 fn refuse(sentence: &str) -> Step {
-    Step::Respond(Answer::Error(OAuthError::invalid_grant(sentence)))
+    Step::Respond(Outcome::Error(OAuthError::invalid_grant(sentence)))
 }
 
 /// A refused `/authorize`: the OAuth error for a program (its status; 401 for
 /// `invalid_client`, so it registers again), the page for a person.
 fn refused(e: OAuthError, json: bool) -> Step {
     Step::Respond(if json {
-        Answer::Error(e)
+        Outcome::Error(e)
     } else {
-        Answer::Page { status: 400, html: pages::refused(e.code, &e.description) }
+        Outcome::Page { status: 400, html: pages::refused(e.code, &e.description) }
     })
 }
 
@@ -674,6 +674,43 @@ fn refused(e: OAuthError, json: bool) -> Step {
 pub fn browser_hash(origin: &str, cookies: Option<&str>, code: &ConnectCode) -> String {
     let name = cookie_name(origin, code);
     http::cookie(cookies, &name).map(|s| sha256_hex(s.as_bytes())).unwrap_or_default()
+}
+
+/// A saga as the core's one machine shape: its outputs its [`Step`]s (the first the one
+/// [`Saga::start`] returned), each input what came of the last; no timeout (each ask is bounded
+/// where it is carried out).
+#[derive(Debug)]
+pub struct SagaRun<'c> {
+    saga: Saga<'c>,
+    step: Option<Step>,
+}
+
+impl<'c> SagaRun<'c> {
+    /// The run of a saga from its first step (as [`Saga::start`] returns them).
+    #[must_use]
+    pub fn new((saga, step): (Saga<'c>, Step)) -> Self {
+        Self { saga, step: Some(step) }
+    }
+}
+
+impl crate::machine::Machine for SagaRun<'_> {
+    type Input = Input;
+    type Output = Step;
+    type Host<'h> = &'h mut dyn Entropy;
+
+    fn handle_input(&mut self, input: Input, _now_ms: u64, entropy: Self::Host<'_>) {
+        self.step = Some(self.saga.next(input, entropy));
+    }
+
+    fn poll_output(&mut self, _: Self::Host<'_>) -> Option<Step> {
+        self.step.take()
+    }
+
+    fn poll_timeout(&self) -> Option<u64> {
+        None
+    }
+
+    fn handle_timeout(&mut self, _now_ms: u64, _: Self::Host<'_>) {}
 }
 
 #[cfg(test)]

@@ -26,7 +26,7 @@ fn rng() -> Counter {
     Counter(7)
 }
 
-fn respond(step: Step) -> Answer {
+fn respond(step: Step) -> Outcome {
     match step {
         Step::Respond(answer) => answer,
         other => panic!("not an answer: {other:?}"),
@@ -35,14 +35,14 @@ fn respond(step: Step) -> Answer {
 
 fn error(step: Step) -> OAuthError {
     match respond(step) {
-        Answer::Error(e) => e,
+        Outcome::Error(e) => e,
         other => panic!("not an OAuth error: {other:?}"),
     }
 }
 
 fn json(step: Step) -> (u16, Value, Option<String>) {
     match respond(step) {
-        Answer::Json { status, body, cookie } => {
+        Outcome::Json { status, body, cookie } => {
             (status, serde_json::from_slice(&body).unwrap(), cookie)
         }
         other => panic!("not JSON: {other:?}"),
@@ -51,7 +51,7 @@ fn json(step: Step) -> (u16, Value, Option<String>) {
 
 fn page(step: Step) -> (u16, String) {
     match respond(step) {
-        Answer::Page { status, html } => (status, html),
+        Outcome::Page { status, html } => (status, html),
         other => panic!("not a page: {other:?}"),
     }
 }
@@ -226,7 +226,7 @@ fn a_bad_request_from_a_verified_redirect_goes_back_there() {
     let c = config();
     let mut pairs = authorize_pairs(&registered_id());
     pairs.retain(|(k, _)| k != "code_challenge");
-    let Answer::Redirect(to) = respond(Saga::authorize(&c, ORIGIN, pairs, None, NOW).1) else {
+    let Outcome::Redirect(to) = respond(Saga::authorize(&c, ORIGIN, pairs, None, NOW).1) else {
         panic!("a redirect")
     };
     assert!(to.starts_with(REDIRECT) && to.contains("error=invalid_request"), "{to}");
@@ -603,7 +603,7 @@ fn a_pairing_that_is_full_or_heard_of_a_replay_makes_no_tokens() {
     // A pairing that says nothing that answers: the request fails (no tokens).
     let (mut object, _, auth_code) = approved(&c);
     let mut saga = at_grant(&c, &mut object, &auth_code);
-    assert_eq!(respond(saga.next(Input::Pairing(None), &mut rng())), Answer::Broken);
+    assert_eq!(respond(saga.next(Input::Pairing(None), &mut rng())), Outcome::Broken);
 }
 
 #[test]
@@ -694,7 +694,7 @@ fn a_refresh_is_rotated_by_its_pairing_or_refused_with_its_sentence() {
     let (mut saga, _) = Saga::token(&c, ORIGIN, Ok(refresh_form(&token)), NOW, &mut rng());
     assert_eq!(
         respond(saga.next(Input::Pairing(Some(Reply::Grant(GrantReply::Full))), &mut rng())),
-        Answer::Broken
+        Outcome::Broken
     );
 }
 
@@ -708,9 +708,9 @@ fn a_revocation_reaches_the_pairing_only_for_a_token_of_ours() {
     let (mut saga, step) = Saga::revoke(&c, ORIGIN, Ok(format!("token={token}").into_bytes()), NOW);
     let request = RevokeRequest { grant: "g9".into(), secret: Some("s".into()) };
     assert_eq!(step, Step::AskPairing(p9.clone(), wire::Request::Revoke(request)));
-    assert_eq!(respond(saga.next(Input::Pairing(None), &mut rng())), Answer::Empty);
+    assert_eq!(respond(saga.next(Input::Pairing(None), &mut rng())), Outcome::Empty);
     let (_, step) = Saga::revoke(&c, ORIGIN, Ok(b"token=made-up".to_vec()), NOW);
-    assert_eq!(respond(step), Answer::Empty, "200 either way, nothing asked");
+    assert_eq!(respond(step), Outcome::Empty, "200 either way, nothing asked");
     let e = error(Saga::revoke(&c, ORIGIN, Ok(Vec::new()), NOW).1);
     assert_eq!(e.code, "invalid_request");
     let e = error(Saga::revoke(&c, ORIGIN, Err(TooLarge { cap: 8 }), NOW).1);
@@ -723,10 +723,14 @@ fn a_revocation_reaches_the_pairing_only_for_a_token_of_ours() {
 fn an_input_the_saga_did_not_ask_for_ends_it() {
     let c = config();
     let (mut saga, _) = Saga::draw(&c, ORIGIN, Ok(sealed(&c, &request())), None, NOW);
-    assert_eq!(respond(saga.next(Input::Code(CodeReply::Created), &mut rng())), Answer::Broken);
-    assert_eq!(respond(saga.next(Input::Limit(Limit::Within), &mut rng())), Answer::Broken, "over");
+    assert_eq!(respond(saga.next(Input::Code(CodeReply::Created), &mut rng())), Outcome::Broken);
+    assert_eq!(
+        respond(saga.next(Input::Limit(Limit::Within), &mut rng())),
+        Outcome::Broken,
+        "over"
+    );
     let (mut saga, _) = Saga::register(&c, Ok(Vec::new()), NOW, &mut rng());
-    assert_eq!(respond(saga.next(Input::Limit(Limit::Within), &mut rng())), Answer::Broken);
+    assert_eq!(respond(saga.next(Input::Limit(Limit::Within), &mut rng())), Outcome::Broken);
 }
 
 fn asked(path: &str) -> OAuthRequest<'_> {
@@ -768,28 +772,28 @@ fn each_oauth_route_starts_its_own_saga_and_no_other_path_starts_one() {
 fn each_answer_is_written_with_its_headers() {
     let header =
         |a: &http::Answer, name| a.headers.iter().find(|(k, _)| *k == name).map(|(_, v)| v.clone());
-    let cookie = Answer::Json { status: 200, body: b"{}".to_vec(), cookie: Some("c=1".into()) };
+    let cookie = Outcome::Json { status: 200, body: b"{}".to_vec(), cookie: Some("c=1".into()) };
     let cookie = cookie.http().unwrap();
     assert_eq!(header(&cookie, "set-cookie").as_deref(), Some("c=1"));
     assert_eq!(header(&cookie, "content-type").as_deref(), Some("application/json"));
-    let unauthorized = Answer::Error(OAuthError::invalid_client("who?")).http().unwrap();
+    let unauthorized = Outcome::Error(OAuthError::invalid_client("who?")).http().unwrap();
     assert_eq!(unauthorized.status, 401);
     assert!(header(&unauthorized, "www-authenticate").is_some(), "a 401 says how to authenticate");
-    let bad = Answer::Error(OAuthError::invalid_grant("no")).http().unwrap();
+    let bad = Outcome::Error(OAuthError::invalid_grant("no")).http().unwrap();
     assert_eq!((bad.status, header(&bad, "www-authenticate")), (400, None));
     let body: Value = serde_json::from_slice(bad.body.as_deref().unwrap()).unwrap();
     assert_eq!(body, json!({"error": "invalid_grant", "error_description": "no"}));
-    let poll = Answer::poll(200, &PollState::Expired).http().unwrap();
+    let poll = Outcome::poll(200, &PollState::Expired).http().unwrap();
     assert_eq!(poll.body, Some(Encode::to_json(&PollState::Expired)));
-    let page = Answer::Page { status: 400, html: "<p>x</p>".into() }.http().unwrap();
+    let page = Outcome::Page { status: 400, html: "<p>x</p>".into() }.http().unwrap();
     assert_eq!(header(&page, "x-frame-options").as_deref(), Some("DENY"));
-    let to = Answer::Redirect("https://claude.ai/cb".into()).http().unwrap();
+    let to = Outcome::Redirect("https://claude.ai/cb".into()).http().unwrap();
     assert_eq!(
         (to.status, header(&to, "location").as_deref()),
         (302, Some("https://claude.ai/cb"))
     );
-    assert_eq!(Answer::Empty.http(), Some(http::Answer::empty(200)));
-    assert_eq!(Answer::Broken.http(), None, "a broken reply answers nothing");
+    assert_eq!(Outcome::Empty.http(), Some(http::Answer::empty(200)));
+    assert_eq!(Outcome::Broken.http(), None, "a broken reply answers nothing");
 }
 
 // --- names as shown

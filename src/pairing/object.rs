@@ -268,6 +268,36 @@ pub fn read_attachment(text: &str) -> Option<Tab> {
     tabrelay_bundle::from_json(text.as_bytes())
 }
 
+/// The pairing's object as the core's one machine shape: its inputs the room's (a socket's
+/// opening, message or close, a proof checked, a code's reply, a timeout), given randomness;
+/// its outputs taken with its storage at hand. A request of the Worker, which returns who
+/// waits for its replies, stays [`Object::request`] (and its letting go [`Object::gone`]).
+impl crate::machine::Machine for Object {
+    type Input = Input;
+    type Output = Output;
+    type Host<'h> = crate::machine::Platform<'h>;
+
+    #[inline]
+    fn handle_input(&mut self, input: Input, now_ms: u64, host: Self::Host<'_>) {
+        self.handle(input, now_ms, host.entropy);
+    }
+
+    #[inline]
+    fn poll_output(&mut self, host: Self::Host<'_>) -> Option<Output> {
+        Object::poll_output(self, host.sql)
+    }
+
+    #[inline]
+    fn poll_timeout(&self) -> Option<u64> {
+        Object::poll_timeout(self)
+    }
+
+    #[inline]
+    fn handle_timeout(&mut self, now_ms: u64, host: Self::Host<'_>) {
+        self.handle(Input::Timeout, now_ms, host.entropy);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

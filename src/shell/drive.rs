@@ -11,6 +11,7 @@ use super::{
     Result,
 };
 use crate::http;
+use crate::machine::Machine;
 use crate::mcp::exchange::{Exchange, Output};
 use crate::pairing::wire::Request as PairingRequest;
 
@@ -40,7 +41,7 @@ impl Driver {
     /// says it).
     async fn step(&mut self, req: Option<&Request>) -> Result<Output> {
         loop {
-            while let Some(output) = self.exchange.poll_output() {
+            while let Some(output) = Machine::poll_output(&mut self.exchange, ()) {
                 match output {
                     Output::ReadBody(cap) => {
                         let body = match req {
@@ -54,7 +55,7 @@ impl Driver {
                     output => return Ok(output),
                 }
             }
-            let timeout = self.exchange.poll_timeout();
+            let timeout = Machine::poll_timeout(&self.exchange);
             if timeout.is_none() && self.asking.is_none() && self.replies.is_none() {
                 return Ok(Output::End);
             }
@@ -83,7 +84,7 @@ impl Driver {
                     }
                     self.exchange.handle_reply(reply, self.now_ms);
                 }
-                None => self.exchange.handle_timeout(self.now_ms),
+                None => Machine::handle_timeout(&mut self.exchange, self.now_ms, ()),
             }
         }
     }

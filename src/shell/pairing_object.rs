@@ -30,6 +30,7 @@ use super::{
 use crate::crypto::sha256_hex;
 use crate::http::{self, Answer};
 use crate::limits::WHOLE_REPLY_WAIT_MS;
+use crate::machine::{Machine, Platform};
 use crate::pairing::object::{read_attachment, ByNumber, Object, Output};
 use crate::pairing::room::{Asker, Input};
 use crate::pairing::wire::{Reply, Request};
@@ -108,7 +109,8 @@ impl Pairing {
     /// or a question comes to goes back to it.
     async fn run(&self) -> Result<()> {
         loop {
-            let output = self.object.borrow_mut().poll_output(&mut Sqlite(&self.platform));
+            let host = Platform { sql: &mut Sqlite(&self.platform), entropy: &mut PlatformRandom };
+            let output = Machine::poll_output(&mut *self.object.borrow_mut(), host);
             match output {
                 None => return Ok(()),
                 Some(Output::Send(tab, text)) => {
@@ -301,7 +303,8 @@ impl Lines {
             return Some(Some(first));
         }
         loop {
-            let wake = self.pairing.object.borrow().poll_timeout().filter(|&at| at < until);
+            let wake =
+                Machine::poll_timeout(&*self.pairing.object.borrow()).filter(|&at| at < until);
             let delay = Box::pin(sleep_until(Some(wake.unwrap_or(until)), now_ms()));
             match select(self.replies.next(), delay).await {
                 Either::Left((reply, _)) => return Some(reply),

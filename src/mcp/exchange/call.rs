@@ -17,7 +17,7 @@ use crate::mcp::{logging, sse_event, tools_changed, Era, Retry, KEEP_ALIVE};
 use crate::oauth::keys::Keys;
 use crate::oauth::token::Access;
 use crate::pairing::wire::{request_key, CallRequest};
-use crate::pairing::wire::{CallEvent, CallReply as CallAnswer, ListenEvent, Reply};
+use crate::pairing::wire::{CallEvent, CallReply, ListenEvent, Reply};
 use crate::sentences;
 use tabrelay_bundle::protocol::{Connection, Outcome, ToolCall};
 
@@ -43,7 +43,7 @@ pub struct ToolsCall {
 /// A `tools/call` as the MCP endpoint read it: from its body, passed whole, and from its
 /// headers.
 #[derive(Debug, Clone)]
-pub struct Asked {
+pub struct ReadCall {
     /// What the body said.
     pub call: ToolsCall,
     /// Whether the client takes a stream.
@@ -100,8 +100,8 @@ impl<'k> Starting<'k> {
 /// a client known to give up sooner), a retried state opened (or refused) and marked used once,
 /// the request to the pairing and the answer's state machine.
 #[must_use]
-pub fn start<'k>(asked: Asked, access: &Access, config: &'k Config, now_ms: u64) -> Start<'k> {
-    let Asked { call, stream, session, resumable, params } = asked;
+pub fn start<'k>(asked: ReadCall, access: &Access, config: &'k Config, now_ms: u64) -> Start<'k> {
+    let ReadCall { call, stream, session, resumable, params } = asked;
     let ToolsCall { id, tool, args, progress_token, era, retry, tasks } = call;
     let told = match &era {
         Era::Stateless { client_name, .. } => client_name.as_deref(),
@@ -109,7 +109,7 @@ pub fn start<'k>(asked: Asked, access: &Access, config: &'k Config, now_ms: u64)
     };
     let names = [told, Some(access.client.as_str())];
     let wait_ms = clients::wait_ms(config.call_wait_ms, &names, progress_token.is_some());
-    let identity = input::CallIdentity { grant: &access.grant, tool: &tool, args: &args };
+    let identity = input::CallKey { grant: &access.grant, tool: &tool, args: &args };
     let (input, once) = match retry {
         None => (None, None),
         Some(r) => {
@@ -187,7 +187,7 @@ impl CallInput {
             Some(Reply::Call(event)) => Self::Event(event),
             Some(Reply::Answers(answers)) => Self::Answers(answers),
             Some(Reply::TooManyQuestions) => {
-                Self::Event(CallEvent::Done(CallAnswer::not_carried(sentences::TOO_MANY_QUESTIONS)))
+                Self::Event(CallEvent::Done(CallReply::not_carried(sentences::TOO_MANY_QUESTIONS)))
             }
             Some(_) => Self::Unreadable,
         }
@@ -326,8 +326,8 @@ impl<'k> Call<'k> {
 
     /// A tab's questions the client can be asked on its stream, asked (None: not such a
     /// client or not such an answer, or none it can take).
-    fn ask_client(&mut self, answer: Option<&CallAnswer>) -> Option<CallOutput> {
-        let Some(CallAnswer::TabResult { outcome: Outcome::InputRequired { requests, state } }) =
+    fn ask_client(&mut self, answer: Option<&CallReply>) -> Option<CallOutput> {
+        let Some(CallReply::TabResult { outcome: Outcome::InputRequired { requests, state } }) =
             answer
         else {
             return None;
@@ -369,16 +369,16 @@ impl<'k> Call<'k> {
 
     /// The HTTP status and JSON-RPC response for the pairing's answer (None: none came).
     #[must_use]
-    pub fn reply(&self, answer: Option<CallAnswer>, now_ms: u64) -> (u16, Value) {
+    pub fn reply(&self, answer: Option<CallReply>, now_ms: u64) -> (u16, Value) {
         let w = &self.who;
-        let call = input::CallIdentity { grant: &w.grant, tool: &w.tool, args: &w.args };
+        let call = input::CallKey { grant: &w.grant, tool: &w.tool, args: &w.args };
         call_reply(&w.id, &w.era, w.keys, call, answer, now_ms)
     }
 
     /// The client's response for the pairing's whole answer when the client takes no stream
     /// (the pairing answered in one piece).
     #[must_use]
-    pub fn whole(&mut self, answer: Option<CallAnswer>, now_ms: u64) -> CallOutput {
+    pub fn whole(&mut self, answer: Option<CallReply>, now_ms: u64) -> CallOutput {
         self.done = true;
         let (status, body) = self.reply(answer, now_ms);
         CallOutput::Json { status, body }
@@ -436,7 +436,7 @@ impl<'k> Call<'k> {
             CallInput::Event(CallEvent::Tick) => return CallOutput::Wait,
             CallInput::RoundOver if self.round.is_some() => {
                 self.round = None;
-                Some(CallAnswer::not_carried(sentences::QUESTIONS_UNANSWERED))
+                Some(CallReply::not_carried(sentences::QUESTIONS_UNANSWERED))
             }
             CallInput::RoundOver => return CallOutput::Wait,
             CallInput::KeepAlive => {
@@ -599,7 +599,7 @@ mod tests {
             resource: None,
             structured: false,
         };
-        CallInput::Event(CallEvent::Done(CallAnswer::TabResult { outcome }))
+        CallInput::Event(CallEvent::Done(CallReply::TabResult { outcome }))
     }
 
     /// The JSON-RPC message an event carries, past any log message (None: a comment).
@@ -634,7 +634,7 @@ mod tests {
         let access = access("x");
         let params = json!({"region": "eu"}).as_object().unwrap().clone();
         let request = |era| match start(
-            Asked {
+            ReadCall {
                 call: ToolsCall { era, ..asked(None, None).call },
                 params: params.clone(),
                 ..asked(None, None)
@@ -651,11 +651,11 @@ mod tests {
         assert_eq!(request(stateless), Some(json!({"region": "eu"})));
     }
 
-    fn asked(retry: Option<Retry>, progress_token: Option<Value>) -> Asked {
+    fn asked(retry: Option<Retry>, progress_token: Option<Value>) -> ReadCall {
         let args = json!({"ids": [1]});
         let (id, tool, era) = (Id::Number(9), "items_delete".to_owned(), Era::Session);
         let (session, tasks) = (None, None);
-        Asked {
+        ReadCall {
             call: ToolsCall { id, tool, args, progress_token, era, retry, tasks },
             stream: true,
             session,
@@ -699,7 +699,7 @@ mod tests {
         let args = json!({"ids": [1]});
         let mut requests = serde_json::Map::new();
         requests.insert("ok".into(), json!({"method": "elicitation/create", "params": {}}));
-        let identity = input::CallIdentity { grant: "g1", tool: "items_delete", args: &args };
+        let identity = input::CallKey { grant: "g1", tool: "items_delete", args: &args };
         let asked_for =
             input::ask(&config().keys, &era, identity, &requests, Some(&json!({"n": 1})), 0)
                 .unwrap();
@@ -920,7 +920,7 @@ mod tests {
     fn asks(requests: Value) -> CallInput {
         let requests = requests.as_object().unwrap().clone();
         let outcome = Outcome::InputRequired { requests, state: Some(json!({"round": 1})) };
-        CallInput::Event(CallEvent::Done(CallAnswer::TabResult { outcome }))
+        CallInput::Event(CallEvent::Done(CallReply::TabResult { outcome }))
     }
 
     fn name_and_draft() -> CallInput {
@@ -1023,7 +1023,7 @@ mod tests {
 
     #[test]
     fn a_resumable_stream_primes_numbers_its_events_and_is_taken_up_after_the_last_seen() {
-        let resumable = Asked { resumable: true, ..asked(None, Some(json!("t"))) };
+        let resumable = ReadCall { resumable: true, ..asked(None, Some(json!("t"))) };
         let Start::Ask(request, mut call) = start(resumable, &access("x"), config(), 0) else {
             panic!("ask")
         };

@@ -12,11 +12,12 @@ use tabrelay_bundle::fields::Message as _;
 use tabrelay_bundle::protocol::PROTOCOL_VERSION;
 use tabrelay_bundle::BUNDLE_DIGEST;
 
-use super::{Answer, Body, Exchange, Output, RequestHeaders};
+use super::{Body, Exchange, Input as ExchangeInput, Output, RequestHeaders, Response};
 use crate::config::Config;
 use crate::crypto::testing::Counter;
 use crate::http::{self, HeaderLines};
 use crate::limits::{FIRST_EVENT_WAIT_MS, KEEP_ALIVE_MS, PAIRING_LATE_MS, TOOL_LIST_WAIT_MS};
+use crate::machine::{self, Machine};
 use crate::oauth::connect::Requester;
 use crate::oauth::token::{self, Access, Verified};
 use crate::pairing::grants::Grant;
@@ -44,7 +45,7 @@ fn tool() -> String {
 /// What a client saw of one exchange.
 #[derive(Debug, Default)]
 struct Seen {
-    answer: Option<Answer>,
+    answer: Option<Response>,
     opened: bool,
     events: Vec<String>,
     /// When each event went out.
@@ -89,7 +90,7 @@ impl Seen {
     /// The whole answer's JSON body.
     fn json(&self) -> (u16, Value) {
         match &self.answer {
-            Some(Answer { status, body: Body::Json(body), .. }) => (*status, body.clone()),
+            Some(Response { status, body: Body::Json(body), .. }) => (*status, body.clone()),
             other => panic!("no JSON answer: {other:?} ({self:?})"),
         }
     }
@@ -289,14 +290,15 @@ impl Pair {
         run
     }
 
-    /// Moves `run` until it waits for the clock or for something outside it.
+    /// Moves `run` until it waits for the clock or for something outside it: the shells'
+    /// loop ([`Machine`]): every output carried out, then the next input given.
     fn drive(&mut self, run: &mut Run) {
         loop {
-            while let Some(output) = run.exchange.poll_output() {
+            while let Some(output) = Machine::poll_output(&mut run.exchange, ()) {
                 match output {
                     Output::ReadBody(_) => {
-                        let body = std::mem::take(&mut run.body);
-                        run.exchange.handle_body(Ok(body), self.now);
+                        let body = ExchangeInput::Body(Ok(std::mem::take(&mut run.body)));
+                        run.exchange.handle_input(body, self.now, ());
                     }
                     Output::Ask(request) => self.ask(run, &request),
                     Output::Respond(answer) => run.seen.answer = Some(answer),
@@ -313,17 +315,15 @@ impl Pair {
             if inbox.is_empty() {
                 return;
             }
-            match inbox.remove(0) {
+            let reply = match inbox.remove(0) {
                 // Through the wire: the line read back as the Worker reads it.
-                Some(line) => {
-                    let reply = Reply::decode(&line).expect("a reply line reads back");
-                    run.exchange.handle_reply(Some(reply), self.now);
-                }
+                Some(line) => Some(Reply::decode(&line).expect("a reply line reads back")),
                 None => {
                     run.asker = None;
-                    run.exchange.handle_reply(None, self.now);
+                    None
                 }
-            }
+            };
+            run.exchange.handle_input(ExchangeInput::Reply(reply), self.now, ());
         }
     }
 
@@ -353,16 +353,18 @@ impl Pair {
             for run in runs.iter_mut() {
                 self.drive(run);
             }
-            let exchange = runs.iter().filter_map(|r| r.exchange.poll_timeout()).min();
+            let exchange =
+                machine::earliest(runs.iter().map(|r| Machine::poll_timeout(&r.exchange)));
             // The room's one timer table stands for its deadlines, ticks and alarm alike.
             let room = self.room.poll_timeout();
-            let next = [exchange, room].into_iter().flatten().min();
-            let Some(at) = next.filter(|at| *at <= until) else { break };
+            let Some(at) = machine::earliest([exchange, room]).filter(|at| *at <= until) else {
+                break;
+            };
             self.now = self.now.max(at);
             if exchange == Some(at) {
                 for run in runs.iter_mut() {
-                    if run.exchange.poll_timeout().is_some_and(|t| t <= self.now) {
-                        run.exchange.handle_timeout(self.now);
+                    if machine::due(&run.exchange, self.now) {
+                        Machine::handle_timeout(&mut run.exchange, self.now, ());
                     }
                 }
             } else {
@@ -485,7 +487,7 @@ fn a_tool_list_the_pairing_does_not_give_in_time_is_the_bundled_one() {
     assert_eq!(exchange.poll_output(), None);
     assert_eq!(exchange.poll_timeout(), Some(TOOL_LIST_WAIT_MS));
     exchange.handle_timeout(TOOL_LIST_WAIT_MS);
-    let Some(Output::Respond(Answer { status: 200, body: Body::Json(answer), .. })) =
+    let Some(Output::Respond(Response { status: 200, body: Body::Json(answer), .. })) =
         exchange.poll_output()
     else {
         panic!("the bundled list")
@@ -943,7 +945,7 @@ fn a_listener_whose_pairing_goes_silent_is_ended_to_listen_again() {
 
 #[test]
 fn an_answer_is_written_with_its_body_s_headers_then_the_exchange_s() {
-    let answer = Answer {
+    let answer = Response {
         status: 401,
         body: Body::Json(json!({"error": "invalid_token"})),
         headers: vec![("www-authenticate", "Bearer".into())],
@@ -959,9 +961,9 @@ fn an_answer_is_written_with_its_body_s_headers_then_the_exchange_s() {
             ("www-authenticate", "Bearer".into())
         ]
     );
-    let refused = Answer { status: 405, body: Body::Text("No.".into()), headers: Vec::new() };
+    let refused = Response { status: 405, body: Body::Text("No.".into()), headers: Vec::new() };
     assert_eq!(refused.http(), http::Answer::text(405, "No."));
-    let empty = Answer { status: 202, body: Body::Empty, headers: Vec::new() };
+    let empty = Response { status: 202, body: Body::Empty, headers: Vec::new() };
     assert_eq!(empty.http(), http::Answer::empty(202));
 }
 
@@ -985,7 +987,7 @@ fn a_listener_forgotten_before_its_acknowledgement_is_refused_and_after_it_ended
     let mut early = listen();
     early.handle_reply(Some(Reply::NoGrant), 1);
     let answer = early.poll_output();
-    assert!(matches!(answer, Some(Output::Respond(Answer { status: 401, .. }))), "{answer:?}");
+    assert!(matches!(answer, Some(Output::Respond(Response { status: 401, .. }))), "{answer:?}");
     // Once acknowledged, the stream ends with the listen's own result.
     let mut late = listen();
     late.handle_reply(Some(Reply::Listen(crate::pairing::wire::ListenEvent::Tick)), 1);

@@ -47,6 +47,72 @@ pub fn carry_out(
     Ok((reply, forget))
 }
 
+/// What a code's object carries out.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Output {
+    /// Reply to the command.
+    Reply(CodeReply),
+    /// Set the alarm (the code's end) to ring at this time.
+    SetAlarm(u64),
+    /// Forget everything stored (the alarm rang).
+    Forget,
+    /// A write failed: the command is not replied.
+    Failed,
+}
+
+/// A connect code's object as the core's one machine shape: each command carried out on its
+/// storage ([`carry_out`]), its end a timeout.
+#[derive(Debug)]
+pub struct CodeObject {
+    code: ConnectCode,
+    kept_ms: u64,
+    alarm: Option<u64>,
+    out: Vec<Output>,
+}
+
+impl CodeObject {
+    /// The object of `code`, whose sessions are kept `kept_ms`.
+    #[must_use]
+    pub fn new(code: ConnectCode, kept_ms: u64) -> Self {
+        Self { code, kept_ms, alarm: None, out: Vec::new() }
+    }
+}
+
+impl crate::machine::Machine for CodeObject {
+    type Input = Command;
+    type Output = Output;
+    type Host<'h> = crate::machine::Platform<'h>;
+
+    fn handle_input(&mut self, command: Command, now_ms: u64, host: Self::Host<'_>) {
+        let (sql, code, kept) = (host.sql, &self.code, self.kept_ms);
+        match carry_out(sql, code, command, now_ms, kept, host.entropy) {
+            Ok((reply, forget)) => {
+                if let Some(at) = forget {
+                    self.alarm = Some(at);
+                    self.out.push(Output::SetAlarm(at));
+                }
+                self.out.push(Output::Reply(reply));
+            }
+            Err(Failed) => self.out.push(Output::Failed),
+        }
+    }
+
+    fn poll_output(&mut self, _: Self::Host<'_>) -> Option<Output> {
+        (!self.out.is_empty()).then(|| self.out.remove(0))
+    }
+
+    fn poll_timeout(&self) -> Option<u64> {
+        self.alarm
+    }
+
+    fn handle_timeout(&mut self, now_ms: u64, _: Self::Host<'_>) {
+        if self.alarm.is_some_and(|at| at <= now_ms) {
+            self.alarm = None;
+            self.out.push(Output::Forget);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -99,5 +165,26 @@ mod tests {
         let mut sql = Recorded { fails: vec!["INSERT"], ..Recorded::default() };
         let create = super::super::fixtures::create();
         assert!(carry_out(&mut sql, &code(), create, 1_000, 60_000, &mut Counter(1)).is_err());
+    }
+
+    #[test]
+    fn a_code_object_replies_sets_its_end_and_forgets_at_it() {
+        use crate::machine::{due, Machine, Platform};
+        let mut sql = Recorded::default();
+        let mut rng = Counter(1);
+        let mut object = CodeObject::new(code(), 60_000);
+        let create = super::super::fixtures::create();
+        object.handle_input(create, 1_000, Platform { sql: &mut sql, entropy: &mut rng });
+        let out: Vec<_> = std::iter::from_fn(|| {
+            object.poll_output(Platform { sql: &mut sql, entropy: &mut rng })
+        })
+        .collect();
+        assert_eq!(out, [Output::SetAlarm(61_000), Output::Reply(CodeReply::Created)]);
+        assert_eq!(object.poll_timeout(), Some(61_000));
+        assert!(!due(&object, 60_999) && due(&object, 61_000));
+        object.handle_timeout(61_000, Platform { sql: &mut sql, entropy: &mut rng });
+        let end = object.poll_output(Platform { sql: &mut sql, entropy: &mut rng });
+        assert_eq!(end, Some(Output::Forget));
+        assert_eq!(object.poll_timeout(), None, "its end came once");
     }
 }
