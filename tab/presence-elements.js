@@ -1077,8 +1077,9 @@ export class ConnectionsList extends Base {
         unverified.textContent = '(name given by the app, not verified)';
         const when = document.createElement('span');
         when.setAttribute('part', 'when');
-        const from = c.place ? `from ${shown(c.place)}` : 'from a place not known';
-        when.textContent = `redirects to ${shown(c.host)} · connected ${ago(c.created_ms)} ${from} · last used ${ago(c.used_ms)}`;
+        // The place is said only when the relay knows it: "not known" on every row teaches nothing.
+        const from = c.place ? ` from ${shown(c.place)}` : '';
+        when.textContent = `redirects to ${shown(c.host)} · connected ${ago(c.created_ms)}${from} · last used ${ago(c.used_ms)}`;
         when.title = `Connected ${localTime(c.created_ms)}, last used ${localTime(c.used_ms)}`;
         who.append(name, ' ', unverified, when);
         const forget = document.createElement('button');
