@@ -201,7 +201,7 @@ export function wholeCode(text) {
 /**
  * The status line's words for a relay status, after "Relay <address>:" (only the connected
  * state says "connected", and says it is this tab, to the relay; with `detail.agents` 0, that it
- * waits for an agent app).
+ * waits for an agent app; while it waits to try again, what that means for the person).
  */
 export function statusWords(state, detail = {}) {
   switch (state) {
@@ -210,7 +210,9 @@ export function statusWords(state, detail = {}) {
     case 'connecting':
       return 'connecting…';
     case 'waiting':
-      return `reconnecting in ${Math.max(1, Math.ceil((detail.wait || 0) / 1000))} s`;
+      // What it means for the person, not the socket's state: who cannot reach the tab, what
+      // still works without the relay, and that nothing is asked of them.
+      return `out of reach: agent apps such as Claude or ChatGPT cannot reach this tab until it is back (trying again by itself in ${Math.max(1, Math.ceil((detail.wait || 0) / 1000))} s); a chat in this app or an agent in this browser still works`;
     case 'refused':
       return `refused: ${detail.reason || `the relay closed the connection (code ${detail.code})`}`;
     case 'stopped':

@@ -22,9 +22,10 @@
 // finished ones; finished turns beyond FINISHED_SHOWN fold behind a button that counts them
 // (part `fold`); where an agent's connection returns to is said once, on its first line. Stop
 // stops the agent: its lines say "Stopped" with Let it go on until the person presses it. After
-// a press the focus stays on the same line (never on another turn's Undo); Undo turn of any but
-// the newest turn asks first, on its line; a turn whose steps were another dataset's says at
-// once that it cannot be undone.
+// a press the focus stays on the same line (never on another turn's Undo), or on the list when
+// the pressed button went and the line has no safe control left (after Let it go on, never its
+// Dismiss); Undo turn of any but the newest turn asks first, on its line; a turn whose steps
+// were another dataset's says at once that it cannot be undone.
 // <tabrelay-permissions>: the mode (Custom once a kind's rule changed; choosing one says it takes
 // the grants back) and each kind's Ask / Allow / Deny.
 // <tabrelay-grants>: every grant, under all agents or its connection, with what, until when and
@@ -439,8 +440,12 @@ export class ConfirmCard extends PresenceElement {
   }
 }
 
-/** Where the focus goes on a line whose pressed button went: its safest control first, never Undo. */
-const LINE_FOCUS_ORDER = ['keep', 'dismiss', 'go-on', 'stop'];
+/**
+ * Where the focus goes on a line whose pressed button went: its safest control, else the list
+ * itself; never a control that takes something away (Undo turn, Dismiss): after Let it go on,
+ * a second Enter would dismiss the line.
+ */
+const LINE_FOCUS_ORDER = ['keep', 'go-on', 'stop'];
 /** How many finished turns show before the older ones fold (behind a count and a button). */
 export const FINISHED_SHOWN = 3;
 

@@ -45,6 +45,21 @@ export const DECISION_WORDS = Object.freeze({
   unanswered: 'asked, not answered',
   none: 'not decided',
 });
+/**
+ * The same decisions for a call of the chat bar (a connection of kind 'chat'), in its card's
+ * words: *This chat* lasts until the tab closes; *Always* is kept for the chat in this app,
+ * every conversation (presence.js CHAT_SCOPE).
+ */
+export const CHAT_DECISION_WORDS = Object.freeze({
+  connection: 'allowed for this chat until the tab closes',
+  always: 'allowed for your chat in this app until you revoke it',
+  grantTab: 'allowed by your grant for this chat until the tab closes',
+  grantRevoked: 'allowed by your grant for your chat in this app until you revoke it',
+});
+/** What decided `call`, in words, for DECISION_WORDS' key `key` (the chat's own words for a chat's call). */
+function decisionWords(key, call) {
+  return (call?.connection?.kind === 'chat' && CHAT_DECISION_WORDS[key]) || DECISION_WORDS[key];
+}
 /** The outcome of a call that did not run because of the decision (the decision says why). */
 export const NOT_RUN = 'not run';
 /** The outcome of a call refused or withheld by the data switch, in words. */
@@ -113,7 +128,7 @@ export function csvCell(value) {
 export function filtered(entries, { agent = '', show = 'all' } = {}) {
   return entries.filter((e) => {
     if (agent && e.agent !== agent) return false;
-    if (show === 'asked') return [DECISION_WORDS.once, DECISION_WORDS.connection, DECISION_WORDS.always, DECISION_WORDS.deny, DECISION_WORDS.unanswered].includes(e.decision);
+    if (show === 'asked') return [DECISION_WORDS.once, DECISION_WORDS.connection, DECISION_WORDS.always, CHAT_DECISION_WORDS.connection, CHAT_DECISION_WORDS.always, DECISION_WORDS.deny, DECISION_WORDS.unanswered].includes(e.decision);
     if (show === 'refused') return [DECISION_WORDS.deny, DECISION_WORDS.refused, DECISION_WORDS.dataSwitch].includes(e.decision) || /^refused/.test(e.outcome ?? '');
     if (show === 'undone') return Boolean(e.undone);
     return true;
@@ -206,8 +221,8 @@ export function createRecord({ app, indexedDB = globalThis.indexedDB, backend, l
         }
         const entry = entryOf(event.call);
         if (event.type === 'asking') update(entry, { decision: DECISION_WORDS.unanswered, asked: true });
-        else if (event.type === 'decided') update(entry, { decision: DECISION_WORDS[event.choice] || DECISION_WORDS.none });
-        else if (event.type === 'running' && !entry.asked) update(entry, { decision: DECISION_WORDS[GRANT_DECISIONS[event.grant]] || DECISION_WORDS.settings });
+        else if (event.type === 'decided') update(entry, { decision: decisionWords(event.choice, event.call) || DECISION_WORDS.none });
+        else if (event.type === 'running' && !entry.asked) update(entry, { decision: decisionWords(GRANT_DECISIONS[event.grant], event.call) || DECISION_WORDS.settings });
         else if (event.type === 'ended') {
           // Refused by the settings: the decision says so, the outcome that it did not run.
           const refused = event.outcome === 'refused by the person’s settings';

@@ -3,7 +3,9 @@
 // the relay each change a value while the other's turn is under way; each has its own activity
 // line; Undo turn of the chat's turn undoes only its step; with an agent in the browser (WebMCP)
 // too, the three ask at once, each on its own card and line. The chat's provider down leaves the
-// remote agent working; the relay down (the page's relay address closed) leaves the chat working.
+// remote agent working; the relay down (the page's relay address closed) leaves the chat working,
+// and the relay's status says so: agent apps cannot reach the tab until it is back, a chat or an
+// agent in this browser still works, and it tries again by itself.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { dataOf, waitFor } from './harness.mjs';
@@ -67,6 +69,13 @@ test('the relay down: the chat still works in the tab', async () => {
   await page.locator('#chat [part=save-key]').click();
   await page.waitForFunction(() => document.querySelector('#chat').shadowRoot.querySelector('[part=model]').options.length > 0, null, { timeout: SHOW_MS });
   assert.doesNotMatch(await page.locator('tabrelay-agents [part=status]').textContent(), /^this tab is connected/);
+  // The relay's status says in one line what it means for the person: who cannot reach the tab,
+  // what still works, and that it tries again by itself.
+  const down = await page.waitForFunction(() => {
+    const status = document.querySelector('tabrelay-agents').shadowRoot.querySelector('[part=status]');
+    return status.dataset.state === 'waiting' && status.textContent;
+  }, null, { timeout: SHOW_MS });
+  assert.match(await down.jsonValue(), /^out of reach: agent apps such as Claude or ChatGPT cannot reach this tab until it is back \(trying again by itself in \d+ s\); a chat in this app or an agent in this browser still works$/);
   p.anthropic.script({ answer: [{ tool: { name: 'items_highlight', input: { ids: [1, 2] } } }] }, { answer: [{ text: 'Highlighted two items.' }] });
   await say(page, 'Highlight items 1 and 2');
   await chatShows(page, 'Highlighted two items.');

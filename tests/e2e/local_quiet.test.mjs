@@ -1,6 +1,6 @@
 // While no local server runs, the tab that names one stays quiet: it tries the address again
 // with growing waits, its panel line says "not running" throughout (no "connecting…" and
-// "reconnecting" in turn), the tab end writes nothing to the console (the browser's own line for
+// "out of reach" in turn), the tab end writes nothing to the console (the browser's own line for
 // each refused connection is all), and the relay's connection is as it was.
 import test from 'node:test';
 import assert from 'node:assert/strict';

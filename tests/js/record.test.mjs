@@ -128,6 +128,34 @@ test('each call names what allowed it: the settings, a card’s answer, or the g
   assert.deepEqual(JSON.parse(toJson(record.entries())).map((r) => r.decision), decisions.map(([, d]) => d));
 });
 
+test('a chat’s calls name what allowed them as its card did: for this chat, or for your chat in this app (every conversation)', async () => {
+  const { presence, record, door } = setUp();
+  await record.ready;
+  presence.store.setKind('change', 'ask');
+  const chat = (tool, id = 'conversation-1') => call(tool, { agent: 'Claude Sonnet', connection: { id, kind: 'chat', client: 'your chat in this tab', host: '' } });
+  const answered = async (c, choice) => {
+    const done = door(c, async () => ({ data: 1 }));
+    await tick();
+    presence.answer(presence.questions()[0].id, choice);
+    return done;
+  };
+  await answered(chat('delete'), 'connection');
+  await door(chat('delete'), async () => ({ data: 1 }));
+  await answered(chat('highlight'), 'always');
+  // Kept for the chat in this app: another conversation's call runs by it.
+  await door(chat('highlight', 'conversation-2'), async () => ({ data: 1 }));
+  const decisions = record.entries().map((e) => [e.tool, e.decision]);
+  assert.deepEqual(decisions, [
+    ['delete', 'allowed for this chat until the tab closes'],
+    ['delete', 'allowed by your grant for this chat until the tab closes'],
+    ['highlight', 'allowed for your chat in this app until you revoke it'],
+    ['highlight', 'allowed by your grant for your chat in this app until you revoke it'],
+  ]);
+  assert.ok(!decisions.some(([, d]) => /connection/.test(d)), 'a chat is not called a connection');
+  assert.deepEqual(filtered(record.entries(), { show: 'asked' }).map((e) => e.decision), [decisions[0][1], decisions[2][1]], 'the card’s answers are among Asked you');
+  assert.deepEqual(JSON.parse(toJson(record.entries())).map((r) => r.decision), decisions.map(([, d]) => d));
+});
+
 test('the record is bounded by count and by age, in memory and in the store', async () => {
   let now = 0;
   const backend = memoryBackend();
