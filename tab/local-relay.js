@@ -141,7 +141,7 @@ export function joinLocal(relay, local) {
   relay.stopAgent = (id) => (id != null && localHas(id) ? local.stopAgent(id) : own.stopAgent(id));
   relay.letGoOn = (id) => (id != null && localHas(id) ? local.letGoOn(id) : own.letGoOn(id));
   relay.isStopped = ((isStopped) => (id) => isStopped(id) || local.isStopped(id))(relay.isStopped.bind(relay));
-  relay.asking = (id, sentence) => (local.running.has(id) ? local.asking(id, sentence) : own.asking(id, sentence));
+  relay.asking = (id, sentence, appMayAllow) => (local.running.has(id) ? local.asking(id, sentence, appMayAllow) : own.asking(id, sentence, appMayAllow));
   relay.answered = (id) => (local.running.has(id) ? local.answered(id) : own.answered(id));
   for (const name of ['setTools', 'setView', 'step', 'setFocused']) {
     relay[name] = (...args) => {

@@ -189,7 +189,7 @@ export type CallEvent =
   /** `grant`: what let it run without a card ('tab' or 'revoked'), null when the settings did (or after a card). */
   | { type: 'running'; call: PresenceCall; grant: 'tab' | 'revoked' | null }
   | { type: 'asking'; call: PresenceCall; question: Question }
-  | { type: 'decided'; call: PresenceCall; choice: Choice }
+  | { type: 'decided'; call: PresenceCall; choice: Choice; via: 'tab' | 'app' }
   | { type: 'ended'; call: PresenceCall; outcome: string }
   | { type: 'undone'; calls: PresenceCall[] };
 
@@ -240,6 +240,8 @@ export interface Presence {
   run<T>(call: PresenceCall, fn: (signal: AbortSignal) => T | Promise<T>): Promise<T>;
   /** The person's answer; a Promise where it needs their presence (`answerNeedsPresence`) and a check is set. */
   answer(id: number, choice: Choice): boolean | Promise<boolean>;
+  /** The person answered call `id`'s card in the agent app (the local server's elicitation): as if clicked, never an Allow needing presence; false when no card of it waits. */
+  answerInApp(id: number | string, choice: 'once' | 'deny'): boolean;
   /** The person's presence proven for `decision` about `subject`: '' once it is (or no check is set), else why not. */
   confirmed(decision: string, subject: string): Promise<string>;
   /** Whether `change` loosens the person's settings now. */

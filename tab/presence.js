@@ -670,6 +670,19 @@ export function createPresence({ app, storage, store, tools = [], confirmKinds =
     },
 
     /**
+     * The person answered call `id`'s card in the agent app (the local server asked it there:
+     * elicitation): the card goes as if clicked, `choice` 'once' or 'deny', the record saying
+     * so. Never an Allow that needs the person's presence (an irreversible call): that stays in
+     * the tab. False when no card of the call waits (the first answer wins, once).
+     */
+    answerInApp(id, choice) {
+      const q = questions.find((x) => String(x.call.id) === String(id));
+      if (!q || q.proving || !['once', 'deny'].includes(choice) || !q.choices.some((c) => c.choice === choice)) return false;
+      if (answerNeedsPresence(q.risk, choice)) return false;
+      return settle(q, choice, 'app');
+    },
+
+    /**
      * The person's presence, proven for `decision` (PRESENCE.SETTING: a looser mode or rule,
      * letting a stopped agent go on) about `subject`: resolves with '' once it is (or no check
      * is set), else with the sentence saying why not. Nothing is changed here: the caller
@@ -944,10 +957,10 @@ export function createPresence({ app, storage, store, tools = [], confirmKinds =
     });
   }
 
-  /** Applies the person's answer to question `q` (its presence proven where it must be). */
-  function settle(q, choice) {
+  /** Applies the person's answer to question `q` (its presence proven where it must be), given in the tab or (`via` 'app') the agent app. */
+  function settle(q, choice, via = 'tab') {
     drop(q);
-    tell({ type: 'decided', call: q.call, choice });
+    tell({ type: 'decided', call: q.call, choice, via });
     if (choice === 'deny') {
       // Nothing is said before the result: it says they declined (the step does not run).
       q.reject(new NotRun(`The person declined “${q.title}”, so nothing was changed.`, 'declined by the person'));

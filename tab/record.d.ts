@@ -12,7 +12,7 @@ export interface RecordLimits {
 export const RECORD_LIMITS: Readonly<RecordLimits>;
 export const RECORD_DB: string;
 export const RECORD_COLUMNS: readonly ['when', 'agent', 'connection', 'from', 'tool', 'decision', 'outcome', 'undone'];
-export const DECISION_WORDS: Readonly<Record<'once' | 'connection' | 'always' | 'deny' | 'grantTab' | 'grantRevoked' | 'settings' | 'refused' | 'dataSwitch' | 'unanswered' | 'none', string>>;
+export const DECISION_WORDS: Readonly<Record<'once' | 'connection' | 'always' | 'deny' | 'onceInApp' | 'denyInApp' | 'grantTab' | 'grantRevoked' | 'settings' | 'refused' | 'dataSwitch' | 'unanswered' | 'none', string>>;
 /** The decisions of a call of the chat bar (a connection of kind 'chat') that differ: for this chat, or for the chat in this app. */
 export const CHAT_DECISION_WORDS: Readonly<Record<'connection' | 'always' | 'grantTab' | 'grantRevoked', string>>;
 /** The outcome of a call that did not run because of its decision. */

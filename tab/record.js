@@ -37,6 +37,8 @@ export const DECISION_WORDS = Object.freeze({
   connection: 'allowed for this connection until the tab closes',
   always: 'allowed until you revoke it',
   deny: 'denied',
+  onceInApp: 'allowed once in the agent app',
+  denyInApp: 'denied in the agent app',
   grantTab: 'allowed by your grant for this connection until the tab closes',
   grantRevoked: 'allowed by your grant until you revoke it',
   settings: 'allowed by your settings',
@@ -221,7 +223,7 @@ export function createRecord({ app, indexedDB = globalThis.indexedDB, backend, l
         }
         const entry = entryOf(event.call);
         if (event.type === 'asking') update(entry, { decision: DECISION_WORDS.unanswered, asked: true });
-        else if (event.type === 'decided') update(entry, { decision: decisionWords(event.choice, event.call) || DECISION_WORDS.none });
+        else if (event.type === 'decided') update(entry, { decision: decisionWords(event.via === 'app' ? `${event.choice}InApp` : event.choice, event.call) || DECISION_WORDS.none });
         else if (event.type === 'running' && !entry.asked) update(entry, { decision: decisionWords(GRANT_DECISIONS[event.grant], event.call) || DECISION_WORDS.settings });
         else if (event.type === 'ended') {
           // Refused by the settings: the decision says so, the outcome that it did not run.

@@ -172,6 +172,8 @@ export interface RelayClientOptions {
   headers?: Record<string, string>;
   onStatus?(status: Status, detail?: Record<string, unknown>): void;
   onCancel?(id: number): void;
+  /** The person answered call `id`'s card in the agent app (only the local server says so). */
+  onElicited?(id: number, choice: 'once' | 'deny'): void;
   /** The relay says connection `id` was forgotten (or revoked): drop its cards and calls. */
   onForgotten?(id: string): void;
   /** The person let connection `id`'s stopped agent go on (through `letGoOn`). */
@@ -223,7 +225,8 @@ export class RelayClient {
   readonly callsElsewhere: boolean;
   /** Brings agents' calls back to this tab (the person's press). */
   takeCalls(): void;
-  asking(id: number, sentence: string): void;
+  /** `appMayAllow`: whether an agent app asked too (the local server's elicitation) may allow it, else only deny. */
+  asking(id: number, sentence: string, appMayAllow?: boolean): void;
   answered(id: number): void;
   step(): void;
   connections(): Promise<ConnectionInfo[]>;

@@ -315,7 +315,7 @@ export async function signProof(keyPair, origin, challenge) {
 export const CALLS_CHANNEL = 'tabrelay:calls';
 
 export class RelayClient {
-  constructor({ relay, handle, keys, storage, relayOrigin, WebSocket: Ws, headers, onStatus, onCancel, onForgotten, onGoOn, focused, bundle, tools, dataset, onToolsRefused, onRefused, refusalOf, quiet = false } = {}) {
+  constructor({ relay, handle, keys, storage, relayOrigin, WebSocket: Ws, headers, onStatus, onCancel, onElicited, onForgotten, onGoOn, focused, bundle, tools, dataset, onToolsRefused, onRefused, refusalOf, quiet = false } = {}) {
     if (!relay) throw new Error('RelayClient needs the relay address.');
     if (typeof handle !== 'function') throw new Error('RelayClient needs a handle(call) function.');
     this.relay = String(relay).replace(/\/+$/, '');
@@ -328,6 +328,8 @@ export class RelayClient {
     this.headers = headers; // Node only: browsers set Origin themselves.
     this.onStatus = onStatus || (() => {});
     this.onCancel = onCancel || (() => {});
+    /** The person answered call `id`'s card in the agent app (`choice` 'once' or 'deny'). */
+    this.onElicited = onElicited || (() => {});
     this.onForgotten = onForgotten || (() => {});
     this.onGoOn = onGoOn || (() => {});
     /** The protocol's state (./relay-state.js); this class is its shell: the socket, the timers, the app's callbacks. */
@@ -506,10 +508,14 @@ export class RelayClient {
     if (focused && this.status === 'connected') this.tookCalls();
   }
 
-  /** The person is being asked about call `id`; `sentence` is what their card says. */
-  asking(id, sentence) {
+  /**
+   * The person is being asked about call `id`; `sentence` is what their card says;
+   * `appMayAllow`, whether an agent app asked too (the local server's elicitation) may allow it
+   * (else it may only deny it: the card's Allow needs the person's presence in the tab).
+   */
+  asking(id, sentence, appMayAllow = false) {
     // Only of a call the relay sent (its ids are counts): an in-browser or a chat call is not the relay's.
-    if (Number.isSafeInteger(id) && id >= 0) this.send('asking', { id, sentence: String(sentence) });
+    if (Number.isSafeInteger(id) && id >= 0) this.send('asking', { id, sentence: String(sentence), app_may_allow: Boolean(appMayAllow) });
   }
 
   /** The person allowed call `id` (its result follows through `handle`); never sent after a Deny. */
@@ -809,6 +815,9 @@ export class RelayClient {
         break;
       case 'cancel':
         this.onCancel(message.id);
+        break;
+      case 'elicited':
+        this.onElicited(message.id, message.choice);
         break;
       case 'stopped':
       case 'forgotten': {

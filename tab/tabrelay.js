@@ -25,7 +25,7 @@
 import { RelayClient } from './relay-client.js';
 import { joinLocal, joinPresenceCheck } from './local-relay.js';
 import { createToolBridge } from './webmcp.js';
-import { createPresence, NotRun } from './presence.js';
+import { createPresence, NotRun, answerNeedsPresence } from './presence.js';
 import { createDataSwitch, guardCall, refusalBefore } from './data-guard.js';
 import './agents-panel.js';
 import { createRecord } from './record.js';
@@ -198,6 +198,8 @@ export function createTabrelay(options = {}) {
           WebSocket,
           handle: (call) => bridge.handle(call),
           onCancel: (id) => presence.cancel(id),
+          // The person answered a card in the agent app (only the local server says so).
+          onElicited: quiet ? (id, choice) => presence.answerInApp(id, choice) : undefined,
           // Forget and Stop are kept by the relay client too: its cards and calls go, its calls wait.
           onForgotten: (id) => presence.forget(id),
           onGoOn: (id) => presence.goOn(id),
@@ -263,7 +265,8 @@ export function createTabrelay(options = {}) {
   const registered = Promise.all(tools.map((t) => register(t)));
   bridge.start();
 
-  presence.onAsking = (q) => relay?.asking(q.call.id, q.sentence);
+  // The agent app may answer the card too where it can be asked (the local server): never an Allow needing presence.
+  presence.onAsking = (q) => relay?.asking(q.call.id, q.sentence, !answerNeedsPresence(q.risk, 'once'));
   presence.onAnswered = (q) => relay?.answered(q.call.id);
   // While a card waits, the app marks the items it names on its view.
   presence.onShowItems = (items) => emit('items', items);

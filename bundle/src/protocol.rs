@@ -198,6 +198,10 @@ pub enum TabMessage {
         id: u64,
         /// The card's sentence.
         sentence: String,
+        /// Whether an agent app that can be asked (the local way in, elicitation) may allow
+        /// the call too: false for a card whose Allow needs the person's presence (an
+        /// irreversible call), which it may only deny.
+        app_may_allow: bool,
     },
     /// The person answered the question about a call (the result follows).
     Answered {
@@ -549,6 +553,15 @@ pub enum RelayMessage {
         /// The call's id.
         id: u64,
     },
+    /// The person answered the call's card in the agent app (the local server's elicitation):
+    /// the card goes as if clicked, `choice` being `once` or `deny`. Only the local server
+    /// sends it.
+    Elicited {
+        /// The call's id.
+        id: u64,
+        /// `once` (Allow once) or `deny`.
+        choice: String,
+    },
     /// The connection was forgotten (or revoked): drop its cards, its queued and running
     /// calls, and refuse any call of it still on its way (the relay takes no result of it).
     Forgotten {
@@ -899,6 +912,7 @@ crate::codec!(RelayMessage, "a message of the relay", tag "type" {
     "approved" => Approved { code, client },
     "connections" => Connections { list },
     "cancel" => Cancel { id },
+    "elicited" => Elicited { id, choice },
     "forgotten" => Forgotten { connection },
     "stopped" => Stopped { connection, stopped },
     "refused" => Refused { code, sentence },
@@ -911,7 +925,7 @@ crate::codec!(TabMessage, "a message of a tab", tag "type" {
     "hello" => Hello {
         protocol, key or String::new(), signature or String::new(), bundle or String::new()
     },
-    "asking" => Asking { id, sentence },
+    "asking" => Asking { id, sentence, app_may_allow or false },
     "answered" => Answered { id },
     "step" => Step,
     "connections" => Connections,
@@ -1188,7 +1202,7 @@ mod tests {
         let asking = TabMessage::parse(r#"{"type":"asking","id":3,"sentence":"Delete 2 items?"}"#);
         assert_eq!(
             asking.unwrap(),
-            TabMessage::Asking { id: 3, sentence: "Delete 2 items?".into() }
+            TabMessage::Asking { id: 3, sentence: "Delete 2 items?".into(), app_may_allow: false }
         );
         assert_eq!(TabMessage::parse(r#"{"type":"step"}"#).unwrap(), TabMessage::Step);
         assert_eq!(
@@ -1471,6 +1485,7 @@ mod tests {
             RelayMessage::Connections { list: vec![] },
             RelayMessage::Connections { list: vec![info] },
             RelayMessage::Cancel { id: 7 },
+            RelayMessage::Elicited { id: 7, choice: "once".into() },
             RelayMessage::Forgotten { connection: "g1".into() },
             RelayMessage::Stopped { connection: "g1".into(), stopped: true },
             RelayMessage::Stopped { connection: "g1".into(), stopped: false },
@@ -1503,7 +1518,8 @@ mod tests {
                 signature: "s".into(),
                 bundle: "d".into(),
             },
-            TabMessage::Asking { id: 3, sentence: "Delete?".into() },
+            TabMessage::Asking { id: 3, sentence: "Delete?".into(), app_may_allow: false },
+            TabMessage::Asking { id: 4, sentence: "Add?".into(), app_may_allow: true },
             TabMessage::Answered { id: 3 },
             TabMessage::Step,
             TabMessage::Connections,

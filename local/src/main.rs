@@ -7,6 +7,7 @@
 //! code's session, with the person typing the code in their tab as for any agent.
 
 mod consent;
+mod elicit;
 mod guard;
 mod guest;
 mod pump;

@@ -26,6 +26,7 @@ use tabrelay::pairing::room::{Asker, Input};
 use tabrelay::pairing::wire::{Reply, Request};
 use tabrelay::sql::{Bind, Failed, Rows, Sql};
 use tabrelay_bundle::catalogue::Catalogue;
+use tabrelay_bundle::protocol::{RelayMessage, TabMessage};
 
 use crate::consent::Consent;
 use crate::sockets::{self, Event, Writer};
@@ -256,6 +257,8 @@ pub struct Local {
     agents: HashMap<u64, Agent>,
     /// Whether this process's own stdin ended (it serves the others until they end too).
     own_gone: bool,
+    /// The cards asked about in the agent apps that can be asked ([`crate::elicit`]).
+    cards: crate::elicit::Cards,
 }
 
 impl Local {
@@ -278,6 +281,7 @@ impl Local {
             agent: OWN,
             agents: HashMap::new(),
             own_gone: false,
+            cards: crate::elicit::Cards::default(),
         }
     }
 
@@ -340,6 +344,7 @@ impl Local {
             }
         }
         self.agents.remove(&id);
+        self.cards.agent_gone(id);
     }
 
     /// Runs until stdin ends.
@@ -444,12 +449,18 @@ impl Local {
             }
             Event::Message { conn, text } => {
                 let Some((pairing, tab)) = self.conns.get(&conn).cloned() else { return };
+                if let Some(text) = &text {
+                    self.heard_card(&pairing, tab, text);
+                }
                 if let Some(p) = self.pairings.get_mut(&pairing) {
                     p.input(Input::Message { tab, text }, now);
                 }
             }
             Event::Closed { conn } => {
                 let Some((pairing, tab)) = self.conns.remove(&conn) else { return };
+                for (agent, note) in self.cards.tab_gone(&pairing, tab) {
+                    self.write_to(agent, &note);
+                }
                 if let Some(p) = self.pairings.get_mut(&pairing) {
                     p.sockets.remove(&tab);
                     p.input(Input::Closed { tab }, now);
@@ -475,6 +486,9 @@ impl Local {
     /// A message of the agent app: through the endpoint once the person connected it, else
     /// answered as not connected yet (with the code to type).
     fn message(&mut self, body: Result<Vec<u8>, TooLarge>, now: u64) {
+        if self.card_answer(body.as_ref().ok().map(Vec::as_slice)) {
+            return;
+        }
         // The agent app names itself: its connection kept from an earlier run, if any.
         if self.consent.token().is_none() && self.consent.name.is_none() {
             let parsed = body.as_ref().ok().and_then(|b| serde_json::from_slice(b).ok());
@@ -588,6 +602,13 @@ impl Local {
         let Some(p) = self.pairings.get_mut(id) else { return };
         match output {
             ObjectOutput::Send(tab, text) => {
+                if let Some((call, ended, grant)) = card_call(&text) {
+                    match grant {
+                        Some(grant) => self.cards.sent(id, call, &grant),
+                        None => self.withdraw(id, call, ended),
+                    }
+                }
+                let Some(p) = self.pairings.get_mut(id) else { return };
                 if let Some(w) = p.sockets.get(&tab) {
                     // A socket that failed tells the loop through its reader.
                     let _ = sockets::send(w, &text);
@@ -674,6 +695,9 @@ impl Local {
     fn ask(&mut self, i: usize, request: Request, now: u64) {
         self.let_go(i, now);
         let Some(id) = self.running[i].exchange.pairing().map(str::to_owned) else { return };
+        if let Request::Call(call) = &request {
+            self.cards.calls_through(&call.tool_call.connection.id, self.running[i].agent);
+        }
         let p = self.pairing(&id, now);
         let asker = p.object.request(request, &mut p.sql, now, &mut OsRandom);
         self.running[i].asking = Some((id, asker));
@@ -721,9 +745,95 @@ impl Local {
         }
     }
 
+    /// Whether `line` of the agent app served now is for the cards ([`crate::elicit`]): its
+    /// `initialize` is noted (and goes on), an answer to a card's question goes to the card's
+    /// tab (taken here: the endpoint never asked it).
+    fn card_answer(&mut self, line: Option<&[u8]>) -> bool {
+        let Some(message) = line.and_then(|l| serde_json::from_slice::<Value>(l).ok()) else {
+            return false;
+        };
+        if message.get("method").and_then(Value::as_str) == Some("initialize") {
+            let capabilities = message.pointer("/params/capabilities");
+            self.cards.declared(self.agent, capabilities);
+            return false;
+        }
+        let Some(answered) = self.cards.answer(self.agent, &message) else { return false };
+        let Some((asked, Some(choice))) = answered else { return true };
+        let elicited = RelayMessage::Elicited { id: asked.call, choice: choice.into() };
+        if let Some(w) = self.pairings.get(&asked.pairing).and_then(|p| p.sockets.get(&asked.tab)) {
+            let _ = sockets::send(w, &elicited.to_text());
+        }
+        true
+    }
+
+    /// A tab's message, as the cards hear it: a card shown asks the agent app that can answer
+    /// it; a card answered (or the call's result) withdraws the question.
+    fn heard_card(&mut self, pairing: &str, tab: u64, text: &str) {
+        let kind = ["asking", "answered", "result"]
+            .into_iter()
+            .find(|k| text.starts_with(&format!("{{\"type\":\"{k}\"")));
+        let Some(kind) = kind else { return };
+        let message = match (kind, TabMessage::parse(text)) {
+            ("result", _) => {
+                // Only its id is needed (a result may be large: not read twice whole).
+                let id = text.get(..64).and_then(|head| head.split("\"id\":").nth(1));
+                let id = id.and_then(|rest| rest.split([',', '}']).next()?.parse().ok());
+                if let Some(id) = id {
+                    self.withdraw(pairing, id, true);
+                }
+                return;
+            }
+            (_, Ok(message)) => message,
+            (_, Err(_)) => return,
+        };
+        match message {
+            TabMessage::Asking { id, sentence, app_may_allow } => {
+                if let Some((agent, question)) =
+                    self.cards.asking(pairing, tab, id, &sentence, app_may_allow)
+                {
+                    self.write_to(agent, &question);
+                }
+            }
+            TabMessage::Answered { id } => self.withdraw(pairing, id, false),
+            _ => {}
+        }
+    }
+
+    /// `call`'s card was answered in the tab, or the call ended: its question withdrawn.
+    fn withdraw(&mut self, pairing: &str, call: u64, ended: bool) {
+        if let Some((agent, note)) = self.cards.settled(pairing, call, ended) {
+            self.write_to(agent, &note);
+        }
+    }
+
+    /// Writes `json` to agent app `agent` (the one served now stays so).
+    fn write_to(&mut self, agent: u64, json: &str) {
+        let was = self.agent;
+        self.enter(agent);
+        if self.agent == agent {
+            write_line(json);
+        }
+        self.enter(was);
+    }
+
     /// Remembers the revision an `initialize` negotiated (its answer's `protocolVersion`).
     pub fn negotiated(&mut self, version: Option<&str>) {
         self.version = version.map(str::to_owned);
+    }
+}
+
+/// What a relay message to a tab says of a call, for the cards: a `call` (its id, and its
+/// connection), or a `cancel` (its id: ended).
+fn card_call(text: &str) -> Option<(u64, bool, Option<String>)> {
+    if !text.starts_with("{\"type\":\"call\"") && !text.starts_with("{\"type\":\"cancel\"") {
+        return None;
+    }
+    match tabrelay_bundle::from_json::<RelayMessage>(text.as_bytes())? {
+        RelayMessage::Call { id, tool_call, .. } => {
+            Some((id, false, Some(tool_call.connection.id)))
+        }
+        RelayMessage::Cancel { id } => Some((id, true, None)),
+        _ => None,
     }
 }
 

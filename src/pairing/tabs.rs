@@ -326,7 +326,7 @@ impl Tab {
             }
             // Losing focus hands nothing on: the tab stays the one focused last.
             TabMessage::Focus { focused: false } => TabAction::Ignore,
-            TabMessage::Asking { id, sentence } => TabAction::Asking(id, sentence),
+            TabMessage::Asking { id, sentence, .. } => TabAction::Asking(id, sentence),
             TabMessage::Answered { id } => TabAction::Answered(id),
             TabMessage::Step => TabAction::PersonStep,
             TabMessage::Connections => TabAction::ListConnections,

@@ -12,7 +12,7 @@ export const EITHER = 'either';
 /** What a tab sends the relay (TabMessage). */
 export const TAB_MESSAGES = Object.freeze({
   hello: [['protocol', 'count'], ['key', 'string', ''], ['signature', 'string', ''], ['bundle', 'string', '']],
-  asking: [['id', 'count'], ['sentence', 'string']],
+  asking: [['id', 'count'], ['sentence', 'string'], ['app_may_allow', 'bool', false]],
   answered: [['id', 'count']],
   step: [],
   connections: [],
@@ -42,6 +42,7 @@ export const RELAY_MESSAGES = Object.freeze({
   approved: [['code', 'string'], ['client', 'string']],
   connections: [['list', 'list']],
   cancel: [['id', 'count']],
+  elicited: [['id', 'count'], ['choice', 'string']],
   forgotten: [['connection', 'string']],
   stopped: [['connection', 'string'], ['stopped', 'bool']],
   refused: [['code', 'string'], ['sentence', 'string']],

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport, getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { APP_ORIGIN } from './harness.mjs';
 
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -46,11 +47,13 @@ export function localEnv(state = freshState()) {
 
 /**
  * The official TypeScript SDK's client calling itself `name`, having started the binary over
- * stdio (with `state` as its state directory: a fresh one unless given).
+ * stdio (with `state` as its state directory: a fresh one unless given); with `elicit`, it
+ * declares elicitation and answers each `elicitation/create` with `elicit(request)`.
  */
-export async function stdioClient(name, { port, state } = {}) {
+export async function stdioClient(name, { port, state, elicit } = {}) {
   const transport = new StdioClientTransport({ command: LOCAL_BIN, args: localArgs(port), env: localEnv(state), stderr: 'pipe' });
-  const client = new Client({ name, version: '1.0.0' });
+  const client = new Client({ name, version: '1.0.0' }, elicit ? { capabilities: { elicitation: {} } } : undefined);
+  if (elicit) client.setRequestHandler(ElicitRequestSchema, (request, extra) => elicit(request, extra));
   const changed = [];
   client.fallbackNotificationHandler = async (n) => changed.push(n.method);
   await client.connect(transport);
