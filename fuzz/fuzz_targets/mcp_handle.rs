@@ -103,7 +103,7 @@ fuzz_target!(|data: &[u8]| {
             assert_eq!((&r.id, r.method.as_str()), (&id, "subscriptions/listen"));
             assert_eq!(header, Some(mcp::STATELESS_VERSION), "a listen outside 2026-07-28");
         }
-        Reply::Task(mcp::tasks::Asked { id, era, task, .. }) => {
+        Reply::Task(mcp::tasks::TaskRequest { id, era, task, .. }) => {
             let Some(Ok(Message::Request(r))) = parsed else { panic!("a task from no request") };
             assert_eq!(r.id, id);
             assert!(r.method.starts_with("tasks/"), "{}", r.method);

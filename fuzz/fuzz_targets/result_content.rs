@@ -77,7 +77,8 @@ fn check(outcome: &Outcome) {
                     assert!(tabrelay_fuzz::has_float(&data) || *s == data);
                 }
                 None => assert!(
-                    !*structured || !serde_json::from_str::<Value>(data.as_str()).unwrap().is_object()
+                    !*structured
+                        || !serde_json::from_str::<Value>(data.as_str()).unwrap().is_object()
                 ),
             }
             assert!(text.starts_with(DATA_OPEN), "{text:.80}");
