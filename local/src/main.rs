@@ -89,15 +89,22 @@ fn main() {
     let key = state::key(state.as_deref(), || random_token(&mut OsRandom, 48));
     let first = args.origins.split([',', ' ']).find(|o| !o.is_empty()).unwrap_or_default();
     let app_url = args.app_url.unwrap_or_else(|| format!("{}/", first.trim_end_matches('/')));
-    let config =
-        match Config::from_vars(Some(&key), None, Some(&args.origins), Some(&app_url), None) {
-            Ok(config) => config,
-            Err(why) => {
-                eprintln!("tabrelay-local: {why} (--app-origin)\n{USAGE}");
-                std::process::exit(2);
-            }
-        };
-    let _ = config;
+    // The relay's configuration for this key (the key may change on taking another's place):
+    // checked once before anything listens, so a bad --app-origin stops at once.
+    let configure = |key: &str| match Config::from_vars(
+        Some(key),
+        None,
+        Some(&args.origins),
+        Some(&app_url),
+        None,
+    ) {
+        Ok(config) => config,
+        Err(why) => {
+            eprintln!("tabrelay-local: {why} (--app-origin)\n{USAGE}");
+            std::process::exit(2);
+        }
+    };
+    configure(&key);
     let (events, inbox) = mpsc::channel();
     pump::read_stdin(events.clone());
     // The port taken by another agent app's tabrelay-local: this one joins it, and takes its
@@ -146,14 +153,7 @@ fn main() {
             }
         }
     };
-    let config =
-        match Config::from_vars(Some(&key), None, Some(&args.origins), Some(&app_url), None) {
-            Ok(config) => config,
-            Err(why) => {
-                eprintln!("tabrelay-local: {why} (--app-origin)\n{USAGE}");
-                std::process::exit(2);
-            }
-        };
+    let config = configure(&key);
     let config: &'static Config = Box::leak(Box::new(config));
     let port = listener.local_addr().map_or(args.port, |a| a.port());
     // Later agent apps' tabrelay-local join this one with this secret (owner-only file).
