@@ -5,19 +5,14 @@
 // banner and the notice one beneath the other, both whole within the screen, not overlapping.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { APP_ORIGIN } from './harness.mjs';
-import { fileChromium, connected, connectThroughPage, namedProvider, cardSays, SHOW_MS } from './demo_harness.mjs';
+import { fileChromium, openDemo, connectThroughPage, namedProvider, cardSays, SHOW_MS } from './demo_harness.mjs';
 
 const chromium = fileChromium();
 
 test('390×844: the driven banner and the calls-moved notice are stacked, both readable', { timeout: 60_000 }, async () => {
   const context = await (await chromium()).newContext({ viewport: { width: 390, height: 844 } });
-  const open = async () => {
-    const page = await context.newPage();
-    await page.goto(`${APP_ORIGIN}/demo/?seed=11`);
-    await connected(page);
-    return page;
-  };
+  // Each a new tab of the demo in the same profile (one pairing); a context opens pages too.
+  const open = () => openDemo(context);
   const first = await open();
   const { client } = await connectThroughPage(first, 'stacked-e2e', namedProvider(first, 'Stacked Agent'));
   const asked = client.callTool({ name: 'items_delete', arguments: { ids: [1] } });

@@ -5,8 +5,8 @@
 // the other's list, each as it happens, with no Refresh pressed.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { APP_ORIGIN, dataOf } from './harness.mjs';
-import { fileChromium, connected, connectThroughPage, namedProvider, cardSays, cardGone, choose, textOf, SHOW_MS } from './demo_harness.mjs';
+import { dataOf } from './harness.mjs';
+import { fileChromium, openDemo, connectThroughPage, namedProvider, cardSays, cardGone, choose, textOf, SHOW_MS } from './demo_harness.mjs';
 
 const chromium = fileChromium();
 const AGENT = 'Live Agent';
@@ -33,12 +33,8 @@ async function listed(page, { count, stopped = false }, what) {
 
 test('Stop, Let it go on, a grant and Forget in one tab show in the other at once', async () => {
   const context = await (await chromium()).newContext();
-  const open = async () => {
-    const page = await context.newPage();
-    await page.goto(`${APP_ORIGIN}/demo/?seed=11`);
-    await connected(page);
-    return page;
-  };
+  // Each a new tab of the demo in the same profile (one pairing); a context opens pages too.
+  const open = () => openDemo(context);
   const a = await open();
   const { client } = await connectThroughPage(a, 'live-e2e', namedProvider(a, AGENT));
   // A turn of the agent in A, which takes its calls until B opens: A shows its line.

@@ -5,8 +5,8 @@
 // other tab then says so).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { APP_ORIGIN, waitFor } from './harness.mjs';
-import { fileChromium, connected, connectThroughPage, SHOW_MS } from './demo_harness.mjs';
+import { waitFor } from './harness.mjs';
+import { fileChromium, openDemo, connectThroughPage, SHOW_MS } from './demo_harness.mjs';
 import { CALLS_ELSEWHERE } from '../../tab/agents-panel.js';
 
 const chromium = fileChromium();
@@ -16,12 +16,8 @@ const says = (page) => page.locator('#calls-elsewhere');
 
 test('a tab that loses agents’ calls says so, and takes them back on the person’s press', async () => {
   const context = await (await chromium()).newContext();
-  const open = async () => {
-    const page = await context.newPage();
-    await page.goto(`${APP_ORIGIN}/demo/?seed=11`);
-    await connected(page);
-    return page;
-  };
+  // Each a new tab of the demo in the same profile (one pairing); a context opens pages too.
+  const open = () => openDemo(context);
   const first = await open();
   const { client } = await connectThroughPage(first, 'moved-e2e');
   const setScore = (id) => client.callTool({ name: 'item_set_value', arguments: { id, column: 'score', value: 100 + id } });
