@@ -99,7 +99,7 @@ test('a self-keyed tab that proves itself and speaks leaves no row once it goes'
   // A browser nobody connected an agent in: its key is new, so is its pairing.
   const tab = await openTab({ storage: new MemoryStorage(), dataset: 'Mine' });
   assert.equal(tab.connected.status, 'connected');
-  tab.client.send({ type: 'step' });
+  tab.client.send('step');
   // A wrong code: its answer comes after the relay took every message before it.
   await assert.rejects(tab.client.approve('ABCDE-FGHJK'));
   const file = await newStoring(pairingDir, before);

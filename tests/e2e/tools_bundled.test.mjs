@@ -25,7 +25,7 @@ test('no tab connected: the bundled list, in name order', async () => {
 test('a tab that states no list: the bundled list', async () => {
   const tab = await openTab();
   const send = tab.client.send.bind(tab.client);
-  tab.client.send = (m) => m.type !== 'tools' && send(m);
+  tab.client.send = (type, fields) => type !== 'tools' && send(type, fields);
   tab.client.socket.close(); // reconnects, now without stating its tools
   await waitFor(() => tab.statuses.filter((s) => s.status === 'connected').length >= 2);
   const token = await accessToken(tab);
