@@ -161,11 +161,14 @@ impl Cards {
         gone.iter().map(|a: &Asked| (a.agent, withdrawn(&a.request))).collect()
     }
 
-    /// Agent app `agent` went: its questions and connections forgotten.
+    /// Agent app `agent` went: its questions, connections and their calls forgotten (a call
+    /// that ended with no result or cancel seen is kept no longer than its agent app).
     pub fn agent_gone(&mut self, agent: u64) {
         self.asked.retain(|a| a.agent != agent);
         self.elicits.remove(&agent);
         self.agents.retain(|_, a| *a != agent);
+        let agents = &self.agents;
+        self.calls.retain(|_, grant| agents.contains_key(grant));
     }
 }
 
@@ -189,6 +192,18 @@ mod tests {
         let (agent, text) =
             cards.asking("p", 3, 7, "Claude asks to add. Allow?", may_allow).unwrap();
         (agent, serde_json::from_str(&text).unwrap())
+    }
+
+    #[test]
+    fn an_agent_app_gone_leaves_none_of_its_calls_kept() {
+        let mut cards = Cards::default();
+        asked_card(&mut cards, true);
+        cards.calls_through("g2", 2);
+        cards.sent("p", 8, "g2");
+        cards.agent_gone(1);
+        assert_eq!(cards.calls.len(), 1);
+        assert!(cards.calls.contains_key(&("p".to_owned(), 8)));
+        assert!(cards.asked.is_empty());
     }
 
     #[test]
