@@ -591,11 +591,13 @@ pub enum RelayMessage {
     },
 }
 
-/// The words of [`Setting`] as a tab states them, in its order (the tab's copy of the bundle
-/// carries them: `SETTINGS`). Only the generator reads them (the relay's own reading spells
+/// The words of [`Setting`] as a tab states them, in its order, each with what the tab's Agents
+/// panel says a tool of that setting does now (the tab's copy of the bundle carries them:
+/// `SETTINGS`, `SETTING_WORDS`). Only the generator reads them (the relay's own reading spells
 /// the words out, as a test holds it to): a constant of them in the Worker costs its upload.
 #[cfg(feature = "shapes")]
-pub const SETTINGS: [&str; 3] = ["asks", "runs", "refused"];
+pub const SETTINGS: [(&str, &str); 3] =
+    [("asks", "asks you first"), ("runs", "runs without asking"), ("refused", "refused")];
 
 /// What the person's settings make of a tool (written as its word in [`SETTINGS`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -1308,7 +1310,7 @@ mod tests {
     fn a_setting_is_read_and_written_as_the_word_the_tab_has() {
         // The tab's copy of the bundle carries SETTINGS: the words read here are those.
         let settings = [Setting::Asks, Setting::Runs, Setting::Refused];
-        for (word, setting) in SETTINGS.iter().zip(settings) {
+        for ((word, _), setting) in SETTINGS.iter().zip(settings) {
             let list = ToolList::read(&json!([tool("a", word)])).unwrap();
             assert_eq!(list.tool("a").unwrap().setting, setting);
             assert_eq!(list.to_value()[0]["setting"], json!(word));
