@@ -2,7 +2,6 @@
 //! request, the answers and their headers, a URL's origin, path and query, cookies, the bearer,
 //! a body read with a cap.
 
-use base64::Engine as _;
 use serde_json::Value;
 
 use crate::config::Config;
@@ -484,7 +483,7 @@ pub fn header_value(raw: &str) -> Option<String> {
     let v = raw.trim_matches([' ', '\t']);
     match v.strip_prefix("=?base64?").and_then(|r| r.strip_suffix("?=")) {
         Some(b64) => {
-            let bytes = base64::engine::general_purpose::STANDARD.decode(b64).ok()?;
+            let bytes = crate::crypto::base64_bytes(b64)?;
             String::from_utf8(bytes).ok()
         }
         None => Some(v.to_owned()),

@@ -1,8 +1,6 @@
 //! The signing keys: `RELAY_SIGNING_KEY` and, during a rotation, `RELAY_SIGNING_KEY_PREVIOUS`.
 //! Each purpose (access tokens, client ids) signs with its own key derived by HMAC.
 
-use base64::engine::general_purpose::URL_SAFE_NO_PAD as B64;
-use base64::Engine as _;
 use jwt_compact::alg::{Hs256, Hs256Key, Hs256Signature};
 use jwt_compact::{Algorithm as _, AlgorithmSignature as _};
 
@@ -179,7 +177,7 @@ impl Keys {
     #[must_use]
     pub fn verified<'s>(&self, purpose: Purpose, signed: &'s str) -> Option<&'s str> {
         let (body, tag) = signed.rsplit_once('.')?;
-        let tag = B64.decode(tag).ok()?;
+        let tag = crate::crypto::base64url_bytes(tag)?;
         self.verify(purpose, body.as_bytes(), &tag).then_some(body)
     }
 
