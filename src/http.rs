@@ -285,13 +285,14 @@ pub fn is_cors_path(path: &str) -> bool {
 /// rather than an MCP stream or JSON.
 #[must_use]
 pub fn asks_for_page(accept: &str) -> bool {
-    accept.contains("text/html") && !accept.contains("text/event-stream")
+    crate::text::find(accept, "text/html").is_some()
+        && crate::text::find(accept, "text/event-stream").is_none()
 }
 
 /// The origin (`scheme://host[:port]`) of an absolute URL.
 #[must_use]
 pub fn origin_of(url: &str) -> &str {
-    let after_scheme = url.find("://").map_or(0, |i| i + 3);
+    let after_scheme = crate::text::find(url, "://").map_or(0, |i| i + 3);
     let end = url[after_scheme..].find(['/', '?', '#']).map_or(url.len(), |i| after_scheme + i);
     &url[..end]
 }

@@ -35,6 +35,7 @@ pub mod pairing;
 pub mod senders;
 pub mod sentences;
 pub mod sql;
+pub mod text;
 pub mod tools;
 
 #[cfg(target_arch = "wasm32")]

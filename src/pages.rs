@@ -128,7 +128,7 @@ pub fn waiting(sealed: &str, asker: &Asker<'_>, app: (&str, &str)) -> String {
 
 /// Whether `address` (`http://host:port/`) is this computer's own: localhost, 127.0.0.0/8, ::1.
 fn loopback(address: &str) -> bool {
-    let host = address.split_once("://").map_or("", |(_, rest)| rest);
+    let host = crate::text::split_once(address, "://").map_or("", |(_, rest)| rest);
     let name = host.split([':', '/']).next().unwrap_or_default();
     let numeric = name.bytes().all(|b| b.is_ascii_digit() || b == b'.');
     name == "localhost" || (numeric && name.starts_with("127.")) || host.starts_with("[::1]")

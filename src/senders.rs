@@ -112,7 +112,7 @@ fn ipv4(ip: &str) -> Option<[u8; 4]> {
 /// The eight groups of an IPv6 address written in hex groups, `::` standing for zeros once.
 fn ipv6(ip: &str) -> Option<[u16; 8]> {
     let mut out = [0u16; 8];
-    let Some((head, tail)) = ip.split_once("::") else {
+    let Some((head, tail)) = crate::text::split_once(ip, "::") else {
         return (groups(ip, &mut out)? == 8).then_some(out);
     };
     let before = groups(head, &mut out)?;

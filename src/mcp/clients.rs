@@ -152,7 +152,9 @@ fn words(name: &str) -> String {
 #[must_use]
 pub fn known(name: &str) -> Option<&'static KnownClient> {
     let name = words(name);
-    KNOWN_CLIENTS.iter().find(|k| k.names.iter().any(|n| name.contains(&format!(" {n} "))))
+    KNOWN_CLIENTS
+        .iter()
+        .find(|k| k.names.iter().any(|n| crate::text::find(&name, &format!(" {n} ")).is_some()))
 }
 
 /// How long a call from this client may wait: the relay's wait, or less when the client is

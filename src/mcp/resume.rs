@@ -64,12 +64,16 @@ impl EventIds {
             self.id(&mut out);
             let _ = write!(out, "\nretry: {RESUME_RETRY_MS}\ndata: \n\n");
         }
-        for block in text.split_inclusive("\n\n") {
+        let mut rest = text;
+        while !rest.is_empty() {
+            let end = crate::text::find(rest, "\n\n").map_or(rest.len(), |i| i + 2);
+            let (block, after) = rest.split_at(end);
             if block.starts_with("event: ") {
                 self.id(&mut out);
                 out.push('\n');
             }
             out.push_str(block);
+            rest = after;
         }
         out
     }

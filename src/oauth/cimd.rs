@@ -42,7 +42,7 @@ const LOCAL_NAMES: &str =
 /// Any `scheme://` counts, so that an http one is refused with a reason instead of as unknown.
 #[must_use]
 pub fn is_url(client_id: &str) -> bool {
-    client_id.split_once("://").is_some_and(|(scheme, _)| {
+    crate::text::split_once(client_id, "://").is_some_and(|(scheme, _)| {
         !scheme.is_empty() && scheme.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'+')
     })
 }

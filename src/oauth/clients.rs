@@ -253,7 +253,7 @@ pub fn check_redirect_uri(uri: &str) -> Result<(), BadRedirect> {
     if uri.contains('#') {
         return Err(BadRedirect::Fragment);
     }
-    let (scheme, rest) = uri.split_once("://").ok_or(BadRedirect::NotAbsolute)?;
+    let (scheme, rest) = crate::text::split_once(uri, "://").ok_or(BadRedirect::NotAbsolute)?;
     let (authority, _) = split_authority(rest);
     if authority.contains('@') {
         return Err(BadRedirect::Userinfo);
@@ -293,7 +293,7 @@ pub fn redirect_matches(registered: &str, asked: &str) -> bool {
 /// The host of a URI such as `https://host:port/path`, for showing who asks.
 #[must_use]
 pub fn host_of(uri: &str) -> &str {
-    let rest = uri.split_once("://").map_or(uri, |(_, r)| r);
+    let rest = crate::text::split_once(uri, "://").map_or(uri, |(_, r)| r);
     host_of_authority(split_authority(rest).0)
 }
 

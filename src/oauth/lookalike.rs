@@ -158,7 +158,8 @@ fn claim(folded: &str, domain: &str) -> Option<&'static str> {
 fn matches(folded: &str, known: &str) -> bool {
     let k = fold(known);
     !folded.is_empty()
-        && (folded.contains(&k) || (k.len() >= FUZZY_FROM && within_one_edit_of_a_part(folded, &k)))
+        && (crate::text::find(folded, &k).is_some()
+            || (k.len() >= FUZZY_FROM && within_one_edit_of_a_part(folded, &k)))
 }
 
 /// Whether `domain` is one of `app`'s or a name under one.
@@ -180,7 +181,7 @@ pub fn fold(name: &str) -> String {
         }
     }
     // "rn" reads as "m", "vv" as "w".
-    out.replace("rn", "m").replace("vv", "w")
+    crate::text::replace(&crate::text::replace(&out, "rn", "m"), "vv", "w")
 }
 
 /// Base letters of U+00C0–00FF (`?`: not a letter, or written by [`compat`] as two).

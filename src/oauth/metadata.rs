@@ -54,7 +54,7 @@ pub fn authorization_server(origin: &str) -> Vec<u8> {
 fn with_origin(document: &str, origin: &str) -> Vec<u8> {
     let quoted = String::from_utf8(Encode::to_json(origin)).unwrap_or_default();
     let escaped = quoted.strip_prefix('"').and_then(|q| q.strip_suffix('"')).unwrap_or_default();
-    document.replace(ORIGIN, escaped).into_bytes()
+    crate::text::replace(document, ORIGIN, escaped).into_bytes()
 }
 
 /// The `WWW-Authenticate` header of a 401 from the MCP endpoint; it names the error when the

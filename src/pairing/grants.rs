@@ -161,7 +161,7 @@ impl Grant {
     #[must_use]
     pub fn is_of(&self, client_id: &str, verified: Option<&str>) -> bool {
         let document_of = |domain: &str| {
-            self.client_id.contains("://")
+            crate::text::find(&self.client_id, "://").is_some()
                 && crate::oauth::clients::host_of(&self.client_id) == domain
         };
         (!client_id.is_empty() && self.client_id == client_id) || verified.is_some_and(document_of)

@@ -161,7 +161,7 @@ fn verified_data(encoded: &str, origin: &str) -> Option<Vec<u8>> {
 /// An origin's host (its default WebAuthn RP ID): `https://` any host, or `http://localhost`
 /// (the only http origin a browser lets use WebAuthn).
 fn host_of(origin: &str) -> Option<&str> {
-    let (scheme, rest) = origin.split_once("://")?;
+    let (scheme, rest) = crate::text::split_once(origin, "://")?;
     let host = rest.rsplit_once(':').map_or(rest, |(h, port)| {
         if port.bytes().all(|b| b.is_ascii_digit()) {
             h
