@@ -26,6 +26,7 @@ pub mod config;
 pub mod crypto;
 pub mod http;
 pub mod jsonrpc;
+pub mod keys;
 pub mod limits;
 pub mod machine;
 pub mod mcp;

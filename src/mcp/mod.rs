@@ -20,8 +20,8 @@ use tabrelay_bundle::protocol::{valid_tool_name, Outcome, INPUT_METHODS, STATUS_
 pub use era::{Era, Headers, ALL_VERSIONS, SESSION_VERSIONS, STATELESS_VERSION};
 
 use crate::jsonrpc::{self, object, ErrorCode, Id, Message, Raw, RpcError, Texts};
+use crate::keys::Keys;
 use crate::limits::{MAX_BATCH, MAX_BODY_BYTES, RESOURCES_TTL_MS, TOOLS_TTL_MS};
-use crate::oauth::keys::Keys;
 use crate::pairing::tasks::declared as takes_tasks;
 use crate::pairing::wire::{CallReply, TaskTerms};
 use crate::{sentences, tools};

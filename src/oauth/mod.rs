@@ -8,7 +8,6 @@ pub mod connect;
 pub mod error;
 pub mod exchange;
 pub mod hosts;
-pub mod keys;
 pub mod lookalike;
 pub mod metadata;
 pub mod pkce;

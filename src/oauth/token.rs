@@ -5,8 +5,8 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD as B64;
 use base64::Engine as _;
 use tabrelay_bundle::fields::Encode;
 
-use super::keys::{Keys, Purpose};
 use crate::crypto::same_bytes;
+use crate::keys::{Keys, Purpose};
 use crate::limits::{ACCESS_TOKEN_TTL_S, VERIFIED_KEPT};
 
 /// What an access token says.

@@ -10,8 +10,8 @@
 use tabrelay_bundle::catalogue::Catalogue;
 
 use crate::crypto::Entropy;
+use crate::keys::Keys;
 use crate::oauth::connect::{Command, ConnectCode, Named};
-use crate::oauth::keys::Keys;
 use crate::pairing::room::{Asker, Effect, Input, Room};
 use crate::pairing::store::{Sql, Store};
 use crate::pairing::tabs::{Proof, Tab};

@@ -12,6 +12,7 @@ mod timers;
 
 use super::*;
 use crate::crypto::testing::Counter;
+use crate::keys::Keys;
 use crate::limits::{
     MAX_CALLS_PER_CONNECTION, MAX_LISTENERS, MAX_LISTENERS_PER_CONNECTION, MAX_PENDING_CALLS,
     MAX_TASKS_PER_CONNECTION, MAX_TASK_RESULT_BYTES, REPLAYED_KEPT_MS, TAB_CALL_WAIT_MS,
@@ -19,7 +20,6 @@ use crate::limits::{
 };
 use crate::limits::{WRONG_CODES_ALLOWED, WRONG_CODE_WINDOW_MS};
 use crate::oauth::connect::{refusal, CodeReply, Command, ConnectCode};
-use crate::oauth::keys::Keys;
 use crate::pairing::calls::Flight;
 use crate::pairing::calls::LeftCalls;
 use crate::pairing::codes::WrongCodes;
