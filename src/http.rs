@@ -459,23 +459,6 @@ impl Lines {
     }
 }
 
-/// Text safe inside HTML text and quoted attributes.
-#[must_use]
-pub fn escape_html(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
-}
-
 /// A header value as a 2026-07-28 routing header (`Mcp-Name`, `Mcp-Param-{Name}`) carries it:
 /// surrounding whitespace dropped, `=?base64?…?=` decoded (None: not valid base64 with its
 /// padding, or not UTF-8); a value without both ends of the wrapper is read as it is.
@@ -760,17 +743,13 @@ mod tests {
     }
 
     #[test]
-    fn cookies_bearers_and_html() {
+    fn cookies_and_bearers() {
         assert_eq!(cookie(Some("a=1; tr_x=abc; b=2"), "tr_x"), Some("abc"));
         assert_eq!(cookie(Some("tr_xy=abc"), "tr_x"), None);
         assert_eq!(bearer(Some("Bearer abc")), Some("abc"));
         assert_eq!(bearer(Some("bearer  abc ")), Some("abc"));
         assert_eq!(bearer(Some("Basic abc")), None);
         assert_eq!(bearer(Some("Bearer ")), None);
-        assert_eq!(
-            escape_html(r#"<a href="x">'&'</a>"#),
-            "&lt;a href=&quot;x&quot;&gt;&#39;&amp;&#39;&lt;/a&gt;"
-        );
     }
 
     #[test]
