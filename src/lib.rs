@@ -33,6 +33,7 @@ pub mod mcp;
 pub mod oauth;
 pub mod pages;
 pub mod pairing;
+pub mod routes;
 pub mod senders;
 pub mod sentences;
 pub mod sql;

@@ -77,10 +77,10 @@ impl LineReader {
 }
 
 /// Reads stdin line by line on its own thread, each line bounded by the endpoint's cap on a
-/// body ([`tabrelay::http::body_cap`], [`LineReader`]).
+/// body ([`tabrelay::routes::body_cap`], [`LineReader`]).
 pub fn read_stdin(events: Sender<Event>) {
     std::thread::spawn(move || {
-        let mut lines = LineReader::new(tabrelay::http::body_cap("/"));
+        let mut lines = LineReader::new(tabrelay::routes::body_cap("/"));
         let mut stdin = std::io::stdin().lock();
         loop {
             let (used, line) = match stdin.fill_buf() {

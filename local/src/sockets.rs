@@ -179,7 +179,7 @@ fn serve_agent(
     writer: Writer,
     events: &Sender<Event>,
 ) {
-    let cap = tabrelay::http::body_cap("/");
+    let cap = tabrelay::routes::body_cap("/");
     if events.send(Event::AgentOpened { conn, writer }).is_err() {
         return;
     }

@@ -16,10 +16,10 @@ use crate::config::Config;
 use crate::http::{self, HeaderLines, TooLarge};
 use crate::jsonrpc::{self, ErrorCode, Id};
 use crate::limits::{FIRST_EVENT_WAIT_MS, KEEP_ALIVE_MS, PAIRING_LATE_MS, TOOL_LIST_WAIT_MS};
-use crate::limits::{MAX_PREFLIGHT_PARAMS, MAX_PREFLIGHT_PARAM_NAME_BYTES};
 use crate::oauth::metadata;
 use crate::oauth::token::{Access, Verified};
 use crate::pairing::wire::{request_key, CallRequest, Reply, Request, TaskOp, Want};
+use crate::routes;
 use crate::{sentences, tools};
 
 pub mod call;
@@ -85,29 +85,6 @@ impl RequestHeaders {
             params: Some(&self.params),
         }
     }
-}
-
-/// The `Access-Control-Allow-Headers` of a CORS preflight to the endpoint: the fixed ones
-/// ([`http::PREFLIGHT_HEADERS`]), and each `Mcp-Param-{Name}` the browser asks to send
-/// (`requested`, its `Access-Control-Request-Headers`): a tool's `x-mcp-header` names them, so
-/// no fixed list can, and the endpoint checks each against the tool's arguments.
-#[must_use]
-pub fn preflight_headers(requested: Option<&str>) -> String {
-    let mut allowed = http::PREFLIGHT_HEADERS.to_owned();
-    let mut named: Vec<String> = Vec::new();
-    for name in requested.unwrap_or_default().split(',').map(str::trim) {
-        let lower = name.to_ascii_lowercase();
-        let Some(param) = lower.strip_prefix("mcp-param-") else { continue };
-        let well_formed = !param.is_empty()
-            && lower.len() <= MAX_PREFLIGHT_PARAM_NAME_BYTES
-            && param.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
-        if well_formed && !named.contains(&lower) && named.len() < MAX_PREFLIGHT_PARAMS {
-            allowed.push_str(", ");
-            allowed.push_str(&lower);
-            named.push(lower);
-        }
-    }
-    allowed
 }
 
 /// What the shell does next for an exchange.
@@ -327,7 +304,7 @@ impl<'a> Exchange<'a> {
     /// A POST: its body read next.
     fn post(&mut self) {
         self.job = Job::Body;
-        self.out.push(Output::ReadBody(http::body_cap("/")));
+        self.out.push(Output::ReadBody(routes::body_cap("/")));
     }
 
     /// A GET with `Last-Event-ID` from a client whose call's stream dropped: the rest of the
@@ -836,7 +813,7 @@ fn unauthorized(origin: &str, token_presented: bool) -> Response {
 
 /// 405 naming the methods the endpoint takes.
 fn not_allowed() -> Response {
-    let methods = http::allow("/").unwrap_or_default();
+    let methods = routes::allow("/").unwrap_or_default();
     let body = Body::Text(sentences::method_not_allowed(&methods));
     Response { status: 405, body, headers: vec![("allow", methods)] }
 }

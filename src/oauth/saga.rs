@@ -160,7 +160,7 @@ pub struct OAuthRequest<'r> {
     pub path: &'r str,
     /// Its decoded query.
     pub query: Vec<(String, String)>,
-    /// Its body, read with the path's [`http::body_cap`] (a GET's is empty).
+    /// Its body, read with the path's [`body_cap`](crate::routes::body_cap) (a GET's is empty).
     pub body: Result<Vec<u8>, TooLarge>,
     /// Its `Accept`.
     pub accept: Option<&'r str>,

@@ -481,7 +481,7 @@ fn a_tool_list_the_pairing_does_not_give_in_time_is_the_bundled_one() {
     let pair = Pair::new();
     let body = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/list"});
     let mut exchange = pair.exchange(pair.headers(false), 0);
-    assert_eq!(exchange.poll_output(), Some(Output::ReadBody(crate::http::body_cap("/"))));
+    assert_eq!(exchange.poll_output(), Some(Output::ReadBody(crate::routes::body_cap("/"))));
     exchange.handle_body(Ok(body.to_string().into_bytes()), 0);
     assert!(matches!(exchange.poll_output(), Some(Output::Ask(Request::Check { .. }))));
     assert_eq!(exchange.poll_output(), None);
@@ -662,7 +662,7 @@ fn a_tab_going_away_ends_a_waiting_call_with_a_sentence() {
 
 #[test]
 fn a_preflight_allows_the_param_headers_a_browser_asks_for_and_nothing_else_new() {
-    let allowed = super::preflight_headers(Some(
+    let allowed = crate::routes::preflight_headers(Some(
         "Mcp-Param-Region, content-type, X-Other, mcp-param-, Mcp-Param-a b",
     ));
     let names: Vec<_> = allowed.split(", ").collect();
@@ -674,21 +674,21 @@ fn a_preflight_allows_the_param_headers_a_browser_asks_for_and_nothing_else_new(
     for refused in ["x-other", "mcp-param-", "mcp-param-a b"] {
         assert!(!names.contains(&refused), "{refused} in {allowed}");
     }
-    assert_eq!(super::preflight_headers(None), super::preflight_headers(Some("")));
+    assert_eq!(crate::routes::preflight_headers(None), crate::routes::preflight_headers(Some("")));
 }
 
 #[test]
 fn a_preflight_answer_does_not_grow_with_what_an_outsider_asks() {
     use crate::limits::{MAX_PREFLIGHT_PARAMS, MAX_PREFLIGHT_PARAM_NAME_BYTES};
-    let fixed = super::preflight_headers(None);
+    let fixed = crate::routes::preflight_headers(None);
     let many: Vec<String> = (0..1000).map(|i| format!("Mcp-Param-P{i}")).collect();
-    let allowed = super::preflight_headers(Some(&many.join(",")));
+    let allowed = crate::routes::preflight_headers(Some(&many.join(",")));
     let params = allowed.split(", ").filter(|n| n.starts_with("mcp-param-")).count();
     assert_eq!(params, MAX_PREFLIGHT_PARAMS, "{allowed}");
     let same = vec!["Mcp-Param-Region"; 1000].join(",");
-    assert_eq!(super::preflight_headers(Some(&same)), format!("{fixed}, mcp-param-region"));
+    assert_eq!(crate::routes::preflight_headers(Some(&same)), format!("{fixed}, mcp-param-region"));
     let long = format!("Mcp-Param-{}", "a".repeat(MAX_PREFLIGHT_PARAM_NAME_BYTES));
-    assert_eq!(super::preflight_headers(Some(&long)), fixed, "a name past the bound");
+    assert_eq!(crate::routes::preflight_headers(Some(&long)), fixed, "a name past the bound");
 }
 
 #[test]
