@@ -34,6 +34,7 @@ pub mod oauth;
 pub mod pages;
 pub mod pairing;
 pub mod routes;
+pub mod saga;
 pub mod senders;
 pub mod sentences;
 pub mod sql;

@@ -5,7 +5,7 @@
 //! is one of its inputs). The machines: the endpoint's
 //! [`Exchange`](crate::mcp::exchange::Exchange) (one request to `/`), the pairing's
 //! [`Object`](crate::pairing::object::Object) (one browser's tabs, calls and grants), an OAuth
-//! request's [`SagaRun`](crate::oauth::saga::SagaRun), and a connect code's
+//! request's [`SagaRun`](crate::saga::SagaRun), and a connect code's
 //! [`CodeObject`](crate::oauth::connect::stored::CodeObject). Each shell's loop is written once against
 //! this shape ([`due`], [`earliest`]); what a machine needs of its platform besides
 //! the clock (randomness, storage) it names as its [`Machine::Host`], given with each call.

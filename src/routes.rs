@@ -59,7 +59,7 @@ pub enum Route {
     ProtectedResource,
     /// RFC 8414's authorization server metadata.
     AuthorizationServer,
-    /// An OAuth endpoint or page: its saga ([`crate::oauth::saga::Saga::start`]) answers.
+    /// An OAuth endpoint or page: its saga ([`crate::saga::Saga::start`]) answers.
     OAuth,
     /// The waiting page's script.
     WaitScript,

@@ -19,8 +19,8 @@ use tabrelay::mcp::{self, Headers, Reply as McpReply};
 use tabrelay::oauth::authorize::{self, Named};
 use tabrelay::oauth::connect::{apply, CodeReply, Command, ConnectCode, Session};
 use tabrelay::oauth::pkce;
-use tabrelay::oauth::saga::{Input, Outcome, Saga, Step};
 use tabrelay::pairing::wire::Request;
+use tabrelay::saga::{Input, Outcome, Saga, Step};
 use tabrelay::senders::Limit;
 use tabrelay::sentences::local as said;
 

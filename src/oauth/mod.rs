@@ -12,5 +12,4 @@ pub mod lookalike;
 pub mod metadata;
 pub mod pkce;
 pub mod refresh;
-pub mod saga;
 pub mod token;

@@ -1,4 +1,4 @@
-//! The OAuth endpoints' I/O: reads a request into its saga ([`crate::oauth::saga`]), does each
+//! The OAuth endpoints' I/O: reads a request into its saga ([`crate::saga`]), does each
 //! step it asks (a code's object, a pairing's, the sender limit, a metadata document) and
 //! writes its answer.
 
@@ -12,8 +12,8 @@ use super::{
 use crate::config::Config;
 use crate::http;
 use crate::oauth::connect;
-use crate::oauth::saga::{Input, OAuthRequest, Saga, Step};
 use crate::routes;
+use crate::saga::{Input, OAuthRequest, Saga, Step};
 
 /// Answers the OAuth route at `url` (the router matched its method).
 pub(super) async fn oauth(req: Request, url: &str, env: &Env, config: &Config) -> Result<Response> {

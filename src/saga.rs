@@ -2,22 +2,27 @@
 //! (a code's Durable Object, a pairing's, the sender limit, a client's metadata document) and,
 //! fed each reply, ends in the answer. The shell only does the asking ([`Step`]) and feeds
 //! back what came ([`Input`]); every decision, refusal and timer is here, tested natively.
+//!
+//! A floor above the three it speaks with: OAuth's logic (`crate::oauth`: requests, codes,
+//! tokens), the connect code's object (`oauth::connect`) and the pairing (its wire,
+//! `pairing::wire`), beside the endpoint and below the routes and the shells. It was
+//! `oauth::saga`, and so OAuth imported the pairing while the pairing imported OAuth.
 
 use tabrelay_bundle::catalogue::Catalogue;
 use tabrelay_bundle::fields::{Encode, Object};
 
-use super::authorize::{self, AuthRequest, Named, Refusal, SealId};
-use super::cimd::{self, CimdError, MetadataClient, MetadataUrl};
-use super::clients;
-use super::connect::{
-    self, CodeReply, Command, ConnectCode, Granted, LinkRef, PollState, Requester,
-};
-use super::error::OAuthError;
-use super::exchange::{self, TokenRequest};
 use crate::config::Config;
 use crate::crypto::{random_token, sha256_hex, Entropy};
 use crate::http::{self, TooLarge};
 use crate::limits::{CONNECT_CODE_TTL_MS, MAX_CODE_DRAWS};
+use crate::oauth::authorize::{self, AuthRequest, Named, Refusal, SealId};
+use crate::oauth::cimd::{self, CimdError, MetadataClient, MetadataUrl};
+use crate::oauth::clients;
+use crate::oauth::connect::{
+    self, CodeReply, Command, ConnectCode, Granted, LinkRef, PollState, Requester,
+};
+use crate::oauth::error::OAuthError;
+use crate::oauth::exchange::{self, TokenRequest};
 use crate::pages;
 use crate::pairing::wire::{self, GrantReply, RefreshReply, Reply};
 use crate::senders::{Limit, Limited};
@@ -714,5 +719,4 @@ impl crate::machine::Machine for SagaRun<'_> {
 }
 
 #[cfg(test)]
-#[path = "saga_tests.rs"]
 mod tests;
