@@ -216,11 +216,6 @@ fn made_task(effects: &[Effect], asker: Asker) -> String {
     made.id.clone()
 }
 
-/// A task as a 2026-07-28 client reads it (`tasks/get`), rendered by the Worker's side.
-fn rendered(task: crate::pairing::tasks::View) -> serde_json::Value {
-    crate::mcp::tasks::detailed(task)
-}
-
 fn stored_tasks(effects: &[Effect]) -> Vec<Task> {
     effects
         .iter()
