@@ -166,14 +166,10 @@ pub const REFRESH_REFUSED: &str =
 pub const REFRESH_REUSED: &str =
     "That refresh token was already used, so the connection was revoked to be safe; connect again.";
 
-/// An approval came without the person's presence proven on this device (or with an assertion
-/// that does not hold), in a pairing that holds a presence credential: nothing is connected.
-pub const PRESENCE_NOT_PROVEN: &str = "Nothing was connected: your device did not confirm it was you (fingerprint, face, PIN or screen lock), and this browser approves only with that. Press Approve again and confirm on your device.";
-/// The presence credential a tab sent could not be read, or does not say the person was
-/// verified: it is not kept.
-pub const PRESENCE_NOT_KEPT: &str = "Your device's check could not be set up here (it did not confirm it was you), so nothing changed; try again and confirm on your device.";
-/// A tab sent a presence credential while the pairing holds one: the first stays.
-pub const PRESENCE_HELD: &str = "This browser already has its device check set up; nothing changed. To start over, clear this site's data in the browser.";
+// The person's presence is said in the bundle, beside the tab's own sentences of it.
+pub use tabrelay_bundle::words::presence::{
+    HELD as PRESENCE_HELD, NOT_KEPT as PRESENCE_NOT_KEPT, NOT_PROVEN as PRESENCE_NOT_PROVEN,
+};
 
 /// The pairing got too many connect codes wrong in the last minute.
 pub const TOO_MANY_WRONG_CODES: &str = "Too many wrong connect codes were tried in this browser in the last minute; wait a minute, then check the code against the waiting page.";
@@ -737,24 +733,11 @@ pub mod shell {
 /// compiled and costs the Worker nothing more than a sentence written inline; a sentence with a
 /// hole takes what fills it (markup, or a format argument such as `"{who}"`).
 pub mod page {
-    /// After a verified domain on the waiting page.
-    macro_rules! verified_domain {
-        () => {
-            "(verified domain: it publishes this app's client metadata)"
-        };
-    }
-    /// After a name the app gave itself on the waiting page.
-    macro_rules! name_not_verified {
-        () => {
-            "(name given by the app, not verified)"
-        };
-    }
-    /// After a verified domain whose document names the app otherwise.
-    macro_rules! calls_itself {
-        ($name:literal) => {
-            concat!(", which calls itself “", $name, "”,")
-        };
-    }
+    // Who asks, as the tab's consent names them too: the bundle's.
+    pub(crate) use tabrelay_bundle::{
+        who_calls_itself as calls_itself, who_not_verified as name_not_verified,
+        who_verified as verified_domain,
+    };
     /// The waiting page's title.
     macro_rules! waiting_title {
         () => {
@@ -829,12 +812,9 @@ pub mod page {
             )
         };
     }
-    /// The connector address opened in a browser, when it is this computer's own (loopback).
-    macro_rules! connector_local {
-        () => {
-            "Only agent apps on this computer reach this address (Claude Code, MCP Inspector); Claude and ChatGPT on the web need the relay deployed at https."
-        };
-    }
+    /// The connector address opened in a browser, when it is this computer's own (loopback):
+    /// the bundle's words, as the tab's Agents panel says them.
+    pub(crate) use tabrelay_bundle::local_reach as connector_local;
     /// The connector address opened in a browser: what happens next.
     macro_rules! connector_next {
         () => {
@@ -904,11 +884,10 @@ pub mod page {
         };
     }
     pub(crate) use {
-        approved, calls_itself, code_dead, code_rules, connecting, connector_adds,
-        connector_heading, connector_local, connector_next, connector_title, enter_code,
-        going_back_approved, going_back_denied, making_code, name_not_verified, not_approved,
-        open_with_code, refused_heading, refused_title, relay_unreachable, verified_domain,
-        waiting_asks, waiting_for_approval, waiting_heading, waiting_title,
+        approved, code_dead, code_rules, connecting, connector_adds, connector_heading,
+        connector_next, connector_title, enter_code, going_back_approved, going_back_denied,
+        making_code, not_approved, open_with_code, refused_heading, refused_title,
+        relay_unreachable, waiting_asks, waiting_for_approval, waiting_heading, waiting_title,
     };
 }
 

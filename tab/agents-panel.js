@@ -31,7 +31,7 @@
 // when the app never started it. Nothing is approved without the person's press.
 
 import { takeConnectLink, openConfirmWindow, onConfirmed, nameWarningSentence, connectCode, CONSENT } from './relay-client.js';
-import { CODE_LEN } from './generated/bundle.js';
+import { CODE_LEN, SETTING_WORDS, LOCAL_REACH, WHO_ASKS } from './generated/bundle.js';
 import { ago, shown } from './presence-elements.js';
 import { MODES, HEAVY_MS, kindDecision } from './presence.js';
 import { DATA_SENTENCES } from './data-guard.js';
@@ -40,8 +40,8 @@ import './record.js';
 
 /** A tool's own choice beside its kinds: none (its kinds decide), ask first, or refuse. */
 export const TOOL_CHOICES = Object.freeze({ kinds: 'As its kinds say', ask: 'Ask me first', deny: 'Refuse' });
-/** What a tool's calls do now, in words. */
-export const NOW_WORDS = Object.freeze({ runs: 'runs without asking', asks: 'asks you first', refused: 'refused' });
+/** What a tool's calls do now, in words, by its setting (the bundle's). */
+export const NOW_WORDS = SETTING_WORDS;
 /** What a tool refused by the dataset's switch does now. */
 export const NOW_SWITCH_WORDS = `refused while “${DATA_SENTENCES.SWITCH}” is on`;
 
@@ -157,7 +157,8 @@ export const CALLS_ELSEWHERE = 'Agents’ calls now go to another tab of this ap
 export const ADDRESS_WORDS = Object.freeze({
   REMOTE: 'Add this tab to Claude or ChatGPT as a connector with this address:',
   LOCAL: 'Connector address:',
-  LOCAL_REACH: 'Only agent apps on this computer reach it (Claude Code, MCP Inspector); Claude and ChatGPT on the web need the relay deployed at https.',
+  /** The relay's connector page says the same (the bundle's). */
+  LOCAL_REACH,
 });
 
 /** Whether `address` names this computer (localhost, 127.0.0.0/8, ::1): only agent apps running here reach it. */
@@ -782,11 +783,12 @@ export class AgentsPanel extends Base {
       this.#toDecide(result);
       return;
     }
-    const calls = said.client && said.client !== said.verified ? `, which calls itself “${shown(said.client)}”,` : '';
+    // Named in the relay's waiting page's words (the bundle's).
+    const calls = said.client && said.client !== said.verified ? WHO_ASKS.CALLS_ITSELF.replace('{name}', () => shown(said.client)) : '';
     const who = said.verified
-      ? `${shown(said.verified)} (verified domain: it publishes this app's client metadata)${calls}`
+      ? `${shown(said.verified)} ${WHO_ASKS.VERIFIED}${calls}`
       : said.client
-        ? `“${shown(said.client)}” (name given by the app, not verified)`
+        ? `“${shown(said.client)}” ${WHO_ASKS.NOT_VERIFIED}`
         : 'An agent app that gave no name';
     const back = said.host ? `; you will be sent back to ${shown(said.host)}` : '';
     asker.textContent = `${who} asks to act in this tab${back}.${startedWords(said)}`;

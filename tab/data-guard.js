@@ -24,12 +24,14 @@
 
 import { createKeptStore } from './kept-store.js';
 import { NotRun } from './presence.js';
-import { DATA_PATH_MAX_CHARS } from './generated/bundle.js';
+import { DATA_PATH_MAX_CHARS, DATA_CLASSES, ERROR_WORDS } from './generated/bundle.js';
 
-/** What a tool's result may carry of the data. */
-export const DATA_CLASSES = Object.freeze(['cells', 'summaries']);
-/** What a summaries tool's error messages may carry while the switch is on. */
-export const ERROR_WORDS = Object.freeze(['as_said', 'withheld']);
+/**
+ * What a tool's result may carry of the data (`DATA_CLASSES`), and what a summaries tool's error
+ * messages may carry while the switch is on (`ERROR_WORDS`): the words of the catalogue's
+ * declarations (bundle/src/catalogue.rs), as the tab's copy of the bundle carries them.
+ */
+export { DATA_CLASSES, ERROR_WORDS };
 /** Where a browser keeps an app's switches (`${DATA_SWITCH_KEY}:${app}`: dataset → true). */
 export const DATA_SWITCH_KEY = 'tabrelay:data-switch';
 /** An allow-list path (bundle/src/catalogue.rs `valid_data_path`): keys, each maybe `[]`, joined by `.`. */

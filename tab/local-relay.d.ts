@@ -6,6 +6,9 @@ import type { PresenceCheck } from './presence-check.js';
 /** The local server's default address (`tabrelay-local`'s default port). */
 export const LOCAL_ADDRESS: string;
 
+/** What a local call's id starts with on the person's side (`local-ID`): the relay's and the local server's calls may share an id. */
+export const LOCAL_CALL: string;
+
 /** Makes `relay` the door to both relays: codes to the local server first, connections of both, each call's words to its relay. Returns `relay`. */
 export function joinLocal(relay: RelayClient, local: RelayClient): RelayClient;
 

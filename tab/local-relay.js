@@ -11,6 +11,9 @@
 //   and Stop go to the relay that holds the connection;
 // - the tools, the view and the person's steps go to both; a call's asking and answered go to
 //   the relay that sent the call;
+// - each relay numbers its own calls, so two may send the same id: the person's side sees a
+//   local call's id as `local-ID` (its card, line, cancel and answer in the agent app are that
+//   call's only), and the local server hears its own id back;
 // - start and stop start and stop both;
 // - the person's presence for approving a code goes to the relay that takes the code
 //   (`joinPresenceCheck`): the local server's pairing keeps a credential of its own (made once,
@@ -41,6 +44,8 @@ export function joinPresenceCheck(check, localCheck, relay) {
 
 /** The local server's default address (`tabrelay-local`'s default port). */
 export const LOCAL_ADDRESS = 'http://127.0.0.1:8790';
+/** What a local call's id starts with on the person's side (the relay's ids are numbers). */
+export const LOCAL_CALL = 'local-';
 /** How long a code typed waits for a local server not connected yet, tried again at once. */
 const NUDGE_MS = 2_000;
 
@@ -141,8 +146,24 @@ export function joinLocal(relay, local) {
   relay.stopAgent = (id) => (id != null && localHas(id) ? local.stopAgent(id) : own.stopAgent(id));
   relay.letGoOn = (id) => (id != null && localHas(id) ? local.letGoOn(id) : own.letGoOn(id));
   relay.isStopped = ((isStopped) => (id) => isStopped(id) || local.isStopped(id))(relay.isStopped.bind(relay));
-  relay.asking = (id, sentence, appMayAllow) => (local.running.has(id) ? local.asking(id, sentence, appMayAllow) : own.asking(id, sentence, appMayAllow));
-  relay.answered = (id) => (local.running.has(id) ? local.answered(id) : own.answered(id));
+  // The local server's calls, as the person's side sees them: `local-ID` (above).
+  const handle = local.handle;
+  local.handle = (call) => handle.call(local, { ...call, id: `${LOCAL_CALL}${call.id}` });
+  for (const name of ['onCancel', 'onElicited']) {
+    const hear = local[name];
+    local[name] = (id, ...rest) => hear.call(local, `${LOCAL_CALL}${id}`, ...rest);
+  }
+  /** The local server's own id of call `id` as the person's side knows it, or null: not a local call. */
+  const localCall = (id) => (typeof id === 'string' && id.startsWith(LOCAL_CALL) ? Number(id.slice(LOCAL_CALL.length)) : null);
+  // A local call's words go to the local server only (the relay's own ids are never `local-`).
+  relay.asking = (id, sentence, appMayAllow) => {
+    const at = localCall(id);
+    return at === null ? own.asking(id, sentence, appMayAllow) : local.asking(at, sentence, appMayAllow);
+  };
+  relay.answered = (id) => {
+    const at = localCall(id);
+    return at === null ? own.answered(id) : local.answered(at);
+  };
   for (const name of ['setTools', 'setView', 'step', 'setFocused']) {
     relay[name] = (...args) => {
       local[name](...args);

@@ -21,17 +21,14 @@
 // WebAuthn's relying party is the page's host: it cannot be an IP address, so a page served on
 // 127.0.0.1 has no credential (serve it on localhost during development).
 
-import { PRESENCE, presenceText } from './generated/bundle.js';
+import { PRESENCE, PRESENCE_SENTENCES, presenceText } from './generated/bundle.js';
 
 export { PRESENCE };
-
-/** What the person reads when a decision was not confirmed, or cannot be here. */
-export const PRESENCE_SENTENCES = Object.freeze({
-  ASKING: 'Confirm on your device that it is you (fingerprint, face, PIN or screen lock)…',
-  NOT_CONFIRMED: 'Your device did not confirm it was you (fingerprint, face, PIN or screen lock), so nothing changed; press again and confirm on your device.',
-  NO_DEVICE: 'This browser cannot confirm it is you (it has no fingerprint, face, PIN or screen lock it can use), so this choice is not available here; make it in a browser that can.',
-  WITHOUT_DEVICE: 'This browser cannot confirm it is you: an agent driving this browser could press this as well as you.',
-});
+/**
+ * What the person reads when a decision was not confirmed, or cannot be here: the bundle's, beside
+ * the relay's refusals of an approval (bundle/src/words.rs), so both name the device alike.
+ */
+export { PRESENCE_SENTENCES };
 
 /** How long the device's prompt may wait for the person, in milliseconds. */
 export const PRESENCE_WAIT_MS = 120_000;

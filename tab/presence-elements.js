@@ -44,6 +44,7 @@ import { PRESENCE, PRESENCE_SENTENCES } from './presence-check.js';
 
 const PRESENCE_ASKING = PRESENCE_SENTENCES.ASKING;
 import { DATA_SENTENCES } from './data-guard.js';
+import { WHO_ASKS } from './generated/bundle.js';
 
 /** How a card says the weight of what it asks: a read and an undoable change are neutral, irreversible red. */
 export const RISK_WORDS = Object.freeze({
@@ -1079,7 +1080,7 @@ export class ConnectionsList extends Base {
         name.textContent = shown(c.client || 'An agent app');
         const unverified = document.createElement('span');
         unverified.setAttribute('part', 'unverified');
-        unverified.textContent = '(name given by the app, not verified)';
+        unverified.textContent = WHO_ASKS.NOT_VERIFIED;
         const when = document.createElement('span');
         when.setAttribute('part', 'when');
         // The place is said only when the relay knows it: "not known" on every row teaches nothing.

@@ -24,7 +24,7 @@
 // listed (`grants()`) with who it is for and until when, and revocable; choosing a mode takes
 // every grant back (MODE_CHOICE says so), and forgetting a connection takes back its own.
 
-import { WITHDRAWN, FORGOTTEN, AGENT_STOPPED, PRESENCE } from './generated/bundle.js';
+import { WITHDRAWN, FORGOTTEN, AGENT_STOPPED, PRESENCE, CARD_CHOICES, ELICITED_CHOICES } from './generated/bundle.js';
 import { createKeptStore } from './kept-store.js';
 
 /** What the person may make of a kind, least strict first. */
@@ -40,8 +40,11 @@ export const MODES = Object.freeze({
   'read-only': Object.freeze({ title: 'Read only', change: 'deny', heavy: 'ask', confirm: 'deny' }),
 });
 export const DEFAULT_MODE = 'careful';
-/** A question's choices, in the order the card shows them (each button's words: `choicesOf`). */
-export const CHOICES = Object.freeze({ once: 'Allow once', connection: 'This connection', always: 'Always', deny: 'Deny' });
+/**
+ * A question's choices, in the order the card shows them (each button's words: `choicesOf`): the
+ * bundle's, whose names the local server's question in the agent app says too.
+ */
+export const CHOICES = CARD_CHOICES;
 /** Who a grant kept for every agent is for (its scope is ALL_AGENTS): calls through no connection. */
 export const ALL_AGENTS = '*';
 /** A grant kept for a verified client is scoped to this and its domain. */
@@ -677,7 +680,7 @@ export function createPresence({ app, storage, store, tools = [], confirmKinds =
      */
     answerInApp(id, choice) {
       const q = questions.find((x) => String(x.call.id) === String(id));
-      if (!q || q.proving || !['once', 'deny'].includes(choice) || !q.choices.some((c) => c.choice === choice)) return false;
+      if (!q || q.proving || !ELICITED_CHOICES.includes(choice) || !q.choices.some((c) => c.choice === choice)) return false;
       if (answerNeedsPresence(q.risk, choice)) return false;
       return settle(q, choice, 'app');
     },

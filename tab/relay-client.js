@@ -65,7 +65,7 @@
 // The protocol version, bundle digest, close codes and ping come from ./generated/bundle.js,
 // written from the relay's own bundle crate (scripts/bundle), so both ends agree.
 
-import { SETTINGS, PROTOCOL_VERSION, BUNDLE_DIGEST, CLOSE, PING, PING_EVERY_MS, CATALOGUE, TOOL_REFUSED, CONSENT, TAB_PATH, TAB_PAIRING_PARAM, CHALLENGE_BYTES, FORGOTTEN, AGENT_STOPPED, proofText } from './generated/bundle.js';
+import { SETTINGS, PROTOCOL_VERSION, BUNDLE_DIGEST, CLOSE, PING, PONG, PING_EVERY_MS, CATALOGUE, TOOL_REFUSED, CONSENT, TAB_PATH, TAB_PAIRING_PARAM, CHALLENGE_BYTES, FORGOTTEN, AGENT_STOPPED, proofText } from './generated/bundle.js';
 import { CONNECT_FRAGMENT, CONFIRM_PATH, CONFIRM_TICKET_PARAM, CONFIRM_MESSAGE } from './generated/bundle.js';
 import { CODE_ALPHABET, CODE_LEN, CODE_LINK_LEN, CODE_IGNORED, CODE_FOLD } from './generated/bundle.js';
 // Every message on the socket is read and written by ./generated/wire.js, from the same
@@ -749,7 +749,7 @@ export class RelayClient {
   }
 
   async receive(socket, text) {
-    if (text === 'pong') return;
+    if (text === PONG) return;
     // Not a message of the relay (a field missing or of another kind): nothing is done.
     const message = readRelay(text);
     if (!message) return;

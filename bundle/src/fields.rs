@@ -768,6 +768,11 @@ macro_rules! codec {
                 read
             }
         }
+        $crate::__shapes! {
+            impl $crate::shapes::Words for $ty {
+                const WORDS: &'static [&'static str] = &[$($tag),*];
+            }
+        }
         impl $crate::fields::Encode for $ty {
             #[allow(clippy::partialeq_to_none, clippy::bool_comparison)]
             fn write_json(&self, out: &mut $crate::fields::Vec<u8>) {

@@ -16,9 +16,11 @@ pub mod protocol;
 pub mod raw;
 #[cfg(feature = "shapes")]
 pub mod shapes;
+#[cfg(feature = "shapes")]
 pub mod tab_module;
 #[cfg(feature = "shapes")]
 pub mod tab_wire;
+pub mod words;
 
 pub use digest::BUNDLE_DIGEST;
 

@@ -591,13 +591,17 @@ pub enum RelayMessage {
     },
 }
 
-/// The words of [`Setting`] as a tab states them, in its order (the tab's copy of the bundle
-/// carries them: `SETTINGS`). Only the generator reads them (the relay's own reading spells
-/// the words out, as a test holds it to): a constant of them in the Worker costs its upload.
+/// The words of [`Setting`] as a tab states them ([`Setting::word`]), in its order, each with
+/// what the tab's Agents panel says a tool of that setting does now (the tab's copy of the
+/// bundle carries them: `SETTINGS`, `SETTING_WORDS`). Only the generator reads the panel's words.
 #[cfg(feature = "shapes")]
-pub const SETTINGS: [&str; 3] = ["asks", "runs", "refused"];
+pub const SETTINGS: [(&str, &str); 3] = [
+    (Setting::Asks.word(), "asks you first"),
+    (Setting::Runs.word(), "runs without asking"),
+    (Setting::Refused.word(), "refused"),
+];
 
-/// What the person's settings make of a tool (written as its word in [`SETTINGS`]).
+/// What the person's settings make of a tool (written as its [`Setting::word`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Setting {
     /// Each call asks the person in the tab first.
@@ -606,6 +610,25 @@ pub enum Setting {
     Runs,
     /// Calls are refused.
     Refused,
+}
+
+impl Setting {
+    /// Its word, as a tab states it (`setting`) and the relay writes it: the one place the
+    /// words are spelled.
+    #[must_use]
+    pub const fn word(self) -> &'static str {
+        match self {
+            Self::Asks => "asks",
+            Self::Runs => "runs",
+            Self::Refused => "refused",
+        }
+    }
+
+    /// The setting whose word is `word`.
+    #[must_use]
+    pub fn of(word: &str) -> Option<Self> {
+        [Self::Asks, Self::Runs, Self::Refused].into_iter().find(|s| s.word() == word)
+    }
 }
 
 /// One tool a tab states: its MCP tool definition and the person's setting for it.
@@ -1025,12 +1048,8 @@ impl StatedTool {
             return Err(ToolsError::Reserved(name));
         }
         let bad = |field: &'static str| ToolsError::BadField(name.clone(), field);
-        // The words of SETTINGS, in its order (a test holds them to it).
-        let setting = match m.get("setting").and_then(Value::as_str) {
-            Some("asks") => Setting::Asks,
-            Some("runs") => Setting::Runs,
-            Some("refused") => Setting::Refused,
-            _ => return Err(bad("setting")),
+        let Some(setting) = m.get("setting").and_then(Value::as_str).and_then(Setting::of) else {
+            return Err(bad("setting"));
         };
         let mut definition = Map::new();
         definition.insert("name".into(), Value::String(name.clone()));
@@ -1075,12 +1094,7 @@ impl StatedTool {
     #[must_use]
     pub fn to_value(&self) -> Value {
         let mut m = self.definition.clone();
-        let setting = match self.setting {
-            Setting::Asks => "asks",
-            Setting::Runs => "runs",
-            Setting::Refused => "refused",
-        };
-        m.insert("setting".into(), Value::String(setting.into()));
+        m.insert("setting".into(), Value::String(self.setting.word().into()));
         Value::Object(m)
     }
 }
@@ -1305,10 +1319,9 @@ mod tests {
     }
 
     #[test]
-    fn a_setting_is_read_and_written_as_the_word_the_tab_has() {
-        // The tab's copy of the bundle carries SETTINGS: the words read here are those.
+    fn a_setting_is_read_and_written_as_its_word() {
         let settings = [Setting::Asks, Setting::Runs, Setting::Refused];
-        for (word, setting) in SETTINGS.iter().zip(settings) {
+        for ((word, _), setting) in SETTINGS.iter().zip(settings) {
             let list = ToolList::read(&json!([tool("a", word)])).unwrap();
             assert_eq!(list.tool("a").unwrap().setting, setting);
             assert_eq!(list.to_value()[0]["setting"], json!(word));

@@ -46,3 +46,10 @@ pub trait Tagged {
     /// Each variant's tag and fields (after the tag), in the declaration's order.
     fn variants() -> Vec<(&'static str, Vec<Shape>)>;
 }
+
+/// An enum written as one of its words (`codec!(…, enum { "word" => Variant, … })`): its words,
+/// in the declaration's order, for the tab end's copy of the bundle (`DATA_CLASSES`, …).
+pub trait Words {
+    /// Each variant's word.
+    const WORDS: &'static [&'static str];
+}

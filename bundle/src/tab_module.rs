@@ -1,13 +1,19 @@
 //! The tab's copy of the bundle: an ES module (`tab/generated/bundle.js`) written from this
 //! crate, so the tab client and the app read the same protocol version, digest, close codes,
-//! limits, proof text and catalogue as the relay. `scripts/bundle` writes it; a test fails while it is stale.
+//! limits, proof text and catalogue as the relay, and the words both ends say of one thing
+//! ([`crate::words`]) or of the bundle's own enums (a tool's setting, data class, error words).
+//! Only the generator compiles it (feature `shapes`). `scripts/bundle` writes it; a test fails
+//! while it is stale.
 
 use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
 
+use crate::catalogue::{DataClass, ErrorWords};
 use crate::code;
 use crate::protocol::{self, close};
+use crate::shapes::Words;
+use crate::words::{card, presence};
 
 /// The text of `tab/generated/bundle.js`.
 #[must_use]
@@ -44,6 +50,8 @@ export const CLOSE = Object.freeze({{ ORIGIN_REFUSED: {origin}, PROOF_FAILED: {p
 export const MAX_TOOLS = {max_tools};\n\
 /** What the person's settings make of a tool, as a tab states it (`setting`). */\n\
 export const SETTINGS = Object.freeze({settings});\n\
+/** What the Agents panel says a tool of each setting does now. */\n\
+export const SETTING_WORDS = Object.freeze({setting_words});\n\
 export const MAX_TOOL_LIST_BYTES = {max_list};\n\
 export const MAX_TOOL_NAME_CHARS = {max_name};\n\
 export const MAX_DATASET_NAME_CHARS = {max_dataset};\n\
@@ -56,6 +64,20 @@ export const WITHDRAWN = {withdrawn};\n\
 /** Said for a call of a connection the person forgot, and of an agent they stopped. */\n\
 export const FORGOTTEN = {forgotten};\n\
 export const AGENT_STOPPED = {agent_stopped};\n\
+/** Where who asks for a connection is named: after a verified domain, after a name not verified, after a verified domain whose document names the app otherwise (`{{name}}`: that name). */\n\
+export const WHO_ASKS = Object.freeze({{ VERIFIED: {who_verified}, NOT_VERIFIED: {who_not_verified}, CALLS_ITSELF: {who_calls_itself} }});\n\
+/** Beside a connector address that is this computer's own: which agent apps reach it. */\n\
+export const LOCAL_REACH = {local_reach};\n\
+/** What the person reads of their presence when a decision of the tab's was not confirmed, or cannot be here. */\n\
+export const PRESENCE_SENTENCES = Object.freeze({{ ASKING: {p_asking}, NOT_CONFIRMED: {p_not_confirmed}, NO_DEVICE: {p_no_device}, WITHOUT_DEVICE: {p_without_device} }});\n\
+/** A card's answers, each with its name, in the order the card shows them. */\n\
+export const CARD_CHOICES = Object.freeze({card_choices});\n\
+/** The answers the person may give in the agent app (`elicited`'s `choice`). */\n\
+export const ELICITED_CHOICES = Object.freeze({elicited});\n\
+/** What a tool's result may carry of the data (the catalogue's `data`). */\n\
+export const DATA_CLASSES = Object.freeze({data_classes});\n\
+/** What a summaries tool's error messages may carry while the data switch is on (`summaries_only.errors`). */\n\
+export const ERROR_WORDS = Object.freeze({error_words});\n\
 export const CONSENT = Object.freeze({{ APPROVE_ONLY_YOURS: {yours}, LOOKALIKE: {lookalike}, LINK_OPENED: {link_opened}, LINK_CONFIRMING: {link_confirming}, LINK_WINDOW_BLOCKED: {link_blocked}, LINK_WINDOW_CLOSED: {link_closed}, NOT_THIS_BROWSER: {not_this_browser}, WARNINGS: Object.freeze({{ {lookslike_kind}: {lookalike}, {claims_kind}: {claims}, {mixed_kind}: {mixed}, {not_latin_kind}: {not_latin} }}) }});\n\
 /** The connect code's form (bundle/src/code.rs); tab/relay-client.js builds its reader from it. */\n\
 export const CODE_ALPHABET = '{code_alphabet}';\n\
@@ -100,7 +122,20 @@ export const CATALOGUE = Object.freeze({catalogue});\n",
         outdated = close::OUTDATED,
         tabs = close::TOO_MANY_TABS,
         max_tools = protocol::MAX_TOOLS,
-        settings = settings(),
+        settings = js(&protocol::SETTINGS.map(|(word, _)| word)),
+        setting_words = object(&protocol::SETTINGS),
+        who_verified = js_string(crate::who_verified!()),
+        who_not_verified = js_string(crate::who_not_verified!()),
+        who_calls_itself = js_string(crate::who_calls_itself!("{name}")),
+        local_reach = js_string(crate::local_reach!()),
+        p_asking = js_string(presence::ASKING),
+        p_not_confirmed = js_string(presence::NOT_CONFIRMED),
+        p_no_device = js_string(presence::NO_DEVICE),
+        p_without_device = js_string(presence::WITHOUT_DEVICE),
+        card_choices = object(&card::CHOICES),
+        elicited = js(&card::ELICITED),
+        data_classes = js(DataClass::WORDS),
+        error_words = js(ErrorWords::WORDS),
         max_list = protocol::MAX_TOOL_LIST_BYTES,
         max_name = protocol::MAX_TOOL_NAME_CHARS,
         max_dataset = protocol::MAX_DATASET_NAME_CHARS,
@@ -142,16 +177,18 @@ export const CATALOGUE = Object.freeze({catalogue});\n",
     )
 }
 
-/// The words of the person's settings ([`protocol::SETTINGS`]), as a JavaScript array.
-#[cfg(feature = "shapes")]
-fn settings() -> String {
-    serde_json::to_string(&protocol::SETTINGS).unwrap_or_default()
+/// Words as a JavaScript array.
+fn js(words: &[&str]) -> String {
+    serde_json::to_string(words).unwrap_or_default()
 }
 
-/// Without the generator's feature the module is never written (the Worker holds no words).
-#[cfg(not(feature = "shapes"))]
-fn settings() -> String {
-    String::new()
+/// Pairs of a name and its words as a JavaScript object.
+fn object(pairs: &[(&str, &str)]) -> String {
+    let entries: Vec<String> = pairs
+        .iter()
+        .map(|(name, words)| format!("{}: {}", js_string(name), js_string(words)))
+        .collect();
+    format!("{{ {} }}", entries.join(", "))
 }
 
 /// A sentence as a JavaScript string literal.

@@ -14,6 +14,8 @@
 use std::collections::{HashMap, HashSet};
 
 use serde_json::{json, Value};
+// The card's answers and their names, as the tab's card has them.
+use tabrelay_bundle::words::card;
 
 /// The prefix of the ids of the questions asked here (no other request of the server's uses it).
 const PREFIX: &str = "tabrelay-card-";
@@ -92,9 +94,9 @@ impl Cards {
         self.next += 1;
         let request = format!("{PREFIX}{}", self.next);
         let (choices, names, more) = if may_allow {
-            (json!(["allow_once", "deny"]), json!(["Allow once", "Deny"]), ALSO_IN_TAB)
+            (json!(["allow_once", "deny"]), json!([card::ONCE_NAME, card::DENY_NAME]), ALSO_IN_TAB)
         } else {
-            (json!(["deny"]), json!(["Deny"]), ALLOW_IN_TAB)
+            (json!(["deny"]), json!([card::DENY_NAME]), ALLOW_IN_TAB)
         };
         let message = json!({
             "jsonrpc": "2.0", "id": request, "method": "elicitation/create",
@@ -134,8 +136,8 @@ impl Cards {
         let action = result.and_then(|r| r.get("action")).and_then(Value::as_str);
         let answer = result.and_then(|r| r.pointer("/content/answer")).and_then(Value::as_str);
         let choice = match (action, answer) {
-            (Some("accept"), Some("allow_once")) => Some("once"),
-            (Some("accept"), Some("deny")) | (Some("decline"), _) => Some("deny"),
+            (Some("accept"), Some("allow_once")) => Some(card::ONCE),
+            (Some("accept"), Some("deny")) | (Some("decline"), _) => Some(card::DENY),
             _ => None,
         };
         Some(Some((asked, choice)))

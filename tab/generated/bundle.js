@@ -29,6 +29,8 @@ export const CLOSE = Object.freeze({ ORIGIN_REFUSED: 4403, PROOF_FAILED: 4401, P
 export const MAX_TOOLS = 100;
 /** What the person's settings make of a tool, as a tab states it (`setting`). */
 export const SETTINGS = Object.freeze(["asks","runs","refused"]);
+/** What the Agents panel says a tool of each setting does now. */
+export const SETTING_WORDS = Object.freeze({ "asks": "asks you first", "runs": "runs without asking", "refused": "refused" });
 export const MAX_TOOL_LIST_BYTES = 262144;
 export const MAX_TOOL_NAME_CHARS = 64;
 export const MAX_DATASET_NAME_CHARS = 200;
@@ -41,6 +43,20 @@ export const WITHDRAWN = "The question about this call was withdrawn before the 
 /** Said for a call of a connection the person forgot, and of an agent they stopped. */
 export const FORGOTTEN = "The person forgot this connection in their tab (or it was revoked), so this call was stopped and nothing more of it will reach you; connect again only if the person asks you to.";
 export const AGENT_STOPPED = "The person stopped this agent in their tab, so this call did not run, and none will until they let it go on there; stop, and ask them in plain words whether to continue.";
+/** Where who asks for a connection is named: after a verified domain, after a name not verified, after a verified domain whose document names the app otherwise (`{name}`: that name). */
+export const WHO_ASKS = Object.freeze({ VERIFIED: "(verified domain: it publishes this app's client metadata)", NOT_VERIFIED: "(name given by the app, not verified)", CALLS_ITSELF: ", which calls itself “{name}”," });
+/** Beside a connector address that is this computer's own: which agent apps reach it. */
+export const LOCAL_REACH = "Only agent apps on this computer reach this address (Claude Code, MCP Inspector); Claude and ChatGPT on the web need the relay deployed at https.";
+/** What the person reads of their presence when a decision of the tab's was not confirmed, or cannot be here. */
+export const PRESENCE_SENTENCES = Object.freeze({ ASKING: "Confirm on your device that it is you (fingerprint, face, PIN or screen lock)…", NOT_CONFIRMED: "Your device did not confirm it was you (fingerprint, face, PIN or screen lock), so nothing changed; press again and confirm on your device.", NO_DEVICE: "This browser cannot confirm it is you (it has no fingerprint, face, PIN or screen lock it can use), so this choice is not available here; make it in a browser that can.", WITHOUT_DEVICE: "This browser cannot confirm it is you: an agent driving this browser could press this as well as you." });
+/** A card's answers, each with its name, in the order the card shows them. */
+export const CARD_CHOICES = Object.freeze({ "once": "Allow once", "connection": "This connection", "always": "Always", "deny": "Deny" });
+/** The answers the person may give in the agent app (`elicited`'s `choice`). */
+export const ELICITED_CHOICES = Object.freeze(["once","deny"]);
+/** What a tool's result may carry of the data (the catalogue's `data`). */
+export const DATA_CLASSES = Object.freeze(["cells","summaries"]);
+/** What a summaries tool's error messages may carry while the data switch is on (`summaries_only.errors`). */
+export const ERROR_WORDS = Object.freeze(["as_said","withheld"]);
 export const CONSENT = Object.freeze({ APPROVE_ONLY_YOURS: "Approve only a request you started yourself just now, from an app you use. If someone sent you this link or code, or you did not just start connecting, Deny it.", LOOKALIKE: "This name looks like {app}'s, but nobody verified it: any app can call itself {app}. Approve only if you started this yourself just now.", LINK_OPENED: "This page was opened with a link that asks to connect an agent app. Press Show who asks to see the request; if you did not just start connecting, ignore it.", LINK_CONFIRMING: "Confirming in a small window of the relay that this browser opened the waiting page; it closes by itself.", LINK_WINDOW_BLOCKED: "The browser blocked the relay's window: press Confirm in a new window to finish approving, or type the whole code shown on the waiting page.", LINK_WINDOW_CLOSED: "The relay's window closed before it confirmed: press Approve again, or type the whole code shown on the waiting page.", NOT_THIS_BROWSER: "This browser did not open the waiting page, so a link cannot approve it: type the whole code shown on the waiting page into your tab. If someone sent you this link, deny it: approving would connect their agent to your tab.", WARNINGS: Object.freeze({ looks_like: "This name looks like {app}'s, but nobody verified it: any app can call itself {app}. Approve only if you started this yourself just now.", claims: "This app is verified only as {domain}, which is not {app}'s: whatever its name or its address says of {app} is its own claim. Approve only if you meant to connect an app from {domain}.", mixed_scripts: "This name mixes letters of different alphabets in one word, as names made to pass for another app's do. Approve only if you started this yourself just now.", not_latin: "This name has no Latin letters, so it cannot be compared with well-known apps' names, and nobody verified it: any app can call itself anything. Approve only if you started this yourself just now." }) });
 /** The connect code's form (bundle/src/code.rs); tab/relay-client.js builds its reader from it. */
 export const CODE_ALPHABET = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';

@@ -58,7 +58,7 @@ test('“connected” says it is this tab, to the relay, waiting for an agent ap
   const row = await page.textContent('[part=address-row]');
   assert.ok(row.startsWith(`${ADDRESS_WORDS.LOCAL} ${RELAY}/`), row);
   assert.ok(row.includes(ADDRESS_WORDS.LOCAL_REACH), row);
-  assert.match(ADDRESS_WORDS.LOCAL_REACH, /^Only agent apps on this computer reach it \(Claude Code, MCP Inspector\); Claude and ChatGPT on the web need the relay deployed at https\.$/);
+  assert.match(ADDRESS_WORDS.LOCAL_REACH, /^Only agent apps on this computer reach this address \(Claude Code, MCP Inspector\); Claude and ChatGPT on the web need the relay deployed at https\.$/);
   assert.ok(!row.includes(ADDRESS_WORDS.REMOTE), 'not told to add a loopback address to Claude or ChatGPT');
 
   const { client } = await connectThroughPage(page, 'words-e2e');

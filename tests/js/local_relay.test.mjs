@@ -112,7 +112,7 @@ test('joined, the connections are both relays’, and Forget, Stop and a call’
   assert.ok(!toRelay.some((m) => m.type === 'stop'));
   assert.ok(relay.isStopped('l1'));
   local.running.set(7, 'l1');
-  relay.asking(7, 'Delete item 1?');
+  relay.asking('local-7', 'Delete item 1?');
   assert.ok(toLocal.some((m) => m.type === 'asking' && m.id === 7));
   assert.ok(!toRelay.some((m) => m.type === 'asking'));
   relay.setTools([{ name: 't', setting: 'runs' }]);
