@@ -285,7 +285,9 @@ pub const WAIT_SCRIPT: &str = concat!(
     } else if (state.state === 'waiting') {
       setTimeout(ask, 1500);
     } else {
-      stop(state.sentence);
+      stop(state.state === 'done' ? '"#,
+    page::code_taken!(),
+    r#"' : state.sentence);
     }
   };
   start();
@@ -307,6 +309,7 @@ mod tests {
             page::waiting_for_approval!(),
             page::going_back_approved!(),
             page::going_back_denied!(),
+            page::code_taken!(),
         ] {
             assert!(!s.contains(['\'', '\\']), "{s}");
         }

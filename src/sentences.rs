@@ -879,6 +879,13 @@ pub mod page {
             "This code can no longer be used; start connecting again from the app."
         };
     }
+    /// The waiting page's script, when the approved code was already taken up (the local
+    /// server's own page: its agent app took it at once).
+    macro_rules! code_taken {
+        () => {
+            "Approved: the agent app is connected. You may close this page."
+        };
+    }
     /// The waiting page's script, while the relay does not answer (it tries again).
     macro_rules! relay_unreachable {
         () => {
@@ -904,7 +911,7 @@ pub mod page {
         };
     }
     pub(crate) use {
-        approved, calls_itself, code_dead, code_rules, connecting, connector_adds,
+        approved, calls_itself, code_dead, code_rules, code_taken, connecting, connector_adds,
         connector_heading, connector_local, connector_next, connector_title, enter_code,
         going_back_approved, going_back_denied, making_code, name_not_verified, not_approved,
         open_with_code, refused_heading, refused_title, relay_unreachable, verified_domain,
@@ -916,22 +923,26 @@ pub mod page {
 /// connected it yet. The Worker never says them (no byte of the upload).
 pub mod local {
     /// A tool call, `status`, or another request, before the person approved the connection
-    /// in their tab: the code they type there, and what to do.
+    /// in their tab: the code they type there, the waiting page's `link` (which opens the app
+    /// with it), and what to do.
     #[must_use]
-    pub fn not_connected(code: &str) -> String {
+    pub fn not_connected(code: &str, link: &str) -> String {
         format!(
-            "Not connected to the person's tab yet. Ask them to open the app, and in its Agents panel type the connect code {code} and press Approve; then call again."
+            "Not connected to the person's tab yet. Ask them to open the app, and in its Agents panel type the connect code {code} and press Approve (or to open {link} in the browser where they use the app and press Open the app with this code); then call again."
         )
     }
 
     /// The line added to the instructions of an `initialize` answered before the approval.
     #[must_use]
-    pub fn connect_line(code: &str) -> String {
+    pub fn connect_line(code: &str, link: &str) -> String {
         format!(
-            "\n\nThis is tabrelay-local, on the person's computer. It is not connected to their tab yet: they type the connect code {code} into the app's Agents panel and press Approve. Until then every call answers with this code; the status tool says it too."
+            "\n\nThis is tabrelay-local, on the person's computer. It is not connected to their tab yet: they type the connect code {code} into the app's Agents panel and press Approve, or open {link} in the browser where they use the app and press Open the app with this code. Until then every call answers with this code; the status tool says it too."
         )
     }
 
     /// Before any code could be made (no request has named the agent app yet).
     pub const NO_CODE_YET: &str = "(not made yet: send initialize first)";
+
+    /// A waiting page's address whose code is no longer waiting (connected, denied, or dead).
+    pub const PAGE_GONE: &str = "This waiting page is no longer open: the agent app's code was used or ran out. Ask the agent app for its status: it gives the code, and the page, to use now.";
 }
