@@ -30,7 +30,7 @@ use crate::OsRandom;
 /// A code waiting for the person, and what redeems it.
 #[derive(Debug, Clone)]
 pub struct Waiting {
-    code: String,
+    pub code: String,
     client_id: String,
     redirect_uri: String,
     verifier: String,

@@ -152,3 +152,194 @@ impl Local {
         self.consent.waiting().filter(|w| found(w))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tabrelay::config::Config;
+    use tabrelay::limits::{CONNECT_CODE_TTL_MS, LINK_CONFIRM_TTL_MS};
+    use tabrelay::oauth::connect::{self, CodeReply, Command};
+    use tabrelay::sentences::connect_code as refusal;
+
+    const PORT: u16 = 8790;
+    const HOST: Option<&str> = Some("127.0.0.1:8790");
+    const PAIRING: &str = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
+    const NOW: u64 = 1_800_000_000_000;
+
+    fn local() -> Local {
+        let key = "k".repeat(48);
+        let origin = Some("http://localhost:8788");
+        let config =
+            Config::from_vars(Some(&key), None, origin, Some("http://localhost:8788/demo/"), None);
+        let config: &'static Config = Box::leak(Box::new(config.unwrap()));
+        let mut local = Local::new(config, PORT, None);
+        local.consent.name = Some("Test agent".into());
+        local.consent_step(NOW);
+        local
+    }
+
+    fn get(local: &mut Local, target: &str, cookies: Option<&str>, now: u64) -> Answer {
+        let route = route("GET", target, HOST, PORT).unwrap();
+        let request = Request {
+            target: target.into(),
+            cookies: cookies.map(str::to_owned),
+            body: Ok(Vec::new()),
+        };
+        local.http(route, request, now)
+    }
+
+    fn post_code(local: &mut Local, body: &str) -> Answer {
+        let route = route("POST", CODE_PATH, HOST, PORT).unwrap();
+        let request =
+            Request { target: CODE_PATH.into(), cookies: None, body: Ok(body.as_bytes().to_vec()) };
+        local.http(route, request, NOW)
+    }
+
+    fn text(answer: &Answer) -> String {
+        String::from_utf8_lossy(answer.body.as_deref().unwrap_or_default()).into_owned()
+    }
+
+    fn header<'a>(answer: &'a Answer, name: &str) -> Option<&'a str> {
+        answer.headers.iter().find(|(n, _)| *n == name).map(|(_, v)| v.as_str())
+    }
+
+    /// The waiting page opened as a browser opens it: the page, then its script's ask for the
+    /// code. The code, the link's reference and the cookie (`name=secret`) it got.
+    fn opened(local: &mut Local) -> (String, String, String) {
+        let page = local.consent.waiting().unwrap().page.clone();
+        let answer = get(local, &format!("{PAGE_PATH}{page}"), None, NOW);
+        assert_eq!(answer.status, 200);
+        let html = text(&answer);
+        let sealed = html.split("data-request=\"").nth(1).unwrap().split('"').next().unwrap();
+        let drawn = post_code(local, sealed);
+        assert_eq!(drawn.status, 200, "{}", text(&drawn));
+        let cookie = header(&drawn, "set-cookie").unwrap().split(';').next().unwrap().to_owned();
+        let json: serde_json::Value = serde_json::from_str(&text(&drawn)).unwrap();
+        let link = json["link"].as_str().unwrap();
+        let reference = link.split("#tabrelay-connect=").nth(1).unwrap().to_owned();
+        assert!(link.starts_with("http://localhost:8788/demo/#"), "the app (--app-url): {link}");
+        (json["code"].as_str().unwrap().to_owned(), reference, cookie)
+    }
+
+    /// The tab's approval of the link's reference (what the pairing asks the code's session):
+    /// the confirm page's address it opens.
+    fn approved_link(
+        local: &mut Local,
+        code: &str,
+        reference: &str,
+        now: u64,
+    ) -> Result<String, String> {
+        let code = ConnectCode::parse(code).unwrap();
+        let command = Command::Approve { pairing: PAIRING.into(), linked: true };
+        match local.consent.code(&code, command, now, &mut crate::OsRandom) {
+            CodeReply::ToConfirm { secret, .. } => {
+                let ticket = connect::ticket(reference, &secret);
+                Ok(format!("{CONFIRM_PATH}?{CONFIRM_TICKET_PARAM}={ticket}"))
+            }
+            CodeReply::Refused { sentence } => Err(sentence),
+            other => Err(format!("{other:?}")),
+        }
+    }
+
+    #[test]
+    fn every_route_answers_a_loopback_host_only() {
+        for target in ["/connect/abc", WAIT_SCRIPT_PATH, STATUS_PATH, CONFIRM_PATH] {
+            for host in
+                ["rebound.example:8790", "127.0.0.1.evil.example:8790", "127.0.0.1:8791", ""]
+            {
+                let refused = route("GET", target, Some(host), PORT).unwrap_err();
+                assert_eq!(refused.status, 421, "{target} {host}");
+            }
+            assert!(route("GET", target, Some("localhost:8790"), PORT).is_ok(), "{target}");
+        }
+        assert_eq!(
+            route("POST", CODE_PATH, Some("evil.example:8790"), PORT).unwrap_err().status,
+            421
+        );
+        assert_eq!(route("GET", "/connect/", HOST, PORT).unwrap_err().status, 404);
+        assert_eq!(route("GET", "/connect/a/../b", HOST, PORT).unwrap_err().status, 404);
+        assert_eq!(route("GET", "/authorize", HOST, PORT).unwrap_err().status, 404);
+        assert_eq!(route("GET", "/token", HOST, PORT).unwrap_err().status, 404);
+        assert_eq!(route("POST", "/connect/abc", HOST, PORT).unwrap_err().status, 405);
+        assert_eq!(route("GET", CODE_PATH, HOST, PORT).unwrap_err().status, 405);
+    }
+
+    #[test]
+    fn the_page_and_its_address_carry_no_code_and_its_script_gets_the_agent_apps_code() {
+        let mut local = local();
+        let waiting = local.consent.waiting().unwrap().clone();
+        let address = page_address(&local.origin, &waiting.page);
+        let (code, reference, cookie) = opened(&mut local);
+        assert_eq!(code, waiting.code, "the code the agent app was told");
+        let bare = code.replace('-', "");
+        for shown in [&address, &reference] {
+            assert!(!shown.contains(&code) && !shown.contains(&bare), "{shown}");
+        }
+        let page = text(&get(&mut local, &format!("{PAGE_PATH}{}", waiting.page), None, NOW));
+        assert!(
+            !page.contains(&code) && !page.contains(&bare),
+            "the page shows it once its script asked"
+        );
+        assert!(page.contains("Connect Test agent (local) to your tab"), "{page}");
+        assert!(cookie.starts_with("tabrelay_connect_"), "{cookie}");
+        // Another seal, or none, gets no code and no cookie.
+        for other in ["", "x.y", &format!("{}x", waiting.sealed)] {
+            let refused = post_code(&mut local, other);
+            assert_eq!((refused.status, header(&refused, "set-cookie")), (400, None), "{other}");
+        }
+        let unknown = get(&mut local, "/connect/not-a-page", None, NOW);
+        assert_eq!(unknown.status, 404);
+        assert!(text(&unknown).contains("no longer open"));
+    }
+
+    #[test]
+    fn the_confirm_approves_only_with_the_waiting_pages_cookie_and_only_once() {
+        // Opened where the waiting page was not (no cookie, or another's): refused, and the
+        // ticket is dead even for the waiting page's browser.
+        for other in [None, Some("tabrelay_connect_X=1"), Some("")] {
+            let mut local = local();
+            let (code, reference, cookie) = opened(&mut local);
+            let mangled = format!("{cookie}x");
+            let other = if other == Some("") { Some(mangled.as_str()) } else { other };
+            let confirm = approved_link(&mut local, &code, &reference, NOW).unwrap();
+            let refused = get(&mut local, &confirm, other, NOW);
+            assert_eq!(refused.status, 403, "{other:?}");
+            assert!(text(&refused).contains(refusal::NOT_THIS_BROWSER), "{}", text(&refused));
+            let stale = get(&mut local, &confirm, Some(&cookie), NOW);
+            assert_eq!(stale.status, 403);
+            local.consent_step(NOW);
+            assert!(local.consent.token().is_none(), "nothing connected");
+            assert!(local.consent.waiting().is_some(), "the code waits, for the whole code typed");
+        }
+        let mut local = local();
+        let (code, reference, cookie) = opened(&mut local);
+        // The waiting page's browser: approved, and the agent app connected at once.
+        let confirm = approved_link(&mut local, &code, &reference, NOW).unwrap();
+        let ok = get(&mut local, &confirm, Some(&format!("other=1; {cookie}")), NOW);
+        assert_eq!(ok.status, 200, "{}", text(&ok));
+        assert!(text(&ok).contains(r#"data-ok="true""#));
+        local.consent_step(NOW);
+        assert!(local.consent.token().is_some(), "connected");
+        // Never twice: the ticket, the link and the page are spent.
+        assert_eq!(get(&mut local, &confirm, Some(&cookie), NOW).status, 403);
+        let again = approved_link(&mut local, &code, &reference, NOW);
+        assert!(again.is_err(), "{again:?}");
+        assert!(local.consent.waiting().is_none());
+        // The waiting page's own poll says it was taken up.
+        let status = get(&mut local, &format!("{STATUS_PATH}?code={code}"), Some(&cookie), NOW);
+        assert_eq!(text(&status), r#"{"state":"done"}"#);
+    }
+
+    #[test]
+    fn a_link_is_not_approved_after_its_ticket_or_its_code_ran_out() {
+        let mut local = local();
+        let (code, reference, cookie) = opened(&mut local);
+        let confirm = approved_link(&mut local, &code, &reference, NOW).unwrap();
+        let late = get(&mut local, &confirm, Some(&cookie), NOW + LINK_CONFIRM_TTL_MS);
+        assert_eq!(late.status, 403);
+        assert!(text(&late).contains(refusal::TICKET_STALE), "{}", text(&late));
+        let dead = NOW + CONNECT_CODE_TTL_MS;
+        assert!(approved_link(&mut local, &code, &reference, dead).is_err());
+        assert!(local.consent.token().is_none());
+    }
+}
