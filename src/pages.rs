@@ -285,9 +285,7 @@ pub const WAIT_SCRIPT: &str = concat!(
     } else if (state.state === 'waiting') {
       setTimeout(ask, 1500);
     } else {
-      stop(state.state === 'done' ? '"#,
-    page::code_taken!(),
-    r#"' : state.sentence);
+      stop(state.sentence);
     }
   };
   start();
@@ -309,7 +307,6 @@ mod tests {
             page::waiting_for_approval!(),
             page::going_back_approved!(),
             page::going_back_denied!(),
-            page::code_taken!(),
         ] {
             assert!(!s.contains(['\'', '\\']), "{s}");
         }

@@ -879,13 +879,6 @@ pub mod page {
             "This code can no longer be used; start connecting again from the app."
         };
     }
-    /// The waiting page's script, when the approved code was already taken up (the local
-    /// server's own page: its agent app took it at once).
-    macro_rules! code_taken {
-        () => {
-            "Approved: the agent app is connected. You may close this page."
-        };
-    }
     /// The waiting page's script, while the relay does not answer (it tries again).
     macro_rules! relay_unreachable {
         () => {
@@ -911,7 +904,7 @@ pub mod page {
         };
     }
     pub(crate) use {
-        approved, calls_itself, code_dead, code_rules, code_taken, connecting, connector_adds,
+        approved, calls_itself, code_dead, code_rules, connecting, connector_adds,
         connector_heading, connector_local, connector_next, connector_title, enter_code,
         going_back_approved, going_back_denied, making_code, name_not_verified, not_approved,
         open_with_code, refused_heading, refused_title, relay_unreachable, verified_domain,
@@ -942,6 +935,10 @@ pub mod local {
 
     /// Before any code could be made (no request has named the agent app yet).
     pub const NO_CODE_YET: &str = "(not made yet: send initialize first)";
+
+    /// The waiting page's poll once its code was taken up (`done`): on the local server's page,
+    /// only the server itself takes a code up, for its agent app, at once.
+    pub const TAKEN_UP: &str = "Approved: the agent app is connected. You may close this page.";
 
     /// A waiting page's address whose code is no longer waiting (connected, denied, or dead).
     pub const PAGE_GONE: &str = "This waiting page is no longer open: the agent app's code was used or ran out. Ask the agent app for its status: it gives the code, and the page, to use now.";

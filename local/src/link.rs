@@ -93,6 +93,19 @@ pub fn route(method: &str, target: &str, host: Option<&str>, port: u16) -> Resul
     Ok(route)
 }
 
+/// The poll of a code already taken up (`done`), as this server's page says it: here only the
+/// server itself takes a code up, for its agent app, at once (the relay's page says the code
+/// can no longer be used: its own browser went on with it).
+fn taken_up(polled: Outcome) -> Outcome {
+    let Outcome::Json { status: 200, body, .. } = &polled else { return polled };
+    let state: Option<serde_json::Value> = serde_json::from_slice(body).ok();
+    if state.as_ref().and_then(|s| s.get("state")?.as_str()) != Some("done") {
+        return polled;
+    }
+    let said = serde_json::json!({ "state": "done", "sentence": sentences::local::TAKEN_UP });
+    Outcome::Json { status: 200, body: said.to_string().into_bytes(), cookie: None }
+}
+
 /// A byte of a page's name (base64url, as [`tabrelay::crypto::random_token`] writes it).
 fn is_name_byte(b: u8) -> bool {
     b.is_ascii_alphanumeric() || b == b'-' || b == b'_'
@@ -130,7 +143,7 @@ impl Local {
                 }
                 let (config, origin) = (self.config, self.origin.clone());
                 let (saga, step) = Saga::status(config, &origin, &query, cookies);
-                self.run_saga(saga, step, now).unwrap_or(Outcome::Broken)
+                taken_up(self.run_saga(saga, step, now).unwrap_or(Outcome::Broken))
             }
             Route::Confirm => {
                 let ticket = query.iter().find(|(k, _)| k == CONFIRM_TICKET_PARAM);
@@ -327,7 +340,9 @@ mod tests {
         assert!(local.consent.waiting().is_none());
         // The waiting page's own poll says it was taken up.
         let status = get(&mut local, &format!("{STATUS_PATH}?code={code}"), Some(&cookie), NOW);
-        assert_eq!(text(&status), r#"{"state":"done"}"#);
+        let said: serde_json::Value = serde_json::from_str(&text(&status)).unwrap();
+        assert_eq!(said["state"], "done");
+        assert_eq!(said["sentence"], sentences::local::TAKEN_UP);
     }
 
     #[test]

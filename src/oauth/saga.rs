@@ -646,6 +646,7 @@ impl<'c> Saga<'c> {
 /// catalogue gives and the address the link opens (`/authorize`'s page, and the one the local
 /// server serves its agent app's request with).
 #[must_use]
+#[inline(always)] // as it was written in `/authorize`'s saga: the Worker's code laid out as before
 pub fn waiting_page(config: &Config, request: &AuthRequest, sealed: &str) -> String {
     let host = clients::shown_host(&request.redirect_uri);
     let asker = pages::Asker {
