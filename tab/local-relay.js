@@ -118,7 +118,9 @@ export function joinLocal(relay, local) {
     const letters = [...String(said)].filter((c) => !CODE_IGNORED.includes(c)).length;
     if (letters !== CODE_LEN && !link) return false;
     if (!whose.has(said)) {
-      await nudged();
+      // A link came from a waiting page a running server served: not waited for (the
+      // confirm window opens after this, while the person's press still lets it).
+      if (!link) await nudged();
       if (!up()) return false;
       try {
         await (link ? local.describeLink(said) : local.describe(said));
