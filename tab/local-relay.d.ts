@@ -6,8 +6,8 @@ import type { PresenceCheck } from './presence-check.js';
 /** The local server's default address (`tabrelay-local`'s default port). */
 export const LOCAL_ADDRESS: string;
 
-/** Makes `relay` the door to both relays: codes to the local server first, connections of both, each call's words to its relay. Returns `relay`. */
+/** Makes `relay` the door to both relays: codes and waiting pages' links to the local server first, connections of both, each call's words to its relay. Returns `relay`. */
 export function joinLocal(relay: RelayClient, local: RelayClient): RelayClient;
 
-/** The presence check for a relay joined to its local server: a local code's approval is proven to the local server (its own credential and origin), the rest as `check`. */
+/** The presence check for a relay joined to its local server: a local code's (or link's) approval is proven to the local server (its own credential and origin), the rest as `check`. */
 export function joinPresenceCheck(check: PresenceCheck, localCheck: PresenceCheck, relay: RelayClient): PresenceCheck;
