@@ -3,8 +3,9 @@
 //! "<name> (local)"), makes a connect code through the same sagas as the Worker's `/register`,
 //! `/authorize` and `/authorize/code` (the code's session kept here as its Durable Object keeps
 //! it, by [`apply`]), and says the code to the agent app (its calls, the status tool, the
-//! instructions). The person types it into their tab, whose pairing asks the code's session as
-//! on the relay; then the waiting page's poll and the token endpoint run as on the relay (the
+//! instructions), with the address of its waiting page ([`crate::link`]). The person types it
+//! into their tab (or opens the page, and its link approves in the browser that opened it),
+//! whose pairing asks the code's session as on the relay; then the waiting page's poll and the token endpoint run as on the relay (the
 //! pairing makes the grant), and the token goes with every message. Forget in the tab ends the
 //! grant: the endpoint answers 401 and a new code is made.
 
