@@ -346,6 +346,27 @@ mod tests {
     }
 
     #[test]
+    fn a_denial_makes_a_new_code_and_its_page_is_no_longer_served() {
+        let mut local = local();
+        let (code, _, cookie) = opened(&mut local);
+        let page = local.consent.waiting().unwrap().page.clone();
+        let parsed = ConnectCode::parse(&code).unwrap();
+        let denied = local.consent.code(&parsed, Command::Deny, NOW, &mut crate::OsRandom);
+        assert!(matches!(denied, CodeReply::Described(_)), "{denied:?}");
+        local.consent_step(NOW);
+        local.consent_step(NOW);
+        let next = local.consent.waiting().expect("a new code").clone();
+        assert_ne!((next.code.as_str(), next.page.as_str()), (code.as_str(), page.as_str()));
+        assert_eq!(get(&mut local, &format!("{PAGE_PATH}{page}"), None, NOW).status, 404);
+        let status = get(&mut local, &format!("{STATUS_PATH}?code={code}"), Some(&cookie), NOW);
+        assert_eq!(
+            text(&status),
+            r#"{"state":"expired"}"#,
+            "the old page says it can no longer be used"
+        );
+    }
+
+    #[test]
     fn a_link_is_not_approved_after_its_ticket_or_its_code_ran_out() {
         let mut local = local();
         let (code, reference, cookie) = opened(&mut local);
