@@ -119,7 +119,8 @@ impl Outcome {
     }
 
     /// A waiting page's script reads `{"sentence": …}`.
-    fn sentence(status: u16, sentence: &str) -> Self {
+    #[must_use]
+    pub fn sentence(status: u16, sentence: &str) -> Self {
         let mut body = Vec::new();
         let mut o = Object::open(&mut body);
         o.text("sentence", sentence);
@@ -331,16 +332,8 @@ impl<'c> Saga<'c> {
             Err(Refusal::Redirect(to)) => return Step::Respond(Outcome::Redirect(to)),
         };
         // No connect code yet: the page's script asks for one with the sealed request.
-        let host = clients::shown_host(&request.redirect_uri);
-        let asker = pages::Asker {
-            name: &request.client_name,
-            verified_domain: request.verified_domain.as_deref(),
-            redirect_host: &host,
-        };
         let sealed = authorize::seal(&self.config.keys, &request, self.now_ms);
-        // The app by the name its catalogue gives and the address the link opens.
-        let app = Catalogue::bundled().app;
-        let html = pages::waiting(&sealed, &asker, (&app, &self.config.app_url));
+        let html = waiting_page(self.config, &request, &sealed);
         Step::Respond(Outcome::Page { status: 200, html })
     }
 
@@ -652,6 +645,22 @@ impl<'c> Saga<'c> {
         let tokens = exchange::tokens(keys, self.origin, granted, grant, secret, self.now_ms);
         Outcome::json(200, &tokens)
     }
+}
+
+/// The waiting page of a checked request sealed as `sealed`: who asks, the app by the name its
+/// catalogue gives and the address the link opens (`/authorize`'s page, and the one the local
+/// server serves its agent app's request with).
+#[must_use]
+#[inline(always)] // as it was written in `/authorize`'s saga: the Worker's code laid out as before
+pub fn waiting_page(config: &Config, request: &AuthRequest, sealed: &str) -> String {
+    let host = clients::shown_host(&request.redirect_uri);
+    let asker = pages::Asker {
+        name: &request.client_name,
+        verified_domain: request.verified_domain.as_deref(),
+        redirect_host: &host,
+    };
+    let app = Catalogue::bundled().app;
+    pages::waiting(sealed, &asker, (&app, &config.app_url))
 }
 
 fn param<'a>(pairs: &'a [(String, String)], name: &str) -> Option<&'a str> {

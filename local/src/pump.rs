@@ -322,6 +322,17 @@ impl Local {
         }
     }
 
+    /// The agent app whose consent `found` picks, made the one served now (none: unchanged).
+    pub fn enter_where(&mut self, found: impl Fn(&Consent) -> bool) {
+        if found(&self.consent) {
+            return;
+        }
+        let owner = self.agents.iter().find(|(_, a)| found(&a.consent)).map(|(id, _)| *id);
+        if let Some(id) = owner {
+            self.enter(id);
+        }
+    }
+
     /// A joined agent app went away: its exchanges let go of, its state dropped.
     fn agent_gone(&mut self, id: u64, now: u64) {
         for i in 0..self.running.len() {
@@ -465,6 +476,10 @@ impl Local {
                     p.sockets.remove(&tab);
                     p.input(Input::Closed { tab }, now);
                 }
+            }
+            // A page of the link flow ([`crate::link`]): answered at once.
+            Event::Http { route, request, reply } => {
+                let _ = reply.send(self.http(route, request, now));
             }
             Event::StdinClosed | Event::AgentClosed { .. } => {}
         }
