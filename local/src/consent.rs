@@ -162,8 +162,7 @@ impl Local {
         request: Request,
         now: u64,
     ) -> Option<tabrelay::pairing::wire::Reply> {
-        let p = self.pairing(id, now);
-        let asker = p.object.request(request, &mut p.sql, now, &mut OsRandom);
+        let asker = self.pairing(id, now).request(request, now);
         self.saga_ask = Some((id.to_owned(), asker, None));
         self.pump(now);
         self.saga_ask.take().and_then(|(_, _, reply)| reply)

@@ -22,7 +22,7 @@ use tabrelay::mcp::exchange::{
 };
 use tabrelay::oauth::token::Verified;
 use tabrelay::pairing::object::{Object, Output as ObjectOutput};
-use tabrelay::pairing::room::{Asker, Input};
+use tabrelay::pairing::room::{Asker, Input, Stored};
 use tabrelay::pairing::wire::{Reply, Request};
 use tabrelay::sql::{Bind, Failed, Rows, Sql};
 use tabrelay_bundle::catalogue::Catalogue;
@@ -194,8 +194,16 @@ pub struct Pairing {
 impl Pairing {
     /// Gives the pairing's object one input, with its storage and randomness at hand.
     fn input(&mut self, input: Input, now: u64) {
-        let host = Platform { sql: &mut self.sql, entropy: &mut OsRandom };
+        let host = &mut Platform { sql: &mut self.sql, entropy: &mut OsRandom };
         self.object.handle_input(input, now, host);
+    }
+
+    /// A request of the endpoint (or a saga), numbered as the Worker numbers it: who waits
+    /// for its replies.
+    pub fn request(&mut self, request: Request, now: u64) -> Asker {
+        let asker = self.object.next_asker();
+        self.input(Input::Request { asker, request, replayed: Vec::new() }, now);
+        asker
     }
 }
 
@@ -398,7 +406,7 @@ impl Local {
     fn timeouts(&mut self, now: u64) {
         for r in &mut self.running {
             if machine::due(&r.exchange, now) {
-                Machine::handle_timeout(&mut r.exchange, now, ());
+                Machine::handle_timeout(&mut r.exchange, now, &mut ());
             }
         }
         for p in self.pairings.values_mut() {
@@ -407,7 +415,7 @@ impl Local {
                 if alarm {
                     p.alarm = None;
                 }
-                let host = Platform { sql: &mut p.sql, entropy: &mut OsRandom };
+                let host = &mut Platform { sql: &mut p.sql, entropy: &mut OsRandom };
                 p.object.handle_timeout(now, host);
             }
         }
@@ -475,11 +483,12 @@ impl Local {
     pub fn pairing(&mut self, id: &str, now: u64) -> &mut Pairing {
         let (config, catalogue, state) = (self.config, self.catalogue, self.state.clone());
         self.pairings.entry(id.to_owned()).or_insert_with(|| {
-            let mut object = Object::new(Some(config.keys.clone()), catalogue);
-            let mut sql = Memory::kept_in(crate::state::grants_file(state.as_deref(), id))
+            let object = Object::new(Some(config.keys.clone()), catalogue);
+            let sql = Memory::kept_in(crate::state::grants_file(state.as_deref(), id))
                 .presence_in(crate::state::presence_file(state.as_deref(), id));
-            object.wake(Vec::new(), &mut sql, now, &mut OsRandom);
-            Pairing { object, sql, alarm: None, sockets: HashMap::new() }
+            let mut p = Pairing { object, sql, alarm: None, sockets: HashMap::new() };
+            p.input(Input::Woke(Stored::default()), now);
+            p
         })
     }
 
@@ -568,7 +577,7 @@ impl Local {
             }
             let mut i = 0;
             while i < self.running.len() {
-                match Machine::poll_output(&mut self.running[i].exchange, ()) {
+                match Machine::poll_output(&mut self.running[i].exchange, &mut ()) {
                     Some(output) => {
                         moved = true;
                         self.enter(self.running[i].agent);
@@ -594,7 +603,8 @@ impl Local {
 
     fn pairing_output(&mut self, id: &str) -> Option<ObjectOutput> {
         let p = self.pairings.get_mut(id)?;
-        Machine::poll_output(&mut p.object, Platform { sql: &mut p.sql, entropy: &mut OsRandom })
+        let host = &mut Platform { sql: &mut p.sql, entropy: &mut OsRandom };
+        Machine::poll_output(&mut p.object, host)
     }
 
     /// One output of a pairing's object.
@@ -652,10 +662,10 @@ impl Local {
                 else {
                     return;
                 };
-                r.exchange.handle_input(ExchangeInput::Reply(Some(reply)), now, ());
+                r.exchange.handle_input(ExchangeInput::Reply(Some(reply)), now, &mut ());
                 if ends {
                     r.asking = None;
-                    r.exchange.handle_input(ExchangeInput::Reply(None), now, ());
+                    r.exchange.handle_input(ExchangeInput::Reply(None), now, &mut ());
                 }
             }
         }
@@ -671,7 +681,7 @@ impl Local {
                     Some(body) => body,
                     None => Ok(Vec::new()),
                 };
-                r.exchange.handle_input(ExchangeInput::Body(body), now, ());
+                r.exchange.handle_input(ExchangeInput::Body(body), now, &mut ());
             }
             Output::Ask(request) => self.ask(i, request, now),
             Output::Respond(answer) => {
@@ -698,8 +708,7 @@ impl Local {
         if let Request::Call(call) = &request {
             self.cards.calls_through(&call.tool_call.connection.id, self.running[i].agent);
         }
-        let p = self.pairing(&id, now);
-        let asker = p.object.request(request, &mut p.sql, now, &mut OsRandom);
+        let asker = self.pairing(&id, now).request(request, now);
         self.running[i].asking = Some((id, asker));
     }
 
@@ -707,7 +716,7 @@ impl Local {
     fn let_go(&mut self, i: usize, now: u64) {
         if let Some((id, asker)) = self.running[i].asking.take() {
             if let Some(p) = self.pairings.get_mut(&id) {
-                p.object.gone(asker, now, &mut OsRandom);
+                p.input(Input::Gone { asker }, now);
             }
         }
     }

@@ -491,7 +491,7 @@ impl<'c> Saga<'c> {
         }
     }
 
-    /// Feeds what came of the last step: the next one.
+    /// Feeds what came of the last step: the next one (given through [`SagaRun`]).
     pub fn next(&mut self, input: Input, entropy: &mut dyn Entropy) -> Step {
         match (core::mem::replace(&mut self.stage, Stage::Over), input) {
             // Not kept: each fetch counts against the sender's limit, asked first.
@@ -696,13 +696,13 @@ impl<'c> SagaRun<'c> {
 impl crate::machine::Machine for SagaRun<'_> {
     type Input = Input;
     type Output = Step;
-    type Host<'h> = &'h mut dyn Entropy;
+    type Host<'h> = dyn Entropy + 'h;
 
-    fn handle_input(&mut self, input: Input, _now_ms: u64, entropy: Self::Host<'_>) {
+    fn handle_input(&mut self, input: Input, _now_ms: u64, entropy: &mut (dyn Entropy + '_)) {
         self.step = Some(self.saga.next(input, entropy));
     }
 
-    fn poll_output(&mut self, _: Self::Host<'_>) -> Option<Step> {
+    fn poll_output(&mut self, _: &mut (dyn Entropy + '_)) -> Option<Step> {
         self.step.take()
     }
 
@@ -710,7 +710,7 @@ impl crate::machine::Machine for SagaRun<'_> {
         None
     }
 
-    fn handle_timeout(&mut self, _now_ms: u64, _: Self::Host<'_>) {}
+    fn handle_timeout(&mut self, _now_ms: u64, _: &mut (dyn Entropy + '_)) {}
 }
 
 #[cfg(test)]

@@ -290,15 +290,18 @@ impl Pair {
         run
     }
 
-    /// Moves `run` until it waits for the clock or for something outside it: the shells'
-    /// loop ([`Machine`]): every output carried out, then the next input given.
+    /// Moves `run` until it waits for the clock or for something outside it: the shells' loop
+    /// ([`machine::turn`]): the next input (or its timeout, when due) given, every output
+    /// carried out, then the next input (its body, or the pairing's next reply line).
     fn drive(&mut self, run: &mut Run) {
+        let mut input = None;
         loop {
-            while let Some(output) = Machine::poll_output(&mut run.exchange, ()) {
+            let mut outputs = Vec::new();
+            machine::turn(&mut run.exchange, input.take(), self.now, &mut (), |o| outputs.push(o));
+            for output in outputs {
                 match output {
                     Output::ReadBody(_) => {
-                        let body = ExchangeInput::Body(Ok(std::mem::take(&mut run.body)));
-                        run.exchange.handle_input(body, self.now, ());
+                        input = Some(ExchangeInput::Body(Ok(std::mem::take(&mut run.body))));
                     }
                     Output::Ask(request) => self.ask(run, &request),
                     Output::Respond(answer) => run.seen.answer = Some(answer),
@@ -309,6 +312,9 @@ impl Pair {
                     }
                     Output::End => run.seen.ended = true,
                 }
+            }
+            if input.is_some() {
+                continue;
             }
             let Some(asker) = run.asker else { return };
             let inbox = self.inbox.entry(asker).or_default();
@@ -323,7 +329,7 @@ impl Pair {
                     None
                 }
             };
-            run.exchange.handle_input(ExchangeInput::Reply(reply), self.now, ());
+            input = Some(ExchangeInput::Reply(reply));
         }
     }
 
@@ -361,13 +367,8 @@ impl Pair {
                 break;
             };
             self.now = self.now.max(at);
-            if exchange == Some(at) {
-                for run in runs.iter_mut() {
-                    if machine::due(&run.exchange, self.now) {
-                        Machine::handle_timeout(&mut run.exchange, self.now, ());
-                    }
-                }
-            } else {
+            // The exchanges due take their timeouts as they are next driven (above).
+            if exchange != Some(at) {
                 self.room_input(Input::Timeout);
             }
         }
