@@ -330,12 +330,13 @@ impl Chunks for Lines {
 impl Drop for Lines {
     fn drop(&mut self) {
         let pairing = Rc::clone(&self.pairing);
-        pairing.askers.borrow_mut().remove(&self.asker);
-        // The object lets go only of a request still waiting for its last reply.
-        pairing.handle(Input::Gone { asker: self.asker });
-        worker::wasm_bindgen_futures::spawn_local(async move {
-            let _ = pairing.run().await;
-        });
+        // Its channel still held: its last reply has not gone, so the object still waits.
+        if pairing.askers.borrow_mut().remove(&self.asker).is_some() {
+            pairing.handle(Input::Gone { asker: self.asker });
+            worker::wasm_bindgen_futures::spawn_local(async move {
+                let _ = pairing.run().await;
+            });
+        }
     }
 }
 
