@@ -93,37 +93,42 @@ impl Object {
     /// - [`Input::Gone`]: only a request still waiting for its last reply is let go of.
     ///
     /// [`Machine::handle_input`]: crate::machine::Machine::handle_input
-    fn give(&mut self, input: Input, now_ms: u64, sql: &mut dyn Sql, entropy: &mut dyn Entropy) {
+    fn give(
+        &mut self,
+        mut input: Input,
+        now_ms: u64,
+        sql: &mut dyn Sql,
+        entropy: &mut dyn Entropy,
+    ) {
         self.now = now_ms;
-        let input = match input {
+        // Filled in place (no part of the input moved out: smaller in the Worker).
+        match &mut input {
             Input::Woke(stored) => {
                 if self.woke {
                     return;
                 }
                 self.woke = true;
-                Input::Woke(self.store.read_back(sql, stored.tabs))
+                *stored = self.store.read_back(sql, std::mem::take(&mut stored.tabs));
             }
-            Input::Request { asker, request, .. } => {
-                self.waiting.push(asker);
-                let replayed = match &request {
+            Input::Request { asker, request, replayed } => {
+                self.waiting.push(*asker);
+                match request {
                     Request::UseState { key, expires_ms } => {
                         let first = self.store.first_use(sql, key, *expires_ms, now_ms);
                         let reply = if first { Reply::Done } else { Reply::StateUsed };
-                        self.queue.push(Effect::Reply(asker, reply));
+                        self.queue.push(Effect::Reply(*asker, reply));
                         return;
                     }
-                    Request::Grant(grant) => self.store.replayed(sql, &grant.id),
-                    _ => Vec::new(),
-                };
-                Input::Request { asker, request, replayed }
+                    Request::Grant(grant) => *replayed = self.store.replayed(sql, &grant.id),
+                    _ => {}
+                }
             }
             Input::Gone { asker } => {
-                let Some(i) = self.waiting.iter().position(|a| *a == asker) else { return };
+                let Some(i) = self.waiting.iter().position(|a| a == asker) else { return };
                 self.waiting.swap_remove(i);
-                Input::Gone { asker }
             }
-            input => input,
-        };
+            _ => {}
+        }
         let mut effects = self.room.handle(input, now_ms, entropy);
         self.queue.append(&mut effects);
     }
