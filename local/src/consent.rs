@@ -15,11 +15,12 @@ use tabrelay::crypto::{random_token, Entropy};
 use tabrelay::http::TooLarge;
 use tabrelay::jsonrpc::{self, ErrorCode};
 use tabrelay::limits::CONNECT_CODE_TTL_MS;
+use tabrelay::machine;
 use tabrelay::mcp::{self, Headers, Reply as McpReply};
 use tabrelay::oauth::authorize::{self, Named};
 use tabrelay::oauth::connect::{apply, CodeReply, Command, ConnectCode, Session};
 use tabrelay::oauth::pkce;
-use tabrelay::oauth::saga::{Input, Outcome, Saga, Step};
+use tabrelay::oauth::saga::{Input, Outcome, Saga, SagaRun, Step};
 use tabrelay::pairing::wire::Request;
 use tabrelay::senders::Limit;
 use tabrelay::sentences::local as said;
@@ -140,9 +141,12 @@ impl Local {
     /// Runs a saga from its first step to its answer: the sender limit is the person's own
     /// machine (within), a code's command goes to its session here, a pairing's ask to its
     /// object (whose replies to a grant or a refresh come at once).
-    fn saga(&mut self, mut saga: Saga<'_>, mut step: Step, now: u64) -> Option<Outcome> {
+    fn saga(&mut self, saga: Saga<'_>, step: Step, now: u64) -> Option<Outcome> {
+        let (mut saga, mut input) = (SagaRun::new((saga, step)), None);
         loop {
-            let input = match step {
+            let mut step = None;
+            machine::turn(&mut saga, input, now, &mut OsRandom, |s| step = Some(s));
+            input = Some(match step? {
                 Step::Respond(answer) => return Some(answer),
                 Step::AskLimit(_) => Input::Limit(Limit::Within),
                 Step::AskCode(code, command) => {
@@ -150,8 +154,7 @@ impl Local {
                 }
                 Step::AskPairing(id, request) => Input::Pairing(self.ask_now(&id, request, now)),
                 Step::FetchClient { .. } => return None,
-            };
-            step = saga.next(input, &mut OsRandom);
+            });
         }
     }
 
