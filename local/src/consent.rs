@@ -165,7 +165,7 @@ impl Local {
         request: Request,
         now: u64,
     ) -> Option<tabrelay::pairing::wire::Reply> {
-        let asker = self.pairing(id, now).request(request, now);
+        let asker = self.request(id, request, now);
         self.saga_ask = Some((id.to_owned(), asker, None));
         self.pump(now);
         self.saga_ask.take().and_then(|(_, _, reply)| reply)
