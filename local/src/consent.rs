@@ -16,12 +16,13 @@ use tabrelay::crypto::{random_token, Entropy};
 use tabrelay::http::TooLarge;
 use tabrelay::jsonrpc::{self, ErrorCode};
 use tabrelay::limits::CONNECT_CODE_TTL_MS;
+use tabrelay::machine;
 use tabrelay::mcp::{self, Headers, Reply as McpReply};
 use tabrelay::oauth::authorize::{self, Named};
 use tabrelay::oauth::connect::{apply, CodeReply, Command, ConnectCode, Session};
 use tabrelay::oauth::pkce;
 use tabrelay::pairing::wire::Request;
-use tabrelay::saga::{Input, Outcome, Saga, Step};
+use tabrelay::saga::{Input, Outcome, Saga, SagaRun, Step};
 use tabrelay::senders::Limit;
 use tabrelay::sentences::local as said;
 
@@ -156,14 +157,12 @@ impl Local {
     /// Runs a saga from its first step to its answer: the sender limit is the person's own
     /// machine (within), a code's command goes to its session here, a pairing's ask to its
     /// object (whose replies to a grant or a refresh come at once).
-    pub(crate) fn run_saga(
-        &mut self,
-        mut saga: Saga<'_>,
-        mut step: Step,
-        now: u64,
-    ) -> Option<Outcome> {
+    pub(crate) fn run_saga(&mut self, saga: Saga<'_>, step: Step, now: u64) -> Option<Outcome> {
+        let (mut saga, mut input) = (SagaRun::new((saga, step)), None);
         loop {
-            let input = match step {
+            let mut step = None;
+            machine::turn(&mut saga, input, now, &mut OsRandom, |s| step = Some(s));
+            input = Some(match step? {
                 Step::Respond(answer) => return Some(answer),
                 Step::AskLimit(_) => Input::Limit(Limit::Within),
                 Step::AskCode(code, command) => {
@@ -171,8 +170,7 @@ impl Local {
                 }
                 Step::AskPairing(id, request) => Input::Pairing(self.ask_now(&id, request, now)),
                 Step::FetchClient { .. } => return None,
-            };
-            step = saga.next(input, &mut OsRandom);
+            });
         }
     }
 
@@ -183,8 +181,7 @@ impl Local {
         request: Request,
         now: u64,
     ) -> Option<tabrelay::pairing::wire::Reply> {
-        let p = self.pairing(id, now);
-        let asker = p.object.request(request, &mut p.sql, now, &mut OsRandom);
+        let asker = self.request(id, request, now);
         self.saga_ask = Some((id.to_owned(), asker, None));
         self.pump(now);
         self.saga_ask.take().and_then(|(_, _, reply)| reply)

@@ -400,7 +400,7 @@ impl<'a> Exchange<'a> {
     }
 
     /// The request's body ([`Output::ReadBody`]), or that it passed its cap.
-    pub fn handle_body(&mut self, body: Result<Vec<u8>, TooLarge>, now_ms: u64) {
+    fn handle_body(&mut self, body: Result<Vec<u8>, TooLarge>, now_ms: u64) {
         self.now_ms = now_ms;
         if !matches!(self.job, Job::Body) {
             return;
@@ -428,7 +428,7 @@ impl<'a> Exchange<'a> {
 
     /// One of the pairing's replies to the last [`Output::Ask`] (None: its replies ended, or it
     /// could not be asked).
-    pub fn handle_reply(&mut self, reply: Option<Reply>, now_ms: u64) {
+    fn handle_reply(&mut self, reply: Option<Reply>, now_ms: u64) {
         self.now_ms = now_ms;
         // A line is the pairing alive: its next is due as the ask's bound says.
         match reply {
@@ -519,7 +519,7 @@ impl<'a> Exchange<'a> {
     }
 
     /// The clock reached [`Self::poll_timeout`] (or later): each deadline passed, in order.
-    pub fn handle_timeout(&mut self, now_ms: u64) {
+    fn handle_timeout(&mut self, now_ms: u64) {
         self.now_ms = now_ms;
         while let Some((timer, at)) = self.timers.next() {
             if at > now_ms {
@@ -824,7 +824,7 @@ impl crate::machine::Machine for Exchange<'_> {
     type Host<'h> = ();
 
     #[inline]
-    fn handle_input(&mut self, input: Input, now_ms: u64, (): ()) {
+    fn handle_input(&mut self, input: Input, now_ms: u64, (): &mut ()) {
         match input {
             Input::Body(body) => self.handle_body(body, now_ms),
             Input::Reply(reply) => self.handle_reply(reply, now_ms),
@@ -832,7 +832,7 @@ impl crate::machine::Machine for Exchange<'_> {
     }
 
     #[inline]
-    fn poll_output(&mut self, (): ()) -> Option<Output> {
+    fn poll_output(&mut self, (): &mut ()) -> Option<Output> {
         Exchange::poll_output(self)
     }
 
@@ -842,7 +842,7 @@ impl crate::machine::Machine for Exchange<'_> {
     }
 
     #[inline]
-    fn handle_timeout(&mut self, now_ms: u64, (): ()) {
+    fn handle_timeout(&mut self, now_ms: u64, (): &mut ()) {
         Exchange::handle_timeout(self, now_ms);
     }
 }
