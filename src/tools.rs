@@ -31,8 +31,8 @@ pub fn list(stated: Option<&ToolList>, catalogue: &Catalogue) -> Value {
         Some(list) => {
             for t in list.tools() {
                 let said = match t.setting {
-                    Setting::Asks => (sentences::SETTING_ASKS, "asks"),
-                    Setting::Runs => (sentences::SETTING_RUNS, "runs"),
+                    Setting::Asks => (sentences::SETTING_ASKS, Setting::Asks.word()),
+                    Setting::Runs => (sentences::SETTING_RUNS, Setting::Runs.word()),
                     Setting::Refused => continue,
                 };
                 let mut definition = t.definition.clone();
