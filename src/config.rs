@@ -1,7 +1,7 @@
 //! The relay's configuration from its secrets and vars, checked once.
 
+use crate::keys::Keys;
 use crate::limits::{AUTH_CODE_TTL_MS, CONNECT_CODE_TTL_MS, TAB_CALL_WAIT_MS};
-use crate::oauth::keys::Keys;
 
 /// What the relay runs with.
 #[derive(Debug, Clone)]

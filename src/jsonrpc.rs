@@ -1,5 +1,7 @@
 //! JSON-RPC 2.0 as MCP uses it over HTTP: one message per POST, parsed into a request or a
-//! notification, and the error a client reads when it cannot be.
+//! notification, and the error a client reads when it cannot be; and the JSON helpers every
+//! writer of a message shares ([`object`], `put`, `put_meta`: the endpoint, the tool list,
+//! the routes), on this floor below them all so none of them imports another for them.
 
 use serde_json::{Map, Value};
 use tabrelay_bundle::fields::{Encode, Object};
@@ -70,6 +72,30 @@ pub fn object(write: &mut dyn FnMut(&mut Object<'_>)) -> Value {
     o.close();
     // What the writer wrote is JSON, so it reads back.
     serde_json::from_slice(&out).unwrap_or_default()
+}
+
+/// Sets `key` in `object` (a JSON object; anything else is left as it is), without `Value`'s
+/// `IndexMut` and the map entry code behind it.
+pub(crate) fn put(object: &mut Value, key: &str, value: Value) {
+    if let Value::Object(map) = object {
+        map.insert(key.into(), value);
+    }
+}
+
+/// Sets `key` in the `_meta` of the object `object` (made when it has none; a `_meta` that is
+/// not an object is left as it is).
+pub(crate) fn put_meta(object: &mut Map<String, Value>, key: &str, value: Value) {
+    match object.get_mut("_meta") {
+        Some(Value::Object(meta)) => {
+            meta.insert(key.into(), value);
+        }
+        Some(_) => {}
+        None => {
+            let mut meta = Map::new();
+            meta.insert(key.into(), value);
+            object.insert("_meta".into(), Value::Object(meta));
+        }
+    }
 }
 
 /// A JSON-RPC error code.

@@ -3,7 +3,7 @@
 //! How many connect codes and tab sockets one sender may make a minute is the platform's to
 //! count, so it is said where the platform reads it: `[[ratelimits]]` in `wrangler.toml`
 //! (keyed by `crate::senders`). Each body read without a token is capped below, refused past
-//! its cap before it is held (`crate::http::body_cap`).
+//! its cap before it is held (`crate::routes::body_cap`).
 //! Times are in milliseconds (`_MS`) or seconds (`_S`).
 //!
 //! **Each connection its own share.** Everything a connection can make its pairing hold (calls

@@ -1,7 +1,8 @@
 //! The pages a person sees in the browser that is connecting: the waiting page with the
-//! connect code, and the page for a request that cannot go back to its app.
+//! connect code, and the page for a request that cannot go back to its app; their paths,
+//! headers and the escaping of every text they show ([`escape_html`]). Words of the relay, on a
+//! floor below `http` (whose answer of a page carries [`PAGE_HEADERS`]) and the routes.
 
-use crate::http::escape_html;
 use crate::sentences::page;
 
 /// The Content-Security-Policy of every page: its own script only, never framed.
@@ -293,9 +294,34 @@ pub const WAIT_SCRIPT: &str = concat!(
 "#
 );
 
+/// Text safe inside HTML text and quoted attributes.
+#[must_use]
+pub fn escape_html(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn html_is_escaped_in_text_and_quoted_attributes() {
+        assert_eq!(
+            escape_html(r#"<a href="x">'&'</a>"#),
+            "&lt;a href=&quot;x&quot;&gt;&#39;&amp;&#39;&lt;/a&gt;"
+        );
+    }
 
     const APP: (&str, &str) = ("Orders", "https://app.example/");
 

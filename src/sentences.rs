@@ -895,22 +895,30 @@ pub mod page {
 /// connected it yet. The Worker never says them (no byte of the upload).
 pub mod local {
     /// A tool call, `status`, or another request, before the person approved the connection
-    /// in their tab: the code they type there, and what to do.
+    /// in their tab: the code they type there, the waiting page's `link` (which opens the app
+    /// with it), and what to do.
     #[must_use]
-    pub fn not_connected(code: &str) -> String {
+    pub fn not_connected(code: &str, link: &str) -> String {
         format!(
-            "Not connected to the person's tab yet. Ask them to open the app, and in its Agents panel type the connect code {code} and press Approve; then call again."
+            "Not connected to the person's tab yet. Ask them to open the app, and in its Agents panel type the connect code {code} and press Approve (or to open {link} in the browser where they use the app and press Open the app with this code); then call again."
         )
     }
 
     /// The line added to the instructions of an `initialize` answered before the approval.
     #[must_use]
-    pub fn connect_line(code: &str) -> String {
+    pub fn connect_line(code: &str, link: &str) -> String {
         format!(
-            "\n\nThis is tabrelay-local, on the person's computer. It is not connected to their tab yet: they type the connect code {code} into the app's Agents panel and press Approve. Until then every call answers with this code; the status tool says it too."
+            "\n\nThis is tabrelay-local, on the person's computer. It is not connected to their tab yet: they type the connect code {code} into the app's Agents panel and press Approve, or open {link} in the browser where they use the app and press Open the app with this code. Until then every call answers with this code; the status tool says it too."
         )
     }
 
     /// Before any code could be made (no request has named the agent app yet).
     pub const NO_CODE_YET: &str = "(not made yet: send initialize first)";
+
+    /// The waiting page's poll once its code was taken up (`done`): on the local server's page,
+    /// only the server itself takes a code up, for its agent app, at once.
+    pub const TAKEN_UP: &str = "Approved: the agent app is connected. You may close this page.";
+
+    /// A waiting page's address whose code is no longer waiting (connected, denied, or dead).
+    pub const PAGE_GONE: &str = "This waiting page is no longer open: the agent app's code was used or ran out. Ask the agent app for its status: it gives the code, and the page, to use now.";
 }

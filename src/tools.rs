@@ -31,8 +31,8 @@ pub fn list(stated: Option<&ToolList>, catalogue: &Catalogue) -> Value {
         Some(list) => {
             for t in list.tools() {
                 let said = match t.setting {
-                    Setting::Asks => (sentences::SETTING_ASKS, "asks"),
-                    Setting::Runs => (sentences::SETTING_RUNS, "runs"),
+                    Setting::Asks => (sentences::SETTING_ASKS, Setting::Asks.word()),
+                    Setting::Runs => (sentences::SETTING_RUNS, Setting::Runs.word()),
                     Setting::Refused => continue,
                 };
                 let mut definition = t.definition.clone();
@@ -82,7 +82,7 @@ pub fn status_tool() -> Value {
         ui.text("resourceUri", tabrelay_bundle::agent::VIEW_URI);
         ui.close();
     });
-    crate::mcp::put(&mut tool, "_meta", meta);
+    crate::jsonrpc::put(&mut tool, "_meta", meta);
     tool
 }
 
@@ -111,7 +111,7 @@ pub fn status_result(status: &TabsStatus, yours: &[String]) -> Value {
     }
     // A text result, as the bundle writes one, that is not an error.
     let mut result = content::error_result(&text);
-    crate::mcp::put(&mut result, "isError", false.into());
+    crate::jsonrpc::put(&mut result, "isError", false.into());
     result
 }
 
@@ -132,7 +132,7 @@ fn with_setting(mut definition: Map<String, Value>, (sentence, setting): (&str, 
     }
     description.push_str(sentence);
     definition.insert("description".into(), Value::String(description));
-    crate::mcp::put_meta(&mut definition, SETTING_META, Value::String(setting.into()));
+    crate::jsonrpc::put_meta(&mut definition, SETTING_META, Value::String(setting.into()));
     Value::Object(definition)
 }
 

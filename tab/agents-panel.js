@@ -888,7 +888,7 @@ export class AgentsPanel extends Base {
         win?.close();
         throw err;
       }
-      const confirmed = this.#confirmed(win);
+      const confirmed = this.#confirmed(win, new URL(said.confirm).origin);
       if (win && !win.closed) win.location = said.confirm;
       else this.#offerConfirmLink(said.confirm);
       const ok = await confirmed;
@@ -918,10 +918,9 @@ export class AgentsPanel extends Base {
     return check.approval(said);
   }
 
-  /** Resolves with whether the relay's confirm page approved (what it posts), or null once its window closed without a word. */
-  #confirmed(win) {
+  /** Resolves with whether the confirm page at `origin` (the relay's that took the link: the local server's, for its agent app's) approved (what it posts), or null once its window closed without a word. */
+  #confirmed(win, origin) {
     return new Promise((resolve) => {
-      const origin = new URL(this.#relay.relay).origin;
       let watch = null;
       const done = (ok) => {
         stop();

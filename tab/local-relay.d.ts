@@ -9,8 +9,8 @@ export const LOCAL_ADDRESS: string;
 /** What a local call's id starts with on the person's side (`local-ID`): the relay's and the local server's calls may share an id. */
 export const LOCAL_CALL: string;
 
-/** Makes `relay` the door to both relays: codes to the local server first, connections of both, each call's words to its relay. Returns `relay`. */
+/** Makes `relay` the door to both relays: codes and waiting pages' links to the local server first, connections of both, each call's words to its relay. Returns `relay`. */
 export function joinLocal(relay: RelayClient, local: RelayClient): RelayClient;
 
-/** The presence check for a relay joined to its local server: a local code's approval is proven to the local server (its own credential and origin), the rest as `check`. */
+/** The presence check for a relay joined to its local server: a local code's (or link's) approval is proven to the local server (its own credential and origin), the rest as `check`. */
 export function joinPresenceCheck(check: PresenceCheck, localCheck: PresenceCheck, relay: RelayClient): PresenceCheck;

@@ -6,7 +6,10 @@
 // side (the panel, the presence, the bridge) keeps talking to one client:
 // - a connect code the person types goes to the local server first when it is connected (a code
 //   it did not make, it refuses), then to the relay; a local server not connected then is tried
-//   again at once (an agent app may have just started it);
+//   again at once (an agent app may have just started it); so does a waiting page's link
+//   reference (the local server serves its agent app's waiting page on loopback too): approved
+//   by the local server, its confirm window opens at the local server's origin, where the
+//   waiting page's cookie is;
 // - the connections are both relays' (each marked with its relay: `local: true`), and Forget
 //   and Stop go to the relay that holds the connection;
 // - the tools, the view and the person's steps go to both; a call's asking and answered go to
@@ -26,6 +29,7 @@
 //   joinLocal(relay, local);
 
 import { CODE_LEN, CODE_IGNORED } from './generated/bundle.js';
+import { linkReference } from './relay-client.js';
 
 /**
  * The person's presence check for `relay` joined to its local server (`joinLocal`): `check` is
@@ -55,7 +59,7 @@ const NUDGE_MS = 2_000;
  */
 export function joinLocal(relay, local) {
   const own = {};
-  for (const name of ['describe', 'approve', 'deny', 'connections', 'forget', 'stopAgent', 'letGoOn', 'asking', 'answered', 'setTools', 'setView', 'step', 'start', 'stop', 'setFocused']) {
+  for (const name of ['describe', 'approve', 'deny', 'describeLink', 'approveLink', 'denyLink', 'connections', 'forget', 'stopAgent', 'letGoOn', 'asking', 'answered', 'setTools', 'setView', 'step', 'start', 'stop', 'setFocused']) {
     own[name] = relay[name].bind(relay);
   }
   const up = () => local.status === 'connected';
@@ -98,30 +102,33 @@ export function joinLocal(relay, local) {
       if (up() && whose.get(args[0]) !== false) {
         try {
           const said = await local[name](...args);
-          if (name === 'describe') whose.set(args[0], true);
+          if (name.startsWith('describe')) whose.set(args[0], true);
           return said;
         } catch (err) {
           // Not the local server's code (or not one it can take): the relay's, then. A code it
           // described is its own: its refusal stands (a relay would not know the code).
           if (whose.get(args[0]) === true) throw err;
-          if (name === 'describe') whose.set(args[0], false);
+          if (name.startsWith('describe')) whose.set(args[0], false);
         }
       }
       return own[name](...args);
     };
   /**
-   * Whether `said` is a code the local server made (it describes it): where its approval goes.
-   * Only the local server is asked, and only of a code's length (a waiting page's link
-   * reference is the relay's: the local server has none).
+   * Whether `said` is a code, or a waiting page's link reference, the local server made (it
+   * describes it): where its approval goes. Only the local server is asked, and only of a
+   * code's or a reference's form.
    */
   relay.isLocalCode = async (said) => {
+    const link = linkReference(said) !== null;
     const letters = [...String(said)].filter((c) => !CODE_IGNORED.includes(c)).length;
-    if (letters !== CODE_LEN) return false;
+    if (letters !== CODE_LEN && !link) return false;
     if (!whose.has(said)) {
-      await nudged();
+      // A link came from a waiting page a running server served: not waited for (the
+      // confirm window opens after this, while the person's press still lets it).
+      if (!link) await nudged();
       if (!up()) return false;
       try {
-        await local.describe(said);
+        await (link ? local.describeLink(said) : local.describe(said));
         whose.set(said, true);
       } catch {
         whose.set(said, false);
@@ -133,6 +140,9 @@ export function joinLocal(relay, local) {
   relay.describe = codeTo('describe');
   relay.approve = codeTo('approve');
   relay.deny = codeTo('deny');
+  relay.describeLink = codeTo('describeLink');
+  relay.approveLink = codeTo('approveLink');
+  relay.denyLink = codeTo('denyLink');
   // Each relay lists its own (kept as its `connectionsList`); the answer is both (below).
   relay.connections = async () => {
     await Promise.all([own.connections(), up() ? local.connections().catch(() => null) : null]);

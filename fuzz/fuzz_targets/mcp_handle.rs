@@ -86,7 +86,7 @@ fuzz_target!(|data: &[u8]| {
             check_result("initialize", &answer["result"]);
             assert_eq!(answer["result"]["protocolVersion"], revision);
             // What the client declared, and the revision, read back from the session id.
-            let keys = tabrelay::oauth::keys::Keys::new(&"k".repeat(32), None).unwrap();
+            let keys = tabrelay::keys::Keys::new(&"k".repeat(32), None).unwrap();
             let id = mcp::session::issue(&keys, "g", declared, revision);
             let opened = mcp::session::Opened { declared, revision: Some(revision) };
             assert_eq!(mcp::session::verify(&keys, "g", &id), Some(opened));

@@ -9,7 +9,7 @@
 use libfuzzer_sys::fuzz_target;
 use tabrelay::oauth::connect::{Command, ConnectCode, Redemption, CODE_ALPHABET, CODE_LEN};
 use tabrelay::oauth::exchange::TokenRequest;
-use tabrelay::oauth::keys::Keys;
+use tabrelay::keys::Keys;
 use tabrelay::oauth::{cimd, clients, exchange};
 use tabrelay_fuzz::{has_duplicate_key, keys, Fixed, ORIGIN};
 

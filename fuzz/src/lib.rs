@@ -2,7 +2,7 @@
 //! that more than one target makes.
 
 use serde_json::Value;
-use tabrelay::oauth::keys::Keys;
+use tabrelay::keys::Keys;
 
 /// The relay's origin in every target.
 pub const ORIGIN: &str = "https://relay.example";

@@ -3,8 +3,9 @@
 //! "<name> (local)"), makes a connect code through the same sagas as the Worker's `/register`,
 //! `/authorize` and `/authorize/code` (the code's session kept here as its Durable Object keeps
 //! it, by [`apply`]), and says the code to the agent app (its calls, the status tool, the
-//! instructions). The person types it into their tab, whose pairing asks the code's session as
-//! on the relay; then the waiting page's poll and the token endpoint run as on the relay (the
+//! instructions), with the address of its waiting page ([`crate::link`]). The person types it
+//! into their tab (or opens the page, and its link approves in the browser that opened it),
+//! whose pairing asks the code's session as on the relay; then the waiting page's poll and the token endpoint run as on the relay (the
 //! pairing makes the grant), and the token goes with every message. Forget in the tab ends the
 //! grant: the endpoint answers 401 and a new code is made.
 
@@ -15,12 +16,13 @@ use tabrelay::crypto::{random_token, Entropy};
 use tabrelay::http::TooLarge;
 use tabrelay::jsonrpc::{self, ErrorCode};
 use tabrelay::limits::CONNECT_CODE_TTL_MS;
+use tabrelay::machine;
 use tabrelay::mcp::{self, Headers, Reply as McpReply};
 use tabrelay::oauth::authorize::{self, Named};
 use tabrelay::oauth::connect::{apply, CodeReply, Command, ConnectCode, Session};
 use tabrelay::oauth::pkce;
-use tabrelay::oauth::saga::{Input, Outcome, Saga, Step};
 use tabrelay::pairing::wire::Request;
+use tabrelay::saga::{Input, Outcome, Saga, SagaRun, Step};
 use tabrelay::senders::Limit;
 use tabrelay::sentences::local as said;
 
@@ -29,8 +31,8 @@ use crate::OsRandom;
 
 /// A code waiting for the person, and what redeems it.
 #[derive(Debug, Clone)]
-struct Waiting {
-    code: String,
+pub struct Waiting {
+    pub code: String,
     client_id: String,
     redirect_uri: String,
     verifier: String,
@@ -38,6 +40,13 @@ struct Waiting {
     cookie: String,
     /// When the code dies (a new one is made then).
     until: u64,
+    /// The waiting page this server serves for the code ([`crate::link`]): its address's own
+    /// part (random: no code, no token), its request as sealed, the page, and the answer its
+    /// script gets for the sealed request (the code, the link to the app, the cookie).
+    pub page: String,
+    pub sealed: String,
+    pub html: String,
+    pub drawn: Outcome,
 }
 
 /// Where the connection stands.
@@ -88,7 +97,10 @@ impl Consent {
         now: u64,
         entropy: &mut dyn Entropy,
     ) -> CodeReply {
-        let approving = matches!(command, Command::Approve { .. } | Command::Confirm { .. });
+        // Decided (approved, confirmed or denied): the session is polled on the next step, so
+        // an approval is taken up at once and a denial makes a new code.
+        let approving =
+            matches!(command, Command::Approve { .. } | Command::Confirm { .. } | Command::Deny);
         let session = self.codes.entry(code.as_str().to_owned()).or_default();
         let reply = apply(session, command, now, entropy, code);
         if session.is_none() {
@@ -117,6 +129,11 @@ impl Consent {
     fn code_said(&self) -> &str {
         self.waiting.as_ref().map_or(said::NO_CODE_YET, |w| w.code.as_str())
     }
+
+    /// The code waiting for the person, if any (its waiting page is served while it waits).
+    pub fn waiting(&self) -> Option<&Waiting> {
+        self.waiting.as_ref()
+    }
 }
 
 /// The form body of `pairs`.
@@ -140,9 +157,12 @@ impl Local {
     /// Runs a saga from its first step to its answer: the sender limit is the person's own
     /// machine (within), a code's command goes to its session here, a pairing's ask to its
     /// object (whose replies to a grant or a refresh come at once).
-    fn saga(&mut self, mut saga: Saga<'_>, mut step: Step, now: u64) -> Option<Outcome> {
+    pub(crate) fn run_saga(&mut self, saga: Saga<'_>, step: Step, now: u64) -> Option<Outcome> {
+        let (mut saga, mut input) = (SagaRun::new((saga, step)), None);
         loop {
-            let input = match step {
+            let mut step = None;
+            machine::turn(&mut saga, input, now, &mut OsRandom, |s| step = Some(s));
+            input = Some(match step? {
                 Step::Respond(answer) => return Some(answer),
                 Step::AskLimit(_) => Input::Limit(Limit::Within),
                 Step::AskCode(code, command) => {
@@ -150,8 +170,7 @@ impl Local {
                 }
                 Step::AskPairing(id, request) => Input::Pairing(self.ask_now(&id, request, now)),
                 Step::FetchClient { .. } => return None,
-            };
-            step = saga.next(input, &mut OsRandom);
+            });
         }
     }
 
@@ -162,8 +181,7 @@ impl Local {
         request: Request,
         now: u64,
     ) -> Option<tabrelay::pairing::wire::Reply> {
-        let p = self.pairing(id, now);
-        let asker = p.object.request(request, &mut p.sql, now, &mut OsRandom);
+        let asker = self.request(id, request, now);
         self.saga_ask = Some((id.to_owned(), asker, None));
         self.pump(now);
         self.saga_ask.take().and_then(|(_, _, reply)| reply)
@@ -183,7 +201,7 @@ impl Local {
         });
         let body = Ok(registration.to_string().into_bytes());
         let (saga, step) = Saga::register(config, body, now, &mut OsRandom);
-        let registered = json_of(&self.saga(saga, step, now)?)?;
+        let registered = json_of(&self.run_saga(saga, step, now)?)?;
         let client_id = registered.get("client_id")?.as_str()?.to_owned();
         let verifier = random_token(&mut OsRandom, 32);
         let pairs: Vec<(String, String)> = [
@@ -202,14 +220,29 @@ impl Local {
         };
         let request = authorize::validate(&pairs, client.into(), &origin).ok()?;
         let sealed = authorize::seal(&config.keys, &request, now);
-        let (saga, step) = Saga::draw(config, &origin, Ok(sealed.into_bytes()), None, now);
-        let answer = self.saga(saga, step, now)?;
-        let Outcome::Json { cookie: Some(cookie), .. } = &answer else { return None };
-        let code = json_of(&answer)?.get("code")?.as_str()?.to_owned();
+        // The page `/authorize` would show, served on this port for the person's browser.
+        let html = tabrelay::saga::waiting_page(config, &request, &sealed);
+        let (saga, step) = Saga::draw(config, &origin, Ok(sealed.clone().into_bytes()), None, now);
+        let drawn = self.run_saga(saga, step, now)?;
+        let Outcome::Json { cookie: Some(cookie), .. } = &drawn else { return None };
+        let code = json_of(&drawn)?.get("code")?.as_str()?.to_owned();
         let cookie = cookie.split(';').next()?.to_owned();
         let until = now + CONNECT_CODE_TTL_MS;
-        eprintln!("tabrelay-local: the connect code for {name} is {code}");
-        Some(Waiting { code, client_id, redirect_uri, verifier, cookie, until })
+        let page = random_token(&mut OsRandom, 24);
+        let link = crate::link::page_address(&origin, &page);
+        eprintln!("tabrelay-local: the connect code for {name} is {code} (or open {link})");
+        Some(Waiting {
+            code,
+            client_id,
+            redirect_uri,
+            verifier,
+            cookie,
+            until,
+            page,
+            sealed,
+            html,
+            drawn,
+        })
     }
 
     /// The consent's next step, after every event: a code made once a message named the agent
@@ -228,7 +261,9 @@ impl Local {
         let (config, origin) = (self.config, self.origin.clone());
         let query = [("code".to_owned(), w.code.clone())];
         let (saga, step) = Saga::status(config, &origin, &query, Some(&w.cookie));
-        let Some(polled) = self.saga(saga, step, now).as_ref().and_then(json_of) else { return };
+        let Some(polled) = self.run_saga(saga, step, now).as_ref().and_then(json_of) else {
+            return;
+        };
         let state = polled.get("state").and_then(Value::as_str).unwrap_or_default();
         let redirect = polled.get("redirect").and_then(Value::as_str).unwrap_or_default();
         if state == "denied" {
@@ -254,7 +289,7 @@ impl Local {
     fn token_grant(&mut self, body: Vec<u8>, now: u64) {
         let (config, origin) = (self.config, self.origin.clone());
         let (saga, step) = Saga::token(config, &origin, Ok(body), now, &mut OsRandom);
-        let tokens = self.saga(saga, step, now).as_ref().and_then(json_of);
+        let tokens = self.run_saga(saga, step, now).as_ref().and_then(json_of);
         let field = |name: &str| tokens.as_ref()?.get(name)?.as_str().map(str::to_owned);
         let (Some(access), Some(refresh)) = (field("access_token"), field("refresh_token")) else {
             let kept = self.kept();
@@ -365,11 +400,14 @@ impl Local {
             params: None,
         };
         let code = self.consent.code_said().to_owned();
-        let sentence = said::not_connected(&code);
+        let link =
+            self.consent.waiting.as_ref().map(|w| crate::link::page_address(&self.origin, &w.page));
+        let link = link.unwrap_or_else(|| said::NO_CODE_YET.to_owned());
+        let sentence = said::not_connected(&code, &link);
         match mcp::handle(&body, &headers, &self.config.app_url) {
             McpReply::Initialize { mut body, .. } => {
                 if let Some(Value::String(text)) = body.pointer_mut("/result/instructions") {
-                    text.push_str(&said::connect_line(&code));
+                    text.push_str(&said::connect_line(&code, &link));
                 }
                 // Over stdio there is a stream to say it on: the list changes once connected.
                 if let Some(changed) = body.pointer_mut("/result/capabilities/tools/listChanged") {
@@ -405,7 +443,7 @@ impl Local {
             // `server/discover` (2026-07-28) carries the instructions too: they say the code.
             McpReply::Granted(mut body) => {
                 if let Some(Value::String(text)) = body.pointer_mut("/result/instructions") {
-                    text.push_str(&said::connect_line(&code));
+                    text.push_str(&said::connect_line(&code, &link));
                 }
                 write_value(&body);
             }

@@ -10,6 +10,7 @@ mod consent;
 mod elicit;
 mod guard;
 mod guest;
+mod link;
 mod pump;
 mod sockets;
 mod state;

@@ -1,14 +1,15 @@
 //! The one loop: it waits for the next event (a stdin line, a tab's socket opening, speaking or
 //! closing) or the earliest deadline any machine names, gives it to the machine it is for with
-//! the one `now` read for it, then carries out what every machine says until none says more
-//! ([`Local::pump`]). The machines are the relay's: an [`Exchange`] per stdin message, an
+//! the one `now` read for it (a turn of the core's loop, [`machine::turn`]: every input, and
+//! every timeout), then carries out what the machines said, in the order they said it, until
+//! none says more ([`Local::pump`]). The machines are the relay's: an [`Exchange`] per stdin message, an
 //! [`Object`] per pairing (browser), the OAuth sagas and connect code sessions of the consent
 //! ([`crate::consent`]). Nothing here decides what the relay would decide. Several agent apps
 //! may be served at once (the first's own stdio, and later ones joined on `/agent`), each its
 //! own consent, session and output ([`Agent`], [`Local::enter`]).
 
 use std::cell::RefCell;
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::io::{BufRead as _, Write as _};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -22,7 +23,7 @@ use tabrelay::mcp::exchange::{
 };
 use tabrelay::oauth::token::Verified;
 use tabrelay::pairing::object::{Object, Output as ObjectOutput};
-use tabrelay::pairing::room::{Asker, Input};
+use tabrelay::pairing::room::{Asker, Input, Stored};
 use tabrelay::pairing::wire::{Reply, Request};
 use tabrelay::sql::{Bind, Failed, Rows, Sql};
 use tabrelay_bundle::catalogue::Catalogue;
@@ -77,10 +78,10 @@ impl LineReader {
 }
 
 /// Reads stdin line by line on its own thread, each line bounded by the endpoint's cap on a
-/// body ([`tabrelay::http::body_cap`], [`LineReader`]).
+/// body ([`tabrelay::routes::body_cap`], [`LineReader`]).
 pub fn read_stdin(events: Sender<Event>) {
     std::thread::spawn(move || {
-        let mut lines = LineReader::new(tabrelay::http::body_cap("/"));
+        let mut lines = LineReader::new(tabrelay::routes::body_cap("/"));
         let mut stdin = std::io::stdin().lock();
         loop {
             let (used, line) = match stdin.fill_buf() {
@@ -191,16 +192,17 @@ pub struct Pairing {
     sockets: HashMap<u64, Writer>,
 }
 
-impl Pairing {
-    /// Gives the pairing's object one input, with its storage and randomness at hand.
-    fn input(&mut self, input: Input, now: u64) {
-        let host = Platform { sql: &mut self.sql, entropy: &mut OsRandom };
-        self.object.handle_input(input, now, host);
-    }
+/// What a machine said in a turn, kept to be carried out in order ([`Local::pump`]): a
+/// pairing's (by its id) or an exchange's (by its number).
+enum Said {
+    Pairing(String, ObjectOutput),
+    Exchange(u64, Output),
 }
 
 /// An exchange (one stdin message) and its ask of a pairing in flight.
 struct Running {
+    /// Its number, as [`Said::Exchange`] names it.
+    id: u64,
     exchange: Exchange<'static>,
     body: Option<Result<Vec<u8>, TooLarge>>,
     asking: Option<(String, Asker)>,
@@ -259,6 +261,10 @@ pub struct Local {
     own_gone: bool,
     /// The cards asked about in the agent apps that can be asked ([`crate::elicit`]).
     cards: crate::elicit::Cards,
+    /// What the machines said and is not carried out yet, in order.
+    said: VecDeque<Said>,
+    /// The number of the last exchange made.
+    last_run: u64,
 }
 
 impl Local {
@@ -282,6 +288,8 @@ impl Local {
             agents: HashMap::new(),
             own_gone: false,
             cards: crate::elicit::Cards::default(),
+            said: VecDeque::new(),
+            last_run: 0,
         }
     }
 
@@ -317,6 +325,17 @@ impl Local {
             return;
         }
         let owner = self.agents.iter().find(|(_, a)| a.consent.holds(code)).map(|(id, _)| *id);
+        if let Some(id) = owner {
+            self.enter(id);
+        }
+    }
+
+    /// The agent app whose consent `found` picks, made the one served now (none: unchanged).
+    pub fn enter_where(&mut self, found: impl Fn(&Consent) -> bool) {
+        if found(&self.consent) {
+            return;
+        }
+        let owner = self.agents.iter().find(|(_, a)| found(&a.consent)).map(|(id, _)| *id);
         if let Some(id) = owner {
             self.enter(id);
         }
@@ -396,20 +415,18 @@ impl Local {
 
     /// Gives every machine whose deadline passed its timeout.
     fn timeouts(&mut self, now: u64) {
-        for r in &mut self.running {
-            if machine::due(&r.exchange, now) {
-                Machine::handle_timeout(&mut r.exchange, now, ());
-            }
+        for i in 0..self.running.len() {
+            self.exchange_turn(i, None, now);
         }
-        for p in self.pairings.values_mut() {
+        let ids: Vec<String> = self.pairings.keys().cloned().collect();
+        for id in ids {
+            let Some(p) = self.pairings.get_mut(&id) else { continue };
+            // The alarm it set rang: its timeout, whatever its own table says.
             let alarm = p.alarm.is_some_and(|at| at <= now);
-            if alarm || machine::due(&p.object, now) {
-                if alarm {
-                    p.alarm = None;
-                }
-                let host = Platform { sql: &mut p.sql, entropy: &mut OsRandom };
-                p.object.handle_timeout(now, host);
+            if alarm {
+                p.alarm = None;
             }
+            self.pairing_turn(&id, alarm.then_some(Input::Timeout), now);
         }
         let was = self.agent;
         for id in self.agent_ids() {
@@ -444,7 +461,8 @@ impl Local {
                 let number = p.object.next_tab_number(now);
                 p.sockets.insert(number, writer);
                 let sender = "local".to_owned();
-                p.input(Input::Opened { number, pairing: pairing.clone(), origin, sender }, now);
+                let opened = Input::Opened { number, pairing: pairing.clone(), origin, sender };
+                self.pairing_turn(&pairing, Some(opened), now);
                 self.conns.insert(conn, (pairing, number));
             }
             Event::Message { conn, text } => {
@@ -452,9 +470,7 @@ impl Local {
                 if let Some(text) = &text {
                     self.heard_card(&pairing, tab, text);
                 }
-                if let Some(p) = self.pairings.get_mut(&pairing) {
-                    p.input(Input::Message { tab, text }, now);
-                }
+                self.pairing_turn(&pairing, Some(Input::Message { tab, text }), now);
             }
             Event::Closed { conn } => {
                 let Some((pairing, tab)) = self.conns.remove(&conn) else { return };
@@ -463,8 +479,12 @@ impl Local {
                 }
                 if let Some(p) = self.pairings.get_mut(&pairing) {
                     p.sockets.remove(&tab);
-                    p.input(Input::Closed { tab }, now);
                 }
+                self.pairing_turn(&pairing, Some(Input::Closed { tab }), now);
+            }
+            // A page of the link flow ([`crate::link`]): answered at once.
+            Event::Http { route, request, reply } => {
+                let _ = reply.send(self.http(route, request, now));
             }
             Event::StdinClosed | Event::AgentClosed { .. } => {}
         }
@@ -473,14 +493,45 @@ impl Local {
     /// The pairing of `id`, made (and woken, with nothing stored) on first use, as a Durable
     /// Object is made for any name.
     pub fn pairing(&mut self, id: &str, now: u64) -> &mut Pairing {
-        let (config, catalogue, state) = (self.config, self.catalogue, self.state.clone());
-        self.pairings.entry(id.to_owned()).or_insert_with(|| {
-            let mut object = Object::new(Some(config.keys.clone()), catalogue);
-            let mut sql = Memory::kept_in(crate::state::grants_file(state.as_deref(), id))
-                .presence_in(crate::state::presence_file(state.as_deref(), id));
-            object.wake(Vec::new(), &mut sql, now, &mut OsRandom);
-            Pairing { object, sql, alarm: None, sockets: HashMap::new() }
-        })
+        if !self.pairings.contains_key(id) {
+            let (config, state) = (self.config, self.state.as_deref());
+            let object = Object::new(Some(config.keys.clone()), self.catalogue);
+            let sql = Memory::kept_in(crate::state::grants_file(state, id))
+                .presence_in(crate::state::presence_file(state, id));
+            let p = Pairing { object, sql, alarm: None, sockets: HashMap::new() };
+            self.pairings.insert(id.to_owned(), p);
+            self.pairing_turn(id, Some(Input::Woke(Stored::default())), now);
+        }
+        self.pairings.get_mut(id).expect("made above")
+    }
+
+    /// One turn of pairing `id`'s object ([`machine::turn`]): `input` given (None: its timeout,
+    /// if due) with its storage and randomness at hand, what it says queued.
+    fn pairing_turn(&mut self, id: &str, input: Option<Input>, now: u64) {
+        let Some(p) = self.pairings.get_mut(id) else { return };
+        let said = &mut self.said;
+        let host = &mut Platform { sql: &mut p.sql, entropy: &mut OsRandom };
+        machine::turn(&mut p.object, input, now, host, |output| {
+            said.push_back(Said::Pairing(id.to_owned(), output));
+        });
+    }
+
+    /// One turn of the `i`th exchange ([`machine::turn`]), what it says queued.
+    fn exchange_turn(&mut self, i: usize, input: Option<ExchangeInput>, now: u64) {
+        let Some(r) = self.running.get_mut(i) else { return };
+        let (said, run) = (&mut self.said, r.id);
+        machine::turn(&mut r.exchange, input, now, &mut (), |output| {
+            said.push_back(Said::Exchange(run, output));
+        });
+    }
+
+    /// A request of the endpoint (or a saga) to pairing `id`, made if need be, numbered as the
+    /// Worker numbers it: who waits for its replies.
+    pub fn request(&mut self, id: &str, request: Request, now: u64) -> Asker {
+        let asker = self.pairing(id, now).object.next_asker();
+        let input = Input::Request { asker, request, replayed: Vec::new() };
+        self.pairing_turn(id, Some(input), now);
+        asker
     }
 
     /// A message of the agent app: through the endpoint once the person connected it, else
@@ -544,7 +595,9 @@ impl Local {
         );
         let line = body.as_ref().ok().cloned();
         let agent = self.agent;
+        self.last_run += 1;
         self.running.push(Running {
+            id: self.last_run,
             exchange,
             body: Some(body),
             asking: None,
@@ -552,49 +605,40 @@ impl Local {
             line,
             agent,
         });
+        // What it says at once (it asks for its body).
+        self.exchange_turn(self.running.len() - 1, None, now);
     }
 
-    /// Carries out what every machine says until none says more.
+    /// Carries out what the machines said, in the order they said it (what that gives a
+    /// machine is one more turn, its outputs queued behind), until none says more; then one
+    /// consent step of each agent app, and what that made them say.
     pub fn pump(&mut self, now: u64) {
         let was = self.agent;
-        loop {
-            let mut moved = false;
-            let ids: Vec<String> = self.pairings.keys().cloned().collect();
-            for id in ids {
-                while let Some(output) = self.pairing_output(&id) {
-                    moved = true;
-                    self.carry_out(&id, output, now);
-                }
-            }
-            let mut i = 0;
-            while i < self.running.len() {
-                match Machine::poll_output(&mut self.running[i].exchange, ()) {
-                    Some(output) => {
-                        moved = true;
-                        self.enter(self.running[i].agent);
-                        self.exchange_output(i, output, now);
-                    }
-                    None => i += 1,
-                }
-            }
-            self.running.retain(|r| !r.exchange.is_done() || r.asking.is_some());
-            if !moved {
-                break;
-            }
-        }
+        self.carry_all(now);
         // Not within a saga's own ask (which runs this pump): one consent step at a time.
         if self.saga_ask.is_none() {
             for id in self.agent_ids() {
                 self.enter(id);
                 self.consent_step(now);
             }
+            self.carry_all(now);
         }
         self.enter(was);
     }
 
-    fn pairing_output(&mut self, id: &str) -> Option<ObjectOutput> {
-        let p = self.pairings.get_mut(id)?;
-        Machine::poll_output(&mut p.object, Platform { sql: &mut p.sql, entropy: &mut OsRandom })
+    /// Carries out everything said, in order; then lets go of the exchanges that are over.
+    fn carry_all(&mut self, now: u64) {
+        while let Some(said) = self.said.pop_front() {
+            match said {
+                Said::Pairing(id, output) => self.carry_out(&id, output, now),
+                Said::Exchange(run, output) => {
+                    let Some(i) = self.running.iter().position(|r| r.id == run) else { continue };
+                    self.enter(self.running[i].agent);
+                    self.exchange_output(i, output, now);
+                }
+            }
+        }
+        self.running.retain(|r| !r.exchange.is_done() || r.asking.is_some());
     }
 
     /// One output of a pairing's object.
@@ -628,14 +672,13 @@ impl Local {
                     None => Input::Proved { tab, valid },
                     Some(named) => Input::PresenceProved { tab, named, valid },
                 };
-                p.input(input, now);
+                self.pairing_turn(id, Some(input), now);
             }
             ObjectOutput::AskCode(tab, code, command, said) => {
                 self.enter_owner(code.as_str());
                 let reply = self.consent.code(&code, command.clone(), now, &mut OsRandom);
-                if let Some(p) = self.pairings.get_mut(id) {
-                    p.input(Input::CodeReplied { tab, said, command, reply: Some(reply) }, now);
-                }
+                let replied = Input::CodeReplied { tab, said, command, reply: Some(reply) };
+                self.pairing_turn(id, Some(replied), now);
             }
             ObjectOutput::Reply(asker, reply) => {
                 let ends = reply.ends();
@@ -645,17 +688,17 @@ impl Local {
                         return;
                     }
                 }
-                let Some(r) = self
+                let Some(i) = self
                     .running
-                    .iter_mut()
-                    .find(|r| r.asking.as_ref().is_some_and(|(p, a)| p == id && *a == asker))
+                    .iter()
+                    .position(|r| r.asking.as_ref().is_some_and(|(p, a)| p == id && *a == asker))
                 else {
                     return;
                 };
-                r.exchange.handle_input(ExchangeInput::Reply(Some(reply)), now, ());
+                self.exchange_turn(i, Some(ExchangeInput::Reply(Some(reply))), now);
                 if ends {
-                    r.asking = None;
-                    r.exchange.handle_input(ExchangeInput::Reply(None), now, ());
+                    self.running[i].asking = None;
+                    self.exchange_turn(i, Some(ExchangeInput::Reply(None)), now);
                 }
             }
         }
@@ -671,7 +714,7 @@ impl Local {
                     Some(body) => body,
                     None => Ok(Vec::new()),
                 };
-                r.exchange.handle_input(ExchangeInput::Body(body), now, ());
+                self.exchange_turn(i, Some(ExchangeInput::Body(body)), now);
             }
             Output::Ask(request) => self.ask(i, request, now),
             Output::Respond(answer) => {
@@ -698,17 +741,14 @@ impl Local {
         if let Request::Call(call) = &request {
             self.cards.calls_through(&call.tool_call.connection.id, self.running[i].agent);
         }
-        let p = self.pairing(&id, now);
-        let asker = p.object.request(request, &mut p.sql, now, &mut OsRandom);
+        let asker = self.request(&id, request, now);
         self.running[i].asking = Some((id, asker));
     }
 
     /// The exchange's ask in flight is let go of (its stream ended, or it asks again).
     fn let_go(&mut self, i: usize, now: u64) {
         if let Some((id, asker)) = self.running[i].asking.take() {
-            if let Some(p) = self.pairings.get_mut(&id) {
-                p.object.gone(asker, now, &mut OsRandom);
-            }
+            self.pairing_turn(&id, Some(Input::Gone { asker }), now);
         }
     }
 

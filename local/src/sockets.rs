@@ -2,8 +2,11 @@
 //! hear goes to the loop as [`Event`]s, and the loop writes through each socket's [`Writer`].
 //! A socket is taken only as [`guard::admit`] says (loopback `Host`, an app `Origin`, `/tab`);
 //! a message is bounded as the Worker bounds it ([`MAX_MESSAGE_BYTES`]: the pairing refuses
-//! one over it; one far over it is not even read whole).
+//! one over it; one far over it is not even read whole). A request that asks for no socket is
+//! a page of the link flow ([`crate::link`]): its head bounded ([`MAX_HEAD_BYTES`]), its
+//! `Host` loopback, its body its route's cap; the loop answers it, and the connection closes.
 
+use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::Sender;
@@ -20,6 +23,36 @@ use crate::guard::{self, Refused};
 
 /// A socket's writing end, shared by the loop (messages) and its reader (pongs).
 pub type Writer = Arc<Mutex<WebSocket<TcpStream>>>;
+
+/// The most bytes of a request's head (its line and headers) read: one longer is refused (431).
+pub const MAX_HEAD_BYTES: usize = 16 * 1024;
+
+/// How long a request's head, a page's body, or the loop's answer to it may take.
+const HTTP_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// A connection whose first bytes (read to tell a socket from a page) are read again first.
+pub struct Replay {
+    head: std::io::Cursor<Vec<u8>>,
+    stream: TcpStream,
+}
+
+impl Read for Replay {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if (self.head.position() as usize) < self.head.get_ref().len() {
+            return self.head.read(buf);
+        }
+        self.stream.read(buf)
+    }
+}
+
+impl Write for Replay {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.stream.write(buf)
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.stream.flush()
+    }
+}
 
 /// What the loop hears.
 pub enum Event {
@@ -39,6 +72,12 @@ pub enum Event {
     AgentLine { conn: u64, line: Result<Vec<u8>, tabrelay::http::TooLarge> },
     /// It went away (its agent app closed it).
     AgentClosed { conn: u64 },
+    /// A page of the link flow asks this: the loop sends its answer on `reply`.
+    Http {
+        route: crate::link::Route,
+        request: crate::link::Request,
+        reply: Sender<tabrelay::http::Answer>,
+    },
 }
 
 /// The bound on a message: one byte over what the pairing takes, so the pairing itself refuses
@@ -84,6 +123,17 @@ fn serve(
 ) {
     let _ = stream.set_nodelay(true);
     let Ok(write_half) = stream.try_clone() else { return };
+    // The request's head: a socket's opening goes on to the handshake (which reads it again),
+    // anything else is a page of the link flow.
+    let mut stream = stream;
+    let Some((head, upgrade)) = read_head(&mut stream) else {
+        return refuse_head(&mut stream);
+    };
+    if !upgrade {
+        return serve_page(stream, head, port, events);
+    }
+    let _ = stream.set_read_timeout(None);
+    let stream = Replay { head: std::io::Cursor::new(head), stream };
     let mut admitted = None;
     let mut agent = false;
     let mut closing = None;
@@ -173,13 +223,8 @@ fn serve(
 
 /// A later agent app's socket: each text message a line of its stdin (bounded by the
 /// endpoint's cap on a body, as stdin is; an empty binary message says a line passed it).
-fn serve_agent(
-    reader: &mut WebSocket<TcpStream>,
-    conn: u64,
-    writer: Writer,
-    events: &Sender<Event>,
-) {
-    let cap = tabrelay::http::body_cap("/");
+fn serve_agent(reader: &mut WebSocket<Replay>, conn: u64, writer: Writer, events: &Sender<Event>) {
+    let cap = tabrelay::routes::body_cap("/");
     if events.send(Event::AgentOpened { conn, writer }).is_err() {
         return;
     }
@@ -195,6 +240,117 @@ fn serve_agent(
         }
     }
     let _ = events.send(Event::AgentClosed { conn });
+}
+
+/// Reads a request's head (and what came with it): the bytes, and whether it asks for a socket
+/// (an `Upgrade`). None when it does not come whole within [`MAX_HEAD_BYTES`] and
+/// [`HTTP_WAIT`], or does not read as HTTP.
+fn read_head(stream: &mut TcpStream) -> Option<(Vec<u8>, bool)> {
+    let _ = stream.set_read_timeout(Some(HTTP_WAIT));
+    let mut bytes = Vec::new();
+    let mut chunk = [0u8; 2048];
+    loop {
+        let mut headers = [httparse::EMPTY_HEADER; 64];
+        let mut request = httparse::Request::new(&mut headers);
+        match request.parse(&bytes) {
+            Ok(httparse::Status::Complete(_)) => {
+                let upgrade =
+                    request.headers.iter().any(|h| h.name.eq_ignore_ascii_case("upgrade"));
+                return Some((bytes, upgrade));
+            }
+            Ok(httparse::Status::Partial) if bytes.len() <= MAX_HEAD_BYTES => {}
+            _ => return None,
+        }
+        match stream.read(&mut chunk) {
+            Ok(0) | Err(_) => return None,
+            Ok(n) => bytes.extend_from_slice(&chunk[..n]),
+        }
+    }
+}
+
+/// A head that did not come whole (within its bound and wait), or did not read: 400.
+fn refuse_head(stream: &mut TcpStream) {
+    let answer =
+        tabrelay::http::Answer::text(400, "This is not an HTTP request this server reads.");
+    write_answer(stream, &answer);
+}
+
+/// A page of the link flow: routed ([`crate::link::route`]: a loopback `Host`), its body read
+/// with its route's cap, answered by the loop.
+fn serve_page(mut stream: TcpStream, bytes: Vec<u8>, port: u16, events: &Sender<Event>) {
+    let mut headers = [httparse::EMPTY_HEADER; 64];
+    let mut request = httparse::Request::new(&mut headers);
+    let Ok(httparse::Status::Complete(head_len)) = request.parse(&bytes) else { return };
+    let header = |name: &str| {
+        request
+            .headers
+            .iter()
+            .find(|h| h.name.eq_ignore_ascii_case(name))
+            .and_then(|h| std::str::from_utf8(h.value).ok())
+    };
+    let (method, target) = (request.method.unwrap_or_default(), request.path.unwrap_or("/"));
+    let route = match crate::link::route(method, target, header("host"), port) {
+        Ok(route) => route,
+        Err(answer) => return write_answer(&mut stream, &answer),
+    };
+    let cap = tabrelay::routes::body_cap(target.split('?').next().unwrap_or_default());
+    let length = header("content-length").and_then(|l| l.trim().parse::<usize>().ok());
+    let body = match length {
+        _ if header("transfer-encoding").is_some() => Err(tabrelay::http::TooLarge { cap }),
+        Some(length) if length > cap => Err(tabrelay::http::TooLarge { cap }),
+        Some(length) => {
+            let mut body = bytes[head_len..].to_vec();
+            body.truncate(length);
+            let mut rest = vec![0u8; length - body.len()];
+            if stream.read_exact(&mut rest).is_err() {
+                return;
+            }
+            body.extend_from_slice(&rest);
+            Ok(body)
+        }
+        None => Ok(Vec::new()),
+    };
+    let request = crate::link::Request {
+        target: target.to_owned(),
+        cookies: header("cookie").map(str::to_owned),
+        body,
+    };
+    let (reply, answer) = std::sync::mpsc::channel();
+    if events.send(Event::Http { route, request, reply }).is_err() {
+        return;
+    }
+    if let Ok(answer) = answer.recv_timeout(HTTP_WAIT) {
+        write_answer(&mut stream, &answer);
+    }
+}
+
+/// Writes `answer` as an HTTP/1.1 response, then closes the connection.
+fn write_answer(stream: &mut TcpStream, answer: &tabrelay::http::Answer) {
+    let body = answer.body.as_deref().unwrap_or_default();
+    let mut head = format!("HTTP/1.1 {} {}\r\n", answer.status, reason(answer.status));
+    for (name, value) in &answer.headers {
+        head.push_str(&format!("{name}: {value}\r\n"));
+    }
+    head.push_str(&format!("content-length: {}\r\nconnection: close\r\n\r\n", body.len()));
+    let _ = stream.write_all(head.as_bytes());
+    let _ = stream.write_all(body);
+    let _ = stream.flush();
+    let _ = stream.shutdown(std::net::Shutdown::Both);
+}
+
+/// A status's reason phrase (read by nothing but people).
+fn reason(status: u16) -> &'static str {
+    match status {
+        200 => "OK",
+        302 => "Found",
+        400 => "Bad Request",
+        403 => "Forbidden",
+        404 => "Not Found",
+        405 => "Method Not Allowed",
+        413 => "Content Too Large",
+        421 => "Misdirected Request",
+        _ => "",
+    }
 }
 
 /// Sends `text` on a socket; false when the socket failed (its reader tells the loop it

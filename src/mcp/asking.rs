@@ -11,7 +11,7 @@ use tabrelay_bundle::protocol::call_input;
 use super::session::Declared;
 use super::sse_event;
 use crate::jsonrpc::{object, Raw};
-use crate::oauth::keys::{Keys, Purpose};
+use crate::keys::{Keys, Purpose};
 
 /// One round of questions on a call's stream, waiting for the client's answers.
 #[derive(Debug, Clone, PartialEq)]

@@ -16,10 +16,10 @@ use crate::config::Config;
 use crate::http::{self, HeaderLines, TooLarge};
 use crate::jsonrpc::{self, ErrorCode, Id};
 use crate::limits::{FIRST_EVENT_WAIT_MS, KEEP_ALIVE_MS, PAIRING_LATE_MS, TOOL_LIST_WAIT_MS};
-use crate::limits::{MAX_PREFLIGHT_PARAMS, MAX_PREFLIGHT_PARAM_NAME_BYTES};
 use crate::oauth::metadata;
 use crate::oauth::token::{Access, Verified};
 use crate::pairing::wire::{request_key, CallRequest, Reply, Request, TaskOp, Want};
+use crate::routes;
 use crate::{sentences, tools};
 
 pub mod call;
@@ -85,29 +85,6 @@ impl RequestHeaders {
             params: Some(&self.params),
         }
     }
-}
-
-/// The `Access-Control-Allow-Headers` of a CORS preflight to the endpoint: the fixed ones
-/// ([`http::PREFLIGHT_HEADERS`]), and each `Mcp-Param-{Name}` the browser asks to send
-/// (`requested`, its `Access-Control-Request-Headers`): a tool's `x-mcp-header` names them, so
-/// no fixed list can, and the endpoint checks each against the tool's arguments.
-#[must_use]
-pub fn preflight_headers(requested: Option<&str>) -> String {
-    let mut allowed = http::PREFLIGHT_HEADERS.to_owned();
-    let mut named: Vec<String> = Vec::new();
-    for name in requested.unwrap_or_default().split(',').map(str::trim) {
-        let lower = name.to_ascii_lowercase();
-        let Some(param) = lower.strip_prefix("mcp-param-") else { continue };
-        let well_formed = !param.is_empty()
-            && lower.len() <= MAX_PREFLIGHT_PARAM_NAME_BYTES
-            && param.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
-        if well_formed && !named.contains(&lower) && named.len() < MAX_PREFLIGHT_PARAMS {
-            allowed.push_str(", ");
-            allowed.push_str(&lower);
-            named.push(lower);
-        }
-    }
-    allowed
 }
 
 /// What the shell does next for an exchange.
@@ -327,7 +304,7 @@ impl<'a> Exchange<'a> {
     /// A POST: its body read next.
     fn post(&mut self) {
         self.job = Job::Body;
-        self.out.push(Output::ReadBody(http::body_cap("/")));
+        self.out.push(Output::ReadBody(routes::body_cap("/")));
     }
 
     /// A GET with `Last-Event-ID` from a client whose call's stream dropped: the rest of the
@@ -423,7 +400,7 @@ impl<'a> Exchange<'a> {
     }
 
     /// The request's body ([`Output::ReadBody`]), or that it passed its cap.
-    pub fn handle_body(&mut self, body: Result<Vec<u8>, TooLarge>, now_ms: u64) {
+    fn handle_body(&mut self, body: Result<Vec<u8>, TooLarge>, now_ms: u64) {
         self.now_ms = now_ms;
         if !matches!(self.job, Job::Body) {
             return;
@@ -451,7 +428,7 @@ impl<'a> Exchange<'a> {
 
     /// One of the pairing's replies to the last [`Output::Ask`] (None: its replies ended, or it
     /// could not be asked).
-    pub fn handle_reply(&mut self, reply: Option<Reply>, now_ms: u64) {
+    fn handle_reply(&mut self, reply: Option<Reply>, now_ms: u64) {
         self.now_ms = now_ms;
         // A line is the pairing alive: its next is due as the ask's bound says.
         match reply {
@@ -542,7 +519,7 @@ impl<'a> Exchange<'a> {
     }
 
     /// The clock reached [`Self::poll_timeout`] (or later): each deadline passed, in order.
-    pub fn handle_timeout(&mut self, now_ms: u64) {
+    fn handle_timeout(&mut self, now_ms: u64) {
         self.now_ms = now_ms;
         while let Some((timer, at)) = self.timers.next() {
             if at > now_ms {
@@ -836,7 +813,7 @@ fn unauthorized(origin: &str, token_presented: bool) -> Response {
 
 /// 405 naming the methods the endpoint takes.
 fn not_allowed() -> Response {
-    let methods = http::allow("/").unwrap_or_default();
+    let methods = routes::allow("/").unwrap_or_default();
     let body = Body::Text(sentences::method_not_allowed(&methods));
     Response { status: 405, body, headers: vec![("allow", methods)] }
 }
@@ -847,7 +824,7 @@ impl crate::machine::Machine for Exchange<'_> {
     type Host<'h> = ();
 
     #[inline]
-    fn handle_input(&mut self, input: Input, now_ms: u64, (): ()) {
+    fn handle_input(&mut self, input: Input, now_ms: u64, (): &mut ()) {
         match input {
             Input::Body(body) => self.handle_body(body, now_ms),
             Input::Reply(reply) => self.handle_reply(reply, now_ms),
@@ -855,7 +832,7 @@ impl crate::machine::Machine for Exchange<'_> {
     }
 
     #[inline]
-    fn poll_output(&mut self, (): ()) -> Option<Output> {
+    fn poll_output(&mut self, (): &mut ()) -> Option<Output> {
         Exchange::poll_output(self)
     }
 
@@ -865,7 +842,7 @@ impl crate::machine::Machine for Exchange<'_> {
     }
 
     #[inline]
-    fn handle_timeout(&mut self, now_ms: u64, (): ()) {
+    fn handle_timeout(&mut self, now_ms: u64, (): &mut ()) {
         Exchange::handle_timeout(self, now_ms);
     }
 }

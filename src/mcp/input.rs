@@ -8,8 +8,8 @@ use tabrelay_bundle::protocol::{askable, call_input};
 
 use super::era::{codes, Era};
 use crate::jsonrpc::{object, ErrorCode, RpcError};
+use crate::keys::{Keys, Purpose};
 use crate::limits::{MAX_STATE_BYTES, STATE_LIFETIME_MS};
-use crate::oauth::keys::{Keys, Purpose};
 use crate::sentences;
 use tabrelay_bundle::fields::Object;
 

@@ -19,9 +19,9 @@ use tabrelay_bundle::protocol::{valid_tool_name, Outcome, INPUT_METHODS, STATUS_
 
 pub use era::{Era, Headers, ALL_VERSIONS, SESSION_VERSIONS, STATELESS_VERSION};
 
-use crate::jsonrpc::{self, object, ErrorCode, Id, Message, Raw, RpcError, Texts};
+use crate::jsonrpc::{self, object, put, put_meta, ErrorCode, Id, Message, Raw, RpcError, Texts};
+use crate::keys::Keys;
 use crate::limits::{MAX_BATCH, MAX_BODY_BYTES, RESOURCES_TTL_MS, TOOLS_TTL_MS};
-use crate::oauth::keys::Keys;
 use crate::pairing::tasks::declared as takes_tasks;
 use crate::pairing::wire::{CallReply, TaskTerms};
 use crate::{sentences, tools};
@@ -178,30 +178,6 @@ pub fn complete(era: &Era, mut result: Value) -> Value {
         }
     }
     result
-}
-
-/// Sets `key` in `object` (a JSON object; anything else is left as it is), without `Value`'s
-/// `IndexMut` and the map entry code behind it.
-pub(crate) fn put(object: &mut Value, key: &str, value: Value) {
-    if let Value::Object(map) = object {
-        map.insert(key.into(), value);
-    }
-}
-
-/// Sets `key` in the `_meta` of the object `object` (made when it has none; a `_meta` that is
-/// not an object is left as it is).
-pub(crate) fn put_meta(object: &mut Map<String, Value>, key: &str, value: Value) {
-    match object.get_mut("_meta") {
-        Some(Value::Object(meta)) => {
-            meta.insert(key.into(), value);
-        }
-        Some(_) => {}
-        None => {
-            let mut meta = Map::new();
-            meta.insert(key.into(), value);
-            object.insert("_meta".into(), Value::Object(meta));
-        }
-    }
 }
 
 /// An `input_required` result (it says its own `resultType`) with who answered.

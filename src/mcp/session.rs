@@ -11,7 +11,7 @@ use tabrelay_bundle::protocol::capability_of;
 
 use super::era::{Headers, SESSION_VERSIONS, STATELESS_VERSION};
 use crate::jsonrpc::{self, ErrorCode};
-use crate::oauth::keys::{Keys, Purpose};
+use crate::keys::{Keys, Purpose};
 use crate::sentences;
 
 /// The JSON-RPC code of a session id the relay does not know (as the official SDKs answer).

@@ -236,7 +236,7 @@ pub fn answer(id: &Id, era: &Era, method: &Method, said: Option<TaskReply>) -> N
                 task_meta.text("taskId", &task.id);
                 task_meta.close();
             });
-            super::put(&mut result, "_meta", related);
+            crate::jsonrpc::put(&mut result, "_meta", related);
             Next::Answer(jsonrpc::result(id, result))
         }
         Status::Failed => {

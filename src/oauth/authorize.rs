@@ -6,8 +6,8 @@ use tabrelay_bundle::fields::Fields;
 use super::cimd::{self, MetadataClient, MetadataUrl};
 use super::clients::{self, Client};
 use super::error::OAuthError;
-use super::keys::{Keys, Purpose};
 use super::pkce;
+use crate::keys::{Keys, Purpose};
 use crate::limits::{MAX_PARAM_BYTES, SEAL_TTL_MS};
 use crate::sentences;
 

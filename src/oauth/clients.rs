@@ -9,8 +9,8 @@ use serde_json::Value;
 use tabrelay_bundle::fields::{Encode, Fields, Object};
 
 use super::error::OAuthError;
-use super::keys::{Keys, Purpose};
 use crate::crypto::{random_token, Entropy};
+use crate::keys::{Keys, Purpose};
 use crate::limits::{
     MAX_CLIENT_NAME_CHARS, MAX_REDIRECT_URIS, MAX_REDIRECT_URI_BYTES, MAX_REGISTRATION_BYTES,
 };

@@ -22,7 +22,7 @@ impl OAuthError {
     pub fn invalid_request(d: impl Into<String>) -> Self {
         Self::new("invalid_request", 400, d)
     }
-    /// The body is larger than the endpoint reads ([`crate::http::body_cap`]): 413, unread
+    /// The body is larger than the endpoint reads ([`crate::routes::body_cap`]): 413, unread
     /// past the cap.
     pub fn too_large(cap: usize) -> Self {
         Self::new("invalid_request", 413, crate::sentences::too_large(cap))

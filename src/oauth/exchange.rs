@@ -7,11 +7,11 @@ use super::cimd::{self, MetadataUrl};
 use super::clients;
 use super::connect::{Command, ConnectCode, Granted};
 use super::error::OAuthError;
-use super::keys::Keys;
 use super::metadata::SCOPE;
 use super::refresh::{parse_refresh_token, refresh_token};
 use super::token::{self, Access};
 use crate::crypto::{random_token, Entropy};
+use crate::keys::Keys;
 use crate::limits::{ACCESS_TOKEN_TTL_S, MAX_FORM_BYTES};
 use crate::sentences;
 

@@ -2,7 +2,7 @@
 //! so one the relay did not issue is refused before any pairing is asked. (What a grant does
 //! with its secret, rotation and reuse, is the pairing's: `crate::pairing::grants`.)
 
-use super::keys::{Keys, Purpose};
+use crate::keys::{Keys, Purpose};
 
 /// A refresh token as the client holds it: the pairing, the grant, the secret and a tag (HMAC
 /// with the relay's current key over the three), `pairing.grant.secret.tag`.

@@ -3,8 +3,8 @@
 
 use tabrelay_bundle::fields::Encode;
 
-use super::keys::{Keys, Purpose};
 use crate::crypto::same_bytes;
+use crate::keys::{Keys, Purpose};
 use crate::limits::{ACCESS_TOKEN_TTL_S, VERIFIED_KEPT};
 
 /// What an access token says.

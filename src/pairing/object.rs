@@ -10,8 +10,8 @@
 use tabrelay_bundle::catalogue::Catalogue;
 
 use crate::crypto::Entropy;
+use crate::keys::Keys;
 use crate::oauth::connect::{Command, ConnectCode, Named};
-use crate::oauth::keys::Keys;
 use crate::pairing::room::{Asker, Effect, Input, Room};
 use crate::pairing::store::{Sql, Store};
 use crate::pairing::tabs::{Proof, Tab};
@@ -56,7 +56,7 @@ pub struct Object {
 
 impl Object {
     /// An object whose room checks codes with `keys` and bundles `catalogue`; it wakes with
-    /// [`Object::wake`].
+    /// [`Input::Woke`].
     #[must_use]
     pub fn new(keys: Option<Keys>, catalogue: &'static Catalogue) -> Self {
         Self {
@@ -76,67 +76,61 @@ impl Object {
         self.woke
     }
 
-    /// Wakes: the room reads back what storage holds, with the `tabs` the open sockets kept.
-    pub fn wake(
+    /// A request's number, for [`Input::Request`] (who waits for its replies, as
+    /// [`Output::Reply`] names it).
+    pub fn next_asker(&mut self) -> Asker {
+        self.last_asker += 1;
+        self.last_asker
+    }
+
+    /// One input (given through [`Machine::handle_input`]), its effects queued. What the
+    /// object itself adds to the room's input:
+    /// - [`Input::Woke`], given with the tabs the open sockets kept: the rest is read back
+    ///   from storage, once (a later one changes nothing);
+    /// - [`Input::Request`]: it waits for its last reply; a requestState's use is answered from
+    ///   storage (a uniqueness its SQL keeps), a grant's creation comes to the room with the
+    ///   replays recorded for its id (whatever `replayed` the shell gave);
+    /// - [`Input::Gone`]: only a request still waiting for its last reply is let go of.
+    ///
+    /// [`Machine::handle_input`]: crate::machine::Machine::handle_input
+    fn give(
         &mut self,
-        tabs: Vec<Tab>,
-        sql: &mut dyn Sql,
+        mut input: Input,
         now_ms: u64,
+        sql: &mut dyn Sql,
         entropy: &mut dyn Entropy,
     ) {
-        if self.woke {
-            return;
-        }
-        self.woke = true;
-        let stored = self.store.read_back(sql, tabs);
-        self.handle(Input::Woke(stored), now_ms, entropy);
-    }
-
-    /// The room's effects of one input, queued.
-    pub fn handle(&mut self, input: Input, now_ms: u64, entropy: &mut dyn Entropy) {
         self.now = now_ms;
+        // Filled in place (no part of the input moved out: smaller in the Worker).
+        match &mut input {
+            Input::Woke(stored) => {
+                if self.woke {
+                    return;
+                }
+                self.woke = true;
+                *stored = self.store.read_back(sql, std::mem::take(&mut stored.tabs));
+            }
+            Input::Request { asker, request, replayed } => {
+                self.waiting.push(*asker);
+                match request {
+                    Request::UseState { key, expires_ms } => {
+                        let first = self.store.first_use(sql, key, *expires_ms, now_ms);
+                        let reply = if first { Reply::Done } else { Reply::StateUsed };
+                        self.queue.push(Effect::Reply(*asker, reply));
+                        return;
+                    }
+                    Request::Grant(grant) => *replayed = self.store.replayed(sql, &grant.id),
+                    _ => {}
+                }
+            }
+            Input::Gone { asker } => {
+                let Some(i) = self.waiting.iter().position(|a| a == asker) else { return };
+                self.waiting.swap_remove(i);
+            }
+            _ => {}
+        }
         let mut effects = self.room.handle(input, now_ms, entropy);
         self.queue.append(&mut effects);
-    }
-
-    /// A request of the Worker: who waits for its replies. A requestState's use is answered
-    /// from storage (a uniqueness its SQL keeps); a grant's creation comes to the room with
-    /// the replays recorded for its id.
-    pub fn request(
-        &mut self,
-        request: Request,
-        sql: &mut dyn Sql,
-        now_ms: u64,
-        entropy: &mut dyn Entropy,
-    ) -> Asker {
-        self.last_asker += 1;
-        let asker = self.last_asker;
-        self.waiting.push(asker);
-        match request {
-            Request::UseState { ref key, expires_ms } => {
-                self.now = now_ms;
-                let first = self.store.first_use(sql, key, expires_ms, now_ms);
-                let reply = if first { Reply::Done } else { Reply::StateUsed };
-                self.queue.push(Effect::Reply(asker, reply));
-            }
-            request => {
-                let replayed = match &request {
-                    Request::Grant(grant) => self.store.replayed(sql, &grant.id),
-                    _ => Vec::new(),
-                };
-                self.handle(Input::Request { asker, request, replayed }, now_ms, entropy);
-            }
-        }
-        asker
-    }
-
-    /// A request stopped waiting (its response stream was dropped). Whether the room heard of
-    /// it: only a request still waiting for its last reply is let go of.
-    pub fn gone(&mut self, asker: Asker, now_ms: u64, entropy: &mut dyn Entropy) -> bool {
-        let Some(i) = self.waiting.iter().position(|a| *a == asker) else { return false };
-        self.waiting.swap_remove(i);
-        self.handle(Input::Gone { asker }, now_ms, entropy);
-        true
     }
 
     /// A socket's number, for [`Input::Opened`].
@@ -268,22 +262,23 @@ pub fn read_attachment(text: &str) -> Option<Tab> {
     tabrelay_bundle::from_json(text.as_bytes())
 }
 
-/// The pairing's object as the core's one machine shape: its inputs the room's (a socket's
-/// opening, message or close, a proof checked, a code's reply, a timeout), given randomness;
-/// its outputs taken with its storage at hand. A request of the Worker, which returns who
-/// waits for its replies, stays [`Object::request`] (and its letting go [`Object::gone`]).
+/// The pairing's object as the core's one machine shape: its inputs the room's (its waking, a
+/// socket's opening, message or close, a proof checked, a code's reply, a request of the
+/// endpoint numbered by [`Object::next_asker`] and its letting go, a timeout or the alarm),
+/// given with its storage and randomness at hand ([`Object::give`] says what it adds); its
+/// outputs taken with its storage at hand.
 impl crate::machine::Machine for Object {
     type Input = Input;
     type Output = Output;
     type Host<'h> = crate::machine::Platform<'h>;
 
     #[inline]
-    fn handle_input(&mut self, input: Input, now_ms: u64, host: Self::Host<'_>) {
-        self.handle(input, now_ms, host.entropy);
+    fn handle_input(&mut self, input: Input, now_ms: u64, host: &mut Self::Host<'_>) {
+        self.give(input, now_ms, host.sql, host.entropy);
     }
 
     #[inline]
-    fn poll_output(&mut self, host: Self::Host<'_>) -> Option<Output> {
+    fn poll_output(&mut self, host: &mut Self::Host<'_>) -> Option<Output> {
         Object::poll_output(self, host.sql)
     }
 
@@ -293,8 +288,8 @@ impl crate::machine::Machine for Object {
     }
 
     #[inline]
-    fn handle_timeout(&mut self, now_ms: u64, host: Self::Host<'_>) {
-        self.handle(Input::Timeout, now_ms, host.entropy);
+    fn handle_timeout(&mut self, now_ms: u64, host: &mut Self::Host<'_>) {
+        self.give(Input::Timeout, now_ms, host.sql, host.entropy);
     }
 }
 
@@ -302,6 +297,7 @@ impl crate::machine::Machine for Object {
 mod tests {
     use super::*;
     use crate::crypto::testing::Counter;
+    use crate::machine::{Machine as _, Platform};
     use crate::pairing::grants::Grant;
     use crate::pairing::wire::{ListenEvent, Want};
     use crate::sql::testing::Recorded;
@@ -342,9 +338,37 @@ mod tests {
     fn woken(sql: &mut Recorded) -> Object {
         sql.rows.push(("SELECT body FROM grants ORDER BY rowid", vec![grant_row("g1")]));
         let mut object = Object::new(None, catalogue());
-        object.wake(Vec::new(), sql, 1_000_000, &mut Counter(1));
+        wake(&mut object, sql, 1_000_000, &mut Counter(1));
         while object.poll_output(sql).is_some() {}
         object
+    }
+
+    /// The object wakes (no tab kept).
+    fn wake(object: &mut Object, sql: &mut Recorded, now: u64, rng: &mut Counter) {
+        let woke = Input::Woke(crate::pairing::room::Stored::default());
+        object.handle_input(woke, now, &mut Platform { sql, entropy: rng });
+    }
+
+    /// A request of the endpoint, numbered as a shell numbers it: who waits for its replies.
+    fn ask(
+        object: &mut Object,
+        request: Request,
+        sql: &mut Recorded,
+        now: u64,
+        rng: &mut Counter,
+    ) -> Asker {
+        let asker = object.next_asker();
+        let input = Input::Request { asker, request, replayed: Vec::new() };
+        object.handle_input(input, now, &mut Platform { sql, entropy: rng });
+        asker
+    }
+
+    /// A request stops waiting: whether the object still held it as waiting.
+    fn gone(object: &mut Object, asker: Asker, now: u64, rng: &mut Counter) -> bool {
+        let (before, mut sql) = (object.waiting.len(), Recorded::default());
+        let host = &mut Platform { sql: &mut sql, entropy: rng };
+        object.handle_input(Input::Gone { asker }, now, host);
+        object.waiting.len() < before
     }
 
     fn outputs(object: &mut Object, sql: &mut Recorded) -> Vec<Output> {
@@ -356,18 +380,19 @@ mod tests {
         let mut sql = Recorded::default();
         let mut object = woken(&mut sql);
         let check = Request::Check { grant: "g1".into(), want: Want::Tools };
-        let asker = object.request(check, &mut sql, 1_000_001, &mut Counter(2));
+        let asker = ask(&mut object, check, &mut sql, 1_000_001, &mut Counter(2));
         let answer = Reply::Tools { stated: None::<ToolList> };
         assert_eq!(outputs(&mut object, &mut sql), [Output::Reply(asker, answer)]);
         // Its last reply went: its end tells the room nothing.
-        assert!(!object.gone(asker, 1_000_002, &mut Counter(3)));
+        assert!(!gone(&mut object, asker, 1_000_002, &mut Counter(3)));
     }
 
     #[test]
     fn a_request_that_stops_waiting_early_is_let_go_of_once() {
         let mut sql = Recorded::default();
         let mut object = woken(&mut sql);
-        let asker = object.request(
+        let asker = ask(
+            &mut object,
             Request::Listen { grant: "g1".into() },
             &mut sql,
             1_000_001,
@@ -378,8 +403,8 @@ mod tests {
             matches!(&first[..], [Output::Reply(a, Reply::Listen(ListenEvent::Tick))] if *a == asker),
             "{first:?}"
         );
-        assert!(object.gone(asker, 1_000_002, &mut Counter(3)));
-        assert!(!object.gone(asker, 1_000_003, &mut Counter(4)));
+        assert!(gone(&mut object, asker, 1_000_002, &mut Counter(3)));
+        assert!(!gone(&mut object, asker, 1_000_003, &mut Counter(4)));
     }
 
     #[test]
@@ -389,10 +414,10 @@ mod tests {
         let inserted = "INSERT INTO used_states (key, expires) VALUES (?, ?) ON CONFLICT DO NOTHING RETURNING key";
         sql.rows.push((inserted, vec![vec![Some("k".into())]]));
         let used = || Request::UseState { key: "k".into(), expires_ms: 2_000_000 };
-        let first = object.request(used(), &mut sql, 1_000_001, &mut Counter(2));
+        let first = ask(&mut object, used(), &mut sql, 1_000_001, &mut Counter(2));
         assert_eq!(outputs(&mut object, &mut sql), [Output::Reply(first, Reply::Done)]);
         sql.rows.retain(|(q, _)| *q != inserted);
-        let again = object.request(used(), &mut sql, 1_000_002, &mut Counter(3));
+        let again = ask(&mut object, used(), &mut sql, 1_000_002, &mut Counter(3));
         assert_eq!(outputs(&mut object, &mut sql), [Output::Reply(again, Reply::StateUsed)]);
     }
 
@@ -400,7 +425,8 @@ mod tests {
     fn a_write_is_done_before_the_reply_after_it_goes_out() {
         let mut sql = Recorded::default();
         let mut object = woken(&mut sql);
-        let asker = object.request(
+        let asker = ask(
+            &mut object,
             Request::Revoke(crate::pairing::wire::RevokeRequest {
                 grant: "g1".into(),
                 secret: None,
@@ -438,14 +464,14 @@ mod tests {
                 },
             })
         };
-        let asker = object.request(request("g2"), &mut sql, 1_000_001, &mut Counter(2));
+        let asker = ask(&mut object, request("g2"), &mut sql, 1_000_001, &mut Counter(2));
         let asked = sql.run.iter().find(|(q, _)| q == replayed).map(|(_, b)| b.clone());
         assert_eq!(asked, Some(vec![crate::sql::Bind::Text("g2".into())]), "read for its id");
         let out = outputs(&mut object, &mut sql);
         assert_eq!(out, [Output::Reply(asker, Reply::Grant(GrantReply::Replayed))]);
         assert!(!sql.queries().iter().any(|q| q.starts_with("INSERT INTO grants")));
         // Once the record's time has passed, the grant is made.
-        let asker = object.request(request("g3"), &mut sql, 1_060_000, &mut Counter(3));
+        let asker = ask(&mut object, request("g3"), &mut sql, 1_060_000, &mut Counter(3));
         let out = outputs(&mut object, &mut sql);
         let made = match &out[..] {
             [Output::Reply(a, Reply::Grant(GrantReply::Made { grant, .. }))] if *a == asker => {
@@ -478,11 +504,11 @@ mod tests {
         assert!(sql.run.iter().any(|(q, b)| q == "DELETE FROM tab_state WHERE tab = ?"
             && b == &[crate::sql::Bind::Text("9".into())]));
         let check = Request::Check { grant: "g1".into(), want: Want::Nothing };
-        let asker = object.request(check, &mut sql, 1_000_001, &mut Counter(2));
+        let asker = ask(&mut object, check, &mut sql, 1_000_001, &mut Counter(2));
         assert_eq!(outputs(&mut object, &mut sql), [Output::Reply(asker, Reply::Done)]);
         // A second wake reads nothing more.
         let before = sql.run.len();
-        object.wake(Vec::new(), &mut sql, 1_000_002, &mut Counter(3));
+        wake(&mut object, &mut sql, 1_000_002, &mut Counter(3));
         assert_eq!(sql.run.len(), before);
     }
 

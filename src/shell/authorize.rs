@@ -1,4 +1,4 @@
-//! The OAuth endpoints' I/O: reads a request into its saga ([`crate::oauth::saga`]), does each
+//! The OAuth endpoints' I/O: reads a request into its saga ([`crate::saga`]), does each
 //! step it asks (a code's object, a pairing's, the sender limit, a metadata document) and
 //! writes its answer.
 
@@ -12,13 +12,14 @@ use super::{
 use crate::config::Config;
 use crate::http;
 use crate::oauth::connect;
-use crate::oauth::saga::{Input, OAuthRequest, Saga, Step};
+use crate::routes;
+use crate::saga::{Input, OAuthRequest, Saga, Step};
 
 /// Answers the OAuth route at `url` (the router matched its method).
 pub(super) async fn oauth(req: Request, url: &str, env: &Env, config: &Config) -> Result<Response> {
     let (path, origin) = (http::path_of(url), http::origin_of(url));
     let post = method(&req) == "POST";
-    let body = if post { read_body(&req, http::body_cap(path)).await? } else { Ok(Vec::new()) };
+    let body = if post { read_body(&req, routes::body_cap(path)).await? } else { Ok(Vec::new()) };
     let (accept, cookies) = (header(&req, "accept"), header(&req, "cookie"));
     let request = OAuthRequest {
         path,

@@ -1,6 +1,7 @@
-//! The one loop that drives an [`Exchange`]: it carries out what the exchange says (read the
-//! body, ask the pairing, answer, stream), sleeps until the exchange next needs waking or the
-//! pairing says something, reads the clock once per event and feeds back what happened.
+//! The Worker's driver of an [`Exchange`], by the core's one loop ([`machine::turn`]): it
+//! carries out what the exchange says (read the body, ask the pairing, answer, stream), sleeps
+//! until the exchange next needs waking or the pairing says something, reads the clock once
+//! per event and gives back what happened.
 
 use futures::future::{select, Either, LocalBoxFuture};
 use worker::web_sys::{Request, Response};
@@ -11,8 +12,8 @@ use super::{
     Result,
 };
 use crate::http;
-use crate::machine::Machine;
-use crate::mcp::exchange::{Exchange, Output};
+use crate::machine;
+use crate::mcp::exchange::{Exchange, Input, Output};
 use crate::pairing::wire::Request as PairingRequest;
 
 /// The exchange and its ask of the pairing in flight (kept across waits: a deadline passing
@@ -23,11 +24,18 @@ struct Driver {
     asking: Option<LocalBoxFuture<'static, Replies>>,
     replies: Option<Replies>,
     now_ms: u64,
+    /// What the last turns said that is not carried out yet, in order.
+    outputs: Vec<Output>,
+    /// When the exchange next needs waking.
+    wake: Option<u64>,
 }
 
 /// Answers `req` as `exchange` says: a whole answer, or an event stream.
 pub(crate) async fn drive(exchange: Exchange<'static>, req: Request, env: Env) -> Result<Response> {
-    let mut driver = Driver { exchange, env, asking: None, replies: None, now_ms: now_ms() };
+    let (asking, replies, outputs) = (None, None, Vec::new());
+    let mut driver =
+        Driver { exchange, env, asking, replies, now_ms: now_ms(), outputs, wake: None };
+    driver.turn(None);
     match driver.step(Some(&req)).await? {
         Output::Respond(answer) => respond(answer.http()),
         Output::Open => stream_response(Box::new(driver), &http::EVENT_STREAM_HEADERS),
@@ -37,30 +45,37 @@ pub(crate) async fn drive(exchange: Exchange<'static>, req: Request, env: Env) -
 }
 
 impl Driver {
+    /// One turn of the exchange at the last `now` read: `input` given (None: its timeout if
+    /// due), what it says kept to carry out.
+    fn turn(&mut self, input: Option<Input>) {
+        let outputs = &mut self.outputs;
+        let now = self.now_ms;
+        self.wake = machine::turn(&mut self.exchange, input, now, &mut (), |o| outputs.push(o));
+    }
+
     /// Runs the exchange to its next answer, stream opening, event or end (the output that
     /// says it).
     async fn step(&mut self, req: Option<&Request>) -> Result<Output> {
         loop {
-            while let Some(output) = Machine::poll_output(&mut self.exchange, ()) {
-                match output {
+            while !self.outputs.is_empty() {
+                match self.outputs.remove(0) {
                     Output::ReadBody(cap) => {
                         let body = match req {
                             Some(req) => read_body(req, cap).await?,
                             None => Ok(Vec::new()),
                         };
                         self.now_ms = now_ms();
-                        self.exchange.handle_body(body, self.now_ms);
+                        self.turn(Some(Input::Body(body)));
                     }
                     Output::Ask(request) => self.ask(request),
                     output => return Ok(output),
                 }
             }
-            let timeout = Machine::poll_timeout(&self.exchange);
-            if timeout.is_none() && self.asking.is_none() && self.replies.is_none() {
+            if self.wake.is_none() && self.asking.is_none() && self.replies.is_none() {
                 return Ok(Output::End);
             }
             // Nothing due: as long as a timer waits (the pairing's reply moves it first).
-            let sleep = super::sleep_until(timeout, self.now_ms);
+            let sleep = super::sleep_until(self.wake, self.now_ms);
             let (asking, replies) = (&mut self.asking, &mut self.replies);
             let reply = async move {
                 if let Some(ask) = asking.as_mut() {
@@ -77,15 +92,10 @@ impl Driver {
                 Either::Right(_) => None,
             };
             self.now_ms = now_ms();
-            match heard {
-                Some(reply) => {
-                    if reply.is_none() {
-                        self.replies = None;
-                    }
-                    self.exchange.handle_reply(reply, self.now_ms);
-                }
-                None => Machine::handle_timeout(&mut self.exchange, self.now_ms, ()),
+            if heard.as_ref().is_some_and(Option::is_none) {
+                self.replies = None;
             }
+            self.turn(heard.map(Input::Reply));
         }
     }
 

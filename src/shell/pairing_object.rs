@@ -32,7 +32,7 @@ use crate::http::{self, Answer};
 use crate::limits::WHOLE_REPLY_WAIT_MS;
 use crate::machine::{Machine, Platform};
 use crate::pairing::object::{read_attachment, ByNumber, Object, Output};
-use crate::pairing::room::{Asker, Input};
+use crate::pairing::room::{Asker, Input, Stored};
 use crate::pairing::wire::{Reply, Request};
 use crate::pairing::{socket_pairing, Tab};
 use crate::senders::sender_key;
@@ -100,16 +100,18 @@ struct Pairing {
 }
 
 impl Pairing {
-    /// Gives the object an input, now.
+    /// Gives the object an input, now (its one door, [`Machine::handle_input`]).
     fn handle(&self, input: Input) {
-        self.object.borrow_mut().handle(input, now_ms(), &mut PlatformRandom);
+        let host = &mut Platform { sql: &mut Sqlite(&self.platform), entropy: &mut PlatformRandom };
+        self.object.borrow_mut().handle_input(input, now_ms(), host);
     }
 
     /// Carries out what the object says, in order, until it says nothing more; what a check
     /// or a question comes to goes back to it.
     async fn run(&self) -> Result<()> {
         loop {
-            let host = Platform { sql: &mut Sqlite(&self.platform), entropy: &mut PlatformRandom };
+            let host =
+                &mut Platform { sql: &mut Sqlite(&self.platform), entropy: &mut PlatformRandom };
             let output = Machine::poll_output(&mut *self.object.borrow_mut(), host);
             match output {
                 None => return Ok(()),
@@ -173,8 +175,7 @@ impl Pairing {
                 tabs.push(tab);
             }
         }
-        let mut sql = Sqlite(&self.platform);
-        self.object.borrow_mut().wake(tabs, &mut sql, now_ms(), &mut PlatformRandom);
+        self.handle(Input::Woke(Stored { tabs, ..Stored::default() }));
     }
 
     /// A request, a tab's message, its socket closing or failing, or the alarm: what the
@@ -232,8 +233,8 @@ impl Pairing {
 
     /// A request of the Worker: the object's reply, one line or a stream of them.
     async fn request(self: &Rc<Self>, request: Request) -> Result<Response> {
-        let (mut sql, now) = (Sqlite(&self.platform), now_ms());
-        let asker = self.object.borrow_mut().request(request, &mut sql, now, &mut PlatformRandom);
+        let (asker, now) = (self.object.borrow_mut().next_asker(), now_ms());
+        self.handle(Input::Request { asker, request, replayed: Vec::new() });
         let (sender, replies) = mpsc::unbounded();
         self.askers.borrow_mut().insert(asker, sender);
         let mut lines = Lines { first: None, asker, pairing: Rc::clone(self), replies };
@@ -329,9 +330,9 @@ impl Chunks for Lines {
 impl Drop for Lines {
     fn drop(&mut self) {
         let pairing = Rc::clone(&self.pairing);
-        pairing.askers.borrow_mut().remove(&self.asker);
-        let gone = pairing.object.borrow_mut().gone(self.asker, now_ms(), &mut PlatformRandom);
-        if gone {
+        // Its channel still held: its last reply has not gone, so the object still waits.
+        if pairing.askers.borrow_mut().remove(&self.asker).is_some() {
+            pairing.handle(Input::Gone { asker: self.asker });
             worker::wasm_bindgen_futures::spawn_local(async move {
                 let _ = pairing.run().await;
             });

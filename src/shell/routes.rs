@@ -14,11 +14,12 @@ use super::{
     refuse_socket, respond, set_headers, within_limit, Result,
 };
 use crate::config::Config;
-use crate::http::{self, HeaderLines, Route};
+use crate::http::{self, HeaderLines};
 use crate::mcp::exchange::{Exchange, RequestHeaders};
 use crate::oauth::token::Verified;
 use crate::pairing::tabs::TOO_MANY_OPENED;
 use crate::pairing::{tab_socket, SocketRefused};
+use crate::routes::{self, Route};
 use crate::senders::{Limit, Limited};
 
 // The Durable Object bindings (wrangler.toml).
@@ -75,9 +76,9 @@ async fn fetch(req: Request, env: Env) -> Result<Response> {
     let (url, lines, method) = (req.url(), header_lines(&req), method(&req));
     let (path, origin, headers) = (http::path_of(&url), http::origin_of(&url), HeaderLines(&lines));
     // A browser's preflight to the endpoint names the Mcp-Param-* headers its call will send.
-    let cors = http::cors_headers(path, method, headers.get("access-control-request-headers"));
+    let cors = routes::cors_headers(path, method, headers.get("access-control-request-headers"));
     let resume = headers.get("last-event-id").is_some();
-    let route = http::route(method, path, headers.get("accept"), resume);
+    let route = routes::route(method, path, headers.get("accept"), resume);
     let res = match (route.answer(config, origin), route) {
         (Some(answer), _) => respond(answer)?,
         (None, Route::Tab) => tab(req, &url, &env, config).await?,

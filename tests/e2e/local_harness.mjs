@@ -47,11 +47,12 @@ export function localEnv(state = freshState()) {
 
 /**
  * The official TypeScript SDK's client calling itself `name`, having started the binary over
- * stdio (with `state` as its state directory: a fresh one unless given); with `elicit`, it
- * declares elicitation and answers each `elicitation/create` with `elicit(request)`.
+ * stdio (with `state` as its state directory: a fresh one unless given, and `args` after the
+ * usual ones); with `elicit`, it declares elicitation and answers each `elicitation/create` with
+ * `elicit(request)`.
  */
-export async function stdioClient(name, { port, state, elicit } = {}) {
-  const transport = new StdioClientTransport({ command: LOCAL_BIN, args: localArgs(port), env: localEnv(state), stderr: 'pipe' });
+export async function stdioClient(name, { port, state, elicit, args = [] } = {}) {
+  const transport = new StdioClientTransport({ command: LOCAL_BIN, args: [...localArgs(port), ...args], env: localEnv(state), stderr: 'pipe' });
   const client = new Client({ name, version: '1.0.0' }, elicit ? { capabilities: { elicitation: {} } } : undefined);
   if (elicit) client.setRequestHandler(ElicitRequestSchema, (request, extra) => elicit(request, extra));
   const changed = [];

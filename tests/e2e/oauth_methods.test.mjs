@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { createHmac, randomBytes } from 'node:crypto';
 import { RELAY, register, postForm } from './harness.mjs';
 
-/** What each route takes (src/http.rs ROUTES), and whether browser-based clients may call it. */
+/** What each route takes (src/routes.rs ROUTES), and whether browser-based clients may call it. */
 const ROUTES = [
   ['/', ['POST'], true],
   ['/health', ['GET'], true],

@@ -3,7 +3,9 @@
 // joined to the relay's client, a code goes to the local server first and to the relay when the
 // local server refuses it, the connections are both relays' (the local ones marked), Forget and
 // a call's words go to the relay that holds them, and the tools go to both; the person's presence
-// for a local code's approval is proven to the local server, for any other to the relay.
+// for a local code's approval is proven to the local server, for any other to the relay; a
+// waiting page's link reference goes to the local server first as a code does, and its confirm
+// window opens at the origin of the relay that approved it.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { RelayClient } from '../../tab/relay-client.js';
@@ -129,11 +131,12 @@ test('joined, a local code’s approval is proven to the local server, any other
   assert.deepEqual(await check.approval('LOCAL-00001'), { by: 'local' });
   assert.deepEqual(await check.approval('REMOT-00002'), { by: 'relay' });
   assert.deepEqual(await check.confirm('answer', 'x'), { verified: true, by: 'relay' }, 'the tab’s own decisions stay the relay’s check');
-  // A waiting page's link reference is the relay's: the local server is not asked of it.
+  // A waiting page's link reference: the local server is asked of it too (it serves its agent
+  // app's waiting page); one it did not make is the relay's.
   const link = 'ABCDEFGHJKMNPQRSTV';
   const asked = toLocal.length;
   assert.deepEqual(await check.approval(link), { by: 'relay' });
-  assert.equal(toLocal.length, asked, 'the local server was not asked of a link');
+  assert.deepEqual(toLocal.slice(asked), [{ type: 'describe', code: link }], 'the local server was asked of the link');
   assert.deepEqual(proven, [['local', 'LOCAL-00001'], ['relay', 'REMOT-00002'], ['relay', link]]);
   // The local server refusing the approval of its own code (no presence proven): its sentence,
   // never the relay's unknown code.
@@ -142,4 +145,29 @@ test('joined, a local code’s approval is proven to the local server, any other
     throw new Error('Nothing was connected: your device did not confirm it was you.');
   };
   await assert.rejects(relay.approve('LOCAL-00001'), /your device did not confirm/);
+});
+
+test('joined, a waiting page’s link goes to the local server first; its approval’s confirm window is the local server’s', async () => {
+  const LOCAL_LINK = 'MMMMMMMMMMMMMMMMMM';
+  const REMOTE_LINK = 'RRRRRRRRRRRRRRRRRR';
+  const { c: relay, sent: toRelay } = connected('https://relay.example', { [REMOTE_LINK]: { client: 'Claude', confirm: 'https://relay.example/authorize/confirm?ticket=r' } });
+  const { c: local, sent: toLocal } = connected('http://127.0.0.1:8790', { [LOCAL_LINK]: { client: 'Claude Code (local)', confirm: 'http://127.0.0.1:8790/authorize/confirm?ticket=l' } });
+  joinLocal(relay, local);
+  const proven = [];
+  const checkOf = (name) => ({ withoutDevice: 'refuse', approval: async (said) => (proven.push([name, said]), { by: name }) });
+  const check = joinPresenceCheck(checkOf('relay'), checkOf('local'), relay);
+  assert.equal((await relay.describeLink(LOCAL_LINK)).client, 'Claude Code (local)');
+  assert.deepEqual(await check.approval(LOCAL_LINK), { by: 'local' }, 'the local server’s link is proven to it');
+  const said = await relay.approveLink(LOCAL_LINK);
+  assert.equal(new URL(said.confirm).origin, 'http://127.0.0.1:8790');
+  assert.equal(toRelay.length, 0, 'a local link never reaches the relay');
+  assert.equal((await relay.approveLink(REMOTE_LINK)).client, 'Claude');
+  assert.deepEqual(toRelay, [{ type: 'approve', code: REMOTE_LINK }]);
+  assert.deepEqual(toLocal.map((m) => [m.type, m.code]), [['describe', LOCAL_LINK], ['approve', LOCAL_LINK], ['approve', REMOTE_LINK]]);
+  // A link the local server described is its own: its refusal stands.
+  local.codeRequest = async () => {
+    throw new Error('This confirmation is no longer valid.');
+  };
+  await assert.rejects(relay.approveLink(LOCAL_LINK), /no longer valid/);
+  assert.equal(toRelay.length, 1);
 });

@@ -8,13 +8,13 @@ use tabrelay_bundle::content::quoted;
 
 use crate::config::Config;
 use crate::jsonrpc::{self, Id};
+use crate::keys::Keys;
 use crate::limits::{KEEP_ALIVE_MS, PROGRESS_AT_LEAST_EVERY_MS};
 use crate::mcp::asking::{self, Round};
 use crate::mcp::resume::EventIds;
 use crate::mcp::session::Declared;
 use crate::mcp::{call_reply, clients, input, listen_acknowledged, listen_ended, progress};
 use crate::mcp::{logging, sse_event, tools_changed, Era, Retry, KEEP_ALIVE};
-use crate::oauth::keys::Keys;
 use crate::oauth::token::Access;
 use crate::pairing::wire::{request_key, CallRequest};
 use crate::pairing::wire::{CallEvent, CallReply, ListenEvent, Reply};

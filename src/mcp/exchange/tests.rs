@@ -1,8 +1,9 @@
 //! The pair harness, in the style of quinn-proto's `tests/util.rs` `Pair`: exchanges (the
 //! Worker's half of a request) and the real pairing ([`Room`]) run together on one virtual
-//! clock, every message between them through the real wire encoding (a request's body as the
-//! object reads it, each reply as its NDJSON line), with a scripted tab. Each test is one
-//! behaviour a client sees, from its request to its last byte.
+//! clock, each moved by the shells' one loop ([`machine::turn`]), every message between them
+//! through the real wire encoding (a request's body as the object reads it, each reply as its
+//! NDJSON line), with a scripted tab. Each test is one behaviour a client sees, from its request
+//! to its last byte.
 
 use std::collections::HashMap;
 
@@ -96,6 +97,43 @@ impl Seen {
     }
 }
 
+/// The real room in the one machine shape, its effects its outputs: the pair carries them out as
+/// its object would, keeping what storage would hold itself ([`Pair::stored`]) so that an
+/// evicted pairing reads it back.
+struct RoomMachine {
+    room: Room,
+    effects: Vec<Effect>,
+}
+
+impl Machine for RoomMachine {
+    type Input = Input;
+    type Output = Effect;
+    type Host<'h> = Counter;
+
+    fn handle_input(&mut self, input: Input, now_ms: u64, rng: &mut Counter) {
+        let mut effects = self.room.handle(input, now_ms, rng);
+        self.effects.append(&mut effects);
+    }
+
+    fn poll_output(&mut self, _: &mut Counter) -> Option<Effect> {
+        (!self.effects.is_empty()).then(|| self.effects.remove(0))
+    }
+
+    fn poll_timeout(&self) -> Option<u64> {
+        self.room.poll_timeout()
+    }
+
+    fn handle_timeout(&mut self, now_ms: u64, rng: &mut Counter) {
+        self.handle_input(Input::Timeout, now_ms, rng);
+    }
+}
+
+impl RoomMachine {
+    fn new(config: &Config, catalogue: &'static Catalogue) -> Self {
+        Self { room: Room::new(Some(config.keys.clone()), catalogue), effects: Vec::new() }
+    }
+}
+
 /// One request to the endpoint: its exchange, its body and what its client saw.
 struct Run {
     exchange: Exchange<'static>,
@@ -107,7 +145,7 @@ struct Run {
 
 /// The pairing, a proven tab, a clock, and the lines each ask has not read yet.
 struct Pair {
-    room: Room,
+    room: RoomMachine,
     now: u64,
     rng: Counter,
     config: &'static Config,
@@ -135,7 +173,7 @@ impl Pair {
         let catalogue = catalogue();
         let config = config();
         let mut pair = Self {
-            room: Room::new(Some(config.keys.clone()), catalogue),
+            room: RoomMachine::new(config, catalogue),
             now: 1_000_000,
             rng: Counter(1),
             config,
@@ -158,7 +196,7 @@ impl Pair {
         let grant = Grant::new("g1".into(), "cid".into(), requester, 1_000_000, &mut Counter(9)).0;
         pair.stored.grants.push(grant.clone());
         pair.room_input(Input::Woke(Stored { grants: vec![grant], ..Stored::default() }));
-        let number = pair.room.next_tab_number(pair.now);
+        let number = pair.room.room.next_tab_number(pair.now);
         let (pairing, origin, sender) = (key().pairing(), ORIGIN.into(), SENDER.into());
         pair.room_input(Input::Opened { number, pairing: pairing.clone(), origin, sender });
         pair.tab = number;
@@ -178,7 +216,14 @@ impl Pair {
     }
 
     fn room_input(&mut self, input: Input) {
-        let effects = self.room.handle(input, self.now, &mut self.rng);
+        self.room_turn(Some(input));
+    }
+
+    /// One turn of the room ([`machine::turn`]): `input` (None: its timeout, if due), then
+    /// every effect carried out.
+    fn room_turn(&mut self, input: Option<Input>) {
+        let mut effects = Vec::new();
+        machine::turn(&mut self.room, input, self.now, &mut self.rng, |e| effects.push(e));
         self.carry(effects);
     }
 
@@ -290,15 +335,18 @@ impl Pair {
         run
     }
 
-    /// Moves `run` until it waits for the clock or for something outside it: the shells'
-    /// loop ([`Machine`]): every output carried out, then the next input given.
+    /// Moves `run` until it waits for the clock or for something outside it: the shells' loop
+    /// ([`machine::turn`]): the next input (or its timeout, when due) given, every output
+    /// carried out, then the next input (its body, or the pairing's next reply line).
     fn drive(&mut self, run: &mut Run) {
+        let mut input = None;
         loop {
-            while let Some(output) = Machine::poll_output(&mut run.exchange, ()) {
+            let mut outputs = Vec::new();
+            machine::turn(&mut run.exchange, input.take(), self.now, &mut (), |o| outputs.push(o));
+            for output in outputs {
                 match output {
                     Output::ReadBody(_) => {
-                        let body = ExchangeInput::Body(Ok(std::mem::take(&mut run.body)));
-                        run.exchange.handle_input(body, self.now, ());
+                        input = Some(ExchangeInput::Body(Ok(std::mem::take(&mut run.body))));
                     }
                     Output::Ask(request) => self.ask(run, &request),
                     Output::Respond(answer) => run.seen.answer = Some(answer),
@@ -309,6 +357,9 @@ impl Pair {
                     }
                     Output::End => run.seen.ended = true,
                 }
+            }
+            if input.is_some() {
+                continue;
             }
             let Some(asker) = run.asker else { return };
             let inbox = self.inbox.entry(asker).or_default();
@@ -323,7 +374,7 @@ impl Pair {
                     None
                 }
             };
-            run.exchange.handle_input(ExchangeInput::Reply(reply), self.now, ());
+            input = Some(ExchangeInput::Reply(reply));
         }
     }
 
@@ -356,19 +407,14 @@ impl Pair {
             let exchange =
                 machine::earliest(runs.iter().map(|r| Machine::poll_timeout(&r.exchange)));
             // The room's one timer table stands for its deadlines, ticks and alarm alike.
-            let room = self.room.poll_timeout();
+            let room = Machine::poll_timeout(&self.room);
             let Some(at) = machine::earliest([exchange, room]).filter(|at| *at <= until) else {
                 break;
             };
             self.now = self.now.max(at);
-            if exchange == Some(at) {
-                for run in runs.iter_mut() {
-                    if machine::due(&run.exchange, self.now) {
-                        Machine::handle_timeout(&mut run.exchange, self.now, ());
-                    }
-                }
-            } else {
-                self.room_input(Input::Timeout);
+            // The exchanges due take their timeouts as they are next driven (above).
+            if exchange != Some(at) {
+                self.room_turn(None);
             }
         }
         self.now = until;
@@ -380,7 +426,7 @@ impl Pair {
     /// The pairing's object is evicted (what it held in memory is gone, its ask's replies
     /// with it) and a new one wakes with what storage holds; the tab's socket stays open.
     fn evict_and_wake(&mut self) {
-        self.room = Room::new(Some(self.config.keys.clone()), self.catalogue);
+        self.room = RoomMachine::new(self.config, self.catalogue);
         self.inbox.clear();
         self.room_input(Input::Woke(self.stored.clone()));
     }
@@ -481,7 +527,7 @@ fn a_tool_list_the_pairing_does_not_give_in_time_is_the_bundled_one() {
     let pair = Pair::new();
     let body = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/list"});
     let mut exchange = pair.exchange(pair.headers(false), 0);
-    assert_eq!(exchange.poll_output(), Some(Output::ReadBody(crate::http::body_cap("/"))));
+    assert_eq!(exchange.poll_output(), Some(Output::ReadBody(crate::routes::body_cap("/"))));
     exchange.handle_body(Ok(body.to_string().into_bytes()), 0);
     assert!(matches!(exchange.poll_output(), Some(Output::Ask(Request::Check { .. }))));
     assert_eq!(exchange.poll_output(), None);
@@ -662,7 +708,7 @@ fn a_tab_going_away_ends_a_waiting_call_with_a_sentence() {
 
 #[test]
 fn a_preflight_allows_the_param_headers_a_browser_asks_for_and_nothing_else_new() {
-    let allowed = super::preflight_headers(Some(
+    let allowed = crate::routes::preflight_headers(Some(
         "Mcp-Param-Region, content-type, X-Other, mcp-param-, Mcp-Param-a b",
     ));
     let names: Vec<_> = allowed.split(", ").collect();
@@ -674,21 +720,21 @@ fn a_preflight_allows_the_param_headers_a_browser_asks_for_and_nothing_else_new(
     for refused in ["x-other", "mcp-param-", "mcp-param-a b"] {
         assert!(!names.contains(&refused), "{refused} in {allowed}");
     }
-    assert_eq!(super::preflight_headers(None), super::preflight_headers(Some("")));
+    assert_eq!(crate::routes::preflight_headers(None), crate::routes::preflight_headers(Some("")));
 }
 
 #[test]
 fn a_preflight_answer_does_not_grow_with_what_an_outsider_asks() {
     use crate::limits::{MAX_PREFLIGHT_PARAMS, MAX_PREFLIGHT_PARAM_NAME_BYTES};
-    let fixed = super::preflight_headers(None);
+    let fixed = crate::routes::preflight_headers(None);
     let many: Vec<String> = (0..1000).map(|i| format!("Mcp-Param-P{i}")).collect();
-    let allowed = super::preflight_headers(Some(&many.join(",")));
+    let allowed = crate::routes::preflight_headers(Some(&many.join(",")));
     let params = allowed.split(", ").filter(|n| n.starts_with("mcp-param-")).count();
     assert_eq!(params, MAX_PREFLIGHT_PARAMS, "{allowed}");
     let same = vec!["Mcp-Param-Region"; 1000].join(",");
-    assert_eq!(super::preflight_headers(Some(&same)), format!("{fixed}, mcp-param-region"));
+    assert_eq!(crate::routes::preflight_headers(Some(&same)), format!("{fixed}, mcp-param-region"));
     let long = format!("Mcp-Param-{}", "a".repeat(MAX_PREFLIGHT_PARAM_NAME_BYTES));
-    assert_eq!(super::preflight_headers(Some(&long)), fixed, "a name past the bound");
+    assert_eq!(crate::routes::preflight_headers(Some(&long)), fixed, "a name past the bound");
 }
 
 #[test]

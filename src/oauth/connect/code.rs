@@ -2,8 +2,8 @@
 //! the waiting page's link reference that stands for one, and a tab's naming of either.
 
 use crate::crypto::Entropy;
+use crate::keys::{Key, Keys, Purpose};
 use crate::oauth::authorize::SealId;
-use crate::oauth::keys::{Key, Keys, Purpose};
 
 // The code's form is the bundle's, so the tab's generated copy carries the same rule.
 pub use tabrelay_bundle::code::{CODE_ALPHABET, CODE_LEN, LINK_LEN, LINK_NONCE_LEN};

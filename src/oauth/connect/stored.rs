@@ -83,9 +83,9 @@ impl crate::machine::Machine for CodeObject {
     type Output = Output;
     type Host<'h> = crate::machine::Platform<'h>;
 
-    fn handle_input(&mut self, command: Command, now_ms: u64, host: Self::Host<'_>) {
-        let (sql, code, kept) = (host.sql, &self.code, self.kept_ms);
-        match carry_out(sql, code, command, now_ms, kept, host.entropy) {
+    fn handle_input(&mut self, command: Command, now_ms: u64, host: &mut Self::Host<'_>) {
+        let (code, kept) = (&self.code, self.kept_ms);
+        match carry_out(host.sql, code, command, now_ms, kept, host.entropy) {
             Ok((reply, forget)) => {
                 if let Some(at) = forget {
                     self.alarm = Some(at);
@@ -97,7 +97,7 @@ impl crate::machine::Machine for CodeObject {
         }
     }
 
-    fn poll_output(&mut self, _: Self::Host<'_>) -> Option<Output> {
+    fn poll_output(&mut self, _: &mut Self::Host<'_>) -> Option<Output> {
         (!self.out.is_empty()).then(|| self.out.remove(0))
     }
 
@@ -105,7 +105,7 @@ impl crate::machine::Machine for CodeObject {
         self.alarm
     }
 
-    fn handle_timeout(&mut self, now_ms: u64, _: Self::Host<'_>) {
+    fn handle_timeout(&mut self, now_ms: u64, _: &mut Self::Host<'_>) {
         if self.alarm.is_some_and(|at| at <= now_ms) {
             self.alarm = None;
             self.out.push(Output::Forget);
@@ -169,22 +169,21 @@ mod tests {
 
     #[test]
     fn a_code_object_replies_sets_its_end_and_forgets_at_it() {
-        use crate::machine::{due, Machine, Platform};
-        let mut sql = Recorded::default();
-        let mut rng = Counter(1);
+        use crate::machine::{due, turn, Platform};
+        let (mut sql, mut rng, mut out) = (Recorded::default(), Counter(1), Vec::new());
         let mut object = CodeObject::new(code(), 60_000);
         let create = super::super::fixtures::create();
-        object.handle_input(create, 1_000, Platform { sql: &mut sql, entropy: &mut rng });
-        let out: Vec<_> = std::iter::from_fn(|| {
-            object.poll_output(Platform { sql: &mut sql, entropy: &mut rng })
-        })
-        .collect();
+        let host = &mut Platform { sql: &mut sql, entropy: &mut rng };
+        let wake = turn(&mut object, Some(create), 1_000, host, |o| out.push(o));
         assert_eq!(out, [Output::SetAlarm(61_000), Output::Reply(CodeReply::Created)]);
-        assert_eq!(object.poll_timeout(), Some(61_000));
+        assert_eq!(wake, Some(61_000));
         assert!(!due(&object, 60_999) && due(&object, 61_000));
-        object.handle_timeout(61_000, Platform { sql: &mut sql, entropy: &mut rng });
-        let end = object.poll_output(Platform { sql: &mut sql, entropy: &mut rng });
-        assert_eq!(end, Some(Output::Forget));
-        assert_eq!(object.poll_timeout(), None, "its end came once");
+        out.clear();
+        assert_eq!(
+            turn(&mut object, None, 61_000, host, |o| out.push(o)),
+            None,
+            "its end came once"
+        );
+        assert_eq!(out, [Output::Forget]);
     }
 }

@@ -28,9 +28,9 @@ use tabrelay_bundle::catalogue::Catalogue;
 use tabrelay_bundle::protocol::{RelayMessage, ToolList, PROTOCOL_VERSION};
 
 use crate::crypto::Entropy;
+use crate::keys::Keys;
 use crate::limits::TAB_CALL_WAIT_MS;
 use crate::oauth::connect::{CodeReply, Command, ConnectCode, Named};
-use crate::oauth::keys::Keys;
 use crate::pairing::answers::Questions;
 use crate::pairing::calls::{Calls, Flight, Holder, LeftCalls};
 use crate::pairing::codes::WrongCodes;

@@ -12,6 +12,7 @@ mod timers;
 
 use super::*;
 use crate::crypto::testing::Counter;
+use crate::keys::Keys;
 use crate::limits::{
     MAX_CALLS_PER_CONNECTION, MAX_LISTENERS, MAX_LISTENERS_PER_CONNECTION, MAX_PENDING_CALLS,
     MAX_TASKS_PER_CONNECTION, MAX_TASK_RESULT_BYTES, REPLAYED_KEPT_MS, TAB_CALL_WAIT_MS,
@@ -19,7 +20,6 @@ use crate::limits::{
 };
 use crate::limits::{WRONG_CODES_ALLOWED, WRONG_CODE_WINDOW_MS};
 use crate::oauth::connect::{refusal, CodeReply, Command, ConnectCode};
-use crate::oauth::keys::Keys;
 use crate::pairing::calls::Flight;
 use crate::pairing::calls::LeftCalls;
 use crate::pairing::codes::WrongCodes;
@@ -214,11 +214,6 @@ fn made_task(effects: &[Effect], asker: Asker) -> String {
     assert!(stored < replied && stored.is_some(), "stored before the reply: {effects:?}");
     assert_eq!(made.status, crate::pairing::tasks::Status::Working);
     made.id.clone()
-}
-
-/// A task as a 2026-07-28 client reads it (`tasks/get`), rendered by the Worker's side.
-fn rendered(task: crate::pairing::tasks::View) -> serde_json::Value {
-    crate::mcp::tasks::detailed(task)
 }
 
 fn stored_tasks(effects: &[Effect]) -> Vec<Task> {

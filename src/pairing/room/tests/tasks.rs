@@ -27,17 +27,15 @@ fn a_quick_answer_stays_one_reply_and_a_call_that_waits_becomes_a_task() {
     );
     let (reply, _) = about_task(&mut sim, "g1", &task, TaskOp::Get);
     let TaskReply::Detailed(got) = reply else { panic!() };
-    let got = rendered(got);
-    assert_eq!(got["status"], "working");
+    assert_eq!(got.status, tasks::Status::Working);
     // The tab's result completes it; tasks/get inlines it; the other connection finds none.
     let effects = sim.say(a, &format!(r#"{{"type":"result","id":{call},"data":{{"rows":2}}}}"#));
     assert_eq!(stored_tasks(&effects)[0].status, tasks::Status::Completed);
     let (TaskReply::Detailed(got), _) = about_task(&mut sim, "g1", &task, TaskOp::Get) else {
         panic!()
     };
-    let got = rendered(got);
-    assert_eq!(got["status"], "completed");
-    assert!(got["result"]["content"][0]["text"].as_str().unwrap().contains("rows"));
+    assert_eq!(got.status, tasks::Status::Completed);
+    assert!(got.result.unwrap()["content"][0]["text"].as_str().unwrap().contains("rows"));
     let (other, _) = about_task(&mut sim, "g2", &task, TaskOp::Get);
     assert_eq!(other, TaskReply::Refused { sentence: sentences::TASK_UNKNOWN.into() });
     // A connection that takes no tasks waits as before.
@@ -88,8 +86,7 @@ fn the_person_being_asked_makes_the_task_at_once_and_it_outlives_an_eviction() {
     let (TaskReply::Detailed(got), _) = about_task(&mut sim, "g1", &task, TaskOp::Get) else {
         panic!()
     };
-    let got = rendered(got);
-    assert_eq!(got["status"], "completed");
+    assert_eq!(got.status, tasks::Status::Completed);
     // Past its time to live it is gone, and its row deleted.
     sim.later(crate::limits::TASK_TTL_MS);
     let (reply, effects) = about_task(&mut sim, "g1", &task, TaskOp::Get);
@@ -121,9 +118,8 @@ fn a_cancelled_task_stops_its_call_in_the_tab_and_a_closed_tab_fails_its_task() 
     let (TaskReply::Detailed(got), _) = about_task(&mut sim, "g1", &task, TaskOp::Get) else {
         panic!()
     };
-    let got = rendered(got);
-    assert_eq!(got["status"], "failed");
-    assert_eq!(got["error"]["message"], sentences::TAB_GONE);
+    assert_eq!(got.status, tasks::Status::Failed);
+    assert_eq!(got.error.unwrap().message, sentences::TAB_GONE);
 }
 
 #[test]
@@ -138,9 +134,9 @@ fn a_tasks_questions_go_to_the_client_and_its_answers_start_the_next_round() {
     let (TaskReply::Detailed(got), _) = about_task(&mut sim, "g1", &task, TaskOp::Get) else {
         panic!()
     };
-    let got = rendered(got);
-    assert_eq!(got["status"], "input_required");
-    let asked: Vec<&String> = got["inputRequests"].as_object().unwrap().keys().collect();
+    assert_eq!(got.status, tasks::Status::InputRequired);
+    let asked = got.input_requests.unwrap();
+    let asked: Vec<&String> = asked.as_object().unwrap().keys().collect();
     assert_eq!(asked, ["who"], "roots were not declared: left out");
     // An answer to something not asked is ignored; the right one resumes the call.
     let stray = TaskOp::Update(json!({"where": {"roots": []}}));
@@ -167,18 +163,16 @@ fn a_tasks_questions_go_to_the_client_and_its_answers_start_the_next_round() {
     let (TaskReply::Detailed(got), _) = about_task(&mut sim, "g1", &task, TaskOp::Get) else {
         panic!()
     };
-    let got = rendered(got);
-    assert_eq!(got["status"], "completed");
+    assert_eq!(got.status, tasks::Status::Completed);
     // Only undeclared questions: the task fails, naming the capability.
     let (task, call) = slow_task(&mut sim, "g1", 2, a);
     sim.say(a, &format!(r#"{{"type":"result","id":{call},"input_required":{{"where":{roots}}}}}"#));
     let (TaskReply::Detailed(got), _) = about_task(&mut sim, "g1", &task, TaskOp::Get) else {
         panic!()
     };
-    let got = rendered(got);
-    assert_eq!(got["status"], "failed");
-    assert_eq!(got["error"]["code"], MISSING_CAPABILITY);
-    assert!(got.get("result").is_none());
+    assert_eq!(got.status, tasks::Status::Failed);
+    assert!(got.result.is_none());
+    assert_eq!(got.error.unwrap().code, MISSING_CAPABILITY);
 }
 
 #[test]
@@ -262,9 +256,8 @@ fn a_tasks_next_round_is_a_call_within_its_connections_share() {
     let (TaskReply::Detailed(got), _) = about_task(&mut sim, "g1", &task, TaskOp::Get) else {
         panic!()
     };
-    let got = rendered(got);
-    assert_eq!(got["status"], "failed");
-    assert_eq!(got["error"]["message"], mine.as_str());
+    assert_eq!(got.status, tasks::Status::Failed);
+    assert_eq!(got.error.unwrap().message, mine);
     // The other connection's task goes on to its next round.
     let (theirs, call) = slow_task(&mut sim, "g2", 1, a);
     sim.say(a, &format!(r#"{{"type":"result","id":{call},"input_required":{{"who":{ask}}}}}"#));
@@ -323,9 +316,8 @@ fn a_tasks_rounds_are_calls_in_flight_with_a_deadline_the_alarm_wakes_for() {
     let (TaskReply::Detailed(got), _) = about_task(&mut sim, "g1", &task, TaskOp::Get) else {
         panic!()
     };
-    let got = rendered(got);
-    assert_eq!(got["status"], "failed");
-    assert!(got["error"]["message"].as_str().unwrap().contains("did not answer within 225 s"));
+    assert_eq!(got.status, tasks::Status::Failed);
+    assert!(got.error.unwrap().message.contains("did not answer within 225 s"));
     // A round the person is asked about waits for them (as a waited call is left open).
     let (task, call) = slow_task(&mut sim, "g1", 2, a);
     sim.say(a, &format!(r#"{{"type":"asking","id":{call},"sentence":"Delete?"}}"#));
@@ -335,8 +327,7 @@ fn a_tasks_rounds_are_calls_in_flight_with_a_deadline_the_alarm_wakes_for() {
     let (TaskReply::Detailed(got), _) = about_task(&mut sim, "g1", &task, TaskOp::Get) else {
         panic!()
     };
-    let got = rendered(got);
-    assert_eq!(got["status"], "working");
+    assert_eq!(got.status, tasks::Status::Working);
 }
 
 #[test]

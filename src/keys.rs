@@ -1,5 +1,10 @@
 //! The signing keys: `RELAY_SIGNING_KEY` and, during a rotation, `RELAY_SIGNING_KEY_PREVIOUS`.
-//! Each purpose (access tokens, client ids) signs with its own key derived by HMAC.
+//! Each purpose (access tokens, client ids, the endpoint's sessions and request states, connect
+//! codes and seals) signs with its own key derived by HMAC.
+//!
+//! A floor below the logic (docs/architecture.md, "The floors"): the configuration holds the
+//! keys, and OAuth, the endpoint and the pairing sign with them, so they live under all four
+//! and use nothing of theirs (they were `oauth::keys`, and the configuration imported OAuth).
 
 use jwt_compact::alg::{Hs256, Hs256Key, Hs256Signature};
 use jwt_compact::{Algorithm as _, AlgorithmSignature as _};

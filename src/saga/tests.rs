@@ -288,7 +288,7 @@ fn a_sender_past_its_limit_fetches_no_document() {
         let (mut saga, _) = Saga::authorize(&c, ORIGIN, authorize_pairs(doc), None, NOW);
         let _ = saga.next(Input::Client(Err(CimdError::NotKept)), &mut rng());
         let (_, html) = page(saga.next(Input::Limit(limit), &mut rng()));
-        let said = http::escape_html(sentence);
+        let said = crate::pages::escape_html(sentence);
         assert!(html.contains(&said) && html.contains("temporarily_unavailable"), "{html}");
         let json = Some("application/json");
         let (mut saga, _) = Saga::authorize(&c, ORIGIN, authorize_pairs(doc), json, NOW);
