@@ -44,7 +44,10 @@ pub const ROUTES: [(&str, &[&str]); 13] = [
 /// for a path that is no route.
 #[must_use]
 pub fn allow(path: &str) -> Option<String> {
-    ROUTES.iter().find(|(p, _)| *p == path).map(|(_, methods)| methods.join(", "))
+    ROUTES
+        .iter()
+        .find(|(p, _)| *p == path)
+        .map(|(_, methods)| tabrelay_bundle::joined(methods, ", "))
 }
 
 /// What answers a request: the routing table over [`ROUTES`], by method and path (and for

@@ -189,7 +189,7 @@ fn image_refusal(img: &Image) -> Option<String> {
         // The type itself is not repeated: it is the app's words, of any length.
         Some(format!(
             "The picture was left out: its media type is not one of {}.",
-            RESULT_IMAGE_TYPES.join(", ")
+            crate::joined(&RESULT_IMAGE_TYPES, ", ")
         ))
     } else if img.width > RESULT_IMAGE_MAX_SIDE || img.height > RESULT_IMAGE_MAX_SIDE {
         Some(format!(

@@ -41,6 +41,21 @@ macro_rules! __shapes {
     ($($item:tt)*) => {};
 }
 
+/// `parts` with `between` between each two, as `parts.join(between)` writes them: one function
+/// for every join and concat of the Worker, where `join` and `concat` link std's copy loop
+/// specialised for each length of `between` (1 KB of code).
+#[must_use]
+pub fn joined(parts: &[&str], between: &str) -> alloc::string::String {
+    let mut out = alloc::string::String::new();
+    for (i, part) in parts.iter().enumerate() {
+        if i > 0 {
+            out.push_str(between);
+        }
+        out.push_str(part);
+    }
+    out
+}
+
 /// Reads JSON into `T` through a `serde_json::Value`: the parser is compiled once, for `Value`,
 /// and each `T` only reads a tree ([`fields`]), where `serde_json::from_slice::<T>` compiles a
 /// parser for every `T` (tens of KiB of wasm across the relay's message types). Text is read
@@ -81,3 +96,17 @@ pub const CHAT_INSTRUCTIONS: &str = include_str!("../data/instructions_chat.md")
 
 /// The catalogue the app owner generated from the app's actions, as JSON.
 pub const CATALOGUE_JSON: &str = include_str!("../data/catalogue.json");
+
+#[cfg(test)]
+mod tests {
+    /// Joined as `join` joins and `concat` concatenates, for none, one and several parts.
+    #[test]
+    fn joined_as_join() {
+        let parts = ["a", "", "bc", "é\n"];
+        for n in 0..=parts.len() {
+            for between in ["", ", ", "\n"] {
+                assert_eq!(super::joined(&parts[..n], between), parts[..n].join(between));
+            }
+        }
+    }
+}

@@ -45,7 +45,7 @@ pub const PROOF_SEPARATOR: &str = "\n";
 /// or one challenge is worth nothing for another. `tab/generated/bundle.js` writes the same.
 #[must_use]
 pub fn proof_text(origin: &str, challenge: &str) -> String {
-    [PROOF_CONTEXT, origin, challenge].join(PROOF_SEPARATOR)
+    crate::joined(&[PROOF_CONTEXT, origin, challenge], PROOF_SEPARATOR)
 }
 
 /// What a presence challenge names first: the purpose and its version, so an assertion of the
@@ -72,7 +72,7 @@ pub mod presence {
 /// nothing for another. `tab/generated/bundle.js` writes the same.
 #[must_use]
 pub fn presence_text(origin: &str, decision: &str, subject: &str) -> String {
-    [PRESENCE_CONTEXT, origin, decision, subject].join(PROOF_SEPARATOR)
+    crate::joined(&[PRESENCE_CONTEXT, origin, decision, subject], PROOF_SEPARATOR)
 }
 
 /// The largest message either end sends over the tab's WebSocket, in bytes.

@@ -126,7 +126,7 @@ pub fn accepts_stream(accept: Option<&str>) -> bool {
 #[must_use]
 pub fn sse_event(message: &Value) -> String {
     let json = tabrelay_bundle::fields::json_text(message);
-    ["event: message\ndata: ", &json, "\n\n"].concat()
+    tabrelay_bundle::joined(&["event: message\ndata: ", &json, "\n\n"], "")
 }
 
 /// A progress notification carrying a sentence (the `progress` count grows with each).

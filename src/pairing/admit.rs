@@ -78,7 +78,7 @@ pub fn param_header_mismatch(
             _ => false,
         };
         if !agrees {
-            return Some(["Mcp-Param-", name].concat());
+            return Some(tabrelay_bundle::joined(&["Mcp-Param-", name], ""));
         }
     }
     None
