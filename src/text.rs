@@ -1,7 +1,8 @@
 //! A text found in a text, for the relay's few short needles (`://`, `::`, a media type, a
-//! blank line): a compare at each byte is all they need. `str`'s `find`, `contains`,
-//! `split_once`, `split_inclusive` and `replace` with a `&str` needle link core's two-way
-//! searcher instead, 1.2 KiB of upload (gzip). A leaf: it imports nothing of the relay.
+//! blank line): each place of the needle's first character, then a compare, is all they need.
+//! `str`'s `find`, `contains`, `split_once`, `split_inclusive` and `replace` with a `&str`
+//! needle link core's two-way searcher instead, 1.2 KiB of upload (gzip). A leaf: it imports
+//! nothing of the relay.
 
 /// Where `needle` first starts in `hay`, as `hay.find(needle)`. Each place its first character
 /// is at is found by `str::find` with a `char` (memchr: a result of megabytes is gone over at
