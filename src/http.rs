@@ -5,6 +5,7 @@
 //! and read their HTTP with these, and this imports none of them (only the pages' headers its
 //! answer of a page carries). What path goes where is the route table's (`crate::routes`).
 
+use base64::Engine as _;
 use serde_json::Value;
 
 use crate::pages;
@@ -279,7 +280,7 @@ pub fn header_value(raw: &str) -> Option<String> {
     let v = raw.trim_matches([' ', '\t']);
     match v.strip_prefix("=?base64?").and_then(|r| r.strip_suffix("?=")) {
         Some(b64) => {
-            let bytes = crate::crypto::base64_bytes(b64)?;
+            let bytes = base64::engine::general_purpose::STANDARD.decode(b64).ok()?;
             String::from_utf8(bytes).ok()
         }
         None => Some(v.to_owned()),

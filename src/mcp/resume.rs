@@ -7,6 +7,7 @@
 
 use core::fmt::Write as _; // writing to a String cannot fail
 
+use base64::Engine as _;
 use serde_json::Value;
 
 use super::era::Headers;
@@ -101,7 +102,7 @@ pub struct LastEvent {
 pub fn read_event_id(last: &str) -> Option<LastEvent> {
     let (token, number) = last.trim().rsplit_once('.')?;
     let number = number.parse().ok()?;
-    let json = crate::crypto::base64url_bytes(token)?;
+    let json = base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(token).ok()?;
     let value: Value = serde_json::from_slice(&json).ok()?;
     let (id, progress) = match value {
         Value::Array(pair) => match &pair[..] {

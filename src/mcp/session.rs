@@ -6,6 +6,7 @@
 //! whatever its version header says (Claude Code sends `2026-07-28` in a session it opened
 //! with `initialize`).
 
+use base64::Engine as _;
 use serde_json::{Map, Value};
 use tabrelay_bundle::protocol::capability_of;
 
@@ -163,7 +164,7 @@ pub fn verify(keys: &Keys, grant: &str, id: &str) -> Option<Opened> {
         return None;
     }
     let (said, tag) = id.rsplit_once('.')?;
-    let tag = crate::crypto::base64url_bytes(tag)?;
+    let tag = base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(tag).ok()?;
     let (letters, revision) = match said.split_once('.') {
         Some((letters, r)) => (letters, Some(*SESSION_VERSIONS.iter().find(|v| **v == r)?)),
         None => (said, None),

@@ -217,8 +217,10 @@ pub fn seal(keys: &Keys, request: &AuthRequest, now_ms: u64) -> String {
 /// seal is this relay's (current or previous key) and has not expired.
 #[must_use]
 pub fn unseal(keys: &Keys, sealed: &str, now_ms: u64) -> Option<(AuthRequest, SealId)> {
+    use base64::Engine as _;
+    let b64 = base64::engine::general_purpose::URL_SAFE_NO_PAD;
     let body = keys.verified(Purpose::AuthorizeSeal, sealed.trim())?;
-    let mut f = Fields::of(serde_json::from_slice(&crate::crypto::base64url_bytes(body)?).ok()?)?;
+    let mut f = Fields::of(serde_json::from_slice(&b64.decode(body).ok()?).ok()?)?;
     let expires_ms = f.u64("expires_ms")?;
     (now_ms < expires_ms).then_some(())?;
     Some((f.read("request")?, SealId(crate::crypto::sha256_hex(body.as_bytes()))))

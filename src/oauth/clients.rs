@@ -5,6 +5,7 @@
 //! without bound. Instead the client id carries the client's name and redirect URIs, signed
 //! with the relay's key: nothing is stored, and a forged or altered id does not verify.
 
+use base64::Engine as _;
 use serde_json::Value;
 use tabrelay_bundle::fields::{Encode, Fields, Object};
 
@@ -152,7 +153,8 @@ pub fn resolve(keys: &Keys, id: &str) -> Result<Client, OAuthError> {
     let unknown = || OAuthError::invalid_client(sentences::oauth::CLIENT_ID_UNKNOWN);
     let rest = id.strip_prefix(CLIENT_ID_PREFIX).ok_or_else(unknown)?;
     let payload = keys.verified(Purpose::ClientId, rest).ok_or_else(unknown)?;
-    let bytes = crate::crypto::base64url_bytes(payload).ok_or_else(unknown)?;
+    let b64 = base64::engine::general_purpose::URL_SAFE_NO_PAD;
+    let bytes = b64.decode(payload).map_err(|_| unknown())?;
     tabrelay_bundle::from_json(&bytes).ok_or_else(unknown)
 }
 

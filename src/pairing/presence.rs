@@ -12,6 +12,7 @@
 //! and user verified); the credential is the pairing's own; the signature (ES256, over the
 //! authenticator data and the client data's SHA-256) is the shell's [`Proof`].
 
+use base64::Engine as _;
 use serde_json::Value;
 use sha2::{Digest as _, Sha256};
 use tabrelay_bundle::protocol::{
@@ -131,7 +132,7 @@ fn decode(text: &str) -> Option<Vec<u8>> {
     if text.len() > MAX_PART_BYTES * 4 / 3 + 4 {
         return None;
     }
-    crate::crypto::base64url_bytes(text)
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(text).ok()
 }
 
 /// The client data's origin and bytes, when it is of `kind`, for `challenge`, and not made in

@@ -72,7 +72,8 @@ impl PairingKey {
     /// [`PAIRING_KEY_BYTES`] bytes, `0x04` first.
     #[must_use]
     pub fn read(text: &str) -> Option<Self> {
-        let raw = crate::crypto::base64url_bytes(text)?;
+        use base64::Engine as _;
+        let raw = base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(text).ok()?;
         (raw.len() == PAIRING_KEY_BYTES && raw.first() == Some(&0x04)).then_some(Self(raw))
     }
 
@@ -344,14 +345,17 @@ impl Tab {
     /// An unproven tab's hello: a proof to check, once per socket, of a key whose pairing is the
     /// one the socket named.
     fn hello(&self, protocol: u32, key: &str, signature: &str, bundle: &str) -> TabAction {
+        use base64::Engine as _;
         let Some(challenge) = &self.challenge else {
             return TabAction::Close(close::PROOF_FAILED, sentences::tab::PROVES_ONCE);
         };
         if protocol != PROTOCOL_VERSION || bundle != BUNDLE_DIGEST {
             return TabAction::Close(close::OUTDATED, sentences::TAB_OUTDATED);
         }
-        let signature =
-            crate::crypto::base64url_bytes(signature).filter(|s| s.len() == SIGNATURE_BYTES);
+        let signature = base64::engine::general_purpose::URL_SAFE_NO_PAD
+            .decode(signature)
+            .ok()
+            .filter(|s| s.len() == SIGNATURE_BYTES);
         let key = PairingKey::read(key).filter(|k| k.pairing() == self.pairing);
         match (key, signature) {
             (Some(key), Some(signature)) => TabAction::Verify(

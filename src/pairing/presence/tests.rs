@@ -1,7 +1,6 @@
 //! What a tab's presence credential and assertions must be for the relay to take them.
 use super::*;
 use crate::crypto::base64url;
-use base64::Engine as _;
 
 const RELAY: &str = "https://relay.example";
 pub(crate) const APP: &str = "https://app.example";
