@@ -489,11 +489,9 @@ impl<'c> Saga<'c> {
         }
     }
 
-    /// Feeds what came of the last step: the next one. Public for the Worker's OAuth route
-    /// alone (`shell/authorize.rs`), whose saga through [`SagaRun`] and `machine::turn` costs
-    /// the upload 0.43 KiB gzip (measured 2026-12-05); every other shell gives it through
-    /// [`SagaRun`].
-    pub fn next(&mut self, input: Input, entropy: &mut dyn Entropy) -> Step {
+    /// Feeds what came of the last step: the next one. Every shell gives it through
+    /// [`SagaRun`] (by `machine::turn`).
+    fn next(&mut self, input: Input, entropy: &mut dyn Entropy) -> Step {
         match (core::mem::replace(&mut self.stage, Stage::Over), input) {
             // Not kept: each fetch counts against the sender's limit, asked first.
             (stage @ Stage::Document { .. }, Input::Client(Err(CimdError::NotKept))) => {
