@@ -713,18 +713,22 @@ impl crate::machine::Machine for SagaRun<'_> {
     type Output = Step;
     type Host<'h> = dyn Entropy + 'h;
 
+    #[inline]
     fn handle_input(&mut self, input: Input, _now_ms: u64, entropy: &mut (dyn Entropy + '_)) {
         self.step = Some(self.saga.next(input, entropy));
     }
 
+    #[inline]
     fn poll_output(&mut self, _: &mut (dyn Entropy + '_)) -> Option<Step> {
         self.step.take()
     }
 
+    #[inline]
     fn poll_timeout(&self) -> Option<u64> {
         None
     }
 
+    #[inline]
     fn handle_timeout(&mut self, _now_ms: u64, _: &mut (dyn Entropy + '_)) {}
 }
 

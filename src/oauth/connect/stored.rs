@@ -89,6 +89,7 @@ impl crate::machine::Machine for CodeObject {
     type Output = Output;
     type Host<'h> = crate::machine::Platform<'h>;
 
+    #[inline]
     fn handle_input(&mut self, command: Command, now_ms: u64, host: &mut Self::Host<'_>) {
         let (code, kept) = (&self.code, self.kept_ms);
         self.said = Some(match carry_out(host.sql, code, command, now_ms, kept, host.entropy) {
@@ -103,14 +104,17 @@ impl crate::machine::Machine for CodeObject {
         });
     }
 
+    #[inline]
     fn poll_output(&mut self, _: &mut Self::Host<'_>) -> Option<Output> {
         self.set.take().map(Output::SetAlarm).or_else(|| self.said.take())
     }
 
+    #[inline]
     fn poll_timeout(&self) -> Option<u64> {
         self.alarm
     }
 
+    #[inline]
     fn handle_timeout(&mut self, now_ms: u64, _: &mut Self::Host<'_>) {
         if self.alarm.is_some_and(|at| at <= now_ms) {
             self.alarm = None;
