@@ -38,7 +38,10 @@ pub trait Machine {
 /// a machine just made), then hands every output to `carry` in order until it says no more,
 /// and says when it next needs waking (its [`Machine::poll_timeout`]: the shell sleeps until
 /// then or the next input). A shell whose carrying out must wait (an await) keeps the outputs
-/// `carry` is given and gives what came of them in a later turn.
+/// `carry` is given and gives what came of them in a later turn. Inlined: a shell that always
+/// gives an input loses the timeout's path (in the Worker 90 bytes of wasm less than one
+/// `turn` per machine, before gzip).
+#[inline]
 pub fn turn<M: Machine + ?Sized>(
     machine: &mut M,
     input: Option<M::Input>,

@@ -489,11 +489,9 @@ impl<'c> Saga<'c> {
         }
     }
 
-    /// Feeds what came of the last step: the next one. Public for the Worker's OAuth route
-    /// alone (`shell/authorize.rs`), whose saga through [`SagaRun`] and `machine::turn` costs
-    /// the upload 0.43 KiB gzip (measured 2026-12-05); every other shell gives it through
-    /// [`SagaRun`].
-    pub fn next(&mut self, input: Input, entropy: &mut dyn Entropy) -> Step {
+    /// Feeds what came of the last step: the next one. Every shell gives it through
+    /// [`SagaRun`] (by `machine::turn`).
+    fn next(&mut self, input: Input, entropy: &mut dyn Entropy) -> Step {
         match (core::mem::replace(&mut self.stage, Stage::Over), input) {
             // Not kept: each fetch counts against the sender's limit, asked first.
             (stage @ Stage::Document { .. }, Input::Client(Err(CimdError::NotKept))) => {
@@ -715,18 +713,22 @@ impl crate::machine::Machine for SagaRun<'_> {
     type Output = Step;
     type Host<'h> = dyn Entropy + 'h;
 
+    #[inline]
     fn handle_input(&mut self, input: Input, _now_ms: u64, entropy: &mut (dyn Entropy + '_)) {
         self.step = Some(self.saga.next(input, entropy));
     }
 
+    #[inline]
     fn poll_output(&mut self, _: &mut (dyn Entropy + '_)) -> Option<Step> {
         self.step.take()
     }
 
+    #[inline]
     fn poll_timeout(&self) -> Option<u64> {
         None
     }
 
+    #[inline]
     fn handle_timeout(&mut self, _now_ms: u64, _: &mut (dyn Entropy + '_)) {}
 }
 

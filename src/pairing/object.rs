@@ -1,6 +1,6 @@
 //! The pairing's Durable Object as a machine, in the style of the endpoint's `Exchange`: the
 //! [`Room`] and its [`Store`], with the effects of each input queued in order. The object gives
-//! an event with its `now` and then takes [`Object::poll_output`] until it returns None:
+//! an event with its `now` and then takes its outputs until it says None (`machine::turn`):
 //! storing effects are written as they come up (through [`Sql`], before anything after them),
 //! a typed answer is rendered for the Worker, and the rest comes out as an [`Output`] the
 //! object carries out (a socket message, a reply line, the alarm, a check or a question whose
@@ -138,14 +138,16 @@ impl Object {
         self.room.next_tab_number(now_ms)
     }
 
-    /// When the room next needs waking (None: nothing is due).
+    /// When the room next needs waking (None: nothing is due). Private: a shell asks it as a
+    /// [`crate::machine::Machine`].
     #[must_use]
-    pub fn poll_timeout(&self) -> Option<u64> {
+    fn poll_timeout(&self) -> Option<u64> {
         self.room.poll_timeout()
     }
 
     /// The next thing to carry out, the writes before it done; None when nothing is left.
-    pub fn poll_output(&mut self, sql: &mut dyn Sql) -> Option<Output> {
+    /// Private: a shell takes it by `machine::turn`.
+    fn poll_output(&mut self, sql: &mut dyn Sql) -> Option<Output> {
         while !self.queue.is_empty() {
             let effect = self.queue.remove(0);
             if self.store.apply(sql, &effect, self.now) {

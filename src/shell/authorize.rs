@@ -1,6 +1,6 @@
-//! The OAuth endpoints' I/O: reads a request into its saga ([`crate::saga`]), does each
-//! step it asks (a code's object, a pairing's, the sender limit, a metadata document) and
-//! writes its answer.
+//! The OAuth endpoints' I/O: reads a request into its saga ([`crate::saga`]), moves it by the
+//! core's one loop ([`machine::turn`], as a [`SagaRun`]), does each step it asks (a code's
+//! object, a pairing's, the sender limit, a metadata document) and writes its answer.
 
 use worker::web_sys::{Request, Response};
 use worker::Env;
@@ -11,9 +11,10 @@ use super::{
 };
 use crate::config::Config;
 use crate::http;
+use crate::machine;
 use crate::oauth::connect;
 use crate::routes;
-use crate::saga::{Input, OAuthRequest, Saga, Step};
+use crate::saga::{Input, OAuthRequest, Outcome, Saga, SagaRun, Step};
 
 /// Answers the OAuth route at `url` (the router matched its method).
 pub(super) async fn oauth(req: Request, url: &str, env: &Env, config: &Config) -> Result<Response> {
@@ -29,13 +30,21 @@ pub(super) async fn oauth(req: Request, url: &str, env: &Env, config: &Config) -
         cookies: cookies.as_deref(),
         place: place_of(&req, origin),
     };
-    let Some((mut saga, mut step)) =
-        Saga::start(config, origin, request, now_ms(), &mut PlatformRandom)
-    else {
+    // The saga's clock is its start's: each turn is given that `now`.
+    let now = now_ms();
+    let Some(start) = Saga::start(config, origin, request, now, &mut PlatformRandom) else {
         return respond(http::Answer::not_found());
     };
+    let (mut saga, mut input) = (SagaRun::new(start), None);
     loop {
-        let input = match step {
+        // A saga says one step a turn, the first before any input.
+        let mut step = Step::Respond(Outcome::Broken);
+        machine::turn(&mut saga, input, now, &mut PlatformRandom, |said| {
+            // What it replaces is the placeholder, which holds nothing: not dropped (no drop
+            // glue for a step in the Worker).
+            core::mem::forget(core::mem::replace(&mut step, said));
+        });
+        input = Some(match step {
             Step::Respond(answer) => {
                 let unanswered = || Err(failed("a reply that does not answer"));
                 return answer.http().map_or_else(unanswered, respond);
@@ -49,8 +58,7 @@ pub(super) async fn oauth(req: Request, url: &str, env: &Env, config: &Config) -
             Step::AskPairing(pairing, ask) => {
                 Input::Pairing(ask_pairing(env, &pairing, &ask).await?.next().await)
             }
-        };
-        step = saga.next(input, &mut PlatformRandom);
+        });
     }
 }
 

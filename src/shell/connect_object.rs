@@ -1,7 +1,7 @@
-//! The Durable Object of one connect code: runs each command through the core
-//! ([`carry_out`]: its session read, changed and stored in the object's SQLite), one at a time,
-//! and sets the alarm the core names; at its end (the alarm) it deletes everything it stored,
-//! table and all.
+//! The Durable Object of one connect code: gives each command to the core's [`CodeObject`] by
+//! the one loop ([`machine::turn`]: its session read, changed and stored in the object's
+//! SQLite), one at a time, and sets the alarm it names; at its end (the alarm) it deletes
+//! everything it stored, table and all.
 
 use tabrelay_bundle::fields::Message as _;
 use wasm_bindgen::prelude::wasm_bindgen;
@@ -17,7 +17,8 @@ use super::{
     PlatformRandom, Result, Sqlite,
 };
 use crate::config::CODE_KEPT_MS;
-use crate::oauth::connect::stored::carry_out;
+use crate::machine::{self, Platform};
+use crate::oauth::connect::stored::{CodeObject, Output};
 use crate::oauth::connect::CodeRequest;
 
 /// The connect code's class as workerd calls it: its fetch and alarm (no socket ever reaches
@@ -54,11 +55,18 @@ async fn fetch(platform: &DurableObjectState, env: &Env, req: Request) -> Result
         return Ok(bytes_response(400, crate::sentences::shell::NOT_FOR_CODE.as_bytes()));
     };
     let kept = routes::config(env).map_or(CODE_KEPT_MS, |c| c.code_kept_ms);
-    let (reply, forget) =
-        carry_out(&mut Sqlite(platform), &code, command, now_ms(), kept, &mut PlatformRandom)
-            .map_err(|_| failed("the code's storage failed"))?;
-    if let Some(at) = forget {
+    let mut object = CodeObject::new(code, kept);
+    let host = &mut Platform { sql: &mut Sqlite(platform), entropy: &mut PlatformRandom };
+    let (mut reply, mut alarm) = (None, None);
+    machine::turn(&mut object, Some(command), now_ms(), host, |output| match output {
+        Output::Reply(said) => reply = Some(said),
+        Output::SetAlarm(at) => alarm = Some(at),
+        // A failed write is replied nothing; its end is the platform's alarm.
+        Output::Failed | Output::Forget => {}
+    });
+    if let Some(at) = alarm {
         JsFuture::from(set_alarm(platform, at as f64)).await?;
     }
+    let reply = reply.ok_or_else(|| failed("the code's storage failed"))?;
     Ok(bytes_response(200, &reply.encode()))
 }

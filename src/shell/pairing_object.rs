@@ -1,7 +1,9 @@
 //! The Durable Object of one pairing: holds its tabs' hibernatable WebSockets and its SQL
 //! storage, and translates between them and the core's [`Object`]: each event goes in with the
 //! one `now` read for it, and each [`Output`] comes out as a socket message, an attachment, a
-//! reply line, the alarm, or a check or question whose outcome goes back in. The statements it
+//! reply line, the alarm, or a check or question whose outcome goes back in: each event is one
+//! turn of the core's one loop ([`machine::turn`]), whose outputs queue to be carried out in
+//! order, awaiting where they must. The statements it
 //! runs are the core's (`pairing::store`), and so is every decision, the timers too: a waiting
 //! request sleeps until [`Object::poll_timeout`], and the alarm is set where the object says.
 
@@ -30,7 +32,7 @@ use super::{
 use crate::crypto::sha256_hex;
 use crate::http::{self, Answer};
 use crate::limits::WHOLE_REPLY_WAIT_MS;
-use crate::machine::{Machine, Platform};
+use crate::machine::{self, Machine, Platform};
 use crate::pairing::object::{read_attachment, ByNumber, Object, Output};
 use crate::pairing::room::{Asker, Input, Stored};
 use crate::pairing::wire::{Reply, Request};
@@ -91,6 +93,8 @@ enum Event {
 /// One browser's pairing, shared with its requests' response streams (they outlive `fetch`).
 struct Pairing {
     object: RefCell<Object>,
+    /// What the object said, not yet carried out, in order (one Vec, reused).
+    said: RefCell<Vec<Output>>,
     sockets: RefCell<ByNumber<WebSocket>>,
     /// Where each waiting request's replies go.
     askers: RefCell<ByNumber<mpsc::UnboundedSender<Reply>>>,
@@ -100,19 +104,23 @@ struct Pairing {
 }
 
 impl Pairing {
-    /// Gives the object an input, now (its one door, [`Machine::handle_input`]).
-    fn handle(&self, input: Input) {
+    /// One turn of the object ([`machine::turn`]): gives it `input` (None: its timeout, if
+    /// due), now, and queues all it says for [`Self::run`].
+    fn turn(&self, input: Option<Input>) {
         let host = &mut Platform { sql: &mut Sqlite(&self.platform), entropy: &mut PlatformRandom };
-        self.object.borrow_mut().handle_input(input, now_ms(), host);
+        let said = &mut *self.said.borrow_mut();
+        let object = &mut *self.object.borrow_mut();
+        machine::turn(object, input, now_ms(), host, |output| said.push(output));
     }
 
-    /// Carries out what the object says, in order, until it says nothing more; what a check
-    /// or a question comes to goes back to it.
+    /// Carries out what the object said, in order, until nothing is left; what a check or a
+    /// question comes to goes back to it (a turn, whose outputs queue after those before).
     async fn run(&self) -> Result<()> {
         loop {
-            let host =
-                &mut Platform { sql: &mut Sqlite(&self.platform), entropy: &mut PlatformRandom };
-            let output = Machine::poll_output(&mut *self.object.borrow_mut(), host);
+            let output = {
+                let said = &mut *self.said.borrow_mut();
+                (!said.is_empty()).then(|| said.remove(0))
+            };
             match output {
                 None => return Ok(()),
                 Some(Output::Send(tab, text)) => {
@@ -148,14 +156,14 @@ impl Pairing {
                     let answer = verify_p256(&proof.key, &proof.signature, &proof.data);
                     let valid =
                         JsFuture::from(answer).await.is_ok_and(|v| v.as_bool() == Some(true));
-                    self.handle(match named {
+                    self.turn(Some(match named {
                         None => Input::Proved { tab, valid },
                         Some(named) => Input::PresenceProved { tab, named, valid },
-                    });
+                    }));
                 }
                 Some(Output::AskCode(tab, code, command, said)) => {
                     let reply = ask_code(&self.env, &code, command.clone()).await.ok();
-                    self.handle(Input::CodeReplied { tab, said, command, reply });
+                    self.turn(Some(Input::CodeReplied { tab, said, command, reply }));
                 }
             }
         }
@@ -175,7 +183,7 @@ impl Pairing {
                 tabs.push(tab);
             }
         }
-        self.handle(Input::Woke(Stored { tabs, ..Stored::default() }));
+        self.turn(Some(Input::Woke(Stored { tabs, ..Stored::default() })));
     }
 
     /// A request, a tab's message, its socket closing or failing, or the alarm: what the
@@ -196,9 +204,8 @@ impl Pairing {
             }
             Event::Alarm => (Some(Input::Timeout), None),
         };
-        if let Some(input) = input {
-            self.handle(input);
-        }
+        // No input (a socket not the object's): a turn all the same, its timeout if due.
+        self.turn(input);
         self.run().await?;
         if let Some(ws) = to_close {
             let _ = ws.close_with_code_and_reason(1000, "Closed.");
@@ -226,7 +233,7 @@ impl Pairing {
         let number = self.object.borrow_mut().next_tab_number(now_ms());
         self.sockets.borrow_mut().insert(number, accepted.get(1).unchecked_into());
         let origin = http::origin_of(&url).to_owned();
-        self.handle(Input::Opened { number, pairing, origin, sender });
+        self.turn(Some(Input::Opened { number, pairing, origin, sender }));
         self.run().await?;
         Ok(accepted.get(0).unchecked_into())
     }
@@ -234,7 +241,7 @@ impl Pairing {
     /// A request of the Worker: the object's reply, one line or a stream of them.
     async fn request(self: &Rc<Self>, request: Request) -> Result<Response> {
         let (asker, now) = (self.object.borrow_mut().next_asker(), now_ms());
-        self.handle(Input::Request { asker, request, replayed: Vec::new() });
+        self.turn(Some(Input::Request { asker, request, replayed: Vec::new() }));
         let (sender, replies) = mpsc::unbounded();
         self.askers.borrow_mut().insert(asker, sender);
         let mut lines = Lines { first: None, asker, pairing: Rc::clone(self), replies };
@@ -263,6 +270,7 @@ impl Pairing {
         let keys = routes::config(&env).ok().map(|c| c.keys);
         Self {
             object: RefCell::new(Object::new(keys, catalogue())),
+            said: RefCell::new(Vec::new()),
             sockets: RefCell::new(ByNumber::new()),
             askers: RefCell::new(ByNumber::new()),
             platform,
@@ -311,7 +319,7 @@ impl Lines {
                 Either::Left((reply, _)) => return Some(reply),
                 Either::Right(_) if wake.is_none() => return None,
                 Either::Right(_) => {
-                    self.pairing.handle(Input::Timeout);
+                    self.pairing.turn(None);
                     if self.pairing.run().await.is_err() {
                         return Some(None);
                     }
@@ -332,7 +340,7 @@ impl Drop for Lines {
         let pairing = Rc::clone(&self.pairing);
         // Its channel still held: its last reply has not gone, so the object still waits.
         if pairing.askers.borrow_mut().remove(&self.asker).is_some() {
-            pairing.handle(Input::Gone { asker: self.asker });
+            pairing.turn(Some(Input::Gone { asker: self.asker }));
             worker::wasm_bindgen_futures::spawn_local(async move {
                 let _ = pairing.run().await;
             });

@@ -1,6 +1,7 @@
 //! A code's session in its object's SQL storage: one row, in a table made with the code's
-//! creation, so a command for a code never created writes nothing. [`carry_out`] is all the
-//! object does with a command: read the row, [`apply`], write what comes of it.
+//! creation, so a command for a code never created writes nothing. [`CodeObject`] is the
+//! object as the core's one machine shape; what it does with a command (`carry_out`): read
+//! the row, [`apply`], write what comes of it.
 
 use super::{apply, forget_at, CodeReply, Command, ConnectCode, Session};
 use crate::crypto::Entropy;
@@ -18,7 +19,7 @@ const DELETE: &str = "DELETE FROM session";
 ///
 /// # Errors
 /// [`Failed`]: a write failed (the runtime's failure; nothing is replied).
-pub fn carry_out(
+fn carry_out(
     sql: &mut dyn Sql,
     code: &ConnectCode,
     command: Command,
@@ -61,20 +62,25 @@ pub enum Output {
 }
 
 /// A connect code's object as the core's one machine shape: each command carried out on its
-/// storage ([`carry_out`]), its end a timeout.
+/// storage (`carry_out`), its end a timeout. A command says at most the alarm and its reply,
+/// so those are its two slots (no queue: smaller in the Worker).
 #[derive(Debug)]
 pub struct CodeObject {
     code: ConnectCode,
     kept_ms: u64,
     alarm: Option<u64>,
-    out: Vec<Output>,
+    /// The alarm to set, not yet said.
+    set: Option<u64>,
+    /// What the last command came to, not yet said ([`Output::Reply`], [`Output::Failed`] or,
+    /// at its end, [`Output::Forget`]).
+    said: Option<Output>,
 }
 
 impl CodeObject {
     /// The object of `code`, whose sessions are kept `kept_ms`.
     #[must_use]
     pub fn new(code: ConnectCode, kept_ms: u64) -> Self {
-        Self { code, kept_ms, alarm: None, out: Vec::new() }
+        Self { code, kept_ms, alarm: None, set: None, said: None }
     }
 }
 
@@ -83,32 +89,36 @@ impl crate::machine::Machine for CodeObject {
     type Output = Output;
     type Host<'h> = crate::machine::Platform<'h>;
 
+    #[inline]
     fn handle_input(&mut self, command: Command, now_ms: u64, host: &mut Self::Host<'_>) {
         let (code, kept) = (&self.code, self.kept_ms);
-        match carry_out(host.sql, code, command, now_ms, kept, host.entropy) {
+        self.said = Some(match carry_out(host.sql, code, command, now_ms, kept, host.entropy) {
             Ok((reply, forget)) => {
                 if let Some(at) = forget {
                     self.alarm = Some(at);
-                    self.out.push(Output::SetAlarm(at));
+                    self.set = Some(at);
                 }
-                self.out.push(Output::Reply(reply));
+                Output::Reply(reply)
             }
-            Err(Failed) => self.out.push(Output::Failed),
-        }
+            Err(Failed) => Output::Failed,
+        });
     }
 
+    #[inline]
     fn poll_output(&mut self, _: &mut Self::Host<'_>) -> Option<Output> {
-        (!self.out.is_empty()).then(|| self.out.remove(0))
+        self.set.take().map(Output::SetAlarm).or_else(|| self.said.take())
     }
 
+    #[inline]
     fn poll_timeout(&self) -> Option<u64> {
         self.alarm
     }
 
+    #[inline]
     fn handle_timeout(&mut self, now_ms: u64, _: &mut Self::Host<'_>) {
         if self.alarm.is_some_and(|at| at <= now_ms) {
             self.alarm = None;
-            self.out.push(Output::Forget);
+            self.said = Some(Output::Forget);
         }
     }
 }
