@@ -1,8 +1,8 @@
 //! The connection's consent, as any agent app's: the local server is its own OAuth client of
 //! the relay's own OAuth machines. It registers the agent app (named from its `clientInfo`,
 //! "<name> (local)"), makes a connect code through the same sagas as the Worker's `/register`,
-//! `/authorize` and `/authorize/code` (the code's session kept here as its Durable Object keeps
-//! it, by [`apply`]), and says the code to the agent app (its calls, the status tool, the
+//! `/authorize` and `/authorize/code` (each code's object the core's `CodeObject`, moved by
+//! `machine::turn` as its Durable Object is, its one row kept here), and says the code to the agent app (its calls, the status tool, the
 //! instructions), with the address of its waiting page ([`crate::link`]). The person types it
 //! into their tab (or opens the page, and its link approves in the browser that opened it),
 //! whose pairing asks the code's session as on the relay; then the waiting page's poll and the token endpoint run as on the relay (the
@@ -12,19 +12,22 @@
 use std::collections::HashMap;
 
 use serde_json::Value;
+use tabrelay::config::CODE_KEPT_MS;
 use tabrelay::crypto::{random_token, Entropy};
 use tabrelay::http::TooLarge;
 use tabrelay::jsonrpc::{self, ErrorCode};
 use tabrelay::limits::CONNECT_CODE_TTL_MS;
-use tabrelay::machine;
+use tabrelay::machine::{self, Machine, Platform};
 use tabrelay::mcp::{self, Headers, Reply as McpReply};
 use tabrelay::oauth::authorize::{self, Named};
-use tabrelay::oauth::connect::{apply, CodeReply, Command, ConnectCode, Session};
+use tabrelay::oauth::connect::stored::{CodeObject, Output};
+use tabrelay::oauth::connect::{refusal, CodeReply, Command, ConnectCode};
 use tabrelay::oauth::pkce;
 use tabrelay::pairing::wire::Request;
 use tabrelay::saga::{Input, Outcome, Saga, SagaRun, Step};
 use tabrelay::senders::Limit;
 use tabrelay::sentences::local as said;
+use tabrelay::sql::{Bind, Failed, Rows, Sql};
 
 use crate::pump::{write_line, Local};
 use crate::OsRandom;
@@ -61,10 +64,38 @@ pub struct Consent {
     poll: bool,
     /// The agent app's `initialize`, replayed through the endpoint once connected.
     initialize: Option<Vec<u8>>,
-    /// The connect codes' sessions (each as its Durable Object keeps it).
-    codes: HashMap<String, Option<Session>>,
+    /// The connect codes' objects, by code (each as its Durable Object is).
+    codes: HashMap<String, Code>,
     /// The registered client the tokens were issued to (a refresh names it).
     client_id: Option<String>,
+}
+
+/// A connect code's object, as the relay's Durable Object of that code is: the core's
+/// [`CodeObject`], its storage one row.
+#[derive(Debug)]
+struct Code {
+    object: CodeObject,
+    row: Row,
+}
+
+/// A code object's storage: the one row of its session (the statements of
+/// `tabrelay::oauth::connect::stored`, read by what they do).
+#[derive(Debug, Default)]
+struct Row(Option<String>);
+
+impl Sql for Row {
+    fn exec(&mut self, query: &str, mut bindings: Vec<Bind>) -> Result<Rows, Failed> {
+        if query.starts_with("SELECT body FROM session") {
+            return Ok(self.0.iter().map(|body| vec![Some(body.clone())]).collect());
+        }
+        if query.starts_with("INSERT OR REPLACE INTO session") {
+            let Some(Bind::Text(body)) = bindings.pop() else { return Err(Failed) };
+            self.0 = Some(body);
+        } else if query.starts_with("DELETE FROM session") {
+            self.0 = None;
+        }
+        Ok(Vec::new())
+    }
 }
 
 impl Consent {
@@ -83,10 +114,27 @@ impl Consent {
         }
     }
 
-    /// When the consent next needs waking: a code's death, or a token's refresh.
+    /// When the consent next needs waking: a code's death, a token's refresh, or a code's
+    /// object its end.
     pub fn poll_timeout(&self) -> Option<u64> {
+        let objects = self.codes.values().map(|c| Machine::poll_timeout(&c.object));
+        machine::earliest(objects.chain([self.own_timeout()]))
+    }
+
+    /// A code's death, or a token's refresh.
+    fn own_timeout(&self) -> Option<u64> {
         let waiting = self.waiting.as_ref().map(|w| w.until);
         waiting.or(self.tokens.as_ref().map(|t| t.2))
+    }
+
+    /// The code objects whose end came forget their session, as the relay's do at their alarm.
+    fn codes_due(&mut self, now: u64) {
+        self.codes.retain(|_, c| {
+            let (mut gone, host) =
+                (false, &mut Platform { sql: &mut c.row, entropy: &mut OsRandom });
+            machine::turn(&mut c.object, None, now, host, |o| gone |= o == Output::Forget);
+            !gone
+        });
     }
 
     /// A command to a code's session (what the code's Durable Object does: [`apply`]).
@@ -101,11 +149,23 @@ impl Consent {
         // an approval is taken up at once and a denial makes a new code.
         let approving =
             matches!(command, Command::Approve { .. } | Command::Confirm { .. } | Command::Deny);
-        let session = self.codes.entry(code.as_str().to_owned()).or_default();
-        let reply = apply(session, command, now, entropy, code);
-        if session.is_none() {
+        let made =
+            || Code { object: CodeObject::new(code.clone(), CODE_KEPT_MS), row: Row::default() };
+        let c = self.codes.entry(code.as_str().to_owned()).or_insert_with(made);
+        let mut reply = None;
+        let host = &mut Platform { sql: &mut c.row, entropy };
+        machine::turn(&mut c.object, Some(command), now, host, |o| {
+            if let Output::Reply(said) = o {
+                reply = Some(said);
+            }
+        });
+        // A code never created, or whose session ended, keeps nothing (nor its object).
+        if c.row.0.is_none() {
             self.codes.remove(code.as_str());
         }
+        // Its storage is this row, whose writes never fail: a reply always comes.
+        let reply =
+            reply.unwrap_or_else(|| CodeReply::Refused { sentence: refusal::UNKNOWN.to_owned() });
         if approving && self.waiting.as_ref().is_some_and(|w| w.code == code.display()) {
             self.poll = true;
         }
@@ -338,6 +398,10 @@ impl Local {
 
     /// A code died (a new one is made) or the token is due its refresh.
     pub fn consent_timeout(&mut self, now: u64) {
+        self.consent.codes_due(now);
+        if self.consent.own_timeout().is_none_or(|at| at > now) {
+            return;
+        }
         if self.consent.waiting.as_ref().is_some_and(|w| w.until <= now) {
             self.consent.waiting = None;
             return;

@@ -367,6 +367,32 @@ mod tests {
     }
 
     #[test]
+    fn a_code_is_kept_as_long_as_the_relay_keeps_it_then_forgotten() {
+        use tabrelay::config::CODE_KEPT_MS;
+        let mut local = local();
+        let (code, _, _) = opened(&mut local);
+        let parsed = ConnectCode::parse(&code).unwrap();
+        // The loop gives each due deadline its timeout: the code's death (a new code is made on
+        // the next step), then its object's end, as the relay's alarm forgets it.
+        let end = NOW + CODE_KEPT_MS;
+        let ran = |local: &mut Local, until: u64| {
+            // A few deadlines at most (a deadline that stays due is a failure, not a hang).
+            for _ in 0..8 {
+                match local.consent.poll_timeout() {
+                    Some(at) if at <= until => local.consent_timeout(at),
+                    _ => return,
+                }
+            }
+        };
+        ran(&mut local, end - 1);
+        assert!(local.consent.holds(parsed.as_str()), "its session is kept until its end");
+        ran(&mut local, end);
+        assert!(!local.consent.holds(parsed.as_str()), "its session is forgotten at its end");
+        let after = local.consent.code(&parsed, Command::Describe, end, &mut crate::OsRandom);
+        assert_eq!(after, CodeReply::Refused { sentence: refusal::UNKNOWN.into() });
+    }
+
+    #[test]
     fn a_link_is_not_approved_after_its_ticket_or_its_code_ran_out() {
         let mut local = local();
         let (code, reference, cookie) = opened(&mut local);
