@@ -34,8 +34,13 @@ for (const [width, height] of [
     await page.setViewportSize({ width, height });
     for (let i = 1; i <= TURNS; i += 1) {
       assert.equal((await client.callTool({ name: 'items_highlight', arguments: { ids: [i] } })).isError, false);
-      // The person's own step ends the agent's turn: each call is a turn of its own.
-      await page.evaluate(() => window.tabrelayDemo.bridge.step());
+      // The person's own step ends the agent's turn: each call is a turn of its own. The relay
+      // has taken the step once it answers what the tab asks after it on the same socket (the
+      // agent's next call comes another way, and could reach the relay first).
+      await page.evaluate(async () => {
+        window.tabrelayDemo.bridge.step();
+        await document.querySelector('#agents').relay.connections();
+      });
     }
     await page.locator('#activity [part=fold]', { hasText: /older finished turns/ }).waitFor({ timeout: SHOW_MS });
     const { running } = await heavyComparisonRunning(page, client);

@@ -48,7 +48,12 @@ test('a line says what was read and changed; a heavy call’s line its running t
 
   // A turn on this dataset, then another dataset shown: its Undo turn says why it cannot.
   await page.locator('#activity [part=dismiss]').evaluateAll((bs) => bs.forEach((b) => b.click()));
-  await page.evaluate(() => window.tabrelayDemo.bridge.step());
+  // The step taken by the relay (it answers what the tab asks after it on the same socket)
+  // before the agent's next call, which comes another way.
+  await page.evaluate(async () => {
+    window.tabrelayDemo.bridge.step();
+    await document.querySelector('#agents').relay.connections();
+  });
   const set = await client.callTool({ name: 'items_highlight', arguments: { ids: [9] } });
   assert.equal(set.isError, false, textOf(set));
   const undo = page.locator('#activity [part=undo]');
