@@ -92,7 +92,7 @@ impl Browser {
         // The browser's ends of the pipes are closed here, so its exit ends the reading.
         drop(command);
         let child = spawned.map_err(|e| {
-            let _ = std::fs::remove_dir_all(&profile);
+            remove_profile(&profile);
             format!("cannot start {chromium}: {e}")
         })?;
         let (tx, messages) = std::sync::mpsc::channel();
@@ -337,7 +337,18 @@ impl Drop for Browser {
         }
         let _ = self.child.kill();
         let _ = self.child.wait();
-        let _ = std::fs::remove_dir_all(&self.profile);
+        remove_profile(&self.profile);
+    }
+}
+
+/// Removes the run's profile. The browser's helper processes can outlive it by a moment and
+/// still write there (a removal then fails on a directory no longer empty), so it is tried
+/// again until the directory is gone, for at most five seconds.
+fn remove_profile(profile: &std::path::Path) {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while std::fs::remove_dir_all(profile).is_err() && profile.exists() && Instant::now() < deadline
+    {
+        std::thread::sleep(POLL);
     }
 }
 

@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import net from 'node:net';
 import { spawn, execFileSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, readlinkSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { RELAY, APP_ORIGIN, postForm, mcpPost } from './harness.mjs';
@@ -18,6 +18,10 @@ import { TOOL_REFUSED, CATALOGUE } from '../../tab/generated/bundle.js';
 import { PERMISSIONS_KEY } from '../../tab/presence.js';
 
 const BINARY = new URL('../../target/debug/tabrelay-live-check', import.meta.url).pathname;
+// The runs' temporary directory (TMPDIR), this file's own: what is left there, and which
+// browser runs with its profile there, is these runs' alone, not another run's on the machine.
+const TMP = mkdtempSync(join(tmpdir(), 'tabrelay-test-live-check-'));
+after(() => rmSync(TMP, { recursive: true, force: true }));
 const APP = `${APP_ORIGIN}/demo/`;
 const CHECKS = ['health', 'discovery', 'registration', 'tab', 'consent-typed', 'token', 'tools-list', 'call-read', 'call-change', 'call-picture', 'status-tool', 'view-card', 'revision-2026', 'consent-link', 'tab-gone', 'idle-pairing', 'rotation', 'forget'];
 
@@ -114,7 +118,7 @@ function clientsAndRefreshTokensIn(traffic) {
 /** Runs the live check with its traffic through `proxy`; its exit status and whole output. */
 function liveCheck(proxy, args = [], { interruptAfter } = {}) {
   return new Promise((resolve) => {
-    const child = spawn(BINARY, ['--relay', RELAY, '--app', APP, ...args], { env: { ...process.env, TABRELAY_LIVE_CHECK_PROXY: proxy.url } });
+    const child = spawn(BINARY, ['--relay', RELAY, '--app', APP, ...args], { env: { ...process.env, TMPDIR: TMP, TABRELAY_LIVE_CHECK_PROXY: proxy.url } });
     let output = '';
     let sent = false;
     const take = (c) => {
@@ -156,9 +160,9 @@ async function assertNothingLeft(secrets, traffic) {
       assert.equal(r.body.error, 'invalid_grant', `refused for its token, not the request: ${r.body.error_description}`);
     }
   }
-  assert.deepEqual(readdirSync(tmpdir()).filter((d) => d.startsWith('tabrelay-live-check-')), [], 'its profile was removed');
+  assert.deepEqual(readdirSync(TMP).filter((d) => d.startsWith('tabrelay-live-check-')), [], 'its profile was removed');
   const processes = execFileSync('ps', ['-eo', 'args'], { encoding: 'utf8' });
-  assert.ok(!processes.includes('tabrelay-live-check-'), 'its browser is gone');
+  assert.ok(!processes.includes(join(TMP, 'tabrelay-live-check-')), 'its browser is gone');
 }
 
 /**
@@ -189,7 +193,7 @@ function watchBrowser() {
     for (const pid of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
       try {
         const args = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
-        const profile = args.find((a) => a.startsWith('--user-data-dir=') && a.includes('tabrelay-live-check-'))?.slice('--user-data-dir='.length);
+        const profile = args.find((a) => a.startsWith(`--user-data-dir=${join(TMP, 'tabrelay-live-check-')}`))?.slice('--user-data-dir='.length);
         if (!profile) continue;
         seen.processes.add(pid);
         for (const a of args) if (a.startsWith('--remote-debugging')) seen.args.add(a);
