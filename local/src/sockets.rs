@@ -381,4 +381,49 @@ mod tests {
         assert_eq!(config.max_message_size, Some(MAX_MESSAGE_BYTES + 1));
         assert_eq!(config.max_frame_size, Some(MAX_MESSAGE_BYTES + 1));
     }
+
+    /// A head that never ends is refused once it passes its bound, not read on until the
+    /// sender stops or the wait runs out: what the sender sent beyond the bound is still
+    /// unread, and the answer is a 400 a person can read.
+    #[test]
+    fn a_head_over_its_bound_is_refused_without_reading_on() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let mut client = TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+        let (mut server, _) = listener.accept().unwrap();
+        let mut head = b"GET /connect/x HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Fill: ".to_vec();
+        head.resize(4 * MAX_HEAD_BYTES, b'a');
+        client.write_all(&head).unwrap();
+
+        assert!(read_head(&mut server).is_none());
+        server.set_nonblocking(true).unwrap();
+        let mut unread = 0;
+        let mut chunk = [0u8; 4096];
+        while let Ok(n @ 1..) = server.read(&mut chunk) {
+            unread += n;
+        }
+        let read = head.len() - unread;
+        assert!(
+            read <= MAX_HEAD_BYTES + 2048,
+            "read {read} bytes of a head bounded at {MAX_HEAD_BYTES}"
+        );
+
+        server.set_nonblocking(false).unwrap();
+        refuse_head(&mut server);
+        drop(server);
+        let mut answer = String::new();
+        client.read_to_string(&mut answer).unwrap();
+        assert!(answer.starts_with("HTTP/1.1 400 "), "{answer}");
+        assert!(answer.ends_with("This is not an HTTP request this server reads."), "{answer}");
+    }
+
+    /// A head within its bound is read whole, and a socket's opening is told from a page's.
+    #[test]
+    fn a_head_within_its_bound_is_read_whole() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let mut client = TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+        let (mut server, _) = listener.accept().unwrap();
+        let head = b"GET /tab HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\n\r\n";
+        client.write_all(head).unwrap();
+        assert_eq!(read_head(&mut server), Some((head.to_vec(), true)));
+    }
 }
