@@ -333,7 +333,7 @@ impl<'c> Saga<'c> {
         };
         // No connect code yet: the page's script asks for one with the sealed request.
         let sealed = authorize::seal(&self.config.keys, &request, self.now_ms);
-        let html = waiting_page(self.config, &request, &sealed);
+        let html = waiting_page(self.config, &request, &sealed, true);
         Step::Respond(Outcome::Page { status: 200, html })
     }
 
@@ -649,16 +649,22 @@ impl<'c> Saga<'c> {
 }
 
 /// The waiting page of a checked request sealed as `sealed`: who asks, the app by the name its
-/// catalogue gives and the address the link opens (`/authorize`'s page, and the one the local
-/// server serves its agent app's request with).
+/// catalogue gives and the address the link opens, and where approving sends the person when
+/// `sent_back` (`/authorize`'s page; the local server serves its agent app's request with it
+/// too, whose approval sends the person nowhere).
 #[must_use]
 #[inline(always)] // as it was written in `/authorize`'s saga: the Worker's code laid out as before
-pub fn waiting_page(config: &Config, request: &AuthRequest, sealed: &str) -> String {
+pub fn waiting_page(
+    config: &Config,
+    request: &AuthRequest,
+    sealed: &str,
+    sent_back: bool,
+) -> String {
     let host = clients::shown_host(&request.redirect_uri);
     let asker = pages::Asker {
         name: &request.client_name,
         verified_domain: request.verified_domain.as_deref(),
-        redirect_host: &host,
+        redirect_host: sent_back.then_some(host.as_str()),
     };
     let app = Catalogue::bundled().app;
     pages::waiting(sealed, &asker, (&app, &config.app_url))

@@ -750,18 +750,17 @@ pub mod page {
             concat!("Connect ", $who, " to your tab")
         };
     }
-    /// The waiting page: who asks, in which app (`$app`: its name and address), and where the
-    /// person returns after approving.
+    /// The waiting page: who asks, in which app (`$app`: its name and address).
     macro_rules! waiting_asks {
-        ($who:literal, $app:literal, $host:literal) => {
-            concat!(
-                $who,
-                " asks to act in your open tab of ",
-                $app,
-                ". After approval you will be sent back to ",
-                $host,
-                "."
-            )
+        ($who:literal, $app:literal) => {
+            concat!($who, " asks to act in your open tab of ", $app, ".")
+        };
+    }
+    /// The waiting page, after who asks: where the person returns after approving (said only
+    /// when somewhere: an agent app on this computer, through `tabrelay-local`, sends nowhere).
+    macro_rules! waiting_returns {
+        ($host:literal) => {
+            concat!(" After approval you will be sent back to ", $host, ".")
         };
     }
     /// The waiting page, above the code.
@@ -887,7 +886,8 @@ pub mod page {
         approved, code_dead, code_rules, connecting, connector_adds, connector_heading,
         connector_next, connector_title, enter_code, going_back_approved, going_back_denied,
         making_code, not_approved, open_with_code, refused_heading, refused_title,
-        relay_unreachable, waiting_asks, waiting_for_approval, waiting_heading, waiting_title,
+        relay_unreachable, waiting_asks, waiting_for_approval, waiting_heading, waiting_returns,
+        waiting_title,
     };
 }
 

@@ -163,6 +163,11 @@ impl Consent {
         if c.row.0.is_none() {
             self.codes.remove(code.as_str());
         }
+        // An approval here sends the person nowhere (the agent app is told, not redirected):
+        // the tab names no place they return to, as the waiting page does not.
+        if let Some(CodeReply::Described(described)) = &mut reply {
+            described.requester.host.clear();
+        }
         // Its storage is this row, whose writes never fail: a reply always comes.
         let reply =
             reply.unwrap_or_else(|| CodeReply::Refused { sentence: refusal::UNKNOWN.to_owned() });
@@ -280,8 +285,9 @@ impl Local {
         };
         let request = authorize::validate(&pairs, client.into(), &origin).ok()?;
         let sealed = authorize::seal(&config.keys, &request, now);
-        // The page `/authorize` would show, served on this port for the person's browser.
-        let html = tabrelay::saga::waiting_page(config, &request, &sealed);
+        // The page `/authorize` would show, served on this port for the person's browser; an
+        // approval here sends the person nowhere (the agent app is told, not redirected).
+        let html = tabrelay::saga::waiting_page(config, &request, &sealed, false);
         let (saga, step) = Saga::draw(config, &origin, Ok(sealed.clone().into_bytes()), None, now);
         let drawn = self.run_saga(saga, step, now)?;
         let Outcome::Json { cookie: Some(cookie), .. } = &drawn else { return None };

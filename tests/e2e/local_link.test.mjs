@@ -90,12 +90,17 @@ test('the person opens the local agent’s waiting page, opens the app from it, 
   t.after(() => context.close());
   const { waiting } = await openWaiting(context, local.address, local.code);
   assert.match(await waiting.textContent('h1'), /^Connect Linked local agent \(local\) to your tab$/);
+  // Approving sends the person nowhere: neither the page nor the tab says they return somewhere.
+  assert.match(await waiting.textContent('body'), /asks to act in your open tab of .*\)\.\s*In that tab/s);
+  assert.doesNotMatch(await waiting.textContent('body'), /sent back/);
 
   // Open the app with this code: the app's tab, in the same browser.
   const opened = context.waitForEvent('page', { timeout: 10_000 });
   await waiting.click('#link');
   const page = await opened;
-  assert.match(await linkShown(page), /“Linked local agent \(local\)” \(name given by the app, not verified\)/);
+  const asker = await linkShown(page);
+  assert.match(asker, /“Linked local agent \(local\)” \(name given by the app, not verified\)/);
+  assert.doesNotMatch(asker, /sent back/);
   assert.equal(new URL(page.url()).hash, '', 'the link left the address bar');
 
   const { confirm, result } = await approveLink(context, page);
