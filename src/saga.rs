@@ -237,6 +237,19 @@ impl<'c> Saga<'c> {
         Self { config, origin, now_ms, stage: Stage::Over }
     }
 
+    /// A saga of one route begun by its first step (`first`), as [`Saga::start`] begins the
+    /// route a path names.
+    fn begun(
+        config: &'c Config,
+        origin: &'c str,
+        now_ms: u64,
+        first: impl FnOnce(&mut Self) -> Step,
+    ) -> (Self, Step) {
+        let mut saga = Self::new(config, origin, now_ms);
+        let step = first(&mut saga);
+        (saga, step)
+    }
+
     /// The saga of the OAuth route `request.path` names, and its first step; None for a path
     /// that is no OAuth route.
     pub fn start(
@@ -273,9 +286,7 @@ impl<'c> Saga<'c> {
         now_ms: u64,
         entropy: &mut dyn Entropy,
     ) -> (Self, Step) {
-        let mut saga = Self::new(config, "", now_ms);
-        let step = saga.register_step(body, entropy);
-        (saga, step)
+        Self::begun(config, "", now_ms, |saga| saga.register_step(body, entropy))
     }
 
     fn register_step(
@@ -302,9 +313,7 @@ impl<'c> Saga<'c> {
         accept: Option<&str>,
         now_ms: u64,
     ) -> (Self, Step) {
-        let mut saga = Self::new(config, origin, now_ms);
-        let step = saga.authorize_step(pairs, accept);
-        (saga, step)
+        Self::begun(config, origin, now_ms, |saga| saga.authorize_step(pairs, accept))
     }
 
     fn authorize_step(&mut self, pairs: Vec<(String, String)>, accept: Option<&str>) -> Step {
@@ -350,9 +359,7 @@ impl<'c> Saga<'c> {
         place: Option<String>,
         now_ms: u64,
     ) -> (Self, Step) {
-        let mut saga = Self::new(config, origin, now_ms);
-        let step = saga.draw_step(body, place);
-        (saga, step)
+        Self::begun(config, origin, now_ms, |saga| saga.draw_step(body, place))
     }
 
     fn draw_step(&mut self, body: Result<Vec<u8>, TooLarge>, place: Option<String>) -> Step {
@@ -383,9 +390,7 @@ impl<'c> Saga<'c> {
         query: &[(String, String)],
         cookies: Option<&str>,
     ) -> (Self, Step) {
-        let mut saga = Self::new(config, origin, 0);
-        let step = saga.confirm_step(query, cookies);
-        (saga, step)
+        Self::begun(config, origin, 0, |saga| saga.confirm_step(query, cookies))
     }
 
     fn confirm_step(&mut self, query: &[(String, String)], cookies: Option<&str>) -> Step {
@@ -407,9 +412,7 @@ impl<'c> Saga<'c> {
         query: &[(String, String)],
         cookies: Option<&str>,
     ) -> (Self, Step) {
-        let mut saga = Self::new(config, origin, 0);
-        let step = saga.status_step(query, cookies);
-        (saga, step)
+        Self::begun(config, origin, 0, |saga| saga.status_step(query, cookies))
     }
 
     fn status_step(&mut self, query: &[(String, String)], cookies: Option<&str>) -> Step {
@@ -433,9 +436,7 @@ impl<'c> Saga<'c> {
         now_ms: u64,
         entropy: &mut dyn Entropy,
     ) -> (Self, Step) {
-        let mut saga = Self::new(config, origin, now_ms);
-        let step = saga.token_step(body, entropy);
-        (saga, step)
+        Self::begun(config, origin, now_ms, |saga| saga.token_step(body, entropy))
     }
 
     fn token_step(&mut self, body: Result<Vec<u8>, TooLarge>, entropy: &mut dyn Entropy) -> Step {
@@ -470,9 +471,7 @@ impl<'c> Saga<'c> {
         body: Result<Vec<u8>, TooLarge>,
         now_ms: u64,
     ) -> (Self, Step) {
-        let mut saga = Self::new(config, origin, now_ms);
-        let step = saga.revoke_step(body);
-        (saga, step)
+        Self::begun(config, origin, now_ms, |saga| saga.revoke_step(body))
     }
 
     fn revoke_step(&mut self, body: Result<Vec<u8>, TooLarge>) -> Step {
