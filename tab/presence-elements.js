@@ -44,7 +44,7 @@ import { PRESENCE, PRESENCE_SENTENCES } from './presence-check.js';
 
 const PRESENCE_ASKING = PRESENCE_SENTENCES.ASKING;
 import { DATA_SENTENCES } from './data-guard.js';
-import { WHO_ASKS } from './generated/bundle.js';
+import { WHO_ASKS, shownText } from './generated/bundle.js';
 
 /** How a card says the weight of what it asks: a read and an undoable change are neutral, irreversible red. */
 export const RISK_WORDS = Object.freeze({
@@ -60,7 +60,6 @@ export const NAME_CHARS = 80;
 /** How each decision reads in the permissions. */
 export const DECISION_WORDS = Object.freeze({ allow: 'Allow', ask: 'Ask', deny: 'Deny' });
 /** Line breaks, control characters and direction marks: shown as spaces. */
-const UNSHOWN = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
 
 /** "5 min. ago", in the person's locale. */
 const RELATIVE = new Intl.RelativeTimeFormat(undefined, { numeric: 'auto', style: 'short' });
@@ -85,10 +84,9 @@ function localTime(ms) {
   return Number.isFinite(ms) ? new Date(ms).toLocaleString() : 'at an unknown time';
 }
 
-/** Text from outside as the elements show it: one line, no direction marks, cut. */
+/** Text from outside as the elements show it: one line, no control or format characters, cut. */
 export function shown(text, chars = NAME_CHARS) {
-  const all = [...String(text ?? '').replace(UNSHOWN, ' ')];
-  return all.length > chars ? `${all.slice(0, chars - 1).join('')}…` : all.join('');
+  return shownText(text, chars);
 }
 
 /** An argument's name as words: "permutations" → "Permutations", "group_ids" → "Group ids". */

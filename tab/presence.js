@@ -24,7 +24,7 @@
 // listed (`grants()`) with who it is for and until when, and revocable; choosing a mode takes
 // every grant back (MODE_CHOICE says so), and forgetting a connection takes back its own.
 
-import { WITHDRAWN, FORGOTTEN, AGENT_STOPPED, PRESENCE, CARD_CHOICES, ELICITED_CHOICES } from './generated/bundle.js';
+import { WITHDRAWN, FORGOTTEN, AGENT_STOPPED, PRESENCE, CARD_CHOICES, ELICITED_CHOICES, shownText } from './generated/bundle.js';
 import { createKeptStore } from './kept-store.js';
 
 /** What the person may make of a kind, least strict first. */
@@ -251,8 +251,7 @@ function scopeWho(scope, call) {
 
 /** A name from outside, short and on one line, for a button. */
 function short(text, chars = 40) {
-  const all = [...String(text ?? '').replace(/[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g, ' ')];
-  return all.length > chars ? `${all.slice(0, chars - 1).join('')}…` : all.join('');
+  return shownText(text, chars);
 }
 
 /** Who a connection is, in a grant's words: its agent's name and "this connection". */
@@ -1001,8 +1000,7 @@ export function heavyWords(words, estimateMs) {
 
 /** Text from outside, one line and cut (the card's and the line's words). */
 function shown(text, chars = 120) {
-  const all = [...String(text ?? '').replace(/[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g, ' ')];
-  return all.length > chars ? `${all.slice(0, chars - 1).join('')}…` : all.join('');
+  return shownText(text, chars);
 }
 
 /** A line as the UI reads it. */

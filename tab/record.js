@@ -20,6 +20,7 @@
 // nothing else of the data, is ever in the record.
 
 import { DATA_SENTENCES } from './data-guard.js';
+import { shownText } from './generated/bundle.js';
 
 /** How much the record keeps: at most `entries` calls, none older than `ageMs`. */
 export const RECORD_LIMITS = Object.freeze({ entries: 500, ageMs: 30 * 24 * 60 * 60 * 1000 });
@@ -73,8 +74,7 @@ export const RECORD_SHOWS = Object.freeze({ all: 'Every call', asked: 'Asked you
 
 /** `text` from outside as the record keeps it: one line, at most NAME_CHARS characters. */
 function cut(text) {
-  const all = [...String(text ?? '').replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g, ' ')];
-  return all.length > NAME_CHARS ? `${all.slice(0, NAME_CHARS - 1).join('')}…` : all.join('');
+  return shownText(text, NAME_CHARS);
 }
 
 /** The entries `limits` keeps at `now` ({keep, drop}: drop by age, then the oldest past the count). */

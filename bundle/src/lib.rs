@@ -20,6 +20,7 @@ pub mod shapes;
 pub mod tab_module;
 #[cfg(feature = "shapes")]
 pub mod tab_wire;
+pub mod unshown;
 pub mod words;
 
 pub use digest::BUNDLE_DIGEST;

@@ -55,6 +55,10 @@ export const SETTING_WORDS = Object.freeze({setting_words});\n\
 export const MAX_TOOL_LIST_BYTES = {max_list};\n\
 export const MAX_TOOL_NAME_CHARS = {max_name};\n\
 export const MAX_DATASET_NAME_CHARS = {max_dataset};\n\
+/** The characters text from outside must not carry where a person reads it: control and format characters, line and paragraph separators (bundle/src/unshown.rs; the relay drops the same from a client's name). */\n\
+export const UNSHOWN = {unshown};\n\
+/** Text from outside as the person's side shows it: on one line, each unshown character a space, at most `chars` characters (cut with an ellipsis). */\n\
+export function shownText(text, chars) {{\n  const all = [...String(text ?? '').replace(UNSHOWN, ' ')];\n  return all.length > chars ? `${{all.slice(0, chars - 1).join('')}}…` : all.join('');\n}}\n\
 export const STATUS_TOOL = '{status}';\n\
 export const TOOL_REFUSED = {refused};\n\
 export const DATA_OPEN = '{open}';\n\
@@ -136,6 +140,7 @@ export const CATALOGUE = Object.freeze({catalogue});\n",
         elicited = js(&card::ELICITED),
         data_classes = js(DataClass::WORDS),
         error_words = js(ErrorWords::WORDS),
+        unshown = crate::unshown::js_pattern(),
         max_list = protocol::MAX_TOOL_LIST_BYTES,
         max_name = protocol::MAX_TOOL_NAME_CHARS,
         max_dataset = protocol::MAX_DATASET_NAME_CHARS,

@@ -376,39 +376,10 @@ pub(crate) fn clean_text(text: &str, most: usize) -> String {
     kept.trim().to_owned()
 }
 
-/// Whether `c` is a character a name must not carry: a control character (Unicode's Cc) or
-/// a format character (Cf), which shows as nothing yet changes what a person reads: the
-/// bidirectional controls (U+202A–202E, U+2066–2069, the marks U+200E, U+200F, U+061C) turn
-/// the text around them ("Claude\u{202E}edoc" reads as another name), the zero-width ones
-/// (U+200B–200D, U+2060–2064, U+FEFF) split or join a word unseen; and the line and paragraph
-/// separators (U+2028, U+2029). Unicode 16's Cf, as ranges.
-#[must_use]
-pub fn is_unshown(c: char) -> bool {
-    c.is_control()
-        || matches!(
-            u32::from(c),
-            0xAD | 0x600..=0x605
-                | 0x61C
-                | 0x6DD
-                | 0x70F
-                | 0x890..=0x891
-                | 0x8E2
-                | 0x180E
-                | 0x200B..=0x200F
-                | 0x2028..=0x202E
-                | 0x2060..=0x2064
-                | 0x2066..=0x206F
-                | 0xFEFF
-                | 0xFFF9..=0xFFFB
-                | 0x110BD
-                | 0x110CD
-                | 0x13430..=0x1343F
-                | 0x1BCA0..=0x1BCA3
-                | 0x1D173..=0x1D17A
-                | 0xE0001
-                | 0xE0020..=0xE007F
-        )
-}
+/// Whether `c` is a character a name must not carry: a control or format character, which
+/// shows as nothing yet changes what a person reads (the bundle's list, which the tab's
+/// display filter is written from too).
+pub use tabrelay_bundle::unshown::is_unshown;
 
 tabrelay_bundle::codec!(Client, "a client", { name = "n", redirect_uris = "r", issued_at = "t", instance = "i" });
 

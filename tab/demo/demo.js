@@ -28,7 +28,7 @@
 // the same data).
 
 import { createTabrelay } from '../tabrelay.js';
-import { CATALOGUE } from '../generated/bundle.js';
+import { CATALOGUE, UNSHOWN } from '../generated/bundle.js';
 import { DATA_SENTENCES } from '../data-guard.js';
 import { createDemoApp, seedOf, pictureSize, PERSON, PICTURE_WIDTH_DEFAULT } from './app.js';
 import * as config from './config.js';
@@ -44,8 +44,6 @@ const KIND_NAMES = { 'deletes-items': 'Deleting items' };
 const NAMES_ITEMS = new Set(['items_delete', 'items_values', 'items_highlight', 'item_set_value']);
 const CALLS_SHOWN = 200;
 const NAME_CHARS = 80;
-/** Line breaks, control characters and direction marks: shown as spaces in a card. */
-const UNSHOWN = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
 
 const $ = (id) => document.getElementById(id);
 const params = new URLSearchParams(location.search);
@@ -222,7 +220,7 @@ function itemsOf(tool, args) {
   return [...new Set(ids.filter((id) => Number.isInteger(id)))];
 }
 
-/** Text from outside as the page shows it: one line, no direction marks, at most 80 characters. */
+/** Text from outside as the page shows it: one line, no control or format characters, at most 80 characters. */
 function shown(text) {
   return cut(String(text).replace(UNSHOWN, ' '));
 }

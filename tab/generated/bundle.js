@@ -34,6 +34,13 @@ export const SETTING_WORDS = Object.freeze({ "asks": "asks you first", "runs": "
 export const MAX_TOOL_LIST_BYTES = 262144;
 export const MAX_TOOL_NAME_CHARS = 64;
 export const MAX_DATASET_NAME_CHARS = 200;
+/** The characters text from outside must not carry where a person reads it: control and format characters, line and paragraph separators (bundle/src/unshown.rs; the relay drops the same from a client's name). */
+export const UNSHOWN = /[\u{0}-\u{1f}\u{7f}-\u{9f}\u{ad}\u{600}-\u{605}\u{61c}\u{6dd}\u{70f}\u{890}-\u{891}\u{8e2}\u{180e}\u{200b}-\u{200f}\u{2028}-\u{202e}\u{2060}-\u{2064}\u{2066}-\u{206f}\u{feff}\u{fff9}-\u{fffb}\u{110bd}\u{110cd}\u{13430}-\u{1343f}\u{1bca0}-\u{1bca3}\u{1d173}-\u{1d17a}\u{e0001}\u{e0020}-\u{e007f}]/gu;
+/** Text from outside as the person's side shows it: on one line, each unshown character a space, at most `chars` characters (cut with an ellipsis). */
+export function shownText(text, chars) {
+  const all = [...String(text ?? '').replace(UNSHOWN, ' ')];
+  return all.length > chars ? `${all.slice(0, chars - 1).join('')}…` : all.join('');
+}
 export const STATUS_TOOL = 'status';
 export const TOOL_REFUSED = "The person's settings in their tab refuse this tool, so nothing was done; ask them to allow it there if it is needed.";
 export const DATA_OPEN = '<tabrelay-data>';
