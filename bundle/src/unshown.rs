@@ -10,38 +10,45 @@
 //! a word unseen ("Cl\u{200B}aude" reads as Claude); and the line and paragraph separators
 //! (U+2028, U+2029).
 
-/// Unicode 16's Cc and Cf and the two separators, as ranges (first, last), in order.
-pub const UNSHOWN: &[(u32, u32)] = &[
-    (0x0, 0x1F),
-    (0x7F, 0x9F),
-    (0xAD, 0xAD),
-    (0x600, 0x605),
-    (0x61C, 0x61C),
-    (0x6DD, 0x6DD),
-    (0x70F, 0x70F),
-    (0x890, 0x891),
-    (0x8E2, 0x8E2),
-    (0x180E, 0x180E),
-    (0x200B, 0x200F),
-    (0x2028, 0x202E),
-    (0x2060, 0x2064),
-    (0x2066, 0x206F),
-    (0xFEFF, 0xFEFF),
-    (0xFFF9, 0xFFFB),
-    (0x110BD, 0x110BD),
-    (0x110CD, 0x110CD),
-    (0x13430, 0x1343F),
-    (0x1BCA0, 0x1BCA3),
-    (0x1D173, 0x1D17A),
-    (0xE0001, 0xE0001),
-    (0xE0020, 0xE007F),
-];
+/// The list, written once: the ranges as data ([`UNSHOWN`], which the tab's pattern is written
+/// from) and as the pattern of [`is_unshown`] (compiled to comparisons, no table in the Worker).
+macro_rules! unshown {
+    ($($first:literal..=$last:literal,)*) => {
+        /// Unicode 16's Cc and Cf and the two separators, as ranges (first, last), in order.
+        pub const UNSHOWN: &[(u32, u32)] = &[$(($first, $last)),*];
 
-/// Whether `c` is a character text from outside must not carry where a person reads it.
-#[must_use]
-pub fn is_unshown(c: char) -> bool {
-    let c = u32::from(c);
-    UNSHOWN.iter().any(|&(first, last)| first <= c && c <= last)
+        /// Whether `c` is a character text from outside must not carry where a person reads it.
+        #[must_use]
+        pub fn is_unshown(c: char) -> bool {
+            matches!(u32::from(c), $($first..=$last)|*)
+        }
+    };
+}
+
+unshown! {
+    0x0..=0x1F,
+    0x7F..=0x9F,
+    0xAD..=0xAD,
+    0x600..=0x605,
+    0x61C..=0x61C,
+    0x6DD..=0x6DD,
+    0x70F..=0x70F,
+    0x890..=0x891,
+    0x8E2..=0x8E2,
+    0x180E..=0x180E,
+    0x200B..=0x200F,
+    0x2028..=0x202E,
+    0x2060..=0x2064,
+    0x2066..=0x206F,
+    0xFEFF..=0xFEFF,
+    0xFFF9..=0xFFFB,
+    0x110BD..=0x110BD,
+    0x110CD..=0x110CD,
+    0x13430..=0x1343F,
+    0x1BCA0..=0x1BCA3,
+    0x1D173..=0x1D17A,
+    0xE0001..=0xE0001,
+    0xE0020..=0xE007F,
 }
 
 /// The tab's pattern of them: a JavaScript regular expression (flags `gu`).
