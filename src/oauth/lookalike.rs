@@ -44,9 +44,11 @@ pub const WELL_KNOWN: &[App] = &[
     },
     App { names: "ChatGPT|OpenAI|Codex", domains: "chatgpt.com|openai.com" },
     App { names: "Cursor", domains: "cursor.com|cursor.sh" },
+    // Of visualstudio.com only the VS Code site: the other names under it are Azure DevOps
+    // organisations' (`ORG.visualstudio.com`), which anyone makes and publishes files from.
     App {
         names: "VS Code|Visual Studio Code|Copilot|GitHub Copilot|Microsoft",
-        domains: "vscode.dev|visualstudio.com|microsoft.com|github.com",
+        domains: "vscode.dev|code.visualstudio.com|microsoft.com|github.com",
     },
     App { names: "Gemini|Google", domains: "google.com|googleapis.com" },
     App { names: "Windsurf|Codeium", domains: "windsurf.com|codeium.com" },
@@ -695,6 +697,19 @@ mod tests {
         assert_eq!(judge("Helper", Some("claude-ai.example")), Some(NameWarning::Claims("Claude")));
         let w = NameWarning::Claims("Claude");
         assert_eq!((w.app(), w.kind()), (Some("Claude"), "claims"));
+    }
+
+    /// A name under a maker's domain that anyone may make is not the maker's: an Azure DevOps
+    /// organisation's (`ORG.visualstudio.com`) calling itself Copilot is warned about; the VS
+    /// Code site's own name is VS Code's.
+    #[test]
+    fn an_organisations_name_under_a_makers_domain_does_not_speak_for_the_maker() {
+        for name in ["GitHub Copilot", "Visual Studio Code", "VS Code"] {
+            let warned = judge(name, Some("myorg.visualstudio.com"));
+            assert!(matches!(warned, Some(NameWarning::Claims(_))), "{name}: {warned:?}");
+            assert_eq!(judge(name, Some("code.visualstudio.com")), None, "{name}");
+        }
+        assert_eq!(judge("Copilot", Some("copilot.microsoft.com")), None);
     }
 
     #[test]
