@@ -6,6 +6,9 @@ import type { PresenceCheck } from './presence-check.js';
 /** The local server's default address (`tabrelay-local`'s default port). */
 export const LOCAL_ADDRESS: string;
 
+/** The local server's address as the tab reaches it: `localhost` and `[::1]` are 127.0.0.1, where its waiting page's cookie is (null: not http). */
+export function localAddressOf(address: string): string | null;
+
 /** What a local call's id starts with on the person's side (`local-ID`): the relay's and the local server's calls may share an id. */
 export const LOCAL_CALL: string;
 

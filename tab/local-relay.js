@@ -48,6 +48,23 @@ export function joinPresenceCheck(check, localCheck, relay) {
 
 /** The local server's default address (`tabrelay-local`'s default port). */
 export const LOCAL_ADDRESS = 'http://127.0.0.1:8790';
+
+/**
+ * The local server's address as the tab reaches it (null for one that is not http): a name of
+ * this computer (`localhost`, `[::1]`) is 127.0.0.1, where `tabrelay-local` listens and where
+ * its waiting page sets the cookie its confirm window needs (a cookie set for 127.0.0.1 is not
+ * sent to localhost, so a link's approval would be refused there).
+ */
+export function localAddressOf(address) {
+  try {
+    const url = new URL(String(address));
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') return null;
+    if (url.hostname === 'localhost' || url.hostname === '[::1]') url.hostname = '127.0.0.1';
+    return url.href;
+  } catch {
+    return null;
+  }
+}
 /** What a local call's id starts with on the person's side (the relay's ids are numbers). */
 export const LOCAL_CALL = 'local-';
 /** How long a code typed waits for a local server not connected yet, tried again at once. */

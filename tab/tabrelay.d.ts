@@ -49,7 +49,7 @@ export interface TabrelayEvents {
 export interface TabrelayOptions extends Pick<PresenceOptions, 'confirmKinds' | 'kindWords' | 'kindNames' | 'itemsOf' | 'estimate' | 'stepOf' | 'undoTurn' | 'actionOf' | 'saidOf'> {
   /** The relay's address (http or https); anything else leaves the relay off and the panel says why. */
   relay: string | null | undefined;
-  /** The local server's address (`tabrelay-local` on the person's computer, such as `http://127.0.0.1:8790`): connected beside the relay, quietly retried while none runs. */
+  /** The local server's address (`tabrelay-local` on the person's computer, such as `http://127.0.0.1:8790`; `localhost` is reached as 127.0.0.1): connected beside the relay, quietly retried while none runs. */
   local?: string | null;
   /** The app's name: permissions, data switches and the record are kept under it. */
   app: string;

@@ -23,7 +23,7 @@
 // used alone, as before.
 
 import { RelayClient } from './relay-client.js';
-import { joinLocal, joinPresenceCheck } from './local-relay.js';
+import { joinLocal, joinPresenceCheck, localAddressOf } from './local-relay.js';
 import { createToolBridge } from './webmcp.js';
 import { createPresence, NotRun, answerNeedsPresence } from './presence.js';
 import { createDataSwitch, guardCall, refusalBefore } from './data-guard.js';
@@ -86,7 +86,8 @@ export function webmcpToolOf(tool, run) {
  * Wires the tab end. Options:
  * - `relay`: the relay's address (http or https; anything else leaves the relay off, and the
  *   panel says why); `local`: the local server's address (`tabrelay-local` on the person's
- *   computer, such as `http://127.0.0.1:8790`; none by default), connected beside the relay
+ *   computer, such as `http://127.0.0.1:8790`; none by default; `localhost` is reached as
+ *   127.0.0.1, where its waiting page's cookie is), connected beside the relay
  *   with the same protocol and quietly retried while none runs (./local-relay.js); `app`: the app's name (permissions, switches and the record are kept under it);
  * - `tools`: the app's tools, catalogue-shaped (`name`, `title`, `description`, `input`,
  *   `safety`, `data`, `summaries_only`) or WebMCP-shaped (with `execute(input, client)`), each
@@ -186,7 +187,7 @@ export function createTabrelay(options = {}) {
   const record = keepRecord === false ? null : createRecord(kept({ app, indexedDB, channel }));
   record?.follow(presence);
   const url = relayAddress(address);
-  const localUrl = localAddress == null ? null : relayAddress(localAddress);
+  const localUrl = localAddress == null ? null : localAddressOf(localAddress);
   /** A relay client of `at` (the relay's, or the local server's: `quiet`). */
   const clientOf = (at, quiet) =>
     new RelayClient(

@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import { createTabrelay, agentOf, relayAddress, webmcpToolOf, SOME_AGENT, REFUSED_BY_SETTINGS, WITHDRAWN, NOT_STARTED } from '../../tab/tabrelay.js';
 import { IN_BROWSER_AGENT } from '../../tab/webmcp.js';
 import { refusalBefore } from '../../tab/data-guard.js';
+import { localAddressOf } from '../../tab/local-relay.js';
 import { MemoryStorage } from './memory_storage.mjs';
 import { FakeModelContext } from './fake_model_context.mjs';
 
@@ -204,4 +205,14 @@ test('the pieces: names, addresses, shapes, events', () => {
   const { tabrelay } = wired();
   assert.throws(() => tabrelay.on('nothing', () => {}), /the events are call, items, status/);
   assert.throws(() => createTabrelay({ relay: null, tools: [] }), /app’s name/);
+});
+
+test('a local server named localhost is reached at 127.0.0.1, where its waiting page’s cookie is, so a link’s confirm carries it', () => {
+  for (const named of ['http://localhost:8790', 'http://[::1]:8790/', 'http://127.0.0.1:8790']) {
+    const { tabrelay } = wired({ local: named });
+    assert.equal(tabrelay.relay.local.relay, 'http://127.0.0.1:8790', named);
+    assert.ok(tabrelay.relay.local.confirmAddress('t').startsWith('http://127.0.0.1:8790/authorize/confirm?'), named);
+  }
+  assert.equal(localAddressOf('ws://localhost:8790'), null);
+  assert.equal(localAddressOf('http://tabrelay.example:8790'), 'http://tabrelay.example:8790/');
 });
