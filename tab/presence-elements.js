@@ -59,8 +59,6 @@ export const CARD_ARM_MS = 350;
 export const NAME_CHARS = 80;
 /** How each decision reads in the permissions. */
 export const DECISION_WORDS = Object.freeze({ allow: 'Allow', ask: 'Ask', deny: 'Deny' });
-/** Line breaks, control characters and direction marks: shown as spaces. */
-
 /** "5 min. ago", in the person's locale. */
 const RELATIVE = new Intl.RelativeTimeFormat(undefined, { numeric: 'auto', style: 'short' });
 /** Each unit of a relative time and how many of it make the next. */

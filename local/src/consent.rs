@@ -20,7 +20,7 @@ use tabrelay::limits::CONNECT_CODE_TTL_MS;
 use tabrelay::machine::{self, Machine, Platform};
 use tabrelay::mcp::{self, Headers, Reply as McpReply};
 use tabrelay::oauth::authorize::{self, Named};
-use tabrelay::oauth::connect::stored::{CodeObject, Output};
+use tabrelay::oauth::connect::stored::{self, CodeObject, Output};
 use tabrelay::oauth::connect::{refusal, CodeReply, Command, ConnectCode};
 use tabrelay::oauth::pkce;
 use tabrelay::pairing::wire::Request;
@@ -78,21 +78,23 @@ struct Code {
     row: Row,
 }
 
-/// A code object's storage: the one row of its session (the statements of
-/// `tabrelay::oauth::connect::stored`, read by what they do).
+/// A code object's storage: the one row of its session, the statements of
+/// [`stored`] carried out by what they do (its table's making is nothing here).
 #[derive(Debug, Default)]
 struct Row(Option<String>);
 
 impl Sql for Row {
     fn exec(&mut self, query: &str, mut bindings: Vec<Bind>) -> Result<Rows, Failed> {
-        if query.starts_with("SELECT body FROM session") {
-            return Ok(self.0.iter().map(|body| vec![Some(body.clone())]).collect());
-        }
-        if query.starts_with("INSERT OR REPLACE INTO session") {
-            let Some(Bind::Text(body)) = bindings.pop() else { return Err(Failed) };
-            self.0 = Some(body);
-        } else if query.starts_with("DELETE FROM session") {
-            self.0 = None;
+        match query {
+            stored::READ => {
+                return Ok(self.0.iter().map(|body| vec![Some(body.clone())]).collect())
+            }
+            stored::WRITE => {
+                let Some(Bind::Text(body)) = bindings.pop() else { return Err(Failed) };
+                self.0 = Some(body);
+            }
+            stored::DELETE => self.0 = None,
+            _ => {}
         }
         Ok(Vec::new())
     }

@@ -28,7 +28,7 @@
 // the same data).
 
 import { createTabrelay } from '../tabrelay.js';
-import { CATALOGUE, UNSHOWN } from '../generated/bundle.js';
+import { CATALOGUE, shownText } from '../generated/bundle.js';
 import { DATA_SENTENCES } from '../data-guard.js';
 import { createDemoApp, seedOf, pictureSize, PERSON, PICTURE_WIDTH_DEFAULT } from './app.js';
 import * as config from './config.js';
@@ -222,7 +222,7 @@ function itemsOf(tool, args) {
 
 /** Text from outside as the page shows it: one line, no control or format characters, at most 80 characters. */
 function shown(text) {
-  return cut(String(text).replace(UNSHOWN, ' '));
+  return shownText(text, NAME_CHARS);
 }
 
 /** view_picture's drawing: the plot as a base64 PNG of the size asked. */

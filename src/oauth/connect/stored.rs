@@ -9,9 +9,12 @@ use crate::sql::{Bind, Failed, Sql};
 
 const TABLE: &str =
     "CREATE TABLE IF NOT EXISTS session (id INTEGER PRIMARY KEY, body TEXT NOT NULL)";
-const READ: &str = "SELECT body FROM session WHERE id = 1";
-const WRITE: &str = "INSERT OR REPLACE INTO session (id, body) VALUES (1, ?)";
-const DELETE: &str = "DELETE FROM session";
+/// The statement that reads the session's row (its `body`, the session as JSON; no row: none).
+pub const READ: &str = "SELECT body FROM session WHERE id = 1";
+/// The statement that writes the session's row (its one binding: the body).
+pub const WRITE: &str = "INSERT OR REPLACE INTO session (id, body) VALUES (1, ?)";
+/// The statement that forgets the session.
+pub const DELETE: &str = "DELETE FROM session";
 
 /// Applies `command` to the session `sql` holds for `code` at `now_ms` and stores what comes
 /// of it: the reply, and when the object forgets everything it stored (its alarm: `kept_ms`
